@@ -1,0 +1,99 @@
+# luthier - build, test, benchmark.  `make test`, `make demo`, `make bench`; see README.md.
+CC      ?= cc
+CXX     ?= c++
+OPT     ?= -O2
+WARN    := -Wall -Wextra -Wpedantic -Werror
+CFLAGS  ?=
+LDLIBS  := -lpthread -lm
+BUILD   := build
+HEADERS := luthier.h luthier_gemm.h luthier_kernels_x86.h luthier_kernels_neon.h
+
+# AArch64 cross toolchain + qemu (optional: NEON tests are skipped without them)
+CROSS_CC ?= aarch64-linux-gnu-gcc
+QEMU     ?= qemu-aarch64
+QEMU_LD  ?= /usr/aarch64-linux-gnu
+HAVE_CROSS := $(shell command -v $(CROSS_CC) >/dev/null 2>&1 && command -v $(QEMU) >/dev/null 2>&1 && test -d $(QEMU_LD) && echo yes)
+
+# Optional anchors / reference libraries, detected by trying to link them.
+HAVE_OPENBLAS := $(shell printf '\#include <cblas.h>\nint main(void){cblas_sgemm(CblasRowMajor,CblasNoTrans,CblasNoTrans,1,1,1,1,0,1,0,1,0,0,1);return 0;}' | $(CC) -x c - -o /dev/null -lopenblas >/dev/null 2>&1 && echo yes)
+HAVE_DNNL     := $(shell printf '\#include <dnnl.h>\nint main(void){return (int)dnnl_sgemm(0,0,0,0,0,0,0,0,0,0,0,0,0);}' | $(CC) -x c - -o /dev/null -ldnnl >/dev/null 2>&1 && echo yes)
+ifeq ($(HAVE_OPENBLAS),yes)
+ANCHOR_CFLAGS += -DLUTHIER_HAVE_OPENBLAS
+ANCHOR_LIBS   += -lopenblas
+endif
+ifeq ($(HAVE_DNNL),yes)
+ANCHOR_CFLAGS += -DLUTHIER_HAVE_DNNL
+ANCHOR_LIBS   += -ldnnl
+endif
+
+TEST_SRC  := $(wildcard tests/*.c tests/*.h)
+BENCH_SRC := $(wildcard bench/*.c bench/*.h)
+
+.PHONY: all test test-x86 test-neon test-compile sanitize bench demo examples clean
+
+all: $(BUILD)/test_luthier $(BUILD)/luthier-bench examples
+
+$(BUILD):
+	@mkdir -p $(BUILD)
+
+# ---- tests --------------------------------------------------------------------------------------
+$(BUILD)/test_luthier: $(TEST_SRC) $(HEADERS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) -g $(WARN) $(CFLAGS) $(ANCHOR_CFLAGS) -I. tests/test_main.c -o $@ $(ANCHOR_LIBS) $(LDLIBS)
+
+$(BUILD)/test_luthier.arm64: $(TEST_SRC) $(HEADERS) | $(BUILD)
+	$(CROSS_CC) -std=c99 $(OPT) -g $(WARN) -I. tests/test_main.c -o $@ -static $(LDLIBS)
+
+test-x86: $(BUILD)/test_luthier
+	$(BUILD)/test_luthier
+
+test-neon:
+ifeq ($(HAVE_CROSS),yes)
+	@$(MAKE) --no-print-directory $(BUILD)/test_luthier.arm64
+	QEMU_CPU=cortex-a72 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --quick
+else
+	@echo "test-neon: SKIPPED - needs $(CROSS_CC) and $(QEMU): apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+endif
+
+# Headers compile warning-free as C99, C11 and C++ (x86-64 and, when present, AArch64).
+test-compile: | $(BUILD)
+	@printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\nint main(void){return luthier_kernel_count() > 0 ? 0 : 1;}\n' > $(BUILD)/tu.c
+	$(CC)  -std=c99   $(WARN) -Wstrict-prototypes -fsyntax-only -I. $(BUILD)/tu.c
+	$(CC)  -std=c11   $(WARN) -Wstrict-prototypes -fsyntax-only -I. $(BUILD)/tu.c
+	$(CC)  -std=c99   $(WARN) -DLUTHIER_STATIC -DLUTHIER_NO_X86_KERNELS -fsyntax-only -I. $(BUILD)/tu.c
+	$(CXX) -x c++ -std=c++11 $(WARN) -fsyntax-only -I. $(BUILD)/tu.c
+	$(CXX) -x c++ -std=c++17 $(WARN) -fsyntax-only -I. $(BUILD)/tu.c
+ifeq ($(HAVE_CROSS),yes)
+	$(CROSS_CC) -std=c99 $(WARN) -Wstrict-prototypes -fsyntax-only -I. $(BUILD)/tu.c
+	$(CROSS_CC) -std=c11 $(WARN) -DLUTHIER_NO_NEON_KERNELS -fsyntax-only -I. $(BUILD)/tu.c
+	-command -v aarch64-linux-gnu-g++ >/dev/null && aarch64-linux-gnu-g++ -x c++ -std=c++11 $(WARN) -fsyntax-only -I. $(BUILD)/tu.c
+else
+	@echo "test-compile: AArch64 compile checks SKIPPED (no $(CROSS_CC))"
+endif
+
+# The test command of the README: everything that can run on this machine.
+test: test-compile test-x86 test-neon examples
+	@echo "make test: all suites passed"
+
+# ASan + UBSan run of the whole suite (part of CI).
+sanitize: | $(BUILD)
+	$(CC) -std=c99 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer $(WARN) $(ANCHOR_CFLAGS) -I. tests/test_main.c -o $(BUILD)/test_luthier_asan $(ANCHOR_LIBS) $(LDLIBS)
+	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/test_luthier_asan --quick
+
+# ---- benchmarks, demo, examples -------------------------------------------------------------------
+$(BUILD)/luthier-bench: $(BENCH_SRC) $(HEADERS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) $(ANCHOR_CFLAGS) -I. bench/luthier_bench.c -o $@ $(ANCHOR_LIBS) $(LDLIBS)
+
+bench: $(BUILD)/luthier-bench
+	@echo "built $(BUILD)/luthier-bench: try '$(BUILD)/luthier-bench gemm' or '$(BUILD)/luthier-bench --help'"
+
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/example_%,$(wildcard examples/*.c))
+$(BUILD)/example_%: examples/%.c $(HEADERS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+
+examples: $(EXAMPLES)
+
+demo: $(BUILD)/example_gemm_demo
+	$(BUILD)/example_gemm_demo
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,428 @@
+/* luthier_gemm.h - the GEMM engine of luthier: microkernel contract, registry, packing,
+   cache blocking and the driver. Part of luthier (MIT license, see luthier.h).
+   Include luthier.h, never this file on its own.
+
+   TABLE OF CONTENTS: >>contract >>registry >>pack >>blocking >>driver >>ukernel-scalar >>select
+*/
+#ifndef LUTHIER_H_INCLUDED
+#error "luthier_gemm.h is part of luthier: include luthier.h instead"
+#endif
+
+#ifndef LUTHIER_GEMM_H_INCLUDED
+#define LUTHIER_GEMM_H_INCLUDED
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* >>contract ===================================================================================
+
+   A microkernel computes one MR x NR tile of  C = A * B  (+ epilogue), fp32, row-major C.
+
+   Packed B (every kernel), one panel per NR columns, k-major, zero-padded past n:
+
+       panel p:  b[kk*NR + j] = B[kk][p*NR + j]      kk = 0..K-1, j = 0..NR-1
+                 +---------------------------+
+            kk=0 | b00 b01 ... b0,NR-1       |   NR floats per step of k, contiguous
+            kk=1 | b10 b11 ...               |   panel p+1 starts right after kk = K-1
+             ... |                           |
+                 +---------------------------+
+       The kernel receives the panel's start (plus k0*NR for the k-block that begins at k0).
+
+   A, interleaved kernels: a packed panel of MR rows, k-major:
+       a[kk*MR + i] = A[i][kk]   i = 0..MR-1 (rows >= m are zero: the packer pads them)
+
+   A, hybrid kernels: read in place through row pointers, segment-major:
+       a_rows[s*MR + i] points to the k floats of row i in segment s (s = 0..ks-1).
+       GEMM uses ks = 1 and a_rows[i] = A + (row0+i)*lda + k0. Implicit-GEMM convolution uses
+       ks = kh*kw segments of k = Cin channels each; packed B then holds ks*k steps.
+       Pointers of rows i >= m are never dereferenced (the kernel may not even read them).
+
+   Rules:
+   - 1 <= m <= MR, 1 <= n <= NR, k >= 1 (ks >= 1): any edge is handled inside the kernel.
+   - Without LUTHIER_UKERNEL_LOAD_C, C is written and never read (it may hold NaN); the
+     accumulators start at bias[j] (bias != NULL) or 0. With LOAD_C they start at C and
+     bias is ignored (the driver passes bias only on the first k-block).
+   - With LUTHIER_UKERNEL_CLAMP the result is min(max(x, min), max) before the store.
+   - Only C[0..m-1][0..n-1] is written. Reads stay inside A's rows [0,k), the packed panel
+     (ks*k*NR floats, padding included) and bias[0..n-1]: no other over-read.
+   - No alignment is required of any pointer or of ldc.
+   - Kernels that serve different clusters of one layer share MR/NR and therefore one packed B.
+*/
+
+enum {
+    LUTHIER_UKERNEL_LOAD_C = 1u << 0, /* accumulate onto the existing C tile */
+    LUTHIER_UKERNEL_CLAMP = 1u << 1   /* clamp the result to [min, max] */
+};
+
+typedef struct luthier_sgemm_ukernel_args {
+    size_t m, n;                 /* rows/columns of C to produce: 1..MR, 1..NR */
+    size_t k;                    /* steps of k per A segment (>= 1) */
+    size_t ks;                   /* hybrid: A segments (1 for GEMM); interleaved: must be 1 */
+    const float *a;              /* interleaved: packed A panel (k * MR floats) */
+    const float *const *a_rows;  /* hybrid: ks * MR row pointers */
+    const float *b;              /* packed B panel position (ks * k * NR floats) */
+    float *c;                    /* C tile: row i at c + i*ldc */
+    size_t ldc;                  /* in elements */
+    const float *bias;           /* NULL or n floats; read only without LOAD_C */
+    float min, max;              /* read only with CLAMP */
+    unsigned flags;              /* LUTHIER_UKERNEL_* */
+} luthier_sgemm_ukernel_args;
+
+typedef void (*luthier_sgemm_ukernel_fn)(const luthier_sgemm_ukernel_args *args);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LUTHIER_GEMM_H_INCLUDED */
+
+#if defined(LUTHIER_GEMM_IMPLEMENTATION) && !defined(LUTHIER__GEMM_IMPL_DONE)
+#define LUTHIER__GEMM_IMPL_DONE
+
+#ifndef LUTHIER__IMPL_DONE
+#error "define LUTHIER_IMPLEMENTATION before including luthier.h; it compiles luthier_gemm.h"
+#endif
+
+#define LUTHIER__MAX_MR 16
+
+/* The ISA files add their kernels and their LUTHIER__UKERNELS_<ISA>(X) lists. */
+#if LUTHIER__X86 && !defined(LUTHIER_NO_X86_KERNELS) && (defined(__GNUC__) || defined(__clang__))
+#include "luthier_kernels_x86.h"
+#endif
+#if LUTHIER__ARM64 && !defined(LUTHIER_NO_NEON_KERNELS)
+#include "luthier_kernels_neon.h"
+#endif
+#ifndef LUTHIER__UKERNELS_X86
+#define LUTHIER__UKERNELS_X86(X)
+#endif
+#ifndef LUTHIER__UKERNELS_NEON
+#define LUTHIER__UKERNELS_NEON(X)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* >>ukernel-scalar: plain C, always compiled: the fallback on any CPU and the oracle the
+   SIMD kernels are tested against. Same contract, both kinds. */
+
+LUTHIER__INLINE void luthier__ukernel_scalar(const luthier_sgemm_ukernel_args *p, int mr, int nr,
+                                             int hybrid) {
+    float acc[LUTHIER__MAX_MR][16];
+    const float *b = p->b;
+    size_t i, j, s, kk;
+    const size_t m = p->m, n = p->n;
+    for (i = 0; i < (size_t)mr; i++)
+        for (j = 0; j < (size_t)nr; j++)
+            acc[i][j] = (p->flags & LUTHIER_UKERNEL_LOAD_C)
+                            ? (i < m && j < n ? p->c[i * p->ldc + j] : 0.0f)
+                            : (p->bias && j < n ? p->bias[j] : 0.0f);
+    if (hybrid) {
+        for (s = 0; s < p->ks; s++) {
+            const float *const *rows = p->a_rows + s * (size_t)mr;
+            for (kk = 0; kk < p->k; kk++, b += nr)
+                for (i = 0; i < m; i++) {
+                    const float av = rows[i][kk];
+                    for (j = 0; j < (size_t)nr; j++) acc[i][j] += av * b[j];
+                }
+        }
+    } else {
+        const float *a = p->a;
+        for (kk = 0; kk < p->k; kk++, a += mr, b += nr)
+            for (i = 0; i < (size_t)mr; i++)
+                for (j = 0; j < (size_t)nr; j++) acc[i][j] += a[i] * b[j];
+    }
+    for (i = 0; i < m; i++)
+        for (j = 0; j < n; j++) {
+            float v = acc[i][j];
+            if (p->flags & LUTHIER_UKERNEL_CLAMP) {
+                v = v < p->min ? p->min : v;
+                v = v > p->max ? p->max : v;
+            }
+            p->c[i * p->ldc + j] = v;
+        }
+}
+
+LUTHIER_PRIVATE void luthier_sgemm_ukernel_4x4__scalar(const luthier_sgemm_ukernel_args *p) {
+    luthier__ukernel_scalar(p, 4, 4, 0);
+}
+LUTHIER_PRIVATE void luthier_sgemm_ukernel_4x4__scalar_hybrid(const luthier_sgemm_ukernel_args *p) {
+    luthier__ukernel_scalar(p, 4, 4, 1);
+}
+
+#define LUTHIER__UKERNELS_SCALAR(X)                                                   \
+    X(4x4__scalar, "scalar", 4, 4, 1, LUTHIER_KERNEL_INTERLEAVED, 0)                  \
+    X(4x4__scalar_hybrid, "scalar", 4, 4, 1, LUTHIER_KERNEL_HYBRID, 0)
+
+/* >>registry ===================================================================================
+   One X-macro row per kernel: X(short name, isa, MR, NR, K unroll, kind, required features).
+   The function is luthier_sgemm_ukernel_<short name>. Order = preference: within what the CPU
+   can run, the first row is the default kernel. Dispatch, the tuner's kernel knob, the tests
+   and the benchmarks all iterate over this one table. */
+#define LUTHIER__UKERNELS(X) LUTHIER__UKERNELS_X86(X) LUTHIER__UKERNELS_NEON(X) LUTHIER__UKERNELS_SCALAR(X)
+
+typedef struct luthier__ukernel_entry {
+    const char *name;
+    const char *isa;
+    int mr, nr, k_unroll;
+    luthier_kernel_kind kind;
+    unsigned required_cpu_features;
+    luthier_sgemm_ukernel_fn fn;
+} luthier__ukernel_entry;
+
+static const luthier__ukernel_entry luthier__ukernels[] = {
+#define LUTHIER__X(sname, isa, mr, nr, ku, kind, feat) \
+    {"luthier_sgemm_ukernel_" #sname, isa, mr, nr, ku, kind, feat, luthier_sgemm_ukernel_##sname},
+    LUTHIER__UKERNELS(LUTHIER__X)
+#undef LUTHIER__X
+};
+#define LUTHIER__NUM_UKERNELS ((int)(sizeof luthier__ukernels / sizeof luthier__ukernels[0]))
+
+LUTHIER_API int luthier_kernel_count(void) { return LUTHIER__NUM_UKERNELS; }
+
+LUTHIER_API luthier_status luthier_kernel_get(int index, luthier_kernel_info *out) {
+    const luthier__ukernel_entry *e;
+    if (!out || index < 0 || index >= LUTHIER__NUM_UKERNELS) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    e = &luthier__ukernels[index];
+    out->name = e->name;
+    out->isa = e->isa;
+    out->mr = e->mr;
+    out->nr = e->nr;
+    out->k_unroll = e->k_unroll;
+    out->kind = e->kind;
+    out->required_cpu_features = e->required_cpu_features;
+    out->available = (luthier_cpu_features() & e->required_cpu_features) == e->required_cpu_features;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_kernel_find(const char *name, int *index) {
+    static const char prefix[] = "luthier_sgemm_ukernel_";
+    int i;
+    if (!name || !index) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    for (i = 0; i < LUTHIER__NUM_UKERNELS; i++) {
+        const char *full = luthier__ukernels[i].name;
+        if (strcmp(name, full) == 0 || strcmp(name, full + sizeof prefix - 1) == 0) {
+            *index = i;
+            return LUTHIER_STATUS_OK;
+        }
+    }
+    return LUTHIER_STATUS_NOT_FOUND;
+}
+
+/* >>select: the default kernel is the first row of the table this CPU can run. */
+LUTHIER_PRIVATE int luthier__select_default_kernel(unsigned features) {
+    int i;
+    for (i = 0; i < LUTHIER__NUM_UKERNELS; i++)
+        if ((luthier__ukernels[i].required_cpu_features & features) ==
+            luthier__ukernels[i].required_cpu_features)
+            return i;
+    return LUTHIER__NUM_UKERNELS - 1; /* scalar: needs nothing */
+}
+
+LUTHIER__INLINE size_t luthier__div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+LUTHIER__INLINE size_t luthier__min_sz(size_t a, size_t b) { return a < b ? a : b; }
+LUTHIER__INLINE size_t luthier__max_sz(size_t a, size_t b) { return a > b ? a : b; }
+
+/* >>pack ======================================================================================= */
+
+typedef struct luthier__packed_b_layout {
+    size_t nr, k, n;
+    size_t panels;       /* ceil(n / nr) */
+    size_t panel_stride; /* floats per panel: k * nr */
+    size_t bytes;
+} luthier__packed_b_layout;
+
+/* Returns 0 when the packed size overflows size_t. */
+LUTHIER_PRIVATE int luthier__packed_b_layout_init(luthier__packed_b_layout *l, size_t nr, size_t k,
+                                                  size_t n) {
+    l->nr = nr;
+    l->k = k;
+    l->n = n;
+    l->panels = luthier__div_up(n, nr);
+    if (k && nr > SIZE_MAX / k) return 0;
+    l->panel_stride = k * nr;
+    if (l->panels && l->panel_stride > SIZE_MAX / sizeof(float) / l->panels) return 0;
+    l->bytes = l->panels * l->panel_stride * sizeof(float);
+    return 1;
+}
+
+/* Packs panels [p0, p1) of B (k x n row-major with stride ldb, or n x k when trans). */
+LUTHIER_PRIVATE void luthier__pack_b(const luthier__packed_b_layout *l, const float *b, size_t ldb,
+                                     int trans, float *dst, size_t p0, size_t p1) {
+    size_t p, kk, j;
+    const size_t nr = l->nr;
+    for (p = p0; p < p1; p++) {
+        float *d = dst + p * l->panel_stride;
+        const size_t j0 = p * nr, nv = luthier__min_sz(nr, l->n - j0);
+        if (!trans) {
+            for (kk = 0; kk < l->k; kk++, d += nr) {
+                const float *src = b + kk * ldb + j0;
+                for (j = 0; j < nv; j++) d[j] = src[j];
+                for (; j < nr; j++) d[j] = 0.0f;
+            }
+        } else {
+            for (j = 0; j < nv; j++) {
+                const float *src = b + (j0 + j) * ldb;
+                for (kk = 0; kk < l->k; kk++) d[kk * nr + j] = src[kk];
+            }
+            for (; j < nr; j++)
+                for (kk = 0; kk < l->k; kk++) d[kk * nr + j] = 0.0f;
+        }
+    }
+}
+
+/* Packs rows [0, mb) x cols [0, kb) of A (stride lda) into MR-row panels, k-major, rows past
+   mb zero. Panel q occupies kb*MR floats. */
+LUTHIER_PRIVATE void luthier__pack_a(const float *a, size_t lda, size_t mb, size_t kb, size_t mr,
+                                     float *dst) {
+    size_t i0, i, kk;
+    for (i0 = 0; i0 < mb; i0 += mr, dst += kb * mr) {
+        const size_t mv = luthier__min_sz(mr, mb - i0);
+        for (i = 0; i < mv; i++) {
+            const float *src = a + (i0 + i) * lda;
+            for (kk = 0; kk < kb; kk++) dst[kk * mr + i] = src[kk];
+        }
+        for (; i < mr; i++)
+            for (kk = 0; kk < kb; kk++) dst[kk * mr + i] = 0.0f;
+    }
+}
+
+/* >>blocking =================================================================================== */
+
+typedef struct luthier__gemm_blocking {
+    size_t kc, mc, nc; /* elements; mc a multiple of MR, nc of NR */
+} luthier__gemm_blocking;
+
+/* Splits total into ceil(total/cap) near-equal blocks, rounded up to a multiple of unit. */
+LUTHIER_PRIVATE size_t luthier__balanced_block(size_t total, size_t cap, size_t unit) {
+    size_t nb, blk;
+    if (cap < unit) cap = unit;
+    if (total <= cap) return luthier__div_up(total ? total : 1, unit) * unit;
+    nb = luthier__div_up(total, cap);
+    blk = luthier__div_up(total, nb);
+    return luthier__div_up(blk, unit) * unit;
+}
+
+/* BLIS-style blocking: the packed-B micro-panel (KC x NR) stays in L1 while the MR-row tiles of
+   an MC x KC block of A (in L2) stream past it; B's KC x NC block lives in L2/L3. */
+LUTHIER_PRIVATE luthier__gemm_blocking luthier__gemm_blocking_for(const luthier__ukernel_entry *uk,
+                                                                  const luthier_cache_info *ci,
+                                                                  const luthier__gemm_blocking *ov,
+                                                                  size_t m, size_t n, size_t k) {
+    luthier__gemm_blocking b;
+    const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr;
+    size_t kc, mc, nc, llc;
+    /* KC: one B micro-panel and one A micro-panel in about half of L1. */
+    kc = ov->kc ? ov->kc : (ci->l1d / 2) / ((mr + nr) * sizeof(float));
+    kc = luthier__max_sz(kc, 16);
+    b.kc = luthier__balanced_block(k, kc, ov->kc ? 1 : 4);
+    /* MC: the A block (MC x KC) in about half of L2. */
+    mc = ov->mc ? ov->mc : (ci->l2 / 2) / (b.kc * sizeof(float));
+    b.mc = luthier__balanced_block(m, luthier__max_sz(mc, mr), mr);
+    /* NC: the B block (KC x NC) in half of the last-level cache (L2 if there is no L3). */
+    llc = ci->l3 ? ci->l3 : ci->l2;
+    nc = ov->nc ? ov->nc : (llc / 2) / (b.kc * sizeof(float));
+    b.nc = luthier__balanced_block(n, luthier__max_sz(nc, nr), nr);
+    return b;
+}
+
+/* >>driver ===================================================================================== */
+
+typedef struct luthier__gemm_args {
+    size_t m, n, k;
+    const float *a;
+    size_t lda;
+    const float *b; /* packed */
+    const luthier__packed_b_layout *b_layout;
+    float *c;
+    size_t ldc;
+    const float *bias;
+    int accumulate, clamp;
+    float min, max;
+} luthier__gemm_args;
+
+LUTHIER_PRIVATE size_t luthier__gemm_workspace_bytes(const luthier__ukernel_entry *uk,
+                                                     const luthier__gemm_blocking *blk) {
+    if (uk->kind != LUTHIER_KERNEL_INTERLEAVED) return 0;
+    return blk->mc * blk->kc * sizeof(float);
+}
+
+/* k == 0: C = act((C) + bias) on rows [m0, m1). */
+LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__gemm_args *g, size_t m0, size_t m1) {
+    size_t i, j;
+    for (i = m0; i < m1; i++) {
+        float *c = g->c + i * g->ldc;
+        for (j = 0; j < g->n; j++) {
+            float v = (g->accumulate ? c[j] : 0.0f) + (g->bias ? g->bias[j] : 0.0f);
+            if (g->clamp) {
+                v = v < g->min ? g->min : v;
+                v = v > g->max ? g->max : v;
+            }
+            c[j] = v;
+        }
+    }
+}
+
+/* Computes the rows of C in MR-row tiles [tile_begin, tile_end): the unit the thread pool hands
+   to clusters. workspace: luthier__gemm_workspace_bytes() bytes, 64-byte aligned, per caller. */
+LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
+                                           const luthier__gemm_blocking *blk,
+                                           const luthier__gemm_args *g, size_t tile_begin,
+                                           size_t tile_end, void *workspace) {
+    const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr;
+    const size_t m0 = tile_begin * mr, m1 = luthier__min_sz(tile_end * mr, g->m);
+    const int hybrid = uk->kind == LUTHIER_KERNEL_HYBRID;
+    const float *rows[LUTHIER__MAX_MR];
+    float *pa = (float *)workspace;
+    luthier_sgemm_ukernel_args u;
+    size_t n0, k0, i0, i, j;
+    if (m0 >= m1) return;
+    if (g->k == 0) {
+        luthier__gemm_k0(g, m0, m1);
+        return;
+    }
+    memset(&u, 0, sizeof u);
+    u.ks = 1;
+    u.ldc = g->ldc;
+    u.min = g->min;
+    u.max = g->max;
+    u.a_rows = rows;
+    for (n0 = 0; n0 < g->n; n0 += blk->nc) {
+        const size_t nb = luthier__min_sz(blk->nc, g->n - n0);
+        for (k0 = 0; k0 < g->k; k0 += blk->kc) {
+            const size_t kb = luthier__min_sz(blk->kc, g->k - k0);
+            const int first = k0 == 0, last = k0 + kb == g->k;
+            u.k = kb;
+            u.flags = (first && !g->accumulate ? 0u : (unsigned)LUTHIER_UKERNEL_LOAD_C) |
+                      (last && g->clamp ? (unsigned)LUTHIER_UKERNEL_CLAMP : 0u);
+            for (i0 = m0; i0 < m1; i0 += blk->mc) {
+                const size_t mb = luthier__min_sz(blk->mc, m1 - i0);
+                if (!hybrid) luthier__pack_a(g->a + i0 * g->lda + k0, g->lda, mb, kb, mr, pa);
+                for (j = n0; j < n0 + nb; j += nr) {
+                    const float *bp = g->b + (j / nr) * g->b_layout->panel_stride + k0 * nr;
+                    u.n = luthier__min_sz(nr, g->n - j);
+                    u.b = bp;
+                    u.bias = first && g->bias ? g->bias + j : NULL;
+                    for (i = i0; i < i0 + mb; i += mr) {
+                        u.m = luthier__min_sz(mr, m1 - i);
+                        u.c = g->c + i * g->ldc + j;
+                        if (hybrid) {
+                            size_t r;
+                            for (r = 0; r < u.m; r++) rows[r] = g->a + (i + r) * g->lda + k0;
+                        } else {
+                            u.a = pa + (i - i0) * kb;
+                        }
+                        uk->fn(&u);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LUTHIER_GEMM_IMPLEMENTATION */

@@ -1,0 +1,240 @@
+/* luthier_kernels_x86.h - AVX2/FMA and AVX-512 fp32 GEMM microkernels of luthier.
+   Part of luthier (MIT license, see luthier.h). Compiled by luthier.h on x86-64 with GCC or
+   Clang; each kernel carries its own target attribute, so the file builds without -mavx2 and
+   the library picks the kernels at run time (cpuid).
+
+   TABLE OF CONTENTS: >>list >>avx512 >>avx2
+
+   Every kernel is the broadcast form: a row of A is broadcast and multiplied with NR/W vectors
+   of a packed B row (W = 16 lanes for AVX-512, 8 for AVX2), accumulating MR x NR/W registers.
+   A kernel is one template specialised for every row count 1..MR (a switch on m), so edge tiles
+   run straight-line code; edge columns use masked loads and stores (AVX-512 k-masks, AVX2
+   vmaskmov). Interleaved kernels broadcast from the packed A panel (one pointer, embedded
+   broadcasts); hybrid kernels broadcast from up to MR row pointers (what implicit-GEMM
+   convolution feeds them).
+*/
+#ifndef LUTHIER__GEMM_IMPL_DONE
+#error "luthier_kernels_x86.h is part of luthier: include luthier.h instead"
+#endif
+#ifndef LUTHIER__KERNELS_X86_DONE
+#define LUTHIER__KERNELS_X86_DONE
+
+#include <immintrin.h>
+
+/* >>list: X(short name, isa, MR, NR, K unroll, kind, required features), best first. */
+#define LUTHIER__UKERNELS_X86(X)                                                                   \
+    X(12x32__avx512f, "avx512", 12, 32, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX512F)        \
+    X(12x32__avx512f_hybrid, "avx512", 12, 32, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F)      \
+    X(14x32__avx512f, "avx512", 14, 32, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX512F)        \
+    X(6x64__avx512f, "avx512", 6, 64, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX512F)          \
+    X(8x32__avx512f_hybrid, "avx512", 8, 32, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F)        \
+    X(6x16__avx2_fma, "avx2", 6, 16, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX2_FMA)          \
+    X(6x16__avx2_fma_hybrid, "avx2", 6, 16, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX2_FMA)        \
+    X(4x24__avx2_fma, "avx2", 4, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX2_FMA)
+
+#define LUTHIER__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define LUTHIER__TARGET_AVX2 __attribute__((target("avx2,fma")))
+
+#if defined(__clang__)
+#define LUTHIER__UNROLL _Pragma("unroll")
+#else
+#define LUTHIER__UNROLL _Pragma("GCC unroll 16")
+#endif
+
+/* switch (m) { case 1: F(1) ... case MR: F(MR) } */
+#define LUTHIER__CASE(F, r) case r: F(r); break;
+#define LUTHIER__CASES_4(F) LUTHIER__CASE(F, 1) LUTHIER__CASE(F, 2) LUTHIER__CASE(F, 3) LUTHIER__CASE(F, 4)
+#define LUTHIER__CASES_6(F) LUTHIER__CASES_4(F) LUTHIER__CASE(F, 5) LUTHIER__CASE(F, 6)
+#define LUTHIER__CASES_8(F) LUTHIER__CASES_6(F) LUTHIER__CASE(F, 7) LUTHIER__CASE(F, 8)
+#define LUTHIER__CASES_12(F) \
+    LUTHIER__CASES_8(F) LUTHIER__CASE(F, 9) LUTHIER__CASE(F, 10) LUTHIER__CASE(F, 11) LUTHIER__CASE(F, 12)
+#define LUTHIER__CASES_14(F) LUTHIER__CASES_12(F) LUTHIER__CASE(F, 13) LUTHIER__CASE(F, 14)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* >>avx512 ===================================================================================== */
+
+LUTHIER__TARGET_AVX512 static inline __attribute__((always_inline)) void
+luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int NV, const int MR,
+                     const int hybrid) {
+    __m512 acc[LUTHIER__MAX_MR][4];
+    __mmask16 mask[4];
+    const float *b = p->b;
+    float *c = p->c;
+    const size_t ldc = p->ldc;
+    int r, v;
+    LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+        const size_t lo = (size_t)v * 16;
+        const size_t rem = p->n > lo ? p->n - lo : 0;
+        mask[v] = (__mmask16)(rem >= 16 ? 0xffffu : (1u << rem) - 1u);
+    }
+    if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
+        LUTHIER__UNROLL for (r = 0; r < R; r++)
+            LUTHIER__UNROLL for (v = 0; v < NV; v++)
+                acc[r][v] = _mm512_maskz_loadu_ps(mask[v], c + (size_t)r * ldc + 16 * v);
+    } else if (p->bias) {
+        LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+            const __m512 bv = _mm512_maskz_loadu_ps(mask[v], p->bias + 16 * v);
+            LUTHIER__UNROLL for (r = 0; r < R; r++) acc[r][v] = bv;
+        }
+    } else {
+        LUTHIER__UNROLL for (r = 0; r < R; r++)
+            LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_ps();
+    }
+    if (hybrid) {
+        size_t s, kk;
+        for (s = 0; s < p->ks; s++) {
+            const float *ar[LUTHIER__MAX_MR];
+            LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r];
+            for (kk = 0; kk < p->k; kk++) {
+                __m512 bv[4];
+                LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(b + 16 * v);
+                b += 16 * NV;
+                LUTHIER__UNROLL for (r = 0; r < R; r++) {
+                    const __m512 av = _mm512_set1_ps(ar[r][kk]);
+                    LUTHIER__UNROLL for (v = 0; v < NV; v++)
+                        acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
+                }
+            }
+        }
+    } else {
+        const float *a = p->a;
+        size_t kk;
+        for (kk = 0; kk < p->k; kk++) {
+            __m512 bv[4];
+            LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(b + 16 * v);
+            b += 16 * NV;
+            LUTHIER__UNROLL for (r = 0; r < R; r++) {
+                const __m512 av = _mm512_set1_ps(a[r]);
+                LUTHIER__UNROLL for (v = 0; v < NV; v++)
+                    acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
+            }
+            a += MR;
+        }
+    }
+    if (p->flags & LUTHIER_UKERNEL_CLAMP) {
+        const __m512 lo = _mm512_set1_ps(p->min), hi = _mm512_set1_ps(p->max);
+        LUTHIER__UNROLL for (r = 0; r < R; r++)
+            LUTHIER__UNROLL for (v = 0; v < NV; v++)
+                acc[r][v] = _mm512_min_ps(_mm512_max_ps(acc[r][v], lo), hi);
+    }
+    LUTHIER__UNROLL for (r = 0; r < R; r++)
+        LUTHIER__UNROLL for (v = 0; v < NV; v++)
+            _mm512_mask_storeu_ps(c + (size_t)r * ldc + 16 * v, mask[v], acc[r][v]);
+}
+
+#define LUTHIER__DEFINE_AVX512(sname, MR, NV, HYBRID, CASES)                                 \
+    LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier_sgemm_ukernel_##sname(               \
+        const luthier_sgemm_ukernel_args *p) {                                                  \
+        switch (p->m) {                                                                         \
+            CASES(LUTHIER__AVX512_TILE_##sname)                                                 \
+        default: break;                                                                         \
+        }                                                                                       \
+    }
+#define LUTHIER__AVX512_TILE_12x32__avx512f(r) luthier__avx512_tile(p, r, 2, 12, 0)
+#define LUTHIER__AVX512_TILE_12x32__avx512f_hybrid(r) luthier__avx512_tile(p, r, 2, 12, 1)
+#define LUTHIER__AVX512_TILE_14x32__avx512f(r) luthier__avx512_tile(p, r, 2, 14, 0)
+#define LUTHIER__AVX512_TILE_6x64__avx512f(r) luthier__avx512_tile(p, r, 4, 6, 0)
+#define LUTHIER__AVX512_TILE_8x32__avx512f_hybrid(r) luthier__avx512_tile(p, r, 2, 8, 1)
+LUTHIER__DEFINE_AVX512(12x32__avx512f, 12, 2, 0, LUTHIER__CASES_12)
+LUTHIER__DEFINE_AVX512(12x32__avx512f_hybrid, 12, 2, 1, LUTHIER__CASES_12)
+LUTHIER__DEFINE_AVX512(14x32__avx512f, 14, 2, 0, LUTHIER__CASES_14)
+LUTHIER__DEFINE_AVX512(6x64__avx512f, 6, 4, 0, LUTHIER__CASES_6)
+LUTHIER__DEFINE_AVX512(8x32__avx512f_hybrid, 8, 2, 1, LUTHIER__CASES_8)
+
+/* >>avx2 ======================================================================================= */
+
+static const int32_t luthier__avx2_mask_table[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                                     0,  0,  0,  0,  0,  0,  0,  0};
+
+LUTHIER__TARGET_AVX2 static inline __attribute__((always_inline)) void
+luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int NV, const int MR,
+                   const int hybrid) {
+    __m256 acc[LUTHIER__MAX_MR][3];
+    __m256i mask[3];
+    const float *b = p->b;
+    float *c = p->c;
+    const size_t ldc = p->ldc;
+    int r, v;
+    LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+        const size_t lo = (size_t)v * 8;
+        const size_t rem = p->n > lo ? (p->n - lo < 8 ? p->n - lo : 8) : 0;
+        mask[v] = _mm256_loadu_si256((const __m256i *)(luthier__avx2_mask_table + 8 - rem));
+    }
+    if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
+        LUTHIER__UNROLL for (r = 0; r < R; r++)
+            LUTHIER__UNROLL for (v = 0; v < NV; v++)
+                acc[r][v] = _mm256_maskload_ps(c + (size_t)r * ldc + 8 * v, mask[v]);
+    } else if (p->bias) {
+        LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+            const __m256 bv = _mm256_maskload_ps(p->bias + 8 * v, mask[v]);
+            LUTHIER__UNROLL for (r = 0; r < R; r++) acc[r][v] = bv;
+        }
+    } else {
+        LUTHIER__UNROLL for (r = 0; r < R; r++)
+            LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm256_setzero_ps();
+    }
+    if (hybrid) {
+        size_t s, kk;
+        for (s = 0; s < p->ks; s++) {
+            const float *ar[LUTHIER__MAX_MR];
+            LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r];
+            for (kk = 0; kk < p->k; kk++) {
+                __m256 bv[3];
+                LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm256_loadu_ps(b + 8 * v);
+                b += 8 * NV;
+                LUTHIER__UNROLL for (r = 0; r < R; r++) {
+                    const __m256 av = _mm256_broadcast_ss(ar[r] + kk);
+                    LUTHIER__UNROLL for (v = 0; v < NV; v++)
+                        acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
+                }
+            }
+        }
+    } else {
+        const float *a = p->a;
+        size_t kk;
+        for (kk = 0; kk < p->k; kk++) {
+            __m256 bv[3];
+            LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm256_loadu_ps(b + 8 * v);
+            b += 8 * NV;
+            LUTHIER__UNROLL for (r = 0; r < R; r++) {
+                const __m256 av = _mm256_broadcast_ss(a + r);
+                LUTHIER__UNROLL for (v = 0; v < NV; v++)
+                    acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
+            }
+            a += MR;
+        }
+    }
+    if (p->flags & LUTHIER_UKERNEL_CLAMP) {
+        const __m256 lo = _mm256_set1_ps(p->min), hi = _mm256_set1_ps(p->max);
+        LUTHIER__UNROLL for (r = 0; r < R; r++)
+            LUTHIER__UNROLL for (v = 0; v < NV; v++)
+                acc[r][v] = _mm256_min_ps(_mm256_max_ps(acc[r][v], lo), hi);
+    }
+    LUTHIER__UNROLL for (r = 0; r < R; r++)
+        LUTHIER__UNROLL for (v = 0; v < NV; v++)
+            _mm256_maskstore_ps(c + (size_t)r * ldc + 8 * v, mask[v], acc[r][v]);
+}
+
+#define LUTHIER__DEFINE_AVX2(sname, CASES)                                                     \
+    LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE void luthier_sgemm_ukernel_##sname(                  \
+        const luthier_sgemm_ukernel_args *p) {                                                  \
+        switch (p->m) {                                                                         \
+            CASES(LUTHIER__AVX2_TILE_##sname)                                                   \
+        default: break;                                                                         \
+        }                                                                                       \
+    }
+#define LUTHIER__AVX2_TILE_6x16__avx2_fma(r) luthier__avx2_tile(p, r, 2, 6, 0)
+#define LUTHIER__AVX2_TILE_6x16__avx2_fma_hybrid(r) luthier__avx2_tile(p, r, 2, 6, 1)
+#define LUTHIER__AVX2_TILE_4x24__avx2_fma(r) luthier__avx2_tile(p, r, 3, 4, 0)
+LUTHIER__DEFINE_AVX2(6x16__avx2_fma, LUTHIER__CASES_6)
+LUTHIER__DEFINE_AVX2(6x16__avx2_fma_hybrid, LUTHIER__CASES_6)
+LUTHIER__DEFINE_AVX2(4x24__avx2_fma, LUTHIER__CASES_4)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LUTHIER__KERNELS_X86_DONE */
