@@ -15,8 +15,8 @@ QEMU_LD  ?= /usr/aarch64-linux-gnu
 HAVE_CROSS := $(shell command -v $(CROSS_CC) >/dev/null 2>&1 && command -v $(QEMU) >/dev/null 2>&1 && test -d $(QEMU_LD) && echo yes)
 
 # Optional anchors / reference libraries, detected by trying to link them.
-HAVE_OPENBLAS := $(shell printf '\#include <cblas.h>\nint main(void){cblas_sgemm(CblasRowMajor,CblasNoTrans,CblasNoTrans,1,1,1,1,0,1,0,1,0,0,1);return 0;}' | $(CC) -x c - -o /dev/null -lopenblas >/dev/null 2>&1 && echo yes)
-HAVE_DNNL     := $(shell printf '\#include <dnnl.h>\nint main(void){return (int)dnnl_sgemm(0,0,0,0,0,0,0,0,0,0,0,0,0);}' | $(CC) -x c - -o /dev/null -ldnnl >/dev/null 2>&1 && echo yes)
+HAVE_OPENBLAS := $(shell printf '\043include <cblas.h>\nint main(void){cblas_sgemm(CblasRowMajor,CblasNoTrans,CblasNoTrans,1,1,1,1,0,1,0,1,0,0,1);return 0;}' | $(CC) -x c - -o /dev/null -lopenblas >/dev/null 2>&1 && echo yes)
+HAVE_DNNL     := $(shell printf '\043include <dnnl.h>\nint main(void){return (int)dnnl_sgemm(0,0,0,0,0,0,0,0,0,0,0,0,0);}' | $(CC) -x c - -o /dev/null -ldnnl >/dev/null 2>&1 && echo yes)
 ifeq ($(HAVE_OPENBLAS),yes)
 ANCHOR_CFLAGS += -DLUTHIER_HAVE_OPENBLAS
 ANCHOR_LIBS   += -lopenblas
@@ -26,8 +26,13 @@ ANCHOR_CFLAGS += -DLUTHIER_HAVE_DNNL
 ANCHOR_LIBS   += -ldnnl
 endif
 
-TEST_SRC  := $(wildcard tests/*.c tests/*.h)
-BENCH_SRC := $(wildcard bench/*.c bench/*.h)
+# Rebuild when the compiler or the detected options change.
+FLAGS_STAMP := $(BUILD)/.flags-$(shell echo '$(CC) $(OPT) $(CFLAGS) $(ANCHOR_CFLAGS) $(ANCHOR_LIBS)' | cksum | cut -d' ' -f1)
+$(FLAGS_STAMP): | $(BUILD)
+	@rm -f $(BUILD)/.flags-*; touch $@
+
+TEST_SRC  := $(wildcard tests/*.c tests/*.h) $(FLAGS_STAMP)
+BENCH_SRC := $(wildcard bench/*.c bench/*.h) $(FLAGS_STAMP)
 
 .PHONY: all test test-x86 test-neon test-compile sanitize bench demo examples clean
 
@@ -87,7 +92,7 @@ bench: $(BUILD)/luthier-bench
 	@echo "built $(BUILD)/luthier-bench: try '$(BUILD)/luthier-bench gemm' or '$(BUILD)/luthier-bench --help'"
 
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/example_%,$(wildcard examples/*.c))
-$(BUILD)/example_%: examples/%.c $(HEADERS) | $(BUILD)
+$(BUILD)/example_%: examples/%.c $(HEADERS) $(FLAGS_STAMP) | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 examples: $(EXAMPLES)

@@ -653,8 +653,9 @@ LUTHIER_API luthier_status luthier_sgemm_pack_b(luthier_context *ctx,
     }
     pb->data = (float *)luthier__alloc(pb->layout.bytes ? pb->layout.bytes : 1);
     if (!pb->data) {
+        const size_t bytes = pb->layout.bytes;
         luthier__free(pb);
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes for packed B", pb->layout.bytes);
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes for packed B", bytes);
     }
     luthier__pack_b(&pb->layout, b, (size_t)d.ldb, d.trans_b != 0, pb->data, 0, pb->layout.panels);
     *out = pb;
@@ -722,8 +723,8 @@ LUTHIER_API luthier_status luthier_sgemm(luthier_context *ctx, const luthier_sge
     if (!desc) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "desc is NULL");
     if ((s = luthier__prepare(ctx, desc, &d, &kernel, 1, 1)) != LUTHIER_STATUS_OK) return s;
     if ((s = luthier__check_run(ctx, &d, a, c)) != LUTHIER_STATUS_OK) return s;
-    if (!b && d.k > 0 && d.n > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "B is NULL");
     if (d.m == 0 || d.n == 0) return LUTHIER_STATUS_OK;
+    if (!b && d.k > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "B is NULL");
     /* One-shot GEMM: pack the whole B into a temporary buffer, then run the pre-packed path. */
     if (!luthier__packed_b_layout_init(&bl, (size_t)luthier__ukernels[kernel].nr, (size_t)d.k, (size_t)d.n))
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B overflows");

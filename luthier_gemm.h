@@ -316,6 +316,9 @@ LUTHIER_PRIVATE luthier__gemm_blocking luthier__gemm_blocking_for(const luthier_
     /* KC: one B micro-panel and one A micro-panel in about half of L1. */
     kc = ov->kc ? ov->kc : (ci->l1d / 2) / ((mr + nr) * sizeof(float));
     kc = luthier__max_sz(kc, 16);
+    /* A single row of tiles (fully connected at batch 1): B is streamed once and never reused,
+       so walk each packed panel end to end: one long sequential stream per panel. */
+    if (!ov->kc && m <= mr) kc = k;
     b.kc = luthier__balanced_block(k, kc, ov->kc ? 1 : 4);
     /* MC: the A block (MC x KC) in about half of L2. */
     mc = ov->mc ? ov->mc : (ci->l2 / 2) / (b.kc * sizeof(float));
@@ -382,6 +385,11 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
         luthier__gemm_k0(g, m0, m1);
         return;
     }
+    if (g->accumulate && g->bias) {
+        /* Kernels take bias only when they do not load C: fold it into C first. */
+        for (i = m0; i < m1; i++)
+            for (j = 0; j < g->n; j++) g->c[i * g->ldc + j] += g->bias[j];
+    }
     memset(&u, 0, sizeof u);
     u.ks = 1;
     u.ldc = g->ldc;
@@ -403,7 +411,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
                     const float *bp = g->b + (j / nr) * g->b_layout->panel_stride + k0 * nr;
                     u.n = luthier__min_sz(nr, g->n - j);
                     u.b = bp;
-                    u.bias = first && g->bias ? g->bias + j : NULL;
+                    u.bias = first && g->bias && !g->accumulate ? g->bias + j : NULL;
                     for (i = i0; i < i0 + mb; i += mr) {
                         u.m = luthier__min_sz(mr, m1 - i);
                         u.c = g->c + i * g->ldc + j;

@@ -32,6 +32,9 @@
     X(6x16__avx2_fma_hybrid, "avx2", 6, 16, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX2_FMA)        \
     X(4x24__avx2_fma, "avx2", 4, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX2_FMA)
 
+/* k steps ahead at which the few-row (memory-bound) kernels prefetch packed B */
+#define LUTHIER__B_PREFETCH 24
+
 #define LUTHIER__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define LUTHIER__TARGET_AVX2 __attribute__((target("avx2,fma")))
 
@@ -71,9 +74,12 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
         mask[v] = (__mmask16)(rem >= 16 ? 0xffffu : (1u << rem) - 1u);
     }
     if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
+        /* C is added after the k loop; fetch it into L1 meanwhile */
         LUTHIER__UNROLL for (r = 0; r < R; r++)
-            LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                acc[r][v] = _mm512_maskz_loadu_ps(mask[v], c + (size_t)r * ldc + 16 * v);
+            LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+                _mm_prefetch((const char *)(c + (size_t)r * ldc + 16 * v), _MM_HINT_T0);
+                acc[r][v] = _mm512_setzero_ps();
+            }
     } else if (p->bias) {
         LUTHIER__UNROLL for (v = 0; v < NV; v++) {
             const __m512 bv = _mm512_maskz_loadu_ps(mask[v], p->bias + 16 * v);
@@ -90,7 +96,11 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
             LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r];
             for (kk = 0; kk < p->k; kk++) {
                 __m512 bv[4];
-                LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(b + 16 * v);
+                LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+                    if (R <= 2) /* memory-bound (GEMV-like): run ahead of the B stream */
+                        _mm_prefetch((const char *)(b + 16 * v + 16 * NV * LUTHIER__B_PREFETCH), _MM_HINT_T0);
+                    bv[v] = _mm512_loadu_ps(b + 16 * v);
+                }
                 b += 16 * NV;
                 LUTHIER__UNROLL for (r = 0; r < R; r++) {
                     const __m512 av = _mm512_set1_ps(ar[r][kk]);
@@ -104,7 +114,11 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
         size_t kk;
         for (kk = 0; kk < p->k; kk++) {
             __m512 bv[4];
-            LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(b + 16 * v);
+            LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+                if (R <= 2) /* memory-bound (GEMV-like): run ahead of the B stream */
+                    _mm_prefetch((const char *)(b + 16 * v + 16 * NV * LUTHIER__B_PREFETCH), _MM_HINT_T0);
+                bv[v] = _mm512_loadu_ps(b + 16 * v);
+            }
             b += 16 * NV;
             LUTHIER__UNROLL for (r = 0; r < R; r++) {
                 const __m512 av = _mm512_set1_ps(a[r]);
@@ -113,6 +127,11 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
             }
             a += MR;
         }
+    }
+    if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
+        LUTHIER__UNROLL for (r = 0; r < R; r++)
+            LUTHIER__UNROLL for (v = 0; v < NV; v++)
+                acc[r][v] = _mm512_add_ps(acc[r][v], _mm512_maskz_loadu_ps(mask[v], c + (size_t)r * ldc + 16 * v));
     }
     if (p->flags & LUTHIER_UKERNEL_CLAMP) {
         const __m512 lo = _mm512_set1_ps(p->min), hi = _mm512_set1_ps(p->max);
@@ -164,9 +183,12 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
         mask[v] = _mm256_loadu_si256((const __m256i *)(luthier__avx2_mask_table + 8 - rem));
     }
     if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
+        /* C is added after the k loop; fetch it into L1 meanwhile */
         LUTHIER__UNROLL for (r = 0; r < R; r++)
-            LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                acc[r][v] = _mm256_maskload_ps(c + (size_t)r * ldc + 8 * v, mask[v]);
+            LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+                _mm_prefetch((const char *)(c + (size_t)r * ldc + 8 * v), _MM_HINT_T0);
+                acc[r][v] = _mm256_setzero_ps();
+            }
     } else if (p->bias) {
         LUTHIER__UNROLL for (v = 0; v < NV; v++) {
             const __m256 bv = _mm256_maskload_ps(p->bias + 8 * v, mask[v]);
@@ -206,6 +228,11 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
             }
             a += MR;
         }
+    }
+    if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
+        LUTHIER__UNROLL for (r = 0; r < R; r++)
+            LUTHIER__UNROLL for (v = 0; v < NV; v++)
+                acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_maskload_ps(c + (size_t)r * ldc + 8 * v, mask[v]));
     }
     if (p->flags & LUTHIER_UKERNEL_CLAMP) {
         const __m256 lo = _mm256_set1_ps(p->min), hi = _mm256_set1_ps(p->max);

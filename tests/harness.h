@@ -1,0 +1,94 @@
+/* Minimal test harness: every TEST is one case; a case fails if any CHECK in it fails.
+   The last line of a run reads "N passed, N failed". */
+#ifndef LUTHIER_TEST_HARNESS_H
+#define LUTHIER_TEST_HARNESS_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct test_state {
+    int cases_passed, cases_failed;
+    int case_failures;   /* failed checks in the current case */
+    int quick;           /* smaller sweeps (qemu, sanitizers) */
+    uint64_t seed;
+    const char *filter;  /* run only cases whose name contains this */
+} test_state;
+
+static test_state T;
+
+#define CHECK(cond, ...)                                                                  \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            if (T.case_failures < 10) {                                                   \
+                printf("    FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                \
+                printf(__VA_ARGS__);                                                      \
+                printf("\n");                                                             \
+            }                                                                             \
+            T.case_failures++;                                                            \
+        }                                                                                 \
+    } while (0)
+
+typedef void (*test_fn)(void);
+
+static void test_run(const char *name, test_fn fn) {
+    if (T.filter && !strstr(name, T.filter)) return;
+    T.case_failures = 0;
+    fn();
+    if (T.case_failures) {
+        T.cases_failed++;
+        printf("FAIL %s (%d failed checks)\n", name, T.case_failures);
+    } else {
+        T.cases_passed++;
+        printf("ok   %s\n", name);
+    }
+    fflush(stdout);
+}
+#define RUN(fn) test_run(#fn, fn)
+
+/* splitmix64: deterministic, seedable */
+static uint64_t test_rng_state;
+static uint64_t test_rand_u64(void) {
+    uint64_t z = (test_rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+/* uniform integer in [lo, hi] */
+static int test_rand_int(int lo, int hi) {
+    return lo + (int)(test_rand_u64() % (uint64_t)(hi - lo + 1));
+}
+/* uniform float in [-1, 1) */
+static float test_rand_float(void) {
+    return (float)((double)(test_rand_u64() >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+}
+static void test_fill(float *p, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) p[i] = test_rand_float();
+}
+
+/* A quiet NaN with a recognizable payload: what C holds where nothing may be written. */
+static float test_sentinel(void) {
+    uint32_t bits = 0x7fc0beefu;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+static int test_is_sentinel(float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return bits == 0x7fc0beefu;
+}
+
+static void *test_alloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        printf("out of memory (%zu bytes)\n", bytes);
+        exit(2);
+    }
+    return p;
+}
+
+#endif

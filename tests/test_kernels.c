@@ -1,0 +1,218 @@
+/* Every registered microkernel against a double-precision oracle, called directly through the
+   contract: m = 1..MR, n = 1..NR, k around the unroll and large, hybrid segments, every flag,
+   C pre-filled with NaN where it must not be read, canaries around the tile, exact-size
+   allocations of A rows, B and bias so that ASan sees any over-read, NULL pointers for the A
+   rows a kernel must not touch. Included by test_main.c. */
+
+typedef struct ukernel_case {
+    size_t m, n, k, ks;
+    unsigned flags;
+    int with_bias;
+} ukernel_case;
+
+/* Runs one case; returns the number of mismatches (and prints the first). */
+static int ukernel_check(const luthier__ukernel_entry *uk, const ukernel_case *tc) {
+    const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, m = tc->m, n = tc->n, k = tc->k;
+    const size_t ks = uk->kind == LUTHIER_KERNEL_HYBRID ? tc->ks : 1;
+    const size_t ktot = k * ks;
+    const size_t ldc = n + 3, c_rows = m + 2; /* one guard row above and below */
+    const float sentinel = test_sentinel();
+    const float lo = -0.4f * (float)sqrt((double)ktot), hi = 0.3f * (float)sqrt((double)ktot);
+    float *b = (float *)test_alloc(ktot * nr * sizeof(float));
+    float *bias = tc->with_bias ? (float *)test_alloc(n * sizeof(float)) : NULL;
+    float *cbuf = (float *)test_alloc(c_rows * ldc * sizeof(float));
+    float *c0 = (float *)test_alloc(m * n * sizeof(float));
+    float *apacked = NULL;
+    float **arows = (float **)test_alloc(ks * mr * sizeof(float *));
+    const float **arows_c = (const float **)test_alloc(ks * mr * sizeof(float *));
+    float *c = cbuf + ldc + 1;
+    luthier_sgemm_ukernel_args p;
+    size_t i, j, s, kk;
+    int bad = 0;
+
+    /* B: ktot steps of NR floats; columns >= n are padding the packer would zero. */
+    for (kk = 0; kk < ktot; kk++)
+        for (j = 0; j < nr; j++) b[kk * nr + j] = j < n ? test_rand_float() : 0.0f;
+    if (bias) test_fill(bias, n);
+    for (i = 0; i < ks * mr; i++) arows[i] = NULL;
+    for (s = 0; s < ks; s++)
+        for (i = 0; i < m; i++) {
+            arows[s * mr + i] = (float *)test_alloc(k * sizeof(float));
+            test_fill(arows[s * mr + i], k);
+        }
+    if (uk->kind == LUTHIER_KERNEL_INTERLEAVED) {
+        apacked = (float *)test_alloc(k * mr * sizeof(float));
+        for (kk = 0; kk < k; kk++)
+            for (i = 0; i < mr; i++) apacked[kk * mr + i] = i < m ? arows[i][kk] : 0.0f;
+    }
+    for (i = 0; i < c_rows * ldc; i++) cbuf[i] = sentinel;
+    if (tc->flags & LUTHIER_UKERNEL_LOAD_C)
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) c[i * ldc + j] = c0[i * n + j] = test_rand_float();
+
+    for (i = 0; i < ks * mr; i++) arows_c[i] = arows[i];
+    memset(&p, 0, sizeof p);
+    p.m = m; p.n = n; p.k = k; p.ks = ks;
+    p.a = apacked;
+    p.a_rows = arows_c;
+    p.b = b;
+    p.c = c;
+    p.ldc = ldc;
+    p.bias = bias;
+    p.min = lo;
+    p.max = hi;
+    p.flags = tc->flags;
+    uk->fn(&p);
+
+    for (i = 0; i < c_rows; i++)
+        for (j = 0; j < ldc; j++) {
+            const size_t ti = i - 1, tj = j - 1; /* tile coordinates (wrap when outside) */
+            const float got = cbuf[i * ldc + j];
+            if (i >= 1 && ti < m && j >= 1 && tj < n) {
+                double ref = 0.0, mag = 0.0, tol;
+                if (tc->flags & LUTHIER_UKERNEL_LOAD_C) ref = c0[ti * n + tj];
+                else if (bias) ref = bias[tj];
+                mag = fabs(ref);
+                for (s = 0; s < ks; s++)
+                    for (kk = 0; kk < k; kk++) {
+                        const double t = (double)arows[s * mr + ti][kk] * (double)b[(s * k + kk) * nr + tj];
+                        ref += t;
+                        mag += fabs(t);
+                    }
+                if (tc->flags & LUTHIER_UKERNEL_CLAMP) ref = ref < lo ? lo : (ref > hi ? hi : ref);
+                tol = 1e-6 + 4.0 * FLT_EPSILON * mag;
+                if (!(fabs((double)got - ref) <= tol)) {
+                    if (!bad)
+                        printf("    %s m=%zu n=%zu k=%zu ks=%zu flags=%u bias=%d: C[%zu][%zu] = %g, want %g\n",
+                               uk->name, m, n, k, ks, tc->flags, tc->with_bias, ti, tj, (double)got, ref);
+                    bad++;
+                }
+            } else if (!test_is_sentinel(got)) {
+                if (!bad)
+                    printf("    %s m=%zu n=%zu k=%zu ks=%zu flags=%u: wrote outside the tile at row %d col %d\n",
+                           uk->name, m, n, k, ks, tc->flags, (int)i - 1, (int)j - 1);
+                bad++;
+            }
+        }
+
+    for (i = 0; i < ks * mr; i++) free(arows[i]);
+    free(arows);
+    free(arows_c);
+    free(apacked);
+    free(b);
+    free(bias);
+    free(cbuf);
+    free(c0);
+    return bad;
+}
+
+static void test_ukernels_all_edges(void) {
+    int idx;
+    const unsigned flag_sets[4] = {0, LUTHIER_UKERNEL_LOAD_C, LUTHIER_UKERNEL_CLAMP,
+                                   LUTHIER_UKERNEL_LOAD_C | LUTHIER_UKERNEL_CLAMP};
+    for (idx = 0; idx < LUTHIER__NUM_UKERNELS; idx++) {
+        const luthier__ukernel_entry *uk = &luthier__ukernels[idx];
+        const size_t ku = (size_t)uk->k_unroll;
+        size_t ks_list[8], nk = 0, ki, m, n;
+        int bad = 0, cases = 0;
+        if ((uk->required_cpu_features & luthier_cpu_features()) != uk->required_cpu_features) {
+            printf("    (skipped %s: this CPU lacks its features)\n", uk->name);
+            continue;
+        }
+        /* k around the unroll factor, plus odd and large values */
+        ks_list[nk++] = 1;
+        if (ku > 2) ks_list[nk++] = ku - 1;
+        ks_list[nk++] = ku + 1;
+        ks_list[nk++] = 2 * ku + 3;
+        ks_list[nk++] = 17;
+        if (!T.quick) ks_list[nk++] = 64;
+        for (m = 1; m <= (size_t)uk->mr; m++)
+            for (n = 1; n <= (size_t)uk->nr; n++)
+                for (ki = 0; ki < nk; ki++) {
+                    ukernel_case tc;
+                    tc.m = m;
+                    tc.n = n;
+                    tc.k = ks_list[ki];
+                    tc.ks = (size_t)test_rand_int(1, 3);
+                    tc.flags = flag_sets[(m + n + ki) % 4];
+                    tc.with_bias = (int)((m * 7 + n * 3 + ki) % 3 != 0);
+                    bad += ukernel_check(uk, &tc) != 0;
+                    cases++;
+                }
+        /* full tiles with long k, every flag set, with and without bias */
+        for (ki = 0; ki < 8; ki++) {
+            ukernel_case tc;
+            tc.m = (size_t)uk->mr;
+            tc.n = (size_t)uk->nr;
+            tc.k = T.quick ? 259 : 1031;
+            tc.ks = ki % 2 ? 1 : 2;
+            tc.flags = flag_sets[ki % 4];
+            tc.with_bias = ki >= 4;
+            bad += ukernel_check(uk, &tc) != 0;
+            cases++;
+        }
+        CHECK(bad == 0, "%s: %d of %d cases wrong", uk->name, bad, cases);
+    }
+}
+
+/* The scalar kernels are the fallback on every CPU: check the registry always has them. */
+static void test_registry(void) {
+    int i, j, n_scalar = 0, n_hybrid = 0, n_interleaved = 0;
+    for (i = 0; i < luthier_kernel_count(); i++) {
+        luthier_kernel_info ki;
+        int found = -1;
+        CHECK(luthier_kernel_get(i, &ki) == LUTHIER_STATUS_OK, "kernel_get(%d)", i);
+        CHECK(strncmp(ki.name, "luthier_sgemm_ukernel_", 22) == 0, "name %s", ki.name);
+        CHECK(ki.mr >= 1 && ki.mr <= LUTHIER__MAX_MR && ki.nr >= 1 && ki.nr <= 64,
+              "%s: MR=%d NR=%d out of range", ki.name, ki.mr, ki.nr);
+        CHECK(ki.k_unroll >= 1, "%s: k_unroll %d", ki.name, ki.k_unroll);
+        CHECK(luthier_kernel_find(ki.name, &found) == LUTHIER_STATUS_OK && found == i,
+              "find(%s) = %d", ki.name, found);
+        CHECK(luthier_kernel_find(ki.name + 22, &found) == LUTHIER_STATUS_OK && found == i,
+              "find(short %s) = %d", ki.name + 22, found);
+        /* the name encodes the shape: <MR>x<NR>__ */
+        {
+            char want[32];
+            snprintf(want, sizeof want, "%dx%d__", ki.mr, ki.nr);
+            CHECK(strncmp(ki.name + 22, want, strlen(want)) == 0, "%s does not start with %s",
+                  ki.name + 22, want);
+        }
+        CHECK((strstr(ki.name, "_hybrid") != NULL) == (ki.kind == LUTHIER_KERNEL_HYBRID),
+              "%s: kind %d disagrees with its name", ki.name, (int)ki.kind);
+        for (j = 0; j < i; j++) {
+            luthier_kernel_info kj;
+            luthier_kernel_get(j, &kj);
+            CHECK(strcmp(ki.name, kj.name) != 0, "duplicate kernel %s", ki.name);
+        }
+        if (strcmp(ki.isa, "scalar") == 0) {
+            n_scalar++;
+            CHECK(ki.available, "scalar kernel %s must always be available", ki.name);
+        }
+        if (ki.kind == LUTHIER_KERNEL_HYBRID) n_hybrid++; else n_interleaved++;
+    }
+    CHECK(n_scalar >= 2, "scalar kernels: %d", n_scalar);
+    CHECK(n_hybrid >= 1 && n_interleaved >= 1, "hybrid %d interleaved %d", n_hybrid, n_interleaved);
+#if LUTHIER__X86
+    {
+        int n_avx2 = 0, n_avx512 = 0;
+        for (i = 0; i < luthier_kernel_count(); i++) {
+            luthier_kernel_info ki;
+            luthier_kernel_get(i, &ki);
+            n_avx2 += strcmp(ki.isa, "avx2") == 0;
+            n_avx512 += strcmp(ki.isa, "avx512") == 0;
+        }
+        CHECK(n_avx2 >= 2 && n_avx512 >= 2, "avx2 kernels %d, avx512 kernels %d", n_avx2, n_avx512);
+    }
+#endif
+#if LUTHIER__ARM64
+    {
+        static const char *const want[] = {"8x12__neonfma", "8x6__neonfma", "6x16__neonfma_hybrid",
+                                           "4x24__neonfma_hybrid", "8x4__neonfma_hybrid"};
+        size_t w;
+        for (w = 0; w < sizeof want / sizeof want[0]; w++) {
+            int idx = -1;
+            CHECK(luthier_kernel_find(want[w], &idx) == LUTHIER_STATUS_OK, "NEON kernel %s missing", want[w]);
+        }
+    }
+#endif
+}

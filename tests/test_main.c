@@ -1,0 +1,51 @@
+/* luthier test suite: one translation unit with the implementation, so that the tests can call
+   the microkernels and the driver directly.
+   Usage: test_luthier [--quick] [--seed N] [--filter SUBSTRING]
+   The last line reads "N passed, N failed"; the exit status is nonzero when a case failed. */
+#define LUTHIER_IMPLEMENTATION
+#include "luthier.h"
+
+#include "harness.h"
+#include "test_api.c"
+#include "test_kernels.c"
+#include "test_gemm.c"
+
+int main(int argc, char **argv) {
+    int i;
+    T.seed = 0x5eed1u;
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) T.quick = 1;
+        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) T.seed = strtoull(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) T.filter = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--seed N] [--filter SUBSTRING]\n", argv[0]);
+            return 2;
+        }
+    }
+    test_rng_state = T.seed;
+    printf("luthier %d.%d.%d tests, seed %#llx%s, default kernel %s\n", LUTHIER_VERSION_MAJOR,
+           LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH, (unsigned long long)T.seed,
+           T.quick ? " (quick)" : "", luthier__ukernels[luthier__select_default_kernel(luthier_cpu_features())].name);
+
+    RUN(test_status_strings);
+    RUN(test_context_create);
+    RUN(test_kernel_queries);
+    RUN(test_sgemm_bad_arguments);
+    RUN(test_env_kernel);
+    RUN(test_registry);
+    RUN(test_ukernels_all_edges);
+    RUN(test_gemm_degenerate);
+    RUN(test_gemm_random_shapes);
+    RUN(test_gemm_small_blocks);
+    RUN(test_gemm_packed_reuse);
+    RUN(test_gemm_dispatch_levels);
+    RUN(test_gemm_dnn_shapes);
+#ifdef LUTHIER_HAVE_OPENBLAS
+    RUN(test_gemm_vs_openblas);
+#else
+    printf("skip test_gemm_vs_openblas: OpenBLAS not linked (apt-get install libopenblas-dev)\n");
+#endif
+
+    printf("%d passed, %d failed\n", T.cases_passed, T.cases_failed);
+    return T.cases_failed ? 1 : 0;
+}
