@@ -277,6 +277,12 @@ LUTHIER_PRIVATE void luthier__pack_b(const luthier__packed_b_layout *l, const fl
 LUTHIER_PRIVATE void luthier__pack_a(const float *a, size_t lda, size_t mb, size_t kb, size_t mr,
                                      float *dst) {
     size_t i0, i, kk;
+#ifdef LUTHIER__KERNELS_X86_DONE
+    if (luthier_cpu_features() & LUTHIER_CPU_AVX512F) {
+        luthier__pack_a_avx512(a, lda, mb, kb, mr, dst);
+        return;
+    }
+#endif
     for (i0 = 0; i0 < mb; i0 += mr, dst += kb * mr) {
         const size_t mv = luthier__min_sz(mr, mb - i0);
         for (i = 0; i < mv; i++) {

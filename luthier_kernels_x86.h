@@ -3,7 +3,7 @@
    Clang; each kernel carries its own target attribute, so the file builds without -mavx2 and
    the library picks the kernels at run time (cpuid).
 
-   TABLE OF CONTENTS: >>list >>avx512 >>avx2
+   TABLE OF CONTENTS: >>list >>avx512 >>avx512-pack >>avx2
 
    Every kernel is the broadcast form: a row of A is broadcast and multiplied with NR/W vectors
    of a packed B row (W = 16 lanes for AVX-512, 8 for AVX2), accumulating MR x NR/W registers.
@@ -162,6 +162,55 @@ LUTHIER__DEFINE_AVX512(12x32__avx512f_hybrid, 12, 2, 1, LUTHIER__CASES_12)
 LUTHIER__DEFINE_AVX512(14x32__avx512f, 14, 2, 0, LUTHIER__CASES_14)
 LUTHIER__DEFINE_AVX512(6x64__avx512f, 6, 4, 0, LUTHIER__CASES_6)
 LUTHIER__DEFINE_AVX512(8x32__avx512f_hybrid, 8, 2, 1, LUTHIER__CASES_8)
+
+/* >>avx512-pack: A packing for the interleaved kernels (any MR <= 16). 16 k-steps of up to 16
+   rows are loaded as row vectors and transposed in registers (unpack 32-bit, unpack 64-bit,
+   then a 4x4 transpose of 128-bit lanes); each k-step's MR floats are then stored
+   contiguously. The scalar loop costs as much as the compute itself when N is small. */
+LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier__pack_a_avx512(const float *a, size_t lda,
+                                                                  size_t mb, size_t kb, size_t mr,
+                                                                  float *dst) {
+    const __mmask16 store_mask = (__mmask16)((1u << mr) - 1u);
+    size_t i0, kk;
+    int r, c, l;
+    for (i0 = 0; i0 < mb; i0 += mr) {
+        const int mv = (int)(mb - i0 < mr ? mb - i0 : mr);
+        for (kk = 0; kk < kb; kk += 16) {
+            const int kv = (int)(kb - kk < 16 ? kb - kk : 16);
+            const __mmask16 load_mask = (__mmask16)(kv >= 16 ? 0xffffu : (1u << kv) - 1u);
+            __m512 v[16], x[16];
+            for (r = 0; r < 16; r++)
+                v[r] = r < mv ? _mm512_maskz_loadu_ps(load_mask, a + (i0 + (size_t)r) * lda + kk)
+                              : _mm512_setzero_ps();
+            for (r = 0; r < 16; r += 2) {
+                x[r] = _mm512_unpacklo_ps(v[r], v[r + 1]);
+                x[r + 1] = _mm512_unpackhi_ps(v[r], v[r + 1]);
+            }
+            /* v[4j + c], lane L: rows 4j..4j+3 of column 4L + c */
+            for (r = 0; r < 16; r += 4) {
+                const __m512d x0 = _mm512_castps_pd(x[r]), x1 = _mm512_castps_pd(x[r + 1]);
+                const __m512d x2 = _mm512_castps_pd(x[r + 2]), x3 = _mm512_castps_pd(x[r + 3]);
+                v[r + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(x0, x2));
+                v[r + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x0, x2));
+                v[r + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(x1, x3));
+                v[r + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(x1, x3));
+            }
+            /* 4x4 transpose of 128-bit lanes: x[4L + c] = column 4L + c of all 16 rows */
+            for (c = 0; c < 4; c++) {
+                const __m512 u0 = _mm512_shuffle_f32x4(v[c], v[4 + c], 0x44);
+                const __m512 u1 = _mm512_shuffle_f32x4(v[c], v[4 + c], 0xEE);
+                const __m512 u2 = _mm512_shuffle_f32x4(v[8 + c], v[12 + c], 0x44);
+                const __m512 u3 = _mm512_shuffle_f32x4(v[8 + c], v[12 + c], 0xEE);
+                x[0 + c] = _mm512_shuffle_f32x4(u0, u2, 0x88);
+                x[4 + c] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
+                x[8 + c] = _mm512_shuffle_f32x4(u1, u3, 0x88);
+                x[12 + c] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
+            }
+            for (l = 0; l < kv; l++) _mm512_mask_storeu_ps(dst + (kk + (size_t)l) * mr, store_mask, x[l]);
+        }
+        dst += kb * mr;
+    }
+}
 
 /* >>avx2 ======================================================================================= */
 
