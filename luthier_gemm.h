@@ -36,10 +36,12 @@ extern "C" {
        a_rows[s*MR + i] points to the k floats of row i in segment s (s = 0..ks-1).
        GEMM uses ks = 1 and a_rows[i] = A + (row0+i)*lda + k0. Implicit-GEMM convolution uses
        ks = kh*kw segments of k = Cin channels each; packed B then holds ks*k steps.
-       Pointers of rows i >= m are never dereferenced (the kernel may not even read them).
+       The slots of rows i >= m are not read at all (the driver leaves them unset); a kernel
+       that computes a full MR-row tile reuses row m-1 for them and does not store the result.
 
    Rules:
    - 1 <= m <= MR, 1 <= n <= NR, k >= 1 (ks >= 1): any edge is handled inside the kernel.
+     ldc >= n (rows of C do not overlap). Interleaved kernels ignore ks (the driver passes 1).
    - Without LUTHIER_UKERNEL_LOAD_C, C is written and never read (it may hold NaN); the
      accumulators start at bias[j] (bias != NULL) or 0. With LOAD_C they start at C and
      bias is ignored (the driver passes bias only on the first k-block).

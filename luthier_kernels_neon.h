@@ -1,4 +1,734 @@
-/* luthier_kernels_neon.h - AArch64 NEON fp32 GEMM microkernels of luthier (placeholder). */
+/* luthier_kernels_neon.h - AArch64 NEON (Armv8.0-A baseline) fp32 GEMM microkernels of luthier.
+   Part of luthier (MIT license, see luthier.h). Compiled by luthier.h on AArch64 with GCC or
+   Clang unless LUTHIER_NO_NEON_KERNELS is defined. Every instruction is Armv8.0-A Advanced SIMD
+   (no dotprod, no fp16), so the kernels run on Cortex-A53/A55/A57/A72/A73/A76 and Neoverse.
+
+   TABLE OF CONTENTS: >>list >>common >>8x12 >>8x6 >>6x16 >>4x24 >>8x4
+
+   kernel                 kind         MR x NR  k unroll  accumulators  inner product
+   8x12__neonfma          interleaved   8 x 12     4      v8-v31  (24)  fmla C.4s, B.4s, A.s[row]
+   8x6__neonfma           interleaved   8 x 6      4      v20-v31 (12)  fmla C'.4s, A.4s, B.s[col]
+   6x16__neonfma_hybrid   hybrid        6 x 16     4      v8-v31  (24)  fmla C.4s, B.4s, A_row.s[k]
+   4x24__neonfma_hybrid   hybrid        4 x 24     4      v8-v31  (24)  fmla C.4s, B.4s, A_row.s[k]
+   8x4__neonfma_hybrid    hybrid        8 x 4      4      v24-v31  (8)  fmla C.4s, B.4s, A_row.s[k]
+
+   How the kernels are built (layouts in the style of Arm Compute Library's kernel family):
+   - Each kernel is one GCC extended-asm statement (GCC and Clang) that owns its registers from
+     start to end: accumulator set-up (C under LOAD_C, else bias broadcast down the rows, else
+     0), the k loops, the clamp and the store. A/B staging registers and accumulators are fixed
+     (the register map is in each section). 24 accumulators cannot be asm operands (GCC allows
+     30 operands and counts "+w" twice), so they never leave the asm statement.
+   - k loops: 4 steps of k per main-loop iteration, then a 1-step remainder loop (k % 4).
+   - Interleaved kernels read the packed A panel (MR floats per k step, rows >= m are zero), so
+     they always compute the whole MR x NR tile.
+   - Hybrid kernels read A in place, segment by segment (ks segments of k steps; packed B runs on
+     across segments). Per 4 k steps each row gives one q register (4 k steps of that row), used
+     lane by lane while B streams through 2-4 registers. Row pointers of rows i >= m are never
+     read: row i uses slot a_rows[s*MR + min(i, m-1)] (a csel on the slot address, XNNPACK's
+     clamp), so those rows recompute row m-1 and are not stored. A rows are read exactly in
+     [0, k): 16-byte loads while 4 steps remain, 4-byte loads in the remainder.
+   - Edges: a full tile (m == MR and n == NR) is loaded/stored in place. A partial tile runs
+     the same code on an MR x NR stack tile (under LOAD_C: C's m x n corner, zeros elsewhere)
+     and C code copies the m x n result out; bias is widened through a zero-padded copy. So C
+     is read only with LOAD_C, only the m x n tile is written, bias is read in [0, n).
+   - Min/max are read only with CLAMP; clamp = fmin(fmax(x, min), max) (NaN stays NaN).
+   - No alignment is assumed of any pointer (AArch64 ldr/ldp/str q are unaligned-safe).
+   - Throughput: bench/mca_neon.sh runs ../shared/tools/mca_kernel.py on every kernel; all main
+     loops issue one FMLA per cycle on llvm-mca's cortex-a57 model and two on llvm-mca-19's
+     neoverse-n1 model (99.7-99.9% of peak; bench/RESULTS.md). Each main loop is marked with
+     LLVM-MCA-BEGIN/END asm comments: the tool would otherwise pick the largest backward-branch
+     region holding FMLAs, which is the hybrid segment loop or, for the interleaved kernels, a
+     compiler jump around the whole asm statement.
+*/
 #ifndef LUTHIER__GEMM_IMPL_DONE
 #error "luthier_kernels_neon.h is part of luthier: include luthier.h instead"
 #endif
+#ifndef LUTHIER__KERNELS_NEON_DONE
+#define LUTHIER__KERNELS_NEON_DONE
+
+/* >>list: X(short name, isa, MR, NR, K unroll, kind, required features), best first. */
+#define LUTHIER__UKERNELS_NEON(X)                                                                  \
+    X(8x12__neonfma, "neon", 8, 12, 4, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_NEON)               \
+    X(6x16__neonfma_hybrid, "neon", 6, 16, 4, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_NEON)             \
+    X(4x24__neonfma_hybrid, "neon", 4, 24, 4, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_NEON)             \
+    X(8x6__neonfma, "neon", 8, 6, 4, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_NEON)                 \
+    X(8x4__neonfma_hybrid, "neon", 8, 4, 4, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_NEON)
+
+/* The asm templates exceed the 4095-character string literal C99 requires compilers to accept
+   (clang -Wpedantic warns); GCC and Clang take any length. */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* >>common =====================================================================================
+
+   asm operands shared by all kernels (the C wrapper computes them):
+     %[cp]   the tile: C (full tile) or the stack tile;  %[ld] its row stride in bytes
+     %[bp]   NR bias floats (zero-padded copy for partial n) or NULL
+     %[mode] bit 0: start from C (LOAD_C); bit 1: clamp (CLAMP)
+     %[mm]   {min, max} (read only when bit 1 is set)
+     %[k]    k steps (per segment);  interleaved: %[a], %[b];  hybrid: %[ar], %[b], %[ks], %[m]
+   Scratch: x9 walks the C rows, x10 counts 4-step iterations, x11 remainder steps; hybrid
+   kernels keep row pointers in x0..x(MR-1) and use x12/x13 to pick the row slots. */
+
+/* One asm line: acc += v * e[lane] (v a vector of 4 floats, e a scalar in lane `lane`). */
+#define LUTHIER__FMLA(acc, v, e, lane) "fmla " #acc ".4s, " #v ".4s, " #e ".s[" #lane "]\n\t"
+#define LUTHIER__MOVQ(d, s) "mov " #d ".16b, " #s ".16b\n\t"
+#define LUTHIER__ZEROQ(r) "movi " #r ".16b, #0\n\t"
+#define LUTHIER__CLAMPQ(r) "fmax " #r ".4s, " #r ".4s, v0.4s\n\t" "fmin " #r ".4s, " #r ".4s, v1.4s\n\t"
+
+/* Accumulator register lists. */
+#define LUTHIER__V24_31(X) X(v24) X(v25) X(v26) X(v27) X(v28) X(v29) X(v30) X(v31)
+#define LUTHIER__V20_31(X) X(v20) X(v21) X(v22) X(v23) LUTHIER__V24_31(X)
+#define LUTHIER__V8_31(X)                                                                          \
+    X(v8) X(v9) X(v10) X(v11) X(v12) X(v13) X(v14) X(v15) X(v16) X(v17) X(v18) X(v19)              \
+    LUTHIER__V20_31(X)
+
+/* Accumulator set-up: LOADC (x9 = %[cp] walks the rows), BIAS or ZERO, chosen by %[mode]/%[bp]. */
+#define LUTHIER__NEON_PROLOGUE(name, LOADC, BIAS, ZERO)                                            \
+    "tbnz %[mode], #0, .Lluthier_" #name "_ldc_%=\n\t"                                             \
+    "cbnz %[bp], .Lluthier_" #name "_bias_%=\n\t"                                                  \
+    ZERO                                                                                           \
+    "b .Lluthier_" #name "_init_%=\n\t"                                                            \
+    ".Lluthier_" #name "_bias_%=:\n\t"                                                             \
+    BIAS                                                                                           \
+    "b .Lluthier_" #name "_init_%=\n\t"                                                            \
+    ".Lluthier_" #name "_ldc_%=:\n\t"                                                              \
+    "mov x9, %[cp]\n\t"                                                                            \
+    LOADC                                                                                          \
+    ".Lluthier_" #name "_init_%=:\n\t"
+
+/* Clamp (bit 1 of %[mode]; v0 = min, v1 = max) then STORE (x9 = %[cp] walks the rows). */
+#define LUTHIER__NEON_EPILOGUE(name, ACCS, STORE)                                                  \
+    "tbz %[mode], #1, .Lluthier_" #name "_st_%=\n\t"                                               \
+    "ldp s0, s1, [%[mm]]\n\t"                                                                      \
+    "dup v0.4s, v0.s[0]\n\t"                                                                       \
+    "dup v1.4s, v1.s[0]\n\t"                                                                       \
+    ACCS(LUTHIER__CLAMPQ)                                                                          \
+    ".Lluthier_" #name "_st_%=:\n\t"                                                               \
+    "mov x9, %[cp]\n\t"                                                                            \
+    STORE
+
+/* Hybrid row pointer xr = *slot(i), slot(i) = &ar[i] if i < m else slot(i-1); x13 holds the
+   previous slot. Row 0 is "mov x13, %[ar]" + "ldr x0, [x13]". */
+#define LUTHIER__ROWPTR(xr, i, off)                                                                \
+    "add x12, %[ar], #" #off "\n\t"                                                                \
+    "cmp %[m], #" #i "\n\t"                                                                        \
+    "csel x13, x12, x13, hi\n\t"                                                                   \
+    "ldr " #xr ", [x13]\n\t"
+
+/* The tile the kernel loads (LOAD_C) and stores: C itself for a full tile (ld = ldc), else
+   tmp, an MR x NR tile (ld = NR); under LOAD_C it holds C's m x n corner, zero elsewhere (the
+   kernel reads tmp only under LOAD_C). */
+LUTHIER__INLINE float *luthier__neon_tile_begin(const luthier_sgemm_ukernel_args *p, float *tmp,
+                                                size_t mr, size_t nr, size_t *ld) {
+    size_t i, j;
+    if (p->m == mr && p->n == nr) {
+        *ld = p->ldc;
+        return p->c;
+    }
+    *ld = nr;
+    if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
+        memset(tmp, 0, mr * nr * sizeof(float));
+        for (i = 0; i < p->m; i++)
+            for (j = 0; j < p->n; j++) tmp[i * nr + j] = p->c[i * p->ldc + j];
+    }
+    return tmp;
+}
+
+/* Copies the m x n corner of a partial tile (cp != C) to C. */
+LUTHIER__INLINE void luthier__neon_tile_end(const luthier_sgemm_ukernel_args *p, const float *cp,
+                                            size_t nr) {
+    size_t i, j;
+    if (cp == p->c) return;
+    for (i = 0; i < p->m; i++)
+        for (j = 0; j < p->n; j++) p->c[i * p->ldc + j] = cp[i * nr + j];
+}
+
+/* NR bias floats (bias[0..n-1] then zeros), or NULL when the tile starts from C or from 0. */
+LUTHIER__INLINE const float *luthier__neon_bias(const luthier_sgemm_ukernel_args *p, float *tmp,
+                                                size_t nr) {
+    if (!p->bias || (p->flags & LUTHIER_UKERNEL_LOAD_C)) return NULL;
+    if (p->n == nr) return p->bias;
+    memset(tmp, 0, nr * sizeof(float));
+    memcpy(tmp, p->bias, p->n * sizeof(float));
+    return tmp;
+}
+
+/* %[mode] and %[mm]. */
+LUTHIER__INLINE size_t luthier__neon_mode(const luthier_sgemm_ukernel_args *p, float *mm) {
+    mm[0] = mm[1] = 0.0f;
+    if (p->flags & LUTHIER_UKERNEL_CLAMP) {
+        mm[0] = p->min;
+        mm[1] = p->max;
+    }
+    return ((p->flags & LUTHIER_UKERNEL_LOAD_C) ? 1u : 0u) |
+           ((p->flags & LUTHIER_UKERNEL_CLAMP) ? 2u : 0u);
+}
+
+/* >>8x12 =======================================================================================
+   Interleaved 8x12 (the a64_sgemm_8x12 layout). Registers:
+     C[r][4v..4v+3] = v(8 + 3r + v)     A step: v0/v1 (even steps), v2/v3 (odd steps), rows 0-3/4-7
+     B step: v4, v5, v6 (columns 0-3, 4-7, 8-11)
+   Per k step: 24 x  fmla C[r][v], B[v], A.s[r]. The FMLAs go B vector by B vector, so B[v] of
+   the next step is loaded as soon as the 8 FMLAs of this step are done with it, and A is
+   double-buffered: loads run well ahead of their use (in-order cores stall less). Per 4-step
+   iteration: 96 FMLA, 4 ldp A, 1 ldp + 10 ldr B. */
+
+/* The 8 FMLAs of B register B with rows 0-3 (A0 lanes) and 4-7 (A1 lanes). */
+#define LUTHIER__8x12_G(B, A0, A1, c0, c1, c2, c3, c4, c5, c6, c7)                                 \
+    LUTHIER__FMLA(c0, B, A0, 0) LUTHIER__FMLA(c1, B, A0, 1)                                        \
+    LUTHIER__FMLA(c2, B, A0, 2) LUTHIER__FMLA(c3, B, A0, 3)                                        \
+    LUTHIER__FMLA(c4, B, A1, 0) LUTHIER__FMLA(c5, B, A1, 1)                                        \
+    LUTHIER__FMLA(c6, B, A1, 2) LUTHIER__FMLA(c7, B, A1, 3)
+#define LUTHIER__8x12_G0(A0, A1) LUTHIER__8x12_G(v4, A0, A1, v8, v11, v14, v17, v20, v23, v26, v29)
+#define LUTHIER__8x12_G1(A0, A1) LUTHIER__8x12_G(v5, A0, A1, v9, v12, v15, v18, v21, v24, v27, v30)
+#define LUTHIER__8x12_G2(A0, A1) LUTHIER__8x12_G(v6, A0, A1, v10, v13, v16, v19, v22, v25, v28, v31)
+
+#define LUTHIER__8x12_LDC(a, b, c)                                                                 \
+    "ldp " #a ", " #b ", [x9]\n\t" "ldr " #c ", [x9, #32]\n\t" "add x9, x9, %[ld]\n\t"
+#define LUTHIER__8x12_STC(a, b, c)                                                                 \
+    "stp " #a ", " #b ", [x9]\n\t" "str " #c ", [x9, #32]\n\t" "add x9, x9, %[ld]\n\t"
+#define LUTHIER__8x12_ROWS(F)                                                                      \
+    F(q8, q9, q10) F(q11, q12, q13) F(q14, q15, q16) F(q17, q18, q19)                              \
+    F(q20, q21, q22) F(q23, q24, q25) F(q26, q27, q28) F(q29, q30, q31)
+#define LUTHIER__8x12_BIASROW(a, b, c) LUTHIER__MOVQ(a, v8) LUTHIER__MOVQ(b, v9) LUTHIER__MOVQ(c, v10)
+#define LUTHIER__8x12_BIAS                                                                         \
+    "ldp q8, q9, [%[bp]]\n\t"                                                                      \
+    "ldr q10, [%[bp], #32]\n\t"                                                                    \
+    LUTHIER__8x12_BIASROW(v11, v12, v13) LUTHIER__8x12_BIASROW(v14, v15, v16)                      \
+    LUTHIER__8x12_BIASROW(v17, v18, v19) LUTHIER__8x12_BIASROW(v20, v21, v22)                      \
+    LUTHIER__8x12_BIASROW(v23, v24, v25) LUTHIER__8x12_BIASROW(v26, v27, v28)                      \
+    LUTHIER__8x12_BIASROW(v29, v30, v31)
+
+LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x12__neonfma(const luthier_sgemm_ukernel_args *p) {
+    float tmp[8 * 12], bb[12], mm[2];
+    size_t ld;
+    float *const cp = luthier__neon_tile_begin(p, tmp, 8, 12, &ld);
+    const float *const bp = luthier__neon_bias(p, bb, 12);
+    const size_t mode = luthier__neon_mode(p, mm);
+    const float *a = p->a, *b = p->b;
+    __asm__ __volatile__(
+        LUTHIER__NEON_PROLOGUE(8x12, LUTHIER__8x12_ROWS(LUTHIER__8x12_LDC), LUTHIER__8x12_BIAS,
+                               LUTHIER__V8_31(LUTHIER__ZEROQ))
+        "lsr x10, %[k], #2\n\t"
+        "and x11, %[k], #3\n\t"
+        "cbz x10, .Lluthier_8x12_k1_%=\n\t"
+        ".Lluthier_8x12_k4_%=:\n\t"
+        "// LLVM-MCA-BEGIN\n\t"
+        "ldp q0, q1, [%[a]]\n\t"
+        "ldp q4, q5, [%[b]]\n\t"
+        "ldr q6, [%[b], #32]\n\t"
+        "ldp q2, q3, [%[a], #32]\n\t"
+        LUTHIER__8x12_G0(v0, v1) "ldr q4, [%[b], #48]\n\t"     /* step 0, B of step 1 */
+        LUTHIER__8x12_G1(v0, v1) "ldr q5, [%[b], #64]\n\t"
+        LUTHIER__8x12_G2(v0, v1) "ldr q6, [%[b], #80]\n\t"
+        "ldp q0, q1, [%[a], #64]\n\t"
+        LUTHIER__8x12_G0(v2, v3) "ldr q4, [%[b], #96]\n\t"     /* step 1, B of step 2 */
+        LUTHIER__8x12_G1(v2, v3) "ldr q5, [%[b], #112]\n\t"
+        LUTHIER__8x12_G2(v2, v3) "ldr q6, [%[b], #128]\n\t"
+        "ldp q2, q3, [%[a], #96]\n\t"
+        LUTHIER__8x12_G0(v0, v1) "ldr q4, [%[b], #144]\n\t"    /* step 2, B of step 3 */
+        LUTHIER__8x12_G1(v0, v1) "ldr q5, [%[b], #160]\n\t"
+        LUTHIER__8x12_G2(v0, v1) "ldr q6, [%[b], #176]\n\t"
+        "add %[a], %[a], #128\n\t"
+        LUTHIER__8x12_G0(v2, v3)                               /* step 3 */
+        LUTHIER__8x12_G1(v2, v3)
+        "add %[b], %[b], #192\n\t"
+        LUTHIER__8x12_G2(v2, v3)
+        "subs x10, x10, #1\n\t"
+        "b.ne .Lluthier_8x12_k4_%=\n\t"
+        "// LLVM-MCA-END\n\t"
+        ".Lluthier_8x12_k1_%=:\n\t"
+        "cbz x11, .Lluthier_8x12_end_%=\n\t"
+        ".Lluthier_8x12_rem_%=:\n\t"
+        "ldp q0, q1, [%[a]], #32\n\t"
+        "ldp q4, q5, [%[b]], #32\n\t"
+        "ldr q6, [%[b]], #16\n\t"
+        LUTHIER__8x12_G0(v0, v1) LUTHIER__8x12_G1(v0, v1) LUTHIER__8x12_G2(v0, v1)
+        "subs x11, x11, #1\n\t"
+        "b.ne .Lluthier_8x12_rem_%=\n\t"
+        ".Lluthier_8x12_end_%=:\n\t"
+        LUTHIER__NEON_EPILOGUE(8x12, LUTHIER__V8_31, LUTHIER__8x12_ROWS(LUTHIER__8x12_STC))
+        : [a] "+r"(a), [b] "+r"(b)
+        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
+          [mm] "r"(mm), [k] "r"(p->k)
+        : "x9", "x10", "x11", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v8", "v9", "v10", "v11",
+          "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23",
+          "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
+    luthier__neon_tile_end(p, cp, 12);
+}
+
+/* >>8x6 ========================================================================================
+   Interleaved 8x6, computed transposed so that every lane is useful (NR = 6 is not a multiple
+   of 4): the 8 rows of a packed A step are 2 whole vectors and B is read by lane.
+     C[4h..4h+3][j] = v(20 + 2j + h)    (column j of rows 0-3 for h = 0, rows 4-7 for h = 1)
+     A step: v16/v17 (even steps), v18/v19 (odd steps)      B: v0-v5, the 24 floats of 4 steps
+   Per k step t: 12 x  fmla C'[j][h], A[h], B.s[...], column j of step t in register
+   (6t + j) / 4, lane (6t + j) % 4. Per 4-step iteration: 48 FMLA, 4 ldp A, 3 ldp B.
+   Set-up and store transpose 4x4 blocks (trn1/trn2 .4s then .2d) and gather/scatter
+   columns 4-5 (ins + uzp1/uzp2, zip1/zip2 + ext). */
+
+#define LUTHIER__8x6_C(c0, c1, A0, A1, B, lane) LUTHIER__FMLA(c0, A0, B, lane) LUTHIER__FMLA(c1, A1, B, lane)
+#define LUTHIER__8x6_STEP(A0, A1, B0, l0, B1, l1, B2, l2, B3, l3, B4, l4, B5, l5)                 \
+    LUTHIER__8x6_C(v20, v21, A0, A1, B0, l0) LUTHIER__8x6_C(v22, v23, A0, A1, B1, l1)              \
+    LUTHIER__8x6_C(v24, v25, A0, A1, B2, l2) LUTHIER__8x6_C(v26, v27, A0, A1, B3, l3)              \
+    LUTHIER__8x6_C(v28, v29, A0, A1, B4, l4) LUTHIER__8x6_C(v30, v31, A0, A1, B5, l5)
+#define LUTHIER__8x6_STEP0(A0, A1) LUTHIER__8x6_STEP(A0, A1, v0, 0, v0, 1, v0, 2, v0, 3, v1, 0, v1, 1)
+#define LUTHIER__8x6_STEP1(A0, A1) LUTHIER__8x6_STEP(A0, A1, v1, 2, v1, 3, v2, 0, v2, 1, v2, 2, v2, 3)
+#define LUTHIER__8x6_STEP2(A0, A1) LUTHIER__8x6_STEP(A0, A1, v3, 0, v3, 1, v3, 2, v3, 3, v4, 0, v4, 1)
+#define LUTHIER__8x6_STEP3(A0, A1) LUTHIER__8x6_STEP(A0, A1, v4, 2, v4, 3, v5, 0, v5, 1, v5, 2, v5, 3)
+
+/* Rows x9.. (4 of them, x9 advances) -> columns c0..c5 of one half. */
+#define LUTHIER__8x6_LDC4(c0, c1, c2, c3, c4, c5)                                                  \
+    "ldr q2, [x9]\n\t" "ldr d6, [x9, #16]\n\t" "add x9, x9, %[ld]\n\t"                             \
+    "ldr q3, [x9]\n\t" "ldr d7, [x9, #16]\n\t" "add x9, x9, %[ld]\n\t"                             \
+    "ldr q4, [x9]\n\t" "ldr d16, [x9, #16]\n\t" "add x9, x9, %[ld]\n\t"                            \
+    "ldr q5, [x9]\n\t" "ldr d17, [x9, #16]\n\t" "add x9, x9, %[ld]\n\t"                            \
+    "trn1 v0.4s, v2.4s, v3.4s\n\t"                                                                 \
+    "trn2 v1.4s, v2.4s, v3.4s\n\t"                                                                 \
+    "trn1 v18.4s, v4.4s, v5.4s\n\t"                                                                \
+    "trn2 v19.4s, v4.4s, v5.4s\n\t"                                                                \
+    "trn1 " #c0 ".2d, v0.2d, v18.2d\n\t"                                                           \
+    "trn1 " #c1 ".2d, v1.2d, v19.2d\n\t"                                                           \
+    "trn2 " #c2 ".2d, v0.2d, v18.2d\n\t"                                                           \
+    "trn2 " #c3 ".2d, v1.2d, v19.2d\n\t"                                                           \
+    "ins v6.d[1], v7.d[0]\n\t"                                                                     \
+    "ins v16.d[1], v17.d[0]\n\t"                                                                   \
+    "uzp1 " #c4 ".4s, v6.4s, v16.4s\n\t"                                                           \
+    "uzp2 " #c5 ".4s, v6.4s, v16.4s\n\t"
+/* Columns c0..c5 of one half -> 4 rows at x9.. (x9 advances). */
+#define LUTHIER__8x6_STC4(c0, c1, c2, c3, c4, c5)                                                  \
+    "trn1 v0.4s, " #c0 ".4s, " #c1 ".4s\n\t"                                                       \
+    "trn2 v1.4s, " #c0 ".4s, " #c1 ".4s\n\t"                                                       \
+    "trn1 v2.4s, " #c2 ".4s, " #c3 ".4s\n\t"                                                       \
+    "trn2 v3.4s, " #c2 ".4s, " #c3 ".4s\n\t"                                                       \
+    "trn1 v4.2d, v0.2d, v2.2d\n\t"                                                                 \
+    "trn1 v5.2d, v1.2d, v3.2d\n\t"                                                                 \
+    "trn2 v6.2d, v0.2d, v2.2d\n\t"                                                                 \
+    "trn2 v7.2d, v1.2d, v3.2d\n\t"                                                                 \
+    "zip1 v16.4s, " #c4 ".4s, " #c5 ".4s\n\t"                                                      \
+    "zip2 v17.4s, " #c4 ".4s, " #c5 ".4s\n\t"                                                      \
+    "ext v18.16b, v16.16b, v16.16b, #8\n\t"                                                        \
+    "ext v19.16b, v17.16b, v17.16b, #8\n\t"                                                        \
+    "str q4, [x9]\n\t" "str d16, [x9, #16]\n\t" "add x9, x9, %[ld]\n\t"                            \
+    "str q5, [x9]\n\t" "str d18, [x9, #16]\n\t" "add x9, x9, %[ld]\n\t"                            \
+    "str q6, [x9]\n\t" "str d17, [x9, #16]\n\t" "add x9, x9, %[ld]\n\t"                            \
+    "str q7, [x9]\n\t" "str d19, [x9, #16]\n\t" "add x9, x9, %[ld]\n\t"
+#define LUTHIER__8x6_LDC                                                                           \
+    LUTHIER__8x6_LDC4(v20, v22, v24, v26, v28, v30) LUTHIER__8x6_LDC4(v21, v23, v25, v27, v29, v31)
+#define LUTHIER__8x6_STC                                                                           \
+    LUTHIER__8x6_STC4(v20, v22, v24, v26, v28, v30) LUTHIER__8x6_STC4(v21, v23, v25, v27, v29, v31)
+#define LUTHIER__8x6_BIAS                                                                          \
+    "ldr q0, [%[bp]]\n\t"                                                                          \
+    "ldr d1, [%[bp], #16]\n\t"                                                                     \
+    "dup v20.4s, v0.s[0]\n\t" "dup v21.4s, v0.s[0]\n\t"                                            \
+    "dup v22.4s, v0.s[1]\n\t" "dup v23.4s, v0.s[1]\n\t"                                            \
+    "dup v24.4s, v0.s[2]\n\t" "dup v25.4s, v0.s[2]\n\t"                                            \
+    "dup v26.4s, v0.s[3]\n\t" "dup v27.4s, v0.s[3]\n\t"                                            \
+    "dup v28.4s, v1.s[0]\n\t" "dup v29.4s, v1.s[0]\n\t"                                            \
+    "dup v30.4s, v1.s[1]\n\t" "dup v31.4s, v1.s[1]\n\t"
+
+LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x6__neonfma(const luthier_sgemm_ukernel_args *p) {
+    float tmp[8 * 6], bb[6], mm[2];
+    size_t ld;
+    float *const cp = luthier__neon_tile_begin(p, tmp, 8, 6, &ld);
+    const float *const bp = luthier__neon_bias(p, bb, 6);
+    const size_t mode = luthier__neon_mode(p, mm);
+    const float *a = p->a, *b = p->b;
+    __asm__ __volatile__(
+        LUTHIER__NEON_PROLOGUE(8x6, LUTHIER__8x6_LDC, LUTHIER__8x6_BIAS,
+                               LUTHIER__V20_31(LUTHIER__ZEROQ))
+        "lsr x10, %[k], #2\n\t"
+        "and x11, %[k], #3\n\t"
+        "cbz x10, .Lluthier_8x6_k1_%=\n\t"
+        ".Lluthier_8x6_k4_%=:\n\t"
+        "// LLVM-MCA-BEGIN\n\t"
+        "ldp q16, q17, [%[a]]\n\t"
+        "ldp q0, q1, [%[b]]\n\t"
+        "ldp q18, q19, [%[a], #32]\n\t"
+        "ldp q2, q3, [%[b], #32]\n\t"
+        LUTHIER__8x6_STEP0(v16, v17)
+        "ldp q16, q17, [%[a], #64]\n\t"
+        "ldp q4, q5, [%[b], #64]\n\t"
+        LUTHIER__8x6_STEP1(v18, v19)
+        "ldp q18, q19, [%[a], #96]\n\t"
+        LUTHIER__8x6_STEP2(v16, v17)
+        "add %[a], %[a], #128\n\t"
+        "add %[b], %[b], #96\n\t"
+        LUTHIER__8x6_STEP3(v18, v19)
+        "subs x10, x10, #1\n\t"
+        "b.ne .Lluthier_8x6_k4_%=\n\t"
+        "// LLVM-MCA-END\n\t"
+        ".Lluthier_8x6_k1_%=:\n\t"
+        "cbz x11, .Lluthier_8x6_end_%=\n\t"
+        ".Lluthier_8x6_rem_%=:\n\t"
+        "ldp q16, q17, [%[a]], #32\n\t"
+        "ldr q0, [%[b]]\n\t"
+        "ldr d1, [%[b], #16]\n\t"
+        "add %[b], %[b], #24\n\t"
+        LUTHIER__8x6_STEP0(v16, v17)
+        "subs x11, x11, #1\n\t"
+        "b.ne .Lluthier_8x6_rem_%=\n\t"
+        ".Lluthier_8x6_end_%=:\n\t"
+        LUTHIER__NEON_EPILOGUE(8x6, LUTHIER__V20_31, LUTHIER__8x6_STC)
+        : [a] "+r"(a), [b] "+r"(b)
+        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
+          [mm] "r"(mm), [k] "r"(p->k)
+        : "x9", "x10", "x11", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18",
+          "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31",
+          "cc", "memory");
+    luthier__neon_tile_end(p, cp, 6);
+}
+
+/* >>6x16 =======================================================================================
+   Hybrid 6x16 (the a64_hybrid_fp32_mla_6x16 layout). Registers:
+     C[r][4v..4v+3] = v(8 + 4r + v)     A: v0-v5 = 4 k steps of rows 0-5 (x0-x5 row pointers)
+     B: v6/v7, each loaded two FMLA groups ahead of its use (all 32 vector registers busy)
+   Per k step t: 24 x  fmla C[r][v], B[v], A_r.s[t]. Per 4-step iteration: 96 FMLA, 6 A loads
+   (ldr q, post-increment), 1 ldp + 14 ldr B. */
+
+#define LUTHIER__6x16_G(B, lane, c0, c1, c2, c3, c4, c5)                                           \
+    LUTHIER__FMLA(c0, B, v0, lane) LUTHIER__FMLA(c1, B, v1, lane)                                  \
+    LUTHIER__FMLA(c2, B, v2, lane) LUTHIER__FMLA(c3, B, v3, lane)                                  \
+    LUTHIER__FMLA(c4, B, v4, lane) LUTHIER__FMLA(c5, B, v5, lane)
+#define LUTHIER__6x16_G0(B, lane) LUTHIER__6x16_G(B, lane, v8, v12, v16, v20, v24, v28)
+#define LUTHIER__6x16_G1(B, lane) LUTHIER__6x16_G(B, lane, v9, v13, v17, v21, v25, v29)
+#define LUTHIER__6x16_G2(B, lane) LUTHIER__6x16_G(B, lane, v10, v14, v18, v22, v26, v30)
+#define LUTHIER__6x16_G3(B, lane) LUTHIER__6x16_G(B, lane, v11, v15, v19, v23, v27, v31)
+
+#define LUTHIER__6x16_LDC(a, b, c, d)                                                              \
+    "ldp " #a ", " #b ", [x9]\n\t" "ldp " #c ", " #d ", [x9, #32]\n\t" "add x9, x9, %[ld]\n\t"
+#define LUTHIER__6x16_STC(a, b, c, d)                                                              \
+    "stp " #a ", " #b ", [x9]\n\t" "stp " #c ", " #d ", [x9, #32]\n\t" "add x9, x9, %[ld]\n\t"
+#define LUTHIER__6x16_ROWS(F)                                                                      \
+    F(q8, q9, q10, q11) F(q12, q13, q14, q15) F(q16, q17, q18, q19)                                \
+    F(q20, q21, q22, q23) F(q24, q25, q26, q27) F(q28, q29, q30, q31)
+#define LUTHIER__6x16_BIASROW(a, b, c, d)                                                          \
+    LUTHIER__MOVQ(a, v8) LUTHIER__MOVQ(b, v9) LUTHIER__MOVQ(c, v10) LUTHIER__MOVQ(d, v11)
+#define LUTHIER__6x16_BIAS                                                                         \
+    "ldp q8, q9, [%[bp]]\n\t"                                                                      \
+    "ldp q10, q11, [%[bp], #32]\n\t"                                                               \
+    LUTHIER__6x16_BIASROW(v12, v13, v14, v15) LUTHIER__6x16_BIASROW(v16, v17, v18, v19)            \
+    LUTHIER__6x16_BIASROW(v20, v21, v22, v23) LUTHIER__6x16_BIASROW(v24, v25, v26, v27)            \
+    LUTHIER__6x16_BIASROW(v28, v29, v30, v31)
+
+LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x16__neonfma_hybrid(const luthier_sgemm_ukernel_args *p) {
+    float tmp[6 * 16], bb[16], mm[2];
+    size_t ld;
+    float *const cp = luthier__neon_tile_begin(p, tmp, 6, 16, &ld);
+    const float *const bp = luthier__neon_bias(p, bb, 16);
+    const size_t mode = luthier__neon_mode(p, mm);
+    const float *const *ar = p->a_rows;
+    const float *b = p->b;
+    size_t ks = p->ks;
+    __asm__ __volatile__(
+        LUTHIER__NEON_PROLOGUE(6x16, LUTHIER__6x16_ROWS(LUTHIER__6x16_LDC), LUTHIER__6x16_BIAS,
+                               LUTHIER__V8_31(LUTHIER__ZEROQ))
+        "cbz %[ks], .Lluthier_6x16_end_%=\n\t"
+        ".Lluthier_6x16_seg_%=:\n\t"
+        "mov x13, %[ar]\n\t"
+        "ldr x0, [x13]\n\t"
+        LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)
+        LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40)
+        "add %[ar], %[ar], #48\n\t"
+        "lsr x10, %[k], #2\n\t"
+        "and x11, %[k], #3\n\t"
+        "cbz x10, .Lluthier_6x16_k1_%=\n\t"
+        ".Lluthier_6x16_k4_%=:\n\t"
+        "// LLVM-MCA-BEGIN\n\t"
+        "ldr q0, [x0], #16\n\t"
+        "ldr q1, [x1], #16\n\t"
+        "ldr q2, [x2], #16\n\t"
+        "ldr q3, [x3], #16\n\t"
+        "ldr q4, [x4], #16\n\t"
+        "ldr q5, [x5], #16\n\t"
+        "ldp q6, q7, [%[b]]\n\t"
+        LUTHIER__6x16_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"
+        LUTHIER__6x16_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"
+        LUTHIER__6x16_G2(v6, 0) "ldr q6, [%[b], #64]\n\t"
+        LUTHIER__6x16_G3(v7, 0) "ldr q7, [%[b], #80]\n\t"
+        LUTHIER__6x16_G0(v6, 1) "ldr q6, [%[b], #96]\n\t"
+        LUTHIER__6x16_G1(v7, 1) "ldr q7, [%[b], #112]\n\t"
+        LUTHIER__6x16_G2(v6, 1) "ldr q6, [%[b], #128]\n\t"
+        LUTHIER__6x16_G3(v7, 1) "ldr q7, [%[b], #144]\n\t"
+        LUTHIER__6x16_G0(v6, 2) "ldr q6, [%[b], #160]\n\t"
+        LUTHIER__6x16_G1(v7, 2) "ldr q7, [%[b], #176]\n\t"
+        LUTHIER__6x16_G2(v6, 2) "ldr q6, [%[b], #192]\n\t"
+        LUTHIER__6x16_G3(v7, 2) "ldr q7, [%[b], #208]\n\t"
+        LUTHIER__6x16_G0(v6, 3) "ldr q6, [%[b], #224]\n\t"
+        LUTHIER__6x16_G1(v7, 3) "ldr q7, [%[b], #240]\n\t"
+        LUTHIER__6x16_G2(v6, 3)
+        "add %[b], %[b], #256\n\t"
+        LUTHIER__6x16_G3(v7, 3)
+        "subs x10, x10, #1\n\t"
+        "b.ne .Lluthier_6x16_k4_%=\n\t"
+        "// LLVM-MCA-END\n\t"
+        ".Lluthier_6x16_k1_%=:\n\t"
+        "cbz x11, .Lluthier_6x16_next_%=\n\t"
+        ".Lluthier_6x16_rem_%=:\n\t"
+        "ldr s0, [x0], #4\n\t"
+        "ldr s1, [x1], #4\n\t"
+        "ldr s2, [x2], #4\n\t"
+        "ldr s3, [x3], #4\n\t"
+        "ldr s4, [x4], #4\n\t"
+        "ldr s5, [x5], #4\n\t"
+        "ldp q6, q7, [%[b]]\n\t"
+        LUTHIER__6x16_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"
+        LUTHIER__6x16_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"
+        LUTHIER__6x16_G2(v6, 0)
+        "add %[b], %[b], #64\n\t"
+        LUTHIER__6x16_G3(v7, 0)
+        "subs x11, x11, #1\n\t"
+        "b.ne .Lluthier_6x16_rem_%=\n\t"
+        ".Lluthier_6x16_next_%=:\n\t"
+        "subs %[ks], %[ks], #1\n\t"
+        "b.ne .Lluthier_6x16_seg_%=\n\t"
+        ".Lluthier_6x16_end_%=:\n\t"
+        LUTHIER__NEON_EPILOGUE(6x16, LUTHIER__V8_31, LUTHIER__6x16_ROWS(LUTHIER__6x16_STC))
+        : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks)
+        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
+          [mm] "r"(mm), [k] "r"(p->k), [m] "r"(p->m)
+        : "x0", "x1", "x2", "x3", "x4", "x5", "x9", "x10", "x11", "x12", "x13", "v0", "v1", "v2",
+          "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
+          "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
+          "v30", "v31", "cc", "memory");
+    luthier__neon_tile_end(p, cp, 16);
+}
+
+/* >>4x24 =======================================================================================
+   Hybrid 4x24, the wide tile. Registers:
+     C[r][4v..4v+3] = v(8 + 6r + v)     A: v0-v3 = 4 k steps of rows 0-3 (x0-x3 row pointers)
+     B: v4-v7 in rotation, each loaded four FMLA groups ahead of its use
+   Per k step t: 24 x  fmla C[r][v], B[v], A_r.s[t]. Per 4-step iteration: 96 FMLA, 4 A loads,
+   2 ldp + 20 ldr B. */
+
+#define LUTHIER__4x24_G(B, lane, c0, c1, c2, c3)                                                   \
+    LUTHIER__FMLA(c0, B, v0, lane) LUTHIER__FMLA(c1, B, v1, lane)                                  \
+    LUTHIER__FMLA(c2, B, v2, lane) LUTHIER__FMLA(c3, B, v3, lane)
+#define LUTHIER__4x24_G0(B, lane) LUTHIER__4x24_G(B, lane, v8, v14, v20, v26)
+#define LUTHIER__4x24_G1(B, lane) LUTHIER__4x24_G(B, lane, v9, v15, v21, v27)
+#define LUTHIER__4x24_G2(B, lane) LUTHIER__4x24_G(B, lane, v10, v16, v22, v28)
+#define LUTHIER__4x24_G3(B, lane) LUTHIER__4x24_G(B, lane, v11, v17, v23, v29)
+#define LUTHIER__4x24_G4(B, lane) LUTHIER__4x24_G(B, lane, v12, v18, v24, v30)
+#define LUTHIER__4x24_G5(B, lane) LUTHIER__4x24_G(B, lane, v13, v19, v25, v31)
+
+#define LUTHIER__4x24_LDC(a, b, c, d, e, f)                                                        \
+    "ldp " #a ", " #b ", [x9]\n\t" "ldp " #c ", " #d ", [x9, #32]\n\t"                             \
+    "ldp " #e ", " #f ", [x9, #64]\n\t" "add x9, x9, %[ld]\n\t"
+#define LUTHIER__4x24_STC(a, b, c, d, e, f)                                                        \
+    "stp " #a ", " #b ", [x9]\n\t" "stp " #c ", " #d ", [x9, #32]\n\t"                             \
+    "stp " #e ", " #f ", [x9, #64]\n\t" "add x9, x9, %[ld]\n\t"
+#define LUTHIER__4x24_ROWS(F)                                                                      \
+    F(q8, q9, q10, q11, q12, q13) F(q14, q15, q16, q17, q18, q19)                                  \
+    F(q20, q21, q22, q23, q24, q25) F(q26, q27, q28, q29, q30, q31)
+#define LUTHIER__4x24_BIASROW(a, b, c, d, e, f)                                                    \
+    LUTHIER__MOVQ(a, v8) LUTHIER__MOVQ(b, v9) LUTHIER__MOVQ(c, v10)                                \
+    LUTHIER__MOVQ(d, v11) LUTHIER__MOVQ(e, v12) LUTHIER__MOVQ(f, v13)
+#define LUTHIER__4x24_BIAS                                                                         \
+    "ldp q8, q9, [%[bp]]\n\t"                                                                      \
+    "ldp q10, q11, [%[bp], #32]\n\t"                                                               \
+    "ldp q12, q13, [%[bp], #64]\n\t"                                                               \
+    LUTHIER__4x24_BIASROW(v14, v15, v16, v17, v18, v19)                                            \
+    LUTHIER__4x24_BIASROW(v20, v21, v22, v23, v24, v25)                                            \
+    LUTHIER__4x24_BIASROW(v26, v27, v28, v29, v30, v31)
+
+LUTHIER_PRIVATE void luthier_sgemm_ukernel_4x24__neonfma_hybrid(const luthier_sgemm_ukernel_args *p) {
+    float tmp[4 * 24], bb[24], mm[2];
+    size_t ld;
+    float *const cp = luthier__neon_tile_begin(p, tmp, 4, 24, &ld);
+    const float *const bp = luthier__neon_bias(p, bb, 24);
+    const size_t mode = luthier__neon_mode(p, mm);
+    const float *const *ar = p->a_rows;
+    const float *b = p->b;
+    size_t ks = p->ks;
+    __asm__ __volatile__(
+        LUTHIER__NEON_PROLOGUE(4x24, LUTHIER__4x24_ROWS(LUTHIER__4x24_LDC), LUTHIER__4x24_BIAS,
+                               LUTHIER__V8_31(LUTHIER__ZEROQ))
+        "cbz %[ks], .Lluthier_4x24_end_%=\n\t"
+        ".Lluthier_4x24_seg_%=:\n\t"
+        "mov x13, %[ar]\n\t"
+        "ldr x0, [x13]\n\t"
+        LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)
+        "add %[ar], %[ar], #32\n\t"
+        "lsr x10, %[k], #2\n\t"
+        "and x11, %[k], #3\n\t"
+        "cbz x10, .Lluthier_4x24_k1_%=\n\t"
+        ".Lluthier_4x24_k4_%=:\n\t"
+        "// LLVM-MCA-BEGIN\n\t"
+        "ldr q0, [x0], #16\n\t"
+        "ldr q1, [x1], #16\n\t"
+        "ldr q2, [x2], #16\n\t"
+        "ldr q3, [x3], #16\n\t"
+        "ldp q4, q5, [%[b]]\n\t"
+        "ldp q6, q7, [%[b], #32]\n\t"
+        LUTHIER__4x24_G0(v4, 0) "ldr q4, [%[b], #64]\n\t"
+        LUTHIER__4x24_G1(v5, 0) "ldr q5, [%[b], #80]\n\t"
+        LUTHIER__4x24_G2(v6, 0) "ldr q6, [%[b], #96]\n\t"
+        LUTHIER__4x24_G3(v7, 0) "ldr q7, [%[b], #112]\n\t"
+        LUTHIER__4x24_G4(v4, 0) "ldr q4, [%[b], #128]\n\t"
+        LUTHIER__4x24_G5(v5, 0) "ldr q5, [%[b], #144]\n\t"
+        LUTHIER__4x24_G0(v6, 1) "ldr q6, [%[b], #160]\n\t"
+        LUTHIER__4x24_G1(v7, 1) "ldr q7, [%[b], #176]\n\t"
+        LUTHIER__4x24_G2(v4, 1) "ldr q4, [%[b], #192]\n\t"
+        LUTHIER__4x24_G3(v5, 1) "ldr q5, [%[b], #208]\n\t"
+        LUTHIER__4x24_G4(v6, 1) "ldr q6, [%[b], #224]\n\t"
+        LUTHIER__4x24_G5(v7, 1) "ldr q7, [%[b], #240]\n\t"
+        LUTHIER__4x24_G0(v4, 2) "ldr q4, [%[b], #256]\n\t"
+        LUTHIER__4x24_G1(v5, 2) "ldr q5, [%[b], #272]\n\t"
+        LUTHIER__4x24_G2(v6, 2) "ldr q6, [%[b], #288]\n\t"
+        LUTHIER__4x24_G3(v7, 2) "ldr q7, [%[b], #304]\n\t"
+        LUTHIER__4x24_G4(v4, 2) "ldr q4, [%[b], #320]\n\t"
+        LUTHIER__4x24_G5(v5, 2) "ldr q5, [%[b], #336]\n\t"
+        LUTHIER__4x24_G0(v6, 3) "ldr q6, [%[b], #352]\n\t"
+        LUTHIER__4x24_G1(v7, 3) "ldr q7, [%[b], #368]\n\t"
+        LUTHIER__4x24_G2(v4, 3)
+        LUTHIER__4x24_G3(v5, 3)
+        "add %[b], %[b], #384\n\t"
+        LUTHIER__4x24_G4(v6, 3)
+        LUTHIER__4x24_G5(v7, 3)
+        "subs x10, x10, #1\n\t"
+        "b.ne .Lluthier_4x24_k4_%=\n\t"
+        "// LLVM-MCA-END\n\t"
+        ".Lluthier_4x24_k1_%=:\n\t"
+        "cbz x11, .Lluthier_4x24_next_%=\n\t"
+        ".Lluthier_4x24_rem_%=:\n\t"
+        "ldr s0, [x0], #4\n\t"
+        "ldr s1, [x1], #4\n\t"
+        "ldr s2, [x2], #4\n\t"
+        "ldr s3, [x3], #4\n\t"
+        "ldp q4, q5, [%[b]]\n\t"
+        "ldp q6, q7, [%[b], #32]\n\t"
+        LUTHIER__4x24_G0(v4, 0) "ldr q4, [%[b], #64]\n\t"
+        LUTHIER__4x24_G1(v5, 0) "ldr q5, [%[b], #80]\n\t"
+        LUTHIER__4x24_G2(v6, 0)
+        LUTHIER__4x24_G3(v7, 0)
+        "add %[b], %[b], #96\n\t"
+        LUTHIER__4x24_G4(v4, 0)
+        LUTHIER__4x24_G5(v5, 0)
+        "subs x11, x11, #1\n\t"
+        "b.ne .Lluthier_4x24_rem_%=\n\t"
+        ".Lluthier_4x24_next_%=:\n\t"
+        "subs %[ks], %[ks], #1\n\t"
+        "b.ne .Lluthier_4x24_seg_%=\n\t"
+        ".Lluthier_4x24_end_%=:\n\t"
+        LUTHIER__NEON_EPILOGUE(4x24, LUTHIER__V8_31, LUTHIER__4x24_ROWS(LUTHIER__4x24_STC))
+        : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks)
+        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
+          [mm] "r"(mm), [k] "r"(p->k), [m] "r"(p->m)
+        : "x0", "x1", "x2", "x3", "x9", "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3", "v4",
+          "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17",
+          "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30",
+          "v31", "cc", "memory");
+    luthier__neon_tile_end(p, cp, 24);
+}
+
+/* >>8x4 ========================================================================================
+   Hybrid 8x4, the narrow tile (few output channels, tall C). Registers:
+     C[r][0..3] = v(24 + r)     A: v16-v23 = 4 k steps of rows 0-7 (x0-x7 row pointers)
+     B: v0-v3, one per k step
+   Per k step t: 8 x  fmla C[r], B_t, A_r.s[t]. Per 4-step iteration: 32 FMLA, 8 A loads, 2 ldp
+   B. Each accumulator takes 4 dependent FMLAs per iteration; 8 independent chains cover the
+   FMLA latency at 2 per cycle (N1) and 1 per cycle (A57). No callee-saved register is used. */
+
+#define LUTHIER__8x4_STEP(B, lane)                                                                 \
+    LUTHIER__FMLA(v24, B, v16, lane) LUTHIER__FMLA(v25, B, v17, lane)                              \
+    LUTHIER__FMLA(v26, B, v18, lane) LUTHIER__FMLA(v27, B, v19, lane)                              \
+    LUTHIER__FMLA(v28, B, v20, lane) LUTHIER__FMLA(v29, B, v21, lane)                              \
+    LUTHIER__FMLA(v30, B, v22, lane) LUTHIER__FMLA(v31, B, v23, lane)
+#define LUTHIER__8x4_LDC(a) "ldr " #a ", [x9]\n\t" "add x9, x9, %[ld]\n\t"
+#define LUTHIER__8x4_STC(a) "str " #a ", [x9]\n\t" "add x9, x9, %[ld]\n\t"
+#define LUTHIER__8x4_ROWS(F) F(q24) F(q25) F(q26) F(q27) F(q28) F(q29) F(q30) F(q31)
+#define LUTHIER__8x4_BIASROW(a) LUTHIER__MOVQ(a, v24)
+#define LUTHIER__8x4_BIAS                                                                          \
+    "ldr q24, [%[bp]]\n\t"                                                                         \
+    LUTHIER__8x4_BIASROW(v25) LUTHIER__8x4_BIASROW(v26) LUTHIER__8x4_BIASROW(v27)                  \
+    LUTHIER__8x4_BIASROW(v28) LUTHIER__8x4_BIASROW(v29) LUTHIER__8x4_BIASROW(v30)                  \
+    LUTHIER__8x4_BIASROW(v31)
+
+LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x4__neonfma_hybrid(const luthier_sgemm_ukernel_args *p) {
+    float tmp[8 * 4], bb[4], mm[2];
+    size_t ld;
+    float *const cp = luthier__neon_tile_begin(p, tmp, 8, 4, &ld);
+    const float *const bp = luthier__neon_bias(p, bb, 4);
+    const size_t mode = luthier__neon_mode(p, mm);
+    const float *const *ar = p->a_rows;
+    const float *b = p->b;
+    size_t ks = p->ks;
+    __asm__ __volatile__(
+        LUTHIER__NEON_PROLOGUE(8x4, LUTHIER__8x4_ROWS(LUTHIER__8x4_LDC), LUTHIER__8x4_BIAS,
+                               LUTHIER__V24_31(LUTHIER__ZEROQ))
+        "cbz %[ks], .Lluthier_8x4_end_%=\n\t"
+        ".Lluthier_8x4_seg_%=:\n\t"
+        "mov x13, %[ar]\n\t"
+        "ldr x0, [x13]\n\t"
+        LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)
+        LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40) LUTHIER__ROWPTR(x6, 6, 48)
+        LUTHIER__ROWPTR(x7, 7, 56)
+        "add %[ar], %[ar], #64\n\t"
+        "lsr x10, %[k], #2\n\t"
+        "and x11, %[k], #3\n\t"
+        "cbz x10, .Lluthier_8x4_k1_%=\n\t"
+        ".Lluthier_8x4_k4_%=:\n\t"
+        "// LLVM-MCA-BEGIN\n\t"
+        "ldr q16, [x0], #16\n\t"
+        "ldr q17, [x1], #16\n\t"
+        "ldr q18, [x2], #16\n\t"
+        "ldr q19, [x3], #16\n\t"
+        "ldp q0, q1, [%[b]]\n\t"
+        "ldr q20, [x4], #16\n\t"
+        "ldr q21, [x5], #16\n\t"
+        "ldr q22, [x6], #16\n\t"
+        "ldr q23, [x7], #16\n\t"
+        "ldp q2, q3, [%[b], #32]\n\t"
+        LUTHIER__8x4_STEP(v0, 0)
+        LUTHIER__8x4_STEP(v1, 1)
+        "add %[b], %[b], #64\n\t"
+        LUTHIER__8x4_STEP(v2, 2)
+        LUTHIER__8x4_STEP(v3, 3)
+        "subs x10, x10, #1\n\t"
+        "b.ne .Lluthier_8x4_k4_%=\n\t"
+        "// LLVM-MCA-END\n\t"
+        ".Lluthier_8x4_k1_%=:\n\t"
+        "cbz x11, .Lluthier_8x4_next_%=\n\t"
+        ".Lluthier_8x4_rem_%=:\n\t"
+        "ldr s16, [x0], #4\n\t"
+        "ldr s17, [x1], #4\n\t"
+        "ldr s18, [x2], #4\n\t"
+        "ldr s19, [x3], #4\n\t"
+        "ldr s20, [x4], #4\n\t"
+        "ldr s21, [x5], #4\n\t"
+        "ldr s22, [x6], #4\n\t"
+        "ldr s23, [x7], #4\n\t"
+        "ldr q0, [%[b]], #16\n\t"
+        LUTHIER__8x4_STEP(v0, 0)
+        "subs x11, x11, #1\n\t"
+        "b.ne .Lluthier_8x4_rem_%=\n\t"
+        ".Lluthier_8x4_next_%=:\n\t"
+        "subs %[ks], %[ks], #1\n\t"
+        "b.ne .Lluthier_8x4_seg_%=\n\t"
+        ".Lluthier_8x4_end_%=:\n\t"
+        LUTHIER__NEON_EPILOGUE(8x4, LUTHIER__V24_31, LUTHIER__8x4_ROWS(LUTHIER__8x4_STC))
+        : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks)
+        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
+          [mm] "r"(mm), [k] "r"(p->k), [m] "r"(p->m)
+        : "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x9", "x10", "x11", "x12", "x13", "v0",
+          "v1", "v2", "v3", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25",
+          "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
+    luthier__neon_tile_end(p, cp, 4);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#if defined(__GNUC__) && !defined(__cplusplus)
+#pragma GCC diagnostic pop
+#endif
+
+#endif /* LUTHIER__KERNELS_NEON_DONE */

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# mca_neon.sh - static throughput of the NEON microkernels' main k-loops (llvm-mca).
+#
+#   bench/mca_neon.sh [--cpus cortex-a57,neoverse-n1] [--cc gcc|clang] [--cflags "-O2"]
+#
+# Builds a translation unit with the luthier implementation for AArch64, and for every kernel
+# of the LUTHIER__UKERNELS_NEON list (luthier_kernels_neon.h) runs ../shared/tools/mca_kernel.py
+# on its main loop (the LLVM-MCA-BEGIN/END region). Prints one table: kernel, core (llvm-mca
+# scheduling model), cycles per loop iteration, FMLAs per iteration, FMLAs per cycle and % of
+# the core's 128-bit FMLA peak (1/cycle on cortex-a57/a72/a53/a55, 2/cycle on neoverse-n1).
+# Exit status 1 if a kernel is below TARGET_PCT (default 95) on a target core (cortex-a57,
+# neoverse-n1); other cores (e.g. --cpus cortex-a53,cortex-a55,cortex-a72) are for information.
+#
+# Needs aarch64-linux-gnu-gcc (or clang) and llvm-mca-19 (LLVM 19 has the real Neoverse-N1
+# model; override with MCA=...). The tool's path can be overridden with MCA_KERNEL=...
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TOOL=${MCA_KERNEL:-$ROOT/../shared/tools/mca_kernel.py}
+MCA=${MCA:-llvm-mca-19}
+TARGET_PCT=${TARGET_PCT:-95}
+CPUS=cortex-a57,neoverse-n1
+CC_KIND=gcc
+CFLAGS="-O2"
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --cpus) CPUS=$2; shift 2 ;;
+    --cc) CC_KIND=$2; shift 2 ;;
+    --cflags) CFLAGS=$2; shift 2 ;;
+    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "mca_neon.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+[ -f "$TOOL" ] || { echo "mca_neon.sh: $TOOL not found (set MCA_KERNEL)" >&2; exit 2; }
+command -v "$MCA" >/dev/null || { echo "mca_neon.sh: $MCA not found (apt-get install llvm-19, or set MCA)" >&2; exit 2; }
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\nint main(void) { return luthier_kernel_count() > 0 ? 0 : 1; }\n' > "$TMP/tu.c"
+
+# The kernels, in registry order, from the list macro.
+KERNELS=$(sed -n 's/^ *X(\([A-Za-z0-9_]*\), "neon",.*/\1/p' "$ROOT/luthier_kernels_neon.h")
+[ -n "$KERNELS" ] || { echo "mca_neon.sh: no kernels found in luthier_kernels_neon.h" >&2; exit 2; }
+
+case "$CC_KIND" in
+gcc) CCV=$(aarch64-linux-gnu-gcc -dumpfullversion 2>/dev/null || echo "?"); CCNAME="aarch64-linux-gnu-gcc $CCV" ;;
+*) CCNAME="$CC_KIND" ;;
+esac
+echo "# bench/mca_neon.sh: $("$MCA" --version | sed -n 's/.*LLVM version \([0-9.]*\).*/llvm-mca \1/p'), $CCNAME $CFLAGS, main k-loop of each kernel (LLVM-MCA-BEGIN/END region), target >= $TARGET_PCT% on cortex-a57 and neoverse-n1"
+printf '%-24s %-30s %9s %10s %11s %5s %10s\n' kernel "cpu (llvm-mca model)" cyc/iter FMLA/iter FMLA/cycle peak "% of peak"
+fail=0
+for k in $KERNELS; do
+    out=$(python3 "$TOOL" "$TMP/tu.c" "luthier_sgemm_ukernel_$k" --cc "$CC_KIND" \
+        --cflags "$CFLAGS -I$ROOT" --mca "$MCA" --cpus "$CPUS") || { echo "$k: mca_kernel.py failed" >&2; fail=1; continue; }
+    nfma=$(printf '%s\n' "$out" | sed -n 's/^# per iteration: [0-9]* instructions, \([0-9]*\) FMA-class.*/\1/p')
+    echo "$out" | grep -q "LLVM-MCA-BEGIN/END region" || echo "# warning: $k: no LLVM-MCA-BEGIN/END region, the tool guessed a loop" >&2
+    # rows: cpu model cyc/iter IPC FMA/cyc ops/cyc docpeak ...
+    while read -r cpu model cyc _ _ _ peak _; do
+        line=$(awk -v k="$k" -v cpu="$cpu" -v model="$model" -v cyc="$cyc" -v n="$nfma" -v peak="$peak" -v t="$TARGET_PCT" 'BEGIN {
+            f = n / cyc; pct = 100 * f / peak;
+            printf "%-24s %-30s %9.2f %10d %11.2f %5d %9.1f%%", k, cpu " (" model ")", cyc, n, f, peak, pct;
+            if ((cpu == "cortex-a57" || cpu == "neoverse-n1") && pct < t) printf "  BELOW TARGET";
+            printf "\n" }')
+        echo "$line"
+        case "$line" in *"BELOW TARGET"*) fail=1 ;; esac
+    done < <(printf '%s\n' "$out" | awk '$2 ~ /Model$/')
+done
+exit $fail
