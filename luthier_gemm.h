@@ -312,28 +312,30 @@ LUTHIER_PRIVATE size_t luthier__balanced_block(size_t total, size_t cap, size_t 
     return luthier__div_up(blk, unit) * unit;
 }
 
-/* BLIS-style blocking: the packed-B micro-panel (KC x NR) stays in L1 while the MR-row tiles of
-   an MC x KC block of A (in L2) stream past it; B's KC x NC block lives in L2/L3. */
+/* Two blocking models, one per kernel kind (measured on AVX-512, see docs/DESIGN.md):
+   - interleaved (BLIS): the packed-B micro-panel (KC x NR) and the packed A micro-panel fill L1
+     while the MR-row tiles of an MC x KC block of A (in L2) stream past; B's KC x NC block
+     lives in the last-level cache;
+   - hybrid (ACL): the MR x KC tile of A, read in place, stays in L1 while the B micro-panels of
+     a KC x NC block (in L2) stream past it; there is no A block (nothing is packed). */
 LUTHIER_PRIVATE luthier__gemm_blocking luthier__gemm_blocking_for(const luthier__ukernel_entry *uk,
                                                                   const luthier_cache_info *ci,
                                                                   const luthier__gemm_blocking *ov,
                                                                   size_t m, size_t n, size_t k) {
     luthier__gemm_blocking b;
-    const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr;
-    size_t kc, mc, nc, llc;
-    /* KC: one B micro-panel and one A micro-panel in about half of L1. */
-    kc = ov->kc ? ov->kc : (ci->l1d / 2) / ((mr + nr) * sizeof(float));
-    kc = luthier__max_sz(kc, 16);
+    const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, f = sizeof(float);
+    const size_t llc = ci->l3 ? ci->l3 : ci->l2;
+    const int hybrid = uk->kind == LUTHIER_KERNEL_HYBRID;
+    size_t kc, mc, nc;
+    kc = ov->kc ? ov->kc : hybrid ? (ci->l1d / 4) / (mr * f) : ci->l1d / ((mr + nr) * f);
+    kc = luthier__min_sz(luthier__max_sz(kc, 16), 2048);
     /* A single row of tiles (fully connected at batch 1): B is streamed once and never reused,
        so walk each packed panel end to end: one long sequential stream per panel. */
     if (!ov->kc && m <= mr) kc = k;
     b.kc = luthier__balanced_block(k, kc, ov->kc ? 1 : 4);
-    /* MC: the A block (MC x KC) in about half of L2. */
-    mc = ov->mc ? ov->mc : (ci->l2 / 2) / (b.kc * sizeof(float));
+    mc = ov->mc ? ov->mc : hybrid ? m : (ci->l2 / 2) / (b.kc * f);
     b.mc = luthier__balanced_block(m, luthier__max_sz(mc, mr), mr);
-    /* NC: the B block (KC x NC) in half of the last-level cache (L2 if there is no L3). */
-    llc = ci->l3 ? ci->l3 : ci->l2;
-    nc = ov->nc ? ov->nc : (llc / 2) / (b.kc * sizeof(float));
+    nc = ov->nc ? ov->nc : ((hybrid ? ci->l2 : llc) / 2) / (b.kc * f);
     b.nc = luthier__balanced_block(n, luthier__max_sz(nc, nr), nr);
     return b;
 }
@@ -412,23 +414,35 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
             u.k = kb;
             u.flags = (first && !g->accumulate ? 0u : (unsigned)LUTHIER_UKERNEL_LOAD_C) |
                       (last && g->clamp ? (unsigned)LUTHIER_UKERNEL_CLAMP : 0u);
+            const int seed_bias = first && g->bias && !g->accumulate;
             for (i0 = m0; i0 < m1; i0 += blk->mc) {
                 const size_t mb = luthier__min_sz(blk->mc, m1 - i0);
-                if (!hybrid) luthier__pack_a(g->a + i0 * g->lda + k0, g->lda, mb, kb, mr, pa);
+                if (hybrid) {
+                    /* A tile in L1 across the NR panels; B micro-panels from L2 */
+                    for (i = i0; i < i0 + mb; i += mr) {
+                        size_t r;
+                        u.m = luthier__min_sz(mr, m1 - i);
+                        for (r = 0; r < u.m; r++) rows[r] = g->a + (i + r) * g->lda + k0;
+                        for (j = n0; j < n0 + nb; j += nr) {
+                            u.n = luthier__min_sz(nr, g->n - j);
+                            u.b = g->b + (j / nr) * g->b_layout->panel_stride + k0 * nr;
+                            u.bias = seed_bias ? g->bias + j : NULL;
+                            u.c = g->c + i * g->ldc + j;
+                            uk->fn(&u);
+                        }
+                    }
+                    continue;
+                }
+                /* B micro-panel in L1 across the MR tiles of the packed A block (L2) */
+                luthier__pack_a(g->a + i0 * g->lda + k0, g->lda, mb, kb, mr, pa);
                 for (j = n0; j < n0 + nb; j += nr) {
-                    const float *bp = g->b + (j / nr) * g->b_layout->panel_stride + k0 * nr;
                     u.n = luthier__min_sz(nr, g->n - j);
-                    u.b = bp;
-                    u.bias = first && g->bias && !g->accumulate ? g->bias + j : NULL;
+                    u.b = g->b + (j / nr) * g->b_layout->panel_stride + k0 * nr;
+                    u.bias = seed_bias ? g->bias + j : NULL;
                     for (i = i0; i < i0 + mb; i += mr) {
                         u.m = luthier__min_sz(mr, m1 - i);
                         u.c = g->c + i * g->ldc + j;
-                        if (hybrid) {
-                            size_t r;
-                            for (r = 0; r < u.m; r++) rows[r] = g->a + (i + r) * g->lda + k0;
-                        } else {
-                            u.a = pa + (i - i0) * kb;
-                        }
+                        u.a = pa + (i - i0) * kb;
                         uk->fn(&u);
                     }
                 }

@@ -22,14 +22,16 @@
 #include <immintrin.h>
 
 /* >>list: X(short name, isa, MR, NR, K unroll, kind, required features), best first. */
-#define LUTHIER__UKERNELS_X86(X)                                                                   \
-    X(12x32__avx512f, "avx512", 12, 32, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX512F)        \
-    X(12x32__avx512f_hybrid, "avx512", 12, 32, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F)      \
-    X(14x32__avx512f, "avx512", 14, 32, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX512F)        \
-    X(6x64__avx512f, "avx512", 6, 64, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX512F)          \
-    X(8x32__avx512f_hybrid, "avx512", 8, 32, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F)        \
-    X(6x16__avx2_fma, "avx2", 6, 16, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX2_FMA)          \
-    X(6x16__avx2_fma_hybrid, "avx2", 6, 16, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX2_FMA)        \
+#define LUTHIER__UKERNELS_X86(X)                                                             \
+    X(6x64__avx512f_hybrid, "avx512", 6, 64, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F)  \
+    X(8x32__avx512f_hybrid, "avx512", 8, 32, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F)  \
+    X(12x32__avx512f_hybrid, "avx512", 12, 32, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F)\
+    X(12x32__avx512f, "avx512", 12, 32, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX512F)  \
+    X(14x32__avx512f, "avx512", 14, 32, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX512F)  \
+    X(6x64__avx512f, "avx512", 6, 64, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX512F)    \
+    X(6x16__avx2_fma_hybrid, "avx2", 6, 16, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX2_FMA)  \
+    X(4x24__avx2_fma_hybrid, "avx2", 4, 24, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX2_FMA)  \
+    X(6x16__avx2_fma, "avx2", 6, 16, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX2_FMA)    \
     X(4x24__avx2_fma, "avx2", 4, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX2_FMA)
 
 /* k steps ahead at which the few-row (memory-bound) kernels prefetch packed B */
@@ -157,11 +159,13 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
 #define LUTHIER__AVX512_TILE_14x32__avx512f(r) luthier__avx512_tile(p, r, 2, 14, 0)
 #define LUTHIER__AVX512_TILE_6x64__avx512f(r) luthier__avx512_tile(p, r, 4, 6, 0)
 #define LUTHIER__AVX512_TILE_8x32__avx512f_hybrid(r) luthier__avx512_tile(p, r, 2, 8, 1)
+#define LUTHIER__AVX512_TILE_6x64__avx512f_hybrid(r) luthier__avx512_tile(p, r, 4, 6, 1)
 LUTHIER__DEFINE_AVX512(12x32__avx512f, 12, 2, 0, LUTHIER__CASES_12)
 LUTHIER__DEFINE_AVX512(12x32__avx512f_hybrid, 12, 2, 1, LUTHIER__CASES_12)
 LUTHIER__DEFINE_AVX512(14x32__avx512f, 14, 2, 0, LUTHIER__CASES_14)
 LUTHIER__DEFINE_AVX512(6x64__avx512f, 6, 4, 0, LUTHIER__CASES_6)
 LUTHIER__DEFINE_AVX512(8x32__avx512f_hybrid, 8, 2, 1, LUTHIER__CASES_8)
+LUTHIER__DEFINE_AVX512(6x64__avx512f_hybrid, 6, 4, 1, LUTHIER__CASES_6)
 
 /* >>avx512-pack: A packing for the interleaved kernels (any MR <= 16). 16 k-steps of up to 16
    rows are loaded as row vectors and transposed in registers (unpack 32-bit, unpack 64-bit,
@@ -305,9 +309,11 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
 #define LUTHIER__AVX2_TILE_6x16__avx2_fma(r) luthier__avx2_tile(p, r, 2, 6, 0)
 #define LUTHIER__AVX2_TILE_6x16__avx2_fma_hybrid(r) luthier__avx2_tile(p, r, 2, 6, 1)
 #define LUTHIER__AVX2_TILE_4x24__avx2_fma(r) luthier__avx2_tile(p, r, 3, 4, 0)
+#define LUTHIER__AVX2_TILE_4x24__avx2_fma_hybrid(r) luthier__avx2_tile(p, r, 3, 4, 1)
 LUTHIER__DEFINE_AVX2(6x16__avx2_fma, LUTHIER__CASES_6)
 LUTHIER__DEFINE_AVX2(6x16__avx2_fma_hybrid, LUTHIER__CASES_6)
 LUTHIER__DEFINE_AVX2(4x24__avx2_fma, LUTHIER__CASES_4)
+LUTHIER__DEFINE_AVX2(4x24__avx2_fma_hybrid, LUTHIER__CASES_4)
 
 #ifdef __cplusplus
 }
