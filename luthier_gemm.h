@@ -332,6 +332,9 @@ LUTHIER_PRIVATE luthier__gemm_blocking luthier__gemm_blocking_for(const luthier_
     /* A single row of tiles (fully connected at batch 1): B is streamed once and never reused,
        so walk each packed panel end to end: one long sequential stream per panel. */
     if (!ov->kc && m <= mr) kc = k;
+    /* A hybrid kernel on a single NR panel reuses nothing across panels: no reason to split k
+       (each split only reloads C). */
+    if (!ov->kc && hybrid && n <= nr) kc = k;
     b.kc = luthier__balanced_block(k, kc, ov->kc ? 1 : 4);
     mc = ov->mc ? ov->mc : hybrid ? m : (ci->l2 / 2) / (b.kc * f);
     b.mc = luthier__balanced_block(m, luthier__max_sz(mc, mr), mr);

@@ -41,8 +41,10 @@
 #define LUTHIER__TARGET_AVX2 __attribute__((target("avx2,fma")))
 
 #if defined(__clang__)
+#define LUTHIER__UNROLL_K _Pragma("unroll 4")
 #define LUTHIER__UNROLL _Pragma("unroll")
 #else
+#define LUTHIER__UNROLL_K _Pragma("GCC unroll 4")
 #define LUTHIER__UNROLL _Pragma("GCC unroll 16")
 #endif
 
@@ -96,7 +98,7 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
         for (s = 0; s < p->ks; s++) {
             const float *ar[LUTHIER__MAX_MR];
             LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r];
-            for (kk = 0; kk < p->k; kk++) {
+            LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++) {
                 __m512 bv[4];
                 LUTHIER__UNROLL for (v = 0; v < NV; v++) {
                     if (R <= 2) /* memory-bound (GEMV-like): run ahead of the B stream */
@@ -114,7 +116,7 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
     } else {
         const float *a = p->a;
         size_t kk;
-        for (kk = 0; kk < p->k; kk++) {
+        LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++) {
             __m512 bv[4];
             LUTHIER__UNROLL for (v = 0; v < NV; v++) {
                 if (R <= 2) /* memory-bound (GEMV-like): run ahead of the B stream */
@@ -256,7 +258,7 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
         for (s = 0; s < p->ks; s++) {
             const float *ar[LUTHIER__MAX_MR];
             LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r];
-            for (kk = 0; kk < p->k; kk++) {
+            LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++) {
                 __m256 bv[3];
                 LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm256_loadu_ps(b + 8 * v);
                 b += 8 * NV;
@@ -270,7 +272,7 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
     } else {
         const float *a = p->a;
         size_t kk;
-        for (kk = 0; kk < p->k; kk++) {
+        LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++) {
             __m256 bv[3];
             LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm256_loadu_ps(b + 8 * v);
             b += 8 * NV;
