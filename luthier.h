@@ -28,8 +28,8 @@
        luthier_context_destroy(ctx);
 
    TABLE OF CONTENTS (grep for the tags)
-       >>version >>linkage >>types >>api-context >>api-kernels >>api-gemm
-       IMPLEMENTATION: >>impl-config >>impl-platform >>impl-context >>impl-gemm-api
+       >>version >>linkage >>types >>api-context >>api-kernels >>api-gemm >>api-topology
+       IMPLEMENTATION: >>impl-config >>impl-platform >>impl-topology >>impl-context >>impl-gemm-api
        luthier_gemm.h:         >>contract >>registry >>pack >>driver >>ukernel-scalar >>select
        luthier_kernels_x86.h:  >>list, one section per kernel family
        luthier_kernels_neon.h: >>list, one section per kernel
@@ -44,6 +44,17 @@
                                luthier aligns its own buffers on top of them
        Run-time settings live in luthier_context_desc (all-zero = defaults).
        Environment: LUTHIER_KERNEL=name picks the default microkernel of new contexts.
+       LUTHIER_CLUSTERS=spec declares the CPU clusters (overrides sysfs; luthier_topology_detect):
+           big:4-7,little:0-3              clusters "name:cpus"; cpus are ids and ranges a-b
+           big@1.0:4-7,little@0.45:0-3     with relative per-core capacities (normalized so the
+                                           fastest is 1.0; give one to every cluster or to none)
+           little:0-1,3,big:2,4-5          a token without "name:" continues the CPU list
+           Names: letters, digits, _ - . (max 15 characters); at most LUTHIER_MAX_CLUSTERS
+           clusters, CPU ids below LUTHIER_MAX_CPUS, each CPU in one cluster, all CPUs online.
+           Without capacities the clusters take them from sysfs when it knows the CPUs'
+           speeds; otherwise all are 1.0 and the order given is kept (list the fastest first).
+           Errors name the offending token and its position, e.g. "LUTHIER_CLUSTERS: reversed
+           range 7-4 (write 4-7) in token 'big:7-4' at position 1".
 
    ERRORS
        Every fallible call returns luthier_status (0 = LUTHIER_STATUS_OK).
@@ -217,6 +228,47 @@ LUTHIER_API luthier_status luthier_sgemm_packed(luthier_context *ctx,
 LUTHIER_API void luthier_packed_b_destroy(luthier_packed_b *b); /* NULL is a no-op */
 /* Bytes held by a packed B (for memory reports). */
 LUTHIER_API size_t luthier_packed_b_bytes(const luthier_packed_b *b);
+
+/* >>api-topology: CPU clusters (sets of CPUs of one kind and speed), fastest first. */
+
+#define LUTHIER_MAX_CLUSTERS 8 /* clusters per topology */
+#define LUTHIER_MAX_CPUS 256   /* CPU ids 0..255; higher ids are ignored (sysfs) or refused */
+
+typedef struct luthier_cluster {
+    char name[16];    /* "big", "middle", "little" by rank ("all" when alone, "c0".."c7" when
+                         more than three), or the label given in LUTHIER_CLUSTERS */
+    char core[32];    /* microarchitecture ("Cortex-A72", "Kryo 4xx Gold", an x86 model name),
+                         "" if unknown or mixed */
+    int num_cpus;
+    int cpus[LUTHIER_MAX_CPUS]; /* ascending CPU ids; num_cpus are valid */
+    double capacity;  /* relative per-core speed, fastest cluster = 1.0 */
+    unsigned max_freq_khz; /* highest cpuinfo_max_freq of its CPUs, 0 if unknown */
+} luthier_cluster;
+
+typedef struct luthier_topology {
+    int num_clusters;                               /* 1..LUTHIER_MAX_CLUSTERS */
+    luthier_cluster clusters[LUTHIER_MAX_CLUSTERS]; /* fastest first */
+    char source[16]; /* "env" (LUTHIER_CLUSTERS), "sysfs", "default" (nothing known about the
+                        CPUs' speeds: one cluster of the online CPUs), "api" (luthier_topology_parse) */
+} luthier_topology;
+
+/* Detects the clusters of this machine, in order: the cluster spec (env_spec, or
+   $LUTHIER_CLUSTERS when env_spec is NULL; "" = ignore the environment), else sysfs and
+   /proc/cpuinfo under sysfs_root (NULL or "" = the real "/"; tests pass fake trees), else one
+   cluster of all online CPUs. A spec's CPUs must be online in that tree; a spec without
+   capacities takes them (and core names, frequencies) from the tree when it has them.
+   Bad specs give LUTHIER_STATUS_INVALID_ARGUMENT and a message in err (may be NULL); unreadable
+   or malformed sysfs files are never an error, they only lower what is known. */
+LUTHIER_API luthier_status luthier_topology_detect(const char *sysfs_root, const char *env_spec,
+                                                   luthier_topology *out, char *err,
+                                                   size_t err_size);
+/* Parses a cluster spec (the LUTHIER_CLUSTERS syntax, see CONFIGURATION at the top) without
+   looking at the machine. source = "api". */
+LUTHIER_API luthier_status luthier_topology_parse(const char *spec, luthier_topology *out,
+                                                  char *err, size_t err_size);
+/* One line per cluster, e.g. "big: cpus 4-5 (2 x Cortex-A72, 1800 MHz, capacity 1.00)\n".
+   Returns the length of the full text like snprintf (buf may be NULL when size is 0). */
+LUTHIER_API int luthier_topology_format(const luthier_topology *t, char *buf, size_t size);
 
 #ifdef __cplusplus
 }
@@ -394,6 +446,584 @@ LUTHIER_API luthier_cache_info luthier_cache_sizes(void) {
     if (ci.l1d < (8u << 10) || ci.l1d > (4u << 20)) ci.l1d = 32u << 10;
     if (ci.l2 < (64u << 10) || ci.l2 > (256u << 20)) ci.l2 = 512u << 10;
     return ci;
+}
+
+/* >>impl-topology */
+
+/* Core names from MIDR: (implementer, part number) as /proc/cpuinfo shows them ("CPU
+   implementer : 0x41", "CPU part : 0xd08"). Ids from the Linux kernel's
+   arch/arm64/include/asm/cputype.h (ARM_CPU_PART_CORTEX_*, QCOM_CPU_PART_KRYO_*).
+   ipc: rough fp32 GEMM throughput per clock relative to Cortex-A53, used only when the kernel
+   gives no cpu_capacity (capacity = max_freq * ipc). Basis: the NEON FMA issue width of the
+   core (A53/A55/A510: one 128-bit FMLA per cycle, in order; A57..A78, A710, N1: two 128-bit
+   pipes, out of order; X1/X2: four) derated by the GEMM efficiency usually reached on each
+   (in-order cores stall more on loads). Estimates: only the ratios between clusters matter
+   and the tuner's measured ratios supersede them. Qualcomm Kryo parts use the Cortex core
+   they derive from (2xx Gold: A73, 2xx Silver: A53, 3xx Gold: A75, 3xx/4xx Silver: A55,
+   4xx Gold: A76). */
+typedef struct luthier__core_kind {
+    unsigned implementer, part;
+    const char *name;
+    double ipc;
+} luthier__core_kind;
+
+static const luthier__core_kind luthier__core_kinds[] = {
+    {0x41, 0xd03, "Cortex-A53", 1.0},  {0x41, 0xd05, "Cortex-A55", 1.1},
+    {0x41, 0xd07, "Cortex-A57", 1.7},  {0x41, 0xd08, "Cortex-A72", 2.0},
+    {0x41, 0xd09, "Cortex-A73", 1.8},  {0x41, 0xd0a, "Cortex-A75", 2.0},
+    {0x41, 0xd0b, "Cortex-A76", 2.4},  {0x41, 0xd0c, "Neoverse-N1", 2.4},
+    {0x41, 0xd0d, "Cortex-A77", 2.6},  {0x41, 0xd41, "Cortex-A78", 2.8},
+    {0x41, 0xd44, "Cortex-X1", 4.0},   {0x41, 0xd46, "Cortex-A510", 1.2},
+    {0x41, 0xd47, "Cortex-A710", 2.9}, {0x41, 0xd48, "Cortex-X2", 4.2},
+    {0x51, 0x800, "Kryo 2xx Gold", 1.8},   {0x51, 0x801, "Kryo 2xx Silver", 1.0},
+    {0x51, 0x802, "Kryo 3xx Gold", 2.0},   {0x51, 0x803, "Kryo 3xx Silver", 1.1},
+    {0x51, 0x804, "Kryo 4xx Gold", 2.4},   {0x51, 0x805, "Kryo 4xx Silver", 1.1}};
+
+/* What sysfs and /proc/cpuinfo say about each CPU (indexed by CPU id). */
+typedef struct luthier__cpu_facts {
+    unsigned char online;
+    unsigned capacity;  /* cpu_capacity, 0 = unknown */
+    unsigned freq_khz;  /* cpuinfo_max_freq, 0 = unknown */
+    unsigned implementer, part; /* from cpuinfo; 0 = unknown */
+    char core[32];      /* display name, "" = unknown */
+    char key[40];       /* grouping key: core kind ("" = unknown) */
+    double speed;       /* raw capacity (unnormalized) */
+} luthier__cpu_facts;
+
+typedef struct luthier__sysfs_facts {
+    int online_ok;      /* the online file was readable and well-formed */
+    int num_online;
+    char online_text[64];
+    int known;          /* anything beyond the online list (capacity, frequency or core) */
+    luthier__cpu_facts cpu[LUTHIER_MAX_CPUS];
+    int group_of[LUTHIER_MAX_CPUS];
+} luthier__sysfs_facts;
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
+LUTHIER_PRIVATE luthier_status luthier__topo_fail(char *err, size_t err_size, const char *fmt,
+                                                  ...) {
+    if (err && err_size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, err_size, fmt, ap);
+        va_end(ap);
+    }
+    return LUTHIER_STATUS_INVALID_ARGUMENT;
+}
+
+LUTHIER_PRIVATE int luthier__is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* Decimal digits [s, s+len) -> *v; 0 if empty, not all digits, or > 1e9. */
+LUTHIER_PRIVATE int luthier__parse_uint(const char *s, size_t len, unsigned long *v) {
+    size_t i;
+    unsigned long x = 0;
+    if (len == 0) return 0;
+    for (i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        x = x * 10 + (unsigned long)(s[i] - '0');
+        if (x > 1000000000ul) return 0;
+    }
+    *v = x;
+    return 1;
+}
+
+/* "0-3,5\n" -> mask (CPU ids >= LUTHIER_MAX_CPUS dropped). Returns the number of CPUs set,
+   or -1 when malformed. */
+LUTHIER_PRIVATE int luthier__parse_cpulist(const char *s, unsigned char *mask) {
+    int count = 0;
+    memset(mask, 0, LUTHIER_MAX_CPUS);
+    while (*s && !luthier__is_space(*s)) {
+        const char *end = s, *dash;
+        unsigned long a, b, c;
+        while (*end && *end != ',' && !luthier__is_space(*end)) end++;
+        dash = (const char *)memchr(s, '-', (size_t)(end - s));
+        if (dash) {
+            if (!luthier__parse_uint(s, (size_t)(dash - s), &a) ||
+                !luthier__parse_uint(dash + 1, (size_t)(end - dash - 1), &b) || b < a)
+                return -1;
+        } else {
+            if (!luthier__parse_uint(s, (size_t)(end - s), &a)) return -1;
+            b = a;
+        }
+        for (c = a; c <= b && c < LUTHIER_MAX_CPUS; c++)
+            if (!mask[c]) { mask[c] = 1; count++; }
+        s = *end == ',' ? end + 1 : end;
+    }
+    while (luthier__is_space(*s)) s++;
+    return *s ? -1 : count;
+}
+
+/* Ascending ids -> "0-3,5" ("..." at the end when buf is too small). Always terminates buf. */
+LUTHIER_PRIVATE void luthier__format_cpulist(const int *ids, int n, char *buf, size_t size) {
+    size_t len = 0;
+    int i = 0;
+    if (!size) return;
+    buf[0] = 0;
+    while (i < n) {
+        int j = i, w;
+        while (j + 1 < n && ids[j + 1] == ids[j] + 1) j++;
+        if (j > i) w = snprintf(buf + len, size - len, "%s%d-%d", i ? "," : "", ids[i], ids[j]);
+        else w = snprintf(buf + len, size - len, "%s%d", i ? "," : "", ids[i]);
+        if (w < 0 || (size_t)w >= size - len) { /* truncated: end with "..." if room */
+            if (size >= 4) memcpy(buf + size - 4, "...", 4);
+            return;
+        }
+        len += (size_t)w;
+        i = j + 1;
+    }
+}
+
+/* Unsigned decimal file content -> value, 0 when missing, empty or not a number. */
+LUTHIER_PRIVATE unsigned luthier__read_uint_file(const char *path, unsigned long max) {
+    char buf[64];
+    size_t n;
+    unsigned long v;
+    if (luthier__read_small_file(path, buf, sizeof buf) <= 0) return 0;
+    n = 0;
+    while (buf[n] >= '0' && buf[n] <= '9') n++;
+    if (!luthier__parse_uint(buf, n, &v) || v > max) return 0;
+    while (luthier__is_space(buf[n])) n++;
+    return buf[n] ? 0u : (unsigned)v;
+}
+
+/* x86 "model name" -> short core name: drops "(R)", "(TM)", " CPU @ 2.90GHz", " Processor". */
+LUTHIER_PRIVATE void luthier__short_model_name(const char *in, char *out, size_t size) {
+    char tmp[256];
+    size_t n = 0, o = 0;
+    char *cut;
+    while (*in && n + 1 < sizeof tmp) {
+        if (strncmp(in, "(R)", 3) == 0 || strncmp(in, "(r)", 3) == 0) { in += 3; continue; }
+        if (strncmp(in, "(TM)", 4) == 0 || strncmp(in, "(tm)", 4) == 0) { in += 4; continue; }
+        if (luthier__is_space(*in) && (n == 0 || tmp[n - 1] == ' ')) { in++; continue; }
+        tmp[n++] = luthier__is_space(*in) ? ' ' : *in;
+        in++;
+    }
+    tmp[n] = 0;
+    if ((cut = strstr(tmp, " CPU @")) != NULL) *cut = 0;
+    if ((cut = strstr(tmp, " @")) != NULL) *cut = 0;
+    n = strlen(tmp);
+    if (n >= 10 && strcmp(tmp + n - 10, " Processor") == 0) tmp[n -= 10] = 0;
+    while (n && tmp[n - 1] == ' ') tmp[--n] = 0;
+    for (o = 0; o + 1 < size && tmp[o]; o++) out[o] = tmp[o];
+    while (o && out[o - 1] == ' ') o--;
+    if (size) out[o] = 0;
+}
+
+/* /proc/cpuinfo: per "processor : N" block, CPU implementer / CPU part (ARM) or model name. */
+LUTHIER_PRIVATE void luthier__read_cpuinfo(const char *path, luthier__sysfs_facts *sf) {
+    FILE *f = fopen(path, "r");
+    char line[256];
+    long cur = -1;
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        char *colon, *key_end, *val;
+        size_t len = strlen(line);
+        if (len && line[len - 1] != '\n' && !feof(f)) { /* long line (x86 flags): drop the rest */
+            int c;
+            while ((c = getc(f)) != EOF && c != '\n') {}
+        }
+        colon = strchr(line, ':');
+        if (!colon) continue;
+        key_end = colon;
+        while (key_end > line && luthier__is_space(key_end[-1])) key_end--;
+        *key_end = 0;
+        val = colon + 1;
+        while (luthier__is_space(*val)) val++;
+        len = strlen(val);
+        while (len && luthier__is_space(val[len - 1])) val[--len] = 0;
+        if (strcmp(line, "processor") == 0) {
+            unsigned long v;
+            cur = luthier__parse_uint(val, len, &v) && v < LUTHIER_MAX_CPUS ? (long)v : -1;
+        } else if (cur >= 0) {
+            luthier__cpu_facts *c = &sf->cpu[cur];
+            char *end;
+            unsigned long v;
+            if (strcmp(line, "CPU implementer") == 0 || strcmp(line, "CPU part") == 0) {
+                v = strtoul(val, &end, 0);
+                if (end == val || *end || v == 0 || v > 0xffff) continue;
+                if (line[4] == 'i') c->implementer = (unsigned)v;
+                else c->part = (unsigned)v;
+            } else if (strcmp(line, "model name") == 0 && len) {
+                luthier__short_model_name(val, c->core, sizeof c->core);
+                memcpy(c->key, c->core, sizeof c->core); /* key is longer than core */
+            }
+        }
+    }
+    fclose(f);
+}
+
+LUTHIER_PRIVATE const luthier__core_kind *luthier__find_core(unsigned implementer, unsigned part) {
+    size_t i;
+    for (i = 0; i < sizeof luthier__core_kinds / sizeof luthier__core_kinds[0]; i++)
+        if (luthier__core_kinds[i].implementer == implementer && luthier__core_kinds[i].part == part)
+            return &luthier__core_kinds[i];
+    return NULL;
+}
+
+/* Reads everything under root into sf. Never fails: missing pieces stay unknown. */
+LUTHIER_PRIVATE void luthier__read_sysfs(const char *root, luthier__sysfs_facts *sf) {
+    char path[4200], buf[4096];
+    unsigned char mask[LUTHIER_MAX_CPUS];
+    int i, n_cap = 0, n_freq = 0, n_core = 0, n_online = 0;
+    size_t rl = strlen(root);
+    while (rl && root[rl - 1] == '/') rl--;
+    memset(sf, 0, sizeof *sf);
+    snprintf(path, sizeof path, "%.*s/sys/devices/system/cpu/online", (int)rl, root);
+    if (luthier__read_small_file(path, buf, sizeof buf) > 0 && luthier__parse_cpulist(buf, mask) > 0) {
+        int ids[LUTHIER_MAX_CPUS];
+        sf->online_ok = 1;
+        for (i = 0; i < LUTHIER_MAX_CPUS; i++) {
+            sf->cpu[i].online = mask[i];
+            if (mask[i]) ids[n_online++] = i;
+        }
+        luthier__format_cpulist(ids, n_online, sf->online_text, sizeof sf->online_text);
+    } else {
+        long n = -1;
+#ifdef _SC_NPROCESSORS_ONLN
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+        if (n < 1) n = 1;
+        if (n > LUTHIER_MAX_CPUS) n = LUTHIER_MAX_CPUS;
+        for (i = 0; i < (int)n; i++) sf->cpu[i].online = 1;
+        sf->num_online = (int)n;
+        return; /* nothing else is trusted without the online list */
+    }
+    sf->num_online = n_online;
+    snprintf(path, sizeof path, "%.*s/proc/cpuinfo", (int)rl, root);
+    luthier__read_cpuinfo(path, sf);
+    for (i = 0; i < LUTHIER_MAX_CPUS; i++) {
+        luthier__cpu_facts *c = &sf->cpu[i];
+        if (!c->online) continue;
+        snprintf(path, sizeof path, "%.*s/sys/devices/system/cpu/cpu%d/cpu_capacity", (int)rl, root, i);
+        c->capacity = luthier__read_uint_file(path, 1u << 20);
+        snprintf(path, sizeof path, "%.*s/sys/devices/system/cpu/cpu%d/cpufreq/cpuinfo_max_freq", (int)rl, root, i);
+        c->freq_khz = luthier__read_uint_file(path, 100000000ul); /* <= 100 GHz */
+        if (c->implementer && c->part) {
+            const luthier__core_kind *k = luthier__find_core(c->implementer, c->part);
+            if (k) snprintf(c->core, sizeof c->core, "%s", k->name);
+            snprintf(c->key, sizeof c->key, "midr:%x:%x", c->implementer, c->part);
+        }
+        n_cap += c->capacity != 0;
+        n_freq += c->freq_khz != 0;
+        n_core += c->key[0] != 0;
+    }
+    /* One source of speed for all CPUs: cpu_capacity if every CPU has it, else frequency x IPC
+       if every CPU has a frequency, else IPC alone (1.0 for unknown cores). */
+    for (i = 0; i < LUTHIER_MAX_CPUS; i++) {
+        luthier__cpu_facts *c = &sf->cpu[i];
+        const luthier__core_kind *k = luthier__find_core(c->implementer, c->part);
+        if (!c->online) continue;
+        if (n_cap == n_online) c->speed = c->capacity;
+        else c->speed = (n_freq == n_online ? (double)c->freq_khz : 1.0) * (k ? k->ipc : 1.0);
+    }
+    sf->known = n_cap || n_freq || n_core;
+}
+
+/* Capacities normalized to the fastest, then a stable sort fastest first. */
+LUTHIER_PRIVATE void luthier__topology_sort(luthier_topology *t) {
+    int i, j;
+    double best = 0;
+    for (i = 0; i < t->num_clusters; i++)
+        if (t->clusters[i].capacity > best) best = t->clusters[i].capacity;
+    for (i = 0; i < t->num_clusters; i++)
+        t->clusters[i].capacity = best > 0 ? t->clusters[i].capacity / best : 1.0;
+    for (i = 1; i < t->num_clusters; i++) { /* insertion sort: stable, at most 8 entries */
+        luthier_cluster c = t->clusters[i];
+        for (j = i; j > 0 && t->clusters[j - 1].capacity < c.capacity; j--)
+            t->clusters[j] = t->clusters[j - 1];
+        t->clusters[j] = c;
+    }
+}
+
+LUTHIER_PRIVATE void luthier__rank_names(luthier_topology *t) {
+    static const char *const two[] = {"big", "little"}, *const three[] = {"big", "middle", "little"};
+    int i;
+    for (i = 0; i < t->num_clusters; i++) {
+        char *name = t->clusters[i].name;
+        if (t->num_clusters == 1) snprintf(name, sizeof t->clusters[i].name, "all");
+        else if (t->num_clusters == 2) snprintf(name, sizeof t->clusters[i].name, "%s", two[i]);
+        else if (t->num_clusters == 3) snprintf(name, sizeof t->clusters[i].name, "%s", three[i]);
+        else snprintf(name, sizeof t->clusters[i].name, "c%d", i);
+    }
+}
+
+/* Groups the online CPUs by (core kind, speed within 5 %): the 5 % keeps per-core turbo bins
+   and ACPI CPPC jitter of servers in one cluster, while real cluster steps are >= 15 %. More
+   groups than LUTHIER_MAX_CLUSTERS: the two closest in speed merge until they fit. */
+LUTHIER_PRIVATE void luthier__topology_from_sysfs(luthier__sysfs_facts *sf, luthier_topology *t) {
+    double speed[LUTHIER_MAX_CPUS];
+    int count[LUTHIER_MAX_CPUS], first[LUTHIER_MAX_CPUS];
+    int n = 0, i, g;
+    for (i = 0; i < LUTHIER_MAX_CPUS; i++) {
+        luthier__cpu_facts *c = &sf->cpu[i];
+        sf->group_of[i] = -1;
+        if (!c->online) continue;
+        for (g = 0; g < n; g++) {
+            const luthier__cpu_facts *r = &sf->cpu[first[g]];
+            double d = c->speed - r->speed, m = c->speed > r->speed ? c->speed : r->speed;
+            if (strcmp(c->key, r->key) == 0 && (d < 0 ? -d : d) <= 0.05 * m) break;
+        }
+        if (g == n) { first[n] = i; speed[n] = 0; count[n] = 0; n++; }
+        sf->group_of[i] = g;
+        speed[g] += c->speed;
+        count[g]++;
+    }
+    for (g = 0; g < n; g++) speed[g] /= count[g];
+    while (n > LUTHIER_MAX_CLUSTERS) { /* merge the closest pair (a, b) into a */
+        int a = 0, b = 1, h;
+        double best = -1;
+        for (g = 0; g < n; g++)
+            for (h = g + 1; h < n; h++) {
+                double lo = speed[g] < speed[h] ? speed[g] : speed[h];
+                double hi = speed[g] < speed[h] ? speed[h] : speed[g];
+                double r = hi > 0 ? lo / hi : 1.0;
+                if (r > best) { best = r; a = g; b = h; }
+            }
+        speed[a] = (speed[a] * count[a] + speed[b] * count[b]) / (count[a] + count[b]);
+        count[a] += count[b];
+        for (i = 0; i < LUTHIER_MAX_CPUS; i++) {
+            if (sf->group_of[i] == b) sf->group_of[i] = a;
+            else if (sf->group_of[i] > b) sf->group_of[i]--;
+        }
+        for (g = b; g + 1 < n; g++) { speed[g] = speed[g + 1]; count[g] = count[g + 1]; first[g] = first[g + 1]; }
+        n--;
+    }
+    t->num_clusters = n;
+    for (g = 0; g < n; g++) {
+        luthier_cluster *c = &t->clusters[g];
+        int mixed = 0;
+        c->capacity = speed[g];
+        for (i = 0; i < LUTHIER_MAX_CPUS; i++) {
+            if (sf->group_of[i] != g) continue;
+            if (c->num_cpus == 0) snprintf(c->core, sizeof c->core, "%s", sf->cpu[i].core);
+            else if (strcmp(c->core, sf->cpu[i].core) != 0) mixed = 1;
+            if (sf->cpu[i].freq_khz > c->max_freq_khz) c->max_freq_khz = sf->cpu[i].freq_khz;
+            c->cpus[c->num_cpus++] = i;
+        }
+        if (mixed) c->core[0] = 0;
+    }
+    luthier__topology_sort(t);
+    luthier__rank_names(t);
+}
+
+/* The LUTHIER_CLUSTERS syntax. what = "LUTHIER_CLUSTERS" or "cluster spec" for messages. */
+LUTHIER_PRIVATE luthier_status luthier__topology_parse(const char *spec, const char *what,
+                                                       luthier_topology *t, char *err,
+                                                       size_t err_size) {
+    short owner[LUTHIER_MAX_CPUS]; /* cluster index + 1, 0 = none */
+    double cap[LUTHIER_MAX_CLUSTERS];
+    int n = 0, n_cap = 0, i, c;
+    size_t pos = 0;
+    memset(t, 0, sizeof *t);
+    memset(owner, 0, sizeof owner);
+    if (!spec) return luthier__topo_fail(err, err_size, "%s: no spec (NULL)", what);
+    for (;;) {
+        size_t start = pos, end, len;
+        const char *tok, *item, *colon, *dash;
+        char shown[48];
+        unsigned long a, b, cpu;
+        int p;
+        while (spec[pos] && spec[pos] != ',') pos++;
+        end = pos;
+        while (start < end && luthier__is_space(spec[start])) start++;
+        while (end > start && luthier__is_space(spec[end - 1])) end--;
+        tok = spec + start;
+        len = end - start;
+        p = (int)start + 1; /* 1-based position for messages */
+        snprintf(shown, sizeof shown, "%.*s%s", (int)(len > 40 ? 40 : len), tok, len > 40 ? "..." : "");
+        if (len == 0)
+            return luthier__topo_fail(err, err_size, "%s: empty token at position %d in \"%s\" (expected name:cpus, e.g. big:4-7,little:0-3)",
+                                      what, p, spec);
+        colon = (const char *)memchr(tok, ':', len);
+        if (colon) { /* name[@capacity]:cpus starts a cluster */
+            const char *at = (const char *)memchr(tok, '@', (size_t)(colon - tok));
+            size_t nlen = (size_t)((at ? at : colon) - tok), k;
+            if (nlen == 0)
+                return luthier__topo_fail(err, err_size, "%s: empty cluster name in token '%s' at position %d", what, shown, p);
+            if (nlen >= sizeof t->clusters[0].name)
+                return luthier__topo_fail(err, err_size, "%s: cluster name too long (max %d characters) in token '%s' at position %d",
+                                          what, (int)sizeof t->clusters[0].name - 1, shown, p);
+            for (k = 0; k < nlen; k++) {
+                char ch = tok[k];
+                if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.'))
+                    return luthier__topo_fail(err, err_size, "%s: bad character '%c' in cluster name (letters, digits, _ - .) in token '%s' at position %d",
+                                              what, ch, shown, p);
+            }
+            if (n == LUTHIER_MAX_CLUSTERS)
+                return luthier__topo_fail(err, err_size, "%s: too many clusters (max %d) at token '%s' at position %d", what, LUTHIER_MAX_CLUSTERS, shown, p);
+            memcpy(t->clusters[n].name, tok, nlen);
+            t->clusters[n].name[nlen] = 0;
+            for (c = 0; c < n; c++)
+                if (strcmp(t->clusters[c].name, t->clusters[n].name) == 0)
+                    return luthier__topo_fail(err, err_size, "%s: cluster name '%s' used twice (token '%s' at position %d)", what, t->clusters[n].name, shown, p);
+            cap[n] = 0;
+            if (at) {
+                char num[64], *e;
+                size_t clen = (size_t)(colon - at - 1);
+                double v;
+                if (clen == 0 || clen >= sizeof num)
+                    return luthier__topo_fail(err, err_size, "%s: capacity missing or too long after '@' in token '%s' at position %d", what, shown, p);
+                memcpy(num, at + 1, clen);
+                num[clen] = 0;
+                v = strtod(num, &e);
+                if (e == num || *e || !(v > 0 && v < 1e30))
+                    return luthier__topo_fail(err, err_size, "%s: capacity '%s' is not a positive number in token '%s' at position %d", what, num, shown, p);
+                cap[n] = v;
+                n_cap++;
+            }
+            n++;
+            item = colon + 1;
+            if (item == tok + len)
+                return luthier__topo_fail(err, err_size, "%s: cluster '%s' has no CPUs (token '%s' at position %d)", what, t->clusters[n - 1].name, shown, p);
+        } else {
+            if (n == 0)
+                return luthier__topo_fail(err, err_size, "%s: expected name:cpus (e.g. big:4-7) but found token '%s' at position %d", what, shown, p);
+            item = tok; /* a CPU list continues after a comma */
+        }
+        len = (size_t)(tok + len - item);
+        dash = (const char *)memchr(item, '-', len);
+        if (dash) {
+            if (!luthier__parse_uint(item, (size_t)(dash - item), &a) || !luthier__parse_uint(dash + 1, len - (size_t)(dash - item) - 1, &b))
+                return luthier__topo_fail(err, err_size, "%s: bad CPU range '%.*s' (expected a-b with CPU ids) in token '%s' at position %d",
+                                          what, (int)len, item, shown, p);
+            if (b < a)
+                return luthier__topo_fail(err, err_size, "%s: reversed range %lu-%lu (write %lu-%lu) in token '%s' at position %d", what, a, b, b, a, shown, p);
+        } else {
+            if (!luthier__parse_uint(item, len, &a))
+                return luthier__topo_fail(err, err_size, "%s: bad CPU id '%.*s' (expected a number or a range a-b) in token '%s' at position %d",
+                                          what, (int)len, item, shown, p);
+            b = a;
+        }
+        if (b >= LUTHIER_MAX_CPUS)
+            return luthier__topo_fail(err, err_size, "%s: cpu %lu over the limit (max %d) in token '%s' at position %d", what, b, LUTHIER_MAX_CPUS - 1, shown, p);
+        for (cpu = a; cpu <= b; cpu++) {
+            if (owner[cpu] == n)
+                return luthier__topo_fail(err, err_size, "%s: cpu %lu listed twice in cluster '%s' (token '%s' at position %d)", what, cpu, t->clusters[n - 1].name, shown, p);
+            if (owner[cpu])
+                return luthier__topo_fail(err, err_size, "%s: cpu %lu is in two clusters, '%s' and '%s' (token '%s' at position %d)",
+                                          what, cpu, t->clusters[owner[cpu] - 1].name, t->clusters[n - 1].name, shown, p);
+            owner[cpu] = (short)n;
+        }
+        if (!spec[pos]) break;
+        pos++; /* the comma */
+    }
+    if (n_cap && n_cap != n)
+        for (c = 0; c < n; c++)
+            if (cap[c] == 0)
+                return luthier__topo_fail(err, err_size, "%s: give a capacity to every cluster or to none ('%s' has none; e.g. big@1:4-7,little@0.45:0-3)",
+                                          what, t->clusters[c].name);
+    for (i = 0; i < LUTHIER_MAX_CPUS; i++)
+        if (owner[i]) {
+            luthier_cluster *cl = &t->clusters[owner[i] - 1];
+            cl->cpus[cl->num_cpus++] = i;
+        }
+    t->num_clusters = n;
+    for (c = 0; c < n; c++) t->clusters[c].capacity = n_cap ? cap[c] : 1.0;
+    luthier__topology_sort(t);
+    snprintf(t->source, sizeof t->source, "api");
+    if (err && err_size) err[0] = 0;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_topology_parse(const char *spec, luthier_topology *out,
+                                                  char *err, size_t err_size) {
+    if (!out) return luthier__topo_fail(err, err_size, "cluster spec: out is NULL");
+    return luthier__topology_parse(spec, "cluster spec", out, err, err_size);
+}
+
+LUTHIER_API luthier_status luthier_topology_detect(const char *sysfs_root, const char *env_spec,
+                                                   luthier_topology *out, char *err,
+                                                   size_t err_size) {
+    luthier__sysfs_facts *sf;
+    const char *spec = env_spec ? env_spec : getenv("LUTHIER_CLUSTERS");
+    luthier_status s = LUTHIER_STATUS_OK;
+    if (err && err_size) err[0] = 0;
+    if (!out) return luthier__topo_fail(err, err_size, "topology: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!sysfs_root) sysfs_root = "";
+    if (strlen(sysfs_root) > 4000) return luthier__topo_fail(err, err_size, "topology: sysfs root path too long");
+    sf = (luthier__sysfs_facts *)luthier__alloc(sizeof *sf);
+    if (!sf) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    luthier__read_sysfs(sysfs_root, sf);
+    if (spec && *spec) {
+        int c, i, n_speed;
+        s = luthier__topology_parse(spec, "LUTHIER_CLUSTERS", out, err, err_size);
+        for (c = 0; s == LUTHIER_STATUS_OK && c < out->num_clusters; c++) {
+            luthier_cluster *cl = &out->clusters[c];
+            for (i = 0; i < cl->num_cpus; i++)
+                if (sf->online_ok && !sf->cpu[cl->cpus[i]].online) {
+                    s = luthier__topo_fail(err, err_size, "LUTHIER_CLUSTERS: cpu %d (cluster '%s') is not online (online: %s)",
+                                           cl->cpus[i], cl->name, sf->online_text);
+                    break;
+                }
+        }
+        if (s == LUTHIER_STATUS_OK && sf->online_ok) {
+            const int given = strchr(spec, '@') != NULL; /* the spec gives capacities */
+            n_speed = 0;
+            for (c = 0; c < out->num_clusters; c++) {
+                luthier_cluster *cl = &out->clusters[c];
+                double sum = 0;
+                int mixed = 0;
+                for (i = 0; i < cl->num_cpus; i++) {
+                    const luthier__cpu_facts *f = &sf->cpu[cl->cpus[i]];
+                    if (i == 0) snprintf(cl->core, sizeof cl->core, "%s", f->core);
+                    else if (strcmp(cl->core, f->core) != 0) mixed = 1;
+                    if (f->freq_khz > cl->max_freq_khz) cl->max_freq_khz = f->freq_khz;
+                    sum += f->speed;
+                }
+                if (mixed) cl->core[0] = 0;
+                if (!given && sf->known && sum > 0) { cl->capacity = sum / cl->num_cpus; n_speed++; }
+            }
+            if (n_speed == out->num_clusters) luthier__topology_sort(out);
+            else if (!given) for (c = 0; c < out->num_clusters; c++) out->clusters[c].capacity = 1.0;
+        }
+        if (s == LUTHIER_STATUS_OK) snprintf(out->source, sizeof out->source, "env");
+    } else if (sf->online_ok && sf->known) {
+        luthier__topology_from_sysfs(sf, out);
+        snprintf(out->source, sizeof out->source, "sysfs");
+    } else {
+        luthier_cluster *cl = &out->clusters[0];
+        int i;
+        out->num_clusters = 1;
+        for (i = 0; i < LUTHIER_MAX_CPUS; i++)
+            if (sf->cpu[i].online) cl->cpus[cl->num_cpus++] = i;
+        cl->capacity = 1.0;
+        luthier__rank_names(out);
+        snprintf(out->source, sizeof out->source, "default");
+    }
+    if (s != LUTHIER_STATUS_OK) memset(out, 0, sizeof *out);
+    luthier__free(sf);
+    return s;
+}
+
+LUTHIER_API int luthier_topology_format(const luthier_topology *t, char *buf, size_t size) {
+    size_t len = 0;
+    int c;
+    if (buf && size) buf[0] = 0;
+    if (!t) return 0;
+    for (c = 0; c < t->num_clusters && c < LUTHIER_MAX_CLUSTERS; c++) {
+        const luthier_cluster *cl = &t->clusters[c];
+        char cpus[128], freq[32];
+        int w, n = cl->num_cpus < 0 ? 0 : cl->num_cpus > LUTHIER_MAX_CPUS ? LUTHIER_MAX_CPUS : cl->num_cpus;
+        luthier__format_cpulist(cl->cpus, n, cpus, sizeof cpus);
+        freq[0] = 0;
+        if (cl->max_freq_khz) snprintf(freq, sizeof freq, ", %u MHz", (cl->max_freq_khz + 500) / 1000);
+        const size_t avail = buf && len < size ? size - len : 0;
+        char *dst = avail ? buf + len : NULL;
+        if (cl->core[0])
+            w = snprintf(dst, avail, "%.16s: cpus %s (%d x %.32s%s, capacity %.2f)\n", cl->name, cpus, n,
+                         cl->core, freq, cl->capacity);
+        else
+            w = snprintf(dst, avail, "%.16s: cpus %s (%d cpu%s%s, capacity %.2f)\n", cl->name, cpus, n,
+                         n == 1 ? "" : "s", freq, cl->capacity);
+        if (w < 0) return -1;
+        len += (size_t)w;
+    }
+    return (int)len;
 }
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 #include "test_api.c"
 #include "test_kernels.c"
 #include "test_gemm.c"
+#include "test_topology.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -40,6 +41,12 @@ int main(int argc, char **argv) {
     RUN(test_gemm_packed_reuse);
     RUN(test_gemm_dispatch_levels);
     RUN(test_gemm_dnn_shapes);
+    RUN(test_topology_boards);
+    RUN(test_topology_env_syntax);
+    RUN(test_topology_env_errors);
+    RUN(test_topology_env_override);
+    RUN(test_topology_malformed);
+    RUN(test_topology_many_kinds);
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else
