@@ -34,7 +34,7 @@ $(FLAGS_STAMP): | $(BUILD)
 TEST_SRC  := $(wildcard tests/*.c tests/*.h) $(FLAGS_STAMP)
 BENCH_SRC := $(wildcard bench/*.c bench/*.h) $(FLAGS_STAMP)
 
-.PHONY: all test test-x86 test-neon test-compile sanitize bench demo examples clean
+.PHONY: all test test-x86 test-neon test-compile test-nothreads sanitize tsan bench demo examples clean
 
 all: $(BUILD)/test_luthier $(BUILD)/luthier-bench examples
 
@@ -65,6 +65,7 @@ test-compile: | $(BUILD)
 	$(CC)  -std=c99   $(WARN) -Wstrict-prototypes -fsyntax-only -I. $(BUILD)/tu.c
 	$(CC)  -std=c11   $(WARN) -Wstrict-prototypes -fsyntax-only -I. $(BUILD)/tu.c
 	$(CC)  -std=c99   $(WARN) -DLUTHIER_STATIC -DLUTHIER_NO_X86_KERNELS -fsyntax-only -I. $(BUILD)/tu.c
+	$(CC)  -std=c99   $(WARN) -DLUTHIER_NO_THREADS -fsyntax-only -I. $(BUILD)/tu.c
 	$(CXX) -x c++ -std=c++11 $(WARN) -fsyntax-only -I. $(BUILD)/tu.c
 	$(CXX) -x c++ -std=c++17 $(WARN) -fsyntax-only -I. $(BUILD)/tu.c
 ifeq ($(HAVE_CROSS),yes)
@@ -76,8 +77,17 @@ else
 endif
 
 # The test command of the README: everything that can run on this machine.
-test: test-compile test-x86 test-neon examples
+test: test-compile test-x86 test-nothreads test-neon examples
 	@echo "make test: all suites passed"
+
+# ThreadSanitizer on the suite (quick sizes), and the suite built without threads.
+tsan: | $(BUILD)
+	$(CC) -std=c99 -O1 -g -fsanitize=thread $(WARN) -I. tests/test_main.c -o $(BUILD)/test_luthier_tsan $(LDLIBS)
+	TSAN_OPTIONS=halt_on_error=1 $(BUILD)/test_luthier_tsan --quick
+
+test-nothreads: | $(BUILD)
+	$(CC) -std=c99 $(OPT) -g $(WARN) -DLUTHIER_NO_THREADS -I. tests/test_main.c -o $(BUILD)/test_luthier_nothreads -lm
+	$(BUILD)/test_luthier_nothreads --quick
 
 # ASan + UBSan run of the whole suite (part of CI).
 sanitize: | $(BUILD)

@@ -145,6 +145,13 @@ enum {
 typedef struct luthier_context luthier_context;
 typedef struct luthier_packed_b luthier_packed_b;
 
+/* How a parallel region's units are handed to threads. */
+typedef enum luthier_schedule {
+    LUTHIER_SCHEDULE_RATIO = 0, /* one contiguous range per cluster by ratio, even within it */
+    LUTHIER_SCHEDULE_DYNAMIC,   /* chunks taken on demand by whichever thread is free */
+    LUTHIER_SCHEDULE_COUNT
+} luthier_schedule;
+
 /* >>api-context */
 
 typedef struct luthier_context_desc {
@@ -157,6 +164,14 @@ typedef struct luthier_context_desc {
     unsigned disabled_cpu_features;
     /* Cache blocking (elements). 0 = derived from the machine's cache sizes. */
     size_t kc, mc, nc;
+    /* CPU clusters the context's threads run on. NULL = luthier_topology_detect(sysfs_root,
+       $LUTHIER_CLUSTERS). The calling thread runs the first slot of the fastest cluster; one
+       pinned worker thread runs each other CPU's slot. */
+    const struct luthier_topology *topology;
+    const char *sysfs_root; /* NULL = "/" (tests point it at fake trees) */
+    /* Threads (calling thread included): 0 = one per CPU of every cluster; N = the first N CPUs
+       in cluster order (fastest first). 1 = no worker threads at all. */
+    int num_threads;
 } luthier_context_desc;
 
 LUTHIER_API const char *luthier_status_string(luthier_status status);
@@ -209,6 +224,17 @@ typedef struct luthier_sgemm_desc {
     float clamp_min, clamp_max; /* for LUTHIER_ACTIVATION_CLAMP */
     int accumulate;         /* nonzero: C = C + A*B (+bias), e.g. a fused residual add */
     const char *kernel;     /* NULL = the context's kernel */
+    /* Workload distribution over the context's clusters (the tuner's third knob). The rows of
+       C are split in MR-row tiles (columns in NR panels when m fits one tile row):
+       LUTHIER_SCHEDULE_RATIO gives cluster c the share ratios[c] / sum(ratios) as one
+       contiguous range, split evenly among its threads; NULL ratios = in proportion to each
+       cluster's capacity x threads. LUTHIER_SCHEDULE_DYNAMIC hands out chunks on demand. */
+    luthier_schedule schedule;
+    const float *ratios;
+    int num_ratios;         /* must equal the number of clusters when ratios is set */
+    /* Optional kernels per cluster (one entry per cluster of the context; NULL entries = the
+       call's kernel). Each must have the call's MR and NR, so one packed B serves all. */
+    const char *const *cluster_kernels;
 } luthier_sgemm_desc;
 
 /* C = act(A*B (+C) + bias). m == 0 or n == 0 is a no-op; k == 0 gives C = act((C) + bias). */
@@ -270,6 +296,37 @@ LUTHIER_API luthier_status luthier_topology_parse(const char *spec, luthier_topo
    Returns the length of the full text like snprintf (buf may be NULL when size is 0). */
 LUTHIER_API int luthier_topology_format(const luthier_topology *t, char *buf, size_t size);
 
+/* >>api-threads: the ratio-partitioned parallel for. */
+
+/* Work on units [begin, end); thread is the slot (0 = the calling thread), cluster its cluster. */
+typedef void (*luthier_range_fn)(void *arg, size_t begin, size_t end, int thread, int cluster);
+
+typedef struct luthier_parallel_desc {
+    luthier_schedule schedule;
+    /* RATIO: non-negative weights, one per cluster of the context, normalized by their sum (so
+       percentages that do not add up to 100 are scaled, not refused; all zero is refused).
+       A 0 weight gives that cluster nothing. NULL = capacity x threads of each cluster. */
+    const float *ratios;
+    int num_ratios;
+    size_t chunk; /* DYNAMIC: units per grab; 0 = n / (4 x threads), at least 1 */
+} luthier_parallel_desc;
+
+/* Runs fn over [0, n) on the context's threads and returns when all are done. The context is
+   single-caller: fn must not start a parallel region on the same context. desc NULL = RATIO
+   with the default weights. */
+LUTHIER_API luthier_status luthier_parallel_for(luthier_context *ctx, size_t n,
+                                                const luthier_parallel_desc *desc,
+                                                luthier_range_fn fn, void *arg);
+/* Threads of the context (calling thread included). */
+LUTHIER_API int luthier_context_num_threads(const luthier_context *ctx);
+/* The clusters the context's threads run on (trimmed to num_threads). */
+LUTHIER_API luthier_status luthier_context_topology(const luthier_context *ctx,
+                                                    luthier_topology *out);
+/* Slot t: its cluster and CPU (-1 for the calling thread); returns 1 if the worker pinned
+   itself to that CPU and verified it with sched_getcpu(), 0 otherwise (or t out of range). */
+LUTHIER_API int luthier_context_thread_info(const luthier_context *ctx, int thread, int *cluster,
+                                            int *cpu);
+
 #ifdef __cplusplus
 }
 #endif
@@ -294,6 +351,10 @@ LUTHIER_API int luthier_topology_format(const luthier_topology *t, char *buf, si
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifndef LUTHIER_NO_THREADS
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 #if defined(LUTHIER_MALLOC) != defined(LUTHIER_FREE)
 #error "define both LUTHIER_MALLOC and LUTHIER_FREE, or neither"
@@ -1042,12 +1103,18 @@ extern "C" {
 
 /* >>impl-context */
 
+#define LUTHIER__MAX_THREADS LUTHIER_MAX_CPUS
+typedef struct luthier__pool luthier__pool;
+
 struct luthier_context {
     unsigned cpu_features;      /* detected & ~disabled */
     int kernel;                 /* registry index of the default kernel */
     luthier__gemm_blocking blocking_override; /* 0 fields = from cache sizes */
     luthier_cache_info caches;
-    void *workspace;            /* grows on demand; reused across calls */
+    luthier_topology topology;  /* the clusters the threads run on */
+    luthier__pool *pool;
+    int busy;                   /* inside a parallel region */
+    void *workspace;            /* per-thread workspaces; grows on demand, reused across calls */
     size_t workspace_bytes;
     char error[256];
 };
@@ -1080,6 +1147,344 @@ LUTHIER_API const char *luthier_context_error(const luthier_context *ctx) {
     return ctx ? ctx->error : "no context";
 }
 
+/* >>impl-threads =============================================================================
+
+   The pool: one slot per thread of the partition, slot 0 run by the calling thread, slots 1..T-1
+   by persistent workers pinned to their CPU. A job is published by bumping a generation counter
+   (release); workers spin briefly on it (acquire), then sleep on a condition variable. The last
+   worker to finish wakes the caller if it went to sleep. Sleep/wake decisions are taken under
+   the mutex with the counters re-checked, so no wake-up is lost. */
+
+typedef struct luthier__job {
+    luthier_range_fn fn;
+    void *arg;
+    int dynamic;
+    size_t n, chunk;
+    size_t next;                              /* dynamic: next unit to hand out (atomic) */
+    size_t begin[LUTHIER__MAX_THREADS];       /* ratio: slot t's range */
+    size_t end[LUTHIER__MAX_THREADS];
+} luthier__job;
+
+struct luthier__pool {
+    int num_threads;                          /* slots, caller included */
+    int num_clusters;
+    int cluster_first[LUTHIER_MAX_CLUSTERS];  /* first slot of each cluster */
+    int cluster_threads[LUTHIER_MAX_CLUSTERS];
+    int slot_cluster[LUTHIER__MAX_THREADS];
+    int slot_cpu[LUTHIER__MAX_THREADS];       /* -1: not pinned (caller, or pinning refused) */
+    int slot_pinned[LUTHIER__MAX_THREADS];    /* 1 when the worker verified its CPU */
+    luthier__job job;
+    unsigned generation;                      /* atomic */
+    int remaining;                            /* atomic: slots still running the job */
+    int stop;                                 /* atomic */
+    int sleepers;                             /* under mu */
+    int caller_waiting;                       /* under mu */
+#ifndef LUTHIER_NO_THREADS
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+    pthread_t threads[LUTHIER__MAX_THREADS];
+    int started;                              /* workers created */
+#endif
+};
+
+#define LUTHIER__LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LUTHIER__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+LUTHIER__INLINE void luthier__cpu_relax(void) {
+#if LUTHIER__X86
+    __builtin_ia32_pause();
+#elif LUTHIER__ARM64
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* Runs slot t of the current job. */
+LUTHIER_PRIVATE void luthier__run_slot(luthier__pool *p, int t) {
+    const luthier__job *j = &p->job;
+    const int cl = p->slot_cluster[t];
+    if (j->dynamic) {
+        for (;;) {
+            const size_t b = __atomic_fetch_add(&p->job.next, j->chunk, __ATOMIC_RELAXED);
+            if (b >= j->n) break;
+            j->fn(j->arg, b, b + j->chunk < j->n ? b + j->chunk : j->n, t, cl);
+        }
+    } else if (j->begin[t] < j->end[t] && j->fn) {
+        j->fn(j->arg, j->begin[t], j->end[t], t, cl);
+    }
+}
+
+#ifndef LUTHIER_NO_THREADS
+/* Spin iterations before sleeping: long enough to cover the gap between the layers of a
+   network (tens of microseconds), short enough not to burn a core between requests. */
+#define LUTHIER__SPIN 20000
+
+typedef struct luthier__worker_arg {
+    luthier__pool *pool;
+    int slot;
+} luthier__worker_arg;
+
+LUTHIER_PRIVATE int luthier__pin_self(int cpu) {
+#if defined(__linux__)
+    cpu_set_t set;
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return 0;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) return 0;
+    return sched_getcpu() == cpu;
+#else
+    (void)cpu;
+    return 0;
+#endif
+}
+
+LUTHIER_PRIVATE void *luthier__worker_main(void *varg) {
+    luthier__worker_arg wa = *(luthier__worker_arg *)varg;
+    luthier__pool *p = wa.pool;
+    unsigned seen = 0;
+    luthier__free(varg);
+    __atomic_store_n(&p->slot_pinned[wa.slot], luthier__pin_self(p->slot_cpu[wa.slot]), __ATOMIC_RELEASE);
+    for (;;) {
+        unsigned g;
+        int spin = 0;
+        while ((g = LUTHIER__LOAD(&p->generation)) == seen && !LUTHIER__LOAD(&p->stop) &&
+               spin < LUTHIER__SPIN) {
+            luthier__cpu_relax();
+            spin++;
+        }
+        if (g == seen && !LUTHIER__LOAD(&p->stop)) {
+            pthread_mutex_lock(&p->mu);
+            p->sleepers++;
+            while ((g = LUTHIER__LOAD(&p->generation)) == seen && !LUTHIER__LOAD(&p->stop))
+                pthread_cond_wait(&p->work_cv, &p->mu);
+            p->sleepers--;
+            pthread_mutex_unlock(&p->mu);
+        }
+        if (LUTHIER__LOAD(&p->stop)) break;
+        seen = g;
+        luthier__run_slot(p, wa.slot);
+        if (__atomic_sub_fetch(&p->remaining, 1, __ATOMIC_ACQ_REL) == 0) {
+            pthread_mutex_lock(&p->mu);
+            if (p->caller_waiting) pthread_cond_signal(&p->done_cv);
+            pthread_mutex_unlock(&p->mu);
+        }
+    }
+    return NULL;
+}
+#endif
+
+LUTHIER_PRIVATE void luthier__pool_destroy(luthier__pool *p) {
+    if (!p) return;
+#ifndef LUTHIER_NO_THREADS
+    if (p->started) {
+        int t;
+        pthread_mutex_lock(&p->mu);
+        LUTHIER__STORE(&p->stop, 1);
+        pthread_cond_broadcast(&p->work_cv);
+        pthread_mutex_unlock(&p->mu);
+        for (t = 1; t < p->started; t++) pthread_join(p->threads[t], NULL);
+    }
+    pthread_cond_destroy(&p->work_cv);
+    pthread_cond_destroy(&p->done_cv);
+    pthread_mutex_destroy(&p->mu);
+#endif
+    luthier__free(p);
+}
+
+LUTHIER_PRIVATE void luthier__pool_run(luthier__pool *p);
+
+/* Creates a pool with one slot per CPU of every cluster of t (fastest cluster first; slot 0 is
+   the caller). Workers that cannot be pinned (CPU absent or not allowed) still run, unpinned. */
+LUTHIER_PRIVATE luthier_status luthier__pool_create(luthier_context *ctx, const luthier_topology *t,
+                                                    luthier__pool **out) {
+    luthier__pool *p;
+    int c, i, s = 0;
+    *out = NULL;
+    p = (luthier__pool *)luthier__alloc(sizeof *p);
+    if (!p) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate the thread pool");
+    memset(p, 0, sizeof *p);
+    p->num_clusters = t->num_clusters;
+    for (c = 0; c < t->num_clusters; c++) {
+        p->cluster_first[c] = s;
+        for (i = 0; i < t->clusters[c].num_cpus && s < LUTHIER__MAX_THREADS; i++, s++) {
+            p->slot_cluster[s] = c;
+            p->slot_cpu[s] = t->clusters[c].cpus[i];
+        }
+        p->cluster_threads[c] = s - p->cluster_first[c];
+    }
+    p->num_threads = s;
+#ifndef LUTHIER_NO_THREADS
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work_cv, NULL);
+    pthread_cond_init(&p->done_cv, NULL);
+    p->started = 1;
+    for (i = 1; i < p->num_threads; i++) {
+        luthier__worker_arg *wa = (luthier__worker_arg *)luthier__alloc(sizeof *wa);
+        if (!wa) break;
+        wa->pool = p;
+        wa->slot = i;
+        if (pthread_create(&p->threads[i], NULL, luthier__worker_main, wa) != 0) {
+            luthier__free(wa);
+            break;
+        }
+        p->started = i + 1;
+    }
+    if (p->started != p->num_threads) {
+        luthier__pool_destroy(p);
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot start %d worker threads",
+                             s - 1);
+    }
+    /* An empty region: when it returns every worker has started and pinned itself. */
+    p->job.dynamic = 0;
+    p->job.fn = NULL;
+    luthier__pool_run(p);
+#endif
+    *out = p;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Splits [0, n) into one contiguous range per cluster in proportion to w[] (largest remainder:
+   floor shares, then the leftover units one by one to the largest fractions; a weight of 0
+   gives nothing), then evenly among the cluster's slots. */
+LUTHIER_PRIVATE void luthier__partition(const luthier__pool *p, size_t n, const double *w,
+                                        size_t *begin, size_t *end) {
+    size_t share[LUTHIER_MAX_CLUSTERS], given = 0, pos = 0;
+    double frac[LUTHIER_MAX_CLUSTERS], sum = 0.0;
+    int c, t;
+    for (c = 0; c < p->num_clusters; c++) sum += w[c];
+    for (c = 0; c < p->num_clusters; c++) {
+        const double exact = sum > 0.0 ? (double)n * (w[c] / sum) : 0.0;
+        share[c] = (size_t)exact;
+        if (share[c] > n) share[c] = n;
+        frac[c] = w[c] > 0.0 ? exact - (double)share[c] : -1.0;
+        given += share[c];
+    }
+    while (given < n) { /* fewer leftover units than clusters with a positive weight */
+        int best = -1;
+        for (c = 0; c < p->num_clusters; c++)
+            if (frac[c] >= 0.0 && (best < 0 || frac[c] > frac[best])) best = c;
+        if (best < 0) /* only after double rounding: hand the rest to the first positive cluster */
+            for (best = 0; best < p->num_clusters - 1 && !(w[best] > 0.0); best++) {}
+        share[best]++;
+        frac[best] = -1.0;
+        given++;
+    }
+    while (given > n) { /* rounding of doubles can overshoot by a unit */
+        for (c = p->num_clusters - 1; c >= 0 && given > n; c--)
+            if (share[c]) { share[c]--; given--; }
+    }
+    for (c = 0; c < p->num_clusters; c++) {
+        const int nt = p->cluster_threads[c], first = p->cluster_first[c];
+        for (t = 0; t < nt; t++) {
+            begin[first + t] = pos + share[c] * (size_t)t / (size_t)nt;
+            end[first + t] = pos + share[c] * (size_t)(t + 1) / (size_t)nt;
+        }
+        pos += share[c];
+    }
+}
+
+/* Runs the published job on every slot; the caller runs slot 0. */
+LUTHIER_PRIVATE void luthier__pool_run(luthier__pool *p) {
+#ifndef LUTHIER_NO_THREADS
+    if (p->num_threads > 1) {
+        int spin = 0;
+        LUTHIER__STORE(&p->remaining, p->num_threads - 1);
+        __atomic_add_fetch(&p->generation, 1u, __ATOMIC_ACQ_REL);
+        pthread_mutex_lock(&p->mu);
+        if (p->sleepers) pthread_cond_broadcast(&p->work_cv);
+        pthread_mutex_unlock(&p->mu);
+        luthier__run_slot(p, 0);
+        while (LUTHIER__LOAD(&p->remaining) != 0 && spin < LUTHIER__SPIN) {
+            luthier__cpu_relax();
+            spin++;
+        }
+        if (LUTHIER__LOAD(&p->remaining) != 0) {
+            pthread_mutex_lock(&p->mu);
+            p->caller_waiting = 1;
+            while (LUTHIER__LOAD(&p->remaining) != 0) pthread_cond_wait(&p->done_cv, &p->mu);
+            p->caller_waiting = 0;
+            pthread_mutex_unlock(&p->mu);
+        }
+        return;
+    }
+#endif
+    {
+        int t;
+        for (t = 0; t < p->num_threads; t++) luthier__run_slot(p, t);
+    }
+}
+
+/* Checks desc's ratios against the context's clusters and turns them into weights. */
+LUTHIER_PRIVATE luthier_status luthier__weights(luthier_context *ctx, const float *ratios,
+                                                int num_ratios, double *w) {
+    const luthier__pool *p = ctx->pool;
+    double sum = 0.0;
+    int c;
+    if (!ratios) { /* default: in proportion to what each cluster can do */
+        for (c = 0; c < p->num_clusters; c++)
+            w[c] = ctx->topology.clusters[c].capacity * (double)p->cluster_threads[c];
+        return LUTHIER_STATUS_OK;
+    }
+    if (num_ratios != p->num_clusters)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "%d ratios given for %d clusters", num_ratios, p->num_clusters);
+    for (c = 0; c < p->num_clusters; c++) {
+        if (!(ratios[c] >= 0.0f) || ratios[c] > 1e30f)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                                 "ratio %d (cluster %s) is %g: ratios must be finite and >= 0", c,
+                                 ctx->topology.clusters[c].name, (double)ratios[c]);
+        w[c] = ratios[c];
+        sum += w[c];
+    }
+    if (!(sum > 0.0))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "all ratios are 0: give some cluster a share");
+    return LUTHIER_STATUS_OK;
+}
+
+/* Publishes a job (partition or dynamic) and runs it. */
+LUTHIER_PRIVATE luthier_status luthier__parallel(luthier_context *ctx, size_t n,
+                                                 luthier_schedule schedule, const float *ratios,
+                                                 int num_ratios, size_t chunk, luthier_range_fn fn,
+                                                 void *arg) {
+    luthier__pool *p = ctx->pool;
+    luthier__job *j = &p->job;
+    double w[LUTHIER_MAX_CLUSTERS];
+    luthier_status s;
+    if ((unsigned)schedule >= (unsigned)LUTHIER_SCHEDULE_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "unknown schedule %d", (int)schedule);
+    if ((s = luthier__weights(ctx, ratios, num_ratios, w)) != LUTHIER_STATUS_OK) return s;
+    if (n == 0) return LUTHIER_STATUS_OK;
+    if (ctx->busy)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "parallel region started from inside a parallel region of the same context");
+    ctx->busy = 1;
+    j->fn = fn;
+    j->arg = arg;
+    j->n = n;
+    j->dynamic = schedule == LUTHIER_SCHEDULE_DYNAMIC;
+    if (j->dynamic) {
+        j->chunk = chunk ? chunk : luthier__max_sz(1, n / (4 * (size_t)p->num_threads));
+        j->next = 0;
+    } else {
+        luthier__partition(p, n, w, j->begin, j->end);
+    }
+    luthier__pool_run(p);
+    ctx->busy = 0;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_parallel_for(luthier_context *ctx, size_t n,
+                                                const luthier_parallel_desc *desc,
+                                                luthier_range_fn fn, void *arg) {
+    luthier_parallel_desc d;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if (!ctx->busy) ctx->error[0] = 0;
+    if (!fn) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "fn is NULL");
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    return luthier__parallel(ctx, n, d.schedule, d.ratios, d.num_ratios, d.chunk, fn, arg);
+}
+
 LUTHIER_PRIVATE luthier_status luthier__resolve_kernel(luthier_context *ctx, const char *name,
                                                        int *index) {
     int i;
@@ -1093,6 +1498,40 @@ LUTHIER_PRIVATE luthier_status luthier__resolve_kernel(luthier_context *ctx, con
                              luthier__ukernels[i].name);
     *index = i;
     return LUTHIER_STATUS_OK;
+}
+
+/* Resolves the context's clusters (API override, $LUTHIER_CLUSTERS, sysfs, all CPUs), trims
+   them to num_threads CPUs (fastest clusters first) and starts the pool. */
+LUTHIER_PRIVATE luthier_status luthier__context_threads(luthier_context *ctx,
+                                                        const luthier_context_desc *d) {
+    luthier_topology *t = &ctx->topology;
+    luthier_status s;
+    int c, left;
+    if (d->num_threads < 0)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "num_threads is %d (0 = all CPUs)", d->num_threads);
+    if (d->topology) {
+        *t = *d->topology;
+        if (t->num_clusters < 1 || t->num_clusters > LUTHIER_MAX_CLUSTERS)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "topology has %d clusters (1..%d)",
+                                 t->num_clusters, LUTHIER_MAX_CLUSTERS);
+        for (c = 0; c < t->num_clusters; c++)
+            if (t->clusters[c].num_cpus < 1 || t->clusters[c].num_cpus > LUTHIER_MAX_CPUS ||
+                !(t->clusters[c].capacity > 0.0))
+                return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                                     "topology cluster %d has %d CPUs and capacity %g", c,
+                                     t->clusters[c].num_cpus, t->clusters[c].capacity);
+    } else if ((s = luthier_topology_detect(d->sysfs_root, NULL, t, ctx->error, sizeof ctx->error)) !=
+               LUTHIER_STATUS_OK) {
+        return s;
+    }
+    if (d->num_threads > 0) {
+        for (c = 0, left = d->num_threads; c < t->num_clusters && left > 0; c++) {
+            if (t->clusters[c].num_cpus > left) t->clusters[c].num_cpus = left;
+            left -= t->clusters[c].num_cpus;
+        }
+        t->num_clusters = c;
+    }
+    return luthier__pool_create(ctx, t, &ctx->pool);
 }
 
 LUTHIER_API luthier_status luthier_context_create(const luthier_context_desc *desc,
@@ -1124,14 +1563,40 @@ LUTHIER_API luthier_status luthier_context_create(const luthier_context_desc *de
     } else {
         ctx->kernel = luthier__select_default_kernel(ctx->cpu_features);
     }
+    if ((s = luthier__context_threads(ctx, &d)) != LUTHIER_STATUS_OK) {
+        luthier__free(ctx);
+        return s;
+    }
     *out = ctx;
     return LUTHIER_STATUS_OK;
 }
 
 LUTHIER_API void luthier_context_destroy(luthier_context *ctx) {
     if (!ctx) return;
+    luthier__pool_destroy(ctx->pool);
     luthier__free(ctx->workspace);
     luthier__free(ctx);
+}
+
+LUTHIER_API int luthier_context_num_threads(const luthier_context *ctx) {
+    return ctx && ctx->pool ? ctx->pool->num_threads : 0;
+}
+
+LUTHIER_API luthier_status luthier_context_topology(const luthier_context *ctx,
+                                                    luthier_topology *out) {
+    if (!ctx || !out) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    *out = ctx->topology;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API int luthier_context_thread_info(const luthier_context *ctx, int thread, int *cluster,
+                                            int *cpu) {
+    if (!ctx || !ctx->pool || thread < 0 || thread >= ctx->pool->num_threads ||
+        thread >= LUTHIER__MAX_THREADS)
+        return 0;
+    if (cluster) *cluster = ctx->pool->slot_cluster[thread];
+    if (cpu) *cpu = thread == 0 ? -1 : ctx->pool->slot_cpu[thread];
+    return thread == 0 ? 0 : __atomic_load_n(&ctx->pool->slot_pinned[thread], __ATOMIC_ACQUIRE);
 }
 
 LUTHIER_API const char *luthier_context_kernel(const luthier_context *ctx) {
@@ -1234,28 +1699,78 @@ LUTHIER_PRIVATE void luthier__fill_epilogue(const luthier_sgemm_desc *d, luthier
     }
 }
 
+/* One multi-threaded GEMM: what each slot needs to compute its tiles (or panels). */
+typedef struct luthier__gemm_job {
+    const luthier__gemm_args *g;
+    const luthier__ukernel_entry *uk[LUTHIER_MAX_CLUSTERS]; /* per cluster, same MR/NR */
+    luthier__gemm_blocking blk[LUTHIER_MAX_CLUSTERS];
+    size_t tiles, panels;
+    int by_panels;
+    unsigned char *ws;
+    size_t ws_stride;
+} luthier__gemm_job;
+
+LUTHIER_PRIVATE void luthier__gemm_range(void *arg, size_t begin, size_t end, int thread,
+                                         int cluster) {
+    const luthier__gemm_job *j = (const luthier__gemm_job *)arg;
+    void *w = j->ws ? j->ws + (size_t)thread * j->ws_stride : NULL;
+    if (j->by_panels)
+        luthier__gemm_compute(j->uk[cluster], &j->blk[cluster], j->g, 0, j->tiles, begin, end, w);
+    else
+        luthier__gemm_compute(j->uk[cluster], &j->blk[cluster], j->g, begin, end, 0, j->panels, w);
+}
+
 LUTHIER_PRIVATE luthier_status luthier__run(luthier_context *ctx, const luthier_sgemm_desc *d,
                                             int kernel, const float *a,
                                             const luthier__packed_b_layout *bl, const float *pb,
                                             float *c) {
     luthier__gemm_args g;
-    luthier__gemm_blocking blk;
+    luthier__gemm_job job;
     const luthier__ukernel_entry *uk = &luthier__ukernels[kernel];
-    size_t ws;
-    void *w;
+    const luthier__pool *p = ctx->pool;
+    size_t ws = 0;
+    int cl;
     memset(&g, 0, sizeof g);
+    memset(&job, 0, sizeof job);
     g.m = (size_t)d->m; g.n = (size_t)d->n; g.k = (size_t)d->k;
     g.a = a; g.lda = (size_t)d->lda;
     g.b = pb; g.b_layout = bl;
     g.c = c; g.ldc = (size_t)d->ldc;
     luthier__fill_epilogue(d, &g);
-    blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, g.m, g.n, g.k);
-    ws = luthier__gemm_workspace_bytes(uk, &blk);
-    w = ws ? luthier__context_workspace(ctx, ws) : NULL;
-    if (ws && !w)
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace", ws);
-    luthier__gemm_compute(uk, &blk, &g, 0, luthier__div_up(g.m, (size_t)uk->mr), w);
-    return LUTHIER_STATUS_OK;
+    job.g = &g;
+    for (cl = 0; cl < p->num_clusters; cl++) {
+        int idx = kernel;
+        luthier_status s;
+        if (d->cluster_kernels && d->cluster_kernels[cl] && *d->cluster_kernels[cl]) {
+            if ((s = luthier__resolve_kernel(ctx, d->cluster_kernels[cl], &idx)) != LUTHIER_STATUS_OK) return s;
+            if (luthier__ukernels[idx].mr != uk->mr || luthier__ukernels[idx].nr != uk->nr)
+                return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
+                                     "cluster %d kernel %s is %dx%d, the call's kernel %s is %dx%d: "
+                                     "clusters of one call must share MR and NR", cl,
+                                     luthier__ukernels[idx].name, luthier__ukernels[idx].mr,
+                                     luthier__ukernels[idx].nr, uk->name, uk->mr, uk->nr);
+        }
+        job.uk[cl] = &luthier__ukernels[idx];
+        job.blk[cl] = luthier__gemm_blocking_for(job.uk[cl], &ctx->caches, &ctx->blocking_override,
+                                                 g.m, g.n, g.k);
+        ws = luthier__max_sz(ws, luthier__gemm_workspace_bytes(job.uk[cl], &job.blk[cl]));
+    }
+    job.tiles = luthier__div_up(g.m, (size_t)uk->mr);
+    job.panels = luthier__div_up(g.n, (size_t)uk->nr);
+    /* Skinny M (fully connected at small batch): split the columns instead of the rows. */
+    job.by_panels = job.tiles < (size_t)p->num_threads && job.panels > job.tiles;
+    if (ws) {
+        job.ws_stride = luthier__div_up(ws, LUTHIER__ALIGN) * LUTHIER__ALIGN;
+        if (job.ws_stride > SIZE_MAX / (size_t)p->num_threads ||
+            !(job.ws = (unsigned char *)luthier__context_workspace(ctx, job.ws_stride * (size_t)p->num_threads)))
+            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", ws);
+    }
+    if (p->num_threads == 1) {
+        luthier__gemm_range(&job, 0, job.by_panels ? job.panels : job.tiles, 0, 0);
+        return LUTHIER_STATUS_OK;
+    }
+    return luthier__parallel(ctx, job.by_panels ? job.panels : job.tiles, d->schedule, d->ratios,
+                             d->num_ratios, 0, luthier__gemm_range, &job);
 }
 
 LUTHIER_API luthier_status luthier_sgemm_pack_b(luthier_context *ctx,

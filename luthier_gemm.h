@@ -364,12 +364,13 @@ LUTHIER_PRIVATE size_t luthier__gemm_workspace_bytes(const luthier__ukernel_entr
     return blk->mc * blk->kc * sizeof(float);
 }
 
-/* k == 0: C = act((C) + bias) on rows [m0, m1). */
-LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__gemm_args *g, size_t m0, size_t m1) {
+/* k == 0: C = act((C) + bias) on rows [m0, m1), columns [n0, n1). */
+LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__gemm_args *g, size_t m0, size_t m1, size_t n0,
+                                      size_t n1) {
     size_t i, j;
     for (i = m0; i < m1; i++) {
         float *c = g->c + i * g->ldc;
-        for (j = 0; j < g->n; j++) {
+        for (j = n0; j < n1; j++) {
             float v = (g->accumulate ? c[j] : 0.0f) + (g->bias ? g->bias[j] : 0.0f);
             if (g->clamp) {
                 v = v < g->min ? g->min : v;
@@ -380,28 +381,32 @@ LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__gemm_args *g, size_t m0, si
     }
 }
 
-/* Computes the rows of C in MR-row tiles [tile_begin, tile_end): the unit the thread pool hands
-   to clusters. workspace: luthier__gemm_workspace_bytes() bytes, 64-byte aligned, per caller. */
+/* Computes the block of C made of MR-row tiles [tile_begin, tile_end) and NR-column panels
+   [panel_begin, panel_end): the units the thread pool hands to clusters (tiles; panels when M
+   fits one tile row). workspace: luthier__gemm_workspace_bytes() bytes, 64-byte aligned, one
+   per thread. */
 LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
                                            const luthier__gemm_blocking *blk,
                                            const luthier__gemm_args *g, size_t tile_begin,
-                                           size_t tile_end, void *workspace) {
+                                           size_t tile_end, size_t panel_begin, size_t panel_end,
+                                           void *workspace) {
     const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr;
     const size_t m0 = tile_begin * mr, m1 = luthier__min_sz(tile_end * mr, g->m);
+    const size_t nlo = panel_begin * nr, nhi = luthier__min_sz(panel_end * nr, g->n);
     const int hybrid = uk->kind == LUTHIER_KERNEL_HYBRID;
     const float *rows[LUTHIER__MAX_MR];
     float *pa = (float *)workspace;
     luthier_sgemm_ukernel_args u;
     size_t n0, k0, i0, i, j;
-    if (m0 >= m1) return;
+    if (m0 >= m1 || nlo >= nhi) return;
     if (g->k == 0) {
-        luthier__gemm_k0(g, m0, m1);
+        luthier__gemm_k0(g, m0, m1, nlo, nhi);
         return;
     }
     if (g->accumulate && g->bias) {
         /* Kernels take bias only when they do not load C: fold it into C first. */
         for (i = m0; i < m1; i++)
-            for (j = 0; j < g->n; j++) g->c[i * g->ldc + j] += g->bias[j];
+            for (j = nlo; j < nhi; j++) g->c[i * g->ldc + j] += g->bias[j];
     }
     memset(&u, 0, sizeof u);
     u.ks = 1;
@@ -409,8 +414,8 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
     u.min = g->min;
     u.max = g->max;
     u.a_rows = rows;
-    for (n0 = 0; n0 < g->n; n0 += blk->nc) {
-        const size_t nb = luthier__min_sz(blk->nc, g->n - n0);
+    for (n0 = nlo; n0 < nhi; n0 += blk->nc) {
+        const size_t nb = luthier__min_sz(blk->nc, nhi - n0);
         for (k0 = 0; k0 < g->k; k0 += blk->kc) {
             const size_t kb = luthier__min_sz(blk->kc, g->k - k0);
             const int first = k0 == 0, last = k0 + kb == g->k;

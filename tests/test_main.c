@@ -10,6 +10,7 @@
 #include "test_kernels.c"
 #include "test_gemm.c"
 #include "test_topology.c"
+#include "test_threads.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -47,6 +48,11 @@ int main(int argc, char **argv) {
     RUN(test_topology_env_override);
     RUN(test_topology_malformed);
     RUN(test_topology_many_kinds);
+    RUN(test_threads_ratio_partition);
+    RUN(test_threads_bad_ratios);
+    RUN(test_threads_many_regions);
+    RUN(test_threads_gemm_equal);
+    RUN(test_threads_pinning);
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else

@@ -1,0 +1,247 @@
+/* The thread pool: ratio partition (every unit exactly once, contiguous per cluster, shares in
+   proportion), dynamic scheduling, bad ratios, contexts with 1..3 clusters of 1..8 threads,
+   and multi-threaded GEMM equal to single-threaded GEMM for every kernel. Included by
+   test_main.c. */
+
+#define TEST_MAX_UNITS 5000
+
+typedef struct coverage {
+    int count[TEST_MAX_UNITS];   /* times each unit was visited (atomic) */
+    int slot_of[TEST_MAX_UNITS]; /* who visited it */
+    int calls[64];               /* callbacks per slot (atomic) */
+    int cluster_of_slot[64];
+    int bad_cluster;
+} coverage;
+
+static void coverage_fn(void *arg, size_t begin, size_t end, int thread, int cluster) {
+    coverage *cv = (coverage *)arg;
+    size_t u;
+    for (u = begin; u < end; u++) {
+        __atomic_add_fetch(&cv->count[u], 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&cv->slot_of[u], thread, __ATOMIC_RELAXED);
+    }
+    __atomic_add_fetch(&cv->calls[thread], 1, __ATOMIC_RELAXED);
+    if (cv->cluster_of_slot[thread] != cluster) __atomic_store_n(&cv->bad_cluster, 1, __ATOMIC_RELAXED);
+}
+
+/* A context over a fake topology of nc clusters with the given thread counts (CPU ids past
+   this machine's: the workers run unpinned). */
+static luthier_context *threads_context(int nc, const int *threads) {
+    char spec[256];
+    size_t len = 0;
+    int c, cpu = 0;
+    luthier_topology topo;
+    luthier_context_desc cd;
+    luthier_context *ctx = NULL;
+    char err[128];
+    static const char *const names[3] = {"big", "mid", "lit"};
+    for (c = 0; c < nc; c++) {
+        len += (size_t)snprintf(spec + len, sizeof spec - len, "%s%s@%g:%d-%d", c ? "," : "",
+                                names[c], 1.0 / (c + 1), cpu, cpu + threads[c] - 1);
+        cpu += threads[c];
+    }
+    if (luthier_topology_parse(spec, &topo, err, sizeof err) != LUTHIER_STATUS_OK) {
+        printf("    cannot parse '%s': %s\n", spec, err);
+        return NULL;
+    }
+    memset(&cd, 0, sizeof cd);
+    cd.topology = &topo;
+    if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) return NULL;
+    return ctx;
+}
+
+static void test_threads_ratio_partition(void) {
+    int trial;
+    for (trial = 0; trial < (T.quick ? 30 : 120); trial++) {
+        int threads[3], nc = test_rand_int(1, 3), c, t, nt = 0, bad = 0;
+        float ratios[3];
+        size_t n = (size_t)test_rand_int(0, TEST_MAX_UNITS), u;
+        luthier_context *ctx;
+        luthier_parallel_desc pd;
+        coverage *cv = (coverage *)calloc(1, sizeof *cv);
+        for (c = 0; c < nc; c++) {
+            threads[c] = test_rand_int(1, 8);
+            /* shares in 10 % steps, 0 % and 100 % included */
+            ratios[c] = (float)(10 * test_rand_int(0, 10));
+        }
+        if (ratios[0] + (nc > 1 ? ratios[1] : 0) + (nc > 2 ? ratios[2] : 0) == 0) ratios[0] = 100;
+        ctx = threads_context(nc, threads);
+        CHECK(ctx != NULL, "context with %d clusters", nc);
+        if (!ctx || !cv) { free(cv); luthier_context_destroy(ctx); continue; }
+        for (c = 0; c < nc; c++)
+            for (t = 0; t < threads[c]; t++) cv->cluster_of_slot[nt++] = c;
+        CHECK(luthier_context_num_threads(ctx) == nt, "threads %d, want %d", luthier_context_num_threads(ctx), nt);
+        memset(&pd, 0, sizeof pd);
+        pd.ratios = ratios;
+        pd.num_ratios = nc;
+        CHECK(luthier_parallel_for(ctx, n, &pd, coverage_fn, cv) == LUTHIER_STATUS_OK, "parallel_for: %s",
+              luthier_context_error(ctx));
+        for (u = 0; u < n; u++) bad += cv->count[u] != 1;
+        CHECK(bad == 0, "n=%zu: %d units not covered exactly once", n, bad);
+        CHECK(!cv->bad_cluster, "callback got a wrong cluster index");
+        /* one contiguous range per slot, slots in order, clusters' shares as asked (+-1 unit) */
+        for (u = 1; u < n; u++) CHECK(cv->slot_of[u] >= cv->slot_of[u - 1], "unit %zu out of slot order", u);
+        {
+            double sum = 0;
+            for (c = 0; c < nc; c++) sum += ratios[c];
+            for (c = 0; c < nc; c++) {
+                size_t got = 0;
+                for (u = 0; u < n; u++) got += cv->cluster_of_slot[cv->slot_of[u]] == c;
+                CHECK(fabs((double)got - (double)n * ratios[c] / sum) <= 1.0 + 1e-9,
+                      "cluster %d got %zu of %zu units for ratio %g/%g", c, got, n, (double)ratios[c], sum);
+                if (ratios[c] == 0) CHECK(got == 0, "0 %% cluster %d got %zu units", c, got);
+            }
+            /* within a cluster, threads differ by at most one unit */
+            for (c = 0, t = 0; c < nc; t += threads[c], c++) {
+                size_t lo = (size_t)-1, hi = 0;
+                int s;
+                for (s = t; s < t + threads[c]; s++) {
+                    size_t cnt = 0;
+                    for (u = 0; u < n; u++) cnt += cv->slot_of[u] == s;
+                    lo = cnt < lo ? cnt : lo;
+                    hi = cnt > hi ? cnt : hi;
+                }
+                CHECK(hi - lo <= 1, "cluster %d: thread shares %zu..%zu", c, lo, hi);
+            }
+        }
+        /* dynamic: every unit exactly once too */
+        memset(cv->count, 0, sizeof cv->count);
+        pd.schedule = LUTHIER_SCHEDULE_DYNAMIC;
+        pd.chunk = (size_t)test_rand_int(0, 50);
+        CHECK(luthier_parallel_for(ctx, n, &pd, coverage_fn, cv) == LUTHIER_STATUS_OK, "dynamic");
+        for (u = 0, bad = 0; u < n; u++) bad += cv->count[u] != 1;
+        CHECK(bad == 0, "dynamic n=%zu chunk=%zu: %d units not covered exactly once", n, pd.chunk, bad);
+        luthier_context_destroy(ctx);
+        free(cv);
+    }
+}
+
+static void test_threads_bad_ratios(void) {
+    int threads[2] = {2, 2};
+    luthier_context *ctx = threads_context(2, threads);
+    luthier_parallel_desc pd;
+    coverage *cv = (coverage *)calloc(1, sizeof *cv);
+    float r[3] = {50, 50, 0};
+    CHECK(ctx != NULL, "context");
+    if (!ctx || !cv) { free(cv); luthier_context_destroy(ctx); return; }
+    memset(&pd, 0, sizeof pd);
+    pd.ratios = r;
+    pd.num_ratios = 3;
+    CHECK(luthier_parallel_for(ctx, 10, &pd, coverage_fn, cv) == LUTHIER_STATUS_INVALID_ARGUMENT, "3 ratios for 2 clusters");
+    CHECK(strstr(luthier_context_error(ctx), "ratios") != NULL, "message: %s", luthier_context_error(ctx));
+    pd.num_ratios = 2;
+    r[0] = -1;
+    CHECK(luthier_parallel_for(ctx, 10, &pd, coverage_fn, cv) == LUTHIER_STATUS_INVALID_ARGUMENT, "negative ratio");
+    r[0] = NAN;
+    CHECK(luthier_parallel_for(ctx, 10, &pd, coverage_fn, cv) == LUTHIER_STATUS_INVALID_ARGUMENT, "NaN ratio");
+    r[0] = 0; r[1] = 0;
+    CHECK(luthier_parallel_for(ctx, 10, &pd, coverage_fn, cv) == LUTHIER_STATUS_INVALID_ARGUMENT, "all zero");
+    r[0] = 30; r[1] = 90; /* weights that do not sum to 100 are normalized */
+    CHECK(luthier_parallel_for(ctx, 12, &pd, coverage_fn, cv) == LUTHIER_STATUS_OK, "normalized weights");
+    pd.schedule = (luthier_schedule)9;
+    CHECK(luthier_parallel_for(ctx, 10, &pd, coverage_fn, cv) == LUTHIER_STATUS_INVALID_ARGUMENT, "bad schedule");
+    CHECK(luthier_parallel_for(ctx, 10, NULL, NULL, cv) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL fn");
+    CHECK(luthier_parallel_for(NULL, 10, NULL, coverage_fn, cv) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL ctx");
+    luthier_context_destroy(ctx);
+    free(cv);
+}
+
+/* Many back-to-back regions: no lost wake-ups, no deadlock, and the pool survives them. */
+static void test_threads_many_regions(void) {
+    int threads[2] = {2, 1};
+    luthier_context *ctx = threads_context(2, threads);
+    coverage *cv = (coverage *)calloc(1, sizeof *cv);
+    int i, bad = 0;
+    if (!ctx || !cv) { CHECK(0, "setup"); free(cv); luthier_context_destroy(ctx); return; }
+    for (i = 0; i < (T.quick ? 200 : 2000); i++) {
+        size_t u, n = (size_t)(i % 97) + 1;
+        memset(cv->count, 0, n * sizeof(int));
+        if (luthier_parallel_for(ctx, n, NULL, coverage_fn, cv) != LUTHIER_STATUS_OK) bad++;
+        for (u = 0; u < n; u++) bad += cv->count[u] != 1;
+    }
+    CHECK(bad == 0, "%d errors over the regions", bad);
+    luthier_context_destroy(ctx);
+    free(cv);
+}
+
+/* Multi-threaded GEMM gives the same bits as the single-threaded one for every kernel, for
+   ratio and dynamic schedules, with tiles split over M and (skinny M) over N. */
+static void test_threads_gemm_equal(void) {
+    int threads[3] = {2, 1, 2};
+    luthier_context *one = NULL, *many = threads_context(3, threads);
+    luthier_context_desc cd;
+    int idx;
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = 1;
+    CHECK(luthier_context_create(&cd, &one) == LUTHIER_STATUS_OK, "1-thread context");
+    CHECK(many != NULL, "5-thread context");
+    if (!one || !many) { luthier_context_destroy(one); luthier_context_destroy(many); return; }
+    CHECK(luthier_context_num_threads(one) == 1, "num_threads = 1 honoured");
+    for (idx = 0; idx < LUTHIER__NUM_UKERNELS; idx++) {
+        static const int shapes[][3] = {{97, 75, 130}, {3, 200, 64}, {1, 333, 70}, {250, 17, 9}};
+        size_t s;
+        if (!kernel_available(idx)) continue;
+        for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            const int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+            float *a = (float *)test_alloc((size_t)m * k * sizeof(float));
+            float *b = (float *)test_alloc((size_t)k * n * sizeof(float));
+            float *bias = (float *)test_alloc((size_t)n * sizeof(float));
+            float *c1 = (float *)test_alloc((size_t)m * n * sizeof(float));
+            float *c2 = (float *)test_alloc((size_t)m * n * sizeof(float));
+            float ratios[3] = {60, 0, 40};
+            luthier_sgemm_desc d;
+            int sched;
+            test_fill(a, (size_t)m * k);
+            test_fill(b, (size_t)k * n);
+            test_fill(bias, (size_t)n);
+            memset(&d, 0, sizeof d);
+            d.m = m; d.n = n; d.k = k;
+            d.bias = bias;
+            d.activation = LUTHIER_ACTIVATION_RELU6;
+            d.kernel = luthier__ukernels[idx].name;
+            CHECK(luthier_sgemm(one, &d, a, b, c1) == LUTHIER_STATUS_OK, "1 thread");
+            for (sched = 0; sched < 3; sched++) {
+                d.schedule = sched == 2 ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
+                d.ratios = sched == 1 ? ratios : NULL;
+                d.num_ratios = sched == 1 ? 3 : 0;
+                memset(c2, 0, (size_t)m * n * sizeof(float));
+                CHECK(luthier_sgemm(many, &d, a, b, c2) == LUTHIER_STATUS_OK, "5 threads: %s", luthier_context_error(many));
+                CHECK(memcmp(c1, c2, (size_t)m * n * sizeof(float)) == 0,
+                      "%s %dx%dx%d schedule %d: multi-threaded result differs", d.kernel, m, n, k, sched);
+            }
+            free(a); free(b); free(bias); free(c1); free(c2);
+        }
+    }
+    luthier_context_destroy(one);
+    luthier_context_destroy(many);
+}
+
+/* On this machine's own topology every worker is pinned to its CPU and says so, unless the
+   process may not run there. */
+static void test_threads_pinning(void) {
+    luthier_context *ctx = NULL;
+    luthier_context_desc cd;
+    int t;
+    memset(&cd, 0, sizeof cd);
+    setenv("LUTHIER_CLUSTERS", "", 1);
+    CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "default context");
+    unsetenv("LUTHIER_CLUSTERS");
+    if (!ctx) return;
+    CHECK(luthier_context_num_threads(ctx) >= 1, "threads");
+    for (t = 1; t < luthier_context_num_threads(ctx); t++) {
+        int cluster = -1, cpu = -1, pinned = luthier_context_thread_info(ctx, t, &cluster, &cpu);
+        int allowed = 1;
+#if defined(__linux__) && !defined(LUTHIER_NO_THREADS)
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof set, &set) == 0) allowed = cpu >= 0 && CPU_ISSET(cpu, &set);
+#else
+        allowed = 0;
+#endif
+        CHECK(cpu >= 0 && cluster >= 0, "thread %d: cpu %d cluster %d", t, cpu, cluster);
+        if (allowed) CHECK(pinned == 1, "thread %d not pinned to cpu %d", t, cpu);
+    }
+    CHECK(luthier_context_thread_info(ctx, 0, NULL, NULL) == 0, "the caller is not pinned");
+    CHECK(luthier_context_thread_info(ctx, -1, NULL, NULL) == 0, "slot -1");
+    CHECK(luthier_context_thread_info(ctx, 9999, NULL, NULL) == 0, "slot 9999");
+    luthier_context_destroy(ctx);
+}
