@@ -29,7 +29,9 @@
 
    TABLE OF CONTENTS (grep for the tags)
        >>version >>linkage >>types >>api-context >>api-kernels >>api-gemm >>api-topology
-       IMPLEMENTATION: >>impl-config >>impl-platform >>impl-topology >>impl-context >>impl-gemm-api
+       >>api-threads
+       IMPLEMENTATION: >>impl-config >>impl-platform >>impl-topology >>impl-context >>impl-threads
+       >>impl-gemm-api
        luthier_gemm.h:         >>contract >>registry >>pack >>driver >>ukernel-scalar >>select
        luthier_kernels_x86.h:  >>list, one section per kernel family
        luthier_kernels_neon.h: >>list, one section per kernel
@@ -39,6 +41,7 @@
        LUTHIER_STATIC          everywhere      make every public function static
        LUTHIER_NO_X86_KERNELS  impl file only  leave the AVX2/AVX-512 kernels out (scalar only)
        LUTHIER_NO_NEON_KERNELS impl file only  leave the NEON kernels out (scalar only)
+       LUTHIER_NO_THREADS      impl file only  no pthreads: parallel regions run in the caller
        LUTHIER_MALLOC, LUTHIER_FREE   impl file only, both or none:
                                void *LUTHIER_MALLOC(size_t bytes) / void LUTHIER_FREE(void *p);
                                luthier aligns its own buffers on top of them
@@ -62,17 +65,23 @@
        wrong in the last failed call on that context. Bad input never aborts and never crashes.
 
    THREADING
-       A context may be used by one thread at a time. Different contexts are independent.
-       Packed weights (luthier_packed_b) are read-only after packing and may be shared by
-       contexts used from different threads. (Multi-threaded execution: next version.)
+       A context owns a thread pool over its CPU clusters (luthier_context_desc.topology, else
+       $LUTHIER_CLUSTERS, else sysfs): one worker per CPU, pinned to it; the calling thread runs
+       the first slot of the fastest cluster. Work is split by per-cluster ratios (the
+       "workload distribution" knob: luthier_sgemm_desc.ratios, luthier_parallel_for), or
+       handed out dynamically. Results do not depend on the split (bit-identical).
+       A context may be used by one thread at a time; different contexts are independent (each
+       has its own workers: create one per application thread that runs inference).
+       Packed weights (luthier_packed_b) are read-only after packing and may be shared.
+       -DLUTHIER_NO_THREADS builds without pthreads: every slot runs in the calling thread.
 
    NUMERICS
        fp32 throughout; results differ from a naive triple loop only by summation order
        (each output is a sum of K products accumulated in blocks of the kernel's K order).
 
    WHAT IT DOES NOT DO (yet)
-       No double precision, no complex, no transposed A, no GPU. Threads, convolution,
-       graphs, tuning: following versions.
+       No double precision, no complex, no transposed A, no GPU. Convolution, graphs,
+       tuning: following versions.
 
    DESIGN NOTES
        docs/DESIGN.md holds the architecture and the decisions with their measurements.
