@@ -285,6 +285,9 @@ LUTHIER_PRIVATE void luthier__pack_a(const float *a, size_t lda, size_t mb, size
         return;
     }
 #endif
+#ifdef LUTHIER__KERNELS_NEON_DONE
+    if (luthier__pack_a_neon(a, lda, mb, kb, mr, dst)) return;
+#endif
     for (i0 = 0; i0 < mb; i0 += mr, dst += kb * mr) {
         const size_t mv = luthier__min_sz(mr, mb - i0);
         for (i = 0; i < mv; i++) {

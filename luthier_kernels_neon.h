@@ -3,7 +3,7 @@
    Clang unless LUTHIER_NO_NEON_KERNELS is defined. Every instruction is Armv8.0-A Advanced SIMD
    (no dotprod, no fp16), so the kernels run on Cortex-A53/A55/A57/A72/A73/A76 and Neoverse.
 
-   TABLE OF CONTENTS: >>list >>common >>8x12 >>8x6 >>6x16 >>4x24 >>8x4
+   TABLE OF CONTENTS: >>list >>common >>8x12 >>8x6 >>6x16 >>4x24 >>8x4 >>pack
 
    kernel                 kind         MR x NR  k unroll  accumulators  inner product
    8x12__neonfma          interleaved   8 x 12     4      v8-v31  (24)  fmla C.4s, B.4s, A.s[row]
@@ -45,6 +45,8 @@
 #endif
 #ifndef LUTHIER__KERNELS_NEON_DONE
 #define LUTHIER__KERNELS_NEON_DONE
+
+#include <arm_neon.h>
 
 /* >>list: X(short name, isa, MR, NR, K unroll, kind, required features), best first. */
 #define LUTHIER__UKERNELS_NEON(X)                                                                  \
@@ -721,6 +723,39 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x4__neonfma_hybrid(const luthier_sge
           "v1", "v2", "v3", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25",
           "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
     luthier__neon_tile_end(p, cp, 4);
+}
+
+/* >>pack: A packing for the interleaved kernels when MR is a multiple of 4 (8x12, 8x6): 4 rows
+   x 4 k-steps are loaded as 4 q registers and transposed in registers (trn1/trn2 + 64-bit
+   combines), so every store writes 4 consecutive floats of one k-step. Edge panels (fewer than
+   MR rows) and the k remainder go through the scalar loop. Returns 0 when it packed nothing
+   (the caller then packs with the portable loop). */
+LUTHIER_PRIVATE int luthier__pack_a_neon(const float *a, size_t lda, size_t mb, size_t kb,
+                                         size_t mr, float *dst) {
+    size_t i0, g, kk, i;
+    if (mr % 4 != 0) return 0;
+    for (i0 = 0; i0 < mb; i0 += mr, dst += kb * mr) {
+        const size_t mv = mb - i0 < mr ? mb - i0 : mr;
+        size_t kdone = 0;
+        if (mv == mr) {
+            for (g = 0; g < mr; g += 4) {
+                const float *r0 = a + (i0 + g) * lda, *r1 = r0 + lda, *r2 = r1 + lda, *r3 = r2 + lda;
+                for (kk = 0; kk + 4 <= kb; kk += 4) {
+                    const float32x4x2_t t01 = vtrnq_f32(vld1q_f32(r0 + kk), vld1q_f32(r1 + kk));
+                    const float32x4x2_t t23 = vtrnq_f32(vld1q_f32(r2 + kk), vld1q_f32(r3 + kk));
+                    float *d = dst + kk * mr + g;
+                    vst1q_f32(d, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
+                    vst1q_f32(d + mr, vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1])));
+                    vst1q_f32(d + 2 * mr, vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])));
+                    vst1q_f32(d + 3 * mr, vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])));
+                }
+            }
+            kdone = kb - kb % 4;
+        }
+        for (kk = kdone; kk < kb; kk++)
+            for (i = 0; i < mr; i++) dst[kk * mr + i] = i < mv ? a[(i0 + i) * lda + kk] : 0.0f;
+    }
+    return 1;
 }
 
 #ifdef __cplusplus
