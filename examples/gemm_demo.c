@@ -67,6 +67,14 @@ int main(void) {
         }
 
     if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) return 1;
+    {
+        /* The CPU clusters the context found, and its threads (one per CPU). */
+        luthier_topology topo;
+        char text[1024];
+        luthier_context_topology(ctx, &topo);
+        luthier_topology_format(&topo, text, sizeof text);
+        printf("clusters (%s), %d threads:\n%s\n", topo.source, luthier_context_num_threads(ctx), text);
+    }
     printf("%-44s %-11s %-9s %9s %8s\n", "kernel", "kind", "MR x NR", "ms", "GF/s");
     for (i = 0; i < luthier_kernel_count(); i++) {
         luthier_kernel_info ki;
