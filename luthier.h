@@ -1774,10 +1774,6 @@ LUTHIER_PRIVATE luthier_status luthier__run(luthier_context *ctx, const luthier_
             !(job.ws = (unsigned char *)luthier__context_workspace(ctx, job.ws_stride * (size_t)p->num_threads)))
             return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", ws);
     }
-    if (p->num_threads == 1) {
-        luthier__gemm_range(&job, 0, job.by_panels ? job.panels : job.tiles, 0, 0);
-        return LUTHIER_STATUS_OK;
-    }
     return luthier__parallel(ctx, job.by_panels ? job.panels : job.tiles, d->schedule, d->ratios,
                              d->num_ratios, 0, luthier__gemm_range, &job);
 }

@@ -53,6 +53,7 @@ int main(int argc, char **argv) {
     RUN(test_threads_many_regions);
     RUN(test_threads_gemm_equal);
     RUN(test_threads_pinning);
+    RUN(test_threads_gemm_bad_ratios);
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else

@@ -245,3 +245,39 @@ static void test_threads_pinning(void) {
     CHECK(luthier_context_thread_info(ctx, 9999, NULL, NULL) == 0, "slot 9999");
     luthier_context_destroy(ctx);
 }
+
+/* A GEMM call's ratios are checked whatever the thread count. */
+static void test_threads_gemm_bad_ratios(void) {
+    luthier_context *ctx = NULL;
+    luthier_context_desc cd;
+    luthier_sgemm_desc d;
+    float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4];
+    float r[2] = {1, 1};
+    const char *kernels[1] = {"no_such_kernel"};
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = 1;
+    CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
+    if (!ctx) return;
+    memset(&d, 0, sizeof d);
+    d.m = 2; d.n = 2; d.k = 2;
+    d.ratios = r;
+    d.num_ratios = 2;
+    CHECK(luthier_sgemm(ctx, &d, a, b, c) == LUTHIER_STATUS_INVALID_ARGUMENT, "2 ratios for 1 cluster");
+    d.num_ratios = 1;
+    r[0] = -5;
+    CHECK(luthier_sgemm(ctx, &d, a, b, c) == LUTHIER_STATUS_INVALID_ARGUMENT, "negative ratio");
+    r[0] = 100;
+    CHECK(luthier_sgemm(ctx, &d, a, b, c) == LUTHIER_STATUS_OK, "good ratio");
+    CHECK(c[0] == 1 && c[1] == 2 && c[2] == 3 && c[3] == 4, "result");
+    d.cluster_kernels = kernels;
+    CHECK(luthier_sgemm(ctx, &d, a, b, c) == LUTHIER_STATUS_NOT_FOUND, "unknown cluster kernel");
+    kernels[0] = "4x4__scalar";
+    d.kernel = "4x4__scalar_hybrid";
+    CHECK(luthier_sgemm(ctx, &d, a, b, c) == LUTHIER_STATUS_OK, "cluster kernel of equal MR/NR");
+    d.kernel = NULL;
+    if (strcmp(luthier_context_kernel(ctx), "luthier_sgemm_ukernel_4x4__scalar") != 0) {
+        CHECK(luthier_sgemm(ctx, &d, a, b, c) == LUTHIER_STATUS_INCOMPATIBLE, "cluster kernel of other MR/NR");
+        CHECK(strstr(luthier_context_error(ctx), "MR and NR") != NULL, "message: %s", luthier_context_error(ctx));
+    }
+    luthier_context_destroy(ctx);
+}
