@@ -6,7 +6,14 @@
    Usage: luthier-bench <command> [options]      luthier-bench <command> --help
      kernels   list the microkernel registry
      peak      measure the single-thread fp32 FMA peak of every ISA of this CPU
-     gemm      GFLOP/s of luthier's GEMM per shape and kernel, against OpenBLAS and oneDNN
+     gemm      GFLOP/s of luthier's GEMM per shape and kernel, against OpenBLAS and oneDNN;
+               --threads N runs luthier (a context of N threads, default ratios) and the anchors
+               on N threads, --scaling adds luthier on 1 thread and the speedup
+     threads   cost of a parallel region (luthier_parallel_for): empty and with a 10 us body,
+               1 thread and all threads, RATIO and DYNAMIC, min / median us per region
+     asym      emulated big.LITTLE: a pinned, time-bounded busy loop of the tool halves one CPU
+               ("little", LUTHIER_CLUSTERS or --little-cpu); equal split, ratio_0..100, dynamic
+               and big-only compared on DNN GEMMs and a parallel_for, in alternating rounds
 
    Adding a command: write `static int cmd_NAME(int argc, char **argv)` (argv[0] is the command
    name, return an exit code: 0 ok, 1 failure, 2 usage error) and `static void usage_NAME(FILE *)`,
@@ -42,13 +49,15 @@ static const char *kind_name(luthier_kernel_kind kind) {
     return kind == LUTHIER_KERNEL_HYBRID ? "hybrid" : "interleaved";
 }
 
-/* Context with defaults ($LUTHIER_KERNEL honoured) and optional cache blocking (NULL or
-   {kc, mc, nc}, 0 = derived); prints why on failure. */
-static luthier_context *open_context(const char *cmd, const size_t *blocking) {
+/* Context with defaults ($LUTHIER_KERNEL and $LUTHIER_CLUSTERS honoured), num_threads threads
+   (0 = one per CPU, 1 = no workers) and optional cache blocking (NULL or {kc, mc, nc},
+   0 = derived); prints why on failure. */
+static luthier_context *open_context(const char *cmd, const size_t *blocking, int num_threads) {
     luthier_context *ctx = NULL;
     luthier_context_desc cd;
     luthier_status s;
     memset(&cd, 0, sizeof cd);
+    cd.num_threads = num_threads;
     if (blocking) {
         cd.kc = blocking[0];
         cd.mc = blocking[1];
@@ -56,9 +65,10 @@ static luthier_context *open_context(const char *cmd, const size_t *blocking) {
     }
     s = luthier_context_create(&cd, &ctx);
     if (s != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s %s: error: cannot create a luthier context: %s%s\n", bench_prog, cmd,
-                luthier_status_string(s),
-                getenv("LUTHIER_KERNEL") ? " (check $LUTHIER_KERNEL)" : "");
+        fprintf(stderr, "%s %s: error: cannot create a luthier context: %s%s%s\n", bench_prog,
+                cmd, luthier_status_string(s),
+                getenv("LUTHIER_KERNEL") ? " (check $LUTHIER_KERNEL)" : "",
+                getenv("LUTHIER_CLUSTERS") ? " (check $LUTHIER_CLUSTERS)" : "");
         return NULL;
     }
     return ctx;
@@ -99,6 +109,16 @@ static void settle_after_anchor(int anchor, int threads) {
     nanosleep(&ts, NULL);
 }
 
+/* Same for luthier's own workers: after a region they spin (LUTHIER__SPIN pause loops, well
+   under a millisecond) before they sleep on a condition variable. */
+static void settle_after_luthier(int anchor, int threads) {
+    struct timespec ts;
+    if (threads <= 1 || anchor >= 0) return;
+    ts.tv_sec = 0;
+    ts.tv_nsec = 3000000L;
+    nanosleep(&ts, NULL);
+}
+
 /* ================================================================================================
    kernels
    ================================================================================================ */
@@ -131,7 +151,7 @@ static int cmd_kernels(int argc, char **argv) {
             return BENCH_EXIT_USAGE;
         }
     }
-    if (!(ctx = open_context(cmd, NULL))) return BENCH_EXIT_FAIL;
+    if (!(ctx = open_context(cmd, NULL, 1))) return BENCH_EXIT_FAIL;
     def = luthier_context_kernel(ctx);
     if (csv)
         printf("index,name,isa,mr,nr,k_unroll,kind,available,default\n");
@@ -267,8 +287,14 @@ static void usage_gemm(FILE *out) {
             "  --shapes SET      dnn, squares or all (default: all; none when only --shape is given)\n"
             "                    squares: 64..2048; dnn: ResNet-18/50 im2col, BERT-base, FC layers\n"
             "  --shape [NAME=]M,N,K   a custom shape (repeatable)\n"
-            "  --threads N       threads for the anchors (default 1); luthier is single-threaded\n"
-            "                    in this version. oneDNN (OpenMP build) gets omp_set_num_threads(N)\n"
+            "  --threads N       threads for luthier and the anchors (default 1). luthier: a context\n"
+            "                    with num_threads = N (at most one per CPU of its clusters) and the\n"
+            "                    default split (RATIO, ratios = capacity x threads per cluster);\n"
+            "                    OpenBLAS: openblas_set_num_threads(N); oneDNN (OpenMP build):\n"
+            "                    omp_set_num_threads(N)\n"
+            "  --scaling         with --threads N > 1: also time luthier on 1 thread (a second\n"
+            "                    context, same kernel, in the same rounds) and report the speedup\n"
+            "                    N threads / 1 thread per shape and as a geometric mean\n"
             "  --no-prepack      time luthier_sgemm including the packing of B (default: B packed\n"
             "                    once outside the timed loop, luthier_sgemm_packed timed).\n"
             "                    The anchors always take B plain.\n"
@@ -281,13 +307,17 @@ static void usage_gemm(FILE *out) {
             "  --kc N, --mc N, --nc N   luthier's cache blocking in elements (default 0: derived\n"
             "                    from the cache sizes), e.g. to try a blocking by hand\n"
             "\n"
-            "Columns: GF/s = 2*M*N*K / fastest repetition; %%peak = luthier GF/s / FMA peak of\n"
-            "its ISA ('%s peak'; re-probed around each case, best value of the run);\n"
+            "Columns: GF/s = 2*M*N*K / fastest repetition; %%peak = luthier GF/s / (luthier's\n"
+            "threads x the 1-thread FMA peak of its ISA: '%s peak'; re-probed around each case,\n"
+            "best value of the run); 1T GF/s, x1T (--scaling) = luthier on 1 thread and the\n"
+            "speedup N threads / 1 thread;\n"
             "vs OBLAS / vs DNNL = luthier GF/s / anchor GF/s (> 1: luthier faster);\n"
             "GB/s (M = 1 only) = bytes of B (K*N*4) / fastest repetition. Caches are warm\n"
             "(one warm-up call), so a B that fits in L2 is not streamed from DRAM.\n"
             "The summary gives geometric means over the DNN shapes with M > 1 and over the\n"
-            "squares >= 1024.\n",
+            "squares >= 1024.\n"
+            "CSV columns added at the end (after status): luthier_threads (threads luthier really\n"
+            "ran), luthier_1t_gflops and speedup_vs_1t (empty without --scaling).\n",
             bench_prog, GEMM_TOL, bench_prog, bench_prog);
 }
 
@@ -297,6 +327,8 @@ typedef struct gemm_opts {
     gemm_shape *custom;
     int ncustom;
     int threads;
+    int lthreads; /* threads of luthier's context (min(threads, CPUs of its clusters)) */
+    int scaling;  /* also time luthier on 1 thread */
     int prepack;
     int csv;
     size_t blocking[3]; /* --kc --mc --nc, 0 = derived from the caches */
@@ -390,6 +422,9 @@ static int gemm_parse(int argc, char **argv, gemm_opts *o) {
                 return BENCH_EXIT_USAGE;
             }
             o->threads = (int)v;
+        } else if ((r = bench_opt_flag(arg, cmd, "--scaling")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            o->scaling = 1;
         } else if ((r = bench_opt_flag(arg, cmd, "--no-prepack")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             o->prepack = 0;
@@ -433,6 +468,11 @@ static int gemm_parse(int argc, char **argv, gemm_opts *o) {
             bench_usage_error(cmd, "%s '%s'", arg[0] == '-' ? "unknown option" : "unexpected argument", arg);
             return BENCH_EXIT_USAGE;
         }
+    }
+    if (o->scaling && o->threads < 2) {
+        bench_usage_error(cmd, "--scaling compares luthier on N threads with 1 thread: give "
+                               "--threads N with N >= 2");
+        return BENCH_EXIT_USAGE;
     }
     return -1;
 }
@@ -610,7 +650,8 @@ static double gemm_err_full(const float *x, const float *y, size_t count) {
 }
 
 /* Per-kernel geometric means: [group][metric]. */
-enum { GM_LUTHIER, GM_OPENBLAS, GM_DNNL, GM_RATIO_OPENBLAS, GM_RATIO_DNNL, GM_PEAK, GM_COUNT };
+enum { GM_LUTHIER, GM_OPENBLAS, GM_DNNL, GM_RATIO_OPENBLAS, GM_RATIO_DNNL, GM_PEAK, GM_ONE,
+       GM_SPEEDUP, GM_COUNT };
 enum { GMG_DNN, GMG_SQUARES, GMG_COUNT };
 typedef struct gemm_summary {
     bench_geomean g[GMG_COUNT][GM_COUNT];
@@ -637,15 +678,15 @@ static const char *csv_cell(char *buf, size_t cap, double v, int decimals, int v
 }
 
 static void gemm_print_summary(FILE *out, const gemm_summary *sum, const int *kernels, int nk,
-                               int threads) {
+                               int threads, int scaling) {
     static const char *const titles[GMG_COUNT] = {"DNN shapes with M > 1", "squares >= 1024"};
     int g, i, any = 0;
     for (g = 0; g < GMG_COUNT; g++) {
         for (i = 0; i < nk; i++) any |= sum[i].g[g][GM_LUTHIER].count > 0;
     }
     if (!any) return;
-    fprintf(out, "\ngeometric means%s\n",
-            threads > 1 ? " (luthier 1 thread, anchors --threads)" : "");
+    fprintf(out, "\ngeometric means (luthier and anchors on %d thread%s%s)\n", threads,
+            threads > 1 ? "s" : "", scaling ? "; 1T = luthier on 1 thread, x1T = speedup" : "");
     for (g = 0; g < GMG_COUNT; g++) {
         int shown = 0;
         for (i = 0; i < nk; i++) {
@@ -654,12 +695,14 @@ static void gemm_print_summary(FILE *out, const gemm_summary *sum, const int *ke
             char b[6][32];
             if (m[GM_LUTHIER].count == 0) continue;
             if (!shown) {
-                fprintf(out, "%-22s %-22s %7s %6s %8s %8s %8s %8s\n", titles[g], "kernel",
+                fprintf(out, "%-22s %-22s %7s %6s %8s %8s %8s %8s", titles[g], "kernel",
                         "GF/s", "%peak", "OpenBLAS", "oneDNN", "vs OBLAS", "vs DNNL");
+                if (scaling) fprintf(out, " %8s %6s", "1T GF/s", "x1T");
+                fprintf(out, "\n");
                 shown = 1;
             }
             luthier_kernel_get(kernels[i], &ki);
-            fprintf(out, "%-22s %-22s %7s %6s %8s %8s %8s %8s   (%d shapes)\n", "",
+            fprintf(out, "%-22s %-22s %7s %6s %8s %8s %8s %8s", "",
                     short_kernel_name(ki.name),
                     cell(b[0], 32, bench_geomean_get(&m[GM_LUTHIER]), 1, 1),
                     cell(b[1], 32, bench_geomean_get(&m[GM_PEAK]), 1, m[GM_PEAK].count > 0),
@@ -668,8 +711,12 @@ static void gemm_print_summary(FILE *out, const gemm_summary *sum, const int *ke
                     cell(b[4], 32, bench_geomean_get(&m[GM_RATIO_OPENBLAS]), 2,
                          m[GM_RATIO_OPENBLAS].count > 0),
                     cell(b[5], 32, bench_geomean_get(&m[GM_RATIO_DNNL]), 2,
-                         m[GM_RATIO_DNNL].count > 0),
-                    m[GM_LUTHIER].count);
+                         m[GM_RATIO_DNNL].count > 0));
+            if (scaling)
+                fprintf(out, " %8s %6s", cell(b[0], 32, bench_geomean_get(&m[GM_ONE]), 1,
+                                              m[GM_ONE].count > 0),
+                        cell(b[1], 32, bench_geomean_get(&m[GM_SPEEDUP]), 2, m[GM_SPEEDUP].count > 0));
+            fprintf(out, "   (%d shapes)\n", m[GM_LUTHIER].count);
         }
     }
 }
@@ -678,6 +725,7 @@ static void gemm_print_summary(FILE *out, const gemm_summary *sum, const int *ke
 typedef struct gemm_contestant {
     gemm_call call;
     int kernel;             /* index into the selected kernels (luthier), -1 for an anchor */
+    int threads;            /* luthier: threads of its context (--scaling adds 1-thread twins) */
     luthier_kernel_info ki; /* luthier only */
     luthier_packed_b *pb;   /* luthier with pre-packing */
     float *own_c;           /* anchors: their own output, kept for the full comparison */
@@ -689,10 +737,12 @@ typedef struct gemm_contestant {
     double peak;            /* luthier: FMA peak of its ISA used for %peak */
 } gemm_contestant;
 
-static void gemm_table_header(void) {
-    printf("%-16s %6s %5s %5s  %-22s %7s %6s %8s %8s %8s %8s %9s %9s %6s\n", "name", "M", "N",
+static void gemm_table_header(int scaling) {
+    printf("%-16s %6s %5s %5s  %-22s %7s %6s %8s %8s %8s %8s %9s %9s %6s", "name", "M", "N",
            "K", "kernel", "GF/s", "%peak", "OpenBLAS", "oneDNN", "vs OBLAS", "vs DNNL",
            "ms(min)", "ms(med)", "GB/s");
+    if (scaling) printf(" %8s %6s", "1T GF/s", "x1T");
+    printf("\n");
 }
 
 /* GF/s of a contestant, 0 if it has no valid time. */
@@ -703,17 +753,22 @@ static double gemm_gflops(const gemm_contestant *c, double flops) {
 }
 
 static void gemm_print_row(const gemm_opts *o, const gemm_shape *s, const gemm_contestant *k,
-                           const gemm_contestant *const an[BENCH_NUM_ANCHORS]) {
+                           const gemm_contestant *const an[BENCH_NUM_ANCHORS],
+                           const gemm_contestant *one) {
     const double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
     const double gf = gemm_gflops(k, flops);
     const double ob = gemm_gflops(an[BENCH_ANCHOR_OPENBLAS], flops);
     const double dn = gemm_gflops(an[BENCH_ANCHOR_DNNL], flops);
     const double pct = gf > 0.0 && k->peak > 0.0 ? 100.0 * gf / k->peak : 0.0;
     const double gbps = gf > 0.0 && s->m == 1 ? (double)(s->k * s->n) * sizeof(float) / k->st.min * 1e-9 : 0.0;
+    const double g1 = gemm_gflops(one, flops);
     const int ok = gf > 0.0;
-    char b[12][40];
+    char b[12][40], b1[2][40];
+    csv_cell(b1[0], 40, g1, 2, g1 > 0.0);
+    csv_cell(b1[1], 40, g1 > 0.0 ? gf / g1 : 0.0, 3, ok && g1 > 0.0);
     if (o->csv) {
-        printf("%s,%lld,%lld,%lld,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%ld,%s,%s,%s,%.3g,%s\n", s->name,
+        printf("%s,%lld,%lld,%lld,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%ld,%s,%s,%s,%.3g,%s,%d,%s,%s\n",
+               s->name,
                (long long)s->m, (long long)s->n, (long long)s->k, o->threads, k->ki.name,
                csv_cell(b[0], 40, gf, 2, ok), csv_cell(b[1], 40, ob, 2, ob > 0.0),
                csv_cell(b[2], 40, dn, 2, dn > 0.0), csv_cell(b[3], 40, pct, 1, pct > 0.0),
@@ -722,9 +777,10 @@ static void gemm_print_row(const gemm_opts *o, const gemm_shape *s, const gemm_c
                k->ki.isa, o->prepack, k->st.reps,
                csv_cell(b[7], 40, ob > 0.0 ? an[BENCH_ANCHOR_OPENBLAS]->st.min * 1e3 : 0.0, 4, ob > 0.0),
                csv_cell(b[8], 40, dn > 0.0 ? an[BENCH_ANCHOR_DNNL]->st.min * 1e3 : 0.0, 4, dn > 0.0),
-               csv_cell(b[9], 40, k->peak, 1, ok && k->peak > 0.0), k->err, k->status);
+               csv_cell(b[9], 40, k->peak, 1, ok && k->peak > 0.0), k->err, k->status, k->threads,
+               b1[0], b1[1]);
     } else {
-        printf("%-16s %6lld %5lld %5lld  %-22s %7s %6s %8s %8s %8s %8s %9s %9s %6s\n", s->name,
+        printf("%-16s %6lld %5lld %5lld  %-22s %7s %6s %8s %8s %8s %8s %9s %9s %6s", s->name,
                (long long)s->m, (long long)s->n, (long long)s->k, short_kernel_name(k->ki.name),
                ok ? cell(b[0], 40, gf, 1, 1) : k->status, cell(b[1], 40, pct, 1, pct > 0.0),
                cell(b[2], 40, ob, 1, ob > 0.0), cell(b[3], 40, dn, 1, dn > 0.0),
@@ -733,13 +789,18 @@ static void gemm_print_row(const gemm_opts *o, const gemm_shape *s, const gemm_c
                cell(b[6], 40, k->st.min * 1e3, ms_decimals(k->st.min), ok),
                cell(b[7], 40, k->st.median * 1e3, ms_decimals(k->st.median), ok),
                cell(b[8], 40, gbps, 1, gbps > 0.0));
+        if (o->scaling)
+            printf(" %8s %6s", cell(b1[0], 40, g1, 1, g1 > 0.0),
+                   cell(b1[1], 40, g1 > 0.0 ? gf / g1 : 0.0, 2, ok && g1 > 0.0));
+        printf("\n");
     }
     fflush(stdout);
 }
 
 /* Adds a kernel's result on shape s to the geometric means. */
 static void gemm_summary_add(gemm_summary *sum, const gemm_shape *s, const gemm_contestant *k,
-                             const gemm_contestant *const an[BENCH_NUM_ANCHORS]) {
+                             const gemm_contestant *const an[BENCH_NUM_ANCHORS],
+                             const gemm_contestant *one) {
     const double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
     const double gf = gemm_gflops(k, flops);
     const double ob = gemm_gflops(an[BENCH_ANCHOR_OPENBLAS], flops);
@@ -759,16 +820,20 @@ static void gemm_summary_add(gemm_summary *sum, const gemm_shape *s, const gemm_
         bench_geomean_add(&m[GM_DNNL], dn);
         bench_geomean_add(&m[GM_RATIO_DNNL], gf / dn);
     }
+    if (one && gemm_gflops(one, flops) > 0.0) {
+        bench_geomean_add(&m[GM_ONE], gemm_gflops(one, flops));
+        bench_geomean_add(&m[GM_SPEEDUP], gf / gemm_gflops(one, flops));
+    }
 }
 
 /* Checks and times every kernel and anchor on one shape, prints its rows. Returns 0 when every
    luthier kernel was right, 1 otherwise (or on an allocation failure). */
 static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_index,
-                          luthier_context *ctx, const int *kernels, int nk, bench_peaks *peaks,
-                          gemm_summary *sum) {
+                          luthier_context *ctx, luthier_context *ctx1, const int *kernels, int nk,
+                          bench_peaks *peaks, gemm_summary *sum) {
     const size_t mk = (size_t)(s->m * s->k), kn = (size_t)(s->k * s->n), mn = (size_t)(s->m * s->n);
     const double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
-    const int ncont = BENCH_NUM_ANCHORS + nk;
+    const int ncont = BENCH_NUM_ANCHORS + nk * (ctx1 ? 2 : 1); /* anchors, kernels, 1T twins */
     float *a = bench_alloc_floats(mk), *b = bench_alloc_floats(kn), *c = bench_alloc_floats(mn);
     gemm_contestant *ct = (gemm_contestant *)calloc((size_t)ncont, sizeof *ct);
     const gemm_contestant *an[BENCH_NUM_ANCHORS];
@@ -797,8 +862,9 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
     for (i = 0; i < ncont; i++) {
         gemm_contestant *x = &ct[i];
         x->call.anchor = i < BENCH_NUM_ANCHORS ? i : -1;
-        x->kernel = i < BENCH_NUM_ANCHORS ? -1 : i - BENCH_NUM_ANCHORS;
-        x->call.ctx = ctx;
+        x->kernel = i < BENCH_NUM_ANCHORS ? -1 : (i - BENCH_NUM_ANCHORS) % nk;
+        x->threads = i < BENCH_NUM_ANCHORS + nk ? o->lthreads : 1;
+        x->call.ctx = x->threads == 1 && ctx1 ? ctx1 : ctx;
         x->call.desc.m = s->m;
         x->call.desc.n = s->n;
         x->call.desc.k = s->k;
@@ -826,10 +892,10 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
             }
             x->call.c = x->own_c;
         } else if (o->prepack) {
-            luthier_status ps = luthier_sgemm_pack_b(ctx, &x->call.desc, b, &x->pb);
+            luthier_status ps = luthier_sgemm_pack_b(x->call.ctx, &x->call.desc, b, &x->pb);
             if (ps != LUTHIER_STATUS_OK) {
                 fprintf(stderr, "ERROR: %s: luthier_sgemm_pack_b(%s): %s: %s\n", s->name, what,
-                        luthier_status_string(ps), luthier_context_error(ctx));
+                        luthier_status_string(ps), luthier_context_error(x->call.ctx));
                 x->status = "ERROR";
                 continue;
             }
@@ -840,12 +906,13 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
         rc = gemm_call_run(&x->call);
         x->smp.last = bench_now() - t0;
         settle_after_anchor(x->call.anchor, o->threads);
+        settle_after_luthier(x->call.anchor, x->threads);
         if (rc != 0) {
             if (x->kernel < 0) {
                 fprintf(stderr, "warning: %s: %s failed; its columns stay empty\n", s->name, what);
             } else {
                 fprintf(stderr, "ERROR: %s: luthier with %s: %s: %s\n", s->name, what,
-                        luthier_status_string(x->call.status), luthier_context_error(ctx));
+                        luthier_status_string(x->call.status), luthier_context_error(x->call.ctx));
                 x->status = "ERROR";
             }
             continue;
@@ -885,11 +952,13 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
             if (!x->active) continue;
             rc = bench_run_round(gemm_call_run, &x->call, &o->policy, r, &x->smp);
             settle_after_anchor(x->call.anchor, o->threads);
+            settle_after_luthier(x->call.anchor, x->threads);
             if (rc != 0) {
                 const char *what = x->kernel >= 0 ? x->ki.name : bench_anchor_names[x - ct];
                 fprintf(stderr, "%s: %s: %s failed while timing: %s\n",
                         x->kernel >= 0 ? "ERROR" : "warning", s->name, what,
-                        rc == -100 ? "out of memory" : x->kernel >= 0 ? luthier_context_error(ctx) : "");
+                        rc == -100 ? "out of memory"
+                        : x->kernel >= 0 ? luthier_context_error(x->call.ctx) : "");
                 x->active = 0;
                 x->status = "ERROR";
                 continue;
@@ -914,13 +983,15 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
         gemm_contestant *x = &ct[i];
         if (x->active) x->st = bench_summarize(x->smp.t, x->smp.n);
         else if (x->kernel < 0) x->status = "off";
-        if (x->kernel >= 0) x->peak = bench_peak_probe(peaks, x->ki.isa, 0);
+        if (x->kernel >= 0) x->peak = bench_peak_probe(peaks, x->ki.isa, 0) * x->threads;
     }
     for (i = 0; i < BENCH_NUM_ANCHORS; i++) an[i] = &ct[i];
     for (i = BENCH_NUM_ANCHORS; i < ncont; i++) {
-        gemm_print_row(o, s, &ct[i], an);
-        gemm_summary_add(&sum[ct[i].kernel], s, &ct[i], an);
+        const gemm_contestant *one = ctx1 ? &ct[i + nk] : NULL;
         if (strcmp(ct[i].status, "ok") != 0) failed = 1;
+        if (i >= BENCH_NUM_ANCHORS + nk) continue; /* 1T twins: shown in their kernel's row */
+        gemm_print_row(o, s, &ct[i], an, one);
+        gemm_summary_add(&sum[ct[i].kernel], s, &ct[i], an, one);
     }
 
 out:
@@ -943,7 +1014,7 @@ static int cmd_gemm(int argc, char **argv) {
     gemm_opts o;
     gemm_shape *shapes = NULL;
     gemm_summary *sum = NULL;
-    luthier_context *ctx = NULL;
+    luthier_context *ctx = NULL, *ctx1 = NULL;
     bench_peaks peaks;
     int *kernels = NULL;
     int nk = 0, nshapes = 0, si, rc, exit_code = BENCH_EXIT_OK;
@@ -958,10 +1029,12 @@ static int cmd_gemm(int argc, char **argv) {
     if (!o.groups && !o.ncustom) o.groups = GROUP_DNN | GROUP_SQUARES;
     info = o.csv ? stderr : stdout;
 
-    if (!(ctx = open_context(cmd, o.blocking))) {
+    if (!(ctx = open_context(cmd, o.blocking, o.threads)) ||
+        (o.scaling && !(ctx1 = open_context(cmd, o.blocking, 1)))) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
+    o.lthreads = luthier_context_num_threads(ctx);
     if ((rc = gemm_resolve_kernels(cmd, o.kernel_arg, ctx, &kernels, &nk)) >= 0) goto done;
 
     /* The shape list: dnn, squares, custom. */
@@ -992,9 +1065,10 @@ static int cmd_gemm(int argc, char **argv) {
     for (si = 0; si < o.ncustom; si++) shapes[nshapes++] = o.custom[si];
 
     bench_anchors_set_threads(o.threads, stderr);
-    if (o.threads > 1)
-        fprintf(stderr, "note: luthier is single-threaded in this version: it runs on 1 thread, "
-                        "the anchors on %d; ratios compare the two\n", o.threads);
+    if (o.lthreads != o.threads)
+        fprintf(stderr, "note: luthier runs %d thread(s), not %d: its context has one thread per "
+                        "CPU of its clusters at most; the anchors run %d\n", o.lthreads, o.threads,
+                o.threads);
 
     bench_peaks_measure(&peaks, 0.5);
     fprintf(info, "luthier-bench gemm: luthier v%d.%d.%d\n", LUTHIER_VERSION_MAJOR,
@@ -1005,10 +1079,20 @@ static int cmd_gemm(int argc, char **argv) {
     if (o.blocking[0] || o.blocking[1] || o.blocking[2])
         fprintf(info, "blocking kc %zu, mc %zu, nc %zu (0 = derived from the caches)\n",
                 o.blocking[0], o.blocking[1], o.blocking[2]);
-    fprintf(info, "mode     %s; luthier 1 thread, anchors %d thread(s)\n",
+    fprintf(info, "mode     %s; luthier %d thread(s)%s, anchors %d thread(s)\n",
             o.prepack ? "B pre-packed outside the timed loop (luthier_sgemm_packed)"
                       : "luthier_sgemm timed including the packing of B",
-            o.threads);
+            o.lthreads, o.scaling ? " and 1 thread" : "", o.threads);
+    if (o.lthreads > 1) {
+        luthier_topology t;
+        char buf[1024];
+        if (luthier_context_topology(ctx, &t) == LUTHIER_STATUS_OK &&
+            luthier_topology_format(&t, buf, sizeof buf) > 0) {
+            char *line, *save = NULL;
+            for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+                fprintf(info, "clusters %s (source %s)\n", line, t.source);
+        }
+    }
     if (o.policy.reps > 0) fprintf(info, "timing   %ld repetitions per case", o.policy.reps);
     else fprintf(info, "timing   >= %.2f s per case", o.policy.min_time);
     fprintf(info, ", in %d rounds interleaving luthier and the anchors, after a checked call;\n"
@@ -1017,18 +1101,19 @@ static int cmd_gemm(int argc, char **argv) {
     if (o.csv)
         printf("name,M,N,K,threads,kernel,luthier_gflops,openblas_gflops,onednn_gflops,peak_pct,"
                "luthier_ms_min,luthier_ms_median,gbps,isa,prepack,reps,openblas_ms_min,"
-               "onednn_ms_min,peak_gflops,max_rel_err,status\n");
+               "onednn_ms_min,peak_gflops,max_rel_err,status,luthier_threads,luthier_1t_gflops,"
+               "speedup_vs_1t\n");
     else {
         printf("\n");
-        gemm_table_header();
+        gemm_table_header(o.scaling);
     }
     fflush(stdout);
 
     for (si = 0; si < nshapes; si++)
-        if (gemm_run_shape(&o, &shapes[si], si, ctx, kernels, nk, &peaks, sum) != 0)
+        if (gemm_run_shape(&o, &shapes[si], si, ctx, ctx1, kernels, nk, &peaks, sum) != 0)
             exit_code = BENCH_EXIT_FAIL;
 
-    gemm_print_summary(info, sum, kernels, nk, o.threads);
+    gemm_print_summary(info, sum, kernels, nk, o.threads, o.scaling);
     if (!o.csv)
         printf("\nvs OBLAS / vs DNNL = luthier GF/s / anchor GF/s (> 1: luthier is faster)\n");
     if (exit_code != BENCH_EXIT_OK)
@@ -1038,10 +1123,1021 @@ static int cmd_gemm(int argc, char **argv) {
 
 done:
     luthier_context_destroy(ctx);
+    luthier_context_destroy(ctx1);
     free(kernels);
     free(shapes);
     free(sum);
     free(o.custom);
+    return rc;
+}
+
+/* ================================================================================================
+   CPU affinity helpers (threads, asym)
+   ================================================================================================ */
+
+#if defined(__linux__)
+#define BENCH_HAVE_AFFINITY 1
+#include <pthread.h>
+#include <sched.h>
+#else
+#define BENCH_HAVE_AFFINITY 0
+#endif
+
+/* The calling thread's affinity, saved to be restored. */
+typedef struct bench_affinity {
+#if BENCH_HAVE_AFFINITY
+    cpu_set_t set;
+#endif
+    int saved;
+} bench_affinity;
+
+/* Pins the calling thread to `cpu` after saving its affinity in *old. Returns 1 when it runs
+   there (verified with sched_getcpu), 0 otherwise (the affinity is then left as it was). */
+static int bench_pin_caller(int cpu, bench_affinity *old) {
+    memset(old, 0, sizeof *old);
+#if BENCH_HAVE_AFFINITY
+    {
+        cpu_set_t set;
+        if (cpu < 0 || cpu >= CPU_SETSIZE) return 0;
+        if (sched_getaffinity(0, sizeof old->set, &old->set) != 0) return 0;
+        old->saved = 1;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        if (sched_setaffinity(0, sizeof set, &set) != 0) return 0;
+        return sched_getcpu() == cpu;
+    }
+#else
+    (void)cpu;
+    return 0;
+#endif
+}
+
+static void bench_restore_caller(bench_affinity *old) {
+#if BENCH_HAVE_AFFINITY
+    if (old->saved) sched_setaffinity(0, sizeof old->set, &old->set);
+#endif
+    old->saved = 0;
+}
+
+/* CPUs this process may run on, ascending (at most cap). Returns the count (0 if unknown). */
+static int bench_allowed_cpus(int *cpus, int cap) {
+    int n = 0;
+#if BENCH_HAVE_AFFINITY
+    cpu_set_t set;
+    int c;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+    for (c = 0; c < CPU_SETSIZE && c < LUTHIER_MAX_CPUS && n < cap; c++)
+        if (CPU_ISSET(c, &set)) cpus[n++] = c;
+#else
+    (void)cpus;
+    (void)cap;
+#endif
+    return n;
+}
+
+/* Busy spinning for `seconds` (the body of the synthetic regions). */
+static void bench_spin_for(double seconds) {
+    const double t0 = bench_now();
+    while (bench_now() - t0 < seconds) continue;
+}
+
+/* ================================================================================================
+   threads
+   ================================================================================================ */
+
+#define THREADS_DEFAULT_REGIONS 20000L
+#define THREADS_ROUNDS 10
+
+static void usage_threads(FILE *out) {
+    fprintf(out,
+            "Usage: %s threads [--regions N] [--body-us U] [--csv]\n"
+            "Overhead of luthier's parallel regions (luthier_parallel_for): the time of one\n"
+            "region, from the call to its return, on a context of 1 thread and on a context of\n"
+            "all threads (one per CPU of its clusters; $LUTHIER_CLUSTERS honoured), with the\n"
+            "RATIO (default ratios) and DYNAMIC schedules, over n = threads units:\n"
+            "  empty     a no-op callback: the pure cost of waking the workers and waiting\n"
+            "  bodyU     every unit spins U us (--body-us, default 10), so each thread works\n"
+            "            about U us: overhead = region time - U us\n"
+            "Regions run back to back (the workers spin between them, as between the layers of\n"
+            "a network), timed one by one; the cases alternate in %d rounds so load drifts hit\n"
+            "all alike. The calling thread (slot 0) is pinned to the first CPU of the first\n"
+            "cluster for the measurement and restored afterwards.\n"
+            "\n"
+            "Options:\n"
+            "  --regions N   timed regions per case (default %ld; 100..10000000)\n"
+            "  --body-us U   work per unit of the 'body' cases in us (default 10; 0..100000)\n"
+            "  --csv         one row per case: case,threads,schedule,us_min,us_median,\n"
+            "                overhead_us_median,regions\n",
+            bench_prog, THREADS_ROUNDS, THREADS_DEFAULT_REGIONS);
+}
+
+static void threads_noop(void *arg, size_t begin, size_t end, int thread, int cluster) {
+    (void)arg;
+    (void)begin;
+    (void)end;
+    (void)thread;
+    (void)cluster;
+}
+
+static void threads_body(void *arg, size_t begin, size_t end, int thread, int cluster) {
+    const double per_unit = *(const double *)arg;
+    (void)thread;
+    (void)cluster;
+    bench_spin_for(per_unit * (double)(end - begin));
+}
+
+typedef struct threads_case {
+    const char *name;        /* "empty" or "body" */
+    luthier_context *ctx;
+    int threads;
+    luthier_schedule schedule;
+    int body;
+    double *t;               /* seconds per region */
+    long n;
+    bench_stats st;
+} threads_case;
+
+static int cmd_threads(int argc, char **argv) {
+    const char *cmd = argv[0], *val;
+    long regions = THREADS_DEFAULT_REGIONS;
+    double body_us = 10.0, per_unit;
+    int csv = 0, i, r, nc = 0, rc = BENCH_EXIT_OK, pinned = 0, pin_cpu = -1;
+    luthier_context *ctx1 = NULL, *ctxn = NULL;
+    threads_case cs[8];
+    bench_affinity aff;
+    char bodyname[32];
+
+    memset(cs, 0, sizeof cs);
+    memset(&aff, 0, sizeof aff);
+    for (i = 1; i < argc; i++) {
+        if (bench_is_help(argv[i])) {
+            usage_threads(stdout);
+            return BENCH_EXIT_OK;
+        } else if ((r = bench_opt_flag(argv[i], cmd, "--csv")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            csv = 1;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--regions", &val)) != 0) {
+            int64_t v;
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (bench_parse_i64(val, 100, 10000000, &v)) {
+                bench_usage_error(cmd, "--regions wants an integer in [100, 10000000], not '%s'", val);
+                return BENCH_EXIT_USAGE;
+            }
+            regions = (long)v;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--body-us", &val)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (bench_parse_double(val, 0.0, 100000.0, &body_us)) {
+                bench_usage_error(cmd, "--body-us wants microseconds in [0, 100000], not '%s'", val);
+                return BENCH_EXIT_USAGE;
+            }
+        } else {
+            bench_usage_error(cmd, "%s '%s'", argv[i][0] == '-' ? "unknown option" : "unexpected argument",
+                              argv[i]);
+            return BENCH_EXIT_USAGE;
+        }
+    }
+    per_unit = body_us * 1e-6;
+    snprintf(bodyname, sizeof bodyname, "body%gus", body_us);
+
+    if (!(ctx1 = open_context(cmd, NULL, 1)) || !(ctxn = open_context(cmd, NULL, 0))) {
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    {
+        const int tn = luthier_context_num_threads(ctxn);
+        const luthier_context *cx[2];
+        int k, body, sch;
+        cx[0] = ctx1;
+        cx[1] = ctxn;
+        for (body = 0; body < 2; body++)
+            for (k = 0; k < (tn > 1 ? 2 : 1); k++)
+                for (sch = 0; sch < 2; sch++) {
+                    threads_case *c = &cs[nc++];
+                    c->name = body ? bodyname : "empty";
+                    c->ctx = (luthier_context *)cx[k];
+                    c->threads = luthier_context_num_threads(c->ctx);
+                    c->schedule = sch ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
+                    c->body = body;
+                    if (!(c->t = (double *)malloc((size_t)regions * sizeof *c->t))) {
+                        fprintf(stderr, "%s %s: error: out of memory\n", bench_prog, cmd);
+                        rc = BENCH_EXIT_FAIL;
+                        goto done;
+                    }
+                }
+    }
+    {
+        luthier_topology t;
+        if (luthier_context_topology(ctxn, &t) == LUTHIER_STATUS_OK && t.num_clusters > 0)
+            pin_cpu = t.clusters[0].cpus[0];
+        if (pin_cpu >= 0) pinned = bench_pin_caller(pin_cpu, &aff);
+    }
+    if (!csv) {
+        luthier_topology t;
+        char buf[1024];
+        printf("luthier-bench threads: luthier v%d.%d.%d, %d thread(s) in the full context\n",
+               LUTHIER_VERSION_MAJOR, LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH,
+               luthier_context_num_threads(ctxn));
+        if (luthier_context_topology(ctxn, &t) == LUTHIER_STATUS_OK &&
+            luthier_topology_format(&t, buf, sizeof buf) > 0)
+            printf("clusters (source %s):\n%s", t.source, buf);
+        for (i = 1; i < luthier_context_num_threads(ctxn); i++) {
+            int cl, cpu;
+            const int ok = luthier_context_thread_info(ctxn, i, &cl, &cpu);
+            printf("slot %d: cluster %d, CPU %d%s\n", i, cl, cpu, ok ? " (pinned)" : " (NOT pinned)");
+        }
+        printf("caller (slot 0): %s CPU %d\n", pinned ? "pinned to" : "could not be pinned to",
+               pin_cpu);
+        printf("%ld regions per case, back to back, in %d rounds alternating the cases\n\n",
+               regions, THREADS_ROUNDS);
+        fflush(stdout);
+    }
+
+    for (r = 0; r < THREADS_ROUNDS; r++) {
+        const long until = regions * (r + 1) / THREADS_ROUNDS;
+        int k;
+        for (k = 0; k < nc; k++) {
+            threads_case *c = &cs[(r % 2) ? nc - 1 - k : k];
+            luthier_parallel_desc pd;
+            luthier_range_fn fn = c->body ? threads_body : threads_noop;
+            int w;
+            memset(&pd, 0, sizeof pd);
+            pd.schedule = c->schedule;
+            /* Untimed regions first: the workers may have gone to sleep meanwhile. */
+            for (w = 0; w < 20; w++)
+                if (luthier_parallel_for(c->ctx, (size_t)c->threads, &pd, fn, &per_unit) !=
+                    LUTHIER_STATUS_OK) {
+                    fprintf(stderr, "%s %s: error: luthier_parallel_for: %s\n", bench_prog, cmd,
+                            luthier_context_error(c->ctx));
+                    rc = BENCH_EXIT_FAIL;
+                    goto done;
+                }
+            while (c->n < until) {
+                const double t0 = bench_now();
+                luthier_parallel_for(c->ctx, (size_t)c->threads, &pd, fn, &per_unit);
+                c->t[c->n++] = bench_now() - t0;
+            }
+        }
+    }
+    for (i = 0; i < nc; i++) cs[i].st = bench_summarize(cs[i].t, cs[i].n);
+
+    if (csv) {
+        printf("case,threads,schedule,us_min,us_median,overhead_us_median,regions\n");
+        for (i = 0; i < nc; i++) {
+            const threads_case *c = &cs[i];
+            printf("%s,%d,%s,%.3f,%.3f,%.3f,%ld\n", c->name, c->threads,
+                   c->schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", c->st.min * 1e6,
+                   c->st.median * 1e6, c->st.median * 1e6 - (c->body ? body_us : 0.0), c->st.reps);
+        }
+    } else {
+        printf("%-12s %7s %-8s %10s %10s %12s %10s\n", "case", "threads", "schedule", "us(min)",
+               "us(med)", "overhead(med)", "us(p90)");
+        for (i = 0; i < nc; i++) {
+            const threads_case *c = &cs[i];
+            const double p90 = c->t[(size_t)((double)(c->n - 1) * 0.9)];
+            printf("%-12s %7d %-8s %10.3f %10.3f %12.3f %10.3f\n", c->name, c->threads,
+                   c->schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", c->st.min * 1e6,
+                   c->st.median * 1e6, c->st.median * 1e6 - (c->body ? body_us : 0.0), p90 * 1e6);
+        }
+        printf("\nus = microseconds per region (call to return); overhead = us(med) - the %g us body\n"
+               "of the body cases (each thread runs about one unit); p90 = 90th percentile.\n",
+               body_us);
+    }
+
+done:
+    bench_restore_caller(&aff);
+    for (i = 0; i < nc; i++) free(cs[i].t);
+    luthier_context_destroy(ctxn);
+    luthier_context_destroy(ctx1);
+    return rc;
+}
+
+/* ================================================================================================
+   asym
+   ================================================================================================ */
+
+#define ASYM_MAX_LOADERS 16
+#define ASYM_MAX_STRATEGIES 128
+
+static void usage_asym(FILE *out) {
+    fprintf(out,
+            "Usage: %s asym [options]\n"
+            "Emulates an asymmetric (big.LITTLE) pair on symmetric cores and compares the ways\n"
+            "to split work between the two clusters. A busy loop of this tool, pinned to the\n"
+            "'little' CPU(s), takes about half of it, so luthier's worker there runs at about\n"
+            "half speed while the 'big' CPU(s) run at full speed. The clusters are\n"
+            "$LUTHIER_CLUSTERS when set (exactly two clusters; the busy loop goes on every CPU\n"
+            "of the second), else built from the CPUs this process may use: little = --little-cpu\n"
+            "(default: the last one), big = the others, e.g. 'big:0,little:1'. The calling thread\n"
+            "(slot 0, first cluster) is pinned to the first big CPU while measuring.\n"
+            "\n"
+            "Workloads: GEMMs of DNN layers (B pre-packed, default kernel; checked against an\n"
+            "exact reference) and 'synthetic', a luthier_parallel_for over 4096 units of scalar\n"
+            "compute. Strategies, timed in the same rounds (alternating order):\n"
+            "  equal      RATIO with shares in proportion to the clusters' thread counts (what an\n"
+            "             OpenMP static schedule does)\n"
+            "  ratio_P    RATIO with ratios {P, 100-P}: P %% of the work to big (P = 0, step, .., 100)\n"
+            "  dynamic    LUTHIER_SCHEDULE_DYNAMIC (chunks on demand, default chunk)\n"
+            "  big_only   a context with only the big cluster's threads (little left idle)\n"
+            "Reported per strategy: the fastest and the median repetition (ms); per workload the\n"
+            "best ratio and the speedups best ratio / equal and best ratio / dynamic. Before the\n"
+            "loaded table, a baseline without the busy loop (equal, dynamic, big_only).\n"
+            "The busy loop stops by itself after --load-timeout seconds and is always joined.\n"
+            "\n"
+            "Options:\n"
+            "  --little-cpu C    the CPU to load (without $LUTHIER_CLUSTERS; default: the last)\n"
+            "  --no-load         run the whole table without the busy loop (no baseline)\n"
+            "  --step P          ratio step in %% (default 10; 1..50)\n"
+            "  --min-time S      seconds per strategy and workload (default 0.1)\n"
+            "  --rounds N        rounds alternating the strategies (default 5)\n"
+            "  --load-timeout S  the busy loop's deadline in seconds (default 300)\n"
+            "  --csv             one row per (workload, load, strategy): workload,strategy,\n"
+            "                    big_share,ms,ms_median,reps,load,gflops,vs_equal,max_rel_err\n"
+            "                    (big_share empty for dynamic; load = busy or none;\n"
+            "                    gflops empty for synthetic; vs_equal = equal ms / ms)\n",
+            bench_prog);
+}
+
+/* ---- the busy loop ---------------------------------------------------------------------------- */
+
+typedef struct asym_loader {
+    int cpu;
+    double deadline;       /* bench_now() time at which it stops by itself */
+    int stop;              /* atomic: set by the main thread */
+    int state;             /* atomic: 0 starting, 1 spinning pinned, -1 could not pin */
+    int expired;           /* atomic: stopped by the deadline */
+#if BENCH_HAVE_AFFINITY
+    pthread_t th;
+#endif
+    int joinable;
+} asym_loader;
+
+#if BENCH_HAVE_AFFINITY
+static void *asym_loader_main(void *arg) {
+    asym_loader *l = (asym_loader *)arg;
+    cpu_set_t set;
+    volatile double x = 1.0;
+    CPU_ZERO(&set);
+    CPU_SET(l->cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0 || sched_getcpu() != l->cpu) {
+        __atomic_store_n(&l->state, -1, __ATOMIC_RELEASE);
+        return NULL;
+    }
+    __atomic_store_n(&l->state, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE)) {
+        int i;
+        for (i = 0; i < 4096; i++) x = x * 0.999999 + 1e-6;
+        if (bench_now() > l->deadline) {
+            __atomic_store_n(&l->expired, 1, __ATOMIC_RELEASE);
+            break;
+        }
+    }
+    return NULL;
+}
+#endif
+
+/* Starts one busy loop per CPU; returns 0 when all spin pinned, else stops them (-1). */
+static int asym_load_start(asym_loader *ls, int n, const int *cpus, double timeout) {
+    int i, ok = 1;
+    memset(ls, 0, (size_t)n * sizeof *ls);
+#if BENCH_HAVE_AFFINITY
+    for (i = 0; i < n; i++) {
+        ls[i].cpu = cpus[i];
+        ls[i].deadline = bench_now() + timeout;
+        if (pthread_create(&ls[i].th, NULL, asym_loader_main, &ls[i]) != 0) {
+            ok = 0;
+            break;
+        }
+        ls[i].joinable = 1;
+    }
+    for (i = 0; ok && i < n; i++) {
+        int st;
+        while ((st = __atomic_load_n(&ls[i].state, __ATOMIC_ACQUIRE)) == 0) sched_yield();
+        if (st < 0) ok = 0;
+    }
+#else
+    (void)cpus;
+    (void)timeout;
+    ok = 0;
+    i = 0;
+#endif
+    return ok ? 0 : -1;
+}
+
+/* Stops and joins every busy loop; returns 1 if one stopped by its deadline. */
+static int asym_load_stop(asym_loader *ls, int n) {
+    int i, expired = 0;
+    for (i = 0; i < n; i++) __atomic_store_n(&ls[i].stop, 1, __ATOMIC_RELEASE);
+    for (i = 0; i < n; i++) {
+#if BENCH_HAVE_AFFINITY
+        if (ls[i].joinable) pthread_join(ls[i].th, NULL);
+#endif
+        ls[i].joinable = 0;
+        expired |= __atomic_load_n(&ls[i].expired, __ATOMIC_ACQUIRE);
+    }
+    return expired;
+}
+
+/* ---- workloads and strategies ----------------------------------------------------------------- */
+
+enum { ASYM_GEMM, ASYM_SYNTH };
+
+static const struct {
+    const char *name;
+    int64_t m, n, k;
+} asym_gemm_shapes[] = {
+    {"resnet18_conv2", 3136, 64, 576},
+    {"bert_qkv", 128, 768, 768},
+    {"resnet50_1x1a", 3136, 256, 64},
+    {"bert_ffn1", 128, 3072, 768},
+};
+#define ASYM_N_GEMM ((int)(sizeof asym_gemm_shapes / sizeof asym_gemm_shapes[0]))
+#define ASYM_SYNTH_UNITS 4096
+#define ASYM_SYNTH_ITERS 1000
+
+typedef struct asym_workload {
+    char name[40];
+    int kind;
+    gemm_shape shape;
+    float *a, *b, *c;
+    luthier_packed_b *pb;
+    gemm_ref ref;
+    int have_ref;
+    float *out, *expect; /* synthetic: per unit */
+} asym_workload;
+
+typedef struct asym_strategy {
+    char name[24];
+    int share;           /* % of the work for big; -1 = dynamic */
+    luthier_context *ctx;
+    luthier_schedule schedule;
+    float ratios[2];
+    int use_ratios;
+    int baseline;        /* part of the unloaded baseline */
+} asym_strategy;
+
+typedef struct asym_call {
+    asym_workload *w;
+    const asym_strategy *s;
+    luthier_status status;
+    bench_sampler smp;
+    bench_stats st;
+    double err;
+    int active;
+} asym_call;
+
+static void asym_synth_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
+    float *out = (float *)arg;
+    size_t u;
+    (void)thread;
+    (void)cluster;
+    for (u = begin; u < end; u++) {
+        float x = (float)u * 1e-3f, y = 1.0f;
+        int i;
+        for (i = 0; i < ASYM_SYNTH_ITERS; i++) {
+            x = x * 0.999f + 0.5f;
+            y = y * 0.998f + x;
+        }
+        out[u] = x + y;
+    }
+}
+
+static int asym_call_run(void *arg) {
+    asym_call *c = (asym_call *)arg;
+    const asym_strategy *s = c->s;
+    if (c->w->kind == ASYM_GEMM) {
+        luthier_sgemm_desc d;
+        memset(&d, 0, sizeof d);
+        d.m = c->w->shape.m;
+        d.n = c->w->shape.n;
+        d.k = c->w->shape.k;
+        d.schedule = s->schedule;
+        if (s->use_ratios) {
+            d.ratios = s->ratios;
+            d.num_ratios = 2;
+        }
+        c->status = luthier_sgemm_packed(s->ctx, &d, c->w->a, c->w->pb, c->w->c);
+    } else {
+        luthier_parallel_desc pd;
+        memset(&pd, 0, sizeof pd);
+        pd.schedule = s->schedule;
+        if (s->use_ratios) {
+            pd.ratios = s->ratios;
+            pd.num_ratios = 2;
+        }
+        c->status = luthier_parallel_for(s->ctx, ASYM_SYNTH_UNITS, &pd, asym_synth_range, c->w->out);
+    }
+    return c->status == LUTHIER_STATUS_OK ? 0 : -1;
+}
+
+static void asym_workload_free(asym_workload *w) {
+    free(w->a);
+    free(w->b);
+    free(w->c);
+    free(w->out);
+    free(w->expect);
+    luthier_packed_b_destroy(w->pb);
+    if (w->have_ref) gemm_ref_free(&w->ref);
+    memset(w, 0, sizeof *w);
+}
+
+/* Checked call, then timing rounds, of the selected strategies on one workload. Returns 0, or 1
+   when a strategy failed or computed a wrong result. */
+static int asym_run_workload(const char *cmd, asym_workload *w, asym_strategy *st, int ns,
+                             int baseline_only, const bench_policy *pol, asym_call *calls) {
+    int i, r, failed = 0;
+    for (i = 0; i < ns; i++) {
+        asym_call *c = &calls[i];
+        double t0;
+        memset(c, 0, sizeof *c);
+        c->w = w;
+        c->s = &st[i];
+        if (baseline_only && !st[i].baseline) continue;
+        if (w->kind == ASYM_GEMM) bench_fill_value(w->c, (size_t)(w->shape.m * w->shape.n), NAN);
+        else bench_fill_value(w->out, ASYM_SYNTH_UNITS, NAN);
+        t0 = bench_now();
+        if (asym_call_run(c) != 0) {
+            fprintf(stderr, "ERROR: %s %s: %s on %s: %s: %s\n", bench_prog, cmd, st[i].name,
+                    w->name, luthier_status_string(c->status), luthier_context_error(st[i].ctx));
+            failed = 1;
+            continue;
+        }
+        c->smp.last = bench_now() - t0;
+        if (w->kind == ASYM_GEMM) {
+            c->err = gemm_err_ref(&w->ref, w->c, w->shape.n);
+        } else {
+            size_t u;
+            c->err = 0.0;
+            for (u = 0; u < ASYM_SYNTH_UNITS; u++)
+                if (!(w->out[u] == w->expect[u])) c->err = INFINITY;
+        }
+        if (!(c->err <= GEMM_TOL)) {
+            fprintf(stderr, "ERROR: %s %s: %s on %s is WRONG (max relative error %.3g)\n",
+                    bench_prog, cmd, st[i].name, w->name, c->err);
+            failed = 1;
+            continue;
+        }
+        c->active = 1;
+    }
+    for (r = 0; r < pol->rounds; r++)
+        for (i = 0; i < ns; i++) {
+            asym_call *c = &calls[(r % 2) ? ns - 1 - i : i];
+            if (!c->active) continue;
+            if (bench_run_round(asym_call_run, c, pol, r, &c->smp) != 0) {
+                fprintf(stderr, "ERROR: %s %s: %s on %s failed while timing: %s\n", bench_prog,
+                        cmd, c->s->name, w->name, luthier_context_error(c->s->ctx));
+                c->active = 0;
+                failed = 1;
+            }
+        }
+    for (i = 0; i < ns; i++)
+        if (calls[i].active) calls[i].st = bench_summarize(calls[i].smp.t, calls[i].smp.n);
+    return failed;
+}
+
+/* Prints one workload's results (table or CSV rows) and fills the summary numbers. */
+typedef struct asym_result {
+    double equal, best, dynamic, big_only, all_big, all_little; /* min seconds, 0 = none */
+    double equal_med, best_med, dynamic_med;
+    int best_share;
+    double bestm;        /* the lowest median of the ratio_P */
+    int bestm_share;
+} asym_result;
+
+static void asym_report(int csv, const asym_workload *w, const asym_call *calls, int ns,
+                        const char *load, asym_result *res) {
+    const double flops = w->kind == ASYM_GEMM
+                             ? 2.0 * (double)w->shape.m * (double)w->shape.n * (double)w->shape.k
+                             : 0.0;
+    int i;
+    memset(res, 0, sizeof *res);
+    res->best_share = res->bestm_share = -1;
+    for (i = 0; i < ns; i++) {
+        const asym_call *c = &calls[i];
+        const asym_strategy *s = c->s;
+        if (!c->active) continue;
+        if (strcmp(s->name, "equal") == 0) {
+            res->equal = c->st.min;
+            res->equal_med = c->st.median;
+        } else if (strcmp(s->name, "dynamic") == 0) {
+            res->dynamic = c->st.min;
+            res->dynamic_med = c->st.median;
+        } else if (strcmp(s->name, "big_only") == 0) {
+            res->big_only = c->st.min;
+        } else if (s->share >= 0) {
+            if (s->share == 100) res->all_big = c->st.min;
+            if (s->share == 0) res->all_little = c->st.min;
+            if (res->best_share < 0 || c->st.min < res->best) {
+                res->best = c->st.min;
+                res->best_med = c->st.median;
+                res->best_share = s->share;
+            }
+            if (res->bestm_share < 0 || c->st.median < res->bestm) {
+                res->bestm = c->st.median;
+                res->bestm_share = s->share;
+            }
+        }
+    }
+    if (!csv) {
+        printf("\n%s", w->name);
+        if (w->kind == ASYM_GEMM)
+            printf(" (GEMM %lldx%lldx%lld, B pre-packed)", (long long)w->shape.m,
+                   (long long)w->shape.n, (long long)w->shape.k);
+        else
+            printf(" (parallel_for, %d units of scalar compute)", ASYM_SYNTH_UNITS);
+        printf(", load: %s\n", load);
+        printf("  %-10s %5s %10s %10s %8s %9s %5s\n", "strategy", "big%", "ms(min)", "ms(med)",
+               "GF/s", "vs equal", "reps");
+    }
+    for (i = 0; i < ns; i++) {
+        const asym_call *c = &calls[i];
+        const asym_strategy *s = c->s;
+        char share[16], gf[32], ve[32];
+        if (!c->active) continue;
+        if (s->share >= 0) snprintf(share, sizeof share, "%d", s->share);
+        else share[0] = 0;
+        if (flops > 0.0) snprintf(gf, sizeof gf, "%.1f", flops / c->st.min * 1e-9);
+        else gf[0] = 0;
+        if (res->equal > 0.0) snprintf(ve, sizeof ve, "%.2f", res->equal / c->st.min);
+        else ve[0] = 0;
+        if (csv) {
+            printf("%s,%s,%s,%.4f,%.4f,%ld,%s,%s,%s,%.3g\n", w->name, s->name, share,
+                   c->st.min * 1e3, c->st.median * 1e3, c->st.reps, load, gf, ve, c->err);
+        } else {
+            const int best = s->share >= 0 && strcmp(s->name, "equal") != 0 &&
+                             s->share == res->best_share && strncmp(s->name, "ratio_", 6) == 0;
+            printf("  %-10s %5s %10.3f %10.3f %8s %9s %5ld%s\n", s->name, share[0] ? share : "-",
+                   c->st.min * 1e3, c->st.median * 1e3, gf[0] ? gf : "-", ve[0] ? ve : "-",
+                   c->st.reps, best ? "  <- best ratio" : "");
+        }
+    }
+    if (!csv && res->best_share >= 0) {
+        printf("  best ratio: %d %% on big; best/equal %.2fx (median %.2fx), best/dynamic %.2fx "
+               "(median %.2fx)",
+               res->best_share, res->equal > 0.0 ? res->equal / res->best : 0.0,
+               res->equal_med > 0.0 ? res->equal_med / res->best_med : 0.0,
+               res->dynamic > 0.0 ? res->dynamic / res->best : 0.0,
+               res->dynamic_med > 0.0 ? res->dynamic_med / res->best_med : 0.0);
+        if (res->all_big > 0.0 && res->all_little > 0.0)
+            printf("; little/big speed %.2f", res->all_big / res->all_little);
+        printf("\n  by medians: best ratio %d %% on big; best/equal %.2fx, best/dynamic %.2fx\n",
+               res->bestm_share, res->equal_med > 0.0 ? res->equal_med / res->bestm : 0.0,
+               res->dynamic_med > 0.0 ? res->dynamic_med / res->bestm : 0.0);
+    }
+    fflush(stdout);
+}
+
+static int cmd_asym(int argc, char **argv) {
+    const char *cmd = argv[0], *val, *env;
+    int little_cpu = -1, no_load = 0, csv = 0, step = 10, i, r, rc = BENCH_EXIT_OK;
+    double load_timeout = 300.0;
+    bench_policy pol;
+    int cpus[LUTHIER_MAX_CPUS], ncpus, nload = 0, load_cpus[ASYM_MAX_LOADERS], nw = 0, ns = 0;
+    int load_running = 0, pinned = 0;
+    char spec[1024], err[256], *p;
+    luthier_topology topo;
+    luthier_context *ctx = NULL, *ctx_big = NULL;
+    luthier_context_desc cd;
+    asym_loader loaders[ASYM_MAX_LOADERS];
+    asym_workload ws[ASYM_N_GEMM + 1];
+    asym_strategy st[ASYM_MAX_STRATEGIES];
+    asym_call *calls = NULL;
+    asym_result (*res)[2] = NULL;
+    bench_affinity aff;
+
+    memset(&pol, 0, sizeof pol);
+    pol.min_time = 0.1;
+    pol.rounds = 5;
+    memset(ws, 0, sizeof ws);
+    memset(st, 0, sizeof st);
+    memset(&aff, 0, sizeof aff);
+    memset(loaders, 0, sizeof loaders);
+    for (i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (bench_is_help(arg)) {
+            usage_asym(stdout);
+            return BENCH_EXIT_OK;
+        } else if ((r = bench_opt_flag(arg, cmd, "--csv")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            csv = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--no-load")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            no_load = 1;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--little-cpu", &val)) != 0) {
+            int64_t v;
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (bench_parse_i64(val, 0, LUTHIER_MAX_CPUS - 1, &v)) {
+                bench_usage_error(cmd, "--little-cpu wants a CPU id in [0, %d], not '%s'",
+                                  LUTHIER_MAX_CPUS - 1, val);
+                return BENCH_EXIT_USAGE;
+            }
+            little_cpu = (int)v;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--step", &val)) != 0) {
+            int64_t v;
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (bench_parse_i64(val, 1, 50, &v)) {
+                bench_usage_error(cmd, "--step wants a percentage in [1, 50], not '%s'", val);
+                return BENCH_EXIT_USAGE;
+            }
+            step = (int)v;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--min-time", &val)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (bench_parse_double(val, 0.001, 60.0, &pol.min_time)) {
+                bench_usage_error(cmd, "--min-time wants seconds in [0.001, 60], not '%s'", val);
+                return BENCH_EXIT_USAGE;
+            }
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--rounds", &val)) != 0) {
+            int64_t v;
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (bench_parse_i64(val, 1, 100, &v)) {
+                bench_usage_error(cmd, "--rounds wants an integer in [1, 100], not '%s'", val);
+                return BENCH_EXIT_USAGE;
+            }
+            pol.rounds = (int)v;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--load-timeout", &val)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (bench_parse_double(val, 1.0, 86400.0, &load_timeout)) {
+                bench_usage_error(cmd, "--load-timeout wants seconds in [1, 86400], not '%s'", val);
+                return BENCH_EXIT_USAGE;
+            }
+        } else {
+            bench_usage_error(cmd, "%s '%s'", arg[0] == '-' ? "unknown option" : "unexpected argument",
+                              arg);
+            return BENCH_EXIT_USAGE;
+        }
+    }
+
+    /* 1. The two clusters. */
+    if (!BENCH_HAVE_AFFINITY) {
+        fprintf(stderr, "%s %s: error: needs Linux CPU affinity (sched_setaffinity)\n", bench_prog, cmd);
+        return BENCH_EXIT_FAIL;
+    }
+    ncpus = bench_allowed_cpus(cpus, LUTHIER_MAX_CPUS);
+    env = getenv("LUTHIER_CLUSTERS");
+    if (env && *env) {
+        if (little_cpu >= 0) {
+            bench_usage_error(cmd, "--little-cpu and $LUTHIER_CLUSTERS both choose the clusters: "
+                                   "give one of them");
+            return BENCH_EXIT_USAGE;
+        }
+        snprintf(spec, sizeof spec, "%s", env);
+    } else {
+        if (ncpus < 2) {
+            fprintf(stderr, "%s %s: error: this process may run on %d CPU(s): emulating a big and a "
+                            "little cluster needs at least 2\n", bench_prog, cmd, ncpus);
+            return BENCH_EXIT_FAIL;
+        }
+        if (little_cpu < 0) little_cpu = cpus[ncpus - 1];
+        for (i = 0; i < ncpus && cpus[i] != little_cpu; i++) continue;
+        if (i == ncpus) {
+            bench_usage_error(cmd, "--little-cpu %d is not a CPU this process may run on (%d..%d)",
+                              little_cpu, cpus[0], cpus[ncpus - 1]);
+            return BENCH_EXIT_USAGE;
+        }
+        p = spec;
+        p += sprintf(p, "big:");
+        for (i = 0, r = 0; i < ncpus && p < spec + sizeof spec - 32; i++)
+            if (cpus[i] != little_cpu) p += sprintf(p, "%s%d", r++ ? "," : "", cpus[i]);
+        sprintf(p, ",little:%d", little_cpu);
+    }
+    if (luthier_topology_detect(NULL, spec, &topo, err, sizeof err) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s %s: error: cluster spec '%s': %s\n", bench_prog, cmd, spec, err);
+        return env && *env ? BENCH_EXIT_USAGE : BENCH_EXIT_FAIL;
+    }
+    if (topo.num_clusters != 2) {
+        fprintf(stderr, "%s %s: error: cluster spec '%s' gives %d cluster(s): asym needs exactly 2 "
+                        "(big first, then little)\n", bench_prog, cmd, spec, topo.num_clusters);
+        return BENCH_EXIT_USAGE;
+    }
+    for (i = 0; i < topo.clusters[1].num_cpus && nload < ASYM_MAX_LOADERS; i++)
+        load_cpus[nload++] = topo.clusters[1].cpus[i];
+
+    /* 2. Contexts: both clusters, and the big one alone. */
+    memset(&cd, 0, sizeof cd);
+    cd.topology = &topo;
+    if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s %s: error: cannot create a context on '%s'\n", bench_prog, cmd, spec);
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    cd.num_threads = topo.clusters[0].num_cpus;
+    if (luthier_context_create(&cd, &ctx_big) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s %s: error: cannot create the big-only context\n", bench_prog, cmd);
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    {
+        luthier_topology ct;
+        if (luthier_context_topology(ctx, &ct) != LUTHIER_STATUS_OK || ct.num_clusters != 2 ||
+            strcmp(ct.clusters[0].name, topo.clusters[0].name) != 0) {
+            fprintf(stderr, "%s %s: error: the context does not run the two clusters of '%s' in "
+                            "that order\n", bench_prog, cmd, spec);
+            rc = BENCH_EXIT_FAIL;
+            goto done;
+        }
+    }
+
+    /* 3. Strategies. */
+    {
+        const int tb = topo.clusters[0].num_cpus, tl = topo.clusters[1].num_cpus;
+        asym_strategy *s = &st[ns++];
+        snprintf(s->name, sizeof s->name, "equal");
+        s->share = (int)(100.0 * tb / (tb + tl) + 0.5);
+        s->ctx = ctx;
+        s->ratios[0] = (float)tb;
+        s->ratios[1] = (float)tl;
+        s->use_ratios = 1;
+        s->baseline = 1;
+        for (r = 0; r <= 100; r += step) {
+            s = &st[ns++];
+            snprintf(s->name, sizeof s->name, "ratio_%d", r);
+            s->share = r;
+            s->ctx = ctx;
+            s->ratios[0] = (float)r;
+            s->ratios[1] = (float)(100 - r);
+            s->use_ratios = 1;
+            if (r + step > 100 && r != 100) r = 100 - step; /* always end with 100 */
+        }
+        s = &st[ns++];
+        snprintf(s->name, sizeof s->name, "dynamic");
+        s->share = -1;
+        s->ctx = ctx;
+        s->schedule = LUTHIER_SCHEDULE_DYNAMIC;
+        s->baseline = 1;
+        s = &st[ns++];
+        snprintf(s->name, sizeof s->name, "big_only");
+        s->share = 100;
+        s->ctx = ctx_big;
+        s->baseline = 1;
+    }
+
+    /* 4. Workloads. */
+    for (i = 0; i < ASYM_N_GEMM + 1; i++) {
+        asym_workload *w = &ws[nw++];
+        if (i < ASYM_N_GEMM) {
+            luthier_sgemm_desc d;
+            size_t mk, kn, mn;
+            luthier_status s;
+            w->kind = ASYM_GEMM;
+            snprintf(w->name, sizeof w->name, "%s", asym_gemm_shapes[i].name);
+            snprintf(w->shape.name, sizeof w->shape.name, "%s", asym_gemm_shapes[i].name);
+            w->shape.m = asym_gemm_shapes[i].m;
+            w->shape.n = asym_gemm_shapes[i].n;
+            w->shape.k = asym_gemm_shapes[i].k;
+            mk = (size_t)(w->shape.m * w->shape.k);
+            kn = (size_t)(w->shape.k * w->shape.n);
+            mn = (size_t)(w->shape.m * w->shape.n);
+            w->a = bench_alloc_floats(mk);
+            w->b = bench_alloc_floats(kn);
+            w->c = bench_alloc_floats(mn);
+            if (!w->a || !w->b || !w->c) goto oom;
+            bench_fill_uniform(w->a, mk, 0x3000u + (uint64_t)i);
+            bench_fill_uniform(w->b, kn, 0x4000u + (uint64_t)i);
+            if (gemm_ref_build(&w->ref, &w->shape, w->a, w->b, 0)) goto oom;
+            w->have_ref = 1;
+            memset(&d, 0, sizeof d);
+            d.m = w->shape.m;
+            d.n = w->shape.n;
+            d.k = w->shape.k;
+            if ((s = luthier_sgemm_pack_b(ctx, &d, w->b, &w->pb)) != LUTHIER_STATUS_OK) {
+                fprintf(stderr, "%s %s: error: luthier_sgemm_pack_b(%s): %s: %s\n", bench_prog,
+                        cmd, w->name, luthier_status_string(s), luthier_context_error(ctx));
+                rc = BENCH_EXIT_FAIL;
+                goto done;
+            }
+        } else {
+            w->kind = ASYM_SYNTH;
+            snprintf(w->name, sizeof w->name, "synthetic");
+            w->out = bench_alloc_floats(ASYM_SYNTH_UNITS);
+            w->expect = bench_alloc_floats(ASYM_SYNTH_UNITS);
+            if (!w->out || !w->expect) goto oom;
+            asym_synth_range(w->expect, 0, ASYM_SYNTH_UNITS, 0, 0);
+        }
+    }
+    calls = (asym_call *)calloc((size_t)ns, sizeof *calls);
+    res = (asym_result(*)[2])calloc((size_t)nw, sizeof *res);
+    if (!calls || !res) goto oom;
+
+    /* 5. Measure: the caller on the first big CPU. */
+    pinned = bench_pin_caller(topo.clusters[0].cpus[0], &aff);
+    if (csv) {
+        printf("workload,strategy,big_share,ms,ms_median,reps,load,gflops,vs_equal,max_rel_err\n");
+    } else {
+        char buf[1024];
+        printf("luthier-bench asym: luthier v%d.%d.%d\n", LUTHIER_VERSION_MAJOR,
+               LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH);
+        printf("clusters '%s'%s:\n", spec, env && *env ? " (from $LUTHIER_CLUSTERS)" : "");
+        if (luthier_topology_format(&topo, buf, sizeof buf) > 0) printf("%s", buf);
+        for (i = 1; i < luthier_context_num_threads(ctx); i++) {
+            int cl, cpu;
+            const int ok = luthier_context_thread_info(ctx, i, &cl, &cpu);
+            printf("worker slot %d: cluster %s, CPU %d%s\n", i, topo.clusters[cl].name, cpu,
+                   ok ? " (pinned)" : " (NOT pinned)");
+        }
+        printf("caller (slot 0): %s CPU %d\n", pinned ? "pinned to" : "could NOT be pinned to",
+               topo.clusters[0].cpus[0]);
+        printf("load: %s", no_load ? "none (--no-load)" : "busy loop pinned to CPU");
+        if (!no_load)
+            for (i = 0; i < nload; i++) printf("%s%d", i ? "," : " ", load_cpus[i]);
+        printf("%s\n", no_load ? "" : " (stops by itself after --load-timeout)");
+        printf("equal = ratios {big threads, little threads}; ratio_P = {P, 100-P}\n");
+        printf("timing: >= %.3f s per strategy and workload in %d rounds alternating the "
+               "strategies; ms = fastest repetition\n", pol.min_time, pol.rounds);
+        fflush(stdout);
+    }
+    /* Phase 0: unloaded (baseline, or the whole table with --no-load); phase 1: loaded. */
+    for (r = 0; r < 2; r++) {
+        const int loaded = r == 1;
+        if (loaded && no_load) break;
+        if (!csv)
+            printf("\n=== %s ===\n", loaded ? "LOADED: little CPU shares its core with a busy loop"
+                                          : no_load ? "UNLOADED (--no-load)"
+                                                    : "BASELINE: no busy loop");
+        if (loaded) {
+            if (asym_load_start(loaders, nload, load_cpus, load_timeout) != 0) {
+                asym_load_stop(loaders, nload);
+                fprintf(stderr, "%s %s: error: cannot start a busy loop pinned to the little CPU(s)\n",
+                        bench_prog, cmd);
+                rc = BENCH_EXIT_FAIL;
+                goto done;
+            }
+            load_running = 1;
+        }
+        for (i = 0; i < nw; i++) {
+            if (asym_run_workload(cmd, &ws[i], st, ns, !loaded && !no_load, &pol, calls))
+                rc = BENCH_EXIT_FAIL;
+            asym_report(csv, &ws[i], calls, ns, loaded ? "busy" : "none", &res[i][r]);
+            {
+                int k;
+                for (k = 0; k < ns; k++) bench_sampler_free(&calls[k].smp);
+            }
+        }
+        if (loaded) {
+            load_running = 0;
+            if (asym_load_stop(loaders, nload)) {
+                fprintf(stderr, "%s %s: WARNING: the busy loop reached --load-timeout %.0f s before "
+                                "the end: the last loaded numbers were partly unloaded\n",
+                        bench_prog, cmd, load_timeout);
+                rc = BENCH_EXIT_FAIL;
+            }
+        }
+    }
+    bench_restore_caller(&aff);
+
+    if (!csv) {
+        const int ph = no_load ? 0 : 1;
+        bench_geomean ge, gd, gem, gdm;
+        memset(&ge, 0, sizeof ge);
+        memset(&gd, 0, sizeof gd);
+        memset(&gem, 0, sizeof gem);
+        memset(&gdm, 0, sizeof gdm);
+        printf("\n=== SUMMARY (%s; ms = fastest repetition) ===\n", no_load ? "unloaded" : "loaded");
+        printf("%-16s %9s %9s %9s %9s %5s %10s %10s %9s", "workload", "equal", "dynamic",
+               "big_only", "best", "big%", "best/equal", "best/dyn", "lit/big");
+        printf(" | %5s %8s %8s", "big%", "b/eq", "b/dyn");
+        if (!no_load) printf(" %11s", "equal(unl.)");
+        printf("\n");
+        for (i = 0; i < nw; i++) {
+            const asym_result *x = &res[i][ph];
+            if (x->best_share < 0) continue;
+            printf("%-16s %9.3f %9.3f %9.3f %9.3f %5d %10.2f %10.2f %9.2f", ws[i].name,
+                   x->equal * 1e3, x->dynamic * 1e3, x->big_only * 1e3, x->best * 1e3,
+                   x->best_share, x->equal > 0.0 ? x->equal / x->best : 0.0,
+                   x->dynamic > 0.0 ? x->dynamic / x->best : 0.0,
+                   x->all_little > 0.0 ? x->all_big / x->all_little : 0.0);
+            printf(" | %5d %8.2f %8.2f", x->bestm_share,
+                   x->equal_med > 0.0 ? x->equal_med / x->bestm : 0.0,
+                   x->dynamic_med > 0.0 ? x->dynamic_med / x->bestm : 0.0);
+            if (!no_load) printf(" %11.3f", res[i][0].equal * 1e3);
+            printf("\n");
+            if (x->equal > 0.0) bench_geomean_add(&ge, x->equal / x->best);
+            if (x->dynamic > 0.0) bench_geomean_add(&gd, x->dynamic / x->best);
+            if (x->equal_med > 0.0) bench_geomean_add(&gem, x->equal_med / x->bestm);
+            if (x->dynamic_med > 0.0) bench_geomean_add(&gdm, x->dynamic_med / x->bestm);
+        }
+        printf("geomean best/equal %.2fx, best/dynamic %.2fx (medians: %.2fx, %.2fx); targets: "
+               ">= 1.3x and >= 1.0x\n", bench_geomean_get(&ge), bench_geomean_get(&gd),
+               bench_geomean_get(&gem), bench_geomean_get(&gdm));
+        printf("best = the ratio_P with the fastest repetition (left) or the lowest median (right,\n"
+               "after '|'); lit/big = ratio_100 ms / ratio_0 ms (little's speed relative to big).\n"
+               "The busy loop shares the little CPU by the kernel's time slices (milliseconds):\n"
+               "calls shorter than a slice see the little CPU either whole or not at all, so\n"
+               "for them the medians are the steadier comparison.\n");
+    }
+    goto done;
+
+oom:
+    fprintf(stderr, "%s %s: error: out of memory\n", bench_prog, cmd);
+    rc = BENCH_EXIT_FAIL;
+done:
+    if (load_running) asym_load_stop(loaders, nload);
+    bench_restore_caller(&aff);
+    for (i = 0; i < nw; i++) asym_workload_free(&ws[i]);
+    if (calls)
+        for (i = 0; i < ns; i++) bench_sampler_free(&calls[i].smp);
+    free(calls);
+    free(res);
+    luthier_context_destroy(ctx_big);
+    luthier_context_destroy(ctx);
     return rc;
 }
 
@@ -1062,6 +2158,10 @@ static const bench_command bench_commands[] = {
     {"peak", "measure the single-thread fp32 FMA peak of each ISA of this CPU", cmd_peak,
      usage_peak},
     {"gemm", "GEMM GFLOP/s per shape and kernel vs OpenBLAS and oneDNN", cmd_gemm, usage_gemm},
+    {"threads", "cost of an empty (and a 10 us) parallel region, 1 thread and all threads",
+     cmd_threads, usage_threads},
+    {"asym", "emulated big.LITTLE (a busy loop on one CPU): equal, ratio, dynamic, big-only",
+     cmd_asym, usage_asym},
 };
 #define BENCH_NUM_COMMANDS ((int)(sizeof bench_commands / sizeof bench_commands[0]))
 
@@ -1077,7 +2177,8 @@ static void usage_main(FILE *out) {
         fprintf(out, "  %-9s %s\n", bench_commands[i].name, bench_commands[i].summary);
     fprintf(out,
             "\nExit status: 0 ok, 1 a failure (e.g. a kernel computed a wrong result),\n"
-            "2 bad command line. Environment: LUTHIER_KERNEL sets the default kernel.\n");
+            "2 bad command line. Environment: LUTHIER_KERNEL sets the default kernel,\n"
+            "LUTHIER_CLUSTERS the CPU clusters (gemm --threads, threads, asym).\n");
 }
 
 static const bench_command *find_command(const char *name) {
