@@ -1459,8 +1459,13 @@ static void usage_asym(FILE *out) {
 
 /* ---- the busy loop ---------------------------------------------------------------------------- */
 
+/* The busy loop's duty cycle on the little CPU: on / (on + off) of it is taken away. */
+#define ASYM_ON_US 100
+#define ASYM_OFF_US 100
+
 typedef struct asym_loader {
     int cpu;
+    int realtime;          /* SCHED_FIFO granted */
     double deadline;       /* bench_now() time at which it stops by itself */
     int stop;              /* atomic: set by the main thread */
     int state;             /* atomic: 0 starting, 1 spinning pinned, -1 could not pin */
@@ -1482,10 +1487,24 @@ static void *asym_loader_main(void *arg) {
         __atomic_store_n(&l->state, -1, __ATOMIC_RELEASE);
         return NULL;
     }
+    {
+        /* Real-time priority when allowed: the loop then takes the CPU back the moment its
+           pause ends, so the worker sharing the CPU gets exactly the pauses. */
+        struct sched_param sp;
+        memset(&sp, 0, sizeof sp);
+        sp.sched_priority = 1;
+        l->realtime = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+    }
     __atomic_store_n(&l->state, 1, __ATOMIC_RELEASE);
+    /* Duty cycle: spin ASYM_ON_US, pause ASYM_OFF_US. A fine period (far below the scheduler's
+       millisecond time slices) makes the CPU a steady half-speed core even for short calls. */
     while (!__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE)) {
-        int i;
-        for (i = 0; i < 4096; i++) x = x * 0.999999 + 1e-6;
+        const double t0 = bench_now();
+        struct timespec pause;
+        while (bench_now() - t0 < ASYM_ON_US * 1e-6) x = x * 0.999999 + 1e-6;
+        pause.tv_sec = 0;
+        pause.tv_nsec = ASYM_OFF_US * 1000L;
+        nanosleep(&pause, NULL);
         if (bench_now() > l->deadline) {
             __atomic_store_n(&l->expired, 1, __ATOMIC_RELEASE);
             break;
@@ -2119,9 +2138,8 @@ static int cmd_asym(int argc, char **argv) {
                bench_geomean_get(&gem), bench_geomean_get(&gdm));
         printf("best = the ratio_P with the fastest repetition (left) or the lowest median (right,\n"
                "after '|'); lit/big = ratio_100 ms / ratio_0 ms (little's speed relative to big).\n"
-               "The busy loop shares the little CPU by the kernel's time slices (milliseconds):\n"
-               "calls shorter than a slice see the little CPU either whole or not at all, so\n"
-               "for them the medians are the steadier comparison.\n");
+               "The busy loop spins 100 us and pauses 100 us (at real-time priority when allowed),\n"
+               "so the little CPU runs luthier's worker about half of every 200 us.\n");
     }
     goto done;
 
