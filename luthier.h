@@ -29,10 +29,11 @@
 
    TABLE OF CONTENTS (grep for the tags)
        >>version >>linkage >>types >>api-context >>api-kernels >>api-gemm >>api-topology
-       >>api-threads
+       >>api-threads >>api-conv
        IMPLEMENTATION: >>impl-config >>impl-platform >>impl-topology >>impl-context >>impl-threads
-       >>impl-gemm-api
-       luthier_gemm.h:         >>contract >>registry >>pack >>driver >>ukernel-scalar >>select
+       >>impl-gemm-api >>impl-conv-desc >>impl-conv-create >>impl-conv-run
+       luthier_gemm.h:         >>contract >>registry >>pack >>driver >>driver-indirect
+                               >>ukernel-scalar >>select
        luthier_kernels_x86.h:  >>list, one section per kernel family
        luthier_kernels_neon.h: >>list, one section per kernel
 
@@ -80,8 +81,8 @@
        (each output is a sum of K products accumulated in blocks of the kernel's K order).
 
    WHAT IT DOES NOT DO (yet)
-       No double precision, no complex, no transposed A, no GPU. Convolution, graphs,
-       tuning: following versions.
+       No double precision, no complex, no transposed A, no GPU. Convolution has im2col,
+       1x1, implicit GEMM and depthwise (no Winograd yet). Graphs, tuning: following versions.
 
    DESIGN NOTES
        docs/DESIGN.md holds the architecture and the decisions with their measurements.
@@ -335,6 +336,98 @@ LUTHIER_API luthier_status luthier_context_topology(const luthier_context *ctx,
    itself to that CPU and verified it with sched_getcpu(), 0 otherwise (or t out of range). */
 LUTHIER_API int luthier_context_thread_info(const luthier_context *ctx, int thread, int *cluster,
                                             int *cpu);
+
+/* >>api-conv: 2-D convolution (cross-correlation, PyTorch semantics), fp32.
+   Weights are OIHW: [out_channels][in_channels/groups][kernel_h][kernel_w]. Input and output
+   are NHWC or NCHW (desc.layout); NHWC is the engine's own layout, NCHW is transposed at the
+   edge through the context's workspace. Output pixel (oh, ow) reads input rows
+   oh*stride_h - pad_top + kh*dilation_h (and likewise for columns); taps that fall in the
+   padding read zeros. out_h = (in_h + pad_top + pad_bottom - dilation_h*(kernel_h-1) - 1)
+   / stride_h + 1. Input and output must not overlap.
+
+   Algorithms (the tuner's first knob) and when each is valid:
+     IM2COL          any shape, any kernel: per block of output pixels, gather the rows
+                     (kh, kw, ci) of the im2col matrix into a per-thread buffer, then GEMM.
+     1X1             kernel 1x1 and no padding (any stride): a GEMM straight on the NHWC
+                     input (stride 1); stride > 1 gathers the strided pixels per block.
+     IMPLICIT_GEMM   any shape, hybrid kernels only: the kernel reads input pixels in place
+                     through an indirection buffer (kernel_h*kernel_w segments of Cin/groups).
+     DEPTHWISE       groups == in_channels == out_channels: direct loop over channels.
+   AUTO picks DEPTHWISE, then 1X1 (1x1, no padding, no dilation), then IMPLICIT_GEMM when the
+   kernel (desc.kernel, else the context's) is hybrid, else IM2COL. The GEMM algorithms run
+   with any groups (one packed weight block per group). */
+
+typedef enum luthier_conv_algorithm {
+    LUTHIER_CONV_AUTO = 0,
+    LUTHIER_CONV_IM2COL,
+    LUTHIER_CONV_1X1,
+    LUTHIER_CONV_IMPLICIT_GEMM,
+    LUTHIER_CONV_DEPTHWISE,
+    LUTHIER_CONV_ALGORITHM_COUNT
+} luthier_conv_algorithm;
+
+typedef enum luthier_layout {
+    LUTHIER_LAYOUT_NHWC = 0, /* [batch][h][w][channels] */
+    LUTHIER_LAYOUT_NCHW,     /* [batch][channels][h][w] (PyTorch, ONNX) */
+    LUTHIER_LAYOUT_COUNT
+} luthier_layout;
+
+typedef struct luthier_conv2d_desc {
+    int64_t batch, in_channels, in_h, in_w, out_channels, kernel_h, kernel_w; /* all >= 1 */
+    int64_t stride_h, stride_w, dilation_h, dilation_w;   /* 0 = 1 */
+    int64_t pad_top, pad_left, pad_bottom, pad_right;     /* >= 0 */
+    int64_t groups;                                       /* 0 = 1; divides both channel counts */
+    luthier_layout layout;        /* of input and output */
+    luthier_activation activation;
+    float clamp_min, clamp_max;   /* for LUTHIER_ACTIVATION_CLAMP */
+    int accumulate;               /* nonzero: output = act(output + conv + bias), e.g. a fused
+                                     residual add onto an output pre-filled with the residual */
+    /* Configuration (the tuner's knobs); zero = defaults. */
+    luthier_conv_algorithm algorithm;
+    const char *kernel;           /* GEMM algorithms: NULL = the context's kernel (IMPLICIT_GEMM:
+                                     the first hybrid kernel this CPU runs when that is not hybrid) */
+    luthier_schedule schedule;    /* the output pixels are split as in luthier_sgemm_desc */
+    const float *ratios;          /* copied at create time */
+    int num_ratios;
+} luthier_conv2d_desc;
+
+/* A created convolution: packed weights + chosen configuration. (Named _layer because
+   luthier_conv2d is the one-shot call, as luthier_sgemm is for GEMM.) */
+typedef struct luthier_conv2d_layer luthier_conv2d_layer;
+
+typedef struct luthier_conv2d_info {
+    luthier_conv_algorithm algorithm; /* the one chosen (never AUTO) */
+    const char *kernel;               /* microkernel name; "" for DEPTHWISE */
+    int64_t out_h, out_w;
+    size_t weight_bytes;              /* transformed weights + bias held by the object */
+    size_t workspace_bytes;           /* context workspace a run on the creating context needs */
+} luthier_conv2d_info;
+
+/* out_h, out_w of desc (either pointer may be NULL); checks the shape. */
+LUTHIER_API luthier_status luthier_conv2d_output_size(const luthier_conv2d_desc *desc,
+                                                      int64_t *out_h, int64_t *out_w);
+/* LUTHIER_STATUS_OK if algorithm can run desc on ctx; else why, in luthier_context_error(ctx). */
+LUTHIER_API luthier_status luthier_conv2d_algorithm_valid(luthier_context *ctx,
+                                                          const luthier_conv2d_desc *desc,
+                                                          luthier_conv_algorithm algorithm);
+LUTHIER_API const char *luthier_conv_algorithm_name(luthier_conv_algorithm algorithm);
+/* Validates desc, resolves AUTO and the kernel, transforms (packs) the weights. bias: NULL or
+   out_channels values. weights and bias are copied: they may be freed after the call. */
+LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
+                                                 const luthier_conv2d_desc *desc,
+                                                 const float *weights, const float *bias,
+                                                 luthier_conv2d_layer **out);
+/* output (and with accumulate, its previous contents) in desc.layout. The object is read-only
+   during a run: several contexts may run one object concurrently. */
+LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthier_conv2d_layer *conv,
+                                              const float *input, float *output);
+LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *conv,
+                                                   luthier_conv2d_info *out);
+LUTHIER_API void luthier_conv2d_destroy(luthier_conv2d_layer *conv); /* NULL is a no-op */
+/* create + run + destroy. */
+LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_conv2d_desc *desc,
+                                          const float *input, const float *weights,
+                                          const float *bias, float *output);
 
 #ifdef __cplusplus
 }
@@ -1884,6 +1977,643 @@ LUTHIER_API luthier_status luthier_sgemm(luthier_context *ctx, const luthier_sge
     luthier__pack_b(&bl, b, (size_t)d.ldb, d.trans_b != 0, pb, 0, bl.panels);
     s = luthier__run(ctx, &d, kernel, a, &bl, pb, c);
     luthier__free(pb);
+    return s;
+}
+
+/* >>impl-conv-desc: defaults, shape checks, output size, algorithm validity */
+
+LUTHIER_API const char *luthier_conv_algorithm_name(luthier_conv_algorithm a) {
+    static const char *const names[] = {"auto", "im2col", "1x1", "implicit_gemm", "depthwise"};
+    if ((unsigned)a >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT) return "unknown";
+    return names[a];
+}
+
+/* a*b into *r unless it exceeds lim (all non-negative). */
+LUTHIER__INLINE int luthier__mul_le(uint64_t a, uint64_t b, uint64_t lim, uint64_t *r) {
+    if (a && b > lim / a) return 0;
+    *r = a * b;
+    return 1;
+}
+
+/* Largest element count of any conv buffer: addressable in floats and in ptrdiff_t bytes. */
+#define LUTHIER__CONV_MAX_ELEMS ((uint64_t)PTRDIFF_MAX / 16)
+
+/* Copies *in with the defaults filled and checks the shape; ctx may be NULL (no message). */
+LUTHIER_PRIVATE luthier_status luthier__conv_normalize(luthier_context *ctx,
+                                                       const luthier_conv2d_desc *in,
+                                                       luthier_conv2d_desc *d, int64_t *oh,
+                                                       int64_t *ow) {
+    const int64_t *sz[7];
+    static const char *const names[7] = {"batch", "in_channels", "in_h", "in_w", "out_channels",
+                                         "kernel_h", "kernel_w"};
+    uint64_t e, t;
+    int64_t eff_h, eff_w;
+    int i;
+    *d = *in;
+    if (!d->stride_h) d->stride_h = 1;
+    if (!d->stride_w) d->stride_w = 1;
+    if (!d->dilation_h) d->dilation_h = 1;
+    if (!d->dilation_w) d->dilation_w = 1;
+    if (!d->groups) d->groups = 1;
+    sz[0] = &d->batch; sz[1] = &d->in_channels; sz[2] = &d->in_h; sz[3] = &d->in_w;
+    sz[4] = &d->out_channels; sz[5] = &d->kernel_h; sz[6] = &d->kernel_w;
+    for (i = 0; i < 7; i++) {
+        if (*sz[i] < 1)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: %s is %lld, must be >= 1",
+                                 names[i], (long long)*sz[i]);
+        if (*sz[i] > INT32_MAX)
+            return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: %s is %lld, above 2^31-1",
+                                 names[i], (long long)*sz[i]);
+    }
+    if (d->stride_h < 1 || d->stride_w < 1 || d->dilation_h < 1 || d->dilation_w < 1 || d->groups < 1 ||
+        d->stride_h > INT32_MAX || d->stride_w > INT32_MAX || d->dilation_h > INT32_MAX ||
+        d->dilation_w > INT32_MAX)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "conv2d: stride (%lld, %lld), dilation (%lld, %lld) and groups %lld "
+                             "must be in [1, 2^31-1] (0 = 1)", (long long)d->stride_h,
+                             (long long)d->stride_w, (long long)d->dilation_h,
+                             (long long)d->dilation_w, (long long)d->groups);
+    if (d->pad_top < 0 || d->pad_left < 0 || d->pad_bottom < 0 || d->pad_right < 0 ||
+        d->pad_top > INT32_MAX || d->pad_left > INT32_MAX || d->pad_bottom > INT32_MAX ||
+        d->pad_right > INT32_MAX)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "conv2d: padding (top %lld, left %lld, bottom %lld, right %lld) must be "
+                             "in [0, 2^31-1]", (long long)d->pad_top, (long long)d->pad_left,
+                             (long long)d->pad_bottom, (long long)d->pad_right);
+    if (d->in_channels % d->groups || d->out_channels % d->groups)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "conv2d: groups %lld must divide in_channels %lld and out_channels %lld",
+                             (long long)d->groups, (long long)d->in_channels, (long long)d->out_channels);
+    if ((unsigned)d->layout >= (unsigned)LUTHIER_LAYOUT_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: unknown layout %d", (int)d->layout);
+    if ((unsigned)d->activation >= (unsigned)LUTHIER_ACTIVATION_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: unknown activation %d",
+                             (int)d->activation);
+    if (d->activation == LUTHIER_ACTIVATION_CLAMP && !(d->clamp_min <= d->clamp_max))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "conv2d: clamp_min (%g) must be <= clamp_max (%g) and neither NaN",
+                             (double)d->clamp_min, (double)d->clamp_max);
+    if ((unsigned)d->algorithm >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: unknown algorithm %d",
+                             (int)d->algorithm);
+    if ((unsigned)d->schedule >= (unsigned)LUTHIER_SCHEDULE_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: unknown schedule %d",
+                             (int)d->schedule);
+    /* all terms below 2^31: no int64 overflow */
+    eff_h = d->dilation_h * (d->kernel_h - 1) + 1;
+    eff_w = d->dilation_w * (d->kernel_w - 1) + 1;
+    if (d->in_h + d->pad_top + d->pad_bottom < eff_h || d->in_w + d->pad_left + d->pad_right < eff_w)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "conv2d: the dilated kernel (%lld x %lld) is larger than the padded input "
+                             "(%lld x %lld)", (long long)eff_h, (long long)eff_w,
+                             (long long)(d->in_h + d->pad_top + d->pad_bottom),
+                             (long long)(d->in_w + d->pad_left + d->pad_right));
+    *oh = (d->in_h + d->pad_top + d->pad_bottom - eff_h) / d->stride_h + 1;
+    *ow = (d->in_w + d->pad_left + d->pad_right - eff_w) / d->stride_w + 1;
+    {
+        const uint64_t L = LUTHIER__CONV_MAX_ELEMS;
+        const int ok = luthier__mul_le((uint64_t)d->batch, (uint64_t)d->in_h, L, &e) &&
+                       luthier__mul_le(e, (uint64_t)d->in_w, L, &e) &&
+                       luthier__mul_le(e, (uint64_t)d->in_channels, L, &e) &&
+                       luthier__mul_le((uint64_t)d->batch, (uint64_t)*oh, L, &e) &&
+                       luthier__mul_le(e, (uint64_t)*ow, L, &e) &&
+                       luthier__mul_le(e, (uint64_t)d->out_channels, L, &e) &&
+                       luthier__mul_le((uint64_t)d->kernel_h, (uint64_t)d->kernel_w, L, &t) &&
+                       luthier__mul_le(t, (uint64_t)d->in_channels, L, &e) &&
+                       luthier__mul_le(e, (uint64_t)d->out_channels, L, &e) &&
+                       luthier__mul_le(t, (uint64_t)d->in_channels, INT32_MAX, &e);
+        if (!ok)
+            return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW,
+                                 "conv2d: a buffer of this shape (batch %lld, %lld x %lld x %lld in, "
+                                 "%lld x %lld x %lld out, kernel %lld x %lld) overflows",
+                                 (long long)d->batch, (long long)d->in_h, (long long)d->in_w,
+                                 (long long)d->in_channels, (long long)*oh, (long long)*ow,
+                                 (long long)d->out_channels, (long long)d->kernel_h,
+                                 (long long)d->kernel_w);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_conv2d_output_size(const luthier_conv2d_desc *desc,
+                                                      int64_t *out_h, int64_t *out_w) {
+    luthier_conv2d_desc d;
+    int64_t oh, ow;
+    luthier_status s;
+    if (!desc) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if ((s = luthier__conv_normalize(NULL, desc, &d, &oh, &ow)) != LUTHIER_STATUS_OK) return s;
+    if (out_h) *out_h = oh;
+    if (out_w) *out_w = ow;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE int luthier__conv_is_depthwise(const luthier_conv2d_desc *d) {
+    return d->groups == d->in_channels && d->groups == d->out_channels;
+}
+
+/* The microkernel algo would use: desc's, else the context's (IMPLICIT_GEMM: else the first
+   hybrid kernel the context can run). */
+LUTHIER_PRIVATE luthier_status luthier__conv_kernel(luthier_context *ctx, const luthier_conv2d_desc *d,
+                                                    luthier_conv_algorithm algo, int *kernel) {
+    int i;
+    if (d->kernel && *d->kernel) return luthier__resolve_kernel(ctx, d->kernel, kernel);
+    *kernel = ctx->kernel;
+    if (algo != LUTHIER_CONV_IMPLICIT_GEMM || luthier__ukernels[ctx->kernel].kind == LUTHIER_KERNEL_HYBRID)
+        return LUTHIER_STATUS_OK;
+    for (i = 0; i < LUTHIER__NUM_UKERNELS; i++)
+        if (luthier__ukernels[i].kind == LUTHIER_KERNEL_HYBRID &&
+            (luthier__ukernels[i].required_cpu_features & ctx->cpu_features) ==
+                luthier__ukernels[i].required_cpu_features) {
+            *kernel = i;
+            break;
+        }
+    return LUTHIER_STATUS_OK;
+}
+
+/* Resolves AUTO, checks the algorithm against the (normalized) shape, picks the kernel. */
+LUTHIER_PRIVATE luthier_status luthier__conv_choose(luthier_context *ctx, const luthier_conv2d_desc *d,
+                                                    luthier_conv_algorithm *algo, int *kernel) {
+    luthier_conv_algorithm a = d->algorithm;
+    const int plain_1x1 = d->kernel_h == 1 && d->kernel_w == 1 && !d->pad_top && !d->pad_left &&
+                          !d->pad_bottom && !d->pad_right;
+    luthier_status s;
+    *kernel = -1;
+    if (a == LUTHIER_CONV_AUTO) {
+        if (luthier__conv_is_depthwise(d)) a = LUTHIER_CONV_DEPTHWISE;
+        else if (plain_1x1 && d->dilation_h == 1 && d->dilation_w == 1) a = LUTHIER_CONV_1X1;
+        else {
+            int k = ctx->kernel;
+            if (d->kernel && *d->kernel && (s = luthier__resolve_kernel(ctx, d->kernel, &k)) != LUTHIER_STATUS_OK)
+                return s;
+            a = luthier__ukernels[k].kind == LUTHIER_KERNEL_HYBRID ? LUTHIER_CONV_IMPLICIT_GEMM : LUTHIER_CONV_IM2COL;
+        }
+    }
+    *algo = a;
+    switch (a) {
+    case LUTHIER_CONV_1X1:
+        if (!plain_1x1)
+            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                                 "conv2d algorithm 1x1 needs a 1x1 kernel and no padding; this layer "
+                                 "has a %lld x %lld kernel and padding (%lld, %lld, %lld, %lld): use "
+                                 "im2col or implicit_gemm", (long long)d->kernel_h, (long long)d->kernel_w,
+                                 (long long)d->pad_top, (long long)d->pad_left,
+                                 (long long)d->pad_bottom, (long long)d->pad_right);
+        break;
+    case LUTHIER_CONV_DEPTHWISE:
+        if (!luthier__conv_is_depthwise(d))
+            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                                 "conv2d algorithm depthwise needs groups == in_channels == "
+                                 "out_channels; this layer has groups %lld, %lld -> %lld channels",
+                                 (long long)d->groups, (long long)d->in_channels,
+                                 (long long)d->out_channels);
+        return LUTHIER_STATUS_OK; /* no microkernel */
+    default: break;
+    }
+    if ((s = luthier__conv_kernel(ctx, d, a, kernel)) != LUTHIER_STATUS_OK) return s;
+    if (a == LUTHIER_CONV_IMPLICIT_GEMM && luthier__ukernels[*kernel].kind != LUTHIER_KERNEL_HYBRID)
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                             "conv2d algorithm implicit_gemm needs a hybrid microkernel (it reads "
+                             "input pixels in place through row pointers); %s is interleaved",
+                             luthier__ukernels[*kernel].name);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_conv2d_algorithm_valid(luthier_context *ctx,
+                                                          const luthier_conv2d_desc *desc,
+                                                          luthier_conv_algorithm algorithm) {
+    luthier_conv2d_desc d;
+    luthier_conv_algorithm a;
+    int64_t oh, ow;
+    int kernel;
+    luthier_status s;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!desc) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "desc is NULL");
+    if ((s = luthier__conv_normalize(ctx, desc, &d, &oh, &ow)) != LUTHIER_STATUS_OK) return s;
+    if ((unsigned)algorithm >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: unknown algorithm %d", (int)algorithm);
+    d.algorithm = algorithm;
+    return luthier__conv_choose(ctx, &d, &a, &kernel);
+}
+
+/* >>impl-conv-create: weight transform, blocking, workspace size */
+
+struct luthier_conv2d_layer {
+    luthier_conv2d_desc d;        /* normalized; kernel and ratios point into this object */
+    float ratios[LUTHIER_MAX_CLUSTERS];
+    int64_t oh, ow;
+    size_t m;                     /* output pixels: batch * oh * ow */
+    size_t cin_g, cout_g, kdim;   /* per group; kdim = kernel_h * kernel_w * cin_g */
+    size_t ks;                    /* kernel_h * kernel_w */
+    luthier_conv_algorithm algo;
+    int kernel;                   /* registry index; -1 for depthwise */
+    int direct_1x1;               /* 1x1 stride 1: A is the input itself */
+    luthier__packed_b_layout bl;  /* one group's packed B (kdim x cout_g), (kh, kw, ci) order */
+    size_t group_floats;          /* floats per group in packed */
+    float *packed;                /* GEMM: groups packed Bs; depthwise: [kh][kw][C] */
+    float *bias;                  /* NULL or out_channels */
+    float *zero;                  /* implicit GEMM: in_channels zeros (the padding pixel) */
+    luthier__gemm_blocking blk;
+    size_t rows_blk;              /* output pixels per im2col / indirection block (x MR) */
+    size_t thread_ws;             /* bytes of per-thread workspace (aligned) */
+    size_t gemm_ws_off;           /* offset of the GEMM packing workspace in it */
+    size_t weight_bytes, workspace_bytes;
+};
+
+LUTHIER_PRIVATE size_t luthier__align_up(size_t x) {
+    return luthier__div_up(x, LUTHIER__ALIGN) * LUTHIER__ALIGN;
+}
+
+LUTHIER_API void luthier_conv2d_destroy(luthier_conv2d_layer *cv) {
+    if (!cv) return;
+    luthier__free(cv->packed);
+    luthier__free(cv->bias);
+    luthier__free(cv->zero);
+    luthier__free(cv);
+}
+
+/* Bytes of context workspace a run needs with `threads` threads (0 on overflow). */
+LUTHIER_PRIVATE size_t luthier__conv_ws_total(const luthier_conv2d_layer *cv, int threads) {
+    size_t total = 0, per;
+    if (cv->d.layout == LUTHIER_LAYOUT_NCHW) {
+        const size_t in = (size_t)cv->d.batch * (size_t)cv->d.in_h * (size_t)cv->d.in_w *
+                          (size_t)cv->d.in_channels;
+        const size_t out = cv->m * (size_t)cv->d.out_channels; /* both < PTRDIFF_MAX / 16 */
+        total = luthier__align_up(in * sizeof(float)) + luthier__align_up(out * sizeof(float));
+    }
+    per = cv->thread_ws;
+    if (per && (size_t)threads > (SIZE_MAX - total) / per) return 0;
+    return total + per * (size_t)threads + 1;
+}
+
+LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
+                                                 const luthier_conv2d_desc *desc,
+                                                 const float *weights, const float *bias,
+                                                 luthier_conv2d_layer **out) {
+    luthier_conv2d_desc d;
+    luthier_conv2d_layer *cv;
+    luthier_conv_algorithm algo;
+    int64_t oh, ow;
+    int kernel;
+    luthier_status s;
+    size_t khw, g, co, ci, t;
+    if (out) *out = NULL;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!desc || !out || !weights)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: desc, weights and out must not be NULL");
+    if ((s = luthier__conv_normalize(ctx, desc, &d, &oh, &ow)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__conv_choose(ctx, &d, &algo, &kernel)) != LUTHIER_STATUS_OK) return s;
+    if (d.ratios) {
+        double w[LUTHIER_MAX_CLUSTERS];
+        if (d.num_ratios < 1 || d.num_ratios > LUTHIER_MAX_CLUSTERS)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: %d ratios given for %d clusters",
+                                 d.num_ratios, ctx->pool->num_clusters);
+        if ((s = luthier__weights(ctx, d.ratios, d.num_ratios, w)) != LUTHIER_STATUS_OK) return s;
+    }
+    cv = (luthier_conv2d_layer *)luthier__alloc(sizeof *cv);
+    if (!cv) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate the object");
+    memset(cv, 0, sizeof *cv);
+    cv->d = d;
+    cv->d.kernel = kernel >= 0 ? luthier__ukernels[kernel].name : NULL;
+    if (d.ratios) {
+        memcpy(cv->ratios, d.ratios, (size_t)d.num_ratios * sizeof(float));
+        cv->d.ratios = cv->ratios;
+    }
+    cv->d.algorithm = algo;
+    cv->algo = algo;
+    cv->kernel = kernel;
+    cv->oh = oh;
+    cv->ow = ow;
+    cv->m = (size_t)d.batch * (size_t)oh * (size_t)ow;
+    cv->cin_g = (size_t)(d.in_channels / d.groups);
+    cv->cout_g = (size_t)(d.out_channels / d.groups);
+    khw = cv->ks = (size_t)d.kernel_h * (size_t)d.kernel_w;
+    cv->kdim = khw * cv->cin_g;
+    cv->direct_1x1 = algo == LUTHIER_CONV_1X1 && d.stride_h == 1 && d.stride_w == 1;
+    if (bias) {
+        if (!(cv->bias = (float *)luthier__alloc((size_t)d.out_channels * sizeof(float)))) goto oom;
+        memcpy(cv->bias, bias, (size_t)d.out_channels * sizeof(float));
+        cv->weight_bytes += (size_t)d.out_channels * sizeof(float);
+    }
+    if (algo == LUTHIER_CONV_DEPTHWISE) {
+        const size_t C = (size_t)d.in_channels;
+        if (!(cv->packed = (float *)luthier__alloc(khw * C * sizeof(float)))) goto oom;
+        for (t = 0; t < khw; t++) /* OIHW with I = 1 -> [kh][kw][C] */
+            for (co = 0; co < C; co++) cv->packed[t * C + co] = weights[co * khw + t];
+        cv->weight_bytes += khw * C * sizeof(float);
+    } else {
+        const luthier__ukernel_entry *uk = &luthier__ukernels[kernel];
+        float *bt;
+        size_t gemm_ws, mr = (size_t)uk->mr, rows;
+        if (!luthier__packed_b_layout_init(&cv->bl, (size_t)uk->nr, cv->kdim, cv->cout_g) ||
+            cv->bl.bytes > SIZE_MAX / (size_t)d.groups) {
+            luthier_conv2d_destroy(cv);
+            return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: packed weights overflow");
+        }
+        cv->group_floats = cv->bl.bytes / sizeof(float);
+        if (!(cv->packed = (float *)luthier__alloc(cv->bl.bytes * (size_t)d.groups + 1))) goto oom;
+        cv->weight_bytes += cv->bl.bytes * (size_t)d.groups;
+        /* Per group: B^T (cout_g x kdim, column (kh, kw, ci)) from OIHW, then the usual packer. */
+        if (!(bt = (float *)luthier__alloc(cv->cout_g * cv->kdim * sizeof(float)))) goto oom;
+        for (g = 0; g < (size_t)d.groups; g++) {
+            for (co = 0; co < cv->cout_g; co++) {
+                const float *w = weights + (g * cv->cout_g + co) * cv->cin_g * khw;
+                float *row = bt + co * cv->kdim;
+                for (ci = 0; ci < cv->cin_g; ci++)
+                    for (t = 0; t < khw; t++) row[t * cv->cin_g + ci] = w[ci * khw + t];
+            }
+            luthier__pack_b(&cv->bl, bt, cv->kdim, 1, cv->packed + g * cv->group_floats, 0, cv->bl.panels);
+        }
+        luthier__free(bt);
+        if (algo == LUTHIER_CONV_IMPLICIT_GEMM) {
+            if (!(cv->zero = (float *)luthier__alloc((size_t)d.in_channels * sizeof(float)))) goto oom;
+            memset(cv->zero, 0, (size_t)d.in_channels * sizeof(float));
+        }
+        cv->blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, cv->m,
+                                             cv->cout_g, algo == LUTHIER_CONV_IMPLICIT_GEMM ? cv->cin_g : cv->kdim);
+        /* Blocks of output pixels: the im2col rows (or the indirection pointers) of one block
+           take about half of L2; at least one MR tile, at most 64. */
+        rows = (ctx->caches.l2 ? ctx->caches.l2 : (size_t)256 << 10) / 2;
+        rows /= algo == LUTHIER_CONV_IMPLICIT_GEMM ? khw * sizeof(float *) : cv->kdim * sizeof(float);
+        rows = luthier__min_sz(luthier__max_sz(rows / mr, 1), 64) * mr;
+        cv->rows_blk = rows;
+        gemm_ws = luthier__gemm_workspace_bytes(uk, &cv->blk);
+        if (algo == LUTHIER_CONV_IMPLICIT_GEMM) cv->gemm_ws_off = luthier__align_up(rows * khw * sizeof(float *));
+        else if (!cv->direct_1x1) cv->gemm_ws_off = luthier__align_up(rows * cv->kdim * sizeof(float));
+        if (algo == LUTHIER_CONV_IMPLICIT_GEMM) gemm_ws = 0;
+        cv->thread_ws = luthier__align_up(cv->gemm_ws_off + gemm_ws);
+    }
+    cv->workspace_bytes = luthier__conv_ws_total(cv, ctx->pool->num_threads);
+    if (!cv->workspace_bytes) {
+        luthier_conv2d_destroy(cv);
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: workspace size overflows");
+    }
+    *out = cv;
+    return LUTHIER_STATUS_OK;
+oom:
+    luthier_conv2d_destroy(cv);
+    return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate the weights or buffers");
+}
+
+LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *cv, luthier_conv2d_info *out) {
+    if (!cv || !out) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    out->algorithm = cv->algo;
+    out->kernel = cv->kernel >= 0 ? luthier__ukernels[cv->kernel].name : "";
+    out->out_h = cv->oh;
+    out->out_w = cv->ow;
+    out->weight_bytes = cv->weight_bytes + sizeof *cv;
+    out->workspace_bytes = cv->workspace_bytes;
+    return LUTHIER_STATUS_OK;
+}
+
+/* >>impl-conv-run: layout edges, im2col / indirection per block, depthwise */
+
+typedef struct luthier__conv_job {
+    const luthier_conv2d_layer *cv;
+    const luthier__ukernel_entry *uk;
+    const float *in; /* NHWC */
+    float *out;      /* NHWC */
+    unsigned char *ws;
+    size_t ws_stride;
+} luthier__conv_job;
+
+/* Input row of output row o, tap k (may be outside [0, size)). */
+LUTHIER__INLINE int64_t luthier__conv_in(int64_t o, int64_t k, int64_t stride, int64_t dil, int64_t pad) {
+    return o * stride - pad + k * dil;
+}
+
+/* im2col rows [r0, r1) of group g into col (row stride kdim, columns (kh, kw, ci)). */
+LUTHIER_PRIVATE void luthier__conv_im2col(const luthier_conv2d_layer *cv, const float *in, size_t g,
+                                          size_t r0, size_t r1, float *col) {
+    const luthier_conv2d_desc *d = &cv->d;
+    const size_t cin = (size_t)d->in_channels, cg = cv->cin_g, ohw = (size_t)(cv->oh * cv->ow);
+    size_t r;
+    for (r = r0; r < r1; r++, col += cv->kdim) {
+        const size_t n = r / ohw, p = r % ohw;
+        const int64_t oy = (int64_t)(p / (size_t)cv->ow), ox = (int64_t)(p % (size_t)cv->ow);
+        float *dst = col;
+        int64_t kh, kw;
+        for (kh = 0; kh < d->kernel_h; kh++) {
+            const int64_t iy = luthier__conv_in(oy, kh, d->stride_h, d->dilation_h, d->pad_top);
+            for (kw = 0; kw < d->kernel_w; kw++, dst += cg) {
+                const int64_t ix = luthier__conv_in(ox, kw, d->stride_w, d->dilation_w, d->pad_left);
+                if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
+                    memset(dst, 0, cg * sizeof(float));
+                else
+                    memcpy(dst, in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cg,
+                           cg * sizeof(float));
+            }
+        }
+    }
+}
+
+/* Indirection pointers of rows [r0, r1) of group g, per MR tile (see >>driver-indirect). The
+   slots of a last partial tile repeat its last row. */
+LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, const float *in, size_t g,
+                                               size_t r0, size_t r1, size_t mr, const float **ind) {
+    const luthier_conv2d_desc *d = &cv->d;
+    const size_t cin = (size_t)d->in_channels, cg = cv->cin_g, ohw = (size_t)(cv->oh * cv->ow);
+    const size_t ks = cv->ks;
+    size_t r;
+    for (r = r0; r < r1 + (mr - (r1 - r0) % mr) % mr; r++) {
+        const size_t rr = r < r1 ? r : r1 - 1, t = (r - r0) / mr, i = (r - r0) % mr;
+        const size_t n = rr / ohw, p = rr % ohw;
+        const int64_t oy = (int64_t)(p / (size_t)cv->ow), ox = (int64_t)(p % (size_t)cv->ow);
+        const float **dst = ind + t * ks * mr + i;
+        int64_t kh, kw;
+        for (kh = 0; kh < d->kernel_h; kh++) {
+            const int64_t iy = luthier__conv_in(oy, kh, d->stride_h, d->dilation_h, d->pad_top);
+            for (kw = 0; kw < d->kernel_w; kw++, dst += mr) {
+                const int64_t ix = luthier__conv_in(ox, kw, d->stride_w, d->dilation_w, d->pad_left);
+                *dst = (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
+                           ? cv->zero
+                           : in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cg;
+            }
+        }
+    }
+}
+
+/* Units = MR-row tiles of output pixels. Per block of rows_blk pixels, per group: build the
+   block's A (nothing / im2col rows / indirection pointers), then the GEMM driver. */
+LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t end, int thread,
+                                              int cluster) {
+    const luthier__conv_job *j = (const luthier__conv_job *)arg;
+    const luthier_conv2d_layer *cv = j->cv;
+    const luthier_conv2d_desc *d = &cv->d;
+    const size_t mr = (size_t)j->uk->mr, cout = (size_t)d->out_channels, cin = (size_t)d->in_channels;
+    unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
+    void *gws = w + cv->gemm_ws_off;
+    const size_t rend = luthier__min_sz(end * mr, cv->m);
+    luthier_sgemm_desc ed;
+    luthier__gemm_args ga;
+    size_t r0, g;
+    (void)cluster;
+    memset(&ed, 0, sizeof ed);
+    ed.activation = d->activation;
+    ed.clamp_min = d->clamp_min;
+    ed.clamp_max = d->clamp_max;
+    ed.accumulate = d->accumulate;
+    memset(&ga, 0, sizeof ga);
+    luthier__fill_epilogue(&ed, &ga);
+    ga.n = cv->cout_g;
+    ga.b_layout = &cv->bl;
+    ga.ldc = cout;
+    for (r0 = begin * mr; r0 < rend; r0 += cv->rows_blk) {
+        const size_t r1 = luthier__min_sz(r0 + cv->rows_blk, rend), tiles = luthier__div_up(r1 - r0, mr);
+        for (g = 0; g < (size_t)d->groups; g++) {
+            ga.m = r1 - r0;
+            ga.b = cv->packed + g * cv->group_floats;
+            ga.c = j->out + r0 * cout + g * cv->cout_g;
+            ga.bias = cv->bias ? cv->bias + g * cv->cout_g : NULL;
+            if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) {
+                const float **ind = (const float **)(void *)w;
+                luthier__conv_indirection(cv, j->in, g, r0, r1, mr, ind);
+                ga.k = cv->cin_g;
+                luthier__gemm_compute_indirect(j->uk, &cv->blk, &ga, cv->ks, ind, 0, tiles, 0, cv->bl.panels);
+                continue;
+            }
+            if (cv->direct_1x1) {
+                ga.a = j->in + r0 * cin + g * cv->cin_g;
+                ga.lda = cin;
+            } else {
+                luthier__conv_im2col(cv, j->in, g, r0, r1, (float *)(void *)w);
+                ga.a = (const float *)(void *)w;
+                ga.lda = cv->kdim;
+            }
+            ga.k = cv->kdim;
+            luthier__gemm_compute(j->uk, &cv->blk, &ga, 0, tiles, 0, cv->bl.panels, gws);
+        }
+    }
+}
+
+/* Units = output pixels; the inner loops run over contiguous channels (NHWC). */
+LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size_t end, int thread,
+                                                   int cluster) {
+    const luthier__conv_job *j = (const luthier__conv_job *)arg;
+    const luthier_conv2d_layer *cv = j->cv;
+    const luthier_conv2d_desc *d = &cv->d;
+    const size_t C = (size_t)d->in_channels, ohw = (size_t)(cv->oh * cv->ow);
+    const float *LUTHIER__RESTRICT bias = cv->bias;
+    float lo = -INFINITY, hi = INFINITY;
+    int clamp = 1;
+    size_t r, c;
+    (void)thread;
+    (void)cluster;
+    switch (d->activation) {
+    case LUTHIER_ACTIVATION_RELU: lo = 0.0f; break;
+    case LUTHIER_ACTIVATION_RELU6: lo = 0.0f; hi = 6.0f; break;
+    case LUTHIER_ACTIVATION_CLAMP: lo = d->clamp_min; hi = d->clamp_max; break;
+    default: clamp = 0; break;
+    }
+    for (r = begin; r < end; r++) {
+        const size_t n = r / ohw, p = r % ohw;
+        const int64_t oy = (int64_t)(p / (size_t)cv->ow), ox = (int64_t)(p % (size_t)cv->ow);
+        float *LUTHIER__RESTRICT o = j->out + r * C;
+        int64_t kh, kw;
+        if (!d->accumulate) {
+            if (bias) for (c = 0; c < C; c++) o[c] = bias[c];
+            else for (c = 0; c < C; c++) o[c] = 0.0f;
+        } else if (bias) {
+            for (c = 0; c < C; c++) o[c] += bias[c];
+        }
+        for (kh = 0; kh < d->kernel_h; kh++) {
+            const int64_t iy = luthier__conv_in(oy, kh, d->stride_h, d->dilation_h, d->pad_top);
+            if (iy < 0 || iy >= d->in_h) continue;
+            for (kw = 0; kw < d->kernel_w; kw++) {
+                const int64_t ix = luthier__conv_in(ox, kw, d->stride_w, d->dilation_w, d->pad_left);
+                const float *LUTHIER__RESTRICT x;
+                const float *LUTHIER__RESTRICT wt;
+                if (ix < 0 || ix >= d->in_w) continue;
+                x = j->in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * C;
+                wt = cv->packed + (size_t)(kh * d->kernel_w + kw) * C;
+                for (c = 0; c < C; c++) o[c] += x[c] * wt[c];
+            }
+        }
+        if (clamp)
+            for (c = 0; c < C; c++) {
+                float v = o[c];
+                v = v < lo ? lo : v;
+                o[c] = v > hi ? hi : v;
+            }
+    }
+}
+
+/* [n][c][hw] <-> [n][hw][c] */
+LUTHIER_PRIVATE void luthier__nchw_to_nhwc(const float *src, float *dst, size_t n, size_t c, size_t hw) {
+    size_t b, ch, p;
+    for (b = 0; b < n; b++, src += c * hw, dst += c * hw)
+        for (ch = 0; ch < c; ch++)
+            for (p = 0; p < hw; p++) dst[p * c + ch] = src[ch * hw + p];
+}
+LUTHIER_PRIVATE void luthier__nhwc_to_nchw(const float *src, float *dst, size_t n, size_t c, size_t hw) {
+    size_t b, ch, p;
+    for (b = 0; b < n; b++, src += c * hw, dst += c * hw)
+        for (p = 0; p < hw; p++)
+            for (ch = 0; ch < c; ch++) dst[ch * hw + p] = src[p * c + ch];
+}
+
+LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthier_conv2d_layer *cv,
+                                              const float *input, float *output) {
+    const luthier_conv2d_desc *d;
+    luthier__conv_job job;
+    luthier_status s;
+    size_t total, in_elems, out_elems, units, off = 0;
+    unsigned char *ws;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!cv || !input || !output)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: conv, input and output must not be NULL");
+    d = &cv->d;
+    if (cv->kernel >= 0 && (luthier__ukernels[cv->kernel].required_cpu_features & ctx->cpu_features) !=
+                               luthier__ukernels[cv->kernel].required_cpu_features)
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                             "conv2d: the weights were packed for %s, which this context cannot run",
+                             luthier__ukernels[cv->kernel].name);
+    if (!(total = luthier__conv_ws_total(cv, ctx->pool->num_threads)) ||
+        !(ws = (unsigned char *)luthier__context_workspace(ctx, total)))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of workspace", total);
+    memset(&job, 0, sizeof job);
+    job.cv = cv;
+    job.in = input;
+    job.out = output;
+    in_elems = (size_t)d->batch * (size_t)d->in_h * (size_t)d->in_w * (size_t)d->in_channels;
+    out_elems = cv->m * (size_t)d->out_channels;
+    if (d->layout == LUTHIER_LAYOUT_NCHW) {
+        float *in_t = (float *)(void *)ws, *out_t;
+        off = luthier__align_up(in_elems * sizeof(float));
+        out_t = (float *)(void *)(ws + off);
+        off += luthier__align_up(out_elems * sizeof(float));
+        luthier__nchw_to_nhwc(input, in_t, (size_t)d->batch, (size_t)d->in_channels, (size_t)(d->in_h * d->in_w));
+        if (d->accumulate)
+            luthier__nchw_to_nhwc(output, out_t, (size_t)d->batch, (size_t)d->out_channels, (size_t)(cv->oh * cv->ow));
+        job.in = in_t;
+        job.out = out_t;
+    }
+    job.ws = ws + off;
+    job.ws_stride = cv->thread_ws;
+    if (cv->algo == LUTHIER_CONV_DEPTHWISE) {
+        s = luthier__parallel(ctx, cv->m, d->schedule, d->ratios, d->num_ratios, 0,
+                              luthier__conv_depthwise_range, &job);
+    } else {
+        job.uk = &luthier__ukernels[cv->kernel];
+        units = luthier__div_up(cv->m, (size_t)job.uk->mr);
+        s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
+                              luthier__conv_gemm_range, &job);
+    }
+    if (s == LUTHIER_STATUS_OK && d->layout == LUTHIER_LAYOUT_NCHW)
+        luthier__nhwc_to_nchw(job.out, output, (size_t)d->batch, (size_t)d->out_channels, (size_t)(cv->oh * cv->ow));
+    return s;
+}
+
+LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_conv2d_desc *desc,
+                                          const float *input, const float *weights,
+                                          const float *bias, float *output) {
+    luthier_conv2d_layer *cv = NULL;
+    luthier_status s;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if ((s = luthier_conv2d_create(ctx, desc, weights, bias, &cv)) != LUTHIER_STATUS_OK) return s;
+    s = luthier_conv2d_run(ctx, cv, input, output);
+    luthier_conv2d_destroy(cv);
     return s;
 }
 

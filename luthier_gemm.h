@@ -2,7 +2,8 @@
    cache blocking and the driver. Part of luthier (MIT license, see luthier.h).
    Include luthier.h, never this file on its own.
 
-   TABLE OF CONTENTS: >>contract >>registry >>pack >>blocking >>driver >>ukernel-scalar >>select
+   TABLE OF CONTENTS: >>contract >>registry >>pack >>blocking >>driver >>driver-indirect
+   >>ukernel-scalar >>select
 */
 #ifndef LUTHIER_H_INCLUDED
 #error "luthier_gemm.h is part of luthier: include luthier.h instead"
@@ -457,6 +458,55 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
                         uk->fn(&u);
                     }
                 }
+            }
+        }
+    }
+}
+
+/* >>driver-indirect =============================================================================
+   Implicit-GEMM convolution: rows of A are not a + row*lda but come from an indirection buffer,
+   one pointer per output pixel and kernel position, laid out per MR-row tile exactly as the
+   hybrid contract wants them:
+       ind[t*ks*MR + s*MR + i] -> the k (= Cin/groups) floats of row t*MR+i in segment s
+   (s = kh*KW + kw; taps in the padding point to a buffer of zeros). Hybrid kernels only.
+   First version: no k-blocking across segments: one kernel call covers all ks*k steps of a
+   tile (the A tile is ks*MR short rows read in place, B's panel streams ks*k*NR floats), so
+   C is written once and the epilogue runs in the same call. Columns are blocked by blk->nc.
+   Tiles [tile_begin, tile_end) of g->m rows; ind covers those tiles from tile 0. */
+LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__ukernel_entry *uk,
+                                                    const luthier__gemm_blocking *blk,
+                                                    const luthier__gemm_args *g, size_t ks,
+                                                    const float *const *ind, size_t tile_begin,
+                                                    size_t tile_end, size_t panel_begin,
+                                                    size_t panel_end) {
+    const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr;
+    const size_t m0 = tile_begin * mr, m1 = luthier__min_sz(tile_end * mr, g->m);
+    const size_t nlo = panel_begin * nr, nhi = luthier__min_sz(panel_end * nr, g->n);
+    luthier_sgemm_ukernel_args u;
+    size_t n0, i, j;
+    if (uk->kind != LUTHIER_KERNEL_HYBRID || m0 >= m1 || nlo >= nhi || g->k == 0 || ks == 0) return;
+    if (g->accumulate && g->bias)
+        for (i = m0; i < m1; i++)
+            for (j = nlo; j < nhi; j++) g->c[i * g->ldc + j] += g->bias[j];
+    memset(&u, 0, sizeof u);
+    u.k = g->k;
+    u.ks = ks;
+    u.ldc = g->ldc;
+    u.min = g->min;
+    u.max = g->max;
+    u.flags = (g->accumulate ? (unsigned)LUTHIER_UKERNEL_LOAD_C : 0u) |
+              (g->clamp ? (unsigned)LUTHIER_UKERNEL_CLAMP : 0u);
+    for (n0 = nlo; n0 < nhi; n0 += blk->nc) {
+        const size_t nb = luthier__min_sz(blk->nc, nhi - n0);
+        for (i = m0; i < m1; i += mr) {
+            u.m = luthier__min_sz(mr, m1 - i);
+            u.a_rows = ind + (i / mr) * ks * mr;
+            for (j = n0; j < n0 + nb; j += nr) {
+                u.n = luthier__min_sz(nr, g->n - j);
+                u.b = g->b + (j / nr) * g->b_layout->panel_stride;
+                u.bias = g->bias && !g->accumulate ? g->bias + j : NULL;
+                u.c = g->c + i * g->ldc + j;
+                uk->fn(&u);
             }
         }
     }

@@ -11,6 +11,7 @@
 #include "test_gemm.c"
 #include "test_topology.c"
 #include "test_threads.c"
+#include "test_conv.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -54,6 +55,13 @@ int main(int argc, char **argv) {
     RUN(test_threads_gemm_equal);
     RUN(test_threads_pinning);
     RUN(test_threads_gemm_bad_ratios);
+    RUN(test_conv_bad_arguments);
+    RUN(test_conv_auto_choice);
+    RUN(test_conv_im2col);
+    RUN(test_conv_1x1);
+    RUN(test_conv_implicit_gemm);
+    RUN(test_conv_depthwise);
+    RUN(test_conv_resnet18);
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else

@@ -1,0 +1,415 @@
+/* Convolution against a naive direct reference (double accumulation): every algorithm forced in
+   turn over random shapes (odd sizes, strides 1-3, asymmetric padding, dilation, groups 1/2/
+   general/depthwise, batch > 1, every activation, accumulate, NCHW and NHWC), every available
+   kernel (every hybrid one for implicit GEMM), 1 thread, the default threads and a fake
+   2-cluster topology with several ratios (results must be bit-identical across them), bad
+   arguments, and reduced ResNet-18 layer shapes. Included by test_main.c. */
+
+/* Logical offsets of element (n, c, y, x) in either layout. */
+static size_t conv_off(luthier_layout l, int64_t C, int64_t H, int64_t W, int64_t n, int64_t c,
+                       int64_t y, int64_t x) {
+    if (l == LUTHIER_LAYOUT_NCHW) return (size_t)(((n * C + c) * H + y) * W + x);
+    return (size_t)(((n * H + y) * W + x) * C + c);
+}
+
+/* ref/mag in desc->layout; d is normalized (strides etc. set). */
+static void conv_reference(const luthier_conv2d_desc *d, int64_t OH, int64_t OW, const float *in,
+                           const float *w, const float *bias, const float *out_in, double *ref,
+                           double *mag) {
+    const int64_t G = d->groups, cig = d->in_channels / G, cog = d->out_channels / G;
+    int64_t n, co, oy, ox, ci, kh, kw;
+    for (n = 0; n < d->batch; n++)
+        for (co = 0; co < d->out_channels; co++)
+            for (oy = 0; oy < OH; oy++)
+                for (ox = 0; ox < OW; ox++) {
+                    const size_t o = conv_off(d->layout, d->out_channels, OH, OW, n, co, oy, ox);
+                    const int64_t g = co / cog;
+                    double s = 0, m = 0;
+                    if (d->accumulate) { s = out_in[o]; m = fabs(s); }
+                    if (bias) { s += bias[co]; m += fabs((double)bias[co]); }
+                    for (ci = 0; ci < cig; ci++)
+                        for (kh = 0; kh < d->kernel_h; kh++)
+                            for (kw = 0; kw < d->kernel_w; kw++) {
+                                const int64_t y = oy * d->stride_h - d->pad_top + kh * d->dilation_h;
+                                const int64_t x = ox * d->stride_w - d->pad_left + kw * d->dilation_w;
+                                double t;
+                                if (y < 0 || y >= d->in_h || x < 0 || x >= d->in_w) continue;
+                                t = (double)in[conv_off(d->layout, d->in_channels, d->in_h, d->in_w, n, g * cig + ci, y, x)] *
+                                    w[((co * cig + ci) * d->kernel_h + kh) * d->kernel_w + kw];
+                                s += t;
+                                m += fabs(t);
+                            }
+                    switch (d->activation) {
+                    case LUTHIER_ACTIVATION_RELU: s = s < 0 ? 0 : s; break;
+                    case LUTHIER_ACTIVATION_RELU6: s = s < 0 ? 0 : (s > 6 ? 6 : s); break;
+                    case LUTHIER_ACTIVATION_CLAMP: s = s < d->clamp_min ? d->clamp_min : (s > d->clamp_max ? d->clamp_max : s); break;
+                    default: break;
+                    }
+                    ref[o] = s;
+                    mag[o] = m;
+                }
+}
+
+/* Runs desc on every context; checks against the reference and that all contexts agree
+   bit for bit. Returns the number of failures. */
+static int conv_check(luthier_context *const *ctxs, int nctx, const luthier_conv2d_desc *desc,
+                      int with_bias, const float *ratios2, const char *what) {
+    luthier_conv2d_desc d = *desc;
+    int64_t OH = 0, OW = 0;
+    size_t in_n, w_n, out_n, e;
+    float *in, *w, *bias = NULL, *out_in, *out, *first;
+    double *ref, *mag;
+    int c, bad = 0;
+    if (luthier_conv2d_output_size(desc, &OH, &OW) != LUTHIER_STATUS_OK) {
+        CHECK(0, "%s: output_size refused the shape", what);
+        return 1;
+    }
+    if (!d.stride_h) d.stride_h = 1;
+    if (!d.stride_w) d.stride_w = 1;
+    if (!d.dilation_h) d.dilation_h = 1;
+    if (!d.dilation_w) d.dilation_w = 1;
+    if (!d.groups) d.groups = 1;
+    in_n = (size_t)(d.batch * d.in_channels * d.in_h * d.in_w);
+    w_n = (size_t)(d.out_channels * (d.in_channels / d.groups) * d.kernel_h * d.kernel_w);
+    out_n = (size_t)(d.batch * d.out_channels * OH * OW);
+    in = (float *)test_alloc(in_n * sizeof(float));
+    w = (float *)test_alloc(w_n * sizeof(float));
+    out_in = (float *)test_alloc(out_n * sizeof(float));
+    out = (float *)test_alloc(out_n * sizeof(float));
+    first = (float *)test_alloc(out_n * sizeof(float));
+    ref = (double *)test_alloc(out_n * sizeof(double));
+    mag = (double *)test_alloc(out_n * sizeof(double));
+    test_fill(in, in_n);
+    test_fill(w, w_n);
+    test_fill(out_in, out_n);
+    if (with_bias) {
+        bias = (float *)test_alloc((size_t)d.out_channels * sizeof(float));
+        test_fill(bias, (size_t)d.out_channels);
+    }
+    conv_reference(&d, OH, OW, in, w, bias, out_in, ref, mag);
+    for (c = 0; c < nctx && !bad; c++) {
+        luthier_conv2d_layer *cv = NULL;
+        luthier_conv2d_desc dc = *desc;
+        luthier_status s;
+        static luthier_topology topo;
+        if (ratios2 && luthier_context_topology(ctxs[c], &topo) == LUTHIER_STATUS_OK && topo.num_clusters == 2) {
+            dc.ratios = ratios2;
+            dc.num_ratios = 2;
+        }
+        s = luthier_conv2d_create(ctxs[c], &dc, w, bias, &cv);
+        if (s != LUTHIER_STATUS_OK) {
+            CHECK(0, "%s: create: %s: %s", what, luthier_status_string(s), luthier_context_error(ctxs[c]));
+            bad++;
+            break;
+        }
+        for (e = 0; e < out_n; e++) out[e] = d.accumulate ? out_in[e] : test_sentinel();
+        s = luthier_conv2d_run(ctxs[c], cv, in, out);
+        luthier_conv2d_destroy(cv);
+        if (s != LUTHIER_STATUS_OK) {
+            CHECK(0, "%s: run: %s: %s", what, luthier_status_string(s), luthier_context_error(ctxs[c]));
+            bad++;
+            break;
+        }
+        if (c == 0) {
+            for (e = 0; e < out_n; e++) {
+                const double tol = 1e-6 + 8.0 * FLT_EPSILON * mag[e];
+                if (!(fabs((double)out[e] - ref[e]) <= tol)) {
+                    if (bad < 3) CHECK(0, "%s: element %zu is %g, want %g", what, e, (double)out[e], ref[e]);
+                    bad++;
+                }
+            }
+            memcpy(first, out, out_n * sizeof(float));
+        } else if (memcmp(first, out, out_n * sizeof(float)) != 0) {
+            CHECK(0, "%s: context %d differs from context 0", what, c);
+            bad++;
+        }
+    }
+    free(in); free(w); free(bias); free(out_in); free(out); free(first); free(ref); free(mag);
+    return bad;
+}
+
+/* Contexts: 1 thread; the default; fake big:0,little:1 (ratios are set per desc). */
+static int conv_contexts(luthier_context **ctxs) {
+    luthier_context_desc cd;
+    luthier_topology topo;
+    char err[128];
+    int n = 0;
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = 1;
+    if (luthier_context_create(&cd, &ctxs[n]) == LUTHIER_STATUS_OK) n++;
+    memset(&cd, 0, sizeof cd);
+    if (luthier_context_create(&cd, &ctxs[n]) == LUTHIER_STATUS_OK) n++;
+    if (luthier_topology_parse("big:0,little:1", &topo, err, sizeof err) == LUTHIER_STATUS_OK) {
+        memset(&cd, 0, sizeof cd);
+        cd.topology = &topo;
+        if (luthier_context_create(&cd, &ctxs[n]) == LUTHIER_STATUS_OK) n++;
+    }
+    return n;
+}
+
+static void conv_random_desc(luthier_conv2d_desc *d, luthier_conv_algorithm algo) {
+    int gk = test_rand_int(0, 3);
+    int64_t cig, cog, eff;
+    memset(d, 0, sizeof *d);
+    d->algorithm = algo;
+    d->batch = test_rand_int(1, 2);
+    d->groups = gk == 0 ? 1 : gk == 1 ? 2 : test_rand_int(1, 4);
+    cig = test_rand_int(1, 7);
+    cog = test_rand_int(1, 11);
+    if (algo == LUTHIER_CONV_DEPTHWISE) {
+        d->groups = test_rand_int(1, 19);
+        cig = cog = 1;
+    }
+    d->in_channels = cig * d->groups;
+    d->out_channels = cog * d->groups;
+    if (algo == LUTHIER_CONV_1X1) {
+        d->kernel_h = d->kernel_w = 1;
+        d->stride_h = d->stride_w = test_rand_int(1, 2);
+        if (test_rand_int(0, 3) == 0) d->stride_w = 3;
+    } else {
+        d->kernel_h = test_rand_int(1, 3);
+        d->kernel_w = test_rand_int(1, 4);
+        d->stride_h = test_rand_int(1, 3);
+        d->stride_w = test_rand_int(1, 3);
+        d->dilation_h = test_rand_int(1, 2);
+        d->dilation_w = test_rand_int(0, 2);
+        d->pad_top = test_rand_int(0, 2);
+        d->pad_left = test_rand_int(0, 2);
+        d->pad_bottom = test_rand_int(0, 2);
+        d->pad_right = test_rand_int(0, 1);
+    }
+    eff = (d->dilation_h ? d->dilation_h : 1) * (d->kernel_h - 1) + 1;
+    d->in_h = test_rand_int(1, 9);
+    if (d->in_h + d->pad_top + d->pad_bottom < eff) d->in_h = eff;
+    eff = (d->dilation_w ? d->dilation_w : 1) * (d->kernel_w - 1) + 1;
+    d->in_w = test_rand_int(1, 11);
+    if (d->in_w + d->pad_left + d->pad_right < eff) d->in_w = eff;
+    d->layout = (luthier_layout)test_rand_int(0, 1);
+    d->activation = (luthier_activation)test_rand_int(0, LUTHIER_ACTIVATION_COUNT - 1);
+    d->clamp_min = -0.5f;
+    d->clamp_max = 0.75f;
+    d->accumulate = test_rand_int(0, 2) == 0;
+    d->schedule = test_rand_int(0, 4) == 0 ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
+}
+
+static void conv_sweep(luthier_conv_algorithm algo) {
+    static const float ratio_sets[4][2] = {{100, 0}, {0, 100}, {30, 70}, {50, 50}};
+    luthier_context *ctxs[3];
+    const int nctx = conv_contexts(ctxs);
+    int idx, trial, c;
+    CHECK(nctx == 3, "3 contexts");
+    for (idx = 0; idx < LUTHIER__NUM_UKERNELS; idx++) {
+        const luthier__ukernel_entry *uk = &luthier__ukernels[idx];
+        const int trials = T.quick ? 6 : 24;
+        if (!kernel_available(idx)) continue;
+        if (algo == LUTHIER_CONV_IMPLICIT_GEMM && uk->kind != LUTHIER_KERNEL_HYBRID) continue;
+        if (algo == LUTHIER_CONV_DEPTHWISE && idx > 0) break; /* no microkernel */
+        for (trial = 0; trial < trials; trial++) {
+            luthier_conv2d_desc d;
+            char what[256];
+            const float *r = ratio_sets[trial % 4];
+            int bad = 0;
+            conv_random_desc(&d, algo);
+            d.kernel = algo == LUTHIER_CONV_DEPTHWISE ? NULL : uk->name;
+            snprintf(what, sizeof what,
+                     "%s %s: n%lld %lldx%lldx%lld -> %lld, k%lldx%lld s%lld,%lld d%lld,%lld "
+                     "p%lld,%lld,%lld,%lld g%lld %s act%d acc%d",
+                     luthier_conv_algorithm_name(algo), algo == LUTHIER_CONV_DEPTHWISE ? "-" : uk->name,
+                     (long long)d.batch, (long long)d.in_h, (long long)d.in_w,
+                     (long long)d.in_channels, (long long)d.out_channels, (long long)d.kernel_h,
+                     (long long)d.kernel_w, (long long)d.stride_h, (long long)d.stride_w,
+                     (long long)d.dilation_h, (long long)d.dilation_w, (long long)d.pad_top,
+                     (long long)d.pad_left, (long long)d.pad_bottom, (long long)d.pad_right,
+                     (long long)d.groups, d.layout ? "nchw" : "nhwc", (int)d.activation, d.accumulate);
+            /* the 2-cluster context also gets a ratio set; all must agree bit for bit */
+            bad += conv_check(ctxs, nctx, &d, trial % 3 != 0, r, what);
+            if (bad) break;
+        }
+    }
+    for (c = 0; c < nctx; c++) luthier_context_destroy(ctxs[c]);
+}
+
+static void test_conv_im2col(void) { conv_sweep(LUTHIER_CONV_IM2COL); }
+static void test_conv_1x1(void) { conv_sweep(LUTHIER_CONV_1X1); }
+static void test_conv_implicit_gemm(void) { conv_sweep(LUTHIER_CONV_IMPLICIT_GEMM); }
+static void test_conv_depthwise(void) { conv_sweep(LUTHIER_CONV_DEPTHWISE); }
+
+/* Same shape through every algorithm valid for it: the results agree (within rounding) and
+   AUTO picks as documented. */
+static void test_conv_auto_choice(void) {
+    luthier_context *ctx = NULL;
+    luthier_context_desc cd;
+    luthier_conv2d_desc d;
+    luthier_conv2d_layer *cv = NULL;
+    luthier_conv2d_info info;
+    float w[64 * 9];
+    memset(&info, 0, sizeof info);
+    int i;
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = 1;
+    CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
+    if (!ctx) return;
+    for (i = 0; i < 64 * 9; i++) w[i] = 0.01f * (float)i;
+    memset(&d, 0, sizeof d);
+    d.batch = 1; d.in_channels = 4; d.out_channels = 4; d.in_h = d.in_w = 5;
+    d.kernel_h = d.kernel_w = 3; d.groups = 4;
+    CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_OK, "depthwise");
+    CHECK(luthier_conv2d_get_info(cv, &info) == LUTHIER_STATUS_OK && info.algorithm == LUTHIER_CONV_DEPTHWISE,
+          "AUTO -> depthwise, got %s", luthier_conv_algorithm_name(info.algorithm));
+    CHECK(info.out_h == 3 && info.out_w == 3, "out size");
+    luthier_conv2d_destroy(cv);
+    d.groups = 1; d.kernel_h = d.kernel_w = 1; d.stride_h = 2;
+    CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_OK, "1x1");
+    CHECK(luthier_conv2d_get_info(cv, &info) == LUTHIER_STATUS_OK && info.algorithm == LUTHIER_CONV_1X1,
+          "AUTO -> 1x1, got %s", luthier_conv_algorithm_name(info.algorithm));
+    luthier_conv2d_destroy(cv);
+    d.kernel_h = d.kernel_w = 3; d.pad_top = 1;
+    d.kernel = "4x4__scalar_hybrid";
+    CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_OK, "hybrid");
+    CHECK(luthier_conv2d_get_info(cv, &info) == LUTHIER_STATUS_OK && info.algorithm == LUTHIER_CONV_IMPLICIT_GEMM,
+          "AUTO + hybrid -> implicit, got %s", luthier_conv_algorithm_name(info.algorithm));
+    luthier_conv2d_destroy(cv);
+    d.kernel = "4x4__scalar";
+    CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_OK, "interleaved");
+    CHECK(luthier_conv2d_get_info(cv, &info) == LUTHIER_STATUS_OK && info.algorithm == LUTHIER_CONV_IM2COL,
+          "AUTO + interleaved -> im2col, got %s", luthier_conv_algorithm_name(info.algorithm));
+    luthier_conv2d_destroy(cv);
+    /* explicit implicit GEMM without a kernel: the first hybrid kernel */
+    d.kernel = NULL;
+    d.algorithm = LUTHIER_CONV_IMPLICIT_GEMM;
+    CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_OK, "implicit, default kernel");
+    CHECK(luthier_conv2d_get_info(cv, &info) == LUTHIER_STATUS_OK && strstr(info.kernel, "hybrid") != NULL,
+          "kernel %s", info.kernel);
+    luthier_conv2d_destroy(cv);
+    luthier_context_destroy(ctx);
+}
+
+static void test_conv_bad_arguments(void) {
+    luthier_context *ctx = NULL;
+    luthier_context_desc cd;
+    luthier_conv2d_desc d, b;
+    luthier_conv2d_layer *cv = (luthier_conv2d_layer *)&d;
+    float w[256], in[256], out[256];
+    int64_t oh = -1, ow = -1;
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = 1;
+    CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
+    if (!ctx) return;
+    memset(w, 0, sizeof w);
+    memset(in, 0, sizeof in);
+    memset(&d, 0, sizeof d);
+    d.batch = 1; d.in_channels = 2; d.out_channels = 2; d.in_h = 4; d.in_w = 4;
+    d.kernel_h = 3; d.kernel_w = 3;
+    CHECK(luthier_conv2d_output_size(&d, &oh, &ow) == LUTHIER_STATUS_OK && oh == 2 && ow == 2, "%lld %lld",
+          (long long)oh, (long long)ow);
+    CHECK(luthier_conv2d_output_size(NULL, &oh, &ow) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL desc");
+    CHECK(luthier_conv2d_create(NULL, &d, w, NULL, &cv) == LUTHIER_STATUS_INVALID_ARGUMENT && cv == NULL, "NULL ctx");
+    CHECK(luthier_conv2d_create(ctx, NULL, w, NULL, &cv) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL desc");
+    CHECK(luthier_conv2d_create(ctx, &d, NULL, NULL, &cv) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL weights");
+    CHECK(luthier_conv2d_create(ctx, &d, w, NULL, NULL) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL out");
+    CHECK(luthier_conv2d_run(ctx, NULL, in, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL conv");
+#define CONV_BAD(field, value, status, text)                                                    \
+    do {                                                                                        \
+        b = d;                                                                                  \
+        b.field = value;                                                                        \
+        CHECK(luthier_conv2d(ctx, &b, in, w, NULL, out) == status, "%s = %s", #field, #value);  \
+        CHECK(strstr(luthier_context_error(ctx), text) != NULL, "%s: message '%s'", #field,      \
+              luthier_context_error(ctx));                                                      \
+        CHECK(luthier_conv2d_output_size(&b, NULL, NULL) == status || (status) == LUTHIER_STATUS_UNSUPPORTED, \
+              "output_size %s", #field);                                                        \
+    } while (0)
+    CONV_BAD(batch, 0, LUTHIER_STATUS_INVALID_ARGUMENT, "batch");
+    CONV_BAD(in_channels, -3, LUTHIER_STATUS_INVALID_ARGUMENT, "in_channels");
+    CONV_BAD(in_h, 0, LUTHIER_STATUS_INVALID_ARGUMENT, "in_h");
+    CONV_BAD(kernel_w, 0, LUTHIER_STATUS_INVALID_ARGUMENT, "kernel_w");
+    CONV_BAD(out_channels, (int64_t)1 << 40, LUTHIER_STATUS_OVERFLOW, "out_channels");
+    CONV_BAD(stride_h, -1, LUTHIER_STATUS_INVALID_ARGUMENT, "stride");
+    CONV_BAD(pad_left, -1, LUTHIER_STATUS_INVALID_ARGUMENT, "padding");
+    CONV_BAD(groups, 3, LUTHIER_STATUS_INVALID_ARGUMENT, "divide");
+    CONV_BAD(kernel_h, 5, LUTHIER_STATUS_INVALID_ARGUMENT, "larger than the padded input");
+    CONV_BAD(dilation_w, 2, LUTHIER_STATUS_INVALID_ARGUMENT, "larger than the padded input");
+    CONV_BAD(layout, (luthier_layout)7, LUTHIER_STATUS_INVALID_ARGUMENT, "layout");
+    CONV_BAD(activation, (luthier_activation)9, LUTHIER_STATUS_INVALID_ARGUMENT, "activation");
+    CONV_BAD(algorithm, (luthier_conv_algorithm)42, LUTHIER_STATUS_INVALID_ARGUMENT, "algorithm");
+    b = d;
+    b.in_h = b.in_w = b.batch = INT32_MAX; /* 2^93 input elements */
+    CHECK(luthier_conv2d(ctx, &b, in, w, NULL, out) == LUTHIER_STATUS_OVERFLOW, "huge input");
+    CHECK(strstr(luthier_context_error(ctx), "overflows") != NULL, "message '%s'", luthier_context_error(ctx));
+    CHECK(luthier_conv2d_output_size(&b, NULL, NULL) == LUTHIER_STATUS_OVERFLOW, "output_size huge");
+    CONV_BAD(algorithm, LUTHIER_CONV_1X1, LUTHIER_STATUS_UNSUPPORTED, "1x1");
+    CONV_BAD(algorithm, LUTHIER_CONV_DEPTHWISE, LUTHIER_STATUS_UNSUPPORTED, "depthwise");
+    b = d;
+    b.activation = LUTHIER_ACTIVATION_CLAMP;
+    b.clamp_min = 1;
+    b.clamp_max = 0;
+    CHECK(luthier_conv2d(ctx, &b, in, w, NULL, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "clamp");
+    b = d;
+    b.algorithm = LUTHIER_CONV_IMPLICIT_GEMM;
+    b.kernel = "4x4__scalar";
+    CHECK(luthier_conv2d(ctx, &b, in, w, NULL, out) == LUTHIER_STATUS_UNSUPPORTED, "implicit + interleaved");
+    CHECK(strstr(luthier_context_error(ctx), "implicit_gemm") && strstr(luthier_context_error(ctx), "hybrid"),
+          "message '%s'", luthier_context_error(ctx));
+    CHECK(luthier_conv2d_algorithm_valid(ctx, &b, LUTHIER_CONV_IMPLICIT_GEMM) == LUTHIER_STATUS_UNSUPPORTED, "valid()");
+    CHECK(luthier_conv2d_algorithm_valid(ctx, &b, LUTHIER_CONV_IM2COL) == LUTHIER_STATUS_OK, "valid() im2col");
+    b.kernel = "no_such_kernel";
+    CHECK(luthier_conv2d(ctx, &b, in, w, NULL, out) == LUTHIER_STATUS_NOT_FOUND, "unknown kernel");
+    b = d;
+    {
+        float r[3] = {1, 1, 1};
+        b.ratios = r;
+        b.num_ratios = 3;
+        CHECK(luthier_conv2d(ctx, &b, in, w, NULL, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "3 ratios, 1 cluster");
+        b.num_ratios = 1;
+        r[0] = -1;
+        CHECK(luthier_conv2d(ctx, &b, in, w, NULL, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "negative ratio");
+    }
+    CHECK(luthier_conv2d(ctx, &d, NULL, w, NULL, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL input");
+    CHECK(luthier_conv2d(ctx, &d, in, w, NULL, NULL) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL output");
+    CHECK(luthier_conv2d(ctx, &d, in, w, NULL, out) == LUTHIER_STATUS_OK, "good: %s", luthier_context_error(ctx));
+    CHECK(luthier_conv2d_get_info(NULL, NULL) == LUTHIER_STATUS_INVALID_ARGUMENT, "info NULL");
+    luthier_conv2d_destroy(NULL);
+#undef CONV_BAD
+    luthier_context_destroy(ctx);
+}
+
+/* ResNet-18's convolutions at reduced size (spatial / 8, channels / 4), every valid algorithm. */
+static void test_conv_resnet18(void) {
+    static const int L[][8] = {
+        /* in_hw, cin, cout, k, stride, pad, batch, dw */
+        {28, 3, 16, 7, 2, 3, 1, 0},  /* conv1 */
+        {7, 16, 16, 3, 1, 1, 2, 0},  /* layer1 */
+        {7, 16, 32, 3, 2, 1, 1, 0},  /* layer2 down */
+        {7, 16, 32, 1, 2, 0, 1, 0},  /* layer2 shortcut */
+        {4, 32, 32, 3, 1, 1, 1, 0},  /* layer2 */
+        {4, 32, 64, 3, 2, 1, 1, 0},  /* layer3 down */
+        {4, 32, 64, 1, 2, 0, 1, 0},  /* layer3 shortcut */
+        {2, 64, 64, 3, 1, 1, 1, 0},  /* layer3 */
+        {2, 64, 128, 3, 2, 1, 1, 0}, /* layer4 down */
+        {1, 128, 128, 3, 1, 1, 1, 0} /* layer4 */
+    };
+    luthier_context *ctxs[3];
+    const int nctx = conv_contexts(ctxs);
+    size_t l;
+    int a, c;
+    for (l = 0; l < sizeof L / sizeof L[0]; l++)
+        for (a = LUTHIER_CONV_AUTO; a < LUTHIER_CONV_ALGORITHM_COUNT; a++) {
+            luthier_conv2d_desc d;
+            char what[128];
+            memset(&d, 0, sizeof d);
+            d.in_h = d.in_w = L[l][0];
+            d.in_channels = L[l][1];
+            d.out_channels = L[l][2];
+            d.kernel_h = d.kernel_w = L[l][3];
+            d.stride_h = d.stride_w = L[l][4];
+            d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = L[l][5];
+            d.batch = L[l][6];
+            d.activation = LUTHIER_ACTIVATION_RELU;
+            d.accumulate = l % 2;
+            d.layout = (luthier_layout)(l % 3 == 0);
+            d.algorithm = (luthier_conv_algorithm)a;
+            if (luthier_conv2d_algorithm_valid(ctxs[0], &d, d.algorithm) != LUTHIER_STATUS_OK) continue;
+            snprintf(what, sizeof what, "resnet18 layer %zu %s", l, luthier_conv_algorithm_name(d.algorithm));
+            conv_check(ctxs, nctx, &d, 1, NULL, what);
+        }
+    for (c = 0; c < nctx; c++) luthier_context_destroy(ctxs[c]);
+}
