@@ -31,7 +31,7 @@
        >>version >>linkage >>types >>api-context >>api-kernels >>api-gemm >>api-topology
        >>api-threads >>api-conv
        IMPLEMENTATION: >>impl-config >>impl-platform >>impl-topology >>impl-context >>impl-threads
-       >>impl-gemm-api >>impl-conv-desc >>impl-conv-create >>impl-conv-run
+       >>impl-gemm-api >>impl-conv-desc >>impl-conv-winograd >>impl-conv-create >>impl-conv-run
        luthier_gemm.h:         >>contract >>registry >>pack >>driver >>driver-indirect
                                >>ukernel-scalar >>select
        luthier_kernels_x86.h:  >>list, one section per kernel family
@@ -79,10 +79,13 @@
    NUMERICS
        fp32 throughout; results differ from a naive triple loop only by summation order
        (each output is a sum of K products accumulated in blocks of the kernel's K order).
+       Exception: the Winograd convolutions (opt-in, never chosen by AUTO) trade accuracy for
+       fewer multiplies; their error bounds are in docs/DESIGN.md (Convolution).
 
    WHAT IT DOES NOT DO (yet)
        No double precision, no complex, no transposed A, no GPU. Convolution has im2col,
-       1x1, implicit GEMM and depthwise (no Winograd yet). Graphs, tuning: following versions.
+       1x1, implicit GEMM, depthwise and Winograd F(2x2|4x4|6x6, 3x3). Graphs, tuning:
+       following versions.
 
    DESIGN NOTES
        docs/DESIGN.md holds the architecture and the decisions with their measurements.
@@ -353,6 +356,16 @@ LUTHIER_API int luthier_context_thread_info(const luthier_context *ctx, int thre
      IMPLICIT_GEMM   any shape, hybrid kernels only: the kernel reads input pixels in place
                      through an indirection buffer (kernel_h*kernel_w segments of Cin/groups).
      DEPTHWISE       groups == in_channels == out_channels: direct loop over channels.
+     WINOGRAD_2X3, WINOGRAD_4X3, WINOGRAD_6X3
+                     F(m x m, 3 x 3) with m = 2, 4, 6: kernel 3x3, stride 1, dilation 1, any
+                     padding and groups (not depthwise with groups > 1: use DEPTHWISE), any
+                     kernel. Weights transformed once at create time into (m+2)^2 GEMM B
+                     matrices of Cin/groups x Cout/groups; a run transforms (m+2)x(m+2) input
+                     tiles, runs the (m+2)^2 GEMMs (M = tiles) and transforms back with bias,
+                     activation and accumulate fused. Fewer multiplies (2.25x, 4x, 5.06x) at
+                     the price of accuracy: measured max error about 1.3e-7, 2.7e-6 and
+                     4.4e-6 of the output's range |bias| + max|x| * sum|w| (inputs in [-1, 1];
+                     docs/DESIGN.md); AUTO never picks them.
    AUTO picks DEPTHWISE, then 1X1 (1x1, no padding, no dilation), then IMPLICIT_GEMM when the
    kernel (desc.kernel, else the context's) is hybrid, else IM2COL. The GEMM algorithms run
    with any groups (one packed weight block per group). */
@@ -363,6 +376,9 @@ typedef enum luthier_conv_algorithm {
     LUTHIER_CONV_1X1,
     LUTHIER_CONV_IMPLICIT_GEMM,
     LUTHIER_CONV_DEPTHWISE,
+    LUTHIER_CONV_WINOGRAD_2X3, /* F(2x2, 3x3): 4x4 input tiles, 16 GEMMs */
+    LUTHIER_CONV_WINOGRAD_4X3, /* F(4x4, 3x3): 6x6 input tiles, 36 GEMMs */
+    LUTHIER_CONV_WINOGRAD_6X3, /* F(6x6, 3x3): 8x8 input tiles, 64 GEMMs */
     LUTHIER_CONV_ALGORITHM_COUNT
 } luthier_conv_algorithm;
 
@@ -1983,7 +1999,8 @@ LUTHIER_API luthier_status luthier_sgemm(luthier_context *ctx, const luthier_sge
 /* >>impl-conv-desc: defaults, shape checks, output size, algorithm validity */
 
 LUTHIER_API const char *luthier_conv_algorithm_name(luthier_conv_algorithm a) {
-    static const char *const names[] = {"auto", "im2col", "1x1", "implicit_gemm", "depthwise"};
+    static const char *const names[] = {"auto", "im2col", "1x1", "implicit_gemm", "depthwise",
+                                        "winograd_2x3", "winograd_4x3", "winograd_6x3"};
     if ((unsigned)a >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT) return "unknown";
     return names[a];
 }
@@ -2166,6 +2183,24 @@ LUTHIER_PRIVATE luthier_status luthier__conv_choose(luthier_context *ctx, const 
                                  (long long)d->groups, (long long)d->in_channels,
                                  (long long)d->out_channels);
         return LUTHIER_STATUS_OK; /* no microkernel */
+    case LUTHIER_CONV_WINOGRAD_2X3:
+    case LUTHIER_CONV_WINOGRAD_4X3:
+    case LUTHIER_CONV_WINOGRAD_6X3:
+        if (d->kernel_h != 3 || d->kernel_w != 3 || d->stride_h != 1 || d->stride_w != 1 ||
+            d->dilation_h != 1 || d->dilation_w != 1)
+            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                                 "conv2d algorithm %s needs a 3x3 kernel, stride 1 and dilation 1; "
+                                 "this layer has a %lld x %lld kernel, stride (%lld, %lld) and "
+                                 "dilation (%lld, %lld): use im2col or implicit_gemm",
+                                 luthier_conv_algorithm_name(a), (long long)d->kernel_h,
+                                 (long long)d->kernel_w, (long long)d->stride_h, (long long)d->stride_w,
+                                 (long long)d->dilation_h, (long long)d->dilation_w);
+        if (d->groups > 1 && luthier__conv_is_depthwise(d))
+            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                                 "conv2d algorithm %s does not run depthwise layers (groups %lld == "
+                                 "channels): use depthwise", luthier_conv_algorithm_name(a),
+                                 (long long)d->groups);
+        break;
     default: break;
     }
     if ((s = luthier__conv_kernel(ctx, d, a, kernel)) != LUTHIER_STATUS_OK) return s;
@@ -2195,6 +2230,166 @@ LUTHIER_API luthier_status luthier_conv2d_algorithm_valid(luthier_context *ctx,
     return luthier__conv_choose(ctx, &d, &a, &kernel);
 }
 
+/* >>impl-conv-winograd: transform matrices, tile transforms, weight transform ==================
+   F(m, 3) computes m outputs of a 3-tap correlation from alpha = m + 2 inputs:
+       y = A^T [ (G g) . (B^T d) ]          (. = elementwise)
+   and the 2-D F(m x m, 3 x 3) nests it:  Y = A^T [ (G g G^T) . (B^T d B) ] A.
+   Each matrix is built on interpolation points p_0..p_{alpha-2} plus infinity (the last row of
+   B^T / column of A^T / row of G takes the leading coefficient). Every table below was checked
+   in exact rational arithmetic (random integer d and g, all m outputs equal the direct sum).
+
+   F(2,3), points 0, 1, -1, inf (Lavin & Gray):
+       B^T = [ 1  0 -1  0 ]   G = [  1    0    0  ]   A^T = [ 1  1  1  0 ]
+             [ 0  1  1  0 ]       [ 1/2  1/2  1/2 ]         [ 0  1 -1 -1 ]
+             [ 0 -1  1  0 ]       [ 1/2 -1/2  1/2 ]
+             [ 0  1  0 -1 ]       [  0    0    1  ]
+   F(4,3), points 0, 1, -1, 2, -2, inf:
+       B^T = [ 4  0 -5  0  1  0 ]   G = [  1/4    0     0  ]   A^T = [ 1  1  1  1  1  0 ]
+             [ 0 -4 -4  1  1  0 ]       [ -1/6  -1/6  -1/6 ]         [ 0  1 -1  2 -2  0 ]
+             [ 0  4 -4 -1  1  0 ]       [ -1/6   1/6  -1/6 ]         [ 0  1  1  4  4  0 ]
+             [ 0 -2 -1  2  1  0 ]       [ 1/24  1/12   1/6 ]         [ 0  1 -1  8 -8  1 ]
+             [ 0  2 -1 -2  1  0 ]       [ 1/24 -1/12   1/6 ]
+             [ 0  4  0 -5  0  1 ]       [   0     0     1  ]
+   F(6,3), points 0, 1, -1, 2, -2, 1/2, -1/2, inf:
+       B^T = [ 1    0  -21/4    0   21/4    0  -1  0 ]   G = [    1      0      0   ]
+             [ 0    1     1  -17/4 -17/4    1   1  0 ]       [  -2/9   -2/9   -2/9  ]
+             [ 0   -1     1   17/4 -17/4   -1   1  0 ]       [  -2/9    2/9   -2/9  ]
+             [ 0  1/2   1/4   -5/2  -5/4    2   1  0 ]       [  1/90   1/45   2/45  ]
+             [ 0 -1/2   1/4    5/2  -5/4   -2   1  0 ]       [  1/90  -1/45   2/45  ]
+             [ 0    2     4   -5/2    -5  1/2   1  0 ]       [ 32/45  16/45   8/45  ]
+             [ 0   -2     4    5/2    -5 -1/2   1  0 ]       [ 32/45 -16/45   8/45  ]
+             [ 0   -1     0   21/4     0 -21/4  0  1 ]       [    0      0      1   ]
+       A^T = [ 1  1   1   1    1     1     1  0 ]
+             [ 0  1  -1   2   -2   1/2  -1/2  0 ]
+             [ 0  1   1   4    4   1/4   1/4  0 ]
+             [ 0  1  -1   8   -8   1/8  -1/8  0 ]
+             [ 0  1   1  16   16  1/16  1/16  0 ]
+             [ 0  1  -1  32  -32  1/32 -1/32  1 ]
+   B^T and A^T entries are exact in fp32; G is applied in double at create time and rounded
+   once. A run: per tile, V = B^T d B over contiguous channels (NHWC), then for each of the
+   alpha^2 positions one GEMM  M[pos] (tiles x Cout_g) = V[pos] (tiles x Cin_g) * U[pos]
+   (Cin_g x Cout_g, packed B), then Y = A^T M A + bias (+ output), activation. */
+
+#define LUTHIER__WINO_MAX_ALPHA 8
+
+typedef struct luthier__wino_tables {
+    int m, alpha;
+    const float *bt; /* alpha x alpha */
+    const double *g; /* alpha x 3 */
+    const float *at; /* m x alpha */
+} luthier__wino_tables;
+
+static const float luthier__wino_bt2[16] = {1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1};
+static const double luthier__wino_g2[12] = {1, 0, 0, 0.5, 0.5, 0.5, 0.5, -0.5, 0.5, 0, 0, 1};
+static const float luthier__wino_at2[8] = {1, 1, 1, 0, 0, 1, -1, -1};
+
+static const float luthier__wino_bt4[36] = {
+    4, 0, -5, 0, 1, 0,   0, -4, -4, 1, 1, 0,   0, 4, -4, -1, 1, 0,
+    0, -2, -1, 2, 1, 0,  0, 2, -1, -2, 1, 0,   0, 4, 0, -5, 0, 1};
+static const double luthier__wino_g4[18] = {
+    1.0 / 4, 0, 0,
+    -1.0 / 6, -1.0 / 6, -1.0 / 6,
+    -1.0 / 6, 1.0 / 6, -1.0 / 6,
+    1.0 / 24, 1.0 / 12, 1.0 / 6,
+    1.0 / 24, -1.0 / 12, 1.0 / 6,
+    0, 0, 1};
+static const float luthier__wino_at4[24] = {
+    1, 1, 1, 1, 1, 0,   0, 1, -1, 2, -2, 0,   0, 1, 1, 4, 4, 0,   0, 1, -1, 8, -8, 1};
+
+static const float luthier__wino_bt6[64] = {
+    1, 0, -5.25f, 0, 5.25f, 0, -1, 0,
+    0, 1, 1, -4.25f, -4.25f, 1, 1, 0,
+    0, -1, 1, 4.25f, -4.25f, -1, 1, 0,
+    0, 0.5f, 0.25f, -2.5f, -1.25f, 2, 1, 0,
+    0, -0.5f, 0.25f, 2.5f, -1.25f, -2, 1, 0,
+    0, 2, 4, -2.5f, -5, 0.5f, 1, 0,
+    0, -2, 4, 2.5f, -5, -0.5f, 1, 0,
+    0, -1, 0, 5.25f, 0, -5.25f, 0, 1};
+static const double luthier__wino_g6[24] = {
+    1, 0, 0,
+    -2.0 / 9, -2.0 / 9, -2.0 / 9,
+    -2.0 / 9, 2.0 / 9, -2.0 / 9,
+    1.0 / 90, 1.0 / 45, 2.0 / 45,
+    1.0 / 90, -1.0 / 45, 2.0 / 45,
+    32.0 / 45, 16.0 / 45, 8.0 / 45,
+    32.0 / 45, -16.0 / 45, 8.0 / 45,
+    0, 0, 1};
+static const float luthier__wino_at6[48] = {
+    1, 1, 1, 1, 1, 1, 1, 0,
+    0, 1, -1, 2, -2, 0.5f, -0.5f, 0,
+    0, 1, 1, 4, 4, 0.25f, 0.25f, 0,
+    0, 1, -1, 8, -8, 0.125f, -0.125f, 0,
+    0, 1, 1, 16, 16, 0.0625f, 0.0625f, 0,
+    0, 1, -1, 32, -32, 0.03125f, -0.03125f, 1};
+
+/* m of a Winograd algorithm, 0 for the others. */
+LUTHIER_PRIVATE int luthier__wino_m(luthier_conv_algorithm a) {
+    return a == LUTHIER_CONV_WINOGRAD_2X3 ? 2 : a == LUTHIER_CONV_WINOGRAD_4X3 ? 4
+         : a == LUTHIER_CONV_WINOGRAD_6X3 ? 6 : 0;
+}
+
+LUTHIER_PRIVATE luthier__wino_tables luthier__wino_get(int m) {
+    luthier__wino_tables t;
+    t.m = m;
+    t.alpha = m + 2;
+    t.bt = m == 2 ? luthier__wino_bt2 : m == 4 ? luthier__wino_bt4 : luthier__wino_bt6;
+    t.g = m == 2 ? luthier__wino_g2 : m == 4 ? luthier__wino_g4 : luthier__wino_g6;
+    t.at = m == 2 ? luthier__wino_at2 : m == 4 ? luthier__wino_at4 : luthier__wino_at6;
+    return t;
+}
+
+/* dst(r, s)[c] = sum_k mat[r][k] * src(k, s)[c] for r < rows, s < cols, c < C, where
+   x(i, j) = x + i*stride_i + j*stride_j (vectors of C contiguous floats). Zero coefficients
+   are skipped; the order of the sum is fixed (k ascending), whatever the caller's split. */
+LUTHIER_PRIVATE void luthier__wino_apply(const float *mat, int rows, int kdim, int cols,
+                                         const float *src, size_t sk, size_t ss, float *dst,
+                                         size_t dr, size_t ds, size_t C) {
+    int r, s, k;
+    size_t c;
+    for (r = 0; r < rows; r++) {
+        const float *row = mat + r * kdim;
+        for (s = 0; s < cols; s++) {
+            float *LUTHIER__RESTRICT o = dst + (size_t)r * dr + (size_t)s * ds;
+            int first = 1;
+            for (k = 0; k < kdim; k++) {
+                const float w = row[k];
+                const float *LUTHIER__RESTRICT x = src + (size_t)k * sk + (size_t)s * ss;
+                if (w == 0.0f) continue;
+                if (first) for (c = 0; c < C; c++) o[c] = w * x[c];
+                else for (c = 0; c < C; c++) o[c] += w * x[c];
+                first = 0;
+            }
+            if (first) for (c = 0; c < C; c++) o[c] = 0.0f;
+        }
+    }
+}
+
+/* U = G g G^T of every (co, ci) of one group, stored [pos][co][ci] (the B^T that
+   luthier__pack_b reads with trans = 1, ldb = cin_g). w: OIHW rows of the group's outputs. */
+LUTHIER_PRIVATE void luthier__wino_weights(const luthier__wino_tables *t, const float *w, size_t cog,
+                                           size_t cig, float *u) {
+    const int al = t->alpha;
+    size_t co, ci;
+    int i, j, k;
+    for (co = 0; co < cog; co++)
+        for (ci = 0; ci < cig; ci++) {
+            const float *g = w + (co * cig + ci) * 9;
+            double gg[LUTHIER__WINO_MAX_ALPHA][3]; /* G g */
+            for (i = 0; i < al; i++)
+                for (j = 0; j < 3; j++) {
+                    double s = 0;
+                    for (k = 0; k < 3; k++) s += t->g[i * 3 + k] * (double)g[k * 3 + j];
+                    gg[i][j] = s;
+                }
+            for (i = 0; i < al; i++)
+                for (j = 0; j < al; j++) {
+                    double s = 0;
+                    for (k = 0; k < 3; k++) s += gg[i][k] * t->g[j * 3 + k];
+                    u[((size_t)(i * al + j) * cog + co) * cig + ci] = (float)s;
+                }
+        }
+}
+
 /* >>impl-conv-create: weight transform, blocking, workspace size */
 
 struct luthier_conv2d_layer {
@@ -2217,6 +2412,14 @@ struct luthier_conv2d_layer {
     size_t thread_ws;             /* bytes of per-thread workspace (aligned) */
     size_t gemm_ws_off;           /* offset of the GEMM packing workspace in it */
     size_t weight_bytes, workspace_bytes;
+    /* Winograd (wino_m != 0): bl is one position's B (cin_g x cout_g); packed holds
+       [group][pos] of them, group_floats apart. Per-thread workspace: V (alpha^2 x tb x cin_g),
+       M (alpha^2 x tb x cout_g), scratch, then the GEMM's. */
+    int wino_m;                   /* 2, 4, 6; 0 = not Winograd */
+    size_t wino_tw, wino_thw;     /* tiles per output row, per image */
+    size_t wino_tiles;            /* batch * tiles per image */
+    size_t wino_tb;               /* tiles per block (a multiple of MR) */
+    size_t wino_m_off, wino_s_off; /* offsets of M and the scratch in a thread's workspace */
 };
 
 LUTHIER_PRIVATE size_t luthier__align_up(size_t x) {
@@ -2295,7 +2498,48 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
         memcpy(cv->bias, bias, (size_t)d.out_channels * sizeof(float));
         cv->weight_bytes += (size_t)d.out_channels * sizeof(float);
     }
-    if (algo == LUTHIER_CONV_DEPTHWISE) {
+    cv->wino_m = luthier__wino_m(algo);
+    if (cv->wino_m) {
+        const luthier__wino_tables wt = luthier__wino_get(cv->wino_m);
+        const luthier__ukernel_entry *uk = &luthier__ukernels[kernel];
+        const size_t P = (size_t)wt.alpha * (size_t)wt.alpha, mr = (size_t)uk->mr;
+        const size_t cmax = luthier__max_sz(cv->cin_g, cv->cout_g);
+        size_t tb, per_tile;
+        float *u;
+        if (!luthier__packed_b_layout_init(&cv->bl, (size_t)uk->nr, cv->cin_g, cv->cout_g) ||
+            cv->bl.bytes > SIZE_MAX / 2 / P / (size_t)d.groups ||
+            (cv->cin_g + cv->cout_g) > SIZE_MAX / 4 / sizeof(float) / P / 1024) {
+            luthier_conv2d_destroy(cv);
+            return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: packed weights overflow");
+        }
+        cv->group_floats = cv->bl.bytes / sizeof(float);
+        if (!(cv->packed = (float *)luthier__alloc(cv->bl.bytes * P * (size_t)d.groups + 1))) goto oom;
+        cv->weight_bytes += cv->bl.bytes * P * (size_t)d.groups;
+        if (!(u = (float *)luthier__alloc(P * cv->cout_g * cv->cin_g * sizeof(float)))) goto oom;
+        for (g = 0; g < (size_t)d.groups; g++) {
+            luthier__wino_weights(&wt, weights + g * cv->cout_g * cv->cin_g * 9, cv->cout_g, cv->cin_g, u);
+            for (t = 0; t < P; t++)
+                luthier__pack_b(&cv->bl, u + t * cv->cout_g * cv->cin_g, cv->cin_g, 1,
+                                cv->packed + (g * P + t) * cv->group_floats, 0, cv->bl.panels);
+        }
+        luthier__free(u);
+        cv->wino_tw = luthier__div_up((size_t)ow, (size_t)cv->wino_m);
+        cv->wino_thw = luthier__div_up((size_t)oh, (size_t)cv->wino_m) * cv->wino_tw;
+        cv->wino_tiles = (size_t)d.batch * cv->wino_thw;
+        /* Tiles per block: V and M of a block take about half of L2; 1 to 16 MR tiles. */
+        per_tile = P * (cv->cin_g + cv->cout_g) * sizeof(float);
+        tb = ((ctx->caches.l2 ? ctx->caches.l2 : (size_t)256 << 10) / 2) / per_tile;
+        tb = luthier__min_sz(luthier__max_sz(tb / mr, 1), 16);
+        tb = luthier__min_sz(tb, luthier__div_up(cv->wino_tiles, mr)) * mr;
+        cv->wino_tb = tb;
+        cv->blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, tb,
+                                             cv->cout_g, cv->cin_g);
+        cv->wino_m_off = luthier__align_up(P * tb * cv->cin_g * sizeof(float));
+        cv->wino_s_off = cv->wino_m_off + luthier__align_up(P * tb * cv->cout_g * sizeof(float));
+        /* scratch: the gathered tile and one intermediate, alpha^2 x max(cin_g, cout_g) each */
+        cv->gemm_ws_off = cv->wino_s_off + luthier__align_up(2 * P * cmax * sizeof(float));
+        cv->thread_ws = luthier__align_up(cv->gemm_ws_off + luthier__gemm_workspace_bytes(uk, &cv->blk));
+    } else if (algo == LUTHIER_CONV_DEPTHWISE) {
         const size_t C = (size_t)d.in_channels;
         if (!(cv->packed = (float *)luthier__alloc(khw * C * sizeof(float)))) goto oom;
         for (t = 0; t < khw; t++) /* OIHW with I = 1 -> [kh][kw][C] */
@@ -2366,7 +2610,7 @@ LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *c
     return LUTHIER_STATUS_OK;
 }
 
-/* >>impl-conv-run: layout edges, im2col / indirection per block, depthwise */
+/* >>impl-conv-run: layout edges, im2col / indirection per block, depthwise, Winograd tiles */
 
 typedef struct luthier__conv_job {
     const luthier_conv2d_layer *cv;
@@ -2538,6 +2782,107 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
     }
 }
 
+/* Winograd: units = MR-tile groups of output tiles (m x m pixels; tile t of image n is at
+   row (t / tiles_w) * m, column (t % tiles_w) * m). Per block of wino_tb tiles, per group:
+   input transform of each tile into V, the alpha^2 GEMMs V[pos] * U[pos] -> M[pos], output
+   transform of each tile with bias, accumulate and activation. Every tile's arithmetic is the
+   same whatever block it falls in, so the result does not depend on the split. */
+LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_t end, int thread,
+                                                  int cluster) {
+    const luthier__conv_job *j = (const luthier__conv_job *)arg;
+    const luthier_conv2d_layer *cv = j->cv;
+    const luthier_conv2d_desc *d = &cv->d;
+    const luthier__wino_tables wt = luthier__wino_get(cv->wino_m);
+    const int m = wt.m, al = wt.alpha;
+    const size_t P = (size_t)al * (size_t)al, mr = (size_t)j->uk->mr, tb = cv->wino_tb;
+    const size_t cig = cv->cin_g, cog = cv->cout_g, cin = (size_t)d->in_channels;
+    const size_t cout = (size_t)d->out_channels, cmax = luthier__max_sz(cig, cog);
+    unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
+    float *V = (float *)(void *)w, *Mb = (float *)(void *)(w + cv->wino_m_off);
+    float *sa = (float *)(void *)(w + cv->wino_s_off), *sb = sa + P * cmax;
+    void *gws = w + cv->gemm_ws_off;
+    const size_t t_end = luthier__min_sz(end * mr, cv->wino_tiles);
+    float lo = -INFINITY, hi = INFINITY;
+    int clamp = 1;
+    luthier__gemm_args ga;
+    size_t t0, g, i, pos, c;
+    (void)cluster;
+    switch (d->activation) {
+    case LUTHIER_ACTIVATION_RELU: lo = 0.0f; break;
+    case LUTHIER_ACTIVATION_RELU6: lo = 0.0f; hi = 6.0f; break;
+    case LUTHIER_ACTIVATION_CLAMP: lo = d->clamp_min; hi = d->clamp_max; break;
+    default: clamp = 0; break;
+    }
+    memset(&ga, 0, sizeof ga);
+    ga.n = cog;
+    ga.k = cig;
+    ga.lda = cig;
+    ga.ldc = cog;
+    ga.b_layout = &cv->bl;
+    ga.min = -INFINITY;
+    ga.max = INFINITY;
+    for (t0 = begin * mr; t0 < t_end; t0 += tb) {
+        const size_t nt = luthier__min_sz(tb, t_end - t0);
+        for (g = 0; g < (size_t)d->groups; g++) {
+            const float *LUTHIER__RESTRICT bias = cv->bias ? cv->bias + g * cog : NULL;
+            for (i = 0; i < nt; i++) { /* V[pos][i] = (B^T d B)[pos] */
+                const size_t tile = t0 + i, n = tile / cv->wino_thw, p = tile % cv->wino_thw;
+                const int64_t iy0 = (int64_t)(p / cv->wino_tw) * m - d->pad_top;
+                const int64_t ix0 = (int64_t)(p % cv->wino_tw) * m - d->pad_left;
+                int r, s;
+                for (r = 0; r < al; r++)
+                    for (s = 0; s < al; s++) {
+                        const int64_t iy = iy0 + r, ix = ix0 + s;
+                        float *dst = sa + (size_t)(r * al + s) * cig;
+                        if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
+                            memset(dst, 0, cig * sizeof(float));
+                        else
+                            memcpy(dst, j->in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig,
+                                   cig * sizeof(float));
+                    }
+                /* sb(r, s) = sum_k B^T[r][k] d(k, s); V(r, s) = sum_k B^T[s][k] sb(r, k) */
+                luthier__wino_apply(wt.bt, al, al, al, sa, (size_t)al * cig, cig, sb, (size_t)al * cig, cig, cig);
+                luthier__wino_apply(wt.bt, al, al, al, sb, cig, (size_t)al * cig, V + i * cig, tb * cig,
+                                    (size_t)al * tb * cig, cig);
+            }
+            for (pos = 0; pos < P; pos++) {
+                ga.m = nt;
+                ga.a = V + pos * tb * cig;
+                ga.b = cv->packed + (g * P + pos) * cv->group_floats;
+                ga.c = Mb + pos * tb * cog;
+                luthier__gemm_compute(j->uk, &cv->blk, &ga, 0, luthier__div_up(nt, mr), 0, cv->bl.panels, gws);
+            }
+            for (i = 0; i < nt; i++) { /* Y = A^T M A, then the epilogue on the valid pixels */
+                const size_t tile = t0 + i, n = tile / cv->wino_thw, p = tile % cv->wino_thw;
+                const size_t oy0 = (p / cv->wino_tw) * (size_t)m, ox0 = (p % cv->wino_tw) * (size_t)m;
+                size_t r, s;
+                luthier__wino_apply(wt.at, m, al, al, Mb + i * cog, (size_t)al * tb * cog, tb * cog, sa,
+                                    (size_t)al * cog, cog, cog);
+                luthier__wino_apply(wt.at, m, al, m, sa, cog, (size_t)al * cog, sb, cog, (size_t)m * cog, cog);
+                for (r = 0; r < (size_t)m && oy0 + r < (size_t)cv->oh; r++)
+                    for (s = 0; s < (size_t)m && ox0 + s < (size_t)cv->ow; s++) {
+                        const float *LUTHIER__RESTRICT y = sb + (r * (size_t)m + s) * cog;
+                        float *LUTHIER__RESTRICT o =
+                            j->out + ((n * (size_t)cv->oh + oy0 + r) * (size_t)cv->ow + ox0 + s) * cout + g * cog;
+                        if (d->accumulate) {
+                            if (bias) for (c = 0; c < cog; c++) o[c] = o[c] + y[c] + bias[c];
+                            else for (c = 0; c < cog; c++) o[c] = o[c] + y[c];
+                        } else {
+                            if (bias) for (c = 0; c < cog; c++) o[c] = y[c] + bias[c];
+                            else for (c = 0; c < cog; c++) o[c] = y[c];
+                        }
+                        if (clamp)
+                            for (c = 0; c < cog; c++) {
+                                float v = o[c];
+                                v = v < lo ? lo : v;
+                                o[c] = v > hi ? hi : v;
+                            }
+                    }
+            }
+        }
+    }
+}
+
 /* [n][c][hw] <-> [n][hw][c] */
 LUTHIER_PRIVATE void luthier__nchw_to_nhwc(const float *src, float *dst, size_t n, size_t c, size_t hw) {
     size_t b, ch, p;
@@ -2594,6 +2939,11 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
     if (cv->algo == LUTHIER_CONV_DEPTHWISE) {
         s = luthier__parallel(ctx, cv->m, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_depthwise_range, &job);
+    } else if (cv->wino_m) {
+        job.uk = &luthier__ukernels[cv->kernel];
+        units = luthier__div_up(cv->wino_tiles, (size_t)job.uk->mr);
+        s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
+                              luthier__conv_winograd_range, &job);
     } else {
         job.uk = &luthier__ukernels[cv->kernel];
         units = luthier__div_up(cv->m, (size_t)job.uk->mr);

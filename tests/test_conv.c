@@ -3,7 +3,32 @@
    general/depthwise, batch > 1, every activation, accumulate, NCHW and NHWC), every available
    kernel (every hybrid one for implicit GEMM), 1 thread, the default threads and a fake
    2-cluster topology with several ratios (results must be bit-identical across them), bad
-   arguments, and reduced ResNet-18 layer shapes. Included by test_main.c. */
+   arguments, and reduced ResNet-18 layer shapes. Winograd F(2,3), F(4,3), F(6,3) likewise (3x3,
+   stride 1, odd sizes for partial border tiles) with their own error bounds, plus refusals.
+   Included by test_main.c. */
+
+static int conv_is_winograd(luthier_conv_algorithm a) {
+    return a == LUTHIER_CONV_WINOGRAD_2X3 || a == LUTHIER_CONV_WINOGRAD_4X3 || a == LUTHIER_CONV_WINOGRAD_6X3;
+}
+
+/* Error bound of an algorithm: |out - ref| <= 1e-6 + factor * FLT_EPSILON * scale.
+   Direct algorithms only reorder the sum: scale = mag = sum |terms| (|bias|, |residual|
+   included). Winograd's transforms mix the whole tile, so its rounding scales with span
+   (see conv_reference); measured maxima of |out - ref| / span with inputs and weights in
+   [-1, 1] (printed by test_conv_winograd_*, table in docs/DESIGN.md; 14 seeds) are 1.1, 23
+   and 37 FLT_EPSILON for F(2,3), F(4,3), F(6,3): the bounds (8, 96, 256) keep a 4x margin
+   or more. */
+static double conv_tol_factor(luthier_conv_algorithm a) {
+    switch (a) {
+    case LUTHIER_CONV_WINOGRAD_2X3: return 8.0;
+    case LUTHIER_CONV_WINOGRAD_4X3: return 96.0;
+    case LUTHIER_CONV_WINOGRAD_6X3: return 256.0;
+    default: return 8.0;
+    }
+}
+
+/* Largest |out - ref| / sum |terms| seen by conv_check since the last reset (context 0). */
+static double conv_max_rel_err;
 
 /* Logical offsets of element (n, c, y, x) in either layout. */
 static size_t conv_off(luthier_layout l, int64_t C, int64_t H, int64_t W, int64_t n, int64_t c,
@@ -12,21 +37,31 @@ static size_t conv_off(luthier_layout l, int64_t C, int64_t H, int64_t W, int64_
     return (size_t)(((n * H + y) * W + x) * C + c);
 }
 
-/* ref/mag in desc->layout; d is normalized (strides etc. set). */
+/* ref/mag/span in desc->layout; d is normalized (strides etc. set). mag = sum |terms| of the
+   output; span = |residual| + |bias| + max|input| * sum |weights of its channel|, the largest
+   value the output could take for any input of that range (what Winograd's error scales with:
+   its transforms mix every pixel of a tile, padding or not). */
 static void conv_reference(const luthier_conv2d_desc *d, int64_t OH, int64_t OW, const float *in,
                            const float *w, const float *bias, const float *out_in, double *ref,
-                           double *mag) {
+                           double *mag, double *span) {
     const int64_t G = d->groups, cig = d->in_channels / G, cog = d->out_channels / G;
+    const size_t in_n = (size_t)(d->batch * d->in_channels * d->in_h * d->in_w);
     int64_t n, co, oy, ox, ci, kh, kw;
+    double xmax = 0;
+    size_t e;
+    for (e = 0; e < in_n; e++) xmax = fabs((double)in[e]) > xmax ? fabs((double)in[e]) : xmax;
     for (n = 0; n < d->batch; n++)
         for (co = 0; co < d->out_channels; co++)
             for (oy = 0; oy < OH; oy++)
                 for (ox = 0; ox < OW; ox++) {
                     const size_t o = conv_off(d->layout, d->out_channels, OH, OW, n, co, oy, ox);
                     const int64_t g = co / cog;
-                    double s = 0, m = 0;
+                    double s = 0, m = 0, ws = 0;
+                    for (e = 0; e < (size_t)(cig * d->kernel_h * d->kernel_w); e++)
+                        ws += fabs((double)w[(size_t)co * (size_t)(cig * d->kernel_h * d->kernel_w) + e]);
                     if (d->accumulate) { s = out_in[o]; m = fabs(s); }
                     if (bias) { s += bias[co]; m += fabs((double)bias[co]); }
+                    span[o] = m + xmax * ws;
                     for (ci = 0; ci < cig; ci++)
                         for (kh = 0; kh < d->kernel_h; kh++)
                             for (kw = 0; kw < d->kernel_w; kw++) {
@@ -58,7 +93,7 @@ static int conv_check(luthier_context *const *ctxs, int nctx, const luthier_conv
     int64_t OH = 0, OW = 0;
     size_t in_n, w_n, out_n, e;
     float *in, *w, *bias = NULL, *out_in, *out, *first;
-    double *ref, *mag;
+    double *ref, *mag, *span;
     int c, bad = 0;
     if (luthier_conv2d_output_size(desc, &OH, &OW) != LUTHIER_STATUS_OK) {
         CHECK(0, "%s: output_size refused the shape", what);
@@ -79,6 +114,7 @@ static int conv_check(luthier_context *const *ctxs, int nctx, const luthier_conv
     first = (float *)test_alloc(out_n * sizeof(float));
     ref = (double *)test_alloc(out_n * sizeof(double));
     mag = (double *)test_alloc(out_n * sizeof(double));
+    span = (double *)test_alloc(out_n * sizeof(double));
     test_fill(in, in_n);
     test_fill(w, w_n);
     test_fill(out_in, out_n);
@@ -86,7 +122,7 @@ static int conv_check(luthier_context *const *ctxs, int nctx, const luthier_conv
         bias = (float *)test_alloc((size_t)d.out_channels * sizeof(float));
         test_fill(bias, (size_t)d.out_channels);
     }
-    conv_reference(&d, OH, OW, in, w, bias, out_in, ref, mag);
+    conv_reference(&d, OH, OW, in, w, bias, out_in, ref, mag, span);
     for (c = 0; c < nctx && !bad; c++) {
         luthier_conv2d_layer *cv = NULL;
         luthier_conv2d_desc dc = *desc;
@@ -111,8 +147,12 @@ static int conv_check(luthier_context *const *ctxs, int nctx, const luthier_conv
             break;
         }
         if (c == 0) {
+            const double factor = conv_tol_factor(d.algorithm);
+            const double *scale = conv_is_winograd(d.algorithm) ? span : mag;
             for (e = 0; e < out_n; e++) {
-                const double tol = 1e-6 + 8.0 * FLT_EPSILON * mag[e];
+                const double tol = 1e-6 + factor * FLT_EPSILON * scale[e];
+                if (scale[e] > 0 && fabs((double)out[e] - ref[e]) / scale[e] > conv_max_rel_err)
+                    conv_max_rel_err = fabs((double)out[e] - ref[e]) / scale[e];
                 if (!(fabs((double)out[e] - ref[e]) <= tol)) {
                     if (bad < 3) CHECK(0, "%s: element %zu is %g, want %g", what, e, (double)out[e], ref[e]);
                     bad++;
@@ -124,7 +164,7 @@ static int conv_check(luthier_context *const *ctxs, int nctx, const luthier_conv
             bad++;
         }
     }
-    free(in); free(w); free(bias); free(out_in); free(out); free(first); free(ref); free(mag);
+    free(in); free(w); free(bias); free(out_in); free(out); free(first); free(ref); free(mag); free(span);
     return bad;
 }
 
@@ -412,4 +452,187 @@ static void test_conv_resnet18(void) {
             conv_check(ctxs, nctx, &d, 1, NULL, what);
         }
     for (c = 0; c < nctx; c++) luthier_context_destroy(ctxs[c]);
+}
+
+/* Winograd: 3x3, stride 1, dilation 1; odd sizes up to a few tiles of 6 so that border tiles are
+   partial; channels 1..7 in, 1..11 out (never a multiple of a vector width by design);
+   groups 1, 2 or 3 (never depthwise: cout_g >= 2 when groups > 1). */
+static void conv_random_winograd_desc(luthier_conv2d_desc *d, luthier_conv_algorithm algo) {
+    int64_t cig, cog;
+    memset(d, 0, sizeof *d);
+    d->algorithm = algo;
+    d->batch = test_rand_int(1, 2);
+    d->groups = test_rand_int(0, 2) == 0 ? test_rand_int(2, 3) : 1;
+    cig = test_rand_int(1, 7);
+    cog = test_rand_int(d->groups > 1 ? 2 : 1, 11);
+    d->in_channels = cig * d->groups;
+    d->out_channels = cog * d->groups;
+    d->kernel_h = d->kernel_w = 3;
+    d->pad_top = test_rand_int(0, 2);
+    d->pad_left = test_rand_int(0, 2);
+    d->pad_bottom = test_rand_int(0, 1);
+    d->pad_right = test_rand_int(0, 2);
+    d->in_h = test_rand_int(1, 15);
+    if (d->in_h + d->pad_top + d->pad_bottom < 3) d->in_h = 3;
+    d->in_w = test_rand_int(1, 17);
+    if (d->in_w + d->pad_left + d->pad_right < 3) d->in_w = 3;
+    d->layout = (luthier_layout)test_rand_int(0, 1);
+    d->activation = (luthier_activation)test_rand_int(0, LUTHIER_ACTIVATION_COUNT - 1);
+    d->clamp_min = -0.5f;
+    d->clamp_max = 0.75f;
+    d->accumulate = test_rand_int(0, 2) == 0;
+    d->schedule = test_rand_int(0, 4) == 0 ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
+}
+
+/* Kernels for the Winograd sweeps: the default, the first available hybrid and the scalar
+   interleaved one (at least one of each kind). Returns how many (distinct) were put in idx. */
+static int conv_winograd_kernels(int *idx) {
+    int n = 0, i, k, cand[3];
+    cand[0] = luthier__select_default_kernel(luthier_cpu_features());
+    cand[1] = -1;
+    for (i = 0; i < LUTHIER__NUM_UKERNELS; i++)
+        if (kernel_available(i) && luthier__ukernels[i].kind == LUTHIER_KERNEL_HYBRID) {
+            cand[1] = i;
+            break;
+        }
+    cand[2] = -1;
+    luthier_kernel_find("4x4__scalar", &cand[2]);
+    for (i = 0; i < 3; i++) {
+        int dup = cand[i] < 0;
+        for (k = 0; k < n && !dup; k++) dup = idx[k] == cand[i];
+        if (!dup) idx[n++] = cand[i];
+    }
+    return n;
+}
+
+static void conv_winograd_sweep(luthier_conv_algorithm algo) {
+    static const float ratio_sets[4][2] = {{100, 0}, {0, 100}, {30, 70}, {50, 50}};
+    luthier_context *ctxs[3];
+    const int nctx = conv_contexts(ctxs);
+    int kidx[3], nk, ki, trial, c, bad = 0;
+    CHECK(nctx == 3, "3 contexts");
+    nk = conv_winograd_kernels(kidx);
+    conv_max_rel_err = 0;
+    for (ki = 0; ki < nk && !bad; ki++) {
+        const luthier__ukernel_entry *uk = &luthier__ukernels[kidx[ki]];
+        const int trials = T.quick ? 5 : 16;
+        for (trial = 0; trial < trials && !bad; trial++) {
+            luthier_conv2d_desc d;
+            char what[256];
+            conv_random_winograd_desc(&d, algo);
+            d.kernel = uk->name;
+            snprintf(what, sizeof what,
+                     "%s %s: n%lld %lldx%lldx%lld -> %lld, p%lld,%lld,%lld,%lld g%lld %s act%d acc%d",
+                     luthier_conv_algorithm_name(algo), uk->name, (long long)d.batch, (long long)d.in_h,
+                     (long long)d.in_w, (long long)d.in_channels, (long long)d.out_channels,
+                     (long long)d.pad_top, (long long)d.pad_left, (long long)d.pad_bottom,
+                     (long long)d.pad_right, (long long)d.groups, d.layout ? "nchw" : "nhwc",
+                     (int)d.activation, d.accumulate);
+            bad += conv_check(ctxs, nctx, &d, trial % 3 != 0, ratio_sets[trial % 4], what);
+        }
+    }
+    /* One wider layer (more tiles than a block, Cin 40): the error measurement of DESIGN.md. */
+    if (!bad) {
+        luthier_conv2d_desc d;
+        memset(&d, 0, sizeof d);
+        d.algorithm = algo;
+        d.batch = 1;
+        d.in_channels = T.quick ? 16 : 40;
+        d.out_channels = T.quick ? 8 : 24;
+        d.in_h = T.quick ? 13 : 29;
+        d.in_w = T.quick ? 11 : 31;
+        d.kernel_h = d.kernel_w = 3;
+        d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+        bad += conv_check(ctxs, nctx, &d, 1, ratio_sets[2], "winograd wide layer");
+    }
+    printf("    %s: max |out - ref| / span = %.3g (%.2f FLT_EPSILON), bound %.0f FLT_EPSILON\n",
+           luthier_conv_algorithm_name(algo), conv_max_rel_err, conv_max_rel_err / FLT_EPSILON,
+           conv_tol_factor(algo));
+    for (c = 0; c < nctx; c++) luthier_context_destroy(ctxs[c]);
+}
+
+static void test_conv_winograd_2x3(void) { conv_winograd_sweep(LUTHIER_CONV_WINOGRAD_2X3); }
+static void test_conv_winograd_4x3(void) { conv_winograd_sweep(LUTHIER_CONV_WINOGRAD_4X3); }
+static void test_conv_winograd_6x3(void) { conv_winograd_sweep(LUTHIER_CONV_WINOGRAD_6X3); }
+
+/* Shapes Winograd refuses (with a message naming what is wrong), and ones it accepts. */
+static void test_conv_winograd_refusals(void) {
+    static const luthier_conv_algorithm algos[3] = {LUTHIER_CONV_WINOGRAD_2X3, LUTHIER_CONV_WINOGRAD_4X3,
+                                                    LUTHIER_CONV_WINOGRAD_6X3};
+    luthier_context *ctx = NULL;
+    luthier_context_desc cd;
+    luthier_conv2d_desc d, b;
+    luthier_conv2d_layer *cv = NULL;
+    luthier_conv2d_info info;
+    float w[8 * 8 * 25], in[8 * 9 * 9], out[8 * 9 * 9];
+    int a;
+    memset(&info, 0, sizeof info);
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = 1;
+    CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
+    if (!ctx) return;
+    memset(w, 0, sizeof w);
+    memset(in, 0, sizeof in);
+    memset(&d, 0, sizeof d);
+    d.batch = 1; d.in_channels = 4; d.out_channels = 4; d.in_h = 9; d.in_w = 9;
+    d.kernel_h = d.kernel_w = 3; d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+    CHECK(strcmp(luthier_conv_algorithm_name(LUTHIER_CONV_WINOGRAD_2X3), "winograd_2x3") == 0 &&
+          strcmp(luthier_conv_algorithm_name(LUTHIER_CONV_WINOGRAD_4X3), "winograd_4x3") == 0 &&
+          strcmp(luthier_conv_algorithm_name(LUTHIER_CONV_WINOGRAD_6X3), "winograd_6x3") == 0, "names");
+    for (a = 0; a < 3; a++) {
+        const char *name = luthier_conv_algorithm_name(algos[a]);
+#define WINO_REFUSED(field, value, text)                                                           \
+    do {                                                                                           \
+        b = d;                                                                                     \
+        b.algorithm = algos[a];                                                                    \
+        b.field = value;                                                                           \
+        CHECK(luthier_conv2d_algorithm_valid(ctx, &b, algos[a]) == LUTHIER_STATUS_UNSUPPORTED,     \
+              "%s %s = %s: valid()", name, #field, #value);                                        \
+        CHECK(strstr(luthier_context_error(ctx), text) && strstr(luthier_context_error(ctx), name), \
+              "%s %s: message '%s'", name, #field, luthier_context_error(ctx));                    \
+        CHECK(luthier_conv2d(ctx, &b, in, w, NULL, out) == LUTHIER_STATUS_UNSUPPORTED, "%s %s: run", \
+              name, #field);                                                                       \
+    } while (0)
+        WINO_REFUSED(stride_h, 2, "stride (2, 1)");
+        WINO_REFUSED(stride_w, 2, "stride (1, 2)");
+        WINO_REFUSED(dilation_h, 2, "dilation (2, 1)");
+        WINO_REFUSED(dilation_w, 2, "dilation (1, 2)");
+        WINO_REFUSED(kernel_h, 5, "5 x 3 kernel");
+        WINO_REFUSED(kernel_w, 1, "3 x 1 kernel");
+        b = d;
+        b.kernel_h = b.kernel_w = 5;
+        CHECK(luthier_conv2d_algorithm_valid(ctx, &b, algos[a]) == LUTHIER_STATUS_UNSUPPORTED &&
+              strstr(luthier_context_error(ctx), "5 x 5 kernel"), "%s 5x5: '%s'", name, luthier_context_error(ctx));
+        b = d;
+        b.kernel_h = b.kernel_w = 1;
+        b.pad_top = b.pad_left = b.pad_bottom = b.pad_right = 0;
+        CHECK(luthier_conv2d_algorithm_valid(ctx, &b, algos[a]) == LUTHIER_STATUS_UNSUPPORTED &&
+              strstr(luthier_context_error(ctx), "1 x 1 kernel"), "%s 1x1: '%s'", name, luthier_context_error(ctx));
+        WINO_REFUSED(groups, 4, "depthwise");
+#undef WINO_REFUSED
+        /* accepted: asymmetric padding, groups, input smaller than one tile */
+        b = d;
+        b.pad_bottom = 0; b.pad_left = 2;
+        CHECK(luthier_conv2d_algorithm_valid(ctx, &b, algos[a]) == LUTHIER_STATUS_OK, "%s: %s", name,
+              luthier_context_error(ctx));
+        b.groups = 2;
+        CHECK(luthier_conv2d_algorithm_valid(ctx, &b, algos[a]) == LUTHIER_STATUS_OK, "%s groups 2: %s", name,
+              luthier_context_error(ctx));
+        b = d;
+        b.in_h = b.in_w = 3; b.pad_top = b.pad_left = b.pad_bottom = b.pad_right = 0;
+        b.algorithm = algos[a];
+        CHECK(luthier_conv2d_create(ctx, &b, w, NULL, &cv) == LUTHIER_STATUS_OK, "%s create: %s", name,
+              luthier_context_error(ctx));
+        CHECK(luthier_conv2d_get_info(cv, &info) == LUTHIER_STATUS_OK && info.algorithm == algos[a] &&
+              info.out_h == 1 && info.out_w == 1 && info.workspace_bytes > 0, "%s info", name);
+        luthier_conv2d_destroy(cv);
+        cv = NULL;
+    }
+    /* AUTO never picks Winograd (the tuner will) */
+    CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_OK, "auto");
+    CHECK(luthier_conv2d_get_info(cv, &info) == LUTHIER_STATUS_OK && info.algorithm != LUTHIER_CONV_WINOGRAD_2X3 &&
+          info.algorithm != LUTHIER_CONV_WINOGRAD_4X3 && info.algorithm != LUTHIER_CONV_WINOGRAD_6X3,
+          "AUTO picked %s", luthier_conv_algorithm_name(info.algorithm));
+    luthier_conv2d_destroy(cv);
+    luthier_context_destroy(ctx);
 }

@@ -61,6 +61,10 @@ int main(int argc, char **argv) {
     RUN(test_conv_1x1);
     RUN(test_conv_implicit_gemm);
     RUN(test_conv_depthwise);
+    RUN(test_conv_winograd_refusals);
+    RUN(test_conv_winograd_2x3);
+    RUN(test_conv_winograd_4x3);
+    RUN(test_conv_winograd_6x3);
     RUN(test_conv_resnet18);
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
