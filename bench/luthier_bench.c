@@ -14,6 +14,13 @@
      asym      emulated big.LITTLE: a pinned, time-bounded busy loop of the tool halves one CPU
                ("little", LUTHIER_CLUSTERS or --little-cpu); equal split, ratio_0..100, dynamic
                and big-only compared on DNN GEMMs and a parallel_for, in alternating rounds
+     conv      time of every valid (algorithm, microkernel) pair of luthier_conv2d per layer
+               (ResNet-18, MobileNetV2, AlexNet, VGG-16 or --layer), batch 1, NHWC, against
+               oneDNN's convolution primitive (format 'any', algorithm auto) in the same run;
+               the best pair, AUTO's pick and the geomean over layers of best vs oneDNN.
+               Pairs come from the API (every luthier_conv_algorithm below
+               LUTHIER_CONV_ALGORITHM_COUNT x every kernel, filtered by
+               luthier_conv2d_algorithm_valid), so new algorithms show up without edits here
 
    Adding a command: write `static int cmd_NAME(int argc, char **argv)` (argv[0] is the command
    name, return an exit code: 0 ok, 1 failure, 2 usage error) and `static void usage_NAME(FILE *)`,
@@ -22,8 +29,9 @@
    bench/bench_peak.h and the reference libraries in bench/bench_anchors.h.
 
    Method: monotonic clock, deterministic data, 64-byte aligned buffers. Every contestant of a
-   case (luthier kernels, OpenBLAS, oneDNN: same process, same data, same policy) first makes
-   one untimed call whose result is checked; then repetitions are timed one by one, in rounds
+   case (luthier kernels or conv pairs, OpenBLAS, oneDNN: same process, same data, same policy)
+   first makes one untimed call whose result is checked (a wrong result posts no time and makes
+   the exit status 1); then repetitions are timed one by one, in rounds
    that alternate the contestants (bench_run_round in bench_common.h), until each has run
    --min-time seconds (at least 3 repetitions unless they take over a second) or exactly --reps
    times. Reported: the fastest repetition (GF/s) and the median. Caches are neither flushed nor
@@ -2160,6 +2168,895 @@ done:
 }
 
 /* ================================================================================================
+   conv
+   ================================================================================================ */
+
+enum { CSET_RESNET18 = 1, CSET_MOBILENETV2 = 2, CSET_ALEXNET = 4, CSET_VGG16 = 8, CSET_CUSTOM = 16,
+       CSET_ALL = 15 };
+
+typedef struct conv_spec {
+    char name[40];
+    int64_t cin, h, w, cout, k, stride, pad, groups;
+    int set;   /* CSET_* */
+    int large; /* left out by --quick unless its set is named */
+} conv_spec;
+
+/* Batch 1, NHWC; name, Cin, H, W, Cout, k, stride, pad, groups. */
+static const conv_spec conv_builtin[] = {
+    {"resnet18_conv1", 3, 224, 224, 64, 7, 2, 3, 1, CSET_RESNET18, 0},
+    {"resnet18_layer1", 64, 56, 56, 64, 3, 1, 1, 1, CSET_RESNET18, 0},
+    {"resnet18_layer2_down", 64, 56, 56, 128, 3, 2, 1, 1, CSET_RESNET18, 0},
+    {"resnet18_layer2", 128, 28, 28, 128, 3, 1, 1, 1, CSET_RESNET18, 0},
+    {"resnet18_layer3_down", 128, 28, 28, 256, 3, 2, 1, 1, CSET_RESNET18, 0},
+    {"resnet18_layer3", 256, 14, 14, 256, 3, 1, 1, 1, CSET_RESNET18, 0},
+    {"resnet18_layer4_down", 256, 14, 14, 512, 3, 2, 1, 1, CSET_RESNET18, 0},
+    {"resnet18_layer4", 512, 7, 7, 512, 3, 1, 1, 1, CSET_RESNET18, 0},
+    {"resnet18_down1x1", 64, 56, 56, 128, 1, 2, 0, 1, CSET_RESNET18, 0},
+    {"mbv2_dw112", 32, 112, 112, 32, 3, 1, 1, 32, CSET_MOBILENETV2, 0},
+    {"mbv2_dw56_s2", 144, 56, 56, 144, 3, 2, 1, 144, CSET_MOBILENETV2, 0},
+    {"mbv2_pw112", 32, 112, 112, 16, 1, 1, 0, 1, CSET_MOBILENETV2, 0},
+    {"alexnet_conv2_g2", 96, 27, 27, 256, 5, 1, 2, 2, CSET_ALEXNET, 0},
+    {"vgg16_conv1_2", 64, 224, 224, 64, 3, 1, 1, 1, CSET_VGG16, 1},
+};
+#define CONV_N_BUILTIN ((int)(sizeof conv_builtin / sizeof conv_builtin[0]))
+
+#define CONV_TOL 1e-3     /* max |diff| / max |reference| a result may show */
+#define CONV_MAX_DIM 100000
+
+static void usage_conv(FILE *out) {
+    fprintf(out,
+            "Usage: %s conv [options]\n"
+            "Time of luthier's 2-D convolution (fp32, batch 1, NHWC, OIHW weights, bias) per layer\n"
+            "for every valid (algorithm, microkernel) pair, and of oneDNN's convolution primitive\n"
+            "in the same run when linked. The pairs are found through the API: every algorithm\n"
+            "of luthier_conv_algorithm (AUTO excepted) x every kernel this CPU runs, kept when\n"
+            "luthier_conv2d_algorithm_valid accepts it; pairs that resolve to the same kernel (an\n"
+            "algorithm without a microkernel, e.g. depthwise: kernel '-') are timed once.\n"
+            "oneDNN: dnnl_convolution_forward (forward_inference) with source, weights and\n"
+            "destination in format 'any' (its blocked layouts), algorithm auto (direct if auto\n"
+            "is refused), bias; inputs are reordered outside the timed region, which holds the\n"
+            "primitive execution only. Every result is checked against a naive double-precision\n"
+            "convolution on sampled output pixels (all channels; every pixel when oneDNN is not\n"
+            "linked and the layer is small) and against oneDNN's whole output reordered to NHWC;\n"
+            "a pair off by more than %.0e (relative to the largest |output|) is reported WRONG,\n"
+            "gets no time, and the exit status is 1.\n"
+            "\n"
+            "Options:\n"
+            "  --layers SET      all, resnet18, mobilenetv2, alexnet or vgg16 (repeatable; default\n"
+            "                    all, none when only --layer is given)\n"
+            "  --layer NAME=Cin,H,W,Cout,k,stride,pad,groups   a custom layer (repeatable; square\n"
+            "                    kernel, stride and padding; NAME= may be left out)\n"
+            "  --algorithm A     all (default) or names (comma-separated) of: im2col, 1x1, ...\n"
+            "                    as luthier_conv_algorithm_name gives them ('auto' times AUTO's pick)\n"
+            "  --kernel K        all (default: every kernel this CPU runs), default (desc.kernel =\n"
+            "                    NULL: the context's kernel; implicit_gemm then takes the first\n"
+            "                    hybrid one), or names from '%s kernels' (comma-separated)\n"
+            "  --threads N       threads for luthier (a context of N threads) and oneDNN\n"
+            "                    (omp_set_num_threads(N)); default 1\n"
+            "  --reps R          exactly R timed repetitions per contestant (default: auto)\n"
+            "  --min-time S      auto repetitions: >= S seconds per contestant (default 0.2;\n"
+            "                    0.05 with --quick)\n"
+            "  --rounds N        rounds alternating the contestants of a layer (default 4; 2 with\n"
+            "                    --quick)\n"
+            "  --quick           leave out the large vgg16 layer (unless --layers vgg16 names it)\n"
+            "                    and time shorter\n"
+            "  --csv             one row per (layer, algorithm, kernel) with a header line; notes\n"
+            "                    go to stderr\n"
+            "\n"
+            "Columns: ms = fastest repetition (and median); GF/s = 2*N*OH*OW*Cout*(Cin/groups)*k^2\n"
+            "/ fastest; vs oneDNN = oneDNN ms / luthier ms (> 1: luthier faster); best '*' = the\n"
+            "fastest pair of the layer, auto 'a' = the pair AUTO picks (desc.kernel NULL). The\n"
+            "summary gives per layer the best pair and AUTO's pick against oneDNN, and their\n"
+            "geometric means over the layers.\n"
+            "CSV columns: layer,Cin,H,W,Cout,k,stride,pad,groups,threads,algorithm,kernel,\n"
+            "luthier_ms,luthier_gflops,onednn_ms,onednn_gflops,best,luthier_ms_median,reps,\n"
+            "vs_onednn,auto,max_rel_err,status,onednn_impl (oneDNN columns empty when not\n"
+            "linked or refused; luthier_ms and luthier_gflops empty unless status is ok).\n",
+            bench_prog, CONV_TOL, bench_prog);
+}
+
+typedef struct conv_opts {
+    int sets;        /* CSET_* from --layers (0 = not given) */
+    conv_spec *custom;
+    int ncustom;
+    int algos[LUTHIER_CONV_ALGORITHM_COUNT]; /* selected algorithms */
+    int nalgos;
+    const char *kernel_arg; /* NULL = all */
+    int threads, lthreads;
+    int quick, csv;
+    int min_time_set, rounds_set;
+    bench_policy policy;
+} conv_opts;
+
+/* "[NAME=]Cin,H,W,Cout,k,stride,pad,groups" -> spec. Returns 0, or -1 (syntax/range), -2
+   (inconsistent shape, message in why). */
+static int conv_parse_layer(const char *s, conv_spec *out, char *why, size_t cap) {
+    const char *eq = strchr(s, '='), *p = eq ? eq + 1 : s;
+    char buf[160], *tok, *save = NULL;
+    int64_t v[8];
+    int n = 0;
+    memset(out, 0, sizeof *out);
+    if (strlen(p) >= sizeof buf) return -1;
+    strcpy(buf, p);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == 8 || bench_parse_i64(tok, n == 6 ? 0 : 1, CONV_MAX_DIM, &v[n])) return -1;
+        n++;
+    }
+    if (n != 8) return -1;
+    out->cin = v[0]; out->h = v[1]; out->w = v[2]; out->cout = v[3]; out->k = v[4];
+    out->stride = v[5]; out->pad = v[6]; out->groups = v[7];
+    if (out->cin % out->groups || out->cout % out->groups) {
+        snprintf(why, cap, "groups %lld must divide Cin %lld and Cout %lld", (long long)v[7],
+                 (long long)v[0], (long long)v[3]);
+        return -2;
+    }
+    if (out->h + 2 * out->pad < out->k || out->w + 2 * out->pad < out->k) {
+        snprintf(why, cap, "the %lldx%lld kernel is larger than the padded input", (long long)v[4],
+                 (long long)v[4]);
+        return -2;
+    }
+    if ((double)out->h * out->w * out->cin > 1e9 || (double)out->h * out->w * out->cout > 1e9 ||
+        (double)out->k * out->k * out->cin * out->cout / out->groups > 1e9) {
+        snprintf(why, cap, "a buffer would exceed 10^9 elements");
+        return -2;
+    }
+    if (eq) {
+        const size_t len = (size_t)(eq - s);
+        if (len == 0 || len >= sizeof out->name) return -1;
+        memcpy(out->name, s, len);
+        out->name[len] = 0;
+    } else {
+        snprintf(out->name, sizeof out->name, "c%lld_%lldx%lld_o%lld_k%lld_s%lld_p%lld_g%lld",
+                 (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3],
+                 (long long)v[4], (long long)v[5], (long long)v[6], (long long)v[7]);
+    }
+    out->set = CSET_CUSTOM;
+    return 0;
+}
+
+/* Parses --algorithm's list into o->algos. Returns 0 or -1. */
+static int conv_parse_algos(const char *cmd, const char *arg, conv_opts *o) {
+    char buf[256], *tok, *save = NULL;
+    int a;
+    o->nalgos = 0;
+    if (strcmp(arg, "all") == 0) {
+        for (a = 1; a < LUTHIER_CONV_ALGORITHM_COUNT; a++) o->algos[o->nalgos++] = a;
+        return 0;
+    }
+    if (strlen(arg) >= sizeof buf || !*arg) {
+        bench_usage_error(cmd, "--algorithm wants 'all' or algorithm names");
+        return -1;
+    }
+    strcpy(buf, arg);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int j, dup = 0;
+        for (a = 0; a < LUTHIER_CONV_ALGORITHM_COUNT; a++)
+            if (strcmp(tok, luthier_conv_algorithm_name((luthier_conv_algorithm)a)) == 0) break;
+        if (a == LUTHIER_CONV_ALGORITHM_COUNT) {
+            char names[256];
+            size_t len = 0;
+            names[0] = 0;
+            for (j = 0; j < LUTHIER_CONV_ALGORITHM_COUNT && len < sizeof names; j++)
+                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", j ? ", " : "",
+                                        luthier_conv_algorithm_name((luthier_conv_algorithm)j));
+            bench_usage_error(cmd, "no algorithm named '%s' (known: %s, or all)", tok, names);
+            return -1;
+        }
+        for (j = 0; j < o->nalgos; j++) dup |= o->algos[j] == a;
+        if (!dup) o->algos[o->nalgos++] = a;
+    }
+    return 0;
+}
+
+/* Returns -1 to continue, else an exit code. */
+static int conv_parse(int argc, char **argv, conv_opts *o) {
+    const char *cmd = argv[0], *val;
+    int i, r;
+    for (i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (bench_is_help(arg)) {
+            usage_conv(stdout);
+            return BENCH_EXIT_OK;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--layers", &val)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (strcmp(val, "all") == 0) o->sets |= CSET_ALL;
+            else if (strcmp(val, "resnet18") == 0) o->sets |= CSET_RESNET18;
+            else if (strcmp(val, "mobilenetv2") == 0) o->sets |= CSET_MOBILENETV2;
+            else if (strcmp(val, "alexnet") == 0) o->sets |= CSET_ALEXNET;
+            else if (strcmp(val, "vgg16") == 0) o->sets |= CSET_VGG16;
+            else {
+                bench_usage_error(cmd, "--layers wants all, resnet18, mobilenetv2, alexnet or "
+                                       "vgg16, not '%s'", val);
+                return BENCH_EXIT_USAGE;
+            }
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--layer", &val)) != 0) {
+            conv_spec sp, *ns;
+            char why[160];
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if ((r = conv_parse_layer(val, &sp, why, sizeof why)) != 0) {
+                if (r == -2) bench_usage_error(cmd, "--layer %s: %s", val, why);
+                else
+                    bench_usage_error(cmd, "--layer wants [NAME=]Cin,H,W,Cout,k,stride,pad,groups "
+                                           "(integers in [1, %d], pad >= 0), not '%s'",
+                                      CONV_MAX_DIM, val);
+                return BENCH_EXIT_USAGE;
+            }
+            ns = (conv_spec *)realloc(o->custom, (size_t)(o->ncustom + 1) * sizeof *ns);
+            if (!ns) {
+                fprintf(stderr, "%s %s: error: out of memory\n", bench_prog, cmd);
+                return BENCH_EXIT_FAIL;
+            }
+            o->custom = ns;
+            o->custom[o->ncustom++] = sp;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--algorithm", &val)) != 0) {
+            if (r < 0 || conv_parse_algos(cmd, val, o)) return BENCH_EXIT_USAGE;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--kernel", &val)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (!*val) {
+                bench_usage_error(cmd, "--kernel needs a name, 'all' or 'default'");
+                return BENCH_EXIT_USAGE;
+            }
+            o->kernel_arg = val;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--threads", &val)) != 0) {
+            int64_t v;
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (bench_parse_i64(val, 1, 1024, &v)) {
+                bench_usage_error(cmd, "--threads wants an integer in [1, 1024], not '%s'", val);
+                return BENCH_EXIT_USAGE;
+            }
+            o->threads = (int)v;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--reps", &val)) != 0) {
+            int64_t v;
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (bench_parse_i64(val, 1, 1000000, &v)) {
+                bench_usage_error(cmd, "--reps wants an integer in [1, 1000000], not '%s'", val);
+                return BENCH_EXIT_USAGE;
+            }
+            o->policy.reps = (long)v;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--rounds", &val)) != 0) {
+            int64_t v;
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (bench_parse_i64(val, 1, 100, &v)) {
+                bench_usage_error(cmd, "--rounds wants an integer in [1, 100], not '%s'", val);
+                return BENCH_EXIT_USAGE;
+            }
+            o->policy.rounds = (int)v;
+            o->rounds_set = 1;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--min-time", &val)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (bench_parse_double(val, 0.0, 3600.0, &o->policy.min_time)) {
+                bench_usage_error(cmd, "--min-time wants seconds in [0, 3600], not '%s'", val);
+                return BENCH_EXIT_USAGE;
+            }
+            o->min_time_set = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--quick")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            o->quick = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--csv")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            o->csv = 1;
+        } else {
+            bench_usage_error(cmd, "%s '%s'", arg[0] == '-' ? "unknown option" : "unexpected argument", arg);
+            return BENCH_EXIT_USAGE;
+        }
+    }
+    return -1;
+}
+
+/* One timed luthier pair. */
+typedef struct conv_call {
+    luthier_context *ctx;
+    luthier_conv2d_layer *layer;
+    const float *in;
+    float *out;
+    luthier_status status;
+} conv_call;
+
+static int conv_call_run(void *arg) {
+    conv_call *c = (conv_call *)arg;
+    c->status = luthier_conv2d_run(c->ctx, c->layer, c->in, c->out);
+    return c->status == LUTHIER_STATUS_OK ? 0 : -1;
+}
+
+/* A contestant of a layer: a luthier (algorithm, kernel) pair or oneDNN (algo < 0). */
+typedef struct conv_contestant {
+    int algo;
+    char kernel[64];    /* full kernel name, "" when the algorithm has none */
+    conv_call call;
+    int active;         /* checked and still being timed */
+    int is_auto;        /* the pair AUTO picks */
+    const char *status; /* "ok", "WRONG", "ERROR", "off" */
+    double err;
+    bench_sampler smp;
+    bench_stats st;
+} conv_contestant;
+
+/* Exact (double) reference on sampled output pixels, all channels. */
+typedef struct conv_ref {
+    int64_t *pix; /* linear output pixel indices (oh * OW + ow), sorted */
+    int64_t npix;
+    double *out;  /* npix x cout */
+    double maxabs;
+} conv_ref;
+
+/* Pixels: all when all_pix, else the first 4 and the last 16 (edge tiles of MR <= 16 along
+   the pixel dimension), the corners and edge midpoints, and 12 pseudo-random ones. */
+static int conv_ref_build(conv_ref *r, const conv_spec *s, int64_t oh, int64_t ow,
+                          const float *in, const float *wt, const float *bias, int all_pix) {
+    const int64_t npx = oh * ow, cig = s->cin / s->groups, cog = s->cout / s->groups;
+    int64_t i, j, cnt = 0;
+    uint64_t seed = 777;
+    memset(r, 0, sizeof *r);
+    if (all_pix || npx <= 48) {
+        if (!(r->pix = (int64_t *)malloc((size_t)npx * sizeof *r->pix))) return -1;
+        for (i = 0; i < npx; i++) r->pix[cnt++] = i;
+    } else {
+        const int64_t extra[9] = {0, ow - 1, (oh - 1) * ow, npx - 1, (oh / 2) * ow + ow / 2,
+                                  ow / 2, (oh / 2) * ow, (oh - 1) * ow + ow / 2,
+                                  (oh / 2) * ow + ow - 1};
+        if (!(r->pix = (int64_t *)malloc(48 * sizeof *r->pix))) return -1;
+        for (i = 0; i < 4; i++) r->pix[cnt++] = i;
+        for (i = npx - 16; i < npx; i++) r->pix[cnt++] = i;
+        for (i = 0; i < 9; i++) r->pix[cnt++] = extra[i];
+        for (i = 0; i < 12; i++) r->pix[cnt++] = (int64_t)(bench_rand_u64(&seed) % (uint64_t)npx);
+        qsort(r->pix, (size_t)cnt, sizeof *r->pix, cmp_i64);
+        for (i = j = 0; i < cnt; i++)
+            if (j == 0 || r->pix[i] != r->pix[j - 1]) r->pix[j++] = r->pix[i];
+        cnt = j;
+    }
+    r->npix = cnt;
+    if (!(r->out = (double *)malloc((size_t)cnt * (size_t)s->cout * sizeof *r->out))) {
+        free(r->pix);
+        r->pix = NULL;
+        return -1;
+    }
+    for (i = 0; i < cnt; i++) {
+        const int64_t y = r->pix[i] / ow, x = r->pix[i] % ow;
+        int64_t co;
+        for (co = 0; co < s->cout; co++) {
+            const int64_t g = co / cog;
+            double acc = bias[co];
+            int64_t kh, kw, ci;
+            for (kh = 0; kh < s->k; kh++) {
+                const int64_t iy = y * s->stride - s->pad + kh;
+                if (iy < 0 || iy >= s->h) continue;
+                for (kw = 0; kw < s->k; kw++) {
+                    const int64_t ix = x * s->stride - s->pad + kw;
+                    const float *ip, *wp;
+                    if (ix < 0 || ix >= s->w) continue;
+                    ip = in + (iy * s->w + ix) * s->cin + g * cig;
+                    wp = wt + ((co * cig) * s->k + kh) * s->k + kw;
+                    for (ci = 0; ci < cig; ci++)
+                        acc += (double)ip[ci] * (double)wp[ci * s->k * s->k];
+                }
+            }
+            r->out[i * s->cout + co] = acc;
+            if (fabs(acc) > r->maxabs) r->maxabs = fabs(acc);
+        }
+    }
+    return 0;
+}
+
+static void conv_ref_free(conv_ref *r) {
+    free(r->pix);
+    free(r->out);
+    memset(r, 0, sizeof *r);
+}
+
+/* max |out - ref| / max |ref| on the reference pixels; +inf on NaN/inf. */
+static double conv_err_ref(const conv_ref *r, const float *out, int64_t cout) {
+    const double denom = r->maxabs > 1e-30 ? r->maxabs : 1e-30;
+    double worst = 0.0;
+    int64_t i, c;
+    for (i = 0; i < r->npix; i++) {
+        const float *o = out + r->pix[i] * cout;
+        const double *e = r->out + i * cout;
+        for (c = 0; c < cout; c++) {
+            const double d = fabs((double)o[c] - e[c]);
+            if (!(d <= worst)) worst = d;
+        }
+    }
+    return worst == worst ? worst / denom : INFINITY;
+}
+
+/* Per-layer results kept for the summary. */
+typedef struct conv_result {
+    char name[40];
+    char best_algo[24], best_kernel[64], auto_algo[24], auto_kernel[64];
+    double best_ms, auto_ms, dnnl_ms;
+} conv_result;
+
+static const char *conv_kernel_label(const char *k, int csv) {
+    return *k ? (csv ? k : short_kernel_name(k)) : (csv ? "" : "-");
+}
+
+/* Builds the contestants of one layer (oneDNN first). Returns the count, or -1 on OOM. */
+static int conv_collect(const conv_opts *o, const conv_spec *s, luthier_context *ctx,
+                        const luthier_conv2d_desc *base, const int *kernels, int nk,
+                        const float *wt, const float *bias, conv_contestant **out, int *failed) {
+    const int cap = 1 + o->nalgos * (nk > 0 ? nk : 1);
+    conv_contestant *ct = (conv_contestant *)calloc((size_t)cap, sizeof *ct);
+    int n = 1, ai, ki;
+    *out = ct;
+    if (!ct) return -1;
+    ct[0].algo = -1;
+    ct[0].status = "off";
+    for (ai = 0; ai < o->nalgos; ai++) {
+        const int algo = o->algos[ai];
+        const int explicit_algo = o->nalgos < LUTHIER_CONV_ALGORITHM_COUNT - 1;
+        for (ki = 0; ki < (nk > 0 ? nk : 1); ki++) {
+            luthier_conv2d_desc d = *base;
+            luthier_kernel_info kinfo;
+            luthier_conv2d_info info;
+            luthier_conv2d_layer *layer = NULL;
+            luthier_status st;
+            int j, dup = 0;
+            d.algorithm = (luthier_conv_algorithm)algo;
+            d.kernel = NULL;
+            if (nk > 0 && luthier_kernel_get(kernels[ki], &kinfo) == LUTHIER_STATUS_OK)
+                d.kernel = kinfo.name;
+            if ((st = luthier_conv2d_algorithm_valid(ctx, &d, d.algorithm)) != LUTHIER_STATUS_OK) {
+                if (explicit_algo && (nk <= 1 || ki == 0))
+                    fprintf(stderr, "note: %s: %s%s%s not valid: %s\n", s->name,
+                            luthier_conv_algorithm_name(d.algorithm), d.kernel ? " with " : "",
+                            d.kernel ? short_kernel_name(d.kernel) : "", luthier_context_error(ctx));
+                continue;
+            }
+            if ((st = luthier_conv2d_create(ctx, &d, wt, bias, &layer)) != LUTHIER_STATUS_OK) {
+                fprintf(stderr, "ERROR: %s: luthier_conv2d_create(%s, %s) failed although "
+                                "luthier_conv2d_algorithm_valid accepted it: %s: %s\n",
+                        s->name, luthier_conv_algorithm_name(d.algorithm),
+                        d.kernel ? d.kernel : "default kernel", luthier_status_string(st),
+                        luthier_context_error(ctx));
+                ct[n].algo = algo;
+                snprintf(ct[n].kernel, sizeof ct[n].kernel, "%s", d.kernel ? d.kernel : "");
+                ct[n].status = "ERROR";
+                n++;
+                *failed = 1;
+                continue;
+            }
+            if (luthier_conv2d_get_info(layer, &info) != LUTHIER_STATUS_OK) memset(&info, 0, sizeof info);
+            if (!info.kernel) info.kernel = "";
+            if (info.algorithm != (luthier_conv_algorithm)algo)
+                fprintf(stderr, "WARNING: %s: created %s but luthier_conv2d_get_info says %s\n",
+                        s->name, luthier_conv_algorithm_name((luthier_conv_algorithm)algo),
+                        luthier_conv_algorithm_name(info.algorithm));
+            if (d.kernel && *info.kernel && strcmp(info.kernel, d.kernel) != 0)
+                fprintf(stderr, "WARNING: %s: %s asked for kernel %s but got %s\n", s->name,
+                        luthier_conv_algorithm_name(d.algorithm), d.kernel, info.kernel);
+            for (j = 1; j < n; j++)
+                dup |= ct[j].algo == algo && strcmp(ct[j].kernel, info.kernel) == 0;
+            if (dup) { /* e.g. an algorithm without a microkernel */
+                luthier_conv2d_destroy(layer);
+                continue;
+            }
+            ct[n].algo = algo;
+            snprintf(ct[n].kernel, sizeof ct[n].kernel, "%s", info.kernel);
+            ct[n].call.ctx = ctx;
+            ct[n].call.layer = layer;
+            ct[n].status = "ok";
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Checks and times every contestant of one layer, prints its rows. Returns 0 when every
+   luthier pair was right, 1 otherwise. */
+static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthier_context *ctx,
+                          const int *kernels, int nk, conv_result *res) {
+    luthier_conv2d_desc base;
+    int64_t oh = 0, ow = 0;
+    size_t nin, nout, nw;
+    float *in = NULL, *wt = NULL, *bias = NULL, *out = NULL, *dout = NULL;
+    conv_contestant *ct = NULL;
+    bench_dnnl_conv dn;
+    conv_ref ref;
+    double flops;
+    int n = 0, i, r, rc, failed = 0, best = -1, have_dnnl = 0;
+    luthier_status st;
+
+    memset(&dn, 0, sizeof dn);
+    memset(&ref, 0, sizeof ref);
+    memset(res, 0, sizeof *res);
+    snprintf(res->name, sizeof res->name, "%s", s->name);
+    memset(&base, 0, sizeof base);
+    base.batch = 1;
+    base.in_channels = s->cin;
+    base.in_h = s->h;
+    base.in_w = s->w;
+    base.out_channels = s->cout;
+    base.kernel_h = base.kernel_w = s->k;
+    base.stride_h = base.stride_w = s->stride;
+    base.pad_top = base.pad_left = base.pad_bottom = base.pad_right = s->pad;
+    base.groups = s->groups;
+    base.layout = LUTHIER_LAYOUT_NHWC;
+    if ((st = luthier_conv2d_output_size(&base, &oh, &ow)) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "ERROR: %s: luthier_conv2d_output_size: %s\n", s->name, luthier_status_string(st));
+        return 1;
+    }
+    flops = 2.0 * (double)oh * (double)ow * (double)s->cout * (double)(s->cin / s->groups) *
+            (double)(s->k * s->k);
+    nin = (size_t)(s->h * s->w * s->cin);
+    nout = (size_t)(oh * ow * s->cout);
+    nw = (size_t)(s->cout * (s->cin / s->groups) * s->k * s->k);
+    in = bench_alloc_floats(nin);
+    wt = bench_alloc_floats(nw);
+    bias = bench_alloc_floats((size_t)s->cout);
+    out = bench_alloc_floats(nout);
+    dout = bench_alloc_floats(nout);
+    if (!in || !wt || !bias || !out || !dout) {
+        fprintf(stderr, "ERROR: %s: cannot allocate the tensors\n", s->name);
+        failed = 1;
+        goto done;
+    }
+    bench_fill_uniform(in, nin, 0x3000u + (uint64_t)li);
+    bench_fill_uniform(wt, nw, 0x4000u + (uint64_t)li);
+    bench_fill_uniform(bias, (size_t)s->cout, 0x5000u + (uint64_t)li);
+
+    /* oneDNN */
+    if (bench_anchor_linked(BENCH_ANCHOR_DNNL)) {
+        if (bench_dnnl_conv_setup(&dn, s->cin, s->h, s->w, s->cout, s->k, s->stride, s->pad,
+                                  s->groups, oh, ow, in, wt, bias) != 0)
+            fprintf(stderr, "warning: %s: %s; its columns stay empty\n", s->name, dn.error);
+        else have_dnnl = 1;
+    }
+    if (conv_ref_build(&ref, s, oh, ow, in, wt, bias, !have_dnnl && flops <= 5e8) != 0) {
+        fprintf(stderr, "ERROR: %s: cannot allocate the reference\n", s->name);
+        failed = 1;
+        goto done;
+    }
+    if ((n = conv_collect(o, s, ctx, &base, kernels, nk, wt, bias, &ct, &failed)) < 0) {
+        fprintf(stderr, "ERROR: %s: out of memory\n", s->name);
+        failed = 1;
+        goto done;
+    }
+    /* The pair AUTO picks with the default kernel. */
+    {
+        luthier_conv2d_desc d = base;
+        luthier_conv2d_layer *layer = NULL;
+        luthier_conv2d_info info;
+        if (luthier_conv2d_create(ctx, &d, wt, bias, &layer) == LUTHIER_STATUS_OK &&
+            luthier_conv2d_get_info(layer, &info) == LUTHIER_STATUS_OK) {
+            for (i = 1; i < n; i++)
+                ct[i].is_auto = ct[i].algo == (int)info.algorithm &&
+                                strcmp(ct[i].kernel, info.kernel ? info.kernel : "") == 0;
+            snprintf(res->auto_algo, sizeof res->auto_algo, "%s",
+                     luthier_conv_algorithm_name(info.algorithm));
+            snprintf(res->auto_kernel, sizeof res->auto_kernel, "%s", info.kernel ? info.kernel : "");
+        } else {
+            fprintf(stderr, "ERROR: %s: luthier_conv2d_create with AUTO failed: %s\n", s->name,
+                    luthier_context_error(ctx));
+            failed = 1;
+        }
+        luthier_conv2d_destroy(layer);
+    }
+
+    /* 1. Correctness: one untimed call each into a NaN-filled output. */
+    if (have_dnnl) {
+        double t0 = bench_now();
+        bench_fill_value(dout, nout, NAN);
+        rc = bench_dnnl_conv_run(&dn);
+        ct[0].smp.last = bench_now() - t0;
+        settle_after_anchor(BENCH_ANCHOR_DNNL, o->threads);
+        if (rc != 0 || bench_dnnl_conv_output(&dn, s->cout, oh, ow, dout) != 0) {
+            fprintf(stderr, "warning: %s: oneDNN execution failed; its columns stay empty\n", s->name);
+        } else if (!((ct[0].err = conv_err_ref(&ref, dout, s->cout)) <= CONV_TOL)) {
+            fprintf(stderr, "WARNING: %s: oneDNN disagrees with the reference (max relative error "
+                            "%.3g); its columns stay empty\n", s->name, ct[0].err);
+        } else {
+            ct[0].active = 1;
+            ct[0].status = "ok";
+        }
+    }
+    for (i = 1; i < n; i++) {
+        conv_contestant *x = &ct[i];
+        double t0;
+        if (!x->call.layer) continue;
+        x->call.in = in;
+        x->call.out = out;
+        bench_fill_value(out, nout, NAN);
+        t0 = bench_now();
+        rc = conv_call_run(&x->call);
+        x->smp.last = bench_now() - t0;
+        settle_after_luthier(-1, o->lthreads);
+        if (rc != 0) {
+            fprintf(stderr, "ERROR: %s: luthier_conv2d_run(%s, %s): %s: %s\n", s->name,
+                    luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
+                    conv_kernel_label(x->kernel, 0), luthier_status_string(x->call.status),
+                    luthier_context_error(ctx));
+            x->status = "ERROR";
+            continue;
+        }
+        x->err = conv_err_ref(&ref, out, s->cout);
+        if (ct[0].active) {
+            const double e = gemm_err_full(out, dout, nout);
+            if (!(e <= x->err)) x->err = e;
+        }
+        if (!(x->err <= CONV_TOL)) {
+            fprintf(stderr, "ERROR: %s (%lld,%lld,%lld,%lld,k%lld,s%lld,p%lld,g%lld): %s with %s "
+                            "is WRONG: max relative error %.3g > %.0e; no time reported\n",
+                    s->name, (long long)s->cin, (long long)s->h, (long long)s->w,
+                    (long long)s->cout, (long long)s->k, (long long)s->stride, (long long)s->pad,
+                    (long long)s->groups, luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
+                    conv_kernel_label(x->kernel, 0), x->err, CONV_TOL);
+            x->status = "WRONG";
+            continue;
+        }
+        x->active = 1;
+    }
+
+    /* 2. Timing in alternating rounds; each pair is re-checked after its round. */
+    for (r = 0; r < o->policy.rounds; r++) {
+        for (i = 0; i < n; i++) {
+            conv_contestant *x = &ct[(r % 2) ? n - 1 - i : i];
+            if (!x->active) continue;
+            if (x->algo < 0) {
+                rc = bench_run_round(bench_dnnl_conv_run, &dn, &o->policy, r, &x->smp);
+                settle_after_anchor(BENCH_ANCHOR_DNNL, o->threads);
+            } else {
+                rc = bench_run_round(conv_call_run, &x->call, &o->policy, r, &x->smp);
+                settle_after_luthier(-1, o->lthreads);
+            }
+            if (rc != 0) {
+                fprintf(stderr, "%s: %s: %s failed while timing: %s\n",
+                        x->algo >= 0 ? "ERROR" : "warning", s->name,
+                        x->algo >= 0 ? luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo)
+                                     : "oneDNN",
+                        rc == -100 ? "out of memory" : x->algo >= 0 ? luthier_context_error(ctx) : "");
+                x->active = 0;
+                x->status = x->algo >= 0 ? "ERROR" : "off";
+                continue;
+            }
+            if (x->algo >= 0) {
+                const double e = conv_err_ref(&ref, out, s->cout);
+                if (!(e <= CONV_TOL)) {
+                    fprintf(stderr, "ERROR: %s: %s with %s is WRONG after repeated calls (max "
+                                    "relative error %.3g)\n", s->name,
+                            luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
+                            conv_kernel_label(x->kernel, 0), e);
+                    x->active = 0;
+                    x->status = "WRONG";
+                    x->err = e;
+                }
+            }
+        }
+    }
+
+    /* 3. Results. */
+    for (i = 0; i < n; i++) {
+        conv_contestant *x = &ct[i];
+        if (x->active) x->st = bench_summarize(x->smp.t, x->smp.n);
+        if (i > 0 && strcmp(x->status, "ok") != 0) failed = 1;
+        if (i > 0 && x->active && x->st.reps > 0 && (best < 0 || x->st.min < ct[best].st.min)) best = i;
+    }
+    res->dnnl_ms = ct[0].active ? ct[0].st.min * 1e3 : 0.0;
+    if (best > 0) {
+        res->best_ms = ct[best].st.min * 1e3;
+        snprintf(res->best_algo, sizeof res->best_algo, "%s",
+                 luthier_conv_algorithm_name((luthier_conv_algorithm)ct[best].algo));
+        snprintf(res->best_kernel, sizeof res->best_kernel, "%s", ct[best].kernel);
+    }
+    for (i = 1; i < n; i++)
+        if (ct[i].is_auto && ct[i].active) res->auto_ms = ct[i].st.min * 1e3;
+    if (!o->csv) {
+        printf("%s: %lldx%lldx%lld -> %lldx%lldx%lld (HxWxC), k%lld s%lld p%lld g%lld, %.3f GFLOP; "
+               "oneDNN %s\n", s->name, (long long)s->h, (long long)s->w, (long long)s->cin,
+               (long long)oh, (long long)ow, (long long)s->cout, (long long)s->k,
+               (long long)s->stride, (long long)s->pad, (long long)s->groups, flops * 1e-9,
+               ct[0].active ? dn.impl : have_dnnl ? "(wrong or failed)" : "not linked/refused");
+        if (ct[0].active && strcmp(dn.alg, "auto") != 0)
+            printf("  (oneDNN algorithm %s: auto refused)\n", dn.alg);
+    }
+    for (i = 1; i < n; i++) {
+        const conv_contestant *x = &ct[i];
+        const int ok = x->active && x->st.reps > 0;
+        const double ms = ok ? x->st.min * 1e3 : 0.0, gf = ok ? flops / x->st.min * 1e-9 : 0.0;
+        const double dms = res->dnnl_ms, dgf = dms > 0.0 ? flops / dms * 1e-6 : 0.0;
+        char b[8][48];
+        if (o->csv) {
+            printf("%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%s,%s,%s,%s,%s,%d,%s,%ld,%s,%d,"
+                   "%.3g,%s,%s\n", s->name, (long long)s->cin, (long long)s->h, (long long)s->w,
+                   (long long)s->cout, (long long)s->k, (long long)s->stride, (long long)s->pad,
+                   (long long)s->groups, o->lthreads,
+                   luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo), x->kernel,
+                   csv_cell(b[0], 48, ms, 4, ok), csv_cell(b[1], 48, gf, 2, ok),
+                   csv_cell(b[2], 48, dms, 4, dms > 0.0), csv_cell(b[3], 48, dgf, 2, dgf > 0.0),
+                   i == best, csv_cell(b[4], 48, x->st.median * 1e3, 4, ok), x->st.reps,
+                   csv_cell(b[5], 48, ok && dms > 0.0 ? dms / ms : 0.0, 3, ok && dms > 0.0),
+                   x->is_auto, x->err, x->status, ct[0].active ? dn.impl : "");
+        } else {
+            printf("  %-14s %-24s %9s %9s %8s %9s %8s %-4s\n",
+                   luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
+                   conv_kernel_label(x->kernel, 0),
+                   ok ? cell(b[0], 48, ms, ms_decimals(x->st.min), 1) : x->status,
+                   cell(b[1], 48, x->st.median * 1e3, ms_decimals(x->st.median), ok),
+                   cell(b[2], 48, gf, 1, ok), cell(b[3], 48, dms, ms_decimals(dms * 1e-3), dms > 0.0),
+                   cell(b[4], 48, ok && dms > 0.0 ? dms / ms : 0.0, 2, ok && dms > 0.0),
+                   i == best ? (x->is_auto ? "* a" : "*") : x->is_auto ? "  a" : "");
+        }
+    }
+    if (!o->csv) {
+        if (n <= 1) printf("  (no valid algorithm/kernel pair selected)\n");
+        if (ct[0].active) {
+            char b[3][48];
+            printf("  %-14s %-24s %9s %9s %8s\n", "oneDNN", dn.impl,
+                   cell(b[0], 48, res->dnnl_ms, ms_decimals(ct[0].st.min), 1),
+                   cell(b[1], 48, ct[0].st.median * 1e3, ms_decimals(ct[0].st.median), 1),
+                   cell(b[2], 48, flops / ct[0].st.min * 1e-9, 1, 1));
+        }
+    }
+    fflush(stdout);
+
+done:
+    if (ct)
+        for (i = 0; i < n; i++) {
+            luthier_conv2d_destroy(ct[i].call.layer);
+            bench_sampler_free(&ct[i].smp);
+        }
+    free(ct);
+    conv_ref_free(&ref);
+    bench_dnnl_conv_destroy(&dn);
+    free(in);
+    free(wt);
+    free(bias);
+    free(out);
+    free(dout);
+    return failed;
+}
+
+static void conv_table_header(void) {
+    printf("  %-14s %-24s %9s %9s %8s %9s %8s %-4s\n", "algorithm", "kernel", "ms(min)",
+           "ms(med)", "GF/s", "oneDNN ms", "vs oneDNN", "best");
+}
+
+/* Per-layer summary and the geometric means over the layers. */
+static void conv_print_summary(FILE *out, const conv_result *res, int nres, int threads) {
+    bench_geomean gb, ga, gbest_auto;
+    char b[4][48];
+    int i, auto_is_best = 0, nauto = 0;
+    memset(&gb, 0, sizeof gb);
+    memset(&ga, 0, sizeof ga);
+    memset(&gbest_auto, 0, sizeof gbest_auto);
+    fprintf(out, "\nsummary (%d thread%s; vs oneDNN = oneDNN ms / luthier ms, > 1: luthier faster)\n",
+            threads, threads > 1 ? "s" : "");
+    fprintf(out, "%-22s %-14s %-24s %9s %9s %8s  %-30s %9s\n", "layer", "best algorithm",
+            "best kernel", "best ms", "oneDNN ms", "vs oneDNN", "AUTO picks", "AUTO/best");
+    for (i = 0; i < nres; i++) {
+        const conv_result *r = &res[i];
+        char pick[96];
+        snprintf(pick, sizeof pick, "%s%s%s", r->auto_algo, *r->auto_kernel ? " " : "",
+                 *r->auto_kernel ? short_kernel_name(r->auto_kernel) : "");
+        fprintf(out, "%-22s %-14s %-24s %9s %9s %8s  %-30s %9s\n", r->name,
+                r->best_ms > 0.0 ? r->best_algo : "-",
+                r->best_ms > 0.0 ? conv_kernel_label(r->best_kernel, 0) : "-",
+                cell(b[0], 48, r->best_ms, ms_decimals(r->best_ms * 1e-3), r->best_ms > 0.0),
+                cell(b[1], 48, r->dnnl_ms, ms_decimals(r->dnnl_ms * 1e-3), r->dnnl_ms > 0.0),
+                cell(b[2], 48, r->best_ms > 0.0 ? r->dnnl_ms / r->best_ms : 0.0, 2,
+                     r->best_ms > 0.0 && r->dnnl_ms > 0.0),
+                *r->auto_algo ? pick : "-",
+                cell(b[3], 48, r->auto_ms > 0.0 ? r->auto_ms / r->best_ms : 0.0, 2,
+                     r->auto_ms > 0.0 && r->best_ms > 0.0));
+        if (r->best_ms > 0.0 && r->dnnl_ms > 0.0) bench_geomean_add(&gb, r->dnnl_ms / r->best_ms);
+        if (r->auto_ms > 0.0 && r->dnnl_ms > 0.0) bench_geomean_add(&ga, r->dnnl_ms / r->auto_ms);
+        if (r->auto_ms > 0.0 && r->best_ms > 0.0) {
+            bench_geomean_add(&gbest_auto, r->auto_ms / r->best_ms);
+            nauto++;
+            auto_is_best += r->auto_ms <= r->best_ms;
+        }
+    }
+    if (gb.count)
+        fprintf(out, "geomean over %d layers: best luthier vs oneDNN = %.2f  (AUTO's pick vs "
+                     "oneDNN = %s over %d layers)\n", gb.count, bench_geomean_get(&gb),
+                cell(b[0], 48, bench_geomean_get(&ga), 2, ga.count > 0), ga.count);
+    else
+        fprintf(out, "geomean: no layer has both a luthier time and a oneDNN time\n");
+    if (nauto)
+        fprintf(out, "AUTO's pick: the fastest pair on %d of %d layers; geomean AUTO ms / best ms "
+                     "= %.2f\n", auto_is_best, nauto, bench_geomean_get(&gbest_auto));
+}
+
+static int cmd_conv(int argc, char **argv) {
+    const char *cmd = argv[0];
+    conv_opts o;
+    conv_spec *layers = NULL;
+    conv_result *res = NULL;
+    luthier_context *ctx = NULL;
+    int *kernels = NULL;
+    int nk = 0, nl = 0, i, rc, exit_code = BENCH_EXIT_OK;
+    FILE *info;
+
+    memset(&o, 0, sizeof o);
+    o.threads = 1;
+    o.policy.min_time = 0.2;
+    o.policy.rounds = 4;
+    if ((rc = conv_parse(argc, argv, &o)) >= 0) goto done;
+    if (!o.nalgos) conv_parse_algos(cmd, "all", &o);
+    if (o.quick) {
+        if (!o.min_time_set) o.policy.min_time = 0.05;
+        if (!o.rounds_set) o.policy.rounds = 2;
+    }
+    info = o.csv ? stderr : stdout;
+
+    if (!(ctx = open_context(cmd, NULL, o.threads))) {
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    o.lthreads = luthier_context_num_threads(ctx);
+    if (o.kernel_arg && strcmp(o.kernel_arg, "default") == 0) nk = 0; /* desc.kernel = NULL */
+    else if ((rc = gemm_resolve_kernels(cmd, o.kernel_arg ? o.kernel_arg : "all", ctx, &kernels,
+                                        &nk)) >= 0)
+        goto done;
+
+    /* The layer list. */
+    if (!o.sets && !o.ncustom) o.sets = CSET_ALL;
+    layers = (conv_spec *)calloc((size_t)(CONV_N_BUILTIN + o.ncustom), sizeof *layers);
+    res = (conv_result *)calloc((size_t)(CONV_N_BUILTIN + o.ncustom), sizeof *res);
+    if (!layers || !res) {
+        fprintf(stderr, "%s %s: error: out of memory\n", bench_prog, cmd);
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    for (i = 0; i < CONV_N_BUILTIN; i++) {
+        const conv_spec *sp = &conv_builtin[i];
+        if (!(o.sets & sp->set)) continue;
+        if (o.quick && sp->large && o.sets != sp->set && (o.sets & CSET_ALL) == CSET_ALL) {
+            fprintf(stderr, "note: --quick leaves out %s (give --layers vgg16 to run it)\n", sp->name);
+            continue;
+        }
+        layers[nl++] = *sp;
+    }
+    for (i = 0; i < o.ncustom; i++) layers[nl++] = o.custom[i];
+
+    bench_anchors_set_threads(o.threads, stderr);
+    if (o.lthreads != o.threads)
+        fprintf(stderr, "note: luthier runs %d thread(s), not %d: its context has one thread per "
+                        "CPU of its clusters at most; oneDNN runs %d\n", o.lthreads, o.threads,
+                o.threads);
+    fprintf(info, "luthier-bench conv: luthier v%d.%d.%d\n", LUTHIER_VERSION_MAJOR,
+            LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH);
+    print_cpu(info);
+    bench_anchors_describe(info);
+    fprintf(info, "mode     batch 1, NHWC, OIHW weights + bias, fp32; luthier %d thread(s) "
+                  "(default kernel %s), oneDNN %d thread(s); algorithms:", o.lthreads,
+            short_kernel_name(luthier_context_kernel(ctx)), o.threads);
+    for (i = 0; i < o.nalgos; i++)
+        fprintf(info, " %s", luthier_conv_algorithm_name((luthier_conv_algorithm)o.algos[i]));
+    fprintf(info, "; kernels: %s\n", nk == 0 ? "default" : o.kernel_arg ? o.kernel_arg : "all");
+    if (o.policy.reps > 0) fprintf(info, "timing   %ld repetitions per contestant", o.policy.reps);
+    else fprintf(info, "timing   >= %.2f s per contestant", o.policy.min_time);
+    fprintf(info, ", in %d rounds alternating the contestants, after a checked call\n",
+            o.policy.rounds);
+    if (o.csv)
+        printf("layer,Cin,H,W,Cout,k,stride,pad,groups,threads,algorithm,kernel,luthier_ms,"
+               "luthier_gflops,onednn_ms,onednn_gflops,best,luthier_ms_median,reps,vs_onednn,"
+               "auto,max_rel_err,status,onednn_impl\n");
+    else {
+        printf("\n");
+        conv_table_header();
+    }
+    fflush(stdout);
+
+    for (i = 0; i < nl; i++)
+        if (conv_run_layer(&o, &layers[i], i, ctx, kernels, nk, &res[i]) != 0)
+            exit_code = BENCH_EXIT_FAIL;
+
+    conv_print_summary(info, res, nl, o.lthreads);
+    if (exit_code != BENCH_EXIT_OK)
+        fprintf(stderr, "%s conv: FAILED: a pair gave a wrong result or an error (see above)\n",
+                bench_prog);
+    rc = exit_code;
+
+done:
+    luthier_context_destroy(ctx);
+    free(kernels);
+    free(layers);
+    free(res);
+    free(o.custom);
+    return rc;
+}
+
+/* ================================================================================================
    command table and main
    ================================================================================================ */
 
@@ -2180,6 +3077,8 @@ static const bench_command bench_commands[] = {
      cmd_threads, usage_threads},
     {"asym", "emulated big.LITTLE (a busy loop on one CPU): equal, ratio, dynamic, big-only",
      cmd_asym, usage_asym},
+    {"conv", "convolution per layer and (algorithm, kernel) pair vs oneDNN's primitive",
+     cmd_conv, usage_conv},
 };
 #define BENCH_NUM_COMMANDS ((int)(sizeof bench_commands / sizeof bench_commands[0]))
 
@@ -2196,7 +3095,7 @@ static void usage_main(FILE *out) {
     fprintf(out,
             "\nExit status: 0 ok, 1 a failure (e.g. a kernel computed a wrong result),\n"
             "2 bad command line. Environment: LUTHIER_KERNEL sets the default kernel,\n"
-            "LUTHIER_CLUSTERS the CPU clusters (gemm --threads, threads, asym).\n");
+            "LUTHIER_CLUSTERS the CPU clusters (gemm and conv --threads, threads, asym).\n");
 }
 
 static const bench_command *find_command(const char *name) {
