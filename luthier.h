@@ -2619,6 +2619,8 @@ typedef struct luthier__conv_job {
     float *out;      /* NHWC */
     unsigned char *ws;
     size_t ws_stride;
+    void (*dw_pixel)(float *, const float *const *, const float *const *, int, const float *, int,
+                     int, float, float, size_t); /* depthwise: luthier__dw_select() */
 } luthier__conv_job;
 
 /* Input row of output row o, tap k (may be outside [0, size)). */
@@ -2731,16 +2733,63 @@ LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t en
 }
 
 /* Units = output pixels; the inner loops run over contiguous channels (NHWC). */
+/* One depthwise output pixel, portable: 8-channel blocks accumulated across all taps in a
+   fixed-size array (the compiler keeps it in vector registers), then one store. */
+typedef void (*luthier__dw_pixel_fn)(float *o, const float *const *x, const float *const *w,
+                                     int taps, const float *bias, int accumulate, int clamp,
+                                     float lo, float hi, size_t C);
+
+LUTHIER_PRIVATE void luthier__dw_pixel_c(float *o, const float *const *x, const float *const *w,
+                                         int taps, const float *bias, int accumulate, int clamp,
+                                         float lo, float hi, size_t C) {
+    size_t c, e;
+    int t;
+    for (c = 0; c < C; c += 8) {
+        const size_t cn = C - c < 8 ? C - c : 8;
+        float acc[8];
+        for (e = 0; e < 8; e++) acc[e] = 0.0f;
+        if (accumulate) for (e = 0; e < cn; e++) acc[e] = o[c + e];
+        if (bias) for (e = 0; e < cn; e++) acc[e] += bias[c + e];
+        if (cn == 8) {
+            for (t = 0; t < taps; t++)
+                for (e = 0; e < 8; e++) acc[e] += x[t][c + e] * w[t][c + e];
+        } else {
+            for (t = 0; t < taps; t++)
+                for (e = 0; e < cn; e++) acc[e] += x[t][c + e] * w[t][c + e];
+        }
+        for (e = 0; e < cn; e++) {
+            float v = acc[e];
+            if (clamp) {
+                v = v < lo ? lo : v;
+                v = v > hi ? hi : v;
+            }
+            o[c + e] = v;
+        }
+    }
+}
+
+/* Picks the depthwise pixel routine for the context's CPU features. */
+LUTHIER_PRIVATE luthier__dw_pixel_fn luthier__dw_select(unsigned features) {
+#ifdef LUTHIER__KERNELS_X86_DONE
+    if (features & LUTHIER_CPU_AVX512F) return luthier__dw_pixel_avx512;
+    if (features & LUTHIER_CPU_AVX2_FMA) return luthier__dw_pixel_avx2;
+#endif
+    (void)features;
+    return luthier__dw_pixel_c;
+}
+
+#define LUTHIER__DW_MAX_TAPS 64 /* taps gathered per pixel at once; larger kernels go in rounds */
+
 LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size_t end, int thread,
                                                    int cluster) {
     const luthier__conv_job *j = (const luthier__conv_job *)arg;
     const luthier_conv2d_layer *cv = j->cv;
     const luthier_conv2d_desc *d = &cv->d;
     const size_t C = (size_t)d->in_channels, ohw = (size_t)(cv->oh * cv->ow);
-    const float *LUTHIER__RESTRICT bias = cv->bias;
+    const luthier__dw_pixel_fn pixel = j->dw_pixel;
     float lo = -INFINITY, hi = INFINITY;
     int clamp = 1;
-    size_t r, c;
+    size_t r;
     (void)thread;
     (void)cluster;
     switch (d->activation) {
@@ -2752,33 +2801,27 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
     for (r = begin; r < end; r++) {
         const size_t n = r / ohw, p = r % ohw;
         const int64_t oy = (int64_t)(p / (size_t)cv->ow), ox = (int64_t)(p % (size_t)cv->ow);
-        float *LUTHIER__RESTRICT o = j->out + r * C;
+        float *o = j->out + r * C;
+        const float *xs[LUTHIER__DW_MAX_TAPS], *ws[LUTHIER__DW_MAX_TAPS];
+        int taps = 0, first = 1;
         int64_t kh, kw;
-        if (!d->accumulate) {
-            if (bias) for (c = 0; c < C; c++) o[c] = bias[c];
-            else for (c = 0; c < C; c++) o[c] = 0.0f;
-        } else if (bias) {
-            for (c = 0; c < C; c++) o[c] += bias[c];
-        }
+        /* gather the taps that fall inside the image; flush every LUTHIER__DW_MAX_TAPS */
         for (kh = 0; kh < d->kernel_h; kh++) {
             const int64_t iy = luthier__conv_in(oy, kh, d->stride_h, d->dilation_h, d->pad_top);
             if (iy < 0 || iy >= d->in_h) continue;
             for (kw = 0; kw < d->kernel_w; kw++) {
                 const int64_t ix = luthier__conv_in(ox, kw, d->stride_w, d->dilation_w, d->pad_left);
-                const float *LUTHIER__RESTRICT x;
-                const float *LUTHIER__RESTRICT wt;
                 if (ix < 0 || ix >= d->in_w) continue;
-                x = j->in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * C;
-                wt = cv->packed + (size_t)(kh * d->kernel_w + kw) * C;
-                for (c = 0; c < C; c++) o[c] += x[c] * wt[c];
+                xs[taps] = j->in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * C;
+                ws[taps] = cv->packed + (size_t)(kh * d->kernel_w + kw) * C;
+                if (++taps == LUTHIER__DW_MAX_TAPS) { /* partial sum, no clamp yet */
+                    pixel(o, xs, ws, taps, first ? cv->bias : NULL, first ? d->accumulate : 1, 0, lo, hi, C);
+                    taps = 0;
+                    first = 0;
+                }
             }
         }
-        if (clamp)
-            for (c = 0; c < C; c++) {
-                float v = o[c];
-                v = v < lo ? lo : v;
-                o[c] = v > hi ? hi : v;
-            }
+        pixel(o, xs, ws, taps, first ? cv->bias : NULL, first ? d->accumulate : 1, clamp, lo, hi, C);
     }
 }
 
@@ -2937,6 +2980,7 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
     job.ws = ws + off;
     job.ws_stride = cv->thread_ws;
     if (cv->algo == LUTHIER_CONV_DEPTHWISE) {
+        job.dw_pixel = luthier__dw_select(ctx->cpu_features);
         s = luthier__parallel(ctx, cv->m, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_depthwise_range, &job);
     } else if (cv->wino_m) {

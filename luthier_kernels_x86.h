@@ -3,7 +3,7 @@
    Clang; each kernel carries its own target attribute, so the file builds without -mavx2 and
    the library picks the kernels at run time (cpuid).
 
-   TABLE OF CONTENTS: >>list >>avx512 >>avx512-pack >>avx2
+   TABLE OF CONTENTS: >>list >>avx512 >>avx512-pack >>depthwise >>avx2
 
    Every kernel is the broadcast form: a row of A is broadcast and multiplied with NR/W vectors
    of a packed B row (W = 16 lanes for AVX-512, 8 for AVX2), accumulating MR x NR/W registers.
@@ -60,6 +60,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Masks for AVX2 edge columns: 8 - rem leading -1s from (table + 8 - rem). */
+static const int32_t luthier__avx2_mask_table[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                                     0,  0,  0,  0,  0,  0,  0,  0};
 
 /* >>avx512 ===================================================================================== */
 
@@ -218,10 +222,46 @@ LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier__pack_a_avx512(const float *
     }
 }
 
+/* >>depthwise: one output pixel of a depthwise convolution over all C channels: the channel
+   vector is accumulated in registers across every valid tap (x[t], w[t]: the tap's input pixel
+   and its weights, C floats each), then bias/residual and the clamp, one store. */
+#define LUTHIER__DW_ARGS                                                                        \
+    float *o, const float *const *x, const float *const *w, int taps, const float *bias,      \
+        int accumulate, int clamp, float lo, float hi, size_t C
+
+LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier__dw_pixel_avx512(LUTHIER__DW_ARGS) {
+    const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    size_t c;
+    int t;
+    for (c = 0; c < C; c += 16) {
+        const __mmask16 m = (__mmask16)(C - c >= 16 ? 0xffffu : (1u << (C - c)) - 1u);
+        __m512 acc = accumulate ? _mm512_maskz_loadu_ps(m, o + c) : _mm512_setzero_ps();
+        if (bias) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(m, bias + c));
+        for (t = 0; t < taps; t++)
+            acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[t] + c), _mm512_maskz_loadu_ps(m, w[t] + c), acc);
+        if (clamp) acc = _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
+        _mm512_mask_storeu_ps(o + c, m, acc);
+    }
+}
+
+LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE void luthier__dw_pixel_avx2(LUTHIER__DW_ARGS) {
+    const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+    size_t c;
+    int t;
+    for (c = 0; c < C; c += 8) {
+        const size_t rem = C - c < 8 ? C - c : 8;
+        const __m256i m = _mm256_loadu_si256((const __m256i *)(luthier__avx2_mask_table + 8 - rem));
+        __m256 acc = accumulate ? _mm256_maskload_ps(o + c, m) : _mm256_setzero_ps();
+        if (bias) acc = _mm256_add_ps(acc, _mm256_maskload_ps(bias + c, m));
+        for (t = 0; t < taps; t++)
+            acc = _mm256_fmadd_ps(_mm256_maskload_ps(x[t] + c, m), _mm256_maskload_ps(w[t] + c, m), acc);
+        if (clamp) acc = _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi);
+        _mm256_maskstore_ps(o + c, m, acc);
+    }
+}
+
 /* >>avx2 ======================================================================================= */
 
-static const int32_t luthier__avx2_mask_table[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
-                                                     0,  0,  0,  0,  0,  0,  0,  0};
 
 LUTHIER__TARGET_AVX2 static inline __attribute__((always_inline)) void
 luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int NV, const int MR,
