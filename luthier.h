@@ -1227,6 +1227,7 @@ typedef struct luthier__pool luthier__pool;
 struct luthier_context {
     unsigned cpu_features;      /* detected & ~disabled */
     int kernel;                 /* registry index of the default kernel */
+    int kernel_auto;            /* no kernel was named: calls may pick one by shape */
     luthier__gemm_blocking blocking_override; /* 0 fields = from cache sizes */
     luthier_cache_info caches;
     luthier_topology topology;  /* the clusters the threads run on */
@@ -1680,6 +1681,7 @@ LUTHIER_API luthier_status luthier_context_create(const luthier_context_desc *de
         }
     } else {
         ctx->kernel = luthier__select_default_kernel(ctx->cpu_features);
+        ctx->kernel_auto = 1;
     }
     if ((s = luthier__context_threads(ctx, &d)) != LUTHIER_STATUS_OK) {
         luthier__free(ctx);
@@ -1715,6 +1717,31 @@ LUTHIER_API int luthier_context_thread_info(const luthier_context *ctx, int thre
     if (cluster) *cluster = ctx->pool->slot_cluster[thread];
     if (cpu) *cpu = thread == 0 ? -1 : ctx->pool->slot_cpu[thread];
     return thread == 0 ? 0 : __atomic_load_n(&ctx->pool->slot_pinned[thread], __ATOMIC_ACQUIRE);
+}
+
+/* Padding columns a kernel of this NR computes for n outputs, as a fraction of its work. */
+LUTHIER_PRIVATE double luthier__nr_waste(int nr, size_t n) {
+    const size_t padded = luthier__div_up(n ? n : 1, (size_t)nr) * (size_t)nr;
+    return (double)(padded - (n ? n : 1)) / (double)padded;
+}
+
+/* The kernel a call with n output columns uses when neither it nor the context named one: the
+   default, unless more than a quarter of its NR lanes would be padding (a 64-wide kernel on a
+   16-channel layer); then the SIMD kernel of the same kind wasting the least, earliest in the
+   preference order on ties. Measured: 16 output channels (MobileNetV2 pointwise), 6x16
+   AVX2 hybrid 0.20 ms vs 6x64 AVX-512 hybrid 0.42 ms. */
+LUTHIER_PRIVATE int luthier__kernel_for_n(const luthier_context *ctx, size_t n) {
+    const luthier__ukernel_entry *def = &luthier__ukernels[ctx->kernel];
+    int i, best = ctx->kernel;
+    if (!ctx->kernel_auto || luthier__nr_waste(def->nr, n) <= 0.25) return ctx->kernel;
+    for (i = 0; i < LUTHIER__NUM_UKERNELS; i++) {
+        const luthier__ukernel_entry *e = &luthier__ukernels[i];
+        if (e->kind != def->kind || strcmp(e->isa, "scalar") == 0 ||
+            (e->required_cpu_features & ctx->cpu_features) != e->required_cpu_features)
+            continue;
+        if (luthier__nr_waste(e->nr, n) < luthier__nr_waste(luthier__ukernels[best].nr, n)) best = i;
+    }
+    return best;
 }
 
 LUTHIER_API const char *luthier_context_kernel(const luthier_context *ctx) {
@@ -1801,7 +1828,7 @@ LUTHIER_PRIVATE luthier_status luthier__prepare(luthier_context *ctx, const luth
         if ((s = luthier__check_matrix(ctx, "B", rows, cols, d->ldb)) != LUTHIER_STATUS_OK) return s;
     }
     if (d->kernel && *d->kernel) return luthier__resolve_kernel(ctx, d->kernel, kernel);
-    *kernel = ctx->kernel;
+    *kernel = luthier__kernel_for_n(ctx, (size_t)d->n);
     return LUTHIER_STATUS_OK;
 }
 
@@ -2133,8 +2160,8 @@ LUTHIER_PRIVATE luthier_status luthier__conv_kernel(luthier_context *ctx, const 
                                                     luthier_conv_algorithm algo, int *kernel) {
     int i;
     if (d->kernel && *d->kernel) return luthier__resolve_kernel(ctx, d->kernel, kernel);
-    *kernel = ctx->kernel;
-    if (algo != LUTHIER_CONV_IMPLICIT_GEMM || luthier__ukernels[ctx->kernel].kind == LUTHIER_KERNEL_HYBRID)
+    *kernel = luthier__kernel_for_n(ctx, (size_t)(d->out_channels / (d->groups ? d->groups : 1)));
+    if (algo != LUTHIER_CONV_IMPLICIT_GEMM || luthier__ukernels[*kernel].kind == LUTHIER_KERNEL_HYBRID)
         return LUTHIER_STATUS_OK;
     for (i = 0; i < LUTHIER__NUM_UKERNELS; i++)
         if (luthier__ukernels[i].kind == LUTHIER_KERNEL_HYBRID &&

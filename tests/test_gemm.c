@@ -366,3 +366,26 @@ static void test_gemm_vs_openblas(void) {
     luthier_context_destroy(ctx);
 }
 #endif
+
+/* With no kernel named, a narrow N picks a kernel that wastes fewer NR lanes; a named kernel
+   is always kept. */
+static void test_gemm_kernel_for_n(void) {
+    luthier_context *ctx = test_context(0, 0, 0), *named = NULL;
+    luthier_context_desc cd;
+    size_t n;
+    for (n = 1; n <= 200; n += 3) {
+        const int k = luthier__kernel_for_n(ctx, n);
+        CHECK(kernel_available(k), "n=%zu: %s not available", n, luthier__ukernels[k].name);
+        CHECK(luthier__nr_waste(luthier__ukernels[k].nr, n) <= luthier__nr_waste(luthier__ukernels[ctx->kernel].nr, n),
+              "n=%zu: %s wastes more than the default", n, luthier__ukernels[k].name);
+        CHECK(luthier__ukernels[k].kind == luthier__ukernels[ctx->kernel].kind, "n=%zu: kind changed", n);
+    }
+    CHECK(luthier__kernel_for_n(ctx, (size_t)luthier__ukernels[ctx->kernel].nr * 3) == ctx->kernel,
+          "a multiple of the default NR keeps the default");
+    memset(&cd, 0, sizeof cd);
+    cd.kernel = luthier__ukernels[ctx->kernel].name;
+    CHECK(luthier_context_create(&cd, &named) == LUTHIER_STATUS_OK, "named context");
+    if (named) CHECK(luthier__kernel_for_n(named, 5) == named->kernel, "a named kernel is kept");
+    luthier_context_destroy(named);
+    luthier_context_destroy(ctx);
+}
