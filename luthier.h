@@ -2601,7 +2601,7 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
             memset(cv->zero, 0, (size_t)d.in_channels * sizeof(float));
         }
         cv->blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, cv->m,
-                                             cv->cout_g, algo == LUTHIER_CONV_IMPLICIT_GEMM ? cv->cin_g : cv->kdim);
+                                             cv->cout_g, cv->kdim);
         /* Blocks of output pixels: the im2col rows (or the indirection pointers) of one block
            take about half of L2; at least one MR tile, at most 64. */
         rows = (ctx->caches.l2 ? ctx->caches.l2 : (size_t)256 << 10) / 2;
