@@ -1767,6 +1767,19 @@ struct luthier_packed_b {
     float *data; /* layout.bytes */
 };
 
+/* The fused activation of a GEMM or convolution; prefix names the caller in the message. */
+LUTHIER_PRIVATE luthier_status luthier__check_activation(luthier_context *ctx, const char *prefix,
+                                                         luthier_activation act, float lo, float hi) {
+    if ((unsigned)act >= (unsigned)LUTHIER_ACTIVATION_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%sunknown activation %d", prefix,
+                             (int)act);
+    if (act == LUTHIER_ACTIVATION_CLAMP && !(lo <= hi))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "%sclamp_min (%g) must be <= clamp_max (%g) and neither NaN", prefix,
+                             (double)lo, (double)hi);
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__check_dims(luthier_context *ctx,
                                                    const luthier_sgemm_desc *d, int need_m) {
     if (d->k < 0 || d->n < 0 || (need_m && d->m < 0))
@@ -1777,14 +1790,7 @@ LUTHIER_PRIVATE luthier_status luthier__check_dims(luthier_context *ctx,
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW,
                              "size above 2^31-1: m=%lld n=%lld k=%lld", (long long)d->m,
                              (long long)d->n, (long long)d->k);
-    if ((unsigned)d->activation >= (unsigned)LUTHIER_ACTIVATION_COUNT)
-        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "unknown activation %d",
-                             (int)d->activation);
-    if (d->activation == LUTHIER_ACTIVATION_CLAMP && !(d->clamp_min <= d->clamp_max))
-        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
-                             "clamp_min (%g) must be <= clamp_max (%g) and neither NaN",
-                             (double)d->clamp_min, (double)d->clamp_max);
-    return LUTHIER_STATUS_OK;
+    return luthier__check_activation(ctx, "", d->activation, d->clamp_min, d->clamp_max);
 }
 
 /* Checks that a rows x cols matrix with row stride ld is addressable: ld >= cols and the last
@@ -2090,13 +2096,11 @@ LUTHIER_PRIVATE luthier_status luthier__conv_normalize(luthier_context *ctx,
                              (long long)d->groups, (long long)d->in_channels, (long long)d->out_channels);
     if ((unsigned)d->layout >= (unsigned)LUTHIER_LAYOUT_COUNT)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: unknown layout %d", (int)d->layout);
-    if ((unsigned)d->activation >= (unsigned)LUTHIER_ACTIVATION_COUNT)
-        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: unknown activation %d",
-                             (int)d->activation);
-    if (d->activation == LUTHIER_ACTIVATION_CLAMP && !(d->clamp_min <= d->clamp_max))
-        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
-                             "conv2d: clamp_min (%g) must be <= clamp_max (%g) and neither NaN",
-                             (double)d->clamp_min, (double)d->clamp_max);
+    {
+        const luthier_status act = luthier__check_activation(ctx, "conv2d: ", d->activation,
+                                                             d->clamp_min, d->clamp_max);
+        if (act != LUTHIER_STATUS_OK) return act;
+    }
     if ((unsigned)d->algorithm >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: unknown algorithm %d",
                              (int)d->algorithm);
