@@ -380,6 +380,50 @@ static int parse_shape(const char *s, gemm_shape *out) {
 }
 
 /* Parses the gemm options. Returns -1 to continue, else an exit code. */
+/* The options every timed command shares: --threads N, --reps R, --rounds N, --min-time S.
+   Returns 1 when argv[*i] was one of them (consumed), 0 when not, -1 on a bad value; sets
+   *rounds_set / *min_time_set (either may be NULL) when those were given. */
+static int bench_parse_run_option(int argc, char **argv, int *i, const char *cmd,
+                                  bench_policy *policy, int *threads, int *rounds_set,
+                                  int *min_time_set) {
+    const char *val;
+    int64_t v;
+    int r;
+    if ((r = bench_opt_value(argc, argv, i, cmd, "--threads", &val)) != 0) {
+        if (r < 0) return -1;
+        if (bench_parse_i64(val, 1, 1024, &v)) {
+            bench_usage_error(cmd, "--threads wants an integer in [1, 1024], not '%s'", val);
+            return -1;
+        }
+        *threads = (int)v;
+    } else if ((r = bench_opt_value(argc, argv, i, cmd, "--reps", &val)) != 0) {
+        if (r < 0) return -1;
+        if (bench_parse_i64(val, 1, 1000000, &v)) {
+            bench_usage_error(cmd, "--reps wants an integer in [1, 1000000], not '%s'", val);
+            return -1;
+        }
+        policy->reps = (long)v;
+    } else if ((r = bench_opt_value(argc, argv, i, cmd, "--rounds", &val)) != 0) {
+        if (r < 0) return -1;
+        if (bench_parse_i64(val, 1, 100, &v)) {
+            bench_usage_error(cmd, "--rounds wants an integer in [1, 100], not '%s'", val);
+            return -1;
+        }
+        policy->rounds = (int)v;
+        if (rounds_set) *rounds_set = 1;
+    } else if ((r = bench_opt_value(argc, argv, i, cmd, "--min-time", &val)) != 0) {
+        if (r < 0) return -1;
+        if (bench_parse_double(val, 0.0, 3600.0, &policy->min_time)) {
+            bench_usage_error(cmd, "--min-time wants seconds in [0, 3600], not '%s'", val);
+            return -1;
+        }
+        if (min_time_set) *min_time_set = 1;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 static int gemm_parse(int argc, char **argv, gemm_opts *o) {
     const char *cmd = argv[0], *val;
     int i, r;
@@ -422,42 +466,15 @@ static int gemm_parse(int argc, char **argv, gemm_opts *o) {
             }
             o->custom = ns;
             o->custom[o->ncustom++] = sh;
-        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--threads", &val)) != 0) {
-            int64_t v;
+        } else if ((r = bench_parse_run_option(argc, argv, &i, cmd, &o->policy, &o->threads,
+                                               NULL, NULL)) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_i64(val, 1, 1024, &v)) {
-                bench_usage_error(cmd, "--threads wants an integer in [1, 1024], not '%s'", val);
-                return BENCH_EXIT_USAGE;
-            }
-            o->threads = (int)v;
         } else if ((r = bench_opt_flag(arg, cmd, "--scaling")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             o->scaling = 1;
         } else if ((r = bench_opt_flag(arg, cmd, "--no-prepack")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             o->prepack = 0;
-        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--reps", &val)) != 0) {
-            int64_t v;
-            if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_i64(val, 1, 1000000, &v)) {
-                bench_usage_error(cmd, "--reps wants an integer in [1, 1000000], not '%s'", val);
-                return BENCH_EXIT_USAGE;
-            }
-            o->policy.reps = (long)v;
-        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--rounds", &val)) != 0) {
-            int64_t v;
-            if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_i64(val, 1, 100, &v)) {
-                bench_usage_error(cmd, "--rounds wants an integer in [1, 100], not '%s'", val);
-                return BENCH_EXIT_USAGE;
-            }
-            o->policy.rounds = (int)v;
-        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--min-time", &val)) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_double(val, 0.0, 3600.0, &o->policy.min_time)) {
-                bench_usage_error(cmd, "--min-time wants seconds in [0, 3600], not '%s'", val);
-                return BENCH_EXIT_USAGE;
-            }
         } else if ((r = bench_opt_flag(arg, cmd, "--csv")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             o->csv = 1;
@@ -2397,38 +2414,9 @@ static int conv_parse(int argc, char **argv, conv_opts *o) {
                 return BENCH_EXIT_USAGE;
             }
             o->kernel_arg = val;
-        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--threads", &val)) != 0) {
-            int64_t v;
+        } else if ((r = bench_parse_run_option(argc, argv, &i, cmd, &o->policy, &o->threads,
+                                               &o->rounds_set, &o->min_time_set)) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_i64(val, 1, 1024, &v)) {
-                bench_usage_error(cmd, "--threads wants an integer in [1, 1024], not '%s'", val);
-                return BENCH_EXIT_USAGE;
-            }
-            o->threads = (int)v;
-        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--reps", &val)) != 0) {
-            int64_t v;
-            if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_i64(val, 1, 1000000, &v)) {
-                bench_usage_error(cmd, "--reps wants an integer in [1, 1000000], not '%s'", val);
-                return BENCH_EXIT_USAGE;
-            }
-            o->policy.reps = (long)v;
-        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--rounds", &val)) != 0) {
-            int64_t v;
-            if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_i64(val, 1, 100, &v)) {
-                bench_usage_error(cmd, "--rounds wants an integer in [1, 100], not '%s'", val);
-                return BENCH_EXIT_USAGE;
-            }
-            o->policy.rounds = (int)v;
-            o->rounds_set = 1;
-        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--min-time", &val)) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_double(val, 0.0, 3600.0, &o->policy.min_time)) {
-                bench_usage_error(cmd, "--min-time wants seconds in [0, 3600], not '%s'", val);
-                return BENCH_EXIT_USAGE;
-            }
-            o->min_time_set = 1;
         } else if ((r = bench_opt_flag(arg, cmd, "--quick")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             o->quick = 1;
