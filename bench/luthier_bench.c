@@ -2188,8 +2188,8 @@ done:
    conv
    ================================================================================================ */
 
-enum { CSET_RESNET18 = 1, CSET_MOBILENETV2 = 2, CSET_ALEXNET = 4, CSET_VGG16 = 8, CSET_CUSTOM = 16,
-       CSET_ALL = 15 };
+enum { CSET_RESNET18 = 1, CSET_MOBILENETV2 = 2, CSET_ALEXNET = 4, CSET_VGG16 = 8, CSET_RESNET50 = 32,
+       CSET_CUSTOM = 16, CSET_ALL = 1 | 2 | 4 | 8 | 32 };
 
 typedef struct conv_spec {
     char name[40];
@@ -2209,11 +2209,19 @@ static const conv_spec conv_builtin[] = {
     {"resnet18_layer4_down", 256, 14, 14, 512, 3, 2, 1, 1, CSET_RESNET18, 0},
     {"resnet18_layer4", 512, 7, 7, 512, 3, 1, 1, 1, CSET_RESNET18, 0},
     {"resnet18_down1x1", 64, 56, 56, 128, 1, 2, 0, 1, CSET_RESNET18, 0},
+    {"resnet50_1x1_64_256", 64, 56, 56, 256, 1, 1, 0, 1, CSET_RESNET50, 0},
+    {"resnet50_1x1_256_64", 256, 56, 56, 64, 1, 1, 0, 1, CSET_RESNET50, 0},
+    {"resnet50_1x1_1024_256", 1024, 14, 14, 256, 1, 1, 0, 1, CSET_RESNET50, 0},
+    {"vgg16_conv1_1", 3, 224, 224, 64, 3, 1, 1, 1, CSET_VGG16, 0},
+    {"vgg16_conv1_2", 64, 224, 224, 64, 3, 1, 1, 1, CSET_VGG16, 1},
+    {"vgg16_conv3", 256, 56, 56, 256, 3, 1, 1, 1, CSET_VGG16, 1},
+    {"vgg16_conv5", 512, 14, 14, 512, 3, 1, 1, 1, CSET_VGG16, 0},
     {"mbv2_dw112", 32, 112, 112, 32, 3, 1, 1, 32, CSET_MOBILENETV2, 0},
     {"mbv2_dw56_s2", 144, 56, 56, 144, 3, 2, 1, 144, CSET_MOBILENETV2, 0},
+    {"mbv2_dw7_960", 960, 7, 7, 960, 3, 1, 1, 960, CSET_MOBILENETV2, 0},
     {"mbv2_pw112", 32, 112, 112, 16, 1, 1, 0, 1, CSET_MOBILENETV2, 0},
+    {"alexnet_conv1", 3, 224, 224, 64, 11, 4, 2, 1, CSET_ALEXNET, 0},
     {"alexnet_conv2_g2", 96, 27, 27, 256, 5, 1, 2, 2, CSET_ALEXNET, 0},
-    {"vgg16_conv1_2", 64, 224, 224, 64, 3, 1, 1, 1, CSET_VGG16, 1},
 };
 #define CONV_N_BUILTIN ((int)(sizeof conv_builtin / sizeof conv_builtin[0]))
 
@@ -2239,8 +2247,8 @@ static void usage_conv(FILE *out) {
             "gets no time, and the exit status is 1.\n"
             "\n"
             "Options:\n"
-            "  --layers SET      all, resnet18, mobilenetv2, alexnet or vgg16 (repeatable; default\n"
-            "                    all, none when only --layer is given)\n"
+            "  --layers SET      all, resnet18, resnet50, mobilenetv2, alexnet or vgg16 (repeatable;\n"
+            "                    default all, none when only --layer is given)\n"
             "  --layer NAME=Cin,H,W,Cout,k,stride,pad,groups   a custom layer (repeatable; square\n"
             "                    kernel, stride and padding; NAME= may be left out)\n"
             "  --algorithm A     all (default) or names (comma-separated) of: im2col, 1x1, ...\n"
@@ -2255,7 +2263,7 @@ static void usage_conv(FILE *out) {
             "                    0.05 with --quick)\n"
             "  --rounds N        rounds alternating the contestants of a layer (default 4; 2 with\n"
             "                    --quick)\n"
-            "  --quick           leave out the large vgg16 layer (unless --layers vgg16 names it)\n"
+            "  --quick           leave out the large vgg16 layers (unless --layers vgg16 names them)\n"
             "                    and time shorter\n"
             "  --csv             one row per (layer, algorithm, kernel) with a header line; notes\n"
             "                    go to stderr\n"
@@ -2381,9 +2389,10 @@ static int conv_parse(int argc, char **argv, conv_opts *o) {
             else if (strcmp(val, "mobilenetv2") == 0) o->sets |= CSET_MOBILENETV2;
             else if (strcmp(val, "alexnet") == 0) o->sets |= CSET_ALEXNET;
             else if (strcmp(val, "vgg16") == 0) o->sets |= CSET_VGG16;
+            else if (strcmp(val, "resnet50") == 0) o->sets |= CSET_RESNET50;
             else {
-                bench_usage_error(cmd, "--layers wants all, resnet18, mobilenetv2, alexnet or "
-                                       "vgg16, not '%s'", val);
+                bench_usage_error(cmd, "--layers wants all, resnet18, resnet50, mobilenetv2, "
+                                       "alexnet or vgg16, not '%s'", val);
                 return BENCH_EXIT_USAGE;
             }
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--layer", &val)) != 0) {
@@ -3016,7 +3025,7 @@ static int cmd_conv(int argc, char **argv) {
     fprintf(info, ", in %d rounds alternating the contestants, after a checked call\n",
             o.policy.rounds);
     if (o.csv)
-        printf("layer,Cin,H,W,Cout,k,stride,pad,groups,threads,algorithm,kernel,luthier_ms,"
+        printf("layer,Cin,H,W,Cout,k,stride,pad,groups,threads,algo,kernel,luthier_ms,"
                "luthier_gflops,onednn_ms,onednn_gflops,best,luthier_ms_median,reps,vs_onednn,"
                "auto,max_rel_err,status,onednn_impl\n");
     else {
