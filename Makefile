@@ -62,7 +62,10 @@ endif
 # Headers compile warning-free as C99, C11 and C++ (x86-64 and, when present, AArch64).
 test-compile: | $(BUILD)
 	@printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\nint main(void){return luthier_kernel_count() > 0 ? 0 : 1;}\n' > $(BUILD)/tu.c
+	@printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\n#include "luthier_gemm.h"\n#include "luthier_kernels_x86.h"\n#include "luthier_kernels_neon.h"\nint main(void){return 0;}\n' > $(BUILD)/tu_all.c
 	$(CC)  -std=c99   $(WARN) -Wstrict-prototypes -fsyntax-only -I. $(BUILD)/tu.c
+	$(CC)  -std=c99   $(WARN) -fsyntax-only -I. $(BUILD)/tu_all.c
+	$(CXX) -x c++ -std=c++11 $(WARN) -fsyntax-only -I. $(BUILD)/tu_all.c
 	$(CC)  -std=c11   $(WARN) -Wstrict-prototypes -fsyntax-only -I. $(BUILD)/tu.c
 	$(CC)  -std=c99   $(WARN) -DLUTHIER_STATIC -DLUTHIER_NO_X86_KERNELS -fsyntax-only -I. $(BUILD)/tu.c
 	$(CC)  -std=c99   $(WARN) -DLUTHIER_NO_THREADS -fsyntax-only -I. $(BUILD)/tu.c
@@ -70,6 +73,7 @@ test-compile: | $(BUILD)
 	$(CXX) -x c++ -std=c++17 $(WARN) -fsyntax-only -I. $(BUILD)/tu.c
 ifeq ($(HAVE_CROSS),yes)
 	$(CROSS_CC) -std=c99 $(WARN) -Wstrict-prototypes -fsyntax-only -I. $(BUILD)/tu.c
+	$(CROSS_CC) -std=c99 $(WARN) -fsyntax-only -I. $(BUILD)/tu_all.c
 	$(CROSS_CC) -std=c11 $(WARN) -DLUTHIER_NO_NEON_KERNELS -fsyntax-only -I. $(BUILD)/tu.c
 	-command -v aarch64-linux-gnu-g++ >/dev/null && aarch64-linux-gnu-g++ -x c++ -std=c++11 $(WARN) -fsyntax-only -I. $(BUILD)/tu.c
 else

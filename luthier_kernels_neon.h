@@ -43,7 +43,7 @@
 #ifndef LUTHIER__GEMM_IMPL_DONE
 #error "luthier_kernels_neon.h is part of luthier: include luthier.h instead"
 #endif
-#ifndef LUTHIER__KERNELS_NEON_DONE
+#if defined(__aarch64__) && !defined(LUTHIER__KERNELS_NEON_DONE) /* a no-op elsewhere */
 #define LUTHIER__KERNELS_NEON_DONE
 
 #include <arm_neon.h>

@@ -16,7 +16,8 @@
 #ifndef LUTHIER__GEMM_IMPL_DONE
 #error "luthier_kernels_x86.h is part of luthier: include luthier.h instead"
 #endif
-#ifndef LUTHIER__KERNELS_X86_DONE
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(LUTHIER__KERNELS_X86_DONE) /* a no-op on other targets and compilers */
 #define LUTHIER__KERNELS_X86_DONE
 
 #include <immintrin.h>
