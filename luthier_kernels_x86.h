@@ -153,7 +153,7 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
             _mm512_mask_storeu_ps(c + (size_t)r * ldc + 16 * v, mask[v], acc[r][v]);
 }
 
-#define LUTHIER__DEFINE_AVX512(sname, MR, NV, HYBRID, CASES)                                 \
+#define LUTHIER__DEFINE_AVX512(sname, CASES)                                                   \
     LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier_sgemm_ukernel_##sname(               \
         const luthier_sgemm_ukernel_args *p) {                                                  \
         switch (p->m) {                                                                         \
@@ -167,12 +167,12 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
 #define LUTHIER__AVX512_TILE_6x64__avx512f(r) luthier__avx512_tile(p, r, 4, 6, 0)
 #define LUTHIER__AVX512_TILE_8x32__avx512f_hybrid(r) luthier__avx512_tile(p, r, 2, 8, 1)
 #define LUTHIER__AVX512_TILE_6x64__avx512f_hybrid(r) luthier__avx512_tile(p, r, 4, 6, 1)
-LUTHIER__DEFINE_AVX512(12x32__avx512f, 12, 2, 0, LUTHIER__CASES_12)
-LUTHIER__DEFINE_AVX512(12x32__avx512f_hybrid, 12, 2, 1, LUTHIER__CASES_12)
-LUTHIER__DEFINE_AVX512(14x32__avx512f, 14, 2, 0, LUTHIER__CASES_14)
-LUTHIER__DEFINE_AVX512(6x64__avx512f, 6, 4, 0, LUTHIER__CASES_6)
-LUTHIER__DEFINE_AVX512(8x32__avx512f_hybrid, 8, 2, 1, LUTHIER__CASES_8)
-LUTHIER__DEFINE_AVX512(6x64__avx512f_hybrid, 6, 4, 1, LUTHIER__CASES_6)
+LUTHIER__DEFINE_AVX512(12x32__avx512f, LUTHIER__CASES_12)
+LUTHIER__DEFINE_AVX512(12x32__avx512f_hybrid, LUTHIER__CASES_12)
+LUTHIER__DEFINE_AVX512(14x32__avx512f, LUTHIER__CASES_14)
+LUTHIER__DEFINE_AVX512(6x64__avx512f, LUTHIER__CASES_6)
+LUTHIER__DEFINE_AVX512(8x32__avx512f_hybrid, LUTHIER__CASES_8)
+LUTHIER__DEFINE_AVX512(6x64__avx512f_hybrid, LUTHIER__CASES_6)
 
 /* >>avx512-pack: A packing for the interleaved kernels (any MR <= 16). 16 k-steps of up to 16
    rows are loaded as row vectors and transposed in registers (unpack 32-bit, unpack 64-bit,
