@@ -33,7 +33,7 @@
      is read only with LOAD_C, only the m x n tile is written, bias is read in [0, n).
    - Min/max are read only with CLAMP; clamp = fmin(fmax(x, min), max) (NaN stays NaN).
    - No alignment is assumed of any pointer (AArch64 ldr/ldp/str q are unaligned-safe).
-   - Throughput: bench/mca_neon.sh runs ../shared/tools/mca_kernel.py on every kernel; all main
+   - Throughput: bench/mca_neon.sh rates every kernel with llvm-mca (mca_kernel.py); all main
      loops issue one FMLA per cycle on llvm-mca's cortex-a57 model and two on llvm-mca-19's
      neoverse-n1 model (99.7-99.9% of peak; bench/RESULTS.md). Each main loop is marked with
      LLVM-MCA-BEGIN/END asm comments: the tool would otherwise pick the largest backward-branch

@@ -4,7 +4,7 @@
 #   bench/mca_neon.sh [--cpus cortex-a57,neoverse-n1] [--cc gcc|clang] [--cflags "-O2"]
 #
 # Builds a translation unit with the luthier implementation for AArch64, and for every kernel
-# of the LUTHIER__UKERNELS_NEON list (luthier_kernels_neon.h) runs ../shared/tools/mca_kernel.py
+# of the LUTHIER__UKERNELS_NEON list (luthier_kernels_neon.h) runs mca_kernel.py ($MCA_KERNEL)
 # on its main loop (the LLVM-MCA-BEGIN/END region). Prints one table: kernel, core (llvm-mca
 # scheduling model), cycles per loop iteration, FMLAs per iteration, FMLAs per cycle and % of
 # the core's 128-bit FMLA peak (1/cycle on cortex-a57/a72/a53/a55, 2/cycle on neoverse-n1).
