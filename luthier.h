@@ -2829,13 +2829,35 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
     case LUTHIER_ACTIVATION_CLAMP: lo = d->clamp_min; hi = d->clamp_max; break;
     default: clamp = 0; break;
     }
+    const int64_t khw = d->kernel_h * d->kernel_w;
+    const int64_t span_h = (d->kernel_h - 1) * d->dilation_h, span_w = (d->kernel_w - 1) * d->dilation_w;
+    ptrdiff_t off[LUTHIER__DW_MAX_TAPS]; /* interior pixels: tap t at x0 + off[t] */
+    const float *wts[LUTHIER__DW_MAX_TAPS];
+    if (khw <= LUTHIER__DW_MAX_TAPS) {
+        int64_t t;
+        for (t = 0; t < khw; t++) {
+            off[t] = (ptrdiff_t)(((t / d->kernel_w) * d->dilation_h * d->in_w + (t % d->kernel_w) * d->dilation_w) *
+                                 (int64_t)C);
+            wts[t] = cv->packed + (size_t)t * C;
+        }
+    }
     for (r = begin; r < end; r++) {
         const size_t n = r / ohw, p = r % ohw;
         const int64_t oy = (int64_t)(p / (size_t)cv->ow), ox = (int64_t)(p % (size_t)cv->ow);
+        const int64_t iy0 = oy * d->stride_h - d->pad_top, ix0 = ox * d->stride_w - d->pad_left;
         float *o = j->out + r * C;
         const float *xs[LUTHIER__DW_MAX_TAPS], *ws[LUTHIER__DW_MAX_TAPS];
         int taps = 0, first = 1;
         int64_t kh, kw;
+        if (khw <= LUTHIER__DW_MAX_TAPS && iy0 >= 0 && iy0 + span_h < d->in_h && ix0 >= 0 &&
+            ix0 + span_w < d->in_w) {
+            /* interior: every tap is inside the image, at a fixed offset */
+            const float *x0 = j->in + ((n * (size_t)d->in_h + (size_t)iy0) * (size_t)d->in_w + (size_t)ix0) * C;
+            int t;
+            for (t = 0; t < (int)khw; t++) xs[t] = x0 + off[t];
+            pixel(o, xs, wts, (int)khw, cv->bias, d->accumulate, clamp, lo, hi, C);
+            continue;
+        }
         /* gather the taps that fall inside the image; flush every LUTHIER__DW_MAX_TAPS */
         for (kh = 0; kh < d->kernel_h; kh++) {
             const int64_t iy = luthier__conv_in(oy, kh, d->stride_h, d->dilation_h, d->pad_top);

@@ -230,18 +230,42 @@ LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier__pack_a_avx512(const float *
     float *o, const float *const *x, const float *const *w, int taps, const float *bias,      \
         int accumulate, int clamp, float lo, float hi, size_t C
 
+/* Two channel vectors at a time and even/odd taps in separate accumulators: four independent
+   FMA chains, so a 3x3 filter is not bound by the FMA latency (one chain of 9 dependent FMAs
+   per vector ran at a quarter of the throughput). */
 LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier__dw_pixel_avx512(LUTHIER__DW_ARGS) {
     const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     size_t c;
     int t;
-    for (c = 0; c < C; c += 16) {
-        const __mmask16 m = (__mmask16)(C - c >= 16 ? 0xffffu : (1u << (C - c)) - 1u);
-        __m512 acc = accumulate ? _mm512_maskz_loadu_ps(m, o + c) : _mm512_setzero_ps();
-        if (bias) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(m, bias + c));
-        for (t = 0; t < taps; t++)
-            acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[t] + c), _mm512_maskz_loadu_ps(m, w[t] + c), acc);
-        if (clamp) acc = _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
-        _mm512_mask_storeu_ps(o + c, m, acc);
+    for (c = 0; c < C; c += 32) {
+        const size_t r0 = C - c, r1 = r0 > 16 ? r0 - 16 : 0;
+        const __mmask16 m0 = (__mmask16)(r0 >= 16 ? 0xffffu : (1u << r0) - 1u);
+        const __mmask16 m1 = (__mmask16)(r1 >= 16 ? 0xffffu : (1u << r1) - 1u);
+        __m512 a0 = accumulate ? _mm512_maskz_loadu_ps(m0, o + c) : _mm512_setzero_ps();
+        __m512 a1 = accumulate ? _mm512_maskz_loadu_ps(m1, o + c + 16) : _mm512_setzero_ps();
+        __m512 b0 = _mm512_setzero_ps(), b1 = _mm512_setzero_ps();
+        if (bias) {
+            a0 = _mm512_add_ps(a0, _mm512_maskz_loadu_ps(m0, bias + c));
+            a1 = _mm512_add_ps(a1, _mm512_maskz_loadu_ps(m1, bias + c + 16));
+        }
+        for (t = 0; t + 1 < taps; t += 2) {
+            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, x[t] + c), _mm512_maskz_loadu_ps(m0, w[t] + c), a0);
+            a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, x[t] + c + 16), _mm512_maskz_loadu_ps(m1, w[t] + c + 16), a1);
+            b0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, x[t + 1] + c), _mm512_maskz_loadu_ps(m0, w[t + 1] + c), b0);
+            b1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, x[t + 1] + c + 16), _mm512_maskz_loadu_ps(m1, w[t + 1] + c + 16), b1);
+        }
+        if (t < taps) {
+            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, x[t] + c), _mm512_maskz_loadu_ps(m0, w[t] + c), a0);
+            a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, x[t] + c + 16), _mm512_maskz_loadu_ps(m1, w[t] + c + 16), a1);
+        }
+        a0 = _mm512_add_ps(a0, b0);
+        a1 = _mm512_add_ps(a1, b1);
+        if (clamp) {
+            a0 = _mm512_min_ps(_mm512_max_ps(a0, vlo), vhi);
+            a1 = _mm512_min_ps(_mm512_max_ps(a1, vlo), vhi);
+        }
+        _mm512_mask_storeu_ps(o + c, m0, a0);
+        if (m1) _mm512_mask_storeu_ps(o + c + 16, m1, a1);
     }
 }
 
@@ -253,9 +277,14 @@ LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE void luthier__dw_pixel_avx2(LUTHIER__DW_ARG
         const size_t rem = C - c < 8 ? C - c : 8;
         const __m256i m = _mm256_loadu_si256((const __m256i *)(luthier__avx2_mask_table + 8 - rem));
         __m256 acc = accumulate ? _mm256_maskload_ps(o + c, m) : _mm256_setzero_ps();
+        __m256 odd = _mm256_setzero_ps();
         if (bias) acc = _mm256_add_ps(acc, _mm256_maskload_ps(bias + c, m));
-        for (t = 0; t < taps; t++)
+        for (t = 0; t + 1 < taps; t += 2) {
             acc = _mm256_fmadd_ps(_mm256_maskload_ps(x[t] + c, m), _mm256_maskload_ps(w[t] + c, m), acc);
+            odd = _mm256_fmadd_ps(_mm256_maskload_ps(x[t + 1] + c, m), _mm256_maskload_ps(w[t + 1] + c, m), odd);
+        }
+        if (t < taps) acc = _mm256_fmadd_ps(_mm256_maskload_ps(x[t] + c, m), _mm256_maskload_ps(w[t] + c, m), acc);
+        acc = _mm256_add_ps(acc, odd);
         if (clamp) acc = _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi);
         _mm256_maskstore_ps(o + c, m, acc);
     }
