@@ -2652,6 +2652,9 @@ typedef struct luthier__conv_job {
     size_t ws_stride;
     void (*dw_pixel)(float *, const float *const *, const float *const *, int, const float *, int,
                      int, float, float, size_t); /* depthwise: luthier__dw_select() */
+    /* depthwise 3x3: a run of interior pixels of one row, or NULL */
+    void (*dw_run3x3)(float *, const float *, const ptrdiff_t *, size_t, const float *, size_t,
+                      const float *, int, int, float, float, size_t);
 } luthier__conv_job;
 
 /* Input row of output row o, tap k (may be outside [0, size)). */
@@ -2854,6 +2857,17 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
             /* interior: every tap is inside the image, at a fixed offset */
             const float *x0 = j->in + ((n * (size_t)d->in_h + (size_t)iy0) * (size_t)d->in_w + (size_t)ix0) * C;
             int t;
+            if (j->dw_run3x3) {
+                /* the interior pixels that follow on this row, within [r, end) */
+                const int64_t ox_last = (d->in_w - 1 - span_w + d->pad_left) / d->stride_w;
+                size_t run = (size_t)(ox_last - ox + 1);
+                if (run > end - r) run = end - r;
+                if (run > (size_t)cv->ow - (size_t)ox) run = (size_t)cv->ow - (size_t)ox;
+                j->dw_run3x3(o, x0, off, (size_t)d->stride_w * C, cv->packed, run, cv->bias,
+                             d->accumulate, clamp, lo, hi, C);
+                r += run - 1;
+                continue;
+            }
             for (t = 0; t < (int)khw; t++) xs[t] = x0 + off[t];
             pixel(o, xs, wts, (int)khw, cv->bias, d->accumulate, clamp, lo, hi, C);
             continue;
@@ -3034,6 +3048,10 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
     job.ws_stride = cv->thread_ws;
     if (cv->algo == LUTHIER_CONV_DEPTHWISE) {
         job.dw_pixel = luthier__dw_select(ctx->cpu_features);
+#ifdef LUTHIER__KERNELS_X86_DONE
+        if ((ctx->cpu_features & LUTHIER_CPU_AVX512F) && d->kernel_h == 3 && d->kernel_w == 3)
+            job.dw_run3x3 = luthier__dw_run3x3_avx512;
+#endif
         s = luthier__parallel(ctx, cv->m, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_depthwise_range, &job);
     } else if (cv->wino_m) {

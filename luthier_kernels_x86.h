@@ -269,6 +269,46 @@ LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier__dw_pixel_avx512(LUTHIER__DW
     }
 }
 
+/* A run of npix interior output pixels of one row of a 3x3 depthwise layer: per 32-channel
+   chunk the 9 x 2 weight vectors stay in registers while the run's pixels stream past (input
+   pixel p at x0 + p*xstep, its taps at off[0..8]); successive pixels are independent FMA
+   chains. */
+LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier__dw_run3x3_avx512(
+    float *o, const float *x0, const ptrdiff_t *off, size_t xstep, const float *w, size_t npix,
+    const float *bias, int accumulate, int clamp, float lo, float hi, size_t C) {
+    const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    size_t c, p;
+    int t;
+    for (c = 0; c < C; c += 32) {
+        const size_t r0 = C - c, r1 = r0 > 16 ? r0 - 16 : 0;
+        const __mmask16 m0 = (__mmask16)(r0 >= 16 ? 0xffffu : (1u << r0) - 1u);
+        const __mmask16 m1 = (__mmask16)(r1 >= 16 ? 0xffffu : (1u << r1) - 1u);
+        __m512 w0[9], w1[9];
+        const __m512 b0 = bias ? _mm512_maskz_loadu_ps(m0, bias + c) : _mm512_setzero_ps();
+        const __m512 b1 = bias ? _mm512_maskz_loadu_ps(m1, bias + c + 16) : _mm512_setzero_ps();
+        LUTHIER__UNROLL for (t = 0; t < 9; t++) {
+            w0[t] = _mm512_maskz_loadu_ps(m0, w + (size_t)t * C + c);
+            w1[t] = _mm512_maskz_loadu_ps(m1, w + (size_t)t * C + c + 16);
+        }
+        for (p = 0; p < npix; p++) {
+            const float *x = x0 + p * xstep + c;
+            float *op = o + p * C + c;
+            __m512 a0 = accumulate ? _mm512_add_ps(b0, _mm512_maskz_loadu_ps(m0, op)) : b0;
+            __m512 a1 = accumulate ? _mm512_add_ps(b1, _mm512_maskz_loadu_ps(m1, op + 16)) : b1;
+            LUTHIER__UNROLL for (t = 0; t < 9; t++) {
+                a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, x + off[t]), w0[t], a0);
+                a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, x + off[t] + 16), w1[t], a1);
+            }
+            if (clamp) {
+                a0 = _mm512_min_ps(_mm512_max_ps(a0, vlo), vhi);
+                a1 = _mm512_min_ps(_mm512_max_ps(a1, vlo), vhi);
+            }
+            _mm512_mask_storeu_ps(op, m0, a0);
+            if (m1) _mm512_mask_storeu_ps(op + 16, m1, a1);
+        }
+    }
+}
+
 LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE void luthier__dw_pixel_avx2(LUTHIER__DW_ARGS) {
     const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
     size_t c;

@@ -636,3 +636,43 @@ static void test_conv_winograd_refusals(void) {
     luthier_conv2d_destroy(cv);
     luthier_context_destroy(ctx);
 }
+
+/* Depthwise 3x3 (the layers MobileNet-style networks are made of, with a fast path for runs of
+   interior pixels): channel counts around the vector widths, odd sizes, padding on every side,
+   stride 1 and 2, dilation, all compared with the reference on every context. */
+static void test_conv_depthwise_3x3(void) {
+    static const int channels[] = {1, 7, 16, 17, 32, 33, 70};
+    luthier_context *ctxs[3];
+    const int nctx = conv_contexts(ctxs);
+    static const float r[2] = {30, 70};
+    int trial, c, bad = 0;
+    for (trial = 0; trial < (T.quick ? 14 : 42) && !bad; trial++) {
+        luthier_conv2d_desc d;
+        char what[160];
+        memset(&d, 0, sizeof d);
+        d.batch = test_rand_int(1, 2);
+        d.in_channels = d.out_channels = d.groups = channels[trial % 7];
+        d.kernel_h = d.kernel_w = 3;
+        d.stride_h = d.stride_w = test_rand_int(1, 2);
+        d.dilation_h = d.dilation_w = trial % 5 == 4 ? 2 : 1;
+        d.pad_top = test_rand_int(0, 2);
+        d.pad_left = test_rand_int(0, 2);
+        d.pad_bottom = test_rand_int(0, 2);
+        d.pad_right = test_rand_int(0, 2);
+        d.in_h = test_rand_int(5, 13);
+        d.in_w = test_rand_int(5, 17);
+        d.layout = (luthier_layout)(trial % 2);
+        d.activation = (luthier_activation)test_rand_int(0, LUTHIER_ACTIVATION_COUNT - 1);
+        d.clamp_min = -0.5f;
+        d.clamp_max = 0.75f;
+        d.accumulate = trial % 3 == 0;
+        d.algorithm = LUTHIER_CONV_DEPTHWISE;
+        snprintf(what, sizeof what, "depthwise 3x3 C%lld %lldx%lld s%lld d%lld p%lld,%lld,%lld,%lld acc%d",
+                 (long long)d.in_channels, (long long)d.in_h, (long long)d.in_w, (long long)d.stride_h,
+                 (long long)d.dilation_h, (long long)d.pad_top, (long long)d.pad_left,
+                 (long long)d.pad_bottom, (long long)d.pad_right, d.accumulate);
+        bad += conv_check(ctxs, nctx, &d, 1, r, what);
+    }
+    CHECK(bad == 0, "depthwise 3x3 cases wrong");
+    for (c = 0; c < nctx; c++) luthier_context_destroy(ctxs[c]);
+}

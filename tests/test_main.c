@@ -62,6 +62,7 @@ int main(int argc, char **argv) {
     RUN(test_conv_1x1);
     RUN(test_conv_implicit_gemm);
     RUN(test_conv_depthwise);
+    RUN(test_conv_depthwise_3x3);
     RUN(test_conv_winograd_refusals);
     RUN(test_conv_winograd_2x3);
     RUN(test_conv_winograd_4x3);
