@@ -1838,16 +1838,23 @@ LUTHIER_PRIVATE luthier_status luthier__prepare(luthier_context *ctx, const luth
     return LUTHIER_STATUS_OK;
 }
 
+/* The clamp an activation amounts to: [*lo, *hi]; returns 0 when there is none. */
+LUTHIER_PRIVATE int luthier__activation_bounds(luthier_activation act, float cmin, float cmax,
+                                               float *lo, float *hi) {
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    switch (act) {
+    case LUTHIER_ACTIVATION_RELU: *lo = 0.0f; return 1;
+    case LUTHIER_ACTIVATION_RELU6: *lo = 0.0f; *hi = 6.0f; return 1;
+    case LUTHIER_ACTIVATION_CLAMP: *lo = cmin; *hi = cmax; return 1;
+    default: return 0;
+    }
+}
+
 LUTHIER_PRIVATE void luthier__fill_epilogue(const luthier_sgemm_desc *d, luthier__gemm_args *g) {
     g->bias = d->bias;
     g->accumulate = d->accumulate != 0;
-    g->clamp = 1;
-    switch (d->activation) {
-    case LUTHIER_ACTIVATION_RELU: g->min = 0.0f; g->max = INFINITY; break;
-    case LUTHIER_ACTIVATION_RELU6: g->min = 0.0f; g->max = 6.0f; break;
-    case LUTHIER_ACTIVATION_CLAMP: g->min = d->clamp_min; g->max = d->clamp_max; break;
-    default: g->clamp = 0; g->min = -INFINITY; g->max = INFINITY; break;
-    }
+    g->clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &g->min, &g->max);
 }
 
 /* One multi-threaded GEMM: what each slot needs to compute its tiles (or panels). */
@@ -2821,17 +2828,11 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
     const luthier_conv2d_desc *d = &cv->d;
     const size_t C = (size_t)d->in_channels, ohw = (size_t)(cv->oh * cv->ow);
     const luthier__dw_pixel_fn pixel = j->dw_pixel;
-    float lo = -INFINITY, hi = INFINITY;
-    int clamp = 1;
+    float lo, hi;
+    const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
     size_t r;
     (void)thread;
     (void)cluster;
-    switch (d->activation) {
-    case LUTHIER_ACTIVATION_RELU: lo = 0.0f; break;
-    case LUTHIER_ACTIVATION_RELU6: lo = 0.0f; hi = 6.0f; break;
-    case LUTHIER_ACTIVATION_CLAMP: lo = d->clamp_min; hi = d->clamp_max; break;
-    default: clamp = 0; break;
-    }
     const int64_t khw = d->kernel_h * d->kernel_w;
     const int64_t span_h = (d->kernel_h - 1) * d->dilation_h, span_w = (d->kernel_w - 1) * d->dilation_w;
     ptrdiff_t off[LUTHIER__DW_MAX_TAPS]; /* interior pixels: tap t at x0 + off[t] */
@@ -2912,17 +2913,11 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
     float *sa = (float *)(void *)(w + cv->wino_s_off), *sb = sa + P * cmax;
     void *gws = w + cv->gemm_ws_off;
     const size_t t_end = luthier__min_sz(end * mr, cv->wino_tiles);
-    float lo = -INFINITY, hi = INFINITY;
-    int clamp = 1;
+    float lo, hi;
+    const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
     luthier__gemm_args ga;
     size_t t0, g, i, pos, c;
     (void)cluster;
-    switch (d->activation) {
-    case LUTHIER_ACTIVATION_RELU: lo = 0.0f; break;
-    case LUTHIER_ACTIVATION_RELU6: lo = 0.0f; hi = 6.0f; break;
-    case LUTHIER_ACTIVATION_CLAMP: lo = d->clamp_min; hi = d->clamp_max; break;
-    default: clamp = 0; break;
-    }
     memset(&ga, 0, sizeof ga);
     ga.n = cog;
     ga.k = cig;
