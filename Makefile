@@ -6,7 +6,7 @@ WARN    := -Wall -Wextra -Wpedantic -Werror
 CFLAGS  ?=
 LDLIBS  := -lpthread -lm
 BUILD   := build
-HEADERS := luthier.h luthier_gemm.h luthier_kernels_x86.h luthier_kernels_neon.h
+HEADERS := luthier.h luthier_gemm.h luthier_kernels_x86.h luthier_kernels_neon.h luthier_ops.h luthier_graph.h
 
 # AArch64 cross toolchain + qemu (optional: NEON tests are skipped without them)
 CROSS_CC ?= aarch64-linux-gnu-gcc
@@ -62,7 +62,7 @@ endif
 # Headers compile warning-free as C99, C11 and C++ (x86-64 and, when present, AArch64).
 test-compile: | $(BUILD)
 	@printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\nint main(void){return luthier_kernel_count() > 0 ? 0 : 1;}\n' > $(BUILD)/tu.c
-	@printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\n#include "luthier_gemm.h"\n#include "luthier_kernels_x86.h"\n#include "luthier_kernels_neon.h"\nint main(void){return 0;}\n' > $(BUILD)/tu_all.c
+	@printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\n#include "luthier_gemm.h"\n#include "luthier_kernels_x86.h"\n#include "luthier_kernels_neon.h"\n#include "luthier_ops.h"\n#include "luthier_graph.h"\nint main(void){return 0;}\n' > $(BUILD)/tu_all.c
 	$(CC)  -std=c99   $(WARN) -Wstrict-prototypes -fsyntax-only -I. $(BUILD)/tu.c
 	$(CC)  -std=c99   $(WARN) -fsyntax-only -I. $(BUILD)/tu_all.c
 	$(CXX) -x c++ -std=c++11 $(WARN) -fsyntax-only -I. $(BUILD)/tu_all.c

@@ -449,7 +449,8 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 }
 #endif
 
-#include "luthier_gemm.h" /* the microkernel contract (declarations) */
+#include "luthier_gemm.h"  /* the microkernel contract (declarations) */
+#include "luthier_graph.h" /* graphs and plans: the execution engine (declarations) */
 
 #endif /* LUTHIER_H_INCLUDED */
 
@@ -3080,6 +3081,13 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #ifdef __cplusplus
 }
 #endif
+
+/* The execution engine: operator kernels, then graphs and plans. */
+#include "luthier_ops.h"
+#ifndef LUTHIER_GRAPH_IMPLEMENTATION
+#define LUTHIER_GRAPH_IMPLEMENTATION
+#endif
+#include "luthier_graph.h"
 
 #endif /* LUTHIER_IMPLEMENTATION */
 

@@ -12,6 +12,8 @@
 #include "test_topology.c"
 #include "test_threads.c"
 #include "test_conv.c"
+#include "test_ops.c"
+#include "test_graph.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -68,6 +70,8 @@ int main(int argc, char **argv) {
     RUN(test_conv_winograd_4x3);
     RUN(test_conv_winograd_6x3);
     RUN(test_conv_resnet18);
+    run_ops_tests();
+    run_graph_tests();
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else
