@@ -469,6 +469,7 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #ifndef LUTHIER_NO_THREADS
 #include <pthread.h>

@@ -1,2 +1,1082 @@
-/* Graphs and plans (luthier_graph.h). */
-static void run_graph_tests(void) {}
+/* Graphs and plans (luthier_graph.h): every plan is checked against a naive interpreter of the
+   same graph (logical NCHW layout, double accumulation, no fusion, no arena). */
+
+/* ---- the reference interpreter ---------------------------------------------------------- */
+
+typedef struct ref_val {
+    float *f;
+    int64_t *i;
+} ref_val;
+
+static size_t ref_numel(const luthier__gtensor *t) {
+    size_t n = 1;
+    int i;
+    for (i = 0; i < t->rank; i++) n *= (size_t)t->shape[i];
+    return n;
+}
+
+static double ref_act(double v, luthier_activation a, float lo, float hi) {
+    if (a == LUTHIER_ACTIVATION_RELU) return v > 0 ? v : 0;
+    if (a == LUTHIER_ACTIVATION_RELU6) return v < 0 ? 0 : v > 6 ? 6 : v;
+    if (a == LUTHIER_ACTIVATION_CLAMP) return v < lo ? lo : v > hi ? hi : v;
+    return v;
+}
+
+/* index of element e (of shape ys, rank r) in a tensor of shape s (rank rs) broadcast to ys */
+static size_t ref_bidx(size_t e, const int64_t *ys, int r, const int64_t *s, int rs) {
+    size_t off = 0, stride = 1;
+    int d;
+    for (d = r - 1; d >= 0; d--) {
+        size_t idx = e % (size_t)ys[d];
+        int ds = d - (r - rs);
+        e /= (size_t)ys[d];
+        if (ds >= 0) {
+            if (s[ds] != 1) off += idx * stride;
+            stride *= (size_t)s[ds];
+        }
+    }
+    return off;
+}
+
+static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    const luthier_node_desc *d = &n->d;
+    const luthier__gtensor *xt = &g->tensors[n->inputs[0]], *yt = &g->tensors[n->outputs[0]];
+    const float *x = v[n->inputs[0]].f;
+    float *y = v[n->outputs[0]].f;
+    size_t ny = ref_numel(yt), e;
+    switch (d->op) {
+    case LUTHIER_OP_CONV2D: {
+        const luthier__gtensor *wt = &g->tensors[n->inputs[1]];
+        const float *w = v[n->inputs[1]].f, *b = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
+        int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], O = wt->shape[0], KH = wt->shape[2],
+                KW = wt->shape[3], OH = yt->shape[2], OW = yt->shape[3], G = d->groups ? d->groups : 1, cg = C / G, og = O / G;
+        int64_t sh = d->stride[0] ? d->stride[0] : 1, sw = d->stride[1] ? d->stride[1] : 1, dh = d->dilation[0] ? d->dilation[0] : 1,
+                dw = d->dilation[1] ? d->dilation[1] : 1, b0, o, i, j, c, u, q;
+        for (b0 = 0; b0 < N; b0++)
+            for (o = 0; o < O; o++)
+                for (i = 0; i < OH; i++)
+                    for (j = 0; j < OW; j++) {
+                        double acc = b ? b[o] : 0;
+                        int64_t gi = o / og;
+                        for (c = 0; c < cg; c++)
+                            for (u = 0; u < KH; u++)
+                                for (q = 0; q < KW; q++) {
+                                    int64_t r = i * sh - d->pads[0] + u * dh, s = j * sw - d->pads[1] + q * dw;
+                                    if (r < 0 || s < 0 || r >= H || s >= W) continue;
+                                    acc += (double)x[((b0 * C + gi * cg + c) * H + r) * W + s] * w[((o * cg + c) * KH + u) * KW + q];
+                                }
+                        y[((b0 * O + o) * OH + i) * OW + j] = (float)ref_act(acc, d->activation, d->clamp_min, d->clamp_max);
+                    }
+        break;
+    }
+    case LUTHIER_OP_DENSE: {
+        const luthier__gtensor *wt = &g->tensors[n->inputs[1]];
+        const float *w = v[n->inputs[1]].f, *b = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
+        size_t K = (size_t)xt->shape[xt->rank - 1], N = (size_t)yt->shape[yt->rank - 1], M = ny / N, m, j, k;
+        (void)wt;
+        for (m = 0; m < M; m++)
+            for (j = 0; j < N; j++) {
+                double acc = b ? b[j] : 0;
+                for (k = 0; k < K; k++) acc += (double)x[m * K + k] * (d->trans_b ? w[k * N + j] : w[j * K + k]);
+                y[m * N + j] = (float)ref_act(acc, d->activation, d->clamp_min, d->clamp_max);
+            }
+        break;
+    }
+    case LUTHIER_OP_MATMUL: {
+        const luthier__gtensor *bt = &g->tensors[n->inputs[1]];
+        const float *bb = v[n->inputs[1]].f;
+        int r = yt->rank;
+        size_t M = (size_t)yt->shape[r - 2], N = (size_t)yt->shape[r - 1], K = (size_t)xt->shape[xt->rank - 1];
+        size_t batches = ny / (M * N), bi, m, j, k;
+        for (bi = 0; bi < batches; bi++) {
+            size_t ao = ref_bidx(bi, yt->shape, r - 2, xt->shape, xt->rank - 2) * M * K,
+                   bo = ref_bidx(bi, yt->shape, r - 2, bt->shape, bt->rank - 2) * K * N;
+            for (m = 0; m < M; m++)
+                for (j = 0; j < N; j++) {
+                    double acc = 0;
+                    for (k = 0; k < K; k++) acc += (double)x[ao + m * K + k] * (d->trans_b ? bb[bo + j * K + k] : bb[bo + k * N + j]);
+                    y[bi * M * N + m * N + j] = (float)acc;
+                }
+        }
+        break;
+    }
+    case LUTHIER_OP_MAXPOOL:
+    case LUTHIER_OP_AVGPOOL: {
+        int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], OH = yt->shape[2], OW = yt->shape[3];
+        int64_t kh = d->kernel[0], kw = d->kernel[1], sh = d->stride[0] ? d->stride[0] : kh, sw = d->stride[1] ? d->stride[1] : kw,
+                dh = d->dilation[0] ? d->dilation[0] : 1, dw = d->dilation[1] ? d->dilation[1] : 1, b0, c, i, j, u, q;
+        for (b0 = 0; b0 < N; b0++)
+            for (c = 0; c < C; c++)
+                for (i = 0; i < OH; i++)
+                    for (j = 0; j < OW; j++) {
+                        double acc = d->op == LUTHIER_OP_MAXPOOL ? -INFINITY : 0;
+                        int64_t cnt = 0, hs = i * sh - d->pads[0], ws = j * sw - d->pads[1];
+                        for (u = 0; u < kh; u++)
+                            for (q = 0; q < kw; q++) {
+                                int64_t r = hs + u * dh, s = ws + q * dw;
+                                double t;
+                                if (r < 0 || s < 0 || r >= H || s >= W) continue;
+                                t = x[((b0 * C + c) * H + r) * W + s];
+                                if (d->op == LUTHIER_OP_MAXPOOL) acc = t > acc ? t : acc;
+                                else acc += t;
+                                cnt++;
+                            }
+                        if (d->op == LUTHIER_OP_AVGPOOL) {
+                            if (d->count_include_pad) {
+                                int64_t he = hs + kh, we = ws + kw;
+                                if (he > H + d->pads[2]) he = H + d->pads[2];
+                                if (we > W + d->pads[3]) we = W + d->pads[3];
+                                cnt = (he - hs) * (we - ws);
+                            }
+                            acc /= (double)cnt;
+                        }
+                        y[((b0 * C + c) * OH + i) * OW + j] = (float)acc;
+                    }
+        break;
+    }
+    case LUTHIER_OP_GLOBAL_AVGPOOL:
+    case LUTHIER_OP_ADAPTIVE_AVGPOOL: {
+        int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], OH = yt->shape[2], OW = yt->shape[3];
+        int64_t b0, c, i, j, r, s;
+        for (b0 = 0; b0 < N; b0++)
+            for (c = 0; c < C; c++)
+                for (i = 0; i < OH; i++)
+                    for (j = 0; j < OW; j++) {
+                        int64_t h0 = i * H / OH, h1 = ((i + 1) * H + OH - 1) / OH, w0 = j * W / OW, w1 = ((j + 1) * W + OW - 1) / OW;
+                        double acc = 0;
+                        for (r = h0; r < h1; r++)
+                            for (s = w0; s < w1; s++) acc += x[((b0 * C + c) * H + r) * W + s];
+                        y[((b0 * C + c) * OH + i) * OW + j] = (float)(acc / (double)((h1 - h0) * (w1 - w0)));
+                    }
+        break;
+    }
+    case LUTHIER_OP_RELU: case LUTHIER_OP_CLIP: case LUTHIER_OP_GELU: case LUTHIER_OP_SIGMOID: case LUTHIER_OP_TANH:
+    case LUTHIER_OP_ERF: case LUTHIER_OP_EXP: case LUTHIER_OP_SQRT: case LUTHIER_OP_NEG: case LUTHIER_OP_IDENTITY:
+        for (e = 0; e < ny; e++) {
+            double t = x[e], r;
+            switch (d->op) {
+            case LUTHIER_OP_RELU: r = t > 0 ? t : 0; break;
+            case LUTHIER_OP_CLIP: r = t < d->clamp_min ? d->clamp_min : t > d->clamp_max ? d->clamp_max : t; break;
+            case LUTHIER_OP_GELU:
+                r = d->approximate ? 0.5 * t * (1 + tanh(0.7978845608028654 * (t + 0.044715 * t * t * t)))
+                                   : 0.5 * t * (1 + erf(t / sqrt(2.0)));
+                break;
+            case LUTHIER_OP_SIGMOID: r = 1 / (1 + exp(-t)); break;
+            case LUTHIER_OP_TANH: r = tanh(t); break;
+            case LUTHIER_OP_ERF: r = erf(t); break;
+            case LUTHIER_OP_EXP: r = exp(t); break;
+            case LUTHIER_OP_SQRT: r = sqrt(t); break;
+            case LUTHIER_OP_NEG: r = -t; break;
+            default: r = t; break;
+            }
+            y[e] = (float)r;
+        }
+        break;
+    case LUTHIER_OP_ADD: case LUTHIER_OP_SUB: case LUTHIER_OP_MUL: case LUTHIER_OP_DIV: case LUTHIER_OP_POW:
+    case LUTHIER_OP_MAX: case LUTHIER_OP_MIN: {
+        const luthier__gtensor *bt = &g->tensors[n->inputs[1]];
+        const float *b = v[n->inputs[1]].f;
+        for (e = 0; e < ny; e++) {
+            double a = x[ref_bidx(e, yt->shape, yt->rank, xt->shape, xt->rank)], c = b[ref_bidx(e, yt->shape, yt->rank, bt->shape, bt->rank)], r;
+            switch (d->op) {
+            case LUTHIER_OP_ADD: r = a + c; break;
+            case LUTHIER_OP_SUB: r = a - c; break;
+            case LUTHIER_OP_MUL: r = a * c; break;
+            case LUTHIER_OP_DIV: r = a / c; break;
+            case LUTHIER_OP_POW: r = pow(a, c); break;
+            case LUTHIER_OP_MAX: r = a > c ? a : c; break;
+            default: r = a < c ? a : c; break;
+            }
+            y[e] = (float)ref_act(r, d->activation, d->clamp_min, d->clamp_max);
+        }
+        break;
+    }
+    case LUTHIER_OP_CONCAT:
+    case LUTHIER_OP_SPLIT: {
+        const luthier__gtensor *whole = d->op == LUTHIER_OP_CONCAT ? yt : xt;
+        int axis = d->axis < 0 ? d->axis + whole->rank : d->axis, k, parts = d->op == LUTHIER_OP_CONCAT ? d->num_inputs : n->num_outputs;
+        size_t outer = 1, inner = 1, o, pos;
+        for (k = 0; k < axis; k++) outer *= (size_t)whole->shape[k];
+        for (k = axis + 1; k < whole->rank; k++) inner *= (size_t)whole->shape[k];
+        for (o = 0; o < outer; o++) {
+            pos = 0;
+            for (k = 0; k < parts; k++) {
+                int t = d->op == LUTHIER_OP_CONCAT ? n->inputs[k] : n->outputs[k];
+                size_t len = (size_t)g->tensors[t].shape[axis];
+                float *part = v[t].f;
+                if (d->op == LUTHIER_OP_CONCAT) memcpy(y + (o * (size_t)whole->shape[axis] + pos) * inner, part + o * len * inner, len * inner * 4);
+                else memcpy(part + o * len * inner, x + (o * (size_t)whole->shape[axis] + pos) * inner, len * inner * 4);
+                pos += len;
+            }
+        }
+        break;
+    }
+    case LUTHIER_OP_SOFTMAX: {
+        int axis = d->axis < 0 ? d->axis + xt->rank : d->axis, k;
+        size_t outer = 1, inner = 1, len = (size_t)xt->shape[axis], o, i, l;
+        for (k = 0; k < axis; k++) outer *= (size_t)xt->shape[k];
+        for (k = axis + 1; k < xt->rank; k++) inner *= (size_t)xt->shape[k];
+        for (o = 0; o < outer; o++)
+            for (i = 0; i < inner; i++) {
+                double m = -INFINITY, s = 0;
+                for (l = 0; l < len; l++) m = x[(o * len + l) * inner + i] > m ? x[(o * len + l) * inner + i] : m;
+                for (l = 0; l < len; l++) s += exp(x[(o * len + l) * inner + i] - m);
+                for (l = 0; l < len; l++) {
+                    double t = x[(o * len + l) * inner + i] - m;
+                    y[(o * len + l) * inner + i] = (float)(d->log ? t - log(s) : exp(t) / s);
+                }
+            }
+        break;
+    }
+    case LUTHIER_OP_LAYER_NORM: {
+        int axis = d->axis ? (d->axis < 0 ? d->axis + xt->rank : d->axis) : xt->rank - 1, k;
+        size_t cols = 1, rows, r, j;
+        const float *ga = d->num_inputs > 1 && n->inputs[1] >= 0 ? v[n->inputs[1]].f : NULL;
+        const float *be = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
+        for (k = axis; k < xt->rank; k++) cols *= (size_t)xt->shape[k];
+        rows = ny / cols;
+        for (r = 0; r < rows; r++) {
+            double m = 0, var = 0;
+            for (j = 0; j < cols; j++) m += x[r * cols + j];
+            m /= (double)cols;
+            for (j = 0; j < cols; j++) var += (x[r * cols + j] - m) * (x[r * cols + j] - m);
+            var /= (double)cols;
+            for (j = 0; j < cols; j++)
+                y[r * cols + j] = (float)((x[r * cols + j] - m) / sqrt(var + (d->epsilon > 0 ? d->epsilon : 1e-5)) * (ga ? ga[j] : 1) + (be ? be[j] : 0));
+        }
+        break;
+    }
+    case LUTHIER_OP_BATCH_NORM: {
+        size_t C = (size_t)xt->shape[1], inner = ny / ((size_t)xt->shape[0] * C);
+        const float *ga = v[n->inputs[1]].f, *be = v[n->inputs[2]].f, *mu = v[n->inputs[3]].f, *va = v[n->inputs[4]].f;
+        for (e = 0; e < ny; e++) {
+            size_t c = e / inner % C;
+            y[e] = (float)((x[e] - mu[c]) / sqrt((double)va[c] + (d->epsilon > 0 ? d->epsilon : 1e-5)) * ga[c] + be[c]);
+        }
+        break;
+    }
+    case LUTHIER_OP_LRN: {
+        size_t C = (size_t)xt->shape[1], HW = (size_t)(xt->shape[2] * xt->shape[3]), size = (size_t)d->size;
+        double alpha = d->alpha != 0 ? d->alpha : 1e-4, beta = d->beta != 0 ? d->beta : 0.75, bias = d->bias != 0 ? d->bias : 1.0;
+        for (e = 0; e < ny; e++) {
+            size_t c = e / HW % C, base = e - c * HW;
+            long lo = (long)c - (long)((size - 1) / 2), hi = (long)c + (long)(size / 2), q;
+            double s = 0;
+            for (q = lo; q <= hi; q++)
+                if (q >= 0 && q < (long)C) s += (double)x[base + (size_t)q * HW] * x[base + (size_t)q * HW];
+            y[e] = (float)(x[e] / pow(bias + alpha / (double)size * s, beta));
+        }
+        break;
+    }
+    case LUTHIER_OP_FLATTEN:
+    case LUTHIER_OP_RESHAPE:
+        memcpy(y, x, ny * 4);
+        break;
+    case LUTHIER_OP_TRANSPOSE: {
+        size_t st[LUTHIER_MAX_RANK], s = 1;
+        int k;
+        for (k = xt->rank - 1; k >= 0; k--) st[k] = s, s *= (size_t)xt->shape[k];
+        for (e = 0; e < ny; e++) {
+            size_t rem = e, src = 0;
+            for (k = yt->rank - 1; k >= 0; k--) {
+                src += rem % (size_t)yt->shape[k] * st[n->perm[k]];
+                rem /= (size_t)yt->shape[k];
+            }
+            y[e] = x[src];
+        }
+        break;
+    }
+    case LUTHIER_OP_GATHER: {
+        const luthier__gtensor *it = &g->tensors[n->inputs[1]];
+        const int64_t *idx = v[n->inputs[1]].i;
+        int axis = d->axis < 0 ? d->axis + xt->rank : d->axis, k;
+        size_t outer = 1, inner = 1, ni = ref_numel(it), len = (size_t)xt->shape[axis], o, j;
+        for (k = 0; k < axis; k++) outer *= (size_t)xt->shape[k];
+        for (k = axis + 1; k < xt->rank; k++) inner *= (size_t)xt->shape[k];
+        for (o = 0; o < outer; o++)
+            for (j = 0; j < ni; j++) {
+                int64_t t = idx[j] < 0 ? idx[j] + (int64_t)len : idx[j];
+                memcpy(y + (o * ni + j) * inner, x + (o * len + (size_t)t) * inner, inner * 4);
+            }
+        break;
+    }
+    case LUTHIER_OP_ATTENTION: {
+        const luthier__gtensor *kt = &g->tensors[n->inputs[1]], *vt = &g->tensors[n->inputs[2]];
+        const float *k = v[n->inputs[1]].f, *vv = v[n->inputs[2]].f;
+        int r = xt->rank;
+        size_t sq = (size_t)xt->shape[r - 2], D = (size_t)xt->shape[r - 1], skv = (size_t)kt->shape[r - 2],
+               dv = (size_t)vt->shape[r - 1], bh = ref_numel(xt) / (sq * D), b, i, j, c;
+        double scale = d->scale > 0 ? d->scale : 1.0 / sqrt((double)D), *s = (double *)malloc(sizeof(double) * skv);
+        for (b = 0; b < bh; b++)
+            for (i = 0; i < sq; i++) {
+                size_t lim = d->causal ? i + (skv - sq) + 1 : skv;
+                double m = -INFINITY, sum = 0;
+                for (j = 0; j < lim; j++) {
+                    double t = 0;
+                    for (c = 0; c < D; c++) t += (double)x[(b * sq + i) * D + c] * k[(b * skv + j) * D + c];
+                    s[j] = t * scale;
+                    m = s[j] > m ? s[j] : m;
+                }
+                for (j = 0; j < lim; j++) sum += (s[j] = exp(s[j] - m));
+                for (c = 0; c < dv; c++) {
+                    double t = 0;
+                    for (j = 0; j < lim; j++) t += s[j] * vv[(b * skv + j) * dv + c];
+                    y[(b * sq + i) * dv + c] = (float)(t / sum);
+                }
+            }
+        free(s);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* Runs the whole graph; returns malloc'ed copies of the outputs (caller frees each and the array). */
+static float **ref_run(const luthier_graph *g, const void *const *inputs) {
+    ref_val *v = (ref_val *)calloc((size_t)g->num_tensors, sizeof *v);
+    float **outs = (float **)calloc((size_t)g->num_outputs, sizeof *outs);
+    int i;
+    for (i = 0; i < g->num_tensors; i++) {
+        const luthier__gtensor *t = &g->tensors[i];
+        if (t->is_const) {
+            if (t->dtype == LUTHIER_DTYPE_I64) v[i].i = (int64_t *)t->data;
+            else v[i].f = (float *)t->data;
+        } else if (t->is_input) {
+            int k;
+            for (k = 0; k < g->num_inputs; k++)
+                if (g->inputs[k] == i) {
+                    if (t->dtype == LUTHIER_DTYPE_I64) v[i].i = (int64_t *)inputs[k];
+                    else v[i].f = (float *)inputs[k];
+                }
+        } else {
+            v[i].f = (float *)malloc(ref_numel(t) * 4 + 4);
+        }
+    }
+    for (i = 0; i < g->num_nodes; i++) ref_node(g, &g->nodes[i], v);
+    for (i = 0; i < g->num_outputs; i++) {
+        const luthier__gtensor *t = &g->tensors[g->outputs[i]];
+        outs[i] = (float *)malloc(ref_numel(t) * 4 + 4);
+        memcpy(outs[i], v[g->outputs[i]].f, ref_numel(t) * 4);
+    }
+    for (i = 0; i < g->num_tensors; i++)
+        if (!g->tensors[i].is_const && !g->tensors[i].is_input) free(v[i].f);
+    free(v);
+    return outs;
+}
+
+/* ---- graph building helpers ------------------------------------------------------------- */
+
+typedef struct gb {
+    luthier_graph *g;
+    float *blobs[512];
+    int nblobs;
+    int fail;
+} gb;
+
+static int gb_const(gb *b, const char *name, int rank, const int64_t *shape, float lo, float hi) {
+    size_t n = 1, i;
+    int t = -1, k;
+    float *d;
+    for (k = 0; k < rank; k++) n *= (size_t)shape[k];
+    d = (float *)malloc(n * 4 + 4);
+    for (i = 0; i < n; i++) d[i] = lo + (hi - lo) * (float)test_rand_u64() * (1.0f / 18446744073709551616.0f);
+    if (luthier_graph_constant(b->g, name, rank, shape, d, 0, &t) != LUTHIER_STATUS_OK) {
+        printf("    gb_const %s: %s\n", name, luthier_graph_error(b->g));
+        b->fail = 1;
+    }
+    b->blobs[b->nblobs++] = d;
+    return t;
+}
+
+static int gb_node(gb *b, luthier_node_desc *d, int i0, int i1, int i2) {
+    int in[3] = {i0, i1, i2}, out = -1;
+    d->inputs = in;
+    if (!d->num_inputs) d->num_inputs = i2 >= 0 ? 3 : i1 >= 0 ? 2 : 1;
+    if (luthier_graph_add_node(b->g, d, &out) != LUTHIER_STATUS_OK) {
+        printf("    gb_node %s: %s\n", d->name ? d->name : "?", luthier_graph_error(b->g));
+        b->fail = 1;
+    }
+    return out;
+}
+
+static int gb_conv(gb *b, const char *name, int x, int64_t cout, int64_t k, int64_t stride, int64_t pad, int64_t groups,
+                   int with_bias, luthier_activation act) {
+    luthier_tensor_info ti;
+    luthier_node_desc d;
+    char wn[96], bn[96];
+    int64_t ws[4], bs[1];
+    int w, bi = -1;
+    luthier_graph_tensor_info(b->g, x, &ti);
+    ws[0] = cout; ws[1] = ti.shape[1] / groups; ws[2] = ws[3] = k;
+    bs[0] = cout;
+    snprintf(wn, sizeof wn, "%s.weight", name);
+    snprintf(bn, sizeof bn, "%s.bias", name);
+    w = gb_const(b, wn, 4, ws, -0.5f, 0.5f);
+    if (with_bias) bi = gb_const(b, bn, 1, bs, -0.2f, 0.2f);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_CONV2D;
+    d.name = name;
+    d.stride[0] = d.stride[1] = stride;
+    d.pads[0] = d.pads[1] = d.pads[2] = d.pads[3] = pad;
+    d.groups = groups;
+    d.activation = act;
+    return gb_node(b, &d, x, w, bi);
+}
+
+static int gb_bn(gb *b, const char *name, int x) {
+    luthier_tensor_info ti;
+    luthier_node_desc d;
+    char nm[4][96];
+    static const char *const suf[4] = {"weight", "bias", "running_mean", "running_var"};
+    int p[4], k, in[5];
+    int64_t s[1];
+    luthier_graph_tensor_info(b->g, x, &ti);
+    s[0] = ti.shape[1];
+    for (k = 0; k < 4; k++) {
+        snprintf(nm[k], sizeof nm[k], "%s.%s", name, suf[k]);
+        p[k] = gb_const(b, nm[k], 1, s, k == 3 ? 0.5f : k == 0 ? 0.8f : -0.2f, k == 3 ? 1.5f : k == 0 ? 1.2f : 0.2f);
+    }
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_BATCH_NORM;
+    d.name = name;
+    in[0] = x;
+    for (k = 0; k < 4; k++) in[k + 1] = p[k];
+    {
+        int out = -1;
+        d.inputs = in;
+        d.num_inputs = 5;
+        if (luthier_graph_add_node(b->g, &d, &out) != LUTHIER_STATUS_OK) {
+            printf("    gb_bn: %s\n", luthier_graph_error(b->g));
+            b->fail = 1;
+        }
+        return out;
+    }
+}
+
+static int gb_op(gb *b, luthier_op op, const char *name, int x, int y) {
+    luthier_node_desc d;
+    memset(&d, 0, sizeof d);
+    d.op = op;
+    d.name = name;
+    return gb_node(b, &d, x, y, -1);
+}
+
+static void gb_free(gb *b) {
+    int i;
+    luthier_graph_destroy(b->g);
+    for (i = 0; i < b->nblobs; i++) free(b->blobs[i]);
+    b->nblobs = 0;
+    b->g = NULL;
+}
+
+static float *rand_buf(size_t n, float lo, float hi) {
+    float *d = (float *)malloc(n * 4 + 4);
+    size_t i;
+    for (i = 0; i < n; i++) d[i] = lo + (hi - lo) * (float)test_rand_u64() * (1.0f / 18446744073709551616.0f);
+    return d;
+}
+
+/* Plans g on ctx with pd, runs it on inputs and compares every output with the interpreter:
+   max |diff| <= tol * max(1, max |ref|). Returns the max relative error (or 1e30 on failure). */
+static double plan_vs_ref(luthier_context *ctx, const luthier_graph *g, const luthier_plan_desc *pd,
+                          const void *const *inputs, double tol, const char *what) {
+    luthier_plan *p = NULL;
+    luthier_status s = luthier_plan_create(ctx, g, pd, &p);
+    float **ref, *outs[8];
+    double worst = 0;
+    int i, k;
+    CHECK(s == LUTHIER_STATUS_OK, "%s: plan_create: %s: %s", what, luthier_status_string(s), luthier_context_error(ctx));
+    if (s != LUTHIER_STATUS_OK) return 1e30;
+    for (i = 0; i < g->num_outputs; i++) {
+        size_t n = ref_numel(&g->tensors[g->outputs[i]]);
+        outs[i] = (float *)malloc(n * 4);
+        for (k = 0; k < (int)n; k++) outs[i][k] = NAN;
+    }
+    for (k = 0; k < 2; k++) { /* twice: the arena is reused */
+        s = luthier_plan_run(ctx, p, inputs, (void *const *)outs);
+        CHECK(s == LUTHIER_STATUS_OK, "%s: plan_run: %s", what, luthier_context_error(ctx));
+    }
+    ref = ref_run(g, inputs);
+    for (i = 0; i < g->num_outputs; i++) {
+        size_t n = ref_numel(&g->tensors[g->outputs[i]]), e, bad = 0;
+        double mx = 1, md = 0;
+        for (e = 0; e < n; e++) mx = fabs(ref[i][e]) > mx ? fabs(ref[i][e]) : mx;
+        for (e = 0; e < n; e++) {
+            double dd = fabs((double)outs[i][e] - ref[i][e]);
+            if (!(dd <= md)) md = dd, bad = e;
+        }
+        CHECK(md <= tol * mx, "%s: output %d max |diff| %.3g at %zu (got %g want %g), max |ref| %.3g", what, i, md, bad,
+              (double)outs[i][bad], (double)ref[i][bad], mx);
+        if (md / mx > worst || md != md) worst = md != md ? 1e30 : md / mx;
+        free(outs[i]);
+        free(ref[i]);
+    }
+    free(ref);
+    luthier_plan_destroy(p);
+    return worst;
+}
+
+static luthier_context *ctx_threads(int threads) {
+    luthier_context_desc cd;
+    luthier_context *ctx = NULL;
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = threads;
+    if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) return NULL;
+    return ctx;
+}
+
+/* ---- cases ------------------------------------------------------------------------------ */
+
+/* A ResNet-style network: stem conv+BN+ReLU, maxpool, two basic blocks (one with a
+   downsampling 1x1 shortcut), global pool, flatten, dense. */
+static void build_mini_resnet(gb *b, int64_t n, int64_t hw, int *input) {
+    int64_t xs[4];
+    int x, y, id, t;
+    xs[0] = n; xs[1] = 3; xs[2] = hw; xs[3] = hw;
+    memset(b, 0, sizeof *b);
+    luthier_graph_create(&b->g);
+    luthier_graph_input(b->g, "image", LUTHIER_DTYPE_F32, 4, xs, &x);
+    *input = x;
+    y = gb_conv(b, "conv1", x, 16, 7, 2, 3, 1, 0, LUTHIER_ACTIVATION_NONE);
+    y = gb_bn(b, "bn1", y);
+    y = gb_op(b, LUTHIER_OP_RELU, "relu", y, -1);
+    {
+        luthier_node_desc d;
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_MAXPOOL; d.name = "maxpool";
+        d.kernel[0] = d.kernel[1] = 3; d.stride[0] = d.stride[1] = 2;
+        d.pads[0] = d.pads[1] = d.pads[2] = d.pads[3] = 1;
+        y = gb_node(b, &d, y, -1, -1);
+    }
+    /* block 1: identity shortcut */
+    id = y;
+    t = gb_conv(b, "layer1.conv1", y, 16, 3, 1, 1, 1, 0, LUTHIER_ACTIVATION_NONE);
+    t = gb_bn(b, "layer1.bn1", t);
+    t = gb_op(b, LUTHIER_OP_RELU, "layer1.relu1", t, -1);
+    t = gb_conv(b, "layer1.conv2", t, 16, 3, 1, 1, 1, 0, LUTHIER_ACTIVATION_NONE);
+    t = gb_bn(b, "layer1.bn2", t);
+    t = gb_op(b, LUTHIER_OP_ADD, "layer1.add", t, id);
+    y = gb_op(b, LUTHIER_OP_RELU, "layer1.relu2", t, -1);
+    /* block 2: stride 2, 1x1 downsample */
+    t = gb_conv(b, "layer2.conv1", y, 32, 3, 2, 1, 1, 0, LUTHIER_ACTIVATION_NONE);
+    t = gb_bn(b, "layer2.bn1", t);
+    t = gb_op(b, LUTHIER_OP_RELU, "layer2.relu1", t, -1);
+    t = gb_conv(b, "layer2.conv2", t, 32, 3, 1, 1, 1, 0, LUTHIER_ACTIVATION_NONE);
+    t = gb_bn(b, "layer2.bn2", t);
+    id = gb_conv(b, "layer2.down", y, 32, 1, 2, 0, 1, 0, LUTHIER_ACTIVATION_NONE);
+    id = gb_bn(b, "layer2.down_bn", id);
+    t = gb_op(b, LUTHIER_OP_ADD, "layer2.add", t, id);
+    y = gb_op(b, LUTHIER_OP_RELU, "layer2.relu2", t, -1);
+    y = gb_op(b, LUTHIER_OP_GLOBAL_AVGPOOL, "avgpool", y, -1);
+    y = gb_op(b, LUTHIER_OP_FLATTEN, "flatten", y, -1);
+    {
+        int64_t ws[2] = {10, 32}, bs[1] = {10};
+        int w = gb_const(b, "fc.weight", 2, ws, -0.3f, 0.3f), bb = gb_const(b, "fc.bias", 1, bs, -0.1f, 0.1f);
+        luthier_node_desc d;
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_DENSE; d.name = "fc";
+        y = gb_node(b, &d, y, w, bb);
+    }
+    luthier_graph_output(b->g, y);
+}
+
+static void test_graph_mini_resnet(void) {
+    gb b;
+    int x, threads, fusion;
+    float *img;
+    luthier_plan_desc pd;
+    build_mini_resnet(&b, 2, 33, &x);
+    CHECK(!b.fail, "build");
+    if (b.fail) { gb_free(&b); return; }
+    img = rand_buf(2 * 3 * 33 * 33, -1, 1);
+    for (threads = 1; threads <= 2; threads++) {
+        luthier_context *ctx = ctx_threads(threads);
+        for (fusion = 0; fusion < 2; fusion++) {
+            char what[64];
+            const void *ins[1];
+            ins[0] = img;
+            memset(&pd, 0, sizeof pd);
+            pd.no_fusion = !fusion;
+            snprintf(what, sizeof what, "mini resnet, %d threads, fusion %d", threads, fusion);
+            plan_vs_ref(ctx, b.g, &pd, ins, 2e-5, what);
+        }
+        luthier_context_destroy(ctx);
+    }
+    free(img);
+    gb_free(&b);
+}
+
+/* Fusion and memory: what the plan reports about the mini ResNet. */
+static void test_graph_plan_info(void) {
+    gb b;
+    int x, i, convs = 0, fused_add = 0, bn_left = 0;
+    luthier_context *ctx = ctx_threads(1);
+    luthier_plan *p = NULL;
+    luthier_plan_info info;
+    build_mini_resnet(&b, 1, 64, &x);
+    CHECK(luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+    if (p) {
+        luthier_plan_get_info(p, &info);
+        for (i = 0; i < info.num_steps; i++) {
+            luthier_step_info si;
+            luthier_plan_step_info(p, i, &si);
+            if (si.op == LUTHIER_OP_CONV2D) convs++;
+            if (si.op == LUTHIER_OP_BATCH_NORM || si.op == LUTHIER_OP_RELU) bn_left++;
+            if (strstr(si.fused, "add")) fused_add++;
+        }
+        CHECK(convs == 6, "%d conv steps", convs);
+        CHECK(bn_left == 0, "%d batch norm / relu steps left after fusion", bn_left);
+        CHECK(fused_add == 2, "%d residual adds fused", fused_add);
+        CHECK(info.arena_bytes > 0 && info.arena_bytes < info.sum_activation_bytes * 3 / 4, "arena %zu vs sum %zu",
+              info.arena_bytes, info.sum_activation_bytes);
+        CHECK(info.weights_bytes > 0 && info.flops > 1e6, "weights %zu flops %g", info.weights_bytes, info.flops);
+    }
+    luthier_plan_destroy(p);
+    luthier_context_destroy(ctx);
+    gb_free(&b);
+}
+
+/* Caller-provided arena: the plan allocates nothing; running without one is refused. */
+static void test_graph_external_arena(void) {
+    gb b;
+    int x;
+    luthier_context *ctx = ctx_threads(2);
+    luthier_plan *p = NULL, *q = NULL;
+    luthier_plan_desc pd;
+    luthier_plan_info info;
+    float *img, out1[10], out2[10];
+    void *arena;
+    const void *ins[1];
+    void *outs[1];
+    build_mini_resnet(&b, 1, 40, &x);
+    img = rand_buf(3 * 40 * 40, -1, 1);
+    ins[0] = img;
+    memset(&pd, 0, sizeof pd);
+    pd.external_arena = 1;
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+    CHECK(luthier_plan_create(ctx, b.g, NULL, &q) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+    gb_free(&b); /* plans outlive their graph */
+    if (p && q) {
+        luthier_plan_get_info(p, &info);
+        outs[0] = out1;
+        CHECK(luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_INVALID_ARGUMENT, "run without an arena");
+        CHECK(strstr(luthier_context_error(ctx), "arena") != NULL, "message: %s", luthier_context_error(ctx));
+        arena = luthier__alloc(info.arena_bytes);
+        CHECK(luthier_plan_bind_arena(p, arena, info.arena_bytes - 1) == LUTHIER_STATUS_INVALID_ARGUMENT, "short arena");
+        CHECK(luthier_plan_bind_arena(p, (char *)arena + 4, info.arena_bytes) == LUTHIER_STATUS_INVALID_ARGUMENT, "misaligned");
+        CHECK(luthier_plan_bind_arena(p, arena, info.arena_bytes) == LUTHIER_STATUS_OK, "bind");
+        memset(arena, 0xff, info.arena_bytes); /* NaN garbage must not leak into results */
+        CHECK(luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+        outs[0] = out2;
+        CHECK(luthier_plan_run(ctx, q, ins, outs) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+        CHECK(memcmp(out1, out2, sizeof out1) == 0, "external and internal arenas agree");
+        luthier__free(arena);
+    }
+    luthier_plan_destroy(p);
+    luthier_plan_destroy(q);
+    luthier_context_destroy(ctx);
+    free(img);
+}
+
+/* Every algorithm/kernel through per-node configs, and invalid configs. */
+static void test_graph_configs(void) {
+    gb b;
+    int x, i, a;
+    luthier_context *ctx = ctx_threads(2);
+    luthier_node_config *cfg;
+    luthier_plan_desc pd;
+    luthier_plan *p = NULL;
+    float *img;
+    const void *ins[1];
+    build_mini_resnet(&b, 1, 29, &x);
+    img = rand_buf(3 * 29 * 29, -1, 1);
+    ins[0] = img;
+    cfg = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg);
+    memset(&pd, 0, sizeof pd);
+    pd.configs = cfg;
+    pd.num_configs = b.g->num_nodes;
+    pd.fallback_invalid = 1;
+    for (a = LUTHIER_CONV_IM2COL; a < LUTHIER_CONV_ALGORITHM_COUNT; a++) {
+        char what[64];
+        for (i = 0; i < b.g->num_nodes; i++) {
+            cfg[i].algorithm = (luthier_conv_algorithm)a;
+            cfg[i].num_ratios = ctx->pool->num_clusters;
+            cfg[i].ratios[0] = 1.0f;
+            cfg[i].schedule = (a & 1) ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
+        }
+        snprintf(what, sizeof what, "all nodes %s", luthier_conv_algorithm_name((luthier_conv_algorithm)a));
+        plan_vs_ref(ctx, b.g, &pd, ins, a >= LUTHIER_CONV_WINOGRAD_2X3 ? 1e-3 : 2e-5, what);
+    }
+    /* without fallback an invalid choice names the node */
+    pd.fallback_invalid = 0;
+    for (i = 0; i < b.g->num_nodes; i++) cfg[i].algorithm = LUTHIER_CONV_WINOGRAD_4X3;
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p) != LUTHIER_STATUS_OK, "Winograd on a 7x7 stride-2 conv accepted");
+    CHECK(strstr(luthier_context_error(ctx), "conv1") != NULL, "message names the node: %s", luthier_context_error(ctx));
+    luthier_plan_destroy(p);
+    p = NULL;
+    memset(cfg, 0, sizeof *cfg * (size_t)b.g->num_nodes);
+    snprintf(cfg[0].kernel, sizeof cfg[0].kernel, "no_such_kernel");
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_NOT_FOUND || p == NULL, "unknown kernel accepted");
+    luthier_plan_destroy(p);
+    p = NULL;
+    memset(cfg, 0, sizeof *cfg * (size_t)b.g->num_nodes);
+    cfg[0].num_ratios = 7;
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_INVALID_ARGUMENT, "7 ratios accepted");
+    pd.num_configs = 3;
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_INVALID_ARGUMENT, "3 configs accepted");
+    /* the context still works after failed plans */
+    CHECK(luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+    luthier_plan_destroy(p);
+    free(cfg);
+    free(img);
+    gb_free(&b);
+    luthier_context_destroy(ctx);
+}
+
+/* Layout transitions: NHWC producers feeding layout-sensitive consumers and broadcasts. */
+static void test_graph_layouts(void) {
+    gb b;
+    int x, c1, c2, y, s, cat, parts[2], sm, fl, m, gap, r;
+    int64_t xs[4] = {2, 5, 9, 7}, cs[4] = {1, 8, 1, 1}, fs[4] = {1, 1, 9, 7};
+    luthier_node_desc d;
+    luthier_context *ctx;
+    float *img;
+    const void *ins[1];
+    int threads;
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    c1 = gb_conv(&b, "c1", x, 8, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_NONE);
+    c2 = gb_conv(&b, "c2", x, 8, 1, 1, 0, 1, 1, LUTHIER_ACTIVATION_RELU);
+    /* per-channel constant ([1,C,1,1]) and a spatial constant ([1,1,H,W]) broadcast on NHWC */
+    y = gb_op(&b, LUTHIER_OP_MUL, "scale", c1, gb_const(&b, "chan", 4, cs, 0.5f, 1.5f));
+    y = gb_op(&b, LUTHIER_OP_ADD, "spatial", y, gb_const(&b, "plane", 4, fs, -1, 1));
+    /* the raw NCHW input joins an NHWC tensor */
+    s = gb_op(&b, LUTHIER_OP_SUB, "sub_in", c2, gb_op(&b, LUTHIER_OP_SIGMOID, "sig", gb_conv(&b, "c3", x, 8, 1, 1, 0, 1, 0, LUTHIER_ACTIVATION_NONE), -1));
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_CONCAT; d.name = "cat"; d.axis = 1;
+    cat = gb_node(&b, &d, y, s, -1);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_SPLIT; d.name = "split"; d.axis = -1; d.num_outputs = 2;
+    {
+        int64_t sz[2] = {3, 4};
+        int in[1];
+        in[0] = cat;
+        d.sizes = sz;
+        d.inputs = in;
+        d.num_inputs = 1;
+        CHECK(luthier_graph_add_node(b.g, &d, parts) == LUTHIER_STATUS_OK, "%s", luthier_graph_error(b.g));
+    }
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_SOFTMAX; d.name = "softmax"; d.axis = 1;
+    sm = gb_node(&b, &d, parts[1], -1, -1);
+    fl = gb_op(&b, LUTHIER_OP_FLATTEN, "flatten", sm, -1);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_MAXPOOL; d.name = "pool"; d.kernel[0] = d.kernel[1] = 3; d.stride[0] = d.stride[1] = 2; d.ceil_mode = 1;
+    m = gb_node(&b, &d, parts[0], -1, -1);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_AVGPOOL; d.name = "apool"; d.kernel[0] = d.kernel[1] = 2; d.stride[0] = d.stride[1] = 1;
+    d.pads[0] = d.pads[1] = d.pads[2] = d.pads[3] = 1; d.count_include_pad = 1;
+    m = gb_node(&b, &d, m, -1, -1);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_LRN; d.name = "lrn"; d.size = 3;
+    m = gb_node(&b, &d, m, -1, -1);
+    gap = gb_op(&b, LUTHIER_OP_GLOBAL_AVGPOOL, "gap", m, -1);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_ADAPTIVE_AVGPOOL; d.name = "adaptive"; d.out_size[0] = 4; d.out_size[1] = 3;
+    r = gb_node(&b, &d, cat, -1, -1);
+    {
+        int perm[4] = {0, 2, 1, 3};
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_TRANSPOSE; d.name = "transpose"; d.perm = perm;
+        r = gb_node(&b, &d, r, -1, -1);
+    }
+    r = gb_bn(&b, "bn_plain", r); /* batch norm that cannot fold (input is not a conv) */
+    luthier_graph_output(b.g, fl);
+    luthier_graph_output(b.g, gap);
+    luthier_graph_output(b.g, r);
+    luthier_graph_output(b.g, c2); /* an output that is also consumed */
+    CHECK(!b.fail, "build");
+    img = rand_buf(2 * 5 * 9 * 7, -1, 1);
+    ins[0] = img;
+    for (threads = 1; threads <= 2; threads++) {
+        ctx = ctx_threads(threads);
+        plan_vs_ref(ctx, b.g, NULL, ins, 2e-5, "layouts");
+        luthier_context_destroy(ctx);
+    }
+    free(img);
+    gb_free(&b);
+}
+
+/* A transformer block: embeddings (gather), dense q/k/v, reshape/transpose, attention
+   (causal and not), residual dense, layer norm, GELU; plus a KV-cache-style decode graph. */
+static int gb_lin(gb *b, const char *name, int x, int64_t out_f, int64_t in_f) {
+    int64_t ws[2], bs[1];
+    char wn[64], bn[64];
+    luthier_node_desc d;
+    int w, bb;
+    ws[0] = out_f; ws[1] = in_f; bs[0] = out_f;
+    snprintf(wn, sizeof wn, "%s.w", name);
+    snprintf(bn, sizeof bn, "%s.b", name);
+    w = gb_const(b, wn, 2, ws, -0.3f, 0.3f);
+    bb = gb_const(b, bn, 1, bs, -0.1f, 0.1f);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_DENSE;
+    d.name = name;
+    return gb_node(b, &d, x, w, bb);
+}
+
+static int gb_reshape(gb *b, const char *name, int x, const int64_t *shape, int rank) {
+    luthier_node_desc d;
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_RESHAPE;
+    d.name = name;
+    d.sizes = shape;
+    d.num_sizes = rank;
+    return gb_node(b, &d, x, -1, -1);
+}
+
+static int gb_heads(gb *b, const char *name, int x, const int *perm) {
+    luthier_node_desc d;
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_TRANSPOSE;
+    d.name = name;
+    d.perm = perm;
+    return gb_node(b, &d, x, -1, -1);
+}
+
+/* A transformer block: embeddings (gather), dense q/k/v, reshape/transpose, attention
+   (causal and not), residual dense, layer norm, GELU; plus a KV-cache-style decode graph. */
+static void build_block(gb *b, int64_t seq, int64_t past, int64_t dm, int64_t heads, int causal, int *tok, int *pk, int *pv) {
+    int64_t ts[2], es[2], bs[1], hs[4], back[3], ps[4];
+    static const int perm[4] = {0, 2, 1, 3};
+    char nm[3][16] = {"q", "k", "v"};
+    int e, qkv[3], a, h, f, t, i;
+    luthier_node_desc d;
+    ts[0] = 1; ts[1] = seq;
+    es[0] = 50; es[1] = dm;
+    bs[0] = dm;
+    hs[0] = 1; hs[1] = seq; hs[2] = heads; hs[3] = dm / heads;
+    back[0] = 1; back[1] = seq; back[2] = dm;
+    ps[0] = 1; ps[1] = heads; ps[2] = past; ps[3] = dm / heads;
+    memset(b, 0, sizeof *b);
+    luthier_graph_create(&b->g);
+    luthier_graph_input(b->g, "tokens", LUTHIER_DTYPE_I64, 2, ts, tok);
+    if (past) {
+        luthier_graph_input(b->g, "past_k", LUTHIER_DTYPE_F32, 4, ps, pk);
+        luthier_graph_input(b->g, "past_v", LUTHIER_DTYPE_F32, 4, ps, pv);
+    }
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_GATHER;
+    d.name = "embed";
+    e = gb_node(b, &d, gb_const(b, "wte", 2, es, -1, 1), *tok, -1);
+    for (i = 0; i < 3; i++) {
+        char n1[32], n2[32];
+        snprintf(n1, sizeof n1, "%s.r", nm[i]);
+        snprintf(n2, sizeof n2, "%s.t", nm[i]);
+        qkv[i] = gb_heads(b, n2, gb_reshape(b, n1, gb_lin(b, nm[i], e, dm, dm), hs, 4), perm);
+    }
+    if (past) {
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_CONCAT;
+        d.axis = 2;
+        d.name = "cat_k";
+        qkv[1] = gb_node(b, &d, *pk, qkv[1], -1);
+        d.name = "cat_v";
+        qkv[2] = gb_node(b, &d, *pv, qkv[2], -1);
+    }
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_ATTENTION;
+    d.name = "attn";
+    d.causal = causal;
+    a = gb_node(b, &d, qkv[0], qkv[1], qkv[2]);
+    a = gb_reshape(b, "attn.r", gb_heads(b, "attn.t", a, perm), back, 3);
+    a = gb_lin(b, "proj", a, dm, dm);
+    h = gb_op(b, LUTHIER_OP_ADD, "res1", a, e);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_LAYER_NORM;
+    d.name = "ln1";
+    h = gb_node(b, &d, h, gb_const(b, "ln1.g", 1, bs, 0.8f, 1.2f), gb_const(b, "ln1.b", 1, bs, -0.1f, 0.1f));
+    f = gb_lin(b, "fc1", h, 2 * dm, dm);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_GELU;
+    d.name = "gelu";
+    d.approximate = causal;
+    f = gb_node(b, &d, f, -1, -1);
+    f = gb_lin(b, "fc2", f, dm, 2 * dm);
+    t = gb_op(b, LUTHIER_OP_ADD, "res2", f, h);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_SOFTMAX;
+    d.name = "softmax";
+    d.axis = -1;
+    t = gb_node(b, &d, t, -1, -1);
+    luthier_graph_output(b->g, t);
+    luthier_graph_output(b->g, qkv[1]);
+}
+
+static void test_graph_transformer(void) {
+    int causal, threads;
+    for (causal = 0; causal < 2; causal++)
+        for (threads = 1; threads <= 2; threads++) {
+            gb b;
+            int tok, pk = -1, pv = -1, past = causal ? 5 : 0, i;
+            int64_t ids[9];
+            float *kk = rand_buf(2 * 5 * 8, -1, 1), *vv = rand_buf(2 * 5 * 8, -1, 1);
+            const void *ins[3];
+            luthier_context *ctx = ctx_threads(threads);
+            build_block(&b, 9, past, 16, 2, causal, &tok, &pk, &pv);
+            CHECK(!b.fail, "build");
+            for (i = 0; i < 9; i++) ids[i] = (int64_t)(test_rand_u64() % 50) - (i == 3 ? 50 : 0);
+            ins[0] = ids; ins[1] = kk; ins[2] = vv;
+            plan_vs_ref(ctx, b.g, NULL, ins, 2e-5, causal ? "decoder block with past" : "encoder block");
+            ids[4] = 50; /* out of range at run time */
+            {
+                luthier_plan *p = NULL;
+                float out1[9 * 16], out2[2 * 14 * 8];
+                void *outs[2];
+                outs[0] = out1; outs[1] = out2;
+                CHECK(luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+                CHECK(luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_INVALID_ARGUMENT, "index 50 of 50 accepted");
+                CHECK(strstr(luthier_context_error(ctx), "embed") != NULL, "message names the step: %s", luthier_context_error(ctx));
+                luthier_plan_destroy(p);
+            }
+            gb_free(&b);
+            free(kk);
+            free(vv);
+            luthier_context_destroy(ctx);
+        }
+}
+
+/* Batched matmul with broadcasting, depthwise + grouped convolutions, element-wise zoo. */
+static void test_graph_misc_ops(void) {
+    gb b;
+    int a, c, m, x, y, z, dw, gr;
+    int64_t as[4] = {2, 3, 5, 4}, bs[3] = {1, 4, 6}, xs[4] = {1, 6, 8, 8};
+    luthier_node_desc d;
+    luthier_context *ctx = ctx_threads(2);
+    float *ain = rand_buf(2 * 3 * 5 * 4, -1, 1), *xin = rand_buf(6 * 64, 0.1f, 2);
+    const void *ins[2];
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "a", LUTHIER_DTYPE_F32, 4, as, &a);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    c = gb_const(&b, "b", 3, bs, -1, 1);
+    m = gb_op(&b, LUTHIER_OP_MATMUL, "matmul", a, c);
+    m = gb_op(&b, LUTHIER_OP_TANH, "tanh", m, -1);
+    {
+        int64_t t[4] = {2, 3, 5, 6};
+        int tb = gb_const(&b, "bt", 4, t, -1, 1);
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_MATMUL; d.name = "matmul_tb"; d.trans_b = 1;
+        m = gb_node(&b, &d, m, tb, -1); /* [2,3,5,6] @ [2,3,5,6]^T */
+    }
+    dw = gb_conv(&b, "dw", x, 6, 3, 2, 1, 6, 1, LUTHIER_ACTIVATION_RELU6);
+    gr = gb_conv(&b, "grouped", x, 4, 3, 1, 1, 2, 1, LUTHIER_ACTIVATION_NONE);
+    y = gb_op(&b, LUTHIER_OP_SQRT, "sqrt", x, -1);
+    y = gb_op(&b, LUTHIER_OP_EXP, "exp", gb_op(&b, LUTHIER_OP_NEG, "neg", y, -1), -1);
+    y = gb_op(&b, LUTHIER_OP_DIV, "div", y, gb_op(&b, LUTHIER_OP_ERF, "erf", x, -1));
+    y = gb_op(&b, LUTHIER_OP_POW, "pow", y, x);
+    z = gb_op(&b, LUTHIER_OP_MAX, "max", y, gb_op(&b, LUTHIER_OP_MIN, "min", x, y));
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_CLIP; d.name = "clip"; d.clamp_min = 0.2f; d.clamp_max = 0.9f;
+    z = gb_node(&b, &d, z, -1, -1);
+    z = gb_op(&b, LUTHIER_OP_IDENTITY, "identity", z, -1);
+    luthier_graph_output(b.g, m);
+    luthier_graph_output(b.g, dw);
+    luthier_graph_output(b.g, gr);
+    luthier_graph_output(b.g, z);
+    luthier_graph_output(b.g, a); /* an input that is also an output */
+    CHECK(!b.fail, "build");
+    ins[0] = ain; ins[1] = xin;
+    plan_vs_ref(ctx, b.g, NULL, ins, 2e-5, "misc ops");
+    free(ain);
+    free(xin);
+    gb_free(&b);
+    luthier_context_destroy(ctx);
+}
+
+/* Bad graphs: every refusal names the node and leaves the graph usable. */
+static void test_graph_bad_input(void) {
+    luthier_graph *g = NULL;
+    luthier_context *ctx = ctx_threads(1);
+    luthier_plan *p = NULL;
+    luthier_node_desc d;
+    int64_t xs[4] = {1, 3, 8, 8}, ws[4] = {4, 5, 3, 3}, neg[2] = {2, -1};
+    float w[4 * 5 * 9] = {0};
+    int x, wt, out[2], in[3], before;
+    CHECK(luthier_graph_create(NULL) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL out");
+    CHECK(luthier_graph_create(&g) == LUTHIER_STATUS_OK, "create");
+    CHECK(luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 4, xs, &x) == LUTHIER_STATUS_OK, "input");
+    CHECK(luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 4, xs, &wt) == LUTHIER_STATUS_INVALID_ARGUMENT, "duplicate name");
+    CHECK(luthier_graph_input(g, "n", LUTHIER_DTYPE_F32, 2, neg, &wt) == LUTHIER_STATUS_INVALID_ARGUMENT, "negative dim");
+    CHECK(strstr(luthier_graph_error(g), "-1") != NULL, "%s", luthier_graph_error(g));
+    CHECK(luthier_graph_input(g, "r", LUTHIER_DTYPE_F32, 7, xs, &wt) == LUTHIER_STATUS_INVALID_ARGUMENT, "rank 7");
+    CHECK(luthier_graph_constant(g, "nul", 4, ws, NULL, 0, &wt) == LUTHIER_STATUS_INVALID_ARGUMENT, "missing weights");
+    CHECK(luthier_graph_constant(g, "w", 4, ws, w, 1, &wt) == LUTHIER_STATUS_OK, "weights");
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_CONV2D; d.name = "conv_bad";
+    in[0] = x; in[1] = wt;
+    d.inputs = in; d.num_inputs = 2;
+    before = luthier_graph_num_tensors(g);
+    CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "channel mismatch accepted");
+    CHECK(strstr(luthier_graph_error(g), "conv_bad") && strstr(luthier_graph_error(g), "channels"), "%s", luthier_graph_error(g));
+    CHECK(luthier_graph_num_tensors(g) == before && luthier_graph_num_nodes(g) == 0, "failed node left traces");
+    d.op = (luthier_op)999;
+    CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_NOT_FOUND, "unknown op");
+    CHECK(strstr(luthier_graph_error(g), "conv_bad") != NULL, "%s", luthier_graph_error(g));
+    d.op = LUTHIER_OP_RELU; d.num_inputs = 1; in[0] = 42;
+    CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "dangling input");
+    in[0] = x; d.num_inputs = 3;
+    CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "too many inputs");
+    {
+        int64_t is[1] = {2};
+        int64_t iv[2] = {0, 1};
+        int it;
+        CHECK(luthier_graph_constant_i64(g, "idx", 1, is, iv, &it) == LUTHIER_STATUS_OK, "i64 constant");
+        d.op = LUTHIER_OP_ADD; d.name = "add_dtype"; in[1] = it; d.num_inputs = 2;
+        CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "i64 into add accepted");
+        CHECK(strstr(luthier_graph_error(g), "add_dtype") && strstr(luthier_graph_error(g), "i64"), "%s", luthier_graph_error(g));
+        d.op = LUTHIER_OP_GATHER; d.name = "gather_range"; in[0] = x; in[1] = it; d.axis = 0;
+        CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "index 1 of 1 accepted");
+    }
+    d.op = LUTHIER_OP_RESHAPE; d.name = "reshape_bad"; d.num_inputs = 1; in[0] = x;
+    {
+        int64_t rs[2] = {5, -1};
+        d.sizes = rs; d.num_sizes = 2;
+        CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "192 elements into 5 rows");
+    }
+    CHECK(luthier_plan_create(ctx, g, NULL, &p) == LUTHIER_STATUS_INVALID_ARGUMENT, "plan of a graph without outputs");
+    CHECK(luthier_graph_output(g, 99) == LUTHIER_STATUS_INVALID_ARGUMENT, "output 99");
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_RELU; in[0] = x; d.inputs = in; d.num_inputs = 1;
+    CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_OK, "the graph is still usable: %s", luthier_graph_error(g));
+    CHECK(luthier_graph_output(g, out[0]) == LUTHIER_STATUS_OK, "output");
+    CHECK(luthier_graph_output(g, out[0]) == LUTHIER_STATUS_INVALID_ARGUMENT, "output twice");
+    CHECK(luthier_plan_create(ctx, g, NULL, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+    {
+        const void *ins[1] = {NULL};
+        float o[192];
+        void *outs[1];
+        outs[0] = o;
+        CHECK(luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL input");
+        CHECK(luthier_plan_run(ctx, p, NULL, outs) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL inputs");
+        CHECK(luthier_plan_run(NULL, p, ins, outs) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL ctx");
+    }
+    luthier_plan_destroy(p);
+    luthier_plan_destroy(NULL);
+    luthier_graph_destroy(g);
+    luthier_graph_destroy(NULL);
+    luthier_context_destroy(ctx);
+}
+
+static void run_graph_tests(void) {
+    RUN(test_graph_bad_input);
+    RUN(test_graph_mini_resnet);
+    RUN(test_graph_plan_info);
+    RUN(test_graph_external_arena);
+    RUN(test_graph_configs);
+    RUN(test_graph_layouts);
+    RUN(test_graph_transformer);
+    RUN(test_graph_misc_ops);
+}
