@@ -1595,6 +1595,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
         }
         memset(&st->cfg, 0, sizeof st->cfg);
     }
+    memset(&info, 0, sizeof info);
     luthier_conv2d_get_info(st->conv, &info);
     st->algorithm = info.algorithm;
     st->kernel = info.kernel;
@@ -1722,7 +1723,7 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
         const luthier__gnode *gn = &g->nodes[ni];
         const luthier_op op = gn->d.op;
         luthier__pstep *st;
-        int layout = LUTHIER__PLAIN, k, nin = gn->d.num_inputs, ins[64], residual = -1;
+        int layout = LUTHIER__PLAIN, k, nin = gn->d.num_inputs, ins[64] = {0}, residual = -1;
         for (k = 0; k < nin; k++) ins[k] = gn->inputs[k];
         /* the layout this step works in, and its inputs converted to it */
         switch (op) {

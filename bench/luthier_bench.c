@@ -14,6 +14,9 @@
      asym      emulated big.LITTLE: a pinned, time-bounded busy loop of the tool halves one CPU
                ("little", LUTHIER_CLUSTERS or --little-cpu); equal split, ratio_0..100, dynamic
                and big-only compared on DNN GEMMs and a parallel_for, in alternating rounds
+     model     a zoo network (ResNet, VGG, GoogLeNet, MobileNetV2, BERT, GPT-2) planned with
+               default configurations: min / median latency, per-layer breakdown, weights /
+               arena / workspace memory, and PyTorch (tests/torch_ref.py --time) in the same run
      conv      time of every valid (algorithm, microkernel) pair of luthier_conv2d per layer
                (ResNet-18, MobileNetV2, AlexNet, VGG-16 or --layer), batch 1, NHWC, against
                oneDNN's convolution primitive (format 'any', algorithm auto) in the same run;
@@ -3057,6 +3060,8 @@ done:
    command table and main
    ================================================================================================ */
 
+#include "bench_model.h"
+
 typedef struct bench_command {
     const char *name;
     const char *summary;
@@ -3076,6 +3081,8 @@ static const bench_command bench_commands[] = {
      cmd_asym, usage_asym},
     {"conv", "convolution per layer and (algorithm, kernel) pair vs oneDNN's primitive",
      cmd_conv, usage_conv},
+    {"model", "whole networks of the zoo: latency, per-layer breakdown, memory, vs PyTorch",
+     cmd_model, usage_model},
 };
 #define BENCH_NUM_COMMANDS ((int)(sizeof bench_commands / sizeof bench_commands[0]))
 

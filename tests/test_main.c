@@ -14,6 +14,7 @@
 #include "test_conv.c"
 #include "test_ops.c"
 #include "test_graph.c"
+#include "test_models.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -72,6 +73,7 @@ int main(int argc, char **argv) {
     RUN(test_conv_resnet18);
     run_ops_tests();
     run_graph_tests();
+    run_model_tests();
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else

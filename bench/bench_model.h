@@ -1,0 +1,312 @@
+/* luthier-bench model: whole networks of the zoo (luthier_zoo.h) through a plan, against
+   PyTorch in the same run (tests/torch_ref.py --time, when python3-torch is installed).
+   Included by luthier_bench.c after luthier.h and bench_common.h. */
+#include "../luthier_zoo.h"
+
+static void usage_model(FILE *out) {
+    fprintf(out,
+            "Usage: %s model NAME [options]\n"
+            "Latency of a zoo network (batch 1) planned with default configurations: min / median over\n"
+            "the repetitions, per-layer time breakdown, memory (weights, arena, workspace, sum of all\n"
+            "activations), and PyTorch's latency with the same thread count (eager, inference_mode,\n"
+            "same weights) when python3 can import torch.\n"
+            "NAME: resnet18 resnet50 resnet101 alexnet vgg16 googlenet mobilenet_v2 bert gpt2\n"
+            "      gpt2_decode, each also as NAME_small; 'all' runs every full-size network.\n"
+            "Options:\n"
+            "  --threads LIST   thread counts, e.g. 1,2 (default: 1 and all CPUs)\n"
+            "  --reps N         timed repetitions (default: as many as --min-time allows, >= 3)\n"
+            "  --min-time S     seconds of timed runs per contestant (default 2)\n"
+            "  --layers N       print the N slowest steps (default 12; 0 = none; -1 = all)\n"
+            "  --no-torch       do not run PyTorch\n"
+            "  --python PATH    interpreter for the PyTorch timing (default $LUTHIER_PYTHON, else\n"
+            "                   python3, else /usr/bin/python3)\n"
+            "  --csv            one row per (model, threads):\n"
+            "                   model,threads,luthier_ms,luthier_median_ms,torch_ms,torch_median_ms,\n"
+            "                   speedup,weights_bytes,arena_bytes,sum_activation_bytes,workspace_bytes,gflop\n",
+            bench_prog);
+}
+
+typedef struct model_run {
+    luthier_context *ctx;
+    luthier_plan *plan;
+    const void *ins[64];
+    void *outs[64];
+} model_run;
+
+static int model_once(void *arg) {
+    model_run *m = (model_run *)arg;
+    return luthier_plan_run(m->ctx, m->plan, m->ins, m->outs) != LUTHIER_STATUS_OK;
+}
+
+/* PyTorch's latency via tests/torch_ref.py --time; returns 0 and fills min/median on success. */
+static int model_torch(const char *python, const char *name, int threads, int reps, double *tmin, double *tmed) {
+    const char *cands[3];
+    char cmd[512], line[256];
+    int i, nc = 0;
+    if (python) cands[nc++] = python;
+    else {
+        if (getenv("LUTHIER_PYTHON")) cands[nc++] = getenv("LUTHIER_PYTHON");
+        cands[nc++] = "python3";
+        cands[nc++] = "/usr/bin/python3";
+    }
+    for (i = 0; i < nc; i++) {
+        FILE *f;
+        int ok = 0;
+        snprintf(cmd, sizeof cmd, "%s tests/torch_ref.py --time %s --threads %d --repeat %d 2>/dev/null", cands[i], name,
+                 threads, reps);
+        if (!(f = popen(cmd, "r"))) continue;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "torch_ms_min=%lf torch_ms_median=%lf", tmin, tmed) == 2) ok = 1;
+        pclose(f);
+        if (ok) return 0;
+    }
+    return 1;
+}
+
+typedef struct model_step_time {
+    int step;
+    double seconds;
+} model_step_time;
+
+static int model_cmp_step(const void *a, const void *b) {
+    double x = ((const model_step_time *)a)->seconds, y = ((const model_step_time *)b)->seconds;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int model_one(const char *name, int threads, const bench_policy *pol, int layers, int torch, const char *python,
+                     int csv) {
+    luthier_graph *g = NULL;
+    luthier_zoo_options zo;
+    luthier_plan_info info;
+    model_run m;
+    bench_sampler s;
+    bench_stats st;
+    char err[256];
+    double t_create, tmin = 0, tmed = 0, *best = NULL;
+    int i, rc = BENCH_EXIT_OK, round;
+    void *bufs[64];
+    memset(&m, 0, sizeof m);
+    memset(&zo, 0, sizeof zo);
+    memset(bufs, 0, sizeof bufs);
+    memset(&s, 0, sizeof s);
+    if (!(m.ctx = open_context("model", NULL, threads))) return BENCH_EXIT_FAIL;
+    if (luthier_zoo_build(name, &zo, &g, err, sizeof err) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s: model %s: %s\n", bench_prog, name, err);
+        luthier_context_destroy(m.ctx);
+        return BENCH_EXIT_USAGE;
+    }
+    t_create = bench_now();
+    if (luthier_plan_create(m.ctx, g, NULL, &m.plan) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s: model %s: plan: %s\n", bench_prog, name, luthier_context_error(m.ctx));
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    t_create = bench_now() - t_create;
+    {
+        int ni = 0, no = 0;
+        for (i = 0; i < luthier_graph_num_tensors(g); i++) {
+            luthier_tensor_info ti;
+            size_t bytes = 1;
+            int k;
+            luthier_graph_tensor_info(g, i, &ti);
+            for (k = 0; k < ti.rank; k++) bytes *= (size_t)ti.shape[k];
+            bytes *= ti.dtype == LUTHIER_DTYPE_I64 ? 8 : 4;
+            if (ti.is_input && ni < 64) {
+                bufs[ni] = malloc(bytes);
+                if (!bufs[ni] || luthier_zoo_input(name, &zo, ni, bufs[ni], bytes) != LUTHIER_STATUS_OK) {
+                    fprintf(stderr, "%s: model %s: input %d\n", bench_prog, name, ni);
+                    rc = BENCH_EXIT_FAIL;
+                    goto done;
+                }
+                m.ins[ni] = bufs[ni];
+                ni++;
+            }
+        }
+        for (i = 0; i < luthier_graph_num_tensors(g); i++) {
+            luthier_tensor_info ti;
+            size_t bytes = 4;
+            int k;
+            luthier_graph_tensor_info(g, i, &ti);
+            if (!ti.is_output || no >= 64) continue;
+            for (k = 0; k < ti.rank; k++) bytes *= (size_t)ti.shape[k];
+            m.outs[no++] = malloc(bytes);
+        }
+    }
+    luthier_plan_get_info(m.plan, &info);
+    /* warm-up, checked */
+    if (model_once(&m)) {
+        fprintf(stderr, "%s: model %s: run: %s\n", bench_prog, name, luthier_context_error(m.ctx));
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    if (bench_run_round(model_once, &m, pol, 0, &s) != 0 || s.n == 0) {
+        fprintf(stderr, "%s: model %s: timed run failed: %s\n", bench_prog, name, luthier_context_error(m.ctx));
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    st = bench_summarize(s.t, s.n);
+    /* per-step breakdown: profiled runs, fastest per step */
+    if (layers != 0) {
+        best = (double *)malloc(sizeof(double) * (size_t)(info.num_steps + 1));
+        for (i = 0; i < info.num_steps; i++) best[i] = 1e30;
+        luthier_plan_set_profiling(m.plan, 1);
+        for (round = 0; round < 5; round++) {
+            model_once(&m);
+            for (i = 0; i < info.num_steps; i++) {
+                luthier_step_info si;
+                luthier_plan_step_info(m.plan, i, &si);
+                if (si.last_seconds < best[i]) best[i] = si.last_seconds;
+            }
+        }
+        luthier_plan_set_profiling(m.plan, 0);
+    }
+    if (torch && model_torch(python, name, threads, 20, &tmin, &tmed)) {
+        if (!csv) printf("  (PyTorch timing unavailable: install python3-torch python3-torchvision)\n");
+        tmin = tmed = 0;
+    }
+    if (csv) {
+        printf("%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%zu,%zu,%zu,%zu,%.3f\n", name, threads, st.min * 1e3, st.median * 1e3,
+               tmin, tmed, tmin > 0 ? tmin / (st.min * 1e3) : 0.0, info.weights_bytes, info.arena_bytes,
+               info.sum_activation_bytes, info.workspace_bytes, info.flops * 1e-9);
+    } else {
+        printf("%s, %d thread%s: luthier %.2f ms min, %.2f ms median (%.1f GFLOP/s, %.2f GFLOP)", name, threads,
+               threads > 1 ? "s" : "", st.min * 1e3, st.median * 1e3, info.flops * 1e-9 / st.min, info.flops * 1e-9);
+        if (tmin > 0) printf("; PyTorch %.2f / %.2f ms: %.2fx", tmin, tmed, tmin / (st.min * 1e3));
+        printf("\n  memory: weights %.1f MB, arena %.2f MB (sum of activations %.2f MB, %.1f%%), workspace %.2f MB; "
+               "%d steps; plan created in %.0f ms\n",
+               info.weights_bytes / 1e6, info.arena_bytes / 1e6, info.sum_activation_bytes / 1e6,
+               info.sum_activation_bytes ? 100.0 * (double)info.arena_bytes / (double)info.sum_activation_bytes : 0.0,
+               info.workspace_bytes / 1e6, info.num_steps, t_create * 1e3);
+        if (layers != 0 && best) {
+            model_step_time *order = (model_step_time *)malloc(sizeof *order * (size_t)(info.num_steps + 1));
+            double total = 0;
+            int shown = layers < 0 || layers > info.num_steps ? info.num_steps : layers;
+            for (i = 0; i < info.num_steps; i++) order[i].step = i, order[i].seconds = best[i], total += best[i];
+            qsort(order, (size_t)info.num_steps, sizeof *order, model_cmp_step);
+            printf("  %-28s %-16s %-22s %-26s %8s %6s %8s\n", "step", "op", "fused", "algorithm/kernel", "ms", "%", "GFLOP/s");
+            for (i = 0; i < shown; i++) {
+                luthier_step_info si;
+                char ak[80];
+                luthier_plan_step_info(m.plan, order[i].step, &si);
+                if (si.op == LUTHIER_OP_CONV2D)
+                    snprintf(ak, sizeof ak, "%s %s", luthier_conv_algorithm_name(si.algorithm), short_kernel_name(si.kernel));
+                else
+                    snprintf(ak, sizeof ak, "%s", short_kernel_name(si.kernel));
+                printf("  %-28.28s %-16s %-22.22s %-26.26s %8.3f %6.1f %8.1f\n", si.name, luthier_op_name(si.op), si.fused,
+                       ak, order[i].seconds * 1e3, 100.0 * order[i].seconds / total,
+                       order[i].seconds > 0 ? si.flops * 1e-9 / order[i].seconds : 0.0);
+            }
+            printf("  sum of steps %.2f ms\n", total * 1e3);
+            free(order);
+        }
+    }
+done:
+    free(best);
+    bench_sampler_free(&s);
+    for (i = 0; i < 64; i++) {
+        free(bufs[i]);
+        free(m.outs[i]);
+    }
+    luthier_plan_destroy(m.plan);
+    luthier_graph_destroy(g);
+    luthier_context_destroy(m.ctx);
+    return rc;
+}
+
+static int cmd_model(int argc, char **argv) {
+    const char *name = NULL, *threads_list = NULL, *python = NULL, *v;
+    bench_policy pol;
+    int i, csv = 0, torch = 1, layers = 12, rc = BENCH_EXIT_OK, tl[8], ntl = 0;
+    memset(&pol, 0, sizeof pol);
+    pol.min_time = 2.0;
+    pol.rounds = 1;
+    for (i = 1; i < argc; i++) {
+        int64_t x;
+        if (bench_is_help(argv[i])) {
+            usage_model(stdout);
+            return BENCH_EXIT_OK;
+        } else if (strcmp(argv[i], "--csv") == 0) {
+            csv = 1;
+        } else if (strcmp(argv[i], "--no-torch") == 0) {
+            torch = 0;
+        } else if (strcmp(argv[i], "--threads") == 0) {
+            if (bench_opt_value(argc, argv, &i, "model", "--threads", &threads_list) != 1) return BENCH_EXIT_USAGE;
+        } else if (strcmp(argv[i], "--python") == 0) {
+            if (bench_opt_value(argc, argv, &i, "model", "--python", &python) != 1) return BENCH_EXIT_USAGE;
+        } else if (strcmp(argv[i], "--reps") == 0) {
+            if (bench_opt_value(argc, argv, &i, "model", "--reps", &v) != 1 || bench_parse_i64(v, 1, 100000, &x)) {
+                bench_usage_error("model", "--reps takes an integer in [1, 100000]");
+                return BENCH_EXIT_USAGE;
+            }
+            pol.reps = (long)x;
+        } else if (strcmp(argv[i], "--layers") == 0) {
+            if (bench_opt_value(argc, argv, &i, "model", "--layers", &v) != 1 || bench_parse_i64(v, -1, 100000, &x)) {
+                bench_usage_error("model", "--layers takes an integer >= -1");
+                return BENCH_EXIT_USAGE;
+            }
+            layers = (int)x;
+        } else if (strcmp(argv[i], "--min-time") == 0) {
+            if (bench_opt_value(argc, argv, &i, "model", "--min-time", &v) != 1 || bench_parse_double(v, 0.0, 3600.0, &pol.min_time)) {
+                bench_usage_error("model", "--min-time takes seconds in [0, 3600]");
+                return BENCH_EXIT_USAGE;
+            }
+        } else if (argv[i][0] == '-') {
+            bench_usage_error("model", "unknown option '%s'", argv[i]);
+            return BENCH_EXIT_USAGE;
+        } else if (!name) {
+            name = argv[i];
+        } else {
+            bench_usage_error("model", "one model name expected, got '%s' after '%s'", argv[i], name);
+            return BENCH_EXIT_USAGE;
+        }
+    }
+    if (!name) {
+        bench_usage_error("model", "name a model (e.g. resnet18) or 'all'");
+        return BENCH_EXIT_USAGE;
+    }
+    if (threads_list) {
+        const char *p = threads_list;
+        while (*p && ntl < 8) {
+            char *end;
+            long t = strtol(p, &end, 10);
+            if (end == p || t < 1 || t > LUTHIER_MAX_CPUS) {
+                bench_usage_error("model", "--threads takes a list like 1,2");
+                return BENCH_EXIT_USAGE;
+            }
+            tl[ntl++] = (int)t;
+            p = *end == ',' ? end + 1 : end;
+            if (*end && *end != ',') {
+                bench_usage_error("model", "--threads takes a list like 1,2");
+                return BENCH_EXIT_USAGE;
+            }
+        }
+    } else {
+        luthier_context *c = open_context("model", NULL, 0);
+        tl[ntl++] = 1;
+        if (c && luthier_context_num_threads(c) > 1) tl[ntl++] = luthier_context_num_threads(c);
+        luthier_context_destroy(c);
+    }
+    if (csv)
+        printf("model,threads,luthier_ms,luthier_median_ms,torch_ms,torch_median_ms,speedup,weights_bytes,arena_bytes,"
+               "sum_activation_bytes,workspace_bytes,gflop\n");
+    {
+        static const char *const all[] = {"resnet18", "resnet50", "resnet101", "alexnet", "vgg16", "googlenet",
+                                          "mobilenet_v2", "bert", "gpt2", "gpt2_decode", NULL};
+        const char *one[2];
+        const char *const *names = all;
+        int k;
+        if (strcmp(name, "all") != 0) {
+            one[0] = name;
+            one[1] = NULL;
+            names = one;
+        }
+        for (k = 0; names[k]; k++)
+            for (i = 0; i < ntl; i++) {
+                int r = model_one(names[k], tl[i], &pol, csv ? 0 : layers, torch, python, csv);
+                if (r == BENCH_EXIT_USAGE) return r;
+                if (r != BENCH_EXIT_OK) rc = r;
+                fflush(stdout);
+            }
+    }
+    return rc;
+}
