@@ -201,6 +201,12 @@ typedef struct luthier_tensor_info {
 
 LUTHIER_API int luthier_graph_num_tensors(const luthier_graph *g);
 LUTHIER_API int luthier_graph_num_nodes(const luthier_graph *g);
+/* Graph inputs in declaration order and outputs in luthier_graph_output order (the order of
+   luthier_plan_run's arrays): the i-th one's tensor id, or -1 when i is out of range. */
+LUTHIER_API int luthier_graph_num_inputs(const luthier_graph *g);
+LUTHIER_API int luthier_graph_num_outputs(const luthier_graph *g);
+LUTHIER_API int luthier_graph_input_tensor(const luthier_graph *g, int i);
+LUTHIER_API int luthier_graph_output_tensor(const luthier_graph *g, int i);
 LUTHIER_API luthier_status luthier_graph_tensor_info(const luthier_graph *g, int tensor,
                                                      luthier_tensor_info *out);
 /* Node i's op, name, inputs/outputs (pointers valid while the graph lives), FLOPs
@@ -1021,6 +1027,14 @@ LUTHIER_API luthier_status luthier_graph_add_node(luthier_graph *g, const luthie
 
 LUTHIER_API int luthier_graph_num_tensors(const luthier_graph *g) { return g ? g->num_tensors : 0; }
 LUTHIER_API int luthier_graph_num_nodes(const luthier_graph *g) { return g ? g->num_nodes : 0; }
+LUTHIER_API int luthier_graph_num_inputs(const luthier_graph *g) { return g ? g->num_inputs : 0; }
+LUTHIER_API int luthier_graph_num_outputs(const luthier_graph *g) { return g ? g->num_outputs : 0; }
+LUTHIER_API int luthier_graph_input_tensor(const luthier_graph *g, int i) {
+    return g && i >= 0 && i < g->num_inputs ? g->inputs[i] : -1;
+}
+LUTHIER_API int luthier_graph_output_tensor(const luthier_graph *g, int i) {
+    return g && i >= 0 && i < g->num_outputs ? g->outputs[i] : -1;
+}
 
 LUTHIER_API luthier_status luthier_graph_tensor_info(const luthier_graph *g, int tensor,
                                                      luthier_tensor_info *out) {

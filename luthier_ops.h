@@ -15,14 +15,1031 @@
    - No allocation: scratch space, when needed, comes from the caller (documented per function).
    - x == y (in place) is allowed where marked "in place ok".
 
-   TABLE OF CONTENTS: >>ops-common >>ops-unary >>ops-binary >>ops-pool >>ops-norm >>ops-softmax
-   >>ops-move >>ops-attention
+   TABLE OF CONTENTS: >>ops-common >>ops-simd >>ops-math >>ops-unary >>ops-binary >>ops-pool
+   >>ops-norm >>ops-softmax >>ops-move >>ops-attention
+
+   HOW IT IS VECTORIZED
+   - One source for every ISA: the kernels are written on LUTHIER__VF, a GCC/Clang vector of
+     the ISA's native width, and compiled in passes (this file includes itself with
+     LUTHIER__OPS_PASS = 1, 2, 3): baseline 16 bytes (SSE2 / NEON), AVX2 32 bytes and AVX-512
+     64 bytes under target attributes; LUTHIER__OP_PICK chooses by ctx->cpu_features. Native
+     widths matter: GCC scalarizes comparisons of wider-than-native vectors, and GCC -O2 does
+     not auto-vectorize loops with selects or unknown trip counts on SSE2/NEON. Without
+     GCC/Clang (or with -DLUTHIER__OPS_SCALAR, for the tests) LUTHIER__VF is a plain float.
+     Vectors never cross a non-inlined call (no -Wpsabi): helpers are macros or always-inline
+     functions taking pointers.
+   - exp / log / erf / tanh are branch-free polynomials (Cephes-style range reduction); exp is
+     accurate to ~2 ulp over the whole float range (subnormal results included).
+   - Split independence: units are fixed blocks (rows, or row chunks that are multiples of 64
+     elements), tails go through the same vector code (padded copies), and every reduction
+     (softmax, layer norm, pooling) runs inside one unit in a fixed order. So an element's
+     value depends only on its position, never on the partition or the thread count.
 */
 #ifndef LUTHIER_H_INCLUDED
 #error "luthier_ops.h is part of luthier: include luthier.h instead"
 #endif
 
-#if defined(LUTHIER_IMPLEMENTATION) && !defined(LUTHIER__OPS_IMPL_DONE)
+#if defined(LUTHIER__OPS_PASS) /* ---- one kernel pass ---- */
+
+/* >>ops-simd: LUTHIER__VF (LUTHIER__VW lanes of the pass, or 1 float) and its macros. Comparisons
+   give a LUTHIER__VI mask (-1/0 per lane; 1/0 for the scalar fallback): only use it through
+   LUTHIER__VSEL, |, & and LUTHIER__VMASK1. */
+#if LUTHIER__OPS_PASS == 1
+#define LUTHIER__VSFX _base
+#define LUTHIER__KT
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(LUTHIER__OPS_SCALAR) /* (tests: 1 lane) */
+#define LUTHIER__VBYTES 16 /* SSE2 / NEON */
+#endif
+#elif LUTHIER__OPS_PASS == 2
+#define LUTHIER__VSFX _avx2
+#define LUTHIER__KT LUTHIER__TARGET_AVX2
+#define LUTHIER__VBYTES 32
+#else
+#define LUTHIER__VSFX _avx512
+#define LUTHIER__KT LUTHIER__TARGET_AVX512
+#define LUTHIER__VBYTES 64
+#endif
+#define LUTHIER__VF LUTHIER__VN(luthier__vf)
+#define LUTHIER__VI LUTHIER__VN(luthier__vi)
+#define LUTHIER__VACC LUTHIER__VN(luthier__op_acc)
+#ifdef LUTHIER__VBYTES
+#define LUTHIER__VW (LUTHIER__VBYTES / 4)
+typedef float LUTHIER__VF __attribute__((vector_size(LUTHIER__VBYTES)));
+typedef int32_t LUTHIER__VI __attribute__((vector_size(LUTHIER__VBYTES)));
+#define LUTHIER__VBITS(v) ((LUTHIER__VI)(v))
+#define LUTHIER__VFLOAT(i) ((LUTHIER__VF)(i))
+#define LUTHIER__VSEL(m, a, b) LUTHIER__VFLOAT(((m) & LUTHIER__VBITS(a)) | (~(m) & LUTHIER__VBITS(b)))
+#define LUTHIER__VLOAD(v, p) memcpy(&(v), (p), sizeof(LUTHIER__VF))
+#define LUTHIER__VSTORE(p, v) memcpy((p), &(v), sizeof(LUTHIER__VF))
+#define LUTHIER__VSPLAT(v, s)                                                                    \
+    do {                                                                                         \
+        memset(&(v), 0, sizeof(v));                                                              \
+        (v) = (v) + (s);                                                                         \
+    } while (0)
+#define LUTHIER__VLANE(v, l) ((v)[l])
+#else
+#define LUTHIER__VW 1
+typedef float LUTHIER__VF;
+typedef int32_t LUTHIER__VI;
+#define LUTHIER__VBITS(v) luthier__op_f2i(v)
+#define LUTHIER__VFLOAT(i) luthier__op_i2f(i)
+#define LUTHIER__VSEL(m, a, b) ((m) ? (a) : (b))
+#define LUTHIER__VLOAD(v, p) ((v) = *(p))
+#define LUTHIER__VSTORE(p, v) (*(p) = (v))
+#define LUTHIER__VSPLAT(v, s) ((v) = (s))
+#define LUTHIER__VLANE(v, l) ((void)(l), (v))
+#endif
+#if LUTHIER__OPS_PASS == 1
+enum { luthier__op_base_vw = LUTHIER__VW }; /* lanes of the baseline pass */
+#endif
+#define LUTHIER__OP_RANGE(name)                                                                  \
+    LUTHIER__KT LUTHIER_PRIVATE void LUTHIER__VN(name##_range)(void *arg, size_t b, size_t e, int t, int cl) { \
+        (void)cl;                                                                                \
+        LUTHIER__VN(name##_impl)(arg, b, e, t);                                                  \
+    }
+/* 1 per true lane (for integer arithmetic with masks) */
+#define LUTHIER__VMASK1(m) ((m) & 1)
+/* partial vectors: n < VW lanes, the others `fill` */
+#define LUTHIER__VLOADN(v, p, n, fill)                                                           \
+    do {                                                                                         \
+        float luthier__buf_[LUTHIER__VW];                                                        \
+        size_t luthier__l_;                                                                      \
+        for (luthier__l_ = 0; luthier__l_ < LUTHIER__VW; luthier__l_++)                          \
+            luthier__buf_[luthier__l_] = luthier__l_ < (size_t)(n) ? (p)[luthier__l_] : (fill);  \
+        LUTHIER__VLOAD(v, luthier__buf_);                                                        \
+    } while (0)
+#define LUTHIER__VSTOREN(p, v, n)                                                                \
+    do {                                                                                         \
+        float luthier__buf_[LUTHIER__VW];                                                        \
+        LUTHIER__VSTORE(luthier__buf_, v);                                                       \
+        memcpy((p), luthier__buf_, (size_t)(n) * sizeof(float));                                 \
+    } while (0)
+
+/* Fixed-order sums of float lanes: lanes accumulate in float for up to 16 steps, then move
+   into per-lane doubles (the error of a float sum stays at ~16 ulp of the terms). */
+typedef struct {
+    double lane[LUTHIER__VW];
+    int pending;
+} LUTHIER__VACC;
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_acc_init)(LUTHIER__VACC *a, LUTHIER__VF *v) {
+    int l;
+    for (l = 0; l < LUTHIER__VW; l++) a->lane[l] = 0.0;
+    a->pending = 0;
+    LUTHIER__VSPLAT(*v, 0.0f);
+}
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_acc_flush)(LUTHIER__VACC *a, LUTHIER__VF *v) {
+    float buf[LUTHIER__VW];
+    int l;
+    LUTHIER__VSTORE(buf, *v);
+    for (l = 0; l < LUTHIER__VW; l++) a->lane[l] += (double)buf[l];
+    a->pending = 0;
+    LUTHIER__VSPLAT(*v, 0.0f);
+}
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_acc_add)(LUTHIER__VACC *a, LUTHIER__VF *v, const LUTHIER__VF *x) {
+    *v = *v + *x;
+    if (++a->pending == 16) LUTHIER__VN(luthier__op_acc_flush)(a, v);
+}
+LUTHIER__KT LUTHIER__INLINE double LUTHIER__VN(luthier__op_acc_total)(LUTHIER__VACC *a, LUTHIER__VF *v) {
+    double s = 0.0;
+    int l;
+    LUTHIER__VN(luthier__op_acc_flush)(a, v);
+    for (l = 0; l < LUTHIER__VW; l++) s += a->lane[l];
+    return s;
+}
+
+/* >>ops-math: in place on *io, all lanes. */
+
+/* exp: x = n ln2 + r, |r| <= ln2/2, Cephes degree-7 polynomial, 2^n applied as two factors so
+   that results from 2^-150 to FLT_MAX are right (subnormals included). NaN propagates,
+   x > ln(FLT_MAX) gives inf, x < -104 gives 0. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp)(LUTHIER__VF *io) {
+    const LUTHIER__VF x = *io;
+    LUTHIER__VF hi, lo, inf, zero, xc, t, n, r, p;
+    LUTHIER__VI ni, n1, n2;
+    LUTHIER__VSPLAT(hi, 88.72283f);
+    LUTHIER__VSPLAT(lo, -104.0f);
+    LUTHIER__VSPLAT(inf, INFINITY);
+    LUTHIER__VSPLAT(zero, 0.0f);
+    xc = LUTHIER__VSEL(x > hi, hi, x);
+    xc = LUTHIER__VSEL(xc > lo, xc, lo); /* NaN -> lo: the integer part stays in range */
+    t = xc * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: round to nearest integer */
+    n = t - 12582912.0f;
+    r = xc - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
+         1.6666665459e-1f) * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    ni = LUTHIER__VBITS(t) - 0x4B400000; /* n in [-150, 128] */
+    n1 = ((ni + 256) >> 1) - 128;
+    n2 = ni - n1;
+    p = p * LUTHIER__VFLOAT((n1 + 127) << 23);
+    p = p * LUTHIER__VFLOAT((n2 + 127) << 23);
+    p = LUTHIER__VSEL(x > hi, inf, p);
+    p = LUTHIER__VSEL(x < lo, zero, p);
+    *io = LUTHIER__VSEL(x != x, x, p);
+}
+
+/* natural log for x > 0 (Cephes logf); 0 -> -inf, < 0 or NaN -> NaN, inf -> inf. Subnormal
+   inputs are not handled (callers pass values >= bias). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_log)(LUTHIER__VF *io) {
+    const LUTHIER__VF x = *io;
+    LUTHIER__VF m, z, y, ef, ninf, nan, inf;
+    LUTHIER__VI bits = LUTHIER__VBITS(x), e, small;
+    LUTHIER__VSPLAT(ninf, -INFINITY);
+    LUTHIER__VSPLAT(nan, NAN);
+    LUTHIER__VSPLAT(inf, INFINITY);
+    e = ((bits >> 23) & 0xff) - 126;
+    m = LUTHIER__VFLOAT((bits & 0x007fffff) | 0x3f000000); /* [0.5, 1) (x > 0) */
+    small = m < 0.707106781186547524f;
+    e = e - LUTHIER__VMASK1(small);
+    m = LUTHIER__VSEL(small, m + m - 1.0f, m - 1.0f);
+    ef = LUTHIER__VFLOAT(e + 0x4B400000) - 12582912.0f;
+    z = m * m;
+    y = ((((((((7.0376836292e-2f * m - 1.1514610310e-1f) * m + 1.1676998740e-1f) * m - 1.2420140846e-1f) * m +
+              1.4249322787e-1f) * m - 1.6668057665e-1f) * m + 2.0000714765e-1f) * m - 2.4999993993e-1f) * m +
+         3.3333331174e-1f) * m * z;
+    y = y + ef * -2.12194440e-4f;
+    y = y - 0.5f * z;
+    y = m + y;
+    y = y + ef * 0.693359375f;
+    y = LUTHIER__VSEL(x == 0.0f, ninf, y);
+    y = LUTHIER__VSEL((x < 0.0f) | (x != x), nan, y);
+    *io = LUTHIER__VSEL(x == inf, inf, y);
+}
+
+/* tanh: odd polynomial below 0.625 (Cephes tanhf), else 1 - 2/(exp(2|x|)+1). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_tanh)(LUTHIER__VF *io) {
+    const LUTHIER__VF x = *io;
+    LUTHIER__VF z, s, p, e;
+    z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff);
+    s = x * x;
+    p = ((((-5.70498872745e-3f * s + 2.06390887954e-2f) * s - 5.37397155531e-2f) * s + 1.33314422036e-1f) * s -
+         3.33332819422e-1f) * s * x + x;
+    e = z + z;
+    LUTHIER__VN(luthier__v_exp)(&e);
+    e = 1.0f - 2.0f / (e + 1.0f);
+    e = LUTHIER__VSEL(x < 0.0f, -e, e);
+    *io = LUTHIER__VSEL(z < 0.625f, p, e);
+}
+
+/* erf(z) for 0 <= z <= 0.5: Taylor series to z^13 (truncation < 1e-9 relative). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erf_small)(const LUTHIER__VF *zp, LUTHIER__VF *out) {
+    const LUTHIER__VF z = *zp, s = z * z;
+    *out = z * ((((((1.2055332981789664e-4f * s - 8.5483270234508529e-4f) * s + 5.2239776254421878e-3f) * s -
+                   2.6866170645131252e-2f) * s + 1.1283791670955126e-1f) * s - 3.7612638903183754e-1f) * s +
+                1.1283791670955126f);
+}
+/* erfc(z) for z >= 0 (Numerical Recipes erfcc, fractional error < 1.2e-7 for all z >= 0). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erfc_large)(const LUTHIER__VF *zp, LUTHIER__VF *out) {
+    const LUTHIER__VF z = *zp, t = 1.0f / (1.0f + 0.5f * z);
+    LUTHIER__VF e =
+        -z * z - 1.26551223f +
+        t * (1.00002368f +
+             t * (0.37409196f +
+                  t * (0.09678418f +
+                       t * (-0.18628806f +
+                            t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
+    LUTHIER__VN(luthier__v_exp)(&e);
+    *out = t * e;
+}
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erf)(LUTHIER__VF *io) {
+    const LUTHIER__VF x = *io;
+    const LUTHIER__VF z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff);
+    LUTHIER__VF sm, lg, r;
+    LUTHIER__VN(luthier__v_erf_small)(&z, &sm);
+    LUTHIER__VN(luthier__v_erfc_large)(&z, &lg);
+    r = LUTHIER__VSEL(z < 0.5f, sm, 1.0f - lg);
+    *io = LUTHIER__VSEL(x < 0.0f, -r, r);
+}
+
+/* gelu(x) = 0.5 x (1 + erf(x/sqrt2)) = x - 0.5 x erfc(z) (x >= 0) or 0.5 x erfc(z) (x < 0),
+   z = |x|/sqrt2: erfc keeps the relative accuracy for negative x (no 1 + erf cancellation). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_gelu_erf)(LUTHIER__VF *io) {
+    const LUTHIER__VF x = *io;
+    const LUTHIER__VF z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff) * 0.70710678118654752f;
+    LUTHIER__VF c, sm, lg, hx, lim;
+    LUTHIER__VN(luthier__v_erf_small)(&z, &sm);
+    LUTHIER__VN(luthier__v_erfc_large)(&z, &lg);
+    c = LUTHIER__VSEL(z < 0.5f, 1.0f - sm, lg);
+    LUTHIER__VSPLAT(lim, 32.0f); /* erfc(22.6) == 0 in float: keeps inf * 0 out */
+    hx = LUTHIER__VSEL(x > lim, lim, x);
+    hx = LUTHIER__VSEL(hx < -lim, -lim, hx);
+    hx = 0.5f * hx * c;
+    *io = LUTHIER__VSEL(x < 0.0f, hx, x - hx);
+}
+
+/* gelu with the tanh approximation: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_gelu_tanh)(LUTHIER__VF *io) {
+    LUTHIER__VF x = *io, e, lo;
+    LUTHIER__VSPLAT(lo, -30.0f); /* below: the result underflows to -0 (and -inf / inf is NaN) */
+    x = LUTHIER__VSEL(x < lo, lo, x);
+    e = (x + 0.044715f * x * x * x) * -1.5957691216057308f; /* -2 sqrt(2/pi) */
+    LUTHIER__VN(luthier__v_exp)(&e);
+    *io = x / (1.0f + e);
+}
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_sigmoid)(LUTHIER__VF *io) {
+    LUTHIER__VF e = -*io;
+    LUTHIER__VN(luthier__v_exp)(&e);
+    *io = 1.0f / (1.0f + e);
+}
+
+/* clamp keeping NaN (like torch.clamp) */
+#define LUTHIER__VCLAMP(v, lov, hiv)                                                             \
+    do {                                                                                         \
+        (v) = LUTHIER__VSEL((v) < (lov), (lov), (v));                                            \
+        (v) = LUTHIER__VSEL((v) > (hiv), (hiv), (v));                                            \
+    } while (0)
+
+/* one vector of the op, in place */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_vec)(luthier__unary kind, float a, float b, LUTHIER__VF *v) {
+    LUTHIER__VF c0, c1;
+    switch (kind) {
+    case LUTHIER__UNARY_RELU:
+        LUTHIER__VSPLAT(c0, 0.0f);
+        *v = LUTHIER__VSEL(*v < c0, c0, *v);
+        break;
+    case LUTHIER__UNARY_CLIP:
+        LUTHIER__VSPLAT(c0, a);
+        LUTHIER__VSPLAT(c1, b);
+        LUTHIER__VCLAMP(*v, c0, c1);
+        break;
+    case LUTHIER__UNARY_GELU_ERF: LUTHIER__VN(luthier__v_gelu_erf)(v); break;
+    case LUTHIER__UNARY_GELU_TANH: LUTHIER__VN(luthier__v_gelu_tanh)(v); break;
+    case LUTHIER__UNARY_SIGMOID: LUTHIER__VN(luthier__v_sigmoid)(v); break;
+    case LUTHIER__UNARY_TANH: LUTHIER__VN(luthier__v_tanh)(v); break;
+    case LUTHIER__UNARY_EXP: LUTHIER__VN(luthier__v_exp)(v); break;
+    case LUTHIER__UNARY_ERF: LUTHIER__VN(luthier__v_erf)(v); break;
+    case LUTHIER__UNARY_SQRT: {
+        float buf[LUTHIER__VW];
+        int l;
+        LUTHIER__VSTORE(buf, *v);
+        for (l = 0; l < LUTHIER__VW; l++) buf[l] = sqrtf(buf[l]);
+        LUTHIER__VLOAD(*v, buf);
+        break;
+    }
+    case LUTHIER__UNARY_NEG: *v = -*v; break;
+    case LUTHIER__UNARY_ABS: *v = LUTHIER__VFLOAT(LUTHIER__VBITS(*v) & 0x7fffffff); break;
+    case LUTHIER__UNARY_RECIPROCAL: *v = 1.0f / *v; break;
+    case LUTHIER__UNARY_AFFINE: *v = *v * a + b; break;
+    default: break;
+    }
+}
+
+/* The kind is a compile-time constant in each case of the switch below, so the inner loop is
+   one straight-line vector body per kind. */
+#define LUTHIER__OP_UNARY_LOOP(K)                                                                \
+    for (i = from; i + LUTHIER__VW <= to; i += LUTHIER__VW) {                                    \
+        LUTHIER__VLOAD(v, x + i);                                                                \
+        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                                      \
+        LUTHIER__VSTORE(y + i, v);                                                               \
+    }                                                                                            \
+    if (i < to) {                                                                                \
+        LUTHIER__VLOADN(v, x + i, to - i, 1.0f);                                                 \
+        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                                      \
+        LUTHIER__VSTOREN(y + i, v, to - i);                                                      \
+    }                                                                                            \
+    break;
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_unary_job *j = (const luthier__op_unary_job *)arg;
+    const float *x = j->x;
+    float *y = j->y;
+    const float a = j->a, b = j->b;
+    const size_t from = ub * LUTHIER__OP_GRAIN, to = luthier__min_sz(j->n, ue * LUTHIER__OP_GRAIN);
+    size_t i;
+    LUTHIER__VF v;
+    (void)thread;
+    switch (j->kind) {
+    case LUTHIER__UNARY_RELU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_RELU)
+    case LUTHIER__UNARY_CLIP: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_CLIP)
+    case LUTHIER__UNARY_GELU_ERF: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_GELU_ERF)
+    case LUTHIER__UNARY_GELU_TANH: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_GELU_TANH)
+    case LUTHIER__UNARY_SIGMOID: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_SIGMOID)
+    case LUTHIER__UNARY_TANH: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_TANH)
+    case LUTHIER__UNARY_EXP: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_EXP)
+    case LUTHIER__UNARY_ERF: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_ERF)
+    case LUTHIER__UNARY_SQRT: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_SQRT)
+    case LUTHIER__UNARY_NEG: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_NEG)
+    case LUTHIER__UNARY_ABS: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_ABS)
+    case LUTHIER__UNARY_RECIPROCAL: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_RECIPROCAL)
+    case LUTHIER__UNARY_AFFINE: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_AFFINE)
+    default: break;
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_unary)
+
+/* One run of len elements: a and b step by ia/ib (0 or 1). */
+#define LUTHIER__OP_BIN_LOOP(EXPR)                                                               \
+    for (i = 0; i + LUTHIER__VW <= len; i += LUTHIER__VW) {                                      \
+        if (ia) LUTHIER__VLOAD(va, a + i);                                                       \
+        if (ib) LUTHIER__VLOAD(vb, b + i);                                                       \
+        r = EXPR;                                                                                \
+        if (j->clamp) LUTHIER__VCLAMP(r, lov, hiv);                                              \
+        LUTHIER__VSTORE(y + i, r);                                                               \
+    }                                                                                            \
+    if (i < len) {                                                                               \
+        if (ia) LUTHIER__VLOADN(va, a + i, len - i, 1.0f);                                       \
+        if (ib) LUTHIER__VLOADN(vb, b + i, len - i, 1.0f);                                       \
+        r = EXPR;                                                                                \
+        if (j->clamp) LUTHIER__VCLAMP(r, lov, hiv);                                              \
+        LUTHIER__VSTOREN(y + i, r, len - i);                                                     \
+    }                                                                                            \
+    break;
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_run)(const luthier__op_binary_job *j, const float *a, int ia,
+                                            const float *b, int ib, float *y, size_t len) {
+    LUTHIER__VF va, vb, r, lov, hiv;
+    size_t i;
+    LUTHIER__VSPLAT(va, a[0]);
+    LUTHIER__VSPLAT(vb, b[0]);
+    LUTHIER__VSPLAT(lov, j->lo);
+    LUTHIER__VSPLAT(hiv, j->hi);
+    switch (j->kind) {
+    case LUTHIER__BINARY_ADD: LUTHIER__OP_BIN_LOOP(va + vb)
+    case LUTHIER__BINARY_SUB: LUTHIER__OP_BIN_LOOP(va - vb)
+    case LUTHIER__BINARY_MUL: LUTHIER__OP_BIN_LOOP(va * vb)
+    case LUTHIER__BINARY_DIV: LUTHIER__OP_BIN_LOOP(va / vb)
+    case LUTHIER__BINARY_MAX: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va > vb) | (va != va), va, vb))
+    case LUTHIER__BINARY_MIN: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va < vb) | (va != va), va, vb))
+    case LUTHIER__BINARY_POW:
+        if (!ib && j->pow_special) {
+            switch (j->pow_special) {
+            case 1: LUTHIER__OP_BIN_LOOP(va * va)
+            case 2: LUTHIER__OP_BIN_LOOP(va * va * va)
+            case 4: LUTHIER__OP_BIN_LOOP(va)
+            case 5: LUTHIER__OP_BIN_LOOP(1.0f / va)
+            default: break;
+            }
+            if (j->pow_special != 3) break;
+        }
+        for (i = 0; i < len; i++) { /* powf / sqrtf per element (generic exponents are rare) */
+            const float av = a[ia ? i : 0], bv = b[ib ? i : 0];
+            float v = (!ib && j->pow_special == 3) ? sqrtf(av) : powf(av, bv);
+            if (j->clamp) {
+                v = v < j->lo ? j->lo : v;
+                v = v > j->hi ? j->hi : v;
+            }
+            y[i] = v;
+        }
+        break;
+    default: break;
+    }
+}
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_binary_job *j = (const luthier__op_binary_job *)arg;
+    const int m = j->m, ia = j->sa[m - 1] != 0, ib = j->sb[m - 1] != 0;
+    const size_t len = j->part.len;
+    size_t u;
+    (void)thread;
+    for (u = ub; u < ue; u++) {
+        size_t r0, r1, from, to, row;
+        luthier__op_part_unit(&j->part, u, &r0, &r1, &from, &to);
+        for (row = r0; row < r1; row++) {
+            size_t rest = row, oa = 0, ob = 0;
+            int d;
+            for (d = m - 2; d >= 0; d--) { /* mixed-radix row index -> operand offsets */
+                const size_t id = rest % j->dim[d];
+                rest /= j->dim[d];
+                oa += id * j->sa[d];
+                ob += id * j->sb[d];
+            }
+            LUTHIER__VN(luthier__op_binary_run)(j, j->a + oa + (ia ? from : 0), ia, j->b + ob + (ib ? from : 0), ib,
+                                   j->y + row * len + from, to - from);
+        }
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_binary)
+
+/* One output pixel, channels [0, cn) of x_img (image base + c0): taps at rows y0 + i*dy
+   (i < ny), columns x0 + k*dx (k < nx), all inside the image. avg divides by div. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_pixel)(const float *x_img, size_t w, size_t c, size_t y0, size_t ny, size_t dy,
+                                            size_t x0, size_t nx, size_t dx, size_t cn, int is_max, float div,
+                                            float *out) {
+    size_t cc = 0, i, k;
+    LUTHIER__VF init;
+    LUTHIER__VSPLAT(init, is_max ? -INFINITY : 0.0f);
+    for (; cc + 4 * LUTHIER__VW <= cn; cc += 4 * LUTHIER__VW) {
+        LUTHIER__VF s0 = init, s1 = init, s2 = init, s3 = init, v0, v1, v2, v3;
+        for (i = 0; i < ny; i++)
+            for (k = 0; k < nx; k++) {
+                const float *p = x_img + ((y0 + i * dy) * w + x0 + k * dx) * c + cc;
+                LUTHIER__VLOAD(v0, p);
+                LUTHIER__VLOAD(v1, p + LUTHIER__VW);
+                LUTHIER__VLOAD(v2, p + 2 * LUTHIER__VW);
+                LUTHIER__VLOAD(v3, p + 3 * LUTHIER__VW);
+                if (is_max) {
+                    s0 = LUTHIER__VSEL((v0 > s0) | (v0 != v0), v0, s0);
+                    s1 = LUTHIER__VSEL((v1 > s1) | (v1 != v1), v1, s1);
+                    s2 = LUTHIER__VSEL((v2 > s2) | (v2 != v2), v2, s2);
+                    s3 = LUTHIER__VSEL((v3 > s3) | (v3 != v3), v3, s3);
+                } else {
+                    s0 = s0 + v0;
+                    s1 = s1 + v1;
+                    s2 = s2 + v2;
+                    s3 = s3 + v3;
+                }
+            }
+        if (!is_max) {
+            s0 = s0 / div;
+            s1 = s1 / div;
+            s2 = s2 / div;
+            s3 = s3 / div;
+        }
+        LUTHIER__VSTORE(out + cc, s0);
+        LUTHIER__VSTORE(out + cc + LUTHIER__VW, s1);
+        LUTHIER__VSTORE(out + cc + 2 * LUTHIER__VW, s2);
+        LUTHIER__VSTORE(out + cc + 3 * LUTHIER__VW, s3);
+    }
+    for (; cc < cn; cc += LUTHIER__VW) {
+        const size_t nl = luthier__min_sz(LUTHIER__VW, cn - cc);
+        LUTHIER__VF s0 = init, v0;
+        for (i = 0; i < ny; i++)
+            for (k = 0; k < nx; k++) {
+                const float *p = x_img + ((y0 + i * dy) * w + x0 + k * dx) * c + cc;
+                if (nl == LUTHIER__VW) LUTHIER__VLOAD(v0, p);
+                else LUTHIER__VLOADN(v0, p, nl, 0.0f);
+                if (is_max) s0 = LUTHIER__VSEL((v0 > s0) | (v0 != v0), v0, s0);
+                else s0 = s0 + v0;
+            }
+        if (!is_max) s0 = s0 / div;
+        if (nl == LUTHIER__VW) LUTHIER__VSTORE(out + cc, s0);
+        else LUTHIER__VSTOREN(out + cc, s0, nl);
+    }
+}
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_pool_job *j = (const luthier__op_pool_job *)arg;
+    const size_t rows = j->n * j->oh;
+    size_t row, r_end = luthier__min_sz(rows, ue * j->rpu), ox;
+    (void)thread;
+    for (row = ub * j->rpu; row < r_end; row++) {
+        const size_t b = row / j->oh, oy = row % j->oh;
+        size_t iy0, ny, npy;
+        luthier__op_pool_axis(oy, j->sh, j->pt, j->pb, j->dh, j->kh, j->h, &iy0, &ny, &npy);
+        for (ox = 0; ox < j->ow; ox++) {
+            size_t ix0, nx, npx;
+            float *out = j->y + (row * j->ow + ox) * j->c;
+            float div;
+            luthier__op_pool_axis(ox, j->sw, j->pl, j->pr, j->dw, j->kw, j->w, &ix0, &nx, &npx);
+            div = (float)(j->include_pad ? npy * npx : ny * nx);
+            if (ny * nx == 0) { /* no tap inside the input (the caller's shapes exclude it) */
+                size_t cc;
+                for (cc = 0; cc < j->c; cc++) out[cc] = j->is_max ? -INFINITY : 0.0f;
+                continue;
+            }
+            LUTHIER__VN(luthier__op_pool_pixel)(j->x + b * j->h * j->w * j->c, j->w, j->c,
+                                   oy * j->sh + iy0 * j->dh - j->pt, ny, j->dh,
+                                   ox * j->sw + ix0 * j->dw - j->pl, nx, j->dw, j->c, j->is_max, div, out);
+        }
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_pool)
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_apool_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_apool_job *j = (const luthier__op_apool_job *)arg;
+    size_t it, it_end = luthier__min_sz(j->items, ue * j->ipu);
+    (void)thread;
+    for (it = ub * j->ipu; it < it_end; it++) {
+        const size_t pix = it / j->chunks, ch = it % j->chunks;
+        const size_t b = pix / (j->oh * j->ow), oy = pix / j->ow % j->oh, ox = pix % j->ow;
+        const size_t hs = oy * j->h / j->oh, he = ((oy + 1) * j->h + j->oh - 1) / j->oh;
+        const size_t ws = ox * j->w / j->ow, we = ((ox + 1) * j->w + j->ow - 1) / j->ow;
+        const size_t c0 = ch * LUTHIER__OP_APOOL_CB, cn = luthier__min_sz(LUTHIER__OP_APOOL_CB, j->c - c0);
+        LUTHIER__VN(luthier__op_pool_pixel)(j->x + b * j->h * j->w * j->c + c0, j->w, j->c, hs, he - hs, 1, ws, we - ws, 1, cn, 0,
+                               (float)((he - hs) * (we - ws)), j->y + pix * j->c + c0);
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_apool)
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_affine_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_affine_job *j = (const luthier__op_affine_job *)arg;
+    const size_t len = j->part.len;
+    LUTHIER__VF lov, hiv, v, s, t;
+    size_t u;
+    (void)thread;
+    LUTHIER__VSPLAT(lov, j->lo);
+    LUTHIER__VSPLAT(hiv, j->hi);
+    for (u = ub; u < ue; u++) {
+        size_t r0, r1, from, to, row, i;
+        luthier__op_part_unit(&j->part, u, &r0, &r1, &from, &to);
+        for (row = r0; row < r1; row++) {
+            const float *xr = j->x + row * len;
+            float *yr = j->y + row * len;
+            if (j->inner == 1) { /* row = one pixel's channels: vector scale/shift */
+                for (i = from; i < to; i += LUTHIER__VW) {
+                    const size_t nl = luthier__min_sz(LUTHIER__VW, to - i);
+                    if (nl == LUTHIER__VW) {
+                        LUTHIER__VLOAD(v, xr + i);
+                        if (j->scale) LUTHIER__VLOAD(s, j->scale + i); else LUTHIER__VSPLAT(s, 1.0f);
+                        if (j->shift) LUTHIER__VLOAD(t, j->shift + i); else LUTHIER__VSPLAT(t, 0.0f);
+                    } else {
+                        LUTHIER__VLOADN(v, xr + i, nl, 0.0f);
+                        if (j->scale) LUTHIER__VLOADN(s, j->scale + i, nl, 1.0f); else LUTHIER__VSPLAT(s, 1.0f);
+                        if (j->shift) LUTHIER__VLOADN(t, j->shift + i, nl, 0.0f); else LUTHIER__VSPLAT(t, 0.0f);
+                    }
+                    v = v * s + t;
+                    if (j->clamp) LUTHIER__VCLAMP(v, lov, hiv);
+                    if (nl == LUTHIER__VW) LUTHIER__VSTORE(yr + i, v);
+                    else LUTHIER__VSTOREN(yr + i, v, nl);
+                }
+            } else { /* row = one channel's plane: scalar scale/shift */
+                const size_t ch = row % j->c;
+                LUTHIER__VSPLAT(s, j->scale ? j->scale[ch] : 1.0f);
+                LUTHIER__VSPLAT(t, j->shift ? j->shift[ch] : 0.0f);
+                for (i = from; i + LUTHIER__VW <= to; i += LUTHIER__VW) {
+                    LUTHIER__VLOAD(v, xr + i);
+                    v = v * s + t;
+                    if (j->clamp) LUTHIER__VCLAMP(v, lov, hiv);
+                    LUTHIER__VSTORE(yr + i, v);
+                }
+                if (i < to) {
+                    LUTHIER__VLOADN(v, xr + i, to - i, 0.0f);
+                    v = v * s + t;
+                    if (j->clamp) LUTHIER__VCLAMP(v, lov, hiv);
+                    LUTHIER__VSTOREN(yr + i, v, to - i);
+                }
+            }
+        }
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_affine)
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_ln_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_ln_job *j = (const luthier__op_ln_job *)arg;
+    const size_t n = j->cols, r_end = luthier__min_sz(j->rows, ue * j->rpu);
+    size_t row, i;
+    (void)thread;
+    for (row = ub * j->rpu; row < r_end; row++) {
+        const float *x = j->x + row * n;
+        float *y = j->y + row * n;
+        LUTHIER__VACC a1, a2;
+        LUTHIER__VF v1, v2, v, d, m0v, cv, rv, g, b;
+        double s1, s2, mean_c, var;
+        float m0;
+        /* pass 1: a shift m0 (close to the mean; only needs to be near it) */
+        LUTHIER__VN(luthier__op_acc_init)(&a1, &v1);
+        for (i = 0; i + LUTHIER__VW <= n; i += LUTHIER__VW) {
+            LUTHIER__VLOAD(v, x + i);
+            LUTHIER__VN(luthier__op_acc_add)(&a1, &v1, &v);
+        }
+        if (i < n) {
+            LUTHIER__VLOADN(v, x + i, n - i, 0.0f);
+            LUTHIER__VN(luthier__op_acc_add)(&a1, &v1, &v);
+        }
+        m0 = (float)(LUTHIER__VN(luthier__op_acc_total)(&a1, &v1) / (double)n);
+        /* pass 2: sums of d = x - m0 and d^2 (shifted data: no cancellation when |mean| >> std) */
+        LUTHIER__VSPLAT(m0v, m0);
+        LUTHIER__VN(luthier__op_acc_init)(&a1, &v1);
+        LUTHIER__VN(luthier__op_acc_init)(&a2, &v2);
+        for (i = 0; i < n; i += LUTHIER__VW) {
+            if (i + LUTHIER__VW <= n) LUTHIER__VLOAD(v, x + i);
+            else LUTHIER__VLOADN(v, x + i, n - i, m0);
+            d = v - m0v;
+            LUTHIER__VN(luthier__op_acc_add)(&a1, &v1, &d);
+            d = d * d;
+            LUTHIER__VN(luthier__op_acc_add)(&a2, &v2, &d);
+        }
+        s1 = LUTHIER__VN(luthier__op_acc_total)(&a1, &v1);
+        s2 = LUTHIER__VN(luthier__op_acc_total)(&a2, &v2);
+        mean_c = s1 / (double)n;
+        var = s2 / (double)n - mean_c * mean_c;
+        if (!(var > 0.0)) var = var == var ? 0.0 : var;
+        LUTHIER__VSPLAT(cv, (float)mean_c);
+        LUTHIER__VSPLAT(rv, (float)(1.0 / sqrt(var + (double)j->eps)));
+        /* pass 3: y = ((x - m0) - c) * rstd * gamma + beta */
+        for (i = 0; i < n; i += LUTHIER__VW) {
+            const size_t nl = luthier__min_sz(LUTHIER__VW, n - i);
+            if (nl == LUTHIER__VW) {
+                LUTHIER__VLOAD(v, x + i);
+                if (j->gamma) LUTHIER__VLOAD(g, j->gamma + i); else LUTHIER__VSPLAT(g, 1.0f);
+                if (j->beta) LUTHIER__VLOAD(b, j->beta + i); else LUTHIER__VSPLAT(b, 0.0f);
+            } else {
+                LUTHIER__VLOADN(v, x + i, nl, 0.0f);
+                if (j->gamma) LUTHIER__VLOADN(g, j->gamma + i, nl, 1.0f); else LUTHIER__VSPLAT(g, 1.0f);
+                if (j->beta) LUTHIER__VLOADN(b, j->beta + i, nl, 0.0f); else LUTHIER__VSPLAT(b, 0.0f);
+            }
+            v = ((v - m0v) - cv) * rv * g + b;
+            if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + i, v);
+            else LUTHIER__VSTOREN(y + i, v, nl);
+        }
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_ln)
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_lrn_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_lrn_job *j = (const luthier__op_lrn_job *)arg;
+    const size_t c = j->c, p_end = luthier__min_sz(j->pixels, ue * j->ppu);
+    size_t p, ch, t;
+    LUTHIER__VF kv, bv, v, s, q;
+    (void)thread;
+    LUTHIER__VSPLAT(kv, j->k);
+    LUTHIER__VSPLAT(bv, j->bias);
+    for (p = ub * j->ppu; p < p_end; p++) {
+        const float *x = j->x + p * c;
+        float *y = j->y + p * c;
+        for (ch = 0; ch < c; ch += LUTHIER__VW) {
+            const size_t nl = luthier__min_sz(LUTHIER__VW, c - ch);
+            float sum[LUTHIER__VW];
+            size_t l;
+            if (nl == LUTHIER__VW && ch >= j->lo && ch + LUTHIER__VW + j->hi <= c) { /* interior */
+                LUTHIER__VSPLAT(s, 0.0f);
+                for (t = 0; t <= j->lo + j->hi; t++) {
+                    LUTHIER__VLOAD(q, x + ch - j->lo + t);
+                    s = s + q * q;
+                }
+            } else { /* edges: the window clipped to [0, c), same order of terms */
+                for (l = 0; l < LUTHIER__VW; l++) {
+                    float acc = 0.0f;
+                    if (l < nl) {
+                        for (t = 0; t <= j->lo + j->hi; t++) {
+                            const ptrdiff_t cc = (ptrdiff_t)(ch + l + t) - (ptrdiff_t)j->lo;
+                            if (cc >= 0 && cc < (ptrdiff_t)c) acc = acc + x[cc] * x[cc];
+                            else acc = acc + 0.0f;
+                        }
+                    }
+                    sum[l] = acc;
+                }
+                LUTHIER__VLOAD(s, sum);
+            }
+            s = bv + kv * s; /* base >= bias */
+            LUTHIER__VN(luthier__v_log)(&s);
+            s = s * -j->beta;
+            LUTHIER__VN(luthier__v_exp)(&s); /* base^-beta */
+            if (nl == LUTHIER__VW) {
+                LUTHIER__VLOAD(v, x + ch);
+                v = v * s;
+                LUTHIER__VSTORE(y + ch, v);
+            } else {
+                LUTHIER__VLOADN(v, x + ch, nl, 0.0f);
+                v = v * s;
+                LUTHIER__VSTOREN(y + ch, v, nl);
+            }
+        }
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_lrn)
+
+/* Softmax of one contiguous row of n: y = exp(x - max) (unnormalized), returns the sum. */
+LUTHIER__KT LUTHIER__INLINE double LUTHIER__VN(luthier__op_softmax_row_exp)(const float *x, float *y, size_t n, float *max_out) {
+    LUTHIER__VF m, v, s;
+    LUTHIER__VACC acc;
+    float mx, buf[LUTHIER__VW];
+    size_t i;
+    int l;
+    LUTHIER__VSPLAT(m, -INFINITY);
+    for (i = 0; i + LUTHIER__VW <= n; i += LUTHIER__VW) {
+        LUTHIER__VLOAD(v, x + i);
+        m = LUTHIER__VSEL(v > m, v, m);
+    }
+    if (i < n) {
+        LUTHIER__VLOADN(v, x + i, n - i, -INFINITY);
+        m = LUTHIER__VSEL(v > m, v, m);
+    }
+    LUTHIER__VSTORE(buf, m);
+    mx = buf[0];
+    for (l = 1; l < LUTHIER__VW; l++) mx = buf[l] > mx ? buf[l] : mx;
+    *max_out = mx;
+    LUTHIER__VN(luthier__op_acc_init)(&acc, &s);
+    for (i = 0; i + LUTHIER__VW <= n; i += LUTHIER__VW) {
+        LUTHIER__VLOAD(v, x + i);
+        v = v - mx;
+        LUTHIER__VN(luthier__v_exp)(&v);
+        if (y) LUTHIER__VSTORE(y + i, v);
+        LUTHIER__VN(luthier__op_acc_add)(&acc, &s, &v);
+    }
+    if (i < n) {
+        LUTHIER__VLOADN(v, x + i, n - i, -INFINITY);
+        v = v - mx;
+        LUTHIER__VN(luthier__v_exp)(&v);
+        if (y) LUTHIER__VSTOREN(y + i, v, n - i);
+        LUTHIER__VN(luthier__op_acc_add)(&acc, &s, &v);
+    }
+    return LUTHIER__VN(luthier__op_acc_total)(&acc, &s);
+}
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_softmax_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_softmax_job *j = (const luthier__op_softmax_job *)arg;
+    const size_t len = j->len, inner = j->inner, it_end = luthier__min_sz(j->items, ue * j->ipu);
+    size_t it, i, r;
+    LUTHIER__VF v;
+    (void)thread;
+    for (it = ub * j->ipu; it < it_end; it++) {
+        if (inner == 1) { /* one contiguous row */
+            const float *x = j->x + it * len;
+            float *y = j->y + it * len;
+            float mx;
+            const double sum = LUTHIER__VN(luthier__op_softmax_row_exp)(x, j->log ? NULL : y, len, &mx);
+            LUTHIER__VF f;
+            if (j->log) {
+                const float lse = (float)log(sum);
+                for (i = 0; i < len; i += LUTHIER__VW) {
+                    const size_t nl = luthier__min_sz(LUTHIER__VW, len - i);
+                    if (nl == LUTHIER__VW) LUTHIER__VLOAD(v, x + i);
+                    else LUTHIER__VLOADN(v, x + i, nl, 0.0f);
+                    v = (v - mx) - lse;
+                    if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + i, v);
+                    else LUTHIER__VSTOREN(y + i, v, nl);
+                }
+            } else {
+                LUTHIER__VSPLAT(f, (float)(1.0 / sum));
+                for (i = 0; i + LUTHIER__VW <= len; i += LUTHIER__VW) {
+                    LUTHIER__VLOAD(v, y + i);
+                    v = v * f;
+                    LUTHIER__VSTORE(y + i, v);
+                }
+                for (; i < len; i++) y[i] = y[i] * LUTHIER__VLANE(f, 0);
+            }
+        } else { /* columns of [len][inner]: vectors run along inner */
+            const size_t o = it / j->chunks, c0 = it % j->chunks * LUTHIER__OP_SOFTMAX_CB;
+            const size_t c_end = luthier__min_sz(inner, c0 + LUTHIER__OP_SOFTMAX_CB);
+            size_t cc;
+            for (cc = c0; cc < c_end; cc += LUTHIER__VW) {
+                const size_t nl = luthier__min_sz(LUTHIER__VW, c_end - cc);
+                const float *x = j->x + o * len * inner + cc;
+                float *y = j->y + o * len * inner + cc;
+                LUTHIER__VF m, s;
+                LUTHIER__VACC acc;
+                float tot[LUTHIER__VW];
+                int l;
+                LUTHIER__VSPLAT(m, -INFINITY);
+                for (r = 0; r < len; r++) {
+                    if (nl == LUTHIER__VW) LUTHIER__VLOAD(v, x + r * inner);
+                    else LUTHIER__VLOADN(v, x + r * inner, nl, 0.0f);
+                    m = LUTHIER__VSEL(v > m, v, m);
+                }
+                LUTHIER__VN(luthier__op_acc_init)(&acc, &s);
+                for (r = 0; r < len; r++) {
+                    if (nl == LUTHIER__VW) LUTHIER__VLOAD(v, x + r * inner);
+                    else LUTHIER__VLOADN(v, x + r * inner, nl, 0.0f);
+                    v = v - m;
+                    if (j->log) {
+                        LUTHIER__VF e = v;
+                        LUTHIER__VN(luthier__v_exp)(&e);
+                        LUTHIER__VN(luthier__op_acc_add)(&acc, &s, &e);
+                    } else {
+                        LUTHIER__VN(luthier__v_exp)(&v);
+                        if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + r * inner, v);
+                        else LUTHIER__VSTOREN(y + r * inner, v, nl);
+                        LUTHIER__VN(luthier__op_acc_add)(&acc, &s, &v);
+                    }
+                }
+                LUTHIER__VN(luthier__op_acc_flush)(&acc, &s);
+                for (l = 0; l < LUTHIER__VW; l++)
+                    tot[l] = j->log ? (float)log(acc.lane[l]) : (float)(1.0 / acc.lane[l]);
+                LUTHIER__VLOAD(s, tot);
+                if (j->log) {
+                    for (r = 0; r < len; r++) {
+                        if (nl == LUTHIER__VW) LUTHIER__VLOAD(v, x + r * inner);
+                        else LUTHIER__VLOADN(v, x + r * inner, nl, 0.0f);
+                        v = (v - m) - s;
+                        if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + r * inner, v);
+                        else LUTHIER__VSTOREN(y + r * inner, v, nl);
+                    }
+                } else {
+                    for (r = 0; r < len; r++) {
+                        if (nl == LUTHIER__VW) {
+                            LUTHIER__VLOAD(v, y + r * inner);
+                            v = v * s;
+                            LUTHIER__VSTORE(y + r * inner, v);
+                        } else {
+                            LUTHIER__VLOADN(v, y + r * inner, nl, 0.0f);
+                            v = v * s;
+                            LUTHIER__VSTOREN(y + r * inner, v, nl);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_softmax)
+
+/* y_row = (sum_j p(j) v[j]) * inv, p(j) = P[j * pst] (pst = 16 rows path, 1 dot path) */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_att_pv)(const float *P, size_t pst, const float *v, size_t nk, size_t dv, float inv,
+                                        float *y) {
+    size_t c = 0, jj;
+    for (; c + 4 * LUTHIER__VW <= dv; c += 4 * LUTHIER__VW) {
+        LUTHIER__VF a0, a1, a2, a3, w0, w1, w2, w3;
+        LUTHIER__VSPLAT(a0, 0.0f);
+        a1 = a2 = a3 = a0;
+        for (jj = 0; jj < nk; jj++) {
+            const float p = P[jj * pst];
+            const float *vr = v + jj * dv + c;
+            LUTHIER__VLOAD(w0, vr);
+            LUTHIER__VLOAD(w1, vr + LUTHIER__VW);
+            LUTHIER__VLOAD(w2, vr + 2 * LUTHIER__VW);
+            LUTHIER__VLOAD(w3, vr + 3 * LUTHIER__VW);
+            a0 = a0 + w0 * p;
+            a1 = a1 + w1 * p;
+            a2 = a2 + w2 * p;
+            a3 = a3 + w3 * p;
+        }
+        a0 = a0 * inv;
+        a1 = a1 * inv;
+        a2 = a2 * inv;
+        a3 = a3 * inv;
+        LUTHIER__VSTORE(y + c, a0);
+        LUTHIER__VSTORE(y + c + LUTHIER__VW, a1);
+        LUTHIER__VSTORE(y + c + 2 * LUTHIER__VW, a2);
+        LUTHIER__VSTORE(y + c + 3 * LUTHIER__VW, a3);
+    }
+    for (; c < dv; c += LUTHIER__VW) {
+        const size_t nl = luthier__min_sz(LUTHIER__VW, dv - c);
+        LUTHIER__VF a0, w0;
+        LUTHIER__VSPLAT(a0, 0.0f);
+        for (jj = 0; jj < nk; jj++) {
+            if (nl == LUTHIER__VW) LUTHIER__VLOAD(w0, v + jj * dv + c);
+            else LUTHIER__VLOADN(w0, v + jj * dv + c, nl, 0.0f);
+            a0 = a0 + w0 * P[jj * pst];
+        }
+        a0 = a0 * inv;
+        if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + c, a0);
+        else LUTHIER__VSTOREN(y + c, a0, nl);
+    }
+}
+
+/* dot product in a fixed order: lanes along d, then the lanes in order, then the tail */
+LUTHIER__KT LUTHIER__INLINE float LUTHIER__VN(luthier__op_att_dot)(const float *a, const float *b, size_t d) {
+    LUTHIER__VF s, va, vb;
+    float buf[LUTHIER__VW], r = 0.0f;
+    size_t t;
+    int l;
+    LUTHIER__VSPLAT(s, 0.0f);
+    for (t = 0; t + LUTHIER__VW <= d; t += LUTHIER__VW) {
+        LUTHIER__VLOAD(va, a + t);
+        LUTHIER__VLOAD(vb, b + t);
+        s = s + va * vb;
+    }
+    LUTHIER__VSTORE(buf, s);
+    for (l = 0; l < LUTHIER__VW; l++) r += buf[l];
+    for (; t < d; t++) r += a[t] * b[t];
+    return r;
+}
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_att_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_att_job *j = (const luthier__op_att_job *)arg;
+    const size_t d = j->d, dv = j->dv, skv = j->skv, sq = j->sq;
+    float *P = j->scratch + (size_t)thread * j->stride;
+    size_t u;
+    for (u = ub; u < ue; u++) {
+        if (j->rows_path) {
+            const size_t b = u / j->blocks, i0 = u % j->blocks * LUTHIER__VW;
+            const size_t rows = luthier__min_sz(LUTHIER__VW, sq - i0);
+            const float *q = j->q + (b * sq + i0) * d, *k = j->k + b * skv * d, *v = j->v + b * skv * dv;
+            float qT[LUTHIER__OP_ATT_DMAX * LUTHIER__VW], inv[LUTHIER__VW];
+            size_t nk[LUTHIER__VW], kmax = 0, r, t, jj;
+            LUTHIER__VF m, s, e, a0, a1, a2, a3, qv;
+            LUTHIER__VACC acc;
+            for (r = 0; r < LUTHIER__VW; r++) {
+                nk[r] = luthier__op_att_nk(j, i0 + (r < rows ? r : rows - 1));
+                kmax = nk[r] > kmax ? nk[r] : kmax;
+                for (t = 0; t < d; t++) qT[t * LUTHIER__VW + r] = r < rows ? q[r * d + t] : 0.0f;
+            }
+            for (jj = 0; jj + 4 <= kmax; jj += 4) { /* scores, 4 keys at a time */
+                const float *k0 = k + jj * d;
+                LUTHIER__VSPLAT(a0, 0.0f);
+                a1 = a2 = a3 = a0;
+                for (t = 0; t < d; t++) {
+                    LUTHIER__VLOAD(qv, qT + t * LUTHIER__VW);
+                    a0 = a0 + qv * k0[t];
+                    a1 = a1 + qv * k0[d + t];
+                    a2 = a2 + qv * k0[2 * d + t];
+                    a3 = a3 + qv * k0[3 * d + t];
+                }
+                a0 = a0 * j->scale;
+                a1 = a1 * j->scale;
+                a2 = a2 * j->scale;
+                a3 = a3 * j->scale;
+                LUTHIER__VSTORE(P + jj * LUTHIER__VW, a0);
+                LUTHIER__VSTORE(P + (jj + 1) * LUTHIER__VW, a1);
+                LUTHIER__VSTORE(P + (jj + 2) * LUTHIER__VW, a2);
+                LUTHIER__VSTORE(P + (jj + 3) * LUTHIER__VW, a3);
+            }
+            for (; jj < kmax; jj++) {
+                const float *k0 = k + jj * d;
+                LUTHIER__VSPLAT(a0, 0.0f);
+                for (t = 0; t < d; t++) {
+                    LUTHIER__VLOAD(qv, qT + t * LUTHIER__VW);
+                    a0 = a0 + qv * k0[t];
+                }
+                a0 = a0 * j->scale;
+                LUTHIER__VSTORE(P + jj * LUTHIER__VW, a0);
+            }
+            for (r = 0; r < LUTHIER__VW; r++) /* causal mask */
+                for (jj = nk[r]; jj < kmax; jj++) P[jj * LUTHIER__VW + r] = -INFINITY;
+            LUTHIER__VSPLAT(m, -INFINITY);
+            for (jj = 0; jj < kmax; jj++) {
+                LUTHIER__VLOAD(e, P + jj * LUTHIER__VW);
+                m = LUTHIER__VSEL(e > m, e, m);
+            }
+            LUTHIER__VN(luthier__op_acc_init)(&acc, &s);
+            for (jj = 0; jj < kmax; jj++) {
+                LUTHIER__VLOAD(e, P + jj * LUTHIER__VW);
+                e = e - m;
+                LUTHIER__VN(luthier__v_exp)(&e);
+                LUTHIER__VSTORE(P + jj * LUTHIER__VW, e);
+                LUTHIER__VN(luthier__op_acc_add)(&acc, &s, &e);
+            }
+            LUTHIER__VN(luthier__op_acc_flush)(&acc, &s);
+            for (r = 0; r < rows; r++) {
+                inv[r] = (float)(1.0 / acc.lane[r]);
+                if (!nk[r]) {
+                    memset(j->y + (b * sq + i0 + r) * dv, 0, dv * sizeof(float));
+                    continue;
+                }
+                LUTHIER__VN(luthier__op_att_pv)(P + r, LUTHIER__VW, v, nk[r], dv, inv[r], j->y + (b * sq + i0 + r) * dv);
+            }
+        } else {
+            const size_t r_end = luthier__min_sz(j->bh * sq, (u + 1) * j->rpu);
+            size_t row;
+            for (row = u * j->rpu; row < r_end; row++) {
+                const size_t b = row / sq, i = row % sq, n = luthier__op_att_nk(j, i);
+                const float *q = j->q + row * d, *k = j->k + b * skv * d, *v = j->v + b * skv * dv;
+                float mx;
+                double sum;
+                size_t jj;
+                if (!n) {
+                    memset(j->y + row * dv, 0, dv * sizeof(float));
+                    continue;
+                }
+                for (jj = 0; jj < n; jj++) P[jj] = LUTHIER__VN(luthier__op_att_dot)(q, k + jj * d, d) * j->scale;
+                sum = LUTHIER__VN(luthier__op_softmax_row_exp)(P, P, n, &mx);
+                LUTHIER__VN(luthier__op_att_pv)(P, 1, v, n, dv, (float)(1.0 / sum), j->y + row * dv);
+            }
+        }
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_att)
+
+
+/* end of the pass */
+#undef LUTHIER__VSFX
+#undef LUTHIER__KT
+#undef LUTHIER__VBYTES
+#undef LUTHIER__VF
+#undef LUTHIER__VI
+#undef LUTHIER__VACC
+#undef LUTHIER__VW
+#undef LUTHIER__VBITS
+#undef LUTHIER__VFLOAT
+#undef LUTHIER__VSEL
+#undef LUTHIER__VLOAD
+#undef LUTHIER__VSTORE
+#undef LUTHIER__VSPLAT
+#undef LUTHIER__VLANE
+#undef LUTHIER__VMASK1
+#undef LUTHIER__VLOADN
+#undef LUTHIER__VSTOREN
+#undef LUTHIER__VCLAMP
+#undef LUTHIER__OP_UNARY_LOOP
+#undef LUTHIER__OP_BIN_LOOP
+#undef LUTHIER__OP_RANGE
+
+#elif defined(LUTHIER_IMPLEMENTATION) && !defined(LUTHIER__OPS_IMPL_DONE)
 #define LUTHIER__OPS_IMPL_DONE
 
 #ifdef __cplusplus
@@ -36,8 +1053,820 @@ typedef struct luthier__op_cfg {
     int num_ratios;
 } luthier__op_cfg;
 
+/* Elements of streaming work per parallel unit: small tensors run as one unit (no wake-up of
+   the workers), large ones in chunks of 64 KiB. */
+#define LUTHIER__OP_GRAIN ((size_t)16384)
+
+/* Runs fn over [0, units) with cfg's schedule/ratios. One unit runs in the caller (ratios are
+   still validated so that a bad cfg fails the same way whatever the size). */
+LUTHIER_PRIVATE luthier_status luthier__op_run(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                               size_t units, luthier_range_fn fn, void *arg) {
+    const luthier_schedule sched = cfg ? cfg->schedule : LUTHIER_SCHEDULE_RATIO;
+    const float *ratios = cfg ? cfg->ratios : NULL;
+    const int nr = cfg ? cfg->num_ratios : 0;
+    if (units <= 1 || ctx->pool->num_threads <= 1) {
+        double w[LUTHIER_MAX_CLUSTERS];
+        luthier_status s;
+        if ((unsigned)sched >= (unsigned)LUTHIER_SCHEDULE_COUNT)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "unknown schedule %d", (int)sched);
+        if ((s = luthier__weights(ctx, ratios, nr, w)) != LUTHIER_STATUS_OK) return s;
+        if (units) fn(arg, 0, units, 0, 0);
+        return LUTHIER_STATUS_OK;
+    }
+    return luthier__parallel(ctx, units, sched, ratios, nr, 0, fn, arg);
+}
+
+/* Work of `rows` rows of `len` elements in units: several whole rows per unit (rpu) when rows
+   are short, else one chunk of `chunk` elements (a multiple of 64) of one row per unit. */
+typedef struct luthier__op_part {
+    size_t rows, len, rpu, cpr, chunk;
+} luthier__op_part;
+
+LUTHIER_PRIVATE size_t luthier__op_part_init(luthier__op_part *p, size_t rows, size_t len, size_t grain) {
+    p->rows = rows;
+    p->len = len;
+    if (len <= grain) {
+        p->rpu = luthier__max_sz(1, grain / luthier__max_sz(1, len));
+        p->cpr = 1;
+        p->chunk = len;
+        return luthier__div_up(rows, p->rpu);
+    }
+    p->rpu = 0;
+    p->chunk = luthier__max_sz(64, grain / 64 * 64);
+    p->cpr = luthier__div_up(len, p->chunk);
+    return rows * p->cpr;
+}
+
+/* Unit u: rows [*r0, *r1), elements [*from, *to) of each. */
+LUTHIER__INLINE void luthier__op_part_unit(const luthier__op_part *p, size_t u, size_t *r0, size_t *r1,
+                                           size_t *from, size_t *to) {
+    if (p->rpu) {
+        *r0 = u * p->rpu;
+        *r1 = luthier__min_sz(p->rows, *r0 + p->rpu);
+        *from = 0;
+        *to = p->len;
+    } else {
+        const size_t c = u % p->cpr;
+        *r0 = u / p->cpr;
+        *r1 = *r0 + 1;
+        *from = c * p->chunk;
+        *to = luthier__min_sz(p->len, *from + p->chunk);
+    }
+}
+
+/* Kernel passes: the vector kernels below ">>ops-simd" are compiled once per ISA by including
+   this file again with LUTHIER__OPS_PASS = 1 (baseline), 2 (AVX2), 3 (AVX-512); every name
+   of a pass gets the pass's suffix through LUTHIER__VN. */
+#define LUTHIER__VN(name) LUTHIER__VN2_(name, LUTHIER__VSFX)
+#define LUTHIER__VN2_(name, sfx) LUTHIER__VN3_(name, sfx)
+#define LUTHIER__VN3_(name, sfx) name##sfx
+#ifdef LUTHIER__KERNELS_X86_DONE
+#define LUTHIER__OP_PICK(ctx, name)                                                              \
+    (((ctx)->cpu_features & LUTHIER_CPU_AVX512F)    ? name##_avx512                              \
+     : ((ctx)->cpu_features & LUTHIER_CPU_AVX2_FMA) ? name##_avx2                                \
+                                                    : name##_base)
+#else
+#define LUTHIER__OP_PICK(ctx, name) ((void)(ctx), name##_base)
+#endif
+LUTHIER__INLINE int32_t luthier__op_f2i(float f) { int32_t i; memcpy(&i, &f, sizeof i); return i; }
+LUTHIER__INLINE float luthier__op_i2f(int32_t i) { float f; memcpy(&f, &i, sizeof f); return f; }
+
+/* >>ops-unary ================================================================================ */
+
+typedef enum luthier__unary {
+    LUTHIER__UNARY_RELU,
+    LUTHIER__UNARY_CLIP, /* min(max(x, a), b) */
+    LUTHIER__UNARY_GELU_ERF, /* 0.5 x (1 + erf(x / sqrt2)), PyTorch default */
+    LUTHIER__UNARY_GELU_TANH,
+    LUTHIER__UNARY_SIGMOID,
+    LUTHIER__UNARY_TANH,
+    LUTHIER__UNARY_EXP,
+    LUTHIER__UNARY_ERF,
+    LUTHIER__UNARY_SQRT,
+    LUTHIER__UNARY_NEG,
+    LUTHIER__UNARY_ABS,
+    LUTHIER__UNARY_RECIPROCAL,
+    LUTHIER__UNARY_AFFINE, /* x * a + b */
+    LUTHIER__UNARY_COUNT
+} luthier__unary;
+
+typedef struct luthier__op_unary_job {
+    luthier__unary kind;
+    float a, b;
+    const float *x;
+    float *y;
+    size_t n;
+} luthier__op_unary_job;
+
+/* >>ops-binary =============================================================================== */
+
+typedef enum luthier__binary {
+    LUTHIER__BINARY_ADD,
+    LUTHIER__BINARY_SUB,
+    LUTHIER__BINARY_MUL,
+    LUTHIER__BINARY_DIV,
+    LUTHIER__BINARY_POW,
+    LUTHIER__BINARY_MAX,
+    LUTHIER__BINARY_MIN,
+    LUTHIER__BINARY_COUNT
+} luthier__binary;
+
+#define LUTHIER__OP_MAX_RANK 6
+
+typedef struct luthier__op_binary_job {
+    luthier__binary kind;
+    const float *a, *b;
+    float *y;
+    int m;                                    /* collapsed rank (>= 1) */
+    size_t dim[LUTHIER__OP_MAX_RANK];         /* collapsed y dims, outer..inner */
+    size_t sa[LUTHIER__OP_MAX_RANK], sb[LUTHIER__OP_MAX_RANK]; /* element strides (0 = broadcast) */
+    int clamp;
+    float lo, hi;
+    float pow_exp; /* scalar exponent of POW when b is a scalar */
+    int pow_special; /* 0 generic, 1: x*x, 2: x*x*x, 3: sqrt, 4: x, 5: 1/x */
+    luthier__op_part part;
+} luthier__op_binary_job;
+
+/* >>ops-pool ================================================================================= */
+
+typedef struct luthier__op_pool_job {
+    const float *x;
+    float *y;
+    size_t n, h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow;
+    int is_max, include_pad;
+    size_t rpu; /* output rows per unit */
+} luthier__op_pool_job;
+
+/* Taps of one axis: first tap index *i0 and count *cnt inside [0, size); *padded = taps inside
+   [-pad_lo, size + pad_hi). */
+LUTHIER__INLINE void luthier__op_pool_axis(size_t o, size_t stride, size_t pad_lo, size_t pad_hi, size_t dil,
+                                           size_t k, size_t size, size_t *i0, size_t *cnt, size_t *padded) {
+    const ptrdiff_t start = (ptrdiff_t)(o * stride) - (ptrdiff_t)pad_lo;
+    size_t i, first = k, n = 0, np = 0;
+    for (i = 0; i < k; i++) {
+        const ptrdiff_t p = start + (ptrdiff_t)(i * dil);
+        if (p >= -(ptrdiff_t)pad_lo && p < (ptrdiff_t)(size + pad_hi)) np++;
+        if (p >= 0 && p < (ptrdiff_t)size) {
+            if (first == k) first = i;
+            n++;
+        }
+    }
+    *i0 = first == k ? 0 : first;
+    *cnt = n;
+    *padded = np;
+}
+
+/* adaptive average pooling: units are (output pixel, channel chunk) items */
+#define LUTHIER__OP_APOOL_CB ((size_t)256)
+typedef struct luthier__op_apool_job {
+    const float *x;
+    float *y;
+    size_t n, h, w, c, oh, ow, chunks, ipu, items;
+} luthier__op_apool_job;
+
+/* >>ops-norm ================================================================================= */
+
+typedef struct luthier__op_affine_job {
+    const float *x;
+    float *y;
+    const float *scale, *shift;
+    size_t c, inner;
+    int clamp;
+    float lo, hi;
+    luthier__op_part part;
+} luthier__op_affine_job;
+
+typedef struct luthier__op_ln_job {
+    const float *x;
+    float *y;
+    const float *gamma, *beta;
+    size_t rows, cols, rpu;
+    float eps;
+} luthier__op_ln_job;
+
+typedef struct luthier__op_lrn_job {
+    const float *x;
+    float *y;
+    size_t pixels, c, lo, hi, ppu; /* window [ch - lo, ch + hi] */
+    float k, bias, beta;
+} luthier__op_lrn_job;
+
+/* >>ops-softmax ============================================================================== */
+
+typedef struct luthier__op_softmax_job {
+    const float *x;
+    float *y;
+    size_t outer, len, inner, ipu, items, chunks;
+    int log;
+} luthier__op_softmax_job;
+
+#define LUTHIER__OP_SOFTMAX_CB ((size_t)256) /* columns per item when inner > 1 */
+
+/* >>ops-attention ============================================================================
+
+   Two paths, chosen by the shapes only (never by the split):
+   - rows path (sq >= 8, d <= 256, GCC/Clang): a block of 16 query rows is transposed on the
+     stack (qT[d][16]); scores S^T[key][16 rows] = sum_t k[key][t] * qT[t] use one vector per
+     4 keys; the softmax runs across keys with the 16 rows in the lanes; P V broadcasts each
+     probability against 4 vectors of v's row. Scratch: 16 x skv per thread.
+   - dot path (decode, sq < 8): per query row, vector dot products along d, a contiguous
+     softmax over the keys, P V as above. Scratch: skv per thread. */
+#define LUTHIER__OP_ATT_ROWS_MIN 8
+#define LUTHIER__OP_ATT_DMAX 256
+#define LUTHIER__OP_ATT_MAXW 16 /* most lanes of any pass */
+
+LUTHIER__UNUSED LUTHIER_PRIVATE size_t luthier__op_attention_scratch_floats(int threads, size_t sq, size_t skv) {
+    const size_t per = sq >= LUTHIER__OP_ATT_ROWS_MIN ? (size_t)LUTHIER__OP_ATT_MAXW * skv : skv;
+    return (size_t)(threads > 0 ? threads : 1) * per;
+}
+
+typedef struct luthier__op_att_job {
+    const float *q, *k, *v;
+    float *y, *scratch;
+    size_t bh, sq, skv, d, dv, stride, blocks, rpu;
+    float scale;
+    int causal, rows_path;
+} luthier__op_att_job;
+
+/* keys query i may see */
+LUTHIER__INLINE size_t luthier__op_att_nk(const luthier__op_att_job *j, size_t i) {
+    ptrdiff_t n;
+    if (!j->causal) return j->skv;
+    n = (ptrdiff_t)i + (ptrdiff_t)j->skv - (ptrdiff_t)j->sq + 1;
+    return n <= 0 ? 0 : (size_t)n < j->skv ? (size_t)n : j->skv;
+}
+
+
+#define LUTHIER__OPS_PASS 1
+#include "luthier_ops.h"
+#undef LUTHIER__OPS_PASS
+#ifdef LUTHIER__KERNELS_X86_DONE
+#define LUTHIER__OPS_PASS 2
+#include "luthier_ops.h"
+#undef LUTHIER__OPS_PASS
+#define LUTHIER__OPS_PASS 3
+#include "luthier_ops.h"
+#undef LUTHIER__OPS_PASS
+#endif
+
+/* lanes of the pass LUTHIER__OP_PICK runs */
+LUTHIER__INLINE size_t luthier__op_vw(const luthier_context *ctx) {
+#ifdef LUTHIER__KERNELS_X86_DONE
+    if (ctx->cpu_features & LUTHIER_CPU_AVX512F) return 16;
+    if (ctx->cpu_features & LUTHIER_CPU_AVX2_FMA) return 8;
+#endif
+    (void)ctx;
+    return (size_t)luthier__op_base_vw;
+}
+
+/* y = kind(x) element-wise; in place ok. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_unary(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                 luthier__unary kind, float a, float b,
+                                                                 const float *x, float *y, size_t n) {
+    luthier__op_unary_job j;
+    if ((unsigned)kind >= (unsigned)LUTHIER__UNARY_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "unary: unknown kind %d", (int)kind);
+    j.kind = kind;
+    j.a = a;
+    j.b = b;
+    j.x = x;
+    j.y = y;
+    j.n = n;
+    return luthier__op_run(ctx, cfg, luthier__div_up(n, LUTHIER__OP_GRAIN), LUTHIER__OP_PICK(ctx, luthier__op_unary_range), &j);
+}
+
+/* numpy broadcasting on shapes padded to the same rank (1..6), then the fused activation.
+   y may alias a (or b) when that operand's shape equals yshape. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_binary(
+    luthier_context *ctx, const luthier__op_cfg *cfg, luthier__binary kind, const float *a, const int64_t *ashape,
+    const float *b, const int64_t *bshape, float *y, const int64_t *yshape, int rank, luthier_activation act,
+    float cmin, float cmax) {
+    luthier__op_binary_job j;
+    size_t sa[LUTHIER__OP_MAX_RANK], sb[LUTHIER__OP_MAX_RANK], ca = 1, cb = 1, total = 1, units;
+    int d, m = 0;
+    if (rank < 1 || rank > LUTHIER__OP_MAX_RANK)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: rank %d (1..%d)", rank, LUTHIER__OP_MAX_RANK);
+    if ((unsigned)kind >= (unsigned)LUTHIER__BINARY_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: unknown kind %d", (int)kind);
+    memset(&j, 0, sizeof j);
+    for (d = rank - 1; d >= 0; d--) { /* contiguous strides, 0 where broadcast */
+        if ((ashape[d] != yshape[d] && ashape[d] != 1) || (bshape[d] != yshape[d] && bshape[d] != 1))
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: dim %d: %lld and %lld do not broadcast to %lld",
+                                 d, (long long)ashape[d], (long long)bshape[d], (long long)yshape[d]);
+        sa[d] = ashape[d] == 1 ? 0 : ca;
+        sb[d] = bshape[d] == 1 ? 0 : cb;
+        ca *= (size_t)ashape[d];
+        cb *= (size_t)bshape[d];
+        total *= (size_t)yshape[d];
+    }
+    if (total == 0) return luthier__op_run(ctx, cfg, 0, luthier__op_binary_range_base, &j);
+    for (d = 0; d < rank; d++) { /* drop 1s, merge dims whose strides chain for both operands */
+        const size_t n = (size_t)yshape[d];
+        if (n == 1) continue;
+        if (m > 0 && j.sa[m - 1] == sa[d] * n && j.sb[m - 1] == sb[d] * n) {
+            j.dim[m - 1] *= n;
+            j.sa[m - 1] = sa[d];
+            j.sb[m - 1] = sb[d];
+        } else {
+            j.dim[m] = n;
+            j.sa[m] = sa[d];
+            j.sb[m] = sb[d];
+            m++;
+        }
+    }
+    if (m == 0) {
+        j.dim[0] = 1;
+        j.sa[0] = j.sb[0] = 0;
+        m = 1;
+    }
+    j.m = m;
+    j.kind = kind;
+    j.a = a;
+    j.b = b;
+    j.y = y;
+    j.clamp = luthier__activation_bounds(act, cmin, cmax, &j.lo, &j.hi);
+    if (kind == LUTHIER__BINARY_POW) { /* one exponent for every element: fast exponents */
+        int all0 = 1;
+        for (d = 0; d < m; d++) all0 &= j.sb[d] == 0;
+        if (all0) {
+            const float e = b[0];
+            j.pow_exp = e;
+            j.pow_special = e == 2.0f ? 1 : e == 3.0f ? 2 : e == 0.5f ? 3 : e == 1.0f ? 4 : e == -1.0f ? 5 : 0;
+        }
+    }
+    {
+        size_t rows = 1;
+        for (d = 0; d + 1 < m; d++) rows *= j.dim[d];
+        units = luthier__op_part_init(&j.part, rows, j.dim[m - 1], LUTHIER__OP_GRAIN);
+    }
+    return luthier__op_run(ctx, cfg, units, LUTHIER__OP_PICK(ctx, luthier__op_binary_range), &j);
+}
+
+/* 2-D max / average pooling on NHWC (see the function list in the header comment). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_pool2d_nhwc(
+    luthier_context *ctx, const luthier__op_cfg *cfg, int is_max, const float *x, size_t n, size_t h, size_t w,
+    size_t c, size_t kh, size_t kw, size_t sh, size_t sw, size_t dh, size_t dw, size_t pad_top, size_t pad_left,
+    size_t pad_bottom, size_t pad_right, int count_include_pad, float *y, size_t out_h, size_t out_w) {
+    luthier__op_pool_job j;
+    size_t work;
+    j.x = x;
+    j.y = y;
+    j.n = n;
+    j.h = h;
+    j.w = w;
+    j.c = c;
+    j.kh = kh;
+    j.kw = kw;
+    j.sh = sh ? sh : 1;
+    j.sw = sw ? sw : 1;
+    j.dh = dh ? dh : 1;
+    j.dw = dw ? dw : 1;
+    j.pt = pad_top;
+    j.pl = pad_left;
+    j.pb = pad_bottom;
+    j.pr = pad_right;
+    j.oh = out_h;
+    j.ow = out_w;
+    j.is_max = is_max != 0;
+    j.include_pad = count_include_pad != 0;
+    work = luthier__max_sz(1, out_w * c * kh * kw);
+    j.rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / work);
+    if (!n || !out_h || !out_w || !c) return luthier__op_run(ctx, cfg, 0, luthier__op_pool_range_base, &j);
+    return luthier__op_run(ctx, cfg, luthier__div_up(n * out_h, j.rpu), LUTHIER__OP_PICK(ctx, luthier__op_pool_range), &j);
+}
+
+/* PyTorch adaptive average pooling on NHWC: bin i spans [floor(i*H/OH), ceil((i+1)*H/OH)). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_adaptive_avgpool_nhwc(
+    luthier_context *ctx, const luthier__op_cfg *cfg, const float *x, size_t n, size_t h, size_t w, size_t c,
+    float *y, size_t out_h, size_t out_w) {
+    luthier__op_apool_job j;
+    size_t bin;
+    j.x = x;
+    j.y = y;
+    j.n = n;
+    j.h = h;
+    j.w = w;
+    j.c = c;
+    j.oh = out_h;
+    j.ow = out_w;
+    j.chunks = luthier__div_up(c, LUTHIER__OP_APOOL_CB);
+    j.items = n * out_h * out_w * j.chunks;
+    if (!j.items || !h || !w) return luthier__op_run(ctx, cfg, 0, luthier__op_apool_range_base, &j);
+    bin = luthier__div_up(h, out_h) * luthier__div_up(w, out_w) + 1; /* largest bin (+1: ceil) */
+    j.ipu = luthier__max_sz(1, LUTHIER__OP_GRAIN / (bin * luthier__min_sz(c, LUTHIER__OP_APOOL_CB)));
+    return luthier__op_run(ctx, cfg, luthier__div_up(j.items, j.ipu), LUTHIER__OP_PICK(ctx, luthier__op_apool_range), &j);
+}
+
+/* y[o][ch][i] = act(x[o][ch][i] * scale[ch] + shift[ch]); scale/shift may be NULL; in place ok. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_channel_affine(
+    luthier_context *ctx, const luthier__op_cfg *cfg, const float *x, float *y, size_t outer, size_t c,
+    size_t inner, const float *scale, const float *shift, luthier_activation act, float cmin, float cmax) {
+    luthier__op_affine_job j;
+    size_t units;
+    j.x = x;
+    j.y = y;
+    j.scale = scale;
+    j.shift = shift;
+    j.c = c;
+    j.inner = inner;
+    j.clamp = luthier__activation_bounds(act, cmin, cmax, &j.lo, &j.hi);
+    if (inner == 1) units = luthier__op_part_init(&j.part, outer, c, LUTHIER__OP_GRAIN);
+    else units = luthier__op_part_init(&j.part, outer * c, inner, LUTHIER__OP_GRAIN);
+    if (!outer || !c || !inner) units = 0;
+    return luthier__op_run(ctx, cfg, units, LUTHIER__OP_PICK(ctx, luthier__op_affine_range), &j);
+}
+
+/* Layer norm over the last dim (biased variance); gamma/beta may be NULL; in place ok. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_layernorm(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                     const float *x, float *y, size_t rows,
+                                                                     size_t cols, const float *gamma,
+                                                                     const float *beta, float eps) {
+    luthier__op_ln_job j;
+    j.x = x;
+    j.y = y;
+    j.gamma = gamma;
+    j.beta = beta;
+    j.rows = rows;
+    j.cols = cols;
+    j.eps = eps;
+    j.rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, cols * 3));
+    if (!cols) return luthier__op_run(ctx, cfg, 0, luthier__op_ln_range_base, &j);
+    return luthier__op_run(ctx, cfg, luthier__div_up(rows, j.rpu), LUTHIER__OP_PICK(ctx, luthier__op_ln_range), &j);
+}
+
+/* LRN across channels on NHWC: y = x / (bias + alpha/size * sum x^2 over the window)^beta,
+   window [ch - floor((size-1)/2), ch + ceil((size-1)/2)] clipped. Not in place. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_lrn_nhwc(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                    const float *x, float *y, size_t pixels,
+                                                                    size_t c, size_t size, float alpha, float beta,
+                                                                    float bias) {
+    luthier__op_lrn_job j;
+    if (!size) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "lrn: size is 0");
+    j.x = x;
+    j.y = y;
+    j.pixels = pixels;
+    j.c = c;
+    j.lo = (size - 1) / 2;
+    j.hi = size - 1 - j.lo;
+    j.k = alpha / (float)size;
+    j.bias = bias;
+    j.beta = beta;
+    j.ppu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, c * (size + 8)));
+    if (!c) return luthier__op_run(ctx, cfg, 0, luthier__op_lrn_range_base, &j);
+    return luthier__op_run(ctx, cfg, luthier__div_up(pixels, j.ppu), LUTHIER__OP_PICK(ctx, luthier__op_lrn_range), &j);
+}
+
+/* Softmax (log_softmax when log != 0) over the middle axis of [outer][len][inner],
+   max-subtracted; in place ok. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_softmax(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                   const float *x, float *y, size_t outer,
+                                                                   size_t len, size_t inner, int log) {
+    luthier__op_softmax_job j;
+    size_t work;
+    j.x = x;
+    j.y = y;
+    j.outer = outer;
+    j.len = len;
+    j.inner = inner;
+    j.log = log != 0;
+    if (!outer || !len || !inner) return luthier__op_run(ctx, cfg, 0, luthier__op_softmax_range_base, &j);
+    if (inner == 1) {
+        j.chunks = 1;
+        j.items = outer;
+        work = len * 3;
+    } else {
+        j.chunks = luthier__div_up(inner, LUTHIER__OP_SOFTMAX_CB);
+        j.items = outer * j.chunks;
+        work = len * luthier__min_sz(inner, LUTHIER__OP_SOFTMAX_CB) * 3;
+    }
+    j.ipu = luthier__max_sz(1, LUTHIER__OP_GRAIN / work);
+    return luthier__op_run(ctx, cfg, luthier__div_up(j.items, j.ipu), LUTHIER__OP_PICK(ctx, luthier__op_softmax_range), &j);
+}
+
+/* >>ops-move ================================================================================= */
+
+#define LUTHIER__OP_TILE 32
+
+typedef struct luthier__op_transpose_job {
+    const float *x;
+    float *y;
+    int r;                                  /* reduced rank */
+    size_t odim[LUTHIER__OP_MAX_RANK];      /* y's dims */
+    size_t xstr[LUTHIER__OP_MAX_RANK];      /* x stride of y's dim i */
+    size_t ystr[LUTHIER__OP_MAX_RANK];      /* y stride of y's dim i */
+    int p;                                  /* y position of x's innermost dim (-1: memcpy runs) */
+    size_t strips, outer;                   /* tiled: units = outer * strips */
+    luthier__op_part part;                  /* runs */
+} luthier__op_transpose_job;
+
+LUTHIER_PRIVATE void luthier__op_transpose_runs(void *arg, size_t ub, size_t ue, int thread, int cl) {
+    const luthier__op_transpose_job *j = (const luthier__op_transpose_job *)arg;
+    const int r = j->r;
+    size_t u;
+    (void)thread;
+    (void)cl;
+    for (u = ub; u < ue; u++) {
+        size_t r0, r1, from, to, row;
+        luthier__op_part_unit(&j->part, u, &r0, &r1, &from, &to);
+        for (row = r0; row < r1; row++) {
+            size_t rest = row, xo = 0;
+            int d;
+            for (d = r - 2; d >= 0; d--) {
+                xo += rest % j->odim[d] * j->xstr[d];
+                rest /= j->odim[d];
+            }
+            memcpy(j->y + row * j->part.len + from, j->x + xo + from, (to - from) * sizeof(float));
+        }
+    }
+}
+
+LUTHIER_PRIVATE void luthier__op_transpose_tiles(void *arg, size_t ub, size_t ue, int thread, int cl) {
+    const luthier__op_transpose_job *j = (const luthier__op_transpose_job *)arg;
+    const int r = j->r, p = j->p;
+    const size_t A = j->odim[p], B = j->odim[r - 1], xsb = j->xstr[r - 1], ysa = j->ystr[p];
+    size_t u;
+    (void)thread;
+    (void)cl;
+    for (u = ub; u < ue; u++) {
+        const size_t strip = u % j->strips, a0 = strip * LUTHIER__OP_TILE;
+        const size_t a1 = luthier__min_sz(A, a0 + LUTHIER__OP_TILE);
+        size_t rest = u / j->strips, xo = 0, yo = 0, b0, a, b;
+        int d;
+        for (d = r - 2; d >= 0; d--) { /* the other dims, in y order */
+            size_t id;
+            if (d == p) continue;
+            id = rest % j->odim[d];
+            rest /= j->odim[d];
+            xo += id * j->xstr[d];
+            yo += id * j->ystr[d];
+        }
+        for (b0 = 0; b0 < B; b0 += LUTHIER__OP_TILE) {
+            const size_t b1 = luthier__min_sz(B, b0 + LUTHIER__OP_TILE);
+            for (a = a0; a < a1; a++) {
+                float *yr = j->y + yo + a * ysa;
+                const float *xr = j->x + xo + a;
+                for (b = b0; b < b1; b++) yr[b] = xr[b * xsb];
+            }
+        }
+    }
+}
+
+/* y = x permuted (y's dim i is x's dim perm[i]); shape is x's; rank 1..6. Not in place. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_transpose(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                     const float *x, float *y, int rank,
+                                                                     const int64_t *shape, const int *perm) {
+    luthier__op_transpose_job j;
+    size_t xs[LUTHIER__OP_MAX_RANK], st = 1, total = 1;
+    size_t ndim[LUTHIER__OP_MAX_RANK], nxs[LUTHIER__OP_MAX_RANK];
+    int seen = 0, d, r = 0, xin = -1;
+    if (rank < 1 || rank > LUTHIER__OP_MAX_RANK)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "transpose: rank %d (1..%d)", rank, LUTHIER__OP_MAX_RANK);
+    for (d = 0; d < rank; d++) {
+        if (perm[d] < 0 || perm[d] >= rank || (seen >> perm[d] & 1))
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "transpose: perm is not a permutation of 0..%d", rank - 1);
+        seen |= 1 << perm[d];
+    }
+    for (d = rank - 1; d >= 0; d--) {
+        xs[d] = st;
+        st *= (size_t)shape[d];
+    }
+    total = st;
+    memset(&j, 0, sizeof j);
+    j.x = x;
+    j.y = y;
+    if (!total) return luthier__op_run(ctx, cfg, 0, luthier__op_transpose_runs, &j);
+    /* y order, size-1 dims dropped, dims that stay adjacent in x merged */
+    for (d = 0; d < rank; d++) {
+        const size_t n = (size_t)shape[perm[d]], s = xs[perm[d]];
+        if (n == 1) continue;
+        if (r > 0 && nxs[r - 1] == s * n) {
+            ndim[r - 1] *= n;
+            nxs[r - 1] = s;
+        } else {
+            ndim[r] = n;
+            nxs[r] = s;
+            r++;
+        }
+    }
+    if (r == 0) {
+        ndim[0] = 1;
+        nxs[0] = 1;
+        r = 1;
+    }
+    j.r = r;
+    st = 1;
+    for (d = r - 1; d >= 0; d--) {
+        j.odim[d] = ndim[d];
+        j.xstr[d] = nxs[d];
+        j.ystr[d] = st;
+        st *= ndim[d];
+        if (nxs[d] == 1) xin = d;
+    }
+    if (xin == r - 1 || xin < 0) { /* innermost run contiguous in both: memcpy runs */
+        size_t rows = total / j.odim[r - 1];
+        j.p = -1;
+        return luthier__op_run(ctx, cfg, luthier__op_part_init(&j.part, rows, j.odim[r - 1], LUTHIER__OP_GRAIN),
+                               luthier__op_transpose_runs, &j);
+    }
+    j.p = xin;
+    j.strips = luthier__div_up(j.odim[xin], LUTHIER__OP_TILE);
+    j.outer = total / (j.odim[xin] * j.odim[r - 1]);
+    return luthier__op_run(ctx, cfg, j.outer * j.strips, luthier__op_transpose_tiles, &j);
+}
+
+typedef struct luthier__op_cat_job {
+    const float *const *xs; /* concat: sources; split: NULL */
+    float *const *ys;       /* split: destinations; concat: NULL */
+    const float *x;         /* split source */
+    float *y;               /* concat destination */
+    const size_t *lens;
+    int count;
+    size_t outer, inner, per_o, opu, cpo; /* opu: whole outer rows per unit (0: chunks) */
+} luthier__op_cat_job;
+
+/* copies piece k of outer row o, elements [from, to) of the piece */
+LUTHIER__INLINE void luthier__op_cat_piece(const luthier__op_cat_job *j, size_t o, int k, size_t off, size_t from,
+                                           size_t to) {
+    const size_t pk = j->lens[k] * j->inner;
+    if (to <= from) return;
+    if (j->xs) memcpy(j->y + o * j->per_o + off + from, j->xs[k] + o * pk + from, (to - from) * sizeof(float));
+    else memcpy(j->ys[k] + o * pk + from, j->x + o * j->per_o + off + from, (to - from) * sizeof(float));
+}
+
+LUTHIER_PRIVATE void luthier__op_cat_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
+    const luthier__op_cat_job *j = (const luthier__op_cat_job *)arg;
+    size_t u;
+    (void)thread;
+    (void)cl;
+    for (u = ub; u < ue; u++) {
+        if (j->opu) {
+            size_t o, o_end = luthier__min_sz(j->outer, (u + 1) * j->opu);
+            for (o = u * j->opu; o < o_end; o++) {
+                size_t off = 0;
+                int k;
+                for (k = 0; k < j->count; k++) {
+                    luthier__op_cat_piece(j, o, k, off, 0, j->lens[k] * j->inner);
+                    off += j->lens[k] * j->inner;
+                }
+            }
+        } else { /* chunk c of row o: pieces are cut in chunks of GRAIN, numbered in order */
+            const size_t o = u / j->cpo;
+            size_t c = u % j->cpo, off = 0;
+            int k;
+            for (k = 0; k < j->count; k++) {
+                const size_t pk = j->lens[k] * j->inner, nc = luthier__div_up(pk, LUTHIER__OP_GRAIN);
+                if (c < nc) {
+                    luthier__op_cat_piece(j, o, k, off, c * LUTHIER__OP_GRAIN,
+                                          luthier__min_sz(pk, (c + 1) * LUTHIER__OP_GRAIN));
+                    break;
+                }
+                c -= nc;
+                off += pk;
+            }
+        }
+    }
+}
+
+LUTHIER_PRIVATE luthier_status luthier__op_cat_run(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                   luthier__op_cat_job *j) {
+    size_t units;
+    int k;
+    j->per_o = 0;
+    j->cpo = 0;
+    for (k = 0; k < j->count; k++) {
+        j->per_o += j->lens[k] * j->inner;
+        j->cpo += luthier__div_up(j->lens[k] * j->inner, LUTHIER__OP_GRAIN);
+    }
+    if (!j->per_o || !j->outer) return luthier__op_run(ctx, cfg, 0, luthier__op_cat_range, j);
+    if (j->per_o <= LUTHIER__OP_GRAIN) {
+        j->opu = luthier__max_sz(1, LUTHIER__OP_GRAIN / j->per_o);
+        units = luthier__div_up(j->outer, j->opu);
+    } else {
+        j->opu = 0;
+        units = j->outer * j->cpo;
+    }
+    return luthier__op_run(ctx, cfg, units, luthier__op_cat_range, j);
+}
+
+/* y[o][concat of lens][inner] from xs[k][o][lens[k]][inner]. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_concat(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                  const float *const *xs, const size_t *lens,
+                                                                  int count, size_t outer, size_t inner, float *y) {
+    luthier__op_cat_job j;
+    memset(&j, 0, sizeof j);
+    j.xs = xs;
+    j.y = y;
+    j.lens = lens;
+    j.count = count;
+    j.outer = outer;
+    j.inner = inner;
+    return luthier__op_cat_run(ctx, cfg, &j);
+}
+
+/* x[o][sum lens][inner] -> ys[k][o][lens[k]][inner]. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_split(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                 const float *x, size_t outer, size_t inner,
+                                                                 int count, const size_t *lens, float *const *ys) {
+    luthier__op_cat_job j;
+    memset(&j, 0, sizeof j);
+    j.ys = ys;
+    j.x = x;
+    j.lens = lens;
+    j.count = count;
+    j.outer = outer;
+    j.inner = inner;
+    return luthier__op_cat_run(ctx, cfg, &j);
+}
+
+typedef struct luthier__op_gather_job {
+    const float *data;
+    const int64_t *idx;
+    float *y;
+    size_t axis_len, inner, num, rows;
+    luthier__op_part part;
+} luthier__op_gather_job;
+
+LUTHIER_PRIVATE void luthier__op_gather_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
+    const luthier__op_gather_job *j = (const luthier__op_gather_job *)arg;
+    size_t u;
+    (void)thread;
+    (void)cl;
+    for (u = ub; u < ue; u++) {
+        size_t r0, r1, from, to, row;
+        luthier__op_part_unit(&j->part, u, &r0, &r1, &from, &to);
+        for (row = r0; row < r1; row++) {
+            const size_t o = row / j->num, q = row % j->num;
+            const int64_t v = j->idx[q];
+            const size_t src = (size_t)(v < 0 ? v + (int64_t)j->axis_len : v);
+            memcpy(j->y + row * j->inner + from, j->data + (o * j->axis_len + src) * j->inner + from,
+                   (to - from) * sizeof(float));
+        }
+    }
+}
+
+/* y[o][j][inner] = data[o][idx[j]][inner]; negative indices count from the end. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_gather(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                  const float *data, size_t outer, size_t axis_len,
+                                                                  size_t inner, const int64_t *indices,
+                                                                  size_t num_indices, float *y) {
+    luthier__op_gather_job j;
+    size_t q, units;
+    for (q = 0; q < num_indices; q++) {
+        const int64_t v = indices[q];
+        const int64_t n = (int64_t)axis_len;
+        if (v < -n || v >= n)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                                 "gather: index %lld at position %zu is out of range [-%zu, %zu)", (long long)v, q,
+                                 axis_len, axis_len);
+    }
+    j.data = data;
+    j.idx = indices;
+    j.y = y;
+    j.axis_len = axis_len;
+    j.inner = inner;
+    j.num = num_indices;
+    j.rows = outer * num_indices;
+    units = inner ? luthier__op_part_init(&j.part, j.rows, inner, LUTHIER__OP_GRAIN) : 0;
+    return luthier__op_run(ctx, cfg, units, luthier__op_gather_range, &j);
+}
+
+/* y = softmax(q k^T * scale [causal]) v; q [bh][sq][d], k [bh][skv][d], v [bh][skv][dv],
+   y [bh][sq][dv]; causal: query i sees keys j <= i + (skv - sq); a query that sees no key
+   gives 0. scratch: luthier__op_attention_scratch_floats(threads, sq, skv) floats. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_attention(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                     const float *q, const float *k, const float *v,
+                                                                     float *y, size_t bh, size_t sq, size_t skv,
+                                                                     size_t d, size_t dv, float scale, int causal,
+                                                                     float *scratch) {
+    luthier__op_att_job j;
+    size_t units;
+    j.q = q;
+    j.k = k;
+    j.v = v;
+    j.y = y;
+    j.scratch = scratch;
+    j.bh = bh;
+    j.sq = sq;
+    j.skv = skv;
+    j.d = d;
+    j.dv = dv;
+    j.scale = scale;
+    j.causal = causal != 0;
+    j.rows_path = luthier__op_vw(ctx) > 1 && sq >= LUTHIER__OP_ATT_ROWS_MIN && d <= LUTHIER__OP_ATT_DMAX;
+    j.stride = luthier__op_attention_scratch_floats(1, sq, skv);
+    j.blocks = luthier__div_up(sq, luthier__op_vw(ctx)); /* blocks of the lanes of the pass that runs */
+    j.rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, skv * (d + dv)));
+    if (!bh || !sq || !dv) return luthier__op_run(ctx, cfg, 0, luthier__op_att_range_base, &j);
+    if (!skv) { /* nothing to attend to */
+        memset(y, 0, bh * sq * dv * sizeof(float));
+        return luthier__op_run(ctx, cfg, 0, luthier__op_att_range_base, &j);
+    }
+    units = j.rows_path ? bh * j.blocks : luthier__div_up(bh * sq, j.rpu);
+    return luthier__op_run(ctx, cfg, units, LUTHIER__OP_PICK(ctx, luthier__op_att_range), &j);
+}
+
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* LUTHIER_IMPLEMENTATION */
+#endif /* LUTHIER__OPS_PASS / LUTHIER_IMPLEMENTATION */

@@ -102,35 +102,23 @@ static int model_one(const char *name, int threads, const bench_policy *pol, int
         goto done;
     }
     t_create = bench_now() - t_create;
-    {
-        int ni = 0, no = 0;
-        for (i = 0; i < luthier_graph_num_tensors(g); i++) {
-            luthier_tensor_info ti;
-            size_t bytes = 1;
-            int k;
-            luthier_graph_tensor_info(g, i, &ti);
-            for (k = 0; k < ti.rank; k++) bytes *= (size_t)ti.shape[k];
-            bytes *= ti.dtype == LUTHIER_DTYPE_I64 ? 8 : 4;
-            if (ti.is_input && ni < 64) {
-                bufs[ni] = malloc(bytes);
-                if (!bufs[ni] || luthier_zoo_input(name, &zo, ni, bufs[ni], bytes) != LUTHIER_STATUS_OK) {
-                    fprintf(stderr, "%s: model %s: input %d\n", bench_prog, name, ni);
-                    rc = BENCH_EXIT_FAIL;
-                    goto done;
-                }
-                m.ins[ni] = bufs[ni];
-                ni++;
-            }
+    for (i = 0; i < luthier_graph_num_inputs(g) + luthier_graph_num_outputs(g) && i < 64; i++) {
+        int is_out = i >= luthier_graph_num_inputs(g), k = is_out ? i - luthier_graph_num_inputs(g) : i;
+        luthier_tensor_info ti;
+        size_t bytes = 1;
+        int d;
+        luthier_graph_tensor_info(g, is_out ? luthier_graph_output_tensor(g, k) : luthier_graph_input_tensor(g, k), &ti);
+        for (d = 0; d < ti.rank; d++) bytes *= (size_t)ti.shape[d];
+        bytes *= ti.dtype == LUTHIER_DTYPE_I64 ? 8 : 4;
+        if (is_out) {
+            if (!(m.outs[k] = malloc(bytes))) rc = BENCH_EXIT_FAIL;
+        } else if (!(bufs[k] = malloc(bytes)) || luthier_zoo_input(name, &zo, k, bufs[k], bytes) != LUTHIER_STATUS_OK) {
+            fprintf(stderr, "%s: model %s: cannot make input %d\n", bench_prog, name, k);
+            rc = BENCH_EXIT_FAIL;
+        } else {
+            m.ins[k] = bufs[k];
         }
-        for (i = 0; i < luthier_graph_num_tensors(g); i++) {
-            luthier_tensor_info ti;
-            size_t bytes = 4;
-            int k;
-            luthier_graph_tensor_info(g, i, &ti);
-            if (!ti.is_output || no >= 64) continue;
-            for (k = 0; k < ti.rank; k++) bytes *= (size_t)ti.shape[k];
-            m.outs[no++] = malloc(bytes);
-        }
+        if (rc != BENCH_EXIT_OK) goto done;
     }
     luthier_plan_get_info(m.plan, &info);
     /* warm-up, checked */

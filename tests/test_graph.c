@@ -397,6 +397,7 @@ static int gb_node(gb *b, luthier_node_desc *d, int i0, int i1, int i2) {
         printf("    gb_node %s: %s\n", d->name ? d->name : "?", luthier_graph_error(b->g));
         b->fail = 1;
     }
+    d->inputs = NULL; /* in[] dies here */
     return out;
 }
 

@@ -1,2 +1,1172 @@
-/* Operator kernels (luthier_ops.h) against naive references. */
-static void run_ops_tests(void) {}
+/* Operator kernels (luthier_ops.h) against naive double-precision references.
+   Every op runs on a set of variants: 1 thread; the default context (all CPUs); a fake
+   big:0,little:1 topology with a skewed ratio split; the same with the DYNAMIC schedule; and,
+   where the CPU has them, contexts with AVX-512 (then AVX2) disabled. Variants of one ISA must
+   agree bit for bit; all must match the reference within the op's tolerance. Buffers are exact
+   size heap blocks (ASan catches overruns). Included by test_main.c. */
+
+#define OPS_MAXV 6
+typedef struct ops_env {
+    luthier_context *ctx[OPS_MAXV];
+    luthier__op_cfg cfg[OPS_MAXV];
+    const luthier__op_cfg *cfgp[OPS_MAXV];
+    int group[OPS_MAXV]; /* variants of one group use the same ISA: bit-identical */
+    int n;
+    luthier_context *owned[OPS_MAXV];
+    int nowned;
+} ops_env;
+static ops_env OE;
+static const float ops_skew[2] = {0.85f, 0.15f};
+
+static luthier_context *ops_new_ctx(int threads, const luthier_topology *topo, unsigned disabled) {
+    luthier_context_desc cd;
+    luthier_context *c = NULL;
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = threads;
+    cd.topology = topo;
+    cd.disabled_cpu_features = disabled;
+    if (luthier_context_create(&cd, &c) != LUTHIER_STATUS_OK) return NULL;
+    OE.owned[OE.nowned++] = c;
+    return c;
+}
+static void ops_add(luthier_context *c, const luthier__op_cfg *cfg, int group) {
+    if (!c || OE.n >= OPS_MAXV) return;
+    OE.ctx[OE.n] = c;
+    if (cfg) {
+        OE.cfg[OE.n] = *cfg;
+        OE.cfgp[OE.n] = &OE.cfg[OE.n];
+    } else {
+        OE.cfgp[OE.n] = NULL;
+    }
+    OE.group[OE.n] = group;
+    OE.n++;
+}
+static void ops_env_create(void) {
+    luthier_topology topo;
+    char err[128];
+    luthier__op_cfg cfg;
+    const unsigned f = luthier_cpu_features();
+    memset(&OE, 0, sizeof OE);
+    ops_add(ops_new_ctx(1, NULL, 0), NULL, 0);
+    ops_add(ops_new_ctx(0, NULL, 0), NULL, 0);
+    if (luthier_topology_parse("big:0,little:1", &topo, err, sizeof err) == LUTHIER_STATUS_OK) {
+        luthier_context *c = ops_new_ctx(0, &topo, 0);
+        memset(&cfg, 0, sizeof cfg);
+        cfg.schedule = LUTHIER_SCHEDULE_RATIO;
+        cfg.ratios = ops_skew;
+        cfg.num_ratios = 2;
+        if (c && luthier_context_num_threads(c) == 2) ops_add(c, &cfg, 0);
+        cfg.schedule = LUTHIER_SCHEDULE_DYNAMIC;
+        cfg.ratios = NULL;
+        cfg.num_ratios = 0;
+        ops_add(c, &cfg, 0);
+    }
+    if (f & LUTHIER_CPU_AVX512F) ops_add(ops_new_ctx(0, NULL, LUTHIER_CPU_AVX512F), NULL, 1);
+    if (f & (LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA))
+        ops_add(ops_new_ctx(0, NULL, LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA), NULL, 2);
+}
+static void ops_env_destroy(void) {
+    int i;
+    for (i = 0; i < OE.nowned; i++) luthier_context_destroy(OE.owned[i]);
+    memset(&OE, 0, sizeof OE);
+}
+
+typedef luthier_status (*ops_call)(luthier_context *ctx, const luthier__op_cfg *cfg, void *arg, float *out);
+
+static double ops_max_err; /* largest |out - ref| / (atol + rtol |ref|) of the last ops_verify */
+
+/* out within atol + rtol*|ref| (NaN where ref is NaN, same infinities); returns failures */
+static int ops_compare(const char *what, const float *out, const double *ref, size_t n, double atol, double rtol) {
+    size_t i;
+    int bad = 0;
+    for (i = 0; i < n; i++) {
+        const double o = out[i], r = ref[i];
+        int ok;
+        if (r != r) ok = o != o;
+        else if (isinf(r)) ok = o == r;
+        else {
+            const double lim = atol + rtol * fabs(r), e = fabs(o - r);
+            ok = e <= lim;
+            if (lim > 0 && e / lim > ops_max_err) ops_max_err = e / lim;
+        }
+        if (!ok) {
+            if (bad < 3) CHECK(0, "%s: [%zu] = %.9g, reference %.9g", what, i, o, r);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* Runs call on every variant into fresh exact-size buffers: reference check + bit identity. */
+static int ops_verify(const char *what, ops_call call, void *arg, size_t n, const double *ref, double atol,
+                      double rtol) {
+    float *first[3] = {NULL, NULL, NULL};
+    int v, bad = 0;
+    ops_max_err = 0;
+    for (v = 0; v < OE.n; v++) {
+        float *out = (float *)test_alloc(n * sizeof(float));
+        const int g = OE.group[v];
+        luthier_status s;
+        size_t i;
+        for (i = 0; i < n; i++) out[i] = test_sentinel();
+        s = call(OE.ctx[v], OE.cfgp[v], arg, out);
+        if (s != LUTHIER_STATUS_OK) {
+            CHECK(0, "%s: variant %d returned %s (%s)", what, v, luthier_status_string(s), luthier_context_error(OE.ctx[v]));
+            bad++;
+            free(out);
+            continue;
+        }
+        if (ref) bad += ops_compare(what, out, ref, n, atol, rtol);
+        if (!first[g]) {
+            first[g] = out;
+        } else {
+            if (memcmp(first[g], out, n * sizeof(float)) != 0) {
+                CHECK(0, "%s: variant %d differs from the first of its ISA (not bit-identical)", what, v);
+                bad++;
+            }
+            free(out);
+        }
+        if (bad) break;
+    }
+    for (v = 0; v < 3; v++) free(first[v]);
+    return bad;
+}
+
+static float *ops_randf(size_t n, float lo, float hi) {
+    float *p = (float *)test_alloc(n * sizeof(float));
+    size_t i;
+    for (i = 0; i < n; i++) p[i] = lo + (hi - lo) * 0.5f * (test_rand_float() + 1.0f);
+    return p;
+}
+static double *ops_refbuf(size_t n) { return (double *)test_alloc((n ? n : 1) * sizeof(double)); }
+
+static double ops_clampd(double v, luthier_activation act, float cmin, float cmax) {
+    float lo, hi;
+    if (!luthier__activation_bounds(act, cmin, cmax, &lo, &hi)) return v;
+    if (v != v) return v;
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* ---- unary ----------------------------------------------------------------------------------- */
+
+static double ops_unary_ref(luthier__unary k, double a, double b, double x) {
+    switch (k) {
+    case LUTHIER__UNARY_RELU: return x != x ? x : x < 0 ? 0 : x;
+    case LUTHIER__UNARY_CLIP: return x != x ? x : x < a ? a : x > b ? b : x;
+    case LUTHIER__UNARY_GELU_ERF: return isinf(x) ? (x > 0 ? x : 0.0) : 0.5 * x * erfc(-x / sqrt(2.0));
+    case LUTHIER__UNARY_GELU_TANH:
+        /* 0.5 x (1 + tanh(u)) written without the cancellation of 1 + tanh(u) for x << 0 */
+        return isinf(x) ? (x > 0 ? x : 0.0) : x / (1.0 + exp(-1.5957691216057308 * (x + 0.044715 * x * x * x)));
+    case LUTHIER__UNARY_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case LUTHIER__UNARY_TANH: return tanh(x);
+    case LUTHIER__UNARY_EXP: return exp(x);
+    case LUTHIER__UNARY_ERF: return erf(x);
+    case LUTHIER__UNARY_SQRT: return sqrt(x);
+    case LUTHIER__UNARY_NEG: return -x;
+    case LUTHIER__UNARY_ABS: return fabs(x);
+    case LUTHIER__UNARY_RECIPROCAL: return 1.0 / x;
+    case LUTHIER__UNARY_AFFINE: return (double)((float)x * (float)a + (float)b);
+    default: return 0;
+    }
+}
+
+typedef struct ops_unary_arg {
+    luthier__unary kind;
+    float a, b;
+    const float *x;
+    size_t n;
+    int in_place;
+} ops_unary_arg;
+static luthier_status ops_unary_call(luthier_context *c, const luthier__op_cfg *cfg, void *arg, float *out) {
+    const ops_unary_arg *u = (const ops_unary_arg *)arg;
+    if (u->in_place) {
+        memcpy(out, u->x, u->n * sizeof(float));
+        return luthier__op_unary(c, cfg, u->kind, u->a, u->b, out, out, u->n);
+    }
+    return luthier__op_unary(c, cfg, u->kind, u->a, u->b, u->x, out, u->n);
+}
+
+/* Accuracy of the polynomial functions over dense sweeps (1 thread, each ISA). */
+static void test_op_unary_accuracy(void) {
+    /* error = |y - ref| / max(|ref|, floor_x * |x|): relative, except for gelu far left where the
+       brief asks for an absolute error on the scale of |x| (floor 1e-2: |err| <= 1e-8 |x|) */
+    static const struct { luthier__unary k; const char *name; float lo, hi; double rtol, floor_x; } cases[] = {
+        {LUTHIER__UNARY_EXP, "exp", -87.0f, 88.5f, 4e-7, 0},
+        {LUTHIER__UNARY_EXP, "exp(small)", -1.0f, 1.0f, 4e-7, 0},
+        {LUTHIER__UNARY_SIGMOID, "sigmoid", -80.0f, 30.0f, 5e-7, 0},
+        {LUTHIER__UNARY_TANH, "tanh", -12.0f, 12.0f, 5e-7, 0},
+        {LUTHIER__UNARY_TANH, "tanh(small)", -0.7f, 0.7f, 5e-7, 0},
+        {LUTHIER__UNARY_ERF, "erf", -6.0f, 6.0f, 6e-7, 0},
+        {LUTHIER__UNARY_ERF, "erf(small)", -0.6f, 0.6f, 6e-7, 0},
+        {LUTHIER__UNARY_GELU_ERF, "gelu_erf", -9.0f, 9.0f, 1e-6, 1e-2},
+        {LUTHIER__UNARY_GELU_ERF, "gelu_erf(|x|<3)", -3.0f, 3.0f, 2e-6, 0},
+        {LUTHIER__UNARY_GELU_TANH, "gelu_tanh", -9.0f, 9.0f, 1e-6, 1e-2},
+        {LUTHIER__UNARY_GELU_TANH, "gelu_tanh(|x|<3)", -3.0f, 3.0f, 1e-6, 0},
+    };
+    const size_t n = T.quick ? 20001 : 200001;
+    float *x = (float *)test_alloc(n * sizeof(float));
+    float *y = (float *)test_alloc(n * sizeof(float));
+    unsigned ci;
+    int v;
+    for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        size_t i;
+        for (i = 0; i < n; i++) x[i] = cases[ci].lo + (cases[ci].hi - cases[ci].lo) * (float)((double)i / (double)(n - 1));
+        for (v = 0; v < OE.n; v++) {
+            double worst = 0;
+            size_t wi = 0;
+            if (v != 0 && OE.group[v] == OE.group[v - 1]) continue; /* once per ISA */
+            CHECK(luthier__op_unary(OE.ctx[v], NULL, cases[ci].k, 0, 0, x, y, n) == LUTHIER_STATUS_OK, "status");
+            for (i = 0; i < n; i++) {
+                const double r = ops_unary_ref(cases[ci].k, 0, 0, x[i]);
+                const double sc = fabs(r) > cases[ci].floor_x * fabs(x[i]) ? fabs(r) : cases[ci].floor_x * fabs(x[i]);
+                const double e = fabs(y[i] - r) / (sc > 1e-37 ? sc : 1e-37);
+                if (e > worst || e != e) {
+                    worst = e != e ? 1e9 : e;
+                    wi = i;
+                }
+            }
+            printf("    %-16s ISA group %d: max rel error %.3g at x = %.8g\n", cases[ci].name, OE.group[v], worst, x[wi]);
+            CHECK(worst <= cases[ci].rtol, "%s: max rel error %.3g at x = %.9g (limit %.3g)", cases[ci].name, worst,
+                  x[wi], cases[ci].rtol);
+        }
+    }
+    free(x);
+    free(y);
+}
+
+/* special values: NaN propagation, infinities, extreme arguments */
+static void test_op_unary_special(void) {
+    const float nan = NAN, inf = INFINITY;
+    float x[12], y[12];
+    int v, k;
+    x[0] = nan; x[1] = inf; x[2] = -inf; x[3] = 0.0f; x[4] = -0.0f; x[5] = 100.0f; x[6] = -100.0f;
+    x[7] = 88.7f; x[8] = -103.0f; x[9] = 1e-30f; x[10] = -1e-30f; x[11] = 1e-40f;
+    for (v = 0; v < OE.n; v++) {
+        for (k = 0; k < (int)LUTHIER__UNARY_COUNT; k++) {
+            int i;
+            if (k == LUTHIER__UNARY_RECIPROCAL || k == LUTHIER__UNARY_SQRT || k == LUTHIER__UNARY_AFFINE) continue;
+            CHECK(luthier__op_unary(OE.ctx[v], NULL, (luthier__unary)k, -1.0f, 1.0f, x, y, 12) == LUTHIER_STATUS_OK, "status");
+            for (i = 0; i < 12; i++) {
+                const double r = (float)ops_unary_ref((luthier__unary)k, -1.0, 1.0, x[i]);
+                const int ok = r != r ? y[i] != y[i] : isinf(r) ? y[i] == r
+                                                                : fabs(y[i] - r) <= 1e-6 * fabs(r) + 1e-37;
+                CHECK(ok, "kind %d x = %g: %.9g, expected %.9g (variant %d)", k, (double)x[i], (double)y[i], r, v);
+            }
+        }
+    }
+}
+
+static void test_op_unary_shapes(void) {
+    const size_t sizes[] = {0, 1, 2, 15, 16, 17, 63, 100, 16383, 16384, 16385, 40001};
+    unsigned si;
+    int k;
+    for (si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        const size_t n = sizes[si];
+        float *x = ops_randf(n ? n : 1, -4.0f, 4.0f);
+        double *ref = ops_refbuf(n);
+        for (k = 0; k < (int)LUTHIER__UNARY_COUNT; k++) {
+            ops_unary_arg a;
+            size_t i;
+            char what[64];
+            a.kind = (luthier__unary)k;
+            a.a = k == LUTHIER__UNARY_CLIP ? -0.5f : 1.5f;
+            a.b = k == LUTHIER__UNARY_CLIP ? 0.75f : -0.25f;
+            a.x = x;
+            a.n = n;
+            if (k == LUTHIER__UNARY_SQRT)
+                for (i = 0; i < n; i++) x[i] = fabsf(x[i]);
+            for (i = 0; i < n; i++) ref[i] = ops_unary_ref(a.kind, a.a, a.b, x[i]);
+            for (a.in_place = 0; a.in_place < 2; a.in_place++) {
+                const int gelu = k == LUTHIER__UNARY_GELU_ERF || k == LUTHIER__UNARY_GELU_TANH;
+                sprintf(what, "unary kind %d n %zu%s", k, n, a.in_place ? " in place" : "");
+                ops_verify(what, ops_unary_call, &a, n, ref, gelu ? 4e-8 : 1e-30,
+                           k == LUTHIER__UNARY_RECIPROCAL ? 1e-7 : gelu ? 1e-6 : 1.2e-6);
+            }
+        }
+        free(x);
+        free(ref);
+    }
+}
+
+/* ---- binary ---------------------------------------------------------------------------------- */
+
+typedef struct ops_binary_arg {
+    luthier__binary kind;
+    const float *a, *b;
+    int64_t as[6], bs[6], ys[6];
+    int rank;
+    luthier_activation act;
+    float cmin, cmax;
+    int alias; /* 1: y aliases a (copied into out first), 2: y aliases b */
+    size_t na, nb, ny;
+} ops_binary_arg;
+static luthier_status ops_binary_call(luthier_context *c, const luthier__op_cfg *cfg, void *arg, float *out) {
+    const ops_binary_arg *o = (const ops_binary_arg *)arg;
+    if (o->alias == 1) {
+        memcpy(out, o->a, o->ny * sizeof(float));
+        return luthier__op_binary(c, cfg, o->kind, out, o->as, o->b, o->bs, out, o->ys, o->rank, o->act, o->cmin, o->cmax);
+    }
+    if (o->alias == 2) {
+        memcpy(out, o->b, o->ny * sizeof(float));
+        return luthier__op_binary(c, cfg, o->kind, o->a, o->as, out, o->bs, out, o->ys, o->rank, o->act, o->cmin, o->cmax);
+    }
+    return luthier__op_binary(c, cfg, o->kind, o->a, o->as, o->b, o->bs, out, o->ys, o->rank, o->act, o->cmin, o->cmax);
+}
+
+static double ops_binary_refop(luthier__binary k, double a, double b) {
+    switch (k) {
+    case LUTHIER__BINARY_ADD: return (float)((float)a + (float)b);
+    case LUTHIER__BINARY_SUB: return (float)((float)a - (float)b);
+    case LUTHIER__BINARY_MUL: return (float)((float)a * (float)b);
+    case LUTHIER__BINARY_DIV: return (float)((float)a / (float)b);
+    case LUTHIER__BINARY_POW: return pow(a, b);
+    case LUTHIER__BINARY_MAX: return a != a || b != b ? NAN : a > b ? a : b;
+    case LUTHIER__BINARY_MIN: return a != a || b != b ? NAN : a < b ? a : b;
+    default: return 0;
+    }
+}
+
+/* one binary case on given shapes; every alias that the contract allows */
+static void ops_binary_case(luthier__binary kind, const int64_t *as, const int64_t *bs, int rank,
+                            luthier_activation act, int with_nan) {
+    ops_binary_arg o;
+    float *a, *b;
+    double *ref;
+    size_t i;
+    int d;
+    char what[160];
+    memset(&o, 0, sizeof o);
+    o.kind = kind;
+    o.rank = rank;
+    o.act = act;
+    o.cmin = -0.3f;
+    o.cmax = 0.4f;
+    o.na = o.nb = o.ny = 1;
+    for (d = 0; d < rank; d++) {
+        o.as[d] = as[d];
+        o.bs[d] = bs[d];
+        o.ys[d] = as[d] > bs[d] ? as[d] : bs[d];
+        o.na *= (size_t)as[d];
+        o.nb *= (size_t)bs[d];
+        o.ny *= (size_t)o.ys[d];
+    }
+    a = ops_randf(o.na, kind == LUTHIER__BINARY_POW ? 0.1f : -2.0f, 2.0f);
+    b = ops_randf(o.nb, -2.0f, 2.0f);
+    if (kind == LUTHIER__BINARY_DIV)
+        for (i = 0; i < o.nb; i++) b[i] = b[i] < 0 ? b[i] - 0.5f : b[i] + 0.5f;
+    if (with_nan && o.na > 2) a[o.na / 2] = NAN;
+    if (with_nan && o.nb > 2) b[o.nb - 1] = NAN;
+    o.a = a;
+    o.b = b;
+    ref = ops_refbuf(o.ny);
+    for (i = 0; i < o.ny; i++) { /* index y -> a, b by broadcasting */
+        size_t rest = i, ia = 0, ib = 0, sa = 1, sb = 1;
+        for (d = rank - 1; d >= 0; d--) {
+            const size_t id = rest % (size_t)o.ys[d];
+            rest /= (size_t)o.ys[d];
+            if (as[d] != 1) ia += id * sa;
+            if (bs[d] != 1) ib += id * sb;
+            sa *= (size_t)as[d];
+            sb *= (size_t)bs[d];
+        }
+        ref[i] = ops_clampd(ops_binary_refop(kind, a[ia], b[ib]), act, o.cmin, o.cmax);
+    }
+    for (o.alias = 0; o.alias < 3; o.alias++) {
+        if (o.alias == 1 && o.na != o.ny) continue;
+        if (o.alias == 2 && o.nb != o.ny) continue;
+        sprintf(what, "binary kind %d rank %d a %lldx%lldx%lld.. b %lldx%lldx%lld.. act %d alias %d", (int)kind, rank,
+                (long long)as[0], (long long)(rank > 1 ? as[1] : 1), (long long)(rank > 2 ? as[2] : 1),
+                (long long)bs[0], (long long)(rank > 1 ? bs[1] : 1), (long long)(rank > 2 ? bs[2] : 1), (int)act,
+                o.alias);
+        ops_verify(what, ops_binary_call, &o, o.ny, ref, 1e-30, kind == LUTHIER__BINARY_POW ? 4e-7 : 0);
+    }
+    free(a);
+    free(b);
+    free(ref);
+}
+
+static void test_op_binary(void) {
+    const int iters = T.quick ? 60 : 300;
+    int it, k;
+    /* the fast paths by name */
+    for (k = 0; k < (int)LUTHIER__BINARY_COUNT; k++) {
+        const int64_t eq[1] = {40000}, sc[1] = {1}, nhwc_a[4] = {2, 5, 7, 19}, nhwc_b[4] = {1, 1, 1, 19};
+        const int64_t nchw_a[4] = {2, 19, 7, 5}, nchw_b[4] = {1, 19, 1, 1}, small[2] = {3, 1}, s1[2] = {1, 1};
+        ops_binary_case((luthier__binary)k, eq, eq, 1, LUTHIER_ACTIVATION_NONE, 0);
+        ops_binary_case((luthier__binary)k, eq, sc, 1, LUTHIER_ACTIVATION_RELU, 0);
+        ops_binary_case((luthier__binary)k, sc, eq, 1, LUTHIER_ACTIVATION_NONE, 0);
+        ops_binary_case((luthier__binary)k, nhwc_a, nhwc_b, 4, LUTHIER_ACTIVATION_RELU6, 0);
+        ops_binary_case((luthier__binary)k, nhwc_b, nhwc_a, 4, LUTHIER_ACTIVATION_NONE, 0);
+        ops_binary_case((luthier__binary)k, nchw_a, nchw_b, 4, LUTHIER_ACTIVATION_CLAMP, 0);
+        ops_binary_case((luthier__binary)k, nchw_b, nchw_a, 4, LUTHIER_ACTIVATION_NONE, 1);
+        ops_binary_case((luthier__binary)k, small, s1, 2, LUTHIER_ACTIVATION_NONE, 0);
+        ops_binary_case((luthier__binary)k, s1, s1, 2, LUTHIER_ACTIVATION_NONE, 0);
+    }
+    { /* pow with the special scalar exponents and a generic one */
+        const float exps[6] = {2.0f, 3.0f, 0.5f, 1.0f, -1.0f, 1.7f};
+        int e;
+        for (e = 0; e < 6; e++) {
+            ops_binary_arg o;
+            float *a = ops_randf(1000, 0.05f, 3.0f);
+            double *ref = ops_refbuf(1000);
+            size_t i;
+            memset(&o, 0, sizeof o);
+            o.kind = LUTHIER__BINARY_POW;
+            o.rank = 2;
+            o.as[0] = o.ys[0] = 10;
+            o.as[1] = o.ys[1] = 100;
+            o.bs[0] = o.bs[1] = 1;
+            o.a = a;
+            o.b = &exps[e];
+            o.ny = 1000;
+            for (i = 0; i < 1000; i++) ref[i] = pow(a[i], exps[e]);
+            ops_verify("pow scalar exponent", ops_binary_call, &o, 1000, ref, 0, 3.6e-7);
+            free(a);
+            free(ref);
+        }
+    }
+    /* random ranks 1..6 with random broadcast patterns */
+    for (it = 0; it < iters; it++) {
+        int64_t as[6], bs[6];
+        const int rank = test_rand_int(1, 6);
+        int d;
+        size_t tot = 1;
+        for (d = 0; d < rank; d++) {
+            const int64_t n = test_rand_int(1, rank > 3 ? 4 : 9);
+            const int pat = test_rand_int(0, 3);
+            as[d] = pat == 1 ? 1 : n;
+            bs[d] = pat == 2 ? 1 : n;
+            if (pat == 3 && test_rand_int(0, 1)) as[d] = bs[d] = 1;
+            tot *= (size_t)n;
+        }
+        if (tot > 20000) continue;
+        ops_binary_case((luthier__binary)test_rand_int(0, LUTHIER__BINARY_COUNT - 1), as, bs, rank,
+                        (luthier_activation)test_rand_int(0, LUTHIER_ACTIVATION_COUNT - 1), test_rand_int(0, 4) == 0);
+    }
+}
+
+/* ---- pooling --------------------------------------------------------------------------------- */
+
+typedef struct ops_pool_arg {
+    int is_max, cip;
+    const float *x;
+    size_t n, h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow;
+    int adaptive;
+} ops_pool_arg;
+static luthier_status ops_pool_call(luthier_context *ctx, const luthier__op_cfg *cfg, void *arg, float *out) {
+    const ops_pool_arg *p = (const ops_pool_arg *)arg;
+    if (p->adaptive) return luthier__op_adaptive_avgpool_nhwc(ctx, cfg, p->x, p->n, p->h, p->w, p->c, out, p->oh, p->ow);
+    return luthier__op_pool2d_nhwc(ctx, cfg, p->is_max, p->x, p->n, p->h, p->w, p->c, p->kh, p->kw, p->sh, p->sw, p->dh,
+                                   p->dw, p->pt, p->pl, p->pb, p->pr, p->cip, out, p->oh, p->ow);
+}
+
+/* PyTorch output size with asymmetric padding and ceil mode */
+static size_t ops_pool_out(size_t in, size_t k, size_t s, size_t d, size_t pa, size_t pb, int ceil_mode) {
+    const long eff = (long)(d * (k - 1) + 1), span = (long)(in + pa + pb) - eff;
+    long o;
+    if (span < 0) return 0;
+    o = (ceil_mode ? (span + (long)s - 1) / (long)s : span / (long)s) + 1;
+    if (ceil_mode && (size_t)((o - 1) * (long)s) >= in + pa) o--;
+    return (size_t)o;
+}
+
+static void ops_pool_ref(const ops_pool_arg *p, double *ref) {
+    size_t b, oy, ox, ch;
+    for (b = 0; b < p->n; b++)
+        for (oy = 0; oy < p->oh; oy++)
+            for (ox = 0; ox < p->ow; ox++)
+                for (ch = 0; ch < p->c; ch++) {
+                    double acc = p->is_max ? -INFINITY : 0.0;
+                    long cnt = 0, cnt_pad_y = 0, cnt_pad_x = 0;
+                    size_t i, k;
+                    int nan = 0;
+                    for (i = 0; i < p->kh; i++) {
+                        const long yy = (long)(oy * p->sh) - (long)p->pt + (long)(i * p->dh);
+                        if (yy >= -(long)p->pt && yy < (long)(p->h + p->pb)) cnt_pad_y++;
+                    }
+                    for (k = 0; k < p->kw; k++) {
+                        const long xx = (long)(ox * p->sw) - (long)p->pl + (long)(k * p->dw);
+                        if (xx >= -(long)p->pl && xx < (long)(p->w + p->pr)) cnt_pad_x++;
+                    }
+                    for (i = 0; i < p->kh; i++)
+                        for (k = 0; k < p->kw; k++) {
+                            const long yy = (long)(oy * p->sh) - (long)p->pt + (long)(i * p->dh);
+                            const long xx = (long)(ox * p->sw) - (long)p->pl + (long)(k * p->dw);
+                            double v;
+                            if (yy < 0 || yy >= (long)p->h || xx < 0 || xx >= (long)p->w) continue;
+                            v = p->x[((b * p->h + (size_t)yy) * p->w + (size_t)xx) * p->c + ch];
+                            if (v != v) nan = 1;
+                            if (p->is_max) acc = v > acc ? v : acc;
+                            else acc += v;
+                            cnt++;
+                        }
+                    if (!p->is_max) acc = cnt ? acc / (double)(p->cip ? cnt_pad_y * cnt_pad_x : cnt) : 0.0;
+                    if (nan) acc = NAN;
+                    ref[((b * p->oh + oy) * p->ow + ox) * p->c + ch] = acc;
+                }
+}
+
+static void test_op_pool2d(void) {
+    const int iters = T.quick ? 60 : 300;
+    int it;
+    for (it = 0; it < iters; it++) {
+        ops_pool_arg p;
+        double *ref;
+        float *x;
+        size_t nx, ny;
+        int ceil_mode;
+        char what[200];
+        memset(&p, 0, sizeof p);
+        p.is_max = test_rand_int(0, 1);
+        p.cip = test_rand_int(0, 1);
+        ceil_mode = test_rand_int(0, 1);
+        p.n = (size_t)test_rand_int(1, 2);
+        p.h = (size_t)test_rand_int(1, 13);
+        p.w = (size_t)test_rand_int(1, 13);
+        p.c = (size_t)(it % 7 == 0 ? test_rand_int(60, 140) : test_rand_int(1, 40));
+        p.kh = (size_t)test_rand_int(1, 4);
+        p.kw = (size_t)test_rand_int(1, 4);
+        p.sh = (size_t)test_rand_int(1, 3);
+        p.sw = (size_t)test_rand_int(1, 3);
+        p.dh = (size_t)(test_rand_int(0, 3) == 0 ? 2 : 1);
+        p.dw = (size_t)(test_rand_int(0, 3) == 0 ? 2 : 1);
+        p.pt = (size_t)test_rand_int(0, (int)p.kh / 2);
+        p.pb = (size_t)test_rand_int(0, (int)p.kh / 2);
+        p.pl = (size_t)test_rand_int(0, (int)p.kw / 2);
+        p.pr = (size_t)test_rand_int(0, (int)p.kw / 2);
+        p.oh = ops_pool_out(p.h, p.kh, p.sh, p.dh, p.pt, p.pb, ceil_mode);
+        p.ow = ops_pool_out(p.w, p.kw, p.sw, p.dw, p.pl, p.pr, ceil_mode);
+        if (!p.oh || !p.ow) continue;
+        nx = p.n * p.h * p.w * p.c;
+        ny = p.n * p.oh * p.ow * p.c;
+        x = ops_randf(nx, -1.0f, 1.0f);
+        if (it % 11 == 0) x[nx / 2] = NAN;
+        p.x = x;
+        ref = ops_refbuf(ny);
+        ops_pool_ref(&p, ref);
+        sprintf(what, "%s pool n%zu %zux%zux%zu k%zux%zu s%zux%zu d%zux%zu pad %zu,%zu,%zu,%zu ceil %d cip %d",
+                p.is_max ? "max" : "avg", p.n, p.h, p.w, p.c, p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, p.pt, p.pl, p.pb,
+                p.pr, ceil_mode, p.cip);
+        ops_verify(what, ops_pool_call, &p, ny, ref, p.is_max ? 0 : 1e-6, p.is_max ? 0 : 1e-6);
+        free(x);
+        free(ref);
+    }
+    { /* ResNet stem max pool and GoogLeNet-like 3x3 s1 pad 1 with large c */
+        const size_t cfgs[2][8] = {{1, 32, 32, 64, 3, 2, 1, 1}, {1, 7, 7, 832, 3, 1, 1, 0}};
+        int ci;
+        for (ci = 0; ci < 2; ci++) {
+            ops_pool_arg p;
+            float *x;
+            double *ref;
+            size_t ny;
+            memset(&p, 0, sizeof p);
+            p.n = cfgs[ci][0]; p.h = cfgs[ci][1]; p.w = cfgs[ci][2]; p.c = cfgs[ci][3];
+            p.kh = p.kw = cfgs[ci][4]; p.sh = p.sw = cfgs[ci][5]; p.pt = p.pl = p.pb = p.pr = cfgs[ci][6];
+            p.dh = p.dw = 1;
+            p.is_max = (int)cfgs[ci][7];
+            p.oh = ops_pool_out(p.h, p.kh, p.sh, 1, p.pt, p.pb, 0);
+            p.ow = ops_pool_out(p.w, p.kw, p.sw, 1, p.pl, p.pr, 0);
+            ny = p.n * p.oh * p.ow * p.c;
+            x = ops_randf(p.n * p.h * p.w * p.c, -1.0f, 1.0f);
+            p.x = x;
+            ref = ops_refbuf(ny);
+            ops_pool_ref(&p, ref);
+            ops_verify("pool network shape", ops_pool_call, &p, ny, ref, 1e-6, 1e-6);
+            free(x);
+            free(ref);
+        }
+    }
+}
+
+static void test_op_adaptive_avgpool(void) {
+    const int iters = T.quick ? 40 : 200;
+    int it;
+    for (it = 0; it < iters + 2; it++) {
+        ops_pool_arg p;
+        float *x;
+        double *ref;
+        size_t ny, b, oy, ox, ch;
+        memset(&p, 0, sizeof p);
+        p.adaptive = 1;
+        if (it == iters) { /* ResNet global pool */
+            p.n = 1; p.h = p.w = 7; p.c = 2048; p.oh = p.ow = 1;
+        } else if (it == iters + 1) {
+            p.n = 2; p.h = 13; p.w = 9; p.c = 300; p.oh = 5; p.ow = 4;
+        } else {
+            p.n = (size_t)test_rand_int(1, 2);
+            p.h = (size_t)test_rand_int(1, 12);
+            p.w = (size_t)test_rand_int(1, 12);
+            p.c = (size_t)(it % 5 == 0 ? test_rand_int(250, 530) : test_rand_int(1, 40));
+            p.oh = (size_t)test_rand_int(1, (int)p.h + 2);
+            p.ow = (size_t)test_rand_int(1, (int)p.w + 2);
+        }
+        ny = p.n * p.oh * p.ow * p.c;
+        x = ops_randf(p.n * p.h * p.w * p.c, -1.0f, 1.0f);
+        p.x = x;
+        ref = ops_refbuf(ny);
+        for (b = 0; b < p.n; b++)
+            for (oy = 0; oy < p.oh; oy++)
+                for (ox = 0; ox < p.ow; ox++)
+                    for (ch = 0; ch < p.c; ch++) {
+                        const size_t hs = (size_t)floor((double)(oy * p.h) / (double)p.oh);
+                        const size_t he = (size_t)ceil((double)((oy + 1) * p.h) / (double)p.oh);
+                        const size_t ws = (size_t)floor((double)(ox * p.w) / (double)p.ow);
+                        const size_t we = (size_t)ceil((double)((ox + 1) * p.w) / (double)p.ow);
+                        double s = 0;
+                        size_t yy, xx;
+                        for (yy = hs; yy < he; yy++)
+                            for (xx = ws; xx < we; xx++) s += x[((b * p.h + yy) * p.w + xx) * p.c + ch];
+                        ref[((b * p.oh + oy) * p.ow + ox) * p.c + ch] = s / (double)((he - hs) * (we - ws));
+                    }
+        ops_verify("adaptive avgpool", ops_pool_call, &p, ny, ref, 1e-6, 1e-6);
+        free(x);
+        free(ref);
+    }
+}
+
+/* ---- normalization --------------------------------------------------------------------------- */
+
+typedef struct ops_norm_arg {
+    int op; /* 0 affine, 1 layernorm, 2 lrn */
+    const float *x, *p1, *p2;
+    size_t outer, c, inner;
+    luthier_activation act;
+    float cmin, cmax, f1, f2, f3;
+    int in_place;
+    size_t n;
+} ops_norm_arg;
+static luthier_status ops_norm_call(luthier_context *ctx, const luthier__op_cfg *cfg, void *arg, float *out) {
+    const ops_norm_arg *a = (const ops_norm_arg *)arg;
+    const float *x = a->x;
+    if (a->in_place) {
+        memcpy(out, a->x, a->n * sizeof(float));
+        x = out;
+    }
+    if (a->op == 0)
+        return luthier__op_channel_affine(ctx, cfg, x, out, a->outer, a->c, a->inner, a->p1, a->p2, a->act, a->cmin, a->cmax);
+    if (a->op == 1) return luthier__op_layernorm(ctx, cfg, x, out, a->outer, a->c, a->p1, a->p2, a->f1);
+    return luthier__op_lrn_nhwc(ctx, cfg, x, out, a->outer, a->c, a->inner, a->f1, a->f2, a->f3);
+}
+
+static void test_op_channel_affine(void) {
+    const int iters = T.quick ? 40 : 200;
+    int it;
+    for (it = 0; it < iters; it++) {
+        ops_norm_arg a;
+        float *x, *sc, *sh;
+        double *ref;
+        size_t i;
+        memset(&a, 0, sizeof a);
+        a.outer = (size_t)test_rand_int(1, 3);
+        a.c = (size_t)test_rand_int(1, it % 4 == 0 ? 300 : 40);
+        a.inner = test_rand_int(0, 1) ? 1 : (size_t)test_rand_int(1, it % 9 == 0 ? 20000 : 70);
+        a.n = a.outer * a.c * a.inner;
+        a.act = (luthier_activation)test_rand_int(0, LUTHIER_ACTIVATION_COUNT - 1);
+        a.cmin = -0.2f;
+        a.cmax = 0.5f;
+        x = ops_randf(a.n, -1.0f, 1.0f);
+        sc = ops_randf(a.c, -2.0f, 2.0f);
+        sh = ops_randf(a.c, -1.0f, 1.0f);
+        a.x = x;
+        a.p1 = test_rand_int(0, 3) ? sc : NULL;
+        a.p2 = test_rand_int(0, 3) ? sh : NULL;
+        a.in_place = test_rand_int(0, 1);
+        ref = ops_refbuf(a.n);
+        for (i = 0; i < a.n; i++) {
+            const size_t ch = i / a.inner % a.c;
+            const float v = x[i] * (a.p1 ? sc[ch] : 1.0f) + (a.p2 ? sh[ch] : 0.0f);
+            ref[i] = ops_clampd(v, a.act, a.cmin, a.cmax);
+        }
+        ops_verify("channel affine", ops_norm_call, &a, a.n, ref, 1e-7, 1e-6);
+        free(x);
+        free(sc);
+        free(sh);
+        free(ref);
+    }
+}
+
+static void test_op_layernorm(void) {
+    const int iters = T.quick ? 30 : 150;
+    int it;
+    double worst = 0;
+    for (it = 0; it < iters; it++) {
+        ops_norm_arg a;
+        float *x, *g, *b;
+        double *ref;
+        size_t r, i;
+        const float offset = it % 3 == 0 ? 1e4f : it % 3 == 1 ? -300.0f : 0.0f;
+        memset(&a, 0, sizeof a);
+        a.op = 1;
+        a.outer = (size_t)test_rand_int(1, 5);
+        a.c = (size_t)(it % 6 == 0 ? test_rand_int(700, 3000) : test_rand_int(1, 100));
+        a.n = a.outer * a.c;
+        a.f1 = it % 2 ? 1e-5f : 1e-12f;
+        x = ops_randf(a.n, -1.0f, 1.0f);
+        for (i = 0; i < a.n; i++) x[i] += offset;
+        g = ops_randf(a.c, 0.5f, 1.5f);
+        b = ops_randf(a.c, -0.5f, 0.5f);
+        a.x = x;
+        a.p1 = test_rand_int(0, 3) ? g : NULL;
+        a.p2 = test_rand_int(0, 3) ? b : NULL;
+        a.in_place = test_rand_int(0, 1);
+        ref = ops_refbuf(a.n);
+        for (r = 0; r < a.outer; r++) {
+            double m = 0, v = 0, rs;
+            for (i = 0; i < a.c; i++) m += x[r * a.c + i];
+            m /= (double)a.c;
+            for (i = 0; i < a.c; i++) v += (x[r * a.c + i] - m) * (x[r * a.c + i] - m);
+            v /= (double)a.c;
+            rs = 1.0 / sqrt(v + (double)a.f1);
+            for (i = 0; i < a.c; i++)
+                ref[r * a.c + i] = (x[r * a.c + i] - m) * rs * (a.p1 ? g[i] : 1.0) + (a.p2 ? b[i] : 0.0);
+        }
+        /* |normalized| <= sqrt(c): absolute 2e-6 (plus relative) on values of order 1 */
+        ops_verify("layernorm", ops_norm_call, &a, a.n, ref, 2e-6, 2e-6);
+        worst = ops_max_err > worst ? ops_max_err : worst;
+        free(x);
+        free(g);
+        free(b);
+        free(ref);
+    }
+    printf("    layernorm: worst error / tolerance %.3f (offsets up to 1e4 with unit std)\n", worst);
+}
+
+static void test_op_lrn(void) {
+    const int iters = T.quick ? 30 : 150;
+    int it;
+    for (it = 0; it < iters; it++) {
+        ops_norm_arg a;
+        float *x;
+        double *ref;
+        size_t p, ch;
+        memset(&a, 0, sizeof a);
+        a.op = 2;
+        a.outer = (size_t)test_rand_int(1, 30);
+        a.c = (size_t)test_rand_int(1, it % 4 == 0 ? 200 : 40);
+        a.inner = (size_t)test_rand_int(1, 7); /* size */
+        a.f1 = it % 2 ? 1e-4f : 0.5f;          /* alpha */
+        a.f2 = it % 3 == 0 ? 0.75f : 0.5f + (float)test_rand_int(0, 10) * 0.1f; /* beta */
+        a.f3 = it % 4 == 1 ? 2.0f : 1.0f;     /* bias */
+        a.n = a.outer * a.c;
+        x = ops_randf(a.n, -3.0f, 3.0f);
+        a.x = x;
+        ref = ops_refbuf(a.n);
+        for (p = 0; p < a.outer; p++)
+            for (ch = 0; ch < a.c; ch++) {
+                const long lo = (long)ch - (long)((a.inner - 1) / 2), hi = (long)ch + (long)(a.inner / 2);
+                double s = 0;
+                long k;
+                for (k = lo; k <= hi; k++)
+                    if (k >= 0 && k < (long)a.c) s += (double)x[p * a.c + (size_t)k] * x[p * a.c + (size_t)k];
+                ref[p * a.c + ch] = x[p * a.c + ch] / pow(a.f3 + a.f1 / (double)a.inner * s, a.f2);
+            }
+        ops_verify("lrn", ops_norm_call, &a, a.n, ref, 1e-7, 2e-6);
+        free(x);
+        free(ref);
+    }
+}
+
+/* ---- softmax --------------------------------------------------------------------------------- */
+
+typedef struct ops_softmax_arg {
+    const float *x;
+    size_t outer, len, inner, n;
+    int log, in_place;
+} ops_softmax_arg;
+static luthier_status ops_softmax_call(luthier_context *ctx, const luthier__op_cfg *cfg, void *arg, float *out) {
+    const ops_softmax_arg *a = (const ops_softmax_arg *)arg;
+    if (a->in_place) {
+        memcpy(out, a->x, a->n * sizeof(float));
+        return luthier__op_softmax(ctx, cfg, out, out, a->outer, a->len, a->inner, a->log);
+    }
+    return luthier__op_softmax(ctx, cfg, a->x, out, a->outer, a->len, a->inner, a->log);
+}
+
+static void test_op_softmax(void) {
+    const int iters = T.quick ? 40 : 200;
+    int it;
+    double worst = 0;
+    for (it = 0; it < iters + 1; it++) {
+        ops_softmax_arg a;
+        float *x;
+        double *ref;
+        size_t o, i, r;
+        memset(&a, 0, sizeof a);
+        if (it == iters) { /* GPT-2 vocabulary row */
+            a.outer = 1; a.len = T.quick ? 5000 : 50257; a.inner = 1;
+        } else {
+            a.outer = (size_t)test_rand_int(1, 6);
+            a.len = (size_t)test_rand_int(1, it % 5 == 0 ? 3000 : 70);
+            a.inner = test_rand_int(0, 1) ? 1 : (size_t)test_rand_int(1, it % 7 == 0 ? 300 : 20);
+        }
+        a.log = test_rand_int(0, 1);
+        a.in_place = test_rand_int(0, 1);
+        a.n = a.outer * a.len * a.inner;
+        x = ops_randf(a.n, -8.0f, 8.0f);
+        if (it % 6 == 1 && a.len > 2) x[1 * a.inner] = -INFINITY; /* a masked entry */
+        if (it % 6 == 2) for (i = 0; i < a.n; i++) x[i] += 60.0f; /* exp would overflow unshifted */
+        a.x = x;
+        ref = ops_refbuf(a.n);
+        for (o = 0; o < a.outer; o++)
+            for (i = 0; i < a.inner; i++) {
+                double m = -INFINITY, s = 0;
+                for (r = 0; r < a.len; r++) m = fmax(m, x[(o * a.len + r) * a.inner + i]);
+                for (r = 0; r < a.len; r++) s += exp(x[(o * a.len + r) * a.inner + i] - m);
+                for (r = 0; r < a.len; r++) {
+                    const double v = x[(o * a.len + r) * a.inner + i] - m;
+                    ref[(o * a.len + r) * a.inner + i] = a.log ? v - log(s) : exp(v) / s;
+                }
+            }
+        ops_verify(a.log ? "log_softmax" : "softmax", ops_softmax_call, &a, a.n, ref, a.log ? 2e-6 : 1e-12, 2e-6);
+        worst = ops_max_err > worst ? ops_max_err : worst;
+        free(x);
+        free(ref);
+    }
+    printf("    softmax: worst error / tolerance %.3f (tolerance: softmax 2e-6 relative)\n", worst);
+}
+
+/* ---- data movement --------------------------------------------------------------------------- */
+
+typedef struct ops_move_arg {
+    int op; /* 0 transpose, 1 concat, 2 split, 3 gather */
+    const float *x;
+    int rank, perm[6], count;
+    int64_t shape[6];
+    const float *xs[8];
+    size_t lens[8], outer, inner, axis_len, num;
+    const int64_t *idx;
+} ops_move_arg;
+static luthier_status ops_move_call(luthier_context *ctx, const luthier__op_cfg *cfg, void *arg, float *out) {
+    const ops_move_arg *a = (const ops_move_arg *)arg;
+    if (a->op == 0) return luthier__op_transpose(ctx, cfg, a->x, out, a->rank, a->shape, a->perm);
+    if (a->op == 1) return luthier__op_concat(ctx, cfg, a->xs, a->lens, a->count, a->outer, a->inner, out);
+    if (a->op == 2) { /* split into consecutive parts of out (the concatenation of the ys) */
+        float *ys[8];
+        size_t off = 0;
+        int k;
+        for (k = 0; k < a->count; k++) {
+            ys[k] = out + off;
+            off += a->outer * a->lens[k] * a->inner;
+        }
+        return luthier__op_split(ctx, cfg, a->x, a->outer, a->inner, a->count, a->lens, ys);
+    }
+    return luthier__op_gather(ctx, cfg, a->x, a->outer, a->axis_len, a->inner, a->idx, a->num, out);
+}
+
+static void ops_transpose_case(int rank, const int64_t *shape, const int *perm) {
+    ops_move_arg a;
+    size_t n = 1, i, xst[6], s = 1;
+    float *x;
+    double *ref;
+    int d;
+    memset(&a, 0, sizeof a);
+    a.rank = rank;
+    for (d = 0; d < rank; d++) {
+        a.shape[d] = shape[d];
+        a.perm[d] = perm[d];
+        n *= (size_t)shape[d];
+    }
+    for (d = rank - 1; d >= 0; d--) {
+        xst[d] = s;
+        s *= (size_t)shape[d];
+    }
+    x = ops_randf(n ? n : 1, -1.0f, 1.0f);
+    a.x = x;
+    ref = ops_refbuf(n);
+    for (i = 0; i < n; i++) {
+        size_t rest = i, xo = 0;
+        for (d = rank - 1; d >= 0; d--) {
+            const size_t ys = (size_t)shape[perm[d]];
+            xo += rest % ys * xst[perm[d]];
+            rest /= ys;
+        }
+        ref[i] = x[xo];
+    }
+    ops_verify("transpose", ops_move_call, &a, n, ref, 0, 0);
+    free(x);
+    free(ref);
+}
+
+static void test_op_transpose(void) {
+    const int iters = T.quick ? 80 : 400;
+    int it;
+    { /* NCHW <-> NHWC, attention heads, big 2-D */
+        const int64_t s1[4] = {2, 37, 9, 11}, s2[4] = {2, 9, 11, 37}, s3[4] = {2, 7, 12, 64}, s4[2] = {300, 257};
+        const int p1[4] = {0, 2, 3, 1}, p2[4] = {0, 3, 1, 2}, p3[4] = {0, 2, 1, 3}, p4[2] = {1, 0};
+        const int64_t s5[3] = {1, 1, 40000};
+        const int p5[3] = {2, 0, 1};
+        ops_transpose_case(4, s1, p1);
+        ops_transpose_case(4, s2, p2);
+        ops_transpose_case(4, s3, p3);
+        ops_transpose_case(2, s4, p4);
+        ops_transpose_case(3, s5, p5);
+    }
+    for (it = 0; it < iters; it++) {
+        const int rank = test_rand_int(1, 6);
+        int64_t shape[6];
+        int perm[6], d;
+        size_t n = 1;
+        for (d = 0; d < rank; d++) {
+            shape[d] = test_rand_int(1, rank > 3 ? 6 : 40);
+            if (test_rand_int(0, 7) == 0) shape[d] = 1;
+            n *= (size_t)shape[d];
+            perm[d] = d;
+        }
+        if (n > 50000) continue;
+        for (d = rank - 1; d > 0; d--) {
+            const int e = test_rand_int(0, d), t = perm[d];
+            perm[d] = perm[e];
+            perm[e] = t;
+        }
+        ops_transpose_case(rank, shape, perm);
+    }
+}
+
+static void test_op_concat_split(void) {
+    const int iters = T.quick ? 40 : 200;
+    int it;
+    for (it = 0; it < iters; it++) {
+        ops_move_arg a;
+        float *xs[8], *whole;
+        double *ref;
+        size_t total = 0, i, o, off, sum_lens = 0;
+        int k;
+        memset(&a, 0, sizeof a);
+        a.count = test_rand_int(1, 8);
+        a.outer = (size_t)test_rand_int(1, 5);
+        a.inner = (size_t)test_rand_int(1, it % 5 == 0 ? 9000 : 30);
+        for (k = 0; k < a.count; k++) {
+            a.lens[k] = (size_t)test_rand_int(0, 6);
+            sum_lens += a.lens[k];
+            xs[k] = ops_randf(a.outer * a.lens[k] * a.inner + 1, -1.0f, 1.0f);
+            a.xs[k] = xs[k];
+            total += a.outer * a.lens[k] * a.inner;
+        }
+        /* concat: reference from the parts */
+        ref = ops_refbuf(total);
+        whole = (float *)test_alloc((total ? total : 1) * sizeof(float));
+        for (o = 0, i = 0; o < a.outer; o++)
+            for (k = 0; k < a.count; k++) {
+                const size_t pk = a.lens[k] * a.inner;
+                for (off = 0; off < pk; off++, i++) {
+                    ref[i] = xs[k][o * pk + off];
+                    whole[i] = xs[k][o * pk + off];
+                }
+            }
+        a.op = 1;
+        ops_verify("concat", ops_move_call, &a, total, ref, 0, 0);
+        /* split of the concatenation gives the parts back, laid end to end */
+        a.op = 2;
+        a.x = whole;
+        for (k = 0, i = 0; k < a.count; k++)
+            for (off = 0; off < a.outer * a.lens[k] * a.inner; off++, i++) ref[i] = xs[k][off];
+        ops_verify("split", ops_move_call, &a, total, ref, 0, 0);
+        (void)sum_lens;
+        for (k = 0; k < a.count; k++) free(xs[k]);
+        free(whole);
+        free(ref);
+    }
+}
+
+static void test_op_gather(void) {
+    const int iters = T.quick ? 40 : 200;
+    int it, v;
+    for (it = 0; it < iters; it++) {
+        ops_move_arg a;
+        float *x;
+        double *ref;
+        int64_t *idx;
+        size_t n, o, q, e;
+        memset(&a, 0, sizeof a);
+        a.op = 3;
+        a.outer = (size_t)test_rand_int(1, 4);
+        a.axis_len = (size_t)test_rand_int(1, 30);
+        a.inner = (size_t)test_rand_int(1, it % 6 == 0 ? 20000 : 70);
+        a.num = (size_t)test_rand_int(0, 12);
+        n = a.outer * a.axis_len * a.inner;
+        x = ops_randf(n, -1.0f, 1.0f);
+        idx = (int64_t *)test_alloc((a.num ? a.num : 1) * sizeof(int64_t));
+        for (q = 0; q < a.num; q++) idx[q] = test_rand_int(-(int)a.axis_len, (int)a.axis_len - 1);
+        a.x = x;
+        a.idx = idx;
+        ref = ops_refbuf(a.outer * a.num * a.inner);
+        for (o = 0; o < a.outer; o++)
+            for (q = 0; q < a.num; q++) {
+                const size_t src = (size_t)(idx[q] < 0 ? idx[q] + (int64_t)a.axis_len : idx[q]);
+                for (e = 0; e < a.inner; e++)
+                    ref[(o * a.num + q) * a.inner + e] = x[(o * a.axis_len + src) * a.inner + e];
+            }
+        ops_verify("gather", ops_move_call, &a, a.outer * a.num * a.inner, ref, 0, 0);
+        free(x);
+        free(idx);
+        free(ref);
+    }
+    { /* out of range, after the sign fix: error with the exact message, nothing written */
+        const float data[6] = {1, 2, 3, 4, 5, 6};
+        const int64_t bad[3][2] = {{0, 3}, {-4, 1}, {2, 100}};
+        const size_t pos[3] = {1, 0, 1};
+        float out[4];
+        int b;
+        for (v = 0; v < OE.n; v++)
+            for (b = 0; b < 3; b++) {
+                char expect[128];
+                luthier_status s;
+                int i;
+                for (i = 0; i < 4; i++) out[i] = test_sentinel();
+                s = luthier__op_gather(OE.ctx[v], OE.cfgp[v], data, 2, 3, 1, bad[b], 2, out);
+                sprintf(expect, "gather: index %lld at position %zu is out of range [-3, 3)", (long long)bad[b][pos[b]], pos[b]);
+                CHECK(s == LUTHIER_STATUS_INVALID_ARGUMENT, "bad index %d: status %s", b, luthier_status_string(s));
+                CHECK(strcmp(luthier_context_error(OE.ctx[v]), expect) == 0, "message '%s', expected '%s'",
+                      luthier_context_error(OE.ctx[v]), expect);
+                for (i = 0; i < 4; i++) CHECK(test_is_sentinel(out[i]), "gather wrote output before failing");
+            }
+    }
+}
+
+/* ---- attention ------------------------------------------------------------------------------- */
+
+typedef struct ops_att_arg {
+    const float *q, *k, *v;
+    size_t bh, sq, skv, d, dv;
+    float scale;
+    int causal;
+} ops_att_arg;
+static luthier_status ops_att_call(luthier_context *ctx, const luthier__op_cfg *cfg, void *arg, float *out) {
+    const ops_att_arg *a = (const ops_att_arg *)arg;
+    const size_t nsc = luthier__op_attention_scratch_floats(luthier_context_num_threads(ctx), a->sq, a->skv);
+    float *scratch = (float *)test_alloc((nsc ? nsc : 1) * sizeof(float));
+    luthier_status s = luthier__op_attention(ctx, cfg, a->q, a->k, a->v, out, a->bh, a->sq, a->skv, a->d, a->dv,
+                                             a->scale, a->causal, scratch);
+    free(scratch);
+    return s;
+}
+
+static void ops_att_case(size_t bh, size_t sq, size_t skv, size_t d, size_t dv, int causal) {
+    ops_att_arg a;
+    float *q = ops_randf(bh * sq * d + 1, -1.0f, 1.0f), *k = ops_randf(bh * skv * d + 1, -1.0f, 1.0f);
+    float *v = ops_randf(bh * skv * dv + 1, -1.0f, 1.0f);
+    double *ref = ops_refbuf(bh * sq * dv), *sc = ops_refbuf(skv);
+    size_t b, i, j, t;
+    char what[128];
+    a.q = q; a.k = k; a.v = v;
+    a.bh = bh; a.sq = sq; a.skv = skv; a.d = d; a.dv = dv;
+    a.scale = d ? 1.0f / sqrtf((float)d) : 1.0f;
+    a.scale *= 2.0f; /* sharper distributions than 1/sqrt(d) with uniform inputs */
+    a.causal = causal;
+    for (b = 0; b < bh; b++)
+        for (i = 0; i < sq; i++) {
+            const long lim = causal ? (long)i + (long)skv - (long)sq : (long)skv - 1;
+            double m = -INFINITY, s = 0;
+            size_t nk = lim < 0 ? 0 : (size_t)lim + 1 < skv ? (size_t)lim + 1 : skv;
+            for (j = 0; j < nk; j++) {
+                double dot = 0;
+                for (t = 0; t < d; t++) dot += (double)q[(b * sq + i) * d + t] * k[(b * skv + j) * d + t];
+                sc[j] = dot * a.scale;
+                m = sc[j] > m ? sc[j] : m;
+            }
+            for (j = 0; j < nk; j++) s += (sc[j] = exp(sc[j] - m));
+            for (t = 0; t < dv; t++) {
+                double acc = 0;
+                for (j = 0; j < nk; j++) acc += sc[j] * v[(b * skv + j) * dv + t];
+                ref[(b * sq + i) * dv + t] = nk ? acc / s : 0.0;
+            }
+        }
+    sprintf(what, "attention bh %zu sq %zu skv %zu d %zu dv %zu causal %d", bh, sq, skv, d, dv, causal);
+    /* outputs are convex combinations of v in [-1, 1]: absolute tolerance */
+    ops_verify(what, ops_att_call, &a, bh * sq * dv, ref, 3e-6, 0);
+    free(q); free(k); free(v); free(ref); free(sc);
+}
+
+static void test_op_attention(void) {
+    const int iters = T.quick ? 25 : 120;
+    int it;
+    ops_att_case(T.quick ? 2 : 12, 128, 128, 64, 64, 0); /* BERT-base */
+    ops_att_case(T.quick ? 2 : 12, 1, 129, 64, 64, 1);   /* GPT-2 decode step */
+    ops_att_case(2, 20, 20, 64, 64, 1);                  /* GPT-2 prompt */
+    ops_att_case(1, 17, 40, 300, 70, 1);                 /* d > 256: dot path with many rows */
+    ops_att_case(1, 9, 5, 8, 3, 1);                      /* sq > skv: the first queries see nothing */
+    for (it = 0; it < iters; it++) {
+        const size_t sq = (size_t)test_rand_int(1, 40);
+        const size_t skv = test_rand_int(0, 1) ? sq : sq + (size_t)test_rand_int(0, 40);
+        ops_att_case((size_t)test_rand_int(1, 3), sq, skv, (size_t)test_rand_int(1, 80), (size_t)test_rand_int(1, 90),
+                     test_rand_int(0, 1));
+    }
+}
+
+/* ---- arguments ------------------------------------------------------------------------------- */
+
+static void test_op_bad_arguments(void) {
+    luthier_context *c = OE.n > 2 ? OE.ctx[2] : OE.ctx[0];
+    luthier__op_cfg cfg;
+    float x[4] = {1, 2, 3, 4}, y[4];
+    const float r3[3] = {1, 1, 1}, r0[2] = {0, 0};
+    const int64_t s[1] = {4};
+    memset(&cfg, 0, sizeof cfg);
+    cfg.ratios = r3;
+    cfg.num_ratios = 3;
+    CHECK(luthier__op_unary(c, &cfg, LUTHIER__UNARY_RELU, 0, 0, x, y, 4) == LUTHIER_STATUS_INVALID_ARGUMENT, "3 ratios");
+    cfg.ratios = r0;
+    cfg.num_ratios = luthier_context_num_threads(c) == 2 && c == OE.ctx[2] ? 2 : 1;
+    CHECK(luthier__op_unary(c, &cfg, LUTHIER__UNARY_RELU, 0, 0, x, y, 4) == LUTHIER_STATUS_INVALID_ARGUMENT, "zero ratios");
+    cfg.ratios = NULL;
+    cfg.num_ratios = 0;
+    cfg.schedule = (luthier_schedule)7;
+    CHECK(luthier__op_unary(c, &cfg, LUTHIER__UNARY_RELU, 0, 0, x, y, 4) == LUTHIER_STATUS_INVALID_ARGUMENT, "schedule");
+    CHECK(luthier__op_unary(c, NULL, LUTHIER__UNARY_COUNT, 0, 0, x, y, 4) == LUTHIER_STATUS_INVALID_ARGUMENT, "kind");
+    CHECK(luthier__op_binary(c, NULL, LUTHIER__BINARY_COUNT, x, s, x, s, y, s, 1, LUTHIER_ACTIVATION_NONE, 0, 0) ==
+              LUTHIER_STATUS_INVALID_ARGUMENT, "binary kind");
+    CHECK(luthier__op_binary(c, NULL, LUTHIER__BINARY_ADD, x, s, x, s, y, s, 7, LUTHIER_ACTIVATION_NONE, 0, 0) ==
+              LUTHIER_STATUS_INVALID_ARGUMENT, "rank 7");
+}
+
+/* Rough throughput of the main streaming kernels (informational; 1 thread and all threads). */
+static void test_op_timing(void) {
+    const size_t n = (size_t)1 << 20;
+    float *x = ops_randf(n, -4.0f, 4.0f), *y = (float *)test_alloc(n * sizeof(float));
+    const luthier__unary kinds[4] = {LUTHIER__UNARY_RELU, LUTHIER__UNARY_EXP, LUTHIER__UNARY_GELU_ERF, LUTHIER__UNARY_TANH};
+    const char *names[4] = {"relu", "exp", "gelu_erf", "tanh"};
+    int k, v, rep;
+    if (T.quick) {
+        free(x);
+        free(y);
+        return;
+    }
+    for (v = 0; v < 2 && v < OE.n; v++)
+        for (k = 0; k < 4; k++) {
+            double best = 1e30;
+            for (rep = 0; rep < 5; rep++) {
+                struct timespec t0, t1;
+                double dt;
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                luthier__op_unary(OE.ctx[v], NULL, kinds[k], 0, 0, x, y, n);
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+                best = dt < best ? dt : best;
+            }
+            printf("    %-9s %d thread(s): %.2f Gelem/s\n", names[k], luthier_context_num_threads(OE.ctx[v]),
+                   (double)n / best * 1e-9);
+        }
+    free(x);
+    free(y);
+}
+
+static void run_ops_tests(void) {
+    ops_env_create();
+    RUN(test_op_unary_accuracy);
+    RUN(test_op_unary_special);
+    RUN(test_op_unary_shapes);
+    RUN(test_op_binary);
+    RUN(test_op_pool2d);
+    RUN(test_op_adaptive_avgpool);
+    RUN(test_op_channel_affine);
+    RUN(test_op_layernorm);
+    RUN(test_op_lrn);
+    RUN(test_op_softmax);
+    RUN(test_op_transpose);
+    RUN(test_op_concat_split);
+    RUN(test_op_gather);
+    RUN(test_op_attention);
+    RUN(test_op_bad_arguments);
+    RUN(test_op_timing);
+    ops_env_destroy();
+}
