@@ -54,7 +54,7 @@ test-x86: $(BUILD)/test_luthier
 test-neon:
 ifeq ($(HAVE_CROSS),yes)
 	@$(MAKE) --no-print-directory $(BUILD)/test_luthier.arm64
-	QEMU_CPU=cortex-a72 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64
+	QEMU_CPU=cortex-a72 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --small-models
 else
 	@echo "test-neon: SKIPPED - needs $(CROSS_CC) and $(QEMU): apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 endif

@@ -110,15 +110,17 @@ static int model_one(const char *name, int threads, const bench_policy *pol, int
         luthier_graph_tensor_info(g, is_out ? luthier_graph_output_tensor(g, k) : luthier_graph_input_tensor(g, k), &ti);
         for (d = 0; d < ti.rank; d++) bytes *= (size_t)ti.shape[d];
         bytes *= ti.dtype == LUTHIER_DTYPE_I64 ? 8 : 4;
-        if (is_out) {
-            if (!(m.outs[k] = malloc(bytes))) rc = BENCH_EXIT_FAIL;
-        } else if (!(bufs[k] = malloc(bytes)) || luthier_zoo_input(name, &zo, k, bufs[k], bytes) != LUTHIER_STATUS_OK) {
-            fprintf(stderr, "%s: model %s: cannot make input %d\n", bench_prog, name, k);
+        if (is_out) m.outs[k] = malloc(bytes);
+        else m.ins[k] = bufs[k] = malloc(bytes);
+        if (is_out ? !m.outs[k] : !bufs[k]) {
             rc = BENCH_EXIT_FAIL;
-        } else {
-            m.ins[k] = bufs[k];
+            goto done;
         }
-        if (rc != BENCH_EXIT_OK) goto done;
+    }
+    if (luthier_zoo_inputs(m.ctx, name, &zo, bufs, err, sizeof err) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s: model %s: inputs: %s\n", bench_prog, name, err);
+        rc = BENCH_EXIT_FAIL;
+        goto done;
     }
     luthier_plan_get_info(m.plan, &info);
     /* warm-up, checked */

@@ -13,6 +13,7 @@ typedef struct test_state {
     int cases_passed, cases_failed;
     int case_failures;   /* failed checks in the current case */
     int quick;           /* smaller sweeps (qemu, sanitizers) */
+    int small_models;    /* only the reduced networks (qemu); implied by quick */
     uint64_t seed;
     const char *filter;  /* run only cases whose name contains this */
 } test_state;

@@ -1,6 +1,6 @@
 /* luthier test suite: one translation unit with the implementation, so that the tests can call
    the microkernels and the driver directly.
-   Usage: test_luthier [--quick] [--seed N] [--filter SUBSTRING]
+   Usage: test_luthier [--quick] [--small-models] [--seed N] [--filter SUBSTRING]
    The last line reads "N passed, N failed"; the exit status is nonzero when a case failed. */
 #define LUTHIER_IMPLEMENTATION
 #include "luthier.h"
@@ -21,10 +21,11 @@ int main(int argc, char **argv) {
     T.seed = 0x5eed1u;
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) T.quick = 1;
+        else if (strcmp(argv[i], "--small-models") == 0) T.small_models = 1;
         else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) T.seed = strtoull(argv[++i], NULL, 0);
         else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) T.filter = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--quick] [--seed N] [--filter SUBSTRING]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--quick] [--small-models] [--seed N] [--filter SUBSTRING]\n", argv[0]);
             return 2;
         }
     }
