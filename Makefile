@@ -111,8 +111,10 @@ $(BUILD)/example_%: examples/%.c $(HEADERS) $(FLAGS_STAMP) | $(BUILD)
 
 examples: $(EXAMPLES)
 
-demo: $(BUILD)/example_gemm_demo
-	$(BUILD)/example_gemm_demo
+# The main job: detect the clusters, tune ResNet-18 (DEMO_BUDGET seconds), run it, report.
+DEMO_BUDGET ?= 60
+demo: $(BUILD)/example_resnet18_demo
+	$(BUILD)/example_resnet18_demo $(DEMO_BUDGET) $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

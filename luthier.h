@@ -451,6 +451,7 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 
 #include "luthier_gemm.h"  /* the microkernel contract (declarations) */
 #include "luthier_graph.h" /* graphs and plans: the execution engine (declarations) */
+#include "luthier_tune.h"  /* the tuner and its records (declarations) */
 
 #endif /* LUTHIER_H_INCLUDED */
 
@@ -3085,10 +3086,15 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 
 /* The execution engine: operator kernels, then graphs and plans. */
 #include "luthier_ops.h"
+#include "luthier_gbt.h"
 #ifndef LUTHIER_GRAPH_IMPLEMENTATION
 #define LUTHIER_GRAPH_IMPLEMENTATION
 #endif
 #include "luthier_graph.h"
+#ifndef LUTHIER_TUNE_IMPLEMENTATION
+#define LUTHIER_TUNE_IMPLEMENTATION
+#endif
+#include "luthier_tune.h"
 
 #endif /* LUTHIER_IMPLEMENTATION */
 

@@ -244,6 +244,11 @@ typedef struct luthier_plan_desc {
     /* A configuration that is not valid for its node (e.g. Winograd on a 1x1 convolution):
        0 = fail with a message naming the node, 1 = fall back to the default for that node. */
     int fallback_invalid;
+    /* Or: a records file written by luthier_tune (used when configs is NULL): nodes whose task
+       signature and machine fingerprint match get the tuned configuration; a record that no
+       longer fits (e.g. another build) falls back to the default. Notes about skipped lines
+       are left in luthier_context_error(ctx). */
+    const char *records;
     int no_fusion;          /* keep batch norm, activations and adds as separate steps */
     int external_arena;     /* do not allocate the arena: bind one with luthier_plan_bind_arena */
 } luthier_plan_desc;
@@ -1322,8 +1327,10 @@ LUTHIER_PRIVATE int luthier__fold_bn(const luthier_graph *g, int c, int bn, luth
 
 LUTHIER_PRIVATE int luthier__is_binary(luthier_op op) { return op >= LUTHIER_OP_ADD && op <= LUTHIER_OP_MIN; }
 
+/* Fusion decisions over the whole graph (f, prod, cons sized by the caller, zeroed / -1).
+   fold = 0 records the decisions without computing folded weights (signatures only). */
 LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *f, int *prod, int *cons,
-                                         int no_fusion, int *oom) {
+                                         int no_fusion, int fold, int *oom) {
     int n, i;
     for (n = 0; n < g->num_nodes; n++) {
         const luthier__gnode *gn = &g->nodes[n];
@@ -1348,7 +1355,7 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
         if (gn->d.op != LUTHIER_OP_BATCH_NORM || c < 0 || !f[c].alive || g->nodes[c].d.op != LUTHIER_OP_CONV2D ||
             f[c].act != LUTHIER_ACTIVATION_NONE || f[c].residual >= 0 || !LUTHIER__SOLE(t) || f[c].out != t)
             continue;
-        if (!luthier__fold_bn(g, c, n, &f[c])) {
+        if (fold && !luthier__fold_bn(g, c, n, &f[c])) {
             *oom = 1;
             return;
         }
@@ -1690,6 +1697,26 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
                                  "plan: config of node '%s' is malformed (kernel not terminated, or algorithm/schedule/num_ratios out of range)",
                                  g->nodes[i].name);
     }
+    if (pd.records && !pd.num_configs) {
+        luthier_node_config *rc = (luthier_node_config *)luthier__alloc(sizeof *rc * (size_t)(g->num_nodes + 1));
+        luthier_status s;
+        char note[256];
+        if (!rc) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+        memset(rc, 0, sizeof *rc * (size_t)(g->num_nodes + 1));
+        if ((s = luthier_records_apply(ctx, g, pd.records, rc, NULL)) != LUTHIER_STATUS_OK) {
+            luthier__free(rc);
+            return s;
+        }
+        snprintf(note, sizeof note, "%s", ctx->error);
+        pd.records = NULL;
+        pd.configs = rc;
+        pd.num_configs = g->num_nodes;
+        pd.fallback_invalid = 1;
+        s = luthier_plan_create(ctx, g, &pd, out);
+        luthier__free(rc);
+        if (s == LUTHIER_STATUS_OK) snprintf(ctx->error, sizeof ctx->error, "%s", note);
+        return s;
+    }
     if (!(p = (luthier_plan *)luthier__alloc(sizeof *p))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
     memset(p, 0, sizeof *p);
     p->num_clusters = ctx->pool->num_clusters;
@@ -1706,7 +1733,7 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
     memset(cons, 0, sizeof(int) * (size_t)g->num_tensors);
     for (i = 0; i < g->num_tensors; i++) prod[i] = -1;
     for (i = 0; i < g->num_outputs; i++) cons[g->outputs[i]]++;
-    luthier__fuse_graph(g, f, prod, cons, pd.no_fusion, &oom);
+    luthier__fuse_graph(g, f, prod, cons, pd.no_fusion, 1, &oom);
     if (oom) LUTHIER__OOM();
 
     /* one value per graph tensor */

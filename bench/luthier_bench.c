@@ -17,6 +17,8 @@
      model     a zoo network (ResNet, VGG, GoogLeNet, MobileNetV2, BERT, GPT-2) planned with
                default configurations: min / median latency, per-layer breakdown, weights /
                arena / workspace memory, and PyTorch (tests/torch_ref.py --time) in the same run
+     tune      luthier_tune on a zoo network: records, report, SVG heatmap; default, tuned,
+               exhaustive, random, big-only and equal-split plans timed end to end
      conv      time of every valid (algorithm, microkernel) pair of luthier_conv2d per layer
                (ResNet-18, MobileNetV2, AlexNet, VGG-16 or --layer), batch 1, NHWC, against
                oneDNN's convolution primitive (format 'any', algorithm auto) in the same run;
@@ -3061,6 +3063,7 @@ done:
    ================================================================================================ */
 
 #include "bench_model.h"
+#include "bench_tune.h"
 
 typedef struct bench_command {
     const char *name;
@@ -3083,6 +3086,8 @@ static const bench_command bench_commands[] = {
      cmd_conv, usage_conv},
     {"model", "whole networks of the zoo: latency, per-layer breakdown, memory, vs PyTorch",
      cmd_model, usage_model},
+    {"tune", "tune a zoo network (records, report, heatmap) and time default vs tuned plans",
+     cmd_tune, usage_tune},
 };
 #define BENCH_NUM_COMMANDS ((int)(sizeof bench_commands / sizeof bench_commands[0]))
 

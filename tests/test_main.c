@@ -15,6 +15,8 @@
 #include "test_ops.c"
 #include "test_graph.c"
 #include "test_models.c"
+#include "test_gbt.c"
+#include "test_tune.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -75,6 +77,8 @@ int main(int argc, char **argv) {
     run_ops_tests();
     run_graph_tests();
     run_model_tests();
+    run_gbt_tests();
+    run_tune_tests();
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else

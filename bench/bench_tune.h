@@ -1,0 +1,302 @@
+/* luthier-bench tune: tune a zoo network with luthier_tune, then time plans end to end:
+   default configurations, the tuned records, and (with two clusters) "big cluster only" and
+   "equal split"; optionally an exhaustive search and a random search of equal budget.
+   Included by luthier_bench.c after bench_model.h (uses model_once, asym_load_*). */
+
+static void usage_tune(FILE *out) {
+    fprintf(out,
+            "Usage: %s tune NAME [options]\n"
+            "Tunes every convolution and dense task of a zoo network (see 'model') on this machine\n"
+            "with the model-guided search, writes the records, and times plans end to end:\n"
+            "default configurations vs the records (and big-only / equal split with two clusters).\n"
+            "Options:\n"
+            "  --threads N       threads (default: all CPUs)\n"
+            "  --budget S        tuning budget in seconds (default 120)\n"
+            "  --records PATH    records file (default build/NAME.records)\n"
+            "  --report PATH     per-task report (default build/NAME.tune.txt)\n"
+            "  --heatmap PATH    SVG heatmap of the costliest task (default build/NAME.heatmap.svg)\n"
+            "  --exhaustive      also run an exhaustive search over the same space and time its plan\n"
+            "  --random          also run a random search with the same number of measurements\n"
+            "  --asym            emulate big.LITTLE: the last CPU becomes cluster 'little' and a\n"
+            "                    pinned busy loop halves it while tuning and timing (see 'asym')\n"
+            "  --min-time S      seconds of timed runs per plan (default 2)\n"
+            "  --quiet           no progress lines\n"
+            "  --csv             one summary row:\n"
+            "                    model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,\n"
+            "                    exhaustive_ms,exhaustive_measurements,random_ms,random_measurements,\n"
+            "                    bigonly_ms,equal_ms,candidates\n",
+            bench_prog);
+}
+
+typedef struct tune_ctx {
+    luthier_context *ctx;
+    luthier_graph *g;
+    void *bufs[64];
+    model_run m;
+} tune_ctx;
+
+/* Latency (min ms) of g planned with pd. */
+static double tune_time_plan(tune_ctx *t, const luthier_plan_desc *pd, const bench_policy *pol, const char *what) {
+    bench_sampler s;
+    bench_stats st;
+    double ms = -1;
+    memset(&s, 0, sizeof s);
+    t->m.plan = NULL;
+    if (luthier_plan_create(t->ctx, t->g, pd, &t->m.plan) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s tune: plan (%s): %s\n", bench_prog, what, luthier_context_error(t->ctx));
+        return -1;
+    }
+    if (!model_once(&t->m) && bench_run_round(model_once, &t->m, pol, 0, &s) == 0 && s.n > 0) {
+        st = bench_summarize(s.t, s.n);
+        ms = st.min * 1e3;
+    }
+    bench_sampler_free(&s);
+    luthier_plan_destroy(t->m.plan);
+    t->m.plan = NULL;
+    return ms;
+}
+
+/* Every node with the same workload split (baselines "big only" and "equal"). */
+static double tune_time_split(tune_ctx *t, const float *ratios, int nr, const bench_policy *pol, const char *what) {
+    int n = luthier_graph_num_nodes(t->g), i;
+    luthier_node_config *cfg = (luthier_node_config *)calloc((size_t)n + 1, sizeof *cfg);
+    luthier_plan_desc pd;
+    double ms;
+    for (i = 0; i < n; i++) {
+        cfg[i].num_ratios = nr;
+        memcpy(cfg[i].ratios, ratios, sizeof(float) * (size_t)nr);
+    }
+    memset(&pd, 0, sizeof pd);
+    pd.configs = cfg;
+    pd.num_configs = n;
+    ms = tune_time_plan(t, &pd, pol, what);
+    free(cfg);
+    return ms;
+}
+
+static int cmd_tune(int argc, char **argv) {
+    const char *cmd = argv[0], *name = NULL, *val;
+    char records[512] = "", report[512] = "", heatmap[512] = "", spec[256], err[256];
+    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK;
+    double budget = 120;
+    bench_policy pol;
+    luthier_tune_desc td;
+    luthier_tune_result res, rex, rrn;
+    luthier_topology topo;
+    luthier_context_desc cd;
+    luthier_zoo_options zo;
+    tune_ctx t;
+    asym_loader loaders[1];
+    int loading = 0;
+    double default_ms, tuned_ms, ex_ms = 0, rn_ms = 0, big_ms = 0, eq_ms = 0;
+    memset(&pol, 0, sizeof pol);
+    pol.min_time = 2.0;
+    pol.rounds = 1;
+    memset(&t, 0, sizeof t);
+    memset(&res, 0, sizeof res);
+    memset(&rex, 0, sizeof rex);
+    memset(&rrn, 0, sizeof rrn);
+    memset(loaders, 0, sizeof loaders);
+    for (i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        int64_t v;
+        if (bench_is_help(arg)) {
+            usage_tune(stdout);
+            return BENCH_EXIT_OK;
+        } else if ((r = bench_opt_flag(arg, cmd, "--csv")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            csv = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--exhaustive")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            exhaustive = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--random")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            random = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--asym")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            asym = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--quiet")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            quiet = 1;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--threads", &val)) != 0) {
+            if (r < 0 || bench_parse_i64(val, 1, LUTHIER_MAX_CPUS, &v)) {
+                bench_usage_error(cmd, "--threads wants an integer in [1, %d]", LUTHIER_MAX_CPUS);
+                return BENCH_EXIT_USAGE;
+            }
+            threads = (int)v;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--budget", &val)) != 0) {
+            if (r < 0 || bench_parse_double(val, 0.1, 86400, &budget)) {
+                bench_usage_error(cmd, "--budget wants seconds in [0.1, 86400]");
+                return BENCH_EXIT_USAGE;
+            }
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--min-time", &val)) != 0) {
+            if (r < 0 || bench_parse_double(val, 0.0, 3600, &pol.min_time)) {
+                bench_usage_error(cmd, "--min-time wants seconds in [0, 3600]");
+                return BENCH_EXIT_USAGE;
+            }
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--records", &val)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            snprintf(records, sizeof records, "%s", val);
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--report", &val)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            snprintf(report, sizeof report, "%s", val);
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--heatmap", &val)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            snprintf(heatmap, sizeof heatmap, "%s", val);
+        } else if (arg[0] == '-') {
+            bench_usage_error(cmd, "unknown option '%s'", arg);
+            return BENCH_EXIT_USAGE;
+        } else if (!name) {
+            name = arg;
+        } else {
+            bench_usage_error(cmd, "one model name expected");
+            return BENCH_EXIT_USAGE;
+        }
+    }
+    if (!name) {
+        bench_usage_error(cmd, "name a zoo network, e.g. resnet18");
+        return BENCH_EXIT_USAGE;
+    }
+    if (!records[0]) snprintf(records, sizeof records, "build/%s.records", name);
+    if (!report[0]) snprintf(report, sizeof report, "build/%s.tune.txt", name);
+    if (!heatmap[0]) snprintf(heatmap, sizeof heatmap, "build/%s.heatmap.svg", name);
+    /* context (emulated big.LITTLE with --asym) */
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = threads;
+    if (asym) {
+        int cpus[LUTHIER_MAX_CPUS], ncpus = bench_allowed_cpus(cpus, LUTHIER_MAX_CPUS), k;
+        char *p = spec;
+        if (ncpus < 2) {
+            fprintf(stderr, "%s tune: --asym needs 2 CPUs\n", bench_prog);
+            return BENCH_EXIT_FAIL;
+        }
+        p += sprintf(p, "big:");
+        for (k = 0; k < ncpus - 1; k++) p += sprintf(p, "%s%d", k ? "," : "", cpus[k]);
+        sprintf(p, ",little:%d", cpus[ncpus - 1]);
+        if (luthier_topology_detect(NULL, spec, &topo, err, sizeof err) != LUTHIER_STATUS_OK) {
+            fprintf(stderr, "%s tune: clusters '%s': %s\n", bench_prog, spec, err);
+            return BENCH_EXIT_FAIL;
+        }
+        cd.topology = &topo;
+        cd.num_threads = 0;
+        if (asym_load_start(loaders, 1, &cpus[ncpus - 1], budget * 4 + 600) != 0) {
+            fprintf(stderr, "%s tune: cannot start the busy loop on CPU %d\n", bench_prog, cpus[ncpus - 1]);
+            return BENCH_EXIT_FAIL;
+        }
+        loading = 1;
+    }
+    if (luthier_context_create(&cd, &t.ctx) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s tune: cannot create a context\n", bench_prog);
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    memset(&zo, 0, sizeof zo);
+    if (luthier_zoo_build(name, &zo, &t.g, err, sizeof err) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s tune: %s\n", bench_prog, err);
+        rc = BENCH_EXIT_USAGE;
+        goto done;
+    }
+    t.m.ctx = t.ctx;
+    for (i = 0; i < luthier_graph_num_inputs(t.g) + luthier_graph_num_outputs(t.g) && i < 64; i++) {
+        int is_out = i >= luthier_graph_num_inputs(t.g), k = is_out ? i - luthier_graph_num_inputs(t.g) : i, d;
+        luthier_tensor_info ti;
+        size_t bytes = 1;
+        luthier_graph_tensor_info(t.g, is_out ? luthier_graph_output_tensor(t.g, k) : luthier_graph_input_tensor(t.g, k), &ti);
+        for (d = 0; d < ti.rank; d++) bytes *= (size_t)ti.shape[d];
+        bytes *= ti.dtype == LUTHIER_DTYPE_I64 ? 8 : 4;
+        if (is_out) t.m.outs[k] = malloc(bytes);
+        else t.m.ins[k] = t.bufs[k] = malloc(bytes);
+    }
+    if (luthier_zoo_inputs(t.ctx, name, &zo, t.bufs, err, sizeof err) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s tune: inputs: %s\n", bench_prog, err);
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    if (!csv) {
+        char topo_s[256];
+        luthier_topology ct;
+        luthier_context_topology(t.ctx, &ct);
+        luthier_topology_format(&ct, topo_s, sizeof topo_s);
+        printf("tune %s on %s (%d threads)%s, budget %.0f s\n", name, topo_s, luthier_context_num_threads(t.ctx),
+               asym ? ", little cluster loaded by a busy loop" : "", budget);
+        fflush(stdout);
+    }
+    /* tune */
+    memset(&td, 0, sizeof td);
+    td.budget_seconds = budget;
+    td.progress = quiet || csv ? -1 : 1;
+    td.report_path = report;
+    td.heatmap_path = heatmap;
+    if (luthier_tune(t.ctx, t.g, &td, records, &res) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s tune: %s\n", bench_prog, luthier_context_error(t.ctx));
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    {
+        luthier_plan_desc pd;
+        memset(&pd, 0, sizeof pd);
+        default_ms = tune_time_plan(&t, &pd, &pol, "default");
+        pd.records = records;
+        tuned_ms = tune_time_plan(&t, &pd, &pol, "tuned");
+    }
+    if (exhaustive || random) {
+        char path[600];
+        luthier_plan_desc pd;
+        memset(&pd, 0, sizeof pd);
+        pd.records = path;
+        if (exhaustive) {
+            luthier_tune_desc te = td;
+            snprintf(path, sizeof path, "%s.exhaustive", records);
+            te.exhaustive = 1;
+            te.heatmap_path = NULL;
+            te.report_path = NULL;
+            if (luthier_tune(t.ctx, t.g, &te, path, &rex) == LUTHIER_STATUS_OK) ex_ms = tune_time_plan(&t, &pd, &pol, "exhaustive");
+        }
+        if (random) {
+            luthier_tune_desc trn = td;
+            snprintf(path, sizeof path, "%s.random", records);
+            trn.random_search = 1;
+            trn.heatmap_path = NULL;
+            trn.report_path = NULL;
+            trn.max_measurements = res.measurements;
+            trn.budget_seconds = budget * 4;
+            if (luthier_tune(t.ctx, t.g, &trn, path, &rrn) == LUTHIER_STATUS_OK) rn_ms = tune_time_plan(&t, &pd, &pol, "random");
+        }
+    }
+    if (luthier_context_num_threads(t.ctx) > 1) {
+        luthier_topology ct;
+        luthier_context_topology(t.ctx, &ct);
+        if (ct.num_clusters == 2) {
+            float big[2] = {1, 0}, eq[2] = {1, 1};
+            big_ms = tune_time_split(&t, big, 2, &pol, "big only");
+            eq_ms = tune_time_split(&t, eq, 2, &pol, "equal split");
+        }
+    }
+    if (csv) {
+        printf("model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,exhaustive_ms,exhaustive_measurements,"
+               "random_ms,random_measurements,bigonly_ms,equal_ms,candidates\n");
+        printf("%s,%d,%d,%d,%d,%.1f,%.3f,%.3f,%.3f,%d,%.3f,%d,%.3f,%.3f,%d\n", name, luthier_context_num_threads(t.ctx),
+               res.tasks, res.ops, res.measurements, res.seconds, tuned_ms, default_ms, ex_ms, rex.measurements, rn_ms,
+               rrn.measurements, big_ms, eq_ms, res.candidates);
+    } else {
+        printf("%d ops in %d tasks; %d measurements of a %d-candidate space in %.1f s\n", res.ops, res.tasks,
+               res.measurements, res.candidates, res.seconds);
+        printf("end to end: default %.2f ms, tuned %.2f ms (%.2fx)\n", default_ms, tuned_ms, default_ms / tuned_ms);
+        if (ex_ms > 0)
+            printf("exhaustive search: %.2f ms with %d measurements (tuned is %.1f%% off with %.1f%% of the measurements)\n",
+                   ex_ms, rex.measurements, 100.0 * (tuned_ms / ex_ms - 1), 100.0 * res.measurements / rex.measurements);
+        if (rn_ms > 0) printf("random search, same measurements: %.2f ms\n", rn_ms);
+        if (big_ms > 0) printf("big cluster only %.2f ms (tuned %.2fx), equal split %.2f ms (tuned %.2fx)\n", big_ms,
+                               big_ms / tuned_ms, eq_ms, eq_ms / tuned_ms);
+        printf("records: %s, report: %s, heatmap: %s\n", records, report, heatmap);
+    }
+done:
+    if (loading) asym_load_stop(loaders, 1);
+    for (i = 0; i < 64; i++) {
+        free(t.bufs[i]);
+        free(t.m.outs[i]);
+    }
+    luthier_graph_destroy(t.g);
+    luthier_context_destroy(t.ctx);
+    return rc;
+}

@@ -1,0 +1,1083 @@
+/* luthier_tune.h - the tuner of luthier: tasks, configuration space, measurements, model-guided
+   search, records. Part of luthier (MIT license, see luthier.h). Include luthier.h, never this
+   file on its own.
+
+   luthier_tune(ctx, graph, desc, path, result) finds, per TASK, the best configuration of the
+   three knobs and writes it to a records file that plans read (luthier_plan_desc.records):
+     algorithm   convolutions: every luthier_conv_algorithm valid for the layer
+     kernel      every microkernel this CPU runs that the algorithm accepts (scalar kernels are
+                 left out when a SIMD ISA is present; depthwise runs no microkernel)
+     workload    per-cluster shares of the work in steps of desc.ratio_step % summing to 100 %
+                 (1, 2 or 3 clusters; more clusters keep the default split), plus the dynamic
+                 schedule
+   A task is a set of nodes with one signature: operator, shapes, stride, padding, dilation,
+   groups and the fused epilogue (activation, residual add) as the plan will run them. Tuned
+   ops: convolutions and dense layers (the other operators keep their defaults).
+
+   Search (luthier_gbt.h): a gradient-boosted-tree cost model over features of the task (shape,
+   FLOPs, bytes, intensity), the algorithm, the kernel (MR, NR, kind, ISA) and the workload
+   (shares, capacity x threads per cluster). Per task: a diverse first batch is measured, the
+   model is fitted on everything measured so far in this tuning run (tasks teach each other),
+   the best predicted candidates plus a little exploration are measured, refit, repeat, until
+   the task's share of the budget is spent or the best stops improving. A measurement runs the
+   real layer on the real shape on ctx (warm-up, then repetitions until ~5 ms, minimum taken;
+   a sample whose median is far above its minimum is measured again).
+
+   RECORDS are a text file, one line per task:
+       luthier-records 1
+       <fingerprint>\t<signature>\t<algorithm>\t<kernel>\t<schedule>\t<ratios>\t<ms>\t<default_ms>
+   The fingerprint names the machine: clusters (names, capacities, CPUs), thread count and
+   CPU features. Lines of another fingerprint are ignored (counted in a note); malformed
+   lines are skipped with a warning; a different version is refused.
+
+   TABLE OF CONTENTS: >>api-tune; implementation: >>impl-tune-tasks >>impl-tune-space
+   >>impl-tune-measure >>impl-tune-records >>impl-tune-run >>impl-tune-svg
+*/
+#ifndef LUTHIER_H_INCLUDED
+#error "luthier_tune.h is part of luthier: include luthier.h instead"
+#endif
+
+#ifndef LUTHIER_TUNE_H_INCLUDED
+#define LUTHIER_TUNE_H_INCLUDED
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* >>api-tune */
+
+typedef struct luthier_tune_desc {
+    double budget_seconds;   /* wall-clock budget of the whole run; 0 = 120 */
+    int max_measurements;    /* over the whole run; 0 = no limit */
+    int ratio_step;          /* workload share step in percent (divides 100); 0 = 10 */
+    int exhaustive;          /* measure every candidate (a reference for the search) */
+    int random_search;       /* measure random candidates (a baseline with the same budget) */
+    int no_dynamic;          /* leave the dynamic schedule out of the space */
+    uint64_t seed;           /* 0 = 1 */
+    int progress;            /* 0 = one line per task when stderr is a terminal, 1 = always,
+                                -1 = never */
+    const char *model_in;    /* cost model to start from (transfer), NULL = none */
+    const char *model_out;   /* where to save the final cost model, NULL = nowhere */
+    const char *report_path; /* per-task report (text), NULL = none */
+    const char *heatmap_path;/* SVG heatmap of the costliest task: time over (kernel x share of
+                                the fastest cluster, or x algorithm on one cluster); NULL = none */
+} luthier_tune_desc;
+
+typedef struct luthier_tune_result {
+    int tasks, ops;           /* distinct signatures, and the nodes they cover */
+    int measurements;         /* layer runs measured (each a warm-up plus repetitions) */
+    int candidates;           /* size of the whole space (what an exhaustive search measures) */
+    double seconds;           /* wall-clock time of the run */
+    double default_ms;        /* sum over ops of the default configuration's time */
+    double tuned_ms;          /* sum over ops of the chosen configuration's time */
+} luthier_tune_result;
+
+/* Tunes every conv/dense task of g on ctx and writes records_path (NULL = no file). result may
+   be NULL. Bad input returns a status with the reason in luthier_context_error(ctx). */
+LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_graph *g,
+                                        const luthier_tune_desc *desc, const char *records_path,
+                                        luthier_tune_result *result);
+
+/* Fills configs[num_nodes of g] (all-zero = default) from the records of path that match ctx's
+   fingerprint and g's task signatures; *matched = nodes configured. Missing file: NOT_FOUND.
+   Malformed lines are skipped; notes (skipped lines, other machines) go to
+   luthier_context_error(ctx) even on success. */
+LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const luthier_graph *g,
+                                                 const char *path, luthier_node_config *configs,
+                                                 int *matched);
+
+/* The task signature of node (conv2d or dense; others: LUTHIER_STATUS_NOT_FOUND) as tuning and
+   records use it, and the machine fingerprint of ctx. */
+LUTHIER_API luthier_status luthier_tune_signature(const luthier_graph *g, int node, char *buf,
+                                                  size_t size);
+LUTHIER_API int luthier_tune_fingerprint(const luthier_context *ctx, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LUTHIER_TUNE_H_INCLUDED */
+
+#if defined(LUTHIER_TUNE_IMPLEMENTATION) && !defined(LUTHIER__TUNE_IMPL_DONE)
+#define LUTHIER__TUNE_IMPL_DONE
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* >>impl-tune-tasks ============================================================================ */
+
+typedef struct luthier__task {
+    luthier_op op;           /* CONV2D or DENSE */
+    char sig[256];
+    int first_node;          /* representative */
+    int ops;                 /* nodes with this signature */
+    int *nodes;
+    luthier_conv2d_desc cd;  /* CONV2D: the desc the plan creates (NHWC, epilogue set) */
+    int64_t m, n, k;         /* DENSE: C = act(A * W^T + b (+ C)) */
+    int trans_w;
+    luthier_activation act;
+    float cmin, cmax;
+    int residual;
+    double flops, bytes;
+    /* results */
+    int best;                /* candidate index */
+    double best_ms, default_ms;
+    int measured;
+} luthier__task;
+
+LUTHIER_PRIVATE const char *luthier__act_name(luthier_activation a) {
+    static const char *const n[] = {"none", "relu", "relu6", "clamp"};
+    return (unsigned)a < 4u ? n[a] : "?";
+}
+
+/* Task of node i given the fusion decisions; 0 when the node is not tuned. */
+LUTHIER_PRIVATE int luthier__task_of(const luthier_graph *g, const luthier__fuse *f, int i, luthier__task *t) {
+    const luthier__gnode *gn = &g->nodes[i];
+    const luthier__gtensor *x = &g->tensors[gn->inputs[0]];
+    memset(t, 0, sizeof *t);
+    if (!f[i].alive || (gn->d.op != LUTHIER_OP_CONV2D && gn->d.op != LUTHIER_OP_DENSE)) return 0;
+    t->op = gn->d.op;
+    t->act = f[i].act;
+    t->cmin = f[i].cmin;
+    t->cmax = f[i].cmax;
+    t->residual = f[i].residual >= 0;
+    t->first_node = i;
+    t->flops = gn->flops;
+    if (gn->d.op == LUTHIER_OP_CONV2D) {
+        const luthier__gtensor *w = &g->tensors[gn->inputs[1]];
+        luthier_conv2d_desc *cd = &t->cd;
+        int64_t oh = 1, ow = 1;
+        cd->batch = x->shape[0]; cd->in_channels = x->shape[1]; cd->in_h = x->shape[2]; cd->in_w = x->shape[3];
+        cd->out_channels = w->shape[0]; cd->kernel_h = w->shape[2]; cd->kernel_w = w->shape[3];
+        cd->stride_h = gn->d.stride[0] ? gn->d.stride[0] : 1; cd->stride_w = gn->d.stride[1] ? gn->d.stride[1] : 1;
+        cd->dilation_h = gn->d.dilation[0] ? gn->d.dilation[0] : 1; cd->dilation_w = gn->d.dilation[1] ? gn->d.dilation[1] : 1;
+        cd->pad_top = gn->d.pads[0]; cd->pad_left = gn->d.pads[1]; cd->pad_bottom = gn->d.pads[2]; cd->pad_right = gn->d.pads[3];
+        cd->groups = gn->d.groups ? gn->d.groups : 1;
+        cd->layout = LUTHIER_LAYOUT_NHWC;
+        cd->activation = t->act;
+        cd->clamp_min = t->cmin;
+        cd->clamp_max = t->cmax;
+        cd->accumulate = t->residual;
+        luthier_conv2d_output_size(cd, &oh, &ow);
+        t->bytes = 4.0 * ((double)(x->shape[0] * x->shape[1] * x->shape[2] * x->shape[3]) +
+                          (double)(w->shape[0] * w->shape[1] * w->shape[2] * w->shape[3]) +
+                          (double)(cd->batch * cd->out_channels * oh * ow));
+        snprintf(t->sig, sizeof t->sig,
+                 "conv2d n%lld c%lld h%lld w%lld o%lld k%lldx%lld s%lldx%lld p%lld,%lld,%lld,%lld d%lldx%lld g%lld act=%s res=%d",
+                 (long long)cd->batch, (long long)cd->in_channels, (long long)cd->in_h, (long long)cd->in_w,
+                 (long long)cd->out_channels, (long long)cd->kernel_h, (long long)cd->kernel_w, (long long)cd->stride_h,
+                 (long long)cd->stride_w, (long long)cd->pad_top, (long long)cd->pad_left, (long long)cd->pad_bottom,
+                 (long long)cd->pad_right, (long long)cd->dilation_h, (long long)cd->dilation_w, (long long)cd->groups,
+                 luthier__act_name(t->act), t->residual);
+    } else {
+        const luthier__gtensor *w = &g->tensors[gn->inputs[1]];
+        int ok;
+        t->trans_w = gn->d.trans_b;
+        t->n = gn->d.trans_b ? w->shape[1] : w->shape[0];
+        t->k = gn->d.trans_b ? w->shape[0] : w->shape[1];
+        t->m = (int64_t)(luthier__numel(x->rank, x->shape, &ok) / (uint64_t)t->k);
+        t->bytes = 4.0 * (double)(t->m * t->k + t->k * t->n + t->m * t->n);
+        snprintf(t->sig, sizeof t->sig, "dense m%lld n%lld k%lld wt%d act=%s res=%d", (long long)t->m, (long long)t->n,
+                 (long long)t->k, t->trans_w, luthier__act_name(t->act), t->residual);
+    }
+    if (t->act == LUTHIER_ACTIVATION_CLAMP) {
+        size_t n = strlen(t->sig);
+        snprintf(t->sig + n, sizeof t->sig - n, " clamp=%g,%g", (double)t->cmin, (double)t->cmax);
+    }
+    return 1;
+}
+
+/* Fusion decisions of g without folding weights (-1 prod, 0 cons); NULL on OOM. */
+LUTHIER_PRIVATE luthier__fuse *luthier__fuse_only(const luthier_graph *g) {
+    luthier__fuse *f = (luthier__fuse *)luthier__alloc(sizeof *f * (size_t)(g->num_nodes + 1));
+    int *prod = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
+    int *cons = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
+    int i, oom = 0;
+    if (!f || !prod || !cons) {
+        luthier__free(f);
+        luthier__free(prod);
+        luthier__free(cons);
+        return NULL;
+    }
+    memset(f, 0, sizeof *f * (size_t)(g->num_nodes + 1));
+    memset(cons, 0, sizeof(int) * (size_t)(g->num_tensors + 1));
+    for (i = 0; i < g->num_tensors; i++) prod[i] = -1;
+    for (i = 0; i < g->num_outputs; i++) cons[g->outputs[i]]++;
+    luthier__fuse_graph(g, f, prod, cons, 0, 0, &oom);
+    luthier__free(prod);
+    luthier__free(cons);
+    return f;
+}
+
+LUTHIER_API luthier_status luthier_tune_signature(const luthier_graph *g, int node, char *buf, size_t size) {
+    luthier__fuse *f;
+    luthier__task t;
+    int ok;
+    if (!g || !buf || !size || node < 0 || node >= g->num_nodes) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if (!(f = luthier__fuse_only(g))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    ok = luthier__task_of(g, f, node, &t);
+    luthier__free(f);
+    if (!ok) return LUTHIER_STATUS_NOT_FOUND;
+    snprintf(buf, size, "%s", t.sig);
+    return LUTHIER_STATUS_OK;
+}
+
+/* One line: per cluster name@capacity:cpus(core), then threads and CPU features. */
+LUTHIER_API int luthier_tune_fingerprint(const luthier_context *ctx, char *buf, size_t size) {
+    size_t used = 0;
+    int c;
+    if (!ctx || !buf || !size) return 0;
+    buf[0] = 0;
+    for (c = 0; c < ctx->topology.num_clusters && used < size; c++) {
+        const luthier_cluster *cl = &ctx->topology.clusters[c];
+        char cpus[256];
+        luthier__format_cpulist(cl->cpus, cl->num_cpus, cpus, sizeof cpus);
+        used += (size_t)snprintf(buf + used, size - used, "%s%s@%.2f:%s(%s)", c ? ";" : "", cl->name, cl->capacity, cpus,
+                                 cl->core);
+    }
+    if (used < size)
+        used += (size_t)snprintf(buf + used, size - used, "|threads=%d|features=%#x", ctx->pool->num_threads, ctx->cpu_features);
+    for (c = 0; buf[c]; c++)
+        if (buf[c] == '\t' || buf[c] == '\n' || buf[c] == '\r') buf[c] = ' ';
+    return (int)strlen(buf);
+}
+
+/* >>impl-tune-space: candidates and their features */
+
+#define LUTHIER__TUNE_MAX_SHARES 3
+
+typedef struct luthier__cand {
+    short algo;             /* luthier_conv_algorithm (DENSE: 0) */
+    short kernel;           /* registry index; -1 = none (depthwise) */
+    short dynamic;
+    short shares[LUTHIER__TUNE_MAX_SHARES]; /* percent per cluster (RATIO) */
+} luthier__cand;
+
+#define LUTHIER__TUNE_FEATURES 28
+
+LUTHIER_PRIVATE double luthier__log2p(double x) { return log(x + 1.0) / log(2.0); }
+
+LUTHIER_PRIVATE void luthier__cand_features(const luthier_context *ctx, const luthier__task *t, const luthier__cand *c,
+                                            float *f) {
+    const luthier__pool *p = ctx->pool;
+    double m, n, k;
+    int i, j = 0;
+    if (t->op == LUTHIER_OP_CONV2D) {
+        int64_t oh = 1, ow = 1;
+        luthier_conv2d_output_size(&t->cd, &oh, &ow);
+        m = (double)(t->cd.batch * oh * ow);
+        n = (double)(t->cd.out_channels / t->cd.groups);
+        k = (double)(t->cd.in_channels / t->cd.groups * t->cd.kernel_h * t->cd.kernel_w);
+    } else {
+        m = (double)t->m;
+        n = (double)t->n;
+        k = (double)t->k;
+    }
+    f[j++] = (float)luthier__log2p(m);
+    f[j++] = (float)luthier__log2p(n);
+    f[j++] = (float)luthier__log2p(k);
+    f[j++] = (float)luthier__log2p(t->flops);
+    f[j++] = (float)luthier__log2p(t->bytes);
+    f[j++] = (float)(t->flops / (t->bytes + 1.0));
+    f[j++] = t->op == LUTHIER_OP_CONV2D ? (float)t->cd.kernel_h : 0.0f;
+    f[j++] = t->op == LUTHIER_OP_CONV2D ? (float)t->cd.stride_h : 0.0f;
+    f[j++] = t->op == LUTHIER_OP_CONV2D ? (float)luthier__log2p((double)t->cd.groups) : 0.0f;
+    f[j++] = t->op == LUTHIER_OP_CONV2D ? (float)luthier__log2p((double)t->cd.in_channels) : 0.0f;
+    f[j++] = (float)c->algo; /* trees split on categories well enough with the index */
+    for (i = LUTHIER_CONV_IM2COL; i <= LUTHIER_CONV_WINOGRAD_6X3 && j < 18; i++) f[j++] = c->algo == i ? 1.0f : 0.0f;
+    if (c->kernel >= 0) {
+        const luthier__ukernel_entry *uk = &luthier__ukernels[c->kernel];
+        f[j++] = (float)uk->mr;
+        f[j++] = (float)uk->nr;
+        f[j++] = (float)uk->kind;
+        f[j++] = (float)(uk->required_cpu_features);
+        f[j++] = (float)(fmod(n, (double)uk->nr) / (double)uk->nr); /* waste in the last panel */
+    } else {
+        f[j++] = 0; f[j++] = 0; f[j++] = -1; f[j++] = 0; f[j++] = 0;
+    }
+    f[j++] = (float)c->dynamic;
+    for (i = 0; i < LUTHIER__TUNE_MAX_SHARES; i++) {
+        double cap = i < p->num_clusters ? ctx->topology.clusters[i].capacity * (double)p->cluster_threads[i] : 0.0;
+        f[j++] = (float)(c->dynamic ? -1 : c->shares[i]) / 100.0f;
+        f[j++] = (float)cap;
+    }
+    while (j < LUTHIER__TUNE_FEATURES) f[j++] = 0;
+}
+
+/* All compositions of 100 into nc parts of step percent (nc <= 3). */
+LUTHIER_PRIVATE int luthier__share_sets(int nc, int step, short (*out)[LUTHIER__TUNE_MAX_SHARES], int cap) {
+    int n = 0, a, b;
+    if (nc == 1) {
+        if (cap > 0) out[0][0] = 100, out[0][1] = out[0][2] = 0;
+        return 1;
+    }
+    for (a = 0; a <= 100; a += step) {
+        if (nc == 2) {
+            if (n < cap) out[n][0] = (short)a, out[n][1] = (short)(100 - a), out[n][2] = 0;
+            n++;
+            continue;
+        }
+        for (b = 0; a + b <= 100; b += step) {
+            if (n < cap) out[n][0] = (short)a, out[n][1] = (short)b, out[n][2] = (short)(100 - a - b);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* The candidates of task t on ctx (luthier__alloc'd); 0 candidates on OOM. */
+LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const luthier__task *t, int step, int dynamic,
+                                                   size_t *count) {
+    short shares[256][LUTHIER__TUNE_MAX_SHARES];
+    int nc = ctx->pool->num_clusters, nsh, a, k, s, nk = luthier_kernel_count(), have_simd = 0;
+    size_t n = 0, cap = 0;
+    luthier__cand *c = NULL;
+    char saved[256];
+    *count = 0;
+    if (nc > LUTHIER__TUNE_MAX_SHARES) nsh = 0; /* default split only */
+    else nsh = luthier__share_sets(nc, step, shares, 256);
+    for (k = 0; k < nk; k++) {
+        luthier_kernel_info ki;
+        luthier_kernel_get(k, &ki);
+        if ((ki.required_cpu_features & ~ctx->cpu_features) == 0 && strcmp(ki.isa, "scalar") != 0) have_simd = 1;
+    }
+    snprintf(saved, sizeof saved, "%s", ctx->error);
+    for (a = 0; a < (t->op == LUTHIER_OP_CONV2D ? (int)LUTHIER_CONV_ALGORITHM_COUNT : 1); a++) {
+        if (t->op == LUTHIER_OP_CONV2D &&
+            (a == LUTHIER_CONV_AUTO || luthier_conv2d_algorithm_valid(ctx, &t->cd, (luthier_conv_algorithm)a) != LUTHIER_STATUS_OK))
+            continue;
+        for (k = -1; k < nk; k++) {
+            luthier_kernel_info ki;
+            int per = (nsh ? nsh : 1) + (dynamic ? 1 : 0), q;
+            if (k < 0) {
+                if (a != LUTHIER_CONV_DEPTHWISE || t->op != LUTHIER_OP_CONV2D) continue;
+            } else {
+                if (t->op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_DEPTHWISE) continue;
+                luthier_kernel_get(k, &ki);
+                if ((ki.required_cpu_features & ~ctx->cpu_features) != 0) continue;
+                if (have_simd && strcmp(ki.isa, "scalar") == 0) continue;
+                if (t->op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_IMPLICIT_GEMM && ki.kind != LUTHIER_KERNEL_HYBRID) continue;
+            }
+            if (n + (size_t)per > cap) {
+                size_t ncap = cap ? cap * 2 : 256;
+                luthier__cand *nn;
+                while (ncap < n + (size_t)per) ncap *= 2;
+                if (!(nn = (luthier__cand *)luthier__alloc(sizeof *nn * ncap))) {
+                    luthier__free(c);
+                    return NULL;
+                }
+                if (c) memcpy(nn, c, sizeof *c * n);
+                luthier__free(c);
+                c = nn;
+                cap = ncap;
+            }
+            for (q = 0; q < per; q++) {
+                luthier__cand *x = &c[n++];
+                memset(x, 0, sizeof *x);
+                x->algo = (short)a;
+                x->kernel = (short)k;
+                if (q == per - 1 && dynamic) {
+                    x->dynamic = 1;
+                } else if (nsh) {
+                    for (s = 0; s < LUTHIER__TUNE_MAX_SHARES; s++) x->shares[s] = shares[q][s];
+                } else {
+                    x->shares[0] = -1; /* default split */
+                }
+            }
+        }
+    }
+    snprintf(ctx->error, sizeof ctx->error, "%s", saved);
+    *count = n;
+    return c;
+}
+
+/* >>impl-tune-measure */
+
+#define LUTHIER__TUNE_CACHE 6
+
+typedef struct luthier__tmeas {
+    luthier_context *ctx;
+    const luthier__task *t;
+    const luthier__cand *cands;
+    double *times;              /* per candidate, ms (0 = not measured, < 0 failed) */
+    float *in, *out, *w, *bias, *res;
+    size_t in_n, out_n, w_n;
+    struct {
+        int algo, kernel, used;
+        luthier_conv2d_layer *conv;
+        luthier_packed_b *pb;
+    } cache[LUTHIER__TUNE_CACHE];
+    int tick;
+    int measurements;
+    int max_measurements;       /* remaining budget of the run (<0 = none) */
+    double deadline;
+} luthier__tmeas;
+
+LUTHIER_PRIVATE double luthier__tune_now(void) { return luthier__seconds(); }
+
+/* The candidate's workload on the cached object. */
+LUTHIER_PRIVATE void luthier__cand_ratios(const luthier_context *ctx, const luthier__cand *c, luthier_schedule *sch,
+                                          float *ratios, int *num) {
+    int i;
+    *sch = c->dynamic ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
+    *num = 0;
+    if (c->dynamic || c->shares[0] < 0) return;
+    *num = ctx->pool->num_clusters;
+    for (i = 0; i < *num; i++) ratios[i] = (float)c->shares[i];
+}
+
+LUTHIER_PRIVATE void luthier__tmeas_flush(luthier__tmeas *m) {
+    int i;
+    for (i = 0; i < LUTHIER__TUNE_CACHE; i++) {
+        luthier_conv2d_destroy(m->cache[i].conv);
+        luthier_packed_b_destroy(m->cache[i].pb);
+        memset(&m->cache[i], 0, sizeof m->cache[i]);
+    }
+}
+
+/* Times one run of the candidate (ms, minimum of repetitions); < 0 when it cannot run. */
+LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__cand *c) {
+    luthier_context *ctx = m->ctx;
+    const luthier__task *t = m->t;
+    luthier_schedule sch;
+    float ratios[LUTHIER_MAX_CLUSTERS];
+    int nr, slot = -1, i, reps, r;
+    double best = 1e30, t0, first, med[32];
+    luthier_status s = LUTHIER_STATUS_OK;
+    luthier_sgemm_desc sd;
+    luthier__cand_ratios(ctx, c, &sch, ratios, &nr);
+    for (i = 0; i < LUTHIER__TUNE_CACHE; i++)
+        if (m->cache[i].used && m->cache[i].algo == c->algo && m->cache[i].kernel == c->kernel) slot = i;
+    if (slot < 0) { /* create the object (least recently used slot) */
+        int lru = 0;
+        for (i = 1; i < LUTHIER__TUNE_CACHE; i++)
+            if (m->cache[i].used < m->cache[lru].used) lru = i;
+        slot = lru;
+        luthier_conv2d_destroy(m->cache[slot].conv);
+        luthier_packed_b_destroy(m->cache[slot].pb);
+        memset(&m->cache[slot], 0, sizeof m->cache[slot]);
+        m->cache[slot].algo = c->algo;
+        m->cache[slot].kernel = c->kernel;
+        if (t->op == LUTHIER_OP_CONV2D) {
+            luthier_conv2d_desc cd = t->cd;
+            cd.algorithm = (luthier_conv_algorithm)c->algo;
+            cd.kernel = c->kernel >= 0 ? luthier__ukernels[c->kernel].name : NULL;
+            s = luthier_conv2d_create(ctx, &cd, m->w, m->bias, &m->cache[slot].conv);
+        } else {
+            memset(&sd, 0, sizeof sd);
+            sd.m = t->m; sd.n = t->n; sd.k = t->k;
+            sd.trans_b = !t->trans_w;
+            sd.kernel = luthier__ukernels[c->kernel].name;
+            s = luthier_sgemm_pack_b(ctx, &sd, m->w, &m->cache[slot].pb);
+        }
+        if (s != LUTHIER_STATUS_OK) {
+            m->cache[slot].used = 0;
+            return -1.0;
+        }
+    }
+    m->cache[slot].used = ++m->tick;
+    if (t->op == LUTHIER_OP_CONV2D) {
+        luthier_conv2d_layer *cv = m->cache[slot].conv;
+        cv->d.schedule = sch;
+        cv->d.num_ratios = nr;
+        for (i = 0; i < nr; i++) cv->ratios[i] = ratios[i];
+        cv->d.ratios = nr ? cv->ratios : NULL;
+    } else {
+        memset(&sd, 0, sizeof sd);
+        sd.m = t->m; sd.n = t->n; sd.k = t->k;
+        sd.trans_b = !t->trans_w;
+        sd.bias = m->bias;
+        sd.activation = t->act;
+        sd.clamp_min = t->cmin;
+        sd.clamp_max = t->cmax;
+        sd.accumulate = t->residual;
+        sd.schedule = sch;
+        sd.ratios = nr ? ratios : NULL;
+        sd.num_ratios = nr;
+    }
+#define LUTHIER__RUN_ONCE()                                                                                     \
+    (t->op == LUTHIER_OP_CONV2D ? luthier_conv2d_run(ctx, m->cache[slot].conv, m->in, m->out)                 \
+                                : luthier_sgemm_packed(ctx, &sd, m->in, m->cache[slot].pb, m->out))
+    t0 = luthier__tune_now();
+    if ((s = LUTHIER__RUN_ONCE()) != LUTHIER_STATUS_OK) return -1.0; /* warm-up */
+    first = luthier__tune_now() - t0;
+    reps = first > 0 ? (int)(0.005 / first) : 32;
+    if (reps < 3) reps = 3;
+    if (reps > 32) reps = 32;
+    for (r = 0; r < reps; r++) {
+        double dt;
+        t0 = luthier__tune_now();
+        LUTHIER__RUN_ONCE();
+        dt = luthier__tune_now() - t0;
+        med[r] = dt;
+        if (dt < best) best = dt;
+    }
+#undef LUTHIER__RUN_ONCE
+    /* a noisy sample (median far above the minimum) is taken once more */
+    {
+        int a2, b2, below = 0;
+        for (a2 = 0; a2 < reps; a2++) {
+            for (b2 = 0; b2 < reps; b2++) below += med[b2] < med[a2];
+            if (below >= reps / 2) break;
+            below = 0;
+        }
+        (void)b2;
+        if (a2 < reps && med[a2] > 1.5 * best && reps <= 8) {
+            for (r = 0; r < reps; r++) {
+                double dt;
+                t0 = luthier__tune_now();
+                if (t->op == LUTHIER_OP_CONV2D) luthier_conv2d_run(ctx, m->cache[slot].conv, m->in, m->out);
+                else luthier_sgemm_packed(ctx, &sd, m->in, m->cache[slot].pb, m->out);
+                dt = luthier__tune_now() - t0;
+                if (dt < best) best = dt;
+            }
+        }
+    }
+    return best * 1e3;
+}
+
+/* The search's measure callback: ms, negative when the candidate fails or the budget is out. */
+LUTHIER_PRIVATE double luthier__tune_measure(void *user, size_t i) {
+    luthier__tmeas *m = (luthier__tmeas *)user;
+    double ms;
+    if (m->times[i] != 0) return m->times[i] > 0 ? m->times[i] * 1e-3 : -1.0;
+    if ((m->max_measurements >= 0 && m->measurements >= m->max_measurements) ||
+        (m->deadline > 0 && luthier__tune_now() > m->deadline))
+        return -1.0;
+    ms = luthier__measure_cand(m, &m->cands[i]);
+    m->measurements++;
+    m->times[i] = ms > 0 ? ms : -1.0;
+    return ms > 0 ? ms * 1e-3 : -1.0;
+}
+
+/* Random data for the task's operands. */
+LUTHIER_PRIVATE int luthier__tmeas_data(luthier__tmeas *m, const luthier__task *t) {
+    size_t i;
+    uint64_t st = 0x1234567;
+    if (t->op == LUTHIER_OP_CONV2D) {
+        int64_t oh = 1, ow = 1;
+        luthier_conv2d_output_size(&t->cd, &oh, &ow);
+        m->in_n = (size_t)(t->cd.batch * t->cd.in_channels * t->cd.in_h * t->cd.in_w);
+        m->out_n = (size_t)(t->cd.batch * t->cd.out_channels * oh * ow);
+        m->w_n = (size_t)(t->cd.out_channels * (t->cd.in_channels / t->cd.groups) * t->cd.kernel_h * t->cd.kernel_w);
+    } else {
+        m->in_n = (size_t)(t->m * t->k);
+        m->out_n = (size_t)(t->m * t->n);
+        m->w_n = (size_t)(t->n * t->k);
+    }
+    m->in = (float *)luthier__alloc(sizeof(float) * m->in_n);
+    m->out = (float *)luthier__alloc(sizeof(float) * m->out_n);
+    m->w = (float *)luthier__alloc(sizeof(float) * m->w_n);
+    m->bias = (float *)luthier__alloc(sizeof(float) * (size_t)(t->op == LUTHIER_OP_CONV2D ? t->cd.out_channels : t->n));
+    if (!m->in || !m->out || !m->w || !m->bias) return 0;
+    for (i = 0; i < m->in_n; i++) m->in[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-7f - 0.8f;
+    for (i = 0; i < m->w_n; i++) m->w[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-9f - 0.008f;
+    for (i = 0; i < m->out_n; i++) m->out[i] = 0.0f;
+    for (i = 0; i < (size_t)(t->op == LUTHIER_OP_CONV2D ? t->cd.out_channels : t->n); i++) m->bias[i] = 0.01f;
+    return 1;
+}
+
+LUTHIER_PRIVATE void luthier__tmeas_free(luthier__tmeas *m) {
+    luthier__tmeas_flush(m);
+    luthier__free(m->in);
+    luthier__free(m->out);
+    luthier__free(m->w);
+    luthier__free(m->bias);
+    m->in = m->out = m->w = m->bias = NULL;
+}
+
+/* >>impl-tune-records */
+
+LUTHIER_PRIVATE void luthier__cand_config(const luthier_context *ctx, const luthier__cand *c, luthier_node_config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->algorithm = (luthier_conv_algorithm)c->algo;
+    if (c->kernel >= 0) snprintf(cfg->kernel, sizeof cfg->kernel, "%s", luthier__ukernels[c->kernel].name);
+    luthier__cand_ratios(ctx, c, &cfg->schedule, cfg->ratios, &cfg->num_ratios);
+}
+
+LUTHIER_PRIVATE void luthier__ratios_str(const luthier_node_config *cfg, char *buf, size_t size) {
+    size_t used = 0;
+    int i;
+    buf[0] = 0;
+    if (!cfg->num_ratios) {
+        snprintf(buf, size, "default");
+        return;
+    }
+    for (i = 0; i < cfg->num_ratios && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%g", i ? "," : "", (double)cfg->ratios[i]);
+}
+
+/* Parses one record line into (fingerprint, signature, config); 0 when malformed. */
+LUTHIER_PRIVATE int luthier__record_parse(char *line, char **fp, char **sig, luthier_node_config *cfg) {
+    char *field[8];
+    int nf = 0, a;
+    char *p = line, *q;
+    while (nf < 8) {
+        field[nf++] = p;
+        if (!(q = strchr(p, '\t'))) break;
+        *q = 0;
+        p = q + 1;
+    }
+    if (nf != 8 || strchr(field[7], '\t')) return 0;
+    memset(cfg, 0, sizeof *cfg);
+    *fp = field[0];
+    *sig = field[1];
+    for (a = 0; a < (int)LUTHIER_CONV_ALGORITHM_COUNT; a++)
+        if (strcmp(field[2], luthier_conv_algorithm_name((luthier_conv_algorithm)a)) == 0) break;
+    if (a == (int)LUTHIER_CONV_ALGORITHM_COUNT && strcmp(field[2], "-") != 0) return 0;
+    cfg->algorithm = a == (int)LUTHIER_CONV_ALGORITHM_COUNT ? LUTHIER_CONV_AUTO : (luthier_conv_algorithm)a;
+    if (strcmp(field[3], "-") != 0) {
+        int idx;
+        if (strlen(field[3]) >= sizeof cfg->kernel || luthier_kernel_find(field[3], &idx) != LUTHIER_STATUS_OK) return 0;
+        snprintf(cfg->kernel, sizeof cfg->kernel, "%s", field[3]);
+    }
+    if (strcmp(field[4], "dynamic") == 0) cfg->schedule = LUTHIER_SCHEDULE_DYNAMIC;
+    else if (strcmp(field[4], "ratio") != 0) return 0;
+    if (strcmp(field[5], "default") != 0) {
+        char *s = field[5], *end;
+        while (*s) {
+            double v = strtod(s, &end);
+            if (end == s || !(v >= 0 && v <= 1e6) || cfg->num_ratios >= LUTHIER_MAX_CLUSTERS) return 0;
+            cfg->ratios[cfg->num_ratios++] = (float)v;
+            s = *end == ',' ? end + 1 : end;
+            if (*end && *end != ',') return 0;
+        }
+        if (!cfg->num_ratios) return 0;
+    }
+    return 1;
+}
+
+LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const luthier_graph *g, const char *path,
+                                                 luthier_node_config *configs, int *matched) {
+    FILE *fh;
+    char fpr[640], line[1024];
+    luthier__fuse *f;
+    luthier__task t;
+    int i, lineno = 0, bad = 0, foreign = 0, n = 0, header = 0;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!g || !path || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, path or configs is NULL");
+    if (matched) *matched = 0;
+    if (!(fh = fopen(path, "r"))) return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND, "records: cannot open '%s'", path);
+    if (!(f = luthier__fuse_only(g))) {
+        fclose(fh);
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "records: out of memory");
+    }
+    luthier_tune_fingerprint(ctx, fpr, sizeof fpr);
+    while (fgets(line, sizeof line, fh)) {
+        char *fp, *sig;
+        luthier_node_config cfg;
+        size_t len = strlen(line);
+        lineno++;
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (!len || line[0] == '#') continue;
+        if (!header) {
+            if (strncmp(line, "luthier-records ", 16) != 0 || atoi(line + 16) != 1) {
+                fclose(fh);
+                luthier__free(f);
+                return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
+                                     "records: '%s' line %d is '%.40s', expected 'luthier-records 1' (another version or not a records file)",
+                                     path, lineno, line);
+            }
+            header = 1;
+            continue;
+        }
+        if (!luthier__record_parse(line, &fp, &sig, &cfg)) {
+            bad++;
+            continue;
+        }
+        if (strcmp(fp, fpr) != 0) {
+            foreign++;
+            continue;
+        }
+        for (i = 0; i < g->num_nodes; i++)
+            if (luthier__task_of(g, f, i, &t) && strcmp(t.sig, sig) == 0) {
+                if (t.op == LUTHIER_OP_DENSE) cfg.algorithm = LUTHIER_CONV_AUTO;
+                configs[i] = cfg;
+                n++;
+            }
+    }
+    fclose(fh);
+    luthier__free(f);
+    if (matched) *matched = n;
+    if (!header) return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE, "records: '%s' has no 'luthier-records 1' header", path);
+    if (bad || foreign)
+        luthier__fail(ctx, LUTHIER_STATUS_OK, "records: '%s': %d malformed line%s skipped, %d line%s for another machine ignored",
+                      path, bad, bad == 1 ? "" : "s", foreign, foreign == 1 ? "" : "s");
+    return LUTHIER_STATUS_OK;
+}
+
+/* >>impl-tune-svg: time over (kernel x share of cluster 0, or x algorithm) for one task */
+
+LUTHIER_PRIVATE void luthier__svg_color(double v, char *buf, size_t size) {
+    /* v in [0, 1]: 0 = fast (dark blue) .. 1 = slow (yellow) */
+    int r = (int)(30 + 220 * v), g2 = (int)(40 + 190 * v), b = (int)(120 - 90 * v);
+    snprintf(buf, size, "#%02x%02x%02x", r, g2, b < 0 ? 0 : b);
+}
+
+LUTHIER_PRIVATE void luthier__write_heatmap(luthier_context *ctx, luthier__tmeas *m, const luthier__task *t,
+                                            const luthier__cand *best, const char *path) {
+    FILE *fh;
+    int nk = luthier_kernel_count(), rows = 0, cols, r, c, k, by_share = ctx->pool->num_clusters >= 2;
+    int kernels[64];
+    double cell[64][16], lo = 1e30, hi = 0;
+    const char *colname[16];
+    char colbuf[16][24];
+    luthier__cand cd = *best;
+    if (!(fh = fopen(path, "w"))) return;
+    cols = by_share ? 11 : 0;
+    if (!by_share)
+        for (c = 1; c < (int)LUTHIER_CONV_ALGORITHM_COUNT && cols < 16; c++) colname[cols++] = luthier_conv_algorithm_name((luthier_conv_algorithm)c);
+    for (k = 0; k < nk && rows < 64; k++) {
+        luthier_kernel_info ki;
+        luthier_kernel_get(k, &ki);
+        if ((ki.required_cpu_features & ~ctx->cpu_features) || strcmp(ki.isa, "scalar") == 0) continue;
+        kernels[rows] = k;
+        for (c = 0; c < cols; c++) {
+            double ms;
+            cd = *best;
+            cd.kernel = (short)k;
+            cd.dynamic = 0;
+            if (by_share) {
+                cd.shares[0] = (short)(c * 10);
+                cd.shares[1] = (short)(100 - c * 10);
+                cd.shares[2] = 0;
+                if (ctx->pool->num_clusters > 2) cd.shares[1] = (short)((100 - c * 10) / 2), cd.shares[2] = (short)(100 - c * 10 - cd.shares[1]);
+            } else {
+                cd.algo = (short)(c + 1);
+            }
+            if (t->op == LUTHIER_OP_CONV2D &&
+                (luthier_conv2d_algorithm_valid(ctx, &t->cd, (luthier_conv_algorithm)cd.algo) != LUTHIER_STATUS_OK ||
+                 (cd.algo == LUTHIER_CONV_IMPLICIT_GEMM && ki.kind != LUTHIER_KERNEL_HYBRID) || cd.algo == LUTHIER_CONV_DEPTHWISE))
+                ms = -1;
+            else
+                ms = luthier__measure_cand(m, &cd);
+            cell[rows][c] = ms;
+            if (ms > 0 && ms < lo) lo = ms;
+            if (ms > hi) hi = ms;
+        }
+        rows++;
+    }
+    if (by_share)
+        for (c = 0; c < cols; c++) {
+            snprintf(colbuf[c], sizeof colbuf[c], "%d%%", c * 10);
+            colname[c] = colbuf[c];
+        }
+    fprintf(fh, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
+            260 + cols * 64, 90 + rows * 22);
+    fprintf(fh, "<text x=\"10\" y=\"18\" font-size=\"13\">%s</text>\n", t->sig);
+    fprintf(fh, "<text x=\"10\" y=\"36\">time per run (ms) by kernel and %s; darker is faster; algorithm %s</text>\n",
+            by_share ? "share of the fastest cluster" : "algorithm",
+            by_share ? luthier_conv_algorithm_name((luthier_conv_algorithm)best->algo) : "per column");
+    for (c = 0; c < cols; c++)
+        fprintf(fh, "<text x=\"%d\" y=\"60\" text-anchor=\"middle\">%s</text>\n", 250 + c * 64 + 32, colname[c]);
+    for (r = 0; r < rows; r++) {
+        const char *kn = luthier__ukernels[kernels[r]].name;
+        if (strncmp(kn, "luthier_sgemm_ukernel_", 22) == 0) kn += 22;
+        fprintf(fh, "<text x=\"10\" y=\"%d\">%s</text>\n", 80 + r * 22, kn);
+        for (c = 0; c < cols; c++) {
+            char col[16];
+            double v = cell[r][c];
+            if (v <= 0) {
+                fprintf(fh, "<rect x=\"%d\" y=\"%d\" width=\"62\" height=\"20\" fill=\"#dddddd\"/>\n", 250 + c * 64, 66 + r * 22);
+                continue;
+            }
+            luthier__svg_color(hi > lo ? (log(v) - log(lo)) / (log(hi) - log(lo)) : 0.0, col, sizeof col);
+            fprintf(fh, "<rect x=\"%d\" y=\"%d\" width=\"62\" height=\"20\" fill=\"%s\"/>"
+                        "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%.3g</text>\n",
+                    250 + c * 64, 66 + r * 22, col, 250 + c * 64 + 31, 80 + r * 22, v > (lo + hi) / 2 ? "#000" : "#fff", v);
+        }
+    }
+    fprintf(fh, "</svg>\n");
+    fclose(fh);
+}
+
+/* >>impl-tune-run */
+
+LUTHIER_PRIVATE int luthier__isatty_stderr(void) {
+#if defined(__unix__) || defined(__APPLE__)
+    return isatty(2);
+#else
+    return 0;
+#endif
+}
+
+LUTHIER_PRIVATE luthier_status luthier__read_file(const char *path, char **text, size_t *len) {
+    FILE *fh = fopen(path, "rb");
+    long n;
+    if (!fh) return LUTHIER_STATUS_NOT_FOUND;
+    if (fseek(fh, 0, SEEK_END) != 0 || (n = ftell(fh)) < 0 || fseek(fh, 0, SEEK_SET) != 0) {
+        fclose(fh);
+        return LUTHIER_STATUS_INVALID_ARGUMENT;
+    }
+    if (!(*text = (char *)luthier__alloc((size_t)n + 1))) {
+        fclose(fh);
+        return LUTHIER_STATUS_OUT_OF_MEMORY;
+    }
+    *len = fread(*text, 1, (size_t)n, fh);
+    (*text)[*len] = 0;
+    fclose(fh);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_graph *g, const luthier_tune_desc *desc,
+                                        const char *records_path, luthier_tune_result *result) {
+    luthier_tune_desc d;
+    luthier_tune_result res;
+    luthier__fuse *f = NULL;
+    luthier__task *tasks = NULL;
+    luthier__gbt *model = NULL;
+    luthier_status status = LUTHIER_STATUS_OK;
+    double t_start = luthier__tune_now(), total_flops = 0;
+    int ntasks = 0, i, j, progress, costliest = -1;
+    uint64_t seed;
+    FILE *rec = NULL, *rep = NULL;
+    char fpr[640];
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!g) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: graph is NULL");
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    memset(&res, 0, sizeof res);
+    if (d.budget_seconds < 0 || d.budget_seconds != d.budget_seconds || d.max_measurements < 0)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: budget_seconds and max_measurements must be >= 0");
+    if (!d.budget_seconds) d.budget_seconds = 120;
+    if (!d.ratio_step) d.ratio_step = 10;
+    if (d.ratio_step < 1 || d.ratio_step > 100 || 100 % d.ratio_step)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: ratio_step %d must divide 100", d.ratio_step);
+    if (d.exhaustive && d.random_search)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: exhaustive and random_search exclude each other");
+    seed = d.seed ? d.seed : 1;
+    progress = d.progress > 0 || (d.progress == 0 && luthier__isatty_stderr());
+    if (d.model_in) {
+        char *text = NULL, err[256];
+        size_t len = 0;
+        luthier_status s = luthier__read_file(d.model_in, &text, &len);
+        if (s != LUTHIER_STATUS_OK)
+            return luthier__fail(ctx, s, "tune: cannot read the cost model '%s'", d.model_in);
+        s = luthier__gbt_load(text, len, &model, err, sizeof err);
+        luthier__free(text);
+        if (s != LUTHIER_STATUS_OK) return luthier__fail(ctx, s, "tune: cost model '%s': %s", d.model_in, err);
+    }
+    if (records_path && !(rec = fopen(records_path, "w"))) {
+        luthier__gbt_free(model);
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: cannot write records '%s'", records_path);
+    }
+    if (d.report_path && !(rep = fopen(d.report_path, "w"))) {
+        if (rec) fclose(rec);
+        luthier__gbt_free(model);
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: cannot write the report '%s'", d.report_path);
+    }
+    /* tasks: nodes grouped by signature */
+    if (!(f = luthier__fuse_only(g)) || !(tasks = (luthier__task *)luthier__alloc(sizeof *tasks * (size_t)(g->num_nodes + 1)))) {
+        status = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
+        goto done;
+    }
+    for (i = 0; i < g->num_nodes; i++) {
+        luthier__task t;
+        if (!luthier__task_of(g, f, i, &t)) continue;
+        res.ops++;
+        for (j = 0; j < ntasks; j++)
+            if (strcmp(tasks[j].sig, t.sig) == 0) break;
+        if (j == ntasks) tasks[ntasks++] = t;
+        tasks[j].ops++;
+        total_flops += t.flops;
+    }
+    res.tasks = ntasks;
+    luthier_tune_fingerprint(ctx, fpr, sizeof fpr);
+    if (rec) fprintf(rec, "luthier-records 1\n# machine: %s\n# fields: fingerprint, signature, algorithm, kernel, schedule, ratios, ms, default_ms\n", fpr);
+    for (i = 0; i < ntasks; i++) {
+        luthier__task *t = &tasks[i];
+        luthier__tmeas m;
+        luthier__cand *cands;
+        size_t nc = 0, c;
+        float *feat = NULL;
+        luthier__search_desc sd;
+        luthier__search_result sr;
+        luthier_node_config cfg;
+        double now = luthier__tune_now(), share;
+        char ratios[96];
+        memset(&m, 0, sizeof m);
+        if (!(cands = luthier__task_space(ctx, t, d.ratio_step, !d.no_dynamic, &nc)) || !nc) {
+            luthier__free(cands);
+            status = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (space of task %d)", i);
+            goto done;
+        }
+        res.candidates += (int)nc;
+        m.ctx = ctx;
+        m.t = t;
+        m.cands = cands;
+        m.max_measurements = d.max_measurements ? d.max_measurements - res.measurements : -1;
+        /* the task's share of the remaining time, by FLOPs */
+        {
+            double rem_flops = 0, left = d.budget_seconds - (now - t_start);
+            for (j = i; j < ntasks; j++) rem_flops += tasks[j].flops * tasks[j].ops;
+            share = rem_flops > 0 ? left * (t->flops * t->ops) / rem_flops : left;
+            if (share < 0.2 && left > 0.2) share = 0.2;
+            m.deadline = d.exhaustive ? 0 : now + share;
+        }
+        m.times = (double *)luthier__alloc(sizeof(double) * nc);
+        feat = (float *)luthier__alloc(sizeof(float) * nc * LUTHIER__TUNE_FEATURES);
+        if (!m.times || !feat || !luthier__tmeas_data(&m, t)) {
+            luthier__free(m.times);
+            luthier__free(feat);
+            luthier__free(cands);
+            luthier__tmeas_free(&m);
+            status = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (task %d)", i);
+            goto done;
+        }
+        memset(m.times, 0, sizeof(double) * nc);
+        for (c = 0; c < nc; c++) luthier__cand_features(ctx, t, &cands[c], feat + c * LUTHIER__TUNE_FEATURES);
+        /* the default configuration, for the report */
+        {
+            luthier__cand dc;
+            memset(&dc, 0, sizeof dc);
+            dc.shares[0] = -1;
+            dc.kernel = -1;
+            if (t->op == LUTHIER_OP_CONV2D) {
+                luthier_conv2d_layer *tmp = NULL;
+                if (luthier_conv2d_create(ctx, &t->cd, m.w, m.bias, &tmp) == LUTHIER_STATUS_OK) {
+                    luthier_conv2d_info info;
+                    memset(&info, 0, sizeof info);
+                    luthier_conv2d_get_info(tmp, &info);
+                    dc.algo = (short)info.algorithm;
+                    if (info.kernel && *info.kernel) luthier_kernel_find(info.kernel, &j), dc.kernel = (short)j;
+                    luthier_conv2d_destroy(tmp);
+                }
+            } else {
+                dc.kernel = (short)luthier__kernel_for_n(ctx, (size_t)t->n);
+            }
+            t->default_ms = luthier__measure_cand(&m, &dc);
+            res.measurements++;
+        }
+        memset(&sd, 0, sizeof sd);
+        sd.num_candidates = nc;
+        sd.num_features = LUTHIER__TUNE_FEATURES;
+        sd.features = feat;
+        sd.measure = luthier__tune_measure;
+        sd.user = &m;
+        sd.warm = model;
+        sd.patience = 6; /* 3 stopped 3-cluster searches up to 6 % short on the simulated machine */
+        sd.seed = seed + (uint64_t)i * 0x9E3779B97F4A7C15ull;
+        memset(&sr, 0, sizeof sr);
+        if (d.exhaustive || nc <= 8) {
+            for (c = 0; c < nc; c++) luthier__tune_measure(&m, c);
+        } else if (d.random_search) {
+            /* same number of measurements the model-guided search would make: the budget */
+            uint64_t st = sd.seed;
+            size_t tries = 0;
+            while (luthier__tune_now() < m.deadline && tries < 4 * nc &&
+                   (m.max_measurements < 0 || m.measurements < m.max_measurements)) {
+                st += 0x9E3779B97F4A7C15ull;
+                luthier__tune_measure(&m, (size_t)((st >> 11) % nc));
+                tries++;
+            }
+        } else {
+            luthier__gbt *out_model = NULL;
+            luthier_status s = luthier__search(&sd, &sr, &out_model);
+            if (s == LUTHIER_STATUS_OK && out_model) {
+                luthier__gbt_free(model);
+                model = out_model; /* transfer to the next task */
+            } else {
+                luthier__gbt_free(out_model);
+            }
+        }
+        /* best measured */
+        t->best = -1;
+        t->best_ms = 1e30;
+        for (c = 0; c < nc; c++) {
+            if (m.times[c] > 0) t->measured++;
+            if (m.times[c] > 0 && m.times[c] < t->best_ms) t->best_ms = m.times[c], t->best = (int)c;
+        }
+        res.measurements += m.measurements;
+        if (t->best < 0) { /* nothing ran (budget): keep the default */
+            t->best_ms = t->default_ms;
+        } else if (t->default_ms > 0 && t->default_ms < t->best_ms) {
+            t->best = -1; /* the default was faster than anything measured */
+            t->best_ms = t->default_ms;
+        }
+        res.default_ms += t->default_ms * t->ops;
+        res.tuned_ms += t->best_ms * t->ops;
+        if (t->best >= 0) luthier__cand_config(ctx, &cands[t->best], &cfg);
+        else memset(&cfg, 0, sizeof cfg);
+        luthier__ratios_str(&cfg, ratios, sizeof ratios);
+        if (rec)
+            fprintf(rec, "%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.4f\n", fpr, t->sig,
+                    t->op == LUTHIER_OP_CONV2D && cfg.algorithm ? luthier_conv_algorithm_name(cfg.algorithm) : "-",
+                    cfg.kernel[0] ? cfg.kernel : "-", cfg.schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios,
+                    t->best_ms, t->default_ms);
+        if (rep)
+            fprintf(rep, "task %d/%d x%d  %s\n    chosen: %s %s %s %s  %.4f ms (%.1f GFLOP/s)  default %.4f ms  speedup %.2fx  measured %d of %zu\n",
+                    i + 1, ntasks, t->ops, t->sig,
+                    t->op == LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name(cfg.algorithm) : "gemm",
+                    cfg.kernel[0] ? cfg.kernel + (strncmp(cfg.kernel, "luthier_sgemm_ukernel_", 22) == 0 ? 22 : 0) : "(default)",
+                    cfg.schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios, t->best_ms,
+                    t->flops / (t->best_ms * 1e6), t->default_ms, t->default_ms / t->best_ms, t->measured, nc);
+        if (progress)
+            fprintf(stderr, "tune: task %2d/%d  %-60.60s  %4d/%-5zu trials  best %8.3f ms %6.1f GFLOP/s  (default %.3f)  %6.1f s\n",
+                    i + 1, ntasks, t->sig, t->measured, nc, t->best_ms, t->flops / (t->best_ms * 1e6), t->default_ms,
+                    luthier__tune_now() - t_start);
+        if (costliest < 0 || t->best_ms * t->ops > tasks[costliest].best_ms * tasks[costliest].ops) costliest = i;
+        if (d.heatmap_path && i == ntasks - 1) {
+            /* the costliest task gets the picture: measure its grid now */
+            luthier__task *ct = &tasks[costliest];
+            if (ct != t) {
+                luthier__tmeas_free(&m);
+                luthier__free(m.times);
+                luthier__free(feat);
+                luthier__free(cands);
+                memset(&m, 0, sizeof m);
+                m.ctx = ctx;
+                m.t = ct;
+                cands = luthier__task_space(ctx, ct, d.ratio_step, 0, &nc);
+                m.cands = cands;
+                m.times = (double *)luthier__alloc(sizeof(double) * (nc ? nc : 1));
+                feat = NULL;
+                if (!cands || !m.times || !luthier__tmeas_data(&m, ct)) nc = 0;
+            }
+            if (nc) {
+                luthier__cand bc;
+                memset(&bc, 0, sizeof bc);
+                if (ct->best >= 0 && ct == t) bc = cands[ct->best];
+                else bc = cands[0];
+                if (bc.algo == LUTHIER_CONV_DEPTHWISE) bc = cands[nc - 1];
+                luthier__write_heatmap(ctx, &m, ct, &bc, d.heatmap_path);
+            }
+        }
+        luthier__tmeas_free(&m);
+        luthier__free(m.times);
+        luthier__free(feat);
+        luthier__free(cands);
+    }
+    if (d.model_out && model) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mf;
+        if (luthier__gbt_save(model, &text, &len) == LUTHIER_STATUS_OK && (mf = fopen(d.model_out, "w"))) {
+            fwrite(text, 1, len, mf);
+            fclose(mf);
+        }
+        luthier__free(text);
+    }
+    res.seconds = luthier__tune_now() - t_start;
+    if (rep)
+        fprintf(rep, "\n%d tasks, %d ops, %d measurements of %d candidates, %.1f s; sum over ops: default %.3f ms, tuned %.3f ms (%.2fx)\n",
+                res.tasks, res.ops, res.measurements, res.candidates, res.seconds, res.default_ms, res.tuned_ms,
+                res.tuned_ms > 0 ? res.default_ms / res.tuned_ms : 0.0);
+    (void)total_flops;
+done:
+    if (rec) fclose(rec);
+    if (rep) fclose(rep);
+    luthier__free(f);
+    luthier__free(tasks);
+    luthier__gbt_free(model);
+    if (result) *result = res;
+    return status;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LUTHIER_TUNE_IMPLEMENTATION */

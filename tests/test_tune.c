@@ -1,0 +1,187 @@
+/* The tuner (luthier_tune.h): tasks, space, a short real tuning run, records. Timing results
+   are not asserted (benchmarks do that); what is asserted is structure and correctness. */
+
+static const char *tune_tmp(const char *leaf, char *buf, size_t size) {
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, size, "%s/luthier_test_%ld_%s", dir && *dir ? dir : "/tmp", (long)getpid(), leaf);
+    return buf;
+}
+
+/* Tasks group identical signatures: the mini ResNet has 6 convolutions + 1 dense, and its two
+   3x3 convolutions of block 1 differ only by the fused residual. */
+static void test_tune_signatures(void) {
+    gb b;
+    int x, i, n_sig = 0, seen_res = 0;
+    char sig[256], all[16][256];
+    build_mini_resnet(&b, 1, 32, &x);
+    for (i = 0; i < b.g->num_nodes; i++) {
+        luthier_status s = luthier_tune_signature(b.g, i, sig, sizeof sig);
+        if (b.g->nodes[i].d.op == LUTHIER_OP_CONV2D || b.g->nodes[i].d.op == LUTHIER_OP_DENSE) {
+            int k, dup = 0;
+            CHECK(s == LUTHIER_STATUS_OK, "node %s", b.g->nodes[i].name);
+            for (k = 0; k < n_sig; k++) dup |= strcmp(all[k], sig) == 0;
+            if (!dup && n_sig < 16) snprintf(all[n_sig++], sizeof all[0], "%s", sig);
+            if (strstr(sig, "res=1")) seen_res++;
+            if (strcmp(b.g->nodes[i].name, "conv1") == 0)
+                CHECK(strstr(sig, "k7x7 s2x2 p3,3,3,3") && strstr(sig, "act=relu res=0"), "conv1: %s", sig);
+        } else {
+            CHECK(s == LUTHIER_STATUS_NOT_FOUND, "node %s is not tuned", b.g->nodes[i].name);
+        }
+    }
+    CHECK(n_sig == 7, "%d distinct signatures", n_sig);
+    CHECK(seen_res == 2, "%d convolutions carry the residual add", seen_res);
+    CHECK(luthier_tune_signature(b.g, -1, sig, sizeof sig) == LUTHIER_STATUS_INVALID_ARGUMENT, "bad node");
+    gb_free(&b);
+}
+
+/* The space: only valid (algorithm, kernel) pairs, shares in steps summing to 100. */
+static void test_tune_space(void) {
+    luthier_topology topo;
+    luthier_context_desc cd;
+    luthier_context *ctx = NULL;
+    luthier__task t;
+    luthier__cand *c;
+    size_t n = 0, i;
+    char err[128];
+    int sizes[3] = {0, 0, 0}, k;
+    static const char *const specs[3] = {"all:0", "big:0,little:1", "prime:0,gold:1,silver:2"};
+    for (k = 0; k < 3; k++) {
+        /* fake topologies with CPU ids this machine may not have: the pool tolerates unpinnable workers */
+        if (luthier_topology_parse(specs[k], &topo, err, sizeof err) != LUTHIER_STATUS_OK) {
+            CHECK(0, "%s: %s", specs[k], err);
+            continue;
+        }
+        memset(&cd, 0, sizeof cd);
+        cd.topology = &topo;
+        if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) {
+            printf("    (skip %s: no context)\n", specs[k]);
+            continue;
+        }
+        memset(&t, 0, sizeof t);
+        t.op = LUTHIER_OP_CONV2D;
+        t.cd.batch = 1; t.cd.in_channels = 8; t.cd.in_h = t.cd.in_w = 10; t.cd.out_channels = 16;
+        t.cd.kernel_h = t.cd.kernel_w = 3; t.cd.pad_top = t.cd.pad_left = t.cd.pad_bottom = t.cd.pad_right = 1;
+        t.cd.stride_h = t.cd.stride_w = t.cd.dilation_h = t.cd.dilation_w = t.cd.groups = 1;
+        c = luthier__task_space(ctx, &t, 10, 1, &n);
+        CHECK(c && n > 0, "space of %s", specs[k]);
+        for (i = 0; c && i < n; i++) {
+            int sum = c[i].shares[0] + c[i].shares[1] + c[i].shares[2];
+            CHECK(c[i].dynamic || sum == 100, "shares sum %d", sum);
+            CHECK(c[i].algo != LUTHIER_CONV_DEPTHWISE && c[i].algo != LUTHIER_CONV_AUTO, "algo %d", c[i].algo);
+            if (c[i].algo == LUTHIER_CONV_IMPLICIT_GEMM) CHECK(luthier__ukernels[c[i].kernel].kind == LUTHIER_KERNEL_HYBRID, "implicit gemm with an interleaved kernel");
+            CHECK(c[i].kernel >= 0 && c[i].kernel < luthier_kernel_count(), "kernel %d", c[i].kernel);
+        }
+        sizes[k] = (int)n;
+        luthier__free(c);
+        luthier_context_destroy(ctx);
+        ctx = NULL;
+    }
+    /* 1 cluster: 1 split + dynamic; 2: 11 + 1; 3: 66 + 1 per (algorithm, kernel) */
+    if (sizes[0] && sizes[1]) CHECK(sizes[1] * 2 == sizes[0] * 12, "1 cluster %d, 2 clusters %d candidates", sizes[0], sizes[1]);
+    if (sizes[0] && sizes[2]) CHECK(sizes[2] * 2 == sizes[0] * 67, "1 cluster %d, 3 clusters %d candidates", sizes[0], sizes[2]);
+}
+
+/* A real (short) tuning run: records are written, read back by a plan, and the tuned plan
+   computes the same network (compared with the interpreter). */
+static void test_tune_run_and_records(void) {
+    gb b;
+    int x, threads;
+    char rec[512], rep[512], svg[512];
+    float *img;
+    for (threads = 1; threads <= 2; threads++) {
+        luthier_context *ctx = ctx_threads(threads);
+        luthier_tune_desc td;
+        luthier_tune_result r;
+        luthier_plan_desc pd;
+        luthier_node_config *cfg;
+        int matched = -1;
+        const void *ins[1];
+        FILE *fh;
+        build_mini_resnet(&b, 1, 24, &x);
+        img = rand_buf(3 * 24 * 24, -1, 1);
+        ins[0] = img;
+        memset(&td, 0, sizeof td);
+        td.budget_seconds = T.quick ? 1.0 : 3.0;
+        td.progress = -1;
+        td.report_path = tune_tmp("report.txt", rep, sizeof rep);
+        td.heatmap_path = tune_tmp("heat.svg", svg, sizeof svg);
+        tune_tmp("records.txt", rec, sizeof rec);
+        CHECK(luthier_tune(ctx, b.g, &td, rec, &r) == LUTHIER_STATUS_OK, "tune: %s", luthier_context_error(ctx));
+        CHECK(r.tasks == 7 && r.ops == 7, "%d tasks, %d ops", r.tasks, r.ops);
+        CHECK(r.measurements > 7 && r.measurements <= r.candidates + r.tasks, "%d measurements of %d", r.measurements, r.candidates);
+        CHECK(r.tuned_ms > 0 && r.tuned_ms <= r.default_ms * 1.0001, "tuned %g default %g", r.tuned_ms, r.default_ms);
+        cfg = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg);
+        CHECK(luthier_records_apply(ctx, b.g, rec, cfg, &matched) == LUTHIER_STATUS_OK, "apply: %s", luthier_context_error(ctx));
+        CHECK(matched == 7, "%d nodes matched", matched);
+        free(cfg);
+        memset(&pd, 0, sizeof pd);
+        pd.records = rec;
+        plan_vs_ref(ctx, b.g, &pd, ins, 1e-3, "tuned plan");
+        fh = fopen(svg, "r");
+        CHECK(fh != NULL, "heatmap written");
+        if (fh) {
+            char head[64] = {0};
+            CHECK(fread(head, 1, 63, fh) > 0 && strstr(head, "<svg") != NULL, "svg header: %s", head);
+            fclose(fh);
+        }
+        fh = fopen(rep, "r");
+        CHECK(fh != NULL, "report written");
+        if (fh) fclose(fh);
+        /* another machine's records are ignored with a note; corrupt lines are skipped */
+        if (threads == 2) {
+            FILE *in = fopen(rec, "r"), *out;
+            char line[1200], rec2[512];
+            int lines = 0;
+            tune_tmp("records2.txt", rec2, sizeof rec2);
+            out = fopen(rec2, "w");
+            while (in && out && fgets(line, sizeof line, in)) {
+                lines++;
+                if (lines == 4) fputs("garbage line without tabs\n", out);
+                if (lines == 5) { fputs("other-machine|threads=64", out); fputs(strchr(line, '\t'), out); continue; }
+                if (lines == 6) { char *tab = strrchr(line, '\t'); if (tab) *tab = 0; strcat(line, "\n"); }
+                fputs(line, out);
+            }
+            if (in) fclose(in);
+            if (out) fclose(out);
+            cfg = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg);
+            CHECK(luthier_records_apply(ctx, b.g, rec2, cfg, &matched) == LUTHIER_STATUS_OK, "apply: %s", luthier_context_error(ctx));
+            CHECK(matched == 5, "%d nodes matched after 2 bad lines", matched);
+            CHECK(strstr(luthier_context_error(ctx), "2 malformed") && strstr(luthier_context_error(ctx), "1 line for another machine"),
+                  "note: %s", luthier_context_error(ctx));
+            /* a different version is refused, a missing file is NOT_FOUND */
+            out = fopen(rec2, "w");
+            if (out) { fputs("luthier-records 2\n", out); fclose(out); }
+            CHECK(luthier_records_apply(ctx, b.g, rec2, cfg, &matched) == LUTHIER_STATUS_INCOMPATIBLE, "version 2 accepted");
+            CHECK(luthier_records_apply(ctx, b.g, "/nonexistent/records", cfg, &matched) == LUTHIER_STATUS_NOT_FOUND, "missing file");
+            memset(&pd, 0, sizeof pd);
+            pd.records = rec2;
+            {
+                luthier_plan *p = NULL;
+                CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_INCOMPATIBLE, "plan from version-2 records");
+                luthier_plan_destroy(p);
+            }
+            remove(rec2);
+            free(cfg);
+        }
+        /* bad arguments */
+        td.ratio_step = 7;
+        CHECK(luthier_tune(ctx, b.g, &td, NULL, NULL) == LUTHIER_STATUS_INVALID_ARGUMENT, "ratio step 7 accepted");
+        td.ratio_step = 0;
+        td.budget_seconds = -1;
+        CHECK(luthier_tune(ctx, b.g, &td, NULL, NULL) == LUTHIER_STATUS_INVALID_ARGUMENT, "negative budget accepted");
+        CHECK(luthier_tune(ctx, NULL, &td, NULL, NULL) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL graph");
+        CHECK(luthier_tune(ctx, b.g, NULL, "/nonexistent/dir/records", NULL) == LUTHIER_STATUS_INVALID_ARGUMENT, "unwritable path");
+        remove(rec);
+        remove(rep);
+        remove(svg);
+        free(img);
+        gb_free(&b);
+        luthier_context_destroy(ctx);
+    }
+}
+
+static void run_tune_tests(void) {
+    RUN(test_tune_signatures);
+    RUN(test_tune_space);
+    RUN(test_tune_run_and_records);
+}
