@@ -9,7 +9,8 @@
    shapes). This program runs each kernel the CPU supports, checks its result against a plain
    triple loop, and times it.
 
-   Build and run: make demo      (or: cc -std=c99 -O2 -I. examples/gemm_demo.c -lpthread -lm)
+   Build and run: make examples && build/example_gemm_demo
+                  (or: cc -std=c99 -O2 -I. examples/gemm_demo.c -lpthread -lm)
    Exit status: 0 if every kernel computed the right result, 1 otherwise.
 */
 #define LUTHIER_IMPLEMENTATION /* exactly one file of a program compiles the library */

@@ -873,7 +873,7 @@ static void build_block(gb *b, int64_t seq, int64_t past, int64_t dm, int64_t he
     d.name = "embed";
     e = gb_node(b, &d, gb_const(b, "wte", 2, es, -1, 1), *tok, -1);
     for (i = 0; i < 3; i++) {
-        char n1[32], n2[32];
+        char n1[64], n2[64];
         snprintf(n1, sizeof n1, "%s.r", nm[i]);
         snprintf(n2, sizeof n2, "%s.t", nm[i]);
         qkv[i] = gb_heads(b, n2, gb_reshape(b, n1, gb_lin(b, nm[i], e, dm, dm), hs, 4), perm);
