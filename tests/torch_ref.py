@@ -33,6 +33,19 @@ Weights and inputs are deterministic (luthier_zoo.h implements the same generato
 Fixture format (little-endian): "LUTHREF1", u32 version = 1, u32 num_slices, then per slice
 u32 output_index, u64 offset, u64 count, count float32 values.
 """
+import os
+import sys
+
+# The thread count must reach every pool before torch loads: torch.set_num_threads covers
+# its own (OpenMP) threads, while Linear layers go through the system BLAS (OpenBLAS here),
+# whose pool reads OPENBLAS_NUM_THREADS / OMP_NUM_THREADS when it starts. Without this a
+# "1 thread" PyTorch run used both cores for its matrix products.
+for _i, _a in enumerate(sys.argv):
+    _v = _a.split("=", 1)[1] if _a.startswith("--threads=") else (sys.argv[_i + 1] if _a == "--threads" and _i + 1 < len(sys.argv) else None)
+    if _v and _v.isdigit() and int(_v) > 0:
+        for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[_k] = _v
+
 import argparse
 import math
 import os
