@@ -49,6 +49,8 @@ extern "C" {
 typedef struct luthier_tune_desc {
     double budget_seconds;   /* wall-clock budget of the whole run; 0 = 120 */
     int max_measurements;    /* over the whole run; 0 = no limit */
+    double max_fraction;     /* per task, measure at most this fraction of its candidates (at
+                                least 8); 0 = 0.1, 1 = no cap besides the budget */
     int ratio_step;          /* workload share step in percent (divides 100); 0 = 10 */
     int exhaustive;          /* measure every candidate (a reference for the search) */
     int random_search;       /* measure random candidates (a baseline with the same budget) */
@@ -254,7 +256,7 @@ typedef struct luthier__cand {
     short shares[LUTHIER__TUNE_MAX_SHARES]; /* percent per cluster (RATIO) */
 } luthier__cand;
 
-#define LUTHIER__TUNE_FEATURES 28
+#define LUTHIER__TUNE_FEATURES 30 /* 10 shape, 8 algorithm, 5 kernel, 1 schedule, 6 workload */
 
 LUTHIER_PRIVATE double luthier__log2p(double x) { return log(x + 1.0) / log(2.0); }
 
@@ -846,6 +848,9 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
     if (!d.ratio_step) d.ratio_step = 10;
     if (d.ratio_step < 1 || d.ratio_step > 100 || 100 % d.ratio_step)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: ratio_step %d must divide 100", d.ratio_step);
+    if (!d.max_fraction) d.max_fraction = 0.1;
+    if (!(d.max_fraction > 0 && d.max_fraction <= 1))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: max_fraction %g must be in (0, 1]", d.max_fraction);
     if (d.exhaustive && d.random_search)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: exhaustive and random_search exclude each other");
     seed = d.seed ? d.seed : 1;
@@ -959,6 +964,10 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         sd.user = &m;
         sd.warm = model;
         sd.patience = 6; /* 3 stopped 3-cluster searches up to 6 % short on the simulated machine */
+        {
+            double cap = ceil(d.max_fraction * (double)nc);
+            sd.max_measurements = cap < 8 ? 8 : (int)cap;
+        }
         sd.seed = seed + (uint64_t)i * 0x9E3779B97F4A7C15ull;
         memset(&sr, 0, sizeof sr);
         if (d.exhaustive || nc <= 8) {
