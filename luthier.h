@@ -1,4 +1,4 @@
-/* luthier.h - v0.1.0 - fast deep-learning inference on (asymmetric) multicore CPUs.
+/* luthier.h - v0.2.0 - fast deep-learning inference on (asymmetric) multicore CPUs.
    MIT license: see the end of this file and LICENSE.
 
    DO THIS in exactly one C or C++ file:
@@ -7,8 +7,10 @@
        #include "luthier.h"
 
    Every other file includes "luthier.h" without the define. The companion headers
-   (luthier_gemm.h, luthier_kernels_x86.h, luthier_kernels_neon.h) must sit next to it; they are
-   pulled in by luthier.h and must not be included on their own. Link with -lpthread -lm.
+   (luthier_gemm.h, luthier_kernels_x86.h, luthier_kernels_neon.h, luthier_ops.h,
+   luthier_graph.h, luthier_gbt.h, luthier_tune.h) must sit next to it; they are pulled in by
+   luthier.h and must not be included on their own. Link with -lpthread -lm.
+   luthier_zoo.h (optional) builds the benchmark networks with deterministic weights.
 
    QUICK START (C = A*B + bias, ReLU; A is M x K, B is K x N, all row-major)
 
@@ -27,6 +29,17 @@
        luthier_packed_b_destroy(pb);
        luthier_context_destroy(ctx);
 
+   NETWORKS: build a graph, plan it (optionally with tuned records), run it
+
+       luthier_graph *g;  luthier_graph_create(&g);          // or luthier_zoo_build(...)
+       ... luthier_graph_input / luthier_graph_constant / luthier_graph_add_node / _output
+       luthier_tune_desc td = {0};  td.budget_seconds = 60;  // optional: tune this machine
+       luthier_tune(ctx, g, &td, "model.records", NULL);
+       luthier_plan_desc pd = {0};  pd.records = "model.records";   // NULL = defaults
+       luthier_plan *p;  luthier_plan_create(ctx, g, &pd, &p);
+       luthier_plan_run(ctx, p, inputs, outputs);            // no allocation here
+       (details: the doc blocks of luthier_graph.h and luthier_tune.h)
+
    TABLE OF CONTENTS (grep for the tags)
        >>version >>linkage >>types >>api-context >>api-kernels >>api-gemm >>api-topology
        >>api-threads >>api-conv
@@ -36,6 +49,13 @@
                                >>ukernel-scalar >>select
        luthier_kernels_x86.h:  >>list, one section per kernel family
        luthier_kernels_neon.h: >>list, one section per kernel
+       luthier_ops.h:          >>ops-unary >>ops-binary >>ops-pool >>ops-norm >>ops-softmax
+                               >>ops-move >>ops-attention
+       luthier_graph.h:        >>api-graph >>api-plan >>impl-graph >>impl-plan-layout
+                               >>impl-plan-fuse >>impl-plan-memory >>impl-plan-create >>impl-plan-run
+       luthier_gbt.h:          the cost model (gradient-boosted trees) and the search
+       luthier_tune.h:         >>api-tune >>impl-tune-tasks >>impl-tune-space
+                               >>impl-tune-measure >>impl-tune-records >>impl-tune-run >>impl-tune-svg
 
    CONFIGURATION (macros; "everywhere" = define identically in every file that includes luthier.h)
        LUTHIER_IMPLEMENTATION  impl file only  compile the implementation here
@@ -83,9 +103,10 @@
        fewer multiplies; their error bounds are in docs/DESIGN.md (Convolution).
 
    WHAT IT DOES NOT DO (yet)
-       No double precision, no complex, no transposed A, no GPU. Convolution has im2col,
-       1x1, implicit GEMM, depthwise and Winograd F(2x2|4x4|6x6, 3x3). Graphs, tuning:
-       following versions.
+       No double precision, no complex, no transposed A, no GPU, no training. Graphs are fp32
+       with static shapes (batch fixed when the graph is built). ONNX import and int8 are not
+       there yet. Convolution has im2col, 1x1, implicit GEMM, depthwise and Winograd
+       F(2x2|4x4|6x6, 3x3); AUTO never picks Winograd (the tuner may).
 
    DESIGN NOTES
        docs/DESIGN.md holds the architecture and the decisions with their measurements.
@@ -103,7 +124,7 @@
 
 /* >>version */
 #define LUTHIER_VERSION_MAJOR 0
-#define LUTHIER_VERSION_MINOR 1
+#define LUTHIER_VERSION_MINOR 2
 #define LUTHIER_VERSION_PATCH 0
 
 /* >>linkage */
@@ -2379,32 +2400,6 @@ LUTHIER_PRIVATE luthier__wino_tables luthier__wino_get(int m) {
     return t;
 }
 
-/* dst(r, s)[c] = sum_k mat[r][k] * src(k, s)[c] for r < rows, s < cols, c < C, where
-   x(i, j) = x + i*stride_i + j*stride_j (vectors of C contiguous floats). Zero coefficients
-   are skipped; the order of the sum is fixed (k ascending), whatever the caller's split. */
-LUTHIER_PRIVATE void luthier__wino_apply(const float *mat, int rows, int kdim, int cols,
-                                         const float *src, size_t sk, size_t ss, float *dst,
-                                         size_t dr, size_t ds, size_t C) {
-    int r, s, k;
-    size_t c;
-    for (r = 0; r < rows; r++) {
-        const float *row = mat + r * kdim;
-        for (s = 0; s < cols; s++) {
-            float *LUTHIER__RESTRICT o = dst + (size_t)r * dr + (size_t)s * ds;
-            int first = 1;
-            for (k = 0; k < kdim; k++) {
-                const float w = row[k];
-                const float *LUTHIER__RESTRICT x = src + (size_t)k * sk + (size_t)s * ss;
-                if (w == 0.0f) continue;
-                if (first) for (c = 0; c < C; c++) o[c] = w * x[c];
-                else for (c = 0; c < C; c++) o[c] += w * x[c];
-                first = 0;
-            }
-            if (first) for (c = 0; c < C; c++) o[c] = 0.0f;
-        }
-    }
-}
-
 /* U = G g G^T of every (co, ci) of one group, stored [pos][co][ci] (the B^T that
    luthier__pack_b reads with trans = 1, ldb = cin_g). w: OIHW rows of the group's outputs. */
 LUTHIER_PRIVATE void luthier__wino_weights(const luthier__wino_tables *t, const float *w, size_t cog,
@@ -2431,6 +2426,277 @@ LUTHIER_PRIVATE void luthier__wino_weights(const luthier__wino_tables *t, const 
         }
 }
 
+/* Tile transforms, one straight-line body per m (Lavin-style common subexpressions), applied
+   to vectors of contiguous channels (NHWC): a tile's alpha^2 values of W channels are W-lane
+   registers. Each ISA defines the vector ops under a prefix O (O_T type, O_W lanes, O_LD/O_ST,
+   O_ADD/O_SUB/O_MUL, O_FMA(a, b, c) = a*b + c, O_FNMA(a, b, c) = c - a*b, O_SET1, O_MAX/O_MIN)
+   and LUTHIER__WINO_DEFINE(O, target) makes its two functions:
+     luthier__wino_in_O:  V(r, s) = (B^T d B)(r, s), d(r, s) = src + r*rs + s*cs, V(r, s) at
+                          dst + (r*alpha + s)*ps, channels [c0, c1) (c1 - c0 a multiple of W);
+     luthier__wino_out_O: Y = A^T M A, M(r, s) at src + (r*alpha + s)*ps; the rows x cols valid
+                          pixels get bias, + out (accumulate) and the clamp, out(r, s) at
+                          out + r*ors + s*ocs.
+   Every channel's arithmetic is fixed by its index (vector part, then the scalar tail), so the
+   result does not depend on the block or thread a tile falls in. */
+
+/* 1-D B^T x: y[0..alpha) from x[0..alpha) */
+#define LUTHIER__WINO_BT2(O, x, y)                                                            \
+    do {                                                                                      \
+        y[0] = O##_SUB(x[0], x[2]);                                                           \
+        y[1] = O##_ADD(x[1], x[2]);                                                           \
+        y[2] = O##_SUB(x[2], x[1]);                                                           \
+        y[3] = O##_SUB(x[1], x[3]);                                                           \
+    } while (0)
+#define LUTHIER__WINO_BT4(O, x, y)                                                            \
+    do {                                                                                      \
+        const O##_T p12 = O##_ADD(x[1], x[2]), m12 = O##_SUB(x[1], x[2]);                     \
+        const O##_T p34 = O##_ADD(x[3], x[4]), m43 = O##_SUB(x[4], x[3]);                     \
+        const O##_T m31 = O##_SUB(x[3], x[1]), m42 = O##_SUB(x[4], x[2]);                     \
+        y[0] = O##_FMA(k4, x[0], O##_FNMA(k5, x[2], x[4]));                                   \
+        y[1] = O##_FNMA(k4, p12, p34);                                                        \
+        y[2] = O##_FMA(k4, m12, m43);                                                         \
+        y[3] = O##_FMA(k2, m31, m42);                                                         \
+        y[4] = O##_FNMA(k2, m31, m42);                                                        \
+        y[5] = O##_FMA(k4, x[1], O##_FNMA(k5, x[3], x[5]));                                   \
+    } while (0)
+#define LUTHIER__WINO_BT6(O, x, y)                                                            \
+    do {                                                                                      \
+        const O##_T a1 = O##_FNMA(k425, x[4], O##_ADD(x[2], x[6]));                           \
+        const O##_T b1 = O##_FNMA(k425, x[3], O##_ADD(x[1], x[5]));                           \
+        const O##_T a3 = O##_FNMA(k125, x[4], O##_FMA(k025, x[2], x[6]));                     \
+        const O##_T b3 = O##_FMA(k2, x[5], O##_FNMA(k25, x[3], O##_MUL(k05, x[1])));          \
+        const O##_T a5 = O##_FMA(k4, x[2], O##_FNMA(k5, x[4], x[6]));                         \
+        const O##_T b5 = O##_FMA(k2, x[1], O##_FNMA(k25, x[3], O##_MUL(k05, x[5])));          \
+        y[0] = O##_FMA(k525, O##_SUB(x[4], x[2]), O##_SUB(x[0], x[6]));                       \
+        y[1] = O##_ADD(a1, b1);                                                               \
+        y[2] = O##_SUB(a1, b1);                                                               \
+        y[3] = O##_ADD(a3, b3);                                                               \
+        y[4] = O##_SUB(a3, b3);                                                               \
+        y[5] = O##_ADD(a5, b5);                                                               \
+        y[6] = O##_SUB(a5, b5);                                                               \
+        y[7] = O##_FMA(k525, O##_SUB(x[3], x[5]), O##_SUB(x[7], x[1]));                       \
+    } while (0)
+/* 1-D A^T x: y[0..m) from x[0..alpha) */
+#define LUTHIER__WINO_AT2(O, x, y)                                                            \
+    do {                                                                                      \
+        y[0] = O##_ADD(O##_ADD(x[0], x[1]), x[2]);                                            \
+        y[1] = O##_SUB(O##_SUB(x[1], x[2]), x[3]);                                            \
+    } while (0)
+#define LUTHIER__WINO_AT4(O, x, y)                                                            \
+    do {                                                                                      \
+        const O##_T a = O##_ADD(x[1], x[2]), b = O##_SUB(x[1], x[2]);                         \
+        const O##_T q = O##_ADD(x[3], x[4]), e = O##_SUB(x[3], x[4]);                         \
+        y[0] = O##_ADD(O##_ADD(x[0], a), q);                                                  \
+        y[1] = O##_FMA(k2, e, b);                                                             \
+        y[2] = O##_FMA(k4, q, a);                                                             \
+        y[3] = O##_ADD(O##_FMA(k8, e, b), x[5]);                                              \
+    } while (0)
+#define LUTHIER__WINO_AT6(O, x, y)                                                            \
+    do {                                                                                      \
+        const O##_T a = O##_ADD(x[1], x[2]), b = O##_SUB(x[1], x[2]);                         \
+        const O##_T q = O##_ADD(x[3], x[4]), e = O##_SUB(x[3], x[4]);                         \
+        const O##_T f = O##_ADD(x[5], x[6]), h = O##_SUB(x[5], x[6]);                         \
+        y[0] = O##_ADD(O##_ADD(O##_ADD(x[0], a), q), f);                                      \
+        y[1] = O##_FMA(k05, h, O##_FMA(k2, e, b));                                            \
+        y[2] = O##_FMA(k025, f, O##_FMA(k4, q, a));                                           \
+        y[3] = O##_FMA(k0125, h, O##_FMA(k8, e, b));                                          \
+        y[4] = O##_FMA(k00625, f, O##_FMA(k16, q, a));                                        \
+        y[5] = O##_ADD(O##_FMA(k003125, h, O##_FMA(k32, e, b)), x[7]);                        \
+    } while (0)
+
+#if defined(__clang__)
+#define LUTHIER__WINO_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define LUTHIER__WINO_UNROLL _Pragma("GCC unroll 8")
+#else
+#define LUTHIER__WINO_UNROLL
+#endif
+
+/* One tile of W channels at c: columns (B^T d) into t, then rows into dst. */
+#define LUTHIER__WINO_IN_TILE(O, AL, BT)                                                      \
+    do {                                                                                      \
+        O##_T x[AL], y[AL], t[AL][AL];                                                        \
+        int r, s;                                                                             \
+        LUTHIER__WINO_UNROLL for (s = 0; s < AL; s++) {                                       \
+            LUTHIER__WINO_UNROLL for (r = 0; r < AL; r++)                                     \
+                x[r] = O##_LD(src + (size_t)r * rs + (size_t)s * cs + c);                     \
+            BT(O, x, y);                                                                      \
+            LUTHIER__WINO_UNROLL for (r = 0; r < AL; r++) t[r][s] = y[r];                     \
+        }                                                                                     \
+        LUTHIER__WINO_UNROLL for (r = 0; r < AL; r++) {                                       \
+            LUTHIER__WINO_UNROLL for (s = 0; s < AL; s++) x[s] = t[r][s];                     \
+            BT(O, x, y);                                                                      \
+            LUTHIER__WINO_UNROLL for (s = 0; s < AL; s++)                                     \
+                O##_ST(dst + (size_t)(r * AL + s) * ps + c, y[s]);                            \
+        }                                                                                     \
+    } while (0)
+
+#define LUTHIER__WINO_OUT_TILE(O, MM, AL, AT)                                                 \
+    do {                                                                                      \
+        O##_T x[AL], y[MM], t[MM][AL];                                                        \
+        int r, s;                                                                             \
+        LUTHIER__WINO_UNROLL for (s = 0; s < AL; s++) {                                       \
+            LUTHIER__WINO_UNROLL for (r = 0; r < AL; r++)                                     \
+                x[r] = O##_LD(src + (size_t)(r * AL + s) * ps + c);                           \
+            AT(O, x, y);                                                                      \
+            LUTHIER__WINO_UNROLL for (r = 0; r < MM; r++) t[r][s] = y[r];                     \
+        }                                                                                     \
+        LUTHIER__WINO_UNROLL for (r = 0; r < MM; r++) {                                       \
+            if (r >= rows) break;                                                             \
+            LUTHIER__WINO_UNROLL for (s = 0; s < AL; s++) x[s] = t[r][s];                     \
+            AT(O, x, y);                                                                      \
+            LUTHIER__WINO_UNROLL for (s = 0; s < MM; s++) {                                   \
+                float *o = out + (size_t)r * ors + (size_t)s * ocs + c;                       \
+                O##_T v = y[s];                                                               \
+                if (s >= cols) break;                                                         \
+                if (bias) v = O##_ADD(v, O##_LD(bias + c));                                   \
+                if (acc) v = O##_ADD(O##_LD(o), v);                                           \
+                if (clamp) v = O##_MIN(O##_MAX(v, vlo), vhi);                                 \
+                O##_ST(o, v);                                                                 \
+            }                                                                                 \
+        }                                                                                     \
+    } while (0)
+
+#define LUTHIER__WINO_DEFINE(O, TARGET)                                                       \
+    TARGET LUTHIER_PRIVATE void luthier__wino_in_##O(int m, const float *src, size_t rs,      \
+                                                     size_t cs, float *dst, size_t ps,        \
+                                                     size_t c0, size_t c1) {                  \
+        const O##_T k2 = O##_SET1(2.0f), k4 = O##_SET1(4.0f), k5 = O##_SET1(5.0f);            \
+        const O##_T k025 = O##_SET1(0.25f), k05 = O##_SET1(0.5f), k125 = O##_SET1(1.25f);     \
+        const O##_T k25 = O##_SET1(2.5f), k425 = O##_SET1(4.25f), k525 = O##_SET1(5.25f);     \
+        size_t c;                                                                             \
+        (void)k2; (void)k4; (void)k5; (void)k025; (void)k05; (void)k125; (void)k25;           \
+        (void)k425; (void)k525;                                                               \
+        if (m == 2)                                                                           \
+            for (c = c0; c < c1; c += O##_W) LUTHIER__WINO_IN_TILE(O, 4, LUTHIER__WINO_BT2);  \
+        else if (m == 4)                                                                      \
+            for (c = c0; c < c1; c += O##_W) LUTHIER__WINO_IN_TILE(O, 6, LUTHIER__WINO_BT4);  \
+        else                                                                                  \
+            for (c = c0; c < c1; c += O##_W) LUTHIER__WINO_IN_TILE(O, 8, LUTHIER__WINO_BT6);  \
+    }                                                                                         \
+    TARGET LUTHIER_PRIVATE void luthier__wino_out_##O(                                        \
+        int m, const float *src, size_t ps, float *out, size_t ors, size_t ocs, int rows,     \
+        int cols, const float *bias, int acc, int clamp, float lo, float hi, size_t c0,       \
+        size_t c1) {                                                                          \
+        const O##_T k2 = O##_SET1(2.0f), k4 = O##_SET1(4.0f), k8 = O##_SET1(8.0f);            \
+        const O##_T k16 = O##_SET1(16.0f), k32 = O##_SET1(32.0f), k05 = O##_SET1(0.5f);       \
+        const O##_T k025 = O##_SET1(0.25f), k0125 = O##_SET1(0.125f);                         \
+        const O##_T k00625 = O##_SET1(0.0625f), k003125 = O##_SET1(0.03125f);                 \
+        const O##_T vlo = O##_SET1(lo), vhi = O##_SET1(hi);                                   \
+        size_t c;                                                                             \
+        (void)k2; (void)k4; (void)k8; (void)k16; (void)k32; (void)k05; (void)k025;            \
+        (void)k0125; (void)k00625; (void)k003125;                                             \
+        if (m == 2)                                                                           \
+            for (c = c0; c < c1; c += O##_W) LUTHIER__WINO_OUT_TILE(O, 2, 4, LUTHIER__WINO_AT2); \
+        else if (m == 4)                                                                      \
+            for (c = c0; c < c1; c += O##_W) LUTHIER__WINO_OUT_TILE(O, 4, 6, LUTHIER__WINO_AT4); \
+        else                                                                                  \
+            for (c = c0; c < c1; c += O##_W) LUTHIER__WINO_OUT_TILE(O, 6, 8, LUTHIER__WINO_AT6); \
+    }
+
+/* Scalar (every ISA; also the channel tail of the vector versions). */
+#define LUTHIER__W1_T float
+#define LUTHIER__W1_W 1
+#define LUTHIER__W1_LD(p) (*(p))
+#define LUTHIER__W1_ST(p, v) (*(p) = (v))
+#define LUTHIER__W1_ADD(a, b) ((a) + (b))
+#define LUTHIER__W1_SUB(a, b) ((a) - (b))
+#define LUTHIER__W1_MUL(a, b) ((a) * (b))
+#define LUTHIER__W1_FMA(a, b, c) ((a) * (b) + (c))
+#define LUTHIER__W1_FNMA(a, b, c) ((c) - (a) * (b))
+#define LUTHIER__W1_SET1(x) (x)
+#define LUTHIER__W1_MAX(v, l) ((v) < (l) ? (l) : (v))
+#define LUTHIER__W1_MIN(v, h) ((v) > (h) ? (h) : (v))
+LUTHIER__WINO_DEFINE(LUTHIER__W1, )
+
+#ifdef LUTHIER__KERNELS_X86_DONE
+#define LUTHIER__W16_T __m512
+#define LUTHIER__W16_W 16
+#define LUTHIER__W16_LD(p) _mm512_loadu_ps(p)
+#define LUTHIER__W16_ST(p, v) _mm512_storeu_ps((p), (v))
+#define LUTHIER__W16_ADD(a, b) _mm512_add_ps((a), (b))
+#define LUTHIER__W16_SUB(a, b) _mm512_sub_ps((a), (b))
+#define LUTHIER__W16_MUL(a, b) _mm512_mul_ps((a), (b))
+#define LUTHIER__W16_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define LUTHIER__W16_FNMA(a, b, c) _mm512_fnmadd_ps((a), (b), (c))
+#define LUTHIER__W16_SET1(x) _mm512_set1_ps(x)
+#define LUTHIER__W16_MAX(v, l) _mm512_max_ps((v), (l))
+#define LUTHIER__W16_MIN(v, h) _mm512_min_ps((v), (h))
+LUTHIER__WINO_DEFINE(LUTHIER__W16, LUTHIER__TARGET_AVX512)
+#define LUTHIER__W8_T __m256
+#define LUTHIER__W8_W 8
+#define LUTHIER__W8_LD(p) _mm256_loadu_ps(p)
+#define LUTHIER__W8_ST(p, v) _mm256_storeu_ps((p), (v))
+#define LUTHIER__W8_ADD(a, b) _mm256_add_ps((a), (b))
+#define LUTHIER__W8_SUB(a, b) _mm256_sub_ps((a), (b))
+#define LUTHIER__W8_MUL(a, b) _mm256_mul_ps((a), (b))
+#define LUTHIER__W8_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define LUTHIER__W8_FNMA(a, b, c) _mm256_fnmadd_ps((a), (b), (c))
+#define LUTHIER__W8_SET1(x) _mm256_set1_ps(x)
+#define LUTHIER__W8_MAX(v, l) _mm256_max_ps((v), (l))
+#define LUTHIER__W8_MIN(v, h) _mm256_min_ps((v), (h))
+LUTHIER__WINO_DEFINE(LUTHIER__W8, LUTHIER__TARGET_AVX2)
+#define LUTHIER__W4_T __m128 /* SSE2 baseline (no FMA) */
+#define LUTHIER__W4_W 4
+#define LUTHIER__W4_LD(p) _mm_loadu_ps(p)
+#define LUTHIER__W4_ST(p, v) _mm_storeu_ps((p), (v))
+#define LUTHIER__W4_ADD(a, b) _mm_add_ps((a), (b))
+#define LUTHIER__W4_SUB(a, b) _mm_sub_ps((a), (b))
+#define LUTHIER__W4_MUL(a, b) _mm_mul_ps((a), (b))
+#define LUTHIER__W4_FMA(a, b, c) _mm_add_ps(_mm_mul_ps((a), (b)), (c))
+#define LUTHIER__W4_FNMA(a, b, c) _mm_sub_ps((c), _mm_mul_ps((a), (b)))
+#define LUTHIER__W4_SET1(x) _mm_set1_ps(x)
+#define LUTHIER__W4_MAX(v, l) _mm_max_ps((v), (l))
+#define LUTHIER__W4_MIN(v, h) _mm_min_ps((v), (h))
+LUTHIER__WINO_DEFINE(LUTHIER__W4, )
+#define LUTHIER__WINO_HAVE_W4
+#elif defined(LUTHIER__KERNELS_NEON_DONE)
+#define LUTHIER__W4_T float32x4_t
+#define LUTHIER__W4_W 4
+#define LUTHIER__W4_LD(p) vld1q_f32(p)
+#define LUTHIER__W4_ST(p, v) vst1q_f32((p), (v))
+#define LUTHIER__W4_ADD(a, b) vaddq_f32((a), (b))
+#define LUTHIER__W4_SUB(a, b) vsubq_f32((a), (b))
+#define LUTHIER__W4_MUL(a, b) vmulq_f32((a), (b))
+#define LUTHIER__W4_FMA(a, b, c) vfmaq_f32((c), (a), (b))
+#define LUTHIER__W4_FNMA(a, b, c) vfmsq_f32((c), (a), (b))
+#define LUTHIER__W4_SET1(x) vdupq_n_f32(x)
+#define LUTHIER__W4_MAX(v, l) vmaxq_f32((v), (l))
+#define LUTHIER__W4_MIN(v, h) vminq_f32((v), (h))
+LUTHIER__WINO_DEFINE(LUTHIER__W4, )
+#define LUTHIER__WINO_HAVE_W4
+#endif
+
+typedef void (*luthier__wino_in_fn)(int, const float *, size_t, size_t, float *, size_t, size_t, size_t);
+typedef void (*luthier__wino_out_fn)(int, const float *, size_t, float *, size_t, size_t, int, int,
+                                     const float *, int, int, float, float, size_t, size_t);
+
+/* The widest transforms ctx's CPU features allow, and their width (1: scalar only). */
+LUTHIER_PRIVATE int luthier__wino_select(unsigned features, luthier__wino_in_fn *in, luthier__wino_out_fn *out) {
+    (void)features;
+#ifdef LUTHIER__KERNELS_X86_DONE
+    if (features & LUTHIER_CPU_AVX512F) {
+        *in = luthier__wino_in_LUTHIER__W16;
+        *out = luthier__wino_out_LUTHIER__W16;
+        return 16;
+    }
+    if (features & LUTHIER_CPU_AVX2_FMA) {
+        *in = luthier__wino_in_LUTHIER__W8;
+        *out = luthier__wino_out_LUTHIER__W8;
+        return 8;
+    }
+#endif
+#ifdef LUTHIER__WINO_HAVE_W4
+    *in = luthier__wino_in_LUTHIER__W4;
+    *out = luthier__wino_out_LUTHIER__W4;
+    return 4;
+#else
+    *in = luthier__wino_in_LUTHIER__W1;
+    *out = luthier__wino_out_LUTHIER__W1;
+    return 1;
+#endif
+}
+
 /* >>impl-conv-create: weight transform, blocking, workspace size */
 
 struct luthier_conv2d_layer {
@@ -2455,7 +2721,7 @@ struct luthier_conv2d_layer {
     size_t weight_bytes, workspace_bytes;
     /* Winograd (wino_m != 0): bl is one position's B (cin_g x cout_g); packed holds
        [group][pos] of them, group_floats apart. Per-thread workspace: V (alpha^2 x tb x cin_g),
-       M (alpha^2 x tb x cout_g), scratch, then the GEMM's. */
+       M (alpha^2 x tb x cout_g), a border tile (alpha^2 x cin_g), then the GEMM's. */
     int wino_m;                   /* 2, 4, 6; 0 = not Winograd */
     size_t wino_tw, wino_thw;     /* tiles per output row, per image */
     size_t wino_tiles;            /* batch * tiles per image */
@@ -2544,7 +2810,6 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
         const luthier__wino_tables wt = luthier__wino_get(cv->wino_m);
         const luthier__ukernel_entry *uk = &luthier__ukernels[kernel];
         const size_t P = (size_t)wt.alpha * (size_t)wt.alpha, mr = (size_t)uk->mr;
-        const size_t cmax = luthier__max_sz(cv->cin_g, cv->cout_g);
         size_t tb, per_tile;
         float *u;
         if (!luthier__packed_b_layout_init(&cv->bl, (size_t)uk->nr, cv->cin_g, cv->cout_g) ||
@@ -2577,8 +2842,8 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
                                              cv->cout_g, cv->cin_g);
         cv->wino_m_off = luthier__align_up(P * tb * cv->cin_g * sizeof(float));
         cv->wino_s_off = cv->wino_m_off + luthier__align_up(P * tb * cv->cout_g * sizeof(float));
-        /* scratch: the gathered tile and one intermediate, alpha^2 x max(cin_g, cout_g) each */
-        cv->gemm_ws_off = cv->wino_s_off + luthier__align_up(2 * P * cmax * sizeof(float));
+        /* scratch: a border tile gathered with zeros, alpha^2 x cin_g */
+        cv->gemm_ws_off = cv->wino_s_off + luthier__align_up(P * cv->cin_g * sizeof(float));
         cv->thread_ws = luthier__align_up(cv->gemm_ws_off + luthier__gemm_workspace_bytes(uk, &cv->blk));
     } else if (algo == LUTHIER_CONV_DEPTHWISE) {
         const size_t C = (size_t)d.in_channels;
@@ -2665,6 +2930,9 @@ typedef struct luthier__conv_job {
     /* depthwise 3x3: a run of interior pixels of one row, or NULL */
     void (*dw_run3x3)(float *, const float *, const ptrdiff_t *, size_t, const float *, size_t,
                       const float *, int, int, float, float, size_t);
+    luthier__wino_in_fn wino_in;   /* Winograd: tile transforms of wino_vw channels per step */
+    luthier__wino_out_fn wino_out;
+    size_t wino_vw;
 } luthier__conv_job;
 
 /* Input row of output row o, tap k (may be outside [0, size)). */
@@ -2910,16 +3178,17 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
     const int m = wt.m, al = wt.alpha;
     const size_t P = (size_t)al * (size_t)al, mr = (size_t)j->uk->mr, tb = cv->wino_tb;
     const size_t cig = cv->cin_g, cog = cv->cout_g, cin = (size_t)d->in_channels;
-    const size_t cout = (size_t)d->out_channels, cmax = luthier__max_sz(cig, cog);
+    const size_t cout = (size_t)d->out_channels;
     unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
     float *V = (float *)(void *)w, *Mb = (float *)(void *)(w + cv->wino_m_off);
-    float *sa = (float *)(void *)(w + cv->wino_s_off), *sb = sa + P * cmax;
+    float *sa = (float *)(void *)(w + cv->wino_s_off);
+    const size_t cvi = cig / j->wino_vw * j->wino_vw, cvo = cog / j->wino_vw * j->wino_vw;
     void *gws = w + cv->gemm_ws_off;
     const size_t t_end = luthier__min_sz(end * mr, cv->wino_tiles);
     float lo, hi;
     const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
     luthier__gemm_args ga;
-    size_t t0, g, i, pos, c;
+    size_t t0, g, i, pos;
     (void)cluster;
     memset(&ga, 0, sizeof ga);
     ga.n = cog;
@@ -2937,21 +3206,30 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                 const size_t tile = t0 + i, n = tile / cv->wino_thw, p = tile % cv->wino_thw;
                 const int64_t iy0 = (int64_t)(p / cv->wino_tw) * m - d->pad_top;
                 const int64_t ix0 = (int64_t)(p % cv->wino_tw) * m - d->pad_left;
-                int r, s;
-                for (r = 0; r < al; r++)
-                    for (s = 0; s < al; s++) {
-                        const int64_t iy = iy0 + r, ix = ix0 + s;
-                        float *dst = sa + (size_t)(r * al + s) * cig;
-                        if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
-                            memset(dst, 0, cig * sizeof(float));
-                        else
-                            memcpy(dst, j->in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig,
-                                   cig * sizeof(float));
-                    }
-                /* sb(r, s) = sum_k B^T[r][k] d(k, s); V(r, s) = sum_k B^T[s][k] sb(r, k) */
-                luthier__wino_apply(wt.bt, al, al, al, sa, (size_t)al * cig, cig, sb, (size_t)al * cig, cig, cig);
-                luthier__wino_apply(wt.bt, al, al, al, sb, cig, (size_t)al * cig, V + i * cig, tb * cig,
-                                    (size_t)al * tb * cig, cig);
+                const float *src;
+                size_t rs, cs;
+                if (iy0 >= 0 && ix0 >= 0 && iy0 + al <= d->in_h && ix0 + al <= d->in_w) {
+                    src = j->in + ((n * (size_t)d->in_h + (size_t)iy0) * (size_t)d->in_w + (size_t)ix0) * cin + g * cig;
+                    rs = (size_t)d->in_w * cin;
+                    cs = cin;
+                } else { /* border tile: gather it with zeros outside the image */
+                    int r, s;
+                    for (r = 0; r < al; r++)
+                        for (s = 0; s < al; s++) {
+                            const int64_t iy = iy0 + r, ix = ix0 + s;
+                            float *dst = sa + (size_t)(r * al + s) * cig;
+                            if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
+                                memset(dst, 0, cig * sizeof(float));
+                            else
+                                memcpy(dst, j->in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig,
+                                       cig * sizeof(float));
+                        }
+                    src = sa;
+                    rs = (size_t)al * cig;
+                    cs = cig;
+                }
+                if (cvi) j->wino_in(m, src, rs, cs, V + i * cig, tb * cig, 0, cvi);
+                if (cvi < cig) luthier__wino_in_LUTHIER__W1(m, src, rs, cs, V + i * cig, tb * cig, cvi, cig);
             }
             for (pos = 0; pos < P; pos++) {
                 ga.m = nt;
@@ -2963,29 +3241,14 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
             for (i = 0; i < nt; i++) { /* Y = A^T M A, then the epilogue on the valid pixels */
                 const size_t tile = t0 + i, n = tile / cv->wino_thw, p = tile % cv->wino_thw;
                 const size_t oy0 = (p / cv->wino_tw) * (size_t)m, ox0 = (p % cv->wino_tw) * (size_t)m;
-                size_t r, s;
-                luthier__wino_apply(wt.at, m, al, al, Mb + i * cog, (size_t)al * tb * cog, tb * cog, sa,
-                                    (size_t)al * cog, cog, cog);
-                luthier__wino_apply(wt.at, m, al, m, sa, cog, (size_t)al * cog, sb, cog, (size_t)m * cog, cog);
-                for (r = 0; r < (size_t)m && oy0 + r < (size_t)cv->oh; r++)
-                    for (s = 0; s < (size_t)m && ox0 + s < (size_t)cv->ow; s++) {
-                        const float *LUTHIER__RESTRICT y = sb + (r * (size_t)m + s) * cog;
-                        float *LUTHIER__RESTRICT o =
-                            j->out + ((n * (size_t)cv->oh + oy0 + r) * (size_t)cv->ow + ox0 + s) * cout + g * cog;
-                        if (d->accumulate) {
-                            if (bias) for (c = 0; c < cog; c++) o[c] = o[c] + y[c] + bias[c];
-                            else for (c = 0; c < cog; c++) o[c] = o[c] + y[c];
-                        } else {
-                            if (bias) for (c = 0; c < cog; c++) o[c] = y[c] + bias[c];
-                            else for (c = 0; c < cog; c++) o[c] = y[c];
-                        }
-                        if (clamp)
-                            for (c = 0; c < cog; c++) {
-                                float v = o[c];
-                                v = v < lo ? lo : v;
-                                o[c] = v > hi ? hi : v;
-                            }
-                    }
+                const int rows = (int)luthier__min_sz((size_t)m, (size_t)cv->oh - oy0);
+                const int cols = (int)luthier__min_sz((size_t)m, (size_t)cv->ow - ox0);
+                float *o = j->out + ((n * (size_t)cv->oh + oy0) * (size_t)cv->ow + ox0) * cout + g * cog;
+                const size_t ors = (size_t)cv->ow * cout;
+                if (cvo) j->wino_out(m, Mb + i * cog, tb * cog, o, ors, cout, rows, cols, bias, d->accumulate, clamp, lo, hi, 0, cvo);
+                if (cvo < cog)
+                    luthier__wino_out_LUTHIER__W1(m, Mb + i * cog, tb * cog, o, ors, cout, rows, cols, bias, d->accumulate,
+                                                  clamp, lo, hi, cvo, cog);
             }
         }
     }
@@ -3054,6 +3317,7 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
                               luthier__conv_depthwise_range, &job);
     } else if (cv->wino_m) {
         job.uk = &luthier__ukernels[cv->kernel];
+        job.wino_vw = (size_t)luthier__wino_select(ctx->cpu_features, &job.wino_in, &job.wino_out);
         units = luthier__div_up(cv->wino_tiles, (size_t)job.uk->mr);
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_winograd_range, &job);
