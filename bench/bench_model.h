@@ -18,6 +18,8 @@ static void usage_model(FILE *out) {
             "  --min-time S     seconds of timed runs per contestant (default 2)\n"
             "  --layers N       print the N slowest steps (default 12; 0 = none; -1 = all)\n"
             "  --no-torch       do not run PyTorch\n"
+            "  --records-dir D  plan with D/NAME.records when it exists (written by 'tune' or luthier_tune;\n"
+            "                   records are per machine and thread count)\n"
             "  --python PATH    interpreter for the PyTorch timing (default $LUTHIER_PYTHON, else\n"
             "                   python3, else /usr/bin/python3)\n"
             "  --csv            one row per (model, threads):\n"
@@ -74,7 +76,7 @@ static int model_cmp_step(const void *a, const void *b) {
 }
 
 static int model_one(const char *name, int threads, const bench_policy *pol, int layers, int torch, const char *python,
-                     int csv) {
+                     int csv, const char *records_dir) {
     luthier_graph *g = NULL;
     luthier_zoo_options zo;
     luthier_plan_info info;
@@ -96,7 +98,23 @@ static int model_one(const char *name, int threads, const bench_policy *pol, int
         return BENCH_EXIT_USAGE;
     }
     t_create = bench_now();
-    if (luthier_plan_create(m.ctx, g, NULL, &m.plan) != LUTHIER_STATUS_OK) {
+    {
+        luthier_plan_desc pd;
+        char rec[600];
+        memset(&pd, 0, sizeof pd);
+        if (records_dir) {
+            FILE *f;
+            snprintf(rec, sizeof rec, "%s/%s.records", records_dir, name);
+            if ((f = fopen(rec, "r")) != NULL) {
+                fclose(f);
+                pd.records = rec;
+            } else if (!csv) {
+                printf("  (no %s: default configurations)\n", rec);
+            }
+        }
+        if (luthier_plan_create(m.ctx, g, &pd, &m.plan) != LUTHIER_STATUS_OK) m.plan = NULL;
+    }
+    if (!m.plan) {
         fprintf(stderr, "%s: model %s: plan: %s\n", bench_prog, name, luthier_context_error(m.ctx));
         rc = BENCH_EXIT_FAIL;
         goto done;
@@ -204,7 +222,7 @@ done:
 }
 
 static int cmd_model(int argc, char **argv) {
-    const char *name = NULL, *threads_list = NULL, *python = NULL, *v;
+    const char *name = NULL, *threads_list = NULL, *python = NULL, *records_dir = NULL, *v;
     bench_policy pol;
     int i, csv = 0, torch = 1, layers = 12, rc = BENCH_EXIT_OK, tl[8], ntl = 0;
     memset(&pol, 0, sizeof pol);
@@ -221,6 +239,8 @@ static int cmd_model(int argc, char **argv) {
             torch = 0;
         } else if (strcmp(argv[i], "--threads") == 0) {
             if (bench_opt_value(argc, argv, &i, "model", "--threads", &threads_list) != 1) return BENCH_EXIT_USAGE;
+        } else if (strcmp(argv[i], "--records-dir") == 0) {
+            if (bench_opt_value(argc, argv, &i, "model", "--records-dir", &records_dir) != 1) return BENCH_EXIT_USAGE;
         } else if (strcmp(argv[i], "--python") == 0) {
             if (bench_opt_value(argc, argv, &i, "model", "--python", &python) != 1) return BENCH_EXIT_USAGE;
         } else if (strcmp(argv[i], "--reps") == 0) {
@@ -292,7 +312,7 @@ static int cmd_model(int argc, char **argv) {
         }
         for (k = 0; names[k]; k++)
             for (i = 0; i < ntl; i++) {
-                int r = model_one(names[k], tl[i], &pol, csv ? 0 : layers, torch, python, csv);
+                int r = model_one(names[k], tl[i], &pol, csv ? 0 : layers, torch, python, csv, records_dir);
                 if (r == BENCH_EXIT_USAGE) return r;
                 if (r != BENCH_EXIT_OK) rc = r;
                 fflush(stdout);
