@@ -1147,6 +1147,10 @@ typedef struct luthier__pstep {
     luthier_packed_b *pb;
     const float *bias, *scale, *shift; /* plan-owned */
     const char *kernel;              /* microkernel name or "" */
+    int kernel_index;                /* MATMUL: registry index */
+    luthier__packed_b_layout bl;     /* MATMUL: one batch's packed B */
+    float *packed;                   /* MATMUL: plan-owned packed B (scratch, or B itself when constant) */
+    int b_prepacked;                 /* MATMUL: B constant without batch: packed at create time */
     luthier_conv_algorithm algorithm;
     double flops, seconds;
 } luthier__pstep;
@@ -1875,11 +1879,32 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
             break;
         }
         case LUTHIER_OP_MATMUL: {
+            /* B is packed per batch into plan-owned memory (or once, when it is a constant
+               without batch dimensions): luthier_sgemm would allocate on every call */
             const luthier__gtensor *a = &g->tensors[gn->inputs[0]], *b = &g->tensors[gn->inputs[1]];
             const luthier__gtensor *o = &g->tensors[gn->outputs[0]];
-            size_t ws = luthier__sgemm_ws(ctx, luthier__kernel_for_n(ctx, (size_t)o->shape[o->rank - 1]),
-                                          (size_t)a->shape[a->rank - 2], (size_t)o->shape[o->rank - 1], (size_t)a->shape[a->rank - 1]);
-            (void)b;
+            size_t m = (size_t)a->shape[a->rank - 2], n = (size_t)o->shape[o->rank - 1], kk = (size_t)a->shape[a->rank - 1], ws;
+            int ok2;
+            if (st->cfg.kernel[0]) {
+                if (luthier__resolve_kernel(ctx, st->cfg.kernel, &st->kernel_index) != LUTHIER_STATUS_OK) {
+                    if (!pd.fallback_invalid)
+                        LUTHIER__PFAIL(LUTHIER_STATUS_NOT_FOUND, "plan: node '%s' (matmul): unknown kernel '%s'", gn->name, st->cfg.kernel);
+                    st->kernel_index = luthier__kernel_for_n(ctx, n);
+                }
+            } else {
+                st->kernel_index = luthier__kernel_for_n(ctx, n);
+            }
+            st->kernel = luthier__ukernels[st->kernel_index].name;
+            if (!luthier__packed_b_layout_init(&st->bl, (size_t)luthier__ukernels[st->kernel_index].nr, kk, n))
+                LUTHIER__PFAIL(LUTHIER_STATUS_OVERFLOW, "plan: node '%s' (matmul): packed B overflows", gn->name);
+            if (!(st->packed = (float *)luthier__plan_blob(p, st->bl.bytes))) LUTHIER__OOM();
+            st->b_prepacked = b->is_const && luthier__numel(b->rank - 2, b->shape, &ok2) == 1;
+            if (st->b_prepacked) {
+                luthier__pack_b(&st->bl, (const float *)b->data, gn->d.trans_b ? kk : n, gn->d.trans_b != 0, st->packed, 0,
+                                st->bl.panels);
+                p->weights_bytes += st->bl.bytes;
+            }
+            ws = luthier__sgemm_ws(ctx, st->kernel_index, m, n, kk);
             if (p->workspace_bytes < ws) p->workspace_bytes = ws;
             break;
         }
@@ -2096,11 +2121,11 @@ LUTHIER_PRIVATE luthier_status luthier__run_step(luthier_context *ctx, const lut
         }
         memset(&sd, 0, sizeof sd);
         sd.m = (int64_t)m; sd.n = (int64_t)n; sd.k = (int64_t)k;
+        sd.lda = (int64_t)k; sd.ldc = (int64_t)n; sd.ldb = (int64_t)(st->d.trans_b ? k : n);
         sd.trans_b = st->d.trans_b;
         sd.schedule = st->cfg.schedule;
         sd.ratios = cfg.ratios;
         sd.num_ratios = cfg.num_ratios;
-        if (st->cfg.kernel[0]) sd.kernel = st->cfg.kernel;
         for (bi = 0; bi < batches; bi++) {
             size_t rem = bi, aoff = 0, boff = 0, astride = 1, bstride = 1;
             for (i = br - 1; i >= 0; i--) {
@@ -2111,7 +2136,10 @@ LUTHIER_PRIVATE luthier_status luthier__run_step(luthier_context *ctx, const lut
                 astride *= (size_t)as[i];
                 bstride *= (size_t)bs[i];
             }
-            if ((s = luthier_sgemm(ctx, &sd, xp + aoff * m * k, bp + boff * k * n, op + bi * m * n)) != LUTHIER_STATUS_OK)
+            if (!st->b_prepacked)
+                luthier__pack_b(&st->bl, bp + boff * k * n, (size_t)sd.ldb, sd.trans_b != 0, st->packed, 0, st->bl.panels);
+            if ((s = luthier__run(ctx, &sd, st->kernel_index, xp + aoff * m * k, &st->bl, st->packed, op + bi * m * n)) !=
+                LUTHIER_STATUS_OK)
                 return s;
         }
         return LUTHIER_STATUS_OK;

@@ -495,8 +495,10 @@ static double plan_vs_ref(luthier_context *ctx, const luthier_graph *g, const lu
         for (k = 0; k < (int)n; k++) outs[i][k] = NAN;
     }
     for (k = 0; k < 2; k++) { /* twice: the arena is reused */
+        size_t before = test_luthier_allocs;
         s = luthier_plan_run(ctx, p, inputs, (void *const *)outs);
         CHECK(s == LUTHIER_STATUS_OK, "%s: plan_run: %s", what, luthier_context_error(ctx));
+        CHECK(test_luthier_allocs == before, "%s: plan_run allocated %zu times", what, test_luthier_allocs - before);
     }
     ref = ref_run(g, inputs);
     for (i = 0; i < g->num_outputs; i++) {
@@ -668,7 +670,12 @@ static void test_graph_external_arena(void) {
         CHECK(luthier_plan_bind_arena(p, (char *)arena + 4, info.arena_bytes) == LUTHIER_STATUS_INVALID_ARGUMENT, "misaligned");
         CHECK(luthier_plan_bind_arena(p, arena, info.arena_bytes) == LUTHIER_STATUS_OK, "bind");
         memset(arena, 0xff, info.arena_bytes); /* NaN garbage must not leak into results */
-        CHECK(luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+        {
+            size_t before = test_luthier_allocs;
+            CHECK(luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+            CHECK(luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+            CHECK(test_luthier_allocs == before, "plan_run allocated %zu times", test_luthier_allocs - before);
+        }
         outs[0] = out2;
         CHECK(luthier_plan_run(ctx, q, ins, outs) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
         CHECK(memcmp(out1, out2, sizeof out1) == 0, "external and internal arenas agree");

@@ -2,6 +2,18 @@
    the microkernels and the driver directly.
    Usage: test_luthier [--quick] [--small-models] [--seed N] [--filter SUBSTRING]
    The last line reads "N passed, N failed"; the exit status is nonzero when a case failed. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* what luthier.h would define: it must come before any system header */
+#endif
+#include <stdlib.h>
+/* Every allocation of the library is counted (the engine promises none inside luthier_plan_run). */
+static size_t test_luthier_allocs;
+static void *test_luthier_malloc(size_t bytes) {
+    test_luthier_allocs++;
+    return malloc(bytes);
+}
+#define LUTHIER_MALLOC(bytes) test_luthier_malloc(bytes)
+#define LUTHIER_FREE(ptr) free(ptr)
 #define LUTHIER_IMPLEMENTATION
 #include "luthier.h"
 
