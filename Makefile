@@ -6,7 +6,7 @@ WARN    := -Wall -Wextra -Wpedantic -Werror
 CFLAGS  ?=
 LDLIBS  := -lpthread -lm
 BUILD   := build
-HEADERS := luthier.h luthier_gemm.h luthier_kernels_x86.h luthier_kernels_neon.h luthier_ops.h luthier_graph.h luthier_zoo.h
+HEADERS := luthier.h luthier_gemm.h luthier_kernels_x86.h luthier_kernels_neon.h luthier_ops.h luthier_graph.h luthier_zoo.h luthier_gbt.h luthier_tune.h
 
 # AArch64 cross toolchain + qemu (optional: NEON tests are skipped without them)
 CROSS_CC ?= aarch64-linux-gnu-gcc

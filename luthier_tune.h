@@ -49,8 +49,9 @@ extern "C" {
 typedef struct luthier_tune_desc {
     double budget_seconds;   /* wall-clock budget of the whole run; 0 = 120 */
     int max_measurements;    /* over the whole run; 0 = no limit */
-    double max_fraction;     /* per task, measure at most this fraction of its candidates (at
-                                least 8); 0 = 0.1, 1 = no cap besides the budget */
+    double max_fraction;     /* per task, measure at most this fraction of its candidates
+                                (the default configuration included; at least 3); 0 = 0.1,
+                                1 = no cap besides the budget */
     int ratio_step;          /* workload share step in percent (divides 100); 0 = 10 */
     int exhaustive;          /* measure every candidate (a reference for the search) */
     int random_search;       /* measure random candidates (a baseline with the same budget) */
@@ -1005,8 +1006,9 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         sd.warm = model;
         sd.patience = 6; /* 3 stopped 3-cluster searches up to 6 % short on the simulated machine */
         {
-            double cap = ceil(d.max_fraction * (double)nc);
-            sd.max_measurements = cap < 8 ? 8 : (int)cap;
+            /* the default configuration, measured above, counts against the task's cap */
+            double cap = floor(d.max_fraction * (double)nc) - 1;
+            sd.max_measurements = cap < 2 ? 2 : (int)cap;
         }
         sd.seed = seed + (uint64_t)i * 0x9E3779B97F4A7C15ull;
         memset(&sr, 0, sizeof sr);
