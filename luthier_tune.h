@@ -954,7 +954,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         m.ctx = ctx;
         m.t = t;
         m.cands = cands;
-        m.max_measurements = d.max_measurements ? d.max_measurements - res.measurements : -1;
+        m.max_measurements = d.max_measurements ? (d.max_measurements > res.measurements ? d.max_measurements - res.measurements : 0) : -1;
         /* the task's share of the remaining time, by FLOPs */
         {
             double rem_flops = 0, left = d.budget_seconds - (now - t_start);
@@ -1015,10 +1015,10 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         if (d.exhaustive || nc <= 8) {
             for (c = 0; c < nc; c++) luthier__tune_measure(&m, c);
         } else if (d.random_search) {
-            /* same number of measurements the model-guided search would make: the budget */
+            /* the baseline: as many measurements as the model-guided search may make, drawn at random */
             uint64_t st = sd.seed;
             size_t tries = 0;
-            while (luthier__tune_now() < m.deadline && tries < 4 * nc &&
+            while (luthier__tune_now() < m.deadline && tries < 4 * nc && m.measurements < sd.max_measurements &&
                    (m.max_measurements < 0 || m.measurements < m.max_measurements)) {
                 st += 0x9E3779B97F4A7C15ull;
                 luthier__tune_measure(&m, (size_t)((st >> 11) % nc));

@@ -16,7 +16,7 @@ static void usage_tune(FILE *out) {
             "  --report PATH     per-task report (default build/NAME.tune.txt)\n"
             "  --heatmap PATH    SVG heatmap of the costliest task (default build/NAME.heatmap.svg)\n"
             "  --exhaustive      also run an exhaustive search over the same space and time its plan\n"
-            "  --random          also run a random search with the same number of measurements\n"
+            "  --random          also run a random search with the same per-task measurement cap\n"
             "  --asym            emulate big.LITTLE: the last CPU becomes cluster 'little' and a\n"
             "                    pinned busy loop halves it while tuning and timing (see 'asym')\n"
             "  --min-time S      seconds of timed runs per plan (default 2)\n"
@@ -258,7 +258,6 @@ static int cmd_tune(int argc, char **argv) {
             trn.random_search = 1;
             trn.heatmap_path = NULL;
             trn.report_path = NULL;
-            trn.max_measurements = res.measurements;
             trn.budget_seconds = budget * 4;
             if (luthier_tune(t.ctx, t.g, &trn, path, &rrn) == LUTHIER_STATUS_OK) rn_ms = tune_time_plan(&t, &pd, &pol, "random");
         }
