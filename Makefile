@@ -6,7 +6,7 @@ WARN    := -Wall -Wextra -Wpedantic -Werror
 CFLAGS  ?=
 LDLIBS  := -lpthread -lm
 BUILD   := build
-HEADERS := luthier.h luthier_gemm.h luthier_kernels_x86.h luthier_kernels_neon.h luthier_ops.h luthier_graph.h luthier_zoo.h luthier_gbt.h luthier_tune.h
+HEADERS := luthier.h luthier_gemm.h luthier_kernels_x86.h luthier_kernels_neon.h luthier_ops.h luthier_graph.h luthier_zoo.h luthier_gbt.h luthier_tune.h luthier_onnx.h
 
 # AArch64 cross toolchain + qemu (optional: NEON tests are skipped without them)
 CROSS_CC ?= aarch64-linux-gnu-gcc
@@ -34,7 +34,7 @@ $(FLAGS_STAMP): | $(BUILD)
 TEST_SRC  := $(wildcard tests/*.c tests/*.h) $(FLAGS_STAMP)
 BENCH_SRC := $(wildcard bench/*.c bench/*.h) $(FLAGS_STAMP)
 
-.PHONY: all test test-x86 test-neon test-compile test-nothreads sanitize tsan bench demo examples clean
+.PHONY: all test test-x86 test-neon test-compile test-nothreads sanitize tsan bench demo examples fuzz clean
 
 all: $(BUILD)/test_luthier $(BUILD)/luthier-bench examples
 
@@ -62,7 +62,7 @@ endif
 # Headers compile warning-free as C99, C11 and C++ (x86-64 and, when present, AArch64).
 test-compile: | $(BUILD)
 	@printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\nint main(void){return luthier_kernel_count() > 0 ? 0 : 1;}\n' > $(BUILD)/tu.c
-	@printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\n#include "luthier_gemm.h"\n#include "luthier_kernels_x86.h"\n#include "luthier_kernels_neon.h"\n#include "luthier_ops.h"\n#include "luthier_graph.h"\nint main(void){return 0;}\n' > $(BUILD)/tu_all.c
+	@printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\n#include "luthier_gemm.h"\n#include "luthier_kernels_x86.h"\n#include "luthier_kernels_neon.h"\n#include "luthier_ops.h"\n#include "luthier_graph.h"\n#include "luthier_zoo.h"\n#include "luthier_onnx.h"\nint main(void){return 0;}\n' > $(BUILD)/tu_all.c
 	$(CC)  -std=c99   $(WARN) -Wstrict-prototypes -fsyntax-only -I. $(BUILD)/tu.c
 	$(CC)  -std=c99   $(WARN) -fsyntax-only -I. $(BUILD)/tu_all.c
 	$(CXX) -x c++ -std=c++11 $(WARN) -fsyntax-only -I. $(BUILD)/tu_all.c
@@ -115,6 +115,17 @@ examples: $(EXAMPLES)
 DEMO_BUDGET ?= 60
 demo: $(BUILD)/example_resnet18_demo
 	$(BUILD)/example_resnet18_demo $(DEMO_BUDGET) $(BUILD)
+
+# libFuzzer run of the ONNX loader (clang); the engine is compiled apart, uninstrumented.
+FUZZ_TIME ?= 60
+fuzz: | $(BUILD)
+	@command -v clang >/dev/null || { echo "fuzz: SKIPPED - needs clang (apt-get install clang)"; exit 0; }; \
+	printf '#define LUTHIER_IMPLEMENTATION\n#define LUTHIER_NO_THREADS\n#include "luthier.h"\n' > $(BUILD)/fuzz_impl.c && \
+	clang -O1 -fsanitize=address -I. -c $(BUILD)/fuzz_impl.c -o $(BUILD)/fuzz_impl.o && \
+	clang -std=c99 -O1 -g -fsanitize=fuzzer,address,undefined -DFUZZ_ONNX_SEPARATE_IMPL -I. tests/fuzz_onnx.c \
+	      $(BUILD)/fuzz_impl.o -o $(BUILD)/fuzz_onnx -lpthread -lm && \
+	mkdir -p $(BUILD)/fuzz_corpus && find tests/data/onnx -name '*.onnx' -o -name '*.pb' | xargs -I{} cp {} $(BUILD)/fuzz_corpus/ && \
+	$(BUILD)/fuzz_onnx -max_total_time=$(FUZZ_TIME) -rss_limit_mb=2048 -print_final_stats=1 $(BUILD)/fuzz_corpus
 
 clean:
 	rm -rf $(BUILD)

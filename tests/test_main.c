@@ -29,6 +29,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_models.c"
 #include "test_gbt.c"
 #include "test_tune.c"
+#include "test_onnx.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -91,6 +92,7 @@ int main(int argc, char **argv) {
     run_model_tests();
     run_gbt_tests();
     run_tune_tests();
+    run_onnx_tests();
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else

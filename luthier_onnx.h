@@ -1,0 +1,3084 @@
+/* luthier_onnx.h - load ONNX models into luthier graphs, with nothing but libc.
+   Part of luthier (MIT license, see luthier.h). An optional companion header that uses only the
+   public graph API: include luthier.h first (in exactly one file with LUTHIER_IMPLEMENTATION).
+
+       #include "luthier.h"
+       #include "luthier_onnx.h"
+
+       luthier_graph *g;  char err[512];
+       luthier_onnx_options o = {0};                  // symbolic dims (batch, ...) = 1
+       if (luthier_onnx_load("model.onnx", &o, &g, err, sizeof err)) { puts(err); return 1; }
+       int xi = luthier_onnx_input_index(g, "input");  // position in luthier_plan_run's inputs
+       int yi = luthier_onnx_output_index(g, "logits");
+       ... luthier_plan_create(ctx, g, &pd, &p); luthier_plan_run(ctx, p, ins, outs);
+       luthier_graph_destroy(g);
+
+   Every function is static (a copy per translation unit; unused ones do not warn). The model is
+   read with a small bounds-checked protobuf wire-format reader (no libprotobuf): a malformed,
+   truncated or hostile file gives a status and a message, never a crash.
+
+   FUNCTIONS
+       luthier_onnx_load()          a .onnx file -> graph (constants copied into the graph)
+       luthier_onnx_load_memory()   the same from bytes in memory
+       luthier_onnx_input_index()   position of an ONNX graph input among the plan's inputs (-1)
+       luthier_onnx_output_index()  position of an ONNX graph output among the plan's outputs
+       luthier_onnx_tensor_load()   a serialized TensorProto (.pb, e.g. ONNX test data) -> f32/i64
+       luthier_onnx_tensor_load_memory(), luthier_onnx_tensor_free()
+
+   NAMES: the graph's tensors carry the ONNX value names (inputs, outputs, every value an engine
+   node computes); nodes are named after their first output; helper nodes the loader adds get
+   "<value>/<what>". Graph inputs that have an initializer (or a binding in the options) are
+   constants, not plan inputs.
+
+   WHAT IS READ: ModelProto (ir_version, opset_import), GraphProto (node, initializer, input,
+   output, value_info), NodeProto, AttributeProto, ValueInfoProto, TensorProto (raw_data and
+   float_data/int32_data/int64_data/double_data/uint64_data; float, double, float16, bfloat16 and
+   the integer types and bool; floating point becomes f32, integers i64). External data,
+   sparse initializers, strings and subgraphs are refused with a message. Default-domain opsets
+   7..17 (and "com.microsoft" Gelu).
+
+   OPERATORS (ONNX -> engine)
+       Conv (2-D; pads, auto_pad, strides, dilations, group; constant W, B) -> conv2d
+       Gemm (transA, transB, alpha, beta; constant B -> dense (+bias), else matmul + mul/add)
+       MatMul (constant 2-D B -> dense, else matmul)
+       Relu Sigmoid Tanh Erf Sqrt Exp Neg Gelu Softmax LogSoftmax LRN
+       Clip (attributes or constant inputs; [0, inf) -> relu), LeakyRelu (max(x, alpha x))
+       MaxPool AveragePool (2-D: kernel_shape, strides, pads, auto_pad, dilations, ceil_mode,
+       count_include_pad), GlobalAveragePool, GlobalMaxPool, BatchNormalization (inference),
+       Pad (constant mode, constant pads: concat with constant blocks),
+       LayerNormalization (opset 17), Add Sub Mul Div Pow Max Min Sum (numpy broadcasting)
+       ReduceMean / ReduceSum (any constant axes, keepdims: transpose + reshape + dense of ones)
+       Concat Split Slice (constant starts/ends/axes/steps -> gather) Flatten Reshape Transpose
+       Squeeze Unsqueeze Gather Identity Dropout (identity) Cast (f32<->f32, i64<->i64 at run
+       time; any type on constants) Reciprocal
+       Constant, Shape, Size, ConstantOfShape, Range, Equal, Where, Expand (constants only)
+     Constant folding: every node whose inputs are all constants is computed at load time (the
+     Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains exporters write for static shapes).
+     Patterns: the decomposed LayerNorm (ReduceMean, Sub, Pow|Mul, ReduceMean, Add eps, Sqrt,
+     Div [, Mul gamma [, Add beta]]) -> layer_norm; the erf GELU x*0.5*(1+erf(x/sqrt2)) in the
+     orders PyTorch and Hugging Face write it -> gelu. luthier_onnx_options.no_patterns keeps
+     them as written. Nodes whose results nothing uses are dropped.
+     Anything else (an operator, an attribute value, a non-constant weight, an int64 tensor
+     computed at run time) fails with LUTHIER_STATUS_UNSUPPORTED and a message naming the node,
+     its op type and what is missing. A malformed model (cycle, dangling input, value produced
+     twice, bad wire format) fails with LUTHIER_STATUS_INVALID_ARGUMENT.
+
+   SHAPES: static. Symbolic or unknown input dimensions take luthier_onnx_options.dims (by
+   dim_param name) or default_dim (0 = 1). Rank-0 values computed by the engine become [1].
+*/
+#ifndef LUTHIER_ONNX_H_INCLUDED
+#define LUTHIER_ONNX_H_INCLUDED
+
+#ifndef LUTHIER_H_INCLUDED
+#error "luthier_onnx.h: include luthier.h first"
+#endif
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LUTHIER_ONNX__FN static __attribute__((unused))
+#define LUTHIER_ONNX__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define LUTHIER_ONNX__FN static
+#define LUTHIER_ONNX__PRINTF(a, b)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LUTHIER_ONNX_MAX_RANK 8
+
+/* A tensor: test data read by luthier_onnx_tensor_load (owned: free with
+   luthier_onnx_tensor_free), or a binding in the options (borrowed). */
+typedef struct luthier_onnx_tensor {
+    char *name;
+    int onnx_type;       /* TensorProto.DataType of the source (1 float, 7 int64, ...) */
+    luthier_dtype dtype; /* F32 for floating-point sources, I64 for integers and bool */
+    int rank;
+    int64_t shape[LUTHIER_ONNX_MAX_RANK];
+    size_t numel;
+    void *data;          /* float or int64_t, numel elements */
+} luthier_onnx_tensor;
+
+/* A value for a symbolic dimension ("batch", "sequence", ...). */
+typedef struct luthier_onnx_dim {
+    const char *name;
+    int64_t value;
+} luthier_onnx_dim;
+
+typedef struct luthier_onnx_options {
+    int64_t default_dim;                     /* symbolic/unknown dims without an entry: 0 = 1 */
+    const luthier_onnx_dim *dims;            /* per dim_param name */
+    int num_dims;
+    /* Graph inputs frozen to these values (constants of the graph, no longer plan inputs),
+       e.g. shape tensors fed as inputs. name, dtype, rank, shape, data are read. */
+    const luthier_onnx_tensor *constants;
+    int num_constants;
+    int no_patterns;                         /* 1 = do not fuse LayerNorm / GELU patterns */
+} luthier_onnx_options;
+
+/* ---- implementation: arena ----------------------------------------------------------------- */
+
+typedef struct luthier_onnx__blk {
+    struct luthier_onnx__blk *next;
+    size_t used, cap;
+} luthier_onnx__blk;
+
+#define LUTHIER_ONNX__BLK_HDR ((sizeof(luthier_onnx__blk) + 15) & ~(size_t)15)
+#define LUTHIER_ONNX__MAX_ELEMS ((size_t)1 << 26) /* tensors made at load time: at most 2^26 elements */
+
+typedef struct luthier_onnx__tensor {
+    const char *name;
+    int type;                   /* TensorProto.DataType */
+    int rank;
+    int64_t dims[LUTHIER_ONNX_MAX_RANK];
+    size_t n;
+    float *f;                   /* floating types */
+    int64_t *i;                 /* integer types */
+} luthier_onnx__tensor;
+
+typedef struct luthier_onnx__attr {
+    const char *name;
+    int type;                   /* AttributeProto.AttributeType; 0 = inferred */
+    int has_f, has_i, has_s, has_t, has_g;
+    float f;
+    int64_t i;
+    const char *s;
+    luthier_onnx__tensor *t;
+    float *floats;
+    int nfloats, cfloats;
+    int64_t *ints;
+    int nints, cints;
+} luthier_onnx__attr;
+
+typedef struct luthier_onnx__node {
+    const char *name, *op, *domain;
+    const char **in;
+    int nin, cin;
+    const char **out;
+    int nout, cout;
+    luthier_onnx__attr *attrs;
+    int nattrs, cattrs;
+    int dead;
+    int deps; /* topological sort */
+} luthier_onnx__node;
+
+typedef struct luthier_onnx__vi {
+    const char *name;
+    int elem, has_shape, rank;
+    int64_t dims[LUTHIER_ONNX_MAX_RANK];
+    const char *params[LUTHIER_ONNX_MAX_RANK];
+} luthier_onnx__vi;
+
+typedef struct luthier_onnx__val {
+    const char *name;
+    int producer;   /* node index, -1 */
+    int is_output;  /* listed in graph.output */
+    int is_init;    /* an initializer or binding */
+    luthier_onnx__tensor *c;  /* constant value, or NULL */
+    int tid;        /* engine tensor (computed or input), -1 */
+    int cid;        /* engine tensor holding c, -1 */
+    int defined;    /* has a value during conversion */
+    int uses;       /* live consumers */
+} luthier_onnx__val;
+
+typedef struct luthier_onnx__ctx {
+    luthier_onnx__blk *arena;
+    char *err;
+    size_t err_size;
+    luthier_status st;
+    const luthier_onnx_options *opt;
+    const uint8_t *base;
+    int64_t ir_version, opset;
+    int has_opset, sparse_inits;
+    luthier_onnx__node *nodes;
+    int nn, cn;
+    luthier_onnx__tensor **inits;
+    int ninit, cinit;
+    luthier_onnx__vi *inputs;
+    int nin, cin;
+    luthier_onnx__vi *outputs;
+    int nout, cout;
+    luthier_onnx__val *vals;
+    int nv, cv;
+    int *hash;
+    int hcap;
+    luthier_graph *g;
+    int *order;
+    int norder;
+    int cur; /* node being converted */
+} luthier_onnx__ctx;
+
+LUTHIER_ONNX__FN void *luthier_onnx__alloc(luthier_onnx__ctx *c, size_t size) {
+    luthier_onnx__blk *b = c->arena;
+    void *p;
+    size = (size + 15) & ~(size_t)15;
+    if (size > ((size_t)1 << 40)) return NULL;
+    if (!b || b->cap - b->used < size) {
+        size_t cap = size > 65536 ? size : 65536;
+        b = (luthier_onnx__blk *)malloc(LUTHIER_ONNX__BLK_HDR + cap);
+        if (!b) return NULL;
+        b->next = c->arena;
+        b->used = 0;
+        b->cap = cap;
+        c->arena = b;
+    }
+    p = (char *)b + LUTHIER_ONNX__BLK_HDR + b->used;
+    b->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+LUTHIER_ONNX__FN void luthier_onnx__arena_free(luthier_onnx__ctx *c) {
+    while (c->arena) {
+        luthier_onnx__blk *n = c->arena->next;
+        free(c->arena);
+        c->arena = n;
+    }
+}
+
+/* Grows arr (arena) to hold need elements; returns the (maybe new) array or NULL. */
+LUTHIER_ONNX__FN void *luthier_onnx__grow(luthier_onnx__ctx *c, void *arr, int *cap, int need, size_t elt) {
+    void *p;
+    int n;
+    if (need <= *cap) return arr;
+    n = *cap ? *cap : 4;
+    while (n < need) {
+        if (n > INT_MAX / 2) return NULL;
+        n *= 2;
+    }
+    if (!(p = luthier_onnx__alloc(c, (size_t)n * elt))) return NULL;
+    if (arr) memcpy(p, arr, (size_t)*cap * elt);
+    *cap = n;
+    return p;
+}
+
+#define LUTHIER_ONNX__PUSH(c, arr, n, cap, T) \
+    (((arr) = (T *)luthier_onnx__grow((c), (arr), &(cap), (n) + 1, sizeof(T))) != NULL ? &(arr)[(n)++] : (T *)NULL)
+
+LUTHIER_ONNX__FN char *luthier_onnx__strn(luthier_onnx__ctx *c, const void *s, size_t n) {
+    char *p = (char *)luthier_onnx__alloc(c, n + 1);
+    if (p) {
+        if (n) memcpy(p, s, n);
+        p[n] = 0;
+    }
+    return p;
+}
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+
+LUTHIER_ONNX__FN LUTHIER_ONNX__PRINTF(3, 4) luthier_status luthier_onnx__fail(luthier_onnx__ctx *c, luthier_status s, const char *fmt, ...) {
+    va_list ap;
+    if (c->st != LUTHIER_STATUS_OK) return c->st; /* the first error wins */
+    c->st = s;
+    if (c->err && c->err_size) {
+        va_start(ap, fmt);
+        vsnprintf(c->err, c->err_size, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+LUTHIER_ONNX__FN const char *luthier_onnx__nname(const luthier_onnx__node *n) {
+    if (n->name && *n->name) return n->name;
+    if (n->nout && n->out[0] && *n->out[0]) return n->out[0];
+    return "?";
+}
+
+LUTHIER_ONNX__FN LUTHIER_ONNX__PRINTF(4, 5) luthier_status luthier_onnx__nfail(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_status s,
+                                                                const char *fmt, ...) {
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return luthier_onnx__fail(c, s, "node '%s' (%s): %s", luthier_onnx__nname(n), n->op ? n->op : "?", msg);
+}
+#define LUTHIER_ONNX__UNSUP(...) return luthier_onnx__nfail(c, n, LUTHIER_STATUS_UNSUPPORTED, __VA_ARGS__)
+#define LUTHIER_ONNX__BAD(...) return luthier_onnx__nfail(c, n, LUTHIER_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+#define LUTHIER_ONNX__OOM() return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory")
+#define LUTHIER_ONNX__TRY(e) do { luthier_status s_ = (e); if (s_ != LUTHIER_STATUS_OK) return s_; } while (0)
+
+/* ---- protobuf wire format -------------------------------------------------------------------- */
+
+typedef struct luthier_onnx__rd {
+    const uint8_t *p, *end;
+} luthier_onnx__rd;
+
+typedef struct luthier_onnx__fld {
+    uint32_t num, wire;
+    uint64_t v;
+    const uint8_t *data;
+    size_t len;
+} luthier_onnx__fld;
+
+LUTHIER_ONNX__FN int luthier_onnx__varint(const uint8_t **pp, const uint8_t *end, uint64_t *out) {
+    const uint8_t *p = *pp;
+    uint64_t v = 0;
+    int i;
+    for (i = 0; i < 10; i++) {
+        uint8_t b;
+        if (p >= end) return 0;
+        b = *p++;
+        if (i == 9 && b > 1) return 0;
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *pp = p;
+            *out = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+LUTHIER_ONNX__FN uint64_t luthier_onnx__le(const uint8_t *p, int bytes) {
+    uint64_t v = 0;
+    int i;
+    for (i = bytes - 1; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+LUTHIER_ONNX__FN float luthier_onnx__f32(uint32_t bits) {
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+LUTHIER_ONNX__FN float luthier_onnx__f64(uint64_t bits) {
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return (float)d;
+}
+
+LUTHIER_ONNX__FN float luthier_onnx__f16(uint32_t h) {
+    uint32_t s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    if (e == 0) {
+        float v = ldexpf((float)m, -24);
+        return s ? -v : v;
+    }
+    if (e == 31) return luthier_onnx__f32(s | 0x7f800000u | (m << 13));
+    return luthier_onnx__f32(s | ((e + 112) << 23) | (m << 13));
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__perr(luthier_onnx__ctx *c, const uint8_t *at, const char *what, const char *msg) {
+    if (c->base)
+        luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "malformed %s at byte %lld: %s", what, (long long)(at - c->base), msg);
+    else
+        luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "malformed %s: %s", what, msg);
+    return -1;
+}
+
+/* 1 = a field, 0 = end of the message, -1 = malformed (the error is set). */
+LUTHIER_ONNX__FN int luthier_onnx__next(luthier_onnx__ctx *c, luthier_onnx__rd *r, luthier_onnx__fld *f, const char *what) {
+    uint64_t key, len;
+    const uint8_t *start = r->p;
+    char msg[160];
+    if (r->p >= r->end) return 0;
+    if (!luthier_onnx__varint(&r->p, r->end, &key)) return luthier_onnx__perr(c, start, what, "truncated or overlong field key");
+    f->num = (uint32_t)(key >> 3);
+    f->wire = (uint32_t)(key & 7);
+    f->v = 0;
+    f->data = NULL;
+    f->len = 0;
+    if ((key >> 3) == 0 || (key >> 3) > 0x1fffffffu) return luthier_onnx__perr(c, start, what, "field number 0 or too large");
+    switch (f->wire) {
+    case 0:
+        if (!luthier_onnx__varint(&r->p, r->end, &f->v)) {
+            snprintf(msg, sizeof msg, "truncated varint in field %u", f->num);
+            return luthier_onnx__perr(c, start, what, msg);
+        }
+        break;
+    case 1:
+    case 5: {
+        size_t w = f->wire == 1 ? 8 : 4;
+        if ((size_t)(r->end - r->p) < w) {
+            snprintf(msg, sizeof msg, "field %u: %zu-byte value truncated", f->num, w);
+            return luthier_onnx__perr(c, start, what, msg);
+        }
+        f->v = luthier_onnx__le(r->p, (int)w);
+        r->p += w;
+        break;
+    }
+    case 2:
+        if (!luthier_onnx__varint(&r->p, r->end, &len)) {
+            snprintf(msg, sizeof msg, "truncated length of field %u", f->num);
+            return luthier_onnx__perr(c, start, what, msg);
+        }
+        if (len > (uint64_t)(r->end - r->p)) {
+            snprintf(msg, sizeof msg, "field %u declares %llu bytes, only %llu are left", f->num, (unsigned long long)len,
+                     (unsigned long long)(r->end - r->p));
+            return luthier_onnx__perr(c, start, what, msg);
+        }
+        f->data = r->p;
+        f->len = (size_t)len;
+        r->p += len;
+        break;
+    default:
+        snprintf(msg, sizeof msg, "field %u has wire type %u (ONNX uses 0, 1, 2 and 5)", f->num, f->wire);
+        return luthier_onnx__perr(c, start, what, msg);
+    }
+    return 1;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__want(luthier_onnx__ctx *c, const luthier_onnx__fld *f, uint32_t wire, const char *what, const char *field) {
+    char msg[160];
+    if (f->wire == wire) return 0;
+    snprintf(msg, sizeof msg, "field %u (%s) has wire type %u, expected %u", f->num, field, f->wire, wire);
+    return luthier_onnx__perr(c, f->data ? f->data : c->base, what, msg);
+}
+
+/* Repeated integers: one varint, or packed varints. */
+LUTHIER_ONNX__FN int luthier_onnx__ints(luthier_onnx__ctx *c, const luthier_onnx__fld *f, int64_t **arr, int *n, int *cap, const char *what) {
+    if (f->wire == 0) {
+        int64_t *slot = LUTHIER_ONNX__PUSH(c, *arr, *n, *cap, int64_t);
+        if (!slot) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+        *slot = (int64_t)f->v;
+        return 0;
+    }
+    if (f->wire == 2) {
+        const uint8_t *p = f->data, *end = f->data + f->len;
+        while (p < end) {
+            uint64_t v;
+            int64_t *slot;
+            if (!luthier_onnx__varint(&p, end, &v)) return luthier_onnx__perr(c, p, what, "truncated packed varint");
+            if (!(slot = LUTHIER_ONNX__PUSH(c, *arr, *n, *cap, int64_t)))
+                return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+            *slot = (int64_t)v;
+        }
+        return 0;
+    }
+    return luthier_onnx__want(c, f, 0, what, "repeated integer");
+}
+
+/* Repeated fixed-size values (4 or 8 bytes): one value, or packed. Stored as float. kind: 0 =
+   float32 bits, 1 = double bits. */
+LUTHIER_ONNX__FN int luthier_onnx__fixed(luthier_onnx__ctx *c, const luthier_onnx__fld *f, int kind, float **arr, int *n, int *cap, const char *what) {
+    size_t w = kind ? 8 : 4, k;
+    uint32_t wire = kind ? 1 : 5;
+    if (f->wire == wire) {
+        float *slot = LUTHIER_ONNX__PUSH(c, *arr, *n, *cap, float);
+        if (!slot) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+        *slot = kind ? luthier_onnx__f64(f->v) : luthier_onnx__f32((uint32_t)f->v);
+        return 0;
+    }
+    if (f->wire == 2) {
+        if (f->len % w) return luthier_onnx__perr(c, f->data, what, "packed fixed-size field length is not a multiple of the element size");
+        if (f->len / w > (size_t)INT_MAX - (size_t)*n) return luthier_onnx__perr(c, f->data, what, "too many values");
+        if (!(*arr = (float *)luthier_onnx__grow(c, *arr, cap, *n + (int)(f->len / w), sizeof(float))))
+            return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+        for (k = 0; k < f->len / w; k++)
+            (*arr)[(*n)++] = kind ? luthier_onnx__f64(luthier_onnx__le(f->data + k * w, 8)) : luthier_onnx__f32((uint32_t)luthier_onnx__le(f->data + k * w, 4));
+        return 0;
+    }
+    return luthier_onnx__want(c, f, wire, what, "repeated fixed");
+}
+
+/* ---- messages -------------------------------------------------------------------------------- */
+
+LUTHIER_ONNX__FN int luthier_onnx__elsize(int type) {
+    switch (type) {
+    case 1: case 6: case 12: return 4;        /* float, int32, uint32 */
+    case 2: case 3: case 9: return 1;         /* uint8, int8, bool */
+    case 4: case 5: case 10: case 16: return 2; /* uint16, int16, float16, bfloat16 */
+    case 7: case 11: case 13: return 8;       /* int64, double, uint64 */
+    default: return 0;
+    }
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__isfloat(int type) { return type == 1 || type == 10 || type == 11 || type == 16; }
+
+LUTHIER_ONNX__FN const char *luthier_onnx__typename(int type) {
+    static const char *names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16", "int32", "int64",
+                                  "string", "bool", "float16", "double", "uint32", "uint64", "complex64",
+                                  "complex128", "bfloat16"};
+    return type >= 0 && type <= 16 ? names[type] : "unknown type";
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__tensor *t) {
+    luthier_onnx__rd r;
+    luthier_onnx__fld f;
+    int64_t *dims = NULL, *ints = NULL;
+    float *fl = NULL;
+    int nd = 0, cd = 0, ni = 0, ci = 0, nf = 0, cf = 0, k, rc, external = 0, have_type = 0;
+    const uint8_t *raw = NULL;
+    size_t rawlen = 0, n = 1, i;
+    int has_raw = 0;
+    r.p = data;
+    r.end = data + len;
+    t->name = "";
+    while ((rc = luthier_onnx__next(c, &r, &f, "TensorProto")) > 0) {
+        switch (f.num) {
+        case 1: if (luthier_onnx__ints(c, &f, &dims, &nd, &cd, "TensorProto.dims")) return -1; break;
+        case 2: if (luthier_onnx__want(c, &f, 0, "TensorProto", "data_type")) return -1; t->type = (int)f.v; have_type = 1; break;
+        case 4: if (luthier_onnx__fixed(c, &f, 0, &fl, &nf, &cf, "TensorProto.float_data")) return -1; break;
+        case 5: case 7: case 11:
+            if (luthier_onnx__ints(c, &f, &ints, &ni, &ci, "TensorProto.int_data")) return -1;
+            break;
+        case 6: t->type = 8; break;
+        case 8:
+            if (luthier_onnx__want(c, &f, 2, "TensorProto", "name")) return -1;
+            if (!(t->name = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+            break;
+        case 9:
+            if (luthier_onnx__want(c, &f, 2, "TensorProto", "raw_data")) return -1;
+            raw = f.data; rawlen = f.len; has_raw = 1;
+            break;
+        case 10: if (luthier_onnx__fixed(c, &f, 1, &fl, &nf, &cf, "TensorProto.double_data")) return -1; break;
+        case 13: external = 1; break;
+        case 14: if (f.wire == 0 && f.v == 1) external = 1; break;
+        default: break;
+        }
+    }
+    if (rc < 0) return -1;
+    if (external)
+        return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED,
+                        "tensor '%s' keeps its data in an external file (data_location EXTERNAL): not supported; save the "
+                        "model with the weights inside it (onnx.save(..., save_as_external_data=False))", t->name), -1;
+    if (nd > LUTHIER_ONNX_MAX_RANK)
+        return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "tensor '%s' has rank %d (at most %d)", t->name, nd, LUTHIER_ONNX_MAX_RANK), -1;
+    t->rank = nd;
+    for (k = 0; k < nd; k++) {
+        if (dims[k] < 0)
+            return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor '%s': dimension %d is negative (%lld)", t->name, k,
+                            (long long)dims[k]), -1;
+        if (dims[k] && n > ((size_t)1 << 40) / (size_t)dims[k])
+            return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor '%s': element count overflows", t->name), -1;
+        n *= (size_t)dims[k];
+        t->dims[k] = dims[k];
+    }
+    t->n = n;
+    if (!have_type && t->type != 8)
+        return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor '%s' has no data_type", t->name), -1;
+    if (t->type == 8 || !luthier_onnx__elsize(t->type)) return 0; /* kept without data: refused where used */
+    /* the stored data must match the dims before anything is allocated for them */
+    if (has_raw ? rawlen != n * (size_t)luthier_onnx__elsize(t->type) : (size_t)(t->type == 1 || t->type == 11 ? nf : ni) != n) {
+        if (has_raw)
+            return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor '%s': raw_data holds %zu bytes, %zu %s values need %zu",
+                                      t->name, rawlen, n, luthier_onnx__typename(t->type), n * (size_t)luthier_onnx__elsize(t->type)), -1;
+        return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor '%s': %d values stored, dims need %zu", t->name,
+                                  t->type == 1 || t->type == 11 ? nf : ni, n), -1;
+    }
+    if (luthier_onnx__isfloat(t->type)) {
+        if (!(t->f = (float *)luthier_onnx__alloc(c, (n ? n : 1) * sizeof(float)))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+    } else if (!(t->i = (int64_t *)luthier_onnx__alloc(c, (n ? n : 1) * sizeof(int64_t)))) {
+        return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+    }
+    if (has_raw) {
+        size_t es = (size_t)luthier_onnx__elsize(t->type);
+        if (rawlen != n * es)
+            return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor '%s': raw_data holds %zu bytes, %zu %s values need %zu",
+                            t->name, rawlen, n, luthier_onnx__typename(t->type), n * es), -1;
+        for (i = 0; i < n; i++) {
+            const uint8_t *p = raw + i * es;
+            switch (t->type) {
+            case 1: t->f[i] = luthier_onnx__f32((uint32_t)luthier_onnx__le(p, 4)); break;
+            case 11: t->f[i] = luthier_onnx__f64(luthier_onnx__le(p, 8)); break;
+            case 10: t->f[i] = luthier_onnx__f16((uint32_t)luthier_onnx__le(p, 2)); break;
+            case 16: t->f[i] = luthier_onnx__f32((uint32_t)luthier_onnx__le(p, 2) << 16); break;
+            case 2: case 9: t->i[i] = p[0]; break;
+            case 3: t->i[i] = (int8_t)p[0]; break;
+            case 4: t->i[i] = (int64_t)luthier_onnx__le(p, 2); break;
+            case 5: t->i[i] = (int16_t)luthier_onnx__le(p, 2); break;
+            case 6: t->i[i] = (int32_t)(uint32_t)luthier_onnx__le(p, 4); break;
+            case 12: t->i[i] = (int64_t)luthier_onnx__le(p, 4); break;
+            default: t->i[i] = (int64_t)luthier_onnx__le(p, 8); break;
+            }
+        }
+        return 0;
+    }
+    if (t->type == 1 || t->type == 11) {
+        if ((size_t)nf != n)
+            return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor '%s': %d values stored, dims need %zu", t->name, nf, n), -1;
+        if (n) memcpy(t->f, fl, n * sizeof(float));
+        return 0;
+    }
+    if ((size_t)ni != n)
+        return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor '%s': %d values stored, dims need %zu", t->name, ni, n), -1;
+    for (i = 0; i < n; i++) {
+        if (t->type == 10) t->f[i] = luthier_onnx__f16((uint32_t)ints[i] & 0xffffu);
+        else if (t->type == 16) t->f[i] = luthier_onnx__f32(((uint32_t)ints[i] & 0xffffu) << 16);
+        else if (t->type == 6 || t->type == 5 || t->type == 3) t->i[i] = (int32_t)(uint32_t)(uint64_t)ints[i];
+        else t->i[i] = ints[i];
+    }
+    return 0;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__parse_attr(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__attr *a) {
+    luthier_onnx__rd r;
+    luthier_onnx__fld f;
+    int rc;
+    r.p = data;
+    r.end = data + len;
+    a->name = "";
+    while ((rc = luthier_onnx__next(c, &r, &f, "AttributeProto")) > 0) {
+        switch (f.num) {
+        case 1:
+            if (luthier_onnx__want(c, &f, 2, "AttributeProto", "name")) return -1;
+            if (!(a->name = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+            break;
+        case 2: if (luthier_onnx__want(c, &f, 5, "AttributeProto", "f")) return -1; a->f = luthier_onnx__f32((uint32_t)f.v); a->has_f = 1; break;
+        case 3: if (luthier_onnx__want(c, &f, 0, "AttributeProto", "i")) return -1; a->i = (int64_t)f.v; a->has_i = 1; break;
+        case 4:
+            if (luthier_onnx__want(c, &f, 2, "AttributeProto", "s")) return -1;
+            if (!(a->s = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+            a->has_s = 1;
+            break;
+        case 5:
+            if (luthier_onnx__want(c, &f, 2, "AttributeProto", "t")) return -1;
+            if (!(a->t = (luthier_onnx__tensor *)luthier_onnx__alloc(c, sizeof(luthier_onnx__tensor)))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+            if (luthier_onnx__parse_tensor(c, f.data, f.len, a->t)) return -1;
+            a->has_t = 1;
+            break;
+        case 6: case 11: a->has_g = 1; break;
+        case 7: if (luthier_onnx__fixed(c, &f, 0, &a->floats, &a->nfloats, &a->cfloats, "AttributeProto.floats")) return -1; break;
+        case 8: if (luthier_onnx__ints(c, &f, &a->ints, &a->nints, &a->cints, "AttributeProto.ints")) return -1; break;
+        case 20: if (luthier_onnx__want(c, &f, 0, "AttributeProto", "type")) return -1; a->type = (int)f.v; break;
+        default: break;
+        }
+    }
+    return rc < 0 ? -1 : 0;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__pushstr(luthier_onnx__ctx *c, const luthier_onnx__fld *f, const char ***arr, int *n, int *cap, const char *what) {
+    const char **slot;
+    if (luthier_onnx__want(c, f, 2, what, "string")) return -1;
+    if (!(slot = LUTHIER_ONNX__PUSH(c, *arr, *n, *cap, const char *)) || !(*slot = luthier_onnx__strn(c, f->data, f->len)))
+        return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+    return 0;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__parse_node(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__node *n) {
+    luthier_onnx__rd r;
+    luthier_onnx__fld f;
+    int rc;
+    r.p = data;
+    r.end = data + len;
+    n->name = "";
+    n->op = "";
+    n->domain = "";
+    while ((rc = luthier_onnx__next(c, &r, &f, "NodeProto")) > 0) {
+        switch (f.num) {
+        case 1: if (luthier_onnx__pushstr(c, &f, &n->in, &n->nin, &n->cin, "NodeProto.input")) return -1; break;
+        case 2: if (luthier_onnx__pushstr(c, &f, &n->out, &n->nout, &n->cout, "NodeProto.output")) return -1; break;
+        case 3: case 4: case 7: {
+            const char *s;
+            if (luthier_onnx__want(c, &f, 2, "NodeProto", f.num == 3 ? "name" : f.num == 4 ? "op_type" : "domain")) return -1;
+            if (!(s = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+            if (f.num == 3) n->name = s; else if (f.num == 4) n->op = s; else n->domain = s;
+            break;
+        }
+        case 5: {
+            luthier_onnx__attr *a;
+            if (luthier_onnx__want(c, &f, 2, "NodeProto", "attribute")) return -1;
+            if (!(a = LUTHIER_ONNX__PUSH(c, n->attrs, n->nattrs, n->cattrs, luthier_onnx__attr))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+            if (luthier_onnx__parse_attr(c, f.data, f.len, a)) return -1;
+            break;
+        }
+        default: break;
+        }
+    }
+    return rc < 0 ? -1 : 0;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__parse_vi(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__vi *v) {
+    luthier_onnx__rd r, r2, r3, r4, r5;
+    luthier_onnx__fld f, f2, f3, f4, f5;
+    int rc;
+    r.p = data;
+    r.end = data + len;
+    v->name = "";
+    while ((rc = luthier_onnx__next(c, &r, &f, "ValueInfoProto")) > 0) {
+        if (f.num == 1) {
+            if (luthier_onnx__want(c, &f, 2, "ValueInfoProto", "name")) return -1;
+            if (!(v->name = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+        } else if (f.num == 2) { /* TypeProto */
+            if (luthier_onnx__want(c, &f, 2, "ValueInfoProto", "type")) return -1;
+            r2.p = f.data; r2.end = f.data + f.len;
+            while ((rc = luthier_onnx__next(c, &r2, &f2, "TypeProto")) > 0) {
+                if (f2.num != 1) continue; /* tensor_type; sequences and maps stay elem 0 */
+                if (luthier_onnx__want(c, &f2, 2, "TypeProto", "tensor_type")) return -1;
+                r3.p = f2.data; r3.end = f2.data + f2.len;
+                while ((rc = luthier_onnx__next(c, &r3, &f3, "TypeProto.Tensor")) > 0) {
+                    if (f3.num == 1) {
+                        if (luthier_onnx__want(c, &f3, 0, "TypeProto.Tensor", "elem_type")) return -1;
+                        v->elem = (int)f3.v;
+                    } else if (f3.num == 2) {
+                        if (luthier_onnx__want(c, &f3, 2, "TypeProto.Tensor", "shape")) return -1;
+                        v->has_shape = 1;
+                        r4.p = f3.data; r4.end = f3.data + f3.len;
+                        while ((rc = luthier_onnx__next(c, &r4, &f4, "TensorShapeProto")) > 0) {
+                            if (f4.num != 1) continue;
+                            if (luthier_onnx__want(c, &f4, 2, "TensorShapeProto", "dim")) return -1;
+                            if (v->rank >= LUTHIER_ONNX_MAX_RANK)
+                                return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "value '%s' has rank above %d", v->name,
+                                                LUTHIER_ONNX_MAX_RANK), -1;
+                            v->dims[v->rank] = -1;
+                            v->params[v->rank] = NULL;
+                            r5.p = f4.data; r5.end = f4.data + f4.len;
+                            while ((rc = luthier_onnx__next(c, &r5, &f5, "TensorShapeProto.Dimension")) > 0) {
+                                if (f5.num == 1) {
+                                    if (luthier_onnx__want(c, &f5, 0, "Dimension", "dim_value")) return -1;
+                                    v->dims[v->rank] = (int64_t)f5.v;
+                                    if (v->dims[v->rank] < 0)
+                                        return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "value '%s': dimension %d is negative (%lld)",
+                                                        v->name, v->rank, (long long)v->dims[v->rank]), -1;
+                                } else if (f5.num == 2) {
+                                    if (luthier_onnx__want(c, &f5, 2, "Dimension", "dim_param")) return -1;
+                                    if (!(v->params[v->rank] = luthier_onnx__strn(c, f5.data, f5.len)))
+                                        return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+                                }
+                            }
+                            if (rc < 0) return -1;
+                            v->rank++;
+                        }
+                        if (rc < 0) return -1;
+                    }
+                }
+                if (rc < 0) return -1;
+            }
+            if (rc < 0) return -1;
+        }
+    }
+    return rc < 0 ? -1 : 0;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__parse_graph(luthier_onnx__ctx *c, const uint8_t *data, size_t len) {
+    luthier_onnx__rd r;
+    luthier_onnx__fld f;
+    int rc;
+    r.p = data;
+    r.end = data + len;
+    while ((rc = luthier_onnx__next(c, &r, &f, "GraphProto")) > 0) {
+        switch (f.num) {
+        case 1: {
+            luthier_onnx__node *n;
+            if (luthier_onnx__want(c, &f, 2, "GraphProto", "node")) return -1;
+            if (!(n = LUTHIER_ONNX__PUSH(c, c->nodes, c->nn, c->cn, luthier_onnx__node))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+            if (luthier_onnx__parse_node(c, f.data, f.len, n)) return -1;
+            break;
+        }
+        case 5: {
+            luthier_onnx__tensor **slot;
+            if (luthier_onnx__want(c, &f, 2, "GraphProto", "initializer")) return -1;
+            if (!(slot = LUTHIER_ONNX__PUSH(c, c->inits, c->ninit, c->cinit, luthier_onnx__tensor *)) ||
+                !(*slot = (luthier_onnx__tensor *)luthier_onnx__alloc(c, sizeof(luthier_onnx__tensor))))
+                return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+            if (luthier_onnx__parse_tensor(c, f.data, f.len, *slot)) return -1;
+            break;
+        }
+        case 11: case 12: {
+            luthier_onnx__vi *v;
+            if (luthier_onnx__want(c, &f, 2, "GraphProto", f.num == 11 ? "input" : "output")) return -1;
+            v = f.num == 11 ? LUTHIER_ONNX__PUSH(c, c->inputs, c->nin, c->cin, luthier_onnx__vi) : LUTHIER_ONNX__PUSH(c, c->outputs, c->nout, c->cout, luthier_onnx__vi);
+            if (!v) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+            if (luthier_onnx__parse_vi(c, f.data, f.len, v)) return -1;
+            break;
+        }
+        case 15: c->sparse_inits = 1; break;
+        default: break;
+        }
+    }
+    return rc < 0 ? -1 : 0;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__parse_model(luthier_onnx__ctx *c, const uint8_t *data, size_t len) {
+    luthier_onnx__rd r, r2;
+    luthier_onnx__fld f, f2;
+    const uint8_t *graph = NULL;
+    size_t glen = 0;
+    int rc, have_graph = 0;
+    r.p = data;
+    r.end = data + len;
+    while ((rc = luthier_onnx__next(c, &r, &f, "ModelProto")) > 0) {
+        if (f.num == 1) {
+            if (luthier_onnx__want(c, &f, 0, "ModelProto", "ir_version")) return -1;
+            c->ir_version = (int64_t)f.v;
+        } else if (f.num == 7) {
+            if (luthier_onnx__want(c, &f, 2, "ModelProto", "graph")) return -1;
+            graph = f.data;
+            glen = f.len;
+            have_graph = 1;
+        } else if (f.num == 8) {
+            const char *domain = "";
+            int64_t version = 0;
+            if (luthier_onnx__want(c, &f, 2, "ModelProto", "opset_import")) return -1;
+            r2.p = f.data; r2.end = f.data + f.len;
+            while ((rc = luthier_onnx__next(c, &r2, &f2, "OperatorSetIdProto")) > 0) {
+                if (f2.num == 1) {
+                    if (luthier_onnx__want(c, &f2, 2, "OperatorSetIdProto", "domain")) return -1;
+                    if (!(domain = luthier_onnx__strn(c, f2.data, f2.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+                } else if (f2.num == 2) {
+                    if (luthier_onnx__want(c, &f2, 0, "OperatorSetIdProto", "version")) return -1;
+                    version = (int64_t)f2.v;
+                }
+            }
+            if (rc < 0) return -1;
+            if (!*domain || strcmp(domain, "ai.onnx") == 0) {
+                c->opset = version;
+                c->has_opset = 1;
+            }
+        }
+    }
+    if (rc < 0) return -1;
+    if (!have_graph)
+        return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "not an ONNX model: ModelProto has no graph (field 7)%s",
+                        len ? "" : " (the file is empty)"), -1;
+    return luthier_onnx__parse_graph(c, graph, glen);
+}
+
+/* ---- values ---------------------------------------------------------------------------------- */
+
+LUTHIER_ONNX__FN uint32_t luthier_onnx__hashstr(const char *s) {
+    uint32_t h = 2166136261u;
+    while (*s) h = (h ^ (uint8_t)*s++) * 16777619u;
+    return h;
+}
+
+LUTHIER_ONNX__FN luthier_onnx__val *luthier_onnx__find(luthier_onnx__ctx *c, const char *name) {
+    uint32_t h;
+    if (!c->hcap || !name) return NULL;
+    h = luthier_onnx__hashstr(name) & (uint32_t)(c->hcap - 1);
+    while (c->hash[h]) {
+        luthier_onnx__val *v = &c->vals[c->hash[h] - 1];
+        if (strcmp(v->name, name) == 0) return v;
+        h = (h + 1) & (uint32_t)(c->hcap - 1);
+    }
+    return NULL;
+}
+
+/* The value named name, created when absent (NULL only when out of memory). */
+LUTHIER_ONNX__FN luthier_onnx__val *luthier_onnx__get(luthier_onnx__ctx *c, const char *name) {
+    luthier_onnx__val *v = luthier_onnx__find(c, name);
+    uint32_t h;
+    int i;
+    if (v) return v;
+    if ((c->nv + 1) * 2 > c->hcap) {
+        int cap = c->hcap ? c->hcap * 2 : 256;
+        int *nh = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)cap);
+        if (!nh || cap > (1 << 28)) return NULL;
+        for (i = 0; i < c->nv; i++) {
+            h = luthier_onnx__hashstr(c->vals[i].name) & (uint32_t)(cap - 1);
+            while (nh[h]) h = (h + 1) & (uint32_t)(cap - 1);
+            nh[h] = i + 1;
+        }
+        c->hash = nh;
+        c->hcap = cap;
+    }
+    if (!(v = LUTHIER_ONNX__PUSH(c, c->vals, c->nv, c->cv, luthier_onnx__val))) return NULL;
+    v->name = name;
+    v->producer = -1;
+    v->tid = v->cid = -1;
+    h = luthier_onnx__hashstr(name) & (uint32_t)(c->hcap - 1);
+    while (c->hash[h]) h = (h + 1) & (uint32_t)(c->hcap - 1);
+    c->hash[h] = c->nv;
+    return v;
+}
+
+/* ---- attributes ------------------------------------------------------------------------------ */
+
+LUTHIER_ONNX__FN const luthier_onnx__attr *luthier_onnx__attr_get(const luthier_onnx__node *n, const char *name) {
+    int i;
+    for (i = 0; i < n->nattrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
+    return NULL;
+}
+LUTHIER_ONNX__FN int64_t luthier_onnx__ai(const luthier_onnx__node *n, const char *name, int64_t def) {
+    const luthier_onnx__attr *a = luthier_onnx__attr_get(n, name);
+    return a && a->has_i ? a->i : def;
+}
+LUTHIER_ONNX__FN float luthier_onnx__af(const luthier_onnx__node *n, const char *name, float def) {
+    const luthier_onnx__attr *a = luthier_onnx__attr_get(n, name);
+    return a && a->has_f ? a->f : def;
+}
+LUTHIER_ONNX__FN const char *luthier_onnx__as(const luthier_onnx__node *n, const char *name, const char *def) {
+    const luthier_onnx__attr *a = luthier_onnx__attr_get(n, name);
+    return a && a->has_s ? a->s : def;
+}
+/* Integer list attribute: count (-1 when absent). */
+LUTHIER_ONNX__FN int luthier_onnx__aints(const luthier_onnx__node *n, const char *name, const int64_t **v) {
+    const luthier_onnx__attr *a = luthier_onnx__attr_get(n, name);
+    *v = a ? a->ints : NULL;
+    return a ? a->nints : -1;
+}
+
+/* Refuses attributes outside allowed (comma-separated) so that none is silently ignored. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__check_attrs(luthier_onnx__ctx *c, const luthier_onnx__node *n, const char *allowed) {
+    int i;
+    for (i = 0; i < n->nattrs; i++) {
+        const char *a = n->attrs[i].name, *p = allowed;
+        size_t la = strlen(a);
+        int ok = 0;
+        while (*p && !ok) {
+            const char *e = strchr(p, ',');
+            size_t l = e ? (size_t)(e - p) : strlen(p);
+            ok = l == la && strncmp(p, a, l) == 0;
+            p += l + (e ? 1 : 0);
+        }
+        if (!ok) LUTHIER_ONNX__UNSUP("attribute '%s' is not supported (supported: %s)", a, *allowed ? allowed : "none");
+        if (n->attrs[i].has_g) LUTHIER_ONNX__UNSUP("attribute '%s' holds a subgraph: not supported", a);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* ---- host tensors (constants and folding) ---------------------------------------------------- */
+
+LUTHIER_ONNX__FN luthier_onnx__tensor *luthier_onnx__tnew(luthier_onnx__ctx *c, int isf, int rank, const int64_t *dims) {
+    luthier_onnx__tensor *t;
+    size_t n = 1;
+    int k;
+    if (rank < 0 || rank > LUTHIER_ONNX_MAX_RANK) return NULL;
+    for (k = 0; k < rank; k++) {
+        if (dims[k] < 0 || (dims[k] && n > LUTHIER_ONNX__MAX_ELEMS / (size_t)dims[k])) return NULL;
+        n *= (size_t)dims[k];
+    }
+    if (n > LUTHIER_ONNX__MAX_ELEMS || !(t = (luthier_onnx__tensor *)luthier_onnx__alloc(c, sizeof *t))) return NULL;
+    t->type = isf ? 1 : 7;
+    t->rank = rank;
+    for (k = 0; k < rank; k++) t->dims[k] = dims[k];
+    t->n = n;
+    if (isf ? !(t->f = (float *)luthier_onnx__alloc(c, (n ? n : 1) * sizeof(float)))
+            : !(t->i = (int64_t *)luthier_onnx__alloc(c, (n ? n : 1) * sizeof(int64_t))))
+        return NULL;
+    return t;
+}
+
+LUTHIER_ONNX__FN double luthier_onnx__tget(const luthier_onnx__tensor *t, size_t i) { return t->f ? (double)t->f[i] : (double)t->i[i]; }
+
+/* Integer values of a constant (any integer type). */
+LUTHIER_ONNX__FN int luthier_onnx__is_int(const luthier_onnx__tensor *t) { return t && t->i != NULL; }
+
+LUTHIER_ONNX__FN size_t luthier_onnx__numel(int rank, const int64_t *d) {
+    size_t n = 1;
+    int k;
+    for (k = 0; k < rank; k++) n *= (size_t)d[k];
+    return n;
+}
+
+/* Offset in a tensor of shape s (rank rs) of output element e of shape o (rank r), broadcast. */
+LUTHIER_ONNX__FN size_t luthier_onnx__bidx(size_t e, const int64_t *o, int r, const int64_t *s, int rs) {
+    size_t off = 0, stride = 1;
+    int d;
+    for (d = r - 1; d >= 0; d--) {
+        size_t idx = e % (size_t)o[d];
+        int ds = d - (r - rs);
+        e /= (size_t)o[d];
+        if (ds >= 0) {
+            if (s[ds] != 1) off += idx * stride;
+            stride *= (size_t)s[ds];
+        }
+    }
+    return off;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__bcast(int ra, const int64_t *a, int rb, const int64_t *b, int *ro, int64_t *o) {
+    int r = ra > rb ? ra : rb, i;
+    for (i = 0; i < r; i++) {
+        int64_t x = i < r - ra ? 1 : a[i - (r - ra)], y = i < r - rb ? 1 : b[i - (r - rb)];
+        if (x != y && x != 1 && y != 1) return 0;
+        o[i] = x == 1 ? y : x;
+    }
+    *ro = r;
+    return 1;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__norm_axis(int64_t axis, int rank, int64_t *out) {
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= (rank ? rank : 1)) return 0;
+    *out = axis;
+    return 1;
+}
+
+/* ---- per-value shape --------------------------------------------------------------------- */
+
+typedef struct luthier_onnx__shape {
+    int rank;
+    int64_t d[LUTHIER_ONNX_MAX_RANK];
+    int isf; /* f32 (else i64) */
+} luthier_onnx__shape;
+
+LUTHIER_ONNX__FN void luthier_onnx__vshape(luthier_onnx__ctx *c, const luthier_onnx__val *v, luthier_onnx__shape *s) {
+    memset(s, 0, sizeof *s);
+    if (v->c) {
+        s->rank = v->c->rank;
+        memcpy(s->d, v->c->dims, sizeof(int64_t) * (size_t)v->c->rank);
+        s->isf = v->c->f != NULL;
+    } else if (v->tid >= 0) {
+        luthier_tensor_info ti;
+        luthier_graph_tensor_info(c->g, v->tid, &ti);
+        s->rank = ti.rank;
+        memcpy(s->d, ti.shape, sizeof(int64_t) * (size_t)ti.rank);
+        s->isf = ti.dtype == LUTHIER_DTYPE_F32;
+    }
+}
+
+/* ---- shared shape logic ------------------------------------------------------------------------ */
+
+LUTHIER_ONNX__FN luthier_onnx__val *luthier_onnx__in(luthier_onnx__ctx *c, const luthier_onnx__node *n, int k) {
+    if (k >= n->nin || !n->in[k] || !*n->in[k]) return NULL;
+    return luthier_onnx__find(c, n->in[k]);
+}
+
+/* A constant integer input (or NULL when absent); fails when present and not constant. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__const_ints(luthier_onnx__ctx *c, const luthier_onnx__node *n, int k, const char *what,
+                                               const luthier_onnx__tensor **out) {
+    luthier_onnx__val *v = luthier_onnx__in(c, n, k);
+    *out = NULL;
+    if (!v) return LUTHIER_STATUS_OK;
+    if (!v->c) LUTHIER_ONNX__UNSUP("input %d ('%s', %s) must be a constant (computed at run time here)", k, v->name, what);
+    if (!luthier_onnx__is_int(v->c)) LUTHIER_ONNX__UNSUP("input %d ('%s', %s) must hold integers", k, v->name, what);
+    *out = v->c;
+    return LUTHIER_STATUS_OK;
+}
+
+/* axes from the attribute (before opset_input) or input 1 (from opset_input); count -1 = absent */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__axes(luthier_onnx__ctx *c, const luthier_onnx__node *n, int64_t opset_input, int64_t *axes, int *count) {
+    const int64_t *a;
+    int k;
+    *count = -1;
+    if (c->opset >= opset_input) {
+        const luthier_onnx__tensor *t;
+        LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "axes", &t));
+        if (!t) return LUTHIER_STATUS_OK;
+        if (t->n > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__BAD("%zu axes", t->n);
+        for (k = 0; k < (int)t->n; k++) axes[k] = t->i[k];
+        *count = (int)t->n;
+        return LUTHIER_STATUS_OK;
+    }
+    k = luthier_onnx__aints(n, "axes", &a);
+    if (k > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__BAD("%d axes", k);
+    if (k > 0) memcpy(axes, a, sizeof(int64_t) * (size_t)k);
+    *count = k;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Output shape of Reshape, Flatten, Squeeze, Unsqueeze. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__reshape_like(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__shape *x, luthier_onnx__shape *o) {
+    int64_t axes[LUTHIER_ONNX_MAX_RANK], ax;
+    int na, k, j;
+    size_t numel = luthier_onnx__numel(x->rank, x->d);
+    *o = *x;
+    if (strcmp(n->op, "Flatten") == 0) {
+        int64_t a = luthier_onnx__ai(n, "axis", 1);
+        if (a < 0) a += x->rank;
+        if (a < 0 || a > x->rank) LUTHIER_ONNX__BAD("axis %lld is out of range for rank %d", (long long)luthier_onnx__ai(n, "axis", 1), x->rank);
+        o->rank = 2;
+        o->d[0] = (int64_t)luthier_onnx__numel((int)a, x->d);
+        o->d[1] = (int64_t)luthier_onnx__numel(x->rank - (int)a, x->d + a);
+        return LUTHIER_STATUS_OK;
+    }
+    if (strcmp(n->op, "Reshape") == 0) {
+        const luthier_onnx__tensor *t = NULL;
+        const int64_t *sh;
+        int ns, infer = -1;
+        int64_t known = 1;
+        if (c->opset >= 5) {
+            LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "shape", &t));
+            if (!t) LUTHIER_ONNX__BAD("the shape input is missing");
+            sh = t->i;
+            ns = (int)t->n;
+        } else if ((ns = luthier_onnx__aints(n, "shape", &sh)) < 0) {
+            LUTHIER_ONNX__BAD("the shape attribute is missing");
+        }
+        if (ns > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__UNSUP("target rank %d is above %d", ns, LUTHIER_ONNX_MAX_RANK);
+        o->rank = ns;
+        for (k = 0; k < ns; k++) {
+            int64_t v = sh[k];
+            if (v == 0 && !luthier_onnx__ai(n, "allowzero", 0)) {
+                if (k >= x->rank) LUTHIER_ONNX__BAD("size %d is 0 (copy) but the input has rank %d", k, x->rank);
+                v = x->d[k];
+            } else if (v == -1) {
+                if (infer >= 0) LUTHIER_ONNX__BAD("more than one size is -1");
+                infer = k;
+                v = 1;
+            } else if (v < 0) {
+                LUTHIER_ONNX__BAD("size %d is %lld", k, (long long)v);
+            }
+            o->d[k] = v;
+            if (v > ((int64_t)1 << 40) || (v && known > ((int64_t)1 << 40) / v)) LUTHIER_ONNX__BAD("target shape is too large");
+            known *= v;
+        }
+        if (infer >= 0) {
+            if (known == 0 || numel % (size_t)known) LUTHIER_ONNX__BAD("cannot infer the -1 size of the target shape");
+            o->d[infer] = (int64_t)(numel / (size_t)known);
+            known *= o->d[infer];
+        }
+        if ((size_t)known != numel) LUTHIER_ONNX__BAD("cannot reshape %zu elements to %lld", numel, (long long)known);
+        return LUTHIER_STATUS_OK;
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__axes(c, n, 13, axes, &na));
+    if (strcmp(n->op, "Squeeze") == 0) {
+        int drop[LUTHIER_ONNX_MAX_RANK] = {0};
+        if (na < 0) {
+            for (k = 0; k < x->rank; k++) drop[k] = x->d[k] == 1;
+        } else {
+            for (k = 0; k < na; k++) {
+                if (!luthier_onnx__norm_axis(axes[k], x->rank, &ax)) LUTHIER_ONNX__BAD("axis %lld is out of range", (long long)axes[k]);
+                if (x->d[ax] != 1) LUTHIER_ONNX__BAD("axis %lld has size %lld, not 1", (long long)axes[k], (long long)x->d[ax]);
+                drop[ax] = 1;
+            }
+        }
+        for (k = j = 0; k < x->rank; k++)
+            if (!drop[k]) o->d[j++] = x->d[k];
+        o->rank = j;
+        return LUTHIER_STATUS_OK;
+    }
+    /* Unsqueeze */
+    {
+        int ins[LUTHIER_ONNX_MAX_RANK] = {0}, r;
+        if (na < 0) LUTHIER_ONNX__BAD("axes are missing");
+        r = x->rank + na;
+        if (r > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__UNSUP("result rank %d is above %d", r, LUTHIER_ONNX_MAX_RANK);
+        for (k = 0; k < na; k++) {
+            if (!luthier_onnx__norm_axis(axes[k], r, &ax) || ins[ax]) LUTHIER_ONNX__BAD("axis %lld is out of range or repeated", (long long)axes[k]);
+            ins[ax] = 1;
+        }
+        for (k = j = 0; k < r; k++) o->d[k] = ins[k] ? 1 : x->d[j++];
+        o->rank = r;
+        return LUTHIER_STATUS_OK;
+    }
+}
+
+/* Slice: per axis of x, start, step and length. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__slice_params(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__shape *x, int64_t *start,
+                                                 int64_t *step, int64_t *len) {
+    const int64_t *st, *en, *ax = NULL, *sp = NULL;
+    int ns, ne, na = -1, nsp = -1, k;
+    int seen[LUTHIER_ONNX_MAX_RANK] = {0};
+    for (k = 0; k < x->rank; k++) start[k] = 0, step[k] = 1, len[k] = x->d[k];
+    if (c->opset >= 10) {
+        const luthier_onnx__tensor *ts, *te, *ta, *tp;
+        LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "starts", &ts));
+        LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 2, "ends", &te));
+        LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 3, "axes", &ta));
+        LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 4, "steps", &tp));
+        if (!ts || !te) LUTHIER_ONNX__BAD("starts and ends are required");
+        st = ts->i; ns = (int)ts->n; en = te->i; ne = (int)te->n;
+        if (ta) ax = ta->i, na = (int)ta->n;
+        if (tp) sp = tp->i, nsp = (int)tp->n;
+    } else {
+        ns = luthier_onnx__aints(n, "starts", &st);
+        ne = luthier_onnx__aints(n, "ends", &en);
+        na = luthier_onnx__aints(n, "axes", &ax);
+        if (ns < 0 || ne < 0) LUTHIER_ONNX__BAD("starts and ends are required");
+    }
+    if (ns != ne || (na >= 0 && na != ns) || (nsp >= 0 && nsp != ns) || ns > x->rank)
+        LUTHIER_ONNX__BAD("starts, ends, axes and steps have different lengths");
+    for (k = 0; k < ns; k++) {
+        int64_t a, dim, s, e, p = sp ? sp[k] : 1, l;
+        if (!luthier_onnx__norm_axis(ax ? ax[k] : k, x->rank, &a) || seen[a]) LUTHIER_ONNX__BAD("axis %lld is out of range or repeated", (long long)(ax ? ax[k] : k));
+        seen[a] = 1;
+        dim = x->d[a];
+        if (p == 0) LUTHIER_ONNX__BAD("step 0");
+        if (p > dim + 1) p = dim + 1; /* same slice, no overflow below */
+        if (p < -(dim + 1)) p = -(dim + 1);
+        s = st[k];
+        e = en[k];
+        if (s < 0) s = s < -dim ? 0 : s + dim; /* careful with INT64_MIN */
+        if (e < 0) e = e < -dim ? -1 : e + dim;
+        if (p > 0) {
+            if (s > dim) s = dim;
+            if (e > dim) e = dim;
+            if (e < 0) e = 0;
+            l = e > s ? (e - s + p - 1) / p : 0;
+        } else {
+            if (s > dim - 1) s = dim - 1;
+            if (e > dim - 1) e = dim - 1;
+            l = s > e ? (s - e + (-p) - 1) / (-p) : 0;
+        }
+        start[a] = s;
+        step[a] = p;
+        len[a] = l;
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* ---- constant folding -------------------------------------------------------------------------- */
+
+LUTHIER_ONNX__FN int luthier_onnx__isop(const luthier_onnx__node *n, const char *op) { return strcmp(n->op, op) == 0; }
+
+LUTHIER_ONNX__FN double luthier_onnx__unary(const char *op, double x) {
+    if (!strcmp(op, "Sqrt")) return sqrt(x);
+    if (!strcmp(op, "Neg")) return -x;
+    if (!strcmp(op, "Exp")) return exp(x);
+    if (!strcmp(op, "Relu")) return x > 0 ? x : 0;
+    if (!strcmp(op, "Sigmoid")) return 1 / (1 + exp(-x));
+    if (!strcmp(op, "Tanh")) return tanh(x);
+    if (!strcmp(op, "Erf")) return erf(x);
+    return 1 / x; /* Reciprocal */
+}
+
+LUTHIER_ONNX__FN int64_t luthier_onnx__toint(double v) {
+    if (v != v) return 0;
+    if (v >= 9.2e18) return INT64_MAX;
+    if (v <= -9.2e18) return INT64_MIN;
+    return (int64_t)v;
+}
+
+LUTHIER_ONNX__FN int64_t luthier_onnx__ibin(const char *op, int64_t a, int64_t b) {
+    if (!strcmp(op, "Add") || !strcmp(op, "Sum")) return (int64_t)((uint64_t)a + (uint64_t)b);
+    if (!strcmp(op, "Sub")) return (int64_t)((uint64_t)a - (uint64_t)b);
+    if (!strcmp(op, "Mul")) return (int64_t)((uint64_t)a * (uint64_t)b);
+    if (!strcmp(op, "Div")) return b == 0 || (a == INT64_MIN && b == -1) ? 0 : a / b;
+    if (!strcmp(op, "Max")) return a > b ? a : b;
+    if (!strcmp(op, "Min")) return a < b ? a : b;
+    if (!strcmp(op, "Equal")) return a == b;
+    return luthier_onnx__toint(pow((double)a, (double)b));
+}
+
+LUTHIER_ONNX__FN double luthier_onnx__fbin(const char *op, double a, double b) {
+    if (!strcmp(op, "Add") || !strcmp(op, "Sum")) return a + b;
+    if (!strcmp(op, "Sub")) return a - b;
+    if (!strcmp(op, "Mul")) return a * b;
+    if (!strcmp(op, "Div")) return a / b;
+    if (!strcmp(op, "Max")) return a > b ? a : b;
+    if (!strcmp(op, "Min")) return a < b ? a : b;
+    if (!strcmp(op, "Equal")) return a == b;
+    return pow(a, b);
+}
+
+#define LUTHIER_ONNX__TNEW(var, isf, rank, dims)                                                                      \
+    do {                                                                                                   \
+        if (!((var) = luthier_onnx__tnew(c, (isf), (rank), (dims))))                                                 \
+            return luthier_onnx__nfail(c, n, LUTHIER_STATUS_UNSUPPORTED, "constant result too large (or rank > %d)", \
+                             LUTHIER_ONNX_MAX_RANK);                                                       \
+    } while (0)
+
+/* Computes node n at load time when it can: *done = 1 with its outputs set. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold(luthier_onnx__ctx *c, luthier_onnx__node *n, int *done) {
+    luthier_onnx__val *x = luthier_onnx__in(c, n, 0), *out = n->nout ? luthier_onnx__find(c, n->out[0]) : NULL;
+    luthier_onnx__tensor *t = NULL;
+    const luthier_onnx__tensor *xc;
+    luthier_onnx__shape xs;
+    size_t e;
+    int k, all_const = 1;
+    *done = 0;
+    if (!out) return LUTHIER_STATUS_OK;
+    for (k = 0; k < n->nin; k++) {
+        luthier_onnx__val *v = luthier_onnx__in(c, n, k);
+        if (v && !v->c) all_const = 0;
+    }
+    if (x) luthier_onnx__vshape(c, x, &xs);
+    if ((luthier_onnx__isop(n, "Shape") || luthier_onnx__isop(n, "Size")) && x) {
+        int64_t one = (int64_t)xs.rank, s = luthier_onnx__ai(n, "start", 0), en = luthier_onnx__ai(n, "end", xs.rank);
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "start,end"));
+        if (luthier_onnx__isop(n, "Size")) {
+            LUTHIER_ONNX__TNEW(t, 0, 0, &one);
+            t->i[0] = (int64_t)luthier_onnx__numel(xs.rank, xs.d);
+        } else {
+            if (s < 0) s += xs.rank;
+            if (en < 0) en += xs.rank;
+            s = s < 0 ? 0 : s > xs.rank ? xs.rank : s;
+            en = en < 0 ? 0 : en > xs.rank ? xs.rank : en;
+            one = en > s ? en - s : 0;
+            LUTHIER_ONNX__TNEW(t, 0, 1, &one);
+            for (k = 0; k < (int)one; k++) t->i[k] = xs.d[s + k];
+        }
+        out->c = t;
+        *done = 1;
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "ConstantOfShape")) {
+        const luthier_onnx__tensor *sh;
+        const luthier_onnx__attr *va = luthier_onnx__attr_get(n, "value");
+        int64_t dims[LUTHIER_ONNX_MAX_RANK];
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "value"));
+        LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 0, "shape", &sh));
+        if (!sh || sh->n > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__BAD("needs a constant shape of rank <= %d", LUTHIER_ONNX_MAX_RANK);
+        for (k = 0; k < (int)sh->n; k++) dims[k] = sh->i[k];
+        if (va && (!va->t || va->t->n != 1 || (!va->t->f && !va->t->i))) LUTHIER_ONNX__UNSUP("value must be a one-element numeric tensor");
+        LUTHIER_ONNX__TNEW(t, !va || va->t->f, (int)sh->n, dims);
+        for (e = 0; e < t->n; e++) {
+            if (t->f) t->f[e] = va ? va->t->f[0] : 0.0f;
+            else t->i[e] = va->t->i[0];
+        }
+        out->c = t;
+        *done = 1;
+        return LUTHIER_STATUS_OK;
+    }
+    if (!all_const || !x) return LUTHIER_STATUS_OK;
+    xc = x->c;
+    if (!xc->f && !xc->i) LUTHIER_ONNX__UNSUP("input '%s' has type %s: not supported", x->name, luthier_onnx__typename(xc->type));
+    if (luthier_onnx__isop(n, "Identity") || luthier_onnx__isop(n, "Dropout")) {
+        out->c = x->c;
+    } else if (luthier_onnx__isop(n, "Cast")) {
+        int to = (int)luthier_onnx__ai(n, "to", 0);
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "to,saturate"));
+        if (!luthier_onnx__elsize(to)) LUTHIER_ONNX__UNSUP("cast to %s is not supported", luthier_onnx__typename(to));
+        LUTHIER_ONNX__TNEW(t, luthier_onnx__isfloat(to), xc->rank, xc->dims);
+        t->type = to;
+        for (e = 0; e < t->n; e++) {
+            double v = luthier_onnx__tget(xc, e);
+            if (t->f) t->f[e] = (float)v;
+            else t->i[e] = to == 9 ? v != 0 : luthier_onnx__toint(v);
+        }
+        out->c = t;
+    } else if (luthier_onnx__isop(n, "Reshape") || luthier_onnx__isop(n, "Flatten") || luthier_onnx__isop(n, "Squeeze") || luthier_onnx__isop(n, "Unsqueeze")) {
+        luthier_onnx__shape os;
+        LUTHIER_ONNX__TRY(luthier_onnx__reshape_like(c, n, &xs, &os));
+        LUTHIER_ONNX__TNEW(t, xc->f != NULL, os.rank, os.d);
+        t->type = xc->type;
+        if (xc->f) memcpy(t->f, xc->f, t->n * sizeof(float));
+        else memcpy(t->i, xc->i, t->n * sizeof(int64_t));
+        out->c = t;
+    } else if (luthier_onnx__isop(n, "Gather")) {
+        const luthier_onnx__tensor *ic = luthier_onnx__in(c, n, 1)->c;
+        int64_t ax, dims[LUTHIER_ONNX_MAX_RANK];
+        size_t outer, inner, m, idx, nd = 0;
+        if (!luthier_onnx__is_int(ic)) LUTHIER_ONNX__BAD("indices must be integers");
+        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xc->rank, &ax) || xc->rank == 0) LUTHIER_ONNX__BAD("axis out of range");
+        if (xc->rank - 1 + ic->rank > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__UNSUP("result rank too large");
+        for (k = 0; k < ax; k++) dims[nd++] = xc->dims[k];
+        for (k = 0; k < ic->rank; k++) dims[nd++] = ic->dims[k];
+        for (k = (int)ax + 1; k < xc->rank; k++) dims[nd++] = xc->dims[k];
+        LUTHIER_ONNX__TNEW(t, xc->f != NULL, (int)nd, dims);
+        t->type = xc->type;
+        outer = luthier_onnx__numel((int)ax, xc->dims);
+        inner = luthier_onnx__numel(xc->rank - (int)ax - 1, xc->dims + ax + 1);
+        for (m = 0; m < outer; m++)
+            for (idx = 0; idx < ic->n; idx++) {
+                int64_t j = ic->i[idx];
+                if (j < 0) j += xc->dims[ax];
+                if (j < 0 || j >= xc->dims[ax]) LUTHIER_ONNX__BAD("index %lld is out of range", (long long)ic->i[idx]);
+                for (e = 0; e < inner; e++) {
+                    size_t src = (m * (size_t)xc->dims[ax] + (size_t)j) * inner + e, dst = (m * ic->n + idx) * inner + e;
+                    if (t->f) t->f[dst] = xc->f[src];
+                    else t->i[dst] = xc->i[src];
+                }
+            }
+        out->c = t;
+    } else if (luthier_onnx__isop(n, "Concat")) {
+        int64_t ax, dims[LUTHIER_ONNX_MAX_RANK], off = 0;
+        size_t outer, inner, m;
+        int isf = xc->f != NULL;
+        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xc->rank, &ax) || xc->rank == 0) LUTHIER_ONNX__BAD("axis out of range");
+        memcpy(dims, xc->dims, sizeof dims);
+        dims[ax] = 0;
+        for (k = 0; k < n->nin; k++) {
+            const luthier_onnx__tensor *p = luthier_onnx__in(c, n, k) ? luthier_onnx__in(c, n, k)->c : NULL;
+            int j;
+            if (!p) continue;
+            if (p->rank != xc->rank || (p->f != NULL) != isf) LUTHIER_ONNX__BAD("inputs differ in rank or type");
+            for (j = 0; j < p->rank; j++)
+                if (j != ax && p->dims[j] != xc->dims[j]) LUTHIER_ONNX__BAD("input %d's shape differs outside the axis", k);
+            dims[ax] += p->dims[ax];
+        }
+        LUTHIER_ONNX__TNEW(t, isf, xc->rank, dims);
+        t->type = xc->type;
+        outer = luthier_onnx__numel((int)ax, xc->dims);
+        inner = luthier_onnx__numel(xc->rank - (int)ax - 1, xc->dims + ax + 1);
+        for (k = 0; k < n->nin; k++) {
+            const luthier_onnx__tensor *p = luthier_onnx__in(c, n, k) ? luthier_onnx__in(c, n, k)->c : NULL;
+            size_t len;
+            if (!p) continue;
+            len = (size_t)p->dims[ax] * inner;
+            for (m = 0; m < outer; m++) {
+                size_t dst = (m * (size_t)dims[ax] + (size_t)off) * inner;
+                if (isf) memcpy(t->f + dst, p->f + m * len, len * sizeof(float));
+                else memcpy(t->i + dst, p->i + m * len, len * sizeof(int64_t));
+            }
+            off += p->dims[ax];
+        }
+        out->c = t;
+    } else if (luthier_onnx__isop(n, "Slice")) {
+        int64_t st[LUTHIER_ONNX_MAX_RANK], sp[LUTHIER_ONNX_MAX_RANK], ln[LUTHIER_ONNX_MAX_RANK];
+        LUTHIER_ONNX__TRY(luthier_onnx__slice_params(c, n, &xs, st, sp, ln));
+        LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, ln);
+        t->type = xc->type;
+        for (e = 0; e < t->n; e++) {
+            size_t rem = e, src = 0, stride = 1;
+            for (k = xc->rank - 1; k >= 0; k--) {
+                size_t idx = rem % (size_t)ln[k];
+                rem /= (size_t)ln[k];
+                src += (size_t)(st[k] + (int64_t)idx * sp[k]) * stride;
+                stride *= (size_t)xc->dims[k];
+            }
+            if (t->f) t->f[e] = xc->f[src];
+            else t->i[e] = xc->i[src];
+        }
+        out->c = t;
+    } else if (luthier_onnx__isop(n, "Transpose")) {
+        const int64_t *perm;
+        int np = luthier_onnx__aints(n, "perm", &perm), p[LUTHIER_ONNX_MAX_RANK], seen[LUTHIER_ONNX_MAX_RANK] = {0};
+        int64_t dims[LUTHIER_ONNX_MAX_RANK];
+        size_t istr[LUTHIER_ONNX_MAX_RANK];
+        if (np >= 0 && np != xc->rank) LUTHIER_ONNX__BAD("perm has %d entries for rank %d", np, xc->rank);
+        for (k = 0; k < xc->rank; k++) {
+            p[k] = np >= 0 ? (int)perm[k] : xc->rank - 1 - k;
+            if (p[k] < 0 || p[k] >= xc->rank || seen[p[k]]) LUTHIER_ONNX__BAD("perm is not a permutation");
+            seen[p[k]] = 1;
+            dims[k] = xc->dims[p[k]];
+        }
+        for (k = xc->rank - 1, e = 1; k >= 0; k--) istr[k] = e, e *= (size_t)xc->dims[k];
+        LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, dims);
+        t->type = xc->type;
+        for (e = 0; e < t->n; e++) {
+            size_t rem = e, src = 0;
+            for (k = xc->rank - 1; k >= 0; k--) {
+                src += (rem % (size_t)dims[k]) * istr[p[k]];
+                rem /= (size_t)dims[k];
+            }
+            if (t->f) t->f[e] = xc->f[src];
+            else t->i[e] = xc->i[src];
+        }
+        out->c = t;
+    } else if (luthier_onnx__isop(n, "Sqrt") || luthier_onnx__isop(n, "Neg") || luthier_onnx__isop(n, "Exp") || luthier_onnx__isop(n, "Relu") ||
+               luthier_onnx__isop(n, "Sigmoid") || luthier_onnx__isop(n, "Tanh") || luthier_onnx__isop(n, "Erf") || luthier_onnx__isop(n, "Reciprocal")) {
+        LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, xc->dims);
+        t->type = xc->type;
+        for (e = 0; e < t->n; e++) {
+            if (t->f) t->f[e] = (float)luthier_onnx__unary(n->op, (double)xc->f[e]);
+            else if (luthier_onnx__isop(n, "Neg")) t->i[e] = (int64_t)(0 - (uint64_t)xc->i[e]);
+            else if (luthier_onnx__isop(n, "Relu")) t->i[e] = xc->i[e] > 0 ? xc->i[e] : 0;
+            else LUTHIER_ONNX__UNSUP("integer input");
+        }
+        out->c = t;
+    } else if (luthier_onnx__isop(n, "Add") || luthier_onnx__isop(n, "Sub") || luthier_onnx__isop(n, "Mul") || luthier_onnx__isop(n, "Div") || luthier_onnx__isop(n, "Pow") ||
+               luthier_onnx__isop(n, "Max") || luthier_onnx__isop(n, "Min") || luthier_onnx__isop(n, "Sum") || luthier_onnx__isop(n, "Equal") ||
+               luthier_onnx__isop(n, "Expand") || luthier_onnx__isop(n, "Where")) {
+        /* broadcast over all inputs (Expand: the second input is the shape) */
+        int64_t dims[LUTHIER_ONNX_MAX_RANK], tmp[LUTHIER_ONNX_MAX_RANK];
+        int rank = xc->rank, isf = 0, expand = luthier_onnx__isop(n, "Expand"), where = luthier_onnx__isop(n, "Where");
+        memcpy(dims, xc->dims, sizeof dims);
+        for (k = 0; k < n->nin; k++) {
+            const luthier_onnx__tensor *p = luthier_onnx__in(c, n, k) ? luthier_onnx__in(c, n, k)->c : NULL;
+            int r2;
+            if (!p) continue;
+            if (!p->f && !p->i) LUTHIER_ONNX__UNSUP("input %d has type %s", k, luthier_onnx__typename(p->type));
+            if (expand && k == 1) {
+                if (!p->i || p->n > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__BAD("bad shape input");
+                memcpy(tmp, p->i, sizeof(int64_t) * p->n);
+                r2 = (int)p->n;
+                if (!luthier_onnx__bcast(rank, dims, r2, tmp, &rank, dims)) LUTHIER_ONNX__BAD("shapes do not broadcast");
+                continue;
+            }
+            if (p->f && !(where && k == 0)) isf = 1;
+            if (!luthier_onnx__bcast(rank, dims, p->rank, p->dims, &r2, tmp)) LUTHIER_ONNX__BAD("input shapes do not broadcast");
+            rank = r2;
+            memcpy(dims, tmp, sizeof dims);
+        }
+        if (luthier_onnx__isop(n, "Equal")) isf = 0;
+        if (where) isf = luthier_onnx__in(c, n, 1)->c->f != NULL;
+        if (expand) isf = xc->f != NULL;
+        LUTHIER_ONNX__TNEW(t, isf, rank, dims);
+        t->type = isf ? 1 : (luthier_onnx__isop(n, "Equal") ? 9 : xc->type);
+        for (e = 0; e < t->n; e++) {
+            if (where || expand) {
+                const luthier_onnx__tensor *src = where ? (luthier_onnx__tget(xc, luthier_onnx__bidx(e, dims, rank, xc->dims, xc->rank)) != 0 ? luthier_onnx__in(c, n, 1)->c
+                                                                                                                : luthier_onnx__in(c, n, 2)->c)
+                                              : xc;
+                size_t o = luthier_onnx__bidx(e, dims, rank, src->dims, src->rank);
+                if (t->f) t->f[e] = src->f ? src->f[o] : (float)src->i[o];
+                else t->i[e] = src->i ? src->i[o] : luthier_onnx__toint(src->f[o]);
+                continue;
+            }
+            {
+                const luthier_onnx__tensor *a = xc;
+                double fa = luthier_onnx__tget(a, luthier_onnx__bidx(e, dims, rank, a->dims, a->rank));
+                int64_t ia = a->i ? a->i[luthier_onnx__bidx(e, dims, rank, a->dims, a->rank)] : 0;
+                int intmode = !isf && a->i;
+                for (k = 1; k < n->nin; k++) {
+                    const luthier_onnx__tensor *b = luthier_onnx__in(c, n, k) ? luthier_onnx__in(c, n, k)->c : NULL;
+                    size_t o;
+                    if (!b) continue;
+                    o = luthier_onnx__bidx(e, dims, rank, b->dims, b->rank);
+                    if (intmode && b->i) ia = luthier_onnx__ibin(n->op, ia, b->i[o]);
+                    else intmode = 0, fa = luthier_onnx__fbin(n->op, fa, luthier_onnx__tget(b, o));
+                }
+                if (luthier_onnx__isop(n, "Equal") && !intmode) t->i[e] = (int64_t)fa;
+                else if (t->f) t->f[e] = (float)fa;
+                else t->i[e] = intmode ? ia : luthier_onnx__toint(fa);
+            }
+        }
+        out->c = t;
+    } else if (luthier_onnx__isop(n, "Range")) {
+        const luthier_onnx__tensor *a = x->c, *b = luthier_onnx__in(c, n, 1) ? luthier_onnx__in(c, n, 1)->c : NULL, *d = luthier_onnx__in(c, n, 2) ? luthier_onnx__in(c, n, 2)->c : NULL;
+        double s, l, dl, cnt;
+        int64_t len;
+        if (!b || !d || a->n != 1 || b->n != 1 || d->n != 1) LUTHIER_ONNX__BAD("start, limit and delta must be scalars");
+        s = luthier_onnx__tget(a, 0); l = luthier_onnx__tget(b, 0); dl = luthier_onnx__tget(d, 0);
+        if (dl == 0) LUTHIER_ONNX__BAD("delta is 0");
+        cnt = ceil((l - s) / dl);
+        if (!(cnt < (double)LUTHIER_ONNX__MAX_ELEMS)) LUTHIER_ONNX__UNSUP("range too long");
+        len = cnt > 0 ? (int64_t)cnt : 0;
+        LUTHIER_ONNX__TNEW(t, a->f != NULL, 1, &len);
+        t->type = a->type;
+        for (e = 0; e < t->n; e++) {
+            if (t->f) t->f[e] = (float)(s + (double)e * dl);
+            else t->i[e] = (int64_t)((uint64_t)a->i[0] + (uint64_t)e * (uint64_t)d->i[0]);
+        }
+        out->c = t;
+    } else {
+        return LUTHIER_STATUS_OK;
+    }
+    *done = 1;
+    return LUTHIER_STATUS_OK;
+}
+
+/* ---- engine side -------------------------------------------------------------------------------- */
+
+/* A name that is neither an ONNX value nor used in the graph: "<base>/<what>[_k]". */
+LUTHIER_ONNX__FN const char *luthier_onnx__uname(luthier_onnx__ctx *c, const char *base, const char *what) {
+    size_t len = strlen(base) + strlen(what) + 24;
+    char *buf = (char *)luthier_onnx__alloc(c, len);
+    int k = 1, dummy;
+    if (!buf) return NULL;
+    snprintf(buf, len, "%s/%s", base, what);
+    while (luthier_onnx__find(c, buf) || luthier_graph_find_tensor(c->g, buf, &dummy) == LUTHIER_STATUS_OK ||
+           luthier_graph_find_node(c->g, buf, &dummy) == LUTHIER_STATUS_OK)
+        snprintf(buf, len, "%s/%s_%d", base, what, ++k);
+    return buf;
+}
+
+/* A new f32 constant in the graph. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__newconst(luthier_onnx__ctx *c, const luthier_onnx__node *n, const char *base, const char *what, int rank,
+                                             const int64_t *dims, const float *data, int *tid) {
+    const char *name = luthier_onnx__uname(c, base, what);
+    if (!name) LUTHIER_ONNX__OOM();
+    if (luthier_graph_constant(c->g, name, rank, dims, data, 1, tid) != LUTHIER_STATUS_OK)
+        LUTHIER_ONNX__UNSUP("cannot add constant '%s': %s", name, luthier_graph_error(c->g));
+    return LUTHIER_STATUS_OK;
+}
+
+/* The graph tensor of v, adding its constant when needed. want_f32: integer constants are
+   converted to f32 (operands of arithmetic). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__eng(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_onnx__val *v, int want_f32, int *tid) {
+    luthier_onnx__tensor *t = v->c;
+    int k, dummy;
+    if (!t) {
+        if (v->tid < 0) LUTHIER_ONNX__BAD("input '%s' has no value", v->name);
+        *tid = v->tid;
+        return LUTHIER_STATUS_OK;
+    }
+    if (!t->f && !t->i) LUTHIER_ONNX__UNSUP("constant '%s' has type %s: not supported", v->name, luthier_onnx__typename(t->type));
+    if (t->rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("constant '%s' has rank %d (the engine takes up to %d)", v->name, t->rank, LUTHIER_MAX_RANK);
+    for (k = 0; k < t->rank; k++)
+        if (t->dims[k] < 1) LUTHIER_ONNX__UNSUP("constant '%s' is empty (dimension %d is %lld)", v->name, k, (long long)t->dims[k]);
+    if (t->i && want_f32) {
+        float *f = (float *)luthier_onnx__alloc(c, (t->n ? t->n : 1) * sizeof(float));
+        size_t e;
+        if (!f) LUTHIER_ONNX__OOM();
+        for (e = 0; e < t->n; e++) f[e] = (float)t->i[e];
+        return luthier_onnx__newconst(c, n, v->name, "f32", t->rank, t->dims, f, tid);
+    }
+    if (v->cid >= 0) {
+        *tid = v->cid;
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_graph_find_tensor(c->g, v->name, &dummy) == LUTHIER_STATUS_OK) {
+        const char *name = luthier_onnx__uname(c, v->name, "const");
+        luthier_status s;
+        if (!name) LUTHIER_ONNX__OOM();
+        s = t->f ? luthier_graph_constant(c->g, name, t->rank, t->dims, t->f, 1, &v->cid)
+                 : luthier_graph_constant_i64(c->g, name, t->rank, t->dims, t->i, &v->cid);
+        if (s != LUTHIER_STATUS_OK) LUTHIER_ONNX__UNSUP("constant '%s': %s", v->name, luthier_graph_error(c->g));
+    } else {
+        luthier_status s = t->f ? luthier_graph_constant(c->g, v->name, t->rank, t->dims, t->f, 1, &v->cid)
+                                : luthier_graph_constant_i64(c->g, v->name, t->rank, t->dims, t->i, &v->cid);
+        if (s != LUTHIER_STATUS_OK) LUTHIER_ONNX__UNSUP("constant '%s': %s", v->name, luthier_graph_error(c->g));
+    }
+    *tid = v->cid;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Adds an engine node named name (the ONNX output name for the final one). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__emit(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_node_desc *d, const char *name, int *outs) {
+    d->name = name;
+    if (luthier_graph_add_node(c->g, d, outs) != LUTHIER_STATUS_OK)
+        LUTHIER_ONNX__UNSUP("the engine refuses its %s step: %s", luthier_op_name(d->op), luthier_graph_error(c->g));
+    return LUTHIER_STATUS_OK;
+}
+
+/* Helper step on the way to the output: named "<out>/<what>". */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__step(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_node_desc *d, const char *what, int *out) {
+    const char *name = luthier_onnx__uname(c, n->out[0], what);
+    if (!name) LUTHIER_ONNX__OOM();
+    return luthier_onnx__emit(c, n, d, name, out);
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__reshape_to(luthier_onnx__ctx *c, const luthier_onnx__node *n, int x, int rank, const int64_t *dims,
+                                               const char *name, int *out) {
+    luthier_node_desc d;
+    int64_t one = 1;
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_RESHAPE;
+    d.inputs = &x;
+    d.num_inputs = 1;
+    d.sizes = rank ? dims : &one;
+    d.num_sizes = rank ? rank : 1;
+    if (rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("rank %d is above the engine's %d", rank, LUTHIER_MAX_RANK);
+    if (name) return luthier_onnx__emit(c, n, &d, name, out);
+    return luthier_onnx__step(c, n, &d, "reshape", out);
+}
+
+LUTHIER_ONNX__FN void luthier_onnx__setout(luthier_onnx__ctx *c, const luthier_onnx__node *n, int k, int tid) {
+    luthier_onnx__val *v = k < n->nout && *n->out[k] ? luthier_onnx__find(c, n->out[k]) : NULL;
+    if (v) v->tid = tid, v->defined = 1;
+}
+
+LUTHIER_ONNX__FN void luthier_onnx__alias(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__val *x) {
+    luthier_onnx__val *v = n->nout && *n->out[0] ? luthier_onnx__find(c, n->out[0]) : NULL;
+    if (v) {
+        v->c = x->c;
+        v->tid = x->tid;
+        v->cid = x->cid;
+    }
+}
+
+/* Pads for auto_pad (SAME_UPPER, SAME_LOWER, VALID) or the pads attribute. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__pads(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__shape *xs, const int64_t *k, const int64_t *s,
+                                         const int64_t *dl, int64_t *pads) {
+    const char *ap = luthier_onnx__as(n, "auto_pad", "NOTSET");
+    const int64_t *p;
+    int np = luthier_onnx__aints(n, "pads", &p), i;
+    for (i = 0; i < 4; i++) pads[i] = 0;
+    if (!strcmp(ap, "NOTSET") || !*ap) {
+        if (np >= 0 && np != 4) LUTHIER_ONNX__UNSUP("%d pads (2-D takes 4)", np);
+        for (i = 0; i < 4 && np == 4; i++) {
+            if (p[i] < 0 || p[i] > (1 << 30)) LUTHIER_ONNX__UNSUP("pad %lld is negative or too large", (long long)p[i]);
+            pads[i] = p[i];
+        }
+    } else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+        for (i = 0; i < 2; i++) {
+            int64_t in = xs->d[2 + i], out = (in + s[i] - 1) / s[i], total = (out - 1) * s[i] + (k[i] - 1) * dl[i] + 1 - in;
+            if (total < 0) total = 0;
+            pads[i] = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
+            pads[i + 2] = total - pads[i];
+        }
+    } else if (strcmp(ap, "VALID")) {
+        LUTHIER_ONNX__UNSUP("auto_pad '%s' is not supported", ap);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* kernel, strides, dilations of a 2-D conv/pool */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__window(luthier_onnx__ctx *c, const luthier_onnx__node *n, int64_t *k, int64_t *s, int64_t *dl) {
+    const int64_t *p;
+    int np, i;
+    s[0] = s[1] = dl[0] = dl[1] = 1;
+    np = luthier_onnx__aints(n, "kernel_shape", &p);
+    if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("kernel_shape has %d entries: only 2-D is supported", np);
+    if (np == 2) k[0] = p[0], k[1] = p[1];
+    np = luthier_onnx__aints(n, "strides", &p);
+    if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("strides has %d entries: only 2-D is supported", np);
+    if (np == 2) s[0] = p[0], s[1] = p[1];
+    np = luthier_onnx__aints(n, "dilations", &p);
+    if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("dilations has %d entries: only 2-D is supported", np);
+    if (np == 2) dl[0] = p[0], dl[1] = p[1];
+    for (i = 0; i < 2; i++)
+        if (k[i] < 1 || s[i] < 1 || dl[i] < 1 || k[i] > (1 << 30) || s[i] > (1 << 30) || dl[i] > (1 << 30))
+            LUTHIER_ONNX__BAD("kernel, strides and dilations must be in [1, 2^30]");
+    return LUTHIER_STATUS_OK;
+}
+
+/* Further outputs of n must be unused (training outputs, masks, indices). */
+LUTHIER_ONNX__FN int luthier_onnx__used(luthier_onnx__ctx *c, const char *name);
+LUTHIER_ONNX__FN luthier_status luthier_onnx__only_first(luthier_onnx__ctx *c, const luthier_onnx__node *n) {
+    int k;
+    for (k = 1; k < n->nout; k++)
+        if (*n->out[k] && luthier_onnx__used(c, n->out[k])) LUTHIER_ONNX__UNSUP("output %d ('%s') is used: only the first output is supported", k, n->out[k]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__float_scalar(luthier_onnx__ctx *c, const luthier_onnx__node *n, int k, float *out, int *present) {
+    luthier_onnx__val *v = luthier_onnx__in(c, n, k);
+    *present = 0;
+    if (!v) return LUTHIER_STATUS_OK;
+    if (!v->c || v->c->n != 1) LUTHIER_ONNX__UNSUP("input %d ('%s') must be a constant scalar", k, v->name);
+    *out = (float)luthier_onnx__tget(v->c, 0);
+    *present = 1;
+    return LUTHIER_STATUS_OK;
+}
+
+/* A constant float input as host data with count elements (error otherwise). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__const_f(luthier_onnx__ctx *c, const luthier_onnx__node *n, int k, const char *what, const luthier_onnx__tensor **out) {
+    luthier_onnx__val *v = luthier_onnx__in(c, n, k);
+    *out = NULL;
+    if (!v) return LUTHIER_STATUS_OK;
+    if (!v->c) LUTHIER_ONNX__UNSUP("input %d ('%s', %s) must be a constant: it is computed at run time here", k, v->name, what);
+    if (!v->c->f) LUTHIER_ONNX__UNSUP("input %d ('%s', %s) must be floating point", k, v->name, what);
+    *out = v->c;
+    return LUTHIER_STATUS_OK;
+}
+
+typedef struct luthier_onnx__unop { const char *onnx; luthier_op op; } luthier_onnx__unop;
+
+/* Conversion of one node in topological order. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__convert(luthier_onnx__ctx *c, luthier_onnx__node *n) {
+    static const luthier_onnx__unop unops[] = {{"Relu", LUTHIER_OP_RELU}, {"Sigmoid", LUTHIER_OP_SIGMOID}, {"Tanh", LUTHIER_OP_TANH},
+                                     {"Erf", LUTHIER_OP_ERF}, {"Sqrt", LUTHIER_OP_SQRT}, {"Exp", LUTHIER_OP_EXP},
+                                     {"Neg", LUTHIER_OP_NEG}, {"Gelu", LUTHIER_OP_GELU}};
+    static const luthier_onnx__unop binops[] = {{"Add", LUTHIER_OP_ADD}, {"Sub", LUTHIER_OP_SUB}, {"Mul", LUTHIER_OP_MUL},
+                                      {"Div", LUTHIER_OP_DIV}, {"Pow", LUTHIER_OP_POW}, {"Max", LUTHIER_OP_MAX},
+                                      {"Min", LUTHIER_OP_MIN}, {"Sum", LUTHIER_OP_ADD}};
+    luthier_node_desc d;
+    int outs[LUTHIER_MAX_NODE_OUTPUTS], in[64], xt = -1, k, done;
+    luthier_onnx__val *x;
+    luthier_onnx__shape xs;
+    const char *oname;
+    memset(&d, 0, sizeof d);
+    if (*n->domain && strcmp(n->domain, "ai.onnx") && !(strcmp(n->domain, "com.microsoft") == 0 && luthier_onnx__isop(n, "Gelu")))
+        LUTHIER_ONNX__UNSUP("operator domain '%s' is not supported", n->domain);
+    {
+        static const char *const known[] = {
+            "Constant", "Identity", "Dropout", "Cast", "Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Neg", "Gelu",
+            "Reciprocal", "LeakyRelu", "Clip", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Conv", "MaxPool",
+            "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "BatchNormalization", "LayerNormalization", "Gemm", "MatMul",
+            "Softmax", "LogSoftmax", "LRN", "Concat", "Split", "Slice", "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+            "Transpose", "ReduceMean", "ReduceSum", "Pad", "Shape", "Size", "ConstantOfShape", "Range", "Equal", "Where", "Expand"};
+        for (k = 0; k < (int)(sizeof known / sizeof known[0]); k++)
+            if (luthier_onnx__isop(n, known[k])) break;
+        if (k == (int)(sizeof known / sizeof known[0])) LUTHIER_ONNX__UNSUP("operator not supported");
+    }
+    if (n->nout < 1 || !*n->out[0]) LUTHIER_ONNX__BAD("the node has no output");
+    oname = n->out[0];
+    if (luthier_onnx__isop(n, "Constant")) {
+        luthier_onnx__val *o = luthier_onnx__find(c, oname);
+        const luthier_onnx__attr *a;
+        int64_t cnt;
+        if (n->nattrs != 1) LUTHIER_ONNX__BAD("Constant takes exactly one attribute");
+        a = &n->attrs[0];
+        if (!strcmp(a->name, "value") && a->t) {
+            o->c = a->t;
+        } else if (!strcmp(a->name, "value_float") || !strcmp(a->name, "value_int")) {
+            int64_t none = 0;
+            if (!(o->c = luthier_onnx__tnew(c, a->name[6] == 'f', 0, &none))) LUTHIER_ONNX__OOM();
+            if (o->c->f) o->c->f[0] = a->f;
+            else o->c->i[0] = a->i;
+        } else if (!strcmp(a->name, "value_floats") || !strcmp(a->name, "value_ints")) {
+            int isf = a->name[6] == 'f';
+            cnt = isf ? a->nfloats : a->nints;
+            if (!(o->c = luthier_onnx__tnew(c, isf, 1, &cnt))) LUTHIER_ONNX__OOM();
+            if (cnt && isf) memcpy(o->c->f, a->floats, sizeof(float) * (size_t)cnt);
+            if (cnt && !isf) memcpy(o->c->i, a->ints, sizeof(int64_t) * (size_t)cnt);
+        } else {
+            LUTHIER_ONNX__UNSUP("attribute '%s' is not supported (sparse or string constants)", a->name);
+        }
+        return LUTHIER_STATUS_OK;
+    }
+    for (k = 0; k < n->nin; k++)
+        if (*n->in[k] && (!luthier_onnx__find(c, n->in[k]) || (!luthier_onnx__find(c, n->in[k])->c && luthier_onnx__find(c, n->in[k])->tid < 0)))
+            LUTHIER_ONNX__BAD("input '%s' has no value", n->in[k]);
+    LUTHIER_ONNX__TRY(luthier_onnx__fold(c, n, &done));
+    if (done) return LUTHIER_STATUS_OK;
+    x = luthier_onnx__in(c, n, 0);
+    if (!x) LUTHIER_ONNX__BAD("input 0 is missing");
+    luthier_onnx__vshape(c, x, &xs);
+    if (x->c && !x->c->f && !x->c->i) LUTHIER_ONNX__UNSUP("input '%s' has type %s", x->name, luthier_onnx__typename(x->c->type));
+
+    /* pass-through */
+    if (luthier_onnx__isop(n, "Identity") || luthier_onnx__isop(n, "Dropout")) {
+        if (luthier_onnx__isop(n, "Dropout")) {
+            float tm = 0;
+            int has = 0;
+            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "ratio,seed,is_test"));
+            if (n->nin > 2) LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 2, &tm, &has));
+            if (tm != 0) LUTHIER_ONNX__UNSUP("training_mode is true");
+            LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
+        } else {
+            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+        }
+        luthier_onnx__alias(c, n, x);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "Cast")) {
+        int to = (int)luthier_onnx__ai(n, "to", 0);
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "to,saturate"));
+        if ((to == 1 && xs.isf) || (to == 7 && !xs.isf)) {
+            luthier_onnx__alias(c, n, x);
+            return LUTHIER_STATUS_OK;
+        }
+        LUTHIER_ONNX__UNSUP("casting a run-time %s tensor to %s is not supported (only constants are cast)", xs.isf ? "f32" : "i64",
+                  luthier_onnx__typename(to));
+    }
+    for (k = 0; k < (int)(sizeof unops / sizeof unops[0]); k++)
+        if (luthier_onnx__isop(n, unops[k].onnx)) {
+            const char *appr = luthier_onnx__as(n, "approximate", "none");
+            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, unops[k].op == LUTHIER_OP_GELU ? "approximate" : ""));
+            if (strcmp(appr, "none") && strcmp(appr, "tanh")) LUTHIER_ONNX__UNSUP("approximate '%s'", appr);
+            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+            d.op = unops[k].op;
+            d.approximate = !strcmp(appr, "tanh");
+            d.inputs = &xt;
+            d.num_inputs = 1;
+            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+            luthier_onnx__setout(c, n, 0, outs[0]);
+            return LUTHIER_STATUS_OK;
+        }
+    if (luthier_onnx__isop(n, "Reciprocal") || luthier_onnx__isop(n, "LeakyRelu")) {
+        int64_t none = 0;
+        float val = luthier_onnx__isop(n, "Reciprocal") ? 1.0f : luthier_onnx__af(n, "alpha", 0.01f);
+        int ct, tmp;
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, luthier_onnx__isop(n, "Reciprocal") ? "" : "alpha"));
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "const", 0, &none, &val, &ct));
+        d.num_inputs = 2;
+        d.inputs = in;
+        if (luthier_onnx__isop(n, "Reciprocal")) {
+            in[0] = ct; in[1] = xt;
+            d.op = LUTHIER_OP_DIV;
+            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        } else {
+            in[0] = xt; in[1] = ct;
+            d.op = LUTHIER_OP_MUL;
+            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &tmp));
+            in[1] = tmp;
+            d.op = val <= 1.0f ? LUTHIER_OP_MAX : LUTHIER_OP_MIN;
+            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        }
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "Clip")) {
+        float lo = -FLT_MAX, hi = FLT_MAX, v;
+        int has;
+        if (c->opset < 11) {
+            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "min,max"));
+            lo = luthier_onnx__af(n, "min", lo);
+            hi = luthier_onnx__af(n, "max", hi);
+        } else {
+            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+            LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 1, &v, &has));
+            if (has) lo = v;
+            LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 2, &v, &has));
+            if (has) hi = v;
+        }
+        if (!(lo <= hi)) LUTHIER_ONNX__UNSUP("min %g > max %g", (double)lo, (double)hi);
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+        d.op = lo == 0 && hi >= FLT_MAX ? LUTHIER_OP_RELU : LUTHIER_OP_CLIP;
+        d.clamp_min = lo;
+        d.clamp_max = hi;
+        d.inputs = &xt;
+        d.num_inputs = 1;
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    for (k = 0; k < (int)(sizeof binops / sizeof binops[0]); k++)
+        if (luthier_onnx__isop(n, binops[k].onnx)) {
+            int acc, j, nin = 0;
+            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 7 ? "broadcast,axis" : ""));
+            for (j = 0; j < n->nin; j++)
+                if (luthier_onnx__in(c, n, j)) nin++;
+            if (nin < 1 || (nin > 2 && !(luthier_onnx__isop(n, "Max") || luthier_onnx__isop(n, "Min") || luthier_onnx__isop(n, "Sum"))))
+                LUTHIER_ONNX__BAD("%d inputs", nin);
+            if (nin == 1) {
+                luthier_onnx__alias(c, n, x);
+                return LUTHIER_STATUS_OK;
+            }
+            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &acc));
+            for (j = 1, nin--; j < n->nin; j++) {
+                luthier_onnx__val *b = luthier_onnx__in(c, n, j);
+                if (!b) continue;
+                in[0] = acc;
+                LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, b, 1, &in[1]));
+                d.op = binops[k].op;
+                d.inputs = in;
+                d.num_inputs = 2;
+                if (--nin == 0) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &acc));
+                else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "acc", &acc));
+            }
+            luthier_onnx__setout(c, n, 0, acc);
+            return LUTHIER_STATUS_OK;
+        }
+    if (luthier_onnx__isop(n, "Conv")) {
+        const luthier_onnx__tensor *w, *b;
+        int64_t kk[2], s[2], dl[2], pads[4];
+        luthier_onnx__val *wv = luthier_onnx__in(c, n, 1), *bv = luthier_onnx__in(c, n, 2);
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "auto_pad,dilations,group,kernel_shape,pads,strides"));
+        if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D convolution ([N,C,H,W]) is supported", x->name, xs.rank);
+        if (!wv) LUTHIER_ONNX__BAD("weights are missing");
+        LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 1, "weights", &w));
+        LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 2, "bias", &b));
+        if (w->rank != 4) LUTHIER_ONNX__BAD("weights '%s' have rank %d", wv->name, w->rank);
+        kk[0] = w->dims[2];
+        kk[1] = w->dims[3];
+        LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
+        if (kk[0] != w->dims[2] || kk[1] != w->dims[3]) LUTHIER_ONNX__BAD("kernel_shape differs from the weights' shape");
+        LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, wv, 1, &in[1]));
+        if (bv) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[2]));
+        d.op = LUTHIER_OP_CONV2D;
+        d.inputs = in;
+        d.num_inputs = bv ? 3 : 2;
+        d.stride[0] = s[0]; d.stride[1] = s[1];
+        d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
+        memcpy(d.pads, pads, sizeof pads);
+        d.groups = luthier_onnx__ai(n, "group", 1);
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "MaxPool") || luthier_onnx__isop(n, "AveragePool") || luthier_onnx__isop(n, "GlobalMaxPool")) {
+        int64_t kk[2] = {0, 0}, s[2], dl[2], pads[4] = {0, 0, 0, 0};
+        int mx = !luthier_onnx__isop(n, "AveragePool");
+        if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D pooling ([N,C,H,W]) is supported", x->name, xs.rank);
+        if (luthier_onnx__isop(n, "GlobalMaxPool")) {
+            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+            kk[0] = xs.d[2]; kk[1] = xs.d[3];
+            s[0] = s[1] = 1;
+            dl[0] = dl[1] = 1;
+        } else {
+            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, mx ? "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides"
+                                             : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides,dilations"));
+            {
+                const int64_t *ks;
+                if (luthier_onnx__aints(n, "kernel_shape", &ks) != 2) LUTHIER_ONNX__UNSUP("kernel_shape must have 2 entries (2-D pooling)");
+                kk[0] = ks[0];
+                kk[1] = ks[1];
+            }
+            LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
+            LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
+            if (!mx && (dl[0] != 1 || dl[1] != 1)) LUTHIER_ONNX__UNSUP("dilated average pooling is not supported");
+        }
+        LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+        d.op = mx ? LUTHIER_OP_MAXPOOL : LUTHIER_OP_AVGPOOL;
+        d.inputs = &xt;
+        d.num_inputs = 1;
+        d.kernel[0] = kk[0]; d.kernel[1] = kk[1];
+        d.stride[0] = s[0]; d.stride[1] = s[1];
+        d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
+        memcpy(d.pads, pads, sizeof pads);
+        d.ceil_mode = (int)luthier_onnx__ai(n, "ceil_mode", 0);
+        d.count_include_pad = (int)luthier_onnx__ai(n, "count_include_pad", 0);
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "GlobalAveragePool")) {
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+        if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only [N,C,H,W] is supported", x->name, xs.rank);
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+        d.op = LUTHIER_OP_GLOBAL_AVGPOOL;
+        d.inputs = &xt;
+        d.num_inputs = 1;
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "BatchNormalization")) {
+        const luthier_onnx__tensor *p;
+        float eps = luthier_onnx__af(n, "epsilon", 1e-5f);
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "epsilon,momentum,spatial,training_mode,is_test,consumed_inputs"));
+        if (luthier_onnx__ai(n, "training_mode", 0)) LUTHIER_ONNX__UNSUP("training_mode = 1 is not supported (inference only)");
+        if (!luthier_onnx__ai(n, "spatial", 1)) LUTHIER_ONNX__UNSUP("spatial = 0 is not supported");
+        LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+        for (k = 1; k < 5; k++) {
+            LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, k, "batch norm parameter", &p));
+            if (!p) LUTHIER_ONNX__BAD("input %d is missing", k);
+            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, luthier_onnx__in(c, n, k), 1, &in[k]));
+        }
+        d.op = LUTHIER_OP_BATCH_NORM;
+        d.inputs = in;
+        d.num_inputs = 5;
+        d.epsilon = eps > 0 ? eps : FLT_MIN;
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "LayerNormalization")) {
+        int64_t ax;
+        float eps = luthier_onnx__af(n, "epsilon", 1e-5f);
+        size_t norm;
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis,epsilon,stash_type"));
+        LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
+        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", -1), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+        norm = luthier_onnx__numel(xs.rank - (int)ax, xs.d + ax);
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+        in[1] = in[2] = -1;
+        for (k = 1; k < 3; k++) {
+            const luthier_onnx__tensor *p;
+            LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, k, k == 1 ? "scale" : "bias", &p));
+            if (!p) continue;
+            if (p->n == norm) {
+                LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k == 1 ? "gamma" : "beta", xs.rank - (int)ax, xs.d + ax, p->f, &in[k]));
+            } else if (p->n == 1 && norm <= LUTHIER_ONNX__MAX_ELEMS) {
+                float *f = (float *)luthier_onnx__alloc(c, norm * sizeof(float));
+                size_t e;
+                if (!f) LUTHIER_ONNX__OOM();
+                for (e = 0; e < norm; e++) f[e] = p->f[0];
+                LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k == 1 ? "gamma" : "beta", xs.rank - (int)ax, xs.d + ax, f, &in[k]));
+            } else {
+                LUTHIER_ONNX__UNSUP("%s has %zu values, the normalized dims hold %zu", k == 1 ? "scale" : "bias", p->n, norm);
+            }
+        }
+        d.op = LUTHIER_OP_LAYER_NORM;
+        d.inputs = in;
+        d.num_inputs = in[2] >= 0 ? 3 : in[1] >= 0 ? 2 : 1;
+        d.axis = (int)(ax - xs.rank);
+        d.epsilon = eps > 0 ? eps : FLT_MIN;
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "Gemm")) {
+        luthier_onnx__val *bv = luthier_onnx__in(c, n, 1), *cv = luthier_onnx__in(c, n, 2);
+        float alpha = luthier_onnx__af(n, "alpha", 1.0f), beta = luthier_onnx__af(n, "beta", 1.0f);
+        int ta = (int)luthier_onnx__ai(n, "transA", 0), tb = (int)luthier_onnx__ai(n, "transB", 0), a, y;
+        int64_t N;
+        luthier_onnx__shape bs, cs;
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "alpha,beta,transA,transB,broadcast"));
+        if (!bv) LUTHIER_ONNX__BAD("B is missing");
+        luthier_onnx__vshape(c, bv, &bs);
+        if (xs.rank != 2 || bs.rank != 2) LUTHIER_ONNX__BAD("A and B must be 2-D");
+        N = tb ? bs.d[0] : bs.d[1];
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &a));
+        if (ta) {
+            d.op = LUTHIER_OP_TRANSPOSE;
+            d.inputs = &a;
+            d.num_inputs = 1;
+            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "transA", &a));
+            memset(&d, 0, sizeof d);
+        }
+        if (cv) luthier_onnx__vshape(c, cv, &cs);
+        if (bv->c && bv->c->f) {
+            /* dense: w = alpha * B, bias = beta * C when C is per column */
+            const luthier_onnx__tensor *bt = bv->c;
+            float *w = (float *)luthier_onnx__alloc(c, bt->n * sizeof(float)), *bias = NULL;
+            size_t e;
+            int wt, bt_id = -1, percol = cv && cv->c && cv->c->f && luthier_onnx__numel(cs.rank, cs.d) == (size_t)N && (cs.rank < 2 || cs.d[0] == 1);
+            int scalar = cv && cv->c && cv->c->f && cv->c->n == 1;
+            if (!w) LUTHIER_ONNX__OOM();
+            for (e = 0; e < bt->n; e++) w[e] = alpha * bt->f[e];
+            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, bt->dims, w, &wt));
+            if (percol || scalar) {
+                if (!(bias = (float *)luthier_onnx__alloc(c, (size_t)N * sizeof(float)))) LUTHIER_ONNX__OOM();
+                for (e = 0; e < (size_t)N; e++) bias[e] = beta * cv->c->f[scalar ? 0 : e];
+                LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "bias", 1, &N, bias, &bt_id));
+            }
+            in[0] = a; in[1] = wt; in[2] = bt_id;
+            d.op = LUTHIER_OP_DENSE;
+            d.inputs = in;
+            d.num_inputs = bt_id >= 0 ? 3 : 2;
+            d.trans_b = !tb;
+            if (!cv || bt_id >= 0 || beta == 0) {
+                LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+                luthier_onnx__setout(c, n, 0, outs[0]);
+                return LUTHIER_STATUS_OK;
+            }
+            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "dense", &y));
+        } else {
+            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
+            in[0] = a;
+            d.op = LUTHIER_OP_MATMUL;
+            d.inputs = in;
+            d.num_inputs = 2;
+            d.trans_b = tb;
+            if (alpha == 1 && (!cv || beta == 0)) {
+                LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+                luthier_onnx__setout(c, n, 0, outs[0]);
+                return LUTHIER_STATUS_OK;
+            }
+            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "matmul", &y));
+            if (alpha != 1) {
+                int64_t none = 0;
+                int ct;
+                LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "alpha", 0, &none, &alpha, &ct));
+                in[0] = y; in[1] = ct;
+                d.op = LUTHIER_OP_MUL;
+                d.trans_b = 0;
+                if (!cv || beta == 0) {
+                    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+                    luthier_onnx__setout(c, n, 0, outs[0]);
+                    return LUTHIER_STATUS_OK;
+                }
+                LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &y));
+            }
+        }
+        /* + beta * C (full matrix or run-time C) */
+        memset(&d, 0, sizeof d);
+        if (cv->c && cv->c->f) {
+            float *cc = (float *)luthier_onnx__alloc(c, (cv->c->n ? cv->c->n : 1) * sizeof(float));
+            size_t e;
+            if (!cc) LUTHIER_ONNX__OOM();
+            for (e = 0; e < cv->c->n; e++) cc[e] = beta * cv->c->f[e];
+            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "C", cs.rank, cs.d, cc, &in[1]));
+        } else {
+            if (beta != 1) LUTHIER_ONNX__UNSUP("beta != 1 with a run-time C");
+            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, cv, 1, &in[1]));
+        }
+        in[0] = y;
+        d.op = LUTHIER_OP_ADD;
+        d.inputs = in;
+        d.num_inputs = 2;
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "MatMul")) {
+        luthier_onnx__val *bv = luthier_onnx__in(c, n, 1);
+        luthier_onnx__shape bs;
+        int a;
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+        if (!bv) LUTHIER_ONNX__BAD("B is missing");
+        luthier_onnx__vshape(c, bv, &bs);
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &a));
+        if (bv->c && bv->c->f && (bs.rank == 2 || bs.rank == 1)) {
+            int wt;
+            int64_t wd[2];
+            if (bs.rank == 2) {
+                LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &wt));
+                d.trans_b = 1; /* B is [K, N] */
+            } else {
+                wd[0] = 1; wd[1] = bs.d[0];
+                LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, wd, bv->c->f, &wt));
+            }
+            in[0] = a; in[1] = wt;
+            d.op = LUTHIER_OP_DENSE;
+            d.inputs = in;
+            d.num_inputs = 2;
+            if (bs.rank == 2) {
+                LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+            } else {
+                int y;
+                LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "dense", &y));
+                LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, y, xs.rank - 1, xs.d, oname, outs));
+            }
+            luthier_onnx__setout(c, n, 0, outs[0]);
+            return LUTHIER_STATUS_OK;
+        }
+        if (xs.rank < 2 || bs.rank < 2) LUTHIER_ONNX__UNSUP("a 1-D operand with a run-time B is not supported");
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
+        in[0] = a;
+        d.op = LUTHIER_OP_MATMUL;
+        d.inputs = in;
+        d.num_inputs = 2;
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "Softmax") || luthier_onnx__isop(n, "LogSoftmax")) {
+        int64_t ax, def = c->opset < 13 ? 1 : -1;
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis"));
+        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", def), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+        d.op = LUTHIER_OP_SOFTMAX;
+        d.log = luthier_onnx__isop(n, "LogSoftmax");
+        d.num_inputs = 1;
+        if (c->opset < 13 && ax != xs.rank - 1) {
+            int64_t two[2];
+            int t1, t2;
+            two[0] = (int64_t)luthier_onnx__numel((int)ax, xs.d);
+            two[1] = (int64_t)luthier_onnx__numel(xs.rank - (int)ax, xs.d + ax);
+            LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, xt, 2, two, NULL, &t1));
+            d.inputs = &t1;
+            d.axis = 1;
+            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "softmax", &t2));
+            LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, t2, xs.rank, xs.d, oname, outs));
+        } else {
+            d.inputs = &xt;
+            d.axis = (int)ax;
+            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        }
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "LRN")) {
+        const luthier_onnx__attr *al = luthier_onnx__attr_get(n, "alpha"), *be = luthier_onnx__attr_get(n, "beta"), *bi = luthier_onnx__attr_get(n, "bias");
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "alpha,beta,bias,size"));
+        if ((al && al->f == 0) || (be && be->f == 0) || (bi && bi->f == 0)) LUTHIER_ONNX__UNSUP("alpha, beta or bias of 0 is not supported");
+        if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input rank %d (only [N,C,H,W])", xs.rank);
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+        d.op = LUTHIER_OP_LRN;
+        d.inputs = &xt;
+        d.num_inputs = 1;
+        d.alpha = al ? al->f : 1e-4f;
+        d.beta = be ? be->f : 0.75f;
+        d.bias = bi ? bi->f : 1.0f;
+        d.size = luthier_onnx__ai(n, "size", 0);
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "Concat")) {
+        int64_t ax;
+        int m = 0;
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis"));
+        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+        if (n->nin > 64) LUTHIER_ONNX__UNSUP("%d inputs (at most 64)", n->nin);
+        for (k = 0; k < n->nin; k++) {
+            luthier_onnx__val *v = luthier_onnx__in(c, n, k);
+            if (!v || (v->c && v->c->n == 0)) continue;
+            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, v, 1, &in[m]));
+            m++;
+        }
+        if (!m) LUTHIER_ONNX__UNSUP("all inputs are empty");
+        d.op = LUTHIER_OP_CONCAT;
+        d.inputs = in;
+        d.num_inputs = m;
+        d.axis = (int)ax;
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "Split")) {
+        int64_t ax, sizes[LUTHIER_MAX_NODE_OUTPUTS];
+        const int64_t *sp = NULL;
+        int ns = -1;
+        const char *name;
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis,split,num_outputs"));
+        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+        if (c->opset >= 13) {
+            const luthier_onnx__tensor *t;
+            LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "split", &t));
+            if (t) sp = t->i, ns = (int)t->n;
+        } else {
+            ns = luthier_onnx__aints(n, "split", &sp);
+        }
+        if (n->nout > LUTHIER_MAX_NODE_OUTPUTS) LUTHIER_ONNX__UNSUP("%d outputs (at most %d)", n->nout, LUTHIER_MAX_NODE_OUTPUTS);
+        if (ns >= 0 && ns != n->nout) LUTHIER_ONNX__BAD("split has %d sizes for %d outputs", ns, n->nout);
+        for (k = 0; k < ns; k++) sizes[k] = sp[k];
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+        d.op = LUTHIER_OP_SPLIT;
+        d.inputs = &xt;
+        d.num_inputs = 1;
+        d.num_outputs = n->nout;
+        d.axis = (int)ax;
+        d.sizes = ns >= 0 ? sizes : NULL;
+        if (!(name = luthier_onnx__uname(c, oname, "split"))) LUTHIER_ONNX__OOM();
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
+        for (k = 0; k < n->nout; k++) luthier_onnx__setout(c, n, k, outs[k]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "Slice")) {
+        int64_t st[LUTHIER_ONNX_MAX_RANK], sp[LUTHIER_ONNX_MAX_RANK], ln[LUTHIER_ONNX_MAX_RANK];
+        int last = -1, cur;
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 10 ? "starts,ends,axes" : ""));
+        LUTHIER_ONNX__TRY(luthier_onnx__slice_params(c, n, &xs, st, sp, ln));
+        for (k = 0; k < xs.rank; k++) {
+            if (ln[k] == 0) LUTHIER_ONNX__UNSUP("the slice of axis %d is empty", k);
+            if (st[k] != 0 || sp[k] != 1 || ln[k] != xs.d[k]) last = k;
+        }
+        if (last < 0) {
+            luthier_onnx__alias(c, n, x);
+            return LUTHIER_STATUS_OK;
+        }
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
+        for (k = 0; k <= last; k++) {
+            int64_t *idx, e;
+            int it;
+            if (st[k] == 0 && sp[k] == 1 && ln[k] == xs.d[k]) continue;
+            if ((size_t)ln[k] > LUTHIER_ONNX__MAX_ELEMS) LUTHIER_ONNX__UNSUP("slice of %lld elements is too long", (long long)ln[k]);
+            if (!(idx = (int64_t *)luthier_onnx__alloc(c, (size_t)ln[k] * sizeof(int64_t)))) LUTHIER_ONNX__OOM();
+            for (e = 0; e < ln[k]; e++) idx[e] = st[k] + e * sp[k];
+            {
+                const char *iname = luthier_onnx__uname(c, oname, "indices");
+                if (!iname) LUTHIER_ONNX__OOM();
+                if (luthier_graph_constant_i64(c->g, iname, 1, &ln[k], idx, &it) != LUTHIER_STATUS_OK)
+                    LUTHIER_ONNX__UNSUP("%s", luthier_graph_error(c->g));
+            }
+            in[0] = cur; in[1] = it;
+            memset(&d, 0, sizeof d);
+            d.op = LUTHIER_OP_GATHER;
+            d.inputs = in;
+            d.num_inputs = 2;
+            d.axis = k;
+            if (k == last) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &cur));
+            else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "slice", &cur));
+        }
+        luthier_onnx__setout(c, n, 0, cur);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "Gather")) {
+        luthier_onnx__val *iv = luthier_onnx__in(c, n, 1);
+        int64_t ax;
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis"));
+        if (!iv) LUTHIER_ONNX__BAD("indices are missing");
+        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+        if (iv->c && !iv->c->i) LUTHIER_ONNX__BAD("indices must be integers");
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, iv, 0, &in[1]));
+        d.op = LUTHIER_OP_GATHER;
+        d.inputs = in;
+        d.num_inputs = 2;
+        d.axis = (int)ax;
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "Reshape") || luthier_onnx__isop(n, "Flatten") || luthier_onnx__isop(n, "Squeeze") || luthier_onnx__isop(n, "Unsqueeze")) {
+        luthier_onnx__shape os;
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, luthier_onnx__isop(n, "Reshape") ? "allowzero,shape" : luthier_onnx__isop(n, "Flatten") ? "axis" : "axes"));
+        LUTHIER_ONNX__TRY(luthier_onnx__reshape_like(c, n, &xs, &os));
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 0, &xt));
+        LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, xt, os.rank, os.d, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "Transpose")) {
+        const int64_t *perm;
+        int np = luthier_onnx__aints(n, "perm", &perm), p[LUTHIER_MAX_RANK];
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "perm"));
+        if (xs.rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("rank %d", xs.rank);
+        if (np >= 0 && np != xs.rank) LUTHIER_ONNX__BAD("perm has %d entries for rank %d", np, xs.rank);
+        for (k = 0; k < xs.rank && np >= 0; k++) {
+            if (perm[k] < 0 || perm[k] >= xs.rank) LUTHIER_ONNX__BAD("perm entry %lld out of range", (long long)perm[k]);
+            p[k] = (int)perm[k];
+        }
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+        d.op = LUTHIER_OP_TRANSPOSE;
+        d.inputs = &xt;
+        d.num_inputs = 1;
+        d.perm = np >= 0 ? p : NULL;
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "ReduceMean") || luthier_onnx__isop(n, "ReduceSum")) {
+        int64_t axes[LUTHIER_ONNX_MAX_RANK], keep[LUTHIER_ONNX_MAX_RANK], od[LUTHIER_ONNX_MAX_RANK], K = 1, ax, wd[2];
+        int na, red[LUTHIER_ONNX_MAX_RANK] = {0}, perm[LUTHIER_MAX_RANK], np = 0, nk = 0, cur, ident = 1, keepdims, wt, odr = 0;
+        float *w;
+        int mean = luthier_onnx__isop(n, "ReduceMean");
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axes,keepdims,noop_with_empty_axes"));
+        LUTHIER_ONNX__TRY(luthier_onnx__axes(c, n, mean ? 18 : 13, axes, &na));
+        keepdims = (int)luthier_onnx__ai(n, "keepdims", 1);
+        if (na <= 0) {
+            if (luthier_onnx__ai(n, "noop_with_empty_axes", 0)) {
+                luthier_onnx__alias(c, n, x);
+                return LUTHIER_STATUS_OK;
+            }
+            for (k = 0; k < xs.rank; k++) red[k] = 1;
+        }
+        for (k = 0; k < na; k++) {
+            if (!luthier_onnx__norm_axis(axes[k], xs.rank, &ax)) LUTHIER_ONNX__BAD("axis %lld out of range", (long long)axes[k]);
+            red[ax] = 1;
+        }
+        if (xs.rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("rank %d", xs.rank);
+        for (k = 0; k < xs.rank; k++) {
+            if (!red[k]) keep[nk++] = xs.d[k], perm[np++] = k;
+            od[odr++] = red[k] ? 1 : xs.d[k];
+            if (red[k]) K *= xs.d[k];
+        }
+        if (!keepdims) {
+            memcpy(od, keep, sizeof(int64_t) * (size_t)nk);
+            odr = nk;
+        }
+        for (k = 0; k < xs.rank; k++)
+            if (red[k]) perm[np++] = k;
+        for (k = 0; k < xs.rank; k++) ident &= perm[k] == k;
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
+        if (mean && xs.rank == 4 && !red[0] && !red[1] && red[2] && red[3]) {
+            d.op = LUTHIER_OP_GLOBAL_AVGPOOL;
+            d.inputs = &cur;
+            d.num_inputs = 1;
+            if (keepdims) {
+                LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+            } else {
+                LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "pool", &cur));
+                LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, odr, od, oname, outs));
+            }
+            luthier_onnx__setout(c, n, 0, outs[0]);
+            return LUTHIER_STATUS_OK;
+        }
+        if (!ident) {
+            d.op = LUTHIER_OP_TRANSPOSE;
+            d.inputs = &cur;
+            d.num_inputs = 1;
+            d.perm = perm;
+            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "transpose", &cur));
+            memset(&d, 0, sizeof d);
+        }
+        if (nk == 0) keep[nk++] = 1;
+        keep[nk] = K;
+        LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, nk + 1, keep, NULL, &cur));
+        if ((size_t)K > LUTHIER_ONNX__MAX_ELEMS) LUTHIER_ONNX__UNSUP("reducing %lld elements at once is not supported", (long long)K);
+        if (!(w = (float *)luthier_onnx__alloc(c, (size_t)K * sizeof(float)))) LUTHIER_ONNX__OOM();
+        for (ax = 0; ax < K; ax++) w[ax] = mean ? 1.0f / (float)K : 1.0f;
+        wd[0] = 1; wd[1] = K;
+        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "ones", 2, wd, w, &wt));
+        in[0] = cur; in[1] = wt;
+        d.op = LUTHIER_OP_DENSE;
+        d.inputs = in;
+        d.num_inputs = 2;
+        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "sum", &cur));
+        LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, odr, od, oname, outs));
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "Pad")) { /* constant mode: concat with constant blocks along each padded axis */
+        const int64_t *pp;
+        int64_t pads[2 * LUTHIER_ONNX_MAX_RANK], cur_d[LUTHIER_ONNX_MAX_RANK];
+        int np, cur, last = -1, side;
+        float value = 0;
+        const char *mode = luthier_onnx__as(n, "mode", "constant");
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 11 ? "mode,pads,value" : "mode"));
+        if (strcmp(mode, "constant")) LUTHIER_ONNX__UNSUP("mode '%s' is not supported (only constant)", mode);
+        if (c->opset < 11) {
+            np = luthier_onnx__aints(n, "pads", &pp);
+            value = luthier_onnx__af(n, "value", 0.0f);
+        } else {
+            const luthier_onnx__tensor *t;
+            int has;
+            LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "pads", &t));
+            if (n->nin > 3 && *n->in[3]) LUTHIER_ONNX__UNSUP("the axes input is not supported");
+            np = t ? (int)t->n : -1;
+            pp = t ? t->i : NULL;
+            LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 2, &value, &has));
+        }
+        if (np != 2 * xs.rank) LUTHIER_ONNX__BAD("%d pads for rank %d", np, xs.rank);
+        for (k = 0; k < 2 * xs.rank; k++) {
+            if (pp[k] < 0) LUTHIER_ONNX__UNSUP("negative pads (cropping) are not supported");
+            if (pp[k] > ((int64_t)1 << 26)) LUTHIER_ONNX__UNSUP("pad %lld is too large", (long long)pp[k]);
+            pads[k] = pp[k];
+            if (pp[k]) last = k % xs.rank;
+        }
+        if (last < 0) {
+            luthier_onnx__alias(c, n, x);
+            return LUTHIER_STATUS_OK;
+        }
+        for (k = 0; k < xs.rank; k++)
+            if (pads[k] || pads[k + xs.rank]) last = k;
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
+        memcpy(cur_d, xs.d, sizeof cur_d);
+        for (k = 0; k <= last; k++) {
+            int m = 0;
+            if (!pads[k] && !pads[k + xs.rank]) continue;
+            for (side = 0; side < 2; side++) {
+                int64_t bd[LUTHIER_ONNX_MAX_RANK];
+                size_t e, cnt;
+                float *f;
+                if (side == 1) in[m++] = cur;
+                if (!pads[k + side * xs.rank]) continue;
+                memcpy(bd, cur_d, sizeof bd);
+                bd[k] = pads[k + side * xs.rank];
+                for (cnt = 1, e = 0; e < (size_t)xs.rank; e++)
+                    cnt = bd[e] && cnt > LUTHIER_ONNX__MAX_ELEMS / (size_t)bd[e] ? LUTHIER_ONNX__MAX_ELEMS + 1 : cnt * (size_t)bd[e];
+                if (cnt > LUTHIER_ONNX__MAX_ELEMS || !(f = (float *)luthier_onnx__alloc(c, cnt * sizeof(float)))) LUTHIER_ONNX__OOM();
+                for (e = 0; e < cnt; e++) f[e] = value;
+                LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "pad", xs.rank, bd, f, &in[m++]));
+            }
+            memset(&d, 0, sizeof d);
+            d.op = LUTHIER_OP_CONCAT;
+            d.inputs = in;
+            d.num_inputs = m;
+            d.axis = k;
+            if (k == last) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &cur));
+            else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "pad", &cur));
+            cur_d[k] += pads[k] + pads[k + xs.rank];
+        }
+        luthier_onnx__setout(c, n, 0, cur);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "Shape") || luthier_onnx__isop(n, "Size") || luthier_onnx__isop(n, "ConstantOfShape") || luthier_onnx__isop(n, "Range") ||
+        luthier_onnx__isop(n, "Equal") || luthier_onnx__isop(n, "Where") || luthier_onnx__isop(n, "Expand"))
+        LUTHIER_ONNX__UNSUP("supported only on constants (an input is computed at run time here)");
+    LUTHIER_ONNX__UNSUP("operator not supported");
+}
+
+/* ---- graph analysis: uses, patterns, dead code, order ------------------------------------------- */
+
+LUTHIER_ONNX__FN int luthier_onnx__used(luthier_onnx__ctx *c, const char *name) {
+    luthier_onnx__val *v = luthier_onnx__find(c, name);
+    return v && (v->uses > 0 || v->is_output);
+}
+
+LUTHIER_ONNX__FN void luthier_onnx__count_uses(luthier_onnx__ctx *c) {
+    int i, k;
+    for (i = 0; i < c->nv; i++) c->vals[i].uses = 0;
+    for (i = 0; i < c->nn; i++)
+        if (!c->nodes[i].dead)
+            for (k = 0; k < c->nodes[i].nin; k++) {
+                luthier_onnx__val *v = *c->nodes[i].in[k] ? luthier_onnx__find(c, c->nodes[i].in[k]) : NULL;
+                if (v) v->uses++;
+            }
+}
+
+LUTHIER_ONNX__FN luthier_onnx__node *luthier_onnx__prod(luthier_onnx__ctx *c, const char *name) {
+    luthier_onnx__val *v = luthier_onnx__find(c, name);
+    return v && v->producer >= 0 && !c->nodes[v->producer].dead ? &c->nodes[v->producer] : NULL;
+}
+
+/* The only consumer of name (NULL when it has several, none, or is a graph output). */
+LUTHIER_ONNX__FN luthier_onnx__node *luthier_onnx__sole(luthier_onnx__ctx *c, const char *name, const char *op) {
+    luthier_onnx__val *v = luthier_onnx__find(c, name);
+    int i, k;
+    if (!v || v->is_output || v->uses != 1) return NULL;
+    for (i = 0; i < c->nn; i++)
+        if (!c->nodes[i].dead)
+            for (k = 0; k < c->nodes[i].nin; k++)
+                if (strcmp(c->nodes[i].in[k], name) == 0)
+                    return strcmp(c->nodes[i].op, op) == 0 && !*c->nodes[i].domain ? &c->nodes[i] : NULL;
+    return NULL;
+}
+
+/* A consumer of name with op type op whose input k is name. */
+LUTHIER_ONNX__FN luthier_onnx__node *luthier_onnx__consumer(luthier_onnx__ctx *c, const char *name, const char *op, int k) {
+    int i;
+    for (i = 0; i < c->nn; i++) {
+        luthier_onnx__node *n = &c->nodes[i];
+        if (!n->dead && strcmp(n->op, op) == 0 && n->nin > k && strcmp(n->in[k], name) == 0 && n->nout >= 1) return n;
+    }
+    return NULL;
+}
+
+/* The constant behind name (initializer or Constant node), or NULL. */
+LUTHIER_ONNX__FN const luthier_onnx__tensor *luthier_onnx__pconst(luthier_onnx__ctx *c, const char *name) {
+    luthier_onnx__val *v = luthier_onnx__find(c, name);
+    luthier_onnx__node *p;
+    if (!v) return NULL;
+    if (v->is_init) return v->c;
+    p = luthier_onnx__prod(c, name);
+    if (p && !strcmp(p->op, "Constant") && p->nattrs == 1 && !strcmp(p->attrs[0].name, "value")) return p->attrs[0].t;
+    return NULL;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__pscalar(luthier_onnx__ctx *c, const char *name, double want, double tol) {
+    const luthier_onnx__tensor *t = luthier_onnx__pconst(c, name);
+    return t && t->n == 1 && (t->f || t->i) && fabs(luthier_onnx__tget(t, 0) - want) <= tol;
+}
+
+/* Other input of a binary node n (the one that is not name), or NULL. */
+LUTHIER_ONNX__FN const char *luthier_onnx__other(const luthier_onnx__node *n, const char *name) {
+    if (n->nin != 2) return NULL;
+    if (strcmp(n->in[0], name) == 0) return n->in[1];
+    if (strcmp(n->in[1], name) == 0) return n->in[0];
+    return NULL;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__rewrite(luthier_onnx__ctx *c, luthier_onnx__node *fin, const char *op, const char **in, int nin, int nattrs) {
+    const char **ins = (const char **)luthier_onnx__alloc(c, sizeof(char *) * (size_t)nin);
+    luthier_onnx__attr *a = nattrs ? (luthier_onnx__attr *)luthier_onnx__alloc(c, sizeof(luthier_onnx__attr) * (size_t)nattrs) : NULL;
+    if (!ins || (nattrs && !a)) return 0;
+    memcpy(ins, in, sizeof(char *) * (size_t)nin);
+    fin->op = op;
+    fin->domain = "";
+    fin->in = ins;
+    fin->nin = fin->cin = nin;
+    fin->attrs = a;
+    fin->nattrs = fin->cattrs = nattrs;
+    return 1;
+}
+
+/* x*0.5*(1+erf(x/sqrt2)) in its usual orders -> Gelu(x) */
+LUTHIER_ONNX__FN int luthier_onnx__match_gelu(luthier_onnx__ctx *c, luthier_onnx__node *e) {
+    luthier_onnx__node *p = luthier_onnx__prod(c, e->in[0]), *a, *m1, *m2, *h;
+    const char *x, *o;
+    if (!p || *p->domain || p->nin != 2 || e->nout < 1) return 0;
+    if (!strcmp(p->op, "Div") && luthier_onnx__pscalar(c, p->in[1], 1.4142135623730951, 1e-4)) x = p->in[0];
+    else if (!strcmp(p->op, "Mul") && luthier_onnx__pscalar(c, p->in[1], 0.7071067811865476, 1e-4)) x = p->in[0];
+    else if (!strcmp(p->op, "Mul") && luthier_onnx__pscalar(c, p->in[0], 0.7071067811865476, 1e-4)) x = p->in[1];
+    else return 0;
+    if (!(a = luthier_onnx__sole(c, e->out[0], "Add")) || !(o = luthier_onnx__other(a, e->out[0])) || !luthier_onnx__pscalar(c, o, 1.0, 1e-6)) return 0;
+    if (!(m1 = luthier_onnx__sole(c, a->out[0], "Mul")) || !(o = luthier_onnx__other(m1, a->out[0]))) return 0;
+    if (!strcmp(o, x)) { /* x * (1 + erf) * 0.5 */
+        if (!(m2 = luthier_onnx__sole(c, m1->out[0], "Mul")) || !(o = luthier_onnx__other(m2, m1->out[0])) || !luthier_onnx__pscalar(c, o, 0.5, 1e-6)) return 0;
+        return luthier_onnx__rewrite(c, m2, "Gelu", &x, 1, 0);
+    }
+    if (luthier_onnx__pscalar(c, o, 0.5, 1e-6)) { /* x * ((1 + erf) * 0.5) */
+        if (!(m2 = luthier_onnx__sole(c, m1->out[0], "Mul")) || !(o = luthier_onnx__other(m2, m1->out[0])) || strcmp(o, x)) return 0;
+        return luthier_onnx__rewrite(c, m2, "Gelu", &x, 1, 0);
+    }
+    h = luthier_onnx__prod(c, o); /* (x * 0.5) * (1 + erf) */
+    if (h && !strcmp(h->op, "Mul") && !*h->domain && luthier_onnx__other(h, x) && luthier_onnx__pscalar(c, luthier_onnx__other(h, x), 0.5, 1e-6))
+        return luthier_onnx__rewrite(c, m1, "Gelu", &x, 1, 0);
+    return 0;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__reduce_axes(luthier_onnx__ctx *c, const luthier_onnx__node *r, int64_t *axes) {
+    const int64_t *a;
+    int na;
+    if (luthier_onnx__ai(r, "keepdims", 1) != 1 || r->nattrs > 2) return -1;
+    if (c->opset >= 18) {
+        const luthier_onnx__tensor *t = r->nin > 1 ? luthier_onnx__pconst(c, r->in[1]) : NULL;
+        if (!t || !t->i || t->n > LUTHIER_ONNX_MAX_RANK) return -1;
+        memcpy(axes, t->i, sizeof(int64_t) * t->n);
+        return (int)t->n;
+    }
+    if (r->nin != 1 || (na = luthier_onnx__aints(r, "axes", &a)) < 1 || na > LUTHIER_ONNX_MAX_RANK) return -1;
+    memcpy(axes, a, sizeof(int64_t) * (size_t)na);
+    return na;
+}
+
+/* ReduceMean, Sub, Pow 2 | Mul, ReduceMean, Add eps, Sqrt, Div [, Mul gamma [, Add beta]] -> LayerNormalization */
+LUTHIER_ONNX__FN int luthier_onnx__match_layernorm(luthier_onnx__ctx *c, luthier_onnx__node *r1) {
+    int64_t axes[LUTHIER_ONNX_MAX_RANK], axes2[LUTHIER_ONNX_MAX_RANK], lo, hi;
+    int na = luthier_onnx__reduce_axes(c, r1, axes), k, neg;
+    const char *x = r1->in[0], *d, *o, *ins[3];
+    luthier_onnx__node *s, *p, *r2, *a, *q, *dv, *g, *b, *fin;
+    const luthier_onnx__tensor *eps;
+    if (na < 1) return 0;
+    lo = hi = axes[0];
+    neg = axes[0] < 0;
+    for (k = 1; k < na; k++) {
+        if ((axes[k] < 0) != neg) return 0;
+        lo = axes[k] < lo ? axes[k] : lo;
+        hi = axes[k] > hi ? axes[k] : hi;
+    }
+    if (hi - lo + 1 != na || (neg && hi != -1)) return 0;
+    if (!(s = luthier_onnx__consumer(c, r1->out[0], "Sub", 1)) || strcmp(s->in[0], x)) return 0;
+    d = s->out[0];
+    if ((p = luthier_onnx__consumer(c, d, "Pow", 0)) != NULL) {
+        if (!luthier_onnx__pscalar(c, p->in[1], 2.0, 0)) return 0;
+    } else if (!(p = luthier_onnx__consumer(c, d, "Mul", 0)) || strcmp(p->in[1], d)) {
+        return 0;
+    }
+    if (!(r2 = luthier_onnx__sole(c, p->out[0], "ReduceMean")) || luthier_onnx__reduce_axes(c, r2, axes2) != na ||
+        memcmp(axes, axes2, sizeof(int64_t) * (size_t)na))
+        return 0;
+    if (!(a = luthier_onnx__sole(c, r2->out[0], "Add")) || !(o = luthier_onnx__other(a, r2->out[0])) || !(eps = luthier_onnx__pconst(c, o)) || eps->n != 1 ||
+        !eps->f)
+        return 0;
+    if (!(q = luthier_onnx__sole(c, a->out[0], "Sqrt")) || !(dv = luthier_onnx__sole(c, q->out[0], "Div")) || strcmp(dv->in[0], d) ||
+        strcmp(dv->in[1], q->out[0]))
+        return 0;
+    fin = dv;
+    ins[0] = x;
+    ins[1] = ins[2] = "";
+    if ((g = luthier_onnx__sole(c, dv->out[0], "Mul")) != NULL && (o = luthier_onnx__other(g, dv->out[0])) && luthier_onnx__pconst(c, o) && luthier_onnx__pconst(c, o)->f) {
+        fin = g;
+        ins[1] = o;
+        if ((b = luthier_onnx__sole(c, g->out[0], "Add")) != NULL && (o = luthier_onnx__other(b, g->out[0])) && luthier_onnx__pconst(c, o) && luthier_onnx__pconst(c, o)->f) {
+            fin = b;
+            ins[2] = o;
+        }
+    }
+    if (!luthier_onnx__rewrite(c, fin, "LayerNormalization", ins, 3, 3)) return 0;
+    fin->attrs[0].name = "axis";
+    fin->attrs[0].has_i = 1;
+    fin->attrs[0].i = lo;
+    fin->attrs[1].name = "epsilon";
+    fin->attrs[1].has_f = 1;
+    fin->attrs[1].f = eps->f[0];
+    fin->attrs[2].name = "_lox_count"; /* positive axes: checked to reach the last dim */
+    fin->attrs[2].has_i = 1;
+    fin->attrs[2].i = neg ? 0 : na;
+    return 1;
+}
+
+LUTHIER_ONNX__FN void luthier_onnx__dce(luthier_onnx__ctx *c) {
+    int changed = 1, i, k;
+    luthier_onnx__count_uses(c);
+    while (changed) {
+        changed = 0;
+        for (i = c->nn - 1; i >= 0; i--) {
+            luthier_onnx__node *n = &c->nodes[i];
+            int live = 0;
+            if (n->dead) continue;
+            for (k = 0; k < n->nout && !live; k++) live = *n->out[k] && luthier_onnx__used(c, n->out[k]);
+            if (live) continue;
+            n->dead = 1;
+            changed = 1;
+            for (k = 0; k < n->nin; k++) {
+                luthier_onnx__val *v = *n->in[k] ? luthier_onnx__find(c, n->in[k]) : NULL;
+                if (v) v->uses--;
+            }
+        }
+    }
+}
+
+/* Kahn's algorithm over the live nodes: c->order. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__toposort(luthier_onnx__ctx *c) {
+    int i, k, ne = 0, head = 0, tail = 0, *start, *edges, *fill, live = 0;
+    for (i = 0; i < c->nn; i++) {
+        luthier_onnx__node *n = &c->nodes[i];
+        n->deps = 0;
+        if (n->dead) continue;
+        live++;
+        for (k = 0; k < n->nin; k++) {
+            luthier_onnx__node *p = *n->in[k] ? luthier_onnx__prod(c, n->in[k]) : NULL;
+            if (p) n->deps++, ne++;
+        }
+    }
+    start = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(c->nn + 1));
+    fill = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(c->nn + 1));
+    edges = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(ne + 1));
+    c->order = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(c->nn + 1));
+    if (!start || !fill || !edges || !c->order) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory");
+    for (i = 0; i < c->nn; i++)
+        if (!c->nodes[i].dead)
+            for (k = 0; k < c->nodes[i].nin; k++) {
+                luthier_onnx__val *v = *c->nodes[i].in[k] ? luthier_onnx__find(c, c->nodes[i].in[k]) : NULL;
+                if (v && v->producer >= 0 && !c->nodes[v->producer].dead) start[v->producer + 1]++;
+            }
+    for (i = 0; i < c->nn; i++) start[i + 1] += start[i];
+    memcpy(fill, start, sizeof(int) * (size_t)(c->nn + 1));
+    for (i = 0; i < c->nn; i++)
+        if (!c->nodes[i].dead)
+            for (k = 0; k < c->nodes[i].nin; k++) {
+                luthier_onnx__val *v = *c->nodes[i].in[k] ? luthier_onnx__find(c, c->nodes[i].in[k]) : NULL;
+                if (v && v->producer >= 0 && !c->nodes[v->producer].dead) edges[fill[v->producer]++] = i;
+            }
+    for (i = 0; i < c->nn; i++)
+        if (!c->nodes[i].dead && c->nodes[i].deps == 0) c->order[tail++] = i;
+    while (head < tail) {
+        int u = c->order[head++], e;
+        for (e = start[u]; e < start[u + 1]; e++)
+            if (--c->nodes[edges[e]].deps == 0) c->order[tail++] = edges[e];
+    }
+    c->norder = tail;
+    if (tail < live) {
+        for (i = 0; i < c->nn; i++)
+            if (!c->nodes[i].dead && c->nodes[i].deps > 0) {
+                luthier_onnx__node *n = &c->nodes[i];
+                for (k = 0; k < n->nin; k++) {
+                    luthier_onnx__node *p = *n->in[k] ? luthier_onnx__prod(c, n->in[k]) : NULL;
+                    if (p && p->deps > 0)
+                        return luthier_onnx__nfail(c, n, LUTHIER_STATUS_INVALID_ARGUMENT,
+                                         "the graph has a cycle: input '%s' depends on this node's own output", n->in[k]);
+                }
+                return luthier_onnx__nfail(c, n, LUTHIER_STATUS_INVALID_ARGUMENT, "the graph has a cycle through this node");
+            }
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* ---- the loader ------------------------------------------------------------------------------------ */
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__inputs(luthier_onnx__ctx *c) {
+    const luthier_onnx_options *o = c->opt;
+    int i, k, j;
+    for (i = 0; i < c->ninit; i++) {
+        luthier_onnx__tensor *t = c->inits[i];
+        luthier_onnx__val *v;
+        if (!*t->name) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "initializer %d has no name", i);
+        if (!(v = luthier_onnx__get(c, t->name))) LUTHIER_ONNX__OOM();
+        if (v->is_init) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "initializer '%s' is given twice", t->name);
+        v->is_init = 1;
+        v->c = t;
+    }
+    for (i = 0; o && i < o->num_constants; i++) {
+        const luthier_onnx_tensor *b = &o->constants[i];
+        luthier_onnx__tensor *t;
+        luthier_onnx__val *v;
+        for (k = 0; k < c->nin; k++)
+            if (b->name && strcmp(b->name, c->inputs[k].name) == 0) break;
+        if (k == c->nin)
+            return luthier_onnx__fail(c, LUTHIER_STATUS_NOT_FOUND, "options.constants[%d] ('%s') names no graph input", i, b->name ? b->name : "");
+        if (!b->data || b->rank < 0 || b->rank > LUTHIER_ONNX_MAX_RANK)
+            return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "options.constants[%d] ('%s'): bad rank or no data", i, b->name);
+        if (!(t = luthier_onnx__tnew(c, b->dtype == LUTHIER_DTYPE_F32, b->rank, b->shape)))
+            return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "options.constants[%d] ('%s'): bad shape", i, b->name);
+        t->name = b->name;
+        if (t->f) memcpy(t->f, b->data, t->n * sizeof(float));
+        else memcpy(t->i, b->data, t->n * sizeof(int64_t));
+        if (b->onnx_type && c->inputs[k].elem && b->onnx_type != c->inputs[k].elem)
+            return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "options.constants[%d] ('%s') is %s, the graph input is %s", i,
+                                      b->name, luthier_onnx__typename(b->onnx_type), luthier_onnx__typename(c->inputs[k].elem));
+        if (!(v = luthier_onnx__get(c, c->inputs[k].name))) LUTHIER_ONNX__OOM();
+        v->c = t;
+        v->is_init = 1;
+    }
+    for (i = 0; i < c->nin; i++) {
+        luthier_onnx__vi *vi = &c->inputs[i];
+        luthier_onnx__val *v;
+        int64_t dims[LUTHIER_ONNX_MAX_RANK];
+        int rank = vi->rank;
+        luthier_dtype dt;
+        if (!*vi->name) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph input %d has no name", i);
+        if (!(v = luthier_onnx__get(c, vi->name))) LUTHIER_ONNX__OOM();
+        if (v->is_init) continue;
+        if (v->tid >= 0) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph input '%s' is listed twice", vi->name);
+        if (vi->elem == 1) dt = LUTHIER_DTYPE_F32;
+        else if (vi->elem == 7) dt = LUTHIER_DTYPE_I64;
+        else
+            return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph input '%s' has type %s: only float and int64 inputs are supported "
+                            "(or bind it with options.constants)", vi->name, luthier_onnx__typename(vi->elem));
+        if (!vi->has_shape) return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph input '%s' has no shape", vi->name);
+        if (rank > LUTHIER_MAX_RANK)
+            return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph input '%s' has rank %d (at most %d)", vi->name, rank, LUTHIER_MAX_RANK);
+        for (k = 0; k < rank; k++) {
+            dims[k] = vi->dims[k];
+            if (dims[k] < 0) {
+                dims[k] = o && o->default_dim > 0 ? o->default_dim : 1;
+                for (j = 0; o && vi->params[k] && j < o->num_dims; j++)
+                    if (o->dims[j].name && strcmp(o->dims[j].name, vi->params[k]) == 0) dims[k] = o->dims[j].value;
+            }
+            if (dims[k] < 1)
+                return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph input '%s': dimension %d is %lld (empty tensors are not supported)",
+                                vi->name, k, (long long)dims[k]);
+        }
+        if (rank == 0) rank = 1, dims[0] = 1;
+        if (luthier_graph_input(c->g, vi->name, dt, rank, dims, &v->tid) != LUTHIER_STATUS_OK)
+            return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph input '%s': %s", vi->name, luthier_graph_error(c->g));
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__outputs(luthier_onnx__ctx *c) {
+    int i;
+    for (i = 0; i < c->nout; i++) {
+        luthier_onnx__val *v = luthier_onnx__find(c, c->outputs[i].name);
+        luthier_tensor_info ti;
+        luthier_node_desc d;
+        int t, o, dummy;
+        const char *name;
+        if (!v || (!v->c && v->tid < 0)) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph output '%s' has no value", c->outputs[i].name);
+        if (!v->c) {
+            luthier_graph_tensor_info(c->g, v->tid, &ti);
+            if (strcmp(ti.name, v->name) == 0 && !ti.is_output && !ti.is_input && !ti.is_constant) {
+                if (luthier_graph_output(c->g, v->tid) != LUTHIER_STATUS_OK)
+                    return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph output '%s': %s", v->name, luthier_graph_error(c->g));
+                continue;
+            }
+        }
+        {
+            luthier_onnx__node fake;
+            memset(&fake, 0, sizeof fake);
+            fake.name = v->name;
+            fake.op = "graph output";
+            if (luthier_onnx__eng(c, &fake, v, 0, &t)) return c->st;
+        }
+        luthier_graph_tensor_info(c->g, t, &ti);
+        if (ti.dtype != LUTHIER_DTYPE_F32)
+            return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph output '%s' is an int64 %s: the engine computes f32 outputs only",
+                            v->name, v->c ? "constant" : "input");
+        name = luthier_graph_find_node(c->g, v->name, &dummy) == LUTHIER_STATUS_OK ? luthier_onnx__uname(c, v->name, "output") : v->name;
+        if (!name) LUTHIER_ONNX__OOM();
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_IDENTITY;
+        d.name = name;
+        d.inputs = &t;
+        d.num_inputs = 1;
+        if (luthier_graph_add_node(c->g, &d, &o) != LUTHIER_STATUS_OK || luthier_graph_output(c->g, o) != LUTHIER_STATUS_OK)
+            return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph output '%s': %s", v->name, luthier_graph_error(c->g));
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
+    int i, k;
+    if (!c->has_opset) c->opset = 7;
+    if (c->opset < 7 || c->opset > 17)
+        return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "default-domain opset %lld: this loader reads opsets 7..17", (long long)c->opset);
+    if (c->sparse_inits) return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "sparse initializers are not supported");
+    if (!c->nout) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "the graph has no outputs");
+    LUTHIER_ONNX__TRY(luthier_onnx__inputs(c));
+    for (i = 0; i < c->nn; i++) {
+        luthier_onnx__node *n = &c->nodes[i];
+        if (!*n->op) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "node %d ('%s') has no op_type", i, n->name);
+        for (k = 0; k < n->nout; k++) {
+            luthier_onnx__val *v;
+            if (!*n->out[k]) continue;
+            if (!(v = luthier_onnx__get(c, n->out[k]))) LUTHIER_ONNX__OOM();
+            if (v->producer >= 0 || v->is_init || v->tid >= 0)
+                return luthier_onnx__nfail(c, n, LUTHIER_STATUS_INVALID_ARGUMENT, "output '%s' is already %s", n->out[k],
+                                 v->producer >= 0 ? "produced by another node" : "a graph input or initializer");
+            v->producer = i;
+        }
+    }
+    for (i = 0; i < c->nn; i++) {
+        luthier_onnx__node *n = &c->nodes[i];
+        for (k = 0; k < n->nin; k++)
+            if (*n->in[k] && !luthier_onnx__find(c, n->in[k]))
+                return luthier_onnx__nfail(c, n, LUTHIER_STATUS_INVALID_ARGUMENT,
+                                 "input '%s' is dangling: no node produces it and it is neither a graph input nor an initializer",
+                                 n->in[k]);
+    }
+    for (i = 0; i < c->nout; i++) {
+        luthier_onnx__val *v = luthier_onnx__find(c, c->outputs[i].name);
+        if (!v) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph output '%s' is not produced by any node", c->outputs[i].name);
+        v->is_output = 1;
+    }
+    luthier_onnx__count_uses(c);
+    if (!c->opt || !c->opt->no_patterns) {
+        for (i = 0; i < c->nn; i++) {
+            luthier_onnx__node *n = &c->nodes[i];
+            if (n->dead || *n->domain) continue;
+            if (!strcmp(n->op, "Erf") && luthier_onnx__match_gelu(c, n)) luthier_onnx__count_uses(c);
+            else if (!strcmp(n->op, "ReduceMean") && luthier_onnx__match_layernorm(c, n)) luthier_onnx__count_uses(c);
+        }
+    }
+    luthier_onnx__dce(c);
+    LUTHIER_ONNX__TRY(luthier_onnx__toposort(c));
+    for (i = 0; i < c->norder; i++) {
+        luthier_onnx__node *n = &c->nodes[c->order[i]];
+        const luthier_onnx__attr *cnt = luthier_onnx__attr_get(n, "_lox_count");
+        c->cur = c->order[i];
+        if (cnt) { /* a recognized LayerNorm with positive axes: they must end at the last dim */
+            luthier_onnx__val *x = luthier_onnx__in(c, n, 0);
+            luthier_onnx__shape xs;
+            if (x) luthier_onnx__vshape(c, x, &xs);
+            if (x && cnt->i && luthier_onnx__ai(n, "axis", 0) + cnt->i != xs.rank)
+                return luthier_onnx__nfail(c, n, LUTHIER_STATUS_UNSUPPORTED, "layer-norm pattern over axes that do not end at the last one");
+            n->nattrs = 2;
+        }
+        LUTHIER_ONNX__TRY(luthier_onnx__convert(c, n));
+    }
+    return luthier_onnx__outputs(c);
+}
+
+/* ---- public functions -------------------------------------------------------------------------------- */
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx_load_memory(const void *data, size_t size, const luthier_onnx_options *opt,
+                                                         luthier_graph **out, char *err, size_t err_size) {
+    luthier_onnx__ctx c;
+    memset(&c, 0, sizeof c);
+    c.err = err;
+    c.err_size = err_size;
+    c.opt = opt;
+    if (err && err_size) err[0] = 0;
+    if (!out) return luthier_onnx__fail(&c, LUTHIER_STATUS_INVALID_ARGUMENT, "out is NULL");
+    *out = NULL;
+    if (!data || !size) return luthier_onnx__fail(&c, LUTHIER_STATUS_INVALID_ARGUMENT, "empty model (0 bytes)");
+    c.base = (const uint8_t *)data;
+    if (luthier_onnx__parse_model(&c, c.base, size) == 0) {
+        if (luthier_graph_create(&c.g) != LUTHIER_STATUS_OK) luthier_onnx__fail(&c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory");
+        else luthier_onnx__build(&c);
+    } else if (c.st == LUTHIER_STATUS_OK) {
+        luthier_onnx__fail(&c, LUTHIER_STATUS_INVALID_ARGUMENT, "malformed model");
+    }
+    if (c.st != LUTHIER_STATUS_OK) luthier_graph_destroy(c.g);
+    else *out = c.g;
+    luthier_onnx__arena_free(&c);
+    return c.st;
+}
+
+/* Reads a whole file (malloc'd). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__read_file(const char *path, void **data, size_t *size, char *err, size_t err_size) {
+    FILE *f;
+    long len;
+    *data = NULL;
+    *size = 0;
+    if (!path || !(f = fopen(path, "rb"))) {
+        if (err && err_size) snprintf(err, err_size, "cannot open '%s'", path ? path : "(null)");
+        return LUTHIER_STATUS_NOT_FOUND;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        if (err && err_size) snprintf(err, err_size, "cannot read '%s'", path);
+        return LUTHIER_STATUS_INVALID_ARGUMENT;
+    }
+    if (!(*data = malloc(len ? (size_t)len : 1))) {
+        fclose(f);
+        if (err && err_size) snprintf(err, err_size, "out of memory reading '%s'", path);
+        return LUTHIER_STATUS_OUT_OF_MEMORY;
+    }
+    if (len && fread(*data, 1, (size_t)len, f) != (size_t)len) {
+        fclose(f);
+        free(*data);
+        *data = NULL;
+        if (err && err_size) snprintf(err, err_size, "cannot read '%s'", path);
+        return LUTHIER_STATUS_INVALID_ARGUMENT;
+    }
+    fclose(f);
+    *size = (size_t)len;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx_load(const char *path, const luthier_onnx_options *opt, luthier_graph **out,
+                                                  char *err, size_t err_size) {
+    void *data;
+    size_t size;
+    luthier_status s;
+    if (out) *out = NULL;
+    if ((s = luthier_onnx__read_file(path, &data, &size, err, err_size)) != LUTHIER_STATUS_OK) return s;
+    if (!size) {
+        free(data);
+        if (err && err_size) snprintf(err, err_size, "'%s' is empty (0 bytes): not an ONNX model", path);
+        return LUTHIER_STATUS_INVALID_ARGUMENT;
+    }
+    s = luthier_onnx_load_memory(data, size, opt, out, err, err_size);
+    if (s != LUTHIER_STATUS_OK && err && err_size > 1) {
+        char *tmp = (char *)malloc(err_size);
+        if (tmp) { /* "path: message", cut to err_size */
+            const char *parts[3];
+            size_t o = 0, i;
+            int k;
+            parts[0] = path;
+            parts[1] = ": ";
+            parts[2] = err;
+            for (k = 0; k < 3; k++)
+                for (i = 0; parts[k][i] && o + 1 < err_size; i++) tmp[o++] = parts[k][i];
+            tmp[o] = 0;
+            memcpy(err, tmp, o + 1);
+            free(tmp);
+        }
+    }
+    free(data);
+    return s;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx_input_index(const luthier_graph *g, const char *name) {
+    int i;
+    luthier_tensor_info ti;
+    for (i = 0; name && i < luthier_graph_num_inputs(g); i++)
+        if (luthier_graph_tensor_info(g, luthier_graph_input_tensor(g, i), &ti) == LUTHIER_STATUS_OK && strcmp(ti.name, name) == 0)
+            return i;
+    return -1;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx_output_index(const luthier_graph *g, const char *name) {
+    int i;
+    luthier_tensor_info ti;
+    const char *nn;
+    for (i = 0; name && i < luthier_graph_num_outputs(g); i++)
+        if (luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, i), &ti) == LUTHIER_STATUS_OK && strcmp(ti.name, name) == 0)
+            return i;
+    for (i = 0; name && i < luthier_graph_num_outputs(g); i++)
+        if (luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, i), &ti) == LUTHIER_STATUS_OK && ti.producer >= 0 &&
+            luthier_graph_node(g, ti.producer, NULL, &nn, NULL, NULL, NULL, NULL, NULL) == LUTHIER_STATUS_OK && strcmp(nn, name) == 0)
+            return i;
+    return -1;
+}
+
+LUTHIER_ONNX__FN void luthier_onnx_tensor_free(luthier_onnx_tensor *t) {
+    if (!t) return;
+    free(t->name);
+    free(t->data);
+    memset(t, 0, sizeof *t);
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx_tensor_load_memory(const void *data, size_t size, luthier_onnx_tensor *out,
+                                                                char *err, size_t err_size) {
+    luthier_onnx__ctx c;
+    luthier_onnx__tensor t;
+    size_t bytes;
+    memset(&c, 0, sizeof c);
+    memset(&t, 0, sizeof t);
+    c.err = err;
+    c.err_size = err_size;
+    if (err && err_size) err[0] = 0;
+    if (!out) return luthier_onnx__fail(&c, LUTHIER_STATUS_INVALID_ARGUMENT, "out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!data && size) return luthier_onnx__fail(&c, LUTHIER_STATUS_INVALID_ARGUMENT, "data is NULL");
+    c.base = (const uint8_t *)data;
+    if (luthier_onnx__parse_tensor(&c, c.base, size, &t) == 0) {
+        if (!t.f && !t.i) {
+            luthier_onnx__fail(&c, LUTHIER_STATUS_UNSUPPORTED, "tensor '%s' has type %s", t.name, luthier_onnx__typename(t.type));
+        } else {
+            bytes = (t.n ? t.n : 1) * (t.f ? sizeof(float) : sizeof(int64_t));
+            out->name = (char *)malloc(strlen(t.name) + 1);
+            out->data = malloc(bytes);
+            if (!out->name || !out->data) {
+                luthier_onnx_tensor_free(out);
+                luthier_onnx__fail(&c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory");
+            } else {
+                memcpy(out->name, t.name, strlen(t.name) + 1);
+                memcpy(out->data, t.f ? (const void *)t.f : (const void *)t.i, bytes);
+                out->onnx_type = t.type;
+                out->dtype = t.f ? LUTHIER_DTYPE_F32 : LUTHIER_DTYPE_I64;
+                out->rank = t.rank;
+                memcpy(out->shape, t.dims, sizeof out->shape);
+                out->numel = t.n;
+            }
+        }
+    }
+    luthier_onnx__arena_free(&c);
+    return c.st;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx_tensor_load(const char *path, luthier_onnx_tensor *out, char *err, size_t err_size) {
+    void *data;
+    size_t size;
+    luthier_status s;
+    if (out) memset(out, 0, sizeof *out);
+    if ((s = luthier_onnx__read_file(path, &data, &size, err, err_size)) != LUTHIER_STATUS_OK) return s;
+    s = luthier_onnx_tensor_load_memory(data, size, out, err, err_size);
+    free(data);
+    return s;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LUTHIER_ONNX_H_INCLUDED */

@@ -1,0 +1,768 @@
+/* ONNX import (luthier_onnx.h): ONNX's own backend node tests (Debian's libonnx-testdata), models
+   exported from PyTorch by tests/onnx_export.py (tests/data/onnx), and malformed files.
+   Include after luthier.h and harness.h (it includes luthier_onnx.h); run_onnx_tests() runs the cases. Paths
+   are relative to the repository root, where the test binary runs. */
+#include <dirent.h>
+
+#include "luthier_onnx.h"
+
+#define ONNX_BACKEND_DIR "/usr/share/libonnx-testdata/data/node"
+#define ONNX_MODELS_DIR "tests/data/onnx"
+
+static luthier_context *onnx_ctx(void) {
+    luthier_context_desc cd;
+    luthier_context *ctx = NULL;
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = 1; /* tiny graphs: no worker threads */
+    if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) return NULL;
+    return ctx;
+}
+
+/* ---- running a loaded graph against reference tensors ---------------------------------------- */
+
+/* Plans g, feeds ins (matched by name to the plan's inputs), compares every reference output
+   (matched by name) with |got - want| <= atol + rtol * |want|. Returns the number of
+   mismatching elements (or -1 with msg set when something other than numbers went wrong);
+   *max_err receives the largest absolute error. */
+static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthier_onnx_tensor *ins, int nin,
+                             const luthier_onnx_tensor *outs, int nout, double rtol, double atol, double *max_err,
+                             char *msg, size_t msg_size) {
+    luthier_plan *p = NULL;
+    luthier_plan_desc pd;
+    const void *in_ptrs[64];
+    void *out_ptrs[64];
+    float *out_bufs[64];
+    long bad = 0;
+    int i, k;
+    *max_err = 0;
+    msg[0] = 0;
+    memset(&pd, 0, sizeof pd);
+    if (luthier_graph_num_inputs(g) > 64 || luthier_graph_num_outputs(g) > 64) {
+        snprintf(msg, msg_size, "too many inputs/outputs");
+        return -1;
+    }
+    if (luthier_plan_create(ctx, g, &pd, &p) != LUTHIER_STATUS_OK) {
+        snprintf(msg, msg_size, "plan_create: %s", luthier_context_error(ctx));
+        return -1;
+    }
+    for (i = 0; i < luthier_graph_num_inputs(g); i++) {
+        luthier_tensor_info ti;
+        luthier_graph_tensor_info(g, luthier_graph_input_tensor(g, i), &ti);
+        in_ptrs[i] = NULL;
+        for (k = 0; k < nin; k++)
+            if (strcmp(ins[k].name, ti.name) == 0) {
+                int ok = 1;
+                size_t n = 1;
+                int d;
+                for (d = 0; d < ti.rank; d++) n *= (size_t)ti.shape[d];
+                ok = n == (ins[k].numel ? ins[k].numel : 1) && ins[k].dtype == ti.dtype;
+                if (ok) in_ptrs[i] = ins[k].data;
+            }
+        if (!in_ptrs[i]) {
+            snprintf(msg, msg_size, "no matching test input for graph input '%s'", ti.name);
+            luthier_plan_destroy(p);
+            return -1;
+        }
+    }
+    for (i = 0; i < luthier_graph_num_outputs(g); i++) {
+        luthier_tensor_info ti;
+        size_t n = 1;
+        int d;
+        luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, i), &ti);
+        for (d = 0; d < ti.rank; d++) n *= (size_t)ti.shape[d];
+        out_bufs[i] = (float *)test_alloc(n * sizeof(float));
+        out_ptrs[i] = out_bufs[i];
+    }
+    if (luthier_plan_run(ctx, p, in_ptrs, out_ptrs) != LUTHIER_STATUS_OK) {
+        snprintf(msg, msg_size, "plan_run: %s", luthier_context_error(ctx));
+        bad = -1;
+    }
+    for (k = 0; k < nout && bad >= 0; k++) {
+        int oi = luthier_onnx_output_index(g, outs[k].name);
+        luthier_tensor_info ti;
+        size_t n = 1, e;
+        int d;
+        if (oi < 0) {
+            snprintf(msg, msg_size, "reference output '%s' is not a graph output", outs[k].name);
+            bad = -1;
+            break;
+        }
+        luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, oi), &ti);
+        for (d = 0; d < ti.rank; d++) n *= (size_t)ti.shape[d];
+        if (n != (outs[k].numel ? outs[k].numel : 1)) {
+            snprintf(msg, msg_size, "output '%s' has %zu elements, the reference %zu", outs[k].name, n, outs[k].numel);
+            bad = -1;
+            break;
+        }
+        for (e = 0; e < n; e++) {
+            double want = outs[k].dtype == LUTHIER_DTYPE_F32 ? (double)((const float *)outs[k].data)[e]
+                                                             : (double)((const int64_t *)outs[k].data)[e];
+            double got = (double)out_bufs[oi][e], err = fabs(got - want);
+            if (want != want && got != got) continue;
+            if (want == got) continue; /* infinities */
+            if (!(err <= atol + rtol * fabs(want))) {
+                if (!bad) snprintf(msg, msg_size, "output '%s'[%zu] = %.9g, want %.9g", outs[k].name, e, got, want);
+                bad++;
+            }
+            if (err > *max_err || err != err) *max_err = err;
+        }
+    }
+    for (i = 0; i < luthier_graph_num_outputs(g); i++) free(out_bufs[i]);
+    luthier_plan_destroy(p);
+    return bad;
+}
+
+/* Reads <dir>/<prefix>_<k>.pb for k = 0.. into arr (at most max); returns the count or -1. */
+static int onnx_read_set(const char *dir, const char *prefix, luthier_onnx_tensor *arr, int max) {
+    int k;
+    for (k = 0; k < max; k++) {
+        char path[1024], err[256];
+        FILE *f;
+        snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, k);
+        if (!(f = fopen(path, "rb"))) break;
+        fclose(f);
+        if (luthier_onnx_tensor_load(path, &arr[k], err, sizeof err) != LUTHIER_STATUS_OK) {
+            int j;
+            for (j = 0; j < k; j++) luthier_onnx_tensor_free(&arr[j]);
+            return -1;
+        }
+    }
+    return k;
+}
+
+/* ---- ONNX backend node tests ------------------------------------------------------------------- */
+
+static int onnx_cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void test_onnx_backend_nodes(void) {
+    DIR *dir = opendir(ONNX_BACKEND_DIR);
+    struct dirent *de;
+    char **names = NULL;
+    int num = 0, cap = 0, i, line = 0, passed = 0, failed = 0, skipped_op = 0, skipped_cfg = 0, bad_data = 0;
+    luthier_context *ctx;
+    if (!dir) {
+        printf("    skipped: apt-get install libonnx-testdata (no %s)\n", ONNX_BACKEND_DIR);
+        return;
+    }
+    while ((de = readdir(dir)) != NULL) {
+        if (strncmp(de->d_name, "test_", 5)) continue;
+        if (num == cap) {
+            char **nn = (char **)test_alloc(sizeof(char *) * (size_t)(cap = cap ? cap * 2 : 256));
+            if (names) memcpy(nn, names, sizeof(char *) * (size_t)num);
+            free(names);
+            names = nn;
+        }
+        names[num] = (char *)test_alloc(strlen(de->d_name) + 1);
+        strcpy(names[num++], de->d_name);
+    }
+    closedir(dir);
+    qsort(names, (size_t)num, sizeof(char *), onnx_cmp_str);
+    ctx = onnx_ctx();
+    CHECK(ctx != NULL, "context");
+    for (i = 0; i < num && ctx; i++) {
+        char model[1024], set[1024], err[512], msg[512];
+        luthier_onnx_tensor ins[16], outs[16];
+        luthier_onnx_options o;
+        luthier_graph *g = NULL;
+        luthier_status s = LUTHIER_STATUS_OK, best = LUTHIER_STATUS_OK;
+        char best_err[512];
+        int nin, nout, attempt, setno, case_failed = 0, ran = 0;
+        snprintf(model, sizeof model, "%s/%s/model.onnx", ONNX_BACKEND_DIR, names[i]);
+        snprintf(set, sizeof set, "%s/%s/test_data_set_0", ONNX_BACKEND_DIR, names[i]);
+        nin = onnx_read_set(set, "input", ins, 16);
+        nout = onnx_read_set(set, "output", outs, 16);
+        if (nin < 0 || nout < 1) {
+            /* test data of a type the reader does not take (strings, sequences, optionals) */
+            if (nin > 0) { int j; for (j = 0; j < nin; j++) luthier_onnx_tensor_free(&ins[j]); }
+            if (nout > 0) { int j; for (j = 0; j < nout; j++) luthier_onnx_tensor_free(&outs[j]); }
+            bad_data++;
+            continue;
+        }
+        /* attempt 0: as is; 1: non-f32 inputs bound as constants; 2: every input but the first bound
+           (ONNX's node tests feed weights, shapes and axes as inputs; the engine wants constants) */
+        for (attempt = 0; attempt < 3; attempt++) {
+            memset(&o, 0, sizeof o);
+            if (attempt == 1) {
+                luthier_onnx_tensor bound[16];
+                int nb = 0, j;
+                for (j = 0; j < nin; j++)
+                    if (ins[j].dtype != LUTHIER_DTYPE_F32 || ins[j].onnx_type != 1) bound[nb++] = ins[j];
+                if (!nb) continue;
+                o.constants = bound;
+                o.num_constants = nb;
+                s = luthier_onnx_load(model, &o, &g, err, sizeof err);
+            } else if (attempt == 2) {
+                if (nin < 2) continue;
+                o.constants = ins + 1;
+                o.num_constants = nin - 1;
+                s = luthier_onnx_load(model, &o, &g, err, sizeof err);
+            } else {
+                s = luthier_onnx_load(model, &o, &g, err, sizeof err);
+            }
+            if (s == LUTHIER_STATUS_OK) break;
+            /* keep the most telling failure: an unsupported feature over a binding mismatch */
+            if (s == LUTHIER_STATUS_UNSUPPORTED || attempt == 0) {
+                best = s;
+                memcpy(best_err, err, sizeof err);
+            }
+        }
+        if (s != LUTHIER_STATUS_OK && best != LUTHIER_STATUS_OK) {
+            s = best;
+            memcpy(err, best_err, sizeof err);
+        }
+        if (s != LUTHIER_STATUS_OK) {
+            if (s == LUTHIER_STATUS_UNSUPPORTED) {
+                if (strstr(err, "operator not supported") || strstr(err, "domain") || strstr(err, "opset") ||
+                    strstr(err, "only float and int64 inputs") || strstr(err, "supported only on constants")) {
+                    skipped_op++;
+                } else {
+                    skipped_cfg++;
+                    if (line) printf("\n"), line = 0;
+                    if (!T.quick) printf("    skip %s: %s\n", names[i] + 5, err);
+                }
+            } else {
+                failed++;
+                if (line) printf("\n"), line = 0;
+                printf("    FAILED %s: load: %s (%s)\n", names[i] + 5, err, luthier_status_string(s));
+                CHECK(0, "%s: load: %s", names[i], err);
+            }
+        } else {
+            /* every test data set of the case */
+            for (setno = 0; setno < 8 && !case_failed; setno++) {
+                luthier_onnx_tensor si[16], so[16];
+                int sn, sm, j;
+                double max_err;
+                long bad;
+                if (setno) {
+                    snprintf(set, sizeof set, "%s/%s/test_data_set_%d", ONNX_BACKEND_DIR, names[i], setno);
+                    sn = onnx_read_set(set, "input", si, 16);
+                    sm = onnx_read_set(set, "output", so, 16);
+                    if (sn < 0 || sm < 1) {
+                        for (j = 0; j < sn; j++) luthier_onnx_tensor_free(&si[j]);
+                        for (j = 0; j < sm; j++) luthier_onnx_tensor_free(&so[j]);
+                        break;
+                    }
+                } else {
+                    sn = nin;
+                    sm = nout;
+                    memcpy(si, ins, sizeof(luthier_onnx_tensor) * (size_t)nin);
+                    memcpy(so, outs, sizeof(luthier_onnx_tensor) * (size_t)nout);
+                }
+                bad = onnx_run_compare(ctx, g, si, sn, so, sm, 1e-3, 1e-5, &max_err, msg, sizeof msg);
+                ran++;
+                if (bad) {
+                    case_failed = 1;
+                    if (line) printf("\n"), line = 0;
+                    printf("    FAILED %s (set %d): %s%s\n", names[i] + 5, setno, msg, bad > 0 ? " (numbers differ)" : "");
+                    CHECK(0, "%s: %s", names[i], msg);
+                }
+                if (setno) {
+                    for (j = 0; j < sn; j++) luthier_onnx_tensor_free(&si[j]);
+                    for (j = 0; j < sm; j++) luthier_onnx_tensor_free(&so[j]);
+                }
+            }
+            if (case_failed) failed++;
+            else if (ran) {
+                passed++;
+                if (!T.quick) {
+                    size_t l = strlen(names[i] + 5);
+                    if (line + l + 1 > 100) printf("\n"), line = 0;
+                    printf("%s%s", line ? " " : "    passed: ", names[i] + 5);
+                    line += l + (line ? 1 : 12);
+                }
+            }
+            luthier_graph_destroy(g);
+        }
+        {
+            int j;
+            for (j = 0; j < nin; j++) luthier_onnx_tensor_free(&ins[j]);
+            for (j = 0; j < nout; j++) luthier_onnx_tensor_free(&outs[j]);
+        }
+    }
+    if (line) printf("\n");
+    printf("    ONNX backend node tests: %d passed, %d skipped (unsupported operator or type), %d skipped (supported "
+           "operator, unsupported attribute/configuration), %d skipped (test data not tensors), %d failed, of %d\n",
+           passed, skipped_op, skipped_cfg, bad_data, failed, num);
+    CHECK(passed > 100, "only %d backend cases passed", passed);
+    for (i = 0; i < num; i++) free(names[i]);
+    free(names);
+    luthier_context_destroy(ctx);
+}
+
+/* ---- models exported from PyTorch (tests/onnx_export.py) --------------------------------------- */
+
+static void onnx_check_model(const char *name, double tol) {
+    char path[512], dir[512], err[512], msg[512];
+    luthier_onnx_tensor ins[8], outs[8];
+    luthier_graph *g = NULL;
+    luthier_context *ctx = onnx_ctx();
+    int nin, nout, j;
+    double max_err = 0;
+    long bad;
+    snprintf(path, sizeof path, "%s/%s.onnx", ONNX_MODELS_DIR, name);
+    snprintf(dir, sizeof dir, "%s/%s", ONNX_MODELS_DIR, name);
+    nin = onnx_read_set(dir, "input", ins, 8);
+    nout = onnx_read_set(dir, "output", outs, 8);
+    CHECK(nin >= 1 && nout >= 1, "%s: reference data missing in %s", name, dir);
+    CHECK(luthier_onnx_load(path, NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s: %s", name, err);
+    if (g && ctx && nin >= 1 && nout >= 1) {
+        double scale = 0;
+        size_t e;
+        for (j = 0; j < nout; j++)
+            for (e = 0; e < outs[j].numel; e++)
+                if (fabs((double)((float *)outs[j].data)[e]) > scale) scale = fabs((double)((float *)outs[j].data)[e]);
+        bad = onnx_run_compare(ctx, g, ins, nin, outs, nout, 0, tol * (scale > 1 ? scale : 1), &max_err, msg, sizeof msg);
+        CHECK(bad == 0, "%s: %s", name, msg);
+        printf("    %-28s %3d nodes, max |error| vs PyTorch %.3g (outputs up to %.3g)\n", name, luthier_graph_num_nodes(g),
+               max_err, scale);
+    }
+    for (j = 0; j < nin; j++) luthier_onnx_tensor_free(&ins[j]);
+    for (j = 0; j < nout; j++) luthier_onnx_tensor_free(&outs[j]);
+    luthier_graph_destroy(g);
+    luthier_context_destroy(ctx);
+}
+
+/* counts nodes of an engine op in g */
+static int onnx_count_op(const luthier_graph *g, luthier_op want) {
+    int i, n = 0;
+    luthier_op op;
+    for (i = 0; i < luthier_graph_num_nodes(g); i++)
+        if (luthier_graph_node(g, i, &op, NULL, NULL, NULL, NULL, NULL, NULL) == LUTHIER_STATUS_OK && op == want) n++;
+    return n;
+}
+
+static void test_onnx_torch_cnn(void) { onnx_check_model("cnn", 1e-4); }
+static void test_onnx_torch_resnet(void) { onnx_check_model("resnet18_small", 1e-4); }
+
+static void test_onnx_torch_bert(void) {
+    char err[512];
+    luthier_graph *g = NULL;
+    luthier_onnx_options o;
+    onnx_check_model("bert_block", 1e-4);
+    onnx_check_model("bert_block_opset17", 1e-4);
+    /* opset 13 export: LayerNorm and GELU are decomposed; the loader must fuse them back */
+    CHECK(luthier_onnx_load(ONNX_MODELS_DIR "/bert_block.onnx", NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+    if (g) {
+        CHECK(onnx_count_op(g, LUTHIER_OP_LAYER_NORM) == 3, "%d layer norms recognized", onnx_count_op(g, LUTHIER_OP_LAYER_NORM));
+        CHECK(onnx_count_op(g, LUTHIER_OP_GELU) == 1, "%d GELUs recognized", onnx_count_op(g, LUTHIER_OP_GELU));
+        CHECK(onnx_count_op(g, LUTHIER_OP_ERF) == 0, "erf left over");
+        CHECK(luthier_onnx_input_index(g, "input_ids") == 0, "input by ONNX name");
+        CHECK(luthier_onnx_output_index(g, "hidden") == 0, "output by ONNX name");
+        luthier_graph_destroy(g);
+    }
+    /* no_patterns keeps the decomposed form: must give the same numbers */
+    memset(&o, 0, sizeof o);
+    o.no_patterns = 1;
+    g = NULL;
+    CHECK(luthier_onnx_load(ONNX_MODELS_DIR "/bert_block.onnx", &o, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+    if (g) {
+        CHECK(onnx_count_op(g, LUTHIER_OP_LAYER_NORM) == 0 && onnx_count_op(g, LUTHIER_OP_ERF) == 1, "patterns kept");
+        luthier_graph_destroy(g);
+    }
+}
+
+/* ---- malformed and hostile files ---------------------------------------------------------------- */
+
+typedef struct pbw {
+    uint8_t *p;
+    size_t n, cap;
+} pbw;
+
+static void pbw_raw(pbw *w, const void *d, size_t n) {
+    if (w->n + n > w->cap) {
+        size_t cap = (w->n + n) * 2 + 64;
+        uint8_t *q = (uint8_t *)test_alloc(cap);
+        if (w->n) memcpy(q, w->p, w->n);
+        free(w->p);
+        w->p = q;
+        w->cap = cap;
+    }
+    if (n) memcpy(w->p + w->n, d, n);
+    w->n += n;
+}
+static void pbw_varint(pbw *w, uint64_t v) {
+    uint8_t b[10];
+    size_t n = 0;
+    do {
+        b[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v) b[n] |= 0x80;
+        n++;
+    } while (v);
+    pbw_raw(w, b, n);
+}
+static void pbw_key(pbw *w, int field, int wire) { pbw_varint(w, (uint64_t)field << 3 | (uint64_t)wire); }
+static void pbw_int(pbw *w, int field, int64_t v) { pbw_key(w, field, 0); pbw_varint(w, (uint64_t)v); }
+static void pbw_bytes(pbw *w, int field, const void *d, size_t n) { pbw_key(w, field, 2); pbw_varint(w, n); pbw_raw(w, d, n); }
+static void pbw_str(pbw *w, int field, const char *s) { pbw_bytes(w, field, s, strlen(s)); }
+static void pbw_msg(pbw *w, int field, pbw *m) { pbw_bytes(w, field, m->p, m->n); free(m->p); memset(m, 0, sizeof *m); }
+
+/* ValueInfoProto: float tensor name [dims] */
+static void pbw_vi(pbw *w, int field, const char *name, int rank, const int64_t *dims) {
+    pbw vi = {0, 0, 0}, ty = {0, 0, 0}, tt = {0, 0, 0}, sh = {0, 0, 0};
+    int i;
+    for (i = 0; i < rank; i++) {
+        pbw dim = {0, 0, 0};
+        pbw_int(&dim, 1, dims[i]);
+        pbw_msg(&sh, 1, &dim);
+    }
+    pbw_int(&tt, 1, 1);
+    pbw_msg(&tt, 2, &sh);
+    pbw_msg(&ty, 1, &tt);
+    pbw_str(&vi, 1, name);
+    pbw_msg(&vi, 2, &ty);
+    pbw_msg(w, field, &vi);
+}
+static void pbw_node(pbw *w, const char *op, const char *in0, const char *in1, const char *out, const char *name) {
+    pbw n = {0, 0, 0};
+    if (in0) pbw_str(&n, 1, in0);
+    if (in1) pbw_str(&n, 1, in1);
+    pbw_str(&n, 2, out);
+    pbw_str(&n, 3, name);
+    pbw_str(&n, 4, op);
+    pbw_msg(w, 1, &n);
+}
+/* ModelProto around graph g (consumed) */
+static void pbw_model(pbw *m, pbw *g, int opset) {
+    pbw op = {0, 0, 0};
+    pbw_int(m, 1, 8);
+    pbw_msg(m, 7, g);
+    pbw_int(&op, 2, opset);
+    pbw_msg(m, 8, &op);
+}
+
+/* x [1,4] -> Relu -> r -> Add(r, bias initializer) -> y, nodes written in reverse order */
+static void onnx_tiny_model(pbw *m) {
+    pbw g = {0, 0, 0}, t = {0, 0, 0};
+    int64_t dims[2] = {1, 4};
+    float bias[4] = {1, 2, 3, 4};
+    pbw_node(&g, "Add", "r", "bias", "y", "add");
+    pbw_node(&g, "Relu", "x", NULL, "r", "relu");
+    pbw_int(&t, 1, 4);
+    pbw_int(&t, 2, 1);
+    pbw_str(&t, 8, "bias");
+    pbw_bytes(&t, 9, bias, sizeof bias);
+    pbw_msg(&g, 5, &t);
+    pbw_vi(&g, 11, "x", 2, dims);
+    pbw_vi(&g, 12, "y", 2, dims);
+    pbw_model(m, &g, 13);
+}
+
+static luthier_status onnx_load_bytes(const pbw *m, char *err, size_t n) {
+    luthier_graph *g = NULL;
+    luthier_status s = luthier_onnx_load_memory(m->p, m->n, NULL, &g, err, n);
+    if (s == LUTHIER_STATUS_OK) CHECK(g != NULL, "graph");
+    else CHECK(g == NULL && err[0], "failure without message");
+    luthier_graph_destroy(g);
+    return s;
+}
+
+static void test_onnx_tiny_unsorted(void) {
+    pbw m = {0, 0, 0};
+    luthier_graph *g = NULL;
+    luthier_context *ctx = onnx_ctx();
+    char err[512];
+    onnx_tiny_model(&m);
+    CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+    if (g && ctx) {
+        luthier_plan *p = NULL;
+        luthier_plan_desc pd;
+        float x[4] = {-1, 0.5f, -3, 2}, y[4];
+        const void *ins[1];
+        void *outs[1];
+        ins[0] = x;
+        outs[0] = y;
+        memset(&pd, 0, sizeof pd);
+        CHECK(luthier_onnx_input_index(g, "x") == 0 && luthier_onnx_output_index(g, "y") == 0, "names");
+        CHECK(luthier_onnx_input_index(g, "bias") == -1, "initializers are not inputs");
+        CHECK(luthier_plan_create(ctx, g, &pd, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+        CHECK(p && luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_OK, "run");
+        CHECK(y[0] == 1 && y[1] == 2.5f && y[2] == 3 && y[3] == 6, "%g %g %g %g", (double)y[0], (double)y[1], (double)y[2], (double)y[3]);
+        luthier_plan_destroy(p);
+    }
+    luthier_graph_destroy(g);
+    luthier_context_destroy(ctx);
+    free(m.p);
+}
+
+static void test_onnx_malformed(void) {
+    pbw m = {0, 0, 0}, g = {0, 0, 0};
+    char err[512];
+    size_t cut;
+    int64_t dims[2] = {1, 4}, neg[2] = {1, -3};
+    luthier_status s;
+    luthier_graph *gr = NULL;
+    FILE *f;
+    /* empty input */
+    CHECK(luthier_onnx_load_memory("", 0, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "empty"), "%s", err);
+    f = fopen("build/onnx_empty.onnx", "wb");
+    if (f) {
+        fclose(f);
+        CHECK(luthier_onnx_load("build/onnx_empty.onnx", NULL, &gr, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT &&
+              strstr(err, "empty"), "%s", err);
+        remove("build/onnx_empty.onnx");
+    }
+    CHECK(luthier_onnx_load("no/such/file.onnx", NULL, &gr, err, sizeof err) == LUTHIER_STATUS_NOT_FOUND, "%s", err);
+    /* every truncation of a valid model: an error with a message or (at a field boundary) a model */
+    onnx_tiny_model(&m);
+    for (cut = 0; cut < m.n; cut++) {
+        pbw t = {0, 0, 0};
+        pbw_raw(&t, m.p, cut);
+        if (!cut) continue;
+        s = onnx_load_bytes(&t, err, sizeof err);
+        if (cut > 4 && cut < m.n - 6) CHECK(s != LUTHIER_STATUS_OK, "truncated to %zu bytes loaded", cut);
+        free(t.p);
+    }
+    /* a cut inside the graph names the problem */
+    {
+        pbw t = {0, 0, 0};
+        pbw_raw(&t, m.p, m.n / 2);
+        CHECK(onnx_load_bytes(&t, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "malformed"), "%s", err);
+        free(t.p);
+    }
+    free(m.p);
+    memset(&m, 0, sizeof m);
+    /* wrong wire type: graph as a varint */
+    pbw_int(&m, 1, 8);
+    pbw_int(&m, 7, 5);
+    CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "wire type"), "%s", err);
+    free(m.p);
+    memset(&m, 0, sizeof m);
+    /* group wire type 3 */
+    pbw_key(&m, 7, 3);
+    CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "wire type"), "%s", err);
+    free(m.p);
+    memset(&m, 0, sizeof m);
+    /* huge declared length */
+    pbw_key(&m, 7, 2);
+    pbw_varint(&m, (uint64_t)1 << 40);
+    pbw_raw(&m, "abc", 3);
+    CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "declares"), "%s", err);
+    free(m.p);
+    memset(&m, 0, sizeof m);
+    /* overlong varint */
+    {
+        static const uint8_t bad[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+        pbw_raw(&m, bad, sizeof bad);
+        CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT, "%s", err);
+        free(m.p);
+        memset(&m, 0, sizeof m);
+    }
+    /* not a model at all */
+    pbw_raw(&m, "hello world, not protobuf", 25);
+    CHECK(onnx_load_bytes(&m, err, sizeof err) != LUTHIER_STATUS_OK, "text loaded");
+    free(m.p);
+    memset(&m, 0, sizeof m);
+    /* negative dimension of an input */
+    pbw_node(&g, "Relu", "x", NULL, "y", "relu");
+    pbw_vi(&g, 11, "x", 2, neg);
+    pbw_vi(&g, 12, "y", 2, dims);
+    pbw_model(&m, &g, 13);
+    CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "negative"), "%s", err);
+    free(m.p);
+    memset(&m, 0, sizeof m);
+    /* negative dimension of an initializer */
+    {
+        pbw t = {0, 0, 0};
+        float v = 1;
+        pbw_node(&g, "Add", "x", "w", "y", "add");
+        pbw_int(&t, 1, -1);
+        pbw_int(&t, 2, 1);
+        pbw_str(&t, 8, "w");
+        pbw_bytes(&t, 9, &v, sizeof v);
+        pbw_msg(&g, 5, &t);
+        pbw_vi(&g, 11, "x", 2, dims);
+        pbw_vi(&g, 12, "y", 2, dims);
+        pbw_model(&m, &g, 13);
+        CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "negative"), "%s", err);
+        free(m.p);
+        memset(&m, 0, sizeof m);
+    }
+    /* raw_data shorter than the dims say */
+    {
+        pbw t = {0, 0, 0};
+        float v[2] = {1, 2};
+        pbw_node(&g, "Add", "x", "w", "y", "add");
+        pbw_int(&t, 1, 4);
+        pbw_int(&t, 2, 1);
+        pbw_str(&t, 8, "w");
+        pbw_bytes(&t, 9, v, sizeof v);
+        pbw_msg(&g, 5, &t);
+        pbw_vi(&g, 11, "x", 2, dims);
+        pbw_vi(&g, 12, "y", 2, dims);
+        pbw_model(&m, &g, 13);
+        CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "raw_data"), "%s", err);
+        free(m.p);
+        memset(&m, 0, sizeof m);
+    }
+    /* external data */
+    {
+        pbw t = {0, 0, 0};
+        pbw_node(&g, "Add", "x", "w", "y", "add");
+        pbw_int(&t, 1, 4);
+        pbw_int(&t, 2, 1);
+        pbw_str(&t, 8, "w");
+        pbw_int(&t, 14, 1);
+        pbw_msg(&g, 5, &t);
+        pbw_vi(&g, 11, "x", 2, dims);
+        pbw_vi(&g, 12, "y", 2, dims);
+        pbw_model(&m, &g, 13);
+        CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_UNSUPPORTED && strstr(err, "external"), "%s", err);
+        free(m.p);
+        memset(&m, 0, sizeof m);
+    }
+    /* cycle */
+    pbw_node(&g, "Relu", "b", NULL, "a", "first");
+    pbw_node(&g, "Add", "x", "a", "b", "second");
+    pbw_node(&g, "Relu", "b", NULL, "y", "third");
+    pbw_vi(&g, 11, "x", 2, dims);
+    pbw_vi(&g, 12, "y", 2, dims);
+    pbw_model(&m, &g, 13);
+    CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "cycle") &&
+          (strstr(err, "'first'") || strstr(err, "'second'")), "%s", err);
+    free(m.p);
+    memset(&m, 0, sizeof m);
+    /* dangling input */
+    pbw_node(&g, "Add", "x", "nowhere", "y", "adder");
+    pbw_vi(&g, 11, "x", 2, dims);
+    pbw_vi(&g, 12, "y", 2, dims);
+    pbw_model(&m, &g, 13);
+    CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "adder") &&
+          strstr(err, "(Add)") && strstr(err, "'nowhere'") && strstr(err, "dangling"), "%s", err);
+    free(m.p);
+    memset(&m, 0, sizeof m);
+    /* value produced twice */
+    pbw_node(&g, "Relu", "x", NULL, "y", "one");
+    pbw_node(&g, "Relu", "x", NULL, "y", "two");
+    pbw_vi(&g, 11, "x", 2, dims);
+    pbw_vi(&g, 12, "y", 2, dims);
+    pbw_model(&m, &g, 13);
+    CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "already"), "%s", err);
+    free(m.p);
+    memset(&m, 0, sizeof m);
+    /* unsupported operator: names node and op type */
+    pbw_node(&g, "Frobnicate", "x", NULL, "y", "weird");
+    pbw_vi(&g, 11, "x", 2, dims);
+    pbw_vi(&g, 12, "y", 2, dims);
+    pbw_model(&m, &g, 13);
+    CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_UNSUPPORTED && strstr(err, "'weird'") && strstr(err, "Frobnicate"),
+          "%s", err);
+    free(m.p);
+    memset(&m, 0, sizeof m);
+    /* unsupported attribute */
+    {
+        pbw n = {0, 0, 0}, a = {0, 0, 0};
+        pbw_str(&n, 1, "x");
+        pbw_str(&n, 2, "y");
+        pbw_str(&n, 3, "soft");
+        pbw_str(&n, 4, "Softmax");
+        pbw_str(&a, 1, "temperature");
+        pbw_int(&a, 3, 2);
+        pbw_msg(&n, 5, &a);
+        pbw_msg(&g, 1, &n);
+        pbw_vi(&g, 11, "x", 2, dims);
+        pbw_vi(&g, 12, "y", 2, dims);
+        pbw_model(&m, &g, 13);
+        CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_UNSUPPORTED && strstr(err, "temperature") && strstr(err, "'soft'"),
+              "%s", err);
+        free(m.p);
+        memset(&m, 0, sizeof m);
+    }
+    /* opset out of range */
+    pbw_node(&g, "Relu", "x", NULL, "y", "relu");
+    pbw_vi(&g, 11, "x", 2, dims);
+    pbw_vi(&g, 12, "y", 2, dims);
+    pbw_model(&m, &g, 99);
+    CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_UNSUPPORTED && strstr(err, "opset"), "%s", err);
+    free(m.p);
+    memset(&m, 0, sizeof m);
+}
+
+/* Random corruption of the committed models and of a tiny one: no crash, no leak (ASan). */
+static void test_onnx_corrupted(void) {
+    static const char *files[] = {ONNX_MODELS_DIR "/cnn.onnx", ONNX_MODELS_DIR "/bert_block.onnx"};
+    int iters = T.quick ? 200 : 1000, f, i;
+    char err[512];
+    uint64_t saved = test_rng_state;
+    test_rng_state = 0x0a0a;
+    for (f = 0; f < 3; f++) {
+        pbw m = {0, 0, 0};
+        if (f < 2) {
+            FILE *fp = fopen(files[f], "rb");
+            uint8_t buf[4096];
+            size_t got;
+            if (!fp) continue;
+            while ((got = fread(buf, 1, sizeof buf, fp)) > 0) pbw_raw(&m, buf, got);
+            fclose(fp);
+        } else {
+            onnx_tiny_model(&m);
+        }
+        for (i = 0; i < iters && m.n; i++) {
+            pbw t = {0, 0, 0};
+            int flips = test_rand_int(1, 4), k;
+            pbw_raw(&t, m.p, m.n);
+            /* flip bytes in the first 2 KB mostly (structure), anywhere sometimes */
+            for (k = 0; k < flips; k++) {
+                size_t at = (size_t)(test_rand_u64() % (test_rand_int(0, 3) ? (t.n < 2048 ? t.n : 2048) : t.n));
+                t.p[at] = (uint8_t)test_rand_u64();
+            }
+            if (test_rand_int(0, 7) == 0) t.n = (size_t)(test_rand_u64() % t.n);
+            (void)onnx_load_bytes(&t, err, sizeof err);
+            free(t.p);
+        }
+        free(m.p);
+    }
+    test_rng_state = saved;
+}
+
+static void test_onnx_tensor_files(void) {
+    pbw t = {0, 0, 0};
+    luthier_onnx_tensor out;
+    char err[256];
+    int64_t vals[3] = {5, -2, 7};
+    /* int64_data, not packed */
+    pbw_int(&t, 1, 3);
+    pbw_int(&t, 2, 7);
+    pbw_int(&t, 7, vals[0]);
+    pbw_int(&t, 7, vals[1]);
+    pbw_int(&t, 7, vals[2]);
+    pbw_str(&t, 8, "ids");
+    CHECK(luthier_onnx_tensor_load_memory(t.p, t.n, &out, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+    CHECK(out.dtype == LUTHIER_DTYPE_I64 && out.numel == 3 && ((int64_t *)out.data)[1] == -2 && !strcmp(out.name, "ids"), "int64_data");
+    luthier_onnx_tensor_free(&out);
+    free(t.p);
+    memset(&t, 0, sizeof t);
+    /* double_data packed -> f32 */
+    {
+        double d[2] = {1.5, -0.25};
+        pbw_int(&t, 1, 2);
+        pbw_int(&t, 2, 11);
+        pbw_bytes(&t, 10, d, sizeof d);
+        CHECK(luthier_onnx_tensor_load_memory(t.p, t.n, &out, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+        CHECK(out.dtype == LUTHIER_DTYPE_F32 && ((float *)out.data)[1] == -0.25f, "double_data");
+        luthier_onnx_tensor_free(&out);
+        free(t.p);
+        memset(&t, 0, sizeof t);
+    }
+    /* float_data with a count that disagrees with dims */
+    {
+        float fv = 1;
+        pbw_int(&t, 1, 2);
+        pbw_int(&t, 2, 1);
+        pbw_bytes(&t, 4, &fv, sizeof fv);
+        CHECK(luthier_onnx_tensor_load_memory(t.p, t.n, &out, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT, "%s", err);
+        free(t.p);
+        memset(&t, 0, sizeof t);
+    }
+}
+
+static void run_onnx_tests(void) {
+    RUN(test_onnx_tensor_files);
+    RUN(test_onnx_tiny_unsorted);
+    RUN(test_onnx_malformed);
+    RUN(test_onnx_corrupted);
+    RUN(test_onnx_torch_cnn);
+    RUN(test_onnx_torch_resnet);
+    RUN(test_onnx_torch_bert);
+    RUN(test_onnx_backend_nodes);
+}
