@@ -120,7 +120,7 @@ demo: $(BUILD)/example_resnet18_demo
 FUZZ_TIME ?= 60
 fuzz: | $(BUILD)
 	@command -v clang >/dev/null || { echo "fuzz: SKIPPED - needs clang (apt-get install clang)"; exit 0; }; \
-	printf '#define LUTHIER_IMPLEMENTATION\n#define LUTHIER_NO_THREADS\n#include "luthier.h"\n' > $(BUILD)/fuzz_impl.c && \
+	printf '#define LUTHIER_IMPLEMENTATION\n#define LUTHIER_NO_THREADS\n#define LUTHIER_NO_X86_KERNELS\n#define LUTHIER_NO_NEON_KERNELS\n#include "luthier.h"\n' > $(BUILD)/fuzz_impl.c && \
 	clang -O1 -fsanitize=address -I. -c $(BUILD)/fuzz_impl.c -o $(BUILD)/fuzz_impl.o && \
 	clang -std=c99 -O1 -g -fsanitize=fuzzer,address,undefined -DFUZZ_ONNX_SEPARATE_IMPL -I. tests/fuzz_onnx.c \
 	      $(BUILD)/fuzz_impl.o -o $(BUILD)/fuzz_onnx -lpthread -lm && \
