@@ -10,7 +10,8 @@
    (luthier_gemm.h, luthier_kernels_x86.h, luthier_kernels_neon.h, luthier_ops.h,
    luthier_graph.h, luthier_gbt.h, luthier_tune.h) must sit next to it; they are pulled in by
    luthier.h and must not be included on their own. Link with -lpthread -lm.
-   luthier_zoo.h (optional) builds the benchmark networks with deterministic weights.
+   luthier_zoo.h (optional) builds the benchmark networks with deterministic weights;
+   luthier_onnx.h (optional) loads ONNX files into graphs.
 
    QUICK START (C = A*B + bias, ReLU; A is M x K, B is K x N, all row-major)
 
@@ -104,8 +105,8 @@
 
    WHAT IT DOES NOT DO (yet)
        No double precision, no complex, no transposed A, no GPU, no training. Graphs are fp32
-       with static shapes (batch fixed when the graph is built). ONNX import and int8 are not
-       there yet. Convolution has im2col, 1x1, implicit GEMM, depthwise and Winograd
+       with static shapes (batch fixed when the graph is built); ONNX files load through the
+       optional luthier_onnx.h. No int8 yet. Convolution has im2col, 1x1, implicit GEMM, depthwise and Winograd
        F(2x2|4x4|6x6, 3x3); AUTO never picks Winograd (the tuner may).
 
    DESIGN NOTES

@@ -178,7 +178,7 @@ int main(int argc, char **argv) {
     }
     printf("latency: default %.2f ms, tuned %.2f ms: %.2fx\n", ms_def, ms_tuned, ms_def / ms_tuned);
     printf("written: %s (records: plans read them through luthier_plan_desc.records)\n         %s (per-task report)\n"
-           "         %s (time over kernel x workload split of the costliest layer)\n",
+           "         %s (time of the costliest layer by kernel x cluster share, or x algorithm on one cluster)\n",
            records, report, heatmap);
     rc = 0;
 done:
