@@ -1577,7 +1577,7 @@ LUTHIER_PRIVATE size_t luthier__sgemm_ws(luthier_context *ctx, int kernel, size_
     return (ws + LUTHIER__ALIGN - 1) / LUTHIER__ALIGN * LUTHIER__ALIGN * (size_t)ctx->pool->num_threads;
 }
 
-#define LUTHIER__PFAIL(st, ...) do { status = luthier__fail(ctx, st, __VA_ARGS__); goto fail; } while (0)
+#define LUTHIER__PFAIL(st, ...) do { status = luthier__fail(ctx, st, __VA_ARGS__); goto done; } while (0)
 #define LUTHIER__OOM() LUTHIER__PFAIL(LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory")
 
 /* Creates the conv layer of step st (node gn) with the config, or the default on fallback. */
@@ -1841,10 +1841,10 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
         if (f[ni].residual >= 0) st->residual = residual;
         switch (op) {
         case LUTHIER_OP_CONV2D:
-            if ((status = luthier__plan_conv(ctx, g, p, st, gn, &f[ni], pd.fallback_invalid)) != LUTHIER_STATUS_OK) goto fail;
+            if ((status = luthier__plan_conv(ctx, g, p, st, gn, &f[ni], pd.fallback_invalid)) != LUTHIER_STATUS_OK) goto done;
             break;
         case LUTHIER_OP_DENSE:
-            if ((status = luthier__plan_dense(ctx, g, p, st, gn, pd.fallback_invalid)) != LUTHIER_STATUS_OK) goto fail;
+            if ((status = luthier__plan_dense(ctx, g, p, st, gn, pd.fallback_invalid)) != LUTHIER_STATUS_OK) goto done;
             break;
         case LUTHIER_OP_BATCH_NORM: {
             size_t c = (size_t)g->tensors[gn->inputs[0]].shape[1], q;
@@ -1944,17 +1944,9 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
             LUTHIER__PFAIL(LUTHIER_STATUS_OUT_OF_MEMORY, "plan: cannot allocate the %zu-byte arena", p->arena_bytes);
         p->arena_owned = 1;
     }
-    for (i = 0; i < n; i++) {
-        luthier__free(f[i].w);
-        luthier__free(f[i].b);
-    }
-    luthier__free(f);
-    luthier__free(prod);
-    luthier__free(cons);
-    luthier__free(order);
     *out = p;
-    return LUTHIER_STATUS_OK;
-fail:
+    p = NULL; /* handed out: the cleanup below keeps it */
+done: /* success and failure: free the scaffolding */
     if (f)
         for (i = 0; i < n; i++) {
             luthier__free(f[i].w);

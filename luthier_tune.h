@@ -872,7 +872,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
     luthier__task *tasks = NULL;
     luthier__gbt *model = NULL;
     luthier_status status = LUTHIER_STATUS_OK;
-    double t_start = luthier__tune_now(), total_flops = 0;
+    double t_start = luthier__tune_now();
     int ntasks = 0, i, j, progress, costliest = -1;
     uint64_t seed;
     FILE *rec = NULL, *rep = NULL;
@@ -928,7 +928,6 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
             if (strcmp(tasks[j].sig, t.sig) == 0) break;
         if (j == ntasks) tasks[ntasks++] = t;
         tasks[j].ops++;
-        total_flops += t.flops;
     }
     res.tasks = ntasks;
     luthier_tune_fingerprint(ctx, fpr, sizeof fpr);
@@ -1116,7 +1115,6 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         fprintf(rep, "\n%d tasks, %d ops, %d measurements of %d candidates, %.1f s; sum over ops: default %.3f ms, tuned %.3f ms (%.2fx)\n",
                 res.tasks, res.ops, res.measurements, res.candidates, res.seconds, res.default_ms, res.tuned_ms,
                 res.tuned_ms > 0 ? res.default_ms / res.tuned_ms : 0.0);
-    (void)total_flops;
 done:
     if (rec) fclose(rec);
     if (rep) fclose(rep);
