@@ -249,6 +249,9 @@ typedef struct luthier_plan_desc {
        longer fits (e.g. another build) falls back to the default. Notes about skipped lines
        are left in luthier_context_error(ctx). */
     const char *records;
+    /* Or the same records held in memory (NUL-terminated; used when configs and records are
+       NULL): a firmware image carries them as a const array, and no file is opened. */
+    const char *records_text;
     int no_fusion;          /* keep batch norm, activations and adds as separate steps */
     int external_arena;     /* do not allocate the arena: bind one with luthier_plan_bind_arena */
 } luthier_plan_desc;
@@ -1701,18 +1704,20 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
                                  "plan: config of node '%s' is malformed (kernel not terminated, or algorithm/schedule/num_ratios out of range)",
                                  g->nodes[i].name);
     }
-    if (pd.records && !pd.num_configs) {
+    if ((pd.records || pd.records_text) && !pd.num_configs) {
         luthier_node_config *rc = (luthier_node_config *)luthier__alloc(sizeof *rc * (size_t)(g->num_nodes + 1));
         luthier_status s;
         char note[256];
         if (!rc) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
         memset(rc, 0, sizeof *rc * (size_t)(g->num_nodes + 1));
-        if ((s = luthier_records_apply(ctx, g, pd.records, rc, NULL)) != LUTHIER_STATUS_OK) {
+        s = pd.records ? luthier_records_apply(ctx, g, pd.records, rc, NULL)
+                       : luthier_records_apply_text(ctx, g, pd.records_text, rc, NULL);
+        if (s != LUTHIER_STATUS_OK) {
             luthier__free(rc);
             return s;
         }
         snprintf(note, sizeof note, "%s", ctx->error);
-        pd.records = NULL;
+        pd.records = pd.records_text = NULL;
         pd.configs = rc;
         pd.num_configs = g->num_nodes;
         pd.fallback_invalid = 1;

@@ -88,6 +88,11 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
 LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const luthier_graph *g,
                                                  const char *path, luthier_node_config *configs,
                                                  int *matched);
+/* The same from records held in memory (a NUL-terminated copy of a records file, e.g. a const
+   array in a firmware image): no file is opened. */
+LUTHIER_API luthier_status luthier_records_apply_text(luthier_context *ctx, const luthier_graph *g,
+                                                      const char *text, luthier_node_config *configs,
+                                                      int *matched);
 
 /* The task signature of node (conv2d or dense; others: LUTHIER_STATUS_NOT_FOUND) as tuning and
    records use it, and the machine fingerprint of ctx. */
@@ -691,37 +696,39 @@ LUTHIER_PRIVATE int luthier__record_parse(char *line, char **fp, char **sig, lut
     return 1;
 }
 
-LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const luthier_graph *g, const char *path,
-                                                 luthier_node_config *configs, int *matched) {
-    FILE *fh;
-    char fpr[640], line[1024];
+/* Applies the records in text (name: for messages) to configs; the lines are parsed in place
+   from a private copy, so text may live in read-only memory (firmware: a const array). */
+LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, const luthier_graph *g, const char *name,
+                                                      const char *text, size_t len, luthier_node_config *configs,
+                                                      int *matched) {
+    char fpr[640], *buf, *line, *next;
     luthier__fuse *f;
     luthier__task t;
     int i, lineno = 0, bad = 0, foreign = 0, n = 0, header = 0;
-    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    ctx->error[0] = 0;
-    if (!g || !path || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, path or configs is NULL");
-    if (matched) *matched = 0;
-    if (!(fh = fopen(path, "r"))) return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND, "records: cannot open '%s'", path);
+    luthier_status s = LUTHIER_STATUS_OK;
+    if (!(buf = (char *)luthier__alloc(len + 1))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "records: out of memory");
+    memcpy(buf, text, len);
+    buf[len] = 0;
     if (!(f = luthier__fuse_only(g))) {
-        fclose(fh);
+        luthier__free(buf);
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "records: out of memory");
     }
     luthier_tune_fingerprint(ctx, fpr, sizeof fpr);
-    while (fgets(line, sizeof line, fh)) {
+    for (line = buf; line; line = next) {
         char *fp, *sig;
         luthier_node_config cfg;
-        size_t len = strlen(line);
+        size_t ll;
+        if ((next = strchr(line, '\n'))) *next++ = 0;
         lineno++;
-        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
-        if (!len || line[0] == '#') continue;
+        ll = strlen(line);
+        while (ll && line[ll - 1] == '\r') line[--ll] = 0;
+        if (!ll || line[0] == '#') continue;
         if (!header) {
             if (strncmp(line, "luthier-records ", 16) != 0 || atoi(line + 16) != 1) {
-                fclose(fh);
-                luthier__free(f);
-                return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
-                                     "records: '%s' line %d is '%.40s', expected 'luthier-records 1' (another version or not a records file)",
-                                     path, lineno, line);
+                s = luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
+                                  "records: '%s' line %d is '%.40s', expected 'luthier-records 1' (another version or not a records file)",
+                                  name, lineno, line);
+                break;
             }
             header = 1;
             continue;
@@ -741,14 +748,57 @@ LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const lut
                 n++;
             }
     }
-    fclose(fh);
     luthier__free(f);
+    luthier__free(buf);
+    if (s != LUTHIER_STATUS_OK) return s;
     if (matched) *matched = n;
-    if (!header) return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE, "records: '%s' has no 'luthier-records 1' header", path);
+    if (!header) return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE, "records: '%s' has no 'luthier-records 1' header", name);
     if (bad || foreign)
         luthier__fail(ctx, LUTHIER_STATUS_OK, "records: '%s': %d malformed line%s skipped, %d line%s for another machine ignored",
-                      path, bad, bad == 1 ? "" : "s", foreign, foreign == 1 ? "" : "s");
+                      name, bad, bad == 1 ? "" : "s", foreign, foreign == 1 ? "" : "s");
     return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_records_apply_text(luthier_context *ctx, const luthier_graph *g, const char *text,
+                                                      luthier_node_config *configs, int *matched) {
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!g || !text || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, text or configs is NULL");
+    if (matched) *matched = 0;
+    return luthier__records_apply(ctx, g, "(text)", text, strlen(text), configs, matched);
+}
+
+LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const luthier_graph *g, const char *path,
+                                                 luthier_node_config *configs, int *matched) {
+    FILE *fh;
+    char *text = NULL;
+    size_t len = 0, cap = 0, got;
+    luthier_status s;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!g || !path || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, path or configs is NULL");
+    if (matched) *matched = 0;
+    if (!(fh = fopen(path, "rb"))) return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND, "records: cannot open '%s'", path);
+    for (;;) { /* records files are small: read it whole, growing the buffer by doubling */
+        if (len == cap) {
+            char *bigger;
+            cap = cap ? cap * 2 : 4096;
+            if (cap > ((size_t)1 << 30) || !(bigger = (char *)luthier__alloc(cap))) {
+                fclose(fh);
+                luthier__free(text);
+                return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "records: '%s' is too large or memory is short", path);
+            }
+            if (len) memcpy(bigger, text, len);
+            luthier__free(text);
+            text = bigger;
+        }
+        if (!(got = fread(text + len, 1, cap - len, fh))) break;
+        len += got;
+    }
+    fclose(fh);
+    s = luthier__records_apply(ctx, g, path, text, len, configs, matched);
+    luthier__free(text);
+    return s;
 }
 
 /* >>impl-tune-svg: time over (kernel x share of cluster 0, or x algorithm) for one task */

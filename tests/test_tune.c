@@ -113,6 +113,31 @@ static void test_tune_run_and_records(void) {
         cfg = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg);
         CHECK(luthier_records_apply(ctx, b.g, rec, cfg, &matched) == LUTHIER_STATUS_OK, "apply: %s", luthier_context_error(ctx));
         CHECK(matched == 7, "%d nodes matched", matched);
+        { /* the same records from memory (CRLF line ends too) configure the same nodes */
+            luthier_node_config *cfg2 = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg2);
+            char *text = (char *)calloc(1, 1 << 16), line[1200];
+            size_t used = 0;
+            FILE *in = fopen(rec, "r");
+            while (in && text && fgets(line, sizeof line, in)) {
+                size_t l = strlen(line);
+                if (l && line[l - 1] == '\n') line[--l] = 0;
+                if (used + l + 3 < (1 << 16)) used += (size_t)sprintf(text + used, "%s\r\n", line);
+            }
+            if (in) fclose(in);
+            CHECK(cfg2 && text && luthier_records_apply_text(ctx, b.g, text, cfg2, &matched) == LUTHIER_STATUS_OK, "apply text: %s",
+                  luthier_context_error(ctx));
+            CHECK(matched == 7 && cfg2 && memcmp(cfg, cfg2, sizeof *cfg * (size_t)b.g->num_nodes) == 0,
+                  "text records: %d nodes matched, same configs", matched);
+            CHECK(luthier_records_apply_text(ctx, b.g, "not records\n", cfg2, &matched) == LUTHIER_STATUS_INCOMPATIBLE &&
+                      strstr(luthier_context_error(ctx), "expected 'luthier-records 1'"),
+                  "garbage text: %s", luthier_context_error(ctx));
+            CHECK(luthier_records_apply_text(ctx, b.g, NULL, cfg2, &matched) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL text");
+            memset(&pd, 0, sizeof pd);
+            pd.records_text = text;
+            plan_vs_ref(ctx, b.g, &pd, ins, 1e-3, "plan from records text");
+            free(text);
+            free(cfg2);
+        }
         free(cfg);
         memset(&pd, 0, sizeof pd);
         pd.records = rec;
