@@ -34,7 +34,7 @@ $(FLAGS_STAMP): | $(BUILD)
 TEST_SRC  := $(wildcard tests/*.c tests/*.h) $(FLAGS_STAMP)
 BENCH_SRC := $(wildcard bench/*.c bench/*.h) $(FLAGS_STAMP)
 
-.PHONY: all test test-x86 test-neon test-compile test-nothreads sanitize tsan bench demo examples fuzz clean
+.PHONY: all test test-x86 test-neon test-compile test-nothreads sanitize tsan bench demo examples run-examples test-cmake fuzz onnx-torchvision clean
 
 all: $(BUILD)/test_luthier $(BUILD)/luthier-bench examples
 
@@ -81,7 +81,7 @@ else
 endif
 
 # The test command of the README: everything that can run on this machine.
-test: test-compile test-x86 test-nothreads test-neon examples
+test: test-compile test-x86 test-nothreads test-neon run-examples test-cmake
 	@echo "make test: all suites passed"
 
 # ThreadSanitizer on the suite (quick sizes), and the suite built without threads.
@@ -110,6 +110,26 @@ $(BUILD)/example_%: examples/%.c $(HEADERS) $(FLAGS_STAMP) | $(BUILD)
 	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 examples: $(EXAMPLES)
+
+# Every example runs and must succeed (each checks its own results; part of `make test`).
+run-examples: examples
+	$(BUILD)/example_gemm_basic
+	$(BUILD)/example_gemm_demo
+	$(BUILD)/example_layer_table 32 14 32 3 1
+	$(BUILD)/example_onnx_run tests/data/onnx/resnet18_small.onnx --tune 2 --records $(BUILD)/resnet18_small.records \
+	    --input tests/data/onnx/resnet18_small/input_0.pb --expect tests/data/onnx/resnet18_small/output_0.pb
+	$(BUILD)/example_onnx_run tests/data/onnx/resnet18_small.onnx --records $(BUILD)/resnet18_small.records \
+	    --input tests/data/onnx/resnet18_small/input_0.pb --expect tests/data/onnx/resnet18_small/output_0.pb
+	$(BUILD)/example_firmware --tune $(BUILD)/kws.records 2
+	$(BUILD)/example_firmware $(BUILD)/kws.records
+	$(BUILD)/example_resnet18_demo 4 $(BUILD)
+
+# CMake: a project consumes luthier::luthier (header-only) and luthier::impl (luthier.c).
+test-cmake: | $(BUILD)
+	@if command -v cmake >/dev/null; then \
+	  cmake -S tests/cmake -B $(BUILD)/cmake -DLUTHIER_DIR=$(CURDIR) -DCMAKE_BUILD_TYPE=Release >/dev/null && \
+	  cmake --build $(BUILD)/cmake >/dev/null && $(BUILD)/cmake/uses_impl && $(BUILD)/cmake/header_only; \
+	else echo "test-cmake: SKIPPED - needs cmake (apt-get install cmake)"; fi
 
 # The main job: detect the clusters, tune ResNet-18 (DEMO_BUDGET seconds), run it, report.
 DEMO_BUDGET ?= 60

@@ -1,19 +1,28 @@
-/* onnx_run - load an ONNX model with luthier_onnx.h, plan it, run it once, print the top 5.
+/* onnx_run - load an ONNX model, tune it for this machine, save the records, run it.
 
    Build (from the repository root):
-       cc -std=c99 -O2 -I. examples/onnx_run.c -o build/onnx_run -lpthread -lm
+       make examples        (or: cc -std=c99 -O2 -I. examples/onnx_run.c -o onnx_run -lpthread -lm)
    Usage:
-       build/onnx_run MODEL.onnx [INPUT.raw|INPUT.pb|-] [RECORDS]
-         INPUT.raw  raw little-endian float32 values for the first graph input (its full size)
-         INPUT.pb   a serialized TensorProto (as in ONNX test data / tests/data/onnx/NAME/input_0.pb)
-         -          or absent: a generated input (uniform [-1, 1); token ids 0..99 for int64 inputs)
-         RECORDS    a luthier_tune records file (luthier_plan_desc.records)
+       build/example_onnx_run MODEL.onnx [options]
+         --input FILE     the first graph input: raw little-endian float32 values (its full size)
+                          or a serialized TensorProto (.pb, as in ONNX test data); default: a
+                          generated input (uniform [-1, 1); token ids 0..99 for int64 inputs)
+         --tune SECONDS   tune the convolution / dense layers for this machine within SECONDS
+                          and write the records (see --records) before planning
+         --records FILE   where --tune writes the records (default: MODEL.onnx.records); without
+                          --tune, records to read (written earlier on this machine)
+         --expect FILE    the expected first output (.pb or raw float32): report the error and
+                          exit 1 if it exceeds 1e-4 of max |expected|
    Other inputs (rare) are generated. Symbolic dimensions are 1. Example:
-       build/onnx_run tests/data/onnx/resnet18_small.onnx tests/data/onnx/resnet18_small/input_0.pb */
+       build/example_onnx_run tests/data/onnx/resnet18_small.onnx --tune 10 \
+           --input tests/data/onnx/resnet18_small/input_0.pb --expect tests/data/onnx/resnet18_small/output_0.pb
+   Prints the graph's inputs, the plan (steps, FLOPs, memory), the latency and the top 5 of
+   every output. */
 #define LUTHIER_IMPLEMENTATION
 #include "luthier.h"
 #include "luthier_onnx.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +34,41 @@ static size_t numel(const luthier_tensor_info *t) {
     return n;
 }
 
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Reads n values of esz bytes from a .pb TensorProto or a raw file into dst; 0 on success. */
+static int read_values(const char *path, void *dst, size_t n, size_t esz, luthier_dtype dtype) {
+    size_t len = strlen(path);
+    char err[512];
+    if (len > 3 && strcmp(path + len - 3, ".pb") == 0) {
+        luthier_onnx_tensor t;
+        if (luthier_onnx_tensor_load(path, &t, err, sizeof err) != LUTHIER_STATUS_OK) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+        if (t.numel != n || t.dtype != dtype) {
+            fprintf(stderr, "%s: %zu values of another type or count, expected %zu\n", path, t.numel, n);
+            luthier_onnx_tensor_free(&t);
+            return 1;
+        }
+        memcpy(dst, t.data, n * esz);
+        luthier_onnx_tensor_free(&t);
+    } else {
+        FILE *f = fopen(path, "rb");
+        if (!f || fread(dst, esz, n, f) != n) {
+            fprintf(stderr, "%s: cannot read %zu values\n", path, n);
+            if (f) fclose(f);
+            return 1;
+        }
+        fclose(f);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     luthier_graph *g = NULL;
     luthier_context *ctx = NULL;
@@ -32,20 +76,40 @@ int main(int argc, char **argv) {
     luthier_context_desc cd;
     luthier_plan_desc pd;
     luthier_plan_info info;
-    char err[512];
+    char err[512], records_buf[1024];
+    const char *model = NULL, *input = NULL, *records = NULL, *expect = NULL;
+    double tune_seconds = 0, best = 1e30, t0;
     void *ins[64];
     void *outs[64];
     const void *cins[64];
-    int i, nin, nout, rc = 1;
+    int i, nin, nout, runs, rc = 1;
     uint64_t seed = 7;
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s MODEL.onnx [INPUT.raw|INPUT.pb|-] [RECORDS]\n", argv[0]);
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--input") == 0 && i + 1 < argc) input = argv[++i];
+        else if (strcmp(a, "--records") == 0 && i + 1 < argc) records = argv[++i];
+        else if (strcmp(a, "--expect") == 0 && i + 1 < argc) expect = argv[++i];
+        else if (strcmp(a, "--tune") == 0 && i + 1 < argc && (tune_seconds = atof(argv[++i])) > 0) continue;
+        else if (a[0] != '-' && !model) model = a;
+        else {
+            model = NULL;
+            break;
+        }
+    }
+    if (!model) {
+        fprintf(stderr, "usage: %s MODEL.onnx [--input FILE] [--tune SECONDS] [--records FILE] [--expect FILE]\n", argv[0]);
         return 2;
     }
-    if (luthier_onnx_load(argv[1], NULL, &g, err, sizeof err) != LUTHIER_STATUS_OK) {
+    if (tune_seconds > 0 && !records) {
+        snprintf(records_buf, sizeof records_buf, "%s.records", model);
+        records = records_buf;
+    }
+    t0 = now_s();
+    if (luthier_onnx_load(model, NULL, &g, err, sizeof err) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
+    printf("loaded %s: %d nodes in %.1f ms\n", model, luthier_graph_num_nodes(g), (now_s() - t0) * 1e3);
     nin = luthier_graph_num_inputs(g);
     nout = luthier_graph_num_outputs(g);
     if (nin > 64 || nout > 64) {
@@ -64,31 +128,9 @@ int main(int argc, char **argv) {
         if (!(ins[i] = malloc(n * esz))) goto done;
         printf("input %d '%s' %s [", i, ti.name, ti.dtype == LUTHIER_DTYPE_F32 ? "f32" : "i64");
         for (e = 0; e < (size_t)ti.rank; e++) printf("%s%lld", e ? "," : "", (long long)ti.shape[e]);
-        printf("]\n");
-        if (i == 0 && argc > 2 && strcmp(argv[2], "-") != 0) {
-            size_t len = strlen(argv[2]);
-            if (len > 3 && strcmp(argv[2] + len - 3, ".pb") == 0) {
-                luthier_onnx_tensor t;
-                if (luthier_onnx_tensor_load(argv[2], &t, err, sizeof err) != LUTHIER_STATUS_OK) {
-                    fprintf(stderr, "%s\n", err);
-                    goto done;
-                }
-                if (t.numel != n || t.dtype != ti.dtype) {
-                    fprintf(stderr, "%s: %zu values of another type or count, the input takes %zu\n", argv[2], t.numel, n);
-                    luthier_onnx_tensor_free(&t);
-                    goto done;
-                }
-                memcpy(ins[i], t.data, n * esz);
-                luthier_onnx_tensor_free(&t);
-            } else {
-                FILE *f = fopen(argv[2], "rb");
-                if (!f || fread(ins[i], esz, n, f) != n) {
-                    fprintf(stderr, "%s: cannot read %zu values\n", argv[2], n);
-                    if (f) fclose(f);
-                    goto done;
-                }
-                fclose(f);
-            }
+        printf("]%s\n", i == 0 && input ? " from the input file" : " generated");
+        if (i == 0 && input) {
+            if (read_values(input, ins[i], n, esz, ti.dtype)) goto done;
             continue;
         }
         for (e = 0; e < n; e++) { /* splitmix64 */
@@ -102,28 +144,48 @@ int main(int argc, char **argv) {
     }
     memset(&cd, 0, sizeof cd);
     if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "cannot create a context\n");
+        fprintf(stderr, "cannot create a context (check $LUTHIER_CLUSTERS)\n");
         goto done;
     }
+    if (tune_seconds > 0) { /* one line per task on stderr while it runs */
+        luthier_tune_desc td;
+        luthier_tune_result tr;
+        memset(&td, 0, sizeof td);
+        td.budget_seconds = tune_seconds;
+        td.progress = 1;
+        if (luthier_tune(ctx, g, &td, records, &tr) != LUTHIER_STATUS_OK) {
+            fprintf(stderr, "tune: %s\n", luthier_context_error(ctx));
+            goto done;
+        }
+        printf("tuned %d conv/dense layers (%d tasks): %d measurements of %d candidates in %.1f s; "
+               "sum of layer times %.2f ms -> %.2f ms; records written to %s\n",
+               tr.ops, tr.tasks, tr.measurements, tr.candidates, tr.seconds, tr.default_ms, tr.tuned_ms, records);
+    }
     memset(&pd, 0, sizeof pd);
-    if (argc > 3) pd.records = argv[3];
+    pd.records = records; /* NULL: default configuration of every layer */
     if (luthier_plan_create(ctx, g, &pd, &p) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "plan: %s\n", luthier_context_error(ctx));
         goto done;
     }
+    if (records && luthier_context_error(ctx)[0]) printf("note: %s\n", luthier_context_error(ctx));
     luthier_plan_get_info(p, &info);
-    printf("%d nodes, %d steps, %.1f MFLOP, weights %.1f KiB, arena %.1f KiB\n", luthier_graph_num_nodes(g), info.num_steps,
-           info.flops / 1e6, (double)info.weights_bytes / 1024, (double)info.arena_bytes / 1024);
+    printf("plan: %d steps, %.1f MFLOP, weights %.1f KiB, arena %.1f KiB%s\n", info.num_steps, info.flops / 1e6,
+           (double)info.weights_bytes / 1024, (double)info.arena_bytes / 1024, records ? " (configured from records)" : "");
     for (i = 0; i < nout; i++) {
         luthier_tensor_info ti;
         luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, i), &ti);
         if (!(outs[i] = malloc(numel(&ti) * sizeof(float)))) goto done;
     }
     for (i = 0; i < nin; i++) cins[i] = ins[i];
-    if (luthier_plan_run(ctx, p, cins, outs) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "run: %s\n", luthier_context_error(ctx));
-        goto done;
+    for (runs = 0, t0 = now_s(); runs < 3 || (runs < 1000 && now_s() - t0 < 0.5); runs++) { /* the fastest of a few runs */
+        double t = now_s();
+        if (luthier_plan_run(ctx, p, cins, outs) != LUTHIER_STATUS_OK) {
+            fprintf(stderr, "run: %s\n", luthier_context_error(ctx));
+            goto done;
+        }
+        if ((t = now_s() - t) < best) best = t;
     }
+    printf("latency: %.3f ms (best of %d runs)\n", best * 1e3, runs);
     for (i = 0; i < nout; i++) {
         luthier_tensor_info ti;
         const float *y = (const float *)outs[i];
@@ -133,16 +195,37 @@ int main(int argc, char **argv) {
         n = numel(&ti);
         ntop = n < 5 ? (int)n : 5;
         for (k = 0; k < ntop; k++) { /* selection of the k-th largest */
-            int best = -1;
+            int pick = -1;
             for (e = 0; e < n; e++) {
                 int used = 0;
                 for (j = 0; j < k; j++) used |= top[j] == (int)e;
-                if (!used && (best < 0 || y[e] > y[best])) best = (int)e;
+                if (!used && (pick < 0 || y[e] > y[pick])) pick = (int)e;
             }
-            top[k] = best;
+            top[k] = pick;
         }
         printf("output %d '%s' (%zu values), top %d:\n", i, ti.name, n, ntop);
         for (k = 0; k < ntop; k++) printf("  #%d  index %d  %.6g\n", k + 1, top[k], (double)y[top[k]]);
+    }
+    if (expect) {
+        luthier_tensor_info ti;
+        float *ref;
+        size_t n, e;
+        double maxd = 0, maxr = 0;
+        luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, 0), &ti);
+        n = numel(&ti);
+        if (!(ref = (float *)malloc(n * sizeof(float))) || read_values(expect, ref, n, sizeof(float), LUTHIER_DTYPE_F32)) {
+            free(ref);
+            goto done;
+        }
+        for (e = 0; e < n; e++) {
+            const double d = fabs((double)((float *)outs[0])[e] - ref[e]);
+            if (!(d <= maxd)) maxd = d; /* NaN counts as a mismatch */
+            if (fabs((double)ref[e]) > maxr) maxr = fabs((double)ref[e]);
+        }
+        free(ref);
+        printf("vs %s: max error %.3g = %.3g of max |expected| (%s)\n", expect, maxd, maxd / (maxr > 0 ? maxr : 1),
+               maxd <= 1e-4 * (maxr > 0 ? maxr : 1) ? "ok" : "MISMATCH");
+        if (!(maxd <= 1e-4 * (maxr > 0 ? maxr : 1))) goto done;
     }
     rc = 0;
 done:
