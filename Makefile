@@ -34,7 +34,7 @@ $(FLAGS_STAMP): | $(BUILD)
 TEST_SRC  := $(wildcard tests/*.c tests/*.h) $(FLAGS_STAMP)
 BENCH_SRC := $(wildcard bench/*.c bench/*.h) $(FLAGS_STAMP)
 
-.PHONY: all test test-x86 test-neon test-compile test-nothreads sanitize tsan bench demo examples run-examples test-cmake fuzz onnx-torchvision clean
+.PHONY: all test test-x86 test-neon test-compile test-nothreads sanitize tsan bench demo examples run-examples test-cmake cross fuzz onnx-torchvision clean
 
 all: $(BUILD)/test_luthier $(BUILD)/luthier-bench examples
 
@@ -123,6 +123,17 @@ run-examples: examples
 	$(BUILD)/example_firmware --tune $(BUILD)/kws.records 2
 	$(BUILD)/example_firmware $(BUILD)/kws.records
 	$(BUILD)/example_resnet18_demo 4 $(BUILD)
+
+# Cross-compiled for an AArch64 board (static: copy and run, no libraries needed there).
+CROSS_PROGRAMS := $(BUILD)/arm64/luthier-bench $(patsubst examples/%.c,$(BUILD)/arm64/example_%,$(wildcard examples/*.c))
+cross: $(CROSS_PROGRAMS)
+	@echo "built $(CROSS_PROGRAMS)"
+$(BUILD)/arm64/luthier-bench: $(BENCH_SRC) $(HEADERS)
+	@mkdir -p $(BUILD)/arm64
+	$(CROSS_CC) -std=c99 $(OPT) $(WARN) -I. bench/luthier_bench.c -o $@ -static $(LDLIBS)
+$(BUILD)/arm64/example_%: examples/%.c $(HEADERS)
+	@mkdir -p $(BUILD)/arm64
+	$(CROSS_CC) -std=c99 $(OPT) $(WARN) -I. $< -o $@ -static $(LDLIBS)
 
 # CMake: a project consumes luthier::luthier (header-only) and luthier::impl (luthier.c).
 test-cmake: | $(BUILD)
