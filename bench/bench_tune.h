@@ -19,7 +19,8 @@ static void usage_tune(FILE *out) {
             "  --random          also run a random search with the same per-task measurement cap\n"
             "  --asym            emulate big.LITTLE: the last CPU becomes cluster 'little' and a\n"
             "                    pinned busy loop halves it while tuning and timing (see 'asym')\n"
-            "  --min-time S      seconds of timed runs per plan (default 2)\n"
+            "  --min-time S      seconds of timed runs per plan (default 2); all plans are created\n"
+            "                    after tuning and timed together in 5 interleaved rounds\n"
             "  --quiet           no progress lines\n"
             "  --csv             one summary row:\n"
             "                    model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,\n"
@@ -35,43 +36,52 @@ typedef struct tune_ctx {
     model_run m;
 } tune_ctx;
 
-/* Latency (min ms) of g planned with pd. */
-static double tune_time_plan(tune_ctx *t, const luthier_plan_desc *pd, const bench_policy *pol, const char *what) {
-    bench_sampler s;
-    bench_stats st;
-    double ms = -1;
-    memset(&s, 0, sizeof s);
-    t->m.plan = NULL;
-    if (luthier_plan_create(t->ctx, t->g, pd, &t->m.plan) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s tune: plan (%s): %s\n", bench_prog, what, luthier_context_error(t->ctx));
-        return -1;
+/* Latencies (min ms, -1 when a plan fails) of g planned with each of pds[0..n-1]. All plans are
+   created first and timed in interleaved rounds (the start rotating), so that drifts of the
+   machine over a long run (clock, other load, the busy loop of --asym) hit every plan alike. */
+#define TUNE_ROUNDS 5
+static void tune_time_plans(tune_ctx *t, const luthier_plan_desc *pds, const char *const *what, int n,
+                            const bench_policy *pol, double *ms) {
+    luthier_plan *plans[8] = {NULL};
+    bench_sampler s[8];
+    bench_policy rp = *pol;
+    int i, r, bad[8] = {0};
+    memset(s, 0, sizeof s);
+    rp.rounds = TUNE_ROUNDS;
+    for (i = 0; i < n && i < 8; i++) {
+        ms[i] = -1;
+        if (luthier_plan_create(t->ctx, t->g, &pds[i], &plans[i]) != LUTHIER_STATUS_OK) {
+            fprintf(stderr, "%s tune: plan (%s): %s\n", bench_prog, what[i], luthier_context_error(t->ctx));
+            bad[i] = 1;
+            continue;
+        }
+        t->m.plan = plans[i];
+        bad[i] = model_once(&t->m); /* checked once before timing */
     }
-    if (!model_once(&t->m) && bench_run_round(model_once, &t->m, pol, 0, &s) == 0 && s.n > 0) {
-        st = bench_summarize(s.t, s.n);
-        ms = st.min * 1e3;
+    for (r = 0; r < TUNE_ROUNDS; r++)
+        for (i = 0; i < n && i < 8; i++) {
+            const int k = (i + r) % n;
+            if (bad[k]) continue;
+            t->m.plan = plans[k];
+            if (bench_run_round(model_once, &t->m, &rp, r, &s[k]) != 0) bad[k] = 1;
+        }
+    for (i = 0; i < n && i < 8; i++) {
+        if (!bad[i] && s[i].n > 0) ms[i] = bench_summarize(s[i].t, s[i].n).min * 1e3;
+        bench_sampler_free(&s[i]);
+        luthier_plan_destroy(plans[i]);
     }
-    bench_sampler_free(&s);
-    luthier_plan_destroy(t->m.plan);
     t->m.plan = NULL;
-    return ms;
 }
 
 /* Every node with the same workload split (baselines "big only" and "equal"). */
-static double tune_time_split(tune_ctx *t, const float *ratios, int nr, const bench_policy *pol, const char *what) {
-    int n = luthier_graph_num_nodes(t->g), i;
+static luthier_node_config *tune_split_configs(const luthier_graph *g, const float *ratios, int nr) {
+    int n = luthier_graph_num_nodes(g), i;
     luthier_node_config *cfg = (luthier_node_config *)calloc((size_t)n + 1, sizeof *cfg);
-    luthier_plan_desc pd;
-    double ms;
-    for (i = 0; i < n; i++) {
+    for (i = 0; cfg && i < n; i++) {
         cfg[i].num_ratios = nr;
         memcpy(cfg[i].ratios, ratios, sizeof(float) * (size_t)nr);
     }
-    memset(&pd, 0, sizeof pd);
-    pd.configs = cfg;
-    pd.num_configs = n;
-    ms = tune_time_plan(t, &pd, pol, what);
-    free(cfg);
-    return ms;
+    return cfg;
 }
 
 static int cmd_tune(int argc, char **argv) {
@@ -88,7 +98,9 @@ static int cmd_tune(int argc, char **argv) {
     tune_ctx t;
     asym_loader loaders[1];
     int loading = 0;
-    double default_ms, tuned_ms, ex_ms = 0, rn_ms = 0, big_ms = 0, eq_ms = 0;
+    double default_ms = -1, tuned_ms = -1, ex_ms = 0, rn_ms = 0, big_ms = 0, eq_ms = 0;
+    char ex_path[600] = "", rn_path[600] = "";
+    luthier_node_config *split[2] = {NULL, NULL};
     memset(&pol, 0, sizeof pol);
     pol.min_time = 2.0;
     pol.rounds = 1;
@@ -232,43 +244,55 @@ static int cmd_tune(int argc, char **argv) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
+    if (exhaustive) {
+        luthier_tune_desc te = td;
+        snprintf(ex_path, sizeof ex_path, "%s.exhaustive", records);
+        te.exhaustive = 1;
+        te.heatmap_path = NULL;
+        te.report_path = NULL;
+        if (luthier_tune(t.ctx, t.g, &te, ex_path, &rex) != LUTHIER_STATUS_OK) ex_path[0] = 0;
+    }
+    if (random) {
+        luthier_tune_desc trn = td;
+        snprintf(rn_path, sizeof rn_path, "%s.random", records);
+        trn.random_search = 1;
+        trn.heatmap_path = NULL;
+        trn.report_path = NULL;
+        trn.budget_seconds = budget * 4;
+        if (luthier_tune(t.ctx, t.g, &trn, rn_path, &rrn) != LUTHIER_STATUS_OK) rn_path[0] = 0;
+    }
     {
-        luthier_plan_desc pd;
-        memset(&pd, 0, sizeof pd);
-        default_ms = tune_time_plan(&t, &pd, &pol, "default");
-        pd.records = records;
-        tuned_ms = tune_time_plan(&t, &pd, &pol, "tuned");
-    }
-    if (exhaustive || random) {
-        char path[600];
-        luthier_plan_desc pd;
-        memset(&pd, 0, sizeof pd);
-        pd.records = path;
-        if (exhaustive) {
-            luthier_tune_desc te = td;
-            snprintf(path, sizeof path, "%s.exhaustive", records);
-            te.exhaustive = 1;
-            te.heatmap_path = NULL;
-            te.report_path = NULL;
-            if (luthier_tune(t.ctx, t.g, &te, path, &rex) == LUTHIER_STATUS_OK) ex_ms = tune_time_plan(&t, &pd, &pol, "exhaustive");
+        /* every plan timed together: default, tuned, then the comparisons that were asked for */
+        luthier_plan_desc pds[6];
+        const char *what[6];
+        double ms[6];
+        int np = 0, k, nn = luthier_graph_num_nodes(t.g);
+        memset(pds, 0, sizeof pds);
+        what[np++] = "default";
+        pds[np].records = records, what[np++] = "tuned";
+        if (ex_path[0]) pds[np].records = ex_path, what[np++] = "exhaustive";
+        if (rn_path[0]) pds[np].records = rn_path, what[np++] = "random";
+        if (luthier_context_num_threads(t.ctx) > 1) {
+            luthier_topology ct;
+            luthier_context_topology(t.ctx, &ct);
+            if (ct.num_clusters == 2) {
+                const float big[2] = {1, 0}, eq[2] = {1, 1};
+                split[0] = tune_split_configs(t.g, big, 2);
+                split[1] = tune_split_configs(t.g, eq, 2);
+                if (split[0] && split[1]) {
+                    pds[np].configs = split[0], pds[np].num_configs = nn, what[np++] = "big only";
+                    pds[np].configs = split[1], pds[np].num_configs = nn, what[np++] = "equal split";
+                }
+            }
         }
-        if (random) {
-            luthier_tune_desc trn = td;
-            snprintf(path, sizeof path, "%s.random", records);
-            trn.random_search = 1;
-            trn.heatmap_path = NULL;
-            trn.report_path = NULL;
-            trn.budget_seconds = budget * 4;
-            if (luthier_tune(t.ctx, t.g, &trn, path, &rrn) == LUTHIER_STATUS_OK) rn_ms = tune_time_plan(&t, &pd, &pol, "random");
-        }
-    }
-    if (luthier_context_num_threads(t.ctx) > 1) {
-        luthier_topology ct;
-        luthier_context_topology(t.ctx, &ct);
-        if (ct.num_clusters == 2) {
-            float big[2] = {1, 0}, eq[2] = {1, 1};
-            big_ms = tune_time_split(&t, big, 2, &pol, "big only");
-            eq_ms = tune_time_split(&t, eq, 2, &pol, "equal split");
+        tune_time_plans(&t, pds, what, np, &pol, ms);
+        for (k = 0; k < np; k++) {
+            if (strcmp(what[k], "default") == 0) default_ms = ms[k];
+            else if (strcmp(what[k], "tuned") == 0) tuned_ms = ms[k];
+            else if (strcmp(what[k], "exhaustive") == 0) ex_ms = ms[k];
+            else if (strcmp(what[k], "random") == 0) rn_ms = ms[k];
+            else if (strcmp(what[k], "big only") == 0) big_ms = ms[k];
+            else eq_ms = ms[k];
         }
     }
     if (csv) {
@@ -291,6 +315,8 @@ static int cmd_tune(int argc, char **argv) {
     }
 done:
     if (loading) asym_load_stop(loaders, 1);
+    free(split[0]);
+    free(split[1]);
     for (i = 0; i < 64; i++) {
         free(t.bufs[i]);
         free(t.m.outs[i]);
