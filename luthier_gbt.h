@@ -1052,6 +1052,9 @@ typedef struct luthier__search_desc {
     int patience;          /* stop after this many rounds without improving the best by > 0.5 %, 0 = 3 */
     int loss;              /* LUTHIER__GBT_SQUARED (on log seconds, default) or LUTHIER__GBT_PAIRWISE */
     const luthier__gbt *warm; /* optional model to start from (transfer); ranks the first batch */
+    double y_offset;       /* the model's target is log(seconds) - y_offset (e.g. the log of the
+                              task's default time: a warm model fitted on several tasks then sees
+                              each task's times relative to its default) */
     uint64_t seed;
 } luthier__search_desc;
 
@@ -1234,11 +1237,11 @@ LUTHIER_PRIVATE luthier_status luthier__search_fit(luthier__search_state *S, lut
     luthier_status s;
     *model = NULL;
     for (i = 0; i < S->count; i++)
-        if (S->msec[i] > 0 && log(S->msec[i]) > worst) worst = log(S->msec[i]);
+        if (S->msec[i] > 0 && log(S->msec[i]) - d->y_offset > worst) worst = log(S->msec[i]) - d->y_offset;
     if (worst == -HUGE_VAL) return LUTHIER_STATUS_OK; /* nothing succeeded yet: no model */
     for (i = 0; i < S->count; i++) {
         memcpy(S->tx + i * (size_t)f, d->features + S->midx[i] * (size_t)f, sizeof(float) * (size_t)f);
-        S->ty[i] = (float)(S->msec[i] > 0 ? log(S->msec[i]) : worst + log(2.0));
+        S->ty[i] = (float)(S->msec[i] > 0 ? log(S->msec[i]) - d->y_offset : worst + log(2.0));
     }
     if (d->warm) {
         luthier__gbt *m = luthier__gbt_clone(d->warm);
@@ -1303,7 +1306,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__search(const luthier__se
     }
     if (!d || !r || !d->features || !d->measure || d->num_candidates == 0 || d->num_features <= 0 ||
         d->initial < 0 || d->batch < 0 || d->max_measurements < 0 || d->patience < 0 ||
-        !(d->max_seconds >= 0) || !(d->explore == -1.0f || (d->explore >= 0 && d->explore <= 1)) ||
+        !(d->max_seconds >= 0) || !luthier__gbt_finite(d->y_offset) || !(d->explore == -1.0f || (d->explore >= 0 && d->explore <= 1)) ||
         (d->loss != LUTHIER__GBT_SQUARED && d->loss != LUTHIER__GBT_PAIRWISE))
         return LUTHIER_STATUS_INVALID_ARGUMENT;
     if (d->num_candidates >= (size_t)UINT32_MAX || d->num_features > LUTHIER__GBT_MAX_FEATURES ||

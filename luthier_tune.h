@@ -16,12 +16,15 @@
 
    Search (luthier_gbt.h): a gradient-boosted-tree cost model over features of the task (shape,
    FLOPs, bytes, intensity), the algorithm, the kernel (MR, NR, kind, ISA) and the workload
-   (shares, capacity x threads per cluster). Per task: a diverse first batch is measured, the
-   model is fitted on everything measured so far in this tuning run (tasks teach each other),
-   the best predicted candidates plus a little exploration are measured, refit, repeat, until
-   the task's share of the budget is spent or the best stops improving. A measurement runs the
-   real layer on the real shape on ctx (warm-up, then repetitions until ~5 ms, minimum taken;
-   a sample whose median is far above its minimum is measured again).
+   (shares, capacity x threads per cluster), predicting log(time / the task's default time).
+   Per task: the model fitted on everything measured so far in this run (on top of
+   desc.model_in) ranks the candidates and the first batch is its top picks plus some random
+   ones (the first task, with nothing measured yet, starts from a diverse set); then the model
+   is refitted with the task's own measurements, the best predicted candidates plus a little
+   exploration are measured, and so on, until the task's measurement cap (max_fraction) or its
+   share of the budget is spent or the best stops improving. A measurement runs the real layer
+   on the real shape on ctx (warm-up, then repetitions until ~5 ms, minimum taken; a sample
+   whose median is far above its minimum is measured again).
 
    RECORDS are a text file, one line per task:
        luthier-records 1
@@ -914,13 +917,66 @@ LUTHIER_PRIVATE luthier_status luthier__read_file(const char *path, char **text,
     return LUTHIER_STATUS_OK;
 }
 
+/* Everything measured so far in a tuning run, as (features, log(time / the task's default time)):
+   the cost model that starts each task's search is fitted on it, so the tasks tuned before
+   rank the first candidates of the next one (on top of desc.model_in when given). */
+typedef struct luthier__tune_data {
+    float *x, *y;
+    size_t n, cap;
+} luthier__tune_data;
+
+LUTHIER_PRIVATE int luthier__tune_data_add(luthier__tune_data *D, const float *x, float y) {
+    if (D->n == D->cap) {
+        const size_t cap = D->cap ? 2 * D->cap : 256;
+        float *nx = (float *)luthier__alloc(sizeof(float) * cap * LUTHIER__TUNE_FEATURES);
+        float *ny = (float *)luthier__alloc(sizeof(float) * cap);
+        if (!nx || !ny) {
+            luthier__free(nx);
+            luthier__free(ny);
+            return 0;
+        }
+        if (D->n) {
+            memcpy(nx, D->x, sizeof(float) * D->n * LUTHIER__TUNE_FEATURES);
+            memcpy(ny, D->y, sizeof(float) * D->n);
+        }
+        luthier__free(D->x);
+        luthier__free(D->y);
+        D->x = nx, D->y = ny, D->cap = cap;
+    }
+    memcpy(D->x + D->n * LUTHIER__TUNE_FEATURES, x, sizeof(float) * LUTHIER__TUNE_FEATURES);
+    D->y[D->n++] = y;
+    return 1;
+}
+
+/* The model of D (continuing base when given); NULL when D is too small or memory is short. */
+LUTHIER_PRIVATE luthier__gbt *luthier__tune_data_fit(const luthier__tune_data *D, const luthier__gbt *base, uint64_t seed) {
+    luthier__gbt *m = NULL;
+    if (D->n < 8) return base ? luthier__gbt_clone(base) : NULL;
+    if (base) {
+        if ((m = luthier__gbt_clone(base)) && luthier__gbt_fit_more(m, D->x, D->y, NULL, D->n, LUTHIER__SEARCH_TREES) != LUTHIER_STATUS_OK) {
+            luthier__gbt_free(m);
+            m = NULL;
+        }
+    } else {
+        luthier__gbt_params p;
+        memset(&p, 0, sizeof p);
+        p.num_trees = LUTHIER__SEARCH_TREES;
+        p.max_depth = LUTHIER__SEARCH_DEPTH;
+        p.learning_rate = LUTHIER__SEARCH_LR;
+        p.seed = seed;
+        if (luthier__gbt_fit(D->x, D->y, NULL, D->n, LUTHIER__TUNE_FEATURES, &p, &m) != LUTHIER_STATUS_OK) m = NULL;
+    }
+    return m;
+}
+
 LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_graph *g, const luthier_tune_desc *desc,
                                         const char *records_path, luthier_tune_result *result) {
     luthier_tune_desc d;
     luthier_tune_result res;
     luthier__fuse *f = NULL;
     luthier__task *tasks = NULL;
-    luthier__gbt *model = NULL;
+    luthier__gbt *model = NULL; /* desc.model_in */
+    luthier__tune_data data = {NULL, NULL, 0, 0};
     luthier_status status = LUTHIER_STATUS_OK;
     double t_start = luthier__tune_now();
     int ntasks = 0, i, j, progress, costliest = -1;
@@ -990,6 +1046,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         float *feat = NULL;
         luthier__search_desc sd;
         luthier__search_result sr;
+        luthier__gbt *warm = NULL;
         luthier_node_config cfg;
         double now = luthier__tune_now(), share;
         char ratios[96];
@@ -1052,7 +1109,8 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         sd.features = feat;
         sd.measure = luthier__tune_measure;
         sd.user = &m;
-        sd.warm = model;
+        sd.warm = warm = luthier__tune_data_fit(&data, model, seed ^ (uint64_t)i);
+        sd.y_offset = t->default_ms > 0 ? log(t->default_ms * 1e-3) : 0.0;
         sd.patience = 6; /* 3 stopped 3-cluster searches up to 6 % short on the simulated machine */
         {
             /* the default configuration, measured above, counts against the task's cap */
@@ -1074,15 +1132,13 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
                 tries++;
             }
         } else {
-            luthier__gbt *out_model = NULL;
-            luthier_status s = luthier__search(&sd, &sr, &out_model);
-            if (s == LUTHIER_STATUS_OK && out_model) {
-                luthier__gbt_free(model);
-                model = out_model; /* transfer to the next task */
-            } else {
-                luthier__gbt_free(out_model);
-            }
+            (void)luthier__search(&sd, &sr, NULL); /* NOT_FOUND (nothing ran) keeps the default */
         }
+        luthier__gbt_free(warm);
+        /* what this task measured teaches the next ones */
+        for (c = 0; c < nc && t->default_ms > 0; c++)
+            if (m.times[c] > 0 && !luthier__tune_data_add(&data, feat + c * LUTHIER__TUNE_FEATURES, (float)log(m.times[c] / t->default_ms)))
+                break;
         /* best measured */
         t->best = -1;
         t->best_ms = 1e30;
@@ -1150,15 +1206,17 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         luthier__free(feat);
         luthier__free(cands);
     }
-    if (d.model_out && model) {
+    if (d.model_out) { /* the model of everything measured (continuing model_in) */
+        luthier__gbt *out = luthier__tune_data_fit(&data, model, seed);
         char *text = NULL;
         size_t len = 0;
         FILE *mf;
-        if (luthier__gbt_save(model, &text, &len) == LUTHIER_STATUS_OK && (mf = fopen(d.model_out, "w"))) {
+        if (out && luthier__gbt_save(out, &text, &len) == LUTHIER_STATUS_OK && (mf = fopen(d.model_out, "w"))) {
             fwrite(text, 1, len, mf);
             fclose(mf);
         }
         luthier__free(text);
+        luthier__gbt_free(out);
     }
     res.seconds = luthier__tune_now() - t_start;
     if (rep)
@@ -1171,6 +1229,8 @@ done:
     luthier__free(f);
     luthier__free(tasks);
     luthier__gbt_free(model);
+    luthier__free(data.x);
+    luthier__free(data.y);
     if (result) *result = res;
     return status;
 }
