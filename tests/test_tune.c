@@ -188,6 +188,29 @@ static void test_tune_run_and_records(void) {
             remove(rec2);
             free(cfg);
         }
+        /* transfer: the model of this run starts another one, which still tunes every task */
+        {
+            char mp[512];
+            luthier_tune_desc t2 = td;
+            luthier_tune_result r2;
+            FILE *mf;
+            char head[16] = {0};
+            t2.model_out = tune_tmp("model.txt", mp, sizeof mp);
+            t2.report_path = t2.heatmap_path = NULL;
+            CHECK(luthier_tune(ctx, b.g, &t2, NULL, &r2) == LUTHIER_STATUS_OK, "tune (model_out): %s", luthier_context_error(ctx));
+            mf = fopen(mp, "r");
+            CHECK(mf && fread(head, 1, 11, mf) == 11 && strncmp(head, "luthier-gbt", 11) == 0, "model saved: '%s'", head);
+            if (mf) fclose(mf);
+            t2.model_out = NULL;
+            t2.model_in = mp;
+            CHECK(luthier_tune(ctx, b.g, &t2, NULL, &r2) == LUTHIER_STATUS_OK && r2.tasks == 7 && r2.measurements >= 7,
+                  "tune (model_in): %s", luthier_context_error(ctx));
+            CHECK(r2.tuned_ms > 0 && r2.tuned_ms <= r2.default_ms * 1.0001, "warm: tuned %g default %g", r2.tuned_ms, r2.default_ms);
+            t2.model_in = "/nonexistent/model";
+            CHECK(luthier_tune(ctx, b.g, &t2, NULL, &r2) != LUTHIER_STATUS_OK && strstr(luthier_context_error(ctx), "cost model"),
+                  "missing model: %s", luthier_context_error(ctx));
+            remove(mp);
+        }
         /* bad arguments */
         td.ratio_step = 7;
         CHECK(luthier_tune(ctx, b.g, &td, NULL, NULL) == LUTHIER_STATUS_INVALID_ARGUMENT, "ratio step 7 accepted");
