@@ -158,5 +158,18 @@ fuzz: | $(BUILD)
 	mkdir -p $(BUILD)/fuzz_corpus && find tests/data/onnx -name '*.onnx' -o -name '*.pb' | xargs -I{} cp {} $(BUILD)/fuzz_corpus/ && \
 	$(BUILD)/fuzz_onnx -max_total_time=$(FUZZ_TIME) -rss_limit_mb=2048 -print_final_stats=1 $(BUILD)/fuzz_corpus
 
+# On demand, not part of `make test` (needs Debian's python3-torch and python3-torchvision, takes
+# minutes): torchvision networks and BERT-like encoders exported from PyTorch to ONNX (opsets 13
+# and 17, files under $(BUILD)/onnx_torchvision), loaded, planned and run by tests/onnx_check.c and
+# compared with PyTorch. ONNX_ARGS: e.g. --models resnet50,bert --loads 7 (see the script).
+ONNX_PY   ?= /usr/bin/python3
+ONNX_ARGS ?=
+$(BUILD)/onnx_check: tests/onnx_check.c $(HEADERS) $(FLAGS_STAMP) | $(BUILD)
+	$(CC) -std=c99 $(OPT) $(WARN) $(CFLAGS) -I. tests/onnx_check.c -o $@ $(LDLIBS)
+
+onnx-torchvision: $(BUILD)/onnx_check
+	@$(ONNX_PY) -c 'import torch' 2>/dev/null || { echo "onnx-torchvision: SKIPPED - needs PyTorch for $(ONNX_PY) (apt-get install python3-torch python3-torchvision)"; exit 0; }; \
+	$(ONNX_PY) tests/onnx_torchvision.py --checker $(BUILD)/onnx_check --out $(BUILD)/onnx_torchvision $(ONNX_ARGS)
+
 clean:
 	rm -rf $(BUILD)

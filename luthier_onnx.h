@@ -18,7 +18,7 @@
    truncated or hostile file gives a status and a message, never a crash.
 
    FUNCTIONS
-       luthier_onnx_load()          a .onnx file -> graph (constants copied into the graph)
+       luthier_onnx_load()          a .onnx file -> graph (constants copied into the graph, once)
        luthier_onnx_load_memory()   the same from bytes in memory
        luthier_onnx_input_index()   position of an ONNX graph input among the plan's inputs (-1)
        luthier_onnx_output_index()  position of an ONNX graph output among the plan's outputs
@@ -62,6 +62,13 @@
      computed at run time) fails with LUTHIER_STATUS_UNSUPPORTED and a message naming the node,
      its op type and what is missing. A malformed model (cycle, dangling input, value produced
      twice, bad wire format) fails with LUTHIER_STATUS_INVALID_ARGUMENT.
+
+   WEIGHTS: luthier_onnx_load reads the file into one buffer of its own and copies float32
+   raw_data straight from there into the graph's constants: that copy is the only one (raw_data
+   that is not 4-byte aligned is first moved down in place, over its own already-read field
+   header). Peak memory while loading: about the file plus the weights. luthier_onnx_load_memory
+   only reads the caller's bytes: aligned float32 raw_data is copied once, unaligned raw_data and
+   other encodings (float_data, float16, double, ...) are converted into a staging buffer first.
 
    SHAPES: static. Symbolic or unknown input dimensions take luthier_onnx_options.dims (by
    dim_param name) or default_dim (0 = 1). Rank-0 values computed by the engine become [1].
@@ -196,6 +203,7 @@ typedef struct luthier_onnx__ctx {
     luthier_status st;
     const luthier_onnx_options *opt;
     const uint8_t *base;
+    uint8_t *mut; /* base, writable (the loader's own copy of the file), or NULL */
     int64_t ir_version, opset;
     int has_opset, sparse_inits;
     luthier_onnx__node *nodes;
@@ -482,6 +490,13 @@ LUTHIER_ONNX__FN int luthier_onnx__fixed(luthier_onnx__ctx *c, const luthier_onn
 
 /* ---- messages -------------------------------------------------------------------------------- */
 
+LUTHIER_ONNX__FN int luthier_onnx__host_le(void) {
+    const uint32_t one = 1;
+    uint8_t b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
 LUTHIER_ONNX__FN int luthier_onnx__elsize(int type) {
     switch (type) {
     case 1: case 6: case 12: return 4;        /* float, int32, uint32 */
@@ -507,13 +522,13 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint
     int64_t *dims = NULL, *ints = NULL;
     float *fl = NULL;
     int nd = 0, cd = 0, ni = 0, ci = 0, nf = 0, cf = 0, k, rc, external = 0, have_type = 0;
-    const uint8_t *raw = NULL;
+    const uint8_t *raw = NULL, *at, *raw_field = NULL;
     size_t rawlen = 0, n = 1, i;
     int has_raw = 0;
     r.p = data;
     r.end = data + len;
     t->name = "";
-    while ((rc = luthier_onnx__next(c, &r, &f, "TensorProto")) > 0) {
+    while (at = r.p, (rc = luthier_onnx__next(c, &r, &f, "TensorProto")) > 0) {
         switch (f.num) {
         case 1: if (luthier_onnx__ints(c, &f, &dims, &nd, &cd, "TensorProto.dims")) return -1; break;
         case 2: if (luthier_onnx__want(c, &f, 0, "TensorProto", "data_type")) return -1; t->type = (int)f.v; have_type = 1; break;
@@ -528,7 +543,7 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint
             break;
         case 9:
             if (luthier_onnx__want(c, &f, 2, "TensorProto", "raw_data")) return -1;
-            raw = f.data; rawlen = f.len; has_raw = 1;
+            raw = f.data; rawlen = f.len; has_raw = 1; raw_field = at;
             break;
         case 10: if (luthier_onnx__fixed(c, &f, 1, &fl, &nf, &cf, "TensorProto.double_data")) return -1; break;
         case 13: external = 1; break;
@@ -565,6 +580,23 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint
         return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor '%s': %d values stored, dims need %zu", t->name,
                                   t->type == 1 || t->type == 11 ? nf : ni, n), -1;
     }
+    if (has_raw && n && t->type == 1 && luthier_onnx__host_le()) {
+        /* float32 raw_data is used where it lies, so that the graph's copy of the constant is
+           the only one. It must be aligned for float: in the loader's own buffer (c->mut) it is
+           moved down over its own field key and length (already read, never read again) when
+           it is not; otherwise (the caller's bytes, or no room) it is copied below. */
+        size_t mis = (size_t)((uintptr_t)raw % sizeof(float));
+        if (mis && c->mut && c->base && raw > c->base && (size_t)(raw - raw_field) >= mis) {
+            uint8_t *w = c->mut + (raw - c->base);
+            memmove(w - mis, w, rawlen);
+            raw = w - mis;
+            mis = 0;
+        }
+        if (!mis) {
+            t->f = (float *)(uintptr_t)raw; /* read only, like every parsed tensor */
+            return 0;
+        }
+    }
     if (luthier_onnx__isfloat(t->type)) {
         if (!(t->f = (float *)luthier_onnx__alloc(c, (n ? n : 1) * sizeof(float)))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
     } else if (!(t->i = (int64_t *)luthier_onnx__alloc(c, (n ? n : 1) * sizeof(int64_t)))) {
@@ -575,6 +607,10 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint
         if (rawlen != n * es)
             return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor '%s': raw_data holds %zu bytes, %zu %s values need %zu",
                             t->name, rawlen, n, luthier_onnx__typename(t->type), n * es), -1;
+        if (t->type == 1 && luthier_onnx__host_le()) {
+            if (n) memcpy(t->f, raw, n * sizeof(float));
+            return 0;
+        }
         for (i = 0; i < n; i++) {
             const uint8_t *p = raw + i * es;
             switch (t->type) {
@@ -2043,16 +2079,26 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert(luthier_onnx__ctx *c, luth
         if (bv->c && bv->c->f) {
             /* dense: w = alpha * B, bias = beta * C when C is per column */
             const luthier_onnx__tensor *bt = bv->c;
-            float *w = (float *)luthier_onnx__alloc(c, bt->n * sizeof(float)), *bias = NULL;
+            const float *w = bt->f, *bias = NULL;
             size_t e;
             int wt, bt_id = -1, percol = cv && cv->c && cv->c->f && luthier_onnx__numel(cs.rank, cs.d) == (size_t)N && (cs.rank < 2 || cs.d[0] == 1);
             int scalar = cv && cv->c && cv->c->f && cv->c->n == 1;
-            if (!w) LUTHIER_ONNX__OOM();
-            for (e = 0; e < bt->n; e++) w[e] = alpha * bt->f[e];
+            if (alpha != 1.0f) { /* else B as it is: the graph's copy is the only one */
+                float *sw = (float *)luthier_onnx__alloc(c, bt->n * sizeof(float));
+                if (!sw) LUTHIER_ONNX__OOM();
+                for (e = 0; e < bt->n; e++) sw[e] = alpha * bt->f[e];
+                w = sw;
+            }
             LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, bt->dims, w, &wt));
             if (percol || scalar) {
-                if (!(bias = (float *)luthier_onnx__alloc(c, (size_t)N * sizeof(float)))) LUTHIER_ONNX__OOM();
-                for (e = 0; e < (size_t)N; e++) bias[e] = beta * cv->c->f[scalar ? 0 : e];
+                if (percol && beta == 1.0f) {
+                    bias = cv->c->f;
+                } else {
+                    float *sb = (float *)luthier_onnx__alloc(c, (size_t)N * sizeof(float));
+                    if (!sb) LUTHIER_ONNX__OOM();
+                    for (e = 0; e < (size_t)N; e++) sb[e] = beta * cv->c->f[scalar ? 0 : e];
+                    bias = sb;
+                }
                 LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "bias", 1, &N, bias, &bt_id));
             }
             in[0] = a; in[1] = wt; in[2] = bt_id;
@@ -2908,13 +2954,24 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
 
 /* ---- public functions -------------------------------------------------------------------------------- */
 
+LUTHIER_ONNX__FN luthier_status luthier_onnx__load_bytes(const void *data, uint8_t *mut, size_t size, const luthier_onnx_options *opt,
+                                                         luthier_graph **out, char *err, size_t err_size);
+
 LUTHIER_ONNX__FN luthier_status luthier_onnx_load_memory(const void *data, size_t size, const luthier_onnx_options *opt,
+                                                         luthier_graph **out, char *err, size_t err_size) {
+    return luthier_onnx__load_bytes(data, NULL, size, opt, out, err, err_size);
+}
+
+/* The loader proper. mut: the same bytes as data, writable and the loader's to change (the
+   buffer luthier_onnx_load read the file into), or NULL (the caller's bytes, only read). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__load_bytes(const void *data, uint8_t *mut, size_t size, const luthier_onnx_options *opt,
                                                          luthier_graph **out, char *err, size_t err_size) {
     luthier_onnx__ctx c;
     memset(&c, 0, sizeof c);
     c.err = err;
     c.err_size = err_size;
     c.opt = opt;
+    c.mut = mut;
     if (err && err_size) err[0] = 0;
     if (!out) return luthier_onnx__fail(&c, LUTHIER_STATUS_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
@@ -2976,7 +3033,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx_load(const char *path, const luthie
         if (err && err_size) snprintf(err, err_size, "'%s' is empty (0 bytes): not an ONNX model", path);
         return LUTHIER_STATUS_INVALID_ARGUMENT;
     }
-    s = luthier_onnx_load_memory(data, size, opt, out, err, err_size);
+    s = luthier_onnx__load_bytes(data, (uint8_t *)data, size, opt, out, err, err_size);
     if (s != LUTHIER_STATUS_OK && err && err_size > 1) {
         char *tmp = (char *)malloc(err_size);
         if (tmp) { /* "path: message", cut to err_size */

@@ -1,4 +1,7 @@
-/* libFuzzer target for luthier_onnx.h: the model loader and the TensorProto reader.
+/* libFuzzer target for luthier_onnx.h: the model loader and the TensorProto reader. Each input is
+   loaded twice: from the fuzzer's (read-only) bytes, as luthier_onnx_load_memory does, and from
+   a writable copy, as luthier_onnx_load does with the file it read (float raw_data may then be
+   moved into alignment in place); both must give the same status.
 
    Build and run (clang; apt-get install clang), from the repository root:
        clang -std=c99 -O1 -g -fsanitize=fuzzer,address,undefined -I. tests/fuzz_onnx.c -o build/fuzz_onnx -lpthread -lm
@@ -18,13 +21,29 @@
 #include "luthier.h"
 #include "luthier_onnx.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     luthier_graph *g = NULL;
     luthier_onnx_tensor t;
     char err[512];
-    if (luthier_onnx_load_memory(data, size, NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK) {
+    luthier_status s = luthier_onnx_load_memory(data, size, NULL, &g, err, sizeof err);
+    uint8_t *mut;
+    luthier_graph_destroy(g);
+    g = NULL;
+    /* and as luthier_onnx_load reads files: from a buffer of its own, which it may change
+       (float raw_data aligned in place); the outcome must be the same */
+    if (size && (mut = (uint8_t *)malloc(size)) != NULL) {
+        memcpy(mut, data, size);
+        if (luthier_onnx__load_bytes(mut, mut, size, NULL, &g, err, sizeof err) != s) __builtin_trap();
+        free(mut);
+    } else if (luthier_onnx_load_memory(data, size, NULL, &g, err, sizeof err) != s) {
+        __builtin_trap();
+    }
+    if (s == LUTHIER_STATUS_OK) {
         /* a loaded graph must be consistent: every output is a tensor of the graph */
         int i;
         for (i = 0; i < luthier_graph_num_outputs(g); i++) {

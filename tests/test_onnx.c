@@ -485,6 +485,111 @@ static void test_onnx_tiny_unsorted(void) {
     free(m.p);
 }
 
+/* y = x + w with w a float32 raw_data initializer of n values, its bytes starting pad bytes
+   later than with no padding (an unknown TensorProto field, doc_string, in front); *raw_at:
+   offset of the raw bytes in the model */
+static void onnx_raw_model(pbw *m, int n, int pad, const float *w, size_t *raw_at) {
+    pbw g = {0, 0, 0}, t = {0, 0, 0};
+    int64_t dims[2] = {1, 0};
+    size_t k;
+    dims[1] = n;
+    pbw_node(&g, "Add", "x", "w", "y", "add");
+    pbw_int(&t, 1, 1);
+    pbw_int(&t, 1, n);
+    pbw_int(&t, 2, 1);
+    pbw_str(&t, 8, "w");
+    if (pad) pbw_bytes(&t, 12, "pad", (size_t)(pad == 1 ? 3 : pad == 3)); /* 2 + 3, 2 + 0, 2 + 1 bytes */
+    pbw_bytes(&t, 9, w, (size_t)n * sizeof(float));
+    pbw_msg(&g, 5, &t);
+    pbw_vi(&g, 11, "x", 2, dims);
+    pbw_vi(&g, 12, "y", 2, dims);
+    pbw_model(m, &g, 13);
+    *raw_at = 0;
+    for (k = 0; k + (size_t)n * sizeof(float) <= m->n; k++)
+        if (!memcmp(m->p + k, w, (size_t)n * sizeof(float))) { *raw_at = k; break; }
+}
+
+/* plans and runs y = x + w; 1 when y is right */
+static int onnx_raw_run(luthier_context *ctx, luthier_graph *g, int n, const float *w) {
+    luthier_plan *p = NULL;
+    luthier_plan_desc pd;
+    float x[64], y[64];
+    const void *ins[1];
+    void *outs[1];
+    int i, ok;
+    for (i = 0; i < n; i++) x[i] = (float)i;
+    ins[0] = x;
+    outs[0] = y;
+    memset(&pd, 0, sizeof pd);
+    if (luthier_plan_create(ctx, g, &pd, &p) != LUTHIER_STATUS_OK) return 0;
+    ok = luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_OK;
+    for (i = 0; ok && i < n; i++) ok = y[i] == (float)i + w[i];
+    luthier_plan_destroy(p);
+    return ok;
+}
+
+/* Float raw_data at every alignment: used where it lies when aligned; in the loader's own
+   buffer (luthier_onnx_load) moved into alignment in place, so that the graph's copy of the
+   weights is the only one; the caller's bytes (luthier_onnx_load_memory) are never written. */
+static void test_onnx_raw_alignment(void) {
+    luthier_context *ctx = onnx_ctx();
+    float w[64];
+    int sizes[2] = {40, 8}; /* 160 bytes: room to move by up to 3; 32 bytes: 2 (copied instead) */
+    int si, pad, i, moved = 0;
+    char err[512];
+    for (i = 0; i < 64; i++) w[i] = 0.25f * (float)i - 3.0f;
+    for (si = 0; si < 2 && ctx; si++)
+        for (pad = 0; pad < 4; pad++) {
+            pbw m = {0, 0, 0};
+            int n = sizes[si];
+            size_t raw_at, mis;
+            uint8_t *buf, *keep;
+            luthier_graph *g = NULL;
+            FILE *f;
+            onnx_raw_model(&m, n, pad, w, &raw_at);
+            CHECK(raw_at > 0, "raw bytes found");
+            buf = (uint8_t *)test_alloc(m.n);
+            keep = (uint8_t *)test_alloc(m.n);
+            memcpy(buf, m.p, m.n);
+            memcpy(keep, m.p, m.n);
+            mis = ((uintptr_t)buf + raw_at) % sizeof(float);
+            /* the caller's bytes: read only */
+            CHECK(luthier_onnx_load_memory(buf, m.n, NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+            CHECK(!memcmp(buf, keep, m.n), "load_memory wrote to the caller's bytes (n %d, pad %d)", n, pad);
+            CHECK(g && onnx_raw_run(ctx, g, n, w), "load_memory: wrong result (n %d, pad %d)", n, pad);
+            luthier_graph_destroy(g);
+            g = NULL;
+            /* the loader's own buffer: aligned in place when there is room */
+            CHECK(luthier_onnx__load_bytes(buf, buf, m.n, NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+            if (mis && (n == 40 || mis < 3)) {
+                CHECK(!memcmp(buf + raw_at - mis, w, (size_t)n * sizeof(float)), "raw_data not moved into alignment (n %d, pad %d)", n, pad);
+                moved++;
+            } else {
+                CHECK(!memcmp(buf, keep, m.n), "buffer changed with nothing to align (n %d, pad %d)", n, pad);
+            }
+            memset(buf, 0xff, m.n); /* the graph holds its own copy */
+            CHECK(g && onnx_raw_run(ctx, g, n, w), "in place: wrong result (n %d, pad %d)", n, pad);
+            luthier_graph_destroy(g);
+            g = NULL;
+            /* and from a file */
+            f = fopen("build/onnx_raw_align.onnx", "wb");
+            CHECK(f != NULL, "cannot write build/onnx_raw_align.onnx");
+            if (f) {
+                fwrite(m.p, 1, m.n, f);
+                fclose(f);
+                CHECK(luthier_onnx_load("build/onnx_raw_align.onnx", NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+                CHECK(g && onnx_raw_run(ctx, g, n, w), "file: wrong result (n %d, pad %d)", n, pad);
+                luthier_graph_destroy(g);
+                remove("build/onnx_raw_align.onnx");
+            }
+            free(m.p);
+            free(buf);
+            free(keep);
+        }
+    CHECK(moved >= 4, "only %d cases moved raw_data into alignment", moved);
+    luthier_context_destroy(ctx);
+}
+
 static void test_onnx_malformed(void) {
     pbw m = {0, 0, 0}, g = {0, 0, 0};
     char err[512];
@@ -759,6 +864,7 @@ static void test_onnx_tensor_files(void) {
 static void run_onnx_tests(void) {
     RUN(test_onnx_tensor_files);
     RUN(test_onnx_tiny_unsorted);
+    RUN(test_onnx_raw_alignment);
     RUN(test_onnx_malformed);
     RUN(test_onnx_corrupted);
     RUN(test_onnx_torch_cnn);
