@@ -156,8 +156,25 @@ static void test_gbt_fit_speed(void) {
         if (ms < best) best = ms;
         luthier__gbt_free(m);
     }
-    printf("    %zu rows x 20 features, defaults (100 trees, depth 6, 64 bins): fit %.2f ms (best of 3)\n", n, best);
-    CHECK(best < 1000, "fit took %.1f ms", best);
+    /* The bound is relative to work of a known size timed in the same run (qsort of the 20
+       feature columns, 100 times over: what an exact split search of 100 trees would do at
+       the root alone), so that a slow or emulated machine does not fail it. */
+    {
+        float *col = (float *)test_alloc(sizeof(float) * n);
+        double t0 = gbt_t_now(), calib;
+        int tr, j;
+        size_t i;
+        for (tr = 0; tr < 100; tr++)
+            for (j = 0; j < 20; j++) {
+                for (i = 0; i < n; i++) col[i] = x[i * 20 + (size_t)j] + (float)tr;
+                qsort(col, n, sizeof(float), luthier__gbt_cmp_float);
+            }
+        calib = (gbt_t_now() - t0) * 1e3;
+        free(col);
+        printf("    %zu rows x 20 features, defaults (100 trees, depth 6, 64 bins): fit %.2f ms (best of %d); "
+               "100 x 20 column sorts %.2f ms\n", n, best, T.quick ? 1 : 3, calib);
+        CHECK(best < 20 * calib, "fit took %.1f ms, %.1fx the sorts (%.1f ms)", best, best / calib, calib);
+    }
     free(x);
     free(y);
 }
