@@ -6,7 +6,7 @@ WARN    := -Wall -Wextra -Wpedantic -Werror
 CFLAGS  ?=
 LDLIBS  := -lpthread -lm
 BUILD   := build
-HEADERS := luthier.h luthier_gemm.h luthier_kernels_x86.h luthier_kernels_neon.h luthier_ops.h luthier_graph.h luthier_zoo.h luthier_gbt.h luthier_tune.h luthier_onnx.h
+HEADERS := luthier.h luthier_gemm.h luthier_kernels_x86.h luthier_kernels_neon.h luthier_ops.h luthier_graph.h luthier_zoo.h luthier_gbt.h luthier_tune.h luthier_onnx.h luthier_int8.h
 
 # AArch64 cross toolchain + qemu (optional: NEON tests are skipped without them)
 CROSS_CC ?= aarch64-linux-gnu-gcc
@@ -55,6 +55,7 @@ test-neon:
 ifeq ($(HAVE_CROSS),yes)
 	@$(MAKE) --no-print-directory $(BUILD)/test_luthier.arm64
 	QEMU_CPU=cortex-a72 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --small-models
+	QEMU_CPU=neoverse-n1 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --quick --filter int8
 else
 	@echo "test-neon: SKIPPED - needs $(CROSS_CC) and $(QEMU): apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 endif
@@ -62,7 +63,7 @@ endif
 # Headers compile warning-free as C99, C11 and C++ (x86-64 and, when present, AArch64).
 test-compile: | $(BUILD)
 	@printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\nint main(void){return luthier_kernel_count() > 0 ? 0 : 1;}\n' > $(BUILD)/tu.c
-	@printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\n#include "luthier_gemm.h"\n#include "luthier_kernels_x86.h"\n#include "luthier_kernels_neon.h"\n#include "luthier_ops.h"\n#include "luthier_graph.h"\n#include "luthier_zoo.h"\n#include "luthier_onnx.h"\nint main(void){return 0;}\n' > $(BUILD)/tu_all.c
+	@printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\n#include "luthier_gemm.h"\n#include "luthier_kernels_x86.h"\n#include "luthier_kernels_neon.h"\n#include "luthier_ops.h"\n#include "luthier_graph.h"\n#include "luthier_zoo.h"\n#include "luthier_onnx.h"\n#include "luthier_int8.h"\nint main(void){return 0;}\n' > $(BUILD)/tu_all.c
 	$(CC)  -std=c99   $(WARN) -Wstrict-prototypes -fsyntax-only -I. $(BUILD)/tu.c
 	$(CC)  -std=c99   $(WARN) -fsyntax-only -I. $(BUILD)/tu_all.c
 	$(CXX) -x c++ -std=c++11 $(WARN) -fsyntax-only -I. $(BUILD)/tu_all.c

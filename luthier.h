@@ -6,10 +6,12 @@
        #define LUTHIER_IMPLEMENTATION
        #include "luthier.h"
 
-   Every other file includes "luthier.h" without the define. The companion headers
+   Every other file includes "luthier.h" without the define (luthier.c is that file, ready
+   made: compile it once; CMakeLists.txt offers luthier::luthier and luthier::impl). The
+   companion headers
    (luthier_gemm.h, luthier_kernels_x86.h, luthier_kernels_neon.h, luthier_ops.h,
-   luthier_graph.h, luthier_gbt.h, luthier_tune.h) must sit next to it; they are pulled in by
-   luthier.h and must not be included on their own. Link with -lpthread -lm.
+   luthier_graph.h, luthier_gbt.h, luthier_tune.h, luthier_int8.h) must sit next to it; they
+   are pulled in by luthier.h and must not be included on their own. Link with -lpthread -lm.
    luthier_zoo.h (optional) builds the benchmark networks with deterministic weights;
    luthier_onnx.h (optional) loads ONNX files into graphs.
 
@@ -40,6 +42,10 @@
        luthier_plan *p;  luthier_plan_create(ctx, g, &pd, &p);
        luthier_plan_run(ctx, p, inputs, outputs);            // no allocation here
        (details: the doc blocks of luthier_graph.h and luthier_tune.h)
+       Memory under your control: LUTHIER_MALLOC/LUTHIER_FREE, luthier_plan_desc.external_arena
+       + luthier_plan_bind_arena, borrowed constants (copy = 0), records from memory
+       (luthier_plan_desc.records_text). examples/ has a program per use: gemm_basic.c,
+       gemm_demo.c, onnx_run.c, firmware.c, layer_table.c, resnet18_demo.c (README.md).
 
    TABLE OF CONTENTS (grep for the tags)
        >>version >>linkage >>types >>api-context >>api-kernels >>api-gemm >>api-topology
@@ -57,6 +63,7 @@
        luthier_gbt.h:          the cost model (gradient-boosted trees) and the search
        luthier_tune.h:         >>api-tune >>impl-tune-tasks >>impl-tune-space
                                >>impl-tune-measure >>impl-tune-records >>impl-tune-run >>impl-tune-svg
+       luthier_int8.h:         >>scheme >>api-qgemm >>qcontract >>qregistry >>qpack >>qdriver
 
    CONFIGURATION (macros; "everywhere" = define identically in every file that includes luthier.h)
        LUTHIER_IMPLEMENTATION  impl file only  compile the implementation here
@@ -106,7 +113,7 @@
    WHAT IT DOES NOT DO (yet)
        No double precision, no complex, no transposed A, no GPU, no training. Graphs are fp32
        with static shapes (batch fixed when the graph is built); ONNX files load through the
-       optional luthier_onnx.h. No int8 yet. Convolution has im2col, 1x1, implicit GEMM, depthwise and Winograd
+       optional luthier_onnx.h. int8: GEMM only (luthier_int8.h). Convolution has im2col, 1x1, implicit GEMM, depthwise and Winograd
        F(2x2|4x4|6x6, 3x3); AUTO never picks Winograd (the tuner may).
 
    DESIGN NOTES
@@ -172,6 +179,8 @@ typedef enum luthier_activation {
 enum {
     LUTHIER_CPU_AVX2_FMA = 1u << 0, /* x86: AVX2 + FMA3 (and OS support for YMM state) */
     LUTHIER_CPU_AVX512F = 1u << 1,  /* x86: AVX-512F (and OS support for ZMM state) */
+    LUTHIER_CPU_AVX512VNNI = 1u << 2, /* x86: AVX-512F + BW + VNNI (vpdpbusd zmm), ZMM state */
+    LUTHIER_CPU_AVXVNNI = 1u << 3,  /* x86: AVX-VNNI (VEX vpdpbusd ymm), YMM state */
     LUTHIER_CPU_NEON = 1u << 8,     /* AArch64: Advanced SIMD (always present) */
     LUTHIER_CPU_DOTPROD = 1u << 9,  /* AArch64: Armv8.2 SDOT/UDOT */
     LUTHIER_CPU_FP16 = 1u << 10     /* AArch64: Armv8.2 half-precision arithmetic */
@@ -474,6 +483,7 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #include "luthier_gemm.h"  /* the microkernel contract (declarations) */
 #include "luthier_graph.h" /* graphs and plans: the execution engine (declarations) */
 #include "luthier_tune.h"  /* the tuner and its records (declarations) */
+#include "luthier_int8.h"  /* int8 GEMM (declarations) */
 
 #endif /* LUTHIER_H_INCLUDED */
 
@@ -573,6 +583,12 @@ LUTHIER_PRIVATE unsigned luthier__detect_cpu_features(void) {
     __cpuid_count(7, 0, a, b, c, d);
     if (b & (1u << 5)) f |= LUTHIER_CPU_AVX2_FMA;
     if ((b & (1u << 16)) && (xcr0 & 0xe6) == 0xe6) f |= LUTHIER_CPU_AVX512F; /* opmask+ZMM */
+    /* AVX512_VNNI: leaf 7.0 ECX bit 11, with AVX-512BW (EBX bit 30) */
+    if ((f & LUTHIER_CPU_AVX512F) && (b & (1u << 30)) && (c & (1u << 11))) f |= LUTHIER_CPU_AVX512VNNI;
+    if (a >= 1 && (f & LUTHIER_CPU_AVX2_FMA)) { /* AVX-VNNI: leaf 7.1 EAX bit 4 */
+        __cpuid_count(7, 1, a, b, c, d);
+        if (a & (1u << 4)) f |= LUTHIER_CPU_AVXVNNI;
+    }
     return f;
 }
 #elif LUTHIER__ARM64 && defined(__linux__)
@@ -3360,6 +3376,10 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #define LUTHIER_TUNE_IMPLEMENTATION
 #endif
 #include "luthier_tune.h"
+#ifndef LUTHIER_INT8_IMPLEMENTATION
+#define LUTHIER_INT8_IMPLEMENTATION
+#endif
+#include "luthier_int8.h"
 
 #endif /* LUTHIER_IMPLEMENTATION */
 

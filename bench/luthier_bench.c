@@ -9,6 +9,7 @@
      gemm      GFLOP/s of luthier's GEMM per shape and kernel, against OpenBLAS and oneDNN;
                --threads N runs luthier (a context of N threads, default ratios) and the anchors
                on N threads, --scaling adds luthier on 1 thread and the speedup
+               --int8: the int8 GEMM vs luthier's fp32 GEMM and oneDNN u8s8s32 (bench_int8.h)
      threads   cost of a parallel region (luthier_parallel_for): empty and with a 10 us body,
                1 thread and all threads, RATIO and DYNAMIC, min / median us per region
      asym      emulated big.LITTLE: a pinned, time-bounded busy loop of the tool halves one CPU
@@ -330,8 +331,11 @@ static void usage_gemm(FILE *out) {
             "The summary gives geometric means over the DNN shapes with M > 1 and over the\n"
             "squares >= 1024.\n"
             "CSV columns added at the end (after status): luthier_threads (threads luthier really\n"
-            "ran), luthier_1t_gflops and speedup_vs_1t (empty without --scaling).\n",
-            bench_prog, GEMM_TOL, bench_prog, bench_prog);
+            "ran), luthier_1t_gflops and speedup_vs_1t (empty without --scaling).\n"
+            "\n"
+            "--int8 runs the int8 GEMM instead (against fp32 and oneDNN u8s8s32): see\n"
+            "'%s gemm --int8 --help'.\n",
+            bench_prog, GEMM_TOL, bench_prog, bench_prog, bench_prog);
 }
 
 typedef struct gemm_opts {
@@ -1039,6 +1043,8 @@ out:
     return failed;
 }
 
+#include "bench_int8.h" /* gemm --int8 */
+
 static int cmd_gemm(int argc, char **argv) {
     const char *cmd = argv[0];
     gemm_opts o;
@@ -1050,6 +1056,7 @@ static int cmd_gemm(int argc, char **argv) {
     int nk = 0, nshapes = 0, si, rc, exit_code = BENCH_EXIT_OK;
     FILE *info;
 
+    if (gemm_wants_int8(argc, argv)) return cmd_gemm_int8(argc, argv);
     memset(&o, 0, sizeof o);
     o.threads = 1;
     o.prepack = 1;

@@ -30,6 +30,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_gbt.c"
 #include "test_tune.c"
 #include "test_onnx.c"
+#include "test_int8.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -93,6 +94,7 @@ int main(int argc, char **argv) {
     run_gbt_tests();
     run_tune_tests();
     run_onnx_tests();
+    run_int8_tests();
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else

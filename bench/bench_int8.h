@@ -1,0 +1,361 @@
+/* bench_int8.h - `luthier-bench gemm --int8`: int8 GEMM (luthier_qgemm_packed) against luthier's
+   own fp32 GEMM (luthier_sgemm_packed, the context's kernel) and oneDNN's dnnl_gemm_u8s8s32
+   when linked, on the DNN shapes of `gemm`, measured in the same run and in alternating
+   rounds.
+
+   Part of the single translation unit bench/luthier_bench.c (included before cmd_gemm, after
+   the gemm helpers it reuses: gemm_dnn_shapes, open_context, bench_parse_run_option, cell).
+
+   What is timed, per shape (A m x k uint8, B k x n int8 packed once outside the timed loop):
+     int8      luthier_qgemm_packed, uint8 output requantized per column (per-channel
+               multipliers and shifts), int32 bias, a_zero_point 128: a quantized layer
+     int8_i32  the same with the raw int32 output (what oneDNN's gemm computes)
+     fp32      luthier_sgemm_packed on float copies of the same data
+     oneDNN    dnnl_gemm_u8s8s32('N', 'N', 'F', ..., ao = 128, bo = 0, co = 0): int32 output
+   Every contestant's first result is checked: int8 and int8_i32 bit for bit against a naive
+   int64 reference on sampled rows (and oneDNN against int8_i32 on the whole of C), fp32 against
+   a double reference. GOP/s = 2*M*N*K / fastest repetition.
+*/
+#ifndef LUTHIER_BENCH_INT8_H
+#define LUTHIER_BENCH_INT8_H
+
+enum { Q8_INT8, Q8_INT8_I32, Q8_FP32, Q8_DNNL, Q8_COUNT };
+static const char *const q8_names[Q8_COUNT] = {"int8", "int8_i32", "fp32", "oneDNN u8s8s32"};
+
+static void usage_gemm_int8(FILE *out) {
+    fprintf(out,
+            "Usage: %s gemm --int8 [options]\n"
+            "int8 GEMM (uint8 A x int8 B, requantized uint8 output, per-column scales) against\n"
+            "luthier's fp32 GEMM and oneDNN's dnnl_gemm_u8s8s32 (when linked) on the DNN shapes\n"
+            "of 'gemm', in one run with alternating rounds. Results are checked (int8 bit-exact).\n"
+            "\n"
+            "Options:\n"
+            "  --kernel K     int8 kernel: default (the best this CPU runs), all, or names\n"
+            "                 (full or short, comma-separated), e.g. 6x64__avx512vnni\n"
+            "  --threads N    threads of luthier's context and oneDNN (default 1)\n"
+            "  --reps R, --rounds N, --min-time S   as for 'gemm' (default: >= 0.2 s, 4 rounds)\n"
+            "  --csv          one row per (shape, kernel) with a header; notes go to stderr\n"
+            "\n"
+            "Columns: int8 GOP/s (uint8 output), int8 i32 (int32 output), fp32 GF/s (the context's\n"
+            "fp32 kernel), x fp32 = int8 / fp32, oneDNN = dnnl_gemm_u8s8s32 GOP/s, x DNNL = int8 i32 /\n"
+            "oneDNN. The summary gives geometric means over all shapes and over those with M > 1.\n",
+            bench_prog);
+}
+
+typedef struct q8_contestant {
+    int active;
+    const char *status;
+    bench_sampler smp;
+    bench_stats st;
+} q8_contestant;
+
+typedef struct q8_call {
+    int which;
+    luthier_context *ctx;
+    luthier_qgemm_desc qd;
+    luthier_sgemm_desc fd;
+    const luthier_qpacked_b *qpb;
+    const luthier_packed_b *fpb;
+    const uint8_t *a;
+    const int8_t *b;
+    const float *af;
+    void *c;
+    float *cf;
+    int32_t *ci;
+} q8_call;
+
+static int q8_call_run(void *arg) {
+    q8_call *q = (q8_call *)arg;
+    if (q->which == Q8_FP32) return luthier_sgemm_packed(q->ctx, &q->fd, q->af, q->fpb, q->cf) != LUTHIER_STATUS_OK;
+    if (q->which == Q8_DNNL) {
+#ifdef LUTHIER_HAVE_DNNL
+        const int32_t co = 0;
+        return dnnl_gemm_u8s8s32('N', 'N', 'F', q->qd.m, q->qd.n, q->qd.k, 1.0f, q->a, q->qd.k,
+                                 (uint8_t)q->qd.a_zero_point, q->b, q->qd.n, 0, 0.0f, q->ci, q->qd.n,
+                                 &co) != dnnl_success;
+#else
+        return -1;
+#endif
+    }
+    return luthier_qgemm_packed(q->ctx, &q->qd, q->a, q->qpb, q->c) != LUTHIER_STATUS_OK;
+}
+
+typedef struct q8_summary {
+    bench_geomean g[2][5]; /* [all, M > 1][int8, fp32, ratio, oneDNN, int8_i32 / oneDNN] */
+} q8_summary;
+
+/* Checks, times and prints one (shape, kernel). Returns 0 when every luthier result was right. */
+static int q8_run_shape(const char *name, int64_t m, int64_t n, int64_t k, int shape_index, luthier_context *ctx,
+                        int kernel, const bench_policy *pol, int threads, int csv, q8_summary *sum) {
+    const size_t mk = (size_t)(m * k), kn = (size_t)(k * n), mn = (size_t)(m * n);
+    const double ops = 2.0 * (double)m * (double)n * (double)k;
+    uint8_t *a = (uint8_t *)malloc(mk), *c8 = (uint8_t *)malloc(mn);
+    int8_t *b = (int8_t *)malloc(kn);
+    float *af = bench_alloc_floats(mk), *bf = bench_alloc_floats(kn), *cf = bench_alloc_floats(mn);
+    int32_t *ci = (int32_t *)malloc(mn * 4), *cd = (int32_t *)malloc(mn * 4), *bias = (int32_t *)malloc((size_t)n * 4);
+    int32_t *mult = (int32_t *)malloc((size_t)n * 4), *shift = (int32_t *)malloc((size_t)n * 4);
+    luthier_qpacked_b *qpb = NULL, *qpb32 = NULL;
+    luthier_packed_b *fpb = NULL;
+    q8_call calls[Q8_COUNT];
+    q8_contestant ct[Q8_COUNT];
+    luthier_kernel_info ki;
+    uint64_t seed = 0x8000u + (uint64_t)shape_index;
+    int i, r, failed = 0;
+    size_t e;
+    memset(ct, 0, sizeof ct);
+    memset(calls, 0, sizeof calls);
+    luthier_qkernel_get(kernel, &ki);
+    if (!a || !c8 || !b || !af || !bf || !cf || !ci || !cd || !bias || !mult || !shift) {
+        fprintf(stderr, "ERROR: %s: cannot allocate the matrices\n", name);
+        failed = 1;
+        goto out;
+    }
+    for (e = 0; e < mk; e++) a[e] = (uint8_t)(bench_rand_u64(&seed) >> 56);
+    for (e = 0; e < kn; e++) b[e] = (int8_t)((int)(bench_rand_u64(&seed) % 255) - 127);
+    for (e = 0; e < mk; e++) af[e] = ((float)a[e] - 128.0f) * (1.0f / 128.0f);
+    for (e = 0; e < kn; e++) bf[e] = (float)b[e] * (1.0f / 127.0f);
+    for (i = 0; i < (int)n; i++) {
+        bias[i] = (int32_t)(bench_rand_u64(&seed) % 20001) - 10000;
+        luthier_quantize_multiplier(4.0 / sqrt((double)k) / (255.0 * 127.0) * (0.5 + (double)(i % 7) / 7.0), &mult[i], &shift[i]);
+    }
+    for (i = 0; i < Q8_COUNT; i++) {
+        q8_call *q = &calls[i];
+        q->which = i;
+        q->ctx = ctx;
+        q->qd.m = m; q->qd.n = n; q->qd.k = k;
+        q->qd.a_zero_point = 128;
+        q->qd.bias = bias;
+        q->qd.output = i == Q8_INT8 ? LUTHIER_QOUTPUT_UINT8 : LUTHIER_QOUTPUT_INT32;
+        q->qd.output_zero_point = 100;
+        q->qd.multipliers = mult;
+        q->qd.shifts = shift;
+        q->qd.kernel = ki.name;
+        q->fd.m = m; q->fd.n = n; q->fd.k = k;
+        q->a = a; q->b = b; q->af = af;
+        q->c = i == Q8_INT8 ? (void *)c8 : (void *)ci;
+        q->cf = cf;
+        q->ci = cd;
+        ct[i].status = "ok";
+    }
+    /* packing (outside the timed loop) */
+    if (luthier_qgemm_pack_b(ctx, &calls[Q8_INT8].qd, b, &qpb) != LUTHIER_STATUS_OK ||
+        luthier_qgemm_pack_b(ctx, &calls[Q8_INT8_I32].qd, b, &qpb32) != LUTHIER_STATUS_OK ||
+        luthier_sgemm_pack_b(ctx, &calls[Q8_FP32].fd, bf, &fpb) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "ERROR: %s: packing B: %s\n", name, luthier_context_error(ctx));
+        failed = 1;
+        goto out;
+    }
+    calls[Q8_INT8].qpb = qpb;
+    calls[Q8_INT8_I32].qpb = qpb32;
+    calls[Q8_FP32].fpb = fpb;
+    /* 1. correctness: one checked call each */
+    for (i = 0; i < Q8_COUNT; i++) {
+        double t0;
+        int64_t row, j, kk;
+        if (i == Q8_DNNL && !bench_anchor_linked(BENCH_ANCHOR_DNNL)) continue;
+        memset(i == Q8_INT8 ? (void *)c8 : i == Q8_FP32 ? (void *)cf : i == Q8_DNNL ? (void *)cd : (void *)ci, 0xee,
+               i == Q8_INT8 ? mn : mn * 4);
+        t0 = bench_now();
+        if (q8_call_run(&calls[i]) != 0) {
+            fprintf(stderr, "%s: %s: %s failed: %s\n", i == Q8_DNNL ? "warning" : "ERROR", name, q8_names[i],
+                    i == Q8_DNNL ? "" : luthier_context_error(ctx));
+            ct[i].status = "ERROR";
+            failed |= i != Q8_DNNL;
+            continue;
+        }
+        ct[i].smp.last = bench_now() - t0;
+        for (r = 0; r < 24; r++) { /* sampled rows: first, last, pseudo-random */
+            int bad = 0;
+            row = r < 4 ? r : r < 8 ? m - 1 - (r - 4) : (int64_t)(bench_rand_u64(&seed) % (uint64_t)m);
+            if (row < 0 || row >= m) continue;
+            for (j = 0; j < n && !bad; j++) {
+                int64_t acc = bias[j];
+                double ref = 0.0;
+                for (kk = 0; kk < k; kk++) {
+                    acc += ((int64_t)a[row * k + kk] - 128) * b[kk * n + j];
+                    ref += (double)af[row * k + kk] * (double)bf[kk * n + j];
+                }
+                if (i == Q8_INT8) bad = c8[row * n + j] != luthier_requantize((int32_t)acc, mult[j], shift[j], 100, 0, 255);
+                else if (i == Q8_INT8_I32) bad = ci[row * n + j] != (int32_t)acc;
+                else if (i == Q8_FP32) bad = !(fabs(cf[row * n + j] - ref) <= 1e-3 * (1.0 + sqrt((double)k)));
+            }
+            if (bad) {
+                fprintf(stderr, "ERROR: %s (%lldx%lldx%lld): %s is WRONG in row %lld column %lld\n", name, (long long)m,
+                        (long long)n, (long long)k, q8_names[i], (long long)row, (long long)(j - 1));
+                ct[i].status = "WRONG";
+                failed = 1;
+                break;
+            }
+        }
+        if (i == Q8_DNNL && memcmp(cd, ci, mn * 4) != 0) { /* bias differs: compare without it */
+            size_t x;
+            int bad = 0;
+            for (x = 0; x < mn && !bad; x++) bad = cd[x] != (int32_t)((uint32_t)ci[x] - (uint32_t)bias[x % (size_t)n]);
+            if (bad) {
+                fprintf(stderr, "warning: %s: oneDNN disagrees with luthier's int32 output; its column stays empty\n", name);
+                ct[i].status = "WRONG";
+                continue;
+            }
+        }
+        ct[i].active = strcmp(ct[i].status, "ok") == 0;
+    }
+    /* 2. timing in alternating rounds */
+    for (r = 0; r < pol->rounds; r++)
+        for (i = 0; i < Q8_COUNT; i++) {
+            const int w = (r % 2) ? Q8_COUNT - 1 - i : i;
+            if (!ct[w].active) continue;
+            if (bench_run_round(q8_call_run, &calls[w], pol, r, &ct[w].smp) != 0) {
+                fprintf(stderr, "ERROR: %s: %s failed while timing\n", name, q8_names[w]);
+                ct[w].active = 0;
+                ct[w].status = "ERROR";
+                failed |= w != Q8_DNNL;
+            }
+        }
+    for (i = 0; i < Q8_COUNT; i++)
+        if (ct[i].active) ct[i].st = bench_summarize(ct[i].smp.t, ct[i].smp.n);
+    {
+        double g[Q8_COUNT];
+        char b0[32], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+        int s;
+        for (i = 0; i < Q8_COUNT; i++) g[i] = ct[i].active && ct[i].st.min > 0.0 ? ops / ct[i].st.min * 1e-9 : 0.0;
+        if (csv)
+            printf("%s,%lld,%lld,%lld,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", name, (long long)m, (long long)n, (long long)k,
+                   threads, ki.name, csv_cell(b0, 32, g[Q8_INT8], 2, g[Q8_INT8] > 0), csv_cell(b1, 32, g[Q8_FP32], 2, g[Q8_FP32] > 0),
+                   csv_cell(b2, 32, g[Q8_FP32] > 0 ? g[Q8_INT8] / g[Q8_FP32] : 0, 3, g[Q8_INT8] > 0 && g[Q8_FP32] > 0),
+                   csv_cell(b3, 32, g[Q8_INT8_I32], 2, g[Q8_INT8_I32] > 0), csv_cell(b4, 32, g[Q8_DNNL], 2, g[Q8_DNNL] > 0),
+                   csv_cell(b5, 32, ct[Q8_INT8].st.min * 1e3, 4, g[Q8_INT8] > 0),
+                   csv_cell(b6, 32, ct[Q8_FP32].st.min * 1e3, 4, g[Q8_FP32] > 0), luthier_context_kernel(ctx),
+                   failed ? "FAILED" : "ok");
+        else
+            printf("%-16s %6lld %5lld %5lld  %-20s %8s %8s %7s %8s %8s %7s %9s\n", name, (long long)m, (long long)n,
+                   (long long)k, ki.name + strlen("luthier_qgemm_ukernel_"),
+                   g[Q8_INT8] > 0 ? cell(b0, 32, g[Q8_INT8], 1, 1) : ct[Q8_INT8].status, cell(b1, 32, g[Q8_INT8_I32], 1, g[Q8_INT8_I32] > 0),
+                   cell(b2, 32, g[Q8_FP32] > 0 && g[Q8_INT8] > 0 ? g[Q8_INT8] / g[Q8_FP32] : 0, 2, g[Q8_FP32] > 0 && g[Q8_INT8] > 0),
+                   cell(b3, 32, g[Q8_FP32], 1, g[Q8_FP32] > 0), cell(b4, 32, g[Q8_DNNL], 1, g[Q8_DNNL] > 0),
+                   cell(b5, 32, g[Q8_DNNL] > 0 ? g[Q8_INT8_I32] / g[Q8_DNNL] : 0, 2, g[Q8_DNNL] > 0 && g[Q8_INT8_I32] > 0),
+                   cell(b6, 32, ct[Q8_INT8].st.min * 1e3, ms_decimals(ct[Q8_INT8].st.min), g[Q8_INT8] > 0));
+        fflush(stdout);
+        for (s = 0; s < 2; s++) {
+            if (s == 1 && m <= 1) continue;
+            bench_geomean_add(&sum->g[s][0], g[Q8_INT8]);
+            bench_geomean_add(&sum->g[s][1], g[Q8_FP32]);
+            if (g[Q8_FP32] > 0) bench_geomean_add(&sum->g[s][2], g[Q8_INT8] / g[Q8_FP32]);
+            bench_geomean_add(&sum->g[s][3], g[Q8_DNNL]);
+            if (g[Q8_DNNL] > 0) bench_geomean_add(&sum->g[s][4], g[Q8_INT8_I32] / g[Q8_DNNL]);
+        }
+    }
+out:
+    for (i = 0; i < Q8_COUNT; i++) bench_sampler_free(&ct[i].smp);
+    luthier_qpacked_b_destroy(qpb);
+    luthier_qpacked_b_destroy(qpb32);
+    luthier_packed_b_destroy(fpb);
+    free(a); free(c8); free(b); free(af); free(bf); free(cf); free(ci); free(cd); free(bias); free(mult); free(shift);
+    return failed;
+}
+
+static int cmd_gemm_int8(int argc, char **argv) {
+    const char *cmd = argv[0], *kernel_arg = NULL, *val;
+    bench_policy pol;
+    luthier_context *ctx = NULL;
+    q8_summary *sum = NULL;
+    int kernels[64], nk = 0, threads = 1, csv = 0, i, r, si, rc = BENCH_EXIT_OK;
+    memset(&pol, 0, sizeof pol);
+    pol.min_time = 0.2;
+    pol.rounds = 4;
+    for (i = 1; i < argc; i++) {
+        if (bench_is_help(argv[i])) {
+            usage_gemm_int8(stdout);
+            return BENCH_EXIT_OK;
+        } else if (strcmp(argv[i], "--int8") == 0) {
+            continue;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--kernel", &val)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            kernel_arg = val;
+        } else if ((r = bench_parse_run_option(argc, argv, &i, cmd, &pol, &threads, NULL, NULL)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+        } else if ((r = bench_opt_flag(argv[i], cmd, "--csv")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            csv = 1;
+        } else {
+            bench_usage_error(cmd, "%s '%s' (with --int8: --kernel, --threads, --reps, --rounds, --min-time, --csv)",
+                              argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
+            return BENCH_EXIT_USAGE;
+        }
+    }
+    if (!(ctx = open_context(cmd, NULL, threads))) return BENCH_EXIT_FAIL;
+    /* the int8 kernels to run */
+    if (!kernel_arg || strcmp(kernel_arg, "default") == 0) {
+        kernels[nk++] = luthier__qkernel_default(ctx, 256);
+    } else {
+        char buf[512], *tok, *save = NULL;
+        snprintf(buf, sizeof buf, "%s", kernel_arg);
+        for (i = 0; i < luthier_qkernel_count() && strcmp(kernel_arg, "all") == 0; i++) {
+            luthier_kernel_info ki;
+            if (luthier_qkernel_get(i, &ki) == LUTHIER_STATUS_OK && ki.available && nk < 64) kernels[nk++] = i;
+        }
+        for (tok = strcmp(kernel_arg, "all") == 0 ? NULL : strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            luthier_kernel_info ki;
+            int idx;
+            if (luthier_qkernel_find(tok, &idx) != LUTHIER_STATUS_OK || luthier_qkernel_get(idx, &ki) != LUTHIER_STATUS_OK ||
+                !ki.available) {
+                bench_usage_error(cmd, "no int8 kernel '%s' this CPU runs (--kernel all runs every one)", tok);
+                luthier_context_destroy(ctx);
+                return BENCH_EXIT_USAGE;
+            }
+            if (nk < 64) kernels[nk++] = idx;
+        }
+    }
+    if (!(sum = (q8_summary *)calloc((size_t)(nk > 0 ? nk : 1), sizeof *sum))) {
+        luthier_context_destroy(ctx);
+        return BENCH_EXIT_FAIL;
+    }
+    bench_anchors_set_threads(threads, stderr);
+    fprintf(csv ? stderr : stdout, "luthier-bench gemm --int8: luthier v%d.%d.%d, %d thread(s)\n", LUTHIER_VERSION_MAJOR,
+            LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH, luthier_context_num_threads(ctx));
+    print_cpu(csv ? stderr : stdout);
+    fprintf(csv ? stderr : stdout, "int8 isa%s%s%s%s\n", luthier_cpu_features() & LUTHIER_CPU_AVX512VNNI ? " avx512vnni" : "",
+            luthier_cpu_features() & LUTHIER_CPU_AVXVNNI ? " avxvnni" : "",
+            luthier_cpu_features() & LUTHIER_CPU_DOTPROD ? " dotprod" : "",
+            luthier_cpu_features() & (LUTHIER_CPU_AVX512VNNI | LUTHIER_CPU_AVXVNNI | LUTHIER_CPU_DOTPROD) ? "" : " (no dot product)");
+    fprintf(csv ? stderr : stdout, "int8     uint8 A (za 128) x int8 B (packed), uint8 output, per-column requantization;"
+                                   " fp32 kernel %s; oneDNN: %s\n", luthier_context_kernel(ctx),
+            bench_anchor_linked(BENCH_ANCHOR_DNNL) ? "dnnl_gemm_u8s8s32" : "not linked");
+    if (csv)
+        printf("name,M,N,K,threads,kernel,int8_gops,fp32_gflops,int8_vs_fp32,int8_i32_gops,onednn_u8s8s32_gops,"
+               "int8_ms_min,fp32_ms_min,fp32_kernel,status\n");
+    else
+        printf("\n%-16s %6s %5s %5s  %-20s %8s %8s %7s %8s %8s %7s %9s\n", "name", "M", "N", "K", "int8 kernel", "int8",
+               "int8 i32", "x fp32", "fp32", "oneDNN", "x DNNL", "ms(min)");
+    for (si = 0; si < GEMM_N_DNN; si++)
+        for (i = 0; i < nk; i++)
+            if (q8_run_shape(gemm_dnn_shapes[si].name, gemm_dnn_shapes[si].m, gemm_dnn_shapes[si].n, gemm_dnn_shapes[si].k,
+                             si, ctx, kernels[i], &pol, luthier_context_num_threads(ctx), csv, &sum[i]) != 0)
+                rc = BENCH_EXIT_FAIL;
+    for (i = 0; i < nk; i++) {
+        static const char *const titles[2] = {"all shapes", "M > 1"};
+        luthier_kernel_info ki;
+        int s;
+        luthier_qkernel_get(kernels[i], &ki);
+        for (s = 0; s < 2; s++)
+            fprintf(csv ? stderr : stdout,
+                    "%sgeomean %-10s %s: int8 %.1f GOP/s, fp32 %.1f GF/s, int8/fp32 %.2fx, oneDNN u8s8s32 %.1f GOP/s, "
+                    "int8 i32/oneDNN %.2fx (%d shapes)\n", s == 0 && i == 0 ? "\n" : "", titles[s], ki.name,
+                    bench_geomean_get(&sum[i].g[s][0]), bench_geomean_get(&sum[i].g[s][1]),
+                    bench_geomean_get(&sum[i].g[s][2]), bench_geomean_get(&sum[i].g[s][3]),
+                    bench_geomean_get(&sum[i].g[s][4]), sum[i].g[s][0].count);
+    }
+    if (rc != BENCH_EXIT_OK) fprintf(stderr, "%s gemm --int8: FAILED: a wrong result or an error (see above)\n", bench_prog);
+    free(sum);
+    luthier_context_destroy(ctx);
+    return rc;
+}
+
+/* Whether `gemm` was asked for --int8. */
+static int gemm_wants_int8(int argc, char **argv) {
+    int i;
+    for (i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--int8") == 0) return 1;
+    return 0;
+}
+
+#endif /* LUTHIER_BENCH_INT8_H */

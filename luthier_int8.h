@@ -1,0 +1,1425 @@
+/* luthier_int8.h - int8 GEMM of luthier: quantization scheme, API, microkernel contract and
+   registry, packing, driver, and the int8 kernels (scalar, AVX-512 VNNI, AVX-VNNI, AVX2, NEON
+   SDOT, NEON). Part of luthier (MIT license, see luthier.h). Include luthier.h, never this file
+   on its own.
+
+   TABLE OF CONTENTS: >>scheme >>api-qgemm >>qcontract >>impl-requant >>qukernel-scalar
+   >>qukernel-avx512vnni >>qukernel-avx256 >>qukernel-neondot >>qukernel-neon >>qregistry
+   >>qpack >>qdriver >>impl-qgemm-api
+
+   >>scheme =====================================================================================
+
+   C (m x n) = A (m x k, uint8) * B (k x n, int8), accumulated in int32:
+
+       acc[i][j] = sum_kk (A[i][kk] - za) * B[kk][j]  +  bias[j]
+
+   - A (activations): uint8, per-tensor asymmetric: real = sa * (q - za), za in 0..255.
+   - B (weights): int8, per-output-channel symmetric: real = sw[j] * q, zero point 0. Symmetric
+     quantizers produce -127..127 (luthier_quantize_range(..., symmetric = 1)). -128 is accepted
+     and computed exactly by every kernel here (none uses the 16-bit saturating vpmaddubsw);
+     it only breaks the symmetry of the range, so prefer -127..127 for portability to other
+     engines.
+   - bias: NULL or n int32 in the accumulator's scale sa * sw[j] (as ONNX/TFLite store it).
+   - The zero-point term is folded at pack time: sum_kk (A - za) * B = sum_kk A*B - za * S[j],
+     S[j] = sum_kk B[kk][j] (the column sums). luthier_qgemm_pack_b stores the per-column
+     compensation -za' * S[j] next to the packed B (za' = za, or za - 128 for kernels that feed
+     A to a signed dot product as A ^ 0x80 = A - 128, see >>qcontract); the driver adds bias[j].
+     A packed B therefore serves calls with the a_zero_point it was packed with.
+   - int32 arithmetic is two's complement, modulo 2^32, in every kernel: all kernels give the
+     same bits, and acc equals the exact sum whenever that fits in int32 (always when
+     k <= 65793 = floor((2^31 - 1) / (255 * 128)) and the bias is small).
+
+   Outputs (luthier_qgemm_desc.output):
+   (a) LUTHIER_QOUTPUT_UINT8, requantized (gemmlowp / TFLite fixed point), per column j:
+           x   = SRDHM(acc, M[j])           saturating rounding doubling high multiply:
+                                            (acc * M + 2^30) >> 31 in 64 bits, i.e. rounded
+                                            half up; SRDHM(INT32_MIN, INT32_MIN) = INT32_MAX
+           y   = RDBPOT(x, s[j])            rounding divide by 2^s, ties away from zero
+           out = clamp(zo + y, qmin, qmax)  without overflow (saturating), as uint8
+       M[j] in [0, 2^31 - 1] and s[j] in 0..31 (right shifts only: the real multiplier
+       sa * sw[j] / so must be < 1). luthier_quantize_multiplier(real, &M, &s) gives
+       real ~= M * 2^(-31 - s). [qmin, qmax] (output_min/max, 0 and 0 = [0, 255]) is where a
+       fused ReLU, ReLU6 or clamp goes: luthier_quantize_activation converts one.
+   (b) LUTHIER_QOUTPUT_FLOAT, dequantized: out = fmaf((float)acc, sa * sw[j], fbias[j]) (one
+       rounding; fbias 0 when NULL), then the activation's clamp. For a network's last layer.
+   (c) LUTHIER_QOUTPUT_INT32: acc itself.
+   luthier_requantize() is the scalar definition of (a), bit for bit.
+*/
+#ifndef LUTHIER_H_INCLUDED
+#error "luthier_int8.h is part of luthier: include luthier.h instead"
+#endif
+
+#ifndef LUTHIER_INT8_H_INCLUDED
+#define LUTHIER_INT8_H_INCLUDED
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* >>api-qgemm ================================================================================ */
+
+typedef enum luthier_qoutput {
+    LUTHIER_QOUTPUT_UINT8 = 0, /* requantized uint8 (zero point output_zero_point) */
+    LUTHIER_QOUTPUT_FLOAT,     /* dequantized fp32 */
+    LUTHIER_QOUTPUT_INT32,     /* raw int32 accumulators (zero point compensated, + bias) */
+    LUTHIER_QOUTPUT_COUNT
+} luthier_qoutput;
+
+typedef struct luthier_qgemm_desc {
+    int64_t m, n, k;        /* C is m x n, A is m x k, B is k x n (or n x k if trans_b) */
+    int64_t lda, ldb, ldc;  /* row strides in elements (of C's type for ldc); 0 = tight */
+    int trans_b;            /* nonzero: B is stored n x k (row j = the k weights of output j) */
+    int32_t a_zero_point;   /* za, 0..255; also read by luthier_qgemm_pack_b (folded into B) */
+    const int32_t *bias;    /* NULL or n int32 (scale sa * sw[j]) added to every row */
+    luthier_qoutput output;
+    /* UINT8 output. Requantization: shared (multiplier, shift), or per column when
+       multipliers and shifts (n entries each) are set: both or neither. */
+    int32_t output_zero_point;        /* zo, 0..255 */
+    int32_t multiplier, shift;        /* M in [0, 2^31 - 1], s in 0..31 */
+    const int32_t *multipliers, *shifts;
+    int32_t output_min, output_max;   /* quantized clamp 0 <= min <= max <= 255; both 0 = none */
+    /* FLOAT output: out = (float)acc * (a_scale * b_scale[j]) + float_bias[j], then clamp. */
+    float a_scale;                    /* sa > 0 */
+    float b_scale;                    /* sw shared by all columns, unless b_scales is set */
+    const float *b_scales;            /* NULL or n per-column sw[j] > 0 */
+    const float *float_bias;          /* NULL or n floats */
+    luthier_activation activation;    /* FLOAT only (UINT8: output_min/max; INT32: none) */
+    float clamp_min, clamp_max;       /* for LUTHIER_ACTIVATION_CLAMP */
+    /* Configuration, as in luthier_sgemm_desc: int8 kernel (luthier_qkernel_find names; NULL =
+       the best this context runs), split of the MR-row tiles (NR panels when m fits one tile
+       row) over the clusters, per-cluster kernels (same MR, NR, K group and A encoding). */
+    const char *kernel;
+    luthier_schedule schedule;
+    const float *ratios;
+    int num_ratios;
+    const char *const *cluster_kernels;
+} luthier_qgemm_desc;
+
+/* B packed for one int8 kernel family (NR, K group, A encoding) and one a_zero_point. */
+typedef struct luthier_qpacked_b luthier_qpacked_b;
+
+/* One-shot: packs B into a temporary buffer, then runs. m == 0 or n == 0 is a no-op; k == 0
+   gives the output of acc = bias. c is uint8_t, float or int32_t per desc->output. */
+LUTHIER_API luthier_status luthier_qgemm(luthier_context *ctx, const luthier_qgemm_desc *desc,
+                                         const uint8_t *a, const int8_t *b, void *c);
+/* Packs B (desc->k, n, ldb, trans_b, kernel, a_zero_point) once for repeated use. */
+LUTHIER_API luthier_status luthier_qgemm_pack_b(luthier_context *ctx,
+                                                const luthier_qgemm_desc *desc, const int8_t *b,
+                                                luthier_qpacked_b **out);
+/* Like luthier_qgemm with B pre-packed: desc->k, n and a_zero_point must match the packed B;
+   desc->kernel (NULL = the one B was packed for) must share its NR, K group and A encoding.
+   Allocates nothing, except that kernels reading a packed A panel (NEON 8x12) grow the
+   context's workspace on the first call, as luthier_sgemm_packed does. */
+LUTHIER_API luthier_status luthier_qgemm_packed(luthier_context *ctx,
+                                                const luthier_qgemm_desc *desc, const uint8_t *a,
+                                                const luthier_qpacked_b *b, void *c);
+LUTHIER_API void luthier_qpacked_b_destroy(luthier_qpacked_b *b); /* NULL is a no-op */
+LUTHIER_API size_t luthier_qpacked_b_bytes(const luthier_qpacked_b *b);
+
+/* The int8 kernel registry (luthier_kernel_info: k_unroll = the K group, kind = how A is read). */
+LUTHIER_API int luthier_qkernel_count(void);
+LUTHIER_API luthier_status luthier_qkernel_get(int index, luthier_kernel_info *out);
+/* Full name ("luthier_qgemm_ukernel_6x64__avx512vnni") or short ("6x64__avx512vnni"). */
+LUTHIER_API luthier_status luthier_qkernel_find(const char *name, int *index);
+
+/* Quantization helpers. */
+/* real in [0, 1) -> M in [2^30, 2^31 - 1] (or smaller when real < 2^-32) and s in 0..31 with
+   real ~= M * 2^(-31 - s); real == 0 gives (0, 0). INVALID_ARGUMENT for real >= 1, < 0, NaN. */
+LUTHIER_API luthier_status luthier_quantize_multiplier(double real, int32_t *multiplier,
+                                                       int32_t *shift);
+/* Parameters for values in [min, max] (widened to include 0). symmetric = 0: uint8 asymmetric,
+   scale = (max - min) / 255, zero point round(-min / scale) in 0..255. symmetric != 0: int8
+   symmetric, scale = max(|min|, |max|) / 127, zero point 0. An all-zero range gives scale 1. */
+LUTHIER_API luthier_status luthier_quantize_range(float min, float max, int symmetric,
+                                                  float *scale, int32_t *zero_point);
+/* The quantized bounds [*qmin, *qmax] (for output_min/max) of an activation on a uint8 output
+   of (scale, zero_point): NONE [0, 255], RELU [zo, 255], RELU6 [zo, zo + round(6 / scale)],
+   CLAMP [zo + round(clamp_min / scale), zo + round(clamp_max / scale)], clipped to 0..255. */
+LUTHIER_API luthier_status luthier_quantize_activation(luthier_activation act, float clamp_min,
+                                                       float clamp_max, float scale,
+                                                       int32_t zero_point, int32_t *qmin,
+                                                       int32_t *qmax);
+/* Output (a) of >>scheme for one accumulator: the bit-exact scalar definition. */
+LUTHIER_API uint8_t luthier_requantize(int32_t acc, int32_t multiplier, int32_t shift,
+                                       int32_t zero_point, int32_t qmin, int32_t qmax);
+
+/* >>qcontract ==================================================================================
+
+   An int8 microkernel computes one MR x NR tile of C from A (uint8) and packed B (int8), all
+   of k in one call (the int32 accumulators never leave the kernel), then the output stage.
+
+   Packed B, one panel per NR columns, in groups of KG (the kernel's K group: 4 for dot-product
+   kernels, 2 for AVX2, 1 for widening kernels) steps of k:
+
+       panel p, group g:  b[(g*NR + j)*KG + t] = B[g*KG + t][p*NR + j]     (0 past k or n)
+                          +-------------------------------------------+
+                     g=0  | j=0: t=0..KG-1 | j=1: t=0..KG-1 | ... NR  |   NR*KG bytes
+                     g=1  | ...                                        |
+                          +-------------------------------------------+
+       groups = ceil(k / KG); a panel is groups*NR*KG bytes; panels follow each other.
+       With KG = 4 one 16-lane vpdpbusd (or a 4-lane SDOT) consumes 16 (4) columns x 4 steps.
+
+   A, hybrid kernels (kind LUTHIER_KERNEL_HYBRID): read in place through row pointers:
+       a_rows[i] points to the k bytes of row i (i < m); slots i >= m are not read (a kernel
+       computing a full MR-row tile reuses row m-1). Rows are read exactly in [0, k): the k % KG
+       tail goes through a zero-padded copy, so no byte past a row's end is touched.
+   A, interleaved kernels: a packed panel, groups of KG steps of MR rows:
+       a[(g*MR + i)*KG + t] = enc(A[i][g*KG + t])   (0 for rows >= m and steps >= k)
+   A encoding (column "a_s8" of the registry): 0 = uint8 as is (x86 vpdpbusd, widening kernels);
+   1 = A ^ 0x80, i.e. A - 128 as int8 (NEON SDOT is int8 x int8). Hybrid kernels apply it when
+   they load A; the packed B's compensation carries the matching -za' * S[j].
+
+   Rules: 1 <= m <= MR, 1 <= n <= NR, k >= 1; only C[0..m-1][0..n-1] is written (C never
+   read); offset[0..NR-1] is added to every row (padding entries are read); the per-column
+   output parameters (multiplier, shift, b_scale, bias) are read in [0, n) only; no alignment
+   is required of any pointer or of ldc (in elements of C's type).
+*/
+
+typedef struct luthier_qgemm_ukernel_args {
+    size_t m, n, k;                /* 1..MR rows, 1..NR columns, k >= 1 */
+    const uint8_t *const *a_rows;  /* hybrid: MR row pointers */
+    const uint8_t *a;              /* interleaved: packed A panel */
+    const int8_t *b;               /* packed B panel */
+    const int32_t *offset;         /* NR int32: -za' * S[j] + bias[j] (0 past n) */
+    void *c;                       /* row i at (char *)c + i * ldc * element size */
+    size_t ldc;
+    luthier_qoutput output;
+    const int32_t *multiplier, *shift; /* UINT8: n entries */
+    int32_t zero_point, qmin, qmax;    /* UINT8 */
+    float a_scale;                     /* FLOAT */
+    const float *b_scale, *bias;       /* FLOAT: n entries; bias may be NULL */
+    float min, max;                    /* FLOAT: applied when clamp is nonzero */
+    int clamp;
+} luthier_qgemm_ukernel_args;
+
+typedef void (*luthier_qgemm_ukernel_fn)(const luthier_qgemm_ukernel_args *args);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LUTHIER_INT8_H_INCLUDED */
+
+#if defined(LUTHIER_INT8_IMPLEMENTATION) && !defined(LUTHIER__INT8_IMPL_DONE)
+#define LUTHIER__INT8_IMPL_DONE
+
+#ifndef LUTHIER__GEMM_IMPL_DONE
+#error "define LUTHIER_IMPLEMENTATION before including luthier.h; it compiles luthier_int8.h"
+#endif
+
+#define LUTHIER__QMAX_MR 16
+#define LUTHIER__QMAX_NR 64
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* >>impl-requant =============================================================================== */
+
+/* gemmlowp's SaturatingRoundingDoublingHighMul, written as gemmlowp defines it (the SIMD
+   kernels use the equivalent (a*b + 2^30) >> 31, or SQRDMULH on NEON). */
+LUTHIER__INLINE int32_t luthier__srdhm(int32_t a, int32_t b) {
+    const int64_t ab = (int64_t)a * (int64_t)b;
+    const int64_t nudge = ab >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
+    if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
+    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+}
+
+/* gemmlowp's RoundingDivideByPOT: x / 2^e rounded to nearest, ties away from zero (e 0..31). */
+LUTHIER__INLINE int32_t luthier__rdbpot(int32_t x, int e) {
+    const int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
+    const int32_t remainder = x & mask;
+    const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> e) + (remainder > threshold ? 1 : 0);
+}
+
+LUTHIER_API uint8_t luthier_requantize(int32_t acc, int32_t multiplier, int32_t shift,
+                                       int32_t zero_point, int32_t qmin, int32_t qmax) {
+    int32_t y = luthier__rdbpot(luthier__srdhm(acc, multiplier), (int)(shift & 31));
+    /* clamp before adding the zero point: no overflow near INT32_MAX */
+    if (y < qmin - zero_point) y = qmin - zero_point;
+    if (y > qmax - zero_point) y = qmax - zero_point;
+    return (uint8_t)(y + zero_point);
+}
+
+LUTHIER_API luthier_status luthier_quantize_multiplier(double real, int32_t *multiplier,
+                                                       int32_t *shift) {
+    int e = 0;
+    int64_t q;
+    if (!multiplier || !shift || !(real >= 0.0 && real < 1.0)) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    *multiplier = 0;
+    *shift = 0;
+    if (real == 0.0) return LUTHIER_STATUS_OK;
+    q = (int64_t)floor(ldexp(frexp(real, &e), 31) + 0.5); /* real = f * 2^e, f in [0.5, 1) */
+    if (q == ((int64_t)1 << 31)) { /* f rounded up to 1 */
+        q >>= 1;
+        e++;
+    }
+    if (e > 0) { /* real rounded up to 1.0: the largest representable value below it */
+        q = INT32_MAX;
+        e = 0;
+    }
+    if (-e > 31) { /* tiny: drop precision rather than the value (rounded; 0 below 2^-63) */
+        const int drop = -e - 31;
+        q = drop >= 32 ? 0 : (q + ((int64_t)1 << (drop - 1))) >> drop;
+        e = -31;
+    }
+    if (!q) return LUTHIER_STATUS_OK;
+    *multiplier = (int32_t)q;
+    *shift = (int32_t)-e;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_quantize_range(float min, float max, int symmetric,
+                                                  float *scale, int32_t *zero_point) {
+    if (!scale || !zero_point || !(min <= max) || !(min >= -FLT_MAX) || !(max <= FLT_MAX))
+        return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if (min > 0.0f) min = 0.0f;
+    if (max < 0.0f) max = 0.0f;
+    *zero_point = 0;
+    if (symmetric) {
+        const float m = -min > max ? -min : max;
+        *scale = m > 0.0f ? m / 127.0f : 1.0f;
+    } else {
+        double zp;
+        *scale = max > min ? (float)(((double)max - (double)min) / 255.0) : 1.0f;
+        zp = floor(-(double)min / (double)*scale + 0.5);
+        *zero_point = (int32_t)(zp < 0.0 ? 0.0 : zp > 255.0 ? 255.0 : zp);
+    }
+    if (!(*scale > 0.0f)) *scale = FLT_MIN; /* a denormal range */
+    return LUTHIER_STATUS_OK;
+}
+
+/* zo + round(v / scale), clipped to 0..255 */
+LUTHIER_PRIVATE int32_t luthier__quantize_value(float v, float scale, int32_t zero_point) {
+    const double q = floor((double)v / (double)scale + 0.5) + zero_point;
+    return (int32_t)(q < 0.0 ? 0.0 : q > 255.0 ? 255.0 : q);
+}
+
+LUTHIER_API luthier_status luthier_quantize_activation(luthier_activation act, float clamp_min,
+                                                       float clamp_max, float scale,
+                                                       int32_t zero_point, int32_t *qmin,
+                                                       int32_t *qmax) {
+    float lo, hi;
+    if (!qmin || !qmax || !(scale > 0.0f && scale <= FLT_MAX) || zero_point < 0 || zero_point > 255 ||
+        (unsigned)act >= (unsigned)LUTHIER_ACTIVATION_COUNT ||
+        (act == LUTHIER_ACTIVATION_CLAMP && !(clamp_min <= clamp_max)))
+        return LUTHIER_STATUS_INVALID_ARGUMENT;
+    *qmin = 0;
+    *qmax = 255;
+    if (luthier__activation_bounds(act, clamp_min, clamp_max, &lo, &hi)) {
+        if (lo > -INFINITY) *qmin = luthier__quantize_value(lo, scale, zero_point);
+        if (hi < INFINITY) *qmax = luthier__quantize_value(hi, scale, zero_point);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* >>qukernel-scalar: plain C, always compiled: the fallback and the oracle. Any MR, NR, K group,
+   kind and A encoding (the tests run it with every SIMD kernel's parameters). */
+
+/* Output stage of one element (the definitions of >>scheme). */
+LUTHIER__INLINE void luthier__qstore_scalar(const luthier_qgemm_ukernel_args *p, size_t i, size_t j,
+                                            int32_t acc) {
+    if (p->output == LUTHIER_QOUTPUT_UINT8) {
+        ((uint8_t *)p->c)[i * p->ldc + j] = luthier_requantize(acc, p->multiplier[j], p->shift[j],
+                                                               p->zero_point, p->qmin, p->qmax);
+    } else if (p->output == LUTHIER_QOUTPUT_FLOAT) {
+        float v = fmaf((float)acc, p->a_scale * p->b_scale[j], p->bias ? p->bias[j] : 0.0f);
+        if (p->clamp) {
+            v = v < p->min ? p->min : v;
+            v = v > p->max ? p->max : v;
+        }
+        ((float *)p->c)[i * p->ldc + j] = v;
+    } else {
+        ((int32_t *)p->c)[i * p->ldc + j] = acc;
+    }
+}
+
+LUTHIER_PRIVATE void luthier__qukernel_ref(const luthier_qgemm_ukernel_args *p, size_t mr, size_t nr,
+                                           size_t kg, int interleaved, int a_s8) {
+    size_t i, j, kk;
+    for (i = 0; i < p->m; i++)
+        for (j = 0; j < p->n; j++) {
+            uint32_t acc = (uint32_t)p->offset[j];
+            for (kk = 0; kk < p->k; kk++) {
+                const size_t g = kk / kg, t = kk % kg;
+                const int32_t bv = p->b[(g * nr + j) * kg + t];
+                int32_t av;
+                if (interleaved) /* packed bytes are already encoded */
+                    av = a_s8 ? (int32_t)(p->a[(g * mr + i) * kg + t] ^ 0x80) - 128
+                              : (int32_t)p->a[(g * mr + i) * kg + t];
+                else
+                    av = (int32_t)p->a_rows[i][kk] - (a_s8 ? 128 : 0);
+                acc += (uint32_t)(av * bv);
+            }
+            luthier__qstore_scalar(p, i, j, (int32_t)acc);
+        }
+}
+
+LUTHIER_PRIVATE void luthier_qgemm_ukernel_4x4__scalar(const luthier_qgemm_ukernel_args *p) {
+    luthier__qukernel_ref(p, 4, 4, 1, 0, 0);
+}
+
+#define LUTHIER__QUKERNELS_SCALAR(X) X(4x4__scalar, "scalar", 4, 4, 1, LUTHIER_KERNEL_HYBRID, 0, 0u)
+
+LUTHIER__INLINE uint32_t luthier__load_u32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* The k % 4 tail of an A row: rem (1..3) bytes, zero-padded. */
+LUTHIER__INLINE uint32_t luthier__load_tail_u32(const uint8_t *p, size_t rem) {
+    uint8_t t[4] = {0, 0, 0, 0};
+    memcpy(t, p, rem);
+    return luthier__load_u32(t);
+}
+
+/* >>qukernel-avx512vnni ==========================================================================
+   The broadcast form of the fp32 kernels with vpdpbusd: per group of 4 steps of k, NV = NR/16
+   vectors of packed B (16 columns x 4 steps each) are loaded, and for every row the 4 bytes of A
+   are broadcast to all 16 lanes (vpbroadcastd from memory) and multiplied-accumulated
+   (u8 x s8 -> int32, four products per lane, no saturation). MR x NV accumulators stay in
+   registers for all of k. One template, specialised for every row count (switch on m); edge
+   columns use k-masks in the output stage. */
+#ifdef LUTHIER__KERNELS_X86_DONE
+
+#define LUTHIER__QUKERNELS_X86(X)                                                                  \
+    X(6x64__avx512vnni, "avx512vnni", 6, 64, 4, LUTHIER_KERNEL_HYBRID, 0,                          \
+      LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX512VNNI)                                                \
+    X(12x32__avx512vnni, "avx512vnni", 12, 32, 4, LUTHIER_KERNEL_HYBRID, 0,                        \
+      LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX512VNNI)                                                \
+    X(14x32__avx512vnni, "avx512vnni", 14, 32, 4, LUTHIER_KERNEL_HYBRID, 0,                        \
+      LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX512VNNI)                                                \
+    X(6x16__avxvnni, "avxvnni", 6, 16, 4, LUTHIER_KERNEL_HYBRID, 0,                                \
+      LUTHIER_CPU_AVX2_FMA | LUTHIER_CPU_AVXVNNI)                                                  \
+    X(4x16__avx2, "avx2", 4, 16, 2, LUTHIER_KERNEL_HYBRID, 0, LUTHIER_CPU_AVX2_FMA)
+
+#define LUTHIER__TARGET_Q512 __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,fma")))
+#define LUTHIER__TARGET_QVNNI256 __attribute__((target("avxvnni,avx2,fma")))
+#define LUTHIER__QINLINE static inline __attribute__((always_inline))
+/* groups of 4 k steps ahead at which the few-row (memory-bound) tiles prefetch packed B */
+#define LUTHIER__QB_PREFETCH 16
+
+/* Output stage (a) on 16 lanes: x + offset already in x. SRDHM as (x*M + 2^30) >> 31 on the
+   even and odd lanes' 64-bit products; RDBPOT with the remainder test; clamp around zo. */
+LUTHIER__TARGET_Q512 LUTHIER__QINLINE __m512i luthier__q512_requant(__m512i x, __m512i mul,
+                                                                   __m512i mul_odd, __m512i sh,
+                                                                   __m512i smask, __m512i shalf,
+                                                                   __m512i lo, __m512i hi,
+                                                                   __m512i zo) {
+    const __m512i r = _mm512_set1_epi64((long long)1 << 30);
+    const __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(x, mul), r);
+    const __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), mul_odd), r);
+    const __m512i t = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
+                                              _mm512_slli_epi64(po, 1));
+    const __m512i rem = _mm512_and_si512(t, smask);
+    const __m512i thr = _mm512_sub_epi32(shalf, _mm512_srai_epi32(t, 31));
+    __m512i q = _mm512_srav_epi32(t, sh);
+    q = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, _mm512_set1_epi32(1));
+    return _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, lo), hi), zo);
+}
+
+LUTHIER__TARGET_Q512 LUTHIER__QINLINE void luthier__q512_tile(const luthier_qgemm_ukernel_args *p,
+                                                             const int R, const int NV) {
+    __m512i acc[LUTHIER__QMAX_MR][4];
+    const uint8_t *ar[LUTHIER__QMAX_MR];
+    const int8_t *b = p->b;
+    const size_t k = p->k, k4 = k & ~(size_t)3, ldc = p->ldc;
+    size_t kk;
+    int r, v;
+    LUTHIER__UNROLL for (r = 0; r < R; r++) {
+        ar[r] = p->a_rows[r];
+        LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_si512();
+    }
+    LUTHIER__UNROLL_K for (kk = 0; kk < k4; kk += 4) {
+        __m512i bv[4];
+        LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+            if (R <= 2) /* memory-bound (GEMV-like): run ahead of the B stream */
+                _mm_prefetch((const char *)(b + 64 * v + 64 * NV * LUTHIER__QB_PREFETCH), _MM_HINT_T0);
+            bv[v] = _mm512_loadu_si512((const void *)(b + 64 * v));
+        }
+        b += 64 * NV;
+        LUTHIER__UNROLL for (r = 0; r < R; r++) {
+            const __m512i av = _mm512_set1_epi32((int)luthier__load_u32(ar[r] + kk));
+            LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], av, bv[v]);
+        }
+    }
+    if (kk < k) {
+        __m512i bv[4];
+        LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm512_loadu_si512((const void *)(b + 64 * v));
+        LUTHIER__UNROLL for (r = 0; r < R; r++) {
+            const __m512i av = _mm512_set1_epi32((int)luthier__load_tail_u32(ar[r] + kk, k - kk));
+            LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], av, bv[v]);
+        }
+    }
+    /* output stage, one 16-column vector at a time (its parameters loaded once) */
+    LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+        const size_t lo = (size_t)v * 16, rem = p->n > lo ? p->n - lo : 0;
+        const __mmask16 mask = (__mmask16)(rem >= 16 ? 0xffffu : (1u << rem) - 1u);
+        const __m512i off = _mm512_loadu_si512((const void *)(p->offset + lo));
+        if (!rem) break;
+        LUTHIER__UNROLL for (r = 0; r < R; r++) acc[r][v] = _mm512_add_epi32(acc[r][v], off);
+        if (p->output == LUTHIER_QOUTPUT_UINT8) {
+            const __m512i one = _mm512_set1_epi32(1), zo = _mm512_set1_epi32(p->zero_point);
+            const __m512i mul = _mm512_maskz_loadu_epi32(mask, p->multiplier + lo);
+            const __m512i sh = _mm512_maskz_loadu_epi32(mask, p->shift + lo);
+            const __m512i smask = _mm512_sub_epi32(_mm512_sllv_epi32(one, sh), one);
+            const __m512i shalf = _mm512_srli_epi32(smask, 1), mul_odd = _mm512_srli_epi64(mul, 32);
+            const __m512i qlo = _mm512_set1_epi32(p->qmin - p->zero_point);
+            const __m512i qhi = _mm512_set1_epi32(p->qmax - p->zero_point);
+            LUTHIER__UNROLL for (r = 0; r < R; r++)
+                _mm512_mask_cvtepi32_storeu_epi8((uint8_t *)p->c + (size_t)r * ldc + lo, mask,
+                                                 luthier__q512_requant(acc[r][v], mul, mul_odd, sh, smask,
+                                                                       shalf, qlo, qhi, zo));
+        } else if (p->output == LUTHIER_QOUTPUT_FLOAT) {
+            const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(p->a_scale), _mm512_maskz_loadu_ps(mask, p->b_scale + lo));
+            const __m512 fb = p->bias ? _mm512_maskz_loadu_ps(mask, p->bias + lo) : _mm512_setzero_ps();
+            const __m512 flo = _mm512_set1_ps(p->min), fhi = _mm512_set1_ps(p->max);
+            LUTHIER__UNROLL for (r = 0; r < R; r++) {
+                __m512 y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][v]), scale, fb);
+                if (p->clamp) y = _mm512_min_ps(_mm512_max_ps(y, flo), fhi);
+                _mm512_mask_storeu_ps((float *)p->c + (size_t)r * ldc + lo, mask, y);
+            }
+        } else {
+            LUTHIER__UNROLL for (r = 0; r < R; r++)
+                _mm512_mask_storeu_epi32((int32_t *)p->c + (size_t)r * ldc + lo, mask, acc[r][v]);
+        }
+    }
+}
+
+#define LUTHIER__DEFINE_Q512(sname, NV, CASES)                                                     \
+    LUTHIER__TARGET_Q512 LUTHIER_PRIVATE void luthier_qgemm_ukernel_##sname(                       \
+        const luthier_qgemm_ukernel_args *p) {                                                     \
+        switch (p->m) {                                                                            \
+            CASES(LUTHIER__Q512_TILE_##NV)                                                         \
+        default: break;                                                                            \
+        }                                                                                          \
+    }
+#define LUTHIER__Q512_TILE_2(r) luthier__q512_tile(p, r, 2)
+#define LUTHIER__Q512_TILE_4(r) luthier__q512_tile(p, r, 4)
+LUTHIER__DEFINE_Q512(6x64__avx512vnni, 4, LUTHIER__CASES_6)
+LUTHIER__DEFINE_Q512(12x32__avx512vnni, 2, LUTHIER__CASES_12)
+LUTHIER__DEFINE_Q512(14x32__avx512vnni, 2, LUTHIER__CASES_14)
+
+/* >>qukernel-avx256: AVX-VNNI (VEX vpdpbusd on ymm, K group 4: 8 columns x 4 steps per
+   vector) and AVX2 without VNNI (K group 2: per vector 8 columns x 2 steps are sign-extended to
+   int16 and vpmaddwd'ed with the step pair of A zero-extended to int16: exact, where the
+   u8 x s8 vpmaddubsw would saturate at 16 bits). One output stage for both. */
+
+LUTHIER__TARGET_AVX2 LUTHIER__QINLINE __m256i luthier__q256_requant(__m256i x, __m256i mul, __m256i sh,
+                                                                   __m256i lo, __m256i hi, __m256i zo) {
+    const __m256i r = _mm256_set1_epi64x((long long)1 << 30), one = _mm256_set1_epi32(1);
+    const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(x, mul), r);
+    const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(mul, 32)), r);
+    const __m256i t = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
+    const __m256i smask = _mm256_sub_epi32(_mm256_sllv_epi32(one, sh), one);
+    const __m256i thr = _mm256_sub_epi32(_mm256_srli_epi32(smask, 1), _mm256_srai_epi32(t, 31));
+    __m256i q = _mm256_srav_epi32(t, sh);
+    q = _mm256_sub_epi32(q, _mm256_cmpgt_epi32(_mm256_and_si256(t, smask), thr));
+    return _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q, lo), hi), zo);
+}
+
+LUTHIER__TARGET_AVX2 LUTHIER__QINLINE void luthier__q256_output(const luthier_qgemm_ukernel_args *p,
+                                                               __m256i (*acc)[3], const int R, const int NV) {
+    const size_t ldc = p->ldc;
+    int r, v;
+    LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+        const size_t lo = (size_t)v * 8, rem = p->n > lo ? (p->n - lo < 8 ? p->n - lo : 8) : 0;
+        const __m256i mask = _mm256_loadu_si256((const __m256i *)(luthier__avx2_mask_table + 8 - rem));
+        const __m256i off = _mm256_loadu_si256((const __m256i *)(p->offset + lo));
+        if (!rem) break;
+        LUTHIER__UNROLL for (r = 0; r < R; r++) acc[r][v] = _mm256_add_epi32(acc[r][v], off);
+        if (p->output == LUTHIER_QOUTPUT_UINT8) {
+            const __m256i mul = _mm256_maskload_epi32(p->multiplier + lo, mask);
+            const __m256i sh = _mm256_maskload_epi32(p->shift + lo, mask);
+            const __m256i zo = _mm256_set1_epi32(p->zero_point);
+            const __m256i qlo = _mm256_set1_epi32(p->qmin - p->zero_point);
+            const __m256i qhi = _mm256_set1_epi32(p->qmax - p->zero_point);
+            LUTHIER__UNROLL for (r = 0; r < R; r++) {
+                const __m256i q = luthier__q256_requant(acc[r][v], mul, sh, qlo, qhi, zo);
+                const __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+                uint8_t *dst = (uint8_t *)p->c + (size_t)r * ldc + lo;
+                if (rem == 8) {
+                    _mm_storel_epi64((__m128i *)dst, _mm_packus_epi16(w, w));
+                } else {
+                    uint8_t tmp[16];
+                    _mm_storeu_si128((__m128i *)tmp, _mm_packus_epi16(w, w));
+                    memcpy(dst, tmp, rem);
+                }
+            }
+        } else if (p->output == LUTHIER_QOUTPUT_FLOAT) {
+            const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(p->a_scale), _mm256_maskload_ps(p->b_scale + lo, mask));
+            const __m256 fb = p->bias ? _mm256_maskload_ps(p->bias + lo, mask) : _mm256_setzero_ps();
+            const __m256 flo = _mm256_set1_ps(p->min), fhi = _mm256_set1_ps(p->max);
+            LUTHIER__UNROLL for (r = 0; r < R; r++) {
+                __m256 y = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[r][v]), scale, fb);
+                if (p->clamp) y = _mm256_min_ps(_mm256_max_ps(y, flo), fhi);
+                _mm256_maskstore_ps((float *)p->c + (size_t)r * ldc + lo, mask, y);
+            }
+        } else {
+            LUTHIER__UNROLL for (r = 0; r < R; r++)
+                _mm256_maskstore_epi32((int *)((int32_t *)p->c + (size_t)r * ldc + lo), mask, acc[r][v]);
+        }
+    }
+}
+
+LUTHIER__TARGET_QVNNI256 LUTHIER__QINLINE void luthier__qvnni256_tile(const luthier_qgemm_ukernel_args *p,
+                                                                     const int R, const int NV) {
+    __m256i acc[LUTHIER__QMAX_MR][3];
+    const uint8_t *ar[LUTHIER__QMAX_MR];
+    const int8_t *b = p->b;
+    const size_t k = p->k, k4 = k & ~(size_t)3;
+    size_t kk;
+    int r, v;
+    LUTHIER__UNROLL for (r = 0; r < R; r++) {
+        ar[r] = p->a_rows[r];
+        LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm256_setzero_si256();
+    }
+    LUTHIER__UNROLL_K for (kk = 0; kk < k4; kk += 4) {
+        __m256i bv[3];
+        LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm256_loadu_si256((const __m256i *)(b + 32 * v));
+        b += 32 * NV;
+        LUTHIER__UNROLL for (r = 0; r < R; r++) {
+            const __m256i av = _mm256_set1_epi32((int)luthier__load_u32(ar[r] + kk));
+            LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm256_dpbusd_avx_epi32(acc[r][v], av, bv[v]);
+        }
+    }
+    if (kk < k) {
+        __m256i bv[3];
+        LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm256_loadu_si256((const __m256i *)(b + 32 * v));
+        LUTHIER__UNROLL for (r = 0; r < R; r++) {
+            const __m256i av = _mm256_set1_epi32((int)luthier__load_tail_u32(ar[r] + kk, k - kk));
+            LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm256_dpbusd_avx_epi32(acc[r][v], av, bv[v]);
+        }
+    }
+    luthier__q256_output(p, acc, R, NV);
+}
+
+/* One step pair of the AVX2 kernel: B (8 columns x 2 steps per vector, int16) x the pair. */
+#define LUTHIER__QAVX2_PAIR(bp, pair_of_row)                                                        \
+    do {                                                                                           \
+        __m256i bw[3];                                                                             \
+        LUTHIER__UNROLL for (v = 0; v < NV; v++)                                                   \
+            bw[v] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)((bp) + 16 * v)));       \
+        LUTHIER__UNROLL for (r = 0; r < R; r++) {                                                  \
+            const __m256i av = pair_of_row;                                                        \
+            LUTHIER__UNROLL for (v = 0; v < NV; v++)                                               \
+                acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(av, bw[v]));             \
+        }                                                                                          \
+    } while (0)
+
+LUTHIER__TARGET_AVX2 LUTHIER__QINLINE void luthier__qavx2_tile(const luthier_qgemm_ukernel_args *p,
+                                                              const int R, const int NV) {
+    __m256i acc[LUTHIER__QMAX_MR][3];
+    __m128i aw[LUTHIER__QMAX_MR]; /* 4 steps of each row as int16 */
+    const uint8_t *ar[LUTHIER__QMAX_MR];
+    const int8_t *b = p->b;
+    const size_t k = p->k, k4 = k & ~(size_t)3;
+    size_t kk;
+    int r, v;
+    LUTHIER__UNROLL for (r = 0; r < R; r++) {
+        ar[r] = p->a_rows[r];
+        LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm256_setzero_si256();
+    }
+    for (kk = 0; kk <= k; kk += 4) {
+        const size_t rem = kk < k4 ? 4 : k - kk;
+        if (!rem) break;
+        LUTHIER__UNROLL for (r = 0; r < R; r++)
+            aw[r] = _mm_cvtepu8_epi16(_mm_cvtsi32_si128(
+                (int)(rem == 4 ? luthier__load_u32(ar[r] + kk) : luthier__load_tail_u32(ar[r] + kk, rem))));
+        LUTHIER__QAVX2_PAIR(b, _mm256_broadcastd_epi32(aw[r]));
+        b += 16 * NV;
+        if (rem > 2) {
+            LUTHIER__QAVX2_PAIR(b, _mm256_broadcastd_epi32(_mm_srli_epi64(aw[r], 32)));
+            b += 16 * NV;
+        }
+    }
+    luthier__q256_output(p, acc, R, NV);
+}
+
+#define LUTHIER__DEFINE_Q256(sname, TILE, TARGET, NV, CASES)                                       \
+    TARGET LUTHIER_PRIVATE void luthier_qgemm_ukernel_##sname(const luthier_qgemm_ukernel_args *p) { \
+        switch (p->m) {                                                                            \
+            CASES(LUTHIER__Q256_##TILE##_##NV)                                                     \
+        default: break;                                                                            \
+        }                                                                                          \
+    }
+#define LUTHIER__Q256_vnni_2(r) luthier__qvnni256_tile(p, r, 2)
+#define LUTHIER__Q256_avx2_2(r) luthier__qavx2_tile(p, r, 2)
+LUTHIER__DEFINE_Q256(6x16__avxvnni, vnni, LUTHIER__TARGET_QVNNI256, 2, LUTHIER__CASES_6)
+LUTHIER__DEFINE_Q256(4x16__avx2, avx2, LUTHIER__TARGET_AVX2, 2, LUTHIER__CASES_4)
+
+#endif /* LUTHIER__KERNELS_X86_DONE */
+#ifndef LUTHIER__QUKERNELS_X86
+#define LUTHIER__QUKERNELS_X86(X)
+#endif
+
+/* >>qukernel-neondot =============================================================================
+   SDOT kernels (Armv8.2 dotprod), built with a per-function target attribute so the AArch64
+   baseline build still runs on Cortex-A53/A72: they are only called when the CPU reports
+   LUTHIER_CPU_DOTPROD (HWCAP_ASIMDDP). GCC accepts the attribute with the intrinsics; Clang
+   (14) does not, so with Clang they are compiled only when the whole build targets dotprod
+   (-march=armv8.2-a+dotprod defines __ARM_FEATURE_DOTPROD).
+   SDOT multiplies int8 x int8: A enters as A ^ 0x80 = A - 128 (encoding 1) and the packed B's
+   compensation is -(za - 128) * S[j].
+   8x12 (interleaved): per group of 4 steps, two q registers of packed A (8 rows x 4 steps) and
+   three of B (12 columns x 4 steps); 24 accumulators; sdot acc.4s, b.16b, a.4b[row % 4].
+   4x16 (hybrid): A read in place, 16 steps (4 groups) of a row per q register (one eor per
+   row and 16 steps), four B registers per group; 16 accumulators; sdot acc, b, a.4b[group]. */
+#ifdef LUTHIER__KERNELS_NEON_DONE
+
+#if defined(__ARM_FEATURE_DOTPROD)
+#define LUTHIER__TARGET_QDOT
+#define LUTHIER__HAVE_QNEON_DOT 1
+#elif defined(__GNUC__) && !defined(__clang__)
+#define LUTHIER__TARGET_QDOT __attribute__((target("arch=armv8.2-a+dotprod")))
+#define LUTHIER__HAVE_QNEON_DOT 1
+#endif
+
+/* Per-column output parameters of a tile, zero-padded to NR (<= 16) so whole vectors load. */
+typedef struct luthier__qneon_cols {
+    int32_t mul[16], sh[16];
+    float scale[16], bias[16];
+} luthier__qneon_cols;
+
+LUTHIER__INLINE void luthier__qneon_cols_init(const luthier_qgemm_ukernel_args *p,
+                                              luthier__qneon_cols *cols) {
+    size_t j;
+    memset(cols, 0, sizeof *cols);
+    for (j = 0; j < p->n; j++) {
+        if (p->output == LUTHIER_QOUTPUT_UINT8) {
+            cols->mul[j] = p->multiplier[j];
+            cols->sh[j] = p->shift[j];
+        } else if (p->output == LUTHIER_QOUTPUT_FLOAT) {
+            cols->scale[j] = p->a_scale * p->b_scale[j];
+            cols->bias[j] = p->bias ? p->bias[j] : 0.0f;
+        }
+    }
+}
+
+/* Output stage (a) on 4 lanes: SQRDMULH is SRDHM exactly; RDBPOT with the remainder test. */
+LUTHIER__INLINE int32x4_t luthier__qneon_requant(int32x4_t x, int32x4_t mul, int32x4_t sh,
+                                                 int32x4_t lo, int32x4_t hi, int32x4_t zo) {
+    const int32x4_t one = vdupq_n_s32(1);
+    const int32x4_t t = vqrdmulhq_s32(x, mul);
+    const int32x4_t smask = vsubq_s32(vshlq_s32(one, sh), one);
+    const int32x4_t thr = vsubq_s32(vshrq_n_s32(smask, 1), vshrq_n_s32(t, 31));
+    int32x4_t q = vshlq_s32(t, vnegq_s32(sh)); /* arithmetic shift right by sh */
+    q = vsubq_s32(q, vreinterpretq_s32_u32(vcgtq_s32(vandq_s32(t, smask), thr)));
+    return vaddq_s32(vminq_s32(vmaxq_s32(q, lo), hi), zo);
+}
+
+/* Adds the offsets to one row of NV vectors (4 columns each) and stores its n columns. */
+LUTHIER__INLINE void luthier__qneon_store_row(const luthier_qgemm_ukernel_args *p,
+                                              const luthier__qneon_cols *cols, size_t row,
+                                              const int32x4_t *acc, int NV) {
+    union { uint32_t w[16]; int32_t i[16]; float f[16]; uint8_t b[64]; } tmp;
+    const size_t nr = (size_t)NV * 4, n = p->n;
+    int v;
+    if (p->output == LUTHIER_QOUTPUT_UINT8) {
+        const int32x4_t zo = vdupq_n_s32(p->zero_point);
+        const int32x4_t lo = vdupq_n_s32(p->qmin - p->zero_point), hi = vdupq_n_s32(p->qmax - p->zero_point);
+        uint8_t *dst = (uint8_t *)p->c + row * p->ldc;
+        for (v = 0; v < NV; v++) {
+            const int32x4_t x = vaddq_s32(acc[v], vld1q_s32(p->offset + 4 * v));
+            const int32x4_t q = luthier__qneon_requant(x, vld1q_s32(cols->mul + 4 * v), vld1q_s32(cols->sh + 4 * v), lo, hi, zo);
+            const uint16x4_t h = vqmovun_s32(q);
+            vst1_lane_u32(&tmp.w[v], vreinterpret_u32_u8(vqmovn_u16(vcombine_u16(h, h))), 0);
+        }
+        if (n == nr) memcpy(dst, tmp.b, nr);
+        else memcpy(dst, tmp.b, n);
+    } else if (p->output == LUTHIER_QOUTPUT_FLOAT) {
+        const float32x4_t flo = vdupq_n_f32(p->min), fhi = vdupq_n_f32(p->max);
+        for (v = 0; v < NV; v++) {
+            const int32x4_t x = vaddq_s32(acc[v], vld1q_s32(p->offset + 4 * v));
+            float32x4_t y = vfmaq_f32(vld1q_f32(cols->bias + 4 * v), vcvtq_f32_s32(x), vld1q_f32(cols->scale + 4 * v));
+            if (p->clamp) y = vminq_f32(vmaxq_f32(y, flo), fhi);
+            vst1q_f32(tmp.f + 4 * v, y);
+        }
+        memcpy((float *)p->c + row * p->ldc, tmp.f, n * sizeof(float));
+    } else {
+        for (v = 0; v < NV; v++) vst1q_s32(tmp.i + 4 * v, vaddq_s32(acc[v], vld1q_s32(p->offset + 4 * v)));
+        memcpy((int32_t *)p->c + row * p->ldc, tmp.i, n * sizeof(int32_t));
+    }
+}
+
+#define LUTHIER__QROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+/* An empty asm with a memory clobber: keeps GCC from hoisting the next step's B loads above
+   this step's multiply-accumulates (hoisting all of an unrolled iteration's B registers spilled
+   accumulators to the stack). */
+#define LUTHIER__QBARRIER() __asm__ __volatile__("" ::: "memory")
+/* Main-loop markers for bench/mca_neon.sh (mca_kernel.py analyses the region between them). */
+#define LUTHIER__QMCA_BEGIN() __asm__ __volatile__("// LLVM-MCA-BEGIN" ::: "memory")
+#define LUTHIER__QMCA_END() __asm__ __volatile__("// LLVM-MCA-END" ::: "memory")
+
+#ifdef LUTHIER__HAVE_QNEON_DOT
+#define LUTHIER__QDOT3(r, av, l)                                                                   \
+    c##r##0 = vdotq_laneq_s32(c##r##0, b0, av, l);                                                 \
+    c##r##1 = vdotq_laneq_s32(c##r##1, b1, av, l);                                                 \
+    c##r##2 = vdotq_laneq_s32(c##r##2, b2, av, l);
+#define LUTHIER__QZERO3(r) int32x4_t c##r##0 = vdupq_n_s32(0), c##r##1 = c##r##0, c##r##2 = c##r##0;
+
+LUTHIER__TARGET_QDOT LUTHIER_PRIVATE void luthier_qgemm_ukernel_8x12__neondot(const luthier_qgemm_ukernel_args *p) {
+    const int8_t *a = (const int8_t *)p->a, *b = p->b;
+    size_t g, r;
+    luthier__qneon_cols cols;
+    LUTHIER__QROWS8(LUTHIER__QZERO3)
+    for (g = (p->k + 3) / 4; g; g--) {
+        const int8x16_t a0 = vld1q_s8(a), a1 = vld1q_s8(a + 16);
+        const int8x16_t b0 = vld1q_s8(b), b1 = vld1q_s8(b + 16), b2 = vld1q_s8(b + 32);
+        a += 32;
+        b += 48;
+        LUTHIER__QDOT3(0, a0, 0) LUTHIER__QDOT3(1, a0, 1) LUTHIER__QDOT3(2, a0, 2) LUTHIER__QDOT3(3, a0, 3)
+        LUTHIER__QDOT3(4, a1, 0) LUTHIER__QDOT3(5, a1, 1) LUTHIER__QDOT3(6, a1, 2) LUTHIER__QDOT3(7, a1, 3)
+    }
+    luthier__qneon_cols_init(p, &cols);
+    {
+        const int32x4_t acc[8][3] = {{c00, c01, c02}, {c10, c11, c12}, {c20, c21, c22}, {c30, c31, c32},
+                                     {c40, c41, c42}, {c50, c51, c52}, {c60, c61, c62}, {c70, c71, c72}};
+        for (r = 0; r < p->m; r++) luthier__qneon_store_row(p, &cols, r, acc[r], 3);
+    }
+}
+
+#define LUTHIER__QDOT4(r, av, l)                                                                   \
+    c##r##0 = vdotq_laneq_s32(c##r##0, b0, av, l);                                                 \
+    c##r##1 = vdotq_laneq_s32(c##r##1, b1, av, l);                                                 \
+    c##r##2 = vdotq_laneq_s32(c##r##2, b2, av, l);                                                 \
+    c##r##3 = vdotq_laneq_s32(c##r##3, b3, av, l);
+#define LUTHIER__QGROUP4x16(bp, l, A0, A1, A2, A3)                                                 \
+    {                                                                                              \
+        const int8x16_t b0 = vld1q_s8(bp), b1 = vld1q_s8((bp) + 16);                               \
+        const int8x16_t b2 = vld1q_s8((bp) + 32), b3 = vld1q_s8((bp) + 48);                        \
+        LUTHIER__QDOT4(0, A0, l) LUTHIER__QDOT4(1, A1, l) LUTHIER__QDOT4(2, A2, l) LUTHIER__QDOT4(3, A3, l) \
+        LUTHIER__QBARRIER();                                                                       \
+    }
+
+LUTHIER__TARGET_QDOT LUTHIER_PRIVATE void luthier_qgemm_ukernel_4x16__neondot_hybrid(const luthier_qgemm_ukernel_args *p) {
+    const size_t m = p->m, k = p->k;
+    const uint8_t *a0r = p->a_rows[0], *a1r = p->a_rows[m > 1 ? 1 : m - 1];
+    const uint8_t *a2r = p->a_rows[m > 2 ? 2 : m - 1], *a3r = p->a_rows[m > 3 ? 3 : m - 1];
+    const int8_t *b = p->b;
+    const uint8x16_t x80 = vdupq_n_u8(0x80);
+    int32x4_t c00 = vdupq_n_s32(0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    int32x4_t c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+    luthier__qneon_cols cols;
+    size_t kk, r;
+    for (kk = 0; kk + 16 <= k; kk += 16) {
+        LUTHIER__QMCA_BEGIN();
+        {
+        const int8x16_t A0 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(a0r + kk), x80));
+        const int8x16_t A1 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(a1r + kk), x80));
+        const int8x16_t A2 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(a2r + kk), x80));
+        const int8x16_t A3 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(a3r + kk), x80));
+        LUTHIER__QGROUP4x16(b, 0, A0, A1, A2, A3)
+        LUTHIER__QGROUP4x16(b + 64, 1, A0, A1, A2, A3)
+        LUTHIER__QGROUP4x16(b + 128, 2, A0, A1, A2, A3)
+        LUTHIER__QGROUP4x16(b + 192, 3, A0, A1, A2, A3)
+        }
+        b += 256;
+        LUTHIER__QMCA_END();
+    }
+    for (; kk < k; kk += 4, b += 64) { /* remaining groups, the last one zero-padded */
+        const size_t rem = k - kk < 4 ? k - kk : 4;
+#define LUTHIER__QROWGROUP(ptr) \
+    vreinterpretq_s8_u8(veorq_u8(vreinterpretq_u8_u32(vdupq_n_u32(luthier__load_tail_u32((ptr) + kk, rem))), x80))
+        const int8x16_t A0 = LUTHIER__QROWGROUP(a0r), A1 = LUTHIER__QROWGROUP(a1r);
+        const int8x16_t A2 = LUTHIER__QROWGROUP(a2r), A3 = LUTHIER__QROWGROUP(a3r);
+#undef LUTHIER__QROWGROUP
+        LUTHIER__QGROUP4x16(b, 0, A0, A1, A2, A3)
+    }
+    luthier__qneon_cols_init(p, &cols);
+    {
+        const int32x4_t acc[4][4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23}, {c30, c31, c32, c33}};
+        for (r = 0; r < m; r++) luthier__qneon_store_row(p, &cols, r, acc[r], 4);
+    }
+}
+
+#define LUTHIER__QUKERNELS_NEONDOT(X)                                                              \
+    X(8x12__neondot, "neon_dot", 8, 12, 4, LUTHIER_KERNEL_INTERLEAVED, 1,                          \
+      LUTHIER_CPU_NEON | LUTHIER_CPU_DOTPROD)                                                      \
+    X(4x16__neondot_hybrid, "neon_dot", 4, 16, 4, LUTHIER_KERNEL_HYBRID, 1,                        \
+      LUTHIER_CPU_NEON | LUTHIER_CPU_DOTPROD)
+#else
+#define LUTHIER__QUKERNELS_NEONDOT(X)
+#endif /* LUTHIER__HAVE_QNEON_DOT */
+
+/* >>qukernel-neon: Armv8.0 fallback (Cortex-A53/A72): K group 1, A read in place as uint8 and
+   widened to int16 (exact: 0..255 x -128..127), B widened to int16, smlal/smlal2 by lane:
+   8 rows x 8 columns in 16 accumulators, 8 steps of k per iteration. */
+#define LUTHIER__QMLAL(r, l)                                                                       \
+    c##r##0 = vmlal_laneq_s16(c##r##0, vget_low_s16(bw), A##r, l);                                 \
+    c##r##1 = vmlal_high_laneq_s16(c##r##1, bw, A##r, l);
+#define LUTHIER__QSTEP8(l)                                                                         \
+    {                                                                                              \
+        const int16x8_t bw = vmovl_s8(vld1_s8(b));                                                 \
+        b += 8;                                                                                    \
+        LUTHIER__QMLAL(0, l) LUTHIER__QMLAL(1, l) LUTHIER__QMLAL(2, l) LUTHIER__QMLAL(3, l)        \
+        LUTHIER__QMLAL(4, l) LUTHIER__QMLAL(5, l) LUTHIER__QMLAL(6, l) LUTHIER__QMLAL(7, l)        \
+        LUTHIER__QBARRIER();                                                                       \
+    }
+#define LUTHIER__QZERO2(r) int32x4_t c##r##0 = vdupq_n_s32(0), c##r##1 = c##r##0;
+#define LUTHIER__QROWPTR(r) const uint8_t *a##r##r = p->a_rows[m > r ? r : m - 1];
+#define LUTHIER__QLOADROW(r) const int16x8_t A##r = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(a##r##r + kk)));
+#define LUTHIER__QTAIL(r)                                                                          \
+    c##r##0 = vmlal_n_s16(c##r##0, vget_low_s16(bw), (int16_t)a##r##r[kk]);                        \
+    c##r##1 = vmlal_high_n_s16(c##r##1, bw, (int16_t)a##r##r[kk]);
+
+LUTHIER_PRIVATE void luthier_qgemm_ukernel_8x8__neon_hybrid(const luthier_qgemm_ukernel_args *p) {
+    const size_t m = p->m, k = p->k;
+    const int8_t *b = p->b;
+    luthier__qneon_cols cols;
+    size_t kk, r;
+    LUTHIER__QROWS8(LUTHIER__QROWPTR)
+    LUTHIER__QROWS8(LUTHIER__QZERO2)
+    for (kk = 0; kk + 8 <= k; kk += 8) {
+        LUTHIER__QMCA_BEGIN();
+        {
+        LUTHIER__QROWS8(LUTHIER__QLOADROW)
+        LUTHIER__QSTEP8(0) LUTHIER__QSTEP8(1) LUTHIER__QSTEP8(2) LUTHIER__QSTEP8(3)
+        LUTHIER__QSTEP8(4) LUTHIER__QSTEP8(5) LUTHIER__QSTEP8(6) LUTHIER__QSTEP8(7)
+        }
+        LUTHIER__QMCA_END();
+    }
+    for (; kk < k; kk++) {
+        const int16x8_t bw = vmovl_s8(vld1_s8(b));
+        b += 8;
+        LUTHIER__QROWS8(LUTHIER__QTAIL)
+    }
+    luthier__qneon_cols_init(p, &cols);
+    {
+        const int32x4_t acc[8][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
+                                     {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
+        for (r = 0; r < m; r++) luthier__qneon_store_row(p, &cols, r, acc[r], 2);
+    }
+}
+
+#define LUTHIER__QUKERNELS_NEON(X)                                                                 \
+    LUTHIER__QUKERNELS_NEONDOT(X)                                                                  \
+    X(8x8__neon_hybrid, "neon", 8, 8, 1, LUTHIER_KERNEL_HYBRID, 0, LUTHIER_CPU_NEON)
+
+#endif /* LUTHIER__KERNELS_NEON_DONE */
+#ifndef LUTHIER__QUKERNELS_NEON
+#define LUTHIER__QUKERNELS_NEON(X)
+#endif
+
+/* >>qregistry ====================================================================================
+   One X-macro row per kernel: X(short name, isa, MR, NR, K group, kind, A encoding, required
+   features); the function is luthier_qgemm_ukernel_<short name>. Order = preference: the first
+   row this CPU (context) runs is the default. AVX-512 VNNI tiles by measurement (docs/DESIGN.md,
+   int8 GEMM): 6x64, 12x32 and 14x32 are within noise of each other on the DNN shapes with
+   M > 1; 6x64 leads on K = 147 and M = 1 and is the default, 12x32 serves N <= 48 (less
+   padding); 8x48 was 10 % slower and is not built. */
+#define LUTHIER__QUKERNELS(X) LUTHIER__QUKERNELS_X86(X) LUTHIER__QUKERNELS_NEON(X) LUTHIER__QUKERNELS_SCALAR(X)
+
+typedef struct luthier__qkernel_entry {
+    const char *name;
+    const char *isa;
+    int mr, nr, kg;
+    luthier_kernel_kind kind;
+    int a_s8; /* A encoding: 1 = A ^ 0x80 (int8) */
+    unsigned required_cpu_features;
+    luthier_qgemm_ukernel_fn fn;
+} luthier__qkernel_entry;
+
+static const luthier__qkernel_entry luthier__qkernels[] = {
+#define LUTHIER__X(sname, isa, mr, nr, kg, kind, as8, feat) \
+    {"luthier_qgemm_ukernel_" #sname, isa, mr, nr, kg, kind, as8, feat, luthier_qgemm_ukernel_##sname},
+    LUTHIER__QUKERNELS(LUTHIER__X)
+#undef LUTHIER__X
+};
+#define LUTHIER__NUM_QKERNELS ((int)(sizeof luthier__qkernels / sizeof luthier__qkernels[0]))
+
+LUTHIER_API int luthier_qkernel_count(void) { return LUTHIER__NUM_QKERNELS; }
+
+LUTHIER_API luthier_status luthier_qkernel_get(int index, luthier_kernel_info *out) {
+    const luthier__qkernel_entry *e;
+    if (!out || index < 0 || index >= LUTHIER__NUM_QKERNELS) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    e = &luthier__qkernels[index];
+    out->name = e->name;
+    out->isa = e->isa;
+    out->mr = e->mr;
+    out->nr = e->nr;
+    out->k_unroll = e->kg;
+    out->kind = e->kind;
+    out->required_cpu_features = e->required_cpu_features;
+    out->available = (luthier_cpu_features() & e->required_cpu_features) == e->required_cpu_features;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_qkernel_find(const char *name, int *index) {
+    static const char prefix[] = "luthier_qgemm_ukernel_";
+    int i;
+    if (!name || !index) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    for (i = 0; i < LUTHIER__NUM_QKERNELS; i++) {
+        const char *full = luthier__qkernels[i].name;
+        if (strcmp(name, full) == 0 || strcmp(name, full + sizeof prefix - 1) == 0) {
+            *index = i;
+            return LUTHIER_STATUS_OK;
+        }
+    }
+    return LUTHIER_STATUS_NOT_FOUND;
+}
+
+LUTHIER_PRIVATE int luthier__qkernel_runs(const luthier__qkernel_entry *e, unsigned features) {
+    return (e->required_cpu_features & features) == e->required_cpu_features;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__qresolve(luthier_context *ctx, const char *name, int *index) {
+    int i;
+    if (luthier_qkernel_find(name, &i) != LUTHIER_STATUS_OK)
+        return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND,
+                             "no int8 microkernel named '%s' (luthier_qkernel_get lists them)", name);
+    if (!luthier__qkernel_runs(&luthier__qkernels[i], ctx->cpu_features))
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                             "int8 microkernel '%s' needs CPU features this CPU (or context) lacks",
+                             luthier__qkernels[i].name);
+    *index = i;
+    return LUTHIER_STATUS_OK;
+}
+
+/* The kernel of a call that names none: the first row the context runs, unless more than a
+   quarter of its NR lanes would be padding for n columns; then the kernel of the same ISA that
+   wastes the least (as luthier__kernel_for_n does for fp32). */
+LUTHIER_PRIVATE int luthier__qkernel_default(const luthier_context *ctx, size_t n) {
+    int i, best = -1;
+    for (i = 0; i < LUTHIER__NUM_QKERNELS && best < 0; i++)
+        if (luthier__qkernel_runs(&luthier__qkernels[i], ctx->cpu_features)) best = i;
+    if (best < 0) return LUTHIER__NUM_QKERNELS - 1;
+    if (luthier__nr_waste(luthier__qkernels[best].nr, n) <= 0.25) return best;
+    for (i = best + 1; i < LUTHIER__NUM_QKERNELS; i++) {
+        const luthier__qkernel_entry *e = &luthier__qkernels[i];
+        if (strcmp(e->isa, luthier__qkernels[best].isa) == 0 && luthier__qkernel_runs(e, ctx->cpu_features) &&
+            luthier__nr_waste(e->nr, n) < luthier__nr_waste(luthier__qkernels[best].nr, n))
+            best = i;
+    }
+    return best;
+}
+
+/* >>qpack ======================================================================================== */
+
+typedef struct luthier__qpack_layout {
+    size_t nr, kg, k, n;
+    size_t groups;      /* ceil(k / kg) */
+    size_t panels;      /* ceil(n / nr) */
+    size_t panel_bytes; /* groups * nr * kg */
+    size_t data_bytes;  /* panels * panel_bytes, rounded up to 64 */
+} luthier__qpack_layout;
+
+struct luthier_qpacked_b {
+    luthier__qpack_layout layout;
+    int kernel;           /* registry index packed for */
+    int32_t a_zero_point; /* folded into comp */
+    int8_t *data;         /* layout.data_bytes of panels, then comp */
+    int32_t *comp;        /* panels * nr: -za' * S[j], 0 past n */
+};
+
+/* Returns 0 when the sizes overflow size_t. */
+LUTHIER_PRIVATE int luthier__qpack_layout_init(luthier__qpack_layout *l, size_t nr, size_t kg, size_t k,
+                                               size_t n) {
+    l->nr = nr;
+    l->kg = kg;
+    l->k = k;
+    l->n = n;
+    l->groups = luthier__div_up(k, kg);
+    l->panels = luthier__div_up(n, nr);
+    if (l->groups > SIZE_MAX / (nr * kg)) return 0;
+    l->panel_bytes = l->groups * nr * kg;
+    if (l->panels && l->panel_bytes > (SIZE_MAX - 64) / l->panels) return 0;
+    l->data_bytes = luthier__div_up(l->panels * l->panel_bytes, 64) * 64;
+    if (l->panels > (SIZE_MAX - l->data_bytes - 64) / (nr * sizeof(int32_t))) return 0;
+    return 1;
+}
+
+/* Packs B (k x n, stride ldb; n x k when trans) and its compensation -za' * S[j] (mod 2^32). */
+LUTHIER_PRIVATE void luthier__qpack_b(const luthier__qpack_layout *l, const int8_t *b, size_t ldb,
+                                      int trans, int32_t za_eff, int8_t *dst, int32_t *comp) {
+    const size_t nr = l->nr, kg = l->kg;
+    size_t p, g, j, t;
+    for (p = 0; p < l->panels; p++) {
+        int8_t *d = dst + p * l->panel_bytes;
+        const size_t j0 = p * nr, nv = luthier__min_sz(nr, l->n - j0);
+        uint32_t sum[LUTHIER__QMAX_NR];
+        memset(sum, 0, sizeof sum);
+        for (g = 0; g < l->groups; g++)
+            for (j = 0; j < nr; j++)
+                for (t = 0; t < kg; t++, d++) {
+                    const size_t kk = g * kg + t;
+                    *d = j < nv && kk < l->k ? (trans ? b[(j0 + j) * ldb + kk] : b[kk * ldb + j0 + j]) : 0;
+                    sum[j] += (uint32_t)(int32_t)*d;
+                }
+        for (j = 0; j < nr; j++) comp[j0 + j] = (int32_t)(0u - (uint32_t)za_eff * sum[j]);
+    }
+}
+
+/* Packs rows [0, mb) of A (all k steps) for an interleaved kernel: MR-row panels of groups of
+   kg steps, encoded, zero-padded; panel q at dst + q * MR * groups * kg. */
+LUTHIER_PRIVATE void luthier__qpack_a(const uint8_t *a, size_t lda, size_t mb, size_t k, size_t mr,
+                                      size_t kg, int a_s8, uint8_t *dst) {
+    const size_t groups = luthier__div_up(k, kg);
+    const uint8_t x = a_s8 ? 0x80 : 0;
+    size_t i0, i, g, t;
+    for (i0 = 0; i0 < mb; i0 += mr, dst += mr * groups * kg) {
+        const size_t mv = luthier__min_sz(mr, mb - i0);
+        for (i = 0; i < mr; i++) {
+            const uint8_t *src = a + (i0 + (i < mv ? i : 0)) * lda; /* rows >= mv: zeros */
+            uint8_t *d = dst + i * kg;
+            for (g = 0; g < groups; g++, d += mr * kg, src += kg)
+                for (t = 0; t < kg; t++) d[t] = i < mv && g * kg + t < k ? (uint8_t)(src[t] ^ x) : 0;
+        }
+    }
+}
+
+/* >>qdriver ======================================================================================
+   Full k per kernel call (no k blocking: the int32 accumulators never leave registers). Loop
+   order per thread: NC-column blocks (B's block in the last-level cache), MC-row blocks (A's
+   block in L2; packed first for interleaved kernels), NR panels (the panel in L1/L2), MR tiles. */
+
+typedef struct luthier__qgemm_job {
+    luthier_qgemm_ukernel_args base; /* output parameters shared by every tile */
+    const luthier_qgemm_desc *d;
+    const uint8_t *a;
+    unsigned char *c;
+    size_t elem;                     /* bytes per element of C */
+    const luthier__qpack_layout *bl;
+    const int8_t *bdata;
+    const int32_t *comp;
+    const luthier__qkernel_entry *uk[LUTHIER_MAX_CLUSTERS];
+    size_t mc, nc, tiles, panels;
+    int by_panels;
+    unsigned char *ws;
+    size_t ws_stride;
+    int32_t mult[LUTHIER__QMAX_NR], shift[LUTHIER__QMAX_NR]; /* shared values, per lane */
+    float bscale[LUTHIER__QMAX_NR];
+} luthier__qgemm_job;
+
+LUTHIER_PRIVATE void luthier__qgemm_compute(const luthier__qgemm_job *job, const luthier__qkernel_entry *uk,
+                                            size_t tile_begin, size_t tile_end, size_t panel_begin,
+                                            size_t panel_end, uint8_t *ws) {
+    const luthier_qgemm_desc *d = job->d;
+    const size_t m = (size_t)d->m, n = (size_t)d->n, k = (size_t)d->k;
+    const size_t lda = (size_t)d->lda, ldc = (size_t)d->ldc;
+    const size_t mr = (size_t)uk->mr, nr = job->bl->nr, kp = job->bl->groups * job->bl->kg;
+    const size_t m0 = tile_begin * mr, m1 = luthier__min_sz(tile_end * mr, m);
+    const size_t nlo = panel_begin * nr, nhi = luthier__min_sz(panel_end * nr, n);
+    const int interleaved = uk->kind == LUTHIER_KERNEL_INTERLEAVED;
+    const uint8_t *rows[LUTHIER__QMAX_MR];
+    int32_t off[LUTHIER__QMAX_NR];
+    luthier_qgemm_ukernel_args u = job->base;
+    size_t n0, i0, i, j, t;
+    u.a_rows = rows;
+    for (n0 = nlo; n0 < nhi; n0 += job->nc) {
+        const size_t nb = luthier__min_sz(job->nc, nhi - n0);
+        for (i0 = m0; i0 < m1; i0 += job->mc) {
+            const size_t mb = luthier__min_sz(job->mc, m1 - i0);
+            if (interleaved && k) luthier__qpack_a(job->a + i0 * lda, lda, mb, k, mr, job->bl->kg, uk->a_s8, ws);
+            for (j = n0; j < n0 + nb; j += nr) {
+                u.n = luthier__min_sz(nr, n - j);
+                u.b = job->bdata + (j / nr) * job->bl->panel_bytes;
+                u.offset = job->comp + j;
+                if (d->bias) {
+                    for (t = 0; t < nr; t++)
+                        off[t] = t < u.n ? (int32_t)((uint32_t)job->comp[j + t] + (uint32_t)d->bias[j + t]) : 0;
+                    u.offset = off;
+                }
+                u.multiplier = d->multipliers ? d->multipliers + j : job->mult;
+                u.shift = d->shifts ? d->shifts + j : job->shift;
+                u.b_scale = d->b_scales ? d->b_scales + j : job->bscale;
+                u.bias = d->float_bias ? d->float_bias + j : NULL;
+                for (i = i0; i < i0 + mb; i += mr) {
+                    u.m = luthier__min_sz(mr, m1 - i);
+                    u.c = job->c + (i * ldc + j) * job->elem;
+                    if (interleaved) {
+                        u.a = ws + (i - i0) * kp;
+                    } else {
+                        for (t = 0; t < u.m; t++) rows[t] = job->a + (i + t) * lda;
+                    }
+                    if (k) uk->fn(&u);
+                    else luthier__qukernel_ref(&u, mr, nr, job->bl->kg, interleaved, uk->a_s8);
+                }
+            }
+        }
+    }
+}
+
+LUTHIER_PRIVATE void luthier__qgemm_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
+    const luthier__qgemm_job *j = (const luthier__qgemm_job *)arg;
+    uint8_t *w = j->ws ? j->ws + (size_t)thread * j->ws_stride : NULL;
+    if (j->by_panels) luthier__qgemm_compute(j, j->uk[cluster], 0, j->tiles, begin, end, w);
+    else luthier__qgemm_compute(j, j->uk[cluster], begin, end, 0, j->panels, w);
+}
+
+/* d is validated and normalized (leading dimensions filled in). */
+LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier_qgemm_desc *d, int kernel,
+                                             const uint8_t *a, const luthier__qpack_layout *bl,
+                                             const int8_t *bdata, const int32_t *comp, void *c) {
+    const luthier__qkernel_entry *uk = &luthier__qkernels[kernel];
+    const luthier__pool *p = ctx->pool;
+    const size_t m = (size_t)d->m, n = (size_t)d->n, mr = (size_t)uk->mr, nr = bl->nr;
+    const size_t kp = luthier__max_sz(1, bl->groups * bl->kg);
+    const size_t llc = ctx->caches.l3 ? ctx->caches.l3 : ctx->caches.l2;
+    luthier__qgemm_job job;
+    size_t mc, nc, t;
+    int cl, packs_a = 0;
+    memset(&job, 0, sizeof job);
+    job.d = d;
+    job.a = a;
+    job.c = (unsigned char *)c;
+    job.elem = d->output == LUTHIER_QOUTPUT_UINT8 ? 1 : 4;
+    job.bl = bl;
+    job.bdata = bdata;
+    job.comp = comp;
+    job.base.k = (size_t)d->k;
+    job.base.ldc = (size_t)d->ldc;
+    job.base.output = d->output;
+    job.base.zero_point = d->output_zero_point;
+    job.base.qmin = d->output_min || d->output_max ? d->output_min : 0;
+    job.base.qmax = d->output_min || d->output_max ? d->output_max : 255;
+    job.base.a_scale = d->a_scale;
+    job.base.clamp = d->output == LUTHIER_QOUTPUT_FLOAT &&
+                     luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &job.base.min, &job.base.max);
+    for (t = 0; t < LUTHIER__QMAX_NR; t++) {
+        job.mult[t] = d->multiplier;
+        job.shift[t] = d->shift;
+        job.bscale[t] = d->b_scale;
+    }
+    for (cl = 0; cl < p->num_clusters; cl++) {
+        int idx = kernel;
+        luthier_status s;
+        if (d->cluster_kernels && d->cluster_kernels[cl] && *d->cluster_kernels[cl]) {
+            const luthier__qkernel_entry *e;
+            if ((s = luthier__qresolve(ctx, d->cluster_kernels[cl], &idx)) != LUTHIER_STATUS_OK) return s;
+            e = &luthier__qkernels[idx];
+            if (e->mr != uk->mr || e->nr != uk->nr || e->kg != uk->kg || e->a_s8 != uk->a_s8)
+                return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
+                                     "cluster %d kernel %s (%dx%d, K group %d, A encoding %d) does not match "
+                                     "the call's kernel %s (%dx%d, K group %d, A encoding %d): clusters of one "
+                                     "call share MR, NR, K group and A encoding", cl, e->name, e->mr, e->nr,
+                                     e->kg, e->a_s8, uk->name, uk->mr, uk->nr, uk->kg, uk->a_s8);
+        }
+        job.uk[cl] = &luthier__qkernels[idx];
+        packs_a |= job.uk[cl]->kind == LUTHIER_KERNEL_INTERLEAVED;
+    }
+    /* blocking: A's MC x k block in half of L2, B's k x NC block in half of the last level */
+    mc = ctx->blocking_override.mc ? ctx->blocking_override.mc : (ctx->caches.l2 / 2) / kp;
+    nc = ctx->blocking_override.nc ? ctx->blocking_override.nc : (llc / 2) / kp;
+    job.mc = luthier__balanced_block(m, luthier__max_sz(mc, mr), mr);
+    job.nc = luthier__balanced_block(n, luthier__max_sz(nc, nr), nr);
+    job.tiles = luthier__div_up(m, mr);
+    job.panels = luthier__div_up(n, nr);
+    job.by_panels = job.tiles < (size_t)p->num_threads && job.panels > job.tiles;
+    if (packs_a && d->k) {
+        if (job.mc > SIZE_MAX / kp - LUTHIER__ALIGN ||
+            (job.ws_stride = luthier__div_up(job.mc * kp, LUTHIER__ALIGN) * LUTHIER__ALIGN) > SIZE_MAX / (size_t)p->num_threads ||
+            !(job.ws = (unsigned char *)luthier__context_workspace(ctx, job.ws_stride * (size_t)p->num_threads)))
+            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate the packed A blocks (%zu x %zu bytes per thread)",
+                                 job.mc, kp);
+    }
+    return luthier__parallel(ctx, job.by_panels ? job.panels : job.tiles, d->schedule, d->ratios,
+                             d->num_ratios, 0, luthier__qgemm_range, &job);
+}
+
+/* >>impl-qgemm-api =============================================================================== */
+
+LUTHIER_PRIVATE int luthier__qscale_ok(float s) { return s > 0.0f && s <= FLT_MAX; }
+
+/* The output parameters of a run. */
+LUTHIER_PRIVATE luthier_status luthier__qcheck_output(luthier_context *ctx, const luthier_qgemm_desc *d) {
+    int64_t j;
+    if ((unsigned)d->output >= (unsigned)LUTHIER_QOUTPUT_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "unknown output kind %d", (int)d->output);
+    if (d->output != LUTHIER_QOUTPUT_FLOAT && d->activation != LUTHIER_ACTIVATION_NONE)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "activation %d needs the FLOAT output; a UINT8 output clamps with output_min/"
+                             "output_max (luthier_quantize_activation computes them)", (int)d->activation);
+    if (d->output == LUTHIER_QOUTPUT_FLOAT) {
+        if (!luthier__qscale_ok(d->a_scale))
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "a_scale is %g: it must be finite and > 0",
+                                 (double)d->a_scale);
+        if (!d->b_scales && !luthier__qscale_ok(d->b_scale))
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                                 "b_scale is %g: it must be finite and > 0 (or set b_scales)", (double)d->b_scale);
+        for (j = 0; d->b_scales && j < d->n; j++)
+            if (!luthier__qscale_ok(d->b_scales[j]))
+                return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                                     "b_scales[%lld] is %g: scales must be finite and > 0", (long long)j,
+                                     (double)d->b_scales[j]);
+        return luthier__check_activation(ctx, "", d->activation, d->clamp_min, d->clamp_max);
+    }
+    if (d->output != LUTHIER_QOUTPUT_UINT8) return LUTHIER_STATUS_OK;
+    if (d->output_zero_point < 0 || d->output_zero_point > 255)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "output_zero_point %d is outside 0..255",
+                             (int)d->output_zero_point);
+    if ((d->output_min || d->output_max) &&
+        !(d->output_min >= 0 && d->output_min <= d->output_max && d->output_max <= 255))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "output_min %d and output_max %d: want 0 <= min <= max <= 255 (both 0 = no clamp)",
+                             (int)d->output_min, (int)d->output_max);
+    if (!d->multipliers != !d->shifts)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "multipliers and shifts go together: set both (per column) or neither (shared)");
+    if (!d->multipliers) {
+        if (d->multiplier < 0 || d->shift < 0 || d->shift > 31)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                                 "multiplier %d / shift %d: want multiplier >= 0 and shift in 0..31 "
+                                 "(luthier_quantize_multiplier computes them)", (int)d->multiplier, (int)d->shift);
+        return LUTHIER_STATUS_OK;
+    }
+    for (j = 0; j < d->n; j++)
+        if (d->multipliers[j] < 0 || d->shifts[j] < 0 || d->shifts[j] > 31)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                                 "column %lld: multiplier %d / shift %d: want multiplier >= 0 and shift in 0..31",
+                                 (long long)j, (int)d->multipliers[j], (int)d->shifts[j]);
+    return LUTHIER_STATUS_OK;
+}
+
+/* Validates desc; fills the defaulted leading dimensions and the kernel index. need_m: a run
+   (A, C and the output); need_b: B is given unpacked. */
+LUTHIER_PRIVATE luthier_status luthier__qprepare(luthier_context *ctx, const luthier_qgemm_desc *in,
+                                                 luthier_qgemm_desc *d, int *kernel, int need_m, int need_b) {
+    luthier_status s;
+    *d = *in;
+    if (d->k < 0 || d->n < 0 || (need_m && d->m < 0))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "negative size: m=%lld n=%lld k=%lld",
+                             (long long)d->m, (long long)d->n, (long long)d->k);
+    if (d->k > INT32_MAX || d->n > INT32_MAX || (need_m && d->m > INT32_MAX))
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "size above 2^31-1: m=%lld n=%lld k=%lld",
+                             (long long)d->m, (long long)d->n, (long long)d->k);
+    if (d->a_zero_point < 0 || d->a_zero_point > 255)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "a_zero_point %d is outside 0..255",
+                             (int)d->a_zero_point);
+    if (need_m) {
+        if (!d->lda) d->lda = d->k > 0 ? d->k : 1;
+        if (!d->ldc) d->ldc = d->n > 0 ? d->n : 1;
+        if ((s = luthier__check_matrix(ctx, "A", d->m, d->k, d->lda)) != LUTHIER_STATUS_OK) return s;
+        if ((s = luthier__check_matrix(ctx, "C", d->m, d->n, d->ldc)) != LUTHIER_STATUS_OK) return s;
+        if ((s = luthier__qcheck_output(ctx, d)) != LUTHIER_STATUS_OK) return s;
+    }
+    if (need_b) {
+        const int64_t rows = d->trans_b ? d->n : d->k, cols = d->trans_b ? d->k : d->n;
+        if (!d->ldb) d->ldb = cols > 0 ? cols : 1;
+        if ((s = luthier__check_matrix(ctx, "B", rows, cols, d->ldb)) != LUTHIER_STATUS_OK) return s;
+    }
+    if (d->kernel && *d->kernel) return luthier__qresolve(ctx, d->kernel, kernel);
+    *kernel = luthier__qkernel_default(ctx, (size_t)d->n);
+    return LUTHIER_STATUS_OK;
+}
+
+/* Lays out, allocates (one block: panels, then the compensation) and packs B for kernel. */
+LUTHIER_PRIVATE luthier_status luthier__qpack_new(luthier_context *ctx, const luthier_qgemm_desc *d, int kernel,
+                                                  const int8_t *b, luthier_qpacked_b *pb) {
+    const luthier__qkernel_entry *uk = &luthier__qkernels[kernel];
+    size_t bytes;
+    memset(pb, 0, sizeof *pb);
+    pb->kernel = kernel;
+    pb->a_zero_point = d->a_zero_point;
+    if (!luthier__qpack_layout_init(&pb->layout, (size_t)uk->nr, (size_t)uk->kg, (size_t)d->k, (size_t)d->n))
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B of %lld x %lld overflows", (long long)d->k,
+                             (long long)d->n);
+    bytes = pb->layout.data_bytes + pb->layout.panels * pb->layout.nr * sizeof(int32_t);
+    if (!(pb->data = (int8_t *)luthier__alloc(bytes ? bytes : 1)))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes for packed B", bytes);
+    pb->comp = (int32_t *)(void *)(pb->data + pb->layout.data_bytes);
+    luthier__qpack_b(&pb->layout, b, (size_t)d->ldb, d->trans_b != 0,
+                     d->a_zero_point - (uk->a_s8 ? 128 : 0), pb->data, pb->comp);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__qcheck_run(luthier_context *ctx, const luthier_qgemm_desc *d,
+                                                   const uint8_t *a, const void *c) {
+    if (d->m == 0 || d->n == 0) return LUTHIER_STATUS_OK;
+    if (!c) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "C is NULL");
+    if (!a && d->k > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "A is NULL");
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_qgemm_pack_b(luthier_context *ctx, const luthier_qgemm_desc *desc,
+                                                const int8_t *b, luthier_qpacked_b **out) {
+    luthier_qgemm_desc d;
+    luthier_qpacked_b *pb;
+    luthier_status s;
+    int kernel;
+    if (out) *out = NULL;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!desc || !out) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "desc and out must not be NULL");
+    if ((s = luthier__qprepare(ctx, desc, &d, &kernel, 0, 1)) != LUTHIER_STATUS_OK) return s;
+    if (!b && d.k > 0 && d.n > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "B is NULL");
+    if (!(pb = (luthier_qpacked_b *)luthier__alloc(sizeof *pb)))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate a packed B");
+    if ((s = luthier__qpack_new(ctx, &d, kernel, b, pb)) != LUTHIER_STATUS_OK) {
+        luthier__free(pb);
+        return s;
+    }
+    *out = pb;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API void luthier_qpacked_b_destroy(luthier_qpacked_b *b) {
+    if (!b) return;
+    luthier__free(b->data);
+    luthier__free(b);
+}
+
+LUTHIER_API size_t luthier_qpacked_b_bytes(const luthier_qpacked_b *b) {
+    return b ? sizeof *b + b->layout.data_bytes + b->layout.panels * b->layout.nr * sizeof(int32_t) : 0;
+}
+
+LUTHIER_API luthier_status luthier_qgemm_packed(luthier_context *ctx, const luthier_qgemm_desc *desc,
+                                                const uint8_t *a, const luthier_qpacked_b *b, void *c) {
+    const luthier__qkernel_entry *pk, *uk;
+    luthier_qgemm_desc d;
+    luthier_status s;
+    int kernel;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!desc || !b) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "desc and packed B must not be NULL");
+    if ((s = luthier__qprepare(ctx, desc, &d, &kernel, 1, 0)) != LUTHIER_STATUS_OK) return s;
+    if ((size_t)d.n != b->layout.n || (size_t)d.k != b->layout.k)
+        return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE, "desc is k=%lld n=%lld but B was packed as k=%zu n=%zu",
+                             (long long)d.k, (long long)d.n, b->layout.k, b->layout.n);
+    if (d.a_zero_point != b->a_zero_point)
+        return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
+                             "desc has a_zero_point %d but B was packed for %d (its compensation is folded "
+                             "in): pack again", (int)d.a_zero_point, (int)b->a_zero_point);
+    pk = &luthier__qkernels[b->kernel];
+    if (!(desc->kernel && *desc->kernel)) kernel = b->kernel;
+    uk = &luthier__qkernels[kernel];
+    if ((size_t)uk->nr != b->layout.nr || (size_t)uk->kg != b->layout.kg || uk->a_s8 != pk->a_s8)
+        return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
+                             "kernel %s has NR=%d, K group %d, A encoding %d but B was packed for %s (NR=%d, "
+                             "K group %d, A encoding %d)", uk->name, uk->nr, uk->kg, uk->a_s8, pk->name, pk->nr,
+                             pk->kg, pk->a_s8);
+    if (!luthier__qkernel_runs(uk, ctx->cpu_features))
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "B was packed for %s, which this context cannot run",
+                             uk->name);
+    if ((s = luthier__qcheck_run(ctx, &d, a, c)) != LUTHIER_STATUS_OK) return s;
+    if (d.m == 0 || d.n == 0) return LUTHIER_STATUS_OK;
+    return luthier__qrun(ctx, &d, kernel, a, &b->layout, b->data, b->comp, c);
+}
+
+LUTHIER_API luthier_status luthier_qgemm(luthier_context *ctx, const luthier_qgemm_desc *desc,
+                                         const uint8_t *a, const int8_t *b, void *c) {
+    luthier_qgemm_desc d;
+    luthier_qpacked_b pb;
+    luthier_status s;
+    int kernel;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!desc) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "desc is NULL");
+    if ((s = luthier__qprepare(ctx, desc, &d, &kernel, 1, 1)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__qcheck_run(ctx, &d, a, c)) != LUTHIER_STATUS_OK) return s;
+    if (d.m == 0 || d.n == 0) return LUTHIER_STATUS_OK;
+    if (!b && d.k > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "B is NULL");
+    /* One-shot: pack the whole B into a temporary buffer, then run the pre-packed path. */
+    if ((s = luthier__qpack_new(ctx, &d, kernel, b, &pb)) != LUTHIER_STATUS_OK) return s;
+    s = luthier__qrun(ctx, &d, kernel, a, &pb.layout, pb.data, pb.comp, c);
+    luthier__free(pb.data);
+    return s;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LUTHIER_INT8_IMPLEMENTATION */
