@@ -1228,13 +1228,38 @@ done:
     return s;
 }
 
+/* A model of (x, y): base continued with new trees (in base's own loss) when given, else a
+   fresh fit with the search's parameters. */
+LUTHIER_PRIVATE luthier_status luthier__search_model(const luthier__gbt *base, const float *x, const float *y, size_t n,
+                                                     int f, int loss, uint64_t seed, luthier__gbt **out) {
+    luthier__gbt_params p;
+    luthier_status s;
+    *out = NULL;
+    if (base) {
+        luthier__gbt *m = luthier__gbt_clone(base);
+        if (!m) return LUTHIER_STATUS_OUT_OF_MEMORY;
+        if ((s = luthier__gbt_fit_more(m, x, y, NULL, n, LUTHIER__SEARCH_TREES)) != LUTHIER_STATUS_OK) {
+            luthier__gbt_free(m);
+            return s;
+        }
+        *out = m;
+        return LUTHIER_STATUS_OK;
+    }
+    memset(&p, 0, sizeof p);
+    p.num_trees = LUTHIER__SEARCH_TREES;
+    p.max_depth = LUTHIER__SEARCH_DEPTH;
+    p.learning_rate = LUTHIER__SEARCH_LR;
+    p.loss = loss;
+    p.seed = seed;
+    return luthier__gbt_fit(x, y, NULL, n, f, &p, out);
+}
+
 /* Fits the model of the measurements so far (log seconds; failures = twice the slowest). */
 LUTHIER_PRIVATE luthier_status luthier__search_fit(luthier__search_state *S, luthier__gbt **model) {
     const luthier__search_desc *d = S->d;
     const int f = S->f;
     double worst = -HUGE_VAL;
     size_t i;
-    luthier_status s;
     *model = NULL;
     for (i = 0; i < S->count; i++)
         if (S->msec[i] > 0 && log(S->msec[i]) - d->y_offset > worst) worst = log(S->msec[i]) - d->y_offset;
@@ -1243,26 +1268,7 @@ LUTHIER_PRIVATE luthier_status luthier__search_fit(luthier__search_state *S, lut
         memcpy(S->tx + i * (size_t)f, d->features + S->midx[i] * (size_t)f, sizeof(float) * (size_t)f);
         S->ty[i] = (float)(S->msec[i] > 0 ? log(S->msec[i]) - d->y_offset : worst + log(2.0));
     }
-    if (d->warm) {
-        luthier__gbt *m = luthier__gbt_clone(d->warm);
-        if (!m) return LUTHIER_STATUS_OUT_OF_MEMORY;
-        s = luthier__gbt_fit_more(m, S->tx, S->ty, NULL, S->count, LUTHIER__SEARCH_TREES);
-        if (s != LUTHIER_STATUS_OK) {
-            luthier__gbt_free(m);
-            return s;
-        }
-        *model = m;
-        return LUTHIER_STATUS_OK;
-    } else {
-        luthier__gbt_params p;
-        memset(&p, 0, sizeof p);
-        p.num_trees = LUTHIER__SEARCH_TREES;
-        p.max_depth = LUTHIER__SEARCH_DEPTH;
-        p.learning_rate = LUTHIER__SEARCH_LR;
-        p.loss = d->loss;
-        p.seed = d->seed ^ 0x6a09e667f3bcc909ull;
-        return luthier__gbt_fit(S->tx, S->ty, NULL, S->count, f, &p, model);
-    }
+    return luthier__search_model(d->warm, S->tx, S->ty, S->count, f, d->loss, d->seed ^ 0x6a09e667f3bcc909ull, model);
 }
 
 /* The k best-ranked unmeasured candidates by model m, plus `nexplore` random ones. */

@@ -952,20 +952,8 @@ LUTHIER_PRIVATE int luthier__tune_data_add(luthier__tune_data *D, const float *x
 LUTHIER_PRIVATE luthier__gbt *luthier__tune_data_fit(const luthier__tune_data *D, const luthier__gbt *base, uint64_t seed) {
     luthier__gbt *m = NULL;
     if (D->n < 8) return base ? luthier__gbt_clone(base) : NULL;
-    if (base) {
-        if ((m = luthier__gbt_clone(base)) && luthier__gbt_fit_more(m, D->x, D->y, NULL, D->n, LUTHIER__SEARCH_TREES) != LUTHIER_STATUS_OK) {
-            luthier__gbt_free(m);
-            m = NULL;
-        }
-    } else {
-        luthier__gbt_params p;
-        memset(&p, 0, sizeof p);
-        p.num_trees = LUTHIER__SEARCH_TREES;
-        p.max_depth = LUTHIER__SEARCH_DEPTH;
-        p.learning_rate = LUTHIER__SEARCH_LR;
-        p.seed = seed;
-        if (luthier__gbt_fit(D->x, D->y, NULL, D->n, LUTHIER__TUNE_FEATURES, &p, &m) != LUTHIER_STATUS_OK) m = NULL;
-    }
+    if (luthier__search_model(base, D->x, D->y, D->n, LUTHIER__TUNE_FEATURES, LUTHIER__GBT_SQUARED, seed, &m) != LUTHIER_STATUS_OK)
+        m = NULL;
     return m;
 }
 

@@ -84,6 +84,20 @@ static luthier_node_config *tune_split_configs(const luthier_graph *g, const flo
     return cfg;
 }
 
+/* A comparison search over the same space (exhaustive, or random with the same per-task cap)
+   into records + suffix; path is left empty when it fails. */
+static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustive, double budget, const char *records,
+                         const char *suffix, char *path, size_t size, luthier_tune_result *res) {
+    luthier_tune_desc c = *td;
+    snprintf(path, size, "%s%s", records, suffix);
+    c.exhaustive = exhaustive;
+    c.random_search = !exhaustive;
+    c.budget_seconds = budget;
+    c.heatmap_path = NULL;
+    c.report_path = NULL;
+    if (luthier_tune(t->ctx, t->g, &c, path, res) != LUTHIER_STATUS_OK) path[0] = 0;
+}
+
 static int cmd_tune(int argc, char **argv) {
     const char *cmd = argv[0], *name = NULL, *val;
     char records[512] = "", report[512] = "", heatmap[512] = "", spec[256], err[256];
@@ -244,23 +258,8 @@ static int cmd_tune(int argc, char **argv) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
-    if (exhaustive) {
-        luthier_tune_desc te = td;
-        snprintf(ex_path, sizeof ex_path, "%s.exhaustive", records);
-        te.exhaustive = 1;
-        te.heatmap_path = NULL;
-        te.report_path = NULL;
-        if (luthier_tune(t.ctx, t.g, &te, ex_path, &rex) != LUTHIER_STATUS_OK) ex_path[0] = 0;
-    }
-    if (random) {
-        luthier_tune_desc trn = td;
-        snprintf(rn_path, sizeof rn_path, "%s.random", records);
-        trn.random_search = 1;
-        trn.heatmap_path = NULL;
-        trn.report_path = NULL;
-        trn.budget_seconds = budget * 4;
-        if (luthier_tune(t.ctx, t.g, &trn, rn_path, &rrn) != LUTHIER_STATUS_OK) rn_path[0] = 0;
-    }
+    if (exhaustive) tune_compare(&t, &td, 1, budget, records, ".exhaustive", ex_path, sizeof ex_path, &rex);
+    if (random) tune_compare(&t, &td, 0, budget * 4, records, ".random", rn_path, sizeof rn_path, &rrn);
     {
         /* every plan timed together: default, tuned, then the comparisons that were asked for */
         luthier_plan_desc pds[6];
