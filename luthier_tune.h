@@ -699,6 +699,24 @@ LUTHIER_PRIVATE int luthier__record_parse(char *line, char **fp, char **sig, lut
     return 1;
 }
 
+LUTHIER_PRIVATE luthier_status luthier__read_file(const char *path, char **text, size_t *len) {
+    FILE *fh = fopen(path, "rb");
+    long n;
+    if (!fh) return LUTHIER_STATUS_NOT_FOUND;
+    if (fseek(fh, 0, SEEK_END) != 0 || (n = ftell(fh)) < 0 || fseek(fh, 0, SEEK_SET) != 0) {
+        fclose(fh);
+        return LUTHIER_STATUS_INVALID_ARGUMENT;
+    }
+    if (!(*text = (char *)luthier__alloc((size_t)n + 1))) {
+        fclose(fh);
+        return LUTHIER_STATUS_OUT_OF_MEMORY;
+    }
+    *len = fread(*text, 1, (size_t)n, fh);
+    (*text)[*len] = 0;
+    fclose(fh);
+    return LUTHIER_STATUS_OK;
+}
+
 /* Applies the records in text (name: for messages) to configs; the lines are parsed in place
    from a private copy, so text may live in read-only memory (firmware: a const array). */
 LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, const luthier_graph *g, const char *name,
@@ -773,32 +791,15 @@ LUTHIER_API luthier_status luthier_records_apply_text(luthier_context *ctx, cons
 
 LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const luthier_graph *g, const char *path,
                                                  luthier_node_config *configs, int *matched) {
-    FILE *fh;
     char *text = NULL;
-    size_t len = 0, cap = 0, got;
+    size_t len = 0;
     luthier_status s;
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     ctx->error[0] = 0;
     if (!g || !path || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, path or configs is NULL");
     if (matched) *matched = 0;
-    if (!(fh = fopen(path, "rb"))) return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND, "records: cannot open '%s'", path);
-    for (;;) { /* records files are small: read it whole, growing the buffer by doubling */
-        if (len == cap) {
-            char *bigger;
-            cap = cap ? cap * 2 : 4096;
-            if (cap > ((size_t)1 << 30) || !(bigger = (char *)luthier__alloc(cap))) {
-                fclose(fh);
-                luthier__free(text);
-                return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "records: '%s' is too large or memory is short", path);
-            }
-            if (len) memcpy(bigger, text, len);
-            luthier__free(text);
-            text = bigger;
-        }
-        if (!(got = fread(text + len, 1, cap - len, fh))) break;
-        len += got;
-    }
-    fclose(fh);
+    if ((s = luthier__read_file(path, &text, &len)) != LUTHIER_STATUS_OK) /* records files are small: read whole */
+        return luthier__fail(ctx, s, s == LUTHIER_STATUS_NOT_FOUND ? "records: cannot open '%s'" : "records: cannot read '%s'", path);
     s = luthier__records_apply(ctx, g, path, text, len, configs, matched);
     luthier__free(text);
     return s;
@@ -899,23 +900,6 @@ LUTHIER_PRIVATE int luthier__isatty_stderr(void) {
 #endif
 }
 
-LUTHIER_PRIVATE luthier_status luthier__read_file(const char *path, char **text, size_t *len) {
-    FILE *fh = fopen(path, "rb");
-    long n;
-    if (!fh) return LUTHIER_STATUS_NOT_FOUND;
-    if (fseek(fh, 0, SEEK_END) != 0 || (n = ftell(fh)) < 0 || fseek(fh, 0, SEEK_SET) != 0) {
-        fclose(fh);
-        return LUTHIER_STATUS_INVALID_ARGUMENT;
-    }
-    if (!(*text = (char *)luthier__alloc((size_t)n + 1))) {
-        fclose(fh);
-        return LUTHIER_STATUS_OUT_OF_MEMORY;
-    }
-    *len = fread(*text, 1, (size_t)n, fh);
-    (*text)[*len] = 0;
-    fclose(fh);
-    return LUTHIER_STATUS_OK;
-}
 
 /* Everything measured so far in a tuning run, as (features, log(time / the task's default time)):
    the cost model that starts each task's search is fitted on it, so the tasks tuned before
