@@ -1,11 +1,12 @@
-/* luthier_int8.h - int8 GEMM of luthier: quantization scheme, API, microkernel contract and
-   registry, packing, driver, and the int8 kernels (scalar, AVX-512 VNNI, AVX-VNNI, AVX2, NEON
-   SDOT, NEON). Part of luthier (MIT license, see luthier.h). Include luthier.h, never this file
-   on its own.
+/* luthier_int8.h - int8 GEMM and convolution of luthier: quantization scheme, API, microkernel
+   contract and registry, packing, driver, the int8 kernels (scalar, AVX-512 VNNI, AVX-VNNI,
+   AVX2, NEON SDOT, NEON) and quantized convolution. Part of luthier (MIT license, see
+   luthier.h). Include luthier.h, never this file on its own.
 
    TABLE OF CONTENTS: >>scheme >>api-qgemm >>qcontract >>impl-requant >>qukernel-scalar
    >>qukernel-avx512vnni >>qukernel-avx256 >>qukernel-neondot >>qukernel-neon >>qregistry
-   >>qpack >>qdriver >>impl-qgemm-api
+   >>qpack >>qdriver >>impl-qgemm-api >>api-qconv >>impl-qconv-create >>impl-qconv-dw
+   >>impl-qconv-run
 
    >>scheme =====================================================================================
 
@@ -142,6 +143,75 @@ LUTHIER_API luthier_status luthier_quantize_activation(luthier_activation act, f
 /* Output (a) of >>scheme for one accumulator: the bit-exact scalar definition. */
 LUTHIER_API uint8_t luthier_requantize(int32_t acc, int32_t multiplier, int32_t shift,
                                        int32_t zero_point, int32_t qmin, int32_t qmax);
+
+/* >>api-qconv ==================================================================================
+   Quantized 2-D convolution on the int8 GEMM, with the quantization of >>scheme: uint8 input
+   (per tensor, zero point input_zero_point), int8 OIHW weights (symmetric, per output channel),
+   int32 bias, output (a), (b) or (c) per output channel. The shape fields, layout (NHWC or NCHW
+   for input and output), schedule and ratios mean what they mean in luthier_conv2d_desc.
+   Padding taps read input_zero_point (the real value 0), so the folded zero-point compensation
+   -za * sum(w) stays exact at the borders.
+
+   Algorithms (luthier_conv_algorithm):
+     IM2COL     any shape and groups: per block of output pixels, the uint8 im2col rows
+                (kh, kw, ci) of each group go to a per-thread buffer (padding = zero point),
+                then the int8 GEMM driver on them.
+     1X1        kernel 1x1, no padding (any stride, dilation ignored): stride 1 runs the GEMM
+                on the NHWC input in place, stride > 1 gathers the strided pixels per block.
+     DEPTHWISE  groups == in_channels == out_channels: direct per-channel uint8 x int8 -> int32
+                over the taps (AVX-512 VNNI, AVX2, NEON, scalar), then the output stage.
+   IMPLICIT_GEMM and the Winograd algorithms are refused (UNSUPPORTED): the int8 kernels read
+   each row as one contiguous segment of k bytes. AUTO picks DEPTHWISE, then 1X1, then IM2COL. */
+
+typedef struct luthier_qconv2d_desc {
+    int64_t batch, in_channels, in_h, in_w, out_channels, kernel_h, kernel_w; /* all >= 1 */
+    int64_t stride_h, stride_w, dilation_h, dilation_w;   /* 0 = 1 */
+    int64_t pad_top, pad_left, pad_bottom, pad_right;     /* >= 0 */
+    int64_t groups;                                       /* 0 = 1 */
+    luthier_layout layout;
+    int32_t input_zero_point;         /* za, 0..255 (folded into the packed weights) */
+    luthier_qoutput output;
+    /* UINT8 output: as luthier_qgemm_desc, per output channel when multipliers and shifts
+       (out_channels entries each) are set. */
+    int32_t output_zero_point;
+    int32_t multiplier, shift;
+    const int32_t *multipliers, *shifts;
+    int32_t output_min, output_max;   /* quantized clamp (a fused ReLU/ReLU6); both 0 = none */
+    /* FLOAT output: (float)acc * (input_scale * weight_scale[c]) + float_bias[c], then clamp. */
+    float input_scale;
+    float weight_scale;               /* shared, unless weight_scales (out_channels) is set */
+    const float *weight_scales;
+    const float *float_bias;          /* NULL or out_channels */
+    luthier_activation activation;    /* FLOAT only */
+    float clamp_min, clamp_max;
+    /* Configuration; zero = defaults. Per-channel arrays and ratios are copied at create. */
+    luthier_conv_algorithm algorithm;
+    const char *kernel;               /* int8 kernel (luthier_qkernel_find names); NULL = best */
+    luthier_schedule schedule;        /* output pixels split as in luthier_conv2d_desc */
+    const float *ratios;
+    int num_ratios;
+} luthier_qconv2d_desc;
+
+typedef struct luthier_qconv2d_layer luthier_qconv2d_layer;
+
+/* Validates desc, resolves AUTO and the kernel, packs the weights (OIHW int8) and folds the
+   zero point; bias: NULL or out_channels int32 (scale input_scale * weight_scale[c]). All
+   arrays are copied. */
+LUTHIER_API luthier_status luthier_qconv2d_create(luthier_context *ctx, const luthier_qconv2d_desc *desc,
+                                                  const int8_t *weights_oihw, const int32_t *bias,
+                                                  luthier_qconv2d_layer **out);
+/* input uint8, output uint8_t / float / int32_t per desc.output, both in desc.layout; they must
+   not overlap. The layer is read-only during a run (several contexts may share it). */
+LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthier_qconv2d_layer *layer,
+                                               const uint8_t *input, void *output);
+/* algorithm (never AUTO), kernel ("" for DEPTHWISE), output size, bytes held, workspace bytes. */
+LUTHIER_API luthier_status luthier_qconv2d_get_info(const luthier_qconv2d_layer *layer,
+                                                    luthier_conv2d_info *out);
+LUTHIER_API void luthier_qconv2d_destroy(luthier_qconv2d_layer *layer); /* NULL is a no-op */
+/* One-shot: create, run, destroy. */
+LUTHIER_API luthier_status luthier_qconv2d(luthier_context *ctx, const luthier_qconv2d_desc *desc,
+                                           const uint8_t *input, const int8_t *weights_oihw,
+                                           const int32_t *bias, void *output);
 
 /* >>qcontract ==================================================================================
 
@@ -1149,6 +1219,42 @@ LUTHIER_PRIVATE void luthier__qgemm_range(void *arg, size_t begin, size_t end, i
     else luthier__qgemm_compute(j, j->uk[cluster], begin, end, 0, j->panels, w);
 }
 
+/* The job's fields that follow from d (output parameters, element size) and B's layout. */
+LUTHIER_PRIVATE void luthier__qjob_init(luthier__qgemm_job *job, const luthier_qgemm_desc *d,
+                                        const luthier__qpack_layout *bl) {
+    size_t t;
+    memset(job, 0, sizeof *job);
+    job->d = d;
+    job->elem = d->output == LUTHIER_QOUTPUT_UINT8 ? 1 : 4;
+    job->bl = bl;
+    job->base.k = (size_t)d->k;
+    job->base.ldc = (size_t)d->ldc;
+    job->base.output = d->output;
+    job->base.zero_point = d->output_zero_point;
+    job->base.qmin = d->output_min || d->output_max ? d->output_min : 0;
+    job->base.qmax = d->output_min || d->output_max ? d->output_max : 255;
+    job->base.a_scale = d->a_scale;
+    job->base.clamp = d->output == LUTHIER_QOUTPUT_FLOAT &&
+                      luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &job->base.min,
+                                                 &job->base.max);
+    for (t = 0; t < LUTHIER__QMAX_NR; t++) {
+        job->mult[t] = d->multiplier;
+        job->shift[t] = d->shift;
+        job->bscale[t] = d->b_scale;
+    }
+}
+
+/* Blocking: A's MC x k block in half of L2, B's k x NC block in half of the last level (kp =
+   k rounded up to the K group). */
+LUTHIER_PRIVATE void luthier__qblocking(const luthier_context *ctx, size_t m, size_t n, size_t kp, size_t mr,
+                                        size_t nr, size_t *mc_out, size_t *nc_out) {
+    const size_t llc = ctx->caches.l3 ? ctx->caches.l3 : ctx->caches.l2;
+    const size_t mc = ctx->blocking_override.mc ? ctx->blocking_override.mc : (ctx->caches.l2 / 2) / kp;
+    const size_t nc = ctx->blocking_override.nc ? ctx->blocking_override.nc : (llc / 2) / kp;
+    *mc_out = luthier__balanced_block(m, luthier__max_sz(mc, mr), mr);
+    *nc_out = luthier__balanced_block(n, luthier__max_sz(nc, nr), nr);
+}
+
 /* d is validated and normalized (leading dimensions filled in). */
 LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier_qgemm_desc *d, int kernel,
                                              const uint8_t *a, const luthier__qpack_layout *bl,
@@ -1157,32 +1263,13 @@ LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier
     const luthier__pool *p = ctx->pool;
     const size_t m = (size_t)d->m, n = (size_t)d->n, mr = (size_t)uk->mr, nr = bl->nr;
     const size_t kp = luthier__max_sz(1, bl->groups * bl->kg);
-    const size_t llc = ctx->caches.l3 ? ctx->caches.l3 : ctx->caches.l2;
     luthier__qgemm_job job;
-    size_t mc, nc, t;
     int cl, packs_a = 0;
-    memset(&job, 0, sizeof job);
-    job.d = d;
+    luthier__qjob_init(&job, d, bl);
     job.a = a;
     job.c = (unsigned char *)c;
-    job.elem = d->output == LUTHIER_QOUTPUT_UINT8 ? 1 : 4;
-    job.bl = bl;
     job.bdata = bdata;
     job.comp = comp;
-    job.base.k = (size_t)d->k;
-    job.base.ldc = (size_t)d->ldc;
-    job.base.output = d->output;
-    job.base.zero_point = d->output_zero_point;
-    job.base.qmin = d->output_min || d->output_max ? d->output_min : 0;
-    job.base.qmax = d->output_min || d->output_max ? d->output_max : 255;
-    job.base.a_scale = d->a_scale;
-    job.base.clamp = d->output == LUTHIER_QOUTPUT_FLOAT &&
-                     luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &job.base.min, &job.base.max);
-    for (t = 0; t < LUTHIER__QMAX_NR; t++) {
-        job.mult[t] = d->multiplier;
-        job.shift[t] = d->shift;
-        job.bscale[t] = d->b_scale;
-    }
     for (cl = 0; cl < p->num_clusters; cl++) {
         int idx = kernel;
         luthier_status s;
@@ -1200,11 +1287,7 @@ LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier
         job.uk[cl] = &luthier__qkernels[idx];
         packs_a |= job.uk[cl]->kind == LUTHIER_KERNEL_INTERLEAVED;
     }
-    /* blocking: A's MC x k block in half of L2, B's k x NC block in half of the last level */
-    mc = ctx->blocking_override.mc ? ctx->blocking_override.mc : (ctx->caches.l2 / 2) / kp;
-    nc = ctx->blocking_override.nc ? ctx->blocking_override.nc : (llc / 2) / kp;
-    job.mc = luthier__balanced_block(m, luthier__max_sz(mc, mr), mr);
-    job.nc = luthier__balanced_block(n, luthier__max_sz(nc, nr), nr);
+    luthier__qblocking(ctx, m, n, kp, mr, nr, &job.mc, &job.nc);
     job.tiles = luthier__div_up(m, mr);
     job.panels = luthier__div_up(n, nr);
     job.by_panels = job.tiles < (size_t)p->num_threads && job.panels > job.tiles;
@@ -1415,6 +1498,819 @@ LUTHIER_API luthier_status luthier_qgemm(luthier_context *ctx, const luthier_qge
     if ((s = luthier__qpack_new(ctx, &d, kernel, b, &pb)) != LUTHIER_STATUS_OK) return s;
     s = luthier__qrun(ctx, &d, kernel, a, &pb.layout, pb.data, pb.comp, c);
     luthier__free(pb.data);
+    return s;
+}
+
+/* >>impl-qconv-create ============================================================================ */
+
+#define LUTHIER__QDW_CHUNK 8 /* depthwise: output pixels per call of the pixel routine */
+
+struct luthier_qconv2d_layer {
+    luthier_conv2d_desc cd;       /* normalized shape, resolved algorithm; ratios into this object */
+    luthier_qgemm_desc qd;        /* output parameters, per channel (the arrays below), n = Cout */
+    float ratios[LUTHIER_MAX_CLUSTERS];
+    int64_t oh, ow;
+    size_t m;                     /* output pixels: batch * oh * ow */
+    size_t cin_g, cout_g, kdim;   /* per group; kdim = kernel_h * kernel_w * cin_g */
+    int kernel;                   /* int8 registry index; -1 for DEPTHWISE */
+    int direct_1x1;               /* 1x1 stride 1: A is the NHWC input itself */
+    luthier__qpack_layout bl;     /* one group's packed weights (kdim x cout_g), (kh, kw, ci) */
+    size_t group_bytes;           /* one group's panels, then its compensation (int32) */
+    int8_t *packed;
+    int32_t *bias, *mult, *shift; /* bias: NULL or Cout; mult, shift: Cout (shared ones expanded) */
+    float *wscale, *fbias;        /* Cout; fbias may be NULL */
+    /* DEPTHWISE: taps in pairs (tap 2p, 2p + 1) of int16 per channel, as vpmaddwd / vld2 read
+       them: w[(p * cp + c) * 2 + h]; 0 for the missing last tap of an odd count and past C. */
+    size_t dw_cp, dw_pairs;       /* channels rounded up to 16; ceil(taps / 2) */
+    int16_t *dw_w;
+    int32_t *dw_off;              /* cp: bias[c] - za * sum_t w[t][c] (mod 2^32), 0 past C */
+    uint8_t *zrow;                /* in_channels bytes of za: the padding pixel */
+    /* DEPTHWISE with AVX-512 VNNI: 64-channel blocks; per tap and block, 4 vectors of 64 bytes,
+       vector k holding w[t][64b + i] at the bytes i = k (mod 4) and 0 elsewhere, so that vpdpbusd
+       of a plain 64-byte input load puts channel 64b + 4l + k in lane l of accumulator k. The
+       output parameters are permuted the same way: dw_par[(b * 4 + k) * 16 + l] = param[64b +
+       4l + k] (offset, multiplier, shift as int32; weight scale, float bias as float bits). */
+    size_t dw_nb;                 /* ceil(C / 64) */
+    int8_t *dw_w4;                /* [tap][block][4][64] */
+    int32_t *dw_par;              /* [5][nb * 64]: offset, multiplier, shift, scale, float bias */
+    size_t rows_blk;              /* output pixels per im2col block (a multiple of MR) */
+    size_t col_bytes, thread_ws;  /* per-thread workspace: im2col rows, then packed A blocks */
+    size_t weight_bytes, workspace_bytes;
+};
+
+LUTHIER_API void luthier_qconv2d_destroy(luthier_qconv2d_layer *L) {
+    if (!L) return;
+    luthier__free(L->packed);
+    luthier__free(L->bias);
+    luthier__free(L->mult);
+    luthier__free(L->shift);
+    luthier__free(L->wscale);
+    luthier__free(L->fbias);
+    luthier__free(L->dw_w);
+    luthier__free(L->dw_off);
+    luthier__free(L->zrow);
+    luthier__free(L->dw_w4);
+    luthier__free(L->dw_par);
+    luthier__free(L);
+}
+
+LUTHIER_PRIVATE size_t luthier__qconv_elem(luthier_qoutput o) { return o == LUTHIER_QOUTPUT_UINT8 ? 1 : 4; }
+
+/* Bytes of context workspace a run needs with `threads` threads (0 on overflow). */
+LUTHIER_PRIVATE size_t luthier__qconv_ws_total(const luthier_qconv2d_layer *L, int threads) {
+    size_t total = 0;
+    if (L->cd.layout == LUTHIER_LAYOUT_NCHW) { /* both below PTRDIFF_MAX / 16 elements */
+        const size_t in = (size_t)L->cd.batch * (size_t)L->cd.in_h * (size_t)L->cd.in_w * (size_t)L->cd.in_channels;
+        total = luthier__align_up(in) +
+                luthier__align_up(L->m * (size_t)L->cd.out_channels * luthier__qconv_elem(L->qd.output));
+    }
+    if (L->thread_ws && (size_t)threads > (SIZE_MAX - total - 1) / L->thread_ws) return 0;
+    return total + L->thread_ws * (size_t)threads + 1;
+}
+
+/* The shape of desc as an fp32 conv desc (for luthier__conv_normalize). */
+LUTHIER_PRIVATE void luthier__qconv_shape(const luthier_qconv2d_desc *q, luthier_conv2d_desc *d) {
+    memset(d, 0, sizeof *d);
+    d->batch = q->batch; d->in_channels = q->in_channels; d->in_h = q->in_h; d->in_w = q->in_w;
+    d->out_channels = q->out_channels; d->kernel_h = q->kernel_h; d->kernel_w = q->kernel_w;
+    d->stride_h = q->stride_h; d->stride_w = q->stride_w;
+    d->dilation_h = q->dilation_h; d->dilation_w = q->dilation_w;
+    d->pad_top = q->pad_top; d->pad_left = q->pad_left; d->pad_bottom = q->pad_bottom; d->pad_right = q->pad_right;
+    d->groups = q->groups;
+    d->layout = q->layout;
+    d->algorithm = q->algorithm;
+    d->schedule = q->schedule;
+    d->ratios = q->ratios;
+    d->num_ratios = q->num_ratios;
+}
+
+/* The output parameters of desc as a qgemm desc of out_channels columns. */
+LUTHIER_PRIVATE void luthier__qconv_output(const luthier_qconv2d_desc *q, luthier_qgemm_desc *g) {
+    memset(g, 0, sizeof *g);
+    g->n = q->out_channels;
+    g->a_zero_point = q->input_zero_point;
+    g->output = q->output;
+    g->output_zero_point = q->output_zero_point;
+    g->multiplier = q->multiplier;
+    g->shift = q->shift;
+    g->multipliers = q->multipliers;
+    g->shifts = q->shifts;
+    g->output_min = q->output_min;
+    g->output_max = q->output_max;
+    g->a_scale = q->input_scale;
+    g->b_scale = q->weight_scale;
+    g->b_scales = q->weight_scales;
+    g->float_bias = q->float_bias;
+    g->activation = q->activation;
+    g->clamp_min = q->clamp_min;
+    g->clamp_max = q->clamp_max;
+}
+
+/* Resolves AUTO and checks the algorithm against the normalized shape. */
+LUTHIER_PRIVATE luthier_status luthier__qconv_choose(luthier_context *ctx, const luthier_conv2d_desc *d,
+                                                     luthier_conv_algorithm *algo) {
+    const int plain_1x1 = d->kernel_h == 1 && d->kernel_w == 1 && !d->pad_top && !d->pad_left &&
+                          !d->pad_bottom && !d->pad_right;
+    luthier_conv_algorithm a = d->algorithm;
+    if (a == LUTHIER_CONV_AUTO)
+        a = luthier__conv_is_depthwise(d) ? LUTHIER_CONV_DEPTHWISE : plain_1x1 ? LUTHIER_CONV_1X1 : LUTHIER_CONV_IM2COL;
+    *algo = a;
+    if (a == LUTHIER_CONV_1X1 && !plain_1x1)
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                             "qconv2d algorithm 1x1 needs a 1x1 kernel and no padding; this layer has a "
+                             "%lld x %lld kernel and padding (%lld, %lld, %lld, %lld): use im2col",
+                             (long long)d->kernel_h, (long long)d->kernel_w, (long long)d->pad_top,
+                             (long long)d->pad_left, (long long)d->pad_bottom, (long long)d->pad_right);
+    if (a == LUTHIER_CONV_DEPTHWISE && !luthier__conv_is_depthwise(d))
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                             "qconv2d algorithm depthwise needs groups == in_channels == out_channels; this "
+                             "layer has groups %lld, %lld -> %lld channels", (long long)d->groups,
+                             (long long)d->in_channels, (long long)d->out_channels);
+    if (a != LUTHIER_CONV_1X1 && a != LUTHIER_CONV_DEPTHWISE && a != LUTHIER_CONV_IM2COL)
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                             "qconv2d: algorithm %s is not implemented for int8 (im2col, 1x1 and depthwise "
+                             "are)", luthier_conv_algorithm_name(a));
+    return LUTHIER_STATUS_OK;
+}
+
+/* Per-channel output parameters (shared values expanded), bias copies. */
+LUTHIER_PRIVATE int luthier__qconv_copy_params(luthier_qconv2d_layer *L, const luthier_qconv2d_desc *desc,
+                                               const int32_t *bias) {
+    const size_t C = (size_t)L->cd.out_channels;
+    size_t c;
+    if (!(L->mult = (int32_t *)luthier__alloc(C * sizeof(int32_t))) ||
+        !(L->shift = (int32_t *)luthier__alloc(C * sizeof(int32_t))) ||
+        !(L->wscale = (float *)luthier__alloc(C * sizeof(float))))
+        return 0;
+    for (c = 0; c < C; c++) {
+        L->mult[c] = desc->multipliers ? desc->multipliers[c] : desc->multiplier;
+        L->shift[c] = desc->shifts ? desc->shifts[c] : desc->shift;
+        L->wscale[c] = desc->weight_scales ? desc->weight_scales[c] : desc->weight_scale;
+    }
+    if (desc->float_bias) {
+        if (!(L->fbias = (float *)luthier__alloc(C * sizeof(float)))) return 0;
+        memcpy(L->fbias, desc->float_bias, C * sizeof(float));
+    }
+    if (bias) {
+        if (!(L->bias = (int32_t *)luthier__alloc(C * sizeof(int32_t)))) return 0;
+        memcpy(L->bias, bias, C * sizeof(int32_t));
+    }
+    L->qd.multipliers = L->mult;
+    L->qd.shifts = L->shift;
+    L->qd.b_scales = L->wscale;
+    L->qd.float_bias = L->fbias;
+    L->weight_bytes += C * (3 + (bias != NULL) + (desc->float_bias != NULL)) * 4;
+    return 1;
+}
+
+/* DEPTHWISE weights: int16 tap pairs per channel and the offsets bias - za * sum(w). */
+LUTHIER_PRIVATE int luthier__qconv_pack_dw(luthier_qconv2d_layer *L, const int8_t *w, int32_t za) {
+    const size_t C = (size_t)L->cd.in_channels, taps = (size_t)(L->cd.kernel_h * L->cd.kernel_w);
+    const size_t cp = luthier__div_up(C, 16) * 16, pairs = luthier__div_up(taps, 2);
+    size_t c, t;
+    L->dw_cp = cp;
+    L->dw_pairs = pairs;
+    if (!(L->dw_w = (int16_t *)luthier__alloc(pairs * cp * 2 * sizeof(int16_t))) ||
+        !(L->dw_off = (int32_t *)luthier__alloc(cp * sizeof(int32_t))) || !(L->zrow = (uint8_t *)luthier__alloc(C)))
+        return 0;
+    memset(L->dw_w, 0, pairs * cp * 2 * sizeof(int16_t));
+    memset(L->dw_off, 0, cp * sizeof(int32_t));
+    memset(L->zrow, za, C);
+    for (c = 0; c < C; c++) {
+        uint32_t sum = 0;
+        for (t = 0; t < taps; t++) {
+            L->dw_w[((t / 2) * cp + c) * 2 + t % 2] = w[c * taps + t];
+            sum += (uint32_t)(int32_t)w[c * taps + t];
+        }
+        L->dw_off[c] = (int32_t)((L->bias ? (uint32_t)L->bias[c] : 0u) - (uint32_t)za * sum);
+    }
+    /* the AVX-512 VNNI layout */
+    L->dw_nb = luthier__div_up(C, 64);
+    if (!(L->dw_w4 = (int8_t *)luthier__alloc(taps * L->dw_nb * 256)) ||
+        !(L->dw_par = (int32_t *)luthier__alloc(5 * L->dw_nb * 64 * sizeof(int32_t))))
+        return 0;
+    memset(L->dw_w4, 0, taps * L->dw_nb * 256);
+    memset(L->dw_par, 0, 5 * L->dw_nb * 64 * sizeof(int32_t));
+    for (c = 0; c < C; c++) {
+        const size_t b = c / 64, i = c % 64, k = i % 4, slot = (b * 4 + k) * 16 + i / 4, np = L->dw_nb * 64;
+        for (t = 0; t < taps; t++) L->dw_w4[((t * L->dw_nb + b) * 4 + k) * 64 + i] = w[c * taps + t];
+        L->dw_par[slot] = L->dw_off[c];
+        L->dw_par[np + slot] = L->mult[c];
+        L->dw_par[2 * np + slot] = L->shift[c];
+        memcpy(&L->dw_par[3 * np + slot], &L->wscale[c], sizeof(float));
+        if (L->fbias) memcpy(&L->dw_par[4 * np + slot], &L->fbias[c], sizeof(float));
+    }
+    L->weight_bytes += pairs * cp * 2 * sizeof(int16_t) + cp * sizeof(int32_t) + C + taps * L->dw_nb * 256 +
+                       5 * L->dw_nb * 64 * sizeof(int32_t);
+    L->thread_ws = luthier__align_up(LUTHIER__QDW_CHUNK * pairs * 2 * sizeof(const uint8_t *) + taps * sizeof(ptrdiff_t));
+    return 1;
+}
+
+/* GEMM algorithms: per group, B^T (cout_g x kdim, columns (kh, kw, ci)) from OIHW, packed with
+   the compensation for za; the blocking of a run. */
+LUTHIER_PRIVATE luthier_status luthier__qconv_pack_gemm(luthier_context *ctx, luthier_qconv2d_layer *L,
+                                                        const int8_t *w) {
+    const luthier__qkernel_entry *uk = &luthier__qkernels[L->kernel];
+    const size_t groups = (size_t)L->cd.groups, khw = (size_t)(L->cd.kernel_h * L->cd.kernel_w);
+    const size_t mr = (size_t)uk->mr;
+    size_t g, co, ci, t, rows, kp;
+    int8_t *bt;
+    if (!luthier__qpack_layout_init(&L->bl, (size_t)uk->nr, (size_t)uk->kg, L->kdim, L->cout_g) ||
+        L->bl.panels * L->bl.nr > (SIZE_MAX - L->bl.data_bytes) / 4 ||
+        (L->group_bytes = L->bl.data_bytes + L->bl.panels * L->bl.nr * 4) > SIZE_MAX / groups)
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "qconv2d: packed weights overflow");
+    if (!(L->packed = (int8_t *)luthier__alloc(L->group_bytes * groups + 1)) ||
+        !(bt = (int8_t *)luthier__alloc(L->cout_g * L->kdim)))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "qconv2d: cannot allocate the packed weights");
+    for (g = 0; g < groups; g++) {
+        int8_t *dst = L->packed + g * L->group_bytes;
+        for (co = 0; co < L->cout_g; co++) {
+            const int8_t *src = w + (g * L->cout_g + co) * L->cin_g * khw;
+            for (ci = 0; ci < L->cin_g; ci++)
+                for (t = 0; t < khw; t++) bt[co * L->kdim + t * L->cin_g + ci] = src[ci * khw + t];
+        }
+        luthier__qpack_b(&L->bl, bt, L->kdim, 1, L->qd.a_zero_point - (uk->a_s8 ? 128 : 0), dst,
+                         (int32_t *)(void *)(dst + L->bl.data_bytes));
+    }
+    luthier__free(bt);
+    L->weight_bytes += L->group_bytes * groups;
+    /* Blocks of output pixels: one block's im2col rows (or packed A) in about half of L2, at
+       least one MR tile, at most 64. */
+    kp = luthier__max_sz(1, L->bl.groups * L->bl.kg);
+    rows = (ctx->caches.l2 ? ctx->caches.l2 : (size_t)256 << 10) / 2 / kp;
+    L->rows_blk = rows = luthier__min_sz(luthier__max_sz(rows / mr, 1), 64) * mr;
+    L->col_bytes = L->direct_1x1 ? 0 : luthier__align_up(rows * L->kdim);
+    L->thread_ws = L->col_bytes + (uk->kind == LUTHIER_KERNEL_INTERLEAVED ? luthier__align_up(rows * kp) : 0);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_qconv2d_create(luthier_context *ctx, const luthier_qconv2d_desc *desc,
+                                                  const int8_t *weights_oihw, const int32_t *bias,
+                                                  luthier_qconv2d_layer **out) {
+    luthier_conv2d_desc in, d;
+    luthier_qgemm_desc q;
+    luthier_qconv2d_layer *L;
+    luthier_conv_algorithm algo;
+    int64_t oh, ow;
+    int kernel = -1;
+    luthier_status s;
+    if (out) *out = NULL;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!desc || !out || !weights_oihw)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "qconv2d: desc, weights and out must not be NULL");
+    luthier__qconv_shape(desc, &in);
+    if ((s = luthier__conv_normalize(ctx, &in, &d, &oh, &ow)) != LUTHIER_STATUS_OK) return s;
+    if (desc->input_zero_point < 0 || desc->input_zero_point > 255)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "qconv2d: input_zero_point %d is outside 0..255",
+                             (int)desc->input_zero_point);
+    luthier__qconv_output(desc, &q);
+    if ((s = luthier__qcheck_output(ctx, &q)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__qconv_choose(ctx, &d, &algo)) != LUTHIER_STATUS_OK) return s;
+    if (algo != LUTHIER_CONV_DEPTHWISE) {
+        if (desc->kernel && *desc->kernel) {
+            if ((s = luthier__qresolve(ctx, desc->kernel, &kernel)) != LUTHIER_STATUS_OK) return s;
+        } else {
+            kernel = luthier__qkernel_default(ctx, (size_t)(d.out_channels / d.groups));
+        }
+    }
+    if (d.ratios) {
+        double w[LUTHIER_MAX_CLUSTERS];
+        if (d.num_ratios < 1 || d.num_ratios > LUTHIER_MAX_CLUSTERS)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "qconv2d: %d ratios given for %d clusters",
+                                 d.num_ratios, ctx->pool->num_clusters);
+        if ((s = luthier__weights(ctx, d.ratios, d.num_ratios, w)) != LUTHIER_STATUS_OK) return s;
+    }
+    if (!(L = (luthier_qconv2d_layer *)luthier__alloc(sizeof *L)))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "qconv2d: cannot allocate the layer");
+    memset(L, 0, sizeof *L);
+    L->cd = d;
+    L->cd.algorithm = algo;
+    if (d.ratios) {
+        memcpy(L->ratios, d.ratios, (size_t)d.num_ratios * sizeof(float));
+        L->cd.ratios = L->ratios;
+    }
+    L->qd = q;
+    L->kernel = kernel;
+    L->oh = oh;
+    L->ow = ow;
+    L->m = (size_t)d.batch * (size_t)oh * (size_t)ow;
+    L->cin_g = (size_t)(d.in_channels / d.groups);
+    L->cout_g = (size_t)(d.out_channels / d.groups);
+    L->kdim = (size_t)(d.kernel_h * d.kernel_w) * L->cin_g;
+    L->direct_1x1 = algo == LUTHIER_CONV_1X1 && d.stride_h == 1 && d.stride_w == 1;
+    if (!luthier__qconv_copy_params(L, desc, bias)) goto oom;
+    if (algo == LUTHIER_CONV_DEPTHWISE) {
+        if (!luthier__qconv_pack_dw(L, weights_oihw, desc->input_zero_point)) goto oom;
+    } else if ((s = luthier__qconv_pack_gemm(ctx, L, weights_oihw)) != LUTHIER_STATUS_OK) {
+        luthier_qconv2d_destroy(L);
+        return s;
+    }
+    if (!(L->workspace_bytes = luthier__qconv_ws_total(L, ctx->pool->num_threads))) {
+        luthier_qconv2d_destroy(L);
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "qconv2d: workspace size overflows");
+    }
+    *out = L;
+    return LUTHIER_STATUS_OK;
+oom:
+    luthier_qconv2d_destroy(L);
+    return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "qconv2d: cannot allocate the weights or parameters");
+}
+
+LUTHIER_API luthier_status luthier_qconv2d_get_info(const luthier_qconv2d_layer *L, luthier_conv2d_info *out) {
+    if (!L || !out) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    out->algorithm = L->cd.algorithm;
+    out->kernel = L->kernel >= 0 ? luthier__qkernels[L->kernel].name : "";
+    out->out_h = L->oh;
+    out->out_w = L->ow;
+    out->weight_bytes = L->weight_bytes + sizeof *L;
+    out->workspace_bytes = L->workspace_bytes;
+    return LUTHIER_STATUS_OK;
+}
+
+/* >>impl-qconv-dw ================================================================================
+   A chunk of npix output pixels of a depthwise layer. Pixel px has the tap pointers
+   x[px * 2 * pairs + t] (tap pairs (2p, 2p + 1); padding taps point at the zero-point row, a
+   missing last tap at any row: its weight is 0); for channels [0, p->n):
+       acc[c] = offset[c] + sum_t x[t][c] * w[t][c]   (int32, modulo 2^32 as in the GEMM kernels)
+   then the output stage of p into row px of p->c (stride p->ldc = channels). The products of
+   uint8 and int8 fit int16 exactly, so the tap pairs go through int16 multiply-add (vpdpwssd,
+   vpmaddwd, smlal). The SIMD routines loop over 16-channel blocks outside and pixels inside,
+   so a block's output parameters are loaded once per chunk. */
+typedef void (*luthier__qdw_fn)(const luthier_qconv2d_layer *L, const luthier_qgemm_ukernel_args *p,
+                                const uint8_t *const *x, size_t npix);
+
+LUTHIER_PRIVATE void luthier__qdw_scalar(const luthier_qconv2d_layer *L, const luthier_qgemm_ukernel_args *p,
+                                         const uint8_t *const *x, size_t npix) {
+    const int16_t *w = L->dw_w;
+    const size_t pairs = L->dw_pairs, cp = L->dw_cp;
+    size_t px, c, t;
+    for (px = 0; px < npix; px++, x += 2 * pairs)
+        for (c = 0; c < p->n; c++) {
+            uint32_t acc = (uint32_t)p->offset[c];
+            for (t = 0; t < pairs; t++) {
+                const int16_t *wt = w + (t * cp + c) * 2;
+                acc += (uint32_t)((int32_t)x[2 * t][c] * wt[0]) + (uint32_t)((int32_t)x[2 * t + 1][c] * wt[1]);
+            }
+            luthier__qstore_scalar(p, px, c, (int32_t)acc);
+        }
+}
+
+/* The arguments of the output stage for channels [c, c + n). */
+LUTHIER__INLINE void luthier__qdw_cols(const luthier_qgemm_ukernel_args *p, luthier_qgemm_ukernel_args *q,
+                                       size_t c, size_t n) {
+    *q = *p;
+    q->n = n;
+    q->offset = p->offset + c;
+    q->multiplier = p->multiplier + c;
+    q->shift = p->shift + c;
+    q->b_scale = p->b_scale + c;
+    q->bias = p->bias ? p->bias + c : NULL;
+    q->c = (unsigned char *)p->c + c * luthier__qconv_elem(p->output);
+}
+
+/* 8 bytes of a tap row from channel c, zero past n channels (no read past the row). */
+LUTHIER__INLINE void luthier__qdw_load8(uint8_t *dst, const uint8_t *row, size_t c, size_t n) {
+    memset(dst, 0, 8);
+    if (c < n) memcpy(dst, row + c, luthier__min_sz(8, n - c));
+}
+
+#ifdef LUTHIER__KERNELS_X86_DONE
+#define LUTHIER__TARGET_QDW512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
+
+/* 64 channels per step: one 64-byte load per tap (masked in a last partial block: nothing read
+   past the channels), four vpdpbusd with the tap's
+   byte-masked weight vectors (accumulator k: channels 4l + k), the output stage of the AVX-512
+   GEMM kernels (luthier__q512_requant) on the permuted parameters, then a 4 x 16 transpose back
+   to channel order (unpack 32/64-bit, then 128-bit lanes) and masked stores. */
+LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_store(const luthier_qgemm_ukernel_args *p, __m512i y[4],
+                                                                  unsigned char *dst, __mmask64 mask, size_t elem) {
+    const __m512i t0 = _mm512_unpacklo_epi32(y[0], y[1]), t1 = _mm512_unpackhi_epi32(y[0], y[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(y[2], y[3]), t3 = _mm512_unpackhi_epi32(y[2], y[3]);
+    const __m512i u0 = _mm512_unpacklo_epi64(t0, t2), u1 = _mm512_unpackhi_epi64(t0, t2);
+    const __m512i u2 = _mm512_unpacklo_epi64(t1, t3), u3 = _mm512_unpackhi_epi64(t1, t3);
+    const __m512i lo01 = _mm512_shuffle_i32x4(u0, u1, 0x44), lo23 = _mm512_shuffle_i32x4(u2, u3, 0x44);
+    const __m512i hi01 = _mm512_shuffle_i32x4(u0, u1, 0xEE), hi23 = _mm512_shuffle_i32x4(u2, u3, 0xEE);
+    __m512i v[4];
+    int l;
+    v[0] = _mm512_shuffle_i32x4(lo01, lo23, 0x88);
+    v[1] = _mm512_shuffle_i32x4(lo01, lo23, 0xDD);
+    v[2] = _mm512_shuffle_i32x4(hi01, hi23, 0x88);
+    v[3] = _mm512_shuffle_i32x4(hi01, hi23, 0xDD);
+    LUTHIER__UNROLL for (l = 0; l < 4; l++) {
+        const __mmask16 m = (__mmask16)(mask >> (16 * l));
+        if (!m) break;
+        if (p->output == LUTHIER_QOUTPUT_UINT8) _mm512_mask_cvtepi32_storeu_epi8(dst + 16 * l, m, v[l]);
+        else _mm512_mask_storeu_epi32(dst + 16 * l * elem, m, v[l]);
+    }
+}
+
+/* The output stage of one pixel's 64-channel block: the four permuted accumulators requantized
+   (or scaled) with the permuted parameters, then stored in channel order. */
+LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_output(const luthier_qgemm_ukernel_args *p, __m512i acc[4],
+                                                                   const int32_t *par, size_t np, unsigned char *dst,
+                                                                   __mmask64 mask) {
+    const __m512i one = _mm512_set1_epi32(1), zo = _mm512_set1_epi32(p->zero_point);
+    const __m512i qlo = _mm512_set1_epi32(p->qmin - p->zero_point), qhi = _mm512_set1_epi32(p->qmax - p->zero_point);
+    const __m512 flo = _mm512_set1_ps(p->min), fhi = _mm512_set1_ps(p->max), sa = _mm512_set1_ps(p->a_scale);
+    int k;
+    LUTHIER__UNROLL for (k = 0; k < 4; k++) {
+        const int32_t *pk = par + 16 * k;
+        if (p->output == LUTHIER_QOUTPUT_UINT8) {
+            const __m512i mul = _mm512_loadu_si512((const void *)(pk + np));
+            const __m512i sh = _mm512_loadu_si512((const void *)(pk + 2 * np));
+            const __m512i smask = _mm512_sub_epi32(_mm512_sllv_epi32(one, sh), one);
+            acc[k] = luthier__q512_requant(acc[k], mul, _mm512_srli_epi64(mul, 32), sh, smask,
+                                           _mm512_srli_epi32(smask, 1), qlo, qhi, zo);
+        } else if (p->output == LUTHIER_QOUTPUT_FLOAT) {
+            const __m512 scale = _mm512_mul_ps(sa, _mm512_loadu_ps((const void *)(pk + 3 * np)));
+            __m512 y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[k]), scale,
+                                       p->bias ? _mm512_loadu_ps((const void *)(pk + 4 * np)) : _mm512_setzero_ps());
+            if (p->clamp) y = _mm512_min_ps(_mm512_max_ps(y, flo), fhi);
+            acc[k] = _mm512_castps_si512(y);
+        }
+    }
+    luthier__qdw512_store(p, acc, dst, mask, luthier__qconv_elem(p->output));
+}
+
+LUTHIER__TARGET_QDW512 LUTHIER_PRIVATE void luthier__qdw_avx512(const luthier_qconv2d_layer *L,
+                                                               const luthier_qgemm_ukernel_args *p,
+                                                               const uint8_t *const *x, size_t npix) {
+    const size_t elem = luthier__qconv_elem(p->output), ldc = p->ldc, xs = 2 * L->dw_pairs, nb = L->dw_nb;
+    const size_t taps = (size_t)(L->cd.kernel_h * L->cd.kernel_w), np = nb * 64;
+    size_t b, px, t;
+    int k;
+    for (b = 0; b < nb; b++) {
+        const size_t c = b * 64, rem = luthier__min_sz(64, p->n - c);
+        const __mmask64 mask = rem == 64 ? ~(__mmask64)0 : (((__mmask64)1 << rem) - 1);
+        const int full = rem == 64; /* masked loads only in the last partial block */
+        const int8_t *wb = L->dw_w4 + b * 256;
+        const int32_t *par = L->dw_par + b * 64;
+        for (px = 0; px < npix; px++) {
+            const uint8_t *const *xp = x + px * xs, *const *xq = px + 1 < npix ? xp + xs : xp;
+            __m512i acc[4], acc2[4];
+            LUTHIER__UNROLL for (k = 0; k < 4; k++) acc[k] = acc2[k] = _mm512_loadu_si512((const void *)(par + 16 * k));
+            for (t = 0; t < taps; t++) { /* pixels px and px + 1: eight independent chains */
+                const __m512i xv = full ? _mm512_loadu_si512((const void *)(xp[t] + c)) : _mm512_maskz_loadu_epi8(mask, xp[t] + c);
+                const __m512i xw = full ? _mm512_loadu_si512((const void *)(xq[t] + c)) : _mm512_maskz_loadu_epi8(mask, xq[t] + c);
+                const int8_t *wt = wb + t * nb * 256;
+                LUTHIER__UNROLL for (k = 0; k < 4; k++) {
+                    const __m512i wv = _mm512_loadu_si512((const void *)(wt + 64 * k));
+                    acc[k] = _mm512_dpbusd_epi32(acc[k], xv, wv);
+                    acc2[k] = _mm512_dpbusd_epi32(acc2[k], xw, wv);
+                }
+            }
+            luthier__qdw512_output(p, acc, par, np, (unsigned char *)p->c + (px * ldc + c) * elem, mask);
+            if (++px < npix) luthier__qdw512_output(p, acc2, par, np, (unsigned char *)p->c + (px * ldc + c) * elem, mask);
+        }
+    }
+}
+
+/* AVX2: 8 channels per vector, vpmaddwd then add; the AVX2 GEMM output stage. */
+LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE void luthier__qdw_avx2(const luthier_qconv2d_layer *L,
+                                                           const luthier_qgemm_ukernel_args *p,
+                                                           const uint8_t *const *x, size_t npix) {
+    const int16_t *w = L->dw_w;
+    const size_t pairs = L->dw_pairs, cp = L->dw_cp;
+    const size_t elem = luthier__qconv_elem(p->output);
+    luthier_qgemm_ukernel_args q;
+    size_t c, px, t;
+    int h;
+    for (c = 0; c < p->n; c += 16) {
+        const size_t rem = luthier__min_sz(16, p->n - c);
+        luthier__qdw_cols(p, &q, c, rem);
+        for (px = 0; px < npix; px++) {
+            const uint8_t *const *xp = x + px * 2 * pairs;
+            __m256i acc[1][3];
+            acc[0][0] = acc[0][1] = acc[0][2] = _mm256_setzero_si256();
+            for (t = 0; t < pairs; t++)
+                for (h = 0; h < 2; h++) {
+                    const size_t ch = c + 8 * (size_t)h;
+                    __m256i x0, x1;
+                    if (rem == 16) {
+                        x0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(xp[2 * t] + ch)));
+                        x1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(xp[2 * t + 1] + ch)));
+                    } else {
+                        uint8_t b0[8], b1[8];
+                        luthier__qdw_load8(b0, xp[2 * t], ch, p->n);
+                        luthier__qdw_load8(b1, xp[2 * t + 1], ch, p->n);
+                        x0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)b0));
+                        x1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)b1));
+                    }
+                    acc[0][h] = _mm256_add_epi32(
+                        acc[0][h], _mm256_madd_epi16(_mm256_or_si256(x0, _mm256_slli_epi32(x1, 16)),
+                                                     _mm256_loadu_si256((const __m256i *)(const void *)(w + (t * cp + ch) * 2))));
+                }
+            q.c = (unsigned char *)p->c + (px * p->ldc + c) * elem;
+            luthier__q256_output(&q, acc, 1, 2);
+        }
+    }
+}
+#endif /* LUTHIER__KERNELS_X86_DONE */
+
+#ifdef LUTHIER__KERNELS_NEON_DONE
+/* NEON: 8 channels per step, the weight pairs deinterleaved by vld2q, smlal / smlal2; the NEON
+   GEMM output stage (its per-column parameters set up once per block). */
+LUTHIER_PRIVATE void luthier__qdw_neon(const luthier_qconv2d_layer *L, const luthier_qgemm_ukernel_args *p,
+                                       const uint8_t *const *x, size_t npix) {
+    const int16_t *w = L->dw_w;
+    const size_t pairs = L->dw_pairs, cp = L->dw_cp;
+    luthier_qgemm_ukernel_args q;
+    luthier__qneon_cols cols;
+    size_t c, px, t;
+    int h;
+    for (c = 0; c < p->n; c += 16) {
+        const size_t rem = luthier__min_sz(16, p->n - c);
+        luthier__qdw_cols(p, &q, c, rem);
+        luthier__qneon_cols_init(&q, &cols);
+        for (px = 0; px < npix; px++) {
+            const uint8_t *const *xp = x + px * 2 * pairs;
+            int32x4_t acc[4];
+            for (h = 0; h < 4; h++) acc[h] = vdupq_n_s32(0);
+            for (t = 0; t < pairs; t++)
+                for (h = 0; h < 2; h++) {
+                    const size_t ch = c + 8 * (size_t)h;
+                    const int16x8x2_t wv = vld2q_s16(w + (t * cp + ch) * 2);
+                    uint8x8_t b0, b1;
+                    int16x8_t x0, x1;
+                    if (rem == 16) {
+                        b0 = vld1_u8(xp[2 * t] + ch);
+                        b1 = vld1_u8(xp[2 * t + 1] + ch);
+                    } else {
+                        uint8_t t0[8], t1[8];
+                        luthier__qdw_load8(t0, xp[2 * t], ch, p->n);
+                        luthier__qdw_load8(t1, xp[2 * t + 1], ch, p->n);
+                        b0 = vld1_u8(t0);
+                        b1 = vld1_u8(t1);
+                    }
+                    x0 = vreinterpretq_s16_u16(vmovl_u8(b0));
+                    x1 = vreinterpretq_s16_u16(vmovl_u8(b1));
+                    acc[2 * h] = vmlal_s16(acc[2 * h], vget_low_s16(x0), vget_low_s16(wv.val[0]));
+                    acc[2 * h] = vmlal_s16(acc[2 * h], vget_low_s16(x1), vget_low_s16(wv.val[1]));
+                    acc[2 * h + 1] = vmlal_high_s16(acc[2 * h + 1], x0, wv.val[0]);
+                    acc[2 * h + 1] = vmlal_high_s16(acc[2 * h + 1], x1, wv.val[1]);
+                }
+            luthier__qneon_store_row(&q, &cols, px, acc, 4);
+        }
+    }
+}
+#endif /* LUTHIER__KERNELS_NEON_DONE */
+
+/* The depthwise pixel routine for a context's CPU features. */
+LUTHIER_PRIVATE luthier__qdw_fn luthier__qdw_select(unsigned features) {
+#ifdef LUTHIER__KERNELS_X86_DONE
+    const unsigned f512 = LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX512VNNI;
+    if ((features & f512) == f512) return luthier__qdw_avx512;
+    if (features & LUTHIER_CPU_AVX2_FMA) return luthier__qdw_avx2;
+#endif
+#ifdef LUTHIER__KERNELS_NEON_DONE
+    if (features & LUTHIER_CPU_NEON) return luthier__qdw_neon;
+#endif
+    (void)features;
+    return luthier__qdw_scalar;
+}
+
+/* >>impl-qconv-run =============================================================================== */
+
+typedef struct luthier__qconv_job {
+    const luthier_qconv2d_layer *L;
+    const uint8_t *in;  /* NHWC */
+    unsigned char *out; /* NHWC */
+    unsigned char *ws;
+    size_t ws_stride, nc;
+    luthier__qdw_fn dw;
+} luthier__qconv_job;
+
+/* uint8 im2col rows [r0, r1) of group g into col (row stride kdim, columns (kh, kw, ci));
+   taps in the padding get the input zero point. With one group and dilation_w 1 the taps of a
+   kernel row that fall inside the image are adjacent pixels: one copy (stems: Cin = 3). */
+LUTHIER_PRIVATE void luthier__qconv_im2col(const luthier_qconv2d_layer *L, const uint8_t *in, size_t g,
+                                           size_t r0, size_t r1, uint8_t *col) {
+    const luthier_conv2d_desc *d = &L->cd;
+    const size_t cin = (size_t)d->in_channels, cg = L->cin_g, ohw = (size_t)(L->oh * L->ow);
+    const int za = (int)L->qd.a_zero_point, rows = cg == cin && d->dilation_w == 1;
+    size_t r;
+    for (r = r0; r < r1; r++, col += L->kdim) {
+        const size_t n = r / ohw, p = r % ohw;
+        const int64_t oy = (int64_t)(p / (size_t)L->ow), ox = (int64_t)(p % (size_t)L->ow);
+        uint8_t *dst = col;
+        int64_t kh, kw;
+        for (kh = 0; kh < d->kernel_h; kh++) {
+            const int64_t iy = luthier__conv_in(oy, kh, d->stride_h, d->dilation_h, d->pad_top);
+            if (rows) { /* [0, lo) and [hi, kernel_w) in the padding, [lo, hi) in one piece */
+                const int64_t ix0 = luthier__conv_in(ox, 0, d->stride_w, 1, d->pad_left);
+                int64_t lo = ix0 < 0 ? -ix0 : 0, hi = d->in_w - ix0 < d->kernel_w ? d->in_w - ix0 : d->kernel_w;
+                if (iy < 0 || iy >= d->in_h || hi < lo) lo = hi = 0;
+                memset(dst, za, (size_t)lo * cg);
+                if (hi > lo)
+                    memcpy(dst + (size_t)lo * cg,
+                           in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)(ix0 + lo)) * cin,
+                           (size_t)(hi - lo) * cg);
+                memset(dst + (size_t)hi * cg, za, (size_t)(d->kernel_w - hi) * cg);
+                dst += (size_t)d->kernel_w * cg;
+                continue;
+            }
+            for (kw = 0; kw < d->kernel_w; kw++, dst += cg) {
+                const int64_t ix = luthier__conv_in(ox, kw, d->stride_w, d->dilation_w, d->pad_left);
+                if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
+                    memset(dst, za, cg);
+                else
+                    memcpy(dst, in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cg, cg);
+            }
+        }
+    }
+}
+
+/* Units = MR-row tiles of output pixels. Per block of rows_blk pixels, per group: A (the input
+   itself, or the block's im2col rows), then the int8 GEMM driver on one thread. */
+LUTHIER_PRIVATE void luthier__qconv_gemm_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
+    const luthier__qconv_job *j = (const luthier__qconv_job *)arg;
+    const luthier_qconv2d_layer *L = j->L;
+    const luthier__qkernel_entry *uk = &luthier__qkernels[L->kernel];
+    const size_t mr = (size_t)uk->mr, cout = (size_t)L->cd.out_channels, cin = (size_t)L->cd.in_channels;
+    const size_t rend = luthier__min_sz(end * mr, L->m), cg = L->cout_g;
+    unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
+    luthier_qgemm_desc gd = L->qd;
+    luthier__qgemm_job gj;
+    size_t r0, g;
+    (void)cluster;
+    gd.n = (int64_t)cg;
+    gd.k = (int64_t)L->kdim;
+    gd.ldc = (int64_t)cout;
+    luthier__qjob_init(&gj, &gd, &L->bl);
+    gj.mc = L->rows_blk;
+    gj.nc = j->nc;
+    for (r0 = begin * mr; r0 < rend; r0 += L->rows_blk) {
+        const size_t r1 = luthier__min_sz(r0 + L->rows_blk, rend);
+        gd.m = (int64_t)(r1 - r0);
+        for (g = 0; g < (size_t)L->cd.groups; g++) {
+            gd.bias = L->bias ? L->bias + g * cg : NULL;
+            gd.multipliers = L->mult + g * cg;
+            gd.shifts = L->shift + g * cg;
+            gd.b_scales = L->wscale + g * cg;
+            gd.float_bias = L->fbias ? L->fbias + g * cg : NULL;
+            if (L->direct_1x1) {
+                gj.a = j->in + r0 * cin + g * L->cin_g;
+                gd.lda = (int64_t)cin;
+            } else {
+                luthier__qconv_im2col(L, j->in, g, r0, r1, w);
+                gj.a = w;
+                gd.lda = (int64_t)L->kdim;
+            }
+            gj.c = j->out + (r0 * cout + g * cg) * gj.elem;
+            gj.bdata = L->packed + g * L->group_bytes;
+            gj.comp = (const int32_t *)(const void *)(gj.bdata + L->bl.data_bytes);
+            luthier__qgemm_compute(&gj, uk, 0, luthier__div_up(r1 - r0, mr), 0, L->bl.panels, w + L->col_bytes);
+        }
+    }
+}
+
+/* Units = output pixels, in chunks of LUTHIER__QDW_CHUNK: the tap pointers of each pixel
+   (interior pixels: fixed offsets from the first tap; border pixels: the zero-point row for
+   padding taps), then the pixel routine over all channels. */
+LUTHIER_PRIVATE void luthier__qconv_dw_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
+    const luthier__qconv_job *j = (const luthier__qconv_job *)arg;
+    const luthier_qconv2d_layer *L = j->L;
+    const luthier_conv2d_desc *d = &L->cd;
+    const size_t C = (size_t)d->in_channels, ohw = (size_t)(L->oh * L->ow), taps2 = 2 * L->dw_pairs;
+    const size_t taps = (size_t)(d->kernel_h * d->kernel_w), elem = luthier__qconv_elem(L->qd.output);
+    const int64_t span_h = (d->kernel_h - 1) * d->dilation_h, span_w = (d->kernel_w - 1) * d->dilation_w;
+    unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
+    const uint8_t **x = (const uint8_t **)(void *)w;
+    ptrdiff_t *off = (ptrdiff_t *)(void *)(w + LUTHIER__QDW_CHUNK * taps2 * sizeof(const uint8_t *));
+    luthier__qgemm_job gj;
+    luthier_qgemm_ukernel_args p;
+    size_t r, t, n;
+    int64_t oy, ox;
+    (void)cluster;
+    luthier__qjob_init(&gj, &L->qd, NULL);
+    p = gj.base;
+    p.n = C;
+    p.ldc = C;
+    p.offset = L->dw_off;
+    p.multiplier = L->mult;
+    p.shift = L->shift;
+    p.b_scale = L->wscale;
+    p.bias = L->fbias;
+    for (t = 0; t < taps; t++)
+        off[t] = (ptrdiff_t)(((int64_t)t / d->kernel_w * d->dilation_h * d->in_w + (int64_t)t % d->kernel_w * d->dilation_w) *
+                             (int64_t)C);
+    n = begin / ohw;
+    oy = (int64_t)(begin % ohw / (size_t)L->ow);
+    ox = (int64_t)(begin % ohw % (size_t)L->ow);
+    for (r = begin; r < end; r += LUTHIER__QDW_CHUNK) {
+        const size_t npix = luthier__min_sz(LUTHIER__QDW_CHUNK, end - r);
+        size_t px;
+        for (px = 0; px < npix; px++) {
+            const int64_t iy0 = oy * d->stride_h - d->pad_top, ix0 = ox * d->stride_w - d->pad_left;
+            const uint8_t *img = j->in + n * (size_t)d->in_h * (size_t)d->in_w * C;
+            const uint8_t **xp = x + px * taps2;
+            if (iy0 >= 0 && iy0 + span_h < d->in_h && ix0 >= 0 && ix0 + span_w < d->in_w) {
+                const uint8_t *x0 = img + ((size_t)iy0 * (size_t)d->in_w + (size_t)ix0) * C;
+                for (t = 0; t < taps; t++) xp[t] = x0 + off[t];
+            } else {
+                int64_t kh, kw;
+                for (t = 0, kh = 0; kh < d->kernel_h; kh++) {
+                    const int64_t iy = iy0 + kh * d->dilation_h;
+                    for (kw = 0; kw < d->kernel_w; kw++, t++) {
+                        const int64_t ix = ix0 + kw * d->dilation_w;
+                        xp[t] = iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w
+                                    ? L->zrow
+                                    : img + ((size_t)iy * (size_t)d->in_w + (size_t)ix) * C;
+                    }
+                }
+            }
+            if (taps & 1) xp[taps] = xp[0]; /* its weight is 0 */
+            if (++ox == L->ow) { /* the next pixel, without divisions */
+                ox = 0;
+                if (++oy == L->oh) {
+                    oy = 0;
+                    n++;
+                }
+            }
+        }
+        p.c = j->out + r * C * elem;
+        j->dw(L, &p, x, npix);
+    }
+}
+
+/* [n][c][hw] <-> [n][hw][c] for 1- or 4-byte elements (to_nhwc: NCHW -> NHWC). */
+LUTHIER_PRIVATE void luthier__qtranspose(const void *src, void *dst, size_t n, size_t c, size_t hw, size_t elem,
+                                         int to_nhwc) {
+    const size_t rows = to_nhwc ? c : hw, cols = to_nhwc ? hw : c;
+    size_t b, i, k;
+    for (b = 0; b < n; b++) {
+        const unsigned char *s = (const unsigned char *)src + b * c * hw * elem;
+        unsigned char *o = (unsigned char *)dst + b * c * hw * elem;
+        if (elem == 1) {
+            for (i = 0; i < rows; i++)
+                for (k = 0; k < cols; k++) o[k * rows + i] = s[i * cols + k];
+        } else {
+            for (i = 0; i < rows; i++)
+                for (k = 0; k < cols; k++) memcpy(o + (k * rows + i) * 4, s + (i * cols + k) * 4, 4);
+        }
+    }
+}
+
+LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthier_qconv2d_layer *L,
+                                               const uint8_t *input, void *output) {
+    const luthier_conv2d_desc *d;
+    luthier__qconv_job job;
+    luthier_status s;
+    size_t total, off = 0, units;
+    const size_t elem = L ? luthier__qconv_elem(L->qd.output) : 1;
+    unsigned char *ws;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!L || !input || !output)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "qconv2d: layer, input and output must not be NULL");
+    d = &L->cd;
+    if (L->kernel >= 0 && !luthier__qkernel_runs(&luthier__qkernels[L->kernel], ctx->cpu_features))
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                             "qconv2d: the weights were packed for %s, which this context cannot run",
+                             luthier__qkernels[L->kernel].name);
+    if (!(total = luthier__qconv_ws_total(L, ctx->pool->num_threads)) ||
+        !(ws = (unsigned char *)luthier__context_workspace(ctx, total)))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "qconv2d: cannot allocate %zu bytes of workspace", total);
+    memset(&job, 0, sizeof job);
+    job.L = L;
+    job.in = input;
+    job.out = (unsigned char *)output;
+    if (d->layout == LUTHIER_LAYOUT_NCHW) {
+        const size_t hw = (size_t)(d->in_h * d->in_w);
+        luthier__qtranspose(input, ws, (size_t)d->batch, (size_t)d->in_channels, hw, 1, 1);
+        job.in = ws;
+        off = luthier__align_up((size_t)d->batch * hw * (size_t)d->in_channels);
+        job.out = ws + off;
+        off += luthier__align_up(L->m * (size_t)d->out_channels * elem);
+    }
+    job.ws = ws + off;
+    job.ws_stride = L->thread_ws;
+    if (d->algorithm == LUTHIER_CONV_DEPTHWISE) {
+        job.dw = luthier__qdw_select(ctx->cpu_features);
+        s = luthier__parallel(ctx, L->m, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_dw_range, &job);
+    } else {
+        const luthier__qkernel_entry *uk = &luthier__qkernels[L->kernel];
+        size_t mc;
+        luthier__qblocking(ctx, L->rows_blk, L->cout_g, luthier__max_sz(1, L->bl.groups * L->bl.kg), (size_t)uk->mr,
+                           L->bl.nr, &mc, &job.nc);
+        units = luthier__div_up(L->m, (size_t)uk->mr);
+        s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_gemm_range, &job);
+    }
+    if (s == LUTHIER_STATUS_OK && d->layout == LUTHIER_LAYOUT_NCHW)
+        luthier__qtranspose(job.out, output, (size_t)d->batch, (size_t)d->out_channels, (size_t)(L->oh * L->ow), elem, 0);
+    return s;
+}
+
+LUTHIER_API luthier_status luthier_qconv2d(luthier_context *ctx, const luthier_qconv2d_desc *desc,
+                                           const uint8_t *input, const int8_t *weights_oihw,
+                                           const int32_t *bias, void *output) {
+    luthier_qconv2d_layer *L = NULL;
+    luthier_status s;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if ((s = luthier_qconv2d_create(ctx, desc, weights_oihw, bias, &L)) != LUTHIER_STATUS_OK) return s;
+    s = luthier_qconv2d_run(ctx, L, input, output);
+    luthier_qconv2d_destroy(L);
     return s;
 }
 

@@ -1,4 +1,5 @@
-/* bench_int8.h - `luthier-bench gemm --int8`: int8 GEMM (luthier_qgemm_packed) against luthier's
+/* bench_int8.h - `luthier-bench gemm --int8` and `luthier-bench conv --int8` (per-layer int8
+   convolution against luthier's fp32 convolution, see the conv section below): int8 GEMM (luthier_qgemm_packed) against luthier's
    own fp32 GEMM (luthier_sgemm_packed, the context's kernel) and oneDNN's dnnl_gemm_u8s8s32
    when linked, on the DNN shapes of `gemm`, measured in the same run and in alternating
    rounds.
@@ -356,6 +357,305 @@ static int gemm_wants_int8(int argc, char **argv) {
     for (i = 1; i < argc; i++)
         if (strcmp(argv[i], "--int8") == 0) return 1;
     return 0;
+}
+
+/* ---- conv --int8 -------------------------------------------------------------------------------
+   `luthier-bench conv --int8`: per layer of ResNet-50 and MobileNetV2 (batch 1, NHWC), the int8
+   convolution (luthier_qconv2d_run, AUTO algorithm, uint8 output requantized per channel, int32
+   bias, input zero point 128) against luthier's fp32 convolution (luthier_conv2d_run, AUTO,
+   bias) of the same layer, in the same run and in alternating rounds. The int8 result is checked
+   bit for bit against a naive int64 convolution on sampled output pixels (all channels). */
+
+typedef struct qc8_layer {
+    const char *name;
+    int64_t cin, hw, cout, k, stride, groups; /* square input and kernel, pad (k - 1) / 2 */
+    int set;                                  /* 1 = ResNet-50, 2 = MobileNetV2 */
+} qc8_layer;
+
+static const qc8_layer qc8_layers[] = {
+    {"r50_conv1_7x7s2", 3, 224, 64, 7, 2, 1, 1},
+    {"r50_res2_1x1_64_64", 64, 56, 64, 1, 1, 1, 1},
+    {"r50_res2_3x3_64", 64, 56, 64, 3, 1, 1, 1},
+    {"r50_res2_1x1_64_256", 64, 56, 256, 1, 1, 1, 1},
+    {"r50_res2_1x1_256_64", 256, 56, 64, 1, 1, 1, 1},
+    {"r50_res3_1x1s2_256_512", 256, 56, 512, 1, 2, 1, 1},
+    {"r50_res3_3x3_128", 128, 28, 128, 3, 1, 1, 1},
+    {"r50_res3_1x1_512_128", 512, 28, 128, 1, 1, 1, 1},
+    {"r50_res4_3x3_256", 256, 14, 256, 3, 1, 1, 1},
+    {"r50_res4_1x1_256_1024", 256, 14, 1024, 1, 1, 1, 1},
+    {"r50_res4_1x1_1024_256", 1024, 14, 256, 1, 1, 1, 1},
+    {"r50_res5_3x3_512", 512, 7, 512, 3, 1, 1, 1},
+    {"r50_res5_1x1_2048_512", 2048, 7, 512, 1, 1, 1, 1},
+    {"mbv2_conv1_3x3s2", 3, 224, 32, 3, 2, 1, 2},
+    {"mbv2_dw112_32", 32, 112, 32, 3, 1, 32, 2},
+    {"mbv2_pw112_32_16", 32, 112, 16, 1, 1, 1, 2},
+    {"mbv2_pw112_16_96", 16, 112, 96, 1, 1, 1, 2},
+    {"mbv2_dw112s2_96", 96, 112, 96, 3, 2, 96, 2},
+    {"mbv2_pw56_96_24", 96, 56, 24, 1, 1, 1, 2},
+    {"mbv2_dw56_144", 144, 56, 144, 3, 1, 144, 2},
+    {"mbv2_pw56_144_24", 144, 56, 24, 1, 1, 1, 2},
+    {"mbv2_dw14_384", 384, 14, 384, 3, 1, 384, 2},
+    {"mbv2_pw14_384_64", 384, 14, 64, 1, 1, 1, 2},
+    {"mbv2_dw7_960", 960, 7, 960, 3, 1, 960, 2},
+    {"mbv2_pw7_960_160", 960, 7, 160, 1, 1, 1, 2},
+};
+#define QC8_N_LAYERS ((int)(sizeof qc8_layers / sizeof qc8_layers[0]))
+
+static void usage_conv_int8(FILE *out) {
+    fprintf(out,
+            "Usage: %s conv --int8 [options]\n"
+            "int8 convolution (luthier_qconv2d: uint8 input, int8 weights, per-channel requantized\n"
+            "uint8 output, AUTO algorithm) against luthier's fp32 convolution (luthier_conv2d, AUTO)\n"
+            "of the same layer, per ResNet-50 / MobileNetV2 layer (batch 1, NHWC), in one run with\n"
+            "alternating rounds. The int8 output is checked bit for bit on sampled pixels.\n"
+            "\n"
+            "Options:\n"
+            "  --layers SET   all (default), resnet50 or mobilenetv2\n"
+            "  --threads N    threads of the context (default 1)\n"
+            "  --reps R, --rounds N, --min-time S   as for 'gemm' (default: >= 0.2 s, 4 rounds)\n"
+            "  --quick        shorter timing (>= 0.05 s, 2 rounds) unless given\n"
+            "  --csv          one row per layer with a header; notes go to stderr\n"
+            "\n"
+            "Columns: int8 and fp32 algorithm, best time in ms, x fp32 = fp32 time / int8 time,\n"
+            "int8 GOP/s (2 * MACs / time). The summary gives geometric means per layer kind.\n",
+            bench_prog);
+}
+
+typedef struct qc8_call {
+    int fp32;
+    luthier_context *ctx;
+    const luthier_qconv2d_layer *q;
+    const luthier_conv2d_layer *f;
+    const uint8_t *in;
+    const float *inf;
+    void *out;
+} qc8_call;
+
+static int qc8_call_run(void *arg) {
+    const qc8_call *c = (const qc8_call *)arg;
+    if (c->fp32) return luthier_conv2d_run(c->ctx, c->f, c->inf, (float *)c->out) != LUTHIER_STATUS_OK;
+    return luthier_qconv2d_run(c->ctx, c->q, c->in, c->out) != LUTHIER_STATUS_OK;
+}
+
+/* Output pixel (oy, ox) of the int8 layer by definition, compared with got (NHWC). */
+static int qc8_check_pixel(const qc8_layer *l, int64_t oh, const uint8_t *in, const int8_t *w, const int32_t *bias,
+                           const int32_t *mult, const int32_t *shift, int64_t oy, int64_t ox, const uint8_t *got) {
+    const int64_t pad = (l->k - 1) / 2, cig = l->cin / l->groups, cog = l->cout / l->groups;
+    int64_t co, ci, kh, kw;
+    for (co = 0; co < l->cout; co++) {
+        int64_t acc = bias[co];
+        for (ci = 0; ci < cig; ci++)
+            for (kh = 0; kh < l->k; kh++)
+                for (kw = 0; kw < l->k; kw++) {
+                    const int64_t iy = oy * l->stride - pad + kh, ix = ox * l->stride - pad + kw;
+                    if (iy < 0 || iy >= l->hw || ix < 0 || ix >= l->hw) continue;
+                    acc += ((int64_t)in[(iy * l->hw + ix) * l->cin + (co / cog) * cig + ci] - 128) *
+                           w[((co * cig + ci) * l->k + kh) * l->k + kw];
+                }
+        if (got[(oy * oh + ox) * l->cout + co] != luthier_requantize((int32_t)acc, mult[co], shift[co], 100, 0, 255))
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct qc8_summary {
+    bench_geomean g[3]; /* x fp32 of depthwise, 1x1, other */
+} qc8_summary;
+
+static int qc8_run_layer(const qc8_layer *l, luthier_context *ctx, const bench_policy *pol, int csv, qc8_summary *sum) {
+    const int64_t pad = (l->k - 1) / 2, oh = (l->hw + 2 * pad - l->k) / l->stride + 1;
+    const int64_t kdim = l->k * l->k * (l->cin / l->groups);
+    const size_t in_n = (size_t)(l->hw * l->hw * l->cin), w_n = (size_t)(l->cout * kdim);
+    const size_t out_n = (size_t)(oh * oh * l->cout);
+    const double ops = 2.0 * (double)out_n * (double)kdim;
+    uint8_t *in = (uint8_t *)malloc(in_n), *out8 = (uint8_t *)malloc(out_n);
+    int8_t *w = (int8_t *)malloc(w_n);
+    float *inf = bench_alloc_floats(in_n), *wf = bench_alloc_floats(w_n), *outf = bench_alloc_floats(out_n);
+    float *biasf = bench_alloc_floats((size_t)l->cout);
+    int32_t *bias = (int32_t *)malloc((size_t)l->cout * 4), *mult = (int32_t *)malloc((size_t)l->cout * 4);
+    int32_t *shift = (int32_t *)malloc((size_t)l->cout * 4);
+    luthier_qconv2d_desc qd;
+    luthier_conv2d_desc fd;
+    luthier_qconv2d_layer *q = NULL;
+    luthier_conv2d_layer *f = NULL;
+    luthier_conv2d_info qi, fi;
+    qc8_call calls[2];
+    bench_sampler smp[2];
+    bench_stats st[2];
+    uint64_t seed = 0xc0de8u + (uint64_t)l->cin * 131u + (uint64_t)l->cout;
+    int failed = 0, r, i, active = 1;
+    size_t e;
+    memset(smp, 0, sizeof smp);
+    memset(st, 0, sizeof st);
+    if (!in || !out8 || !w || !inf || !wf || !outf || !biasf || !bias || !mult || !shift) {
+        fprintf(stderr, "ERROR: %s: cannot allocate the tensors\n", l->name);
+        failed = 1;
+        goto out;
+    }
+    for (e = 0; e < in_n; e++) in[e] = (uint8_t)(bench_rand_u64(&seed) >> 56);
+    for (e = 0; e < w_n; e++) w[e] = (int8_t)((int)(bench_rand_u64(&seed) % 255) - 127);
+    for (e = 0; e < in_n; e++) inf[e] = ((float)in[e] - 128.0f) * (1.0f / 128.0f);
+    for (e = 0; e < w_n; e++) wf[e] = (float)w[e] * (1.0f / 127.0f);
+    for (i = 0; i < (int)l->cout; i++) {
+        bias[i] = (int32_t)(bench_rand_u64(&seed) % 20001) - 10000;
+        biasf[i] = (float)bias[i] * (1.0f / (128.0f * 127.0f));
+        luthier_quantize_multiplier(4.0 / sqrt((double)kdim) / (255.0 * 127.0) * (0.5 + (double)(i % 7) / 7.0), &mult[i],
+                                    &shift[i]);
+    }
+    memset(&qd, 0, sizeof qd);
+    memset(&fd, 0, sizeof fd);
+    qd.batch = fd.batch = 1;
+    qd.in_channels = fd.in_channels = l->cin;
+    qd.in_h = qd.in_w = fd.in_h = fd.in_w = l->hw;
+    qd.out_channels = fd.out_channels = l->cout;
+    qd.kernel_h = qd.kernel_w = fd.kernel_h = fd.kernel_w = l->k;
+    qd.stride_h = qd.stride_w = fd.stride_h = fd.stride_w = l->stride;
+    qd.pad_top = qd.pad_left = qd.pad_bottom = qd.pad_right = pad;
+    fd.pad_top = fd.pad_left = fd.pad_bottom = fd.pad_right = pad;
+    qd.groups = fd.groups = l->groups;
+    qd.input_zero_point = 128;
+    qd.output_zero_point = 100;
+    qd.multipliers = mult;
+    qd.shifts = shift;
+    if (luthier_qconv2d_create(ctx, &qd, w, bias, &q) != LUTHIER_STATUS_OK ||
+        luthier_qconv2d_get_info(q, &qi) != LUTHIER_STATUS_OK ||
+        luthier_conv2d_create(ctx, &fd, wf, biasf, &f) != LUTHIER_STATUS_OK ||
+        luthier_conv2d_get_info(f, &fi) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "ERROR: %s: create: %s\n", l->name, luthier_context_error(ctx));
+        failed = 1;
+        goto out;
+    }
+    for (i = 0; i < 2; i++) {
+        calls[i].fp32 = i;
+        calls[i].ctx = ctx;
+        calls[i].q = q;
+        calls[i].f = f;
+        calls[i].in = in;
+        calls[i].inf = inf;
+        calls[i].out = i ? (void *)outf : (void *)out8;
+    }
+    /* 1. correctness of the int8 output: corners, edges and pseudo-random pixels */
+    memset(out8, 0xee, out_n);
+    if (qc8_call_run(&calls[0]) != 0 || qc8_call_run(&calls[1]) != 0) {
+        fprintf(stderr, "ERROR: %s: run: %s\n", l->name, luthier_context_error(ctx));
+        failed = 1;
+        goto out;
+    }
+    for (r = 0; r < 24 && !failed; r++) {
+        const int64_t oy = r < 4 ? (r & 1) * (oh - 1) : (int64_t)(bench_rand_u64(&seed) % (uint64_t)oh);
+        const int64_t ox = r < 4 ? (r >> 1) * (oh - 1) : (int64_t)(bench_rand_u64(&seed) % (uint64_t)oh);
+        if (qc8_check_pixel(l, oh, in, w, bias, mult, shift, oy, ox, out8)) {
+            fprintf(stderr, "ERROR: %s: the int8 output is WRONG at pixel (%lld, %lld)\n", l->name, (long long)oy,
+                    (long long)ox);
+            failed = 1;
+        }
+    }
+    /* 2. timing in alternating rounds */
+    for (r = 0; r < pol->rounds && active && !failed; r++)
+        for (i = 0; i < 2; i++) {
+            const int which = r % 2 ? 1 - i : i;
+            if (bench_run_round(qc8_call_run, &calls[which], pol, r, &smp[which]) != 0) {
+                fprintf(stderr, "ERROR: %s: a timed run failed\n", l->name);
+                active = 0;
+                failed = 1;
+                break;
+            }
+        }
+    if (!failed) {
+        char b0[32], b1[32], b2[32], b3[32];
+        const int kind = l->groups == l->cin && l->groups > 1 ? 0 : l->k == 1 ? 1 : 2;
+        double t8, t32;
+        st[0] = bench_summarize(smp[0].t, smp[0].n);
+        st[1] = bench_summarize(smp[1].t, smp[1].n);
+        t8 = st[0].min;
+        t32 = st[1].min;
+        if (csv)
+            printf("%s,%lld,%lld,%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s\n", l->name, (long long)l->cin, (long long)l->hw,
+                   (long long)l->cout, (long long)l->k, (long long)l->stride, (long long)l->groups,
+                   luthier_conv_algorithm_name(qi.algorithm), qi.kernel, luthier_conv_algorithm_name(fi.algorithm),
+                   csv_cell(b0, 32, t8 * 1e3, 4, t8 > 0), csv_cell(b1, 32, t32 * 1e3, 4, t32 > 0),
+                   csv_cell(b2, 32, t8 > 0 ? t32 / t8 : 0, 3, t8 > 0 && t32 > 0), csv_cell(b3, 32, ops / t8 * 1e-9, 2, t8 > 0));
+        else
+            printf("%-24s %5lld %4lld %5lld %2lldx%-2lld s%lld g%-4lld %-10s %-10s %-14s %9s %9s %6s %8s\n", l->name,
+                   (long long)l->cin, (long long)l->hw, (long long)l->cout, (long long)l->k, (long long)l->k,
+                   (long long)l->stride, (long long)l->groups, luthier_conv_algorithm_name(qi.algorithm),
+                   *qi.kernel ? qi.kernel + strlen("luthier_qgemm_ukernel_") : "-", luthier_conv_algorithm_name(fi.algorithm),
+                   cell(b0, 32, t8 * 1e3, ms_decimals(t8), t8 > 0), cell(b1, 32, t32 * 1e3, ms_decimals(t32), t32 > 0),
+                   cell(b2, 32, t8 > 0 ? t32 / t8 : 0, 2, t8 > 0 && t32 > 0), cell(b3, 32, ops / t8 * 1e-9, 1, t8 > 0));
+        fflush(stdout);
+        if (t8 > 0 && t32 > 0) bench_geomean_add(&sum->g[kind], t32 / t8);
+    }
+out:
+    bench_sampler_free(&smp[0]);
+    bench_sampler_free(&smp[1]);
+    luthier_qconv2d_destroy(q);
+    luthier_conv2d_destroy(f);
+    free(in); free(out8); free(w); free(inf); free(wf); free(outf); free(biasf); free(bias); free(mult); free(shift);
+    return failed;
+}
+
+static int cmd_conv_int8(int argc, char **argv) {
+    const char *cmd = argv[0], *val;
+    bench_policy pol;
+    luthier_context *ctx = NULL;
+    qc8_summary sum;
+    int threads = 1, csv = 0, quick = 0, sets = 3, rounds_set = 0, min_time_set = 0, i, r, rc = BENCH_EXIT_OK;
+    memset(&pol, 0, sizeof pol);
+    memset(&sum, 0, sizeof sum);
+    pol.min_time = 0.2;
+    pol.rounds = 4;
+    for (i = 1; i < argc; i++) {
+        if (bench_is_help(argv[i])) {
+            usage_conv_int8(stdout);
+            return BENCH_EXIT_OK;
+        } else if (strcmp(argv[i], "--int8") == 0) {
+            continue;
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--layers", &val)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (strcmp(val, "all") == 0) sets = 3;
+            else if (strcmp(val, "resnet50") == 0) sets = 1;
+            else if (strcmp(val, "mobilenetv2") == 0) sets = 2;
+            else {
+                bench_usage_error(cmd, "--layers wants all, resnet50 or mobilenetv2 with --int8, not '%s'", val);
+                return BENCH_EXIT_USAGE;
+            }
+        } else if ((r = bench_parse_run_option(argc, argv, &i, cmd, &pol, &threads, &rounds_set, &min_time_set)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+        } else if ((r = bench_opt_flag(argv[i], cmd, "--csv")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            csv = 1;
+        } else if ((r = bench_opt_flag(argv[i], cmd, "--quick")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            quick = 1;
+        } else {
+            bench_usage_error(cmd, "%s '%s' (with --int8: --layers, --threads, --reps, --rounds, --min-time, --quick, --csv)",
+                              argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
+            return BENCH_EXIT_USAGE;
+        }
+    }
+    if (quick) {
+        if (!min_time_set) pol.min_time = 0.05;
+        if (!rounds_set) pol.rounds = 2;
+    }
+    if (!(ctx = open_context(cmd, NULL, threads))) return BENCH_EXIT_FAIL;
+    fprintf(csv ? stderr : stdout, "luthier-bench conv --int8: luthier v%d.%d.%d, %d thread(s), fp32 kernel %s\n",
+            LUTHIER_VERSION_MAJOR, LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH, luthier_context_num_threads(ctx),
+            luthier_context_kernel(ctx));
+    print_cpu(csv ? stderr : stdout);
+    if (csv)
+        printf("name,cin,hw,cout,k,stride,groups,int8_algorithm,int8_kernel,fp32_algorithm,int8_ms_min,fp32_ms_min,"
+               "int8_speedup,int8_gops\n");
+    else
+        printf("\n%-24s %5s %4s %5s %5s %2s %5s %-10s %-10s %-14s %9s %9s %6s %8s\n", "layer", "Cin", "HW", "Cout", "k",
+               "s", "g", "int8 algo", "int8 kern", "fp32 algo", "int8 ms", "fp32 ms", "x fp32", "int8 GOP/s");
+    for (i = 0; i < QC8_N_LAYERS; i++)
+        if ((qc8_layers[i].set & sets) && qc8_run_layer(&qc8_layers[i], ctx, &pol, csv, &sum) != 0) rc = BENCH_EXIT_FAIL;
+    fprintf(csv ? stderr : stdout, "\ngeomean int8 speedup over fp32: depthwise %.2fx (%d), 1x1 %.2fx (%d), other %.2fx (%d)\n",
+            bench_geomean_get(&sum.g[0]), sum.g[0].count, bench_geomean_get(&sum.g[1]), sum.g[1].count,
+            bench_geomean_get(&sum.g[2]), sum.g[2].count);
+    if (rc != BENCH_EXIT_OK) fprintf(stderr, "%s conv --int8: FAILED: a wrong result or an error (see above)\n", bench_prog);
+    luthier_context_destroy(ctx);
+    return rc;
 }
 
 #endif /* LUTHIER_BENCH_INT8_H */

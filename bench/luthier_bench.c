@@ -27,6 +27,8 @@
                Pairs come from the API (every luthier_conv_algorithm below
                LUTHIER_CONV_ALGORITHM_COUNT x every kernel, filtered by
                luthier_conv2d_algorithm_valid), so new algorithms show up without edits here
+               --int8: the int8 convolution vs luthier's fp32 one per ResNet-50 / MobileNetV2
+               layer (bench_int8.h)
 
    Adding a command: write `static int cmd_NAME(int argc, char **argv)` (argv[0] is the command
    name, return an exit code: 0 ok, 1 failure, 2 usage error) and `static void usage_NAME(FILE *)`,
@@ -2279,6 +2281,8 @@ static void usage_conv(FILE *out) {
             "                    and time shorter\n"
             "  --csv             one row per (layer, algorithm, kernel) with a header line; notes\n"
             "                    go to stderr\n"
+            "  --int8            the int8 convolution vs the fp32 one per ResNet-50 / MobileNetV2\n"
+            "                    layer instead: see '%s conv --int8 --help'\n"
             "\n"
             "Columns: ms = fastest repetition (and median); GF/s = 2*N*OH*OW*Cout*(Cin/groups)*k^2\n"
             "/ fastest; vs oneDNN = oneDNN ms / luthier ms (> 1: luthier faster); best '*' = the\n"
@@ -2289,7 +2293,7 @@ static void usage_conv(FILE *out) {
             "luthier_ms,luthier_gflops,onednn_ms,onednn_gflops,best,luthier_ms_median,reps,\n"
             "vs_onednn,auto,max_rel_err,status,onednn_impl (oneDNN columns empty when not\n"
             "linked or refused; luthier_ms and luthier_gflops empty unless status is ok).\n",
-            bench_prog, CONV_TOL, bench_prog);
+            bench_prog, CONV_TOL, bench_prog, bench_prog);
 }
 
 typedef struct conv_opts {
@@ -2975,6 +2979,7 @@ static int cmd_conv(int argc, char **argv) {
     int nk = 0, nl = 0, i, rc, exit_code = BENCH_EXIT_OK;
     FILE *info;
 
+    if (gemm_wants_int8(argc, argv)) return cmd_conv_int8(argc, argv);
     memset(&o, 0, sizeof o);
     o.threads = 1;
     o.policy.min_time = 0.2;

@@ -31,6 +31,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_tune.c"
 #include "test_onnx.c"
 #include "test_int8.c"
+#include "test_qconv.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -95,6 +96,7 @@ int main(int argc, char **argv) {
     run_tune_tests();
     run_onnx_tests();
     run_int8_tests();
+    run_qconv_tests();
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else
