@@ -113,8 +113,9 @@
    WHAT IT DOES NOT DO (yet)
        No double precision, no complex, no transposed A, no GPU, no training. Graphs are fp32
        with static shapes (batch fixed when the graph is built); ONNX files load through the
-       optional luthier_onnx.h. int8: GEMM only (luthier_int8.h). Convolution has im2col, 1x1, implicit GEMM, depthwise and Winograd
-       F(2x2|4x4|6x6, 3x3); AUTO never picks Winograd (the tuner may).
+       optional luthier_onnx.h. int8 (luthier_int8.h): GEMM and convolution (1x1, im2col,
+       depthwise), not yet in graphs. Convolution has im2col, 1x1, implicit GEMM, depthwise and
+       Winograd F(2x2|4x4|6x6, 3x3); AUTO never picks Winograd (the tuner may).
 
    DESIGN NOTES
        docs/DESIGN.md holds the architecture and the decisions with their measurements.
@@ -483,7 +484,7 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #include "luthier_gemm.h"  /* the microkernel contract (declarations) */
 #include "luthier_graph.h" /* graphs and plans: the execution engine (declarations) */
 #include "luthier_tune.h"  /* the tuner and its records (declarations) */
-#include "luthier_int8.h"  /* int8 GEMM (declarations) */
+#include "luthier_int8.h"  /* int8 GEMM and convolution (declarations) */
 
 #endif /* LUTHIER_H_INCLUDED */
 
