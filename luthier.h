@@ -63,7 +63,8 @@
        luthier_gbt.h:          the cost model (gradient-boosted trees) and the search
        luthier_tune.h:         >>api-tune >>impl-tune-tasks >>impl-tune-space
                                >>impl-tune-measure >>impl-tune-records >>impl-tune-run >>impl-tune-svg
-       luthier_int8.h:         >>scheme >>api-qgemm >>qcontract >>qregistry >>qpack >>qdriver
+       luthier_int8.h:         >>scheme >>api-qgemm >>api-qconv >>qcontract >>qregistry >>qpack
+                               >>qdriver >>impl-qconv-create >>impl-qconv-dw >>impl-qconv-run
 
    CONFIGURATION (macros; "everywhere" = define identically in every file that includes luthier.h)
        LUTHIER_IMPLEMENTATION  impl file only  compile the implementation here
