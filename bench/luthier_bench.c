@@ -92,8 +92,9 @@ static luthier_context *open_context(const char *cmd, const size_t *blocking, in
 
 static void print_features(FILE *out) {
     const unsigned f = luthier_cpu_features();
-    fprintf(out, "%s%s%s%s%s%s", f & LUTHIER_CPU_AVX2_FMA ? " avx2+fma" : "",
-            f & LUTHIER_CPU_AVX512F ? " avx512f" : "", f & LUTHIER_CPU_NEON ? " neon" : "",
+    fprintf(out, "%s%s%s%s%s%s%s%s", f & LUTHIER_CPU_AVX2_FMA ? " avx2+fma" : "",
+            f & LUTHIER_CPU_AVX512F ? " avx512f" : "", f & LUTHIER_CPU_AVX512VNNI ? " avx512vnni" : "",
+            f & LUTHIER_CPU_AVXVNNI ? " avxvnni" : "", f & LUTHIER_CPU_NEON ? " neon" : "",
             f & LUTHIER_CPU_DOTPROD ? " dotprod" : "", f & LUTHIER_CPU_FP16 ? " fp16" : "",
             f ? "" : " (baseline only)");
 }
@@ -145,8 +146,8 @@ static void usage_kernels(FILE *out) {
             "List luthier's microkernel registry: name, ISA, tile MR x NR, k-unroll, kind\n"
             "(interleaved = packed A panel, hybrid = A rows read in place), whether this CPU\n"
             "can run it, and '*' on the default kernel of a new context ($LUTHIER_KERNEL\n"
-            "overrides it).\n"
-            "  --csv    comma-separated with a header line\n",
+            "overrides it), then the int8 registry (luthier_qkernel_*; k-unroll = the K group).\n"
+            "  --csv    comma-separated with a header line (dtype column: f32 or int8)\n",
             bench_prog);
 }
 
@@ -170,9 +171,9 @@ static int cmd_kernels(int argc, char **argv) {
     if (!(ctx = open_context(cmd, NULL, 1))) return BENCH_EXIT_FAIL;
     def = luthier_context_kernel(ctx);
     if (csv)
-        printf("index,name,isa,mr,nr,k_unroll,kind,available,default\n");
+        printf("index,name,isa,mr,nr,k_unroll,kind,available,default,dtype\n");
     else
-        printf("%3s  %-44s %-7s %3s %3s %8s  %-11s  %-9s %s\n", "#", "name", "isa", "MR", "NR",
+        printf("%3s  %-44s %-10s %3s %3s %8s  %-11s  %-9s %s\n", "#", "name", "isa", "MR", "NR",
                "k-unroll", "kind", "available", "default");
     for (i = 0; i < luthier_kernel_count(); i++) {
         luthier_kernel_info ki;
@@ -180,12 +181,29 @@ static int cmd_kernels(int argc, char **argv) {
         if (luthier_kernel_get(i, &ki) != LUTHIER_STATUS_OK) continue;
         is_def = strcmp(ki.name, def) == 0;
         if (csv)
-            printf("%d,%s,%s,%d,%d,%d,%s,%d,%d\n", i, ki.name, ki.isa, ki.mr, ki.nr, ki.k_unroll,
+            printf("%d,%s,%s,%d,%d,%d,%s,%d,%d,f32\n", i, ki.name, ki.isa, ki.mr, ki.nr, ki.k_unroll,
                    kind_name(ki.kind), ki.available ? 1 : 0, is_def);
         else
-            printf("%3d  %-44s %-7s %3d %3d %8d  %-11s  %-9s %s\n", i, ki.name, ki.isa, ki.mr,
+            printf("%3d  %-44s %-10s %3d %3d %8d  %-11s  %-9s %s\n", i, ki.name, ki.isa, ki.mr,
                    ki.nr, ki.k_unroll, kind_name(ki.kind), ki.available ? "yes" : "no",
                    is_def ? "*" : "");
+    }
+    /* the int8 registry (luthier_qkernel_*): k-unroll is the K group of the dot product */
+    {
+        const char *qdef = luthier__qkernels[luthier__qkernel_default(ctx, 256)].name;
+        if (!csv) printf("int8 (u8 x s8 -> s32) kernels:\n");
+        for (i = 0; i < luthier_qkernel_count(); i++) {
+            luthier_kernel_info ki;
+            int is_def;
+            if (luthier_qkernel_get(i, &ki) != LUTHIER_STATUS_OK) continue;
+            is_def = strcmp(ki.name, qdef) == 0;
+            if (csv)
+                printf("%d,%s,%s,%d,%d,%d,%s,%d,%d,int8\n", i, ki.name, ki.isa, ki.mr, ki.nr, ki.k_unroll,
+                       kind_name(ki.kind), ki.available ? 1 : 0, is_def);
+            else
+                printf("%3d  %-44s %-10s %3d %3d %8d  %-11s  %-9s %s\n", i, ki.name, ki.isa, ki.mr, ki.nr, ki.k_unroll,
+                       kind_name(ki.kind), ki.available ? "yes" : "no", is_def ? "*" : "");
+        }
     }
     if (!csv) {
         printf("cpu features:");
