@@ -151,6 +151,16 @@ static void usage_kernels(FILE *out) {
             bench_prog);
 }
 
+static void print_kernel_row(int i, const luthier_kernel_info *ki, const char *def, int csv, const char *dtype) {
+    const int is_def = strcmp(ki->name, def) == 0;
+    if (csv)
+        printf("%d,%s,%s,%d,%d,%d,%s,%d,%d,%s\n", i, ki->name, ki->isa, ki->mr, ki->nr, ki->k_unroll,
+               kind_name(ki->kind), ki->available ? 1 : 0, is_def, dtype);
+    else
+        printf("%3d  %-44s %-10s %3d %3d %8d  %-11s  %-9s %s\n", i, ki->name, ki->isa, ki->mr, ki->nr, ki->k_unroll,
+               kind_name(ki->kind), ki->available ? "yes" : "no", is_def ? "*" : "");
+}
+
 static int cmd_kernels(int argc, char **argv) {
     const char *cmd = argv[0];
     luthier_context *ctx;
@@ -177,16 +187,7 @@ static int cmd_kernels(int argc, char **argv) {
                "k-unroll", "kind", "available", "default");
     for (i = 0; i < luthier_kernel_count(); i++) {
         luthier_kernel_info ki;
-        int is_def;
-        if (luthier_kernel_get(i, &ki) != LUTHIER_STATUS_OK) continue;
-        is_def = strcmp(ki.name, def) == 0;
-        if (csv)
-            printf("%d,%s,%s,%d,%d,%d,%s,%d,%d,f32\n", i, ki.name, ki.isa, ki.mr, ki.nr, ki.k_unroll,
-                   kind_name(ki.kind), ki.available ? 1 : 0, is_def);
-        else
-            printf("%3d  %-44s %-10s %3d %3d %8d  %-11s  %-9s %s\n", i, ki.name, ki.isa, ki.mr,
-                   ki.nr, ki.k_unroll, kind_name(ki.kind), ki.available ? "yes" : "no",
-                   is_def ? "*" : "");
+        if (luthier_kernel_get(i, &ki) == LUTHIER_STATUS_OK) print_kernel_row(i, &ki, def, csv, "f32");
     }
     /* the int8 registry (luthier_qkernel_*): k-unroll is the K group of the dot product */
     {
@@ -194,15 +195,7 @@ static int cmd_kernels(int argc, char **argv) {
         if (!csv) printf("int8 (u8 x s8 -> s32) kernels:\n");
         for (i = 0; i < luthier_qkernel_count(); i++) {
             luthier_kernel_info ki;
-            int is_def;
-            if (luthier_qkernel_get(i, &ki) != LUTHIER_STATUS_OK) continue;
-            is_def = strcmp(ki.name, qdef) == 0;
-            if (csv)
-                printf("%d,%s,%s,%d,%d,%d,%s,%d,%d,int8\n", i, ki.name, ki.isa, ki.mr, ki.nr, ki.k_unroll,
-                       kind_name(ki.kind), ki.available ? 1 : 0, is_def);
-            else
-                printf("%3d  %-44s %-10s %3d %3d %8d  %-11s  %-9s %s\n", i, ki.name, ki.isa, ki.mr, ki.nr, ki.k_unroll,
-                       kind_name(ki.kind), ki.available ? "yes" : "no", is_def ? "*" : "");
+            if (luthier_qkernel_get(i, &ki) == LUTHIER_STATUS_OK) print_kernel_row(i, &ki, qdef, csv, "int8");
         }
     }
     if (!csv) {
