@@ -4,9 +4,10 @@
    luthier.h pulls it into the implementation.
 
    CONTRACT (for the engine in luthier_graph.h)
-   - Every function works on dense row-major fp32 buffers described by the arguments; the engine
-     has validated every shape and size before it calls (no argument checking needed here
-     beyond what protects memory). Sizes are size_t element counts.
+   - Every function works on dense row-major fp32 buffers (>>ops-u8: uint8 quantized
+     activations) described by the arguments; the engine has validated every shape and size
+     before it calls (no argument checking needed here beyond what protects memory). Sizes
+     are size_t element counts.
    - "NHWC" functions take the physical layout [n][h][w][c].
    - Each function spreads its work over the context's threads with luthier__parallel (RATIO
      schedule with cfg->ratios when given, else the default) and returns its status
@@ -16,7 +17,7 @@
    - x == y (in place) is allowed where marked "in place ok".
 
    TABLE OF CONTENTS: >>ops-common >>ops-simd >>ops-math >>ops-unary >>ops-binary >>ops-pool
-   >>ops-norm >>ops-softmax >>ops-move >>ops-attention
+   >>ops-norm >>ops-softmax >>ops-move >>ops-attention >>ops-u8
 
    HOW IT IS VECTORIZED
    - One source for every ISA: the kernels are written on LUTHIER__VF, a GCC/Clang vector of
@@ -1873,6 +1874,571 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_attention(luthier_con
     units = j.rows_path ? bh * j.blocks : luthier__div_up(bh * sq, j.rpu);
     return luthier__op_run(ctx, cfg, units, LUTHIER__OP_PICK(ctx, luthier__op_att_range), &j);
 }
+
+/* >>ops-u8 ===================================================================================
+
+   uint8 quantized activations for the int8 engine: per tensor asymmetric, real = scale *
+   (q - zero), zero in 0..255. Buffers are dense uint8 (NHWC for the pools). Units: 16384
+   elements (element-wise), output rows (pools), (pixel, 256 channels) items (adaptive).
+   - Plain C, no vector types: the kernels run on blocks of LUTHIER__U8_BLK elements (channels
+     for the pools) through always-inline helpers called with a constant count, because GCC -O2
+     (very-cheap cost model) only vectorizes loops whose trip count is known and that need no
+     scalar epilogue or alias check; the remainder runs at a variable count (scalar code, same
+     arithmetic). The bodies are inlined into one range function per ISA (_base / _avx2 /
+     _avx512, picked by LUTHIER__OP_PICK) so that the AVX targets vectorize them wider.
+   - qadd and the means of windows up to 256 taps read 4 bytes as one uint32 word (SWAR) and
+     work on 32-bit lanes ((w >> 8s) & 255, or pairs of 16-bit sums): GCC widens bytes to int32
+     with 2-3 shuffles per vector, which made those loops 2-3x slower.
+   - Float results are one fixed sequence of IEEE operations per element with contraction off
+     (no FMA), and pool means are exact integer arithmetic: results are identical for every
+     ISA, vector width, split and thread count.
+   - Rounding to nearest even goes through 1.5 * 2^23 (v + 1.5 * 2^23 is an integer, for |v| <=
+     2^22) after a clamp to the integer bounds (clamp-then-round equals round-then-clamp when
+     the bounds are integers): current rounding mode nearest assumed, no -ffast-math.
+   - Pool means: q = (sum + cnt/2) / cnt computed as a float estimate corrected by one
+     integer step each way (exact while sum + cnt/2 < 2^24, i.e. cnt <= 65536), windows of
+     more than 65536 taps use uint64 sums and integer division. */
+
+#define LUTHIER__U8_BLK ((size_t)64)
+#define LUTHIER__U8_FAST_CNT ((uint32_t)65536) /* windows up to this many taps: uint32 + float path */
+#define LUTHIER__U8_RNDC 12582912.0f           /* 1.5 * 2^23 */
+
+/* GCC: no multiply-add contraction whatever -std / -ffp-contract say (the AVX passes have FMA):
+   qadd's fa * da + fb * db must round both products. Clang contracts only within an expression
+   by default; the products are separate statements and the qadd helper turns it off too. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define LUTHIER__U8_KT __attribute__((optimize("fp-contract=off")))
+#else
+#define LUTHIER__U8_KT
+#endif
+/* GCC -O3 unrolls short constant loops completely before it vectorizes, and then vectorizes
+   the straight-line SWAR sums badly (3x slower than -O2): keep that loop a loop */
+#if defined(__GNUC__) && !defined(__clang__)
+#define LUTHIER__U8_NOUNROLL _Pragma("GCC unroll 1")
+#else
+#define LUTHIER__U8_NOUNROLL
+#endif
+/* name##_range_{base,avx2,avx512}: the body name##_body inlined per ISA */
+#define LUTHIER__U8_RANGE1(name, sfx, attr)                                                      \
+    attr LUTHIER__U8_KT LUTHIER_PRIVATE void name##_range##sfx(void *arg, size_t b, size_t e, int t, int cl) { \
+        (void)t;                                                                                 \
+        (void)cl;                                                                                \
+        name##_body(arg, b, e);                                                                  \
+    }
+#ifdef LUTHIER__KERNELS_X86_DONE
+#define LUTHIER__U8_RANGE(name)                                                                  \
+    LUTHIER__U8_RANGE1(name, _base, )                                                            \
+    LUTHIER__U8_RANGE1(name, _avx2, LUTHIER__TARGET_AVX2)                                        \
+    LUTHIER__U8_RANGE1(name, _avx512, LUTHIER__TARGET_AVX512)
+#else
+#define LUTHIER__U8_RANGE(name) LUTHIER__U8_RANGE1(name, _base, )
+#endif
+
+/* element-wise jobs (quantize, dequantize, qadd): units of LUTHIER__OP_GRAIN elements */
+typedef struct luthier__op_qelt_job {
+    const float *xf;
+    const uint8_t *xa, *xb;
+    float *yf;
+    uint8_t *yq;
+    size_t n;
+    float fa, fb, lo, hi; /* quantize: fa = 1 / scale; dequantize: fa = scale; qadd: fa, fb */
+    int32_t za, zb, zy;
+} luthier__op_qelt_job;
+
+/* int32 lanes to uint8 (values already in 0..255; a separate loop: GCC does not vectorize the
+   float -> int32 -> uint8 chain of the callers in one loop) */
+LUTHIER__INLINE void luthier__op_u8_narrow(const int32_t *LUTHIER__RESTRICT r, uint8_t *LUTHIER__RESTRICT y, size_t cnt) {
+    size_t i;
+    for (i = 0; i < cnt; i++) y[i] = (uint8_t)r[i];
+}
+
+LUTHIER__INLINE void luthier__op_quantize_blk(const luthier__op_qelt_job *j, const float *LUTHIER__RESTRICT x,
+                                              uint8_t *LUTHIER__RESTRICT y, size_t cnt) {
+    const float inv = j->fa, lo = j->lo, hi = j->hi;
+    const int32_t zero = j->zy;
+    int32_t r[LUTHIER__U8_BLK];
+    size_t i;
+    for (i = 0; i < cnt; i++) {
+        float t = x[i] * inv;
+        t = t == t ? t : 0.0f; /* NaN -> zero (this order of the selects vectorizes everywhere) */
+        t = t < lo ? lo : t;
+        t = t > hi ? hi : t;
+        t = (t + LUTHIER__U8_RNDC) - LUTHIER__U8_RNDC;
+        r[i] = (int32_t)t + zero;
+    }
+    luthier__op_u8_narrow(r, y, cnt);
+}
+
+LUTHIER__INLINE void luthier__op_quantize_body(void *arg, size_t ub, size_t ue) {
+    const luthier__op_qelt_job *j = (const luthier__op_qelt_job *)arg;
+    const size_t from = ub * LUTHIER__OP_GRAIN, to = luthier__min_sz(j->n, ue * LUTHIER__OP_GRAIN);
+    size_t i;
+    for (i = from; i + LUTHIER__U8_BLK <= to; i += LUTHIER__U8_BLK)
+        luthier__op_quantize_blk(j, j->xf + i, j->yq + i, LUTHIER__U8_BLK);
+    if (i < to) luthier__op_quantize_blk(j, j->xf + i, j->yq + i, to - i);
+}
+LUTHIER__U8_RANGE(luthier__op_quantize)
+
+LUTHIER__INLINE void luthier__op_dequantize_blk(const luthier__op_qelt_job *j, const uint8_t *LUTHIER__RESTRICT x,
+                                                float *LUTHIER__RESTRICT y, size_t cnt) {
+    const float scale = j->fa;
+    const int32_t zero = j->za;
+    size_t i;
+    for (i = 0; i < cnt; i++) y[i] = scale * (float)((int32_t)x[i] - zero);
+}
+
+LUTHIER__INLINE void luthier__op_dequantize_body(void *arg, size_t ub, size_t ue) {
+    const luthier__op_qelt_job *j = (const luthier__op_qelt_job *)arg;
+    const size_t from = ub * LUTHIER__OP_GRAIN, to = luthier__min_sz(j->n, ue * LUTHIER__OP_GRAIN);
+    size_t i;
+    for (i = from; i + LUTHIER__U8_BLK <= to; i += LUTHIER__U8_BLK)
+        luthier__op_dequantize_blk(j, j->xa + i, j->yf + i, LUTHIER__U8_BLK);
+    if (i < to) luthier__op_dequantize_blk(j, j->xa + i, j->yf + i, to - i);
+}
+LUTHIER__U8_RANGE(luthier__op_dequantize)
+
+/* qadd of one element: a - za and b - zb as exact floats, both products rounded, their sum,
+   the clamp to [qmin - zy, qmax - zy] (NaN, only from non-finite scales, -> 0), then round half
+   to even through 1.5 * 2^23: the float's bits are 0x4B400000 + round(v), so r = bits - (0x4B400000
+   - zy) is the output in qmin..qmax. */
+#define LUTHIER__OP_QADD_ELEM(ia, ib, r)                                                         \
+    do {                                                                                         \
+        const float pa_ = fa * (float)((int32_t)(ia) - za);                                      \
+        const float pb_ = fb * (float)((int32_t)(ib) - zb);                                      \
+        float v_ = pa_ + pb_;                                                                    \
+        int32_t bits_;                                                                           \
+        v_ = v_ == v_ ? v_ : 0.0f;                                                               \
+        v_ = v_ < lo ? lo : v_;                                                                  \
+        v_ = v_ > hi ? hi : v_;                                                                  \
+        v_ = v_ + LUTHIER__U8_RNDC;                                                              \
+        memcpy(&bits_, &v_, sizeof bits_);                                                       \
+        (r) = bits_ - zoff;                                                                      \
+    } while (0)
+
+/* 64 elements as 16 words of 4 bytes (SWAR): byte s of every word is one vector of 32-bit lanes
+   ((w >> 8s) & 255), so the whole block runs on 32-bit lanes without byte shuffles (GCC's
+   byte -> int32 widening takes 2-3 shuffles per vector: 2.5x slower). The results go back
+   with the same shifts, so the byte order of the words does not matter. y may be a or b. */
+LUTHIER__INLINE void luthier__op_qadd_swar(const luthier__op_qelt_job *j, const uint8_t *a, const uint8_t *b, uint8_t *y) {
+#ifdef __clang__
+#pragma clang fp contract(off)
+#endif
+    const float fa = j->fa, fb = j->fb, lo = j->lo, hi = j->hi;
+    const int32_t za = j->za, zb = j->zb, zoff = 0x4B400000 - j->zy;
+    uint32_t wa[16], wb[16], wy[16];
+    unsigned sh;
+    size_t k;
+    memcpy(wa, a, sizeof wa);
+    memcpy(wb, b, sizeof wb);
+    for (k = 0; k < 16; k++) wy[k] = 0;
+    for (sh = 0; sh < 32; sh += 8)
+        for (k = 0; k < 16; k++) {
+            int32_t r;
+            LUTHIER__OP_QADD_ELEM((wa[k] >> sh) & 255u, (wb[k] >> sh) & 255u, r);
+            wy[k] |= (uint32_t)r << sh;
+        }
+    memcpy(y, wy, sizeof wy);
+}
+
+/* the last cnt < 64 elements, one by one (same arithmetic) */
+LUTHIER__INLINE void luthier__op_qadd_tail(const luthier__op_qelt_job *j, const uint8_t *a, const uint8_t *b, uint8_t *y,
+                                           size_t cnt) {
+#ifdef __clang__
+#pragma clang fp contract(off)
+#endif
+    const float fa = j->fa, fb = j->fb, lo = j->lo, hi = j->hi;
+    const int32_t za = j->za, zb = j->zb, zoff = 0x4B400000 - j->zy;
+    size_t i;
+    for (i = 0; i < cnt; i++) {
+        int32_t r;
+        LUTHIER__OP_QADD_ELEM(a[i], b[i], r);
+        y[i] = (uint8_t)r;
+    }
+}
+
+LUTHIER__INLINE void luthier__op_qadd_body(void *arg, size_t ub, size_t ue) {
+    const luthier__op_qelt_job *j = (const luthier__op_qelt_job *)arg;
+    const size_t from = ub * LUTHIER__OP_GRAIN, to = luthier__min_sz(j->n, ue * LUTHIER__OP_GRAIN);
+    size_t i;
+    for (i = from; i + LUTHIER__U8_BLK <= to; i += LUTHIER__U8_BLK)
+        luthier__op_qadd_swar(j, j->xa + i, j->xb + i, j->yq + i);
+    if (i < to) luthier__op_qadd_tail(j, j->xa + i, j->xb + i, j->yq + i, to - i);
+}
+LUTHIER__U8_RANGE(luthier__op_qadd)
+
+/* One pool window: taps at rows y0 + i*dy (i < ny), columns x0 + k*dx (k < nx) of the image
+   (all inside), channels from the base pointer on; avg: cnt is the divisor and pad the value
+   the sum starts from (padded taps times the zero point). */
+typedef struct luthier__op_qwin {
+    const uint8_t *img; /* image base + first channel */
+    size_t w, c, y0, ny, dy, x0, nx, dx;
+    uint64_t pad, cnt;
+} luthier__op_qwin;
+
+/* one tap into the accumulators (restrict: no alias check, which GCC -O2 would refuse) */
+LUTHIER__INLINE void luthier__op_qmax_tap(uint8_t *LUTHIER__RESTRICT acc, const uint8_t *LUTHIER__RESTRICT p, size_t cn) {
+    size_t l;
+    for (l = 0; l < cn; l++) acc[l] = p[l] > acc[l] ? p[l] : acc[l];
+}
+LUTHIER__INLINE void luthier__op_qsum_tap(uint32_t *LUTHIER__RESTRICT acc, const uint8_t *LUTHIER__RESTRICT p, size_t cn) {
+    size_t l;
+    for (l = 0; l < cn; l++) acc[l] += p[l];
+}
+
+/* out[l] = max over the taps (at least one) */
+LUTHIER__INLINE void luthier__op_qmax_blk(const luthier__op_qwin *q, size_t c0, size_t cn, uint8_t *out) {
+    uint8_t acc[LUTHIER__U8_BLK];
+    size_t i, k;
+    memcpy(acc, q->img + (q->y0 * q->w + q->x0) * q->c + c0, cn);
+    for (i = 0; i < q->ny; i++)
+        for (k = 0; k < q->nx; k++)
+            luthier__op_qmax_tap(acc, q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0, cn);
+    memcpy(out, acc, cn);
+}
+
+/* v / d for 0 <= v < 2^24, 1 <= d <= 65536 (v includes the d/2 of the rounding): a float
+   estimate, within one of the quotient, corrected by one integer step each way */
+LUTHIER__INLINE int32_t luthier__op_qdiv1(int32_t v, int32_t d, float inv) {
+    int32_t q = (int32_t)((float)v * inv);
+    q += (q + 1) * d <= v;
+    q -= q * d > v;
+    return q;
+}
+
+/* out[l] = s[l] / cnt (the caller's sums include cnt/2) */
+LUTHIER__INLINE void luthier__op_qdiv_blk(const uint32_t *s, size_t cn, uint32_t cnt, uint8_t *out) {
+    const int32_t d = (int32_t)cnt;
+    const float inv = 1.0f / (float)cnt;
+    int32_t r[LUTHIER__U8_BLK];
+    size_t l;
+    for (l = 0; l < cn; l++) r[l] = luthier__op_qdiv1((int32_t)s[l], d, inv);
+    luthier__op_u8_narrow(r, out, cn);
+}
+
+/* Windows of at most 256 taps: 4 * nw channels (nw = 16 or 4 words of 4 bytes, SWAR) summed in
+   the 16-bit halves of 32-bit lanes: bytes 0 and 2 of each word in lo, 1 and 3 in hi (255 * 256
+   + 128 < 2^16). No byte shuffles: 5 vector ops per tap and 64 channels on AVX-512. */
+LUTHIER__INLINE void luthier__op_qsum16_tap(uint32_t *LUTHIER__RESTRICT lo, uint32_t *LUTHIER__RESTRICT hi,
+                                            const uint8_t *p, size_t nw) {
+    uint32_t w[16];
+    size_t k;
+    memcpy(w, p, nw * sizeof(uint32_t));
+    LUTHIER__U8_NOUNROLL
+    for (k = 0; k < nw; k++) {
+        lo[k] += w[k] & 0x00FF00FFu;
+        hi[k] += (w[k] >> 8) & 0x00FF00FFu;
+    }
+}
+
+LUTHIER__INLINE void luthier__op_qavg_swar(const luthier__op_qwin *q, size_t c0, size_t nw, uint8_t *out) {
+    const uint32_t init = (uint32_t)(q->pad + q->cnt / 2) * 0x00010001u;
+    const int32_t d = (int32_t)q->cnt;
+    const float inv = 1.0f / (float)q->cnt;
+    uint32_t lo[16], hi[16], wy[16];
+    int32_t sum[64], r[64]; /* byte b of word k at [b * nw + k] */
+    size_t i, k;
+    for (k = 0; k < nw; k++) {
+        lo[k] = init;
+        hi[k] = init;
+    }
+    for (i = 0; i < q->ny; i++)
+        for (k = 0; k < q->nx; k++)
+            luthier__op_qsum16_tap(lo, hi, q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0, nw);
+    /* flat single loops (no nests: GCC -O3 interchanges / unrolls nests into scalar code) */
+    for (k = 0; k < nw; k++) {
+        sum[k] = (int32_t)(lo[k] & 0xFFFFu);
+        sum[nw + k] = (int32_t)(hi[k] & 0xFFFFu);
+        sum[2 * nw + k] = (int32_t)(lo[k] >> 16);
+        sum[3 * nw + k] = (int32_t)(hi[k] >> 16);
+    }
+    for (k = 0; k < 4 * nw; k++) r[k] = luthier__op_qdiv1(sum[k], d, inv);
+    for (k = 0; k < nw; k++)
+        wy[k] = (uint32_t)r[k] | (uint32_t)r[nw + k] << 8 | (uint32_t)r[2 * nw + k] << 16 | (uint32_t)r[3 * nw + k] << 24;
+    memcpy(out, wy, nw * sizeof(uint32_t));
+}
+
+/* mean over the window, cnt <= LUTHIER__U8_FAST_CNT (uint32 sums) */
+LUTHIER__INLINE void luthier__op_qavg_blk(const luthier__op_qwin *q, size_t c0, size_t cn, uint8_t *out) {
+    uint32_t acc[LUTHIER__U8_BLK];
+    const uint32_t init = (uint32_t)(q->pad + q->cnt / 2);
+    size_t i, k, l;
+    for (l = 0; l < cn; l++) acc[l] = init;
+    for (i = 0; i < q->ny; i++)
+        for (k = 0; k < q->nx; k++)
+            luthier__op_qsum_tap(acc, q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0, cn);
+    luthier__op_qdiv_blk(acc, cn, (uint32_t)q->cnt, out);
+}
+
+/* mean over a window of more than LUTHIER__U8_FAST_CNT taps: uint64 sums, integer division */
+LUTHIER__INLINE void luthier__op_qavg_wide(const luthier__op_qwin *q, size_t cn, uint8_t *out) {
+    uint64_t acc[LUTHIER__U8_BLK];
+    size_t c0, i, k, l;
+    for (c0 = 0; c0 < cn; c0 += LUTHIER__U8_BLK) {
+        const size_t m = luthier__min_sz(LUTHIER__U8_BLK, cn - c0);
+        for (l = 0; l < m; l++) acc[l] = q->pad + q->cnt / 2;
+        for (i = 0; i < q->ny; i++)
+            for (k = 0; k < q->nx; k++) {
+                const uint8_t *p = q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0;
+                for (l = 0; l < m; l++) acc[l] += p[l];
+            }
+        for (l = 0; l < m; l++) out[c0 + l] = (uint8_t)(acc[l] / q->cnt);
+    }
+}
+
+/* channels [0, cn) of one window: blocks of 64 and 16 with constant counts, then the rest;
+   means: SWAR up to 256 taps, else uint32 sums up to 65536 taps, else uint64 */
+LUTHIER__INLINE void luthier__op_qwin_run(const luthier__op_qwin *q, size_t cn, int is_max, uint8_t *out) {
+    size_t c0 = 0;
+    if (is_max) {
+        for (; c0 + LUTHIER__U8_BLK <= cn; c0 += LUTHIER__U8_BLK) luthier__op_qmax_blk(q, c0, LUTHIER__U8_BLK, out + c0);
+        for (; c0 + 16 <= cn; c0 += 16) luthier__op_qmax_blk(q, c0, 16, out + c0);
+        if (c0 < cn) luthier__op_qmax_blk(q, c0, cn - c0, out + c0);
+    } else if (q->cnt <= 256) {
+        for (; c0 + LUTHIER__U8_BLK <= cn; c0 += LUTHIER__U8_BLK) luthier__op_qavg_swar(q, c0, 16, out + c0);
+        for (; c0 + 16 <= cn; c0 += 16) luthier__op_qavg_swar(q, c0, 4, out + c0);
+        if (c0 < cn) luthier__op_qavg_blk(q, c0, cn - c0, out + c0);
+    } else if (q->cnt > LUTHIER__U8_FAST_CNT) {
+        luthier__op_qavg_wide(q, cn, out);
+    } else {
+        for (; c0 + LUTHIER__U8_BLK <= cn; c0 += LUTHIER__U8_BLK) luthier__op_qavg_blk(q, c0, LUTHIER__U8_BLK, out + c0);
+        for (; c0 + 16 <= cn; c0 += 16) luthier__op_qavg_blk(q, c0, 16, out + c0);
+        if (c0 < cn) luthier__op_qavg_blk(q, c0, cn - c0, out + c0);
+    }
+}
+
+typedef struct luthier__op_qpool_job {
+    const uint8_t *x;
+    uint8_t *y;
+    size_t n, h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow;
+    int is_max, include_pad;
+    uint8_t zero;
+    size_t rpu; /* output rows per unit */
+} luthier__op_qpool_job;
+
+LUTHIER__INLINE void luthier__op_qpool_body(void *arg, size_t ub, size_t ue) {
+    const luthier__op_qpool_job *j = (const luthier__op_qpool_job *)arg;
+    const size_t r_end = luthier__min_sz(j->n * j->oh, ue * j->rpu);
+    size_t row, ox;
+    for (row = ub * j->rpu; row < r_end; row++) {
+        const size_t b = row / j->oh, oy = row % j->oh;
+        size_t iy0, ny, npy;
+        luthier__op_pool_axis(oy, j->sh, j->pt, j->pb, j->dh, j->kh, j->h, &iy0, &ny, &npy);
+        for (ox = 0; ox < j->ow; ox++) {
+            uint8_t *out = j->y + (row * j->ow + ox) * j->c;
+            size_t ix0, nx, npx;
+            luthier__op_qwin q;
+            luthier__op_pool_axis(ox, j->sw, j->pl, j->pr, j->dw, j->kw, j->w, &ix0, &nx, &npx);
+            q.cnt = j->include_pad ? npy * npx : ny * nx;
+            if (ny * nx == 0 || q.cnt == 0) { /* no tap inside the input: the real value 0 */
+                memset(out, j->zero, j->c);
+                continue;
+            }
+            q.img = j->x + b * j->h * j->w * j->c;
+            q.w = j->w;
+            q.c = j->c;
+            q.y0 = oy * j->sh + iy0 * j->dh - j->pt;
+            q.ny = ny;
+            q.dy = j->dh;
+            q.x0 = ox * j->sw + ix0 * j->dw - j->pl;
+            q.nx = nx;
+            q.dx = j->dw;
+            q.pad = (q.cnt - ny * nx) * j->zero; /* (0 unless include_pad) */
+            luthier__op_qwin_run(&q, j->c, j->is_max, out);
+        }
+    }
+}
+LUTHIER__U8_RANGE(luthier__op_qpool)
+
+/* adaptive average pooling: units are (output pixel, channel chunk) items like the fp32 op */
+typedef struct luthier__op_qapool_job {
+    const uint8_t *x;
+    uint8_t *y;
+    size_t n, h, w, c, oh, ow, chunks, ipu, items;
+} luthier__op_qapool_job;
+
+LUTHIER__INLINE void luthier__op_qapool_body(void *arg, size_t ub, size_t ue) {
+    const luthier__op_qapool_job *j = (const luthier__op_qapool_job *)arg;
+    const size_t it_end = luthier__min_sz(j->items, ue * j->ipu);
+    size_t it;
+    for (it = ub * j->ipu; it < it_end; it++) {
+        const size_t pix = it / j->chunks, ch = it % j->chunks;
+        const size_t b = pix / (j->oh * j->ow), oy = pix / j->ow % j->oh, ox = pix % j->ow;
+        const size_t hs = oy * j->h / j->oh, he = ((oy + 1) * j->h + j->oh - 1) / j->oh;
+        const size_t ws = ox * j->w / j->ow, we = ((ox + 1) * j->w + j->ow - 1) / j->ow;
+        const size_t c0 = ch * LUTHIER__OP_APOOL_CB, cn = luthier__min_sz(LUTHIER__OP_APOOL_CB, j->c - c0);
+        luthier__op_qwin q;
+        q.img = j->x + b * j->h * j->w * j->c + c0;
+        q.w = j->w;
+        q.c = j->c;
+        q.y0 = hs;
+        q.ny = he - hs;
+        q.dy = 1;
+        q.x0 = ws;
+        q.nx = we - ws;
+        q.dx = 1;
+        q.pad = 0;
+        q.cnt = q.ny * q.nx;
+        luthier__op_qwin_run(&q, cn, 0, j->y + pix * j->c + c0);
+    }
+}
+LUTHIER__U8_RANGE(luthier__op_qapool)
+
+/* y = clamp(nearbyint(x * (1 / scale)) + zero, 0, 255); NaN -> zero. x != y. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_quantize(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                    const float *x, uint8_t *y, size_t n, float scale,
+                                                                    int32_t zero) {
+    luthier__op_qelt_job j;
+    memset(&j, 0, sizeof j);
+    j.xf = x;
+    j.yq = y;
+    j.n = n;
+    j.fa = 1.0f / scale;
+    j.lo = (float)-zero;
+    j.hi = (float)(255 - zero);
+    j.zy = zero;
+    return luthier__op_run(ctx, cfg, luthier__div_up(n, LUTHIER__OP_GRAIN), LUTHIER__OP_PICK(ctx, luthier__op_quantize_range), &j);
+}
+
+/* y = scale * (float)((int32_t)x - zero) */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_dequantize(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                      const uint8_t *x, float *y, size_t n,
+                                                                      float scale, int32_t zero) {
+    luthier__op_qelt_job j;
+    memset(&j, 0, sizeof j);
+    j.xa = x;
+    j.yf = y;
+    j.n = n;
+    j.fa = scale;
+    j.za = zero;
+    return luthier__op_run(ctx, cfg, luthier__div_up(n, LUTHIER__OP_GRAIN), LUTHIER__OP_PICK(ctx, luthier__op_dequantize_range), &j);
+}
+
+/* y = clamp(zy + nearbyint(fa * (a - za) + fb * (b - zb)), qmin, qmax), fa = sa / sy and
+   fb = sb / sy in float, both products rounded (no FMA), then their sum; same shapes; in place
+   ok (y == a or y == b); 0 <= qmin <= qmax <= 255. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_qadd(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                const uint8_t *a, float sa, int32_t za,
+                                                                const uint8_t *b, float sb, int32_t zb, uint8_t *y,
+                                                                float sy, int32_t zy, int32_t qmin, int32_t qmax,
+                                                                size_t n) {
+    luthier__op_qelt_job j;
+    memset(&j, 0, sizeof j);
+    j.xa = a;
+    j.xb = b;
+    j.yq = y;
+    j.n = n;
+    j.fa = sa / sy;
+    j.fb = sb / sy;
+    j.za = za;
+    j.zb = zb;
+    j.zy = zy;
+    j.lo = (float)(qmin - zy);
+    j.hi = (float)(qmax - zy);
+    return luthier__op_run(ctx, cfg, luthier__div_up(n, LUTHIER__OP_GRAIN), LUTHIER__OP_PICK(ctx, luthier__op_qadd_range), &j);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__op_qpool_run(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                     luthier__op_qpool_job *j) {
+    j->sh = j->sh ? j->sh : 1;
+    j->sw = j->sw ? j->sw : 1;
+    j->dh = j->dh ? j->dh : 1;
+    j->dw = j->dw ? j->dw : 1;
+    j->rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, j->ow * j->c * j->kh * j->kw));
+    if (!j->n || !j->oh || !j->ow || !j->c) return luthier__op_run(ctx, cfg, 0, luthier__op_qpool_range_base, j);
+    return luthier__op_run(ctx, cfg, luthier__div_up(j->n * j->oh, j->rpu), LUTHIER__OP_PICK(ctx, luthier__op_qpool_range), j);
+}
+
+/* Max pooling on NHWC uint8, arguments as luthier__op_pool2d_nhwc's: the max over the taps
+   inside the input (same quantization in and out); a window without one gives `zero`. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_qmaxpool_nhwc(
+    luthier_context *ctx, const luthier__op_cfg *cfg, const uint8_t *x, size_t n, size_t h, size_t w, size_t c,
+    size_t kh, size_t kw, size_t sh, size_t sw, size_t dh, size_t dw, size_t pt, size_t pl, size_t pb, size_t pr,
+    uint8_t *y, size_t oh, size_t ow, int32_t zero) {
+    luthier__op_qpool_job j;
+    memset(&j, 0, sizeof j);
+    j.x = x;
+    j.y = y;
+    j.n = n;
+    j.h = h;
+    j.w = w;
+    j.c = c;
+    j.kh = kh;
+    j.kw = kw;
+    j.sh = sh;
+    j.sw = sw;
+    j.dh = dh;
+    j.dw = dw;
+    j.pt = pt;
+    j.pl = pl;
+    j.pb = pb;
+    j.pr = pr;
+    j.oh = oh;
+    j.ow = ow;
+    j.is_max = 1;
+    j.zero = (uint8_t)zero;
+    return luthier__op_qpool_run(ctx, cfg, &j);
+}
+
+/* Average pooling on NHWC uint8 (same quantization in and out): q = (sum + cnt/2) / cnt over
+   the taps, exact. count_include_pad: padded taps add `zero` and cnt counts the window's taps
+   inside the padded input (as luthier__op_pool2d_nhwc, ceil-mode windows included); else cnt
+   = taps inside the input. A window without a tap (cnt = 0) gives `zero`. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_qavgpool_nhwc(
+    luthier_context *ctx, const luthier__op_cfg *cfg, const uint8_t *x, size_t n, size_t h, size_t w, size_t c,
+    size_t kh, size_t kw, size_t sh, size_t sw, size_t pt, size_t pl, size_t pb, size_t pr, int count_include_pad,
+    uint8_t *y, size_t oh, size_t ow, int32_t zero) {
+    luthier__op_qpool_job j;
+    memset(&j, 0, sizeof j);
+    j.x = x;
+    j.y = y;
+    j.n = n;
+    j.h = h;
+    j.w = w;
+    j.c = c;
+    j.kh = kh;
+    j.kw = kw;
+    j.sh = sh;
+    j.sw = sw;
+    j.pt = pt;
+    j.pl = pl;
+    j.pb = pb;
+    j.pr = pr;
+    j.oh = oh;
+    j.ow = ow;
+    j.include_pad = count_include_pad != 0;
+    j.zero = (uint8_t)zero;
+    return luthier__op_qpool_run(ctx, cfg, &j);
+}
+
+/* Adaptive average pooling on NHWC uint8 (global when oh = ow = 1), bins as
+   luthier__op_adaptive_avgpool_nhwc's, means rounded as luthier__op_qavgpool_nhwc's. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_qadaptive_avgpool_nhwc(
+    luthier_context *ctx, const luthier__op_cfg *cfg, const uint8_t *x, size_t n, size_t h, size_t w, size_t c,
+    uint8_t *y, size_t oh, size_t ow) {
+    luthier__op_qapool_job j;
+    size_t bin;
+    j.x = x;
+    j.y = y;
+    j.n = n;
+    j.h = h;
+    j.w = w;
+    j.c = c;
+    j.oh = oh;
+    j.ow = ow;
+    j.chunks = luthier__div_up(c, LUTHIER__OP_APOOL_CB);
+    j.items = n * oh * ow * j.chunks;
+    j.ipu = 1;
+    if (!j.items || !h || !w) return luthier__op_run(ctx, cfg, 0, luthier__op_qapool_range_base, &j);
+    bin = luthier__div_up(h, oh) * luthier__div_up(w, ow) + 1; /* largest bin (+1: ceil) */
+    j.ipu = luthier__max_sz(1, LUTHIER__OP_GRAIN / (bin * luthier__min_sz(c, LUTHIER__OP_APOOL_CB)));
+    return luthier__op_run(ctx, cfg, luthier__div_up(j.items, j.ipu), LUTHIER__OP_PICK(ctx, luthier__op_qapool_range), &j);
+}
+
+#undef LUTHIER__OP_QADD_ELEM
+#undef LUTHIER__U8_RANGE
+#undef LUTHIER__U8_RANGE1
+#undef LUTHIER__U8_KT
+#undef LUTHIER__U8_NOUNROLL
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_onnx.c"
 #include "test_int8.c"
 #include "test_qconv.c"
+#include "test_qops.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -97,6 +98,13 @@ int main(int argc, char **argv) {
     run_onnx_tests();
     run_int8_tests();
     run_qconv_tests();
+    RUN(test_qops_quantize);
+    RUN(test_qops_dequantize);
+    RUN(test_qops_qadd);
+    RUN(test_qops_maxpool);
+    RUN(test_qops_avgpool);
+    RUN(test_qops_adaptive_avgpool);
+    RUN(test_qops_bad_arguments);
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else
