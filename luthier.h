@@ -3374,14 +3374,14 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #define LUTHIER_GRAPH_IMPLEMENTATION
 #endif
 #include "luthier_graph.h"
+#ifndef LUTHIER_INT8_IMPLEMENTATION
+#define LUTHIER_INT8_IMPLEMENTATION
+#endif
+#include "luthier_int8.h" /* before the tuner, which measures int8 layers */
 #ifndef LUTHIER_TUNE_IMPLEMENTATION
 #define LUTHIER_TUNE_IMPLEMENTATION
 #endif
 #include "luthier_tune.h"
-#ifndef LUTHIER_INT8_IMPLEMENTATION
-#define LUTHIER_INT8_IMPLEMENTATION
-#endif
-#include "luthier_int8.h"
 
 #endif /* LUTHIER_IMPLEMENTATION */
 

@@ -234,6 +234,7 @@ typedef struct luthier_node_config {
 } luthier_node_config;
 
 typedef struct luthier_plan luthier_plan;
+typedef struct luthier_calibration luthier_calibration; /* >>api-int8-plan */
 
 typedef struct luthier_plan_desc {
     /* Per-node configurations indexed by graph node (num_configs = luthier_graph_num_nodes, or
@@ -254,6 +255,11 @@ typedef struct luthier_plan_desc {
     const char *records_text;
     int no_fusion;          /* keep batch norm, activations and adds as separate steps */
     int external_arena;     /* do not allocate the arena: bind one with luthier_plan_bind_arena */
+    /* int8 inference (see >>api-int8-plan): NULL = fp32 everywhere. Otherwise the nodes whose
+       tensors have quantization parameters here run on uint8 activations and int8 weights;
+       the rest run in fp32, with quantize/dequantize steps where the two meet. The calibration
+       is read during luthier_plan_create only. */
+    const luthier_calibration *int8;
 } luthier_plan_desc;
 
 typedef struct luthier_plan_info {
@@ -278,6 +284,8 @@ typedef struct luthier_step_info {
     float ratios[LUTHIER_MAX_CLUSTERS];
     double flops;
     double last_seconds;          /* from the last luthier_plan_run with profiling on */
+    int int8;                     /* 1: reads or writes uint8 activations (int8 steps, and the
+                                     "quantize" / "dequantize" conversions: op IDENTITY, node -1) */
 } luthier_step_info;
 
 /* Creates a plan; the graph may be changed or destroyed afterwards. On failure nothing is
@@ -298,6 +306,64 @@ LUTHIER_API luthier_status luthier_plan_set_profiling(luthier_plan *p, int on);
    arena is allocated or bound and ctx is the creating context. */
 LUTHIER_API luthier_status luthier_plan_run(luthier_context *ctx, luthier_plan *p,
                                             const void *const *inputs, void *const *outputs);
+
+/* >>api-int8-plan
+   int8 plans. Activations are uint8, per tensor asymmetric (real = scale * (q - zero_point));
+   weights int8, symmetric per output channel (max |w| / 127, computed from the fp32 weights
+   after batch norm folding); accumulation int32; requantization as in luthier_int8.h. Which
+   node runs int8 in a plan with desc.int8 set:
+     conv2d (fused batch norm / ReLU / ReLU6 / clamp)  input and output tensors have params
+                          (output without params: dequantized fp32 output)
+     dense                input has params (output with params: uint8, else fp32)
+     add (+ReLU)          both inputs and the output have params, same shapes (with int8 the
+                          residual add is not fused into the convolution: it becomes a
+                          quantized add of two uint8 tensors)
+     maxpool, avgpool, global/adaptive avgpool   input has params (output: the same params)
+     reshape, flatten, identity                  views, any type
+   Everything else runs in fp32. Graph inputs and outputs stay fp32: the plan quantizes and
+   dequantizes at the edges. Parameters come from a calibration: ranges observed on sample
+   inputs (luthier_calibrate), or set one by one (e.g. an ONNX QDQ model's own scales). */
+
+typedef enum luthier_calib_method {
+    LUTHIER_CALIB_MINMAX = 0,   /* the smallest and largest value seen */
+    LUTHIER_CALIB_PERCENTILE,   /* clip the tails: keep `percentile` % of the values inside */
+    LUTHIER_CALIB_METHOD_COUNT
+} luthier_calib_method;
+
+typedef struct luthier_calib_desc {
+    luthier_calib_method method;
+    float percentile;                     /* PERCENTILE: in [50, 100]; 0 = 99.99 */
+    int num_samples;                      /* >= 1 */
+    const void *const *const *samples;    /* samples[s][i]: graph input i of sample s (fp32) */
+} luthier_calib_desc;
+
+/* An empty calibration (no parameters). */
+LUTHIER_API luthier_status luthier_calibration_create(luthier_calibration **out);
+LUTHIER_API void luthier_calibration_destroy(luthier_calibration *c); /* NULL is a no-op */
+/* Runs the samples through an fp32 plan of g (residual adds kept apart, so that the tensors an
+   int8 plan materializes are the ones observed) and sets the range of every fp32 tensor the
+   engine computes, plus the graph inputs. Writes a new calibration to *out. */
+LUTHIER_API luthier_status luthier_calibrate(luthier_context *ctx, const luthier_graph *g,
+                                             const luthier_calib_desc *desc,
+                                             luthier_calibration **out);
+/* Parameters of graph tensor `tensor` from a real range [min, max] (widened to contain 0; uint8
+   asymmetric), or given exactly (scale > 0, zero_point 0..255). */
+LUTHIER_API luthier_status luthier_calibration_set_range(luthier_calibration *c, int tensor,
+                                                         float min, float max);
+LUTHIER_API luthier_status luthier_calibration_set_params(luthier_calibration *c, int tensor,
+                                                          float scale, int32_t zero_point);
+/* NOT_FOUND when the tensor has no parameters. */
+LUTHIER_API luthier_status luthier_calibration_get(const luthier_calibration *c, int tensor,
+                                                   float *scale, int32_t *zero_point);
+LUTHIER_API luthier_status luthier_calibration_remove(luthier_calibration *c, int tensor);
+/* Text form, one line per tensor: "<tensor name> <scale> <zero point>" (names of g; '#' starts
+   a comment line). load sets the tensors it names (the others keep theirs); an unknown name or
+   a malformed line fails (nothing after it is read) with the line number in
+   luthier_context_error(ctx). */
+LUTHIER_API luthier_status luthier_calibration_save(luthier_context *ctx, const luthier_calibration *c,
+                                                    const luthier_graph *g, const char *path);
+LUTHIER_API luthier_status luthier_calibration_load(luthier_context *ctx, luthier_calibration *c,
+                                                    const luthier_graph *g, const char *path);
 
 #ifdef __cplusplus
 }
@@ -432,7 +498,12 @@ LUTHIER_API void luthier_graph_destroy(luthier_graph *g) {
 
 LUTHIER_API const char *luthier_graph_error(const luthier_graph *g) { return g ? g->error : "no graph"; }
 
-LUTHIER_PRIVATE size_t luthier__dtype_size(luthier_dtype t) { return t == LUTHIER_DTYPE_I64 ? 8 : 4; }
+/* Quantized activations inside int8 plans (never a graph tensor's type). */
+#define LUTHIER__DTYPE_U8 ((luthier_dtype)100)
+
+LUTHIER_PRIVATE size_t luthier__dtype_size(luthier_dtype t) {
+    return t == LUTHIER_DTYPE_I64 ? 8 : t == LUTHIER__DTYPE_U8 ? 1 : 4;
+}
 
 /* Elements of a shape; 0 with *ok = 0 when the product overflows 2^62. */
 LUTHIER_PRIVATE uint64_t luthier__numel(int rank, const int64_t *shape, int *ok) {
@@ -1114,7 +1185,7 @@ LUTHIER_API luthier_status luthier_graph_find_node(const luthier_graph *g, const
 
 enum { LUTHIER__PLAIN = 0, LUTHIER__NHWC = 1 };
 enum { LUTHIER__ST_NONE = 0, LUTHIER__ST_ARENA, LUTHIER__ST_INPUT, LUTHIER__ST_CONST };
-enum { LUTHIER__STEP_NODE = 0, LUTHIER__STEP_CONVERT };
+enum { LUTHIER__STEP_NODE = 0, LUTHIER__STEP_CONVERT, LUTHIER__STEP_QUANTIZE, LUTHIER__STEP_DEQUANTIZE };
 
 typedef struct luthier__pval {
     luthier_dtype dtype;
@@ -1130,6 +1201,10 @@ typedef struct luthier__pval {
     int first, last;                 /* steps that produce / last read it (root: all aliases) */
     size_t offset;                   /* ST_ARENA roots */
     int twin;                        /* the same tensor in the other layout, -1 */
+    int tensor;                      /* the graph tensor this value holds, -1 */
+    int qtwin;                       /* the same tensor as uint8 (of an fp32 value) or fp32, -1 */
+    float qscale;                    /* LUTHIER__DTYPE_U8: real = qscale * (q - qzero) */
+    int32_t qzero;
 } luthier__pval;
 
 typedef struct luthier__pstep {
@@ -1156,6 +1231,9 @@ typedef struct luthier__pstep {
     int b_prepacked;                 /* MATMUL: B constant without batch: packed at create time */
     luthier_conv_algorithm algorithm;
     double flops, seconds;
+    luthier_qconv2d_layer *qconv;    /* int8 conv2d / dense */
+    int q;                           /* runs on uint8 values */
+    int32_t qmin, qmax;              /* int8 add: quantized clamp of the fused activation */
 } luthier__pstep;
 
 struct luthier_plan {
@@ -1175,7 +1253,133 @@ struct luthier_plan {
     size_t arena_bytes, sum_activation_bytes, workspace_bytes, weights_bytes;
     double flops;
     int profiling;
+    /* luthier_calibrate: called with every fp32 value of a graph tensor the run computes */
+    void (*observe)(void *user, int tensor, const float *x, size_t n);
+    void *observe_user;
 };
+
+/* >>impl-calibration (container; luthier_calibrate is at the end of the file) */
+struct luthier_calibration {
+    int cap;              /* entries (graph tensor ids 0..cap-1) */
+    unsigned char *has;
+    float *scale;
+    int32_t *zero;
+};
+
+LUTHIER_PRIVATE int luthier__cal_has(const luthier_calibration *c, int t) {
+    return c && t >= 0 && t < c->cap && c->has[t];
+}
+
+LUTHIER_API luthier_status luthier_calibration_create(luthier_calibration **out) {
+    luthier_calibration *c;
+    if (!out) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!(c = (luthier_calibration *)luthier__alloc(sizeof *c))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    memset(c, 0, sizeof *c);
+    *out = c;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API void luthier_calibration_destroy(luthier_calibration *c) {
+    if (!c) return;
+    luthier__free(c->has);
+    luthier__free(c->scale);
+    luthier__free(c->zero);
+    luthier__free(c);
+}
+
+LUTHIER_API luthier_status luthier_calibration_set_params(luthier_calibration *c, int tensor, float scale,
+                                                          int32_t zero_point) {
+    if (!c || tensor < 0 || !(scale > 0.0f) || !(scale <= FLT_MAX) || zero_point < 0 || zero_point > 255)
+        return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if (tensor >= c->cap) {
+        int cap = c->cap, c1 = cap, c2 = cap, c3 = cap;
+        if (!luthier__grow((void **)&c->has, &c1, tensor + 1, 1) ||
+            !luthier__grow((void **)&c->scale, &c2, tensor + 1, sizeof(float)) ||
+            !luthier__grow((void **)&c->zero, &c3, tensor + 1, sizeof(int32_t)))
+            return LUTHIER_STATUS_OUT_OF_MEMORY; /* (a partly grown array keeps its old entries) */
+        c->cap = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
+    }
+    c->has[tensor] = 1;
+    c->scale[tensor] = scale;
+    c->zero[tensor] = zero_point;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_calibration_set_range(luthier_calibration *c, int tensor, float min, float max) {
+    float scale;
+    int32_t zp;
+    if (!c || luthier_quantize_range(min, max, 0, &scale, &zp) != LUTHIER_STATUS_OK) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    return luthier_calibration_set_params(c, tensor, scale, zp);
+}
+
+LUTHIER_API luthier_status luthier_calibration_get(const luthier_calibration *c, int tensor, float *scale,
+                                                   int32_t *zero_point) {
+    if (!c || tensor < 0) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if (!luthier__cal_has(c, tensor)) return LUTHIER_STATUS_NOT_FOUND;
+    if (scale) *scale = c->scale[tensor];
+    if (zero_point) *zero_point = c->zero[tensor];
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_calibration_remove(luthier_calibration *c, int tensor) {
+    if (!c || tensor < 0) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if (!luthier__cal_has(c, tensor)) return LUTHIER_STATUS_NOT_FOUND;
+    c->has[tensor] = 0;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_calibration_save(luthier_context *ctx, const luthier_calibration *c,
+                                                    const luthier_graph *g, const char *path) {
+    FILE *fh;
+    int t, err;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!c || !g || !path) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "calibration_save: calibration, graph or path is NULL");
+    for (t = 0; t < c->cap && t < g->num_tensors; t++)
+        if (c->has[t] && (!g->tensors[t].name[0] || strpbrk(g->tensors[t].name, " \t\r\n")))
+            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                                 "calibration_save: tensor %d's name '%s' is empty or has white space", t, g->tensors[t].name);
+    if (!(fh = fopen(path, "w"))) return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND, "calibration_save: cannot open '%s'", path);
+    fprintf(fh, "# luthier calibration: tensor scale zero_point\n");
+    for (t = 0; t < c->cap && t < g->num_tensors; t++)
+        if (c->has[t]) fprintf(fh, "%s %.9g %d\n", g->tensors[t].name, (double)c->scale[t], (int)c->zero[t]);
+    err = ferror(fh);
+    if (fclose(fh) != 0 || err) return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND, "calibration_save: cannot write '%s'", path);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_calibration_load(luthier_context *ctx, luthier_calibration *c, const luthier_graph *g,
+                                                    const char *path) {
+    FILE *fh;
+    char line[1024], name[1000];
+    luthier_status s = LUTHIER_STATUS_OK;
+    int lineno = 0;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!c || !g || !path) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "calibration_load: calibration, graph or path is NULL");
+    if (!(fh = fopen(path, "r"))) return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND, "calibration_load: cannot open '%s'", path);
+    while (s == LUTHIER_STATUS_OK && fgets(line, sizeof line, fh)) {
+        double scale;
+        int zp, t;
+        char extra[2];
+        lineno++;
+        if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0) continue;
+        if (!strchr(line, '\n') && !feof(fh))
+            s = luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "calibration_load: %s:%d: line too long", path, lineno);
+        else if (sscanf(line, "%999s %lf %d %1s", name, &scale, &zp, extra) != 3 || !(scale > 0.0) || scale > FLT_MAX ||
+                 zp < 0 || zp > 255)
+            s = luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                              "calibration_load: %s:%d: expected '<tensor> <scale > 0> <zero point 0..255>'", path, lineno);
+        else if (luthier_graph_find_tensor(g, name, &t) != LUTHIER_STATUS_OK)
+            s = luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND, "calibration_load: %s:%d: the graph has no tensor '%s'", path,
+                              lineno, name);
+        else if ((s = luthier_calibration_set_params(c, t, (float)scale, zp)) != LUTHIER_STATUS_OK)
+            luthier__fail(ctx, s, "calibration_load: %s:%d: cannot set '%s'", path, lineno, name);
+    }
+    fclose(fh);
+    return s;
+}
 
 LUTHIER_PRIVATE void *luthier__plan_blob(luthier_plan *p, size_t bytes) {
     void *b;
@@ -1199,6 +1403,8 @@ LUTHIER_PRIVATE int luthier__pval_new(luthier_plan *p, luthier_dtype dtype, int 
     v->bytes = (size_t)luthier__numel(rank, shape, &ok) * luthier__dtype_size(dtype);
     v->alias = -1;
     v->twin = -1;
+    v->tensor = -1;
+    v->qtwin = -1;
     v->first = INT_MAX;
     v->last = -1;
     return p->num_vals++;
@@ -1249,13 +1455,46 @@ LUTHIER_PRIVATE luthier__pstep *luthier__step_new(luthier_plan *p, int kind, int
     return st;
 }
 
+/* Value v as uint8 (u8 != 0; parameters: the calibration's for its tensor, which the caller has
+   checked) or as fp32: itself, its other-type twin, or a new twin made by a quantize or dequantize
+   step in the same layout. -1 = OOM. */
+LUTHIER_PRIVATE int luthier__need_q(luthier_plan *p, const luthier_calibration *cal, int v, int u8) {
+    int w;
+    luthier__pval *a, *b;
+    luthier__pstep *st;
+    if (v < 0 || (p->vals[v].dtype == LUTHIER__DTYPE_U8) == (u8 != 0)) return v;
+    if (p->vals[v].qtwin >= 0) return p->vals[v].qtwin;
+    {
+        int64_t shape[LUTHIER_MAX_RANK];
+        int rank = p->vals[v].rank, layout = p->vals[v].layout;
+        memcpy(shape, p->vals[v].shape, sizeof shape);
+        if ((w = luthier__pval_new(p, u8 ? LUTHIER__DTYPE_U8 : LUTHIER_DTYPE_F32, rank, shape, layout)) < 0) return -1;
+    }
+    a = &p->vals[v];
+    b = &p->vals[w];
+    a->qtwin = w;
+    b->qtwin = v;
+    b->tensor = a->tensor;
+    b->qscale = u8 ? cal->scale[a->tensor] : a->qscale;
+    b->qzero = u8 ? cal->zero[a->tensor] : a->qzero;
+    b->storage = LUTHIER__ST_ARENA;
+    if (!(st = luthier__step_new(p, u8 ? LUTHIER__STEP_QUANTIZE : LUTHIER__STEP_DEQUANTIZE, -1, 1, 1))) return -1;
+    st->in[0] = v;
+    st->out[0] = w;
+    snprintf(st->name, sizeof st->name, "%s", u8 ? "quantize" : "dequantize");
+    return w;
+}
+
 /* Value v in the given layout: itself, its twin, or a new twin (a view when the memory orders
-   coincide, a plan-owned transposed copy for constants, else a conversion step). -1 = OOM. */
+   coincide, a plan-owned transposed copy for constants, else a conversion step; uint8 values are
+   dequantized first: transposes are fp32). -1 = OOM. */
 LUTHIER_PRIVATE int luthier__need(luthier_context *ctx, luthier_plan *p, int v, int layout) {
     int w;
     luthier__pval *a;
     if (v < 0 || p->vals[v].layout == layout || p->vals[v].rank != 4) return v;
     if (p->vals[v].twin >= 0) return p->vals[v].twin;
+    if (p->vals[v].dtype == LUTHIER__DTYPE_U8 && !luthier__coincide(4, p->vals[v].shape))
+        return (v = luthier__need_q(p, NULL, v, 0)) < 0 ? -1 : luthier__need(ctx, p, v, layout);
     {
         int64_t shape[4]; /* p->vals may move while growing */
         memcpy(shape, p->vals[v].shape, sizeof shape);
@@ -1264,6 +1503,9 @@ LUTHIER_PRIVATE int luthier__need(luthier_context *ctx, luthier_plan *p, int v, 
     a = &p->vals[v];
     a->twin = w;
     p->vals[w].twin = v;
+    p->vals[w].tensor = a->tensor;
+    p->vals[w].qscale = a->qscale;
+    p->vals[w].qzero = a->qzero;
     if (luthier__coincide(4, a->shape)) {
         p->vals[w].alias = v;
     } else if (a->storage == LUTHIER__ST_CONST) {
@@ -1335,9 +1577,12 @@ LUTHIER_PRIVATE int luthier__fold_bn(const luthier_graph *g, int c, int bn, luth
 LUTHIER_PRIVATE int luthier__is_binary(luthier_op op) { return op >= LUTHIER_OP_ADD && op <= LUTHIER_OP_MIN; }
 
 /* Fusion decisions over the whole graph (f, prod, cons sized by the caller, zeroed / -1).
-   fold = 0 records the decisions without computing folded weights (signatures only). */
+   fold = 0 records the decisions without computing folded weights (signatures only). Residual
+   adds stay apart with no_residual, and (int8 plans, cal set) when both operands have
+   quantization parameters: they run as quantized adds. */
 LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *f, int *prod, int *cons,
-                                         int no_fusion, int fold, int *oom) {
+                                         int no_fusion, int fold, const luthier_calibration *cal, int no_residual,
+                                         int *oom) {
     int n, i;
     for (n = 0; n < g->num_nodes; n++) {
         const luthier__gnode *gn = &g->nodes[n];
@@ -1375,7 +1620,9 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
     for (n = 0; n < g->num_nodes; n++) {
         const luthier__gnode *gn = &g->nodes[n];
         int best = -1, bi = -1;
-        if (gn->d.op != LUTHIER_OP_ADD || f[n].act != LUTHIER_ACTIVATION_NONE) continue;
+        if (gn->d.op != LUTHIER_OP_ADD || f[n].act != LUTHIER_ACTIVATION_NONE || no_residual ||
+            (luthier__cal_has(cal, gn->inputs[0]) && luthier__cal_has(cal, gn->inputs[1])))
+            continue;
         for (i = 0; i < 2; i++) {
             int t = gn->inputs[i], p = prod[t];
             const luthier__gtensor *a = &g->tensors[gn->inputs[0]], *b = &g->tensors[gn->inputs[1]];
@@ -1545,6 +1792,7 @@ LUTHIER_API void luthier_plan_destroy(luthier_plan *p) {
     if (!p) return;
     for (i = 0; i < p->num_steps; i++) {
         luthier_conv2d_destroy(p->steps[i].conv);
+        luthier_qconv2d_destroy(p->steps[i].qconv);
         luthier_packed_b_destroy(p->steps[i].pb);
         luthier__free(p->steps[i].in);
         luthier__free(p->steps[i].out);
@@ -1678,8 +1926,220 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
     return LUTHIER_STATUS_OK;
 }
 
+/* int8 conv2d or dense (a 1x1 convolution over m "pixels") for step st: weights quantized per
+   output channel (symmetric, max |w| / 127), input (sa, za) from the value it reads; output uint8
+   with (so, zo) when *out_u8 (cleared when a channel's requantization multiplier would reach 1:
+   the output is then dequantized fp32), else fp32. The configuration's algorithm and kernel are
+   used when they are int8 ones, else the defaults. */
+LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const luthier_graph *g, luthier_plan *p,
+                                                   luthier__pstep *st, const luthier__gnode *gn, const luthier__fuse *f,
+                                                   float sa, int32_t za, float so, int32_t zo, int *out_u8) {
+    const luthier__gtensor *x = &g->tensors[gn->inputs[0]], *w = &g->tensors[gn->inputs[1]];
+    const int dense = gn->d.op == LUTHIER_OP_DENSE;
+    const float *wd = f->w ? f->w : (const float *)w->data;
+    const float *bd = f->b ? f->b : (gn->d.num_inputs > 2 && gn->inputs[2] >= 0 ? (const float *)g->tensors[gn->inputs[2]].data : NULL);
+    luthier_qconv2d_desc cd;
+    luthier_conv2d_info info;
+    luthier_status s = LUTHIER_STATUS_OK;
+    size_t cout, per, c, i;
+    int8_t *wq = NULL;
+    float *sw = NULL;
+    int32_t *bias = NULL, *mult = NULL, *shift = NULL, qmin = 0, qmax = 255;
+    int attempt, ok;
+    memset(&cd, 0, sizeof cd);
+    if (dense) {
+        cout = (size_t)(gn->d.trans_b ? w->shape[1] : w->shape[0]);
+        per = (size_t)(gn->d.trans_b ? w->shape[0] : w->shape[1]);
+        cd.batch = (int64_t)(luthier__numel(x->rank, x->shape, &ok) / per);
+        cd.in_channels = (int64_t)per;
+        cd.in_h = cd.in_w = cd.kernel_h = cd.kernel_w = 1;
+    } else {
+        cout = (size_t)w->shape[0];
+        per = (size_t)(w->shape[1] * w->shape[2] * w->shape[3]);
+        cd.batch = x->shape[0]; cd.in_channels = x->shape[1]; cd.in_h = x->shape[2]; cd.in_w = x->shape[3];
+        cd.kernel_h = w->shape[2]; cd.kernel_w = w->shape[3];
+        cd.stride_h = gn->d.stride[0]; cd.stride_w = gn->d.stride[1];
+        cd.dilation_h = gn->d.dilation[0]; cd.dilation_w = gn->d.dilation[1];
+        cd.pad_top = gn->d.pads[0]; cd.pad_left = gn->d.pads[1]; cd.pad_bottom = gn->d.pads[2]; cd.pad_right = gn->d.pads[3];
+        cd.groups = gn->d.groups;
+    }
+    cd.out_channels = (int64_t)cout;
+    cd.layout = LUTHIER_LAYOUT_NHWC;
+    cd.input_zero_point = za;
+    wq = (int8_t *)luthier__alloc(cout * per + 1);
+    sw = (float *)luthier__alloc(sizeof(float) * cout);
+    bias = (int32_t *)luthier__alloc(sizeof(int32_t) * cout);
+    mult = (int32_t *)luthier__alloc(sizeof(int32_t) * cout);
+    shift = (int32_t *)luthier__alloc(sizeof(int32_t) * cout);
+    if (!wq || !sw || !bias || !mult || !shift) {
+        s = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+        goto done;
+    }
+    for (c = 0; c < cout; c++) {
+        /* weight (c, i): OIHW, or dense [N, K] / [K, N] (trans_b) */
+#define LUTHIER__QW(c, i) (dense && gn->d.trans_b ? wd[(i) * cout + (c)] : wd[(c) * per + (i)])
+        float m = 0.0f;
+        for (i = 0; i < per; i++) {
+            float a = fabsf(LUTHIER__QW(c, i));
+            if (a > m) m = a;
+        }
+        sw[c] = m > 0.0f && m <= FLT_MAX ? m / 127.0f : 1.0f;
+        if (!(sw[c] > 0.0f)) sw[c] = 1.0f;
+        for (i = 0; i < per; i++) {
+            double q = floor((double)LUTHIER__QW(c, i) / (double)sw[c] + 0.5);
+            wq[c * per + i] = (int8_t)(q < -127.0 ? -127 : q > 127.0 ? 127 : q);
+        }
+#undef LUTHIER__QW
+        if (*out_u8) {
+            double real = (double)sa * (double)sw[c] / (double)so, b;
+            if (luthier_quantize_multiplier(real, &mult[c], &shift[c]) != LUTHIER_STATUS_OK) *out_u8 = 0;
+            b = bd ? floor((double)bd[c] / ((double)sa * (double)sw[c]) + 0.5) : 0.0;
+            bias[c] = (int32_t)(b < -2147483647.0 ? -2147483647.0 : b > 2147483647.0 ? 2147483647.0 : b);
+        }
+    }
+    if (*out_u8) {
+        cd.output = LUTHIER_QOUTPUT_UINT8;
+        cd.output_zero_point = zo;
+        cd.multipliers = mult;
+        cd.shifts = shift;
+        luthier_quantize_activation(st->act, st->cmin, st->cmax, so, zo, &qmin, &qmax);
+        cd.output_min = qmin;
+        cd.output_max = qmax;
+    } else {
+        cd.output = LUTHIER_QOUTPUT_FLOAT;
+        cd.input_scale = sa;
+        cd.weight_scales = sw;
+        cd.float_bias = bd;
+        cd.activation = st->act;
+        cd.clamp_min = st->cmin;
+        cd.clamp_max = st->cmax;
+    }
+    for (attempt = 0; attempt < 2; attempt++) {
+        int ki;
+        cd.algorithm = LUTHIER_CONV_AUTO;
+        cd.kernel = NULL;
+        if (attempt == 0) {
+            if (st->cfg.algorithm == LUTHIER_CONV_IM2COL || st->cfg.algorithm == LUTHIER_CONV_1X1 ||
+                st->cfg.algorithm == LUTHIER_CONV_DEPTHWISE)
+                cd.algorithm = st->cfg.algorithm;
+            if (st->cfg.kernel[0] && luthier_qkernel_find(st->cfg.kernel, &ki) == LUTHIER_STATUS_OK) cd.kernel = st->cfg.kernel;
+        }
+        cd.schedule = st->cfg.schedule;
+        cd.ratios = st->cfg.num_ratios ? st->cfg.ratios : NULL;
+        cd.num_ratios = st->cfg.num_ratios;
+        s = luthier_qconv2d_create(ctx, &cd, wq, *out_u8 ? bias : NULL, &st->qconv);
+        if (s == LUTHIER_STATUS_OK || s == LUTHIER_STATUS_OUT_OF_MEMORY) break;
+    }
+    if (s != LUTHIER_STATUS_OK) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", ctx->error);
+        s = luthier__fail(ctx, s, "plan: node '%s' (int8 %s): %s", gn->name, luthier_op_name(gn->d.op), msg);
+        goto done;
+    }
+    memset(&info, 0, sizeof info);
+    luthier_qconv2d_get_info(st->qconv, &info);
+    st->algorithm = dense ? LUTHIER_CONV_AUTO : info.algorithm;
+    st->kernel = info.kernel;
+    st->q = 1;
+    p->weights_bytes += info.weight_bytes;
+    if (p->workspace_bytes < info.workspace_bytes) p->workspace_bytes = info.workspace_bytes;
+done:
+    luthier__free(wq);
+    luthier__free(sw);
+    luthier__free(bias);
+    luthier__free(mult);
+    luthier__free(shift);
+    return s;
+}
+
+/* Whether node ni runs int8 in a plan with calibration cal (see >>api-int8-plan); ins are its
+   inputs' values so far. */
+LUTHIER_PRIVATE int luthier__q_node(const luthier_graph *g, const luthier_plan *p, const luthier_calibration *cal,
+                                    const luthier__gnode *gn, const luthier__fuse *f, const int *ins) {
+    const luthier__pval *x;
+    if (!cal) return 0;
+    x = &p->vals[ins[0]];
+    switch (gn->d.op) {
+    case LUTHIER_OP_CONV2D:
+    case LUTHIER_OP_DENSE:
+        return f->residual < 0 && (x->dtype == LUTHIER__DTYPE_U8 || luthier__cal_has(cal, x->tensor));
+    case LUTHIER_OP_ADD: {
+        const luthier__gtensor *a = &g->tensors[gn->inputs[0]], *b = &g->tensors[gn->inputs[1]], *o = &g->tensors[f->out];
+        return luthier__cal_has(cal, gn->inputs[0]) && luthier__cal_has(cal, gn->inputs[1]) && luthier__cal_has(cal, f->out) &&
+               a->rank == o->rank && b->rank == o->rank && memcmp(a->shape, o->shape, sizeof(int64_t) * (size_t)o->rank) == 0 &&
+               memcmp(b->shape, o->shape, sizeof(int64_t) * (size_t)o->rank) == 0;
+    }
+    case LUTHIER_OP_MAXPOOL:
+        return x->dtype == LUTHIER__DTYPE_U8 || x->qtwin >= 0;
+    case LUTHIER_OP_AVGPOOL: case LUTHIER_OP_GLOBAL_AVGPOOL: case LUTHIER_OP_ADAPTIVE_AVGPOOL: {
+        /* a mean keeps its input's parameters; other output parameters (a finer scale) would
+           mean rounding twice: then it runs in fp32 */
+        const luthier__pval *q = x->dtype == LUTHIER__DTYPE_U8 ? x : x->qtwin >= 0 ? &p->vals[x->qtwin] : NULL;
+        return q && (!luthier__cal_has(cal, f->out) || (cal->scale[f->out] == q->qscale && cal->zero[f->out] == q->qzero));
+    }
+    case LUTHIER_OP_IDENTITY: case LUTHIER_OP_FLATTEN: case LUTHIER_OP_RESHAPE:
+        /* a view keeps uint8 when no transpose is needed to see it in plain order */
+        return x->dtype == LUTHIER__DTYPE_U8 && (x->rank != 4 || x->layout == LUTHIER__PLAIN || luthier__coincide(4, x->shape));
+    default:
+        return 0;
+    }
+}
+
+/* Makes value v uint8 with (scale, zero). */
+LUTHIER_PRIVATE void luthier__set_u8(luthier__pval *v, float scale, int32_t zero) {
+    int ok;
+    v->dtype = LUTHIER__DTYPE_U8;
+    v->qscale = scale;
+    v->qzero = zero;
+    v->bytes = (size_t)luthier__numel(v->rank, v->shape, &ok);
+}
+
+/* The int8 step st of node gn (luthier__q_node said yes; inputs already uint8). */
+LUTHIER_PRIVATE luthier_status luthier__plan_qstep(luthier_context *ctx, const luthier_graph *g, luthier_plan *p,
+                                                   const luthier_calibration *cal, luthier__pstep *st,
+                                                   const luthier__gnode *gn, const luthier__fuse *f) {
+    const luthier__pval *x = &p->vals[st->in[0]];
+    luthier__pval *o = &p->vals[st->out[0]];
+    /* a graph output is produced in fp32 directly (no second rounding through uint8) */
+    const int t = f->out, has_out = luthier__cal_has(cal, t) && !(g->tensors[t].is_output && gn->d.op != LUTHIER_OP_ADD);
+    const float so = has_out ? cal->scale[t] : 1.0f;
+    const int32_t zo = has_out ? cal->zero[t] : 0;
+    int u8 = has_out;
+    luthier_status s;
+    st->q = 1;
+    switch (gn->d.op) {
+    case LUTHIER_OP_CONV2D:
+    case LUTHIER_OP_DENSE:
+        if ((s = luthier__plan_qconv(ctx, g, p, st, gn, f, x->qscale, x->qzero, so, zo, &u8)) != LUTHIER_STATUS_OK) return s;
+        if (u8) luthier__set_u8(o, so, zo);
+        return LUTHIER_STATUS_OK;
+    case LUTHIER_OP_ADD:
+        luthier_quantize_activation(st->act, st->cmin, st->cmax, so, zo, &st->qmin, &st->qmax);
+        luthier__set_u8(o, so, zo);
+        return LUTHIER_STATUS_OK;
+    default: /* pools: the input's parameters */
+        luthier__set_u8(o, x->qscale, x->qzero);
+        return LUTHIER_STATUS_OK;
+    }
+}
+
+enum { LUTHIER__PLAN_NO_RESIDUAL = 1 };
+
+/* (luthier_tune.h) */
+LUTHIER_PRIVATE luthier_status luthier__records_for_plan(luthier_context *ctx, const luthier_graph *g, const char *path,
+                                                         const char *text, const luthier_calibration *cal,
+                                                         luthier_node_config *configs);
+
+LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, const luthier_graph *g,
+                                                       const luthier_plan_desc *desc, int flags, luthier_plan **out);
+
 LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthier_graph *g,
                                                const luthier_plan_desc *desc, luthier_plan **out) {
+    return luthier__plan_create_ex(ctx, g, desc, 0, out);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, const luthier_graph *g,
+                                                       const luthier_plan_desc *desc, int flags, luthier_plan **out) {
     luthier_plan_desc pd;
     luthier_plan *p = NULL;
     luthier__fuse *f = NULL;
@@ -1710,8 +2170,7 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
         char note[256];
         if (!rc) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
         memset(rc, 0, sizeof *rc * (size_t)(g->num_nodes + 1));
-        s = pd.records ? luthier_records_apply(ctx, g, pd.records, rc, NULL)
-                       : luthier_records_apply_text(ctx, g, pd.records_text, rc, NULL);
+        s = luthier__records_for_plan(ctx, g, pd.records, pd.records ? NULL : pd.records_text, pd.int8, rc);
         if (s != LUTHIER_STATUS_OK) {
             luthier__free(rc);
             return s;
@@ -1721,7 +2180,7 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
         pd.configs = rc;
         pd.num_configs = g->num_nodes;
         pd.fallback_invalid = 1;
-        s = luthier_plan_create(ctx, g, &pd, out);
+        s = luthier__plan_create_ex(ctx, g, &pd, flags, out);
         luthier__free(rc);
         if (s == LUTHIER_STATUS_OK) snprintf(ctx->error, sizeof ctx->error, "%s", note);
         return s;
@@ -1742,7 +2201,7 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
     memset(cons, 0, sizeof(int) * (size_t)g->num_tensors);
     for (i = 0; i < g->num_tensors; i++) prod[i] = -1;
     for (i = 0; i < g->num_outputs; i++) cons[g->outputs[i]]++;
-    luthier__fuse_graph(g, f, prod, cons, pd.no_fusion, 1, &oom);
+    luthier__fuse_graph(g, f, prod, cons, pd.no_fusion, 1, pd.int8, flags & LUTHIER__PLAN_NO_RESIDUAL, &oom);
     if (oom) LUTHIER__OOM();
 
     /* one value per graph tensor */
@@ -1750,6 +2209,7 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
         const luthier__gtensor *t = &g->tensors[i];
         int v = luthier__pval_new(p, t->dtype, t->rank, t->shape, LUTHIER__PLAIN);
         if (v < 0) LUTHIER__OOM();
+        p->vals[v].tensor = i;
         if (t->is_const) p->vals[v].storage = LUTHIER__ST_CONST, p->vals[v].cdata = t->data;
         else if (t->is_input) p->vals[v].storage = LUTHIER__ST_INPUT;
         else p->vals[v].storage = LUTHIER__ST_ARENA;
@@ -1773,7 +2233,7 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
         const luthier__gnode *gn = &g->nodes[ni];
         const luthier_op op = gn->d.op;
         luthier__pstep *st;
-        int layout = LUTHIER__PLAIN, k, nin = gn->d.num_inputs, ins[64] = {0}, residual = -1;
+        int layout = LUTHIER__PLAIN, k, nin = gn->d.num_inputs, ins[64] = {0}, residual = -1, qs;
         for (k = 0; k < nin; k++) ins[k] = gn->inputs[k];
         /* the layout this step works in, and its inputs converted to it */
         switch (op) {
@@ -1806,22 +2266,31 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
         default:
             break;
         }
+        /* int8 steps read uint8 (converted to the layout first: transposes are fp32), the others
+           fp32 (dequantized first) */
+        qs = luthier__q_node(g, p, pd.int8, gn, &f[ni], ins);
         for (k = 0; k < nin; k++) {
-            const luthier__pval *a = &p->vals[ins[k]];
+            const luthier__pval *a;
+            if (!qs && (ins[k] = luthier__need_q(p, pd.int8, ins[k], 0)) < 0) LUTHIER__OOM();
+            a = &p->vals[ins[k]];
             /* operands of lower rank broadcast in either layout when their memory order coincides */
             if (luthier__is_binary(op) && layout == LUTHIER__NHWC && a->layout == LUTHIER__PLAIN &&
                 (a->rank < 4 || luthier__coincide(4, a->shape)))
                 continue;
             if ((ins[k] = luthier__need(ctx, p, ins[k], layout)) < 0) LUTHIER__OOM();
+            if (qs && (ins[k] = luthier__need_q(p, pd.int8, ins[k], 1)) < 0) LUTHIER__OOM();
         }
         if (op == LUTHIER_OP_IDENTITY || op == LUTHIER_OP_FLATTEN || op == LUTHIER_OP_RESHAPE) {
             /* views: the output is the input's memory */
             int v = f[ni].out;
             p->vals[v].alias = ins[0];
             p->vals[v].layout = p->vals[ins[0]].layout;
+            if (qs) luthier__set_u8(&p->vals[v], p->vals[ins[0]].qscale, p->vals[ins[0]].qzero);
             continue;
         }
-        if (f[ni].residual >= 0 && (residual = luthier__need(ctx, p, f[ni].residual, layout)) < 0) LUTHIER__OOM();
+        if (f[ni].residual >= 0 && ((residual = luthier__need_q(p, pd.int8, f[ni].residual, 0)) < 0 ||
+                                    (residual = luthier__need(ctx, p, residual, layout)) < 0))
+            LUTHIER__OOM();
         if (!(st = luthier__step_new(p, LUTHIER__STEP_NODE, ni, nin, gn->num_outputs))) LUTHIER__OOM();
         st->d = gn->d;
         st->d.name = NULL; st->d.inputs = NULL; st->d.sizes = NULL; st->d.perm = NULL;
@@ -1844,7 +2313,9 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
             st->cfg.num_ratios = 0;
         }
         if (f[ni].residual >= 0) st->residual = residual;
-        switch (op) {
+        if (qs) {
+            if ((status = luthier__plan_qstep(ctx, g, p, pd.int8, st, gn, &f[ni])) != LUTHIER_STATUS_OK) goto done;
+        } else switch (op) {
         case LUTHIER_OP_CONV2D:
             if ((status = luthier__plan_conv(ctx, g, p, st, gn, &f[ni], pd.fallback_invalid)) != LUTHIER_STATUS_OK) goto done;
             break;
@@ -1926,8 +2397,8 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
     /* graph outputs in the caller's (logical) layout */
     p->num_outputs = g->num_outputs;
     for (i = 0; i < g->num_outputs; i++) {
-        int v = luthier__need(ctx, p, g->outputs[i], LUTHIER__PLAIN);
-        if (v < 0) LUTHIER__OOM();
+        int v = luthier__need_q(p, pd.int8, g->outputs[i], 0);
+        if (v < 0 || (v = luthier__need(ctx, p, v, LUTHIER__PLAIN)) < 0) LUTHIER__OOM();
         p->outputs[i] = v;
         if (p->vals[luthier__root(p, v)].storage == LUTHIER__ST_CONST && !luthier__own_const(p, v)) LUTHIER__OOM();
     }
@@ -1987,7 +2458,8 @@ LUTHIER_API luthier_status luthier_plan_step_info(const luthier_plan *p, int ste
     st = &p->steps[step];
     memset(out, 0, sizeof *out);
     out->name = st->name;
-    out->op = st->kind == LUTHIER__STEP_NODE ? st->d.op : LUTHIER_OP_TRANSPOSE;
+    out->op = st->kind == LUTHIER__STEP_NODE ? st->d.op : st->kind == LUTHIER__STEP_CONVERT ? LUTHIER_OP_TRANSPOSE : LUTHIER_OP_IDENTITY;
+    out->int8 = st->q || st->kind == LUTHIER__STEP_QUANTIZE || st->kind == LUTHIER__STEP_DEQUANTIZE;
     out->fused = st->fused;
     out->node = st->node;
     out->algorithm = st->algorithm;
@@ -2061,6 +2533,42 @@ LUTHIER_PRIVATE void luthier__bshape(const luthier__pval *v, int layout, int ran
     }
 }
 
+/* An int8 step: uint8 in, uint8 out (int8 conv2d / dense: uint8 or fp32 out). */
+LUTHIER_PRIVATE luthier_status luthier__run_qstep(luthier_context *ctx, const luthier__runctx *rc, const luthier__pstep *st,
+                                                  const luthier__op_cfg *cfg, const luthier__pval *x, const luthier__pval *o,
+                                                  const int64_t *xs, const int64_t *os) {
+    const uint8_t *xp = (const uint8_t *)luthier__ptr(rc, st->in[0]);
+    void *op = luthier__ptr(rc, st->out[0]);
+    switch (st->d.op) {
+    case LUTHIER_OP_CONV2D:
+    case LUTHIER_OP_DENSE:
+        return luthier_qconv2d_run(ctx, st->qconv, xp, op);
+    case LUTHIER_OP_ADD: {
+        const luthier__pval *b = &rc->p->vals[st->in[1]];
+        return luthier__op_qadd(ctx, cfg, xp, x->qscale, x->qzero, (const uint8_t *)luthier__ptr(rc, st->in[1]), b->qscale,
+                                b->qzero, (uint8_t *)op, o->qscale, o->qzero, st->qmin, st->qmax, o->bytes);
+    }
+    case LUTHIER_OP_MAXPOOL:
+    case LUTHIER_OP_AVGPOOL: {
+        size_t kh = (size_t)st->d.kernel[0], kw = (size_t)st->d.kernel[1];
+        size_t sh = st->d.stride[0] ? (size_t)st->d.stride[0] : kh, sw = st->d.stride[1] ? (size_t)st->d.stride[1] : kw;
+        if (st->d.op == LUTHIER_OP_MAXPOOL)
+            return luthier__op_qmaxpool_nhwc(ctx, cfg, xp, (size_t)xs[0], (size_t)xs[1], (size_t)xs[2], (size_t)xs[3], kh, kw,
+                                             sh, sw, st->d.dilation[0] ? (size_t)st->d.dilation[0] : 1,
+                                             st->d.dilation[1] ? (size_t)st->d.dilation[1] : 1, (size_t)st->d.pads[0],
+                                             (size_t)st->d.pads[1], (size_t)st->d.pads[2], (size_t)st->d.pads[3], (uint8_t *)op,
+                                             (size_t)os[1], (size_t)os[2], x->qzero);
+        return luthier__op_qavgpool_nhwc(ctx, cfg, xp, (size_t)xs[0], (size_t)xs[1], (size_t)xs[2], (size_t)xs[3], kh, kw, sh, sw,
+                                         (size_t)st->d.pads[0], (size_t)st->d.pads[1], (size_t)st->d.pads[2],
+                                         (size_t)st->d.pads[3], st->d.count_include_pad, (uint8_t *)op, (size_t)os[1],
+                                         (size_t)os[2], x->qzero);
+    }
+    default: /* GLOBAL_AVGPOOL, ADAPTIVE_AVGPOOL */
+        return luthier__op_qadaptive_avgpool_nhwc(ctx, cfg, xp, (size_t)xs[0], (size_t)xs[1], (size_t)xs[2], (size_t)xs[3],
+                                                  (uint8_t *)op, (size_t)os[1], (size_t)os[2]);
+    }
+}
+
 LUTHIER_PRIVATE luthier_status luthier__run_step(luthier_context *ctx, const luthier__runctx *rc,
                                                  luthier__pstep *st) {
     luthier_plan *p = rc->p;
@@ -2082,6 +2590,11 @@ LUTHIER_PRIVATE luthier_status luthier__run_step(luthier_context *ctx, const lut
         static const int to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
         return luthier__op_transpose(ctx, &cfg, xp, op, 4, xs, o->layout == LUTHIER__NHWC ? to_nhwc : to_nchw);
     }
+    if (st->kind == LUTHIER__STEP_QUANTIZE)
+        return luthier__op_quantize(ctx, &cfg, xp, (uint8_t *)op, o->bytes, o->qscale, o->qzero);
+    if (st->kind == LUTHIER__STEP_DEQUANTIZE)
+        return luthier__op_dequantize(ctx, &cfg, (const uint8_t *)xp, op, x->bytes, x->qscale, x->qzero);
+    if (st->q) return luthier__run_qstep(ctx, rc, st, &cfg, x, o, xs, os);
     switch (st->d.op) {
     case LUTHIER_OP_CONV2D:
         return luthier_conv2d_run(ctx, st->conv, xp, op);
@@ -2271,15 +2784,27 @@ LUTHIER_API luthier_status luthier_plan_run(luthier_context *ctx, luthier_plan *
                              p->num_clusters, ctx->pool->num_clusters);
     rc.p = p;
     rc.inputs = inputs;
+    if (p->observe)
+        for (i = 0; i < p->num_inputs; i++)
+            if (p->input_dtypes[i] == LUTHIER_DTYPE_F32)
+                p->observe(p->observe_user, p->vals[p->inputs[i]].tensor, (const float *)inputs[i],
+                           p->vals[p->inputs[i]].bytes / sizeof(float));
     for (i = 0; i < p->num_steps; i++) {
         luthier__pstep *st = &p->steps[i];
         double t0 = p->profiling ? luthier__seconds() : 0.0;
+        int k;
         if ((s = luthier__run_step(ctx, &rc, st)) != LUTHIER_STATUS_OK) {
             char msg[256];
             snprintf(msg, sizeof msg, "%s", ctx->error);
             return luthier__fail(ctx, s, "plan_run: step %d '%s': %s", i, st->name, msg);
         }
         if (p->profiling) st->seconds = luthier__seconds() - t0;
+        if (p->observe && st->kind == LUTHIER__STEP_NODE)
+            for (k = 0; k < st->nout; k++) {
+                const luthier__pval *a = &p->vals[st->out[k]];
+                if (a->dtype == LUTHIER_DTYPE_F32 && a->tensor >= 0)
+                    p->observe(p->observe_user, a->tensor, (const float *)luthier__ptr(&rc, st->out[k]), a->bytes / sizeof(float));
+            }
     }
     for (i = 0; i < p->num_outputs; i++) {
         const void *src = luthier__ptr(&rc, p->outputs[i]);
@@ -2287,6 +2812,192 @@ LUTHIER_API luthier_status luthier_plan_run(luthier_context *ctx, luthier_plan *
     }
     return LUTHIER_STATUS_OK;
 }
+
+/* >>impl-calibrate: ranges observed on sample runs of an fp32 plan. */
+
+#define LUTHIER__CAL_BINS 2048
+
+typedef struct luthier__calobs {
+    int num_tensors, pass;       /* pass 0: min/max; 1: histograms over [min, max] */
+    float *mn, *mx;
+    unsigned char *seen;
+    uint64_t **hist;             /* PERCENTILE: per tensor, LUTHIER__CAL_BINS counts (pass 1) */
+    int oom;
+} luthier__calobs;
+
+LUTHIER_PRIVATE void luthier__cal_observe(void *user, int t, const float *x, size_t n) {
+    luthier__calobs *o = (luthier__calobs *)user;
+    size_t i;
+    if (t < 0 || t >= o->num_tensors) return;
+    if (o->pass == 0) {
+        float mn = o->seen[t] ? o->mn[t] : FLT_MAX, mx = o->seen[t] ? o->mx[t] : -FLT_MAX;
+        for (i = 0; i < n; i++) {
+            float v = x[i];
+            if (v < mn) mn = v; /* NaN compares false: skipped */
+            if (v > mx) mx = v;
+        }
+        if (mn <= mx) {
+            o->mn[t] = mn;
+            o->mx[t] = mx;
+            o->seen[t] = 1;
+        }
+    } else if (o->seen[t]) {
+        uint64_t *h = o->hist[t];
+        const double lo = o->mn[t], width = (double)o->mx[t] - lo, k = width > 0 ? LUTHIER__CAL_BINS / width : 0.0;
+        if (!h) {
+            if (!(h = (uint64_t *)luthier__alloc(sizeof(uint64_t) * LUTHIER__CAL_BINS))) {
+                o->oom = 1;
+                return;
+            }
+            memset(h, 0, sizeof(uint64_t) * LUTHIER__CAL_BINS);
+            o->hist[t] = h;
+            o->seen[t] = 2;
+        }
+        for (i = 0; i < n; i++) {
+            double b = ((double)x[i] - lo) * k;
+            if (b >= 0.0) h[b < LUTHIER__CAL_BINS - 1 ? (size_t)b : LUTHIER__CAL_BINS - 1]++;
+            else if (b < 0.0) h[0]++; /* (NaN: neither) */
+        }
+    }
+}
+
+LUTHIER_API luthier_status luthier_calibrate(luthier_context *ctx, const luthier_graph *g, const luthier_calib_desc *desc,
+                                             luthier_calibration **out) {
+    luthier_plan *p = NULL;
+    luthier_calibration *cal = NULL;
+    luthier__calobs o;
+    luthier_status s = LUTHIER_STATUS_OK;
+    void **outs = NULL;
+    double pct;
+    int i, t, smp, pass;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!g || !desc || !out) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "calibrate: graph, desc or out is NULL");
+    *out = NULL;
+    if ((unsigned)desc->method >= (unsigned)LUTHIER_CALIB_METHOD_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "calibrate: unknown method %d", (int)desc->method);
+    pct = desc->percentile == 0.0f ? 99.99 : (double)desc->percentile;
+    if (desc->method == LUTHIER_CALIB_PERCENTILE && !(pct >= 50.0 && pct <= 100.0))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "calibrate: percentile %g is outside [50, 100]", pct);
+    if (desc->num_samples < 1 || !desc->samples)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "calibrate: %d samples (give at least one, and samples)",
+                             desc->num_samples);
+    for (smp = 0; smp < desc->num_samples; smp++) {
+        if (!desc->samples[smp] && g->num_inputs)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "calibrate: sample %d is NULL", smp);
+        for (i = 0; i < g->num_inputs; i++)
+            if (!desc->samples[smp][i])
+                return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "calibrate: input %d of sample %d is NULL", i, smp);
+    }
+    memset(&o, 0, sizeof o);
+    o.num_tensors = g->num_tensors;
+    o.mn = (float *)luthier__alloc(sizeof(float) * (size_t)(g->num_tensors + 1));
+    o.mx = (float *)luthier__alloc(sizeof(float) * (size_t)(g->num_tensors + 1));
+    o.seen = (unsigned char *)luthier__alloc((size_t)g->num_tensors + 1);
+    o.hist = (uint64_t **)luthier__alloc(sizeof(uint64_t *) * (size_t)(g->num_tensors + 1));
+    outs = (void **)luthier__alloc(sizeof(void *) * (size_t)(g->num_outputs + 1));
+    if (!o.mn || !o.mx || !o.seen || !o.hist || !outs) {
+        s = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "calibrate: out of memory");
+        goto done;
+    }
+    memset(o.seen, 0, (size_t)g->num_tensors + 1);
+    memset(o.hist, 0, sizeof(uint64_t *) * (size_t)(g->num_tensors + 1));
+    memset(outs, 0, sizeof(void *) * (size_t)(g->num_outputs + 1));
+    for (i = 0; i < g->num_outputs; i++) {
+        const luthier__gtensor *ot = &g->tensors[g->outputs[i]];
+        int ok;
+        if (!(outs[i] = luthier__alloc((size_t)luthier__numel(ot->rank, ot->shape, &ok) * luthier__dtype_size(ot->dtype) + 1))) {
+            s = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "calibrate: out of memory");
+            goto done;
+        }
+    }
+    {
+        luthier_plan_desc pd;
+        memset(&pd, 0, sizeof pd);
+        if ((s = luthier__plan_create_ex(ctx, g, &pd, LUTHIER__PLAN_NO_RESIDUAL, &p)) != LUTHIER_STATUS_OK) goto done;
+    }
+    p->observe = luthier__cal_observe;
+    p->observe_user = &o;
+    for (pass = 0; pass < (desc->method == LUTHIER_CALIB_PERCENTILE ? 2 : 1); pass++) {
+        o.pass = pass;
+        for (smp = 0; smp < desc->num_samples; smp++) {
+            if ((s = luthier_plan_run(ctx, p, desc->samples[smp], outs)) != LUTHIER_STATUS_OK) {
+                char msg[256];
+                snprintf(msg, sizeof msg, "%s", ctx->error);
+                s = luthier__fail(ctx, s, "calibrate: sample %d: %s", smp, msg);
+                goto done;
+            }
+            if (o.oom) {
+                s = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "calibrate: out of memory");
+                goto done;
+            }
+        }
+    }
+    if ((s = luthier_calibration_create(&cal)) != LUTHIER_STATUS_OK) {
+        s = luthier__fail(ctx, s, "calibrate: out of memory");
+        goto done;
+    }
+    for (t = 0; t < g->num_tensors; t++) {
+        float lo, hi;
+        if (!o.seen[t]) continue;
+        lo = o.mn[t];
+        hi = o.mx[t];
+        if (o.hist[t] && o.seen[t] == 2) {
+            /* the tails beyond (100 - pct) / 2 % on each side are clipped */
+            const uint64_t *h = o.hist[t];
+            uint64_t total = 0, acc = 0, cut;
+            int b, blo = 0, bhi = LUTHIER__CAL_BINS - 1;
+            const double width = ((double)o.mx[t] - (double)o.mn[t]) / LUTHIER__CAL_BINS;
+            for (b = 0; b < LUTHIER__CAL_BINS; b++) total += h[b];
+            cut = (uint64_t)((double)total * (100.0 - pct) / 200.0 + 0.5);
+            for (b = 0, acc = 0; b < LUTHIER__CAL_BINS && acc + h[b] <= cut; b++) acc += h[b];
+            blo = b;
+            for (b = LUTHIER__CAL_BINS - 1, acc = 0; b >= 0 && acc + h[b] <= cut; b--) acc += h[b];
+            bhi = b;
+            if (blo <= bhi) {
+                lo = (float)((double)o.mn[t] + width * blo);
+                hi = (float)((double)o.mn[t] + width * (bhi + 1));
+                if (lo < o.mn[t]) lo = o.mn[t];
+                if (hi > o.mx[t]) hi = o.mx[t];
+            }
+        }
+        if (!(lo >= -FLT_MAX && hi <= FLT_MAX)) continue; /* infinite values: leave the tensor fp32 */
+        if ((s = luthier_calibration_set_range(cal, t, lo, hi)) != LUTHIER_STATUS_OK) {
+            s = luthier__fail(ctx, s, "calibrate: out of memory");
+            goto done;
+        }
+    }
+    /* views (reshape, flatten, identity) compute nothing, and pools stay inside their input's
+       range: their outputs take their inputs' parameters (as int8 plans run them) */
+    for (i = 0; i < g->num_nodes; i++) {
+        const luthier__gnode *gn = &g->nodes[i];
+        const luthier_op op = gn->d.op;
+        if ((op == LUTHIER_OP_IDENTITY || op == LUTHIER_OP_FLATTEN || op == LUTHIER_OP_RESHAPE || op == LUTHIER_OP_MAXPOOL ||
+             op == LUTHIER_OP_AVGPOOL || op == LUTHIER_OP_GLOBAL_AVGPOOL || op == LUTHIER_OP_ADAPTIVE_AVGPOOL) &&
+            luthier__cal_has(cal, gn->inputs[0]) &&
+            (s = luthier_calibration_set_params(cal, gn->outputs[0], cal->scale[gn->inputs[0]], cal->zero[gn->inputs[0]])) !=
+                LUTHIER_STATUS_OK) {
+            s = luthier__fail(ctx, s, "calibrate: out of memory");
+            goto done;
+        }
+    }
+    *out = cal;
+    cal = NULL;
+done:
+    if (o.hist)
+        for (t = 0; t < g->num_tensors; t++) luthier__free(o.hist[t]);
+    if (outs)
+        for (i = 0; i < g->num_outputs; i++) luthier__free(outs[i]);
+    luthier__free(outs);
+    luthier__free(o.hist);
+    luthier__free(o.mn);
+    luthier__free(o.mx);
+    luthier__free(o.seen);
+    luthier_calibration_destroy(cal);
+    luthier_plan_destroy(p);
+    return s;
+}
+#undef LUTHIER__CAL_BINS
 
 #ifdef __cplusplus
 }

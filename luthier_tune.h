@@ -67,6 +67,11 @@ typedef struct luthier_tune_desc {
     const char *report_path; /* per-task report (text), NULL = none */
     const char *heatmap_path;/* SVG heatmap of the costliest task: time over (kernel x share of
                                 the fastest cluster, or x algorithm on one cluster); NULL = none */
+    /* Tune the int8 plan of g (the calibration its plans get as luthier_plan_desc.int8): the
+       nodes that run int8 there become int8 tasks ("int8 conv2d ..." signatures) whose kernel
+       knob takes the int8 kernels (luthier_qkernel_*) and whose algorithm knob takes IM2COL,
+       1X1 and DEPTHWISE; the other nodes are tuned as in fp32. NULL = the fp32 plan. */
+    const luthier_calibration *int8;
 } luthier_tune_desc;
 
 typedef struct luthier_tune_result {
@@ -85,7 +90,8 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
                                         luthier_tune_result *result);
 
 /* Fills configs[num_nodes of g] (all-zero = default) from the records of path that match ctx's
-   fingerprint and g's task signatures; *matched = nodes configured. Missing file: NOT_FOUND.
+   fingerprint and g's task signatures (of g's fp32 plan; luthier_plan_create applies records to
+   int8 plans itself); *matched = nodes configured. Missing file: NOT_FOUND.
    Malformed lines are skipped; notes (skipped lines, other machines) go to
    luthier_context_error(ctx) even on success. */
 LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const luthier_graph *g,
@@ -126,6 +132,8 @@ typedef struct luthier__task {
     int *nodes;
     luthier_conv2d_desc cd;  /* CONV2D: the desc the plan creates (NHWC, epilogue set) */
     int64_t m, n, k;         /* DENSE: C = act(A * W^T + b (+ C)) */
+    int q;                   /* int8 task (input uint8; output uint8 when out_u8, else fp32) */
+    int out_u8;
     int trans_w;
     luthier_activation act;
     float cmin, cmax;
@@ -142,12 +150,17 @@ LUTHIER_PRIVATE const char *luthier__act_name(luthier_activation a) {
     return (unsigned)a < 4u ? n[a] : "?";
 }
 
-/* Task of node i given the fusion decisions; 0 when the node is not tuned. */
-LUTHIER_PRIVATE int luthier__task_of(const luthier_graph *g, const luthier__fuse *f, int i, luthier__task *t) {
+/* Task of node i given the fusion decisions (with cal: of the int8 plan); 0 when the node is
+   not tuned. */
+LUTHIER_PRIVATE int luthier__task_of(const luthier_graph *g, const luthier__fuse *f, int i, const luthier_calibration *cal,
+                                     luthier__task *t) {
     const luthier__gnode *gn = &g->nodes[i];
     const luthier__gtensor *x = &g->tensors[gn->inputs[0]];
     memset(t, 0, sizeof *t);
     if (!f[i].alive || (gn->d.op != LUTHIER_OP_CONV2D && gn->d.op != LUTHIER_OP_DENSE)) return 0;
+    /* as luthier__q_node and luthier__plan_qstep decide it */
+    t->q = f[i].residual < 0 && luthier__cal_has(cal, gn->inputs[0]);
+    t->out_u8 = t->q && luthier__cal_has(cal, f[i].out) && !g->tensors[f[i].out].is_output;
     t->op = gn->d.op;
     t->act = f[i].act;
     t->cmin = f[i].cmin;
@@ -196,11 +209,19 @@ LUTHIER_PRIVATE int luthier__task_of(const luthier_graph *g, const luthier__fuse
         size_t n = strlen(t->sig);
         snprintf(t->sig + n, sizeof t->sig - n, " clamp=%g,%g", (double)t->cmin, (double)t->cmax);
     }
+    if (t->q) {
+        char tmp[sizeof t->sig + 16];
+        snprintf(tmp, sizeof tmp, "int8 %s out=%s", t->sig, t->out_u8 ? "u8" : "f32");
+        tmp[sizeof t->sig - 1] = 0;
+        memcpy(t->sig, tmp, sizeof t->sig);
+        t->bytes *= 0.25; /* one byte per element */
+    }
     return 1;
 }
 
-/* Fusion decisions of g without folding weights (-1 prod, 0 cons); NULL on OOM. */
-LUTHIER_PRIVATE luthier__fuse *luthier__fuse_only(const luthier_graph *g) {
+/* Fusion decisions of g without folding weights (-1 prod, 0 cons), of its int8 plan with cal;
+   NULL on OOM. */
+LUTHIER_PRIVATE luthier__fuse *luthier__fuse_only(const luthier_graph *g, const luthier_calibration *cal) {
     luthier__fuse *f = (luthier__fuse *)luthier__alloc(sizeof *f * (size_t)(g->num_nodes + 1));
     int *prod = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
     int *cons = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
@@ -215,7 +236,7 @@ LUTHIER_PRIVATE luthier__fuse *luthier__fuse_only(const luthier_graph *g) {
     memset(cons, 0, sizeof(int) * (size_t)(g->num_tensors + 1));
     for (i = 0; i < g->num_tensors; i++) prod[i] = -1;
     for (i = 0; i < g->num_outputs; i++) cons[g->outputs[i]]++;
-    luthier__fuse_graph(g, f, prod, cons, 0, 0, &oom);
+    luthier__fuse_graph(g, f, prod, cons, 0, 0, cal, 0, &oom);
     luthier__free(prod);
     luthier__free(cons);
     return f;
@@ -226,8 +247,8 @@ LUTHIER_API luthier_status luthier_tune_signature(const luthier_graph *g, int no
     luthier__task t;
     int ok;
     if (!g || !buf || !size || node < 0 || node >= g->num_nodes) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    if (!(f = luthier__fuse_only(g))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    ok = luthier__task_of(g, f, node, &t);
+    if (!(f = luthier__fuse_only(g, NULL))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    ok = luthier__task_of(g, f, node, NULL, &t);
     luthier__free(f);
     if (!ok) return LUTHIER_STATUS_NOT_FOUND;
     snprintf(buf, size, "%s", t.sig);
@@ -298,12 +319,14 @@ LUTHIER_PRIVATE void luthier__cand_features(const luthier_context *ctx, const lu
     f[j++] = (float)c->algo; /* trees split on categories well enough with the index */
     for (i = LUTHIER_CONV_IM2COL; i <= LUTHIER_CONV_WINOGRAD_6X3 && j < 18; i++) f[j++] = c->algo == i ? 1.0f : 0.0f;
     if (c->kernel >= 0) {
-        const luthier__ukernel_entry *uk = &luthier__ukernels[c->kernel];
-        f[j++] = (float)uk->mr;
-        f[j++] = (float)uk->nr;
-        f[j++] = (float)uk->kind;
-        f[j++] = (float)(uk->required_cpu_features);
-        f[j++] = (float)(fmod(n, (double)uk->nr) / (double)uk->nr); /* waste in the last panel */
+        luthier_kernel_info ki;
+        if (t->q) luthier_qkernel_get(c->kernel, &ki);
+        else luthier_kernel_get(c->kernel, &ki);
+        f[j++] = (float)ki.mr;
+        f[j++] = (float)ki.nr;
+        f[j++] = (float)ki.kind;
+        f[j++] = (float)(ki.required_cpu_features);
+        f[j++] = (float)(fmod(n, (double)ki.nr) / (double)ki.nr); /* waste in the last panel */
     } else {
         f[j++] = 0; f[j++] = 0; f[j++] = -1; f[j++] = 0; f[j++] = 0;
     }
@@ -341,7 +364,7 @@ LUTHIER_PRIVATE int luthier__share_sets(int nc, int step, short (*out)[LUTHIER__
 LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const luthier__task *t, int step, int dynamic,
                                                    size_t *count) {
     short shares[256][LUTHIER__TUNE_MAX_SHARES];
-    int nc = ctx->pool->num_clusters, nsh, a, k, s, nk = luthier_kernel_count(), have_simd = 0;
+    int nc = ctx->pool->num_clusters, nsh, a, k, s, nk = t->q ? luthier_qkernel_count() : luthier_kernel_count(), have_simd = 0;
     size_t n = 0, cap = 0;
     luthier__cand *c = NULL;
     char saved[256];
@@ -350,14 +373,24 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
     else nsh = luthier__share_sets(nc, step, shares, 256);
     for (k = 0; k < nk; k++) {
         luthier_kernel_info ki;
-        luthier_kernel_get(k, &ki);
+        if (t->q) luthier_qkernel_get(k, &ki);
+        else luthier_kernel_get(k, &ki);
         if ((ki.required_cpu_features & ~ctx->cpu_features) == 0 && strcmp(ki.isa, "scalar") != 0) have_simd = 1;
     }
     snprintf(saved, sizeof saved, "%s", ctx->error);
     for (a = 0; a < (t->op == LUTHIER_OP_CONV2D ? (int)LUTHIER_CONV_ALGORITHM_COUNT : 1); a++) {
-        if (t->op == LUTHIER_OP_CONV2D &&
-            (a == LUTHIER_CONV_AUTO || luthier_conv2d_algorithm_valid(ctx, &t->cd, (luthier_conv_algorithm)a) != LUTHIER_STATUS_OK))
+        if (t->op == LUTHIER_OP_CONV2D && t->q) {
+            /* int8: IM2COL any layer, 1X1 without padding, DEPTHWISE */
+            const luthier_conv2d_desc *cd = &t->cd;
+            if (!(a == LUTHIER_CONV_IM2COL ||
+                  (a == LUTHIER_CONV_1X1 && cd->kernel_h == 1 && cd->kernel_w == 1 && !cd->pad_top && !cd->pad_left &&
+                   !cd->pad_bottom && !cd->pad_right) ||
+                  (a == LUTHIER_CONV_DEPTHWISE && cd->groups == cd->in_channels && cd->groups == cd->out_channels)))
+                continue;
+        } else if (t->op == LUTHIER_OP_CONV2D &&
+                   (a == LUTHIER_CONV_AUTO || luthier_conv2d_algorithm_valid(ctx, &t->cd, (luthier_conv_algorithm)a) != LUTHIER_STATUS_OK)) {
             continue;
+        }
         for (k = -1; k < nk; k++) {
             luthier_kernel_info ki;
             int per = (nsh ? nsh : 1) + (dynamic ? 1 : 0), q;
@@ -365,10 +398,11 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
                 if (a != LUTHIER_CONV_DEPTHWISE || t->op != LUTHIER_OP_CONV2D) continue;
             } else {
                 if (t->op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_DEPTHWISE) continue;
-                luthier_kernel_get(k, &ki);
+                if (t->q) luthier_qkernel_get(k, &ki);
+                else luthier_kernel_get(k, &ki);
                 if ((ki.required_cpu_features & ~ctx->cpu_features) != 0) continue;
                 if (have_simd && strcmp(ki.isa, "scalar") == 0) continue;
-                if (t->op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_IMPLICIT_GEMM && ki.kind != LUTHIER_KERNEL_HYBRID) continue;
+                if (!t->q && t->op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_IMPLICIT_GEMM && ki.kind != LUTHIER_KERNEL_HYBRID) continue;
             }
             if (n + (size_t)per > cap) {
                 size_t ncap = cap ? cap * 2 : 256;
@@ -418,6 +452,7 @@ typedef struct luthier__tmeas {
         int algo, kernel, used;
         luthier_conv2d_layer *conv;
         luthier_packed_b *pb;
+        luthier_qconv2d_layer *qconv;  /* int8 tasks (dense: a 1x1 convolution over m pixels) */
     } cache[LUTHIER__TUNE_CACHE];
     int tick;
     unsigned char *flush;       /* written before every timed run: evicts L1/L2 */
@@ -445,6 +480,7 @@ LUTHIER_PRIVATE void luthier__tmeas_flush(luthier__tmeas *m) {
     for (i = 0; i < LUTHIER__TUNE_CACHE; i++) {
         luthier_conv2d_destroy(m->cache[i].conv);
         luthier_packed_b_destroy(m->cache[i].pb);
+        luthier_qconv2d_destroy(m->cache[i].qconv);
         memset(&m->cache[i], 0, sizeof m->cache[i]);
     }
 }
@@ -473,6 +509,42 @@ LUTHIER_PRIVATE void luthier__evict(luthier__tmeas *m, const void *p, size_t byt
 #endif
 }
 
+/* The int8 layer of task t (shapes, fused activation, output kind) with placeholder scales; the
+   caller sets algorithm and kernel. Dense tasks are 1x1 convolutions over m pixels. */
+LUTHIER_PRIVATE void luthier__tune_qdesc(const luthier__task *t, luthier_qconv2d_desc *qd) {
+    memset(qd, 0, sizeof *qd);
+    if (t->op == LUTHIER_OP_CONV2D) {
+        const luthier_conv2d_desc *cd = &t->cd;
+        qd->batch = cd->batch; qd->in_channels = cd->in_channels; qd->in_h = cd->in_h; qd->in_w = cd->in_w;
+        qd->out_channels = cd->out_channels; qd->kernel_h = cd->kernel_h; qd->kernel_w = cd->kernel_w;
+        qd->stride_h = cd->stride_h; qd->stride_w = cd->stride_w; qd->dilation_h = cd->dilation_h; qd->dilation_w = cd->dilation_w;
+        qd->pad_top = cd->pad_top; qd->pad_left = cd->pad_left; qd->pad_bottom = cd->pad_bottom; qd->pad_right = cd->pad_right;
+        qd->groups = cd->groups;
+    } else {
+        qd->batch = t->m;
+        qd->in_channels = t->k;
+        qd->out_channels = t->n;
+        qd->in_h = qd->in_w = qd->kernel_h = qd->kernel_w = 1;
+    }
+    qd->layout = LUTHIER_LAYOUT_NHWC;
+    qd->input_zero_point = 3;
+    if (t->out_u8) {
+        qd->output = LUTHIER_QOUTPUT_UINT8;
+        qd->output_zero_point = t->act == LUTHIER_ACTIVATION_NONE ? 128 : 0;
+        qd->multiplier = 1 << 30;
+        qd->shift = 12;
+        qd->output_min = t->act == LUTHIER_ACTIVATION_NONE ? 0 : qd->output_zero_point;
+        qd->output_max = t->act == LUTHIER_ACTIVATION_RELU6 ? 200 : 255;
+    } else {
+        qd->output = LUTHIER_QOUTPUT_FLOAT;
+        qd->input_scale = 0.02f;
+        qd->weight_scale = 0.01f;
+        qd->activation = t->act;
+        qd->clamp_min = t->cmin;
+        qd->clamp_max = t->cmax;
+    }
+}
+
 /* Times one run of the candidate (ms, minimum of repetitions); < 0 when it cannot run. */
 LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__cand *c) {
     luthier_context *ctx = m->ctx;
@@ -493,10 +565,18 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
         slot = lru;
         luthier_conv2d_destroy(m->cache[slot].conv);
         luthier_packed_b_destroy(m->cache[slot].pb);
+        luthier_qconv2d_destroy(m->cache[slot].qconv);
         memset(&m->cache[slot], 0, sizeof m->cache[slot]);
         m->cache[slot].algo = c->algo;
         m->cache[slot].kernel = c->kernel;
-        if (t->op == LUTHIER_OP_CONV2D) {
+        if (t->q) {
+            luthier_qconv2d_desc qd;
+            luthier__tune_qdesc(t, &qd);
+            qd.algorithm = (luthier_conv_algorithm)c->algo;
+            qd.kernel = c->kernel >= 0 ? luthier__qkernels[c->kernel].name : NULL;
+            s = luthier_qconv2d_create(ctx, &qd, (const int8_t *)m->w, t->out_u8 ? (const int32_t *)m->bias : NULL,
+                                       &m->cache[slot].qconv);
+        } else if (t->op == LUTHIER_OP_CONV2D) {
             luthier_conv2d_desc cd = t->cd;
             cd.algorithm = (luthier_conv_algorithm)c->algo;
             cd.kernel = c->kernel >= 0 ? luthier__ukernels[c->kernel].name : NULL;
@@ -514,7 +594,13 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
         }
     }
     m->cache[slot].used = ++m->tick;
-    if (t->op == LUTHIER_OP_CONV2D) {
+    if (t->q) {
+        luthier_qconv2d_layer *qv = m->cache[slot].qconv;
+        qv->cd.schedule = sch;
+        qv->cd.num_ratios = nr;
+        for (i = 0; i < nr; i++) qv->ratios[i] = ratios[i];
+        qv->cd.ratios = nr ? qv->ratios : NULL;
+    } else if (t->op == LUTHIER_OP_CONV2D) {
         luthier_conv2d_layer *cv = m->cache[slot].conv;
         cv->d.schedule = sch;
         cv->d.num_ratios = nr;
@@ -535,12 +621,14 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
     }
 #define LUTHIER__EVICT()                                                                                        \
     do {                                                                                                        \
-        if (t->op == LUTHIER_OP_CONV2D) luthier__evict(m, m->cache[slot].conv->packed, m->cache[slot].conv->weight_bytes); \
+        if (t->q) luthier__evict(m, m->cache[slot].qconv->packed, m->cache[slot].qconv->group_bytes * (size_t)t->cd.groups); \
+        else if (t->op == LUTHIER_OP_CONV2D) luthier__evict(m, m->cache[slot].conv->packed, m->cache[slot].conv->weight_bytes); \
         else luthier__evict(m, m->cache[slot].pb->data, m->cache[slot].pb->layout.bytes);                         \
     } while (0)
 #define LUTHIER__RUN_ONCE()                                                                                     \
-    (t->op == LUTHIER_OP_CONV2D ? luthier_conv2d_run(ctx, m->cache[slot].conv, m->in, m->out)                 \
-                                : luthier_sgemm_packed(ctx, &sd, m->in, m->cache[slot].pb, m->out))
+    (t->q ? luthier_qconv2d_run(ctx, m->cache[slot].qconv, (const uint8_t *)m->in, m->out)                    \
+          : t->op == LUTHIER_OP_CONV2D ? luthier_conv2d_run(ctx, m->cache[slot].conv, m->in, m->out)          \
+                                       : luthier_sgemm_packed(ctx, &sd, m->in, m->cache[slot].pb, m->out))
     t0 = luthier__tune_now();
     if ((s = LUTHIER__RUN_ONCE()) != LUTHIER_STATUS_OK) return -1.0; /* warm-up */
     first = luthier__tune_now() - t0;
@@ -556,7 +644,6 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
         med[r] = dt;
         if (dt < best) best = dt;
     }
-#undef LUTHIER__RUN_ONCE
     /* a noisy sample (median far above the minimum) is taken once more */
     {
         int a2, b2, below = 0;
@@ -571,14 +658,14 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
                 double dt;
                 LUTHIER__EVICT();
                 t0 = luthier__tune_now();
-                if (t->op == LUTHIER_OP_CONV2D) luthier_conv2d_run(ctx, m->cache[slot].conv, m->in, m->out);
-                else luthier_sgemm_packed(ctx, &sd, m->in, m->cache[slot].pb, m->out);
+                (void)LUTHIER__RUN_ONCE();
                 dt = luthier__tune_now() - t0;
                 if (dt < best) best = dt;
             }
         }
     }
 #undef LUTHIER__EVICT
+#undef LUTHIER__RUN_ONCE
     return best * 1e3;
 }
 
@@ -624,6 +711,10 @@ LUTHIER_PRIVATE int luthier__tmeas_data(luthier__tmeas *m, const luthier__task *
     for (i = 0; i < m->w_n; i++) m->w[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-9f - 0.008f;
     for (i = 0; i < m->out_n; i++) m->out[i] = 0.0f;
     for (i = 0; i < (size_t)(t->op == LUTHIER_OP_CONV2D ? t->cd.out_channels : t->n); i++) m->bias[i] = 0.01f;
+    if (t->q) { /* the same buffers hold uint8 input, int8 weights and int32 bias */
+        for (i = 0; i < m->w_n; i++) ((int8_t *)m->w)[i] = (int8_t)((int)(i * 37 % 255) - 127);
+        for (i = 0; i < (size_t)(t->op == LUTHIER_OP_CONV2D ? t->cd.out_channels : t->n); i++) ((int32_t *)m->bias)[i] = 100;
+    }
     return 1;
 }
 
@@ -640,10 +731,12 @@ LUTHIER_PRIVATE void luthier__tmeas_free(luthier__tmeas *m) {
 
 /* >>impl-tune-records */
 
-LUTHIER_PRIVATE void luthier__cand_config(const luthier_context *ctx, const luthier__cand *c, luthier_node_config *cfg) {
+LUTHIER_PRIVATE void luthier__cand_config(const luthier_context *ctx, const luthier__task *t, const luthier__cand *c,
+                                          luthier_node_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->algorithm = (luthier_conv_algorithm)c->algo;
-    if (c->kernel >= 0) snprintf(cfg->kernel, sizeof cfg->kernel, "%s", luthier__ukernels[c->kernel].name);
+    if (c->kernel >= 0)
+        snprintf(cfg->kernel, sizeof cfg->kernel, "%s", t->q ? luthier__qkernels[c->kernel].name : luthier__ukernels[c->kernel].name);
     luthier__cand_ratios(ctx, c, &cfg->schedule, cfg->ratios, &cfg->num_ratios);
 }
 
@@ -680,7 +773,9 @@ LUTHIER_PRIVATE int luthier__record_parse(char *line, char **fp, char **sig, lut
     cfg->algorithm = a == (int)LUTHIER_CONV_ALGORITHM_COUNT ? LUTHIER_CONV_AUTO : (luthier_conv_algorithm)a;
     if (strcmp(field[3], "-") != 0) {
         int idx;
-        if (strlen(field[3]) >= sizeof cfg->kernel || luthier_kernel_find(field[3], &idx) != LUTHIER_STATUS_OK) return 0;
+        if (strlen(field[3]) >= sizeof cfg->kernel ||
+            (luthier_kernel_find(field[3], &idx) != LUTHIER_STATUS_OK && luthier_qkernel_find(field[3], &idx) != LUTHIER_STATUS_OK))
+            return 0;
         snprintf(cfg->kernel, sizeof cfg->kernel, "%s", field[3]);
     }
     if (strcmp(field[4], "dynamic") == 0) cfg->schedule = LUTHIER_SCHEDULE_DYNAMIC;
@@ -720,8 +815,8 @@ LUTHIER_PRIVATE luthier_status luthier__read_file(const char *path, char **text,
 /* Applies the records in text (name: for messages) to configs; the lines are parsed in place
    from a private copy, so text may live in read-only memory (firmware: a const array). */
 LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, const luthier_graph *g, const char *name,
-                                                      const char *text, size_t len, luthier_node_config *configs,
-                                                      int *matched) {
+                                                      const char *text, size_t len, const luthier_calibration *cal,
+                                                      luthier_node_config *configs, int *matched) {
     char fpr[640], *buf, *line, *next;
     luthier__fuse *f;
     luthier__task t;
@@ -730,7 +825,7 @@ LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, cons
     if (!(buf = (char *)luthier__alloc(len + 1))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "records: out of memory");
     memcpy(buf, text, len);
     buf[len] = 0;
-    if (!(f = luthier__fuse_only(g))) {
+    if (!(f = luthier__fuse_only(g, cal))) {
         luthier__free(buf);
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "records: out of memory");
     }
@@ -763,7 +858,7 @@ LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, cons
             continue;
         }
         for (i = 0; i < g->num_nodes; i++)
-            if (luthier__task_of(g, f, i, &t) && strcmp(t.sig, sig) == 0) {
+            if (luthier__task_of(g, f, i, cal, &t) && strcmp(t.sig, sig) == 0) {
                 if (t.op == LUTHIER_OP_DENSE) cfg.algorithm = LUTHIER_CONV_AUTO;
                 configs[i] = cfg;
                 n++;
@@ -780,13 +875,29 @@ LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, cons
     return LUTHIER_STATUS_OK;
 }
 
+/* For luthier_plan_create: records from path or text, of the plan (int8 with cal). */
+LUTHIER_PRIVATE luthier_status luthier__records_for_plan(luthier_context *ctx, const luthier_graph *g, const char *path,
+                                                         const char *text, const luthier_calibration *cal,
+                                                         luthier_node_config *configs) {
+    char *buf = NULL;
+    size_t len = 0;
+    luthier_status s;
+    ctx->error[0] = 0;
+    if (text) return luthier__records_apply(ctx, g, "(text)", text, strlen(text), cal, configs, NULL);
+    if ((s = luthier__read_file(path, &buf, &len)) != LUTHIER_STATUS_OK)
+        return luthier__fail(ctx, s, s == LUTHIER_STATUS_NOT_FOUND ? "records: cannot open '%s'" : "records: cannot read '%s'", path);
+    s = luthier__records_apply(ctx, g, path, buf, len, cal, configs, NULL);
+    luthier__free(buf);
+    return s;
+}
+
 LUTHIER_API luthier_status luthier_records_apply_text(luthier_context *ctx, const luthier_graph *g, const char *text,
                                                       luthier_node_config *configs, int *matched) {
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     ctx->error[0] = 0;
     if (!g || !text || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, text or configs is NULL");
     if (matched) *matched = 0;
-    return luthier__records_apply(ctx, g, "(text)", text, strlen(text), configs, matched);
+    return luthier__records_apply(ctx, g, "(text)", text, strlen(text), NULL, configs, matched);
 }
 
 LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const luthier_graph *g, const char *path,
@@ -800,7 +911,7 @@ LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const lut
     if (matched) *matched = 0;
     if ((s = luthier__read_file(path, &text, &len)) != LUTHIER_STATUS_OK) /* records files are small: read whole */
         return luthier__fail(ctx, s, s == LUTHIER_STATUS_NOT_FOUND ? "records: cannot open '%s'" : "records: cannot read '%s'", path);
-    s = luthier__records_apply(ctx, g, path, text, len, configs, matched);
+    s = luthier__records_apply(ctx, g, path, text, len, NULL, configs, matched);
     luthier__free(text);
     return s;
 }
@@ -994,13 +1105,13 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: cannot write the report '%s'", d.report_path);
     }
     /* tasks: nodes grouped by signature */
-    if (!(f = luthier__fuse_only(g)) || !(tasks = (luthier__task *)luthier__alloc(sizeof *tasks * (size_t)(g->num_nodes + 1)))) {
+    if (!(f = luthier__fuse_only(g, d.int8)) || !(tasks = (luthier__task *)luthier__alloc(sizeof *tasks * (size_t)(g->num_nodes + 1)))) {
         status = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
         goto done;
     }
     for (i = 0; i < g->num_nodes; i++) {
         luthier__task t;
-        if (!luthier__task_of(g, f, i, &t)) continue;
+        if (!luthier__task_of(g, f, i, d.int8, &t)) continue;
         res.ops++;
         for (j = 0; j < ntasks; j++)
             if (strcmp(tasks[j].sig, t.sig) == 0) break;
@@ -1059,7 +1170,19 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
             memset(&dc, 0, sizeof dc);
             dc.shares[0] = -1;
             dc.kernel = -1;
-            if (t->op == LUTHIER_OP_CONV2D) {
+            if (t->q) {
+                luthier_qconv2d_layer *tmp = NULL;
+                luthier_qconv2d_desc qd;
+                luthier__tune_qdesc(t, &qd);
+                if (luthier_qconv2d_create(ctx, &qd, (const int8_t *)m.w, NULL, &tmp) == LUTHIER_STATUS_OK) {
+                    luthier_conv2d_info info;
+                    memset(&info, 0, sizeof info);
+                    luthier_qconv2d_get_info(tmp, &info);
+                    dc.algo = t->op == LUTHIER_OP_CONV2D ? (short)info.algorithm : 0;
+                    if (info.kernel && *info.kernel && luthier_qkernel_find(info.kernel, &j) == LUTHIER_STATUS_OK) dc.kernel = (short)j;
+                    luthier_qconv2d_destroy(tmp);
+                }
+            } else if (t->op == LUTHIER_OP_CONV2D) {
                 luthier_conv2d_layer *tmp = NULL;
                 if (luthier_conv2d_create(ctx, &t->cd, m.w, m.bias, &tmp) == LUTHIER_STATUS_OK) {
                     luthier_conv2d_info info;
@@ -1127,7 +1250,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         }
         res.default_ms += t->default_ms * t->ops;
         res.tuned_ms += t->best_ms * t->ops;
-        if (t->best >= 0) luthier__cand_config(ctx, &cands[t->best], &cfg);
+        if (t->best >= 0) luthier__cand_config(ctx, t, &cands[t->best], &cfg);
         else memset(&cfg, 0, sizeof cfg);
         luthier__ratios_str(&cfg, ratios, sizeof ratios);
         if (rec)
@@ -1139,15 +1262,18 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
             fprintf(rep, "task %d/%d x%d  %s\n    chosen: %s %s %s %s  %.4f ms (%.1f GFLOP/s)  default %.4f ms  speedup %.2fx  measured %d of %zu\n",
                     i + 1, ntasks, t->ops, t->sig,
                     t->op == LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name(cfg.algorithm) : "gemm",
-                    cfg.kernel[0] ? cfg.kernel + (strncmp(cfg.kernel, "luthier_sgemm_ukernel_", 22) == 0 ? 22 : 0) : "(default)",
+                    cfg.kernel[0] ? cfg.kernel + (strncmp(cfg.kernel, "luthier_sgemm_ukernel_", 22) == 0 ||
+                                                  strncmp(cfg.kernel, "luthier_qgemm_ukernel_", 22) == 0 ? 22 : 0)
+                                  : "(default)",
                     cfg.schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios, t->best_ms,
                     t->flops / (t->best_ms * 1e6), t->default_ms, t->default_ms / t->best_ms, t->measured, nc);
         if (progress)
             fprintf(stderr, "tune: task %2d/%d  %-60.60s  %4d/%-5zu trials  best %8.3f ms %6.1f GFLOP/s  (default %.3f)  %6.1f s\n",
                     i + 1, ntasks, t->sig, t->measured, nc, t->best_ms, t->flops / (t->best_ms * 1e6), t->default_ms,
                     luthier__tune_now() - t_start);
-        if (costliest < 0 || t->best_ms * t->ops > tasks[costliest].best_ms * tasks[costliest].ops) costliest = i;
-        if (d.heatmap_path && i == ntasks - 1) {
+        /* (the heatmap is drawn for fp32 tasks) */
+        if (!t->q && (costliest < 0 || t->best_ms * t->ops > tasks[costliest].best_ms * tasks[costliest].ops)) costliest = i;
+        if (d.heatmap_path && i == ntasks - 1 && costliest >= 0) {
             /* the costliest task gets the picture: measure its grid now */
             luthier__task *ct = &tasks[costliest];
             if (ct != t) {

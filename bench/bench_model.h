@@ -24,7 +24,13 @@ static void usage_model(FILE *out) {
             "                   python3, else /usr/bin/python3)\n"
             "  --csv            one row per (model, threads):\n"
             "                   model,threads,luthier_ms,luthier_median_ms,torch_ms,torch_median_ms,\n"
-            "                   speedup,weights_bytes,arena_bytes,sum_activation_bytes,workspace_bytes,gflop\n",
+            "                   speedup,weights_bytes,arena_bytes,sum_activation_bytes,workspace_bytes,gflop\n"
+            "  --int8           int8 against fp32 instead of PyTorch: calibrate on 4 generated inputs, plan\n"
+            "                   int8 (luthier_plan_desc.int8), time both plans in 5 interleaved rounds, and\n"
+            "                   report the speedup, the cosine similarity of the outputs and the per-step\n"
+            "                   breakdown of the int8 plan. CSV: model,threads,int8_ms,int8_median_ms,\n"
+            "                   fp32_ms,fp32_median_ms,speedup,cosine,int8_convs,convs,calib_ms\n"
+            "  --calib M        int8 calibration: minmax (default) or percentile (99.99 %%)\n",
             bench_prog);
 }
 
@@ -75,71 +81,140 @@ static int model_cmp_step(const void *a, const void *b) {
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* Per-step times of m's plan: the fastest of 5 profiled runs (malloc'ed, num_steps entries). */
+static double *model_profile(model_run *m, int num_steps) {
+    double *best = (double *)malloc(sizeof(double) * (size_t)(num_steps + 1));
+    int i, round;
+    if (!best) return NULL;
+    for (i = 0; i < num_steps; i++) best[i] = 1e30;
+    luthier_plan_set_profiling(m->plan, 1);
+    for (round = 0; round < 5; round++) {
+        model_once(m);
+        for (i = 0; i < num_steps; i++) {
+            luthier_step_info si;
+            luthier_plan_step_info(m->plan, i, &si);
+            if (si.last_seconds < best[i]) best[i] = si.last_seconds;
+        }
+    }
+    luthier_plan_set_profiling(m->plan, 0);
+    return best;
+}
+
+/* The `layers` slowest steps (all when -1), with their share of the sum. */
+static void model_print_steps(const luthier_plan *plan, const double *best, int num_steps, int layers) {
+    model_step_time *order = (model_step_time *)malloc(sizeof *order * (size_t)(num_steps + 1));
+    double total = 0;
+    int i, shown = layers < 0 || layers > num_steps ? num_steps : layers;
+    if (!order) return;
+    for (i = 0; i < num_steps; i++) order[i].step = i, order[i].seconds = best[i], total += best[i];
+    qsort(order, (size_t)num_steps, sizeof *order, model_cmp_step);
+    printf("  %-28s %-16s %-22s %-26s %8s %6s %8s\n", "step", "op", "fused", "algorithm/kernel", "ms", "%", "GFLOP/s");
+    for (i = 0; i < shown; i++) {
+        luthier_step_info si;
+        char ak[80], opn[24];
+        luthier_plan_step_info(plan, order[i].step, &si);
+        if (si.op == LUTHIER_OP_CONV2D)
+            snprintf(ak, sizeof ak, "%s %s", luthier_conv_algorithm_name(si.algorithm), short_kernel_name(si.kernel));
+        else
+            snprintf(ak, sizeof ak, "%s", short_kernel_name(si.kernel));
+        snprintf(opn, sizeof opn, "%s%s", si.node < 0 ? si.name : luthier_op_name(si.op), si.int8 && si.node >= 0 ? " int8" : "");
+        printf("  %-28.28s %-16s %-22.22s %-26.26s %8.3f %6.1f %8.1f\n", si.name, opn, si.fused, ak,
+               order[i].seconds * 1e3, 100.0 * order[i].seconds / total,
+               order[i].seconds > 0 ? si.flops * 1e-9 / order[i].seconds : 0.0);
+    }
+    printf("  sum of steps %.2f ms\n", total * 1e3);
+    free(order);
+}
+
+/* Context, graph, input/output buffers (bufs: the inputs, owned) and the zoo's inputs. */
+static int model_open(const char *name, int threads, model_run *m, void **bufs, luthier_graph **g) {
+    luthier_zoo_options zo;
+    char err[256];
+    int i;
+    memset(m, 0, sizeof *m);
+    memset(&zo, 0, sizeof zo);
+    memset(bufs, 0, sizeof(void *) * 64);
+    *g = NULL;
+    if (!(m->ctx = open_context("model", NULL, threads))) return BENCH_EXIT_FAIL;
+    if (luthier_zoo_build(name, &zo, g, err, sizeof err) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s: model %s: %s\n", bench_prog, name, err);
+        return BENCH_EXIT_USAGE;
+    }
+    for (i = 0; i < luthier_graph_num_inputs(*g) + luthier_graph_num_outputs(*g) && i < 64; i++) {
+        int is_out = i >= luthier_graph_num_inputs(*g), k = is_out ? i - luthier_graph_num_inputs(*g) : i;
+        luthier_tensor_info ti;
+        size_t bytes = 1;
+        int d;
+        luthier_graph_tensor_info(*g, is_out ? luthier_graph_output_tensor(*g, k) : luthier_graph_input_tensor(*g, k), &ti);
+        for (d = 0; d < ti.rank; d++) bytes *= (size_t)ti.shape[d];
+        bytes *= ti.dtype == LUTHIER_DTYPE_I64 ? 8 : 4;
+        if (is_out) m->outs[k] = malloc(bytes);
+        else m->ins[k] = bufs[k] = malloc(bytes);
+        if (is_out ? !m->outs[k] : !bufs[k]) return BENCH_EXIT_FAIL;
+    }
+    if (luthier_zoo_inputs(m->ctx, name, &zo, bufs, err, sizeof err) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s: model %s: inputs: %s\n", bench_prog, name, err);
+        return BENCH_EXIT_FAIL;
+    }
+    return BENCH_EXIT_OK;
+}
+
+/* m->plan for g: with records_dir/NAME.records when it exists, int8 with cal. 0 = ok. */
+static int model_plan(model_run *m, const luthier_graph *g, const char *name, const char *records_dir, int quiet,
+                      const luthier_calibration *cal) {
+    luthier_plan_desc pd;
+    char rec[600];
+    memset(&pd, 0, sizeof pd);
+    pd.int8 = cal;
+    if (records_dir) {
+        FILE *f;
+        snprintf(rec, sizeof rec, "%s/%s.records", records_dir, name);
+        if ((f = fopen(rec, "r")) != NULL) {
+            fclose(f);
+            pd.records = rec;
+        } else if (!quiet) {
+            printf("  (no %s: default configurations)\n", rec);
+        }
+    }
+    if (luthier_plan_create(m->ctx, g, &pd, &m->plan) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s: model %s: plan: %s\n", bench_prog, name, luthier_context_error(m->ctx));
+        m->plan = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+static void model_close(model_run *m, void **bufs, luthier_graph *g) {
+    int i;
+    for (i = 0; i < 64; i++) {
+        free(bufs[i]);
+        free(m->outs[i]);
+        m->outs[i] = NULL;
+    }
+    luthier_plan_destroy(m->plan);
+    luthier_graph_destroy(g);
+    luthier_context_destroy(m->ctx);
+    memset(m, 0, sizeof *m);
+}
+
 static int model_one(const char *name, int threads, const bench_policy *pol, int layers, int torch, const char *python,
                      int csv, const char *records_dir) {
     luthier_graph *g = NULL;
-    luthier_zoo_options zo;
     luthier_plan_info info;
     model_run m;
     bench_sampler s;
     bench_stats st;
-    char err[256];
     double t_create, tmin = 0, tmed = 0, *best = NULL;
-    int i, rc = BENCH_EXIT_OK, round;
+    int rc = BENCH_EXIT_OK;
     void *bufs[64];
-    memset(&m, 0, sizeof m);
-    memset(&zo, 0, sizeof zo);
-    memset(bufs, 0, sizeof bufs);
     memset(&s, 0, sizeof s);
-    if (!(m.ctx = open_context("model", NULL, threads))) return BENCH_EXIT_FAIL;
-    if (luthier_zoo_build(name, &zo, &g, err, sizeof err) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s: model %s: %s\n", bench_prog, name, err);
-        luthier_context_destroy(m.ctx);
-        return BENCH_EXIT_USAGE;
-    }
+    if ((rc = model_open(name, threads, &m, bufs, &g)) != BENCH_EXIT_OK) goto done;
     t_create = bench_now();
-    {
-        luthier_plan_desc pd;
-        char rec[600];
-        memset(&pd, 0, sizeof pd);
-        if (records_dir) {
-            FILE *f;
-            snprintf(rec, sizeof rec, "%s/%s.records", records_dir, name);
-            if ((f = fopen(rec, "r")) != NULL) {
-                fclose(f);
-                pd.records = rec;
-            } else if (!csv) {
-                printf("  (no %s: default configurations)\n", rec);
-            }
-        }
-        if (luthier_plan_create(m.ctx, g, &pd, &m.plan) != LUTHIER_STATUS_OK) m.plan = NULL;
-    }
-    if (!m.plan) {
-        fprintf(stderr, "%s: model %s: plan: %s\n", bench_prog, name, luthier_context_error(m.ctx));
+    if (model_plan(&m, g, name, records_dir, csv, NULL)) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
     t_create = bench_now() - t_create;
-    for (i = 0; i < luthier_graph_num_inputs(g) + luthier_graph_num_outputs(g) && i < 64; i++) {
-        int is_out = i >= luthier_graph_num_inputs(g), k = is_out ? i - luthier_graph_num_inputs(g) : i;
-        luthier_tensor_info ti;
-        size_t bytes = 1;
-        int d;
-        luthier_graph_tensor_info(g, is_out ? luthier_graph_output_tensor(g, k) : luthier_graph_input_tensor(g, k), &ti);
-        for (d = 0; d < ti.rank; d++) bytes *= (size_t)ti.shape[d];
-        bytes *= ti.dtype == LUTHIER_DTYPE_I64 ? 8 : 4;
-        if (is_out) m.outs[k] = malloc(bytes);
-        else m.ins[k] = bufs[k] = malloc(bytes);
-        if (is_out ? !m.outs[k] : !bufs[k]) {
-            rc = BENCH_EXIT_FAIL;
-            goto done;
-        }
-    }
-    if (luthier_zoo_inputs(m.ctx, name, &zo, bufs, err, sizeof err) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s: model %s: inputs: %s\n", bench_prog, name, err);
-        rc = BENCH_EXIT_FAIL;
-        goto done;
-    }
     luthier_plan_get_info(m.plan, &info);
     /* warm-up, checked */
     if (model_once(&m)) {
@@ -153,21 +228,7 @@ static int model_one(const char *name, int threads, const bench_policy *pol, int
         goto done;
     }
     st = bench_summarize(s.t, s.n);
-    /* per-step breakdown: profiled runs, fastest per step */
-    if (layers != 0) {
-        best = (double *)malloc(sizeof(double) * (size_t)(info.num_steps + 1));
-        for (i = 0; i < info.num_steps; i++) best[i] = 1e30;
-        luthier_plan_set_profiling(m.plan, 1);
-        for (round = 0; round < 5; round++) {
-            model_once(&m);
-            for (i = 0; i < info.num_steps; i++) {
-                luthier_step_info si;
-                luthier_plan_step_info(m.plan, i, &si);
-                if (si.last_seconds < best[i]) best[i] = si.last_seconds;
-            }
-        }
-        luthier_plan_set_profiling(m.plan, 0);
-    }
+    if (layers != 0) best = model_profile(&m, info.num_steps);
     if (torch && model_torch(python, name, threads, 20, &tmin, &tmed)) {
         if (!csv) printf("  (PyTorch timing unavailable: install python3-torch python3-torchvision)\n");
         tmin = tmed = 0;
@@ -185,46 +246,165 @@ static int model_one(const char *name, int threads, const bench_policy *pol, int
                info.weights_bytes / 1e6, info.arena_bytes / 1e6, info.sum_activation_bytes / 1e6,
                info.sum_activation_bytes ? 100.0 * (double)info.arena_bytes / (double)info.sum_activation_bytes : 0.0,
                info.workspace_bytes / 1e6, info.num_steps, t_create * 1e3);
-        if (layers != 0 && best) {
-            model_step_time *order = (model_step_time *)malloc(sizeof *order * (size_t)(info.num_steps + 1));
-            double total = 0;
-            int shown = layers < 0 || layers > info.num_steps ? info.num_steps : layers;
-            for (i = 0; i < info.num_steps; i++) order[i].step = i, order[i].seconds = best[i], total += best[i];
-            qsort(order, (size_t)info.num_steps, sizeof *order, model_cmp_step);
-            printf("  %-28s %-16s %-22s %-26s %8s %6s %8s\n", "step", "op", "fused", "algorithm/kernel", "ms", "%", "GFLOP/s");
-            for (i = 0; i < shown; i++) {
-                luthier_step_info si;
-                char ak[80];
-                luthier_plan_step_info(m.plan, order[i].step, &si);
-                if (si.op == LUTHIER_OP_CONV2D)
-                    snprintf(ak, sizeof ak, "%s %s", luthier_conv_algorithm_name(si.algorithm), short_kernel_name(si.kernel));
-                else
-                    snprintf(ak, sizeof ak, "%s", short_kernel_name(si.kernel));
-                printf("  %-28.28s %-16s %-22.22s %-26.26s %8.3f %6.1f %8.1f\n", si.name, luthier_op_name(si.op), si.fused,
-                       ak, order[i].seconds * 1e3, 100.0 * order[i].seconds / total,
-                       order[i].seconds > 0 ? si.flops * 1e-9 / order[i].seconds : 0.0);
-            }
-            printf("  sum of steps %.2f ms\n", total * 1e3);
-            free(order);
-        }
+        if (layers != 0 && best) model_print_steps(m.plan, best, info.num_steps, layers);
     }
 done:
     free(best);
     bench_sampler_free(&s);
-    for (i = 0; i < 64; i++) {
-        free(bufs[i]);
-        free(m.outs[i]);
+    model_close(&m, bufs, g);
+    return rc;
+}
+
+/* Generated calibration inputs: images get smooth waves plus noise (4 different ones), other
+   inputs (token ids) the zoo's own. */
+static void *model_calib_input(const luthier_graph *g, int i, int sample, const void *zoo_input) {
+    luthier_tensor_info ti;
+    size_t n = 1, k;
+    int d;
+    float *x;
+    uint64_t st = 0x9E3779B97F4A7C15ull * (uint64_t)(sample + 1);
+    luthier_graph_tensor_info(g, luthier_graph_input_tensor(g, i), &ti);
+    for (d = 0; d < ti.rank; d++) n *= (size_t)ti.shape[d];
+    if (ti.dtype != LUTHIER_DTYPE_F32) {
+        void *c = malloc(n * 8);
+        if (c) memcpy(c, zoo_input, n * 8);
+        return c;
     }
-    luthier_plan_destroy(m.plan);
-    luthier_graph_destroy(g);
-    luthier_context_destroy(m.ctx);
+    if (!(x = (float *)malloc(n * sizeof(float)))) return NULL;
+    for (k = 0; k < n; k++) {
+        size_t w = ti.rank >= 4 ? (size_t)ti.shape[3] : n, h = ti.rank >= 4 ? (size_t)ti.shape[2] : 1;
+        double xx = (double)(k % w), yy = (double)(k / w % h), ch = (double)(k / (w * h)), u;
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        u = (double)(st >> 40) / (double)(1ull << 24) * 2.0 - 1.0;
+        x[k] = (float)(0.6 * sin((0.05 + 0.1 * sample) * yy + ch) * cos((0.11 + 0.07 * sample) * xx) + 0.4 * u);
+    }
+    return x;
+}
+
+static double model_cosine(const float *a, const float *b, size_t n) {
+    double ab = 0, aa = 0, bb = 0;
+    size_t i;
+    for (i = 0; i < n; i++) ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+    return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0;
+}
+
+/* --int8: the int8 plan against the fp32 plan of the same graph, timed in interleaved rounds. */
+static int model_int8_one(const char *name, int threads, const bench_policy *pol, int layers, int csv,
+                          const char *records_dir, luthier_calib_method method) {
+    enum { SAMPLES = 4 };
+    luthier_graph *g = NULL;
+    model_run m8, m32;
+    void *bufs[64], *bufs32[64], *sample_bufs[SAMPLES][64];
+    const void *const *samples[SAMPLES];
+    luthier_calibration *cal = NULL;
+    luthier_calib_desc cd;
+    bench_sampler s[2];
+    bench_stats st8, st32;
+    bench_policy rp = *pol;
+    luthier_tensor_info oi;
+    double t_cal, cosine, *best = NULL;
+    size_t on = 1;
+    int i, k, rc = BENCH_EXIT_OK, convs = 0, convs8 = 0, bad = 0;
+    luthier_plan_info info;
+    memset(&info, 0, sizeof info);
+    memset(s, 0, sizeof s);
+    memset(sample_bufs, 0, sizeof sample_bufs);
+    memset(&m32, 0, sizeof m32);
+    memset(bufs32, 0, sizeof bufs32);
+    if ((rc = model_open(name, threads, &m8, bufs, &g)) != BENCH_EXIT_OK) goto done;
+    /* the fp32 contestant shares the context, the graph and the inputs, with its own outputs */
+    m32.ctx = m8.ctx;
+    for (i = 0; i < 64; i++) m32.ins[i] = m8.ins[i];
+    for (i = 0; i < luthier_graph_num_outputs(g); i++) {
+        luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, i), &oi);
+        for (on = 4, k = 0; k < oi.rank; k++) on *= (size_t)oi.shape[k];
+        if (!(m32.outs[i] = malloc(on))) {
+            rc = BENCH_EXIT_FAIL;
+            goto done;
+        }
+    }
+    for (k = 0; k < SAMPLES; k++) {
+        for (i = 0; i < luthier_graph_num_inputs(g); i++)
+            if (!(sample_bufs[k][i] = model_calib_input(g, i, k, bufs[i]))) {
+                rc = BENCH_EXIT_FAIL;
+                goto done;
+            }
+        samples[k] = (const void *const *)sample_bufs[k];
+    }
+    memset(&cd, 0, sizeof cd);
+    cd.method = method;
+    cd.num_samples = SAMPLES;
+    cd.samples = samples;
+    t_cal = bench_now();
+    if (luthier_calibrate(m8.ctx, g, &cd, &cal) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s: model %s: calibrate: %s\n", bench_prog, name, luthier_context_error(m8.ctx));
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    t_cal = bench_now() - t_cal;
+    if (model_plan(&m32, g, name, records_dir, csv, NULL) || model_plan(&m8, g, name, records_dir, 1, cal)) {
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    if (model_once(&m32) || model_once(&m8)) {
+        fprintf(stderr, "%s: model %s: run: %s\n", bench_prog, name, luthier_context_error(m8.ctx));
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, 0), &oi);
+    for (on = 1, k = 0; k < oi.rank; k++) on *= (size_t)oi.shape[k];
+    cosine = model_cosine((const float *)m8.outs[0], (const float *)m32.outs[0], on);
+    luthier_plan_get_info(m8.plan, &info);
+    for (i = 0; i < info.num_steps; i++) {
+        luthier_step_info si;
+        luthier_plan_step_info(m8.plan, i, &si);
+        if (si.op == LUTHIER_OP_CONV2D && si.node >= 0) convs++, convs8 += si.int8;
+    }
+    rp.rounds = 5;
+    for (k = 0; k < rp.rounds && !bad; k++)
+        for (i = 0; i < 2 && !bad; i++) {
+            int c = (k & 1) ? 1 - i : i;
+            bad = bench_run_round(model_once, c ? (void *)&m32 : (void *)&m8, &rp, k, &s[c]) != 0;
+        }
+    if (bad || !s[0].n || !s[1].n) {
+        fprintf(stderr, "%s: model %s: timed run failed: %s\n", bench_prog, name, luthier_context_error(m8.ctx));
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    st8 = bench_summarize(s[0].t, s[0].n);
+    st32 = bench_summarize(s[1].t, s[1].n);
+    if (csv) {
+        printf("%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.5f,%d,%d,%.1f\n", name, threads, st8.min * 1e3, st8.median * 1e3,
+               st32.min * 1e3, st32.median * 1e3, st32.min / st8.min, cosine, convs8, convs, t_cal * 1e3);
+    } else {
+        printf("%s int8, %d thread%s: %.2f ms min, %.2f ms median; fp32 %.2f / %.2f ms: %.2fx; output cosine %.5f\n",
+               name, threads, threads > 1 ? "s" : "", st8.min * 1e3, st8.median * 1e3, st32.min * 1e3, st32.median * 1e3,
+               st32.min / st8.min, cosine);
+        printf("  %d of %d convolutions int8; calibrated (%s, %d generated inputs) in %.0f ms; weights %.1f MB, arena %.2f MB, "
+               "%d steps\n",
+               convs8, convs, method == LUTHIER_CALIB_MINMAX ? "min/max" : "percentile 99.99", SAMPLES, t_cal * 1e3,
+               info.weights_bytes / 1e6, info.arena_bytes / 1e6, info.num_steps);
+        if (layers != 0 && (best = model_profile(&m8, info.num_steps)) != NULL)
+            model_print_steps(m8.plan, best, info.num_steps, layers);
+    }
+done:
+    free(best);
+    bench_sampler_free(&s[0]);
+    bench_sampler_free(&s[1]);
+    for (k = 0; k < SAMPLES; k++)
+        for (i = 0; i < 64; i++) free(sample_bufs[k][i]);
+    for (i = 0; i < 64; i++) free(m32.outs[i]);
+    luthier_plan_destroy(m32.plan);
+    luthier_calibration_destroy(cal);
+    model_close(&m8, bufs, g);
     return rc;
 }
 
 static int cmd_model(int argc, char **argv) {
     const char *name = NULL, *threads_list = NULL, *python = NULL, *records_dir = NULL, *v;
     bench_policy pol;
-    int i, csv = 0, torch = 1, layers = 12, rc = BENCH_EXIT_OK, tl[8], ntl = 0;
+    int i, csv = 0, torch = 1, layers = 12, rc = BENCH_EXIT_OK, tl[8], ntl = 0, int8 = 0;
+    luthier_calib_method method = LUTHIER_CALIB_MINMAX;
     memset(&pol, 0, sizeof pol);
     pol.min_time = 2.0;
     pol.rounds = 1;
@@ -237,6 +417,15 @@ static int cmd_model(int argc, char **argv) {
             csv = 1;
         } else if (strcmp(argv[i], "--no-torch") == 0) {
             torch = 0;
+        } else if (strcmp(argv[i], "--int8") == 0) {
+            int8 = 1;
+        } else if (strcmp(argv[i], "--calib") == 0) {
+            if (bench_opt_value(argc, argv, &i, "model", "--calib", &v) != 1 ||
+                (strcmp(v, "minmax") != 0 && strcmp(v, "percentile") != 0)) {
+                bench_usage_error("model", "--calib takes minmax or percentile");
+                return BENCH_EXIT_USAGE;
+            }
+            method = strcmp(v, "minmax") == 0 ? LUTHIER_CALIB_MINMAX : LUTHIER_CALIB_PERCENTILE;
         } else if (strcmp(argv[i], "--threads") == 0) {
             if (bench_opt_value(argc, argv, &i, "model", "--threads", &threads_list) != 1) return BENCH_EXIT_USAGE;
         } else if (strcmp(argv[i], "--records-dir") == 0) {
@@ -296,7 +485,9 @@ static int cmd_model(int argc, char **argv) {
         if (c && luthier_context_num_threads(c) > 1) tl[ntl++] = luthier_context_num_threads(c);
         luthier_context_destroy(c);
     }
-    if (csv)
+    if (csv && int8)
+        printf("model,threads,int8_ms,int8_median_ms,fp32_ms,fp32_median_ms,speedup,cosine,int8_convs,convs,calib_ms\n");
+    else if (csv)
         printf("model,threads,luthier_ms,luthier_median_ms,torch_ms,torch_median_ms,speedup,weights_bytes,arena_bytes,"
                "sum_activation_bytes,workspace_bytes,gflop\n");
     {
@@ -312,7 +503,8 @@ static int cmd_model(int argc, char **argv) {
         }
         for (k = 0; names[k]; k++)
             for (i = 0; i < ntl; i++) {
-                int r = model_one(names[k], tl[i], &pol, csv ? 0 : layers, torch, python, csv, records_dir);
+                int r = int8 ? model_int8_one(names[k], tl[i], &pol, csv ? 0 : layers, csv, records_dir, method)
+                             : model_one(names[k], tl[i], &pol, csv ? 0 : layers, torch, python, csv, records_dir);
                 if (r == BENCH_EXIT_USAGE) return r;
                 if (r != BENCH_EXIT_OK) rc = r;
                 fflush(stdout);

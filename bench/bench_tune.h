@@ -21,11 +21,14 @@ static void usage_tune(FILE *out) {
             "                    pinned busy loop halves it while tuning and timing (see 'asym')\n"
             "  --min-time S      seconds of timed runs per plan (default 2); all plans are created\n"
             "                    after tuning and timed together in 5 interleaved rounds\n"
+            "  --int8            tune the int8 plan (calibrated on 4 generated inputs as 'model --int8'\n"
+            "                    does); records default to build/NAME.int8.records, and the fp32\n"
+            "                    default plan is timed too (csv column fp32_ms)\n"
             "  --quiet           no progress lines\n"
             "  --csv             one summary row:\n"
             "                    model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,\n"
             "                    exhaustive_ms,exhaustive_measurements,random_ms,random_measurements,\n"
-            "                    bigonly_ms,equal_ms,candidates\n",
+            "                    bigonly_ms,equal_ms,candidates[,fp32_ms with --int8]\n",
             bench_prog);
 }
 
@@ -101,7 +104,9 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
 static int cmd_tune(int argc, char **argv) {
     const char *cmd = argv[0], *name = NULL, *val;
     char records[512] = "", report[512] = "", heatmap[512] = "", spec[256], err[256];
-    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK;
+    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0;
+    luthier_calibration *cal = NULL;
+    double fp32_ms = 0;
     double budget = 120;
     bench_policy pol;
     luthier_tune_desc td;
@@ -141,6 +146,9 @@ static int cmd_tune(int argc, char **argv) {
         } else if ((r = bench_opt_flag(arg, cmd, "--asym")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             asym = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--int8")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            int8 = 1;
         } else if ((r = bench_opt_flag(arg, cmd, "--quiet")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             quiet = 1;
@@ -183,7 +191,7 @@ static int cmd_tune(int argc, char **argv) {
         bench_usage_error(cmd, "name a zoo network, e.g. resnet18");
         return BENCH_EXIT_USAGE;
     }
-    if (!records[0]) snprintf(records, sizeof records, "build/%s.records", name);
+    if (!records[0]) snprintf(records, sizeof records, "build/%s%s.records", name, int8 ? ".int8" : "");
     if (!report[0]) snprintf(report, sizeof report, "build/%s.tune.txt", name);
     if (!heatmap[0]) snprintf(heatmap, sizeof heatmap, "build/%s.heatmap.svg", name);
     /* context (emulated big.LITTLE with --asym) */
@@ -238,13 +246,34 @@ static int cmd_tune(int argc, char **argv) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
+    if (int8) { /* calibrated as 'model --int8' does it */
+        void *sb[4][64];
+        const void *const *samples[4];
+        luthier_calib_desc cdesc;
+        int k, ok = 1;
+        memset(sb, 0, sizeof sb);
+        for (k = 0; k < 4; k++) {
+            for (i = 0; i < luthier_graph_num_inputs(t.g); i++) ok = ok && (sb[k][i] = model_calib_input(t.g, i, k, t.bufs[i]));
+            samples[k] = (const void *const *)sb[k];
+        }
+        memset(&cdesc, 0, sizeof cdesc);
+        cdesc.num_samples = 4;
+        cdesc.samples = samples;
+        if (!ok || luthier_calibrate(t.ctx, t.g, &cdesc, &cal) != LUTHIER_STATUS_OK) {
+            fprintf(stderr, "%s tune: calibrate: %s\n", bench_prog, ok ? luthier_context_error(t.ctx) : "out of memory");
+            rc = BENCH_EXIT_FAIL;
+        }
+        for (k = 0; k < 4; k++)
+            for (i = 0; i < 64; i++) free(sb[k][i]);
+        if (rc != BENCH_EXIT_OK) goto done;
+    }
     if (!csv) {
         char topo_s[256];
         luthier_topology ct;
         luthier_context_topology(t.ctx, &ct);
         luthier_topology_format(&ct, topo_s, sizeof topo_s);
-        printf("tune %s on %s (%d threads)%s, budget %.0f s\n", name, topo_s, luthier_context_num_threads(t.ctx),
-               asym ? ", little cluster loaded by a busy loop" : "", budget);
+        printf("tune %s%s on %s (%d threads)%s, budget %.0f s\n", name, int8 ? " int8" : "", topo_s,
+               luthier_context_num_threads(t.ctx), asym ? ", little cluster loaded by a busy loop" : "", budget);
         fflush(stdout);
     }
     /* tune */
@@ -253,6 +282,7 @@ static int cmd_tune(int argc, char **argv) {
     td.progress = quiet || csv ? -1 : 1;
     td.report_path = report;
     td.heatmap_path = heatmap;
+    td.int8 = cal;
     if (luthier_tune(t.ctx, t.g, &td, records, &res) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s tune: %s\n", bench_prog, luthier_context_error(t.ctx));
         rc = BENCH_EXIT_FAIL;
@@ -262,9 +292,9 @@ static int cmd_tune(int argc, char **argv) {
     if (random) tune_compare(&t, &td, 0, budget * 4, records, ".random", rn_path, sizeof rn_path, &rrn);
     {
         /* every plan timed together: default, tuned, then the comparisons that were asked for */
-        luthier_plan_desc pds[6];
-        const char *what[6];
-        double ms[6];
+        luthier_plan_desc pds[8];
+        const char *what[8];
+        double ms[8];
         int np = 0, k, nn = luthier_graph_num_nodes(t.g);
         memset(pds, 0, sizeof pds);
         what[np++] = "default";
@@ -284,6 +314,8 @@ static int cmd_tune(int argc, char **argv) {
                 }
             }
         }
+        for (k = 0; k < np; k++) pds[k].int8 = cal;
+        if (int8) what[np++] = "fp32"; /* the fp32 default plan: pds[np] is all zero */
         tune_time_plans(&t, pds, what, np, &pol, ms);
         for (k = 0; k < np; k++) {
             if (strcmp(what[k], "default") == 0) default_ms = ms[k];
@@ -291,19 +323,23 @@ static int cmd_tune(int argc, char **argv) {
             else if (strcmp(what[k], "exhaustive") == 0) ex_ms = ms[k];
             else if (strcmp(what[k], "random") == 0) rn_ms = ms[k];
             else if (strcmp(what[k], "big only") == 0) big_ms = ms[k];
+            else if (strcmp(what[k], "fp32") == 0) fp32_ms = ms[k];
             else eq_ms = ms[k];
         }
     }
     if (csv) {
         printf("model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,exhaustive_ms,exhaustive_measurements,"
-               "random_ms,random_measurements,bigonly_ms,equal_ms,candidates\n");
-        printf("%s,%d,%d,%d,%d,%.1f,%.3f,%.3f,%.3f,%d,%.3f,%d,%.3f,%.3f,%d\n", name, luthier_context_num_threads(t.ctx),
+               "random_ms,random_measurements,bigonly_ms,equal_ms,candidates%s\n", int8 ? ",fp32_ms" : "");
+        printf("%s,%d,%d,%d,%d,%.1f,%.3f,%.3f,%.3f,%d,%.3f,%d,%.3f,%.3f,%d", name, luthier_context_num_threads(t.ctx),
                res.tasks, res.ops, res.measurements, res.seconds, tuned_ms, default_ms, ex_ms, rex.measurements, rn_ms,
                rrn.measurements, big_ms, eq_ms, res.candidates);
+        if (int8) printf(",%.3f", fp32_ms);
+        printf("\n");
     } else {
         printf("%d ops in %d tasks; %d measurements of a %d-candidate space in %.1f s\n", res.ops, res.tasks,
                res.measurements, res.candidates, res.seconds);
         printf("end to end: default %.2f ms, tuned %.2f ms (%.2fx)\n", default_ms, tuned_ms, default_ms / tuned_ms);
+        if (fp32_ms > 0) printf("fp32 default plan %.2f ms: tuned int8 is %.2fx faster\n", fp32_ms, fp32_ms / tuned_ms);
         if (ex_ms > 0)
             printf("exhaustive search: %.2f ms with %d measurements (tuned is %.1f%% off with %.1f%% of the measurements)\n",
                    ex_ms, rex.measurements, 100.0 * (tuned_ms / ex_ms - 1), 100.0 * res.measurements / rex.measurements);
@@ -314,6 +350,7 @@ static int cmd_tune(int argc, char **argv) {
     }
 done:
     if (loading) asym_load_stop(loaders, 1);
+    luthier_calibration_destroy(cal);
     free(split[0]);
     free(split[1]);
     for (i = 0; i < 64; i++) {

@@ -57,8 +57,9 @@
    ================================================================================================ */
 
 static const char *short_kernel_name(const char *full) {
-    static const char prefix[] = "luthier_sgemm_ukernel_";
-    return strncmp(full, prefix, sizeof prefix - 1) == 0 ? full + sizeof prefix - 1 : full;
+    static const char prefix[] = "luthier_sgemm_ukernel_", qprefix[] = "luthier_qgemm_ukernel_";
+    if (strncmp(full, prefix, sizeof prefix - 1) == 0) return full + sizeof prefix - 1;
+    return strncmp(full, qprefix, sizeof qprefix - 1) == 0 ? full + sizeof qprefix - 1 : full;
 }
 
 static const char *kind_name(luthier_kernel_kind kind) {

@@ -33,6 +33,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_int8.c"
 #include "test_qconv.c"
 #include "test_qops.c"
+#include "test_qplan.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -105,6 +106,7 @@ int main(int argc, char **argv) {
     RUN(test_qops_avgpool);
     RUN(test_qops_adaptive_avgpool);
     RUN(test_qops_bad_arguments);
+    run_qplan_tests();
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else
