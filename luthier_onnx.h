@@ -33,7 +33,8 @@
    WHAT IS READ: ModelProto (ir_version, opset_import), GraphProto (node, initializer, input,
    output, value_info), NodeProto, AttributeProto, ValueInfoProto, TensorProto (raw_data and
    float_data/int32_data/int64_data/double_data/uint64_data; float, double, float16, bfloat16 and
-   the integer types and bool; floating point becomes f32, integers i64). External data,
+   the integer types and bool; floating point becomes f32, integers i64, keeping their type for
+   DequantizeLinear). External data,
    sparse initializers, strings and subgraphs are refused with a message. Default-domain opsets
    7..17 (and "com.microsoft" Gelu).
 
@@ -52,6 +53,7 @@
        Squeeze Unsqueeze Gather Identity Dropout (identity) Cast (f32<->f32, i64<->i64 at run
        time; any type on constants) Reciprocal
        Constant, Shape, Size, ConstantOfShape, Range, Equal, Where, Expand (constants only)
+       QuantizeLinear DequantizeLinear QLinearConv QLinearMatMul (see QUANTIZED MODELS)
      Constant folding: every node whose inputs are all constants is computed at load time (the
      Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains exporters write for static shapes).
      Patterns: the decomposed LayerNorm (ReduceMean, Sub, Pow|Mul, ReduceMean, Add eps, Sqrt,
@@ -62,6 +64,46 @@
      computed at run time) fails with LUTHIER_STATUS_UNSUPPORTED and a message naming the node,
      its op type and what is missing. A malformed model (cycle, dangling input, value produced
      twice, bad wire format) fails with LUTHIER_STATUS_INVALID_ARGUMENT.
+
+   QUANTIZED MODELS: the QDQ format (QuantizeLinear / DequantizeLinear pairs around float
+   operators, as onnxruntime's quantizer writes them) and the QOperator format's QLinearConv and
+   QLinearMatMul. A luthier graph is fp32 at its edges and inside: the loader imports the
+   model's real-valued computation and hands its quantization parameters to the
+   luthier_calibration in options.calibration (without one, the same graph is imported and the
+   parameters are dropped), for an int8 plan to use.
+     QuantizeLinear of a run-time tensor x adds no node: its integers are x's graph tensor, and
+       (scale, zero point) go to that tensor. Per tensor only (per-axis parameters on an
+       activation: UNSUPPORTED); uint8 or int8 (zero point z -> z + 128, same scale: the plan's
+       uint8 q + 128 is the same real value). Where the range starts at 0 (zero point 0 for
+       uint8, -128 for int8) ONNX saturates negative values to 0, and quantizers drop a ReLU in
+       front of such a QuantizeLinear: unless x is known to hold no negative values (a ReLU, a
+       clip at >= 0, a pool or view of one) the loader adds a clip node [0, 255 * scale], named
+       after the quantized value, which then carries the parameters.
+     DequantizeLinear of such a value (or of a QLinear* output) is that same tensor, no node
+       (with the scale and zero point the value was quantized with). Of a constant (int8, uint8,
+       int32 weights and biases; per tensor, or per axis with `axis`) it is computed at load
+       time, scale * (q - zero point) in fp32, like QuantizeLinear of a constant.
+     QLinearConv -> conv2d, QLinearMatMul (constant 2-D b) -> dense, with the weights
+       dequantized (w_scale per tensor or per output channel, b_scale per tensor or per column)
+       and the int32 bias B as B * x_scale * w_scale[channel]; the saturation of the output to
+       its integer range is a fused clamp activation [scale (qmin - zero), scale (qmax - zero)];
+       parameters on the input and output tensors. Same attributes as Conv.
+     Identity, Dropout, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, MaxPool read quantized
+       integers as they read real values: their outputs keep the parameters. Any other operator
+       on quantized integers, uint8/int8 graph inputs ("quantized graph inputs: luthier graphs
+       take fp32 inputs") and outputs, scales and zero points computed at run time: UNSUPPORTED.
+       A tensor quantized twice with different parameters (two QuantizeLinear of one value)
+       keeps the first in the calibration (in conversion order); each ONNX value is still read
+       with its own parameters. The calibration should start empty: entries are set for the
+       new graph's tensor ids, only when the load succeeds.
+     An fp32 plan of such a graph runs the model unquantized: real values without the rounding
+       of each quantization (so within a few quantization steps of the quantized model's
+       outputs; saturation is reproduced only as described above). An int8 plan
+       (luthier_plan_desc.int8 = the calibration) quantizes with the model's scales and zero
+       points; its weights are re-quantized per output channel, symmetric, from the dequantized
+       values, which reproduces the model's integers when they were symmetric per channel with
+       max |q| = 127 (onnxruntime's per-channel int8 weights) and is within one step of them
+       otherwise. tests/onnx_qdq.py writes the models the tests check this on.
 
    WEIGHTS: luthier_onnx_load reads the file into one buffer of its own and copies float32
    raw_data straight from there into the graph's constants: that copy is the only one (raw_data
@@ -129,6 +171,11 @@ typedef struct luthier_onnx_options {
     const luthier_onnx_tensor *constants;
     int num_constants;
     int no_patterns;                         /* 1 = do not fuse LayerNorm / GELU patterns */
+    /* When non-NULL: receives the model's quantization parameters (QuantizeLinear / QLinear*
+       scales and zero points) for the graph tensors they describe (see QUANTIZED MODELS).
+       Create it empty with luthier_calibration_create; pass it later as
+       luthier_plan_desc.int8. It is changed only when the load succeeds. */
+    luthier_calibration *calibration;
 } luthier_onnx_options;
 
 /* ---- implementation: arena ----------------------------------------------------------------- */
@@ -194,7 +241,19 @@ typedef struct luthier_onnx__val {
     int cid;        /* engine tensor holding c, -1 */
     int defined;    /* has a value during conversion */
     int uses;       /* live consumers */
+    /* quantized run-time value: ONNX holds integers of type qtype (2 uint8, 3 int8) that stand
+       for qscale * (q - qzero); the graph tensor tid holds those real values (fp32) */
+    int q, qtype;
+    float qscale;
+    int64_t qzero;
 } luthier_onnx__val;
+
+/* Quantization parameters of a graph tensor, as the calibration will receive them (uint8). */
+typedef struct luthier_onnx__qp {
+    int has, had;
+    float scale, old_scale;
+    int32_t zero, old_zero; /* old: the calibration's own, restored when setting fails */
+} luthier_onnx__qp;
 
 typedef struct luthier_onnx__ctx {
     luthier_onnx__blk *arena;
@@ -222,6 +281,8 @@ typedef struct luthier_onnx__ctx {
     int *order;
     int norder;
     int cur; /* node being converted */
+    luthier_onnx__qp *qp; /* by graph tensor id */
+    int cqp;
 } luthier_onnx__ctx;
 
 LUTHIER_ONNX__FN void *luthier_onnx__alloc(luthier_onnx__ctx *c, size_t size) {
@@ -1279,6 +1340,125 @@ LUTHIER_ONNX__FN double luthier_onnx__fbin(const char *op, double a, double b) {
     return pow(a, b);
 }
 
+/* ---- quantization parameters (QuantizeLinear, DequantizeLinear, QLinearConv, QLinearMatMul) ---- */
+
+/* A quantization operator's scale and zero point (two of its inputs): constants, one value (per
+   tensor) or one per position along an axis. */
+typedef struct luthier_onnx__qparams {
+    size_t n;          /* pairs: 1 = per tensor */
+    const float *s;
+    const int64_t *z;  /* NULL: 0 */
+    int type;          /* the zero point's TensorProto type (2 uint8, 3 int8, 6 int32); 0: absent */
+} luthier_onnx__qparams;
+
+/* Integer range of a quantized type (0 when it is not one that is read here). */
+LUTHIER_ONNX__FN int luthier_onnx__qlimits(int type, int64_t *lo, int64_t *hi) {
+    switch (type) {
+    case 2: *lo = 0; *hi = 255; return 1;
+    case 3: *lo = -128; *hi = 127; return 1;
+    case 6: *lo = INT32_MIN; *hi = INT32_MAX; return 1;
+    default: return 0;
+    }
+}
+
+/* Scale (input ks) and zero point (input kz, optional) of node n; what names them in messages. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__qparams_get(luthier_onnx__ctx *c, const luthier_onnx__node *n, int ks, int kz, const char *what,
+                                                          luthier_onnx__qparams *q) {
+    luthier_onnx__val *sv = luthier_onnx__in(c, n, ks), *zv = luthier_onnx__in(c, n, kz);
+    size_t e;
+    memset(q, 0, sizeof *q);
+    if (!sv) LUTHIER_ONNX__BAD("the %s scale (input %d) is missing", what, ks);
+    if (!sv->c) LUTHIER_ONNX__UNSUP("the %s scale (input %d, '%s') must be a constant: it is computed at run time here", what, ks, sv->name);
+    if (!sv->c->f) LUTHIER_ONNX__BAD("the %s scale '%s' is %s, not floating point", what, sv->name, luthier_onnx__typename(sv->c->type));
+    if (sv->c->rank > 1 || sv->c->n < 1)
+        LUTHIER_ONNX__BAD("the %s scale '%s' must be a scalar or 1-D and not empty (rank %d, %zu values)", what, sv->name, sv->c->rank, sv->c->n);
+    q->n = sv->c->n;
+    q->s = sv->c->f;
+    for (e = 0; e < q->n; e++)
+        if (!(q->s[e] >= 0.0f && q->s[e] <= FLT_MAX))
+            LUTHIER_ONNX__BAD("the %s scale '%s' holds %g (scales are finite and not negative)", what, sv->name, (double)q->s[e]);
+    if (zv) {
+        int64_t lo, hi;
+        if (!zv->c) LUTHIER_ONNX__UNSUP("the %s zero point (input %d, '%s') must be a constant: it is computed at run time here", what, kz, zv->name);
+        if (!zv->c->i) LUTHIER_ONNX__BAD("the %s zero point '%s' is %s, not an integer type", what, zv->name, luthier_onnx__typename(zv->c->type));
+        if (zv->c->n != q->n)
+            LUTHIER_ONNX__BAD("the %s zero point '%s' has %zu values, the scale '%s' %zu", what, zv->name, zv->c->n, sv->name, q->n);
+        q->z = zv->c->i;
+        q->type = zv->c->type;
+        if (!luthier_onnx__qlimits(q->type, &lo, &hi)) LUTHIER_ONNX__UNSUP("the %s zero point '%s' is %s: quantized types are uint8, int8 (and int32 to dequantize)", what, zv->name, luthier_onnx__typename(q->type));
+        for (e = 0; e < q->n; e++)
+            if (q->z[e] < lo || q->z[e] > hi)
+                LUTHIER_ONNX__BAD("the %s zero point '%s' holds %lld, outside the %s range", what, zv->name, (long long)q->z[e], luthier_onnx__typename(q->type));
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* Per-axis parameters (q->n > 1) of tensor t: the axis they run along (attribute axis, default 1). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__qaxis(luthier_onnx__ctx *c, const luthier_onnx__node *n, int rank, const int64_t *dims,
+                                                    const luthier_onnx__qparams *q, int64_t *axis) {
+    *axis = 0;
+    if (q->n == 1) return LUTHIER_STATUS_OK;
+    if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 1), rank, axis) || rank == 0)
+        LUTHIER_ONNX__BAD("axis %lld is out of range for rank %d", (long long)luthier_onnx__ai(n, "axis", 1), rank);
+    if (dims[*axis] != (int64_t)q->n)
+        LUTHIER_ONNX__BAD("%zu scales along axis %lld of size %lld", q->n, (long long)*axis, (long long)dims[*axis]);
+    return LUTHIER_STATUS_OK;
+}
+
+/* The real values scale * (q - zero) of integer constant x, per tensor or along axis (float32,
+   as ONNX computes them); NULL when out of memory. */
+LUTHIER_ONNX__FN float *luthier_onnx__dequantize(luthier_onnx__ctx *c, const luthier_onnx__tensor *x, const luthier_onnx__qparams *q, int64_t axis) {
+    float *f = (float *)luthier_onnx__alloc(c, (x->n ? x->n : 1) * sizeof(float));
+    size_t e, inner = q->n == 1 ? 1 : luthier_onnx__numel(x->rank - (int)axis - 1, x->dims + axis + 1);
+    if (!f) return NULL;
+    for (e = 0; e < x->n; e++) {
+        size_t k = q->n == 1 ? 0 : (e / inner) % q->n;
+        f[e] = q->s[k] * (float)(x->i[e] - (q->z ? q->z[k] : 0));
+    }
+    return f;
+}
+
+/* QuantizeLinear / DequantizeLinear of constants (weights, biases): computed at load time. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_q(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__tensor *xc,
+                                                     luthier_onnx__tensor **out) {
+    luthier_onnx__qparams q;
+    luthier_onnx__tensor *t;
+    int64_t axis, lo, hi;
+    size_t e, inner;
+    int deq = luthier_onnx__isop(n, "DequantizeLinear");
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis"));
+    LUTHIER_ONNX__TRY(luthier_onnx__qparams_get(c, n, 1, 2, deq ? "input" : "output", &q));
+    LUTHIER_ONNX__TRY(luthier_onnx__qaxis(c, n, xc->rank, xc->dims, &q, &axis));
+    if (deq) {
+        float *f;
+        if (!xc->i) LUTHIER_ONNX__BAD("input '%s' is %s: DequantizeLinear reads integers", n->in[0], luthier_onnx__typename(xc->type));
+        if (!(t = (luthier_onnx__tensor *)luthier_onnx__alloc(c, sizeof *t)) || !(f = luthier_onnx__dequantize(c, xc, &q, axis)))
+            LUTHIER_ONNX__OOM();
+        t->type = 1;
+        t->rank = xc->rank;
+        memcpy(t->dims, xc->dims, sizeof t->dims);
+        t->n = xc->n;
+        t->f = f;
+        *out = t;
+        return LUTHIER_STATUS_OK;
+    }
+    if (!luthier_onnx__qlimits(q.type ? q.type : 2, &lo, &hi) || q.type == 6)
+        LUTHIER_ONNX__UNSUP("quantization to %s is not supported (uint8, int8)", luthier_onnx__typename(q.type));
+    if (!(t = luthier_onnx__tnew(c, 0, xc->rank, xc->dims)))
+        LUTHIER_ONNX__UNSUP("constant result too large (or rank > %d)", LUTHIER_ONNX_MAX_RANK);
+    t->type = q.type ? q.type : 2;
+    inner = q.n == 1 ? 1 : luthier_onnx__numel(xc->rank - (int)axis - 1, xc->dims + axis + 1);
+    for (e = 0; e < t->n; e++) {
+        size_t k = q.n == 1 ? 0 : (e / inner) % q.n;
+        double r = nearbyint((double)((float)luthier_onnx__tget(xc, e) / q.s[k])); /* x / scale in float32, half to even */
+        if (r != r) r = 0;
+        r += (double)(q.z ? q.z[k] : 0);
+        t->i[e] = r < (double)lo ? lo : r > (double)hi ? hi : (int64_t)r;
+    }
+    *out = t;
+    return LUTHIER_STATUS_OK;
+}
+
 #define LUTHIER_ONNX__TNEW(var, isf, rank, dims)                                                                      \
     do {                                                                                                   \
         if (!((var) = luthier_onnx__tnew(c, (isf), (rank), (dims))))                                                 \
@@ -1343,6 +1523,9 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold(luthier_onnx__ctx *c, luthier
     if (!xc->f && !xc->i) LUTHIER_ONNX__UNSUP("input '%s' has type %s: not supported", x->name, luthier_onnx__typename(xc->type));
     if (luthier_onnx__isop(n, "Identity") || luthier_onnx__isop(n, "Dropout")) {
         out->c = x->c;
+    } else if (luthier_onnx__isop(n, "QuantizeLinear") || luthier_onnx__isop(n, "DequantizeLinear")) {
+        LUTHIER_ONNX__TRY(luthier_onnx__fold_q(c, n, xc, &t));
+        out->c = t;
     } else if (luthier_onnx__isop(n, "Cast")) {
         int to = (int)luthier_onnx__ai(n, "to", 0);
         LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "to,saturate"));
@@ -1664,6 +1847,10 @@ LUTHIER_ONNX__FN void luthier_onnx__alias(luthier_onnx__ctx *c, const luthier_on
         v->c = x->c;
         v->tid = x->tid;
         v->cid = x->cid;
+        v->q = x->q;
+        v->qtype = x->qtype;
+        v->qscale = x->qscale;
+        v->qzero = x->qzero;
     }
 }
 
@@ -1743,10 +1930,221 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__const_f(luthier_onnx__ctx *c, cons
     return LUTHIER_STATUS_OK;
 }
 
+/* ---- quantized values ------------------------------------------------------------------------ */
+
+/* Records (scale, zero point) for graph tensor tid, as the calibration will receive them (uint8:
+   an int8 zero point z becomes z + 128). A tensor that already has parameters keeps the first. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__qrecord(luthier_onnx__ctx *c, int tid, float scale, int32_t zero) {
+    if (tid < 0) return LUTHIER_STATUS_OK;
+    if (tid >= c->cqp) {
+        luthier_onnx__qp *p = (luthier_onnx__qp *)luthier_onnx__grow(c, c->qp, &c->cqp, tid + 1, sizeof(luthier_onnx__qp));
+        if (!p) LUTHIER_ONNX__OOM();
+        c->qp = p;
+    }
+    if (!c->qp[tid].has) {
+        c->qp[tid].has = 1;
+        c->qp[tid].scale = scale;
+        c->qp[tid].zero = zero;
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* Value o is quantized: integers of type (2 uint8, 3 int8) standing for scale * (q - zero),
+   whose real values graph tensor tid holds. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__qmark(luthier_onnx__ctx *c, luthier_onnx__val *o, int tid, int type, float scale, int64_t zero) {
+    if (!o) return LUTHIER_STATUS_OK;
+    o->tid = tid;
+    o->defined = 1;
+    o->q = 1;
+    o->qtype = type;
+    o->qscale = scale;
+    o->qzero = zero;
+    return luthier_onnx__qrecord(c, tid, scale, (int32_t)(zero + (type == 3 ? 128 : 0)));
+}
+
+/* Per-tensor parameters of a quantized run-time value (activation): uint8 or int8, scale > 0. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__qact(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__qparams *q,
+                                                   const char *what, const char *value, int *type, int64_t *lo, int64_t *hi) {
+    *type = q->type ? q->type : 2;
+    if (q->n != 1)
+        LUTHIER_ONNX__UNSUP("per-axis quantization (%zu scales) of the run-time tensor '%s': luthier quantizes activations per "
+                            "tensor (per-axis parameters are read on constants, e.g. weights)", q->n, value);
+    if (*type != 2 && *type != 3)
+        LUTHIER_ONNX__UNSUP("the %s is %s: quantized activations are uint8 or int8", what, luthier_onnx__typename(*type));
+    luthier_onnx__qlimits(*type, lo, hi);
+    if (!(q->s[0] > 0.0f)) LUTHIER_ONNX__BAD("the %s scale is %g: the scale of a run-time tensor must be positive", what, (double)q->s[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+/* The graph tensor (fp32 real values) of the integers that input k of n holds, which n reads with
+   the per-tensor parameters q: a quantized run-time value (quantized with these parameters) or
+   an integer constant (dequantized here). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__qinput(luthier_onnx__ctx *c, const luthier_onnx__node *n, int k, const luthier_onnx__qparams *q,
+                                                     int *tid) {
+    luthier_onnx__val *v = luthier_onnx__in(c, n, k);
+    int64_t z = q->z ? q->z[0] : 0;
+    if (!v) LUTHIER_ONNX__BAD("input %d is missing", k);
+    if (v->q) {
+        if (v->qscale != q->s[0] || v->qzero != z || (q->type && q->type != v->qtype))
+            LUTHIER_ONNX__UNSUP("input %d ('%s') holds %s integers for scale %.9g and zero point %lld; this node reads them with scale "
+                                "%.9g and zero point %lld (%s): not supported, the parameters must be the same", k, v->name,
+                                luthier_onnx__typename(v->qtype), (double)v->qscale, (long long)v->qzero, (double)q->s[0], (long long)z,
+                                luthier_onnx__typename(q->type ? q->type : v->qtype));
+        *tid = v->tid;
+        return LUTHIER_STATUS_OK;
+    }
+    if (v->c && v->c->i) {
+        float *f = luthier_onnx__dequantize(c, v->c, q, 0);
+        if (!f) LUTHIER_ONNX__OOM();
+        if (v->c->rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("constant '%s' has rank %d", v->name, v->c->rank);
+        return luthier_onnx__newconst(c, n, v->name, "dequantized", v->c->rank, v->c->dims, f, tid);
+    }
+    if (v->c) LUTHIER_ONNX__BAD("input %d ('%s') is %s: quantized integers expected", k, v->name, luthier_onnx__typename(v->c->type));
+    LUTHIER_ONNX__UNSUP("input %d ('%s') is a run-time tensor that no QuantizeLinear or QLinear operator produced: integers computed "
+                        "otherwise are not supported (luthier graphs compute fp32 values)", k, v->name);
+}
+
+/* 1 when graph tensor t is known to hold no negative values (a ReLU-like producer, maybe seen
+   through pools and views). */
+LUTHIER_ONNX__FN int luthier_onnx__nonneg(luthier_onnx__ctx *c, int t, int depth) {
+    luthier_tensor_info ti;
+    luthier_node_desc d;
+    if (depth > 64 || luthier_graph_tensor_info(c->g, t, &ti) != LUTHIER_STATUS_OK || ti.producer < 0 ||
+        luthier_graph_node_desc(c->g, ti.producer, &d) != LUTHIER_STATUS_OK)
+        return 0;
+    switch (d.op) {
+    case LUTHIER_OP_RELU: case LUTHIER_OP_SIGMOID: case LUTHIER_OP_EXP: case LUTHIER_OP_SQRT:
+        return 1;
+    case LUTHIER_OP_SOFTMAX:
+        return !d.log;
+    case LUTHIER_OP_CLIP:
+        return d.clamp_min >= 0;
+    case LUTHIER_OP_MAXPOOL: case LUTHIER_OP_AVGPOOL: case LUTHIER_OP_GLOBAL_AVGPOOL: case LUTHIER_OP_ADAPTIVE_AVGPOOL:
+    case LUTHIER_OP_RESHAPE: case LUTHIER_OP_FLATTEN: case LUTHIER_OP_TRANSPOSE: case LUTHIER_OP_IDENTITY:
+        return d.num_inputs >= 1 && luthier_onnx__nonneg(c, d.inputs[0], depth + 1);
+    default:
+        return d.activation == LUTHIER_ACTIVATION_RELU || d.activation == LUTHIER_ACTIVATION_RELU6 ||
+               (d.activation == LUTHIER_ACTIVATION_CLAMP && d.clamp_min >= 0);
+    }
+}
+
+/* QuantizeLinear, DequantizeLinear on run-time tensors; QLinearConv, QLinearMatMul. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_q(luthier_onnx__ctx *c, luthier_onnx__node *n) {
+    luthier_onnx__val *x = luthier_onnx__in(c, n, 0), *o = luthier_onnx__find(c, n->out[0]);
+    luthier_onnx__qparams qx, qw, qy;
+    luthier_onnx__shape xs;
+    luthier_node_desc d;
+    const char *oname = n->out[0];
+    int in[3], t, type;
+    int64_t lo, hi, z;
+    memset(&d, 0, sizeof d);
+    if (!x) LUTHIER_ONNX__BAD("input 0 is missing");
+    if (luthier_onnx__isop(n, "QuantizeLinear")) {
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis"));
+        LUTHIER_ONNX__TRY(luthier_onnx__qparams_get(c, n, 1, 2, "output", &qy));
+        luthier_onnx__vshape(c, x, &xs);
+        if (!xs.isf) LUTHIER_ONNX__UNSUP("input '%s' is a run-time int64 tensor: only float tensors are quantized", x->name);
+        LUTHIER_ONNX__TRY(luthier_onnx__qact(c, n, &qy, "output", x->name, &type, &lo, &hi));
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &t));
+        z = qy.z ? qy.z[0] : 0;
+        if (z == lo && !luthier_onnx__nonneg(c, t, 0)) {
+            /* the range starts at 0: ONNX saturates negative values to 0 (quantizers drop a ReLU
+               in front of such a QuantizeLinear); the graph keeps that as a clip */
+            d.op = LUTHIER_OP_CLIP;
+            d.inputs = &t;
+            d.num_inputs = 1;
+            d.clamp_min = 0.0f;
+            d.clamp_max = qy.s[0] * (float)(hi - lo);
+            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &t));
+        }
+        return luthier_onnx__qmark(c, o, t, type, qy.s[0], z);
+    }
+    if (luthier_onnx__isop(n, "DequantizeLinear")) {
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis"));
+        LUTHIER_ONNX__TRY(luthier_onnx__qparams_get(c, n, 1, 2, "input", &qx));
+        if (qx.n != 1)
+            LUTHIER_ONNX__UNSUP("per-axis parameters (%zu scales) on the run-time tensor '%s': activations are quantized per tensor", qx.n, x->name);
+        LUTHIER_ONNX__TRY(luthier_onnx__qinput(c, n, 0, &qx, &t));
+        luthier_onnx__setout(c, n, 0, t);
+        return LUTHIER_STATUS_OK;
+    }
+    if (luthier_onnx__isop(n, "QLinearConv") || luthier_onnx__isop(n, "QLinearMatMul")) {
+        int conv = luthier_onnx__isop(n, "QLinearConv");
+        luthier_onnx__val *wv = luthier_onnx__in(c, n, 3), *bv = conv ? luthier_onnx__in(c, n, 8) : NULL;
+        const luthier_onnx__tensor *w;
+        int64_t axis = conv ? 0 : 1, nout, e;
+        float *wf;
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, conv ? "auto_pad,dilations,group,kernel_shape,pads,strides" : ""));
+        LUTHIER_ONNX__TRY(luthier_onnx__qparams_get(c, n, 1, 2, conv ? "x" : "a", &qx));
+        LUTHIER_ONNX__TRY(luthier_onnx__qparams_get(c, n, 4, 5, conv ? "w" : "b", &qw));
+        LUTHIER_ONNX__TRY(luthier_onnx__qparams_get(c, n, 6, 7, "y", &qy));
+        LUTHIER_ONNX__TRY(luthier_onnx__qact(c, n, &qx, conv ? "x" : "a", x->name, &type, &lo, &hi));
+        LUTHIER_ONNX__TRY(luthier_onnx__qact(c, n, &qy, "y", oname, &type, &lo, &hi));
+        z = qy.z ? qy.z[0] : 0;
+        if (!wv || !wv->c || !wv->c->i || wv->c->rank != (conv ? 4 : 2))
+            LUTHIER_ONNX__UNSUP("%s (input 3%s%s%s) must be a constant %s integer tensor", conv ? "the weights w" : "b", wv ? ", '" : "",
+                                wv ? wv->name : "", wv ? "'" : "", conv ? "4-D" : "2-D");
+        w = wv->c;
+        nout = w->dims[axis];
+        if (qw.n != 1 && (int64_t)qw.n != nout)
+            LUTHIER_ONNX__BAD("%zu %s scales for %lld output channels (one, or one per channel)", qw.n, conv ? "w" : "b", (long long)nout);
+        luthier_onnx__vshape(c, x, &xs);
+        LUTHIER_ONNX__TRY(luthier_onnx__qinput(c, n, 0, &qx, &in[0]));
+        if (!(wf = luthier_onnx__dequantize(c, w, &qw, axis))) LUTHIER_ONNX__OOM();
+        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", w->rank, w->dims, wf, &in[1]));
+        d.inputs = in;
+        d.num_inputs = 2;
+        if (bv) { /* int32 B, scale x_scale * w_scale */
+            float *bf;
+            if (!bv->c || !bv->c->i || bv->c->n != (size_t)nout)
+                LUTHIER_ONNX__UNSUP("the bias B ('%s') must be a constant integer tensor of %lld values", bv->name, (long long)nout);
+            if (!(bf = (float *)luthier_onnx__alloc(c, (size_t)nout * sizeof(float)))) LUTHIER_ONNX__OOM();
+            for (e = 0; e < nout; e++) bf[e] = (float)((double)bv->c->i[e] * (double)qx.s[0] * (double)qw.s[qw.n == 1 ? 0 : e]);
+            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "bias", 1, &nout, bf, &in[2]));
+            d.num_inputs = 3;
+        }
+        if (conv) {
+            int64_t kk[2], s[2], dl[2], pads[4];
+            if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D convolution ([N,C,H,W]) is supported", x->name, xs.rank);
+            kk[0] = w->dims[2];
+            kk[1] = w->dims[3];
+            LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
+            if (kk[0] != w->dims[2] || kk[1] != w->dims[3]) LUTHIER_ONNX__BAD("kernel_shape differs from the weights' shape");
+            LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
+            d.op = LUTHIER_OP_CONV2D;
+            d.stride[0] = s[0]; d.stride[1] = s[1];
+            d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
+            memcpy(d.pads, pads, sizeof pads);
+            d.groups = luthier_onnx__ai(n, "group", 1);
+        } else {
+            if (xs.rank < 2) LUTHIER_ONNX__UNSUP("a 1-D a is not supported");
+            d.op = LUTHIER_OP_DENSE;
+            d.trans_b = 1; /* b is [K, N] */
+        }
+        /* the output saturates to the integer range: a fused clamp (a ReLU when the range starts at 0) */
+        d.activation = LUTHIER_ACTIVATION_CLAMP;
+        d.clamp_min = qy.s[0] * (float)(lo - z);
+        d.clamp_max = qy.s[0] * (float)(hi - z);
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &t));
+        return luthier_onnx__qmark(c, o, t, type, qy.s[0], z);
+    }
+    LUTHIER_ONNX__UNSUP("operator not supported");
+}
+
+/* Operators that read quantized integers (input 0) with the same meaning as the real values
+   the graph holds: their output keeps the parameters. */
+LUTHIER_ONNX__FN int luthier_onnx__qpass(const luthier_onnx__node *n) {
+    static const char *const ops[] = {"Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool"};
+    int k;
+    for (k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++)
+        if (luthier_onnx__isop(n, ops[k])) return 1;
+    return 0;
+}
+
 typedef struct luthier_onnx__unop { const char *onnx; luthier_op op; } luthier_onnx__unop;
 
 /* Conversion of one node in topological order. */
-LUTHIER_ONNX__FN luthier_status luthier_onnx__convert(luthier_onnx__ctx *c, luthier_onnx__node *n) {
+LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_op(luthier_onnx__ctx *c, luthier_onnx__node *n) {
     static const luthier_onnx__unop unops[] = {{"Relu", LUTHIER_OP_RELU}, {"Sigmoid", LUTHIER_OP_SIGMOID}, {"Tanh", LUTHIER_OP_TANH},
                                      {"Erf", LUTHIER_OP_ERF}, {"Sqrt", LUTHIER_OP_SQRT}, {"Exp", LUTHIER_OP_EXP},
                                      {"Neg", LUTHIER_OP_NEG}, {"Gelu", LUTHIER_OP_GELU}};
@@ -1767,7 +2165,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert(luthier_onnx__ctx *c, luth
             "Reciprocal", "LeakyRelu", "Clip", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Conv", "MaxPool",
             "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "BatchNormalization", "LayerNormalization", "Gemm", "MatMul",
             "Softmax", "LogSoftmax", "LRN", "Concat", "Split", "Slice", "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-            "Transpose", "ReduceMean", "ReduceSum", "Pad", "Shape", "Size", "ConstantOfShape", "Range", "Equal", "Where", "Expand"};
+            "Transpose", "ReduceMean", "ReduceSum", "Pad", "Shape", "Size", "ConstantOfShape", "Range", "Equal", "Where", "Expand",
+            "QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul"};
         for (k = 0; k < (int)(sizeof known / sizeof known[0]); k++)
             if (luthier_onnx__isop(n, known[k])) break;
         if (k == (int)(sizeof known / sizeof known[0])) LUTHIER_ONNX__UNSUP("operator not supported");
@@ -1803,6 +2202,18 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert(luthier_onnx__ctx *c, luth
             LUTHIER_ONNX__BAD("input '%s' has no value", n->in[k]);
     LUTHIER_ONNX__TRY(luthier_onnx__fold(c, n, &done));
     if (done) return LUTHIER_STATUS_OK;
+    for (k = 0; k < n->nin; k++) { /* quantized integers are read only where their meaning is known */
+        luthier_onnx__val *v = luthier_onnx__in(c, n, k);
+        int reads = k == 0 && (luthier_onnx__isop(n, "DequantizeLinear") || luthier_onnx__isop(n, "QLinearConv") ||
+                               luthier_onnx__isop(n, "QLinearMatMul") || luthier_onnx__qpass(n));
+        if (v && v->q && !reads)
+            LUTHIER_ONNX__UNSUP("input %d ('%s') holds quantized %s integers: they are read only by DequantizeLinear, QLinearConv, "
+                                "QLinearMatMul (input 0) and Identity, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, MaxPool",
+                                k, v->name, luthier_onnx__typename(v->qtype));
+    }
+    if (luthier_onnx__isop(n, "QuantizeLinear") || luthier_onnx__isop(n, "DequantizeLinear") || luthier_onnx__isop(n, "QLinearConv") ||
+        luthier_onnx__isop(n, "QLinearMatMul"))
+        return luthier_onnx__convert_q(c, n);
     x = luthier_onnx__in(c, n, 0);
     if (!x) LUTHIER_ONNX__BAD("input 0 is missing");
     luthier_onnx__vshape(c, x, &xs);
@@ -2520,6 +2931,18 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert(luthier_onnx__ctx *c, luth
     LUTHIER_ONNX__UNSUP("operator not supported");
 }
 
+/* Conversion of one node; the quantization parameters of input 0 pass to the output of the
+   operators that keep them. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__convert(luthier_onnx__ctx *c, luthier_onnx__node *n) {
+    luthier_onnx__val *x, *o;
+    LUTHIER_ONNX__TRY(luthier_onnx__convert_op(c, n));
+    x = luthier_onnx__in(c, n, 0);
+    o = n->nout && *n->out[0] ? luthier_onnx__find(c, n->out[0]) : NULL;
+    if (x && x->q && o && o->tid >= 0 && luthier_onnx__qpass(n))
+        return luthier_onnx__qmark(c, o, o->tid, x->qtype, x->qscale, x->qzero);
+    return LUTHIER_STATUS_OK;
+}
+
 /* ---- graph analysis: uses, patterns, dead code, order ------------------------------------------- */
 
 LUTHIER_ONNX__FN int luthier_onnx__used(luthier_onnx__ctx *c, const char *name) {
@@ -2806,6 +3229,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__inputs(luthier_onnx__ctx *c) {
         t->name = b->name;
         if (t->f) memcpy(t->f, b->data, t->n * sizeof(float));
         else memcpy(t->i, b->data, t->n * sizeof(int64_t));
+        if (t->i && b->onnx_type && !luthier_onnx__isfloat(b->onnx_type) && luthier_onnx__elsize(b->onnx_type))
+            t->type = b->onnx_type; /* e.g. uint8 (a zero point) */
         if (b->onnx_type && c->inputs[k].elem && b->onnx_type != c->inputs[k].elem)
             return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "options.constants[%d] ('%s') is %s, the graph input is %s", i,
                                       b->name, luthier_onnx__typename(b->onnx_type), luthier_onnx__typename(c->inputs[k].elem));
@@ -2825,6 +3250,10 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__inputs(luthier_onnx__ctx *c) {
         if (v->tid >= 0) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph input '%s' is listed twice", vi->name);
         if (vi->elem == 1) dt = LUTHIER_DTYPE_F32;
         else if (vi->elem == 7) dt = LUTHIER_DTYPE_I64;
+        else if (vi->elem == 2 || vi->elem == 3)
+            return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "quantized graph inputs: luthier graphs take fp32 inputs; graph "
+                                      "input '%s' is %s (quantize in the model: an fp32 input feeding QuantizeLinear; or bind it "
+                                      "with options.constants)", vi->name, luthier_onnx__typename(vi->elem));
         else
             return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph input '%s' has type %s: only float and int64 inputs are supported "
                             "(or bind it with options.constants)", vi->name, luthier_onnx__typename(vi->elem));
@@ -2858,6 +3287,9 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__outputs(luthier_onnx__ctx *c) {
         int t, o, dummy;
         const char *name;
         if (!v || (!v->c && v->tid < 0)) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph output '%s' has no value", c->outputs[i].name);
+        if (v->q)
+            return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "quantized graph outputs: luthier graphs give fp32 outputs; graph "
+                                      "output '%s' is %s (end the model with DequantizeLinear)", v->name, luthier_onnx__typename(v->qtype));
         if (!v->c) {
             luthier_graph_tensor_info(c->g, v->tid, &ti);
             if (strcmp(ti.name, v->name) == 0 && !ti.is_output && !ti.is_input && !ti.is_constant) {
@@ -2886,6 +3318,26 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__outputs(luthier_onnx__ctx *c) {
         d.num_inputs = 1;
         if (luthier_graph_add_node(c->g, &d, &o) != LUTHIER_STATUS_OK || luthier_graph_output(c->g, o) != LUTHIER_STATUS_OK)
             return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph output '%s': %s", v->name, luthier_graph_error(c->g));
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* The recorded quantization parameters into options.calibration, all or none. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__calibration(luthier_onnx__ctx *c) {
+    luthier_calibration *cal = c->opt ? c->opt->calibration : NULL;
+    int t, k;
+    for (t = 0; cal && t < c->cqp; t++) {
+        luthier_status s;
+        luthier_onnx__qp *p = &c->qp[t];
+        if (!p->has) continue;
+        p->had = luthier_calibration_get(cal, t, &p->old_scale, &p->old_zero) == LUTHIER_STATUS_OK;
+        if ((s = luthier_calibration_set_params(cal, t, p->scale, p->zero)) != LUTHIER_STATUS_OK) {
+            for (k = 0; k < t; k++) /* back to what it was */
+                if (c->qp[k].has && c->qp[k].had) luthier_calibration_set_params(cal, k, c->qp[k].old_scale, c->qp[k].old_zero);
+                else if (c->qp[k].has) luthier_calibration_remove(cal, k);
+            return luthier_onnx__fail(c, s, "calibration: cannot set the parameters of tensor %d (scale %g, zero point %d): %s", t,
+                                      (double)p->scale, (int)p->zero, luthier_status_string(s));
+        }
     }
     return LUTHIER_STATUS_OK;
 }
@@ -2949,7 +3401,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
         }
         LUTHIER_ONNX__TRY(luthier_onnx__convert(c, n));
     }
-    return luthier_onnx__outputs(c);
+    LUTHIER_ONNX__TRY(luthier_onnx__outputs(c));
+    return luthier_onnx__calibration(c);
 }
 
 /* ---- public functions -------------------------------------------------------------------------------- */

@@ -20,11 +20,11 @@ static luthier_context *onnx_ctx(void) {
 
 /* ---- running a loaded graph against reference tensors ---------------------------------------- */
 
-/* Plans g, feeds ins (matched by name to the plan's inputs), compares every reference output
-   (matched by name) with |got - want| <= atol + rtol * |want|. Returns the number of
-   mismatching elements (or -1 with msg set when something other than numbers went wrong);
-   *max_err receives the largest absolute error. */
-static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthier_onnx_tensor *ins, int nin,
+/* Plans g (an int8 plan with calibration int8, else fp32), feeds ins (matched by name to the
+   plan's inputs), compares every reference output (matched by name) with |got - want| <= atol +
+   rtol * |want|. Returns the number of mismatching elements (or -1 with msg set when something
+   other than numbers went wrong); *max_err receives the largest absolute error. */
+static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthier_calibration *int8, const luthier_onnx_tensor *ins, int nin,
                              const luthier_onnx_tensor *outs, int nout, double rtol, double atol, double *max_err,
                              char *msg, size_t msg_size) {
     luthier_plan *p = NULL;
@@ -37,6 +37,7 @@ static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthi
     *max_err = 0;
     msg[0] = 0;
     memset(&pd, 0, sizeof pd);
+    pd.int8 = int8;
     if (luthier_graph_num_inputs(g) > 64 || luthier_graph_num_outputs(g) > 64) {
         snprintf(msg, msg_size, "too many inputs/outputs");
         return -1;
@@ -138,7 +139,7 @@ static void test_onnx_backend_nodes(void) {
     DIR *dir = opendir(ONNX_BACKEND_DIR);
     struct dirent *de;
     char **names = NULL;
-    int num = 0, cap = 0, i, line = 0, passed = 0, failed = 0, skipped_op = 0, skipped_cfg = 0, bad_data = 0;
+    int num = 0, cap = 0, i, line = 0, passed = 0, failed = 0, skipped_op = 0, skipped_cfg = 0, skipped_q = 0, bad_data = 0;
     luthier_context *ctx;
     if (!dir) {
         printf("    skipped: apt-get install libonnx-testdata (no %s)\n", ONNX_BACKEND_DIR);
@@ -211,7 +212,12 @@ static void test_onnx_backend_nodes(void) {
             memcpy(err, best_err, sizeof err);
         }
         if (s != LUTHIER_STATUS_OK) {
-            if (s == LUTHIER_STATUS_UNSUPPORTED) {
+            if (s == LUTHIER_STATUS_UNSUPPORTED && (strstr(err, "quantized graph inputs") || strstr(err, "quantized graph outputs"))) {
+                /* node tests that feed or check uint8/int8 tensors: a graph is fp32 at its edges */
+                skipped_q++;
+                if (line) printf("\n"), line = 0;
+                if (!T.quick) printf("    skip %s: %s\n", names[i] + 5, err);
+            } else if (s == LUTHIER_STATUS_UNSUPPORTED) {
                 if (strstr(err, "operator not supported") || strstr(err, "domain") || strstr(err, "opset") ||
                     strstr(err, "only float and int64 inputs") || strstr(err, "supported only on constants")) {
                     skipped_op++;
@@ -248,7 +254,7 @@ static void test_onnx_backend_nodes(void) {
                     memcpy(si, ins, sizeof(luthier_onnx_tensor) * (size_t)nin);
                     memcpy(so, outs, sizeof(luthier_onnx_tensor) * (size_t)nout);
                 }
-                bad = onnx_run_compare(ctx, g, si, sn, so, sm, 1e-3, 1e-5, &max_err, msg, sizeof msg);
+                bad = onnx_run_compare(ctx, g, NULL, si, sn, so, sm, 1e-3, 1e-5, &max_err, msg, sizeof msg);
                 ran++;
                 if (bad) {
                     case_failed = 1;
@@ -281,8 +287,9 @@ static void test_onnx_backend_nodes(void) {
     }
     if (line) printf("\n");
     printf("    ONNX backend node tests: %d passed, %d skipped (unsupported operator or type), %d skipped (supported "
-           "operator, unsupported attribute/configuration), %d skipped (test data not tensors), %d failed, of %d\n",
-           passed, skipped_op, skipped_cfg, bad_data, failed, num);
+           "operator, unsupported attribute/configuration), %d skipped (quantized graph inputs/outputs: graphs are fp32 at "
+           "their edges), %d skipped (test data not tensors), %d failed, of %d\n",
+           passed, skipped_op, skipped_cfg, skipped_q, bad_data, failed, num);
     CHECK(passed > 100, "only %d backend cases passed", passed);
     for (i = 0; i < num; i++) free(names[i]);
     free(names);
@@ -311,7 +318,7 @@ static void onnx_check_model(const char *name, double tol) {
         for (j = 0; j < nout; j++)
             for (e = 0; e < outs[j].numel; e++)
                 if (fabs((double)((float *)outs[j].data)[e]) > scale) scale = fabs((double)((float *)outs[j].data)[e]);
-        bad = onnx_run_compare(ctx, g, ins, nin, outs, nout, 0, tol * (scale > 1 ? scale : 1), &max_err, msg, sizeof msg);
+        bad = onnx_run_compare(ctx, g, NULL, ins, nin, outs, nout, 0, tol * (scale > 1 ? scale : 1), &max_err, msg, sizeof msg);
         CHECK(bad == 0, "%s: %s", name, msg);
         printf("    %-28s %3d nodes, max |error| vs PyTorch %.3g (outputs up to %.3g)\n", name, luthier_graph_num_nodes(g),
                max_err, scale);
@@ -328,6 +335,14 @@ static int onnx_count_op(const luthier_graph *g, luthier_op want) {
     luthier_op op;
     for (i = 0; i < luthier_graph_num_nodes(g); i++)
         if (luthier_graph_node(g, i, &op, NULL, NULL, NULL, NULL, NULL, NULL) == LUTHIER_STATUS_OK && op == want) n++;
+    return n;
+}
+
+/* the number of graph tensors with parameters in cal (g NULL: tensors 0..upto-1) */
+static int onnx_cal_count(const luthier_calibration *cal, const luthier_graph *g, int upto) {
+    int t, n = 0;
+    if (g) upto = luthier_graph_num_tensors(g);
+    for (t = 0; t < upto; t++) n += luthier_calibration_get(cal, t, NULL, NULL) == LUTHIER_STATUS_OK;
     return n;
 }
 
@@ -397,8 +412,8 @@ static void pbw_bytes(pbw *w, int field, const void *d, size_t n) { pbw_key(w, f
 static void pbw_str(pbw *w, int field, const char *s) { pbw_bytes(w, field, s, strlen(s)); }
 static void pbw_msg(pbw *w, int field, pbw *m) { pbw_bytes(w, field, m->p, m->n); free(m->p); memset(m, 0, sizeof *m); }
 
-/* ValueInfoProto: float tensor name [dims] */
-static void pbw_vi(pbw *w, int field, const char *name, int rank, const int64_t *dims) {
+/* ValueInfoProto: tensor name [dims] of element type elem */
+static void pbw_vi_t(pbw *w, int field, const char *name, int elem, int rank, const int64_t *dims) {
     pbw vi = {0, 0, 0}, ty = {0, 0, 0}, tt = {0, 0, 0}, sh = {0, 0, 0};
     int i;
     for (i = 0; i < rank; i++) {
@@ -406,13 +421,15 @@ static void pbw_vi(pbw *w, int field, const char *name, int rank, const int64_t 
         pbw_int(&dim, 1, dims[i]);
         pbw_msg(&sh, 1, &dim);
     }
-    pbw_int(&tt, 1, 1);
+    pbw_int(&tt, 1, elem);
     pbw_msg(&tt, 2, &sh);
     pbw_msg(&ty, 1, &tt);
     pbw_str(&vi, 1, name);
     pbw_msg(&vi, 2, &ty);
     pbw_msg(w, field, &vi);
 }
+/* ValueInfoProto: float tensor name [dims] */
+static void pbw_vi(pbw *w, int field, const char *name, int rank, const int64_t *dims) { pbw_vi_t(w, field, name, 1, rank, dims); }
 static void pbw_node(pbw *w, const char *op, const char *in0, const char *in1, const char *out, const char *name) {
     pbw n = {0, 0, 0};
     if (in0) pbw_str(&n, 1, in0);
@@ -783,16 +800,18 @@ static void test_onnx_malformed(void) {
     memset(&m, 0, sizeof m);
 }
 
-/* Random corruption of the committed models and of a tiny one: no crash, no leak (ASan). */
+/* Random corruption of the committed models and of a tiny one: no crash, no leak (ASan). The
+   quantized models are loaded with a calibration too: filled on success, untouched on failure. */
 static void test_onnx_corrupted(void) {
-    static const char *files[] = {ONNX_MODELS_DIR "/cnn.onnx", ONNX_MODELS_DIR "/bert_block.onnx"};
+    static const char *files[] = {ONNX_MODELS_DIR "/cnn.onnx", ONNX_MODELS_DIR "/bert_block.onnx", ONNX_MODELS_DIR "/qdq_cnn.onnx",
+                                  ONNX_MODELS_DIR "/qlinear.onnx"};
     int iters = T.quick ? 200 : 1000, f, i;
     char err[512];
     uint64_t saved = test_rng_state;
     test_rng_state = 0x0a0a;
-    for (f = 0; f < 3; f++) {
+    for (f = 0; f < 5; f++) {
         pbw m = {0, 0, 0};
-        if (f < 2) {
+        if (f < 4) {
             FILE *fp = fopen(files[f], "rb");
             uint8_t buf[4096];
             size_t got;
@@ -813,6 +832,21 @@ static void test_onnx_corrupted(void) {
             }
             if (test_rand_int(0, 7) == 0) t.n = (size_t)(test_rand_u64() % t.n);
             (void)onnx_load_bytes(&t, err, sizeof err);
+            if (f == 2 || f == 3) {
+                luthier_calibration *cal = NULL;
+                luthier_onnx_options o;
+                luthier_graph *g = NULL;
+                luthier_status st;
+                memset(&o, 0, sizeof o);
+                if (luthier_calibration_create(&cal) == LUTHIER_STATUS_OK) {
+                    o.calibration = cal;
+                    st = luthier_onnx_load_memory(t.p, t.n, &o, &g, err, sizeof err);
+                    CHECK(st == LUTHIER_STATUS_OK ? g != NULL : g == NULL && err[0] && onnx_cal_count(cal, NULL, 256) == 0,
+                          "status %d: graph or calibration inconsistent", (int)st);
+                    luthier_graph_destroy(g);
+                    luthier_calibration_destroy(cal);
+                }
+            }
             free(t.p);
         }
         free(m.p);
@@ -861,6 +895,417 @@ static void test_onnx_tensor_files(void) {
     }
 }
 
+/* ---- quantized models (QDQ, QLinearConv / QLinearMatMul; luthier_onnx_options.calibration) ----- */
+
+/* Initializer name [dims] of TensorProto type `type` from raw little-endian bytes. */
+static void pbw_init(pbw *g, const char *name, int type, int rank, const int64_t *dims, const void *raw, size_t bytes) {
+    pbw t = {0, 0, 0};
+    int i;
+    for (i = 0; i < rank; i++) pbw_int(&t, 1, dims[i]);
+    pbw_int(&t, 2, type);
+    pbw_str(&t, 8, name);
+    pbw_bytes(&t, 9, raw, bytes);
+    pbw_msg(g, 5, &t);
+}
+static void pbw_init_f32(pbw *g, const char *name, int rank, const int64_t *dims, const float *v, size_t n) {
+    pbw_init(g, name, 1, rank, dims, v, n * sizeof(float));
+}
+/* Node named after its output, any inputs ("" = absent), an optional integer attribute. */
+static void pbw_node_k(pbw *w, const char *op, const char *const *ins, int nin, const char *out, const char *attr, int64_t value) {
+    pbw n = {0, 0, 0}, a = {0, 0, 0};
+    int i;
+    for (i = 0; i < nin; i++) pbw_str(&n, 1, ins[i]);
+    pbw_str(&n, 2, out);
+    pbw_str(&n, 3, out);
+    pbw_str(&n, 4, op);
+    if (attr) {
+        pbw_str(&a, 1, attr);
+        pbw_int(&a, 3, value);
+        pbw_int(&a, 20, 2); /* INT */
+        pbw_msg(&n, 5, &a);
+    }
+    pbw_msg(w, 1, &n);
+}
+
+/* runs an fp32 plan of g on one input x, outputs into outs[i] (at most 8) */
+static int onnx_run_simple(luthier_context *ctx, const luthier_graph *g, const float *x, float *const *outs) {
+    luthier_plan *p = NULL;
+    luthier_plan_desc pd;
+    const void *ins[1];
+    void *o[8];
+    int ok, i;
+    ins[0] = x;
+    for (i = 0; i < 8 && i < luthier_graph_num_outputs(g); i++) o[i] = outs[i];
+    memset(&pd, 0, sizeof pd);
+    if (luthier_graph_num_outputs(g) > 8 || luthier_plan_create(ctx, g, &pd, &p) != LUTHIER_STATUS_OK) return 0;
+    ok = luthier_plan_run(ctx, p, ins, o) == LUTHIER_STATUS_OK;
+    luthier_plan_destroy(p);
+    return ok;
+}
+
+/* DequantizeLinear of int8 (per axis), uint8 (int32_data, per tensor) and int32 (bias-like, per
+   axis) constants, and QuantizeLinear of a float constant (half to even, saturation), folded at
+   load time: exactly scale * (q - zero) in float32. */
+static void test_onnx_quant_constants(void) {
+    pbw m = {0, 0, 0}, g = {0, 0, 0};
+    int64_t d23[2] = {2, 3}, d2 = 2, d3 = 3, d0 = 0;
+    static const int8_t wq[6] = {-128, -1, 0, 1, 50, 127}, wz[2] = {-1, 3}, zero8 = 0;
+    static const int32_t uq[6] = {0, 7, 128, 200, 255, 1}, bq[3] = {-100000, 0, 123456789}, bz[3] = {0, 0, 0};
+    static const uint8_t uz = 128;
+    static const float ws[2] = {0.5f, 0.25f}, us = 0.1f, bs[3] = {1e-3f, 2e-3f, 3e-4f}, one = 1.0f;
+    static const float fq[6] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 300.0f}, fq_want[6] = {0, 2, 2, 0, -2, 127};
+    const char *dq1[3] = {"wq", "ws", "wz"}, *dq2[3] = {"uq", "us", "uz"}, *dq3[3] = {"bq", "bs", "bz"};
+    const char *q4[3] = {"fq", "one", "zero8"}, *dq4[3] = {"fq_q", "one", "zero8"};
+    float x[6] = {0, 0, 0, 0, 0, 0}, y[4][6];
+    float *outs[4];
+    luthier_graph *gr = NULL;
+    luthier_calibration *cal = NULL;
+    luthier_onnx_options o;
+    luthier_context *ctx = onnx_ctx();
+    char err[512];
+    int i, k;
+    pbw t = {0, 0, 0};
+    pbw_init(&g, "wq", 3, 2, d23, wq, sizeof wq);
+    pbw_init_f32(&g, "ws", 1, &d2, ws, 2);
+    pbw_init(&g, "wz", 3, 1, &d2, wz, sizeof wz);
+    /* uint8 in int32_data (field 5), not raw */
+    pbw_int(&t, 1, 2);
+    pbw_int(&t, 1, 3);
+    pbw_int(&t, 2, 2);
+    for (i = 0; i < 6; i++) pbw_int(&t, 5, uq[i]);
+    pbw_str(&t, 8, "uq");
+    pbw_msg(&g, 5, &t);
+    pbw_init_f32(&g, "us", 0, &d0, &us, 1);
+    pbw_init(&g, "uz", 2, 0, &d0, &uz, 1);
+    pbw_init(&g, "bq", 6, 1, &d3, bq, sizeof bq);
+    pbw_init_f32(&g, "bs", 1, &d3, bs, 3);
+    pbw_init(&g, "bz", 6, 1, &d3, bz, sizeof bz);
+    pbw_init_f32(&g, "fq", 2, d23, fq, 6);
+    pbw_init_f32(&g, "one", 0, &d0, &one, 1);
+    pbw_init(&g, "zero8", 3, 0, &d0, &zero8, 1);
+    pbw_node_k(&g, "DequantizeLinear", dq1, 3, "w1", "axis", 0);
+    pbw_node_k(&g, "DequantizeLinear", dq2, 3, "w2", NULL, 0);
+    pbw_node_k(&g, "DequantizeLinear", dq3, 3, "w3", "axis", 0);
+    pbw_node_k(&g, "QuantizeLinear", q4, 3, "fq_q", NULL, 0);
+    pbw_node_k(&g, "DequantizeLinear", dq4, 3, "w4", NULL, 0);
+    pbw_node(&g, "Add", "x", "w1", "y1", "add1");
+    pbw_node(&g, "Add", "x", "w2", "y2", "add2");
+    pbw_node(&g, "Add", "x", "w3", "y3", "add3");
+    pbw_node(&g, "Add", "x", "w4", "y4", "add4");
+    pbw_vi(&g, 11, "x", 2, d23);
+    pbw_vi(&g, 12, "y1", 2, d23);
+    pbw_vi(&g, 12, "y2", 2, d23);
+    pbw_vi(&g, 12, "y3", 2, d23);
+    pbw_vi(&g, 12, "y4", 2, d23);
+    pbw_model(&m, &g, 13);
+    CHECK(luthier_calibration_create(&cal) == LUTHIER_STATUS_OK, "calibration");
+    memset(&o, 0, sizeof o);
+    o.calibration = cal;
+    CHECK(luthier_onnx_load_memory(m.p, m.n, &o, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+    for (k = 0; k < 4; k++) outs[k] = y[k];
+    if (gr && ctx) {
+        CHECK(onnx_cal_count(cal, gr, 0) == 0, "constants got quantization parameters");
+        CHECK(onnx_run_simple(ctx, gr, x, outs), "run: %s", luthier_context_error(ctx));
+        for (i = 0; i < 6; i++) {
+            float w1 = ws[i / 3] * (float)(wq[i] - wz[i / 3]), w2 = us * (float)(uq[i] - uz), w3 = bs[i % 3] * (float)(bq[i % 3] - bz[i % 3]);
+            CHECK(y[0][i] == w1, "int8 per axis [%d]: %.9g, want %.9g", i, (double)y[0][i], (double)w1);
+            CHECK(y[1][i] == w2, "uint8 per tensor [%d]: %.9g, want %.9g", i, (double)y[1][i], (double)w2);
+            CHECK(y[2][i] == w3, "int32 per axis [%d]: %.9g, want %.9g", i, (double)y[2][i], (double)w3);
+            CHECK(y[3][i] == fq_want[i], "QuantizeLinear of a constant [%d]: %.9g, want %.9g", i, (double)y[3][i], (double)fq_want[i]);
+        }
+    }
+    luthier_graph_destroy(gr);
+    luthier_calibration_destroy(cal);
+    luthier_context_destroy(ctx);
+    free(m.p);
+}
+
+/* Q/DQ of activations: the parameters land in the calibration (int8 zero point + 128), the graph
+   runs unquantized; a range that starts at 0 keeps ONNX's saturation as a clip. */
+static void test_onnx_quant_activations(void) {
+    pbw m = {0, 0, 0}, g = {0, 0, 0};
+    int64_t d4[2] = {1, 4}, d0 = 0;
+    static const float su = 0.1f, s8 = 0.05f;
+    static const uint8_t zu = 0;
+    static const int8_t z8 = -10;
+    const char *q1[3] = {"x", "su", "zu"}, *dq1[3] = {"xu", "su", "zu"}, *q2[3] = {"x", "s8", "z8"}, *dq2[3] = {"xs", "s8", "z8"};
+    float x[4] = {-1.0f, 0.05f, 0.3f, 100.0f}, y[2][4], s = 0;
+    float *outs[2];
+    int32_t z = -1;
+    int tx = -1, tu = -1, ts = -1, i;
+    luthier_graph *gr = NULL;
+    luthier_calibration *cal = NULL;
+    luthier_onnx_options o;
+    luthier_context *ctx = onnx_ctx();
+    char err[512];
+    pbw_init_f32(&g, "su", 0, &d0, &su, 1);
+    pbw_init(&g, "zu", 2, 0, &d0, &zu, 1);
+    pbw_init_f32(&g, "s8", 0, &d0, &s8, 1);
+    pbw_init(&g, "z8", 3, 0, &d0, &z8, 1);
+    pbw_node_k(&g, "QuantizeLinear", q1, 3, "xu", NULL, 0);
+    pbw_node_k(&g, "DequantizeLinear", dq1, 3, "yu", NULL, 0);
+    pbw_node_k(&g, "QuantizeLinear", q2, 3, "xs", NULL, 0);
+    pbw_node_k(&g, "DequantizeLinear", dq2, 3, "ys", NULL, 0);
+    pbw_vi(&g, 11, "x", 2, d4);
+    pbw_vi(&g, 12, "yu", 2, d4);
+    pbw_vi(&g, 12, "ys", 2, d4);
+    pbw_model(&m, &g, 13);
+    CHECK(luthier_calibration_create(&cal) == LUTHIER_STATUS_OK, "calibration");
+    memset(&o, 0, sizeof o);
+    o.calibration = cal;
+    CHECK(luthier_onnx_load_memory(m.p, m.n, &o, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+    outs[0] = y[0];
+    outs[1] = y[1];
+    if (gr && ctx) {
+        CHECK(luthier_graph_find_tensor(gr, "x", &tx) == LUTHIER_STATUS_OK && luthier_graph_find_tensor(gr, "xu", &tu) == LUTHIER_STATUS_OK &&
+              luthier_graph_find_tensor(gr, "xs", &ts) != LUTHIER_STATUS_OK, "tensors: x, the clip xu; xs is x itself");
+        CHECK(luthier_calibration_get(cal, tx, &s, &z) == LUTHIER_STATUS_OK && s == s8 && z == -10 + 128, "x: %g %d", (double)s, (int)z);
+        CHECK(luthier_calibration_get(cal, tu, &s, &z) == LUTHIER_STATUS_OK && s == su && z == 0, "xu: %g %d", (double)s, (int)z);
+        CHECK(onnx_cal_count(cal, gr, 0) == 2, "%d tensors with parameters", onnx_cal_count(cal, gr, 0));
+        CHECK(onnx_run_simple(ctx, gr, x, outs), "run: %s", luthier_context_error(ctx));
+        for (i = 0; i < 4; i++) {
+            float want = x[i] < 0 ? 0.0f : x[i] > su * 255.0f ? su * 255.0f : x[i];
+            CHECK(y[0][i] == want, "zero point 0: y[%d] = %.9g, want %.9g (clamped like the uint8 range)", i, (double)y[0][i], (double)want);
+            CHECK(y[1][i] == x[i], "int8: y[%d] = %.9g, want x %.9g (unquantized)", i, (double)y[1][i], (double)x[i]);
+        }
+    }
+    luthier_graph_destroy(gr);
+    luthier_calibration_destroy(cal);
+    luthier_context_destroy(ctx);
+    free(m.p);
+}
+
+/* Quantized models the loader refuses: status, a message, no graph, the calibration unchanged. */
+static void test_onnx_quant_errors(void) {
+    static const struct {
+        const char *what, *want;
+        luthier_status st;
+    } cases[] = {
+        {"per-axis QuantizeLinear of an activation", "per-axis", LUTHIER_STATUS_UNSUPPORTED},
+        {"uint8 graph input", "quantized graph inputs", LUTHIER_STATUS_UNSUPPORTED},
+        {"missing scale", "missing", LUTHIER_STATUS_INVALID_ARGUMENT},
+        {"scale computed at run time", "must be a constant", LUTHIER_STATUS_UNSUPPORTED},
+        {"uint8 graph output", "quantized graph outputs", LUTHIER_STATUS_UNSUPPORTED},
+        {"DequantizeLinear with other parameters", "must be the same", LUTHIER_STATUS_UNSUPPORTED},
+        {"quantized integers into Add", "holds quantized", LUTHIER_STATUS_UNSUPPORTED},
+        {"activation scale 0", "positive", LUTHIER_STATUS_INVALID_ARGUMENT},
+        {"negative scale", "not negative", LUTHIER_STATUS_INVALID_ARGUMENT},
+        {"QLinearConv with run-time weights", "constant 4-D integer", LUTHIER_STATUS_UNSUPPORTED},
+    };
+    int64_t d13[2] = {1, 3}, d3 = 3, d0 = 0, d1111[4] = {1, 1, 1, 1}, d1311[4] = {1, 3, 1, 1};
+    static const float s3[3] = {0.1f, 0.2f, 0.3f}, s = 0.1f, s2 = 0.2f, szero = 0.0f, sneg = -1.0f;
+    static const uint8_t z3[3] = {1, 2, 3}, z = 5;
+    luthier_calibration *cal = NULL;
+    char err[512];
+    int k;
+    CHECK(luthier_calibration_create(&cal) == LUTHIER_STATUS_OK && cal, "calibration");
+    if (!cal) return;
+    CHECK(luthier_calibration_set_params(cal, 0, 0.5f, 3) == LUTHIER_STATUS_OK, "set");
+    for (k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
+        pbw m = {0, 0, 0}, g = {0, 0, 0};
+        luthier_graph *gr = NULL;
+        luthier_onnx_options o;
+        luthier_status st;
+        float cs = 0;
+        int32_t cz = 0;
+        const char *q[3] = {"x", "s", "z"}, *dq[3] = {"xq", "s", "z"};
+        pbw_init_f32(&g, "s", 0, &d0, k == 7 ? &szero : k == 8 ? &sneg : &s, 1);
+        pbw_init(&g, "z", 2, 0, &d0, &z, 1);
+        switch (k) {
+        case 0:
+            pbw_init_f32(&g, "s3", 1, &d3, s3, 3);
+            pbw_init(&g, "z3", 2, 1, &d3, z3, 3);
+            q[1] = dq[1] = "s3";
+            q[2] = dq[2] = "z3";
+            pbw_node_k(&g, "QuantizeLinear", q, 3, "xq", "axis", 1);
+            pbw_node_k(&g, "DequantizeLinear", dq, 3, "y", "axis", 1);
+            break;
+        case 1:
+            dq[0] = "x";
+            pbw_node_k(&g, "DequantizeLinear", dq, 3, "y", NULL, 0);
+            break;
+        case 2:
+            pbw_node_k(&g, "QuantizeLinear", q, 1, "xq", NULL, 0);
+            pbw_node_k(&g, "DequantizeLinear", dq, 3, "y", NULL, 0);
+            break;
+        case 3:
+            q[1] = "rs";
+            pbw_node_k(&g, "QuantizeLinear", q, 3, "xq", NULL, 0);
+            pbw_node_k(&g, "DequantizeLinear", dq, 3, "y", NULL, 0);
+            break;
+        case 4:
+            pbw_node_k(&g, "QuantizeLinear", q, 3, "y", NULL, 0);
+            break;
+        case 5:
+            pbw_init_f32(&g, "s2", 0, &d0, &s2, 1);
+            dq[1] = "s2";
+            pbw_node_k(&g, "QuantizeLinear", q, 3, "xq", NULL, 0);
+            pbw_node_k(&g, "DequantizeLinear", dq, 3, "y", NULL, 0);
+            break;
+        case 6:
+            pbw_node_k(&g, "QuantizeLinear", q, 3, "xq", NULL, 0);
+            pbw_node(&g, "Add", "xq", "x", "y", "y");
+            break;
+        case 7: case 8:
+            pbw_node_k(&g, "QuantizeLinear", q, 3, "xq", NULL, 0);
+            pbw_node_k(&g, "DequantizeLinear", dq, 3, "y", NULL, 0);
+            break;
+        default: {
+            const char *qc[8] = {"xq", "s", "z", "w", "s", "z", "s", "z"}, *dy[3] = {"yq", "s", "z"};
+            pbw_node_k(&g, "QuantizeLinear", q, 3, "xq", NULL, 0);
+            pbw_node_k(&g, "QLinearConv", qc, 8, "yq", NULL, 0);
+            pbw_node_k(&g, "DequantizeLinear", dy, 3, "y", NULL, 0);
+            pbw_vi(&g, 11, "x", 4, d1311);
+            pbw_vi(&g, 11, "w", 4, d1311);
+            pbw_vi(&g, 12, "y", 4, d1111);
+            break;
+        }
+        }
+        if (k < 9) {
+            pbw_vi_t(&g, 11, "x", k == 1 ? 2 : 1, 2, d13);
+            if (k == 3) pbw_vi(&g, 11, "rs", 0, &d0);
+            pbw_vi(&g, 12, "y", 2, d13);
+        }
+        pbw_model(&m, &g, 13);
+        memset(&o, 0, sizeof o);
+        o.calibration = cal;
+        err[0] = 0;
+        st = luthier_onnx_load_memory(m.p, m.n, &o, &gr, err, sizeof err);
+        CHECK(st == cases[k].st && gr == NULL && strstr(err, cases[k].want), "%s: %s (%s)", cases[k].what, err, luthier_status_string(st));
+        CHECK(onnx_cal_count(cal, NULL, 64) == 1 && luthier_calibration_get(cal, 0, &cs, &cz) == LUTHIER_STATUS_OK && cs == 0.5f && cz == 3,
+              "%s: the calibration changed", cases[k].what);
+        if (k == 1 || k == 4 || !T.quick) printf("    %-42s -> %s\n", cases[k].what, err);
+        luthier_graph_destroy(gr);
+        free(m.p);
+    }
+    luthier_calibration_destroy(cal);
+}
+
+typedef struct onnx_qparam {
+    char name[128];
+    double scale;
+    int zero;
+} onnx_qparam;
+
+/* "<tensor> <scale> <zero point>" lines ('#' comments): the count, or -1 */
+static int onnx_read_params(const char *path, onnx_qparam *p, int max) {
+    FILE *f = fopen(path, "r");
+    char line[512];
+    int n = 0;
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0) continue;
+        if (n == max || sscanf(line, "%127s %lf %d", p[n].name, &p[n].scale, &p[n].zero) != 3) {
+            fclose(f);
+            return -1;
+        }
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* A quantized model of tests/onnx_qdq.py loaded with a calibration: exactly the model's
+   parameters on the expected tensors (params.txt); every output (outputs[k], whose quantization
+   step is the scale of tensor step_of[k]) against the reference of the quantized model:
+   - an fp32 plan (the model unquantized: no rounding at the quantization points) within 3
+     steps (the generator measures 1.09, 0.72, 1.23);
+   - an int8 plan (the model's scales and zero points) within 2 steps. Where the model's
+     integers are reproduced (int8 weights symmetric per channel, max |q| = 127) only
+     requantization ties differ; qlinear's QLinearMatMul has uint8 per-tensor weights that the
+     plan re-quantizes per column: 1.0 step (the generator's emulation says the same). qdq_cnn
+     gives 2.00: the plan's global average pool keeps its input's parameters (those of 'm') and
+     rounds the pooled values to that step, 4x the model's own step of the pooled tensor (a
+     double rounding the model does not have; rounding only once there gives 0 steps);
+   want_q8: the convolution and dense steps the int8 plan must run on uint8. */
+static void onnx_check_quantized(const char *name, int nq, const char *const *outputs, const char *const *step_of, int want_q8) {
+    char path[1024], dir[512], err[512], msg[512];
+    luthier_onnx_tensor ins[4], outs[4];
+    onnx_qparam want[64];
+    luthier_onnx_options o;
+    luthier_calibration *cal = NULL;
+    luthier_graph *g = NULL;
+    luthier_context *ctx = onnx_ctx();
+    int nin, nout, nw, j, k, t;
+    snprintf(dir, sizeof dir, "%s/%s", ONNX_MODELS_DIR, name);
+    nin = onnx_read_set(dir, "input", ins, 4);
+    nout = onnx_read_set(dir, "output", outs, 4);
+    snprintf(path, sizeof path, "%s/params.txt", dir);
+    nw = onnx_read_params(path, want, 64);
+    CHECK(nin == 1 && nout == nq && nw > 0, "%s: reference data missing or malformed in %s (run /usr/bin/python3 tests/onnx_qdq.py)", name, dir);
+    CHECK(luthier_calibration_create(&cal) == LUTHIER_STATUS_OK, "calibration");
+    memset(&o, 0, sizeof o);
+    o.calibration = cal;
+    snprintf(path, sizeof path, "%s/%s.onnx", ONNX_MODELS_DIR, name);
+    CHECK(luthier_onnx_load(path, &o, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s: %s", name, err);
+    if (g && ctx && cal && nin == 1 && nout == nq && nw > 0) {
+        luthier_plan *p = NULL;
+        luthier_plan_desc pd;
+        for (j = 0; j < nw; j++) {
+            float s = 0;
+            int32_t z = -1;
+            if (luthier_graph_find_tensor(g, want[j].name, &t) != LUTHIER_STATUS_OK) {
+                CHECK(0, "%s: the graph has no tensor '%s'", name, want[j].name);
+                continue;
+            }
+            CHECK(luthier_calibration_get(cal, t, &s, &z) == LUTHIER_STATUS_OK && s == (float)want[j].scale && z == want[j].zero,
+                  "%s: tensor '%s' has scale %.9g zero point %d, want %.9g %d", name, want[j].name, (double)s, (int)z, want[j].scale,
+                  want[j].zero);
+        }
+        CHECK(onnx_cal_count(cal, g, 0) == nw, "%s: %d tensors have parameters, want %d", name, onnx_cal_count(cal, g, 0), nw);
+        for (k = 0; k < nq; k++) {
+            double step = 0, e32 = -1, e8 = -1;
+            long bad;
+            int oi = -1;
+            for (j = 0; j < nout; j++)
+                if (!strcmp(outs[j].name, outputs[k])) oi = j;
+            for (j = 0; j < nw; j++)
+                if (!strcmp(want[j].name, step_of[k])) step = (float)want[j].scale;
+            CHECK(oi >= 0 && step > 0, "%s: output '%s' or the parameters of '%s' missing", name, outputs[k], step_of[k]);
+            if (oi < 0 || !(step > 0)) continue;
+            bad = onnx_run_compare(ctx, g, NULL, ins, nin, &outs[oi], 1, 0, 3 * step, &e32, msg, sizeof msg);
+            CHECK(bad == 0, "%s: fp32 plan: %s (max error %.2f steps)", name, msg, e32 / step);
+            bad = onnx_run_compare(ctx, g, cal, ins, nin, &outs[oi], 1, 0, 2 * step * (1 + 1e-5), &e8, msg, sizeof msg);
+            CHECK(bad == 0, "%s: int8 plan: %s (max error %.2f steps)", name, msg, e8 / step);
+            printf("    %-8s %-7s max |error| vs the quantized model: fp32 plan %.2f steps, int8 plan %.2f steps (step %.4g)\n", name,
+                   outputs[k], e32 / step, e8 / step, step);
+        }
+        /* the int8 plan does run the convolutions and dense layers on uint8 */
+        memset(&pd, 0, sizeof pd);
+        pd.int8 = cal;
+        CHECK(luthier_plan_create(ctx, g, &pd, &p) == LUTHIER_STATUS_OK, "%s: int8 plan: %s", name, luthier_context_error(ctx));
+        if (p) {
+            luthier_plan_info pi;
+            luthier_step_info si;
+            int q8 = 0, n8 = 0;
+            luthier_plan_get_info(p, &pi);
+            for (j = 0; j < pi.num_steps; j++)
+                if (luthier_plan_step_info(p, j, &si) == LUTHIER_STATUS_OK && si.int8) {
+                    n8++;
+                    q8 += si.node >= 0 && (si.op == LUTHIER_OP_CONV2D || si.op == LUTHIER_OP_DENSE);
+                }
+            CHECK(q8 == want_q8, "%s: %d convolution/dense steps run int8, want %d", name, q8, want_q8);
+            printf("    %-8s int8 plan: %d of %d steps on uint8 activations, %d convolution/dense\n", name, n8, pi.num_steps, q8);
+            luthier_plan_destroy(p);
+        }
+    }
+    for (j = 0; j < nin; j++) luthier_onnx_tensor_free(&ins[j]);
+    for (j = 0; j < nout; j++) luthier_onnx_tensor_free(&outs[j]);
+    luthier_graph_destroy(g);
+    luthier_calibration_destroy(cal);
+    luthier_context_destroy(ctx);
+}
+
+static void test_onnx_qdq_cnn(void) {
+    static const char *const outputs[1] = {"y"}, *const step_of[1] = {"lf"};
+    onnx_check_quantized("qdq_cnn", 1, outputs, step_of, 4);
+}
+
+static void test_onnx_qlinear(void) {
+    static const char *const outputs[2] = {"feat", "logits"}, *const step_of[2] = {"h2", "yq"};
+    onnx_check_quantized("qlinear", 2, outputs, step_of, 3);
+}
+
 static void run_onnx_tests(void) {
     RUN(test_onnx_tensor_files);
     RUN(test_onnx_tiny_unsorted);
@@ -870,5 +1315,10 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_torch_cnn);
     RUN(test_onnx_torch_resnet);
     RUN(test_onnx_torch_bert);
+    RUN(test_onnx_quant_constants);
+    RUN(test_onnx_quant_activations);
+    RUN(test_onnx_quant_errors);
+    RUN(test_onnx_qdq_cnn);
+    RUN(test_onnx_qlinear);
     RUN(test_onnx_backend_nodes);
 }
