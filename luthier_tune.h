@@ -320,8 +320,10 @@ LUTHIER_PRIVATE void luthier__cand_features(const luthier_context *ctx, const lu
     for (i = LUTHIER_CONV_IM2COL; i <= LUTHIER_CONV_WINOGRAD_6X3 && j < 18; i++) f[j++] = c->algo == i ? 1.0f : 0.0f;
     if (c->kernel >= 0) {
         luthier_kernel_info ki;
+        memset(&ki, 0, sizeof ki);
         if (t->q) luthier_qkernel_get(c->kernel, &ki);
         else luthier_kernel_get(c->kernel, &ki);
+        if (!ki.nr) ki.nr = 1;
         f[j++] = (float)ki.mr;
         f[j++] = (float)ki.nr;
         f[j++] = (float)ki.kind;
