@@ -57,9 +57,10 @@
        luthier_kernels_x86.h:  >>list, one section per kernel family
        luthier_kernels_neon.h: >>list, one section per kernel
        luthier_ops.h:          >>ops-unary >>ops-binary >>ops-pool >>ops-norm >>ops-softmax
-                               >>ops-move >>ops-attention
-       luthier_graph.h:        >>api-graph >>api-plan >>impl-graph >>impl-plan-layout
-                               >>impl-plan-fuse >>impl-plan-memory >>impl-plan-create >>impl-plan-run
+                               >>ops-move >>ops-attention >>ops-u8
+       luthier_graph.h:        >>api-graph >>api-plan >>api-int8-plan >>impl-graph >>impl-plan-layout
+                               >>impl-calibration >>impl-plan-fuse >>impl-plan-memory
+                               >>impl-plan-create >>impl-plan-run >>impl-calibrate
        luthier_gbt.h:          the cost model (gradient-boosted trees) and the search
        luthier_tune.h:         >>api-tune >>impl-tune-tasks >>impl-tune-space
                                >>impl-tune-measure >>impl-tune-records >>impl-tune-run >>impl-tune-svg
@@ -108,14 +109,16 @@
    NUMERICS
        fp32 throughout; results differ from a naive triple loop only by summation order
        (each output is a sum of K products accumulated in blocks of the kernel's K order).
+       int8 plans (luthier_plan_desc.int8, with a calibration) trade accuracy for speed: uint8
+       activations per tensor, int8 weights per output channel, exact int32 accumulation.
        Exception: the Winograd convolutions (opt-in, never chosen by AUTO) trade accuracy for
        fewer multiplies; their error bounds are in docs/DESIGN.md (Convolution).
 
    WHAT IT DOES NOT DO (yet)
        No double precision, no complex, no transposed A, no GPU, no training. Graphs are fp32
        with static shapes (batch fixed when the graph is built); ONNX files load through the
-       optional luthier_onnx.h. int8 (luthier_int8.h): GEMM and convolution (1x1, im2col,
-       depthwise), not yet in graphs. Convolution has im2col, 1x1, implicit GEMM, depthwise and
+       optional luthier_onnx.h. int8 convolution has no implicit GEMM or Winograd; int8 plans
+       run concatenation, attention and normalization in fp32. Convolution has im2col, 1x1, implicit GEMM, depthwise and
        Winograd F(2x2|4x4|6x6, 3x3); AUTO never picks Winograd (the tuner may).
 
    DESIGN NOTES
