@@ -255,8 +255,8 @@ done:
     return rc;
 }
 
-/* Generated calibration inputs: images get smooth waves plus noise (4 different ones), other
-   inputs (token ids) the zoo's own. */
+/* Generated calibration inputs: images are drawn like the zoo's own inputs (uniform in
+   [-1, 1) per element) from other streams; other inputs (token ids) are the zoo's. */
 static void *model_calib_input(const luthier_graph *g, int i, int sample, const void *zoo_input) {
     luthier_tensor_info ti;
     size_t n = 1, k;
@@ -272,11 +272,8 @@ static void *model_calib_input(const luthier_graph *g, int i, int sample, const 
     }
     if (!(x = (float *)malloc(n * sizeof(float)))) return NULL;
     for (k = 0; k < n; k++) {
-        size_t w = ti.rank >= 4 ? (size_t)ti.shape[3] : n, h = ti.rank >= 4 ? (size_t)ti.shape[2] : 1;
-        double xx = (double)(k % w), yy = (double)(k / w % h), ch = (double)(k / (w * h)), u;
         st = st * 6364136223846793005ull + 1442695040888963407ull;
-        u = (double)(st >> 40) / (double)(1ull << 24) * 2.0 - 1.0;
-        x[k] = (float)(0.6 * sin((0.05 + 0.1 * sample) * yy + ch) * cos((0.11 + 0.07 * sample) * xx) + 0.4 * u);
+        x[k] = (float)((double)(st >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
     }
     return x;
 }
