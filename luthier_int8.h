@@ -1525,14 +1525,27 @@ struct luthier_qconv2d_layer {
     int16_t *dw_w;
     int32_t *dw_off;              /* cp: bias[c] - za * sum_t w[t][c] (mod 2^32), 0 past C */
     uint8_t *zrow;                /* in_channels bytes of za: the padding pixel */
-    /* DEPTHWISE with AVX-512 VNNI: 64-channel blocks; per tap and block, 4 vectors of 64 bytes,
-       vector k holding w[t][64b + i] at the bytes i = k (mod 4) and 0 elsewhere, so that vpdpbusd
-       of a plain 64-byte input load puts channel 64b + 4l + k in lane l of accumulator k. The
-       output parameters are permuted the same way: dw_par[(b * 4 + k) * 16 + l] = param[64b +
-       4l + k] (offset, multiplier, shift as int32; weight scale, float bias as float bits). */
-    size_t dw_nb;                 /* ceil(C / 64) */
-    int8_t *dw_w4;                /* [tap][block][4][64] */
-    int32_t *dw_par;              /* [5][nb * 64]: offset, multiplier, shift, scale, float bias */
+    /* DEPTHWISE with AVX-512 VNNI (>>impl-qconv-dw, the row kernel; dw_tab NULL: not packed,
+       kernel_h > 64). Channels in 16-channel lanes (q16 = ceil(C / 16)); a block of 4 lanes =
+       64 outputs starts at a lane that is a multiple of eg (gcd(q16, 4) for flat rows, else 4),
+       so there are ne = ceil(q16 / eg) distinct blocks of channels, each with its entry of
+       dw_ebytes in dw_tab: the weights, the accumulator start and the output parameters of its
+       64 channels, in the order the kernel reads them (see luthier__qconv_pack_dw512). */
+    size_t dw_q16, dw_g, dw_eg, dw_ne, dw_ebytes; /* ..., ceil(kernel_h / 4) kernel-row groups */
+    size_t dw_pk;                 /* bytes of output parameters per k in an entry */
+    size_t dw_wsz;                /* bytes of weights per entry: one set, or two with row pairs */
+    int dw_pair;                  /* stride_h 1, dilation_h 1, kernel_h <= 3: two output rows per unit */
+    uint8_t *dw_zrow;             /* in_w * C + 64 bytes of za: the rows in the padding */
+    int dw_fast;                  /* UINT8 with the 32-bit output stage (see the kernel) */
+    int dw_nc;                    /* fast, qmin >= zo: no tie correction for negative acc */
+    int dw_cn;                    /* UINT8: some shift is 0: the entries hold Z32 (fast) or C (not) */
+    int dw_zf;                    /* UINT8: zo is folded into R */
+    size_t dw_seg, dw_slice;      /* an output row in dw_seg pixel segments x dw_slice channel slices */
+    int dw_flat;                  /* one slice and C % 16 == 0: a segment's outputs are one flat run */
+    size_t dw_wl, dw_as;          /* interleaved rows: lanes per pixel, lanes per [g][phase][k] array */
+    size_t dw_ibytes;             /* the per-thread interleaved input rows (bytes) */
+    unsigned char *dw_tab;
+    size_t *dw_tap;               /* per tap (g, kw): byte offset into the interleaved rows */
     size_t rows_blk;              /* output pixels per im2col block (a multiple of MR) */
     size_t col_bytes, thread_ws;  /* per-thread workspace: im2col rows, then packed A blocks */
     size_t weight_bytes, workspace_bytes;
@@ -1549,8 +1562,9 @@ LUTHIER_API void luthier_qconv2d_destroy(luthier_qconv2d_layer *L) {
     luthier__free(L->dw_w);
     luthier__free(L->dw_off);
     luthier__free(L->zrow);
-    luthier__free(L->dw_w4);
-    luthier__free(L->dw_par);
+    luthier__free(L->dw_tab);
+    luthier__free(L->dw_zrow);
+    luthier__free(L->dw_tap);
     luthier__free(L);
 }
 
@@ -1663,8 +1677,179 @@ LUTHIER_PRIVATE int luthier__qconv_copy_params(luthier_qconv2d_layer *L, const l
     return 1;
 }
 
+#ifdef LUTHIER__KERNELS_X86_DONE
+/* Lanes per array of interleaved rows ([g][phase][k]) for units of npx output pixels and wc
+   channels: j = npx + (kernel_w - 1) * dilation_w / stride_w pixels of each column phase, wl
+   lanes each, 4 lanes of slack (a last partial block reads them). */
+LUTHIER_PRIVATE size_t luthier__qdw512_as(const luthier_qconv2d_layer *L, size_t npx, size_t wc) {
+    const luthier_conv2d_desc *d = &L->cd;
+    const size_t j = npx + (size_t)((d->kernel_w - 1) * d->dilation_w) / (size_t)d->stride_w;
+    return luthier__div_up(j * luthier__div_up(wc, 16) + 4, 4) * 4;
+}
+#define LUTHIER__QDW512_IBYTES(L, as) ((L)->dw_g * (size_t)(L)->cd.stride_w * 4 * (as) * 16)
+#define LUTHIER__QDW512_MAXG 16 /* kernel_h <= 64 */
+
+/* The row kernel's table and the split of an output row into units: channel slices (whole
+   64-channel chunks; not when C % 16 == 0 < C % 64, whose rows run flat) and pixel segments,
+   until a unit's interleaved rows fit a quarter of L1 (measured: a half was slower, the
+   input rows and the entries need the rest) and there are at least 8 units per thread.
+   Entry e (lanes q = e * eg + l, l < 4, channel c = 16 (q % q16) + 4k + j, none past C when
+   the rows are not flat):
+     weights   [tap][k] 64 bytes: byte 16l + 4j + r = w[c][4g + r][kw] (0 past the kernel or C)
+     start     [k] 64 bytes: int32 lane 4l + j = a = bias[c] - za * sum(w[c]), + 2^31 (fast)
+     UINT8     [k] pk bytes, 64 per vector (int64 ones per 64-bit half, E: lanes 4l + 0, 2,
+               O: lanes 4l + 1, 3, in the order vpmul(u)dq reads them). The fast output stage,
+               when every channel's y = (2 acc M + R2) >> (32 + s) keeps its high half in int32
+               (acc_u = acc + 2^31 >= 0, so acc_u * 2M < 2^64 is vpmuludq's):
+                 M2V = 2M, M2O = the odd lanes' 2M in the even slots, R2E, R2O =
+                 R2 = 2^31 + 2^(31+s) [s > 0] - 2^32 M [acc_u] + zo 2^(32+s) [zo folded]
+                 - 2^32 [tie correction], S32 = s, Z32 = 2^31 [s == 0] (only with some s == 0)
+               otherwise MV = M, MO, RE, RO = 2^30 + 2^(30+s) [s > 0] + zo 2^(31+s) [folded],
+                 SE, SO = 31 + s, CE, CO = -2^31 [s > 0] (only with some s == 0)
+     FLOAT     [k] 128 bytes: FS = input_scale * weight_scale[c] (the product the scalar path
+               rounds), FB = float_bias[c] or 0. */
+LUTHIER_PRIVATE int luthier__qconv_pack_dw512(const luthier_context *ctx, luthier_qconv2d_layer *L, const int8_t *w) {
+    const luthier_conv2d_desc *d = &L->cd;
+    const size_t C = (size_t)d->in_channels, KH = (size_t)d->kernel_h, KW = (size_t)d->kernel_w;
+    const size_t q16 = luthier__div_up(C, 16), G = luthier__div_up(KH, 4), nch = luthier__div_up(C, 64);
+    const size_t ow = (size_t)L->ow, taps = G * KW;
+    const size_t l1 = ctx->caches.l1d ? ctx->caches.l1d : (size_t)32 << 10;
+    const size_t budget = luthier__min_sz(luthier__max_sz(l1 / 4, (size_t)8 << 10), (size_t)24 << 10);
+    const size_t want = 8 * (size_t)luthier__max_sz(1, (size_t)ctx->pool->num_threads);
+    const int slices_ok = C % 64 == 0 || C % 16 != 0, u8 = L->qd.output == LUTHIER_QOUTPUT_UINT8;
+    const int pair = d->stride_h == 1 && d->dilation_h == 1 && KH <= 3;
+    const size_t rows = (size_t)d->batch * (pair ? luthier__div_up((size_t)L->oh, 2) : (size_t)L->oh);
+    /* flat rows (C % 16 == 0) start blocks at every multiple of gcd(q16, 4) lanes; slices at 64 channels */
+    const size_t eg = C % 16 || q16 % 4 == 0 ? 4 : q16 % 2 == 0 ? 2 : 1, ne = luthier__div_up(q16, eg);
+    const size_t wsz = taps * 256 * (pair ? 2 : 1);
+    const int32_t zo = L->qd.output_zero_point;
+    const int nc = u8 && L->qd.output_min >= zo && (L->qd.output_min || L->qd.output_max);
+    size_t e, l, k, j, g, kw, r, wc, c, eb, pk, seg = 1, slice = 1;
+    int cn = 0, zf = u8, fast = u8, sh;
+    for (c = 0; c < C; c++) cn |= u8 && (L->shift[c] & 31) == 0;
+    for (; fast; zf = 0) { /* the fast stage with zo folded, without, or not at all */
+        for (c = 0; c < C && fast; c++) { /* |2 acc M + R2| < 2^62: the high half and +1 fit int32 */
+            double lo = (double)L->dw_off[c], hi = lo, n;
+            for (g = 0; g < KH * KW; g++) {
+                const double t = 255.0 * (double)w[c * KH * KW + g];
+                if (t < 0) lo += t; else hi += t;
+            }
+            if (lo < -2147483648.0 || hi > 2147483647.0) lo = -2147483648.0, hi = 2147483648.0; /* wraps */
+            sh = (int)(L->shift[c] & 31);
+            n = 2.0 * (-lo > hi ? -lo : hi) * (double)L->mult[c] + ldexp(1.0, 31) + ldexp(1.0, 31 + sh) +
+                ldexp(1.0, 32) + (zf ? (double)zo * ldexp(1.0, 32 + sh) : 0.0);
+            fast = n < ldexp(1.0, 62);
+        }
+        if (fast || !zf) break;
+        fast = 1;
+    }
+    if (!fast) { /* the 64-bit stage: |y| <= 2^30 + 1 and zo 2^(31+s) < 2^62 with s in 1..23 */
+        zf = u8;
+        for (c = 0; c < C; c++) zf &= (L->shift[c] & 31) != 0 && (L->shift[c] & 31) <= 23;
+    }
+    if (fast && nc) cn = 0;
+    pk = !u8 ? (L->qd.output == LUTHIER_QOUTPUT_FLOAT ? 128 : 0) : fast ? (cn ? 384 : 320) : (cn ? 512 : 384);
+    eb = wsz + 256 + 4 * pk;
+    if (G > LUTHIER__QDW512_MAXG) return 1; /* the pixel routines run it */
+    L->dw_q16 = q16;
+    L->dw_g = G;
+    L->dw_eg = eg;
+    L->dw_ne = ne;
+    L->dw_ebytes = eb;
+    L->dw_pk = pk;
+    L->dw_wsz = wsz;
+    L->dw_pair = pair;
+    L->dw_fast = fast;
+    L->dw_nc = fast && nc;
+    L->dw_cn = cn;
+    L->dw_zf = zf;
+    if (eb > SIZE_MAX / ne || !(L->dw_tab = (unsigned char *)luthier__alloc(ne * eb))) return 0;
+    memset(L->dw_tab, 0, ne * eb);
+    for (e = 0; e < ne; e++)
+        for (l = 0; l < 4; l++)
+            for (k = 0; k < 4; k++)
+                for (j = 0; j < 4; j++) {
+                    const size_t h = 8 * (j >> 1) + 16 * l, o4 = 16 * l + 4 * j;
+                    unsigned char *u = L->dw_tab + e * eb, *pu = u + wsz + 256 + k * pk;
+                    uint32_t a0;
+                    c = C % 16 ? 16 * (e * eg + l) + 4 * k + j : 16 * ((e * eg + l) % q16) + 4 * k + j;
+                    if (c >= C) {
+                        const int64_t s64 = 31;
+                        if (u8 && !fast) memcpy(pu + (j & 1 ? 320 : 256) + h, &s64, 8);
+                        continue;
+                    }
+                    for (g = 0; g < G; g++)
+                        for (kw = 0; kw < KW; kw++)
+                            for (r = 0; r < 4 && 4 * g + r < KH; r++) {
+                                u[((g * KW + kw) * 4 + k) * 64 + o4 + r] = (unsigned char)w[(c * KH + 4 * g + r) * KW + kw];
+                                if (pair) /* the second row of a pair: the kernel one input row down */
+                                    u[taps * 256 + (kw * 4 + k) * 64 + o4 + r + 1] = (unsigned char)w[(c * KH + r) * KW + kw];
+                            }
+                    a0 = (uint32_t)L->dw_off[c] + (fast ? 0x80000000u : 0u);
+                    memcpy(u + wsz + 64 * k + o4, &a0, 4);
+                    sh = (int)(L->shift[c] & 31);
+                    if (u8 && fast) {
+                        const uint32_t m2 = 2u * (uint32_t)L->mult[c], s32 = (uint32_t)sh, z32 = sh ? 0u : 0x80000000u;
+                        const int64_t r2 = ((int64_t)1 << 31) + (sh ? (int64_t)1 << (31 + sh) : 0) -
+                                           (int64_t)L->mult[c] * ((int64_t)1 << 32) +
+                                           (zf ? (int64_t)zo * ((int64_t)1 << (32 + sh)) : 0) - (nc ? 0 : (int64_t)1 << 32);
+                        memcpy(pu + o4, &m2, 4);
+                        if (j & 1) memcpy(pu + 64 + h, &m2, 4);
+                        memcpy(pu + (j & 1 ? 192 : 128) + h, &r2, 8);
+                        memcpy(pu + 256 + o4, &s32, 4);
+                        if (cn) memcpy(pu + 320 + o4, &z32, 4);
+                    } else if (u8) {
+                        const int64_t rr = ((int64_t)1 << 30) + (sh ? (int64_t)1 << (30 + sh) : 0) +
+                                           (zf ? (int64_t)zo << (31 + sh) : 0);
+                        const int64_t cc = sh ? -((int64_t)1 << 31) : 0, s64 = 31 + sh;
+                        memcpy(pu + o4, &L->mult[c], 4);
+                        if (j & 1) memcpy(pu + 64 + h, &L->mult[c], 4);
+                        memcpy(pu + (j & 1 ? 192 : 128) + h, &rr, 8);
+                        memcpy(pu + (j & 1 ? 320 : 256) + h, &s64, 8);
+                        if (cn) memcpy(pu + (j & 1 ? 448 : 384) + h, &cc, 8);
+                    } else if (L->qd.output == LUTHIER_QOUTPUT_FLOAT) {
+                        const float fs = L->qd.a_scale * L->wscale[c], fb = L->fbias ? L->fbias[c] : 0.0f;
+                        memcpy(pu + o4, &fs, 4);
+                        memcpy(pu + 64 + o4, &fb, 4);
+                    }
+                }
+    /* the split: slices first (no overlap), then segments (each rebuilds kernel_w - 1 columns) */
+    while (LUTHIER__QDW512_IBYTES(L, luthier__qdw512_as(L, luthier__div_up(ow, seg),
+                                                          luthier__min_sz(C, 64 * luthier__div_up(nch, slice)))) > budget) {
+        if (slices_ok && slice < nch) slice++;
+        else if (seg < ow) seg++;
+        else break;
+    }
+    while (rows * seg * slice < want) {
+        if (slices_ok && slice < nch) slice++;
+        else if (luthier__div_up(ow, seg + 1) >= 8) seg++;
+        else break;
+    }
+    L->dw_seg = seg;
+    L->dw_slice = slice;
+    L->dw_flat = slice == 1 && C % 16 == 0;
+    wc = luthier__min_sz(C, 64 * luthier__div_up(nch, slice));
+    L->dw_wl = luthier__div_up(wc, 16);
+    L->dw_as = luthier__qdw512_as(L, luthier__div_up(ow, seg), wc);
+    L->dw_ibytes = luthier__align_up(LUTHIER__QDW512_IBYTES(L, L->dw_as));
+    L->thread_ws = luthier__max_sz(L->thread_ws, L->dw_ibytes);
+    if (!(L->dw_tap = (size_t *)luthier__alloc(taps * sizeof(size_t))) ||
+        !(L->dw_zrow = (uint8_t *)luthier__alloc((size_t)d->in_w * C + 64)))
+        return 0;
+    memset(L->dw_zrow, L->qd.a_zero_point, (size_t)d->in_w * C + 64);
+    for (g = 0; g < G; g++)
+        for (kw = 0; kw < KW; kw++) { /* column ix' = s * ox + kw * dw: phase ix' % s, pixel ox + kw * dw / s */
+            const size_t kd = kw * (size_t)d->dilation_w, st = (size_t)d->stride_w;
+            L->dw_tap[g * KW + kw] = ((g * st + kd % st) * 4 * L->dw_as + kd / st * L->dw_wl) * 16;
+        }
+    L->weight_bytes += ne * eb + taps * sizeof(size_t) + (size_t)d->in_w * C + 64;
+    return 1;
+}
+#endif
+
 /* DEPTHWISE weights: int16 tap pairs per channel and the offsets bias - za * sum(w). */
-LUTHIER_PRIVATE int luthier__qconv_pack_dw(luthier_qconv2d_layer *L, const int8_t *w, int32_t za) {
+LUTHIER_PRIVATE int luthier__qconv_pack_dw(const luthier_context *ctx, luthier_qconv2d_layer *L, const int8_t *w,
+                                           int32_t za) {
     const size_t C = (size_t)L->cd.in_channels, taps = (size_t)(L->cd.kernel_h * L->cd.kernel_w);
     const size_t cp = luthier__div_up(C, 16) * 16, pairs = luthier__div_up(taps, 2);
     size_t c, t;
@@ -1684,25 +1869,13 @@ LUTHIER_PRIVATE int luthier__qconv_pack_dw(luthier_qconv2d_layer *L, const int8_
         }
         L->dw_off[c] = (int32_t)((L->bias ? (uint32_t)L->bias[c] : 0u) - (uint32_t)za * sum);
     }
-    /* the AVX-512 VNNI layout */
-    L->dw_nb = luthier__div_up(C, 64);
-    if (!(L->dw_w4 = (int8_t *)luthier__alloc(taps * L->dw_nb * 256)) ||
-        !(L->dw_par = (int32_t *)luthier__alloc(5 * L->dw_nb * 64 * sizeof(int32_t))))
-        return 0;
-    memset(L->dw_w4, 0, taps * L->dw_nb * 256);
-    memset(L->dw_par, 0, 5 * L->dw_nb * 64 * sizeof(int32_t));
-    for (c = 0; c < C; c++) {
-        const size_t b = c / 64, i = c % 64, k = i % 4, slot = (b * 4 + k) * 16 + i / 4, np = L->dw_nb * 64;
-        for (t = 0; t < taps; t++) L->dw_w4[((t * L->dw_nb + b) * 4 + k) * 64 + i] = w[c * taps + t];
-        L->dw_par[slot] = L->dw_off[c];
-        L->dw_par[np + slot] = L->mult[c];
-        L->dw_par[2 * np + slot] = L->shift[c];
-        memcpy(&L->dw_par[3 * np + slot], &L->wscale[c], sizeof(float));
-        if (L->fbias) memcpy(&L->dw_par[4 * np + slot], &L->fbias[c], sizeof(float));
-    }
-    L->weight_bytes += pairs * cp * 2 * sizeof(int16_t) + cp * sizeof(int32_t) + C + taps * L->dw_nb * 256 +
-                       5 * L->dw_nb * 64 * sizeof(int32_t);
+    L->weight_bytes += pairs * cp * 2 * sizeof(int16_t) + cp * sizeof(int32_t) + C;
     L->thread_ws = luthier__align_up(LUTHIER__QDW_CHUNK * pairs * 2 * sizeof(const uint8_t *) + taps * sizeof(ptrdiff_t));
+#ifdef LUTHIER__KERNELS_X86_DONE
+    if (!luthier__qconv_pack_dw512(ctx, L, w)) return 0;
+#else
+    (void)ctx;
+#endif
     return 1;
 }
 
@@ -1801,7 +1974,7 @@ LUTHIER_API luthier_status luthier_qconv2d_create(luthier_context *ctx, const lu
     L->direct_1x1 = algo == LUTHIER_CONV_1X1 && d.stride_h == 1 && d.stride_w == 1;
     if (!luthier__qconv_copy_params(L, desc, bias)) goto oom;
     if (algo == LUTHIER_CONV_DEPTHWISE) {
-        if (!luthier__qconv_pack_dw(L, weights_oihw, desc->input_zero_point)) goto oom;
+        if (!luthier__qconv_pack_dw(ctx, L, weights_oihw, desc->input_zero_point)) goto oom;
     } else if ((s = luthier__qconv_pack_gemm(ctx, L, weights_oihw)) != LUTHIER_STATUS_OK) {
         luthier_qconv2d_destroy(L);
         return s;
@@ -1829,7 +2002,10 @@ LUTHIER_API luthier_status luthier_qconv2d_get_info(const luthier_qconv2d_layer 
 }
 
 /* >>impl-qconv-dw ================================================================================
-   A chunk of npix output pixels of a depthwise layer. Pixel px has the tap pointers
+   Two designs. AVX-512 VNNI contexts run the row kernel (luthier__qdw512_*, after the scalar
+   routine): output rows from input rows interleaved four at a time, vpdpbusd over a kernel
+   column per instruction, a 32-bit output stage. The other contexts run the pixel routines:
+   a chunk of npix output pixels of a depthwise layer. Pixel px has the tap pointers
    x[px * 2 * pairs + t] (tap pairs (2p, 2p + 1); padding taps point at the zero-point row, a
    missing last tap at any row: its weight is 0); for channels [0, p->n):
        acc[c] = offset[c] + sum_t x[t][c] * w[t][c]   (int32, modulo 2^32 as in the GEMM kernels)
@@ -1878,90 +2054,415 @@ LUTHIER__INLINE void luthier__qdw_load8(uint8_t *dst, const uint8_t *row, size_t
 #ifdef LUTHIER__KERNELS_X86_DONE
 #define LUTHIER__TARGET_QDW512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
 
-/* 64 channels per step: one 64-byte load per tap (masked in a last partial block: nothing read
-   past the channels), four vpdpbusd with the tap's
-   byte-masked weight vectors (accumulator k: channels 4l + k), the output stage of the AVX-512
-   GEMM kernels (luthier__q512_requant) on the permuted parameters, then a 4 x 16 transpose back
-   to channel order (unpack 32/64-bit, then 128-bit lanes) and masked stores. */
-LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_store(const luthier_qgemm_ukernel_args *p, __m512i y[4],
-                                                                  unsigned char *dst, __mmask64 mask, size_t elem) {
-    const __m512i t0 = _mm512_unpacklo_epi32(y[0], y[1]), t1 = _mm512_unpackhi_epi32(y[0], y[1]);
-    const __m512i t2 = _mm512_unpacklo_epi32(y[2], y[3]), t3 = _mm512_unpackhi_epi32(y[2], y[3]);
-    const __m512i u0 = _mm512_unpacklo_epi64(t0, t2), u1 = _mm512_unpackhi_epi64(t0, t2);
-    const __m512i u2 = _mm512_unpacklo_epi64(t1, t3), u3 = _mm512_unpackhi_epi64(t1, t3);
-    const __m512i lo01 = _mm512_shuffle_i32x4(u0, u1, 0x44), lo23 = _mm512_shuffle_i32x4(u2, u3, 0x44);
-    const __m512i hi01 = _mm512_shuffle_i32x4(u0, u1, 0xEE), hi23 = _mm512_shuffle_i32x4(u2, u3, 0xEE);
+/* AVX-512 VNNI: the row kernel. A unit is one output row (image n, row oy; two rows oy, oy + 1
+   when stride_h == dilation_h == 1 and kernel_h <= 3: "pairs") x one pixel segment
+   [ox_a, ox_a + npx) x one channel slice [ca, cb) (the split is made at create).
+   1. Interleave: for kernel-row group g (rows 4g..4g+3 of the kernel; a row in the padding
+      reads the za row, one past a kernel of 3 rows the za vector) and each input column the
+      unit reads, the four rows' bytes of a channel become one dword [x0, x1, x2, x3]: 64 bytes
+      of each row -> vpunpck{l,h}bw, vpunpck{l,h}wd -> four vectors, vector k holding in its
+      128-bit lane l the dwords of channels 16l + 4k + j (j = 0..3), stored as lane l of the
+      array [g][phase][k] (phase = column % stride_w, pixel column / stride_w: every tap then
+      reads its array at unit stride). A pair interleaves input rows oy - pad_top + 0..3 once
+      for both output rows: the first uses bytes 0..2, the second bytes 1..3 (its weights are
+      shifted by a byte), so stride-1 layers interleave each input byte once per output row
+      instead of twice.
+   2. Blocks of 4 lanes (64 outputs): acc_k = the start (bias - za sum(w)), then per tap (g, kw)
+      one vpdpbusd per k with the tap's lane block (the 3 or 4 rows of a kernel column at once: a
+      3x3 layer is 3 vpdpbusd per 16 outputs) and the entry's weights in the same lanes. Up to 4
+      blocks that share an entry go together (the entry loaded once, four independent chains).
+      Partial blocks compute lanes that are not stored; nothing needs a mask but the store.
+   3. Output stage on the permuted lanes, then vpackssdw / vpackuswb put the bytes back in
+      channel order (the packs undo the unpacks' permutation); float / int32 outputs go through
+      a 4 x 4 transpose of 128-bit lanes. Requantization, exactly luthier_requantize: with
+      P = acc * M, R = 2^30 + 2^(30+s) [s > 0] and C = -2^31 [s > 0],
+          SRDHM then RDBPOT = (P + R + C [P < 0]) >> (31 + s)
+      (SRDHM rounds half up, (P + 2^30) >> 31; RDBPOT's ties away from zero are
+      (x + 2^(s-1) - [x < 0]) >> s; the two floors merge, and [P < 0], [acc < 0] may stand for
+      [x < 0]: they differ only when x = 0, where all give 0). The fast stage (when the bounds
+      of acc allow it, see the table) doubles it: (2P + 2R - 2^32 [acc < 0]) >> (32 + s), so
+      the correction is -1 on the high half alone, and the high halves of the even and odd
+      lanes' products (vpmuludq of acc + 2^31 by 2M) meet in one vector: 9 operations per 16
+      outputs, 7 when qmin >= zo (a negative acc then clamps to qmin whatever its rounding);
+      the 64-bit stage takes 12. zo goes into R when it fits. The clamp around zo is exact
+      through the saturating packs: sat16(y) +sat zo, then sat8u, then [qmin, qmax].
+   Flat runs: with one slice and C % 16 == 0 a segment's outputs are contiguous (NHWC) and so
+   are its lanes (pixel j at lanes j * C / 16): the blocks run straight across pixels, the
+   entries cycling through every block start (a multiple of gcd(C / 16, 4) lanes), so C = 32 or
+   144 uses every lane of every vector; stride 1 then interleaves whole row spans at once too.
+   A unit interleaves in strips just ahead of the blocks that read them, so the out-of-order
+   core overlaps the shuffle-bound interleave with the multiply-bound output stage. */
+typedef struct luthier__qdw512_out {
+    __m512i zo16, lo8, hi8;  /* UINT8: zo as int16, qmin, qmax as bytes */
+    __m512 flo, fhi;          /* FLOAT clamp */
+    int clamp8, fclamp, zf; /* zf: y already holds + zo */
+    luthier_qoutput output;
+    size_t elem;
+} luthier__qdw512_out;
+
+LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_interleave(__m512i r0, __m512i r1, __m512i r2, __m512i r3,
+                                                                       __m512i v[4]) {
+    const __m512i a = _mm512_unpacklo_epi8(r0, r1), b = _mm512_unpackhi_epi8(r0, r1);
+    const __m512i c = _mm512_unpacklo_epi8(r2, r3), e = _mm512_unpackhi_epi8(r2, r3);
+    v[0] = _mm512_unpacklo_epi16(a, c);
+    v[1] = _mm512_unpackhi_epi16(a, c);
+    v[2] = _mm512_unpacklo_epi16(b, e);
+    v[3] = _mm512_unpackhi_epi16(b, e);
+}
+
+/* The four interleaved vectors of group rows rp[0..3] at byte offset o (row 3 only if r3, else
+   the zero point: past a kernel of 3 rows); bytes outside m read as the zero point (and are
+   never touched). */
+LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_load4(const uint8_t *const *rp, ptrdiff_t o, __mmask64 m,
+                                                                  __m512i zv, int r3, __m512i v[4]) {
+    __m512i r[4];
+    int i;
+    if (m == ~(__mmask64)0) {
+        LUTHIER__UNROLL for (i = 0; i < 3; i++) r[i] = _mm512_loadu_si512((const void *)(rp[i] + o));
+        r[3] = r3 ? _mm512_loadu_si512((const void *)(rp[3] + o)) : zv;
+    } else {
+        LUTHIER__UNROLL for (i = 0; i < 3; i++)
+            r[i] = _mm512_mask_loadu_epi8(zv, m, (const void *)((uintptr_t)rp[i] + (uintptr_t)o));
+        r[3] = r3 ? _mm512_mask_loadu_epi8(zv, m, (const void *)((uintptr_t)rp[3] + (uintptr_t)o)) : zv;
+    }
+    luthier__qdw512_interleave(r[0], r[1], r[2], r[3], v);
+}
+
+LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_put(uint8_t *dst, size_t as, size_t nl, const __m512i v[4]) {
+    int k;
+    if (nl >= 4) {
+        LUTHIER__UNROLL for (k = 0; k < 4; k++) _mm512_storeu_si512((void *)(dst + (size_t)k * as * 16), v[k]);
+    } else {
+        const __mmask16 m = (__mmask16)((1u << (4 * nl)) - 1u);
+        LUTHIER__UNROLL for (k = 0; k < 4; k++) _mm512_mask_storeu_epi32((void *)(dst + (size_t)k * as * 16), m, v[k]);
+    }
+}
+
+/* Output stage (a) of 16 permuted lanes: y as int32 (see above); p: MV, MO, RE, RO, SE, SO, CE,
+   CO of the lanes. */
+LUTHIER__TARGET_QDW512 LUTHIER__QINLINE __m512i luthier__qdw512_requant(__m512i a, const __m512i p[8]) {
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i pe0 = _mm512_mul_epi32(a, p[0]), po0 = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), p[1]);
+    __m512i pe = _mm512_add_epi64(pe0, p[2]), po = _mm512_add_epi64(po0, p[3]);
+    pe = _mm512_mask_add_epi64(pe, _mm512_cmplt_epi64_mask(pe0, zero), pe, p[6]);
+    po = _mm512_mask_add_epi64(po, _mm512_cmplt_epi64_mask(a, zero), po, p[7]); /* the sign of lanes 1, 3 */
+    pe = _mm512_srav_epi64(pe, p[4]);
+    po = _mm512_srav_epi64(po, p[5]);
+    return _mm512_mask_shuffle_epi32(pe, (__mmask16)0xAAAA, po, (_MM_PERM_ENUM)0xA0);
+}
+
+/* The fast output stage of 16 permuted lanes (see the table): a = acc + 2^31; p: M2V, M2O, R2E,
+   R2O, S32, Z32. The high halves of N = a * 2M + R2 (= 2 acc M + 2R + ...) are gathered into
+   their lanes by one vpshufd; the tie correction of a negative acc (-2^32 in R2, +1 back when
+   acc >= 0, i.e. bit 31 of a, or always when s == 0) is one add on the high half; then >> s. */
+LUTHIER__TARGET_QDW512 LUTHIER__QINLINE __m512i luthier__qdw512_requant32(__m512i a, const __m512i p[6], int corr,
+                                                                        int zor) {
+    const __m512i pe = _mm512_add_epi64(_mm512_mul_epu32(a, p[0]), p[2]);
+    const __m512i po = _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(a, 32), p[1]), p[3]);
+    __m512i h = _mm512_mask_shuffle_epi32(po, (__mmask16)0x5555, pe, (_MM_PERM_ENUM)0xF5);
+    if (corr) h = _mm512_add_epi32(h, _mm512_srli_epi32(zor ? _mm512_or_si512(a, p[5]) : a, 31));
+    return _mm512_srav_epi32(h, p[4]);
+}
+
+/* y (int32, permuted lanes, + zo when folded) of 64 outputs -> n (1..64) uint8 at dst. */
+LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_pack(const luthier__qdw512_out *o, const __m512i y[4],
+                                                                 unsigned char *dst, size_t n, int zf) {
+    __m512i b;
+    if (zf) {
+        b = _mm512_packus_epi16(_mm512_packs_epi32(y[0], y[1]), _mm512_packs_epi32(y[2], y[3]));
+    } else {
+        b = _mm512_packus_epi16(_mm512_adds_epi16(_mm512_packs_epi32(y[0], y[1]), o->zo16),
+                                _mm512_adds_epi16(_mm512_packs_epi32(y[2], y[3]), o->zo16));
+    }
+    if (o->clamp8) b = _mm512_min_epu8(_mm512_max_epu8(b, o->lo8), o->hi8);
+    if (n >= 64) _mm512_storeu_si512((void *)dst, b);
+    else _mm512_mask_storeu_epi8((void *)dst, ((__mmask64)1 << n) - 1, b);
+}
+
+/* Stores 64 permuted int32 / float outputs (n of them, 1..64) in channel order: a 4 x 4
+   transpose of 128-bit lanes. */
+LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_store32(const __m512i acc[4], unsigned char *dst, size_t n) {
+    const __m512i t0 = _mm512_shuffle_i32x4(acc[0], acc[1], 0x44), t1 = _mm512_shuffle_i32x4(acc[2], acc[3], 0x44);
+    const __m512i t2 = _mm512_shuffle_i32x4(acc[0], acc[1], 0xEE), t3 = _mm512_shuffle_i32x4(acc[2], acc[3], 0xEE);
     __m512i v[4];
-    int l;
-    v[0] = _mm512_shuffle_i32x4(lo01, lo23, 0x88);
-    v[1] = _mm512_shuffle_i32x4(lo01, lo23, 0xDD);
-    v[2] = _mm512_shuffle_i32x4(hi01, hi23, 0x88);
-    v[3] = _mm512_shuffle_i32x4(hi01, hi23, 0xDD);
-    LUTHIER__UNROLL for (l = 0; l < 4; l++) {
-        const __mmask16 m = (__mmask16)(mask >> (16 * l));
-        if (!m) break;
-        if (p->output == LUTHIER_QOUTPUT_UINT8) _mm512_mask_cvtepi32_storeu_epi8(dst + 16 * l, m, v[l]);
-        else _mm512_mask_storeu_epi32(dst + 16 * l * elem, m, v[l]);
-    }
-}
-
-/* The output stage of one pixel's 64-channel block: the four permuted accumulators requantized
-   (or scaled) with the permuted parameters, then stored in channel order. */
-LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_output(const luthier_qgemm_ukernel_args *p, __m512i acc[4],
-                                                                   const int32_t *par, size_t np, unsigned char *dst,
-                                                                   __mmask64 mask) {
-    const __m512i one = _mm512_set1_epi32(1), zo = _mm512_set1_epi32(p->zero_point);
-    const __m512i qlo = _mm512_set1_epi32(p->qmin - p->zero_point), qhi = _mm512_set1_epi32(p->qmax - p->zero_point);
-    const __m512 flo = _mm512_set1_ps(p->min), fhi = _mm512_set1_ps(p->max), sa = _mm512_set1_ps(p->a_scale);
     int k;
+    v[0] = _mm512_shuffle_i32x4(t0, t1, 0x88);
+    v[1] = _mm512_shuffle_i32x4(t0, t1, 0xDD);
+    v[2] = _mm512_shuffle_i32x4(t2, t3, 0x88);
+    v[3] = _mm512_shuffle_i32x4(t2, t3, 0xDD);
     LUTHIER__UNROLL for (k = 0; k < 4; k++) {
-        const int32_t *pk = par + 16 * k;
-        if (p->output == LUTHIER_QOUTPUT_UINT8) {
-            const __m512i mul = _mm512_loadu_si512((const void *)(pk + np));
-            const __m512i sh = _mm512_loadu_si512((const void *)(pk + 2 * np));
-            const __m512i smask = _mm512_sub_epi32(_mm512_sllv_epi32(one, sh), one);
-            acc[k] = luthier__q512_requant(acc[k], mul, _mm512_srli_epi64(mul, 32), sh, smask,
-                                           _mm512_srli_epi32(smask, 1), qlo, qhi, zo);
-        } else if (p->output == LUTHIER_QOUTPUT_FLOAT) {
-            const __m512 scale = _mm512_mul_ps(sa, _mm512_loadu_ps((const void *)(pk + 3 * np)));
-            __m512 y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[k]), scale,
-                                       p->bias ? _mm512_loadu_ps((const void *)(pk + 4 * np)) : _mm512_setzero_ps());
-            if (p->clamp) y = _mm512_min_ps(_mm512_max_ps(y, flo), fhi);
-            acc[k] = _mm512_castps_si512(y);
-        }
+        const size_t r = n > 16 * (size_t)k ? n - 16 * (size_t)k : 0;
+        if (!r) break;
+        if (r >= 16) _mm512_storeu_si512((void *)(dst + 64 * (size_t)k), v[k]);
+        else _mm512_mask_storeu_epi32((void *)(dst + 64 * (size_t)k), (__mmask16)((1u << r) - 1u), v[k]);
     }
-    luthier__qdw512_store(p, acc, dst, mask, luthier__qconv_elem(p->output));
 }
 
-LUTHIER__TARGET_QDW512 LUTHIER_PRIVATE void luthier__qdw_avx512(const luthier_qconv2d_layer *L,
-                                                               const luthier_qgemm_ukernel_args *p,
-                                                               const uint8_t *const *x, size_t npix) {
-    const size_t elem = luthier__qconv_elem(p->output), ldc = p->ldc, xs = 2 * L->dw_pairs, nb = L->dw_nb;
-    const size_t taps = (size_t)(L->cd.kernel_h * L->cd.kernel_w), np = nb * 64;
-    size_t b, px, t;
-    int k;
-    for (b = 0; b < nb; b++) {
-        const size_t c = b * 64, rem = luthier__min_sz(64, p->n - c);
-        const __mmask64 mask = rem == 64 ? ~(__mmask64)0 : (((__mmask64)1 << rem) - 1);
-        const int full = rem == 64; /* masked loads only in the last partial block */
-        const int8_t *wb = L->dw_w4 + b * 256;
-        const int32_t *par = L->dw_par + b * 64;
-        for (px = 0; px < npix; px++) {
-            const uint8_t *const *xp = x + px * xs, *const *xq = px + 1 < npix ? xp + xs : xp;
-            __m512i acc[4], acc2[4];
-            LUTHIER__UNROLL for (k = 0; k < 4; k++) acc[k] = acc2[k] = _mm512_loadu_si512((const void *)(par + 16 * k));
-            for (t = 0; t < taps; t++) { /* pixels px and px + 1: eight independent chains */
-                const __m512i xv = full ? _mm512_loadu_si512((const void *)(xp[t] + c)) : _mm512_maskz_loadu_epi8(mask, xp[t] + c);
-                const __m512i xw = full ? _mm512_loadu_si512((const void *)(xq[t] + c)) : _mm512_maskz_loadu_epi8(mask, xq[t] + c);
-                const int8_t *wt = wb + t * nb * 256;
-                LUTHIER__UNROLL for (k = 0; k < 4; k++) {
-                    const __m512i wv = _mm512_loadu_si512((const void *)(wt + 64 * k));
-                    acc[k] = _mm512_dpbusd_epi32(acc[k], xv, wv);
-                    acc2[k] = _mm512_dpbusd_epi32(acc2[k], xw, wv);
+/* Keeps v in a register: the compiler would fold its load into every use. */
+#define LUTHIER__QDW512_REG(v) __asm__("" : "+v"(v))
+
+/* One tap of NB blocks: acc[m][k] += the interleaved rows at it + m * idelta + k * as16 times
+   the weights at wt + 64k. */
+LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_tap(__m512i acc[4][4], const uint8_t *it, size_t idelta,
+                                                                size_t as16, const unsigned char *wt, const int NB) {
+    int k, m;
+    LUTHIER__UNROLL for (k = 0; k < 4; k++) {
+        const __m512i wv = _mm512_loadu_si512((const void *)(wt + 64 * (size_t)k));
+        LUTHIER__UNROLL for (m = 0; m < NB; m++)
+            acc[m][k] = _mm512_dpbusd_epi32(
+                acc[m][k], _mm512_loadu_si512((const void *)(it + (size_t)m * idelta + (size_t)k * as16)), wv);
+    }
+}
+
+/* NB (1..4) blocks of 64 outputs that share an entry ent: block m reads the interleaved rows
+   at ip + m * idelta and stores n[m] outputs at dst + m * ddelta; the weights are the entry's
+   at wofs (the second set of a pair's second row). NT: the taps when known at compile time (0:
+   L's); MODE: see luthier__qdw512_group. The entry's weights and parameters are loaded once
+   for the NB blocks. */
+LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_group_t(const luthier_qconv2d_layer *L,
+                                                                    const luthier__qdw512_out *o, const uint8_t *ip,
+                                                                    size_t idelta, const unsigned char *ent,
+                                                                    size_t wofs, unsigned char *dst, size_t ddelta,
+                                                                    const size_t *n, const int NB, const int NT,
+                                                                    const int MODE) {
+    const size_t nt = NT ? (size_t)NT : L->dw_g * (size_t)L->cd.kernel_w, as16 = L->dw_as * 16;
+    const size_t *tap = L->dw_tap;
+    const unsigned char *par = ent + L->dw_wsz + 256;
+    __m512i acc[4][4];
+    size_t t;
+    int k, m;
+    size_t z = 0;
+    __asm__("" : "+r"(z)); /* an opaque 0: one load per accumulator rather than a load and copies */
+    LUTHIER__UNROLL for (k = 0; k < 4; k++)
+        LUTHIER__UNROLL for (m = 0; m < NB; m++)
+            acc[m][k] = _mm512_loadu_si512((const void *)(ent + L->dw_wsz + 64 * (size_t)k + z * (size_t)m));
+    if (NT == 3) { /* unrolled by hand: a loop keeps the accumulators moving between registers */
+        const size_t t0 = tap[0], t1 = tap[1], t2 = tap[2];
+        luthier__qdw512_tap(acc, ip + t0, idelta, as16, ent + wofs, NB);
+        luthier__qdw512_tap(acc, ip + t1, idelta, as16, ent + wofs + 256, NB);
+        luthier__qdw512_tap(acc, ip + t2, idelta, as16, ent + wofs + 512, NB);
+    } else {
+        for (t = 0; t < nt; t++) luthier__qdw512_tap(acc, ip + tap[t], idelta, as16, ent + wofs + 256 * t, NB);
+    }
+    if (MODE || (o->output == LUTHIER_QOUTPUT_UINT8 && L->dw_fast)) {
+        const int corr = MODE ? MODE == 1 : !L->dw_nc, zor = MODE ? 0 : L->dw_cn;
+        LUTHIER__UNROLL for (k = 0; k < 4; k++) {
+            __m512i p[6];
+            int i;
+            LUTHIER__UNROLL for (i = 0; i < 6; i++) {
+                if (i == 5 && !zor) {
+                    p[i] = _mm512_setzero_si512();
+                    continue;
+                }
+                p[i] = _mm512_loadu_si512((const void *)(par + L->dw_pk * (size_t)k + 64 * (size_t)i));
+                if (NB > 1) LUTHIER__QDW512_REG(p[i]);
+            }
+            LUTHIER__UNROLL for (m = 0; m < NB; m++) acc[m][k] = luthier__qdw512_requant32(acc[m][k], p, corr, zor);
+        }
+        LUTHIER__UNROLL for (m = 0; m < NB; m++)
+            luthier__qdw512_pack(o, acc[m], dst + (size_t)m * ddelta, n[m], MODE ? 1 : o->zf);
+    } else if (o->output == LUTHIER_QOUTPUT_UINT8) {
+        LUTHIER__UNROLL for (k = 0; k < 4; k++) {
+            __m512i p[8];
+            int i;
+            LUTHIER__UNROLL for (i = 0; i < 8; i++) {
+                if (i >= 6 && !L->dw_cn) {
+                    p[i] = _mm512_set1_epi64(-((long long)1 << 31)); /* every s > 0 */
+                    continue;
+                }
+                p[i] = _mm512_loadu_si512((const void *)(par + L->dw_pk * (size_t)k + 64 * (size_t)i));
+                if (NB > 1) LUTHIER__QDW512_REG(p[i]); /* one load for the NB blocks */
+            }
+            LUTHIER__UNROLL for (m = 0; m < NB; m++) acc[m][k] = luthier__qdw512_requant(acc[m][k], p);
+        }
+        LUTHIER__UNROLL for (m = 0; m < NB; m++)
+            luthier__qdw512_pack(o, acc[m], dst + (size_t)m * ddelta, n[m], o->zf);
+    } else {
+        if (o->output == LUTHIER_QOUTPUT_FLOAT) {
+            LUTHIER__UNROLL for (k = 0; k < 4; k++) {
+                const __m512 fs = _mm512_loadu_ps((const void *)(par + L->dw_pk * (size_t)k));
+                const __m512 fb = _mm512_loadu_ps((const void *)(par + L->dw_pk * (size_t)k + 64));
+                LUTHIER__UNROLL for (m = 0; m < NB; m++) {
+                    __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[m][k]), fs, fb);
+                    if (o->fclamp) f = _mm512_min_ps(o->fhi, _mm512_max_ps(o->flo, f)); /* as the scalar ?: */
+                    acc[m][k] = _mm512_castps_si512(f);
                 }
             }
-            luthier__qdw512_output(p, acc, par, np, (unsigned char *)p->c + (px * ldc + c) * elem, mask);
-            if (++px < npix) luthier__qdw512_output(p, acc2, par, np, (unsigned char *)p->c + (px * ldc + c) * elem, mask);
+        }
+        LUTHIER__UNROLL for (m = 0; m < NB; m++) luthier__qdw512_store32(acc[m], dst + (size_t)m * ddelta, n[m]);
+    }
+}
+
+/* luthier__qdw512_group_t for nb (1..4) blocks: specialised for 3 taps and the fast uint8 output
+   stage with zo folded (MODE 1: with the tie correction, 2: without). Four blocks give the
+   out-of-order core enough independent chains (two run a third slower, one half as fast). */
+#define LUTHIER__QDW512_GROUP(NT, MODE)                                                               \
+    do {                                                                                           \
+        if (nb == 4) luthier__qdw512_group_t(L, o, ip, idelta, ent, wofs, dst, ddelta, n, 4, NT, MODE); \
+        else if (nb == 3) luthier__qdw512_group_t(L, o, ip, idelta, ent, wofs, dst, ddelta, n, 3, NT, MODE); \
+        else if (nb == 2) luthier__qdw512_group_t(L, o, ip, idelta, ent, wofs, dst, ddelta, n, 2, NT, MODE); \
+        else luthier__qdw512_group_t(L, o, ip, idelta, ent, wofs, dst, ddelta, n, 1, NT, MODE);         \
+    } while (0)
+LUTHIER__TARGET_QDW512 LUTHIER_PRIVATE void luthier__qdw512_group(const luthier_qconv2d_layer *L,
+                                                                 const luthier__qdw512_out *o, const uint8_t *ip,
+                                                                 size_t idelta, const unsigned char *ent, size_t wofs,
+                                                                 unsigned char *dst, size_t ddelta, const size_t *n,
+                                                                 int nb) {
+    const int mode = o->output == LUTHIER_QOUTPUT_UINT8 && L->dw_fast && L->dw_zf && !L->dw_cn ? (L->dw_nc ? 2 : 1) : 0;
+    if (L->dw_g * (size_t)L->cd.kernel_w == 3) {
+        if (mode == 1) LUTHIER__QDW512_GROUP(3, 1);
+        else if (mode == 2) LUTHIER__QDW512_GROUP(3, 2);
+        else LUTHIER__QDW512_GROUP(3, 0);
+    } else {
+        LUTHIER__QDW512_GROUP(0, 0);
+    }
+}
+#undef LUTHIER__QDW512_GROUP
+
+/* Units of a run: images x output rows (pairs of rows) x segments x slices. */
+LUTHIER_PRIVATE size_t luthier__qdw512_units(const luthier_qconv2d_layer *L) {
+    const size_t rows = L->dw_pair ? luthier__div_up((size_t)L->oh, 2) : (size_t)L->oh;
+    return (size_t)L->cd.batch * rows * L->dw_seg * L->dw_slice;
+}
+
+/* A unit in progress: its rows, ranges and how far its interleaved rows are built. */
+typedef struct luthier__qdw512_unit_ctx {
+    const uint8_t *rp[4 * LUTHIER__QDW512_MAXG]; /* input rows (the za row in the padding) */
+    size_t C, G, s, as, wl, ox_a, ca, cb, J, built; /* built: pixels (of each phase) done */
+    ptrdiff_t pl, in_w;
+    int r3, flat_build;
+    __m512i zv;
+} luthier__qdw512_unit_ctx;
+
+/* Interleaves pixels [u->built, j_end) of each phase (whole row spans with stride 1 and all
+   channels: 64-byte chunks across pixels; else column by column, 64-channel chunks). */
+LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_build(luthier__qdw512_unit_ctx *u, uint8_t *ib, size_t j_end) {
+    const size_t C = u->C, G = u->G, s = u->s, as = u->as, wl = u->wl;
+    size_t g;
+    j_end = luthier__min_sz(j_end, u->J);
+    if (j_end <= u->built) return;
+    if (u->flat_build) { /* positions [built C, j_end C): lane pos / 16 */
+        const size_t total = j_end * C;
+        const ptrdiff_t o0 = ((ptrdiff_t)u->ox_a - u->pl) * (ptrdiff_t)C, rowb = u->in_w * (ptrdiff_t)C;
+        size_t pos;
+        for (pos = u->built * C; pos < total; pos += 64) {
+            const ptrdiff_t ob = o0 + (ptrdiff_t)pos;
+            const size_t nl = luthier__min_sz(4, (total - pos) / 16);
+            __mmask64 m = ~(__mmask64)0;
+            if (ob < 0 || ob + 64 > rowb) {
+                const ptrdiff_t lo = ob < 0 ? -ob : 0, hi = rowb - ob < 64 ? rowb - ob : 64;
+                m = hi <= lo ? 0 : (hi - lo == 64 ? ~(__mmask64)0 : (((__mmask64)1 << (hi - lo)) - 1) << lo);
+            }
+            for (g = 0; g < G; g++) {
+                __m512i v[4];
+                luthier__qdw512_load4(u->rp + 4 * g, ob, m, u->zv, u->r3 || g + 1 < G, v);
+                luthier__qdw512_put(ib + (g * 4 * as) * 16 + pos, as, nl, v);
+            }
+        }
+    } else {
+        const size_t wl16 = luthier__div_up(u->cb - u->ca, 16);
+        size_t jj, ph, c;
+        for (jj = u->built; jj < j_end; jj++)
+            for (ph = 0; ph < s; ph++) {
+                const ptrdiff_t ix = (ptrdiff_t)(s * (u->ox_a + jj) + ph) - u->pl;
+                uint8_t *dst = ib + (ph * 4 * as + jj * wl) * 16;
+                if (ix < 0 || ix >= u->in_w) {
+                    __m512i v[4];
+                    v[0] = v[1] = v[2] = v[3] = u->zv;
+                    for (g = 0; g < G; g++)
+                        for (c = 0; c < wl16; c += 4) luthier__qdw512_put(dst + (g * s * 4 * as + c) * 16, as, wl16 - c, v);
+                    continue;
+                }
+                for (c = u->ca; c < u->cb; c += 64) {
+                    const size_t nb = luthier__min_sz(64, u->cb - c);
+                    const __mmask64 m = nb == 64 ? ~(__mmask64)0 : ((__mmask64)1 << nb) - 1;
+                    for (g = 0; g < G; g++) {
+                        __m512i v[4];
+                        luthier__qdw512_load4(u->rp + 4 * g, (ptrdiff_t)((size_t)ix * C + c), m, u->zv, u->r3 || g + 1 < G, v);
+                        luthier__qdw512_put(dst + (g * s * 4 * as + (c - u->ca) / 16) * 16, as, luthier__div_up(nb, 16), v);
+                    }
+                }
+            }
+    }
+    u->built = j_end;
+}
+
+/* One unit (see above), in strips: the interleaved pixels the next few blocks read, then those
+   blocks (of both rows of a pair: the second one with the entries' second weights, which read
+   the interleaved rows one input row down), so that the out-of-order core overlaps the
+   shuffle-bound interleave with the output stage. in, out: NHWC; ib: the thread's buffer. */
+LUTHIER__TARGET_QDW512 LUTHIER_PRIVATE void luthier__qdw512_unit(const luthier_qconv2d_layer *L,
+                                                                const luthier__qdw512_out *o, const uint8_t *in,
+                                                                unsigned char *out, uint8_t *ib, size_t unit) {
+    const luthier_conv2d_desc *d = &L->cd;
+    const size_t C = (size_t)d->in_channels, KH = (size_t)d->kernel_h, G = L->dw_g, s = (size_t)d->stride_w;
+    const size_t ow = (size_t)L->ow, oh = (size_t)L->oh, in_h = (size_t)d->in_h;
+    const size_t parts = L->dw_seg * L->dw_slice, nch = luthier__div_up(C, 64), wl = L->dw_wl;
+    const size_t rpi = L->dw_pair ? luthier__div_up(oh, 2) : oh, elem = o->elem;
+    const size_t row = unit / parts, sg = unit % parts / L->dw_slice, sl = unit % parts % L->dw_slice;
+    const size_t n = row / rpi, oy = row % rpi * (L->dw_pair ? 2 : 1), nrows = L->dw_pair && oy + 1 < oh ? 2 : 1;
+    const size_t ox_a = sg * ow / L->dw_seg, npx = (sg + 1) * ow / L->dw_seg - ox_a;
+    const size_t ca = 64 * (sl * nch / L->dw_slice), cb = luthier__min_sz(C, 64 * ((sl + 1) * nch / L->dw_slice));
+    const size_t wc = cb - ca, jo = (size_t)((d->kernel_w - 1) * d->dilation_w) / s, wt = G * (size_t)d->kernel_w * 256;
+    unsigned char *orow = out + ((n * oh + oy) * ow) * C * elem;
+    luthier__qdw512_unit_ctx u;
+    size_t g, r, q;
+    u.C = C;
+    u.G = G;
+    u.s = s;
+    u.as = L->dw_as;
+    u.wl = wl;
+    u.ox_a = ox_a;
+    u.ca = ca;
+    u.cb = cb;
+    u.J = npx + jo;
+    u.built = 0;
+    u.pl = (ptrdiff_t)d->pad_left;
+    u.in_w = (ptrdiff_t)d->in_w;
+    u.r3 = L->dw_pair || KH % 4 == 0; /* the last group's row 3 is read */
+    u.flat_build = s == 1 && wc == C && C % 16 == 0;
+    u.zv = _mm512_set1_epi8((char)L->qd.a_zero_point);
+    for (g = 0; g < G; g++)
+        for (r = 0; r < 4; r++) {
+            const size_t kh = 4 * g + r;
+            const int64_t iy = (int64_t)oy * d->stride_h - d->pad_top + (int64_t)kh * d->dilation_h;
+            u.rp[4 * g + r] = (L->dw_pair ? kh <= KH : kh < KH) && iy >= 0 && iy < d->in_h
+                                  ? in + (n * in_h + (size_t)iy) * (size_t)d->in_w * C
+                                  : L->dw_zrow;
+        }
+    if (L->dw_flat) { /* blocks b + i + m ne (m < 4) share an entry: windows of 4 ne blocks */
+        const size_t N = npx * C, nb = luthier__div_up(N, 64), ne = L->dw_ne, q16 = L->dw_q16, step = 4 % q16;
+        size_t b, i, m;
+        for (b = 0; b < nb; b += 4 * ne) {
+            const size_t last = luthier__min_sz(b + 4 * ne, nb) - 1;
+            luthier__qdw512_build(&u, ib, (64 * last + 63) / C + jo + 1);
+            for (q = 0; q < nrows; q++) {
+                unsigned char *d0 = orow + (q * ow + ox_a) * C * elem;
+                size_t c16 = 0;
+                for (i = 0; i < ne && b + i < nb; i++) {
+                    const size_t b0 = b + i;
+                    size_t cnt[4], k = 0;
+                    for (m = 0; m < 4 && b0 + m * ne < nb; m++) cnt[k++] = luthier__min_sz(64, N - 64 * (b0 + m * ne));
+                    luthier__qdw512_group(L, o, ib + b0 * 64, ne * 64, L->dw_tab + c16 / L->dw_eg * L->dw_ebytes, q * wt,
+                                          d0 + b0 * 64 * elem, ne * 64 * elem, cnt, (int)k);
+                    c16 += step;
+                    if (c16 >= q16) c16 -= q16;
+                }
+            }
+        }
+    } else { /* pixels px..px + 3 share the entries */
+        const size_t nck = luthier__div_up(wc, 64);
+        size_t px, i;
+        for (px = 0; px < npx; px += 4) {
+            const int k = (int)luthier__min_sz(4, npx - px);
+            luthier__qdw512_build(&u, ib, px + 4 + jo);
+            for (q = 0; q < nrows; q++)
+                for (i = 0; i < nck; i++) {
+                    const size_t c = luthier__min_sz(64, wc - 64 * i), cnt[4] = {c, c, c, c};
+                    luthier__qdw512_group(L, o, ib + (px * wl + 4 * i) * 16, wl * 16,
+                                          L->dw_tab + (ca / 16 + 4 * i) / L->dw_eg * L->dw_ebytes, q * wt,
+                                          orow + ((q * ow + ox_a + px) * C + ca + 64 * i) * elem, C * elem, cnt, k);
+                }
         }
     }
 }
@@ -2059,9 +2560,7 @@ LUTHIER_PRIVATE void luthier__qdw_neon(const luthier_qconv2d_layer *L, const lut
 /* The depthwise pixel routine for a context's CPU features. */
 LUTHIER_PRIVATE luthier__qdw_fn luthier__qdw_select(unsigned features) {
 #ifdef LUTHIER__KERNELS_X86_DONE
-    const unsigned f512 = LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX512VNNI;
-    if ((features & f512) == f512) return luthier__qdw_avx512;
-    if (features & LUTHIER_CPU_AVX2_FMA) return luthier__qdw_avx2;
+    if (features & LUTHIER_CPU_AVX2_FMA) return luthier__qdw_avx2; /* AVX-512 VNNI: the row kernel */
 #endif
 #ifdef LUTHIER__KERNELS_NEON_DONE
     if (features & LUTHIER_CPU_NEON) return luthier__qdw_neon;
@@ -2234,6 +2733,33 @@ LUTHIER_PRIVATE void luthier__qconv_dw_range(void *arg, size_t begin, size_t end
     }
 }
 
+#ifdef LUTHIER__KERNELS_X86_DONE
+/* Units = output rows x segments x slices (luthier__qdw512_unit). */
+LUTHIER__TARGET_QDW512 LUTHIER_PRIVATE void luthier__qconv_dw512_range(void *arg, size_t begin, size_t end, int thread,
+                                                                      int cluster) {
+    const luthier__qconv_job *j = (const luthier__qconv_job *)arg;
+    const luthier_qconv2d_layer *L = j->L;
+    uint8_t *ib = j->ws + (size_t)thread * j->ws_stride;
+    luthier__qdw512_out o;
+    luthier__qgemm_job gj;
+    size_t u;
+    (void)cluster;
+    luthier__qjob_init(&gj, &L->qd, NULL);
+    memset(&o, 0, sizeof o);
+    o.output = L->qd.output;
+    o.elem = luthier__qconv_elem(L->qd.output);
+    o.zo16 = _mm512_set1_epi16((short)gj.base.zero_point);
+    o.zf = L->dw_zf;
+    o.lo8 = _mm512_set1_epi8((char)gj.base.qmin);
+    o.hi8 = _mm512_set1_epi8((char)gj.base.qmax);
+    o.clamp8 = gj.base.qmin > 0 || gj.base.qmax < 255;
+    o.flo = _mm512_set1_ps(gj.base.min);
+    o.fhi = _mm512_set1_ps(gj.base.max);
+    o.fclamp = gj.base.clamp;
+    for (u = begin; u < end; u++) luthier__qdw512_unit(L, &o, j->in, j->out, ib, u);
+}
+#endif
+
 /* [n][c][hw] <-> [n][hw][c] for 1- or 4-byte elements (to_nhwc: NCHW -> NHWC). */
 LUTHIER_PRIVATE void luthier__qtranspose(const void *src, void *dst, size_t n, size_t c, size_t hw, size_t elem,
                                          int to_nhwc) {
@@ -2287,8 +2813,17 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
     job.ws = ws + off;
     job.ws_stride = L->thread_ws;
     if (d->algorithm == LUTHIER_CONV_DEPTHWISE) {
-        job.dw = luthier__qdw_select(ctx->cpu_features);
-        s = luthier__parallel(ctx, L->m, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_dw_range, &job);
+#ifdef LUTHIER__KERNELS_X86_DONE
+        const unsigned f512 = LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX512VNNI;
+        if (L->dw_tab && (ctx->cpu_features & f512) == f512)
+            s = luthier__parallel(ctx, luthier__qdw512_units(L), d->schedule, d->ratios, d->num_ratios, 0,
+                                  luthier__qconv_dw512_range, &job);
+        else
+#endif
+        {
+            job.dw = luthier__qdw_select(ctx->cpu_features);
+            s = luthier__parallel(ctx, L->m, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_dw_range, &job);
+        }
     } else {
         const luthier__qkernel_entry *uk = &luthier__qkernels[L->kernel];
         size_t mc;

@@ -26,12 +26,13 @@ static int qc_pick_zp(void) {
     return test_rand_int(0, 2) ? zps[test_rand_int(0, 2)] : test_rand_int(0, 255);
 }
 
+static void qc_fill(qc_case *c);
+
 /* A random layer for algo (AUTO: any); max_c bounds the channel counts, extra_hw is added to the
    input size (large layers: several blocks of output pixels). */
 static void qc_random(qc_case *c, luthier_conv_algorithm algo, int max_c, int extra_hw) {
     luthier_qconv2d_desc *d = &c->d;
-    int64_t eff_h, eff_w, g, cin, cout, kdim, e;
-    size_t in_n, w_n, j;
+    int64_t eff_h, eff_w, g, cin, cout;
     memset(c, 0, sizeof *c);
     d->batch = test_rand_int(1, 2);
     d->algorithm = algo;
@@ -73,9 +74,22 @@ static void qc_random(qc_case *c, luthier_conv_algorithm algo, int max_c, int ex
     if (d->in_w < 1) d->in_w = 1;
     if (d->in_h + d->pad_top + d->pad_bottom < eff_h) d->pad_bottom = eff_h - d->in_h - d->pad_top;
     if (d->in_w + d->pad_left + d->pad_right < eff_w) d->pad_right = eff_w - d->in_w - d->pad_left;
-    c->oh = (d->in_h + d->pad_top + d->pad_bottom - eff_h) / d->stride_h + 1;
-    c->ow = (d->in_w + d->pad_left + d->pad_right - eff_w) / d->stride_w + 1;
     d->layout = test_rand_int(0, 2) == 0 ? LUTHIER_LAYOUT_NCHW : LUTHIER_LAYOUT_NHWC;
+    qc_fill(c);
+}
+
+/* Zero points, output kind and the data (inputs, weights, bias, requantization, scales,
+   activation) of the layer whose shape c->d holds; c->oh, c->ow are computed here. */
+static void qc_fill(qc_case *c) {
+    luthier_qconv2d_desc *d = &c->d;
+    const int64_t g = d->groups ? d->groups : 1, cin = d->in_channels, cout = d->out_channels;
+    const int64_t sh = d->stride_h ? d->stride_h : 1, sw = d->stride_w ? d->stride_w : 1;
+    const int64_t eff_h = (d->dilation_h ? d->dilation_h : 1) * (d->kernel_h - 1) + 1;
+    const int64_t eff_w = (d->dilation_w ? d->dilation_w : 1) * (d->kernel_w - 1) + 1;
+    int64_t kdim, e;
+    size_t in_n, w_n, j;
+    c->oh = (d->in_h + d->pad_top + d->pad_bottom - eff_h) / sh + 1;
+    c->ow = (d->in_w + d->pad_left + d->pad_right - eff_w) / sw + 1;
     d->input_zero_point = qc_pick_zp();
     d->output = (luthier_qoutput)(test_rand_int(0, 3) == 0 ? test_rand_int(1, 2) : 0);
     d->output_zero_point = qc_pick_zp();
@@ -279,6 +293,109 @@ static void test_int8_conv_depthwise(void) {
     }
 }
 
+/* The paths of the AVX-512 VNNI depthwise row kernel, each on purpose (on other CPUs the same
+   layers check the pixel routines): flat rows (C % 16 == 0 < C % 64: one entry, 3, 9), 64-channel
+   slices, a partial last chunk and C % 16 != 0, pixel segments, row pairs (stride_h 1) with an
+   odd height, column phases (stride_w 2), two kernel-row groups (kernel_h 5, 7), dilations; and
+   the output stages: the 32-bit one with the tie correction, without it (qmin >= zo), with a
+   shift of 0, without zo folded (large shifts), the 64-bit fallback (huge biases, so the
+   accumulator may wrap), float and int32. Every layer on 1 and 2 threads (1 with --quick), both
+   layouts; on an AVX-512 VNNI context the test also checks that every path was taken. */
+static void test_int8_conv_depthwise_rows(void) {
+    static const struct { int c, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr; } shapes[] = {
+        {32, 9, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   {144, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {96, 8, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},   {192, 6, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {200, 5, 7, 3, 3, 2, 2, 1, 1, 0, 1, 2, 0},   {5, 6, 11, 3, 3, 1, 2, 1, 1, 1, 0, 1, 2},
+        {48, 9, 9, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},    {64, 10, 12, 7, 3, 1, 1, 2, 1, 3, 1, 3, 1},
+        {80, 6, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},    {16, 5, 30, 2, 4, 2, 1, 1, 2, 0, 1, 1, 2},
+        {960, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   {40, 13, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    };
+    enum { V_PLAIN, V_RELU, V_SHIFT0, V_WRAP, V_FLOAT, V_INT32, V_BIGSHIFT, V_EXTREME, V_COUNT };
+    static const int two[2] = {1, 1};
+    luthier_context *ctx[2];
+    const unsigned f512 = LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX512VNNI;
+    int seen[8], bad = 0, runs = 0, i, sh, v, x;
+    memset(seen, 0, sizeof seen);
+    ctx[0] = q8_context(0, 0);
+    ctx[1] = T.quick ? NULL : threads_context(2, two);
+    for (sh = 0; sh < (int)(sizeof shapes / sizeof shapes[0]); sh++)
+        for (v = 0; v < V_COUNT; v++) {
+            qc_case c;
+            luthier_qconv2d_layer *L = NULL;
+            int64_t e;
+            memset(&c, 0, sizeof c);
+            c.d.batch = 1 + (sh + v) % 2;
+            c.d.in_channels = c.d.out_channels = c.d.groups = shapes[sh].c;
+            c.d.in_h = shapes[sh].h;
+            c.d.in_w = shapes[sh].w;
+            c.d.kernel_h = shapes[sh].kh;
+            c.d.kernel_w = shapes[sh].kw;
+            c.d.stride_h = shapes[sh].sh;
+            c.d.stride_w = shapes[sh].sw;
+            c.d.dilation_h = shapes[sh].dh;
+            c.d.dilation_w = shapes[sh].dw;
+            c.d.pad_top = shapes[sh].pt;
+            c.d.pad_left = shapes[sh].pl;
+            c.d.pad_bottom = shapes[sh].pb;
+            c.d.pad_right = shapes[sh].pr;
+            c.d.algorithm = LUTHIER_CONV_DEPTHWISE;
+            c.d.layout = v % 3 == 2 ? LUTHIER_LAYOUT_NCHW : LUTHIER_LAYOUT_NHWC;
+            qc_fill(&c);
+            c.d.activation = LUTHIER_ACTIVATION_NONE;
+            c.d.output_min = c.d.output_max = 0;
+            c.d.output = v == V_FLOAT ? LUTHIER_QOUTPUT_FLOAT : v == V_INT32 ? LUTHIER_QOUTPUT_INT32 : LUTHIER_QOUTPUT_UINT8;
+            c.d.multipliers = c.mult;
+            c.d.shifts = c.shift;
+            for (e = 0; e < c.d.out_channels; e++) {
+                const double real = v == V_BIGSHIFT ? 3e-9 * (1 + e % 5) : 0.005 * (0.3 + (double)(e % 7) / 5.0);
+                /* V_WRAP: the huge biases of some channels send the layer to the 64-bit stage, where
+                   the others (shift 0 among them) stay in range */
+                luthier_quantize_multiplier((v == V_SHIFT0 || v == V_WRAP) && e % 3 == 1 ? 0.7 : real, &c.mult[e],
+                                            &c.shift[e]);
+                if (v == V_WRAP && e % 4 == 2) c.bias[e] = (e % 8 == 2 ? 1 : -1) * (int32_t)(2147483647 - test_rand_int(0, 3000));
+            }
+            if (v == V_RELU) { /* qmin >= zo: no tie correction */
+                c.d.output_zero_point = test_rand_int(0, 120);
+                luthier_quantize_activation(LUTHIER_ACTIVATION_RELU6, 0, 0, 0.04f, c.d.output_zero_point,
+                                            &c.d.output_min, &c.d.output_max);
+            }
+            if (v == V_FLOAT) c.d.activation = LUTHIER_ACTIVATION_RELU6;
+            if (v == V_EXTREME) {
+                const size_t in_n = (size_t)(c.d.batch * c.d.in_channels * c.d.in_h * c.d.in_w);
+                const size_t w_n = (size_t)(c.d.out_channels * c.d.kernel_h * c.d.kernel_w);
+                size_t j;
+                for (j = 0; j < in_n; j++) c.in[j] = (uint8_t)(255 * test_rand_int(0, 1));
+                for (j = 0; j < w_n; j++) c.w[j] = (int8_t)(test_rand_int(0, 1) ? 127 : -128);
+                c.d.output_min = 1;
+                c.d.output_max = 254;
+            }
+            if (luthier_qconv2d_create(ctx[0], &c.d, c.w, c.bias, &L) == LUTHIER_STATUS_OK) { /* the path taken */
+                if (L->dw_tab && (ctx[0]->cpu_features & f512) == f512) {
+                    seen[0] |= L->dw_flat && L->dw_ne > 1;
+                    seen[1] |= L->dw_slice > 1;
+                    seen[2] |= L->dw_seg > 1;
+                    seen[3] |= L->dw_pair;
+                    seen[4] |= L->dw_fast && !L->dw_nc && L->dw_zf && !L->dw_cn;
+                    seen[5] |= L->dw_nc;
+                    seen[6] |= L->dw_fast && (L->dw_cn || !L->dw_zf);
+                    seen[7] |= c.d.output == LUTHIER_QOUTPUT_UINT8 && !L->dw_fast && L->dw_cn;
+                }
+                luthier_qconv2d_destroy(L);
+            }
+            for (x = 0; x < 2; x++) {
+                if (!ctx[x]) continue;
+                bad += qc_check(ctx[x], &c, NULL) != 0;
+                runs++;
+            }
+            qc_free(&c);
+        }
+    CHECK(bad == 0, "%d of %d depthwise runs wrong", bad, runs);
+    if (ctx[0] && (ctx[0]->cpu_features & f512) == f512)
+        for (i = 0; i < 8; i++) CHECK(seen[i], "row kernel path %d never taken", i);
+    luthier_context_destroy(ctx[0]);
+    luthier_context_destroy(ctx[1]);
+}
+
 /* Two threads in two clusters with random ratios, the dynamic schedule, small forced blocks; AUTO
    and every algorithm; and the choice AUTO makes. */
 static void test_int8_conv_threads(void) {
@@ -455,6 +572,7 @@ static void run_qconv_tests(void) {
     RUN(test_int8_conv_im2col);
     RUN(test_int8_conv_1x1);
     RUN(test_int8_conv_depthwise);
+    RUN(test_int8_conv_depthwise_rows);
     RUN(test_int8_conv_threads);
     RUN(test_int8_conv_zero_point_padding);
     RUN(test_int8_conv_bad_arguments);
