@@ -2273,8 +2273,9 @@ LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, con
             const luthier__pval *a;
             if (!qs && (ins[k] = luthier__need_q(p, pd.int8, ins[k], 0)) < 0) LUTHIER__OOM();
             a = &p->vals[ins[k]];
-            /* operands of lower rank broadcast in either layout when their memory order coincides */
-            if (luthier__is_binary(op) && layout == LUTHIER__NHWC && a->layout == LUTHIER__PLAIN &&
+            /* operands of lower rank broadcast in either layout when their memory order coincides
+               (fp32 steps: an int8 add still needs its operands as uint8) */
+            if (!qs && luthier__is_binary(op) && layout == LUTHIER__NHWC && a->layout == LUTHIER__PLAIN &&
                 (a->rank < 4 || luthier__coincide(4, a->shape)))
                 continue;
             if ((ins[k] = luthier__need(ctx, p, ins[k], layout)) < 0) LUTHIER__OOM();

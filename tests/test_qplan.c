@@ -661,11 +661,55 @@ static void test_qplan_tune(void) {
     luthier_context_destroy(ctx);
 }
 
+/* An int8 add whose operand is a plain-layout [N, C, 1, 1] fp32 value (its memory order is
+   NHWC's too): it must still be quantized before the add reads it as uint8. */
+static void test_qplan_add_plain_operand(void) {
+    gb b;
+    luthier_context *ctx = ctx_threads(1);
+    luthier_calibration *cal = NULL;
+    int64_t xs[4] = {1, 8, 1, 1};
+    int x, y, z;
+    float in[8], *f32 = NULL, *q8 = NULL, lo, hi, s, worst = 0;
+    const void *ins[1];
+    size_t n, i;
+    luthier_plan *p = NULL;
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    y = gb_conv(&b, "conv", x, 8, 1, 1, 0, 1, 1, LUTHIER_ACTIVATION_NONE);
+    z = gb_op(&b, LUTHIER_OP_ADD, "add", y, x);
+    luthier_graph_output(b.g, gb_op(&b, LUTHIER_OP_IDENTITY, "view", z, -1));
+    for (i = 0; i < 8; i++) in[i] = (float)i * 0.25f - 1.0f;
+    ins[0] = in;
+    CHECK(ctx && !b.fail && qp_run(ctx, b.g, NULL, ins, &f32, &n, NULL), "fp32 run");
+    luthier_calibration_create(&cal);
+    luthier_calibration_set_range(cal, x, -1.0f, 1.0f);
+    qp_range(f32, n, &lo, &hi);
+    luthier_calibration_set_range(cal, z, lo, hi);
+    luthier_calibration_set_range(cal, y, lo - 1.0f, hi + 1.0f); /* covers conv = sum - x */
+    CHECK(qp_run(ctx, b.g, cal, ins, &q8, &n, &p), "int8 run");
+    if (p) {
+        CHECK(qp_count_int8(p, LUTHIER_OP_ADD) == 1 && qp_count_int8(p, LUTHIER_OP_CONV2D) == 1, "int8 add %d, conv %d",
+              qp_count_int8(p, LUTHIER_OP_ADD), qp_count_int8(p, LUTHIER_OP_CONV2D));
+        luthier_calibration_get(cal, z, &s, NULL);
+        for (i = 0; i < n; i++)
+            if (fabsf(q8[i] - f32[i]) > worst) worst = fabsf(q8[i] - f32[i]);
+        CHECK(worst <= 4.0f * s, "int8 add with a plain operand: max error %g > 4 steps (%g)", (double)worst, (double)(4 * s));
+    }
+    luthier_plan_destroy(p);
+    luthier_calibration_destroy(cal);
+    free(f32);
+    free(q8);
+    gb_free(&b);
+    luthier_context_destroy(ctx);
+}
+
 static void run_qplan_tests(void) {
     RUN(test_qplan_calibration_api);
     RUN(test_qplan_layers_exact);
     RUN(test_qplan_mini_resnet);
     RUN(test_qplan_tune);
+    RUN(test_qplan_add_plain_operand);
     RUN(test_qplan_zoo_small);
     RUN(test_qplan_zoo_full);
 }
