@@ -2128,7 +2128,7 @@ enum { LUTHIER__PLAN_NO_RESIDUAL = 1 };
 /* (luthier_tune.h) */
 LUTHIER_PRIVATE luthier_status luthier__records_for_plan(luthier_context *ctx, const luthier_graph *g, const char *path,
                                                          const char *text, const luthier_calibration *cal,
-                                                         luthier_node_config *configs);
+                                                         luthier_node_config *configs, int *matched);
 
 LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, const luthier_graph *g,
                                                        const luthier_plan_desc *desc, int flags, luthier_plan **out);
@@ -2170,7 +2170,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, con
         char note[256];
         if (!rc) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
         memset(rc, 0, sizeof *rc * (size_t)(g->num_nodes + 1));
-        s = luthier__records_for_plan(ctx, g, pd.records, pd.records ? NULL : pd.records_text, pd.int8, rc);
+        s = luthier__records_for_plan(ctx, g, pd.records, pd.records ? NULL : pd.records_text, pd.int8, rc, NULL);
         if (s != LUTHIER_STATUS_OK) {
             luthier__free(rc);
             return s;

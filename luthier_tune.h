@@ -877,18 +877,20 @@ LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, cons
     return LUTHIER_STATUS_OK;
 }
 
-/* For luthier_plan_create: records from path or text, of the plan (int8 with cal). */
+/* Records from path (read whole: records files are small) or text, for g's fp32 plan or, with
+   cal, its int8 plan (luthier_plan_create uses that); the public calls below wrap it. */
 LUTHIER_PRIVATE luthier_status luthier__records_for_plan(luthier_context *ctx, const luthier_graph *g, const char *path,
                                                          const char *text, const luthier_calibration *cal,
-                                                         luthier_node_config *configs) {
+                                                         luthier_node_config *configs, int *matched) {
     char *buf = NULL;
     size_t len = 0;
     luthier_status s;
     ctx->error[0] = 0;
-    if (text) return luthier__records_apply(ctx, g, "(text)", text, strlen(text), cal, configs, NULL);
+    if (matched) *matched = 0;
+    if (text) return luthier__records_apply(ctx, g, "(text)", text, strlen(text), cal, configs, matched);
     if ((s = luthier__read_file(path, &buf, &len)) != LUTHIER_STATUS_OK)
         return luthier__fail(ctx, s, s == LUTHIER_STATUS_NOT_FOUND ? "records: cannot open '%s'" : "records: cannot read '%s'", path);
-    s = luthier__records_apply(ctx, g, path, buf, len, cal, configs, NULL);
+    s = luthier__records_apply(ctx, g, path, buf, len, cal, configs, matched);
     luthier__free(buf);
     return s;
 }
@@ -896,26 +898,15 @@ LUTHIER_PRIVATE luthier_status luthier__records_for_plan(luthier_context *ctx, c
 LUTHIER_API luthier_status luthier_records_apply_text(luthier_context *ctx, const luthier_graph *g, const char *text,
                                                       luthier_node_config *configs, int *matched) {
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    ctx->error[0] = 0;
     if (!g || !text || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, text or configs is NULL");
-    if (matched) *matched = 0;
-    return luthier__records_apply(ctx, g, "(text)", text, strlen(text), NULL, configs, matched);
+    return luthier__records_for_plan(ctx, g, NULL, text, NULL, configs, matched);
 }
 
 LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const luthier_graph *g, const char *path,
                                                  luthier_node_config *configs, int *matched) {
-    char *text = NULL;
-    size_t len = 0;
-    luthier_status s;
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    ctx->error[0] = 0;
     if (!g || !path || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, path or configs is NULL");
-    if (matched) *matched = 0;
-    if ((s = luthier__read_file(path, &text, &len)) != LUTHIER_STATUS_OK) /* records files are small: read whole */
-        return luthier__fail(ctx, s, s == LUTHIER_STATUS_NOT_FOUND ? "records: cannot open '%s'" : "records: cannot read '%s'", path);
-    s = luthier__records_apply(ctx, g, path, text, len, NULL, configs, matched);
-    luthier__free(text);
-    return s;
+    return luthier__records_for_plan(ctx, g, path, NULL, NULL, configs, matched);
 }
 
 /* >>impl-tune-svg: time over (kernel x share of cluster 0, or x algorithm) for one task */

@@ -255,6 +255,8 @@ done:
     return rc;
 }
 
+#define MODEL_CALIB_SAMPLES 4
+
 /* Generated calibration inputs: images are drawn like the zoo's own inputs (uniform in
    [-1, 1) per element) from other streams; other inputs (token ids) are the zoo's. */
 static void *model_calib_input(const luthier_graph *g, int i, int sample, const void *zoo_input) {
@@ -278,6 +280,32 @@ static void *model_calib_input(const luthier_graph *g, int i, int sample, const 
     return x;
 }
 
+/* Calibrates g on MODEL_CALIB_SAMPLES generated inputs (zoo_inputs: the zoo's own, for the
+   non-image inputs). 0 = ok; else the message is printed. */
+static int model_calibrate(luthier_context *ctx, const luthier_graph *g, void *const *zoo_inputs,
+                           luthier_calib_method method, const char *what, luthier_calibration **cal) {
+    void *bufs[MODEL_CALIB_SAMPLES][64];
+    const void *const *samples[MODEL_CALIB_SAMPLES];
+    luthier_calib_desc cd;
+    int k, i, ok = 1;
+    memset(bufs, 0, sizeof bufs);
+    for (k = 0; k < MODEL_CALIB_SAMPLES; k++) {
+        for (i = 0; i < luthier_graph_num_inputs(g) && i < 64; i++) ok = ok && (bufs[k][i] = model_calib_input(g, i, k, zoo_inputs[i]));
+        samples[k] = (const void *const *)bufs[k];
+    }
+    memset(&cd, 0, sizeof cd);
+    cd.method = method;
+    cd.num_samples = MODEL_CALIB_SAMPLES;
+    cd.samples = samples;
+    if (!ok || luthier_calibrate(ctx, g, &cd, cal) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s: %s: calibrate: %s\n", bench_prog, what, ok ? luthier_context_error(ctx) : "out of memory");
+        ok = 0;
+    }
+    for (k = 0; k < MODEL_CALIB_SAMPLES; k++)
+        for (i = 0; i < 64; i++) free(bufs[k][i]);
+    return !ok;
+}
+
 static double model_cosine(const float *a, const float *b, size_t n) {
     double ab = 0, aa = 0, bb = 0;
     size_t i;
@@ -288,13 +316,10 @@ static double model_cosine(const float *a, const float *b, size_t n) {
 /* --int8: the int8 plan against the fp32 plan of the same graph, timed in interleaved rounds. */
 static int model_int8_one(const char *name, int threads, const bench_policy *pol, int layers, int csv,
                           const char *records_dir, luthier_calib_method method) {
-    enum { SAMPLES = 4 };
     luthier_graph *g = NULL;
     model_run m8, m32;
-    void *bufs[64], *bufs32[64], *sample_bufs[SAMPLES][64];
-    const void *const *samples[SAMPLES];
+    void *bufs[64];
     luthier_calibration *cal = NULL;
-    luthier_calib_desc cd;
     bench_sampler s[2];
     bench_stats st8, st32;
     bench_policy rp = *pol;
@@ -305,9 +330,7 @@ static int model_int8_one(const char *name, int threads, const bench_policy *pol
     luthier_plan_info info;
     memset(&info, 0, sizeof info);
     memset(s, 0, sizeof s);
-    memset(sample_bufs, 0, sizeof sample_bufs);
     memset(&m32, 0, sizeof m32);
-    memset(bufs32, 0, sizeof bufs32);
     if ((rc = model_open(name, threads, &m8, bufs, &g)) != BENCH_EXIT_OK) goto done;
     /* the fp32 contestant shares the context, the graph and the inputs, with its own outputs */
     m32.ctx = m8.ctx;
@@ -320,21 +343,8 @@ static int model_int8_one(const char *name, int threads, const bench_policy *pol
             goto done;
         }
     }
-    for (k = 0; k < SAMPLES; k++) {
-        for (i = 0; i < luthier_graph_num_inputs(g); i++)
-            if (!(sample_bufs[k][i] = model_calib_input(g, i, k, bufs[i]))) {
-                rc = BENCH_EXIT_FAIL;
-                goto done;
-            }
-        samples[k] = (const void *const *)sample_bufs[k];
-    }
-    memset(&cd, 0, sizeof cd);
-    cd.method = method;
-    cd.num_samples = SAMPLES;
-    cd.samples = samples;
     t_cal = bench_now();
-    if (luthier_calibrate(m8.ctx, g, &cd, &cal) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s: model %s: calibrate: %s\n", bench_prog, name, luthier_context_error(m8.ctx));
+    if (model_calibrate(m8.ctx, g, bufs, method, name, &cal)) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
@@ -379,7 +389,7 @@ static int model_int8_one(const char *name, int threads, const bench_policy *pol
                st32.min / st8.min, cosine);
         printf("  %d of %d convolutions int8; calibrated (%s, %d generated inputs) in %.0f ms; weights %.1f MB, arena %.2f MB, "
                "%d steps\n",
-               convs8, convs, method == LUTHIER_CALIB_MINMAX ? "min/max" : "percentile 99.99", SAMPLES, t_cal * 1e3,
+               convs8, convs, method == LUTHIER_CALIB_MINMAX ? "min/max" : "percentile 99.99", MODEL_CALIB_SAMPLES, t_cal * 1e3,
                info.weights_bytes / 1e6, info.arena_bytes / 1e6, info.num_steps);
         if (layers != 0 && (best = model_profile(&m8, info.num_steps)) != NULL)
             model_print_steps(m8.plan, best, info.num_steps, layers);
@@ -388,8 +398,6 @@ done:
     free(best);
     bench_sampler_free(&s[0]);
     bench_sampler_free(&s[1]);
-    for (k = 0; k < SAMPLES; k++)
-        for (i = 0; i < 64; i++) free(sample_bufs[k][i]);
     for (i = 0; i < 64; i++) free(m32.outs[i]);
     luthier_plan_destroy(m32.plan);
     luthier_calibration_destroy(cal);

@@ -246,26 +246,10 @@ static int cmd_tune(int argc, char **argv) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
-    if (int8) { /* calibrated as 'model --int8' does it */
-        void *sb[4][64];
-        const void *const *samples[4];
-        luthier_calib_desc cdesc;
-        int k, ok = 1;
-        memset(sb, 0, sizeof sb);
-        for (k = 0; k < 4; k++) {
-            for (i = 0; i < luthier_graph_num_inputs(t.g); i++) ok = ok && (sb[k][i] = model_calib_input(t.g, i, k, t.bufs[i]));
-            samples[k] = (const void *const *)sb[k];
-        }
-        memset(&cdesc, 0, sizeof cdesc);
-        cdesc.num_samples = 4;
-        cdesc.samples = samples;
-        if (!ok || luthier_calibrate(t.ctx, t.g, &cdesc, &cal) != LUTHIER_STATUS_OK) {
-            fprintf(stderr, "%s tune: calibrate: %s\n", bench_prog, ok ? luthier_context_error(t.ctx) : "out of memory");
-            rc = BENCH_EXIT_FAIL;
-        }
-        for (k = 0; k < 4; k++)
-            for (i = 0; i < 64; i++) free(sb[k][i]);
-        if (rc != BENCH_EXIT_OK) goto done;
+    /* --int8: calibrated as 'model --int8' does it */
+    if (int8 && model_calibrate(t.ctx, t.g, t.bufs, LUTHIER_CALIB_MINMAX, "tune", &cal)) {
+        rc = BENCH_EXIT_FAIL;
+        goto done;
     }
     if (!csv) {
         char topo_s[256];

@@ -457,7 +457,7 @@ static void test_qplan_calibration_api(void) {
     luthier_calibration *c = NULL, *c2 = NULL;
     luthier_calib_desc cd;
     gb b;
-    int x, y, t;
+    int x, y;
     int64_t xs[2] = {1, 1000};
     float *in, s, s2;
     int32_t z, z2;
@@ -559,7 +559,6 @@ static void test_qplan_calibration_api(void) {
         CHECK(luthier_calibration_load(ctx, c, NULL, path) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL graph");
         remove(path);
     }
-    (void)t;
     luthier_calibration_destroy(c);
     luthier_calibration_destroy(c2);
     free(in);
