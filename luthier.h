@@ -390,7 +390,9 @@ LUTHIER_API int luthier_context_thread_info(const luthier_context *ctx, int thre
      1X1             kernel 1x1 and no padding (any stride): a GEMM straight on the NHWC
                      input (stride 1); stride > 1 gathers the strided pixels per block.
      IMPLICIT_GEMM   any shape, hybrid kernels only: the kernel reads input pixels in place
-                     through an indirection buffer (kernel_h*kernel_w segments of Cin/groups).
+                     through an indirection buffer (kernel_h*kernel_w segments of Cin/groups;
+                     with fewer than 16 channels and groups 1, kernel_h segments of a kernel
+                     row, kernel_w*Cin floats).
      DEPTHWISE       groups == in_channels == out_channels: direct loop over channels.
      WINOGRAD_2X3, WINOGRAD_4X3, WINOGRAD_6X3
                      F(m x m, 3 x 3) with m = 2, 4, 6: kernel 3x3, stride 1, dilation 1, any
@@ -2728,6 +2730,10 @@ struct luthier_conv2d_layer {
     size_t m;                     /* output pixels: batch * oh * ow */
     size_t cin_g, cout_g, kdim;   /* per group; kdim = kernel_h * kernel_w * cin_g */
     size_t ks;                    /* kernel_h * kernel_w */
+    size_t seg_k, seg_n;          /* implicit GEMM: floats per A segment and segments per pixel:
+                                     (cin_g, kernel_h * kernel_w), or with wide segments
+                                     (kernel_w * cin, kernel_h): see luthier__conv_indirection */
+    size_t stage_off;             /* wide segments: offset of the staged border rows */
     luthier_conv_algorithm algo;
     int kernel;                   /* registry index; -1 for depthwise */
     int direct_1x1;               /* 1x1 stride 1: A is the input itself */
@@ -2735,7 +2741,7 @@ struct luthier_conv2d_layer {
     size_t group_floats;          /* floats per group in packed */
     float *packed;                /* GEMM: groups packed Bs; depthwise: [kh][kw][C] */
     float *bias;                  /* NULL or out_channels */
-    float *zero;                  /* implicit GEMM: in_channels zeros (the padding pixel) */
+    float *zero;                  /* implicit GEMM: seg_k zeros (a segment in the padding) */
     luthier__gemm_blocking blk;
     size_t rows_blk;              /* output pixels per im2col / indirection block (x MR) */
     size_t thread_ws;             /* bytes of per-thread workspace (aligned) */
@@ -2750,6 +2756,9 @@ struct luthier_conv2d_layer {
     size_t wino_tb;               /* tiles per block (a multiple of MR) */
     size_t wino_m_off, wino_s_off; /* offsets of M and the scratch in a thread's workspace */
 };
+
+#define LUTHIER__CONV_WIDE_CIN 16 /* implicit GEMM: wide segments below this many channels */
+#define LUTHIER__CONV_WIDE_KH 16  /* ... and up to this kernel height */
 
 LUTHIER_PRIVATE size_t luthier__align_up(size_t x) {
     return luthier__div_up(x, LUTHIER__ALIGN) * LUTHIER__ALIGN;
@@ -2898,8 +2907,16 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
         }
         luthier__free(bt);
         if (algo == LUTHIER_CONV_IMPLICIT_GEMM) {
-            if (!(cv->zero = (float *)luthier__alloc((size_t)d.in_channels * sizeof(float)))) goto oom;
-            memset(cv->zero, 0, (size_t)d.in_channels * sizeof(float));
+            /* Wide segments: with few channels (a network's stem) a segment of cin floats is too
+               short for the microkernel's k loop; one kernel row (kernel_w pixels x cin, contiguous
+               in NHWC) makes a segment instead, and pixels whose row crosses the left or right
+               padding get that row staged with zeros. */
+            const int wide = d.groups == 1 && d.dilation_w == 1 && d.kernel_w > 1 &&
+                             d.kernel_h <= LUTHIER__CONV_WIDE_KH && cv->cin_g < LUTHIER__CONV_WIDE_CIN;
+            cv->seg_k = wide ? (size_t)d.kernel_w * cv->cin_g : cv->cin_g;
+            cv->seg_n = wide ? (size_t)d.kernel_h : khw;
+            if (!(cv->zero = (float *)luthier__alloc(cv->seg_k * sizeof(float)))) goto oom;
+            memset(cv->zero, 0, cv->seg_k * sizeof(float));
         }
         cv->blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, cv->m,
                                              cv->cout_g, cv->kdim);
@@ -2910,7 +2927,11 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
         rows = luthier__min_sz(luthier__max_sz(rows / mr, 1), 64) * mr;
         cv->rows_blk = rows;
         gemm_ws = luthier__gemm_workspace_bytes(uk, &cv->blk);
-        if (algo == LUTHIER_CONV_IMPLICIT_GEMM) cv->gemm_ws_off = luthier__align_up(rows * khw * sizeof(float *));
+        if (algo == LUTHIER_CONV_IMPLICIT_GEMM) {
+            cv->stage_off = luthier__align_up(rows * khw * sizeof(float *));
+            cv->gemm_ws_off = cv->stage_off;
+            if (cv->seg_n != khw) cv->gemm_ws_off += luthier__align_up(rows * cv->seg_n * cv->seg_k * sizeof(float));
+        }
         else if (!cv->direct_1x1) cv->gemm_ws_off = luthier__align_up(rows * cv->kdim * sizeof(float));
         if (algo == LUTHIER_CONV_IMPLICIT_GEMM) gemm_ws = 0;
         cv->thread_ws = luthier__align_up(cv->gemm_ws_off + gemm_ws);
@@ -2949,9 +2970,9 @@ typedef struct luthier__conv_job {
     size_t ws_stride;
     void (*dw_pixel)(float *, const float *const *, const float *const *, int, const float *, int,
                      int, float, float, size_t); /* depthwise: luthier__dw_select() */
-    /* depthwise 3x3: a run of interior pixels of one row, or NULL */
-    void (*dw_run3x3)(float *, const float *, const ptrdiff_t *, size_t, const float *, size_t,
-                      const float *, int, int, float, float, size_t);
+    /* depthwise 3x3, dilation 1: runs of pixels on output rows (luthier__dw_run), or NULL */
+    void (*dw_rows3x3)(const luthier__dw_run *, size_t, int64_t, int64_t, const float *, const float *, int,
+                       int, float, float, size_t);
     luthier__wino_in_fn wino_in;   /* Winograd: tile transforms of wino_vw channels per step */
     luthier__wino_out_fn wino_out;
     size_t wino_vw;
@@ -2988,28 +3009,81 @@ LUTHIER_PRIVATE void luthier__conv_im2col(const luthier_conv2d_layer *cv, const 
 }
 
 /* Indirection pointers of rows [r0, r1) of group g, per MR tile (see >>driver-indirect). The
-   slots of a last partial tile repeat its last row. */
+   slots of a last partial tile repeat its last row. A segment is cin_g channels of one tap, or
+   with wide segments (seg_n = kernel_h) one kernel row of kernel_w * cin floats: in place when
+   the row lies inside the image, cv->zero when it lies in the top or bottom padding, else
+   gathered with zeros into stage (seg_k floats per row and segment). */
 LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, const float *in, size_t g,
-                                               size_t r0, size_t r1, size_t mr, const float **ind) {
+                                               size_t r0, size_t r1, size_t mr, const float **ind, float *stage) {
+    /* every field in a local: the pointer stores below may alias them for the compiler */
     const luthier_conv2d_desc *d = &cv->d;
-    const size_t cin = (size_t)d->in_channels, cg = cv->cin_g, ohw = (size_t)(cv->oh * cv->ow);
-    const size_t ks = cv->ks;
-    size_t r;
-    for (r = r0; r < r1 + (mr - (r1 - r0) % mr) % mr; r++) {
-        const size_t rr = r < r1 ? r : r1 - 1, t = (r - r0) / mr, i = (r - r0) % mr;
-        const size_t n = rr / ohw, p = rr % ohw;
-        const int64_t oy = (int64_t)(p / (size_t)cv->ow), ox = (int64_t)(p % (size_t)cv->ow);
-        const float **dst = ind + t * ks * mr + i;
+    const size_t cin = (size_t)d->in_channels, ohw = (size_t)(cv->oh * cv->ow), segk = cv->seg_k;
+    const size_t ks = cv->seg_n, rowf = (size_t)d->in_w * cin, img = (size_t)d->in_h * rowf;
+    const int64_t kh_n = d->kernel_h, kw_n = d->kernel_w, in_h = d->in_h, in_w = d->in_w;
+    const int64_t sh = d->stride_h, sw = d->stride_w, dh = d->dilation_h, dw = d->dilation_w;
+    const int64_t pt = d->pad_top, pl = d->pad_left, ow = cv->ow, oh = cv->oh;
+    const float *const zero = cv->zero;
+    const int wide = ks != cv->ks;
+    const size_t rpad = r1 + (mr - (r1 - r0) % mr) % mr;
+    size_t r, n = r0 / ohw;
+    int64_t oy = (int64_t)(r0 % ohw) / ow, ox = (int64_t)(r0 % ohw) % ow;
+    in += g * cv->cin_g;
+    const float **tile = ind; /* the current tile's slots; row i of it */
+    const float *rows[LUTHIER__CONV_WIDE_KH];
+    size_t i = 0;
+    for (r = r0; r < r1; r++) {
+        const float *image = in + n * img;
+        const float **dst = tile + i;
+        const int64_t ix0 = ox * sw - pl, iy0 = oy * sh - pt;
         int64_t kh, kw;
-        for (kh = 0; kh < d->kernel_h; kh++) {
-            const int64_t iy = luthier__conv_in(oy, kh, d->stride_h, d->dilation_h, d->pad_top);
-            for (kw = 0; kw < d->kernel_w; kw++, dst += mr) {
-                const int64_t ix = luthier__conv_in(ox, kw, d->stride_w, d->dilation_w, d->pad_left);
-                *dst = (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
-                           ? cv->zero
-                           : in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cg;
+        if (wide) {
+            if (r == r0 || ox == 0) /* a new output row: the input rows of its taps */
+                for (kh = 0; kh < kh_n; kh++) {
+                    const int64_t iy = iy0 + kh * dh;
+                    rows[kh] = iy < 0 || iy >= in_h ? NULL : image + (size_t)iy * rowf;
+                }
+            if (ix0 >= 0 && ix0 + kw_n <= in_w) {
+                const size_t off = (size_t)ix0 * cin;
+                for (kh = 0; kh < kh_n; kh++, dst += mr) *dst = rows[kh] ? rows[kh] + off : zero;
+            } else {
+                float *st = stage + (r - r0) * ks * segk;
+                for (kh = 0; kh < kh_n; kh++, dst += mr, st += segk) {
+                    if (!rows[kh]) {
+                        *dst = zero;
+                        continue;
+                    }
+                    for (kw = 0; kw < kw_n; kw++) {
+                        const int64_t ix = ix0 + kw;
+                        if (ix < 0 || ix >= in_w) memset(st + (size_t)kw * cin, 0, cin * sizeof(float));
+                        else memcpy(st + (size_t)kw * cin, rows[kh] + (size_t)ix * cin, cin * sizeof(float));
+                    }
+                    *dst = st;
+                }
+            }
+        } else {
+            for (kh = 0; kh < kh_n; kh++) {
+                const int64_t iy = iy0 + kh * dh;
+                if (iy < 0 || iy >= in_h) {
+                    for (kw = 0; kw < kw_n; kw++, dst += mr) *dst = zero;
+                } else {
+                    const float *row = image + (size_t)iy * rowf;
+                    for (kw = 0; kw < kw_n; kw++, dst += mr) {
+                        const int64_t ix = ix0 + kw * dw;
+                        *dst = ix >= 0 && ix < in_w ? row + (size_t)ix * cin : zero;
+                    }
+                }
             }
         }
+        if (++ox == ow) {
+            ox = 0;
+            if (++oy == oh) oy = 0, n++;
+        }
+        if (++i == mr) i = 0, tile += ks * mr;
+    }
+    for (; r < rpad; r++) { /* the last tile's spare slots repeat its last row */
+        const size_t t = (r - r0) / mr, i = (r - r0) % mr, last = (r1 - 1 - r0) % mr;
+        size_t s;
+        for (s = 0; s < ks; s++) ind[(t * ks + s) * mr + i] = ind[(t * ks + s) * mr + last];
     }
 }
 
@@ -3047,9 +3121,9 @@ LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t en
             ga.bias = cv->bias ? cv->bias + g * cv->cout_g : NULL;
             if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) {
                 const float **ind = (const float **)(void *)w;
-                luthier__conv_indirection(cv, j->in, g, r0, r1, mr, ind);
-                ga.k = cv->cin_g;
-                luthier__gemm_compute_indirect(j->uk, &cv->blk, &ga, cv->ks, ind, 0, tiles, 0, cv->bl.panels);
+                luthier__conv_indirection(cv, j->in, g, r0, r1, mr, ind, (float *)(void *)(w + cv->stage_off));
+                ga.k = cv->seg_k;
+                luthier__gemm_compute_indirect(j->uk, &cv->blk, &ga, cv->seg_n, ind, 0, tiles, 0, cv->bl.panels);
                 continue;
             }
             if (cv->direct_1x1) {
@@ -3129,6 +3203,8 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
     const int64_t khw = d->kernel_h * d->kernel_w;
     const int64_t span_h = (d->kernel_h - 1) * d->dilation_h, span_w = (d->kernel_w - 1) * d->dilation_w;
     ptrdiff_t off[LUTHIER__DW_MAX_TAPS]; /* interior pixels: tap t at x0 + off[t] */
+    luthier__dw_run runs[LUTHIER__DW_RUNS];
+    size_t nruns = 0;
     const float *wts[LUTHIER__DW_MAX_TAPS];
     if (khw <= LUTHIER__DW_MAX_TAPS) {
         int64_t t;
@@ -3146,22 +3222,31 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
         const float *xs[LUTHIER__DW_MAX_TAPS], *ws[LUTHIER__DW_MAX_TAPS];
         int taps = 0, first = 1;
         int64_t kh, kw;
+        if (j->dw_rows3x3) {
+            /* the pixels that follow on this output row, within [r, end), borders included;
+               up to LUTHIER__DW_RUNS rows per call */
+            luthier__dw_run *run = &runs[nruns++];
+            run->o = o;
+            run->ix0 = ix0;
+            run->npix = (size_t)cv->ow - (size_t)ox;
+            if (run->npix > end - r) run->npix = end - r;
+            for (kh = 0; kh < 3; kh++)
+                run->rows[kh] = iy0 + kh < 0 || iy0 + kh >= d->in_h
+                                    ? NULL
+                                    : j->in + (n * (size_t)d->in_h + (size_t)(iy0 + kh)) * (size_t)d->in_w * C;
+            r += run->npix - 1;
+            if (nruns == LUTHIER__DW_RUNS || r + 1 == end) {
+                j->dw_rows3x3(runs, nruns, d->stride_w, d->in_w, cv->packed, cv->bias, d->accumulate, clamp, lo,
+                              hi, C);
+                nruns = 0;
+            }
+            continue;
+        }
         if (khw <= LUTHIER__DW_MAX_TAPS && iy0 >= 0 && iy0 + span_h < d->in_h && ix0 >= 0 &&
             ix0 + span_w < d->in_w) {
             /* interior: every tap is inside the image, at a fixed offset */
             const float *x0 = j->in + ((n * (size_t)d->in_h + (size_t)iy0) * (size_t)d->in_w + (size_t)ix0) * C;
             int t;
-            if (j->dw_run3x3) {
-                /* the interior pixels that follow on this row, within [r, end) */
-                const int64_t ox_last = (d->in_w - 1 - span_w + d->pad_left) / d->stride_w;
-                size_t run = (size_t)(ox_last - ox + 1);
-                if (run > end - r) run = end - r;
-                if (run > (size_t)cv->ow - (size_t)ox) run = (size_t)cv->ow - (size_t)ox;
-                j->dw_run3x3(o, x0, off, (size_t)d->stride_w * C, cv->packed, run, cv->bias,
-                             d->accumulate, clamp, lo, hi, C);
-                r += run - 1;
-                continue;
-            }
             for (t = 0; t < (int)khw; t++) xs[t] = x0 + off[t];
             pixel(o, xs, wts, (int)khw, cv->bias, d->accumulate, clamp, lo, hi, C);
             continue;
@@ -3332,8 +3417,9 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
     if (cv->algo == LUTHIER_CONV_DEPTHWISE) {
         job.dw_pixel = luthier__dw_select(ctx->cpu_features);
 #ifdef LUTHIER__KERNELS_X86_DONE
-        if ((ctx->cpu_features & LUTHIER_CPU_AVX512F) && d->kernel_h == 3 && d->kernel_w == 3)
-            job.dw_run3x3 = luthier__dw_run3x3_avx512;
+        if ((ctx->cpu_features & LUTHIER_CPU_AVX512F) && d->kernel_h == 3 && d->kernel_w == 3 &&
+            d->dilation_h == 1 && d->dilation_w == 1)
+            job.dw_rows3x3 = luthier__dw_rows3x3_avx512;
 #endif
         s = luthier__parallel(ctx, cv->m, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_depthwise_range, &job);

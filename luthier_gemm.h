@@ -89,6 +89,17 @@ typedef void (*luthier_sgemm_ukernel_fn)(const luthier_sgemm_ukernel_args *args)
 
 #define LUTHIER__MAX_MR 16
 
+/* Depthwise 3x3 row kernels (dilation 1) take runs of output pixels, each on one output row:
+   rows[kh] is the input row of tap row kh (NULL in the padding), pixel p's tap column kw reads
+   input column ix0 + p * stride + kw (skipped outside the row). */
+typedef struct luthier__dw_run {
+    float *o;
+    const float *rows[3];
+    int64_t ix0;
+    size_t npix;
+} luthier__dw_run;
+#define LUTHIER__DW_RUNS 16 /* runs per call: the weights of a channel chunk are loaded once */
+
 /* The ISA files add their kernels and their LUTHIER__UKERNELS_<ISA>(X) lists. */
 #if LUTHIER__X86 && !defined(LUTHIER_NO_X86_KERNELS) && (defined(__GNUC__) || defined(__clang__))
 #include "luthier_kernels_x86.h"

@@ -27,6 +27,7 @@
     X(6x64__avx512f_hybrid, "avx512", 6, 64, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F)  \
     X(8x32__avx512f_hybrid, "avx512", 8, 32, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F)  \
     X(12x32__avx512f_hybrid, "avx512", 12, 32, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F)\
+    X(16x16__avx512f_hybrid, "avx512", 16, 16, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F)\
     X(12x32__avx512f, "avx512", 12, 32, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX512F)  \
     X(14x32__avx512f, "avx512", 14, 32, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX512F)  \
     X(6x64__avx512f, "avx512", 6, 64, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX512F)    \
@@ -57,6 +58,7 @@
 #define LUTHIER__CASES_12(F) \
     LUTHIER__CASES_8(F) LUTHIER__CASE(F, 9) LUTHIER__CASE(F, 10) LUTHIER__CASE(F, 11) LUTHIER__CASE(F, 12)
 #define LUTHIER__CASES_14(F) LUTHIER__CASES_12(F) LUTHIER__CASE(F, 13) LUTHIER__CASE(F, 14)
+#define LUTHIER__CASES_16(F) LUTHIER__CASES_14(F) LUTHIER__CASE(F, 15) LUTHIER__CASE(F, 16)
 
 #ifdef __cplusplus
 extern "C" {
@@ -167,12 +169,14 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
 #define LUTHIER__AVX512_TILE_6x64__avx512f(r) luthier__avx512_tile(p, r, 4, 6, 0)
 #define LUTHIER__AVX512_TILE_8x32__avx512f_hybrid(r) luthier__avx512_tile(p, r, 2, 8, 1)
 #define LUTHIER__AVX512_TILE_6x64__avx512f_hybrid(r) luthier__avx512_tile(p, r, 4, 6, 1)
+#define LUTHIER__AVX512_TILE_16x16__avx512f_hybrid(r) luthier__avx512_tile(p, r, 1, 16, 1)
 LUTHIER__DEFINE_AVX512(12x32__avx512f, LUTHIER__CASES_12)
 LUTHIER__DEFINE_AVX512(12x32__avx512f_hybrid, LUTHIER__CASES_12)
 LUTHIER__DEFINE_AVX512(14x32__avx512f, LUTHIER__CASES_14)
 LUTHIER__DEFINE_AVX512(6x64__avx512f, LUTHIER__CASES_6)
 LUTHIER__DEFINE_AVX512(8x32__avx512f_hybrid, LUTHIER__CASES_8)
 LUTHIER__DEFINE_AVX512(6x64__avx512f_hybrid, LUTHIER__CASES_6)
+LUTHIER__DEFINE_AVX512(16x16__avx512f_hybrid, LUTHIER__CASES_16)
 
 /* >>avx512-pack: A packing for the interleaved kernels (any MR <= 16). 16 k-steps of up to 16
    rows are loaded as row vectors and transposed in registers (unpack 32-bit, unpack 64-bit,
@@ -269,15 +273,16 @@ LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier__dw_pixel_avx512(LUTHIER__DW
     }
 }
 
-/* A run of npix interior output pixels of one row of a 3x3 depthwise layer: per 32-channel
-   chunk the 9 x 2 weight vectors stay in registers while the run's pixels stream past (input
-   pixel p at x0 + p*xstep, its taps at off[0..8]); successive pixels are independent FMA
-   chains. */
-LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier__dw_run3x3_avx512(
-    float *o, const float *x0, const ptrdiff_t *off, size_t xstep, const float *w, size_t npix,
+/* Runs of output pixels of a 3x3 depthwise layer with dilation 1 (luthier__dw_run): per
+   32-channel chunk the 9 x 2 weight vectors stay in registers while the pixels of every run
+   stream past (on a small image the chunk's input rows then stay in L1 from one output row to
+   the next); successive pixels are independent FMA chains. Taps outside the row or in a NULL
+   row are left out (the padding's zeros), so border pixels take the same path. */
+LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier__dw_rows3x3_avx512(
+    const luthier__dw_run *runs, size_t nruns, int64_t stride, int64_t in_w, const float *w,
     const float *bias, int accumulate, int clamp, float lo, float hi, size_t C) {
     const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-    size_t c, p;
+    size_t c, p, q;
     int t;
     for (c = 0; c < C; c += 32) {
         const size_t r0 = C - c, r1 = r0 > 16 ? r0 - 16 : 0;
@@ -290,21 +295,43 @@ LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier__dw_run3x3_avx512(
             w0[t] = _mm512_maskz_loadu_ps(m0, w + (size_t)t * C + c);
             w1[t] = _mm512_maskz_loadu_ps(m1, w + (size_t)t * C + c + 16);
         }
-        for (p = 0; p < npix; p++) {
-            const float *x = x0 + p * xstep + c;
-            float *op = o + p * C + c;
-            __m512 a0 = accumulate ? _mm512_add_ps(b0, _mm512_maskz_loadu_ps(m0, op)) : b0;
-            __m512 a1 = accumulate ? _mm512_add_ps(b1, _mm512_maskz_loadu_ps(m1, op + 16)) : b1;
-            LUTHIER__UNROLL for (t = 0; t < 9; t++) {
-                a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, x + off[t]), w0[t], a0);
-                a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, x + off[t] + 16), w1[t], a1);
+        for (q = 0; q < nruns; q++) {
+            const float *const *rows = runs[q].rows;
+            unsigned rmask = 0;
+            for (t = 0; t < 3; t++)
+                if (rows[t]) rmask |= 7u << (3 * t);
+            for (p = 0; p < runs[q].npix; p++) {
+                const int64_t ix = runs[q].ix0 + (int64_t)p * stride;
+                float *op = runs[q].o + p * C + c;
+                __m512 a0 = accumulate ? _mm512_add_ps(b0, _mm512_maskz_loadu_ps(m0, op)) : b0;
+                __m512 a1 = accumulate ? _mm512_add_ps(b1, _mm512_maskz_loadu_ps(m1, op + 16)) : b1;
+                unsigned m = rmask;
+                if (ix < 0 || ix + 2 >= in_w) { /* a border column: drop the taps outside the row */
+                    LUTHIER__UNROLL for (t = 0; t < 3; t++)
+                        if (ix + t < 0 || ix + t >= in_w) m &= ~(0x49u << t);
+                }
+                if (m == 0x1ffu) {
+                    LUTHIER__UNROLL for (t = 0; t < 9; t++) {
+                        const float *x = rows[t / 3] + (size_t)(ix + t % 3) * C + c;
+                        a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, x), w0[t], a0);
+                        a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, x + 16), w1[t], a1);
+                    }
+                } else {
+                    LUTHIER__UNROLL for (t = 0; t < 9; t++) {
+                        if (m >> t & 1u) {
+                            const float *x = rows[t / 3] + (size_t)(ix + t % 3) * C + c;
+                            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, x), w0[t], a0);
+                            a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, x + 16), w1[t], a1);
+                        }
+                    }
+                }
+                if (clamp) {
+                    a0 = _mm512_min_ps(_mm512_max_ps(a0, vlo), vhi);
+                    a1 = _mm512_min_ps(_mm512_max_ps(a1, vlo), vhi);
+                }
+                _mm512_mask_storeu_ps(op, m0, a0);
+                if (m1) _mm512_mask_storeu_ps(op + 16, m1, a1);
             }
-            if (clamp) {
-                a0 = _mm512_min_ps(_mm512_max_ps(a0, vlo), vhi);
-                a1 = _mm512_min_ps(_mm512_max_ps(a1, vlo), vhi);
-            }
-            _mm512_mask_storeu_ps(op, m0, a0);
-            if (m1) _mm512_mask_storeu_ps(op + 16, m1, a1);
         }
     }
 }
