@@ -659,7 +659,11 @@ static double sim_random_search(sim *S, int budget, uint64_t seed) {
    searched with the model of the 2-cluster search of the same shape as warm start (transfer:
    the same features; the big cluster alone is a configuration of the 2-cluster machine).
    The 2-cluster budget (26 of 264) and the warm 1-cluster one (2 of 24) are tight: one search
-   of the 8 of each may miss 3 % (but not 5 %); the 3-cluster searches may not.
+   of the 8 of each may miss 3 % (but not 5 %); the 3-cluster searches may not. These bounds
+   hold for the seeds below, not for every seed: over 20 other noise and search seeds the
+   2-cluster searches missed 3 % in about 45 % of cases (a single candidate of the 264 is
+   within 3 %, mostly a kernel that only pays off at the 80/20 split), mean gap 4.8 % against
+   13 % for random search of the same budget; the 3-cluster ones missed in 5-14 %.
    patience = 6 lets the budget, not the patience, end the 3-cluster searches. */
 static void test_search_simulated(void) {
     static const int order[3] = {1, 2, 0};
