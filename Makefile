@@ -81,22 +81,34 @@ else
 	@echo "test-compile: AArch64 compile checks SKIPPED (no $(CROSS_CC))"
 endif
 
-# The test command of the README: everything that can run on this machine.
-test: test-compile test-x86 test-nothreads test-neon run-examples test-cmake
+# The test command of the README: everything that can run on this machine. The test programs
+# are compiled first, JOBS at a time (the suite's compiles take most of its time on one core),
+# then the suites run one after the other.
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_BINS  = $(BUILD)/test_luthier $(BUILD)/test_luthier_nothreads $(EXAMPLES) $(if $(HAVE_CROSS),$(BUILD)/test_luthier.arm64)
+test:
+	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BINS)
+	@$(MAKE) --no-print-directory test-compile test-x86 test-nothreads test-neon run-examples test-cmake
 	@echo "make test: all suites passed"
 
 # ThreadSanitizer on the suite (quick sizes), and the suite built without threads.
-tsan: | $(BUILD)
-	$(CC) -std=c99 -O1 -g -fsanitize=thread $(WARN) -I. tests/test_main.c -o $(BUILD)/test_luthier_tsan $(LDLIBS)
+$(BUILD)/test_luthier_tsan: $(TEST_SRC) $(HEADERS) | $(BUILD)
+	$(CC) -std=c99 -O1 -g -fsanitize=thread $(WARN) -I. tests/test_main.c -o $@ $(LDLIBS)
+
+tsan: $(BUILD)/test_luthier_tsan
 	TSAN_OPTIONS=halt_on_error=1 $(BUILD)/test_luthier_tsan --quick
 
-test-nothreads: | $(BUILD)
-	$(CC) -std=c99 $(OPT) -g $(WARN) -DLUTHIER_NO_THREADS -I. tests/test_main.c -o $(BUILD)/test_luthier_nothreads -lm
+$(BUILD)/test_luthier_nothreads: $(TEST_SRC) $(HEADERS) | $(BUILD)
+	$(CC) -std=c99 $(OPT) -g $(WARN) -DLUTHIER_NO_THREADS -I. tests/test_main.c -o $@ -lm
+
+test-nothreads: $(BUILD)/test_luthier_nothreads
 	$(BUILD)/test_luthier_nothreads --quick
 
 # ASan + UBSan run of the whole suite (part of CI).
-sanitize: | $(BUILD)
-	$(CC) -std=c99 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer $(WARN) $(ANCHOR_CFLAGS) -I. tests/test_main.c -o $(BUILD)/test_luthier_asan $(ANCHOR_LIBS) $(LDLIBS)
+$(BUILD)/test_luthier_asan: $(TEST_SRC) $(HEADERS) | $(BUILD)
+	$(CC) -std=c99 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer $(WARN) $(ANCHOR_CFLAGS) -I. tests/test_main.c -o $@ $(ANCHOR_LIBS) $(LDLIBS)
+
+sanitize: $(BUILD)/test_luthier_asan
 	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/test_luthier_asan --quick
 
 # ---- benchmarks, demo, examples -------------------------------------------------------------------
