@@ -3081,9 +3081,9 @@ LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, c
         if (++i == mr) i = 0, tile += ks * mr;
     }
     for (; r < rpad; r++) { /* the last tile's spare slots repeat its last row */
-        const size_t t = (r - r0) / mr, i = (r - r0) % mr, last = (r1 - 1 - r0) % mr;
+        const size_t t = (r - r0) / mr, slot = (r - r0) % mr, last = (r1 - 1 - r0) % mr;
         size_t s;
-        for (s = 0; s < ks; s++) ind[(t * ks + s) * mr + i] = ind[(t * ks + s) * mr + last];
+        for (s = 0; s < ks; s++) ind[(t * ks + s) * mr + slot] = ind[(t * ks + s) * mr + last];
     }
 }
 
