@@ -11,6 +11,7 @@ typedef struct ops_env {
     luthier__op_cfg cfg[OPS_MAXV];
     const luthier__op_cfg *cfgp[OPS_MAXV];
     int group[OPS_MAXV]; /* variants of one group use the same ISA: bit-identical */
+    const char *name[OPS_MAXV]; /* for messages */
     int n;
     luthier_context *owned[OPS_MAXV];
     int nowned;
@@ -25,11 +26,14 @@ static luthier_context *ops_new_ctx(int threads, const luthier_topology *topo, u
     cd.num_threads = threads;
     cd.topology = topo;
     cd.disabled_cpu_features = disabled;
-    if (luthier_context_create(&cd, &c) != LUTHIER_STATUS_OK) return NULL;
+    if (luthier_context_create(&cd, &c) != LUTHIER_STATUS_OK) {
+        CHECK(0, "cannot create a context (%d threads, disabled %#x)", threads, disabled);
+        return NULL;
+    }
     OE.owned[OE.nowned++] = c;
     return c;
 }
-static void ops_add(luthier_context *c, const luthier__op_cfg *cfg, int group) {
+static void ops_add(luthier_context *c, const luthier__op_cfg *cfg, int group, const char *name) {
     if (!c || OE.n >= OPS_MAXV) return;
     OE.ctx[OE.n] = c;
     if (cfg) {
@@ -39,6 +43,7 @@ static void ops_add(luthier_context *c, const luthier__op_cfg *cfg, int group) {
         OE.cfgp[OE.n] = NULL;
     }
     OE.group[OE.n] = group;
+    OE.name[OE.n] = name;
     OE.n++;
 }
 static void ops_env_create(void) {
@@ -47,23 +52,23 @@ static void ops_env_create(void) {
     luthier__op_cfg cfg;
     const unsigned f = luthier_cpu_features();
     memset(&OE, 0, sizeof OE);
-    ops_add(ops_new_ctx(1, NULL, 0), NULL, 0);
-    ops_add(ops_new_ctx(0, NULL, 0), NULL, 0);
+    ops_add(ops_new_ctx(1, NULL, 0), NULL, 0, "1 thread");
+    ops_add(ops_new_ctx(0, NULL, 0), NULL, 0, "all CPUs");
     if (luthier_topology_parse("big:0,little:1", &topo, err, sizeof err) == LUTHIER_STATUS_OK) {
         luthier_context *c = ops_new_ctx(0, &topo, 0);
         memset(&cfg, 0, sizeof cfg);
         cfg.schedule = LUTHIER_SCHEDULE_RATIO;
         cfg.ratios = ops_skew;
         cfg.num_ratios = 2;
-        if (c && luthier_context_num_threads(c) == 2) ops_add(c, &cfg, 0);
+        if (c && luthier_context_num_threads(c) == 2) ops_add(c, &cfg, 0, "2 clusters, ratios 0.85/0.15");
         cfg.schedule = LUTHIER_SCHEDULE_DYNAMIC;
         cfg.ratios = NULL;
         cfg.num_ratios = 0;
-        ops_add(c, &cfg, 0);
+        ops_add(c, &cfg, 0, "2 clusters, dynamic");
     }
-    if (f & LUTHIER_CPU_AVX512F) ops_add(ops_new_ctx(0, NULL, LUTHIER_CPU_AVX512F), NULL, 1);
+    if (f & LUTHIER_CPU_AVX512F) ops_add(ops_new_ctx(0, NULL, LUTHIER_CPU_AVX512F), NULL, 1, "no AVX-512");
     if (f & (LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA))
-        ops_add(ops_new_ctx(0, NULL, LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA), NULL, 2);
+        ops_add(ops_new_ctx(0, NULL, LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA), NULL, 2, "baseline ISA");
 }
 static void ops_env_destroy(void) {
     int i;

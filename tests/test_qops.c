@@ -5,76 +5,12 @@
    magnitude, saturation at both ends, inputs built to hit exact .5 ties (quantize, qadd) and
    exact half remainders (pool means), NaN / inf inputs of quantize, pads / strides / dilation
    / ceil-mode windows / windows without a tap, windows beyond 65536 taps (the uint64 path).
-   Every case runs on every variant: 1 thread, 2 threads, 2 clusters with a skewed ratio split,
-   the same with the DYNAMIC schedule, and on x86 contexts with AVX-512 (then AVX2) disabled:
-   the results do not depend on the ISA, so every variant must equal the reference.
-   Output buffers are exact-size heap blocks prefilled with a per-variant byte (a missed
-   element shows in some variant). Included by test_main.c after test_qconv.c. */
-
-#define QO_MAXV 6
-typedef struct qo_env {
-    luthier_context *ctx[QO_MAXV];
-    luthier__op_cfg cfg[QO_MAXV];
-    int has_cfg[QO_MAXV];
-    const char *name[QO_MAXV];
-    int n;
-    luthier_context *owned[QO_MAXV];
-    int nowned;
-} qo_env;
-static qo_env QO;
-static const float qo_skew[2] = {0.85f, 0.15f};
-
-static luthier_context *qo_new_ctx(int threads, const luthier_topology *topo, unsigned disabled) {
-    luthier_context_desc cd;
-    luthier_context *c = NULL;
-    memset(&cd, 0, sizeof cd);
-    cd.num_threads = threads;
-    cd.topology = topo;
-    cd.disabled_cpu_features = disabled;
-    if (luthier_context_create(&cd, &c) != LUTHIER_STATUS_OK) {
-        CHECK(0, "cannot create a context (%d threads, disabled %#x)", threads, disabled);
-        return NULL;
-    }
-    QO.owned[QO.nowned++] = c;
-    return c;
-}
-static void qo_add(luthier_context *c, const luthier__op_cfg *cfg, const char *name) {
-    if (!c || QO.n >= QO_MAXV) return;
-    QO.ctx[QO.n] = c;
-    QO.has_cfg[QO.n] = cfg != NULL;
-    if (cfg) QO.cfg[QO.n] = *cfg;
-    QO.name[QO.n] = name;
-    QO.n++;
-}
-static void qo_env_create(void) {
-    luthier_topology topo;
-    char err[128];
-    luthier__op_cfg cfg;
-    const unsigned f = luthier_cpu_features();
-    memset(&QO, 0, sizeof QO);
-    qo_add(qo_new_ctx(1, NULL, 0), NULL, "1 thread");
-    qo_add(qo_new_ctx(2, NULL, 0), NULL, "2 threads");
-    if (luthier_topology_parse("big:0,little:1", &topo, err, sizeof err) == LUTHIER_STATUS_OK) {
-        luthier_context *c = qo_new_ctx(0, &topo, 0);
-        memset(&cfg, 0, sizeof cfg);
-        cfg.schedule = LUTHIER_SCHEDULE_RATIO;
-        cfg.ratios = qo_skew;
-        cfg.num_ratios = 2;
-        if (c && luthier_context_num_threads(c) == 2) qo_add(c, &cfg, "2 clusters, ratios 0.85/0.15");
-        cfg.schedule = LUTHIER_SCHEDULE_DYNAMIC;
-        cfg.ratios = NULL;
-        cfg.num_ratios = 0;
-        qo_add(c, &cfg, "2 clusters, dynamic");
-    }
-    if (f & LUTHIER_CPU_AVX512F) qo_add(qo_new_ctx(2, NULL, LUTHIER_CPU_AVX512F), NULL, "no AVX-512");
-    if (f & (LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA))
-        qo_add(qo_new_ctx(2, NULL, LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA), NULL, "baseline ISA");
-}
-static void qo_env_destroy(void) {
-    int i;
-    for (i = 0; i < QO.nowned; i++) luthier_context_destroy(QO.owned[i]);
-    memset(&QO, 0, sizeof QO);
-}
+   Every case runs on every variant of test_ops.c's environment (ops_env: 1 thread, all CPUs,
+   2 clusters with a skewed ratio split, the same with the DYNAMIC schedule, and on x86
+   contexts with AVX-512 (then AVX2) disabled): the results do not depend on the ISA, so every
+   variant must equal the reference. Output buffers are exact-size heap blocks prefilled with a
+   per-variant byte (a missed element shows in some variant). Included by test_main.c after
+   test_ops.c and test_qconv.c. */
 
 /* One op call on a variant: writes `bytes` bytes at out. */
 typedef luthier_status (*qo_call)(luthier_context *ctx, const luthier__op_cfg *cfg, void *arg, void *out);
@@ -83,15 +19,15 @@ typedef luthier_status (*qo_call)(luthier_context *ctx, const luthier__op_cfg *c
    byte (uint8 outputs) or bit for bit (float outputs, elem = 4). Returns the failed variants. */
 static int qo_verify(const char *what, qo_call call, void *arg, const void *ref, size_t bytes, size_t elem) {
     int v, bad = 0;
-    for (v = 0; v < QO.n; v++) {
+    for (v = 0; v < OE.n; v++) {
         unsigned char *out = (unsigned char *)test_alloc(bytes);
-        const luthier__op_cfg *cfg = QO.has_cfg[v] ? &QO.cfg[v] : NULL;
+        const luthier__op_cfg *cfg = OE.cfgp[v];
         luthier_status s;
         memset(out, 0x5b + 37 * v, bytes);
-        s = call(QO.ctx[v], cfg, arg, out);
+        s = call(OE.ctx[v], cfg, arg, out);
         if (s != LUTHIER_STATUS_OK) {
-            CHECK(0, "%s [%s]: returned %s (%s)", what, QO.name[v], luthier_status_string(s),
-                  luthier_context_error(QO.ctx[v]));
+            CHECK(0, "%s [%s]: returned %s (%s)", what, OE.name[v], luthier_status_string(s),
+                  luthier_context_error(OE.ctx[v]));
             bad++;
         } else if (memcmp(out, ref, bytes) != 0) {
             size_t i, shown = 0, wrong = 0;
@@ -103,14 +39,14 @@ static int qo_verify(const char *what, qo_call call, void *arg, const void *ref,
                             float o, r;
                             memcpy(&o, out + i, 4);
                             memcpy(&r, (const unsigned char *)ref + i, 4);
-                            CHECK(0, "%s [%s]: [%zu] = %.9g, reference %.9g", what, QO.name[v], i / 4, o, r);
+                            CHECK(0, "%s [%s]: [%zu] = %.9g, reference %.9g", what, OE.name[v], i / 4, o, r);
                         } else {
-                            CHECK(0, "%s [%s]: [%zu] = %d, reference %d", what, QO.name[v], i, out[i],
+                            CHECK(0, "%s [%s]: [%zu] = %d, reference %d", what, OE.name[v], i, out[i],
                                   ((const unsigned char *)ref)[i]);
                         }
                     }
                 }
-            CHECK(0, "%s [%s]: %zu of %zu elements differ", what, QO.name[v], wrong, bytes / elem);
+            CHECK(0, "%s [%s]: %zu of %zu elements differ", what, OE.name[v], wrong, bytes / elem);
             bad++;
         }
         free(out);
@@ -190,7 +126,7 @@ static float qo_tie_input(float scale, int k, int *found) {
 static void test_qops_quantize(void) {
     const int iters = T.quick ? 40 : 160;
     int it, ties = 0, sat_lo = 0, sat_hi = 0, nans = 0;
-    qo_env_create();
+    ops_env_create();
     for (it = 0; it < iters; it++) {
         qo_quant_arg a;
         const size_t n = qo_rand_n(it);
@@ -267,13 +203,13 @@ static void test_qops_quantize(void) {
                   qo_quantize_ref(-0.5f, 1.0f, 128) == 128 && qo_quantize_ref(-1.5f, 1.0f, 128) == 126,
               "reference rounds half to even");
     }
-    qo_env_destroy();
+    ops_env_destroy();
 }
 
 static void test_qops_dequantize(void) {
     const int iters = T.quick ? 30 : 120;
     int it;
-    qo_env_create();
+    ops_env_create();
     for (it = 0; it < iters; it++) {
         qo_quant_arg a;
         const size_t n = it == 0 ? 256 : qo_rand_n(it);
@@ -293,7 +229,7 @@ static void test_qops_dequantize(void) {
         free(q);
         free(ref);
     }
-    qo_env_destroy();
+    ops_env_destroy();
 }
 
 /* ---- qadd ------------------------------------------------------------------------------------ */
@@ -337,7 +273,7 @@ static uint8_t qo_qadd_ref(const qo_qadd_arg *p, uint8_t a, uint8_t b) {
 static void test_qops_qadd(void) {
     const int iters = T.quick ? 50 : 200;
     int it, ties = 0, sat_lo = 0, sat_hi = 0;
-    qo_env_create();
+    ops_env_create();
     for (it = 0; it < iters; it++) {
         qo_qadd_arg p;
         const size_t n = qo_rand_n(it);
@@ -515,7 +451,7 @@ static void test_qops_qadd(void) {
         free(b);
         free(ref);
     }
-    qo_env_destroy();
+    ops_env_destroy();
 }
 
 /* ---- pooling --------------------------------------------------------------------------------- */
@@ -695,7 +631,7 @@ static void test_qops_maxpool(void) {
     const int iters = T.quick ? 80 : 400;
     int it, ceil_mode;
     qo_pool_empty = 0;
-    qo_env_create();
+    ops_env_create();
     for (it = 0; it < iters; it++) {
         qo_pool_arg p;
         if (qo_pool_random(&p, 0, it, &ceil_mode)) qo_pool_check(&p, ceil_mode);
@@ -726,7 +662,7 @@ static void test_qops_maxpool(void) {
             qo_pool_check(&p, (int)cfgs[ci][6]);
         }
     }
-    qo_env_destroy();
+    ops_env_destroy();
 }
 
 static void test_qops_avgpool(void) {
@@ -734,7 +670,7 @@ static void test_qops_avgpool(void) {
     int it, ceil_mode;
     qo_pool_ties = 0;
     qo_pool_empty = 0;
-    qo_env_create();
+    ops_env_create();
     for (it = 0; it < iters; it++) {
         qo_pool_arg p;
         if (qo_pool_random(&p, 1, it, &ceil_mode)) qo_pool_check(&p, ceil_mode);
@@ -786,9 +722,9 @@ static void test_qops_avgpool(void) {
             xf[i] = 1.0f;
             xq[i] = 255;
         }
-        CHECK(luthier__op_pool2d_nhwc(QO.ctx[0], NULL, 0, xf, 1, h, w, c, k, k, s, s, 1, 1, pad, pad, pad, pad, 1, yf,
+        CHECK(luthier__op_pool2d_nhwc(OE.ctx[0], NULL, 0, xf, 1, h, w, c, k, k, s, s, 1, 1, pad, pad, pad, pad, 1, yf,
                                       oh, ow) == LUTHIER_STATUS_OK, "fp32 pool");
-        CHECK(luthier__op_qavgpool_nhwc(QO.ctx[0], NULL, xq, 1, h, w, c, k, k, s, s, pad, pad, pad, pad, 1, yq, oh, ow,
+        CHECK(luthier__op_qavgpool_nhwc(OE.ctx[0], NULL, xq, 1, h, w, c, k, k, s, s, pad, pad, pad, pad, 1, yq, oh, ow,
                                         0) == LUTHIER_STATUS_OK, "qavgpool");
         for (i = 0; i < oh * ow * c; i++) {
             const double want = floor(255.0 * (double)yf[i] + 0.5); /* 255 * valid / cnt, half up */
@@ -799,14 +735,14 @@ static void test_qops_avgpool(void) {
         free(xq);
         free(yq);
     }
-    qo_env_destroy();
+    ops_env_destroy();
 }
 
 static void test_qops_adaptive_avgpool(void) {
     const int iters = T.quick ? 60 : 300;
     int it;
     qo_pool_ties = 0;
-    qo_env_create();
+    ops_env_create();
     for (it = 0; it < iters; it++) {
         qo_pool_arg p;
         memset(&p, 0, sizeof p);
@@ -849,7 +785,7 @@ static void test_qops_adaptive_avgpool(void) {
             qo_pool_check(&p, 0);
         }
     }
-    qo_env_destroy();
+    ops_env_destroy();
 }
 
 /* Bad cfg: the ops fail like the fp32 ops, whatever the size (also with no work). */
@@ -857,24 +793,24 @@ static void test_qops_bad_arguments(void) {
     luthier__op_cfg cfg;
     uint8_t q[4] = {1, 2, 3, 4}, y[4];
     float f[4] = {0, 0, 0, 0};
-    qo_env_create();
+    ops_env_create();
     memset(&cfg, 0, sizeof cfg);
     cfg.schedule = (luthier_schedule)7;
-    CHECK(luthier__op_quantize(QO.ctx[0], &cfg, f, y, 4, 1.0f, 0) == LUTHIER_STATUS_INVALID_ARGUMENT, "schedule");
-    CHECK(luthier__op_dequantize(QO.ctx[0], &cfg, q, f, 0, 1.0f, 0) == LUTHIER_STATUS_INVALID_ARGUMENT, "schedule, n 0");
-    CHECK(luthier__op_qadd(QO.ctx[0], &cfg, q, 1, 0, q, 1, 0, y, 1, 0, 0, 255, 4) == LUTHIER_STATUS_INVALID_ARGUMENT,
+    CHECK(luthier__op_quantize(OE.ctx[0], &cfg, f, y, 4, 1.0f, 0) == LUTHIER_STATUS_INVALID_ARGUMENT, "schedule");
+    CHECK(luthier__op_dequantize(OE.ctx[0], &cfg, q, f, 0, 1.0f, 0) == LUTHIER_STATUS_INVALID_ARGUMENT, "schedule, n 0");
+    CHECK(luthier__op_qadd(OE.ctx[0], &cfg, q, 1, 0, q, 1, 0, y, 1, 0, 0, 255, 4) == LUTHIER_STATUS_INVALID_ARGUMENT,
           "qadd schedule");
-    CHECK(luthier__op_qmaxpool_nhwc(QO.ctx[0], &cfg, q, 1, 2, 2, 1, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, y, 1, 1, 0) ==
+    CHECK(luthier__op_qmaxpool_nhwc(OE.ctx[0], &cfg, q, 1, 2, 2, 1, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, y, 1, 1, 0) ==
               LUTHIER_STATUS_INVALID_ARGUMENT, "qmaxpool schedule");
-    CHECK(luthier__op_qavgpool_nhwc(QO.ctx[0], &cfg, q, 1, 2, 2, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, y, 1, 1, 0) ==
+    CHECK(luthier__op_qavgpool_nhwc(OE.ctx[0], &cfg, q, 1, 2, 2, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, y, 1, 1, 0) ==
               LUTHIER_STATUS_INVALID_ARGUMENT, "qavgpool schedule");
-    CHECK(luthier__op_qadaptive_avgpool_nhwc(QO.ctx[0], &cfg, q, 1, 2, 2, 1, y, 1, 1) == LUTHIER_STATUS_INVALID_ARGUMENT,
+    CHECK(luthier__op_qadaptive_avgpool_nhwc(OE.ctx[0], &cfg, q, 1, 2, 2, 1, y, 1, 1) == LUTHIER_STATUS_INVALID_ARGUMENT,
           "qadaptive schedule");
     cfg.schedule = LUTHIER_SCHEDULE_RATIO; /* empty tensors: OK, nothing written */
     memset(y, 7, sizeof y);
-    CHECK(luthier__op_quantize(QO.ctx[0], &cfg, f, y, 0, 1.0f, 0) == LUTHIER_STATUS_OK && y[0] == 7, "n 0");
-    CHECK(luthier__op_qadaptive_avgpool_nhwc(QO.ctx[0], NULL, q, 1, 2, 2, 0, y, 1, 1) == LUTHIER_STATUS_OK && y[0] == 7,
+    CHECK(luthier__op_quantize(OE.ctx[0], &cfg, f, y, 0, 1.0f, 0) == LUTHIER_STATUS_OK && y[0] == 7, "n 0");
+    CHECK(luthier__op_qadaptive_avgpool_nhwc(OE.ctx[0], NULL, q, 1, 2, 2, 0, y, 1, 1) == LUTHIER_STATUS_OK && y[0] == 7,
           "c 0");
-    qo_env_destroy();
+    ops_env_destroy();
 }
 
