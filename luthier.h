@@ -1272,6 +1272,17 @@ extern "C" {
 #define LUTHIER__MAX_THREADS LUTHIER_MAX_CPUS
 typedef struct luthier__pool luthier__pool;
 
+/* Monotonic wall clock in seconds. */
+LUTHIER_PRIVATE double luthier__seconds(void) {
+#if defined(CLOCK_MONOTONIC)
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+#else
+    return (double)clock() / CLOCKS_PER_SEC;
+#endif
+}
+
 struct luthier_context {
     unsigned cpu_features;      /* detected & ~disabled */
     int kernel;                 /* registry index of the default kernel */
@@ -1346,6 +1357,9 @@ struct luthier__pool {
     int stop;                                 /* atomic */
     int sleepers;                             /* under mu */
     int caller_waiting;                       /* under mu */
+    int timing;                               /* set between regions: slots time their ranges */
+    double busy[LUTHIER__MAX_THREADS];        /* with timing: seconds each slot spent in its ranges,
+                                                 summed over the regions since the last reset */
 #ifndef LUTHIER_NO_THREADS
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv;
@@ -1369,6 +1383,7 @@ LUTHIER__INLINE void luthier__cpu_relax(void) {
 LUTHIER_PRIVATE void luthier__run_slot(luthier__pool *p, int t) {
     const luthier__job *j = &p->job;
     const int cl = p->slot_cluster[t];
+    const double t0 = p->timing ? luthier__seconds() : 0.0;
     if (j->dynamic) {
         for (;;) {
             const size_t b = __atomic_fetch_add(&p->job.next, j->chunk, __ATOMIC_RELAXED);
@@ -1377,6 +1392,27 @@ LUTHIER_PRIVATE void luthier__run_slot(luthier__pool *p, int t) {
         }
     } else if (j->begin[t] < j->end[t] && j->fn) {
         j->fn(j->arg, j->begin[t], j->end[t], t, cl);
+    }
+    if (p->timing && (j->dynamic || j->begin[t] < j->end[t])) p->busy[t] += luthier__seconds() - t0;
+}
+
+/* Starts (on = 1: resets the sums) or stops timing the slots of the context's pool. Between
+   parallel regions only. */
+LUTHIER_PRIVATE void luthier__pool_timing(luthier_context *ctx, int on) {
+    luthier__pool *p = ctx->pool;
+    if (on) memset(p->busy, 0, sizeof p->busy);
+    p->timing = on;
+}
+
+/* Per cluster, the longest busy time of its slots since timing started (seconds): how long the
+   cluster would take on its share of the work without waiting for the others. */
+LUTHIER_PRIVATE void luthier__pool_cluster_busy(const luthier_context *ctx, double *out) {
+    const luthier__pool *p = ctx->pool;
+    int c, t;
+    for (c = 0; c < p->num_clusters; c++) {
+        out[c] = 0.0;
+        for (t = p->cluster_first[c]; t < p->cluster_first[c] + p->cluster_threads[c]; t++)
+            if (p->busy[t] > out[c]) out[c] = p->busy[t];
     }
 }
 

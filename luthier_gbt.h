@@ -49,6 +49,16 @@
    (negative, zero or NaN seconds) enter the model as twice the slowest time and are never
    best. With a warm model, every round continues that model with new trees (fit_more) on the
    measurements so far, in the warm model's own loss.
+   BALANCE (optional: num_clusters, shares, group): when a measurement also reports how long
+   each cluster was busy with its share, the search learns that (algorithm, kernel)'s cost per
+   unit share on every cluster and predicts all the group's other shares (the largest
+   share x cost, plus the overhead seen). Each batch then goes first to the shares predicted
+   to beat the best so far, then to the model's picks of not yet measured groups (one per
+   group, all clusters used, so one measurement tells every cluster's cost), so the model's
+   job shrinks from (algorithm x kernel x split) to (algorithm x kernel). Smaller batches
+   (8, then 4) follow the predictions sooner. The returned model is fitted with the balance
+   predictions of the unmeasured shares too, so it knows every split of what was measured
+   when it warm-starts another search.
 
    TABLE OF CONTENTS: >>gbt-types >>gbt-util >>gbt-cuts >>gbt-grow >>gbt-fit >>gbt-predict
    >>gbt-save >>gbt-load >>search
@@ -1041,9 +1051,23 @@ typedef struct luthier__search_desc {
     int num_features;
     const float *features; /* num_candidates x num_features */
     /* measures candidate i: seconds (> 0), or a negative value when it failed (never retried,
-       never best; 0 and NaN count as failures too) */
-    double (*measure)(void *user, size_t i);
+       never best; 0 and NaN count as failures too). busy: NULL, or (when num_clusters > 0) an
+       array of num_clusters zeros that the callback may fill with the seconds each cluster
+       spent on its share of the work (see shares) */
+    double (*measure)(void *user, size_t i, double *busy);
     void *user;
+    /* Workload balance (optional, num_clusters = 0: none). Candidate i gives the fraction
+       shares[i * num_clusters + c] of its work to cluster c and belongs to group[i] in
+       [0, num_groups): the candidates that differ only in their shares (-1: no group, e.g. a
+       dynamic schedule). A measurement that reports busy seconds gives its group one cost per
+       unit share per cluster; every unmeasured candidate of the group is then predicted as the
+       largest share x cost over its clusters plus the group's measured overhead (total minus
+       the longest busy time), and the search spends part of each batch on those predicted to
+       beat the best so far. The model picks the rest, one candidate per group. */
+    int num_clusters;
+    int num_groups;
+    const float *shares;
+    const int *group;
     int initial;           /* first batch (diverse), 0 = auto: num_features clamped to 8..16 */
     int batch;             /* measured per round, 0 = auto: initial / 2, at least 4 */
     float explore;         /* fraction of each batch picked at random, 0 = 0.1, -1 = none */
@@ -1071,16 +1095,6 @@ typedef struct luthier__search_result {
 #define LUTHIER__SEARCH_DEPTH 5
 #define LUTHIER__SEARCH_LR 0.2f
 #define LUTHIER__SEARCH_FARTHEST_POOL 4096
-
-LUTHIER_PRIVATE double luthier__search_now(void) {
-#if defined(CLOCK_MONOTONIC)
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-#else
-    return (double)clock() / CLOCKS_PER_SEC;
-#endif
-}
 
 typedef struct luthier__search_key {
     float pred;
@@ -1112,12 +1126,78 @@ typedef struct luthier__search_state {
     luthier__search_key *keys;
     float *pred;
     size_t *pick;
+    /* balance: per group and cluster, the sum and count of busy seconds per unit share; per
+       group, the sum and count of overheads */
+    double *rate_sum, *ovh_sum, *busy;
+    int *rate_n, *ovh_n;
+    unsigned char *taken; /* per group: picked in the current batch */
+    size_t informative;   /* unmeasured candidates of a group with every share positive */
 } luthier__search_state;
 
 LUTHIER_PRIVATE int luthier__search_out_of_budget(const luthier__search_state *S) {
     if (S->count >= S->budget) return 1;
-    if (S->d->max_seconds > 0 && luthier__search_now() - S->t0 >= S->d->max_seconds) return 1;
+    if (S->d->max_seconds > 0 && luthier__seconds() - S->t0 >= S->d->max_seconds) return 1;
     return 0;
+}
+
+/* What the busy seconds of candidate c's measurement (sec seconds) teach about its group. */
+LUTHIER_PRIVATE void luthier__search_learn_balance(luthier__search_state *S, size_t c, double sec) {
+    const luthier__search_desc *d = S->d;
+    const int nc = d->num_clusters, g = d->group[c];
+    const float *sh = d->shares + c * (size_t)nc;
+    double longest = 0;
+    int j, any = 0;
+    if (g < 0) return;
+    for (j = 0; j < nc; j++)
+        if (!(S->busy[j] >= 0) || !luthier__gbt_finite(S->busy[j])) return; /* garbage: ignored */
+    for (j = 0; j < nc; j++) {
+        if (sh[j] <= 0 || S->busy[j] <= 0) continue;
+        S->rate_sum[(size_t)g * (size_t)nc + (size_t)j] += S->busy[j] / sh[j];
+        S->rate_n[(size_t)g * (size_t)nc + (size_t)j]++;
+        if (S->busy[j] > longest) longest = S->busy[j];
+        any = 1;
+    }
+    if (!any) return;
+    S->ovh_sum[g] += sec > longest ? sec - longest : 0.0;
+    S->ovh_n[g]++;
+}
+
+/* The balance prediction of candidate i (seconds), or 0 when its group lacks the costs of one
+   of the clusters it uses. */
+LUTHIER_PRIVATE double luthier__search_balance_predict(const luthier__search_state *S, size_t i) {
+    const luthier__search_desc *d = S->d;
+    const int nc = d->num_clusters, g = d->group[i];
+    const float *sh = d->shares + i * (size_t)nc;
+    double worst = 0;
+    int j;
+    if (g < 0 || S->ovh_n[g] == 0) return 0;
+    for (j = 0; j < nc; j++) {
+        const size_t k = (size_t)g * (size_t)nc + (size_t)j;
+        double t;
+        if (sh[j] <= 0) continue;
+        if (S->rate_n[k] == 0) return 0;
+        t = sh[j] * S->rate_sum[k] / S->rate_n[k];
+        if (t > worst) worst = t;
+    }
+    return worst > 0 ? worst + S->ovh_sum[g] / S->ovh_n[g] : 0;
+}
+
+/* With balance: whether candidate i is in a group and gives every cluster a share, so that
+   measuring it tells the costs of every cluster. */
+LUTHIER_PRIVATE int luthier__search_all_shares(const luthier__search_desc *d, size_t i) {
+    int j;
+    if (d->group[i] < 0) return 0;
+    for (j = 0; j < d->num_clusters; j++)
+        if (!(d->shares[i * (size_t)d->num_clusters + (size_t)j] > 0)) return 0;
+    return 1;
+}
+
+/* Whether the first batch and the model may pick candidate i: with balance, only candidates
+   without a group or with every share positive while such remain unmeasured (the others are
+   reached through the balance prediction). */
+LUTHIER_PRIVATE int luthier__search_informative(const luthier__search_state *S, size_t i) {
+    if (!S->busy || S->d->group[i] < 0 || S->informative == 0) return 1;
+    return luthier__search_all_shares(S->d, i);
 }
 
 /* Measures the picked candidates (until the budget runs out). */
@@ -1128,9 +1208,12 @@ LUTHIER_PRIVATE void luthier__search_measure(luthier__search_state *S, const siz
         double sec;
         if (S->measured[c]) continue;
         if (luthier__search_out_of_budget(S)) return;
-        sec = S->d->measure(S->d->user, c);
+        if (S->busy) memset(S->busy, 0, sizeof(double) * (size_t)S->d->num_clusters);
+        sec = S->d->measure(S->d->user, c, S->busy);
         if (!(sec > 0) || !luthier__gbt_finite(sec)) sec = -1;
+        if (sec > 0 && S->busy) luthier__search_learn_balance(S, c, sec);
         S->measured[c] = 1;
+        if (S->busy && luthier__search_all_shares(S->d, c)) S->informative--;
         S->midx[S->count] = c;
         S->msec[S->count] = sec;
         S->count++;
@@ -1162,7 +1245,7 @@ LUTHIER_PRIVATE luthier_status luthier__search_diverse(luthier__search_state *S,
         goto done;
     }
     for (i = 0; i < n; i++)
-        if (!S->measured[i]) pool[np++] = i;
+        if (!S->measured[i] && luthier__search_informative(S, i)) pool[np++] = i;
     /* random order (partial shuffle: only the pool's head is used) */
     for (i = 0; i < np && i < LUTHIER__SEARCH_FARTHEST_POOL; i++) {
         const size_t r = i + luthier__gbt_below(&S->rng, np - i);
@@ -1254,12 +1337,15 @@ LUTHIER_PRIVATE luthier_status luthier__search_model(const luthier__gbt *base, c
     return luthier__gbt_fit(x, y, NULL, n, f, &p, out);
 }
 
-/* Fits the model of the measurements so far (log seconds; failures = twice the slowest). */
-LUTHIER_PRIVATE luthier_status luthier__search_fit(luthier__search_state *S, luthier__gbt **model) {
+/* Fits the model of the measurements so far (log seconds; failures = twice the slowest). With
+   augment (balance on), the unmeasured candidates with a balance prediction join the training
+   set with that prediction: the model then knows every share of the measured groups (used for
+   the model the search returns, which warm-starts other searches). */
+LUTHIER_PRIVATE luthier_status luthier__search_fit(luthier__search_state *S, int augment, luthier__gbt **model) {
     const luthier__search_desc *d = S->d;
     const int f = S->f;
     double worst = -HUGE_VAL;
-    size_t i;
+    size_t i, rows;
     *model = NULL;
     for (i = 0; i < S->count; i++)
         if (S->msec[i] > 0 && log(S->msec[i]) - d->y_offset > worst) worst = log(S->msec[i]) - d->y_offset;
@@ -1268,7 +1354,15 @@ LUTHIER_PRIVATE luthier_status luthier__search_fit(luthier__search_state *S, lut
         memcpy(S->tx + i * (size_t)f, d->features + S->midx[i] * (size_t)f, sizeof(float) * (size_t)f);
         S->ty[i] = (float)(S->msec[i] > 0 ? log(S->msec[i]) - d->y_offset : worst + log(2.0));
     }
-    return luthier__search_model(d->warm, S->tx, S->ty, S->count, f, d->loss, d->seed ^ 0x6a09e667f3bcc909ull, model);
+    rows = S->count;
+    if (S->busy && augment)
+        for (i = 0; i < S->n; i++) {
+            double b;
+            if (S->measured[i] || !((b = luthier__search_balance_predict(S, i)) > 0)) continue;
+            memcpy(S->tx + rows * (size_t)f, d->features + i * (size_t)f, sizeof(float) * (size_t)f);
+            S->ty[rows++] = (float)(log(b) - d->y_offset);
+        }
+    return luthier__search_model(d->warm, S->tx, S->ty, rows, f, d->loss, d->seed ^ 0x6a09e667f3bcc909ull, model);
 }
 
 /* The k best-ranked unmeasured candidates by model m, plus `nexplore` random ones. */
@@ -1297,6 +1391,62 @@ LUTHIER_PRIVATE void luthier__search_rank(luthier__search_state *S, const luthie
     (void)start;
 }
 
+/* A batch of k + nexplore when balance is on: first, up to half of k among the candidates whose
+   balance prediction beats the best measured time (best predicted first); then the model's
+   best-ranked candidates of the others, one per group (a group's first measurement gives the
+   costs that predict all its shares); then more balance-predicted ones, best first, and
+   random ones among the model's. */
+LUTHIER_PRIVATE void luthier__search_pick(luthier__search_state *S, const luthier__gbt *m, size_t k, size_t nexplore,
+                                          size_t *pick, size_t *npick) {
+    const int f = S->f;
+    size_t i, nb = 0, nk = 0, nm = 0, nq = 0;
+    const size_t quota = (k + 1) / 2;
+    luthier__search_key *bal = S->keys, *mod;
+    if (!S->busy) {
+        luthier__search_rank(S, m, k, nexplore, pick, npick);
+        return;
+    }
+    /* keys: balance-predicted candidates from the front, the others from the back */
+    for (i = 0; i < S->n; i++) {
+        double b;
+        luthier__search_key *key;
+        if (S->measured[i]) continue;
+        b = luthier__search_balance_predict(S, i);
+        if (!(b > 0) && !luthier__search_informative(S, i)) continue;
+        key = b > 0 ? &bal[nb++] : &S->keys[S->n - 1 - nm++];
+        key->pred = b > 0 ? (float)b : luthier__gbt_predict(m, S->d->features + i * (size_t)f);
+        if (key->pred != key->pred) key->pred = HUGE_VALF;
+        key->tie = (uint32_t)luthier__gbt_rand(&S->rng);
+        key->index = i;
+    }
+    mod = S->keys + (S->n - nm);
+    qsort(bal, nb, sizeof *bal, luthier__search_cmp_key);
+    qsort(mod, nm, sizeof *mod, luthier__search_cmp_key);
+    memset(S->taken, 0, (size_t)S->d->num_groups);
+    for (; nq < nb && nk < quota && (S->best == SIZE_MAX || bal[nq].pred < S->best_seconds); nq++, nk++)
+        pick[(*npick)++] = bal[nq].index;
+    for (i = 0; i < nm && nk < k; i++) {
+        const int g = S->d->group[mod[i].index];
+        if (g >= 0 && S->taken[g]) continue;
+        if (g >= 0) S->taken[g] = 1;
+        pick[(*npick)++] = mod[i].index;
+        mod[i].pred = -HUGE_VALF; /* (marks it picked) */
+        nk++;
+    }
+    for (; nq < nb && nk < k; nq++, nk++) pick[(*npick)++] = bal[nq].index;
+    /* exploration: random among the model's unpicked candidates */
+    for (i = 0; i < nexplore && nm > 0; i++) {
+        int tries;
+        for (tries = 0; tries < 8; tries++) {
+            const size_t r = luthier__gbt_below(&S->rng, nm);
+            if (mod[r].pred == -HUGE_VALF) continue;
+            mod[r].pred = -HUGE_VALF;
+            pick[(*npick)++] = mod[r].index;
+            break;
+        }
+    }
+}
+
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__search(const luthier__search_desc *d, luthier__search_result *r,
                                                               luthier__gbt **model_out) {
     luthier__search_state S;
@@ -1313,7 +1463,8 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__search(const luthier__se
     if (!d || !r || !d->features || !d->measure || d->num_candidates == 0 || d->num_features <= 0 ||
         d->initial < 0 || d->batch < 0 || d->max_measurements < 0 || d->patience < 0 ||
         !(d->max_seconds >= 0) || !luthier__gbt_finite(d->y_offset) || !(d->explore == -1.0f || (d->explore >= 0 && d->explore <= 1)) ||
-        (d->loss != LUTHIER__GBT_SQUARED && d->loss != LUTHIER__GBT_PAIRWISE))
+        (d->loss != LUTHIER__GBT_SQUARED && d->loss != LUTHIER__GBT_PAIRWISE) || d->num_clusters < 0 ||
+        d->num_clusters > 64 || (d->num_clusters > 0 && (!d->shares || !d->group || d->num_groups <= 0)))
         return LUTHIER_STATUS_INVALID_ARGUMENT;
     if (d->num_candidates >= (size_t)UINT32_MAX || d->num_features > LUTHIER__GBT_MAX_FEATURES ||
         d->num_candidates > SIZE_MAX / sizeof(float) / (size_t)d->num_features)
@@ -1321,31 +1472,62 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__search(const luthier__se
     if (d->warm && d->warm->num_features != d->num_features) return LUTHIER_STATUS_INCOMPATIBLE;
     for (i = 0; i < d->num_candidates * (size_t)d->num_features; i++)
         if (!luthier__gbt_finite(d->features[i])) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if (d->num_clusters > 0) {
+        if (d->num_candidates > SIZE_MAX / sizeof(float) / (size_t)d->num_clusters ||
+            (size_t)d->num_groups > SIZE_MAX / sizeof(double) / (size_t)d->num_clusters)
+            return LUTHIER_STATUS_OVERFLOW;
+        for (i = 0; i < d->num_candidates; i++)
+            if (d->group[i] < -1 || d->group[i] >= d->num_groups) return LUTHIER_STATUS_INVALID_ARGUMENT;
+        for (i = 0; i < d->num_candidates * (size_t)d->num_clusters; i++)
+            if (!(d->shares[i] >= 0 && d->shares[i] <= 1)) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    }
 
     memset(&S, 0, sizeof S);
     S.d = d;
     S.n = d->num_candidates;
     S.f = d->num_features;
-    S.t0 = luthier__search_now();
+    S.t0 = luthier__seconds();
     S.rng = d->seed;
     S.best = SIZE_MAX;
     S.budget = d->max_measurements > 0 && (size_t)d->max_measurements < S.n ? (size_t)d->max_measurements : S.n;
     S.measured = (unsigned char *)luthier__alloc(S.n);
     S.midx = (size_t *)luthier__alloc(sizeof(size_t) * S.budget);
     S.msec = (double *)luthier__alloc(sizeof(double) * S.budget);
-    S.tx = (float *)luthier__alloc(sizeof(float) * S.budget * (size_t)S.f);
-    S.ty = (float *)luthier__alloc(sizeof(float) * S.budget);
+    S.tx = (float *)luthier__alloc(sizeof(float) * (d->num_clusters > 0 ? S.n : S.budget) * (size_t)S.f);
+    S.ty = (float *)luthier__alloc(sizeof(float) * (d->num_clusters > 0 ? S.n : S.budget));
     S.keys = (luthier__search_key *)luthier__alloc(sizeof(luthier__search_key) * S.n);
     S.pick = (size_t *)luthier__alloc(sizeof(size_t) * S.n);
     if (!S.measured || !S.midx || !S.msec || !S.tx || !S.ty || !S.keys || !S.pick) {
         s = LUTHIER_STATUS_OUT_OF_MEMORY;
         goto done;
     }
+    if (d->num_clusters > 0) {
+        const size_t gc = (size_t)d->num_groups * (size_t)d->num_clusters;
+        S.busy = (double *)luthier__alloc(sizeof(double) * (size_t)d->num_clusters);
+        S.rate_sum = (double *)luthier__alloc(sizeof(double) * gc);
+        S.rate_n = (int *)luthier__alloc(sizeof(int) * gc);
+        S.ovh_sum = (double *)luthier__alloc(sizeof(double) * (size_t)d->num_groups);
+        S.ovh_n = (int *)luthier__alloc(sizeof(int) * (size_t)d->num_groups);
+        S.taken = (unsigned char *)luthier__alloc((size_t)d->num_groups);
+        if (!S.busy || !S.rate_sum || !S.rate_n || !S.ovh_sum || !S.ovh_n || !S.taken) {
+            s = LUTHIER_STATUS_OUT_OF_MEMORY;
+            goto done;
+        }
+        memset(S.rate_sum, 0, sizeof(double) * gc);
+        memset(S.rate_n, 0, sizeof(int) * gc);
+        memset(S.ovh_sum, 0, sizeof(double) * (size_t)d->num_groups);
+        memset(S.ovh_n, 0, sizeof(int) * (size_t)d->num_groups);
+        for (i = 0; i < S.n; i++) S.informative += (size_t)luthier__search_all_shares(d, i);
+    }
     memset(S.measured, 0, S.n);
 
+    /* with balance, smaller batches: a group's first measurement predicts all its shares, so
+       the next batch is better informed (simulated machines, 40 seeds: 8 then 4 missed 3 % in
+       3 of 960 searches; 16 then 8 left too few rounds to follow the predictions and missed
+       several times more often) */
     initial = d->initial > 0 ? (size_t)d->initial
-                             : (size_t)(d->num_features < 8 ? 8 : d->num_features > 16 ? 16 : d->num_features);
-    batch = d->batch > 0 ? (size_t)d->batch : (initial / 2 < 4 ? 4 : initial / 2);
+              : S.busy ? 8 : (size_t)(d->num_features < 8 ? 8 : d->num_features > 16 ? 16 : d->num_features);
+    batch = d->batch > 0 ? (size_t)d->batch : S.busy ? 4 : (initial / 2 < 4 ? 4 : initial / 2);
     explore = d->explore == 0 ? 0.1f : d->explore < 0 ? 0.0f : d->explore;
     patience = d->patience > 0 ? d->patience : 3;
 
@@ -1353,7 +1535,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__search(const luthier__se
     npick = 0;
     nexp = (size_t)floor((double)explore * (double)initial + 0.5);
     if (d->warm) {
-        luthier__search_rank(&S, d->warm, initial - (nexp < initial ? nexp : initial), nexp, S.pick, &npick);
+        luthier__search_pick(&S, d->warm, initial - (nexp < initial ? nexp : initial), nexp, S.pick, &npick);
     } else {
         s = luthier__search_diverse(&S, initial, S.pick, &npick);
         if (s != LUTHIER_STATUS_OK) goto done;
@@ -1370,10 +1552,10 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__search(const luthier__se
         const size_t count0 = S.count;
         luthier__gbt_free(model);
         model = NULL;
-        s = luthier__search_fit(&S, &model);
+        s = luthier__search_fit(&S, 0, &model);
         if (s != LUTHIER_STATUS_OK) goto done;
         npick = 0;
-        if (model) luthier__search_rank(&S, model, batch - nexp, nexp, S.pick, &npick);
+        if (model) luthier__search_pick(&S, model, batch - nexp, nexp, S.pick, &npick);
         else if ((s = luthier__search_diverse(&S, batch, S.pick, &npick)) != LUTHIER_STATUS_OK) goto done;
         luthier__search_measure(&S, S.pick, npick);
         rounds++;
@@ -1384,7 +1566,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__search(const luthier__se
     if (model_out && S.count > 0) {
         luthier__gbt_free(model);
         model = NULL;
-        s = luthier__search_fit(&S, &model);
+        s = luthier__search_fit(&S, 1, &model);
         if (s != LUTHIER_STATUS_OK) goto done;
         *model_out = model;
         model = NULL;
@@ -1394,7 +1576,7 @@ done:
     r->best_seconds = S.best != SIZE_MAX ? S.best_seconds : 0;
     r->measurements = (int)S.count;
     r->rounds = rounds;
-    r->seconds = luthier__search_now() - S.t0;
+    r->seconds = luthier__seconds() - S.t0;
     luthier__gbt_free(model);
     luthier__free(S.measured);
     luthier__free(S.midx);
@@ -1403,6 +1585,12 @@ done:
     luthier__free(S.ty);
     luthier__free(S.keys);
     luthier__free(S.pick);
+    luthier__free(S.busy);
+    luthier__free(S.rate_sum);
+    luthier__free(S.rate_n);
+    luthier__free(S.ovh_sum);
+    luthier__free(S.ovh_n);
+    luthier__free(S.taken);
     if (s == LUTHIER_STATUS_OK && S.best == SIZE_MAX) s = LUTHIER_STATUS_NOT_FOUND;
     return s;
 }

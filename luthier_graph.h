@@ -2488,18 +2488,7 @@ LUTHIER_API luthier_status luthier_plan_set_profiling(luthier_plan *p, int on) {
     return LUTHIER_STATUS_OK;
 }
 
-
 /* >>impl-plan-run */
-
-LUTHIER_PRIVATE double luthier__seconds(void) {
-#if defined(CLOCK_MONOTONIC)
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-#else
-    return (double)clock() / CLOCKS_PER_SEC;
-#endif
-}
 
 typedef struct luthier__runctx {
     luthier_plan *p;

@@ -22,7 +22,10 @@
    ones (the first task, with nothing measured yet, starts from a diverse set); then the model
    is refitted with the task's own measurements, the best predicted candidates plus a little
    exploration are measured, and so on, until the task's measurement cap (max_fraction) or its
-   share of the budget is spent or the best stops improving. A measurement runs the real layer
+   share of the budget is spent or the best stops improving. On 2 or 3 clusters every
+   measurement also reads how long each cluster was busy with its share (the pool times its
+   slots while the tuner measures), and the search predicts each (algorithm, kernel)'s other
+   splits from that (balance, luthier_gbt.h; desc.no_balance turns it off). A measurement runs the real layer
    on the real shape on ctx (warm-up, then repetitions until ~5 ms, minimum taken; a sample
    whose median is far above its minimum is measured again).
 
@@ -59,6 +62,8 @@ typedef struct luthier_tune_desc {
     int exhaustive;          /* measure every candidate (a reference for the search) */
     int random_search;       /* measure random candidates (a baseline with the same budget) */
     int no_dynamic;          /* leave the dynamic schedule out of the space */
+    int no_balance;          /* search with the model alone: no per-cluster busy times (a
+                                baseline for the balance prediction, see >>impl-tune-run) */
     uint64_t seed;           /* 0 = 1 */
     int progress;            /* 0 = one line per task when stderr is a terminal, 1 = always,
                                 -1 = never */
@@ -78,7 +83,7 @@ typedef struct luthier_tune_result {
     int tasks, ops;           /* distinct signatures, and the nodes they cover */
     int measurements;         /* layer runs measured (each a warm-up plus repetitions) */
     int candidates;           /* size of the whole space (what an exhaustive search measures) */
-    double seconds;           /* wall-clock time of the run */
+    double seconds;           /* wall-clock time of the run (without drawing the heatmap) */
     double default_ms;        /* sum over ops of the default configuration's time */
     double tuned_ms;          /* sum over ops of the chosen configuration's time */
 } luthier_tune_result;
@@ -547,8 +552,9 @@ LUTHIER_PRIVATE void luthier__tune_qdesc(const luthier__task *t, luthier_qconv2d
     }
 }
 
-/* Times one run of the candidate (ms, minimum of repetitions); < 0 when it cannot run. */
-LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__cand *c) {
+/* Times one run of the candidate (ms, minimum of repetitions); < 0 when it cannot run. busy
+   (NULL, or one per cluster): the seconds each cluster spent on its share in that fastest run. */
+LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__cand *c, double *busy) {
     luthier_context *ctx = m->ctx;
     const luthier__task *t = m->t;
     luthier_schedule sch;
@@ -640,11 +646,15 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
     for (r = 0; r < reps; r++) {
         double dt;
         LUTHIER__EVICT();
+        if (busy) luthier__pool_timing(ctx, 1);
         t0 = luthier__tune_now();
         LUTHIER__RUN_ONCE();
         dt = luthier__tune_now() - t0;
         med[r] = dt;
-        if (dt < best) best = dt;
+        if (dt < best) {
+            best = dt;
+            if (busy) luthier__pool_cluster_busy(ctx, busy);
+        }
     }
     /* a noisy sample (median far above the minimum) is taken once more */
     {
@@ -659,27 +669,33 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
             for (r = 0; r < reps; r++) {
                 double dt;
                 LUTHIER__EVICT();
+                if (busy) luthier__pool_timing(ctx, 1);
                 t0 = luthier__tune_now();
                 (void)LUTHIER__RUN_ONCE();
                 dt = luthier__tune_now() - t0;
-                if (dt < best) best = dt;
+                if (dt < best) {
+                    best = dt;
+                    if (busy) luthier__pool_cluster_busy(ctx, busy);
+                }
             }
         }
     }
 #undef LUTHIER__EVICT
 #undef LUTHIER__RUN_ONCE
+    if (busy) luthier__pool_timing(ctx, 0);
     return best * 1e3;
 }
 
-/* The search's measure callback: ms, negative when the candidate fails or the budget is out. */
-LUTHIER_PRIVATE double luthier__tune_measure(void *user, size_t i) {
+/* The search's measure callback: seconds, negative when the candidate fails or the budget is
+   out; busy (NULL or one per cluster) as luthier__measure_cand's. */
+LUTHIER_PRIVATE double luthier__tune_measure(void *user, size_t i, double *busy) {
     luthier__tmeas *m = (luthier__tmeas *)user;
     double ms;
     if (m->times[i] != 0) return m->times[i] > 0 ? m->times[i] * 1e-3 : -1.0;
     if ((m->max_measurements >= 0 && m->measurements >= m->max_measurements) ||
         (m->deadline > 0 && luthier__tune_now() > m->deadline))
         return -1.0;
-    ms = luthier__measure_cand(m, &m->cands[i]);
+    ms = luthier__measure_cand(m, &m->cands[i], busy);
     m->measurements++;
     m->times[i] = ms > 0 ? ms : -1.0;
     return ms > 0 ? ms * 1e-3 : -1.0;
@@ -953,7 +969,7 @@ LUTHIER_PRIVATE void luthier__write_heatmap(luthier_context *ctx, luthier__tmeas
                  (cd.algo == LUTHIER_CONV_IMPLICIT_GEMM && ki.kind != LUTHIER_KERNEL_HYBRID) || cd.algo == LUTHIER_CONV_DEPTHWISE))
                 ms = -1;
             else
-                ms = luthier__measure_cand(m, &cd);
+                ms = luthier__measure_cand(m, &cd, NULL);
             cell[rows][c] = ms;
             if (ms > 0 && ms < lo) lo = ms;
             if (ms > hi) hi = ms;
@@ -1054,7 +1070,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
     luthier__gbt *model = NULL; /* desc.model_in */
     luthier__tune_data data = {NULL, NULL, 0, 0};
     luthier_status status = LUTHIER_STATUS_OK;
-    double t_start = luthier__tune_now();
+    double t_start = luthier__tune_now(), heat_t0, heat_s = 0;
     int ntasks = 0, i, j, progress, costliest = -1;
     uint64_t seed;
     FILE *rec = NULL, *rep = NULL;
@@ -1119,7 +1135,8 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         luthier__tmeas m;
         luthier__cand *cands;
         size_t nc = 0, c;
-        float *feat = NULL;
+        float *feat = NULL, *shares = NULL;
+        int *group = NULL, ngroups = 0;
         luthier__search_desc sd;
         luthier__search_result sr;
         luthier__gbt *warm = NULL;
@@ -1188,7 +1205,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
             } else {
                 dc.kernel = (short)luthier__kernel_for_n(ctx, (size_t)t->n);
             }
-            t->default_ms = luthier__measure_cand(&m, &dc);
+            t->default_ms = luthier__measure_cand(&m, &dc, NULL);
             res.measurements++;
         }
         memset(&sd, 0, sizeof sd);
@@ -1206,9 +1223,36 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
             sd.max_measurements = cap < 2 ? 2 : (int)cap;
         }
         sd.seed = seed + (uint64_t)i * 0x9E3779B97F4A7C15ull;
+        /* balance: the search learns each (algorithm, kernel)'s cost per cluster from the pool's
+           busy times and predicts its other shares (luthier_gbt.h) */
+        if (!d.no_balance && ctx->pool->num_clusters >= 2 && ctx->pool->num_clusters <= LUTHIER__TUNE_MAX_SHARES &&
+            (shares = (float *)luthier__alloc(sizeof(float) * nc * (size_t)ctx->pool->num_clusters)) != NULL &&
+            (group = (int *)luthier__alloc(sizeof(int) * nc)) != NULL) {
+            const int ncl = ctx->pool->num_clusters;
+            for (c = 0; c < nc; c++) {
+                const luthier__cand *x = &cands[c];
+                group[c] = -1;
+                for (j = 0; j < ncl; j++) shares[c * (size_t)ncl + (size_t)j] = 0;
+                if (x->dynamic || x->shares[0] < 0) continue;
+                /* the space lists the shares of one (algorithm, kernel) together */
+                if (c == 0 || group[c - 1] < 0 || cands[c - 1].algo != x->algo || cands[c - 1].kernel != x->kernel)
+                    ngroups++;
+                group[c] = ngroups - 1;
+                for (j = 0; j < ncl; j++) shares[c * (size_t)ncl + (size_t)j] = (float)(x->shares[j] / 100.0);
+            }
+            if (ngroups > 0) {
+                sd.patience = 12; /* its rounds of 4: the same 48 measurements without a gain */
+                sd.num_clusters = ncl;
+                sd.num_groups = ngroups;
+                sd.shares = shares;
+                sd.group = group;
+            }
+        }
+        /* past the task's deadline every measurement fails: stop there */
+        if (m.deadline > 0) sd.max_seconds = m.deadline - luthier__tune_now() > 1e-3 ? m.deadline - luthier__tune_now() : 1e-3;
         memset(&sr, 0, sizeof sr);
         if (d.exhaustive || nc <= 8) {
-            for (c = 0; c < nc; c++) luthier__tune_measure(&m, c);
+            for (c = 0; c < nc; c++) luthier__tune_measure(&m, c, NULL);
         } else if (d.random_search) {
             /* the baseline: as many measurements as the model-guided search may make, drawn at random */
             uint64_t st = sd.seed;
@@ -1216,13 +1260,15 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
             while (luthier__tune_now() < m.deadline && tries < 4 * nc && m.measurements < sd.max_measurements &&
                    (m.max_measurements < 0 || m.measurements < m.max_measurements)) {
                 st += 0x9E3779B97F4A7C15ull;
-                luthier__tune_measure(&m, (size_t)((st >> 11) % nc));
+                luthier__tune_measure(&m, (size_t)((st >> 11) % nc), NULL);
                 tries++;
             }
         } else {
             (void)luthier__search(&sd, &sr, NULL); /* NOT_FOUND (nothing ran) keeps the default */
         }
         luthier__gbt_free(warm);
+        luthier__free(shares);
+        luthier__free(group);
         /* what this task measured teaches the next ones */
         for (c = 0; c < nc && t->default_ms > 0; c++)
             if (m.times[c] > 0 && !luthier__tune_data_add(&data, feat + c * LUTHIER__TUNE_FEATURES, (float)log(m.times[c] / t->default_ms)))
@@ -1283,6 +1329,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
                 feat = NULL;
                 if (!cands || !m.times || !luthier__tmeas_data(&m, ct)) nc = 0;
             }
+            heat_t0 = luthier__tune_now();
             if (nc) {
                 luthier__cand bc;
                 memset(&bc, 0, sizeof bc);
@@ -1291,6 +1338,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
                 if (bc.algo == LUTHIER_CONV_DEPTHWISE) bc = cands[nc - 1];
                 luthier__write_heatmap(ctx, &m, ct, &bc, d.heatmap_path);
             }
+            heat_s = luthier__tune_now() - heat_t0;
         }
         luthier__tmeas_free(&m);
         luthier__free(m.times);
@@ -1309,7 +1357,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         luthier__free(text);
         luthier__gbt_free(out);
     }
-    res.seconds = luthier__tune_now() - t_start;
+    res.seconds = luthier__tune_now() - t_start - heat_s; /* the picture is not tuning */
     if (rep)
         fprintf(rep, "\n%d tasks, %d ops, %d measurements of %d candidates, %.1f s; sum over ops: default %.3f ms, tuned %.3f ms (%.2fx)\n",
                 res.tasks, res.ops, res.measurements, res.candidates, res.seconds, res.default_ms, res.tuned_ms,

@@ -17,6 +17,8 @@ static void usage_tune(FILE *out) {
             "  --heatmap PATH    SVG heatmap of the costliest task (default build/NAME.heatmap.svg)\n"
             "  --exhaustive      also run an exhaustive search over the same space and time its plan\n"
             "  --random          also run a random search with the same per-task measurement cap\n"
+            "  --model-only      also run the guided search without the clusters' busy times (the\n"
+            "                    cost model alone) with the same budget\n"
             "  --asym            emulate big.LITTLE: the last CPU becomes cluster 'little' and a\n"
             "                    pinned busy loop halves it while tuning and timing (see 'asym')\n"
             "  --min-time S      seconds of timed runs per plan (default 2); all plans are created\n"
@@ -28,7 +30,8 @@ static void usage_tune(FILE *out) {
             "  --csv             one summary row:\n"
             "                    model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,\n"
             "                    exhaustive_ms,exhaustive_measurements,random_ms,random_measurements,\n"
-            "                    bigonly_ms,equal_ms,candidates[,fp32_ms with --int8]\n",
+            "                    bigonly_ms,equal_ms,candidates[,fp32_ms with --int8]\n"
+            "                    [,modelonly_ms,modelonly_measurements with --model-only]\n",
             bench_prog);
 }
 
@@ -87,14 +90,16 @@ static luthier_node_config *tune_split_configs(const luthier_graph *g, const flo
     return cfg;
 }
 
-/* A comparison search over the same space (exhaustive, or random with the same per-task cap)
-   into records + suffix; path is left empty when it fails. */
+/* A comparison search over the same space (exhaustive = 1; 0: random with the same per-task
+   cap; 2: guided without the busy times) into records + suffix; path is left empty when it
+   fails. */
 static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustive, double budget, const char *records,
                          const char *suffix, char *path, size_t size, luthier_tune_result *res) {
     luthier_tune_desc c = *td;
     snprintf(path, size, "%s%s", records, suffix);
-    c.exhaustive = exhaustive;
-    c.random_search = !exhaustive;
+    c.exhaustive = exhaustive == 1;
+    c.random_search = exhaustive == 0;
+    c.no_balance = exhaustive == 2;
     c.budget_seconds = budget;
     c.heatmap_path = NULL;
     c.report_path = NULL;
@@ -104,21 +109,21 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
 static int cmd_tune(int argc, char **argv) {
     const char *cmd = argv[0], *name = NULL, *val;
     char records[512] = "", report[512] = "", heatmap[512] = "", spec[256], err[256];
-    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0;
+    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0, monly = 0;
     luthier_calibration *cal = NULL;
     double fp32_ms = 0;
     double budget = 120;
     bench_policy pol;
     luthier_tune_desc td;
-    luthier_tune_result res, rex, rrn;
+    luthier_tune_result res, rex, rrn, rmo;
     luthier_topology topo;
     luthier_context_desc cd;
     luthier_zoo_options zo;
     tune_ctx t;
     asym_loader loaders[1];
     int loading = 0;
-    double default_ms = -1, tuned_ms = -1, ex_ms = 0, rn_ms = 0, big_ms = 0, eq_ms = 0;
-    char ex_path[600] = "", rn_path[600] = "";
+    double default_ms = -1, tuned_ms = -1, ex_ms = 0, rn_ms = 0, big_ms = 0, eq_ms = 0, mo_ms = 0;
+    char ex_path[600] = "", rn_path[600] = "", mo_path[600] = "";
     luthier_node_config *split[2] = {NULL, NULL};
     memset(&pol, 0, sizeof pol);
     pol.min_time = 2.0;
@@ -127,6 +132,7 @@ static int cmd_tune(int argc, char **argv) {
     memset(&res, 0, sizeof res);
     memset(&rex, 0, sizeof rex);
     memset(&rrn, 0, sizeof rrn);
+    memset(&rmo, 0, sizeof rmo);
     memset(loaders, 0, sizeof loaders);
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -143,6 +149,9 @@ static int cmd_tune(int argc, char **argv) {
         } else if ((r = bench_opt_flag(arg, cmd, "--random")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             random = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--model-only")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            monly = 1;
         } else if ((r = bench_opt_flag(arg, cmd, "--asym")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             asym = 1;
@@ -274,6 +283,7 @@ static int cmd_tune(int argc, char **argv) {
     }
     if (exhaustive) tune_compare(&t, &td, 1, budget, records, ".exhaustive", ex_path, sizeof ex_path, &rex);
     if (random) tune_compare(&t, &td, 0, budget * 4, records, ".random", rn_path, sizeof rn_path, &rrn);
+    if (monly) tune_compare(&t, &td, 2, budget, records, ".modelonly", mo_path, sizeof mo_path, &rmo);
     {
         /* every plan timed together: default, tuned, then the comparisons that were asked for */
         luthier_plan_desc pds[8];
@@ -285,6 +295,7 @@ static int cmd_tune(int argc, char **argv) {
         pds[np].records = records, what[np++] = "tuned";
         if (ex_path[0]) pds[np].records = ex_path, what[np++] = "exhaustive";
         if (rn_path[0]) pds[np].records = rn_path, what[np++] = "random";
+        if (mo_path[0]) pds[np].records = mo_path, what[np++] = "model only";
         if (luthier_context_num_threads(t.ctx) > 1) {
             luthier_topology ct;
             luthier_context_topology(t.ctx, &ct);
@@ -308,16 +319,19 @@ static int cmd_tune(int argc, char **argv) {
             else if (strcmp(what[k], "random") == 0) rn_ms = ms[k];
             else if (strcmp(what[k], "big only") == 0) big_ms = ms[k];
             else if (strcmp(what[k], "fp32") == 0) fp32_ms = ms[k];
+            else if (strcmp(what[k], "model only") == 0) mo_ms = ms[k];
             else eq_ms = ms[k];
         }
     }
     if (csv) {
         printf("model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,exhaustive_ms,exhaustive_measurements,"
-               "random_ms,random_measurements,bigonly_ms,equal_ms,candidates%s\n", int8 ? ",fp32_ms" : "");
+               "random_ms,random_measurements,bigonly_ms,equal_ms,candidates%s%s\n", int8 ? ",fp32_ms" : "",
+               monly ? ",modelonly_ms,modelonly_measurements" : "");
         printf("%s,%d,%d,%d,%d,%.1f,%.3f,%.3f,%.3f,%d,%.3f,%d,%.3f,%.3f,%d", name, luthier_context_num_threads(t.ctx),
                res.tasks, res.ops, res.measurements, res.seconds, tuned_ms, default_ms, ex_ms, rex.measurements, rn_ms,
                rrn.measurements, big_ms, eq_ms, res.candidates);
         if (int8) printf(",%.3f", fp32_ms);
+        if (monly) printf(",%.3f,%d", mo_ms, rmo.measurements);
         printf("\n");
     } else {
         printf("%d ops in %d tasks; %d measurements of a %d-candidate space in %.1f s\n", res.ops, res.tasks,
@@ -328,6 +342,8 @@ static int cmd_tune(int argc, char **argv) {
             printf("exhaustive search: %.2f ms with %d measurements (tuned is %.1f%% off with %.1f%% of the measurements)\n",
                    ex_ms, rex.measurements, 100.0 * (tuned_ms / ex_ms - 1), 100.0 * res.measurements / rex.measurements);
         if (rn_ms > 0) printf("random search, same measurements: %.2f ms\n", rn_ms);
+        if (mo_ms > 0) printf("guided search without the busy times (model only): %.2f ms with %d measurements\n", mo_ms,
+                              rmo.measurements);
         if (big_ms > 0) printf("big cluster only %.2f ms (tuned %.2fx), equal split %.2f ms (tuned %.2fx)\n", big_ms,
                                big_ms / tuned_ms, eq_ms, eq_ms / tuned_ms);
         printf("records: %s, report: %s, heatmap: %s\n", records, report, heatmap);

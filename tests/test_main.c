@@ -74,6 +74,7 @@ int main(int argc, char **argv) {
     RUN(test_topology_malformed);
     RUN(test_topology_many_kinds);
     RUN(test_threads_ratio_partition);
+    RUN(test_threads_cluster_busy);
     RUN(test_threads_bad_ratios);
     RUN(test_threads_many_regions);
     RUN(test_threads_gemm_equal);

@@ -50,6 +50,57 @@ static luthier_context *threads_context(int nc, const int *threads) {
     return ctx;
 }
 
+/* Each unit of work waits 0.4 ms (a wait, not a spin: the test measures time in the ranges,
+   not CPU speed, and stays right on a loaded machine). */
+static void busy_wait_fn(void *arg, size_t begin, size_t end, int slot, int cluster) {
+    size_t u;
+    (void)arg;
+    (void)slot;
+    (void)cluster;
+    for (u = begin; u < end; u++) {
+        struct timespec ts;
+        ts.tv_sec = 0;
+        ts.tv_nsec = 400000;
+        while (nanosleep(&ts, &ts) != 0) {}
+    }
+}
+
+/* The pool's per-cluster busy times (what the tuner's balance prediction reads): each cluster's
+   longest slot time, summed over the regions while timing is on, untouched while it is off. */
+static void test_threads_cluster_busy(void) {
+    static const int threads[3] = {2, 1, 1};
+    const float r1[3] = {60, 20, 20}, r2[3] = {100, 0, 0};
+    luthier_parallel_desc pd;
+    double busy[3], again[3];
+    luthier_context *ctx = threads_context(3, threads);
+    CHECK(ctx != NULL, "context");
+    if (!ctx) return;
+    memset(&pd, 0, sizeof pd);
+    pd.num_ratios = 3;
+    pd.ratios = r1;
+    luthier__pool_timing(ctx, 1);
+    /* 20 units: 12 for the 2 big slots (6 each), 4 and 4: 2.4, 1.6 and 1.6 ms, twice */
+    CHECK(luthier_parallel_for(ctx, 20, &pd, busy_wait_fn, NULL) == LUTHIER_STATUS_OK, "region 1");
+    CHECK(luthier_parallel_for(ctx, 20, &pd, busy_wait_fn, NULL) == LUTHIER_STATUS_OK, "region 2");
+    luthier__pool_cluster_busy(ctx, busy);
+    CHECK(busy[0] >= 4.8e-3 && busy[0] < 0.5, "big %.3f ms, want >= 4.8", 1e3 * busy[0]);
+    CHECK(busy[1] >= 3.2e-3 && busy[1] < 0.5 && busy[2] >= 3.2e-3 && busy[2] < 0.5, "mid %.3f, little %.3f ms, want >= 3.2",
+          1e3 * busy[1], 1e3 * busy[2]);
+    /* a cluster without work is not busy */
+    luthier__pool_timing(ctx, 1);
+    pd.ratios = r2;
+    CHECK(luthier_parallel_for(ctx, 4, &pd, busy_wait_fn, NULL) == LUTHIER_STATUS_OK, "region 3");
+    luthier__pool_cluster_busy(ctx, busy);
+    CHECK(busy[0] >= 0.8e-3 && busy[1] == 0 && busy[2] == 0, "100/0/0: %.3f %.3f %.3f ms", 1e3 * busy[0],
+          1e3 * busy[1], 1e3 * busy[2]);
+    /* timing off: the sums stay */
+    luthier__pool_timing(ctx, 0);
+    CHECK(luthier_parallel_for(ctx, 4, &pd, busy_wait_fn, NULL) == LUTHIER_STATUS_OK, "region 4");
+    luthier__pool_cluster_busy(ctx, again);
+    CHECK(memcmp(busy, again, sizeof busy) == 0, "timing off changed the busy times");
+    luthier_context_destroy(ctx);
+}
+
 static void test_threads_ratio_partition(void) {
     int trial;
     for (trial = 0; trial < (T.quick ? 30 : 120); trial++) {
