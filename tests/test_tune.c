@@ -81,22 +81,6 @@ static void test_tune_space(void) {
     if (sizes[0] && sizes[2]) CHECK(sizes[2] * 2 == sizes[0] * 67, "1 cluster %d, 3 clusters %d candidates", sizes[0], sizes[2]);
 }
 
-/* CPUs 0 and 1 as clusters "big" and "little". */
-static luthier_context *tune_two_clusters(void) {
-    luthier_topology topo;
-    luthier_context_desc cd;
-    luthier_context *ctx = NULL;
-    char err[128];
-    if (luthier_topology_parse("big@1:0,little@0.5:1", &topo, err, sizeof err) != LUTHIER_STATUS_OK) {
-        printf("    topology: %s\n", err);
-        return NULL;
-    }
-    memset(&cd, 0, sizeof cd);
-    cd.topology = &topo;
-    if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) return NULL;
-    return ctx;
-}
-
 /* A real (short) tuning run: records are written, read back by a plan, and the tuned plan
    computes the same network (compared with the interpreter). */
 static void test_tune_run_and_records(void) {
@@ -106,7 +90,8 @@ static void test_tune_run_and_records(void) {
     float *img;
     for (threads = 1; threads <= 3; threads++) {
         /* 3: two clusters of one CPU each (the search's balance prediction reads their busy times) */
-        luthier_context *ctx = threads < 3 ? ctx_threads(threads) : tune_two_clusters();
+        static const int one_each[2] = {1, 1};
+        luthier_context *ctx = threads < 3 ? ctx_threads(threads) : threads_context(2, one_each);
         luthier_tune_desc td;
         luthier_tune_result r;
         luthier_plan_desc pd;
