@@ -21,6 +21,9 @@ static void usage_tune(FILE *out) {
             "                    cost model alone) with the same budget\n"
             "  --asym            emulate big.LITTLE: the last CPU becomes cluster 'little' and a\n"
             "                    pinned busy loop halves it while tuning and timing (see 'asym')\n"
+            "  --load-timeout S  the busy loop's deadline in seconds (default: 600 + the budgets of\n"
+            "                    the searches asked for, plus 6 h with --exhaustive); the command\n"
+            "                    fails when the loop stopped before the plans were timed\n"
             "  --min-time S      seconds of timed runs per plan (default 2); all plans are created\n"
             "                    after tuning and timed together in 5 interleaved rounds\n"
             "  --int8            tune the int8 plan (calibrated on 4 generated inputs as 'model --int8'\n"
@@ -112,7 +115,7 @@ static int cmd_tune(int argc, char **argv) {
     int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0, monly = 0;
     luthier_calibration *cal = NULL;
     double fp32_ms = 0;
-    double budget = 120;
+    double budget = 120, load_timeout = 0;
     bench_policy pol;
     luthier_tune_desc td;
     luthier_tune_result res, rex, rrn, rmo;
@@ -172,6 +175,11 @@ static int cmd_tune(int argc, char **argv) {
                 bench_usage_error(cmd, "--budget wants seconds in [0.1, 86400]");
                 return BENCH_EXIT_USAGE;
             }
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--load-timeout", &val)) != 0) {
+            if (r < 0 || bench_parse_double(val, 1, 86400 * 7, &load_timeout)) {
+                bench_usage_error(cmd, "--load-timeout wants seconds in [1, 604800]");
+                return BENCH_EXIT_USAGE;
+            }
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--min-time", &val)) != 0) {
             if (r < 0 || bench_parse_double(val, 0.0, 3600, &pol.min_time)) {
                 bench_usage_error(cmd, "--min-time wants seconds in [0, 3600]");
@@ -222,7 +230,11 @@ static int cmd_tune(int argc, char **argv) {
         }
         cd.topology = &topo;
         cd.num_threads = 0;
-        if (asym_load_start(loaders, 1, &cpus[ncpus - 1], budget * 4 + 600) != 0) {
+        /* The deadline is a safety net only: it must outlast every search and the timing of the
+           plans (an exhaustive search of ResNet-18 on the pair takes about 20 minutes). */
+        if (load_timeout <= 0)
+            load_timeout = 600 + budget * (2 + 4 * random + monly) + (exhaustive ? 6 * 3600 : 0);
+        if (asym_load_start(loaders, 1, &cpus[ncpus - 1], load_timeout) != 0) {
             fprintf(stderr, "%s tune: cannot start the busy loop on CPU %d\n", bench_prog, cpus[ncpus - 1]);
             return BENCH_EXIT_FAIL;
         }
@@ -312,6 +324,15 @@ static int cmd_tune(int argc, char **argv) {
         for (k = 0; k < np; k++) pds[k].int8 = cal;
         if (int8) what[np++] = "fp32"; /* the fp32 default plan: pds[np] is all zero */
         tune_time_plans(&t, pds, what, np, &pol, ms);
+        if (loading) {
+            loading = 0;
+            if (asym_load_stop(loaders, 1)) {
+                fprintf(stderr, "%s tune: the busy loop reached its deadline (--load-timeout %.0f s) before the "
+                                "plans were timed: these numbers are not of the emulated pair\n",
+                        bench_prog, load_timeout);
+                rc = BENCH_EXIT_FAIL;
+            }
+        }
         for (k = 0; k < np; k++) {
             if (strcmp(what[k], "default") == 0) default_ms = ms[k];
             else if (strcmp(what[k], "tuned") == 0) tuned_ms = ms[k];
