@@ -218,6 +218,9 @@ static void usage_peak(FILE *out) {
             "Measure the single-thread fp32 peak of every ISA this CPU has with a register-only\n"
             "loop of independent multiply-add chains (FMA for SIMD ISAs); best of 10 runs.\n"
             "gemm reports its %%peak against the same loops, re-probed next to every case.\n"
+            "With AVX-512, 'avx512mix' is the loop of the default 6x64 kernel (per step of k: 4\n"
+            "loads of B, 6 broadcasts of A, 24 FMAs) on data in L1: the most that kernel can\n"
+            "reach on this core, and what the loads cost against the register-only loop.\n"
             "  --min-time S   seconds spent per ISA (default 0.5)\n"
             "  --csv          comma-separated with a header line\n",
             bench_prog);
@@ -257,9 +260,9 @@ static int cmd_peak(int argc, char **argv) {
     print_cpu(stdout);
     printf("single-thread fp32 peak (register-only loops, best of 10 runs of %.3f s)\n",
            min_time / 10);
-    printf("%-8s %-18s %5s %6s %10s\n", "isa", "loop", "lanes", "chains", "GFLOP/s");
+    printf("%-10s %-18s %5s %6s %10s\n", "isa", "loop", "lanes", "chains", "GFLOP/s");
     for (i = pk.count - 1; i >= 0; i--)
-        printf("%-8s %-18s %5d %6d %10.1f\n", pk.peak[i].isa, pk.peak[i].what, pk.peak[i].lanes,
+        printf("%-10s %-18s %5d %6d %10.1f\n", pk.peak[i].isa, pk.peak[i].what, pk.peak[i].lanes,
                pk.peak[i].chains, pk.peak[i].gflops);
     printf("best: %.1f GF/s per thread\n", bench_peak_best(&pk));
     return BENCH_EXIT_OK;
