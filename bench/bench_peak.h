@@ -13,6 +13,8 @@
      avx2    ymm FMA, 12 chains (16 ymm registers: 12 + x + y, no spills), 8 lanes
      avx512  zmm FMA, 16 chains (32 zmm registers), 16 lanes
      neon    AArch64 q-register FMA, 16 chains (32 v registers), 4 lanes
+   plus, with AVX-512, "avx512mix": the default 6x64 kernel's step of k on data in L1 (not an
+   ISA of the registry: no %peak is taken against it; it shows what the kernel's loads cost)
    The x86 loops carry their own target attributes and only run when luthier_cpu_features()
    reports the ISA, so the file builds for baseline x86-64.
 */
