@@ -3012,6 +3012,8 @@ typedef struct luthier__conv_job {
     luthier__wino_in_fn wino_in;   /* Winograd: tile transforms of wino_vw channels per step */
     luthier__wino_out_fn wino_out;
     size_t wino_vw;
+    int by_panels;                 /* GEMM algorithms: units are NR panels of output channels
+                                      (every thread takes all pixels), not MR tiles of pixels */
 } luthier__conv_job;
 
 /* Input row of output row o, tap k (may be outside [0, size)). */
@@ -3123,8 +3125,18 @@ LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, c
     }
 }
 
-/* Units = MR-row tiles of output pixels. Per block of rows_blk pixels, per group: build the
-   block's A (nothing / im2col rows / indirection pointers), then the GEMM driver. */
+/* Splits a GEMM convolution over its output channels instead of its pixels when the weights
+   (K x Cout) outweigh the pixels' rows of A (M x K), i.e. Cout > M, as in the last stages of
+   ResNets (7x7 pixels, 512-2048 channels): each thread then reads 1/T of the weights instead of
+   all of them, and 49 pixels (9 tiles of 6) no longer split unevenly. At least 4 panels per
+   thread keep the shares of asymmetric clusters within about a panel of what they ask. */
+LUTHIER_PRIVATE int luthier__conv_by_panels(const luthier_conv2d_layer *cv, int threads) {
+    return threads > 1 && cv->d.groups == 1 && cv->cout_g > cv->m && cv->bl.panels >= 4 * (size_t)threads;
+}
+
+/* Units = MR-row tiles of output pixels, or with j->by_panels NR panels of each group's output
+   channels. Per block of rows_blk pixels, per group: build the block's A (nothing / im2col rows
+   / indirection pointers), then the GEMM driver on the unit's tiles and panels. */
 LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t end, int thread,
                                               int cluster) {
     const luthier__conv_job *j = (const luthier__conv_job *)arg;
@@ -3133,7 +3145,8 @@ LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t en
     const size_t mr = (size_t)j->uk->mr, cout = (size_t)d->out_channels, cin = (size_t)d->in_channels;
     unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
     void *gws = w + cv->gemm_ws_off;
-    const size_t rend = luthier__min_sz(end * mr, cv->m);
+    const size_t p0 = j->by_panels ? begin : 0, p1 = j->by_panels ? end : cv->bl.panels;
+    const size_t rend = j->by_panels ? cv->m : luthier__min_sz(end * mr, cv->m);
     luthier_sgemm_desc ed;
     luthier__gemm_args ga;
     size_t r0, g;
@@ -3148,7 +3161,7 @@ LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t en
     ga.n = cv->cout_g;
     ga.b_layout = &cv->bl;
     ga.ldc = cout;
-    for (r0 = begin * mr; r0 < rend; r0 += cv->rows_blk) {
+    for (r0 = j->by_panels ? 0 : begin * mr; r0 < rend; r0 += cv->rows_blk) {
         const size_t r1 = luthier__min_sz(r0 + cv->rows_blk, rend), tiles = luthier__div_up(r1 - r0, mr);
         for (g = 0; g < (size_t)d->groups; g++) {
             ga.m = r1 - r0;
@@ -3159,7 +3172,7 @@ LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t en
                 const float **ind = (const float **)(void *)w;
                 luthier__conv_indirection(cv, j->in, g, r0, r1, mr, ind, (float *)(void *)(w + cv->stage_off));
                 ga.k = cv->seg_k;
-                luthier__gemm_compute_indirect(j->uk, &cv->blk, &ga, cv->seg_n, ind, 0, tiles, 0, cv->bl.panels);
+                luthier__gemm_compute_indirect(j->uk, &cv->blk, &ga, cv->seg_n, ind, 0, tiles, p0, p1);
                 continue;
             }
             if (cv->direct_1x1) {
@@ -3171,7 +3184,7 @@ LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t en
                 ga.lda = cv->kdim;
             }
             ga.k = cv->kdim;
-            luthier__gemm_compute(j->uk, &cv->blk, &ga, 0, tiles, 0, cv->bl.panels, gws);
+            luthier__gemm_compute(j->uk, &cv->blk, &ga, 0, tiles, p0, p1, gws);
         }
     }
 }
@@ -3467,7 +3480,8 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
                               luthier__conv_winograd_range, &job);
     } else {
         job.uk = &luthier__ukernels[cv->kernel];
-        units = luthier__div_up(cv->m, (size_t)job.uk->mr);
+        job.by_panels = luthier__conv_by_panels(cv, ctx->pool->num_threads);
+        units = job.by_panels ? cv->bl.panels : luthier__div_up(cv->m, (size_t)job.uk->mr);
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_gemm_range, &job);
     }

@@ -232,6 +232,26 @@ static void conv_random_desc(luthier_conv2d_desc *d, luthier_conv_algorithm algo
     d->schedule = test_rand_int(0, 4) == 0 ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
 }
 
+/* Few pixels, many output channels (at least 8 panels of nr plus an edge panel): the shape that
+   the GEMM algorithms split over output channels on 2 threads (luthier__conv_by_panels). */
+static void conv_wide_desc(luthier_conv2d_desc *d, luthier_conv_algorithm algo, int nr) {
+    memset(d, 0, sizeof *d);
+    d->algorithm = algo;
+    d->batch = 1;
+    d->groups = 1;
+    d->in_channels = test_rand_int(1, 9);
+    d->out_channels = 8 * nr + test_rand_int(1, nr);
+    d->in_h = test_rand_int(1, 4);
+    d->in_w = test_rand_int(2, 5);
+    d->kernel_h = d->kernel_w = algo == LUTHIER_CONV_1X1 ? 1 : 3;
+    d->pad_top = d->pad_left = d->pad_bottom = d->pad_right = algo == LUTHIER_CONV_1X1 ? 0 : 1;
+    d->layout = (luthier_layout)test_rand_int(0, 1);
+    d->activation = (luthier_activation)test_rand_int(0, LUTHIER_ACTIVATION_COUNT - 1);
+    d->clamp_min = -0.5f;
+    d->clamp_max = 0.75f;
+    d->accumulate = test_rand_int(0, 1);
+}
+
 static void conv_sweep(luthier_conv_algorithm algo) {
     static const float ratio_sets[4][2] = {{100, 0}, {0, 100}, {30, 70}, {50, 50}};
     luthier_context *ctxs[3];
@@ -249,7 +269,9 @@ static void conv_sweep(luthier_conv_algorithm algo) {
             char what[256];
             const float *r = ratio_sets[trial % 4];
             int bad = 0;
-            conv_random_desc(&d, algo);
+            /* the last two trials: few pixels, many output channels */
+            if (algo != LUTHIER_CONV_DEPTHWISE && trial >= trials - 2) conv_wide_desc(&d, algo, uk->nr);
+            else conv_random_desc(&d, algo);
             d.kernel = algo == LUTHIER_CONV_DEPTHWISE ? NULL : uk->name;
             snprintf(what, sizeof what,
                      "%s %s: n%lld %lldx%lldx%lld -> %lld, k%lldx%lld s%lld,%lld d%lld,%lld "
