@@ -1952,6 +1952,22 @@ typedef struct luthier__gemm_job {
     size_t ws_stride;
 } luthier__gemm_job;
 
+/* Whether a multi-threaded GEMM (m x n, in MR tiles and NR panels) splits its NR panels among
+   the threads instead of its MR tiles:
+   - fewer tiles than threads and more panels (fully connected at small batch);
+   - with `wide` (convolutions), also when B outweighs A's rows (n > m: the last stages of
+     ResNets, 49-196 pixels x 512-2048 channels) and there are at least 4 panels per thread:
+     each thread then reads 1/T of the weights instead of all of them, and few tiles no longer
+     split unevenly (9 tiles: 5:4). Four panels per thread keep the shares of asymmetric
+     clusters within about a panel of what they ask. Dense layers keep the row split: in BERT
+     on 2 threads the column split made the GEMMs faster alone but the network 4 % slower (each
+     core's rows of one layer are the rows it reads in the next; docs/DESIGN.md). */
+LUTHIER_PRIVATE int luthier__split_by_panels(size_t m, size_t n, size_t tiles, size_t panels, int threads,
+                                             int wide) {
+    if (threads <= 1) return 0;
+    return (tiles < (size_t)threads && panels > tiles) || (wide && n > m && panels >= 4 * (size_t)threads);
+}
+
 LUTHIER_PRIVATE void luthier__gemm_range(void *arg, size_t begin, size_t end, int thread,
                                          int cluster) {
     const luthier__gemm_job *j = (const luthier__gemm_job *)arg;
@@ -2000,7 +2016,7 @@ LUTHIER_PRIVATE luthier_status luthier__run(luthier_context *ctx, const luthier_
     job.tiles = luthier__div_up(g.m, (size_t)uk->mr);
     job.panels = luthier__div_up(g.n, (size_t)uk->nr);
     /* Skinny M (fully connected at small batch): split the columns instead of the rows. */
-    job.by_panels = job.tiles < (size_t)p->num_threads && job.panels > job.tiles;
+    job.by_panels = luthier__split_by_panels(g.m, g.n, job.tiles, job.panels, p->num_threads, 0);
     if (ws) {
         job.ws_stride = luthier__div_up(ws, LUTHIER__ALIGN) * LUTHIER__ALIGN;
         if (job.ws_stride > SIZE_MAX / (size_t)p->num_threads ||
@@ -3125,15 +3141,6 @@ LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, c
     }
 }
 
-/* Splits a GEMM convolution over its output channels instead of its pixels when the weights
-   (K x Cout) outweigh the pixels' rows of A (M x K), i.e. Cout > M, as in the last stages of
-   ResNets (7x7 pixels, 512-2048 channels): each thread then reads 1/T of the weights instead of
-   all of them, and 49 pixels (9 tiles of 6) no longer split unevenly. At least 4 panels per
-   thread keep the shares of asymmetric clusters within about a panel of what they ask. */
-LUTHIER_PRIVATE int luthier__conv_by_panels(const luthier_conv2d_layer *cv, int threads) {
-    return threads > 1 && cv->d.groups == 1 && cv->cout_g > cv->m && cv->bl.panels >= 4 * (size_t)threads;
-}
-
 /* Units = MR-row tiles of output pixels, or with j->by_panels NR panels of each group's output
    channels. Per block of rows_blk pixels, per group: build the block's A (nothing / im2col rows
    / indirection pointers), then the GEMM driver on the unit's tiles and panels. */
@@ -3480,7 +3487,9 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
                               luthier__conv_winograd_range, &job);
     } else {
         job.uk = &luthier__ukernels[cv->kernel];
-        job.by_panels = luthier__conv_by_panels(cv, ctx->pool->num_threads);
+        /* over output channels (luthier__split_by_panels); grouped layers keep the pixel split */
+        job.by_panels = d->groups == 1 && luthier__split_by_panels(cv->m, cv->cout_g, luthier__div_up(cv->m, (size_t)job.uk->mr),
+                                                                   cv->bl.panels, ctx->pool->num_threads, 1);
         units = job.by_panels ? cv->bl.panels : luthier__div_up(cv->m, (size_t)job.uk->mr);
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_gemm_range, &job);
