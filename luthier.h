@@ -440,7 +440,9 @@ typedef struct luthier_conv2d_desc {
     luthier_conv_algorithm algorithm;
     const char *kernel;           /* GEMM algorithms: NULL = the context's kernel (IMPLICIT_GEMM:
                                      the first hybrid kernel this CPU runs when that is not hybrid) */
-    luthier_schedule schedule;    /* the output pixels are split as in luthier_sgemm_desc */
+    luthier_schedule schedule;    /* the output pixels are split as in luthier_sgemm_desc (the
+                                     output channels instead when a GEMM layer has more of them
+                                     than pixels, 4 or more NR panels per thread, groups = 1) */
     const float *ratios;          /* copied at create time */
     int num_ratios;
 } luthier_conv2d_desc;
