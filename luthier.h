@@ -3491,17 +3491,18 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
            everywhere were slower (14x14 to 56x56 layers: each thread's partial MR tiles cost
            as much as whole ones, the weights' traffic being the same). Every tile's arithmetic
            is the same either way. */
-        units = luthier__div_up(cv->wino_tiles, (size_t)job.uk->mr);
-        job.wino_unit = units < (size_t)ctx->pool->num_threads ? 1 : (size_t)job.uk->mr;
-        if (job.wino_unit == 1) units = cv->wino_tiles;
+        job.wino_unit = luthier__div_up(cv->wino_tiles, (size_t)job.uk->mr) < (size_t)ctx->pool->num_threads
+                            ? 1 : (size_t)job.uk->mr;
+        units = luthier__div_up(cv->wino_tiles, job.wino_unit);
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_winograd_range, &job);
     } else {
+        const size_t tiles = luthier__div_up(cv->m, (size_t)luthier__ukernels[cv->kernel].mr);
         job.uk = &luthier__ukernels[cv->kernel];
         /* over output channels (luthier__split_by_panels); grouped layers keep the pixel split */
-        job.by_panels = d->groups == 1 && luthier__split_by_panels(cv->m, cv->cout_g, luthier__div_up(cv->m, (size_t)job.uk->mr),
-                                                                   cv->bl.panels, ctx->pool->num_threads, 1);
-        units = job.by_panels ? cv->bl.panels : luthier__div_up(cv->m, (size_t)job.uk->mr);
+        job.by_panels = d->groups == 1 &&
+                        luthier__split_by_panels(cv->m, cv->cout_g, tiles, cv->bl.panels, ctx->pool->num_threads, 1);
+        units = job.by_panels ? cv->bl.panels : tiles;
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_gemm_range, &job);
     }

@@ -273,20 +273,14 @@ static int cmd_tune(int argc, char **argv) {
         goto done;
     }
     if (!csv) {
-        char topo_s[1024], *nl;
+        char topo_s[1024], joined[1100] = "", *line, *save = NULL;
         luthier_topology ct;
         luthier_context_topology(t.ctx, &ct);
         luthier_topology_format(&ct, topo_s, sizeof topo_s);
-        /* one cluster per line in the format: one line here, clusters joined by "; " */
-        while ((nl = strchr(topo_s, '\n')) != NULL) {
-            if (nl[1] && strlen(topo_s) + 2 < sizeof topo_s) {
-                memmove(nl + 1, nl, strlen(nl) + 1);
-                nl[0] = ';', nl[1] = ' ';
-            } else {
-                *nl = nl[1] ? ' ' : '\0';
-            }
-        }
-        printf("tune %s%s on %s (%d threads)%s, budget %.0f s\n", name, int8 ? " int8" : "", topo_s,
+        /* the format has one cluster per line: one line here, clusters joined by "; " */
+        for (line = strtok_r(topo_s, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+            snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s", joined[0] ? "; " : "", line);
+        printf("tune %s%s on %s (%d threads)%s, budget %.0f s\n", name, int8 ? " int8" : "", joined,
                luthier_context_num_threads(t.ctx), asym ? ", little cluster loaded by a busy loop" : "", budget);
         fflush(stdout);
     }
