@@ -1068,6 +1068,13 @@ typedef struct luthier__search_desc {
     int num_groups;
     const float *shares;
     const int *group;
+    /* Optional: candidate i's stratum (>= 0; -1 = none), e.g. the value of the knob whose
+       choice matters most (a convolution's algorithm). The first batch then starts with one
+       candidate of every stratum: the warm model's best-predicted one (else a random one),
+       strata in order of those predictions, as many as the budget allows. A warm model fitted
+       on other tasks can rank a whole stratum last that is the best on this one (Winograd on
+       a 3-channel stem vs on 64 channels); a search that never measures it cannot learn so. */
+    const int *stratum;
     int initial;           /* first batch (diverse), 0 = auto: num_features clamped to 8..16 */
     int batch;             /* measured per round, 0 = auto: initial / 2, at least 4 */
     float explore;         /* fraction of each batch picked at random, 0 = 0.1, -1 = none */
@@ -1198,6 +1205,31 @@ LUTHIER_PRIVATE int luthier__search_all_shares(const luthier__search_desc *d, si
 LUTHIER_PRIVATE int luthier__search_informative(const luthier__search_state *S, size_t i) {
     if (!S->busy || S->d->group[i] < 0 || S->informative == 0) return 1;
     return luthier__search_all_shares(S->d, i);
+}
+
+/* Appends to pick one unmeasured candidate per stratum (see luthier__search_desc.stratum): the
+   model's best-predicted (m NULL: a random one), the strata in order of those predictions, at
+   most k. keys holds S->n entries. */
+LUTHIER_PRIVATE void luthier__search_cover(luthier__search_state *S, const luthier__gbt *m, size_t k, size_t *pick,
+                                           size_t *npick) {
+    const int *st = S->d->stratum;
+    luthier__search_key *best = S->keys;
+    size_t i, j, nb = 0;
+    if (!st || k == 0) return;
+    /* keys[0..nb): the best candidate seen of each stratum met so far (strata are few) */
+    for (i = 0; i < S->n; i++) {
+        luthier__search_key key;
+        if (S->measured[i] || st[i] < 0 || !luthier__search_informative(S, i)) continue;
+        key.pred = m ? luthier__gbt_predict(m, S->d->features + i * (size_t)S->f) : 0.0f;
+        if (key.pred != key.pred) key.pred = HUGE_VALF;
+        key.tie = (uint32_t)luthier__gbt_rand(&S->rng);
+        key.index = i;
+        for (j = 0; j < nb && st[best[j].index] != st[i]; j++) continue;
+        if (j == nb) best[nb++] = key;
+        else if (luthier__search_cmp_key(&key, &best[j]) < 0) best[j] = key;
+    }
+    qsort(best, nb, sizeof *best, luthier__search_cmp_key);
+    for (j = 0; j < nb && j < k; j++) pick[(*npick)++] = best[j].index;
 }
 
 /* Measures the picked candidates (until the budget runs out). */
@@ -1481,6 +1513,9 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__search(const luthier__se
         for (i = 0; i < d->num_candidates * (size_t)d->num_clusters; i++)
             if (!(d->shares[i] >= 0 && d->shares[i] <= 1)) return LUTHIER_STATUS_INVALID_ARGUMENT;
     }
+    if (d->stratum)
+        for (i = 0; i < d->num_candidates; i++)
+            if (d->stratum[i] < -1) return LUTHIER_STATUS_INVALID_ARGUMENT;
 
     memset(&S, 0, sizeof S);
     S.d = d;
@@ -1531,14 +1566,22 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__search(const luthier__se
     explore = d->explore == 0 ? 0.1f : d->explore < 0 ? 0.0f : d->explore;
     patience = d->patience > 0 ? d->patience : 3;
 
-    /* first batch: the warm model's picks, else a diverse set */
+    /* first batch: a candidate per stratum, then the warm model's picks, else a diverse set */
     npick = 0;
-    nexp = (size_t)floor((double)explore * (double)initial + 0.5);
-    if (d->warm) {
-        luthier__search_pick(&S, d->warm, initial - (nexp < initial ? nexp : initial), nexp, S.pick, &npick);
-    } else {
-        s = luthier__search_diverse(&S, initial, S.pick, &npick);
-        if (s != LUTHIER_STATUS_OK) goto done;
+    luthier__search_cover(&S, d->warm, initial < S.budget ? initial : S.budget, S.pick, &npick);
+    luthier__search_measure(&S, S.pick, npick);
+    {
+        const size_t left = initial > npick ? initial - npick : 0;
+        npick = 0;
+        nexp = (size_t)floor((double)explore * (double)left + 0.5);
+        if (left == 0) {
+            /* the strata filled the first batch */
+        } else if (d->warm) {
+            luthier__search_pick(&S, d->warm, left - (nexp < left ? nexp : left), nexp, S.pick, &npick);
+        } else {
+            s = luthier__search_diverse(&S, left, S.pick, &npick);
+            if (s != LUTHIER_STATUS_OK) goto done;
+        }
     }
     luthier__search_measure(&S, S.pick, npick);
     rounds = 1;

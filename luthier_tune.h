@@ -888,8 +888,9 @@ LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, cons
     if (matched) *matched = n;
     if (!header) return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE, "records: '%s' has no 'luthier-records 1' header", name);
     if (bad || foreign)
-        luthier__fail(ctx, LUTHIER_STATUS_OK, "records: '%s': %d malformed line%s skipped, %d line%s for another machine ignored",
-                      name, bad, bad == 1 ? "" : "s", foreign, foreign == 1 ? "" : "s");
+        luthier__fail(ctx, LUTHIER_STATUS_OK,
+                      "records: '%s': %d node%s configured; %d malformed line%s skipped, %d line%s for another machine ignored (this one: %s)",
+                      name, n, n == 1 ? "" : "s", bad, bad == 1 ? "" : "s", foreign, foreign == 1 ? "" : "s", fpr);
     return LUTHIER_STATUS_OK;
 }
 
@@ -1264,7 +1265,16 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
                 tries++;
             }
         } else {
+            /* the first batch measures every algorithm: the warm model learnt from other shapes,
+               and the algorithm is the knob worth 2-3x (luthier__search_desc.stratum); without
+               memory for the strata the search runs without them */
+            int *strata = (int *)luthier__alloc(sizeof(int) * nc);
+            if (strata) {
+                for (c = 0; c < nc; c++) strata[c] = cands[c].algo;
+                sd.stratum = strata;
+            }
             (void)luthier__search(&sd, &sr, NULL); /* NOT_FOUND (nothing ran) keeps the default */
+            luthier__free(strata);
         }
         luthier__gbt_free(warm);
         luthier__free(shares);

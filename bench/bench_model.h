@@ -181,6 +181,10 @@ static int model_plan(model_run *m, const luthier_graph *g, const char *name, co
         m->plan = NULL;
         return 1;
     }
+    /* records for another machine or thread count are ignored: say so, or the run silently
+       times default configurations */
+    if (pd.records && luthier_context_error(m->ctx)[0])
+        fprintf(stderr, "%s: model %s: %s\n", bench_prog, name, luthier_context_error(m->ctx));
     return 0;
 }
 

@@ -173,7 +173,8 @@ static void test_tune_run_and_records(void) {
             cfg = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg);
             CHECK(luthier_records_apply(ctx, b.g, rec2, cfg, &matched) == LUTHIER_STATUS_OK, "apply: %s", luthier_context_error(ctx));
             CHECK(matched == 5, "%d nodes matched after 2 bad lines", matched);
-            CHECK(strstr(luthier_context_error(ctx), "2 malformed") && strstr(luthier_context_error(ctx), "1 line for another machine"),
+            CHECK(strstr(luthier_context_error(ctx), "2 malformed") && strstr(luthier_context_error(ctx), "1 line for another machine") &&
+                      strstr(luthier_context_error(ctx), "5 nodes configured"),
                   "note: %s", luthier_context_error(ctx));
             /* a different version is refused, a missing file is NOT_FOUND */
             out = fopen(rec2, "w");
