@@ -44,8 +44,9 @@ extern "C" {
    - 1 <= m <= MR, 1 <= n <= NR, k >= 1 (ks >= 1): any edge is handled inside the kernel.
      ldc >= n (rows of C do not overlap). Interleaved kernels ignore ks (the driver passes 1).
    - Without LUTHIER_UKERNEL_LOAD_C, C is written and never read (it may hold NaN); the
-     accumulators start at bias[j] (bias != NULL) or 0. With LOAD_C they start at C and
-     bias is ignored (the driver passes bias only on the first k-block).
+     accumulators start at bias[j] (bias != NULL) or 0. With LOAD_C they start at C, plus
+     bias[j] when bias != NULL (a fused residual add: C holds the residual). The drivers pass
+     bias only on the first k-block.
    - With LUTHIER_UKERNEL_CLAMP the result is min(max(x, min), max) before the store.
    - Only C[0..m-1][0..n-1] is written. Reads stay inside A's rows [0,k), the packed panel
      (ks*k*NR floats, padding included) and bias[0..n-1]: no other over-read.
@@ -129,9 +130,8 @@ LUTHIER__INLINE void luthier__ukernel_scalar(const luthier_sgemm_ukernel_args *p
     const size_t m = p->m, n = p->n;
     for (i = 0; i < (size_t)mr; i++)
         for (j = 0; j < (size_t)nr; j++)
-            acc[i][j] = (p->flags & LUTHIER_UKERNEL_LOAD_C)
-                            ? (i < m && j < n ? p->c[i * p->ldc + j] : 0.0f)
-                            : (p->bias && j < n ? p->bias[j] : 0.0f);
+            acc[i][j] = ((p->flags & LUTHIER_UKERNEL_LOAD_C) && i < m && j < n ? p->c[i * p->ldc + j] : 0.0f) +
+                        (p->bias && j < n ? p->bias[j] : 0.0f);
     if (hybrid) {
         for (s = 0; s < p->ks; s++) {
             const float *const *rows = p->a_rows + s * (size_t)mr;
@@ -418,11 +418,6 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
         luthier__gemm_k0(g, m0, m1, nlo, nhi);
         return;
     }
-    if (g->accumulate && g->bias) {
-        /* Kernels take bias only when they do not load C: fold it into C first. */
-        for (i = m0; i < m1; i++)
-            for (j = nlo; j < nhi; j++) g->c[i * g->ldc + j] += g->bias[j];
-    }
     memset(&u, 0, sizeof u);
     u.ks = 1;
     u.ldc = g->ldc;
@@ -437,7 +432,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
             u.k = kb;
             u.flags = (first && !g->accumulate ? 0u : (unsigned)LUTHIER_UKERNEL_LOAD_C) |
                       (last && g->clamp ? (unsigned)LUTHIER_UKERNEL_CLAMP : 0u);
-            const int seed_bias = first && g->bias && !g->accumulate;
+            const int seed_bias = first && g->bias;
             for (i0 = m0; i0 < m1; i0 += blk->mc) {
                 const size_t mb = luthier__min_sz(blk->mc, m1 - i0);
                 if (hybrid) {
@@ -499,9 +494,6 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__ukernel_entry
     luthier_sgemm_ukernel_args u;
     size_t n0, s0, i, j;
     if (uk->kind != LUTHIER_KERNEL_HYBRID || m0 >= m1 || nlo >= nhi || g->k == 0 || ks == 0) return;
-    if (g->accumulate && g->bias)
-        for (i = m0; i < m1; i++)
-            for (j = nlo; j < nhi; j++) g->c[i * g->ldc + j] += g->bias[j];
     memset(&u, 0, sizeof u);
     u.k = g->k;
     u.ldc = g->ldc;
@@ -522,7 +514,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__ukernel_entry
                 for (j = n0; j < n0 + nb; j += nr) {
                     u.n = luthier__min_sz(nr, g->n - j);
                     u.b = g->b + (j / nr) * g->b_layout->panel_stride + s0 * g->k * nr;
-                    u.bias = first && g->bias && !g->accumulate ? g->bias + j : NULL;
+                    u.bias = first && g->bias ? g->bias + j : NULL;
                     u.c = g->c + i * g->ldc + j;
                     uk->fn(&u);
                 }

@@ -14,9 +14,9 @@
 
    How the kernels are built (layouts in the style of Arm Compute Library's kernel family):
    - Each kernel is one GCC extended-asm statement (GCC and Clang) that owns its registers from
-     start to end: accumulator set-up (C under LOAD_C, else bias broadcast down the rows, else
-     0), the k loops, the clamp and the store. A/B staging registers and accumulators are fixed
-     (the register map is in each section). 24 accumulators cannot be asm operands (GCC allows
+     start to end: accumulator set-up (C under LOAD_C, where the C code has added the bias if
+     any; else bias broadcast down the rows; else 0), the k loops, the clamp and the store.
+     A/B staging registers and accumulators are fixed (the register map is in each section). 24 accumulators cannot be asm operands (GCC allows
      30 operands and counts "+w" twice), so they never leave the asm statement.
    - k loops: 4 steps of k per main-loop iteration, then a 1-step remainder loop (k % 4).
    - Interleaved kernels read the packed A panel (MR floats per k step, rows >= m are zero), so
@@ -126,19 +126,25 @@ extern "C" {
 
 /* The tile the kernel loads (LOAD_C) and stores: C itself for a full tile (ld = ldc), else
    tmp, an MR x NR tile (ld = NR); under LOAD_C it holds C's m x n corner, zero elsewhere (the
-   kernel reads tmp only under LOAD_C). */
+   kernel reads tmp only under LOAD_C). Under LOAD_C with bias, the bias is added to that tile
+   here (in C's own full tile, which the kernel then loads from L1): the asm starts from C or
+   from bias, not from both. */
 LUTHIER__INLINE float *luthier__neon_tile_begin(const luthier_sgemm_ukernel_args *p, float *tmp,
                                                 size_t mr, size_t nr, size_t *ld) {
+    const int load = (p->flags & LUTHIER_UKERNEL_LOAD_C) != 0;
     size_t i, j;
     if (p->m == mr && p->n == nr) {
+        if (load && p->bias)
+            for (i = 0; i < mr; i++)
+                for (j = 0; j < nr; j++) p->c[i * p->ldc + j] += p->bias[j];
         *ld = p->ldc;
         return p->c;
     }
     *ld = nr;
-    if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
+    if (load) {
         memset(tmp, 0, mr * nr * sizeof(float));
         for (i = 0; i < p->m; i++)
-            for (j = 0; j < p->n; j++) tmp[i * nr + j] = p->c[i * p->ldc + j];
+            for (j = 0; j < p->n; j++) tmp[i * nr + j] = p->c[i * p->ldc + j] + (p->bias ? p->bias[j] : 0.0f);
     }
     return tmp;
 }
@@ -152,7 +158,8 @@ LUTHIER__INLINE void luthier__neon_tile_end(const luthier_sgemm_ukernel_args *p,
         for (j = 0; j < p->n; j++) p->c[i * p->ldc + j] = cp[i * nr + j];
 }
 
-/* NR bias floats (bias[0..n-1] then zeros), or NULL when the tile starts from C or from 0. */
+/* NR bias floats (bias[0..n-1] then zeros), or NULL when the tile starts from C (which then
+   holds the bias: luthier__neon_tile_begin) or from 0. */
 LUTHIER__INLINE const float *luthier__neon_bias(const luthier_sgemm_ukernel_args *p, float *tmp,
                                                 size_t nr) {
     if (!p->bias || (p->flags & LUTHIER_UKERNEL_LOAD_C)) return NULL;

@@ -71,7 +71,7 @@ static int ukernel_check(const luthier__ukernel_entry *uk, const ukernel_case *t
             if (i >= 1 && ti < m && j >= 1 && tj < n) {
                 double ref = 0.0, mag = 0.0, tol;
                 if (tc->flags & LUTHIER_UKERNEL_LOAD_C) ref = c0[ti * n + tj];
-                else if (bias) ref = bias[tj];
+                if (bias) ref += bias[tj]; /* (under LOAD_C too: a fused residual add) */
                 mag = fabs(ref);
                 for (s = 0; s < ks; s++)
                     for (kk = 0; kk < k; kk++) {
