@@ -16,8 +16,9 @@
    - Each kernel is one GCC extended-asm statement (GCC and Clang) that owns its registers from
      start to end: accumulator set-up (C under LOAD_C, where the C code has added the bias if
      any; else bias broadcast down the rows; else 0), the k loops, the clamp and the store.
-     A/B staging registers and accumulators are fixed (the register map is in each section). 24 accumulators cannot be asm operands (GCC allows
-     30 operands and counts "+w" twice), so they never leave the asm statement.
+     A/B staging registers and accumulators are fixed (the register map is in each section).
+     24 accumulators cannot be asm operands (GCC allows 30 operands and counts "+w" twice),
+     so they never leave the asm statement.
    - k loops: 4 steps of k per main-loop iteration, then a 1-step remainder loop (k % 4).
    - Interleaved kernels read the packed A panel (MR floats per k step, rows >= m are zero), so
      they always compute the whole MR x NR tile.

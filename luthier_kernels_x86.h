@@ -84,7 +84,8 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
         const size_t rem = p->n > lo ? p->n - lo : 0;
         mask[v] = (__mmask16)(rem >= 16 ? 0xffffu : (1u << rem) - 1u);
     }
-    if (p->flags & LUTHIER_UKERNEL_LOAD_C) /* C is added after the k loop; fetch it into L1 meanwhile */
+    /* C is added after the k loop; fetch it into L1 meanwhile */
+    if (p->flags & LUTHIER_UKERNEL_LOAD_C)
         LUTHIER__UNROLL for (r = 0; r < R; r++)
             LUTHIER__UNROLL for (v = 0; v < NV; v++)
                 _mm_prefetch((const char *)(c + (size_t)r * ldc + 16 * v), _MM_HINT_T0);
@@ -371,7 +372,8 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
         const size_t rem = p->n > lo ? (p->n - lo < 8 ? p->n - lo : 8) : 0;
         mask[v] = _mm256_loadu_si256((const __m256i *)(luthier__avx2_mask_table + 8 - rem));
     }
-    if (p->flags & LUTHIER_UKERNEL_LOAD_C) /* C is added after the k loop; fetch it into L1 meanwhile */
+    /* C is added after the k loop; fetch it into L1 meanwhile */
+    if (p->flags & LUTHIER_UKERNEL_LOAD_C)
         LUTHIER__UNROLL for (r = 0; r < R; r++)
             LUTHIER__UNROLL for (v = 0; v < NV; v++)
                 _mm_prefetch((const char *)(c + (size_t)r * ldc + 8 * v), _MM_HINT_T0);
