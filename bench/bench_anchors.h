@@ -120,7 +120,9 @@ static void bench_anchors_describe(FILE *out) {
    algorithm dnnl_convolution_auto, or dnnl_convolution_direct when auto is not accepted. The
    NHWC input and OIHW (GOIHW) weights are reordered into its layouts once, at setup; a run is
    the primitive's execution only (+ dnnl_stream_wait). bench_dnnl_conv_output reorders the
-   destination back to NHWC (outside any timing). */
+   destination back to NHWC (outside any timing). With sum, the primitive carries a sum post-op
+   (destination = convolution + bias + destination: a fused residual add), and
+   bench_dnnl_conv_set_dst loads the residual into the destination. */
 
 typedef struct bench_dnnl_conv {
     int ready;          /* set up and runnable */
@@ -179,12 +181,12 @@ static void bench_dnnl_conv_destroy(bench_dnnl_conv *c) {
     memset(c, 0, sizeof *c);
 }
 
-/* Sets up the convolution of a batch-1 layer; in: NHWC, w: OIHW, bias: cout values. Returns 0,
-   or -1 with c->error set (not linked, or oneDNN refused). */
+/* Sets up the convolution of a batch-1 layer; in: NHWC, w: OIHW, bias: cout values; sum: with
+   the residual-add post-op. Returns 0, or -1 with c->error set (not linked, or oneDNN refused). */
 static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int64_t w,
                                  int64_t cout, int64_t k, int64_t stride, int64_t pad,
                                  int64_t groups, int64_t oh, int64_t ow, const float *in,
-                                 const float *wt, const float *bias) {
+                                 const float *wt, const float *bias, int sum) {
     memset(c, 0, sizeof *c);
 #ifdef LUTHIER_HAVE_DNNL
     {
@@ -192,6 +194,8 @@ static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int
         dnnl_convolution_desc_t cd;
         dnnl_dims_t sd, wd, dd, bd, strides, padl;
         dnnl_memory_t usrc = NULL, uwei = NULL;
+        dnnl_post_ops_t po = NULL;
+        dnnl_primitive_attr_t attr = NULL;
         const char *impl = NULL;
         const char *step = "engine";
         dnnl_status_t st;
@@ -222,6 +226,12 @@ static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int
                                                groups > 1 ? dnnl_goihw : dnnl_oihw)) ||
             (st = dnnl_memory_desc_init_by_tag(&bia_user, 1, bd, dnnl_f32, dnnl_x)))
             goto fail;
+        if (sum) {
+            step = "sum post-op";
+            if ((st = dnnl_post_ops_create(&po)) || (st = dnnl_post_ops_append_sum(po, 1.0f)) ||
+                (st = dnnl_primitive_attr_create(&attr)) || (st = dnnl_primitive_attr_set_post_ops(attr, po)))
+                goto fail;
+        }
         /* auto first, then direct */
         for (ai = 0; ai < 2 && !c->pd; ai++) {
             step = "convolution descriptor / primitive descriptor";
@@ -230,7 +240,7 @@ static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int
                                                             : dnnl_convolution_direct,
                                                     &src_any, &wei_any, &bia_md, &dst_any,
                                                     strides, padl, padl);
-            if (st == dnnl_success) st = dnnl_primitive_desc_create(&c->pd, &cd, NULL, c->eng, NULL);
+            if (st == dnnl_success) st = dnnl_primitive_desc_create(&c->pd, &cd, attr, c->eng, NULL);
             if (st == dnnl_success) c->alg = ai == 0 ? "auto" : "direct";
             else c->pd = NULL;
         }
@@ -267,8 +277,12 @@ static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int
         c->args[3].arg = DNNL_ARG_DST;
         c->args[3].memory = c->dst;
         c->ready = 1;
+        if (attr) dnnl_primitive_attr_destroy(attr);
+        if (po) dnnl_post_ops_destroy(po);
         return 0;
     fail:
+        if (attr) dnnl_primitive_attr_destroy(attr);
+        if (po) dnnl_post_ops_destroy(po);
         if (usrc) dnnl_memory_destroy(usrc);
         if (uwei) dnnl_memory_destroy(uwei);
         bench_dnnl_conv_destroy(c);
@@ -277,7 +291,7 @@ static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int
     }
 #else
     (void)cin; (void)h; (void)w; (void)cout; (void)k; (void)stride; (void)pad; (void)groups;
-    (void)oh; (void)ow; (void)in; (void)wt; (void)bias;
+    (void)oh; (void)ow; (void)in; (void)wt; (void)bias; (void)sum;
     snprintf(c->error, sizeof c->error, "oneDNN not linked (build without LUTHIER_HAVE_DNNL)");
     return -1;
 #endif
@@ -296,9 +310,10 @@ static int bench_dnnl_conv_run(void *arg) {
 #endif
 }
 
-/* The destination reordered into out (NHWC, batch 1, oh x ow x cout). Returns 0 on success. */
-static int bench_dnnl_conv_output(bench_dnnl_conv *c, int64_t cout, int64_t oh, int64_t ow,
-                                  float *out) {
+/* Copies between the destination and nhwc (batch 1, oh x ow x cout): into the destination
+   when into_dst, else out of it. Returns 0 on success. */
+static int bench_dnnl_conv_dst_copy(bench_dnnl_conv *c, int64_t cout, int64_t oh, int64_t ow,
+                                    float *nhwc, int into_dst) {
 #ifdef LUTHIER_HAVE_DNNL
     dnnl_memory_desc_t md;
     dnnl_memory_t m = NULL;
@@ -307,15 +322,25 @@ static int bench_dnnl_conv_output(bench_dnnl_conv *c, int64_t cout, int64_t oh, 
     if (!c->ready) return -1;
     dd[0] = 1; dd[1] = cout; dd[2] = oh; dd[3] = ow;
     if (dnnl_memory_desc_init_by_tag(&md, 4, dd, dnnl_f32, dnnl_nhwc) != dnnl_success ||
-        dnnl_memory_create(&m, &md, c->eng, out) != dnnl_success)
+        dnnl_memory_create(&m, &md, c->eng, nhwc) != dnnl_success)
         return -1;
-    st = bench_dnnl_reorder(c->eng, c->strm, c->dst, m);
+    st = into_dst ? bench_dnnl_reorder(c->eng, c->strm, m, c->dst) : bench_dnnl_reorder(c->eng, c->strm, c->dst, m);
     dnnl_memory_destroy(m);
     return st == dnnl_success ? 0 : -1;
 #else
-    (void)c; (void)cout; (void)oh; (void)ow; (void)out;
+    (void)c; (void)cout; (void)oh; (void)ow; (void)nhwc; (void)into_dst;
     return -1;
 #endif
+}
+
+/* The destination reordered into out (NHWC). Returns 0 on success. */
+static int bench_dnnl_conv_output(bench_dnnl_conv *c, int64_t cout, int64_t oh, int64_t ow, float *out) {
+    return bench_dnnl_conv_dst_copy(c, cout, oh, ow, out, 0);
+}
+
+/* The destination loaded from residual (NHWC; for the sum post-op). Returns 0 on success. */
+static int bench_dnnl_conv_set_dst(bench_dnnl_conv *c, int64_t cout, int64_t oh, int64_t ow, const float *residual) {
+    return bench_dnnl_conv_dst_copy(c, cout, oh, ow, (float *)(uintptr_t)residual, 1);
 }
 
 #endif /* LUTHIER_BENCH_ANCHORS_H */

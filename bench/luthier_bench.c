@@ -2294,6 +2294,9 @@ static void usage_conv(FILE *out) {
             "                    --quick)\n"
             "  --quick           leave out the large vgg16 layers (unless --layers vgg16 names them)\n"
             "                    and time shorter\n"
+            "  --residual        every layer with a fused residual add: output = conv + bias +\n"
+            "                    output (luthier: desc.accumulate; oneDNN: a sum post-op); the check\n"
+            "                    loads a generated residual into the output first\n"
             "  --csv             one row per (layer, algorithm, kernel) with a header line; notes\n"
             "                    go to stderr\n"
             "  --int8            the int8 convolution vs the fp32 one per ResNet-50 / MobileNetV2\n"
@@ -2319,7 +2322,7 @@ typedef struct conv_opts {
     int nalgos;
     const char *kernel_arg; /* NULL = all */
     int threads, lthreads;
-    int quick, csv;
+    int quick, csv, residual;
     int min_time_set, rounds_set;
     bench_policy policy;
 } conv_opts;
@@ -2460,6 +2463,9 @@ static int conv_parse(int argc, char **argv, conv_opts *o) {
         } else if ((r = bench_opt_flag(arg, cmd, "--quick")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             o->quick = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--residual")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            o->residual = 1;
         } else if ((r = bench_opt_flag(arg, cmd, "--csv")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             o->csv = 1;
@@ -2669,6 +2675,19 @@ static int conv_collect(const conv_opts *o, const conv_spec *s, luthier_context 
     return n;
 }
 
+/* Before a checked call: the output holds the residual (--residual), else NaN (a value never
+   written shows). After it, conv_unresid takes the residual off again, so that the check
+   compares the convolution alone with the reference. */
+static void conv_prefill(float *out, const float *resid, size_t n) {
+    if (resid) memcpy(out, resid, n * sizeof(float));
+    else bench_fill_value(out, n, NAN);
+}
+
+static void conv_unresid(float *out, const float *resid, size_t n) {
+    size_t q;
+    for (q = 0; resid && q < n; q++) out[q] -= resid[q];
+}
+
 /* Checks and times every contestant of one layer, prints its rows. Returns 0 when every
    luthier pair was right, 1 otherwise. */
 static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthier_context *ctx,
@@ -2676,7 +2695,7 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
     luthier_conv2d_desc base;
     int64_t oh = 0, ow = 0;
     size_t nin, nout, nw;
-    float *in = NULL, *wt = NULL, *bias = NULL, *out = NULL, *dout = NULL;
+    float *in = NULL, *wt = NULL, *bias = NULL, *out = NULL, *dout = NULL, *resid = NULL;
     conv_contestant *ct = NULL;
     bench_dnnl_conv dn;
     conv_ref ref;
@@ -2699,6 +2718,7 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
     base.pad_top = base.pad_left = base.pad_bottom = base.pad_right = s->pad;
     base.groups = s->groups;
     base.layout = LUTHIER_LAYOUT_NHWC;
+    base.accumulate = o->residual;
     if ((st = luthier_conv2d_output_size(&base, &oh, &ow)) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "ERROR: %s: luthier_conv2d_output_size: %s\n", s->name, luthier_status_string(st));
         return 1;
@@ -2713,7 +2733,8 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
     bias = bench_alloc_floats((size_t)s->cout);
     out = bench_alloc_floats(nout);
     dout = bench_alloc_floats(nout);
-    if (!in || !wt || !bias || !out || !dout) {
+    if (o->residual) resid = bench_alloc_floats(nout);
+    if (!in || !wt || !bias || !out || !dout || (o->residual && !resid)) {
         fprintf(stderr, "ERROR: %s: cannot allocate the tensors\n", s->name);
         failed = 1;
         goto done;
@@ -2721,11 +2742,12 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
     bench_fill_uniform(in, nin, 0x3000u + (uint64_t)li);
     bench_fill_uniform(wt, nw, 0x4000u + (uint64_t)li);
     bench_fill_uniform(bias, (size_t)s->cout, 0x5000u + (uint64_t)li);
+    if (resid) bench_fill_uniform(resid, nout, 0x6000u + (uint64_t)li);
 
     /* oneDNN */
     if (bench_anchor_linked(BENCH_ANCHOR_DNNL)) {
         if (bench_dnnl_conv_setup(&dn, s->cin, s->h, s->w, s->cout, s->k, s->stride, s->pad,
-                                  s->groups, oh, ow, in, wt, bias) != 0)
+                                  s->groups, oh, ow, in, wt, bias, o->residual) != 0)
             fprintf(stderr, "warning: %s: %s; its columns stay empty\n", s->name, dn.error);
         else have_dnnl = 1;
     }
@@ -2762,12 +2784,16 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
 
     /* 1. Correctness: one untimed call each into a NaN-filled output. */
     if (have_dnnl) {
-        double t0 = bench_now();
+        double t0;
+        rc = resid ? bench_dnnl_conv_set_dst(&dn, s->cout, oh, ow, resid) : 0;
         bench_fill_value(dout, nout, NAN);
-        rc = bench_dnnl_conv_run(&dn);
+        t0 = bench_now();
+        if (rc == 0) rc = bench_dnnl_conv_run(&dn);
         ct[0].smp.last = bench_now() - t0;
         settle_after_anchor(BENCH_ANCHOR_DNNL, o->threads);
-        if (rc != 0 || bench_dnnl_conv_output(&dn, s->cout, oh, ow, dout) != 0) {
+        if (rc == 0) rc = bench_dnnl_conv_output(&dn, s->cout, oh, ow, dout);
+        conv_unresid(dout, resid, nout);
+        if (rc != 0) {
             fprintf(stderr, "warning: %s: oneDNN execution failed; its columns stay empty\n", s->name);
         } else if (!((ct[0].err = conv_err_ref(&ref, dout, s->cout)) <= CONV_TOL)) {
             fprintf(stderr, "WARNING: %s: oneDNN disagrees with the reference (max relative error "
@@ -2783,11 +2809,12 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
         if (!x->call.layer) continue;
         x->call.in = in;
         x->call.out = out;
-        bench_fill_value(out, nout, NAN);
+        conv_prefill(out, resid, nout);
         t0 = bench_now();
         rc = conv_call_run(&x->call);
         x->smp.last = bench_now() - t0;
         settle_after_luthier(-1, o->lthreads);
+        conv_unresid(out, resid, nout);
         if (rc != 0) {
             fprintf(stderr, "ERROR: %s: luthier_conv2d_run(%s, %s): %s: %s\n", s->name,
                     luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
@@ -2837,7 +2864,13 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
                 continue;
             }
             if (x->algo >= 0) {
-                const double e = conv_err_ref(&ref, out, s->cout);
+                double e;
+                if (resid) { /* the timed calls accumulated onto out: one checked call more */
+                    conv_prefill(out, resid, nout);
+                    rc = conv_call_run(&x->call);
+                    conv_unresid(out, resid, nout);
+                }
+                e = rc == 0 ? conv_err_ref(&ref, out, s->cout) : HUGE_VAL;
                 if (!(e <= CONV_TOL)) {
                     fprintf(stderr, "ERROR: %s: %s with %s is WRONG after repeated calls (max "
                                     "relative error %.3g)\n", s->name,
@@ -2930,6 +2963,7 @@ done:
     free(bias);
     free(out);
     free(dout);
+    free(resid);
     return failed;
 }
 
@@ -3052,6 +3086,9 @@ static int cmd_conv(int argc, char **argv) {
     for (i = 0; i < o.nalgos; i++)
         fprintf(info, " %s", luthier_conv_algorithm_name((luthier_conv_algorithm)o.algos[i]));
     fprintf(info, "; kernels: %s\n", nk == 0 ? "default" : o.kernel_arg ? o.kernel_arg : "all");
+    if (o.residual)
+        fprintf(info, "residual every layer adds a residual to its output (luthier: accumulate; oneDNN: sum "
+                      "post-op)\n");
     if (o.policy.reps > 0) fprintf(info, "timing   %ld repetitions per contestant", o.policy.reps);
     else fprintf(info, "timing   >= %.2f s per contestant", o.policy.min_time);
     fprintf(info, ", in %d rounds alternating the contestants, after a checked call\n",
