@@ -51,6 +51,11 @@ extern "C" {
    - Only C[0..m-1][0..n-1] is written. Reads stay inside A's rows [0,k), the packed panel
      (ks*k*NR floats, padding included) and bias[0..n-1]: no other over-read.
    - No alignment is required of any pointer or of ldc.
+   - prefetch (hybrid kernels; a hint that kernels may ignore): NULL, or the start of memory the
+     kernel pulls toward L2 as it runs, one 64-byte line every 2 steps of k from prefetch on
+     (ks*k/2 lines at most). The driver points it at the B block it will use next, so that
+     block does not arrive from DRAM while few tiles are left to hide it (docs/DESIGN.md,
+     "Next-block prefetch"). Prefetches never fault; the range is the driver's choice.
    - Kernels that serve different clusters of one layer share MR/NR and therefore one packed B.
 */
 
@@ -71,6 +76,7 @@ typedef struct luthier_sgemm_ukernel_args {
     const float *bias;           /* NULL or n floats; read only without LOAD_C */
     float min, max;              /* read only with CLAMP */
     unsigned flags;              /* LUTHIER_UKERNEL_* */
+    const void *prefetch;        /* hybrid: NULL or memory to pull toward L2 (see above) */
 } luthier_sgemm_ukernel_args;
 
 typedef void (*luthier_sgemm_ukernel_fn)(const luthier_sgemm_ukernel_args *args);
@@ -315,7 +321,19 @@ LUTHIER_PRIVATE void luthier__pack_a(const float *a, size_t lda, size_t mb, size
 
 typedef struct luthier__gemm_blocking {
     size_t kc, mc, nc; /* elements; mc a multiple of MR, nc of NR */
+    int prefetch;      /* hybrid: each tile row after a range's first pulls the next B block */
 } luthier__gemm_blocking;
+
+/* Kernels that honour luthier_sgemm_ukernel_args.prefetch: the x86 hybrid ones (the NEON and
+   scalar kernels ignore it, and their drivers keep the larger B blocks). */
+LUTHIER_PRIVATE int luthier__ukernel_prefetches(const luthier__ukernel_entry *uk) {
+    return uk->kind == LUTHIER_KERNEL_HYBRID && (!strcmp(uk->isa, "avx512") || !strcmp(uk->isa, "avx2"));
+}
+
+/* Hybrid GEMMs with at most this many MR-row tiles prefetch the next B block (and take B blocks
+   of L2/8 so that two fit beside A and C): the first tile row of a block streams it from DRAM
+   at a third of the kernel's speed, which few tiles cannot amortise. */
+#define LUTHIER__PREFETCH_MAX_TILES 64
 
 /* Splits total into ceil(total/cap) near-equal blocks, rounded up to a multiple of unit. */
 LUTHIER_PRIVATE size_t luthier__balanced_block(size_t total, size_t cap, size_t unit) {
@@ -353,12 +371,42 @@ LUTHIER_PRIVATE luthier__gemm_blocking luthier__gemm_blocking_for(const luthier_
     b.kc = luthier__balanced_block(k, kc, ov->kc ? 1 : 4);
     mc = ov->mc ? ov->mc : hybrid ? m : (ci->l2 / 2) / (b.kc * f);
     b.mc = luthier__balanced_block(m, luthier__max_sz(mc, mr), mr);
-    nc = ov->nc ? ov->nc : ((hybrid ? ci->l2 : llc) / 2) / (b.kc * f);
+    b.prefetch = luthier__ukernel_prefetches(uk) && m > mr && luthier__div_up(m, mr) <= LUTHIER__PREFETCH_MAX_TILES;
+    nc = ov->nc ? ov->nc : ((hybrid ? ci->l2 : llc) / (b.prefetch ? 8 : 2)) / (b.kc * f);
     b.nc = luthier__balanced_block(n, luthier__max_sz(nc, nr), nr);
     return b;
 }
 
 /* >>driver ===================================================================================== */
+
+/* Next-block prefetch (docs/DESIGN.md): the B block a GEMM range will use next is handed out in
+   pieces, one per kernel call of the tile rows after the range's first, in panel order. */
+typedef struct luthier__prefetch_plan {
+    const char *b;       /* the next block's first panel (NULL: nothing to prefetch) */
+    size_t panel_stride; /* bytes between panels */
+    size_t chunk;        /* bytes of the block in each panel */
+    size_t size, pos;    /* chunk * panels, bytes handed out */
+} luthier__prefetch_plan;
+
+LUTHIER_PRIVATE void luthier__prefetch_plan_init(luthier__prefetch_plan *p, int on, const float *b,
+                                                 size_t panel_stride_floats, size_t chunk_floats,
+                                                 size_t panels) {
+    p->b = on && panels ? (const char *)b : NULL;
+    p->panel_stride = panel_stride_floats * sizeof(float);
+    p->chunk = chunk_floats * sizeof(float);
+    p->size = p->chunk * panels;
+    p->pos = 0;
+}
+
+/* The next piece for a kernel call that prefetches up to `bytes` (NULL when the block is out). */
+LUTHIER_PRIVATE const void *luthier__prefetch_next(luthier__prefetch_plan *p, size_t bytes) {
+    size_t pan, off;
+    if (!p->b || p->pos >= p->size) return NULL;
+    pan = p->pos / p->chunk;
+    off = p->pos % p->chunk;
+    p->pos += luthier__min_sz(bytes, p->chunk - off);
+    return p->b + pan * p->panel_stride + off;
+}
 
 typedef struct luthier__gemm_args {
     size_t m, n, k;
@@ -436,7 +484,15 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
             for (i0 = m0; i0 < m1; i0 += blk->mc) {
                 const size_t mb = luthier__min_sz(blk->mc, m1 - i0);
                 if (hybrid) {
-                    /* A tile in L1 across the NR panels; B micro-panels from L2 */
+                    /* A tile in L1 across the NR panels; B micro-panels from L2. The next block
+                       (the next k-block, else the next n-block) is prefetched meanwhile. */
+                    const size_t pk0 = last ? 0 : k0 + kb, pn0 = last ? n0 + nb : n0;
+                    luthier__prefetch_plan pf;
+                    luthier__prefetch_plan_init(&pf, blk->prefetch && pn0 < nhi,
+                                                g->b + (pn0 / nr) * g->b_layout->panel_stride + pk0 * nr,
+                                                g->b_layout->panel_stride,
+                                                luthier__min_sz(blk->kc, g->k - pk0) * nr,
+                                                pn0 < nhi ? luthier__div_up(luthier__min_sz(blk->nc, nhi - pn0), nr) : 0);
                     for (i = i0; i < i0 + mb; i += mr) {
                         size_t r;
                         u.m = luthier__min_sz(mr, m1 - i);
@@ -446,6 +502,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
                             u.b = g->b + (j / nr) * g->b_layout->panel_stride + k0 * nr;
                             u.bias = seed_bias ? g->bias + j : NULL;
                             u.c = g->c + i * g->ldc + j;
+                            u.prefetch = i > m0 ? luthier__prefetch_next(&pf, kb / 2 * 64) : NULL;
                             uk->fn(&u);
                         }
                     }
@@ -507,7 +564,15 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__ukernel_entry
             u.ks = s1 - s0;
             u.flags = (first && !g->accumulate ? 0u : (unsigned)LUTHIER_UKERNEL_LOAD_C) |
                       (last && g->clamp ? (unsigned)LUTHIER_UKERNEL_CLAMP : 0u);
-            /* the A tile's segments stay in L1 across the panels; B's block of segments in L2 */
+            /* the A tile's segments stay in L1 across the panels; B's block of segments in L2,
+               and the next block (segments, else columns) on its way meanwhile */
+            const size_t ps0 = last ? 0 : s1, pn0 = last ? n0 + nb : n0;
+            luthier__prefetch_plan pf;
+            luthier__prefetch_plan_init(&pf, blk->prefetch && pn0 < nhi,
+                                        g->b + (pn0 / nr) * g->b_layout->panel_stride + ps0 * g->k * nr,
+                                        g->b_layout->panel_stride,
+                                        (luthier__min_sz(ks, ps0 + sb) - ps0) * g->k * nr,
+                                        pn0 < nhi ? luthier__div_up(luthier__min_sz(blk->nc, nhi - pn0), nr) : 0);
             for (i = m0; i < m1; i += mr) {
                 u.m = luthier__min_sz(mr, m1 - i);
                 u.a_rows = ind + (i / mr) * ks * mr + s0 * mr;
@@ -516,6 +581,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__ukernel_entry
                     u.b = g->b + (j / nr) * g->b_layout->panel_stride + s0 * g->k * nr;
                     u.bias = first && g->bias ? g->bias + j : NULL;
                     u.c = g->c + i * g->ldc + j;
+                    u.prefetch = i > m0 ? luthier__prefetch_next(&pf, u.ks * (g->k / 2) * 64) : NULL;
                     uk->fn(&u);
                 }
             }

@@ -70,6 +70,23 @@ static const int32_t luthier__avx2_mask_table[16] = {-1, -1, -1, -1, -1, -1, -1,
 
 /* >>avx512 ===================================================================================== */
 
+/* One step of k: NV vectors of the packed B row times R broadcast values of A (a[r][kk]). */
+LUTHIER__TARGET_AVX512 static inline __attribute__((always_inline)) void
+luthier__avx512_kstep(__m512 acc[][4], const float *b, const float *const *a, size_t kk, const int R,
+                      const int NV) {
+    __m512 bv[4];
+    int r, v;
+    LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+        if (R <= 2) /* memory-bound (GEMV-like): run ahead of the B stream */
+            _mm_prefetch((const char *)(b + 16 * v + 16 * NV * LUTHIER__B_PREFETCH), _MM_HINT_T0);
+        bv[v] = _mm512_loadu_ps(b + 16 * v);
+    }
+    LUTHIER__UNROLL for (r = 0; r < R; r++) {
+        const __m512 av = _mm512_set1_ps(a[r][kk]);
+        LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
+    }
+}
+
 LUTHIER__TARGET_AVX512 static inline __attribute__((always_inline)) void
 luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int NV, const int MR,
                      const int hybrid) {
@@ -99,42 +116,27 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
             LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_ps();
     }
     if (hybrid) {
+        const char *pf = (const char *)p->prefetch;
         size_t s, kk;
         for (s = 0; s < p->ks; s++) {
             const float *ar[LUTHIER__MAX_MR];
             LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r];
-            LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++) {
-                __m512 bv[4];
-                LUTHIER__UNROLL for (v = 0; v < NV; v++) {
-                    if (R <= 2) /* memory-bound (GEMV-like): run ahead of the B stream */
-                        _mm_prefetch((const char *)(b + 16 * v + 16 * NV * LUTHIER__B_PREFETCH), _MM_HINT_T0);
-                    bv[v] = _mm512_loadu_ps(b + 16 * v);
+            kk = 0;
+            if (pf) /* the next B block toward L2: one line per 2 steps */
+                for (; kk + 2 <= p->k; kk += 2, b += 32 * NV, pf += 64) {
+                    _mm_prefetch(pf, _MM_HINT_T1);
+                    luthier__avx512_kstep(acc, b, ar, kk, R, NV);
+                    luthier__avx512_kstep(acc, b + 16 * NV, ar, kk + 1, R, NV);
                 }
-                b += 16 * NV;
-                LUTHIER__UNROLL for (r = 0; r < R; r++) {
-                    const __m512 av = _mm512_set1_ps(ar[r][kk]);
-                    LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                        acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
-                }
-            }
+            LUTHIER__UNROLL_K for (; kk < p->k; kk++, b += 16 * NV) luthier__avx512_kstep(acc, b, ar, kk, R, NV);
         }
     } else {
         const float *a = p->a;
         size_t kk;
-        LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++) {
-            __m512 bv[4];
-            LUTHIER__UNROLL for (v = 0; v < NV; v++) {
-                if (R <= 2) /* memory-bound (GEMV-like): run ahead of the B stream */
-                    _mm_prefetch((const char *)(b + 16 * v + 16 * NV * LUTHIER__B_PREFETCH), _MM_HINT_T0);
-                bv[v] = _mm512_loadu_ps(b + 16 * v);
-            }
-            b += 16 * NV;
-            LUTHIER__UNROLL for (r = 0; r < R; r++) {
-                const __m512 av = _mm512_set1_ps(a[r]);
-                LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                    acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
-            }
-            a += MR;
+        LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++, b += 16 * NV, a += MR) {
+            const float *ar[LUTHIER__MAX_MR];
+            LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = a + r;
+            luthier__avx512_kstep(acc, b, ar, 0, R, NV);
         }
     }
     if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
@@ -358,6 +360,19 @@ LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE void luthier__dw_pixel_avx2(LUTHIER__DW_ARG
 /* >>avx2 ======================================================================================= */
 
 
+/* One step of k: NV vectors of the packed B row times R broadcast values of A (a[r] + kk). */
+LUTHIER__TARGET_AVX2 static inline __attribute__((always_inline)) void
+luthier__avx2_kstep(__m256 acc[][3], const float *b, const float *const *a, size_t kk, const int R,
+                    const int NV) {
+    __m256 bv[3];
+    int r, v;
+    LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm256_loadu_ps(b + 8 * v);
+    LUTHIER__UNROLL for (r = 0; r < R; r++) {
+        const __m256 av = _mm256_broadcast_ss(a[r] + kk);
+        LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
+    }
+}
+
 LUTHIER__TARGET_AVX2 static inline __attribute__((always_inline)) void
 luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int NV, const int MR,
                    const int hybrid) {
@@ -387,34 +402,27 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
             LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm256_setzero_ps();
     }
     if (hybrid) {
+        const char *pf = (const char *)p->prefetch;
         size_t s, kk;
         for (s = 0; s < p->ks; s++) {
             const float *ar[LUTHIER__MAX_MR];
             LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r];
-            LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++) {
-                __m256 bv[3];
-                LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm256_loadu_ps(b + 8 * v);
-                b += 8 * NV;
-                LUTHIER__UNROLL for (r = 0; r < R; r++) {
-                    const __m256 av = _mm256_broadcast_ss(ar[r] + kk);
-                    LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                        acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
+            kk = 0;
+            if (pf) /* the next B block toward L2: one line per 2 steps */
+                for (; kk + 2 <= p->k; kk += 2, b += 16 * NV, pf += 64) {
+                    _mm_prefetch(pf, _MM_HINT_T1);
+                    luthier__avx2_kstep(acc, b, ar, kk, R, NV);
+                    luthier__avx2_kstep(acc, b + 8 * NV, ar, kk + 1, R, NV);
                 }
-            }
+            LUTHIER__UNROLL_K for (; kk < p->k; kk++, b += 8 * NV) luthier__avx2_kstep(acc, b, ar, kk, R, NV);
         }
     } else {
         const float *a = p->a;
         size_t kk;
-        LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++) {
-            __m256 bv[3];
-            LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm256_loadu_ps(b + 8 * v);
-            b += 8 * NV;
-            LUTHIER__UNROLL for (r = 0; r < R; r++) {
-                const __m256 av = _mm256_broadcast_ss(a + r);
-                LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                    acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
-            }
-            a += MR;
+        LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++, b += 8 * NV, a += MR) {
+            const float *ar[LUTHIER__MAX_MR];
+            LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = a + r;
+            luthier__avx2_kstep(acc, b, ar, 0, R, NV);
         }
     }
     if (p->flags & LUTHIER_UKERNEL_LOAD_C) {

@@ -389,3 +389,168 @@ static void test_gemm_kernel_for_n(void) {
     luthier_context_destroy(named);
     luthier_context_destroy(ctx);
 }
+
+/* Next-block prefetch: a recording kernel stands in for the microkernel, so the schedule the
+   drivers hand out is checked on every platform. Per call: the B bytes it reads and the
+   prefetch it was given. Every prefetch must point into the B block of the next block of calls
+   (never the current one), no call of a range's first tile row prefetches, and the pieces
+   handed out during a block cover the whole next block (enough tile rows are given). */
+typedef struct pf_call {
+    size_t b0, b1; /* bytes of B read: [b0, b1) from the packed start */
+    size_t lines;  /* lines the real kernel prefetches: ks * (k / 2) */
+    ptrdiff_t pf;  /* prefetch offset from the packed start, -1 = NULL */
+    size_t row;    /* first row of the tile */
+    size_t block;  /* 1, 2, ...: the driver's blocks in call order */
+} pf_call;
+
+static struct {
+    pf_call calls[4096];
+    int n;
+    const float *b, *c;
+    size_t ldc;
+    int nr;
+} pf_rec;
+
+static void pf_record_kernel(const luthier_sgemm_ukernel_args *u) {
+    pf_call *c;
+    if (pf_rec.n >= 4096) return;
+    c = &pf_rec.calls[pf_rec.n++];
+    c->b0 = (size_t)((const char *)u->b - (const char *)pf_rec.b);
+    c->b1 = c->b0 + u->ks * u->k * (size_t)pf_rec.nr * sizeof(float);
+    c->lines = u->ks * (u->k / 2);
+    c->pf = u->prefetch ? (const char *)u->prefetch - (const char *)pf_rec.b : -1;
+    c->row = (size_t)(u->c - pf_rec.c) / pf_rec.ldc;
+    c->block = 0;
+}
+
+/* Checks the recorded calls of a range whose first tile starts at first_row. */
+static int pf_check(size_t first_row, size_t b_bytes, const char *what) {
+    int i, j, bad = 0, blocks = 0, prefetches = 0;
+    unsigned char *want = (unsigned char *)test_alloc(b_bytes / 64 + 1);
+    unsigned char *got = (unsigned char *)test_alloc(b_bytes / 64 + 1);
+    /* within a block the driver walks the tile rows in order: a block starts where the row
+       goes back to first_row */
+    for (i = 0; i < pf_rec.n; i++) {
+        const int start = i == 0 || (pf_rec.calls[i].row == first_row && pf_rec.calls[i - 1].row != first_row);
+        pf_rec.calls[i].block = (size_t)(blocks += start);
+    }
+    for (i = 0; i < pf_rec.n; i++) {
+        const pf_call *c = &pf_rec.calls[i];
+        if (c->pf >= 0 && c->row == first_row) {
+            if (!bad) printf("    %s: call %d (first tile row) prefetches\n", what, i);
+            bad++;
+        }
+    }
+    for (j = 1; j < blocks; j++) { /* block j prefetches block j + 1 */
+        size_t l;
+        int any = 0;
+        memset(want, 0, b_bytes / 64 + 1);
+        memset(got, 0, b_bytes / 64 + 1);
+        for (i = 0; i < pf_rec.n; i++)
+            if (pf_rec.calls[i].block == (size_t)j + 1)
+                for (l = pf_rec.calls[i].b0 / 64; l * 64 < pf_rec.calls[i].b1; l++) want[l] = 1;
+        for (i = 0; i < pf_rec.n; i++) {
+            const pf_call *c = &pf_rec.calls[i];
+            if (c->block != (size_t)j || c->pf < 0) continue;
+            prefetches++;
+            if (!want[(size_t)c->pf / 64]) {
+                if (!bad) printf("    %s: call %d of block %d prefetches B+%td, not in the next block\n", what, i, j, c->pf);
+                bad++;
+                continue;
+            }
+            for (l = (size_t)c->pf / 64; l < (size_t)c->pf / 64 + c->lines && l <= b_bytes / 64; l++) got[l] = 1;
+            any = 1;
+        }
+        for (l = 0; l <= b_bytes / 64; l++)
+            if (want[l] && !got[l]) {
+                if (!bad) printf("    %s: block %d left line %zu of the next block unprefetched%s\n", what, j, l, any ? "" : " (no prefetch at all)");
+                bad++;
+                break;
+            }
+    }
+    free(want);
+    free(got);
+    return bad + (prefetches == 0); /* the schedule must have been exercised */
+}
+
+static void test_gemm_prefetch_schedule(void) {
+    luthier__ukernel_entry uk;
+    luthier__packed_b_layout lay;
+    luthier__gemm_blocking ov, blk;
+    luthier__gemm_args g;
+    luthier_cache_info ci;
+    const size_t mr = 6, nr = 16, m = mr * 12 + 1, n = nr * 5 + 3, k = 3 * 40 + 9;
+    float *a = (float *)test_alloc(m * k * sizeof(float)), *c = (float *)test_alloc(m * n * sizeof(float));
+    float *b;
+    memset(&uk, 0, sizeof uk);
+    uk.name = "recording";
+    uk.isa = "avx512";
+    uk.mr = (int)mr;
+    uk.nr = (int)nr;
+    uk.k_unroll = 1;
+    uk.kind = LUTHIER_KERNEL_HYBRID;
+    uk.fn = pf_record_kernel;
+    memset(&ci, 0, sizeof ci);
+    ci.l1d = 32 << 10;
+    ci.l2 = 1 << 20;
+    ov.kc = 40;
+    ov.mc = 0;
+    ov.nc = 2 * nr;
+    blk = luthier__gemm_blocking_for(&uk, &ci, &ov, m, n, k);
+    CHECK(blk.prefetch, "a %zu-row hybrid GEMM prefetches", m);
+    luthier__packed_b_layout_init(&lay, nr, k, n);
+    b = (float *)test_alloc(lay.bytes);
+    memset(&g, 0, sizeof g);
+    g.m = m; g.n = n; g.k = k; g.a = a; g.lda = k; g.b = b; g.b_layout = &lay; g.c = c; g.ldc = n;
+    pf_rec.b = b;
+    pf_rec.c = c;
+    pf_rec.ldc = n;
+    pf_rec.nr = (int)nr;
+    /* a whole GEMM, then a thread's range of tiles that does not start at row 0 */
+    pf_rec.n = 0;
+    luthier__gemm_compute(&uk, &blk, &g, 0, luthier__div_up(m, mr), 0, lay.panels, NULL);
+    CHECK(pf_check(0, lay.bytes, "gemm") == 0, "GEMM prefetch schedule (%d calls)", pf_rec.n);
+    pf_rec.n = 0;
+    luthier__gemm_compute(&uk, &blk, &g, 3, 11, 1, lay.panels, NULL);
+    CHECK(pf_check(3 * mr, lay.bytes, "gemm range") == 0, "GEMM range prefetch schedule (%d calls)", pf_rec.n);
+    /* three tile rows and k-blocks of an even 32 steps: the two rows after the first make
+       exactly the calls needed to cover the next block */
+    g.k = 128;
+    blk = luthier__gemm_blocking_for(&uk, &ci, &ov, m, n, g.k);
+    luthier__packed_b_layout_init(&lay, nr, g.k, n);
+    pf_rec.n = 0;
+    luthier__gemm_compute(&uk, &blk, &g, 0, 3, 0, lay.panels, NULL);
+    CHECK(blk.kc == 32 && pf_check(0, lay.bytes, "gemm, 3 tiles") == 0, "3-tile GEMM prefetch schedule (kc %zu, %d calls)",
+          blk.kc, pf_rec.n);
+    /* implicit GEMM: 5 segments of 20 steps, blocks of 2 segments */
+    {
+        const size_t ks = 5, seg = 20, tiles = luthier__div_up(m, mr);
+        const float **ind = (const float **)test_alloc(tiles * ks * mr * sizeof(float *));
+        luthier__packed_b_layout lay2;
+        float *b2;
+        size_t q;
+        for (q = 0; q < tiles * ks * mr; q++) ind[q] = a;
+        ov.kc = 2 * seg;
+        blk = luthier__gemm_blocking_for(&uk, &ci, &ov, m, n, ks * seg);
+        luthier__packed_b_layout_init(&lay2, nr, ks * seg, n);
+        b2 = (float *)test_alloc(lay2.bytes);
+        g.k = seg;
+        g.b = b2;
+        g.b_layout = &lay2;
+        pf_rec.b = b2;
+        pf_rec.n = 0;
+        luthier__gemm_compute_indirect(&uk, &blk, &g, ks, ind, 0, tiles, 0, lay2.panels);
+        CHECK(pf_check(0, lay2.bytes, "indirect") == 0, "implicit-GEMM prefetch schedule (%d calls)", pf_rec.n);
+        free(b2);
+        free(ind);
+    }
+    /* the NEON and scalar kernels ignore the hint: their GEMMs keep the large B blocks */
+    uk.isa = "scalar";
+    CHECK(!luthier__gemm_blocking_for(&uk, &ci, &ov, m, n, k).prefetch, "a scalar kernel does not prefetch");
+    uk.isa = "avx512";
+    CHECK(!luthier__gemm_blocking_for(&uk, &ci, &ov, mr * (LUTHIER__PREFETCH_MAX_TILES + 1), n, k).prefetch,
+          "a GEMM of more than %d tiles does not prefetch", LUTHIER__PREFETCH_MAX_TILES);
+    free(b);
+    free(a);
+    free(c);
+}

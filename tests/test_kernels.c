@@ -2,12 +2,13 @@
    contract: m = 1..MR, n = 1..NR, k around the unroll and large, hybrid segments, every flag,
    C pre-filled with NaN where it must not be read, canaries around the tile, exact-size
    allocations of A rows, B and bias so that ASan sees any over-read, NULL pointers for the A
-   rows a kernel must not touch. Included by test_main.c. */
+   rows a kernel must not touch, and half the cases with a prefetch range (the hybrid kernels'
+   two-step loop). Included by test_main.c. */
 
 typedef struct ukernel_case {
     size_t m, n, k, ks;
     unsigned flags;
-    int with_bias;
+    int with_bias, with_prefetch;
 } ukernel_case;
 
 /* Runs one case; returns the number of mismatches (and prints the first). */
@@ -23,6 +24,8 @@ static int ukernel_check(const luthier__ukernel_entry *uk, const ukernel_case *t
     float *cbuf = (float *)test_alloc(c_rows * ldc * sizeof(float));
     float *c0 = (float *)test_alloc(m * n * sizeof(float));
     float *apacked = NULL;
+    /* the range a kernel may prefetch: ks*k/2 lines */
+    char *pf = tc->with_prefetch ? (char *)test_alloc(ks * (k / 2 + 1) * 64) : NULL;
     float **arows = (float **)test_alloc(ks * mr * sizeof(float *));
     const float **arows_c = (const float **)test_alloc(ks * mr * sizeof(float *));
     float *c = cbuf + ldc + 1;
@@ -62,6 +65,7 @@ static int ukernel_check(const luthier__ukernel_entry *uk, const ukernel_case *t
     p.min = lo;
     p.max = hi;
     p.flags = tc->flags;
+    p.prefetch = pf;
     uk->fn(&p);
 
     for (i = 0; i < c_rows; i++)
@@ -83,8 +87,9 @@ static int ukernel_check(const luthier__ukernel_entry *uk, const ukernel_case *t
                 tol = 1e-6 + 4.0 * FLT_EPSILON * mag;
                 if (!(fabs((double)got - ref) <= tol)) {
                     if (!bad)
-                        printf("    %s m=%zu n=%zu k=%zu ks=%zu flags=%u bias=%d: C[%zu][%zu] = %g, want %g\n",
-                               uk->name, m, n, k, ks, tc->flags, tc->with_bias, ti, tj, (double)got, ref);
+                        printf("    %s m=%zu n=%zu k=%zu ks=%zu flags=%u bias=%d prefetch=%d: C[%zu][%zu] = %g, "
+                               "want %g\n", uk->name, m, n, k, ks, tc->flags, tc->with_bias, tc->with_prefetch,
+                               ti, tj, (double)got, ref);
                     bad++;
                 }
             } else if (!test_is_sentinel(got)) {
@@ -99,6 +104,7 @@ static int ukernel_check(const luthier__ukernel_entry *uk, const ukernel_case *t
     free(arows);
     free(arows_c);
     free(apacked);
+    free(pf);
     free(b);
     free(bias);
     free(cbuf);
@@ -136,6 +142,7 @@ static void test_ukernels_all_edges(void) {
                     tc.ks = (size_t)test_rand_int(1, 3);
                     tc.flags = flag_sets[(m + n + ki) % 4];
                     tc.with_bias = (int)((m * 7 + n * 3 + ki) % 3 != 0);
+                    tc.with_prefetch = (int)((m + n * 5 + ki) % 2);
                     bad += ukernel_check(uk, &tc) != 0;
                     cases++;
                 }
@@ -148,6 +155,7 @@ static void test_ukernels_all_edges(void) {
             tc.ks = ki % 2 ? 1 : 2;
             tc.flags = flag_sets[ki % 4];
             tc.with_bias = ki >= 4;
+            tc.with_prefetch = ki % 3 == 0;
             bad += ukernel_check(uk, &tc) != 0;
             cases++;
         }

@@ -67,6 +67,7 @@ int main(int argc, char **argv) {
     RUN(test_gemm_dispatch_levels);
     RUN(test_gemm_dnn_shapes);
     RUN(test_gemm_kernel_for_n);
+    RUN(test_gemm_prefetch_schedule);
     RUN(test_topology_boards);
     RUN(test_topology_env_syntax);
     RUN(test_topology_env_errors);
