@@ -2,6 +2,10 @@
    PyTorch in the same run (tests/torch_ref.py --time, when python3-torch is installed).
    Included by luthier_bench.c after luthier.h and bench_common.h. */
 #include "../luthier_zoo.h"
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void usage_model(FILE *out) {
     fprintf(out,
@@ -9,7 +13,9 @@ static void usage_model(FILE *out) {
             "Latency of a zoo network (batch 1) planned with default configurations: min / median over\n"
             "the repetitions, per-layer time breakdown, memory (weights, arena, workspace, sum of all\n"
             "activations), and PyTorch's latency with the same thread count (eager, inference_mode,\n"
-            "same weights) when python3 can import torch.\n"
+            "same weights) when python3 can import torch: tests/torch_ref.py --serve keeps the network\n"
+            "built in a child process, and its 20 runs alternate with luthier's in 4 rounds, so a\n"
+            "change of machine load hits both.\n"
             "NAME: resnet18 resnet50 resnet101 alexnet vgg16 googlenet mobilenet_v2 bert gpt2\n"
             "      gpt2_decode, each also as NAME_small; 'all' runs every full-size network.\n"
             "Options:\n"
@@ -46,30 +52,102 @@ static int model_once(void *arg) {
     return luthier_plan_run(m->ctx, m->plan, m->ins, m->outs) != LUTHIER_STATUS_OK;
 }
 
-/* PyTorch's latency via tests/torch_ref.py --time; returns 0 and fills min/median on success. */
-static int model_torch(const char *python, const char *name, int threads, int reps, double *tmin, double *tmed) {
+/* PyTorch in the same run: tests/torch_ref.py --serve NAME in a child process that keeps the
+   network built, so its timed batches alternate with luthier's rounds and both see the same
+   machine load (this machine's load moves 2-3x within minutes). */
+typedef struct torch_session {
+    pid_t pid;
+    FILE *to, *from;
+    double *t; /* every PyTorch time so far (ms) */
+    int n, cap;
+} torch_session;
+
+static void torch_close(torch_session *ts) {
+    if (ts->to) fclose(ts->to); /* end of input: the server exits */
+    if (ts->from) fclose(ts->from);
+    if (ts->pid > 0) waitpid(ts->pid, NULL, 0);
+    free(ts->t);
+    memset(ts, 0, sizeof *ts);
+}
+
+/* Starts the server with one of the interpreters; 0 once it has printed "ready". */
+static int torch_open(torch_session *ts, const char *python, const char *name, int threads) {
     const char *cands[3];
-    char cmd[512], line[256];
+    char line[256], tbuf[16];
     int i, nc = 0;
+    memset(ts, 0, sizeof *ts);
     if (python) cands[nc++] = python;
     else {
         if (getenv("LUTHIER_PYTHON")) cands[nc++] = getenv("LUTHIER_PYTHON");
         cands[nc++] = "python3";
         cands[nc++] = "/usr/bin/python3";
     }
+    snprintf(tbuf, sizeof tbuf, "%d", threads);
+    signal(SIGPIPE, SIG_IGN); /* a server that died is seen as an end of file, not a signal */
     for (i = 0; i < nc; i++) {
-        FILE *f;
-        int ok = 0;
-        snprintf(cmd, sizeof cmd, "%s tests/torch_ref.py --time %s --threads %d --repeat %d 2>/dev/null", cands[i], name,
-                 threads, reps);
-        if (!(f = popen(cmd, "r"))) continue;
-        while (fgets(line, sizeof line, f))
-            if (sscanf(line, "torch_ms_min=%lf torch_ms_median=%lf", tmin, tmed) == 2) ok = 1;
-        pclose(f);
-        if (ok) return 0;
+        int to[2], from[2];
+        if (pipe(to)) return 1;
+        if (pipe(from)) {
+            close(to[0]);
+            close(to[1]);
+            return 1;
+        }
+        fflush(NULL);
+        ts->pid = fork();
+        if (ts->pid == 0) {
+            const int devnull = open("/dev/null", O_WRONLY);
+            dup2(to[0], 0);
+            dup2(from[1], 1);
+            if (devnull >= 0) dup2(devnull, 2);
+            close(to[0]);
+            close(to[1]);
+            close(from[0]);
+            close(from[1]);
+            execlp(cands[i], cands[i], "tests/torch_ref.py", "--serve", name, "--threads", tbuf, (char *)NULL);
+            _exit(127);
+        }
+        close(to[0]);
+        close(from[1]);
+        if (ts->pid < 0) {
+            close(to[1]);
+            close(from[0]);
+            ts->pid = 0;
+            return 1;
+        }
+        ts->to = fdopen(to[1], "w");
+        ts->from = fdopen(from[0], "r");
+        if (ts->to && ts->from && fgets(line, sizeof line, ts->from) && strncmp(line, "ready", 5) == 0) return 0;
+        if (!ts->to) close(to[1]);
+        if (!ts->from) close(from[0]);
+        torch_close(ts);
     }
     return 1;
 }
+
+/* Times `reps` PyTorch runs; 0 on success. */
+static int torch_batch(torch_session *ts, int reps) {
+    static char line[1 << 16];
+    char *p, *end;
+    if (!ts->to || fprintf(ts->to, "%d\n", reps) < 0 || fflush(ts->to) != 0) return 1;
+    if (!fgets(line, sizeof line, ts->from) || strncmp(line, "torch_ms=", 9) != 0) return 1;
+    for (p = line + 9;; p = end + 1) {
+        const double v = strtod(p, &end);
+        if (end == p) break;
+        if (ts->n == ts->cap) {
+            const int cap = ts->cap ? 2 * ts->cap : 64;
+            double *nt = (double *)realloc(ts->t, (size_t)cap * sizeof *nt);
+            if (!nt) return 1;
+            ts->t = nt;
+            ts->cap = cap;
+        }
+        ts->t[ts->n++] = v;
+        if (*end != ',') break;
+    }
+    return 0;
+}
+
+#define MODEL_ROUNDS 4
+#define MODEL_TORCH_REPS 20
 
 typedef struct model_step_time {
     int step;
@@ -208,10 +286,13 @@ static int model_one(const char *name, int threads, const bench_policy *pol, int
     model_run m;
     bench_sampler s;
     bench_stats st;
+    bench_policy rp;
+    torch_session ts;
     double t_create, tmin = 0, tmed = 0, *best = NULL;
-    int rc = BENCH_EXIT_OK;
+    int r, rc = BENCH_EXIT_OK;
     void *bufs[64];
     memset(&s, 0, sizeof s);
+    memset(&ts, 0, sizeof ts);
     if ((rc = model_open(name, threads, &m, bufs, &g)) != BENCH_EXIT_OK) goto done;
     t_create = bench_now();
     if (model_plan(&m, g, name, records_dir, csv, NULL)) {
@@ -226,17 +307,41 @@ static int model_one(const char *name, int threads, const bench_policy *pol, int
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
-    if (bench_run_round(model_once, &m, pol, 0, &s) != 0 || s.n == 0) {
-        fprintf(stderr, "%s: model %s: timed run failed: %s\n", bench_prog, name, luthier_context_error(m.ctx));
+    /* luthier and PyTorch alternate in MODEL_ROUNDS rounds (PyTorch: MODEL_TORCH_REPS runs in
+       all); a PyTorch that fails stops only its own side */
+    if (torch && torch_open(&ts, python, name, threads)) {
+        if (!csv) printf("  (PyTorch timing unavailable: install python3-torch python3-torchvision)\n");
+        torch = 0;
+    }
+    rp = *pol;
+    rp.rounds = MODEL_ROUNDS;
+    for (r = 0; r < MODEL_ROUNDS; r++) {
+        if (bench_run_round(model_once, &m, &rp, r, &s) != 0) {
+            fprintf(stderr, "%s: model %s: timed run failed: %s\n", bench_prog, name, luthier_context_error(m.ctx));
+            rc = BENCH_EXIT_FAIL;
+            goto done;
+        }
+        if (torch && torch_batch(&ts, MODEL_TORCH_REPS / MODEL_ROUNDS)) {
+            if (!csv) printf("  (PyTorch stopped answering: its time is left out)\n");
+            torch = 0;
+        }
+        if (threads > 1) { /* PyTorch's OpenMP workers spin a while after each run */
+            struct timespec pause = {0, 50000000L};
+            nanosleep(&pause, NULL);
+        }
+    }
+    if (s.n == 0) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
     st = bench_summarize(s.t, s.n);
-    if (layers != 0) best = model_profile(&m, info.num_steps);
-    if (torch && model_torch(python, name, threads, 20, &tmin, &tmed)) {
-        if (!csv) printf("  (PyTorch timing unavailable: install python3-torch python3-torchvision)\n");
-        tmin = tmed = 0;
+    if (torch && ts.n > 0) {
+        const bench_stats tst = bench_summarize(ts.t, ts.n);
+        tmin = tst.min;
+        tmed = tst.median;
     }
+    torch_close(&ts);
+    if (layers != 0) best = model_profile(&m, info.num_steps);
     if (csv) {
         printf("%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%zu,%zu,%zu,%zu,%.3f\n", name, threads, st.min * 1e3, st.median * 1e3,
                tmin, tmed, tmin > 0 ? tmin / (st.min * 1e3) : 0.0, info.weights_bytes, info.arena_bytes,
@@ -253,6 +358,7 @@ static int model_one(const char *name, int threads, const bench_policy *pol, int
         if (layers != 0 && best) model_print_steps(m.plan, best, info.num_steps, layers);
     }
 done:
+    torch_close(&ts);
     free(best);
     bench_sampler_free(&s);
     model_close(&m, bufs, g);

@@ -329,6 +329,10 @@ static void usage_gemm(FILE *out) {
             "  --no-prepack      time luthier_sgemm including the packing of B (default: B packed\n"
             "                    once outside the timed loop, luthier_sgemm_packed timed).\n"
             "                    The anchors always take B plain.\n"
+            "  --cold-b          cycle through copies of B, about twice the last-level cache in\n"
+            "                    all (2 to 64 copies, at most 1 GiB), so that every call reads B\n"
+            "                    from memory as a layer's weights do in a network (luthier: packed\n"
+            "                    copies; the anchors: plain copies). Default: one B, warm\n"
             "  --reps R          exactly R timed repetitions per case (default: auto)\n"
             "  --min-time S      auto repetitions: run each case >= S seconds (default 0.2)\n"
             "  --rounds N        split each case's repetitions into N rounds that alternate\n"
@@ -344,11 +348,12 @@ static void usage_gemm(FILE *out) {
             "speedup N threads / 1 thread;\n"
             "vs OBLAS / vs DNNL = luthier GF/s / anchor GF/s (> 1: luthier faster);\n"
             "GB/s (M = 1 only) = bytes of B (K*N*4) / fastest repetition. Caches are warm\n"
-            "(one warm-up call), so a B that fits in L2 is not streamed from DRAM.\n"
+            "(one warm-up call), so a B that fits in L2 is not streamed from DRAM (see --cold-b).\n"
             "The summary gives geometric means over the DNN shapes with M > 1 and over the\n"
             "squares >= 1024.\n"
             "CSV columns added at the end (after status): luthier_threads (threads luthier really\n"
-            "ran), luthier_1t_gflops and speedup_vs_1t (empty without --scaling).\n"
+            "ran), luthier_1t_gflops and speedup_vs_1t (empty without --scaling), b_copies (1, or\n"
+            "the copies of B cycled with --cold-b).\n"
             "\n"
             "--int8 runs the int8 GEMM instead (against fp32 and oneDNN u8s8s32): see\n"
             "'%s gemm --int8 --help'.\n",
@@ -364,6 +369,7 @@ typedef struct gemm_opts {
     int lthreads; /* threads of luthier's context (min(threads, CPUs of its clusters)) */
     int scaling;  /* also time luthier on 1 thread */
     int prepack;
+    int cold_b; /* --cold-b */
     int csv;
     size_t blocking[3]; /* --kc --mc --nc, 0 = derived from the caches */
     bench_policy policy;
@@ -501,6 +507,9 @@ static int gemm_parse(int argc, char **argv, gemm_opts *o) {
         } else if ((r = bench_opt_flag(arg, cmd, "--no-prepack")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             o->prepack = 0;
+        } else if ((r = bench_opt_flag(arg, cmd, "--cold-b")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            o->cold_b = 1;
         } else if ((r = bench_opt_flag(arg, cmd, "--csv")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             o->csv = 1;
@@ -598,10 +607,19 @@ typedef struct gemm_call {
     const luthier_packed_b *pb; /* NULL: luthier_sgemm (packs B inside) */
     float *c;
     luthier_status status;
+    /* --cold-b: each call takes the next of ncopies equal copies of B (plain, or packed) */
+    int ncopies, next;
+    float **bs;
+    luthier_packed_b **pbs;
 } gemm_call;
 
 static int gemm_call_run(void *arg) {
     gemm_call *g = (gemm_call *)arg;
+    if (g->ncopies > 1) {
+        g->next = (g->next + 1) % g->ncopies;
+        if (g->pbs) g->pb = g->pbs[g->next];
+        else g->b = g->bs[g->next];
+    }
     if (g->anchor >= 0)
         return bench_anchor_sgemm(g->anchor, g->desc.m, g->desc.n, g->desc.k, g->a, g->b, g->c);
     g->status = g->pb ? luthier_sgemm_packed(g->ctx, &g->desc, g->a, g->pb, g->c)
@@ -818,7 +836,7 @@ static void gemm_print_row(const gemm_opts *o, const gemm_shape *s, const gemm_c
     csv_cell(b1[0], 40, g1, 2, g1 > 0.0);
     csv_cell(b1[1], 40, g1 > 0.0 ? gf / g1 : 0.0, 3, ok && g1 > 0.0);
     if (o->csv) {
-        printf("%s,%lld,%lld,%lld,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%ld,%s,%s,%s,%.3g,%s,%d,%s,%s\n",
+        printf("%s,%lld,%lld,%lld,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%ld,%s,%s,%s,%.3g,%s,%d,%s,%s,%d\n",
                s->name,
                (long long)s->m, (long long)s->n, (long long)s->k, o->threads, k->ki.name,
                csv_cell(b[0], 40, gf, 2, ok), csv_cell(b[1], 40, ob, 2, ob > 0.0),
@@ -829,7 +847,7 @@ static void gemm_print_row(const gemm_opts *o, const gemm_shape *s, const gemm_c
                csv_cell(b[7], 40, ob > 0.0 ? an[BENCH_ANCHOR_OPENBLAS]->st.min * 1e3 : 0.0, 4, ob > 0.0),
                csv_cell(b[8], 40, dn > 0.0 ? an[BENCH_ANCHOR_DNNL]->st.min * 1e3 : 0.0, 4, dn > 0.0),
                csv_cell(b[9], 40, k->peak, 1, ok && k->peak > 0.0), k->err, k->status, k->threads,
-               b1[0], b1[1]);
+               b1[0], b1[1], k->call.ncopies);
     } else {
         printf("%-16s %6lld %5lld %5lld  %-22s %7s %6s %8s %8s %8s %8s %9s %9s %6s", s->name,
                (long long)s->m, (long long)s->n, (long long)s->k, short_kernel_name(k->ki.name),
@@ -890,7 +908,8 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
     const gemm_contestant *an[BENCH_NUM_ANCHORS];
     const char *isas[BENCH_MAX_PEAKS];
     gemm_ref ref;
-    int i, j, r, rc, nisa = 0, any_anchor = 0, have_ref = 0, failed = 0;
+    float **bs = NULL; /* --cold-b: the plain copies of B (bs[0] = b) */
+    int i, j, r, rc, nisa = 0, any_anchor = 0, have_ref = 0, failed = 0, ncopies = 1;
 
     memset(&ref, 0, sizeof ref);
     if (!a || !b || !c || !ct) {
@@ -900,6 +919,27 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
     }
     bench_fill_uniform(a, mk, 0x1000u + (uint64_t)shape_index);
     bench_fill_uniform(b, kn, 0x2000u + (uint64_t)shape_index);
+    if (o->cold_b) {
+        const luthier_cache_info ci = luthier_cache_sizes();
+        const size_t bytes = kn * sizeof(float), llc = ci.l3 ? ci.l3 : ci.l2;
+        size_t want = (2 * llc + bytes - 1) / bytes;
+        want = want < 2 ? 2 : want > 64 ? 64 : want;
+        if (want * bytes > ((size_t)1 << 30)) want = ((size_t)1 << 30) / bytes < 2 ? 2 : ((size_t)1 << 30) / bytes;
+        if (!(bs = (float **)calloc(want, sizeof *bs))) {
+            fprintf(stderr, "ERROR: %s: cannot allocate the copies of B\n", s->name);
+            failed = 1;
+            goto out;
+        }
+        bs[0] = b;
+        for (ncopies = 1; ncopies < (int)want; ncopies++) {
+            if (!(bs[ncopies] = bench_alloc_floats(kn))) {
+                fprintf(stderr, "ERROR: %s: cannot allocate copy %d of B\n", s->name, ncopies);
+                failed = 1;
+                goto out;
+            }
+            memcpy(bs[ncopies], b, bytes);
+        }
+    }
     for (i = 0; i < BENCH_NUM_ANCHORS; i++) any_anchor |= bench_anchor_linked(i);
     /* With no anchor to compare the whole of C against, check every row when affordable. */
     if (gemm_ref_build(&ref, s, a, b, !any_anchor && flops <= 5e8 && mn <= ((size_t)1 << 23))) {
@@ -922,6 +962,8 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
         x->call.a = a;
         x->call.b = b;
         x->call.c = c;
+        x->call.ncopies = ncopies;
+        x->call.bs = bs;
         x->status = "ok";
         if (x->kernel >= 0) {
             luthier_kernel_get(kernels[x->kernel], &x->ki);
@@ -990,6 +1032,23 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
             }
             for (j = 0; j < nisa && strcmp(isas[j], x->ki.isa) != 0; j++) continue;
             if (j == nisa && nisa < BENCH_MAX_PEAKS) isas[nisa++] = x->ki.isa;
+            if (ncopies > 1 && x->pb) { /* --cold-b: packed copies (pbs[0] is x->pb) */
+                luthier_status ps = LUTHIER_STATUS_OK;
+                if (!(x->call.pbs = (luthier_packed_b **)calloc((size_t)ncopies, sizeof *x->call.pbs))) {
+                    fprintf(stderr, "ERROR: %s: cannot allocate the packed copies of B\n", s->name);
+                    x->status = "ERROR";
+                    continue;
+                }
+                x->call.pbs[0] = x->pb;
+                for (j = 1; j < ncopies && ps == LUTHIER_STATUS_OK; j++)
+                    ps = luthier_sgemm_pack_b(x->call.ctx, &x->call.desc, b, &x->call.pbs[j]);
+                if (ps != LUTHIER_STATUS_OK) {
+                    fprintf(stderr, "ERROR: %s: packing copy %d of B: %s\n", s->name, j - 1,
+                            luthier_context_error(x->call.ctx));
+                    x->status = "ERROR";
+                    continue;
+                }
+            }
         }
         x->active = 1;
     }
@@ -1048,12 +1107,18 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
 out:
     if (ct)
         for (i = 0; i < ncont; i++) {
+            if (ct[i].call.pbs)
+                for (j = 1; j < ncopies; j++) luthier_packed_b_destroy(ct[i].call.pbs[j]);
+            free(ct[i].call.pbs);
             luthier_packed_b_destroy(ct[i].pb);
             free(ct[i].own_c);
             bench_sampler_free(&ct[i].smp);
         }
     free(ct);
     if (have_ref) gemm_ref_free(&ref);
+    if (bs)
+        for (j = 1; j < ncopies; j++) free(bs[j]);
+    free(bs);
     free(a);
     free(b);
     free(c);
@@ -1137,6 +1202,9 @@ static int cmd_gemm(int argc, char **argv) {
             o.prepack ? "B pre-packed outside the timed loop (luthier_sgemm_packed)"
                       : "luthier_sgemm timed including the packing of B",
             o.lthreads, o.scaling ? " and 1 thread" : "", o.threads);
+    if (o.cold_b)
+        fprintf(info, "B        cold: every call takes the next of 2-64 copies (~2x the last-level "
+                      "cache, <= 1 GiB), as weights in a network\n");
     if (o.lthreads > 1) {
         luthier_topology t;
         char buf[1024];
@@ -1156,7 +1224,7 @@ static int cmd_gemm(int argc, char **argv) {
         printf("name,M,N,K,threads,kernel,luthier_gflops,openblas_gflops,onednn_gflops,peak_pct,"
                "luthier_ms_min,luthier_ms_median,gbps,isa,prepack,reps,openblas_ms_min,"
                "onednn_ms_min,peak_gflops,max_rel_err,status,luthier_threads,luthier_1t_gflops,"
-               "speedup_vs_1t\n");
+               "speedup_vs_1t,b_copies\n");
     else {
         printf("\n");
         gemm_table_header(o.scaling);

@@ -4,6 +4,7 @@
 Usage:
     /usr/bin/python3 tests/torch_ref.py [--check-torchvision] [--out DIR] [--threads T] [names...]
     /usr/bin/python3 tests/torch_ref.py --time NAME [--threads T] [--repeat R]
+    /usr/bin/python3 tests/torch_ref.py --serve NAME [--threads T]
 
 Without names every network of NAMES is written (full size and _small) to DIR
 (default tests/data/models next to this script) as <name>.ref.
@@ -13,6 +14,10 @@ full width: identical state_dict keys and shapes, identical outputs with the sam
 weights, warms up (2 runs), times --repeat runs under inference_mode and prints one line
 "torch_ms_min=<x> torch_ms_median=<y>" (gpt2: the 128-token prompt; gpt2_decode: the one-token
 step on the prompt's KV cache).
+--serve NAME builds and warms up NAME the same way, prints "ready", then for every line N read
+from standard input times N runs and prints "torch_ms=<t1>,<t2>,..." (milliseconds), until end
+of input or N <= 0: the benchmark alternates these batches with its own runs, so both see the
+same machine load.
 
 Weights and inputs are deterministic (luthier_zoo.h implements the same generator):
   splitmix64, one stream per model with state = seed (42):
@@ -717,25 +722,50 @@ def check_torchvision():
     return ok
 
 
-def time_net(name, repeat):
+def timed_fn(name):
+    """The call the benchmark times for network `name` (built, weights filled)."""
     net = Net(name)
     if net.base == "gpt2_decode":  # the decode step alone, on the prompt's KV cache
         with torch.inference_mode():
             past = net.module.run(net.prompt)[1]
-        fn = lambda: net.module.run(net.token, past, net.prompt.shape[1])
-    elif net.base == "gpt2":
-        fn = lambda: net.module.run(net.prompt)
-    else:
-        fn = lambda: net.module(net.inputs[0])
+        return lambda: net.module.run(net.token, past, net.prompt.shape[1])
+    if net.base == "gpt2":
+        return lambda: net.module.run(net.prompt)
+    return lambda: net.module(net.inputs[0])
+
+
+def run_timed(fn, repeat):
     times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def time_net(name, repeat):
+    fn = timed_fn(name)
     with torch.inference_mode():
         for _ in range(2):
             fn()
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e3)
+        times = run_timed(fn, repeat)
     print("torch_ms_min=%.3f torch_ms_median=%.3f" % (min(times), statistics.median(times)))
+
+
+def serve_net(name):
+    fn = timed_fn(name)
+    with torch.inference_mode():
+        for _ in range(2):
+            fn()
+        print("ready", flush=True)
+        for line in sys.stdin:
+            try:
+                n = int(line.strip() or "0")
+            except ValueError:
+                n = 0
+            if n <= 0:
+                break
+            print("torch_ms=" + ",".join("%.3f" % t for t in run_timed(fn, n)), flush=True)
 
 
 def main():
@@ -745,6 +775,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "models"))
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--time", metavar="NAME")
+    ap.add_argument("--serve", metavar="NAME")
     ap.add_argument("--repeat", type=int, default=10)
     args = ap.parse_args()
     if args.threads > 0:
@@ -752,6 +783,9 @@ def main():
     _splitmix_scalar_check()
     if args.time:
         time_net(args.time, max(1, args.repeat))
+        return 0
+    if args.serve:
+        serve_net(args.serve)
         return 0
     if args.check_torchvision:
         if not check_torchvision():
