@@ -497,6 +497,13 @@ LUTHIER_PRIVATE void luthier__tmeas_flush(luthier__tmeas *m) {
    (Winograd's transformed weights are 1.8-7x the direct ones: F(2,3) on 512x512 channels
    measured 2.4 ms in a loop, 4.1 ms inside ResNet-18). So the weights are flushed from all
    levels before every timed run (clflush / dc civac; elsewhere a write sweep over 2 x L2). */
+/* Bytes of cv->packed: weight_bytes also counts the bias, which is a separate allocation (and
+   flushing past the end of packed could touch an unmapped page). */
+LUTHIER_PRIVATE size_t luthier__conv_packed_bytes(const luthier_conv2d_layer *cv) {
+    const size_t bias = cv->bias ? (size_t)cv->d.out_channels * sizeof(float) : 0;
+    return cv->weight_bytes > bias ? cv->weight_bytes - bias : 0;
+}
+
 LUTHIER_PRIVATE void luthier__evict(luthier__tmeas *m, const void *p, size_t bytes) {
     const char *c = (const char *)p;
     size_t i;
@@ -630,7 +637,7 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
 #define LUTHIER__EVICT()                                                                                        \
     do {                                                                                                        \
         if (t->q) luthier__evict(m, m->cache[slot].qconv->packed, m->cache[slot].qconv->group_bytes * (size_t)t->cd.groups); \
-        else if (t->op == LUTHIER_OP_CONV2D) luthier__evict(m, m->cache[slot].conv->packed, m->cache[slot].conv->weight_bytes); \
+        else if (t->op == LUTHIER_OP_CONV2D) luthier__evict(m, m->cache[slot].conv->packed, luthier__conv_packed_bytes(m->cache[slot].conv)); \
         else luthier__evict(m, m->cache[slot].pb->data, m->cache[slot].pb->layout.bytes);                         \
     } while (0)
 #define LUTHIER__RUN_ONCE()                                                                                     \
