@@ -73,7 +73,7 @@ typedef struct luthier_sgemm_ukernel_args {
     const float *b;              /* packed B panel position (ks * k * NR floats) */
     float *c;                    /* C tile: row i at c + i*ldc */
     size_t ldc;                  /* in elements */
-    const float *bias;           /* NULL or n floats; read only without LOAD_C */
+    const float *bias;           /* NULL or n floats (with LOAD_C too: a fused residual add) */
     float min, max;              /* read only with CLAMP */
     unsigned flags;              /* LUTHIER_UKERNEL_* */
     const void *prefetch;        /* hybrid: NULL or memory to pull toward L2 (see above) */
@@ -489,7 +489,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
                     const size_t pk0 = last ? 0 : k0 + kb, pn0 = last ? n0 + nb : n0;
                     luthier__prefetch_plan pf;
                     luthier__prefetch_plan_init(&pf, blk->prefetch && pn0 < nhi,
-                                                g->b + (pn0 / nr) * g->b_layout->panel_stride + pk0 * nr,
+                                                pn0 < nhi ? g->b + (pn0 / nr) * g->b_layout->panel_stride + pk0 * nr : g->b,
                                                 g->b_layout->panel_stride,
                                                 luthier__min_sz(blk->kc, g->k - pk0) * nr,
                                                 pn0 < nhi ? luthier__div_up(luthier__min_sz(blk->nc, nhi - pn0), nr) : 0);
@@ -569,7 +569,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__ukernel_entry
             const size_t ps0 = last ? 0 : s1, pn0 = last ? n0 + nb : n0;
             luthier__prefetch_plan pf;
             luthier__prefetch_plan_init(&pf, blk->prefetch && pn0 < nhi,
-                                        g->b + (pn0 / nr) * g->b_layout->panel_stride + ps0 * g->k * nr,
+                                        pn0 < nhi ? g->b + (pn0 / nr) * g->b_layout->panel_stride + ps0 * g->k * nr : g->b,
                                         g->b_layout->panel_stride,
                                         (luthier__min_sz(ks, ps0 + sb) - ps0) * g->k * nr,
                                         pn0 < nhi ? luthier__div_up(luthier__min_sz(blk->nc, nhi - pn0), nr) : 0);

@@ -11,7 +11,8 @@
    run straight-line code; edge columns use masked loads and stores (AVX-512 k-masks, AVX2
    vmaskmov). Interleaved kernels broadcast from the packed A panel (one pointer, embedded
    broadcasts); hybrid kernels broadcast from up to MR row pointers (what implicit-GEMM
-   convolution feeds them).
+   convolution feeds them). Given a prefetch range (luthier_sgemm_ukernel_args.prefetch: the
+   driver's next B block), a hybrid kernel runs k in pairs with one prefetcht1 per pair.
 */
 #ifndef LUTHIER__GEMM_IMPL_DONE
 #error "luthier_kernels_x86.h is part of luthier: include luthier.h instead"
