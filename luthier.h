@@ -513,6 +513,9 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #ifndef LUTHIER_NO_THREADS
 #include <pthread.h>
 #include <sched.h>
@@ -558,6 +561,23 @@ extern "C" {
 #define LUTHIER__ALIGN 64
 
 /* Aligned allocation on top of LUTHIER_MALLOC: the byte before the block records the offset. */
+/* Buffers of at least this many bytes (transformed weights of the large layers) ask Linux for
+   2 MiB pages over their aligned interior: Winograd's weights stream 9-17 MB per layer, and
+   with 4 KiB pages their TLB misses slowed the layers around them 2x (docs/DESIGN.md, "Huge
+   pages for large weights"). A hint: where it is refused nothing changes. */
+#define LUTHIER__HUGE_PAGE_MIN ((size_t)4 << 20)
+
+LUTHIER_PRIVATE void luthier__advise_huge(void *p, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    const uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (bytes >= LUTHIER__HUGE_PAGE_MIN && hi > lo) (void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 LUTHIER_PRIVATE void *luthier__alloc(size_t bytes) {
     unsigned char *raw, *p;
     if (bytes > SIZE_MAX - LUTHIER__ALIGN) return NULL;
@@ -565,6 +585,7 @@ LUTHIER_PRIVATE void *luthier__alloc(size_t bytes) {
     if (!raw) return NULL;
     p = raw + (LUTHIER__ALIGN - ((uintptr_t)raw % LUTHIER__ALIGN));
     p[-1] = (unsigned char)(p - raw);
+    luthier__advise_huge(p, bytes);
     return p;
 }
 LUTHIER_PRIVATE void luthier__free(void *ptr) {
