@@ -379,35 +379,6 @@ LUTHIER_PRIVATE luthier__gemm_blocking luthier__gemm_blocking_for(const luthier_
 
 /* >>driver ===================================================================================== */
 
-/* Next-block prefetch (docs/DESIGN.md): the B block a GEMM range will use next is handed out in
-   pieces, one per kernel call of the tile rows after the range's first, in panel order. */
-typedef struct luthier__prefetch_plan {
-    const char *b;       /* the next block's first panel (NULL: nothing to prefetch) */
-    size_t panel_stride; /* bytes between panels */
-    size_t chunk;        /* bytes of the block in each panel */
-    size_t size, pos;    /* chunk * panels, bytes handed out */
-} luthier__prefetch_plan;
-
-LUTHIER_PRIVATE void luthier__prefetch_plan_init(luthier__prefetch_plan *p, int on, const float *b,
-                                                 size_t panel_stride_floats, size_t chunk_floats,
-                                                 size_t panels) {
-    p->b = on && panels ? (const char *)b : NULL;
-    p->panel_stride = panel_stride_floats * sizeof(float);
-    p->chunk = chunk_floats * sizeof(float);
-    p->size = p->chunk * panels;
-    p->pos = 0;
-}
-
-/* The next piece for a kernel call that prefetches up to `bytes` (NULL when the block is out). */
-LUTHIER_PRIVATE const void *luthier__prefetch_next(luthier__prefetch_plan *p, size_t bytes) {
-    size_t pan, off;
-    if (!p->b || p->pos >= p->size) return NULL;
-    pan = p->pos / p->chunk;
-    off = p->pos % p->chunk;
-    p->pos += luthier__min_sz(bytes, p->chunk - off);
-    return p->b + pan * p->panel_stride + off;
-}
-
 typedef struct luthier__gemm_args {
     size_t m, n, k;
     const float *a;
@@ -420,6 +391,38 @@ typedef struct luthier__gemm_args {
     int accumulate, clamp;
     float min, max;
 } luthier__gemm_args;
+
+/* Next-block prefetch (docs/DESIGN.md): the B block a GEMM range will use next (columns from
+   n0, k steps [k_off, k_off + steps) of each panel) is handed out in pieces, one per kernel
+   call of the tile rows after the range's first, in panel order. */
+typedef struct luthier__prefetch_plan {
+    const char *b;       /* the next block's first panel (NULL: nothing to prefetch) */
+    size_t panel_stride; /* bytes between panels */
+    size_t chunk;        /* bytes of the block in each panel */
+    size_t size, pos;    /* chunk * panels, bytes handed out */
+} luthier__prefetch_plan;
+
+LUTHIER_PRIVATE void luthier__prefetch_plan_init(luthier__prefetch_plan *p, const luthier__gemm_blocking *blk,
+                                                 const luthier__gemm_args *g, size_t n0, size_t nhi,
+                                                 size_t k_off, size_t steps) {
+    const size_t nr = g->b_layout->nr;
+    const int on = blk->prefetch && n0 < nhi;
+    p->b = on ? (const char *)(g->b + (n0 / nr) * g->b_layout->panel_stride + k_off * nr) : NULL;
+    p->panel_stride = g->b_layout->panel_stride * sizeof(float);
+    p->chunk = steps * nr * sizeof(float);
+    p->size = on ? p->chunk * luthier__div_up(luthier__min_sz(blk->nc, nhi - n0), nr) : 0;
+    p->pos = 0;
+}
+
+/* The next piece for a kernel call that prefetches up to `bytes` (NULL when the block is out). */
+LUTHIER_PRIVATE const void *luthier__prefetch_next(luthier__prefetch_plan *p, size_t bytes) {
+    size_t pan, off;
+    if (!p->b || p->pos >= p->size) return NULL;
+    pan = p->pos / p->chunk;
+    off = p->pos % p->chunk;
+    p->pos += luthier__min_sz(bytes, p->chunk - off);
+    return p->b + pan * p->panel_stride + off;
+}
 
 LUTHIER_PRIVATE size_t luthier__gemm_workspace_bytes(const luthier__ukernel_entry *uk,
                                                      const luthier__gemm_blocking *blk) {
@@ -488,11 +491,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
                        (the next k-block, else the next n-block) is prefetched meanwhile. */
                     const size_t pk0 = last ? 0 : k0 + kb, pn0 = last ? n0 + nb : n0;
                     luthier__prefetch_plan pf;
-                    luthier__prefetch_plan_init(&pf, blk->prefetch && pn0 < nhi,
-                                                pn0 < nhi ? g->b + (pn0 / nr) * g->b_layout->panel_stride + pk0 * nr : g->b,
-                                                g->b_layout->panel_stride,
-                                                luthier__min_sz(blk->kc, g->k - pk0) * nr,
-                                                pn0 < nhi ? luthier__div_up(luthier__min_sz(blk->nc, nhi - pn0), nr) : 0);
+                    luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, pk0, luthier__min_sz(blk->kc, g->k - pk0));
                     for (i = i0; i < i0 + mb; i += mr) {
                         size_t r;
                         u.m = luthier__min_sz(mr, m1 - i);
@@ -568,11 +567,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__ukernel_entry
                and the next block (segments, else columns) on its way meanwhile */
             const size_t ps0 = last ? 0 : s1, pn0 = last ? n0 + nb : n0;
             luthier__prefetch_plan pf;
-            luthier__prefetch_plan_init(&pf, blk->prefetch && pn0 < nhi,
-                                        pn0 < nhi ? g->b + (pn0 / nr) * g->b_layout->panel_stride + ps0 * g->k * nr : g->b,
-                                        g->b_layout->panel_stride,
-                                        (luthier__min_sz(ks, ps0 + sb) - ps0) * g->k * nr,
-                                        pn0 < nhi ? luthier__div_up(luthier__min_sz(blk->nc, nhi - pn0), nr) : 0);
+            luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, ps0 * g->k, (luthier__min_sz(ks, ps0 + sb) - ps0) * g->k);
             for (i = m0; i < m1; i += mr) {
                 u.m = luthier__min_sz(mr, m1 - i);
                 u.a_rows = ind + (i / mr) * ks * mr + s0 * mr;

@@ -134,6 +134,21 @@ static int bench_round_done(const bench_policy *pol, int round, const bench_samp
     return round < rounds - 1 || s->n >= 3 || s->total >= 1.0;
 }
 
+/* Appends one sample; 0, or -1 when out of memory. */
+static int bench_sampler_push(bench_sampler *s, double dt) {
+    if (s->n == s->cap) {
+        const long cap = s->cap ? 2 * s->cap : 64;
+        double *nt = (double *)realloc(s->t, (size_t)cap * sizeof *nt);
+        if (!nt) return -1;
+        s->t = nt;
+        s->cap = cap;
+    }
+    s->t[s->n++] = dt;
+    s->total += dt;
+    s->last = dt;
+    return 0;
+}
+
 /* Runs the contestant's share of round `round`. A short call gets one untimed call first: the
    other contestants of the round have just evicted its data from the caches.
    Returns 0, fn's nonzero result, or -100 when out of memory. */
@@ -144,20 +159,11 @@ static int bench_run_round(bench_fn fn, void *arg, const bench_policy *pol, int 
     if (s->last < BENCH_SHORT_CALL && (rc = fn(arg)) != 0) return rc;
     while (!bench_round_done(pol, round, s)) {
         double t0, dt;
-        if (s->n == s->cap) {
-            const long cap = s->cap ? 2 * s->cap : 64;
-            double *nt = (double *)realloc(s->t, (size_t)cap * sizeof *nt);
-            if (!nt) return -100;
-            s->t = nt;
-            s->cap = cap;
-        }
         t0 = bench_now();
         rc = fn(arg);
         dt = bench_now() - t0;
         if (rc != 0) return rc;
-        s->t[s->n++] = dt;
-        s->total += dt;
-        s->last = dt;
+        if (bench_sampler_push(s, dt)) return -100;
     }
     return 0;
 }

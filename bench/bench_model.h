@@ -58,15 +58,14 @@ static int model_once(void *arg) {
 typedef struct torch_session {
     pid_t pid;
     FILE *to, *from;
-    double *t; /* every PyTorch time so far (ms) */
-    int n, cap;
+    bench_sampler ms; /* every PyTorch time so far (ms) */
 } torch_session;
 
 static void torch_close(torch_session *ts) {
     if (ts->to) fclose(ts->to); /* end of input: the server exits */
     if (ts->from) fclose(ts->from);
     if (ts->pid > 0) waitpid(ts->pid, NULL, 0);
-    free(ts->t);
+    bench_sampler_free(&ts->ms);
     memset(ts, 0, sizeof *ts);
 }
 
@@ -133,14 +132,7 @@ static int torch_batch(torch_session *ts, int reps) {
     for (p = line + 9;; p = end + 1) {
         const double v = strtod(p, &end);
         if (end == p) break;
-        if (ts->n == ts->cap) {
-            const int cap = ts->cap ? 2 * ts->cap : 64;
-            double *nt = (double *)realloc(ts->t, (size_t)cap * sizeof *nt);
-            if (!nt) return 1;
-            ts->t = nt;
-            ts->cap = cap;
-        }
-        ts->t[ts->n++] = v;
+        if (bench_sampler_push(&ts->ms, v)) return 1;
         if (*end != ',') break;
     }
     return 0;
@@ -325,7 +317,7 @@ static int model_one(const char *name, int threads, const bench_policy *pol, int
             if (!csv) printf("  (PyTorch stopped answering: its time is left out)\n");
             torch = 0;
         }
-        if (threads > 1) { /* PyTorch's OpenMP workers spin a while after each run */
+        if (torch && threads > 1) { /* PyTorch's OpenMP workers spin a while after each run */
             struct timespec pause = {0, 50000000L};
             nanosleep(&pause, NULL);
         }
@@ -335,8 +327,8 @@ static int model_one(const char *name, int threads, const bench_policy *pol, int
         goto done;
     }
     st = bench_summarize(s.t, s.n);
-    if (torch && ts.n > 0) {
-        const bench_stats tst = bench_summarize(ts.t, ts.n);
+    if (torch && ts.ms.n > 0) {
+        const bench_stats tst = bench_summarize(ts.ms.t, ts.ms.n);
         tmin = tst.min;
         tmed = tst.median;
     }
