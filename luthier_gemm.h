@@ -243,6 +243,8 @@ LUTHIER_PRIVATE int luthier__select_default_kernel(unsigned features) {
 LUTHIER__INLINE size_t luthier__div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 LUTHIER__INLINE size_t luthier__min_sz(size_t a, size_t b) { return a < b ? a : b; }
 LUTHIER__INLINE size_t luthier__max_sz(size_t a, size_t b) { return a > b ? a : b; }
+LUTHIER__INLINE int64_t luthier__min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+LUTHIER__INLINE int64_t luthier__max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* >>pack ======================================================================================= */
 

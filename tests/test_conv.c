@@ -296,6 +296,104 @@ static void test_conv_1x1(void) { conv_sweep(LUTHIER_CONV_1X1); }
 static void test_conv_implicit_gemm(void) { conv_sweep(LUTHIER_CONV_IMPLICIT_GEMM); }
 static void test_conv_depthwise(void) { conv_sweep(LUTHIER_CONV_DEPTHWISE); }
 
+/* The implicit GEMM's indirection buffer, segment by segment, against the input gathered tap by
+   tap: random shapes with borders on every side, strides to 4, dilation, kernels to 11x11
+   (wide segments, and segments of Cin with more taps than the running-pointer path takes),
+   groups, batch 2, and blocks [r0, r1) that start and end inside output rows. */
+static void test_conv_indirection(void) {
+    luthier_context *ctx = NULL;
+    luthier_context_desc cd;
+    int trial, bad = 0;
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = 1;
+    CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
+    if (!ctx) return;
+    for (trial = 0; trial < (T.quick ? 150 : 600) && !bad; trial++) {
+        luthier_conv2d_desc d;
+        luthier_conv2d_layer *cv = NULL;
+        float *w = NULL, *in = NULL, *stage = NULL;
+        const float **ind = NULL;
+        int64_t ek;
+        size_t mr, nin, nw, cin, cig, r0, r1, r, s, e, g;
+        memset(&d, 0, sizeof d);
+        d.algorithm = LUTHIER_CONV_IMPLICIT_GEMM;
+        d.kernel = "4x4__scalar_hybrid";
+        d.batch = test_rand_int(1, 2);
+        d.groups = test_rand_int(0, 3) == 0 ? 2 : 1;
+        cig = (size_t)(test_rand_int(0, 2) == 0 ? test_rand_int(16, 20) : test_rand_int(1, 5));
+        d.in_channels = (int64_t)cig * d.groups;
+        d.out_channels = d.groups;
+        d.kernel_h = test_rand_int(1, 11);
+        d.kernel_w = test_rand_int(0, 3) == 0 ? d.kernel_h : test_rand_int(1, 11);
+        d.stride_h = test_rand_int(1, 4);
+        d.stride_w = test_rand_int(1, 4);
+        d.dilation_h = test_rand_int(1, 2);
+        d.dilation_w = test_rand_int(0, 3) == 0 ? 2 : 1;
+        d.pad_top = test_rand_int(0, 5);
+        d.pad_left = test_rand_int(0, 5);
+        d.pad_bottom = test_rand_int(0, 5);
+        d.pad_right = test_rand_int(0, 5);
+        ek = d.dilation_h * (d.kernel_h - 1) + 1;
+        d.in_h = test_rand_int(1, 24);
+        if (d.in_h + d.pad_top + d.pad_bottom < ek) d.in_h = ek;
+        ek = d.dilation_w * (d.kernel_w - 1) + 1;
+        d.in_w = test_rand_int(1, 30);
+        if (d.in_w + d.pad_left + d.pad_right < ek) d.in_w = ek;
+        nw = (size_t)(d.out_channels * (int64_t)cig * d.kernel_h * d.kernel_w);
+        nin = (size_t)(d.batch * d.in_h * d.in_w * d.in_channels);
+        w = (float *)calloc(nw, sizeof(float));
+        in = (float *)malloc(nin * sizeof(float));
+        for (e = 0; w && in && e < nin; e++) in[e] = (float)(e + 1); /* every value distinct, none 0 */
+        if (!w || !in || luthier_conv2d_create(ctx, &d, w, NULL, &cv) != LUTHIER_STATUS_OK) {
+            CHECK(0, "create: %s", luthier_context_error(ctx));
+            free(w), free(in);
+            break;
+        }
+        mr = (size_t)luthier__ukernels[cv->kernel].mr;
+        cin = (size_t)d.in_channels;
+        /* a block from a tile boundary to anywhere after it */
+        r0 = (size_t)test_rand_int(0, (int)((cv->m - 1) / mr)) * mr;
+        r1 = r0 + (size_t)test_rand_int(1, (int)(cv->m - r0));
+        ind = (const float **)malloc(luthier__div_up(r1 - r0, mr) * mr * cv->seg_n * sizeof *ind);
+        stage = (float *)malloc((r1 - r0) * cv->seg_n * cv->seg_k * sizeof(float) + 1);
+        g = (size_t)test_rand_int(0, (int)d.groups - 1);
+        if (ind && stage) luthier__conv_indirection(cv, in, g, r0, r1, mr, ind, stage);
+        for (r = r0; ind && stage && r < r1 && !bad; r++) {
+            const size_t ohw = (size_t)(cv->oh * cv->ow), n = r / ohw;
+            const int64_t oy = (int64_t)(r % ohw) / cv->ow, ox = (int64_t)(r % ohw) % cv->ow;
+            for (s = 0; s < cv->seg_n && !bad; s++) {
+                const float *seg = ind[((r - r0) / mr * cv->seg_n + s) * mr + (r - r0) % mr];
+                for (e = 0; e < cv->seg_k && !bad; e++) {
+                    /* wide: segment = kernel row s, element = (kw, channel); else tap s, channel e */
+                    const int wide = cv->seg_n != cv->ks;
+                    const int64_t kh = wide ? (int64_t)s : (int64_t)s / d.kernel_w;
+                    const int64_t kw = wide ? (int64_t)(e / cig) : (int64_t)s % d.kernel_w;
+                    const size_t c = g * cig + (wide ? e % cig : e);
+                    const int64_t iy = oy * d.stride_h - d.pad_top + kh * d.dilation_h;
+                    const int64_t ix = ox * d.stride_w - d.pad_left + kw * d.dilation_w;
+                    const float want = iy < 0 || iy >= d.in_h || ix < 0 || ix >= d.in_w
+                                           ? 0.0f
+                                           : in[((n * (size_t)d.in_h + (size_t)iy) * (size_t)d.in_w + (size_t)ix) * cin + c];
+                    if (seg[e] != want) {
+                        CHECK(0, "k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld,%lld,%lld %lldx%lldx%zu g%lld "
+                                 "rows [%zu, %zu): row %zu segment %zu element %zu = %g, want %g",
+                              (long long)d.kernel_h, (long long)d.kernel_w, (long long)d.stride_h,
+                              (long long)d.stride_w, (long long)d.dilation_h, (long long)d.dilation_w,
+                              (long long)d.pad_top, (long long)d.pad_left, (long long)d.pad_bottom,
+                              (long long)d.pad_right, (long long)d.in_h, (long long)d.in_w, cin,
+                              (long long)d.groups, r0, r1, r, s, e, (double)seg[e], (double)want);
+                        bad = 1;
+                    }
+                }
+            }
+        }
+        CHECK(ind && stage, "allocation");
+        free(ind), free(stage), free(w), free(in);
+        luthier_conv2d_destroy(cv);
+    }
+    luthier_context_destroy(ctx);
+}
+
 /* Same shape through every algorithm valid for it: the results agree (within rounding) and
    AUTO picks as documented. */
 static void test_conv_auto_choice(void) {

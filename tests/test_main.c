@@ -86,6 +86,7 @@ int main(int argc, char **argv) {
     RUN(test_conv_im2col);
     RUN(test_conv_1x1);
     RUN(test_conv_implicit_gemm);
+    RUN(test_conv_indirection);
     RUN(test_conv_depthwise);
     RUN(test_conv_depthwise_3x3);
     RUN(test_conv_winograd_refusals);
