@@ -28,6 +28,12 @@
    splits from that (balance, luthier_gbt.h; desc.no_balance turns it off). A measurement runs the real layer
    on the real shape on ctx (warm-up, then repetitions until ~5 ms, minimum taken; a sample
    whose median is far above its minimum is measured again).
+   IN-PLAN CHECK: a layer measured alone is not the layer inside the network (its input arrives
+   hot from the previous step, its weights compete with its neighbours' for the caches, and a
+   larger transformed weight set slows the layers after it). So the winners are checked where
+   they will run: the default plan and the plan of the winners are created, profiled in
+   alternating rounds, and each task whose steps together are not faster in the winners' plan
+   than in the default plan keeps the default (luthier_tune_result.reverted).
 
    RECORDS are a text file, one line per task:
        luthier-records 1
@@ -77,6 +83,7 @@ typedef struct luthier_tune_desc {
        knob takes the int8 kernels (luthier_qkernel_*) and whose algorithm knob takes IM2COL,
        1X1 and DEPTHWISE; the other nodes are tuned as in fp32. NULL = the fp32 plan. */
     const luthier_calibration *int8;
+    int no_plan_check;       /* keep every task's winner without the in-plan check (below) */
 } luthier_tune_desc;
 
 typedef struct luthier_tune_result {
@@ -86,6 +93,9 @@ typedef struct luthier_tune_result {
     double seconds;           /* wall-clock time of the run (without drawing the heatmap) */
     double default_ms;        /* sum over ops of the default configuration's time */
     double tuned_ms;          /* sum over ops of the chosen configuration's time */
+    int reverted;             /* tasks whose winner lost to the default inside the plan */
+    double plan_default_ms;   /* the in-plan check: the tuned tasks' steps, summed, in the */
+    double plan_tuned_ms;     /* default plan and in the plan of the winners (0: no check) */
 } luthier_tune_result;
 
 /* Tunes every conv/dense task of g on ctx and writes records_path (NULL = no file). result may
@@ -1069,12 +1079,101 @@ LUTHIER_PRIVATE luthier__gbt *luthier__tune_data_fit(const luthier__tune_data *D
     return m;
 }
 
+#define LUTHIER__PLAN_CHECK_ROUNDS 5
+
+/* The in-plan check (see the top of this file): per task, its steps' time summed over a run, in
+   the default plan (dms) and in the plan of the winners (tms), the smallest of the rounds. 0
+   when it cannot run (memory, a plan that does not build); then nothing is reverted. */
+LUTHIER_PRIVATE int luthier__tune_plan_times(luthier_context *ctx, const luthier_graph *g, const luthier_tune_desc *d,
+                                            const luthier__task *tasks, int ntasks, const int *node_task,
+                                            const luthier_node_config *tcfg, double *dms, double *tms) {
+    luthier_plan *plan[2] = {NULL, NULL};
+    luthier_node_config *configs = NULL;
+    void **in = NULL, **out = NULL;
+    double *round = NULL;
+    const int nin = luthier_graph_num_inputs(g), nout = luthier_graph_num_outputs(g);
+    int ok = 0, i, k, r, nsteps[2] = {0, 0};
+    in = (void **)luthier__alloc(sizeof(void *) * (size_t)(nin + 1));
+    out = (void **)luthier__alloc(sizeof(void *) * (size_t)(nout + 1));
+    configs = (luthier_node_config *)luthier__alloc(sizeof *configs * (size_t)(g->num_nodes + 1));
+    round = (double *)luthier__alloc(sizeof(double) * (size_t)(ntasks + 1));
+    if (!in || !out || !configs || !round) goto done;
+    for (i = 0; i < nin; i++) in[i] = NULL;
+    for (i = 0; i < nout; i++) out[i] = NULL;
+    memset(configs, 0, sizeof *configs * (size_t)g->num_nodes);
+    for (i = 0; i < g->num_nodes; i++)
+        if (node_task[i] >= 0 && tasks[node_task[i]].best >= 0) configs[i] = tcfg[node_task[i]];
+    /* inputs: floats in [-1, 1]; indices 0 (valid for any gather) */
+    for (i = 0; i < nin + nout; i++) {
+        luthier_tensor_info ti;
+        size_t n = 1, e;
+        int a;
+        uint64_t st = 0x5eedull + (uint64_t)i;
+        if (luthier_graph_tensor_info(g, i < nin ? luthier_graph_input_tensor(g, i) : luthier_graph_output_tensor(g, i - nin), &ti) !=
+            LUTHIER_STATUS_OK)
+            goto done;
+        for (a = 0; a < ti.rank; a++) n *= (size_t)ti.shape[a];
+        if (i >= nin) {
+            if (!(out[i - nin] = luthier__alloc(n * 8 + 8))) goto done;
+            continue;
+        }
+        if (!(in[i] = luthier__alloc(n * 8 + 8))) goto done;
+        if (ti.dtype == LUTHIER_DTYPE_F32)
+            for (e = 0; e < n; e++) ((float *)in[i])[e] = (float)(2.0 * luthier__gbt_uniform(&st) - 1.0);
+        else
+            memset(in[i], 0, n * 8);
+    }
+    for (k = 0; k < 2; k++) {
+        luthier_plan_desc pd;
+        luthier_plan_info info;
+        memset(&pd, 0, sizeof pd);
+        pd.configs = k ? configs : NULL;
+        pd.num_configs = k ? g->num_nodes : 0;
+        pd.fallback_invalid = 1;
+        pd.int8 = d->int8;
+        if (luthier_plan_create(ctx, g, &pd, &plan[k]) != LUTHIER_STATUS_OK || luthier_plan_get_info(plan[k], &info) != LUTHIER_STATUS_OK ||
+            luthier_plan_set_profiling(plan[k], 1) != LUTHIER_STATUS_OK ||
+            luthier_plan_run(ctx, plan[k], (const void *const *)in, out) != LUTHIER_STATUS_OK) /* warm-up */
+            goto done;
+        nsteps[k] = info.num_steps;
+    }
+    for (i = 0; i < ntasks; i++) dms[i] = tms[i] = 1e30;
+    for (r = 0; r < 2 * LUTHIER__PLAN_CHECK_ROUNDS; r++) {
+        const int k = (r & 1) ^ ((r >> 1) & 1); /* default, tuned, tuned, default, ... */
+        double *best = k ? tms : dms;
+        int s;
+        if (luthier_plan_run(ctx, plan[k], (const void *const *)in, out) != LUTHIER_STATUS_OK) goto done;
+        for (i = 0; i < ntasks; i++) round[i] = 0;
+        for (s = 0; s < nsteps[k]; s++) {
+            luthier_step_info si;
+            if (luthier_plan_step_info(plan[k], s, &si) == LUTHIER_STATUS_OK && si.node >= 0 && si.node < g->num_nodes &&
+                node_task[si.node] >= 0)
+                round[node_task[si.node]] += si.last_seconds * 1e3;
+        }
+        for (i = 0; i < ntasks; i++)
+            if (round[i] < best[i]) best[i] = round[i];
+    }
+    ok = 1;
+done:
+    for (k = 0; k < 2; k++) luthier_plan_destroy(plan[k]);
+    for (i = 0; in && i < nin; i++) luthier__free(in[i]);
+    for (i = 0; out && i < nout; i++) luthier__free(out[i]);
+    luthier__free(in);
+    luthier__free(out);
+    luthier__free(configs);
+    luthier__free(round);
+    ctx->error[0] = 0; /* a failed check is not the run's error */
+    return ok;
+}
+
 LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_graph *g, const luthier_tune_desc *desc,
                                         const char *records_path, luthier_tune_result *result) {
     luthier_tune_desc d;
     luthier_tune_result res;
     luthier__fuse *f = NULL;
     luthier__task *tasks = NULL;
+    int *node_task = NULL;            /* task of each node, -1 */
+    luthier_node_config *tcfg = NULL; /* each task's winner (all zero: the default) */
     luthier__gbt *model = NULL; /* desc.model_in */
     luthier__tune_data data = {NULL, NULL, 0, 0};
     luthier_status status = LUTHIER_STATUS_OK;
@@ -1122,18 +1221,22 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: cannot write the report '%s'", d.report_path);
     }
     /* tasks: nodes grouped by signature */
-    if (!(f = luthier__fuse_only(g, d.int8)) || !(tasks = (luthier__task *)luthier__alloc(sizeof *tasks * (size_t)(g->num_nodes + 1)))) {
+    if (!(f = luthier__fuse_only(g, d.int8)) || !(tasks = (luthier__task *)luthier__alloc(sizeof *tasks * (size_t)(g->num_nodes + 1))) ||
+        !(node_task = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_nodes + 1))) ||
+        !(tcfg = (luthier_node_config *)luthier__alloc(sizeof *tcfg * (size_t)(g->num_nodes + 1)))) {
         status = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
         goto done;
     }
     for (i = 0; i < g->num_nodes; i++) {
         luthier__task t;
+        node_task[i] = -1;
         if (!luthier__task_of(g, f, i, d.int8, &t)) continue;
         res.ops++;
         for (j = 0; j < ntasks; j++)
             if (strcmp(tasks[j].sig, t.sig) == 0) break;
         if (j == ntasks) tasks[ntasks++] = t;
         tasks[j].ops++;
+        node_task[i] = j;
     }
     res.tasks = ntasks;
     luthier_tune_fingerprint(ctx, fpr, sizeof fpr);
@@ -1308,12 +1411,8 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         res.tuned_ms += t->best_ms * t->ops;
         if (t->best >= 0) luthier__cand_config(ctx, t, &cands[t->best], &cfg);
         else memset(&cfg, 0, sizeof cfg);
+        tcfg[i] = cfg;
         luthier__ratios_str(&cfg, ratios, sizeof ratios);
-        if (rec)
-            fprintf(rec, "%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.4f\n", fpr, t->sig,
-                    t->op == LUTHIER_OP_CONV2D && cfg.algorithm ? luthier_conv_algorithm_name(cfg.algorithm) : "-",
-                    cfg.kernel[0] ? cfg.kernel : "-", cfg.schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios,
-                    t->best_ms, t->default_ms);
         if (rep)
             fprintf(rep, "task %d/%d x%d  %s\n    chosen: %s %s %s %s  %.4f ms (%.1f GFLOP/s)  default %.4f ms  speedup %.2fx  measured %d of %zu\n",
                     i + 1, ntasks, t->ops, t->sig,
@@ -1362,6 +1461,44 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         luthier__free(feat);
         luthier__free(cands);
     }
+    /* the winners where they run: a task not faster in the plan keeps its default */
+    for (i = 0, j = 0; i < ntasks; i++) j += tasks[i].best >= 0;
+    if (!d.no_plan_check && j > 0) {
+        double *dms = (double *)luthier__alloc(sizeof(double) * (size_t)ntasks * 2);
+        if (dms && luthier__tune_plan_times(ctx, g, &d, tasks, ntasks, node_task, tcfg, dms, dms + ntasks)) {
+            if (rep) fprintf(rep, "\nin-plan check (each task's steps summed, best of %d alternating runs):\n", LUTHIER__PLAN_CHECK_ROUNDS);
+            for (i = 0; i < ntasks; i++) {
+                luthier__task *t = &tasks[i];
+                const double pd = dms[i], pt = dms[ntasks + i];
+                if (t->best < 0) continue;
+                res.plan_default_ms += pd;
+                res.plan_tuned_ms += pt;
+                if (rep)
+                    fprintf(rep, "task %d/%d x%d  default %.6f ms  tuned %.6f ms  %s\n", i + 1, ntasks, t->ops, pd, pt,
+                            pt < pd ? "kept" : "reverted to the default");
+                if (pt < pd) continue;
+                res.reverted++;
+                res.tuned_ms += (t->default_ms - t->best_ms) * t->ops;
+                t->best = -1;
+                t->best_ms = t->default_ms;
+                memset(&tcfg[i], 0, sizeof tcfg[i]);
+            }
+            if (progress)
+                fprintf(stderr, "tune: in-plan check: %d of %d tuned tasks kept; their steps %.3f ms -> %.3f ms per run\n",
+                        j - res.reverted, j, res.plan_default_ms, res.plan_tuned_ms);
+        }
+        luthier__free(dms);
+    }
+    for (i = 0; i < ntasks && rec; i++) {
+        const luthier__task *t = &tasks[i];
+        const luthier_node_config *cfg = &tcfg[i];
+        char ratios[96];
+        luthier__ratios_str(cfg, ratios, sizeof ratios);
+        fprintf(rec, "%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.4f\n", fpr, t->sig,
+                t->op == LUTHIER_OP_CONV2D && cfg->algorithm ? luthier_conv_algorithm_name(cfg->algorithm) : "-",
+                cfg->kernel[0] ? cfg->kernel : "-", cfg->schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios,
+                t->best_ms, t->default_ms);
+    }
     if (d.model_out) { /* the model of everything measured (continuing model_in) */
         luthier__gbt *out = luthier__tune_data_fit(&data, model, seed);
         char *text = NULL;
@@ -1384,6 +1521,8 @@ done:
     if (rep) fclose(rep);
     luthier__free(f);
     luthier__free(tasks);
+    luthier__free(node_task);
+    luthier__free(tcfg);
     luthier__gbt_free(model);
     luthier__free(data.x);
     luthier__free(data.y);

@@ -29,11 +29,12 @@ static void usage_tune(FILE *out) {
             "  --int8            tune the int8 plan (calibrated on 4 generated inputs as 'model --int8'\n"
             "                    does); records default to build/NAME.int8.records, and the fp32\n"
             "                    default plan is timed too (csv column fp32_ms)\n"
+            "  --no-plan-check   keep every task's winner: no in-plan check (luthier_tune_desc)\n"
             "  --quiet           no progress lines\n"
             "  --csv             one summary row:\n"
             "                    model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,\n"
             "                    exhaustive_ms,exhaustive_measurements,random_ms,random_measurements,\n"
-            "                    bigonly_ms,equal_ms,candidates[,fp32_ms with --int8]\n"
+            "                    bigonly_ms,equal_ms,candidates,reverted[,fp32_ms with --int8]\n"
             "                    [,modelonly_ms,modelonly_measurements with --model-only]\n",
             bench_prog);
 }
@@ -112,7 +113,7 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
 static int cmd_tune(int argc, char **argv) {
     const char *cmd = argv[0], *name = NULL, *val;
     char records[512] = "", report[512] = "", heatmap[512] = "", spec[256], err[256];
-    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0, monly = 0;
+    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0, monly = 0, no_check = 0;
     luthier_calibration *cal = NULL;
     double fp32_ms = 0;
     double budget = 120, load_timeout = 0;
@@ -155,6 +156,9 @@ static int cmd_tune(int argc, char **argv) {
         } else if ((r = bench_opt_flag(arg, cmd, "--model-only")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             monly = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--no-plan-check")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            no_check = 1;
         } else if ((r = bench_opt_flag(arg, cmd, "--asym")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             asym = 1;
@@ -291,6 +295,7 @@ static int cmd_tune(int argc, char **argv) {
     td.report_path = report;
     td.heatmap_path = heatmap;
     td.int8 = cal;
+    td.no_plan_check = no_check;
     if (luthier_tune(t.ctx, t.g, &td, records, &res) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s tune: %s\n", bench_prog, luthier_context_error(t.ctx));
         rc = BENCH_EXIT_FAIL;
@@ -349,17 +354,20 @@ static int cmd_tune(int argc, char **argv) {
     }
     if (csv) {
         printf("model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,exhaustive_ms,exhaustive_measurements,"
-               "random_ms,random_measurements,bigonly_ms,equal_ms,candidates%s%s\n", int8 ? ",fp32_ms" : "",
+               "random_ms,random_measurements,bigonly_ms,equal_ms,candidates,reverted%s%s\n", int8 ? ",fp32_ms" : "",
                monly ? ",modelonly_ms,modelonly_measurements" : "");
-        printf("%s,%d,%d,%d,%d,%.1f,%.3f,%.3f,%.3f,%d,%.3f,%d,%.3f,%.3f,%d", name, luthier_context_num_threads(t.ctx),
+        printf("%s,%d,%d,%d,%d,%.1f,%.3f,%.3f,%.3f,%d,%.3f,%d,%.3f,%.3f,%d,%d", name, luthier_context_num_threads(t.ctx),
                res.tasks, res.ops, res.measurements, res.seconds, tuned_ms, default_ms, ex_ms, rex.measurements, rn_ms,
-               rrn.measurements, big_ms, eq_ms, res.candidates);
+               rrn.measurements, big_ms, eq_ms, res.candidates, res.reverted);
         if (int8) printf(",%.3f", fp32_ms);
         if (monly) printf(",%.3f,%d", mo_ms, rmo.measurements);
         printf("\n");
     } else {
         printf("%d ops in %d tasks; %d measurements of a %d-candidate space in %.1f s\n", res.ops, res.tasks,
                res.measurements, res.candidates, res.seconds);
+        if (res.plan_default_ms > 0)
+            printf("in-plan check: %d tuned tasks reverted to the default; the tuned tasks' steps took %.2f ms in the "
+                   "default plan, %.2f ms in the tuned one\n", res.reverted, res.plan_default_ms, res.plan_tuned_ms);
         printf("end to end: default %.2f ms, tuned %.2f ms (%.2fx)\n", default_ms, tuned_ms, default_ms / tuned_ms);
         if (fp32_ms > 0) printf("fp32 default plan %.2f ms: tuned int8 is %.2fx faster\n", fp32_ms, fp32_ms / tuned_ms);
         if (ex_ms > 0)

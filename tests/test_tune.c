@@ -153,7 +153,34 @@ static void test_tune_run_and_records(void) {
         }
         fh = fopen(rep, "r");
         CHECK(fh != NULL, "report written");
-        if (fh) fclose(fh);
+        if (fh) { /* the in-plan check: a task is kept iff faster in the plan, and its record says so */
+            char line[1200], recs[64][16];
+            int in_check = 0, checked = 0, reverted = 0, n = 0, task, ntask, ops;
+            double pdef, ptun;
+            FILE *rf = fopen(rec, "r");
+            while (rf && n < 64 && fgets(line, sizeof line, rf)) {
+                char *f = line;
+                int k;
+                if (line[0] == '#' || strncmp(line, "luthier-records", 15) == 0) continue;
+                for (k = 0; k < 2 && f; k++) f = strchr(f, '\t'), f = f ? f + 1 : NULL;
+                /* fields 3-6: algorithm, kernel, schedule, ratios; "-\t-\tratio\tdefault" is the default */
+                snprintf(recs[n++], sizeof recs[0], "%s", f && strncmp(f, "-\t-\tratio\tdefault\t", 18) == 0 ? "default" : "tuned");
+            }
+            if (rf) fclose(rf);
+            while (fgets(line, sizeof line, fh)) {
+                if (strncmp(line, "in-plan check", 13) == 0) in_check = 1;
+                if (!in_check || sscanf(line, "task %d/%d x%d default %lf ms tuned %lf ms", &task, &ntask, &ops, &pdef, &ptun) != 5) continue;
+                checked++;
+                reverted += strstr(line, "reverted") != NULL;
+                /* (printed to 1e-6 ms: equal there may still be kept) */
+                CHECK(strstr(line, "kept") ? ptun <= pdef : ptun >= pdef, "report: %s", line);
+                CHECK(task >= 1 && task <= n && strcmp(recs[task - 1], strstr(line, "kept") ? "tuned" : "default") == 0,
+                      "record of task %d is %s: %s", task, task >= 1 && task <= n ? recs[task - 1] : "missing", line);
+            }
+            CHECK(reverted == r.reverted && (checked > 0) == (r.plan_default_ms > 0) && (checked == 0 || r.plan_tuned_ms > 0),
+                  "%d checked, %d reverted (result: %d, plan %g / %g ms)", checked, reverted, r.reverted, r.plan_default_ms, r.plan_tuned_ms);
+            fclose(fh);
+        }
         /* another machine's records are ignored with a note; corrupt lines are skipped */
         if (threads == 2) {
             FILE *in = fopen(rec, "r"), *out;
