@@ -3052,8 +3052,9 @@ typedef struct luthier__conv_job {
     luthier__wino_out_fn wino_out;
     size_t wino_vw;
     size_t wino_unit;              /* Winograd: output tiles per unit (MR, or 1: see the run) */
-    int by_panels;                 /* GEMM algorithms: units are NR panels of output channels
-                                      (every thread takes all pixels), not MR tiles of pixels */
+    int by_panels;                 /* GEMM algorithms and Winograd: units are NR panels of output
+                                      channels (every thread takes all pixels or tiles), not MR
+                                      tiles of pixels */
 } luthier__conv_job;
 
 /* Input row of output row o, tap k (may be outside [0, size)). */
@@ -3410,7 +3411,10 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
     float *sa = (float *)(void *)(w + cv->wino_s_off);
     const size_t cvi = cig / j->wino_vw * j->wino_vw, cvo = cog / j->wino_vw * j->wino_vw;
     void *gws = w + cv->gemm_ws_off;
-    const size_t t_end = luthier__min_sz(end * j->wino_unit, cv->wino_tiles);
+    /* by panels: every thread transforms all tiles and takes panels [begin, end) */
+    const size_t t_end = j->by_panels ? cv->wino_tiles : luthier__min_sz(end * j->wino_unit, cv->wino_tiles);
+    const size_t p0 = j->by_panels ? begin : 0, p1 = j->by_panels ? end : cv->bl.panels;
+    const size_t c0 = j->by_panels ? begin * cv->bl.nr : 0, c1 = j->by_panels ? luthier__min_sz(end * cv->bl.nr, cog) : cog;
     float lo, hi;
     const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
     luthier__gemm_args ga;
@@ -3424,7 +3428,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
     ga.b_layout = &cv->bl;
     ga.min = -INFINITY;
     ga.max = INFINITY;
-    for (t0 = begin * j->wino_unit; t0 < t_end; t0 += tb) {
+    for (t0 = j->by_panels ? 0 : begin * j->wino_unit; t0 < t_end; t0 += tb) {
         const size_t nt = luthier__min_sz(tb, t_end - t0);
         for (g = 0; g < (size_t)d->groups; g++) {
             const float *LUTHIER__RESTRICT bias = cv->bias ? cv->bias + g * cog : NULL;
@@ -3462,7 +3466,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                 ga.a = V + pos * tb * cig;
                 ga.b = cv->packed + (g * P + pos) * cv->group_floats;
                 ga.c = Mb + pos * tb * cog;
-                luthier__gemm_compute(j->uk, &cv->blk, &ga, 0, luthier__div_up(nt, mr), 0, cv->bl.panels, gws);
+                luthier__gemm_compute(j->uk, &cv->blk, &ga, 0, luthier__div_up(nt, mr), p0, p1, gws);
             }
             for (i = 0; i < nt; i++) { /* Y = A^T M A, then the epilogue on the valid pixels */
                 const size_t tile = t0 + i, n = tile / cv->wino_thw, p = tile % cv->wino_thw;
@@ -3471,10 +3475,13 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                 const int cols = (int)luthier__min_sz((size_t)m, (size_t)cv->ow - ox0);
                 float *o = j->out + ((n * (size_t)cv->oh + oy0) * (size_t)cv->ow + ox0) * cout + g * cog;
                 const size_t ors = (size_t)cv->ow * cout;
-                if (cvo) j->wino_out(m, Mb + i * cog, tb * cog, o, ors, cout, rows, cols, bias, d->accumulate, clamp, lo, hi, 0, cvo);
-                if (cvo < cog)
+                /* vectors below cvo, the scalar instance above, whatever the range */
+                if (c0 < luthier__min_sz(c1, cvo))
+                    j->wino_out(m, Mb + i * cog, tb * cog, o, ors, cout, rows, cols, bias, d->accumulate, clamp, lo, hi, c0,
+                                luthier__min_sz(c1, cvo));
+                if (luthier__max_sz(c0, cvo) < c1)
                     luthier__wino_out_LUTHIER__W1(m, Mb + i * cog, tb * cog, o, ors, cout, rows, cols, bias, d->accumulate,
-                                                  clamp, lo, hi, cvo, cog);
+                                                  clamp, lo, hi, luthier__max_sz(c0, cvo), c1);
             }
         }
     }
@@ -3554,6 +3561,15 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
         job.wino_unit = luthier__div_up(cv->wino_tiles, (size_t)job.uk->mr) < (size_t)ctx->pool->num_threads
                             ? 1 : (size_t)job.uk->mr;
         units = luthier__div_up(cv->wino_tiles, job.wino_unit);
+        /* Few tiles (at most 2 MR units per thread): split the output channels instead, each
+           thread transforming every tile and reading 1/T of the weights. 7x7x512 on 2 threads,
+           F(2x2) 1.03 -> 0.60 ms, F(4x4) 1.53 -> 0.90 (weights cold: 1.5x, 1.3x); 14x14 and
+           larger tile counts gain nothing (docs/DESIGN.md). Vector channel blocks must stay
+           whole per thread (nr a multiple of the transform's width) for bit-identical results. */
+        job.by_panels = ctx->pool->num_threads > 1 && cv->bl.nr % job.wino_vw == 0 &&
+                        luthier__div_up(cv->wino_tiles, (size_t)job.uk->mr) <= 2 * (size_t)ctx->pool->num_threads &&
+                        cv->bl.panels >= 2 * (size_t)ctx->pool->num_threads;
+        if (job.by_panels) units = cv->bl.panels;
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_winograd_range, &job);
     } else {

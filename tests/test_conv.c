@@ -699,6 +699,29 @@ static void conv_winograd_sweep(luthier_conv_algorithm algo) {
                      (int)d.activation, d.accumulate);
             bad += conv_check(ctxs, nctx, &d, trial % 3 != 0, ratio_sets[trial % 4], what);
         }
+        /* few tiles, many output channels (a partial last panel, channels past the last vector):
+           on several threads the output channels are split (luthier_conv2d_run) */
+        for (trial = 0; trial < 2 && !bad; trial++) {
+            luthier_conv2d_desc d;
+            char what[256];
+            memset(&d, 0, sizeof d);
+            d.algorithm = algo;
+            d.kernel = uk->name;
+            d.batch = 1;
+            d.groups = trial + 1;
+            d.in_channels = 20 * d.groups;
+            d.out_channels = (4 * uk->nr + 3) * d.groups;
+            d.in_h = test_rand_int(3, 7);
+            d.in_w = test_rand_int(3, 9);
+            d.kernel_h = d.kernel_w = 3;
+            d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+            d.activation = LUTHIER_ACTIVATION_RELU;
+            d.accumulate = trial;
+            snprintf(what, sizeof what, "%s %s: few tiles %lldx%lld, %lld -> %lld channels, g%lld",
+                     luthier_conv_algorithm_name(algo), uk->name, (long long)d.in_h, (long long)d.in_w,
+                     (long long)d.in_channels, (long long)d.out_channels, (long long)d.groups);
+            bad += conv_check(ctxs, nctx, &d, 1, ratio_sets[trial + 2], what);
+        }
     }
     /* One wider layer (more tiles than a block, Cin 40): the error measurement of DESIGN.md. */
     if (!bad) {
