@@ -3466,6 +3466,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                 ga.a = V + pos * tb * cig;
                 ga.b = cv->packed + (g * P + pos) * cv->group_floats;
                 ga.c = Mb + pos * tb * cog;
+                ga.next_b = pos + 1 < P ? ga.b + cv->group_floats : NULL; /* the next position's B */
                 luthier__gemm_compute(j->uk, &cv->blk, &ga, 0, luthier__div_up(nt, mr), p0, p1, gws);
             }
             for (i = 0; i < nt; i++) { /* Y = A^T M A, then the epilogue on the valid pixels */

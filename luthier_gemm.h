@@ -392,11 +392,14 @@ typedef struct luthier__gemm_args {
     const float *bias;
     int accumulate, clamp;
     float min, max;
+    const float *next_b; /* NULL, or the packed B (same layout) of the GEMM that follows: its
+                            first block is prefetched during this one's last (Winograd) */
 } luthier__gemm_args;
 
 /* Next-block prefetch (docs/DESIGN.md): the B block a GEMM range will use next (columns from
    n0, k steps [k_off, k_off + steps) of each panel) is handed out in pieces, one per kernel
-   call of the tile rows after the range's first, in panel order. */
+   call of the tile rows after the range's first, in panel order. Past the range's last block
+   (n0 >= nhi) that is the first block of g->next_b, from the range's first column nlo. */
 typedef struct luthier__prefetch_plan {
     const char *b;       /* the next block's first panel (NULL: nothing to prefetch) */
     size_t panel_stride; /* bytes between panels */
@@ -406,10 +409,13 @@ typedef struct luthier__prefetch_plan {
 
 LUTHIER_PRIVATE void luthier__prefetch_plan_init(luthier__prefetch_plan *p, const luthier__gemm_blocking *blk,
                                                  const luthier__gemm_args *g, size_t n0, size_t nhi,
-                                                 size_t k_off, size_t steps) {
+                                                 size_t nlo, size_t k_off, size_t steps) {
     const size_t nr = g->b_layout->nr;
-    const int on = blk->prefetch && n0 < nhi;
-    p->b = on ? (const char *)(g->b + (n0 / nr) * g->b_layout->panel_stride + k_off * nr) : NULL;
+    const float *b = g->b;
+    int on;
+    if (n0 >= nhi && g->next_b) b = g->next_b, n0 = nlo;
+    on = blk->prefetch && n0 < nhi;
+    p->b = on ? (const char *)(b + (n0 / nr) * g->b_layout->panel_stride + k_off * nr) : NULL;
     p->panel_stride = g->b_layout->panel_stride * sizeof(float);
     p->chunk = steps * nr * sizeof(float);
     p->size = on ? p->chunk * luthier__div_up(luthier__min_sz(blk->nc, nhi - n0), nr) : 0;
@@ -493,7 +499,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
                        (the next k-block, else the next n-block) is prefetched meanwhile. */
                     const size_t pk0 = last ? 0 : k0 + kb, pn0 = last ? n0 + nb : n0;
                     luthier__prefetch_plan pf;
-                    luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, pk0, luthier__min_sz(blk->kc, g->k - pk0));
+                    luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, nlo, pk0, luthier__min_sz(blk->kc, g->k - pk0));
                     for (i = i0; i < i0 + mb; i += mr) {
                         size_t r;
                         u.m = luthier__min_sz(mr, m1 - i);
@@ -569,7 +575,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__ukernel_entry
                and the next block (segments, else columns) on its way meanwhile */
             const size_t ps0 = last ? 0 : s1, pn0 = last ? n0 + nb : n0;
             luthier__prefetch_plan pf;
-            luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, ps0 * g->k, (luthier__min_sz(ks, ps0 + sb) - ps0) * g->k);
+            luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, nlo, ps0 * g->k, (luthier__min_sz(ks, ps0 + sb) - ps0) * g->k);
             for (i = m0; i < m1; i += mr) {
                 u.m = luthier__min_sz(mr, m1 - i);
                 u.a_rows = ind + (i / mr) * ks * mr + s0 * mr;

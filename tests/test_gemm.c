@@ -522,6 +522,25 @@ static void test_gemm_prefetch_schedule(void) {
     luthier__gemm_compute(&uk, &blk, &g, 0, 3, 0, lay.panels, NULL);
     CHECK(blk.kc == 32 && pf_check(0, lay.bytes, "gemm, 3 tiles") == 0, "3-tile GEMM prefetch schedule (kc %zu, %d calls)",
           blk.kc, pf_rec.n);
+    /* a chain of two GEMMs (Winograd's positions): the first one's last block prefetches the
+       first block of next_b, from the range's first panel on (panels 1-4: blocks of 2 panels,
+       so that the last block makes as many calls as the first one needs) */
+    {
+        float *b2 = (float *)test_alloc(2 * lay.bytes);
+        const size_t second = lay.bytes / sizeof(float);
+        g.b = b2;
+        pf_rec.b = b2;
+        pf_rec.n = 0;
+        g.next_b = b2 + second;
+        luthier__gemm_compute(&uk, &blk, &g, 0, 3, 1, 5, NULL);
+        g.b = b2 + second;
+        g.next_b = NULL;
+        luthier__gemm_compute(&uk, &blk, &g, 0, 3, 1, 5, NULL);
+        CHECK(pf_check(0, 2 * lay.bytes, "gemm chain") == 0, "chained GEMMs prefetch schedule (%d calls)", pf_rec.n);
+        g.b = b;
+        pf_rec.b = b;
+        free(b2);
+    }
     /* implicit GEMM: 5 segments of 20 steps, blocks of 2 segments */
     {
         const size_t ks = 5, seg = 20, tiles = luthier__div_up(m, mr);
