@@ -1086,7 +1086,8 @@ LUTHIER_PRIVATE luthier__gbt *luthier__tune_data_fit(const luthier__tune_data *D
    when it cannot run (memory, a plan that does not build); then nothing is reverted. */
 LUTHIER_PRIVATE int luthier__tune_plan_times(luthier_context *ctx, const luthier_graph *g, const luthier_tune_desc *d,
                                             const luthier__task *tasks, int ntasks, const int *node_task,
-                                            const luthier_node_config *tcfg, double *dms, double *tms) {
+                                            const luthier_node_config *tcfg, double *dms, double *tms, char *why,
+                                            size_t why_size) {
     luthier_plan *plan[2] = {NULL, NULL};
     luthier_node_config *configs = NULL;
     void **in = NULL, **out = NULL;
@@ -1162,6 +1163,7 @@ done:
     luthier__free(out);
     luthier__free(configs);
     luthier__free(round);
+    snprintf(why, why_size, "%s", ok ? "" : ctx->error[0] ? ctx->error : "out of memory");
     ctx->error[0] = 0; /* a failed check is not the run's error */
     return ok;
 }
@@ -1465,7 +1467,11 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
     for (i = 0, j = 0; i < ntasks; i++) j += tasks[i].best >= 0;
     if (!d.no_plan_check && j > 0) {
         double *dms = (double *)luthier__alloc(sizeof(double) * (size_t)ntasks * 2);
-        if (dms && luthier__tune_plan_times(ctx, g, &d, tasks, ntasks, node_task, tcfg, dms, dms + ntasks)) {
+        char why[300] = "out of memory";
+        if (!dms || !luthier__tune_plan_times(ctx, g, &d, tasks, ntasks, node_task, tcfg, dms, dms + ntasks, why, sizeof why)) {
+            if (rep) fprintf(rep, "\nin-plan check skipped (the winners are kept): %s\n", why);
+            if (progress) fprintf(stderr, "tune: in-plan check skipped (the winners are kept): %s\n", why);
+        } else {
             if (rep) fprintf(rep, "\nin-plan check (each task's steps summed, best of %d alternating runs):\n", LUTHIER__PLAN_CHECK_ROUNDS);
             for (i = 0; i < ntasks; i++) {
                 luthier__task *t = &tasks[i];
