@@ -560,7 +560,6 @@ extern "C" {
 
 #define LUTHIER__ALIGN 64
 
-/* Aligned allocation on top of LUTHIER_MALLOC: the byte before the block records the offset. */
 /* Buffers of at least this many bytes (transformed weights of the large layers) ask Linux for
    2 MiB pages over their aligned interior: Winograd's weights stream 9-17 MB per layer, and
    with 4 KiB pages their TLB misses slowed the layers around them 2x (docs/DESIGN.md, "Huge
@@ -578,6 +577,7 @@ LUTHIER_PRIVATE void luthier__advise_huge(void *p, size_t bytes) {
 #endif
 }
 
+/* Aligned allocation on top of LUTHIER_MALLOC: the byte before the block records the offset. */
 LUTHIER_PRIVATE void *luthier__alloc(size_t bytes) {
     unsigned char *raw, *p;
     if (bytes > SIZE_MAX - LUTHIER__ALIGN) return NULL;
