@@ -53,15 +53,17 @@ extern "C" {
    - No alignment is required of any pointer or of ldc.
    - prefetch (hybrid kernels; a hint that kernels may ignore): NULL, or the start of memory the
      kernel pulls toward L2 as it runs, one 64-byte line every 2 steps of k from prefetch on
-     (ks*k/2 lines at most). The driver points it at the B block it will use next, so that
-     block does not arrive from DRAM while few tiles are left to hide it (docs/DESIGN.md,
-     "Next-block prefetch"). Prefetches never fault; the range is the driver's choice.
+     (ks*k/2 lines at most); with LUTHIER_UKERNEL_PREFETCH_DENSE one line every step (ks*k/2*2
+     lines at most). The driver points it at the B block it will use next, so that block does
+     not arrive from DRAM while few tiles are left to hide it (docs/DESIGN.md, "Next-block
+     prefetch"). Prefetches never fault; the range is the driver's choice.
    - Kernels that serve different clusters of one layer share MR/NR and therefore one packed B.
 */
 
 enum {
-    LUTHIER_UKERNEL_LOAD_C = 1u << 0, /* accumulate onto the existing C tile */
-    LUTHIER_UKERNEL_CLAMP = 1u << 1   /* clamp the result to [min, max] */
+    LUTHIER_UKERNEL_LOAD_C = 1u << 0,          /* accumulate onto the existing C tile */
+    LUTHIER_UKERNEL_CLAMP = 1u << 1,           /* clamp the result to [min, max] */
+    LUTHIER_UKERNEL_PREFETCH_DENSE = 1u << 2   /* prefetch one line per step of k, not per 2 */
 };
 
 typedef struct luthier_sgemm_ukernel_args {
@@ -399,17 +401,25 @@ typedef struct luthier__gemm_args {
 /* Next-block prefetch (docs/DESIGN.md): the B block a GEMM range will use next (columns from
    n0, k steps [k_off, k_off + steps) of each panel) is handed out in pieces, one per kernel
    call of the tile rows after the range's first, in panel order. Past the range's last block
-   (n0 >= nhi) that is the first block of g->next_b, from the range's first column nlo. */
+   (n0 >= nhi) that is the first block of g->next_b, from the range's first column nlo.
+   `calls` kernel calls will take a piece, each prefetching `lines` lines at the kernels' base
+   rate (a line per 2 steps of k); when they cannot cover the block at that rate (few tile rows
+   per thread: Winograd's 14x14 layers give each of 2 threads 4-5 rows of 6 tiles, half the 8
+   a 6x64 kernel needs) the plan asks for the dense rate (a line per step). Only then: dense
+   everywhere made the GEMMs that are covered anyway 3-10 % slower (ResNet-101's 7x7 layers). */
 typedef struct luthier__prefetch_plan {
     const char *b;       /* the next block's first panel (NULL: nothing to prefetch) */
     size_t panel_stride; /* bytes between panels */
     size_t chunk;        /* bytes of the block in each panel */
     size_t size, pos;    /* chunk * panels, bytes handed out */
+    size_t piece;        /* bytes per kernel call */
+    unsigned flags;      /* 0 or LUTHIER_UKERNEL_PREFETCH_DENSE, for the calls' flags */
 } luthier__prefetch_plan;
 
 LUTHIER_PRIVATE void luthier__prefetch_plan_init(luthier__prefetch_plan *p, const luthier__gemm_blocking *blk,
                                                  const luthier__gemm_args *g, size_t n0, size_t nhi,
-                                                 size_t nlo, size_t k_off, size_t steps) {
+                                                 size_t nlo, size_t k_off, size_t steps, size_t calls,
+                                                 size_t lines) {
     const size_t nr = g->b_layout->nr;
     const float *b = g->b;
     int on;
@@ -420,15 +430,21 @@ LUTHIER_PRIVATE void luthier__prefetch_plan_init(luthier__prefetch_plan *p, cons
     p->chunk = steps * nr * sizeof(float);
     p->size = on ? p->chunk * luthier__div_up(luthier__min_sz(blk->nc, nhi - n0), nr) : 0;
     p->pos = 0;
+    p->piece = lines * 64;
+    p->flags = 0;
+    if (p->size > calls * p->piece) {
+        p->piece *= 2;
+        p->flags = LUTHIER_UKERNEL_PREFETCH_DENSE;
+    }
 }
 
-/* The next piece for a kernel call that prefetches up to `bytes` (NULL when the block is out). */
-LUTHIER_PRIVATE const void *luthier__prefetch_next(luthier__prefetch_plan *p, size_t bytes) {
+/* The next piece for a kernel call (NULL when the block is out). */
+LUTHIER_PRIVATE const void *luthier__prefetch_next(luthier__prefetch_plan *p) {
     size_t pan, off;
-    if (!p->b || p->pos >= p->size) return NULL;
+    if (!p->b || p->pos >= p->size || !p->piece) return NULL;
     pan = p->pos / p->chunk;
     off = p->pos % p->chunk;
-    p->pos += luthier__min_sz(bytes, p->chunk - off);
+    p->pos += luthier__min_sz(p->piece, p->chunk - off);
     return p->b + pan * p->panel_stride + off;
 }
 
@@ -498,8 +514,10 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
                     /* A tile in L1 across the NR panels; B micro-panels from L2. The next block
                        (the next k-block, else the next n-block) is prefetched meanwhile. */
                     const size_t pk0 = last ? 0 : k0 + kb, pn0 = last ? n0 + nb : n0;
+                    const size_t calls = (luthier__div_up(mb, mr) - (i0 == m0)) * luthier__div_up(nb, nr);
                     luthier__prefetch_plan pf;
-                    luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, nlo, pk0, luthier__min_sz(blk->kc, g->k - pk0));
+                    luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, nlo, pk0, luthier__min_sz(blk->kc, g->k - pk0),
+                                                calls, kb / 2);
                     for (i = i0; i < i0 + mb; i += mr) {
                         size_t r;
                         u.m = luthier__min_sz(mr, m1 - i);
@@ -509,7 +527,8 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
                             u.b = g->b + (j / nr) * g->b_layout->panel_stride + k0 * nr;
                             u.bias = seed_bias ? g->bias + j : NULL;
                             u.c = g->c + i * g->ldc + j;
-                            u.prefetch = i > m0 ? luthier__prefetch_next(&pf, kb / 2 * 64) : NULL;
+                            u.prefetch = i > m0 ? luthier__prefetch_next(&pf) : NULL;
+                            u.flags = (u.flags & ~(unsigned)LUTHIER_UKERNEL_PREFETCH_DENSE) | (u.prefetch ? pf.flags : 0u);
                             uk->fn(&u);
                         }
                     }
@@ -575,7 +594,8 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__ukernel_entry
                and the next block (segments, else columns) on its way meanwhile */
             const size_t ps0 = last ? 0 : s1, pn0 = last ? n0 + nb : n0;
             luthier__prefetch_plan pf;
-            luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, nlo, ps0 * g->k, (luthier__min_sz(ks, ps0 + sb) - ps0) * g->k);
+            luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, nlo, ps0 * g->k, (luthier__min_sz(ks, ps0 + sb) - ps0) * g->k,
+                                        (luthier__div_up(m1 - m0, mr) - 1) * luthier__div_up(nb, nr), u.ks * (g->k / 2));
             for (i = m0; i < m1; i += mr) {
                 u.m = luthier__min_sz(mr, m1 - i);
                 u.a_rows = ind + (i / mr) * ks * mr + s0 * mr;
@@ -584,7 +604,8 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__ukernel_entry
                     u.b = g->b + (j / nr) * g->b_layout->panel_stride + s0 * g->k * nr;
                     u.bias = first && g->bias ? g->bias + j : NULL;
                     u.c = g->c + i * g->ldc + j;
-                    u.prefetch = i > m0 ? luthier__prefetch_next(&pf, u.ks * (g->k / 2) * 64) : NULL;
+                    u.prefetch = i > m0 ? luthier__prefetch_next(&pf) : NULL;
+                    u.flags = (u.flags & ~(unsigned)LUTHIER_UKERNEL_PREFETCH_DENSE) | (u.prefetch ? pf.flags : 0u);
                     uk->fn(&u);
                 }
             }

@@ -12,7 +12,8 @@
    vmaskmov). Interleaved kernels broadcast from the packed A panel (one pointer, embedded
    broadcasts); hybrid kernels broadcast from up to MR row pointers (what implicit-GEMM
    convolution feeds them). Given a prefetch range (luthier_sgemm_ukernel_args.prefetch: the
-   driver's next B block), a hybrid kernel runs k in pairs with one prefetcht1 per pair.
+   driver's next B block), a hybrid kernel runs k in pairs with one prefetcht1 per pair (two
+   with LUTHIER_UKERNEL_PREFETCH_DENSE).
 */
 #ifndef LUTHIER__GEMM_IMPL_DONE
 #error "luthier_kernels_x86.h is part of luthier: include luthier.h instead"
@@ -123,7 +124,14 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
             const float *ar[LUTHIER__MAX_MR];
             LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r];
             kk = 0;
-            if (pf) /* the next B block toward L2: one line per 2 steps */
+            if (pf && (p->flags & LUTHIER_UKERNEL_PREFETCH_DENSE)) /* one line per step */
+                for (; kk + 2 <= p->k; kk += 2, b += 32 * NV, pf += 128) {
+                    _mm_prefetch(pf, _MM_HINT_T1);
+                    _mm_prefetch(pf + 64, _MM_HINT_T1);
+                    luthier__avx512_kstep(acc, b, ar, kk, R, NV);
+                    luthier__avx512_kstep(acc, b + 16 * NV, ar, kk + 1, R, NV);
+                }
+            else if (pf) /* the next B block toward L2: one line per 2 steps */
                 for (; kk + 2 <= p->k; kk += 2, b += 32 * NV, pf += 64) {
                     _mm_prefetch(pf, _MM_HINT_T1);
                     luthier__avx512_kstep(acc, b, ar, kk, R, NV);
@@ -409,7 +417,14 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
             const float *ar[LUTHIER__MAX_MR];
             LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r];
             kk = 0;
-            if (pf) /* the next B block toward L2: one line per 2 steps */
+            if (pf && (p->flags & LUTHIER_UKERNEL_PREFETCH_DENSE)) /* one line per step */
+                for (; kk + 2 <= p->k; kk += 2, b += 16 * NV, pf += 128) {
+                    _mm_prefetch(pf, _MM_HINT_T1);
+                    _mm_prefetch(pf + 64, _MM_HINT_T1);
+                    luthier__avx2_kstep(acc, b, ar, kk, R, NV);
+                    luthier__avx2_kstep(acc, b + 8 * NV, ar, kk + 1, R, NV);
+                }
+            else if (pf) /* the next B block toward L2: one line per 2 steps */
                 for (; kk + 2 <= p->k; kk += 2, b += 16 * NV, pf += 64) {
                     _mm_prefetch(pf, _MM_HINT_T1);
                     luthier__avx2_kstep(acc, b, ar, kk, R, NV);

@@ -394,10 +394,11 @@ static void test_gemm_kernel_for_n(void) {
    drivers hand out is checked on every platform. Per call: the B bytes it reads and the
    prefetch it was given. Every prefetch must point into the B block of the next block of calls
    (never the current one), no call of a range's first tile row prefetches, and the pieces
-   handed out during a block cover the whole next block (enough tile rows are given). */
+   handed out during a block cover the whole next block: at the base rate when the tile rows
+   make enough calls, else at the dense rate (LUTHIER_UKERNEL_PREFETCH_DENSE). */
 typedef struct pf_call {
     size_t b0, b1; /* bytes of B read: [b0, b1) from the packed start */
-    size_t lines;  /* lines the real kernel prefetches: ks * (k / 2) */
+    size_t lines;  /* lines the real kernel prefetches: ks * (k / 2), twice that when dense */
     ptrdiff_t pf;  /* prefetch offset from the packed start, -1 = NULL */
     size_t row;    /* first row of the tile */
     size_t block;  /* 1, 2, ...: the driver's blocks in call order */
@@ -405,7 +406,7 @@ typedef struct pf_call {
 
 static struct {
     pf_call calls[4096];
-    int n;
+    int n, dense; /* calls, calls at the dense rate */
     const float *b, *c;
     size_t ldc;
     int nr;
@@ -417,7 +418,8 @@ static void pf_record_kernel(const luthier_sgemm_ukernel_args *u) {
     c = &pf_rec.calls[pf_rec.n++];
     c->b0 = (size_t)((const char *)u->b - (const char *)pf_rec.b);
     c->b1 = c->b0 + u->ks * u->k * (size_t)pf_rec.nr * sizeof(float);
-    c->lines = u->ks * (u->k / 2);
+    c->lines = u->ks * (u->k / 2) * (u->flags & LUTHIER_UKERNEL_PREFETCH_DENSE ? 2 : 1);
+    pf_rec.dense += (u->flags & LUTHIER_UKERNEL_PREFETCH_DENSE) != 0;
     c->pf = u->prefetch ? (const char *)u->prefetch - (const char *)pf_rec.b : -1;
     c->row = (size_t)(u->c - pf_rec.c) / pf_rec.ldc;
     c->block = 0;
@@ -507,21 +509,29 @@ static void test_gemm_prefetch_schedule(void) {
     pf_rec.ldc = n;
     pf_rec.nr = (int)nr;
     /* a whole GEMM, then a thread's range of tiles that does not start at row 0 */
-    pf_rec.n = 0;
+    pf_rec.n = pf_rec.dense = 0;
     luthier__gemm_compute(&uk, &blk, &g, 0, luthier__div_up(m, mr), 0, lay.panels, NULL);
-    CHECK(pf_check(0, lay.bytes, "gemm") == 0, "GEMM prefetch schedule (%d calls)", pf_rec.n);
-    pf_rec.n = 0;
+    CHECK(pf_check(0, lay.bytes, "gemm") == 0 && pf_rec.dense == 0, "GEMM prefetch schedule (%d calls, %d dense)",
+          pf_rec.n, pf_rec.dense);
+    pf_rec.n = pf_rec.dense = 0;
     luthier__gemm_compute(&uk, &blk, &g, 3, 11, 1, lay.panels, NULL);
-    CHECK(pf_check(3 * mr, lay.bytes, "gemm range") == 0, "GEMM range prefetch schedule (%d calls)", pf_rec.n);
+    CHECK(pf_check(3 * mr, lay.bytes, "gemm range") == 0 && pf_rec.dense == 0,
+          "GEMM range prefetch schedule (%d calls, %d dense)", pf_rec.n, pf_rec.dense);
     /* three tile rows and k-blocks of an even 32 steps: the two rows after the first make
        exactly the calls needed to cover the next block */
     g.k = 128;
     blk = luthier__gemm_blocking_for(&uk, &ci, &ov, m, n, g.k);
     luthier__packed_b_layout_init(&lay, nr, g.k, n);
-    pf_rec.n = 0;
+    pf_rec.n = pf_rec.dense = 0;
     luthier__gemm_compute(&uk, &blk, &g, 0, 3, 0, lay.panels, NULL);
-    CHECK(blk.kc == 32 && pf_check(0, lay.bytes, "gemm, 3 tiles") == 0, "3-tile GEMM prefetch schedule (kc %zu, %d calls)",
-          blk.kc, pf_rec.n);
+    CHECK(blk.kc == 32 && pf_check(0, lay.bytes, "gemm, 3 tiles") == 0 && pf_rec.dense == 0,
+          "3-tile GEMM prefetch schedule (kc %zu, %d calls, %d dense)", blk.kc, pf_rec.n, pf_rec.dense);
+    /* two tile rows: the second makes half the calls needed at the base rate, so the plan
+       prefetches at the dense rate, and covers the next block all the same */
+    pf_rec.n = pf_rec.dense = 0;
+    luthier__gemm_compute(&uk, &blk, &g, 0, 2, 0, lay.panels, NULL);
+    CHECK(pf_check(0, lay.bytes, "gemm, 2 tiles") == 0 && pf_rec.dense > 0,
+          "2-tile GEMM prefetch schedule (%d calls, %d dense)", pf_rec.n, pf_rec.dense);
     /* a chain of two GEMMs (Winograd's positions): the first one's last block prefetches the
        first block of next_b, from the range's first panel on (panels 1-4: blocks of 2 panels,
        so that the last block makes as many calls as the first one needs) */
@@ -530,7 +540,7 @@ static void test_gemm_prefetch_schedule(void) {
         const size_t second = lay.bytes / sizeof(float);
         g.b = b2;
         pf_rec.b = b2;
-        pf_rec.n = 0;
+        pf_rec.n = pf_rec.dense = 0;
         g.next_b = b2 + second;
         luthier__gemm_compute(&uk, &blk, &g, 0, 3, 1, 5, NULL);
         g.b = b2 + second;
@@ -549,7 +559,7 @@ static void test_gemm_prefetch_schedule(void) {
         float *b2;
         size_t q;
         for (q = 0; q < tiles * ks * mr; q++) ind[q] = a;
-        ov.kc = 2 * seg;
+        ov.kc = 2 * seg + seg / 2; /* whole segments per block: 2 */
         blk = luthier__gemm_blocking_for(&uk, &ci, &ov, m, n, ks * seg);
         luthier__packed_b_layout_init(&lay2, nr, ks * seg, n);
         b2 = (float *)test_alloc(lay2.bytes);
@@ -557,9 +567,16 @@ static void test_gemm_prefetch_schedule(void) {
         g.b = b2;
         g.b_layout = &lay2;
         pf_rec.b = b2;
-        pf_rec.n = 0;
+        pf_rec.n = pf_rec.dense = 0;
         luthier__gemm_compute_indirect(&uk, &blk, &g, ks, ind, 0, tiles, 0, lay2.panels);
-        CHECK(pf_check(0, lay2.bytes, "indirect") == 0, "implicit-GEMM prefetch schedule (%d calls)", pf_rec.n);
+        CHECK(blk.kc / seg == 2 && pf_check(0, lay2.bytes, "indirect") == 0 && pf_rec.dense == 0,
+              "implicit-GEMM prefetch schedule (%d calls, %d dense)", pf_rec.n, pf_rec.dense);
+        /* three tiles: blocks of 2 segments are covered at the base rate, the last block (one
+           segment, half the lines per call) only at the dense rate */
+        pf_rec.n = pf_rec.dense = 0;
+        luthier__gemm_compute_indirect(&uk, &blk, &g, ks, ind, 0, 3, 0, lay2.panels);
+        CHECK(pf_check(0, lay2.bytes, "indirect, 3 tiles") == 0 && pf_rec.dense > 0 && pf_rec.dense < pf_rec.n,
+              "3-tile implicit-GEMM prefetch schedule (%d calls, %d dense)", pf_rec.n, pf_rec.dense);
         free(b2);
         free(ind);
     }

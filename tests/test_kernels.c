@@ -3,12 +3,12 @@
    C pre-filled with NaN where it must not be read, canaries around the tile, exact-size
    allocations of A rows, B and bias so that ASan sees any over-read, NULL pointers for the A
    rows a kernel must not touch, and half the cases with a prefetch range (the hybrid kernels'
-   two-step loop). Included by test_main.c. */
+   two-step loops, at the base and the dense rate). Included by test_main.c. */
 
 typedef struct ukernel_case {
     size_t m, n, k, ks;
     unsigned flags;
-    int with_bias, with_prefetch;
+    int with_bias, with_prefetch; /* prefetch: 0 none, 1 base rate, 2 dense */
 } ukernel_case;
 
 /* Runs one case; returns the number of mismatches (and prints the first). */
@@ -24,8 +24,8 @@ static int ukernel_check(const luthier__ukernel_entry *uk, const ukernel_case *t
     float *cbuf = (float *)test_alloc(c_rows * ldc * sizeof(float));
     float *c0 = (float *)test_alloc(m * n * sizeof(float));
     float *apacked = NULL;
-    /* the range a kernel may prefetch: ks*k/2 lines */
-    char *pf = tc->with_prefetch ? (char *)test_alloc(ks * (k / 2 + 1) * 64) : NULL;
+    /* the range a kernel may prefetch: ks*k/2 lines, twice that when dense */
+    char *pf = tc->with_prefetch ? (char *)test_alloc(ks * (k / 2 + 1) * 64 * (size_t)tc->with_prefetch) : NULL;
     float **arows = (float **)test_alloc(ks * mr * sizeof(float *));
     const float **arows_c = (const float **)test_alloc(ks * mr * sizeof(float *));
     float *c = cbuf + ldc + 1;
@@ -64,7 +64,7 @@ static int ukernel_check(const luthier__ukernel_entry *uk, const ukernel_case *t
     p.bias = bias;
     p.min = lo;
     p.max = hi;
-    p.flags = tc->flags;
+    p.flags = tc->flags | (tc->with_prefetch == 2 ? (unsigned)LUTHIER_UKERNEL_PREFETCH_DENSE : 0u);
     p.prefetch = pf;
     uk->fn(&p);
 
@@ -142,7 +142,7 @@ static void test_ukernels_all_edges(void) {
                     tc.ks = (size_t)test_rand_int(1, 3);
                     tc.flags = flag_sets[(m + n + ki) % 4];
                     tc.with_bias = (int)((m * 7 + n * 3 + ki) % 3 != 0);
-                    tc.with_prefetch = (int)((m + n * 5 + ki) % 2);
+                    tc.with_prefetch = (int)((m + n * 5 + ki) % 2) * (int)(1 + (m + ki) % 2);
                     bad += ukernel_check(uk, &tc) != 0;
                     cases++;
                 }
@@ -155,7 +155,7 @@ static void test_ukernels_all_edges(void) {
             tc.ks = ki % 2 ? 1 : 2;
             tc.flags = flag_sets[ki % 4];
             tc.with_bias = ki >= 4;
-            tc.with_prefetch = ki % 3 == 0;
+            tc.with_prefetch = ki % 3 == 0 ? 1 + (int)(ki % 2) : 0;
             bad += ukernel_check(uk, &tc) != 0;
             cases++;
         }
