@@ -3055,6 +3055,8 @@ typedef struct luthier__conv_job {
     int by_panels;                 /* GEMM algorithms and Winograd: units are NR panels of output
                                       channels (every thread takes all pixels or tiles), not MR
                                       tiles of pixels */
+    const luthier__prefetch_region *next; /* NULL, or the next layer's first B block: each range
+                                      prefetches it during its last GEMM block */
 } luthier__conv_job;
 
 /* Input row of output row o, tap k (may be outside [0, size)). */
@@ -3236,6 +3238,7 @@ LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t en
     for (r0 = j->by_panels ? 0 : begin * mr; r0 < rend; r0 += cv->rows_blk) {
         const size_t r1 = luthier__min_sz(r0 + cv->rows_blk, rend), tiles = luthier__div_up(r1 - r0, mr);
         for (g = 0; g < (size_t)d->groups; g++) {
+            ga.next_layer = r1 == rend && g + 1 == (size_t)d->groups ? j->next : NULL;
             ga.m = r1 - r0;
             ga.b = cv->packed + g * cv->group_floats;
             ga.c = j->out + r0 * cout + g * cv->cout_g;
@@ -3468,6 +3471,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                 ga.b = cv->packed + (g * P + pos) * cv->group_floats;
                 ga.c = Mb + pos * tb * cog;
                 ga.next_b = pos + 1 < P ? ga.b + cv->group_floats : NULL; /* the next position's B */
+                ga.next_layer = t0 + nt >= t_end && g + 1 == (size_t)d->groups ? j->next : NULL;
                 luthier__gemm_compute(j->uk, &cv->blk, &ga, 0, luthier__div_up(nt, mr), p0, p1, gws);
             }
             for (i = 0; i < nt; i++) { /* Y = A^T M A, then the epilogue on the valid pixels */
@@ -3503,8 +3507,35 @@ LUTHIER_PRIVATE void luthier__nhwc_to_nchw(const float *src, float *dst, size_t 
             for (ch = 0; ch < c; ch++) dst[ch * hw + p] = src[p * c + ch];
 }
 
+/* The B block a GEMM-based layer starts with (group 0; Winograd: position 0), for the layer
+   that runs before it to prefetch; r->b = NULL for depthwise. */
+LUTHIER_PRIVATE void luthier__conv2d_first_block(const luthier_conv2d_layer *cv, luthier__prefetch_region *r) {
+    size_t steps;
+    memset(r, 0, sizeof *r);
+    if (cv->kernel < 0 || !cv->packed) return;
+    if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) /* whole segments, as luthier__gemm_compute_indirect */
+        steps = luthier__min_sz(cv->seg_n, luthier__max_sz(1, cv->blk.kc / cv->seg_k)) * cv->seg_k;
+    else
+        steps = luthier__min_sz(cv->blk.kc, cv->wino_m ? cv->cin_g : cv->kdim);
+    r->b = cv->packed;
+    r->panel_stride = cv->bl.panel_stride;
+    r->chunk = steps * cv->bl.nr;
+    r->panels = luthier__div_up(luthier__min_sz(cv->blk.nc, cv->cout_g), cv->bl.nr);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, const luthier_conv2d_layer *cv,
+                                                        const float *input, float *output,
+                                                        const luthier__prefetch_region *next);
+
 LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthier_conv2d_layer *cv,
                                               const float *input, float *output) {
+    return luthier__conv2d_run_next(ctx, cv, input, output, NULL);
+}
+
+/* luthier_conv2d_run; next: NULL, or the first block of the layer that runs next (plans) */
+LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, const luthier_conv2d_layer *cv,
+                                                        const float *input, float *output,
+                                                        const luthier__prefetch_region *next) {
     const luthier_conv2d_desc *d;
     luthier__conv_job job;
     luthier_status s;
@@ -3527,6 +3558,7 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
     job.cv = cv;
     job.in = input;
     job.out = output;
+    job.next = next && next->b ? next : NULL;
     in_elems = (size_t)d->batch * (size_t)d->in_h * (size_t)d->in_w * (size_t)d->in_channels;
     out_elems = cv->m * (size_t)d->out_channels;
     if (d->layout == LUTHIER_LAYOUT_NCHW) {

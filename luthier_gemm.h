@@ -383,6 +383,13 @@ LUTHIER_PRIVATE luthier__gemm_blocking luthier__gemm_blocking_for(const luthier_
 
 /* >>driver ===================================================================================== */
 
+/* The first B block another GEMM will use (the next layer's): panels of chunk floats, each
+   panel_stride floats after the previous one. */
+typedef struct luthier__prefetch_region {
+    const float *b; /* NULL: none */
+    size_t panel_stride, chunk, panels;
+} luthier__prefetch_region;
+
 typedef struct luthier__gemm_args {
     size_t m, n, k;
     const float *a;
@@ -396,12 +403,15 @@ typedef struct luthier__gemm_args {
     float min, max;
     const float *next_b; /* NULL, or the packed B (same layout) of the GEMM that follows: its
                             first block is prefetched during this one's last (Winograd) */
+    const luthier__prefetch_region *next_layer; /* without next_b: NULL, or the block that the
+                            next layer starts with, prefetched during this one's last block */
 } luthier__gemm_args;
 
 /* Next-block prefetch (docs/DESIGN.md): the B block a GEMM range will use next (columns from
    n0, k steps [k_off, k_off + steps) of each panel) is handed out in pieces, one per kernel
    call of the tile rows after the range's first, in panel order. Past the range's last block
-   (n0 >= nhi) that is the first block of g->next_b, from the range's first column nlo.
+   (n0 >= nhi) that is the first block of g->next_b, from the range's first column nlo, else
+   g->next_layer's block.
    `calls` kernel calls will take a piece, each prefetching `lines` lines at the kernels' base
    rate (a line per 2 steps of k); when they cannot cover the block at that rate (few tile rows
    per thread: Winograd's 14x14 layers give each of 2 threads 4-5 rows of 6 tiles, half the 8
@@ -422,13 +432,22 @@ LUTHIER_PRIVATE void luthier__prefetch_plan_init(luthier__prefetch_plan *p, cons
                                                  size_t lines) {
     const size_t nr = g->b_layout->nr;
     const float *b = g->b;
+    const luthier__prefetch_region *r = g->next_layer;
     int on;
     if (n0 >= nhi && g->next_b) b = g->next_b, n0 = nlo;
-    on = blk->prefetch && n0 < nhi;
-    p->b = on ? (const char *)(b + (n0 / nr) * g->b_layout->panel_stride + k_off * nr) : NULL;
-    p->panel_stride = g->b_layout->panel_stride * sizeof(float);
-    p->chunk = steps * nr * sizeof(float);
-    p->size = on ? p->chunk * luthier__div_up(luthier__min_sz(blk->nc, nhi - n0), nr) : 0;
+    if (n0 >= nhi && !g->next_b && r && r->b) {
+        on = blk->prefetch;
+        p->b = on ? (const char *)r->b : NULL;
+        p->panel_stride = r->panel_stride * sizeof(float);
+        p->chunk = r->chunk * sizeof(float);
+        p->size = on ? p->chunk * r->panels : 0;
+    } else {
+        on = blk->prefetch && n0 < nhi;
+        p->b = on ? (const char *)(b + (n0 / nr) * g->b_layout->panel_stride + k_off * nr) : NULL;
+        p->panel_stride = g->b_layout->panel_stride * sizeof(float);
+        p->chunk = steps * nr * sizeof(float);
+        p->size = on ? p->chunk * luthier__div_up(luthier__min_sz(blk->nc, nhi - n0), nr) : 0;
+    }
     p->pos = 0;
     p->piece = lines * 64;
     p->flags = 0;

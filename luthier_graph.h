@@ -1222,6 +1222,8 @@ typedef struct luthier__pstep {
     char fused[48];
     char name[64];
     luthier_conv2d_layer *conv;
+    luthier__prefetch_region next;   /* CONV2D: the first B block of the next conv step, which
+                                        this one prefetches as it ends (b = NULL: none) */
     luthier_packed_b *pb;
     const float *bias, *scale, *shift; /* plan-owned */
     const char *kernel;              /* microkernel name or "" */
@@ -2412,6 +2414,15 @@ LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, con
     }
     luthier__plan_inplace(p);
     if (!luthier__assign_offsets(p)) LUTHIER__OOM();
+    /* each conv step prefetches, as it ends, the block the next conv step starts with: in a
+       network the weights come from memory, and the first block of a layer had nothing to
+       hide its arrival behind (docs/DESIGN.md, "Next-block prefetch") */
+    for (i = 0, j = -1; i < p->num_steps; i++) {
+        luthier__pstep *st = &p->steps[i];
+        if (st->kind != LUTHIER__STEP_NODE || st->q || st->d.op != LUTHIER_OP_CONV2D || !st->conv) continue;
+        if (j >= 0) luthier__conv2d_first_block(st->conv, &p->steps[j].next);
+        j = i;
+    }
     for (i = 0; i < p->num_steps; i++) p->flops += p->steps[i].flops;
     /* reserve the workspace now so that runs do not allocate */
     if (p->workspace_bytes && !luthier__context_workspace(ctx, p->workspace_bytes))
@@ -2587,7 +2598,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_step(luthier_context *ctx, const lut
     if (st->q) return luthier__run_qstep(ctx, rc, st, &cfg, x, o, xs, os);
     switch (st->d.op) {
     case LUTHIER_OP_CONV2D:
-        return luthier_conv2d_run(ctx, st->conv, xp, op);
+        return luthier__conv2d_run_next(ctx, st->conv, xp, op, &st->next);
     case LUTHIER_OP_DENSE: {
         luthier_sgemm_desc sd;
         memset(&sd, 0, sizeof sd);

@@ -869,3 +869,119 @@ static void test_conv_depthwise_3x3(void) {
     CHECK(bad == 0, "depthwise 3x3 cases wrong");
     for (c = 0; c < nctx; c++) luthier_context_destroy(ctxs[c]);
 }
+
+/* luthier__conv2d_first_block names the B block a layer's GEMM driver reads first (the block
+   the layer before it prefetches in a plan): the driver is run on the layer's own packed
+   weights, blocking and layout with a recording kernel, and the lines its first block reads
+   (the calls before the tile rows start over) must be exactly the region's. NC is forced small
+   so that the first block is not the whole B; KC small (segments and k split) and default
+   (K in one block, rounded up past Winograd's 30 channels). */
+static void test_conv_first_block(void) {
+    static const struct {
+        luthier_conv_algorithm algo;
+        int cin, h, cout, k;
+    } L[] = {{LUTHIER_CONV_1X1, 150, 9, 70, 1},          {LUTHIER_CONV_IM2COL, 13, 8, 50, 3},
+             {LUTHIER_CONV_IMPLICIT_GEMM, 24, 8, 45, 3}, {LUTHIER_CONV_IMPLICIT_GEMM, 5, 9, 40, 5},
+             {LUTHIER_CONV_WINOGRAD_2X3, 30, 12, 60, 3}, {LUTHIER_CONV_DEPTHWISE, 16, 8, 16, 3}};
+    luthier_context *ctx = NULL;
+    luthier_context_desc cd;
+    size_t li;
+    int kci;
+    for (kci = 0; kci < 2; kci++) {
+        memset(&cd, 0, sizeof cd);
+        cd.num_threads = 1;
+        cd.kc = kci ? 0 : 40;
+        cd.nc = 8;
+        cd.kernel = "4x4__scalar_hybrid";
+        CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
+        if (!ctx) return;
+        for (li = 0; li < sizeof L / sizeof L[0]; li++) {
+            luthier_conv2d_desc d;
+            luthier_conv2d_layer *cv = NULL;
+            luthier__prefetch_region r;
+            luthier__ukernel_entry uk;
+            luthier__gemm_args g;
+            float *w, *a, *c;
+            const float **ind;
+            size_t nw, m, tiles, bytes, lines, l, p, q;
+            unsigned char *want, *got;
+            int i, bad = 0;
+            memset(&d, 0, sizeof d);
+            d.batch = 1;
+            d.in_channels = L[li].cin;
+            d.in_h = d.in_w = L[li].h;
+            d.out_channels = L[li].cout;
+            d.kernel_h = d.kernel_w = L[li].k;
+            d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = L[li].k / 2;
+            d.groups = L[li].algo == LUTHIER_CONV_DEPTHWISE ? L[li].cin : 1;
+            d.algorithm = L[li].algo;
+            nw = (size_t)(L[li].cout * (L[li].cin / d.groups) * L[li].k * L[li].k);
+            w = (float *)test_alloc(nw * sizeof(float));
+            test_fill(w, nw);
+            CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_OK, "layer %zu: %s", li, luthier_context_error(ctx));
+            free(w);
+            if (!cv) continue;
+            luthier__conv2d_first_block(cv, &r);
+            if (L[li].algo == LUTHIER_CONV_DEPTHWISE) {
+                CHECK(r.b == NULL, "depthwise: no GEMM block");
+                luthier_conv2d_destroy(cv);
+                continue;
+            }
+            uk = luthier__ukernels[cv->kernel];
+            uk.fn = pf_record_kernel;
+            m = cv->wino_m ? cv->wino_tiles : cv->m;
+            tiles = luthier__div_up(m, (size_t)uk.mr);
+            bytes = cv->bl.bytes * (cv->wino_m ? 16 : 1);
+            lines = bytes / 64 + 2;
+            a = (float *)test_alloc(m * cv->kdim * sizeof(float));
+            c = (float *)test_alloc(m * cv->cout_g * sizeof(float));
+            ind = (const float **)test_alloc(tiles * cv->seg_n * (size_t)uk.mr * sizeof(float *) + 1);
+            for (q = 0; q < tiles * cv->seg_n * (size_t)uk.mr; q++) ind[q] = a;
+            memset(&g, 0, sizeof g);
+            g.m = m;
+            g.n = cv->cout_g;
+            g.a = a;
+            g.b = cv->packed;
+            g.b_layout = &cv->bl;
+            g.c = c;
+            g.ldc = cv->cout_g;
+            pf_rec.b = cv->packed;
+            pf_rec.c = c;
+            pf_rec.ldc = cv->cout_g;
+            pf_rec.nr = uk.nr;
+            pf_rec.n = pf_rec.dense = 0;
+            if (L[li].algo == LUTHIER_CONV_IMPLICIT_GEMM) {
+                g.k = cv->seg_k;
+                luthier__gemm_compute_indirect(&uk, &cv->blk, &g, cv->seg_n, ind, 0, tiles, 0, cv->bl.panels);
+            } else {
+                g.k = g.lda = cv->wino_m ? cv->cin_g : cv->kdim;
+                luthier__gemm_compute(&uk, &cv->blk, &g, 0, tiles, 0, cv->bl.panels, NULL);
+            }
+            want = (unsigned char *)test_alloc(lines);
+            got = (unsigned char *)test_alloc(lines);
+            memset(want, 0, lines);
+            memset(got, 0, lines);
+            for (i = 0; i < pf_rec.n; i++) { /* the first block: until the tile rows start over */
+                if (i > 0 && pf_rec.calls[i].row == 0 && pf_rec.calls[i - 1].row != 0) break;
+                for (l = pf_rec.calls[i].b0 / 64; l * 64 < pf_rec.calls[i].b1 && l < lines; l++) want[l] = 1;
+            }
+            CHECK(i < pf_rec.n, "layer %zu (%s): the forced blocking gives more than one block", li,
+                  luthier_conv_algorithm_name(L[li].algo));
+            CHECK(r.b == cv->packed && r.panels > 0 && r.chunk > 0, "layer %zu: a region at the packed weights", li);
+            for (p = 0; p < r.panels; p++) {
+                const size_t off = (size_t)((const char *)(r.b + p * r.panel_stride) - (const char *)cv->packed);
+                for (l = off / 64; l * 64 < off + r.chunk * sizeof(float) && l < lines; l++) got[l] = 1;
+            }
+            for (l = 0; l < lines; l++) bad += want[l] != got[l];
+            CHECK(bad == 0, "layer %zu (%s, kc %zu): %d lines differ between the first block read and the region (%zu panels of %zu floats)",
+                  li, luthier_conv_algorithm_name(L[li].algo), cd.kc, bad, r.panels, r.chunk);
+            free(want);
+            free(got);
+            free(ind);
+            free(a);
+            free(c);
+            luthier_conv2d_destroy(cv);
+        }
+        luthier_context_destroy(ctx);
+    }
+}

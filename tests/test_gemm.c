@@ -551,6 +551,40 @@ static void test_gemm_prefetch_schedule(void) {
         pf_rec.b = b;
         free(b2);
     }
+    /* the next layer's first block (another layout: K 72 in blocks of 36 steps, panels 0-1),
+       prefetched during the last block of this GEMM's range */
+    {
+        luthier__packed_b_layout lay2;
+        luthier__prefetch_region nl;
+        luthier__gemm_blocking blk2;
+        float *b2;
+        size_t first;
+        luthier__packed_b_layout_init(&lay2, nr, 72, n);
+        first = lay.bytes / sizeof(float);
+        b2 = (float *)test_alloc(lay.bytes + lay2.bytes);
+        blk2 = luthier__gemm_blocking_for(&uk, &ci, &ov, m, n, 72);
+        nl.b = b2 + first;
+        nl.panel_stride = lay2.panel_stride;
+        nl.chunk = blk2.kc * nr;
+        nl.panels = blk2.nc / nr;
+        g.b = b2;
+        g.next_layer = &nl;
+        pf_rec.b = b2;
+        pf_rec.n = pf_rec.dense = 0;
+        luthier__gemm_compute(&uk, &blk, &g, 0, 3, 0, lay.panels, NULL);
+        g.b = b2 + first;
+        g.b_layout = &lay2;
+        g.k = 72;
+        g.next_layer = NULL;
+        luthier__gemm_compute(&uk, &blk2, &g, 0, 3, 0, lay2.panels, NULL);
+        CHECK(blk2.kc == 36 && pf_check(0, lay.bytes + lay2.bytes, "next layer") == 0,
+              "next-layer prefetch schedule (%d calls)", pf_rec.n);
+        g.b = b;
+        g.b_layout = &lay;
+        g.k = 128;
+        pf_rec.b = b;
+        free(b2);
+    }
     /* implicit GEMM: 5 segments of 20 steps, blocks of 2 segments */
     {
         const size_t ks = 5, seg = 20, tiles = luthier__div_up(m, mr);

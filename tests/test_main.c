@@ -87,6 +87,7 @@ int main(int argc, char **argv) {
     RUN(test_conv_1x1);
     RUN(test_conv_implicit_gemm);
     RUN(test_conv_indirection);
+    RUN(test_conv_first_block);
     RUN(test_conv_depthwise);
     RUN(test_conv_depthwise_3x3);
     RUN(test_conv_winograd_refusals);

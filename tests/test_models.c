@@ -247,6 +247,26 @@ static void models_check_run(const char *name, int force_winograd, double tol) {
             }
         CHECK(wino > 0 && wino < convs, "%s: %d of %d convolution steps run Winograd F(4,3)", name, wino, convs);
     }
+    { /* every conv step prefetches the first block of the next conv step, the last none */
+        int last = -1, links = 0, bad = 0;
+        for (i = 0; i < p->num_steps; i++) {
+            const luthier__pstep *st = &p->steps[i];
+            luthier__prefetch_region want;
+            if (st->kind != LUTHIER__STEP_NODE || st->q || st->d.op != LUTHIER_OP_CONV2D || !st->conv) {
+                bad += st->next.b != NULL;
+                continue;
+            }
+            if (last >= 0) {
+                luthier__conv2d_first_block(st->conv, &want);
+                bad += memcmp(&want, &p->steps[last].next, sizeof want) != 0;
+                links += want.b != NULL;
+            }
+            last = i;
+        }
+        if (last >= 0) bad += p->steps[last].next.b != NULL;
+        CHECK(bad == 0 && (last < 0 || links > 0),
+              "%s: %d steps do not prefetch the next conv step's first block (%d links)", name, bad, links);
+    }
     luthier_graph_destroy(g); /* the plan must not need it */
     g = NULL;
     /* gpt2_decode's past tensors come from running gpt2 on ctx */
