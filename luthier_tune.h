@@ -31,9 +31,12 @@
    IN-PLAN CHECK: a layer measured alone is not the layer inside the network (its input arrives
    hot from the previous step, its weights compete with its neighbours' for the caches, and a
    larger transformed weight set slows the layers after it). So the winners are checked where
-   they will run: the default plan and the plan of the winners are created, profiled in
-   alternating rounds, and each task whose steps together are not faster in the winners' plan
-   than in the default plan keeps the default (luthier_tune_result.reverted).
+   they will run: the default plan, the plan of the winners and up to two plans of runners-up
+   (per task the next fastest (algorithm, kernel) pairs measured alone, within 1.25x of the
+   winner and faster than the default, and the winner's algorithm on the default kernel) are
+   created and profiled in alternating rounds; each task takes the configuration whose steps
+   together are fastest in the plans, the default unless something beats it there
+   (luthier_tune_result.reverted, .runner_ups).
 
    RECORDS are a text file, one line per task:
        luthier-records 1
@@ -93,9 +96,11 @@ typedef struct luthier_tune_result {
     double seconds;           /* wall-clock time of the run (without drawing the heatmap) */
     double default_ms;        /* sum over ops of the default configuration's time */
     double tuned_ms;          /* sum over ops of the chosen configuration's time */
-    int reverted;             /* tasks whose winner lost to the default inside the plan */
+    int reverted;             /* tasks that keep the default: nothing beat it inside the plan */
+    int runner_ups;           /* tasks that take a runner-up: faster than the winner in the plan */
     double plan_default_ms;   /* the in-plan check: the tuned tasks' steps, summed, in the */
-    double plan_tuned_ms;     /* default plan and in the plan of the winners (0: no check) */
+    double plan_tuned_ms;     /* default plan, in the plan of the winners, and with each task */
+    double plan_chosen_ms;    /* as chosen (0: no check) */
 } luthier_tune_result;
 
 /* Tunes every conv/dense task of g on ctx and writes records_path (NULL = no file). result may
@@ -139,6 +144,9 @@ extern "C" {
 
 /* >>impl-tune-tasks ============================================================================ */
 
+#define LUTHIER__PLAN_RUNNERS 2    /* runners-up per task that run against the winner in the plan */
+#define LUTHIER__RUNNER_SLACK 1.25 /* ... measured alone at most this much slower than the winner */
+
 typedef struct luthier__task {
     luthier_op op;           /* CONV2D or DENSE */
     char sig[256];
@@ -158,6 +166,11 @@ typedef struct luthier__task {
     int best;                /* candidate index */
     double best_ms, default_ms;
     int measured;
+    /* the in-plan runoff: the fastest measured candidates after the winner that differ from it
+       and from each other in (algorithm, kernel) and are within LUTHIER__RUNNER_SLACK of it */
+    int runners;
+    double runner_ms[LUTHIER__PLAN_RUNNERS];
+    luthier_node_config runner_cfg[LUTHIER__PLAN_RUNNERS];
 } luthier__task;
 
 LUTHIER_PRIVATE const char *luthier__act_name(luthier_activation a) {
@@ -1081,19 +1094,36 @@ LUTHIER_PRIVATE luthier__gbt *luthier__tune_data_fit(const luthier__tune_data *D
 
 #define LUTHIER__PLAN_CHECK_ROUNDS 5
 
-/* The in-plan check (see the top of this file): per task, its steps' time summed over a run, in
-   the default plan (dms) and in the plan of the winners (tms), the smallest of the rounds. 0
-   when it cannot run (memory, a plan that does not build); then nothing is reverted. */
+/* a registry name without its "luthier_[sq]gemm_ukernel_" prefix */
+LUTHIER_PRIVATE const char *luthier__kernel_short(const char *name) {
+    return name + (strncmp(name, "luthier_sgemm_ukernel_", 22) == 0 || strncmp(name, "luthier_qgemm_ukernel_", 22) == 0 ? 22 : 0);
+}
+
+#define LUTHIER__PLAN_SETS (2 + LUTHIER__PLAN_RUNNERS)
+
+/* The in-plan check (see the top of this file): plans of nsets configuration sets, set k
+   giving task i the configuration sets[k][i] (sets[k] NULL: every node its default; a task
+   whose best is the default keeps it in every set), profiled in alternating rounds;
+   times[k * ntasks + i] = task i's steps summed over a run of plan k, the smallest of the
+   rounds. 0 when it cannot run (memory, a plan that does not build): then nothing changes.
+   Sets past the first two whose plans cannot be created (memory: each plan packs its own
+   weights) are dropped: *nsets is lowered to the sets that ran. */
 LUTHIER_PRIVATE int luthier__tune_plan_times(luthier_context *ctx, const luthier_graph *g, const luthier_tune_desc *d,
                                             const luthier__task *tasks, int ntasks, const int *node_task,
-                                            const luthier_node_config *tcfg, double *dms, double *tms, char *why,
-                                            size_t why_size) {
-    luthier_plan *plan[2] = {NULL, NULL};
+                                            const luthier_node_config *const *sets, int *nsets_io, double *times,
+                                            char *why, size_t why_size) {
+    int nsets = *nsets_io;
+    luthier_plan *plan[LUTHIER__PLAN_SETS];
     luthier_node_config *configs = NULL;
     void **in = NULL, **out = NULL;
     double *round = NULL;
     const int nin = luthier_graph_num_inputs(g), nout = luthier_graph_num_outputs(g);
-    int ok = 0, i, k, r, nsteps[2] = {0, 0};
+    int ok = 0, i, k, r, nsteps[LUTHIER__PLAN_SETS];
+    for (k = 0; k < LUTHIER__PLAN_SETS; k++) plan[k] = NULL, nsteps[k] = 0;
+    if (nsets < 1 || nsets > LUTHIER__PLAN_SETS) {
+        snprintf(why, why_size, "%d plans", nsets);
+        return 0;
+    }
     in = (void **)luthier__alloc(sizeof(void *) * (size_t)(nin + 1));
     out = (void **)luthier__alloc(sizeof(void *) * (size_t)(nout + 1));
     configs = (luthier_node_config *)luthier__alloc(sizeof *configs * (size_t)(g->num_nodes + 1));
@@ -1101,9 +1131,6 @@ LUTHIER_PRIVATE int luthier__tune_plan_times(luthier_context *ctx, const luthier
     if (!in || !out || !configs || !round) goto done;
     for (i = 0; i < nin; i++) in[i] = NULL;
     for (i = 0; i < nout; i++) out[i] = NULL;
-    memset(configs, 0, sizeof *configs * (size_t)g->num_nodes);
-    for (i = 0; i < g->num_nodes; i++)
-        if (node_task[i] >= 0 && tasks[node_task[i]].best >= 0) configs[i] = tcfg[node_task[i]];
     /* inputs: floats in [-1, 1]; indices 0 (valid for any gather) */
     for (i = 0; i < nin + nout; i++) {
         luthier_tensor_info ti;
@@ -1124,24 +1151,32 @@ LUTHIER_PRIVATE int luthier__tune_plan_times(luthier_context *ctx, const luthier
         else
             memset(in[i], 0, n * 8);
     }
-    for (k = 0; k < 2; k++) {
+    for (k = 0; k < nsets; k++) {
         luthier_plan_desc pd;
         luthier_plan_info info;
+        memset(configs, 0, sizeof *configs * (size_t)g->num_nodes);
+        for (i = 0; sets[k] && i < g->num_nodes; i++)
+            if (node_task[i] >= 0 && tasks[node_task[i]].best >= 0) configs[i] = sets[k][node_task[i]];
         memset(&pd, 0, sizeof pd);
-        pd.configs = k ? configs : NULL;
-        pd.num_configs = k ? g->num_nodes : 0;
+        pd.configs = sets[k] ? configs : NULL;
+        pd.num_configs = sets[k] ? g->num_nodes : 0;
         pd.fallback_invalid = 1;
         pd.int8 = d->int8;
-        if (luthier_plan_create(ctx, g, &pd, &plan[k]) != LUTHIER_STATUS_OK || luthier_plan_get_info(plan[k], &info) != LUTHIER_STATUS_OK ||
+        if (k >= 2 && luthier_plan_create(ctx, g, &pd, &plan[k]) != LUTHIER_STATUS_OK) {
+            *nsets_io = nsets = k;
+            break;
+        }
+        if ((k < 2 && luthier_plan_create(ctx, g, &pd, &plan[k]) != LUTHIER_STATUS_OK) || luthier_plan_get_info(plan[k], &info) != LUTHIER_STATUS_OK ||
             luthier_plan_set_profiling(plan[k], 1) != LUTHIER_STATUS_OK ||
             luthier_plan_run(ctx, plan[k], (const void *const *)in, out) != LUTHIER_STATUS_OK) /* warm-up */
             goto done;
         nsteps[k] = info.num_steps;
     }
-    for (i = 0; i < ntasks; i++) dms[i] = tms[i] = 1e30;
-    for (r = 0; r < 2 * LUTHIER__PLAN_CHECK_ROUNDS; r++) {
-        const int k = (r & 1) ^ ((r >> 1) & 1); /* default, tuned, tuned, default, ... */
-        double *best = k ? tms : dms;
+    for (i = 0; i < nsets * ntasks; i++) times[i] = 1e30;
+    for (r = 0; r < nsets * LUTHIER__PLAN_CHECK_ROUNDS; r++) {
+        /* the sets in turn, every other round backwards: 0 1 2 | 2 1 0 | 0 1 2 ... */
+        const int q0 = r % nsets, k = (r / nsets) % 2 ? nsets - 1 - q0 : q0;
+        double *best = times + (size_t)k * (size_t)ntasks;
         int s;
         if (luthier_plan_run(ctx, plan[k], (const void *const *)in, out) != LUTHIER_STATUS_OK) goto done;
         for (i = 0; i < ntasks; i++) round[i] = 0;
@@ -1156,7 +1191,7 @@ LUTHIER_PRIVATE int luthier__tune_plan_times(luthier_context *ctx, const luthier
     }
     ok = 1;
 done:
-    for (k = 0; k < 2; k++) luthier_plan_destroy(plan[k]);
+    for (k = 0; k < LUTHIER__PLAN_SETS; k++) luthier_plan_destroy(plan[k]);
     for (i = 0; in && i < nin; i++) luthier__free(in[i]);
     for (i = 0; out && i < nout; i++) luthier__free(out[i]);
     luthier__free(in);
@@ -1249,7 +1284,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         luthier__cand *cands;
         size_t nc = 0, c;
         float *feat = NULL, *shares = NULL;
-        int *group = NULL, ngroups = 0;
+        int *group = NULL, ngroups = 0, runner[LUTHIER__PLAN_RUNNERS], default_kernel = -1;
         luthier__search_desc sd;
         luthier__search_result sr;
         luthier__gbt *warm = NULL;
@@ -1320,6 +1355,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
             }
             t->default_ms = luthier__measure_cand(&m, &dc, NULL);
             res.measurements++;
+            default_kernel = dc.kernel;
         }
         memset(&sd, 0, sizeof sd);
         sd.num_candidates = nc;
@@ -1409,6 +1445,47 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
             t->best = -1; /* the default was faster than anything measured */
             t->best_ms = t->default_ms;
         }
+        /* runners-up for the in-plan runoff: another (algorithm, kernel) each, fastest first, and
+           like the winner faster alone than the default */
+        for (t->runners = 0; t->best >= 0 && t->runners < LUTHIER__PLAN_RUNNERS; t->runners++) {
+            int rb = -1, x;
+            for (c = 0; c < nc; c++) {
+                int other = m.times[c] > 0 && m.times[c] <= LUTHIER__RUNNER_SLACK * t->best_ms && m.times[c] < t->default_ms;
+                for (x = -1; x < t->runners && other; x++) {
+                    const luthier__cand *o = &cands[x < 0 ? t->best : runner[x]];
+                    other = cands[c].algo != o->algo || cands[c].kernel != o->kernel;
+                }
+                if (other && (rb < 0 || m.times[c] < m.times[rb])) rb = (int)c;
+            }
+            if (rb < 0) break;
+            runner[t->runners] = rb;
+            t->runner_ms[t->runners] = m.times[rb];
+            luthier__cand_config(ctx, t, &cands[rb], &t->runner_cfg[t->runners]);
+        }
+        /* and the winner's algorithm, split and schedule on the default kernel, measured now if
+           the search did not: kernels rank differently alone (weights flushed) and in the plan
+           (ResNet-101's 14x14 Winograd layers: 8x32 won alone, 6x64 ran 7 % faster in the plan) */
+        if (t->best >= 0 && t->runners < LUTHIER__PLAN_RUNNERS && default_kernel >= 0 && cands[t->best].kernel != default_kernel) {
+            const luthier__cand *w = &cands[t->best];
+            int x, dup = 0;
+            for (c = 0; c < nc; c++)
+                if (cands[c].algo == w->algo && cands[c].kernel == default_kernel && cands[c].dynamic == w->dynamic &&
+                    memcmp(cands[c].shares, w->shares, sizeof w->shares) == 0)
+                    break;
+            for (x = 0; x < t->runners && c < nc; x++) dup |= cands[runner[x]].algo == w->algo && cands[runner[x]].kernel == default_kernel;
+            if (c < nc && !dup && m.times[c] == 0) {
+                const double ms = luthier__measure_cand(&m, &cands[c], NULL);
+                m.times[c] = ms > 0 ? ms : -1.0;
+                res.measurements++;
+                t->measured++;
+            }
+            if (c < nc && !dup && m.times[c] > 0 && m.times[c] < t->default_ms) {
+                runner[t->runners] = (int)c;
+                t->runner_ms[t->runners] = m.times[c];
+                luthier__cand_config(ctx, t, &cands[c], &t->runner_cfg[t->runners]);
+                t->runners++;
+            }
+        }
         res.default_ms += t->default_ms * t->ops;
         res.tuned_ms += t->best_ms * t->ops;
         if (t->best >= 0) luthier__cand_config(ctx, t, &cands[t->best], &cfg);
@@ -1419,9 +1496,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
             fprintf(rep, "task %d/%d x%d  %s\n    chosen: %s %s %s %s  %.4f ms (%.1f GFLOP/s)  default %.4f ms  speedup %.2fx  measured %d of %zu\n",
                     i + 1, ntasks, t->ops, t->sig,
                     t->op == LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name(cfg.algorithm) : "gemm",
-                    cfg.kernel[0] ? cfg.kernel + (strncmp(cfg.kernel, "luthier_sgemm_ukernel_", 22) == 0 ||
-                                                  strncmp(cfg.kernel, "luthier_qgemm_ukernel_", 22) == 0 ? 22 : 0)
-                                  : "(default)",
+                    cfg.kernel[0] ? luthier__kernel_short(cfg.kernel) : "(default)",
                     cfg.schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios, t->best_ms,
                     t->flops / (t->best_ms * 1e6), t->default_ms, t->default_ms / t->best_ms, t->measured, nc);
         if (progress)
@@ -1463,37 +1538,74 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         luthier__free(feat);
         luthier__free(cands);
     }
-    /* the winners where they run: a task not faster in the plan keeps its default */
+    /* the winners where they run, against the default and the runners-up: each task takes the
+       configuration whose steps are fastest in the plan; the default unless one beats it */
     for (i = 0, j = 0; i < ntasks; i++) j += tasks[i].best >= 0;
     if (!d.no_plan_check && j > 0) {
-        double *dms = (double *)luthier__alloc(sizeof(double) * (size_t)ntasks * 2);
+        const luthier_node_config *sets[LUTHIER__PLAN_SETS];
+        luthier_node_config *rcfg = (luthier_node_config *)luthier__alloc(sizeof *rcfg * (size_t)(ntasks + 1) * LUTHIER__PLAN_RUNNERS);
+        double *pms = (double *)luthier__alloc(sizeof(double) * (size_t)ntasks * LUTHIER__PLAN_SETS);
         char why[300] = "out of memory";
-        if (!dms || !luthier__tune_plan_times(ctx, g, &d, tasks, ntasks, node_task, tcfg, dms, dms + ntasks, why, sizeof why)) {
+        int nsets = 2, wanted, k;
+        /* set 2 + r: the r-th runner-up where there is one, else the winner */
+        for (i = 0; i < ntasks; i++)
+            if (tasks[i].runners > nsets - 2) nsets = 2 + tasks[i].runners;
+        sets[0] = NULL;
+        sets[1] = tcfg;
+        for (k = 2; rcfg && k < nsets; k++) {
+            luthier_node_config *set = rcfg + (size_t)(k - 2) * (size_t)ntasks;
+            for (i = 0; i < ntasks; i++) set[i] = tasks[i].runners > k - 2 ? tasks[i].runner_cfg[k - 2] : tcfg[i];
+            sets[k] = set;
+        }
+        wanted = nsets;
+        if (!rcfg || !pms || !luthier__tune_plan_times(ctx, g, &d, tasks, ntasks, node_task, sets, &nsets, pms, why, sizeof why)) {
             if (rep) fprintf(rep, "\nin-plan check skipped (the winners are kept): %s\n", why);
             if (progress) fprintf(stderr, "tune: in-plan check skipped (the winners are kept): %s\n", why);
         } else {
-            if (rep) fprintf(rep, "\nin-plan check (each task's steps summed, best of %d alternating runs):\n", LUTHIER__PLAN_CHECK_ROUNDS);
+            if (rep)
+                fprintf(rep, "\nin-plan check (each task's steps summed, best of %d alternating runs; runners-up: the next "
+                             "fastest (algorithm, kernel) pairs measured alone%s):\n",
+                        LUTHIER__PLAN_CHECK_ROUNDS, nsets < wanted ? "; the plans of some runners-up could not be created (memory)" : "");
             for (i = 0; i < ntasks; i++) {
                 luthier__task *t = &tasks[i];
-                const double pd = dms[i], pt = dms[ntasks + i];
+                const double pd = pms[i], pt = pms[ntasks + i];
+                double pbest = pt;
+                int choice = -1, x; /* -1: the winner, else a runner-up */
                 if (t->best < 0) continue;
+                for (x = 0; x < t->runners && 2 + x < nsets; x++)
+                    if (pms[(size_t)(2 + x) * (size_t)ntasks + (size_t)i] < pbest) pbest = pms[(size_t)(2 + x) * (size_t)ntasks + (size_t)i], choice = x;
                 res.plan_default_ms += pd;
                 res.plan_tuned_ms += pt;
-                if (rep)
-                    fprintf(rep, "task %d/%d x%d  default %.6f ms  tuned %.6f ms  %s\n", i + 1, ntasks, t->ops, pd, pt,
-                            pt < pd ? "kept" : "reverted to the default");
-                if (pt < pd) continue;
-                res.reverted++;
-                res.tuned_ms += (t->default_ms - t->best_ms) * t->ops;
-                t->best = -1;
-                t->best_ms = t->default_ms;
-                memset(&tcfg[i], 0, sizeof tcfg[i]);
+                res.plan_chosen_ms += pbest < pd ? pbest : pd;
+                if (rep) {
+                    fprintf(rep, "task %d/%d x%d  default %.6f ms  tuned %.6f ms", i + 1, ntasks, t->ops, pd, pt);
+                    for (x = 0; x < t->runners && 2 + x < nsets; x++)
+                        fprintf(rep, "  runner-up %.6f ms (%s %s)", pms[(size_t)(2 + x) * (size_t)ntasks + (size_t)i],
+                                t->op == LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name(t->runner_cfg[x].algorithm) : "gemm",
+                                t->runner_cfg[x].kernel[0] ? luthier__kernel_short(t->runner_cfg[x].kernel) : "(default)");
+                    if (pbest >= pd) fprintf(rep, "  reverted to the default\n");
+                    else if (choice < 0) fprintf(rep, "  kept\n");
+                    else fprintf(rep, "  took the runner-up #%d\n", choice + 1);
+                }
+                if (pbest >= pd) {
+                    res.reverted++;
+                    res.tuned_ms += (t->default_ms - t->best_ms) * t->ops;
+                    t->best = -1;
+                    t->best_ms = t->default_ms;
+                    memset(&tcfg[i], 0, sizeof tcfg[i]);
+                } else if (choice >= 0) {
+                    res.runner_ups++;
+                    res.tuned_ms += (t->runner_ms[choice] - t->best_ms) * t->ops;
+                    t->best_ms = t->runner_ms[choice];
+                    tcfg[i] = t->runner_cfg[choice];
+                }
             }
             if (progress)
-                fprintf(stderr, "tune: in-plan check: %d of %d tuned tasks kept; their steps %.3f ms -> %.3f ms per run\n",
-                        j - res.reverted, j, res.plan_default_ms, res.plan_tuned_ms);
+                fprintf(stderr, "tune: in-plan check: %d of %d tuned tasks kept (%d by a runner-up); their steps %.3f ms -> %.3f ms per run\n",
+                        j - res.reverted, j, res.runner_ups, res.plan_default_ms, res.plan_chosen_ms);
         }
-        luthier__free(dms);
+        luthier__free(rcfg);
+        luthier__free(pms);
     }
     for (i = 0; i < ntasks && rec; i++) {
         const luthier__task *t = &tasks[i];

@@ -34,7 +34,7 @@ static void usage_tune(FILE *out) {
             "  --csv             one summary row:\n"
             "                    model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,\n"
             "                    exhaustive_ms,exhaustive_measurements,random_ms,random_measurements,\n"
-            "                    bigonly_ms,equal_ms,candidates,reverted[,fp32_ms with --int8]\n"
+            "                    bigonly_ms,equal_ms,candidates,reverted,runner_ups[,fp32_ms with --int8]\n"
             "                    [,modelonly_ms,modelonly_measurements with --model-only]\n",
             bench_prog);
 }
@@ -354,11 +354,11 @@ static int cmd_tune(int argc, char **argv) {
     }
     if (csv) {
         printf("model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,exhaustive_ms,exhaustive_measurements,"
-               "random_ms,random_measurements,bigonly_ms,equal_ms,candidates,reverted%s%s\n", int8 ? ",fp32_ms" : "",
+               "random_ms,random_measurements,bigonly_ms,equal_ms,candidates,reverted,runner_ups%s%s\n", int8 ? ",fp32_ms" : "",
                monly ? ",modelonly_ms,modelonly_measurements" : "");
-        printf("%s,%d,%d,%d,%d,%.1f,%.3f,%.3f,%.3f,%d,%.3f,%d,%.3f,%.3f,%d,%d", name, luthier_context_num_threads(t.ctx),
+        printf("%s,%d,%d,%d,%d,%.1f,%.3f,%.3f,%.3f,%d,%.3f,%d,%.3f,%.3f,%d,%d,%d", name, luthier_context_num_threads(t.ctx),
                res.tasks, res.ops, res.measurements, res.seconds, tuned_ms, default_ms, ex_ms, rex.measurements, rn_ms,
-               rrn.measurements, big_ms, eq_ms, res.candidates, res.reverted);
+               rrn.measurements, big_ms, eq_ms, res.candidates, res.reverted, res.runner_ups);
         if (int8) printf(",%.3f", fp32_ms);
         if (monly) printf(",%.3f,%d", mo_ms, rmo.measurements);
         printf("\n");
@@ -366,8 +366,9 @@ static int cmd_tune(int argc, char **argv) {
         printf("%d ops in %d tasks; %d measurements of a %d-candidate space in %.1f s\n", res.ops, res.tasks,
                res.measurements, res.candidates, res.seconds);
         if (res.plan_default_ms > 0)
-            printf("in-plan check: %d tuned tasks reverted to the default; the tuned tasks' steps took %.2f ms in the "
-                   "default plan, %.2f ms in the tuned one\n", res.reverted, res.plan_default_ms, res.plan_tuned_ms);
+            printf("in-plan check: %d tuned tasks reverted to the default, %d took a runner-up; the tuned tasks' steps "
+                   "took %.2f ms in the default plan, %.2f ms in the winners' one, %.2f ms as chosen\n", res.reverted,
+                   res.runner_ups, res.plan_default_ms, res.plan_tuned_ms, res.plan_chosen_ms);
         printf("end to end: default %.2f ms, tuned %.2f ms (%.2fx)\n", default_ms, tuned_ms, default_ms / tuned_ms);
         if (fp32_ms > 0) printf("fp32 default plan %.2f ms: tuned int8 is %.2fx faster\n", fp32_ms, fp32_ms / tuned_ms);
         if (ex_ms > 0)

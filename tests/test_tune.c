@@ -88,6 +88,7 @@ static void test_tune_run_and_records(void) {
     int x, threads;
     char rec[512], rep[512], svg[512];
     float *img;
+    int runner_times = 0; /* runners-up timed in the plan, over the three runs */
     for (threads = 1; threads <= 3; threads++) {
         /* 3: two clusters of one CPU each (the search's balance prediction reads their busy times) */
         static const int one_each[2] = {1, 1};
@@ -153,9 +154,10 @@ static void test_tune_run_and_records(void) {
         }
         fh = fopen(rep, "r");
         CHECK(fh != NULL, "report written");
-        if (fh) { /* the in-plan check: a task is kept iff faster in the plan, and its record says so */
+        if (fh) { /* the in-plan check: each task takes the fastest of default, winner and runners-up
+                     in the plan (the default on ties), and its record says so */
             char line[1200], recs[64][16];
-            int in_check = 0, checked = 0, reverted = 0, n = 0, task, ntask, ops;
+            int in_check = 0, checked = 0, reverted = 0, took = 0, n = 0, task, ntask, ops;
             double pdef, ptun;
             FILE *rf = fopen(rec, "r");
             while (rf && n < 64 && fgets(line, sizeof line, rf)) {
@@ -168,17 +170,33 @@ static void test_tune_run_and_records(void) {
             }
             if (rf) fclose(rf);
             while (fgets(line, sizeof line, fh)) {
+                double run[8], pmin;
+                int nrun = 0, x, pick = -2; /* -2 default, -1 winner, x runner-up x */
+                const char *q = line;
                 if (strncmp(line, "in-plan check", 13) == 0) in_check = 1;
                 if (!in_check || sscanf(line, "task %d/%d x%d default %lf ms tuned %lf ms", &task, &ntask, &ops, &pdef, &ptun) != 5) continue;
                 checked++;
-                reverted += strstr(line, "reverted") != NULL;
-                /* (printed to 1e-6 ms: equal there may still be kept) */
-                CHECK(strstr(line, "kept") ? ptun <= pdef : ptun >= pdef, "report: %s", line);
-                CHECK(task >= 1 && task <= n && strcmp(recs[task - 1], strstr(line, "kept") ? "tuned" : "default") == 0,
+                while (nrun < 8 && (q = strstr(q, "runner-up ")) != NULL) {
+                    q += 10;
+                    if (sscanf(q, "%lf", &run[nrun]) == 1) nrun++;
+                }
+                runner_times += nrun;
+                if (strstr(line, "reverted to the default")) reverted++;
+                else if (strstr(line, "kept")) pick = -1;
+                else if ((q = strstr(line, "took the runner-up #")) != NULL) pick = atoi(q + 20) - 1, took++;
+                else pick = -3;
+                /* (printed to 1e-6 ms: equal there may still be chosen) */
+                pmin = pick == -2 ? pdef : pick == -1 ? ptun : pick >= 0 && pick < nrun ? run[pick] : -1;
+                CHECK(pick >= -2 && pick < nrun && pmin >= 0, "report: no verdict: %s", line);
+                CHECK(pick == -2 ? pdef <= ptun : pmin <= pdef && pmin <= ptun, "report: %s", line);
+                for (x = 0; x < nrun && pmin >= 0; x++) CHECK(pmin <= run[x], "report: runner-up %d faster: %s", x + 1, line);
+                CHECK(task >= 1 && task <= n && strcmp(recs[task - 1], pick == -2 ? "default" : "tuned") == 0,
                       "record of task %d is %s: %s", task, task >= 1 && task <= n ? recs[task - 1] : "missing", line);
             }
-            CHECK(reverted == r.reverted && (checked > 0) == (r.plan_default_ms > 0) && (checked == 0 || r.plan_tuned_ms > 0),
-                  "%d checked, %d reverted (result: %d, plan %g / %g ms)", checked, reverted, r.reverted, r.plan_default_ms, r.plan_tuned_ms);
+            CHECK(reverted == r.reverted && took == r.runner_ups && (checked > 0) == (r.plan_default_ms > 0) &&
+                      (checked == 0 || (r.plan_tuned_ms > 0 && r.plan_chosen_ms <= r.plan_default_ms + 1e-9)),
+                  "%d checked, %d reverted, %d runners-up (result: %d, %d, plan %g / %g / %g ms)", checked, reverted, took,
+                  r.reverted, r.runner_ups, r.plan_default_ms, r.plan_tuned_ms, r.plan_chosen_ms);
             fclose(fh);
         }
         /* another machine's records are ignored with a note; corrupt lines are skipped */
@@ -256,6 +274,7 @@ static void test_tune_run_and_records(void) {
         gb_free(&b);
         luthier_context_destroy(ctx);
     }
+    CHECK(runner_times > 0, "no runner-up was timed in the plan in three tuning runs");
 }
 
 static void run_tune_tests(void) {
