@@ -1855,6 +1855,11 @@ LUTHIER_API const char *luthier_context_kernel(const luthier_context *ctx) {
     return ctx ? luthier__ukernels[ctx->kernel].name : "";
 }
 
+/* the L2 the blocking plans for: as detected, else 256 KiB */
+LUTHIER_PRIVATE size_t luthier__l2_bytes(const luthier_context *ctx) {
+    return ctx->caches.l2 ? ctx->caches.l2 : (size_t)256 << 10;
+}
+
 LUTHIER_PRIVATE void *luthier__context_workspace(luthier_context *ctx, size_t bytes) {
     if (bytes > ctx->workspace_bytes) {
         void *p = luthier__alloc(bytes);
@@ -2938,11 +2943,17 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
         cv->wino_tw = luthier__div_up((size_t)ow, (size_t)cv->wino_m);
         cv->wino_thw = luthier__div_up((size_t)oh, (size_t)cv->wino_m) * cv->wino_tw;
         cv->wino_tiles = (size_t)d.batch * cv->wino_thw;
-        /* Tiles per block: V and M of a block take about half of L2; 1 to 16 MR tiles. */
+        /* Tiles per block: V and M of a block take about half of L2; 1 to 16 MR tiles. When V
+           and M of every tile fit L2, one block takes them all, so that B (alpha^2 positions
+           of weights, 4.2 MB for a 256-channel F(2x2) layer) streams once per run: ResNet-101's
+           14x14 layers went from 2 blocks (30 + 19 tiles) to 1, 1.07 -> 0.80 ms on 1 thread
+           in the network (docs/DESIGN.md). */
         per_tile = P * (cv->cin_g + cv->cout_g) * sizeof(float);
-        tb = ((ctx->caches.l2 ? ctx->caches.l2 : (size_t)256 << 10) / 2) / per_tile;
+        tb = (luthier__l2_bytes(ctx) / 2) / per_tile;
         tb = luthier__min_sz(luthier__max_sz(tb / mr, 1), 16);
         tb = luthier__min_sz(tb, luthier__div_up(cv->wino_tiles, mr)) * mr;
+        if (cv->wino_tiles <= (luthier__l2_bytes(ctx) / per_tile))
+            tb = luthier__div_up(cv->wino_tiles, mr) * mr;
         cv->wino_tb = tb;
         cv->blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, tb,
                                              cv->cout_g, cv->cin_g);
@@ -2997,7 +3008,7 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
                                              cv->cout_g, cv->kdim);
         /* Blocks of output pixels: the im2col rows (or the indirection pointers) of one block
            take about half of L2; at least one MR tile, at most 64. */
-        rows = (ctx->caches.l2 ? ctx->caches.l2 : (size_t)256 << 10) / 2;
+        rows = luthier__l2_bytes(ctx) / 2;
         rows /= algo == LUTHIER_CONV_IMPLICIT_GEMM ? khw * sizeof(float *) : cv->kdim * sizeof(float);
         rows = luthier__min_sz(luthier__max_sz(rows / mr, 1), 64) * mr;
         cv->rows_blk = rows;
@@ -3532,6 +3543,25 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
     return luthier__conv2d_run_next(ctx, cv, input, output, NULL);
 }
 
+/* Winograd on T threads: split the output channels (each thread transforms every tile and
+   reads 1/T of the weights, once) rather than the tiles? With few tiles (at most 2 MR units
+   per thread), or with every tile in one block and large weights. 7x7x512 on 2 threads,
+   F(2x2) 1.03 -> 0.60 ms, F(4x4) 1.53 -> 0.90 (weights cold: 1.5x, 1.3x). ResNet-101's 14x14
+   layers (4.2 MB of weights, drawn from memory at the rate one core can stream) 0.47 -> 0.42
+   ms in the network; GoogLeNet's (1.8-3.3 MB, cached) lost 4-15 % to the transforms every
+   thread repeats and to uneven panels, hence weights of at least 2 x L2 and the same number
+   of whole panels per thread (docs/DESIGN.md). With several blocks of tiles each thread
+   would stream its half of B once per block: no gain. Vector channel blocks must stay whole
+   per thread (nr a multiple of the transform's width vw) for bit-identical results. */
+LUTHIER_PRIVATE int luthier__wino_by_channels(const luthier_conv2d_layer *cv, int threads, size_t mr, size_t vw,
+                                              size_t l2) {
+    const size_t T = (size_t)threads, alpha = (size_t)luthier__wino_get(cv->wino_m).alpha;
+    if (threads <= 1 || cv->bl.nr % vw != 0 || cv->bl.panels < 2 * T) return 0;
+    if (luthier__div_up(cv->wino_tiles, mr) <= 2 * T) return 1;
+    return cv->wino_tb >= cv->wino_tiles && cv->cout_g % cv->bl.nr == 0 && cv->bl.panels % T == 0 &&
+           cv->group_floats * sizeof(float) * alpha * alpha >= 2 * l2;
+}
+
 /* luthier_conv2d_run; next: NULL, or the first block of the layer that runs next (plans) */
 LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, const luthier_conv2d_layer *cv,
                                                         const float *input, float *output,
@@ -3595,14 +3625,8 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
         job.wino_unit = luthier__div_up(cv->wino_tiles, (size_t)job.uk->mr) < (size_t)ctx->pool->num_threads
                             ? 1 : (size_t)job.uk->mr;
         units = luthier__div_up(cv->wino_tiles, job.wino_unit);
-        /* Few tiles (at most 2 MR units per thread): split the output channels instead, each
-           thread transforming every tile and reading 1/T of the weights. 7x7x512 on 2 threads,
-           F(2x2) 1.03 -> 0.60 ms, F(4x4) 1.53 -> 0.90 (weights cold: 1.5x, 1.3x); 14x14 and
-           larger tile counts gain nothing (docs/DESIGN.md). Vector channel blocks must stay
-           whole per thread (nr a multiple of the transform's width) for bit-identical results. */
-        job.by_panels = ctx->pool->num_threads > 1 && cv->bl.nr % job.wino_vw == 0 &&
-                        luthier__div_up(cv->wino_tiles, (size_t)job.uk->mr) <= 2 * (size_t)ctx->pool->num_threads &&
-                        cv->bl.panels >= 2 * (size_t)ctx->pool->num_threads;
+        job.by_panels = luthier__wino_by_channels(cv, ctx->pool->num_threads, (size_t)job.uk->mr, job.wino_vw,
+                                                  luthier__l2_bytes(ctx));
         if (job.by_panels) units = cv->bl.panels;
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_winograd_range, &job);

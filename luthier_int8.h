@@ -1910,7 +1910,7 @@ LUTHIER_PRIVATE luthier_status luthier__qconv_pack_gemm(luthier_context *ctx, lu
     /* Blocks of output pixels: one block's im2col rows (or packed A) in about half of L2, at
        least one MR tile, at most 64. */
     kp = luthier__max_sz(1, L->bl.groups * L->bl.kg);
-    rows = (ctx->caches.l2 ? ctx->caches.l2 : (size_t)256 << 10) / 2 / kp;
+    rows = luthier__l2_bytes(ctx) / 2 / kp;
     L->rows_blk = rows = luthier__min_sz(luthier__max_sz(rows / mr, 1), 64) * mr;
     L->col_bytes = L->direct_1x1 ? 0 : luthier__align_up(rows * L->kdim);
     L->thread_ws = L->col_bytes + (uk->kind == LUTHIER_KERNEL_INTERLEAVED ? luthier__align_up(rows * kp) : 0);

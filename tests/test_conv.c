@@ -674,6 +674,67 @@ static int conv_winograd_vector_paths(luthier_conv_algorithm algo) {
     return bad;
 }
 
+/* Every tile in one block (V and M of all tiles fit L2): with weights of at least 2 x L2 and
+   whole panels, as many per thread, the output channels are split on several threads (each
+   streaming its part of the weights once); with a small L2 the tiles come in blocks and are
+   split instead. 30 tiles (more than 2 MR units per thread for MR <= 6), 128 -> 256 channels
+   (whole panels for every NR), or 248 (partial: never split). Contexts: 1 and 2 threads with L2 just above the tiles' V and
+   M, 2 threads with 64 KiB (blocks), 2 threads with 8 MiB (one block, but weights under 2 x
+   L2: tiles split): results bit-identical, blocks and split as described. */
+static int conv_winograd_one_block(luthier_conv_algorithm algo, const luthier__ukernel_entry *uk, int partial) {
+    luthier_context *ctxs[4];
+    luthier_context_desc cd;
+    luthier_conv2d_desc d;
+    const int m = algo == LUTHIER_CONV_WINOGRAD_2X3 ? 2 : algo == LUTHIER_CONV_WINOGRAD_4X3 ? 4 : 6;
+    const size_t P = (size_t)(m + 2) * (size_t)(m + 2), tiles = 30;
+    size_t l2[4];
+    char what[200];
+    int n = 0, c, bad = 0;
+    memset(&d, 0, sizeof d);
+    d.algorithm = algo;
+    d.kernel = uk->name;
+    d.batch = 1;
+    d.in_channels = 128;
+    d.out_channels = partial ? 248 : 256; /* 248: a partial last panel, no channel split */
+    d.in_h = 5 * m - 1;
+    d.in_w = 6 * m - 1;
+    d.kernel_h = d.kernel_w = 3;
+    d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+    d.activation = LUTHIER_ACTIVATION_RELU;
+    l2[0] = l2[1] = tiles * P * (size_t)(d.in_channels + d.out_channels) * sizeof(float) + (16u << 10);
+    l2[2] = 64u << 10;
+    l2[3] = 8u << 20;
+    for (c = 0; c < 4; c++) {
+        memset(&cd, 0, sizeof cd);
+        cd.num_threads = c ? 2 : 1;
+        if (luthier_context_create(&cd, &ctxs[n]) == LUTHIER_STATUS_OK) ctxs[n++]->caches.l2 = l2[c];
+    }
+    CHECK(n == 4, "one block: 4 contexts");
+    for (c = 0; c < n; c++) {
+        luthier_conv2d_layer *cv = NULL;
+        float *w = (float *)test_alloc((size_t)(d.out_channels * d.in_channels * 9) * sizeof(float));
+        test_fill(w, (size_t)(d.out_channels * d.in_channels * 9));
+        CHECK(luthier_conv2d_create(ctxs[c], &d, w, NULL, &cv) == LUTHIER_STATUS_OK, "one block: create");
+        free(w);
+        if (cv) {
+            luthier__wino_in_fn fin;
+            luthier__wino_out_fn fout;
+            const size_t vw = (size_t)luthier__wino_select(ctxs[c]->cpu_features, &fin, &fout);
+            const int split = luthier__wino_by_channels(cv, luthier_context_num_threads(ctxs[c]), (size_t)uk->mr, vw, l2[c]);
+            CHECK(cv->wino_tiles == tiles && (c != 2 ? cv->wino_tb >= tiles : cv->wino_tb < tiles) &&
+                      split == (c == 1 && !partial && (size_t)uk->nr % vw == 0),
+                  "%s %s, L2 %zu, %d threads: %zu tiles in blocks of %zu, %s split", luthier_conv_algorithm_name(algo), uk->name,
+                  l2[c], luthier_context_num_threads(ctxs[c]), cv->wino_tiles, cv->wino_tb, split ? "channel" : "tile");
+        }
+        luthier_conv2d_destroy(cv);
+    }
+    snprintf(what, sizeof what, "%s %s: every tile in one block, %lld -> %lld channels",
+             luthier_conv_algorithm_name(algo), uk->name, (long long)d.in_channels, (long long)d.out_channels);
+    if (n == 4) bad = conv_check(ctxs, n, &d, 1, NULL, what);
+    for (c = 0; c < n; c++) luthier_context_destroy(ctxs[c]);
+    return bad;
+}
+
 static void conv_winograd_sweep(luthier_conv_algorithm algo) {
     static const float ratio_sets[4][2] = {{100, 0}, {0, 100}, {30, 70}, {50, 50}};
     luthier_context *ctxs[3];
@@ -722,6 +783,8 @@ static void conv_winograd_sweep(luthier_conv_algorithm algo) {
                      (long long)d.in_channels, (long long)d.out_channels, (long long)d.groups);
             bad += conv_check(ctxs, nctx, &d, 1, ratio_sets[trial + 2], what);
         }
+        if (!bad && uk->mr <= 6) bad += conv_winograd_one_block(algo, uk, 0);
+        if (!bad && uk->mr <= 6 && ki == 0) bad += conv_winograd_one_block(algo, uk, 1);
     }
     /* One wider layer (more tiles than a block, Cin 40): the error measurement of DESIGN.md. */
     if (!bad) {
