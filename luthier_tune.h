@@ -167,7 +167,8 @@ typedef struct luthier__task {
     double best_ms, default_ms;
     int measured;
     /* the in-plan runoff: the fastest measured candidates after the winner that differ from it
-       and from each other in (algorithm, kernel) and are within LUTHIER__RUNNER_SLACK of it */
+       and from each other in (algorithm, kernel), are within LUTHIER__RUNNER_SLACK of it and
+       faster than the default alone; then the winner on the default kernel */
     int runners;
     double runner_ms[LUTHIER__PLAN_RUNNERS];
     luthier_node_config runner_cfg[LUTHIER__PLAN_RUNNERS];
