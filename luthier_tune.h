@@ -31,11 +31,11 @@
    IN-PLAN CHECK: a layer measured alone is not the layer inside the network (its input arrives
    hot from the previous step, its weights compete with its neighbours' for the caches, and a
    larger transformed weight set slows the layers after it). So the winners are checked where
-   they will run: the default plan, the plan of the winners and up to two plans of runners-up
-   (per task the next fastest (algorithm, kernel) pairs measured alone, within 1.25x of the
-   winner and faster than the default, and the winner's algorithm on the default kernel) are
-   created and profiled in alternating rounds; each task takes the configuration whose steps
-   together are fastest in the plans, the default unless something beats it there
+   they will run: the default plan, the plan of the winners and up to three plans of
+   runners-up (per task, for each algorithm nearly as fast alone as the winner: that algorithm
+   on the default kernel and its best measured pair; luthier__task_runners) are created and
+   profiled in alternating rounds; each task takes the configuration whose steps together are
+   fastest in the plans, the default unless something beats it there
    (luthier_tune_result.reverted, .runner_ups).
 
    RECORDS are a text file, one line per task:
@@ -144,7 +144,7 @@ extern "C" {
 
 /* >>impl-tune-tasks ============================================================================ */
 
-#define LUTHIER__PLAN_RUNNERS 2    /* runners-up per task that run against the winner in the plan */
+#define LUTHIER__PLAN_RUNNERS 3    /* runners-up per task that run against the winner in the plan */
 #define LUTHIER__RUNNER_SLACK 1.25 /* ... measured alone at most this much slower than the winner */
 
 typedef struct luthier__task {
@@ -166,9 +166,7 @@ typedef struct luthier__task {
     int best;                /* candidate index */
     double best_ms, default_ms;
     int measured;
-    /* the in-plan runoff: the fastest measured candidates after the winner that differ from it
-       and from each other in (algorithm, kernel), are within LUTHIER__RUNNER_SLACK of it and
-       faster than the default alone; then the winner on the default kernel */
+    /* the in-plan runoff (luthier__task_runners) */
     int runners;
     double runner_ms[LUTHIER__PLAN_RUNNERS];
     luthier_node_config runner_cfg[LUTHIER__PLAN_RUNNERS];
@@ -1204,6 +1202,82 @@ done:
     return ok;
 }
 
+/* Adds candidate c to t's runners-up (runner[] their indices) if it is another (algorithm,
+   kernel) pair than the winner's and theirs and runs faster alone than the default, measuring
+   it first when the search did not. Returns the measurements made (0 or 1). */
+LUTHIER_PRIVATE int luthier__runner_add(luthier_context *ctx, luthier__task *t, luthier__tmeas *m, size_t c, int *runner) {
+    const luthier__cand *x = &m->cands[c];
+    int k, made = 0;
+    if (t->runners >= LUTHIER__PLAN_RUNNERS) return 0;
+    for (k = -1; k < t->runners; k++) {
+        const luthier__cand *o = &m->cands[k < 0 ? t->best : runner[k]];
+        if (x->algo == o->algo && x->kernel == o->kernel) return 0;
+    }
+    if (m->times[c] == 0) {
+        const double ms = luthier__measure_cand(m, x, NULL);
+        m->times[c] = ms > 0 ? ms : -1.0;
+        made = 1;
+        t->measured++;
+    }
+    if (m->times[c] > 0 && m->times[c] < t->default_ms) {
+        runner[t->runners] = (int)c;
+        t->runner_ms[t->runners] = m->times[c];
+        luthier__cand_config(ctx, t, x, &t->runner_cfg[t->runners]);
+        t->runners++;
+    }
+    return made;
+}
+
+/* The runners-up of a task whose winner is not the default: kernels rank differently alone
+   (weights flushed) and in the plan (ResNet-101, 2 threads: the 8x32 kernel won the 14x14
+   Winograd layers alone and ran 7 % slower than 6x64 in the plan; layer2's F(2x2) ran at 0.47
+   ms with 14x32 and 0.36 with 6x64), and the search measures a tenth of the space. So per
+   algorithm whose best time alone is within LUTHIER__RUNNER_SLACK of the winner's, fastest
+   first: the algorithm on the task's default kernel (the split and schedule of its best pair;
+   measured now if need be), then its best measured pair; then, slots left, the next fastest
+   measured pairs. Each must run faster alone than the default. Returns the measurements made. */
+LUTHIER_PRIVATE int luthier__task_runners(luthier_context *ctx, luthier__task *t, luthier__tmeas *m, size_t nc,
+                                          int default_kernel) {
+    int runner[LUTHIER__PLAN_RUNNERS], made = 0, done[LUTHIER_CONV_ALGORITHM_COUNT + 1];
+    size_t c, v;
+    memset(done, 0, sizeof done);
+    t->runners = 0;
+    for (;;) { /* algorithms, by their best time alone */
+        int bc = -1;
+        for (c = 0; c < nc; c++)
+            if (m->times[c] > 0 && m->times[c] <= LUTHIER__RUNNER_SLACK * t->best_ms &&
+                (unsigned)m->cands[c].algo <= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT && !done[m->cands[c].algo] &&
+                (bc < 0 || m->times[c] < m->times[bc]))
+                bc = (int)c;
+        if (bc < 0 || t->runners >= LUTHIER__PLAN_RUNNERS) break;
+        done[m->cands[bc].algo] = 1;
+        for (v = 0; default_kernel >= 0 && v < nc; v++)
+            if (m->cands[v].algo == m->cands[bc].algo && m->cands[v].kernel == default_kernel &&
+                m->cands[v].dynamic == m->cands[bc].dynamic &&
+                memcmp(m->cands[v].shares, m->cands[bc].shares, sizeof m->cands[v].shares) == 0) {
+                made += luthier__runner_add(ctx, t, m, v, runner);
+                break;
+            }
+        made += luthier__runner_add(ctx, t, m, (size_t)bc, runner);
+    }
+    while (t->runners < LUTHIER__PLAN_RUNNERS) { /* the next fastest measured pairs */
+        const int before = t->runners;
+        int bc = -1, k;
+        for (c = 0; c < nc; c++) {
+            int other = m->times[c] > 0 && m->times[c] <= LUTHIER__RUNNER_SLACK * t->best_ms && m->times[c] < t->default_ms;
+            for (k = -1; k < t->runners && other; k++) {
+                const luthier__cand *o = &m->cands[k < 0 ? t->best : runner[k]];
+                other = m->cands[c].algo != o->algo || m->cands[c].kernel != o->kernel;
+            }
+            if (other && (bc < 0 || m->times[c] < m->times[bc])) bc = (int)c;
+        }
+        if (bc < 0) break;
+        made += luthier__runner_add(ctx, t, m, (size_t)bc, runner);
+        if (t->runners == before) break;
+    }
+    return made;
+}
+
 LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_graph *g, const luthier_tune_desc *desc,
                                         const char *records_path, luthier_tune_result *result) {
     luthier_tune_desc d;
@@ -1285,7 +1359,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         luthier__cand *cands;
         size_t nc = 0, c;
         float *feat = NULL, *shares = NULL;
-        int *group = NULL, ngroups = 0, runner[LUTHIER__PLAN_RUNNERS], default_kernel = -1;
+        int *group = NULL, ngroups = 0, default_kernel = -1;
         luthier__search_desc sd;
         luthier__search_result sr;
         luthier__gbt *warm = NULL;
@@ -1446,47 +1520,9 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
             t->best = -1; /* the default was faster than anything measured */
             t->best_ms = t->default_ms;
         }
-        /* runners-up for the in-plan runoff: another (algorithm, kernel) each, fastest first, and
-           like the winner faster alone than the default */
-        for (t->runners = 0; t->best >= 0 && t->runners < LUTHIER__PLAN_RUNNERS; t->runners++) {
-            int rb = -1, x;
-            for (c = 0; c < nc; c++) {
-                int other = m.times[c] > 0 && m.times[c] <= LUTHIER__RUNNER_SLACK * t->best_ms && m.times[c] < t->default_ms;
-                for (x = -1; x < t->runners && other; x++) {
-                    const luthier__cand *o = &cands[x < 0 ? t->best : runner[x]];
-                    other = cands[c].algo != o->algo || cands[c].kernel != o->kernel;
-                }
-                if (other && (rb < 0 || m.times[c] < m.times[rb])) rb = (int)c;
-            }
-            if (rb < 0) break;
-            runner[t->runners] = rb;
-            t->runner_ms[t->runners] = m.times[rb];
-            luthier__cand_config(ctx, t, &cands[rb], &t->runner_cfg[t->runners]);
-        }
-        /* and the winner's algorithm, split and schedule on the default kernel, measured now if
-           the search did not: kernels rank differently alone (weights flushed) and in the plan
-           (ResNet-101's 14x14 Winograd layers: 8x32 won alone, 6x64 ran 7 % faster in the plan) */
-        if (t->best >= 0 && t->runners < LUTHIER__PLAN_RUNNERS && default_kernel >= 0 && cands[t->best].kernel != default_kernel) {
-            const luthier__cand *w = &cands[t->best];
-            int x, dup = 0;
-            for (c = 0; c < nc; c++)
-                if (cands[c].algo == w->algo && cands[c].kernel == default_kernel && cands[c].dynamic == w->dynamic &&
-                    memcmp(cands[c].shares, w->shares, sizeof w->shares) == 0)
-                    break;
-            for (x = 0; x < t->runners && c < nc; x++) dup |= cands[runner[x]].algo == w->algo && cands[runner[x]].kernel == default_kernel;
-            if (c < nc && !dup && m.times[c] == 0) {
-                const double ms = luthier__measure_cand(&m, &cands[c], NULL);
-                m.times[c] = ms > 0 ? ms : -1.0;
-                res.measurements++;
-                t->measured++;
-            }
-            if (c < nc && !dup && m.times[c] > 0 && m.times[c] < t->default_ms) {
-                runner[t->runners] = (int)c;
-                t->runner_ms[t->runners] = m.times[c];
-                luthier__cand_config(ctx, t, &cands[c], &t->runner_cfg[t->runners]);
-                t->runners++;
-            }
-        }
+        /* runners-up for the in-plan runoff (luthier__task_runners) */
+        if (t->best >= 0) res.measurements += luthier__task_runners(ctx, t, &m, nc, default_kernel);
+        else t->runners = 0;
         res.default_ms += t->default_ms * t->ops;
         res.tuned_ms += t->best_ms * t->ops;
         if (t->best >= 0) luthier__cand_config(ctx, t, &cands[t->best], &cfg);
