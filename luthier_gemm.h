@@ -467,6 +467,12 @@ LUTHIER_PRIVATE const void *luthier__prefetch_next(luthier__prefetch_plan *p) {
     return p->b + pan * p->panel_stride + off;
 }
 
+/* Sets a kernel call's prefetch (a piece, none for the range's first tile row) and its rate flag. */
+LUTHIER_PRIVATE void luthier__prefetch_give(luthier__prefetch_plan *p, luthier_sgemm_ukernel_args *u, int first_row) {
+    u->prefetch = first_row ? NULL : luthier__prefetch_next(p);
+    u->flags = (u->flags & ~(unsigned)LUTHIER_UKERNEL_PREFETCH_DENSE) | (u->prefetch ? p->flags : 0u);
+}
+
 LUTHIER_PRIVATE size_t luthier__gemm_workspace_bytes(const luthier__ukernel_entry *uk,
                                                      const luthier__gemm_blocking *blk) {
     if (uk->kind != LUTHIER_KERNEL_INTERLEAVED) return 0;
@@ -546,8 +552,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
                             u.b = g->b + (j / nr) * g->b_layout->panel_stride + k0 * nr;
                             u.bias = seed_bias ? g->bias + j : NULL;
                             u.c = g->c + i * g->ldc + j;
-                            u.prefetch = i > m0 ? luthier__prefetch_next(&pf) : NULL;
-                            u.flags = (u.flags & ~(unsigned)LUTHIER_UKERNEL_PREFETCH_DENSE) | (u.prefetch ? pf.flags : 0u);
+                            luthier__prefetch_give(&pf, &u, i == m0);
                             uk->fn(&u);
                         }
                     }
@@ -623,8 +628,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__ukernel_entry
                     u.b = g->b + (j / nr) * g->b_layout->panel_stride + s0 * g->k * nr;
                     u.bias = first && g->bias ? g->bias + j : NULL;
                     u.c = g->c + i * g->ldc + j;
-                    u.prefetch = i > m0 ? luthier__prefetch_next(&pf) : NULL;
-                    u.flags = (u.flags & ~(unsigned)LUTHIER_UKERNEL_PREFETCH_DENSE) | (u.prefetch ? pf.flags : 0u);
+                    luthier__prefetch_give(&pf, &u, i == m0);
                     uk->fn(&u);
                 }
             }

@@ -1202,17 +1202,23 @@ done:
     return ok;
 }
 
+/* 1 if candidate c's (algorithm, kernel) pair is the winner's or a runner-up's already */
+LUTHIER_PRIVATE int luthier__runner_taken(const luthier__task *t, const luthier__tmeas *m, size_t c, const int *runner) {
+    int k;
+    for (k = -1; k < t->runners; k++) {
+        const luthier__cand *o = &m->cands[k < 0 ? t->best : runner[k]];
+        if (m->cands[c].algo == o->algo && m->cands[c].kernel == o->kernel) return 1;
+    }
+    return 0;
+}
+
 /* Adds candidate c to t's runners-up (runner[] their indices) if it is another (algorithm,
    kernel) pair than the winner's and theirs and runs faster alone than the default, measuring
    it first when the search did not. Returns the measurements made (0 or 1). */
 LUTHIER_PRIVATE int luthier__runner_add(luthier_context *ctx, luthier__task *t, luthier__tmeas *m, size_t c, int *runner) {
     const luthier__cand *x = &m->cands[c];
-    int k, made = 0;
-    if (t->runners >= LUTHIER__PLAN_RUNNERS) return 0;
-    for (k = -1; k < t->runners; k++) {
-        const luthier__cand *o = &m->cands[k < 0 ? t->best : runner[k]];
-        if (x->algo == o->algo && x->kernel == o->kernel) return 0;
-    }
+    int made = 0;
+    if (t->runners >= LUTHIER__PLAN_RUNNERS || luthier__runner_taken(t, m, c, runner)) return 0;
     if (m->times[c] == 0) {
         const double ms = luthier__measure_cand(m, x, NULL);
         m->times[c] = ms > 0 ? ms : -1.0;
@@ -1262,15 +1268,11 @@ LUTHIER_PRIVATE int luthier__task_runners(luthier_context *ctx, luthier__task *t
     }
     while (t->runners < LUTHIER__PLAN_RUNNERS) { /* the next fastest measured pairs */
         const int before = t->runners;
-        int bc = -1, k;
-        for (c = 0; c < nc; c++) {
-            int other = m->times[c] > 0 && m->times[c] <= LUTHIER__RUNNER_SLACK * t->best_ms && m->times[c] < t->default_ms;
-            for (k = -1; k < t->runners && other; k++) {
-                const luthier__cand *o = &m->cands[k < 0 ? t->best : runner[k]];
-                other = m->cands[c].algo != o->algo || m->cands[c].kernel != o->kernel;
-            }
-            if (other && (bc < 0 || m->times[c] < m->times[bc])) bc = (int)c;
-        }
+        int bc = -1;
+        for (c = 0; c < nc; c++)
+            if (m->times[c] > 0 && m->times[c] <= LUTHIER__RUNNER_SLACK * t->best_ms && m->times[c] < t->default_ms &&
+                !luthier__runner_taken(t, m, c, runner) && (bc < 0 || m->times[c] < m->times[bc]))
+                bc = (int)c;
         if (bc < 0) break;
         made += luthier__runner_add(ctx, t, m, (size_t)bc, runner);
         if (t->runners == before) break;
