@@ -221,6 +221,10 @@ typedef struct luthier_context_desc {
     /* Threads (calling thread included): 0 = one per CPU of every cluster; N = the first N CPUs
        in cluster order (fastest first). 1 = no worker threads at all. */
     int num_threads;
+    /* When creation fails there is no context to ask luthier_context_error: the message (a bad
+       kernel name, a malformed $LUTHIER_CLUSTERS, ...) goes here instead. NULL = dropped. */
+    char *error;
+    size_t error_size;
 } luthier_context_desc;
 
 LUTHIER_API const char *luthier_status_string(luthier_status status);
@@ -231,6 +235,15 @@ LUTHIER_API void luthier_context_destroy(luthier_context *ctx); /* NULL is a no-
 LUTHIER_API const char *luthier_context_error(const luthier_context *ctx);
 /* LUTHIER_CPU_* bits detected on this CPU (not masked by any context). */
 LUTHIER_API unsigned luthier_cpu_features(void);
+
+/* Reads the whole of a regular file (model, records, tensor files): *data gets a buffer of
+   *size bytes plus a terminating 0 byte, to release with luthier_free. A directory, a FIFO or
+   a device is refused (INVALID_ARGUMENT: their size is meaningless and a read may block
+   forever), so is a file larger than max_bytes (OVERFLOW; 0 = no limit). NOT_FOUND when it
+   cannot be opened. err (may be NULL) receives what was wrong. Thread-safe. */
+LUTHIER_API luthier_status luthier_read_file(const char *path, size_t max_bytes, void **data, size_t *size, char *err,
+                                             size_t err_size);
+LUTHIER_API void luthier_free(void *p); /* NULL is a no-op */
 
 /* Cache sizes in bytes as detected (sysfs, then sysconf, then conservative defaults). */
 typedef struct luthier_cache_info {
@@ -362,7 +375,7 @@ typedef struct luthier_parallel_desc {
 
 /* Runs fn over [0, n) on the context's threads and returns when all are done. The context is
    single-caller: fn must not start a parallel region on the same context. desc NULL = RATIO
-   with the default weights. */
+   with the default weights. n is at most 2^52 (OVERFLOW beyond). */
 LUTHIER_API luthier_status luthier_parallel_for(luthier_context *ctx, size_t n,
                                                 const luthier_parallel_desc *desc,
                                                 luthier_range_fn fn, void *arg);
@@ -516,6 +529,10 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/stat.h>
+#endif
 #ifndef LUTHIER_NO_THREADS
 #include <pthread.h>
 #include <sched.h>
@@ -596,6 +613,43 @@ LUTHIER_PRIVATE void luthier__free(void *ptr) {
     }
 }
 
+/* >>impl-size: checked size arithmetic. Every byte size, offset and element count of the graph,
+   the plan and its arena, the ONNX loader and the calibration goes through these three. A result
+   above LUTHIER__SIZE_LIMIT (PTRDIFF_MAX: no C object can be larger) is an overflow: the helper
+   returns 0 and sets *out to 0, and the caller turns that into LUTHIER_STATUS_OVERFLOW. */
+#define LUTHIER__SIZE_LIMIT ((size_t)PTRDIFF_MAX)
+
+LUTHIER_PRIVATE int luthier__size_mul(size_t a, size_t b, size_t *out) {
+    if (a > LUTHIER__SIZE_LIMIT || b > LUTHIER__SIZE_LIMIT || (a && b > LUTHIER__SIZE_LIMIT / a)) {
+        *out = 0;
+        return 0;
+    }
+    *out = a * b;
+    return 1;
+}
+
+LUTHIER_PRIVATE int luthier__size_add(size_t a, size_t b, size_t *out) {
+    if (a > LUTHIER__SIZE_LIMIT || b > LUTHIER__SIZE_LIMIT - a) {
+        *out = 0;
+        return 0;
+    }
+    *out = a + b;
+    return 1;
+}
+
+/* elem times the product of the dimensions of a shape (a negative dimension is an overflow). */
+LUTHIER_PRIVATE int luthier__size_shape(int rank, const int64_t *shape, size_t elem, size_t *out) {
+    size_t n = elem;
+    int i;
+    for (i = 0; i < rank; i++)
+        if (shape[i] < 0 || (uint64_t)shape[i] > (uint64_t)LUTHIER__SIZE_LIMIT || !luthier__size_mul(n, (size_t)shape[i], &n)) {
+            *out = 0;
+            return 0;
+        }
+    *out = n;
+    return 1;
+}
+
 #if LUTHIER__X86
 #if defined(__GNUC__) || defined(__clang__)
 #include <cpuid.h>
@@ -636,19 +690,87 @@ LUTHIER_PRIVATE unsigned luthier__detect_cpu_features(void) { return LUTHIER_CPU
 LUTHIER_PRIVATE unsigned luthier__detect_cpu_features(void) { return 0; }
 #endif
 
+/* Detected once; threads that race on the first call each detect the same value and store it
+   atomically (bit 31 marks "detected"). */
 LUTHIER_API unsigned luthier_cpu_features(void) {
-    static volatile int done;
-    static volatile unsigned cached;
-    if (!done) { /* racing threads compute the same value: benign */
-        cached = luthier__detect_cpu_features();
-        done = 1;
+    static unsigned cached; /* 0: not yet detected */
+#if defined(__GNUC__) || defined(__clang__)
+    unsigned f = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = luthier__detect_cpu_features() | 0x80000000u;
+        __atomic_store_n(&cached, f, __ATOMIC_RELEASE);
     }
-    return cached;
+#else
+    unsigned f = luthier__detect_cpu_features() | 0x80000000u;
+    (void)cached;
+#endif
+    return f & 0x7fffffffu;
+}
+
+/* Opens path for reading when it is a regular file; NULL with *why set otherwise. A directory
+   (whose size reads as LONG_MAX), a FIFO or a device (an open or read that may never return) is
+   refused: the open itself does not block (O_NONBLOCK), the check is made on the open file. */
+LUTHIER_PRIVATE FILE *luthier__fopen_regular(const char *path, const char **why) {
+#if defined(__unix__) || defined(__APPLE__)
+    struct stat st;
+    FILE *f;
+    int fd;
+    *why = "cannot open";
+    if (!path || (fd = open(path, O_RDONLY | O_NONBLOCK)) < 0) return NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        *why = "not a regular file (a directory, FIFO, socket or device)";
+        close(fd);
+        return NULL;
+    }
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "rb"))) {
+        close(fd);
+        return NULL;
+    }
+    return f;
+#else
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    *why = "cannot open";
+    return f;
+#endif
+}
+
+LUTHIER_API void luthier_free(void *p) { luthier__free(p); }
+
+LUTHIER_API luthier_status luthier_read_file(const char *path, size_t max_bytes, void **data, size_t *size, char *err,
+                                             size_t err_size) {
+    const char *why = "";
+    luthier_status s = LUTHIER_STATUS_OK;
+    FILE *f;
+    long len = -1;
+    char *buf = NULL;
+    if (err && err_size) err[0] = 0;
+    if (!data || !size) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    *data = NULL;
+    *size = 0;
+    if (!(f = luthier__fopen_regular(path, &why))) {
+        if (err && err_size) snprintf(err, err_size, "'%s': %s", path ? path : "(null)", why);
+        return strcmp(why, "cannot open") ? LUTHIER_STATUS_INVALID_ARGUMENT : LUTHIER_STATUS_NOT_FOUND;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) s = LUTHIER_STATUS_INVALID_ARGUMENT, why = "cannot read it";
+    else if ((max_bytes && (size_t)len > max_bytes) || (size_t)len >= LUTHIER__SIZE_LIMIT) s = LUTHIER_STATUS_OVERFLOW, why = "too large";
+    else if (!(buf = (char *)luthier__alloc((size_t)len + 1))) s = LUTHIER_STATUS_OUT_OF_MEMORY, why = "does not fit in memory";
+    else if (len && fread(buf, 1, (size_t)len, f) != (size_t)len) s = LUTHIER_STATUS_INVALID_ARGUMENT, why = "cannot read it";
+    fclose(f);
+    if (s != LUTHIER_STATUS_OK) {
+        luthier__free(buf);
+        if (err && err_size) snprintf(err, err_size, "'%s': %s (%ld bytes, limit %zu)", path, why, len, max_bytes);
+        return s;
+    }
+    buf[len] = 0;
+    *data = buf;
+    *size = (size_t)len;
+    return LUTHIER_STATUS_OK;
 }
 
 /* Reads a small text file into buf; returns the length or -1. */
 LUTHIER_PRIVATE long luthier__read_small_file(const char *path, char *buf, size_t cap) {
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = luthier__fopen_regular(path, &why);
     size_t n;
     if (!f) return -1;
     n = fread(buf, 1, cap - 1, f);
@@ -865,7 +987,8 @@ LUTHIER_PRIVATE void luthier__short_model_name(const char *in, char *out, size_t
 
 /* /proc/cpuinfo: per "processor : N" block, CPU implementer / CPU part (ARM) or model name. */
 LUTHIER_PRIVATE void luthier__read_cpuinfo(const char *path, luthier__sysfs_facts *sf) {
-    FILE *f = fopen(path, "r");
+    const char *why;
+    FILE *f = luthier__fopen_regular(path, &why);
     char line[256];
     long cur = -1;
     if (!f) return;
@@ -1667,6 +1790,10 @@ LUTHIER_PRIVATE luthier_status luthier__weights(luthier_context *ctx, const floa
     return LUTHIER_STATUS_OK;
 }
 
+/* The most units of one parallel region: exact as doubles (the ratio partition), and the
+   dynamic counter (at most n plus a chunk of at most n per thread) cannot wrap. */
+#define LUTHIER__PARALLEL_MAX_UNITS ((size_t)1 << 52)
+
 /* Publishes a job (partition or dynamic) and runs it. */
 LUTHIER_PRIVATE luthier_status luthier__parallel(luthier_context *ctx, size_t n,
                                                  luthier_schedule schedule, const float *ratios,
@@ -1680,6 +1807,8 @@ LUTHIER_PRIVATE luthier_status luthier__parallel(luthier_context *ctx, size_t n,
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "unknown schedule %d", (int)schedule);
     if ((s = luthier__weights(ctx, ratios, num_ratios, w)) != LUTHIER_STATUS_OK) return s;
     if (n == 0) return LUTHIER_STATUS_OK;
+    if (n > LUTHIER__PARALLEL_MAX_UNITS) /* the partition's doubles and the dynamic counter stay exact */
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "parallel region of %zu units: at most 2^52", n);
     if (ctx->busy)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
                              "parallel region started from inside a parallel region of the same context");
@@ -1689,7 +1818,7 @@ LUTHIER_PRIVATE luthier_status luthier__parallel(luthier_context *ctx, size_t n,
     j->n = n;
     j->dynamic = schedule == LUTHIER_SCHEDULE_DYNAMIC;
     if (j->dynamic) {
-        j->chunk = chunk ? chunk : luthier__max_sz(1, n / (4 * (size_t)p->num_threads));
+        j->chunk = chunk ? (chunk < n ? chunk : n) : luthier__max_sz(1, n / (4 * (size_t)p->num_threads));
         j->next = 0;
     } else {
         luthier__partition(p, n, w, j->begin, j->end);
@@ -1782,18 +1911,18 @@ LUTHIER_API luthier_status luthier_context_create(const luthier_context_desc *de
     if (!kname || !*kname) kname = getenv("LUTHIER_KERNEL");
     if (kname && *kname) {
         s = luthier__resolve_kernel(ctx, kname, &ctx->kernel);
-        if (s != LUTHIER_STATUS_OK) {
-            luthier__free(ctx);
-            return s;
-        }
     } else {
         ctx->kernel = luthier__select_default_kernel(ctx->cpu_features);
         ctx->kernel_auto = 1;
+        s = LUTHIER_STATUS_OK;
     }
-    if ((s = luthier__context_threads(ctx, &d)) != LUTHIER_STATUS_OK) {
+    if (s == LUTHIER_STATUS_OK) s = luthier__context_threads(ctx, &d);
+    if (s != LUTHIER_STATUS_OK) {
+        if (d.error && d.error_size) snprintf(d.error, d.error_size, "%s", ctx->error);
         luthier__free(ctx);
         return s;
     }
+    if (d.error && d.error_size) d.error[0] = 0;
     *out = ctx;
     return LUTHIER_STATUS_OK;
 }

@@ -445,17 +445,22 @@ LUTHIER_PRIVATE char *luthier__strdup(const char *s) {
     return p;
 }
 
+/* The most tensors a graph may hold; calibrations take ids below it. */
+#define LUTHIER__MAX_TENSORS (1 << 26)
+
 /* Grows *arr (elements of size elt) to hold at least need; returns 0 on failure. */
 LUTHIER_PRIVATE int luthier__grow(void **arr, int *cap, int need, size_t elt) {
     void *p;
     int n;
+    size_t bytes;
+    if (need < 0) return 0;
     if (need <= *cap) return 1;
     n = *cap ? *cap : 16;
     while (n < need) {
         if (n > INT_MAX / 2) return 0;
         n *= 2;
     }
-    if ((size_t)n > SIZE_MAX / elt || !(p = luthier__alloc((size_t)n * elt))) return 0;
+    if (!luthier__size_mul((size_t)n, elt, &bytes) || !(p = luthier__alloc(bytes))) return 0;
     if (*arr) memcpy(p, *arr, (size_t)*cap * elt);
     memset((char *)p + (size_t)*cap * elt, 0, (size_t)(n - *cap) * elt);
     luthier__free(*arr);
@@ -505,19 +510,17 @@ LUTHIER_PRIVATE size_t luthier__dtype_size(luthier_dtype t) {
     return t == LUTHIER_DTYPE_I64 ? 8 : t == LUTHIER__DTYPE_U8 ? 1 : 4;
 }
 
-/* Elements of a shape; 0 with *ok = 0 when the product overflows 2^62. */
+/* Elements of a shape; 0 with *ok = 0 when the tensor's bytes at the widest dtype (8 bytes)
+   would pass LUTHIER__SIZE_LIMIT, so that every byte size of a graph tensor is representable. */
 LUTHIER_PRIVATE uint64_t luthier__numel(int rank, const int64_t *shape, int *ok) {
-    uint64_t n = 1;
-    int i;
-    *ok = 1;
-    for (i = 0; i < rank; i++) {
-        if (shape[i] < 0 || (shape[i] && n > ((uint64_t)1 << 62) / (uint64_t)shape[i])) {
-            *ok = 0;
-            return 0;
-        }
-        n *= (uint64_t)shape[i];
-    }
-    return n;
+    size_t bytes;
+    *ok = luthier__size_shape(rank, shape, 8, &bytes);
+    return (uint64_t)(bytes / 8);
+}
+
+/* Bytes of a tensor of this shape and dtype (checked: 0 when it overflows). */
+LUTHIER_PRIVATE int luthier__tensor_bytes(int rank, const int64_t *shape, luthier_dtype dtype, size_t *bytes) {
+    return luthier__size_shape(rank, shape, luthier__dtype_size(dtype), bytes);
 }
 
 LUTHIER_PRIVATE void luthier__shape_str(int rank, const int64_t *shape, char *buf, size_t size) {
@@ -549,6 +552,9 @@ LUTHIER_PRIVATE luthier_status luthier__add_tensor(luthier_graph *g, const char 
                                   name, i, (long long)shape[i]);
     luthier__numel(rank, shape, &ok);
     if (!ok) return luthier__gfail(g, LUTHIER_STATUS_OVERFLOW, "tensor '%s': element count overflows", name);
+    if (g->num_tensors >= LUTHIER__MAX_TENSORS)
+        return luthier__gfail(g, LUTHIER_STATUS_OVERFLOW, "tensor '%s': the graph already holds %d tensors, the most it may",
+                              name, LUTHIER__MAX_TENSORS);
     for (i = 0; i < g->num_tensors; i++)
         if (strcmp(g->tensors[i].name, name) == 0)
             return luthier__gfail(g, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor name '%s' is already used", name);
@@ -596,8 +602,9 @@ LUTHIER_PRIVATE luthier_status luthier__graph_const(luthier_graph *g, const char
     t->is_const = 1;
     t->data = data;
     if (copy) {
-        size_t bytes = (size_t)luthier__numel(rank, shape, &ok) * luthier__dtype_size(dtype);
-        if (!(t->owned = luthier__alloc(bytes ? bytes : 1))) {
+        size_t bytes;
+        ok = luthier__tensor_bytes(rank, shape, dtype, &bytes); /* checked by luthier__add_tensor */
+        if (!ok || !(t->owned = luthier__alloc(bytes ? bytes : 1))) {
             luthier__free(t->name);
             g->num_tensors--;
             return luthier__gfail(g, LUTHIER_STATUS_OUT_OF_MEMORY, "constant '%s': cannot copy %zu bytes", name, bytes);
@@ -799,6 +806,8 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
         if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, pools take [N,C,H,W]", x->name, x->rank);
         if (kh < 1 || kw < 1) LUTHIER__NFAIL("kernel %lldx%lld: set kernel[0] and kernel[1] >= 1", (long long)kh, (long long)kw);
         if (sh < 1 || sw < 1 || dh < 1 || dw < 1) LUTHIER__NFAIL("strides and dilations must be >= 1");
+        if (kh > INT32_MAX || kw > INT32_MAX || sh > INT32_MAX || sw > INT32_MAX || dh > INT32_MAX || dw > INT32_MAX)
+            LUTHIER__NFAIL("kernel, stride and dilation must be below 2^31");
         if (d->op == LUTHIER_OP_AVGPOOL && (dh != 1 || dw != 1)) LUTHIER__NFAIL("avgpool takes no dilation");
         for (i = 0; i < 4; i++)
             if (d->pads[i] < 0 || d->pads[i] > (i & 1 ? (kw - 1) * dw : (kh - 1) * dh) )
@@ -809,7 +818,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
             LUTHIER__NFAIL("a %lldx%lld window does not fit the %lldx%lld input", (long long)kh, (long long)kw,
                            (long long)x->shape[2], (long long)x->shape[3]);
         r->shape[0][2] = oh; r->shape[0][3] = ow;
-        r->flops = (double)x->shape[0] * (double)x->shape[1] * (double)oh * (double)ow * (double)(kh * kw);
+        r->flops = (double)x->shape[0] * (double)x->shape[1] * (double)oh * (double)ow * (double)kh * (double)kw;
         break;
     }
     case LUTHIER_OP_GLOBAL_AVGPOOL:
@@ -857,6 +866,8 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
                     luthier__shape_str(in[i]->rank, in[i]->shape, sb, sizeof sb);
                     LUTHIER__NFAIL("input %d %s differs from input 0 %s outside axis %d", i, sb, sa, axis);
                 }
+            if (in[i]->shape[axis] > (int64_t)(LUTHIER__SIZE_LIMIT / 8) - total)
+                LUTHIER__NFAIL("the concatenated axis %d overflows", axis);
             total += in[i]->shape[axis];
         }
         r->shape[0][axis] = total;
@@ -874,7 +885,9 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
         r->num_outputs = parts;
         for (i = 0; i < parts; i++) {
             int64_t len = d->sizes ? d->sizes[i] : x->shape[axis] / parts;
-            if (len < 1) LUTHIER__NFAIL("part %d has size %lld (must be >= 1)", i, (long long)len);
+            if (len < 1 || len > x->shape[axis] - total)
+                LUTHIER__NFAIL("part %d has size %lld: sizes must be >= 1 and add up to the axis's %lld", i, (long long)len,
+                               (long long)x->shape[axis]);
             total += len;
             r->rank[i] = x->rank;
             memcpy(r->shape[i], x->shape, sizeof x->shape);
@@ -916,7 +929,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
         break;
     case LUTHIER_OP_LRN:
         if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, lrn takes [N,C,H,W]", x->name, x->rank);
-        if (d->size < 1) LUTHIER__NFAIL("size %lld must be >= 1", (long long)d->size);
+        if (d->size < 1 || d->size > INT32_MAX) LUTHIER__NFAIL("size %lld must be in [1, 2^31)", (long long)d->size);
         r->flops = (double)(2 * d->size + 4) * numel;
         break;
     case LUTHIER_OP_FLATTEN: {
@@ -929,7 +942,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
     }
     case LUTHIER_OP_RESHAPE: {
         int infer = -1;
-        int64_t known = 1;
+        int64_t known = 1, xn = (int64_t)luthier__numel(x->rank, x->shape, &ok); /* exact */
         if (!d->sizes || d->num_sizes < 1 || d->num_sizes > LUTHIER_MAX_RANK)
             LUTHIER__NFAIL("the target shape needs sizes and 1 <= num_sizes <= %d", LUTHIER_MAX_RANK);
         r->rank[0] = d->num_sizes;
@@ -945,15 +958,19 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
             } else if (v < 1) {
                 LUTHIER__NFAIL("size %d is %lld", i, (long long)v);
             }
+            if (v > xn / known) { /* more elements than the input has */
+                luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
+                LUTHIER__NFAIL("cannot reshape %s: size %d (%lld) makes more elements than it has", sa, i, (long long)v);
+            }
             r->shape[0][i] = v;
             known *= v;
         }
         if (infer >= 0) {
-            if ((int64_t)numel % known) LUTHIER__NFAIL("cannot infer the -1 size: %.0f elements over %lld", numel, (long long)known);
-            r->shape[0][infer] = (int64_t)numel / known;
+            if (xn % known) LUTHIER__NFAIL("cannot infer the -1 size: %lld elements over %lld", (long long)xn, (long long)known);
+            r->shape[0][infer] = xn / known;
             known *= r->shape[0][infer];
         }
-        if ((double)known != numel) {
+        if (known != xn) {
             luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
             luthier__shape_str(r->rank[0], r->shape[0], sb, sizeof sb);
             LUTHIER__NFAIL("cannot reshape %s to %s (element counts differ)", sa, sb);
@@ -1292,7 +1309,7 @@ LUTHIER_API void luthier_calibration_destroy(luthier_calibration *c) {
 
 LUTHIER_API luthier_status luthier_calibration_set_params(luthier_calibration *c, int tensor, float scale,
                                                           int32_t zero_point) {
-    if (!c || tensor < 0 || !(scale > 0.0f) || !(scale <= FLT_MAX) || zero_point < 0 || zero_point > 255)
+    if (!c || tensor < 0 || tensor >= LUTHIER__MAX_TENSORS || !(scale > 0.0f) || !(scale <= FLT_MAX) || zero_point < 0 || zero_point > 255)
         return LUTHIER_STATUS_INVALID_ARGUMENT;
     if (tensor >= c->cap) {
         int cap = c->cap, c1 = cap, c2 = cap, c3 = cap;
@@ -1355,12 +1372,15 @@ LUTHIER_API luthier_status luthier_calibration_load(luthier_context *ctx, luthie
                                                     const char *path) {
     FILE *fh;
     char line[1024], name[1000];
+    const char *why;
     luthier_status s = LUTHIER_STATUS_OK;
     int lineno = 0;
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     ctx->error[0] = 0;
     if (!c || !g || !path) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "calibration_load: calibration, graph or path is NULL");
-    if (!(fh = fopen(path, "r"))) return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND, "calibration_load: cannot open '%s'", path);
+    if (!(fh = luthier__fopen_regular(path, &why)))
+        return luthier__fail(ctx, strcmp(why, "cannot open") ? LUTHIER_STATUS_INVALID_ARGUMENT : LUTHIER_STATUS_NOT_FOUND,
+                             "calibration_load: '%s': %s", path, why);
     while (s == LUTHIER_STATUS_OK && fgets(line, sizeof line, fh)) {
         double scale;
         int zp, t;
@@ -1394,7 +1414,6 @@ LUTHIER_PRIVATE void *luthier__plan_blob(luthier_plan *p, size_t bytes) {
 LUTHIER_PRIVATE int luthier__pval_new(luthier_plan *p, luthier_dtype dtype, int rank, const int64_t *shape,
                                       int layout) {
     luthier__pval *v;
-    int ok;
     if (!luthier__grow((void **)&p->vals, &p->cap_vals, p->num_vals + 1, sizeof *p->vals)) return -1;
     v = &p->vals[p->num_vals];
     memset(v, 0, sizeof *v);
@@ -1402,7 +1421,7 @@ LUTHIER_PRIVATE int luthier__pval_new(luthier_plan *p, luthier_dtype dtype, int 
     v->rank = rank;
     memcpy(v->shape, shape, sizeof(int64_t) * (size_t)rank);
     v->layout = layout;
-    v->bytes = (size_t)luthier__numel(rank, shape, &ok) * luthier__dtype_size(dtype);
+    if (!luthier__tensor_bytes(rank, shape, dtype, &v->bytes)) return -1;
     v->alias = -1;
     v->twin = -1;
     v->tensor = -1;
@@ -1732,8 +1751,9 @@ LUTHIER_PRIVATE void luthier__plan_inplace(luthier_plan *p) {
 
 typedef struct luthier__placed { size_t off, end; int first, last; } luthier__placed;
 
+/* 1 when placed, 0 when out of memory, -1 when the arena's size overflows. */
 LUTHIER_PRIVATE int luthier__assign_offsets(luthier_plan *p) {
-    int *order, n = 0, i, j, k;
+    int *order, n = 0, i, j, k, ok = 1;
     luthier__placed *placed;
     size_t total = 0;
     for (i = 0; i < p->num_vals; i++) {
@@ -1757,10 +1777,12 @@ LUTHIER_PRIVATE int luthier__assign_offsets(luthier_plan *p) {
         for (j = i; j > 0 && p->vals[order[j - 1]].bytes < p->vals[x].bytes; j--) order[j] = order[j - 1];
         order[j] = x;
     }
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n && ok; i++) {
         luthier__pval *v = &p->vals[order[i]];
-        size_t size = (v->bytes + LUTHIER__ALIGN - 1) / LUTHIER__ALIGN * LUTHIER__ALIGN, off = 0;
+        size_t size, off = 0, end;
         int moved = 1;
+        ok = luthier__size_add(v->bytes, LUTHIER__ALIGN - 1, &size);
+        size = size / LUTHIER__ALIGN * LUTHIER__ALIGN;
         /* lowest offset that overlaps no placed value alive at the same time */
         while (moved) {
             moved = 0;
@@ -1773,17 +1795,18 @@ LUTHIER_PRIVATE int luthier__assign_offsets(luthier_plan *p) {
                 }
             }
         }
+        ok = ok && luthier__size_add(off, size, &end);
         v->offset = off;
         placed[i].off = off;
-        placed[i].end = off + size;
+        placed[i].end = end;
         placed[i].first = v->first;
         placed[i].last = v->last;
-        if (off + size > total) total = off + size;
+        if (end > total) total = end;
     }
     p->arena_bytes = total;
     luthier__free(order);
     luthier__free(placed);
-    return 1;
+    return ok ? 1 : -1;
 }
 
 
@@ -2093,7 +2116,8 @@ LUTHIER_PRIVATE void luthier__set_u8(luthier__pval *v, float scale, int32_t zero
     v->dtype = LUTHIER__DTYPE_U8;
     v->qscale = scale;
     v->qzero = zero;
-    v->bytes = (size_t)luthier__numel(v->rank, v->shape, &ok);
+    ok = luthier__tensor_bytes(v->rank, v->shape, LUTHIER__DTYPE_U8, &v->bytes);
+    (void)ok; /* no larger than its fp32 size, which was checked */
 }
 
 /* The int8 step st of node gn (luthier__q_node said yes; inputs already uint8). */
@@ -2409,11 +2433,14 @@ LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, con
     for (i = 0; i < p->num_vals; i++) {
         int r = luthier__root(p, i);
         if (p->vals[r].storage == LUTHIER__ST_ARENA && p->vals[r].last >= 0 &&
-            (i >= g->num_tensors || !g->tensors[i].is_input))
-            p->sum_activation_bytes += p->vals[i].bytes;
+            (i >= g->num_tensors || !g->tensors[i].is_input) &&
+            !luthier__size_add(p->sum_activation_bytes, p->vals[i].bytes, &p->sum_activation_bytes))
+            LUTHIER__PFAIL(LUTHIER_STATUS_OVERFLOW, "plan: the activations' total size overflows");
     }
     luthier__plan_inplace(p);
-    if (!luthier__assign_offsets(p)) LUTHIER__OOM();
+    if ((i = luthier__assign_offsets(p)) == 0) LUTHIER__OOM();
+    if (i < 0) LUTHIER__PFAIL(LUTHIER_STATUS_OVERFLOW, "plan: the arena's size overflows (its values need more than %zu bytes)",
+                              (size_t)LUTHIER__SIZE_LIMIT);
     /* each conv step prefetches, as it ends, the block the next conv step starts with: in a
        network the weights come from memory, and the first block of a layer had nothing to
        hide its arrival behind (docs/DESIGN.md, "Next-block prefetch") */

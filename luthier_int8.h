@@ -305,11 +305,13 @@ LUTHIER__INLINE int32_t luthier__rdbpot(int32_t x, int e) {
 
 LUTHIER_API uint8_t luthier_requantize(int32_t acc, int32_t multiplier, int32_t shift,
                                        int32_t zero_point, int32_t qmin, int32_t qmax) {
-    int32_t y = luthier__rdbpot(luthier__srdhm(acc, multiplier), (int)(shift & 31));
-    /* clamp before adding the zero point: no overflow near INT32_MAX */
-    if (y < qmin - zero_point) y = qmin - zero_point;
-    if (y > qmax - zero_point) y = qmax - zero_point;
-    return (uint8_t)(y + zero_point);
+    int64_t y = luthier__rdbpot(luthier__srdhm(acc, multiplier), (int)(shift & 31));
+    /* clamp before adding the zero point (in 64 bits: bounds and zero point outside 0..255
+       must not overflow), then to the uint8 range */
+    if (y < (int64_t)qmin - zero_point) y = (int64_t)qmin - zero_point;
+    if (y > (int64_t)qmax - zero_point) y = (int64_t)qmax - zero_point;
+    y += zero_point;
+    return (uint8_t)(y < 0 ? 0 : y > 255 ? 255 : y);
 }
 
 LUTHIER_API luthier_status luthier_quantize_multiplier(double real, int32_t *multiplier,

@@ -176,6 +176,12 @@ typedef struct luthier_onnx_options {
        Create it empty with luthier_calibration_create; pass it later as
        luthier_plan_desc.int8. It is changed only when the load succeeds. */
     luthier_calibration *calibration;
+    /* The most bytes the loader may allocate for one model besides the graph's own copies of
+       the weights (parsed and folded tensors, names, nodes): 0 = 1 GiB plus twice the model's
+       size, far above any real model's needs. A small file that would need more (a few
+       ConstantOfShape nodes asking for gigabytes) is refused with OUT_OF_MEMORY and a message
+       naming this budget, before it takes the memory. */
+    size_t memory_budget;
 } luthier_onnx_options;
 
 /* ---- implementation: arena ----------------------------------------------------------------- */
@@ -257,6 +263,7 @@ typedef struct luthier_onnx__qp {
 
 typedef struct luthier_onnx__ctx {
     luthier_onnx__blk *arena;
+    size_t arena_bytes, budget; /* allocated so far, and the most allowed (memory_budget) */
     char *err;
     size_t err_size;
     luthier_status st;
@@ -285,6 +292,15 @@ typedef struct luthier_onnx__ctx {
     int cqp;
 } luthier_onnx__ctx;
 
+LUTHIER_ONNX__FN LUTHIER_ONNX__PRINTF(3, 4) luthier_status luthier_onnx__fail(luthier_onnx__ctx *c, luthier_status s, const char *fmt, ...);
+
+/* The loader's memory budget for a file of size bytes (see luthier_onnx_options.memory_budget). */
+LUTHIER_ONNX__FN size_t luthier_onnx__budget(const luthier_onnx_options *opt, size_t size) {
+    const size_t base = (size_t)1 << 30;
+    if (opt && opt->memory_budget) return opt->memory_budget;
+    return size > (SIZE_MAX - base) / 2 ? SIZE_MAX : base + 2 * size;
+}
+
 LUTHIER_ONNX__FN void *luthier_onnx__alloc(luthier_onnx__ctx *c, size_t size) {
     luthier_onnx__blk *b = c->arena;
     void *p;
@@ -292,6 +308,13 @@ LUTHIER_ONNX__FN void *luthier_onnx__alloc(luthier_onnx__ctx *c, size_t size) {
     if (size > ((size_t)1 << 40)) return NULL;
     if (!b || b->cap - b->used < size) {
         size_t cap = size > 65536 ? size : 65536;
+        if (cap > c->budget || c->arena_bytes > c->budget - cap) {
+            luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY,
+                               "the model needs more than the loader's memory budget of %zu MiB (luthier_onnx_options."
+                               "memory_budget: by default 1 GiB plus twice the model's size)", c->budget >> 20);
+            return NULL;
+        }
+        c->arena_bytes += cap;
         b = (luthier_onnx__blk *)malloc(LUTHIER_ONNX__BLK_HDR + cap);
         if (!b) return NULL;
         b->next = c->arena;
@@ -1808,9 +1831,13 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__eng(luthier_onnx__ctx *c, const lu
 
 /* Adds an engine node named name (the ONNX output name for the final one). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__emit(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_node_desc *d, const char *name, int *outs) {
+    luthier_status s;
     d->name = name;
-    if (luthier_graph_add_node(c->g, d, outs) != LUTHIER_STATUS_OK)
-        LUTHIER_ONNX__UNSUP("the engine refuses its %s step: %s", luthier_op_name(d->op), luthier_graph_error(c->g));
+    /* sizes past the engine's limits and exhausted memory keep their status; any other refusal
+       is a configuration the engine does not run */
+    if ((s = luthier_graph_add_node(c->g, d, outs)) != LUTHIER_STATUS_OK)
+        return luthier_onnx__nfail(c, n, s == LUTHIER_STATUS_OVERFLOW || s == LUTHIER_STATUS_OUT_OF_MEMORY ? s : LUTHIER_STATUS_UNSUPPORTED,
+                                   "the engine refuses its %s step: %s", luthier_op_name(d->op), luthier_graph_error(c->g));
     return LUTHIER_STATUS_OK;
 }
 
@@ -2144,6 +2171,68 @@ LUTHIER_ONNX__FN int luthier_onnx__qpass(const luthier_onnx__node *n) {
 typedef struct luthier_onnx__unop { const char *onnx; luthier_op op; } luthier_onnx__unop;
 
 /* Conversion of one node in topological order. */
+/* ---- the operators the loader maps ------------------------------------------------------------
+   X(op_type, min inputs, max inputs, min outputs, max outputs), over opsets 7..17 (the widest
+   range of any opset: the converter checks the opset's own rules). The first `min inputs` inputs
+   are required and must be named; later ones are optional and may be "" (absent). Every node of
+   one of these types is checked against its row before pattern matching, folding or conversion
+   looks at its inputs. */
+#define LUTHIER_ONNX__MANY (1 << 20)
+#define LUTHIER_ONNX__OPS(X)                                                                                  \
+    X("Constant", 0, 0, 1, 1) X("Identity", 1, 1, 1, 1) X("Dropout", 1, 3, 1, 2) X("Cast", 1, 1, 1, 1)       \
+    X("Relu", 1, 1, 1, 1) X("Sigmoid", 1, 1, 1, 1) X("Tanh", 1, 1, 1, 1) X("Erf", 1, 1, 1, 1)                \
+    X("Sqrt", 1, 1, 1, 1) X("Exp", 1, 1, 1, 1) X("Neg", 1, 1, 1, 1) X("Gelu", 1, 1, 1, 1)                    \
+    X("Reciprocal", 1, 1, 1, 1) X("LeakyRelu", 1, 1, 1, 1) X("Clip", 1, 3, 1, 1)                             \
+    X("Add", 2, 2, 1, 1) X("Sub", 2, 2, 1, 1) X("Mul", 2, 2, 1, 1) X("Div", 2, 2, 1, 1) X("Pow", 2, 2, 1, 1) \
+    X("Max", 1, LUTHIER_ONNX__MANY, 1, 1) X("Min", 1, LUTHIER_ONNX__MANY, 1, 1)                              \
+    X("Sum", 1, LUTHIER_ONNX__MANY, 1, 1) X("Conv", 2, 3, 1, 1) X("MaxPool", 1, 1, 1, 2)                     \
+    X("AveragePool", 1, 1, 1, 1) X("GlobalMaxPool", 1, 1, 1, 1) X("GlobalAveragePool", 1, 1, 1, 1)           \
+    X("BatchNormalization", 5, 5, 1, 5) X("LayerNormalization", 1, 3, 1, 3) X("Gemm", 2, 3, 1, 1)            \
+    X("MatMul", 2, 2, 1, 1) X("Softmax", 1, 1, 1, 1) X("LogSoftmax", 1, 1, 1, 1) X("LRN", 1, 1, 1, 1)        \
+    X("Concat", 1, LUTHIER_ONNX__MANY, 1, 1) X("Split", 1, 2, 1, LUTHIER_ONNX__MANY) X("Slice", 1, 5, 1, 1)  \
+    X("Gather", 2, 2, 1, 1) X("Reshape", 2, 2, 1, 1) X("Flatten", 1, 1, 1, 1) X("Squeeze", 1, 2, 1, 1)       \
+    X("Unsqueeze", 1, 2, 1, 1) X("Transpose", 1, 1, 1, 1) X("ReduceMean", 1, 2, 1, 1)                        \
+    X("ReduceSum", 1, 2, 1, 1) X("Pad", 1, 4, 1, 1) X("Shape", 1, 1, 1, 1) X("Size", 1, 1, 1, 1)             \
+    X("ConstantOfShape", 1, 1, 1, 1) X("Range", 3, 3, 1, 1) X("Equal", 2, 2, 1, 1) X("Where", 3, 3, 1, 1)    \
+    X("Expand", 2, 2, 1, 1) X("QuantizeLinear", 2, 3, 1, 1) X("DequantizeLinear", 2, 3, 1, 1)                \
+    X("QLinearConv", 8, 9, 1, 1) X("QLinearMatMul", 8, 8, 1, 1)
+
+typedef struct luthier_onnx__opinfo {
+    const char *op;
+    int min_in, max_in, min_out, max_out;
+} luthier_onnx__opinfo;
+
+/* The row of node n's operator, or NULL (an unknown operator, or a domain the loader does not read). */
+LUTHIER_ONNX__FN const luthier_onnx__opinfo *luthier_onnx__opinfo_of(const luthier_onnx__node *n) {
+    static const luthier_onnx__opinfo ops[] = {
+#define LUTHIER_ONNX__X(op, lo, hi, olo, ohi) {op, lo, hi, olo, ohi},
+        LUTHIER_ONNX__OPS(LUTHIER_ONNX__X)
+#undef LUTHIER_ONNX__X
+    };
+    size_t k;
+    if (*n->domain && strcmp(n->domain, "ai.onnx") && !(strcmp(n->domain, "com.microsoft") == 0 && strcmp(n->op, "Gelu") == 0))
+        return NULL;
+    for (k = 0; k < sizeof ops / sizeof ops[0]; k++)
+        if (strcmp(ops[k].op, n->op) == 0) return &ops[k];
+    return NULL;
+}
+
+/* Node n's inputs and outputs against its operator's row (a node of an unknown operator passes:
+   it is refused where it is converted, if anything uses it). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__check_arity(luthier_onnx__ctx *c, const luthier_onnx__node *n) {
+    const luthier_onnx__opinfo *r = luthier_onnx__opinfo_of(n);
+    int k;
+    if (!r) return LUTHIER_STATUS_OK;
+    if (n->nin > r->max_in) LUTHIER_ONNX__BAD("the node has %d inputs, the operator takes at most %d", n->nin, r->max_in);
+    for (k = 0; k < r->min_in; k++)
+        if (k >= n->nin || !*n->in[k])
+            LUTHIER_ONNX__BAD("input %d is missing (the operator needs %d input%s)", k, r->min_in, r->min_in == 1 ? "" : "s");
+    if (n->nout < r->min_out || n->nout > r->max_out)
+        LUTHIER_ONNX__BAD("the node has %d outputs, the operator gives %d to %d", n->nout, r->min_out, r->max_out);
+    if (!*n->out[0]) LUTHIER_ONNX__BAD("output 0 is missing");
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_op(luthier_onnx__ctx *c, luthier_onnx__node *n) {
     static const luthier_onnx__unop unops[] = {{"Relu", LUTHIER_OP_RELU}, {"Sigmoid", LUTHIER_OP_SIGMOID}, {"Tanh", LUTHIER_OP_TANH},
                                      {"Erf", LUTHIER_OP_ERF}, {"Sqrt", LUTHIER_OP_SQRT}, {"Exp", LUTHIER_OP_EXP},
@@ -2159,18 +2248,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_op(luthier_onnx__ctx *c, l
     memset(&d, 0, sizeof d);
     if (*n->domain && strcmp(n->domain, "ai.onnx") && !(strcmp(n->domain, "com.microsoft") == 0 && luthier_onnx__isop(n, "Gelu")))
         LUTHIER_ONNX__UNSUP("operator domain '%s' is not supported", n->domain);
-    {
-        static const char *const known[] = {
-            "Constant", "Identity", "Dropout", "Cast", "Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Neg", "Gelu",
-            "Reciprocal", "LeakyRelu", "Clip", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Conv", "MaxPool",
-            "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "BatchNormalization", "LayerNormalization", "Gemm", "MatMul",
-            "Softmax", "LogSoftmax", "LRN", "Concat", "Split", "Slice", "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-            "Transpose", "ReduceMean", "ReduceSum", "Pad", "Shape", "Size", "ConstantOfShape", "Range", "Equal", "Where", "Expand",
-            "QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul"};
-        for (k = 0; k < (int)(sizeof known / sizeof known[0]); k++)
-            if (luthier_onnx__isop(n, known[k])) break;
-        if (k == (int)(sizeof known / sizeof known[0])) LUTHIER_ONNX__UNSUP("operator not supported");
-    }
+    if (!luthier_onnx__opinfo_of(n)) LUTHIER_ONNX__UNSUP("operator not supported");
     if (n->nout < 1 || !*n->out[0]) LUTHIER_ONNX__BAD("the node has no output");
     oname = n->out[0];
     if (luthier_onnx__isop(n, "Constant")) {
@@ -2984,7 +3062,7 @@ LUTHIER_ONNX__FN luthier_onnx__node *luthier_onnx__consumer(luthier_onnx__ctx *c
     int i;
     for (i = 0; i < c->nn; i++) {
         luthier_onnx__node *n = &c->nodes[i];
-        if (!n->dead && strcmp(n->op, op) == 0 && n->nin > k && strcmp(n->in[k], name) == 0 && n->nout >= 1) return n;
+        if (!n->dead && !*n->domain && strcmp(n->op, op) == 0 && n->nin > k && strcmp(n->in[k], name) == 0 && n->nout >= 1) return n;
     }
     return NULL;
 }
@@ -3362,6 +3440,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
                                  v->producer >= 0 ? "produced by another node" : "a graph input or initializer");
             v->producer = i;
         }
+        LUTHIER_ONNX__TRY(luthier_onnx__check_arity(c, n));
     }
     for (i = 0; i < c->nn; i++) {
         luthier_onnx__node *n = &c->nodes[i];
@@ -3429,6 +3508,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__load_bytes(const void *data, uint8
     if (!out) return luthier_onnx__fail(&c, LUTHIER_STATUS_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
     if (!data || !size) return luthier_onnx__fail(&c, LUTHIER_STATUS_INVALID_ARGUMENT, "empty model (0 bytes)");
+    c.budget = luthier_onnx__budget(opt, size);
     c.base = (const uint8_t *)data;
     if (luthier_onnx__parse_model(&c, c.base, size) == 0) {
         if (luthier_graph_create(&c.g) != LUTHIER_STATUS_OK) luthier_onnx__fail(&c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -3442,47 +3522,15 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__load_bytes(const void *data, uint8
     return c.st;
 }
 
-/* Reads a whole file (malloc'd). */
-LUTHIER_ONNX__FN luthier_status luthier_onnx__read_file(const char *path, void **data, size_t *size, char *err, size_t err_size) {
-    FILE *f;
-    long len;
-    *data = NULL;
-    *size = 0;
-    if (!path || !(f = fopen(path, "rb"))) {
-        if (err && err_size) snprintf(err, err_size, "cannot open '%s'", path ? path : "(null)");
-        return LUTHIER_STATUS_NOT_FOUND;
-    }
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        if (err && err_size) snprintf(err, err_size, "cannot read '%s'", path);
-        return LUTHIER_STATUS_INVALID_ARGUMENT;
-    }
-    if (!(*data = malloc(len ? (size_t)len : 1))) {
-        fclose(f);
-        if (err && err_size) snprintf(err, err_size, "out of memory reading '%s'", path);
-        return LUTHIER_STATUS_OUT_OF_MEMORY;
-    }
-    if (len && fread(*data, 1, (size_t)len, f) != (size_t)len) {
-        fclose(f);
-        free(*data);
-        *data = NULL;
-        if (err && err_size) snprintf(err, err_size, "cannot read '%s'", path);
-        return LUTHIER_STATUS_INVALID_ARGUMENT;
-    }
-    fclose(f);
-    *size = (size_t)len;
-    return LUTHIER_STATUS_OK;
-}
-
 LUTHIER_ONNX__FN luthier_status luthier_onnx_load(const char *path, const luthier_onnx_options *opt, luthier_graph **out,
                                                   char *err, size_t err_size) {
     void *data;
     size_t size;
     luthier_status s;
     if (out) *out = NULL;
-    if ((s = luthier_onnx__read_file(path, &data, &size, err, err_size)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier_read_file(path, 0, &data, &size, err, err_size)) != LUTHIER_STATUS_OK) return s;
     if (!size) {
-        free(data);
+        luthier_free(data);
         if (err && err_size) snprintf(err, err_size, "'%s' is empty (0 bytes): not an ONNX model", path);
         return LUTHIER_STATUS_INVALID_ARGUMENT;
     }
@@ -3503,7 +3551,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx_load(const char *path, const luthie
             free(tmp);
         }
     }
-    free(data);
+    luthier_free(data);
     return s;
 }
 
@@ -3551,6 +3599,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx_tensor_load_memory(const void *data
     memset(out, 0, sizeof *out);
     if (!data && size) return luthier_onnx__fail(&c, LUTHIER_STATUS_INVALID_ARGUMENT, "data is NULL");
     c.base = (const uint8_t *)data;
+    c.budget = luthier_onnx__budget(NULL, size);
     if (luthier_onnx__parse_tensor(&c, c.base, size, &t) == 0) {
         if (!t.f && !t.i) {
             luthier_onnx__fail(&c, LUTHIER_STATUS_UNSUPPORTED, "tensor '%s' has type %s", t.name, luthier_onnx__typename(t.type));
@@ -3581,9 +3630,9 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx_tensor_load(const char *path, luthi
     size_t size;
     luthier_status s;
     if (out) memset(out, 0, sizeof *out);
-    if ((s = luthier_onnx__read_file(path, &data, &size, err, err_size)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier_read_file(path, 0, &data, &size, err, err_size)) != LUTHIER_STATUS_OK) return s;
     s = luthier_onnx_tensor_load_memory(data, size, out, err, err_size);
-    free(data);
+    luthier_free(data);
     return s;
 }
 

@@ -841,22 +841,9 @@ LUTHIER_PRIVATE int luthier__record_parse(char *line, char **fp, char **sig, lut
     return 1;
 }
 
-LUTHIER_PRIVATE luthier_status luthier__read_file(const char *path, char **text, size_t *len) {
-    FILE *fh = fopen(path, "rb");
-    long n;
-    if (!fh) return LUTHIER_STATUS_NOT_FOUND;
-    if (fseek(fh, 0, SEEK_END) != 0 || (n = ftell(fh)) < 0 || fseek(fh, 0, SEEK_SET) != 0) {
-        fclose(fh);
-        return LUTHIER_STATUS_INVALID_ARGUMENT;
-    }
-    if (!(*text = (char *)luthier__alloc((size_t)n + 1))) {
-        fclose(fh);
-        return LUTHIER_STATUS_OUT_OF_MEMORY;
-    }
-    *len = fread(*text, 1, (size_t)n, fh);
-    (*text)[*len] = 0;
-    fclose(fh);
-    return LUTHIER_STATUS_OK;
+/* Records and cost-model files: at most 64 MiB (a network's records are a few KiB). */
+LUTHIER_PRIVATE luthier_status luthier__read_file(const char *path, char **text, size_t *len, char *err, size_t err_size) {
+    return luthier_read_file(path, (size_t)64 << 20, (void **)text, len, err, err_size);
 }
 
 /* Applies the records in text (name: for messages) to configs; the lines are parsed in place
@@ -928,14 +915,14 @@ LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, cons
 LUTHIER_PRIVATE luthier_status luthier__records_for_plan(luthier_context *ctx, const luthier_graph *g, const char *path,
                                                          const char *text, const luthier_calibration *cal,
                                                          luthier_node_config *configs, int *matched) {
-    char *buf = NULL;
+    char *buf = NULL, err[400];
     size_t len = 0;
     luthier_status s;
     ctx->error[0] = 0;
     if (matched) *matched = 0;
     if (text) return luthier__records_apply(ctx, g, "(text)", text, strlen(text), cal, configs, matched);
-    if ((s = luthier__read_file(path, &buf, &len)) != LUTHIER_STATUS_OK)
-        return luthier__fail(ctx, s, s == LUTHIER_STATUS_NOT_FOUND ? "records: cannot open '%s'" : "records: cannot read '%s'", path);
+    if ((s = luthier__read_file(path, &buf, &len, err, sizeof err)) != LUTHIER_STATUS_OK)
+        return luthier__fail(ctx, s, "records: %s", err);
     s = luthier__records_apply(ctx, g, path, buf, len, cal, configs, matched);
     luthier__free(buf);
     return s;
@@ -1316,11 +1303,11 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
     seed = d.seed ? d.seed : 1;
     progress = d.progress > 0 || (d.progress == 0 && luthier__isatty_stderr());
     if (d.model_in) {
-        char *text = NULL, err[256];
+        char *text = NULL, err[400];
         size_t len = 0;
-        luthier_status s = luthier__read_file(d.model_in, &text, &len);
+        luthier_status s = luthier__read_file(d.model_in, &text, &len, err, sizeof err);
         if (s != LUTHIER_STATUS_OK)
-            return luthier__fail(ctx, s, "tune: cannot read the cost model '%s'", d.model_in);
+            return luthier__fail(ctx, s, "tune: cost model: %s", err);
         s = luthier__gbt_load(text, len, &model, err, sizeof err);
         luthier__free(text);
         if (s != LUTHIER_STATUS_OK) return luthier__fail(ctx, s, "tune: cost model '%s': %s", d.model_in, err);

@@ -30,6 +30,22 @@ static void test_context_create(void) {
     ctx = (luthier_context *)&cd;
     CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_NOT_FOUND, "unknown kernel");
     CHECK(ctx == NULL, "out reset on failure");
+    {   /* the reason reaches the caller although no context is left to hold it */
+        char why[256];
+        luthier_topology bad;
+        memset(&bad, 0, sizeof bad);
+        cd.error = why;
+        cd.error_size = sizeof why;
+        CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_NOT_FOUND && strstr(why, "no_such_kernel"), "%s", why);
+        cd.kernel = NULL;
+        cd.topology = &bad; /* no clusters */
+        CHECK(luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK && ctx == NULL && why[0], "bad topology: '%s'", why);
+        cd.topology = NULL;
+        CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK && why[0] == 0, "success clears the message: '%s'", why);
+        luthier_context_destroy(ctx);
+        cd.error = NULL;
+        cd.error_size = 0;
+    }
 
     cd.kernel = "4x4__scalar_hybrid";
     CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "short kernel name");

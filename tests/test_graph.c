@@ -1078,7 +1078,95 @@ static void test_graph_bad_input(void) {
     luthier_context_destroy(ctx);
 }
 
+/* Sizes at the edge: the checked helpers, shapes whose element or byte counts overflow, shape
+   arithmetic past int64 (concat, split, reshape, pooling, LRN), an arena whose offsets would
+   overflow, calibration ids that once wrote outside their arrays. Each is refused with a status
+   and a message; none reaches undefined behaviour (this runs under UBSan in `make sanitize`). */
+static void test_graph_size_limits(void) {
+    luthier_graph *g = NULL;
+    luthier_context *ctx = ctx_threads(1);
+    luthier_plan *p = NULL;
+    luthier_calibration *cal = NULL;
+    luthier_node_desc d;
+    const int64_t big = (int64_t)1 << 31, huge = ((int64_t)1 << 60) - 1, half = (int64_t)1 << 59;
+    int64_t as[4] = {1, 1, big, 1}, bs[4] = {1, 1, 1, big}, hs[1] = {huge}, xs[4] = {1, 3, 4, 4}, hv[1] = {half};
+    int a, b, h, x, hx, in[9], out[4], i;
+    size_t z;
+    int64_t sh[3] = {3, 5, 7}, neg[2] = {4, -1}, over[2] = {(int64_t)1 << 40, (int64_t)1 << 40};
+    CHECK(luthier__size_mul(3, 5, &z) && z == 15, "3*5");
+    CHECK(!luthier__size_mul(LUTHIER__SIZE_LIMIT / 2 + 1, 2, &z) && z == 0, "mul past the limit");
+    CHECK(!luthier__size_mul(SIZE_MAX, 0, &z), "an operand past the limit");
+    CHECK(luthier__size_add(LUTHIER__SIZE_LIMIT - 1, 1, &z) && z == LUTHIER__SIZE_LIMIT, "add to the limit");
+    CHECK(!luthier__size_add(LUTHIER__SIZE_LIMIT, 1, &z), "add past the limit");
+    CHECK(luthier__size_shape(3, sh, 4, &z) && z == 420, "shape bytes");
+    CHECK(!luthier__size_shape(2, neg, 4, &z), "negative dim");
+    CHECK(!luthier__size_shape(2, over, 1 << 23, &z), "shape bytes past the limit");
+    luthier_graph_create(&g);
+    CHECK(luthier_graph_input(g, "a", LUTHIER_DTYPE_F32, 4, as, &a) == LUTHIER_STATUS_OK, "%s", luthier_graph_error(g));
+    CHECK(luthier_graph_input(g, "b", LUTHIER_DTYPE_F32, 4, bs, &b) == LUTHIER_STATUS_OK, "%s", luthier_graph_error(g));
+    CHECK(luthier_graph_input(g, "h", LUTHIER_DTYPE_F32, 1, hs, &h) == LUTHIER_STATUS_OK, "%s", luthier_graph_error(g));
+    CHECK(luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 4, xs, &x) == LUTHIER_STATUS_OK, "%s", luthier_graph_error(g));
+    memset(&d, 0, sizeof d);
+    d.inputs = in;
+    /* 2^62 elements: 2^64 bytes wrapped to 0, planned as an empty arena, written past it */
+    d.op = LUTHIER_OP_ADD; d.name = "add_2p62"; in[0] = a; in[1] = b; d.num_inputs = 2;
+    CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_OVERFLOW && strstr(luthier_graph_error(g), "overflows"), "%s",
+          luthier_graph_error(g));
+    d.op = LUTHIER_OP_CONCAT; d.name = "concat_9"; d.num_inputs = 9;
+    for (i = 0; i < 9; i++) in[i] = h;
+    CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(g), "overflows"), "%s",
+          luthier_graph_error(g));
+    {
+        int64_t sizes[3] = {INT64_MAX, INT64_MAX, 6}, rs[3] = {(int64_t)1 << 62, (int64_t)1 << 62, 4};
+        d.op = LUTHIER_OP_SPLIT; d.name = "split_big"; d.num_inputs = 1; in[0] = h; d.num_outputs = 3; d.sizes = sizes;
+        CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(g), "sizes"), "%s",
+              luthier_graph_error(g));
+        d.op = LUTHIER_OP_RESHAPE; d.name = "reshape_big"; d.num_outputs = 0; in[0] = x; d.sizes = rs; d.num_sizes = 3;
+        CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(g), "more elements"),
+              "%s", luthier_graph_error(g));
+        d.sizes = NULL; d.num_sizes = 0;
+    }
+    d.op = LUTHIER_OP_LRN; d.name = "lrn_big"; in[0] = x; d.size = ((int64_t)1 << 62) + 1;
+    CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(g), "size"), "%s",
+          luthier_graph_error(g));
+    d.op = LUTHIER_OP_MAXPOOL; d.name = "pool_big"; d.size = 0;
+    d.kernel[0] = (int64_t)1 << 40; d.kernel[1] = 1; d.dilation[0] = (int64_t)1 << 23; d.pads[0] = ((int64_t)1 << 40) - 1;
+    CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(g), "2^31"), "%s",
+          luthier_graph_error(g));
+    luthier_graph_destroy(g);
+    /* five values of 2^61 bytes alive at once: the arena's offsets pass 2^63 */
+    luthier_graph_create(&g);
+    luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 1, hv, &hx);
+    memset(&d, 0, sizeof d);
+    d.inputs = in; d.num_inputs = 1; in[0] = hx;
+    for (i = 0; i < 5; i++) {
+        d.op = LUTHIER_OP_NEG; d.name = NULL;
+        CHECK(luthier_graph_add_node(g, &d, &out[0]) == LUTHIER_STATUS_OK, "%s", luthier_graph_error(g));
+        in[1 + i] = out[0];
+    }
+    d.op = LUTHIER_OP_ADD; d.num_inputs = 2; in[0] = in[1];
+    for (i = 2; i <= 5; i++) {
+        in[1] = in[i];
+        CHECK(luthier_graph_add_node(g, &d, &out[0]) == LUTHIER_STATUS_OK, "%s", luthier_graph_error(g));
+        in[0] = out[0];
+    }
+    luthier_graph_output(g, out[0]);
+    CHECK(luthier_plan_create(ctx, g, NULL, &p) == LUTHIER_STATUS_OVERFLOW && p == NULL, "%s", luthier_context_error(ctx));
+    luthier_graph_destroy(g);
+    /* calibration ids: INT_MAX + 1 wrapped, and a write landed outside the arrays */
+    CHECK(luthier_calibration_create(&cal) == LUTHIER_STATUS_OK, "calibration");
+    CHECK(luthier_calibration_set_params(cal, INT_MAX, 0.5f, 3) == LUTHIER_STATUS_INVALID_ARGUMENT, "INT_MAX");
+    CHECK(luthier_calibration_set_params(cal, INT_MAX - 1, 0.5f, 3) == LUTHIER_STATUS_INVALID_ARGUMENT, "INT_MAX - 1");
+    CHECK(luthier_calibration_set_params(cal, LUTHIER__MAX_TENSORS, 0.5f, 3) == LUTHIER_STATUS_INVALID_ARGUMENT, "past the most tensors");
+    CHECK(luthier_calibration_set_params(cal, 40, 0.5f, 3) == LUTHIER_STATUS_OK, "id 40");
+    CHECK(luthier_calibration_set_range(cal, INT_MAX, -1.0f, 1.0f) == LUTHIER_STATUS_INVALID_ARGUMENT, "range at INT_MAX");
+    CHECK(luthier_calibration_get(cal, INT_MAX, NULL, NULL) == LUTHIER_STATUS_NOT_FOUND, "get INT_MAX");
+    luthier_calibration_destroy(cal);
+    luthier_context_destroy(ctx);
+}
+
 static void run_graph_tests(void) {
+    RUN(test_graph_size_limits);
     RUN(test_graph_bad_input);
     RUN(test_graph_mini_resnet);
     RUN(test_graph_plan_info);

@@ -35,6 +35,10 @@ static void test_int8_requantize(void) {
     static const int32_t mults[] = {0, 1, 1 << 30, (1 << 30) + 1, INT32_MAX, INT32_MAX - 1, 1518500250, 1073741823};
     size_t a, mi;
     int s, t, bad = 0;
+    /* bounds and zero points outside 0..255 (API misuse) stay defined: clamped to uint8 */
+    CHECK(luthier_requantize(5, 1 << 30, 0, 1, INT32_MIN, INT32_MAX) == 4, "INT32_MIN bound with zero point 1");
+    CHECK(luthier_requantize(INT32_MAX, INT32_MAX, 0, INT32_MAX, INT32_MIN, INT32_MAX) == 255, "everything at the edge");
+    CHECK(luthier_requantize(-1000, 1 << 30, 0, INT32_MIN, INT32_MIN, 0) == 0, "negative result clamps to 0");
     /* hand-checked values */
     CHECK(luthier_requantize(101, 1 << 30, 0, 0, 0, 255) == 51, "50.5 rounds half up in SRDHM");
     CHECK(luthier_requantize(-101, 1 << 30, 0, 128, 0, 255) == 78, "-50.5 -> -50 (half up) + 128");

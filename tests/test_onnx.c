@@ -3,6 +3,7 @@
    Include after luthier.h and harness.h (it includes luthier_onnx.h); run_onnx_tests() runs the cases. Paths
    are relative to the repository root, where the test binary runs. */
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include "luthier_onnx.h"
 
@@ -1306,7 +1307,84 @@ static void test_onnx_qlinear(void) {
     onnx_check_quantized("qlinear", 2, outputs, step_of, 3);
 }
 
+/* The hostile models of tests/data/onnx/hostile (tests/onnx_hostile.py writes them and their
+   MANIFEST): each load fails with the listed status and a message holding the listed words;
+   none crashes, overflows or leaks (this runs under ASan/UBSan in `make sanitize`). */
+static luthier_status onnx_status_named(const char *name) {
+#define X(e, text) if (strcmp(name, #e) == 0) return LUTHIER_STATUS_##e;
+    LUTHIER_STATUS_LIST(X)
+#undef X
+    return (luthier_status)-1;
+}
+
+static void test_onnx_hostile(void) {
+    FILE *mf = fopen("tests/data/onnx/hostile/MANIFEST", "r");
+    char line[512], file[128], status[64], path[256], err[512];
+    int n = 0;
+    CHECK(mf != NULL, "tests/data/onnx/hostile/MANIFEST is missing");
+    if (!mf) return;
+    while (fgets(line, sizeof line, mf)) {
+        luthier_graph *gr = (luthier_graph *)1;
+        luthier_status s, want;
+        int used = 0;
+        const char *words;
+        if (line[0] == '#' || sscanf(line, "%127s %63s %n", file, status, &used) != 2) continue;
+        words = line + used;
+        line[strcspn(line, "\n")] = 0;
+        want = onnx_status_named(status);
+        snprintf(path, sizeof path, "tests/data/onnx/hostile/%s", file);
+        s = luthier_onnx_load(path, NULL, &gr, err, sizeof err);
+        CHECK(s == want && gr == NULL && strstr(err, words), "%s: status %s, want %s with '%s': %s", file,
+              luthier_status_string(s), status, words, err);
+        if (s == LUTHIER_STATUS_OK) luthier_graph_destroy(gr);
+        n++;
+    }
+    fclose(mf);
+    CHECK(n >= 14, "only %d hostile models listed", n);
+}
+
+/* Paths that are not regular files are refused at once: a directory (its size reads as
+   LONG_MAX) and a FIFO (whose open blocks until a writer comes, forever). */
+static void test_onnx_not_regular_files(void) {
+    char err[512];
+    luthier_graph *gr = NULL;
+    luthier_onnx_tensor t;
+    luthier_context *ctx = onnx_ctx();
+    luthier_calibration *cal = NULL;
+    const char *fifo = "build/test_fifo.onnx";
+    CHECK(luthier_onnx_load("tests", NULL, &gr, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && !gr &&
+          strstr(err, "not a regular file"), "%s", err);
+    CHECK(luthier_onnx_tensor_load("tests", &t, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT, "%s", err);
+#if defined(__unix__)
+    remove(fifo);
+    if (mkfifo(fifo, 0600) == 0) {
+        CHECK(luthier_onnx_load(fifo, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && !gr &&
+              strstr(err, "not a regular file"), "%s", err);
+        if (ctx && luthier_calibration_create(&cal) == LUTHIER_STATUS_OK) {
+            luthier_graph *g1 = NULL;
+            int x;
+            int64_t shape[1] = {4};
+            luthier_graph_create(&g1);
+            luthier_graph_input(g1, "x", LUTHIER_DTYPE_F32, 1, shape, &x);
+            CHECK(luthier_calibration_load(ctx, cal, g1, fifo) == LUTHIER_STATUS_INVALID_ARGUMENT &&
+                  strstr(luthier_context_error(ctx), "not a regular file"), "%s", luthier_context_error(ctx));
+            CHECK(luthier_calibration_load(ctx, cal, g1, "tests") == LUTHIER_STATUS_INVALID_ARGUMENT, "%s",
+                  luthier_context_error(ctx));
+            luthier_graph_destroy(g1);
+            luthier_calibration_destroy(cal);
+        }
+        remove(fifo);
+    }
+#else
+    (void)fifo;
+    (void)cal;
+#endif
+    luthier_context_destroy(ctx);
+}
+
 static void run_onnx_tests(void) {
+    RUN(test_onnx_hostile);
+    RUN(test_onnx_not_regular_files);
     RUN(test_onnx_tensor_files);
     RUN(test_onnx_tiny_unsorted);
     RUN(test_onnx_raw_alignment);

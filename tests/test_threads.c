@@ -193,6 +193,18 @@ static void test_threads_bad_ratios(void) {
     CHECK(luthier_parallel_for(ctx, 10, &pd, coverage_fn, cv) == LUTHIER_STATUS_INVALID_ARGUMENT, "bad schedule");
     CHECK(luthier_parallel_for(ctx, 10, NULL, NULL, cv) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL fn");
     CHECK(luthier_parallel_for(NULL, 10, NULL, coverage_fn, cv) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL ctx");
+    /* sizes that hung: n near SIZE_MAX (the partition's doubles), a chunk near SIZE_MAX (the
+       dynamic counter wrapped and handed out the units again) */
+    CHECK(luthier_parallel_for(ctx, SIZE_MAX - 3, NULL, coverage_fn, cv) == LUTHIER_STATUS_OVERFLOW, "n near SIZE_MAX");
+    pd.schedule = LUTHIER_SCHEDULE_DYNAMIC;
+    pd.chunk = SIZE_MAX / 2 + 1; /* two grabs wrapped the counter back to 0 */
+    memset(cv->count, 0, 12 * sizeof(int));
+    CHECK(luthier_parallel_for(ctx, 12, &pd, coverage_fn, cv) == LUTHIER_STATUS_OK, "huge chunk");
+    {
+        int u, bad = 0;
+        for (u = 0; u < 12; u++) bad += cv->count[u] != 1;
+        CHECK(bad == 0, "%d units not run exactly once with a huge chunk", bad);
+    }
     luthier_context_destroy(ctx);
     free(cv);
 }
