@@ -2853,8 +2853,8 @@ LUTHIER__WINO_DEFINE(LUTHIER__W1, )
 #define LUTHIER__W16_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
 #define LUTHIER__W16_FNMA(a, b, c) _mm512_fnmadd_ps((a), (b), (c))
 #define LUTHIER__W16_SET1(x) _mm512_set1_ps(x)
-#define LUTHIER__W16_MAX(v, l) _mm512_max_ps((v), (l))
-#define LUTHIER__W16_MIN(v, h) _mm512_min_ps((v), (h))
+#define LUTHIER__W16_MAX(v, l) _mm512_max_ps((l), (v)) /* NaN in v stays NaN */
+#define LUTHIER__W16_MIN(v, h) _mm512_min_ps((h), (v))
 LUTHIER__WINO_DEFINE(LUTHIER__W16, LUTHIER__TARGET_AVX512)
 #define LUTHIER__W8_T __m256
 #define LUTHIER__W8_W 8
@@ -2866,8 +2866,8 @@ LUTHIER__WINO_DEFINE(LUTHIER__W16, LUTHIER__TARGET_AVX512)
 #define LUTHIER__W8_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define LUTHIER__W8_FNMA(a, b, c) _mm256_fnmadd_ps((a), (b), (c))
 #define LUTHIER__W8_SET1(x) _mm256_set1_ps(x)
-#define LUTHIER__W8_MAX(v, l) _mm256_max_ps((v), (l))
-#define LUTHIER__W8_MIN(v, h) _mm256_min_ps((v), (h))
+#define LUTHIER__W8_MAX(v, l) _mm256_max_ps((l), (v)) /* NaN in v stays NaN */
+#define LUTHIER__W8_MIN(v, h) _mm256_min_ps((h), (v))
 LUTHIER__WINO_DEFINE(LUTHIER__W8, LUTHIER__TARGET_AVX2)
 #define LUTHIER__W4_T __m128 /* SSE2 baseline (no FMA) */
 #define LUTHIER__W4_W 4
@@ -2879,8 +2879,8 @@ LUTHIER__WINO_DEFINE(LUTHIER__W8, LUTHIER__TARGET_AVX2)
 #define LUTHIER__W4_FMA(a, b, c) _mm_add_ps(_mm_mul_ps((a), (b)), (c))
 #define LUTHIER__W4_FNMA(a, b, c) _mm_sub_ps((c), _mm_mul_ps((a), (b)))
 #define LUTHIER__W4_SET1(x) _mm_set1_ps(x)
-#define LUTHIER__W4_MAX(v, l) _mm_max_ps((v), (l))
-#define LUTHIER__W4_MIN(v, h) _mm_min_ps((v), (h))
+#define LUTHIER__W4_MAX(v, l) _mm_max_ps((l), (v)) /* NaN in v stays NaN */
+#define LUTHIER__W4_MIN(v, h) _mm_min_ps((h), (v))
 LUTHIER__WINO_DEFINE(LUTHIER__W4, )
 #define LUTHIER__WINO_HAVE_W4
 #elif defined(LUTHIER__KERNELS_NEON_DONE)

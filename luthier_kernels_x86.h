@@ -157,7 +157,7 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
         const __m512 lo = _mm512_set1_ps(p->min), hi = _mm512_set1_ps(p->max);
         LUTHIER__UNROLL for (r = 0; r < R; r++)
             LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                acc[r][v] = _mm512_min_ps(_mm512_max_ps(acc[r][v], lo), hi);
+                acc[r][v] = _mm512_min_ps(hi, _mm512_max_ps(lo, acc[r][v]));
     }
     LUTHIER__UNROLL for (r = 0; r < R; r++)
         LUTHIER__UNROLL for (v = 0; v < NV; v++)
@@ -274,8 +274,8 @@ LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier__dw_pixel_avx512(LUTHIER__DW
         a0 = _mm512_add_ps(a0, b0);
         a1 = _mm512_add_ps(a1, b1);
         if (clamp) {
-            a0 = _mm512_min_ps(_mm512_max_ps(a0, vlo), vhi);
-            a1 = _mm512_min_ps(_mm512_max_ps(a1, vlo), vhi);
+            a0 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, a0));
+            a1 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, a1));
         }
         _mm512_mask_storeu_ps(o + c, m0, a0);
         if (m1) _mm512_mask_storeu_ps(o + c + 16, m1, a1);
@@ -335,8 +335,8 @@ LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier__dw_rows3x3_avx512(
                     }
                 }
                 if (clamp) {
-                    a0 = _mm512_min_ps(_mm512_max_ps(a0, vlo), vhi);
-                    a1 = _mm512_min_ps(_mm512_max_ps(a1, vlo), vhi);
+                    a0 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, a0));
+                    a1 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, a1));
                 }
                 _mm512_mask_storeu_ps(op, m0, a0);
                 if (m1) _mm512_mask_storeu_ps(op + 16, m1, a1);
@@ -361,7 +361,7 @@ LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE void luthier__dw_pixel_avx2(LUTHIER__DW_ARG
         }
         if (t < taps) acc = _mm256_fmadd_ps(_mm256_maskload_ps(x[t] + c, m), _mm256_maskload_ps(w[t] + c, m), acc);
         acc = _mm256_add_ps(acc, odd);
-        if (clamp) acc = _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi);
+        if (clamp) acc = _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc));
         _mm256_maskstore_ps(o + c, m, acc);
     }
 }
@@ -450,7 +450,7 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
         const __m256 lo = _mm256_set1_ps(p->min), hi = _mm256_set1_ps(p->max);
         LUTHIER__UNROLL for (r = 0; r < R; r++)
             LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                acc[r][v] = _mm256_min_ps(_mm256_max_ps(acc[r][v], lo), hi);
+                acc[r][v] = _mm256_min_ps(hi, _mm256_max_ps(lo, acc[r][v]));
     }
     LUTHIER__UNROLL for (r = 0; r < R; r++)
         LUTHIER__UNROLL for (v = 0; v < NV; v++)

@@ -1048,3 +1048,87 @@ static void test_conv_first_block(void) {
         luthier_context_destroy(ctx);
     }
 }
+
+/* NaN and infinity through every fused epilogue of the direct algorithms, as PyTorch computes
+   them: an output whose window holds the NaN is NaN after any activation (relu(NaN) = NaN, clamp
+   keeps NaN), one whose window holds the +inf is +-inf before the activation and what the
+   activation makes of it after (relu6(+inf) = 6). Every kernel this CPU runs, with and without
+   bias and accumulate; the Winograd algorithms are out of scope (their transforms mix a tile's
+   pixels: docs/DESIGN.md, "Numerics of each algorithm"). */
+static void test_conv_nan_inf(void) {
+    static const luthier_conv_algorithm algos[] = {LUTHIER_CONV_IM2COL, LUTHIER_CONV_1X1, LUTHIER_CONV_IMPLICIT_GEMM,
+                                                   LUTHIER_CONV_DEPTHWISE};
+    static const luthier_activation acts[] = {LUTHIER_ACTIVATION_NONE, LUTHIER_ACTIVATION_RELU, LUTHIER_ACTIVATION_RELU6,
+                                              LUTHIER_ACTIVATION_CLAMP};
+    luthier_context *ctx = NULL;
+    luthier_context_desc cd;
+    int a, v, k, acc, bad = 0, runs = 0;
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = 1;
+    CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
+    if (!ctx) return;
+    for (a = 0; a < 4; a++)
+        for (k = -1; k < LUTHIER__NUM_UKERNELS; k++)
+            for (v = 0; v < 4; v++)
+                for (acc = 0; acc < 2; acc++) {
+                    luthier_conv2d_desc d;
+                    int64_t OH = 0, OW = 0;
+                    size_t in_n, w_n, out_n, e;
+                    float *in, *w, *bias, *out, *out_in;
+                    double *ref, *mag, *span;
+                    luthier_conv2d_layer *cv = NULL;
+                    if (k >= 0 && (algos[a] == LUTHIER_CONV_DEPTHWISE || !kernel_available(k) ||
+                                   (algos[a] == LUTHIER_CONV_IMPLICIT_GEMM && luthier__ukernels[k].kind != LUTHIER_KERNEL_HYBRID)))
+                        continue;
+                    memset(&d, 0, sizeof d);
+                    d.batch = 2; d.in_channels = 8; d.in_h = 7; d.in_w = 9;
+                    d.out_channels = algos[a] == LUTHIER_CONV_DEPTHWISE ? 8 : 19;
+                    d.groups = algos[a] == LUTHIER_CONV_DEPTHWISE ? 8 : 1;
+                    d.kernel_h = d.kernel_w = algos[a] == LUTHIER_CONV_1X1 ? 1 : 3;
+                    d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = algos[a] == LUTHIER_CONV_1X1 ? 0 : 1;
+                    d.stride_h = d.stride_w = d.dilation_h = d.dilation_w = 1;
+                    d.layout = LUTHIER_LAYOUT_NHWC;
+                    d.activation = acts[v];
+                    d.clamp_min = -0.25f; d.clamp_max = 0.5f;
+                    d.accumulate = acc;
+                    d.algorithm = algos[a];
+                    d.kernel = k >= 0 ? luthier__ukernels[k].name : NULL;
+                    luthier_conv2d_output_size(&d, &OH, &OW);
+                    in_n = (size_t)(d.batch * d.in_channels * d.in_h * d.in_w);
+                    w_n = (size_t)(d.out_channels * (d.in_channels / d.groups) * d.kernel_h * d.kernel_w);
+                    out_n = (size_t)(d.batch * d.out_channels * OH * OW);
+                    in = (float *)test_alloc(in_n * sizeof(float)); w = (float *)test_alloc(w_n * sizeof(float));
+                    bias = (float *)test_alloc((size_t)d.out_channels * sizeof(float));
+                    out = (float *)test_alloc(out_n * sizeof(float)); out_in = (float *)test_alloc(out_n * sizeof(float));
+                    ref = (double *)test_alloc(out_n * sizeof(double)); mag = (double *)test_alloc(out_n * sizeof(double));
+                    span = (double *)test_alloc(out_n * sizeof(double));
+                    test_fill(in, in_n); test_fill(w, w_n); test_fill(bias, (size_t)d.out_channels); test_fill(out_in, out_n);
+                    in[conv_off(d.layout, 8, 7, 9, 0, 3, 2, 2)] = NAN;      /* batch 0, channel 3 */
+                    in[conv_off(d.layout, 8, 7, 9, 1, 5, 4, 6)] = INFINITY; /* batch 1, channel 5 */
+                    out_in[out_n / 3] = NAN;                                /* a residual NaN (accumulate) */
+                    conv_reference(&d, OH, OW, in, w, bias, out_in, ref, mag, span);
+                    for (e = 0; e < out_n; e++) out[e] = acc ? out_in[e] : test_sentinel();
+                    if (luthier_conv2d_create(ctx, &d, w, bias, &cv) != LUTHIER_STATUS_OK ||
+                        luthier_conv2d_run(ctx, cv, in, out) != LUTHIER_STATUS_OK) {
+                        CHECK(0, "%s %s: %s", luthier_conv_algorithm_name(d.algorithm), d.kernel ? d.kernel : "default",
+                              luthier_context_error(ctx));
+                        bad++;
+                    } else {
+                        runs++;
+                        for (e = 0; e < out_n; e++) {
+                            const int ok = isnan(ref[e]) ? isnan(out[e]) != 0
+                                           : isinf(ref[e]) ? (double)out[e] == ref[e]
+                                                           : fabs((double)out[e] - ref[e]) <= 1e-5 + 8 * FLT_EPSILON * mag[e];
+                            if (!ok && bad++ < 4)
+                                CHECK(0, "%s %s act %d acc %d: element %zu is %g, want %g",
+                                      luthier_conv_algorithm_name(d.algorithm), d.kernel ? d.kernel : "default", (int)acts[v], acc,
+                                      e, (double)out[e], ref[e]);
+                        }
+                    }
+                    luthier_conv2d_destroy(cv);
+                    free(in); free(w); free(bias); free(out); free(out_in); free(ref); free(mag); free(span);
+                }
+    CHECK(bad == 0, "%d wrong elements", bad);
+    CHECK(runs >= 4 * 4 * 2, "only %d runs", runs);
+    luthier_context_destroy(ctx);
+}
