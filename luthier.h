@@ -101,14 +101,38 @@
        the first slot of the fastest cluster. Work is split by per-cluster ratios (the
        "workload distribution" knob: luthier_sgemm_desc.ratios, luthier_parallel_for), or
        handed out dynamically. Results do not depend on the split (bit-identical).
-       A context may be used by one thread at a time; different contexts are independent (each
-       has its own workers: create one per application thread that runs inference).
-       Packed weights (luthier_packed_b) are read-only after packing and may be shared.
        -DLUTHIER_NO_THREADS builds without pthreads: every slot runs in the calling thread.
+       What may be shared (each "may" has a concurrent test in tests/test_sharing.c that
+       `make tsan` runs under ThreadSanitizer):
+         context      one thread at a time. Different contexts are independent (each has its
+                      own workers): create one per application thread that runs inference.
+         packed B     (luthier_packed_b) read-only after packing: any number of contexts may
+                      run luthier_sgemm_packed on it at once.
+         conv layer   (luthier_conv2d_layer) read-only after create: any number of contexts
+                      may run it at once (each run uses its own context's workspace).
+         graph        read-only once built: several threads may plan it at once (building it,
+                      luthier_graph_add_node and friends, is one thread at a time).
+         plan         runs on any context whose topology has its number of clusters, but one
+                      luthier_plan_run at a time: its activations live in its arena. A second
+                      run that starts while one is in progress, from any thread or context, is
+                      refused with LUTHIER_STATUS_INCOMPATIBLE ("already running"), never run
+                      on the shared arena. To run one network in parallel, create one plan per
+                      context (the weights are packed per plan).
+         calibration  read-only while plans are created from it.
+       luthier_cpu_features, luthier_cache_sizes and luthier_read_file may be called from any
+       thread at any time.
 
    NUMERICS
        fp32 throughout; results differ from a naive triple loop only by summation order
        (each output is a sum of K products accumulated in blocks of the kernel's K order).
+       NaN and infinity follow IEEE and PyTorch through GEMM, im2col, 1x1, implicit GEMM and
+       depthwise convolution and their fused epilogues: a NaN input reaches exactly the outputs
+       that read it, and the fused activations keep NaN (relu(NaN) = NaN, clamp keeps NaN,
+       relu6(+inf) = 6), as the standalone operators do. The Winograd convolutions mix every
+       pixel of a tile in their transforms: one NaN or infinity spreads to the whole tile
+       (outputs that do not read it included), +inf may turn into NaN, and inputs beyond about
+       1e30 overflow in the transforms; they need padding of at most 2 so that no output pixel
+       sees only padding.
        int8 plans (luthier_plan_desc.int8, with a calibration) trade accuracy for speed: uint8
        activations per tensor, int8 weights per output channel, exact int32 accumulation.
        Exception: the Winograd convolutions (opt-in, never chosen by AUTO) trade accuracy for
@@ -408,9 +432,9 @@ LUTHIER_API int luthier_context_thread_info(const luthier_context *ctx, int thre
                      row, kernel_w*Cin floats).
      DEPTHWISE       groups == in_channels == out_channels: direct loop over channels.
      WINOGRAD_2X3, WINOGRAD_4X3, WINOGRAD_6X3
-                     F(m x m, 3 x 3) with m = 2, 4, 6: kernel 3x3, stride 1, dilation 1, any
-                     padding and groups (not depthwise with groups > 1: use DEPTHWISE), any
-                     kernel. Weights transformed once at create time into (m+2)^2 GEMM B
+                     F(m x m, 3 x 3) with m = 2, 4, 6: kernel 3x3, stride 1, dilation 1,
+                     padding up to 2 (so that every output pixel's window touches the image),
+                     any groups (not depthwise with groups > 1: use DEPTHWISE), any kernel. Weights transformed once at create time into (m+2)^2 GEMM B
                      matrices of Cin/groups x Cout/groups; a run transforms (m+2)x(m+2) input
                      tiles, runs the (m+2)^2 GEMMs (M = tiles) and transforms back with bias,
                      activation and accumulate fused. Fewer multiplies (2.25x, 4x, 5.06x) at
@@ -2495,6 +2519,13 @@ LUTHIER_PRIVATE luthier_status luthier__conv_choose(luthier_context *ctx, const 
                                  "conv2d algorithm %s does not run depthwise layers (groups %lld == "
                                  "channels): use depthwise", luthier_conv_algorithm_name(a),
                                  (long long)d->groups);
+        if (d->pad_top > 2 || d->pad_left > 2 || d->pad_bottom > 2 || d->pad_right > 2)
+            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                                 "conv2d algorithm %s needs padding of at most 2: with (%lld, %lld, %lld, "
+                                 "%lld) some output pixels see only padding, and the tile transforms would "
+                                 "give them rounding noise instead of act(bias): use im2col or implicit_gemm",
+                                 luthier_conv_algorithm_name(a), (long long)d->pad_top, (long long)d->pad_left,
+                                 (long long)d->pad_bottom, (long long)d->pad_right);
         break;
     default: break;
     }

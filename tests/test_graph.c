@@ -1165,7 +1165,59 @@ static void test_graph_size_limits(void) {
     luthier_context_destroy(ctx);
 }
 
+/* Names are looked up by hash: building a graph is linear in its nodes (a 40k-node graph took
+   4 s with linear name checks). Measured as a ratio in one run: 10x the nodes must not take
+   100x the time. Lookups and duplicate names still behave. */
+static double graph_chain_seconds(int nodes, int check) {
+    luthier_graph *g = NULL;
+    luthier_node_desc d;
+    int64_t xs[1] = {4};
+    int x, y, i, in[1], bad = 0;
+    char name[32];
+    double t0 = luthier__seconds(), t;
+    luthier_graph_create(&g);
+    luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 1, xs, &x);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_RELU; d.inputs = in; d.num_inputs = 1; in[0] = x;
+    for (i = 0; i < nodes; i++) {
+        snprintf(name, sizeof name, "n%d", i);
+        d.name = name;
+        bad += luthier_graph_add_node(g, &d, &y) != LUTHIER_STATUS_OK;
+        in[0] = y;
+    }
+    t = luthier__seconds() - t0;
+    if (check) {
+        int k;
+        for (i = 0; i < 200; i++) {
+            const int want = test_rand_int(0, nodes - 1);
+            snprintf(name, sizeof name, "n%d", want);
+            bad += luthier_graph_find_node(g, name, &k) != LUTHIER_STATUS_OK || k != want;
+            bad += luthier_graph_find_tensor(g, name, &k) != LUTHIER_STATUS_OK || k != want + 1;
+            d.name = name;
+            bad += luthier_graph_add_node(g, &d, &y) != LUTHIER_STATUS_INVALID_ARGUMENT; /* duplicate */
+        }
+        bad += luthier_graph_find_node(g, "nope", &k) != LUTHIER_STATUS_NOT_FOUND;
+        bad += luthier_graph_num_nodes(g) != nodes;
+        CHECK(bad == 0, "%d wrong additions or lookups over %d nodes", bad, nodes);
+    }
+    luthier_graph_destroy(g);
+    return t;
+}
+
+static void test_graph_many_nodes(void) {
+    const int small = T.quick ? 2000 : 4000;
+    double ts = 1e30, tl = 1e30;
+    int r;
+    for (r = 0; r < 3; r++) { /* alternating, best of three */
+        double a = graph_chain_seconds(small, r == 0), b = graph_chain_seconds(small * 10, r == 0);
+        ts = a < ts ? a : ts;
+        tl = b < tl ? b : tl;
+    }
+    CHECK(tl < 40 * ts + 0.05, "%d nodes took %.3f s, %d took %.3f s: not linear", small, ts, small * 10, tl);
+}
+
 static void run_graph_tests(void) {
+    RUN(test_graph_many_nodes);
     RUN(test_graph_size_limits);
     RUN(test_graph_bad_input);
     RUN(test_graph_mini_resnet);

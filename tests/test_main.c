@@ -9,7 +9,7 @@
 /* Every allocation of the library is counted (the engine promises none inside luthier_plan_run). */
 static size_t test_luthier_allocs;
 static void *test_luthier_malloc(size_t bytes) {
-    test_luthier_allocs++;
+    __atomic_fetch_add(&test_luthier_allocs, 1, __ATOMIC_RELAXED); /* contexts may be created on several threads */
     return malloc(bytes);
 }
 #define LUTHIER_MALLOC(bytes) test_luthier_malloc(bytes)
@@ -34,6 +34,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_qconv.c"
 #include "test_qops.c"
 #include "test_qplan.c"
+#include "test_sharing.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -98,6 +99,7 @@ int main(int argc, char **argv) {
     RUN(test_conv_resnet18);
     run_ops_tests();
     run_graph_tests();
+    run_sharing_tests();
     run_model_tests();
     run_gbt_tests();
     run_tune_tests();

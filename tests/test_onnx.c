@@ -803,16 +803,58 @@ static void test_onnx_malformed(void) {
 
 /* Random corruption of the committed models and of a tiny one: no crash, no leak (ASan). The
    quantized models are loaded with a calibration too: filled on success, untouched on failure. */
+/* Plans g and, when its arena and weights stay under 64 MiB, runs it once on zeros (zero is a
+   valid index for i64 inputs). Whatever a hostile or corrupted model that loaded does, it must
+   end in a status with a message, never a crash. Returns 1 when it ran. */
+static int onnx_plan_run_any(luthier_context *ctx, const luthier_graph *g) {
+    luthier_plan *p = NULL;
+    luthier_plan_info pi;
+    void *ins[16], *outs[16];
+    int i, ni = luthier_graph_num_inputs(g), no = luthier_graph_num_outputs(g), ran = 0, ok = 1;
+    luthier_status s = luthier_plan_create(ctx, g, NULL, &p);
+    if (s != LUTHIER_STATUS_OK) {
+        CHECK(p == NULL && luthier_context_error(ctx)[0], "plan_create: %s without a message", luthier_status_string(s));
+        return 0;
+    }
+    memset(&pi, 0, sizeof pi);
+    luthier_plan_get_info(p, &pi);
+    if (ni <= 16 && no <= 16 && pi.arena_bytes + pi.weights_bytes < ((size_t)64 << 20)) {
+        memset(ins, 0, sizeof ins);
+        memset(outs, 0, sizeof outs);
+        for (i = 0; i < ni + no; i++) {
+            luthier_tensor_info ti;
+            size_t bytes = 8;
+            int k;
+            luthier_graph_tensor_info(g, i < ni ? luthier_graph_input_tensor(g, i) : luthier_graph_output_tensor(g, i - ni), &ti);
+            for (k = 0; k < ti.rank; k++) bytes *= (size_t)ti.shape[k];
+            if (bytes > ((size_t)64 << 20)) ok = 0;
+            else if (i < ni) ok = ok && (ins[i] = calloc(1, bytes)) != NULL;
+            else ok = ok && (outs[i - ni] = calloc(1, bytes)) != NULL;
+        }
+        if (ok) {
+            s = luthier_plan_run(ctx, p, (const void *const *)ins, outs);
+            CHECK(s == LUTHIER_STATUS_OK || luthier_context_error(ctx)[0], "plan_run: %s without a message", luthier_status_string(s));
+            ran = s == LUTHIER_STATUS_OK;
+        }
+        for (i = 0; i < 16; i++) free(ins[i]), free(outs[i]);
+    }
+    luthier_plan_destroy(p);
+    return ran;
+}
+
 static void test_onnx_corrupted(void) {
     static const char *files[] = {ONNX_MODELS_DIR "/cnn.onnx", ONNX_MODELS_DIR "/bert_block.onnx", ONNX_MODELS_DIR "/qdq_cnn.onnx",
-                                  ONNX_MODELS_DIR "/qlinear.onnx"};
-    int iters = T.quick ? 200 : 1000, f, i;
+                                  ONNX_MODELS_DIR "/qlinear.onnx", ONNX_MODELS_DIR "/bert_block_opset17.onnx",
+                                  ONNX_MODELS_DIR "/resnet18_small.onnx"};
+    const char *env = getenv("LUTHIER_TEST_MUTATIONS"); /* e.g. 10000 for a long run */
+    int iters = env ? atoi(env) : T.quick ? 200 : 1000, f, i, loaded = 0, ran = 0;
     char err[512];
     uint64_t saved = test_rng_state;
+    luthier_context *ctx = onnx_ctx();
     test_rng_state = 0x0a0a;
-    for (f = 0; f < 5; f++) {
+    for (f = 0; f < 7; f++) {
         pbw m = {0, 0, 0};
-        if (f < 4) {
+        if (f < 6) {
             FILE *fp = fopen(files[f], "rb");
             uint8_t buf[4096];
             size_t got;
@@ -833,6 +875,14 @@ static void test_onnx_corrupted(void) {
             }
             if (test_rand_int(0, 7) == 0) t.n = (size_t)(test_rand_u64() % t.n);
             (void)onnx_load_bytes(&t, err, sizeof err);
+            {   /* what loads is planned and run */
+                luthier_graph *g = NULL;
+                if (ctx && luthier_onnx_load_memory(t.p, t.n, NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK) {
+                    loaded++;
+                    ran += onnx_plan_run_any(ctx, g);
+                }
+                luthier_graph_destroy(g);
+            }
             if (f == 2 || f == 3) {
                 luthier_calibration *cal = NULL;
                 luthier_onnx_options o;
@@ -852,6 +902,9 @@ static void test_onnx_corrupted(void) {
         }
         free(m.p);
     }
+    if (env) printf("    %d mutations of each of 7 models: %d loaded, %d planned and ran\n", iters, loaded, ran);
+    CHECK(ran > 0, "no mutated model ran (%d loaded)", loaded);
+    luthier_context_destroy(ctx);
     test_rng_state = saved;
 }
 
