@@ -423,15 +423,85 @@ struct luthier_graph {
     char error[320];
 };
 
-static const struct { const char *name; int lo, hi; } luthier__ops[] = {
+/* >>op-registry: one row per operator of LUTHIER_OP_LIST (name, input counts) and its hooks:
+     infer   checks a node's inputs and attributes, gives its output shapes and FLOPs
+             (luthier_graph_add_node);
+     run     runs the node's plan step (luthier_plan_run); "view" for the operators a plan
+             turns into aliases of their input (reshape, flatten, identity), which never run.
+   Operators of one family share a hook: X(ENUM, infer family, run family) names
+   luthier__infer_<family> and luthier__run_<family>. The rows are in LUTHIER_OP_LIST's order
+   (test_op_registry checks it). */
+typedef struct luthier__infer_args luthier__infer_args;
+typedef struct luthier__run_args luthier__run_args;
+typedef luthier_status (*luthier__infer_fn)(const luthier__infer_args *arg);
+typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
+
+#define LUTHIER__OP_HOOKS(X) \
+    X(CONV2D, conv2d, conv2d)                      \
+    X(DENSE, dense, dense)                         \
+    X(MATMUL, matmul, matmul)                      \
+    X(MAXPOOL, pool, pool)                         \
+    X(AVGPOOL, pool, pool)                         \
+    X(GLOBAL_AVGPOOL, global_pool, global_pool)    \
+    X(ADAPTIVE_AVGPOOL, global_pool, global_pool)  \
+    X(RELU, elementwise, unary)                    \
+    X(CLIP, clip, unary)                           \
+    X(GELU, elementwise, unary)                    \
+    X(SIGMOID, elementwise, unary)                 \
+    X(TANH, elementwise, unary)                    \
+    X(ERF, elementwise, unary)                     \
+    X(EXP, elementwise, unary)                     \
+    X(SQRT, elementwise, unary)                    \
+    X(NEG, elementwise, unary)                     \
+    X(ADD, binary, binary)                         \
+    X(SUB, binary, binary)                         \
+    X(MUL, binary, binary)                         \
+    X(DIV, binary, binary)                         \
+    X(POW, binary, binary)                         \
+    X(MAX, binary, binary)                         \
+    X(MIN, binary, binary)                         \
+    X(CONCAT, concat, concat_split)                \
+    X(SPLIT, split, concat_split)                  \
+    X(SOFTMAX, softmax, softmax)                   \
+    X(LAYER_NORM, layer_norm, layer_norm)          \
+    X(BATCH_NORM, batch_norm, batch_norm)          \
+    X(LRN, lrn, lrn)                               \
+    X(FLATTEN, flatten, view)                      \
+    X(RESHAPE, reshape, view)                      \
+    X(TRANSPOSE, transpose, transpose)             \
+    X(GATHER, gather, gather)                      \
+    X(ATTENTION, attention, attention)             \
+    X(IDENTITY, elementwise, view)                
+
+#define LUTHIER__X(e, inf, run)                                                   \
+    LUTHIER_PRIVATE luthier_status luthier__infer_##inf(const luthier__infer_args *arg); \
+    LUTHIER_PRIVATE luthier_status luthier__run_##run(const luthier__run_args *arg);
+LUTHIER__OP_HOOKS(LUTHIER__X)
+#undef LUTHIER__X
+
+/* The public half of each row (LUTHIER_OP_LIST: name, input counts) ... */
+static const struct { const char *name; int lo, hi; } luthier__op_names[] = {
 #define LUTHIER__X(e, name, lo, hi) {name, lo, hi},
     LUTHIER_OP_LIST(LUTHIER__X)
 #undef LUTHIER__X
 };
 
+/* ... and its hooks, indexed by luthier_op. */
+typedef struct luthier__op_row {
+    luthier_op op;
+    luthier__infer_fn infer;
+    luthier__run_fn run;
+} luthier__op_row;
+
+static const luthier__op_row luthier__ops[] = {
+#define LUTHIER__X(e, inf, run) {LUTHIER_OP_##e, luthier__infer_##inf, luthier__run_##run},
+    LUTHIER__OP_HOOKS(LUTHIER__X)
+#undef LUTHIER__X
+};
+
 LUTHIER_API const char *luthier_op_name(luthier_op op) {
     if ((unsigned)op >= (unsigned)LUTHIER_OP_COUNT) return "unknown";
-    return luthier__ops[op].name;
+    return luthier__op_names[op].name;
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -763,12 +833,379 @@ LUTHIER_PRIVATE int luthier__broadcast(int ra, const int64_t *a, int rb, const i
     return 1;
 }
 
+/* What an infer hook gets: the node and its inputs, and the result to fill (output 0 preset to
+   input 0's rank and shape, f32, one output). LUTHIER__INFER_ARGS unpacks it under the names the
+   hooks use (LUTHIER__NFAIL needs g, nname and d). */
+struct luthier__infer_args {
+    luthier_graph *g;
+    const luthier_node_desc *d;
+    const char *nname;
+    const luthier__gtensor *const *in; /* in[i]: input i, NULL when absent */
+    const luthier__gtensor *x;         /* in[0] */
+    int ni;
+    double numel;                      /* elements of x */
+    luthier__infer *r;
+};
+#define LUTHIER__INFER_ARGS                                                                                   \
+    luthier_graph *g = arg->g;                                                                                \
+    const luthier_node_desc *d = arg->d;                                                                      \
+    const char *nname = arg->nname;                                                                           \
+    const luthier__gtensor *const *in = arg->in;                                                              \
+    const luthier__gtensor *x = arg->x;                                                                       \
+    const int ni = arg->ni;                                                                                   \
+    const double numel = arg->numel;                                                                          \
+    luthier__infer *r = arg->r;                                                                               \
+    char sa[96], sb[96];                                                                                      \
+    int i = 0, ok = 1;                                                                                        \
+    (void)g, (void)d, (void)nname, (void)in, (void)x, (void)ni, (void)numel, (void)r, (void)sa, (void)sb, (void)i, \
+        (void)ok
+
+LUTHIER_PRIVATE luthier_status luthier__infer_conv2d(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *w = in[1], *b = ni > 2 ? in[2] : NULL;
+    luthier_conv2d_desc cd;
+    int64_t oh, ow, groups = d->groups ? d->groups : 1;
+    if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, conv2d takes [N,C,H,W]", x->name, x->rank);
+    if (w->rank != 4) LUTHIER__NFAIL("weights '%s' have rank %d, conv2d takes [O,C/groups,kh,kw]", w->name, w->rank);
+    if (!w->is_const) LUTHIER__NFAIL("weights '%s' must be a constant", w->name);
+    if (groups < 1 || x->shape[1] % groups || w->shape[0] % groups)
+        LUTHIER__NFAIL("groups %lld must divide the %lld input and %lld output channels",
+                       (long long)groups, (long long)x->shape[1], (long long)w->shape[0]);
+    if (w->shape[1] * groups != x->shape[1]) {
+        luthier__shape_str(4, x->shape, sa, sizeof sa);
+        luthier__shape_str(4, w->shape, sb, sizeof sb);
+        LUTHIER__NFAIL("input %s has %lld channels, weights %s with groups %lld expect %lld", sa,
+                       (long long)x->shape[1], sb, (long long)groups, (long long)(w->shape[1] * groups));
+    }
+    if (b && (!b->is_const || b->rank != 1 || b->shape[0] != w->shape[0]))
+        LUTHIER__NFAIL("bias '%s' must be a constant of %lld values", b->name, (long long)w->shape[0]);
+    memset(&cd, 0, sizeof cd);
+    cd.batch = x->shape[0]; cd.in_channels = x->shape[1]; cd.in_h = x->shape[2]; cd.in_w = x->shape[3];
+    cd.out_channels = w->shape[0]; cd.kernel_h = w->shape[2]; cd.kernel_w = w->shape[3];
+    cd.stride_h = d->stride[0]; cd.stride_w = d->stride[1];
+    cd.dilation_h = d->dilation[0]; cd.dilation_w = d->dilation[1];
+    cd.pad_top = d->pads[0]; cd.pad_left = d->pads[1]; cd.pad_bottom = d->pads[2]; cd.pad_right = d->pads[3];
+    cd.groups = groups;
+    if (luthier_conv2d_output_size(&cd, &oh, &ow) != LUTHIER_STATUS_OK)
+        LUTHIER__NFAIL("stride/padding/dilation do not fit the %lldx%lld input with a %lldx%lld kernel "
+                       "(strides and dilations >= 0, pads >= 0)",
+                       (long long)x->shape[2], (long long)x->shape[3], (long long)w->shape[2], (long long)w->shape[3]);
+    r->shape[0][1] = w->shape[0]; r->shape[0][2] = oh; r->shape[0][3] = ow;
+    r->flops = 2.0 * (double)x->shape[0] * (double)w->shape[0] * (double)oh * (double)ow *
+               (double)w->shape[1] * (double)w->shape[2] * (double)w->shape[3];
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_dense(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *w = in[1], *b = ni > 2 ? in[2] : NULL;
+    int64_t n, k;
+    if (w->rank != 2 || !w->is_const) LUTHIER__NFAIL("weights '%s' must be a 2-D constant", w->name);
+    n = d->trans_b ? w->shape[1] : w->shape[0];
+    k = d->trans_b ? w->shape[0] : w->shape[1];
+    if (x->shape[x->rank - 1] != k) {
+        luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
+        luthier__shape_str(2, w->shape, sb, sizeof sb);
+        LUTHIER__NFAIL("input %s has %lld features, weights %s%s take %lld", sa,
+                       (long long)x->shape[x->rank - 1], sb, d->trans_b ? " (trans_b)" : "", (long long)k);
+    }
+    if (b && (!b->is_const || b->rank != 1 || b->shape[0] != n))
+        LUTHIER__NFAIL("bias '%s' must be a constant of %lld values", b->name, (long long)n);
+    r->shape[0][x->rank - 1] = n;
+    r->flops = 2.0 * numel / (double)k * (double)n * (double)k;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_matmul(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *b = in[1];
+    int64_t m, k, kb, n, oshape[LUTHIER_MAX_RANK];
+    int orank;
+    if (x->rank < 2 || b->rank < 2) LUTHIER__NFAIL("inputs must have rank >= 2 (have %d and %d)", x->rank, b->rank);
+    m = x->shape[x->rank - 2]; k = x->shape[x->rank - 1];
+    kb = d->trans_b ? b->shape[b->rank - 1] : b->shape[b->rank - 2];
+    n = d->trans_b ? b->shape[b->rank - 2] : b->shape[b->rank - 1];
+    luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
+    luthier__shape_str(b->rank, b->shape, sb, sizeof sb);
+    if (k != kb) LUTHIER__NFAIL("%s @ %s%s: inner dimensions %lld and %lld differ", sa, sb,
+                                d->trans_b ? "^T" : "", (long long)k, (long long)kb);
+    if (!luthier__broadcast(x->rank - 2, x->shape, b->rank - 2, b->shape, &orank, oshape))
+        LUTHIER__NFAIL("%s @ %s: batch dimensions do not broadcast", sa, sb);
+    oshape[orank] = m; oshape[orank + 1] = n;
+    r->rank[0] = orank + 2;
+    memcpy(r->shape[0], oshape, sizeof oshape);
+    r->flops = 2.0 * (double)luthier__numel(orank, oshape, &ok) * (double)m * (double)n * (double)k;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_pool(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    int64_t kh = d->kernel[0], kw = d->kernel[1], sh = d->stride[0] ? d->stride[0] : kh,
+            sw = d->stride[1] ? d->stride[1] : kw, dh = d->dilation[0] ? d->dilation[0] : 1,
+            dw = d->dilation[1] ? d->dilation[1] : 1, oh, ow;
+    if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, pools take [N,C,H,W]", x->name, x->rank);
+    if (kh < 1 || kw < 1) LUTHIER__NFAIL("kernel %lldx%lld: set kernel[0] and kernel[1] >= 1", (long long)kh, (long long)kw);
+    if (sh < 1 || sw < 1 || dh < 1 || dw < 1) LUTHIER__NFAIL("strides and dilations must be >= 1");
+    if (kh > INT32_MAX || kw > INT32_MAX || sh > INT32_MAX || sw > INT32_MAX || dh > INT32_MAX || dw > INT32_MAX)
+        LUTHIER__NFAIL("kernel, stride and dilation must be below 2^31");
+    if (d->op == LUTHIER_OP_AVGPOOL && (dh != 1 || dw != 1)) LUTHIER__NFAIL("avgpool takes no dilation");
+    for (i = 0; i < 4; i++)
+        if (d->pads[i] < 0 || d->pads[i] > (i & 1 ? (kw - 1) * dw : (kh - 1) * dh) )
+            LUTHIER__NFAIL("pad %d is %lld: pads must be in [0, (kernel-1)*dilation]", i, (long long)d->pads[i]);
+    oh = luthier__pool_out(x->shape[2], kh, sh, d->pads[0], d->pads[2], dh, d->ceil_mode);
+    ow = luthier__pool_out(x->shape[3], kw, sw, d->pads[1], d->pads[3], dw, d->ceil_mode);
+    if (oh < 1 || ow < 1)
+        LUTHIER__NFAIL("a %lldx%lld window does not fit the %lldx%lld input", (long long)kh, (long long)kw,
+                       (long long)x->shape[2], (long long)x->shape[3]);
+    r->shape[0][2] = oh; r->shape[0][3] = ow;
+    r->flops = (double)x->shape[0] * (double)x->shape[1] * (double)oh * (double)ow * (double)kh * (double)kw;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_global_pool(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, pools take [N,C,H,W]", x->name, x->rank);
+    if (d->op == LUTHIER_OP_ADAPTIVE_AVGPOOL) {
+        if (d->out_size[0] < 1 || d->out_size[1] < 1)
+            LUTHIER__NFAIL("out_size %lldx%lld: both must be >= 1", (long long)d->out_size[0], (long long)d->out_size[1]);
+        r->shape[0][2] = d->out_size[0]; r->shape[0][3] = d->out_size[1];
+    } else {
+        r->shape[0][2] = r->shape[0][3] = 1;
+    }
+    r->flops = numel;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_clip(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    if (!(d->clamp_min <= d->clamp_max)) LUTHIER__NFAIL("clamp_min %g > clamp_max %g", (double)d->clamp_min, (double)d->clamp_max);
+    r->flops = numel;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_elementwise(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    r->flops = numel;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_binary(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *b = in[1];
+    if (!luthier__broadcast(x->rank, x->shape, b->rank, b->shape, &r->rank[0], r->shape[0])) {
+        luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
+        luthier__shape_str(b->rank, b->shape, sb, sizeof sb);
+        LUTHIER__NFAIL("shapes %s and %s do not broadcast", sa, sb);
+    }
+    if (r->rank[0] < 1) r->rank[0] = 1, r->shape[0][0] = 1;
+    r->flops = (double)luthier__numel(r->rank[0], r->shape[0], &ok);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_concat(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    int axis = luthier__norm_axis(d->axis, x->rank, 0), j;
+    int64_t total = 0;
+    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
+    for (i = 0; i < ni; i++) {
+        if (in[i]->rank != x->rank) LUTHIER__NFAIL("input %d has rank %d, input 0 has %d", i, in[i]->rank, x->rank);
+        for (j = 0; j < x->rank; j++)
+            if (j != axis && in[i]->shape[j] != x->shape[j]) {
+                luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
+                luthier__shape_str(in[i]->rank, in[i]->shape, sb, sizeof sb);
+                LUTHIER__NFAIL("input %d %s differs from input 0 %s outside axis %d", i, sb, sa, axis);
+            }
+        if (in[i]->shape[axis] > (int64_t)(LUTHIER__SIZE_LIMIT / 8) - total)
+            LUTHIER__NFAIL("the concatenated axis %d overflows", axis);
+        total += in[i]->shape[axis];
+    }
+    r->shape[0][axis] = total;
+    r->flops = 0;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_split(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    int axis = luthier__norm_axis(d->axis, x->rank, 0), parts = d->num_outputs ? d->num_outputs : 1;
+    int64_t total = 0;
+    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
+    if (parts < 1 || parts > LUTHIER_MAX_NODE_OUTPUTS)
+        LUTHIER__NFAIL("num_outputs %d is not in [1, %d]", parts, LUTHIER_MAX_NODE_OUTPUTS);
+    if (!d->sizes && x->shape[axis] % parts)
+        LUTHIER__NFAIL("dimension %lld does not split into %d equal parts (give sizes)", (long long)x->shape[axis], parts);
+    r->num_outputs = parts;
+    for (i = 0; i < parts; i++) {
+        int64_t len = d->sizes ? d->sizes[i] : x->shape[axis] / parts;
+        if (len < 1 || len > x->shape[axis] - total)
+            LUTHIER__NFAIL("part %d has size %lld: sizes must be >= 1 and add up to the axis's %lld", i, (long long)len,
+                           (long long)x->shape[axis]);
+        total += len;
+        r->rank[i] = x->rank;
+        memcpy(r->shape[i], x->shape, sizeof x->shape);
+        r->shape[i][axis] = len;
+    }
+    if (total != x->shape[axis])
+        LUTHIER__NFAIL("sizes add up to %lld, the axis has %lld", (long long)total, (long long)x->shape[axis]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_softmax(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    if (luthier__norm_axis(d->axis, x->rank, 0) < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
+    r->flops = 5 * numel;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_layer_norm(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    int axis = luthier__norm_axis(d->axis ? d->axis : -1, x->rank, 0);
+    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
+    for (i = 1; i < ni; i++) {
+        const luthier__gtensor *p = in[i];
+        int j;
+        if (!p) continue;
+        if (!p->is_const) LUTHIER__NFAIL("%s '%s' must be a constant", i == 1 ? "gamma" : "beta", p->name);
+        ok = p->rank == x->rank - axis;
+        for (j = 0; ok && j < p->rank; j++) ok = p->shape[j] == x->shape[axis + j];
+        if (!ok) {
+            luthier__shape_str(p->rank, p->shape, sa, sizeof sa);
+            luthier__shape_str(x->rank - axis, x->shape + axis, sb, sizeof sb);
+            LUTHIER__NFAIL("%s '%s' is %s, the normalized dims are %s", i == 1 ? "gamma" : "beta", p->name, sa, sb);
+        }
+    }
+    r->flops = 8 * numel;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_batch_norm(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    if (x->rank < 2) LUTHIER__NFAIL("input '%s' has rank %d, batch_norm takes [N,C,...]", x->name, x->rank);
+    for (i = 1; i < 5; i++)
+        if (!in[i]->is_const || in[i]->rank != 1 || in[i]->shape[0] != x->shape[1])
+            LUTHIER__NFAIL("parameter %d ('%s') must be a constant of %lld values", i, in[i]->name, (long long)x->shape[1]);
+    r->flops = 2 * numel;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_lrn(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, lrn takes [N,C,H,W]", x->name, x->rank);
+    if (d->size < 1 || d->size > INT32_MAX) LUTHIER__NFAIL("size %lld must be in [1, 2^31)", (long long)d->size);
+    r->flops = (double)(2 * d->size + 4) * numel;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_flatten(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    int axis = luthier__norm_axis(d->axis ? d->axis : 1, x->rank, 1);
+    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
+    r->rank[0] = 2;
+    r->shape[0][0] = (int64_t)luthier__numel(axis, x->shape, &ok);
+    r->shape[0][1] = (int64_t)luthier__numel(x->rank - axis, x->shape + axis, &ok);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_reshape(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    int infer = -1;
+    int64_t known = 1, xn = (int64_t)luthier__numel(x->rank, x->shape, &ok); /* exact */
+    if (!d->sizes || d->num_sizes < 1 || d->num_sizes > LUTHIER_MAX_RANK)
+        LUTHIER__NFAIL("the target shape needs sizes and 1 <= num_sizes <= %d", LUTHIER_MAX_RANK);
+    r->rank[0] = d->num_sizes;
+    for (i = 0; i < d->num_sizes; i++) {
+        int64_t v = d->sizes[i];
+        if (v == 0) {
+            if (i >= x->rank) LUTHIER__NFAIL("size %d is 0 (copy) but the input has rank %d", i, x->rank);
+            v = x->shape[i];
+        } else if (v == -1) {
+            if (infer >= 0) LUTHIER__NFAIL("more than one size is -1");
+            infer = i;
+            v = 1;
+        } else if (v < 1) {
+            LUTHIER__NFAIL("size %d is %lld", i, (long long)v);
+        }
+        if (v > xn / known) { /* more elements than the input has */
+            luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
+            LUTHIER__NFAIL("cannot reshape %s: size %d (%lld) makes more elements than it has", sa, i, (long long)v);
+        }
+        r->shape[0][i] = v;
+        known *= v;
+    }
+    if (infer >= 0) {
+        if (xn % known) LUTHIER__NFAIL("cannot infer the -1 size: %lld elements over %lld", (long long)xn, (long long)known);
+        r->shape[0][infer] = xn / known;
+        known *= r->shape[0][infer];
+    }
+    if (known != xn) {
+        luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
+        luthier__shape_str(r->rank[0], r->shape[0], sb, sizeof sb);
+        LUTHIER__NFAIL("cannot reshape %s to %s (element counts differ)", sa, sb);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_transpose(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    int seen[LUTHIER_MAX_RANK] = {0};
+    for (i = 0; i < x->rank; i++) {
+        int p = d->perm ? d->perm[i] : x->rank - 1 - i;
+        if (p < 0 || p >= x->rank || seen[p]) LUTHIER__NFAIL("perm is not a permutation of 0..%d", x->rank - 1);
+        seen[p] = 1;
+        r->shape[0][i] = x->shape[p];
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_gather(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *idx = in[1];
+    int axis = luthier__norm_axis(d->axis, x->rank, 0), j = 0;
+    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
+    if (idx->dtype != LUTHIER_DTYPE_I64) LUTHIER__NFAIL("indices '%s' must be i64", idx->name);
+    if (x->rank - 1 + idx->rank > LUTHIER_MAX_RANK) LUTHIER__NFAIL("output rank exceeds %d", LUTHIER_MAX_RANK);
+    if (idx->is_const) {
+        const int64_t *v = (const int64_t *)idx->data;
+        uint64_t n = luthier__numel(idx->rank, idx->shape, &ok), e;
+        for (e = 0; e < n; e++)
+            if (v[e] < -x->shape[axis] || v[e] >= x->shape[axis])
+                LUTHIER__NFAIL("index %lld at position %llu is out of range [-%lld, %lld)", (long long)v[e],
+                               (unsigned long long)e, (long long)x->shape[axis], (long long)x->shape[axis]);
+    }
+    for (i = 0; i < axis; i++) r->shape[0][j++] = x->shape[i];
+    for (i = 0; i < idx->rank; i++) r->shape[0][j++] = idx->shape[i];
+    for (i = axis + 1; i < x->rank; i++) r->shape[0][j++] = x->shape[i];
+    r->rank[0] = j;
+    if (j == 0) r->rank[0] = 1, r->shape[0][0] = 1;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_attention(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *k = in[1], *v = in[2];
+    int rk = x->rank;
+    if (rk < 3 || k->rank != rk || v->rank != rk) LUTHIER__NFAIL("q, k, v must have one rank >= 3 ([..., S, D])");
+    for (i = 0; i < rk - 2; i++)
+        if (k->shape[i] != x->shape[i] || v->shape[i] != x->shape[i]) LUTHIER__NFAIL("q, k, v batch dimensions differ");
+    if (k->shape[rk - 1] != x->shape[rk - 1]) LUTHIER__NFAIL("q and k head sizes differ (%lld, %lld)",
+                                                             (long long)x->shape[rk - 1], (long long)k->shape[rk - 1]);
+    if (v->shape[rk - 2] != k->shape[rk - 2]) LUTHIER__NFAIL("k and v lengths differ (%lld, %lld)",
+                                                             (long long)k->shape[rk - 2], (long long)v->shape[rk - 2]);
+    if (d->causal && k->shape[rk - 2] < x->shape[rk - 2])
+        LUTHIER__NFAIL("causal attention needs at least as many keys (%lld) as queries (%lld)",
+                       (long long)k->shape[rk - 2], (long long)x->shape[rk - 2]);
+    if (d->scale < 0 || d->scale != d->scale) LUTHIER__NFAIL("scale %g must be >= 0 (0 = 1/sqrt(D))", (double)d->scale);
+    r->shape[0][rk - 1] = v->shape[rk - 1];
+    r->flops = 2.0 * numel / (double)x->shape[rk - 1] * (double)k->shape[rk - 2] *
+               (double)(x->shape[rk - 1] + v->shape[rk - 1]);
+    return LUTHIER_STATUS_OK;
+}
+
+
 LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthier_node_desc *d,
                                                    const char *nname, luthier__infer *r) {
     const luthier__gtensor *in[64] = {NULL};
     const luthier__gtensor *x;
     int i, ni = d->num_inputs, ok;
-    char sa[96], sb[96];
     double numel;
     memset(r, 0, sizeof *r);
     r->num_outputs = 1;
@@ -788,310 +1225,11 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
             LUTHIER__NFAIL("input %d is absent and not optional", i);
     r->rank[0] = x->rank;
     memcpy(r->shape[0], x->shape, sizeof x->shape);
-    switch (d->op) {
-    case LUTHIER_OP_CONV2D: {
-        const luthier__gtensor *w = in[1], *b = ni > 2 ? in[2] : NULL;
-        luthier_conv2d_desc cd;
-        int64_t oh, ow, groups = d->groups ? d->groups : 1;
-        if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, conv2d takes [N,C,H,W]", x->name, x->rank);
-        if (w->rank != 4) LUTHIER__NFAIL("weights '%s' have rank %d, conv2d takes [O,C/groups,kh,kw]", w->name, w->rank);
-        if (!w->is_const) LUTHIER__NFAIL("weights '%s' must be a constant", w->name);
-        if (groups < 1 || x->shape[1] % groups || w->shape[0] % groups)
-            LUTHIER__NFAIL("groups %lld must divide the %lld input and %lld output channels",
-                           (long long)groups, (long long)x->shape[1], (long long)w->shape[0]);
-        if (w->shape[1] * groups != x->shape[1]) {
-            luthier__shape_str(4, x->shape, sa, sizeof sa);
-            luthier__shape_str(4, w->shape, sb, sizeof sb);
-            LUTHIER__NFAIL("input %s has %lld channels, weights %s with groups %lld expect %lld", sa,
-                           (long long)x->shape[1], sb, (long long)groups, (long long)(w->shape[1] * groups));
-        }
-        if (b && (!b->is_const || b->rank != 1 || b->shape[0] != w->shape[0]))
-            LUTHIER__NFAIL("bias '%s' must be a constant of %lld values", b->name, (long long)w->shape[0]);
-        memset(&cd, 0, sizeof cd);
-        cd.batch = x->shape[0]; cd.in_channels = x->shape[1]; cd.in_h = x->shape[2]; cd.in_w = x->shape[3];
-        cd.out_channels = w->shape[0]; cd.kernel_h = w->shape[2]; cd.kernel_w = w->shape[3];
-        cd.stride_h = d->stride[0]; cd.stride_w = d->stride[1];
-        cd.dilation_h = d->dilation[0]; cd.dilation_w = d->dilation[1];
-        cd.pad_top = d->pads[0]; cd.pad_left = d->pads[1]; cd.pad_bottom = d->pads[2]; cd.pad_right = d->pads[3];
-        cd.groups = groups;
-        if (luthier_conv2d_output_size(&cd, &oh, &ow) != LUTHIER_STATUS_OK)
-            LUTHIER__NFAIL("stride/padding/dilation do not fit the %lldx%lld input with a %lldx%lld kernel "
-                           "(strides and dilations >= 0, pads >= 0)",
-                           (long long)x->shape[2], (long long)x->shape[3], (long long)w->shape[2], (long long)w->shape[3]);
-        r->shape[0][1] = w->shape[0]; r->shape[0][2] = oh; r->shape[0][3] = ow;
-        r->flops = 2.0 * (double)x->shape[0] * (double)w->shape[0] * (double)oh * (double)ow *
-                   (double)w->shape[1] * (double)w->shape[2] * (double)w->shape[3];
-        break;
-    }
-    case LUTHIER_OP_DENSE: {
-        const luthier__gtensor *w = in[1], *b = ni > 2 ? in[2] : NULL;
-        int64_t n, k;
-        if (w->rank != 2 || !w->is_const) LUTHIER__NFAIL("weights '%s' must be a 2-D constant", w->name);
-        n = d->trans_b ? w->shape[1] : w->shape[0];
-        k = d->trans_b ? w->shape[0] : w->shape[1];
-        if (x->shape[x->rank - 1] != k) {
-            luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
-            luthier__shape_str(2, w->shape, sb, sizeof sb);
-            LUTHIER__NFAIL("input %s has %lld features, weights %s%s take %lld", sa,
-                           (long long)x->shape[x->rank - 1], sb, d->trans_b ? " (trans_b)" : "", (long long)k);
-        }
-        if (b && (!b->is_const || b->rank != 1 || b->shape[0] != n))
-            LUTHIER__NFAIL("bias '%s' must be a constant of %lld values", b->name, (long long)n);
-        r->shape[0][x->rank - 1] = n;
-        r->flops = 2.0 * numel / (double)k * (double)n * (double)k;
-        break;
-    }
-    case LUTHIER_OP_MATMUL: {
-        const luthier__gtensor *b = in[1];
-        int64_t m, k, kb, n, oshape[LUTHIER_MAX_RANK];
-        int orank;
-        if (x->rank < 2 || b->rank < 2) LUTHIER__NFAIL("inputs must have rank >= 2 (have %d and %d)", x->rank, b->rank);
-        m = x->shape[x->rank - 2]; k = x->shape[x->rank - 1];
-        kb = d->trans_b ? b->shape[b->rank - 1] : b->shape[b->rank - 2];
-        n = d->trans_b ? b->shape[b->rank - 2] : b->shape[b->rank - 1];
-        luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
-        luthier__shape_str(b->rank, b->shape, sb, sizeof sb);
-        if (k != kb) LUTHIER__NFAIL("%s @ %s%s: inner dimensions %lld and %lld differ", sa, sb,
-                                    d->trans_b ? "^T" : "", (long long)k, (long long)kb);
-        if (!luthier__broadcast(x->rank - 2, x->shape, b->rank - 2, b->shape, &orank, oshape))
-            LUTHIER__NFAIL("%s @ %s: batch dimensions do not broadcast", sa, sb);
-        oshape[orank] = m; oshape[orank + 1] = n;
-        r->rank[0] = orank + 2;
-        memcpy(r->shape[0], oshape, sizeof oshape);
-        r->flops = 2.0 * (double)luthier__numel(orank, oshape, &ok) * (double)m * (double)n * (double)k;
-        break;
-    }
-    case LUTHIER_OP_MAXPOOL:
-    case LUTHIER_OP_AVGPOOL: {
-        int64_t kh = d->kernel[0], kw = d->kernel[1], sh = d->stride[0] ? d->stride[0] : kh,
-                sw = d->stride[1] ? d->stride[1] : kw, dh = d->dilation[0] ? d->dilation[0] : 1,
-                dw = d->dilation[1] ? d->dilation[1] : 1, oh, ow;
-        if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, pools take [N,C,H,W]", x->name, x->rank);
-        if (kh < 1 || kw < 1) LUTHIER__NFAIL("kernel %lldx%lld: set kernel[0] and kernel[1] >= 1", (long long)kh, (long long)kw);
-        if (sh < 1 || sw < 1 || dh < 1 || dw < 1) LUTHIER__NFAIL("strides and dilations must be >= 1");
-        if (kh > INT32_MAX || kw > INT32_MAX || sh > INT32_MAX || sw > INT32_MAX || dh > INT32_MAX || dw > INT32_MAX)
-            LUTHIER__NFAIL("kernel, stride and dilation must be below 2^31");
-        if (d->op == LUTHIER_OP_AVGPOOL && (dh != 1 || dw != 1)) LUTHIER__NFAIL("avgpool takes no dilation");
-        for (i = 0; i < 4; i++)
-            if (d->pads[i] < 0 || d->pads[i] > (i & 1 ? (kw - 1) * dw : (kh - 1) * dh) )
-                LUTHIER__NFAIL("pad %d is %lld: pads must be in [0, (kernel-1)*dilation]", i, (long long)d->pads[i]);
-        oh = luthier__pool_out(x->shape[2], kh, sh, d->pads[0], d->pads[2], dh, d->ceil_mode);
-        ow = luthier__pool_out(x->shape[3], kw, sw, d->pads[1], d->pads[3], dw, d->ceil_mode);
-        if (oh < 1 || ow < 1)
-            LUTHIER__NFAIL("a %lldx%lld window does not fit the %lldx%lld input", (long long)kh, (long long)kw,
-                           (long long)x->shape[2], (long long)x->shape[3]);
-        r->shape[0][2] = oh; r->shape[0][3] = ow;
-        r->flops = (double)x->shape[0] * (double)x->shape[1] * (double)oh * (double)ow * (double)kh * (double)kw;
-        break;
-    }
-    case LUTHIER_OP_GLOBAL_AVGPOOL:
-    case LUTHIER_OP_ADAPTIVE_AVGPOOL:
-        if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, pools take [N,C,H,W]", x->name, x->rank);
-        if (d->op == LUTHIER_OP_ADAPTIVE_AVGPOOL) {
-            if (d->out_size[0] < 1 || d->out_size[1] < 1)
-                LUTHIER__NFAIL("out_size %lldx%lld: both must be >= 1", (long long)d->out_size[0], (long long)d->out_size[1]);
-            r->shape[0][2] = d->out_size[0]; r->shape[0][3] = d->out_size[1];
-        } else {
-            r->shape[0][2] = r->shape[0][3] = 1;
-        }
-        r->flops = numel;
-        break;
-    case LUTHIER_OP_CLIP:
-        if (!(d->clamp_min <= d->clamp_max)) LUTHIER__NFAIL("clamp_min %g > clamp_max %g", (double)d->clamp_min, (double)d->clamp_max);
-        r->flops = numel;
-        break;
-    case LUTHIER_OP_RELU: case LUTHIER_OP_GELU: case LUTHIER_OP_SIGMOID: case LUTHIER_OP_TANH:
-    case LUTHIER_OP_ERF: case LUTHIER_OP_EXP: case LUTHIER_OP_SQRT: case LUTHIER_OP_NEG:
-    case LUTHIER_OP_IDENTITY:
-        r->flops = numel;
-        break;
-    case LUTHIER_OP_ADD: case LUTHIER_OP_SUB: case LUTHIER_OP_MUL: case LUTHIER_OP_DIV:
-    case LUTHIER_OP_POW: case LUTHIER_OP_MAX: case LUTHIER_OP_MIN: {
-        const luthier__gtensor *b = in[1];
-        if (!luthier__broadcast(x->rank, x->shape, b->rank, b->shape, &r->rank[0], r->shape[0])) {
-            luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
-            luthier__shape_str(b->rank, b->shape, sb, sizeof sb);
-            LUTHIER__NFAIL("shapes %s and %s do not broadcast", sa, sb);
-        }
-        if (r->rank[0] < 1) r->rank[0] = 1, r->shape[0][0] = 1;
-        r->flops = (double)luthier__numel(r->rank[0], r->shape[0], &ok);
-        break;
-    }
-    case LUTHIER_OP_CONCAT: {
-        int axis = luthier__norm_axis(d->axis, x->rank, 0), j;
-        int64_t total = 0;
-        if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
-        for (i = 0; i < ni; i++) {
-            if (in[i]->rank != x->rank) LUTHIER__NFAIL("input %d has rank %d, input 0 has %d", i, in[i]->rank, x->rank);
-            for (j = 0; j < x->rank; j++)
-                if (j != axis && in[i]->shape[j] != x->shape[j]) {
-                    luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
-                    luthier__shape_str(in[i]->rank, in[i]->shape, sb, sizeof sb);
-                    LUTHIER__NFAIL("input %d %s differs from input 0 %s outside axis %d", i, sb, sa, axis);
-                }
-            if (in[i]->shape[axis] > (int64_t)(LUTHIER__SIZE_LIMIT / 8) - total)
-                LUTHIER__NFAIL("the concatenated axis %d overflows", axis);
-            total += in[i]->shape[axis];
-        }
-        r->shape[0][axis] = total;
-        r->flops = 0;
-        break;
-    }
-    case LUTHIER_OP_SPLIT: {
-        int axis = luthier__norm_axis(d->axis, x->rank, 0), parts = d->num_outputs ? d->num_outputs : 1;
-        int64_t total = 0;
-        if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
-        if (parts < 1 || parts > LUTHIER_MAX_NODE_OUTPUTS)
-            LUTHIER__NFAIL("num_outputs %d is not in [1, %d]", parts, LUTHIER_MAX_NODE_OUTPUTS);
-        if (!d->sizes && x->shape[axis] % parts)
-            LUTHIER__NFAIL("dimension %lld does not split into %d equal parts (give sizes)", (long long)x->shape[axis], parts);
-        r->num_outputs = parts;
-        for (i = 0; i < parts; i++) {
-            int64_t len = d->sizes ? d->sizes[i] : x->shape[axis] / parts;
-            if (len < 1 || len > x->shape[axis] - total)
-                LUTHIER__NFAIL("part %d has size %lld: sizes must be >= 1 and add up to the axis's %lld", i, (long long)len,
-                               (long long)x->shape[axis]);
-            total += len;
-            r->rank[i] = x->rank;
-            memcpy(r->shape[i], x->shape, sizeof x->shape);
-            r->shape[i][axis] = len;
-        }
-        if (total != x->shape[axis])
-            LUTHIER__NFAIL("sizes add up to %lld, the axis has %lld", (long long)total, (long long)x->shape[axis]);
-        break;
-    }
-    case LUTHIER_OP_SOFTMAX:
-        if (luthier__norm_axis(d->axis, x->rank, 0) < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
-        r->flops = 5 * numel;
-        break;
-    case LUTHIER_OP_LAYER_NORM: {
-        int axis = luthier__norm_axis(d->axis ? d->axis : -1, x->rank, 0);
-        if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
-        for (i = 1; i < ni; i++) {
-            const luthier__gtensor *p = in[i];
-            int j;
-            if (!p) continue;
-            if (!p->is_const) LUTHIER__NFAIL("%s '%s' must be a constant", i == 1 ? "gamma" : "beta", p->name);
-            ok = p->rank == x->rank - axis;
-            for (j = 0; ok && j < p->rank; j++) ok = p->shape[j] == x->shape[axis + j];
-            if (!ok) {
-                luthier__shape_str(p->rank, p->shape, sa, sizeof sa);
-                luthier__shape_str(x->rank - axis, x->shape + axis, sb, sizeof sb);
-                LUTHIER__NFAIL("%s '%s' is %s, the normalized dims are %s", i == 1 ? "gamma" : "beta", p->name, sa, sb);
-            }
-        }
-        r->flops = 8 * numel;
-        break;
-    }
-    case LUTHIER_OP_BATCH_NORM:
-        if (x->rank < 2) LUTHIER__NFAIL("input '%s' has rank %d, batch_norm takes [N,C,...]", x->name, x->rank);
-        for (i = 1; i < 5; i++)
-            if (!in[i]->is_const || in[i]->rank != 1 || in[i]->shape[0] != x->shape[1])
-                LUTHIER__NFAIL("parameter %d ('%s') must be a constant of %lld values", i, in[i]->name, (long long)x->shape[1]);
-        r->flops = 2 * numel;
-        break;
-    case LUTHIER_OP_LRN:
-        if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, lrn takes [N,C,H,W]", x->name, x->rank);
-        if (d->size < 1 || d->size > INT32_MAX) LUTHIER__NFAIL("size %lld must be in [1, 2^31)", (long long)d->size);
-        r->flops = (double)(2 * d->size + 4) * numel;
-        break;
-    case LUTHIER_OP_FLATTEN: {
-        int axis = luthier__norm_axis(d->axis ? d->axis : 1, x->rank, 1);
-        if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
-        r->rank[0] = 2;
-        r->shape[0][0] = (int64_t)luthier__numel(axis, x->shape, &ok);
-        r->shape[0][1] = (int64_t)luthier__numel(x->rank - axis, x->shape + axis, &ok);
-        break;
-    }
-    case LUTHIER_OP_RESHAPE: {
-        int infer = -1;
-        int64_t known = 1, xn = (int64_t)luthier__numel(x->rank, x->shape, &ok); /* exact */
-        if (!d->sizes || d->num_sizes < 1 || d->num_sizes > LUTHIER_MAX_RANK)
-            LUTHIER__NFAIL("the target shape needs sizes and 1 <= num_sizes <= %d", LUTHIER_MAX_RANK);
-        r->rank[0] = d->num_sizes;
-        for (i = 0; i < d->num_sizes; i++) {
-            int64_t v = d->sizes[i];
-            if (v == 0) {
-                if (i >= x->rank) LUTHIER__NFAIL("size %d is 0 (copy) but the input has rank %d", i, x->rank);
-                v = x->shape[i];
-            } else if (v == -1) {
-                if (infer >= 0) LUTHIER__NFAIL("more than one size is -1");
-                infer = i;
-                v = 1;
-            } else if (v < 1) {
-                LUTHIER__NFAIL("size %d is %lld", i, (long long)v);
-            }
-            if (v > xn / known) { /* more elements than the input has */
-                luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
-                LUTHIER__NFAIL("cannot reshape %s: size %d (%lld) makes more elements than it has", sa, i, (long long)v);
-            }
-            r->shape[0][i] = v;
-            known *= v;
-        }
-        if (infer >= 0) {
-            if (xn % known) LUTHIER__NFAIL("cannot infer the -1 size: %lld elements over %lld", (long long)xn, (long long)known);
-            r->shape[0][infer] = xn / known;
-            known *= r->shape[0][infer];
-        }
-        if (known != xn) {
-            luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
-            luthier__shape_str(r->rank[0], r->shape[0], sb, sizeof sb);
-            LUTHIER__NFAIL("cannot reshape %s to %s (element counts differ)", sa, sb);
-        }
-        break;
-    }
-    case LUTHIER_OP_TRANSPOSE: {
-        int seen[LUTHIER_MAX_RANK] = {0};
-        for (i = 0; i < x->rank; i++) {
-            int p = d->perm ? d->perm[i] : x->rank - 1 - i;
-            if (p < 0 || p >= x->rank || seen[p]) LUTHIER__NFAIL("perm is not a permutation of 0..%d", x->rank - 1);
-            seen[p] = 1;
-            r->shape[0][i] = x->shape[p];
-        }
-        break;
-    }
-    case LUTHIER_OP_GATHER: {
-        const luthier__gtensor *idx = in[1];
-        int axis = luthier__norm_axis(d->axis, x->rank, 0), j = 0;
-        if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
-        if (idx->dtype != LUTHIER_DTYPE_I64) LUTHIER__NFAIL("indices '%s' must be i64", idx->name);
-        if (x->rank - 1 + idx->rank > LUTHIER_MAX_RANK) LUTHIER__NFAIL("output rank exceeds %d", LUTHIER_MAX_RANK);
-        if (idx->is_const) {
-            const int64_t *v = (const int64_t *)idx->data;
-            uint64_t n = luthier__numel(idx->rank, idx->shape, &ok), e;
-            for (e = 0; e < n; e++)
-                if (v[e] < -x->shape[axis] || v[e] >= x->shape[axis])
-                    LUTHIER__NFAIL("index %lld at position %llu is out of range [-%lld, %lld)", (long long)v[e],
-                                   (unsigned long long)e, (long long)x->shape[axis], (long long)x->shape[axis]);
-        }
-        for (i = 0; i < axis; i++) r->shape[0][j++] = x->shape[i];
-        for (i = 0; i < idx->rank; i++) r->shape[0][j++] = idx->shape[i];
-        for (i = axis + 1; i < x->rank; i++) r->shape[0][j++] = x->shape[i];
-        r->rank[0] = j;
-        if (j == 0) r->rank[0] = 1, r->shape[0][0] = 1;
-        break;
-    }
-    case LUTHIER_OP_ATTENTION: {
-        const luthier__gtensor *k = in[1], *v = in[2];
-        int rk = x->rank;
-        if (rk < 3 || k->rank != rk || v->rank != rk) LUTHIER__NFAIL("q, k, v must have one rank >= 3 ([..., S, D])");
-        for (i = 0; i < rk - 2; i++)
-            if (k->shape[i] != x->shape[i] || v->shape[i] != x->shape[i]) LUTHIER__NFAIL("q, k, v batch dimensions differ");
-        if (k->shape[rk - 1] != x->shape[rk - 1]) LUTHIER__NFAIL("q and k head sizes differ (%lld, %lld)",
-                                                                 (long long)x->shape[rk - 1], (long long)k->shape[rk - 1]);
-        if (v->shape[rk - 2] != k->shape[rk - 2]) LUTHIER__NFAIL("k and v lengths differ (%lld, %lld)",
-                                                                 (long long)k->shape[rk - 2], (long long)v->shape[rk - 2]);
-        if (d->causal && k->shape[rk - 2] < x->shape[rk - 2])
-            LUTHIER__NFAIL("causal attention needs at least as many keys (%lld) as queries (%lld)",
-                           (long long)k->shape[rk - 2], (long long)x->shape[rk - 2]);
-        if (d->scale < 0 || d->scale != d->scale) LUTHIER__NFAIL("scale %g must be >= 0 (0 = 1/sqrt(D))", (double)d->scale);
-        r->shape[0][rk - 1] = v->shape[rk - 1];
-        r->flops = 2.0 * numel / (double)x->shape[rk - 1] * (double)k->shape[rk - 2] *
-                   (double)(x->shape[rk - 1] + v->shape[rk - 1]);
-        break;
-    }
-    default:
-        LUTHIER__NFAIL("unknown operator %d", (int)d->op);
+    {
+        luthier__infer_args arg;
+        luthier_status s;
+        arg.g = g; arg.d = d; arg.nname = nname; arg.in = in; arg.x = x; arg.ni = ni; arg.numel = numel; arg.r = r;
+        if ((s = luthier__ops[d->op].infer(&arg)) != LUTHIER_STATUS_OK) return s;
     }
     if ((d->op == LUTHIER_OP_CONV2D || d->op == LUTHIER_OP_DENSE ||
          (d->op >= LUTHIER_OP_ADD && d->op <= LUTHIER_OP_MIN)) &&
@@ -1116,13 +1254,13 @@ LUTHIER_API luthier_status luthier_graph_add_node(luthier_graph *g, const luthie
     if ((unsigned)desc->op >= (unsigned)LUTHIER_OP_COUNT)
         return luthier__gfail(g, LUTHIER_STATUS_NOT_FOUND, "node '%s': unknown operator %d",
                               desc->name ? desc->name : "?", (int)desc->op);
-    snprintf(defname, sizeof defname, "%s_%d", luthier__ops[desc->op].name, g->num_nodes);
+    snprintf(defname, sizeof defname, "%s_%d", luthier__op_names[desc->op].name, g->num_nodes);
     nname = desc->name && *desc->name ? desc->name : defname;
     if (luthier__names_find(g, 1, nname) >= 0)
         return luthier__gfail(g, LUTHIER_STATUS_INVALID_ARGUMENT, "node name '%s' is already used", nname);
-    if (desc->num_inputs < luthier__ops[desc->op].lo || desc->num_inputs > luthier__ops[desc->op].hi)
+    if (desc->num_inputs < luthier__op_names[desc->op].lo || desc->num_inputs > luthier__op_names[desc->op].hi)
         return luthier__node_fail(g, nname, desc->op, "%d inputs given, the operator takes %d to %d",
-                                  desc->num_inputs, luthier__ops[desc->op].lo, luthier__ops[desc->op].hi);
+                                  desc->num_inputs, luthier__op_names[desc->op].lo, luthier__op_names[desc->op].hi);
     if (!desc->inputs) return luthier__node_fail(g, nname, desc->op, "inputs is NULL");
     for (i = 0; i < desc->num_inputs; i++)
         if (desc->inputs[i] < -1 || desc->inputs[i] >= g->num_tensors)
@@ -2653,6 +2791,229 @@ LUTHIER_PRIVATE luthier_status luthier__run_qstep(luthier_context *ctx, const lu
     }
 }
 
+/* What a run hook gets: the step, its first input and output values with their physical
+   shapes and pointers, and the split (cfg). LUTHIER__RUN_ARGS unpacks it under the names the
+   hooks use. */
+struct luthier__run_args {
+    luthier_context *ctx;
+    const luthier__runctx *rc;
+    luthier__pstep *st;
+    luthier_plan *p;
+    const luthier__pval *x, *o;
+    const float *xp;
+    float *op;
+    const luthier__op_cfg *cfg;
+    const int64_t *xs, *os;
+};
+#define LUTHIER__RUN_ARGS                                                                                     \
+    luthier_context *ctx = arg->ctx;                                                                          \
+    const luthier__runctx *rc = arg->rc;                                                                      \
+    luthier__pstep *st = arg->st;                                                                             \
+    luthier_plan *p = arg->p;                                                                                 \
+    const luthier__pval *x = arg->x, *o = arg->o;                                                             \
+    const float *xp = arg->xp;                                                                                \
+    float *op = arg->op;                                                                                      \
+    const luthier__op_cfg cfg = *arg->cfg;                                                                    \
+    const int64_t *xs = arg->xs, *os = arg->os;                                                               \
+    (void)ctx, (void)rc, (void)st, (void)p, (void)x, (void)o, (void)xp, (void)op, (void)cfg, (void)xs, (void)os
+
+/* Operators a plan turns into views run no step. */
+LUTHIER_PRIVATE luthier_status luthier__run_view(const luthier__run_args *arg) {
+    return luthier__fail(arg->ctx, LUTHIER_STATUS_UNSUPPORTED, "step '%s': operator %s is a view and has no runner",
+                         arg->st->name, luthier_op_name(arg->st->d.op));
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_conv2d(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    return luthier__conv2d_run_next(ctx, st->conv, xp, op, &st->next);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_dense(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    luthier_sgemm_desc sd;
+    memset(&sd, 0, sizeof sd);
+    sd.n = os[o->rank - 1];
+    sd.k = xs[x->rank - 1];
+    sd.m = (int64_t)(luthier__prod(xs, 0, x->rank) / (size_t)sd.k);
+    sd.trans_b = !st->d.trans_b;
+    sd.bias = st->bias;
+    sd.activation = st->act;
+    sd.clamp_min = st->cmin;
+    sd.clamp_max = st->cmax;
+    sd.accumulate = st->residual >= 0;
+    sd.schedule = st->cfg.schedule;
+    sd.ratios = cfg.ratios;
+    sd.num_ratios = cfg.num_ratios;
+    return luthier_sgemm_packed(ctx, &sd, xp, st->pb, op);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_matmul(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier__pval *b = &p->vals[st->in[1]];
+    const float *bp = (const float *)luthier__ptr(rc, st->in[1]);
+    int orank = o->rank, br = orank - 2, i;
+    int64_t as[LUTHIER_MAX_RANK], bs[LUTHIER_MAX_RANK];
+    size_t m = (size_t)os[orank - 2], n = (size_t)os[orank - 1], k = (size_t)xs[x->rank - 1];
+    size_t batches = luthier__prod(os, 0, br), bi;
+    luthier_sgemm_desc sd;
+    luthier_status s;
+    for (i = 0; i < br; i++) {
+        int ia = i - (br - (x->rank - 2)), ib = i - (br - (b->rank - 2));
+        as[i] = ia >= 0 ? xs[ia] : 1;
+        bs[i] = ib >= 0 ? b->shape[ib] : 1;
+    }
+    memset(&sd, 0, sizeof sd);
+    sd.m = (int64_t)m; sd.n = (int64_t)n; sd.k = (int64_t)k;
+    sd.lda = (int64_t)k; sd.ldc = (int64_t)n; sd.ldb = (int64_t)(st->d.trans_b ? k : n);
+    sd.trans_b = st->d.trans_b;
+    sd.schedule = st->cfg.schedule;
+    sd.ratios = cfg.ratios;
+    sd.num_ratios = cfg.num_ratios;
+    for (bi = 0; bi < batches; bi++) {
+        size_t rem = bi, aoff = 0, boff = 0, astride = 1, bstride = 1;
+        for (i = br - 1; i >= 0; i--) {
+            size_t idx = rem % (size_t)os[i];
+            rem /= (size_t)os[i];
+            aoff += (as[i] == 1 ? 0 : idx) * astride;
+            boff += (bs[i] == 1 ? 0 : idx) * bstride;
+            astride *= (size_t)as[i];
+            bstride *= (size_t)bs[i];
+        }
+        if (!st->b_prepacked)
+            luthier__pack_b(&st->bl, bp + boff * k * n, (size_t)sd.ldb, sd.trans_b != 0, st->packed, 0, st->bl.panels);
+        if ((s = luthier__run(ctx, &sd, st->kernel_index, xp + aoff * m * k, &st->bl, st->packed, op + bi * m * n)) !=
+            LUTHIER_STATUS_OK)
+            return s;
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_pool(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    size_t kh = (size_t)st->d.kernel[0], kw = (size_t)st->d.kernel[1];
+    return luthier__op_pool2d_nhwc(ctx, &cfg, st->d.op == LUTHIER_OP_MAXPOOL, xp, (size_t)xs[0], (size_t)xs[1],
+                                   (size_t)xs[2], (size_t)xs[3], kh, kw,
+                                   st->d.stride[0] ? (size_t)st->d.stride[0] : kh, st->d.stride[1] ? (size_t)st->d.stride[1] : kw,
+                                   st->d.dilation[0] ? (size_t)st->d.dilation[0] : 1, st->d.dilation[1] ? (size_t)st->d.dilation[1] : 1,
+                                   (size_t)st->d.pads[0], (size_t)st->d.pads[1], (size_t)st->d.pads[2], (size_t)st->d.pads[3],
+                                   st->d.count_include_pad, op, (size_t)os[1], (size_t)os[2]);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_global_pool(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    return luthier__op_adaptive_avgpool_nhwc(ctx, &cfg, xp, (size_t)xs[0], (size_t)xs[1], (size_t)xs[2], (size_t)xs[3],
+                                             op, (size_t)os[1], (size_t)os[2]);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_lrn(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    return luthier__op_lrn_nhwc(ctx, &cfg, xp, op, luthier__prod(xs, 0, 3), (size_t)xs[3], (size_t)st->d.size,
+                                st->d.alpha != 0 ? st->d.alpha : 1e-4f, st->d.beta != 0 ? st->d.beta : 0.75f,
+                                st->d.bias != 0 ? st->d.bias : 1.0f);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_batch_norm(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    if (x->layout == LUTHIER__NHWC)
+        return luthier__op_channel_affine(ctx, &cfg, xp, op, luthier__prod(xs, 0, 3), (size_t)xs[3], 1, st->scale,
+                                          st->shift, LUTHIER_ACTIVATION_NONE, 0, 0);
+    return luthier__op_channel_affine(ctx, &cfg, xp, op, (size_t)xs[0], (size_t)xs[1], luthier__prod(xs, 2, x->rank),
+                                      st->scale, st->shift, LUTHIER_ACTIVATION_NONE, 0, 0);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_unary(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    luthier__unary u;
+    switch (st->d.op) {
+    case LUTHIER_OP_RELU: u = LUTHIER__UNARY_RELU; break;
+    case LUTHIER_OP_CLIP: u = LUTHIER__UNARY_CLIP; break;
+    case LUTHIER_OP_GELU: u = st->d.approximate ? LUTHIER__UNARY_GELU_TANH : LUTHIER__UNARY_GELU_ERF; break;
+    case LUTHIER_OP_SIGMOID: u = LUTHIER__UNARY_SIGMOID; break;
+    case LUTHIER_OP_TANH: u = LUTHIER__UNARY_TANH; break;
+    case LUTHIER_OP_ERF: u = LUTHIER__UNARY_ERF; break;
+    case LUTHIER_OP_EXP: u = LUTHIER__UNARY_EXP; break;
+    case LUTHIER_OP_SQRT: u = LUTHIER__UNARY_SQRT; break;
+    default: u = LUTHIER__UNARY_NEG; break;
+    }
+    return luthier__op_unary(ctx, &cfg, u, st->d.clamp_min, st->d.clamp_max, xp, op, o->bytes / sizeof(float));
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_binary(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    int64_t as[LUTHIER_MAX_RANK], bs[LUTHIER_MAX_RANK];
+    luthier__binary kind = (luthier__binary)(LUTHIER__BINARY_ADD + (st->d.op - LUTHIER_OP_ADD));
+    luthier__bshape(x, o->layout, o->rank, as);
+    luthier__bshape(&p->vals[st->in[1]], o->layout, o->rank, bs);
+    return luthier__op_binary(ctx, &cfg, kind, xp, as, (const float *)luthier__ptr(rc, st->in[1]), bs, op, os, o->rank,
+                              st->act, st->cmin, st->cmax);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_concat_split(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const float *srcs[64];
+    float *dsts[LUTHIER_MAX_NODE_OUTPUTS];
+    size_t lens[64];
+    int many = st->d.op == LUTHIER_OP_CONCAT ? st->nin : st->nout, i;
+    const luthier__pval *whole = st->d.op == LUTHIER_OP_CONCAT ? o : x;
+    int axis = luthier__phys_axis(whole, luthier__norm_axis(st->d.axis, whole->rank, 0));
+    int64_t ws[LUTHIER_MAX_RANK];
+    luthier__phys(whole, ws);
+    for (i = 0; i < many; i++) {
+        int v = st->d.op == LUTHIER_OP_CONCAT ? st->in[i] : st->out[i];
+        int64_t ps[LUTHIER_MAX_RANK];
+        luthier__phys(&p->vals[v], ps);
+        lens[i] = (size_t)ps[axis];
+        if (st->d.op == LUTHIER_OP_CONCAT) srcs[i] = (const float *)luthier__ptr(rc, v);
+        else dsts[i] = (float *)luthier__ptr(rc, v);
+    }
+    if (st->d.op == LUTHIER_OP_CONCAT)
+        return luthier__op_concat(ctx, &cfg, srcs, lens, many, luthier__prod(ws, 0, axis),
+                                  luthier__prod(ws, axis + 1, whole->rank), op);
+    return luthier__op_split(ctx, &cfg, xp, luthier__prod(ws, 0, axis), luthier__prod(ws, axis + 1, whole->rank), many,
+                             lens, dsts);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_softmax(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    int axis = luthier__phys_axis(x, luthier__norm_axis(st->d.axis, x->rank, 0));
+    return luthier__op_softmax(ctx, &cfg, xp, op, luthier__prod(xs, 0, axis), (size_t)xs[axis],
+                               luthier__prod(xs, axis + 1, x->rank), st->d.log);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_layer_norm(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    int axis = luthier__norm_axis(st->d.axis ? st->d.axis : -1, x->rank, 0);
+    return luthier__op_layernorm(ctx, &cfg, xp, op, luthier__prod(xs, 0, axis), luthier__prod(xs, axis, x->rank),
+                                 st->scale, st->shift, st->d.epsilon > 0 ? st->d.epsilon : 1e-5f);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_transpose(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    return luthier__op_transpose(ctx, &cfg, xp, op, x->rank, xs, st->perm);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_gather(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier__pval *iv = &p->vals[st->in[1]];
+    int axis = luthier__norm_axis(st->d.axis, x->rank, 0);
+    return luthier__op_gather(ctx, &cfg, xp, luthier__prod(xs, 0, axis), (size_t)xs[axis], luthier__prod(xs, axis + 1, x->rank),
+                              (const int64_t *)luthier__ptr(rc, st->in[1]), iv->bytes / sizeof(int64_t), op);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_attention(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier__pval *k = &p->vals[st->in[1]], *v = &p->vals[st->in[2]];
+    int r = x->rank;
+    size_t d = (size_t)xs[r - 1];
+    float *scratch = (float *)luthier__context_workspace(ctx, p->workspace_bytes);
+    if (!scratch) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "attention: no workspace");
+    return luthier__op_attention(ctx, &cfg, xp, (const float *)luthier__ptr(rc, st->in[1]),
+                                 (const float *)luthier__ptr(rc, st->in[2]), op, luthier__prod(xs, 0, r - 2),
+                                 (size_t)xs[r - 2], (size_t)k->shape[r - 2], d, (size_t)v->shape[r - 1],
+                                 st->d.scale > 0 ? st->d.scale : (float)(1.0 / sqrt((double)d)), st->d.causal, scratch);
+}
+
+
 LUTHIER_PRIVATE luthier_status luthier__run_step(luthier_context *ctx, const luthier__runctx *rc,
                                                  luthier__pstep *st) {
     luthier_plan *p = rc->p;
@@ -2679,170 +3040,11 @@ LUTHIER_PRIVATE luthier_status luthier__run_step(luthier_context *ctx, const lut
     if (st->kind == LUTHIER__STEP_DEQUANTIZE)
         return luthier__op_dequantize(ctx, &cfg, (const uint8_t *)xp, op, x->bytes, x->qscale, x->qzero);
     if (st->q) return luthier__run_qstep(ctx, rc, st, &cfg, x, o, xs, os);
-    switch (st->d.op) {
-    case LUTHIER_OP_CONV2D:
-        return luthier__conv2d_run_next(ctx, st->conv, xp, op, &st->next);
-    case LUTHIER_OP_DENSE: {
-        luthier_sgemm_desc sd;
-        memset(&sd, 0, sizeof sd);
-        sd.n = os[o->rank - 1];
-        sd.k = xs[x->rank - 1];
-        sd.m = (int64_t)(luthier__prod(xs, 0, x->rank) / (size_t)sd.k);
-        sd.trans_b = !st->d.trans_b;
-        sd.bias = st->bias;
-        sd.activation = st->act;
-        sd.clamp_min = st->cmin;
-        sd.clamp_max = st->cmax;
-        sd.accumulate = st->residual >= 0;
-        sd.schedule = st->cfg.schedule;
-        sd.ratios = cfg.ratios;
-        sd.num_ratios = cfg.num_ratios;
-        return luthier_sgemm_packed(ctx, &sd, xp, st->pb, op);
-    }
-    case LUTHIER_OP_MATMUL: {
-        const luthier__pval *b = &p->vals[st->in[1]];
-        const float *bp = (const float *)luthier__ptr(rc, st->in[1]);
-        int orank = o->rank, br = orank - 2, i;
-        int64_t as[LUTHIER_MAX_RANK], bs[LUTHIER_MAX_RANK];
-        size_t m = (size_t)os[orank - 2], n = (size_t)os[orank - 1], k = (size_t)xs[x->rank - 1];
-        size_t batches = luthier__prod(os, 0, br), bi;
-        luthier_sgemm_desc sd;
-        luthier_status s;
-        for (i = 0; i < br; i++) {
-            int ia = i - (br - (x->rank - 2)), ib = i - (br - (b->rank - 2));
-            as[i] = ia >= 0 ? xs[ia] : 1;
-            bs[i] = ib >= 0 ? b->shape[ib] : 1;
-        }
-        memset(&sd, 0, sizeof sd);
-        sd.m = (int64_t)m; sd.n = (int64_t)n; sd.k = (int64_t)k;
-        sd.lda = (int64_t)k; sd.ldc = (int64_t)n; sd.ldb = (int64_t)(st->d.trans_b ? k : n);
-        sd.trans_b = st->d.trans_b;
-        sd.schedule = st->cfg.schedule;
-        sd.ratios = cfg.ratios;
-        sd.num_ratios = cfg.num_ratios;
-        for (bi = 0; bi < batches; bi++) {
-            size_t rem = bi, aoff = 0, boff = 0, astride = 1, bstride = 1;
-            for (i = br - 1; i >= 0; i--) {
-                size_t idx = rem % (size_t)os[i];
-                rem /= (size_t)os[i];
-                aoff += (as[i] == 1 ? 0 : idx) * astride;
-                boff += (bs[i] == 1 ? 0 : idx) * bstride;
-                astride *= (size_t)as[i];
-                bstride *= (size_t)bs[i];
-            }
-            if (!st->b_prepacked)
-                luthier__pack_b(&st->bl, bp + boff * k * n, (size_t)sd.ldb, sd.trans_b != 0, st->packed, 0, st->bl.panels);
-            if ((s = luthier__run(ctx, &sd, st->kernel_index, xp + aoff * m * k, &st->bl, st->packed, op + bi * m * n)) !=
-                LUTHIER_STATUS_OK)
-                return s;
-        }
-        return LUTHIER_STATUS_OK;
-    }
-    case LUTHIER_OP_MAXPOOL:
-    case LUTHIER_OP_AVGPOOL: {
-        size_t kh = (size_t)st->d.kernel[0], kw = (size_t)st->d.kernel[1];
-        return luthier__op_pool2d_nhwc(ctx, &cfg, st->d.op == LUTHIER_OP_MAXPOOL, xp, (size_t)xs[0], (size_t)xs[1],
-                                       (size_t)xs[2], (size_t)xs[3], kh, kw,
-                                       st->d.stride[0] ? (size_t)st->d.stride[0] : kh, st->d.stride[1] ? (size_t)st->d.stride[1] : kw,
-                                       st->d.dilation[0] ? (size_t)st->d.dilation[0] : 1, st->d.dilation[1] ? (size_t)st->d.dilation[1] : 1,
-                                       (size_t)st->d.pads[0], (size_t)st->d.pads[1], (size_t)st->d.pads[2], (size_t)st->d.pads[3],
-                                       st->d.count_include_pad, op, (size_t)os[1], (size_t)os[2]);
-    }
-    case LUTHIER_OP_GLOBAL_AVGPOOL:
-    case LUTHIER_OP_ADAPTIVE_AVGPOOL:
-        return luthier__op_adaptive_avgpool_nhwc(ctx, &cfg, xp, (size_t)xs[0], (size_t)xs[1], (size_t)xs[2], (size_t)xs[3],
-                                                 op, (size_t)os[1], (size_t)os[2]);
-    case LUTHIER_OP_LRN:
-        return luthier__op_lrn_nhwc(ctx, &cfg, xp, op, luthier__prod(xs, 0, 3), (size_t)xs[3], (size_t)st->d.size,
-                                    st->d.alpha != 0 ? st->d.alpha : 1e-4f, st->d.beta != 0 ? st->d.beta : 0.75f,
-                                    st->d.bias != 0 ? st->d.bias : 1.0f);
-    case LUTHIER_OP_BATCH_NORM:
-        if (x->layout == LUTHIER__NHWC)
-            return luthier__op_channel_affine(ctx, &cfg, xp, op, luthier__prod(xs, 0, 3), (size_t)xs[3], 1, st->scale,
-                                              st->shift, LUTHIER_ACTIVATION_NONE, 0, 0);
-        return luthier__op_channel_affine(ctx, &cfg, xp, op, (size_t)xs[0], (size_t)xs[1], luthier__prod(xs, 2, x->rank),
-                                          st->scale, st->shift, LUTHIER_ACTIVATION_NONE, 0, 0);
-    case LUTHIER_OP_RELU: case LUTHIER_OP_CLIP: case LUTHIER_OP_GELU: case LUTHIER_OP_SIGMOID:
-    case LUTHIER_OP_TANH: case LUTHIER_OP_ERF: case LUTHIER_OP_EXP: case LUTHIER_OP_SQRT: case LUTHIER_OP_NEG: {
-        luthier__unary u;
-        switch (st->d.op) {
-        case LUTHIER_OP_RELU: u = LUTHIER__UNARY_RELU; break;
-        case LUTHIER_OP_CLIP: u = LUTHIER__UNARY_CLIP; break;
-        case LUTHIER_OP_GELU: u = st->d.approximate ? LUTHIER__UNARY_GELU_TANH : LUTHIER__UNARY_GELU_ERF; break;
-        case LUTHIER_OP_SIGMOID: u = LUTHIER__UNARY_SIGMOID; break;
-        case LUTHIER_OP_TANH: u = LUTHIER__UNARY_TANH; break;
-        case LUTHIER_OP_ERF: u = LUTHIER__UNARY_ERF; break;
-        case LUTHIER_OP_EXP: u = LUTHIER__UNARY_EXP; break;
-        case LUTHIER_OP_SQRT: u = LUTHIER__UNARY_SQRT; break;
-        default: u = LUTHIER__UNARY_NEG; break;
-        }
-        return luthier__op_unary(ctx, &cfg, u, st->d.clamp_min, st->d.clamp_max, xp, op, o->bytes / sizeof(float));
-    }
-    case LUTHIER_OP_ADD: case LUTHIER_OP_SUB: case LUTHIER_OP_MUL: case LUTHIER_OP_DIV:
-    case LUTHIER_OP_POW: case LUTHIER_OP_MAX: case LUTHIER_OP_MIN: {
-        int64_t as[LUTHIER_MAX_RANK], bs[LUTHIER_MAX_RANK];
-        luthier__binary kind = (luthier__binary)(LUTHIER__BINARY_ADD + (st->d.op - LUTHIER_OP_ADD));
-        luthier__bshape(x, o->layout, o->rank, as);
-        luthier__bshape(&p->vals[st->in[1]], o->layout, o->rank, bs);
-        return luthier__op_binary(ctx, &cfg, kind, xp, as, (const float *)luthier__ptr(rc, st->in[1]), bs, op, os, o->rank,
-                                  st->act, st->cmin, st->cmax);
-    }
-    case LUTHIER_OP_CONCAT:
-    case LUTHIER_OP_SPLIT: {
-        const float *srcs[64];
-        float *dsts[LUTHIER_MAX_NODE_OUTPUTS];
-        size_t lens[64];
-        int many = st->d.op == LUTHIER_OP_CONCAT ? st->nin : st->nout, i;
-        const luthier__pval *whole = st->d.op == LUTHIER_OP_CONCAT ? o : x;
-        int axis = luthier__phys_axis(whole, luthier__norm_axis(st->d.axis, whole->rank, 0));
-        int64_t ws[LUTHIER_MAX_RANK];
-        luthier__phys(whole, ws);
-        for (i = 0; i < many; i++) {
-            int v = st->d.op == LUTHIER_OP_CONCAT ? st->in[i] : st->out[i];
-            int64_t ps[LUTHIER_MAX_RANK];
-            luthier__phys(&p->vals[v], ps);
-            lens[i] = (size_t)ps[axis];
-            if (st->d.op == LUTHIER_OP_CONCAT) srcs[i] = (const float *)luthier__ptr(rc, v);
-            else dsts[i] = (float *)luthier__ptr(rc, v);
-        }
-        if (st->d.op == LUTHIER_OP_CONCAT)
-            return luthier__op_concat(ctx, &cfg, srcs, lens, many, luthier__prod(ws, 0, axis),
-                                      luthier__prod(ws, axis + 1, whole->rank), op);
-        return luthier__op_split(ctx, &cfg, xp, luthier__prod(ws, 0, axis), luthier__prod(ws, axis + 1, whole->rank), many,
-                                 lens, dsts);
-    }
-    case LUTHIER_OP_SOFTMAX: {
-        int axis = luthier__phys_axis(x, luthier__norm_axis(st->d.axis, x->rank, 0));
-        return luthier__op_softmax(ctx, &cfg, xp, op, luthier__prod(xs, 0, axis), (size_t)xs[axis],
-                                   luthier__prod(xs, axis + 1, x->rank), st->d.log);
-    }
-    case LUTHIER_OP_LAYER_NORM: {
-        int axis = luthier__norm_axis(st->d.axis ? st->d.axis : -1, x->rank, 0);
-        return luthier__op_layernorm(ctx, &cfg, xp, op, luthier__prod(xs, 0, axis), luthier__prod(xs, axis, x->rank),
-                                     st->scale, st->shift, st->d.epsilon > 0 ? st->d.epsilon : 1e-5f);
-    }
-    case LUTHIER_OP_TRANSPOSE:
-        return luthier__op_transpose(ctx, &cfg, xp, op, x->rank, xs, st->perm);
-    case LUTHIER_OP_GATHER: {
-        const luthier__pval *iv = &p->vals[st->in[1]];
-        int axis = luthier__norm_axis(st->d.axis, x->rank, 0);
-        return luthier__op_gather(ctx, &cfg, xp, luthier__prod(xs, 0, axis), (size_t)xs[axis], luthier__prod(xs, axis + 1, x->rank),
-                                  (const int64_t *)luthier__ptr(rc, st->in[1]), iv->bytes / sizeof(int64_t), op);
-    }
-    case LUTHIER_OP_ATTENTION: {
-        const luthier__pval *k = &p->vals[st->in[1]], *v = &p->vals[st->in[2]];
-        int r = x->rank;
-        size_t d = (size_t)xs[r - 1];
-        float *scratch = (float *)luthier__context_workspace(ctx, p->workspace_bytes);
-        if (!scratch) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "attention: no workspace");
-        return luthier__op_attention(ctx, &cfg, xp, (const float *)luthier__ptr(rc, st->in[1]),
-                                     (const float *)luthier__ptr(rc, st->in[2]), op, luthier__prod(xs, 0, r - 2),
-                                     (size_t)xs[r - 2], (size_t)k->shape[r - 2], d, (size_t)v->shape[r - 1],
-                                     st->d.scale > 0 ? st->d.scale : (float)(1.0 / sqrt((double)d)), st->d.causal, scratch);
-    }
-    default:
-        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "step '%s': operator %s has no runner", st->name,
-                             luthier_op_name(st->d.op));
+    {
+        luthier__run_args arg;
+        arg.ctx = ctx; arg.rc = rc; arg.st = st; arg.p = p; arg.x = x; arg.o = o; arg.xp = xp; arg.op = op;
+        arg.cfg = &cfg; arg.xs = xs; arg.os = os;
+        return luthier__ops[st->d.op].run(&arg);
     }
 }
 

@@ -1216,7 +1216,27 @@ static void test_graph_many_nodes(void) {
     CHECK(tl < 40 * ts + 0.05, "%d nodes took %.3f s, %d took %.3f s: not linear", small, ts, small * 10, tl);
 }
 
+/* The operator registry: one row per operator, in LUTHIER_OP_LIST's order, each with its hooks;
+   names unique and known to luthier_op_name. */
+static void test_op_registry(void) {
+    int i, j, views = 0;
+    CHECK(sizeof luthier__ops / sizeof luthier__ops[0] == (size_t)LUTHIER_OP_COUNT, "%d rows for %d operators",
+          (int)(sizeof luthier__ops / sizeof luthier__ops[0]), (int)LUTHIER_OP_COUNT);
+    CHECK(sizeof luthier__op_names / sizeof luthier__op_names[0] == (size_t)LUTHIER_OP_COUNT, "names");
+    for (i = 0; i < (int)LUTHIER_OP_COUNT; i++) {
+        CHECK(luthier__ops[i].op == (luthier_op)i, "row %d is operator %d: out of LUTHIER_OP_LIST's order", i, (int)luthier__ops[i].op);
+        CHECK(luthier__ops[i].infer != NULL && luthier__ops[i].run != NULL, "row %d (%s) misses a hook", i, luthier_op_name((luthier_op)i));
+        CHECK(luthier__op_names[i].lo >= 0 && luthier__op_names[i].lo <= luthier__op_names[i].hi && luthier__op_names[i].hi <= 64,
+              "row %d: input counts %d..%d", i, luthier__op_names[i].lo, luthier__op_names[i].hi);
+        for (j = 0; j < i; j++) CHECK(strcmp(luthier__op_names[i].name, luthier__op_names[j].name) != 0, "name '%s' twice", luthier__op_names[i].name);
+        views += luthier__ops[i].run == luthier__run_view;
+    }
+    CHECK(views == 3, "%d view operators (reshape, flatten, identity)", views);
+    CHECK(strcmp(luthier_op_name(LUTHIER_OP_COUNT), "unknown") == 0, "name past the end");
+}
+
 static void run_graph_tests(void) {
+    RUN(test_op_registry);
     RUN(test_graph_many_nodes);
     RUN(test_graph_size_limits);
     RUN(test_graph_bad_input);

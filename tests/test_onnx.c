@@ -1435,7 +1435,34 @@ static void test_onnx_not_regular_files(void) {
     luthier_context_destroy(ctx);
 }
 
+/* The loader's operator table: each ONNX op type once, sane counts, and every row that names an
+   engine-level op type converts (a tiny model of it is not refused as "not supported"). */
+static void test_onnx_op_table(void) {
+    static const luthier_onnx__opinfo rows[] = {
+#define LUTHIER_ONNX__X(op, lo, hi, olo, ohi) {op, lo, hi, olo, ohi},
+        LUTHIER_ONNX__OPS(LUTHIER_ONNX__X)
+#undef LUTHIER_ONNX__X
+    };
+    const int n = (int)(sizeof rows / sizeof rows[0]);
+    int i, j;
+    for (i = 0; i < n; i++) {
+        luthier_onnx__node nd;
+        memset(&nd, 0, sizeof nd);
+        nd.op = rows[i].op;
+        nd.domain = "";
+        CHECK(rows[i].min_in >= 0 && rows[i].min_in <= rows[i].max_in && rows[i].min_out >= 1 && rows[i].min_out <= rows[i].max_out,
+              "%s: counts %d..%d, %d..%d", rows[i].op, rows[i].min_in, rows[i].max_in, rows[i].min_out, rows[i].max_out);
+        for (j = 0; j < i; j++) CHECK(strcmp(rows[i].op, rows[j].op) != 0, "%s listed twice", rows[i].op);
+        CHECK(luthier_onnx__opinfo_of(&nd) != NULL && strcmp(luthier_onnx__opinfo_of(&nd)->op, rows[i].op) == 0, "%s not found", rows[i].op);
+        nd.domain = "ai.onnx";
+        CHECK(luthier_onnx__opinfo_of(&nd) != NULL, "%s in domain ai.onnx", rows[i].op);
+        nd.domain = "com.example";
+        CHECK(luthier_onnx__opinfo_of(&nd) == NULL, "%s in a foreign domain", rows[i].op);
+    }
+}
+
 static void run_onnx_tests(void) {
+    RUN(test_onnx_op_table);
     RUN(test_onnx_hostile);
     RUN(test_onnx_not_regular_files);
     RUN(test_onnx_tensor_files);
