@@ -3531,18 +3531,30 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
     }
 }
 
-/* [n][c][hw] <-> [n][hw][c] */
+/* [n][c][hw] <-> [n][hw][c] (NEON: 4 x 4 blocks in registers, luthier__transpose_neon) */
 LUTHIER_PRIVATE void luthier__nchw_to_nhwc(const float *src, float *dst, size_t n, size_t c, size_t hw) {
-    size_t b, ch, p;
-    for (b = 0; b < n; b++, src += c * hw, dst += c * hw)
+    size_t b;
+    for (b = 0; b < n; b++, src += c * hw, dst += c * hw) {
+#ifdef LUTHIER__KERNELS_NEON_DONE
+        luthier__transpose_neon(src, hw, dst, c, c, hw);
+#else
+        size_t ch, p;
         for (ch = 0; ch < c; ch++)
             for (p = 0; p < hw; p++) dst[p * c + ch] = src[ch * hw + p];
+#endif
+    }
 }
 LUTHIER_PRIVATE void luthier__nhwc_to_nchw(const float *src, float *dst, size_t n, size_t c, size_t hw) {
-    size_t b, ch, p;
-    for (b = 0; b < n; b++, src += c * hw, dst += c * hw)
+    size_t b;
+    for (b = 0; b < n; b++, src += c * hw, dst += c * hw) {
+#ifdef LUTHIER__KERNELS_NEON_DONE
+        luthier__transpose_neon(src, c, dst, hw, hw, c);
+#else
+        size_t ch, p;
         for (p = 0; p < hw; p++)
             for (ch = 0; ch < c; ch++) dst[ch * hw + p] = src[p * c + ch];
+#endif
+    }
 }
 
 /* The B block a GEMM-based layer starts with (group 0; Winograd: position 0), for the layer

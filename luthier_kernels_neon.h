@@ -1,10 +1,10 @@
 /* luthier_kernels_neon.h - AArch64 NEON (Armv8.0-A baseline) fp32 GEMM microkernels of luthier,
-   and its NEON fp32 depthwise convolution (>>depthwise).
+   and its NEON fp32 depthwise convolution and transposes (>>depthwise, >>transpose).
    Part of luthier (MIT license, see luthier.h). Compiled by luthier.h on AArch64 with GCC or
    Clang unless LUTHIER_NO_NEON_KERNELS is defined. Every instruction is Armv8.0-A Advanced SIMD
    (no dotprod, no fp16), so the kernels run on Cortex-A53/A55/A57/A72/A73/A76 and Neoverse.
 
-   TABLE OF CONTENTS: >>list >>common >>8x12 >>8x6 >>6x16 >>4x24 >>8x4 >>pack >>depthwise
+   TABLE OF CONTENTS: >>list >>common >>8x12 >>8x6 >>6x16 >>4x24 >>8x4 >>pack >>depthwise >>transpose
 
    kernel                 kind         MR x NR  k unroll  accumulators  inner product
    8x12__neonfma          interleaved   8 x 12     4      v8-v31  (24)  fmla C.4s, B.4s, A.s[row]
@@ -1062,6 +1062,39 @@ LUTHIER_PRIVATE void luthier__dw_rows5x5_neon(const luthier__dw_run *runs, size_
                                               int64_t in_w, const float *w, const float *bias, int accumulate,
                                               int clamp, float lo, float hi, size_t C) {
     luthier__dw_rows_neon(runs, nruns, stride, in_w, w, bias, accumulate, clamp, lo, hi, C, 5);
+}
+
+/* >>transpose: y[a * ys + b] = x[b * xs + a] for a < na, b < nb: the layout edges (NCHW <->
+   NHWC, luthier.h) and the tiles of luthier__op_transpose. 4 x 4 blocks in registers (trn1/trn2
+   of .4s, then the 64-bit halves combined), the edges one float at a time; a in blocks of 64,
+   so that the 64 rows of y being written stay in L1 while b runs. */
+#define LUTHIER__TRANSPOSE_BLOCK 64
+LUTHIER_PRIVATE void luthier__transpose_neon(const float *x, size_t xs, float *y, size_t ys, size_t nb, size_t na) {
+    size_t a0, a, b;
+    for (a0 = 0; a0 < na; a0 += LUTHIER__TRANSPOSE_BLOCK) {
+        const size_t a1 = na - a0 < LUTHIER__TRANSPOSE_BLOCK ? na : a0 + LUTHIER__TRANSPOSE_BLOCK;
+        for (b = 0; b + 4 <= nb; b += 4) {
+            const float *x0 = x + b * xs, *x1 = x0 + xs, *x2 = x1 + xs, *x3 = x2 + xs;
+            for (a = a0; a + 4 <= a1; a += 4) {
+                const float32x4x2_t t01 = vtrnq_f32(vld1q_f32(x0 + a), vld1q_f32(x1 + a));
+                const float32x4x2_t t23 = vtrnq_f32(vld1q_f32(x2 + a), vld1q_f32(x3 + a));
+                float *d = y + a * ys + b;
+                vst1q_f32(d, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
+                vst1q_f32(d + ys, vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1])));
+                vst1q_f32(d + 2 * ys, vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])));
+                vst1q_f32(d + 3 * ys, vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])));
+            }
+            for (; a < a1; a++) {
+                float *d = y + a * ys + b;
+                d[0] = x0[a];
+                d[1] = x1[a];
+                d[2] = x2[a];
+                d[3] = x3[a];
+            }
+        }
+        for (; b < nb; b++)
+            for (a = a0; a < a1; a++) y[a * ys + b] = x[b * xs + a];
+    }
 }
 
 #ifdef __cplusplus

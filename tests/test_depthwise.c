@@ -3,8 +3,9 @@
    3x3 and 5x5 at stride 1 and 2 (the row kernels: AVX-512 3x3, NEON 3x3 and 5x5) and families
    that NEON runs pixel by pixel (stride 3, dilation 2, 7x7, 3x5), padding 0..2 on each side,
    widths 1..17, channel counts that are not multiples of 4 or 8, batch 1 and 2, with and
-   without bias, accumulate, every activation, NHWC and NCHW. Then the NaN/Inf contract and
-   which routines are picked. The same tests run natively and under qemu (make test-neon).
+   without bias, accumulate, every activation, NHWC and NCHW. Then the NaN/Inf contract, which
+   routines are picked, and the NCHW <-> NHWC transposes of the layout edges against naive
+   loops. The same tests run natively and under qemu (make test-neon).
    Included by test_main.c after test_conv.c. */
 
 /* kernel_h, kernel_w, stride, dilation */
@@ -177,4 +178,60 @@ static void test_conv_depthwise_pick(void) {
         CHECK(strcmp(impl, want) == 0, "family %d (%dx%d s%d d%d): picked %s, want %s", f, dw_families[f][0],
               dw_families[f][1], dw_families[f][2], dw_families[f][3], impl, want);
     }
+}
+
+/* luthier__nchw_to_nhwc / luthier__nhwc_to_nchw (the layout edges) against naive loops, odd
+   sizes around the 4 x 4 blocks and the 64-wide blocking; nothing written past the end. On
+   AArch64 also luthier__transpose_neon on a sub-block of larger strides (the op_transpose tiles):
+   only the block is written. */
+static void test_conv_layout_transpose(void) {
+    static const size_t cs[] = {1, 3, 4, 5, 8, 17, 35, 70}, hws[] = {1, 2, 3, 4, 5, 7, 13, 17, 67, 130};
+    size_t ic, ih, e;
+    int bad = 0;
+    for (ic = 0; ic < sizeof cs / sizeof cs[0]; ic++)
+        for (ih = 0; ih < sizeof hws / sizeof hws[0]; ih++) {
+            const size_t n = 2, c = cs[ic], hw = hws[ih], total = n * c * hw;
+            float *src = (float *)test_alloc(total * sizeof(float));
+            float *t = (float *)test_alloc((total + 4) * sizeof(float));
+            float *back = (float *)test_alloc((total + 4) * sizeof(float));
+            size_t b, ch, p;
+            test_fill(src, total);
+            for (e = 0; e < total + 4; e++) t[e] = back[e] = test_sentinel();
+            luthier__nchw_to_nhwc(src, t, n, c, hw);
+            luthier__nhwc_to_nchw(t, back, n, c, hw);
+            for (b = 0; b < n; b++)
+                for (ch = 0; ch < c; ch++)
+                    for (p = 0; p < hw; p++) {
+                        const size_t i = (b * c + ch) * hw + p, o = (b * hw + p) * c + ch;
+                        if ((t[o] != src[i] || back[i] != src[i]) && bad++ < 3)
+                            CHECK(0, "n%zu c%zu hw%zu: (%zu, %zu, %zu)", n, c, hw, b, ch, p);
+                    }
+            for (e = total; e < total + 4; e++)
+                if ((!test_is_sentinel(t[e]) || !test_is_sentinel(back[e])) && bad++ < 3)
+                    CHECK(0, "c%zu hw%zu: written past the end", c, hw);
+            free(src);
+            free(t);
+            free(back);
+        }
+#ifdef LUTHIER__KERNELS_NEON_DONE
+    {
+        enum { XS = 41, YS = 37, NB = 30, NA = 35 };
+        static float x[NB * XS], y[NA * YS];
+        size_t nb, na, a;
+        test_fill(x, sizeof x / sizeof x[0]);
+        for (nb = 1; nb <= 13; nb += 3)
+            for (na = 1; na <= NA; na += 5) {
+                for (e = 0; e < sizeof y / sizeof y[0]; e++) y[e] = test_sentinel();
+                luthier__transpose_neon(x + 1 + 2 * XS, XS, y + 3 + YS, YS, nb, na);
+                for (a = 0; a < NA; a++)
+                    for (e = 0; e < YS; e++) {
+                        const float v = y[a * YS + e];
+                        const int in = a >= 1 && a < 1 + na && e >= 3 && e < 3 + nb;
+                        const int ok = in ? v == x[(2 + e - 3) * XS + 1 + a - 1] : test_is_sentinel(v);
+                        if (!ok && bad++ < 3) CHECK(0, "transpose_neon nb%zu na%zu: y(%zu, %zu)", nb, na, a, e);
+                    }
+            }
+    }
+#endif
+    CHECK(bad == 0, "transposes wrong");
 }

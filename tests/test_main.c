@@ -94,6 +94,7 @@ int main(int argc, char **argv) {
     RUN(test_conv_depthwise_families);
     RUN(test_conv_depthwise_nan);
     RUN(test_conv_depthwise_pick);
+    RUN(test_conv_layout_transpose);
     RUN(test_conv_winograd_refusals);
     RUN(test_conv_winograd_2x3);
     RUN(test_conv_winograd_4x3);
