@@ -3215,10 +3215,11 @@ typedef struct luthier__conv_job {
     unsigned char *ws;
     size_t ws_stride;
     void (*dw_pixel)(float *, const float *const *, const float *const *, int, const float *, int,
-                     int, float, float, size_t); /* depthwise: luthier__dw_select() */
-    /* depthwise 3x3, dilation 1: runs of pixels on output rows (luthier__dw_run), or NULL */
-    void (*dw_rows3x3)(const luthier__dw_run *, size_t, int64_t, int64_t, const float *, const float *, int,
-                       int, float, float, size_t);
+                     int, float, float, size_t); /* depthwise: luthier__dw_pick() */
+    /* depthwise K x K (K = kernel_h), dilation 1: runs of pixels on output rows
+       (luthier__dw_run), or NULL (luthier__dw_pick()) */
+    void (*dw_rows)(const luthier__dw_run *, size_t, int64_t, int64_t, const float *, const float *, int, int,
+                    float, float, size_t);
     luthier__wino_in_fn wino_in;   /* Winograd: tile transforms of wino_vw channels per step */
     luthier__wino_out_fn wino_out;
     size_t wino_vw;
@@ -3471,14 +3472,40 @@ LUTHIER_PRIVATE void luthier__dw_pixel_c(float *o, const float *const *x, const 
     }
 }
 
-/* Picks the depthwise pixel routine for the context's CPU features. */
-LUTHIER_PRIVATE luthier__dw_pixel_fn luthier__dw_select(unsigned features) {
-#ifdef LUTHIER__KERNELS_X86_DONE
-    if (features & LUTHIER_CPU_AVX512F) return luthier__dw_pixel_avx512;
-    if (features & LUTHIER_CPU_AVX2_FMA) return luthier__dw_pixel_avx2;
-#endif
+typedef void (*luthier__dw_rows_fn)(const luthier__dw_run *runs, size_t nruns, int64_t stride, int64_t in_w,
+                                    const float *w, const float *bias, int accumulate, int clamp, float lo,
+                                    float hi, size_t C);
+
+/* Picks the depthwise routines of layer d for the CPU features: the pixel routine and the row
+   kernel (NULL: pixels one by one). Returns the pixel routine's ISA ("avx512", "avx2", "neon",
+   "scalar"), with "_rows" appended when a row kernel runs the layer (e.g. "neon_rows"). */
+LUTHIER_PRIVATE const char *luthier__dw_pick(unsigned features, const luthier_conv2d_desc *d,
+                                             luthier__dw_pixel_fn *pixel, luthier__dw_rows_fn *rows) {
+    const int dil1 = d->dilation_h == 1 && d->dilation_w == 1;
+    *pixel = luthier__dw_pixel_c;
+    *rows = NULL;
     (void)features;
-    return luthier__dw_pixel_c;
+    (void)dil1;
+#ifdef LUTHIER__KERNELS_X86_DONE
+    if (features & LUTHIER_CPU_AVX512F) {
+        *pixel = luthier__dw_pixel_avx512;
+        if (d->kernel_h == 3 && d->kernel_w == 3 && dil1) *rows = luthier__dw_rows3x3_avx512;
+        return *rows ? "avx512_rows" : "avx512";
+    }
+    if (features & LUTHIER_CPU_AVX2_FMA) {
+        *pixel = luthier__dw_pixel_avx2;
+        return "avx2";
+    }
+#endif
+#ifdef LUTHIER__KERNELS_NEON_DONE
+    if (features & LUTHIER_CPU_NEON) {
+        *pixel = luthier__dw_pixel_neon;
+        if (dil1 && d->kernel_h == d->kernel_w && (d->stride_w == 1 || d->stride_w == 2))
+            *rows = d->kernel_h == 3 ? luthier__dw_rows3x3_neon : d->kernel_h == 5 ? luthier__dw_rows5x5_neon : NULL;
+        return *rows ? "neon_rows" : "neon";
+    }
+#endif
+    return "scalar";
 }
 
 #define LUTHIER__DW_MAX_TAPS 64 /* taps gathered per pixel at once; larger kernels go in rounds */
@@ -3517,7 +3544,7 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
         const float *xs[LUTHIER__DW_MAX_TAPS], *ws[LUTHIER__DW_MAX_TAPS];
         int taps = 0, first = 1;
         int64_t kh, kw;
-        if (j->dw_rows3x3) {
+        if (j->dw_rows) {
             /* the pixels that follow on this output row, within [r, end), borders included;
                up to LUTHIER__DW_RUNS rows per call */
             luthier__dw_run *run = &runs[nruns++];
@@ -3525,14 +3552,14 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
             run->ix0 = ix0;
             run->npix = (size_t)cv->ow - (size_t)ox;
             if (run->npix > end - r) run->npix = end - r;
-            for (kh = 0; kh < 3; kh++)
+            for (kh = 0; kh < d->kernel_h; kh++)
                 run->rows[kh] = iy0 + kh < 0 || iy0 + kh >= d->in_h
                                     ? NULL
                                     : j->in + (n * (size_t)d->in_h + (size_t)(iy0 + kh)) * (size_t)d->in_w * C;
             r += run->npix - 1;
             if (nruns == LUTHIER__DW_RUNS || r + 1 == end) {
-                j->dw_rows3x3(runs, nruns, d->stride_w, d->in_w, cv->packed, cv->bias, d->accumulate, clamp, lo,
-                              hi, C);
+                j->dw_rows(runs, nruns, d->stride_w, d->in_w, cv->packed, cv->bias, d->accumulate, clamp, lo, hi,
+                           C);
                 nruns = 0;
             }
             continue;
@@ -3664,18 +3691,30 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
     }
 }
 
-/* [n][c][hw] <-> [n][hw][c] */
+/* [n][c][hw] <-> [n][hw][c] (NEON: 4 x 4 blocks in registers, luthier__transpose_neon) */
 LUTHIER_PRIVATE void luthier__nchw_to_nhwc(const float *src, float *dst, size_t n, size_t c, size_t hw) {
-    size_t b, ch, p;
-    for (b = 0; b < n; b++, src += c * hw, dst += c * hw)
+    size_t b;
+    for (b = 0; b < n; b++, src += c * hw, dst += c * hw) {
+#ifdef LUTHIER__KERNELS_NEON_DONE
+        luthier__transpose_neon(src, hw, dst, c, c, hw);
+#else
+        size_t ch, p;
         for (ch = 0; ch < c; ch++)
             for (p = 0; p < hw; p++) dst[p * c + ch] = src[ch * hw + p];
+#endif
+    }
 }
 LUTHIER_PRIVATE void luthier__nhwc_to_nchw(const float *src, float *dst, size_t n, size_t c, size_t hw) {
-    size_t b, ch, p;
-    for (b = 0; b < n; b++, src += c * hw, dst += c * hw)
+    size_t b;
+    for (b = 0; b < n; b++, src += c * hw, dst += c * hw) {
+#ifdef LUTHIER__KERNELS_NEON_DONE
+        luthier__transpose_neon(src, c, dst, hw, hw, c);
+#else
+        size_t ch, p;
         for (p = 0; p < hw; p++)
             for (ch = 0; ch < c; ch++) dst[ch * hw + p] = src[p * c + ch];
+#endif
+    }
 }
 
 /* The B block a GEMM-based layer starts with (group 0; Winograd: position 0), for the layer
@@ -3765,12 +3804,11 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
     job.ws = ws + off;
     job.ws_stride = cv->thread_ws;
     if (cv->algo == LUTHIER_CONV_DEPTHWISE) {
-        job.dw_pixel = luthier__dw_select(ctx->cpu_features);
-#ifdef LUTHIER__KERNELS_X86_DONE
-        if ((ctx->cpu_features & LUTHIER_CPU_AVX512F) && d->kernel_h == 3 && d->kernel_w == 3 &&
-            d->dilation_h == 1 && d->dilation_w == 1)
-            job.dw_rows3x3 = luthier__dw_rows3x3_avx512;
-#endif
+        luthier__dw_pixel_fn pixel;
+        luthier__dw_rows_fn rows;
+        (void)luthier__dw_pick(ctx->cpu_features, d, &pixel, &rows);
+        job.dw_pixel = pixel;
+        job.dw_rows = rows;
         s = luthier__parallel(ctx, cv->m, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_depthwise_range, &job);
     } else if (cv->wino_m) {

@@ -98,12 +98,14 @@ typedef void (*luthier_sgemm_ukernel_fn)(const luthier_sgemm_ukernel_args *args)
 
 #define LUTHIER__MAX_MR 16
 
-/* Depthwise 3x3 row kernels (dilation 1) take runs of output pixels, each on one output row:
-   rows[kh] is the input row of tap row kh (NULL in the padding), pixel p's tap column kw reads
-   input column ix0 + p * stride + kw (skipped outside the row). */
+/* Depthwise row kernels (K x K, K <= LUTHIER__DW_ROWS_K, dilation 1) take runs of output
+   pixels, each on one output row: rows[kh] (kh < K) is the input row of tap row kh (NULL in the
+   padding), pixel p's tap column kw reads input column ix0 + p * stride + kw (skipped outside
+   the row). */
+#define LUTHIER__DW_ROWS_K 5
 typedef struct luthier__dw_run {
     float *o;
-    const float *rows[3];
+    const float *rows[LUTHIER__DW_ROWS_K];
     int64_t ix0;
     size_t npix;
 } luthier__dw_run;

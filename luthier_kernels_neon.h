@@ -1,9 +1,10 @@
-/* luthier_kernels_neon.h - AArch64 NEON (Armv8.0-A baseline) fp32 GEMM microkernels of luthier.
+/* luthier_kernels_neon.h - AArch64 NEON (Armv8.0-A baseline) fp32 GEMM microkernels of luthier,
+   and its NEON fp32 depthwise convolution and transposes (>>depthwise, >>transpose).
    Part of luthier (MIT license, see luthier.h). Compiled by luthier.h on AArch64 with GCC or
    Clang unless LUTHIER_NO_NEON_KERNELS is defined. Every instruction is Armv8.0-A Advanced SIMD
    (no dotprod, no fp16), so the kernels run on Cortex-A53/A55/A57/A72/A73/A76 and Neoverse.
 
-   TABLE OF CONTENTS: >>list >>common >>8x12 >>8x6 >>6x16 >>4x24 >>8x4 >>pack
+   TABLE OF CONTENTS: >>list >>common >>8x12 >>8x6 >>6x16 >>4x24 >>8x4 >>pack >>depthwise >>transpose
 
    kernel                 kind         MR x NR  k unroll  accumulators  inner product
    8x12__neonfma          interleaved   8 x 12     4      v8-v31  (24)  fmla C.4s, B.4s, A.s[row]
@@ -764,6 +765,336 @@ LUTHIER_PRIVATE int luthier__pack_a_neon(const float *a, size_t lda, size_t mb, 
             for (i = 0; i < mr; i++) dst[kk * mr + i] = i < mv ? a[(i0 + i) * lda + kk] : 0.0f;
     }
     return 1;
+}
+
+/* >>depthwise ==================================================================================
+
+   fp32 depthwise convolution, NHWC (luthier.h >>impl-conv-run gathers the taps and the runs).
+   - luthier__dw_pixel_neon: one output pixel over all C channels, the taps gathered by the
+     caller (x[t], w[t]); 8 channels per step with even and odd taps in separate accumulators
+     (four FMLA chains), the last C % 8 channels through lane loads and stores (nothing is read
+     or written past C).
+   - luthier__dw_rows3x3_neon, luthier__dw_rows5x5_neon: runs of output pixels of a K x K
+     layer with dilation 1 and stride 1 or 2 (luthier__dw_run). Pixels with a tap in the
+     padding, and the channels past the last whole chunk of the others, go to the pixel
+     routine; the rest go, per channel chunk (3x3: 4 channels, 5x5: 8), to a segment kernel
+     that computes a group of pixels at a time (3x3: 8, 5x5: 4; 8 accumulators either way):
+     each input column of a tap row is loaded once and used by every pixel it is a tap of
+     (3x3 stride 1: 10 column loads for 24 taps). 3x3 keeps its 9 weight vectors in registers
+     for the whole segment; 5x5 loads one tap row (5 x 2 vectors, from L1) per group, as its 50
+     vectors and 8 accumulators cannot all be in registers. Segment kernels are specialized by
+     K, stride, accumulate and clamp (luthier__dw_seg<K>_s<stride>_a<acc>_c<clamp>).
+   - Every pixel's taps are summed in one fixed order whatever the run or the thread split
+     (the segment kernel: tap 0 first, from bias + residual; its groups and single pixels give
+     the same bits), so results do not depend on the split.
+   - The contract of the x86 routines: with no accumulate the output is never read; bias and
+     the residual (accumulate) start the sum; taps in the padding are left out (not multiplied
+     by zero: an Inf weight there gives no NaN); the clamp is min(max(v, lo), hi) as x86
+     maxps/minps compute it, so a NaN clamps to lo (fmaxnm/fminnm; the portable routine keeps
+     the NaN); without a clamp NaN stays NaN (test_conv_depthwise_nan). */
+
+/* Complete unrolling of the fixed-count loops below (K, stride and pixel counts are constants
+   of each specialization), so that their vectors stay in registers. */
+#if defined(__clang__)
+#define LUTHIER__DW_UNROLL _Pragma("unroll")
+#else
+#define LUTHIER__DW_UNROLL _Pragma("GCC unroll 32")
+#endif
+
+/* n floats (0..4) of p in the low lanes, zeros above; reads p[0, n) only. */
+LUTHIER__INLINE float32x4_t luthier__neon_ld_part(const float *p, size_t n) {
+    float32x4_t v = vdupq_n_f32(0.0f);
+    if (n > 0) v = vld1q_lane_f32(p, v, 0);
+    if (n > 1) v = vld1q_lane_f32(p + 1, v, 1);
+    if (n > 2) v = vld1q_lane_f32(p + 2, v, 2);
+    if (n > 3) v = vld1q_lane_f32(p + 3, v, 3);
+    return v;
+}
+/* The low n lanes (0..4) of v to p[0, n). */
+LUTHIER__INLINE void luthier__neon_st_part(float *p, float32x4_t v, size_t n) {
+    if (n > 0) vst1q_lane_f32(p, v, 0);
+    if (n > 1) vst1q_lane_f32(p + 1, v, 1);
+    if (n > 2) vst1q_lane_f32(p + 2, v, 2);
+    if (n > 3) vst1q_lane_f32(p + 3, v, 3);
+}
+/* ld1/st1 of one vector. An accumulator's start is loaded from the bias in place (the compiler
+   would load the bias once and copy it into each accumulator with a vector-pipe mov), and ST1
+   takes one vector-pipe slot where STR Q takes two on Neoverse-N1 (llvm-mca's model). */
+LUTHIER__INLINE float32x4_t luthier__neon_ld1(const float *p) {
+    float32x4_t v;
+    __asm__ volatile("ld1 {%0.4s}, %1" : "=w"(v) : "Q"(*(const float(*)[4])p));
+    return v;
+}
+LUTHIER__INLINE void luthier__neon_st1(float *p, float32x4_t v) {
+    __asm__("st1 {%1.4s}, %0" : "=Q"(*(float(*)[4])p) : "w"(v));
+}
+
+/* The activation clamp with x86 maxps/minps semantics: NaN -> lo. */
+LUTHIER__INLINE float32x4_t luthier__neon_clamp(float32x4_t v, float32x4_t lo, float32x4_t hi) {
+    return vminnmq_f32(vmaxnmq_f32(v, lo), hi);
+}
+
+/* Channels [c, c + n0 + n1) of one pixel (n0 + n1 == 8 when full; else n0 <= 4, n1 <= 4). */
+LUTHIER__INLINE void luthier__dw_pixel_neon_step(float *o, const float *const *x, const float *const *w, int taps,
+                                                 const float *bias, int accumulate, int clamp, float32x4_t vlo,
+                                                 float32x4_t vhi, size_t c, size_t n0, size_t n1, const int full) {
+#define LUTHIER__DW_LD(p, n) (full ? vld1q_f32(p) : luthier__neon_ld_part((p), (n)))
+    float32x4_t a0 = bias ? LUTHIER__DW_LD(bias + c, n0) : vdupq_n_f32(0.0f);
+    float32x4_t a1 = bias ? LUTHIER__DW_LD(bias + c + 4, n1) : vdupq_n_f32(0.0f);
+    float32x4_t b0 = vdupq_n_f32(0.0f), b1 = vdupq_n_f32(0.0f);
+    int t;
+    if (accumulate) {
+        a0 = vaddq_f32(a0, LUTHIER__DW_LD(o + c, n0));
+        a1 = vaddq_f32(a1, LUTHIER__DW_LD(o + c + 4, n1));
+    }
+    for (t = 0; t + 1 < taps; t += 2) {
+        a0 = vfmaq_f32(a0, LUTHIER__DW_LD(x[t] + c, n0), LUTHIER__DW_LD(w[t] + c, n0));
+        a1 = vfmaq_f32(a1, LUTHIER__DW_LD(x[t] + c + 4, n1), LUTHIER__DW_LD(w[t] + c + 4, n1));
+        b0 = vfmaq_f32(b0, LUTHIER__DW_LD(x[t + 1] + c, n0), LUTHIER__DW_LD(w[t + 1] + c, n0));
+        b1 = vfmaq_f32(b1, LUTHIER__DW_LD(x[t + 1] + c + 4, n1), LUTHIER__DW_LD(w[t + 1] + c + 4, n1));
+    }
+    if (t < taps) {
+        a0 = vfmaq_f32(a0, LUTHIER__DW_LD(x[t] + c, n0), LUTHIER__DW_LD(w[t] + c, n0));
+        a1 = vfmaq_f32(a1, LUTHIER__DW_LD(x[t] + c + 4, n1), LUTHIER__DW_LD(w[t] + c + 4, n1));
+    }
+#undef LUTHIER__DW_LD
+    a0 = vaddq_f32(a0, b0);
+    a1 = vaddq_f32(a1, b1);
+    if (clamp) {
+        a0 = luthier__neon_clamp(a0, vlo, vhi);
+        a1 = luthier__neon_clamp(a1, vlo, vhi);
+    }
+    if (full) {
+        vst1q_f32(o + c, a0);
+        vst1q_f32(o + c + 4, a1);
+    } else {
+        luthier__neon_st_part(o + c, a0, n0);
+        luthier__neon_st_part(o + c + 4, a1, n1);
+    }
+}
+
+/* One depthwise output pixel (the interface of luthier__dw_pixel_c). */
+LUTHIER_PRIVATE void luthier__dw_pixel_neon(float *o, const float *const *x, const float *const *w, int taps,
+                                            const float *bias, int accumulate, int clamp, float lo, float hi,
+                                            size_t C) {
+    const float32x4_t vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi);
+    size_t c;
+    for (c = 0; c + 8 <= C; c += 8)
+        luthier__dw_pixel_neon_step(o, x, w, taps, bias, accumulate, clamp, vlo, vhi, c, 4, 4, 1);
+    if (c < C) {
+        const size_t r = C - c;
+        luthier__dw_pixel_neon_step(o, x, w, taps, bias, accumulate, clamp, vlo, vhi, c, r < 4 ? r : 4,
+                                    r > 4 ? r - 4 : 0, 0);
+    }
+}
+
+/* Segment kernels: NV vectors of 4 channels x P pixels per group, 8 accumulators (independent
+   FMLA chains: 2 pipes x 4 cycles of latency on Neoverse-N1). 3x3: 1 x 8, its 9 weight vectors
+   in registers for the whole segment (2 x 4 with 18 spilled under GCC 12). 5x5: 2 x 4, one tap
+   row of weights (10 vectors) loaded per group (1 x 8 rated the same and takes twice the passes
+   over the input rows). */
+#define LUTHIER__DW_NV(K) ((K) == 3 ? 1 : 2)
+#define LUTHIER__DW_P(K) (8 / LUTHIER__DW_NV(K))
+
+/* acc[p] += the taps of one tap row (wr: K x NV vectors) for P pixels at stride S: input column
+   j (x + j * C) is tap k = j - p * S of pixel p, so pixel p sees k = 0..K-1 in turn. */
+LUTHIER__INLINE void luthier__dw_neon_taprow(float32x4_t acc[8][2], const float *x, size_t C, const float32x4_t *wr,
+                                             const int K, const int S, const int P, const int NV) {
+    int j, p, v;
+    LUTHIER__DW_UNROLL for (j = 0; j < (P - 1) * S + K; j++) {
+        float32x4_t xv[2];
+        LUTHIER__DW_UNROLL for (v = 0; v < NV; v++) xv[v] = vld1q_f32(x + (size_t)j * C + 4 * (size_t)v);
+        LUTHIER__DW_UNROLL for (p = 0; p < P; p++) {
+            const int k = j - p * S;
+            if (k >= 0 && k < K)
+                LUTHIER__DW_UNROLL for (v = 0; v < NV; v++) acc[p][v] = vfmaq_f32(acc[p][v], xv[v], wr[NV * k + v]);
+        }
+    }
+}
+
+/* P pixels x NV vectors: x[r] is the first input column of tap row r, w the chunk's weights
+   (tap t at w + t * C), wv their vectors or NULL (then loaded per tap row); b the bias (or
+   zeros), lohi the clamp bounds. */
+LUTHIER__INLINE void luthier__dw_neon_group(const float *const *x, float *o, size_t C, const float32x4_t *wv,
+                                            const float *w, const float *b, const float *lohi, const int K,
+                                            const int S, const int P, const int NV, const int ACC,
+                                            const int CLAMP) {
+    float32x4_t acc[8][2], wr[2 * LUTHIER__DW_ROWS_K];
+    int p, r, k, v;
+    LUTHIER__DW_UNROLL for (p = 0; p < P; p++)
+        LUTHIER__DW_UNROLL for (v = 0; v < NV; v++) {
+            acc[p][v] = luthier__neon_ld1(b + 4 * v);
+            if (ACC) acc[p][v] = vaddq_f32(acc[p][v], vld1q_f32(o + (size_t)p * C + 4 * (size_t)v));
+        }
+    LUTHIER__DW_UNROLL for (r = 0; r < K; r++) {
+        if (!wv)
+            LUTHIER__DW_UNROLL for (k = 0; k < K; k++)
+                LUTHIER__DW_UNROLL for (v = 0; v < NV; v++)
+                    wr[NV * k + v] = vld1q_f32(w + (size_t)(r * K + k) * C + 4 * (size_t)v);
+        luthier__dw_neon_taprow(acc, x[r], C, wv ? wv + NV * K * r : wr, K, S, P, NV);
+    }
+    LUTHIER__DW_UNROLL for (p = 0; p < P; p++)
+        LUTHIER__DW_UNROLL for (v = 0; v < NV; v++) {
+            if (CLAMP) acc[p][v] = luthier__neon_clamp(acc[p][v], vld1q_dup_f32(lohi), vld1q_dup_f32(lohi + 1));
+            luthier__neon_st1(o + (size_t)p * C + 4 * (size_t)v, acc[p][v]);
+        }
+}
+
+/* n interior pixels of one run, one chunk of 4 * NV channels: xr[r] = input column of pixel
+   0's tap (r, 0), o = pixel 0's output, w and bias at the chunk's first channel. */
+typedef void (*luthier__dw_seg_fn)(const float *const *xr, float *o, size_t n, size_t C, const float *w,
+                                   const float *bias, float lo, float hi);
+
+LUTHIER__INLINE void luthier__dw_neon_seg(const float *const *xr, float *o, size_t n, size_t C, const float *w,
+                                          const float *bias, float lo, float hi, const int K, const int S,
+                                          const int ACC, const int CLAMP) {
+    static const float zeros[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const int NV = LUTHIER__DW_NV(K), P = LUTHIER__DW_P(K), hoist = K == 3;
+    const float *b = bias ? bias : zeros, lohi[2] = {lo, hi};
+    float32x4_t wv[9];
+    const float *x[LUTHIER__DW_ROWS_K];
+    size_t p;
+    int r, t;
+    if (hoist)
+        LUTHIER__DW_UNROLL for (t = 0; t < 9; t++) wv[t] = vld1q_f32(w + (size_t)t * C);
+    LUTHIER__DW_UNROLL for (r = 0; r < K; r++) x[r] = xr[r];
+    for (p = 0; p + (size_t)P <= n; p += (size_t)P) {
+        luthier__dw_neon_group(x, o + p * C, C, hoist ? wv : NULL, w, b, lohi, K, S, P, NV, ACC, CLAMP);
+        LUTHIER__DW_UNROLL for (r = 0; r < K; r++) x[r] += (size_t)(P * S) * C;
+    }
+    for (; p < n; p++) {
+        luthier__dw_neon_group(x, o + p * C, C, hoist ? wv : NULL, w, b, lohi, K, S, 1, NV, ACC, CLAMP);
+        LUTHIER__DW_UNROLL for (r = 0; r < K; r++) x[r] += (size_t)S * C;
+    }
+}
+
+/* luthier__dw_seg<K>_s<stride>_a<accumulate>_c<clamp> */
+#define LUTHIER__DW_SEG(K, S, A, CL)                                                                 \
+    LUTHIER_PRIVATE void luthier__dw_seg##K##_s##S##_a##A##_c##CL(const float *const *xr, float *o, size_t n, \
+                                                                 size_t C, const float *w, const float *bias, \
+                                                                 float lo, float hi) {               \
+        luthier__dw_neon_seg(xr, o, n, C, w, bias, lo, hi, K, S, A, CL);                             \
+    }
+#define LUTHIER__DW_SEGS(K, S)                                                                       \
+    LUTHIER__DW_SEG(K, S, 0, 0) LUTHIER__DW_SEG(K, S, 0, 1) LUTHIER__DW_SEG(K, S, 1, 0) LUTHIER__DW_SEG(K, S, 1, 1)
+LUTHIER__DW_SEGS(3, 1)
+LUTHIER__DW_SEGS(3, 2)
+LUTHIER__DW_SEGS(5, 1)
+LUTHIER__DW_SEGS(5, 2)
+#define LUTHIER__DW_SEG_ROW(K, S)                                                                    \
+    {luthier__dw_seg##K##_s##S##_a0_c0, luthier__dw_seg##K##_s##S##_a0_c1, luthier__dw_seg##K##_s##S##_a1_c0, \
+     luthier__dw_seg##K##_s##S##_a1_c1}
+/* [K == 5][stride == 2][accumulate * 2 + clamp] */
+static const luthier__dw_seg_fn luthier__dw_segs[2][2][4] = {
+    {LUTHIER__DW_SEG_ROW(3, 1), LUTHIER__DW_SEG_ROW(3, 2)}, {LUTHIER__DW_SEG_ROW(5, 1), LUTHIER__DW_SEG_ROW(5, 2)}};
+#undef LUTHIER__DW_SEG_ROW
+#undef LUTHIER__DW_SEGS
+#undef LUTHIER__DW_SEG
+
+/* Interior pixels [*pl, *pr) of run u: every row present and columns ix .. ix + K - 1 inside. */
+LUTHIER__INLINE void luthier__dw_neon_interior(const luthier__dw_run *u, int64_t stride, int64_t in_w, int K,
+                                               size_t *pl, size_t *pr) {
+    const int64_t last = in_w - K - u->ix0; /* interior while p * stride <= last */
+    int r;
+    *pl = *pr = 0;
+    for (r = 0; r < K; r++)
+        if (!u->rows[r]) return;
+    if (last < 0) return;
+    *pr = (size_t)(last / stride + 1) < u->npix ? (size_t)(last / stride + 1) : u->npix;
+    *pl = u->ix0 >= 0 ? 0 : (size_t)((-u->ix0 + stride - 1) / stride);
+    if (*pl > *pr) *pl = *pr;
+}
+
+/* The pixels of run u outside [pl, pr) on every channel, those inside on channels [cf, C). */
+LUTHIER__INLINE void luthier__dw_neon_edges(const luthier__dw_run *u, size_t pl, size_t pr, size_t cf,
+                                            int64_t stride, int64_t in_w, const float *w, const float *bias,
+                                            int accumulate, int clamp, float lo, float hi, size_t C, int K) {
+    const float *xs[LUTHIER__DW_ROWS_K * LUTHIER__DW_ROWS_K], *ws[LUTHIER__DW_ROWS_K * LUTHIER__DW_ROWS_K];
+    size_t p;
+    int r, k, taps;
+    for (p = 0; p < u->npix; p++) {
+        const int64_t ix = u->ix0 + (int64_t)p * stride;
+        const int inside = p >= pl && p < pr;
+        const size_t c0 = inside ? cf : 0;
+        if (c0 == C) continue;
+        for (r = 0, taps = 0; r < K; r++) {
+            if (!u->rows[r]) continue;
+            for (k = 0; k < K; k++) {
+                if (ix + k < 0 || ix + k >= in_w) continue;
+                xs[taps] = u->rows[r] + (size_t)(ix + k) * C + c0;
+                ws[taps++] = w + (size_t)(r * K + k) * C + c0;
+            }
+        }
+        luthier__dw_pixel_neon(u->o + p * C + c0, xs, ws, taps, bias ? bias + c0 : NULL, accumulate, clamp, lo, hi,
+                               C - c0);
+    }
+}
+
+/* Runs of a K x K depthwise layer, dilation 1, stride 1 or 2 (the dw_rows interface). */
+LUTHIER__INLINE void luthier__dw_rows_neon(const luthier__dw_run *runs, size_t nruns, int64_t stride, int64_t in_w,
+                                           const float *w, const float *bias, int accumulate, int clamp, float lo,
+                                           float hi, size_t C, const int K) {
+    const luthier__dw_seg_fn seg = luthier__dw_segs[K == 5][stride == 2][(accumulate != 0) * 2 + (clamp != 0)];
+    const size_t cw = 4 * (size_t)LUTHIER__DW_NV(K), cf = C - C % cw; /* channels of whole chunks */
+    size_t lim[LUTHIER__DW_RUNS][2], q, c;
+    int r;
+    for (q = 0; q < nruns; q++) {
+        luthier__dw_neon_interior(&runs[q], stride, in_w, K, &lim[q][0], &lim[q][1]);
+        luthier__dw_neon_edges(&runs[q], lim[q][0], lim[q][1], cf, stride, in_w, w, bias, accumulate, clamp, lo, hi,
+                               C, K);
+    }
+    for (c = 0; c < cf; c += cw)
+        for (q = 0; q < nruns; q++) {
+            const luthier__dw_run *u = &runs[q];
+            const float *xr[LUTHIER__DW_ROWS_K];
+            if (lim[q][1] == lim[q][0]) continue;
+            for (r = 0; r < K; r++) xr[r] = u->rows[r] + (size_t)(u->ix0 + (int64_t)lim[q][0] * stride) * C + c;
+            seg(xr, u->o + lim[q][0] * C + c, lim[q][1] - lim[q][0], C, w + c, bias ? bias + c : NULL, lo, hi);
+        }
+}
+
+LUTHIER_PRIVATE void luthier__dw_rows3x3_neon(const luthier__dw_run *runs, size_t nruns, int64_t stride,
+                                              int64_t in_w, const float *w, const float *bias, int accumulate,
+                                              int clamp, float lo, float hi, size_t C) {
+    luthier__dw_rows_neon(runs, nruns, stride, in_w, w, bias, accumulate, clamp, lo, hi, C, 3);
+}
+LUTHIER_PRIVATE void luthier__dw_rows5x5_neon(const luthier__dw_run *runs, size_t nruns, int64_t stride,
+                                              int64_t in_w, const float *w, const float *bias, int accumulate,
+                                              int clamp, float lo, float hi, size_t C) {
+    luthier__dw_rows_neon(runs, nruns, stride, in_w, w, bias, accumulate, clamp, lo, hi, C, 5);
+}
+
+/* >>transpose: y[a * ys + b] = x[b * xs + a] for a < na, b < nb: the layout edges (NCHW <->
+   NHWC, luthier.h) and the tiles of luthier__op_transpose. 4 x 4 blocks in registers (trn1/trn2
+   of .4s, then the 64-bit halves combined), the edges one float at a time; a in blocks of 64,
+   so that the 64 rows of y being written stay in L1 while b runs. */
+#define LUTHIER__TRANSPOSE_BLOCK 64
+LUTHIER_PRIVATE void luthier__transpose_neon(const float *x, size_t xs, float *y, size_t ys, size_t nb, size_t na) {
+    size_t a0, a, b;
+    for (a0 = 0; a0 < na; a0 += LUTHIER__TRANSPOSE_BLOCK) {
+        const size_t a1 = na - a0 < LUTHIER__TRANSPOSE_BLOCK ? na : a0 + LUTHIER__TRANSPOSE_BLOCK;
+        for (b = 0; b + 4 <= nb; b += 4) {
+            const float *x0 = x + b * xs, *x1 = x0 + xs, *x2 = x1 + xs, *x3 = x2 + xs;
+            for (a = a0; a + 4 <= a1; a += 4) {
+                const float32x4x2_t t01 = vtrnq_f32(vld1q_f32(x0 + a), vld1q_f32(x1 + a));
+                const float32x4x2_t t23 = vtrnq_f32(vld1q_f32(x2 + a), vld1q_f32(x3 + a));
+                float *d = y + a * ys + b;
+                vst1q_f32(d, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
+                vst1q_f32(d + ys, vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1])));
+                vst1q_f32(d + 2 * ys, vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])));
+                vst1q_f32(d + 3 * ys, vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])));
+            }
+            for (; a < a1; a++) {
+                float *d = y + a * ys + b;
+                d[0] = x0[a];
+                d[1] = x1[a];
+                d[2] = x2[a];
+                d[3] = x3[a];
+            }
+        }
+        for (; b < nb; b++)
+            for (a = a0; a < a1; a++) y[a * ys + b] = x[b * xs + a];
+    }
 }
 
 #ifdef __cplusplus

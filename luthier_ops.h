@@ -1600,7 +1600,7 @@ LUTHIER_PRIVATE void luthier__op_transpose_tiles(void *arg, size_t ub, size_t ue
     for (u = ub; u < ue; u++) {
         const size_t strip = u % j->strips, a0 = strip * LUTHIER__OP_TILE;
         const size_t a1 = luthier__min_sz(A, a0 + LUTHIER__OP_TILE);
-        size_t rest = u / j->strips, xo = 0, yo = 0, b0, a, b;
+        size_t rest = u / j->strips, xo = 0, yo = 0, b0;
         int d;
         for (d = r - 2; d >= 0; d--) { /* the other dims, in y order */
             size_t id;
@@ -1612,11 +1612,16 @@ LUTHIER_PRIVATE void luthier__op_transpose_tiles(void *arg, size_t ub, size_t ue
         }
         for (b0 = 0; b0 < B; b0 += LUTHIER__OP_TILE) {
             const size_t b1 = luthier__min_sz(B, b0 + LUTHIER__OP_TILE);
+#ifdef LUTHIER__KERNELS_NEON_DONE /* 4 x 4 blocks in registers */
+            luthier__transpose_neon(j->x + xo + a0 + b0 * xsb, xsb, j->y + yo + a0 * ysa + b0, ysa, b1 - b0, a1 - a0);
+#else
+            size_t a, b;
             for (a = a0; a < a1; a++) {
                 float *yr = j->y + yo + a * ysa;
                 const float *xr = j->x + xo + a;
                 for (b = b0; b < b1; b++) yr[b] = xr[b * xsb];
             }
+#endif
         }
     }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mca_neon.sh - static throughput of the NEON microkernels' main k-loops (llvm-mca).
 #
-#   bench/mca_neon.sh [--cpus cortex-a57,neoverse-n1] [--cc gcc|clang] [--cflags "-O2"]
+#   bench/mca_neon.sh [--cpus cortex-a57,neoverse-n1] [--cc gcc|clang] [--cflags "-O2"] [--depthwise-only]
 #
 # Builds a translation unit with the luthier implementation for AArch64, and for every kernel
 # of the LUTHIER__UKERNELS_NEON list (luthier_kernels_neon.h) runs mca_kernel.py ($MCA_KERNEL)
@@ -10,6 +10,9 @@
 # the core's 128-bit FMLA peak (1/cycle on cortex-a57/a72/a53/a55, 2/cycle on neoverse-n1).
 # Exit status 1 if a kernel is below TARGET_PCT (default 95) on a target core (cortex-a57,
 # neoverse-n1); other cores (e.g. --cpus cortex-a53,cortex-a55,cortex-a72) are for information.
+# Then the depthwise row kernels' segment loops (one group of pixels per iteration, >>depthwise):
+# 3x3 and 5x5 at stride 1 and 2, plain (a0_c0: target DW_TARGET_PCT, default 85) and with the
+# clamp epilogue (a0_c1: for information; its fmaxnm/fminnm share the vector pipes with FMLA).
 #
 # Needs aarch64-linux-gnu-gcc (or clang) and llvm-mca-19 (LLVM 19 has the real Neoverse-N1
 # model; override with MCA=...). The tool's path can be overridden with MCA_KERNEL=...
@@ -19,15 +22,18 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TOOL=${MCA_KERNEL:-$ROOT/../shared/tools/mca_kernel.py}
 MCA=${MCA:-llvm-mca-19}
 TARGET_PCT=${TARGET_PCT:-95}
+DW_TARGET_PCT=${DW_TARGET_PCT:-85}
 CPUS=cortex-a57,neoverse-n1
 CC_KIND=gcc
 CFLAGS="-O2"
+DW_ONLY=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --cpus) CPUS=$2; shift 2 ;;
     --cc) CC_KIND=$2; shift 2 ;;
     --cflags) CFLAGS=$2; shift 2 ;;
-    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+    --depthwise-only) DW_ONLY=1; shift ;;
+    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "mca_neon.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -46,23 +52,33 @@ case "$CC_KIND" in
 gcc) CCV=$(aarch64-linux-gnu-gcc -dumpfullversion 2>/dev/null || echo "?"); CCNAME="aarch64-linux-gnu-gcc $CCV" ;;
 *) CCNAME="$CC_KIND" ;;
 esac
-echo "# bench/mca_neon.sh: $("$MCA" --version | sed -n 's/.*LLVM version \([0-9.]*\).*/llvm-mca \1/p'), $CCNAME $CFLAGS, main k-loop of each kernel (LLVM-MCA-BEGIN/END region), target >= $TARGET_PCT% on cortex-a57 and neoverse-n1"
+echo "# bench/mca_neon.sh: $("$MCA" --version | sed -n 's/.*LLVM version \([0-9.]*\).*/llvm-mca \1/p'), $CCNAME $CFLAGS, main k-loop of each kernel (LLVM-MCA-BEGIN/END region), target >= $TARGET_PCT% on cortex-a57 and neoverse-n1; depthwise segment loops >= $DW_TARGET_PCT% (plain), +clamp for information"
 printf '%-24s %-30s %9s %10s %11s %5s %10s\n' kernel "cpu (llvm-mca model)" cyc/iter FMLA/iter FMLA/cycle peak "% of peak"
 fail=0
-for k in $KERNELS; do
-    out=$(python3 "$TOOL" "$TMP/tu.c" "luthier_sgemm_ukernel_$k" --cc "$CC_KIND" \
-        --cflags "$CFLAGS -I$ROOT" --mca "$MCA" --cpus "$CPUS") || { echo "$k: mca_kernel.py failed" >&2; fail=1; continue; }
+# rate NAME FUNCTION TARGET_PCT (0: for information)
+rate() {
+    local k=$1 fn=$2 t=$3 out nfma line
+    out=$(python3 "$TOOL" "$TMP/tu.c" "$fn" --cc "$CC_KIND" \
+        --cflags "$CFLAGS -I$ROOT" --mca "$MCA" --cpus "$CPUS") || { echo "$k: mca_kernel.py failed" >&2; fail=1; return; }
     nfma=$(printf '%s\n' "$out" | sed -n 's/^# per iteration: [0-9]* instructions, \([0-9]*\) FMA-class.*/\1/p')
-    echo "$out" | grep -q "LLVM-MCA-BEGIN/END region" || echo "# warning: $k: no LLVM-MCA-BEGIN/END region, the tool guessed a loop" >&2
+    case "$fn" in luthier_sgemm_*)
+        echo "$out" | grep -q "LLVM-MCA-BEGIN/END region" || echo "# warning: $k: no LLVM-MCA-BEGIN/END region, the tool guessed a loop" >&2 ;;
+    esac
     # rows: cpu model cyc/iter IPC FMA/cyc ops/cyc docpeak ...
     while read -r cpu model cyc _ _ _ peak _; do
-        line=$(awk -v k="$k" -v cpu="$cpu" -v model="$model" -v cyc="$cyc" -v n="$nfma" -v peak="$peak" -v t="$TARGET_PCT" 'BEGIN {
+        line=$(awk -v k="$k" -v cpu="$cpu" -v model="$model" -v cyc="$cyc" -v n="$nfma" -v peak="$peak" -v t="$t" 'BEGIN {
             f = n / cyc; pct = 100 * f / peak;
             printf "%-24s %-30s %9.2f %10d %11.2f %5d %9.1f%%", k, cpu " (" model ")", cyc, n, f, peak, pct;
-            if ((cpu == "cortex-a57" || cpu == "neoverse-n1") && pct < t) printf "  BELOW TARGET";
+            if ((cpu == "cortex-a57" || cpu == "neoverse-n1") && t > 0 && pct < t) printf "  BELOW TARGET";
             printf "\n" }')
         echo "$line"
         case "$line" in *"BELOW TARGET"*) fail=1 ;; esac
     done < <(printf '%s\n' "$out" | awk '$2 ~ /Model$/')
+}
+[ "$DW_ONLY" = 1 ] || for k in $KERNELS; do rate "$k" "luthier_sgemm_ukernel_$k" "$TARGET_PCT"; done
+# depthwise segment kernels (the hottest loop: one group of pixels per iteration)
+for ks in 3_s1 3_s2 5_s1 5_s2; do
+    rate "dw${ks}" "luthier__dw_seg${ks}_a0_c0" "$DW_TARGET_PCT"
+    rate "dw${ks}+clamp" "luthier__dw_seg${ks}_a0_c1" 0
 done
 exit $fail

@@ -24,6 +24,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_topology.c"
 #include "test_threads.c"
 #include "test_conv.c"
+#include "test_depthwise.c"
 #include "test_ops.c"
 #include "test_graph.c"
 #include "test_models.c"
@@ -92,6 +93,10 @@ int main(int argc, char **argv) {
     RUN(test_conv_first_block);
     RUN(test_conv_depthwise);
     RUN(test_conv_depthwise_3x3);
+    RUN(test_conv_depthwise_families);
+    RUN(test_conv_depthwise_nan);
+    RUN(test_conv_depthwise_pick);
+    RUN(test_conv_layout_transpose);
     RUN(test_conv_winograd_refusals);
     RUN(test_conv_winograd_2x3);
     RUN(test_conv_winograd_4x3);
