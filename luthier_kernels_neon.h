@@ -789,9 +789,8 @@ LUTHIER_PRIVATE int luthier__pack_a_neon(const float *a, size_t lda, size_t mb, 
      the same bits), so results do not depend on the split.
    - The contract of the x86 routines: with no accumulate the output is never read; bias and
      the residual (accumulate) start the sum; taps in the padding are left out (not multiplied
-     by zero: an Inf weight there gives no NaN); the clamp is min(max(v, lo), hi) as x86
-     maxps/minps compute it, so a NaN clamps to lo (fmaxnm/fminnm; the portable routine keeps
-     the NaN); without a clamp NaN stays NaN (test_conv_depthwise_nan). */
+     by zero: an Inf weight there gives no NaN); the clamp is fmin(fmax(v, lo), hi), which keeps
+     NaN as PyTorch and the other paths do (test_conv_depthwise_nan). */
 
 /* Complete unrolling of the fixed-count loops below (K, stride and pixel counts are constants
    of each specialization), so that their vectors stay in registers. */
@@ -829,9 +828,9 @@ LUTHIER__INLINE void luthier__neon_st1(float *p, float32x4_t v) {
     __asm__("st1 {%1.4s}, %0" : "=Q"(*(float(*)[4])p) : "w"(v));
 }
 
-/* The activation clamp with x86 maxps/minps semantics: NaN -> lo. */
+/* The activation clamp: fmax/fmin return NaN when either operand is NaN, so NaN stays NaN. */
 LUTHIER__INLINE float32x4_t luthier__neon_clamp(float32x4_t v, float32x4_t lo, float32x4_t hi) {
-    return vminnmq_f32(vmaxnmq_f32(v, lo), hi);
+    return vminq_f32(vmaxq_f32(v, lo), hi);
 }
 
 /* Channels [c, c + n0 + n1) of one pixel (n0 + n1 == 8 when full; else n0 <= 4, n1 <= 4). */

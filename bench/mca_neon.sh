@@ -12,7 +12,7 @@
 # neoverse-n1); other cores (e.g. --cpus cortex-a53,cortex-a55,cortex-a72) are for information.
 # Then the depthwise row kernels' segment loops (one group of pixels per iteration, >>depthwise):
 # 3x3 and 5x5 at stride 1 and 2, plain (a0_c0: target DW_TARGET_PCT, default 85) and with the
-# clamp epilogue (a0_c1: for information; its fmaxnm/fminnm share the vector pipes with FMLA).
+# clamp epilogue (a0_c1: for information; its fmax/fmin share the vector pipes with FMLA).
 #
 # Needs aarch64-linux-gnu-gcc (or clang) and llvm-mca-19 (LLVM 19 has the real Neoverse-N1
 # model; override with MCA=...). The tool's path can be overridden with MCA_KERNEL=...
