@@ -2168,44 +2168,897 @@ LUTHIER_ONNX__FN int luthier_onnx__qpass(const luthier_onnx__node *n) {
     return 0;
 }
 
-typedef struct luthier_onnx__unop { const char *onnx; luthier_op op; } luthier_onnx__unop;
 
 /* Conversion of one node in topological order. */
+/* ---- converters: one per family of ONNX operators -------------------------------------------------
+   Each gets the node, its input 0 (a value with a shape; NULL for Constant) and the engine
+   operator of its row, and adds the node's engine steps (or folds it into an alias or a
+   constant). LUTHIER_ONNX__CV_ARGS unpacks the arguments under the names the converters use
+   (the LUTHIER_ONNX__BAD/UNSUP/OOM macros need c and n). */
+typedef struct luthier_onnx__cvargs {
+    luthier_onnx__ctx *c;
+    luthier_onnx__node *n;
+    luthier_onnx__val *x;
+    const luthier_onnx__shape *xs;
+    const char *oname; /* output 0's name */
+    luthier_op op;     /* the row's engine operator (LUTHIER_OP_COUNT: none) */
+} luthier_onnx__cvargs;
+#define LUTHIER_ONNX__CV_ARGS                                                                                  \
+    luthier_onnx__ctx *c = arg->c;                                                                             \
+    luthier_onnx__node *n = arg->n;                                                                            \
+    luthier_onnx__val *x = arg->x;                                                                             \
+    const luthier_onnx__shape xs = *arg->xs;                                                                   \
+    const char *oname = arg->oname;                                                                            \
+    luthier_node_desc d;                                                                                       \
+    int outs[LUTHIER_MAX_NODE_OUTPUTS], in[64], xt = -1, k = 0;                                                \
+    memset(&d, 0, sizeof d);                                                                                   \
+    (void)c, (void)n, (void)x, (void)xs, (void)oname, (void)outs, (void)in, (void)xt, (void)k
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_quant(const luthier_onnx__cvargs *arg) {
+    return luthier_onnx__convert_q(arg->c, arg->n);
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_constant(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    luthier_onnx__val *o = luthier_onnx__find(c, oname);
+    const luthier_onnx__attr *a;
+    int64_t cnt;
+    if (n->nattrs != 1) LUTHIER_ONNX__BAD("Constant takes exactly one attribute");
+    a = &n->attrs[0];
+    if (!strcmp(a->name, "value") && a->t) {
+        o->c = a->t;
+    } else if (!strcmp(a->name, "value_float") || !strcmp(a->name, "value_int")) {
+        int64_t none = 0;
+        if (!(o->c = luthier_onnx__tnew(c, a->name[6] == 'f', 0, &none))) LUTHIER_ONNX__OOM();
+        if (o->c->f) o->c->f[0] = a->f;
+        else o->c->i[0] = a->i;
+    } else if (!strcmp(a->name, "value_floats") || !strcmp(a->name, "value_ints")) {
+        int isf = a->name[6] == 'f';
+        cnt = isf ? a->nfloats : a->nints;
+        if (!(o->c = luthier_onnx__tnew(c, isf, 1, &cnt))) LUTHIER_ONNX__OOM();
+        if (cnt && isf) memcpy(o->c->f, a->floats, sizeof(float) * (size_t)cnt);
+        if (cnt && !isf) memcpy(o->c->i, a->ints, sizeof(int64_t) * (size_t)cnt);
+    } else {
+        LUTHIER_ONNX__UNSUP("attribute '%s' is not supported (sparse or string constants)", a->name);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_passthrough(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    if (luthier_onnx__isop(n, "Dropout")) {
+        float tm = 0;
+        int has = 0;
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "ratio,seed,is_test"));
+        if (n->nin > 2) LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 2, &tm, &has));
+        if (tm != 0) LUTHIER_ONNX__UNSUP("training_mode is true");
+        LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
+    } else {
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+    }
+    luthier_onnx__alias(c, n, x);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_cast(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int to = (int)luthier_onnx__ai(n, "to", 0);
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "to,saturate"));
+    if ((to == 1 && xs.isf) || (to == 7 && !xs.isf)) {
+        luthier_onnx__alias(c, n, x);
+        return LUTHIER_STATUS_OK;
+    }
+    LUTHIER_ONNX__UNSUP("casting a run-time %s tensor to %s is not supported (only constants are cast)", xs.isf ? "f32" : "i64",
+              luthier_onnx__typename(to));
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_unary(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const char *appr = luthier_onnx__as(n, "approximate", "none");
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, arg->op == LUTHIER_OP_GELU ? "approximate" : ""));
+    if (strcmp(appr, "none") && strcmp(appr, "tanh")) LUTHIER_ONNX__UNSUP("approximate '%s'", appr);
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+    d.op = arg->op;
+    d.approximate = !strcmp(appr, "tanh");
+    d.inputs = &xt;
+    d.num_inputs = 1;
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_recip_leaky(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int64_t none = 0;
+    float val = luthier_onnx__isop(n, "Reciprocal") ? 1.0f : luthier_onnx__af(n, "alpha", 0.01f);
+    int ct, tmp;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, luthier_onnx__isop(n, "Reciprocal") ? "" : "alpha"));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+    LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "const", 0, &none, &val, &ct));
+    d.num_inputs = 2;
+    d.inputs = in;
+    if (luthier_onnx__isop(n, "Reciprocal")) {
+        in[0] = ct; in[1] = xt;
+        d.op = LUTHIER_OP_DIV;
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    } else {
+        in[0] = xt; in[1] = ct;
+        d.op = LUTHIER_OP_MUL;
+        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &tmp));
+        in[1] = tmp;
+        d.op = val <= 1.0f ? LUTHIER_OP_MAX : LUTHIER_OP_MIN;
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    }
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_clip(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    float lo = -FLT_MAX, hi = FLT_MAX, v;
+    int has;
+    if (c->opset < 11) {
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "min,max"));
+        lo = luthier_onnx__af(n, "min", lo);
+        hi = luthier_onnx__af(n, "max", hi);
+    } else {
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+        LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 1, &v, &has));
+        if (has) lo = v;
+        LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 2, &v, &has));
+        if (has) hi = v;
+    }
+    if (!(lo <= hi)) LUTHIER_ONNX__UNSUP("min %g > max %g", (double)lo, (double)hi);
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+    d.op = lo == 0 && hi >= FLT_MAX ? LUTHIER_OP_RELU : LUTHIER_OP_CLIP;
+    d.clamp_min = lo;
+    d.clamp_max = hi;
+    d.inputs = &xt;
+    d.num_inputs = 1;
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_binary(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int acc, j, nin = 0;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 7 ? "broadcast,axis" : ""));
+    for (j = 0; j < n->nin; j++)
+        if (luthier_onnx__in(c, n, j)) nin++;
+    if (nin < 1 || (nin > 2 && !(luthier_onnx__isop(n, "Max") || luthier_onnx__isop(n, "Min") || luthier_onnx__isop(n, "Sum"))))
+        LUTHIER_ONNX__BAD("%d inputs", nin);
+    if (nin == 1) {
+        luthier_onnx__alias(c, n, x);
+        return LUTHIER_STATUS_OK;
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &acc));
+    for (j = 1, nin--; j < n->nin; j++) {
+        luthier_onnx__val *b = luthier_onnx__in(c, n, j);
+        if (!b) continue;
+        in[0] = acc;
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, b, 1, &in[1]));
+        d.op = arg->op;
+        d.inputs = in;
+        d.num_inputs = 2;
+        if (--nin == 0) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &acc));
+        else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "acc", &acc));
+    }
+    luthier_onnx__setout(c, n, 0, acc);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const luthier_onnx__tensor *w, *b;
+    int64_t kk[2], s[2], dl[2], pads[4];
+    luthier_onnx__val *wv = luthier_onnx__in(c, n, 1), *bv = luthier_onnx__in(c, n, 2);
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "auto_pad,dilations,group,kernel_shape,pads,strides"));
+    if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D convolution ([N,C,H,W]) is supported", x->name, xs.rank);
+    if (!wv) LUTHIER_ONNX__BAD("weights are missing");
+    LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 1, "weights", &w));
+    LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 2, "bias", &b));
+    if (w->rank != 4) LUTHIER_ONNX__BAD("weights '%s' have rank %d", wv->name, w->rank);
+    kk[0] = w->dims[2];
+    kk[1] = w->dims[3];
+    LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
+    if (kk[0] != w->dims[2] || kk[1] != w->dims[3]) LUTHIER_ONNX__BAD("kernel_shape differs from the weights' shape");
+    LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, wv, 1, &in[1]));
+    if (bv) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[2]));
+    d.op = LUTHIER_OP_CONV2D;
+    d.inputs = in;
+    d.num_inputs = bv ? 3 : 2;
+    d.stride[0] = s[0]; d.stride[1] = s[1];
+    d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
+    memcpy(d.pads, pads, sizeof pads);
+    d.groups = luthier_onnx__ai(n, "group", 1);
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pool(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int64_t kk[2] = {0, 0}, s[2], dl[2], pads[4] = {0, 0, 0, 0};
+    int mx = !luthier_onnx__isop(n, "AveragePool");
+    if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D pooling ([N,C,H,W]) is supported", x->name, xs.rank);
+    if (luthier_onnx__isop(n, "GlobalMaxPool")) {
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+        kk[0] = xs.d[2]; kk[1] = xs.d[3];
+        s[0] = s[1] = 1;
+        dl[0] = dl[1] = 1;
+    } else {
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, mx ? "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides"
+                                         : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides,dilations"));
+        {
+            const int64_t *ks;
+            if (luthier_onnx__aints(n, "kernel_shape", &ks) != 2) LUTHIER_ONNX__UNSUP("kernel_shape must have 2 entries (2-D pooling)");
+            kk[0] = ks[0];
+            kk[1] = ks[1];
+        }
+        LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
+        LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
+        if (!mx && (dl[0] != 1 || dl[1] != 1)) LUTHIER_ONNX__UNSUP("dilated average pooling is not supported");
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+    d.op = mx ? LUTHIER_OP_MAXPOOL : LUTHIER_OP_AVGPOOL;
+    d.inputs = &xt;
+    d.num_inputs = 1;
+    d.kernel[0] = kk[0]; d.kernel[1] = kk[1];
+    d.stride[0] = s[0]; d.stride[1] = s[1];
+    d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
+    memcpy(d.pads, pads, sizeof pads);
+    d.ceil_mode = (int)luthier_onnx__ai(n, "ceil_mode", 0);
+    d.count_include_pad = (int)luthier_onnx__ai(n, "count_include_pad", 0);
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_global_avgpool(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+    if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only [N,C,H,W] is supported", x->name, xs.rank);
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+    d.op = LUTHIER_OP_GLOBAL_AVGPOOL;
+    d.inputs = &xt;
+    d.num_inputs = 1;
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_batch_norm(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const luthier_onnx__tensor *p;
+    float eps = luthier_onnx__af(n, "epsilon", 1e-5f);
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "epsilon,momentum,spatial,training_mode,is_test,consumed_inputs"));
+    if (luthier_onnx__ai(n, "training_mode", 0)) LUTHIER_ONNX__UNSUP("training_mode = 1 is not supported (inference only)");
+    if (!luthier_onnx__ai(n, "spatial", 1)) LUTHIER_ONNX__UNSUP("spatial = 0 is not supported");
+    LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+    for (k = 1; k < 5; k++) {
+        LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, k, "batch norm parameter", &p));
+        if (!p) LUTHIER_ONNX__BAD("input %d is missing", k);
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, luthier_onnx__in(c, n, k), 1, &in[k]));
+    }
+    d.op = LUTHIER_OP_BATCH_NORM;
+    d.inputs = in;
+    d.num_inputs = 5;
+    d.epsilon = eps > 0 ? eps : FLT_MIN;
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_layer_norm(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int64_t ax;
+    float eps = luthier_onnx__af(n, "epsilon", 1e-5f);
+    size_t norm;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis,epsilon,stash_type"));
+    LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
+    if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", -1), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+    norm = luthier_onnx__numel(xs.rank - (int)ax, xs.d + ax);
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+    in[1] = in[2] = -1;
+    for (k = 1; k < 3; k++) {
+        const luthier_onnx__tensor *p;
+        LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, k, k == 1 ? "scale" : "bias", &p));
+        if (!p) continue;
+        if (p->n == norm) {
+            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k == 1 ? "gamma" : "beta", xs.rank - (int)ax, xs.d + ax, p->f, &in[k]));
+        } else if (p->n == 1 && norm <= LUTHIER_ONNX__MAX_ELEMS) {
+            float *f = (float *)luthier_onnx__alloc(c, norm * sizeof(float));
+            size_t e;
+            if (!f) LUTHIER_ONNX__OOM();
+            for (e = 0; e < norm; e++) f[e] = p->f[0];
+            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k == 1 ? "gamma" : "beta", xs.rank - (int)ax, xs.d + ax, f, &in[k]));
+        } else {
+            LUTHIER_ONNX__UNSUP("%s has %zu values, the normalized dims hold %zu", k == 1 ? "scale" : "bias", p->n, norm);
+        }
+    }
+    d.op = LUTHIER_OP_LAYER_NORM;
+    d.inputs = in;
+    d.num_inputs = in[2] >= 0 ? 3 : in[1] >= 0 ? 2 : 1;
+    d.axis = (int)(ax - xs.rank);
+    d.epsilon = eps > 0 ? eps : FLT_MIN;
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gemm(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    luthier_onnx__val *bv = luthier_onnx__in(c, n, 1), *cv = luthier_onnx__in(c, n, 2);
+    float alpha = luthier_onnx__af(n, "alpha", 1.0f), beta = luthier_onnx__af(n, "beta", 1.0f);
+    int ta = (int)luthier_onnx__ai(n, "transA", 0), tb = (int)luthier_onnx__ai(n, "transB", 0), a, y;
+    int64_t N;
+    luthier_onnx__shape bs, cs;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "alpha,beta,transA,transB,broadcast"));
+    if (!bv) LUTHIER_ONNX__BAD("B is missing");
+    luthier_onnx__vshape(c, bv, &bs);
+    if (xs.rank != 2 || bs.rank != 2) LUTHIER_ONNX__BAD("A and B must be 2-D");
+    N = tb ? bs.d[0] : bs.d[1];
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &a));
+    if (ta) {
+        d.op = LUTHIER_OP_TRANSPOSE;
+        d.inputs = &a;
+        d.num_inputs = 1;
+        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "transA", &a));
+        memset(&d, 0, sizeof d);
+    }
+    if (cv) luthier_onnx__vshape(c, cv, &cs);
+    if (bv->c && bv->c->f) {
+        /* dense: w = alpha * B, bias = beta * C when C is per column */
+        const luthier_onnx__tensor *bt = bv->c;
+        const float *w = bt->f, *bias = NULL;
+        size_t e;
+        int wt, bt_id = -1, percol = cv && cv->c && cv->c->f && luthier_onnx__numel(cs.rank, cs.d) == (size_t)N && (cs.rank < 2 || cs.d[0] == 1);
+        int scalar = cv && cv->c && cv->c->f && cv->c->n == 1;
+        if (alpha != 1.0f) { /* else B as it is: the graph's copy is the only one */
+            float *sw = (float *)luthier_onnx__alloc(c, bt->n * sizeof(float));
+            if (!sw) LUTHIER_ONNX__OOM();
+            for (e = 0; e < bt->n; e++) sw[e] = alpha * bt->f[e];
+            w = sw;
+        }
+        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, bt->dims, w, &wt));
+        if (percol || scalar) {
+            if (percol && beta == 1.0f) {
+                bias = cv->c->f;
+            } else {
+                float *sb = (float *)luthier_onnx__alloc(c, (size_t)N * sizeof(float));
+                if (!sb) LUTHIER_ONNX__OOM();
+                for (e = 0; e < (size_t)N; e++) sb[e] = beta * cv->c->f[scalar ? 0 : e];
+                bias = sb;
+            }
+            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "bias", 1, &N, bias, &bt_id));
+        }
+        in[0] = a; in[1] = wt; in[2] = bt_id;
+        d.op = LUTHIER_OP_DENSE;
+        d.inputs = in;
+        d.num_inputs = bt_id >= 0 ? 3 : 2;
+        d.trans_b = !tb;
+        if (!cv || bt_id >= 0 || beta == 0) {
+            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+            luthier_onnx__setout(c, n, 0, outs[0]);
+            return LUTHIER_STATUS_OK;
+        }
+        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "dense", &y));
+    } else {
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
+        in[0] = a;
+        d.op = LUTHIER_OP_MATMUL;
+        d.inputs = in;
+        d.num_inputs = 2;
+        d.trans_b = tb;
+        if (alpha == 1 && (!cv || beta == 0)) {
+            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+            luthier_onnx__setout(c, n, 0, outs[0]);
+            return LUTHIER_STATUS_OK;
+        }
+        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "matmul", &y));
+        if (alpha != 1) {
+            int64_t none = 0;
+            int ct;
+            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "alpha", 0, &none, &alpha, &ct));
+            in[0] = y; in[1] = ct;
+            d.op = LUTHIER_OP_MUL;
+            d.trans_b = 0;
+            if (!cv || beta == 0) {
+                LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+                luthier_onnx__setout(c, n, 0, outs[0]);
+                return LUTHIER_STATUS_OK;
+            }
+            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &y));
+        }
+    }
+    /* + beta * C (full matrix or run-time C) */
+    memset(&d, 0, sizeof d);
+    if (cv->c && cv->c->f) {
+        float *cc = (float *)luthier_onnx__alloc(c, (cv->c->n ? cv->c->n : 1) * sizeof(float));
+        size_t e;
+        if (!cc) LUTHIER_ONNX__OOM();
+        for (e = 0; e < cv->c->n; e++) cc[e] = beta * cv->c->f[e];
+        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "C", cs.rank, cs.d, cc, &in[1]));
+    } else {
+        if (beta != 1) LUTHIER_ONNX__UNSUP("beta != 1 with a run-time C");
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, cv, 1, &in[1]));
+    }
+    in[0] = y;
+    d.op = LUTHIER_OP_ADD;
+    d.inputs = in;
+    d.num_inputs = 2;
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_matmul(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    luthier_onnx__val *bv = luthier_onnx__in(c, n, 1);
+    luthier_onnx__shape bs;
+    int a;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+    if (!bv) LUTHIER_ONNX__BAD("B is missing");
+    luthier_onnx__vshape(c, bv, &bs);
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &a));
+    if (bv->c && bv->c->f && (bs.rank == 2 || bs.rank == 1)) {
+        int wt;
+        int64_t wd[2];
+        if (bs.rank == 2) {
+            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &wt));
+            d.trans_b = 1; /* B is [K, N] */
+        } else {
+            wd[0] = 1; wd[1] = bs.d[0];
+            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, wd, bv->c->f, &wt));
+        }
+        in[0] = a; in[1] = wt;
+        d.op = LUTHIER_OP_DENSE;
+        d.inputs = in;
+        d.num_inputs = 2;
+        if (bs.rank == 2) {
+            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        } else {
+            int y;
+            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "dense", &y));
+            LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, y, xs.rank - 1, xs.d, oname, outs));
+        }
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (xs.rank < 2 || bs.rank < 2) LUTHIER_ONNX__UNSUP("a 1-D operand with a run-time B is not supported");
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
+    in[0] = a;
+    d.op = LUTHIER_OP_MATMUL;
+    d.inputs = in;
+    d.num_inputs = 2;
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_softmax(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int64_t ax, def = c->opset < 13 ? 1 : -1;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis"));
+    if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", def), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+    d.op = LUTHIER_OP_SOFTMAX;
+    d.log = luthier_onnx__isop(n, "LogSoftmax");
+    d.num_inputs = 1;
+    if (c->opset < 13 && ax != xs.rank - 1) {
+        int64_t two[2];
+        int t1, t2;
+        two[0] = (int64_t)luthier_onnx__numel((int)ax, xs.d);
+        two[1] = (int64_t)luthier_onnx__numel(xs.rank - (int)ax, xs.d + ax);
+        LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, xt, 2, two, NULL, &t1));
+        d.inputs = &t1;
+        d.axis = 1;
+        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "softmax", &t2));
+        LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, t2, xs.rank, xs.d, oname, outs));
+    } else {
+        d.inputs = &xt;
+        d.axis = (int)ax;
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    }
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_lrn(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const luthier_onnx__attr *al = luthier_onnx__attr_get(n, "alpha"), *be = luthier_onnx__attr_get(n, "beta"), *bi = luthier_onnx__attr_get(n, "bias");
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "alpha,beta,bias,size"));
+    if ((al && al->f == 0) || (be && be->f == 0) || (bi && bi->f == 0)) LUTHIER_ONNX__UNSUP("alpha, beta or bias of 0 is not supported");
+    if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input rank %d (only [N,C,H,W])", xs.rank);
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+    d.op = LUTHIER_OP_LRN;
+    d.inputs = &xt;
+    d.num_inputs = 1;
+    d.alpha = al ? al->f : 1e-4f;
+    d.beta = be ? be->f : 0.75f;
+    d.bias = bi ? bi->f : 1.0f;
+    d.size = luthier_onnx__ai(n, "size", 0);
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_concat(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int64_t ax;
+    int m = 0;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis"));
+    if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+    if (n->nin > 64) LUTHIER_ONNX__UNSUP("%d inputs (at most 64)", n->nin);
+    for (k = 0; k < n->nin; k++) {
+        luthier_onnx__val *v = luthier_onnx__in(c, n, k);
+        if (!v || (v->c && v->c->n == 0)) continue;
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, v, 1, &in[m]));
+        m++;
+    }
+    if (!m) LUTHIER_ONNX__UNSUP("all inputs are empty");
+    d.op = LUTHIER_OP_CONCAT;
+    d.inputs = in;
+    d.num_inputs = m;
+    d.axis = (int)ax;
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_split(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int64_t ax, sizes[LUTHIER_MAX_NODE_OUTPUTS];
+    const int64_t *sp = NULL;
+    int ns = -1;
+    const char *name;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis,split,num_outputs"));
+    if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+    if (c->opset >= 13) {
+        const luthier_onnx__tensor *t;
+        LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "split", &t));
+        if (t) sp = t->i, ns = (int)t->n;
+    } else {
+        ns = luthier_onnx__aints(n, "split", &sp);
+    }
+    if (n->nout > LUTHIER_MAX_NODE_OUTPUTS) LUTHIER_ONNX__UNSUP("%d outputs (at most %d)", n->nout, LUTHIER_MAX_NODE_OUTPUTS);
+    if (ns >= 0 && ns != n->nout) LUTHIER_ONNX__BAD("split has %d sizes for %d outputs", ns, n->nout);
+    for (k = 0; k < ns; k++) sizes[k] = sp[k];
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+    d.op = LUTHIER_OP_SPLIT;
+    d.inputs = &xt;
+    d.num_inputs = 1;
+    d.num_outputs = n->nout;
+    d.axis = (int)ax;
+    d.sizes = ns >= 0 ? sizes : NULL;
+    if (!(name = luthier_onnx__uname(c, oname, "split"))) LUTHIER_ONNX__OOM();
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
+    for (k = 0; k < n->nout; k++) luthier_onnx__setout(c, n, k, outs[k]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_slice(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int64_t st[LUTHIER_ONNX_MAX_RANK], sp[LUTHIER_ONNX_MAX_RANK], ln[LUTHIER_ONNX_MAX_RANK];
+    int last = -1, cur;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 10 ? "starts,ends,axes" : ""));
+    LUTHIER_ONNX__TRY(luthier_onnx__slice_params(c, n, &xs, st, sp, ln));
+    for (k = 0; k < xs.rank; k++) {
+        if (ln[k] == 0) LUTHIER_ONNX__UNSUP("the slice of axis %d is empty", k);
+        if (st[k] != 0 || sp[k] != 1 || ln[k] != xs.d[k]) last = k;
+    }
+    if (last < 0) {
+        luthier_onnx__alias(c, n, x);
+        return LUTHIER_STATUS_OK;
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
+    for (k = 0; k <= last; k++) {
+        int64_t *idx, e;
+        int it;
+        if (st[k] == 0 && sp[k] == 1 && ln[k] == xs.d[k]) continue;
+        if ((size_t)ln[k] > LUTHIER_ONNX__MAX_ELEMS) LUTHIER_ONNX__UNSUP("slice of %lld elements is too long", (long long)ln[k]);
+        if (!(idx = (int64_t *)luthier_onnx__alloc(c, (size_t)ln[k] * sizeof(int64_t)))) LUTHIER_ONNX__OOM();
+        for (e = 0; e < ln[k]; e++) idx[e] = st[k] + e * sp[k];
+        {
+            const char *iname = luthier_onnx__uname(c, oname, "indices");
+            if (!iname) LUTHIER_ONNX__OOM();
+            if (luthier_graph_constant_i64(c->g, iname, 1, &ln[k], idx, &it) != LUTHIER_STATUS_OK)
+                LUTHIER_ONNX__UNSUP("%s", luthier_graph_error(c->g));
+        }
+        in[0] = cur; in[1] = it;
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_GATHER;
+        d.inputs = in;
+        d.num_inputs = 2;
+        d.axis = k;
+        if (k == last) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &cur));
+        else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "slice", &cur));
+    }
+    luthier_onnx__setout(c, n, 0, cur);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gather(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    luthier_onnx__val *iv = luthier_onnx__in(c, n, 1);
+    int64_t ax;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis"));
+    if (!iv) LUTHIER_ONNX__BAD("indices are missing");
+    if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+    if (iv->c && !iv->c->i) LUTHIER_ONNX__BAD("indices must be integers");
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, iv, 0, &in[1]));
+    d.op = LUTHIER_OP_GATHER;
+    d.inputs = in;
+    d.num_inputs = 2;
+    d.axis = (int)ax;
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reshape(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    luthier_onnx__shape os;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, luthier_onnx__isop(n, "Reshape") ? "allowzero,shape" : luthier_onnx__isop(n, "Flatten") ? "axis" : "axes"));
+    LUTHIER_ONNX__TRY(luthier_onnx__reshape_like(c, n, &xs, &os));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 0, &xt));
+    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, xt, os.rank, os.d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_transpose(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const int64_t *perm;
+    int np = luthier_onnx__aints(n, "perm", &perm), p[LUTHIER_MAX_RANK];
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "perm"));
+    if (xs.rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("rank %d", xs.rank);
+    if (np >= 0 && np != xs.rank) LUTHIER_ONNX__BAD("perm has %d entries for rank %d", np, xs.rank);
+    for (k = 0; k < xs.rank && np >= 0; k++) {
+        if (perm[k] < 0 || perm[k] >= xs.rank) LUTHIER_ONNX__BAD("perm entry %lld out of range", (long long)perm[k]);
+        p[k] = (int)perm[k];
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+    d.op = LUTHIER_OP_TRANSPOSE;
+    d.inputs = &xt;
+    d.num_inputs = 1;
+    d.perm = np >= 0 ? p : NULL;
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reduce(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int64_t axes[LUTHIER_ONNX_MAX_RANK], keep[LUTHIER_ONNX_MAX_RANK], od[LUTHIER_ONNX_MAX_RANK], K = 1, ax, wd[2];
+    int na, red[LUTHIER_ONNX_MAX_RANK] = {0}, perm[LUTHIER_MAX_RANK], np = 0, nk = 0, cur, ident = 1, keepdims, wt, odr = 0;
+    float *w;
+    int mean = luthier_onnx__isop(n, "ReduceMean");
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axes,keepdims,noop_with_empty_axes"));
+    LUTHIER_ONNX__TRY(luthier_onnx__axes(c, n, mean ? 18 : 13, axes, &na));
+    keepdims = (int)luthier_onnx__ai(n, "keepdims", 1);
+    if (na <= 0) {
+        if (luthier_onnx__ai(n, "noop_with_empty_axes", 0)) {
+            luthier_onnx__alias(c, n, x);
+            return LUTHIER_STATUS_OK;
+        }
+        for (k = 0; k < xs.rank; k++) red[k] = 1;
+    }
+    for (k = 0; k < na; k++) {
+        if (!luthier_onnx__norm_axis(axes[k], xs.rank, &ax)) LUTHIER_ONNX__BAD("axis %lld out of range", (long long)axes[k]);
+        red[ax] = 1;
+    }
+    if (xs.rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("rank %d", xs.rank);
+    for (k = 0; k < xs.rank; k++) {
+        if (!red[k]) keep[nk++] = xs.d[k], perm[np++] = k;
+        od[odr++] = red[k] ? 1 : xs.d[k];
+        if (red[k]) K *= xs.d[k];
+    }
+    if (!keepdims) {
+        memcpy(od, keep, sizeof(int64_t) * (size_t)nk);
+        odr = nk;
+    }
+    for (k = 0; k < xs.rank; k++)
+        if (red[k]) perm[np++] = k;
+    for (k = 0; k < xs.rank; k++) ident &= perm[k] == k;
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
+    if (mean && xs.rank == 4 && !red[0] && !red[1] && red[2] && red[3]) {
+        d.op = LUTHIER_OP_GLOBAL_AVGPOOL;
+        d.inputs = &cur;
+        d.num_inputs = 1;
+        if (keepdims) {
+            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+        } else {
+            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "pool", &cur));
+            LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, odr, od, oname, outs));
+        }
+        luthier_onnx__setout(c, n, 0, outs[0]);
+        return LUTHIER_STATUS_OK;
+    }
+    if (!ident) {
+        d.op = LUTHIER_OP_TRANSPOSE;
+        d.inputs = &cur;
+        d.num_inputs = 1;
+        d.perm = perm;
+        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "transpose", &cur));
+        memset(&d, 0, sizeof d);
+    }
+    if (nk == 0) keep[nk++] = 1;
+    keep[nk] = K;
+    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, nk + 1, keep, NULL, &cur));
+    if ((size_t)K > LUTHIER_ONNX__MAX_ELEMS) LUTHIER_ONNX__UNSUP("reducing %lld elements at once is not supported", (long long)K);
+    if (!(w = (float *)luthier_onnx__alloc(c, (size_t)K * sizeof(float)))) LUTHIER_ONNX__OOM();
+    for (ax = 0; ax < K; ax++) w[ax] = mean ? 1.0f / (float)K : 1.0f;
+    wd[0] = 1; wd[1] = K;
+    LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "ones", 2, wd, w, &wt));
+    in[0] = cur; in[1] = wt;
+    d.op = LUTHIER_OP_DENSE;
+    d.inputs = in;
+    d.num_inputs = 2;
+    LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "sum", &cur));
+    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, odr, od, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pad(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    /* constant mode: concat with constant blocks along each padded axis */
+    const int64_t *pp;
+    int64_t pads[2 * LUTHIER_ONNX_MAX_RANK], cur_d[LUTHIER_ONNX_MAX_RANK];
+    int np, cur, last = -1, side;
+    float value = 0;
+    const char *mode = luthier_onnx__as(n, "mode", "constant");
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 11 ? "mode,pads,value" : "mode"));
+    if (strcmp(mode, "constant")) LUTHIER_ONNX__UNSUP("mode '%s' is not supported (only constant)", mode);
+    if (c->opset < 11) {
+        np = luthier_onnx__aints(n, "pads", &pp);
+        value = luthier_onnx__af(n, "value", 0.0f);
+    } else {
+        const luthier_onnx__tensor *t;
+        int has;
+        LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "pads", &t));
+        if (n->nin > 3 && *n->in[3]) LUTHIER_ONNX__UNSUP("the axes input is not supported");
+        np = t ? (int)t->n : -1;
+        pp = t ? t->i : NULL;
+        LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 2, &value, &has));
+    }
+    if (np != 2 * xs.rank) LUTHIER_ONNX__BAD("%d pads for rank %d", np, xs.rank);
+    for (k = 0; k < 2 * xs.rank; k++) {
+        if (pp[k] < 0) LUTHIER_ONNX__UNSUP("negative pads (cropping) are not supported");
+        if (pp[k] > ((int64_t)1 << 26)) LUTHIER_ONNX__UNSUP("pad %lld is too large", (long long)pp[k]);
+        pads[k] = pp[k];
+        if (pp[k]) last = k % xs.rank;
+    }
+    if (last < 0) {
+        luthier_onnx__alias(c, n, x);
+        return LUTHIER_STATUS_OK;
+    }
+    for (k = 0; k < xs.rank; k++)
+        if (pads[k] || pads[k + xs.rank]) last = k;
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
+    memcpy(cur_d, xs.d, sizeof cur_d);
+    for (k = 0; k <= last; k++) {
+        int m = 0;
+        if (!pads[k] && !pads[k + xs.rank]) continue;
+        for (side = 0; side < 2; side++) {
+            int64_t bd[LUTHIER_ONNX_MAX_RANK];
+            size_t e, cnt;
+            float *f;
+            if (side == 1) in[m++] = cur;
+            if (!pads[k + side * xs.rank]) continue;
+            memcpy(bd, cur_d, sizeof bd);
+            bd[k] = pads[k + side * xs.rank];
+            for (cnt = 1, e = 0; e < (size_t)xs.rank; e++)
+                cnt = bd[e] && cnt > LUTHIER_ONNX__MAX_ELEMS / (size_t)bd[e] ? LUTHIER_ONNX__MAX_ELEMS + 1 : cnt * (size_t)bd[e];
+            if (cnt > LUTHIER_ONNX__MAX_ELEMS || !(f = (float *)luthier_onnx__alloc(c, cnt * sizeof(float)))) LUTHIER_ONNX__OOM();
+            for (e = 0; e < cnt; e++) f[e] = value;
+            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "pad", xs.rank, bd, f, &in[m++]));
+        }
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_CONCAT;
+        d.inputs = in;
+        d.num_inputs = m;
+        d.axis = k;
+        if (k == last) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &cur));
+        else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "pad", &cur));
+        cur_d[k] += pads[k] + pads[k + xs.rank];
+    }
+    luthier_onnx__setout(c, n, 0, cur);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    LUTHIER_ONNX__UNSUP("supported only on constants (an input is computed at run time here)");
+}
+
 /* ---- the operators the loader maps ------------------------------------------------------------
-   X(op_type, min inputs, max inputs, min outputs, max outputs), over opsets 7..17 (the widest
-   range of any opset: the converter checks the opset's own rules). The first `min inputs` inputs
+   X(op_type, min inputs, max inputs, min outputs, max outputs, converter family, engine op),
+   counts over opsets 7..17 (the widest range of any opset: the converter checks the opset's own
+   rules); luthier_onnx__cv_<family> converts the node, to engine operator LUTHIER_OP_<op> where
+   one operator stands for it (COUNT: none, or several steps). The first `min inputs` inputs
    are required and must be named; later ones are optional and may be "" (absent). Every node of
    one of these types is checked against its row before pattern matching, folding or conversion
    looks at its inputs. */
 #define LUTHIER_ONNX__MANY (1 << 20)
-#define LUTHIER_ONNX__OPS(X)                                                                                  \
-    X("Constant", 0, 0, 1, 1) X("Identity", 1, 1, 1, 1) X("Dropout", 1, 3, 1, 2) X("Cast", 1, 1, 1, 1)       \
-    X("Relu", 1, 1, 1, 1) X("Sigmoid", 1, 1, 1, 1) X("Tanh", 1, 1, 1, 1) X("Erf", 1, 1, 1, 1)                \
-    X("Sqrt", 1, 1, 1, 1) X("Exp", 1, 1, 1, 1) X("Neg", 1, 1, 1, 1) X("Gelu", 1, 1, 1, 1)                    \
-    X("Reciprocal", 1, 1, 1, 1) X("LeakyRelu", 1, 1, 1, 1) X("Clip", 1, 3, 1, 1)                             \
-    X("Add", 2, 2, 1, 1) X("Sub", 2, 2, 1, 1) X("Mul", 2, 2, 1, 1) X("Div", 2, 2, 1, 1) X("Pow", 2, 2, 1, 1) \
-    X("Max", 1, LUTHIER_ONNX__MANY, 1, 1) X("Min", 1, LUTHIER_ONNX__MANY, 1, 1)                              \
-    X("Sum", 1, LUTHIER_ONNX__MANY, 1, 1) X("Conv", 2, 3, 1, 1) X("MaxPool", 1, 1, 1, 2)                     \
-    X("AveragePool", 1, 1, 1, 1) X("GlobalMaxPool", 1, 1, 1, 1) X("GlobalAveragePool", 1, 1, 1, 1)           \
-    X("BatchNormalization", 5, 5, 1, 5) X("LayerNormalization", 1, 3, 1, 3) X("Gemm", 2, 3, 1, 1)            \
-    X("MatMul", 2, 2, 1, 1) X("Softmax", 1, 1, 1, 1) X("LogSoftmax", 1, 1, 1, 1) X("LRN", 1, 1, 1, 1)        \
-    X("Concat", 1, LUTHIER_ONNX__MANY, 1, 1) X("Split", 1, 2, 1, LUTHIER_ONNX__MANY) X("Slice", 1, 5, 1, 1)  \
-    X("Gather", 2, 2, 1, 1) X("Reshape", 2, 2, 1, 1) X("Flatten", 1, 1, 1, 1) X("Squeeze", 1, 2, 1, 1)       \
-    X("Unsqueeze", 1, 2, 1, 1) X("Transpose", 1, 1, 1, 1) X("ReduceMean", 1, 2, 1, 1)                        \
-    X("ReduceSum", 1, 2, 1, 1) X("Pad", 1, 4, 1, 1) X("Shape", 1, 1, 1, 1) X("Size", 1, 1, 1, 1)             \
-    X("ConstantOfShape", 1, 1, 1, 1) X("Range", 3, 3, 1, 1) X("Equal", 2, 2, 1, 1) X("Where", 3, 3, 1, 1)    \
-    X("Expand", 2, 2, 1, 1) X("QuantizeLinear", 2, 3, 1, 1) X("DequantizeLinear", 2, 3, 1, 1)                \
-    X("QLinearConv", 8, 9, 1, 1) X("QLinearMatMul", 8, 8, 1, 1)
+#define LUTHIER_ONNX__OPS(X) \
+    X("Constant", 0, 0, 1, 1, constant, COUNT)                          \
+    X("Identity", 1, 1, 1, 1, passthrough, COUNT)                       \
+    X("Dropout", 1, 3, 1, 2, passthrough, COUNT)                        \
+    X("Cast", 1, 1, 1, 1, cast, COUNT)                                  \
+    X("Relu", 1, 1, 1, 1, unary, RELU)                                  \
+    X("Sigmoid", 1, 1, 1, 1, unary, SIGMOID)                            \
+    X("Tanh", 1, 1, 1, 1, unary, TANH)                                  \
+    X("Erf", 1, 1, 1, 1, unary, ERF)                                    \
+    X("Sqrt", 1, 1, 1, 1, unary, SQRT)                                  \
+    X("Exp", 1, 1, 1, 1, unary, EXP)                                    \
+    X("Neg", 1, 1, 1, 1, unary, NEG)                                    \
+    X("Gelu", 1, 1, 1, 1, unary, GELU)                                  \
+    X("Reciprocal", 1, 1, 1, 1, recip_leaky, COUNT)                     \
+    X("LeakyRelu", 1, 1, 1, 1, recip_leaky, COUNT)                      \
+    X("Clip", 1, 3, 1, 1, clip, CLIP)                                   \
+    X("Add", 2, 2, 1, 1, binary, ADD)                                   \
+    X("Sub", 2, 2, 1, 1, binary, SUB)                                   \
+    X("Mul", 2, 2, 1, 1, binary, MUL)                                   \
+    X("Div", 2, 2, 1, 1, binary, DIV)                                   \
+    X("Pow", 2, 2, 1, 1, binary, POW)                                   \
+    X("Max", 1, LUTHIER_ONNX__MANY, 1, 1, binary, MAX)                  \
+    X("Min", 1, LUTHIER_ONNX__MANY, 1, 1, binary, MIN)                  \
+    X("Sum", 1, LUTHIER_ONNX__MANY, 1, 1, binary, ADD)                  \
+    X("Conv", 2, 3, 1, 1, conv, CONV2D)                                 \
+    X("MaxPool", 1, 1, 1, 2, pool, MAXPOOL)                             \
+    X("AveragePool", 1, 1, 1, 1, pool, AVGPOOL)                         \
+    X("GlobalMaxPool", 1, 1, 1, 1, pool, MAXPOOL)                       \
+    X("GlobalAveragePool", 1, 1, 1, 1, global_avgpool, GLOBAL_AVGPOOL)  \
+    X("BatchNormalization", 5, 5, 1, 5, batch_norm, BATCH_NORM)         \
+    X("LayerNormalization", 1, 3, 1, 3, layer_norm, LAYER_NORM)         \
+    X("Gemm", 2, 3, 1, 1, gemm, DENSE)                                  \
+    X("MatMul", 2, 2, 1, 1, matmul, MATMUL)                             \
+    X("Softmax", 1, 1, 1, 1, softmax, SOFTMAX)                          \
+    X("LogSoftmax", 1, 1, 1, 1, softmax, SOFTMAX)                       \
+    X("LRN", 1, 1, 1, 1, lrn, LRN)                                      \
+    X("Concat", 1, LUTHIER_ONNX__MANY, 1, 1, concat, CONCAT)            \
+    X("Split", 1, 2, 1, LUTHIER_ONNX__MANY, split, SPLIT)               \
+    X("Slice", 1, 5, 1, 1, slice, COUNT)                                \
+    X("Gather", 2, 2, 1, 1, gather, GATHER)                             \
+    X("Reshape", 2, 2, 1, 1, reshape, RESHAPE)                          \
+    X("Flatten", 1, 1, 1, 1, reshape, RESHAPE)                          \
+    X("Squeeze", 1, 2, 1, 1, reshape, RESHAPE)                          \
+    X("Unsqueeze", 1, 2, 1, 1, reshape, RESHAPE)                        \
+    X("Transpose", 1, 1, 1, 1, transpose, TRANSPOSE)                    \
+    X("ReduceMean", 1, 2, 1, 1, reduce, COUNT)                          \
+    X("ReduceSum", 1, 2, 1, 1, reduce, COUNT)                           \
+    X("Pad", 1, 4, 1, 1, pad, COUNT)                                    \
+    X("Shape", 1, 1, 1, 1, const_only, COUNT)                           \
+    X("Size", 1, 1, 1, 1, const_only, COUNT)                            \
+    X("ConstantOfShape", 1, 1, 1, 1, const_only, COUNT)                 \
+    X("Range", 3, 3, 1, 1, const_only, COUNT)                           \
+    X("Equal", 2, 2, 1, 1, const_only, COUNT)                           \
+    X("Where", 3, 3, 1, 1, const_only, COUNT)                           \
+    X("Expand", 2, 2, 1, 1, const_only, COUNT)                          \
+    X("QuantizeLinear", 2, 3, 1, 1, quant, COUNT)                       \
+    X("DequantizeLinear", 2, 3, 1, 1, quant, COUNT)                     \
+    X("QLinearConv", 8, 9, 1, 1, quant, CONV2D)                         \
+    X("QLinearMatMul", 8, 8, 1, 1, quant, DENSE)                       
 
 typedef struct luthier_onnx__opinfo {
     const char *op;
     int min_in, max_in, min_out, max_out;
+    luthier_status (*convert)(const luthier_onnx__cvargs *arg);
+    luthier_op engine_op; /* what the converter emits for it (LUTHIER_OP_COUNT: none, or several) */
 } luthier_onnx__opinfo;
 
 /* The row of node n's operator, or NULL (an unknown operator, or a domain the loader does not read). */
 LUTHIER_ONNX__FN const luthier_onnx__opinfo *luthier_onnx__opinfo_of(const luthier_onnx__node *n) {
     static const luthier_onnx__opinfo ops[] = {
-#define LUTHIER_ONNX__X(op, lo, hi, olo, ohi) {op, lo, hi, olo, ohi},
+#define LUTHIER_ONNX__X(op, lo, hi, olo, ohi, fam, eop) {op, lo, hi, olo, ohi, luthier_onnx__cv_##fam, LUTHIER_OP_##eop},
         LUTHIER_ONNX__OPS(LUTHIER_ONNX__X)
 #undef LUTHIER_ONNX__X
     };
@@ -2233,47 +3086,28 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__check_arity(luthier_onnx__ctx *c, 
     return LUTHIER_STATUS_OK;
 }
 
+/* Converts node n: the checks every operator shares (domain, a row in the table, inputs that
+   have values, folding of constant inputs, quantized inputs read only where their meaning is
+   known), then the row's converter. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_op(luthier_onnx__ctx *c, luthier_onnx__node *n) {
-    static const luthier_onnx__unop unops[] = {{"Relu", LUTHIER_OP_RELU}, {"Sigmoid", LUTHIER_OP_SIGMOID}, {"Tanh", LUTHIER_OP_TANH},
-                                     {"Erf", LUTHIER_OP_ERF}, {"Sqrt", LUTHIER_OP_SQRT}, {"Exp", LUTHIER_OP_EXP},
-                                     {"Neg", LUTHIER_OP_NEG}, {"Gelu", LUTHIER_OP_GELU}};
-    static const luthier_onnx__unop binops[] = {{"Add", LUTHIER_OP_ADD}, {"Sub", LUTHIER_OP_SUB}, {"Mul", LUTHIER_OP_MUL},
-                                      {"Div", LUTHIER_OP_DIV}, {"Pow", LUTHIER_OP_POW}, {"Max", LUTHIER_OP_MAX},
-                                      {"Min", LUTHIER_OP_MIN}, {"Sum", LUTHIER_OP_ADD}};
-    luthier_node_desc d;
-    int outs[LUTHIER_MAX_NODE_OUTPUTS], in[64], xt = -1, k, done;
+    const luthier_onnx__opinfo *r;
+    luthier_onnx__cvargs arg;
+    int k, done;
     luthier_onnx__val *x;
     luthier_onnx__shape xs;
-    const char *oname;
-    memset(&d, 0, sizeof d);
     if (*n->domain && strcmp(n->domain, "ai.onnx") && !(strcmp(n->domain, "com.microsoft") == 0 && luthier_onnx__isop(n, "Gelu")))
         LUTHIER_ONNX__UNSUP("operator domain '%s' is not supported", n->domain);
-    if (!luthier_onnx__opinfo_of(n)) LUTHIER_ONNX__UNSUP("operator not supported");
+    if (!(r = luthier_onnx__opinfo_of(n))) LUTHIER_ONNX__UNSUP("operator not supported");
     if (n->nout < 1 || !*n->out[0]) LUTHIER_ONNX__BAD("the node has no output");
-    oname = n->out[0];
-    if (luthier_onnx__isop(n, "Constant")) {
-        luthier_onnx__val *o = luthier_onnx__find(c, oname);
-        const luthier_onnx__attr *a;
-        int64_t cnt;
-        if (n->nattrs != 1) LUTHIER_ONNX__BAD("Constant takes exactly one attribute");
-        a = &n->attrs[0];
-        if (!strcmp(a->name, "value") && a->t) {
-            o->c = a->t;
-        } else if (!strcmp(a->name, "value_float") || !strcmp(a->name, "value_int")) {
-            int64_t none = 0;
-            if (!(o->c = luthier_onnx__tnew(c, a->name[6] == 'f', 0, &none))) LUTHIER_ONNX__OOM();
-            if (o->c->f) o->c->f[0] = a->f;
-            else o->c->i[0] = a->i;
-        } else if (!strcmp(a->name, "value_floats") || !strcmp(a->name, "value_ints")) {
-            int isf = a->name[6] == 'f';
-            cnt = isf ? a->nfloats : a->nints;
-            if (!(o->c = luthier_onnx__tnew(c, isf, 1, &cnt))) LUTHIER_ONNX__OOM();
-            if (cnt && isf) memcpy(o->c->f, a->floats, sizeof(float) * (size_t)cnt);
-            if (cnt && !isf) memcpy(o->c->i, a->ints, sizeof(int64_t) * (size_t)cnt);
-        } else {
-            LUTHIER_ONNX__UNSUP("attribute '%s' is not supported (sparse or string constants)", a->name);
-        }
-        return LUTHIER_STATUS_OK;
+    memset(&xs, 0, sizeof xs);
+    arg.c = c;
+    arg.n = n;
+    arg.xs = &xs;
+    arg.oname = n->out[0];
+    arg.op = r->engine_op;
+    if (r->convert == luthier_onnx__cv_constant) { /* no inputs: nothing to check or fold */
+        arg.x = NULL;
+        return r->convert(&arg);
     }
     for (k = 0; k < n->nin; k++)
         if (*n->in[k] && (!luthier_onnx__find(c, n->in[k]) || (!luthier_onnx__find(c, n->in[k])->c && luthier_onnx__find(c, n->in[k])->tid < 0)))
@@ -2289,724 +3123,14 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_op(luthier_onnx__ctx *c, l
                                 "QLinearMatMul (input 0) and Identity, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, MaxPool",
                                 k, v->name, luthier_onnx__typename(v->qtype));
     }
-    if (luthier_onnx__isop(n, "QuantizeLinear") || luthier_onnx__isop(n, "DequantizeLinear") || luthier_onnx__isop(n, "QLinearConv") ||
-        luthier_onnx__isop(n, "QLinearMatMul"))
-        return luthier_onnx__convert_q(c, n);
+    if (r->convert == luthier_onnx__cv_quant) return r->convert(&arg); /* reads its input 0 as integers */
     x = luthier_onnx__in(c, n, 0);
     if (!x) LUTHIER_ONNX__BAD("input 0 is missing");
     luthier_onnx__vshape(c, x, &xs);
     if (x->c && !x->c->f && !x->c->i) LUTHIER_ONNX__UNSUP("input '%s' has type %s", x->name, luthier_onnx__typename(x->c->type));
 
-    /* pass-through */
-    if (luthier_onnx__isop(n, "Identity") || luthier_onnx__isop(n, "Dropout")) {
-        if (luthier_onnx__isop(n, "Dropout")) {
-            float tm = 0;
-            int has = 0;
-            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "ratio,seed,is_test"));
-            if (n->nin > 2) LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 2, &tm, &has));
-            if (tm != 0) LUTHIER_ONNX__UNSUP("training_mode is true");
-            LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
-        } else {
-            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
-        }
-        luthier_onnx__alias(c, n, x);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "Cast")) {
-        int to = (int)luthier_onnx__ai(n, "to", 0);
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "to,saturate"));
-        if ((to == 1 && xs.isf) || (to == 7 && !xs.isf)) {
-            luthier_onnx__alias(c, n, x);
-            return LUTHIER_STATUS_OK;
-        }
-        LUTHIER_ONNX__UNSUP("casting a run-time %s tensor to %s is not supported (only constants are cast)", xs.isf ? "f32" : "i64",
-                  luthier_onnx__typename(to));
-    }
-    for (k = 0; k < (int)(sizeof unops / sizeof unops[0]); k++)
-        if (luthier_onnx__isop(n, unops[k].onnx)) {
-            const char *appr = luthier_onnx__as(n, "approximate", "none");
-            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, unops[k].op == LUTHIER_OP_GELU ? "approximate" : ""));
-            if (strcmp(appr, "none") && strcmp(appr, "tanh")) LUTHIER_ONNX__UNSUP("approximate '%s'", appr);
-            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-            d.op = unops[k].op;
-            d.approximate = !strcmp(appr, "tanh");
-            d.inputs = &xt;
-            d.num_inputs = 1;
-            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-            luthier_onnx__setout(c, n, 0, outs[0]);
-            return LUTHIER_STATUS_OK;
-        }
-    if (luthier_onnx__isop(n, "Reciprocal") || luthier_onnx__isop(n, "LeakyRelu")) {
-        int64_t none = 0;
-        float val = luthier_onnx__isop(n, "Reciprocal") ? 1.0f : luthier_onnx__af(n, "alpha", 0.01f);
-        int ct, tmp;
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, luthier_onnx__isop(n, "Reciprocal") ? "" : "alpha"));
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "const", 0, &none, &val, &ct));
-        d.num_inputs = 2;
-        d.inputs = in;
-        if (luthier_onnx__isop(n, "Reciprocal")) {
-            in[0] = ct; in[1] = xt;
-            d.op = LUTHIER_OP_DIV;
-            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        } else {
-            in[0] = xt; in[1] = ct;
-            d.op = LUTHIER_OP_MUL;
-            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &tmp));
-            in[1] = tmp;
-            d.op = val <= 1.0f ? LUTHIER_OP_MAX : LUTHIER_OP_MIN;
-            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        }
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "Clip")) {
-        float lo = -FLT_MAX, hi = FLT_MAX, v;
-        int has;
-        if (c->opset < 11) {
-            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "min,max"));
-            lo = luthier_onnx__af(n, "min", lo);
-            hi = luthier_onnx__af(n, "max", hi);
-        } else {
-            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
-            LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 1, &v, &has));
-            if (has) lo = v;
-            LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 2, &v, &has));
-            if (has) hi = v;
-        }
-        if (!(lo <= hi)) LUTHIER_ONNX__UNSUP("min %g > max %g", (double)lo, (double)hi);
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-        d.op = lo == 0 && hi >= FLT_MAX ? LUTHIER_OP_RELU : LUTHIER_OP_CLIP;
-        d.clamp_min = lo;
-        d.clamp_max = hi;
-        d.inputs = &xt;
-        d.num_inputs = 1;
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    for (k = 0; k < (int)(sizeof binops / sizeof binops[0]); k++)
-        if (luthier_onnx__isop(n, binops[k].onnx)) {
-            int acc, j, nin = 0;
-            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 7 ? "broadcast,axis" : ""));
-            for (j = 0; j < n->nin; j++)
-                if (luthier_onnx__in(c, n, j)) nin++;
-            if (nin < 1 || (nin > 2 && !(luthier_onnx__isop(n, "Max") || luthier_onnx__isop(n, "Min") || luthier_onnx__isop(n, "Sum"))))
-                LUTHIER_ONNX__BAD("%d inputs", nin);
-            if (nin == 1) {
-                luthier_onnx__alias(c, n, x);
-                return LUTHIER_STATUS_OK;
-            }
-            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &acc));
-            for (j = 1, nin--; j < n->nin; j++) {
-                luthier_onnx__val *b = luthier_onnx__in(c, n, j);
-                if (!b) continue;
-                in[0] = acc;
-                LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, b, 1, &in[1]));
-                d.op = binops[k].op;
-                d.inputs = in;
-                d.num_inputs = 2;
-                if (--nin == 0) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &acc));
-                else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "acc", &acc));
-            }
-            luthier_onnx__setout(c, n, 0, acc);
-            return LUTHIER_STATUS_OK;
-        }
-    if (luthier_onnx__isop(n, "Conv")) {
-        const luthier_onnx__tensor *w, *b;
-        int64_t kk[2], s[2], dl[2], pads[4];
-        luthier_onnx__val *wv = luthier_onnx__in(c, n, 1), *bv = luthier_onnx__in(c, n, 2);
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "auto_pad,dilations,group,kernel_shape,pads,strides"));
-        if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D convolution ([N,C,H,W]) is supported", x->name, xs.rank);
-        if (!wv) LUTHIER_ONNX__BAD("weights are missing");
-        LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 1, "weights", &w));
-        LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 2, "bias", &b));
-        if (w->rank != 4) LUTHIER_ONNX__BAD("weights '%s' have rank %d", wv->name, w->rank);
-        kk[0] = w->dims[2];
-        kk[1] = w->dims[3];
-        LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
-        if (kk[0] != w->dims[2] || kk[1] != w->dims[3]) LUTHIER_ONNX__BAD("kernel_shape differs from the weights' shape");
-        LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, wv, 1, &in[1]));
-        if (bv) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[2]));
-        d.op = LUTHIER_OP_CONV2D;
-        d.inputs = in;
-        d.num_inputs = bv ? 3 : 2;
-        d.stride[0] = s[0]; d.stride[1] = s[1];
-        d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
-        memcpy(d.pads, pads, sizeof pads);
-        d.groups = luthier_onnx__ai(n, "group", 1);
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "MaxPool") || luthier_onnx__isop(n, "AveragePool") || luthier_onnx__isop(n, "GlobalMaxPool")) {
-        int64_t kk[2] = {0, 0}, s[2], dl[2], pads[4] = {0, 0, 0, 0};
-        int mx = !luthier_onnx__isop(n, "AveragePool");
-        if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D pooling ([N,C,H,W]) is supported", x->name, xs.rank);
-        if (luthier_onnx__isop(n, "GlobalMaxPool")) {
-            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
-            kk[0] = xs.d[2]; kk[1] = xs.d[3];
-            s[0] = s[1] = 1;
-            dl[0] = dl[1] = 1;
-        } else {
-            LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, mx ? "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides"
-                                             : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides,dilations"));
-            {
-                const int64_t *ks;
-                if (luthier_onnx__aints(n, "kernel_shape", &ks) != 2) LUTHIER_ONNX__UNSUP("kernel_shape must have 2 entries (2-D pooling)");
-                kk[0] = ks[0];
-                kk[1] = ks[1];
-            }
-            LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
-            LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
-            if (!mx && (dl[0] != 1 || dl[1] != 1)) LUTHIER_ONNX__UNSUP("dilated average pooling is not supported");
-        }
-        LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-        d.op = mx ? LUTHIER_OP_MAXPOOL : LUTHIER_OP_AVGPOOL;
-        d.inputs = &xt;
-        d.num_inputs = 1;
-        d.kernel[0] = kk[0]; d.kernel[1] = kk[1];
-        d.stride[0] = s[0]; d.stride[1] = s[1];
-        d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
-        memcpy(d.pads, pads, sizeof pads);
-        d.ceil_mode = (int)luthier_onnx__ai(n, "ceil_mode", 0);
-        d.count_include_pad = (int)luthier_onnx__ai(n, "count_include_pad", 0);
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "GlobalAveragePool")) {
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
-        if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only [N,C,H,W] is supported", x->name, xs.rank);
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-        d.op = LUTHIER_OP_GLOBAL_AVGPOOL;
-        d.inputs = &xt;
-        d.num_inputs = 1;
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "BatchNormalization")) {
-        const luthier_onnx__tensor *p;
-        float eps = luthier_onnx__af(n, "epsilon", 1e-5f);
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "epsilon,momentum,spatial,training_mode,is_test,consumed_inputs"));
-        if (luthier_onnx__ai(n, "training_mode", 0)) LUTHIER_ONNX__UNSUP("training_mode = 1 is not supported (inference only)");
-        if (!luthier_onnx__ai(n, "spatial", 1)) LUTHIER_ONNX__UNSUP("spatial = 0 is not supported");
-        LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
-        for (k = 1; k < 5; k++) {
-            LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, k, "batch norm parameter", &p));
-            if (!p) LUTHIER_ONNX__BAD("input %d is missing", k);
-            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, luthier_onnx__in(c, n, k), 1, &in[k]));
-        }
-        d.op = LUTHIER_OP_BATCH_NORM;
-        d.inputs = in;
-        d.num_inputs = 5;
-        d.epsilon = eps > 0 ? eps : FLT_MIN;
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "LayerNormalization")) {
-        int64_t ax;
-        float eps = luthier_onnx__af(n, "epsilon", 1e-5f);
-        size_t norm;
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis,epsilon,stash_type"));
-        LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
-        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", -1), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
-        norm = luthier_onnx__numel(xs.rank - (int)ax, xs.d + ax);
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
-        in[1] = in[2] = -1;
-        for (k = 1; k < 3; k++) {
-            const luthier_onnx__tensor *p;
-            LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, k, k == 1 ? "scale" : "bias", &p));
-            if (!p) continue;
-            if (p->n == norm) {
-                LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k == 1 ? "gamma" : "beta", xs.rank - (int)ax, xs.d + ax, p->f, &in[k]));
-            } else if (p->n == 1 && norm <= LUTHIER_ONNX__MAX_ELEMS) {
-                float *f = (float *)luthier_onnx__alloc(c, norm * sizeof(float));
-                size_t e;
-                if (!f) LUTHIER_ONNX__OOM();
-                for (e = 0; e < norm; e++) f[e] = p->f[0];
-                LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k == 1 ? "gamma" : "beta", xs.rank - (int)ax, xs.d + ax, f, &in[k]));
-            } else {
-                LUTHIER_ONNX__UNSUP("%s has %zu values, the normalized dims hold %zu", k == 1 ? "scale" : "bias", p->n, norm);
-            }
-        }
-        d.op = LUTHIER_OP_LAYER_NORM;
-        d.inputs = in;
-        d.num_inputs = in[2] >= 0 ? 3 : in[1] >= 0 ? 2 : 1;
-        d.axis = (int)(ax - xs.rank);
-        d.epsilon = eps > 0 ? eps : FLT_MIN;
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "Gemm")) {
-        luthier_onnx__val *bv = luthier_onnx__in(c, n, 1), *cv = luthier_onnx__in(c, n, 2);
-        float alpha = luthier_onnx__af(n, "alpha", 1.0f), beta = luthier_onnx__af(n, "beta", 1.0f);
-        int ta = (int)luthier_onnx__ai(n, "transA", 0), tb = (int)luthier_onnx__ai(n, "transB", 0), a, y;
-        int64_t N;
-        luthier_onnx__shape bs, cs;
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "alpha,beta,transA,transB,broadcast"));
-        if (!bv) LUTHIER_ONNX__BAD("B is missing");
-        luthier_onnx__vshape(c, bv, &bs);
-        if (xs.rank != 2 || bs.rank != 2) LUTHIER_ONNX__BAD("A and B must be 2-D");
-        N = tb ? bs.d[0] : bs.d[1];
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &a));
-        if (ta) {
-            d.op = LUTHIER_OP_TRANSPOSE;
-            d.inputs = &a;
-            d.num_inputs = 1;
-            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "transA", &a));
-            memset(&d, 0, sizeof d);
-        }
-        if (cv) luthier_onnx__vshape(c, cv, &cs);
-        if (bv->c && bv->c->f) {
-            /* dense: w = alpha * B, bias = beta * C when C is per column */
-            const luthier_onnx__tensor *bt = bv->c;
-            const float *w = bt->f, *bias = NULL;
-            size_t e;
-            int wt, bt_id = -1, percol = cv && cv->c && cv->c->f && luthier_onnx__numel(cs.rank, cs.d) == (size_t)N && (cs.rank < 2 || cs.d[0] == 1);
-            int scalar = cv && cv->c && cv->c->f && cv->c->n == 1;
-            if (alpha != 1.0f) { /* else B as it is: the graph's copy is the only one */
-                float *sw = (float *)luthier_onnx__alloc(c, bt->n * sizeof(float));
-                if (!sw) LUTHIER_ONNX__OOM();
-                for (e = 0; e < bt->n; e++) sw[e] = alpha * bt->f[e];
-                w = sw;
-            }
-            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, bt->dims, w, &wt));
-            if (percol || scalar) {
-                if (percol && beta == 1.0f) {
-                    bias = cv->c->f;
-                } else {
-                    float *sb = (float *)luthier_onnx__alloc(c, (size_t)N * sizeof(float));
-                    if (!sb) LUTHIER_ONNX__OOM();
-                    for (e = 0; e < (size_t)N; e++) sb[e] = beta * cv->c->f[scalar ? 0 : e];
-                    bias = sb;
-                }
-                LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "bias", 1, &N, bias, &bt_id));
-            }
-            in[0] = a; in[1] = wt; in[2] = bt_id;
-            d.op = LUTHIER_OP_DENSE;
-            d.inputs = in;
-            d.num_inputs = bt_id >= 0 ? 3 : 2;
-            d.trans_b = !tb;
-            if (!cv || bt_id >= 0 || beta == 0) {
-                LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-                luthier_onnx__setout(c, n, 0, outs[0]);
-                return LUTHIER_STATUS_OK;
-            }
-            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "dense", &y));
-        } else {
-            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
-            in[0] = a;
-            d.op = LUTHIER_OP_MATMUL;
-            d.inputs = in;
-            d.num_inputs = 2;
-            d.trans_b = tb;
-            if (alpha == 1 && (!cv || beta == 0)) {
-                LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-                luthier_onnx__setout(c, n, 0, outs[0]);
-                return LUTHIER_STATUS_OK;
-            }
-            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "matmul", &y));
-            if (alpha != 1) {
-                int64_t none = 0;
-                int ct;
-                LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "alpha", 0, &none, &alpha, &ct));
-                in[0] = y; in[1] = ct;
-                d.op = LUTHIER_OP_MUL;
-                d.trans_b = 0;
-                if (!cv || beta == 0) {
-                    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-                    luthier_onnx__setout(c, n, 0, outs[0]);
-                    return LUTHIER_STATUS_OK;
-                }
-                LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &y));
-            }
-        }
-        /* + beta * C (full matrix or run-time C) */
-        memset(&d, 0, sizeof d);
-        if (cv->c && cv->c->f) {
-            float *cc = (float *)luthier_onnx__alloc(c, (cv->c->n ? cv->c->n : 1) * sizeof(float));
-            size_t e;
-            if (!cc) LUTHIER_ONNX__OOM();
-            for (e = 0; e < cv->c->n; e++) cc[e] = beta * cv->c->f[e];
-            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "C", cs.rank, cs.d, cc, &in[1]));
-        } else {
-            if (beta != 1) LUTHIER_ONNX__UNSUP("beta != 1 with a run-time C");
-            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, cv, 1, &in[1]));
-        }
-        in[0] = y;
-        d.op = LUTHIER_OP_ADD;
-        d.inputs = in;
-        d.num_inputs = 2;
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "MatMul")) {
-        luthier_onnx__val *bv = luthier_onnx__in(c, n, 1);
-        luthier_onnx__shape bs;
-        int a;
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
-        if (!bv) LUTHIER_ONNX__BAD("B is missing");
-        luthier_onnx__vshape(c, bv, &bs);
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &a));
-        if (bv->c && bv->c->f && (bs.rank == 2 || bs.rank == 1)) {
-            int wt;
-            int64_t wd[2];
-            if (bs.rank == 2) {
-                LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &wt));
-                d.trans_b = 1; /* B is [K, N] */
-            } else {
-                wd[0] = 1; wd[1] = bs.d[0];
-                LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, wd, bv->c->f, &wt));
-            }
-            in[0] = a; in[1] = wt;
-            d.op = LUTHIER_OP_DENSE;
-            d.inputs = in;
-            d.num_inputs = 2;
-            if (bs.rank == 2) {
-                LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-            } else {
-                int y;
-                LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "dense", &y));
-                LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, y, xs.rank - 1, xs.d, oname, outs));
-            }
-            luthier_onnx__setout(c, n, 0, outs[0]);
-            return LUTHIER_STATUS_OK;
-        }
-        if (xs.rank < 2 || bs.rank < 2) LUTHIER_ONNX__UNSUP("a 1-D operand with a run-time B is not supported");
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
-        in[0] = a;
-        d.op = LUTHIER_OP_MATMUL;
-        d.inputs = in;
-        d.num_inputs = 2;
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "Softmax") || luthier_onnx__isop(n, "LogSoftmax")) {
-        int64_t ax, def = c->opset < 13 ? 1 : -1;
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis"));
-        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", def), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-        d.op = LUTHIER_OP_SOFTMAX;
-        d.log = luthier_onnx__isop(n, "LogSoftmax");
-        d.num_inputs = 1;
-        if (c->opset < 13 && ax != xs.rank - 1) {
-            int64_t two[2];
-            int t1, t2;
-            two[0] = (int64_t)luthier_onnx__numel((int)ax, xs.d);
-            two[1] = (int64_t)luthier_onnx__numel(xs.rank - (int)ax, xs.d + ax);
-            LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, xt, 2, two, NULL, &t1));
-            d.inputs = &t1;
-            d.axis = 1;
-            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "softmax", &t2));
-            LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, t2, xs.rank, xs.d, oname, outs));
-        } else {
-            d.inputs = &xt;
-            d.axis = (int)ax;
-            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        }
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "LRN")) {
-        const luthier_onnx__attr *al = luthier_onnx__attr_get(n, "alpha"), *be = luthier_onnx__attr_get(n, "beta"), *bi = luthier_onnx__attr_get(n, "bias");
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "alpha,beta,bias,size"));
-        if ((al && al->f == 0) || (be && be->f == 0) || (bi && bi->f == 0)) LUTHIER_ONNX__UNSUP("alpha, beta or bias of 0 is not supported");
-        if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input rank %d (only [N,C,H,W])", xs.rank);
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-        d.op = LUTHIER_OP_LRN;
-        d.inputs = &xt;
-        d.num_inputs = 1;
-        d.alpha = al ? al->f : 1e-4f;
-        d.beta = be ? be->f : 0.75f;
-        d.bias = bi ? bi->f : 1.0f;
-        d.size = luthier_onnx__ai(n, "size", 0);
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "Concat")) {
-        int64_t ax;
-        int m = 0;
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis"));
-        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
-        if (n->nin > 64) LUTHIER_ONNX__UNSUP("%d inputs (at most 64)", n->nin);
-        for (k = 0; k < n->nin; k++) {
-            luthier_onnx__val *v = luthier_onnx__in(c, n, k);
-            if (!v || (v->c && v->c->n == 0)) continue;
-            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, v, 1, &in[m]));
-            m++;
-        }
-        if (!m) LUTHIER_ONNX__UNSUP("all inputs are empty");
-        d.op = LUTHIER_OP_CONCAT;
-        d.inputs = in;
-        d.num_inputs = m;
-        d.axis = (int)ax;
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "Split")) {
-        int64_t ax, sizes[LUTHIER_MAX_NODE_OUTPUTS];
-        const int64_t *sp = NULL;
-        int ns = -1;
-        const char *name;
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis,split,num_outputs"));
-        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
-        if (c->opset >= 13) {
-            const luthier_onnx__tensor *t;
-            LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "split", &t));
-            if (t) sp = t->i, ns = (int)t->n;
-        } else {
-            ns = luthier_onnx__aints(n, "split", &sp);
-        }
-        if (n->nout > LUTHIER_MAX_NODE_OUTPUTS) LUTHIER_ONNX__UNSUP("%d outputs (at most %d)", n->nout, LUTHIER_MAX_NODE_OUTPUTS);
-        if (ns >= 0 && ns != n->nout) LUTHIER_ONNX__BAD("split has %d sizes for %d outputs", ns, n->nout);
-        for (k = 0; k < ns; k++) sizes[k] = sp[k];
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-        d.op = LUTHIER_OP_SPLIT;
-        d.inputs = &xt;
-        d.num_inputs = 1;
-        d.num_outputs = n->nout;
-        d.axis = (int)ax;
-        d.sizes = ns >= 0 ? sizes : NULL;
-        if (!(name = luthier_onnx__uname(c, oname, "split"))) LUTHIER_ONNX__OOM();
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
-        for (k = 0; k < n->nout; k++) luthier_onnx__setout(c, n, k, outs[k]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "Slice")) {
-        int64_t st[LUTHIER_ONNX_MAX_RANK], sp[LUTHIER_ONNX_MAX_RANK], ln[LUTHIER_ONNX_MAX_RANK];
-        int last = -1, cur;
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 10 ? "starts,ends,axes" : ""));
-        LUTHIER_ONNX__TRY(luthier_onnx__slice_params(c, n, &xs, st, sp, ln));
-        for (k = 0; k < xs.rank; k++) {
-            if (ln[k] == 0) LUTHIER_ONNX__UNSUP("the slice of axis %d is empty", k);
-            if (st[k] != 0 || sp[k] != 1 || ln[k] != xs.d[k]) last = k;
-        }
-        if (last < 0) {
-            luthier_onnx__alias(c, n, x);
-            return LUTHIER_STATUS_OK;
-        }
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
-        for (k = 0; k <= last; k++) {
-            int64_t *idx, e;
-            int it;
-            if (st[k] == 0 && sp[k] == 1 && ln[k] == xs.d[k]) continue;
-            if ((size_t)ln[k] > LUTHIER_ONNX__MAX_ELEMS) LUTHIER_ONNX__UNSUP("slice of %lld elements is too long", (long long)ln[k]);
-            if (!(idx = (int64_t *)luthier_onnx__alloc(c, (size_t)ln[k] * sizeof(int64_t)))) LUTHIER_ONNX__OOM();
-            for (e = 0; e < ln[k]; e++) idx[e] = st[k] + e * sp[k];
-            {
-                const char *iname = luthier_onnx__uname(c, oname, "indices");
-                if (!iname) LUTHIER_ONNX__OOM();
-                if (luthier_graph_constant_i64(c->g, iname, 1, &ln[k], idx, &it) != LUTHIER_STATUS_OK)
-                    LUTHIER_ONNX__UNSUP("%s", luthier_graph_error(c->g));
-            }
-            in[0] = cur; in[1] = it;
-            memset(&d, 0, sizeof d);
-            d.op = LUTHIER_OP_GATHER;
-            d.inputs = in;
-            d.num_inputs = 2;
-            d.axis = k;
-            if (k == last) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &cur));
-            else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "slice", &cur));
-        }
-        luthier_onnx__setout(c, n, 0, cur);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "Gather")) {
-        luthier_onnx__val *iv = luthier_onnx__in(c, n, 1);
-        int64_t ax;
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis"));
-        if (!iv) LUTHIER_ONNX__BAD("indices are missing");
-        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
-        if (iv->c && !iv->c->i) LUTHIER_ONNX__BAD("indices must be integers");
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, iv, 0, &in[1]));
-        d.op = LUTHIER_OP_GATHER;
-        d.inputs = in;
-        d.num_inputs = 2;
-        d.axis = (int)ax;
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "Reshape") || luthier_onnx__isop(n, "Flatten") || luthier_onnx__isop(n, "Squeeze") || luthier_onnx__isop(n, "Unsqueeze")) {
-        luthier_onnx__shape os;
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, luthier_onnx__isop(n, "Reshape") ? "allowzero,shape" : luthier_onnx__isop(n, "Flatten") ? "axis" : "axes"));
-        LUTHIER_ONNX__TRY(luthier_onnx__reshape_like(c, n, &xs, &os));
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 0, &xt));
-        LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, xt, os.rank, os.d, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "Transpose")) {
-        const int64_t *perm;
-        int np = luthier_onnx__aints(n, "perm", &perm), p[LUTHIER_MAX_RANK];
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "perm"));
-        if (xs.rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("rank %d", xs.rank);
-        if (np >= 0 && np != xs.rank) LUTHIER_ONNX__BAD("perm has %d entries for rank %d", np, xs.rank);
-        for (k = 0; k < xs.rank && np >= 0; k++) {
-            if (perm[k] < 0 || perm[k] >= xs.rank) LUTHIER_ONNX__BAD("perm entry %lld out of range", (long long)perm[k]);
-            p[k] = (int)perm[k];
-        }
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-        d.op = LUTHIER_OP_TRANSPOSE;
-        d.inputs = &xt;
-        d.num_inputs = 1;
-        d.perm = np >= 0 ? p : NULL;
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "ReduceMean") || luthier_onnx__isop(n, "ReduceSum")) {
-        int64_t axes[LUTHIER_ONNX_MAX_RANK], keep[LUTHIER_ONNX_MAX_RANK], od[LUTHIER_ONNX_MAX_RANK], K = 1, ax, wd[2];
-        int na, red[LUTHIER_ONNX_MAX_RANK] = {0}, perm[LUTHIER_MAX_RANK], np = 0, nk = 0, cur, ident = 1, keepdims, wt, odr = 0;
-        float *w;
-        int mean = luthier_onnx__isop(n, "ReduceMean");
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axes,keepdims,noop_with_empty_axes"));
-        LUTHIER_ONNX__TRY(luthier_onnx__axes(c, n, mean ? 18 : 13, axes, &na));
-        keepdims = (int)luthier_onnx__ai(n, "keepdims", 1);
-        if (na <= 0) {
-            if (luthier_onnx__ai(n, "noop_with_empty_axes", 0)) {
-                luthier_onnx__alias(c, n, x);
-                return LUTHIER_STATUS_OK;
-            }
-            for (k = 0; k < xs.rank; k++) red[k] = 1;
-        }
-        for (k = 0; k < na; k++) {
-            if (!luthier_onnx__norm_axis(axes[k], xs.rank, &ax)) LUTHIER_ONNX__BAD("axis %lld out of range", (long long)axes[k]);
-            red[ax] = 1;
-        }
-        if (xs.rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("rank %d", xs.rank);
-        for (k = 0; k < xs.rank; k++) {
-            if (!red[k]) keep[nk++] = xs.d[k], perm[np++] = k;
-            od[odr++] = red[k] ? 1 : xs.d[k];
-            if (red[k]) K *= xs.d[k];
-        }
-        if (!keepdims) {
-            memcpy(od, keep, sizeof(int64_t) * (size_t)nk);
-            odr = nk;
-        }
-        for (k = 0; k < xs.rank; k++)
-            if (red[k]) perm[np++] = k;
-        for (k = 0; k < xs.rank; k++) ident &= perm[k] == k;
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
-        if (mean && xs.rank == 4 && !red[0] && !red[1] && red[2] && red[3]) {
-            d.op = LUTHIER_OP_GLOBAL_AVGPOOL;
-            d.inputs = &cur;
-            d.num_inputs = 1;
-            if (keepdims) {
-                LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-            } else {
-                LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "pool", &cur));
-                LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, odr, od, oname, outs));
-            }
-            luthier_onnx__setout(c, n, 0, outs[0]);
-            return LUTHIER_STATUS_OK;
-        }
-        if (!ident) {
-            d.op = LUTHIER_OP_TRANSPOSE;
-            d.inputs = &cur;
-            d.num_inputs = 1;
-            d.perm = perm;
-            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "transpose", &cur));
-            memset(&d, 0, sizeof d);
-        }
-        if (nk == 0) keep[nk++] = 1;
-        keep[nk] = K;
-        LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, nk + 1, keep, NULL, &cur));
-        if ((size_t)K > LUTHIER_ONNX__MAX_ELEMS) LUTHIER_ONNX__UNSUP("reducing %lld elements at once is not supported", (long long)K);
-        if (!(w = (float *)luthier_onnx__alloc(c, (size_t)K * sizeof(float)))) LUTHIER_ONNX__OOM();
-        for (ax = 0; ax < K; ax++) w[ax] = mean ? 1.0f / (float)K : 1.0f;
-        wd[0] = 1; wd[1] = K;
-        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "ones", 2, wd, w, &wt));
-        in[0] = cur; in[1] = wt;
-        d.op = LUTHIER_OP_DENSE;
-        d.inputs = in;
-        d.num_inputs = 2;
-        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "sum", &cur));
-        LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, odr, od, oname, outs));
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "Pad")) { /* constant mode: concat with constant blocks along each padded axis */
-        const int64_t *pp;
-        int64_t pads[2 * LUTHIER_ONNX_MAX_RANK], cur_d[LUTHIER_ONNX_MAX_RANK];
-        int np, cur, last = -1, side;
-        float value = 0;
-        const char *mode = luthier_onnx__as(n, "mode", "constant");
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 11 ? "mode,pads,value" : "mode"));
-        if (strcmp(mode, "constant")) LUTHIER_ONNX__UNSUP("mode '%s' is not supported (only constant)", mode);
-        if (c->opset < 11) {
-            np = luthier_onnx__aints(n, "pads", &pp);
-            value = luthier_onnx__af(n, "value", 0.0f);
-        } else {
-            const luthier_onnx__tensor *t;
-            int has;
-            LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "pads", &t));
-            if (n->nin > 3 && *n->in[3]) LUTHIER_ONNX__UNSUP("the axes input is not supported");
-            np = t ? (int)t->n : -1;
-            pp = t ? t->i : NULL;
-            LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 2, &value, &has));
-        }
-        if (np != 2 * xs.rank) LUTHIER_ONNX__BAD("%d pads for rank %d", np, xs.rank);
-        for (k = 0; k < 2 * xs.rank; k++) {
-            if (pp[k] < 0) LUTHIER_ONNX__UNSUP("negative pads (cropping) are not supported");
-            if (pp[k] > ((int64_t)1 << 26)) LUTHIER_ONNX__UNSUP("pad %lld is too large", (long long)pp[k]);
-            pads[k] = pp[k];
-            if (pp[k]) last = k % xs.rank;
-        }
-        if (last < 0) {
-            luthier_onnx__alias(c, n, x);
-            return LUTHIER_STATUS_OK;
-        }
-        for (k = 0; k < xs.rank; k++)
-            if (pads[k] || pads[k + xs.rank]) last = k;
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
-        memcpy(cur_d, xs.d, sizeof cur_d);
-        for (k = 0; k <= last; k++) {
-            int m = 0;
-            if (!pads[k] && !pads[k + xs.rank]) continue;
-            for (side = 0; side < 2; side++) {
-                int64_t bd[LUTHIER_ONNX_MAX_RANK];
-                size_t e, cnt;
-                float *f;
-                if (side == 1) in[m++] = cur;
-                if (!pads[k + side * xs.rank]) continue;
-                memcpy(bd, cur_d, sizeof bd);
-                bd[k] = pads[k + side * xs.rank];
-                for (cnt = 1, e = 0; e < (size_t)xs.rank; e++)
-                    cnt = bd[e] && cnt > LUTHIER_ONNX__MAX_ELEMS / (size_t)bd[e] ? LUTHIER_ONNX__MAX_ELEMS + 1 : cnt * (size_t)bd[e];
-                if (cnt > LUTHIER_ONNX__MAX_ELEMS || !(f = (float *)luthier_onnx__alloc(c, cnt * sizeof(float)))) LUTHIER_ONNX__OOM();
-                for (e = 0; e < cnt; e++) f[e] = value;
-                LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "pad", xs.rank, bd, f, &in[m++]));
-            }
-            memset(&d, 0, sizeof d);
-            d.op = LUTHIER_OP_CONCAT;
-            d.inputs = in;
-            d.num_inputs = m;
-            d.axis = k;
-            if (k == last) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &cur));
-            else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "pad", &cur));
-            cur_d[k] += pads[k] + pads[k + xs.rank];
-        }
-        luthier_onnx__setout(c, n, 0, cur);
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "Shape") || luthier_onnx__isop(n, "Size") || luthier_onnx__isop(n, "ConstantOfShape") || luthier_onnx__isop(n, "Range") ||
-        luthier_onnx__isop(n, "Equal") || luthier_onnx__isop(n, "Where") || luthier_onnx__isop(n, "Expand"))
-        LUTHIER_ONNX__UNSUP("supported only on constants (an input is computed at run time here)");
-    LUTHIER_ONNX__UNSUP("operator not supported");
+    arg.x = x;
+    return r->convert(&arg);
 }
 
 /* Conversion of one node; the quantization parameters of input 0 pass to the output of the

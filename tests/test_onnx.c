@@ -1439,7 +1439,7 @@ static void test_onnx_not_regular_files(void) {
    engine-level op type converts (a tiny model of it is not refused as "not supported"). */
 static void test_onnx_op_table(void) {
     static const luthier_onnx__opinfo rows[] = {
-#define LUTHIER_ONNX__X(op, lo, hi, olo, ohi) {op, lo, hi, olo, ohi},
+#define LUTHIER_ONNX__X(op, lo, hi, olo, ohi, fam, eop) {op, lo, hi, olo, ohi, luthier_onnx__cv_##fam, LUTHIER_OP_##eop},
         LUTHIER_ONNX__OPS(LUTHIER_ONNX__X)
 #undef LUTHIER_ONNX__X
     };
