@@ -296,6 +296,13 @@ LUTHIER_API void luthier_plan_destroy(luthier_plan *p); /* NULL is a no-op */
 LUTHIER_API luthier_status luthier_plan_get_info(const luthier_plan *p, luthier_plan_info *out);
 LUTHIER_API luthier_status luthier_plan_step_info(const luthier_plan *p, int step,
                                                   luthier_step_info *out);
+/* The plan as text, for people: one line per step (op, node name, what was fused, algorithm and
+   kernel, int8) with its input and output values (dtype, layout, shape, where they live), then
+   the memory (arena, weights, workspace). Writes at most size bytes, always 0-terminated when
+   size > 0, and returns the length of the whole text (buf may be NULL with size 0). With
+   LUTHIER_PLAN_TRACE=1 in the environment, luthier_plan_create prints it after each of its
+   passes to stderr. */
+LUTHIER_API size_t luthier_plan_describe(const luthier_plan *p, char *buf, size_t size);
 /* Caller-provided arena: at least arena_bytes, 64-byte aligned; must outlive its use. */
 LUTHIER_API luthier_status luthier_plan_bind_arena(luthier_plan *p, void *arena, size_t bytes);
 /* Profiling: when on, every step is timed into luthier_step_info.last_seconds. */
@@ -427,55 +434,72 @@ struct luthier_graph {
      infer   checks a node's inputs and attributes, gives its output shapes and FLOPs
              (luthier_graph_add_node);
      run     runs the node's plan step (luthier_plan_run); "view" for the operators a plan
-             turns into aliases of their input (reshape, flatten, identity), which never run.
-   Operators of one family share a hook: X(ENUM, infer family, run family) names
-   luthier__infer_<family> and luthier__run_<family>. The rows are in LUTHIER_OP_LIST's order
+             turns into aliases of their input (reshape, flatten, identity), which never run;
+     lower   prepares the step at plan time (weights packed or transformed, workspace);
+     layout  the layout the step works in (LUTHIER__LAYOUT_*).
+   Operators of one family share a hook: X(ENUM, infer, run, lower, layout) names
+   luthier__infer_<infer>, luthier__run_<run> and luthier__lower_<lower>. The rows are in LUTHIER_OP_LIST's order
    (test_op_registry checks it). */
 typedef struct luthier__infer_args luthier__infer_args;
 typedef struct luthier__run_args luthier__run_args;
+typedef struct luthier__planner luthier__planner;
+typedef struct luthier__pstep luthier__pstep;
+
+/* The layout rule of a step (and how many of its inputs are activations; the others are
+   constants its lower hook owns). */
+enum {
+    LUTHIER__LAYOUT_PLAIN,    /* logical order (NCHW), every input */
+    LUTHIER__LAYOUT_PLAIN_X,  /* logical order, input 0 only (dense, layer norm) */
+    LUTHIER__LAYOUT_NHWC,     /* NHWC, input 0 only (convolution, pooling, LRN) */
+    LUTHIER__LAYOUT_FOLLOW,   /* input 0's layout (element-wise, split, softmax) */
+    LUTHIER__LAYOUT_FOLLOW_X, /* input 0's layout, input 0 only (batch norm) */
+    LUTHIER__LAYOUT_BINARY,   /* NHWC when the output is 4-D and an input is NHWC */
+    LUTHIER__LAYOUT_ANY_NHWC  /* NHWC when an input is (concat) */
+};
 typedef luthier_status (*luthier__infer_fn)(const luthier__infer_args *arg);
 typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
 
 #define LUTHIER__OP_HOOKS(X) \
-    X(CONV2D, conv2d, conv2d)                      \
-    X(DENSE, dense, dense)                         \
-    X(MATMUL, matmul, matmul)                      \
-    X(MAXPOOL, pool, pool)                         \
-    X(AVGPOOL, pool, pool)                         \
-    X(GLOBAL_AVGPOOL, global_pool, global_pool)    \
-    X(ADAPTIVE_AVGPOOL, global_pool, global_pool)  \
-    X(RELU, elementwise, unary)                    \
-    X(CLIP, clip, unary)                           \
-    X(GELU, elementwise, unary)                    \
-    X(SIGMOID, elementwise, unary)                 \
-    X(TANH, elementwise, unary)                    \
-    X(ERF, elementwise, unary)                     \
-    X(EXP, elementwise, unary)                     \
-    X(SQRT, elementwise, unary)                    \
-    X(NEG, elementwise, unary)                     \
-    X(ADD, binary, binary)                         \
-    X(SUB, binary, binary)                         \
-    X(MUL, binary, binary)                         \
-    X(DIV, binary, binary)                         \
-    X(POW, binary, binary)                         \
-    X(MAX, binary, binary)                         \
-    X(MIN, binary, binary)                         \
-    X(CONCAT, concat, concat_split)                \
-    X(SPLIT, split, concat_split)                  \
-    X(SOFTMAX, softmax, softmax)                   \
-    X(LAYER_NORM, layer_norm, layer_norm)          \
-    X(BATCH_NORM, batch_norm, batch_norm)          \
-    X(LRN, lrn, lrn)                               \
-    X(FLATTEN, flatten, view)                      \
-    X(RESHAPE, reshape, view)                      \
-    X(TRANSPOSE, transpose, transpose)             \
-    X(GATHER, gather, gather)                      \
-    X(ATTENTION, attention, attention)             \
-    X(IDENTITY, elementwise, view)                
+    X(CONV2D, conv2d, conv2d, conv2d, NHWC)                      \
+    X(DENSE, dense, dense, dense, PLAIN_X)                       \
+    X(MATMUL, matmul, matmul, matmul, PLAIN)                     \
+    X(MAXPOOL, pool, pool, none, NHWC)                           \
+    X(AVGPOOL, pool, pool, none, NHWC)                           \
+    X(GLOBAL_AVGPOOL, global_pool, global_pool, none, NHWC)      \
+    X(ADAPTIVE_AVGPOOL, global_pool, global_pool, none, NHWC)    \
+    X(RELU, elementwise, unary, none, FOLLOW)                    \
+    X(CLIP, clip, unary, none, FOLLOW)                           \
+    X(GELU, elementwise, unary, none, FOLLOW)                    \
+    X(SIGMOID, elementwise, unary, none, FOLLOW)                 \
+    X(TANH, elementwise, unary, none, FOLLOW)                    \
+    X(ERF, elementwise, unary, none, FOLLOW)                     \
+    X(EXP, elementwise, unary, none, FOLLOW)                     \
+    X(SQRT, elementwise, unary, none, FOLLOW)                    \
+    X(NEG, elementwise, unary, none, FOLLOW)                     \
+    X(ADD, binary, binary, none, BINARY)                         \
+    X(SUB, binary, binary, none, BINARY)                         \
+    X(MUL, binary, binary, none, BINARY)                         \
+    X(DIV, binary, binary, none, BINARY)                         \
+    X(POW, binary, binary, none, BINARY)                         \
+    X(MAX, binary, binary, none, BINARY)                         \
+    X(MIN, binary, binary, none, BINARY)                         \
+    X(CONCAT, concat, concat_split, none, ANY_NHWC)              \
+    X(SPLIT, split, concat_split, none, FOLLOW)                  \
+    X(SOFTMAX, softmax, softmax, none, FOLLOW)                   \
+    X(LAYER_NORM, layer_norm, layer_norm, layer_norm, PLAIN_X)   \
+    X(BATCH_NORM, batch_norm, batch_norm, batch_norm, FOLLOW_X)  \
+    X(LRN, lrn, lrn, none, NHWC)                                 \
+    X(FLATTEN, flatten, view, none, PLAIN)                       \
+    X(RESHAPE, reshape, view, none, PLAIN)                       \
+    X(TRANSPOSE, transpose, transpose, none, PLAIN)              \
+    X(GATHER, gather, gather, none, PLAIN)                       \
+    X(ATTENTION, attention, attention, attention, PLAIN)         \
+    X(IDENTITY, elementwise, view, none, FOLLOW)                
 
-#define LUTHIER__X(e, inf, run)                                                   \
-    LUTHIER_PRIVATE luthier_status luthier__infer_##inf(const luthier__infer_args *arg); \
-    LUTHIER_PRIVATE luthier_status luthier__run_##run(const luthier__run_args *arg);
+#define LUTHIER__X(e, inf, run, lower, layout)                                                \
+    LUTHIER_PRIVATE luthier_status luthier__infer_##inf(const luthier__infer_args *arg);             \
+    LUTHIER_PRIVATE luthier_status luthier__run_##run(const luthier__run_args *arg);                 \
+    LUTHIER_PRIVATE luthier_status luthier__lower_##lower(luthier__planner *pl, luthier__pstep *st, int ni);
 LUTHIER__OP_HOOKS(LUTHIER__X)
 #undef LUTHIER__X
 
@@ -491,10 +515,13 @@ typedef struct luthier__op_row {
     luthier_op op;
     luthier__infer_fn infer;
     luthier__run_fn run;
+    luthier_status (*lower)(luthier__planner *pl, luthier__pstep *st, int ni);
+    int layout; /* LUTHIER__LAYOUT_* */
 } luthier__op_row;
 
 static const luthier__op_row luthier__ops[] = {
-#define LUTHIER__X(e, inf, run) {LUTHIER_OP_##e, luthier__infer_##inf, luthier__run_##run},
+#define LUTHIER__X(e, inf, run, lower, layout) \
+    {LUTHIER_OP_##e, luthier__infer_##inf, luthier__run_##run, luthier__lower_##lower, LUTHIER__LAYOUT_##layout},
     LUTHIER__OP_HOOKS(LUTHIER__X)
 #undef LUTHIER__X
 };
@@ -1417,7 +1444,7 @@ typedef struct luthier__pval {
     int32_t qzero;
 } luthier__pval;
 
-typedef struct luthier__pstep {
+struct luthier__pstep {
     int kind;
     int node;                        /* graph node, -1 for conversions */
     luthier_node_desc d;             /* the node's attributes (pointers cleared) */
@@ -1446,7 +1473,7 @@ typedef struct luthier__pstep {
     luthier_qconv2d_layer *qconv;    /* int8 conv2d / dense */
     int q;                           /* runs on uint8 values */
     int32_t qmin, qmax;              /* int8 add: quantized clamp of the fused activation */
-} luthier__pstep;
+};
 
 struct luthier_plan {
     luthier__pval *vals;
@@ -2350,85 +2377,162 @@ LUTHIER_PRIVATE luthier_status luthier__records_for_plan(luthier_context *ctx, c
                                                          const char *text, const luthier_calibration *cal,
                                                          luthier_node_config *configs, int *matched);
 
-LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, const luthier_graph *g,
-                                                       const luthier_plan_desc *desc, int flags, luthier_plan **out);
+/* >>impl-plan-passes ===========================================================================
+   luthier_plan_create runs these passes in order over one planner state; each is a named
+   function, and LUTHIER_PLAN_TRACE=1 prints the plan after each (luthier_plan_describe's text):
+     fuse      batch norm folded into the preceding convolution, activations and residual adds
+               fused into their producer (luthier__fuse_graph); the nodes left alive
+     values    one plan value per graph tensor (graph inputs, constants, arena values)
+     order     the alive nodes in execution order (a node that absorbed an add runs at the add)
+     steps     per node: the layout it works in (its registry row's layout rule), int8
+               partitioning (uint8 where the calibration allows), layout and quantization
+               conversions of its inputs, its step, and its row's lower hook (weights packed or
+               transformed, workspace)
+     outputs   graph outputs converted to the caller's layout and fp32
+     memory    lifetimes, in-place results, arena offsets
+     prefetch  each conv step linked to the next one's first weight block
+     reserve   FLOPs, the context's workspace, the arena */
 
-LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthier_graph *g,
-                                               const luthier_plan_desc *desc, luthier_plan **out) {
-    return luthier__plan_create_ex(ctx, g, desc, 0, out);
+struct luthier__planner {
+    luthier_context *ctx;
+    const luthier_graph *g;
+    luthier_plan_desc pd;
+    int flags;
+    luthier_plan *p;
+    luthier__fuse *f;  /* per node */
+    int *prod, *cons;  /* per tensor: producer node, consumer count (fusion) */
+    int *order;        /* alive nodes in execution order */
+    int n, nalive;
+};
+
+/* >>impl-plan-lower: each operator's lower hook (its registry row) prepares its step at plan
+   time: weights packed or transformed into plan-owned memory, and the workspace a run needs. */
+
+LUTHIER_PRIVATE luthier_status luthier__lower_none(luthier__planner *pl, luthier__pstep *st, int ni) {
+    (void)pl, (void)st, (void)ni;
+    return LUTHIER_STATUS_OK;
 }
 
-LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, const luthier_graph *g,
-                                                       const luthier_plan_desc *desc, int flags, luthier_plan **out) {
-    luthier_plan_desc pd;
-    luthier_plan *p = NULL;
-    luthier__fuse *f = NULL;
-    int *prod = NULL, *cons = NULL, *order = NULL;
-    luthier_status status = LUTHIER_STATUS_OK;
-    int i, j, n, nalive, oom = 0;
-    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    ctx->error[0] = 0;
-    if (!g || !out) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: graph or out is NULL");
-    *out = NULL;
-    memset(&pd, 0, sizeof pd);
-    if (desc) pd = *desc;
-    if (g->num_outputs == 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: the graph has no outputs (luthier_graph_output)");
-    if (pd.num_configs && (pd.num_configs != g->num_nodes || !pd.configs))
-        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
-                             "plan: %d configs given for %d nodes (give one per node, or none)", pd.num_configs, g->num_nodes);
-    for (i = 0; i < pd.num_configs; i++) {
-        const luthier_node_config *c = &pd.configs[i];
-        if (!memchr(c->kernel, 0, sizeof c->kernel) || (unsigned)c->algorithm >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT ||
-            (unsigned)c->schedule >= (unsigned)LUTHIER_SCHEDULE_COUNT || c->num_ratios < 0 || c->num_ratios > LUTHIER_MAX_CLUSTERS)
-            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
-                                 "plan: config of node '%s' is malformed (kernel not terminated, or algorithm/schedule/num_ratios out of range)",
-                                 g->nodes[i].name);
+LUTHIER_PRIVATE luthier_status luthier__lower_conv2d(luthier__planner *pl, luthier__pstep *st, int ni) {
+    return luthier__plan_conv(pl->ctx, pl->g, pl->p, st, &pl->g->nodes[ni], &pl->f[ni], pl->pd.fallback_invalid);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__lower_dense(luthier__planner *pl, luthier__pstep *st, int ni) {
+    return luthier__plan_dense(pl->ctx, pl->g, pl->p, st, &pl->g->nodes[ni], pl->pd.fallback_invalid);
+}
+
+/* A batch norm left alone (no convolution to fold into): a per-channel scale and shift. */
+LUTHIER_PRIVATE luthier_status luthier__lower_batch_norm(luthier__planner *pl, luthier__pstep *st, int ni) {
+    const luthier_graph *g = pl->g;
+    const luthier__gnode *gn = &g->nodes[ni];
+    luthier_plan *p = pl->p;
+    size_t c = (size_t)g->tensors[gn->inputs[0]].shape[1], q;
+    float *sc = (float *)luthier__plan_blob(p, sizeof(float) * c), *sh = (float *)luthier__plan_blob(p, sizeof(float) * c);
+    const float *gamma = (const float *)g->tensors[gn->inputs[1]].data, *beta = (const float *)g->tensors[gn->inputs[2]].data,
+                *mean = (const float *)g->tensors[gn->inputs[3]].data, *var = (const float *)g->tensors[gn->inputs[4]].data;
+    double eps = gn->d.epsilon > 0 ? gn->d.epsilon : 1e-5;
+    if (!sc || !sh) return luthier__fail(pl->ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    for (q = 0; q < c; q++) {
+        double s = (double)gamma[q] / sqrt((double)var[q] + eps);
+        sc[q] = (float)s;
+        sh[q] = (float)((double)beta[q] - (double)mean[q] * s);
     }
-    if ((pd.records || pd.records_text) && !pd.num_configs) {
-        luthier_node_config *rc = (luthier_node_config *)luthier__alloc(sizeof *rc * (size_t)(g->num_nodes + 1));
-        luthier_status s;
-        char note[256];
-        if (!rc) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
-        memset(rc, 0, sizeof *rc * (size_t)(g->num_nodes + 1));
-        s = luthier__records_for_plan(ctx, g, pd.records, pd.records ? NULL : pd.records_text, pd.int8, rc, NULL);
-        if (s != LUTHIER_STATUS_OK) {
-            luthier__free(rc);
-            return s;
+    st->scale = sc;
+    st->shift = sh;
+    p->weights_bytes += 2 * sizeof(float) * c;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__lower_layer_norm(luthier__planner *pl, luthier__pstep *st, int ni) {
+    const luthier__gnode *gn = &pl->g->nodes[ni];
+    int k;
+    for (k = 1; k < gn->d.num_inputs; k++) {
+        const float *c = NULL;
+        if (gn->inputs[k] >= 0 && !(c = (const float *)luthier__own_const(pl->p, gn->inputs[k])))
+            return luthier__fail(pl->ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+        if (k == 1) st->scale = c;
+        else st->shift = c;
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__lower_attention(luthier__planner *pl, luthier__pstep *st, int ni) {
+    const luthier_graph *g = pl->g;
+    const luthier__gnode *gn = &g->nodes[ni];
+    const luthier__gtensor *q = &g->tensors[gn->inputs[0]], *kk = &g->tensors[gn->inputs[1]];
+    size_t ws = sizeof(float) * luthier__op_attention_scratch_floats(pl->ctx->pool->num_threads, (size_t)q->shape[q->rank - 2],
+                                                                     (size_t)kk->shape[kk->rank - 2]);
+    (void)st;
+    if (pl->p->workspace_bytes < ws) pl->p->workspace_bytes = ws;
+    return LUTHIER_STATUS_OK;
+}
+
+/* B is packed per batch into plan-owned memory (or once, when it is a constant without batch
+   dimensions): luthier_sgemm would allocate on every call. */
+LUTHIER_PRIVATE luthier_status luthier__lower_matmul(luthier__planner *pl, luthier__pstep *st, int ni) {
+    luthier_context *ctx = pl->ctx;
+    const luthier_graph *g = pl->g;
+    const luthier__gnode *gn = &g->nodes[ni];
+    luthier_plan *p = pl->p;
+    const luthier__gtensor *a = &g->tensors[gn->inputs[0]], *b = &g->tensors[gn->inputs[1]];
+    const luthier__gtensor *o = &g->tensors[gn->outputs[0]];
+    size_t m = (size_t)a->shape[a->rank - 2], n = (size_t)o->shape[o->rank - 1], kk = (size_t)a->shape[a->rank - 1], ws;
+    int ok2;
+    if (st->cfg.kernel[0]) {
+        if (luthier__resolve_kernel(ctx, st->cfg.kernel, &st->kernel_index) != LUTHIER_STATUS_OK) {
+            if (!pl->pd.fallback_invalid)
+                return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND, "plan: node '%s' (matmul): unknown kernel '%s'", gn->name, st->cfg.kernel);
+            st->kernel_index = luthier__kernel_for_n(ctx, n);
         }
-        snprintf(note, sizeof note, "%s", ctx->error);
-        pd.records = pd.records_text = NULL;
-        pd.configs = rc;
-        pd.num_configs = g->num_nodes;
-        pd.fallback_invalid = 1;
-        s = luthier__plan_create_ex(ctx, g, &pd, flags, out);
-        luthier__free(rc);
-        if (s == LUTHIER_STATUS_OK) snprintf(ctx->error, sizeof ctx->error, "%s", note);
-        return s;
+    } else {
+        st->kernel_index = luthier__kernel_for_n(ctx, n);
     }
-    if (!(p = (luthier_plan *)luthier__alloc(sizeof *p))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
-    memset(p, 0, sizeof *p);
-    p->num_clusters = ctx->pool->num_clusters;
-    n = g->num_nodes;
-    f = (luthier__fuse *)luthier__alloc(sizeof *f * (size_t)(n + 1));
-    prod = (int *)luthier__alloc(sizeof(int) * (size_t)g->num_tensors);
-    cons = (int *)luthier__alloc(sizeof(int) * (size_t)g->num_tensors);
-    order = (int *)luthier__alloc(sizeof(int) * (size_t)(n + 1));
+    st->kernel = luthier__ukernels[st->kernel_index].name;
+    if (!luthier__packed_b_layout_init(&st->bl, (size_t)luthier__ukernels[st->kernel_index].nr, kk, n))
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "plan: node '%s' (matmul): packed B overflows", gn->name);
+    if (!(st->packed = (float *)luthier__plan_blob(p, st->bl.bytes))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    st->b_prepacked = b->is_const && luthier__numel(b->rank - 2, b->shape, &ok2) == 1;
+    if (st->b_prepacked) {
+        luthier__pack_b(&st->bl, (const float *)b->data, gn->d.trans_b ? kk : n, gn->d.trans_b != 0, st->packed, 0, st->bl.panels);
+        p->weights_bytes += st->bl.bytes;
+    }
+    ws = luthier__sgemm_ws(ctx, st->kernel_index, m, n, kk);
+    if (p->workspace_bytes < ws) p->workspace_bytes = ws;
+    return LUTHIER_STATUS_OK;
+}
+
+#define LUTHIER__PLFAIL(st, ...) return luthier__fail(pl->ctx, st, __VA_ARGS__)
+#define LUTHIER__PLOOM() LUTHIER__PLFAIL(LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory")
+
+LUTHIER_PRIVATE luthier_status luthier__pass_fuse(luthier__planner *pl) {
+    const luthier_graph *g = pl->g;
+    int i, oom = 0;
+    pl->f = (luthier__fuse *)luthier__alloc(sizeof *pl->f * (size_t)(pl->n + 1));
+    pl->prod = (int *)luthier__alloc(sizeof(int) * (size_t)g->num_tensors);
+    pl->cons = (int *)luthier__alloc(sizeof(int) * (size_t)g->num_tensors);
+    pl->order = (int *)luthier__alloc(sizeof(int) * (size_t)(pl->n + 1));
+    if (!pl->f || !pl->prod || !pl->cons || !pl->order) LUTHIER__PLOOM();
+    memset(pl->f, 0, sizeof *pl->f * (size_t)(pl->n + 1));
+    memset(pl->cons, 0, sizeof(int) * (size_t)g->num_tensors);
+    for (i = 0; i < g->num_tensors; i++) pl->prod[i] = -1;
+    for (i = 0; i < g->num_outputs; i++) pl->cons[g->outputs[i]]++;
+    luthier__fuse_graph(g, pl->f, pl->prod, pl->cons, pl->pd.no_fusion, 1, pl->pd.int8, pl->flags & LUTHIER__PLAN_NO_RESIDUAL, &oom);
+    if (oom) LUTHIER__PLOOM();
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__pass_values(luthier__planner *pl) {
+    const luthier_graph *g = pl->g;
+    luthier_plan *p = pl->p;
+    int i;
     p->inputs = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_inputs + 1));
     p->input_dtypes = (luthier_dtype *)luthier__alloc(sizeof(luthier_dtype) * (size_t)(g->num_inputs + 1));
     p->outputs = (int *)luthier__alloc(sizeof(int) * (size_t)g->num_outputs);
-    if (!f || !prod || !cons || !order || !p->inputs || !p->input_dtypes || !p->outputs) LUTHIER__OOM();
-    memset(f, 0, sizeof *f * (size_t)(n + 1));
-    memset(cons, 0, sizeof(int) * (size_t)g->num_tensors);
-    for (i = 0; i < g->num_tensors; i++) prod[i] = -1;
-    for (i = 0; i < g->num_outputs; i++) cons[g->outputs[i]]++;
-    luthier__fuse_graph(g, f, prod, cons, pd.no_fusion, 1, pd.int8, flags & LUTHIER__PLAN_NO_RESIDUAL, &oom);
-    if (oom) LUTHIER__OOM();
-
-    /* one value per graph tensor */
+    if (!p->inputs || !p->input_dtypes || !p->outputs) LUTHIER__PLOOM();
     for (i = 0; i < g->num_tensors; i++) {
         const luthier__gtensor *t = &g->tensors[i];
         int v = luthier__pval_new(p, t->dtype, t->rank, t->shape, LUTHIER__PLAIN);
-        if (v < 0) LUTHIER__OOM();
+        if (v < 0) LUTHIER__PLOOM();
         p->vals[v].tensor = i;
         if (t->is_const) p->vals[v].storage = LUTHIER__ST_CONST, p->vals[v].cdata = t->data;
         else if (t->is_input) p->vals[v].storage = LUTHIER__ST_INPUT;
@@ -2440,234 +2544,322 @@ LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, con
         p->input_dtypes[i] = g->tensors[g->inputs[i]].dtype;
         p->vals[g->inputs[i]].input_index = i;
     }
-    /* execution order: alive nodes by position (a node that absorbed an add runs at the add) */
-    for (i = 0, nalive = 0; i < n; i++) {
-        if (!f[i].alive) continue;
-        for (j = nalive; j > 0 && f[order[j - 1]].pos > f[i].pos; j--) order[j] = order[j - 1];
-        order[j] = i;
-        nalive++;
-    }
+    return LUTHIER_STATUS_OK;
+}
 
-    for (j = 0; j < nalive; j++) {
-        const int ni = order[j];
-        const luthier__gnode *gn = &g->nodes[ni];
-        const luthier_op op = gn->d.op;
-        luthier__pstep *st;
-        int layout = LUTHIER__PLAIN, k, nin = gn->d.num_inputs, ins[64] = {0}, residual = -1, qs;
-        for (k = 0; k < nin; k++) ins[k] = gn->inputs[k];
-        /* the layout this step works in, and its inputs converted to it */
-        switch (op) {
-        case LUTHIER_OP_CONV2D: case LUTHIER_OP_MAXPOOL: case LUTHIER_OP_AVGPOOL:
-        case LUTHIER_OP_GLOBAL_AVGPOOL: case LUTHIER_OP_ADAPTIVE_AVGPOOL: case LUTHIER_OP_LRN:
-            layout = LUTHIER__NHWC;
-            nin = 1;
-            break;
-        case LUTHIER_OP_BATCH_NORM:
-            nin = 1;
-            /* fall through */
-        case LUTHIER_OP_RELU: case LUTHIER_OP_CLIP: case LUTHIER_OP_GELU: case LUTHIER_OP_SIGMOID:
-        case LUTHIER_OP_TANH: case LUTHIER_OP_ERF: case LUTHIER_OP_EXP: case LUTHIER_OP_SQRT:
-        case LUTHIER_OP_NEG: case LUTHIER_OP_SPLIT: case LUTHIER_OP_SOFTMAX: case LUTHIER_OP_IDENTITY:
-            layout = p->vals[ins[0]].layout;
-            break;
-        case LUTHIER_OP_ADD: case LUTHIER_OP_SUB: case LUTHIER_OP_MUL: case LUTHIER_OP_DIV:
-        case LUTHIER_OP_POW: case LUTHIER_OP_MAX: case LUTHIER_OP_MIN:
-            if (g->tensors[gn->outputs[0]].rank == 4)
-                for (k = 0; k < 2; k++)
-                    if (p->vals[ins[k]].layout == LUTHIER__NHWC) layout = LUTHIER__NHWC;
-            break;
-        case LUTHIER_OP_CONCAT:
-            for (k = 0; k < nin; k++)
-                if (p->vals[ins[k]].layout == LUTHIER__NHWC) layout = LUTHIER__NHWC;
-            break;
-        case LUTHIER_OP_DENSE: case LUTHIER_OP_LAYER_NORM:
-            nin = 1;
-            break;
-        default:
-            break;
-        }
-        /* int8 steps read uint8 (converted to the layout first: transposes are fp32), the others
-           fp32 (dequantized first) */
-        qs = luthier__q_node(g, p, pd.int8, gn, &f[ni], ins);
-        for (k = 0; k < nin; k++) {
-            const luthier__pval *a;
-            if (!qs && (ins[k] = luthier__need_q(p, pd.int8, ins[k], 0)) < 0) LUTHIER__OOM();
-            a = &p->vals[ins[k]];
-            /* operands of lower rank broadcast in either layout when their memory order coincides
-               (fp32 steps: an int8 add still needs its operands as uint8) */
-            if (!qs && luthier__is_binary(op) && layout == LUTHIER__NHWC && a->layout == LUTHIER__PLAIN &&
-                (a->rank < 4 || luthier__coincide(4, a->shape)))
-                continue;
-            if ((ins[k] = luthier__need(ctx, p, ins[k], layout)) < 0) LUTHIER__OOM();
-            if (qs && (ins[k] = luthier__need_q(p, pd.int8, ins[k], 1)) < 0) LUTHIER__OOM();
-        }
-        if (op == LUTHIER_OP_IDENTITY || op == LUTHIER_OP_FLATTEN || op == LUTHIER_OP_RESHAPE) {
-            /* views: the output is the input's memory */
-            int v = f[ni].out;
-            p->vals[v].alias = ins[0];
-            p->vals[v].layout = p->vals[ins[0]].layout;
-            if (qs) luthier__set_u8(&p->vals[v], p->vals[ins[0]].qscale, p->vals[ins[0]].qzero);
+LUTHIER_PRIVATE luthier_status luthier__pass_order(luthier__planner *pl) {
+    int i, j;
+    for (i = 0, pl->nalive = 0; i < pl->n; i++) {
+        if (!pl->f[i].alive) continue;
+        for (j = pl->nalive; j > 0 && pl->f[pl->order[j - 1]].pos > pl->f[i].pos; j--) pl->order[j] = pl->order[j - 1];
+        pl->order[j] = i;
+        pl->nalive++;
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* The layout node gn's step works in, by its row's rule; *nin: its activation inputs (the others
+   are constants its lower hook owns). */
+LUTHIER_PRIVATE int luthier__node_layout(const luthier__planner *pl, const luthier__gnode *gn, const int *ins, int *nin) {
+    const luthier_plan *p = pl->p;
+    const int rule = luthier__ops[gn->d.op].layout;
+    int layout = LUTHIER__PLAIN, k;
+    *nin = gn->d.num_inputs;
+    switch (rule) {
+    case LUTHIER__LAYOUT_NHWC: layout = LUTHIER__NHWC; *nin = 1; break;
+    case LUTHIER__LAYOUT_FOLLOW: layout = p->vals[ins[0]].layout; break;
+    case LUTHIER__LAYOUT_FOLLOW_X: layout = p->vals[ins[0]].layout; *nin = 1; break;
+    case LUTHIER__LAYOUT_PLAIN_X: *nin = 1; break;
+    case LUTHIER__LAYOUT_BINARY:
+        if (pl->g->tensors[gn->outputs[0]].rank != 4) break;
+        /* fall through */
+    case LUTHIER__LAYOUT_ANY_NHWC:
+        for (k = 0; k < *nin; k++)
+            if (p->vals[ins[k]].layout == LUTHIER__NHWC) layout = LUTHIER__NHWC;
+        break;
+    default: break;
+    }
+    return layout;
+}
+
+/* Int8 partitioning and conversions of node gn's activation inputs ins[0..nin) to its layout;
+   returns whether the step runs on uint8 (-1: out of memory). */
+LUTHIER_PRIVATE int luthier__node_inputs(luthier__planner *pl, const luthier__gnode *gn, int ni, int layout, int nin, int *ins) {
+    luthier_plan *p = pl->p;
+    const luthier_calibration *cal = pl->pd.int8;
+    const int qs = luthier__q_node(pl->g, p, cal, gn, &pl->f[ni], ins);
+    int k;
+    for (k = 0; k < nin; k++) {
+        const luthier__pval *a;
+        if (!qs && (ins[k] = luthier__need_q(p, cal, ins[k], 0)) < 0) return -1;
+        a = &p->vals[ins[k]];
+        /* operands of lower rank broadcast in either layout when their memory order coincides
+           (fp32 steps: an int8 add still needs its operands as uint8) */
+        if (!qs && luthier__is_binary(gn->d.op) && layout == LUTHIER__NHWC && a->layout == LUTHIER__PLAIN &&
+            (a->rank < 4 || luthier__coincide(4, a->shape)))
+            continue;
+        if ((ins[k] = luthier__need(pl->ctx, p, ins[k], layout)) < 0) return -1;
+        if (qs && (ins[k] = luthier__need_q(p, cal, ins[k], 1)) < 0) return -1;
+    }
+    return qs;
+}
+
+/* The step of node ni (inputs ready in ins); *out receives it. */
+LUTHIER_PRIVATE luthier_status luthier__node_step(luthier__planner *pl, int ni, int layout, int nin, const int *ins,
+                                                  int residual, luthier__pstep **out) {
+    luthier_plan *p = pl->p;
+    const luthier__gnode *gn = &pl->g->nodes[ni];
+    const luthier__fuse *f = &pl->f[ni];
+    luthier__pstep *st;
+    int k;
+    if (!(st = luthier__step_new(p, LUTHIER__STEP_NODE, ni, nin, gn->num_outputs))) LUTHIER__PLOOM();
+    st->d = gn->d;
+    st->d.name = NULL; st->d.inputs = NULL; st->d.sizes = NULL; st->d.perm = NULL;
+    memcpy(st->perm, gn->perm, sizeof st->perm);
+    snprintf(st->name, sizeof st->name, "%s", gn->name);
+    snprintf(st->fused, sizeof st->fused, "%s", f->fused);
+    st->act = f->act;
+    st->cmin = f->cmin;
+    st->cmax = f->cmax;
+    st->flops = gn->flops;
+    for (k = 0; k < nin; k++) st->in[k] = ins[k];
+    st->out[0] = f->out;
+    for (k = 1; k < gn->num_outputs; k++) st->out[k] = gn->outputs[k];
+    for (k = 0; k < gn->num_outputs; k++) p->vals[st->out[k]].layout = layout;
+    if (pl->pd.num_configs) st->cfg = pl->pd.configs[ni];
+    if (st->cfg.num_ratios && st->cfg.num_ratios != p->num_clusters) {
+        if (!pl->pd.fallback_invalid)
+            LUTHIER__PLFAIL(LUTHIER_STATUS_INVALID_ARGUMENT, "plan: node '%s': %d ratios given for %d clusters", gn->name,
+                            st->cfg.num_ratios, p->num_clusters);
+        st->cfg.num_ratios = 0;
+    }
+    if (f->residual >= 0) st->residual = residual;
+    *out = st;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Constants that step st reads at run time belong to the plan. */
+LUTHIER_PRIVATE int luthier__step_own_consts(luthier_plan *p, const luthier__pstep *st) {
+    int k;
+    for (k = 0; k < st->nin; k++)
+        if (p->vals[luthier__root(p, st->in[k])].storage == LUTHIER__ST_CONST && !luthier__own_const(p, st->in[k])) return 0;
+    return st->residual < 0 || p->vals[luthier__root(p, st->residual)].storage != LUTHIER__ST_CONST ||
+           luthier__own_const(p, st->residual) != NULL;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__pass_steps(luthier__planner *pl) {
+    luthier_plan *p = pl->p;
+    const luthier_calibration *cal = pl->pd.int8;
+    luthier_status s;
+    int j;
+    for (j = 0; j < pl->nalive; j++) {
+        const int ni = pl->order[j];
+        const luthier__gnode *gn = &pl->g->nodes[ni];
+        const luthier__fuse *f = &pl->f[ni];
+        luthier__pstep *st = NULL;
+        int k, nin, ins[64] = {0}, residual = -1, layout, qs;
+        for (k = 0; k < gn->d.num_inputs; k++) ins[k] = gn->inputs[k];
+        layout = luthier__node_layout(pl, gn, ins, &nin);
+        if ((qs = luthier__node_inputs(pl, gn, ni, layout, nin, ins)) < 0) LUTHIER__PLOOM();
+        if (luthier__ops[gn->d.op].run == luthier__run_view) { /* the output is the input's memory */
+            luthier__pval *v = &p->vals[f->out];
+            v->alias = ins[0];
+            v->layout = p->vals[ins[0]].layout;
+            if (qs) luthier__set_u8(v, p->vals[ins[0]].qscale, p->vals[ins[0]].qzero);
             continue;
         }
-        if (f[ni].residual >= 0 && ((residual = luthier__need_q(p, pd.int8, f[ni].residual, 0)) < 0 ||
-                                    (residual = luthier__need(ctx, p, residual, layout)) < 0))
-            LUTHIER__OOM();
-        if (!(st = luthier__step_new(p, LUTHIER__STEP_NODE, ni, nin, gn->num_outputs))) LUTHIER__OOM();
-        st->d = gn->d;
-        st->d.name = NULL; st->d.inputs = NULL; st->d.sizes = NULL; st->d.perm = NULL;
-        memcpy(st->perm, gn->perm, sizeof st->perm);
-        snprintf(st->name, sizeof st->name, "%s", gn->name);
-        snprintf(st->fused, sizeof st->fused, "%s", f[ni].fused);
-        st->act = f[ni].act;
-        st->cmin = f[ni].cmin;
-        st->cmax = f[ni].cmax;
-        st->flops = gn->flops;
-        for (k = 0; k < nin; k++) st->in[k] = ins[k];
-        st->out[0] = f[ni].out;
-        for (k = 1; k < gn->num_outputs; k++) st->out[k] = gn->outputs[k];
-        for (k = 0; k < gn->num_outputs; k++) p->vals[st->out[k]].layout = layout;
-        if (pd.num_configs) st->cfg = pd.configs[ni];
-        if (st->cfg.num_ratios && st->cfg.num_ratios != p->num_clusters) {
-            if (!pd.fallback_invalid)
-                LUTHIER__PFAIL(LUTHIER_STATUS_INVALID_ARGUMENT, "plan: node '%s': %d ratios given for %d clusters",
-                               gn->name, st->cfg.num_ratios, p->num_clusters);
-            st->cfg.num_ratios = 0;
-        }
-        if (f[ni].residual >= 0) st->residual = residual;
-        if (qs) {
-            if ((status = luthier__plan_qstep(ctx, g, p, pd.int8, st, gn, &f[ni])) != LUTHIER_STATUS_OK) goto done;
-        } else switch (op) {
-        case LUTHIER_OP_CONV2D:
-            if ((status = luthier__plan_conv(ctx, g, p, st, gn, &f[ni], pd.fallback_invalid)) != LUTHIER_STATUS_OK) goto done;
-            break;
-        case LUTHIER_OP_DENSE:
-            if ((status = luthier__plan_dense(ctx, g, p, st, gn, pd.fallback_invalid)) != LUTHIER_STATUS_OK) goto done;
-            break;
-        case LUTHIER_OP_BATCH_NORM: {
-            size_t c = (size_t)g->tensors[gn->inputs[0]].shape[1], q;
-            float *sc = (float *)luthier__plan_blob(p, sizeof(float) * c), *sh = (float *)luthier__plan_blob(p, sizeof(float) * c);
-            const float *gamma = (const float *)g->tensors[gn->inputs[1]].data, *beta = (const float *)g->tensors[gn->inputs[2]].data,
-                        *mean = (const float *)g->tensors[gn->inputs[3]].data, *var = (const float *)g->tensors[gn->inputs[4]].data;
-            double eps = gn->d.epsilon > 0 ? gn->d.epsilon : 1e-5;
-            if (!sc || !sh) LUTHIER__OOM();
-            for (q = 0; q < c; q++) {
-                double s = (double)gamma[q] / sqrt((double)var[q] + eps);
-                sc[q] = (float)s;
-                sh[q] = (float)((double)beta[q] - (double)mean[q] * s);
-            }
-            st->scale = sc;
-            st->shift = sh;
-            p->weights_bytes += 2 * sizeof(float) * c;
-            break;
-        }
-        case LUTHIER_OP_LAYER_NORM:
-            for (k = 1; k < gn->d.num_inputs; k++) {
-                const float *c = NULL;
-                if (gn->inputs[k] >= 0 && !(c = (const float *)luthier__own_const(p, gn->inputs[k]))) LUTHIER__OOM();
-                if (k == 1) st->scale = c;
-                else st->shift = c;
-            }
-            break;
-        case LUTHIER_OP_ATTENTION: {
-            const luthier__gtensor *q = &g->tensors[gn->inputs[0]], *kk = &g->tensors[gn->inputs[1]];
-            size_t ws = sizeof(float) * luthier__op_attention_scratch_floats(ctx->pool->num_threads,
-                                                                             (size_t)q->shape[q->rank - 2], (size_t)kk->shape[kk->rank - 2]);
-            if (p->workspace_bytes < ws) p->workspace_bytes = ws;
-            break;
-        }
-        case LUTHIER_OP_MATMUL: {
-            /* B is packed per batch into plan-owned memory (or once, when it is a constant
-               without batch dimensions): luthier_sgemm would allocate on every call */
-            const luthier__gtensor *a = &g->tensors[gn->inputs[0]], *b = &g->tensors[gn->inputs[1]];
-            const luthier__gtensor *o = &g->tensors[gn->outputs[0]];
-            size_t m = (size_t)a->shape[a->rank - 2], n = (size_t)o->shape[o->rank - 1], kk = (size_t)a->shape[a->rank - 1], ws;
-            int ok2;
-            if (st->cfg.kernel[0]) {
-                if (luthier__resolve_kernel(ctx, st->cfg.kernel, &st->kernel_index) != LUTHIER_STATUS_OK) {
-                    if (!pd.fallback_invalid)
-                        LUTHIER__PFAIL(LUTHIER_STATUS_NOT_FOUND, "plan: node '%s' (matmul): unknown kernel '%s'", gn->name, st->cfg.kernel);
-                    st->kernel_index = luthier__kernel_for_n(ctx, n);
-                }
-            } else {
-                st->kernel_index = luthier__kernel_for_n(ctx, n);
-            }
-            st->kernel = luthier__ukernels[st->kernel_index].name;
-            if (!luthier__packed_b_layout_init(&st->bl, (size_t)luthier__ukernels[st->kernel_index].nr, kk, n))
-                LUTHIER__PFAIL(LUTHIER_STATUS_OVERFLOW, "plan: node '%s' (matmul): packed B overflows", gn->name);
-            if (!(st->packed = (float *)luthier__plan_blob(p, st->bl.bytes))) LUTHIER__OOM();
-            st->b_prepacked = b->is_const && luthier__numel(b->rank - 2, b->shape, &ok2) == 1;
-            if (st->b_prepacked) {
-                luthier__pack_b(&st->bl, (const float *)b->data, gn->d.trans_b ? kk : n, gn->d.trans_b != 0, st->packed, 0,
-                                st->bl.panels);
-                p->weights_bytes += st->bl.bytes;
-            }
-            ws = luthier__sgemm_ws(ctx, st->kernel_index, m, n, kk);
-            if (p->workspace_bytes < ws) p->workspace_bytes = ws;
-            break;
-        }
-        default:
-            break;
-        }
-        /* constants read at run time belong to the plan */
-        for (k = 0; k < st->nin; k++)
-            if (p->vals[luthier__root(p, st->in[k])].storage == LUTHIER__ST_CONST && !luthier__own_const(p, st->in[k])) LUTHIER__OOM();
-        if (st->residual >= 0 && p->vals[luthier__root(p, st->residual)].storage == LUTHIER__ST_CONST &&
-            !luthier__own_const(p, st->residual))
-            LUTHIER__OOM();
+        if (f->residual >= 0 && ((residual = luthier__need_q(p, cal, f->residual, 0)) < 0 ||
+                                 (residual = luthier__need(pl->ctx, p, residual, layout)) < 0))
+            LUTHIER__PLOOM();
+        if ((s = luthier__node_step(pl, ni, layout, nin, ins, residual, &st)) != LUTHIER_STATUS_OK) return s;
+        s = qs ? luthier__plan_qstep(pl->ctx, pl->g, p, cal, st, gn, f) : luthier__ops[gn->d.op].lower(pl, st, ni);
+        if (s != LUTHIER_STATUS_OK) return s;
+        if (!luthier__step_own_consts(p, st)) LUTHIER__PLOOM();
     }
-    /* graph outputs in the caller's (logical) layout */
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__pass_outputs(luthier__planner *pl) {
+    const luthier_graph *g = pl->g;
+    luthier_plan *p = pl->p;
+    int i;
     p->num_outputs = g->num_outputs;
     for (i = 0; i < g->num_outputs; i++) {
-        int v = luthier__need_q(p, pd.int8, g->outputs[i], 0);
-        if (v < 0 || (v = luthier__need(ctx, p, v, LUTHIER__PLAIN)) < 0) LUTHIER__OOM();
+        int v = luthier__need_q(p, pl->pd.int8, g->outputs[i], 0);
+        if (v < 0 || (v = luthier__need(pl->ctx, p, v, LUTHIER__PLAIN)) < 0) LUTHIER__PLOOM();
         p->outputs[i] = v;
-        if (p->vals[luthier__root(p, v)].storage == LUTHIER__ST_CONST && !luthier__own_const(p, v)) LUTHIER__OOM();
+        if (p->vals[luthier__root(p, v)].storage == LUTHIER__ST_CONST && !luthier__own_const(p, v)) LUTHIER__PLOOM();
     }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__pass_memory(luthier__planner *pl) {
+    const luthier_graph *g = pl->g;
+    luthier_plan *p = pl->p;
+    int i;
     luthier__lifetimes(p);
     for (i = 0; i < p->num_vals; i++) {
         int r = luthier__root(p, i);
         if (p->vals[r].storage == LUTHIER__ST_ARENA && p->vals[r].last >= 0 &&
             (i >= g->num_tensors || !g->tensors[i].is_input) &&
             !luthier__size_add(p->sum_activation_bytes, p->vals[i].bytes, &p->sum_activation_bytes))
-            LUTHIER__PFAIL(LUTHIER_STATUS_OVERFLOW, "plan: the activations' total size overflows");
+            LUTHIER__PLFAIL(LUTHIER_STATUS_OVERFLOW, "plan: the activations' total size overflows");
     }
     luthier__plan_inplace(p);
-    if ((i = luthier__assign_offsets(p)) == 0) LUTHIER__OOM();
-    if (i < 0) LUTHIER__PFAIL(LUTHIER_STATUS_OVERFLOW, "plan: the arena's size overflows (its values need more than %zu bytes)",
-                              (size_t)LUTHIER__SIZE_LIMIT);
-    /* each conv step prefetches, as it ends, the block the next conv step starts with: in a
-       network the weights come from memory, and the first block of a layer had nothing to
-       hide its arrival behind (docs/DESIGN.md, "Next-block prefetch") */
+    if ((i = luthier__assign_offsets(p)) == 0) LUTHIER__PLOOM();
+    if (i < 0)
+        LUTHIER__PLFAIL(LUTHIER_STATUS_OVERFLOW, "plan: the arena's size overflows (its values need more than %zu bytes)",
+                        (size_t)LUTHIER__SIZE_LIMIT);
+    return LUTHIER_STATUS_OK;
+}
+
+/* Each conv step prefetches, as it ends, the block the next conv step starts with: in a network
+   the weights come from memory, and the first block of a layer had nothing to hide its arrival
+   behind (docs/DESIGN.md, "Next-block prefetch"). */
+LUTHIER_PRIVATE luthier_status luthier__pass_prefetch(luthier__planner *pl) {
+    luthier_plan *p = pl->p;
+    int i, j;
     for (i = 0, j = -1; i < p->num_steps; i++) {
         luthier__pstep *st = &p->steps[i];
         if (st->kind != LUTHIER__STEP_NODE || st->q || st->d.op != LUTHIER_OP_CONV2D || !st->conv) continue;
         if (j >= 0) luthier__conv2d_first_block(st->conv, &p->steps[j].next);
         j = i;
     }
+    return LUTHIER_STATUS_OK;
+}
+
+/* FLOPs, and the memory of a run reserved now so that runs do not allocate. */
+LUTHIER_PRIVATE luthier_status luthier__pass_reserve(luthier__planner *pl) {
+    luthier_plan *p = pl->p;
+    int i;
     for (i = 0; i < p->num_steps; i++) p->flops += p->steps[i].flops;
-    /* reserve the workspace now so that runs do not allocate */
-    if (p->workspace_bytes && !luthier__context_workspace(ctx, p->workspace_bytes))
-        LUTHIER__PFAIL(LUTHIER_STATUS_OUT_OF_MEMORY, "plan: cannot reserve %zu bytes of workspace", p->workspace_bytes);
-    if (!pd.external_arena && p->arena_bytes) {
+    if (p->workspace_bytes && !luthier__context_workspace(pl->ctx, p->workspace_bytes))
+        LUTHIER__PLFAIL(LUTHIER_STATUS_OUT_OF_MEMORY, "plan: cannot reserve %zu bytes of workspace", p->workspace_bytes);
+    if (!pl->pd.external_arena && p->arena_bytes) {
         if (!(p->arena = luthier__alloc(p->arena_bytes)))
-            LUTHIER__PFAIL(LUTHIER_STATUS_OUT_OF_MEMORY, "plan: cannot allocate the %zu-byte arena", p->arena_bytes);
+            LUTHIER__PLFAIL(LUTHIER_STATUS_OUT_OF_MEMORY, "plan: cannot allocate the %zu-byte arena", p->arena_bytes);
         p->arena_owned = 1;
     }
-    *out = p;
-    p = NULL; /* handed out: the cleanup below keeps it */
-done: /* success and failure: free the scaffolding */
-    if (f)
-        for (i = 0; i < n; i++) {
-            luthier__free(f[i].w);
-            luthier__free(f[i].b);
-        }
-    luthier__free(f);
-    luthier__free(prod);
-    luthier__free(cons);
-    luthier__free(order);
-    luthier_plan_destroy(p);
-    return status;
+    return LUTHIER_STATUS_OK;
 }
+
+typedef luthier_status (*luthier__pass_fn)(luthier__planner *pl);
+
+static const struct {
+    const char *name;
+    luthier__pass_fn run;
+} luthier__passes[] = {{"fuse", luthier__pass_fuse},         {"values", luthier__pass_values},
+                       {"order", luthier__pass_order},       {"steps", luthier__pass_steps},
+                       {"outputs", luthier__pass_outputs},   {"memory", luthier__pass_memory},
+                       {"prefetch", luthier__pass_prefetch}, {"reserve", luthier__pass_reserve}};
+
+/* The plan's text after pass `name` on stderr, when LUTHIER_PLAN_TRACE is set (and not "0"). */
+LUTHIER_PRIVATE void luthier__plan_trace(const luthier__planner *pl, const char *name) {
+    const char *env = getenv("LUTHIER_PLAN_TRACE");
+    size_t need;
+    char *text;
+    int i, alive = 0;
+    if (!env || !*env || !strcmp(env, "0")) return;
+    for (i = 0; i < pl->n && pl->f; i++) alive += pl->f[i].alive;
+    need = luthier_plan_describe(pl->p, NULL, 0) + 1;
+    if (!(text = (char *)luthier__alloc(need))) return;
+    luthier_plan_describe(pl->p, text, need);
+    fprintf(stderr, "== plan after pass '%s' (%d of %d graph nodes alive after fusion)\n%s", name, alive, pl->n, text);
+    luthier__free(text);
+}
+
+/* Checks the descriptor's configurations (one per node, each well formed). */
+LUTHIER_PRIVATE luthier_status luthier__plan_check_desc(luthier_context *ctx, const luthier_graph *g, const luthier_plan_desc *pd) {
+    int i;
+    if (g->num_outputs == 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: the graph has no outputs (luthier_graph_output)");
+    if (pd->num_configs && (pd->num_configs != g->num_nodes || !pd->configs))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "plan: %d configs given for %d nodes (give one per node, or none)", pd->num_configs, g->num_nodes);
+    for (i = 0; i < pd->num_configs; i++) {
+        const luthier_node_config *c = &pd->configs[i];
+        if (!memchr(c->kernel, 0, sizeof c->kernel) || (unsigned)c->algorithm >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT ||
+            (unsigned)c->schedule >= (unsigned)LUTHIER_SCHEDULE_COUNT || c->num_ratios < 0 || c->num_ratios > LUTHIER_MAX_CLUSTERS)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                                 "plan: config of node '%s' is malformed (kernel not terminated, or algorithm/schedule/num_ratios out of range)",
+                                 g->nodes[i].name);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, const luthier_graph *g,
+                                                       const luthier_plan_desc *desc, int flags, luthier_plan **out);
+
+/* Records (a path or text) turned into configurations, then the plan made with them. */
+LUTHIER_PRIVATE luthier_status luthier__plan_with_records(luthier_context *ctx, const luthier_graph *g, const luthier_plan_desc *desc,
+                                                          int flags, luthier_plan **out) {
+    luthier_plan_desc pd = *desc;
+    luthier_node_config *rc = (luthier_node_config *)luthier__alloc(sizeof *rc * (size_t)(g->num_nodes + 1));
+    luthier_status s;
+    char note[256];
+    if (!rc) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    memset(rc, 0, sizeof *rc * (size_t)(g->num_nodes + 1));
+    s = luthier__records_for_plan(ctx, g, pd.records, pd.records ? NULL : pd.records_text, pd.int8, rc, NULL);
+    if (s != LUTHIER_STATUS_OK) {
+        luthier__free(rc);
+        return s;
+    }
+    snprintf(note, sizeof note, "%s", ctx->error);
+    pd.records = pd.records_text = NULL;
+    pd.configs = rc;
+    pd.num_configs = g->num_nodes;
+    pd.fallback_invalid = 1;
+    s = luthier__plan_create_ex(ctx, g, &pd, flags, out);
+    luthier__free(rc);
+    if (s == LUTHIER_STATUS_OK) snprintf(ctx->error, sizeof ctx->error, "%s", note);
+    return s;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, const luthier_graph *g,
+                                                       const luthier_plan_desc *desc, int flags, luthier_plan **out) {
+    luthier__planner pl;
+    luthier_status s = LUTHIER_STATUS_OK;
+    size_t k;
+    int i;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!g || !out) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: graph or out is NULL");
+    *out = NULL;
+    memset(&pl, 0, sizeof pl);
+    if (desc) pl.pd = *desc;
+    if ((s = luthier__plan_check_desc(ctx, g, &pl.pd)) != LUTHIER_STATUS_OK) return s;
+    if ((pl.pd.records || pl.pd.records_text) && !pl.pd.num_configs) return luthier__plan_with_records(ctx, g, &pl.pd, flags, out);
+    if (!(pl.p = (luthier_plan *)luthier__alloc(sizeof *pl.p))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    memset(pl.p, 0, sizeof *pl.p);
+    pl.p->num_clusters = ctx->pool->num_clusters;
+    pl.ctx = ctx;
+    pl.g = g;
+    pl.flags = flags;
+    pl.n = g->num_nodes;
+    for (k = 0; k < sizeof luthier__passes / sizeof luthier__passes[0] && s == LUTHIER_STATUS_OK; k++) {
+        s = luthier__passes[k].run(&pl);
+        if (s == LUTHIER_STATUS_OK) luthier__plan_trace(&pl, luthier__passes[k].name);
+    }
+    if (pl.f)
+        for (i = 0; i < pl.n; i++) {
+            luthier__free(pl.f[i].w);
+            luthier__free(pl.f[i].b);
+        }
+    luthier__free(pl.f);
+    luthier__free(pl.prod);
+    luthier__free(pl.cons);
+    luthier__free(pl.order);
+    if (s != LUTHIER_STATUS_OK) luthier_plan_destroy(pl.p);
+    else *out = pl.p;
+    return s;
+}
+#undef LUTHIER__PLFAIL
+#undef LUTHIER__PLOOM
+
+LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthier_graph *g,
+                                               const luthier_plan_desc *desc, luthier_plan **out) {
+    return luthier__plan_create_ex(ctx, g, desc, 0, out);
+}
+
 #undef LUTHIER__PFAIL
 #undef LUTHIER__OOM
 
@@ -2683,6 +2875,87 @@ LUTHIER_API luthier_status luthier_plan_get_info(const luthier_plan *p, luthier_
     out->workspace_bytes = p->workspace_bytes;
     out->flops = p->flops;
     return LUTHIER_STATUS_OK;
+}
+
+/* ---- luthier_plan_describe ---- */
+
+typedef struct luthier__text {
+    char *buf;
+    size_t size, len;
+} luthier__text;
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+LUTHIER_PRIVATE void luthier__text_add(luthier__text *t, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(t->len < t->size ? t->buf + t->len : NULL, t->len < t->size ? t->size - t->len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0) t->len += (size_t)n;
+}
+
+/* "v12:f32 nhwc [1,64,56,56] arena" (=vN: an alias of value N) */
+LUTHIER_PRIVATE void luthier__text_val(luthier__text *t, const luthier_plan *p, int v) {
+    static const char *const where[] = {"-", "arena", "input", "const"};
+    const luthier__pval *a = &p->vals[v];
+    const int r = luthier__root(p, v);
+    char shape[96];
+    luthier__shape_str(a->rank, a->shape, shape, sizeof shape);
+    luthier__text_add(t, "v%d:%s %s %s %s", v, a->dtype == LUTHIER__DTYPE_U8 ? "u8" : a->dtype == LUTHIER_DTYPE_I64 ? "i64" : "f32",
+                      a->layout == LUTHIER__NHWC ? "nhwc" : "plain", shape, where[p->vals[r].storage & 3]);
+    if (r != v) luthier__text_add(t, "=v%d", r);
+    if (p->arena_bytes && p->vals[r].storage == LUTHIER__ST_ARENA) luthier__text_add(t, "@%zu", p->vals[r].offset);
+}
+
+LUTHIER_PRIVATE void luthier__text_step(luthier__text *t, const luthier_plan *p, int i) {
+    static const char *const kinds[] = {"", "layout", "quantize", "dequantize"};
+    const luthier__pstep *st = &p->steps[i];
+    int k;
+    luthier__text_add(t, "  %3d %-14s %-24s", i, st->kind ? kinds[st->kind & 3] : luthier_op_name(st->d.op), st->name);
+    if (st->fused[0]) luthier__text_add(t, " +%s", st->fused);
+    if (st->kind == LUTHIER__STEP_NODE && st->d.op == LUTHIER_OP_CONV2D && (st->conv || st->qconv))
+        luthier__text_add(t, " [%s]", luthier_conv_algorithm_name(st->algorithm));
+    if (st->kernel && st->kernel[0]) luthier__text_add(t, " [%s]", st->kernel);
+    if (st->q) luthier__text_add(t, " int8");
+    luthier__text_add(t, "\n        ");
+    for (k = 0; k < st->nin; k++) {
+        luthier__text_add(t, "%s", k ? ", " : "");
+        luthier__text_val(t, p, st->in[k]);
+    }
+    if (st->residual >= 0) {
+        luthier__text_add(t, " (+ ");
+        luthier__text_val(t, p, st->residual);
+        luthier__text_add(t, ")");
+    }
+    luthier__text_add(t, " -> ");
+    for (k = 0; k < st->nout; k++) {
+        luthier__text_add(t, "%s", k ? ", " : "");
+        luthier__text_val(t, p, st->out[k]);
+    }
+    luthier__text_add(t, "\n");
+}
+
+LUTHIER_API size_t luthier_plan_describe(const luthier_plan *p, char *buf, size_t size) {
+    luthier__text t;
+    int i;
+    t.buf = buf;
+    t.size = buf ? size : 0;
+    t.len = 0;
+    if (t.size) buf[0] = 0;
+    if (!p) return 0;
+    luthier__text_add(&t, "plan: %d steps, %d values, %d inputs, %d outputs\n", p->num_steps, p->num_vals, p->num_inputs,
+                      p->num_outputs);
+    for (i = 0; i < p->num_steps; i++) luthier__text_step(&t, p, i);
+    for (i = 0; i < p->num_outputs && p->outputs; i++) {
+        luthier__text_add(&t, "  output %d: ", i);
+        luthier__text_val(&t, p, p->outputs[i]);
+        luthier__text_add(&t, "\n");
+    }
+    luthier__text_add(&t, "  arena %zu bytes (activations %zu), weights %zu bytes, workspace %zu bytes, %.4g GFLOP\n", p->arena_bytes,
+                      p->sum_activation_bytes, p->weights_bytes, p->workspace_bytes, p->flops * 1e-9);
+    return t.len;
 }
 
 LUTHIER_API luthier_status luthier_plan_step_info(const luthier_plan *p, int step, luthier_step_info *out) {

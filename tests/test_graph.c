@@ -1235,7 +1235,41 @@ static void test_op_registry(void) {
     CHECK(strcmp(luthier_op_name(LUTHIER_OP_COUNT), "unknown") == 0, "name past the end");
 }
 
+/* The plan as text: every step and the memory, the same length with and without a buffer, cut
+   cleanly when the buffer is short. */
+static void test_graph_plan_describe(void) {
+    gb b;
+    int x, i, steps;
+    luthier_context *ctx = ctx_threads(1);
+    luthier_plan *p = NULL;
+    luthier_plan_info pi;
+    size_t len, len2;
+    char *text, small[16];
+    build_mini_resnet(&b, 1, 17, &x);
+    CHECK(!b.fail && ctx && luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK, "plan");
+    if (!p) { gb_free(&b); luthier_context_destroy(ctx); return; }
+    luthier_plan_get_info(p, &pi);
+    len = luthier_plan_describe(p, NULL, 0);
+    text = (char *)malloc(len + 1);
+    len2 = luthier_plan_describe(p, text, len + 1);
+    CHECK(len > 0 && len2 == len && strlen(text) == len, "length %zu, then %zu, text %zu", len, len2, strlen(text));
+    for (i = 0, steps = 0; i < pi.num_steps; i++) {
+        luthier_step_info si;
+        luthier_plan_step_info(p, i, &si);
+        steps += strstr(text, si.name) != NULL;
+    }
+    CHECK(steps == pi.num_steps, "%d of %d steps named", steps, pi.num_steps);
+    CHECK(strstr(text, "conv2d") && strstr(text, "nhwc") && strstr(text, "arena") && strstr(text, "batch_norm"), "%s", text);
+    CHECK(luthier_plan_describe(p, small, sizeof small) == len && strlen(small) == sizeof small - 1, "cut: '%s'", small);
+    CHECK(luthier_plan_describe(NULL, small, sizeof small) == 0 && small[0] == 0, "NULL plan");
+    free(text);
+    luthier_plan_destroy(p);
+    gb_free(&b);
+    luthier_context_destroy(ctx);
+}
+
 static void run_graph_tests(void) {
+    RUN(test_graph_plan_describe);
     RUN(test_op_registry);
     RUN(test_graph_many_nodes);
     RUN(test_graph_size_limits);
