@@ -247,6 +247,7 @@ typedef struct luthier_onnx__val {
     int cid;        /* engine tensor holding c, -1 */
     int defined;    /* has a value during conversion */
     int uses;       /* live consumers */
+    int refused;    /* produced by a node the loader refused (its consumers are skipped) */
     /* quantized run-time value: ONNX holds integers of type qtype (2 uint8, 3 int8) that stand
        for qscale * (q - qzero); the graph tensor tid holds those real values (fp32) */
     int q, qtype;
@@ -3544,6 +3545,61 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__calibration(luthier_onnx__ctx *c) 
     return LUTHIER_STATUS_OK;
 }
 
+/* Converts node n in order (a recognized LayerNorm with positive axes first checked to end at
+   the last dim). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_checked(luthier_onnx__ctx *c, luthier_onnx__node *n) {
+    const luthier_onnx__attr *cnt = luthier_onnx__attr_get(n, "_lox_count");
+    if (cnt) {
+        luthier_onnx__val *x = luthier_onnx__in(c, n, 0);
+        luthier_onnx__shape xs;
+        if (x) luthier_onnx__vshape(c, x, &xs);
+        if (x && cnt->i && luthier_onnx__ai(n, "axis", 0) + cnt->i != xs.rank)
+            return luthier_onnx__nfail(c, n, LUTHIER_STATUS_UNSUPPORTED, "layer-norm pattern over axes that do not end at the last one");
+        n->nattrs = 2;
+    }
+    return luthier_onnx__convert(c, n);
+}
+
+/* Converts every node in order. A node refused as UNSUPPORTED does not stop the load: its
+   outputs are marked refused, the nodes that read them are skipped (their failure would only
+   repeat it), and the others are still converted, so that one message names every refused node
+   (op type, name, why): a user learns in one attempt all that the model needs. Any other error
+   stops at once. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_all(luthier_onnx__ctx *c) {
+    char *list = NULL, one[512], *user_err = c->err;
+    size_t used = 0, cap = 4096, user_size = c->err_size;
+    int i, k, refused = 0;
+    luthier_status s = LUTHIER_STATUS_OK;
+    c->err = one; /* each message whole, whatever the caller's buffer */
+    c->err_size = sizeof one;
+    for (i = 0; i < c->norder && s == LUTHIER_STATUS_OK; i++) {
+        luthier_onnx__node *n = &c->nodes[c->order[i]];
+        luthier_onnx__val *v;
+        int skip = 0;
+        c->cur = c->order[i];
+        for (k = 0; k < n->nin && !skip; k++) skip = *n->in[k] && (v = luthier_onnx__find(c, n->in[k])) != NULL && v->refused;
+        if (!skip) {
+            if ((s = luthier_onnx__convert_checked(c, n)) != LUTHIER_STATUS_UNSUPPORTED) continue; /* OK, or stop */
+            if (!list && !(list = (char *)luthier_onnx__alloc(c, cap))) break;
+            if (used + 3 < cap) used += (size_t)snprintf(list + used, cap - used, "%s%s", refused ? "; " : "", one);
+            if (used >= cap) used = cap - 1;
+            refused++;
+            s = c->st = LUTHIER_STATUS_OK; /* go on: the message is kept in list */
+        }
+        for (k = 0; k < n->nout; k++)
+            if (*n->out[k] && (v = luthier_onnx__find(c, n->out[k])) != NULL) v->refused = 1;
+    }
+    c->err = user_err;
+    c->err_size = user_size;
+    if (s != LUTHIER_STATUS_OK || c->st != LUTHIER_STATUS_OK) { /* the first hard error, as it was written */
+        if (user_err && user_size) snprintf(user_err, user_size, "%s", one);
+        return c->st != LUTHIER_STATUS_OK ? c->st : s;
+    }
+    if (!refused) return LUTHIER_STATUS_OK;
+    if (refused == 1) return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "%s", list);
+    return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "%d nodes are not supported: %s", refused, list);
+}
+
 LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
     int i, k;
     if (!c->has_opset) c->opset = 7;
@@ -3590,20 +3646,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
     }
     luthier_onnx__dce(c);
     LUTHIER_ONNX__TRY(luthier_onnx__toposort(c));
-    for (i = 0; i < c->norder; i++) {
-        luthier_onnx__node *n = &c->nodes[c->order[i]];
-        const luthier_onnx__attr *cnt = luthier_onnx__attr_get(n, "_lox_count");
-        c->cur = c->order[i];
-        if (cnt) { /* a recognized LayerNorm with positive axes: they must end at the last dim */
-            luthier_onnx__val *x = luthier_onnx__in(c, n, 0);
-            luthier_onnx__shape xs;
-            if (x) luthier_onnx__vshape(c, x, &xs);
-            if (x && cnt->i && luthier_onnx__ai(n, "axis", 0) + cnt->i != xs.rank)
-                return luthier_onnx__nfail(c, n, LUTHIER_STATUS_UNSUPPORTED, "layer-norm pattern over axes that do not end at the last one");
-            n->nattrs = 2;
-        }
-        LUTHIER_ONNX__TRY(luthier_onnx__convert(c, n));
-    }
+    LUTHIER_ONNX__TRY(luthier_onnx__convert_all(c));
     LUTHIER_ONNX__TRY(luthier_onnx__outputs(c));
     return luthier_onnx__calibration(c);
 }

@@ -1461,7 +1461,35 @@ static void test_onnx_op_table(void) {
     }
 }
 
+/* Every refused node is named in one message (op type, node, why), the nodes that only read a
+   refused node's output are not (their failure would repeat it), and a malformed model still
+   stops at its first problem. */
+static void test_onnx_all_refusals(void) {
+    pbw m = {0, 0, 0}, g = {0, 0, 0};
+    int64_t dims[2] = {1, 4};
+    char err[1024];
+    luthier_graph *gr = (luthier_graph *)1;
+    luthier_status s;
+    pbw_node(&g, "HardSwish", "x", NULL, "h", "hs");
+    pbw_node(&g, "Relu", "h", NULL, "r", "after_hs");
+    pbw_node(&g, "Mish", "x", NULL, "q", "mish");
+    pbw_node(&g, "Sigmoid", "x", NULL, "sg", "fine");
+    pbw_node(&g, "Add", "r", "q", "a1", "join");
+    pbw_node(&g, "Add", "a1", "sg", "y", "out");
+    pbw_vi(&g, 11, "x", 2, dims);
+    pbw_vi(&g, 12, "y", 2, dims);
+    pbw_model(&m, &g, 13);
+    s = luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err);
+    CHECK(s == LUTHIER_STATUS_UNSUPPORTED && gr == NULL, "status %s", luthier_status_string(s));
+    CHECK(strstr(err, "2 nodes are not supported") && strstr(err, "'hs' (HardSwish)") && strstr(err, "'mish' (Mish)"), "%s", err);
+    CHECK(!strstr(err, "after_hs") && !strstr(err, "join") && !strstr(err, "'fine'"), "dependents named: %s", err);
+    CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, NULL, 0) == LUTHIER_STATUS_UNSUPPORTED && gr == NULL, "no message buffer");
+    CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, 40) == LUTHIER_STATUS_UNSUPPORTED && strlen(err) == 39, "short buffer");
+    free(m.p);
+}
+
 static void run_onnx_tests(void) {
+    RUN(test_onnx_all_refusals);
     RUN(test_onnx_op_table);
     RUN(test_onnx_hostile);
     RUN(test_onnx_not_regular_files);
