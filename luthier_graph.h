@@ -270,6 +270,8 @@ typedef struct luthier_plan_info {
     size_t sum_activation_bytes;  /* all intermediate tensors, as if none shared memory */
     size_t workspace_bytes;       /* context workspace reserved for the steps */
     double flops;                 /* per run */
+    int num_fallbacks;            /* configurations (records) that did not fit their node: defaults
+                                     ran instead; luthier_context_error names the first */
 } luthier_plan_info;
 
 typedef struct luthier_step_info {
@@ -1493,6 +1495,8 @@ struct luthier_plan {
     double flops;
     int profiling;
     int running;                     /* atomic: a luthier_plan_run is in progress */
+    int fallbacks;                   /* configurations that did not fit their node (fallback_invalid) */
+    char fallback_note[200];         /* ... the first one, and why */
     /* luthier_calibrate: called with every fp32 value of a graph tensor the run computes */
     void (*observe)(void *user, int tensor, const float *x, size_t n);
     void *observe_user;
@@ -2077,6 +2081,12 @@ LUTHIER_PRIVATE size_t luthier__sgemm_ws(luthier_context *ctx, int kernel, size_
 #define LUTHIER__PFAIL(st, ...) do { status = luthier__fail(ctx, st, __VA_ARGS__); goto done; } while (0)
 #define LUTHIER__OOM() LUTHIER__PFAIL(LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory")
 
+/* Counts a configuration of node `name` that did not fit (why: in ctx's message) and falls back
+   to the default: the note of luthier_plan_create names the first. */
+LUTHIER_PRIVATE void luthier__plan_fallback(luthier_context *ctx, luthier_plan *p, const char *name) {
+    if (!p->fallbacks++) snprintf(p->fallback_note, sizeof p->fallback_note, "node '%.60s': %.120s", name, ctx->error);
+}
+
 /* Creates the conv layer of step st (node gn) with the config, or the default on fallback. */
 LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const luthier_graph *g, luthier_plan *p,
                                                   luthier__pstep *st, const luthier__gnode *gn,
@@ -2115,6 +2125,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
             snprintf(msg, sizeof msg, "%s", ctx->error);
             return luthier__fail(ctx, s, "plan: node '%s' (conv2d): %s", gn->name, msg);
         }
+        luthier__plan_fallback(ctx, p, gn->name);
         memset(&st->cfg, 0, sizeof st->cfg);
     }
     memset(&info, 0, sizeof info);
@@ -2154,6 +2165,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
             snprintf(msg, sizeof msg, "%s", ctx->error);
             return luthier__fail(ctx, s, "plan: node '%s' (%s): %s", gn->name, luthier_op_name(gn->d.op), msg);
         }
+        luthier__plan_fallback(ctx, p, gn->name);
         memset(&st->cfg, 0, sizeof st->cfg);
     }
     st->kernel = luthier__ukernels[kernel].name;
@@ -2370,12 +2382,334 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qstep(luthier_context *ctx, const l
     }
 }
 
-enum { LUTHIER__PLAN_NO_RESIDUAL = 1 };
+/* >>impl-records ==============================================================================
+   The records module: what the tuner writes and luthier_plan_create reads, in one place.
+   A LAYER is a tunable node (a convolution or dense node as fused in the plan) identified by its
+   SIGNATURE, a text of its shapes, attributes, fused epilogue and (int8) kind; nodes with one
+   signature share one record. A records file is text: the header "luthier-records <version>",
+   '#' comments, then one tab-separated line per layer: machine fingerprint, signature,
+   algorithm, kernel, schedule, ratios, ms, default ms. Lines of other machines are ignored and
+   malformed ones skipped, both counted in a note (luthier_context_error after a success). */
 
-/* (luthier_tune.h) */
+#define LUTHIER__RECORDS_VERSION 1
+
+typedef struct luthier__layer {
+    luthier_op op;           /* CONV2D or DENSE */
+    char sig[256];
+    luthier_conv2d_desc cd;  /* CONV2D: the desc the plan creates (NHWC, epilogue set) */
+    int64_t m, n, k;         /* DENSE: C = act(A * W^T + b (+ C)) */
+    int q;                   /* int8 layer (input uint8; output uint8 when out_u8, else fp32) */
+    int out_u8;
+    int trans_w;
+    luthier_activation act;
+    float cmin, cmax;
+    int residual;
+    double flops, bytes;
+} luthier__layer;
+
+LUTHIER_PRIVATE const char *luthier__act_name(luthier_activation a) {
+    static const char *const n[] = {"none", "relu", "relu6", "clamp"};
+    return (unsigned)a < 4u ? n[a] : "?";
+}
+
+/* The layer of node i given the fusion decisions (with cal: of the int8 plan); 0 when the node
+   is not a tunable layer. */
+LUTHIER_PRIVATE int luthier__layer_of(const luthier_graph *g, const luthier__fuse *f, int i, const luthier_calibration *cal,
+                                      luthier__layer *t) {
+    const luthier__gnode *gn = &g->nodes[i];
+    const luthier__gtensor *x = &g->tensors[gn->inputs[0]];
+    memset(t, 0, sizeof *t);
+    if (!f[i].alive || (gn->d.op != LUTHIER_OP_CONV2D && gn->d.op != LUTHIER_OP_DENSE)) return 0;
+    /* as luthier__q_node and luthier__plan_qstep decide it */
+    t->q = f[i].residual < 0 && luthier__cal_has(cal, gn->inputs[0]);
+    t->out_u8 = t->q && luthier__cal_has(cal, f[i].out) && !g->tensors[f[i].out].is_output;
+    t->op = gn->d.op;
+    t->act = f[i].act;
+    t->cmin = f[i].cmin;
+    t->cmax = f[i].cmax;
+    t->residual = f[i].residual >= 0;
+    t->flops = gn->flops;
+    if (gn->d.op == LUTHIER_OP_CONV2D) {
+        const luthier__gtensor *w = &g->tensors[gn->inputs[1]];
+        luthier_conv2d_desc *cd = &t->cd;
+        int64_t oh = 1, ow = 1;
+        cd->batch = x->shape[0]; cd->in_channels = x->shape[1]; cd->in_h = x->shape[2]; cd->in_w = x->shape[3];
+        cd->out_channels = w->shape[0]; cd->kernel_h = w->shape[2]; cd->kernel_w = w->shape[3];
+        cd->stride_h = gn->d.stride[0] ? gn->d.stride[0] : 1; cd->stride_w = gn->d.stride[1] ? gn->d.stride[1] : 1;
+        cd->dilation_h = gn->d.dilation[0] ? gn->d.dilation[0] : 1; cd->dilation_w = gn->d.dilation[1] ? gn->d.dilation[1] : 1;
+        cd->pad_top = gn->d.pads[0]; cd->pad_left = gn->d.pads[1]; cd->pad_bottom = gn->d.pads[2]; cd->pad_right = gn->d.pads[3];
+        cd->groups = gn->d.groups ? gn->d.groups : 1;
+        cd->layout = LUTHIER_LAYOUT_NHWC;
+        cd->activation = t->act;
+        cd->clamp_min = t->cmin;
+        cd->clamp_max = t->cmax;
+        cd->accumulate = t->residual;
+        luthier_conv2d_output_size(cd, &oh, &ow);
+        t->bytes = 4.0 * ((double)(x->shape[0] * x->shape[1] * x->shape[2] * x->shape[3]) +
+                          (double)(w->shape[0] * w->shape[1] * w->shape[2] * w->shape[3]) +
+                          (double)(cd->batch * cd->out_channels * oh * ow));
+        snprintf(t->sig, sizeof t->sig,
+                 "conv2d n%lld c%lld h%lld w%lld o%lld k%lldx%lld s%lldx%lld p%lld,%lld,%lld,%lld d%lldx%lld g%lld act=%s res=%d",
+                 (long long)cd->batch, (long long)cd->in_channels, (long long)cd->in_h, (long long)cd->in_w,
+                 (long long)cd->out_channels, (long long)cd->kernel_h, (long long)cd->kernel_w, (long long)cd->stride_h,
+                 (long long)cd->stride_w, (long long)cd->pad_top, (long long)cd->pad_left, (long long)cd->pad_bottom,
+                 (long long)cd->pad_right, (long long)cd->dilation_h, (long long)cd->dilation_w, (long long)cd->groups,
+                 luthier__act_name(t->act), t->residual);
+    } else {
+        const luthier__gtensor *w = &g->tensors[gn->inputs[1]];
+        int ok;
+        t->trans_w = gn->d.trans_b;
+        t->n = gn->d.trans_b ? w->shape[1] : w->shape[0];
+        t->k = gn->d.trans_b ? w->shape[0] : w->shape[1];
+        t->m = (int64_t)(luthier__numel(x->rank, x->shape, &ok) / (uint64_t)t->k);
+        t->bytes = 4.0 * (double)(t->m * t->k + t->k * t->n + t->m * t->n);
+        snprintf(t->sig, sizeof t->sig, "dense m%lld n%lld k%lld wt%d act=%s res=%d", (long long)t->m, (long long)t->n,
+                 (long long)t->k, t->trans_w, luthier__act_name(t->act), t->residual);
+    }
+    if (t->act == LUTHIER_ACTIVATION_CLAMP) {
+        size_t n = strlen(t->sig);
+        snprintf(t->sig + n, sizeof t->sig - n, " clamp=%g,%g", (double)t->cmin, (double)t->cmax);
+    }
+    if (t->q) {
+        char tmp[sizeof t->sig + 16];
+        snprintf(tmp, sizeof tmp, "int8 %s out=%s", t->sig, t->out_u8 ? "u8" : "f32");
+        tmp[sizeof t->sig - 1] = 0;
+        memcpy(t->sig, tmp, sizeof t->sig);
+        t->bytes *= 0.25; /* one byte per element */
+    }
+    return 1;
+}
+
+/* Fusion decisions of g without folding weights (-1 prod, 0 cons), of its int8 plan with cal;
+   NULL on OOM. */
+LUTHIER_PRIVATE luthier__fuse *luthier__fuse_only(const luthier_graph *g, const luthier_calibration *cal) {
+    luthier__fuse *f = (luthier__fuse *)luthier__alloc(sizeof *f * (size_t)(g->num_nodes + 1));
+    int *prod = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
+    int *cons = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
+    int i, oom = 0;
+    if (!f || !prod || !cons) {
+        luthier__free(f);
+        luthier__free(prod);
+        luthier__free(cons);
+        return NULL;
+    }
+    memset(f, 0, sizeof *f * (size_t)(g->num_nodes + 1));
+    memset(cons, 0, sizeof(int) * (size_t)(g->num_tensors + 1));
+    for (i = 0; i < g->num_tensors; i++) prod[i] = -1;
+    for (i = 0; i < g->num_outputs; i++) cons[g->outputs[i]]++;
+    luthier__fuse_graph(g, f, prod, cons, 0, 0, cal, 0, &oom);
+    luthier__free(prod);
+    luthier__free(cons);
+    return f;
+}
+
+LUTHIER_API luthier_status luthier_tune_signature(const luthier_graph *g, int node, char *buf, size_t size) {
+    luthier__fuse *f;
+    luthier__layer t;
+    int ok;
+    if (!g || !buf || !size || node < 0 || node >= g->num_nodes) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if (!(f = luthier__fuse_only(g, NULL))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    ok = luthier__layer_of(g, f, node, NULL, &t);
+    luthier__free(f);
+    if (!ok) return LUTHIER_STATUS_NOT_FOUND;
+    snprintf(buf, size, "%s", t.sig);
+    return LUTHIER_STATUS_OK;
+}
+
+/* One line: per cluster name@capacity:cpus(core), then threads and CPU features. */
+LUTHIER_API int luthier_tune_fingerprint(const luthier_context *ctx, char *buf, size_t size) {
+    size_t used = 0;
+    int c;
+    if (!ctx || !buf || !size) return 0;
+    buf[0] = 0;
+    for (c = 0; c < ctx->topology.num_clusters && used < size; c++) {
+        const luthier_cluster *cl = &ctx->topology.clusters[c];
+        char cpus[256];
+        luthier__format_cpulist(cl->cpus, cl->num_cpus, cpus, sizeof cpus);
+        used += (size_t)snprintf(buf + used, size - used, "%s%s@%.2f:%s(%s)", c ? ";" : "", cl->name, cl->capacity, cpus,
+                                 cl->core);
+    }
+    if (used < size)
+        used += (size_t)snprintf(buf + used, size - used, "|threads=%d|features=%#x", ctx->pool->num_threads, ctx->cpu_features);
+    for (c = 0; buf[c]; c++)
+        if (buf[c] == '\t' || buf[c] == '\n' || buf[c] == '\r') buf[c] = ' ';
+    return (int)strlen(buf);
+}
+
+LUTHIER_PRIVATE void luthier__ratios_str(const luthier_node_config *cfg, char *buf, size_t size) {
+    size_t used = 0;
+    int i;
+    buf[0] = 0;
+    if (!cfg->num_ratios) {
+        snprintf(buf, size, "default");
+        return;
+    }
+    for (i = 0; i < cfg->num_ratios && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%g", i ? "," : "", (double)cfg->ratios[i]);
+}
+
+/* Parses one record line into (fingerprint, signature, config); 0 when malformed. */
+LUTHIER_PRIVATE int luthier__record_parse(char *line, char **fp, char **sig, luthier_node_config *cfg) {
+    char *field[8];
+    int nf = 0, a;
+    char *p = line, *q;
+    while (nf < 8) {
+        field[nf++] = p;
+        if (!(q = strchr(p, '\t'))) break;
+        *q = 0;
+        p = q + 1;
+    }
+    if (nf != 8 || strchr(field[7], '\t')) return 0;
+    memset(cfg, 0, sizeof *cfg);
+    *fp = field[0];
+    *sig = field[1];
+    for (a = 0; a < (int)LUTHIER_CONV_ALGORITHM_COUNT; a++)
+        if (strcmp(field[2], luthier_conv_algorithm_name((luthier_conv_algorithm)a)) == 0) break;
+    if (a == (int)LUTHIER_CONV_ALGORITHM_COUNT && strcmp(field[2], "-") != 0) return 0;
+    cfg->algorithm = a == (int)LUTHIER_CONV_ALGORITHM_COUNT ? LUTHIER_CONV_AUTO : (luthier_conv_algorithm)a;
+    if (strcmp(field[3], "-") != 0) {
+        int idx;
+        if (strlen(field[3]) >= sizeof cfg->kernel ||
+            (luthier_kernel_find(field[3], &idx) != LUTHIER_STATUS_OK && luthier_qkernel_find(field[3], &idx) != LUTHIER_STATUS_OK))
+            return 0;
+        snprintf(cfg->kernel, sizeof cfg->kernel, "%s", field[3]);
+    }
+    if (strcmp(field[4], "dynamic") == 0) cfg->schedule = LUTHIER_SCHEDULE_DYNAMIC;
+    else if (strcmp(field[4], "ratio") != 0) return 0;
+    if (strcmp(field[5], "default") != 0) {
+        char *s = field[5], *end;
+        while (*s) {
+            double v = strtod(s, &end);
+            if (end == s || !(v >= 0 && v <= 1e6) || cfg->num_ratios >= LUTHIER_MAX_CLUSTERS) return 0;
+            cfg->ratios[cfg->num_ratios++] = (float)v;
+            s = *end == ',' ? end + 1 : end;
+            if (*end && *end != ',') return 0;
+        }
+        if (!cfg->num_ratios) return 0;
+    }
+    return 1;
+}
+
+/* The records writer: the header (with the machine's fingerprint), then one line per layer. */
+LUTHIER_PRIVATE void luthier__records_write_header(FILE *fh, const char *fingerprint) {
+    fprintf(fh, "luthier-records %d\n# machine: %s\n# fields: fingerprint, signature, algorithm, kernel, schedule, ratios, ms, default_ms\n",
+            LUTHIER__RECORDS_VERSION, fingerprint);
+}
+
+LUTHIER_PRIVATE void luthier__record_write(FILE *fh, const char *fingerprint, const luthier__layer *l, const luthier_node_config *cfg,
+                                           double ms, double default_ms) {
+    char ratios[96];
+    luthier__ratios_str(cfg, ratios, sizeof ratios);
+    fprintf(fh, "%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.4f\n", fingerprint, l->sig,
+            l->op == LUTHIER_OP_CONV2D && cfg->algorithm ? luthier_conv_algorithm_name(cfg->algorithm) : "-",
+            cfg->kernel[0] ? cfg->kernel : "-", cfg->schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios, ms,
+            default_ms);
+}
+
+/* Records and cost-model files: at most 64 MiB (a network's records are a few KiB). */
+LUTHIER_PRIVATE luthier_status luthier__read_file(const char *path, char **text, size_t *len, char *err, size_t err_size) {
+    return luthier_read_file(path, (size_t)64 << 20, (void **)text, len, err, err_size);
+}
+
+/* Applies the records in text (name: for messages) to configs; the lines are parsed in place
+   from a private copy, so text may live in read-only memory (firmware: a const array). */
+LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, const luthier_graph *g, const char *name,
+                                                      const char *text, size_t len, const luthier_calibration *cal,
+                                                      luthier_node_config *configs, int *matched) {
+    char fpr[640], *buf, *line, *next;
+    luthier__fuse *f;
+    luthier__layer t;
+    int i, lineno = 0, bad = 0, foreign = 0, n = 0, header = 0;
+    luthier_status s = LUTHIER_STATUS_OK;
+    if (!(buf = (char *)luthier__alloc(len + 1))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "records: out of memory");
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    if (!(f = luthier__fuse_only(g, cal))) {
+        luthier__free(buf);
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "records: out of memory");
+    }
+    luthier_tune_fingerprint(ctx, fpr, sizeof fpr);
+    for (line = buf; line; line = next) {
+        char *fp, *sig;
+        luthier_node_config cfg;
+        size_t ll;
+        if ((next = strchr(line, '\n'))) *next++ = 0;
+        lineno++;
+        ll = strlen(line);
+        while (ll && line[ll - 1] == '\r') line[--ll] = 0;
+        if (!ll || line[0] == '#') continue;
+        if (!header) {
+            if (strncmp(line, "luthier-records ", 16) != 0 || atoi(line + 16) != LUTHIER__RECORDS_VERSION) {
+                s = luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
+                                  "records: '%s' line %d is '%.40s', expected 'luthier-records 1' (another version or not a records file)",
+                                  name, lineno, line);
+                break;
+            }
+            header = 1;
+            continue;
+        }
+        if (!luthier__record_parse(line, &fp, &sig, &cfg)) {
+            bad++;
+            continue;
+        }
+        if (strcmp(fp, fpr) != 0) {
+            foreign++;
+            continue;
+        }
+        for (i = 0; i < g->num_nodes; i++)
+            if (luthier__layer_of(g, f, i, cal, &t) && strcmp(t.sig, sig) == 0) {
+                if (t.op == LUTHIER_OP_DENSE) cfg.algorithm = LUTHIER_CONV_AUTO;
+                configs[i] = cfg;
+                n++;
+            }
+    }
+    luthier__free(f);
+    luthier__free(buf);
+    if (s != LUTHIER_STATUS_OK) return s;
+    if (matched) *matched = n;
+    if (!header) return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE, "records: '%s' has no 'luthier-records 1' header", name);
+    if (bad || foreign)
+        luthier__fail(ctx, LUTHIER_STATUS_OK,
+                      "records: '%s': %d node%s configured; %d malformed line%s skipped, %d line%s for another machine ignored (this one: %s)",
+                      name, n, n == 1 ? "" : "s", bad, bad == 1 ? "" : "s", foreign, foreign == 1 ? "" : "s", fpr);
+    return LUTHIER_STATUS_OK;
+}
+
+/* Records from path (read whole: records files are small) or text, for g's fp32 plan or, with
+   cal, its int8 plan (luthier_plan_create uses that); the public calls below wrap it. */
 LUTHIER_PRIVATE luthier_status luthier__records_for_plan(luthier_context *ctx, const luthier_graph *g, const char *path,
                                                          const char *text, const luthier_calibration *cal,
-                                                         luthier_node_config *configs, int *matched);
+                                                         luthier_node_config *configs, int *matched) {
+    char *buf = NULL, err[400];
+    size_t len = 0;
+    luthier_status s;
+    ctx->error[0] = 0;
+    if (matched) *matched = 0;
+    if (text) return luthier__records_apply(ctx, g, "(text)", text, strlen(text), cal, configs, matched);
+    if ((s = luthier__read_file(path, &buf, &len, err, sizeof err)) != LUTHIER_STATUS_OK)
+        return luthier__fail(ctx, s, "records: %s", err);
+    s = luthier__records_apply(ctx, g, path, buf, len, cal, configs, matched);
+    luthier__free(buf);
+    return s;
+}
+
+LUTHIER_API luthier_status luthier_records_apply_text(luthier_context *ctx, const luthier_graph *g, const char *text,
+                                                      luthier_node_config *configs, int *matched) {
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if (!g || !text || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, text or configs is NULL");
+    return luthier__records_for_plan(ctx, g, NULL, text, NULL, configs, matched);
+}
+
+LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const luthier_graph *g, const char *path,
+                                                 luthier_node_config *configs, int *matched) {
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if (!g || !path || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, path or configs is NULL");
+    return luthier__records_for_plan(ctx, g, path, NULL, NULL, configs, matched);
+}
+
+
+enum { LUTHIER__PLAN_NO_RESIDUAL = 1 };
+
 
 /* >>impl-plan-passes ===========================================================================
    luthier_plan_create runs these passes in order over one planner state; each is a named
@@ -2482,6 +2816,7 @@ LUTHIER_PRIVATE luthier_status luthier__lower_matmul(luthier__planner *pl, luthi
         if (luthier__resolve_kernel(ctx, st->cfg.kernel, &st->kernel_index) != LUTHIER_STATUS_OK) {
             if (!pl->pd.fallback_invalid)
                 return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND, "plan: node '%s' (matmul): unknown kernel '%s'", gn->name, st->cfg.kernel);
+            luthier__plan_fallback(ctx, p, gn->name);
             st->kernel_index = luthier__kernel_for_n(ctx, n);
         }
     } else {
@@ -2631,6 +2966,8 @@ LUTHIER_PRIVATE luthier_status luthier__node_step(luthier__planner *pl, int ni, 
         if (!pl->pd.fallback_invalid)
             LUTHIER__PLFAIL(LUTHIER_STATUS_INVALID_ARGUMENT, "plan: node '%s': %d ratios given for %d clusters", gn->name,
                             st->cfg.num_ratios, p->num_clusters);
+        luthier__fail(pl->ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%d ratios given for %d clusters", st->cfg.num_ratios, p->num_clusters);
+        luthier__plan_fallback(pl->ctx, p, gn->name);
         st->cfg.num_ratios = 0;
     }
     if (f->residual >= 0) st->residual = residual;
@@ -2810,7 +3147,11 @@ LUTHIER_PRIVATE luthier_status luthier__plan_with_records(luthier_context *ctx, 
     pd.fallback_invalid = 1;
     s = luthier__plan_create_ex(ctx, g, &pd, flags, out);
     luthier__free(rc);
-    if (s == LUTHIER_STATUS_OK) snprintf(ctx->error, sizeof ctx->error, "%s", note);
+    if (s == LUTHIER_STATUS_OK && (*out)->fallbacks)
+        luthier__fail(ctx, LUTHIER_STATUS_OK, "%s%s%d record%s did not fit this build and fell back to the default (first: %s)", note,
+                      note[0] ? "; " : "records: ", (*out)->fallbacks, (*out)->fallbacks == 1 ? "" : "s", (*out)->fallback_note);
+    else if (s == LUTHIER_STATUS_OK)
+        snprintf(ctx->error, sizeof ctx->error, "%s", note);
     return s;
 }
 
@@ -2872,6 +3213,7 @@ LUTHIER_API luthier_status luthier_plan_get_info(const luthier_plan *p, luthier_
     out->weights_bytes = p->weights_bytes;
     out->arena_bytes = p->arena_bytes;
     out->sum_activation_bytes = p->sum_activation_bytes;
+    out->num_fallbacks = p->fallbacks;
     out->workspace_bytes = p->workspace_bytes;
     out->flops = p->flops;
     return LUTHIER_STATUS_OK;

@@ -148,20 +148,10 @@ extern "C" {
 #define LUTHIER__RUNNER_SLACK 1.25 /* ... measured alone at most this much slower than the winner */
 
 typedef struct luthier__task {
-    luthier_op op;           /* CONV2D or DENSE */
-    char sig[256];
+    luthier__layer l;        /* what is tuned (the records module's layer and its signature) */
     int first_node;          /* representative */
     int ops;                 /* nodes with this signature */
     int *nodes;
-    luthier_conv2d_desc cd;  /* CONV2D: the desc the plan creates (NHWC, epilogue set) */
-    int64_t m, n, k;         /* DENSE: C = act(A * W^T + b (+ C)) */
-    int q;                   /* int8 task (input uint8; output uint8 when out_u8, else fp32) */
-    int out_u8;
-    int trans_w;
-    luthier_activation act;
-    float cmin, cmax;
-    int residual;
-    double flops, bytes;
     /* results */
     int best;                /* candidate index */
     double best_ms, default_ms;
@@ -172,134 +162,12 @@ typedef struct luthier__task {
     luthier_node_config runner_cfg[LUTHIER__PLAN_RUNNERS];
 } luthier__task;
 
-LUTHIER_PRIVATE const char *luthier__act_name(luthier_activation a) {
-    static const char *const n[] = {"none", "relu", "relu6", "clamp"};
-    return (unsigned)a < 4u ? n[a] : "?";
-}
-
-/* Task of node i given the fusion decisions (with cal: of the int8 plan); 0 when the node is
-   not tuned. */
+/* Task of node i (its layer, with node i as representative); 0 when the node is not tuned. */
 LUTHIER_PRIVATE int luthier__task_of(const luthier_graph *g, const luthier__fuse *f, int i, const luthier_calibration *cal,
                                      luthier__task *t) {
-    const luthier__gnode *gn = &g->nodes[i];
-    const luthier__gtensor *x = &g->tensors[gn->inputs[0]];
     memset(t, 0, sizeof *t);
-    if (!f[i].alive || (gn->d.op != LUTHIER_OP_CONV2D && gn->d.op != LUTHIER_OP_DENSE)) return 0;
-    /* as luthier__q_node and luthier__plan_qstep decide it */
-    t->q = f[i].residual < 0 && luthier__cal_has(cal, gn->inputs[0]);
-    t->out_u8 = t->q && luthier__cal_has(cal, f[i].out) && !g->tensors[f[i].out].is_output;
-    t->op = gn->d.op;
-    t->act = f[i].act;
-    t->cmin = f[i].cmin;
-    t->cmax = f[i].cmax;
-    t->residual = f[i].residual >= 0;
     t->first_node = i;
-    t->flops = gn->flops;
-    if (gn->d.op == LUTHIER_OP_CONV2D) {
-        const luthier__gtensor *w = &g->tensors[gn->inputs[1]];
-        luthier_conv2d_desc *cd = &t->cd;
-        int64_t oh = 1, ow = 1;
-        cd->batch = x->shape[0]; cd->in_channels = x->shape[1]; cd->in_h = x->shape[2]; cd->in_w = x->shape[3];
-        cd->out_channels = w->shape[0]; cd->kernel_h = w->shape[2]; cd->kernel_w = w->shape[3];
-        cd->stride_h = gn->d.stride[0] ? gn->d.stride[0] : 1; cd->stride_w = gn->d.stride[1] ? gn->d.stride[1] : 1;
-        cd->dilation_h = gn->d.dilation[0] ? gn->d.dilation[0] : 1; cd->dilation_w = gn->d.dilation[1] ? gn->d.dilation[1] : 1;
-        cd->pad_top = gn->d.pads[0]; cd->pad_left = gn->d.pads[1]; cd->pad_bottom = gn->d.pads[2]; cd->pad_right = gn->d.pads[3];
-        cd->groups = gn->d.groups ? gn->d.groups : 1;
-        cd->layout = LUTHIER_LAYOUT_NHWC;
-        cd->activation = t->act;
-        cd->clamp_min = t->cmin;
-        cd->clamp_max = t->cmax;
-        cd->accumulate = t->residual;
-        luthier_conv2d_output_size(cd, &oh, &ow);
-        t->bytes = 4.0 * ((double)(x->shape[0] * x->shape[1] * x->shape[2] * x->shape[3]) +
-                          (double)(w->shape[0] * w->shape[1] * w->shape[2] * w->shape[3]) +
-                          (double)(cd->batch * cd->out_channels * oh * ow));
-        snprintf(t->sig, sizeof t->sig,
-                 "conv2d n%lld c%lld h%lld w%lld o%lld k%lldx%lld s%lldx%lld p%lld,%lld,%lld,%lld d%lldx%lld g%lld act=%s res=%d",
-                 (long long)cd->batch, (long long)cd->in_channels, (long long)cd->in_h, (long long)cd->in_w,
-                 (long long)cd->out_channels, (long long)cd->kernel_h, (long long)cd->kernel_w, (long long)cd->stride_h,
-                 (long long)cd->stride_w, (long long)cd->pad_top, (long long)cd->pad_left, (long long)cd->pad_bottom,
-                 (long long)cd->pad_right, (long long)cd->dilation_h, (long long)cd->dilation_w, (long long)cd->groups,
-                 luthier__act_name(t->act), t->residual);
-    } else {
-        const luthier__gtensor *w = &g->tensors[gn->inputs[1]];
-        int ok;
-        t->trans_w = gn->d.trans_b;
-        t->n = gn->d.trans_b ? w->shape[1] : w->shape[0];
-        t->k = gn->d.trans_b ? w->shape[0] : w->shape[1];
-        t->m = (int64_t)(luthier__numel(x->rank, x->shape, &ok) / (uint64_t)t->k);
-        t->bytes = 4.0 * (double)(t->m * t->k + t->k * t->n + t->m * t->n);
-        snprintf(t->sig, sizeof t->sig, "dense m%lld n%lld k%lld wt%d act=%s res=%d", (long long)t->m, (long long)t->n,
-                 (long long)t->k, t->trans_w, luthier__act_name(t->act), t->residual);
-    }
-    if (t->act == LUTHIER_ACTIVATION_CLAMP) {
-        size_t n = strlen(t->sig);
-        snprintf(t->sig + n, sizeof t->sig - n, " clamp=%g,%g", (double)t->cmin, (double)t->cmax);
-    }
-    if (t->q) {
-        char tmp[sizeof t->sig + 16];
-        snprintf(tmp, sizeof tmp, "int8 %s out=%s", t->sig, t->out_u8 ? "u8" : "f32");
-        tmp[sizeof t->sig - 1] = 0;
-        memcpy(t->sig, tmp, sizeof t->sig);
-        t->bytes *= 0.25; /* one byte per element */
-    }
-    return 1;
-}
-
-/* Fusion decisions of g without folding weights (-1 prod, 0 cons), of its int8 plan with cal;
-   NULL on OOM. */
-LUTHIER_PRIVATE luthier__fuse *luthier__fuse_only(const luthier_graph *g, const luthier_calibration *cal) {
-    luthier__fuse *f = (luthier__fuse *)luthier__alloc(sizeof *f * (size_t)(g->num_nodes + 1));
-    int *prod = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
-    int *cons = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
-    int i, oom = 0;
-    if (!f || !prod || !cons) {
-        luthier__free(f);
-        luthier__free(prod);
-        luthier__free(cons);
-        return NULL;
-    }
-    memset(f, 0, sizeof *f * (size_t)(g->num_nodes + 1));
-    memset(cons, 0, sizeof(int) * (size_t)(g->num_tensors + 1));
-    for (i = 0; i < g->num_tensors; i++) prod[i] = -1;
-    for (i = 0; i < g->num_outputs; i++) cons[g->outputs[i]]++;
-    luthier__fuse_graph(g, f, prod, cons, 0, 0, cal, 0, &oom);
-    luthier__free(prod);
-    luthier__free(cons);
-    return f;
-}
-
-LUTHIER_API luthier_status luthier_tune_signature(const luthier_graph *g, int node, char *buf, size_t size) {
-    luthier__fuse *f;
-    luthier__task t;
-    int ok;
-    if (!g || !buf || !size || node < 0 || node >= g->num_nodes) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    if (!(f = luthier__fuse_only(g, NULL))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    ok = luthier__task_of(g, f, node, NULL, &t);
-    luthier__free(f);
-    if (!ok) return LUTHIER_STATUS_NOT_FOUND;
-    snprintf(buf, size, "%s", t.sig);
-    return LUTHIER_STATUS_OK;
-}
-
-/* One line: per cluster name@capacity:cpus(core), then threads and CPU features. */
-LUTHIER_API int luthier_tune_fingerprint(const luthier_context *ctx, char *buf, size_t size) {
-    size_t used = 0;
-    int c;
-    if (!ctx || !buf || !size) return 0;
-    buf[0] = 0;
-    for (c = 0; c < ctx->topology.num_clusters && used < size; c++) {
-        const luthier_cluster *cl = &ctx->topology.clusters[c];
-        char cpus[256];
-        luthier__format_cpulist(cl->cpus, cl->num_cpus, cpus, sizeof cpus);
-        used += (size_t)snprintf(buf + used, size - used, "%s%s@%.2f:%s(%s)", c ? ";" : "", cl->name, cl->capacity, cpus,
-                                 cl->core);
-    }
-    if (used < size)
-        used += (size_t)snprintf(buf + used, size - used, "|threads=%d|features=%#x", ctx->pool->num_threads, ctx->cpu_features);
-    for (c = 0; buf[c]; c++)
-        if (buf[c] == '\t' || buf[c] == '\n' || buf[c] == '\r') buf[c] = ' ';
-    return (int)strlen(buf);
+    return luthier__layer_of(g, f, i, cal, &t->l);
 }
 
 /* >>impl-tune-space: candidates and their features */
@@ -322,33 +190,33 @@ LUTHIER_PRIVATE void luthier__cand_features(const luthier_context *ctx, const lu
     const luthier__pool *p = ctx->pool;
     double m, n, k;
     int i, j = 0;
-    if (t->op == LUTHIER_OP_CONV2D) {
+    if (t->l.op == LUTHIER_OP_CONV2D) {
         int64_t oh = 1, ow = 1;
-        luthier_conv2d_output_size(&t->cd, &oh, &ow);
-        m = (double)(t->cd.batch * oh * ow);
-        n = (double)(t->cd.out_channels / t->cd.groups);
-        k = (double)(t->cd.in_channels / t->cd.groups * t->cd.kernel_h * t->cd.kernel_w);
+        luthier_conv2d_output_size(&t->l.cd, &oh, &ow);
+        m = (double)(t->l.cd.batch * oh * ow);
+        n = (double)(t->l.cd.out_channels / t->l.cd.groups);
+        k = (double)(t->l.cd.in_channels / t->l.cd.groups * t->l.cd.kernel_h * t->l.cd.kernel_w);
     } else {
-        m = (double)t->m;
-        n = (double)t->n;
-        k = (double)t->k;
+        m = (double)t->l.m;
+        n = (double)t->l.n;
+        k = (double)t->l.k;
     }
     f[j++] = (float)luthier__log2p(m);
     f[j++] = (float)luthier__log2p(n);
     f[j++] = (float)luthier__log2p(k);
-    f[j++] = (float)luthier__log2p(t->flops);
-    f[j++] = (float)luthier__log2p(t->bytes);
-    f[j++] = (float)(t->flops / (t->bytes + 1.0));
-    f[j++] = t->op == LUTHIER_OP_CONV2D ? (float)t->cd.kernel_h : 0.0f;
-    f[j++] = t->op == LUTHIER_OP_CONV2D ? (float)t->cd.stride_h : 0.0f;
-    f[j++] = t->op == LUTHIER_OP_CONV2D ? (float)luthier__log2p((double)t->cd.groups) : 0.0f;
-    f[j++] = t->op == LUTHIER_OP_CONV2D ? (float)luthier__log2p((double)t->cd.in_channels) : 0.0f;
+    f[j++] = (float)luthier__log2p(t->l.flops);
+    f[j++] = (float)luthier__log2p(t->l.bytes);
+    f[j++] = (float)(t->l.flops / (t->l.bytes + 1.0));
+    f[j++] = t->l.op == LUTHIER_OP_CONV2D ? (float)t->l.cd.kernel_h : 0.0f;
+    f[j++] = t->l.op == LUTHIER_OP_CONV2D ? (float)t->l.cd.stride_h : 0.0f;
+    f[j++] = t->l.op == LUTHIER_OP_CONV2D ? (float)luthier__log2p((double)t->l.cd.groups) : 0.0f;
+    f[j++] = t->l.op == LUTHIER_OP_CONV2D ? (float)luthier__log2p((double)t->l.cd.in_channels) : 0.0f;
     f[j++] = (float)c->algo; /* trees split on categories well enough with the index */
     for (i = LUTHIER_CONV_IM2COL; i <= LUTHIER_CONV_WINOGRAD_6X3 && j < 18; i++) f[j++] = c->algo == i ? 1.0f : 0.0f;
     if (c->kernel >= 0) {
         luthier_kernel_info ki;
         memset(&ki, 0, sizeof ki);
-        if (t->q) luthier_qkernel_get(c->kernel, &ki);
+        if (t->l.q) luthier_qkernel_get(c->kernel, &ki);
         else luthier_kernel_get(c->kernel, &ki);
         if (!ki.nr) ki.nr = 1;
         f[j++] = (float)ki.mr;
@@ -393,7 +261,7 @@ LUTHIER_PRIVATE int luthier__share_sets(int nc, int step, short (*out)[LUTHIER__
 LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const luthier__task *t, int step, int dynamic,
                                                    size_t *count) {
     short shares[256][LUTHIER__TUNE_MAX_SHARES];
-    int nc = ctx->pool->num_clusters, nsh, a, k, s, nk = t->q ? luthier_qkernel_count() : luthier_kernel_count(), have_simd = 0;
+    int nc = ctx->pool->num_clusters, nsh, a, k, s, nk = t->l.q ? luthier_qkernel_count() : luthier_kernel_count(), have_simd = 0;
     size_t n = 0, cap = 0;
     luthier__cand *c = NULL;
     char saved[256];
@@ -402,36 +270,36 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
     else nsh = luthier__share_sets(nc, step, shares, 256);
     for (k = 0; k < nk; k++) {
         luthier_kernel_info ki;
-        if (t->q) luthier_qkernel_get(k, &ki);
+        if (t->l.q) luthier_qkernel_get(k, &ki);
         else luthier_kernel_get(k, &ki);
         if ((ki.required_cpu_features & ~ctx->cpu_features) == 0 && strcmp(ki.isa, "scalar") != 0) have_simd = 1;
     }
     snprintf(saved, sizeof saved, "%s", ctx->error);
-    for (a = 0; a < (t->op == LUTHIER_OP_CONV2D ? (int)LUTHIER_CONV_ALGORITHM_COUNT : 1); a++) {
-        if (t->op == LUTHIER_OP_CONV2D && t->q) {
+    for (a = 0; a < (t->l.op == LUTHIER_OP_CONV2D ? (int)LUTHIER_CONV_ALGORITHM_COUNT : 1); a++) {
+        if (t->l.op == LUTHIER_OP_CONV2D && t->l.q) {
             /* int8: IM2COL any layer, 1X1 without padding, DEPTHWISE */
-            const luthier_conv2d_desc *cd = &t->cd;
+            const luthier_conv2d_desc *cd = &t->l.cd;
             if (!(a == LUTHIER_CONV_IM2COL ||
                   (a == LUTHIER_CONV_1X1 && cd->kernel_h == 1 && cd->kernel_w == 1 && !cd->pad_top && !cd->pad_left &&
                    !cd->pad_bottom && !cd->pad_right) ||
                   (a == LUTHIER_CONV_DEPTHWISE && cd->groups == cd->in_channels && cd->groups == cd->out_channels)))
                 continue;
-        } else if (t->op == LUTHIER_OP_CONV2D &&
-                   (a == LUTHIER_CONV_AUTO || luthier_conv2d_algorithm_valid(ctx, &t->cd, (luthier_conv_algorithm)a) != LUTHIER_STATUS_OK)) {
+        } else if (t->l.op == LUTHIER_OP_CONV2D &&
+                   (a == LUTHIER_CONV_AUTO || luthier_conv2d_algorithm_valid(ctx, &t->l.cd, (luthier_conv_algorithm)a) != LUTHIER_STATUS_OK)) {
             continue;
         }
         for (k = -1; k < nk; k++) {
             luthier_kernel_info ki;
             int per = (nsh ? nsh : 1) + (dynamic ? 1 : 0), q;
             if (k < 0) {
-                if (a != LUTHIER_CONV_DEPTHWISE || t->op != LUTHIER_OP_CONV2D) continue;
+                if (a != LUTHIER_CONV_DEPTHWISE || t->l.op != LUTHIER_OP_CONV2D) continue;
             } else {
-                if (t->op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_DEPTHWISE) continue;
-                if (t->q) luthier_qkernel_get(k, &ki);
+                if (t->l.op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_DEPTHWISE) continue;
+                if (t->l.q) luthier_qkernel_get(k, &ki);
                 else luthier_kernel_get(k, &ki);
                 if ((ki.required_cpu_features & ~ctx->cpu_features) != 0) continue;
                 if (have_simd && strcmp(ki.isa, "scalar") == 0) continue;
-                if (!t->q && t->op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_IMPLICIT_GEMM && ki.kind != LUTHIER_KERNEL_HYBRID) continue;
+                if (!t->l.q && t->l.op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_IMPLICIT_GEMM && ki.kind != LUTHIER_KERNEL_HYBRID) continue;
             }
             if (n + (size_t)per > cap) {
                 size_t ncap = cap ? cap * 2 : 256;
@@ -549,35 +417,35 @@ LUTHIER_PRIVATE void luthier__evict(luthier__tmeas *m, const void *p, size_t byt
    caller sets algorithm and kernel. Dense tasks are 1x1 convolutions over m pixels. */
 LUTHIER_PRIVATE void luthier__tune_qdesc(const luthier__task *t, luthier_qconv2d_desc *qd) {
     memset(qd, 0, sizeof *qd);
-    if (t->op == LUTHIER_OP_CONV2D) {
-        const luthier_conv2d_desc *cd = &t->cd;
+    if (t->l.op == LUTHIER_OP_CONV2D) {
+        const luthier_conv2d_desc *cd = &t->l.cd;
         qd->batch = cd->batch; qd->in_channels = cd->in_channels; qd->in_h = cd->in_h; qd->in_w = cd->in_w;
         qd->out_channels = cd->out_channels; qd->kernel_h = cd->kernel_h; qd->kernel_w = cd->kernel_w;
         qd->stride_h = cd->stride_h; qd->stride_w = cd->stride_w; qd->dilation_h = cd->dilation_h; qd->dilation_w = cd->dilation_w;
         qd->pad_top = cd->pad_top; qd->pad_left = cd->pad_left; qd->pad_bottom = cd->pad_bottom; qd->pad_right = cd->pad_right;
         qd->groups = cd->groups;
     } else {
-        qd->batch = t->m;
-        qd->in_channels = t->k;
-        qd->out_channels = t->n;
+        qd->batch = t->l.m;
+        qd->in_channels = t->l.k;
+        qd->out_channels = t->l.n;
         qd->in_h = qd->in_w = qd->kernel_h = qd->kernel_w = 1;
     }
     qd->layout = LUTHIER_LAYOUT_NHWC;
     qd->input_zero_point = 3;
-    if (t->out_u8) {
+    if (t->l.out_u8) {
         qd->output = LUTHIER_QOUTPUT_UINT8;
-        qd->output_zero_point = t->act == LUTHIER_ACTIVATION_NONE ? 128 : 0;
+        qd->output_zero_point = t->l.act == LUTHIER_ACTIVATION_NONE ? 128 : 0;
         qd->multiplier = 1 << 30;
         qd->shift = 12;
-        qd->output_min = t->act == LUTHIER_ACTIVATION_NONE ? 0 : qd->output_zero_point;
-        qd->output_max = t->act == LUTHIER_ACTIVATION_RELU6 ? 200 : 255;
+        qd->output_min = t->l.act == LUTHIER_ACTIVATION_NONE ? 0 : qd->output_zero_point;
+        qd->output_max = t->l.act == LUTHIER_ACTIVATION_RELU6 ? 200 : 255;
     } else {
         qd->output = LUTHIER_QOUTPUT_FLOAT;
         qd->input_scale = 0.02f;
         qd->weight_scale = 0.01f;
-        qd->activation = t->act;
-        qd->clamp_min = t->cmin;
-        qd->clamp_max = t->cmax;
+        qd->activation = t->l.act;
+        qd->clamp_min = t->l.cmin;
+        qd->clamp_max = t->l.cmax;
     }
 }
 
@@ -606,22 +474,22 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
         memset(&m->cache[slot], 0, sizeof m->cache[slot]);
         m->cache[slot].algo = c->algo;
         m->cache[slot].kernel = c->kernel;
-        if (t->q) {
+        if (t->l.q) {
             luthier_qconv2d_desc qd;
             luthier__tune_qdesc(t, &qd);
             qd.algorithm = (luthier_conv_algorithm)c->algo;
             qd.kernel = c->kernel >= 0 ? luthier__qkernels[c->kernel].name : NULL;
-            s = luthier_qconv2d_create(ctx, &qd, (const int8_t *)m->w, t->out_u8 ? (const int32_t *)m->bias : NULL,
+            s = luthier_qconv2d_create(ctx, &qd, (const int8_t *)m->w, t->l.out_u8 ? (const int32_t *)m->bias : NULL,
                                        &m->cache[slot].qconv);
-        } else if (t->op == LUTHIER_OP_CONV2D) {
-            luthier_conv2d_desc cd = t->cd;
+        } else if (t->l.op == LUTHIER_OP_CONV2D) {
+            luthier_conv2d_desc cd = t->l.cd;
             cd.algorithm = (luthier_conv_algorithm)c->algo;
             cd.kernel = c->kernel >= 0 ? luthier__ukernels[c->kernel].name : NULL;
             s = luthier_conv2d_create(ctx, &cd, m->w, m->bias, &m->cache[slot].conv);
         } else {
             memset(&sd, 0, sizeof sd);
-            sd.m = t->m; sd.n = t->n; sd.k = t->k;
-            sd.trans_b = !t->trans_w;
+            sd.m = t->l.m; sd.n = t->l.n; sd.k = t->l.k;
+            sd.trans_b = !t->l.trans_w;
             sd.kernel = luthier__ukernels[c->kernel].name;
             s = luthier_sgemm_pack_b(ctx, &sd, m->w, &m->cache[slot].pb);
         }
@@ -631,13 +499,13 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
         }
     }
     m->cache[slot].used = ++m->tick;
-    if (t->q) {
+    if (t->l.q) {
         luthier_qconv2d_layer *qv = m->cache[slot].qconv;
         qv->cd.schedule = sch;
         qv->cd.num_ratios = nr;
         for (i = 0; i < nr; i++) qv->ratios[i] = ratios[i];
         qv->cd.ratios = nr ? qv->ratios : NULL;
-    } else if (t->op == LUTHIER_OP_CONV2D) {
+    } else if (t->l.op == LUTHIER_OP_CONV2D) {
         luthier_conv2d_layer *cv = m->cache[slot].conv;
         cv->d.schedule = sch;
         cv->d.num_ratios = nr;
@@ -645,26 +513,26 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
         cv->d.ratios = nr ? cv->ratios : NULL;
     } else {
         memset(&sd, 0, sizeof sd);
-        sd.m = t->m; sd.n = t->n; sd.k = t->k;
-        sd.trans_b = !t->trans_w;
+        sd.m = t->l.m; sd.n = t->l.n; sd.k = t->l.k;
+        sd.trans_b = !t->l.trans_w;
         sd.bias = m->bias;
-        sd.activation = t->act;
-        sd.clamp_min = t->cmin;
-        sd.clamp_max = t->cmax;
-        sd.accumulate = t->residual;
+        sd.activation = t->l.act;
+        sd.clamp_min = t->l.cmin;
+        sd.clamp_max = t->l.cmax;
+        sd.accumulate = t->l.residual;
         sd.schedule = sch;
         sd.ratios = nr ? ratios : NULL;
         sd.num_ratios = nr;
     }
 #define LUTHIER__EVICT()                                                                                        \
     do {                                                                                                        \
-        if (t->q) luthier__evict(m, m->cache[slot].qconv->packed, m->cache[slot].qconv->group_bytes * (size_t)t->cd.groups); \
-        else if (t->op == LUTHIER_OP_CONV2D) luthier__evict(m, m->cache[slot].conv->packed, luthier__conv_packed_bytes(m->cache[slot].conv)); \
+        if (t->l.q) luthier__evict(m, m->cache[slot].qconv->packed, m->cache[slot].qconv->group_bytes * (size_t)t->l.cd.groups); \
+        else if (t->l.op == LUTHIER_OP_CONV2D) luthier__evict(m, m->cache[slot].conv->packed, luthier__conv_packed_bytes(m->cache[slot].conv)); \
         else luthier__evict(m, m->cache[slot].pb->data, m->cache[slot].pb->layout.bytes);                         \
     } while (0)
 #define LUTHIER__RUN_ONCE()                                                                                     \
-    (t->q ? luthier_qconv2d_run(ctx, m->cache[slot].qconv, (const uint8_t *)m->in, m->out)                    \
-          : t->op == LUTHIER_OP_CONV2D ? luthier_conv2d_run(ctx, m->cache[slot].conv, m->in, m->out)          \
+    (t->l.q ? luthier_qconv2d_run(ctx, m->cache[slot].qconv, (const uint8_t *)m->in, m->out)                    \
+          : t->l.op == LUTHIER_OP_CONV2D ? luthier_conv2d_run(ctx, m->cache[slot].conv, m->in, m->out)          \
                                        : luthier_sgemm_packed(ctx, &sd, m->in, m->cache[slot].pb, m->out))
     t0 = luthier__tune_now();
     if ((s = LUTHIER__RUN_ONCE()) != LUTHIER_STATUS_OK) return -1.0; /* warm-up */
@@ -734,21 +602,21 @@ LUTHIER_PRIVATE double luthier__tune_measure(void *user, size_t i, double *busy)
 LUTHIER_PRIVATE int luthier__tmeas_data(luthier__tmeas *m, const luthier__task *t) {
     size_t i;
     uint64_t st = 0x1234567;
-    if (t->op == LUTHIER_OP_CONV2D) {
+    if (t->l.op == LUTHIER_OP_CONV2D) {
         int64_t oh = 1, ow = 1;
-        luthier_conv2d_output_size(&t->cd, &oh, &ow);
-        m->in_n = (size_t)(t->cd.batch * t->cd.in_channels * t->cd.in_h * t->cd.in_w);
-        m->out_n = (size_t)(t->cd.batch * t->cd.out_channels * oh * ow);
-        m->w_n = (size_t)(t->cd.out_channels * (t->cd.in_channels / t->cd.groups) * t->cd.kernel_h * t->cd.kernel_w);
+        luthier_conv2d_output_size(&t->l.cd, &oh, &ow);
+        m->in_n = (size_t)(t->l.cd.batch * t->l.cd.in_channels * t->l.cd.in_h * t->l.cd.in_w);
+        m->out_n = (size_t)(t->l.cd.batch * t->l.cd.out_channels * oh * ow);
+        m->w_n = (size_t)(t->l.cd.out_channels * (t->l.cd.in_channels / t->l.cd.groups) * t->l.cd.kernel_h * t->l.cd.kernel_w);
     } else {
-        m->in_n = (size_t)(t->m * t->k);
-        m->out_n = (size_t)(t->m * t->n);
-        m->w_n = (size_t)(t->n * t->k);
+        m->in_n = (size_t)(t->l.m * t->l.k);
+        m->out_n = (size_t)(t->l.m * t->l.n);
+        m->w_n = (size_t)(t->l.n * t->l.k);
     }
     m->in = (float *)luthier__alloc(sizeof(float) * m->in_n);
     m->out = (float *)luthier__alloc(sizeof(float) * m->out_n);
     m->w = (float *)luthier__alloc(sizeof(float) * m->w_n);
-    m->bias = (float *)luthier__alloc(sizeof(float) * (size_t)(t->op == LUTHIER_OP_CONV2D ? t->cd.out_channels : t->n));
+    m->bias = (float *)luthier__alloc(sizeof(float) * (size_t)(t->l.op == LUTHIER_OP_CONV2D ? t->l.cd.out_channels : t->l.n));
     /* fallback eviction buffer (see luthier__evict) */
     m->flush_bytes = 2 * (m->ctx->caches.l2 > 0 ? m->ctx->caches.l2 : ((size_t)1 << 20)) + m->ctx->caches.l1d;
     m->flush = (unsigned char *)luthier__alloc(m->flush_bytes);
@@ -757,10 +625,10 @@ LUTHIER_PRIVATE int luthier__tmeas_data(luthier__tmeas *m, const luthier__task *
     for (i = 0; i < m->in_n; i++) m->in[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-7f - 0.8f;
     for (i = 0; i < m->w_n; i++) m->w[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-9f - 0.008f;
     for (i = 0; i < m->out_n; i++) m->out[i] = 0.0f;
-    for (i = 0; i < (size_t)(t->op == LUTHIER_OP_CONV2D ? t->cd.out_channels : t->n); i++) m->bias[i] = 0.01f;
-    if (t->q) { /* the same buffers hold uint8 input, int8 weights and int32 bias */
+    for (i = 0; i < (size_t)(t->l.op == LUTHIER_OP_CONV2D ? t->l.cd.out_channels : t->l.n); i++) m->bias[i] = 0.01f;
+    if (t->l.q) { /* the same buffers hold uint8 input, int8 weights and int32 bias */
         for (i = 0; i < m->w_n; i++) ((int8_t *)m->w)[i] = (int8_t)((int)(i * 37 % 255) - 127);
-        for (i = 0; i < (size_t)(t->op == LUTHIER_OP_CONV2D ? t->cd.out_channels : t->n); i++) ((int32_t *)m->bias)[i] = 100;
+        for (i = 0; i < (size_t)(t->l.op == LUTHIER_OP_CONV2D ? t->l.cd.out_channels : t->l.n); i++) ((int32_t *)m->bias)[i] = 100;
     }
     return 1;
 }
@@ -783,163 +651,8 @@ LUTHIER_PRIVATE void luthier__cand_config(const luthier_context *ctx, const luth
     memset(cfg, 0, sizeof *cfg);
     cfg->algorithm = (luthier_conv_algorithm)c->algo;
     if (c->kernel >= 0)
-        snprintf(cfg->kernel, sizeof cfg->kernel, "%s", t->q ? luthier__qkernels[c->kernel].name : luthier__ukernels[c->kernel].name);
+        snprintf(cfg->kernel, sizeof cfg->kernel, "%s", t->l.q ? luthier__qkernels[c->kernel].name : luthier__ukernels[c->kernel].name);
     luthier__cand_ratios(ctx, c, &cfg->schedule, cfg->ratios, &cfg->num_ratios);
-}
-
-LUTHIER_PRIVATE void luthier__ratios_str(const luthier_node_config *cfg, char *buf, size_t size) {
-    size_t used = 0;
-    int i;
-    buf[0] = 0;
-    if (!cfg->num_ratios) {
-        snprintf(buf, size, "default");
-        return;
-    }
-    for (i = 0; i < cfg->num_ratios && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%g", i ? "," : "", (double)cfg->ratios[i]);
-}
-
-/* Parses one record line into (fingerprint, signature, config); 0 when malformed. */
-LUTHIER_PRIVATE int luthier__record_parse(char *line, char **fp, char **sig, luthier_node_config *cfg) {
-    char *field[8];
-    int nf = 0, a;
-    char *p = line, *q;
-    while (nf < 8) {
-        field[nf++] = p;
-        if (!(q = strchr(p, '\t'))) break;
-        *q = 0;
-        p = q + 1;
-    }
-    if (nf != 8 || strchr(field[7], '\t')) return 0;
-    memset(cfg, 0, sizeof *cfg);
-    *fp = field[0];
-    *sig = field[1];
-    for (a = 0; a < (int)LUTHIER_CONV_ALGORITHM_COUNT; a++)
-        if (strcmp(field[2], luthier_conv_algorithm_name((luthier_conv_algorithm)a)) == 0) break;
-    if (a == (int)LUTHIER_CONV_ALGORITHM_COUNT && strcmp(field[2], "-") != 0) return 0;
-    cfg->algorithm = a == (int)LUTHIER_CONV_ALGORITHM_COUNT ? LUTHIER_CONV_AUTO : (luthier_conv_algorithm)a;
-    if (strcmp(field[3], "-") != 0) {
-        int idx;
-        if (strlen(field[3]) >= sizeof cfg->kernel ||
-            (luthier_kernel_find(field[3], &idx) != LUTHIER_STATUS_OK && luthier_qkernel_find(field[3], &idx) != LUTHIER_STATUS_OK))
-            return 0;
-        snprintf(cfg->kernel, sizeof cfg->kernel, "%s", field[3]);
-    }
-    if (strcmp(field[4], "dynamic") == 0) cfg->schedule = LUTHIER_SCHEDULE_DYNAMIC;
-    else if (strcmp(field[4], "ratio") != 0) return 0;
-    if (strcmp(field[5], "default") != 0) {
-        char *s = field[5], *end;
-        while (*s) {
-            double v = strtod(s, &end);
-            if (end == s || !(v >= 0 && v <= 1e6) || cfg->num_ratios >= LUTHIER_MAX_CLUSTERS) return 0;
-            cfg->ratios[cfg->num_ratios++] = (float)v;
-            s = *end == ',' ? end + 1 : end;
-            if (*end && *end != ',') return 0;
-        }
-        if (!cfg->num_ratios) return 0;
-    }
-    return 1;
-}
-
-/* Records and cost-model files: at most 64 MiB (a network's records are a few KiB). */
-LUTHIER_PRIVATE luthier_status luthier__read_file(const char *path, char **text, size_t *len, char *err, size_t err_size) {
-    return luthier_read_file(path, (size_t)64 << 20, (void **)text, len, err, err_size);
-}
-
-/* Applies the records in text (name: for messages) to configs; the lines are parsed in place
-   from a private copy, so text may live in read-only memory (firmware: a const array). */
-LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, const luthier_graph *g, const char *name,
-                                                      const char *text, size_t len, const luthier_calibration *cal,
-                                                      luthier_node_config *configs, int *matched) {
-    char fpr[640], *buf, *line, *next;
-    luthier__fuse *f;
-    luthier__task t;
-    int i, lineno = 0, bad = 0, foreign = 0, n = 0, header = 0;
-    luthier_status s = LUTHIER_STATUS_OK;
-    if (!(buf = (char *)luthier__alloc(len + 1))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "records: out of memory");
-    memcpy(buf, text, len);
-    buf[len] = 0;
-    if (!(f = luthier__fuse_only(g, cal))) {
-        luthier__free(buf);
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "records: out of memory");
-    }
-    luthier_tune_fingerprint(ctx, fpr, sizeof fpr);
-    for (line = buf; line; line = next) {
-        char *fp, *sig;
-        luthier_node_config cfg;
-        size_t ll;
-        if ((next = strchr(line, '\n'))) *next++ = 0;
-        lineno++;
-        ll = strlen(line);
-        while (ll && line[ll - 1] == '\r') line[--ll] = 0;
-        if (!ll || line[0] == '#') continue;
-        if (!header) {
-            if (strncmp(line, "luthier-records ", 16) != 0 || atoi(line + 16) != 1) {
-                s = luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
-                                  "records: '%s' line %d is '%.40s', expected 'luthier-records 1' (another version or not a records file)",
-                                  name, lineno, line);
-                break;
-            }
-            header = 1;
-            continue;
-        }
-        if (!luthier__record_parse(line, &fp, &sig, &cfg)) {
-            bad++;
-            continue;
-        }
-        if (strcmp(fp, fpr) != 0) {
-            foreign++;
-            continue;
-        }
-        for (i = 0; i < g->num_nodes; i++)
-            if (luthier__task_of(g, f, i, cal, &t) && strcmp(t.sig, sig) == 0) {
-                if (t.op == LUTHIER_OP_DENSE) cfg.algorithm = LUTHIER_CONV_AUTO;
-                configs[i] = cfg;
-                n++;
-            }
-    }
-    luthier__free(f);
-    luthier__free(buf);
-    if (s != LUTHIER_STATUS_OK) return s;
-    if (matched) *matched = n;
-    if (!header) return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE, "records: '%s' has no 'luthier-records 1' header", name);
-    if (bad || foreign)
-        luthier__fail(ctx, LUTHIER_STATUS_OK,
-                      "records: '%s': %d node%s configured; %d malformed line%s skipped, %d line%s for another machine ignored (this one: %s)",
-                      name, n, n == 1 ? "" : "s", bad, bad == 1 ? "" : "s", foreign, foreign == 1 ? "" : "s", fpr);
-    return LUTHIER_STATUS_OK;
-}
-
-/* Records from path (read whole: records files are small) or text, for g's fp32 plan or, with
-   cal, its int8 plan (luthier_plan_create uses that); the public calls below wrap it. */
-LUTHIER_PRIVATE luthier_status luthier__records_for_plan(luthier_context *ctx, const luthier_graph *g, const char *path,
-                                                         const char *text, const luthier_calibration *cal,
-                                                         luthier_node_config *configs, int *matched) {
-    char *buf = NULL, err[400];
-    size_t len = 0;
-    luthier_status s;
-    ctx->error[0] = 0;
-    if (matched) *matched = 0;
-    if (text) return luthier__records_apply(ctx, g, "(text)", text, strlen(text), cal, configs, matched);
-    if ((s = luthier__read_file(path, &buf, &len, err, sizeof err)) != LUTHIER_STATUS_OK)
-        return luthier__fail(ctx, s, "records: %s", err);
-    s = luthier__records_apply(ctx, g, path, buf, len, cal, configs, matched);
-    luthier__free(buf);
-    return s;
-}
-
-LUTHIER_API luthier_status luthier_records_apply_text(luthier_context *ctx, const luthier_graph *g, const char *text,
-                                                      luthier_node_config *configs, int *matched) {
-    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    if (!g || !text || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, text or configs is NULL");
-    return luthier__records_for_plan(ctx, g, NULL, text, NULL, configs, matched);
-}
-
-LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const luthier_graph *g, const char *path,
-                                                 luthier_node_config *configs, int *matched) {
-    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    if (!g || !path || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, path or configs is NULL");
-    return luthier__records_for_plan(ctx, g, path, NULL, NULL, configs, matched);
 }
 
 /* >>impl-tune-svg: time over (kernel x share of cluster 0, or x algorithm) for one task */
@@ -981,8 +694,8 @@ LUTHIER_PRIVATE void luthier__write_heatmap(luthier_context *ctx, luthier__tmeas
             } else {
                 cd.algo = (short)(c + 1);
             }
-            if (t->op == LUTHIER_OP_CONV2D &&
-                (luthier_conv2d_algorithm_valid(ctx, &t->cd, (luthier_conv_algorithm)cd.algo) != LUTHIER_STATUS_OK ||
+            if (t->l.op == LUTHIER_OP_CONV2D &&
+                (luthier_conv2d_algorithm_valid(ctx, &t->l.cd, (luthier_conv_algorithm)cd.algo) != LUTHIER_STATUS_OK ||
                  (cd.algo == LUTHIER_CONV_IMPLICIT_GEMM && ki.kind != LUTHIER_KERNEL_HYBRID) || cd.algo == LUTHIER_CONV_DEPTHWISE))
                 ms = -1;
             else
@@ -1000,7 +713,7 @@ LUTHIER_PRIVATE void luthier__write_heatmap(luthier_context *ctx, luthier__tmeas
         }
     fprintf(fh, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
             260 + cols * 64, 90 + rows * 22);
-    fprintf(fh, "<text x=\"10\" y=\"18\" font-size=\"13\">%s</text>\n", t->sig);
+    fprintf(fh, "<text x=\"10\" y=\"18\" font-size=\"13\">%s</text>\n", t->l.sig);
     fprintf(fh, "<text x=\"10\" y=\"36\">time per run (ms) by kernel and %s; darker is faster; algorithm %s</text>\n",
             by_share ? "share of the fastest cluster" : "algorithm",
             by_share ? luthier_conv_algorithm_name((luthier_conv_algorithm)best->algo) : "per column");
@@ -1334,14 +1047,14 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         if (!luthier__task_of(g, f, i, d.int8, &t)) continue;
         res.ops++;
         for (j = 0; j < ntasks; j++)
-            if (strcmp(tasks[j].sig, t.sig) == 0) break;
+            if (strcmp(tasks[j].l.sig, t.l.sig) == 0) break;
         if (j == ntasks) tasks[ntasks++] = t;
         tasks[j].ops++;
         node_task[i] = j;
     }
     res.tasks = ntasks;
     luthier_tune_fingerprint(ctx, fpr, sizeof fpr);
-    if (rec) fprintf(rec, "luthier-records 1\n# machine: %s\n# fields: fingerprint, signature, algorithm, kernel, schedule, ratios, ms, default_ms\n", fpr);
+    if (rec) luthier__records_write_header(rec, fpr);
     for (i = 0; i < ntasks; i++) {
         luthier__task *t = &tasks[i];
         luthier__tmeas m;
@@ -1369,8 +1082,8 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         /* the task's share of the remaining time, by FLOPs */
         {
             double rem_flops = 0, left = d.budget_seconds - (now - t_start);
-            for (j = i; j < ntasks; j++) rem_flops += tasks[j].flops * tasks[j].ops;
-            share = rem_flops > 0 ? left * (t->flops * t->ops) / rem_flops : left;
+            for (j = i; j < ntasks; j++) rem_flops += tasks[j].l.flops * tasks[j].ops;
+            share = rem_flops > 0 ? left * (t->l.flops * t->ops) / rem_flops : left;
             if (share < 0.2 && left > 0.2) share = 0.2;
             m.deadline = d.exhaustive ? 0 : now + share;
         }
@@ -1392,7 +1105,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
             memset(&dc, 0, sizeof dc);
             dc.shares[0] = -1;
             dc.kernel = -1;
-            if (t->q) {
+            if (t->l.q) {
                 luthier_qconv2d_layer *tmp = NULL;
                 luthier_qconv2d_desc qd;
                 luthier__tune_qdesc(t, &qd);
@@ -1400,13 +1113,13 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
                     luthier_conv2d_info info;
                     memset(&info, 0, sizeof info);
                     luthier_qconv2d_get_info(tmp, &info);
-                    dc.algo = t->op == LUTHIER_OP_CONV2D ? (short)info.algorithm : 0;
+                    dc.algo = t->l.op == LUTHIER_OP_CONV2D ? (short)info.algorithm : 0;
                     if (info.kernel && *info.kernel && luthier_qkernel_find(info.kernel, &j) == LUTHIER_STATUS_OK) dc.kernel = (short)j;
                     luthier_qconv2d_destroy(tmp);
                 }
-            } else if (t->op == LUTHIER_OP_CONV2D) {
+            } else if (t->l.op == LUTHIER_OP_CONV2D) {
                 luthier_conv2d_layer *tmp = NULL;
-                if (luthier_conv2d_create(ctx, &t->cd, m.w, m.bias, &tmp) == LUTHIER_STATUS_OK) {
+                if (luthier_conv2d_create(ctx, &t->l.cd, m.w, m.bias, &tmp) == LUTHIER_STATUS_OK) {
                     luthier_conv2d_info info;
                     memset(&info, 0, sizeof info);
                     luthier_conv2d_get_info(tmp, &info);
@@ -1415,7 +1128,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
                     luthier_conv2d_destroy(tmp);
                 }
             } else {
-                dc.kernel = (short)luthier__kernel_for_n(ctx, (size_t)t->n);
+                dc.kernel = (short)luthier__kernel_for_n(ctx, (size_t)t->l.n);
             }
             t->default_ms = luthier__measure_cand(&m, &dc, NULL);
             res.measurements++;
@@ -1520,17 +1233,17 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         luthier__ratios_str(&cfg, ratios, sizeof ratios);
         if (rep)
             fprintf(rep, "task %d/%d x%d  %s\n    chosen: %s %s %s %s  %.4f ms (%.1f GFLOP/s)  default %.4f ms  speedup %.2fx  measured %d of %zu\n",
-                    i + 1, ntasks, t->ops, t->sig,
-                    t->op == LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name(cfg.algorithm) : "gemm",
+                    i + 1, ntasks, t->ops, t->l.sig,
+                    t->l.op == LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name(cfg.algorithm) : "gemm",
                     cfg.kernel[0] ? luthier__kernel_short(cfg.kernel) : "(default)",
                     cfg.schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios, t->best_ms,
-                    t->flops / (t->best_ms * 1e6), t->default_ms, t->default_ms / t->best_ms, t->measured, nc);
+                    t->l.flops / (t->best_ms * 1e6), t->default_ms, t->default_ms / t->best_ms, t->measured, nc);
         if (progress)
             fprintf(stderr, "tune: task %2d/%d  %-60.60s  %4d/%-5zu trials  best %8.3f ms %6.1f GFLOP/s  (default %.3f)  %6.1f s\n",
-                    i + 1, ntasks, t->sig, t->measured, nc, t->best_ms, t->flops / (t->best_ms * 1e6), t->default_ms,
+                    i + 1, ntasks, t->l.sig, t->measured, nc, t->best_ms, t->l.flops / (t->best_ms * 1e6), t->default_ms,
                     luthier__tune_now() - t_start);
         /* (the heatmap is drawn for fp32 tasks) */
-        if (!t->q && (costliest < 0 || t->best_ms * t->ops > tasks[costliest].best_ms * tasks[costliest].ops)) costliest = i;
+        if (!t->l.q && (costliest < 0 || t->best_ms * t->ops > tasks[costliest].best_ms * tasks[costliest].ops)) costliest = i;
         if (d.heatmap_path && i == ntasks - 1 && costliest >= 0) {
             /* the costliest task gets the picture: measure its grid now */
             luthier__task *ct = &tasks[costliest];
@@ -1607,7 +1320,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
                     fprintf(rep, "task %d/%d x%d  default %.6f ms  tuned %.6f ms", i + 1, ntasks, t->ops, pd, pt);
                     for (x = 0; x < t->runners && 2 + x < nsets; x++)
                         fprintf(rep, "  runner-up %.6f ms (%s %s)", pms[(size_t)(2 + x) * (size_t)ntasks + (size_t)i],
-                                t->op == LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name(t->runner_cfg[x].algorithm) : "gemm",
+                                t->l.op == LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name(t->runner_cfg[x].algorithm) : "gemm",
                                 t->runner_cfg[x].kernel[0] ? luthier__kernel_short(t->runner_cfg[x].kernel) : "(default)");
                     if (pbest >= pd) fprintf(rep, "  reverted to the default\n");
                     else if (choice < 0) fprintf(rep, "  kept\n");
@@ -1633,16 +1346,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         luthier__free(rcfg);
         luthier__free(pms);
     }
-    for (i = 0; i < ntasks && rec; i++) {
-        const luthier__task *t = &tasks[i];
-        const luthier_node_config *cfg = &tcfg[i];
-        char ratios[96];
-        luthier__ratios_str(cfg, ratios, sizeof ratios);
-        fprintf(rec, "%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.4f\n", fpr, t->sig,
-                t->op == LUTHIER_OP_CONV2D && cfg->algorithm ? luthier_conv_algorithm_name(cfg->algorithm) : "-",
-                cfg->kernel[0] ? cfg->kernel : "-", cfg->schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios,
-                t->best_ms, t->default_ms);
-    }
+    for (i = 0; i < ntasks && rec; i++) luthier__record_write(rec, fpr, &tasks[i].l, &tcfg[i], tasks[i].best_ms, tasks[i].default_ms);
     if (d.model_out) { /* the model of everything measured (continuing model_in) */
         luthier__gbt *out = luthier__tune_data_fit(&data, model, seed);
         char *text = NULL;

@@ -1268,7 +1268,38 @@ static void test_graph_plan_describe(void) {
     luthier_context_destroy(ctx);
 }
 
+/* A record for this machine whose configuration does not fit its node (Winograd on a stride-2
+   convolution) falls back to the default, and the plan says so instead of dropping it silently. */
+static void test_graph_records_fallback_note(void) {
+    gb b;
+    int x, node = -1;
+    luthier_context *ctx = ctx_threads(1);
+    luthier_plan *p = NULL;
+    luthier_plan_desc pd;
+    luthier_plan_info pi;
+    char fp[640], sig[256], text[1400];
+    build_mini_resnet(&b, 1, 17, &x);
+    CHECK(!b.fail && ctx && luthier_graph_find_node(b.g, "conv1", &node) == LUTHIER_STATUS_OK, "setup");
+    if (node < 0 || !ctx) { gb_free(&b); luthier_context_destroy(ctx); return; }
+    luthier_tune_fingerprint(ctx, fp, sizeof fp);
+    CHECK(luthier_tune_signature(b.g, node, sig, sizeof sig) == LUTHIER_STATUS_OK, "signature");
+    snprintf(text, sizeof text, "luthier-records 1\n%s\t%s\t%s\t-\tratio\tdefault\t1\t1\n", fp, sig,
+             luthier_conv_algorithm_name(LUTHIER_CONV_WINOGRAD_4X3));
+    memset(&pd, 0, sizeof pd);
+    pd.records_text = text;
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+    memset(&pi, 0, sizeof pi);
+    luthier_plan_get_info(p, &pi);
+    CHECK(pi.num_fallbacks == 1, "%d fallbacks", pi.num_fallbacks);
+    CHECK(strstr(luthier_context_error(ctx), "did not fit") && strstr(luthier_context_error(ctx), "conv1"), "note: '%s'",
+          luthier_context_error(ctx));
+    luthier_plan_destroy(p);
+    gb_free(&b);
+    luthier_context_destroy(ctx);
+}
+
 static void run_graph_tests(void) {
+    RUN(test_graph_records_fallback_note);
     RUN(test_graph_plan_describe);
     RUN(test_op_registry);
     RUN(test_graph_many_nodes);

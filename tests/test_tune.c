@@ -58,10 +58,10 @@ static void test_tune_space(void) {
             continue;
         }
         memset(&t, 0, sizeof t);
-        t.op = LUTHIER_OP_CONV2D;
-        t.cd.batch = 1; t.cd.in_channels = 8; t.cd.in_h = t.cd.in_w = 10; t.cd.out_channels = 16;
-        t.cd.kernel_h = t.cd.kernel_w = 3; t.cd.pad_top = t.cd.pad_left = t.cd.pad_bottom = t.cd.pad_right = 1;
-        t.cd.stride_h = t.cd.stride_w = t.cd.dilation_h = t.cd.dilation_w = t.cd.groups = 1;
+        t.l.op = LUTHIER_OP_CONV2D;
+        t.l.cd.batch = 1; t.l.cd.in_channels = 8; t.l.cd.in_h = t.l.cd.in_w = 10; t.l.cd.out_channels = 16;
+        t.l.cd.kernel_h = t.l.cd.kernel_w = 3; t.l.cd.pad_top = t.l.cd.pad_left = t.l.cd.pad_bottom = t.l.cd.pad_right = 1;
+        t.l.cd.stride_h = t.l.cd.stride_w = t.l.cd.dilation_h = t.l.cd.dilation_w = t.l.cd.groups = 1;
         c = luthier__task_space(ctx, &t, 10, 1, &n);
         CHECK(c && n > 0, "space of %s", specs[k]);
         for (i = 0; c && i < n; i++) {
