@@ -16,6 +16,7 @@
 # information (its model holds each load until the older FMLA has written back, so it rates
 # the loads-between-FMLAs schedule of these kernels far below what the core does), and then
 # checked against the in-order rules of bench/inorder_check.py (exit status 1 if one fails).
+# The int8 USMMLA kernel (8x12__neoni8mm) is rated on neoverse-n2 (target) and neoverse-v1.
 # Then the depthwise row kernels' segment loops (one group of pixels per iteration, >>depthwise):
 # 3x3 and 5x5 at stride 1 and 2, plain (a0_c0: target DW_TARGET_PCT, default 85) and with the
 # clamp epilogue (a0_c1: for information; its fmax/fmin share the vector pipes with FMLA).
@@ -41,7 +42,7 @@ while [ $# -gt 0 ]; do
     --cc) CC_KIND=$2; shift 2 ;;
     --cflags) CFLAGS=$2; shift 2 ;;
     --depthwise-only) DW_ONLY=1; shift ;;
-    -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "mca_neon.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -97,6 +98,10 @@ for ks in 3_s1 3_s2 5_s1 5_s2; do
     rate "dw${ks}" "luthier__dw_seg${ks}_a0_c0" "$DW_TARGET_PCT"
     rate "dw${ks}+clamp" "luthier__dw_seg${ks}_a0_c1" 0
 done
+# int8 I8MM (USMMLA) kernel: neoverse-n2 is the closest llvm-19 model with i8mm (target);
+# neoverse-v1 (4 vector pipes) for information
+[ "$DW_ONLY" = 1 ] || rate "q8x12__neoni8mm" "luthier_qgemm_ukernel_8x12__neoni8mm" "$TARGET_PCT" \
+    neoverse-n2,neoverse-v1 neoverse-n2
 # the little-core kernels against the in-order issue rules
 if [ -n "$LITTLE" ]; then
     python3 "$ROOT/bench/inorder_check.py" --cc "aarch64-linux-gnu-gcc" --cflags "$CFLAGS" $LITTLE || fail=1

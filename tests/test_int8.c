@@ -622,7 +622,8 @@ static void test_int8_dispatch(void) {
     const unsigned f = luthier_cpu_features();
     static const unsigned masks[] = {0, LUTHIER_CPU_AVX512VNNI, LUTHIER_CPU_AVX512VNNI | LUTHIER_CPU_AVXVNNI,
                                      LUTHIER_CPU_AVX512VNNI | LUTHIER_CPU_AVXVNNI | LUTHIER_CPU_AVX2_FMA,
-                                     LUTHIER_CPU_AVX512F, LUTHIER_CPU_DOTPROD};
+                                     LUTHIER_CPU_AVX512F, LUTHIER_CPU_DOTPROD, LUTHIER_CPU_I8MM,
+                                     LUTHIER_CPU_I8MM | LUTHIER_CPU_DOTPROD};
     size_t i;
     for (i = 0; i < sizeof masks / sizeof masks[0]; i++) {
         luthier_context *ctx = NULL;
@@ -643,10 +644,15 @@ static void test_int8_dispatch(void) {
         if ((f & ~masks[i] & (LUTHIER_CPU_AVX512VNNI | LUTHIER_CPU_AVX512F)) == (LUTHIER_CPU_AVX512VNNI | LUTHIER_CPU_AVX512F))
             CHECK(strcmp(e->isa, "avx512vnni") == 0, "AVX-512 VNNI CPU chose %s", e->name);
         if (f & LUTHIER_CPU_NEON) {
-#ifdef LUTHIER__HAVE_QNEON_DOT
-            if (f & ~masks[i] & LUTHIER_CPU_DOTPROD) CHECK(strcmp(e->isa, "neon_dot") == 0, "dotprod CPU chose %s", e->name);
+#ifdef LUTHIER__HAVE_QNEON_I8MM
+            if (f & ~masks[i] & LUTHIER_CPU_I8MM) CHECK(strcmp(e->isa, "neon_i8mm") == 0, "i8mm CPU chose %s", e->name);
 #endif
-            if (!(f & ~masks[i] & LUTHIER_CPU_DOTPROD))
+            if (!(f & ~masks[i] & LUTHIER_CPU_I8MM)) CHECK(strcmp(e->isa, "neon_i8mm") != 0, "CPU without i8mm chose %s", e->name);
+#ifdef LUTHIER__HAVE_QNEON_DOT
+            if ((f & ~masks[i] & (LUTHIER_CPU_DOTPROD | LUTHIER_CPU_I8MM)) == LUTHIER_CPU_DOTPROD)
+                CHECK(strcmp(e->isa, "neon_dot") == 0, "dotprod CPU chose %s", e->name);
+#endif
+            if (!(f & ~masks[i] & (LUTHIER_CPU_DOTPROD | LUTHIER_CPU_I8MM)))
                 CHECK(strcmp(e->name, "luthier_qgemm_ukernel_8x8__neon_hybrid") == 0, "CPU without dotprod chose %s", e->name);
         }
         /* a narrow N picks a kernel of the same ISA that wastes no more lanes */
@@ -657,8 +663,8 @@ static void test_int8_dispatch(void) {
         }
         luthier_context_destroy(ctx);
     }
-    printf("    CPU features %#x: avx512vnni %d, avxvnni %d, dotprod %d\n", f, !!(f & LUTHIER_CPU_AVX512VNNI),
-           !!(f & LUTHIER_CPU_AVXVNNI), !!(f & LUTHIER_CPU_DOTPROD));
+    printf("    CPU features %#x: avx512vnni %d, avxvnni %d, dotprod %d, i8mm %d\n", f, !!(f & LUTHIER_CPU_AVX512VNNI),
+           !!(f & LUTHIER_CPU_AVXVNNI), !!(f & LUTHIER_CPU_DOTPROD), !!(f & LUTHIER_CPU_I8MM));
 }
 
 static void q8_expect(luthier_context *ctx, luthier_status got, luthier_status want, const char *what, const char *needle) {
