@@ -907,10 +907,43 @@ LUTHIER__TARGET_QDOT LUTHIER_PRIVATE void luthier_qgemm_ukernel_4x16__neondot_hy
     }
 }
 
+/* 8x12 SDOT for in-order cores (Cortex-A55, the little core that has dotprod): the packed A
+   and B of 8x12__neondot, so it serves a little cluster over the same packed weights. A group
+   of 4 k steps is 32 bytes of A and 48 of B, the byte layout of one step of the fp32 8x12
+   kernels, so it runs their in-order loop (luthier_kernels_neon.h, >>8x12-a53: no 128-bit load
+   in the main loop, 64-bit halves between the SDOTs, loads well ahead) with sdot in place of
+   fmla, over groups instead of steps; the int32 tile then goes through the usual output stage. */
+#define LUTHIER__SDOTN(acc, vb, va, lane) "sdot " #acc ".4s, v" #vb ".16b, v" #va ".4b[" #lane "]\n\t"
+
+LUTHIER__TARGET_QDOT LUTHIER_PRIVATE void luthier_qgemm_ukernel_8x12__neondot_a55(const luthier_qgemm_ukernel_args *p) {
+    int32_t acc[8 * 12];
+    const uint8_t *a = p->a;
+    const int8_t *b = p->b;
+    luthier__qneon_cols cols;
+    size_t r;
+    __asm__ __volatile__(
+        LUTHIER__V8_31(LUTHIER__ZEROQ)
+        LUTHIER__8x12L_KLOOP(q8x12a55, LUTHIER__SDOTN)
+        "mov x9, %[cp]\n\t"
+        LUTHIER__8x12_ROWS(LUTHIER__8x12_STC)
+        : [a] "+r"(a), [b] "+r"(b)
+        : [cp] "r"(acc), [ld] "r"((size_t)(12 * sizeof(int32_t))), [k] "r"((p->k + 3) / 4)
+        : "x9", LUTHIER__8x12L_CLOBBERS, "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
+          "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
+          "v30", "v31", "cc", "memory");
+    luthier__qneon_cols_init(p, &cols);
+    for (r = 0; r < p->m; r++) {
+        const int32x4_t row[3] = {vld1q_s32(acc + 12 * r), vld1q_s32(acc + 12 * r + 4), vld1q_s32(acc + 12 * r + 8)};
+        luthier__qneon_store_row(p, &cols, r, row, 3);
+    }
+}
+
 #define LUTHIER__QUKERNELS_NEONDOT(X)                                                              \
     X(8x12__neondot, "neon_dot", 8, 12, 4, LUTHIER_KERNEL_INTERLEAVED, 1,                          \
       LUTHIER_CPU_NEON | LUTHIER_CPU_DOTPROD)                                                      \
     X(4x16__neondot_hybrid, "neon_dot", 4, 16, 4, LUTHIER_KERNEL_HYBRID, 1,                        \
+      LUTHIER_CPU_NEON | LUTHIER_CPU_DOTPROD)                                                      \
+    X(8x12__neondot_a55, "neon_dot", 8, 12, 4, LUTHIER_KERNEL_INTERLEAVED, 1,                      \
       LUTHIER_CPU_NEON | LUTHIER_CPU_DOTPROD)
 #else
 #define LUTHIER__QUKERNELS_NEONDOT(X)

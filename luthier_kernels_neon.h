@@ -303,13 +303,13 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x12__neonfma(const luthier_sgemm_uke
 #define LUTHIER__INSD(n, x) "ins v" #n ".d[1], " #x "\n\t"
 #define LUTHIER__FMLAN(acc, vb, va, lane) "fmla " #acc ".4s, v" #vb ".4s, v" #va ".s[" #lane "]\n\t"
 
-/* The 8 FMLAs of B register vB with rows 0-3 (vA0 lanes) and 4-7 (vA1 lanes); slot s_i follows
-   FMLA i (an asm string or ""). */
-#define LUTHIER__8x12L_G(B, A0, A1, c0, c1, c2, c3, c4, c5, c6, c7, s0, s1, s2, s3, s4, s5, s6, s7) \
-    LUTHIER__FMLAN(c0, B, A0, 0) s0 LUTHIER__FMLAN(c1, B, A0, 1) s1                                 \
-    LUTHIER__FMLAN(c2, B, A0, 2) s2 LUTHIER__FMLAN(c3, B, A0, 3) s3                                 \
-    LUTHIER__FMLAN(c4, B, A1, 0) s4 LUTHIER__FMLAN(c5, B, A1, 1) s5                                 \
-    LUTHIER__FMLAN(c6, B, A1, 2) s6 LUTHIER__FMLAN(c7, B, A1, 3) s7
+/* The 8 multiply-accumulates MAC(acc, B, A, lane) of B register vB with rows 0-3 (vA0 lanes)
+   and 4-7 (vA1 lanes); slot s_i follows the i-th (an asm string or ""). MAC is LUTHIER__FMLAN
+   here; the int8 SDOT kernel for in-order cores (luthier_int8.h) runs the same loop with
+   LUTHIER__SDOTN: its packed A and B groups have the byte layout of these fp32 steps. */
+#define LUTHIER__8x12L_G(MAC, B, A0, A1, c0, c1, c2, c3, c4, c5, c6, c7, s0, s1, s2, s3, s4, s5, s6, s7) \
+    MAC(c0, B, A0, 0) s0 MAC(c1, B, A0, 1) s1 MAC(c2, B, A0, 2) s2 MAC(c3, B, A0, 3) s3             \
+    MAC(c4, B, A1, 0) s4 MAC(c5, B, A1, 1) s5 MAC(c6, B, A1, 2) s6 MAC(c7, B, A1, 3) s7
 #define LUTHIER__8x12L_C0 v8, v11, v14, v17, v20, v23, v26, v29
 #define LUTHIER__8x12L_C1 v9, v12, v15, v18, v21, v24, v27, v30
 #define LUTHIER__8x12L_C2 v10, v13, v16, v19, v22, v25, v28, v31
@@ -319,28 +319,70 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x12__neonfma(const luthier_sgemm_uke
 /* One k step (A in vA0/vA1, B in vB0-vB2) that loads the next ones: group g loads B register
    nbg from b + obg, groups 0 and 1 load A registers na0/na1 from a + oa0/oa1; t0..t4 are the
    loop-control slots of group 2. */
-#define LUTHIER__8x12L_STEP(A0, A1, B0, B1, B2, nb0, ob0, nb1, ob1, nb2, ob2, na0, oa0, na1, oa1,   \
-                            t0, t1, t2, t3, t4)                                                      \
-    LUTHIER__8x12L_GX(B0, A0, A1, LUTHIER__8x12L_C0, LUTHIER__LDD(nb0, b, ob0),                     \
+#define LUTHIER__8x12L_STEP(MAC, A0, A1, B0, B1, B2, nb0, ob0, nb1, ob1, nb2, ob2, na0, oa0, na1,   \
+                            oa1, t0, t1, t2, t3, t4)                                                 \
+    LUTHIER__8x12L_GX(MAC, B0, A0, A1, LUTHIER__8x12L_C0, LUTHIER__LDD(nb0, b, ob0),                \
                       LUTHIER__LDX(x12, b, ob0), LUTHIER__LDD(na0, a, oa0),                         \
                       LUTHIER__LDX(x13, a, oa0), "", LUTHIER__INSD(nb0, x12), "",                   \
                       LUTHIER__INSD(na0, x13))                                                      \
-    LUTHIER__8x12L_GX(B1, A0, A1, LUTHIER__8x12L_C1, LUTHIER__LDD(nb1, b, ob1),                     \
+    LUTHIER__8x12L_GX(MAC, B1, A0, A1, LUTHIER__8x12L_C1, LUTHIER__LDD(nb1, b, ob1),                \
                       LUTHIER__LDX(x12, b, ob1), LUTHIER__LDD(na1, a, oa1),                         \
                       LUTHIER__LDX(x13, a, oa1), "", LUTHIER__INSD(nb1, x12), "",                   \
                       LUTHIER__INSD(na1, x13))                                                      \
-    LUTHIER__8x12L_GX(B2, A0, A1, LUTHIER__8x12L_C2, LUTHIER__LDD(nb2, b, ob2),                     \
+    LUTHIER__8x12L_GX(MAC, B2, A0, A1, LUTHIER__8x12L_C2, LUTHIER__LDD(nb2, b, ob2),                \
                       LUTHIER__LDX(x12, b, ob2), t0, t1, t2, t3, LUTHIER__INSD(nb2, x12), t4)
 /* The last step of k: nothing left to load. */
-#define LUTHIER__8x12L_LAST(A0, A1, B0, B1, B2)                                                     \
-    LUTHIER__8x12L_GX(B0, A0, A1, LUTHIER__8x12L_C0, "", "", "", "", "", "", "", "")                \
-    LUTHIER__8x12L_GX(B1, A0, A1, LUTHIER__8x12L_C1, "", "", "", "", "", "", "", "")                \
-    LUTHIER__8x12L_GX(B2, A0, A1, LUTHIER__8x12L_C2, "", "", "", "", "", "", "", "")
+#define LUTHIER__8x12L_LAST(MAC, A0, A1, B0, B1, B2)                                                \
+    LUTHIER__8x12L_GX(MAC, B0, A0, A1, LUTHIER__8x12L_C0, "", "", "", "", "", "", "", "")           \
+    LUTHIER__8x12L_GX(MAC, B1, A0, A1, LUTHIER__8x12L_C1, "", "", "", "", "", "", "", "")           \
+    LUTHIER__8x12L_GX(MAC, B2, A0, A1, LUTHIER__8x12L_C2, "", "", "", "", "", "", "", "")
 /* Steps 0-2 of a 4-step block (the B rotation: step s uses B vectors 3s..3s+2). */
-#define LUTHIER__8x12L_STEPS012                                                                     \
-    LUTHIER__8x12L_STEP(0, 1, 4, 5, 6, 7, 48, 4, 64, 5, 80, 2, 32, 3, 48, "", "", "", "", "")      \
-    LUTHIER__8x12L_STEP(2, 3, 7, 4, 5, 6, 96, 7, 112, 4, 128, 0, 64, 1, 80, "", "", "", "", "")    \
-    LUTHIER__8x12L_STEP(0, 1, 6, 7, 4, 5, 144, 6, 160, 7, 176, 2, 96, 3, 112, "", "", "", "", "")
+#define LUTHIER__8x12L_STEPS012(MAC)                                                                \
+    LUTHIER__8x12L_STEP(MAC, 0, 1, 4, 5, 6, 7, 48, 4, 64, 5, 80, 2, 32, 3, 48, "", "", "", "", "") \
+    LUTHIER__8x12L_STEP(MAC, 2, 3, 7, 4, 5, 6, 96, 7, 112, 4, 128, 0, 64, 1, 80, "", "", "", "", "") \
+    LUTHIER__8x12L_STEP(MAC, 0, 1, 6, 7, 4, 5, 144, 6, 160, 7, 176, 2, 96, 3, 112, "", "", "", "", "")
+
+/* The k loops over %[k] steps of %[a] (32 bytes per step) and %[b] (48 bytes per step), into
+   the accumulators v8-v31 (set up before), up to the label .Lluthier_<name>_end_%=. */
+#define LUTHIER__8x12L_KLOOP(name, MAC)                                                             \
+    "lsr x10, %[k], #2\n\t"                                                                         \
+    "and x11, %[k], #3\n\t"                                                                         \
+    "cbz x10, .Lluthier_" #name "_remld_%=\n\t"                                                     \
+    "ldp q0, q1, [%[a]]\n\t"                             /* step 0 of the first block */            \
+    "ldp q4, q5, [%[b]]\n\t"                                                                        \
+    "ldr q6, [%[b], #32]\n\t"                                                                       \
+    "cbnz x11, .Lluthier_" #name "_k4_%=\n\t"            /* a remainder follows: every block */     \
+    "subs x10, x10, #1\n\t"                              /* loads the next step */                  \
+    "b.eq .Lluthier_" #name "_last_%=\n\t"                                                          \
+    ".Lluthier_" #name "_k4_%=:\n\t"                                                                \
+    "// LLVM-MCA-BEGIN\n\t"                                                                         \
+    LUTHIER__8x12L_STEPS012(MAC)                                                                    \
+    LUTHIER__8x12L_STEP(MAC, 2, 3, 5, 6, 7, 4, 192, 5, 208, 6, 224, 0, 128, 1, 144,                 \
+                        "add %[a], %[a], #128\n\t", "add %[b], %[b], #192\n\t",                     \
+                        "subs x10, x10, #1\n\t", "", "b.ne .Lluthier_" #name "_k4_%=\n\t")          \
+    "// LLVM-MCA-END\n\t"                                                                           \
+    "cbnz x11, .Lluthier_" #name "_rem_%=\n\t"                                                      \
+    ".Lluthier_" #name "_last_%=:\n\t"                   /* k % 4 == 0: the last block */           \
+    LUTHIER__8x12L_STEPS012(MAC)                                                                    \
+    LUTHIER__8x12L_LAST(MAC, 2, 3, 5, 6, 7)                                                         \
+    "b .Lluthier_" #name "_end_%=\n\t"                                                              \
+    ".Lluthier_" #name "_remld_%=:\n\t"                  /* k < 4 */                                \
+    "ldp q0, q1, [%[a]]\n\t"                                                                        \
+    "ldp q4, q5, [%[b]]\n\t"                                                                        \
+    "ldr q6, [%[b], #32]\n\t"                                                                       \
+    ".Lluthier_" #name "_rem_%=:\n\t"                    /* the step at a, b is loaded */           \
+    LUTHIER__8x12L_LAST(MAC, 0, 1, 4, 5, 6)                                                         \
+    "subs x11, x11, #1\n\t"                                                                         \
+    "b.eq .Lluthier_" #name "_end_%=\n\t"                                                           \
+    "add %[a], %[a], #32\n\t"                                                                       \
+    "add %[b], %[b], #48\n\t"                                                                       \
+    "ldp q0, q1, [%[a]]\n\t"                                                                        \
+    "ldp q4, q5, [%[b]]\n\t"                                                                        \
+    "ldr q6, [%[b], #32]\n\t"                                                                       \
+    "b .Lluthier_" #name "_rem_%=\n\t"                                                              \
+    ".Lluthier_" #name "_end_%=:\n\t"
+/* Registers the loop uses besides v8-v31 and its operands. */
+#define LUTHIER__8x12L_CLOBBERS "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"
 
 LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x12__neonfma_a53(const luthier_sgemm_ukernel_args *p) {
     float tmp[8 * 12], bb[12], mm[2];
@@ -352,49 +394,14 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x12__neonfma_a53(const luthier_sgemm
     __asm__ __volatile__(
         LUTHIER__NEON_PROLOGUE(8x12a53, LUTHIER__8x12_ROWS(LUTHIER__8x12_LDC), LUTHIER__8x12_BIAS,
                                LUTHIER__V8_31(LUTHIER__ZEROQ))
-        "lsr x10, %[k], #2\n\t"
-        "and x11, %[k], #3\n\t"
-        "cbz x10, .Lluthier_8x12a53_remld_%=\n\t"
-        "ldp q0, q1, [%[a]]\n\t"                               /* step 0 of the first block */
-        "ldp q4, q5, [%[b]]\n\t"
-        "ldr q6, [%[b], #32]\n\t"
-        "cbnz x11, .Lluthier_8x12a53_k4_%=\n\t"                /* a remainder follows: every */
-        "subs x10, x10, #1\n\t"                                /* block loads the next step */
-        "b.eq .Lluthier_8x12a53_last_%=\n\t"
-        ".Lluthier_8x12a53_k4_%=:\n\t"
-        "// LLVM-MCA-BEGIN\n\t"
-        LUTHIER__8x12L_STEPS012
-        LUTHIER__8x12L_STEP(2, 3, 5, 6, 7, 4, 192, 5, 208, 6, 224, 0, 128, 1, 144,
-                            "add %[a], %[a], #128\n\t", "add %[b], %[b], #192\n\t",
-                            "subs x10, x10, #1\n\t", "", "b.ne .Lluthier_8x12a53_k4_%=\n\t")
-        "// LLVM-MCA-END\n\t"
-        "cbnz x11, .Lluthier_8x12a53_rem_%=\n\t"
-        ".Lluthier_8x12a53_last_%=:\n\t"                       /* k % 4 == 0: the last block */
-        LUTHIER__8x12L_STEPS012
-        LUTHIER__8x12L_LAST(2, 3, 5, 6, 7)
-        "b .Lluthier_8x12a53_end_%=\n\t"
-        ".Lluthier_8x12a53_remld_%=:\n\t"                      /* k < 4 */
-        "ldp q0, q1, [%[a]]\n\t"
-        "ldp q4, q5, [%[b]]\n\t"
-        "ldr q6, [%[b], #32]\n\t"
-        ".Lluthier_8x12a53_rem_%=:\n\t"                        /* the step at a, b is loaded */
-        LUTHIER__8x12L_LAST(0, 1, 4, 5, 6)
-        "subs x11, x11, #1\n\t"
-        "b.eq .Lluthier_8x12a53_end_%=\n\t"
-        "add %[a], %[a], #32\n\t"
-        "add %[b], %[b], #48\n\t"
-        "ldp q0, q1, [%[a]]\n\t"
-        "ldp q4, q5, [%[b]]\n\t"
-        "ldr q6, [%[b], #32]\n\t"
-        "b .Lluthier_8x12a53_rem_%=\n\t"
-        ".Lluthier_8x12a53_end_%=:\n\t"
+        LUTHIER__8x12L_KLOOP(8x12a53, LUTHIER__FMLAN)
         LUTHIER__NEON_EPILOGUE(8x12a53, LUTHIER__V8_31, LUTHIER__8x12_ROWS(LUTHIER__8x12_STC))
         : [a] "+r"(a), [b] "+r"(b)
         : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
           [mm] "r"(mm), [k] "r"(p->k)
-        : "x9", "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8",
-          "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21",
-          "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
+        : "x9", LUTHIER__8x12L_CLOBBERS, "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
+          "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
+          "v30", "v31", "cc", "memory");
     luthier__neon_tile_end(p, cp, 12);
 }
 
