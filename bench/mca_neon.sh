@@ -16,7 +16,8 @@
 # information (its model holds each load until the older FMLA has written back, so it rates
 # the loads-between-FMLAs schedule of these kernels far below what the core does), and then
 # checked against the in-order rules of bench/inorder_check.py (exit status 1 if one fails).
-# The int8 USMMLA kernel (8x12__neoni8mm) is rated on neoverse-n2 (target) and neoverse-v1.
+# The int8 USMMLA kernel (8x12__neoni8mm) is rated on neoverse-n2 (target) and neoverse-v1, the
+# int8 SDOT kernel for in-order cores (8x12__neondot_a55) on cortex-a55 (information).
 # Then the depthwise row kernels' segment loops (one group of pixels per iteration, >>depthwise):
 # 3x3 and 5x5 at stride 1 and 2, plain (a0_c0: target DW_TARGET_PCT, default 85) and with the
 # clamp epilogue (a0_c1: for information; its fmax/fmin share the vector pipes with FMLA).
@@ -42,7 +43,7 @@ while [ $# -gt 0 ]; do
     --cc) CC_KIND=$2; shift 2 ;;
     --cflags) CFLAGS=$2; shift 2 ;;
     --depthwise-only) DW_ONLY=1; shift ;;
-    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "mca_neon.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -102,8 +103,14 @@ done
 # neoverse-v1 (4 vector pipes) for information
 [ "$DW_ONLY" = 1 ] || rate "q8x12__neoni8mm" "luthier_qgemm_ukernel_8x12__neoni8mm" "$TARGET_PCT" \
     neoverse-n2,neoverse-v1 neoverse-n2
+# int8 SDOT kernel for in-order cores: cortex-a55 for information (the model puts SDOT and ins
+# on one FP ALU pipe and holds loads behind older SDOTs)
+if [ "$DW_ONLY" = 0 ]; then
+    rate "q8x12__neondot_a55" "luthier_qgemm_ukernel_8x12__neondot_a55" 0 cortex-a55 none
+    LITTLE="$LITTLE 8x12__neondot_a55"
+fi
 # the little-core kernels against the in-order issue rules
 if [ -n "$LITTLE" ]; then
-    python3 "$ROOT/bench/inorder_check.py" --cc "aarch64-linux-gnu-gcc" --cflags "$CFLAGS" $LITTLE || fail=1
+    python3 "$ROOT/bench/inorder_check.py" --cc "aarch64-linux-gnu-gcc" --cflags="$CFLAGS" $LITTLE || fail=1
 fi
 exit $fail
