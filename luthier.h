@@ -212,7 +212,8 @@ enum {
     LUTHIER_CPU_AVXVNNI = 1u << 3,  /* x86: AVX-VNNI (VEX vpdpbusd ymm), YMM state */
     LUTHIER_CPU_NEON = 1u << 8,     /* AArch64: Advanced SIMD (always present) */
     LUTHIER_CPU_DOTPROD = 1u << 9,  /* AArch64: Armv8.2 SDOT/UDOT */
-    LUTHIER_CPU_FP16 = 1u << 10     /* AArch64: Armv8.2 half-precision arithmetic */
+    LUTHIER_CPU_FP16 = 1u << 10,    /* AArch64: Armv8.2 half-precision arithmetic */
+    LUTHIER_CPU_I8MM = 1u << 11     /* AArch64: Armv8.6 int8 matrix multiply (SMMLA/USMMLA) */
 };
 
 typedef struct luthier_context luthier_context;
@@ -706,6 +707,9 @@ LUTHIER_PRIVATE unsigned luthier__detect_cpu_features(void) {
     unsigned f = LUTHIER_CPU_NEON;
     if (hw & (1ul << 20)) f |= LUTHIER_CPU_DOTPROD; /* HWCAP_ASIMDDP */
     if (hw & (1ul << 10)) f |= LUTHIER_CPU_FP16;    /* HWCAP_ASIMDHP */
+#ifdef AT_HWCAP2
+    if (getauxval(AT_HWCAP2) & (1ul << 13)) f |= LUTHIER_CPU_I8MM; /* HWCAP2_I8MM */
+#endif
     return f;
 }
 #elif LUTHIER__ARM64

@@ -1,11 +1,11 @@
 /* luthier_int8.h - int8 GEMM and convolution of luthier: quantization scheme, API, microkernel
    contract and registry, packing, driver, the int8 kernels (scalar, AVX-512 VNNI, AVX-VNNI,
-   AVX2, NEON SDOT, NEON) and quantized convolution. Part of luthier (MIT license, see
+   AVX2, NEON I8MM, NEON SDOT, NEON) and quantized convolution. Part of luthier (MIT license, see
    luthier.h). Include luthier.h, never this file on its own.
 
    TABLE OF CONTENTS: >>scheme >>api-qgemm >>qcontract >>impl-requant >>qukernel-scalar
-   >>qukernel-avx512vnni >>qukernel-avx256 >>qukernel-neondot >>qukernel-neon >>qregistry
-   >>qpack >>qdriver >>impl-qgemm-api >>api-qconv >>impl-qconv-create >>impl-qconv-dw
+   >>qukernel-avx512vnni >>qukernel-avx256 >>qukernel-neondot >>qukernel-neoni8mm >>qukernel-neon
+   >>qregistry >>qpack >>qdriver >>impl-qgemm-api >>api-qconv >>impl-qconv-create >>impl-qconv-dw
    >>impl-qconv-run
 
    >>scheme =====================================================================================
@@ -907,14 +907,122 @@ LUTHIER__TARGET_QDOT LUTHIER_PRIVATE void luthier_qgemm_ukernel_4x16__neondot_hy
     }
 }
 
+/* 8x12 SDOT for in-order cores (Cortex-A55, the little core that has dotprod): the packed A
+   and B of 8x12__neondot, so it serves a little cluster over the same packed weights. A group
+   of 4 k steps is 32 bytes of A and 48 of B, the byte layout of one step of the fp32 8x12
+   kernels, so it runs their in-order loop (luthier_kernels_neon.h, >>8x12-a53: no 128-bit load
+   in the main loop, 64-bit halves between the SDOTs, loads well ahead) with sdot in place of
+   fmla, over groups instead of steps; the int32 tile then goes through the usual output stage. */
+#define LUTHIER__SDOTN(acc, vb, va, lane) "sdot " #acc ".4s, v" #vb ".16b, v" #va ".4b[" #lane "]\n\t"
+
+LUTHIER__TARGET_QDOT LUTHIER_PRIVATE void luthier_qgemm_ukernel_8x12__neondot_a55(const luthier_qgemm_ukernel_args *p) {
+    int32_t acc[8 * 12];
+    const uint8_t *a = p->a;
+    const int8_t *b = p->b;
+    luthier__qneon_cols cols;
+    size_t r;
+    __asm__ __volatile__(
+        LUTHIER__V8_31(LUTHIER__ZEROQ)
+        LUTHIER__8x12L_KLOOP(q8x12a55, LUTHIER__SDOTN)
+        "mov x9, %[cp]\n\t"
+        LUTHIER__8x12_ROWS(LUTHIER__8x12_STC)
+        : [a] "+r"(a), [b] "+r"(b)
+        : [cp] "r"(acc), [ld] "r"((size_t)(12 * sizeof(int32_t))), [k] "r"((p->k + 3) / 4)
+        : "x9", LUTHIER__8x12L_CLOBBERS, "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
+          "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
+          "v30", "v31", "cc", "memory");
+    luthier__qneon_cols_init(p, &cols);
+    for (r = 0; r < p->m; r++) {
+        const int32x4_t row[3] = {vld1q_s32(acc + 12 * r), vld1q_s32(acc + 12 * r + 4), vld1q_s32(acc + 12 * r + 8)};
+        luthier__qneon_store_row(p, &cols, r, row, 3);
+    }
+}
+
 #define LUTHIER__QUKERNELS_NEONDOT(X)                                                              \
     X(8x12__neondot, "neon_dot", 8, 12, 4, LUTHIER_KERNEL_INTERLEAVED, 1,                          \
       LUTHIER_CPU_NEON | LUTHIER_CPU_DOTPROD)                                                      \
     X(4x16__neondot_hybrid, "neon_dot", 4, 16, 4, LUTHIER_KERNEL_HYBRID, 1,                        \
+      LUTHIER_CPU_NEON | LUTHIER_CPU_DOTPROD)                                                      \
+    X(8x12__neondot_a55, "neon_dot", 8, 12, 4, LUTHIER_KERNEL_INTERLEAVED, 1,                      \
       LUTHIER_CPU_NEON | LUTHIER_CPU_DOTPROD)
 #else
 #define LUTHIER__QUKERNELS_NEONDOT(X)
 #endif /* LUTHIER__HAVE_QNEON_DOT */
+
+/* >>qukernel-neoni8mm ============================================================================
+   USMMLA kernel (Armv8.6 int8 matrix multiply, optional from Armv8.2: Neoverse N2/V1/V2,
+   Cortex-A510/A710/X2 and later), built with a per-function target attribute as the SDOT
+   kernels are, and called only when the CPU reports LUTHIER_CPU_I8MM (HWCAP2_I8MM).
+   usmmla acc.4s, a.16b, b.16b multiplies a 2 x 8 uint8 block of A (two rows, 8 steps of k) by
+   an 8 x 2 int8 block of B (two columns) into the 2 x 2 int32 block acc = {r0c0, r0c1, r1c0,
+   r1c1}: 32 multiply-adds per instruction, twice SDOT's. A is unsigned, so it enters as it is
+   (A encoding 0, no ^ 0x80) and the packed B's compensation is -za * S[j].
+   The K group of 8 is all the packing needs: with KG = 8 the packed B panel holds, per group,
+   each column's 8 steps contiguous, so the 16 bytes of columns 2q, 2q + 1 are one B operand,
+   and the packed A panel holds each row's 8 steps contiguous, so rows 2p, 2p + 1 are one A
+   operand (>>qcontract layouts, the generic packers).
+   8x12 (interleaved): per group, 4 A registers (row pairs) and 6 B registers (column pairs);
+   24 accumulators c<p><q> (2 x 2 blocks); the stores turn each row pair's blocks back into rows
+   (zip of the 64-bit halves). */
+#if defined(__ARM_FEATURE_MATMUL_INT8)
+#define LUTHIER__TARGET_QI8MM
+#define LUTHIER__HAVE_QNEON_I8MM 1
+#elif defined(__GNUC__) && !defined(__clang__)
+#define LUTHIER__TARGET_QI8MM __attribute__((target("arch=armv8.2-a+i8mm")))
+#define LUTHIER__HAVE_QNEON_I8MM 1
+#endif
+
+#ifdef LUTHIER__HAVE_QNEON_I8MM
+/* Column pair q of one group: one B register against the 4 row pairs. */
+#define LUTHIER__QMM4(q)                                                                           \
+    {                                                                                              \
+        const int8x16_t bq = vld1q_s8(b + 16 * (q));                                               \
+        c0##q = vusmmlaq_s32(c0##q, a0, bq);                                                       \
+        c1##q = vusmmlaq_s32(c1##q, a1, bq);                                                       \
+        c2##q = vusmmlaq_s32(c2##q, a2, bq);                                                       \
+        c3##q = vusmmlaq_s32(c3##q, a3, bq);                                                       \
+    }
+#define LUTHIER__QMMZERO(p) int32x4_t c##p##0 = vdupq_n_s32(0), c##p##1 = c##p##0, c##p##2 = c##p##0, \
+                            c##p##3 = c##p##0, c##p##4 = c##p##0, c##p##5 = c##p##0;
+/* Rows 2p (zip1) and 2p + 1 (zip2) of row pair p: 12 columns in 3 vectors each. */
+#define LUTHIER__QMMZIP(z, x, y) vreinterpretq_s32_s64(z(vreinterpretq_s64_s32(x), vreinterpretq_s64_s32(y)))
+#define LUTHIER__QMMROWS(p)                                                                        \
+    {LUTHIER__QMMZIP(vzip1q_s64, c##p##0, c##p##1), LUTHIER__QMMZIP(vzip1q_s64, c##p##2, c##p##3),  \
+     LUTHIER__QMMZIP(vzip1q_s64, c##p##4, c##p##5)},                                               \
+    {LUTHIER__QMMZIP(vzip2q_s64, c##p##0, c##p##1), LUTHIER__QMMZIP(vzip2q_s64, c##p##2, c##p##3),  \
+     LUTHIER__QMMZIP(vzip2q_s64, c##p##4, c##p##5)},
+
+LUTHIER__TARGET_QI8MM LUTHIER_PRIVATE void luthier_qgemm_ukernel_8x12__neoni8mm(const luthier_qgemm_ukernel_args *p) {
+    const uint8_t *a = p->a;
+    const int8_t *b = p->b;
+    luthier__qneon_cols cols;
+    size_t g, r;
+    LUTHIER__QMMZERO(0) LUTHIER__QMMZERO(1) LUTHIER__QMMZERO(2) LUTHIER__QMMZERO(3)
+    for (g = (p->k + 7) / 8; g; g--) {
+        LUTHIER__QMCA_BEGIN();
+        {
+            const uint8x16_t a0 = vld1q_u8(a), a1 = vld1q_u8(a + 16), a2 = vld1q_u8(a + 32), a3 = vld1q_u8(a + 48);
+            LUTHIER__QMM4(0) LUTHIER__QMM4(1) LUTHIER__QBARRIER();
+            LUTHIER__QMM4(2) LUTHIER__QMM4(3) LUTHIER__QBARRIER();
+            LUTHIER__QMM4(4) LUTHIER__QMM4(5)
+        }
+        a += 64;
+        b += 96;
+        LUTHIER__QMCA_END();
+    }
+    luthier__qneon_cols_init(p, &cols);
+    {
+        const int32x4_t acc[8][3] = {LUTHIER__QMMROWS(0) LUTHIER__QMMROWS(1) LUTHIER__QMMROWS(2) LUTHIER__QMMROWS(3)};
+        for (r = 0; r < p->m; r++) luthier__qneon_store_row(p, &cols, r, acc[r], 3);
+    }
+}
+
+#define LUTHIER__QUKERNELS_NEONI8MM(X)                                                             \
+    X(8x12__neoni8mm, "neon_i8mm", 8, 12, 8, LUTHIER_KERNEL_INTERLEAVED, 0,                        \
+      LUTHIER_CPU_NEON | LUTHIER_CPU_I8MM)
+#else
+#define LUTHIER__QUKERNELS_NEONI8MM(X)
+#endif /* LUTHIER__HAVE_QNEON_I8MM */
 
 /* >>qukernel-neon: Armv8.0 fallback (Cortex-A53/A72): K group 1, A read in place as uint8 and
    widened to int16 (exact: 0..255 x -128..127), B widened to int16, smlal/smlal2 by lane:
@@ -967,6 +1075,7 @@ LUTHIER_PRIVATE void luthier_qgemm_ukernel_8x8__neon_hybrid(const luthier_qgemm_
 }
 
 #define LUTHIER__QUKERNELS_NEON(X)                                                                 \
+    LUTHIER__QUKERNELS_NEONI8MM(X)                                                                 \
     LUTHIER__QUKERNELS_NEONDOT(X)                                                                  \
     X(8x8__neon_hybrid, "neon", 8, 8, 1, LUTHIER_KERNEL_HYBRID, 0, LUTHIER_CPU_NEON)
 

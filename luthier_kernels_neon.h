@@ -4,7 +4,7 @@
    Clang unless LUTHIER_NO_NEON_KERNELS is defined. Every instruction is Armv8.0-A Advanced SIMD
    (no dotprod, no fp16), so the kernels run on Cortex-A53/A55/A57/A72/A73/A76 and Neoverse.
 
-   TABLE OF CONTENTS: >>list >>common >>8x12 >>8x6 >>6x16 >>4x24 >>8x4 >>pack >>depthwise >>transpose
+   TABLE OF CONTENTS: >>list >>common >>8x12 >>8x12-a53 >>8x6 >>6x16 >>4x24 >>8x4 >>pack >>depthwise >>transpose
 
    kernel                 kind         MR x NR  k unroll  accumulators  inner product
    8x12__neonfma          interleaved   8 x 12     4      v8-v31  (24)  fmla C.4s, B.4s, A.s[row]
@@ -12,6 +12,7 @@
    6x16__neonfma_hybrid   hybrid        6 x 16     4      v8-v31  (24)  fmla C.4s, B.4s, A_row.s[k]
    4x24__neonfma_hybrid   hybrid        4 x 24     4      v8-v31  (24)  fmla C.4s, B.4s, A_row.s[k]
    8x4__neonfma_hybrid    hybrid        8 x 4      4      v24-v31  (8)  fmla C.4s, B.4s, A_row.s[k]
+   8x12__neonfma_a53      interleaved   8 x 12     4      v8-v31  (24)  as 8x12, for in-order cores
 
    How the kernels are built (layouts in the style of Arm Compute Library's kernel family):
    - Each kernel is one GCC extended-asm statement (GCC and Clang) that owns its registers from
@@ -56,7 +57,8 @@
     X(6x16__neonfma_hybrid, "neon", 6, 16, 4, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_NEON)             \
     X(4x24__neonfma_hybrid, "neon", 4, 24, 4, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_NEON)             \
     X(8x6__neonfma, "neon", 8, 6, 4, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_NEON)                 \
-    X(8x4__neonfma_hybrid, "neon", 8, 4, 4, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_NEON)
+    X(8x4__neonfma_hybrid, "neon", 8, 4, 4, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_NEON)              \
+    X(8x12__neonfma_a53, "neon", 8, 12, 4, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_NEON)
 
 /* The asm templates exceed the 4095-character string literal C99 requires compilers to accept
    (clang -Wpedantic warns); GCC and Clang take any length. */
@@ -272,6 +274,134 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x12__neonfma(const luthier_sgemm_uke
         : "x9", "x10", "x11", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v8", "v9", "v10", "v11",
           "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23",
           "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
+    luthier__neon_tile_end(p, cp, 12);
+}
+
+/* >>8x12-a53 ===================================================================================
+   Interleaved 8x12 for in-order dual-issue cores (Cortex-A53/A55): the packed A and B and the
+   accumulators of >>8x12 (so it serves a little cluster over the big cluster's packed weights,
+   cluster_kernels), a different instruction stream. An in-order core issues at most two
+   instructions per cycle, in program order, and (A53) a 128-bit load does not issue beside a
+   Q-form FMLA. So the main loop has no 128-bit load: each q register of A or B arrives as
+   two 64-bit halves, "ldr d" (low half, zeroes the top) then "ldr x" into x12/x13 and
+   "ins v.d[1], x" (high half), and every such instruction (and the loop control) sits between
+   two FMLAs, the slot the core can pair with the FMLA. Loads run ahead:
+     C[r][4v..4v+3] = v(8 + 3r + v)      A step: v0/v1 (even steps), v2/v3 (odd steps)
+     B step: three of v4-v7, in rotation: B vector i (i = 3 * step + column vector) lives in
+     v(4 + i % 4), so the vector of group g is loaded during group g - 3 (the register freed
+     by group g - 4), 16 FMLAs before its first use; A of step t + 1 is loaded during step t.
+   Step t is software-pipelined: its A and B are in registers when it begins (loaded by step
+   t - 1, or before the loop), so the last 4-step block of k (when k % 4 == 0) runs a copy of
+   the body without the next step's loads: nothing is read past the packed panels. The k % 4
+   remainder loop (not the hot loop) uses 128-bit loads. bench/inorder_check.py checks the
+   main loop against these rules. Per 4-step iteration: 96 FMLA, 20 ldr d, 20 ldr x, 20 ins. */
+
+/* The 64-bit halves of a q register at ptr + off: low half (ldr d), high half through GP
+   register x (ldr x, then ins). */
+#define LUTHIER__LDD(n, ptr, off) "ldr d" #n ", [%[" #ptr "], #" #off "]\n\t"
+#define LUTHIER__LDX(x, ptr, off) "ldr " #x ", [%[" #ptr "], #" #off "+8]\n\t"
+#define LUTHIER__INSD(n, x) "ins v" #n ".d[1], " #x "\n\t"
+#define LUTHIER__FMLAN(acc, vb, va, lane) "fmla " #acc ".4s, v" #vb ".4s, v" #va ".s[" #lane "]\n\t"
+
+/* The 8 multiply-accumulates MAC(acc, B, A, lane) of B register vB with rows 0-3 (vA0 lanes)
+   and 4-7 (vA1 lanes); slot s_i follows the i-th (an asm string or ""). MAC is LUTHIER__FMLAN
+   here; the int8 SDOT kernel for in-order cores (luthier_int8.h) runs the same loop with
+   LUTHIER__SDOTN: its packed A and B groups have the byte layout of these fp32 steps. */
+#define LUTHIER__8x12L_G(MAC, B, A0, A1, c0, c1, c2, c3, c4, c5, c6, c7, s0, s1, s2, s3, s4, s5, s6, s7) \
+    MAC(c0, B, A0, 0) s0 MAC(c1, B, A0, 1) s1 MAC(c2, B, A0, 2) s2 MAC(c3, B, A0, 3) s3             \
+    MAC(c4, B, A1, 0) s4 MAC(c5, B, A1, 1) s5 MAC(c6, B, A1, 2) s6 MAC(c7, B, A1, 3) s7
+#define LUTHIER__8x12L_C0 v8, v11, v14, v17, v20, v23, v26, v29
+#define LUTHIER__8x12L_C1 v9, v12, v15, v18, v21, v24, v27, v30
+#define LUTHIER__8x12L_C2 v10, v13, v16, v19, v22, v25, v28, v31
+/* Argument lists go through one more expansion so that the accumulator lists split. */
+#define LUTHIER__8x12L_GX(...) LUTHIER__8x12L_G(__VA_ARGS__)
+
+/* One k step (A in vA0/vA1, B in vB0-vB2) that loads the next ones: group g loads B register
+   nbg from b + obg, groups 0 and 1 load A registers na0/na1 from a + oa0/oa1; t0..t4 are the
+   loop-control slots of group 2. */
+#define LUTHIER__8x12L_STEP(MAC, A0, A1, B0, B1, B2, nb0, ob0, nb1, ob1, nb2, ob2, na0, oa0, na1,   \
+                            oa1, t0, t1, t2, t3, t4)                                                 \
+    LUTHIER__8x12L_GX(MAC, B0, A0, A1, LUTHIER__8x12L_C0, LUTHIER__LDD(nb0, b, ob0),                \
+                      LUTHIER__LDX(x12, b, ob0), LUTHIER__LDD(na0, a, oa0),                         \
+                      LUTHIER__LDX(x13, a, oa0), "", LUTHIER__INSD(nb0, x12), "",                   \
+                      LUTHIER__INSD(na0, x13))                                                      \
+    LUTHIER__8x12L_GX(MAC, B1, A0, A1, LUTHIER__8x12L_C1, LUTHIER__LDD(nb1, b, ob1),                \
+                      LUTHIER__LDX(x12, b, ob1), LUTHIER__LDD(na1, a, oa1),                         \
+                      LUTHIER__LDX(x13, a, oa1), "", LUTHIER__INSD(nb1, x12), "",                   \
+                      LUTHIER__INSD(na1, x13))                                                      \
+    LUTHIER__8x12L_GX(MAC, B2, A0, A1, LUTHIER__8x12L_C2, LUTHIER__LDD(nb2, b, ob2),                \
+                      LUTHIER__LDX(x12, b, ob2), t0, t1, t2, t3, LUTHIER__INSD(nb2, x12), t4)
+/* The last step of k: nothing left to load. */
+#define LUTHIER__8x12L_LAST(MAC, A0, A1, B0, B1, B2)                                                \
+    LUTHIER__8x12L_GX(MAC, B0, A0, A1, LUTHIER__8x12L_C0, "", "", "", "", "", "", "", "")           \
+    LUTHIER__8x12L_GX(MAC, B1, A0, A1, LUTHIER__8x12L_C1, "", "", "", "", "", "", "", "")           \
+    LUTHIER__8x12L_GX(MAC, B2, A0, A1, LUTHIER__8x12L_C2, "", "", "", "", "", "", "", "")
+/* Steps 0-2 of a 4-step block (the B rotation: step s uses B vectors 3s..3s+2). */
+#define LUTHIER__8x12L_STEPS012(MAC)                                                                \
+    LUTHIER__8x12L_STEP(MAC, 0, 1, 4, 5, 6, 7, 48, 4, 64, 5, 80, 2, 32, 3, 48, "", "", "", "", "") \
+    LUTHIER__8x12L_STEP(MAC, 2, 3, 7, 4, 5, 6, 96, 7, 112, 4, 128, 0, 64, 1, 80, "", "", "", "", "") \
+    LUTHIER__8x12L_STEP(MAC, 0, 1, 6, 7, 4, 5, 144, 6, 160, 7, 176, 2, 96, 3, 112, "", "", "", "", "")
+
+/* The k loops over %[k] steps of %[a] (32 bytes per step) and %[b] (48 bytes per step), into
+   the accumulators v8-v31 (set up before), up to the label .Lluthier_<name>_end_%=. */
+#define LUTHIER__8x12L_KLOOP(name, MAC)                                                             \
+    "lsr x10, %[k], #2\n\t"                                                                         \
+    "and x11, %[k], #3\n\t"                                                                         \
+    "cbz x10, .Lluthier_" #name "_remld_%=\n\t"                                                     \
+    "ldp q0, q1, [%[a]]\n\t"                             /* step 0 of the first block */            \
+    "ldp q4, q5, [%[b]]\n\t"                                                                        \
+    "ldr q6, [%[b], #32]\n\t"                                                                       \
+    "cbnz x11, .Lluthier_" #name "_k4_%=\n\t"            /* a remainder follows: every block */     \
+    "subs x10, x10, #1\n\t"                              /* loads the next step */                  \
+    "b.eq .Lluthier_" #name "_last_%=\n\t"                                                          \
+    ".Lluthier_" #name "_k4_%=:\n\t"                                                                \
+    "// LLVM-MCA-BEGIN\n\t"                                                                         \
+    LUTHIER__8x12L_STEPS012(MAC)                                                                    \
+    LUTHIER__8x12L_STEP(MAC, 2, 3, 5, 6, 7, 4, 192, 5, 208, 6, 224, 0, 128, 1, 144,                 \
+                        "add %[a], %[a], #128\n\t", "add %[b], %[b], #192\n\t",                     \
+                        "subs x10, x10, #1\n\t", "", "b.ne .Lluthier_" #name "_k4_%=\n\t")          \
+    "// LLVM-MCA-END\n\t"                                                                           \
+    "cbnz x11, .Lluthier_" #name "_rem_%=\n\t"                                                      \
+    ".Lluthier_" #name "_last_%=:\n\t"                   /* k % 4 == 0: the last block */           \
+    LUTHIER__8x12L_STEPS012(MAC)                                                                    \
+    LUTHIER__8x12L_LAST(MAC, 2, 3, 5, 6, 7)                                                         \
+    "b .Lluthier_" #name "_end_%=\n\t"                                                              \
+    ".Lluthier_" #name "_remld_%=:\n\t"                  /* k < 4 */                                \
+    "ldp q0, q1, [%[a]]\n\t"                                                                        \
+    "ldp q4, q5, [%[b]]\n\t"                                                                        \
+    "ldr q6, [%[b], #32]\n\t"                                                                       \
+    ".Lluthier_" #name "_rem_%=:\n\t"                    /* the step at a, b is loaded */           \
+    LUTHIER__8x12L_LAST(MAC, 0, 1, 4, 5, 6)                                                         \
+    "subs x11, x11, #1\n\t"                                                                         \
+    "b.eq .Lluthier_" #name "_end_%=\n\t"                                                           \
+    "add %[a], %[a], #32\n\t"                                                                       \
+    "add %[b], %[b], #48\n\t"                                                                       \
+    "ldp q0, q1, [%[a]]\n\t"                                                                        \
+    "ldp q4, q5, [%[b]]\n\t"                                                                        \
+    "ldr q6, [%[b], #32]\n\t"                                                                       \
+    "b .Lluthier_" #name "_rem_%=\n\t"                                                              \
+    ".Lluthier_" #name "_end_%=:\n\t"
+/* Registers the loop uses besides v8-v31 and its operands. */
+#define LUTHIER__8x12L_CLOBBERS "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"
+
+LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x12__neonfma_a53(const luthier_sgemm_ukernel_args *p) {
+    float tmp[8 * 12], bb[12], mm[2];
+    size_t ld;
+    float *const cp = luthier__neon_tile_begin(p, tmp, 8, 12, &ld);
+    const float *const bp = luthier__neon_bias(p, bb, 12);
+    const size_t mode = luthier__neon_mode(p, mm);
+    const float *a = p->a, *b = p->b;
+    __asm__ __volatile__(
+        LUTHIER__NEON_PROLOGUE(8x12a53, LUTHIER__8x12_ROWS(LUTHIER__8x12_LDC), LUTHIER__8x12_BIAS,
+                               LUTHIER__V8_31(LUTHIER__ZEROQ))
+        LUTHIER__8x12L_KLOOP(8x12a53, LUTHIER__FMLAN)
+        LUTHIER__NEON_EPILOGUE(8x12a53, LUTHIER__V8_31, LUTHIER__8x12_ROWS(LUTHIER__8x12_STC))
+        : [a] "+r"(a), [b] "+r"(b)
+        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
+          [mm] "r"(mm), [k] "r"(p->k)
+        : "x9", LUTHIER__8x12L_CLOBBERS, "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
+          "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
+          "v30", "v31", "cc", "memory");
     luthier__neon_tile_end(p, cp, 12);
 }
 

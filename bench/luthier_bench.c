@@ -93,11 +93,11 @@ static luthier_context *open_context(const char *cmd, const size_t *blocking, in
 
 static void print_features(FILE *out) {
     const unsigned f = luthier_cpu_features();
-    fprintf(out, "%s%s%s%s%s%s%s%s", f & LUTHIER_CPU_AVX2_FMA ? " avx2+fma" : "",
+    fprintf(out, "%s%s%s%s%s%s%s%s%s", f & LUTHIER_CPU_AVX2_FMA ? " avx2+fma" : "",
             f & LUTHIER_CPU_AVX512F ? " avx512f" : "", f & LUTHIER_CPU_AVX512VNNI ? " avx512vnni" : "",
             f & LUTHIER_CPU_AVXVNNI ? " avxvnni" : "", f & LUTHIER_CPU_NEON ? " neon" : "",
             f & LUTHIER_CPU_DOTPROD ? " dotprod" : "", f & LUTHIER_CPU_FP16 ? " fp16" : "",
-            f ? "" : " (baseline only)");
+            f & LUTHIER_CPU_I8MM ? " i8mm" : "", f ? "" : " (baseline only)");
 }
 
 static void print_cpu(FILE *out) {

@@ -10,6 +10,14 @@
 # the core's 128-bit FMLA peak (1/cycle on cortex-a57/a72/a53/a55, 2/cycle on neoverse-n1).
 # Exit status 1 if a kernel is below TARGET_PCT (default 95) on a target core (cortex-a57,
 # neoverse-n1); other cores (e.g. --cpus cortex-a53,cortex-a55,cortex-a72) are for information.
+# Little-core kernels (an _a53 variant: in-order Cortex-A53/A55) are rated on LITTLE_CPUS
+# instead (--little-cpus, default cortex-a55,cortex-a53): target TARGET_PCT on cortex-a55, whose
+# model is optimistic (it lets Q-form FMLAs dual-issue: above 100% is possible), cortex-a53 for
+# information (its model holds each load until the older FMLA has written back, so it rates
+# the loads-between-FMLAs schedule of these kernels far below what the core does), and then
+# checked against the in-order rules of bench/inorder_check.py (exit status 1 if one fails).
+# The int8 USMMLA kernel (8x12__neoni8mm) is rated on neoverse-n2 (target) and neoverse-v1, the
+# int8 SDOT kernel for in-order cores (8x12__neondot_a55) on cortex-a55 (information).
 # Then the depthwise row kernels' segment loops (one group of pixels per iteration, >>depthwise):
 # 3x3 and 5x5 at stride 1 and 2, plain (a0_c0: target DW_TARGET_PCT, default 85) and with the
 # clamp epilogue (a0_c1: for information; its fmax/fmin share the vector pipes with FMLA).
@@ -24,16 +32,18 @@ MCA=${MCA:-llvm-mca-19}
 TARGET_PCT=${TARGET_PCT:-95}
 DW_TARGET_PCT=${DW_TARGET_PCT:-85}
 CPUS=cortex-a57,neoverse-n1
+LITTLE_CPUS=cortex-a55,cortex-a53
 CC_KIND=gcc
 CFLAGS="-O2"
 DW_ONLY=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --cpus) CPUS=$2; shift 2 ;;
+    --little-cpus) LITTLE_CPUS=$2; shift 2 ;;
     --cc) CC_KIND=$2; shift 2 ;;
     --cflags) CFLAGS=$2; shift 2 ;;
     --depthwise-only) DW_ONLY=1; shift ;;
-    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "mca_neon.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -55,30 +65,52 @@ esac
 echo "# bench/mca_neon.sh: $("$MCA" --version | sed -n 's/.*LLVM version \([0-9.]*\).*/llvm-mca \1/p'), $CCNAME $CFLAGS, main k-loop of each kernel (LLVM-MCA-BEGIN/END region), target >= $TARGET_PCT% on cortex-a57 and neoverse-n1; depthwise segment loops >= $DW_TARGET_PCT% (plain), +clamp for information"
 printf '%-24s %-30s %9s %10s %11s %5s %10s\n' kernel "cpu (llvm-mca model)" cyc/iter FMLA/iter FMLA/cycle peak "% of peak"
 fail=0
-# rate NAME FUNCTION TARGET_PCT (0: for information)
+# rate NAME FUNCTION TARGET_PCT (0: for information) [CPUS [TARGET_CPUS]]
 rate() {
-    local k=$1 fn=$2 t=$3 out nfma line
+    local k=$1 fn=$2 t=$3 cpus=${4:-$CPUS} tcpus=${5:-cortex-a57,neoverse-n1} out nfma line
     out=$(python3 "$TOOL" "$TMP/tu.c" "$fn" --cc "$CC_KIND" \
-        --cflags "$CFLAGS -I$ROOT" --mca "$MCA" --cpus "$CPUS") || { echo "$k: mca_kernel.py failed" >&2; fail=1; return; }
+        --cflags "$CFLAGS -I$ROOT" --mca "$MCA" --cpus "$cpus") || { echo "$k: mca_kernel.py failed" >&2; fail=1; return; }
     nfma=$(printf '%s\n' "$out" | sed -n 's/^# per iteration: [0-9]* instructions, \([0-9]*\) FMA-class.*/\1/p')
     case "$fn" in luthier_sgemm_*)
         echo "$out" | grep -q "LLVM-MCA-BEGIN/END region" || echo "# warning: $k: no LLVM-MCA-BEGIN/END region, the tool guessed a loop" >&2 ;;
     esac
     # rows: cpu model cyc/iter IPC FMA/cyc ops/cyc docpeak ...
     while read -r cpu model cyc _ _ _ peak _; do
-        line=$(awk -v k="$k" -v cpu="$cpu" -v model="$model" -v cyc="$cyc" -v n="$nfma" -v peak="$peak" -v t="$t" 'BEGIN {
+        line=$(awk -v k="$k" -v cpu="$cpu" -v model="$model" -v cyc="$cyc" -v n="$nfma" -v peak="$peak" -v t="$t" -v tc=",$tcpus," 'BEGIN {
             f = n / cyc; pct = 100 * f / peak;
             printf "%-24s %-30s %9.2f %10d %11.2f %5d %9.1f%%", k, cpu " (" model ")", cyc, n, f, peak, pct;
-            if ((cpu == "cortex-a57" || cpu == "neoverse-n1") && t > 0 && pct < t) printf "  BELOW TARGET";
+            if (index(tc, "," cpu ",") && t > 0 && pct < t) printf "  BELOW TARGET";
+            if (cpu == "cortex-a55") printf "  (optimistic model)";
+            if (cpu == "cortex-a53") printf "  (pessimistic model, information)";
             printf "\n" }')
         echo "$line"
         case "$line" in *"BELOW TARGET"*) fail=1 ;; esac
     done < <(printf '%s\n' "$out" | awk '$2 ~ /Model$/')
 }
-[ "$DW_ONLY" = 1 ] || for k in $KERNELS; do rate "$k" "luthier_sgemm_ukernel_$k" "$TARGET_PCT"; done
+LITTLE=""
+[ "$DW_ONLY" = 1 ] || for k in $KERNELS; do
+    case "$k" in
+    *_a53*) rate "$k" "luthier_sgemm_ukernel_$k" "$TARGET_PCT" "$LITTLE_CPUS" cortex-a55; LITTLE="$LITTLE $k" ;;
+    *) rate "$k" "luthier_sgemm_ukernel_$k" "$TARGET_PCT" ;;
+    esac
+done
 # depthwise segment kernels (the hottest loop: one group of pixels per iteration)
 for ks in 3_s1 3_s2 5_s1 5_s2; do
     rate "dw${ks}" "luthier__dw_seg${ks}_a0_c0" "$DW_TARGET_PCT"
     rate "dw${ks}+clamp" "luthier__dw_seg${ks}_a0_c1" 0
 done
+# int8 I8MM (USMMLA) kernel: neoverse-n2 is the closest llvm-19 model with i8mm (target);
+# neoverse-v1 (4 vector pipes) for information
+[ "$DW_ONLY" = 1 ] || rate "q8x12__neoni8mm" "luthier_qgemm_ukernel_8x12__neoni8mm" "$TARGET_PCT" \
+    neoverse-n2,neoverse-v1 neoverse-n2
+# int8 SDOT kernel for in-order cores: cortex-a55 for information (the model puts SDOT and ins
+# on one FP ALU pipe and holds loads behind older SDOTs)
+if [ "$DW_ONLY" = 0 ]; then
+    rate "q8x12__neondot_a55" "luthier_qgemm_ukernel_8x12__neondot_a55" 0 cortex-a55 none
+    LITTLE="$LITTLE 8x12__neondot_a55"
+fi
+# the little-core kernels against the in-order issue rules
+if [ -n "$LITTLE" ]; then
+    python3 "$ROOT/bench/inorder_check.py" --cc "aarch64-linux-gnu-gcc" --cflags="$CFLAGS" $LITTLE || fail=1
+fi
 exit $fail

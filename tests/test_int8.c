@@ -490,6 +490,32 @@ static void test_int8_gemm_threads_blocks(void) {
                   e->name);
             CHECK(strstr(luthier_context_error(ctx2), "share MR, NR") != NULL, "message: %s", luthier_context_error(ctx2));
         }
+        /* a little-core kernel (_a55) on the second cluster beside its twin (the name without
+           the variant): the same int32 results as the twin alone */
+        if (strstr(e->name, "_a55")) {
+            const char *v = strstr(e->name, "_a55");
+            char twin[96];
+            const int64_t m = 41, n = 29, k = 70;
+            uint8_t *aa = (uint8_t *)test_alloc((size_t)(m * k));
+            int8_t *bb = (int8_t *)test_alloc((size_t)(k * n));
+            int32_t *c1 = (int32_t *)test_alloc((size_t)(m * n) * 4), *c2 = (int32_t *)test_alloc((size_t)(m * n) * 4);
+            const float ratios[2] = {1, 1};
+            size_t q;
+            snprintf(twin, sizeof twin, "%.*s%s", (int)(v - e->name), e->name, v + 4);
+            for (q = 0; q < (size_t)(m * k); q++) aa[q] = (uint8_t)test_rand_int(0, 255);
+            for (q = 0; q < (size_t)(k * n); q++) bb[q] = (int8_t)test_rand_int(-128, 127);
+            d.m = m; d.n = n; d.k = k;
+            d.a_zero_point = 3;
+            d.kernel = twin;
+            d.ratios = ratios;
+            d.num_ratios = 2;
+            d.cluster_kernels = NULL;
+            CHECK(luthier_qgemm(ctx2, &d, aa, bb, c1) == LUTHIER_STATUS_OK, "%s: %s", twin, luthier_context_error(ctx2));
+            d.cluster_kernels = ck;
+            CHECK(luthier_qgemm(ctx2, &d, aa, bb, c2) == LUTHIER_STATUS_OK && memcmp(c1, c2, (size_t)(m * n) * 4) == 0,
+                  "%s on the little cluster beside %s: %s", e->name, twin, luthier_context_error(ctx2));
+            free(aa); free(bb); free(c1); free(c2);
+        }
     }
     luthier_context_destroy(ctx2);
     for (idx = 0; idx < LUTHIER__NUM_QKERNELS; idx++) {
@@ -622,7 +648,8 @@ static void test_int8_dispatch(void) {
     const unsigned f = luthier_cpu_features();
     static const unsigned masks[] = {0, LUTHIER_CPU_AVX512VNNI, LUTHIER_CPU_AVX512VNNI | LUTHIER_CPU_AVXVNNI,
                                      LUTHIER_CPU_AVX512VNNI | LUTHIER_CPU_AVXVNNI | LUTHIER_CPU_AVX2_FMA,
-                                     LUTHIER_CPU_AVX512F, LUTHIER_CPU_DOTPROD};
+                                     LUTHIER_CPU_AVX512F, LUTHIER_CPU_DOTPROD, LUTHIER_CPU_I8MM,
+                                     LUTHIER_CPU_I8MM | LUTHIER_CPU_DOTPROD};
     size_t i;
     for (i = 0; i < sizeof masks / sizeof masks[0]; i++) {
         luthier_context *ctx = NULL;
@@ -643,10 +670,15 @@ static void test_int8_dispatch(void) {
         if ((f & ~masks[i] & (LUTHIER_CPU_AVX512VNNI | LUTHIER_CPU_AVX512F)) == (LUTHIER_CPU_AVX512VNNI | LUTHIER_CPU_AVX512F))
             CHECK(strcmp(e->isa, "avx512vnni") == 0, "AVX-512 VNNI CPU chose %s", e->name);
         if (f & LUTHIER_CPU_NEON) {
-#ifdef LUTHIER__HAVE_QNEON_DOT
-            if (f & ~masks[i] & LUTHIER_CPU_DOTPROD) CHECK(strcmp(e->isa, "neon_dot") == 0, "dotprod CPU chose %s", e->name);
+#ifdef LUTHIER__HAVE_QNEON_I8MM
+            if (f & ~masks[i] & LUTHIER_CPU_I8MM) CHECK(strcmp(e->isa, "neon_i8mm") == 0, "i8mm CPU chose %s", e->name);
 #endif
-            if (!(f & ~masks[i] & LUTHIER_CPU_DOTPROD))
+            if (!(f & ~masks[i] & LUTHIER_CPU_I8MM)) CHECK(strcmp(e->isa, "neon_i8mm") != 0, "CPU without i8mm chose %s", e->name);
+#ifdef LUTHIER__HAVE_QNEON_DOT
+            if ((f & ~masks[i] & (LUTHIER_CPU_DOTPROD | LUTHIER_CPU_I8MM)) == LUTHIER_CPU_DOTPROD)
+                CHECK(strcmp(e->isa, "neon_dot") == 0, "dotprod CPU chose %s", e->name);
+#endif
+            if (!(f & ~masks[i] & (LUTHIER_CPU_DOTPROD | LUTHIER_CPU_I8MM)))
                 CHECK(strcmp(e->name, "luthier_qgemm_ukernel_8x8__neon_hybrid") == 0, "CPU without dotprod chose %s", e->name);
         }
         /* a narrow N picks a kernel of the same ISA that wastes no more lanes */
@@ -657,8 +689,8 @@ static void test_int8_dispatch(void) {
         }
         luthier_context_destroy(ctx);
     }
-    printf("    CPU features %#x: avx512vnni %d, avxvnni %d, dotprod %d\n", f, !!(f & LUTHIER_CPU_AVX512VNNI),
-           !!(f & LUTHIER_CPU_AVXVNNI), !!(f & LUTHIER_CPU_DOTPROD));
+    printf("    CPU features %#x: avx512vnni %d, avxvnni %d, dotprod %d, i8mm %d\n", f, !!(f & LUTHIER_CPU_AVX512VNNI),
+           !!(f & LUTHIER_CPU_AVXVNNI), !!(f & LUTHIER_CPU_DOTPROD), !!(f & LUTHIER_CPU_I8MM));
 }
 
 static void q8_expect(luthier_context *ctx, luthier_status got, luthier_status want, const char *what, const char *needle) {

@@ -215,7 +215,7 @@ static void test_registry(void) {
 #if LUTHIER__ARM64
     {
         static const char *const want[] = {"8x12__neonfma", "8x6__neonfma", "6x16__neonfma_hybrid",
-                                           "4x24__neonfma_hybrid", "8x4__neonfma_hybrid"};
+                                           "4x24__neonfma_hybrid", "8x4__neonfma_hybrid", "8x12__neonfma_a53"};
         size_t w;
         for (w = 0; w < sizeof want / sizeof want[0]; w++) {
             int idx = -1;
@@ -223,4 +223,63 @@ static void test_registry(void) {
         }
     }
 #endif
+}
+
+/* Little-core kernels (an _a53 variant) serve a little cluster beside their big-core twin (the
+   same name without the variant: same MR, NR and packed B): a GEMM split over a fake
+   big:0,little:1 topology, the twin on the big cluster and the variant on the little one, gives
+   the bits of the twin alone (both sum k in the same order). */
+static void test_ukernels_little_cluster(void) {
+    luthier_context *ctx = NULL;
+    luthier_context_desc cd;
+    luthier_topology topo;
+    char err[128];
+    int i, tested = 0;
+    memset(&cd, 0, sizeof cd);
+    if (luthier_topology_parse("big:0,little:1", &topo, err, sizeof err) != LUTHIER_STATUS_OK) return;
+    cd.topology = &topo;
+    if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) return;
+    for (i = 0; i < LUTHIER__NUM_UKERNELS; i++) {
+        const luthier__ukernel_entry *uk = &luthier__ukernels[i];
+        const char *v = strstr(uk->name, "_a53");
+        char twin[96];
+        int t;
+        if (!v || (uk->required_cpu_features & luthier_cpu_features()) != uk->required_cpu_features) continue;
+        snprintf(twin, sizeof twin, "%.*s%s", (int)(v - uk->name), uk->name, v + 4);
+        CHECK(luthier_kernel_find(twin, &t) == LUTHIER_STATUS_OK, "%s: no twin %s", uk->name, twin);
+        if (luthier_kernel_find(twin, &t) != LUTHIER_STATUS_OK) continue;
+        CHECK(luthier__ukernels[t].mr == uk->mr && luthier__ukernels[t].nr == uk->nr &&
+                  luthier__ukernels[t].kind == uk->kind, "%s and %s differ in shape", uk->name, twin);
+        {
+            const int64_t m = 45, n = 2 * uk->nr + 5, k = 4 * uk->k_unroll + 3;
+            float *a = (float *)test_alloc((size_t)(m * k) * sizeof(float));
+            float *b = (float *)test_alloc((size_t)(k * n) * sizeof(float));
+            float *bias = (float *)test_alloc((size_t)n * sizeof(float));
+            float *c1 = (float *)test_alloc((size_t)(m * n) * sizeof(float));
+            float *c2 = (float *)test_alloc((size_t)(m * n) * sizeof(float));
+            const float ratios[2] = {50, 50};
+            const char *ck[2] = {NULL, uk->name};
+            luthier_sgemm_desc d;
+            test_fill(a, (size_t)(m * k));
+            test_fill(b, (size_t)(k * n));
+            test_fill(bias, (size_t)n);
+            memset(&d, 0, sizeof d);
+            d.m = m; d.n = n; d.k = k;
+            d.bias = bias;
+            d.activation = LUTHIER_ACTIVATION_RELU;
+            d.kernel = twin;
+            d.ratios = ratios;
+            d.num_ratios = 2;
+            CHECK(luthier_sgemm(ctx, &d, a, b, c1) == LUTHIER_STATUS_OK, "%s alone: %s", twin, luthier_context_error(ctx));
+            d.cluster_kernels = ck;
+            CHECK(luthier_sgemm(ctx, &d, a, b, c2) == LUTHIER_STATUS_OK, "%s on the little cluster: %s", uk->name,
+                  luthier_context_error(ctx));
+            CHECK(memcmp(c1, c2, (size_t)(m * n) * sizeof(float)) == 0, "%s on the little cluster differs from %s",
+                  uk->name, twin);
+            free(a); free(b); free(bias); free(c1); free(c2);
+            tested++;
+        }
+    }
+    printf("    %d little-core kernel(s) checked beside their twins\n", tested);
+    luthier_context_destroy(ctx);
 }

@@ -62,6 +62,7 @@ int main(int argc, char **argv) {
     RUN(test_env_kernel);
     RUN(test_registry);
     RUN(test_ukernels_all_edges);
+    RUN(test_ukernels_little_cluster);
     RUN(test_gemm_degenerate);
     RUN(test_gemm_random_shapes);
     RUN(test_gemm_small_blocks);
