@@ -980,375 +980,432 @@ LUTHIER_PRIVATE int luthier__task_runners(luthier_context *ctx, luthier__task *t
     return made;
 }
 
-LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_graph *g, const luthier_tune_desc *desc,
-                                        const char *records_path, luthier_tune_result *result) {
+/* >>impl-tune-phases: luthier_tune runs these phases over one state (luthier__tuner):
+     open        the descriptor checked, the cost model read, records and report opened
+     tasks       tunable layers grouped by signature (the records module's layers)
+     search      per task: the default measured, the model-guided search over its space, the
+                 best and its runners-up, the report line (and the heatmap of the costliest)
+     plan check  the winners, the default and the runners-up profiled inside the plan
+     finish      the records written (records module), the cost model saved, the summary */
+
+typedef struct luthier__tuner {
+    luthier_context *ctx;
+    const luthier_graph *g;
     luthier_tune_desc d;
     luthier_tune_result res;
-    luthier__fuse *f = NULL;
-    luthier__task *tasks = NULL;
-    int *node_task = NULL;            /* task of each node, -1 */
-    luthier_node_config *tcfg = NULL; /* each task's winner (all zero: the default) */
-    luthier__gbt *model = NULL; /* desc.model_in */
-    luthier__tune_data data = {NULL, NULL, 0, 0};
-    luthier_status status = LUTHIER_STATUS_OK;
-    double t_start = luthier__tune_now(), heat_t0, heat_s = 0;
-    int ntasks = 0, i, j, progress, costliest = -1;
+    luthier__fuse *f;
+    luthier__task *tasks;
+    int ntasks;
+    int *node_task;            /* task of each node, -1 */
+    luthier_node_config *tcfg; /* each task's winner (all zero: the default) */
+    luthier__gbt *model;       /* desc.model_in */
+    luthier__tune_data data;   /* everything measured, for the warm models */
+    double t_start, heat_s;
+    int progress, costliest;
     uint64_t seed;
-    FILE *rec = NULL, *rep = NULL;
+    FILE *rec, *rep;
     char fpr[640];
-    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    ctx->error[0] = 0;
-    if (!g) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: graph is NULL");
-    memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
-    memset(&res, 0, sizeof res);
-    if (d.budget_seconds < 0 || d.budget_seconds != d.budget_seconds || d.max_measurements < 0)
+} luthier__tuner;
+
+LUTHIER_PRIVATE luthier_status luthier__tune_open(luthier__tuner *T, const luthier_tune_desc *desc, const char *records_path) {
+    luthier_context *ctx = T->ctx;
+    luthier_tune_desc *dd = &T->d;
+    if (desc) *dd = *desc;
+    if (dd->budget_seconds < 0 || dd->budget_seconds != dd->budget_seconds || dd->max_measurements < 0)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: budget_seconds and max_measurements must be >= 0");
-    if (!d.budget_seconds) d.budget_seconds = 120;
-    if (!d.ratio_step) d.ratio_step = 10;
-    if (d.ratio_step < 1 || d.ratio_step > 100 || 100 % d.ratio_step)
-        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: ratio_step %d must divide 100", d.ratio_step);
-    if (!d.max_fraction) d.max_fraction = 0.1;
-    if (!(d.max_fraction > 0 && d.max_fraction <= 1))
-        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: max_fraction %g must be in (0, 1]", d.max_fraction);
-    if (d.exhaustive && d.random_search)
+    if (!dd->budget_seconds) dd->budget_seconds = 120;
+    if (!dd->ratio_step) dd->ratio_step = 10;
+    if (dd->ratio_step < 1 || dd->ratio_step > 100 || 100 % dd->ratio_step)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: ratio_step %d must divide 100", dd->ratio_step);
+    if (!dd->max_fraction) dd->max_fraction = 0.1;
+    if (!(dd->max_fraction > 0 && dd->max_fraction <= 1))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: max_fraction %g must be in (0, 1]", dd->max_fraction);
+    if (dd->exhaustive && dd->random_search)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: exhaustive and random_search exclude each other");
-    seed = d.seed ? d.seed : 1;
-    progress = d.progress > 0 || (d.progress == 0 && luthier__isatty_stderr());
-    if (d.model_in) {
+    T->seed = dd->seed ? dd->seed : 1;
+    T->progress = dd->progress > 0 || (dd->progress == 0 && luthier__isatty_stderr());
+    if (dd->model_in) {
         char *text = NULL, err[400];
         size_t len = 0;
-        luthier_status s = luthier__read_file(d.model_in, &text, &len, err, sizeof err);
-        if (s != LUTHIER_STATUS_OK)
-            return luthier__fail(ctx, s, "tune: cost model: %s", err);
-        s = luthier__gbt_load(text, len, &model, err, sizeof err);
+        luthier_status s = luthier__read_file(dd->model_in, &text, &len, err, sizeof err);
+        if (s != LUTHIER_STATUS_OK) return luthier__fail(ctx, s, "tune: cost model: %s", err);
+        s = luthier__gbt_load(text, len, &T->model, err, sizeof err);
         luthier__free(text);
-        if (s != LUTHIER_STATUS_OK) return luthier__fail(ctx, s, "tune: cost model '%s': %s", d.model_in, err);
+        if (s != LUTHIER_STATUS_OK) return luthier__fail(ctx, s, "tune: cost model '%s': %s", dd->model_in, err);
     }
-    if (records_path && !(rec = fopen(records_path, "w"))) {
-        luthier__gbt_free(model);
+    if (records_path && !(T->rec = fopen(records_path, "w")))
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: cannot write records '%s'", records_path);
-    }
-    if (d.report_path && !(rep = fopen(d.report_path, "w"))) {
-        if (rec) fclose(rec);
-        luthier__gbt_free(model);
-        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: cannot write the report '%s'", d.report_path);
-    }
-    /* tasks: nodes grouped by signature */
-    if (!(f = luthier__fuse_only(g, d.int8)) || !(tasks = (luthier__task *)luthier__alloc(sizeof *tasks * (size_t)(g->num_nodes + 1))) ||
-        !(node_task = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_nodes + 1))) ||
-        !(tcfg = (luthier_node_config *)luthier__alloc(sizeof *tcfg * (size_t)(g->num_nodes + 1)))) {
-        status = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
-        goto done;
-    }
+    if (dd->report_path && !(T->rep = fopen(dd->report_path, "w")))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: cannot write the report '%s'", dd->report_path);
+    return LUTHIER_STATUS_OK;
+}
+
+/* Tasks: the tunable layers of the graph grouped by signature. */
+LUTHIER_PRIVATE luthier_status luthier__tune_tasks(luthier__tuner *T) {
+    const luthier_graph *g = T->g;
+    int i, j;
+    if (!(T->f = luthier__fuse_only(g, T->d.int8)) ||
+        !(T->tasks = (luthier__task *)luthier__alloc(sizeof *T->tasks * (size_t)(g->num_nodes + 1))) ||
+        !(T->node_task = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_nodes + 1))) ||
+        !(T->tcfg = (luthier_node_config *)luthier__alloc(sizeof *T->tcfg * (size_t)(g->num_nodes + 1))))
+        return luthier__fail(T->ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
     for (i = 0; i < g->num_nodes; i++) {
         luthier__task t;
-        node_task[i] = -1;
-        if (!luthier__task_of(g, f, i, d.int8, &t)) continue;
-        res.ops++;
-        for (j = 0; j < ntasks; j++)
-            if (strcmp(tasks[j].l.sig, t.l.sig) == 0) break;
-        if (j == ntasks) tasks[ntasks++] = t;
-        tasks[j].ops++;
-        node_task[i] = j;
+        T->node_task[i] = -1;
+        if (!luthier__task_of(g, T->f, i, T->d.int8, &t)) continue;
+        T->res.ops++;
+        for (j = 0; j < T->ntasks; j++)
+            if (strcmp(T->tasks[j].l.sig, t.l.sig) == 0) break;
+        if (j == T->ntasks) T->tasks[T->ntasks++] = t;
+        T->tasks[j].ops++;
+        T->node_task[i] = j;
     }
-    res.tasks = ntasks;
-    luthier_tune_fingerprint(ctx, fpr, sizeof fpr);
-    if (rec) luthier__records_write_header(rec, fpr);
-    for (i = 0; i < ntasks; i++) {
-        luthier__task *t = &tasks[i];
-        luthier__tmeas m;
-        luthier__cand *cands;
-        size_t nc = 0, c;
-        float *feat = NULL, *shares = NULL;
-        int *group = NULL, ngroups = 0, default_kernel = -1;
-        luthier__search_desc sd;
-        luthier__search_result sr;
-        luthier__gbt *warm = NULL;
-        luthier_node_config cfg;
-        double now = luthier__tune_now(), share;
-        char ratios[96];
-        memset(&m, 0, sizeof m);
-        if (!(cands = luthier__task_space(ctx, t, d.ratio_step, !d.no_dynamic, &nc)) || !nc) {
-            luthier__free(cands);
-            status = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (space of task %d)", i);
-            goto done;
+    T->res.tasks = T->ntasks;
+    luthier_tune_fingerprint(T->ctx, T->fpr, sizeof T->fpr);
+    if (T->rec) luthier__records_write_header(T->rec, T->fpr);
+    return LUTHIER_STATUS_OK;
+}
+
+/* The heatmap of the costliest fp32 task, drawn after the last task's search: when that is
+   another task, its grid is measured now (m, cands, nc, feat are replaced by its own). */
+LUTHIER_PRIVATE void luthier__tune_heatmap(luthier__tuner *T, const luthier__task *t, luthier__tmeas *m, luthier__cand **cands,
+                                           size_t *nc, float **feat) {
+    double heat_t0;
+    luthier__task *ct = &T->tasks[T->costliest];
+    if (ct != t) {
+        luthier__tmeas_free(m);
+        luthier__free(m->times);
+        luthier__free(*feat);
+        luthier__free(*cands);
+        memset(m, 0, sizeof *m);
+        m->ctx = T->ctx;
+        m->t = ct;
+        *cands = luthier__task_space(T->ctx, ct, T->d.ratio_step, 0, nc);
+        m->cands = *cands;
+        m->times = (double *)luthier__alloc(sizeof(double) * (*nc ? *nc : 1));
+        *feat = NULL;
+        if (!*cands || !m->times || !luthier__tmeas_data(m, ct)) *nc = 0;
+    }
+    heat_t0 = luthier__tune_now();
+    if (*nc) {
+        luthier__cand bc;
+        memset(&bc, 0, sizeof bc);
+        if (ct->best >= 0 && ct == t) bc = (*cands)[ct->best];
+        else bc = (*cands)[0];
+        if (bc.algo == LUTHIER_CONV_DEPTHWISE) bc = (*cands)[*nc - 1];
+        luthier__write_heatmap(T->ctx, m, ct, &bc, T->d.heatmap_path);
+    }
+    T->heat_s = luthier__tune_now() - heat_t0;
+}
+
+/* Search of task i: its space, the default, the model-guided search, the best and runners-up. */
+/* The default configuration of task t measured (the baseline of its search and of the report);
+   *kernel: the default's kernel (registry index, -1: none). */
+LUTHIER_PRIVATE void luthier__tune_default(luthier__tuner *T, luthier__task *t, luthier__tmeas *mp, int *kernel) {
+    luthier_context *ctx = T->ctx;
+    int j;
+    luthier__cand dc;
+    memset(&dc, 0, sizeof dc);
+    dc.shares[0] = -1;
+    dc.kernel = -1;
+    if (t->l.q) {
+        luthier_qconv2d_layer *tmp = NULL;
+        luthier_qconv2d_desc qd;
+        luthier__tune_qdesc(t, &qd);
+        if (luthier_qconv2d_create(ctx, &qd, (const int8_t *)mp->w, NULL, &tmp) == LUTHIER_STATUS_OK) {
+            luthier_conv2d_info info;
+            memset(&info, 0, sizeof info);
+            luthier_qconv2d_get_info(tmp, &info);
+            dc.algo = t->l.op == LUTHIER_OP_CONV2D ? (short)info.algorithm : 0;
+            if (info.kernel && *info.kernel && luthier_qkernel_find(info.kernel, &j) == LUTHIER_STATUS_OK) dc.kernel = (short)j;
+            luthier_qconv2d_destroy(tmp);
         }
-        res.candidates += (int)nc;
-        m.ctx = ctx;
-        m.t = t;
-        m.cands = cands;
-        m.max_measurements = d.max_measurements ? (d.max_measurements > res.measurements ? d.max_measurements - res.measurements : 0) : -1;
-        /* the task's share of the remaining time, by FLOPs */
-        {
-            double rem_flops = 0, left = d.budget_seconds - (now - t_start);
-            for (j = i; j < ntasks; j++) rem_flops += tasks[j].l.flops * tasks[j].ops;
-            share = rem_flops > 0 ? left * (t->l.flops * t->ops) / rem_flops : left;
-            if (share < 0.2 && left > 0.2) share = 0.2;
-            m.deadline = d.exhaustive ? 0 : now + share;
+    } else if (t->l.op == LUTHIER_OP_CONV2D) {
+        luthier_conv2d_layer *tmp = NULL;
+        if (luthier_conv2d_create(ctx, &t->l.cd, mp->w, mp->bias, &tmp) == LUTHIER_STATUS_OK) {
+            luthier_conv2d_info info;
+            memset(&info, 0, sizeof info);
+            luthier_conv2d_get_info(tmp, &info);
+            dc.algo = (short)info.algorithm;
+            if (info.kernel && *info.kernel) luthier_kernel_find(info.kernel, &j), dc.kernel = (short)j;
+            luthier_conv2d_destroy(tmp);
         }
-        m.times = (double *)luthier__alloc(sizeof(double) * nc);
-        feat = (float *)luthier__alloc(sizeof(float) * nc * LUTHIER__TUNE_FEATURES);
-        if (!m.times || !feat || !luthier__tmeas_data(&m, t)) {
-            luthier__free(m.times);
-            luthier__free(feat);
-            luthier__free(cands);
-            luthier__tmeas_free(&m);
-            status = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (task %d)", i);
-            goto done;
-        }
-        memset(m.times, 0, sizeof(double) * nc);
-        for (c = 0; c < nc; c++) luthier__cand_features(ctx, t, &cands[c], feat + c * LUTHIER__TUNE_FEATURES);
-        /* the default configuration, for the report */
-        {
-            luthier__cand dc;
-            memset(&dc, 0, sizeof dc);
-            dc.shares[0] = -1;
-            dc.kernel = -1;
-            if (t->l.q) {
-                luthier_qconv2d_layer *tmp = NULL;
-                luthier_qconv2d_desc qd;
-                luthier__tune_qdesc(t, &qd);
-                if (luthier_qconv2d_create(ctx, &qd, (const int8_t *)m.w, NULL, &tmp) == LUTHIER_STATUS_OK) {
-                    luthier_conv2d_info info;
-                    memset(&info, 0, sizeof info);
-                    luthier_qconv2d_get_info(tmp, &info);
-                    dc.algo = t->l.op == LUTHIER_OP_CONV2D ? (short)info.algorithm : 0;
-                    if (info.kernel && *info.kernel && luthier_qkernel_find(info.kernel, &j) == LUTHIER_STATUS_OK) dc.kernel = (short)j;
-                    luthier_qconv2d_destroy(tmp);
-                }
-            } else if (t->l.op == LUTHIER_OP_CONV2D) {
-                luthier_conv2d_layer *tmp = NULL;
-                if (luthier_conv2d_create(ctx, &t->l.cd, m.w, m.bias, &tmp) == LUTHIER_STATUS_OK) {
-                    luthier_conv2d_info info;
-                    memset(&info, 0, sizeof info);
-                    luthier_conv2d_get_info(tmp, &info);
-                    dc.algo = (short)info.algorithm;
-                    if (info.kernel && *info.kernel) luthier_kernel_find(info.kernel, &j), dc.kernel = (short)j;
-                    luthier_conv2d_destroy(tmp);
-                }
-            } else {
-                dc.kernel = (short)luthier__kernel_for_n(ctx, (size_t)t->l.n);
-            }
-            t->default_ms = luthier__measure_cand(&m, &dc, NULL);
-            res.measurements++;
-            default_kernel = dc.kernel;
-        }
-        memset(&sd, 0, sizeof sd);
-        sd.num_candidates = nc;
-        sd.num_features = LUTHIER__TUNE_FEATURES;
-        sd.features = feat;
-        sd.measure = luthier__tune_measure;
-        sd.user = &m;
-        sd.warm = warm = luthier__tune_data_fit(&data, model, seed ^ (uint64_t)i);
-        sd.y_offset = t->default_ms > 0 ? log(t->default_ms * 1e-3) : 0.0;
-        sd.patience = 6; /* 3 stopped 3-cluster searches up to 6 % short on the simulated machine */
-        {
-            /* the default configuration, measured above, counts against the task's cap */
-            double cap = floor(d.max_fraction * (double)nc) - 1;
-            sd.max_measurements = cap < 2 ? 2 : (int)cap;
-        }
-        sd.seed = seed + (uint64_t)i * 0x9E3779B97F4A7C15ull;
-        /* balance: the search learns each (algorithm, kernel)'s cost per cluster from the pool's
-           busy times and predicts its other shares (luthier_gbt.h) */
-        if (!d.no_balance && ctx->pool->num_clusters >= 2 && ctx->pool->num_clusters <= LUTHIER__TUNE_MAX_SHARES &&
-            (shares = (float *)luthier__alloc(sizeof(float) * nc * (size_t)ctx->pool->num_clusters)) != NULL &&
-            (group = (int *)luthier__alloc(sizeof(int) * nc)) != NULL) {
-            const int ncl = ctx->pool->num_clusters;
-            for (c = 0; c < nc; c++) {
-                const luthier__cand *x = &cands[c];
-                group[c] = -1;
-                for (j = 0; j < ncl; j++) shares[c * (size_t)ncl + (size_t)j] = 0;
-                if (x->dynamic || x->shares[0] < 0) continue;
-                /* the space lists the shares of one (algorithm, kernel) together */
-                if (c == 0 || group[c - 1] < 0 || cands[c - 1].algo != x->algo || cands[c - 1].kernel != x->kernel)
-                    ngroups++;
-                group[c] = ngroups - 1;
-                for (j = 0; j < ncl; j++) shares[c * (size_t)ncl + (size_t)j] = (float)(x->shares[j] / 100.0);
-            }
-            if (ngroups > 0) {
-                sd.patience = 12; /* its rounds of 4: the same 48 measurements without a gain */
-                sd.num_clusters = ncl;
-                sd.num_groups = ngroups;
-                sd.shares = shares;
-                sd.group = group;
-            }
-        }
-        /* past the task's deadline every measurement fails: stop there */
-        if (m.deadline > 0) sd.max_seconds = m.deadline - luthier__tune_now() > 1e-3 ? m.deadline - luthier__tune_now() : 1e-3;
-        memset(&sr, 0, sizeof sr);
-        if (d.exhaustive || nc <= 8) {
-            for (c = 0; c < nc; c++) luthier__tune_measure(&m, c, NULL);
-        } else if (d.random_search) {
-            /* the baseline: as many measurements as the model-guided search may make, drawn at random */
-            uint64_t st = sd.seed;
-            size_t tries = 0;
-            while (luthier__tune_now() < m.deadline && tries < 4 * nc && m.measurements < sd.max_measurements &&
-                   (m.max_measurements < 0 || m.measurements < m.max_measurements)) {
-                st += 0x9E3779B97F4A7C15ull;
-                luthier__tune_measure(&m, (size_t)((st >> 11) % nc), NULL);
-                tries++;
-            }
-        } else {
-            /* the first batch measures every algorithm: the warm model learnt from other shapes,
-               and the algorithm is the knob worth 2-3x (luthier__search_desc.stratum); without
-               memory for the strata the search runs without them */
-            int *strata = (int *)luthier__alloc(sizeof(int) * nc);
-            if (strata) {
-                for (c = 0; c < nc; c++) strata[c] = cands[c].algo;
-                sd.stratum = strata;
-            }
-            (void)luthier__search(&sd, &sr, NULL); /* NOT_FOUND (nothing ran) keeps the default */
-            luthier__free(strata);
-        }
-        luthier__gbt_free(warm);
-        luthier__free(shares);
-        luthier__free(group);
-        /* what this task measured teaches the next ones */
-        for (c = 0; c < nc && t->default_ms > 0; c++)
-            if (m.times[c] > 0 && !luthier__tune_data_add(&data, feat + c * LUTHIER__TUNE_FEATURES, (float)log(m.times[c] / t->default_ms)))
-                break;
-        /* best measured */
-        t->best = -1;
-        t->best_ms = 1e30;
+    } else {
+        dc.kernel = (short)luthier__kernel_for_n(ctx, (size_t)t->l.n);
+    }
+    t->default_ms = luthier__measure_cand(mp, &dc, NULL);
+    T->res.measurements++;
+    *kernel = dc.kernel;
+}
+
+/* Balance: the search learns each (algorithm, kernel)'s cost per cluster from the pool's busy
+   times and predicts its other shares (luthier_gbt.h). Sets sd's share fields when it can;
+   *shares and *group: the arrays it allocated (to free after the search). */
+LUTHIER_PRIVATE void luthier__tune_balance(luthier_context *ctx, const luthier_tune_desc *dd, const luthier__cand *cands, size_t nc,
+                                           luthier__search_desc *sdp, float **sharesp, int **groupp) {
+    float *shares = NULL;
+    int *group = NULL, ngroups = 0, j;
+    size_t c;
+    luthier__search_desc sd = *sdp;
+    const luthier_tune_desc d = *dd;
+    if (!d.no_balance && ctx->pool->num_clusters >= 2 && ctx->pool->num_clusters <= LUTHIER__TUNE_MAX_SHARES &&
+        (shares = (float *)luthier__alloc(sizeof(float) * nc * (size_t)ctx->pool->num_clusters)) != NULL &&
+        (group = (int *)luthier__alloc(sizeof(int) * nc)) != NULL) {
+        const int ncl = ctx->pool->num_clusters;
         for (c = 0; c < nc; c++) {
-            if (m.times[c] > 0) t->measured++;
-            if (m.times[c] > 0 && m.times[c] < t->best_ms) t->best_ms = m.times[c], t->best = (int)c;
+            const luthier__cand *x = &cands[c];
+            group[c] = -1;
+            for (j = 0; j < ncl; j++) shares[c * (size_t)ncl + (size_t)j] = 0;
+            if (x->dynamic || x->shares[0] < 0) continue;
+            /* the space lists the shares of one (algorithm, kernel) together */
+            if (c == 0 || group[c - 1] < 0 || cands[c - 1].algo != x->algo || cands[c - 1].kernel != x->kernel)
+                ngroups++;
+            group[c] = ngroups - 1;
+            for (j = 0; j < ncl; j++) shares[c * (size_t)ncl + (size_t)j] = (float)(x->shares[j] / 100.0);
         }
-        res.measurements += m.measurements;
-        if (t->best < 0) { /* nothing ran (budget): keep the default */
-            t->best_ms = t->default_ms;
-        } else if (t->default_ms > 0 && t->default_ms < t->best_ms) {
-            t->best = -1; /* the default was faster than anything measured */
-            t->best_ms = t->default_ms;
+        if (ngroups > 0) {
+            sd.patience = 12; /* its rounds of 4: the same 48 measurements without a gain */
+            sd.num_clusters = ncl;
+            sd.num_groups = ngroups;
+            sd.shares = shares;
+            sd.group = group;
         }
-        /* runners-up for the in-plan runoff (luthier__task_runners) */
-        if (t->best >= 0) res.measurements += luthier__task_runners(ctx, t, &m, nc, default_kernel);
-        else t->runners = 0;
-        res.default_ms += t->default_ms * t->ops;
-        res.tuned_ms += t->best_ms * t->ops;
-        if (t->best >= 0) luthier__cand_config(ctx, t, &cands[t->best], &cfg);
-        else memset(&cfg, 0, sizeof cfg);
-        tcfg[i] = cfg;
-        luthier__ratios_str(&cfg, ratios, sizeof ratios);
-        if (rep)
-            fprintf(rep, "task %d/%d x%d  %s\n    chosen: %s %s %s %s  %.4f ms (%.1f GFLOP/s)  default %.4f ms  speedup %.2fx  measured %d of %zu\n",
-                    i + 1, ntasks, t->ops, t->l.sig,
-                    t->l.op == LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name(cfg.algorithm) : "gemm",
-                    cfg.kernel[0] ? luthier__kernel_short(cfg.kernel) : "(default)",
-                    cfg.schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios, t->best_ms,
-                    t->l.flops / (t->best_ms * 1e6), t->default_ms, t->default_ms / t->best_ms, t->measured, nc);
-        if (progress)
-            fprintf(stderr, "tune: task %2d/%d  %-60.60s  %4d/%-5zu trials  best %8.3f ms %6.1f GFLOP/s  (default %.3f)  %6.1f s\n",
-                    i + 1, ntasks, t->l.sig, t->measured, nc, t->best_ms, t->l.flops / (t->best_ms * 1e6), t->default_ms,
-                    luthier__tune_now() - t_start);
-        /* (the heatmap is drawn for fp32 tasks) */
-        if (!t->l.q && (costliest < 0 || t->best_ms * t->ops > tasks[costliest].best_ms * tasks[costliest].ops)) costliest = i;
-        if (d.heatmap_path && i == ntasks - 1 && costliest >= 0) {
-            /* the costliest task gets the picture: measure its grid now */
-            luthier__task *ct = &tasks[costliest];
-            if (ct != t) {
-                luthier__tmeas_free(&m);
-                luthier__free(m.times);
-                luthier__free(feat);
-                luthier__free(cands);
-                memset(&m, 0, sizeof m);
-                m.ctx = ctx;
-                m.t = ct;
-                cands = luthier__task_space(ctx, ct, d.ratio_step, 0, &nc);
-                m.cands = cands;
-                m.times = (double *)luthier__alloc(sizeof(double) * (nc ? nc : 1));
-                feat = NULL;
-                if (!cands || !m.times || !luthier__tmeas_data(&m, ct)) nc = 0;
-            }
-            heat_t0 = luthier__tune_now();
-            if (nc) {
-                luthier__cand bc;
-                memset(&bc, 0, sizeof bc);
-                if (ct->best >= 0 && ct == t) bc = cands[ct->best];
-                else bc = cands[0];
-                if (bc.algo == LUTHIER_CONV_DEPTHWISE) bc = cands[nc - 1];
-                luthier__write_heatmap(ctx, &m, ct, &bc, d.heatmap_path);
-            }
-            heat_s = luthier__tune_now() - heat_t0;
-        }
-        luthier__tmeas_free(&m);
+    }
+    *sdp = sd;
+    *sharesp = shares;
+    *groupp = group;
+}
+
+/* The report line (and the progress line) of task i, configured as cfg; nc: its candidates. */
+LUTHIER_PRIVATE void luthier__report_task(const luthier__tuner *T, int i, const luthier_node_config *cfgp, size_t nc) {
+    const luthier__task *t = &T->tasks[i];
+    const luthier_node_config cfg = *cfgp;
+    char ratios[96];
+    luthier__ratios_str(&cfg, ratios, sizeof ratios);
+    if (T->rep)
+        fprintf(T->rep, "task %d/%d x%d  %s\n    chosen: %s %s %s %s  %.4f ms (%.1f GFLOP/s)  default %.4f ms  speedup %.2fx  measured %d of %zu\n",
+                i + 1, T->ntasks, t->ops, t->l.sig,
+                t->l.op == LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name(cfg.algorithm) : "gemm",
+                cfg.kernel[0] ? luthier__kernel_short(cfg.kernel) : "(default)",
+                cfg.schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios, t->best_ms,
+                t->l.flops / (t->best_ms * 1e6), t->default_ms, t->default_ms / t->best_ms, t->measured, nc);
+    if (T->progress)
+        fprintf(stderr, "tune: task %2d/%d  %-60.60s  %4d/%-5zu trials  best %8.3f ms %6.1f GFLOP/s  (default %.3f)  %6.1f s\n",
+                i + 1, T->ntasks, t->l.sig, t->measured, nc, t->best_ms, t->l.flops / (t->best_ms * 1e6), t->default_ms,
+                luthier__tune_now() - T->t_start);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int i) {
+    luthier_context *ctx = T->ctx;
+    const luthier_tune_desc d = T->d;
+    luthier__task *t = &T->tasks[i];
+    int j;
+    luthier__tmeas m;
+    luthier__cand *cands;
+    size_t nc = 0, c;
+    float *feat = NULL, *shares = NULL;
+    int *group = NULL, default_kernel = -1;
+    luthier__search_desc sd;
+    luthier__search_result sr;
+    luthier__gbt *warm = NULL;
+    luthier_node_config cfg;
+    double now = luthier__tune_now(), share;
+    memset(&m, 0, sizeof m);
+    if (!(cands = luthier__task_space(ctx, t, d.ratio_step, !d.no_dynamic, &nc)) || !nc) {
+        luthier__free(cands);
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (space of task %d)", i);
+    }
+    T->res.candidates += (int)nc;
+    m.ctx = ctx;
+    m.t = t;
+    m.cands = cands;
+    m.max_measurements = d.max_measurements ? (d.max_measurements > T->res.measurements ? d.max_measurements - T->res.measurements : 0) : -1;
+    /* the task's share of the remaining time, by FLOPs */
+    {
+        double rem_flops = 0, left = d.budget_seconds - (now - T->t_start);
+        for (j = i; j < T->ntasks; j++) rem_flops += T->tasks[j].l.flops * T->tasks[j].ops;
+        share = rem_flops > 0 ? left * (t->l.flops * t->ops) / rem_flops : left;
+        if (share < 0.2 && left > 0.2) share = 0.2;
+        m.deadline = d.exhaustive ? 0 : now + share;
+    }
+    m.times = (double *)luthier__alloc(sizeof(double) * nc);
+    feat = (float *)luthier__alloc(sizeof(float) * nc * LUTHIER__TUNE_FEATURES);
+    if (!m.times || !feat || !luthier__tmeas_data(&m, t)) {
         luthier__free(m.times);
         luthier__free(feat);
         luthier__free(cands);
+        luthier__tmeas_free(&m);
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (task %d)", i);
     }
-    /* the winners where they run, against the default and the runners-up: each task takes the
-       configuration whose steps are fastest in the plan; the default unless one beats it */
-    for (i = 0, j = 0; i < ntasks; i++) j += tasks[i].best >= 0;
+    memset(m.times, 0, sizeof(double) * nc);
+    for (c = 0; c < nc; c++) luthier__cand_features(ctx, t, &cands[c], feat + c * LUTHIER__TUNE_FEATURES);
+    luthier__tune_default(T, t, &m, &default_kernel);
+    memset(&sd, 0, sizeof sd);
+    sd.num_candidates = nc;
+    sd.num_features = LUTHIER__TUNE_FEATURES;
+    sd.features = feat;
+    sd.measure = luthier__tune_measure;
+    sd.user = &m;
+    sd.warm = warm = luthier__tune_data_fit(&T->data, T->model, T->seed ^ (uint64_t)i);
+    sd.y_offset = t->default_ms > 0 ? log(t->default_ms * 1e-3) : 0.0;
+    sd.patience = 6; /* 3 stopped 3-cluster searches up to 6 % short on the simulated machine */
+    {
+        /* the default configuration, measured above, counts against the task's cap */
+        double cap = floor(d.max_fraction * (double)nc) - 1;
+        sd.max_measurements = cap < 2 ? 2 : (int)cap;
+    }
+    sd.seed = T->seed + (uint64_t)i * 0x9E3779B97F4A7C15ull;
+    luthier__tune_balance(ctx, &d, cands, nc, &sd, &shares, &group);
+    /* past the task's deadline every measurement fails: stop there */
+    if (m.deadline > 0) sd.max_seconds = m.deadline - luthier__tune_now() > 1e-3 ? m.deadline - luthier__tune_now() : 1e-3;
+    memset(&sr, 0, sizeof sr);
+    if (d.exhaustive || nc <= 8) {
+        for (c = 0; c < nc; c++) luthier__tune_measure(&m, c, NULL);
+    } else if (d.random_search) {
+        /* the baseline: as many measurements as the model-guided search may make, drawn at random */
+        uint64_t st = sd.seed;
+        size_t tries = 0;
+        while (luthier__tune_now() < m.deadline && tries < 4 * nc && m.measurements < sd.max_measurements &&
+               (m.max_measurements < 0 || m.measurements < m.max_measurements)) {
+            st += 0x9E3779B97F4A7C15ull;
+            luthier__tune_measure(&m, (size_t)((st >> 11) % nc), NULL);
+            tries++;
+        }
+    } else {
+        /* the first batch measures every algorithm: the warm model learnt from other shapes,
+           and the algorithm is the knob worth 2-3x (luthier__search_desc.stratum); without
+           memory for the strata the search runs without them */
+        int *strata = (int *)luthier__alloc(sizeof(int) * nc);
+        if (strata) {
+            for (c = 0; c < nc; c++) strata[c] = cands[c].algo;
+            sd.stratum = strata;
+        }
+        (void)luthier__search(&sd, &sr, NULL); /* NOT_FOUND (nothing ran) keeps the default */
+        luthier__free(strata);
+    }
+    luthier__gbt_free(warm);
+    luthier__free(shares);
+    luthier__free(group);
+    /* what this task measured teaches the next ones */
+    for (c = 0; c < nc && t->default_ms > 0; c++)
+        if (m.times[c] > 0 && !luthier__tune_data_add(&T->data, feat + c * LUTHIER__TUNE_FEATURES, (float)log(m.times[c] / t->default_ms)))
+            break;
+    /* best measured */
+    t->best = -1;
+    t->best_ms = 1e30;
+    for (c = 0; c < nc; c++) {
+        if (m.times[c] > 0) t->measured++;
+        if (m.times[c] > 0 && m.times[c] < t->best_ms) t->best_ms = m.times[c], t->best = (int)c;
+    }
+    T->res.measurements += m.measurements;
+    if (t->best < 0) { /* nothing ran (budget): keep the default */
+        t->best_ms = t->default_ms;
+    } else if (t->default_ms > 0 && t->default_ms < t->best_ms) {
+        t->best = -1; /* the default was faster than anything measured */
+        t->best_ms = t->default_ms;
+    }
+    /* runners-up for the in-plan runoff (luthier__task_runners) */
+    if (t->best >= 0) T->res.measurements += luthier__task_runners(ctx, t, &m, nc, default_kernel);
+    else t->runners = 0;
+    T->res.default_ms += t->default_ms * t->ops;
+    T->res.tuned_ms += t->best_ms * t->ops;
+    if (t->best >= 0) luthier__cand_config(ctx, t, &cands[t->best], &cfg);
+    else memset(&cfg, 0, sizeof cfg);
+    T->tcfg[i] = cfg;
+    luthier__report_task(T, i, &cfg, nc);
+    /* (the heatmap is drawn for fp32 tasks) */
+    if (!t->l.q && (T->costliest < 0 || t->best_ms * t->ops > T->tasks[T->costliest].best_ms * T->tasks[T->costliest].ops)) T->costliest = i;
+    if (d.heatmap_path && i == T->ntasks - 1 && T->costliest >= 0) luthier__tune_heatmap(T, t, &m, &cands, &nc, &feat);
+    luthier__tmeas_free(&m);
+    luthier__free(m.times);
+    luthier__free(feat);
+    luthier__free(cands);
+    return LUTHIER_STATUS_OK;
+}
+
+/* The winners where they run, against the default and the runners-up: each task takes the
+   configuration whose steps are fastest in the plan; the default unless one beats it. */
+LUTHIER_PRIVATE void luthier__tune_plan_check(luthier__tuner *T) {
+    luthier_context *ctx = T->ctx;
+    const luthier_graph *g = T->g;
+    const luthier_tune_desc d = T->d;
+    int i, j;
+    for (i = 0, j = 0; i < T->ntasks; i++) j += T->tasks[i].best >= 0;
     if (!d.no_plan_check && j > 0) {
         const luthier_node_config *sets[LUTHIER__PLAN_SETS];
-        luthier_node_config *rcfg = (luthier_node_config *)luthier__alloc(sizeof *rcfg * (size_t)(ntasks + 1) * LUTHIER__PLAN_RUNNERS);
-        double *pms = (double *)luthier__alloc(sizeof(double) * (size_t)ntasks * LUTHIER__PLAN_SETS);
+        luthier_node_config *rcfg = (luthier_node_config *)luthier__alloc(sizeof *rcfg * (size_t)(T->ntasks + 1) * LUTHIER__PLAN_RUNNERS);
+        double *pms = (double *)luthier__alloc(sizeof(double) * (size_t)T->ntasks * LUTHIER__PLAN_SETS);
         char why[300] = "out of memory";
         int nsets = 2, wanted, k;
         /* set 2 + r: the r-th runner-up where there is one, else the winner */
-        for (i = 0; i < ntasks; i++)
-            if (tasks[i].runners > nsets - 2) nsets = 2 + tasks[i].runners;
+        for (i = 0; i < T->ntasks; i++)
+            if (T->tasks[i].runners > nsets - 2) nsets = 2 + T->tasks[i].runners;
         sets[0] = NULL;
-        sets[1] = tcfg;
+        sets[1] = T->tcfg;
         for (k = 2; rcfg && k < nsets; k++) {
-            luthier_node_config *set = rcfg + (size_t)(k - 2) * (size_t)ntasks;
-            for (i = 0; i < ntasks; i++) set[i] = tasks[i].runners > k - 2 ? tasks[i].runner_cfg[k - 2] : tcfg[i];
+            luthier_node_config *set = rcfg + (size_t)(k - 2) * (size_t)T->ntasks;
+            for (i = 0; i < T->ntasks; i++) set[i] = T->tasks[i].runners > k - 2 ? T->tasks[i].runner_cfg[k - 2] : T->tcfg[i];
             sets[k] = set;
         }
         wanted = nsets;
-        if (!rcfg || !pms || !luthier__tune_plan_times(ctx, g, &d, tasks, ntasks, node_task, sets, &nsets, pms, why, sizeof why)) {
-            if (rep) fprintf(rep, "\nin-plan check skipped (the winners are kept): %s\n", why);
-            if (progress) fprintf(stderr, "tune: in-plan check skipped (the winners are kept): %s\n", why);
+        if (!rcfg || !pms || !luthier__tune_plan_times(ctx, g, &d, T->tasks, T->ntasks, T->node_task, sets, &nsets, pms, why, sizeof why)) {
+            if (T->rep) fprintf(T->rep, "\nin-plan check skipped (the winners are kept): %s\n", why);
+            if (T->progress) fprintf(stderr, "tune: in-plan check skipped (the winners are kept): %s\n", why);
         } else {
-            if (rep)
-                fprintf(rep, "\nin-plan check (each task's steps summed, best of %d alternating runs; runners-up: the next "
+            if (T->rep)
+                fprintf(T->rep, "\nin-plan check (each task's steps summed, best of %d alternating runs; runners-up: the next "
                              "fastest (algorithm, kernel) pairs measured alone%s):\n",
                         LUTHIER__PLAN_CHECK_ROUNDS, nsets < wanted ? "; the plans of some runners-up could not be created (memory)" : "");
-            for (i = 0; i < ntasks; i++) {
-                luthier__task *t = &tasks[i];
-                const double pd = pms[i], pt = pms[ntasks + i];
+            for (i = 0; i < T->ntasks; i++) {
+                luthier__task *t = &T->tasks[i];
+                const double pd = pms[i], pt = pms[T->ntasks + i];
                 double pbest = pt;
                 int choice = -1, x; /* -1: the winner, else a runner-up */
                 if (t->best < 0) continue;
                 for (x = 0; x < t->runners && 2 + x < nsets; x++)
-                    if (pms[(size_t)(2 + x) * (size_t)ntasks + (size_t)i] < pbest) pbest = pms[(size_t)(2 + x) * (size_t)ntasks + (size_t)i], choice = x;
-                res.plan_default_ms += pd;
-                res.plan_tuned_ms += pt;
-                res.plan_chosen_ms += pbest < pd ? pbest : pd;
-                if (rep) {
-                    fprintf(rep, "task %d/%d x%d  default %.6f ms  tuned %.6f ms", i + 1, ntasks, t->ops, pd, pt);
+                    if (pms[(size_t)(2 + x) * (size_t)T->ntasks + (size_t)i] < pbest) pbest = pms[(size_t)(2 + x) * (size_t)T->ntasks + (size_t)i], choice = x;
+                T->res.plan_default_ms += pd;
+                T->res.plan_tuned_ms += pt;
+                T->res.plan_chosen_ms += pbest < pd ? pbest : pd;
+                if (T->rep) {
+                    fprintf(T->rep, "task %d/%d x%d  default %.6f ms  tuned %.6f ms", i + 1, T->ntasks, t->ops, pd, pt);
                     for (x = 0; x < t->runners && 2 + x < nsets; x++)
-                        fprintf(rep, "  runner-up %.6f ms (%s %s)", pms[(size_t)(2 + x) * (size_t)ntasks + (size_t)i],
+                        fprintf(T->rep, "  runner-up %.6f ms (%s %s)", pms[(size_t)(2 + x) * (size_t)T->ntasks + (size_t)i],
                                 t->l.op == LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name(t->runner_cfg[x].algorithm) : "gemm",
                                 t->runner_cfg[x].kernel[0] ? luthier__kernel_short(t->runner_cfg[x].kernel) : "(default)");
-                    if (pbest >= pd) fprintf(rep, "  reverted to the default\n");
-                    else if (choice < 0) fprintf(rep, "  kept\n");
-                    else fprintf(rep, "  took the runner-up #%d\n", choice + 1);
+                    if (pbest >= pd) fprintf(T->rep, "  reverted to the default\n");
+                    else if (choice < 0) fprintf(T->rep, "  kept\n");
+                    else fprintf(T->rep, "  took the runner-up #%d\n", choice + 1);
                 }
                 if (pbest >= pd) {
-                    res.reverted++;
-                    res.tuned_ms += (t->default_ms - t->best_ms) * t->ops;
+                    T->res.reverted++;
+                    T->res.tuned_ms += (t->default_ms - t->best_ms) * t->ops;
                     t->best = -1;
                     t->best_ms = t->default_ms;
-                    memset(&tcfg[i], 0, sizeof tcfg[i]);
+                    memset(&T->tcfg[i], 0, sizeof T->tcfg[i]);
                 } else if (choice >= 0) {
-                    res.runner_ups++;
-                    res.tuned_ms += (t->runner_ms[choice] - t->best_ms) * t->ops;
+                    T->res.runner_ups++;
+                    T->res.tuned_ms += (t->runner_ms[choice] - t->best_ms) * t->ops;
                     t->best_ms = t->runner_ms[choice];
-                    tcfg[i] = t->runner_cfg[choice];
+                    T->tcfg[i] = t->runner_cfg[choice];
                 }
             }
-            if (progress)
-                fprintf(stderr, "tune: in-plan check: %d of %d tuned tasks kept (%d by a runner-up); their steps %.3f ms -> %.3f ms per run\n",
-                        j - res.reverted, j, res.runner_ups, res.plan_default_ms, res.plan_chosen_ms);
+            if (T->progress)
+                fprintf(stderr, "tune: in-plan check: %d of %d tuned T->tasks kept (%d by a runner-up); their steps %.3f ms -> %.3f ms per run\n",
+                        j - T->res.reverted, j, T->res.runner_ups, T->res.plan_default_ms, T->res.plan_chosen_ms);
         }
         luthier__free(rcfg);
         luthier__free(pms);
     }
-    for (i = 0; i < ntasks && rec; i++) luthier__record_write(rec, fpr, &tasks[i].l, &tcfg[i], tasks[i].best_ms, tasks[i].default_ms);
+}
+
+/* Records (records module), the cost model of everything measured, the summary. */
+LUTHIER_PRIVATE void luthier__tune_finish(luthier__tuner *T) {
+    const luthier_tune_desc d = T->d;
+    int i;
+    for (i = 0; i < T->ntasks && T->rec; i++) luthier__record_write(T->rec, T->fpr, &T->tasks[i].l, &T->tcfg[i], T->tasks[i].best_ms, T->tasks[i].default_ms);
     if (d.model_out) { /* the model of everything measured (continuing model_in) */
-        luthier__gbt *out = luthier__tune_data_fit(&data, model, seed);
+        luthier__gbt *out = luthier__tune_data_fit(&T->data, T->model, T->seed);
         char *text = NULL;
         size_t len = 0;
         FILE *mf;
@@ -1359,25 +1416,45 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
         luthier__free(text);
         luthier__gbt_free(out);
     }
-    res.seconds = luthier__tune_now() - t_start - heat_s; /* the picture is not tuning */
-    if (rep)
-        fprintf(rep, "\n%d tasks, %d ops, %d measurements of %d candidates, %.1f s; sum over ops: default %.3f ms, tuned %.3f ms (%.2fx)\n",
-                res.tasks, res.ops, res.measurements, res.candidates, res.seconds, res.default_ms, res.tuned_ms,
-                res.tuned_ms > 0 ? res.default_ms / res.tuned_ms : 0.0);
-done:
-    if (rec) fclose(rec);
-    if (rep) fclose(rep);
-    luthier__free(f);
-    luthier__free(tasks);
-    luthier__free(node_task);
-    luthier__free(tcfg);
-    luthier__gbt_free(model);
-    luthier__free(data.x);
-    luthier__free(data.y);
-    if (result) *result = res;
-    return status;
+    T->res.seconds = luthier__tune_now() - T->t_start - T->heat_s; /* the picture is not tuning */
+    if (T->rep)
+        fprintf(T->rep, "\n%d T->tasks, %d ops, %d measurements of %d candidates, %.1f s; sum over ops: default %.3f ms, tuned %.3f ms (%.2fx)\n",
+                T->res.tasks, T->res.ops, T->res.measurements, T->res.candidates, T->res.seconds, T->res.default_ms, T->res.tuned_ms,
+                T->res.tuned_ms > 0 ? T->res.default_ms / T->res.tuned_ms : 0.0);
 }
 
+LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_graph *g, const luthier_tune_desc *desc,
+                                        const char *records_path, luthier_tune_result *result) {
+    luthier__tuner T;
+    luthier_status status;
+    int i;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!g) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: graph is NULL");
+    memset(&T, 0, sizeof T);
+    T.ctx = ctx;
+    T.g = g;
+    T.t_start = luthier__tune_now();
+    T.costliest = -1;
+    status = luthier__tune_open(&T, desc, records_path);
+    if (status == LUTHIER_STATUS_OK) status = luthier__tune_tasks(&T);
+    for (i = 0; status == LUTHIER_STATUS_OK && i < T.ntasks; i++) status = luthier__tune_search_task(&T, i);
+    if (status == LUTHIER_STATUS_OK) {
+        luthier__tune_plan_check(&T);
+        luthier__tune_finish(&T);
+    }
+    if (T.rec) fclose(T.rec);
+    if (T.rep) fclose(T.rep);
+    luthier__free(T.f);
+    luthier__free(T.tasks);
+    luthier__free(T.node_task);
+    luthier__free(T.tcfg);
+    luthier__gbt_free(T.model);
+    luthier__free(T.data.x);
+    luthier__free(T.data.y);
+    if (result) *result = T.res;
+    return status;
+}
 #ifdef __cplusplus
 }
 #endif
