@@ -1869,6 +1869,18 @@ LUTHIER_ONNX__FN void luthier_onnx__setout(luthier_onnx__ctx *c, const luthier_o
     if (v) v->tid = tid, v->defined = 1;
 }
 
+/* Adds engine node op(ins[0..nin)) with d's attributes as node n's output 0. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__emit_out(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_node_desc *d, luthier_op op,
+                                                      int *ins, int nin) {
+    int outs[LUTHIER_MAX_NODE_OUTPUTS];
+    d->op = op;
+    d->inputs = ins;
+    d->num_inputs = nin;
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, d, n->out[0], outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_ONNX__FN void luthier_onnx__alias(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__val *x) {
     luthier_onnx__val *v = n->nout && *n->out[0] ? luthier_onnx__find(c, n->out[0]) : NULL;
     if (v) {
@@ -2259,13 +2271,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_unary(const luthier_onnx__cvarg
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, arg->op == LUTHIER_OP_GELU ? "approximate" : ""));
     if (strcmp(appr, "none") && strcmp(appr, "tanh")) LUTHIER_ONNX__UNSUP("approximate '%s'", appr);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    d.op = arg->op;
     d.approximate = !strcmp(appr, "tanh");
-    d.inputs = &xt;
-    d.num_inputs = 1;
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, arg->op, &xt, 1);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_recip_leaky(const luthier_onnx__cvargs *arg) {
@@ -2311,14 +2318,9 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_clip(const luthier_onnx__cvargs
     }
     if (!(lo <= hi)) LUTHIER_ONNX__UNSUP("min %g > max %g", (double)lo, (double)hi);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    d.op = lo == 0 && hi >= FLT_MAX ? LUTHIER_OP_RELU : LUTHIER_OP_CLIP;
     d.clamp_min = lo;
     d.clamp_max = hi;
-    d.inputs = &xt;
-    d.num_inputs = 1;
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, lo == 0 && hi >= FLT_MAX ? LUTHIER_OP_RELU : LUTHIER_OP_CLIP, &xt, 1);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_binary(const luthier_onnx__cvargs *arg) {
@@ -2424,12 +2426,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_global_avgpool(const luthier_on
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
     if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only [N,C,H,W] is supported", x->name, xs.rank);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    d.op = LUTHIER_OP_GLOBAL_AVGPOOL;
-    d.inputs = &xt;
-    d.num_inputs = 1;
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_GLOBAL_AVGPOOL, &xt, 1);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_batch_norm(const luthier_onnx__cvargs *arg) {
@@ -2446,13 +2443,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_batch_norm(const luthier_onnx__
         if (!p) LUTHIER_ONNX__BAD("input %d is missing", k);
         LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, luthier_onnx__in(c, n, k), 1, &in[k]));
     }
-    d.op = LUTHIER_OP_BATCH_NORM;
-    d.inputs = in;
-    d.num_inputs = 5;
     d.epsilon = eps > 0 ? eps : FLT_MIN;
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_BATCH_NORM, in, 5);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_layer_norm(const luthier_onnx__cvargs *arg) {
@@ -2482,14 +2474,9 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_layer_norm(const luthier_onnx__
             LUTHIER_ONNX__UNSUP("%s has %zu values, the normalized dims hold %zu", k == 1 ? "scale" : "bias", p->n, norm);
         }
     }
-    d.op = LUTHIER_OP_LAYER_NORM;
-    d.inputs = in;
-    d.num_inputs = in[2] >= 0 ? 3 : in[1] >= 0 ? 2 : 1;
     d.axis = (int)(ax - xs.rank);
     d.epsilon = eps > 0 ? eps : FLT_MIN;
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_LAYER_NORM, in, in[2] >= 0 ? 3 : in[1] >= 0 ? 2 : 1);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gemm(const luthier_onnx__cvargs *arg) {
@@ -2590,12 +2577,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gemm(const luthier_onnx__cvargs
         LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, cv, 1, &in[1]));
     }
     in[0] = y;
-    d.op = LUTHIER_OP_ADD;
-    d.inputs = in;
-    d.num_inputs = 2;
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_ADD, in, 2);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_matmul(const luthier_onnx__cvargs *arg) {
@@ -2634,12 +2616,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_matmul(const luthier_onnx__cvar
     if (xs.rank < 2 || bs.rank < 2) LUTHIER_ONNX__UNSUP("a 1-D operand with a run-time B is not supported");
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
     in[0] = a;
-    d.op = LUTHIER_OP_MATMUL;
-    d.inputs = in;
-    d.num_inputs = 2;
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_MATMUL, in, 2);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_softmax(const luthier_onnx__cvargs *arg) {
@@ -2677,16 +2654,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_lrn(const luthier_onnx__cvargs 
     if ((al && al->f == 0) || (be && be->f == 0) || (bi && bi->f == 0)) LUTHIER_ONNX__UNSUP("alpha, beta or bias of 0 is not supported");
     if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input rank %d (only [N,C,H,W])", xs.rank);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    d.op = LUTHIER_OP_LRN;
-    d.inputs = &xt;
-    d.num_inputs = 1;
     d.alpha = al ? al->f : 1e-4f;
     d.beta = be ? be->f : 0.75f;
     d.bias = bi ? bi->f : 1.0f;
     d.size = luthier_onnx__ai(n, "size", 0);
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_LRN, &xt, 1);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_concat(const luthier_onnx__cvargs *arg) {
@@ -2703,13 +2675,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_concat(const luthier_onnx__cvar
         m++;
     }
     if (!m) LUTHIER_ONNX__UNSUP("all inputs are empty");
-    d.op = LUTHIER_OP_CONCAT;
-    d.inputs = in;
-    d.num_inputs = m;
     d.axis = (int)ax;
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CONCAT, in, m);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_split(const luthier_onnx__cvargs *arg) {
@@ -2794,13 +2761,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gather(const luthier_onnx__cvar
     if (iv->c && !iv->c->i) LUTHIER_ONNX__BAD("indices must be integers");
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, iv, 0, &in[1]));
-    d.op = LUTHIER_OP_GATHER;
-    d.inputs = in;
-    d.num_inputs = 2;
     d.axis = (int)ax;
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_GATHER, in, 2);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reshape(const luthier_onnx__cvargs *arg) {
@@ -2826,13 +2788,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_transpose(const luthier_onnx__c
         p[k] = (int)perm[k];
     }
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    d.op = LUTHIER_OP_TRANSPOSE;
-    d.inputs = &xt;
-    d.num_inputs = 1;
     d.perm = np >= 0 ? p : NULL;
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_TRANSPOSE, &xt, 1);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reduce(const luthier_onnx__cvargs *arg) {
