@@ -799,10 +799,14 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
         if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, pools take [N,C,H,W]", x->name, x->rank);
         if (kh < 1 || kw < 1) LUTHIER__NFAIL("kernel %lldx%lld: set kernel[0] and kernel[1] >= 1", (long long)kh, (long long)kw);
         if (sh < 1 || sw < 1 || dh < 1 || dw < 1) LUTHIER__NFAIL("strides and dilations must be >= 1");
+        /* bounded as convolutions are, so that (kernel-1)*dilation and the padded size fit int64 */
+        if (kh > INT32_MAX || kw > INT32_MAX || sh > INT32_MAX || sw > INT32_MAX || dh > INT32_MAX || dw > INT32_MAX)
+            LUTHIER__NFAIL("kernel %lldx%lld, strides %lldx%lld and dilations %lldx%lld must be <= 2^31-1", (long long)kh,
+                           (long long)kw, (long long)sh, (long long)sw, (long long)dh, (long long)dw);
         if (d->op == LUTHIER_OP_AVGPOOL && (dh != 1 || dw != 1)) LUTHIER__NFAIL("avgpool takes no dilation");
         for (i = 0; i < 4; i++)
-            if (d->pads[i] < 0 || d->pads[i] > (i & 1 ? (kw - 1) * dw : (kh - 1) * dh) )
-                LUTHIER__NFAIL("pad %d is %lld: pads must be in [0, (kernel-1)*dilation]", i, (long long)d->pads[i]);
+            if (d->pads[i] < 0 || d->pads[i] > INT32_MAX || d->pads[i] > (i & 1 ? (kw - 1) * dw : (kh - 1) * dh))
+                LUTHIER__NFAIL("pad %d is %lld: pads must be in [0, (kernel-1)*dilation] and <= 2^31-1", i, (long long)d->pads[i]);
         oh = luthier__pool_out(x->shape[2], kh, sh, d->pads[0], d->pads[2], dh, d->ceil_mode);
         ow = luthier__pool_out(x->shape[3], kw, sw, d->pads[1], d->pads[3], dw, d->ceil_mode);
         if (oh < 1 || ow < 1)

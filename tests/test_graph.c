@@ -1078,8 +1078,29 @@ static void test_graph_bad_input(void) {
     luthier_context_destroy(ctx);
 }
 
+/* Attributes whose products or sums overflow int64 are refused with a message, never wrapped
+   (cases found by tests/fuzz_graph.c; each was accepted or undefined before). */
+static void test_graph_attribute_overflow(void) {
+    luthier_graph *g = NULL;
+    luthier_node_desc d;
+    int64_t xs[4] = {1, 3, 8, 8};
+    int x, in[2], out[2];
+    CHECK(luthier_graph_create(&g) == LUTHIER_STATUS_OK, "create");
+    CHECK(luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 4, xs, &x) == LUTHIER_STATUS_OK, "input");
+    in[0] = in[1] = x;
+    /* pool: (kernel-1)*dilation = 2^32 * 2^32 wrapped to 0, and the window "fit" */
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_MAXPOOL; d.name = "pool_huge"; d.inputs = in; d.num_inputs = 1;
+    d.kernel[0] = ((int64_t)1 << 32) + 1; d.kernel[1] = 1; d.dilation[0] = (int64_t)1 << 32;
+    CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "pool window of 2^64 accepted");
+    CHECK(strstr(luthier_graph_error(g), "pool_huge") && strstr(luthier_graph_error(g), "2^31-1"), "%s", luthier_graph_error(g));
+    CHECK(luthier_graph_num_nodes(g) == 0 && luthier_graph_num_tensors(g) == 1, "failed node left traces");
+    luthier_graph_destroy(g);
+}
+
 static void run_graph_tests(void) {
     RUN(test_graph_bad_input);
+    RUN(test_graph_attribute_overflow);
     RUN(test_graph_mini_resnet);
     RUN(test_graph_plan_info);
     RUN(test_graph_external_arena);
