@@ -950,6 +950,8 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
                 LUTHIER__NFAIL("size %d is %lld", i, (long long)v);
             }
             r->shape[0][i] = v;
+            if (v > ((int64_t)1 << 62) / known) /* no tensor has that many elements */
+                LUTHIER__NFAIL("sizes multiply past 2^62 elements (the input has %.0f)", numel);
             known *= v;
         }
         if (infer >= 0) {

@@ -1094,6 +1094,15 @@ static void test_graph_attribute_overflow(void) {
     d.kernel[0] = ((int64_t)1 << 32) + 1; d.kernel[1] = 1; d.dilation[0] = (int64_t)1 << 32;
     CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "pool window of 2^64 accepted");
     CHECK(strstr(luthier_graph_error(g), "pool_huge") && strstr(luthier_graph_error(g), "2^31-1"), "%s", luthier_graph_error(g));
+    /* reshape: the product of the sizes wrapped (to 0 here: then a division by 0 inferring -1) */
+    {
+        int64_t rs[3] = {-1, (int64_t)1 << 32, (int64_t)1 << 32};
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_RESHAPE; d.name = "reshape_huge"; d.inputs = in; d.num_inputs = 1;
+        d.sizes = rs; d.num_sizes = 3;
+        CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "sizes of 2^64 elements accepted");
+        CHECK(strstr(luthier_graph_error(g), "reshape_huge") && strstr(luthier_graph_error(g), "2^62"), "%s", luthier_graph_error(g));
+    }
     CHECK(luthier_graph_num_nodes(g) == 0 && luthier_graph_num_tensors(g) == 1, "failed node left traces");
     luthier_graph_destroy(g);
 }
