@@ -40,6 +40,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
         }                                                                                       \
     } while (0)
 
+/* What fuzz_plan_run did, printed at exit when FUZZ_STATS is set (e.g. over a corpus with
+   -runs=0: how much of it reaches the engine). */
+static unsigned long fuzz_stat_plans, fuzz_stat_plan_failed, fuzz_stat_capped, fuzz_stat_ran, fuzz_stat_run_failed;
+static void fuzz_print_stats(void) {
+    fprintf(stderr, "fuzz stats: %lu plans made, %lu refused; %lu over the caps, %lu ran twice, %lu runs refused\n",
+            fuzz_stat_plans, fuzz_stat_plan_failed, fuzz_stat_capped, fuzz_stat_ran, fuzz_stat_run_failed);
+}
+
 /* One context for the whole run (1 thread: no workers, deterministic results). */
 FUZZ_FN luthier_context *fuzz_context(void) {
     static luthier_context *ctx;
@@ -48,6 +56,7 @@ FUZZ_FN luthier_context *fuzz_context(void) {
         memset(&cd, 0, sizeof cd);
         cd.num_threads = 1;
         FUZZ_CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK);
+        if (getenv("FUZZ_STATS")) atexit(fuzz_print_stats);
     }
     return ctx;
 }
@@ -132,8 +141,10 @@ FUZZ_FN luthier_status fuzz_plan_run(luthier_context *ctx, const luthier_graph *
     if (s != LUTHIER_STATUS_OK) {
         FUZZ_CHECK(p == NULL);
         FUZZ_CHECK(luthier_context_error(ctx)[0] != 0);
+        fuzz_stat_plan_failed++;
         return s;
     }
+    fuzz_stat_plans++;
     FUZZ_CHECK(p != NULL);
     FUZZ_CHECK(luthier_plan_get_info(p, &info) == LUTHIER_STATUS_OK);
     ni = luthier_graph_num_inputs(g);
@@ -146,8 +157,10 @@ FUZZ_FN luthier_status fuzz_plan_run(luthier_context *ctx, const luthier_graph *
     }
     total = info.arena_bytes;
     if (info.weights_bytes > caps->run_bytes || info.workspace_bytes > caps->run_bytes || total > caps->run_bytes ||
-        !(info.flops <= caps->run_flops))
+        !(info.flops <= caps->run_flops)) {
+        fuzz_stat_capped++;
         goto done;
+    }
     total += info.weights_bytes + info.workspace_bytes;
     ins = (void **)calloc((size_t)ni + 1, sizeof *ins);
     outs = (void **)calloc((size_t)no + 1, sizeof *outs);
@@ -161,7 +174,10 @@ FUZZ_FN luthier_status fuzz_plan_run(luthier_context *ctx, const luthier_graph *
                    LUTHIER_STATUS_OK);
         n = fuzz_numel(&ti);
         b = n * fuzz_dtype_bytes(ti.dtype);
-        if (!n || b > caps->run_bytes || total > caps->run_bytes - b) goto done;
+        if (!n || b > caps->run_bytes || total > caps->run_bytes - b) {
+            fuzz_stat_capped++;
+            goto done;
+        }
         total += b;
         if (i < ni) {
             FUZZ_CHECK((ins[i] = malloc(b)) != NULL);
@@ -187,10 +203,12 @@ FUZZ_FN luthier_status fuzz_plan_run(luthier_context *ctx, const luthier_graph *
         if (s != LUTHIER_STATUS_OK) {
             FUZZ_CHECK(luthier_context_error(ctx)[0] != 0);
             FUZZ_CHECK(k == 0); /* the second run of the same inputs cannot fail where the first did not */
+            fuzz_stat_run_failed++;
             goto done;
         }
     }
     if (ran) *ran = 1;
+    fuzz_stat_ran++;
     /* the same inputs give the same bits, whatever the arena and the output buffers held */
     for (i = 0; i < no; i++)
         if (memcmp(outs[i], outs2[i], out_bytes[i]) != 0) {
