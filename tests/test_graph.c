@@ -1103,7 +1103,21 @@ static void test_graph_attribute_overflow(void) {
         CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "sizes of 2^64 elements accepted");
         CHECK(strstr(luthier_graph_error(g), "reshape_huge") && strstr(luthier_graph_error(g), "2^62"), "%s", luthier_graph_error(g));
     }
-    CHECK(luthier_graph_num_nodes(g) == 0 && luthier_graph_num_tensors(g) == 1, "failed node left traces");
+    /* dense on a scalar: its last dimension was read (and the output's written) at index -1 */
+    {
+        int64_t ws[2] = {2, 1};
+        float one = 1.0f, w2[2] = {1.0f, 2.0f};
+        int s0, w0;
+        CHECK(luthier_graph_constant(g, "scalar", 0, NULL, &one, 1, &s0) == LUTHIER_STATUS_OK, "scalar constant");
+        CHECK(luthier_graph_constant(g, "w_dense", 2, ws, w2, 1, &w0) == LUTHIER_STATUS_OK, "weights");
+        memset(&d, 0, sizeof d);
+        in[0] = s0; in[1] = w0;
+        d.op = LUTHIER_OP_DENSE; d.name = "dense_scalar"; d.inputs = in; d.num_inputs = 2;
+        CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "dense of a scalar accepted");
+        CHECK(strstr(luthier_graph_error(g), "dense_scalar") && strstr(luthier_graph_error(g), "is a scalar"), "%s", luthier_graph_error(g));
+        in[0] = in[1] = x;
+    }
+    CHECK(luthier_graph_num_nodes(g) == 0 && luthier_graph_num_tensors(g) == 3, "failed node left traces");
     luthier_graph_destroy(g);
 }
 
