@@ -34,7 +34,7 @@ $(FLAGS_STAMP): | $(BUILD)
 TEST_SRC  := $(wildcard tests/*.c tests/*.h) $(FLAGS_STAMP)
 BENCH_SRC := $(wildcard bench/*.c bench/*.h) $(FLAGS_STAMP)
 
-.PHONY: all test test-x86 test-neon test-compile test-nothreads sanitize tsan bench demo examples run-examples test-cmake cross fuzz onnx-torchvision clean
+.PHONY: all test test-x86 test-neon test-compile test-nothreads sanitize tsan bench demo examples run-examples test-cmake cross fuzz fuzz-build fuzz-one fuzz-regress onnx-torchvision clean
 
 all: $(BUILD)/test_luthier $(BUILD)/luthier-bench examples
 
@@ -161,16 +161,76 @@ DEMO_BUDGET ?= 60
 demo: $(BUILD)/example_resnet18_demo
 	$(BUILD)/example_resnet18_demo $(DEMO_BUDGET) $(BUILD)
 
-# libFuzzer run of the ONNX loader (clang); the engine is compiled apart, uninstrumented.
-FUZZ_TIME ?= 60
-fuzz: | $(BUILD)
-	@command -v clang >/dev/null || { echo "fuzz: SKIPPED - needs clang (apt-get install clang)"; exit 0; }; \
-	printf '#define LUTHIER_IMPLEMENTATION\n#define LUTHIER_NO_THREADS\n#define LUTHIER_NO_X86_KERNELS\n#define LUTHIER_NO_NEON_KERNELS\n#include "luthier.h"\n' > $(BUILD)/fuzz_impl.c && \
-	clang -O1 -fsanitize=address -I. -c $(BUILD)/fuzz_impl.c -o $(BUILD)/fuzz_impl.o && \
-	clang -std=c99 -O1 -g -fsanitize=fuzzer,address,undefined -DFUZZ_ONNX_SEPARATE_IMPL -I. tests/fuzz_onnx.c \
-	      $(BUILD)/fuzz_impl.o -o $(BUILD)/fuzz_onnx -lpthread -lm && \
-	mkdir -p $(BUILD)/fuzz_corpus && find tests/data/onnx -name '*.onnx' -o -name '*.pb' | xargs -I{} cp {} $(BUILD)/fuzz_corpus/ && \
-	$(BUILD)/fuzz_onnx -max_total_time=$(FUZZ_TIME) -rss_limit_mb=2048 -print_final_stats=1 $(BUILD)/fuzz_corpus
+# ---- fuzzing (clang + libFuzzer; not part of `make test`) ------------------------------------------
+# Targets tests/fuzz_<T>.c: onnx (loader, then plan + run), graph (graph API + engine), records
+# (tuner records reader), calib (calibration reader + int8 plan), clusters (LUTHIER_CLUSTERS).
+# The engine is compiled once, instrumented (ASan + UBSan + coverage), into build/fuzz/engine.o,
+# and every target links it. By default without the x86/NEON microkernels (the scalar ones run:
+# the engine's logic is all there, and it compiles in about a minute); FUZZ_SIMD=1 keeps them
+# (instrumented they take ~25 CPU minutes to compile) in build/fuzz/engine_simd.o and *_simd
+# binaries. Each run starts from a corpus in build/fuzz/ seeded from tests/data/fuzz/<T>/ (and
+# tests/data/onnx for onnx); what it finds lands in build/fuzz/artifacts_<T>/.
+#   make fuzz FUZZ_TIME=30                    every target FUZZ_TIME seconds, one after the other
+#   make fuzz-one T=records FUZZ_TIME=600     one of them
+#   make fuzz-regress                         each target once over its seeds and the fixed
+#                                             reproducers (tests/data/fuzz/<T>/crashes/)
+# FUZZ_NICE="nice -n 10" shares a busy machine; FUZZ_ARGS adds libFuzzer options.
+FUZZ_TIME    ?= 60
+FUZZ_CC      ?= clang
+FUZZ_NICE    ?=
+FUZZ_ARGS    ?=
+FUZZ_SIMD    ?= 0
+FUZZ_TARGETS := onnx graph records calib clusters
+FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_SFX     := $(if $(filter 1,$(FUZZ_SIMD)),_simd)
+FUZZ_ENGINE  := $(FUZZ_DIR)/engine$(FUZZ_SFX).o
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS  := -std=c99 -O1 -gline-tables-only $(WARN) $(FUZZ_SAN)
+FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/fuzz_%$(FUZZ_SFX),$(FUZZ_TARGETS))
+HAVE_FUZZ_CC := $(shell command -v $(FUZZ_CC) >/dev/null 2>&1 && echo yes)
+
+$(FUZZ_ENGINE): $(filter-out luthier_onnx.h,$(HEADERS))
+	@mkdir -p $(FUZZ_DIR)
+	@printf '#define LUTHIER_IMPLEMENTATION\n$(if $(FUZZ_SFX),,#define LUTHIER_NO_X86_KERNELS\n#define LUTHIER_NO_NEON_KERNELS\n)#include "luthier.h"\n' > $(FUZZ_DIR)/engine$(FUZZ_SFX).c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I. -c $(FUZZ_DIR)/engine$(FUZZ_SFX).c -o $@
+
+$(FUZZ_DIR)/fuzz_%$(FUZZ_SFX): tests/fuzz_%.c tests/fuzz_common.h luthier_onnx.h $(FUZZ_ENGINE)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -DFUZZ_SEPARATE_IMPL -I. $< $(FUZZ_ENGINE) -o $@ -lpthread -lm
+
+fuzz-build:
+ifeq ($(HAVE_FUZZ_CC),yes)
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+else
+	@echo "fuzz: SKIPPED - needs $(FUZZ_CC) with libFuzzer (apt-get install clang)"
+endif
+
+fuzz: fuzz-build
+ifeq ($(HAVE_FUZZ_CC),yes)
+	@for t in $(FUZZ_TARGETS); do $(MAKE) --no-print-directory fuzz-one T=$$t || exit 1; done
+endif
+
+fuzz-one:
+ifeq ($(HAVE_FUZZ_CC),yes)
+	@test -n "$(T)" && test -f tests/fuzz_$(T).c || { echo "fuzz-one: T=<one of: $(FUZZ_TARGETS)>"; exit 2; }
+	@$(MAKE) --no-print-directory $(FUZZ_DIR)/fuzz_$(T)$(FUZZ_SFX)
+	@mkdir -p $(FUZZ_DIR)/corpus_$(T) $(FUZZ_DIR)/artifacts_$(T)
+	@find tests/data/fuzz/$(T) -maxdepth 1 -type f -exec cp {} $(FUZZ_DIR)/corpus_$(T)/ \; 2>/dev/null; \
+	 if [ "$(T)" = onnx ]; then find tests/data/onnx -name '*.onnx' -o -name '*.pb' | xargs -I{} cp {} $(FUZZ_DIR)/corpus_$(T)/; fi
+	$(FUZZ_NICE) $(FUZZ_DIR)/fuzz_$(T)$(FUZZ_SFX) -max_total_time=$(FUZZ_TIME) -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_DIR)/artifacts_$(T)/ $(FUZZ_ARGS) $(FUZZ_DIR)/corpus_$(T)
+else
+	@echo "fuzz: SKIPPED - needs $(FUZZ_CC) with libFuzzer (apt-get install clang)"
+endif
+
+fuzz-regress: fuzz-build
+ifeq ($(HAVE_FUZZ_CC),yes)
+	@for t in $(FUZZ_TARGETS); do \
+	  files=$$(find tests/data/fuzz/$$t -maxdepth 1 -type f 2>/dev/null; find tests/data/fuzz/$$t/crashes -type f 2>/dev/null); \
+	  if [ $$t = onnx ]; then files="$$files $$(find tests/data/onnx -name '*.onnx')"; fi; \
+	  test -z "$$files" || $(FUZZ_DIR)/fuzz_$$t$(FUZZ_SFX) -runs=1 $$files >$(FUZZ_DIR)/regress_$$t.log 2>&1 || \
+	    { tail -40 $(FUZZ_DIR)/regress_$$t.log; echo "fuzz-regress: $$t FAILED"; exit 1; }; \
+	  echo "fuzz-regress: $$t ok"; done
+endif
 
 # On demand, not part of `make test` (needs Debian's python3-torch and python3-torchvision, takes
 # minutes): torchvision networks and BERT-like encoders exported from PyTorch to ONNX (opsets 13

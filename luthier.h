@@ -1317,6 +1317,15 @@ LUTHIER_PRIVATE luthier_status luthier__topology_parse(const char *spec, const c
             if (cap[c] == 0)
                 return luthier__topo_fail(err, err_size, "%s: give a capacity to every cluster or to none ('%s' has none; e.g. big@1:4-7,little@0.45:0-3)",
                                           what, t->clusters[c].name);
+    if (n_cap) { /* normalized to the fastest, none may round to 0 */
+        double best = 0;
+        for (c = 0; c < n; c++)
+            if (cap[c] > best) best = cap[c];
+        for (c = 0; c < n; c++)
+            if (!(cap[c] / best > 0))
+                return luthier__topo_fail(err, err_size, "%s: capacity %g of '%s' is too small next to %g (its share rounds to 0)",
+                                          what, cap[c], t->clusters[c].name, best);
+    }
     for (i = 0; i < LUTHIER_MAX_CPUS; i++)
         if (owner[i]) {
             luthier_cluster *cl = &t->clusters[owner[i] - 1];

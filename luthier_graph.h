@@ -929,6 +929,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_dense(const luthier__infer_args *a
     LUTHIER__INFER_ARGS;
     const luthier__gtensor *w = in[1], *b = ni > 2 ? in[2] : NULL;
     int64_t n, k;
+    if (x->rank < 1) LUTHIER__NFAIL("input '%s' is a scalar, dense takes [..., K]", x->name);
     if (w->rank != 2 || !w->is_const) LUTHIER__NFAIL("weights '%s' must be a 2-D constant", w->name);
     n = d->trans_b ? w->shape[1] : w->shape[0];
     k = d->trans_b ? w->shape[0] : w->shape[1];

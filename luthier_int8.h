@@ -355,6 +355,7 @@ LUTHIER_API luthier_status luthier_quantize_range(float min, float max, int symm
     } else {
         double zp;
         *scale = max > min ? (float)(((double)max - (double)min) / 255.0) : 1.0f;
+        if (!(*scale > 0.0f)) *scale = FLT_MIN; /* a denormal range: before the division below */
         zp = floor(-(double)min / (double)*scale + 0.5);
         *zero_point = (int32_t)(zp < 0.0 ? 0.0 : zp > 255.0 ? 255.0 : zp);
     }

@@ -1298,6 +1298,49 @@ static void test_graph_records_fallback_note(void) {
     luthier_context_destroy(ctx);
 }
 
+/* Attributes whose products or sums overflow int64 are refused with a message, never wrapped
+   (cases found by tests/fuzz_graph.c; each was accepted or undefined before). */
+static void test_graph_attribute_overflow(void) {
+    luthier_graph *g = NULL;
+    luthier_node_desc d;
+    int64_t xs[4] = {1, 3, 8, 8};
+    int x, in[2], out[2];
+    CHECK(luthier_graph_create(&g) == LUTHIER_STATUS_OK, "create");
+    CHECK(luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 4, xs, &x) == LUTHIER_STATUS_OK, "input");
+    in[0] = in[1] = x;
+    /* pool: (kernel-1)*dilation = 2^32 * 2^32 wrapped to 0, and the window "fit" */
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_MAXPOOL; d.name = "pool_huge"; d.inputs = in; d.num_inputs = 1;
+    d.kernel[0] = ((int64_t)1 << 32) + 1; d.kernel[1] = 1; d.dilation[0] = (int64_t)1 << 32;
+    CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "pool window of 2^64 accepted");
+    CHECK(strstr(luthier_graph_error(g), "pool_huge") && strstr(luthier_graph_error(g), "2^31"), "%s", luthier_graph_error(g));
+    /* reshape: the product of the sizes wrapped (to 0 here: then a division by 0 inferring -1) */
+    {
+        int64_t rs[3] = {-1, (int64_t)1 << 32, (int64_t)1 << 32};
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_RESHAPE; d.name = "reshape_huge"; d.inputs = in; d.num_inputs = 1;
+        d.sizes = rs; d.num_sizes = 3;
+        CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "sizes of 2^64 elements accepted");
+        CHECK(strstr(luthier_graph_error(g), "reshape_huge") && strstr(luthier_graph_error(g), "more elements"), "%s", luthier_graph_error(g));
+    }
+    /* dense on a scalar: its last dimension was read (and the output's written) at index -1 */
+    {
+        int64_t ws[2] = {2, 1};
+        float one = 1.0f, w2[2] = {1.0f, 2.0f};
+        int s0, w0;
+        CHECK(luthier_graph_constant(g, "scalar", 0, NULL, &one, 1, &s0) == LUTHIER_STATUS_OK, "scalar constant");
+        CHECK(luthier_graph_constant(g, "w_dense", 2, ws, w2, 1, &w0) == LUTHIER_STATUS_OK, "weights");
+        memset(&d, 0, sizeof d);
+        in[0] = s0; in[1] = w0;
+        d.op = LUTHIER_OP_DENSE; d.name = "dense_scalar"; d.inputs = in; d.num_inputs = 2;
+        CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "dense of a scalar accepted");
+        CHECK(strstr(luthier_graph_error(g), "dense_scalar") && strstr(luthier_graph_error(g), "is a scalar"), "%s", luthier_graph_error(g));
+        in[0] = in[1] = x;
+    }
+    CHECK(luthier_graph_num_nodes(g) == 0 && luthier_graph_num_tensors(g) == 3, "failed node left traces");
+    luthier_graph_destroy(g);
+}
+
 static void run_graph_tests(void) {
     RUN(test_graph_records_fallback_note);
     RUN(test_graph_plan_describe);
@@ -1305,6 +1348,7 @@ static void run_graph_tests(void) {
     RUN(test_graph_many_nodes);
     RUN(test_graph_size_limits);
     RUN(test_graph_bad_input);
+    RUN(test_graph_attribute_overflow);
     RUN(test_graph_mini_resnet);
     RUN(test_graph_plan_info);
     RUN(test_graph_external_arena);

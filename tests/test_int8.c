@@ -104,6 +104,14 @@ static void test_int8_quantize_helpers(void) {
     CHECK(luthier_quantize_range(0.0f, 0.0f, 0, &scale, &zp) == LUTHIER_STATUS_OK && scale == 1.0f && zp == 0, "empty");
     CHECK(luthier_quantize_range(2.0f, 1.0f, 0, &scale, &zp) == LUTHIER_STATUS_INVALID_ARGUMENT, "min > max");
     CHECK(luthier_quantize_range(-INFINITY, 1.0f, 0, &scale, &zp) == LUTHIER_STATUS_INVALID_ARGUMENT, "infinite");
+    /* a range of one denormal: its scale rounds to 0, and the zero point was 0/0 (found by
+       tests/fuzz_graph.c) */
+    zp = -1;
+    CHECK(luthier_quantize_range(0.0f, 1e-45f, 0, &scale, &zp) == LUTHIER_STATUS_OK && scale > 0.0f && zp >= 0 && zp <= 255,
+          "denormal range: scale %g zp %d", (double)scale, (int)zp);
+    zp = -1;
+    CHECK(luthier_quantize_range(-1e-45f, 0.0f, 0, &scale, &zp) == LUTHIER_STATUS_OK && scale > 0.0f && zp >= 0 && zp <= 255,
+          "negative denormal range: scale %g zp %d", (double)scale, (int)zp);
 
     CHECK(luthier_quantize_activation(LUTHIER_ACTIVATION_NONE, 0, 0, 0.1f, 20, &lo, &hi) == LUTHIER_STATUS_OK &&
           lo == 0 && hi == 255, "none");

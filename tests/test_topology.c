@@ -189,6 +189,10 @@ static void test_topology_env_errors(void) {
     test_expect_bad_spec("big@1.0x:4-7", "capacity '1.0x'", NULL);
     test_expect_bad_spec("big@:4-7", "capacity missing", NULL);
     test_expect_bad_spec("big@1:4-7,little:0-3", "give a capacity to every cluster or to none", "'little' has none");
+    /* capacities so far apart that the slower one normalizes to 0 (found by tests/fuzz_clusters.c) */
+    test_expect_bad_spec("x@1e-300:0,y@1e29:1", "capacity 1e-300 of 'x' is too small next to 1e+29", NULL);
+    CHECK(luthier_topology_parse("x@1e-300:0,y@1e-290:1", &t, err, sizeof err) == LUTHIER_STATUS_OK &&
+          t.clusters[1].capacity > 0, "far apart but representable capacities");
     /* NULL arguments, tiny or absent message buffers */
     CHECK(luthier_topology_parse(NULL, &t, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strlen(err) == sizeof err - 1, "NULL spec");
     CHECK(luthier_topology_parse("big:0", NULL, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL out");
