@@ -2240,6 +2240,13 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
         float m = 0.0f;
         for (i = 0; i < per; i++) {
             float a = fabsf(LUTHIER__QW(c, i));
+            if (!(a <= FLT_MAX)) { /* NaN or infinity: no int8 value stands for it */
+                s = luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                                  "plan: node '%s': its weights (output channel %zu) hold NaN or infinity, which int8 cannot "
+                                  "represent: plan this node in fp32",
+                                  gn->name, (size_t)c);
+                goto done;
+            }
             if (a > m) m = a;
         }
         sw[c] = m > 0.0f && m <= FLT_MAX ? m / 127.0f : 1.0f;
@@ -2253,6 +2260,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
             double real = (double)sa * (double)sw[c] / (double)so, b;
             if (luthier_quantize_multiplier(real, &mult[c], &shift[c]) != LUTHIER_STATUS_OK) *out_u8 = 0;
             b = bd ? floor((double)bd[c] / ((double)sa * (double)sw[c]) + 0.5) : 0.0;
+            if (b != b) b = 0.0; /* a NaN bias (with a finite one, the clamp below keeps the conversion defined) */
             bias[c] = (int32_t)(b < -2147483647.0 ? -2147483647.0 : b > 2147483647.0 ? 2147483647.0 : b);
         }
     }

@@ -1341,7 +1341,46 @@ static void test_graph_attribute_overflow(void) {
     luthier_graph_destroy(g);
 }
 
+/* An int8 plan of a convolution whose weights hold NaN or infinity is refused with a message
+   (their conversion to int8 was undefined); the fp32 plan of the same graph is made. */
+static void test_graph_int8_nonfinite_weights(void) {
+    luthier_graph *g = NULL;
+    luthier_context *ctx = ctx_threads(1);
+    luthier_calibration *cal = NULL;
+    luthier_plan *p = NULL;
+    luthier_plan_desc pd;
+    luthier_node_desc d;
+    int64_t xs[4] = {1, 2, 5, 5}, ws[4] = {3, 2, 3, 3};
+    float w[3 * 2 * 9];
+    int x, wt, in[2], y, k, t;
+    for (k = 0; k < 2; k++) {
+        test_fill(w, sizeof w / sizeof w[0]);
+        w[20] = k ? INFINITY : NAN;
+        luthier_graph_create(&g);
+        luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+        luthier_graph_constant(g, "w", 4, ws, w, 1, &wt);
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_CONV2D; d.name = "conv_nan"; in[0] = x; in[1] = wt; d.inputs = in; d.num_inputs = 2;
+        CHECK(luthier_graph_add_node(g, &d, &y) == LUTHIER_STATUS_OK, "%s", luthier_graph_error(g));
+        luthier_graph_output(g, y);
+        luthier_calibration_create(&cal);
+        for (t = 0; t < luthier_graph_num_tensors(g); t++) luthier_calibration_set_range(cal, t, -2.0f, 2.0f);
+        memset(&pd, 0, sizeof pd);
+        pd.int8 = cal;
+        CHECK(luthier_plan_create(ctx, g, &pd, &p) == LUTHIER_STATUS_UNSUPPORTED && p == NULL &&
+                  strstr(luthier_context_error(ctx), "conv_nan") && strstr(luthier_context_error(ctx), "NaN or infinity"),
+              "%s weights: %s", k ? "inf" : "NaN", luthier_context_error(ctx));
+        CHECK(luthier_plan_create(ctx, g, NULL, &p) == LUTHIER_STATUS_OK, "fp32 plan: %s", luthier_context_error(ctx));
+        luthier_plan_destroy(p);
+        p = NULL;
+        luthier_calibration_destroy(cal);
+        luthier_graph_destroy(g);
+    }
+    luthier_context_destroy(ctx);
+}
+
 static void run_graph_tests(void) {
+    RUN(test_graph_int8_nonfinite_weights);
     RUN(test_graph_records_fallback_note);
     RUN(test_graph_plan_describe);
     RUN(test_op_registry);
