@@ -921,7 +921,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
         break;
     case LUTHIER_OP_LRN:
         if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, lrn takes [N,C,H,W]", x->name, x->rank);
-        if (d->size < 1) LUTHIER__NFAIL("size %lld must be >= 1", (long long)d->size);
+        if (d->size < 1 || d->size > INT32_MAX) LUTHIER__NFAIL("size %lld must be in [1, 2^31-1]", (long long)d->size);
         r->flops = (double)(2 * d->size + 4) * numel;
         break;
     case LUTHIER_OP_FLATTEN: {

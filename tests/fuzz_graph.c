@@ -62,7 +62,8 @@ typedef struct fz_build {
     luthier_graph *g;
     int consts;   /* names */
     int inputs;
-    int nonfinite; /* a constant holds NaN or infinity */
+    int nonfinite; /* a constant holds NaN or infinity, or a batch norm may fold into such weights */
+    unsigned char positive[512]; /* per tensor id: a constant of finite values >= 1e-3 */
 } fz_build;
 
 /* FUZZ_VERBOSE=1 in the environment: one line per call (to read what a reproducer builds). */
@@ -110,7 +111,7 @@ static int fz_const(fz_build *b, int rank, const int64_t *shape) {
     static float data[FUZZ_MAX_CONST];
     char name[32];
     int64_t n = 1;
-    int i, t = -1, nt = luthier_graph_num_tensors(b->g), nn = luthier_graph_num_nodes(b->g);
+    int i, t = -1, nt = luthier_graph_num_tensors(b->g), nn = luthier_graph_num_nodes(b->g), positive = 1;
     luthier_status s;
     for (i = 0; i < rank; i++) {
         if (shape[i] < 1 || shape[i] > FUZZ_MAX_CONST || n * shape[i] > FUZZ_MAX_CONST) return -1;
@@ -119,10 +120,12 @@ static int fz_const(fz_build *b, int rank, const int64_t *shape) {
     for (i = 0; i < n; i++) {
         data[i] = fz_float(&b->r);
         if (!isfinite(data[i])) b->nonfinite = 1;
+        if (!(data[i] >= 1e-3f && data[i] <= 1e30f)) positive = 0;
     }
     snprintf(name, sizeof name, "c%d", b->consts++);
     s = luthier_graph_constant(b->g, name, rank, shape, data, 1, &t);
     fz_after(b, s, nt, nn);
+    if (s == LUTHIER_STATUS_OK && t < (int)sizeof b->positive) b->positive[t] = (unsigned char)positive;
     return s == LUTHIER_STATUS_OK ? t : -1;
 }
 
@@ -337,6 +340,11 @@ static void fz_add_node(fz_build *b, luthier_op op) {
     nn = luthier_graph_num_nodes(b->g);
     s = luthier_graph_add_node(b->g, &d, outs);
     fz_after(b, s, nt, nn);
+    /* folded into a convolution, a batch norm with variances not clearly positive (or a negative
+       epsilon) makes NaN weights: the int8 quantization of those is the known bug above */
+    if (s == LUTHIER_STATUS_OK && op == LUTHIER_OP_BATCH_NORM &&
+        (!(d.epsilon >= 0.0f && d.epsilon <= 1.0f) || in[4] < 0 || in[4] >= (int)sizeof b->positive || !b->positive[in[4]]))
+        b->nonfinite = 1;
     if (s == LUTHIER_STATUS_OK) {
         int k = d.op == LUTHIER_OP_SPLIT ? luthier_graph_num_tensors(b->g) - nt : 1;
         FUZZ_CHECK(luthier_graph_num_nodes(b->g) == nn + 1 && k >= 1);
@@ -432,8 +440,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 s != LUTHIER_STATUS_OK ? luthier_context_error(ctx) : "");
     /* int8: byte-chosen ranges for some tensors (as a calibration would set them). Not with NaN or
        infinite weights: their quantization is a known bug (tests/data/fuzz/graph/known/), which
-       would stop every run here */
-    if (ran && (plan_flags & 8) && !b.nonfinite) {
+       would stop every run here; FUZZ_KNOWN=1 in the environment tries them anyway (to check
+       the reproducers there) */
+    if (ran && (plan_flags & 8) && (!b.nonfinite || getenv("FUZZ_KNOWN"))) {
         luthier_calibration *c;
         FUZZ_CHECK(luthier_calibration_create(&c) == LUTHIER_STATUS_OK);
         nt = luthier_graph_num_tensors(b.g);

@@ -1117,6 +1117,11 @@ static void test_graph_attribute_overflow(void) {
         CHECK(strstr(luthier_graph_error(g), "dense_scalar") && strstr(luthier_graph_error(g), "is a scalar"), "%s", luthier_graph_error(g));
         in[0] = in[1] = x;
     }
+    /* lrn: 2 * size + 4 overflowed for the FLOP count */
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_LRN; d.name = "lrn_huge"; d.inputs = in; d.num_inputs = 1; d.size = INT64_MAX - 1;
+    CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "lrn size 2^63-2 accepted");
+    CHECK(strstr(luthier_graph_error(g), "lrn_huge") && strstr(luthier_graph_error(g), "2^31-1"), "%s", luthier_graph_error(g));
     CHECK(luthier_graph_num_nodes(g) == 0 && luthier_graph_num_tensors(g) == 3, "failed node left traces");
     luthier_graph_destroy(g);
 }
