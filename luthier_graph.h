@@ -880,6 +880,8 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
         for (i = 0; i < parts; i++) {
             int64_t len = d->sizes ? d->sizes[i] : x->shape[axis] / parts;
             if (len < 1) LUTHIER__NFAIL("part %d has size %lld (must be >= 1)", i, (long long)len);
+            if (len > x->shape[axis] - total) /* (checked before adding: the sum cannot overflow) */
+                LUTHIER__NFAIL("sizes add up to more than the axis (%lld) at part %d", (long long)x->shape[axis], i);
             total += len;
             r->rank[i] = x->rank;
             memcpy(r->shape[i], x->shape, sizeof x->shape);
