@@ -1304,7 +1304,7 @@ static void test_graph_attribute_overflow(void) {
     luthier_graph *g = NULL;
     luthier_node_desc d;
     int64_t xs[4] = {1, 3, 8, 8};
-    int x, in[2], out[2];
+    int x, in[2], out[4];
     CHECK(luthier_graph_create(&g) == LUTHIER_STATUS_OK, "create");
     CHECK(luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 4, xs, &x) == LUTHIER_STATUS_OK, "input");
     in[0] = in[1] = x;
@@ -1337,6 +1337,21 @@ static void test_graph_attribute_overflow(void) {
         CHECK(strstr(luthier_graph_error(g), "dense_scalar") && strstr(luthier_graph_error(g), "is a scalar"), "%s", luthier_graph_error(g));
         in[0] = in[1] = x;
     }
+    /* split: the sum of the sizes overflowed (2^63-1 + 2^63-1 + 5 wraps to 3, the axis; the parts
+       were then refused only as too large, with another status) */
+    {
+        int64_t sz[3] = {INT64_MAX, INT64_MAX, 5};
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_SPLIT; d.name = "split_huge"; d.inputs = in; d.num_inputs = 1;
+        d.axis = 1; d.num_outputs = 3; d.sizes = sz;
+        CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "split sizes of 2^64 accepted");
+        CHECK(strstr(luthier_graph_error(g), "split_huge") && strstr(luthier_graph_error(g), "add up to"), "%s", luthier_graph_error(g));
+    }
+    /* lrn: 2 * size + 4 overflowed for the FLOP count */
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_LRN; d.name = "lrn_huge"; d.inputs = in; d.num_inputs = 1; d.size = INT64_MAX - 1;
+    CHECK(luthier_graph_add_node(g, &d, out) == LUTHIER_STATUS_INVALID_ARGUMENT, "lrn size 2^63-2 accepted");
+    CHECK(strstr(luthier_graph_error(g), "lrn_huge") && strstr(luthier_graph_error(g), "2^31"), "%s", luthier_graph_error(g));
     CHECK(luthier_graph_num_nodes(g) == 0 && luthier_graph_num_tensors(g) == 3, "failed node left traces");
     luthier_graph_destroy(g);
 }
