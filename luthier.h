@@ -3704,30 +3704,27 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
     }
 }
 
-/* [n][c][hw] <-> [n][hw][c] (NEON: 4 x 4 blocks in registers, luthier__transpose_neon) */
-LUTHIER_PRIVATE void luthier__nchw_to_nhwc(const float *src, float *dst, size_t n, size_t c, size_t hw) {
+/* n matrices of rows x cols transposed, each to cols x rows (NEON: 4 x 4 blocks in registers,
+   luthier__transpose_neon). */
+LUTHIER_PRIVATE void luthier__transpose_batches(const float *src, float *dst, size_t n, size_t rows, size_t cols) {
     size_t b;
-    for (b = 0; b < n; b++, src += c * hw, dst += c * hw) {
+    for (b = 0; b < n; b++, src += rows * cols, dst += rows * cols) {
 #ifdef LUTHIER__KERNELS_NEON_DONE
-        luthier__transpose_neon(src, hw, dst, c, c, hw);
+        luthier__transpose_neon(src, cols, dst, rows, rows, cols);
 #else
-        size_t ch, p;
-        for (ch = 0; ch < c; ch++)
-            for (p = 0; p < hw; p++) dst[p * c + ch] = src[ch * hw + p];
+        size_t r, c;
+        for (r = 0; r < rows; r++)
+            for (c = 0; c < cols; c++) dst[c * rows + r] = src[r * cols + c];
 #endif
     }
 }
+
+/* [n][c][hw] <-> [n][hw][c] */
+LUTHIER_PRIVATE void luthier__nchw_to_nhwc(const float *src, float *dst, size_t n, size_t c, size_t hw) {
+    luthier__transpose_batches(src, dst, n, c, hw);
+}
 LUTHIER_PRIVATE void luthier__nhwc_to_nchw(const float *src, float *dst, size_t n, size_t c, size_t hw) {
-    size_t b;
-    for (b = 0; b < n; b++, src += c * hw, dst += c * hw) {
-#ifdef LUTHIER__KERNELS_NEON_DONE
-        luthier__transpose_neon(src, c, dst, hw, hw, c);
-#else
-        size_t ch, p;
-        for (p = 0; p < hw; p++)
-            for (ch = 0; ch < c; ch++) dst[ch * hw + p] = src[p * c + ch];
-#endif
-    }
+    luthier__transpose_batches(src, dst, n, hw, c);
 }
 
 /* The B block a GEMM-based layer starts with (group 0; Winograd: position 0), for the layer
