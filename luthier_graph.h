@@ -130,7 +130,29 @@ typedef enum luthier_op {
 
 #define LUTHIER_MAX_NODE_OUTPUTS 64
 
-/* One node. Zero = default for every attribute; only the op's own attributes are read. */
+/* Typed attributes: one struct per operator that has them, read from luthier_node_desc.attr.
+   Every value means what it says (0 is 0); the defaults are the ONNX ones, which
+   luthier_node_attrs_default writes. An operator listed here reads only its struct when
+   desc.typed is nonzero; with typed = 0 it still reads the flat fields of luthier_node_desc (the
+   older form, where 0 means the default), so existing callers keep working. */
+typedef struct luthier_lrn_attrs {
+    int64_t size;            /* channels in the window (required, >= 1) */
+    float alpha, beta, bias; /* default 1e-4, 0.75, 1 */
+} luthier_lrn_attrs;
+
+typedef struct luthier_flatten_attrs {
+    int axis; /* default 1; 0 gives [1, numel]; negative counts from the end */
+} luthier_flatten_attrs;
+
+typedef union luthier_node_attrs {
+    luthier_lrn_attrs lrn;
+    luthier_flatten_attrs flatten;
+    int64_t reserved_[16]; /* room for the operators to come without changing the size */
+} luthier_node_attrs;
+
+/* One node. The flat fields below are the operators' attributes in the older form: zero means
+   the default for each of them, and only the op's own are read (see luthier_node_attrs for the
+   operators whose attributes are typed). */
 typedef struct luthier_node_desc {
     luthier_op op;
     const char *name;              /* for messages and reports; copied. NULL = "<op>_<index>" */
@@ -161,7 +183,14 @@ typedef struct luthier_node_desc {
     int log;                       /* SOFTMAX */
     int causal;                    /* ATTENTION */
     float scale;                   /* ATTENTION: 0 = 1/sqrt(D) */
+    int typed;                     /* nonzero: attr holds the operator's typed attributes */
+    luthier_node_attrs attr;       /* see luthier_node_attrs; a graph's nodes always hold them
+                                      resolved (typed = 1) */
 } luthier_node_desc;
+
+/* Writes op's default typed attributes into *a (zero for the fields that have no default);
+   INVALID_ARGUMENT for an unknown op. */
+LUTHIER_API luthier_status luthier_node_attrs_default(luthier_op op, luthier_node_attrs *a);
 
 typedef struct luthier_graph luthier_graph;
 
@@ -433,14 +462,17 @@ struct luthier_graph {
 };
 
 /* >>op-registry: one row per operator of LUTHIER_OP_LIST (name, input counts) and its hooks:
+     attrs   its typed attributes (luthier_node_attrs) from a desc with typed = 0: the flat fields
+             for the operators that had them, attr as given for the others; NULL desc: the
+             defaults. "none": the operator has no typed attributes (it reads the flat fields);
      infer   checks a node's inputs and attributes, gives its output shapes and FLOPs
              (luthier_graph_add_node);
      run     runs the node's plan step (luthier_plan_run); "view" for the operators a plan
              turns into aliases of their input (reshape, flatten, identity), which never run;
      lower   prepares the step at plan time (weights packed or transformed, workspace);
      layout  the layout the step works in (LUTHIER__LAYOUT_*).
-   Operators of one family share a hook: X(ENUM, infer, run, lower, layout) names
-   luthier__infer_<infer>, luthier__run_<run> and luthier__lower_<lower>. The rows are in LUTHIER_OP_LIST's order
+   Operators of one family share a hook: X(ENUM, attrs, infer, run, lower, layout) names
+   luthier__attrs_<attrs>, luthier__infer_<infer>, luthier__run_<run> and luthier__lower_<lower>. The rows are in LUTHIER_OP_LIST's order
    (test_op_registry checks it). */
 typedef struct luthier__infer_args luthier__infer_args;
 typedef struct luthier__run_args luthier__run_args;
@@ -462,43 +494,44 @@ typedef luthier_status (*luthier__infer_fn)(const luthier__infer_args *arg);
 typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
 
 #define LUTHIER__OP_HOOKS(X) \
-    X(CONV2D, conv2d, conv2d, conv2d, NHWC)                      \
-    X(DENSE, dense, dense, dense, PLAIN_X)                       \
-    X(MATMUL, matmul, matmul, matmul, PLAIN)                     \
-    X(MAXPOOL, pool, pool, none, NHWC)                           \
-    X(AVGPOOL, pool, pool, none, NHWC)                           \
-    X(GLOBAL_AVGPOOL, global_pool, global_pool, none, NHWC)      \
-    X(ADAPTIVE_AVGPOOL, global_pool, global_pool, none, NHWC)    \
-    X(RELU, elementwise, unary, none, FOLLOW)                    \
-    X(CLIP, clip, unary, none, FOLLOW)                           \
-    X(GELU, elementwise, unary, none, FOLLOW)                    \
-    X(SIGMOID, elementwise, unary, none, FOLLOW)                 \
-    X(TANH, elementwise, unary, none, FOLLOW)                    \
-    X(ERF, elementwise, unary, none, FOLLOW)                     \
-    X(EXP, elementwise, unary, none, FOLLOW)                     \
-    X(SQRT, elementwise, unary, none, FOLLOW)                    \
-    X(NEG, elementwise, unary, none, FOLLOW)                     \
-    X(ADD, binary, binary, none, BINARY)                         \
-    X(SUB, binary, binary, none, BINARY)                         \
-    X(MUL, binary, binary, none, BINARY)                         \
-    X(DIV, binary, binary, none, BINARY)                         \
-    X(POW, binary, binary, none, BINARY)                         \
-    X(MAX, binary, binary, none, BINARY)                         \
-    X(MIN, binary, binary, none, BINARY)                         \
-    X(CONCAT, concat, concat_split, none, ANY_NHWC)              \
-    X(SPLIT, split, concat_split, none, FOLLOW)                  \
-    X(SOFTMAX, softmax, softmax, none, FOLLOW)                   \
-    X(LAYER_NORM, layer_norm, layer_norm, layer_norm, PLAIN_X)   \
-    X(BATCH_NORM, batch_norm, batch_norm, batch_norm, FOLLOW_X)  \
-    X(LRN, lrn, lrn, none, NHWC)                                 \
-    X(FLATTEN, flatten, view, none, PLAIN)                       \
-    X(RESHAPE, reshape, view, none, PLAIN)                       \
-    X(TRANSPOSE, transpose, transpose, none, PLAIN)              \
-    X(GATHER, gather, gather, none, PLAIN)                       \
-    X(ATTENTION, attention, attention, attention, PLAIN)         \
-    X(IDENTITY, elementwise, view, none, FOLLOW)                
+    X(CONV2D, none, conv2d, conv2d, conv2d, NHWC)                      \
+    X(DENSE, none, dense, dense, dense, PLAIN_X)                       \
+    X(MATMUL, none, matmul, matmul, matmul, PLAIN)                     \
+    X(MAXPOOL, none, pool, pool, none, NHWC)                           \
+    X(AVGPOOL, none, pool, pool, none, NHWC)                           \
+    X(GLOBAL_AVGPOOL, none, global_pool, global_pool, none, NHWC)      \
+    X(ADAPTIVE_AVGPOOL, none, global_pool, global_pool, none, NHWC)    \
+    X(RELU, none, elementwise, unary, none, FOLLOW)                    \
+    X(CLIP, none, clip, unary, none, FOLLOW)                           \
+    X(GELU, none, elementwise, unary, none, FOLLOW)                    \
+    X(SIGMOID, none, elementwise, unary, none, FOLLOW)                 \
+    X(TANH, none, elementwise, unary, none, FOLLOW)                    \
+    X(ERF, none, elementwise, unary, none, FOLLOW)                     \
+    X(EXP, none, elementwise, unary, none, FOLLOW)                     \
+    X(SQRT, none, elementwise, unary, none, FOLLOW)                    \
+    X(NEG, none, elementwise, unary, none, FOLLOW)                     \
+    X(ADD, none, binary, binary, none, BINARY)                         \
+    X(SUB, none, binary, binary, none, BINARY)                         \
+    X(MUL, none, binary, binary, none, BINARY)                         \
+    X(DIV, none, binary, binary, none, BINARY)                         \
+    X(POW, none, binary, binary, none, BINARY)                         \
+    X(MAX, none, binary, binary, none, BINARY)                         \
+    X(MIN, none, binary, binary, none, BINARY)                         \
+    X(CONCAT, none, concat, concat_split, none, ANY_NHWC)              \
+    X(SPLIT, none, split, concat_split, none, FOLLOW)                  \
+    X(SOFTMAX, none, softmax, softmax, none, FOLLOW)                   \
+    X(LAYER_NORM, none, layer_norm, layer_norm, layer_norm, PLAIN_X)   \
+    X(BATCH_NORM, none, batch_norm, batch_norm, batch_norm, FOLLOW_X)  \
+    X(LRN, lrn, lrn, lrn, none, NHWC)                                  \
+    X(FLATTEN, flatten, flatten, view, none, PLAIN)                    \
+    X(RESHAPE, none, reshape, view, none, PLAIN)                       \
+    X(TRANSPOSE, none, transpose, transpose, none, PLAIN)              \
+    X(GATHER, none, gather, gather, none, PLAIN)                       \
+    X(ATTENTION, none, attention, attention, attention, PLAIN)         \
+    X(IDENTITY, none, elementwise, view, none, FOLLOW)                
 
-#define LUTHIER__X(e, inf, run, lower, layout)                                                \
+#define LUTHIER__X(e, attrs, inf, run, lower, layout)                                         \
+    LUTHIER_PRIVATE void luthier__attrs_##attrs(const luthier_node_desc *d, luthier_node_attrs *a);           \
     LUTHIER_PRIVATE luthier_status luthier__infer_##inf(const luthier__infer_args *arg);             \
     LUTHIER_PRIVATE luthier_status luthier__run_##run(const luthier__run_args *arg);                 \
     LUTHIER_PRIVATE luthier_status luthier__lower_##lower(luthier__planner *pl, luthier__pstep *st, int ni);
@@ -515,6 +548,7 @@ static const struct { const char *name; int lo, hi; } luthier__op_names[] = {
 /* ... and its hooks, indexed by luthier_op. */
 typedef struct luthier__op_row {
     luthier_op op;
+    void (*attrs)(const luthier_node_desc *d, luthier_node_attrs *a);
     luthier__infer_fn infer;
     luthier__run_fn run;
     luthier_status (*lower)(luthier__planner *pl, luthier__pstep *st, int ni);
@@ -522,8 +556,8 @@ typedef struct luthier__op_row {
 } luthier__op_row;
 
 static const luthier__op_row luthier__ops[] = {
-#define LUTHIER__X(e, inf, run, lower, layout) \
-    {LUTHIER_OP_##e, luthier__infer_##inf, luthier__run_##run, luthier__lower_##lower, LUTHIER__LAYOUT_##layout},
+#define LUTHIER__X(e, attrs, inf, run, lower, layout) \
+    {LUTHIER_OP_##e, luthier__attrs_##attrs, luthier__infer_##inf, luthier__run_##run, luthier__lower_##lower, LUTHIER__LAYOUT_##layout},
     LUTHIER__OP_HOOKS(LUTHIER__X)
 #undef LUTHIER__X
 };
@@ -531,6 +565,41 @@ static const luthier__op_row luthier__ops[] = {
 LUTHIER_API const char *luthier_op_name(luthier_op op) {
     if ((unsigned)op >= (unsigned)LUTHIER_OP_COUNT) return "unknown";
     return luthier__op_names[op].name;
+}
+
+/* >>op-attrs: each row's attrs hook (see >>op-registry). */
+LUTHIER_PRIVATE void luthier__attrs_none(const luthier_node_desc *d, luthier_node_attrs *a) {
+    (void)d;
+    (void)a;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_lrn(const luthier_node_desc *d, luthier_node_attrs *a) {
+    a->lrn.size = d ? d->size : 0;
+    a->lrn.alpha = d && d->alpha != 0 ? d->alpha : 1e-4f;
+    a->lrn.beta = d && d->beta != 0 ? d->beta : 0.75f;
+    a->lrn.bias = d && d->bias != 0 ? d->bias : 1.0f;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_flatten(const luthier_node_desc *d, luthier_node_attrs *a) {
+    a->flatten.axis = d && d->axis != 0 ? d->axis : 1;
+}
+
+LUTHIER_API luthier_status luthier_node_attrs_default(luthier_op op, luthier_node_attrs *a) {
+    if ((unsigned)op >= (unsigned)LUTHIER_OP_COUNT || !a) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    memset(a, 0, sizeof *a);
+    luthier__ops[op].attrs(NULL, a);
+    return LUTHIER_STATUS_OK;
+}
+
+/* desc with its typed attributes resolved (typed = 1), as the graph keeps it. */
+LUTHIER_PRIVATE luthier_node_desc luthier__resolve_attrs(const luthier_node_desc *desc) {
+    luthier_node_desc d = *desc;
+    if (!d.typed) {
+        memset(&d.attr, 0, sizeof d.attr);
+        luthier__ops[d.op].attrs(desc, &d.attr);
+        d.typed = 1;
+    }
+    return d;
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -1120,15 +1189,18 @@ LUTHIER_PRIVATE luthier_status luthier__infer_batch_norm(const luthier__infer_ar
 LUTHIER_PRIVATE luthier_status luthier__infer_lrn(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
     if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, lrn takes [N,C,H,W]", x->name, x->rank);
-    if (d->size < 1 || d->size > INT32_MAX) LUTHIER__NFAIL("size %lld must be in [1, 2^31)", (long long)d->size);
-    r->flops = (double)(2 * d->size + 4) * numel;
+    const luthier_lrn_attrs *a = &d->attr.lrn;
+    if (a->size < 1 || a->size > INT32_MAX) LUTHIER__NFAIL("size %lld must be in [1, 2^31)", (long long)a->size);
+    if (!(a->alpha - a->alpha == 0 && a->beta - a->beta == 0 && a->bias - a->bias == 0))
+        LUTHIER__NFAIL("alpha %g, beta %g and bias %g must be finite", (double)a->alpha, (double)a->beta, (double)a->bias);
+    r->flops = (double)(2 * a->size + 4) * numel;
     return LUTHIER_STATUS_OK;
 }
 
 LUTHIER_PRIVATE luthier_status luthier__infer_flatten(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
-    int axis = luthier__norm_axis(d->axis ? d->axis : 1, x->rank, 1);
-    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
+    int axis = luthier__norm_axis(d->attr.flatten.axis, x->rank, 1);
+    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->attr.flatten.axis, x->rank);
     r->rank[0] = 2;
     r->shape[0][0] = (int64_t)luthier__numel(axis, x->shape, &ok);
     r->shape[0][1] = (int64_t)luthier__numel(x->rank - axis, x->shape + axis, &ok);
@@ -1272,6 +1344,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
 
 LUTHIER_API luthier_status luthier_graph_add_node(luthier_graph *g, const luthier_node_desc *desc,
                                                   int *outputs) {
+    luthier_node_desc rd;
     luthier__infer r;
     luthier__gnode *n;
     luthier_status s;
@@ -1298,12 +1371,13 @@ LUTHIER_API luthier_status luthier_graph_add_node(luthier_graph *g, const luthie
                                       i, desc->inputs[i], g->num_tensors);
     if (desc->op != LUTHIER_OP_SPLIT && desc->num_outputs > 1)
         return luthier__node_fail(g, nname, desc->op, "num_outputs %d: only split has several outputs", desc->num_outputs);
-    if ((s = luthier__infer_node(g, desc, nname, &r)) != LUTHIER_STATUS_OK) return s;
+    rd = luthier__resolve_attrs(desc);
+    if ((s = luthier__infer_node(g, &rd, nname, &r)) != LUTHIER_STATUS_OK) return s;
     if (!luthier__grow((void **)&g->nodes, &g->cap_nodes, g->num_nodes + 1, sizeof *g->nodes))
         return luthier__gfail(g, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory");
     n = &g->nodes[g->num_nodes];
     memset(n, 0, sizeof *n);
-    n->d = *desc;
+    n->d = rd;
     n->num_outputs = r.num_outputs;
     n->flops = r.flops;
     if (!(n->name = luthier__strdup(nname)) ||
@@ -3531,9 +3605,9 @@ LUTHIER_PRIVATE luthier_status luthier__run_global_pool(const luthier__run_args 
 
 LUTHIER_PRIVATE luthier_status luthier__run_lrn(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
-    return luthier__op_lrn_nhwc(ctx, &cfg, xp, op, luthier__prod(xs, 0, 3), (size_t)xs[3], (size_t)st->d.size,
-                                st->d.alpha != 0 ? st->d.alpha : 1e-4f, st->d.beta != 0 ? st->d.beta : 0.75f,
-                                st->d.bias != 0 ? st->d.bias : 1.0f);
+    const luthier_lrn_attrs *a = &st->d.attr.lrn;
+    return luthier__op_lrn_nhwc(ctx, &cfg, xp, op, luthier__prod(xs, 0, 3), (size_t)xs[3], (size_t)a->size, a->alpha,
+                                a->beta, a->bias);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_batch_norm(const luthier__run_args *arg) {

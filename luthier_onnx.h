@@ -2651,13 +2651,14 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_lrn(const luthier_onnx__cvargs 
     LUTHIER_ONNX__CV_ARGS;
     const luthier_onnx__attr *al = luthier_onnx__attr_get(n, "alpha"), *be = luthier_onnx__attr_get(n, "beta"), *bi = luthier_onnx__attr_get(n, "bias");
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "alpha,beta,bias,size"));
-    if ((al && al->f == 0) || (be && be->f == 0) || (bi && bi->f == 0)) LUTHIER_ONNX__UNSUP("alpha, beta or bias of 0 is not supported");
     if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input rank %d (only [N,C,H,W])", xs.rank);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    d.alpha = al ? al->f : 1e-4f;
-    d.beta = be ? be->f : 0.75f;
-    d.bias = bi ? bi->f : 1.0f;
-    d.size = luthier_onnx__ai(n, "size", 0);
+    luthier_node_attrs_default(LUTHIER_OP_LRN, &d.attr);
+    d.typed = 1;
+    if (al) d.attr.lrn.alpha = al->f;
+    if (be) d.attr.lrn.beta = be->f;
+    if (bi) d.attr.lrn.bias = bi->f;
+    d.attr.lrn.size = luthier_onnx__ai(n, "size", 0);
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_LRN, &xt, 1);
 }
 

@@ -1512,6 +1512,10 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_lrn_nhwc(luthier_cont
                                                                     float bias) {
     luthier__op_lrn_job j;
     if (!size) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "lrn: size is 0");
+    if (beta == 0) { /* base^0 = 1 for every base (the kernel's exp(-beta log base) is NaN at 0) */
+        if (x != y) memmove(y, x, pixels * c * sizeof(float)); /* the plan checked the size */
+        return LUTHIER_STATUS_OK;
+    }
     j.x = x;
     j.y = y;
     j.pixels = pixels;

@@ -256,8 +256,8 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
         break;
     }
     case LUTHIER_OP_LRN: {
-        size_t C = (size_t)xt->shape[1], HW = (size_t)(xt->shape[2] * xt->shape[3]), size = (size_t)d->size;
-        double alpha = d->alpha != 0 ? d->alpha : 1e-4, beta = d->beta != 0 ? d->beta : 0.75, bias = d->bias != 0 ? d->bias : 1.0;
+        size_t C = (size_t)xt->shape[1], HW = (size_t)(xt->shape[2] * xt->shape[3]), size = (size_t)d->attr.lrn.size;
+        double alpha = d->attr.lrn.alpha, beta = d->attr.lrn.beta, bias = d->attr.lrn.bias;
         for (e = 0; e < ny; e++) {
             size_t c = e / HW % C, base = e - c * HW;
             long lo = (long)c - (long)((size - 1) / 2), hi = (long)c + (long)(size / 2), q;
@@ -1394,7 +1394,75 @@ static void test_graph_int8_nonfinite_weights(void) {
     luthier_context_destroy(ctx);
 }
 
+/* Typed attributes: LRN with alpha, beta or bias 0 (the flat fields read 0 as "default"),
+   flatten at axis 0, the defaults, and the flat form still read when typed = 0. */
+static void test_graph_typed_attrs(void) {
+    static const float lrn[4][3] = {{0, 0.75f, 1}, {2e-2f, 0, 0.5f}, {0.3f, 0.5f, 0}, {1e-4f, 0.75f, 1}};
+    gb b;
+    luthier_node_attrs a;
+    luthier_node_desc d, got;
+    luthier_tensor_info ti;
+    int64_t xs[4] = {2, 7, 5, 4};
+    int x, t, k, threads, outs[6];
+    float *img;
+    const void *ins[1];
+    CHECK(luthier_node_attrs_default(LUTHIER_OP_LRN, &a) == LUTHIER_STATUS_OK && a.lrn.alpha == 1e-4f &&
+          a.lrn.beta == 0.75f && a.lrn.bias == 1.0f && a.lrn.size == 0, "LRN defaults");
+    CHECK(luthier_node_attrs_default(LUTHIER_OP_FLATTEN, &a) == LUTHIER_STATUS_OK && a.flatten.axis == 1, "flatten default");
+    CHECK(luthier_node_attrs_default(LUTHIER_OP_COUNT, &a) == LUTHIER_STATUS_INVALID_ARGUMENT, "unknown op");
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    for (k = 0; k < 4; k++) {
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_LRN;
+        d.typed = 1;
+        d.attr.lrn.size = 3 + k % 2 * 2;
+        d.attr.lrn.alpha = lrn[k][0], d.attr.lrn.beta = lrn[k][1], d.attr.lrn.bias = lrn[k][2];
+        outs[k] = gb_node(&b, &d, x, -1, -1);
+        CHECK(luthier_graph_node_desc(b.g, luthier_graph_num_nodes(b.g) - 1, &got) == LUTHIER_STATUS_OK &&
+              got.typed && got.attr.lrn.alpha == lrn[k][0] && got.attr.lrn.bias == lrn[k][2], "LRN %d kept as given", k);
+    }
+    memset(&d, 0, sizeof d); /* the flat form: 0 = default */
+    d.op = LUTHIER_OP_LRN; d.size = 3;
+    t = gb_node(&b, &d, x, -1, -1);
+    CHECK(luthier_graph_node_desc(b.g, luthier_graph_num_nodes(b.g) - 1, &got) == LUTHIER_STATUS_OK && got.typed &&
+          got.attr.lrn.alpha == 1e-4f && got.attr.lrn.beta == 0.75f && got.attr.lrn.bias == 1.0f && got.attr.lrn.size == 3,
+          "flat LRN resolved to its defaults");
+    outs[4] = t;
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_FLATTEN; d.typed = 1; d.attr.flatten.axis = 0;
+    outs[5] = gb_node(&b, &d, outs[2], -1, -1);
+    luthier_graph_tensor_info(b.g, outs[5], &ti);
+    CHECK(ti.rank == 2 && ti.shape[0] == 1 && ti.shape[1] == 280, "flatten axis 0: [%lld, %lld]", (long long)ti.shape[0],
+          (long long)ti.shape[1]);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_FLATTEN; /* flat axis 0 = 1 */
+    t = gb_node(&b, &d, outs[2], -1, -1);
+    luthier_graph_tensor_info(b.g, t, &ti);
+    CHECK(ti.rank == 2 && ti.shape[0] == 2 && ti.shape[1] == 140, "flat flatten: axis 1");
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_LRN; d.typed = 1; d.attr.lrn.size = 3; d.attr.lrn.beta = NAN;
+    {
+        int in[1], o;
+        in[0] = x; d.inputs = in; d.num_inputs = 1;
+        CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT, "NaN beta refused");
+    }
+    for (k = 0; k < 6; k++) luthier_graph_output(b.g, outs[k]);
+    CHECK(!b.fail, "build");
+    img = rand_buf(2 * 7 * 5 * 4, -2, 2);
+    ins[0] = img;
+    for (threads = 1; threads <= 2; threads++) {
+        luthier_context *ctx = ctx_threads(threads);
+        plan_vs_ref(ctx, b.g, NULL, ins, 2e-5, "typed attrs");
+        luthier_context_destroy(ctx);
+    }
+    free(img);
+    gb_free(&b);
+}
+
 static void run_graph_tests(void) {
+    RUN(test_graph_typed_attrs);
     RUN(test_graph_int8_nonfinite_weights);
     RUN(test_graph_records_fallback_note);
     RUN(test_graph_plan_describe);

@@ -997,6 +997,68 @@ static int onnx_run_simple(luthier_context *ctx, const luthier_graph *g, const f
     return ok;
 }
 
+/* LRN with alpha, beta or bias 0 (valid ONNX; the loader used to refuse them) against the
+   formula y = x / (bias + alpha / size * sum of x^2 over the channel window)^beta. */
+static void test_onnx_lrn_zero_attrs(void) {
+    static const float at[3][3] = {{0, 0.75f, 1}, {2e-2f, 0, 0.5f}, {0.3f, 0.5f, 0}};
+    static const char *const names[3] = {"alpha", "beta", "bias"};
+    int64_t dims[4] = {1, 6, 3, 2};
+    float x[36], y[36];
+    int k, j, e;
+    luthier_context *ctx = onnx_ctx();
+    for (e = 0; e < 36; e++) x[e] = (float)((e * 37) % 23) / 7.0f - 1.5f;
+    for (k = 0; k < 3; k++) {
+        pbw m = {0, 0, 0}, g = {0, 0, 0}, n = {0, 0, 0};
+        luthier_graph *gr = NULL;
+        char err[512];
+        float *outs[1];
+        double worst = 0;
+        pbw_str(&n, 1, "x");
+        pbw_str(&n, 2, "y");
+        pbw_str(&n, 3, "lrn");
+        pbw_str(&n, 4, "LRN");
+        for (j = 0; j < 3; j++) {
+            pbw a = {0, 0, 0};
+            uint32_t bits;
+            memcpy(&bits, &at[k][j], 4);
+            pbw_str(&a, 1, names[j]);
+            pbw_key(&a, 2, 5);
+            pbw_raw(&a, &bits, 4); /* little-endian hosts */
+            pbw_int(&a, 20, 1);    /* FLOAT */
+            pbw_msg(&n, 5, &a);
+        }
+        {
+            pbw a = {0, 0, 0};
+            pbw_str(&a, 1, "size");
+            pbw_int(&a, 3, 3);
+            pbw_int(&a, 20, 2);
+            pbw_msg(&n, 5, &a);
+        }
+        pbw_msg(&g, 1, &n);
+        pbw_vi(&g, 11, "x", 4, dims);
+        pbw_vi(&g, 12, "y", 4, dims);
+        pbw_model(&m, &g, 13);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "LRN %d: %s", k, err);
+        outs[0] = y;
+        if (gr && ctx) {
+            CHECK(onnx_run_simple(ctx, gr, x, outs), "LRN %d runs: %s", k, luthier_context_error(ctx));
+            for (e = 0; e < 36; e++) {
+                int c = e / 6 % 6, q;
+                double sum = 0, want;
+                for (q = c - 1; q <= c + 1; q++)
+                    if (q >= 0 && q < 6) sum += (double)x[e + (q - c) * 6] * x[e + (q - c) * 6];
+                want = x[e] / pow(at[k][2] + at[k][0] / 3.0 * sum, at[k][1]);
+                if (fabs(y[e] - want) > worst || y[e] != y[e]) worst = y[e] != y[e] ? 1e30 : fabs(y[e] - want);
+            }
+            CHECK(worst < 1e-5 * 8, "LRN %d (alpha %g beta %g bias %g): max |diff| %g", k, (double)at[k][0],
+                  (double)at[k][1], (double)at[k][2], worst);
+        }
+        luthier_graph_destroy(gr);
+        free(m.p);
+    }
+    luthier_context_destroy(ctx);
+}
+
 /* DequantizeLinear of int8 (per axis), uint8 (int32_data, per tensor) and int32 (bias-like, per
    axis) constants, and QuantizeLinear of a float constant (half to even, saturation), folded at
    load time: exactly scale * (q - zero) in float32. */
@@ -1502,6 +1564,7 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_torch_resnet);
     RUN(test_onnx_torch_bert);
     RUN(test_onnx_quant_constants);
+    RUN(test_onnx_lrn_zero_attrs);
     RUN(test_onnx_quant_activations);
     RUN(test_onnx_quant_errors);
     RUN(test_onnx_qdq_cnn);
