@@ -92,8 +92,12 @@
 
    ERRORS
        Every fallible call returns luthier_status (0 = LUTHIER_STATUS_OK).
-       luthier_status_string(s) names the code; luthier_context_error(ctx) says what exactly was
-       wrong in the last failed call on that context. Bad input never aborts and never crashes.
+       luthier_status_string(s) names the code; luthier_last_error() says what exactly was
+       wrong in the last failed call of the calling thread, whatever the module (context, GEMM,
+       convolution, graph, plan, tuner, topology, ONNX loader, zoo): one way for every call.
+       The older per-object channels receive the same text (luthier_context_error(ctx),
+       luthier_graph_error(g), the err buffers of the loader, zoo and topology calls).
+       Bad input never aborts and never crashes.
 
    THREADING
        A context owns a thread pool over its CPU clusters (luthier_context_desc.topology, else
@@ -258,6 +262,10 @@ LUTHIER_API luthier_status luthier_context_create(const luthier_context_desc *de
 LUTHIER_API void luthier_context_destroy(luthier_context *ctx); /* NULL is a no-op */
 /* What was wrong in the last failed call on ctx ("" when none). Valid until the next call. */
 LUTHIER_API const char *luthier_context_error(const luthier_context *ctx);
+/* The message of the last failed call on this thread, of any module ("" before the first).
+   Thread-local where the compiler has thread-local storage (C11, C++11, GCC, Clang, MSVC);
+   successful calls leave it as it was, so read it right after the failure. */
+LUTHIER_API const char *luthier_last_error(void);
 /* LUTHIER_CPU_* bits detected on this CPU (not masked by any context). */
 LUTHIER_API unsigned luthier_cpu_features(void);
 
@@ -600,6 +608,50 @@ extern "C" {
 
 /* >>impl-platform */
 
+/* >>impl-errors: the calling thread's last message (see ERRORS). Every module's failure path
+   formats into it through luthier__set_error / luthier__set_error_v, then copies it to its own
+   channel. */
+#if defined(LUTHIER_NO_THREADS)
+#define LUTHIER__TLS
+#elif defined(__cplusplus) && __cplusplus >= 201103L
+#define LUTHIER__TLS thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define LUTHIER__TLS _Thread_local
+#elif defined(__GNUC__) || defined(__clang__)
+#define LUTHIER__TLS __thread
+#elif defined(_MSC_VER)
+#define LUTHIER__TLS __declspec(thread)
+#else
+#define LUTHIER__TLS /* no thread-local storage known: one message for the whole process */
+#endif
+static LUTHIER__TLS char luthier__last_error[2048];
+
+LUTHIER_API const char *luthier_last_error(void) { return luthier__last_error; }
+
+LUTHIER_PRIVATE void luthier__set_error_v(const char *fmt, va_list ap) {
+    vsnprintf(luthier__last_error, sizeof luthier__last_error, fmt, ap);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 1, 2)))
+#endif
+LUTHIER_PRIVATE void luthier__set_error_f(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    luthier__set_error_v(fmt, ap);
+    va_end(ap);
+}
+
+/* The last message into dst (n bytes, cut to fit). */
+LUTHIER_PRIVATE void luthier__copy_error(char *dst, size_t n) {
+    size_t len = strlen(luthier__last_error);
+    if (!dst || !n) return;
+    if (len >= n) len = n - 1;
+    memcpy(dst, luthier__last_error, len);
+    dst[len] = 0;
+}
+
+
 #define LUTHIER__ALIGN 64
 
 /* Buffers of at least this many bytes (transformed weights of the large layers) ask Linux for
@@ -904,12 +956,11 @@ __attribute__((format(printf, 3, 4)))
 #endif
 LUTHIER_PRIVATE luthier_status luthier__topo_fail(char *err, size_t err_size, const char *fmt,
                                                   ...) {
-    if (err && err_size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_size, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    luthier__set_error_v(fmt, ap);
+    va_end(ap);
+    luthier__copy_error(err, err_size);
     return LUTHIER_STATUS_INVALID_ARGUMENT;
 }
 
@@ -1495,12 +1546,11 @@ __attribute__((format(printf, 3, 4)))
 #endif
 LUTHIER_PRIVATE luthier_status luthier__fail(luthier_context *ctx, luthier_status s,
                                              const char *fmt, ...) {
-    if (ctx) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    luthier__set_error_v(fmt, ap);
+    va_end(ap);
+    if (ctx) luthier__copy_error(ctx->error, sizeof ctx->error);
     return s;
 }
 
@@ -3039,6 +3089,127 @@ LUTHIER_PRIVATE size_t luthier__conv_ws_total(const luthier_conv2d_layer *cv, in
     return total + per * (size_t)threads + 1;
 }
 
+/* The per-algorithm half of luthier_conv2d_create: weights packed or transformed, blocking and
+   workspace of cv (whose geometry, algorithm and kernel are set). OVERFLOW or OUT_OF_MEMORY;
+   the caller frees cv and names the problem. */
+LUTHIER_PRIVATE luthier_status luthier__conv_prepare_winograd(luthier_context *ctx, luthier_conv2d_layer *cv,
+                                                              const float *weights) {
+    size_t g, t;
+    const luthier__wino_tables wt = luthier__wino_get(cv->wino_m);
+    const luthier__ukernel_entry *uk = &luthier__ukernels[cv->kernel];
+    const size_t P = (size_t)wt.alpha * (size_t)wt.alpha, mr = (size_t)uk->mr;
+    size_t tb, per_tile;
+    float *u;
+    if (!luthier__packed_b_layout_init(&cv->bl, (size_t)uk->nr, cv->cin_g, cv->cout_g) ||
+        cv->bl.bytes > SIZE_MAX / 2 / P / (size_t)cv->d.groups ||
+        (cv->cin_g + cv->cout_g) > SIZE_MAX / 4 / sizeof(float) / P / 1024) {
+        return LUTHIER_STATUS_OVERFLOW;
+    }
+    cv->group_floats = cv->bl.bytes / sizeof(float);
+    if (!(cv->packed = (float *)luthier__alloc(cv->bl.bytes * P * (size_t)cv->d.groups + 1))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    cv->weight_bytes += cv->bl.bytes * P * (size_t)cv->d.groups;
+    if (!(u = (float *)luthier__alloc(P * cv->cout_g * cv->cin_g * sizeof(float)))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    for (g = 0; g < (size_t)cv->d.groups; g++) {
+        luthier__wino_weights(&wt, weights + g * cv->cout_g * cv->cin_g * 9, cv->cout_g, cv->cin_g, u);
+        for (t = 0; t < P; t++)
+            luthier__pack_b(&cv->bl, u + t * cv->cout_g * cv->cin_g, cv->cin_g, 1,
+                            cv->packed + (g * P + t) * cv->group_floats, 0, cv->bl.panels);
+    }
+    luthier__free(u);
+    cv->wino_tw = luthier__div_up((size_t)cv->ow, (size_t)cv->wino_m);
+    cv->wino_thw = luthier__div_up((size_t)cv->oh, (size_t)cv->wino_m) * cv->wino_tw;
+    cv->wino_tiles = (size_t)cv->d.batch * cv->wino_thw;
+    /* Tiles per block: V and M of a block take about half of L2; 1 to 16 MR tiles. When V
+       and M of every tile fit L2, one block takes them all, so that B (alpha^2 positions
+       of weights, 4.2 MB for a 256-channel F(2x2) layer) streams once per run: ResNet-101's
+       14x14 layers went from 2 blocks (30 + 19 tiles) to 1, 1.07 -> 0.80 ms on 1 thread
+       in the network (docs/DESIGN.md). */
+    per_tile = P * (cv->cin_g + cv->cout_g) * sizeof(float);
+    tb = (luthier__l2_bytes(ctx) / 2) / per_tile;
+    tb = luthier__min_sz(luthier__max_sz(tb / mr, 1), 16);
+    tb = luthier__min_sz(tb, luthier__div_up(cv->wino_tiles, mr)) * mr;
+    if (cv->wino_tiles <= (luthier__l2_bytes(ctx) / per_tile))
+        tb = luthier__div_up(cv->wino_tiles, mr) * mr;
+    cv->wino_tb = tb;
+    cv->blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, tb,
+                                         cv->cout_g, cv->cin_g);
+    cv->wino_m_off = luthier__align_up(P * tb * cv->cin_g * sizeof(float));
+    cv->wino_s_off = cv->wino_m_off + luthier__align_up(P * tb * cv->cout_g * sizeof(float));
+    /* scratch: a border tile gathered with zeros, alpha^2 x cin_g */
+    cv->gemm_ws_off = cv->wino_s_off + luthier__align_up(P * cv->cin_g * sizeof(float));
+    cv->thread_ws = luthier__align_up(cv->gemm_ws_off + luthier__gemm_workspace_bytes(uk, &cv->blk));
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__conv_prepare_depthwise(luthier_conv2d_layer *cv, const float *weights) {
+    const size_t khw = cv->ks;
+    size_t co, t;
+    const size_t C = (size_t)cv->d.in_channels;
+    if (!(cv->packed = (float *)luthier__alloc(khw * C * sizeof(float)))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    for (t = 0; t < khw; t++) /* OIHW with I = 1 -> [kh][kw][C] */
+        for (co = 0; co < C; co++) cv->packed[t * C + co] = weights[co * khw + t];
+    cv->weight_bytes += khw * C * sizeof(float);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__conv_prepare_gemm(luthier_context *ctx, luthier_conv2d_layer *cv,
+                                                          const float *weights) {
+    const size_t khw = cv->ks;
+    size_t g, co, ci, t;
+    const luthier__ukernel_entry *uk = &luthier__ukernels[cv->kernel];
+    float *bt;
+    size_t gemm_ws, mr = (size_t)uk->mr, rows;
+    if (!luthier__packed_b_layout_init(&cv->bl, (size_t)uk->nr, cv->kdim, cv->cout_g) ||
+        cv->bl.bytes > SIZE_MAX / (size_t)cv->d.groups) {
+        return LUTHIER_STATUS_OVERFLOW;
+    }
+    cv->group_floats = cv->bl.bytes / sizeof(float);
+    if (!(cv->packed = (float *)luthier__alloc(cv->bl.bytes * (size_t)cv->d.groups + 1))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    cv->weight_bytes += cv->bl.bytes * (size_t)cv->d.groups;
+    /* Per group: B^T (cout_g x kdim, column (kh, kw, ci)) from OIHW, then the usual packer. */
+    if (!(bt = (float *)luthier__alloc(cv->cout_g * cv->kdim * sizeof(float)))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    for (g = 0; g < (size_t)cv->d.groups; g++) {
+        for (co = 0; co < cv->cout_g; co++) {
+            const float *w = weights + (g * cv->cout_g + co) * cv->cin_g * khw;
+            float *row = bt + co * cv->kdim;
+            for (ci = 0; ci < cv->cin_g; ci++)
+                for (t = 0; t < khw; t++) row[t * cv->cin_g + ci] = w[ci * khw + t];
+        }
+        luthier__pack_b(&cv->bl, bt, cv->kdim, 1, cv->packed + g * cv->group_floats, 0, cv->bl.panels);
+    }
+    luthier__free(bt);
+    if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) {
+        /* Wide segments: with few channels (a network's stem) a segment of cin floats is too
+           short for the microkernel's k loop; one kernel row (kernel_w pixels x cin, contiguous
+           in NHWC) makes a segment instead, and pixels whose row crosses the left or right
+           padding get that row staged with zeros. */
+        const int wide = cv->d.groups == 1 && cv->d.dilation_w == 1 && cv->d.kernel_w > 1 &&
+                         cv->d.kernel_h <= LUTHIER__CONV_WIDE_KH && cv->cin_g < LUTHIER__CONV_WIDE_CIN;
+        cv->seg_k = wide ? (size_t)cv->d.kernel_w * cv->cin_g : cv->cin_g;
+        cv->seg_n = wide ? (size_t)cv->d.kernel_h : khw;
+        if (!(cv->zero = (float *)luthier__alloc(cv->seg_k * sizeof(float)))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+        memset(cv->zero, 0, cv->seg_k * sizeof(float));
+    }
+    cv->blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, cv->m,
+                                         cv->cout_g, cv->kdim);
+    /* Blocks of output pixels: the im2col rows (or the indirection pointers) of one block
+       take about half of L2; at least one MR tile, at most 64. */
+    rows = luthier__l2_bytes(ctx) / 2;
+    rows /= cv->algo == LUTHIER_CONV_IMPLICIT_GEMM ? khw * sizeof(float *) : cv->kdim * sizeof(float);
+    rows = luthier__min_sz(luthier__max_sz(rows / mr, 1), 64) * mr;
+    cv->rows_blk = rows;
+    gemm_ws = luthier__gemm_workspace_bytes(uk, &cv->blk);
+    if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) {
+        cv->stage_off = luthier__align_up(rows * khw * sizeof(float *));
+        cv->gemm_ws_off = cv->stage_off;
+        if (cv->seg_n != khw) cv->gemm_ws_off += luthier__align_up(rows * cv->seg_n * cv->seg_k * sizeof(float));
+    }
+    else if (!cv->direct_1x1) cv->gemm_ws_off = luthier__align_up(rows * cv->kdim * sizeof(float));
+    if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) gemm_ws = 0;
+    cv->thread_ws = luthier__align_up(cv->gemm_ws_off + gemm_ws);
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
                                                  const luthier_conv2d_desc *desc,
                                                  const float *weights, const float *bias,
@@ -3049,7 +3220,7 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     int64_t oh, ow;
     int kernel;
     luthier_status s;
-    size_t khw, g, co, ci, t;
+    size_t khw;
     if (out) *out = NULL;
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     ctx->error[0] = 0;
@@ -3090,111 +3261,14 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
         cv->weight_bytes += (size_t)d.out_channels * sizeof(float);
     }
     cv->wino_m = luthier__wino_m(algo);
-    if (cv->wino_m) {
-        const luthier__wino_tables wt = luthier__wino_get(cv->wino_m);
-        const luthier__ukernel_entry *uk = &luthier__ukernels[kernel];
-        const size_t P = (size_t)wt.alpha * (size_t)wt.alpha, mr = (size_t)uk->mr;
-        size_t tb, per_tile;
-        float *u;
-        if (!luthier__packed_b_layout_init(&cv->bl, (size_t)uk->nr, cv->cin_g, cv->cout_g) ||
-            cv->bl.bytes > SIZE_MAX / 2 / P / (size_t)d.groups ||
-            (cv->cin_g + cv->cout_g) > SIZE_MAX / 4 / sizeof(float) / P / 1024) {
-            luthier_conv2d_destroy(cv);
-            return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: packed weights overflow");
-        }
-        cv->group_floats = cv->bl.bytes / sizeof(float);
-        if (!(cv->packed = (float *)luthier__alloc(cv->bl.bytes * P * (size_t)d.groups + 1))) goto oom;
-        cv->weight_bytes += cv->bl.bytes * P * (size_t)d.groups;
-        if (!(u = (float *)luthier__alloc(P * cv->cout_g * cv->cin_g * sizeof(float)))) goto oom;
-        for (g = 0; g < (size_t)d.groups; g++) {
-            luthier__wino_weights(&wt, weights + g * cv->cout_g * cv->cin_g * 9, cv->cout_g, cv->cin_g, u);
-            for (t = 0; t < P; t++)
-                luthier__pack_b(&cv->bl, u + t * cv->cout_g * cv->cin_g, cv->cin_g, 1,
-                                cv->packed + (g * P + t) * cv->group_floats, 0, cv->bl.panels);
-        }
-        luthier__free(u);
-        cv->wino_tw = luthier__div_up((size_t)ow, (size_t)cv->wino_m);
-        cv->wino_thw = luthier__div_up((size_t)oh, (size_t)cv->wino_m) * cv->wino_tw;
-        cv->wino_tiles = (size_t)d.batch * cv->wino_thw;
-        /* Tiles per block: V and M of a block take about half of L2; 1 to 16 MR tiles. When V
-           and M of every tile fit L2, one block takes them all, so that B (alpha^2 positions
-           of weights, 4.2 MB for a 256-channel F(2x2) layer) streams once per run: ResNet-101's
-           14x14 layers went from 2 blocks (30 + 19 tiles) to 1, 1.07 -> 0.80 ms on 1 thread
-           in the network (docs/DESIGN.md). */
-        per_tile = P * (cv->cin_g + cv->cout_g) * sizeof(float);
-        tb = (luthier__l2_bytes(ctx) / 2) / per_tile;
-        tb = luthier__min_sz(luthier__max_sz(tb / mr, 1), 16);
-        tb = luthier__min_sz(tb, luthier__div_up(cv->wino_tiles, mr)) * mr;
-        if (cv->wino_tiles <= (luthier__l2_bytes(ctx) / per_tile))
-            tb = luthier__div_up(cv->wino_tiles, mr) * mr;
-        cv->wino_tb = tb;
-        cv->blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, tb,
-                                             cv->cout_g, cv->cin_g);
-        cv->wino_m_off = luthier__align_up(P * tb * cv->cin_g * sizeof(float));
-        cv->wino_s_off = cv->wino_m_off + luthier__align_up(P * tb * cv->cout_g * sizeof(float));
-        /* scratch: a border tile gathered with zeros, alpha^2 x cin_g */
-        cv->gemm_ws_off = cv->wino_s_off + luthier__align_up(P * cv->cin_g * sizeof(float));
-        cv->thread_ws = luthier__align_up(cv->gemm_ws_off + luthier__gemm_workspace_bytes(uk, &cv->blk));
-    } else if (algo == LUTHIER_CONV_DEPTHWISE) {
-        const size_t C = (size_t)d.in_channels;
-        if (!(cv->packed = (float *)luthier__alloc(khw * C * sizeof(float)))) goto oom;
-        for (t = 0; t < khw; t++) /* OIHW with I = 1 -> [kh][kw][C] */
-            for (co = 0; co < C; co++) cv->packed[t * C + co] = weights[co * khw + t];
-        cv->weight_bytes += khw * C * sizeof(float);
-    } else {
-        const luthier__ukernel_entry *uk = &luthier__ukernels[kernel];
-        float *bt;
-        size_t gemm_ws, mr = (size_t)uk->mr, rows;
-        if (!luthier__packed_b_layout_init(&cv->bl, (size_t)uk->nr, cv->kdim, cv->cout_g) ||
-            cv->bl.bytes > SIZE_MAX / (size_t)d.groups) {
-            luthier_conv2d_destroy(cv);
-            return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: packed weights overflow");
-        }
-        cv->group_floats = cv->bl.bytes / sizeof(float);
-        if (!(cv->packed = (float *)luthier__alloc(cv->bl.bytes * (size_t)d.groups + 1))) goto oom;
-        cv->weight_bytes += cv->bl.bytes * (size_t)d.groups;
-        /* Per group: B^T (cout_g x kdim, column (kh, kw, ci)) from OIHW, then the usual packer. */
-        if (!(bt = (float *)luthier__alloc(cv->cout_g * cv->kdim * sizeof(float)))) goto oom;
-        for (g = 0; g < (size_t)d.groups; g++) {
-            for (co = 0; co < cv->cout_g; co++) {
-                const float *w = weights + (g * cv->cout_g + co) * cv->cin_g * khw;
-                float *row = bt + co * cv->kdim;
-                for (ci = 0; ci < cv->cin_g; ci++)
-                    for (t = 0; t < khw; t++) row[t * cv->cin_g + ci] = w[ci * khw + t];
-            }
-            luthier__pack_b(&cv->bl, bt, cv->kdim, 1, cv->packed + g * cv->group_floats, 0, cv->bl.panels);
-        }
-        luthier__free(bt);
-        if (algo == LUTHIER_CONV_IMPLICIT_GEMM) {
-            /* Wide segments: with few channels (a network's stem) a segment of cin floats is too
-               short for the microkernel's k loop; one kernel row (kernel_w pixels x cin, contiguous
-               in NHWC) makes a segment instead, and pixels whose row crosses the left or right
-               padding get that row staged with zeros. */
-            const int wide = d.groups == 1 && d.dilation_w == 1 && d.kernel_w > 1 &&
-                             d.kernel_h <= LUTHIER__CONV_WIDE_KH && cv->cin_g < LUTHIER__CONV_WIDE_CIN;
-            cv->seg_k = wide ? (size_t)d.kernel_w * cv->cin_g : cv->cin_g;
-            cv->seg_n = wide ? (size_t)d.kernel_h : khw;
-            if (!(cv->zero = (float *)luthier__alloc(cv->seg_k * sizeof(float)))) goto oom;
-            memset(cv->zero, 0, cv->seg_k * sizeof(float));
-        }
-        cv->blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, cv->m,
-                                             cv->cout_g, cv->kdim);
-        /* Blocks of output pixels: the im2col rows (or the indirection pointers) of one block
-           take about half of L2; at least one MR tile, at most 64. */
-        rows = luthier__l2_bytes(ctx) / 2;
-        rows /= algo == LUTHIER_CONV_IMPLICIT_GEMM ? khw * sizeof(float *) : cv->kdim * sizeof(float);
-        rows = luthier__min_sz(luthier__max_sz(rows / mr, 1), 64) * mr;
-        cv->rows_blk = rows;
-        gemm_ws = luthier__gemm_workspace_bytes(uk, &cv->blk);
-        if (algo == LUTHIER_CONV_IMPLICIT_GEMM) {
-            cv->stage_off = luthier__align_up(rows * khw * sizeof(float *));
-            cv->gemm_ws_off = cv->stage_off;
-            if (cv->seg_n != khw) cv->gemm_ws_off += luthier__align_up(rows * cv->seg_n * cv->seg_k * sizeof(float));
-        }
-        else if (!cv->direct_1x1) cv->gemm_ws_off = luthier__align_up(rows * cv->kdim * sizeof(float));
-        if (algo == LUTHIER_CONV_IMPLICIT_GEMM) gemm_ws = 0;
-        cv->thread_ws = luthier__align_up(cv->gemm_ws_off + gemm_ws);
+    s = cv->wino_m ? luthier__conv_prepare_winograd(ctx, cv, weights)
+        : algo == LUTHIER_CONV_DEPTHWISE ? luthier__conv_prepare_depthwise(cv, weights)
+                                         : luthier__conv_prepare_gemm(ctx, cv, weights);
+    if (s == LUTHIER_STATUS_OVERFLOW) {
+        luthier_conv2d_destroy(cv);
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: packed weights overflow");
     }
+    if (s != LUTHIER_STATUS_OK) goto oom;
     cv->workspace_bytes = luthier__conv_ws_total(cv, ctx->pool->num_threads);
     if (!cv->workspace_bytes) {
         luthier_conv2d_destroy(cv);

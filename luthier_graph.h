@@ -608,8 +608,9 @@ __attribute__((format(printf, 3, 4)))
 LUTHIER_PRIVATE luthier_status luthier__gfail(luthier_graph *g, luthier_status s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g->error, sizeof g->error, fmt, ap);
+    luthier__set_error_v(fmt, ap);
     va_end(ap);
+    luthier__copy_error(g->error, sizeof g->error);
     return s;
 }
 

@@ -371,11 +371,10 @@ LUTHIER_ONNX__FN LUTHIER_ONNX__PRINTF(3, 4) luthier_status luthier_onnx__fail(lu
     va_list ap;
     if (c->st != LUTHIER_STATUS_OK) return c->st; /* the first error wins */
     c->st = s;
-    if (c->err && c->err_size) {
-        va_start(ap, fmt);
-        vsnprintf(c->err, c->err_size, fmt, ap);
-        va_end(ap);
-    }
+    va_start(ap, fmt);
+    luthier__set_error_v(fmt, ap);
+    va_end(ap);
+    luthier__copy_error(c->err, c->err_size);
     return s;
 }
 
@@ -1490,277 +1489,407 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_q(luthier_onnx__ctx *c, const
                              LUTHIER_ONNX_MAX_RANK);                                                       \
     } while (0)
 
-/* Computes node n at load time when it can: *done = 1 with its outputs set. */
-LUTHIER_ONNX__FN luthier_status luthier_onnx__fold(luthier_onnx__ctx *c, luthier_onnx__node *n, int *done) {
-    luthier_onnx__val *x = luthier_onnx__in(c, n, 0), *out = n->nout ? luthier_onnx__find(c, n->out[0]) : NULL;
+typedef struct luthier_onnx__cvargs luthier_onnx__cvargs;
+typedef struct luthier_onnx__foldargs luthier_onnx__foldargs;
+
+/* One row of the operator table (LUTHIER_ONNX__OPS, below with the converters). */
+typedef struct luthier_onnx__opinfo {
+    const char *op;
+    int min_in, max_in, min_out, max_out;
+    luthier_status (*convert)(const luthier_onnx__cvargs *arg);
+    luthier_op engine_op; /* what the converter emits for it (LUTHIER_OP_COUNT: none, or several) */
+    luthier_status (*fold)(const luthier_onnx__foldargs *arg);
+    int since, until;     /* the default-domain opsets that define it (until 0: the newest read) */
+} luthier_onnx__opinfo;
+LUTHIER_ONNX__FN const luthier_onnx__opinfo *luthier_onnx__opinfo_of(const luthier_onnx__node *n);
+
+/* >>onnx-fold: each operator row's fold hook computes the node at load time when it can, writing
+   its output 0 to *arg->res (left NULL: the node is converted into engine nodes instead). Hooks
+   run when every input present is a constant (xc: input 0's value), except the two that fold
+   from shapes (luthier_onnx__fold_any): Shape/Size and ConstantOfShape. "none": the operator
+   never folds. */
+struct luthier_onnx__foldargs {
+    luthier_onnx__ctx *c;
+    luthier_onnx__node *n;
+    luthier_onnx__val *x;              /* input 0 (NULL when absent) */
+    const luthier_onnx__tensor *xc;    /* its constant when all inputs are constants, else NULL */
+    const luthier_onnx__shape *xs;     /* its shape (rank 0 when x is NULL) */
+    luthier_onnx__tensor **res;
+};
+#define LUTHIER_ONNX__FOLD_ARGS                                                                                \
+    luthier_onnx__ctx *c = arg->c;                                                                             \
+    luthier_onnx__node *n = arg->n;                                                                            \
+    luthier_onnx__val *x = arg->x;                                                                             \
+    const luthier_onnx__tensor *xc = arg->xc;                                                                  \
+    const luthier_onnx__shape xs = *arg->xs;                                                                   \
+    (void)c, (void)n, (void)x, (void)xc, (void)xs
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_none(const luthier_onnx__foldargs *arg) {
+    (void)arg;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_identity(const luthier_onnx__foldargs *arg) {
+    *arg->res = arg->x->c;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_quant(const luthier_onnx__foldargs *arg) {
+    luthier_onnx__ctx *c = arg->c;
+    LUTHIER_ONNX__TRY(luthier_onnx__fold_q(c, arg->n, arg->xc, arg->res));
+    return LUTHIER_STATUS_OK;
+}
+
+/* Shape and Size: from the static shape, whatever the input's value. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_shape(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
     luthier_onnx__tensor *t = NULL;
-    const luthier_onnx__tensor *xc;
-    luthier_onnx__shape xs;
+    int k;
+    int64_t one = (int64_t)xs.rank, s = luthier_onnx__ai(n, "start", 0), en = luthier_onnx__ai(n, "end", xs.rank);
+    if (!x) return LUTHIER_STATUS_OK;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "start,end"));
+    if (luthier_onnx__isop(n, "Size")) {
+        LUTHIER_ONNX__TNEW(t, 0, 0, &one);
+        t->i[0] = (int64_t)luthier_onnx__numel(xs.rank, xs.d);
+    } else {
+        if (s < 0) s += xs.rank;
+        if (en < 0) en += xs.rank;
+        s = s < 0 ? 0 : s > xs.rank ? xs.rank : s;
+        en = en < 0 ? 0 : en > xs.rank ? xs.rank : en;
+        one = en > s ? en - s : 0;
+        LUTHIER_ONNX__TNEW(t, 0, 1, &one);
+        for (k = 0; k < (int)one; k++) t->i[k] = xs.d[s + k];
+    }
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
+
+/* ConstantOfShape (its shape input must be constant). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_const_of_shape(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    luthier_onnx__tensor *t = NULL;
     size_t e;
+    int k;
+    const luthier_onnx__tensor *sh;
+    const luthier_onnx__attr *va = luthier_onnx__attr_get(n, "value");
+    int64_t dims[LUTHIER_ONNX_MAX_RANK];
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "value"));
+    LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 0, "shape", &sh));
+    if (!sh || sh->n > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__BAD("needs a constant shape of rank <= %d", LUTHIER_ONNX_MAX_RANK);
+    for (k = 0; k < (int)sh->n; k++) dims[k] = sh->i[k];
+    if (va && (!va->t || va->t->n != 1 || (!va->t->f && !va->t->i))) LUTHIER_ONNX__UNSUP("value must be a one-element numeric tensor");
+    LUTHIER_ONNX__TNEW(t, !va || va->t->f, (int)sh->n, dims);
+    for (e = 0; e < t->n; e++) {
+        if (t->f) t->f[e] = va ? va->t->f[0] : 0.0f;
+        else t->i[e] = va->t->i[0];
+    }
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Cast. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_cast(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    luthier_onnx__tensor *t = NULL;
+    size_t e;
+    int to = (int)luthier_onnx__ai(n, "to", 0);
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "to,saturate"));
+    if (!luthier_onnx__elsize(to)) LUTHIER_ONNX__UNSUP("cast to %s is not supported", luthier_onnx__typename(to));
+    LUTHIER_ONNX__TNEW(t, luthier_onnx__isfloat(to), xc->rank, xc->dims);
+    t->type = to;
+    for (e = 0; e < t->n; e++) {
+        double v = luthier_onnx__tget(xc, e);
+        if (t->f) t->f[e] = (float)v;
+        else t->i[e] = to == 9 ? v != 0 : luthier_onnx__toint(v);
+    }
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Reshape, Flatten, Squeeze, Unsqueeze. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reshape(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    luthier_onnx__tensor *t = NULL;
+    luthier_onnx__shape os;
+    LUTHIER_ONNX__TRY(luthier_onnx__reshape_like(c, n, &xs, &os));
+    LUTHIER_ONNX__TNEW(t, xc->f != NULL, os.rank, os.d);
+    t->type = xc->type;
+    if (xc->f) memcpy(t->f, xc->f, t->n * sizeof(float));
+    else memcpy(t->i, xc->i, t->n * sizeof(int64_t));
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Gather. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_gather(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    size_t e;
+    luthier_onnx__tensor *t = NULL;
+    int k;
+    const luthier_onnx__tensor *ic = luthier_onnx__in(c, n, 1)->c;
+    int64_t ax, dims[LUTHIER_ONNX_MAX_RANK];
+    size_t outer, inner, m, idx, nd = 0;
+    if (!luthier_onnx__is_int(ic)) LUTHIER_ONNX__BAD("indices must be integers");
+    if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xc->rank, &ax) || xc->rank == 0) LUTHIER_ONNX__BAD("axis out of range");
+    if (xc->rank - 1 + ic->rank > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__UNSUP("result rank too large");
+    for (k = 0; k < ax; k++) dims[nd++] = xc->dims[k];
+    for (k = 0; k < ic->rank; k++) dims[nd++] = ic->dims[k];
+    for (k = (int)ax + 1; k < xc->rank; k++) dims[nd++] = xc->dims[k];
+    LUTHIER_ONNX__TNEW(t, xc->f != NULL, (int)nd, dims);
+    t->type = xc->type;
+    outer = luthier_onnx__numel((int)ax, xc->dims);
+    inner = luthier_onnx__numel(xc->rank - (int)ax - 1, xc->dims + ax + 1);
+    for (m = 0; m < outer; m++)
+        for (idx = 0; idx < ic->n; idx++) {
+            int64_t j = ic->i[idx];
+            if (j < 0) j += xc->dims[ax];
+            if (j < 0 || j >= xc->dims[ax]) LUTHIER_ONNX__BAD("index %lld is out of range", (long long)ic->i[idx]);
+            for (e = 0; e < inner; e++) {
+                size_t src = (m * (size_t)xc->dims[ax] + (size_t)j) * inner + e, dst = (m * ic->n + idx) * inner + e;
+                if (t->f) t->f[dst] = xc->f[src];
+                else t->i[dst] = xc->i[src];
+            }
+        }
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Concat. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_concat(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    luthier_onnx__tensor *t = NULL;
+    int k;
+    int64_t ax, dims[LUTHIER_ONNX_MAX_RANK], off = 0;
+    size_t outer, inner, m;
+    int isf = xc->f != NULL;
+    if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xc->rank, &ax) || xc->rank == 0) LUTHIER_ONNX__BAD("axis out of range");
+    memcpy(dims, xc->dims, sizeof dims);
+    dims[ax] = 0;
+    for (k = 0; k < n->nin; k++) {
+        const luthier_onnx__tensor *p = luthier_onnx__in(c, n, k) ? luthier_onnx__in(c, n, k)->c : NULL;
+        int j;
+        if (!p) continue;
+        if (p->rank != xc->rank || (p->f != NULL) != isf) LUTHIER_ONNX__BAD("inputs differ in rank or type");
+        for (j = 0; j < p->rank; j++)
+            if (j != ax && p->dims[j] != xc->dims[j]) LUTHIER_ONNX__BAD("input %d's shape differs outside the axis", k);
+        dims[ax] += p->dims[ax];
+    }
+    LUTHIER_ONNX__TNEW(t, isf, xc->rank, dims);
+    t->type = xc->type;
+    outer = luthier_onnx__numel((int)ax, xc->dims);
+    inner = luthier_onnx__numel(xc->rank - (int)ax - 1, xc->dims + ax + 1);
+    for (k = 0; k < n->nin; k++) {
+        const luthier_onnx__tensor *p = luthier_onnx__in(c, n, k) ? luthier_onnx__in(c, n, k)->c : NULL;
+        size_t len;
+        if (!p) continue;
+        len = (size_t)p->dims[ax] * inner;
+        for (m = 0; m < outer; m++) {
+            size_t dst = (m * (size_t)dims[ax] + (size_t)off) * inner;
+            if (isf) memcpy(t->f + dst, p->f + m * len, len * sizeof(float));
+            else memcpy(t->i + dst, p->i + m * len, len * sizeof(int64_t));
+        }
+        off += p->dims[ax];
+    }
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Slice. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_slice(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    size_t e;
+    luthier_onnx__tensor *t = NULL;
+    int k;
+    int64_t st[LUTHIER_ONNX_MAX_RANK], sp[LUTHIER_ONNX_MAX_RANK], ln[LUTHIER_ONNX_MAX_RANK];
+    LUTHIER_ONNX__TRY(luthier_onnx__slice_params(c, n, &xs, st, sp, ln));
+    LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, ln);
+    t->type = xc->type;
+    for (e = 0; e < t->n; e++) {
+        size_t rem = e, src = 0, stride = 1;
+        for (k = xc->rank - 1; k >= 0; k--) {
+            size_t idx = rem % (size_t)ln[k];
+            rem /= (size_t)ln[k];
+            src += (size_t)(st[k] + (int64_t)idx * sp[k]) * stride;
+            stride *= (size_t)xc->dims[k];
+        }
+        if (t->f) t->f[e] = xc->f[src];
+        else t->i[e] = xc->i[src];
+    }
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Transpose. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_transpose(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    size_t e;
+    luthier_onnx__tensor *t = NULL;
+    int k;
+    const int64_t *perm;
+    int np = luthier_onnx__aints(n, "perm", &perm), p[LUTHIER_ONNX_MAX_RANK], seen[LUTHIER_ONNX_MAX_RANK] = {0};
+    int64_t dims[LUTHIER_ONNX_MAX_RANK];
+    size_t istr[LUTHIER_ONNX_MAX_RANK];
+    if (np >= 0 && np != xc->rank) LUTHIER_ONNX__BAD("perm has %d entries for rank %d", np, xc->rank);
+    for (k = 0; k < xc->rank; k++) {
+        p[k] = np >= 0 ? (int)perm[k] : xc->rank - 1 - k;
+        if (p[k] < 0 || p[k] >= xc->rank || seen[p[k]]) LUTHIER_ONNX__BAD("perm is not a permutation");
+        seen[p[k]] = 1;
+        dims[k] = xc->dims[p[k]];
+    }
+    for (k = xc->rank - 1, e = 1; k >= 0; k--) istr[k] = e, e *= (size_t)xc->dims[k];
+    LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, dims);
+    t->type = xc->type;
+    for (e = 0; e < t->n; e++) {
+        size_t rem = e, src = 0;
+        for (k = xc->rank - 1; k >= 0; k--) {
+            src += (rem % (size_t)dims[k]) * istr[p[k]];
+            rem /= (size_t)dims[k];
+        }
+        if (t->f) t->f[e] = xc->f[src];
+        else t->i[e] = xc->i[src];
+    }
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
+
+/* The element-wise unary operators (float; Neg and Relu also on integers). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_unary(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    luthier_onnx__tensor *t = NULL;
+    size_t e;
+    LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, xc->dims);
+    t->type = xc->type;
+    for (e = 0; e < t->n; e++) {
+        if (t->f) t->f[e] = (float)luthier_onnx__unary(n->op, (double)xc->f[e]);
+        else if (luthier_onnx__isop(n, "Neg")) t->i[e] = (int64_t)(0 - (uint64_t)xc->i[e]);
+        else if (luthier_onnx__isop(n, "Relu")) t->i[e] = xc->i[e] > 0 ? xc->i[e] : 0;
+        else LUTHIER_ONNX__UNSUP("integer input");
+    }
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
+
+/* The broadcasting operators: Add, Sub, Mul, Div, Pow, Max, Min, Sum, Equal, Expand (the second
+   input is the shape), Where. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_broadcast(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    size_t e;
+    luthier_onnx__tensor *t = NULL;
+    int k;
+    /* broadcast over all inputs (Expand: the second input is the shape) */
+    int64_t dims[LUTHIER_ONNX_MAX_RANK], tmp[LUTHIER_ONNX_MAX_RANK];
+    int rank = xc->rank, isf = 0, expand = luthier_onnx__isop(n, "Expand"), where = luthier_onnx__isop(n, "Where");
+    memcpy(dims, xc->dims, sizeof dims);
+    for (k = 0; k < n->nin; k++) {
+        const luthier_onnx__tensor *p = luthier_onnx__in(c, n, k) ? luthier_onnx__in(c, n, k)->c : NULL;
+        int r2;
+        if (!p) continue;
+        if (!p->f && !p->i) LUTHIER_ONNX__UNSUP("input %d has type %s", k, luthier_onnx__typename(p->type));
+        if (expand && k == 1) {
+            if (!p->i || p->n > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__BAD("bad shape input");
+            memcpy(tmp, p->i, sizeof(int64_t) * p->n);
+            r2 = (int)p->n;
+            if (!luthier_onnx__bcast(rank, dims, r2, tmp, &rank, dims)) LUTHIER_ONNX__BAD("shapes do not broadcast");
+            continue;
+        }
+        if (p->f && !(where && k == 0)) isf = 1;
+        if (!luthier_onnx__bcast(rank, dims, p->rank, p->dims, &r2, tmp)) LUTHIER_ONNX__BAD("input shapes do not broadcast");
+        rank = r2;
+        memcpy(dims, tmp, sizeof dims);
+    }
+    if (luthier_onnx__isop(n, "Equal")) isf = 0;
+    if (where) isf = luthier_onnx__in(c, n, 1)->c->f != NULL;
+    if (expand) isf = xc->f != NULL;
+    LUTHIER_ONNX__TNEW(t, isf, rank, dims);
+    t->type = isf ? 1 : (luthier_onnx__isop(n, "Equal") ? 9 : xc->type);
+    for (e = 0; e < t->n; e++) {
+        if (where || expand) {
+            const luthier_onnx__tensor *src = where ? (luthier_onnx__tget(xc, luthier_onnx__bidx(e, dims, rank, xc->dims, xc->rank)) != 0 ? luthier_onnx__in(c, n, 1)->c
+                                                                                                            : luthier_onnx__in(c, n, 2)->c)
+                                          : xc;
+            size_t o = luthier_onnx__bidx(e, dims, rank, src->dims, src->rank);
+            if (t->f) t->f[e] = src->f ? src->f[o] : (float)src->i[o];
+            else t->i[e] = src->i ? src->i[o] : luthier_onnx__toint(src->f[o]);
+            continue;
+        }
+        {
+            const luthier_onnx__tensor *a = xc;
+            double fa = luthier_onnx__tget(a, luthier_onnx__bidx(e, dims, rank, a->dims, a->rank));
+            int64_t ia = a->i ? a->i[luthier_onnx__bidx(e, dims, rank, a->dims, a->rank)] : 0;
+            int intmode = !isf && a->i;
+            for (k = 1; k < n->nin; k++) {
+                const luthier_onnx__tensor *b = luthier_onnx__in(c, n, k) ? luthier_onnx__in(c, n, k)->c : NULL;
+                size_t o;
+                if (!b) continue;
+                o = luthier_onnx__bidx(e, dims, rank, b->dims, b->rank);
+                if (intmode && b->i) ia = luthier_onnx__ibin(n->op, ia, b->i[o]);
+                else intmode = 0, fa = luthier_onnx__fbin(n->op, fa, luthier_onnx__tget(b, o));
+            }
+            if (luthier_onnx__isop(n, "Equal") && !intmode) t->i[e] = (int64_t)fa;
+            else if (t->f) t->f[e] = (float)fa;
+            else t->i[e] = intmode ? ia : luthier_onnx__toint(fa);
+        }
+    }
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Range. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_range(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    luthier_onnx__tensor *t = NULL;
+    size_t e;
+    const luthier_onnx__tensor *a = x->c, *b = luthier_onnx__in(c, n, 1) ? luthier_onnx__in(c, n, 1)->c : NULL, *d = luthier_onnx__in(c, n, 2) ? luthier_onnx__in(c, n, 2)->c : NULL;
+    double s, l, dl, cnt;
+    int64_t len;
+    if (!b || !d || a->n != 1 || b->n != 1 || d->n != 1) LUTHIER_ONNX__BAD("start, limit and delta must be scalars");
+    s = luthier_onnx__tget(a, 0); l = luthier_onnx__tget(b, 0); dl = luthier_onnx__tget(d, 0);
+    if (dl == 0) LUTHIER_ONNX__BAD("delta is 0");
+    cnt = ceil((l - s) / dl);
+    if (!(cnt < (double)LUTHIER_ONNX__MAX_ELEMS)) LUTHIER_ONNX__UNSUP("range too long");
+    len = cnt > 0 ? (int64_t)cnt : 0;
+    LUTHIER_ONNX__TNEW(t, a->f != NULL, 1, &len);
+    t->type = a->type;
+    for (e = 0; e < t->n; e++) {
+        if (t->f) t->f[e] = (float)(s + (double)e * dl);
+        else t->i[e] = (int64_t)((uint64_t)a->i[0] + (uint64_t)e * (uint64_t)d->i[0]);
+    }
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Whether row r folds whatever its inputs' values (from shapes). */
+LUTHIER_ONNX__FN int luthier_onnx__fold_any(const luthier_onnx__opinfo *r) {
+    return r->fold == luthier_onnx__fold_shape || r->fold == luthier_onnx__fold_const_of_shape;
+}
+
+/* The node's row's fold hook (see >>onnx-fold): *done = 1 when it computed n's output. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold(luthier_onnx__ctx *c, luthier_onnx__node *n, int *done) {
+    const luthier_onnx__opinfo *r = luthier_onnx__opinfo_of(n);
+    luthier_onnx__val *out = n->nout ? luthier_onnx__find(c, n->out[0]) : NULL;
+    luthier_onnx__tensor *res = NULL;
+    luthier_onnx__foldargs arg;
+    luthier_onnx__shape xs;
     int k, all_const = 1;
     *done = 0;
-    if (!out) return LUTHIER_STATUS_OK;
+    if (!out || !r) return LUTHIER_STATUS_OK;
     for (k = 0; k < n->nin; k++) {
         luthier_onnx__val *v = luthier_onnx__in(c, n, k);
         if (v && !v->c) all_const = 0;
     }
-    if (x) luthier_onnx__vshape(c, x, &xs);
-    if ((luthier_onnx__isop(n, "Shape") || luthier_onnx__isop(n, "Size")) && x) {
-        int64_t one = (int64_t)xs.rank, s = luthier_onnx__ai(n, "start", 0), en = luthier_onnx__ai(n, "end", xs.rank);
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "start,end"));
-        if (luthier_onnx__isop(n, "Size")) {
-            LUTHIER_ONNX__TNEW(t, 0, 0, &one);
-            t->i[0] = (int64_t)luthier_onnx__numel(xs.rank, xs.d);
-        } else {
-            if (s < 0) s += xs.rank;
-            if (en < 0) en += xs.rank;
-            s = s < 0 ? 0 : s > xs.rank ? xs.rank : s;
-            en = en < 0 ? 0 : en > xs.rank ? xs.rank : en;
-            one = en > s ? en - s : 0;
-            LUTHIER_ONNX__TNEW(t, 0, 1, &one);
-            for (k = 0; k < (int)one; k++) t->i[k] = xs.d[s + k];
-        }
-        out->c = t;
-        *done = 1;
-        return LUTHIER_STATUS_OK;
-    }
-    if (luthier_onnx__isop(n, "ConstantOfShape")) {
-        const luthier_onnx__tensor *sh;
-        const luthier_onnx__attr *va = luthier_onnx__attr_get(n, "value");
-        int64_t dims[LUTHIER_ONNX_MAX_RANK];
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "value"));
-        LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 0, "shape", &sh));
-        if (!sh || sh->n > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__BAD("needs a constant shape of rank <= %d", LUTHIER_ONNX_MAX_RANK);
-        for (k = 0; k < (int)sh->n; k++) dims[k] = sh->i[k];
-        if (va && (!va->t || va->t->n != 1 || (!va->t->f && !va->t->i))) LUTHIER_ONNX__UNSUP("value must be a one-element numeric tensor");
-        LUTHIER_ONNX__TNEW(t, !va || va->t->f, (int)sh->n, dims);
-        for (e = 0; e < t->n; e++) {
-            if (t->f) t->f[e] = va ? va->t->f[0] : 0.0f;
-            else t->i[e] = va->t->i[0];
-        }
-        out->c = t;
-        *done = 1;
-        return LUTHIER_STATUS_OK;
-    }
-    if (!all_const || !x) return LUTHIER_STATUS_OK;
-    xc = x->c;
-    if (!xc->f && !xc->i) LUTHIER_ONNX__UNSUP("input '%s' has type %s: not supported", x->name, luthier_onnx__typename(xc->type));
-    if (luthier_onnx__isop(n, "Identity") || luthier_onnx__isop(n, "Dropout")) {
-        out->c = x->c;
-    } else if (luthier_onnx__isop(n, "QuantizeLinear") || luthier_onnx__isop(n, "DequantizeLinear")) {
-        LUTHIER_ONNX__TRY(luthier_onnx__fold_q(c, n, xc, &t));
-        out->c = t;
-    } else if (luthier_onnx__isop(n, "Cast")) {
-        int to = (int)luthier_onnx__ai(n, "to", 0);
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "to,saturate"));
-        if (!luthier_onnx__elsize(to)) LUTHIER_ONNX__UNSUP("cast to %s is not supported", luthier_onnx__typename(to));
-        LUTHIER_ONNX__TNEW(t, luthier_onnx__isfloat(to), xc->rank, xc->dims);
-        t->type = to;
-        for (e = 0; e < t->n; e++) {
-            double v = luthier_onnx__tget(xc, e);
-            if (t->f) t->f[e] = (float)v;
-            else t->i[e] = to == 9 ? v != 0 : luthier_onnx__toint(v);
-        }
-        out->c = t;
-    } else if (luthier_onnx__isop(n, "Reshape") || luthier_onnx__isop(n, "Flatten") || luthier_onnx__isop(n, "Squeeze") || luthier_onnx__isop(n, "Unsqueeze")) {
-        luthier_onnx__shape os;
-        LUTHIER_ONNX__TRY(luthier_onnx__reshape_like(c, n, &xs, &os));
-        LUTHIER_ONNX__TNEW(t, xc->f != NULL, os.rank, os.d);
-        t->type = xc->type;
-        if (xc->f) memcpy(t->f, xc->f, t->n * sizeof(float));
-        else memcpy(t->i, xc->i, t->n * sizeof(int64_t));
-        out->c = t;
-    } else if (luthier_onnx__isop(n, "Gather")) {
-        const luthier_onnx__tensor *ic = luthier_onnx__in(c, n, 1)->c;
-        int64_t ax, dims[LUTHIER_ONNX_MAX_RANK];
-        size_t outer, inner, m, idx, nd = 0;
-        if (!luthier_onnx__is_int(ic)) LUTHIER_ONNX__BAD("indices must be integers");
-        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xc->rank, &ax) || xc->rank == 0) LUTHIER_ONNX__BAD("axis out of range");
-        if (xc->rank - 1 + ic->rank > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__UNSUP("result rank too large");
-        for (k = 0; k < ax; k++) dims[nd++] = xc->dims[k];
-        for (k = 0; k < ic->rank; k++) dims[nd++] = ic->dims[k];
-        for (k = (int)ax + 1; k < xc->rank; k++) dims[nd++] = xc->dims[k];
-        LUTHIER_ONNX__TNEW(t, xc->f != NULL, (int)nd, dims);
-        t->type = xc->type;
-        outer = luthier_onnx__numel((int)ax, xc->dims);
-        inner = luthier_onnx__numel(xc->rank - (int)ax - 1, xc->dims + ax + 1);
-        for (m = 0; m < outer; m++)
-            for (idx = 0; idx < ic->n; idx++) {
-                int64_t j = ic->i[idx];
-                if (j < 0) j += xc->dims[ax];
-                if (j < 0 || j >= xc->dims[ax]) LUTHIER_ONNX__BAD("index %lld is out of range", (long long)ic->i[idx]);
-                for (e = 0; e < inner; e++) {
-                    size_t src = (m * (size_t)xc->dims[ax] + (size_t)j) * inner + e, dst = (m * ic->n + idx) * inner + e;
-                    if (t->f) t->f[dst] = xc->f[src];
-                    else t->i[dst] = xc->i[src];
-                }
-            }
-        out->c = t;
-    } else if (luthier_onnx__isop(n, "Concat")) {
-        int64_t ax, dims[LUTHIER_ONNX_MAX_RANK], off = 0;
-        size_t outer, inner, m;
-        int isf = xc->f != NULL;
-        if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xc->rank, &ax) || xc->rank == 0) LUTHIER_ONNX__BAD("axis out of range");
-        memcpy(dims, xc->dims, sizeof dims);
-        dims[ax] = 0;
-        for (k = 0; k < n->nin; k++) {
-            const luthier_onnx__tensor *p = luthier_onnx__in(c, n, k) ? luthier_onnx__in(c, n, k)->c : NULL;
-            int j;
-            if (!p) continue;
-            if (p->rank != xc->rank || (p->f != NULL) != isf) LUTHIER_ONNX__BAD("inputs differ in rank or type");
-            for (j = 0; j < p->rank; j++)
-                if (j != ax && p->dims[j] != xc->dims[j]) LUTHIER_ONNX__BAD("input %d's shape differs outside the axis", k);
-            dims[ax] += p->dims[ax];
-        }
-        LUTHIER_ONNX__TNEW(t, isf, xc->rank, dims);
-        t->type = xc->type;
-        outer = luthier_onnx__numel((int)ax, xc->dims);
-        inner = luthier_onnx__numel(xc->rank - (int)ax - 1, xc->dims + ax + 1);
-        for (k = 0; k < n->nin; k++) {
-            const luthier_onnx__tensor *p = luthier_onnx__in(c, n, k) ? luthier_onnx__in(c, n, k)->c : NULL;
-            size_t len;
-            if (!p) continue;
-            len = (size_t)p->dims[ax] * inner;
-            for (m = 0; m < outer; m++) {
-                size_t dst = (m * (size_t)dims[ax] + (size_t)off) * inner;
-                if (isf) memcpy(t->f + dst, p->f + m * len, len * sizeof(float));
-                else memcpy(t->i + dst, p->i + m * len, len * sizeof(int64_t));
-            }
-            off += p->dims[ax];
-        }
-        out->c = t;
-    } else if (luthier_onnx__isop(n, "Slice")) {
-        int64_t st[LUTHIER_ONNX_MAX_RANK], sp[LUTHIER_ONNX_MAX_RANK], ln[LUTHIER_ONNX_MAX_RANK];
-        LUTHIER_ONNX__TRY(luthier_onnx__slice_params(c, n, &xs, st, sp, ln));
-        LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, ln);
-        t->type = xc->type;
-        for (e = 0; e < t->n; e++) {
-            size_t rem = e, src = 0, stride = 1;
-            for (k = xc->rank - 1; k >= 0; k--) {
-                size_t idx = rem % (size_t)ln[k];
-                rem /= (size_t)ln[k];
-                src += (size_t)(st[k] + (int64_t)idx * sp[k]) * stride;
-                stride *= (size_t)xc->dims[k];
-            }
-            if (t->f) t->f[e] = xc->f[src];
-            else t->i[e] = xc->i[src];
-        }
-        out->c = t;
-    } else if (luthier_onnx__isop(n, "Transpose")) {
-        const int64_t *perm;
-        int np = luthier_onnx__aints(n, "perm", &perm), p[LUTHIER_ONNX_MAX_RANK], seen[LUTHIER_ONNX_MAX_RANK] = {0};
-        int64_t dims[LUTHIER_ONNX_MAX_RANK];
-        size_t istr[LUTHIER_ONNX_MAX_RANK];
-        if (np >= 0 && np != xc->rank) LUTHIER_ONNX__BAD("perm has %d entries for rank %d", np, xc->rank);
-        for (k = 0; k < xc->rank; k++) {
-            p[k] = np >= 0 ? (int)perm[k] : xc->rank - 1 - k;
-            if (p[k] < 0 || p[k] >= xc->rank || seen[p[k]]) LUTHIER_ONNX__BAD("perm is not a permutation");
-            seen[p[k]] = 1;
-            dims[k] = xc->dims[p[k]];
-        }
-        for (k = xc->rank - 1, e = 1; k >= 0; k--) istr[k] = e, e *= (size_t)xc->dims[k];
-        LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, dims);
-        t->type = xc->type;
-        for (e = 0; e < t->n; e++) {
-            size_t rem = e, src = 0;
-            for (k = xc->rank - 1; k >= 0; k--) {
-                src += (rem % (size_t)dims[k]) * istr[p[k]];
-                rem /= (size_t)dims[k];
-            }
-            if (t->f) t->f[e] = xc->f[src];
-            else t->i[e] = xc->i[src];
-        }
-        out->c = t;
-    } else if (luthier_onnx__isop(n, "Sqrt") || luthier_onnx__isop(n, "Neg") || luthier_onnx__isop(n, "Exp") || luthier_onnx__isop(n, "Relu") ||
-               luthier_onnx__isop(n, "Sigmoid") || luthier_onnx__isop(n, "Tanh") || luthier_onnx__isop(n, "Erf") || luthier_onnx__isop(n, "Reciprocal")) {
-        LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, xc->dims);
-        t->type = xc->type;
-        for (e = 0; e < t->n; e++) {
-            if (t->f) t->f[e] = (float)luthier_onnx__unary(n->op, (double)xc->f[e]);
-            else if (luthier_onnx__isop(n, "Neg")) t->i[e] = (int64_t)(0 - (uint64_t)xc->i[e]);
-            else if (luthier_onnx__isop(n, "Relu")) t->i[e] = xc->i[e] > 0 ? xc->i[e] : 0;
-            else LUTHIER_ONNX__UNSUP("integer input");
-        }
-        out->c = t;
-    } else if (luthier_onnx__isop(n, "Add") || luthier_onnx__isop(n, "Sub") || luthier_onnx__isop(n, "Mul") || luthier_onnx__isop(n, "Div") || luthier_onnx__isop(n, "Pow") ||
-               luthier_onnx__isop(n, "Max") || luthier_onnx__isop(n, "Min") || luthier_onnx__isop(n, "Sum") || luthier_onnx__isop(n, "Equal") ||
-               luthier_onnx__isop(n, "Expand") || luthier_onnx__isop(n, "Where")) {
-        /* broadcast over all inputs (Expand: the second input is the shape) */
-        int64_t dims[LUTHIER_ONNX_MAX_RANK], tmp[LUTHIER_ONNX_MAX_RANK];
-        int rank = xc->rank, isf = 0, expand = luthier_onnx__isop(n, "Expand"), where = luthier_onnx__isop(n, "Where");
-        memcpy(dims, xc->dims, sizeof dims);
-        for (k = 0; k < n->nin; k++) {
-            const luthier_onnx__tensor *p = luthier_onnx__in(c, n, k) ? luthier_onnx__in(c, n, k)->c : NULL;
-            int r2;
-            if (!p) continue;
-            if (!p->f && !p->i) LUTHIER_ONNX__UNSUP("input %d has type %s", k, luthier_onnx__typename(p->type));
-            if (expand && k == 1) {
-                if (!p->i || p->n > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__BAD("bad shape input");
-                memcpy(tmp, p->i, sizeof(int64_t) * p->n);
-                r2 = (int)p->n;
-                if (!luthier_onnx__bcast(rank, dims, r2, tmp, &rank, dims)) LUTHIER_ONNX__BAD("shapes do not broadcast");
-                continue;
-            }
-            if (p->f && !(where && k == 0)) isf = 1;
-            if (!luthier_onnx__bcast(rank, dims, p->rank, p->dims, &r2, tmp)) LUTHIER_ONNX__BAD("input shapes do not broadcast");
-            rank = r2;
-            memcpy(dims, tmp, sizeof dims);
-        }
-        if (luthier_onnx__isop(n, "Equal")) isf = 0;
-        if (where) isf = luthier_onnx__in(c, n, 1)->c->f != NULL;
-        if (expand) isf = xc->f != NULL;
-        LUTHIER_ONNX__TNEW(t, isf, rank, dims);
-        t->type = isf ? 1 : (luthier_onnx__isop(n, "Equal") ? 9 : xc->type);
-        for (e = 0; e < t->n; e++) {
-            if (where || expand) {
-                const luthier_onnx__tensor *src = where ? (luthier_onnx__tget(xc, luthier_onnx__bidx(e, dims, rank, xc->dims, xc->rank)) != 0 ? luthier_onnx__in(c, n, 1)->c
-                                                                                                                : luthier_onnx__in(c, n, 2)->c)
-                                              : xc;
-                size_t o = luthier_onnx__bidx(e, dims, rank, src->dims, src->rank);
-                if (t->f) t->f[e] = src->f ? src->f[o] : (float)src->i[o];
-                else t->i[e] = src->i ? src->i[o] : luthier_onnx__toint(src->f[o]);
-                continue;
-            }
-            {
-                const luthier_onnx__tensor *a = xc;
-                double fa = luthier_onnx__tget(a, luthier_onnx__bidx(e, dims, rank, a->dims, a->rank));
-                int64_t ia = a->i ? a->i[luthier_onnx__bidx(e, dims, rank, a->dims, a->rank)] : 0;
-                int intmode = !isf && a->i;
-                for (k = 1; k < n->nin; k++) {
-                    const luthier_onnx__tensor *b = luthier_onnx__in(c, n, k) ? luthier_onnx__in(c, n, k)->c : NULL;
-                    size_t o;
-                    if (!b) continue;
-                    o = luthier_onnx__bidx(e, dims, rank, b->dims, b->rank);
-                    if (intmode && b->i) ia = luthier_onnx__ibin(n->op, ia, b->i[o]);
-                    else intmode = 0, fa = luthier_onnx__fbin(n->op, fa, luthier_onnx__tget(b, o));
-                }
-                if (luthier_onnx__isop(n, "Equal") && !intmode) t->i[e] = (int64_t)fa;
-                else if (t->f) t->f[e] = (float)fa;
-                else t->i[e] = intmode ? ia : luthier_onnx__toint(fa);
-            }
-        }
-        out->c = t;
-    } else if (luthier_onnx__isop(n, "Range")) {
-        const luthier_onnx__tensor *a = x->c, *b = luthier_onnx__in(c, n, 1) ? luthier_onnx__in(c, n, 1)->c : NULL, *d = luthier_onnx__in(c, n, 2) ? luthier_onnx__in(c, n, 2)->c : NULL;
-        double s, l, dl, cnt;
-        int64_t len;
-        if (!b || !d || a->n != 1 || b->n != 1 || d->n != 1) LUTHIER_ONNX__BAD("start, limit and delta must be scalars");
-        s = luthier_onnx__tget(a, 0); l = luthier_onnx__tget(b, 0); dl = luthier_onnx__tget(d, 0);
-        if (dl == 0) LUTHIER_ONNX__BAD("delta is 0");
-        cnt = ceil((l - s) / dl);
-        if (!(cnt < (double)LUTHIER_ONNX__MAX_ELEMS)) LUTHIER_ONNX__UNSUP("range too long");
-        len = cnt > 0 ? (int64_t)cnt : 0;
-        LUTHIER_ONNX__TNEW(t, a->f != NULL, 1, &len);
-        t->type = a->type;
-        for (e = 0; e < t->n; e++) {
-            if (t->f) t->f[e] = (float)(s + (double)e * dl);
-            else t->i[e] = (int64_t)((uint64_t)a->i[0] + (uint64_t)e * (uint64_t)d->i[0]);
-        }
-        out->c = t;
-    } else {
-        return LUTHIER_STATUS_OK;
-    }
-    *done = 1;
+    memset(&xs, 0, sizeof xs);
+    arg.c = c;
+    arg.n = n;
+    arg.x = luthier_onnx__in(c, n, 0);
+    arg.xc = all_const && arg.x ? arg.x->c : NULL;
+    arg.xs = &xs;
+    arg.res = &res;
+    if (arg.x) luthier_onnx__vshape(c, arg.x, &xs);
+    if (!arg.xc && !luthier_onnx__fold_any(r)) return LUTHIER_STATUS_OK;
+    if (arg.xc && !arg.xc->f && !arg.xc->i && r->fold != luthier_onnx__fold_none)
+        LUTHIER_ONNX__UNSUP("input '%s' has type %s: not supported", arg.x->name, luthier_onnx__typename(arg.xc->type));
+    LUTHIER_ONNX__TRY(r->fold(&arg));
+    if (res) out->c = res, *done = 1;
     return LUTHIER_STATUS_OK;
 }
 
@@ -2188,14 +2317,14 @@ LUTHIER_ONNX__FN int luthier_onnx__qpass(const luthier_onnx__node *n) {
    operator of its row, and adds the node's engine steps (or folds it into an alias or a
    constant). LUTHIER_ONNX__CV_ARGS unpacks the arguments under the names the converters use
    (the LUTHIER_ONNX__BAD/UNSUP/OOM macros need c and n). */
-typedef struct luthier_onnx__cvargs {
+struct luthier_onnx__cvargs {
     luthier_onnx__ctx *c;
     luthier_onnx__node *n;
     luthier_onnx__val *x;
     const luthier_onnx__shape *xs;
     const char *oname; /* output 0's name */
     luthier_op op;     /* the row's engine operator (LUTHIER_OP_COUNT: none) */
-} luthier_onnx__cvargs;
+};
 #define LUTHIER_ONNX__CV_ARGS                                                                                  \
     luthier_onnx__ctx *c = arg->c;                                                                             \
     luthier_onnx__node *n = arg->n;                                                                            \
@@ -2939,85 +3068,84 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__
 }
 
 /* ---- the operators the loader maps ------------------------------------------------------------
-   X(op_type, min inputs, max inputs, min outputs, max outputs, converter family, engine op),
-   counts over opsets 7..17 (the widest range of any opset: the converter checks the opset's own
-   rules); luthier_onnx__cv_<family> converts the node, to engine operator LUTHIER_OP_<op> where
-   one operator stands for it (COUNT: none, or several steps). The first `min inputs` inputs
+   X(op_type, min inputs, max inputs, min outputs, max outputs, converter family, engine op, fold
+   family, since opset, until opset): counts over the opsets the loader reads (the widest range of
+   any opset: the converter checks the opset's own rules); luthier_onnx__cv_<family> converts the
+   node, to engine operator LUTHIER_OP_<op> where one operator stands for it (COUNT: none, or
+   several steps); luthier_onnx__fold_<fold> computes it at load time (>>onnx-fold). The model's
+   default-domain opset must lie in [since, until] (until 0: the newest the loader reads). The first `min inputs` inputs
    are required and must be named; later ones are optional and may be "" (absent). Every node of
    one of these types is checked against its row before pattern matching, folding or conversion
    looks at its inputs. */
 #define LUTHIER_ONNX__MANY (1 << 20)
+#define LUTHIER_ONNX__OPSET_MIN 7 /* the default-domain opsets the loader reads */
+#define LUTHIER_ONNX__OPSET_MAX 17
 #define LUTHIER_ONNX__OPS(X) \
-    X("Constant", 0, 0, 1, 1, constant, COUNT)                          \
-    X("Identity", 1, 1, 1, 1, passthrough, COUNT)                       \
-    X("Dropout", 1, 3, 1, 2, passthrough, COUNT)                        \
-    X("Cast", 1, 1, 1, 1, cast, COUNT)                                  \
-    X("Relu", 1, 1, 1, 1, unary, RELU)                                  \
-    X("Sigmoid", 1, 1, 1, 1, unary, SIGMOID)                            \
-    X("Tanh", 1, 1, 1, 1, unary, TANH)                                  \
-    X("Erf", 1, 1, 1, 1, unary, ERF)                                    \
-    X("Sqrt", 1, 1, 1, 1, unary, SQRT)                                  \
-    X("Exp", 1, 1, 1, 1, unary, EXP)                                    \
-    X("Neg", 1, 1, 1, 1, unary, NEG)                                    \
-    X("Gelu", 1, 1, 1, 1, unary, GELU)                                  \
-    X("Reciprocal", 1, 1, 1, 1, recip_leaky, COUNT)                     \
-    X("LeakyRelu", 1, 1, 1, 1, recip_leaky, COUNT)                      \
-    X("Clip", 1, 3, 1, 1, clip, CLIP)                                   \
-    X("Add", 2, 2, 1, 1, binary, ADD)                                   \
-    X("Sub", 2, 2, 1, 1, binary, SUB)                                   \
-    X("Mul", 2, 2, 1, 1, binary, MUL)                                   \
-    X("Div", 2, 2, 1, 1, binary, DIV)                                   \
-    X("Pow", 2, 2, 1, 1, binary, POW)                                   \
-    X("Max", 1, LUTHIER_ONNX__MANY, 1, 1, binary, MAX)                  \
-    X("Min", 1, LUTHIER_ONNX__MANY, 1, 1, binary, MIN)                  \
-    X("Sum", 1, LUTHIER_ONNX__MANY, 1, 1, binary, ADD)                  \
-    X("Conv", 2, 3, 1, 1, conv, CONV2D)                                 \
-    X("MaxPool", 1, 1, 1, 2, pool, MAXPOOL)                             \
-    X("AveragePool", 1, 1, 1, 1, pool, AVGPOOL)                         \
-    X("GlobalMaxPool", 1, 1, 1, 1, pool, MAXPOOL)                       \
-    X("GlobalAveragePool", 1, 1, 1, 1, global_avgpool, GLOBAL_AVGPOOL)  \
-    X("BatchNormalization", 5, 5, 1, 5, batch_norm, BATCH_NORM)         \
-    X("LayerNormalization", 1, 3, 1, 3, layer_norm, LAYER_NORM)         \
-    X("Gemm", 2, 3, 1, 1, gemm, DENSE)                                  \
-    X("MatMul", 2, 2, 1, 1, matmul, MATMUL)                             \
-    X("Softmax", 1, 1, 1, 1, softmax, SOFTMAX)                          \
-    X("LogSoftmax", 1, 1, 1, 1, softmax, SOFTMAX)                       \
-    X("LRN", 1, 1, 1, 1, lrn, LRN)                                      \
-    X("Concat", 1, LUTHIER_ONNX__MANY, 1, 1, concat, CONCAT)            \
-    X("Split", 1, 2, 1, LUTHIER_ONNX__MANY, split, SPLIT)               \
-    X("Slice", 1, 5, 1, 1, slice, COUNT)                                \
-    X("Gather", 2, 2, 1, 1, gather, GATHER)                             \
-    X("Reshape", 2, 2, 1, 1, reshape, RESHAPE)                          \
-    X("Flatten", 1, 1, 1, 1, reshape, RESHAPE)                          \
-    X("Squeeze", 1, 2, 1, 1, reshape, RESHAPE)                          \
-    X("Unsqueeze", 1, 2, 1, 1, reshape, RESHAPE)                        \
-    X("Transpose", 1, 1, 1, 1, transpose, TRANSPOSE)                    \
-    X("ReduceMean", 1, 2, 1, 1, reduce, COUNT)                          \
-    X("ReduceSum", 1, 2, 1, 1, reduce, COUNT)                           \
-    X("Pad", 1, 4, 1, 1, pad, COUNT)                                    \
-    X("Shape", 1, 1, 1, 1, const_only, COUNT)                           \
-    X("Size", 1, 1, 1, 1, const_only, COUNT)                            \
-    X("ConstantOfShape", 1, 1, 1, 1, const_only, COUNT)                 \
-    X("Range", 3, 3, 1, 1, const_only, COUNT)                           \
-    X("Equal", 2, 2, 1, 1, const_only, COUNT)                           \
-    X("Where", 3, 3, 1, 1, const_only, COUNT)                           \
-    X("Expand", 2, 2, 1, 1, const_only, COUNT)                          \
-    X("QuantizeLinear", 2, 3, 1, 1, quant, COUNT)                       \
-    X("DequantizeLinear", 2, 3, 1, 1, quant, COUNT)                     \
-    X("QLinearConv", 8, 9, 1, 1, quant, CONV2D)                         \
-    X("QLinearMatMul", 8, 8, 1, 1, quant, DENSE)                       
+    X("Constant", 0, 0, 1, 1, constant, COUNT, none, 1, 0)                           \
+    X("Identity", 1, 1, 1, 1, passthrough, COUNT, identity, 1, 0)                    \
+    X("Dropout", 1, 3, 1, 2, passthrough, COUNT, identity, 1, 0)                     \
+    X("Cast", 1, 1, 1, 1, cast, COUNT, cast, 1, 0)                                   \
+    X("Relu", 1, 1, 1, 1, unary, RELU, unary, 1, 0)                                  \
+    X("Sigmoid", 1, 1, 1, 1, unary, SIGMOID, unary, 1, 0)                            \
+    X("Tanh", 1, 1, 1, 1, unary, TANH, unary, 1, 0)                                  \
+    X("Erf", 1, 1, 1, 1, unary, ERF, unary, 9, 0)                                    \
+    X("Sqrt", 1, 1, 1, 1, unary, SQRT, unary, 1, 0)                                  \
+    X("Exp", 1, 1, 1, 1, unary, EXP, unary, 1, 0)                                    \
+    X("Neg", 1, 1, 1, 1, unary, NEG, unary, 1, 0)                                    \
+    X("Gelu", 1, 1, 1, 1, unary, GELU, none, 1, 0)                                   \
+    X("Reciprocal", 1, 1, 1, 1, recip_leaky, COUNT, unary, 1, 0)                     \
+    X("LeakyRelu", 1, 1, 1, 1, recip_leaky, COUNT, none, 1, 0)                       \
+    X("Clip", 1, 3, 1, 1, clip, CLIP, none, 1, 0)                                    \
+    X("Add", 2, 2, 1, 1, binary, ADD, broadcast, 1, 0)                               \
+    X("Sub", 2, 2, 1, 1, binary, SUB, broadcast, 1, 0)                               \
+    X("Mul", 2, 2, 1, 1, binary, MUL, broadcast, 1, 0)                               \
+    X("Div", 2, 2, 1, 1, binary, DIV, broadcast, 1, 0)                               \
+    X("Pow", 2, 2, 1, 1, binary, POW, broadcast, 1, 0)                               \
+    X("Max", 1, LUTHIER_ONNX__MANY, 1, 1, binary, MAX, broadcast, 1, 0)              \
+    X("Min", 1, LUTHIER_ONNX__MANY, 1, 1, binary, MIN, broadcast, 1, 0)              \
+    X("Sum", 1, LUTHIER_ONNX__MANY, 1, 1, binary, ADD, broadcast, 1, 0)              \
+    X("Conv", 2, 3, 1, 1, conv, CONV2D, none, 1, 0)                                  \
+    X("MaxPool", 1, 1, 1, 2, pool, MAXPOOL, none, 1, 0)                              \
+    X("AveragePool", 1, 1, 1, 1, pool, AVGPOOL, none, 1, 0)                          \
+    X("GlobalMaxPool", 1, 1, 1, 1, pool, MAXPOOL, none, 1, 0)                        \
+    X("GlobalAveragePool", 1, 1, 1, 1, global_avgpool, GLOBAL_AVGPOOL, none, 1, 0)   \
+    X("BatchNormalization", 5, 5, 1, 5, batch_norm, BATCH_NORM, none, 1, 0)          \
+    X("LayerNormalization", 1, 3, 1, 3, layer_norm, LAYER_NORM, none, 17, 0)         \
+    X("Gemm", 2, 3, 1, 1, gemm, DENSE, none, 1, 0)                                   \
+    X("MatMul", 2, 2, 1, 1, matmul, MATMUL, none, 1, 0)                              \
+    X("Softmax", 1, 1, 1, 1, softmax, SOFTMAX, none, 1, 0)                           \
+    X("LogSoftmax", 1, 1, 1, 1, softmax, SOFTMAX, none, 1, 0)                        \
+    X("LRN", 1, 1, 1, 1, lrn, LRN, none, 1, 0)                                       \
+    X("Concat", 1, LUTHIER_ONNX__MANY, 1, 1, concat, CONCAT, concat, 1, 0)           \
+    X("Split", 1, 2, 1, LUTHIER_ONNX__MANY, split, SPLIT, none, 1, 0)                \
+    X("Slice", 1, 5, 1, 1, slice, COUNT, slice, 1, 0)                                \
+    X("Gather", 2, 2, 1, 1, gather, GATHER, gather, 1, 0)                            \
+    X("Reshape", 2, 2, 1, 1, reshape, RESHAPE, reshape, 1, 0)                        \
+    X("Flatten", 1, 1, 1, 1, reshape, RESHAPE, reshape, 1, 0)                        \
+    X("Squeeze", 1, 2, 1, 1, reshape, RESHAPE, reshape, 1, 0)                        \
+    X("Unsqueeze", 1, 2, 1, 1, reshape, RESHAPE, reshape, 1, 0)                      \
+    X("Transpose", 1, 1, 1, 1, transpose, TRANSPOSE, transpose, 1, 0)                \
+    X("ReduceMean", 1, 2, 1, 1, reduce, COUNT, none, 1, 0)                           \
+    X("ReduceSum", 1, 2, 1, 1, reduce, COUNT, none, 1, 0)                            \
+    X("Pad", 1, 4, 1, 1, pad, COUNT, none, 1, 0)                                     \
+    X("Shape", 1, 1, 1, 1, const_only, COUNT, shape, 1, 0)                           \
+    X("Size", 1, 1, 1, 1, const_only, COUNT, shape, 1, 0)                            \
+    X("ConstantOfShape", 1, 1, 1, 1, const_only, COUNT, const_of_shape, 9, 0)        \
+    X("Range", 3, 3, 1, 1, const_only, COUNT, range, 11, 0)                          \
+    X("Equal", 2, 2, 1, 1, const_only, COUNT, broadcast, 1, 0)                       \
+    X("Where", 3, 3, 1, 1, const_only, COUNT, broadcast, 9, 0)                       \
+    X("Expand", 2, 2, 1, 1, const_only, COUNT, broadcast, 8, 0)                      \
+    X("QuantizeLinear", 2, 3, 1, 1, quant, COUNT, quant, 10, 0)                      \
+    X("DequantizeLinear", 2, 3, 1, 1, quant, COUNT, quant, 10, 0)                    \
+    X("QLinearConv", 8, 9, 1, 1, quant, CONV2D, none, 10, 0)                         \
+    X("QLinearMatMul", 8, 8, 1, 1, quant, DENSE, none, 10, 0)
 
-typedef struct luthier_onnx__opinfo {
-    const char *op;
-    int min_in, max_in, min_out, max_out;
-    luthier_status (*convert)(const luthier_onnx__cvargs *arg);
-    luthier_op engine_op; /* what the converter emits for it (LUTHIER_OP_COUNT: none, or several) */
-} luthier_onnx__opinfo;
 
 /* The row of node n's operator, or NULL (an unknown operator, or a domain the loader does not read). */
 LUTHIER_ONNX__FN const luthier_onnx__opinfo *luthier_onnx__opinfo_of(const luthier_onnx__node *n) {
     static const luthier_onnx__opinfo ops[] = {
-#define LUTHIER_ONNX__X(op, lo, hi, olo, ohi, fam, eop) {op, lo, hi, olo, ohi, luthier_onnx__cv_##fam, LUTHIER_OP_##eop},
+#define LUTHIER_ONNX__X(op, lo, hi, olo, ohi, fam, eop, fold, since, until) \
+    {op, lo, hi, olo, ohi, luthier_onnx__cv_##fam, LUTHIER_OP_##eop, luthier_onnx__fold_##fold, since, until},
         LUTHIER_ONNX__OPS(LUTHIER_ONNX__X)
 #undef LUTHIER_ONNX__X
     };
@@ -3035,6 +3163,9 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__check_arity(luthier_onnx__ctx *c, 
     const luthier_onnx__opinfo *r = luthier_onnx__opinfo_of(n);
     int k;
     if (!r) return LUTHIER_STATUS_OK;
+    if ((!*n->domain || !strcmp(n->domain, "ai.onnx")) && (c->opset < r->since || (r->until && c->opset > r->until)))
+        LUTHIER_ONNX__BAD("%s is defined in opsets %d to %d; the model imports opset %lld", n->op, r->since,
+                          r->until ? r->until : LUTHIER_ONNX__OPSET_MAX, (long long)c->opset);
     if (n->nin > r->max_in) LUTHIER_ONNX__BAD("the node has %d inputs, the operator takes at most %d", n->nin, r->max_in);
     for (k = 0; k < r->min_in; k++)
         if (k >= n->nin || !*n->in[k])
@@ -3561,8 +3692,9 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_all(luthier_onnx__ctx *c) 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
     int i, k;
     if (!c->has_opset) c->opset = 7;
-    if (c->opset < 7 || c->opset > 17)
-        return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "default-domain opset %lld: this loader reads opsets 7..17", (long long)c->opset);
+    if (c->opset < LUTHIER_ONNX__OPSET_MIN || c->opset > LUTHIER_ONNX__OPSET_MAX)
+        return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "default-domain opset %lld: this loader reads opsets %d..%d",
+                                  (long long)c->opset, LUTHIER_ONNX__OPSET_MIN, LUTHIER_ONNX__OPSET_MAX);
     if (c->sparse_inits) return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "sparse initializers are not supported");
     if (!c->nout) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "the graph has no outputs");
     LUTHIER_ONNX__TRY(luthier_onnx__inputs(c));

@@ -161,10 +161,10 @@ LUTHIER_ZOO__FN const char *const *luthier_zoo_names(void) {
 
 LUTHIER_ZOO__FN void luthier_zoo__msg(char *err, size_t err_size, const char *fmt, ...) {
     va_list ap;
-    if (!err || !err_size) return;
     va_start(ap, fmt);
-    vsnprintf(err, err_size, fmt, ap);
+    luthier__set_error_v(fmt, ap);
     va_end(ap);
+    luthier__copy_error(err, err_size);
 }
 
 /* Resolves name + options into a configuration; 0 when unknown. */

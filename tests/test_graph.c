@@ -1225,7 +1225,7 @@ static void test_op_registry(void) {
     CHECK(sizeof luthier__op_names / sizeof luthier__op_names[0] == (size_t)LUTHIER_OP_COUNT, "names");
     for (i = 0; i < (int)LUTHIER_OP_COUNT; i++) {
         CHECK(luthier__ops[i].op == (luthier_op)i, "row %d is operator %d: out of LUTHIER_OP_LIST's order", i, (int)luthier__ops[i].op);
-        CHECK(luthier__ops[i].infer != NULL && luthier__ops[i].run != NULL, "row %d (%s) misses a hook", i, luthier_op_name((luthier_op)i));
+        CHECK(luthier__ops[i].attrs != NULL && luthier__ops[i].infer != NULL && luthier__ops[i].run != NULL && luthier__ops[i].lower != NULL, "row %d (%s) misses a hook", i, luthier_op_name((luthier_op)i));
         CHECK(luthier__op_names[i].lo >= 0 && luthier__op_names[i].lo <= luthier__op_names[i].hi && luthier__op_names[i].hi <= 64,
               "row %d: input counts %d..%d", i, luthier__op_names[i].lo, luthier__op_names[i].hi);
         for (j = 0; j < i; j++) CHECK(strcmp(luthier__op_names[i].name, luthier__op_names[j].name) != 0, "name '%s' twice", luthier__op_names[i].name);

@@ -1497,11 +1497,33 @@ static void test_onnx_not_regular_files(void) {
     luthier_context_destroy(ctx);
 }
 
+/* A node whose operator the model's opset does not define is refused with the range. */
+static void test_onnx_op_opset_range(void) {
+    pbw m = {0, 0, 0}, g = {0, 0, 0};
+    int64_t dims[2] = {1, 4};
+    char err[512];
+    pbw_node(&g, "Erf", "x", NULL, "y", "erf"); /* Erf is defined from opset 9 */
+    pbw_vi(&g, 11, "x", 2, dims);
+    pbw_vi(&g, 12, "y", 2, dims);
+    pbw_model(&m, &g, 8);
+    CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "opsets 9 to") &&
+              strstr(err, "opset 8"), "Erf at opset 8: %s", err);
+    free(m.p);
+    memset(&m, 0, sizeof m);
+    pbw_node(&g, "Erf", "x", NULL, "y", "erf");
+    pbw_vi(&g, 11, "x", 2, dims);
+    pbw_vi(&g, 12, "y", 2, dims);
+    pbw_model(&m, &g, 9);
+    CHECK(onnx_load_bytes(&m, err, sizeof err) == LUTHIER_STATUS_OK, "Erf at opset 9: %s", err);
+    free(m.p);
+}
+
 /* The loader's operator table: each ONNX op type once, sane counts, and every row that names an
    engine-level op type converts (a tiny model of it is not refused as "not supported"). */
 static void test_onnx_op_table(void) {
     static const luthier_onnx__opinfo rows[] = {
-#define LUTHIER_ONNX__X(op, lo, hi, olo, ohi, fam, eop) {op, lo, hi, olo, ohi, luthier_onnx__cv_##fam, LUTHIER_OP_##eop},
+#define LUTHIER_ONNX__X(op, lo, hi, olo, ohi, fam, eop, fold, since, until) \
+    {op, lo, hi, olo, ohi, luthier_onnx__cv_##fam, LUTHIER_OP_##eop, luthier_onnx__fold_##fold, since, until},
         LUTHIER_ONNX__OPS(LUTHIER_ONNX__X)
 #undef LUTHIER_ONNX__X
     };
@@ -1514,6 +1536,9 @@ static void test_onnx_op_table(void) {
         nd.domain = "";
         CHECK(rows[i].min_in >= 0 && rows[i].min_in <= rows[i].max_in && rows[i].min_out >= 1 && rows[i].min_out <= rows[i].max_out,
               "%s: counts %d..%d, %d..%d", rows[i].op, rows[i].min_in, rows[i].max_in, rows[i].min_out, rows[i].max_out);
+        CHECK(rows[i].convert && rows[i].fold && rows[i].since >= 1 && rows[i].since <= LUTHIER_ONNX__OPSET_MAX &&
+                  (rows[i].until == 0 || (rows[i].until >= rows[i].since && rows[i].until >= LUTHIER_ONNX__OPSET_MIN)),
+              "%s: hooks or opsets %d..%d", rows[i].op, rows[i].since, rows[i].until);
         for (j = 0; j < i; j++) CHECK(strcmp(rows[i].op, rows[j].op) != 0, "%s listed twice", rows[i].op);
         CHECK(luthier_onnx__opinfo_of(&nd) != NULL && strcmp(luthier_onnx__opinfo_of(&nd)->op, rows[i].op) == 0, "%s not found", rows[i].op);
         nd.domain = "ai.onnx";
@@ -1565,6 +1590,7 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_torch_bert);
     RUN(test_onnx_quant_constants);
     RUN(test_onnx_lrn_zero_attrs);
+    RUN(test_onnx_op_opset_range);
     RUN(test_onnx_quant_activations);
     RUN(test_onnx_quant_errors);
     RUN(test_onnx_qdq_cnn);

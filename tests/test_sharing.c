@@ -234,7 +234,67 @@ static void test_sharing_graph_and_plan(void) {
     free(x);
 }
 
+/* luthier_last_error: every module's failure lands in it (the same text as the module's own
+   channel), and it belongs to the calling thread: another thread's failures do not change it. */
+static void *share_fail_thread(void *arg) {
+    int k;
+    luthier_graph *g = NULL;
+    (void)arg;
+    for (k = 0; k < 200; k++) {
+        luthier_topology t;
+        (void)luthier_topology_parse("big:7-4", &t, NULL, 0);
+        if (luthier_graph_create(&g) == LUTHIER_STATUS_OK) {
+            (void)luthier_graph_output(g, 12345);
+            luthier_graph_destroy(g);
+            g = NULL;
+        }
+    }
+    return strstr(luthier_last_error(), "tensor") ? arg : NULL;
+}
+
+static void test_last_error(void) {
+    luthier_context *ctx = NULL;
+    luthier_context_desc cd;
+    luthier_graph *g = NULL;
+    luthier_topology topo;
+    char err[512], first[2048];
+    pthread_t th;
+    void *ret = NULL;
+    memset(&cd, 0, sizeof cd);
+    cd.kernel = "no_such_kernel";
+    CHECK(luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK && strstr(luthier_last_error(), "no_such_kernel"),
+          "context: '%s'", luthier_last_error());
+    CHECK(luthier_topology_parse("big:7-4", &topo, err, sizeof err) != LUTHIER_STATUS_OK &&
+              strcmp(err, luthier_last_error()) == 0 && strstr(err, "reversed"), "topology: '%s' / '%s'", err, luthier_last_error());
+    CHECK(luthier_graph_create(&g) == LUTHIER_STATUS_OK, "graph");
+    CHECK(luthier_graph_output(g, 77) != LUTHIER_STATUS_OK && strcmp(luthier_graph_error(g), luthier_last_error()) == 0,
+          "graph: '%s' / '%s'", luthier_graph_error(g), luthier_last_error());
+    luthier_graph_destroy(g);
+    g = NULL;
+    CHECK(luthier_onnx_load_memory("garbage", 7, NULL, &g, err, sizeof err) != LUTHIER_STATUS_OK &&
+              strcmp(err, luthier_last_error()) == 0, "onnx: '%s' / '%s'", err, luthier_last_error());
+    CHECK(luthier_zoo_build("no_such_net", NULL, &g, err, sizeof err) != LUTHIER_STATUS_OK &&
+              strcmp(err, luthier_last_error()) == 0 && strstr(err, "no_such_net"), "zoo: '%s' / '%s'", err, luthier_last_error());
+    cd.kernel = NULL;
+    CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
+    {
+        luthier_sgemm_desc d;
+        memset(&d, 0, sizeof d);
+        d.m = -1;
+        CHECK(luthier_sgemm(ctx, &d, NULL, NULL, NULL) != LUTHIER_STATUS_OK && strcmp(luthier_context_error(ctx), luthier_last_error()) == 0,
+              "gemm: '%s' / '%s'", luthier_context_error(ctx), luthier_last_error());
+    }
+    memcpy(first, luthier_last_error(), strlen(luthier_last_error()) + 1);
+    CHECK(pthread_create(&th, NULL, share_fail_thread, &cd) == 0, "thread");
+    pthread_join(th, &ret);
+    CHECK(ret == (void *)&cd, "the thread saw its own last message");
+    CHECK(strcmp(first, luthier_last_error()) == 0, "another thread's failures changed this thread's message: '%s'",
+          luthier_last_error());
+    luthier_context_destroy(ctx);
+}
+
 static void run_sharing_tests(void) {
+    RUN(test_last_error);
     RUN(test_sharing_packed_b);
     RUN(test_sharing_conv_layer);
     RUN(test_sharing_graph_and_plan);
