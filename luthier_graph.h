@@ -144,9 +144,27 @@ typedef struct luthier_flatten_attrs {
     int axis; /* default 1; 0 gives [1, numel]; negative counts from the end */
 } luthier_flatten_attrs;
 
+typedef struct luthier_batch_norm_attrs {
+    float epsilon; /* default 1e-5; >= 0 */
+} luthier_batch_norm_attrs;
+
+typedef struct luthier_layer_norm_attrs {
+    int axis;      /* first normalized dim; default -1 (the last); 0 normalizes everything */
+    float epsilon; /* default 1e-5; >= 0 */
+} luthier_layer_norm_attrs;
+
+typedef struct luthier_attention_attrs {
+    int causal;    /* 1: query i sees keys j <= i + Skv - Sq */
+    int has_scale; /* 0: scale is 1/sqrt(D) (the default) */
+    float scale;   /* multiplies q k^T when has_scale */
+} luthier_attention_attrs;
+
 typedef union luthier_node_attrs {
     luthier_lrn_attrs lrn;
     luthier_flatten_attrs flatten;
+    luthier_batch_norm_attrs batch_norm;
+    luthier_layer_norm_attrs layer_norm;
+    luthier_attention_attrs attention;
     int64_t reserved_[16]; /* room for the operators to come without changing the size */
 } luthier_node_attrs;
 
@@ -175,14 +193,14 @@ typedef struct luthier_node_desc {
     const int *perm;               /* TRANSPOSE: rank entries (NULL = reversed) */
     luthier_activation activation; /* CONV2D, DENSE, binary ops: fused activation */
     float clamp_min, clamp_max;    /* CLIP, and activation CLAMP */
-    float epsilon;                 /* BATCH_NORM (0 = 1e-5), LAYER_NORM (0 = 1e-5) */
-    float alpha, beta, bias;       /* LRN (0 = 1e-4, 0.75, 1.0) */
+    float epsilon;                 /* BATCH_NORM (0 = 1e-5), LAYER_NORM (0 = 1e-5); typed: 0 is 0 */
+    float alpha, beta, bias;       /* LRN (0 = 1e-4, 0.75, 1.0; typed: luthier_lrn_attrs) */
     int64_t size;                  /* LRN */
     int trans_b;                   /* DENSE, MATMUL */
     int approximate;               /* GELU: 1 = tanh approximation */
     int log;                       /* SOFTMAX */
     int causal;                    /* ATTENTION */
-    float scale;                   /* ATTENTION: 0 = 1/sqrt(D) */
+    float scale;                   /* ATTENTION: 0 = 1/sqrt(D) (typed: has_scale) */
     int typed;                     /* nonzero: attr holds the operator's typed attributes */
     luthier_node_attrs attr;       /* see luthier_node_attrs; a graph's nodes always hold them
                                       resolved (typed = 1) */
@@ -520,14 +538,14 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(CONCAT, none, concat, concat_split, none, ANY_NHWC)              \
     X(SPLIT, none, split, concat_split, none, FOLLOW)                  \
     X(SOFTMAX, none, softmax, softmax, none, FOLLOW)                   \
-    X(LAYER_NORM, none, layer_norm, layer_norm, layer_norm, PLAIN_X)   \
-    X(BATCH_NORM, none, batch_norm, batch_norm, batch_norm, FOLLOW_X)  \
+    X(LAYER_NORM, layer_norm, layer_norm, layer_norm, layer_norm, PLAIN_X)   \
+    X(BATCH_NORM, batch_norm, batch_norm, batch_norm, batch_norm, FOLLOW_X)  \
     X(LRN, lrn, lrn, lrn, none, NHWC)                                  \
     X(FLATTEN, flatten, flatten, view, none, PLAIN)                    \
     X(RESHAPE, none, reshape, view, none, PLAIN)                       \
     X(TRANSPOSE, none, transpose, transpose, none, PLAIN)              \
     X(GATHER, none, gather, gather, none, PLAIN)                       \
-    X(ATTENTION, none, attention, attention, attention, PLAIN)         \
+    X(ATTENTION, attention, attention, attention, attention, PLAIN)         \
     X(IDENTITY, none, elementwise, view, none, FOLLOW)                
 
 #define LUTHIER__X(e, attrs, inf, run, lower, layout)                                         \
@@ -582,6 +600,21 @@ LUTHIER_PRIVATE void luthier__attrs_lrn(const luthier_node_desc *d, luthier_node
 
 LUTHIER_PRIVATE void luthier__attrs_flatten(const luthier_node_desc *d, luthier_node_attrs *a) {
     a->flatten.axis = d && d->axis != 0 ? d->axis : 1;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_batch_norm(const luthier_node_desc *d, luthier_node_attrs *a) {
+    a->batch_norm.epsilon = d && d->epsilon != 0 ? d->epsilon : 1e-5f;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_layer_norm(const luthier_node_desc *d, luthier_node_attrs *a) {
+    a->layer_norm.axis = d && d->axis != 0 ? d->axis : -1;
+    a->layer_norm.epsilon = d && d->epsilon != 0 ? d->epsilon : 1e-5f;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_attention(const luthier_node_desc *d, luthier_node_attrs *a) {
+    a->attention.causal = d ? d->causal : 0;
+    a->attention.has_scale = d && d->scale != 0;
+    a->attention.scale = d ? d->scale : 0.0f;
 }
 
 LUTHIER_API luthier_status luthier_node_attrs_default(luthier_op op, luthier_node_attrs *a) {
@@ -1158,8 +1191,10 @@ LUTHIER_PRIVATE luthier_status luthier__infer_softmax(const luthier__infer_args 
 
 LUTHIER_PRIVATE luthier_status luthier__infer_layer_norm(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
-    int axis = luthier__norm_axis(d->axis ? d->axis : -1, x->rank, 0);
-    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
+    int axis = luthier__norm_axis(d->attr.layer_norm.axis, x->rank, 0);
+    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->attr.layer_norm.axis, x->rank);
+    if (!(d->attr.layer_norm.epsilon >= 0 && d->attr.layer_norm.epsilon < INFINITY))
+        LUTHIER__NFAIL("epsilon %g must be finite and >= 0", (double)d->attr.layer_norm.epsilon);
     for (i = 1; i < ni; i++) {
         const luthier__gtensor *p = in[i];
         int j;
@@ -1183,6 +1218,8 @@ LUTHIER_PRIVATE luthier_status luthier__infer_batch_norm(const luthier__infer_ar
     for (i = 1; i < 5; i++)
         if (!in[i]->is_const || in[i]->rank != 1 || in[i]->shape[0] != x->shape[1])
             LUTHIER__NFAIL("parameter %d ('%s') must be a constant of %lld values", i, in[i]->name, (long long)x->shape[1]);
+    if (!(d->attr.batch_norm.epsilon >= 0 && d->attr.batch_norm.epsilon < INFINITY))
+        LUTHIER__NFAIL("epsilon %g must be finite and >= 0", (double)d->attr.batch_norm.epsilon);
     r->flops = 2 * numel;
     return LUTHIER_STATUS_OK;
 }
@@ -1293,10 +1330,11 @@ LUTHIER_PRIVATE luthier_status luthier__infer_attention(const luthier__infer_arg
                                                              (long long)x->shape[rk - 1], (long long)k->shape[rk - 1]);
     if (v->shape[rk - 2] != k->shape[rk - 2]) LUTHIER__NFAIL("k and v lengths differ (%lld, %lld)",
                                                              (long long)k->shape[rk - 2], (long long)v->shape[rk - 2]);
-    if (d->causal && k->shape[rk - 2] < x->shape[rk - 2])
+    if (d->attr.attention.causal && k->shape[rk - 2] < x->shape[rk - 2])
         LUTHIER__NFAIL("causal attention needs at least as many keys (%lld) as queries (%lld)",
                        (long long)k->shape[rk - 2], (long long)x->shape[rk - 2]);
-    if (d->scale < 0 || d->scale != d->scale) LUTHIER__NFAIL("scale %g must be >= 0 (0 = 1/sqrt(D))", (double)d->scale);
+    if (d->attr.attention.has_scale && !(d->attr.attention.scale - d->attr.attention.scale == 0))
+        LUTHIER__NFAIL("scale %g must be finite", (double)d->attr.attention.scale);
     r->shape[0][rk - 1] = v->shape[rk - 1];
     r->flops = 2.0 * numel / (double)x->shape[rk - 1] * (double)k->shape[rk - 2] *
                (double)(x->shape[rk - 1] + v->shape[rk - 1]);
@@ -1879,7 +1917,7 @@ LUTHIER_PRIVATE int luthier__fold_bn(const luthier_graph *g, int c, int bn, luth
                 *mean = (const float *)g->tensors[bnn->inputs[3]].data,
                 *var = (const float *)g->tensors[bnn->inputs[4]].data;
     const float *bias = cn->d.num_inputs > 2 && cn->inputs[2] >= 0 ? (const float *)g->tensors[cn->inputs[2]].data : NULL;
-    double eps = bnn->d.epsilon > 0 ? bnn->d.epsilon : 1e-5;
+    double eps = bnn->d.attr.batch_norm.epsilon;
     size_t o, i, per = (size_t)(w->shape[1] * w->shape[2] * w->shape[3]), cout = (size_t)w->shape[0];
     if (!fc->w) {
         if (!(fc->w = (float *)luthier__alloc(sizeof(float) * per * cout)) ||
@@ -2848,7 +2886,7 @@ LUTHIER_PRIVATE luthier_status luthier__lower_batch_norm(luthier__planner *pl, l
     float *sc = (float *)luthier__plan_blob(p, sizeof(float) * c), *sh = (float *)luthier__plan_blob(p, sizeof(float) * c);
     const float *gamma = (const float *)g->tensors[gn->inputs[1]].data, *beta = (const float *)g->tensors[gn->inputs[2]].data,
                 *mean = (const float *)g->tensors[gn->inputs[3]].data, *var = (const float *)g->tensors[gn->inputs[4]].data;
-    double eps = gn->d.epsilon > 0 ? gn->d.epsilon : 1e-5;
+    double eps = gn->d.attr.batch_norm.epsilon;
     if (!sc || !sh) return luthier__fail(pl->ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
     for (q = 0; q < c; q++) {
         double s = (double)gamma[q] / sqrt((double)var[q] + eps);
@@ -3681,9 +3719,9 @@ LUTHIER_PRIVATE luthier_status luthier__run_softmax(const luthier__run_args *arg
 
 LUTHIER_PRIVATE luthier_status luthier__run_layer_norm(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
-    int axis = luthier__norm_axis(st->d.axis ? st->d.axis : -1, x->rank, 0);
+    int axis = luthier__norm_axis(st->d.attr.layer_norm.axis, x->rank, 0);
     return luthier__op_layernorm(ctx, &cfg, xp, op, luthier__prod(xs, 0, axis), luthier__prod(xs, axis, x->rank),
-                                 st->scale, st->shift, st->d.epsilon > 0 ? st->d.epsilon : 1e-5f);
+                                 st->scale, st->shift, st->d.attr.layer_norm.epsilon);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_transpose(const luthier__run_args *arg) {
@@ -3709,7 +3747,8 @@ LUTHIER_PRIVATE luthier_status luthier__run_attention(const luthier__run_args *a
     return luthier__op_attention(ctx, &cfg, xp, (const float *)luthier__ptr(rc, st->in[1]),
                                  (const float *)luthier__ptr(rc, st->in[2]), op, luthier__prod(xs, 0, r - 2),
                                  (size_t)xs[r - 2], (size_t)k->shape[r - 2], d, (size_t)v->shape[r - 1],
-                                 st->d.scale > 0 ? st->d.scale : (float)(1.0 / sqrt((double)d)), st->d.causal, scratch);
+                                 st->d.attr.attention.has_scale ? st->d.attr.attention.scale : (float)(1.0 / sqrt((double)d)),
+                                 st->d.attr.attention.causal, scratch);
 }
 
 

@@ -2572,7 +2572,9 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_batch_norm(const luthier_onnx__
         if (!p) LUTHIER_ONNX__BAD("input %d is missing", k);
         LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, luthier_onnx__in(c, n, k), 1, &in[k]));
     }
-    d.epsilon = eps > 0 ? eps : FLT_MIN;
+    luthier_node_attrs_default(LUTHIER_OP_BATCH_NORM, &d.attr);
+    d.typed = 1;
+    d.attr.batch_norm.epsilon = eps;
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_BATCH_NORM, in, 5);
 }
 
@@ -2603,8 +2605,10 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_layer_norm(const luthier_onnx__
             LUTHIER_ONNX__UNSUP("%s has %zu values, the normalized dims hold %zu", k == 1 ? "scale" : "bias", p->n, norm);
         }
     }
-    d.axis = (int)(ax - xs.rank);
-    d.epsilon = eps > 0 ? eps : FLT_MIN;
+    luthier_node_attrs_default(LUTHIER_OP_LAYER_NORM, &d.attr);
+    d.typed = 1;
+    d.attr.layer_norm.axis = (int)(ax - xs.rank);
+    d.attr.layer_norm.epsilon = eps;
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_LAYER_NORM, in, in[2] >= 0 ? 3 : in[1] >= 0 ? 2 : 1);
 }
 

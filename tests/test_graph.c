@@ -229,7 +229,7 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
         break;
     }
     case LUTHIER_OP_LAYER_NORM: {
-        int axis = d->axis ? (d->axis < 0 ? d->axis + xt->rank : d->axis) : xt->rank - 1, k;
+        int axis = d->attr.layer_norm.axis < 0 ? d->attr.layer_norm.axis + xt->rank : d->attr.layer_norm.axis, k;
         size_t cols = 1, rows, r, j;
         const float *ga = d->num_inputs > 1 && n->inputs[1] >= 0 ? v[n->inputs[1]].f : NULL;
         const float *be = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
@@ -242,7 +242,7 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
             for (j = 0; j < cols; j++) var += (x[r * cols + j] - m) * (x[r * cols + j] - m);
             var /= (double)cols;
             for (j = 0; j < cols; j++)
-                y[r * cols + j] = (float)((x[r * cols + j] - m) / sqrt(var + (d->epsilon > 0 ? d->epsilon : 1e-5)) * (ga ? ga[j] : 1) + (be ? be[j] : 0));
+                y[r * cols + j] = (float)((x[r * cols + j] - m) / sqrt(var + d->attr.layer_norm.epsilon) * (ga ? ga[j] : 1) + (be ? be[j] : 0));
         }
         break;
     }
@@ -251,7 +251,7 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
         const float *ga = v[n->inputs[1]].f, *be = v[n->inputs[2]].f, *mu = v[n->inputs[3]].f, *va = v[n->inputs[4]].f;
         for (e = 0; e < ny; e++) {
             size_t c = e / inner % C;
-            y[e] = (float)((x[e] - mu[c]) / sqrt((double)va[c] + (d->epsilon > 0 ? d->epsilon : 1e-5)) * ga[c] + be[c]);
+            y[e] = (float)((x[e] - mu[c]) / sqrt((double)va[c] + d->attr.batch_norm.epsilon) * ga[c] + be[c]);
         }
         break;
     }
@@ -306,10 +306,10 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
         int r = xt->rank;
         size_t sq = (size_t)xt->shape[r - 2], D = (size_t)xt->shape[r - 1], skv = (size_t)kt->shape[r - 2],
                dv = (size_t)vt->shape[r - 1], bh = ref_numel(xt) / (sq * D), b, i, j, c;
-        double scale = d->scale > 0 ? d->scale : 1.0 / sqrt((double)D), *s = (double *)malloc(sizeof(double) * skv);
+        double scale = d->attr.attention.has_scale ? d->attr.attention.scale : 1.0 / sqrt((double)D), *s = (double *)malloc(sizeof(double) * skv);
         for (b = 0; b < bh; b++)
             for (i = 0; i < sq; i++) {
-                size_t lim = d->causal ? i + (skv - sq) + 1 : skv;
+                size_t lim = d->attr.attention.causal ? i + (skv - sq) + 1 : skv;
                 double m = -INFINITY, sum = 0;
                 for (j = 0; j < lim; j++) {
                     double t = 0;
@@ -484,11 +484,15 @@ static double plan_vs_ref(luthier_context *ctx, const luthier_graph *g, const lu
                           const void *const *inputs, double tol, const char *what) {
     luthier_plan *p = NULL;
     luthier_status s = luthier_plan_create(ctx, g, pd, &p);
-    float **ref, *outs[8];
+    float **ref, *outs[16];
     double worst = 0;
     int i, k;
     CHECK(s == LUTHIER_STATUS_OK, "%s: plan_create: %s: %s", what, luthier_status_string(s), luthier_context_error(ctx));
-    if (s != LUTHIER_STATUS_OK) return 1e30;
+    CHECK(g->num_outputs <= 16, "%s: %d outputs (the harness takes 16)", what, g->num_outputs);
+    if (s != LUTHIER_STATUS_OK || g->num_outputs > 16) {
+        luthier_plan_destroy(p);
+        return 1e30;
+    }
     for (i = 0; i < g->num_outputs; i++) {
         size_t n = ref_numel(&g->tensors[g->outputs[i]]);
         outs[i] = (float *)malloc(n * 4);
@@ -1449,6 +1453,31 @@ static void test_graph_typed_attrs(void) {
         CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT, "NaN beta refused");
     }
     for (k = 0; k < 6; k++) luthier_graph_output(b.g, outs[k]);
+    { /* layer norm over every dim (axis 0), epsilon 0, of x * 1e-3 (variance ~1e-6: epsilon 1e-5 would show) */
+        int64_t one[1] = {1};
+        int sc = gb_const(&b, "ln.scale", 1, one, 1e-3f, 1e-3f), xs_;
+        xs_ = gb_op(&b, LUTHIER_OP_MUL, "ln.x", x, sc);
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_LAYER_NORM; d.typed = 1; d.attr.layer_norm.axis = 0; d.attr.layer_norm.epsilon = 0;
+        luthier_graph_output(b.g, gb_node(&b, &d, xs_, -1, -1));
+    }
+    memset(&d, 0, sizeof d); /* attention with scale 0 (uniform weights), causal */
+    d.op = LUTHIER_OP_ATTENTION; d.typed = 1; d.attr.attention.causal = 1; d.attr.attention.has_scale = 1;
+    luthier_graph_output(b.g, gb_node(&b, &d, x, x, x));
+    {
+        int64_t cs[1] = {7};
+        int p[4], in[5], o = -1;
+        for (k = 0; k < 4; k++) p[k] = gb_const(&b, k == 0 ? "bn.g" : k == 1 ? "bn.b" : k == 2 ? "bn.m" : "bn.v", 1, cs, k == 3 ? 1e-7f : -1, k == 3 ? 2e-7f : 1.5f);
+        memset(&d, 0, sizeof d); /* batch norm, epsilon 0 */
+        d.op = LUTHIER_OP_BATCH_NORM; d.typed = 1; d.attr.batch_norm.epsilon = 0;
+        in[0] = x;
+        for (k = 0; k < 4; k++) in[k + 1] = p[k];
+        d.inputs = in; d.num_inputs = 5;
+        CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_OK, "bn: %s", luthier_graph_error(b.g));
+        luthier_graph_output(b.g, o);
+        d.attr.batch_norm.epsilon = -1;
+        CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT, "negative epsilon refused");
+    }
     CHECK(!b.fail, "build");
     img = rand_buf(2 * 7 * 5 * 4, -2, 2);
     ins[0] = img;
