@@ -2373,7 +2373,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_passthrough(const luthier_onnx_
         int has = 0;
         LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "ratio,seed,is_test"));
         if (n->nin > 2) LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 2, &tm, &has));
-        if (tm != 0) LUTHIER_ONNX__UNSUP("training_mode is true");
+        if (tm != 0) { /* dropout with ratio 0 keeps everything: the identity (as Swin exports it) */
+            float ratio = 0.5f; /* training_mode is an input from opset 12, like ratio */
+            LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 1, &ratio, &has));
+            if (ratio != 0) LUTHIER_ONNX__UNSUP("training_mode is true with ratio %g (random dropout)", (double)ratio);
+        }
         LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
     } else {
         LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
@@ -3180,6 +3184,89 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__check_arity(luthier_onnx__ctx *c, 
     return LUTHIER_STATUS_OK;
 }
 
+/* ---- 1-D convolution and pooling ---------------------------------------------------------------
+   Conv, MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool over [N,C,L] (audio, keyword
+   spotting) run as their 2-D forms over [N,C,1,L]: the input is reshaped, the weights get a unit
+   height, each window attribute its height entry (kernel, stride and dilation 1, pads 0), and the
+   result is reshaped back to [N,C',L']. */
+LUTHIER_ONNX__FN int luthier_onnx__lifts_1d(const luthier_onnx__opinfo *r) {
+    return r->convert == luthier_onnx__cv_conv || r->convert == luthier_onnx__cv_pool ||
+           r->convert == luthier_onnx__cv_global_avgpool;
+}
+
+/* Node n's attributes with the 1-D window lists given a height entry (in c's arena). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__lift_attrs(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_onnx__attr **out) {
+    static const char *const lists[4] = {"kernel_shape", "strides", "dilations", "pads"};
+    luthier_onnx__attr *at = (luthier_onnx__attr *)luthier_onnx__alloc(c, sizeof *at * (size_t)(n->nattrs + 1));
+    int k, j;
+    if (!at) LUTHIER_ONNX__OOM();
+    for (k = 0; k < n->nattrs; k++) {
+        at[k] = n->attrs[k];
+        for (j = 0; j < 4; j++) {
+            const int want = j == 3 ? 2 : 1;
+            int64_t *v;
+            if (strcmp(at[k].name, lists[j])) continue;
+            if (at[k].nints != want) LUTHIER_ONNX__BAD("%s has %d entries for a 1-D input (takes %d)", lists[j], at[k].nints, want);
+            if (!(v = (int64_t *)luthier_onnx__alloc(c, 4 * sizeof(int64_t)))) LUTHIER_ONNX__OOM();
+            if (j == 3) v[0] = 0, v[1] = at[k].ints[0], v[2] = 0, v[3] = at[k].ints[1];
+            else v[0] = 1, v[1] = at[k].ints[0];
+            at[k].ints = v;
+            at[k].nints = at[k].cints = want * 2;
+        }
+    }
+    *out = at;
+    return LUTHIER_STATUS_OK;
+}
+
+/* A new ONNX value named "<n's output>/<what>" (NULL: out of memory). */
+LUTHIER_ONNX__FN luthier_onnx__val *luthier_onnx__newval(luthier_onnx__ctx *c, const luthier_onnx__node *n, const char *what) {
+    const char *name = luthier_onnx__uname(c, n->out[0], what);
+    luthier_onnx__val *v = name ? luthier_onnx__get(c, name) : NULL;
+    if (v) v->defined = 1;
+    return v;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__lift_1d(const luthier_onnx__cvargs *arg, const luthier_onnx__opinfo *r) {
+    luthier_onnx__ctx *c = arg->c;
+    luthier_onnx__node *n = arg->n, n2 = *arg->n;
+    const luthier_onnx__shape *xs = arg->xs;
+    luthier_onnx__cvargs a2 = *arg;
+    luthier_onnx__shape xs2, os;
+    luthier_onnx__val *xv, *ov, *wv = n->nin > 1 ? luthier_onnx__in(c, n, 1) : NULL;
+    const char **ins = (const char **)luthier_onnx__alloc(c, sizeof(char *) * (size_t)(n->nin + 1)), **outs;
+    int64_t d4[4];
+    int xt, t4, k;
+    if (!ins || !(outs = (const char **)luthier_onnx__alloc(c, sizeof(char *) * (size_t)n->nout))) LUTHIER_ONNX__OOM();
+    LUTHIER_ONNX__TRY(luthier_onnx__lift_attrs(c, n, &n2.attrs));
+    d4[0] = xs->d[0], d4[1] = xs->d[1], d4[2] = 1, d4[3] = xs->d[2];
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, arg->x, 1, &xt));
+    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, xt, 4, d4, NULL, &t4));
+    if (!(xv = luthier_onnx__newval(c, n, "in2d")) || !(ov = luthier_onnx__newval(c, n, "out2d"))) LUTHIER_ONNX__OOM();
+    xv->tid = t4;
+    for (k = 0; k < n->nin; k++) ins[k] = n->in[k];
+    for (k = 0; k < n->nout; k++) outs[k] = k ? n->out[k] : ov->name;
+    ins[0] = xv->name;
+    if (wv && wv->c && r->convert == luthier_onnx__cv_conv) { /* weights [O, I, k] -> [O, I, 1, k] */
+        luthier_onnx__val *w2 = luthier_onnx__newval(c, n, "weights2d");
+        if (wv->c->rank != 3) LUTHIER_ONNX__BAD("weights '%s' have rank %d for a 1-D convolution", wv->name, wv->c->rank);
+        if (!w2 || !(w2->c = (luthier_onnx__tensor *)luthier_onnx__alloc(c, sizeof *w2->c))) LUTHIER_ONNX__OOM();
+        *w2->c = *wv->c;
+        w2->c->rank = 4;
+        w2->c->dims[2] = 1, w2->c->dims[3] = wv->c->dims[2];
+        ins[1] = w2->name;
+    }
+    n2.in = ins;
+    n2.out = outs;
+    luthier_onnx__vshape(c, xv, &xs2);
+    a2.n = &n2, a2.x = xv, a2.xs = &xs2, a2.oname = ov->name;
+    LUTHIER_ONNX__TRY(r->convert(&a2));
+    luthier_onnx__vshape(c, ov, &os);
+    d4[0] = os.d[0], d4[1] = os.d[1], d4[2] = os.d[3];
+    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, ov->tid, 3, d4, n->out[0], &t4));
+    luthier_onnx__setout(c, n, 0, t4);
+    return LUTHIER_STATUS_OK;
+}
+
 /* Converts node n: the checks every operator shares (domain, a row in the table, inputs that
    have values, folding of constant inputs, quantized inputs read only where their meaning is
    known), then the row's converter. */
@@ -3224,6 +3311,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_op(luthier_onnx__ctx *c, l
     if (x->c && !x->c->f && !x->c->i) LUTHIER_ONNX__UNSUP("input '%s' has type %s", x->name, luthier_onnx__typename(x->c->type));
 
     arg.x = x;
+    if (xs.rank == 3 && luthier_onnx__lifts_1d(r)) return luthier_onnx__lift_1d(&arg, r);
     return r->convert(&arg);
 }
 

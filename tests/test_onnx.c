@@ -1497,6 +1497,97 @@ static void test_onnx_not_regular_files(void) {
     luthier_context_destroy(ctx);
 }
 
+/* An integer-list attribute. */
+static void pbw_attr_ints(pbw *n, const char *name, const int64_t *v, int count) {
+    pbw a = {0, 0, 0};
+    int i;
+    pbw_str(&a, 1, name);
+    for (i = 0; i < count; i++) pbw_int(&a, 8, v[i]);
+    pbw_int(&a, 20, 7); /* INTS */
+    pbw_msg(n, 5, &a);
+}
+
+/* 1-D Conv (padding, stride, dilation, bias), MaxPool, AveragePool and GlobalAveragePool over
+   [N,C,L], against loops written from the ONNX definitions. */
+static void test_onnx_conv1d_pool1d(void) {
+    enum { N = 2, C = 3, L = 13, O = 4, K = 3 };
+    static const int64_t pads[2] = {1, 2}, st[1] = {2}, dil[1] = {2}, pk[1] = {3}, ps[1] = {2}, pp[2] = {1, 1}, ak[1] = {2};
+    const int64_t dx[3] = {N, C, L}, dw[3] = {O, C, K}, db[1] = {O};
+    const int lc = (L + 3 - 2 * (K - 1) - 1) / 2 + 1, lm = (L + 2 - 3) / 2 + 1, la = L - 1;
+    float x[N * C * L], w[O * C * K], b[O], y1[N * O * 8], y2[N * C * 8], y3[N * C * 12], y4[N * C];
+    float *outs[4];
+    pbw m = {0, 0, 0}, g = {0, 0, 0}, nd = {0, 0, 0};
+    luthier_graph *gr = NULL;
+    luthier_context *ctx = onnx_ctx();
+    char err[512];
+    double worst = 0;
+    int i, e, n, o, c, t, k;
+    outs[0] = y1, outs[1] = y2, outs[2] = y3, outs[3] = y4;
+    for (i = 0; i < N * C * L; i++) x[i] = (float)((i * 29) % 17) / 8.0f - 1.0f;
+    for (i = 0; i < O * C * K; i++) w[i] = (float)((i * 11) % 7) / 5.0f - 0.6f;
+    for (i = 0; i < O; i++) b[i] = 0.1f * (float)i - 0.2f;
+    pbw_init_f32(&g, "w", 3, dw, w, O * C * K);
+    pbw_init_f32(&g, "b", 1, db, b, O);
+    pbw_str(&nd, 1, "x"), pbw_str(&nd, 1, "w"), pbw_str(&nd, 1, "b"), pbw_str(&nd, 2, "y1"), pbw_str(&nd, 3, "conv1d");
+    pbw_str(&nd, 4, "Conv");
+    pbw_attr_ints(&nd, "pads", pads, 2), pbw_attr_ints(&nd, "strides", st, 1), pbw_attr_ints(&nd, "dilations", dil, 1);
+    pbw_msg(&g, 1, &nd);
+    pbw_str(&nd, 1, "x"), pbw_str(&nd, 2, "y2"), pbw_str(&nd, 3, "maxpool1d"), pbw_str(&nd, 4, "MaxPool");
+    pbw_attr_ints(&nd, "kernel_shape", pk, 1), pbw_attr_ints(&nd, "strides", ps, 1), pbw_attr_ints(&nd, "pads", pp, 2);
+    pbw_msg(&g, 1, &nd);
+    pbw_str(&nd, 1, "x"), pbw_str(&nd, 2, "y3"), pbw_str(&nd, 3, "avgpool1d"), pbw_str(&nd, 4, "AveragePool");
+    pbw_attr_ints(&nd, "kernel_shape", ak, 1);
+    pbw_msg(&g, 1, &nd);
+    pbw_node(&g, "GlobalAveragePool", "x", NULL, "y4", "gap1d");
+    pbw_vi(&g, 11, "x", 3, dx);
+    {
+        const int64_t d1[3] = {N, O, lc}, d2[3] = {N, C, lm}, d3[3] = {N, C, la}, d4[3] = {N, C, 1};
+        pbw_vi(&g, 12, "y1", 3, d1), pbw_vi(&g, 12, "y2", 3, d2), pbw_vi(&g, 12, "y3", 3, d3), pbw_vi(&g, 12, "y4", 3, d4);
+    }
+    pbw_model(&m, &g, 13);
+    CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+    if (gr && ctx) {
+        luthier_tensor_info ti;
+        luthier_graph_tensor_info(gr, luthier_graph_output_tensor(gr, 0), &ti);
+        CHECK(ti.rank == 3 && ti.shape[1] == O && ti.shape[2] == lc, "conv1d output [%lld,%lld,%lld]", (long long)ti.shape[0],
+              (long long)ti.shape[1], (long long)ti.shape[2]);
+        CHECK(onnx_run_simple(ctx, gr, x, outs), "run: %s", luthier_context_error(ctx));
+        for (n = 0; n < N; n++) {
+            for (o = 0; o < O; o++)
+                for (t = 0; t < lc; t++) {
+                    double acc = b[o];
+                    for (c = 0; c < C; c++)
+                        for (k = 0; k < K; k++) {
+                            int p = t * 2 + k * 2 - 1;
+                            if (p >= 0 && p < L) acc += (double)x[(n * C + c) * L + p] * w[(o * C + c) * K + k];
+                        }
+                    if (fabs(acc - y1[(n * O + o) * lc + t]) > worst) worst = fabs(acc - y1[(n * O + o) * lc + t]);
+                }
+            for (c = 0; c < C; c++) {
+                double sum = 0;
+                for (t = 0; t < lm; t++) {
+                    double mx = -INFINITY;
+                    for (k = 0; k < 3; k++) {
+                        int p = t * 2 + k - 1;
+                        if (p >= 0 && p < L && x[(n * C + c) * L + p] > mx) mx = x[(n * C + c) * L + p];
+                    }
+                    if (fabs(mx - y2[(n * C + c) * lm + t]) > worst) worst = fabs(mx - y2[(n * C + c) * lm + t]);
+                }
+                for (t = 0; t < la; t++) {
+                    double a = 0.5 * ((double)x[(n * C + c) * L + t] + x[(n * C + c) * L + t + 1]);
+                    if (fabs(a - y3[(n * C + c) * la + t]) > worst) worst = fabs(a - y3[(n * C + c) * la + t]);
+                }
+                for (e = 0; e < L; e++) sum += x[(n * C + c) * L + e];
+                if (fabs(sum / L - y4[n * C + c]) > worst) worst = fabs(sum / L - y4[n * C + c]);
+            }
+        }
+        CHECK(worst < 1e-5, "max |diff| %g", worst);
+    }
+    luthier_graph_destroy(gr);
+    luthier_context_destroy(ctx);
+    free(m.p);
+}
+
 /* A node whose operator the model's opset does not define is refused with the range. */
 static void test_onnx_op_opset_range(void) {
     pbw m = {0, 0, 0}, g = {0, 0, 0};
@@ -1591,6 +1682,7 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_quant_constants);
     RUN(test_onnx_lrn_zero_attrs);
     RUN(test_onnx_op_opset_range);
+    RUN(test_onnx_conv1d_pool1d);
     RUN(test_onnx_quant_activations);
     RUN(test_onnx_quant_errors);
     RUN(test_onnx_qdq_cnn);
