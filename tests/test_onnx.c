@@ -1588,6 +1588,42 @@ static void test_onnx_conv1d_pool1d(void) {
     free(m.p);
 }
 
+/* Dropout(ratio 0, training_mode true) is the identity (Swin exports it); a real ratio with
+   training_mode is refused by name. */
+static void test_onnx_dropout_training_ratio0(void) {
+    int k;
+    for (k = 0; k < 2; k++) {
+        pbw m = {0, 0, 0}, g = {0, 0, 0}, nd = {0, 0, 0};
+        const int64_t dx[2] = {2, 3};
+        const float ratio = k ? 0.25f : 0.0f, x[6] = {1, -2, 3, -4, 5, 6};
+        const uint8_t on = 1;
+        float y[6];
+        float *outs[1];
+        luthier_graph *gr = NULL;
+        luthier_context *ctx = onnx_ctx();
+        char err[512];
+        pbw_init(&g, "ratio", 1, 0, NULL, &ratio, sizeof ratio);
+        pbw_init(&g, "training", 9, 0, NULL, &on, 1);
+        pbw_str(&nd, 1, "x"), pbw_str(&nd, 1, "ratio"), pbw_str(&nd, 1, "training"), pbw_str(&nd, 2, "y");
+        pbw_str(&nd, 3, "drop"), pbw_str(&nd, 4, "Dropout");
+        pbw_msg(&g, 1, &nd);
+        pbw_vi(&g, 11, "x", 2, dx);
+        pbw_vi(&g, 12, "y", 2, dx);
+        pbw_model(&m, &g, 13);
+        if (k == 0) {
+            CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+            outs[0] = y;
+            CHECK(gr && ctx && onnx_run_simple(ctx, gr, x, outs) && memcmp(x, y, sizeof x) == 0, "identity");
+        } else {
+            CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_UNSUPPORTED &&
+                      strstr(err, "drop") && strstr(err, "ratio 0.25"), "ratio 0.25: %s", err);
+        }
+        luthier_graph_destroy(gr);
+        luthier_context_destroy(ctx);
+        free(m.p);
+    }
+}
+
 /* A node whose operator the model's opset does not define is refused with the range. */
 static void test_onnx_op_opset_range(void) {
     pbw m = {0, 0, 0}, g = {0, 0, 0};
@@ -1683,6 +1719,7 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_lrn_zero_attrs);
     RUN(test_onnx_op_opset_range);
     RUN(test_onnx_conv1d_pool1d);
+    RUN(test_onnx_dropout_training_ratio0);
     RUN(test_onnx_quant_activations);
     RUN(test_onnx_quant_errors);
     RUN(test_onnx_qdq_cnn);
