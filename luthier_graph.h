@@ -83,7 +83,9 @@ typedef enum luthier_dtype {
    ATTENTION    q [B,H,Sq,D], k [B,H,Skv,D], v [B,H,Skv,Dv] -> [B,H,Sq,Dv]:
                 softmax(q k^T * scale + mask) v; scale 0 = 1/sqrt(D); causal = 1: query i sees
                 keys j <= i + Skv - Sq (the queries are the last positions, as with a KV cache).
-   IDENTITY     copies (dropout at inference). */
+   IDENTITY     copies (dropout at inference).
+   REDUCE       x -> the kind's reduction over axes (luthier_reduce_attrs; no axes = all of them),
+                keepdims keeps them as 1s. */
 #define LUTHIER_OP_LIST(X)                          \
     X(CONV2D, "conv2d", 2, 3)                       \
     X(DENSE, "dense", 2, 3)                         \
@@ -119,7 +121,8 @@ typedef enum luthier_dtype {
     X(TRANSPOSE, "transpose", 1, 1)                 \
     X(GATHER, "gather", 2, 2)                       \
     X(ATTENTION, "attention", 3, 3)                 \
-    X(IDENTITY, "identity", 1, 1)
+    X(IDENTITY, "identity", 1, 1)                   \
+    X(REDUCE, "reduce", 1, 1)
 
 typedef enum luthier_op {
 #define LUTHIER__X(e, name, lo, hi) LUTHIER_OP_##e,
@@ -159,12 +162,27 @@ typedef struct luthier_attention_attrs {
     float scale;   /* multiplies q k^T when has_scale */
 } luthier_attention_attrs;
 
+/* REDUCE: ONNX ReduceMax .. ReduceSumSquare */
+typedef enum luthier_reduce_kind {
+    LUTHIER_REDUCE_MAX, LUTHIER_REDUCE_MIN, LUTHIER_REDUCE_SUM, LUTHIER_REDUCE_MEAN, LUTHIER_REDUCE_PROD,
+    LUTHIER_REDUCE_L1, LUTHIER_REDUCE_L2, LUTHIER_REDUCE_LOG_SUM, LUTHIER_REDUCE_LOG_SUM_EXP, LUTHIER_REDUCE_SUM_SQUARE,
+    LUTHIER_REDUCE_KIND_COUNT
+} luthier_reduce_kind;
+
+typedef struct luthier_reduce_attrs {
+    luthier_reduce_kind kind;
+    int keepdims;                /* default 1 */
+    int num_axes;                /* 0: every axis */
+    int axes[LUTHIER_MAX_RANK];  /* distinct; negative counts from the end */
+} luthier_reduce_attrs;
+
 typedef union luthier_node_attrs {
     luthier_lrn_attrs lrn;
     luthier_flatten_attrs flatten;
     luthier_batch_norm_attrs batch_norm;
     luthier_layer_norm_attrs layer_norm;
     luthier_attention_attrs attention;
+    luthier_reduce_attrs reduce;
     int64_t reserved_[16]; /* room for the operators to come without changing the size */
 } luthier_node_attrs;
 
@@ -546,7 +564,8 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(TRANSPOSE, none, transpose, transpose, none, PLAIN)              \
     X(GATHER, none, gather, gather, none, PLAIN)                       \
     X(ATTENTION, attention, attention, attention, attention, PLAIN)         \
-    X(IDENTITY, none, elementwise, view, none, FOLLOW)                
+    X(IDENTITY, none, elementwise, view, none, FOLLOW)                 \
+    X(REDUCE, reduce, reduce, reduce, none, PLAIN)                
 
 #define LUTHIER__X(e, attrs, inf, run, lower, layout)                                         \
     LUTHIER_PRIVATE void luthier__attrs_##attrs(const luthier_node_desc *d, luthier_node_attrs *a);           \
@@ -609,6 +628,11 @@ LUTHIER_PRIVATE void luthier__attrs_batch_norm(const luthier_node_desc *d, luthi
 LUTHIER_PRIVATE void luthier__attrs_layer_norm(const luthier_node_desc *d, luthier_node_attrs *a) {
     a->layer_norm.axis = d && d->axis != 0 ? d->axis : -1;
     a->layer_norm.epsilon = d && d->epsilon != 0 ? d->epsilon : 1e-5f;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_reduce(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->reduce = d->attr.reduce;
+    else a->reduce.keepdims = 1;
 }
 
 LUTHIER_PRIVATE void luthier__attrs_attention(const luthier_node_desc *d, luthier_node_attrs *a) {
@@ -1293,6 +1317,37 @@ LUTHIER_PRIVATE luthier_status luthier__infer_transpose(const luthier__infer_arg
         seen[p] = 1;
         r->shape[0][i] = x->shape[p];
     }
+    return LUTHIER_STATUS_OK;
+}
+
+/* The axes a REDUCE node reduces (red[axis] = 1) for input rank rank; 0 when an axis is out of
+   range or repeated. */
+LUTHIER_PRIVATE int luthier__reduce_axes(const luthier_reduce_attrs *a, int rank, int *red) {
+    int k;
+    for (k = 0; k < rank; k++) red[k] = a->num_axes == 0;
+    if (a->num_axes < 0 || a->num_axes > rank) return 0;
+    for (k = 0; k < a->num_axes; k++) {
+        const int ax = luthier__norm_axis(a->axes[k], rank, 0);
+        if (ax < 0 || red[ax]) return 0;
+        red[ax] = 1;
+    }
+    return 1;
+}
+
+typedef char luthier__reduce_kinds_match[(int)LUTHIER_REDUCE_KIND_COUNT == (int)LUTHIER__RED_COUNT ? 1 : -1];
+
+LUTHIER_PRIVATE luthier_status luthier__infer_reduce(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier_reduce_attrs *a = &d->attr.reduce;
+    int red[LUTHIER_MAX_RANK], j = 0;
+    if ((unsigned)a->kind >= (unsigned)LUTHIER_REDUCE_KIND_COUNT) LUTHIER__NFAIL("unknown reduction kind %d", (int)a->kind);
+    if (!luthier__reduce_axes(a, x->rank, red))
+        LUTHIER__NFAIL("axes must be %d distinct values in [-%d, %d) (0 of them: every axis)", a->num_axes, x->rank, x->rank);
+    for (i = 0; i < x->rank; i++)
+        if (!red[i] || a->keepdims) r->shape[0][j++] = red[i] ? 1 : x->shape[i];
+    r->rank[0] = j;
+    if (j == 0) r->rank[0] = 1, r->shape[0][0] = 1; /* a scalar is held as [1] */
+    r->flops = 2 * numel;
     return LUTHIER_STATUS_OK;
 }
 
@@ -3735,6 +3790,13 @@ LUTHIER_PRIVATE luthier_status luthier__run_gather(const luthier__run_args *arg)
     int axis = luthier__norm_axis(st->d.axis, x->rank, 0);
     return luthier__op_gather(ctx, &cfg, xp, luthier__prod(xs, 0, axis), (size_t)xs[axis], luthier__prod(xs, axis + 1, x->rank),
                               (const int64_t *)luthier__ptr(rc, st->in[1]), iv->bytes / sizeof(int64_t), op);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_reduce(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    int red[LUTHIER_MAX_RANK];
+    (void)luthier__reduce_axes(&st->d.attr.reduce, x->rank, red); /* checked when the node was added */
+    return luthier__op_reduce(ctx, &cfg, xp, op, x->rank, xs, red, (int)st->d.attr.reduce.kind);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_attention(const luthier__run_args *arg) {

@@ -39,7 +39,8 @@
    7..17 (and "com.microsoft" Gelu).
 
    OPERATORS (ONNX -> engine)
-       Conv (2-D; pads, auto_pad, strides, dilations, group; constant W, B) -> conv2d
+       Conv (2-D; pads, auto_pad, strides, dilations, group; constant W, B) -> conv2d; Conv,
+       MaxPool, AveragePool and the global pools over [N,C,L] run as 2-D over [N,C,1,L]
        Gemm (transA, transB, alpha, beta; constant B -> dense (+bias), else matmul + mul/add)
        MatMul (constant 2-D B -> dense, else matmul)
        Relu Sigmoid Tanh Erf Sqrt Exp Neg Gelu Softmax LogSoftmax LRN
@@ -48,9 +49,11 @@
        count_include_pad), GlobalAveragePool, GlobalMaxPool, BatchNormalization (inference),
        Pad (constant mode, constant pads: concat with constant blocks),
        LayerNormalization (opset 17), Add Sub Mul Div Pow Max Min Sum (numpy broadcasting)
-       ReduceMean / ReduceSum (any constant axes, keepdims: transpose + reshape + dense of ones)
+       ReduceMax ReduceMin ReduceSum ReduceMean ReduceProd ReduceL1 ReduceL2 ReduceLogSum
+       ReduceLogSumExp ReduceSumSquare (any constant axes, keepdims, noop_with_empty_axes) ->
+       reduce (ReduceMean over H and W of [N,C,H,W] -> global_avgpool)
        Concat Split Slice (constant starts/ends/axes/steps -> gather) Flatten Reshape Transpose
-       Squeeze Unsqueeze Gather Identity Dropout (identity) Cast (f32<->f32, i64<->i64 at run
+       Squeeze Unsqueeze Gather Identity Dropout (identity; training_mode only with ratio 0) Cast (f32<->f32, i64<->i64 at run
        time; any type on constants) Reciprocal
        Constant, Shape, Size, ConstantOfShape, Range, Equal, Where, Expand (constants only)
        QuantizeLinear DequantizeLinear QLinearConv QLinearMatMul (see QUANTIZED MODELS)
@@ -2930,77 +2933,69 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_transpose(const luthier_onnx__c
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_TRANSPOSE, &xt, 1);
 }
 
-LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reduce(const luthier_onnx__cvargs *arg) {
-    LUTHIER_ONNX__CV_ARGS;
-    int64_t axes[LUTHIER_ONNX_MAX_RANK], keep[LUTHIER_ONNX_MAX_RANK], od[LUTHIER_ONNX_MAX_RANK], K = 1, ax, wd[2];
-    int na, red[LUTHIER_ONNX_MAX_RANK] = {0}, perm[LUTHIER_MAX_RANK], np = 0, nk = 0, cur, ident = 1, keepdims, wt, odr = 0;
-    float *w;
-    int mean = luthier_onnx__isop(n, "ReduceMean");
-    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axes,keepdims,noop_with_empty_axes"));
-    LUTHIER_ONNX__TRY(luthier_onnx__axes(c, n, mean ? 18 : 13, axes, &na));
-    keepdims = (int)luthier_onnx__ai(n, "keepdims", 1);
-    if (na <= 0) {
-        if (luthier_onnx__ai(n, "noop_with_empty_axes", 0)) {
-            luthier_onnx__alias(c, n, x);
-            return LUTHIER_STATUS_OK;
-        }
-        for (k = 0; k < xs.rank; k++) red[k] = 1;
+/* The Reduce* operators: their engine kind and the opset from which axes is an input. */
+static const struct {
+    const char *op;
+    luthier_reduce_kind kind;
+    int axes_input_from;
+} luthier_onnx__reduces[] = {
+    {"ReduceMax", LUTHIER_REDUCE_MAX, 18},      {"ReduceMin", LUTHIER_REDUCE_MIN, 18},
+    {"ReduceSum", LUTHIER_REDUCE_SUM, 13},      {"ReduceMean", LUTHIER_REDUCE_MEAN, 18},
+    {"ReduceProd", LUTHIER_REDUCE_PROD, 18},    {"ReduceL1", LUTHIER_REDUCE_L1, 18},
+    {"ReduceL2", LUTHIER_REDUCE_L2, 18},        {"ReduceLogSum", LUTHIER_REDUCE_LOG_SUM, 18},
+    {"ReduceLogSumExp", LUTHIER_REDUCE_LOG_SUM_EXP, 18}, {"ReduceSumSquare", LUTHIER_REDUCE_SUM_SQUARE, 18},
+};
+
+/* ReduceMean over H and W of [N,C,H,W] runs as global average pooling (it works in NHWC). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__reduce_as_pool(luthier_onnx__ctx *c, luthier_onnx__node *n, int cur, int keepdims,
+                                                            const luthier_onnx__shape *xs) {
+    luthier_node_desc d;
+    int64_t od[2];
+    int outs[1];
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_GLOBAL_AVGPOOL;
+    d.inputs = &cur;
+    d.num_inputs = 1;
+    if (keepdims) {
+        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, n->out[0], outs));
+    } else {
+        od[0] = xs->d[0], od[1] = xs->d[1];
+        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "pool", &cur));
+        LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, 2, od, n->out[0], outs));
     }
-    for (k = 0; k < na; k++) {
-        if (!luthier_onnx__norm_axis(axes[k], xs.rank, &ax)) LUTHIER_ONNX__BAD("axis %lld out of range", (long long)axes[k]);
-        red[ax] = 1;
-    }
-    if (xs.rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("rank %d", xs.rank);
-    for (k = 0; k < xs.rank; k++) {
-        if (!red[k]) keep[nk++] = xs.d[k], perm[np++] = k;
-        od[odr++] = red[k] ? 1 : xs.d[k];
-        if (red[k]) K *= xs.d[k];
-    }
-    if (!keepdims) {
-        memcpy(od, keep, sizeof(int64_t) * (size_t)nk);
-        odr = nk;
-    }
-    for (k = 0; k < xs.rank; k++)
-        if (red[k]) perm[np++] = k;
-    for (k = 0; k < xs.rank; k++) ident &= perm[k] == k;
-    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
-    if (mean && xs.rank == 4 && !red[0] && !red[1] && red[2] && red[3]) {
-        d.op = LUTHIER_OP_GLOBAL_AVGPOOL;
-        d.inputs = &cur;
-        d.num_inputs = 1;
-        if (keepdims) {
-            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        } else {
-            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "pool", &cur));
-            LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, odr, od, oname, outs));
-        }
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
-    }
-    if (!ident) {
-        d.op = LUTHIER_OP_TRANSPOSE;
-        d.inputs = &cur;
-        d.num_inputs = 1;
-        d.perm = perm;
-        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "transpose", &cur));
-        memset(&d, 0, sizeof d);
-    }
-    if (nk == 0) keep[nk++] = 1;
-    keep[nk] = K;
-    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, nk + 1, keep, NULL, &cur));
-    if ((size_t)K > LUTHIER_ONNX__MAX_ELEMS) LUTHIER_ONNX__UNSUP("reducing %lld elements at once is not supported", (long long)K);
-    if (!(w = (float *)luthier_onnx__alloc(c, (size_t)K * sizeof(float)))) LUTHIER_ONNX__OOM();
-    for (ax = 0; ax < K; ax++) w[ax] = mean ? 1.0f / (float)K : 1.0f;
-    wd[0] = 1; wd[1] = K;
-    LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "ones", 2, wd, w, &wt));
-    in[0] = cur; in[1] = wt;
-    d.op = LUTHIER_OP_DENSE;
-    d.inputs = in;
-    d.num_inputs = 2;
-    LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "sum", &cur));
-    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, odr, od, oname, outs));
     luthier_onnx__setout(c, n, 0, outs[0]);
     return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reduce(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int64_t axes[LUTHIER_ONNX_MAX_RANK], ax;
+    int na, cur, keepdims, r = 0, hw = 0;
+    (void)oname, (void)outs, (void)in;
+    while (strcmp(luthier_onnx__reduces[r].op, n->op)) r++; /* the table's rows all name a Reduce* here */
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axes,keepdims,noop_with_empty_axes"));
+    LUTHIER_ONNX__TRY(luthier_onnx__axes(c, n, luthier_onnx__reduces[r].axes_input_from, axes, &na));
+    keepdims = (int)luthier_onnx__ai(n, "keepdims", 1);
+    if (na <= 0 && luthier_onnx__ai(n, "noop_with_empty_axes", 0)) {
+        luthier_onnx__alias(c, n, x);
+        return LUTHIER_STATUS_OK;
+    }
+    if (xs.rank > LUTHIER_MAX_RANK || na > xs.rank) LUTHIER_ONNX__UNSUP("rank %d with %d axes", xs.rank, na);
+    if (!xs.isf) LUTHIER_ONNX__UNSUP("integer input computed at run time (reductions run on f32)");
+    luthier_node_attrs_default(LUTHIER_OP_REDUCE, &d.attr);
+    d.typed = 1;
+    d.attr.reduce.kind = luthier_onnx__reduces[r].kind;
+    d.attr.reduce.keepdims = keepdims != 0;
+    d.attr.reduce.num_axes = na > 0 ? na : 0;
+    for (k = 0; k < na; k++) {
+        if (!luthier_onnx__norm_axis(axes[k], xs.rank, &ax)) LUTHIER_ONNX__BAD("axis %lld out of range", (long long)axes[k]);
+        d.attr.reduce.axes[k] = (int)ax;
+        hw |= ax == 2 ? 1 : ax == 3 ? 2 : 4;
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
+    if (luthier_onnx__reduces[r].kind == LUTHIER_REDUCE_MEAN && xs.rank == 4 && na == 2 && hw == 3)
+        return luthier_onnx__reduce_as_pool(c, n, cur, keepdims, &xs);
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_REDUCE, &cur, 1);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pad(const luthier_onnx__cvargs *arg) {
@@ -3133,8 +3128,16 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__
     X("Squeeze", 1, 2, 1, 1, reshape, RESHAPE, reshape, 1, 0)                        \
     X("Unsqueeze", 1, 2, 1, 1, reshape, RESHAPE, reshape, 1, 0)                      \
     X("Transpose", 1, 1, 1, 1, transpose, TRANSPOSE, transpose, 1, 0)                \
-    X("ReduceMean", 1, 2, 1, 1, reduce, COUNT, none, 1, 0)                           \
-    X("ReduceSum", 1, 2, 1, 1, reduce, COUNT, none, 1, 0)                            \
+    X("ReduceMax", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                           \
+    X("ReduceMin", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                           \
+    X("ReduceSum", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                           \
+    X("ReduceMean", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                          \
+    X("ReduceProd", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                          \
+    X("ReduceL1", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                            \
+    X("ReduceL2", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                            \
+    X("ReduceLogSum", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                        \
+    X("ReduceLogSumExp", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                     \
+    X("ReduceSumSquare", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                     \
     X("Pad", 1, 4, 1, 1, pad, COUNT, none, 1, 0)                                     \
     X("Shape", 1, 1, 1, 1, const_only, COUNT, shape, 1, 0)                           \
     X("Size", 1, 1, 1, 1, const_only, COUNT, shape, 1, 0)                            \

@@ -1849,6 +1849,124 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_gather(luthier_contex
     return luthier__op_run(ctx, cfg, units, luthier__op_gather_range, &j);
 }
 
+/* >>ops-reduce: reductions over any set of axes (ONNX Reduce*). The shape is first folded into
+   runs of adjacent axes that are all reduced or all kept; each output element then walks its
+   reduced elements with an odometer over the reduced runs. Sums accumulate in double. */
+enum {
+    LUTHIER__RED_MAX, LUTHIER__RED_MIN, LUTHIER__RED_SUM, LUTHIER__RED_MEAN, LUTHIER__RED_PROD, LUTHIER__RED_L1,
+    LUTHIER__RED_L2, LUTHIER__RED_LOG_SUM, LUTHIER__RED_LOG_SUM_EXP, LUTHIER__RED_SUM_SQUARE, LUTHIER__RED_COUNT
+};
+
+typedef struct luthier__op_reduce_job {
+    const float *x;
+    float *y;
+    int kind;
+    int nkeep, nred;                    /* runs */
+    size_t keep_len[LUTHIER_MAX_RANK], keep_stride[LUTHIER_MAX_RANK];
+    size_t red_len[LUTHIER_MAX_RANK], red_stride[LUTHIER_MAX_RANK];
+    size_t count;                       /* reduced elements per output */
+    size_t per_unit, outputs;
+} luthier__op_reduce_job;
+
+/* One output: the kind's value over the reduced elements from x + base. */
+LUTHIER_PRIVATE float luthier__op_reduce_one(const luthier__op_reduce_job *j, const float *x) {
+    size_t idx[LUTHIER_MAX_RANK] = {0}, off = 0, e;
+    double acc = j->kind == LUTHIER__RED_PROD ? 1.0 : 0.0, m = -INFINITY;
+    float best = x[0];
+    int pass, k;
+    for (pass = j->kind == LUTHIER__RED_LOG_SUM_EXP ? 0 : 1; pass < 2; pass++) {
+        memset(idx, 0, sizeof idx);
+        off = 0;
+        for (e = 0; e < j->count; e++) {
+            const float v = x[off];
+            if (pass == 0) m = v > m || v != v ? v : m;
+            else switch (j->kind) {
+            case LUTHIER__RED_MAX: best = v > best || v != v ? v : best; break;
+            case LUTHIER__RED_MIN: best = v < best || v != v ? v : best; break;
+            case LUTHIER__RED_PROD: acc *= v; break;
+            case LUTHIER__RED_L1: acc += fabs((double)v); break;
+            case LUTHIER__RED_L2: case LUTHIER__RED_SUM_SQUARE: acc += (double)v * v; break;
+            case LUTHIER__RED_LOG_SUM_EXP: acc += exp((double)v - m); break;
+            default: acc += v; break;
+            }
+            if (best != best) return best; /* NaN propagates (as PyTorch's amax/amin) */
+            for (k = j->nred - 1; k >= 0; k--) { /* odometer over the reduced runs */
+                off += j->red_stride[k];
+                if (++idx[k] < j->red_len[k]) break;
+                off -= j->red_stride[k] * j->red_len[k];
+                idx[k] = 0;
+            }
+        }
+        if (pass == 0 && !(m - m == 0)) return (float)m; /* +-inf or NaN: the max is the result */
+    }
+    switch (j->kind) {
+    case LUTHIER__RED_MAX: case LUTHIER__RED_MIN: return best;
+    case LUTHIER__RED_MEAN: return (float)(acc / (double)j->count);
+    case LUTHIER__RED_L2: return (float)sqrt(acc);
+    case LUTHIER__RED_LOG_SUM: return (float)log(acc);
+    case LUTHIER__RED_LOG_SUM_EXP: return (float)(m + log(acc));
+    default: return (float)acc;
+    }
+}
+
+LUTHIER_PRIVATE void luthier__op_reduce_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
+    const luthier__op_reduce_job *j = (const luthier__op_reduce_job *)arg;
+    const size_t o_end = luthier__min_sz(j->outputs, ue * j->per_unit);
+    size_t o;
+    (void)thread;
+    (void)cl;
+    for (o = ub * j->per_unit; o < o_end; o++) {
+        size_t rem = o, base = 0;
+        int k;
+        for (k = j->nkeep - 1; k >= 0; k--) {
+            base += rem % j->keep_len[k] * j->keep_stride[k];
+            rem /= j->keep_len[k];
+        }
+        j->y[o] = luthier__op_reduce_one(j, j->x + base);
+    }
+}
+
+/* y = kind-reduction of x [shape, rank] over the axes with red[axis] != 0; y holds the kept
+   axes in order (keepdims only changes the shape, not the data). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_reduce(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                  const float *x, float *y, int rank,
+                                                                  const int64_t *shape, const int *red, int kind) {
+    luthier__op_reduce_job j;
+    size_t stride = 1;
+    int k, last = -1;
+    if ((unsigned)kind >= (unsigned)LUTHIER__RED_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "reduce: unknown kind %d", kind);
+    memset(&j, 0, sizeof j);
+    j.x = x, j.y = y, j.kind = kind, j.count = j.outputs = 1;
+    for (k = rank - 1; k >= 0; k--) { /* runs, innermost first, then reversed below */
+        const size_t len = (size_t)shape[k];
+        const int r = red[k] != 0;
+        if (len == 1) continue;
+        if (r == last) { /* same kind as the run being built: merge */
+            if (r) j.red_len[j.nred - 1] *= len;
+            else j.keep_len[j.nkeep - 1] *= len;
+        } else if (r) {
+            j.red_len[j.nred] = len, j.red_stride[j.nred++] = stride;
+        } else {
+            j.keep_len[j.nkeep] = len, j.keep_stride[j.nkeep++] = stride;
+        }
+        last = r;
+        stride *= len;
+        if (r) j.count *= len;
+        else j.outputs *= len;
+    }
+    for (k = 0; k < j.nred / 2; k++) { /* outermost first */
+        size_t t = j.red_len[k]; j.red_len[k] = j.red_len[j.nred - 1 - k]; j.red_len[j.nred - 1 - k] = t;
+        t = j.red_stride[k]; j.red_stride[k] = j.red_stride[j.nred - 1 - k]; j.red_stride[j.nred - 1 - k] = t;
+    }
+    for (k = 0; k < j.nkeep / 2; k++) {
+        size_t t = j.keep_len[k]; j.keep_len[k] = j.keep_len[j.nkeep - 1 - k]; j.keep_len[j.nkeep - 1 - k] = t;
+        t = j.keep_stride[k]; j.keep_stride[k] = j.keep_stride[j.nkeep - 1 - k]; j.keep_stride[j.nkeep - 1 - k] = t;
+    }
+    j.per_unit = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, j.count));
+    return luthier__op_run(ctx, cfg, luthier__div_up(j.outputs, j.per_unit), luthier__op_reduce_range, &j);
+}
+
 /* y = softmax(q k^T * scale [causal]) v; q [bh][sq][d], k [bh][skv][d], v [bh][skv][dv],
    y [bh][sq][dv]; causal: query i sees keys j <= i + (skv - sq); a query that sees no key
    gives 0. scratch: luthier__op_attention_scratch_floats(threads, sq, skv) floats. */

@@ -327,6 +327,52 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
         free(s);
         break;
     }
+    case LUTHIER_OP_REDUCE: { /* each input element to its output element (ONNX Reduce*) */
+        const luthier_reduce_attrs *a = &d->attr.reduce;
+        int red[LUTHIER_MAX_RANK], k, pass;
+        size_t nx = ref_numel(xt);
+        double *acc = (double *)calloc(ny, sizeof(double)), *mx = (double *)malloc(ny * sizeof(double));
+        for (k = 0; k < xt->rank; k++) red[k] = a->num_axes == 0;
+        for (k = 0; k < a->num_axes; k++) red[a->axes[k] < 0 ? a->axes[k] + xt->rank : a->axes[k]] = 1;
+        for (e = 0; e < ny; e++) mx[e] = a->kind == LUTHIER_REDUCE_MIN ? INFINITY : -INFINITY, acc[e] = a->kind == LUTHIER_REDUCE_PROD;
+        for (pass = 0; pass < 2; pass++)
+            for (e = 0; e < nx; e++) {
+                size_t rem = e, out = 0, mul = 1;
+                double xv = x[e];
+                for (k = xt->rank - 1; k >= 0; k--) {
+                    size_t i = rem % (size_t)xt->shape[k];
+                    rem /= (size_t)xt->shape[k];
+                    if (!red[k]) out += i * mul, mul *= (size_t)xt->shape[k];
+                }
+                if (pass == 0) {
+                    if (xv != xv || mx[out] != mx[out]) mx[out] = NAN;
+                    else if (a->kind == LUTHIER_REDUCE_MIN ? xv < mx[out] : xv > mx[out]) mx[out] = xv;
+                    continue;
+                }
+                switch (a->kind) {
+                case LUTHIER_REDUCE_PROD: acc[out] *= xv; break;
+                case LUTHIER_REDUCE_L1: acc[out] += fabs(xv); break;
+                case LUTHIER_REDUCE_L2: case LUTHIER_REDUCE_SUM_SQUARE: acc[out] += xv * xv; break;
+                case LUTHIER_REDUCE_LOG_SUM_EXP: acc[out] += exp(xv - mx[out]); break;
+                default: acc[out] += xv; break;
+                }
+            }
+        for (e = 0; e < ny; e++) {
+            double r = acc[e], cnt = (double)nx / (double)ny;
+            switch (a->kind) {
+            case LUTHIER_REDUCE_MAX: case LUTHIER_REDUCE_MIN: r = mx[e]; break;
+            case LUTHIER_REDUCE_MEAN: r = acc[e] / cnt; break;
+            case LUTHIER_REDUCE_L2: r = sqrt(acc[e]); break;
+            case LUTHIER_REDUCE_LOG_SUM: r = log(acc[e]); break;
+            case LUTHIER_REDUCE_LOG_SUM_EXP: r = mx[e] + log(acc[e]); break;
+            default: break;
+            }
+            y[e] = (float)r;
+        }
+        free(acc);
+        free(mx);
+        break;
+    }
     default:
         break;
     }
@@ -1490,7 +1536,68 @@ static void test_graph_typed_attrs(void) {
     gb_free(&b);
 }
 
+/* REDUCE: every kind over axis sets that fold into one, two and three runs, with and without
+   keepdims, against the interpreter (each element to its output), 1 and 2 threads. */
+static void test_graph_reduce(void) {
+    static const int sets[][4] = {{0}, {1, 0}, {1, 3}, {2, 1, 2}, {2, 0, 2}, {2, 0, 3}, {2, -1, -3}, {3, 0, 1, 3}, {1, -4}};
+    const int nsets = (int)(sizeof sets / sizeof sets[0]);
+    int64_t xs[4] = {3, 4, 5, 6};
+    int kind, si, k, threads;
+    float *img = rand_buf(360, -1.5f, 1.5f);
+    const void *ins[1];
+    ins[0] = img;
+    for (kind = 0; kind < (int)LUTHIER_REDUCE_KIND_COUNT; kind++) {
+        gb b;
+        int x, nout = 0;
+        memset(&b, 0, sizeof b);
+        luthier_graph_create(&b.g);
+        luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+        if (kind == LUTHIER_REDUCE_LOG_SUM) x = gb_op(&b, LUTHIER_OP_EXP, "pos", x, -1); /* log of a positive sum */
+        for (si = 0; si < nsets; si++) {
+            luthier_node_desc d;
+            memset(&d, 0, sizeof d);
+            d.op = LUTHIER_OP_REDUCE;
+            d.typed = 1;
+            d.attr.reduce.kind = (luthier_reduce_kind)kind;
+            d.attr.reduce.keepdims = si % 2;
+            d.attr.reduce.num_axes = sets[si][0];
+            for (k = 0; k < sets[si][0]; k++) d.attr.reduce.axes[k] = sets[si][k + 1];
+            luthier_graph_output(b.g, gb_node(&b, &d, x, -1, -1));
+            nout++;
+        }
+        CHECK(!b.fail && nout <= 16, "build kind %d", kind);
+        for (threads = 1; threads <= 2; threads++) {
+            luthier_context *ctx = ctx_threads(threads);
+            char what[64];
+            snprintf(what, sizeof what, "reduce kind %d, %d threads", kind, threads);
+            plan_vs_ref(ctx, b.g, NULL, ins, kind == LUTHIER_REDUCE_PROD ? 1e-5 : 2e-6, what);
+            luthier_context_destroy(ctx);
+        }
+        gb_free(&b);
+    }
+    { /* bad axes are refused by name */
+        gb b;
+        luthier_node_desc d;
+        int x, o, in[1];
+        memset(&b, 0, sizeof b);
+        luthier_graph_create(&b.g);
+        luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_REDUCE; d.name = "r"; d.typed = 1; d.attr.reduce.num_axes = 2; d.attr.reduce.axes[0] = 1; d.attr.reduce.axes[1] = -3;
+        in[0] = x; d.inputs = in; d.num_inputs = 1;
+        CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(b.g), "'r'"),
+              "repeated axis: %s", luthier_graph_error(b.g));
+        d.attr.reduce.num_axes = 1; d.attr.reduce.axes[0] = 4;
+        CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT, "axis 4 of rank 4");
+        d.attr.reduce.axes[0] = 0; d.attr.reduce.kind = LUTHIER_REDUCE_KIND_COUNT;
+        CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT, "unknown kind");
+        gb_free(&b);
+    }
+    free(img);
+}
+
 static void run_graph_tests(void) {
+    RUN(test_graph_reduce);
     RUN(test_graph_typed_attrs);
     RUN(test_graph_int8_nonfinite_weights);
     RUN(test_graph_records_fallback_note);
