@@ -70,8 +70,14 @@
    CONFIGURATION (macros; "everywhere" = define identically in every file that includes luthier.h)
        LUTHIER_IMPLEMENTATION  impl file only  compile the implementation here
        LUTHIER_STATIC          everywhere      make every public function static
-       LUTHIER_NO_X86_KERNELS  impl file only  leave the AVX2/AVX-512 kernels out (scalar only)
-       LUTHIER_NO_NEON_KERNELS impl file only  leave the NEON kernels out (scalar only)
+       LUTHIER_NO_X86_KERNELS  impl file only  no hand-written AVX2/AVX-512 code at all: GEMM and
+                               int8 microkernels, the operators' AVX2/AVX-512 passes, Winograd
+                               transforms, depthwise routines
+       LUTHIER_NO_NEON_KERNELS impl file only  the same for NEON (GEMM, int8, depthwise, Winograd,
+                               transposes, gathers, uint8 operators)
+                               Both keep the scalar code and the operators' portable pass
+                               (GCC/Clang 16-byte vectors: SSE2 / NEON). What each step then runs
+                               is in luthier_step_info.isa / luthier_conv2d_info.isa.
        LUTHIER_NO_THREADS      impl file only  no pthreads: parallel regions run in the caller
        LUTHIER_MALLOC, LUTHIER_FREE   impl file only, both or none:
                                void *LUTHIER_MALLOC(size_t bytes) / void LUTHIER_FREE(void *p);
@@ -588,6 +594,33 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #define LUTHIER__ARM64 1
 #else
 #define LUTHIER__ARM64 0
+#endif
+
+/* Hand-written SIMD, decided here once for every file (see CONFIGURATION):
+   LUTHIER__SIMD_X86   1: AVX2/AVX-512 code (intrinsics under target attributes, so the build
+                       needs no -mavx2; the run-time CPU features pick it): the GEMM microkernels
+                       (luthier_kernels_x86.h), the operators' AVX2/AVX-512 passes, the Winograd
+                       transforms, the depthwise routines, the int8 kernels.
+   LUTHIER__SIMD_NEON  1: the same families in NEON (Armv8.0-A; dotprod and i8mm int8 kernels
+                       behind target attributes and HWCAP checks).
+   0 on other targets, without GCC/Clang (they need target attributes or inline asm), and with
+   LUTHIER_NO_X86_KERNELS / LUTHIER_NO_NEON_KERNELS: then only the scalar code and the
+   operators' portable pass (GCC/Clang 16-byte vectors: SSE2 / NEON) remain. Code tests these
+   macros, never whether a kernel header was included (LUTHIER__KERNELS_*_DONE only guard
+   those headers against a second inclusion). */
+#if LUTHIER__X86 && (defined(__GNUC__) || defined(__clang__)) && !defined(LUTHIER_NO_X86_KERNELS)
+#define LUTHIER__SIMD_X86 1
+#include <immintrin.h>
+#define LUTHIER__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define LUTHIER__TARGET_AVX2 __attribute__((target("avx2,fma")))
+#else
+#define LUTHIER__SIMD_X86 0
+#endif
+#if LUTHIER__ARM64 && (defined(__GNUC__) || defined(__clang__)) && !defined(LUTHIER_NO_NEON_KERNELS)
+#define LUTHIER__SIMD_NEON 1
+#include <arm_neon.h>
+#else
+#define LUTHIER__SIMD_NEON 0
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -2936,7 +2969,7 @@ LUTHIER_PRIVATE void luthier__wino_weights(const luthier__wino_tables *t, const 
 #define LUTHIER__W1_MIN(v, h) ((v) > (h) ? (h) : (v))
 LUTHIER__WINO_DEFINE(LUTHIER__W1, )
 
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
 #define LUTHIER__W16_T __m512
 #define LUTHIER__W16_W 16
 #define LUTHIER__W16_LD(p) _mm512_loadu_ps(p)
@@ -2977,7 +3010,7 @@ LUTHIER__WINO_DEFINE(LUTHIER__W8, LUTHIER__TARGET_AVX2)
 #define LUTHIER__W4_MIN(v, h) _mm_min_ps((h), (v))
 LUTHIER__WINO_DEFINE(LUTHIER__W4, )
 #define LUTHIER__WINO_HAVE_W4
-#elif defined(LUTHIER__KERNELS_NEON_DONE)
+#elif LUTHIER__SIMD_NEON
 #define LUTHIER__W4_T float32x4_t
 #define LUTHIER__W4_W 4
 #define LUTHIER__W4_LD(p) vld1q_f32(p)
@@ -3001,7 +3034,7 @@ typedef void (*luthier__wino_out_fn)(int, const float *, size_t, float *, size_t
 /* The widest transforms ctx's CPU features allow, and their width (1: scalar only). */
 LUTHIER_PRIVATE int luthier__wino_select(unsigned features, luthier__wino_in_fn *in, luthier__wino_out_fn *out) {
     (void)features;
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
     if (features & LUTHIER_CPU_AVX512F) {
         *in = luthier__wino_in_LUTHIER__W16;
         *out = luthier__wino_out_LUTHIER__W16;
@@ -3573,7 +3606,7 @@ LUTHIER_PRIVATE const char *luthier__dw_pick(unsigned features, const luthier_co
     *rows = NULL;
     (void)features;
     (void)dil1;
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
     if (features & LUTHIER_CPU_AVX512F) {
         *pixel = luthier__dw_pixel_avx512;
         if (d->kernel_h == 3 && d->kernel_w == 3 && dil1) *rows = luthier__dw_rows3x3_avx512;
@@ -3584,7 +3617,7 @@ LUTHIER_PRIVATE const char *luthier__dw_pick(unsigned features, const luthier_co
         return "avx2";
     }
 #endif
-#ifdef LUTHIER__KERNELS_NEON_DONE
+#if LUTHIER__SIMD_NEON
     if (features & LUTHIER_CPU_NEON) {
         *pixel = luthier__dw_pixel_neon;
         if (dil1 && d->kernel_h == d->kernel_w && (d->stride_w == 1 || d->stride_w == 2))
@@ -3783,7 +3816,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
 LUTHIER_PRIVATE void luthier__transpose_batches(const float *src, float *dst, size_t n, size_t rows, size_t cols) {
     size_t b;
     for (b = 0; b < n; b++, src += rows * cols, dst += rows * cols) {
-#ifdef LUTHIER__KERNELS_NEON_DONE
+#if LUTHIER__SIMD_NEON
         luthier__transpose_neon(src, cols, dst, rows, rows, cols);
 #else
         size_t r, c;

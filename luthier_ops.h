@@ -1130,7 +1130,7 @@ LUTHIER__INLINE void luthier__op_part_unit(const luthier__op_part *p, size_t u, 
 #define LUTHIER__VN(name) LUTHIER__VN2_(name, LUTHIER__VSFX)
 #define LUTHIER__VN2_(name, sfx) LUTHIER__VN3_(name, sfx)
 #define LUTHIER__VN3_(name, sfx) name##sfx
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
 #define LUTHIER__OP_PICK(ctx, name)                                                              \
     (((ctx)->cpu_features & LUTHIER_CPU_AVX512F)    ? name##_avx512                              \
      : ((ctx)->cpu_features & LUTHIER_CPU_AVX2_FMA) ? name##_avx2                                \
@@ -1310,7 +1310,7 @@ LUTHIER__INLINE size_t luthier__op_att_nk(const luthier__op_att_job *j, size_t i
 #define LUTHIER__OPS_PASS 1
 #include "luthier_ops.h"
 #undef LUTHIER__OPS_PASS
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
 #define LUTHIER__OPS_PASS 2
 #include "luthier_ops.h"
 #undef LUTHIER__OPS_PASS
@@ -1321,7 +1321,7 @@ LUTHIER__INLINE size_t luthier__op_att_nk(const luthier__op_att_job *j, size_t i
 
 /* lanes of the pass LUTHIER__OP_PICK runs */
 LUTHIER__INLINE size_t luthier__op_vw(const luthier_context *ctx) {
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
     if (ctx->cpu_features & LUTHIER_CPU_AVX512F) return 16;
     if (ctx->cpu_features & LUTHIER_CPU_AVX2_FMA) return 8;
 #endif
@@ -1616,7 +1616,7 @@ LUTHIER_PRIVATE void luthier__op_transpose_tiles(void *arg, size_t ub, size_t ue
         }
         for (b0 = 0; b0 < B; b0 += LUTHIER__OP_TILE) {
             const size_t b1 = luthier__min_sz(B, b0 + LUTHIER__OP_TILE);
-#ifdef LUTHIER__KERNELS_NEON_DONE /* 4 x 4 blocks in registers */
+#if LUTHIER__SIMD_NEON /* 4 x 4 blocks in registers */
             luthier__transpose_neon(j->x + xo + a0 + b0 * xsb, xsb, j->y + yo + a0 * ysa + b0, ysa, b1 - b0, a1 - a0);
 #else
             size_t a, b;
@@ -1934,7 +1934,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_attention(luthier_con
         (void)cl;                                                                                \
         name##_body(arg, b, e);                                                                  \
     }
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
 #define LUTHIER__U8_RANGE(name)                                                                  \
     LUTHIER__U8_RANGE1(name, _base, )                                                            \
     LUTHIER__U8_RANGE1(name, _avx2, LUTHIER__TARGET_AVX2)                                        \

@@ -167,10 +167,10 @@ static void test_conv_depthwise_pick(void) {
         d.dilation_h = d.dilation_w = dw_families[f][3];
         impl = luthier__dw_pick(feat, &d, &px, &rows);
         CHECK(px != NULL && (rows != NULL) == (strstr(impl, "_rows") != NULL), "%s: routines", impl);
-#if defined(__aarch64__) && !defined(LUTHIER_NO_NEON_KERNELS)
+#if LUTHIER__SIMD_NEON
         want = f < 4 ? "neon_rows" : "neon";
         CHECK(px == luthier__dw_pixel_neon, "NEON pixel routine");
-#elif defined(LUTHIER__KERNELS_X86_DONE)
+#elif LUTHIER__SIMD_X86
         if (feat & LUTHIER_CPU_AVX512F) want = f == 0 || f == 1 || f == 4 ? "avx512_rows" : "avx512";
         else if (feat & LUTHIER_CPU_AVX2_FMA) want = "avx2";
 #endif
@@ -213,7 +213,7 @@ static void test_conv_layout_transpose(void) {
             free(t);
             free(back);
         }
-#ifdef LUTHIER__KERNELS_NEON_DONE
+#if LUTHIER__SIMD_NEON
     {
         enum { XS = 41, YS = 37, NB = 30, NA = 35 };
         static float x[NB * XS], y[NA * YS];
