@@ -1625,6 +1625,7 @@ struct luthier_qconv2d_layer {
     size_t m;                     /* output pixels: batch * oh * ow */
     size_t cin_g, cout_g, kdim;   /* per group; kdim = kernel_h * kernel_w * cin_g */
     int kernel;                   /* int8 registry index; -1 for DEPTHWISE */
+    unsigned features;            /* the creating context's CPU features (luthier_conv2d_info.isa) */
     int direct_1x1;               /* 1x1 stride 1: A is the NHWC input itself */
     luthier__qpack_layout bl;     /* one group's packed weights (kdim x cout_g), (kh, kw, ci) */
     size_t group_bytes;           /* one group's panels, then its compensation (int32) */
@@ -2077,6 +2078,7 @@ LUTHIER_API luthier_status luthier_qconv2d_create(luthier_context *ctx, const lu
     }
     L->qd = q;
     L->kernel = kernel;
+    L->features = ctx->cpu_features;
     L->oh = oh;
     L->ow = ow;
     L->m = (size_t)d.batch * (size_t)oh * (size_t)ow;
@@ -2102,6 +2104,8 @@ oom:
     return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "qconv2d: cannot allocate the weights or parameters");
 }
 
+LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, unsigned features);
+
 LUTHIER_API luthier_status luthier_qconv2d_get_info(const luthier_qconv2d_layer *L, luthier_conv2d_info *out) {
     if (!L || !out) return LUTHIER_STATUS_INVALID_ARGUMENT;
     out->algorithm = L->cd.algorithm;
@@ -2110,6 +2114,7 @@ LUTHIER_API luthier_status luthier_qconv2d_get_info(const luthier_qconv2d_layer 
     out->out_w = L->ow;
     out->weight_bytes = L->weight_bytes + sizeof *L;
     out->workspace_bytes = L->workspace_bytes;
+    out->isa = luthier__isa_name(luthier__qconv_isa(L, L->features));
     return LUTHIER_STATUS_OK;
 }
 
@@ -2669,16 +2674,39 @@ LUTHIER_PRIVATE void luthier__qdw_neon(const luthier_qconv2d_layer *L, const lut
 }
 #endif /* LUTHIER__SIMD_NEON */
 
-/* The depthwise pixel routine for a context's CPU features. */
-LUTHIER_PRIVATE luthier__qdw_fn luthier__qdw_select(unsigned features) {
+/* The depthwise pixel routine for a context's CPU features, and its ISA. */
+LUTHIER_PRIVATE luthier__qdw_fn luthier__qdw_select(unsigned features, luthier__isa *isa) {
 #if LUTHIER__SIMD_X86
-    if (features & LUTHIER_CPU_AVX2_FMA) return luthier__qdw_avx2; /* AVX-512 VNNI: the row kernel */
+    if (features & LUTHIER_CPU_AVX2_FMA) { /* AVX-512 VNNI: the row kernel (luthier__qdw_rows) */
+        *isa = LUTHIER__ISA_AVX2;
+        return luthier__qdw_avx2;
+    }
 #endif
 #if LUTHIER__SIMD_NEON
-    if (features & LUTHIER_CPU_NEON) return luthier__qdw_neon;
+    if (features & LUTHIER_CPU_NEON) {
+        *isa = LUTHIER__ISA_NEON;
+        return luthier__qdw_neon;
+    }
 #endif
     (void)features;
+    *isa = LUTHIER__ISA_SCALAR;
     return luthier__qdw_scalar;
+}
+
+/* Whether depthwise layer L runs the AVX-512 VNNI row kernel with these features. */
+LUTHIER_PRIVATE int luthier__qdw_rows(const luthier_qconv2d_layer *L, unsigned features) {
+    const unsigned f512 = LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX512VNNI;
+    (void)L;
+    return LUTHIER__SIMD_X86 && L->dw_tab && (features & f512) == f512;
+}
+
+/* The ISA layer L runs on with these features: the int8 kernel's, or the depthwise routine's. */
+LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, unsigned features) {
+    luthier__isa isa;
+    if (L->cd.algorithm != LUTHIER_CONV_DEPTHWISE) return luthier__isa_of(luthier__qkernels[L->kernel].isa);
+    if (luthier__qdw_rows(L, features)) return LUTHIER__ISA_AVX512VNNI;
+    (void)luthier__qdw_select(features, &isa);
+    return isa;
 }
 
 /* >>impl-qconv-run =============================================================================== */
@@ -2926,14 +2954,14 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
     job.ws_stride = L->thread_ws;
     if (d->algorithm == LUTHIER_CONV_DEPTHWISE) {
 #if LUTHIER__SIMD_X86
-        const unsigned f512 = LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX512VNNI;
-        if (L->dw_tab && (ctx->cpu_features & f512) == f512)
+        if (luthier__qdw_rows(L, ctx->cpu_features))
             s = luthier__parallel(ctx, luthier__qdw512_units(L), d->schedule, d->ratios, d->num_ratios, 0,
                                   luthier__qconv_dw512_range, &job);
         else
 #endif
         {
-            job.dw = luthier__qdw_select(ctx->cpu_features);
+            luthier__isa isa;
+            job.dw = luthier__qdw_select(ctx->cpu_features, &isa);
             s = luthier__parallel(ctx, L->m, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_dw_range, &job);
         }
     } else {

@@ -1319,6 +1319,23 @@ LUTHIER__INLINE size_t luthier__op_att_nk(const luthier__op_att_job *j, size_t i
 #undef LUTHIER__OPS_PASS
 #endif
 
+/* The ISA of the pass LUTHIER__OP_PICK runs for these CPU features (every operator with a
+   vector path; the pass runs its tails through the same vector code). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_isa(unsigned features) {
+#if LUTHIER__SIMD_X86
+    if (features & LUTHIER_CPU_AVX512F) return LUTHIER__ISA_AVX512;
+    if (features & LUTHIER_CPU_AVX2_FMA) return LUTHIER__ISA_AVX2;
+#endif
+    (void)features;
+    return luthier__op_base_vw > 1 ? LUTHIER__ISA_PORTABLE : LUTHIER__ISA_SCALAR;
+}
+
+/* luthier__op_transpose: NEON 4 x 4 blocks, else element by element (runs that stay
+   contiguous are memcpy'd either way). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_transpose_isa(void) {
+    return LUTHIER__SIMD_NEON ? LUTHIER__ISA_NEON : LUTHIER__ISA_SCALAR;
+}
+
 /* lanes of the pass LUTHIER__OP_PICK runs */
 LUTHIER__INLINE size_t luthier__op_vw(const luthier_context *ctx) {
 #if LUTHIER__SIMD_X86
@@ -1942,6 +1959,24 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_attention(luthier_con
 #else
 #define LUTHIER__U8_RANGE(name) LUTHIER__U8_RANGE1(name, _base, )
 #endif
+
+/* The ISA of the uint8 operators' range functions for these CPU features: the pass LUTHIER__OP_PICK
+   runs. They are plain C blocks that the compiler vectorizes for the pass's target: Clang and
+   GCC >= 12 do at -O2 (checked on AArch64 with objdump: quantize, dequantize, qadd and the pools
+   are NEON code); an older GCC vectorizes nothing at -O2, so it is reported scalar. */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define LUTHIER__ISA_U8_BASE LUTHIER__ISA_PORTABLE
+#else
+#define LUTHIER__ISA_U8_BASE LUTHIER__ISA_SCALAR
+#endif
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_u8_isa(unsigned features) {
+#if LUTHIER__SIMD_X86
+    if (features & LUTHIER_CPU_AVX512F) return LUTHIER__ISA_AVX512;
+    if (features & LUTHIER_CPU_AVX2_FMA) return LUTHIER__ISA_AVX2;
+#endif
+    (void)features;
+    return LUTHIER__ISA_U8_BASE;
+}
 
 /* element-wise jobs (quantize, dequantize, qadd): units of LUTHIER__OP_GRAIN elements */
 typedef struct luthier__op_qelt_job {
