@@ -70,8 +70,14 @@
    CONFIGURATION (macros; "everywhere" = define identically in every file that includes luthier.h)
        LUTHIER_IMPLEMENTATION  impl file only  compile the implementation here
        LUTHIER_STATIC          everywhere      make every public function static
-       LUTHIER_NO_X86_KERNELS  impl file only  leave the AVX2/AVX-512 kernels out (scalar only)
-       LUTHIER_NO_NEON_KERNELS impl file only  leave the NEON kernels out (scalar only)
+       LUTHIER_NO_X86_KERNELS  impl file only  no hand-written AVX2/AVX-512 code at all: GEMM and
+                               int8 microkernels, the operators' AVX2/AVX-512 passes, Winograd
+                               transforms, depthwise routines
+       LUTHIER_NO_NEON_KERNELS impl file only  the same for NEON (GEMM, int8, depthwise, Winograd,
+                               transposes, gathers, uint8 operators)
+                               Both keep the scalar code and the operators' portable pass
+                               (GCC/Clang 16-byte vectors: SSE2 / NEON). What each step then runs
+                               is in luthier_step_info.isa / luthier_conv2d_info.isa.
        LUTHIER_NO_THREADS      impl file only  no pthreads: parallel regions run in the caller
        LUTHIER_MALLOC, LUTHIER_FREE   impl file only, both or none:
                                void *LUTHIER_MALLOC(size_t bytes) / void LUTHIER_FREE(void *p);
@@ -503,6 +509,10 @@ typedef struct luthier_conv2d_info {
     int64_t out_h, out_w;
     size_t weight_bytes;              /* transformed weights + bias held by the object */
     size_t workspace_bytes;           /* context workspace a run on the creating context needs */
+    const char *isa;                  /* instruction set of the code that runs it on the creating
+                                         context: "avx512", "avx2", "sse2", "neon", ... or "scalar"
+                                         (also when a helper of the algorithm, e.g. the implicit
+                                         GEMM's gather, runs scalar code) */
 } luthier_conv2d_info;
 
 /* out_h, out_w of desc (either pointer may be NULL); checks the shape. */
@@ -590,6 +600,33 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #define LUTHIER__ARM64 0
 #endif
 
+/* Hand-written SIMD, decided here once for every file (see CONFIGURATION):
+   LUTHIER__SIMD_X86   1: AVX2/AVX-512 code (intrinsics under target attributes, so the build
+                       needs no -mavx2; the run-time CPU features pick it): the GEMM microkernels
+                       (luthier_kernels_x86.h), the operators' AVX2/AVX-512 passes, the Winograd
+                       transforms, the depthwise routines, the int8 kernels.
+   LUTHIER__SIMD_NEON  1: the same families in NEON (Armv8.0-A; dotprod and i8mm int8 kernels
+                       behind target attributes and HWCAP checks).
+   0 on other targets, without GCC/Clang (they need target attributes or inline asm), and with
+   LUTHIER_NO_X86_KERNELS / LUTHIER_NO_NEON_KERNELS: then only the scalar code and the
+   operators' portable pass (GCC/Clang 16-byte vectors: SSE2 / NEON) remain. Code tests these
+   macros, never whether a kernel header was included (LUTHIER__KERNELS_*_DONE only guard
+   those headers against a second inclusion). */
+#if LUTHIER__X86 && (defined(__GNUC__) || defined(__clang__)) && !defined(LUTHIER_NO_X86_KERNELS)
+#define LUTHIER__SIMD_X86 1
+#include <immintrin.h>
+#define LUTHIER__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define LUTHIER__TARGET_AVX2 __attribute__((target("avx2,fma")))
+#else
+#define LUTHIER__SIMD_X86 0
+#endif
+#if LUTHIER__ARM64 && (defined(__GNUC__) || defined(__clang__)) && !defined(LUTHIER_NO_NEON_KERNELS)
+#define LUTHIER__SIMD_NEON 1
+#include <arm_neon.h>
+#else
+#define LUTHIER__SIMD_NEON 0
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define LUTHIER__INLINE static inline __attribute__((always_inline))
 #define LUTHIER__NOINLINE __attribute__((noinline))
@@ -607,6 +644,64 @@ extern "C" {
 #endif
 
 /* >>impl-platform */
+
+/* >>impl-isa: the instruction sets a routine may run on, and their names: the one table behind
+   luthier_conv2d_info.isa, luthier_step_info.isa and the plan text (the microkernel registries'
+   isa column uses the same names; tests/test_isa.c checks that). Each selection function
+   (luthier__op_isa, luthier__dw_pick, luthier__wino_isa, luthier__conv_isa, luthier__step_isa,
+   the qconv ones) returns one of these for the CPU features it is given. */
+#define LUTHIER__ISAS(X)                                                                         \
+    X(NONE, "none")     /* no arithmetic runs (a view) */                                        \
+    X(COPY, "copy")     /* data movement through the C library's memcpy */                       \
+    X(SCALAR, "scalar") /* plain C, one element at a time */                                     \
+    X(SSE2, "sse2")     /* x86-64 baseline: the operators' portable pass, SSE transforms */      \
+    X(AVX2, "avx2")                                                                              \
+    X(AVXVNNI, "avxvnni")                                                                        \
+    X(AVX512, "avx512")                                                                          \
+    X(AVX512VNNI, "avx512vnni")                                                                  \
+    X(NEON, "neon")                                                                              \
+    X(NEON_DOT, "neon_dot")   /* SDOT / UDOT (Armv8.2 dotprod) */                                \
+    X(NEON_I8MM, "neon_i8mm") /* USMMLA (Armv8.6 i8mm) */
+typedef enum luthier__isa {
+#define LUTHIER__X(e, name) LUTHIER__ISA_##e,
+    LUTHIER__ISAS(LUTHIER__X)
+#undef LUTHIER__X
+    LUTHIER__ISA_COUNT
+} luthier__isa;
+
+static const char *const luthier__isa_names[] = {
+#define LUTHIER__X(e, name) name,
+    LUTHIER__ISAS(LUTHIER__X)
+#undef LUTHIER__X
+};
+
+LUTHIER__UNUSED LUTHIER_PRIVATE const char *luthier__isa_name(luthier__isa isa) {
+    return (unsigned)isa < (unsigned)LUTHIER__ISA_COUNT ? luthier__isa_names[isa] : "unknown";
+}
+
+/* The entry of a registry's isa string; LUTHIER__ISA_COUNT when it is not in the table. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__isa_of(const char *name) {
+    int i;
+    for (i = 0; i < (int)LUTHIER__ISA_COUNT; i++)
+        if (name && strcmp(name, luthier__isa_names[i]) == 0) return (luthier__isa)i;
+    return LUTHIER__ISA_COUNT;
+}
+
+/* A step made of a main routine and a helper (a gather, a transform): the main routine's ISA,
+   or scalar when the helper is scalar (a hot part left scalar shows). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__isa_with(luthier__isa main, luthier__isa helper) {
+    return helper == LUTHIER__ISA_SCALAR ? LUTHIER__ISA_SCALAR : main;
+}
+
+/* The portable vector code (GCC/Clang 16-byte vectors: the operators' base pass, the
+   indirection gather) compiles to the target's baseline SIMD. */
+#if (defined(__GNUC__) || defined(__clang__)) && LUTHIER__X86
+#define LUTHIER__ISA_PORTABLE LUTHIER__ISA_SSE2
+#elif (defined(__GNUC__) || defined(__clang__)) && LUTHIER__ARM64
+#define LUTHIER__ISA_PORTABLE LUTHIER__ISA_NEON
+#else
+#define LUTHIER__ISA_PORTABLE LUTHIER__ISA_SCALAR
+#endif
 
 /* >>impl-errors: the calling thread's last message (see ERRORS). Every module's failure path
    formats into it through luthier__set_error / luthier__set_error_v, then copies it to its own
@@ -2936,7 +3031,7 @@ LUTHIER_PRIVATE void luthier__wino_weights(const luthier__wino_tables *t, const 
 #define LUTHIER__W1_MIN(v, h) ((v) > (h) ? (h) : (v))
 LUTHIER__WINO_DEFINE(LUTHIER__W1, )
 
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
 #define LUTHIER__W16_T __m512
 #define LUTHIER__W16_W 16
 #define LUTHIER__W16_LD(p) _mm512_loadu_ps(p)
@@ -2977,7 +3072,7 @@ LUTHIER__WINO_DEFINE(LUTHIER__W8, LUTHIER__TARGET_AVX2)
 #define LUTHIER__W4_MIN(v, h) _mm_min_ps((h), (v))
 LUTHIER__WINO_DEFINE(LUTHIER__W4, )
 #define LUTHIER__WINO_HAVE_W4
-#elif defined(LUTHIER__KERNELS_NEON_DONE)
+#elif LUTHIER__SIMD_NEON
 #define LUTHIER__W4_T float32x4_t
 #define LUTHIER__W4_W 4
 #define LUTHIER__W4_LD(p) vld1q_f32(p)
@@ -3001,7 +3096,7 @@ typedef void (*luthier__wino_out_fn)(int, const float *, size_t, float *, size_t
 /* The widest transforms ctx's CPU features allow, and their width (1: scalar only). */
 LUTHIER_PRIVATE int luthier__wino_select(unsigned features, luthier__wino_in_fn *in, luthier__wino_out_fn *out) {
     (void)features;
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
     if (features & LUTHIER_CPU_AVX512F) {
         *in = luthier__wino_in_LUTHIER__W16;
         *out = luthier__wino_out_LUTHIER__W16;
@@ -3022,6 +3117,18 @@ LUTHIER_PRIVATE int luthier__wino_select(unsigned features, luthier__wino_in_fn 
     *out = luthier__wino_out_LUTHIER__W1;
     return 1;
 #endif
+}
+
+/* The ISA of the transforms luthier__wino_select picks. */
+LUTHIER_PRIVATE luthier__isa luthier__wino_isa(unsigned features) {
+    luthier__wino_in_fn in;
+    luthier__wino_out_fn out;
+    switch (luthier__wino_select(features, &in, &out)) {
+    case 16: return LUTHIER__ISA_AVX512;
+    case 8: return LUTHIER__ISA_AVX2;
+    case 4: return LUTHIER__SIMD_NEON ? LUTHIER__ISA_NEON : LUTHIER__ISA_SSE2;
+    default: return LUTHIER__ISA_SCALAR;
+    }
 }
 
 /* >>impl-conv-create: weight transform, blocking, workspace size */
@@ -3058,6 +3165,7 @@ struct luthier_conv2d_layer {
     size_t wino_tiles;            /* batch * tiles per image */
     size_t wino_tb;               /* tiles per block (a multiple of MR) */
     size_t wino_m_off, wino_s_off; /* offsets of M and the scratch in a thread's workspace */
+    unsigned features;            /* the creating context's CPU features (luthier_conv2d_info.isa) */
 };
 
 #define LUTHIER__CONV_WIDE_CIN 16 /* implicit GEMM: wide segments below this many channels */
@@ -3247,6 +3355,7 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     cv->d.algorithm = algo;
     cv->algo = algo;
     cv->kernel = kernel;
+    cv->features = ctx->cpu_features;
     cv->oh = oh;
     cv->ow = ow;
     cv->m = (size_t)d.batch * (size_t)oh * (size_t)ow;
@@ -3281,6 +3390,8 @@ oom:
     return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate the weights or buffers");
 }
 
+LUTHIER_PRIVATE luthier__isa luthier__conv_isa(const luthier_conv2d_layer *cv, unsigned features);
+
 LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *cv, luthier_conv2d_info *out) {
     if (!cv || !out) return LUTHIER_STATUS_INVALID_ARGUMENT;
     out->algorithm = cv->algo;
@@ -3289,6 +3400,7 @@ LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *c
     out->out_w = cv->ow;
     out->weight_bytes = cv->weight_bytes + sizeof *cv;
     out->workspace_bytes = cv->workspace_bytes;
+    out->isa = luthier__isa_name(luthier__conv_isa(cv, cv->features));
     return LUTHIER_STATUS_OK;
 }
 
@@ -3350,6 +3462,28 @@ LUTHIER_PRIVATE void luthier__conv_im2col(const luthier_conv2d_layer *cv, const 
 
 #define LUTHIER__IND_TAPS 64 /* taps with a running pointer; more take the per-pixel path */
 
+/* dst[q] = p + q * st for q < cnt (the interior pixels of an indirection tile). With GCC/Clang
+   and 64-bit pointers, two addresses per 16-byte vector (SSE2 / NEON), computed as integers:
+   no pointer past the stretch is formed. */
+#if (defined(__GNUC__) || defined(__clang__)) && UINTPTR_MAX == UINT64_MAX
+#define LUTHIER__ISA_IND_GATHER LUTHIER__ISA_PORTABLE
+typedef uint64_t luthier__v2u64 __attribute__((vector_size(16)));
+LUTHIER__INLINE void luthier__ind_fill(const float **dst, const float *p, size_t st, size_t cnt) {
+    const uint64_t a = (uint64_t)(uintptr_t)p, b = (uint64_t)st * sizeof(float);
+    luthier__v2u64 v = {a, a + b};
+    const luthier__v2u64 inc = {2 * b, 2 * b};
+    size_t q = 0;
+    for (; q + 2 <= cnt; q += 2, v += inc) memcpy(dst + q, &v, sizeof v);
+    if (q < cnt) dst[q] = p + q * st;
+}
+#else
+#define LUTHIER__ISA_IND_GATHER LUTHIER__ISA_SCALAR
+LUTHIER__INLINE void luthier__ind_fill(const float **dst, const float *p, size_t st, size_t cnt) {
+    size_t q;
+    for (q = 0; q < cnt; q++) dst[q] = p + q * st;
+}
+#endif
+
 /* Indirection pointers of rows [r0, r1) of group g, per MR tile (see >>driver-indirect). The
    slots of a last partial tile repeat its last row. A segment is cin_g channels of one tap, or
    with wide segments (seg_n = kernel_h) one kernel row of kernel_w * cin floats: in place when
@@ -3409,11 +3543,8 @@ LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, c
                     const size_t cnt = luthier__min_sz(mr - i, (size_t)(stop - ox));
                     const int more = (int64_t)cnt < stop - ox; /* (no pointer past the stretch) */
                     for (s = 0; s < ks; s++) {
-                        const float **dst = tile + s * mr + i, *p = cur[s];
-                        const size_t st = inc[s];
-                        size_t q;
-                        for (q = 0; q < cnt; q++) dst[q] = p + q * st;
-                        if (more) cur[s] = p + cnt * st;
+                        luthier__ind_fill(tile + s * mr + i, cur[s], inc[s], cnt);
+                        if (more) cur[s] = cur[s] + cnt * inc[s];
                     }
                     ox += (int64_t)cnt, r += cnt, i += cnt;
                     if (i == mr) i = 0, tile += ks * mr;
@@ -3564,35 +3695,48 @@ typedef void (*luthier__dw_rows_fn)(const luthier__dw_run *runs, size_t nruns, i
                                     float hi, size_t C);
 
 /* Picks the depthwise routines of layer d for the CPU features: the pixel routine and the row
-   kernel (NULL: pixels one by one). Returns the pixel routine's ISA ("avx512", "avx2", "neon",
-   "scalar"), with "_rows" appended when a row kernel runs the layer (e.g. "neon_rows"). */
-LUTHIER_PRIVATE const char *luthier__dw_pick(unsigned features, const luthier_conv2d_desc *d,
-                                             luthier__dw_pixel_fn *pixel, luthier__dw_rows_fn *rows) {
+   kernel (NULL: pixels one by one). Returns their ISA. */
+LUTHIER_PRIVATE luthier__isa luthier__dw_pick(unsigned features, const luthier_conv2d_desc *d,
+                                              luthier__dw_pixel_fn *pixel, luthier__dw_rows_fn *rows) {
     const int dil1 = d->dilation_h == 1 && d->dilation_w == 1;
     *pixel = luthier__dw_pixel_c;
     *rows = NULL;
     (void)features;
     (void)dil1;
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
     if (features & LUTHIER_CPU_AVX512F) {
         *pixel = luthier__dw_pixel_avx512;
         if (d->kernel_h == 3 && d->kernel_w == 3 && dil1) *rows = luthier__dw_rows3x3_avx512;
-        return *rows ? "avx512_rows" : "avx512";
+        return LUTHIER__ISA_AVX512;
     }
     if (features & LUTHIER_CPU_AVX2_FMA) {
         *pixel = luthier__dw_pixel_avx2;
-        return "avx2";
+        return LUTHIER__ISA_AVX2;
     }
 #endif
-#ifdef LUTHIER__KERNELS_NEON_DONE
+#if LUTHIER__SIMD_NEON
     if (features & LUTHIER_CPU_NEON) {
         *pixel = luthier__dw_pixel_neon;
         if (dil1 && d->kernel_h == d->kernel_w && (d->stride_w == 1 || d->stride_w == 2))
             *rows = d->kernel_h == 3 ? luthier__dw_rows3x3_neon : d->kernel_h == 5 ? luthier__dw_rows5x5_neon : NULL;
-        return *rows ? "neon_rows" : "neon";
+        return LUTHIER__ISA_NEON;
     }
 #endif
-    return "scalar";
+    return LUTHIER__ISA_SCALAR;
+}
+
+/* The ISA a layer runs on with these CPU features: the depthwise routines; the GEMM kernel,
+   or scalar when the Winograd transforms or the implicit GEMM's gather are (im2col and the
+   strided 1x1 gather with memcpy). */
+LUTHIER_PRIVATE luthier__isa luthier__conv_isa(const luthier_conv2d_layer *cv, unsigned features) {
+    luthier__dw_pixel_fn pixel;
+    luthier__dw_rows_fn rows;
+    luthier__isa isa;
+    if (cv->algo == LUTHIER_CONV_DEPTHWISE) return luthier__dw_pick(features, &cv->d, &pixel, &rows);
+    isa = luthier__isa_of(luthier__ukernels[cv->kernel].isa);
+    if (cv->wino_m) return luthier__isa_with(isa, luthier__wino_isa(features));
+    if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) return luthier__isa_with(isa, LUTHIER__ISA_IND_GATHER);
+    return isa;
 }
 
 #define LUTHIER__DW_MAX_TAPS 64 /* taps gathered per pixel at once; larger kernels go in rounds */
@@ -3783,7 +3927,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
 LUTHIER_PRIVATE void luthier__transpose_batches(const float *src, float *dst, size_t n, size_t rows, size_t cols) {
     size_t b;
     for (b = 0; b < n; b++, src += rows * cols, dst += rows * cols) {
-#ifdef LUTHIER__KERNELS_NEON_DONE
+#if LUTHIER__SIMD_NEON
         luthier__transpose_neon(src, cols, dst, rows, rows, cols);
 #else
         size_t r, c;

@@ -112,10 +112,10 @@ typedef struct luthier__dw_run {
 #define LUTHIER__DW_RUNS 16 /* runs per call: the weights of a channel chunk are loaded once */
 
 /* The ISA files add their kernels and their LUTHIER__UKERNELS_<ISA>(X) lists. */
-#if LUTHIER__X86 && !defined(LUTHIER_NO_X86_KERNELS) && (defined(__GNUC__) || defined(__clang__))
+#if LUTHIER__SIMD_X86
 #include "luthier_kernels_x86.h"
 #endif
-#if LUTHIER__ARM64 && !defined(LUTHIER_NO_NEON_KERNELS)
+#if LUTHIER__SIMD_NEON
 #include "luthier_kernels_neon.h"
 #endif
 #ifndef LUTHIER__UKERNELS_X86
@@ -303,13 +303,13 @@ LUTHIER_PRIVATE void luthier__pack_b(const luthier__packed_b_layout *l, const fl
 LUTHIER_PRIVATE void luthier__pack_a(const float *a, size_t lda, size_t mb, size_t kb, size_t mr,
                                      float *dst) {
     size_t i0, i, kk;
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
     if (luthier_cpu_features() & LUTHIER_CPU_AVX512F) {
         luthier__pack_a_avx512(a, lda, mb, kb, mr, dst);
         return;
     }
 #endif
-#ifdef LUTHIER__KERNELS_NEON_DONE
+#if LUTHIER__SIMD_NEON
     if (luthier__pack_a_neon(a, lda, mb, kb, mr, dst)) return;
 #endif
     for (i0 = 0; i0 < mb; i0 += mr, dst += kb * mr) {

@@ -353,6 +353,11 @@ typedef struct luthier_step_info {
     double last_seconds;          /* from the last luthier_plan_run with profiling on */
     int int8;                     /* 1: reads or writes uint8 activations (int8 steps, and the
                                      "quantize" / "dequantize" conversions: op IDENTITY, node -1) */
+    const char *isa;              /* instruction set of the code that runs the step on the
+                                     creating context: "avx512", "avx2", "sse2", "avx512vnni",
+                                     "neon", "neon_dot", "neon_i8mm", ...; "scalar" (plain C, or
+                                     a part of the step such as a gather is); "copy" (memcpy
+                                     only: concat, split, gather); "none" (nothing runs) */
 } luthier_step_info;
 
 /* Creates a plan; the graph may be changed or destroyed afterwards. On failure nothing is
@@ -364,7 +369,7 @@ LUTHIER_API luthier_status luthier_plan_get_info(const luthier_plan *p, luthier_
 LUTHIER_API luthier_status luthier_plan_step_info(const luthier_plan *p, int step,
                                                   luthier_step_info *out);
 /* The plan as text, for people: one line per step (op, node name, what was fused, algorithm and
-   kernel, int8) with its input and output values (dtype, layout, shape, where they live), then
+   kernel, instruction set, int8) with its input and output values (dtype, layout, shape, where they live), then
    the memory (arena, weights, workspace). Writes at most size bytes, always 0-terminated when
    size > 0, and returns the length of the whole text (buf may be NULL with size 0). With
    LUTHIER_PLAN_TRACE=1 in the environment, luthier_plan_create prints it after each of its
@@ -1664,6 +1669,7 @@ struct luthier_plan {
     double flops;
     int profiling;
     int running;                     /* atomic: a luthier_plan_run is in progress */
+    unsigned features;               /* the creating context's CPU features (luthier_step_info.isa) */
     int fallbacks;                   /* configurations that did not fit their node (fallback_invalid) */
     char fallback_note[200];         /* ... the first one, and why */
     /* luthier_calibrate: called with every fp32 value of a graph tensor the run computes */
@@ -3349,6 +3355,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, con
     if (!(pl.p = (luthier_plan *)luthier__alloc(sizeof *pl.p))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
     memset(pl.p, 0, sizeof *pl.p);
     pl.p->num_clusters = ctx->pool->num_clusters;
+    pl.p->features = ctx->cpu_features;
     pl.ctx = ctx;
     pl.g = g;
     pl.flags = flags;
@@ -3396,6 +3403,44 @@ LUTHIER_API luthier_status luthier_plan_get_info(const luthier_plan *p, luthier_
     return LUTHIER_STATUS_OK;
 }
 
+/* ---- the ISA of a step (luthier_step_info.isa) ----
+   Steps of a node run its row's run hook; the hooks listed here run something other than one
+   operator pass of luthier_ops.h (luthier__op_isa). Rows added later default to the pass. */
+enum { LUTHIER__RUNS_VIEW, LUTHIER__RUNS_COPY, LUTHIER__RUNS_TRANSPOSE };
+static const struct {
+    luthier__run_fn run;
+    int runs;
+} luthier__run_isas[] = {
+    {luthier__run_view, LUTHIER__RUNS_VIEW},
+    {luthier__run_concat_split, LUTHIER__RUNS_COPY},
+    {luthier__run_gather, LUTHIER__RUNS_COPY},
+    {luthier__run_transpose, LUTHIER__RUNS_TRANSPOSE},
+};
+
+LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, unsigned features); /* luthier_int8.h */
+
+LUTHIER_PRIVATE luthier__isa luthier__step_isa(const luthier_plan *p, const luthier__pstep *st) {
+    const unsigned f = p->features;
+    luthier__run_fn run;
+    size_t i;
+    if (st->kind == LUTHIER__STEP_CONVERT) return luthier__op_transpose_isa();
+    if (st->qconv) return luthier__qconv_isa(st->qconv, f);
+    if (st->kind != LUTHIER__STEP_NODE || st->q) return luthier__op_u8_isa(f); /* (de)quantize, int8 add, pools */
+    if (st->conv) return luthier__conv_isa(st->conv, f);
+    if (st->kernel && st->kernel[0]) { /* dense, matmul */
+        int k;
+        return luthier_kernel_find(st->kernel, &k) == LUTHIER_STATUS_OK ? luthier__isa_of(luthier__ukernels[k].isa)
+                                                                        : LUTHIER__ISA_SCALAR;
+    }
+    run = luthier__ops[st->d.op].run;
+    for (i = 0; i < sizeof luthier__run_isas / sizeof luthier__run_isas[0]; i++)
+        if (luthier__run_isas[i].run == run)
+            return luthier__run_isas[i].runs == LUTHIER__RUNS_VIEW   ? LUTHIER__ISA_NONE
+                   : luthier__run_isas[i].runs == LUTHIER__RUNS_COPY ? LUTHIER__ISA_COPY
+                                                                     : luthier__op_transpose_isa();
+    return luthier__op_isa(f);
+}
+
 /* ---- luthier_plan_describe ---- */
 
 typedef struct luthier__text {
@@ -3437,6 +3482,7 @@ LUTHIER_PRIVATE void luthier__text_step(luthier__text *t, const luthier_plan *p,
     if (st->kind == LUTHIER__STEP_NODE && st->d.op == LUTHIER_OP_CONV2D && (st->conv || st->qconv))
         luthier__text_add(t, " [%s]", luthier_conv_algorithm_name(st->algorithm));
     if (st->kernel && st->kernel[0]) luthier__text_add(t, " [%s]", st->kernel);
+    luthier__text_add(t, " {%s}", luthier__isa_name(luthier__step_isa(p, st)));
     if (st->q) luthier__text_add(t, " int8");
     luthier__text_add(t, "\n        ");
     for (k = 0; k < st->nin; k++) {
@@ -3494,6 +3540,7 @@ LUTHIER_API luthier_status luthier_plan_step_info(const luthier_plan *p, int ste
     memcpy(out->ratios, st->cfg.ratios, sizeof out->ratios);
     out->flops = st->flops;
     out->last_seconds = st->seconds;
+    out->isa = luthier__isa_name(luthier__step_isa(p, st));
     return LUTHIER_STATUS_OK;
 }
 

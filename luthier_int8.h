@@ -455,7 +455,7 @@ LUTHIER__INLINE uint32_t luthier__load_tail_u32(const uint8_t *p, size_t rem) {
    (u8 x s8 -> int32, four products per lane, no saturation). MR x NV accumulators stay in
    registers for all of k. One template, specialised for every row count (switch on m); edge
    columns use k-masks in the output stage. */
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
 
 #define LUTHIER__QUKERNELS_X86(X)                                                                  \
     X(6x64__avx512vnni, "avx512vnni", 6, 64, 4, LUTHIER_KERNEL_HYBRID, 0,                          \
@@ -723,7 +723,7 @@ LUTHIER__TARGET_AVX2 LUTHIER__QINLINE void luthier__qavx2_tile(const luthier_qge
 LUTHIER__DEFINE_Q256(6x16__avxvnni, vnni, LUTHIER__TARGET_QVNNI256, 2, LUTHIER__CASES_6)
 LUTHIER__DEFINE_Q256(4x16__avx2, avx2, LUTHIER__TARGET_AVX2, 2, LUTHIER__CASES_4)
 
-#endif /* LUTHIER__KERNELS_X86_DONE */
+#endif /* LUTHIER__SIMD_X86 */
 #ifndef LUTHIER__QUKERNELS_X86
 #define LUTHIER__QUKERNELS_X86(X)
 #endif
@@ -740,7 +740,7 @@ LUTHIER__DEFINE_Q256(4x16__avx2, avx2, LUTHIER__TARGET_AVX2, 2, LUTHIER__CASES_4
    three of B (12 columns x 4 steps); 24 accumulators; sdot acc.4s, b.16b, a.4b[row % 4].
    4x16 (hybrid): A read in place, 16 steps (4 groups) of a row per q register (one eor per
    row and 16 steps), four B registers per group; 16 accumulators; sdot acc, b, a.4b[group]. */
-#ifdef LUTHIER__KERNELS_NEON_DONE
+#if LUTHIER__SIMD_NEON
 
 #if defined(__ARM_FEATURE_DOTPROD)
 #define LUTHIER__TARGET_QDOT
@@ -1080,7 +1080,7 @@ LUTHIER_PRIVATE void luthier_qgemm_ukernel_8x8__neon_hybrid(const luthier_qgemm_
     LUTHIER__QUKERNELS_NEONDOT(X)                                                                  \
     X(8x8__neon_hybrid, "neon", 8, 8, 1, LUTHIER_KERNEL_HYBRID, 0, LUTHIER_CPU_NEON)
 
-#endif /* LUTHIER__KERNELS_NEON_DONE */
+#endif /* LUTHIER__SIMD_NEON */
 #ifndef LUTHIER__QUKERNELS_NEON
 #define LUTHIER__QUKERNELS_NEON(X)
 #endif
@@ -1625,6 +1625,7 @@ struct luthier_qconv2d_layer {
     size_t m;                     /* output pixels: batch * oh * ow */
     size_t cin_g, cout_g, kdim;   /* per group; kdim = kernel_h * kernel_w * cin_g */
     int kernel;                   /* int8 registry index; -1 for DEPTHWISE */
+    unsigned features;            /* the creating context's CPU features (luthier_conv2d_info.isa) */
     int direct_1x1;               /* 1x1 stride 1: A is the NHWC input itself */
     luthier__qpack_layout bl;     /* one group's packed weights (kdim x cout_g), (kh, kw, ci) */
     size_t group_bytes;           /* one group's panels, then its compensation (int32) */
@@ -1789,7 +1790,7 @@ LUTHIER_PRIVATE int luthier__qconv_copy_params(luthier_qconv2d_layer *L, const l
     return 1;
 }
 
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
 /* Lanes per array of interleaved rows ([g][phase][k]) for units of npx output pixels and wc
    channels: j = npx + (kernel_w - 1) * dilation_w / stride_w pixels of each column phase, wl
    lanes each, 4 lanes of slack (a last partial block reads them). */
@@ -1983,7 +1984,7 @@ LUTHIER_PRIVATE int luthier__qconv_pack_dw(const luthier_context *ctx, luthier_q
     }
     L->weight_bytes += pairs * cp * 2 * sizeof(int16_t) + cp * sizeof(int32_t) + C;
     L->thread_ws = luthier__align_up(LUTHIER__QDW_CHUNK * pairs * 2 * sizeof(const uint8_t *) + taps * sizeof(ptrdiff_t));
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
     if (!luthier__qconv_pack_dw512(ctx, L, w)) return 0;
 #else
     (void)ctx;
@@ -2077,6 +2078,7 @@ LUTHIER_API luthier_status luthier_qconv2d_create(luthier_context *ctx, const lu
     }
     L->qd = q;
     L->kernel = kernel;
+    L->features = ctx->cpu_features;
     L->oh = oh;
     L->ow = ow;
     L->m = (size_t)d.batch * (size_t)oh * (size_t)ow;
@@ -2102,6 +2104,8 @@ oom:
     return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "qconv2d: cannot allocate the weights or parameters");
 }
 
+LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, unsigned features);
+
 LUTHIER_API luthier_status luthier_qconv2d_get_info(const luthier_qconv2d_layer *L, luthier_conv2d_info *out) {
     if (!L || !out) return LUTHIER_STATUS_INVALID_ARGUMENT;
     out->algorithm = L->cd.algorithm;
@@ -2110,6 +2114,7 @@ LUTHIER_API luthier_status luthier_qconv2d_get_info(const luthier_qconv2d_layer 
     out->out_w = L->ow;
     out->weight_bytes = L->weight_bytes + sizeof *L;
     out->workspace_bytes = L->workspace_bytes;
+    out->isa = luthier__isa_name(luthier__qconv_isa(L, L->features));
     return LUTHIER_STATUS_OK;
 }
 
@@ -2163,7 +2168,7 @@ LUTHIER__INLINE void luthier__qdw_load8(uint8_t *dst, const uint8_t *row, size_t
     if (c < n) memcpy(dst, row + c, luthier__min_sz(8, n - c));
 }
 
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
 #define LUTHIER__TARGET_QDW512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
 
 /* AVX-512 VNNI: the row kernel. A unit is one output row (image n, row oy; two rows oy, oy + 1
@@ -2619,9 +2624,9 @@ LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE void luthier__qdw_avx2(const luthier_qconv2
         }
     }
 }
-#endif /* LUTHIER__KERNELS_X86_DONE */
+#endif /* LUTHIER__SIMD_X86 */
 
-#ifdef LUTHIER__KERNELS_NEON_DONE
+#if LUTHIER__SIMD_NEON
 /* NEON: 8 channels per step, the weight pairs deinterleaved by vld2q, smlal / smlal2; the NEON
    GEMM output stage (its per-column parameters set up once per block). */
 LUTHIER_PRIVATE void luthier__qdw_neon(const luthier_qconv2d_layer *L, const luthier_qgemm_ukernel_args *p,
@@ -2667,18 +2672,41 @@ LUTHIER_PRIVATE void luthier__qdw_neon(const luthier_qconv2d_layer *L, const lut
         }
     }
 }
-#endif /* LUTHIER__KERNELS_NEON_DONE */
+#endif /* LUTHIER__SIMD_NEON */
 
-/* The depthwise pixel routine for a context's CPU features. */
-LUTHIER_PRIVATE luthier__qdw_fn luthier__qdw_select(unsigned features) {
-#ifdef LUTHIER__KERNELS_X86_DONE
-    if (features & LUTHIER_CPU_AVX2_FMA) return luthier__qdw_avx2; /* AVX-512 VNNI: the row kernel */
+/* The depthwise pixel routine for a context's CPU features, and its ISA. */
+LUTHIER_PRIVATE luthier__qdw_fn luthier__qdw_select(unsigned features, luthier__isa *isa) {
+#if LUTHIER__SIMD_X86
+    if (features & LUTHIER_CPU_AVX2_FMA) { /* AVX-512 VNNI: the row kernel (luthier__qdw_rows) */
+        *isa = LUTHIER__ISA_AVX2;
+        return luthier__qdw_avx2;
+    }
 #endif
-#ifdef LUTHIER__KERNELS_NEON_DONE
-    if (features & LUTHIER_CPU_NEON) return luthier__qdw_neon;
+#if LUTHIER__SIMD_NEON
+    if (features & LUTHIER_CPU_NEON) {
+        *isa = LUTHIER__ISA_NEON;
+        return luthier__qdw_neon;
+    }
 #endif
     (void)features;
+    *isa = LUTHIER__ISA_SCALAR;
     return luthier__qdw_scalar;
+}
+
+/* Whether depthwise layer L runs the AVX-512 VNNI row kernel with these features. */
+LUTHIER_PRIVATE int luthier__qdw_rows(const luthier_qconv2d_layer *L, unsigned features) {
+    const unsigned f512 = LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX512VNNI;
+    (void)L;
+    return LUTHIER__SIMD_X86 && L->dw_tab && (features & f512) == f512;
+}
+
+/* The ISA layer L runs on with these features: the int8 kernel's, or the depthwise routine's. */
+LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, unsigned features) {
+    luthier__isa isa;
+    if (L->cd.algorithm != LUTHIER_CONV_DEPTHWISE) return luthier__isa_of(luthier__qkernels[L->kernel].isa);
+    if (luthier__qdw_rows(L, features)) return LUTHIER__ISA_AVX512VNNI;
+    (void)luthier__qdw_select(features, &isa);
+    return isa;
 }
 
 /* >>impl-qconv-run =============================================================================== */
@@ -2845,7 +2873,7 @@ LUTHIER_PRIVATE void luthier__qconv_dw_range(void *arg, size_t begin, size_t end
     }
 }
 
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
 /* Units = output rows x segments x slices (luthier__qdw512_unit). */
 LUTHIER__TARGET_QDW512 LUTHIER_PRIVATE void luthier__qconv_dw512_range(void *arg, size_t begin, size_t end, int thread,
                                                                       int cluster) {
@@ -2925,15 +2953,15 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
     job.ws = ws + off;
     job.ws_stride = L->thread_ws;
     if (d->algorithm == LUTHIER_CONV_DEPTHWISE) {
-#ifdef LUTHIER__KERNELS_X86_DONE
-        const unsigned f512 = LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX512VNNI;
-        if (L->dw_tab && (ctx->cpu_features & f512) == f512)
+#if LUTHIER__SIMD_X86
+        if (luthier__qdw_rows(L, ctx->cpu_features))
             s = luthier__parallel(ctx, luthier__qdw512_units(L), d->schedule, d->ratios, d->num_ratios, 0,
                                   luthier__qconv_dw512_range, &job);
         else
 #endif
         {
-            job.dw = luthier__qdw_select(ctx->cpu_features);
+            luthier__isa isa;
+            job.dw = luthier__qdw_select(ctx->cpu_features, &isa);
             s = luthier__parallel(ctx, L->m, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_dw_range, &job);
         }
     } else {

@@ -46,10 +46,8 @@
 #ifndef LUTHIER__GEMM_IMPL_DONE
 #error "luthier_kernels_neon.h is part of luthier: include luthier.h instead"
 #endif
-#if defined(__aarch64__) && !defined(LUTHIER__KERNELS_NEON_DONE) /* a no-op elsewhere */
-#define LUTHIER__KERNELS_NEON_DONE
-
-#include <arm_neon.h>
+#if LUTHIER__SIMD_NEON && !defined(LUTHIER__KERNELS_NEON_DONE) /* a no-op elsewhere (see LUTHIER__SIMD_NEON) */
+#define LUTHIER__KERNELS_NEON_DONE /* include guard only: code tests LUTHIER__SIMD_NEON */
 
 /* >>list: X(short name, isa, MR, NR, K unroll, kind, required features), best first. */
 #define LUTHIER__UKERNELS_NEON(X)                                                                  \

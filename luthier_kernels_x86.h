@@ -18,11 +18,8 @@
 #ifndef LUTHIER__GEMM_IMPL_DONE
 #error "luthier_kernels_x86.h is part of luthier: include luthier.h instead"
 #endif
-#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(LUTHIER__KERNELS_X86_DONE) /* a no-op on other targets and compilers */
-#define LUTHIER__KERNELS_X86_DONE
-
-#include <immintrin.h>
+#if LUTHIER__SIMD_X86 && !defined(LUTHIER__KERNELS_X86_DONE) /* a no-op elsewhere (see LUTHIER__SIMD_X86) */
+#define LUTHIER__KERNELS_X86_DONE /* include guard only: code tests LUTHIER__SIMD_X86 */
 
 /* >>list: X(short name, isa, MR, NR, K unroll, kind, required features), best first. */
 #define LUTHIER__UKERNELS_X86(X)                                                             \
@@ -41,8 +38,7 @@
 /* k steps ahead at which the few-row (memory-bound) kernels prefetch packed B */
 #define LUTHIER__B_PREFETCH 24
 
-#define LUTHIER__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
-#define LUTHIER__TARGET_AVX2 __attribute__((target("avx2,fma")))
+/* LUTHIER__TARGET_AVX512 / LUTHIER__TARGET_AVX2: luthier.h (>>impl-config) */
 
 #if defined(__clang__)
 #define LUTHIER__UNROLL_K _Pragma("unroll 4")

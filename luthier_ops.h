@@ -1130,7 +1130,7 @@ LUTHIER__INLINE void luthier__op_part_unit(const luthier__op_part *p, size_t u, 
 #define LUTHIER__VN(name) LUTHIER__VN2_(name, LUTHIER__VSFX)
 #define LUTHIER__VN2_(name, sfx) LUTHIER__VN3_(name, sfx)
 #define LUTHIER__VN3_(name, sfx) name##sfx
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
 #define LUTHIER__OP_PICK(ctx, name)                                                              \
     (((ctx)->cpu_features & LUTHIER_CPU_AVX512F)    ? name##_avx512                              \
      : ((ctx)->cpu_features & LUTHIER_CPU_AVX2_FMA) ? name##_avx2                                \
@@ -1310,7 +1310,7 @@ LUTHIER__INLINE size_t luthier__op_att_nk(const luthier__op_att_job *j, size_t i
 #define LUTHIER__OPS_PASS 1
 #include "luthier_ops.h"
 #undef LUTHIER__OPS_PASS
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
 #define LUTHIER__OPS_PASS 2
 #include "luthier_ops.h"
 #undef LUTHIER__OPS_PASS
@@ -1319,9 +1319,26 @@ LUTHIER__INLINE size_t luthier__op_att_nk(const luthier__op_att_job *j, size_t i
 #undef LUTHIER__OPS_PASS
 #endif
 
+/* The ISA of the pass LUTHIER__OP_PICK runs for these CPU features (every operator with a
+   vector path; the pass runs its tails through the same vector code). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_isa(unsigned features) {
+#if LUTHIER__SIMD_X86
+    if (features & LUTHIER_CPU_AVX512F) return LUTHIER__ISA_AVX512;
+    if (features & LUTHIER_CPU_AVX2_FMA) return LUTHIER__ISA_AVX2;
+#endif
+    (void)features;
+    return luthier__op_base_vw > 1 ? LUTHIER__ISA_PORTABLE : LUTHIER__ISA_SCALAR;
+}
+
+/* luthier__op_transpose: NEON 4 x 4 blocks, else element by element (runs that stay
+   contiguous are memcpy'd either way). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_transpose_isa(void) {
+    return LUTHIER__SIMD_NEON ? LUTHIER__ISA_NEON : LUTHIER__ISA_SCALAR;
+}
+
 /* lanes of the pass LUTHIER__OP_PICK runs */
 LUTHIER__INLINE size_t luthier__op_vw(const luthier_context *ctx) {
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
     if (ctx->cpu_features & LUTHIER_CPU_AVX512F) return 16;
     if (ctx->cpu_features & LUTHIER_CPU_AVX2_FMA) return 8;
 #endif
@@ -1616,7 +1633,7 @@ LUTHIER_PRIVATE void luthier__op_transpose_tiles(void *arg, size_t ub, size_t ue
         }
         for (b0 = 0; b0 < B; b0 += LUTHIER__OP_TILE) {
             const size_t b1 = luthier__min_sz(B, b0 + LUTHIER__OP_TILE);
-#ifdef LUTHIER__KERNELS_NEON_DONE /* 4 x 4 blocks in registers */
+#if LUTHIER__SIMD_NEON /* 4 x 4 blocks in registers */
             luthier__transpose_neon(j->x + xo + a0 + b0 * xsb, xsb, j->y + yo + a0 * ysa + b0, ysa, b1 - b0, a1 - a0);
 #else
             size_t a, b;
@@ -2052,7 +2069,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_attention(luthier_con
         (void)cl;                                                                                \
         name##_body(arg, b, e);                                                                  \
     }
-#ifdef LUTHIER__KERNELS_X86_DONE
+#if LUTHIER__SIMD_X86
 #define LUTHIER__U8_RANGE(name)                                                                  \
     LUTHIER__U8_RANGE1(name, _base, )                                                            \
     LUTHIER__U8_RANGE1(name, _avx2, LUTHIER__TARGET_AVX2)                                        \
@@ -2060,6 +2077,24 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_attention(luthier_con
 #else
 #define LUTHIER__U8_RANGE(name) LUTHIER__U8_RANGE1(name, _base, )
 #endif
+
+/* The ISA of the uint8 operators' range functions for these CPU features: the pass LUTHIER__OP_PICK
+   runs. They are plain C blocks that the compiler vectorizes for the pass's target: Clang and
+   GCC >= 12 do at -O2 (checked on AArch64 with objdump: quantize, dequantize, qadd and the pools
+   are NEON code); an older GCC vectorizes nothing at -O2, so it is reported scalar. */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define LUTHIER__ISA_U8_BASE LUTHIER__ISA_PORTABLE
+#else
+#define LUTHIER__ISA_U8_BASE LUTHIER__ISA_SCALAR
+#endif
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_u8_isa(unsigned features) {
+#if LUTHIER__SIMD_X86
+    if (features & LUTHIER_CPU_AVX512F) return LUTHIER__ISA_AVX512;
+    if (features & LUTHIER_CPU_AVX2_FMA) return LUTHIER__ISA_AVX2;
+#endif
+    (void)features;
+    return LUTHIER__ISA_U8_BASE;
+}
 
 /* element-wise jobs (quantize, dequantize, qadd): units of LUTHIER__OP_GRAIN elements */
 typedef struct luthier__op_qelt_job {

@@ -403,7 +403,7 @@ LUTHIER_PRIVATE void luthier__evict(luthier__tmeas *m, const void *p, size_t byt
     (void)m;
     for (i = 0; i < bytes; i += 64) __builtin_ia32_clflush(c + i);
     __builtin_ia32_mfence();
-#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#elif LUTHIER__ARM64 && (defined(__GNUC__) || defined(__clang__))
     (void)m;
     for (i = 0; i < bytes; i += 64) __asm__ __volatile__("dc civac, %0" : : "r"(c + i) : "memory");
     __asm__ __volatile__("dsb ish" : : : "memory");

@@ -106,7 +106,7 @@ static void test_conv_depthwise_nan(void) {
             d.dilation_h = d.dilation_w = 1;
             d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = P;
             d.activation = a ? LUTHIER_ACTIVATION_RELU6 : LUTHIER_ACTIVATION_NONE;
-            impl = luthier__dw_pick(ctx->cpu_features, &d, &px, &rows);
+            impl = luthier__isa_name(luthier__dw_pick(ctx->cpu_features, &d, &px, &rows));
             test_fill(in, (size_t)(H * W * C));
             test_fill(w, (size_t)(C * K * K));
             for (ch = 0; ch < C; ch++) {
@@ -159,18 +159,21 @@ static void test_conv_depthwise_pick(void) {
         luthier_conv2d_desc d;
         luthier__dw_pixel_fn px;
         luthier__dw_rows_fn rows;
-        const char *impl, *want = NULL;
+        const char *want = NULL;
+        char impl[32];
+        luthier__isa isa;
         memset(&d, 0, sizeof d);
         d.kernel_h = dw_families[f][0];
         d.kernel_w = dw_families[f][1];
         d.stride_h = d.stride_w = dw_families[f][2];
         d.dilation_h = d.dilation_w = dw_families[f][3];
-        impl = luthier__dw_pick(feat, &d, &px, &rows);
-        CHECK(px != NULL && (rows != NULL) == (strstr(impl, "_rows") != NULL), "%s: routines", impl);
-#if defined(__aarch64__) && !defined(LUTHIER_NO_NEON_KERNELS)
+        isa = luthier__dw_pick(feat, &d, &px, &rows);
+        snprintf(impl, sizeof impl, "%s%s", luthier__isa_name(isa), rows ? "_rows" : "");
+        CHECK(px != NULL, "%s: no pixel routine", impl);
+#if LUTHIER__SIMD_NEON
         want = f < 4 ? "neon_rows" : "neon";
         CHECK(px == luthier__dw_pixel_neon, "NEON pixel routine");
-#elif defined(LUTHIER__KERNELS_X86_DONE)
+#elif LUTHIER__SIMD_X86
         if (feat & LUTHIER_CPU_AVX512F) want = f == 0 || f == 1 || f == 4 ? "avx512_rows" : "avx512";
         else if (feat & LUTHIER_CPU_AVX2_FMA) want = "avx2";
 #endif
@@ -213,7 +216,7 @@ static void test_conv_layout_transpose(void) {
             free(t);
             free(back);
         }
-#ifdef LUTHIER__KERNELS_NEON_DONE
+#if LUTHIER__SIMD_NEON
     {
         enum { XS = 41, YS = 37, NB = 30, NA = 35 };
         static float x[NB * XS], y[NA * YS];

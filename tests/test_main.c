@@ -36,6 +36,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_qops.c"
 #include "test_qplan.c"
 #include "test_sharing.c"
+#include "test_isa.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -120,6 +121,7 @@ int main(int argc, char **argv) {
     RUN(test_qops_adaptive_avgpool);
     RUN(test_qops_bad_arguments);
     run_qplan_tests();
+    run_isa_tests();
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else
