@@ -3406,7 +3406,7 @@ LUTHIER_API luthier_status luthier_plan_get_info(const luthier_plan *p, luthier_
 /* ---- the ISA of a step (luthier_step_info.isa) ----
    Steps of a node run its row's run hook; the hooks listed here run something other than one
    operator pass of luthier_ops.h (luthier__op_isa). Rows added later default to the pass. */
-enum { LUTHIER__RUNS_VIEW, LUTHIER__RUNS_COPY, LUTHIER__RUNS_TRANSPOSE };
+enum { LUTHIER__RUNS_VIEW, LUTHIER__RUNS_COPY, LUTHIER__RUNS_TRANSPOSE, LUTHIER__RUNS_SCALAR };
 static const struct {
     luthier__run_fn run;
     int runs;
@@ -3415,6 +3415,7 @@ static const struct {
     {luthier__run_concat_split, LUTHIER__RUNS_COPY},
     {luthier__run_gather, LUTHIER__RUNS_COPY},
     {luthier__run_transpose, LUTHIER__RUNS_TRANSPOSE},
+    {luthier__run_reduce, LUTHIER__RUNS_SCALAR}, /* plain C (odometer over the reduced axes) */
 };
 
 LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, unsigned features); /* luthier_int8.h */
@@ -3437,6 +3438,7 @@ LUTHIER_PRIVATE luthier__isa luthier__step_isa(const luthier_plan *p, const luth
         if (luthier__run_isas[i].run == run)
             return luthier__run_isas[i].runs == LUTHIER__RUNS_VIEW   ? LUTHIER__ISA_NONE
                    : luthier__run_isas[i].runs == LUTHIER__RUNS_COPY ? LUTHIER__ISA_COPY
+                   : luthier__run_isas[i].runs == LUTHIER__RUNS_SCALAR ? LUTHIER__ISA_SCALAR
                                                                      : luthier__op_transpose_isa();
     return luthier__op_isa(f);
 }
