@@ -210,8 +210,9 @@ typedef struct luthier_space_to_depth_attrs {
 } luthier_space_to_depth_attrs;
 
 /* PAD. Output index o of an axis reads input index o - begin[axis]; outside [0, len):
-   CONSTANT the value, REFLECT mirrored about the edge element (pads <= len - 1), EDGE the edge
-   element, WRAP from the other end (periodic). A negative pad removes elements (the output is
+   CONSTANT the value, REFLECT mirrored about the edge element (again at the other edge when a
+   pad is longer than the axis, as numpy.pad), EDGE the edge element, WRAP from the other end
+   (periodic). A negative pad removes elements (the output is
    the padded input cropped, the same in every mode). */
 typedef enum luthier_pad_mode {
     LUTHIER_PAD_CONSTANT = 0, LUTHIER_PAD_REFLECT, LUTHIER_PAD_EDGE, LUTHIER_PAD_WRAP, LUTHIER_PAD_MODE_COUNT
@@ -1460,6 +1461,12 @@ LUTHIER_PRIVATE luthier_status luthier__infer_resize(const luthier__infer_args *
             LUTHIER__NFAIL("axis %d (%lld -> %lld, scale %g): only the last two axes are resized, the others must keep "
                            "their size with scale 1", i, (long long)in, (long long)out,
                            use_sizes ? (double)out / (double)in : (double)a->scales[i]);
+        /* tf_half_pixel_for_nn moves even an axis of scale 1 by half an element */
+        if (i < first && in > 1 && a->coord == LUTHIER_RESIZE_TF_HALF_PIXEL_FOR_NN &&
+            !(a->mode == LUTHIER_RESIZE_NEAREST &&
+              (a->nearest_mode == LUTHIER_RESIZE_ROUND_PREFER_FLOOR || a->nearest_mode == LUTHIER_RESIZE_FLOOR)))
+            LUTHIER__NFAIL("tf_half_pixel_for_nn shifts axis %d (of %lld, scale 1) by half an element: supported with "
+                           "nearest rounding down only", i, (long long)in);
         r->shape[0][i] = out;
     }
     r->flops = (double)luthier__numel(x->rank, r->shape[0], &ok) * taps[a->mode];
@@ -1499,7 +1506,6 @@ LUTHIER_PRIVATE luthier_status luthier__infer_depth_space(const luthier__infer_a
 LUTHIER_PRIVATE luthier_status luthier__infer_pad(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
     const luthier_pad_attrs *a = &d->attr.pad;
-    static const char *const names[4] = {"constant", "reflect", "edge", "wrap"};
     const int64_t lim = (int64_t)1 << 40;
     if ((unsigned)a->mode >= (unsigned)LUTHIER_PAD_MODE_COUNT) LUTHIER__NFAIL("unknown mode %d", a->mode);
     for (i = x->rank; i < LUTHIER_MAX_RANK; i++)
@@ -1511,9 +1517,6 @@ LUTHIER_PRIVATE luthier_status luthier__infer_pad(const luthier__infer_args *arg
         if (in + b + e < 1)
             LUTHIER__NFAIL("axis %d: pads %lld, %lld leave %lld of its %lld elements", i, (long long)b, (long long)e,
                            (long long)(in + b + e), (long long)in);
-        if (a->mode == LUTHIER_PAD_REFLECT && (b > in - 1 || e > in - 1))
-            LUTHIER__NFAIL("axis %d: %s pads %lld, %lld must be at most its length - 1 (%lld)", i, names[a->mode],
-                           (long long)b, (long long)e, (long long)(in - 1));
         r->shape[0][i] = in + b + e;
     }
     luthier__numel(x->rank, r->shape[0], &ok);

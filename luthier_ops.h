@@ -2042,7 +2042,10 @@ LUTHIER__INLINE ptrdiff_t luthier__op_pad_src(ptrdiff_t i, size_t len, int mode)
     const ptrdiff_t n = (ptrdiff_t)len;
     if (i >= 0 && i < n) return i;
     switch (mode) {
-    case 1: return i < 0 ? -i : 2 * (n - 1) - i;   /* reflect (the plan bounds the pads by len - 1) */
+    case 1: {                                      /* reflect, repeatedly (numpy.pad) */
+        const ptrdiff_t p = 2 * (n - 1), m = p ? (i % p + p) % p : 0;
+        return m < n ? m : p - m;
+    }
     case 2: return i < 0 ? 0 : n - 1;              /* edge */
     case 3: return (i % n + n) % n;                /* wrap */
     default: return -1;                            /* constant */
@@ -2090,7 +2093,7 @@ LUTHIER_PRIVATE void luthier__op_pad_range(void *arg, size_t ub, size_t ue, int 
 
 /* y = x padded: axis d of in[d] elements becomes out[d] = in[d] + begin[d] + end[d] (pads may
    be negative); mode 0 constant (value), 1 reflect, 2 edge, 3 wrap (luthier_pad_mode). Rank 1..6,
-   shapes checked by the plan (reflect pads <= len - 1). Not in place. */
+   shapes checked by the plan. Not in place. */
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_pad(luthier_context *ctx, const luthier__op_cfg *cfg,
                                                                const float *x, float *y, int rank, const int64_t *in,
                                                                const int64_t *out, const int64_t *begin, int mode,
