@@ -46,7 +46,12 @@
        Clip (attributes or constant inputs; [0, inf) -> relu), LeakyRelu (max(x, alpha x))
        MaxPool AveragePool (2-D: kernel_shape, strides, pads, auto_pad, dilations, ceil_mode,
        count_include_pad), GlobalAveragePool, GlobalMaxPool, BatchNormalization (inference),
-       Pad (constant mode, constant pads: concat with constant blocks),
+       Pad (constant, reflect, edge, wrap; constant pads, negative ones crop; axes) -> pad
+       Resize (11..17: nearest with every nearest_mode, linear, cubic with cubic_coeff_a and
+       exclude_outside; every coordinate_transformation_mode but tf_crop_and_resize; constant
+       scales or sizes, axes, keep_aspect_ratio_policy stretch, no antialias), Resize 10 and
+       Upsample 7..9 (asymmetric) -> resize: the last two axes only (N and C keep their size)
+       DepthToSpace (DCR, CRD), SpaceToDepth -> depth_to_space, space_to_depth
        LayerNormalization (opset 17), Add Sub Mul Div Pow Max Min Sum (numpy broadcasting)
        ReduceMean / ReduceSum (any constant axes, keepdims: transpose + reshape + dense of ones)
        Concat Split Slice (constant starts/ends/axes/steps -> gather) Flatten Reshape Transpose
@@ -2934,7 +2939,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__resize_amounts(luthier_onnx__ctx *
     } else {
         LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, ks, "scales", &sc));
         if (sc && sc->n) ns = (int)sc->n, sp = sc->f;
-        if (!upsample && n->nin > ks + 1 && *n->in[ks + 1]) LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, ks + 1, "sizes", &sz));
+        if (ks == 2 && n->nin > 3 && *n->in[3]) LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 3, "sizes", &sz)); /* opset >= 11 */
         if (sz && !sz->n) sz = NULL;
     }
     if (sp && sz) LUTHIER_ONNX__BAD("scales and sizes are both given (one of them must be empty)");
