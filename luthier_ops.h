@@ -1062,10 +1062,33 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rs_nearest_row)(const l
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rs_interp_row)(const luthier__op_rs_plan *rp, const float *xi,
                                                                      size_t oy, float *yr, size_t inner) {
     const int T = rp->taps;
-    const size_t *hi = rp->hidx + oy * (size_t)T;
-    const float *hw = rp->hwt + oy * (size_t)T;
+    const size_t *hi = rp->hidx + oy * (size_t)T, *const widx = rp->widx, ow = rp->ow, w = rp->w;
+    const float *hw = rp->hwt + oy * (size_t)T, *const wwt = rp->wwt;
     size_t ox, c;
     int ty, tx;
+    if (inner == 1) { /* NCHW: the taps' input rows, one output at a time */
+        const float *rows[4];
+        float hv[4];
+        for (ty = 0; ty < T; ty++) rows[ty] = xi + hi[ty] * w, hv[ty] = hw[ty];
+        if (T == 4) /* cubic: a sum per row, in a tree (a chain of 16 multiply-adds was latency bound) */
+            for (ox = 0; ox < ow; ox++) {
+                const size_t *wi = widx + ox * 4;
+                const float *ww = wwt + ox * 4;
+                float s[4];
+                for (ty = 0; ty < 4; ty++)
+                    s[ty] = (rows[ty][wi[0]] * ww[0] + rows[ty][wi[1]] * ww[1]) + (rows[ty][wi[2]] * ww[2] + rows[ty][wi[3]] * ww[3]);
+                yr[ox] = (s[0] * hv[0] + s[1] * hv[1]) + (s[2] * hv[2] + s[3] * hv[3]);
+            }
+        for (ox = 0; ox < ow && T != 4; ox++) {
+            const size_t *wi = widx + ox * (size_t)T;
+            const float *ww = wwt + ox * (size_t)T;
+            float acc = 0.0f;
+            for (ty = 0; ty < T; ty++)
+                for (tx = 0; tx < T; tx++) acc = acc + rows[ty][wi[tx]] * (hv[ty] * ww[tx]);
+            yr[ox] = acc;
+        }
+        return;
+    }
     for (ox = 0; ox < rp->ow; ox++) {
         const size_t *wi = rp->widx + ox * (size_t)T;
         const float *ww = rp->wwt + ox * (size_t)T;
