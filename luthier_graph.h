@@ -85,7 +85,18 @@ typedef enum luthier_dtype {
                 keys j <= i + Skv - Sq (the queries are the last positions, as with a KV cache).
    IDENTITY     copies (dropout at inference).
    REDUCE       x -> the kind's reduction over axes (luthier_reduce_attrs; no axes = all of them),
-                keepdims keeps them as 1s. */
+                keepdims keeps them as 1s.
+   RESIZE       x of any rank: nearest, linear or cubic interpolation (ONNX Resize 11..19,
+                Upsample) on the last two axes (the last one for rank 1); every other axis keeps
+                its size (scale 1, or size 1). Typed attributes luthier_resize_attrs: mode,
+                coordinate transformation, nearest rounding, cubic_coeff_a, exclude_outside,
+                and either the output sizes or the scales (output = floor(input * scale)).
+   DEPTH_TO_SPACE  [N,C,H,W] -> [N,C/b^2,H*b,W*b], blocksize b; mode DCR (depth-column-row,
+                the default) or CRD (luthier_depth_to_space_attrs).
+   SPACE_TO_DEPTH  [N,C,H,W] -> [N,C*b^2,H/b,W/b], the inverse of DCR (luthier_space_to_depth_attrs).
+   PAD          x of any rank padded (or cropped, where a pad is negative) per axis: constant
+                value, reflect (mirror without the edge), edge (repeat the edge) or wrap
+                (luthier_pad_attrs). */
 #define LUTHIER_OP_LIST(X)                          \
     X(CONV2D, "conv2d", 2, 3)                       \
     X(DENSE, "dense", 2, 3)                         \
@@ -122,7 +133,11 @@ typedef enum luthier_dtype {
     X(GATHER, "gather", 2, 2)                       \
     X(ATTENTION, "attention", 3, 3)                 \
     X(IDENTITY, "identity", 1, 1)                   \
-    X(REDUCE, "reduce", 1, 1)
+    X(REDUCE, "reduce", 1, 1)                       \
+    X(RESIZE, "resize", 1, 1)                       \
+    X(DEPTH_TO_SPACE, "depth_to_space", 1, 1)       \
+    X(SPACE_TO_DEPTH, "space_to_depth", 1, 1)       \
+    X(PAD, "pad", 1, 1)
 
 typedef enum luthier_op {
 #define LUTHIER__X(e, name, lo, hi) LUTHIER_OP_##e,
@@ -176,6 +191,72 @@ typedef struct luthier_reduce_attrs {
     int axes[LUTHIER_MAX_RANK];  /* distinct; negative counts from the end */
 } luthier_reduce_attrs;
 
+/* RESIZE. Output axis i is sizes[i] when sizes[0] != 0, else floor(shape[i] * scales[i]); the
+   coordinates map with scales[i] when scales are given, else with sizes[i] / shape[i] (ONNX).
+   Input coordinate of output index o on an axis of length `in` resized to `out` with scale s,
+   L = in * s (real; = out when sizes are given):
+     HALF_PIXEL (default)  (o + 0.5) / s - 0.5
+     PYTORCH_HALF_PIXEL    L > 1 ? (o + 0.5) / s - 0.5 : 0
+     ALIGN_CORNERS         L > 1 ? o * (in - 1) / (L - 1) : 0
+     ASYMMETRIC            o / s
+     HALF_PIXEL_SYMMETRIC  in / 2 * (1 - out / L) + (o + 0.5) / s - 0.5
+     TF_HALF_PIXEL_FOR_NN  (o + 0.5) / s (opset 11)
+   NEAREST takes the input at that coordinate rounded by nearest_mode (clamped into the axis);
+   LINEAR and CUBIC interpolate (cubic: Keys with coefficient cubic_coeff_a, exclude_outside = 1
+   drops the taps outside the axis and renormalizes) with edge values outside. */
+typedef enum luthier_resize_mode {
+    LUTHIER_RESIZE_NEAREST = 0, LUTHIER_RESIZE_LINEAR, LUTHIER_RESIZE_CUBIC, LUTHIER_RESIZE_MODE_COUNT
+} luthier_resize_mode;
+typedef enum luthier_resize_coord {
+    LUTHIER_RESIZE_HALF_PIXEL = 0, LUTHIER_RESIZE_PYTORCH_HALF_PIXEL, LUTHIER_RESIZE_ALIGN_CORNERS,
+    LUTHIER_RESIZE_ASYMMETRIC, LUTHIER_RESIZE_HALF_PIXEL_SYMMETRIC, LUTHIER_RESIZE_TF_HALF_PIXEL_FOR_NN,
+    LUTHIER_RESIZE_COORD_COUNT
+} luthier_resize_coord;
+typedef enum luthier_resize_nearest {
+    LUTHIER_RESIZE_ROUND_PREFER_FLOOR = 0, LUTHIER_RESIZE_ROUND_PREFER_CEIL, LUTHIER_RESIZE_FLOOR,
+    LUTHIER_RESIZE_CEIL, LUTHIER_RESIZE_NEAREST_COUNT
+} luthier_resize_nearest;
+
+typedef struct luthier_resize_attrs {
+    int mode;                         /* luthier_resize_mode; default NEAREST */
+    int coord;                        /* luthier_resize_coord; default HALF_PIXEL */
+    int nearest_mode;                 /* luthier_resize_nearest; default ROUND_PREFER_FLOOR */
+    int exclude_outside;              /* CUBIC; default 0 */
+    float cubic_coeff_a;              /* CUBIC; default -0.75 */
+    float scales[LUTHIER_MAX_RANK];   /* per input axis, > 0; default 1 */
+    int64_t sizes[LUTHIER_MAX_RANK];  /* the output shape (>= 1 each), or all 0 (default): scales */
+} luthier_resize_attrs;
+
+typedef enum luthier_depth_to_space_mode {
+    LUTHIER_DEPTH_TO_SPACE_DCR = 0, /* channel = (i * b + j) * C' + c */
+    LUTHIER_DEPTH_TO_SPACE_CRD      /* channel = (c * b + i) * b + j */
+} luthier_depth_to_space_mode;
+
+typedef struct luthier_depth_to_space_attrs {
+    int64_t blocksize; /* >= 1 (required) */
+    int mode;          /* luthier_depth_to_space_mode; default DCR */
+} luthier_depth_to_space_attrs;
+
+typedef struct luthier_space_to_depth_attrs {
+    int64_t blocksize; /* >= 1 (required); output channel = (i * b + j) * C + c */
+} luthier_space_to_depth_attrs;
+
+/* PAD. Output index o of an axis reads input index o - begin[axis]; outside [0, len):
+   CONSTANT the value, REFLECT mirrored about the edge element (again at the other edge when a
+   pad is longer than the axis, as numpy.pad), EDGE the edge element, WRAP from the other end
+   (periodic). A negative pad removes elements (the output is
+   the padded input cropped, the same in every mode). */
+typedef enum luthier_pad_mode {
+    LUTHIER_PAD_CONSTANT = 0, LUTHIER_PAD_REFLECT, LUTHIER_PAD_EDGE, LUTHIER_PAD_WRAP, LUTHIER_PAD_MODE_COUNT
+} luthier_pad_mode;
+
+typedef struct luthier_pad_attrs {
+    int mode;                          /* luthier_pad_mode; default CONSTANT */
+    float value;                       /* CONSTANT; default 0 */
+    int64_t begin[LUTHIER_MAX_RANK];   /* elements added in front of each axis; default 0 */
+    int64_t end[LUTHIER_MAX_RANK];     /* ... and after it (0 past the rank) */
+} luthier_pad_attrs;
+
 typedef union luthier_node_attrs {
     luthier_lrn_attrs lrn;
     luthier_flatten_attrs flatten;
@@ -183,6 +264,10 @@ typedef union luthier_node_attrs {
     luthier_layer_norm_attrs layer_norm;
     luthier_attention_attrs attention;
     luthier_reduce_attrs reduce;
+    luthier_resize_attrs resize;
+    luthier_depth_to_space_attrs depth_to_space;
+    luthier_space_to_depth_attrs space_to_depth;
+    luthier_pad_attrs pad;
     int64_t reserved_[16]; /* room for the operators to come without changing the size */
 } luthier_node_attrs;
 
@@ -570,7 +655,11 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(GATHER, none, gather, gather, none, PLAIN)                       \
     X(ATTENTION, attention, attention, attention, attention, PLAIN)         \
     X(IDENTITY, none, elementwise, view, none, FOLLOW)                 \
-    X(REDUCE, reduce, reduce, reduce, none, PLAIN)                
+    X(REDUCE, reduce, reduce, reduce, none, PLAIN)                     \
+    X(RESIZE, resize, resize, resize, resize, FOLLOW_X)                \
+    X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X) \
+    X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X) \
+    X(PAD, pad, pad, pad, none, FOLLOW_X)
 
 #define LUTHIER__X(e, attrs, inf, run, lower, layout)                                         \
     LUTHIER_PRIVATE void luthier__attrs_##attrs(const luthier_node_desc *d, luthier_node_attrs *a);           \
@@ -644,6 +733,28 @@ LUTHIER_PRIVATE void luthier__attrs_attention(const luthier_node_desc *d, luthie
     a->attention.causal = d ? d->causal : 0;
     a->attention.has_scale = d && d->scale != 0;
     a->attention.scale = d ? d->scale : 0.0f;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_resize(const luthier_node_desc *d, luthier_node_attrs *a) {
+    int i;
+    if (d) {
+        a->resize = d->attr.resize;
+        return;
+    }
+    a->resize.cubic_coeff_a = -0.75f;
+    for (i = 0; i < LUTHIER_MAX_RANK; i++) a->resize.scales[i] = 1.0f;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_depth_to_space(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->depth_to_space = d->attr.depth_to_space;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_space_to_depth(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->space_to_depth = d->attr.space_to_depth;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_pad(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->pad = d->attr.pad;
 }
 
 LUTHIER_API luthier_status luthier_node_attrs_default(luthier_op op, luthier_node_attrs *a) {
@@ -1401,6 +1512,120 @@ LUTHIER_PRIVATE luthier_status luthier__infer_attention(const luthier__infer_arg
     return LUTHIER_STATUS_OK;
 }
 
+/* The axes RESIZE resizes: the last two (the last one at rank 1). */
+LUTHIER_PRIVATE int luthier__resize_first(int rank) { return rank > 2 ? rank - 2 : 0; }
+
+/* Output length of RESIZE's axis i (0 when invalid, with the reason in why). */
+LUTHIER_PRIVATE int64_t luthier__resize_len(const luthier_resize_attrs *a, int use_sizes, int i, int64_t in,
+                                            char *why, size_t wn) {
+    double o;
+    if (use_sizes) {
+        if (a->sizes[i] < 1 || a->sizes[i] > ((int64_t)1 << 40)) {
+            snprintf(why, wn, "size %d is %lld: sizes must be in [1, 2^40]", i, (long long)a->sizes[i]);
+            return 0;
+        }
+        return a->sizes[i];
+    }
+    if (!(a->scales[i] > 0) || !(a->scales[i] <= 1e30f)) {
+        snprintf(why, wn, "scale %d is %g: scales must be positive and finite", i, (double)a->scales[i]);
+        return 0;
+    }
+    o = floor((double)in * (double)a->scales[i]);
+    if (o < 1 || o > (double)((int64_t)1 << 40)) {
+        snprintf(why, wn, "axis %d: %lld * scale %g gives %.0f elements (must be in [1, 2^40])", i, (long long)in,
+                 (double)a->scales[i], o);
+        return 0;
+    }
+    return (int64_t)o;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_resize(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier_resize_attrs *a = &d->attr.resize;
+    const int first = luthier__resize_first(x->rank);
+    int use_sizes = 0;
+    char why[160];
+    static const double taps[3] = {1, 4, 16};
+    if ((unsigned)a->mode >= (unsigned)LUTHIER_RESIZE_MODE_COUNT) LUTHIER__NFAIL("unknown mode %d", a->mode);
+    if ((unsigned)a->coord >= (unsigned)LUTHIER_RESIZE_COORD_COUNT)
+        LUTHIER__NFAIL("unknown coordinate transformation %d", a->coord);
+    if ((unsigned)a->nearest_mode >= (unsigned)LUTHIER_RESIZE_NEAREST_COUNT) LUTHIER__NFAIL("unknown nearest_mode %d", a->nearest_mode);
+    if (a->exclude_outside != 0 && a->exclude_outside != 1) LUTHIER__NFAIL("exclude_outside %d is not 0 or 1", a->exclude_outside);
+    if (!(a->cubic_coeff_a - a->cubic_coeff_a == 0)) LUTHIER__NFAIL("cubic_coeff_a %g is not finite", (double)a->cubic_coeff_a);
+    for (i = 0; i < x->rank; i++) use_sizes |= a->sizes[i] != 0;
+    for (i = 0; i < x->rank; i++) {
+        const int64_t in = x->shape[i], out = luthier__resize_len(a, use_sizes, i, in, why, sizeof why);
+        if (!out) LUTHIER__NFAIL("%s", why);
+        if (i < first && !(out == in && (in == 1 || use_sizes || a->scales[i] == 1.0f)))
+            LUTHIER__NFAIL("axis %d (%lld -> %lld, scale %g): only the last two axes are resized, the others must keep "
+                           "their size with scale 1", i, (long long)in, (long long)out,
+                           use_sizes ? (double)out / (double)in : (double)a->scales[i]);
+        /* tf_half_pixel_for_nn moves even an axis of scale 1 by half an element */
+        if (i < first && in > 1 && a->coord == LUTHIER_RESIZE_TF_HALF_PIXEL_FOR_NN &&
+            !(a->mode == LUTHIER_RESIZE_NEAREST &&
+              (a->nearest_mode == LUTHIER_RESIZE_ROUND_PREFER_FLOOR || a->nearest_mode == LUTHIER_RESIZE_FLOOR)))
+            LUTHIER__NFAIL("tf_half_pixel_for_nn shifts axis %d (of %lld, scale 1) by half an element: supported with "
+                           "nearest rounding down only", i, (long long)in);
+        r->shape[0][i] = out;
+    }
+    r->flops = (double)luthier__numel(x->rank, r->shape[0], &ok) * taps[a->mode];
+    if (!ok) {
+        luthier__shape_str(x->rank, r->shape[0], sa, sizeof sa);
+        LUTHIER__NFAIL("the output %s is too large", sa);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* DEPTH_TO_SPACE and SPACE_TO_DEPTH. */
+LUTHIER_PRIVATE luthier_status luthier__infer_depth_space(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const int d2s = d->op == LUTHIER_OP_DEPTH_TO_SPACE;
+    const int64_t b = d2s ? d->attr.depth_to_space.blocksize : d->attr.space_to_depth.blocksize;
+    int64_t c = x->shape[1], h = x->shape[2], w = x->shape[3];
+    if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, the operator takes [N,C,H,W]", x->name, x->rank);
+    luthier__shape_str(4, x->shape, sa, sizeof sa);
+    if (b < 1 || b > ((int64_t)1 << 20)) LUTHIER__NFAIL("blocksize %lld must be in [1, 2^20]", (long long)b);
+    if (d2s) {
+        if ((unsigned)d->attr.depth_to_space.mode > (unsigned)LUTHIER_DEPTH_TO_SPACE_CRD)
+            LUTHIER__NFAIL("unknown mode %d (DCR 0, CRD 1)", d->attr.depth_to_space.mode);
+        if (c % (b * b)) LUTHIER__NFAIL("input %s: %lld channels do not divide by blocksize^2 = %lld", sa, (long long)c,
+                                        (long long)(b * b));
+        c /= b * b, h *= b, w *= b;
+    } else {
+        if (h % b || w % b) LUTHIER__NFAIL("input %s: height and width must divide by blocksize %lld", sa, (long long)b);
+        if (c > ((int64_t)1 << 40) / (b * b)) LUTHIER__NFAIL("input %s: %lld channels times blocksize^2 overflow", sa, (long long)c);
+        c *= b * b, h /= b, w /= b;
+    }
+    r->shape[0][1] = c; r->shape[0][2] = h; r->shape[0][3] = w;
+    luthier__numel(4, r->shape[0], &ok);
+    if (!ok) LUTHIER__NFAIL("the output is too large");
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_pad(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier_pad_attrs *a = &d->attr.pad;
+    const int64_t lim = (int64_t)1 << 40;
+    if ((unsigned)a->mode >= (unsigned)LUTHIER_PAD_MODE_COUNT) LUTHIER__NFAIL("unknown mode %d", a->mode);
+    for (i = x->rank; i < LUTHIER_MAX_RANK; i++)
+        if (a->begin[i] || a->end[i]) LUTHIER__NFAIL("axis %d has pads, the input has rank %d", i, x->rank);
+    for (i = 0; i < x->rank; i++) {
+        const int64_t in = x->shape[i], b = a->begin[i], e = a->end[i];
+        if (b < -lim || b > lim || e < -lim || e > lim)
+            LUTHIER__NFAIL("axis %d: pads %lld, %lld must be within +-2^40", i, (long long)b, (long long)e);
+        if (in + b + e < 1)
+            LUTHIER__NFAIL("axis %d: pads %lld, %lld leave %lld of its %lld elements", i, (long long)b, (long long)e,
+                           (long long)(in + b + e), (long long)in);
+        r->shape[0][i] = in + b + e;
+    }
+    luthier__numel(x->rank, r->shape[0], &ok);
+    if (!ok) {
+        luthier__shape_str(x->rank, r->shape[0], sa, sizeof sa);
+        LUTHIER__NFAIL("the output %s is too large", sa);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
 
 LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthier_node_desc *d,
                                                    const char *nname, luthier__infer *r) {
@@ -1649,6 +1874,7 @@ struct luthier__pstep {
     luthier_qconv2d_layer *qconv;    /* int8 conv2d / dense */
     int q;                           /* runs on uint8 values */
     int32_t qmin, qmax;              /* int8 add: quantized clamp of the fused activation */
+    const void *aux;                 /* RESIZE: its tap tables (luthier__op_rs_plan, plan-owned) */
 };
 
 struct luthier_plan {
@@ -2983,6 +3209,52 @@ LUTHIER_PRIVATE luthier_status luthier__lower_attention(luthier__planner *pl, lu
     if (pl->p->workspace_bytes < ws) pl->p->workspace_bytes = ws;
     return LUTHIER_STATUS_OK;
 }
+/* RESIZE: the tap tables of its two axes (luthier__op_rs_plan), plan-owned. */
+LUTHIER_PRIVATE luthier_status luthier__lower_resize(luthier__planner *pl, luthier__pstep *st, int ni) {
+    const luthier__gnode *gn = &pl->g->nodes[ni];
+    const luthier__gtensor *x = &pl->g->tensors[gn->inputs[0]], *y = &pl->g->tensors[gn->outputs[0]];
+    const luthier_resize_attrs *a = &gn->d.attr.resize;
+    const int rank = x->rank, taps = a->mode == LUTHIER_RESIZE_NEAREST ? 1 : a->mode == LUTHIER_RESIZE_LINEAR ? 2 : 4;
+    luthier__op_rs_plan *rp;
+    size_t n, bytes;
+    int k, use_sizes = 0;
+    char *mem;
+    for (k = 0; k < rank; k++) use_sizes |= a->sizes[k] != 0;
+    n = (rank > 1 ? (size_t)y->shape[rank - 2] : 1) + (size_t)y->shape[rank - 1];
+    bytes = sizeof *rp + n * (size_t)taps * (sizeof(size_t) + sizeof(float));
+    if (!(mem = (char *)luthier__plan_blob(pl->p, bytes))) return luthier__fail(pl->ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    rp = (luthier__op_rs_plan *)mem;
+    memset(rp, 0, sizeof *rp);
+    rp->h = rank > 1 ? (size_t)x->shape[rank - 2] : 1;
+    rp->w = (size_t)x->shape[rank - 1];
+    rp->oh = rank > 1 ? (size_t)y->shape[rank - 2] : 1;
+    rp->ow = (size_t)y->shape[rank - 1];
+    rp->taps = taps;
+    rp->hidx = (size_t *)(mem + sizeof *rp);
+    rp->widx = rp->hidx + rp->oh * (size_t)taps;
+    rp->hwt = (float *)(rp->widx + rp->ow * (size_t)taps);
+    rp->wwt = rp->hwt + rp->oh * (size_t)taps;
+    for (k = rank > 1 ? 0 : 1; k < 2; k++) {
+        const int ax = rank - 2 + k;
+        const size_t in = (size_t)x->shape[ax], out = (size_t)y->shape[ax];
+        const double s = use_sizes ? (double)out / (double)in : (double)a->scales[ax];
+        luthier__op_resize_axis(a->mode, a->coord, a->nearest_mode, a->cubic_coeff_a, a->exclude_outside, in, out,
+                                use_sizes ? (double)out : (double)in * s, s,
+                                k ? rp->widx : rp->hidx, k ? rp->wwt : rp->hwt);
+    }
+    if (rank == 1) { /* one row: tap 0 of row 0 */
+        for (k = 0; k < taps; k++) rp->hidx[k] = 0, rp->hwt[k] = k == 0 ? 1.0f : 0.0f;
+    }
+    if (taps == 1 && rp->ow % rp->w == 0) { /* an integer upsampling of the columns: copies */
+        size_t ox;
+        rp->rep = rp->ow / rp->w;
+        for (ox = 0; ox < rp->ow && rp->rep; ox++)
+            if (rp->widx[ox] != ox / rp->rep) rp->rep = 0;
+    }
+    st->aux = rp;
+    return LUTHIER_STATUS_OK;
+}
+
 
 /* B is packed per batch into plan-owned memory (or once, when it is a constant without batch
    dimensions): luthier_sgemm would allocate on every call. */
@@ -3416,6 +3688,8 @@ static const struct {
     {luthier__run_gather, LUTHIER__RUNS_COPY},
     {luthier__run_transpose, LUTHIER__RUNS_TRANSPOSE},
     {luthier__run_reduce, LUTHIER__RUNS_SCALAR}, /* plain C (odometer over the reduced axes) */
+    {luthier__run_depth_space, LUTHIER__RUNS_TRANSPOSE},
+    {luthier__run_pad, LUTHIER__RUNS_COPY},
 };
 
 LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, unsigned features); /* luthier_int8.h */
@@ -3860,6 +4134,43 @@ LUTHIER_PRIVATE luthier_status luthier__run_attention(const luthier__run_args *a
                                  (size_t)xs[r - 2], (size_t)k->shape[r - 2], d, (size_t)v->shape[r - 1],
                                  st->d.attr.attention.has_scale ? st->d.attr.attention.scale : (float)(1.0 / sqrt((double)d)),
                                  st->d.attr.attention.causal, scratch);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_resize(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier__op_rs_plan *rp = (const luthier__op_rs_plan *)st->aux;
+    if (x->layout == LUTHIER__NHWC) /* [N][H][W][C] */
+        return luthier__op_resize(ctx, &cfg, rp, xp, op, (size_t)xs[0], (size_t)xs[3]);
+    return luthier__op_resize(ctx, &cfg, rp, xp, op, luthier__prod(xs, 0, luthier__resize_first(x->rank)), 1);
+}
+
+/* DEPTH_TO_SPACE, SPACE_TO_DEPTH: one transpose of a 6-D view of the input. */
+LUTHIER_PRIVATE luthier_status luthier__run_depth_space(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    static const int perms[2][3][6] = {
+        {{0, 3, 4, 1, 5, 2}, {0, 1, 4, 2, 5, 3}, {0, 3, 5, 1, 2, 4}},  /* NCHW: DCR, CRD, space_to_depth */
+        {{0, 1, 3, 2, 4, 5}, {0, 1, 4, 2, 5, 3}, {0, 1, 3, 2, 4, 5}}}; /* NHWC */
+    const int nhwc = x->layout == LUTHIER__NHWC, d2s = st->d.op == LUTHIER_OP_DEPTH_TO_SPACE;
+    const int which = d2s ? st->d.attr.depth_to_space.mode : 2;
+    const int64_t b = d2s ? st->d.attr.depth_to_space.blocksize : st->d.attr.space_to_depth.blocksize;
+    const int64_t n = xs[0], c = nhwc ? xs[3] : xs[1], h = nhwc ? xs[1] : xs[2], w = nhwc ? xs[2] : xs[3];
+    int64_t v[6];
+    if (d2s && !nhwc && which == 0) v[0] = n, v[1] = b, v[2] = b, v[3] = c / (b * b), v[4] = h, v[5] = w;
+    else if (d2s && !nhwc) v[0] = n, v[1] = c / (b * b), v[2] = b, v[3] = b, v[4] = h, v[5] = w;
+    else if (d2s && which == 0) v[0] = n, v[1] = h, v[2] = w, v[3] = b, v[4] = b, v[5] = c / (b * b);
+    else if (d2s) v[0] = n, v[1] = h, v[2] = w, v[3] = c / (b * b), v[4] = b, v[5] = b;
+    else if (!nhwc) v[0] = n, v[1] = c, v[2] = h / b, v[3] = b, v[4] = w / b, v[5] = b;
+    else v[0] = n, v[1] = h / b, v[2] = b, v[3] = w / b, v[4] = b, v[5] = c;
+    return luthier__op_transpose(ctx, &cfg, xp, op, 6, v, perms[nhwc][which]);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_pad(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier_pad_attrs *a = &st->d.attr.pad;
+    int64_t begin[LUTHIER_MAX_RANK];
+    int k;
+    for (k = 0; k < x->rank; k++) begin[luthier__phys_axis(x, k)] = a->begin[k];
+    return luthier__op_pad(ctx, &cfg, xp, op, x->rank, xs, os, begin, a->mode, a->value);
 }
 
 

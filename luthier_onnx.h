@@ -47,7 +47,12 @@
        Clip (attributes or constant inputs; [0, inf) -> relu), LeakyRelu (max(x, alpha x))
        MaxPool AveragePool (2-D: kernel_shape, strides, pads, auto_pad, dilations, ceil_mode,
        count_include_pad), GlobalAveragePool, GlobalMaxPool, BatchNormalization (inference),
-       Pad (constant mode, constant pads: concat with constant blocks),
+       Pad (constant, reflect, edge, wrap; constant pads, negative ones crop; axes) -> pad
+       Resize (11..17: nearest with every nearest_mode, linear, cubic with cubic_coeff_a and
+       exclude_outside; every coordinate_transformation_mode but tf_crop_and_resize; constant
+       scales or sizes, axes, keep_aspect_ratio_policy stretch, no antialias), Resize 10 and
+       Upsample 7..9 (asymmetric) -> resize: the last two axes only (N and C keep their size)
+       DepthToSpace (DCR, CRD), SpaceToDepth -> depth_to_space, space_to_depth
        LayerNormalization (opset 17), Add Sub Mul Div Pow Max Min Sum (numpy broadcasting)
        ReduceMax ReduceMin ReduceSum ReduceMean ReduceProd ReduceL1 ReduceL2 ReduceLogSum
        ReduceLogSumExp ReduceSumSquare (any constant axes, keepdims, noop_with_empty_axes) ->
@@ -2998,71 +3003,190 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reduce(const luthier_onnx__cvar
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_REDUCE, &cur, 1);
 }
 
+/* Resize (opsets 10..19) and Upsample (7..9) -> resize. Scales or sizes come from constant
+   inputs (Upsample 7: the scales attribute); axes (opset 18) lists the axes they cover. */
+LUTHIER_ONNX__FN int luthier_onnx__pick(const char *s, const char *const *names, int count) {
+    int k;
+    for (k = 0; k < count; k++)
+        if (!strcmp(s, names[k])) return k;
+    return -1;
+}
+
+/* Resize's string attributes into d (opset >= 11). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__resize_modes(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_resize_attrs *a) {
+    static const char *const modes[3] = {"nearest", "linear", "cubic"};
+    static const char *const coords[6] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric",
+                                          "tf_half_pixel_for_nn"};
+    static const char *const nearest[4] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    const char *ctm = luthier_onnx__as(n, "coordinate_transformation_mode", "half_pixel");
+    const char *nm = luthier_onnx__as(n, "nearest_mode", "round_prefer_floor");
+    const char *kar = luthier_onnx__as(n, "keep_aspect_ratio_policy", "stretch");
+    int64_t ex = luthier_onnx__ai(n, "exclude_outside", 0);
+    if ((a->mode = luthier_onnx__pick(luthier_onnx__as(n, "mode", "nearest"), modes, 3)) < 0)
+        LUTHIER_ONNX__BAD("mode '%s' is not nearest, linear or cubic", luthier_onnx__as(n, "mode", "nearest"));
+    if (!strcmp(ctm, "tf_crop_and_resize")) LUTHIER_ONNX__UNSUP("coordinate_transformation_mode tf_crop_and_resize is not supported");
+    if ((a->coord = luthier_onnx__pick(ctm, coords, 6)) < 0) LUTHIER_ONNX__BAD("unknown coordinate_transformation_mode '%s'", ctm);
+    if ((a->nearest_mode = luthier_onnx__pick(nm, nearest, 4)) < 0) LUTHIER_ONNX__BAD("unknown nearest_mode '%s'", nm);
+    if (strcmp(kar, "stretch"))
+        LUTHIER_ONNX__UNSUP("keep_aspect_ratio_policy '%s' is not supported (only stretch)", kar);
+    if (luthier_onnx__ai(n, "antialias", 0)) LUTHIER_ONNX__UNSUP("antialias is not supported");
+    if (ex != 0 && ex != 1) LUTHIER_ONNX__BAD("exclude_outside %lld is not 0 or 1", (long long)ex);
+    a->exclude_outside = (int)ex;
+    a->cubic_coeff_a = luthier_onnx__af(n, "cubic_coeff_a", -0.75f);
+    return LUTHIER_STATUS_OK;
+}
+
+/* The axes Resize's scales or sizes cover (all when absent): ax[k] for entry k. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__resize_axes(luthier_onnx__ctx *c, const luthier_onnx__node *n, int rank, int *ax, int *count) {
+    const int64_t *p;
+    int np = luthier_onnx__aints(n, "axes", &p), k, seen = 0;
+    int64_t v;
+    if (np < 0) {
+        for (k = 0; k < rank; k++) ax[k] = k;
+        *count = rank;
+        return LUTHIER_STATUS_OK;
+    }
+    if (np < 1 || np > rank) LUTHIER_ONNX__BAD("axes has %d entries for rank %d", np, rank);
+    for (k = 0; k < np; k++) {
+        if (!luthier_onnx__norm_axis(p[k], rank, &v) || (seen >> v & 1)) LUTHIER_ONNX__BAD("axes[%d] = %lld is out of range or repeated", k, (long long)p[k]);
+        seen |= 1 << v;
+        ax[k] = (int)v;
+    }
+    *count = np;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Scales (float) or sizes (integers) of Resize / Upsample into a's per-axis arrays. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__resize_amounts(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__shape *xs,
+                                                            int ks, int upsample, luthier_resize_attrs *a) {
+    const luthier_onnx__tensor *sc = NULL, *sz = NULL;
+    const float *sp = NULL;
+    int ns = -1, ax[LUTHIER_ONNX_MAX_RANK], na = 0, k;
+    LUTHIER_ONNX__TRY(luthier_onnx__resize_axes(c, n, xs->rank, ax, &na));
+    if (ks < 0) { /* Upsample 7: attribute */
+        const luthier_onnx__attr *at = luthier_onnx__attr_get(n, "scales");
+        if (!at || !at->nfloats) LUTHIER_ONNX__BAD("the scales attribute is missing");
+        ns = at->nfloats;
+        sp = at->floats;
+    } else {
+        LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, ks, "scales", &sc));
+        if (sc && sc->n) ns = (int)sc->n, sp = sc->f;
+        if (ks == 2 && n->nin > 3 && *n->in[3]) LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 3, "sizes", &sz)); /* opset >= 11 */
+        if (sz && !sz->n) sz = NULL;
+    }
+    if (sp && sz) LUTHIER_ONNX__BAD("scales and sizes are both given (one of them must be empty)");
+    if (!sp && !sz) LUTHIER_ONNX__BAD("neither scales nor sizes is given");
+    if ((sp ? ns : (int)sz->n) != na)
+        LUTHIER_ONNX__BAD("%d %s for %d axes (input rank %d)", sp ? ns : (int)sz->n, sp ? "scales" : "sizes", na, xs->rank);
+    for (k = 0; k < xs->rank; k++) a->scales[k] = 1.0f, a->sizes[k] = sz ? xs->d[k] : 0;
+    for (k = 0; k < na; k++) {
+        if (sp && !(sp[k] > 0 && sp[k] <= 1e30f)) LUTHIER_ONNX__BAD("scale %d is %g: scales must be positive and finite", k, (double)sp[k]);
+        if (sp && upsample && sp[k] < 1) LUTHIER_ONNX__BAD("scale %d is %g: Upsample scales must be >= 1", k, (double)sp[k]);
+        if (sz && (sz->i[k] < 1 || sz->i[k] > ((int64_t)1 << 40))) LUTHIER_ONNX__BAD("size %d is %lld: sizes must be in [1, 2^40]", k, (long long)sz->i[k]);
+        if (sp) a->scales[ax[k]] = sp[k];
+        else a->sizes[ax[k]] = sz->i[k];
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_resize(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const int upsample = luthier_onnx__isop(n, "Upsample"), old = upsample || c->opset < 11;
+    luthier_resize_attrs *a = &d.attr.resize;
+    luthier_node_attrs_default(LUTHIER_OP_RESIZE, &d.attr);
+    d.typed = 1;
+    if (old) { /* Upsample and Resize 10: asymmetric coordinates, nearest truncates when upsampling, rounds up when downsampling */
+        const char *m = luthier_onnx__as(n, "mode", "nearest");
+        int up = 0, down = 0;
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, upsample && c->opset < 9 ? "mode,scales" : "mode"));
+        if (strcmp(m, "nearest") && strcmp(m, "linear")) LUTHIER_ONNX__BAD("mode '%s' is not nearest or linear", m);
+        a->mode = strcmp(m, "nearest") ? LUTHIER_RESIZE_LINEAR : LUTHIER_RESIZE_NEAREST;
+        a->coord = LUTHIER_RESIZE_ASYMMETRIC;
+        LUTHIER_ONNX__TRY(luthier_onnx__resize_amounts(c, n, &xs, upsample && c->opset < 9 ? -1 : 1, upsample, a));
+        for (k = 0; k < xs.rank; k++) up |= a->scales[k] > 1, down |= a->scales[k] < 1;
+        if (up && down && a->mode == LUTHIER_RESIZE_NEAREST)
+            LUTHIER_ONNX__UNSUP("nearest with scales both above and below 1 (opset 10 rounds them differently)");
+        a->nearest_mode = down ? LUTHIER_RESIZE_CEIL : LUTHIER_RESIZE_FLOOR;
+    } else {
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "mode,coordinate_transformation_mode,cubic_coeff_a,exclude_outside,"
+                                                          "extrapolation_value,nearest_mode,axes,keep_aspect_ratio_policy,antialias"));
+        LUTHIER_ONNX__TRY(luthier_onnx__resize_modes(c, n, a));
+        LUTHIER_ONNX__TRY(luthier_onnx__resize_amounts(c, n, &xs, 2, 0, a));
+    }
+    if (xs.rank < 1) LUTHIER_ONNX__UNSUP("a scalar input");
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_RESIZE, &xt, 1);
+}
+
+/* DepthToSpace (DCR, CRD) and SpaceToDepth. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_depth_space(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const int d2s = luthier_onnx__isop(n, "DepthToSpace");
+    const int64_t b = luthier_onnx__ai(n, "blocksize", 0);
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, d2s ? "blocksize,mode" : "blocksize"));
+    if (!luthier_onnx__attr_get(n, "blocksize")) LUTHIER_ONNX__BAD("the blocksize attribute is missing");
+    if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input rank %d (only [N,C,H,W])", xs.rank);
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+    d.typed = 1;
+    if (d2s) {
+        const char *m = luthier_onnx__as(n, "mode", "DCR");
+        if (strcmp(m, "DCR") && strcmp(m, "CRD")) LUTHIER_ONNX__BAD("mode '%s' is not DCR or CRD", m);
+        d.attr.depth_to_space.blocksize = b;
+        d.attr.depth_to_space.mode = strcmp(m, "DCR") ? LUTHIER_DEPTH_TO_SPACE_CRD : LUTHIER_DEPTH_TO_SPACE_DCR;
+    } else {
+        d.attr.space_to_depth.blocksize = b;
+    }
+    return luthier_onnx__emit_out(c, n, &d, arg->op, &xt, 1);
+}
+
+/* Pad (constant, reflect, edge, wrap; negative pads crop) -> pad. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pad(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
-    /* constant mode: concat with constant blocks along each padded axis */
-    const int64_t *pp;
-    int64_t pads[2 * LUTHIER_ONNX_MAX_RANK], cur_d[LUTHIER_ONNX_MAX_RANK];
-    int np, cur, last = -1, side;
-    float value = 0;
+    static const char *const modes[4] = {"constant", "reflect", "edge", "wrap"};
     const char *mode = luthier_onnx__as(n, "mode", "constant");
+    const int64_t *pp;
+    int64_t axes[LUTHIER_ONNX_MAX_RANK];
+    int np, na = xs.rank, any = 0, seen = 0;
+    float value = 0;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 11 ? "mode,pads,value" : "mode"));
-    if (strcmp(mode, "constant")) LUTHIER_ONNX__UNSUP("mode '%s' is not supported (only constant)", mode);
+    luthier_node_attrs_default(LUTHIER_OP_PAD, &d.attr);
+    d.typed = 1;
+    if ((d.attr.pad.mode = luthier_onnx__pick(mode, modes, 4)) < 0) LUTHIER_ONNX__BAD("mode '%s' is not constant, reflect, edge or wrap", mode);
+    for (k = 0; k < xs.rank; k++) axes[k] = k;
     if (c->opset < 11) {
         np = luthier_onnx__aints(n, "pads", &pp);
         value = luthier_onnx__af(n, "value", 0.0f);
     } else {
-        const luthier_onnx__tensor *t;
+        const luthier_onnx__tensor *t, *at;
         int has;
         LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "pads", &t));
-        if (n->nin > 3 && *n->in[3]) LUTHIER_ONNX__UNSUP("the axes input is not supported");
+        LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 3, "axes", &at));
         np = t ? (int)t->n : -1;
         pp = t ? t->i : NULL;
+        if (at) {
+            if (at->n < 1 || at->n > (size_t)xs.rank) LUTHIER_ONNX__BAD("axes has %zu entries for rank %d", at->n, xs.rank);
+            for (na = 0; na < (int)at->n; na++)
+                if (!luthier_onnx__norm_axis(at->i[na], xs.rank, &axes[na]) || (seen >> axes[na] & 1))
+                    LUTHIER_ONNX__BAD("axes[%d] = %lld is out of range or repeated", na, (long long)at->i[na]);
+                else seen |= 1 << axes[na];
+        }
         LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 2, &value, &has));
     }
-    if (np != 2 * xs.rank) LUTHIER_ONNX__BAD("%d pads for rank %d", np, xs.rank);
-    for (k = 0; k < 2 * xs.rank; k++) {
-        if (pp[k] < 0) LUTHIER_ONNX__UNSUP("negative pads (cropping) are not supported");
-        if (pp[k] > ((int64_t)1 << 26)) LUTHIER_ONNX__UNSUP("pad %lld is too large", (long long)pp[k]);
-        pads[k] = pp[k];
-        if (pp[k]) last = k % xs.rank;
+    if (np != 2 * na) LUTHIER_ONNX__BAD("%d pads for %d axes", np, na);
+    for (k = 0; k < na; k++) {
+        if (pp[k] < -((int64_t)1 << 40) || pp[k] > ((int64_t)1 << 40) || pp[k + na] < -((int64_t)1 << 40) || pp[k + na] > ((int64_t)1 << 40))
+            LUTHIER_ONNX__BAD("pads of axis %lld are out of range", (long long)axes[k]);
+        d.attr.pad.begin[axes[k]] = pp[k];
+        d.attr.pad.end[axes[k]] = pp[k + na];
+        any |= pp[k] || pp[k + na];
     }
-    if (last < 0) {
+    d.attr.pad.value = value;
+    if (!any) {
         luthier_onnx__alias(c, n, x);
         return LUTHIER_STATUS_OK;
     }
-    for (k = 0; k < xs.rank; k++)
-        if (pads[k] || pads[k + xs.rank]) last = k;
-    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
-    memcpy(cur_d, xs.d, sizeof cur_d);
-    for (k = 0; k <= last; k++) {
-        int m = 0;
-        if (!pads[k] && !pads[k + xs.rank]) continue;
-        for (side = 0; side < 2; side++) {
-            int64_t bd[LUTHIER_ONNX_MAX_RANK];
-            size_t e, cnt;
-            float *f;
-            if (side == 1) in[m++] = cur;
-            if (!pads[k + side * xs.rank]) continue;
-            memcpy(bd, cur_d, sizeof bd);
-            bd[k] = pads[k + side * xs.rank];
-            for (cnt = 1, e = 0; e < (size_t)xs.rank; e++)
-                cnt = bd[e] && cnt > LUTHIER_ONNX__MAX_ELEMS / (size_t)bd[e] ? LUTHIER_ONNX__MAX_ELEMS + 1 : cnt * (size_t)bd[e];
-            if (cnt > LUTHIER_ONNX__MAX_ELEMS || !(f = (float *)luthier_onnx__alloc(c, cnt * sizeof(float)))) LUTHIER_ONNX__OOM();
-            for (e = 0; e < cnt; e++) f[e] = value;
-            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "pad", xs.rank, bd, f, &in[m++]));
-        }
-        memset(&d, 0, sizeof d);
-        d.op = LUTHIER_OP_CONCAT;
-        d.inputs = in;
-        d.num_inputs = m;
-        d.axis = k;
-        if (k == last) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &cur));
-        else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "pad", &cur));
-        cur_d[k] += pads[k] + pads[k + xs.rank];
-    }
-    luthier_onnx__setout(c, n, 0, cur);
-    return LUTHIER_STATUS_OK;
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_PAD, &xt, 1);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__cvargs *arg) {
@@ -3138,7 +3262,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__
     X("ReduceLogSum", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                        \
     X("ReduceLogSumExp", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                     \
     X("ReduceSumSquare", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                     \
-    X("Pad", 1, 4, 1, 1, pad, COUNT, none, 1, 0)                                     \
+    X("Pad", 1, 4, 1, 1, pad, PAD, none, 1, 0)                                       \
+    X("Resize", 1, 4, 1, 1, resize, RESIZE, none, 10, 0)                             \
+    X("Upsample", 1, 2, 1, 1, resize, RESIZE, none, 7, 9)                            \
+    X("DepthToSpace", 1, 1, 1, 1, depth_space, DEPTH_TO_SPACE, none, 1, 0)           \
+    X("SpaceToDepth", 1, 1, 1, 1, depth_space, SPACE_TO_DEPTH, none, 1, 0)           \
     X("Shape", 1, 1, 1, 1, const_only, COUNT, shape, 1, 0)                           \
     X("Size", 1, 1, 1, 1, const_only, COUNT, shape, 1, 0)                            \
     X("ConstantOfShape", 1, 1, 1, 1, const_only, COUNT, const_of_shape, 9, 0)        \

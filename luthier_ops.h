@@ -1026,6 +1026,115 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_att_impl)(void *arg, si
 LUTHIER__OP_RANGE(luthier__op_att)
 
 
+/* >>ops-resize (see luthier__op_rs_plan) */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rs_copy)(float *y, const float *x, size_t n) {
+    size_t c = 0;
+    for (; c + LUTHIER__VW <= n; c += LUTHIER__VW) {
+        LUTHIER__VF v;
+        LUTHIER__VLOAD(v, x + c);
+        LUTHIER__VSTORE(y + c, v);
+    }
+    for (; c < n; c++) y[c] = x[c];
+}
+
+/* One output row of nearest: copies of input pixels (inner floats each). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rs_nearest_row)(const luthier__op_rs_plan *rp, const float *xr,
+                                                                      float *yr, size_t inner) {
+    size_t ox, r;
+    if (rp->rep && inner == 1) {
+        const size_t k = rp->rep;
+        if (k == 2)
+            for (ox = 0; ox < rp->w; ox++) yr[2 * ox] = yr[2 * ox + 1] = xr[ox];
+        else
+            for (ox = 0; ox < rp->w; ox++)
+                for (r = 0; r < k; r++) yr[ox * k + r] = xr[ox];
+    } else if (rp->rep) {
+        for (ox = 0; ox < rp->w; ox++)
+            for (r = 0; r < rp->rep; r++) LUTHIER__VN(luthier__op_rs_copy)(yr + (ox * rp->rep + r) * inner, xr + ox * inner, inner);
+    } else if (inner == 1) {
+        for (ox = 0; ox < rp->ow; ox++) yr[ox] = xr[rp->widx[ox]];
+    } else {
+        for (ox = 0; ox < rp->ow; ox++) LUTHIER__VN(luthier__op_rs_copy)(yr + ox * inner, xr + rp->widx[ox] * inner, inner);
+    }
+}
+
+/* One output row of linear / cubic: sum over the taps of wh * ww * x, vectors along inner. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rs_interp_row)(const luthier__op_rs_plan *rp, const float *xi,
+                                                                     size_t oy, float *yr, size_t inner) {
+    const int T = rp->taps;
+    const size_t *hi = rp->hidx + oy * (size_t)T, *const widx = rp->widx, ow = rp->ow, w = rp->w;
+    const float *hw = rp->hwt + oy * (size_t)T, *const wwt = rp->wwt;
+    size_t ox, c;
+    int ty, tx;
+    if (inner == 1) { /* NCHW: the taps' input rows, one output at a time */
+        const float *rows[4];
+        float hv[4];
+        for (ty = 0; ty < T; ty++) rows[ty] = xi + hi[ty] * w, hv[ty] = hw[ty];
+        if (T == 4) /* cubic: a sum per row, in a tree (a chain of 16 multiply-adds was latency bound) */
+            for (ox = 0; ox < ow; ox++) {
+                const size_t *wi = widx + ox * 4;
+                const float *ww = wwt + ox * 4;
+                float s[4];
+                for (ty = 0; ty < 4; ty++)
+                    s[ty] = (rows[ty][wi[0]] * ww[0] + rows[ty][wi[1]] * ww[1]) + (rows[ty][wi[2]] * ww[2] + rows[ty][wi[3]] * ww[3]);
+                yr[ox] = (s[0] * hv[0] + s[1] * hv[1]) + (s[2] * hv[2] + s[3] * hv[3]);
+            }
+        for (ox = 0; ox < ow && T != 4; ox++) {
+            const size_t *wi = widx + ox * (size_t)T;
+            const float *ww = wwt + ox * (size_t)T;
+            float acc = 0.0f;
+            for (ty = 0; ty < T; ty++)
+                for (tx = 0; tx < T; tx++) acc = acc + rows[ty][wi[tx]] * (hv[ty] * ww[tx]);
+            yr[ox] = acc;
+        }
+        return;
+    }
+    for (ox = 0; ox < rp->ow; ox++) {
+        const size_t *wi = rp->widx + ox * (size_t)T;
+        const float *ww = rp->wwt + ox * (size_t)T;
+        float *out = yr + ox * inner;
+        for (c = 0; c + LUTHIER__VW <= inner; c += LUTHIER__VW) {
+            LUTHIER__VF acc, v;
+            LUTHIER__VSPLAT(acc, 0.0f);
+            for (ty = 0; ty < T; ty++)
+                for (tx = 0; tx < T; tx++) {
+                    const float wgt = hw[ty] * ww[tx];
+                    LUTHIER__VLOAD(v, xi + (hi[ty] * rp->w + wi[tx]) * inner + c);
+                    acc = acc + v * wgt;
+                }
+            LUTHIER__VSTORE(out + c, acc);
+        }
+        for (; c < inner; c++) {
+            float acc = 0.0f;
+            for (ty = 0; ty < T; ty++)
+                for (tx = 0; tx < T; tx++) acc = acc + xi[(hi[ty] * rp->w + wi[tx]) * inner + c] * (hw[ty] * ww[tx]);
+            out[c] = acc;
+        }
+    }
+}
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rs_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_rs_job *j = (const luthier__op_rs_job *)arg;
+    const luthier__op_rs_plan *rp = j->rp;
+    const size_t rows = j->outer * rp->oh, rlen = rp->ow * j->inner, r0 = ub * j->rpu;
+    size_t row, r_end = luthier__min_sz(rows, ue * j->rpu);
+    (void)thread;
+    for (row = r0; row < r_end; row++) {
+        const size_t o = row / rp->oh, oy = row % rp->oh;
+        const float *xi = j->x + o * rp->h * rp->w * j->inner;
+        float *yr = j->y + row * rlen;
+        if (rp->taps > 1) {
+            LUTHIER__VN(luthier__op_rs_interp_row)(rp, xi, oy, yr, j->inner);
+        } else if (oy > 0 && row > r0 && rp->hidx[oy] == rp->hidx[oy - 1]) { /* the row above, same source */
+            memcpy(yr, yr - rlen, rlen * sizeof(float));
+        } else {
+            LUTHIER__VN(luthier__op_rs_nearest_row)(rp, xi + rp->hidx[oy] * rp->w * j->inner, yr, j->inner);
+        }
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_rs)
+
+
 /* end of the pass */
 #undef LUTHIER__VSFX
 #undef LUTHIER__KT
@@ -1306,6 +1415,34 @@ LUTHIER__INLINE size_t luthier__op_att_nk(const luthier__op_att_job *j, size_t i
     return n <= 0 ? 0 : (size_t)n < j->skv ? (size_t)n : j->skv;
 }
 
+/* >>ops-resize: interpolation over two axes of [outer][h][w][inner] (NCHW: outer = N*C, inner = 1;
+   NHWC: outer = N, inner = C). Output index o of an axis reads `taps` input indices idx[o * taps
+   + t] with weights wt[o * taps + t], made once at plan time (luthier__op_resize_axis). */
+typedef struct luthier__op_rs_plan {
+    size_t h, w, oh, ow;
+    int taps;            /* per axis: 1 nearest, 2 linear, 4 cubic */
+    size_t rep;          /* nearest: output column ox reads ox / rep (an integer upsampling); 0: no */
+    size_t *hidx, *widx; /* [oh * taps], [ow * taps] */
+    float *hwt, *wwt;
+} luthier__op_rs_plan;
+
+typedef struct luthier__op_rs_job {
+    const luthier__op_rs_plan *rp;
+    const float *x;
+    float *y;
+    size_t outer, inner, rpu; /* rpu: output rows per unit */
+} luthier__op_rs_job;
+
+/* >>ops-pad: rows of the output (every axis but the last) map to input rows or to the value. */
+typedef struct luthier__op_pad_job {
+    const float *x;
+    float *y;
+    int rank, mode;
+    float value;
+    size_t in[LUTHIER__OP_MAX_RANK], out[LUTHIER__OP_MAX_RANK];
+    ptrdiff_t begin[LUTHIER__OP_MAX_RANK];
+    size_t rows, rpu;
+} luthier__op_pad_job;
 
 #define LUTHIER__OPS_PASS 1
 #include "luthier_ops.h"
@@ -1982,6 +2119,162 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_reduce(luthier_contex
     }
     j.per_unit = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, j.count));
     return luthier__op_run(ctx, cfg, luthier__div_up(j.outputs, j.per_unit), luthier__op_reduce_range, &j);
+}
+
+/* >>ops-resize: the taps of one axis (see luthier__op_rs_plan): mode 0 nearest, 1 linear,
+   2 cubic; coord and nearest as luthier_resize_coord / luthier_resize_nearest; s: the axis's
+   scale (given, or out / in), len: the resized length in * s (out when sizes are given), which
+   align_corners, pytorch_half_pixel and half_pixel_symmetric read (as ONNX does). Coordinates
+   in double. */
+LUTHIER_PRIVATE double luthier__op_resize_coord(int coord, size_t o, size_t in, size_t out, double len, double s) {
+    const double x = (double)o;
+    switch (coord) {
+    case 1: return len > 1 ? (x + 0.5) / s - 0.5 : 0.0;                              /* pytorch_half_pixel */
+    case 2: return len > 1 ? x * (double)(in - 1) / (len - 1) : 0.0;                 /* align_corners */
+    case 3: return x / s;                                                             /* asymmetric */
+    case 4: return (double)in / 2 * (1 - (double)out / len) + (x + 0.5) / s - 0.5;   /* half_pixel_symmetric */
+    case 5: return (x + 0.5) / s;                                                     /* tf_half_pixel_for_nn */
+    default: return (x + 0.5) / s - 0.5;                                              /* half_pixel */
+    }
+}
+
+LUTHIER_PRIVATE double luthier__op_cubic_w(double d, double a) {
+    d = fabs(d);
+    if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+    if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+    return 0;
+}
+
+LUTHIER__UNUSED LUTHIER_PRIVATE void luthier__op_resize_axis(int mode, int coord, int nearest, double cubic_a, int exclude,
+                                                             size_t in, size_t out, double len, double scale, size_t *idx,
+                                                             float *wt) {
+    const int taps = mode == 0 ? 1 : mode == 1 ? 2 : 4;
+    size_t o;
+    for (o = 0; o < out; o++) {
+        const double x = luthier__op_resize_coord(coord, o, in, out, len, scale), fl = floor(x), t = x - fl;
+        double w[4], sum = 0;
+        ptrdiff_t base, i;
+        int k;
+        if (mode == 0) {
+            double r = nearest == 3 ? ceil(x) : nearest == 2 ? fl : (t < 0.5 || (t == 0.5 && nearest == 0)) ? fl : fl + 1;
+            r = r < 0 ? 0 : r > (double)(in - 1) ? (double)(in - 1) : r;
+            idx[o] = (size_t)r;
+            wt[o] = 1.0f;
+            continue;
+        }
+        if (mode == 1) {
+            w[0] = 1 - t, w[1] = t, base = (ptrdiff_t)fl;
+        } else {
+            w[0] = luthier__op_cubic_w(t + 1, cubic_a), w[1] = luthier__op_cubic_w(t, cubic_a);
+            w[2] = luthier__op_cubic_w(1 - t, cubic_a), w[3] = luthier__op_cubic_w(2 - t, cubic_a);
+            base = (ptrdiff_t)fl - 1;
+        }
+        for (k = 0; k < taps; k++) {
+            i = base + k;
+            if (exclude && (i < 0 || i >= (ptrdiff_t)in)) w[k] = 0;
+            sum += w[k];
+            idx[o * (size_t)taps + (size_t)k] = i < 0 ? 0 : i >= (ptrdiff_t)in ? in - 1 : (size_t)i;
+        }
+        for (k = 0; k < taps; k++) wt[o * (size_t)taps + (size_t)k] = (float)(exclude && sum != 0 ? w[k] / sum : w[k]);
+    }
+}
+
+/* y[outer][oh][ow][inner] = x[outer][h][w][inner] resized by rp. Not in place. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_resize(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                  const luthier__op_rs_plan *rp, const float *x, float *y,
+                                                                  size_t outer, size_t inner) {
+    luthier__op_rs_job j;
+    const size_t work = luthier__max_sz(1, rp->ow * inner * (size_t)(rp->taps * rp->taps));
+    j.rp = rp;
+    j.x = x;
+    j.y = y;
+    j.outer = outer;
+    j.inner = inner;
+    j.rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / work);
+    if (!outer || !inner || !rp->oh || !rp->ow) return luthier__op_run(ctx, cfg, 0, luthier__op_rs_range_base, &j);
+    return luthier__op_run(ctx, cfg, luthier__div_up(outer * rp->oh, j.rpu), LUTHIER__OP_PICK(ctx, luthier__op_rs_range), &j);
+}
+
+/* >>ops-pad: input index of output index o on an axis (-1: the constant value). */
+LUTHIER__INLINE ptrdiff_t luthier__op_pad_src(ptrdiff_t i, size_t len, int mode) {
+    const ptrdiff_t n = (ptrdiff_t)len;
+    if (i >= 0 && i < n) return i;
+    switch (mode) {
+    case 1: {                                      /* reflect, repeatedly (numpy.pad) */
+        const ptrdiff_t p = 2 * (n - 1), m = p ? (i % p + p) % p : 0;
+        return m < n ? m : p - m;
+    }
+    case 2: return i < 0 ? 0 : n - 1;              /* edge */
+    case 3: return (i % n + n) % n;                /* wrap */
+    default: return -1;                            /* constant */
+    }
+}
+
+LUTHIER_PRIVATE void luthier__op_pad_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
+    const luthier__op_pad_job *j = (const luthier__op_pad_job *)arg;
+    const int r = j->rank;
+    const size_t ow = j->out[r - 1], iw = j->in[r - 1];
+    const ptrdiff_t b = j->begin[r - 1];
+    const ptrdiff_t h_ = (ptrdiff_t)iw + b < (ptrdiff_t)ow ? (ptrdiff_t)iw + b : (ptrdiff_t)ow;
+    const size_t lo = (size_t)(b > 0 ? b : 0), hi = h_ > (ptrdiff_t)lo ? (size_t)h_ : lo; /* [lo, hi): inside */
+    size_t row, row_end = luthier__min_sz(j->rows, ue * j->rpu), o;
+    (void)thread;
+    (void)cl;
+    for (row = ub * j->rpu; row < row_end; row++) {
+        float *yr = j->y + row * ow;
+        const float *xr;
+        size_t rest = row, src = 0, stride = iw;
+        int d, outside = 0;
+        for (d = r - 2; d >= 0; d--) {
+            const ptrdiff_t i = luthier__op_pad_src((ptrdiff_t)(rest % j->out[d]) - j->begin[d], j->in[d], j->mode);
+            rest /= j->out[d];
+            if (i < 0) outside = 1;
+            else src += (size_t)i * stride;
+            stride *= j->in[d];
+        }
+        if (outside) {
+            for (o = 0; o < ow; o++) yr[o] = j->value;
+            continue;
+        }
+        xr = j->x + src;
+        for (o = 0; o < lo && o < ow; o++) {
+            const ptrdiff_t i = luthier__op_pad_src((ptrdiff_t)o - b, iw, j->mode);
+            yr[o] = i < 0 ? j->value : xr[i];
+        }
+        if (hi > lo) memcpy(yr + lo, xr + (ptrdiff_t)lo - b, (hi - lo) * sizeof(float));
+        for (o = hi; o < ow; o++) {
+            const ptrdiff_t i = luthier__op_pad_src((ptrdiff_t)o - b, iw, j->mode);
+            yr[o] = i < 0 ? j->value : xr[i];
+        }
+    }
+}
+
+/* y = x padded: axis d of in[d] elements becomes out[d] = in[d] + begin[d] + end[d] (pads may
+   be negative); mode 0 constant (value), 1 reflect, 2 edge, 3 wrap (luthier_pad_mode). Rank 1..6,
+   shapes checked by the plan. Not in place. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_pad(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                               const float *x, float *y, int rank, const int64_t *in,
+                                                               const int64_t *out, const int64_t *begin, int mode,
+                                                               float value) {
+    luthier__op_pad_job j;
+    int d;
+    if (rank < 1 || rank > LUTHIER__OP_MAX_RANK)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "pad: rank %d (1..%d)", rank, LUTHIER__OP_MAX_RANK);
+    j.x = x;
+    j.y = y;
+    j.rank = rank;
+    j.mode = mode;
+    j.value = value;
+    j.rows = 1;
+    for (d = 0; d < rank; d++) {
+        j.in[d] = (size_t)in[d];
+        j.out[d] = (size_t)out[d];
+        j.begin[d] = (ptrdiff_t)begin[d];
+        if (d < rank - 1) j.rows *= j.out[d];
+    }
+    j.rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, j.out[rank - 1]));
+    if (!j.out[rank - 1]) return luthier__op_run(ctx, cfg, 0, luthier__op_pad_range, &j);
+    return luthier__op_run(ctx, cfg, luthier__div_up(j.rows, j.rpu), luthier__op_pad_range, &j);
 }
 
 /* y = softmax(q k^T * scale [causal]) v; q [bh][sq][d], k [bh][skv][d], v [bh][skv][dv],

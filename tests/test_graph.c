@@ -38,6 +38,106 @@ static size_t ref_bidx(size_t e, const int64_t *ys, int r, const int64_t *s, int
     return off;
 }
 
+/* ONNX Resize on one axis, in the formulation of the ONNX reference implementation: the
+   original coordinate x, the n input points nearest to it (ceil(x) - n/2 ...), coefficients of
+   ratio = x - floor(x) taken in (0, 1] (1 when x is an integer), edge values outside the axis,
+   exclude_outside renormalizing. Writes n taps. */
+static int ref_resize_taps(const luthier_resize_attrs *a, int use_sizes, int axis, int64_t in, int64_t out, int64_t o,
+                           int64_t *idx, double *w) {
+    const double s = use_sizes ? (double)out / (double)in : (double)a->scales[axis];
+    const double len = use_sizes ? (double)out : (double)in * s, xr = (double)o;
+    const int n = a->mode == LUTHIER_RESIZE_NEAREST ? 2 : a->mode == LUTHIER_RESIZE_LINEAR ? 2 : 4;
+    double x, ratio, A = a->cubic_coeff_a, sum = 0;
+    int64_t base;
+    int k;
+    switch (a->coord) {
+    case LUTHIER_RESIZE_PYTORCH_HALF_PIXEL: x = len > 1 ? (xr + 0.5) / s - 0.5 : 0; break;
+    case LUTHIER_RESIZE_ALIGN_CORNERS: x = len == 1 ? 0 : xr * (double)(in - 1) / (len - 1); break;
+    case LUTHIER_RESIZE_ASYMMETRIC: x = xr / s; break;
+    case LUTHIER_RESIZE_HALF_PIXEL_SYMMETRIC: {
+        const double adjustment = (double)out / len, center = (double)in / 2, offset = center * (1 - adjustment);
+        x = offset + (xr + 0.5) / s - 0.5;
+        break;
+    }
+    case LUTHIER_RESIZE_TF_HALF_PIXEL_FOR_NN: x = (xr + 0.5) / s; break;
+    default: x = (xr + 0.5) / s - 0.5; break;
+    }
+    ratio = x == floor(x) ? 1 : x - floor(x);
+    base = (int64_t)ceil(x) - n / 2;
+    if (a->mode == LUTHIER_RESIZE_NEAREST) {
+        int second = ratio == 1;
+        if (!second) {
+            switch (a->nearest_mode) {
+            case LUTHIER_RESIZE_ROUND_PREFER_FLOOR: second = ratio > 0.5; break;
+            case LUTHIER_RESIZE_ROUND_PREFER_CEIL: second = ratio >= 0.5; break;
+            case LUTHIER_RESIZE_FLOOR: second = 0; break;
+            default: second = 1; break;
+            }
+        }
+        w[0] = !second, w[1] = second;
+    } else if (a->mode == LUTHIER_RESIZE_LINEAR) {
+        w[0] = 1 - ratio, w[1] = ratio;
+    } else {
+        const double r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
+        w[0] = ((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A;
+        w[1] = ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1;
+        w[2] = ((A + 2) * q - (A + 3)) * q * q + 1;
+        w[3] = ((A * q1 - 5 * A) * q1 + 8 * A) * q1 - 4 * A;
+    }
+    for (k = 0; k < n; k++) {
+        int64_t i = base + k;
+        if (a->exclude_outside && (i < 0 || i >= in)) w[k] = 0;
+        sum += w[k];
+        idx[k] = i < 0 ? 0 : i >= in ? in - 1 : i;
+    }
+    if (a->exclude_outside)
+        for (k = 0; k < n; k++) w[k] /= sum;
+    return n;
+}
+
+static void ref_resize(const luthier_node_desc *d, const luthier__gtensor *xt, const luthier__gtensor *yt, const float *x,
+                       float *y) {
+    const luthier_resize_attrs *a = &d->attr.resize;
+    const int r = xt->rank;
+    int use_sizes = 0, k, t[LUTHIER_MAX_RANK], n[LUTHIER_MAX_RANK];
+    int64_t idx[LUTHIER_MAX_RANK][4];
+    double w[LUTHIER_MAX_RANK][4];
+    size_t e, ny = ref_numel(yt);
+    for (k = 0; k < r; k++) use_sizes |= a->sizes[k] != 0;
+    for (e = 0; e < ny; e++) {
+        size_t rem = e;
+        double acc = 0;
+        for (k = r - 1; k >= 0; k--) {
+            n[k] = ref_resize_taps(a, use_sizes, k, xt->shape[k], yt->shape[k], (int64_t)(rem % (size_t)yt->shape[k]), idx[k], w[k]);
+            rem /= (size_t)yt->shape[k];
+            t[k] = 0;
+        }
+        for (;;) { /* every combination of taps */
+            double wt = 1;
+            size_t off = 0;
+            for (k = 0; k < r; k++) wt *= w[k][t[k]], off = off * (size_t)xt->shape[k] + (size_t)idx[k][t[k]];
+            acc += wt * x[off];
+            for (k = r - 1; k >= 0 && ++t[k] == n[k]; k--) t[k] = 0;
+            if (k < 0) break;
+        }
+        y[e] = (float)acc;
+    }
+}
+
+/* numpy.pad's modes on one axis, for index i of the padded axis (before cropping); -1: value */
+static int64_t ref_pad_index(int64_t i, int64_t len, int mode) {
+    if (i >= 0 && i < len) return i;
+    if (mode == LUTHIER_PAD_CONSTANT) return -1;
+    if (mode == LUTHIER_PAD_EDGE) return i < 0 ? 0 : len - 1;
+    if (mode == LUTHIER_PAD_WRAP) {
+        while (i < 0) i += len;
+        return i % len;
+    }
+    if (len == 1) return 0;
+    while (i < 0 || i >= len) i = i < 0 ? -i : 2 * (len - 1) - i; /* reflect */
+    return i;
+}
+
 static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
     const luthier_node_desc *d = &n->d;
     const luthier__gtensor *xt = &g->tensors[n->inputs[0]], *yt = &g->tensors[n->outputs[0]];
@@ -371,6 +471,50 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
         }
         free(acc);
         free(mx);
+        break;
+    }
+    case LUTHIER_OP_RESIZE:
+        ref_resize(d, xt, yt, x, y);
+        break;
+    case LUTHIER_OP_DEPTH_TO_SPACE:
+    case LUTHIER_OP_SPACE_TO_DEPTH: {
+        /* DCR: x reshaped [N, b, b, C/b^2, H, W], transposed [0,3,4,1,5,2]; CRD: [N, C/b^2, b, b, H, W],
+           [0,1,4,2,5,3]; space_to_depth: [N, C, H/b, b, W/b, b], [0,3,5,1,2,4] (ONNX) */
+        const int d2s = d->op == LUTHIER_OP_DEPTH_TO_SPACE, crd = d2s && d->attr.depth_to_space.mode == LUTHIER_DEPTH_TO_SPACE_CRD;
+        const int64_t b = d2s ? d->attr.depth_to_space.blocksize : d->attr.space_to_depth.blocksize;
+        const int64_t C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], OC = yt->shape[1], OH = yt->shape[2], OW = yt->shape[3];
+        int64_t nn, c, h, ww;
+        for (nn = 0; nn < yt->shape[0]; nn++)
+            for (c = 0; c < OC; c++)
+                for (h = 0; h < OH; h++)
+                    for (ww = 0; ww < OW; ww++) {
+                        int64_t src;
+                        if (d2s) {
+                            const int64_t i = h % b, j = ww % b;
+                            const int64_t xc = crd ? (c * b + i) * b + j : (i * b + j) * OC + c;
+                            src = ((nn * C + xc) * H + h / b) * W + ww / b;
+                        } else {
+                            const int64_t xc = c % C, blk = c / C, i = blk / b, j = blk % b;
+                            src = ((nn * C + xc) * H + h * b + i) * W + ww * b + j;
+                        }
+                        y[((nn * OC + c) * OH + h) * OW + ww] = x[src];
+                    }
+        break;
+    }
+    case LUTHIER_OP_PAD: {
+        const luthier_pad_attrs *a = &d->attr.pad;
+        for (e = 0; e < ny; e++) {
+            size_t rem = e, off = 0, stride = 1;
+            int k, outside = 0;
+            for (k = yt->rank - 1; k >= 0; k--) {
+                int64_t i = ref_pad_index((int64_t)(rem % (size_t)yt->shape[k]) - a->begin[k], xt->shape[k], a->mode);
+                rem /= (size_t)yt->shape[k];
+                if (i < 0) outside = 1;
+                else off += (size_t)i * stride;
+                stride *= (size_t)xt->shape[k];
+            }
+            y[e] = outside ? a->value : x[off];
+        }
         break;
     }
     default:
@@ -1596,8 +1740,453 @@ static void test_graph_reduce(void) {
     free(img);
 }
 
+/* ---- data movement: resize, depth_to_space / space_to_depth, pad -------------------------- */
+
+/* x -> one node d -> y: y's shape must be ys and its values want (the plan at 1 and 2 threads,
+   and the reference interpreter). */
+static void dm_example(const char *what, luthier_node_desc *d, int rank, const int64_t *xs, const float *x, const int64_t *ys,
+                       const float *want) {
+    gb b;
+    luthier_tensor_info ti;
+    int t, y, k, threads;
+    size_t n = 1, e;
+    const void *ins[1];
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, rank, xs, &t);
+    d->name = what;
+    y = gb_node(&b, d, t, -1, -1);
+    CHECK(!b.fail, "%s: build", what);
+    if (b.fail) {
+        gb_free(&b);
+        return;
+    }
+    luthier_graph_output(b.g, y);
+    luthier_graph_tensor_info(b.g, y, &ti);
+    CHECK(ti.rank == rank, "%s: rank %d", what, ti.rank);
+    for (k = 0; k < rank; k++) {
+        CHECK(ti.shape[k] == ys[k], "%s: dim %d is %lld, want %lld", what, k, (long long)ti.shape[k], (long long)ys[k]);
+        n *= (size_t)ys[k];
+    }
+    ins[0] = x;
+    {
+        float **ref = ref_run(b.g, ins);
+        for (e = 0; e < n; e++) CHECK(fabs(ref[0][e] - want[e]) <= 1e-5 * (1 + fabs(want[e])), "%s: reference [%zu] = %g, want %g", what, e, (double)ref[0][e], (double)want[e]);
+        free(ref[0]);
+        free(ref);
+    }
+    for (threads = 1; threads <= 2; threads++) {
+        luthier_context *ctx = ctx_threads(threads);
+        luthier_plan *p = NULL;
+        float *out = (float *)malloc(n * 4);
+        void *outs[1];
+        outs[0] = out;
+        CHECK(luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK, "%s: plan: %s", what, luthier_context_error(ctx));
+        if (p) {
+            CHECK(luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_OK, "%s: run: %s", what, luthier_context_error(ctx));
+            for (e = 0; e < n; e++) CHECK(fabs(out[e] - want[e]) <= 1e-5 * (1 + fabs(want[e])), "%s: [%zu] = %g, want %g", what, e, (double)out[e], (double)want[e]);
+        }
+        luthier_plan_destroy(p);
+        free(out);
+        luthier_context_destroy(ctx);
+    }
+    gb_free(&b);
+}
+
+static luthier_node_desc rs_desc(int mode, int coord, int nearest, const float *scales, const int64_t *sizes, int rank) {
+    luthier_node_desc d;
+    int k;
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_RESIZE;
+    d.typed = 1;
+    luthier_node_attrs_default(LUTHIER_OP_RESIZE, &d.attr);
+    d.attr.resize.mode = mode;
+    d.attr.resize.coord = coord;
+    d.attr.resize.nearest_mode = nearest;
+    for (k = 0; k < rank; k++) {
+        if (scales) d.attr.resize.scales[k] = scales[k];
+        if (sizes) d.attr.resize.sizes[k] = sizes[k];
+    }
+    return d;
+}
+
+/* The worked examples of the ONNX operator documents (Resize, DepthToSpace, SpaceToDepth, Pad). */
+static void test_graph_dm_onnx_examples(void) {
+    static const float x22[4] = {1, 2, 3, 4}, x24[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    static const int64_t s22[4] = {1, 1, 2, 2}, s24[4] = {1, 1, 2, 4};
+    static const float sc_up_n[4] = {1, 1, 2, 3}, sc_down[4] = {1, 1, 0.6f, 0.6f}, sc_2[4] = {1, 1, 2, 2};
+    static const float up_nearest[24] = {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4};
+    static const float up_linear[16] = {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f, 3.75f, 4};
+    static const float up_linear_ac[16] = {1, 1.33333333f, 1.66666667f, 2, 1.66666667f, 2, 2.33333333f, 2.66666667f,
+                                           2.33333333f, 2.66666667f, 3, 3.33333333f, 3, 3.33333333f, 3.66666667f, 4};
+    static const float down_nearest[2] = {1, 3}, down_linear[2] = {2.6666665f, 4.3333331f}, down_linear_ac[2] = {1, 3.142857f};
+    static const int64_t sz_up[4] = {1, 1, 7, 8}, sz_down[4] = {1, 1, 1, 3};
+    static const float up_sizes[56] = {1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 2, 2, 2, 2,
+                                       3, 3, 3, 3, 4, 4, 4, 4, 3, 3, 3, 3, 4, 4, 4, 4, 3, 3, 3, 3, 4, 4, 4, 4};
+    static const float down_sizes[3] = {1, 2, 4};
+    static const int64_t o46[4] = {1, 1, 4, 6}, o12[4] = {1, 1, 1, 2}, o44[4] = {1, 1, 4, 4};
+    static const int64_t d2s_x[4] = {1, 8, 2, 3}, d2s_y[4] = {1, 2, 4, 6};
+    static const float dcr[48] = {0, 18, 1, 19, 2, 20, 36, 54, 37, 55, 38, 56, 3, 21, 4, 22, 5, 23, 39, 57, 40, 58, 41, 59,
+                                  9, 27, 10, 28, 11, 29, 45, 63, 46, 64, 47, 65, 12, 30, 13, 31, 14, 32, 48, 66, 49, 67, 50, 68};
+    static const float crd[48] = {0, 9, 1, 10, 2, 11, 18, 27, 19, 28, 20, 29, 3, 12, 4, 13, 5, 14, 21, 30, 22, 31, 23, 32,
+                                  36, 45, 37, 46, 38, 47, 54, 63, 55, 64, 56, 65, 39, 48, 40, 49, 41, 50, 57, 66, 58, 67, 59, 68};
+    static const float px[6] = {1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f};
+    static const int64_t ps_x[2] = {3, 2}, ps_y[2] = {3, 4};
+    static const float p_const[12] = {0, 0, 1.0f, 1.2f, 0, 0, 2.3f, 3.4f, 0, 0, 4.5f, 5.7f};
+    static const float p_reflect[12] = {1.0f, 1.2f, 1.0f, 1.2f, 2.3f, 3.4f, 2.3f, 3.4f, 4.5f, 5.7f, 4.5f, 5.7f};
+    static const float p_edge[12] = {1.0f, 1.0f, 1.0f, 1.2f, 2.3f, 2.3f, 2.3f, 3.4f, 4.5f, 4.5f, 4.5f, 5.7f};
+    float d2s_in[48];
+    luthier_node_desc d;
+    int k;
+    d = rs_desc(LUTHIER_RESIZE_NEAREST, 0, 0, sc_up_n, NULL, 4);
+    dm_example("resize_upsample_scales_nearest", &d, 4, s22, x22, o46, up_nearest);
+    d = rs_desc(LUTHIER_RESIZE_NEAREST, 0, 0, sc_down, NULL, 4);
+    dm_example("resize_downsample_scales_nearest", &d, 4, s24, x24, o12, down_nearest);
+    d = rs_desc(LUTHIER_RESIZE_LINEAR, 0, 0, sc_2, NULL, 4);
+    dm_example("resize_upsample_scales_linear", &d, 4, s22, x22, o44, up_linear);
+    d = rs_desc(LUTHIER_RESIZE_LINEAR, LUTHIER_RESIZE_ALIGN_CORNERS, 0, sc_2, NULL, 4);
+    dm_example("resize_upsample_scales_linear_align_corners", &d, 4, s22, x22, o44, up_linear_ac);
+    d = rs_desc(LUTHIER_RESIZE_LINEAR, 0, 0, sc_down, NULL, 4);
+    dm_example("resize_downsample_scales_linear", &d, 4, s24, x24, o12, down_linear);
+    d = rs_desc(LUTHIER_RESIZE_LINEAR, LUTHIER_RESIZE_ALIGN_CORNERS, 0, sc_down, NULL, 4);
+    dm_example("resize_downsample_scales_linear_align_corners", &d, 4, s24, x24, o12, down_linear_ac);
+    d = rs_desc(LUTHIER_RESIZE_NEAREST, 0, 0, NULL, sz_up, 4);
+    dm_example("resize_upsample_sizes_nearest", &d, 4, s22, x22, sz_up, up_sizes);
+    d = rs_desc(LUTHIER_RESIZE_NEAREST, 0, 0, NULL, sz_down, 4);
+    dm_example("resize_downsample_sizes_nearest", &d, 4, s24, x24, sz_down, down_sizes);
+    for (k = 0; k < 48; k++) d2s_in[k] = (float)(k / 6 * 9 + k % 6);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_DEPTH_TO_SPACE; d.typed = 1; d.attr.depth_to_space.blocksize = 2;
+    dm_example("depthtospace_example (DCR)", &d, 4, d2s_x, d2s_in, d2s_y, dcr);
+    d.attr.depth_to_space.mode = LUTHIER_DEPTH_TO_SPACE_CRD;
+    dm_example("depthtospace_crd_mode_example", &d, 4, d2s_x, d2s_in, d2s_y, crd);
+    memset(&d, 0, sizeof d); /* space_to_depth undoes DCR */
+    d.op = LUTHIER_OP_SPACE_TO_DEPTH; d.typed = 1; d.attr.space_to_depth.blocksize = 2;
+    dm_example("spacetodepth of the DCR example", &d, 4, d2s_y, dcr, d2s_x, d2s_in);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_PAD; d.typed = 1; d.attr.pad.begin[1] = 2;
+    dm_example("pad constant", &d, 2, ps_x, px, ps_y, p_const);
+    d.attr.pad.mode = LUTHIER_PAD_REFLECT;
+    dm_example("pad reflect", &d, 2, ps_x, px, ps_y, p_reflect);
+    d.attr.pad.mode = LUTHIER_PAD_EDGE;
+    dm_example("pad edge", &d, 2, ps_x, px, ps_y, p_edge);
+}
+
+/* Every mode and coordinate transformation of resize over shapes with odd sizes, up and down
+   (integer and not), size-1 axes, ranks 1..4, scales and sizes, against the reference at 1 and 2
+   threads. Nodes go 8 to a graph. */
+static void test_graph_resize(void) {
+    static const struct {
+        int rank;
+        int64_t shape[4];
+        float scales[4];
+        int64_t sizes[4];
+    } cases[] = {
+        {4, {1, 3, 4, 4}, {1, 1, 2, 2}, {0}},
+        {4, {2, 3, 5, 7}, {1, 1, 1.5f, 0.6f}, {0}},
+        {4, {1, 2, 9, 5}, {1, 1, 0.5f, 0.34f}, {0}},
+        {4, {1, 1, 1, 6}, {1, 1, 3, 1}, {0}},
+        {4, {1, 1, 5, 5}, {1.7f, 1.9f, 2.5f, 0.8f}, {0}},
+        {4, {1, 4, 6, 1}, {0}, {1, 4, 13, 1}},
+        {4, {2, 3, 7, 5}, {0}, {2, 3, 3, 11}},
+        {4, {1, 16, 40, 40}, {1, 1, 2, 2}, {0}},
+        {3, {2, 5, 9}, {1, 1.7f, 3}, {0}},
+        {2, {7, 6}, {0}, {3, 10}},
+        {1, {11}, {2.5f}, {0}},
+        {1, {1}, {4}, {0}},
+    };
+    static const float cubic_a[2] = {-0.75f, -0.5f};
+    const int ncases = (int)(sizeof cases / sizeof cases[0]);
+    int ci, threads;
+    for (ci = 0; ci < ncases; ci++) {
+        const int step = cases[ci].shape[1] == 16 ? 7 : 1; /* the large case: 8 combinations */
+        int combo = 0;
+        size_t n = 1;
+        float *img;
+        int k;
+        for (k = 0; k < cases[ci].rank; k++) n *= (size_t)cases[ci].shape[k];
+        img = rand_buf(n, -2, 2);
+        while (combo < 54) { /* 24 nearest, 6 linear, 24 cubic */
+            gb b;
+            int x, outs = 0;
+            char what[160];
+            const void *ins[1];
+            memset(&b, 0, sizeof b);
+            luthier_graph_create(&b.g);
+            luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, cases[ci].rank, cases[ci].shape, &x);
+            for (; outs < 8 && combo < 54; outs++, combo += step) {
+                luthier_node_desc d;
+                int mode = combo < 24 ? 0 : combo < 30 ? 1 : 2, c = combo < 24 ? combo % 6 : combo < 30 ? combo - 24 : (combo - 30) % 6;
+                d = rs_desc(mode, c, combo < 24 ? combo / 6 : 0, cases[ci].sizes[0] ? NULL : cases[ci].scales,
+                            cases[ci].sizes[0] ? cases[ci].sizes : NULL, cases[ci].rank);
+                if (mode == 2) d.attr.resize.exclude_outside = (combo - 30) / 6 % 2, d.attr.resize.cubic_coeff_a = cubic_a[(combo - 30) / 12];
+                if (c == LUTHIER_RESIZE_TF_HALF_PIXEL_FOR_NN && !(mode == 0 && (combo / 6 == 0 || combo / 6 == 2))) {
+                    int kept = 1; /* refused unless the kept axes have size 1 (test_graph_resize_refusals) */
+                    for (k = 0; k + 2 < cases[ci].rank; k++) kept &= cases[ci].shape[k] == 1;
+                    if (!kept) {
+                        outs--;
+                        continue;
+                    }
+                }
+                luthier_graph_output(b.g, gb_node(&b, &d, x, -1, -1));
+            }
+            CHECK(!b.fail, "case %d: build", ci);
+            ins[0] = img;
+            for (threads = 1; threads <= 2 && !b.fail; threads++) {
+                luthier_context *ctx = ctx_threads(threads);
+                snprintf(what, sizeof what, "resize case %d (rank %d), combinations up to %d, %d thread(s)", ci, cases[ci].rank,
+                         combo - 1, threads);
+                plan_vs_ref(ctx, b.g, NULL, ins, 2e-5, what);
+                luthier_context_destroy(ctx);
+            }
+            gb_free(&b);
+        }
+        free(img);
+    }
+}
+
+/* conv -> op -> conv: the data-movement operators run on the convolution's NHWC output (no
+   layout conversion around them: 2 conversions in all, at the graph's edges), at 1 and 2 threads;
+   then the same operators on a plain graph input. */
+static void test_graph_dm_nhwc(void) {
+    static const float sc2[4] = {1, 1, 2, 2}, sc_odd[4] = {1, 1, 0.7f, 1.3f};
+    int variant, threads, nhwc;
+    for (nhwc = 1; nhwc >= 0; nhwc--)
+        for (variant = 0; variant < 9; variant++) {
+            gb b;
+            luthier_node_desc d;
+            int64_t xs[4] = {2, 3, 10, 14};
+            int x, t, y;
+            float *img;
+            const void *ins[1];
+            char what[96];
+            memset(&b, 0, sizeof b);
+            luthier_graph_create(&b.g);
+            luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+            t = nhwc ? gb_conv(&b, "c1", x, 16, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_RELU) : x;
+            if (variant < 4) {
+                d = rs_desc(variant % 3, variant == 3 ? LUTHIER_RESIZE_ALIGN_CORNERS : 0, 0, variant < 2 ? sc2 : sc_odd, NULL, 4);
+            } else if (variant < 7) {
+                memset(&d, 0, sizeof d);
+                d.op = variant < 6 ? LUTHIER_OP_DEPTH_TO_SPACE : LUTHIER_OP_SPACE_TO_DEPTH;
+                d.typed = 1;
+                if (variant < 6) d.attr.depth_to_space.blocksize = nhwc ? 2 : 1, d.attr.depth_to_space.mode = variant - 4;
+                else d.attr.space_to_depth.blocksize = 2;
+            } else {
+                memset(&d, 0, sizeof d);
+                d.op = LUTHIER_OP_PAD;
+                d.typed = 1;
+                d.attr.pad.mode = variant == 7 ? LUTHIER_PAD_REFLECT : LUTHIER_PAD_EDGE;
+                d.attr.pad.begin[2] = 2, d.attr.pad.end[2] = -1, d.attr.pad.begin[3] = 1, d.attr.pad.end[3] = 3;
+                d.attr.pad.begin[1] = variant == 8 ? 1 : 0;
+            }
+            d.name = "dm";
+            y = gb_node(&b, &d, t, -1, -1);
+            if (nhwc) y = gb_conv(&b, "c2", y, 5, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_NONE);
+            luthier_graph_output(b.g, y);
+            CHECK(!b.fail, "variant %d: build", variant);
+            img = rand_buf(2 * 3 * 10 * 14, -1, 1);
+            ins[0] = img;
+            for (threads = 1; threads <= 2 && !b.fail; threads++) {
+                luthier_context *ctx = ctx_threads(threads);
+                luthier_plan *p = NULL;
+                snprintf(what, sizeof what, "%s variant %d (%s), %d thread(s)", nhwc ? "conv-op-conv" : "plain", variant,
+                         luthier_op_name(d.op), threads);
+                plan_vs_ref(ctx, b.g, NULL, ins, 1e-4, what);
+                if (nhwc && luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK) {
+                    luthier_plan_info pi;
+                    luthier_step_info si;
+                    int k, conv = 0;
+                    memset(&pi, 0, sizeof pi);
+                    luthier_plan_get_info(p, &pi);
+                    for (k = 0; k < pi.num_steps; k++)
+                        if (luthier_plan_step_info(p, k, &si) == LUTHIER_STATUS_OK && si.node < 0) conv++;
+                    CHECK(conv == 2, "%s: %d layout conversions (want 2: the op runs NHWC)", what, conv);
+                }
+                luthier_plan_destroy(p);
+                luthier_context_destroy(ctx);
+            }
+            free(img);
+            gb_free(&b);
+        }
+}
+
+/* depth_to_space (both modes) and space_to_depth over blocksizes and shapes; pad in every mode
+   over ranks 1..5 with positive, zero and negative pads, pads longer than the axis (reflect
+   repeats, wrap), at 1 and 2 threads. */
+static void test_graph_depth_space_pad(void) {
+    static const int64_t shapes[4][4] = {{1, 8, 3, 5}, {2, 18, 4, 6}, {1, 4, 1, 1}, {3, 32, 6, 2}};
+    static const int64_t pshapes[5][5] = {{7}, {3, 5}, {2, 1, 4}, {2, 3, 5, 4}, {2, 2, 3, 1, 6}};
+    int si, bsz, mode, threads, r, variant;
+    for (si = 0; si < 4; si++)
+        for (bsz = 1; bsz <= 4; bsz++)
+            for (mode = 0; mode < 3; mode++) {
+                const int64_t *s = shapes[si];
+                gb b;
+                luthier_node_desc d;
+                int x, y;
+                float *img;
+                const void *ins[1];
+                char what[96];
+                if (mode < 2 ? s[1] % (bsz * bsz) : (s[2] % bsz || s[3] % bsz)) continue;
+                memset(&b, 0, sizeof b);
+                memset(&d, 0, sizeof d);
+                luthier_graph_create(&b.g);
+                luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, s, &x);
+                d.typed = 1;
+                d.op = mode < 2 ? LUTHIER_OP_DEPTH_TO_SPACE : LUTHIER_OP_SPACE_TO_DEPTH;
+                if (mode < 2) d.attr.depth_to_space.blocksize = bsz, d.attr.depth_to_space.mode = mode;
+                else d.attr.space_to_depth.blocksize = bsz;
+                y = gb_node(&b, &d, x, -1, -1);
+                luthier_graph_output(b.g, y);
+                img = rand_buf((size_t)(s[0] * s[1] * s[2] * s[3]), -1, 1);
+                ins[0] = img;
+                for (threads = 1; threads <= 2 && !b.fail; threads++) {
+                    luthier_context *ctx = ctx_threads(threads);
+                    snprintf(what, sizeof what, "%s b %d mode %d shape %d, %d thread(s)", luthier_op_name(d.op), bsz, mode, si, threads);
+                    plan_vs_ref(ctx, b.g, NULL, ins, 0, what);
+                    luthier_context_destroy(ctx);
+                }
+                free(img);
+                gb_free(&b);
+            }
+    for (r = 1; r <= 5; r++)
+        for (variant = 0; variant < 4; variant++) {
+            gb b;
+            int x, k, m;
+            size_t n = 1;
+            float *img;
+            const void *ins[1];
+            char what[96];
+            memset(&b, 0, sizeof b);
+            luthier_graph_create(&b.g);
+            luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, r, pshapes[r - 1], &x);
+            for (k = 0; k < r; k++) n *= (size_t)pshapes[r - 1][k];
+            for (m = 0; m < 4; m++) {
+                luthier_node_desc d;
+                memset(&d, 0, sizeof d);
+                d.op = LUTHIER_OP_PAD;
+                d.typed = 1;
+                d.attr.pad.mode = m;
+                d.attr.pad.value = 0.5f * (float)variant - 1;
+                for (k = 0; k < r; k++) {
+                    const int64_t len = pshapes[r - 1][k];
+                    /* 0: small positive, 1: crop one side, pad the other, 2: longer than the axis, 3: mixed */
+                    d.attr.pad.begin[k] = variant == 0 ? (k % 2) : variant == 1 ? (len > 1 ? -1 : 1) : variant == 2 ? len + 2 : k - 1;
+                    d.attr.pad.end[k] = variant == 0 ? 1 : variant == 1 ? 2 : variant == 2 ? 2 * len : (len > 3 ? -2 : 0);
+                }
+                luthier_graph_output(b.g, gb_node(&b, &d, x, -1, -1));
+            }
+            CHECK(!b.fail, "pad rank %d variant %d: build", r, variant);
+            img = rand_buf(n, -1, 1);
+            ins[0] = img;
+            for (threads = 1; threads <= 2 && !b.fail; threads++) {
+                luthier_context *ctx = ctx_threads(threads);
+                snprintf(what, sizeof what, "pad rank %d variant %d, %d thread(s)", r, variant, threads);
+                plan_vs_ref(ctx, b.g, NULL, ins, 0, what);
+                luthier_context_destroy(ctx);
+            }
+            free(img);
+            gb_free(&b);
+        }
+}
+
+/* Hostile attributes are refused with a message naming the node and what is wrong. */
+static void test_graph_dm_refusals(void) {
+    static const struct {
+        luthier_op op;
+        int field; /* what to break */
+        const char *msg;
+    } bad[] = {
+        {LUTHIER_OP_RESIZE, 0, "scales must be positive"},  {LUTHIER_OP_RESIZE, 1, "scales must be positive"},
+        {LUTHIER_OP_RESIZE, 2, "scales must be positive"},  {LUTHIER_OP_RESIZE, 3, "scales must be positive"},
+        {LUTHIER_OP_RESIZE, 4, "must be in [1, 2^40]"},     {LUTHIER_OP_RESIZE, 5, "sizes must be in"},
+        {LUTHIER_OP_RESIZE, 6, "only the last two axes"},   {LUTHIER_OP_RESIZE, 7, "unknown mode"},
+        {LUTHIER_OP_RESIZE, 8, "unknown coordinate"},       {LUTHIER_OP_RESIZE, 9, "unknown nearest_mode"},
+        {LUTHIER_OP_RESIZE, 10, "cubic_coeff_a"},           {LUTHIER_OP_RESIZE, 11, "exclude_outside"},
+        {LUTHIER_OP_RESIZE, 12, "too large"},               {LUTHIER_OP_RESIZE, 13, "tf_half_pixel_for_nn shifts"},
+        {LUTHIER_OP_RESIZE, 14, "only the last two axes"},  {LUTHIER_OP_DEPTH_TO_SPACE, 0, "blocksize 0"},
+        {LUTHIER_OP_DEPTH_TO_SPACE, 1, "do not divide"},    {LUTHIER_OP_DEPTH_TO_SPACE, 2, "unknown mode"},
+        {LUTHIER_OP_DEPTH_TO_SPACE, 3, "blocksize"},        {LUTHIER_OP_SPACE_TO_DEPTH, 0, "blocksize -3"},
+        {LUTHIER_OP_SPACE_TO_DEPTH, 1, "must divide"},      {LUTHIER_OP_PAD, 0, "unknown mode"},
+        {LUTHIER_OP_PAD, 1, "leave"},                       {LUTHIER_OP_PAD, 2, "within"},
+        {LUTHIER_OP_PAD, 3, "has pads, the input has rank"}, {LUTHIER_OP_PAD, 4, "too large"},
+    };
+    gb b;
+    int64_t xs[4] = {2, 8, 6, 6};
+    int x, k, o;
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    for (k = 0; k < (int)(sizeof bad / sizeof bad[0]); k++) {
+        luthier_node_desc d;
+        luthier_node_attrs *a = &d.attr;
+        int in[1];
+        luthier_status s;
+        memset(&d, 0, sizeof d);
+        d.op = bad[k].op;
+        d.typed = 1;
+        luthier_node_attrs_default(d.op, a);
+        d.name = "victim";
+        if (d.op == LUTHIER_OP_RESIZE) {
+            switch (bad[k].field) {
+            case 0: a->resize.scales[3] = 0; break;
+            case 1: a->resize.scales[2] = -2; break;
+            case 2: a->resize.scales[3] = NAN; break;
+            case 3: a->resize.scales[2] = INFINITY; break;
+            case 4: a->resize.scales[3] = 0.1f; break; /* 6 * 0.1 rounds down to 0 */
+            case 5: a->resize.sizes[0] = 2, a->resize.sizes[1] = 8, a->resize.sizes[2] = 0, a->resize.sizes[3] = 4; break;
+            case 6: a->resize.scales[1] = 2; break;
+            case 7: a->resize.mode = 3; break;
+            case 8: a->resize.coord = -1; break;
+            case 9: a->resize.nearest_mode = 4; break;
+            case 10: a->resize.mode = 2, a->resize.cubic_coeff_a = NAN; break;
+            case 11: a->resize.exclude_outside = 2; break;
+            case 12: a->resize.scales[2] = a->resize.scales[3] = 1e9f; break;
+            case 13: a->resize.coord = LUTHIER_RESIZE_TF_HALF_PIXEL_FOR_NN, a->resize.nearest_mode = LUTHIER_RESIZE_CEIL; break;
+            default: a->resize.sizes[0] = 2, a->resize.sizes[1] = 9, a->resize.sizes[2] = 6, a->resize.sizes[3] = 6; break;
+            }
+        } else if (d.op == LUTHIER_OP_DEPTH_TO_SPACE) {
+            a->depth_to_space.blocksize = bad[k].field == 0 ? 0 : bad[k].field == 1 ? 3 : bad[k].field == 2 ? 2 : ((int64_t)1 << 40);
+            if (bad[k].field == 2) a->depth_to_space.mode = 2;
+        } else if (d.op == LUTHIER_OP_SPACE_TO_DEPTH) {
+            a->space_to_depth.blocksize = bad[k].field == 0 ? -3 : 4;
+        } else {
+            switch (bad[k].field) {
+            case 0: a->pad.mode = 4; break;
+            case 1: a->pad.begin[2] = -4, a->pad.end[2] = -2; break;
+            case 2: a->pad.end[3] = INT64_MIN; break;
+            case 3: a->pad.begin[4] = 1; break;
+            default: a->pad.end[0] = a->pad.end[1] = a->pad.end[2] = a->pad.end[3] = (int64_t)1 << 40; break;
+            }
+        }
+        in[0] = x;
+        d.inputs = in;
+        d.num_inputs = 1;
+        s = luthier_graph_add_node(b.g, &d, &o);
+        CHECK(s == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(b.g), "'victim'") &&
+                  strstr(luthier_graph_error(b.g), bad[k].msg),
+              "%s case %d: status %s, message '%s' (want '%s')", luthier_op_name(d.op), bad[k].field, luthier_status_string(s),
+              luthier_graph_error(b.g), bad[k].msg);
+    }
+    CHECK(luthier_graph_num_nodes(b.g) == 0, "a refused node was added");
+    {
+        luthier_node_attrs a;
+        CHECK(sizeof a == 128, "luthier_node_attrs is %zu bytes", sizeof a);
+        CHECK(luthier_node_attrs_default(LUTHIER_OP_RESIZE, &a) == LUTHIER_STATUS_OK && a.resize.cubic_coeff_a == -0.75f &&
+                  a.resize.scales[5] == 1.0f && a.resize.sizes[0] == 0 && a.resize.mode == LUTHIER_RESIZE_NEAREST,
+              "resize defaults");
+    }
+    gb_free(&b);
+}
+
 static void run_graph_tests(void) {
     RUN(test_graph_reduce);
+    RUN(test_graph_dm_onnx_examples);
+    RUN(test_graph_dm_nhwc);
+    RUN(test_graph_depth_space_pad);
+    RUN(test_graph_dm_refusals);
+    RUN(test_graph_resize);
     RUN(test_graph_typed_attrs);
     RUN(test_graph_int8_nonfinite_weights);
     RUN(test_graph_records_fallback_note);

@@ -1702,7 +1702,304 @@ static void test_onnx_all_refusals(void) {
     free(m.p);
 }
 
+/* ---- Resize, Upsample, DepthToSpace, SpaceToDepth, Pad ----------------------------------------- */
+
+static void pbw_attr_s(pbw *n, const char *name, const char *v) {
+    pbw a = {0, 0, 0};
+    pbw_str(&a, 1, name);
+    pbw_str(&a, 4, v);
+    pbw_int(&a, 20, 3); /* STRING */
+    pbw_msg(n, 5, &a);
+}
+static void pbw_attr_i(pbw *n, const char *name, int64_t v) {
+    pbw a = {0, 0, 0};
+    pbw_str(&a, 1, name);
+    pbw_int(&a, 3, v);
+    pbw_int(&a, 20, 2); /* INT */
+    pbw_msg(n, 5, &a);
+}
+static void pbw_attr_f(pbw *n, const char *name, float v) {
+    pbw a = {0, 0, 0};
+    uint32_t bits;
+    memcpy(&bits, &v, 4);
+    pbw_str(&a, 1, name);
+    pbw_key(&a, 2, 5);
+    pbw_raw(&a, &bits, 4); /* little-endian hosts */
+    pbw_int(&a, 20, 1);    /* FLOAT */
+    pbw_msg(n, 5, &a);
+}
+static void pbw_attr_fs(pbw *n, const char *name, const float *v, int count) {
+    pbw a = {0, 0, 0};
+    int i;
+    pbw_str(&a, 1, name);
+    for (i = 0; i < count; i++) {
+        uint32_t bits;
+        memcpy(&bits, &v[i], 4);
+        pbw_key(&a, 7, 5);
+        pbw_raw(&a, &bits, 4);
+    }
+    pbw_int(&a, 20, 6); /* FLOATS */
+    pbw_msg(n, 5, &a);
+}
+static void pbw_attr_is(pbw *n, const char *name, const int64_t *v, int count) {
+    pbw a = {0, 0, 0};
+    int i;
+    pbw_str(&a, 1, name);
+    for (i = 0; i < count; i++) pbw_int(&a, 8, v[i]);
+    pbw_int(&a, 20, 7); /* INTS */
+    pbw_msg(n, 5, &a);
+}
+
+/* One data-movement node: x [xdims] -> op -> y, inputs ins[] ("" absent; "scales" / "sizes" /
+   "pads" / "value" name initializers made from fs / is), attributes written by the caller into
+   *node (consumed). */
+typedef struct dm_model {
+    const char *op;
+    int opset, rank;
+    int64_t xdims[4];
+    const char *ins[4];
+    int nin;
+    const float *fs;  /* "scales" or "value" */
+    int nfs;
+    const int64_t *is; /* "sizes" or "pads" */
+    int nis;
+} dm_model;
+
+static void dm_build(pbw *m, const dm_model *dm, pbw *node) {
+    pbw g = {0, 0, 0};
+    int i;
+    int64_t one;
+    pbw_str(node, 1, "x");
+    for (i = 0; i < dm->nin; i++) pbw_str(node, 1, dm->ins[i]);
+    pbw_str(node, 2, "y");
+    pbw_str(node, 3, "y");
+    pbw_str(node, 4, dm->op);
+    pbw_msg(&g, 1, node);
+    for (i = 0; i < dm->nin; i++) {
+        if (!strcmp(dm->ins[i], "scales") || !strcmp(dm->ins[i], "value")) {
+            one = dm->nfs;
+            pbw_init_f32(&g, dm->ins[i], strcmp(dm->ins[i], "value") ? 1 : 0, &one, dm->fs, (size_t)dm->nfs);
+        } else if (!strcmp(dm->ins[i], "sizes") || !strcmp(dm->ins[i], "pads")) {
+            one = dm->nis;
+            pbw_init(&g, dm->ins[i], 7, 1, &one, dm->is, sizeof(int64_t) * (size_t)dm->nis);
+        }
+    }
+    pbw_vi(&g, 11, "x", dm->rank, dm->xdims);
+    {
+        pbw vi = {0, 0, 0}; /* the output, its shape left to the loader */
+        pbw_str(&vi, 1, "y");
+        pbw_msg(&g, 12, &vi);
+    }
+    pbw_model(m, &g, dm->opset);
+}
+
+/* Loads; on success checks the graph's one engine node is `want` and its plan against the
+   reference interpreter at 1 and 2 threads. Returns the status (err: the message). */
+static luthier_status dm_load_check(const dm_model *dm, pbw *node, luthier_op want, char *err, size_t errn) {
+    pbw m = {0, 0, 0};
+    luthier_graph *g = NULL;
+    luthier_status s;
+    int threads, k;
+    dm_build(&m, dm, node);
+    s = luthier_onnx_load_memory(m.p, m.n, NULL, &g, err, errn);
+    free(m.p);
+    if (s != LUTHIER_STATUS_OK) return s;
+    CHECK(onnx_count_op(g, want) == 1 && luthier_graph_num_nodes(g) == 1, "%s: want one %s node, have %d nodes", dm->op,
+          luthier_op_name(want), luthier_graph_num_nodes(g));
+    for (threads = 1; threads <= 2; threads++) {
+        luthier_context *ctx = ctx_threads(threads);
+        size_t n = 1;
+        float *img;
+        const void *ins[1];
+        for (k = 0; k < dm->rank; k++) n *= (size_t)dm->xdims[k];
+        img = rand_buf(n, -2, 2);
+        ins[0] = img;
+        plan_vs_ref(ctx, g, NULL, ins, 2e-5, dm->op);
+        free(img);
+        luthier_context_destroy(ctx);
+    }
+    luthier_graph_destroy(g);
+    return s;
+}
+
+static void test_onnx_resize(void) {
+    static const float sc[4] = {1, 1, 1.5f, 0.75f}, up2[4] = {1, 1, 2, 2}, up7[4] = {1, 1, 2, 3};
+    static const int64_t sizes[4] = {2, 3, 4, 11}, sizes2[2] = {9, 2}, axes[2] = {3, -2};
+    dm_model dm;
+    pbw n = {0, 0, 0};
+    char err[512];
+    luthier_status s;
+    memset(&dm, 0, sizeof dm);
+    dm.op = "Resize", dm.opset = 13, dm.rank = 4;
+    dm.xdims[0] = 2, dm.xdims[1] = 3, dm.xdims[2] = 5, dm.xdims[3] = 6;
+    dm.ins[0] = "", dm.ins[1] = "scales", dm.nin = 2, dm.fs = sc, dm.nfs = 4;
+    pbw_attr_s(&n, "mode", "linear");
+    pbw_attr_s(&n, "coordinate_transformation_mode", "align_corners");
+    s = dm_load_check(&dm, &n, LUTHIER_OP_RESIZE, err, sizeof err);
+    CHECK(s == LUTHIER_STATUS_OK, "Resize linear scales: %s", err);
+    pbw_attr_s(&n, "mode", "cubic");
+    pbw_attr_f(&n, "cubic_coeff_a", -0.5f);
+    pbw_attr_i(&n, "exclude_outside", 1);
+    s = dm_load_check(&dm, &n, LUTHIER_OP_RESIZE, err, sizeof err);
+    CHECK(s == LUTHIER_STATUS_OK, "Resize cubic scales: %s", err);
+    dm.ins[2] = "sizes", dm.ins[1] = "", dm.nin = 3, dm.is = sizes, dm.nis = 4;
+    pbw_attr_s(&n, "nearest_mode", "ceil");
+    pbw_attr_s(&n, "coordinate_transformation_mode", "pytorch_half_pixel");
+    s = dm_load_check(&dm, &n, LUTHIER_OP_RESIZE, err, sizeof err);
+    CHECK(s == LUTHIER_STATUS_OK, "Resize nearest sizes: %s", err);
+    dm.is = sizes2, dm.nis = 2; /* opset 18's axes: sizes of W then H */
+    pbw_attr_is(&n, "axes", axes, 2);
+    pbw_attr_s(&n, "mode", "linear");
+    s = dm_load_check(&dm, &n, LUTHIER_OP_RESIZE, err, sizeof err);
+    CHECK(s == LUTHIER_STATUS_OK, "Resize with axes: %s", err);
+    /* Upsample 9 (scales input) and 7 (attribute): asymmetric coordinates */
+    memset(&dm.ins, 0, sizeof dm.ins);
+    dm.op = "Upsample", dm.opset = 9, dm.ins[0] = "scales", dm.nin = 1, dm.fs = up2, dm.nfs = 4;
+    s = dm_load_check(&dm, &n, LUTHIER_OP_RESIZE, err, sizeof err);
+    CHECK(s == LUTHIER_STATUS_OK, "Upsample 9 nearest: %s", err);
+    pbw_attr_s(&n, "mode", "linear");
+    s = dm_load_check(&dm, &n, LUTHIER_OP_RESIZE, err, sizeof err);
+    CHECK(s == LUTHIER_STATUS_OK, "Upsample 9 linear: %s", err);
+    dm.op = "Resize", dm.opset = 10; /* Resize 10 is Upsample 9 */
+    s = dm_load_check(&dm, &n, LUTHIER_OP_RESIZE, err, sizeof err);
+    CHECK(s == LUTHIER_STATUS_OK, "Resize 10: %s", err);
+    dm.op = "Upsample", dm.opset = 7, dm.nin = 0;
+    pbw_attr_fs(&n, "scales", up7, 4);
+    s = dm_load_check(&dm, &n, LUTHIER_OP_RESIZE, err, sizeof err);
+    CHECK(s == LUTHIER_STATUS_OK, "Upsample 7: %s", err);
+    {
+        /* the ONNX example through the loader: 2x2 -> 4x4 linear, half_pixel */
+        static const float x[4] = {1, 2, 3, 4}, want[16] = {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f, 3.75f, 4};
+        pbw m = {0, 0, 0};
+        luthier_graph *g = NULL;
+        luthier_context *ctx = onnx_ctx();
+        float y[16], *outs[1];
+        int e;
+        memset(&dm, 0, sizeof dm);
+        dm.op = "Resize", dm.opset = 11, dm.rank = 4, dm.xdims[0] = dm.xdims[1] = 1, dm.xdims[2] = dm.xdims[3] = 2;
+        dm.ins[0] = "", dm.ins[1] = "scales", dm.nin = 2, dm.fs = up2, dm.nfs = 4;
+        pbw_attr_s(&n, "mode", "linear");
+        dm_build(&m, &dm, &n);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "example: %s", err);
+        outs[0] = y;
+        if (g && ctx) {
+            CHECK(onnx_run_simple(ctx, g, x, outs), "example runs");
+            for (e = 0; e < 16; e++) CHECK(fabs(y[e] - want[e]) < 1e-6, "example [%d] = %g, want %g", e, (double)y[e], (double)want[e]);
+        }
+        luthier_graph_destroy(g);
+        luthier_context_destroy(ctx);
+        free(m.p);
+    }
+}
+
+/* Refusals: valid but unsupported (UNSUPPORTED, named) and invalid (INVALID_ARGUMENT) Resize,
+   Upsample, DepthToSpace, SpaceToDepth and Pad nodes. */
+static void test_onnx_dm_refusals(void) {
+    static const float nan4[4] = {1, 1, NAN, 2}, zero4[4] = {1, 1, 0, 2}, ok4[4] = {1, 1, 2, 2}, half4[4] = {1, 1, 0.5f, 2},
+                       three[3] = {1, 2, 2}, chan[4] = {1, 2, 2, 2};
+    static const int64_t sizes[4] = {1, 2, 8, 8}, neg[4] = {1, 2, -8, 8}, pads_bad[3] = {0, 1, 0}, pads8[8] = {0, 0, 0, 1, 0, 0, 0, 1};
+    static const struct {
+        const char *op, *attr, *val, *in1, *in2;
+        const float *fs;
+        const int64_t *is;
+        int opset;
+        luthier_status want;
+        const char *msg;
+    } cases[] = {
+        {"Resize", NULL, NULL, "scales", NULL, nan4, NULL, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "scales must be positive"},
+        {"Resize", NULL, NULL, "scales", NULL, zero4, NULL, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "scales must be positive"},
+        {"Resize", NULL, NULL, "scales", NULL, three, NULL, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "3 scales for 4 axes"},
+        {"Resize", NULL, NULL, "scales", "sizes", ok4, sizes, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "both given"},
+        {"Resize", NULL, NULL, "", "sizes", NULL, neg, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "sizes must be in"},
+        {"Resize", NULL, NULL, "", NULL, NULL, NULL, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "neither scales nor sizes"},
+        {"Resize", "coordinate_transformation_mode", "tf_crop_and_resize", "scales", NULL, ok4, NULL, 13, LUTHIER_STATUS_UNSUPPORTED, "tf_crop_and_resize is not supported"},
+        {"Resize", "keep_aspect_ratio_policy", "not_larger", "", "sizes", NULL, sizes, 13, LUTHIER_STATUS_UNSUPPORTED, "only stretch"},
+        {"Resize", "mode", "bicubic", "scales", NULL, ok4, NULL, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "not nearest, linear or cubic"},
+        {"Resize", "nearest_mode", "sideways", "scales", NULL, ok4, NULL, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "unknown nearest_mode"},
+        {"Resize", "antialias", "1", "scales", NULL, ok4, NULL, 13, LUTHIER_STATUS_UNSUPPORTED, "antialias"},
+        {"Resize", NULL, NULL, "scales", NULL, chan, NULL, 13, LUTHIER_STATUS_UNSUPPORTED, "only the last two axes"},
+        {"Resize", NULL, NULL, "scales", NULL, half4, NULL, 10, LUTHIER_STATUS_UNSUPPORTED, "both above and below 1"},
+        {"Upsample", NULL, NULL, "scales", NULL, half4, NULL, 9, LUTHIER_STATUS_INVALID_ARGUMENT, "Upsample scales must be >= 1"},
+        {"Upsample", NULL, NULL, NULL, NULL, NULL, NULL, 7, LUTHIER_STATUS_INVALID_ARGUMENT, "scales attribute is missing"},
+        {"DepthToSpace", NULL, NULL, NULL, NULL, NULL, NULL, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "blocksize attribute is missing"},
+        {"DepthToSpace", "blocksize", "0", NULL, NULL, NULL, NULL, 13, LUTHIER_STATUS_UNSUPPORTED, "blocksize 0"},
+        {"DepthToSpace", "blocksize", "3", NULL, NULL, NULL, NULL, 13, LUTHIER_STATUS_UNSUPPORTED, "do not divide"},
+        {"SpaceToDepth", "blocksize", "3", NULL, NULL, NULL, NULL, 13, LUTHIER_STATUS_UNSUPPORTED, "must divide"},
+        {"Pad", "mode", "mirror", "pads", NULL, NULL, pads8, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "not constant, reflect, edge or wrap"},
+        {"Pad", NULL, NULL, "pads", NULL, NULL, pads_bad, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "3 pads for 4 axes"},
+    };
+    int k;
+    for (k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
+        dm_model dm;
+        pbw n = {0, 0, 0};
+        char err[512];
+        luthier_status s;
+        memset(&dm, 0, sizeof dm);
+        err[0] = 0;
+        dm.op = cases[k].op, dm.opset = cases[k].opset, dm.rank = 4;
+        dm.xdims[0] = 1, dm.xdims[1] = 2, dm.xdims[2] = 4, dm.xdims[3] = 4;
+        if (!strcmp(dm.op, "Resize") && dm.opset >= 11) dm.ins[dm.nin++] = ""; /* roi */
+        if (cases[k].in1) dm.ins[dm.nin++] = cases[k].in1;
+        if (cases[k].in2) dm.ins[dm.nin++] = cases[k].in2;
+        dm.fs = cases[k].fs, dm.nfs = cases[k].fs == three ? 3 : 4;
+        dm.is = cases[k].is, dm.nis = cases[k].is == pads_bad ? 3 : cases[k].is == pads8 ? 8 : 4;
+        if (cases[k].attr && (cases[k].val[0] >= '0' && cases[k].val[0] <= '9')) pbw_attr_i(&n, cases[k].attr, atoi(cases[k].val));
+        else if (cases[k].attr) pbw_attr_s(&n, cases[k].attr, cases[k].val);
+        if (!strcmp(dm.op, "DepthToSpace") && !cases[k].attr) dm.xdims[1] = 2;
+        s = dm_load_check(&dm, &n, LUTHIER_OP_COUNT, err, sizeof err);
+        CHECK(s == cases[k].want && strstr(err, cases[k].msg) && strstr(err, "'y'"), "case %d (%s %s): %s, '%s' (want %s, '%s')", k,
+              cases[k].op, cases[k].attr ? cases[k].attr : "", luthier_status_string(s), err, luthier_status_string(cases[k].want),
+              cases[k].msg);
+    }
+}
+
+/* DepthToSpace (DCR, CRD), SpaceToDepth and Pad (constant, reflect, edge; opset 10 attributes,
+   opset 13 inputs, negative pads). */
+static void test_onnx_depth_space_pad(void) {
+    static const int64_t pads_a[8] = {0, 1, 2, -1, 0, 0, 3, 2}, pads_b[6] = {1, 0, 2, 2, 1, -1};
+    static const float value = -3.5f;
+    static const char *const modes[3] = {"constant", "reflect", "edge"};
+    dm_model dm;
+    pbw n = {0, 0, 0};
+    char err[512];
+    luthier_status s;
+    int k;
+    memset(&dm, 0, sizeof dm);
+    dm.op = "DepthToSpace", dm.opset = 13, dm.rank = 4;
+    dm.xdims[0] = 2, dm.xdims[1] = 12, dm.xdims[2] = 3, dm.xdims[3] = 5;
+    for (k = 0; k < 3; k++) {
+        pbw_attr_i(&n, "blocksize", 2);
+        if (k < 2) pbw_attr_s(&n, "mode", k ? "CRD" : "DCR");
+        s = dm_load_check(&dm, &n, LUTHIER_OP_DEPTH_TO_SPACE, err, sizeof err);
+        CHECK(s == LUTHIER_STATUS_OK, "DepthToSpace %d: %s", k, err);
+    }
+    dm.op = "SpaceToDepth", dm.xdims[2] = 6, dm.xdims[3] = 4;
+    pbw_attr_i(&n, "blocksize", 2);
+    s = dm_load_check(&dm, &n, LUTHIER_OP_SPACE_TO_DEPTH, err, sizeof err);
+    CHECK(s == LUTHIER_STATUS_OK, "SpaceToDepth: %s", err);
+    dm.op = "Pad", dm.xdims[1] = 3;
+    for (k = 0; k < 3; k++) {
+        dm.opset = 13, dm.nin = 2, dm.ins[0] = "pads", dm.ins[1] = "value", dm.is = pads_a, dm.nis = 8, dm.fs = &value, dm.nfs = 1;
+        pbw_attr_s(&n, "mode", modes[k]);
+        s = dm_load_check(&dm, &n, LUTHIER_OP_PAD, err, sizeof err);
+        CHECK(s == LUTHIER_STATUS_OK, "Pad %s (opset 13): %s", modes[k], err);
+        dm.opset = 10, dm.nin = 0;
+        pbw_attr_s(&n, "mode", modes[k]);
+        pbw_attr_is(&n, "pads", pads_a, 8);
+        pbw_attr_f(&n, "value", 2.5f);
+        s = dm_load_check(&dm, &n, LUTHIER_OP_PAD, err, sizeof err);
+        CHECK(s == LUTHIER_STATUS_OK, "Pad %s (opset 10, attributes): %s", modes[k], err);
+    }
+    dm.rank = 3, dm.opset = 13, dm.nin = 1, dm.ins[0] = "pads", dm.is = pads_b, dm.nis = 6;
+    pbw_attr_s(&n, "mode", "reflect");
+    s = dm_load_check(&dm, &n, LUTHIER_OP_PAD, err, sizeof err);
+    CHECK(s == LUTHIER_STATUS_OK, "Pad reflect rank 3: %s", err);
+}
+
 static void run_onnx_tests(void) {
+    RUN(test_onnx_resize);
+    RUN(test_onnx_dm_refusals);
+    RUN(test_onnx_depth_space_pad);
     RUN(test_onnx_all_refusals);
     RUN(test_onnx_op_table);
     RUN(test_onnx_hostile);
