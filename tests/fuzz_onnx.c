@@ -25,18 +25,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     luthier_graph *g = NULL;
     luthier_onnx_tensor t;
     char err[512];
-    luthier_status s = luthier_onnx_load_memory(data, size, NULL, &g, err, sizeof err);
+    luthier_onnx_options opt;
+    luthier_status s;
     uint8_t *mut;
+    memset(&opt, 0, sizeof opt);
+    opt.memory_budget = (size_t)64 << 20; /* the budget's refusals, without 1 GiB models that take
+                                             seconds each under the sanitizers */
+    s = luthier_onnx_load_memory(data, size, &opt, &g, err, sizeof err);
     luthier_graph_destroy(g);
     g = NULL;
     /* and as luthier_onnx_load reads files: from a buffer of its own, which it may change
        (float raw_data aligned in place); the outcome must be the same */
     if (size && (mut = (uint8_t *)malloc(size)) != NULL) {
         memcpy(mut, data, size);
-        FUZZ_CHECK(luthier_onnx__load_bytes(mut, mut, size, NULL, &g, err, sizeof err) == s);
+        FUZZ_CHECK(luthier_onnx__load_bytes(mut, mut, size, &opt, &g, err, sizeof err) == s);
         free(mut);
     } else {
-        FUZZ_CHECK(luthier_onnx_load_memory(data, size, NULL, &g, err, sizeof err) == s);
+        FUZZ_CHECK(luthier_onnx_load_memory(data, size, &opt, &g, err, sizeof err) == s);
     }
     if (s == LUTHIER_STATUS_OK) {
         /* a loaded graph must be consistent: every output is a tensor of the graph */
