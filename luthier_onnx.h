@@ -53,7 +53,8 @@
        scales or sizes, axes, keep_aspect_ratio_policy stretch, no antialias), Resize 10 and
        Upsample 7..9 (asymmetric) -> resize: the last two axes only (N and C keep their size)
        DepthToSpace (DCR, CRD), SpaceToDepth -> depth_to_space, space_to_depth
-       LayerNormalization (opset 17), Add Sub Mul Div Pow Max Min Sum (numpy broadcasting)
+       LayerNormalization (opset 17), InstanceNormalization (layer norm from axis 2 + per-channel
+       scale and bias), Add Sub Mul Div Pow Max Min Sum (numpy broadcasting)
        ReduceMax ReduceMin ReduceSum ReduceMean ReduceProd ReduceL1 ReduceL2 ReduceLogSum
        ReduceLogSumExp ReduceSumSquare (any constant axes, keepdims, noop_with_empty_axes) ->
        reduce (ReduceMean over H and W of [N,C,H,W] -> global_avgpool)
@@ -2590,6 +2591,42 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_batch_norm(const luthier_onnx__
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_BATCH_NORM, in, 5);
 }
 
+/* InstanceNormalization: per (n, c), normalized over the spatial dims (a layer norm from axis 2,
+   no affine), then scale[c] * y + bias[c] as a per-channel multiply and add. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_instance_norm(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const luthier_onnx__tensor *p[2];
+    int64_t cd[LUTHIER_ONNX_MAX_RANK];
+    int cur, pc[2];
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "epsilon"));
+    if (xs.rank < 3 || xs.rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("input rank %d (takes [N,C,D1,...])", xs.rank);
+    for (k = 0; k < 2; k++) {
+        LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, k + 1, k ? "bias" : "scale", &p[k]));
+        if (!p[k] || p[k]->n != (size_t)xs.d[1]) LUTHIER_ONNX__BAD("%s must hold C = %lld values", k ? "bias" : "scale", (long long)xs.d[1]);
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+    luthier_node_attrs_default(LUTHIER_OP_LAYER_NORM, &d.attr);
+    d.typed = 1;
+    d.attr.layer_norm.axis = 2;
+    d.attr.layer_norm.epsilon = luthier_onnx__af(n, "epsilon", 1e-5f);
+    d.op = LUTHIER_OP_LAYER_NORM;
+    d.inputs = in;
+    d.num_inputs = 1;
+    LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "normalized", &cur));
+    cd[0] = xs.d[1];
+    for (k = 1; k < xs.rank - 1; k++) cd[k] = 1; /* [C, 1, ...]: broadcast over the spatial dims */
+    for (k = 0; k < 2; k++)
+        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k ? "bias" : "scale", xs.rank - 1, cd, p[k]->f, &pc[k]));
+    memset(&d, 0, sizeof d);
+    in[0] = cur, in[1] = pc[0];
+    d.op = LUTHIER_OP_MUL;
+    d.inputs = in;
+    d.num_inputs = 2;
+    LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &cur));
+    in[0] = cur, in[1] = pc[1];
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_ADD, in, 2);
+}
+
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_layer_norm(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
     int64_t ax;
@@ -3238,6 +3275,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__
     X("GlobalAveragePool", 1, 1, 1, 1, global_avgpool, GLOBAL_AVGPOOL, none, 1, 0)   \
     X("BatchNormalization", 5, 5, 1, 5, batch_norm, BATCH_NORM, none, 1, 0)          \
     X("LayerNormalization", 1, 3, 1, 3, layer_norm, LAYER_NORM, none, 17, 0)         \
+    X("InstanceNormalization", 3, 3, 1, 1, instance_norm, COUNT, none, 1, 0)         \
     X("Gemm", 2, 3, 1, 1, gemm, DENSE, none, 1, 0)                                   \
     X("MatMul", 2, 2, 1, 1, matmul, MATMUL, none, 1, 0)                              \
     X("Softmax", 1, 1, 1, 1, softmax, SOFTMAX, none, 1, 0)                           \

@@ -1624,6 +1624,59 @@ static void test_onnx_dropout_training_ratio0(void) {
     }
 }
 
+/* InstanceNormalization over [N,C,H,W] and [N,C,L] against the ONNX formula
+   y = scale[c] * (x - mean) / sqrt(var + epsilon) + bias[c], statistics per (n, c). */
+static void test_onnx_instance_norm(void) {
+    int rk;
+    for (rk = 3; rk <= 4; rk++) {
+        enum { N = 2, C = 3, S = 20 };
+        const int64_t d4[4] = {N, C, 4, 5}, d3[3] = {N, C, S}, dc[1] = {C};
+        float x[N * C * S], y[N * C * S], sc[C] = {0.5f, -1.25f, 2.0f}, bi[C] = {0.1f, 0.0f, -3.0f};
+        float *outs[1];
+        pbw m = {0, 0, 0}, g = {0, 0, 0}, nd = {0, 0, 0}, a = {0, 0, 0};
+        luthier_graph *gr = NULL;
+        luthier_context *ctx = onnx_ctx();
+        char err[512];
+        const float eps = 1e-3f;
+        uint32_t bits;
+        double worst = 0;
+        int i, nc;
+        for (i = 0; i < N * C * S; i++) x[i] = (float)((i * 37) % 19) / 6.0f - 1.0f + (float)(i / S);
+        pbw_init_f32(&g, "scale", 1, dc, sc, C);
+        pbw_init_f32(&g, "bias", 1, dc, bi, C);
+        pbw_str(&nd, 1, "x"), pbw_str(&nd, 1, "scale"), pbw_str(&nd, 1, "bias"), pbw_str(&nd, 2, "y");
+        pbw_str(&nd, 3, "inorm"), pbw_str(&nd, 4, "InstanceNormalization");
+        memcpy(&bits, &eps, 4);
+        pbw_str(&a, 1, "epsilon"), pbw_key(&a, 2, 5), pbw_raw(&a, &bits, 4), pbw_int(&a, 20, 1);
+        pbw_msg(&nd, 5, &a);
+        pbw_msg(&g, 1, &nd);
+        pbw_vi(&g, 11, "x", rk, rk == 4 ? d4 : d3);
+        pbw_vi(&g, 12, "y", rk, rk == 4 ? d4 : d3);
+        pbw_model(&m, &g, 13);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "rank %d: %s", rk, err);
+        outs[0] = y;
+        if (gr && ctx && onnx_run_simple(ctx, gr, x, outs)) {
+            for (nc = 0; nc < N * C; nc++) {
+                double mean = 0, var = 0;
+                for (i = 0; i < S; i++) mean += x[nc * S + i];
+                mean /= S;
+                for (i = 0; i < S; i++) var += (x[nc * S + i] - mean) * (x[nc * S + i] - mean);
+                var /= S;
+                for (i = 0; i < S; i++) {
+                    double want = sc[nc % C] * (x[nc * S + i] - mean) / sqrt(var + eps) + bi[nc % C];
+                    if (fabs(want - y[nc * S + i]) > worst) worst = fabs(want - y[nc * S + i]);
+                }
+            }
+            CHECK(worst < 2e-5, "rank %d: max |diff| %g", rk, worst);
+        } else {
+            CHECK(0, "rank %d: run: %s", rk, ctx ? luthier_context_error(ctx) : "no context");
+        }
+        luthier_graph_destroy(gr);
+        luthier_context_destroy(ctx);
+        free(m.p);
+    }
+}
+
 /* A node whose operator the model's opset does not define is refused with the range. */
 static void test_onnx_op_opset_range(void) {
     pbw m = {0, 0, 0}, g = {0, 0, 0};
@@ -2016,6 +2069,7 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_lrn_zero_attrs);
     RUN(test_onnx_op_opset_range);
     RUN(test_onnx_conv1d_pool1d);
+    RUN(test_onnx_instance_norm);
     RUN(test_onnx_dropout_training_ratio0);
     RUN(test_onnx_quant_activations);
     RUN(test_onnx_quant_errors);
