@@ -272,16 +272,17 @@ static void test_op_unary_accuracy(void) {
 /* special values: NaN propagation, infinities, extreme arguments */
 static void test_op_unary_special(void) {
     const float nan = NAN, inf = INFINITY;
-    float x[12], y[12];
+    float x[14], y[14];
     int v, k;
     x[0] = nan; x[1] = inf; x[2] = -inf; x[3] = 0.0f; x[4] = -0.0f; x[5] = 100.0f; x[6] = -100.0f;
     x[7] = 88.7f; x[8] = -103.0f; x[9] = 1e-30f; x[10] = -1e-30f; x[11] = 1e-40f;
+    x[12] = -1.0f; x[13] = 1.0f; /* the parameters a, b below: thresholds of the activations */
     for (v = 0; v < OE.n; v++) {
         for (k = 0; k < (int)LUTHIER__UNARY_COUNT; k++) {
             int i;
             if (k == LUTHIER__UNARY_RECIPROCAL || k == LUTHIER__UNARY_SQRT || k == LUTHIER__UNARY_AFFINE) continue;
-            CHECK(luthier__op_unary(OE.ctx[v], NULL, (luthier__unary)k, -1.0f, 1.0f, x, y, 12) == LUTHIER_STATUS_OK, "status");
-            for (i = 0; i < 12; i++) {
+            CHECK(luthier__op_unary(OE.ctx[v], NULL, (luthier__unary)k, -1.0f, 1.0f, x, y, 14) == LUTHIER_STATUS_OK, "status");
+            for (i = 0; i < 14; i++) {
                 const double r = (float)ops_unary_ref((luthier__unary)k, -1.0, 1.0, x[i]);
                 const int ok = r != r ? y[i] != y[i] : isinf(r) ? y[i] == r
                                                                 : fabs(y[i] - r) <= 1e-6 * fabs(r) + 1e-37;
