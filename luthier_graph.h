@@ -96,7 +96,19 @@ typedef enum luthier_dtype {
    SPACE_TO_DEPTH  [N,C,H,W] -> [N,C*b^2,H/b,W/b], the inverse of DCR (luthier_space_to_depth_attrs).
    PAD          x of any rank padded (or cropped, where a pad is negative) per axis: constant
                 value, reflect (mirror without the edge), edge (repeat the edge) or wrap
-                (luthier_pad_attrs). */
+                (luthier_pad_attrs).
+   Activations, element-wise, one input, ONNX semantics; attributes in luthier_node_attrs:
+   LEAKY_RELU   x < 0 ? alpha x : x (alpha 0.01).
+   ELU          x > 0 ? x : alpha (exp(x) - 1) (alpha 1).
+   SELU         x > 0 ? gamma x : gamma alpha (exp(x) - 1) (alpha 1.67326..., gamma 1.05070...).
+   CELU         max(0, x) + min(0, alpha (exp(x / alpha) - 1)) (alpha 1, not 0).
+   HARD_SIGMOID max(0, min(1, alpha x + beta)) (alpha 0.2, beta 0.5).
+   HARD_SWISH   x max(0, min(1, x / 6 + 1/2)).   SOFTPLUS  log(1 + exp(x)).
+   SOFTSIGN     x / (1 + |x|).   MISH  x tanh(softplus(x)).
+   THRESHOLDED_RELU  x > alpha ? x : 0 (alpha 1).
+   NaN in gives NaN out (thresholded_relu too, as torch.threshold); infinities follow the
+   formulas as written: softsign(+-inf), hard_swish(-inf) and mish(-inf) are NaN (as in PyTorch
+   and the ONNX reference implementation). Attributes must be finite. */
 #define LUTHIER_OP_LIST(X)                          \
     X(CONV2D, "conv2d", 2, 3)                       \
     X(DENSE, "dense", 2, 3)                         \
@@ -137,7 +149,17 @@ typedef enum luthier_dtype {
     X(RESIZE, "resize", 1, 1)                       \
     X(DEPTH_TO_SPACE, "depth_to_space", 1, 1)       \
     X(SPACE_TO_DEPTH, "space_to_depth", 1, 1)       \
-    X(PAD, "pad", 1, 1)
+    X(PAD, "pad", 1, 1)                                                \
+    X(LEAKY_RELU, "leaky_relu", 1, 1)               \
+    X(ELU, "elu", 1, 1)                             \
+    X(SELU, "selu", 1, 1)                           \
+    X(CELU, "celu", 1, 1)                           \
+    X(HARD_SIGMOID, "hard_sigmoid", 1, 1)           \
+    X(HARD_SWISH, "hard_swish", 1, 1)               \
+    X(SOFTPLUS, "softplus", 1, 1)                   \
+    X(SOFTSIGN, "softsign", 1, 1)                   \
+    X(MISH, "mish", 1, 1)                           \
+    X(THRESHOLDED_RELU, "thresholded_relu", 1, 1)
 
 typedef enum luthier_op {
 #define LUTHIER__X(e, name, lo, hi) LUTHIER_OP_##e,
@@ -257,6 +279,30 @@ typedef struct luthier_pad_attrs {
     int64_t end[LUTHIER_MAX_RANK];     /* ... and after it (0 past the rank) */
 } luthier_pad_attrs;
 
+typedef struct luthier_leaky_relu_attrs {
+    float alpha; /* slope for x < 0; default 0.01 */
+} luthier_leaky_relu_attrs;
+
+typedef struct luthier_elu_attrs {
+    float alpha; /* default 1 */
+} luthier_elu_attrs;
+
+typedef struct luthier_selu_attrs {
+    float alpha, gamma; /* default 1.67326319217681884765625, 1.05070102214813232421875 */
+} luthier_selu_attrs;
+
+typedef struct luthier_celu_attrs {
+    float alpha; /* default 1; must not be 0 */
+} luthier_celu_attrs;
+
+typedef struct luthier_hard_sigmoid_attrs {
+    float alpha, beta; /* default 0.2, 0.5 */
+} luthier_hard_sigmoid_attrs;
+
+typedef struct luthier_thresholded_relu_attrs {
+    float alpha; /* default 1 */
+} luthier_thresholded_relu_attrs;
+
 typedef union luthier_node_attrs {
     luthier_lrn_attrs lrn;
     luthier_flatten_attrs flatten;
@@ -268,6 +314,12 @@ typedef union luthier_node_attrs {
     luthier_depth_to_space_attrs depth_to_space;
     luthier_space_to_depth_attrs space_to_depth;
     luthier_pad_attrs pad;
+    luthier_leaky_relu_attrs leaky_relu;
+    luthier_elu_attrs elu;
+    luthier_selu_attrs selu;
+    luthier_celu_attrs celu;
+    luthier_hard_sigmoid_attrs hard_sigmoid;
+    luthier_thresholded_relu_attrs thresholded_relu;
     int64_t reserved_[16]; /* room for the operators to come without changing the size */
 } luthier_node_attrs;
 
@@ -659,7 +711,17 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(RESIZE, resize, resize, resize, resize, FOLLOW_X)                \
     X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X) \
     X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X) \
-    X(PAD, pad, pad, pad, none, FOLLOW_X)
+    X(PAD, pad, pad, pad, none, FOLLOW_X)                              \
+    X(LEAKY_RELU, leaky_relu, activation, unary, none, FOLLOW)         \
+    X(ELU, elu, activation, unary, none, FOLLOW)                       \
+    X(SELU, selu, activation, unary, none, FOLLOW)                     \
+    X(CELU, celu, activation, unary, none, FOLLOW)                     \
+    X(HARD_SIGMOID, hard_sigmoid, activation, unary, none, FOLLOW)     \
+    X(HARD_SWISH, none, elementwise, unary, none, FOLLOW)              \
+    X(SOFTPLUS, none, elementwise, unary, none, FOLLOW)                \
+    X(SOFTSIGN, none, elementwise, unary, none, FOLLOW)                \
+    X(MISH, none, elementwise, unary, none, FOLLOW)                    \
+    X(THRESHOLDED_RELU, thresholded_relu, activation, unary, none, FOLLOW)
 
 #define LUTHIER__X(e, attrs, inf, run, lower, layout)                                         \
     LUTHIER_PRIVATE void luthier__attrs_##attrs(const luthier_node_desc *d, luthier_node_attrs *a);           \
@@ -755,6 +817,45 @@ LUTHIER_PRIVATE void luthier__attrs_space_to_depth(const luthier_node_desc *d, l
 
 LUTHIER_PRIVATE void luthier__attrs_pad(const luthier_node_desc *d, luthier_node_attrs *a) {
     if (d) a->pad = d->attr.pad;
+}
+
+/* The activations' attributes exist only in typed form: attr as given (defaults without d). */
+LUTHIER_PRIVATE void luthier__attrs_leaky_relu(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->leaky_relu = d->attr.leaky_relu;
+    else a->leaky_relu.alpha = 0.01f;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_elu(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->elu = d->attr.elu;
+    else a->elu.alpha = 1.0f;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_selu(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) {
+        a->selu = d->attr.selu;
+    } else {
+        a->selu.alpha = 1.67326319217681884765625f;
+        a->selu.gamma = 1.05070102214813232421875f;
+    }
+}
+
+LUTHIER_PRIVATE void luthier__attrs_celu(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->celu = d->attr.celu;
+    else a->celu.alpha = 1.0f;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_hard_sigmoid(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) {
+        a->hard_sigmoid = d->attr.hard_sigmoid;
+    } else {
+        a->hard_sigmoid.alpha = 0.2f;
+        a->hard_sigmoid.beta = 0.5f;
+    }
+}
+
+LUTHIER_PRIVATE void luthier__attrs_thresholded_relu(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->thresholded_relu = d->attr.thresholded_relu;
+    else a->thresholded_relu.alpha = 1.0f;
 }
 
 LUTHIER_API luthier_status luthier_node_attrs_default(luthier_op op, luthier_node_attrs *a) {
@@ -1252,6 +1353,32 @@ LUTHIER_PRIVATE luthier_status luthier__infer_global_pool(const luthier__infer_a
 LUTHIER_PRIVATE luthier_status luthier__infer_clip(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
     if (!(d->clamp_min <= d->clamp_max)) LUTHIER__NFAIL("clamp_min %g > clamp_max %g", (double)d->clamp_min, (double)d->clamp_max);
+    r->flops = numel;
+    return LUTHIER_STATUS_OK;
+}
+
+/* The activations with attributes: a, b as the unary kernel takes them (luthier__run_unary). */
+LUTHIER_PRIVATE luthier__unary luthier__activation_params(const luthier_node_desc *d, float *a, float *b) {
+    const luthier_node_attrs *t = &d->attr;
+    *a = *b = 0.0f;
+    switch (d->op) {
+    case LUTHIER_OP_LEAKY_RELU: *a = t->leaky_relu.alpha; return LUTHIER__UNARY_LEAKY_RELU;
+    case LUTHIER_OP_ELU: *a = t->elu.alpha; *b = 1.0f; return LUTHIER__UNARY_ELU;
+    case LUTHIER_OP_SELU: *a = t->selu.alpha; *b = t->selu.gamma; return LUTHIER__UNARY_ELU;
+    case LUTHIER_OP_CELU: *a = t->celu.alpha; return LUTHIER__UNARY_CELU;
+    case LUTHIER_OP_HARD_SIGMOID: *a = t->hard_sigmoid.alpha; *b = t->hard_sigmoid.beta; return LUTHIER__UNARY_HARD_SIGMOID;
+    default: *a = t->thresholded_relu.alpha; return LUTHIER__UNARY_THRESHOLDED_RELU;
+    }
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_activation(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    float a, b;
+    (void)luthier__activation_params(d, &a, &b);
+    if (!(a - a == 0)) LUTHIER__NFAIL("alpha %g must be finite", (double)a);
+    if (!(b - b == 0)) LUTHIER__NFAIL("%s %g must be finite", d->op == LUTHIER_OP_SELU ? "gamma" : "beta", (double)b);
+    if (d->op == LUTHIER_OP_SELU && !(a * b - a * b == 0)) LUTHIER__NFAIL("alpha * gamma (%g * %g) overflows", (double)a, (double)b);
+    if (d->op == LUTHIER_OP_CELU && a == 0) LUTHIER__NFAIL("alpha 0: celu divides by alpha");
     r->flops = numel;
     return LUTHIER_STATUS_OK;
 }
@@ -2360,7 +2487,7 @@ LUTHIER_PRIVATE void luthier__plan_inplace(luthier_plan *p) {
             st->residual_aliased = luthier__try_inplace(p, s, st->residual, st->out[0], luthier__root(p, st->in[0]));
             continue;
         }
-        if ((op >= LUTHIER_OP_RELU && op <= LUTHIER_OP_NEG) || op == LUTHIER_OP_BATCH_NORM) {
+        if (luthier__ops[op].run == luthier__run_unary || op == LUTHIER_OP_BATCH_NORM) {
             luthier__try_inplace(p, s, st->in[0], st->out[0], -1);
         } else if (luthier__is_binary(op)) {
             int i;
@@ -4048,7 +4175,16 @@ LUTHIER_PRIVATE luthier_status luthier__run_unary(const luthier__run_args *arg) 
     case LUTHIER_OP_ERF: u = LUTHIER__UNARY_ERF; break;
     case LUTHIER_OP_EXP: u = LUTHIER__UNARY_EXP; break;
     case LUTHIER_OP_SQRT: u = LUTHIER__UNARY_SQRT; break;
-    default: u = LUTHIER__UNARY_NEG; break;
+    case LUTHIER_OP_NEG: u = LUTHIER__UNARY_NEG; break;
+    case LUTHIER_OP_HARD_SWISH: u = LUTHIER__UNARY_HARD_SWISH; break;
+    case LUTHIER_OP_SOFTPLUS: u = LUTHIER__UNARY_SOFTPLUS; break;
+    case LUTHIER_OP_SOFTSIGN: u = LUTHIER__UNARY_SOFTSIGN; break;
+    case LUTHIER_OP_MISH: u = LUTHIER__UNARY_MISH; break;
+    default: { /* the activations with attributes */
+        float a, b;
+        u = luthier__activation_params(&st->d, &a, &b);
+        return luthier__op_unary(ctx, &cfg, u, a, b, xp, op, o->bytes / sizeof(float));
+    }
     }
     return luthier__op_unary(ctx, &cfg, u, st->d.clamp_min, st->d.clamp_max, xp, op, o->bytes / sizeof(float));
 }

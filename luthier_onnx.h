@@ -44,7 +44,9 @@
        Gemm (transA, transB, alpha, beta; constant B -> dense (+bias), else matmul + mul/add)
        MatMul (constant 2-D B -> dense, else matmul)
        Relu Sigmoid Tanh Erf Sqrt Exp Neg Gelu Softmax LogSoftmax LRN
-       Clip (attributes or constant inputs; [0, inf) -> relu), LeakyRelu (max(x, alpha x))
+       Clip (attributes or constant inputs; [0, inf) -> relu)
+       LeakyRelu Elu Selu Celu HardSigmoid HardSwish Softplus Softsign ThresholdedRelu (and Mish,
+       opset 18 in ONNX, taken where it appears) -> the engine activation of the same name
        MaxPool AveragePool (2-D: kernel_shape, strides, pads, auto_pad, dilations, ceil_mode,
        count_include_pad), GlobalAveragePool, GlobalMaxPool, BatchNormalization (inference),
        Pad (constant, reflect, edge, wrap; constant pads, negative ones crop; axes) -> pad
@@ -2192,7 +2194,10 @@ LUTHIER_ONNX__FN int luthier_onnx__nonneg(luthier_onnx__ctx *c, int t, int depth
         return 0;
     switch (d.op) {
     case LUTHIER_OP_RELU: case LUTHIER_OP_SIGMOID: case LUTHIER_OP_EXP: case LUTHIER_OP_SQRT:
+    case LUTHIER_OP_HARD_SIGMOID: case LUTHIER_OP_SOFTPLUS:
         return 1;
+    case LUTHIER_OP_THRESHOLDED_RELU:
+        return d.attr.thresholded_relu.alpha >= 0;
     case LUTHIER_OP_SOFTMAX:
         return !d.log;
     case LUTHIER_OP_CLIP:
@@ -2417,30 +2422,57 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_unary(const luthier_onnx__cvarg
     return luthier_onnx__emit_out(c, n, &d, arg->op, &xt, 1);
 }
 
-LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_recip_leaky(const luthier_onnx__cvargs *arg) {
+/* Reciprocal: 1 / x (div by a constant 1). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reciprocal(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
     int64_t none = 0;
-    float val = luthier_onnx__isop(n, "Reciprocal") ? 1.0f : luthier_onnx__af(n, "alpha", 0.01f);
-    int ct, tmp;
-    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, luthier_onnx__isop(n, "Reciprocal") ? "" : "alpha"));
+    float one = 1.0f;
+    int ct;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "const", 0, &none, &val, &ct));
+    LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "const", 0, &none, &one, &ct));
     d.num_inputs = 2;
     d.inputs = in;
-    if (luthier_onnx__isop(n, "Reciprocal")) {
-        in[0] = ct; in[1] = xt;
-        d.op = LUTHIER_OP_DIV;
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    } else {
-        in[0] = xt; in[1] = ct;
-        d.op = LUTHIER_OP_MUL;
-        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &tmp));
-        in[1] = tmp;
-        d.op = val <= 1.0f ? LUTHIER_OP_MAX : LUTHIER_OP_MIN;
-        LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    }
+    in[0] = ct; in[1] = xt;
+    d.op = LUTHIER_OP_DIV;
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
     luthier_onnx__setout(c, n, 0, outs[0]);
     return LUTHIER_STATUS_OK;
+}
+
+/* The activations (LeakyRelu Elu Selu Celu HardSigmoid HardSwish Softplus Softsign Mish
+   ThresholdedRelu): the engine operator of the same name, its typed attributes from the node's
+   (ONNX defaults for those it leaves out; the engine checks the values). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_activation(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    luthier_node_attrs *t = &d.attr;
+    const char *allowed = "alpha";
+    switch (arg->op) {
+    case LUTHIER_OP_SELU: allowed = "alpha,gamma"; break;
+    case LUTHIER_OP_HARD_SIGMOID: allowed = "alpha,beta"; break;
+    case LUTHIER_OP_HARD_SWISH: case LUTHIER_OP_SOFTPLUS: case LUTHIER_OP_SOFTSIGN: case LUTHIER_OP_MISH: allowed = ""; break;
+    default: break;
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, allowed));
+    luthier_node_attrs_default(arg->op, t);
+    d.typed = 1;
+    switch (arg->op) {
+    case LUTHIER_OP_LEAKY_RELU: t->leaky_relu.alpha = luthier_onnx__af(n, "alpha", t->leaky_relu.alpha); break;
+    case LUTHIER_OP_ELU: t->elu.alpha = luthier_onnx__af(n, "alpha", t->elu.alpha); break;
+    case LUTHIER_OP_SELU:
+        t->selu.alpha = luthier_onnx__af(n, "alpha", t->selu.alpha);
+        t->selu.gamma = luthier_onnx__af(n, "gamma", t->selu.gamma);
+        break;
+    case LUTHIER_OP_CELU: t->celu.alpha = luthier_onnx__af(n, "alpha", t->celu.alpha); break;
+    case LUTHIER_OP_HARD_SIGMOID:
+        t->hard_sigmoid.alpha = luthier_onnx__af(n, "alpha", t->hard_sigmoid.alpha);
+        t->hard_sigmoid.beta = luthier_onnx__af(n, "beta", t->hard_sigmoid.beta);
+        break;
+    case LUTHIER_OP_THRESHOLDED_RELU: t->thresholded_relu.alpha = luthier_onnx__af(n, "alpha", t->thresholded_relu.alpha); break;
+    default: break;
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
+    return luthier_onnx__emit_out(c, n, &d, arg->op, &xt, 1);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_clip(const luthier_onnx__cvargs *arg) {
@@ -3257,8 +3289,17 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__
     X("Exp", 1, 1, 1, 1, unary, EXP, unary, 1, 0)                                    \
     X("Neg", 1, 1, 1, 1, unary, NEG, unary, 1, 0)                                    \
     X("Gelu", 1, 1, 1, 1, unary, GELU, none, 1, 0)                                   \
-    X("Reciprocal", 1, 1, 1, 1, recip_leaky, COUNT, unary, 1, 0)                     \
-    X("LeakyRelu", 1, 1, 1, 1, recip_leaky, COUNT, none, 1, 0)                       \
+    X("Reciprocal", 1, 1, 1, 1, reciprocal, COUNT, unary, 1, 0)                      \
+    X("LeakyRelu", 1, 1, 1, 1, activation, LEAKY_RELU, none, 1, 0)                   \
+    X("Elu", 1, 1, 1, 1, activation, ELU, none, 1, 0)                                \
+    X("Selu", 1, 1, 1, 1, activation, SELU, none, 1, 0)                              \
+    X("Celu", 1, 1, 1, 1, activation, CELU, none, 12, 0)                             \
+    X("HardSigmoid", 1, 1, 1, 1, activation, HARD_SIGMOID, none, 1, 0)               \
+    X("HardSwish", 1, 1, 1, 1, activation, HARD_SWISH, none, 14, 0)                  \
+    X("Softplus", 1, 1, 1, 1, activation, SOFTPLUS, none, 1, 0)                      \
+    X("Softsign", 1, 1, 1, 1, activation, SOFTSIGN, none, 1, 0)                      \
+    X("Mish", 1, 1, 1, 1, activation, MISH, none, 1, 0)                              \
+    X("ThresholdedRelu", 1, 1, 1, 1, activation, THRESHOLDED_RELU, none, 10, 0)      \
     X("Clip", 1, 3, 1, 1, clip, CLIP, none, 1, 0)                                    \
     X("Add", 2, 2, 1, 1, binary, ADD, broadcast, 1, 0)                               \
     X("Sub", 2, 2, 1, 1, binary, SUB, broadcast, 1, 0)                               \

@@ -296,6 +296,47 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_sigmoid)(LUTHIER__VF *io
     *io = 1.0f / (1.0f + e);
 }
 
+/* expm1 = exp(x) - 1 without the cancellation near 0: for |x| < ln2/2, where exp's range
+   reduction leaves r = x (n = 0), the polynomial r + r^2 p(r) of exp without its 1; elsewhere
+   exp(x) - 1 (|result| >= 0.29: no cancellation). NaN propagates, -inf gives -1. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_expm1)(LUTHIER__VF *io) {
+    const LUTHIER__VF x = *io;
+    const LUTHIER__VF z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff);
+    LUTHIER__VF e = x, p;
+    LUTHIER__VN(luthier__v_exp)(&e);
+    p = ((((1.9875691500e-4f * x + 1.3981999507e-3f) * x + 8.3334519073e-3f) * x + 4.1665795894e-2f) * x +
+         1.6666665459e-1f) * x + 5.0000001201e-1f;
+    p = p * (x * x) + x;
+    *io = LUTHIER__VSEL(z < 0.34657359f, p, e - 1.0f);
+}
+
+/* softplus = log(1 + exp(x)) = max(x, 0) + log1p(u), u = exp(-|x|) in [0, 1]: never overflows;
+   log1p(u) = log(w) u / (w - 1) with w = 1 + u (exact to a few ulp, u itself when w rounds to 1),
+   so softplus(x) keeps its relative accuracy far left, where it is exp(x). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_softplus)(LUTHIER__VF *io) {
+    const LUTHIER__VF x = *io;
+    LUTHIER__VF u = -LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff), w, l, zero;
+    LUTHIER__VSPLAT(zero, 0.0f);
+    LUTHIER__VN(luthier__v_exp)(&u);
+    w = 1.0f + u;
+    l = w;
+    LUTHIER__VN(luthier__v_log)(&l);
+    l = LUTHIER__VSEL(w == 1.0f, u, l * (u / (w - 1.0f)));
+    *io = LUTHIER__VSEL(x > zero, x, zero) + l;
+}
+
+/* mish = x tanh(softplus(x)) = x n / (n + 2), n = e (e + 2), e = exp(x): tanh(log(1 + e)) is
+   ((1 + e)^2 - 1) / ((1 + e)^2 + 1). Above 20 the ratio is 1 in float (the clamp keeps e^2 finite). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_mish)(LUTHIER__VF *io) {
+    const LUTHIER__VF x = *io;
+    LUTHIER__VF e, n, hi;
+    LUTHIER__VSPLAT(hi, 20.0f);
+    e = LUTHIER__VSEL(x > hi, hi, x);
+    LUTHIER__VN(luthier__v_exp)(&e);
+    n = e * (e + 2.0f);
+    *io = x * (n / (n + 2.0f));
+}
+
 /* clamp keeping NaN (like torch.clamp) */
 #define LUTHIER__VCLAMP(v, lov, hiv)                                                             \
     do {                                                                                         \
@@ -305,7 +346,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_sigmoid)(LUTHIER__VF *io
 
 /* one vector of the op, in place */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_vec)(luthier__unary kind, float a, float b, LUTHIER__VF *v) {
-    LUTHIER__VF c0, c1;
+    LUTHIER__VF c0, c1, t;
     switch (kind) {
     case LUTHIER__UNARY_RELU:
         LUTHIER__VSPLAT(c0, 0.0f);
@@ -334,6 +375,43 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_vec)(luthier__una
     case LUTHIER__UNARY_ABS: *v = LUTHIER__VFLOAT(LUTHIER__VBITS(*v) & 0x7fffffff); break;
     case LUTHIER__UNARY_RECIPROCAL: *v = 1.0f / *v; break;
     case LUTHIER__UNARY_AFFINE: *v = *v * a + b; break;
+    case LUTHIER__UNARY_LEAKY_RELU:
+        LUTHIER__VSPLAT(c0, 0.0f);
+        *v = LUTHIER__VSEL(*v < c0, *v * a, *v);
+        break;
+    case LUTHIER__UNARY_ELU:
+        c1 = *v;
+        LUTHIER__VN(luthier__v_expm1)(&c1);
+        LUTHIER__VSPLAT(c0, 0.0f);
+        *v = LUTHIER__VSEL(*v > c0, *v * b, c1 * (a * b));
+        break;
+    case LUTHIER__UNARY_CELU:
+        c1 = *v / a;
+        LUTHIER__VN(luthier__v_expm1)(&c1);
+        LUTHIER__VSPLAT(c0, 0.0f);
+        *v = LUTHIER__VSEL(*v > c0, *v, c1 * a);
+        break;
+    case LUTHIER__UNARY_HARD_SIGMOID:
+        *v = *v * a + b;
+        LUTHIER__VSPLAT(c0, 0.0f);
+        LUTHIER__VSPLAT(c1, 1.0f);
+        LUTHIER__VCLAMP(*v, c0, c1);
+        break;
+    case LUTHIER__UNARY_HARD_SWISH:
+        t = *v + 3.0f; /* (x + 3) / 6 as PyTorch: exact near -3, where x / 6 + 1/2 cancels */
+        LUTHIER__VSPLAT(c0, 0.0f);
+        LUTHIER__VSPLAT(c1, 6.0f);
+        LUTHIER__VCLAMP(t, c0, c1);
+        *v = *v * (t * (1.0f / 6.0f));
+        break;
+    case LUTHIER__UNARY_SOFTPLUS: LUTHIER__VN(luthier__v_softplus)(v); break;
+    case LUTHIER__UNARY_SOFTSIGN: *v = *v / (1.0f + LUTHIER__VFLOAT(LUTHIER__VBITS(*v) & 0x7fffffff)); break;
+    case LUTHIER__UNARY_MISH: LUTHIER__VN(luthier__v_mish)(v); break;
+    case LUTHIER__UNARY_THRESHOLDED_RELU:
+        LUTHIER__VSPLAT(c0, 0.0f);
+        LUTHIER__VSPLAT(c1, a);
+        *v = LUTHIER__VSEL(*v <= c1, c0, *v);
+        break;
     default: break;
     }
 }
@@ -376,6 +454,15 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_impl)(void *arg, 
     case LUTHIER__UNARY_ABS: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_ABS)
     case LUTHIER__UNARY_RECIPROCAL: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_RECIPROCAL)
     case LUTHIER__UNARY_AFFINE: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_AFFINE)
+    case LUTHIER__UNARY_LEAKY_RELU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_LEAKY_RELU)
+    case LUTHIER__UNARY_ELU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_ELU)
+    case LUTHIER__UNARY_CELU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_CELU)
+    case LUTHIER__UNARY_HARD_SIGMOID: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_HARD_SIGMOID)
+    case LUTHIER__UNARY_HARD_SWISH: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_HARD_SWISH)
+    case LUTHIER__UNARY_SOFTPLUS: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_SOFTPLUS)
+    case LUTHIER__UNARY_SOFTSIGN: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_SOFTSIGN)
+    case LUTHIER__UNARY_MISH: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_MISH)
+    case LUTHIER__UNARY_THRESHOLDED_RELU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_THRESHOLDED_RELU)
     default: break;
     }
 }
@@ -1266,6 +1353,15 @@ typedef enum luthier__unary {
     LUTHIER__UNARY_ABS,
     LUTHIER__UNARY_RECIPROCAL,
     LUTHIER__UNARY_AFFINE, /* x * a + b */
+    LUTHIER__UNARY_LEAKY_RELU, /* x < 0 ? a x : x */
+    LUTHIER__UNARY_ELU, /* x > 0 ? b x : a b (exp(x) - 1): elu (b = 1), selu (a = alpha, b = gamma) */
+    LUTHIER__UNARY_CELU, /* x > 0 ? x : a (exp(x / a) - 1) */
+    LUTHIER__UNARY_HARD_SIGMOID, /* clamp(a x + b, 0, 1) */
+    LUTHIER__UNARY_HARD_SWISH, /* x clamp(x + 3, 0, 6) / 6 */
+    LUTHIER__UNARY_SOFTPLUS, /* log(1 + exp(x)) */
+    LUTHIER__UNARY_SOFTSIGN, /* x / (1 + |x|) */
+    LUTHIER__UNARY_MISH, /* x tanh(softplus(x)) */
+    LUTHIER__UNARY_THRESHOLDED_RELU, /* x > a ? x : 0 (NaN stays NaN) */
     LUTHIER__UNARY_COUNT
 } luthier__unary;
 

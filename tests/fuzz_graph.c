@@ -281,6 +281,12 @@ static void fz_add_node(fz_build *b, luthier_op op) {
             }
         }
         break;
+    case LUTHIER_OP_LEAKY_RELU: case LUTHIER_OP_ELU: case LUTHIER_OP_SELU: case LUTHIER_OP_CELU:
+    case LUTHIER_OP_HARD_SIGMOID: case LUTHIER_OP_THRESHOLDED_RELU:
+        d.typed = (int)(fuzz_u8(&b->r) % 2);
+        d.attr.selu.alpha = fz_float(&b->r); /* alpha first in each struct; gamma / beta second */
+        d.attr.selu.gamma = fz_float(&b->r);
+        break;
     case LUTHIER_OP_LRN:
         d.size = fz_i64(&b->r);
         d.alpha = fz_float(&b->r);

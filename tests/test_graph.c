@@ -272,6 +272,41 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
             y[e] = (float)r;
         }
         break;
+    /* the activations, as the ONNX operator specification writes them */
+    case LUTHIER_OP_LEAKY_RELU: case LUTHIER_OP_ELU: case LUTHIER_OP_SELU: case LUTHIER_OP_CELU: case LUTHIER_OP_HARD_SIGMOID:
+    case LUTHIER_OP_HARD_SWISH: case LUTHIER_OP_SOFTPLUS: case LUTHIER_OP_SOFTSIGN: case LUTHIER_OP_MISH:
+    case LUTHIER_OP_THRESHOLDED_RELU: {
+        const luthier_node_attrs *a = &d->attr;
+        for (e = 0; e < ny; e++) {
+            double t = x[e], r, al, h;
+            switch (d->op) {
+            case LUTHIER_OP_LEAKY_RELU: r = t < 0 ? a->leaky_relu.alpha * t : t; break;
+            case LUTHIER_OP_ELU: r = t < 0 ? a->elu.alpha * (exp(t) - 1.0) : t; break;
+            case LUTHIER_OP_SELU:
+                r = t <= 0 ? a->selu.gamma * (a->selu.alpha * exp(t) - a->selu.alpha) : a->selu.gamma * t;
+                break;
+            case LUTHIER_OP_CELU:
+                al = a->celu.alpha;
+                h = al * (exp(t / al) - 1);
+                r = (t > 0 ? t : 0) + (h < 0 ? h : 0);
+                break;
+            case LUTHIER_OP_HARD_SIGMOID:
+                h = a->hard_sigmoid.alpha * t + a->hard_sigmoid.beta;
+                r = h < 0 ? 0 : h > 1 ? 1 : h;
+                break;
+            case LUTHIER_OP_HARD_SWISH:
+                h = t / 6 + 0.5;
+                r = t * (h < 0 ? 0 : h > 1 ? 1 : h);
+                break;
+            case LUTHIER_OP_SOFTPLUS: r = log(exp(t) + 1); break;
+            case LUTHIER_OP_SOFTSIGN: r = t / (1 + fabs(t)); break;
+            case LUTHIER_OP_MISH: r = t * tanh(log(exp(t) + 1)); break;
+            default: r = t > a->thresholded_relu.alpha ? t : 0; break;
+            }
+            y[e] = (float)r;
+        }
+        break;
+    }
     case LUTHIER_OP_ADD: case LUTHIER_OP_SUB: case LUTHIER_OP_MUL: case LUTHIER_OP_DIV: case LUTHIER_OP_POW:
     case LUTHIER_OP_MAX: case LUTHIER_OP_MIN: {
         const luthier__gtensor *bt = &g->tensors[n->inputs[1]];
@@ -2180,6 +2215,120 @@ static void test_graph_dm_refusals(void) {
     gb_free(&b);
 }
 
+/* An activation node with its defaults, then alpha and the second attribute (gamma, beta) when
+   not NAN. */
+static int gb_act(gb *b, luthier_op op, const char *name, int x, float alpha, float second) {
+    luthier_node_desc d;
+    memset(&d, 0, sizeof d);
+    d.op = op;
+    d.name = name;
+    d.typed = 1;
+    luthier_node_attrs_default(op, &d.attr);
+    if (alpha == alpha) d.attr.elu.alpha = alpha; /* alpha comes first in each of the structs */
+    if (second == second) {
+        if (op == LUTHIER_OP_SELU) d.attr.selu.gamma = second;
+        else d.attr.hard_sigmoid.beta = second;
+    }
+    return gb_node(b, &d, x, -1, -1);
+}
+
+/* The activations against the interpreter: after a convolution (NHWC inside the plan), as a
+   chain of sole consumers (in place), on odd 1-D and rank-5 shapes, with attributes off their
+   defaults (negative slopes, alpha > 1, negative celu alpha). */
+static void test_graph_activations(void) {
+    static const luthier_op ops[] = {LUTHIER_OP_LEAKY_RELU, LUTHIER_OP_ELU, LUTHIER_OP_SELU, LUTHIER_OP_CELU,
+                                     LUTHIER_OP_HARD_SIGMOID, LUTHIER_OP_HARD_SWISH, LUTHIER_OP_SOFTPLUS,
+                                     LUTHIER_OP_SOFTSIGN, LUTHIER_OP_MISH, LUTHIER_OP_THRESHOLDED_RELU};
+    gb b;
+    int64_t xs[4] = {2, 5, 7, 3}, vs[1] = {37}, ws[5] = {1, 3, 1, 5, 2};
+    int x, v, w, c, t, k, threads, o = 0, outs[8];
+    float *xin = rand_buf(2 * 5 * 7 * 3, -3, 3), *vin = rand_buf(37, -4, 4), *win = rand_buf(30, -4, 4);
+    const void *ins[3];
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    luthier_graph_input(b.g, "v", LUTHIER_DTYPE_F32, 1, vs, &v);
+    luthier_graph_input(b.g, "w", LUTHIER_DTYPE_F32, 5, ws, &w);
+    c = gb_conv(&b, "conv", x, 6, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_NONE);
+    /* a chain on the convolution's NHWC output: each the sole consumer of the one before */
+    t = gb_act(&b, LUTHIER_OP_LEAKY_RELU, "leaky", c, 0.1f, NAN);
+    t = gb_act(&b, LUTHIER_OP_ELU, "elu", t, NAN, NAN);
+    t = gb_act(&b, LUTHIER_OP_SELU, "selu", t, NAN, NAN);
+    t = gb_act(&b, LUTHIER_OP_CELU, "celu", t, 0.7f, NAN);
+    t = gb_act(&b, LUTHIER_OP_MISH, "mish", t, NAN, NAN);
+    outs[o++] = gb_act(&b, LUTHIER_OP_SOFTSIGN, "softsign", t, NAN, NAN);
+    /* branches off the convolution, defaults */
+    for (k = 4; k < 10; k++)
+        if (ops[k] != LUTHIER_OP_MISH && ops[k] != LUTHIER_OP_SOFTSIGN) outs[o++] = gb_act(&b, ops[k], luthier_op_name(ops[k]), c, NAN, NAN);
+    /* every operator on the 1-D input, attributes off their defaults, then on rank 5 */
+    t = v;
+    for (k = 0; k < 10; k++) {
+        static const float al[10] = {-0.5f, 2.0f, 0.5f, -1.5f, -0.3f, 0, 0, 0, 0, -1.0f}, se[10] = {0, 0, 1.5f, 0, 0.2f, 0, 0, 0, 0, 0};
+        t = gb_act(&b, ops[k], NULL, k == 0 ? v : t, k < 5 || k == 9 ? al[k] : NAN, k == 2 || k == 4 ? se[k] : NAN);
+    }
+    outs[o++] = t;
+    t = w;
+    for (k = 9; k >= 0; k--) t = gb_act(&b, ops[k], NULL, t, k == 0 ? 1.5f : NAN, NAN); /* leaky alpha > 1 */
+    outs[o++] = t;
+    for (k = 0; k < o; k++) luthier_graph_output(b.g, outs[k]);
+    CHECK(!b.fail && o == 7, "build (%d outputs)", o);
+    ins[0] = xin; ins[1] = vin; ins[2] = win;
+    for (threads = 1; threads <= 2; threads++) {
+        luthier_context *ctx = ctx_threads(threads);
+        plan_vs_ref(ctx, b.g, NULL, ins, 2e-6, "activations");
+        luthier_context_destroy(ctx);
+    }
+    free(xin);
+    free(vin);
+    free(win);
+    gb_free(&b);
+}
+
+/* The activations' attributes: defaults, kept as given (typed or not: they have no flat form),
+   non-finite values and a celu alpha of 0 refused with the node's name. */
+static void test_graph_activation_attrs(void) {
+    luthier_graph *g = NULL;
+    luthier_node_attrs a;
+    luthier_node_desc d, got;
+    int64_t xs[2] = {3, 4};
+    int x, in[1], y, k;
+    static const struct { luthier_op op; float alpha, second; const char *msg; } bad[] = {
+        {LUTHIER_OP_LEAKY_RELU, NAN, 0, "alpha"}, {LUTHIER_OP_ELU, INFINITY, 0, "alpha"},
+        {LUTHIER_OP_SELU, 1.0f, -INFINITY, "gamma"}, {LUTHIER_OP_SELU, 1e30f, 1e30f, "overflows"},
+        {LUTHIER_OP_CELU, 0.0f, 0, "divides"}, {LUTHIER_OP_HARD_SIGMOID, 0.2f, NAN, "beta"},
+        {LUTHIER_OP_THRESHOLDED_RELU, -INFINITY, 0, "alpha"},
+    };
+    CHECK(luthier_node_attrs_default(LUTHIER_OP_LEAKY_RELU, &a) == LUTHIER_STATUS_OK && a.leaky_relu.alpha == 0.01f, "leaky");
+    CHECK(luthier_node_attrs_default(LUTHIER_OP_ELU, &a) == LUTHIER_STATUS_OK && a.elu.alpha == 1.0f, "elu");
+    CHECK(luthier_node_attrs_default(LUTHIER_OP_SELU, &a) == LUTHIER_STATUS_OK && a.selu.alpha == 1.67326319217681884765625f &&
+          a.selu.gamma == 1.05070102214813232421875f, "selu");
+    CHECK(luthier_node_attrs_default(LUTHIER_OP_CELU, &a) == LUTHIER_STATUS_OK && a.celu.alpha == 1.0f, "celu");
+    CHECK(luthier_node_attrs_default(LUTHIER_OP_HARD_SIGMOID, &a) == LUTHIER_STATUS_OK && a.hard_sigmoid.alpha == 0.2f &&
+          a.hard_sigmoid.beta == 0.5f, "hard sigmoid");
+    CHECK(luthier_node_attrs_default(LUTHIER_OP_THRESHOLDED_RELU, &a) == LUTHIER_STATUS_OK && a.thresholded_relu.alpha == 1.0f, "thresholded");
+    CHECK(sizeof(luthier_node_attrs) == 16 * sizeof(int64_t), "the union keeps its size (%zu bytes)", sizeof(luthier_node_attrs));
+    luthier_graph_create(&g);
+    luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 2, xs, &x);
+    in[0] = x;
+    memset(&d, 0, sizeof d); /* typed = 0: attr is read as given, 0 meaning 0 */
+    d.op = LUTHIER_OP_HARD_SIGMOID; d.inputs = in; d.num_inputs = 1; d.attr.hard_sigmoid.alpha = 0.25f;
+    CHECK(luthier_graph_add_node(g, &d, &y) == LUTHIER_STATUS_OK, "untyped hard sigmoid: %s", luthier_graph_error(g));
+    CHECK(luthier_graph_node_desc(g, 0, &got) == LUTHIER_STATUS_OK && got.typed && got.attr.hard_sigmoid.alpha == 0.25f &&
+          got.attr.hard_sigmoid.beta == 0.0f, "kept as given");
+    for (k = 0; k < (int)(sizeof bad / sizeof bad[0]); k++) {
+        memset(&d, 0, sizeof d);
+        d.op = bad[k].op; d.name = "act"; d.inputs = in; d.num_inputs = 1; d.typed = 1;
+        luthier_node_attrs_default(d.op, &d.attr);
+        d.attr.elu.alpha = bad[k].alpha;
+        if (d.op == LUTHIER_OP_SELU) d.attr.selu.gamma = bad[k].second;
+        if (d.op == LUTHIER_OP_HARD_SIGMOID) d.attr.hard_sigmoid.beta = bad[k].second;
+        CHECK(luthier_graph_add_node(g, &d, &y) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(g), "act") &&
+              strstr(luthier_graph_error(g), bad[k].msg), "case %d (%s) refused: '%s'", k, luthier_op_name(d.op), luthier_graph_error(g));
+    }
+    CHECK(luthier_graph_num_nodes(g) == 1, "refused nodes left the graph as it was");
+    luthier_graph_destroy(g);
+}
+
 static void run_graph_tests(void) {
     RUN(test_graph_reduce);
     RUN(test_graph_dm_onnx_examples);
@@ -2187,6 +2336,8 @@ static void run_graph_tests(void) {
     RUN(test_graph_depth_space_pad);
     RUN(test_graph_dm_refusals);
     RUN(test_graph_resize);
+    RUN(test_graph_activations);
+    RUN(test_graph_activation_attrs);
     RUN(test_graph_typed_attrs);
     RUN(test_graph_int8_nonfinite_weights);
     RUN(test_graph_records_fallback_note);

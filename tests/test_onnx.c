@@ -1059,6 +1059,144 @@ static void test_onnx_lrn_zero_attrs(void) {
     luthier_context_destroy(ctx);
 }
 
+/* ONNX's node tests of the activations whose models declare opsets 1 and 6 (the loader reads 7..17):
+   these operators have not changed since, so each model is loaded with its default-domain opset
+   raised to 13 (the OperatorSetIdProto {domain "", version v} rewritten in the bytes) and checked
+   against the test data, like test_onnx_backend_nodes does. */
+static void test_onnx_backend_activations(void) {
+    static const char *const cases[] = {"elu", "elu_default", "elu_example", "selu", "selu_default", "selu_example",
+                                        "hardsigmoid", "hardsigmoid_default", "hardsigmoid_example", "softplus",
+                                        "softplus_example", "softsign", "softsign_example"};
+    static const uint8_t pat[5] = {0x42, 0x04, 0x0a, 0x00, 0x10}; /* field 8, 4 bytes: domain "", version */
+    luthier_context *ctx = onnx_ctx();
+    unsigned k;
+    int ran = 0;
+    for (k = 0; k < sizeof cases / sizeof cases[0] && ctx; k++) {
+        char path[1024], err[512], msg[512];
+        luthier_onnx_tensor ins[4], outs[4];
+        luthier_graph *g = NULL;
+        uint8_t *bytes;
+        long len, bad;
+        size_t i, hits = 0;
+        int nin, nout, j;
+        double max_err;
+        FILE *f;
+        snprintf(path, sizeof path, "%s/test_%s/model.onnx", ONNX_BACKEND_DIR, cases[k]);
+        if (!(f = fopen(path, "rb"))) continue;
+        fseek(f, 0, SEEK_END);
+        len = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        bytes = (uint8_t *)test_alloc((size_t)len + 1);
+        CHECK(fread(bytes, 1, (size_t)len, f) == (size_t)len, "%s: read", cases[k]);
+        fclose(f);
+        for (i = 0; i + 6 <= (size_t)len; i++)
+            if (memcmp(bytes + i, pat, 5) == 0 && bytes[i + 5] < 7) bytes[i + 5] = 13, hits++;
+        CHECK(hits == 1, "%s: %zu opset fields below 7", cases[k], hits);
+        CHECK(luthier_onnx_load_memory(bytes, (size_t)len, NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s: %s", cases[k], err);
+        snprintf(path, sizeof path, "%s/test_%s/test_data_set_0", ONNX_BACKEND_DIR, cases[k]);
+        nin = onnx_read_set(path, "input", ins, 4);
+        nout = onnx_read_set(path, "output", outs, 4);
+        if (g && nin > 0 && nout > 0) {
+            bad = onnx_run_compare(ctx, g, NULL, ins, nin, outs, nout, 1e-5, 1e-6, &max_err, msg, sizeof msg);
+            CHECK(bad == 0, "%s: %s", cases[k], msg);
+            ran++;
+        }
+        for (j = 0; j < nin; j++) luthier_onnx_tensor_free(&ins[j]);
+        for (j = 0; j < nout; j++) luthier_onnx_tensor_free(&outs[j]);
+        luthier_graph_destroy(g);
+        free(bytes);
+    }
+    printf("    %d of %d node tests ran\n", ran, (int)(sizeof cases / sizeof cases[0]));
+    luthier_context_destroy(ctx);
+}
+
+/* A float attribute on NodeProto n. */
+static void pbw_attr_f(pbw *n, const char *name, float v) {
+    pbw a = {0, 0, 0};
+    uint32_t bits;
+    memcpy(&bits, &v, 4);
+    pbw_str(&a, 1, name);
+    pbw_key(&a, 2, 5);
+    pbw_raw(&a, &bits, 4); /* little-endian hosts */
+    pbw_int(&a, 20, 1);    /* FLOAT */
+    pbw_msg(n, 5, &a);
+}
+
+/* Each activation in a model of its own, attributes off their defaults (or left out), against
+   its ONNX formula; attributes it does not have and non-finite values are refused. */
+static void test_onnx_activations(void) {
+    static const struct { const char *op; const char *a1; float v1; const char *a2; float v2; } cases[] = {
+        {"LeakyRelu", "alpha", 1.7f, NULL, 0}, {"LeakyRelu", NULL, 0, NULL, 0}, {"Elu", "alpha", 0.3f, NULL, 0},
+        {"Elu", NULL, 0, NULL, 0}, {"Selu", "alpha", 2.0f, "gamma", 0.5f}, {"Selu", NULL, 0, NULL, 0},
+        {"Celu", "alpha", -0.8f, NULL, 0}, {"Celu", NULL, 0, NULL, 0}, {"HardSigmoid", "alpha", -0.4f, "beta", 0.3f},
+        {"HardSigmoid", NULL, 0, NULL, 0}, {"HardSwish", NULL, 0, NULL, 0}, {"Softplus", NULL, 0, NULL, 0},
+        {"Softsign", NULL, 0, NULL, 0}, {"Mish", NULL, 0, NULL, 0}, {"ThresholdedRelu", "alpha", -0.25f, NULL, 0},
+        {"ThresholdedRelu", NULL, 0, NULL, 0},
+    };
+    int64_t dims[3] = {2, 3, 7};
+    float x[42], y[42];
+    int k, e;
+    luthier_context *ctx = onnx_ctx();
+    for (e = 0; e < 42; e++) x[e] = (float)((e * 37) % 41) / 5.0f - 4.0f;
+    x[5] = 1.0f; /* thresholded relu's default threshold itself */
+    for (k = 0; k < (int)(sizeof cases / sizeof cases[0]) + 3; k++) {
+        const int refuse = k >= (int)(sizeof cases / sizeof cases[0]);
+        const char *op = refuse ? (k % 2 ? "Selu" : "Softplus") : cases[k].op;
+        pbw m = {0, 0, 0}, g = {0, 0, 0}, n = {0, 0, 0};
+        luthier_graph *gr = NULL;
+        char err[512];
+        float *outs[1];
+        double worst = 0, a1 = 0, a2 = 0;
+        luthier_status s;
+        pbw_str(&n, 1, "x");
+        pbw_str(&n, 2, "y");
+        pbw_str(&n, 3, "act");
+        pbw_str(&n, 4, op);
+        if (!refuse && cases[k].a1) pbw_attr_f(&n, cases[k].a1, cases[k].v1);
+        if (!refuse && cases[k].a2) pbw_attr_f(&n, cases[k].a2, cases[k].v2);
+        if (refuse) pbw_attr_f(&n, k % 2 ? "gamma" : "alpha", k % 2 ? INFINITY : 1.0f); /* Softplus has no alpha */
+        pbw_msg(&g, 1, &n);
+        pbw_vi(&g, 11, "x", 3, dims);
+        pbw_vi(&g, 12, "y", 3, dims);
+        pbw_model(&m, &g, 14); /* HardSwish is defined from opset 14 */
+        s = luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err);
+        free(m.p);
+        if (refuse) {
+            /* an attribute the operator lacks, or a value the engine refuses: both UNSUPPORTED */
+            CHECK(s == LUTHIER_STATUS_UNSUPPORTED && gr == NULL && strstr(err, "'act'") && strstr(err, k % 2 ? "gamma" : "alpha"),
+                  "%s refused: %s (%s)", op, err, luthier_status_string(s));
+            luthier_graph_destroy(gr);
+            continue;
+        }
+        CHECK(s == LUTHIER_STATUS_OK, "%s: %s", op, err);
+        if (!gr || !ctx) continue;
+        a1 = cases[k].a1 ? cases[k].v1 : !strcmp(op, "LeakyRelu") ? 0.01 : !strcmp(op, "Selu") ? 1.67326319217681884765625
+           : !strcmp(op, "HardSigmoid") ? 0.2 : 1.0;
+        a2 = cases[k].a2 ? cases[k].v2 : !strcmp(op, "Selu") ? 1.05070102214813232421875 : 0.5;
+        outs[0] = y;
+        CHECK(onnx_run_simple(ctx, gr, x, outs), "%s runs: %s", op, luthier_context_error(ctx));
+        for (e = 0; e < 42; e++) {
+            const double t = x[e];
+            double want, h;
+            if (!strcmp(op, "LeakyRelu")) want = t < 0 ? a1 * t : t;
+            else if (!strcmp(op, "Elu")) want = t < 0 ? a1 * (exp(t) - 1) : t;
+            else if (!strcmp(op, "Selu")) want = t <= 0 ? a2 * (a1 * exp(t) - a1) : a2 * t;
+            else if (!strcmp(op, "Celu")) h = a1 * (exp(t / a1) - 1), want = (t > 0 ? t : 0) + (h < 0 ? h : 0);
+            else if (!strcmp(op, "HardSigmoid")) h = a1 * t + a2, want = h < 0 ? 0 : h > 1 ? 1 : h;
+            else if (!strcmp(op, "HardSwish")) h = t / 6 + 0.5, want = t * (h < 0 ? 0 : h > 1 ? 1 : h);
+            else if (!strcmp(op, "Softplus")) want = log(exp(t) + 1);
+            else if (!strcmp(op, "Softsign")) want = t / (1 + fabs(t));
+            else if (!strcmp(op, "Mish")) want = t * tanh(log(exp(t) + 1));
+            else want = t > a1 ? t : 0;
+            h = fabs(y[e] - want) / (fabs(want) > 1 ? fabs(want) : 1);
+            if (!(h <= worst)) worst = h;
+        }
+        CHECK(worst <= 1e-6, "%s (%g, %g): max |diff| / max(1, |want|) %g", op, a1, a2, worst);
+        luthier_graph_destroy(gr);
+    }
+    luthier_context_destroy(ctx);
+}
+
 /* DequantizeLinear of int8 (per axis), uint8 (int32_data, per tensor) and int32 (bias-like, per
    axis) constants, and QuantizeLinear of a float constant (half to even, saturation), folded at
    load time: exactly scale * (q - zero) in float32. */
@@ -1189,6 +1327,44 @@ static void test_onnx_quant_activations(void) {
     luthier_calibration_destroy(cal);
     luthier_context_destroy(ctx);
     free(m.p);
+}
+
+/* QuantizeLinear with zero point 0 after an activation: no clip where the activation gives no
+   negative values (softplus, hard sigmoid, thresholded relu with alpha >= 0), a clip otherwise. */
+static void test_onnx_quant_after_activations(void) {
+    static const struct { const char *op; float alpha; int clips; } cases[] = {
+        {"Softplus", NAN, 0}, {"HardSigmoid", NAN, 0}, {"ThresholdedRelu", 0.0f, 0}, {"ThresholdedRelu", -0.5f, 1},
+        {"Elu", NAN, 1}, {"HardSwish", NAN, 1},
+    };
+    int64_t d4[2] = {1, 4}, d0 = 0;
+    static const float su = 0.1f;
+    static const uint8_t zu = 0;
+    const char *q1[3] = {"a", "su", "zu"}, *dq1[3] = {"au", "su", "zu"};
+    unsigned k;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        pbw m = {0, 0, 0}, g = {0, 0, 0}, n = {0, 0, 0};
+        luthier_graph *gr = NULL;
+        char err[512];
+        pbw_init_f32(&g, "su", 0, &d0, &su, 1);
+        pbw_init(&g, "zu", 2, 0, &d0, &zu, 1);
+        pbw_str(&n, 1, "x");
+        pbw_str(&n, 2, "a");
+        pbw_str(&n, 3, "a");
+        pbw_str(&n, 4, cases[k].op);
+        if (cases[k].alpha == cases[k].alpha) pbw_attr_f(&n, "alpha", cases[k].alpha);
+        pbw_msg(&g, 1, &n);
+        pbw_node_k(&g, "QuantizeLinear", q1, 3, "au", NULL, 0);
+        pbw_node_k(&g, "DequantizeLinear", dq1, 3, "y", NULL, 0);
+        pbw_vi(&g, 11, "x", 2, d4);
+        pbw_vi(&g, 12, "y", 2, d4);
+        pbw_model(&m, &g, 14); /* HardSwish is defined from opset 14 */
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "%s: %s", cases[k].op, err);
+        if (gr)
+            CHECK(onnx_count_op(gr, LUTHIER_OP_CLIP) == cases[k].clips, "%s (alpha %g): %d clips, want %d", cases[k].op,
+                  (double)cases[k].alpha, onnx_count_op(gr, LUTHIER_OP_CLIP), cases[k].clips);
+        luthier_graph_destroy(gr);
+        free(m.p);
+    }
 }
 
 /* Quantized models the loader refuses: status, a message, no graph, the calibration unchanged. */
@@ -1737,9 +1913,9 @@ static void test_onnx_all_refusals(void) {
     char err[1024];
     luthier_graph *gr = (luthier_graph *)1;
     luthier_status s;
-    pbw_node(&g, "HardSwish", "x", NULL, "h", "hs");
+    pbw_node(&g, "Sin", "x", NULL, "h", "hs");
     pbw_node(&g, "Relu", "h", NULL, "r", "after_hs");
-    pbw_node(&g, "Mish", "x", NULL, "q", "mish");
+    pbw_node(&g, "Cos", "x", NULL, "q", "mish");
     pbw_node(&g, "Sigmoid", "x", NULL, "sg", "fine");
     pbw_node(&g, "Add", "r", "q", "a1", "join");
     pbw_node(&g, "Add", "a1", "sg", "y", "out");
@@ -1748,7 +1924,7 @@ static void test_onnx_all_refusals(void) {
     pbw_model(&m, &g, 13);
     s = luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err);
     CHECK(s == LUTHIER_STATUS_UNSUPPORTED && gr == NULL, "status %s", luthier_status_string(s));
-    CHECK(strstr(err, "2 nodes are not supported") && strstr(err, "'hs' (HardSwish)") && strstr(err, "'mish' (Mish)"), "%s", err);
+    CHECK(strstr(err, "2 nodes are not supported") && strstr(err, "'hs' (Sin)") && strstr(err, "'mish' (Cos)"), "%s", err);
     CHECK(!strstr(err, "after_hs") && !strstr(err, "join") && !strstr(err, "'fine'"), "dependents named: %s", err);
     CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, NULL, 0) == LUTHIER_STATUS_UNSUPPORTED && gr == NULL, "no message buffer");
     CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, 40) == LUTHIER_STATUS_UNSUPPORTED && strlen(err) == 39, "short buffer");
@@ -1769,16 +1945,6 @@ static void pbw_attr_i(pbw *n, const char *name, int64_t v) {
     pbw_str(&a, 1, name);
     pbw_int(&a, 3, v);
     pbw_int(&a, 20, 2); /* INT */
-    pbw_msg(n, 5, &a);
-}
-static void pbw_attr_f(pbw *n, const char *name, float v) {
-    pbw a = {0, 0, 0};
-    uint32_t bits;
-    memcpy(&bits, &v, 4);
-    pbw_str(&a, 1, name);
-    pbw_key(&a, 2, 5);
-    pbw_raw(&a, &bits, 4); /* little-endian hosts */
-    pbw_int(&a, 20, 1);    /* FLOAT */
     pbw_msg(n, 5, &a);
 }
 static void pbw_attr_fs(pbw *n, const char *name, const float *v, int count) {
@@ -2071,6 +2237,9 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_conv1d_pool1d);
     RUN(test_onnx_instance_norm);
     RUN(test_onnx_dropout_training_ratio0);
+    RUN(test_onnx_activations);
+    RUN(test_onnx_backend_activations);
+    RUN(test_onnx_quant_after_activations);
     RUN(test_onnx_quant_activations);
     RUN(test_onnx_quant_errors);
     RUN(test_onnx_qdq_cnn);

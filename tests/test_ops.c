@@ -171,6 +171,22 @@ static double ops_unary_ref(luthier__unary k, double a, double b, double x) {
     case LUTHIER__UNARY_ABS: return fabs(x);
     case LUTHIER__UNARY_RECIPROCAL: return 1.0 / x;
     case LUTHIER__UNARY_AFFINE: return (double)((float)x * (float)a + (float)b);
+    /* the activations, from their definitions (libm's expm1 and log1p: no cancellation) */
+    case LUTHIER__UNARY_LEAKY_RELU: return x < 0 ? a * x : x;
+    case LUTHIER__UNARY_ELU: return x > 0 ? b * x : b * a * expm1(x);
+    case LUTHIER__UNARY_CELU: return x > 0 ? x : a * expm1(x / a);
+    case LUTHIER__UNARY_HARD_SIGMOID: {
+        const double t = a * x + b;
+        return t != t ? t : t < 0 ? 0 : t > 1 ? 1 : t;
+    }
+    case LUTHIER__UNARY_HARD_SWISH: {
+        const double t = x / 6 + 0.5;
+        return x * (t != t ? t : t < 0 ? 0 : t > 1 ? 1 : t);
+    }
+    case LUTHIER__UNARY_SOFTPLUS: return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+    case LUTHIER__UNARY_SOFTSIGN: return x / (1 + fabs(x));
+    case LUTHIER__UNARY_MISH: return x * tanh(x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)));
+    case LUTHIER__UNARY_THRESHOLDED_RELU: return x != x ? x : x > a ? x : 0;
     default: return 0;
     }
 }
@@ -195,18 +211,32 @@ static luthier_status ops_unary_call(luthier_context *c, const luthier__op_cfg *
 static void test_op_unary_accuracy(void) {
     /* error = |y - ref| / max(|ref|, floor_x * |x|): relative, except for gelu far left where the
        brief asks for an absolute error on the scale of |x| (floor 1e-2: |err| <= 1e-8 |x|) */
-    static const struct { luthier__unary k; const char *name; float lo, hi; double rtol, floor_x; } cases[] = {
-        {LUTHIER__UNARY_EXP, "exp", -87.0f, 88.5f, 4e-7, 0},
-        {LUTHIER__UNARY_EXP, "exp(small)", -1.0f, 1.0f, 4e-7, 0},
-        {LUTHIER__UNARY_SIGMOID, "sigmoid", -80.0f, 30.0f, 5e-7, 0},
-        {LUTHIER__UNARY_TANH, "tanh", -12.0f, 12.0f, 5e-7, 0},
-        {LUTHIER__UNARY_TANH, "tanh(small)", -0.7f, 0.7f, 5e-7, 0},
-        {LUTHIER__UNARY_ERF, "erf", -6.0f, 6.0f, 6e-7, 0},
-        {LUTHIER__UNARY_ERF, "erf(small)", -0.6f, 0.6f, 6e-7, 0},
-        {LUTHIER__UNARY_GELU_ERF, "gelu_erf", -9.0f, 9.0f, 1e-6, 1e-2},
-        {LUTHIER__UNARY_GELU_ERF, "gelu_erf(|x|<3)", -3.0f, 3.0f, 2e-6, 0},
-        {LUTHIER__UNARY_GELU_TANH, "gelu_tanh", -9.0f, 9.0f, 1e-6, 1e-2},
-        {LUTHIER__UNARY_GELU_TANH, "gelu_tanh(|x|<3)", -3.0f, 3.0f, 1e-6, 0},
+    static const struct { luthier__unary k; const char *name; float lo, hi; double rtol, floor_x; float a, b; } cases[] = {
+        {LUTHIER__UNARY_EXP, "exp", -87.0f, 88.5f, 4e-7, 0, 0, 0},
+        {LUTHIER__UNARY_EXP, "exp(small)", -1.0f, 1.0f, 4e-7, 0, 0, 0},
+        {LUTHIER__UNARY_SIGMOID, "sigmoid", -80.0f, 30.0f, 5e-7, 0, 0, 0},
+        {LUTHIER__UNARY_TANH, "tanh", -12.0f, 12.0f, 5e-7, 0, 0, 0},
+        {LUTHIER__UNARY_TANH, "tanh(small)", -0.7f, 0.7f, 5e-7, 0, 0, 0},
+        {LUTHIER__UNARY_ERF, "erf", -6.0f, 6.0f, 6e-7, 0, 0, 0},
+        {LUTHIER__UNARY_ERF, "erf(small)", -0.6f, 0.6f, 6e-7, 0, 0, 0},
+        {LUTHIER__UNARY_GELU_ERF, "gelu_erf", -9.0f, 9.0f, 1e-6, 1e-2, 0, 0},
+        {LUTHIER__UNARY_GELU_ERF, "gelu_erf(|x|<3)", -3.0f, 3.0f, 2e-6, 0, 0, 0},
+        {LUTHIER__UNARY_GELU_TANH, "gelu_tanh", -9.0f, 9.0f, 1e-6, 1e-2, 0, 0},
+        {LUTHIER__UNARY_GELU_TANH, "gelu_tanh(|x|<3)", -3.0f, 3.0f, 1e-6, 0, 0, 0},
+        {LUTHIER__UNARY_ELU, "elu", -20.0f, 5.0f, 4e-7, 0, 1.0f, 1.0f},
+        {LUTHIER__UNARY_ELU, "elu(small)", -0.5f, 0.5f, 4e-7, 0, 1.0f, 1.0f},
+        {LUTHIER__UNARY_ELU, "selu", -20.0f, 5.0f, 4e-7, 0, 1.67326319f, 1.05070102f},
+        {LUTHIER__UNARY_CELU, "celu(alpha 0.5)", -10.0f, 5.0f, 4e-7, 0, 0.5f, 0},
+        {LUTHIER__UNARY_CELU, "celu(alpha 3)", -0.5f, 0.5f, 4e-7, 0, 3.0f, 0},
+        {LUTHIER__UNARY_SOFTPLUS, "softplus", -100.0f, 100.0f, 4e-7, 0, 0, 0},
+        {LUTHIER__UNARY_SOFTPLUS, "softplus(small)", -2.0f, 2.0f, 4e-7, 0, 0, 0},
+        {LUTHIER__UNARY_SOFTPLUS, "softplus(left)", -87.0f, -10.0f, 4e-7, 0, 0, 0},
+        {LUTHIER__UNARY_MISH, "mish", -80.0f, 30.0f, 5e-7, 0, 0, 0},
+        {LUTHIER__UNARY_MISH, "mish(small)", -2.0f, 2.0f, 5e-7, 0, 0, 0},
+        {LUTHIER__UNARY_SOFTSIGN, "softsign", -1e6f, 1e6f, 1e-7, 0, 0, 0},
+        {LUTHIER__UNARY_HARD_SWISH, "hard_swish", -4.0f, 4.0f, 3e-7, 0, 0, 0},
+        /* a x + b cancels near its zero in float (one rounding of a x: ~1 ulp of b) */
+        {LUTHIER__UNARY_HARD_SIGMOID, "hard_sigmoid", -4.0f, 4.0f, 2e-7, 0.1, 0.2f, 0.5f},
     };
     const size_t n = T.quick ? 20001 : 200001;
     float *x = (float *)test_alloc(n * sizeof(float));
@@ -220,9 +250,9 @@ static void test_op_unary_accuracy(void) {
             double worst = 0;
             size_t wi = 0;
             if (v != 0 && OE.group[v] == OE.group[v - 1]) continue; /* once per ISA */
-            CHECK(luthier__op_unary(OE.ctx[v], NULL, cases[ci].k, 0, 0, x, y, n) == LUTHIER_STATUS_OK, "status");
+            CHECK(luthier__op_unary(OE.ctx[v], NULL, cases[ci].k, cases[ci].a, cases[ci].b, x, y, n) == LUTHIER_STATUS_OK, "status");
             for (i = 0; i < n; i++) {
-                const double r = ops_unary_ref(cases[ci].k, 0, 0, x[i]);
+                const double r = ops_unary_ref(cases[ci].k, cases[ci].a, cases[ci].b, x[i]);
                 const double sc = fabs(r) > cases[ci].floor_x * fabs(x[i]) ? fabs(r) : cases[ci].floor_x * fabs(x[i]);
                 const double e = fabs(y[i] - r) / (sc > 1e-37 ? sc : 1e-37);
                 if (e > worst || e != e) {
@@ -242,16 +272,17 @@ static void test_op_unary_accuracy(void) {
 /* special values: NaN propagation, infinities, extreme arguments */
 static void test_op_unary_special(void) {
     const float nan = NAN, inf = INFINITY;
-    float x[12], y[12];
+    float x[14], y[14];
     int v, k;
     x[0] = nan; x[1] = inf; x[2] = -inf; x[3] = 0.0f; x[4] = -0.0f; x[5] = 100.0f; x[6] = -100.0f;
     x[7] = 88.7f; x[8] = -103.0f; x[9] = 1e-30f; x[10] = -1e-30f; x[11] = 1e-40f;
+    x[12] = -1.0f; x[13] = 1.0f; /* the parameters a, b below: thresholds of the activations */
     for (v = 0; v < OE.n; v++) {
         for (k = 0; k < (int)LUTHIER__UNARY_COUNT; k++) {
             int i;
             if (k == LUTHIER__UNARY_RECIPROCAL || k == LUTHIER__UNARY_SQRT || k == LUTHIER__UNARY_AFFINE) continue;
-            CHECK(luthier__op_unary(OE.ctx[v], NULL, (luthier__unary)k, -1.0f, 1.0f, x, y, 12) == LUTHIER_STATUS_OK, "status");
-            for (i = 0; i < 12; i++) {
+            CHECK(luthier__op_unary(OE.ctx[v], NULL, (luthier__unary)k, -1.0f, 1.0f, x, y, 14) == LUTHIER_STATUS_OK, "status");
+            for (i = 0; i < 14; i++) {
                 const double r = (float)ops_unary_ref((luthier__unary)k, -1.0, 1.0, x[i]);
                 const int ok = r != r ? y[i] != y[i] : isinf(r) ? y[i] == r
                                                                 : fabs(y[i] - r) <= 1e-6 * fabs(r) + 1e-37;
