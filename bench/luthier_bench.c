@@ -1927,31 +1927,18 @@ static void asym_report(int csv, const asym_workload *w, const asym_call *calls,
     fflush(stdout);
 }
 
-static int cmd_asym(int argc, char **argv) {
-    const char *cmd = argv[0], *val, *env;
-    int little_cpu = -1, no_load = 0, csv = 0, step = 10, i, r, rc = BENCH_EXIT_OK;
-    double load_timeout = 300.0;
+/* The options of asym. */
+typedef struct asym_opts {
+    int little_cpu; /* --little-cpu, -1 = the last CPU this process may run on */
+    int no_load, csv, step;
+    double load_timeout;
     bench_policy pol;
-    int cpus[LUTHIER_MAX_CPUS], ncpus, nload = 0, load_cpus[ASYM_MAX_LOADERS], nw = 0, ns = 0;
-    int load_running = 0, pinned = 0;
-    char spec[1024], err[256], *p;
-    luthier_topology topo;
-    luthier_context *ctx = NULL, *ctx_big = NULL;
-    luthier_context_desc cd;
-    asym_loader loaders[ASYM_MAX_LOADERS];
-    asym_workload ws[ASYM_N_GEMM + 1];
-    asym_strategy st[ASYM_MAX_STRATEGIES];
-    asym_call *calls = NULL;
-    asym_result (*res)[2] = NULL;
-    bench_affinity aff;
+} asym_opts;
 
-    memset(&pol, 0, sizeof pol);
-    pol.min_time = 0.1;
-    pol.rounds = 5;
-    memset(ws, 0, sizeof ws);
-    memset(st, 0, sizeof st);
-    memset(&aff, 0, sizeof aff);
-    memset(loaders, 0, sizeof loaders);
+/* Parses the asym options. Returns -1 to continue, else an exit code. */
+static int asym_parse(int argc, char **argv, asym_opts *o) {
+    const char *cmd = argv[0], *val;
+    int i, r;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (bench_is_help(arg)) {
@@ -1959,10 +1946,10 @@ static int cmd_asym(int argc, char **argv) {
             return BENCH_EXIT_OK;
         } else if ((r = bench_opt_flag(arg, cmd, "--csv")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            csv = 1;
+            o->csv = 1;
         } else if ((r = bench_opt_flag(arg, cmd, "--no-load")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            no_load = 1;
+            o->no_load = 1;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--little-cpu", &val)) != 0) {
             int64_t v;
             if (r < 0) return BENCH_EXIT_USAGE;
@@ -1971,7 +1958,7 @@ static int cmd_asym(int argc, char **argv) {
                                   LUTHIER_MAX_CPUS - 1, val);
                 return BENCH_EXIT_USAGE;
             }
-            little_cpu = (int)v;
+            o->little_cpu = (int)v;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--step", &val)) != 0) {
             int64_t v;
             if (r < 0) return BENCH_EXIT_USAGE;
@@ -1979,10 +1966,10 @@ static int cmd_asym(int argc, char **argv) {
                 bench_usage_error(cmd, "--step wants a percentage in [1, 50], not '%s'", val);
                 return BENCH_EXIT_USAGE;
             }
-            step = (int)v;
+            o->step = (int)v;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--min-time", &val)) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_double(val, 0.001, 60.0, &pol.min_time)) {
+            if (bench_parse_double(val, 0.001, 60.0, &o->pol.min_time)) {
                 bench_usage_error(cmd, "--min-time wants seconds in [0.001, 60], not '%s'", val);
                 return BENCH_EXIT_USAGE;
             }
@@ -1993,10 +1980,10 @@ static int cmd_asym(int argc, char **argv) {
                 bench_usage_error(cmd, "--rounds wants an integer in [1, 100], not '%s'", val);
                 return BENCH_EXIT_USAGE;
             }
-            pol.rounds = (int)v;
+            o->pol.rounds = (int)v;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--load-timeout", &val)) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_double(val, 1.0, 86400.0, &load_timeout)) {
+            if (bench_parse_double(val, 1.0, 86400.0, &o->load_timeout)) {
                 bench_usage_error(cmd, "--load-timeout wants seconds in [1, 86400], not '%s'", val);
                 return BENCH_EXIT_USAGE;
             }
@@ -2006,21 +1993,52 @@ static int cmd_asym(int argc, char **argv) {
             return BENCH_EXIT_USAGE;
         }
     }
+    return -1;
+}
 
-    /* 1. The two clusters. */
+/* What a run of asym sets up (clusters, contexts, strategies, workloads, busy loops); released
+   by asym_teardown. */
+typedef struct asym_run {
+    const char *env;  /* $LUTHIER_CLUSTERS */
+    char spec[1024];  /* the cluster spec: $LUTHIER_CLUSTERS or "big:...,little:C" */
+    luthier_topology topo;
+    int load_cpus[ASYM_MAX_LOADERS], nload; /* the little cluster's CPUs: one busy loop each */
+    luthier_context *ctx, *ctx_big;         /* both clusters; the big one alone */
+    asym_strategy st[ASYM_MAX_STRATEGIES];
+    int ns;
+    asym_workload ws[ASYM_N_GEMM + 1];
+    int nw;
+    asym_call *calls;      /* one per strategy, reused by every workload */
+    asym_result (*res)[2]; /* per workload: unloaded, loaded */
+    asym_loader loaders[ASYM_MAX_LOADERS];
+    int load_running;
+    bench_affinity aff;    /* the caller's affinity before it was pinned */
+} asym_run;
+
+/* Prints the out-of-memory error of asym and returns its exit code. */
+static int asym_oom(const char *cmd) {
+    fprintf(stderr, "%s %s: error: out of memory\n", bench_prog, cmd);
+    return BENCH_EXIT_FAIL;
+}
+
+/* Step 1: the two clusters, from $LUTHIER_CLUSTERS or built around the little CPU, into a->spec
+   and a->topo, and the little cluster's CPUs. Returns -1 to continue, else an exit code. */
+static int asym_clusters(const char *cmd, const asym_opts *o, asym_run *a) {
+    int cpus[LUTHIER_MAX_CPUS], ncpus, little_cpu = o->little_cpu, i, r;
+    char err[256], *p;
     if (!BENCH_HAVE_AFFINITY) {
         fprintf(stderr, "%s %s: error: needs Linux CPU affinity (sched_setaffinity)\n", bench_prog, cmd);
         return BENCH_EXIT_FAIL;
     }
     ncpus = bench_allowed_cpus(cpus, LUTHIER_MAX_CPUS);
-    env = getenv("LUTHIER_CLUSTERS");
-    if (env && *env) {
+    a->env = getenv("LUTHIER_CLUSTERS");
+    if (a->env && *a->env) {
         if (little_cpu >= 0) {
             bench_usage_error(cmd, "--little-cpu and $LUTHIER_CLUSTERS both choose the clusters: "
                                    "give one of them");
             return BENCH_EXIT_USAGE;
         }
-        snprintf(spec, sizeof spec, "%s", env);
+        snprintf(a->spec, sizeof a->spec, "%s", a->env);
     } else {
         if (ncpus < 2) {
             fprintf(stderr, "%s %s: error: this process may run on %d CPU(s): emulating a big and a "
@@ -2034,250 +2052,303 @@ static int cmd_asym(int argc, char **argv) {
                               little_cpu, cpus[0], cpus[ncpus - 1]);
             return BENCH_EXIT_USAGE;
         }
-        p = spec;
+        p = a->spec;
         p += sprintf(p, "big:");
-        for (i = 0, r = 0; i < ncpus && p < spec + sizeof spec - 32; i++)
+        for (i = 0, r = 0; i < ncpus && p < a->spec + sizeof a->spec - 32; i++)
             if (cpus[i] != little_cpu) p += sprintf(p, "%s%d", r++ ? "," : "", cpus[i]);
         sprintf(p, ",little:%d", little_cpu);
     }
-    if (luthier_topology_detect(NULL, spec, &topo, err, sizeof err) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s %s: error: cluster spec '%s': %s\n", bench_prog, cmd, spec, err);
-        return env && *env ? BENCH_EXIT_USAGE : BENCH_EXIT_FAIL;
+    if (luthier_topology_detect(NULL, a->spec, &a->topo, err, sizeof err) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s %s: error: cluster spec '%s': %s\n", bench_prog, cmd, a->spec, err);
+        return a->env && *a->env ? BENCH_EXIT_USAGE : BENCH_EXIT_FAIL;
     }
-    if (topo.num_clusters != 2) {
+    if (a->topo.num_clusters != 2) {
         fprintf(stderr, "%s %s: error: cluster spec '%s' gives %d cluster(s): asym needs exactly 2 "
-                        "(big first, then little)\n", bench_prog, cmd, spec, topo.num_clusters);
+                        "(big first, then little)\n", bench_prog, cmd, a->spec, a->topo.num_clusters);
         return BENCH_EXIT_USAGE;
     }
-    for (i = 0; i < topo.clusters[1].num_cpus && nload < ASYM_MAX_LOADERS; i++)
-        load_cpus[nload++] = topo.clusters[1].cpus[i];
+    for (i = 0; i < a->topo.clusters[1].num_cpus && a->nload < ASYM_MAX_LOADERS; i++)
+        a->load_cpus[a->nload++] = a->topo.clusters[1].cpus[i];
+    return -1;
+}
 
-    /* 2. Contexts: both clusters, and the big one alone. */
+/* Step 2: a context on both clusters (in the spec's order) and one on the big cluster alone.
+   Returns -1 to continue, else an exit code. */
+static int asym_contexts(const char *cmd, asym_run *a) {
+    luthier_context_desc cd;
+    luthier_topology ct;
     memset(&cd, 0, sizeof cd);
-    cd.topology = &topo;
-    if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s %s: error: cannot create a context on '%s'\n", bench_prog, cmd, spec);
-        rc = BENCH_EXIT_FAIL;
-        goto done;
+    cd.topology = &a->topo;
+    if (luthier_context_create(&cd, &a->ctx) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s %s: error: cannot create a context on '%s'\n", bench_prog, cmd, a->spec);
+        return BENCH_EXIT_FAIL;
     }
-    cd.num_threads = topo.clusters[0].num_cpus;
-    if (luthier_context_create(&cd, &ctx_big) != LUTHIER_STATUS_OK) {
+    cd.num_threads = a->topo.clusters[0].num_cpus;
+    if (luthier_context_create(&cd, &a->ctx_big) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s %s: error: cannot create the big-only context\n", bench_prog, cmd);
-        rc = BENCH_EXIT_FAIL;
-        goto done;
+        return BENCH_EXIT_FAIL;
     }
-    {
-        luthier_topology ct;
-        if (luthier_context_topology(ctx, &ct) != LUTHIER_STATUS_OK || ct.num_clusters != 2 ||
-            strcmp(ct.clusters[0].name, topo.clusters[0].name) != 0) {
-            fprintf(stderr, "%s %s: error: the context does not run the two clusters of '%s' in "
-                            "that order\n", bench_prog, cmd, spec);
-            rc = BENCH_EXIT_FAIL;
-            goto done;
-        }
+    if (luthier_context_topology(a->ctx, &ct) != LUTHIER_STATUS_OK || ct.num_clusters != 2 ||
+        strcmp(ct.clusters[0].name, a->topo.clusters[0].name) != 0) {
+        fprintf(stderr, "%s %s: error: the context does not run the two clusters of '%s' in "
+                        "that order\n", bench_prog, cmd, a->spec);
+        return BENCH_EXIT_FAIL;
     }
+    return -1;
+}
 
-    /* 3. Strategies. */
-    {
-        const int tb = topo.clusters[0].num_cpus, tl = topo.clusters[1].num_cpus;
-        asym_strategy *s = &st[ns++];
-        snprintf(s->name, sizeof s->name, "equal");
-        s->share = (int)(100.0 * tb / (tb + tl) + 0.5);
-        s->ctx = ctx;
-        s->ratios[0] = (float)tb;
-        s->ratios[1] = (float)tl;
+/* Step 3: the strategies: equal, ratio_0..ratio_100 every `step` %, dynamic, big_only. */
+static void asym_strategies(asym_run *a, int step) {
+    const int tb = a->topo.clusters[0].num_cpus, tl = a->topo.clusters[1].num_cpus;
+    asym_strategy *s = &a->st[a->ns++];
+    int r;
+    snprintf(s->name, sizeof s->name, "equal");
+    s->share = (int)(100.0 * tb / (tb + tl) + 0.5);
+    s->ctx = a->ctx;
+    s->ratios[0] = (float)tb;
+    s->ratios[1] = (float)tl;
+    s->use_ratios = 1;
+    s->baseline = 1;
+    for (r = 0; r <= 100; r += step) {
+        s = &a->st[a->ns++];
+        snprintf(s->name, sizeof s->name, "ratio_%d", r);
+        s->share = r;
+        s->ctx = a->ctx;
+        s->ratios[0] = (float)r;
+        s->ratios[1] = (float)(100 - r);
         s->use_ratios = 1;
-        s->baseline = 1;
-        for (r = 0; r <= 100; r += step) {
-            s = &st[ns++];
-            snprintf(s->name, sizeof s->name, "ratio_%d", r);
-            s->share = r;
-            s->ctx = ctx;
-            s->ratios[0] = (float)r;
-            s->ratios[1] = (float)(100 - r);
-            s->use_ratios = 1;
-            if (r + step > 100 && r != 100) r = 100 - step; /* always end with 100 */
-        }
-        s = &st[ns++];
-        snprintf(s->name, sizeof s->name, "dynamic");
-        s->share = -1;
-        s->ctx = ctx;
-        s->schedule = LUTHIER_SCHEDULE_DYNAMIC;
-        s->baseline = 1;
-        s = &st[ns++];
-        snprintf(s->name, sizeof s->name, "big_only");
-        s->share = 100;
-        s->ctx = ctx_big;
-        s->baseline = 1;
+        if (r + step > 100 && r != 100) r = 100 - step; /* always end with 100 */
     }
+    s = &a->st[a->ns++];
+    snprintf(s->name, sizeof s->name, "dynamic");
+    s->share = -1;
+    s->ctx = a->ctx;
+    s->schedule = LUTHIER_SCHEDULE_DYNAMIC;
+    s->baseline = 1;
+    s = &a->st[a->ns++];
+    snprintf(s->name, sizeof s->name, "big_only");
+    s->share = 100;
+    s->ctx = a->ctx_big;
+    s->baseline = 1;
+}
 
-    /* 4. Workloads. */
+/* The GEMM workload of asym_gemm_shapes[i]: data, exact reference, B packed on ctx. Returns -1
+   to continue, else an exit code. */
+static int asym_gemm_workload(const char *cmd, luthier_context *ctx, asym_workload *w, int i) {
+    luthier_sgemm_desc d;
+    size_t mk, kn, mn;
+    luthier_status s;
+    w->kind = ASYM_GEMM;
+    snprintf(w->name, sizeof w->name, "%s", asym_gemm_shapes[i].name);
+    snprintf(w->shape.name, sizeof w->shape.name, "%s", asym_gemm_shapes[i].name);
+    w->shape.m = asym_gemm_shapes[i].m;
+    w->shape.n = asym_gemm_shapes[i].n;
+    w->shape.k = asym_gemm_shapes[i].k;
+    mk = (size_t)(w->shape.m * w->shape.k);
+    kn = (size_t)(w->shape.k * w->shape.n);
+    mn = (size_t)(w->shape.m * w->shape.n);
+    w->a = bench_alloc_floats(mk);
+    w->b = bench_alloc_floats(kn);
+    w->c = bench_alloc_floats(mn);
+    if (!w->a || !w->b || !w->c) return asym_oom(cmd);
+    bench_fill_uniform(w->a, mk, 0x3000u + (uint64_t)i);
+    bench_fill_uniform(w->b, kn, 0x4000u + (uint64_t)i);
+    if (gemm_ref_build(&w->ref, &w->shape, w->a, w->b, 0)) return asym_oom(cmd);
+    w->have_ref = 1;
+    memset(&d, 0, sizeof d);
+    d.m = w->shape.m;
+    d.n = w->shape.n;
+    d.k = w->shape.k;
+    if ((s = luthier_sgemm_pack_b(ctx, &d, w->b, &w->pb)) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s %s: error: luthier_sgemm_pack_b(%s): %s: %s\n", bench_prog,
+                cmd, w->name, luthier_status_string(s), luthier_context_error(ctx));
+        return BENCH_EXIT_FAIL;
+    }
+    return -1;
+}
+
+/* Step 4: the workloads (the GEMMs, then the synthetic one), the calls and the result slots.
+   Returns -1 to continue, else an exit code. */
+static int asym_workloads(const char *cmd, asym_run *a) {
+    int i, rc;
     for (i = 0; i < ASYM_N_GEMM + 1; i++) {
-        asym_workload *w = &ws[nw++];
+        asym_workload *w = &a->ws[a->nw++];
         if (i < ASYM_N_GEMM) {
-            luthier_sgemm_desc d;
-            size_t mk, kn, mn;
-            luthier_status s;
-            w->kind = ASYM_GEMM;
-            snprintf(w->name, sizeof w->name, "%s", asym_gemm_shapes[i].name);
-            snprintf(w->shape.name, sizeof w->shape.name, "%s", asym_gemm_shapes[i].name);
-            w->shape.m = asym_gemm_shapes[i].m;
-            w->shape.n = asym_gemm_shapes[i].n;
-            w->shape.k = asym_gemm_shapes[i].k;
-            mk = (size_t)(w->shape.m * w->shape.k);
-            kn = (size_t)(w->shape.k * w->shape.n);
-            mn = (size_t)(w->shape.m * w->shape.n);
-            w->a = bench_alloc_floats(mk);
-            w->b = bench_alloc_floats(kn);
-            w->c = bench_alloc_floats(mn);
-            if (!w->a || !w->b || !w->c) goto oom;
-            bench_fill_uniform(w->a, mk, 0x3000u + (uint64_t)i);
-            bench_fill_uniform(w->b, kn, 0x4000u + (uint64_t)i);
-            if (gemm_ref_build(&w->ref, &w->shape, w->a, w->b, 0)) goto oom;
-            w->have_ref = 1;
-            memset(&d, 0, sizeof d);
-            d.m = w->shape.m;
-            d.n = w->shape.n;
-            d.k = w->shape.k;
-            if ((s = luthier_sgemm_pack_b(ctx, &d, w->b, &w->pb)) != LUTHIER_STATUS_OK) {
-                fprintf(stderr, "%s %s: error: luthier_sgemm_pack_b(%s): %s: %s\n", bench_prog,
-                        cmd, w->name, luthier_status_string(s), luthier_context_error(ctx));
-                rc = BENCH_EXIT_FAIL;
-                goto done;
-            }
+            if ((rc = asym_gemm_workload(cmd, a->ctx, w, i)) >= 0) return rc;
         } else {
             w->kind = ASYM_SYNTH;
             snprintf(w->name, sizeof w->name, "synthetic");
             w->out = bench_alloc_floats(ASYM_SYNTH_UNITS);
             w->expect = bench_alloc_floats(ASYM_SYNTH_UNITS);
-            if (!w->out || !w->expect) goto oom;
+            if (!w->out || !w->expect) return asym_oom(cmd);
             asym_synth_range(w->expect, 0, ASYM_SYNTH_UNITS, 0, 0);
         }
     }
-    calls = (asym_call *)calloc((size_t)ns, sizeof *calls);
-    res = (asym_result(*)[2])calloc((size_t)nw, sizeof *res);
-    if (!calls || !res) goto oom;
+    a->calls = (asym_call *)calloc((size_t)a->ns, sizeof *a->calls);
+    a->res = (asym_result(*)[2])calloc((size_t)a->nw, sizeof *a->res);
+    if (!a->calls || !a->res) return asym_oom(cmd);
+    return -1;
+}
 
-    /* 5. Measure: the caller on the first big CPU. */
-    pinned = bench_pin_caller(topo.clusters[0].cpus[0], &aff);
-    if (csv) {
+/* The lines before the tables (clusters, workers, caller, load, timing), or the CSV header. */
+static void asym_print_header(const asym_opts *o, const asym_run *a, int pinned) {
+    char buf[1024];
+    int i;
+    if (o->csv) {
         printf("workload,strategy,big_share,ms,ms_median,reps,load,gflops,vs_equal,max_rel_err\n");
-    } else {
-        char buf[1024];
-        printf("luthier-bench asym: luthier v%d.%d.%d\n", LUTHIER_VERSION_MAJOR,
-               LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH);
-        printf("clusters '%s'%s:\n", spec, env && *env ? " (from $LUTHIER_CLUSTERS)" : "");
-        if (luthier_topology_format(&topo, buf, sizeof buf) > 0) printf("%s", buf);
-        for (i = 1; i < luthier_context_num_threads(ctx); i++) {
-            int cl, cpu;
-            const int ok = luthier_context_thread_info(ctx, i, &cl, &cpu);
-            printf("worker slot %d: cluster %s, CPU %d%s\n", i, topo.clusters[cl].name, cpu,
-                   ok ? " (pinned)" : " (NOT pinned)");
-        }
-        printf("caller (slot 0): %s CPU %d\n", pinned ? "pinned to" : "could NOT be pinned to",
-               topo.clusters[0].cpus[0]);
-        printf("load: %s", no_load ? "none (--no-load)" : "busy loop pinned to CPU");
-        if (!no_load)
-            for (i = 0; i < nload; i++) printf("%s%d", i ? "," : " ", load_cpus[i]);
-        printf("%s\n", no_load ? "" : " (stops by itself after --load-timeout)");
-        printf("equal = ratios {big threads, little threads}; ratio_P = {P, 100-P}\n");
-        printf("timing: >= %.3f s per strategy and workload in %d rounds alternating the "
-               "strategies; ms = fastest repetition\n", pol.min_time, pol.rounds);
-        fflush(stdout);
+        return;
     }
-    /* Phase 0: unloaded (baseline, or the whole table with --no-load); phase 1: loaded. */
-    for (r = 0; r < 2; r++) {
-        const int loaded = r == 1;
-        if (loaded && no_load) break;
-        if (!csv)
-            printf("\n=== %s ===\n", loaded ? "LOADED: little CPU shares its core with a busy loop"
-                                          : no_load ? "UNLOADED (--no-load)"
-                                                    : "BASELINE: no busy loop");
-        if (loaded) {
-            if (asym_load_start(loaders, nload, load_cpus, load_timeout) != 0) {
-                asym_load_stop(loaders, nload);
-                fprintf(stderr, "%s %s: error: cannot start a busy loop pinned to the little CPU(s)\n",
-                        bench_prog, cmd);
-                rc = BENCH_EXIT_FAIL;
-                goto done;
-            }
-            load_running = 1;
-        }
-        for (i = 0; i < nw; i++) {
-            if (asym_run_workload(cmd, &ws[i], st, ns, !loaded && !no_load, &pol, calls))
-                rc = BENCH_EXIT_FAIL;
-            asym_report(csv, &ws[i], calls, ns, loaded ? "busy" : "none", &res[i][r]);
-            {
-                int k;
-                for (k = 0; k < ns; k++) bench_sampler_free(&calls[k].smp);
-            }
-        }
-        if (loaded) {
-            load_running = 0;
-            if (asym_load_stop(loaders, nload)) {
-                fprintf(stderr, "%s %s: WARNING: the busy loop reached --load-timeout %.0f s before "
-                                "the end: the last loaded numbers were partly unloaded\n",
-                        bench_prog, cmd, load_timeout);
-                rc = BENCH_EXIT_FAIL;
-            }
-        }
+    printf("luthier-bench asym: luthier v%d.%d.%d\n", LUTHIER_VERSION_MAJOR,
+           LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH);
+    printf("clusters '%s'%s:\n", a->spec, a->env && *a->env ? " (from $LUTHIER_CLUSTERS)" : "");
+    if (luthier_topology_format(&a->topo, buf, sizeof buf) > 0) printf("%s", buf);
+    for (i = 1; i < luthier_context_num_threads(a->ctx); i++) {
+        int cl, cpu;
+        const int ok = luthier_context_thread_info(a->ctx, i, &cl, &cpu);
+        printf("worker slot %d: cluster %s, CPU %d%s\n", i, a->topo.clusters[cl].name, cpu,
+               ok ? " (pinned)" : " (NOT pinned)");
     }
-    bench_restore_caller(&aff);
+    printf("caller (slot 0): %s CPU %d\n", pinned ? "pinned to" : "could NOT be pinned to",
+           a->topo.clusters[0].cpus[0]);
+    printf("load: %s", o->no_load ? "none (--no-load)" : "busy loop pinned to CPU");
+    if (!o->no_load)
+        for (i = 0; i < a->nload; i++) printf("%s%d", i ? "," : " ", a->load_cpus[i]);
+    printf("%s\n", o->no_load ? "" : " (stops by itself after --load-timeout)");
+    printf("equal = ratios {big threads, little threads}; ratio_P = {P, 100-P}\n");
+    printf("timing: >= %.3f s per strategy and workload in %d rounds alternating the "
+           "strategies; ms = fastest repetition\n", o->pol.min_time, o->pol.rounds);
+    fflush(stdout);
+}
 
-    if (!csv) {
-        const int ph = no_load ? 0 : 1;
-        bench_geomean ge, gd, gem, gdm;
-        memset(&ge, 0, sizeof ge);
-        memset(&gd, 0, sizeof gd);
-        memset(&gem, 0, sizeof gem);
-        memset(&gdm, 0, sizeof gdm);
-        printf("\n=== SUMMARY (%s; ms = fastest repetition) ===\n", no_load ? "unloaded" : "loaded");
-        printf("%-16s %9s %9s %9s %9s %5s %10s %10s %9s", "workload", "equal", "dynamic",
-               "big_only", "best", "big%", "best/equal", "best/dyn", "lit/big");
-        printf(" | %5s %8s %8s", "big%", "b/eq", "b/dyn");
-        if (!no_load) printf(" %11s", "equal(unl.)");
+/* One phase: every workload under the strategies of the phase, unloaded (phase 0: the baseline
+   strategies, or all of them with --no-load) or loaded (phase 1: the busy loops run meanwhile).
+   Returns 0, 1 when a strategy failed or the busy loop expired, -1 when it could not start. */
+static int asym_phase(const char *cmd, const asym_opts *o, asym_run *a, int phase) {
+    const int loaded = phase == 1;
+    int i, k, failed = 0;
+    if (!o->csv)
+        printf("\n=== %s ===\n", loaded ? "LOADED: little CPU shares its core with a busy loop"
+                                      : o->no_load ? "UNLOADED (--no-load)"
+                                                   : "BASELINE: no busy loop");
+    if (loaded) {
+        if (asym_load_start(a->loaders, a->nload, a->load_cpus, o->load_timeout) != 0) {
+            asym_load_stop(a->loaders, a->nload);
+            fprintf(stderr, "%s %s: error: cannot start a busy loop pinned to the little CPU(s)\n",
+                    bench_prog, cmd);
+            return -1;
+        }
+        a->load_running = 1;
+    }
+    for (i = 0; i < a->nw; i++) {
+        if (asym_run_workload(cmd, &a->ws[i], a->st, a->ns, !loaded && !o->no_load, &o->pol, a->calls))
+            failed = 1;
+        asym_report(o->csv, &a->ws[i], a->calls, a->ns, loaded ? "busy" : "none", &a->res[i][phase]);
+        for (k = 0; k < a->ns; k++) bench_sampler_free(&a->calls[k].smp);
+    }
+    if (loaded) {
+        a->load_running = 0;
+        if (asym_load_stop(a->loaders, a->nload)) {
+            fprintf(stderr, "%s %s: WARNING: the busy loop reached --load-timeout %.0f s before "
+                            "the end: the last loaded numbers were partly unloaded\n",
+                    bench_prog, cmd, o->load_timeout);
+            failed = 1;
+        }
+    }
+    return failed;
+}
+
+/* The summary table (loaded phase, or unloaded with --no-load) and the geometric means. */
+static void asym_print_summary(const asym_opts *o, const asym_run *a) {
+    const int ph = o->no_load ? 0 : 1;
+    bench_geomean ge, gd, gem, gdm;
+    int i;
+    memset(&ge, 0, sizeof ge);
+    memset(&gd, 0, sizeof gd);
+    memset(&gem, 0, sizeof gem);
+    memset(&gdm, 0, sizeof gdm);
+    printf("\n=== SUMMARY (%s; ms = fastest repetition) ===\n", o->no_load ? "unloaded" : "loaded");
+    printf("%-16s %9s %9s %9s %9s %5s %10s %10s %9s", "workload", "equal", "dynamic",
+           "big_only", "best", "big%", "best/equal", "best/dyn", "lit/big");
+    printf(" | %5s %8s %8s", "big%", "b/eq", "b/dyn");
+    if (!o->no_load) printf(" %11s", "equal(unl.)");
+    printf("\n");
+    for (i = 0; i < a->nw; i++) {
+        const asym_result *x = &a->res[i][ph];
+        if (x->best_share < 0) continue;
+        printf("%-16s %9.3f %9.3f %9.3f %9.3f %5d %10.2f %10.2f %9.2f", a->ws[i].name,
+               x->equal * 1e3, x->dynamic * 1e3, x->big_only * 1e3, x->best * 1e3,
+               x->best_share, x->equal > 0.0 ? x->equal / x->best : 0.0,
+               x->dynamic > 0.0 ? x->dynamic / x->best : 0.0,
+               x->all_little > 0.0 ? x->all_big / x->all_little : 0.0);
+        printf(" | %5d %8.2f %8.2f", x->bestm_share,
+               x->equal_med > 0.0 ? x->equal_med / x->bestm : 0.0,
+               x->dynamic_med > 0.0 ? x->dynamic_med / x->bestm : 0.0);
+        if (!o->no_load) printf(" %11.3f", a->res[i][0].equal * 1e3);
         printf("\n");
-        for (i = 0; i < nw; i++) {
-            const asym_result *x = &res[i][ph];
-            if (x->best_share < 0) continue;
-            printf("%-16s %9.3f %9.3f %9.3f %9.3f %5d %10.2f %10.2f %9.2f", ws[i].name,
-                   x->equal * 1e3, x->dynamic * 1e3, x->big_only * 1e3, x->best * 1e3,
-                   x->best_share, x->equal > 0.0 ? x->equal / x->best : 0.0,
-                   x->dynamic > 0.0 ? x->dynamic / x->best : 0.0,
-                   x->all_little > 0.0 ? x->all_big / x->all_little : 0.0);
-            printf(" | %5d %8.2f %8.2f", x->bestm_share,
-                   x->equal_med > 0.0 ? x->equal_med / x->bestm : 0.0,
-                   x->dynamic_med > 0.0 ? x->dynamic_med / x->bestm : 0.0);
-            if (!no_load) printf(" %11.3f", res[i][0].equal * 1e3);
-            printf("\n");
-            if (x->equal > 0.0) bench_geomean_add(&ge, x->equal / x->best);
-            if (x->dynamic > 0.0) bench_geomean_add(&gd, x->dynamic / x->best);
-            if (x->equal_med > 0.0) bench_geomean_add(&gem, x->equal_med / x->bestm);
-            if (x->dynamic_med > 0.0) bench_geomean_add(&gdm, x->dynamic_med / x->bestm);
-        }
-        printf("geomean best/equal %.2fx, best/dynamic %.2fx (medians: %.2fx, %.2fx); targets: "
-               ">= 1.3x and >= 1.0x\n", bench_geomean_get(&ge), bench_geomean_get(&gd),
-               bench_geomean_get(&gem), bench_geomean_get(&gdm));
-        printf("best = the ratio_P with the fastest repetition (left) or the lowest median (right,\n"
-               "after '|'); lit/big = ratio_100 ms / ratio_0 ms (little's speed relative to big).\n"
-               "The busy loop spins 100 us and pauses 100 us (at real-time priority when allowed),\n"
-               "so the little CPU runs luthier's worker about half of every 200 us.\n");
+        if (x->equal > 0.0) bench_geomean_add(&ge, x->equal / x->best);
+        if (x->dynamic > 0.0) bench_geomean_add(&gd, x->dynamic / x->best);
+        if (x->equal_med > 0.0) bench_geomean_add(&gem, x->equal_med / x->bestm);
+        if (x->dynamic_med > 0.0) bench_geomean_add(&gdm, x->dynamic_med / x->bestm);
     }
-    goto done;
+    printf("geomean best/equal %.2fx, best/dynamic %.2fx (medians: %.2fx, %.2fx); targets: "
+           ">= 1.3x and >= 1.0x\n", bench_geomean_get(&ge), bench_geomean_get(&gd),
+           bench_geomean_get(&gem), bench_geomean_get(&gdm));
+    printf("best = the ratio_P with the fastest repetition (left) or the lowest median (right,\n"
+           "after '|'); lit/big = ratio_100 ms / ratio_0 ms (little's speed relative to big).\n"
+           "The busy loop spins 100 us and pauses 100 us (at real-time priority when allowed),\n"
+           "so the little CPU runs luthier's worker about half of every 200 us.\n");
+}
 
-oom:
-    fprintf(stderr, "%s %s: error: out of memory\n", bench_prog, cmd);
-    rc = BENCH_EXIT_FAIL;
+/* Stops the busy loops if they still run, restores the caller's affinity, frees everything. */
+static void asym_teardown(asym_run *a) {
+    int i;
+    if (a->load_running) asym_load_stop(a->loaders, a->nload);
+    bench_restore_caller(&a->aff);
+    for (i = 0; i < a->nw; i++) asym_workload_free(&a->ws[i]);
+    if (a->calls)
+        for (i = 0; i < a->ns; i++) bench_sampler_free(&a->calls[i].smp);
+    free(a->calls);
+    free(a->res);
+    luthier_context_destroy(a->ctx_big);
+    luthier_context_destroy(a->ctx);
+}
+
+static int cmd_asym(int argc, char **argv) {
+    const char *cmd = argv[0];
+    asym_opts o;
+    asym_run a;
+    int phase, r, pinned, rc;
+
+    memset(&o, 0, sizeof o);
+    o.little_cpu = -1;
+    o.step = 10;
+    o.load_timeout = 300.0;
+    o.pol.min_time = 0.1;
+    o.pol.rounds = 5;
+    if ((rc = asym_parse(argc, argv, &o)) >= 0) return rc;
+    memset(&a, 0, sizeof a);
+    if ((rc = asym_clusters(cmd, &o, &a)) >= 0) return rc;
+    if ((rc = asym_contexts(cmd, &a)) >= 0) goto done;
+    asym_strategies(&a, o.step);
+    if ((rc = asym_workloads(cmd, &a)) >= 0) goto done;
+
+    /* 5. Measure, the caller on the first big CPU. Phase 0: unloaded (the baseline, or the whole
+       table with --no-load); phase 1: loaded. */
+    rc = BENCH_EXIT_OK;
+    pinned = bench_pin_caller(a.topo.clusters[0].cpus[0], &a.aff);
+    asym_print_header(&o, &a, pinned);
+    for (phase = 0; phase < (o.no_load ? 1 : 2); phase++) {
+        if ((r = asym_phase(cmd, &o, &a, phase)) < 0) {
+            rc = BENCH_EXIT_FAIL;
+            goto done;
+        }
+        if (r) rc = BENCH_EXIT_FAIL;
+    }
+    bench_restore_caller(&a.aff);
+    if (!o.csv) asym_print_summary(&o, &a);
+
 done:
-    if (load_running) asym_load_stop(loaders, nload);
-    bench_restore_caller(&aff);
-    for (i = 0; i < nw; i++) asym_workload_free(&ws[i]);
-    if (calls)
-        for (i = 0; i < ns; i++) bench_sampler_free(&calls[i].smp);
-    free(calls);
-    free(res);
-    luthier_context_destroy(ctx_big);
-    luthier_context_destroy(ctx);
+    asym_teardown(&a);
     return rc;
 }
 
