@@ -1379,25 +1379,26 @@ typedef struct threads_case {
     bench_stats st;
 } threads_case;
 
-static int cmd_threads(int argc, char **argv) {
-    const char *cmd = argv[0], *val;
-    long regions = THREADS_DEFAULT_REGIONS;
-    double body_us = 10.0, per_unit;
-    int csv = 0, i, r, nc = 0, rc = BENCH_EXIT_OK, pinned = 0, pin_cpu = -1;
-    luthier_context *ctx1 = NULL, *ctxn = NULL;
-    threads_case cs[8];
-    bench_affinity aff;
-    char bodyname[32];
+/* The options of threads. */
+typedef struct threads_opts {
+    long regions;
+    double body_us;
+    int csv;
+    double per_unit;   /* body_us in seconds: the work of one unit of the body cases */
+    char bodyname[32]; /* the name of the body cases, "body<U>us" */
+} threads_opts;
 
-    memset(cs, 0, sizeof cs);
-    memset(&aff, 0, sizeof aff);
+/* Parses the threads options. Returns -1 to continue, else an exit code. */
+static int threads_parse(int argc, char **argv, threads_opts *o) {
+    const char *cmd = argv[0], *val;
+    int i, r;
     for (i = 1; i < argc; i++) {
         if (bench_is_help(argv[i])) {
             usage_threads(stdout);
             return BENCH_EXIT_OK;
         } else if ((r = bench_opt_flag(argv[i], cmd, "--csv")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            csv = 1;
+            o->csv = 1;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--regions", &val)) != 0) {
             int64_t v;
             if (r < 0) return BENCH_EXIT_USAGE;
@@ -1405,10 +1406,10 @@ static int cmd_threads(int argc, char **argv) {
                 bench_usage_error(cmd, "--regions wants an integer in [100, 10000000], not '%s'", val);
                 return BENCH_EXIT_USAGE;
             }
-            regions = (long)v;
+            o->regions = (long)v;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--body-us", &val)) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_double(val, 0.0, 100000.0, &body_us)) {
+            if (bench_parse_double(val, 0.0, 100000.0, &o->body_us)) {
                 bench_usage_error(cmd, "--body-us wants microseconds in [0, 100000], not '%s'", val);
                 return BENCH_EXIT_USAGE;
             }
@@ -1418,64 +1419,73 @@ static int cmd_threads(int argc, char **argv) {
             return BENCH_EXIT_USAGE;
         }
     }
-    per_unit = body_us * 1e-6;
-    snprintf(bodyname, sizeof bodyname, "body%gus", body_us);
+    return -1;
+}
 
-    if (!(ctx1 = open_context(cmd, NULL, 1)) || !(ctxn = open_context(cmd, NULL, 0))) {
-        rc = BENCH_EXIT_FAIL;
-        goto done;
-    }
-    {
-        const int tn = luthier_context_num_threads(ctxn);
-        const luthier_context *cx[2];
-        int k, body, sch;
-        cx[0] = ctx1;
-        cx[1] = ctxn;
-        for (body = 0; body < 2; body++)
-            for (k = 0; k < (tn > 1 ? 2 : 1); k++)
-                for (sch = 0; sch < 2; sch++) {
-                    threads_case *c = &cs[nc++];
-                    c->name = body ? bodyname : "empty";
-                    c->ctx = (luthier_context *)cx[k];
-                    c->threads = luthier_context_num_threads(c->ctx);
-                    c->schedule = sch ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
-                    c->body = body;
-                    if (!(c->t = (double *)malloc((size_t)regions * sizeof *c->t))) {
-                        fprintf(stderr, "%s %s: error: out of memory\n", bench_prog, cmd);
-                        rc = BENCH_EXIT_FAIL;
-                        goto done;
-                    }
-                }
-    }
-    {
-        luthier_topology t;
-        if (luthier_context_topology(ctxn, &t) == LUTHIER_STATUS_OK && t.num_clusters > 0)
-            pin_cpu = t.clusters[0].cpus[0];
-        if (pin_cpu >= 0) pinned = bench_pin_caller(pin_cpu, &aff);
-    }
-    if (!csv) {
-        luthier_topology t;
-        char buf[1024];
-        printf("luthier-bench threads: luthier v%d.%d.%d, %d thread(s) in the full context\n",
-               LUTHIER_VERSION_MAJOR, LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH,
-               luthier_context_num_threads(ctxn));
-        if (luthier_context_topology(ctxn, &t) == LUTHIER_STATUS_OK &&
-            luthier_topology_format(&t, buf, sizeof buf) > 0)
-            printf("clusters (source %s):\n%s", t.source, buf);
-        for (i = 1; i < luthier_context_num_threads(ctxn); i++) {
-            int cl, cpu;
-            const int ok = luthier_context_thread_info(ctxn, i, &cl, &cpu);
-            printf("slot %d: cluster %d, CPU %d%s\n", i, cl, cpu, ok ? " (pinned)" : " (NOT pinned)");
-        }
-        printf("caller (slot 0): %s CPU %d\n", pinned ? "pinned to" : "could not be pinned to",
-               pin_cpu);
-        printf("%ld regions per case, back to back, in %d rounds alternating the cases\n\n",
-               regions, THREADS_ROUNDS);
-        fflush(stdout);
-    }
+/* The cases into cs[*nc]: {empty, body} x {1 thread, all threads (when more than one)} x
+   {RATIO, DYNAMIC}, each with room for o->regions times. Returns 0, or -1 when out of memory. */
+static int threads_make_cases(const threads_opts *o, luthier_context *ctx1, luthier_context *ctxn,
+                              threads_case *cs, int *nc) {
+    const int tn = luthier_context_num_threads(ctxn);
+    luthier_context *cx[2];
+    int k, body, sch;
+    cx[0] = ctx1;
+    cx[1] = ctxn;
+    for (body = 0; body < 2; body++)
+        for (k = 0; k < (tn > 1 ? 2 : 1); k++)
+            for (sch = 0; sch < 2; sch++) {
+                threads_case *c = &cs[(*nc)++];
+                c->name = body ? o->bodyname : "empty";
+                c->ctx = cx[k];
+                c->threads = luthier_context_num_threads(c->ctx);
+                c->schedule = sch ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
+                c->body = body;
+                if (!(c->t = (double *)malloc((size_t)o->regions * sizeof *c->t))) return -1;
+            }
+    return 0;
+}
 
+/* Pins the calling thread (slot 0) to the first CPU of ctxn's first cluster (*pin_cpu, -1 when
+   unknown). Returns 1 when it runs there. */
+static int threads_pin_caller(const luthier_context *ctxn, bench_affinity *aff, int *pin_cpu) {
+    luthier_topology t;
+    *pin_cpu = -1;
+    if (luthier_context_topology(ctxn, &t) == LUTHIER_STATUS_OK && t.num_clusters > 0)
+        *pin_cpu = t.clusters[0].cpus[0];
+    return *pin_cpu >= 0 ? bench_pin_caller(*pin_cpu, aff) : 0;
+}
+
+/* The lines before the table: version, clusters, where the threads run, what is timed. */
+static void threads_print_header(const threads_opts *o, const luthier_context *ctxn, int pinned,
+                                 int pin_cpu) {
+    luthier_topology t;
+    char buf[1024];
+    int i;
+    printf("luthier-bench threads: luthier v%d.%d.%d, %d thread(s) in the full context\n",
+           LUTHIER_VERSION_MAJOR, LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH,
+           luthier_context_num_threads(ctxn));
+    if (luthier_context_topology(ctxn, &t) == LUTHIER_STATUS_OK &&
+        luthier_topology_format(&t, buf, sizeof buf) > 0)
+        printf("clusters (source %s):\n%s", t.source, buf);
+    for (i = 1; i < luthier_context_num_threads(ctxn); i++) {
+        int cl = -1, cpu = -1; /* always set for a worker slot; initialized for -O2 warnings */
+        const int ok = luthier_context_thread_info(ctxn, i, &cl, &cpu);
+        printf("slot %d: cluster %d, CPU %d%s\n", i, cl, cpu, ok ? " (pinned)" : " (NOT pinned)");
+    }
+    printf("caller (slot 0): %s CPU %d\n", pinned ? "pinned to" : "could not be pinned to",
+           pin_cpu);
+    printf("%ld regions per case, back to back, in %d rounds alternating the cases\n\n",
+           o->regions, THREADS_ROUNDS);
+    fflush(stdout);
+}
+
+/* Times o->regions regions of every case, in THREADS_ROUNDS rounds that alternate the cases,
+   then summarizes each. Returns 0, or -1 when a region failed (said on stderr). */
+static int threads_measure(const char *cmd, const threads_opts *o, threads_case *cs, int nc) {
+    double per_unit = o->per_unit;
+    int i, r;
     for (r = 0; r < THREADS_ROUNDS; r++) {
-        const long until = regions * (r + 1) / THREADS_ROUNDS;
+        const long until = o->regions * (r + 1) / THREADS_ROUNDS;
         int k;
         for (k = 0; k < nc; k++) {
             threads_case *c = &cs[(r % 2) ? nc - 1 - k : k];
@@ -1490,8 +1500,7 @@ static int cmd_threads(int argc, char **argv) {
                     LUTHIER_STATUS_OK) {
                     fprintf(stderr, "%s %s: error: luthier_parallel_for: %s\n", bench_prog, cmd,
                             luthier_context_error(c->ctx));
-                    rc = BENCH_EXIT_FAIL;
-                    goto done;
+                    return -1;
                 }
             while (c->n < until) {
                 const double t0 = bench_now();
@@ -1501,14 +1510,19 @@ static int cmd_threads(int argc, char **argv) {
         }
     }
     for (i = 0; i < nc; i++) cs[i].st = bench_summarize(cs[i].t, cs[i].n);
+    return 0;
+}
 
-    if (csv) {
+/* The table (or CSV rows) of the cases. */
+static void threads_report(const threads_opts *o, const threads_case *cs, int nc) {
+    int i;
+    if (o->csv) {
         printf("case,threads,schedule,us_min,us_median,overhead_us_median,regions\n");
         for (i = 0; i < nc; i++) {
             const threads_case *c = &cs[i];
             printf("%s,%d,%s,%.3f,%.3f,%.3f,%ld\n", c->name, c->threads,
                    c->schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", c->st.min * 1e6,
-                   c->st.median * 1e6, c->st.median * 1e6 - (c->body ? body_us : 0.0), c->st.reps);
+                   c->st.median * 1e6, c->st.median * 1e6 - (c->body ? o->body_us : 0.0), c->st.reps);
         }
     } else {
         printf("%-12s %7s %-8s %10s %10s %12s %10s\n", "case", "threads", "schedule", "us(min)",
@@ -1518,12 +1532,48 @@ static int cmd_threads(int argc, char **argv) {
             const double p90 = c->t[(size_t)((double)(c->n - 1) * 0.9)];
             printf("%-12s %7d %-8s %10.3f %10.3f %12.3f %10.3f\n", c->name, c->threads,
                    c->schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", c->st.min * 1e6,
-                   c->st.median * 1e6, c->st.median * 1e6 - (c->body ? body_us : 0.0), p90 * 1e6);
+                   c->st.median * 1e6, c->st.median * 1e6 - (c->body ? o->body_us : 0.0), p90 * 1e6);
         }
         printf("\nus = microseconds per region (call to return); overhead = us(med) - the %g us body\n"
                "of the body cases (each thread runs about one unit); p90 = 90th percentile.\n",
-               body_us);
+               o->body_us);
     }
+}
+
+static int cmd_threads(int argc, char **argv) {
+    const char *cmd = argv[0];
+    threads_opts o;
+    int i, nc = 0, rc, pinned, pin_cpu;
+    luthier_context *ctx1 = NULL, *ctxn = NULL;
+    threads_case cs[8];
+    bench_affinity aff;
+
+    memset(cs, 0, sizeof cs);
+    memset(&aff, 0, sizeof aff);
+    memset(&o, 0, sizeof o);
+    o.regions = THREADS_DEFAULT_REGIONS;
+    o.body_us = 10.0;
+    if ((rc = threads_parse(argc, argv, &o)) >= 0) return rc;
+    o.per_unit = o.body_us * 1e-6;
+    snprintf(o.bodyname, sizeof o.bodyname, "body%gus", o.body_us);
+
+    rc = BENCH_EXIT_OK;
+    if (!(ctx1 = open_context(cmd, NULL, 1)) || !(ctxn = open_context(cmd, NULL, 0))) {
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    if (threads_make_cases(&o, ctx1, ctxn, cs, &nc) != 0) {
+        fprintf(stderr, "%s %s: error: out of memory\n", bench_prog, cmd);
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    pinned = threads_pin_caller(ctxn, &aff, &pin_cpu);
+    if (!o.csv) threads_print_header(&o, ctxn, pinned, pin_cpu);
+    if (threads_measure(cmd, &o, cs, nc) != 0) {
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    threads_report(&o, cs, nc);
 
 done:
     bench_restore_caller(&aff);
