@@ -895,176 +895,208 @@ static void gemm_summary_add(gemm_summary *sum, const gemm_shape *s, const gemm_
     }
 }
 
-/* Checks and times every kernel and anchor on one shape, prints its rows. Returns 0 when every
-   luthier kernel was right, 1 otherwise (or on an allocation failure). */
-static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_index,
-                          luthier_context *ctx, luthier_context *ctx1, const int *kernels, int nk,
-                          bench_peaks *peaks, gemm_summary *sum) {
-    const size_t mk = (size_t)(s->m * s->k), kn = (size_t)(s->k * s->n), mn = (size_t)(s->m * s->n);
-    const double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
-    const int ncont = BENCH_NUM_ANCHORS + nk * (ctx1 ? 2 : 1); /* anchors, kernels, 1T twins */
-    float *a = bench_alloc_floats(mk), *b = bench_alloc_floats(kn), *c = bench_alloc_floats(mn);
-    gemm_contestant *ct = (gemm_contestant *)calloc((size_t)ncont, sizeof *ct);
-    const gemm_contestant *an[BENCH_NUM_ANCHORS];
-    const char *isas[BENCH_MAX_PEAKS];
+/* The buffers and contestants of one shape (gemm_run_shape). */
+typedef struct gemm_case {
+    const gemm_opts *o;
+    const gemm_shape *s;
+    size_t mk, kn, mn;
+    float *a, *b, *c;
+    float **bs;          /* --cold-b: the plain copies of B (bs[0] = b) */
+    int ncopies;
     gemm_ref ref;
-    float **bs = NULL; /* --cold-b: the plain copies of B (bs[0] = b) */
-    int i, j, r, rc, nisa = 0, any_anchor = 0, have_ref = 0, failed = 0, ncopies = 1;
+    int have_ref;
+    gemm_contestant *ct; /* the anchors, the kernels, then (--scaling) their 1-thread twins */
+    int ncont, nk, twins;
+    const char *isas[BENCH_MAX_PEAKS]; /* the ISAs of the checked kernels: their peaks */
+    int nisa;
+} gemm_case;
 
-    memset(&ref, 0, sizeof ref);
-    if (!a || !b || !c || !ct) {
+/* --cold-b: copies of B, about twice the last-level cache in all (2 to 64 copies, at most
+   1 GiB). Returns 0, or 1 when out of memory (said on stderr). */
+static int gemm_cold_copies(gemm_case *g) {
+    const luthier_cache_info ci = luthier_cache_sizes();
+    const size_t bytes = g->kn * sizeof(float), llc = ci.l3 ? ci.l3 : ci.l2;
+    size_t want = (2 * llc + bytes - 1) / bytes;
+    want = want < 2 ? 2 : want > 64 ? 64 : want;
+    if (want * bytes > ((size_t)1 << 30)) want = ((size_t)1 << 30) / bytes < 2 ? 2 : ((size_t)1 << 30) / bytes;
+    if (!(g->bs = (float **)calloc(want, sizeof *g->bs))) {
+        fprintf(stderr, "ERROR: %s: cannot allocate the copies of B\n", g->s->name);
+        return 1;
+    }
+    g->bs[0] = g->b;
+    for (g->ncopies = 1; g->ncopies < (int)want; g->ncopies++) {
+        if (!(g->bs[g->ncopies] = bench_alloc_floats(g->kn))) {
+            fprintf(stderr, "ERROR: %s: cannot allocate copy %d of B\n", g->s->name, g->ncopies);
+            return 1;
+        }
+        memcpy(g->bs[g->ncopies], g->b, bytes);
+    }
+    return 0;
+}
+
+/* The matrices (A and B filled from the shape's index), the copies of B and the exact
+   reference. Returns 0, or 1 when out of memory (said on stderr). */
+static int gemm_case_alloc(gemm_case *g, int shape_index) {
+    const gemm_shape *s = g->s;
+    const double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
+    int i, any_anchor = 0;
+    g->a = bench_alloc_floats(g->mk);
+    g->b = bench_alloc_floats(g->kn);
+    g->c = bench_alloc_floats(g->mn);
+    g->ct = (gemm_contestant *)calloc((size_t)g->ncont, sizeof *g->ct);
+    if (!g->a || !g->b || !g->c || !g->ct) {
         fprintf(stderr, "ERROR: %s: cannot allocate the matrices\n", s->name);
-        failed = 1;
-        goto out;
+        return 1;
     }
-    bench_fill_uniform(a, mk, 0x1000u + (uint64_t)shape_index);
-    bench_fill_uniform(b, kn, 0x2000u + (uint64_t)shape_index);
-    if (o->cold_b) {
-        const luthier_cache_info ci = luthier_cache_sizes();
-        const size_t bytes = kn * sizeof(float), llc = ci.l3 ? ci.l3 : ci.l2;
-        size_t want = (2 * llc + bytes - 1) / bytes;
-        want = want < 2 ? 2 : want > 64 ? 64 : want;
-        if (want * bytes > ((size_t)1 << 30)) want = ((size_t)1 << 30) / bytes < 2 ? 2 : ((size_t)1 << 30) / bytes;
-        if (!(bs = (float **)calloc(want, sizeof *bs))) {
-            fprintf(stderr, "ERROR: %s: cannot allocate the copies of B\n", s->name);
-            failed = 1;
-            goto out;
-        }
-        bs[0] = b;
-        for (ncopies = 1; ncopies < (int)want; ncopies++) {
-            if (!(bs[ncopies] = bench_alloc_floats(kn))) {
-                fprintf(stderr, "ERROR: %s: cannot allocate copy %d of B\n", s->name, ncopies);
-                failed = 1;
-                goto out;
-            }
-            memcpy(bs[ncopies], b, bytes);
-        }
-    }
+    bench_fill_uniform(g->a, g->mk, 0x1000u + (uint64_t)shape_index);
+    bench_fill_uniform(g->b, g->kn, 0x2000u + (uint64_t)shape_index);
+    if (g->o->cold_b && gemm_cold_copies(g) != 0) return 1;
     for (i = 0; i < BENCH_NUM_ANCHORS; i++) any_anchor |= bench_anchor_linked(i);
     /* With no anchor to compare the whole of C against, check every row when affordable. */
-    if (gemm_ref_build(&ref, s, a, b, !any_anchor && flops <= 5e8 && mn <= ((size_t)1 << 23))) {
+    if (gemm_ref_build(&g->ref, s, g->a, g->b, !any_anchor && flops <= 5e8 && g->mn <= ((size_t)1 << 23))) {
         fprintf(stderr, "ERROR: %s: cannot allocate the reference\n", s->name);
-        failed = 1;
-        goto out;
+        return 1;
     }
-    have_ref = 1;
+    g->have_ref = 1;
+    return 0;
+}
 
-    /* Contestants 0..BENCH_NUM_ANCHORS-1 are the anchors, then the kernels. */
-    for (i = 0; i < ncont; i++) {
-        gemm_contestant *x = &ct[i];
+/* Contestants 0..BENCH_NUM_ANCHORS-1 are the anchors, then the kernels, then their twins on
+   the 1-thread context ctx1 (--scaling). */
+static void gemm_case_contestants(gemm_case *g, luthier_context *ctx, luthier_context *ctx1,
+                                  const int *kernels) {
+    const gemm_shape *s = g->s;
+    const int nk = g->nk;
+    int i;
+    for (i = 0; i < g->ncont; i++) {
+        gemm_contestant *x = &g->ct[i];
         x->call.anchor = i < BENCH_NUM_ANCHORS ? i : -1;
         x->kernel = i < BENCH_NUM_ANCHORS ? -1 : (i - BENCH_NUM_ANCHORS) % nk;
-        x->threads = i < BENCH_NUM_ANCHORS + nk ? o->lthreads : 1;
+        x->threads = i < BENCH_NUM_ANCHORS + nk ? g->o->lthreads : 1;
         x->call.ctx = x->threads == 1 && ctx1 ? ctx1 : ctx;
         x->call.desc.m = s->m;
         x->call.desc.n = s->n;
         x->call.desc.k = s->k;
-        x->call.a = a;
-        x->call.b = b;
-        x->call.c = c;
-        x->call.ncopies = ncopies;
-        x->call.bs = bs;
+        x->call.a = g->a;
+        x->call.b = g->b;
+        x->call.c = g->c;
+        x->call.ncopies = g->ncopies;
+        x->call.bs = g->bs;
         x->status = "ok";
         if (x->kernel >= 0) {
             luthier_kernel_get(kernels[x->kernel], &x->ki);
             x->call.desc.kernel = x->ki.name;
         }
     }
+}
 
-    /* 1. Correctness: every contestant once into a NaN-filled C. The anchors must match the
-       exact reference rows; luthier must match those and the anchors' whole output. */
-    for (i = 0; i < ncont; i++) {
-        gemm_contestant *x = &ct[i];
-        const char *what = x->kernel >= 0 ? x->ki.name : bench_anchor_names[i];
-        double t0;
-        if (x->kernel < 0) {
-            if (!bench_anchor_linked(i)) continue;
-            if (!(x->own_c = bench_alloc_floats(mn))) {
-                fprintf(stderr, "warning: %s: no memory for the %s output\n", s->name, what);
-                continue;
-            }
-            x->call.c = x->own_c;
-        } else if (o->prepack) {
-            luthier_status ps = luthier_sgemm_pack_b(x->call.ctx, &x->call.desc, b, &x->pb);
-            if (ps != LUTHIER_STATUS_OK) {
-                fprintf(stderr, "ERROR: %s: luthier_sgemm_pack_b(%s): %s: %s\n", s->name, what,
-                        luthier_status_string(ps), luthier_context_error(x->call.ctx));
-                x->status = "ERROR";
-                continue;
-            }
-            x->call.pb = x->pb;
-        }
-        bench_fill_value(x->call.c, mn, NAN);
-        t0 = bench_now();
-        rc = gemm_call_run(&x->call);
-        x->smp.last = bench_now() - t0;
-        settle_after_anchor(x->call.anchor, o->threads);
-        settle_after_luthier(x->call.anchor, x->threads);
-        if (rc != 0) {
-            if (x->kernel < 0) {
-                fprintf(stderr, "warning: %s: %s failed; its columns stay empty\n", s->name, what);
-            } else {
-                fprintf(stderr, "ERROR: %s: luthier with %s: %s: %s\n", s->name, what,
-                        luthier_status_string(x->call.status), luthier_context_error(x->call.ctx));
-                x->status = "ERROR";
-            }
-            continue;
-        }
-        x->err = gemm_err_ref(&ref, x->call.c, s->n);
-        if (x->kernel < 0) {
-            if (!(x->err <= GEMM_TOL)) {
-                fprintf(stderr, "WARNING: %s: %s disagrees with the exact reference (max relative "
-                                "error %.3g); its columns stay empty\n", s->name, what, x->err);
-                continue;
-            }
-        } else {
-            for (j = 0; j < BENCH_NUM_ANCHORS; j++)
-                if (ct[j].active) {
-                    const double e = gemm_err_full(x->call.c, ct[j].own_c, mn);
-                    if (!(e <= x->err)) x->err = e;
-                }
-            if (!(x->err <= GEMM_TOL)) {
-                fprintf(stderr, "ERROR: %s (%lldx%lldx%lld): kernel %s is WRONG: max relative "
-                                "error %.3g > %.0e; no time reported\n", s->name, (long long)s->m,
-                        (long long)s->n, (long long)s->k, what, x->err, GEMM_TOL);
-                x->status = "WRONG";
-                continue;
-            }
-            for (j = 0; j < nisa && strcmp(isas[j], x->ki.isa) != 0; j++) continue;
-            if (j == nisa && nisa < BENCH_MAX_PEAKS) isas[nisa++] = x->ki.isa;
-            if (ncopies > 1 && x->pb) { /* --cold-b: packed copies (pbs[0] is x->pb) */
-                luthier_status ps = LUTHIER_STATUS_OK;
-                if (!(x->call.pbs = (luthier_packed_b **)calloc((size_t)ncopies, sizeof *x->call.pbs))) {
-                    fprintf(stderr, "ERROR: %s: cannot allocate the packed copies of B\n", s->name);
-                    x->status = "ERROR";
-                    continue;
-                }
-                x->call.pbs[0] = x->pb;
-                for (j = 1; j < ncopies && ps == LUTHIER_STATUS_OK; j++)
-                    ps = luthier_sgemm_pack_b(x->call.ctx, &x->call.desc, b, &x->call.pbs[j]);
-                if (ps != LUTHIER_STATUS_OK) {
-                    fprintf(stderr, "ERROR: %s: packing copy %d of B: %s\n", s->name, j - 1,
-                            luthier_context_error(x->call.ctx));
-                    x->status = "ERROR";
-                    continue;
-                }
-            }
-        }
-        x->active = 1;
+/* --cold-b with B pre-packed: the packed copies of B for kernel contestant x (pbs[0] is x->pb).
+   Returns 0, or -1 after marking x ERROR. */
+static int gemm_pack_copies(gemm_case *g, gemm_contestant *x) {
+    luthier_status ps = LUTHIER_STATUS_OK;
+    int j;
+    if (!(x->call.pbs = (luthier_packed_b **)calloc((size_t)g->ncopies, sizeof *x->call.pbs))) {
+        fprintf(stderr, "ERROR: %s: cannot allocate the packed copies of B\n", g->s->name);
+        x->status = "ERROR";
+        return -1;
     }
+    x->call.pbs[0] = x->pb;
+    for (j = 1; j < g->ncopies && ps == LUTHIER_STATUS_OK; j++)
+        ps = luthier_sgemm_pack_b(x->call.ctx, &x->call.desc, g->b, &x->call.pbs[j]);
+    if (ps != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "ERROR: %s: packing copy %d of B: %s\n", g->s->name, j - 1,
+                luthier_context_error(x->call.ctx));
+        x->status = "ERROR";
+        return -1;
+    }
+    return 0;
+}
 
-    /* 2. Timing, in rounds; the order alternates so no one always follows the same neighbour.
-       The FMA peaks of the ISAs in use are re-probed every round and at the end. */
+/* 1. Correctness of contestant i: one call into a NaN-filled C. The anchors must match the
+   exact reference rows; luthier must match those and the anchors' whole output. Sets active
+   when the contestant is to be timed. */
+static void gemm_check(gemm_case *g, int i) {
+    const gemm_shape *s = g->s;
+    gemm_contestant *x = &g->ct[i];
+    const char *what = x->kernel >= 0 ? x->ki.name : bench_anchor_names[i];
+    double t0;
+    int j, rc;
+    if (x->kernel < 0) {
+        if (!bench_anchor_linked(i)) return;
+        if (!(x->own_c = bench_alloc_floats(g->mn))) {
+            fprintf(stderr, "warning: %s: no memory for the %s output\n", s->name, what);
+            return;
+        }
+        x->call.c = x->own_c;
+    } else if (g->o->prepack) {
+        luthier_status ps = luthier_sgemm_pack_b(x->call.ctx, &x->call.desc, g->b, &x->pb);
+        if (ps != LUTHIER_STATUS_OK) {
+            fprintf(stderr, "ERROR: %s: luthier_sgemm_pack_b(%s): %s: %s\n", s->name, what,
+                    luthier_status_string(ps), luthier_context_error(x->call.ctx));
+            x->status = "ERROR";
+            return;
+        }
+        x->call.pb = x->pb;
+    }
+    bench_fill_value(x->call.c, g->mn, NAN);
+    t0 = bench_now();
+    rc = gemm_call_run(&x->call);
+    x->smp.last = bench_now() - t0;
+    settle_after_anchor(x->call.anchor, g->o->threads);
+    settle_after_luthier(x->call.anchor, x->threads);
+    if (rc != 0) {
+        if (x->kernel < 0) {
+            fprintf(stderr, "warning: %s: %s failed; its columns stay empty\n", s->name, what);
+        } else {
+            fprintf(stderr, "ERROR: %s: luthier with %s: %s: %s\n", s->name, what,
+                    luthier_status_string(x->call.status), luthier_context_error(x->call.ctx));
+            x->status = "ERROR";
+        }
+        return;
+    }
+    x->err = gemm_err_ref(&g->ref, x->call.c, s->n);
+    if (x->kernel < 0) {
+        if (!(x->err <= GEMM_TOL)) {
+            fprintf(stderr, "WARNING: %s: %s disagrees with the exact reference (max relative "
+                            "error %.3g); its columns stay empty\n", s->name, what, x->err);
+            return;
+        }
+    } else {
+        for (j = 0; j < BENCH_NUM_ANCHORS; j++)
+            if (g->ct[j].active) {
+                const double e = gemm_err_full(x->call.c, g->ct[j].own_c, g->mn);
+                if (!(e <= x->err)) x->err = e;
+            }
+        if (!(x->err <= GEMM_TOL)) {
+            fprintf(stderr, "ERROR: %s (%lldx%lldx%lld): kernel %s is WRONG: max relative "
+                            "error %.3g > %.0e; no time reported\n", s->name, (long long)s->m,
+                    (long long)s->n, (long long)s->k, what, x->err, GEMM_TOL);
+            x->status = "WRONG";
+            return;
+        }
+        for (j = 0; j < g->nisa && strcmp(g->isas[j], x->ki.isa) != 0; j++) continue;
+        if (j == g->nisa && g->nisa < BENCH_MAX_PEAKS) g->isas[g->nisa++] = x->ki.isa;
+        if (g->ncopies > 1 && x->pb && gemm_pack_copies(g, x) != 0) return; /* --cold-b */
+    }
+    x->active = 1;
+}
+
+/* 2. Timing, in rounds; the order alternates so no one always follows the same neighbour.
+   The FMA peaks of the ISAs in use are re-probed every round and at the end. */
+static void gemm_time_rounds(gemm_case *g, bench_peaks *peaks) {
+    const gemm_opts *o = g->o;
+    const gemm_shape *s = g->s;
+    int i, j, r, rc;
     for (r = 0; r < o->policy.rounds; r++) {
-        for (j = 0; j < nisa; j++) bench_peak_probe(peaks, isas[j], 2);
-        for (i = 0; i < ncont; i++) {
-            gemm_contestant *x = &ct[(r % 2) ? ncont - 1 - i : i];
+        for (j = 0; j < g->nisa; j++) bench_peak_probe(peaks, g->isas[j], 2);
+        for (i = 0; i < g->ncont; i++) {
+            gemm_contestant *x = &g->ct[(r % 2) ? g->ncont - 1 - i : i];
             if (!x->active) continue;
             rc = bench_run_round(gemm_call_run, &x->call, &o->policy, r, &x->smp);
             settle_after_anchor(x->call.anchor, o->threads);
             settle_after_luthier(x->call.anchor, x->threads);
             if (rc != 0) {
-                const char *what = x->kernel >= 0 ? x->ki.name : bench_anchor_names[x - ct];
+                const char *what = x->kernel >= 0 ? x->ki.name : bench_anchor_names[x - g->ct];
                 fprintf(stderr, "%s: %s: %s failed while timing: %s\n",
                         x->kernel >= 0 ? "ERROR" : "warning", s->name, what,
                         rc == -100 ? "out of memory"
@@ -1075,7 +1107,7 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
             }
             /* Still right after repeated calls (no stale workspace or packing state)? */
             if (x->kernel >= 0) {
-                const double e = gemm_err_ref(&ref, x->call.c, s->n);
+                const double e = gemm_err_ref(&g->ref, x->call.c, s->n);
                 if (!(e <= GEMM_TOL)) {
                     fprintf(stderr, "ERROR: %s: kernel %s is WRONG after repeated calls (max "
                                     "relative error %.3g)\n", s->name, x->ki.name, e);
@@ -1086,42 +1118,80 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
             }
         }
     }
-    for (j = 0; j < nisa; j++) bench_peak_probe(peaks, isas[j], 2);
+    for (j = 0; j < g->nisa; j++) bench_peak_probe(peaks, g->isas[j], 2);
+}
 
-    /* 3. Results. */
-    for (i = 0; i < ncont; i++) {
+/* 3. Results: statistics and %peak, a row per kernel (with its 1-thread twin's numbers) and
+   the geometric means. Returns 1 when a luthier contestant is not "ok", else 0. */
+static int gemm_case_results(gemm_case *g, bench_peaks *peaks, gemm_summary *sum) {
+    const gemm_contestant *an[BENCH_NUM_ANCHORS];
+    gemm_contestant *ct = g->ct;
+    const int nk = g->nk;
+    int i, failed = 0;
+    for (i = 0; i < g->ncont; i++) {
         gemm_contestant *x = &ct[i];
         if (x->active) x->st = bench_summarize(x->smp.t, x->smp.n);
         else if (x->kernel < 0) x->status = "off";
         if (x->kernel >= 0) x->peak = bench_peak_probe(peaks, x->ki.isa, 0) * x->threads;
     }
     for (i = 0; i < BENCH_NUM_ANCHORS; i++) an[i] = &ct[i];
-    for (i = BENCH_NUM_ANCHORS; i < ncont; i++) {
-        const gemm_contestant *one = ctx1 ? &ct[i + nk] : NULL;
+    for (i = BENCH_NUM_ANCHORS; i < g->ncont; i++) {
+        const gemm_contestant *one = g->twins ? &ct[i + nk] : NULL;
         if (strcmp(ct[i].status, "ok") != 0) failed = 1;
         if (i >= BENCH_NUM_ANCHORS + nk) continue; /* 1T twins: shown in their kernel's row */
-        gemm_print_row(o, s, &ct[i], an, one);
-        gemm_summary_add(&sum[ct[i].kernel], s, &ct[i], an, one);
+        gemm_print_row(g->o, g->s, &ct[i], an, one);
+        gemm_summary_add(&sum[ct[i].kernel], g->s, &ct[i], an, one);
     }
+    return failed;
+}
 
-out:
-    if (ct)
-        for (i = 0; i < ncont; i++) {
-            if (ct[i].call.pbs)
-                for (j = 1; j < ncopies; j++) luthier_packed_b_destroy(ct[i].call.pbs[j]);
-            free(ct[i].call.pbs);
-            luthier_packed_b_destroy(ct[i].pb);
-            free(ct[i].own_c);
-            bench_sampler_free(&ct[i].smp);
+/* Frees what gemm_case_alloc and the checks allocated. */
+static void gemm_case_free(gemm_case *g) {
+    int i, j;
+    if (g->ct)
+        for (i = 0; i < g->ncont; i++) {
+            if (g->ct[i].call.pbs)
+                for (j = 1; j < g->ncopies; j++) luthier_packed_b_destroy(g->ct[i].call.pbs[j]);
+            free(g->ct[i].call.pbs);
+            luthier_packed_b_destroy(g->ct[i].pb);
+            free(g->ct[i].own_c);
+            bench_sampler_free(&g->ct[i].smp);
         }
-    free(ct);
-    if (have_ref) gemm_ref_free(&ref);
-    if (bs)
-        for (j = 1; j < ncopies; j++) free(bs[j]);
-    free(bs);
-    free(a);
-    free(b);
-    free(c);
+    free(g->ct);
+    if (g->have_ref) gemm_ref_free(&g->ref);
+    if (g->bs)
+        for (j = 1; j < g->ncopies; j++) free(g->bs[j]);
+    free(g->bs);
+    free(g->a);
+    free(g->b);
+    free(g->c);
+}
+
+/* Checks and times every kernel and anchor on one shape, prints its rows. Returns 0 when every
+   luthier kernel was right, 1 otherwise (or on an allocation failure). */
+static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_index,
+                          luthier_context *ctx, luthier_context *ctx1, const int *kernels, int nk,
+                          bench_peaks *peaks, gemm_summary *sum) {
+    gemm_case g;
+    int i, failed;
+    memset(&g, 0, sizeof g);
+    g.o = o;
+    g.s = s;
+    g.mk = (size_t)(s->m * s->k);
+    g.kn = (size_t)(s->k * s->n);
+    g.mn = (size_t)(s->m * s->n);
+    g.nk = nk;
+    g.twins = ctx1 != NULL;
+    g.ncont = BENCH_NUM_ANCHORS + nk * (ctx1 ? 2 : 1); /* anchors, kernels, 1T twins */
+    g.ncopies = 1;
+    failed = gemm_case_alloc(&g, shape_index);
+    if (!failed) {
+        gemm_case_contestants(&g, ctx, ctx1, kernels);
+        for (i = 0; i < g.ncont; i++) gemm_check(&g, i);
+        gemm_time_rounds(&g, peaks);
+        failed = gemm_case_results(&g, peaks, sum);
+    }
+    gemm_case_free(&g);
     return failed;
 }
 
