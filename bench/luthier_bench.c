@@ -1197,6 +1197,76 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
 
 #include "bench_int8.h" /* gemm --int8 */
 
+/* The shapes of --shapes (dnn, squares) and --shape, in that order, into shapes (room for all).
+   Returns their count. */
+static int gemm_build_shapes(const gemm_opts *o, gemm_shape *shapes) {
+    int si, nshapes = 0;
+    if (o->groups & GROUP_DNN)
+        for (si = 0; si < GEMM_N_DNN; si++) {
+            gemm_shape *s = &shapes[nshapes++];
+            snprintf(s->name, sizeof s->name, "%s", gemm_dnn_shapes[si].name);
+            s->m = gemm_dnn_shapes[si].m;
+            s->n = gemm_dnn_shapes[si].n;
+            s->k = gemm_dnn_shapes[si].k;
+            s->group = GROUP_DNN;
+        }
+    if (o->groups & GROUP_SQUARES)
+        for (si = 0; si < GEMM_N_SQUARES; si++) {
+            gemm_shape *s = &shapes[nshapes++];
+            const int64_t d = gemm_square_sizes[si];
+            snprintf(s->name, sizeof s->name, "square_%lld", (long long)d);
+            s->m = s->n = s->k = d;
+            s->group = GROUP_SQUARES;
+        }
+    for (si = 0; si < o->ncustom; si++) shapes[nshapes++] = o->custom[si];
+    return nshapes;
+}
+
+/* The lines before the table on info (version, CPU, peaks, anchors, mode, clusters, timing),
+   then the CSV header or the table's on stdout. */
+static void gemm_print_header(FILE *info, const gemm_opts *o, const luthier_context *ctx,
+                              const bench_peaks *peaks) {
+    fprintf(info, "luthier-bench gemm: luthier v%d.%d.%d\n", LUTHIER_VERSION_MAJOR,
+            LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH);
+    print_cpu(info);
+    print_peaks(info, peaks);
+    bench_anchors_describe(info);
+    if (o->blocking[0] || o->blocking[1] || o->blocking[2])
+        fprintf(info, "blocking kc %zu, mc %zu, nc %zu (0 = derived from the caches)\n",
+                o->blocking[0], o->blocking[1], o->blocking[2]);
+    fprintf(info, "mode     %s; luthier %d thread(s)%s, anchors %d thread(s)\n",
+            o->prepack ? "B pre-packed outside the timed loop (luthier_sgemm_packed)"
+                       : "luthier_sgemm timed including the packing of B",
+            o->lthreads, o->scaling ? " and 1 thread" : "", o->threads);
+    if (o->cold_b)
+        fprintf(info, "B        cold: every call takes the next of 2-64 copies (~2x the last-level "
+                      "cache, <= 1 GiB), as weights in a network\n");
+    if (o->lthreads > 1) {
+        luthier_topology t;
+        char buf[1024];
+        if (luthier_context_topology(ctx, &t) == LUTHIER_STATUS_OK &&
+            luthier_topology_format(&t, buf, sizeof buf) > 0) {
+            char *line, *save = NULL;
+            for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+                fprintf(info, "clusters %s (source %s)\n", line, t.source);
+        }
+    }
+    if (o->policy.reps > 0) fprintf(info, "timing   %ld repetitions per case", o->policy.reps);
+    else fprintf(info, "timing   >= %.2f s per case", o->policy.min_time);
+    fprintf(info, ", in %d rounds interleaving luthier and the anchors, after a checked call;\n"
+                  "         GF/s from the fastest repetition\n", o->policy.rounds);
+    if (o->csv)
+        printf("name,M,N,K,threads,kernel,luthier_gflops,openblas_gflops,onednn_gflops,peak_pct,"
+               "luthier_ms_min,luthier_ms_median,gbps,isa,prepack,reps,openblas_ms_min,"
+               "onednn_ms_min,peak_gflops,max_rel_err,status,luthier_threads,luthier_1t_gflops,"
+               "speedup_vs_1t,b_copies\n");
+    else {
+        printf("\n");
+        gemm_table_header(o->scaling);
+    }
+    fflush(stdout);
+}
+
 static int cmd_gemm(int argc, char **argv) {
     const char *cmd = argv[0];
     gemm_opts o;
@@ -1234,24 +1304,7 @@ static int cmd_gemm(int argc, char **argv) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
-    if (o.groups & GROUP_DNN)
-        for (si = 0; si < GEMM_N_DNN; si++) {
-            gemm_shape *s = &shapes[nshapes++];
-            snprintf(s->name, sizeof s->name, "%s", gemm_dnn_shapes[si].name);
-            s->m = gemm_dnn_shapes[si].m;
-            s->n = gemm_dnn_shapes[si].n;
-            s->k = gemm_dnn_shapes[si].k;
-            s->group = GROUP_DNN;
-        }
-    if (o.groups & GROUP_SQUARES)
-        for (si = 0; si < GEMM_N_SQUARES; si++) {
-            gemm_shape *s = &shapes[nshapes++];
-            const int64_t d = gemm_square_sizes[si];
-            snprintf(s->name, sizeof s->name, "square_%lld", (long long)d);
-            s->m = s->n = s->k = d;
-            s->group = GROUP_SQUARES;
-        }
-    for (si = 0; si < o.ncustom; si++) shapes[nshapes++] = o.custom[si];
+    nshapes = gemm_build_shapes(&o, shapes);
 
     bench_anchors_set_threads(o.threads, stderr);
     if (o.lthreads != o.threads)
@@ -1260,46 +1313,7 @@ static int cmd_gemm(int argc, char **argv) {
                 o.threads);
 
     bench_peaks_measure(&peaks, 0.5);
-    fprintf(info, "luthier-bench gemm: luthier v%d.%d.%d\n", LUTHIER_VERSION_MAJOR,
-            LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH);
-    print_cpu(info);
-    print_peaks(info, &peaks);
-    bench_anchors_describe(info);
-    if (o.blocking[0] || o.blocking[1] || o.blocking[2])
-        fprintf(info, "blocking kc %zu, mc %zu, nc %zu (0 = derived from the caches)\n",
-                o.blocking[0], o.blocking[1], o.blocking[2]);
-    fprintf(info, "mode     %s; luthier %d thread(s)%s, anchors %d thread(s)\n",
-            o.prepack ? "B pre-packed outside the timed loop (luthier_sgemm_packed)"
-                      : "luthier_sgemm timed including the packing of B",
-            o.lthreads, o.scaling ? " and 1 thread" : "", o.threads);
-    if (o.cold_b)
-        fprintf(info, "B        cold: every call takes the next of 2-64 copies (~2x the last-level "
-                      "cache, <= 1 GiB), as weights in a network\n");
-    if (o.lthreads > 1) {
-        luthier_topology t;
-        char buf[1024];
-        if (luthier_context_topology(ctx, &t) == LUTHIER_STATUS_OK &&
-            luthier_topology_format(&t, buf, sizeof buf) > 0) {
-            char *line, *save = NULL;
-            for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-                fprintf(info, "clusters %s (source %s)\n", line, t.source);
-        }
-    }
-    if (o.policy.reps > 0) fprintf(info, "timing   %ld repetitions per case", o.policy.reps);
-    else fprintf(info, "timing   >= %.2f s per case", o.policy.min_time);
-    fprintf(info, ", in %d rounds interleaving luthier and the anchors, after a checked call;\n"
-                  "         GF/s from the fastest repetition\n", o.policy.rounds);
-
-    if (o.csv)
-        printf("name,M,N,K,threads,kernel,luthier_gflops,openblas_gflops,onednn_gflops,peak_pct,"
-               "luthier_ms_min,luthier_ms_median,gbps,isa,prepack,reps,openblas_ms_min,"
-               "onednn_ms_min,peak_gflops,max_rel_err,status,luthier_threads,luthier_1t_gflops,"
-               "speedup_vs_1t,b_copies\n");
-    else {
-        printf("\n");
-        gemm_table_header(o.scaling);
-    }
-    fflush(stdout);
+    gemm_print_header(info, &o, ctx, &peaks);
 
     for (si = 0; si < nshapes; si++)
         if (gemm_run_shape(&o, &shapes[si], si, ctx, ctx1, kernels, nk, &peaks, sum) != 0)
