@@ -2961,166 +2961,211 @@ static void conv_unresid(float *out, const float *resid, size_t n) {
     for (q = 0; resid && q < n; q++) out[q] -= resid[q];
 }
 
-/* Checks and times every contestant of one layer, prints its rows. Returns 0 when every
-   luthier pair was right, 1 otherwise. */
-static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthier_context *ctx,
-                          const int *kernels, int nk, conv_result *res) {
-    luthier_conv2d_desc base;
-    int64_t oh = 0, ow = 0;
-    size_t nin, nout, nw;
-    float *in = NULL, *wt = NULL, *bias = NULL, *out = NULL, *dout = NULL, *resid = NULL;
-    conv_contestant *ct = NULL;
-    bench_dnnl_conv dn;
-    conv_ref ref;
+/* The tensors and contestants of one layer (conv_run_layer). */
+typedef struct conv_case {
+    const conv_opts *o;
+    const conv_spec *s;
+    luthier_context *ctx;
+    luthier_conv2d_desc base; /* the layer; each pair sets its algorithm and kernel */
+    int64_t oh, ow;
     double flops;
-    int n = 0, i, r, rc, failed = 0, best = -1, have_dnnl = 0;
-    luthier_status st;
+    size_t nin, nout, nw;
+    float *in, *wt, *bias, *out, *dout, *resid; /* dout: oneDNN's output in NHWC */
+    bench_dnnl_conv dn;
+    int have_dnnl;
+    conv_ref ref;
+    conv_contestant *ct; /* oneDNN, then the luthier pairs */
+    int n;
+    int failed;          /* a luthier pair failed or was wrong, or out of memory */
+} conv_case;
 
-    memset(&dn, 0, sizeof dn);
-    memset(&ref, 0, sizeof ref);
-    memset(res, 0, sizeof *res);
-    snprintf(res->name, sizeof res->name, "%s", s->name);
-    memset(&base, 0, sizeof base);
-    base.batch = 1;
-    base.in_channels = s->cin;
-    base.in_h = s->h;
-    base.in_w = s->w;
-    base.out_channels = s->cout;
-    base.kernel_h = base.kernel_w = s->k;
-    base.stride_h = base.stride_w = s->stride;
-    base.pad_top = base.pad_left = base.pad_bottom = base.pad_right = s->pad;
-    base.groups = s->groups;
-    base.layout = LUTHIER_LAYOUT_NHWC;
-    base.accumulate = o->residual;
-    if ((st = luthier_conv2d_output_size(&base, &oh, &ow)) != LUTHIER_STATUS_OK) {
+/* The layer's descriptor (batch 1, NHWC, --residual: accumulate) and output size. Returns 0,
+   or 1 when luthier refuses the shape (said on stderr). */
+static int conv_case_desc(conv_case *c) {
+    const conv_spec *s = c->s;
+    luthier_conv2d_desc *base = &c->base;
+    luthier_status st;
+    base->batch = 1;
+    base->in_channels = s->cin;
+    base->in_h = s->h;
+    base->in_w = s->w;
+    base->out_channels = s->cout;
+    base->kernel_h = base->kernel_w = s->k;
+    base->stride_h = base->stride_w = s->stride;
+    base->pad_top = base->pad_left = base->pad_bottom = base->pad_right = s->pad;
+    base->groups = s->groups;
+    base->layout = LUTHIER_LAYOUT_NHWC;
+    base->accumulate = c->o->residual;
+    if ((st = luthier_conv2d_output_size(base, &c->oh, &c->ow)) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "ERROR: %s: luthier_conv2d_output_size: %s\n", s->name, luthier_status_string(st));
         return 1;
     }
-    flops = 2.0 * (double)oh * (double)ow * (double)s->cout * (double)(s->cin / s->groups) *
-            (double)(s->k * s->k);
-    nin = (size_t)(s->h * s->w * s->cin);
-    nout = (size_t)(oh * ow * s->cout);
-    nw = (size_t)(s->cout * (s->cin / s->groups) * s->k * s->k);
-    in = bench_alloc_floats(nin);
-    wt = bench_alloc_floats(nw);
-    bias = bench_alloc_floats((size_t)s->cout);
-    out = bench_alloc_floats(nout);
-    dout = bench_alloc_floats(nout);
-    if (o->residual) resid = bench_alloc_floats(nout);
-    if (!in || !wt || !bias || !out || !dout || (o->residual && !resid)) {
+    c->flops = 2.0 * (double)c->oh * (double)c->ow * (double)s->cout * (double)(s->cin / s->groups) *
+               (double)(s->k * s->k);
+    return 0;
+}
+
+/* The tensors (filled from the layer's index li), oneDNN's primitive, the exact reference and
+   the contestants. Returns 0, or 1 when out of memory (said on stderr). */
+static int conv_case_setup(conv_case *c, int li, const int *kernels, int nk) {
+    const conv_spec *s = c->s;
+    c->nin = (size_t)(s->h * s->w * s->cin);
+    c->nout = (size_t)(c->oh * c->ow * s->cout);
+    c->nw = (size_t)(s->cout * (s->cin / s->groups) * s->k * s->k);
+    c->in = bench_alloc_floats(c->nin);
+    c->wt = bench_alloc_floats(c->nw);
+    c->bias = bench_alloc_floats((size_t)s->cout);
+    c->out = bench_alloc_floats(c->nout);
+    c->dout = bench_alloc_floats(c->nout);
+    if (c->o->residual) c->resid = bench_alloc_floats(c->nout);
+    if (!c->in || !c->wt || !c->bias || !c->out || !c->dout || (c->o->residual && !c->resid)) {
         fprintf(stderr, "ERROR: %s: cannot allocate the tensors\n", s->name);
-        failed = 1;
-        goto done;
+        return 1;
     }
-    bench_fill_uniform(in, nin, 0x3000u + (uint64_t)li);
-    bench_fill_uniform(wt, nw, 0x4000u + (uint64_t)li);
-    bench_fill_uniform(bias, (size_t)s->cout, 0x5000u + (uint64_t)li);
-    if (resid) bench_fill_uniform(resid, nout, 0x6000u + (uint64_t)li);
+    bench_fill_uniform(c->in, c->nin, 0x3000u + (uint64_t)li);
+    bench_fill_uniform(c->wt, c->nw, 0x4000u + (uint64_t)li);
+    bench_fill_uniform(c->bias, (size_t)s->cout, 0x5000u + (uint64_t)li);
+    if (c->resid) bench_fill_uniform(c->resid, c->nout, 0x6000u + (uint64_t)li);
 
-    /* oneDNN */
     if (bench_anchor_linked(BENCH_ANCHOR_DNNL)) {
-        if (bench_dnnl_conv_setup(&dn, s->cin, s->h, s->w, s->cout, s->k, s->stride, s->pad,
-                                  s->groups, oh, ow, in, wt, bias, o->residual) != 0)
-            fprintf(stderr, "warning: %s: %s; its columns stay empty\n", s->name, dn.error);
-        else have_dnnl = 1;
+        if (bench_dnnl_conv_setup(&c->dn, s->cin, s->h, s->w, s->cout, s->k, s->stride, s->pad,
+                                  s->groups, c->oh, c->ow, c->in, c->wt, c->bias, c->o->residual) != 0)
+            fprintf(stderr, "warning: %s: %s; its columns stay empty\n", s->name, c->dn.error);
+        else c->have_dnnl = 1;
     }
-    if (conv_ref_build(&ref, s, oh, ow, in, wt, bias, !have_dnnl && flops <= 5e8) != 0) {
+    if (conv_ref_build(&c->ref, s, c->oh, c->ow, c->in, c->wt, c->bias, !c->have_dnnl && c->flops <= 5e8) != 0) {
         fprintf(stderr, "ERROR: %s: cannot allocate the reference\n", s->name);
-        failed = 1;
-        goto done;
+        return 1;
     }
-    if ((n = conv_collect(o, s, ctx, &base, kernels, nk, wt, bias, &ct, &failed)) < 0) {
+    if ((c->n = conv_collect(c->o, s, c->ctx, &c->base, kernels, nk, c->wt, c->bias, &c->ct, &c->failed)) < 0) {
         fprintf(stderr, "ERROR: %s: out of memory\n", s->name);
-        failed = 1;
-        goto done;
+        return 1;
     }
-    /* The pair AUTO picks with the default kernel. */
-    {
-        luthier_conv2d_desc d = base;
-        luthier_conv2d_layer *layer = NULL;
-        luthier_conv2d_info info;
-        if (luthier_conv2d_create(ctx, &d, wt, bias, &layer) == LUTHIER_STATUS_OK &&
-            luthier_conv2d_get_info(layer, &info) == LUTHIER_STATUS_OK) {
-            for (i = 1; i < n; i++)
-                ct[i].is_auto = ct[i].algo == (int)info.algorithm &&
-                                strcmp(ct[i].kernel, info.kernel ? info.kernel : "") == 0;
-            snprintf(res->auto_algo, sizeof res->auto_algo, "%s",
-                     luthier_conv_algorithm_name(info.algorithm));
-            snprintf(res->auto_kernel, sizeof res->auto_kernel, "%s", info.kernel ? info.kernel : "");
-        } else {
-            fprintf(stderr, "ERROR: %s: luthier_conv2d_create with AUTO failed: %s\n", s->name,
-                    luthier_context_error(ctx));
-            failed = 1;
-        }
-        luthier_conv2d_destroy(layer);
-    }
+    return 0;
+}
 
-    /* 1. Correctness: one untimed call each into a NaN-filled output. */
-    if (have_dnnl) {
-        double t0;
-        rc = resid ? bench_dnnl_conv_set_dst(&dn, s->cout, oh, ow, resid) : 0;
-        bench_fill_value(dout, nout, NAN);
-        t0 = bench_now();
-        if (rc == 0) rc = bench_dnnl_conv_run(&dn);
-        ct[0].smp.last = bench_now() - t0;
-        settle_after_anchor(BENCH_ANCHOR_DNNL, o->threads);
-        if (rc == 0) rc = bench_dnnl_conv_output(&dn, s->cout, oh, ow, dout);
-        conv_unresid(dout, resid, nout);
-        if (rc != 0) {
-            fprintf(stderr, "warning: %s: oneDNN execution failed; its columns stay empty\n", s->name);
-        } else if (!((ct[0].err = conv_err_ref(&ref, dout, s->cout)) <= CONV_TOL)) {
-            fprintf(stderr, "WARNING: %s: oneDNN disagrees with the reference (max relative error "
-                            "%.3g); its columns stay empty\n", s->name, ct[0].err);
-        } else {
-            ct[0].active = 1;
-            ct[0].status = "ok";
-        }
+/* Marks the pair AUTO picks with the default kernel (is_auto) and names it in res. */
+static void conv_mark_auto(conv_case *c, conv_result *res) {
+    luthier_conv2d_desc d = c->base;
+    luthier_conv2d_layer *layer = NULL;
+    luthier_conv2d_info info;
+    int i;
+    if (luthier_conv2d_create(c->ctx, &d, c->wt, c->bias, &layer) == LUTHIER_STATUS_OK &&
+        luthier_conv2d_get_info(layer, &info) == LUTHIER_STATUS_OK) {
+        for (i = 1; i < c->n; i++)
+            c->ct[i].is_auto = c->ct[i].algo == (int)info.algorithm &&
+                               strcmp(c->ct[i].kernel, info.kernel ? info.kernel : "") == 0;
+        snprintf(res->auto_algo, sizeof res->auto_algo, "%s",
+                 luthier_conv_algorithm_name(info.algorithm));
+        snprintf(res->auto_kernel, sizeof res->auto_kernel, "%s", info.kernel ? info.kernel : "");
+    } else {
+        fprintf(stderr, "ERROR: %s: luthier_conv2d_create with AUTO failed: %s\n", c->s->name,
+                luthier_context_error(c->ctx));
+        c->failed = 1;
     }
-    for (i = 1; i < n; i++) {
-        conv_contestant *x = &ct[i];
-        double t0;
-        if (!x->call.layer) continue;
-        x->call.in = in;
-        x->call.out = out;
-        conv_prefill(out, resid, nout);
-        t0 = bench_now();
-        rc = conv_call_run(&x->call);
-        x->smp.last = bench_now() - t0;
-        settle_after_luthier(-1, o->lthreads);
-        conv_unresid(out, resid, nout);
-        if (rc != 0) {
-            fprintf(stderr, "ERROR: %s: luthier_conv2d_run(%s, %s): %s: %s\n", s->name,
-                    luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
-                    conv_kernel_label(x->kernel, 0), luthier_status_string(x->call.status),
-                    luthier_context_error(ctx));
-            x->status = "ERROR";
-            continue;
-        }
-        x->err = conv_err_ref(&ref, out, s->cout);
-        if (ct[0].active) {
-            const double e = gemm_err_full(out, dout, nout);
-            if (!(e <= x->err)) x->err = e;
-        }
-        if (!(x->err <= CONV_TOL)) {
-            fprintf(stderr, "ERROR: %s (%lld,%lld,%lld,%lld,k%lld,s%lld,p%lld,g%lld): %s with %s "
-                            "is WRONG: max relative error %.3g > %.0e; no time reported\n",
-                    s->name, (long long)s->cin, (long long)s->h, (long long)s->w,
-                    (long long)s->cout, (long long)s->k, (long long)s->stride, (long long)s->pad,
-                    (long long)s->groups, luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
-                    conv_kernel_label(x->kernel, 0), x->err, CONV_TOL);
-            x->status = "WRONG";
-            continue;
-        }
+    luthier_conv2d_destroy(layer);
+}
+
+/* 1. Correctness of oneDNN: one untimed call into a NaN-filled output, reordered to NHWC into
+   dout; timed only when it matches the reference. */
+static void conv_check_dnnl(conv_case *c) {
+    const conv_spec *s = c->s;
+    conv_contestant *x = &c->ct[0];
+    double t0;
+    int rc;
+    if (!c->have_dnnl) return;
+    rc = c->resid ? bench_dnnl_conv_set_dst(&c->dn, s->cout, c->oh, c->ow, c->resid) : 0;
+    bench_fill_value(c->dout, c->nout, NAN);
+    t0 = bench_now();
+    if (rc == 0) rc = bench_dnnl_conv_run(&c->dn);
+    x->smp.last = bench_now() - t0;
+    settle_after_anchor(BENCH_ANCHOR_DNNL, c->o->threads);
+    if (rc == 0) rc = bench_dnnl_conv_output(&c->dn, s->cout, c->oh, c->ow, c->dout);
+    conv_unresid(c->dout, c->resid, c->nout);
+    if (rc != 0) {
+        fprintf(stderr, "warning: %s: oneDNN execution failed; its columns stay empty\n", s->name);
+    } else if (!((x->err = conv_err_ref(&c->ref, c->dout, s->cout)) <= CONV_TOL)) {
+        fprintf(stderr, "WARNING: %s: oneDNN disagrees with the reference (max relative error "
+                        "%.3g); its columns stay empty\n", s->name, x->err);
+    } else {
         x->active = 1;
+        x->status = "ok";
     }
+}
 
-    /* 2. Timing in alternating rounds; each pair is re-checked after its round. */
+/* 1. Correctness of a luthier pair: one untimed call, compared with the reference and with
+   oneDNN's whole output; timed only when right. */
+static void conv_check_pair(conv_case *c, conv_contestant *x) {
+    const conv_spec *s = c->s;
+    double t0;
+    int rc;
+    if (!x->call.layer) return;
+    x->call.in = c->in;
+    x->call.out = c->out;
+    conv_prefill(c->out, c->resid, c->nout);
+    t0 = bench_now();
+    rc = conv_call_run(&x->call);
+    x->smp.last = bench_now() - t0;
+    settle_after_luthier(-1, c->o->lthreads);
+    conv_unresid(c->out, c->resid, c->nout);
+    if (rc != 0) {
+        fprintf(stderr, "ERROR: %s: luthier_conv2d_run(%s, %s): %s: %s\n", s->name,
+                luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
+                conv_kernel_label(x->kernel, 0), luthier_status_string(x->call.status),
+                luthier_context_error(c->ctx));
+        x->status = "ERROR";
+        return;
+    }
+    x->err = conv_err_ref(&c->ref, c->out, s->cout);
+    if (c->ct[0].active) {
+        const double e = gemm_err_full(c->out, c->dout, c->nout);
+        if (!(e <= x->err)) x->err = e;
+    }
+    if (!(x->err <= CONV_TOL)) {
+        fprintf(stderr, "ERROR: %s (%lld,%lld,%lld,%lld,k%lld,s%lld,p%lld,g%lld): %s with %s "
+                        "is WRONG: max relative error %.3g > %.0e; no time reported\n",
+                s->name, (long long)s->cin, (long long)s->h, (long long)s->w,
+                (long long)s->cout, (long long)s->k, (long long)s->stride, (long long)s->pad,
+                (long long)s->groups, luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
+                conv_kernel_label(x->kernel, 0), x->err, CONV_TOL);
+        x->status = "WRONG";
+        return;
+    }
+    x->active = 1;
+}
+
+/* A luthier pair still right after its timed calls? (With --residual they accumulated onto
+   the output: one checked call more.) A wrong one is marked WRONG and timed no more. */
+static void conv_recheck(conv_case *c, conv_contestant *x) {
+    double e;
+    int rc = 0;
+    if (c->resid) {
+        conv_prefill(c->out, c->resid, c->nout);
+        rc = conv_call_run(&x->call);
+        conv_unresid(c->out, c->resid, c->nout);
+    }
+    e = rc == 0 ? conv_err_ref(&c->ref, c->out, c->s->cout) : HUGE_VAL;
+    if (!(e <= CONV_TOL)) {
+        fprintf(stderr, "ERROR: %s: %s with %s is WRONG after repeated calls (max "
+                        "relative error %.3g)\n", c->s->name,
+                luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
+                conv_kernel_label(x->kernel, 0), e);
+        x->active = 0;
+        x->status = "WRONG";
+        x->err = e;
+    }
+}
+
+/* 2. Timing in alternating rounds; each pair is re-checked after its round. */
+static void conv_time_rounds(conv_case *c) {
+    const conv_opts *o = c->o;
+    int i, r, rc;
     for (r = 0; r < o->policy.rounds; r++) {
-        for (i = 0; i < n; i++) {
-            conv_contestant *x = &ct[(r % 2) ? n - 1 - i : i];
+        for (i = 0; i < c->n; i++) {
+            conv_contestant *x = &c->ct[(r % 2) ? c->n - 1 - i : i];
             if (!x->active) continue;
             if (x->algo < 0) {
-                rc = bench_run_round(bench_dnnl_conv_run, &dn, &o->policy, r, &x->smp);
+                rc = bench_run_round(bench_dnnl_conv_run, &c->dn, &o->policy, r, &x->smp);
                 settle_after_anchor(BENCH_ANCHOR_DNNL, o->threads);
             } else {
                 rc = bench_run_round(conv_call_run, &x->call, &o->policy, r, &x->smp);
@@ -3128,40 +3173,28 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
             }
             if (rc != 0) {
                 fprintf(stderr, "%s: %s: %s failed while timing: %s\n",
-                        x->algo >= 0 ? "ERROR" : "warning", s->name,
+                        x->algo >= 0 ? "ERROR" : "warning", c->s->name,
                         x->algo >= 0 ? luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo)
                                      : "oneDNN",
-                        rc == -100 ? "out of memory" : x->algo >= 0 ? luthier_context_error(ctx) : "");
+                        rc == -100 ? "out of memory" : x->algo >= 0 ? luthier_context_error(c->ctx) : "");
                 x->active = 0;
                 x->status = x->algo >= 0 ? "ERROR" : "off";
                 continue;
             }
-            if (x->algo >= 0) {
-                double e;
-                if (resid) { /* the timed calls accumulated onto out: one checked call more */
-                    conv_prefill(out, resid, nout);
-                    rc = conv_call_run(&x->call);
-                    conv_unresid(out, resid, nout);
-                }
-                e = rc == 0 ? conv_err_ref(&ref, out, s->cout) : HUGE_VAL;
-                if (!(e <= CONV_TOL)) {
-                    fprintf(stderr, "ERROR: %s: %s with %s is WRONG after repeated calls (max "
-                                    "relative error %.3g)\n", s->name,
-                            luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
-                            conv_kernel_label(x->kernel, 0), e);
-                    x->active = 0;
-                    x->status = "WRONG";
-                    x->err = e;
-                }
-            }
+            if (x->algo >= 0) conv_recheck(c, x);
         }
     }
+}
 
-    /* 3. Results. */
-    for (i = 0; i < n; i++) {
+/* 3. Statistics; the fastest pair, AUTO's time and oneDNN's into res. Returns the fastest
+   pair's index (-1: none); a pair that is not "ok" sets failed. */
+static int conv_layer_results(conv_case *c, conv_result *res) {
+    conv_contestant *ct = c->ct;
+    int i, best = -1;
+    for (i = 0; i < c->n; i++) {
         conv_contestant *x = &ct[i];
         if (x->active) x->st = bench_summarize(x->smp.t, x->smp.n);
-        if (i > 0 && strcmp(x->status, "ok") != 0) failed = 1;
+        if (i > 0 && strcmp(x->status, "ok") != 0) c->failed = 1;
         if (i > 0 && x->active && x->st.reps > 0 && (best < 0 || x->st.min < ct[best].st.min)) best = i;
     }
     res->dnnl_ms = ct[0].active ? ct[0].st.min * 1e3 : 0.0;
@@ -3171,18 +3204,28 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
                  luthier_conv_algorithm_name((luthier_conv_algorithm)ct[best].algo));
         snprintf(res->best_kernel, sizeof res->best_kernel, "%s", ct[best].kernel);
     }
-    for (i = 1; i < n; i++)
+    for (i = 1; i < c->n; i++)
         if (ct[i].is_auto && ct[i].active) res->auto_ms = ct[i].st.min * 1e3;
+    return best;
+}
+
+/* The layer's rows: a title line, one row per pair and oneDNN's (table), or CSV rows. */
+static void conv_print_layer(const conv_case *c, const conv_result *res, int best) {
+    const conv_opts *o = c->o;
+    const conv_spec *s = c->s;
+    const conv_contestant *ct = c->ct;
+    const double flops = c->flops;
+    int i;
     if (!o->csv) {
         printf("%s: %lldx%lldx%lld -> %lldx%lldx%lld (HxWxC), k%lld s%lld p%lld g%lld, %.3f GFLOP; "
                "oneDNN %s\n", s->name, (long long)s->h, (long long)s->w, (long long)s->cin,
-               (long long)oh, (long long)ow, (long long)s->cout, (long long)s->k,
+               (long long)c->oh, (long long)c->ow, (long long)s->cout, (long long)s->k,
                (long long)s->stride, (long long)s->pad, (long long)s->groups, flops * 1e-9,
-               ct[0].active ? dn.impl : have_dnnl ? "(wrong or failed)" : "not linked/refused");
-        if (ct[0].active && strcmp(dn.alg, "auto") != 0)
-            printf("  (oneDNN algorithm %s: auto refused)\n", dn.alg);
+               ct[0].active ? c->dn.impl : c->have_dnnl ? "(wrong or failed)" : "not linked/refused");
+        if (ct[0].active && strcmp(c->dn.alg, "auto") != 0)
+            printf("  (oneDNN algorithm %s: auto refused)\n", c->dn.alg);
     }
-    for (i = 1; i < n; i++) {
+    for (i = 1; i < c->n; i++) {
         const conv_contestant *x = &ct[i];
         const int ok = x->active && x->st.reps > 0;
         const double ms = ok ? x->st.min * 1e3 : 0.0, gf = ok ? flops / x->st.min * 1e-9 : 0.0;
@@ -3198,7 +3241,7 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
                    csv_cell(b[2], 48, dms, 4, dms > 0.0), csv_cell(b[3], 48, dgf, 2, dgf > 0.0),
                    i == best, csv_cell(b[4], 48, x->st.median * 1e3, 4, ok), x->st.reps,
                    csv_cell(b[5], 48, ok && dms > 0.0 ? dms / ms : 0.0, 3, ok && dms > 0.0),
-                   x->is_auto, x->err, x->status, ct[0].active ? dn.impl : "");
+                   x->is_auto, x->err, x->status, ct[0].active ? c->dn.impl : "");
         } else {
             printf("  %-14s %-24s %9s %9s %8s %9s %8s %-4s\n",
                    luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
@@ -3211,33 +3254,62 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
         }
     }
     if (!o->csv) {
-        if (n <= 1) printf("  (no valid algorithm/kernel pair selected)\n");
+        if (c->n <= 1) printf("  (no valid algorithm/kernel pair selected)\n");
         if (ct[0].active) {
             char b[3][48];
-            printf("  %-14s %-24s %9s %9s %8s\n", "oneDNN", dn.impl,
+            printf("  %-14s %-24s %9s %9s %8s\n", "oneDNN", c->dn.impl,
                    cell(b[0], 48, res->dnnl_ms, ms_decimals(ct[0].st.min), 1),
                    cell(b[1], 48, ct[0].st.median * 1e3, ms_decimals(ct[0].st.median), 1),
                    cell(b[2], 48, flops / ct[0].st.min * 1e-9, 1, 1));
         }
     }
     fflush(stdout);
+}
 
-done:
-    if (ct)
-        for (i = 0; i < n; i++) {
-            luthier_conv2d_destroy(ct[i].call.layer);
-            bench_sampler_free(&ct[i].smp);
+/* Frees what conv_case_setup and the contestants allocated. */
+static void conv_case_free(conv_case *c) {
+    int i;
+    if (c->ct)
+        for (i = 0; i < c->n; i++) {
+            luthier_conv2d_destroy(c->ct[i].call.layer);
+            bench_sampler_free(&c->ct[i].smp);
         }
-    free(ct);
-    conv_ref_free(&ref);
-    bench_dnnl_conv_destroy(&dn);
-    free(in);
-    free(wt);
-    free(bias);
-    free(out);
-    free(dout);
-    free(resid);
-    return failed;
+    free(c->ct);
+    conv_ref_free(&c->ref);
+    bench_dnnl_conv_destroy(&c->dn);
+    free(c->in);
+    free(c->wt);
+    free(c->bias);
+    free(c->out);
+    free(c->dout);
+    free(c->resid);
+}
+
+/* Checks and times every contestant of one layer, prints its rows. Returns 0 when every
+   luthier pair was right, 1 otherwise. */
+static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthier_context *ctx,
+                          const int *kernels, int nk, conv_result *res) {
+    conv_case c;
+    int i, best;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.s = s;
+    c.ctx = ctx;
+    memset(res, 0, sizeof *res);
+    snprintf(res->name, sizeof res->name, "%s", s->name);
+    if (conv_case_desc(&c) != 0) return 1;
+    if (conv_case_setup(&c, li, kernels, nk) != 0) {
+        c.failed = 1;
+    } else {
+        conv_mark_auto(&c, res);
+        conv_check_dnnl(&c);
+        for (i = 1; i < c.n; i++) conv_check_pair(&c, &c.ct[i]);
+        conv_time_rounds(&c);
+        best = conv_layer_results(&c, res);
+        conv_print_layer(&c, res, best);
+    }
+    conv_case_free(&c);
+    return c.failed;
 }
 
 static void conv_table_header(void) {
