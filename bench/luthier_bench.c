@@ -895,176 +895,208 @@ static void gemm_summary_add(gemm_summary *sum, const gemm_shape *s, const gemm_
     }
 }
 
-/* Checks and times every kernel and anchor on one shape, prints its rows. Returns 0 when every
-   luthier kernel was right, 1 otherwise (or on an allocation failure). */
-static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_index,
-                          luthier_context *ctx, luthier_context *ctx1, const int *kernels, int nk,
-                          bench_peaks *peaks, gemm_summary *sum) {
-    const size_t mk = (size_t)(s->m * s->k), kn = (size_t)(s->k * s->n), mn = (size_t)(s->m * s->n);
-    const double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
-    const int ncont = BENCH_NUM_ANCHORS + nk * (ctx1 ? 2 : 1); /* anchors, kernels, 1T twins */
-    float *a = bench_alloc_floats(mk), *b = bench_alloc_floats(kn), *c = bench_alloc_floats(mn);
-    gemm_contestant *ct = (gemm_contestant *)calloc((size_t)ncont, sizeof *ct);
-    const gemm_contestant *an[BENCH_NUM_ANCHORS];
-    const char *isas[BENCH_MAX_PEAKS];
+/* The buffers and contestants of one shape (gemm_run_shape). */
+typedef struct gemm_case {
+    const gemm_opts *o;
+    const gemm_shape *s;
+    size_t mk, kn, mn;
+    float *a, *b, *c;
+    float **bs;          /* --cold-b: the plain copies of B (bs[0] = b) */
+    int ncopies;
     gemm_ref ref;
-    float **bs = NULL; /* --cold-b: the plain copies of B (bs[0] = b) */
-    int i, j, r, rc, nisa = 0, any_anchor = 0, have_ref = 0, failed = 0, ncopies = 1;
+    int have_ref;
+    gemm_contestant *ct; /* the anchors, the kernels, then (--scaling) their 1-thread twins */
+    int ncont, nk, twins;
+    const char *isas[BENCH_MAX_PEAKS]; /* the ISAs of the checked kernels: their peaks */
+    int nisa;
+} gemm_case;
 
-    memset(&ref, 0, sizeof ref);
-    if (!a || !b || !c || !ct) {
+/* --cold-b: copies of B, about twice the last-level cache in all (2 to 64 copies, at most
+   1 GiB). Returns 0, or 1 when out of memory (said on stderr). */
+static int gemm_cold_copies(gemm_case *g) {
+    const luthier_cache_info ci = luthier_cache_sizes();
+    const size_t bytes = g->kn * sizeof(float), llc = ci.l3 ? ci.l3 : ci.l2;
+    size_t want = (2 * llc + bytes - 1) / bytes;
+    want = want < 2 ? 2 : want > 64 ? 64 : want;
+    if (want * bytes > ((size_t)1 << 30)) want = ((size_t)1 << 30) / bytes < 2 ? 2 : ((size_t)1 << 30) / bytes;
+    if (!(g->bs = (float **)calloc(want, sizeof *g->bs))) {
+        fprintf(stderr, "ERROR: %s: cannot allocate the copies of B\n", g->s->name);
+        return 1;
+    }
+    g->bs[0] = g->b;
+    for (g->ncopies = 1; g->ncopies < (int)want; g->ncopies++) {
+        if (!(g->bs[g->ncopies] = bench_alloc_floats(g->kn))) {
+            fprintf(stderr, "ERROR: %s: cannot allocate copy %d of B\n", g->s->name, g->ncopies);
+            return 1;
+        }
+        memcpy(g->bs[g->ncopies], g->b, bytes);
+    }
+    return 0;
+}
+
+/* The matrices (A and B filled from the shape's index), the copies of B and the exact
+   reference. Returns 0, or 1 when out of memory (said on stderr). */
+static int gemm_case_alloc(gemm_case *g, int shape_index) {
+    const gemm_shape *s = g->s;
+    const double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
+    int i, any_anchor = 0;
+    g->a = bench_alloc_floats(g->mk);
+    g->b = bench_alloc_floats(g->kn);
+    g->c = bench_alloc_floats(g->mn);
+    g->ct = (gemm_contestant *)calloc((size_t)g->ncont, sizeof *g->ct);
+    if (!g->a || !g->b || !g->c || !g->ct) {
         fprintf(stderr, "ERROR: %s: cannot allocate the matrices\n", s->name);
-        failed = 1;
-        goto out;
+        return 1;
     }
-    bench_fill_uniform(a, mk, 0x1000u + (uint64_t)shape_index);
-    bench_fill_uniform(b, kn, 0x2000u + (uint64_t)shape_index);
-    if (o->cold_b) {
-        const luthier_cache_info ci = luthier_cache_sizes();
-        const size_t bytes = kn * sizeof(float), llc = ci.l3 ? ci.l3 : ci.l2;
-        size_t want = (2 * llc + bytes - 1) / bytes;
-        want = want < 2 ? 2 : want > 64 ? 64 : want;
-        if (want * bytes > ((size_t)1 << 30)) want = ((size_t)1 << 30) / bytes < 2 ? 2 : ((size_t)1 << 30) / bytes;
-        if (!(bs = (float **)calloc(want, sizeof *bs))) {
-            fprintf(stderr, "ERROR: %s: cannot allocate the copies of B\n", s->name);
-            failed = 1;
-            goto out;
-        }
-        bs[0] = b;
-        for (ncopies = 1; ncopies < (int)want; ncopies++) {
-            if (!(bs[ncopies] = bench_alloc_floats(kn))) {
-                fprintf(stderr, "ERROR: %s: cannot allocate copy %d of B\n", s->name, ncopies);
-                failed = 1;
-                goto out;
-            }
-            memcpy(bs[ncopies], b, bytes);
-        }
-    }
+    bench_fill_uniform(g->a, g->mk, 0x1000u + (uint64_t)shape_index);
+    bench_fill_uniform(g->b, g->kn, 0x2000u + (uint64_t)shape_index);
+    if (g->o->cold_b && gemm_cold_copies(g) != 0) return 1;
     for (i = 0; i < BENCH_NUM_ANCHORS; i++) any_anchor |= bench_anchor_linked(i);
     /* With no anchor to compare the whole of C against, check every row when affordable. */
-    if (gemm_ref_build(&ref, s, a, b, !any_anchor && flops <= 5e8 && mn <= ((size_t)1 << 23))) {
+    if (gemm_ref_build(&g->ref, s, g->a, g->b, !any_anchor && flops <= 5e8 && g->mn <= ((size_t)1 << 23))) {
         fprintf(stderr, "ERROR: %s: cannot allocate the reference\n", s->name);
-        failed = 1;
-        goto out;
+        return 1;
     }
-    have_ref = 1;
+    g->have_ref = 1;
+    return 0;
+}
 
-    /* Contestants 0..BENCH_NUM_ANCHORS-1 are the anchors, then the kernels. */
-    for (i = 0; i < ncont; i++) {
-        gemm_contestant *x = &ct[i];
+/* Contestants 0..BENCH_NUM_ANCHORS-1 are the anchors, then the kernels, then their twins on
+   the 1-thread context ctx1 (--scaling). */
+static void gemm_case_contestants(gemm_case *g, luthier_context *ctx, luthier_context *ctx1,
+                                  const int *kernels) {
+    const gemm_shape *s = g->s;
+    const int nk = g->nk;
+    int i;
+    for (i = 0; i < g->ncont; i++) {
+        gemm_contestant *x = &g->ct[i];
         x->call.anchor = i < BENCH_NUM_ANCHORS ? i : -1;
         x->kernel = i < BENCH_NUM_ANCHORS ? -1 : (i - BENCH_NUM_ANCHORS) % nk;
-        x->threads = i < BENCH_NUM_ANCHORS + nk ? o->lthreads : 1;
+        x->threads = i < BENCH_NUM_ANCHORS + nk ? g->o->lthreads : 1;
         x->call.ctx = x->threads == 1 && ctx1 ? ctx1 : ctx;
         x->call.desc.m = s->m;
         x->call.desc.n = s->n;
         x->call.desc.k = s->k;
-        x->call.a = a;
-        x->call.b = b;
-        x->call.c = c;
-        x->call.ncopies = ncopies;
-        x->call.bs = bs;
+        x->call.a = g->a;
+        x->call.b = g->b;
+        x->call.c = g->c;
+        x->call.ncopies = g->ncopies;
+        x->call.bs = g->bs;
         x->status = "ok";
         if (x->kernel >= 0) {
             luthier_kernel_get(kernels[x->kernel], &x->ki);
             x->call.desc.kernel = x->ki.name;
         }
     }
+}
 
-    /* 1. Correctness: every contestant once into a NaN-filled C. The anchors must match the
-       exact reference rows; luthier must match those and the anchors' whole output. */
-    for (i = 0; i < ncont; i++) {
-        gemm_contestant *x = &ct[i];
-        const char *what = x->kernel >= 0 ? x->ki.name : bench_anchor_names[i];
-        double t0;
-        if (x->kernel < 0) {
-            if (!bench_anchor_linked(i)) continue;
-            if (!(x->own_c = bench_alloc_floats(mn))) {
-                fprintf(stderr, "warning: %s: no memory for the %s output\n", s->name, what);
-                continue;
-            }
-            x->call.c = x->own_c;
-        } else if (o->prepack) {
-            luthier_status ps = luthier_sgemm_pack_b(x->call.ctx, &x->call.desc, b, &x->pb);
-            if (ps != LUTHIER_STATUS_OK) {
-                fprintf(stderr, "ERROR: %s: luthier_sgemm_pack_b(%s): %s: %s\n", s->name, what,
-                        luthier_status_string(ps), luthier_context_error(x->call.ctx));
-                x->status = "ERROR";
-                continue;
-            }
-            x->call.pb = x->pb;
-        }
-        bench_fill_value(x->call.c, mn, NAN);
-        t0 = bench_now();
-        rc = gemm_call_run(&x->call);
-        x->smp.last = bench_now() - t0;
-        settle_after_anchor(x->call.anchor, o->threads);
-        settle_after_luthier(x->call.anchor, x->threads);
-        if (rc != 0) {
-            if (x->kernel < 0) {
-                fprintf(stderr, "warning: %s: %s failed; its columns stay empty\n", s->name, what);
-            } else {
-                fprintf(stderr, "ERROR: %s: luthier with %s: %s: %s\n", s->name, what,
-                        luthier_status_string(x->call.status), luthier_context_error(x->call.ctx));
-                x->status = "ERROR";
-            }
-            continue;
-        }
-        x->err = gemm_err_ref(&ref, x->call.c, s->n);
-        if (x->kernel < 0) {
-            if (!(x->err <= GEMM_TOL)) {
-                fprintf(stderr, "WARNING: %s: %s disagrees with the exact reference (max relative "
-                                "error %.3g); its columns stay empty\n", s->name, what, x->err);
-                continue;
-            }
-        } else {
-            for (j = 0; j < BENCH_NUM_ANCHORS; j++)
-                if (ct[j].active) {
-                    const double e = gemm_err_full(x->call.c, ct[j].own_c, mn);
-                    if (!(e <= x->err)) x->err = e;
-                }
-            if (!(x->err <= GEMM_TOL)) {
-                fprintf(stderr, "ERROR: %s (%lldx%lldx%lld): kernel %s is WRONG: max relative "
-                                "error %.3g > %.0e; no time reported\n", s->name, (long long)s->m,
-                        (long long)s->n, (long long)s->k, what, x->err, GEMM_TOL);
-                x->status = "WRONG";
-                continue;
-            }
-            for (j = 0; j < nisa && strcmp(isas[j], x->ki.isa) != 0; j++) continue;
-            if (j == nisa && nisa < BENCH_MAX_PEAKS) isas[nisa++] = x->ki.isa;
-            if (ncopies > 1 && x->pb) { /* --cold-b: packed copies (pbs[0] is x->pb) */
-                luthier_status ps = LUTHIER_STATUS_OK;
-                if (!(x->call.pbs = (luthier_packed_b **)calloc((size_t)ncopies, sizeof *x->call.pbs))) {
-                    fprintf(stderr, "ERROR: %s: cannot allocate the packed copies of B\n", s->name);
-                    x->status = "ERROR";
-                    continue;
-                }
-                x->call.pbs[0] = x->pb;
-                for (j = 1; j < ncopies && ps == LUTHIER_STATUS_OK; j++)
-                    ps = luthier_sgemm_pack_b(x->call.ctx, &x->call.desc, b, &x->call.pbs[j]);
-                if (ps != LUTHIER_STATUS_OK) {
-                    fprintf(stderr, "ERROR: %s: packing copy %d of B: %s\n", s->name, j - 1,
-                            luthier_context_error(x->call.ctx));
-                    x->status = "ERROR";
-                    continue;
-                }
-            }
-        }
-        x->active = 1;
+/* --cold-b with B pre-packed: the packed copies of B for kernel contestant x (pbs[0] is x->pb).
+   Returns 0, or -1 after marking x ERROR. */
+static int gemm_pack_copies(gemm_case *g, gemm_contestant *x) {
+    luthier_status ps = LUTHIER_STATUS_OK;
+    int j;
+    if (!(x->call.pbs = (luthier_packed_b **)calloc((size_t)g->ncopies, sizeof *x->call.pbs))) {
+        fprintf(stderr, "ERROR: %s: cannot allocate the packed copies of B\n", g->s->name);
+        x->status = "ERROR";
+        return -1;
     }
+    x->call.pbs[0] = x->pb;
+    for (j = 1; j < g->ncopies && ps == LUTHIER_STATUS_OK; j++)
+        ps = luthier_sgemm_pack_b(x->call.ctx, &x->call.desc, g->b, &x->call.pbs[j]);
+    if (ps != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "ERROR: %s: packing copy %d of B: %s\n", g->s->name, j - 1,
+                luthier_context_error(x->call.ctx));
+        x->status = "ERROR";
+        return -1;
+    }
+    return 0;
+}
 
-    /* 2. Timing, in rounds; the order alternates so no one always follows the same neighbour.
-       The FMA peaks of the ISAs in use are re-probed every round and at the end. */
+/* 1. Correctness of contestant i: one call into a NaN-filled C. The anchors must match the
+   exact reference rows; luthier must match those and the anchors' whole output. Sets active
+   when the contestant is to be timed. */
+static void gemm_check(gemm_case *g, int i) {
+    const gemm_shape *s = g->s;
+    gemm_contestant *x = &g->ct[i];
+    const char *what = x->kernel >= 0 ? x->ki.name : bench_anchor_names[i];
+    double t0;
+    int j, rc;
+    if (x->kernel < 0) {
+        if (!bench_anchor_linked(i)) return;
+        if (!(x->own_c = bench_alloc_floats(g->mn))) {
+            fprintf(stderr, "warning: %s: no memory for the %s output\n", s->name, what);
+            return;
+        }
+        x->call.c = x->own_c;
+    } else if (g->o->prepack) {
+        luthier_status ps = luthier_sgemm_pack_b(x->call.ctx, &x->call.desc, g->b, &x->pb);
+        if (ps != LUTHIER_STATUS_OK) {
+            fprintf(stderr, "ERROR: %s: luthier_sgemm_pack_b(%s): %s: %s\n", s->name, what,
+                    luthier_status_string(ps), luthier_context_error(x->call.ctx));
+            x->status = "ERROR";
+            return;
+        }
+        x->call.pb = x->pb;
+    }
+    bench_fill_value(x->call.c, g->mn, NAN);
+    t0 = bench_now();
+    rc = gemm_call_run(&x->call);
+    x->smp.last = bench_now() - t0;
+    settle_after_anchor(x->call.anchor, g->o->threads);
+    settle_after_luthier(x->call.anchor, x->threads);
+    if (rc != 0) {
+        if (x->kernel < 0) {
+            fprintf(stderr, "warning: %s: %s failed; its columns stay empty\n", s->name, what);
+        } else {
+            fprintf(stderr, "ERROR: %s: luthier with %s: %s: %s\n", s->name, what,
+                    luthier_status_string(x->call.status), luthier_context_error(x->call.ctx));
+            x->status = "ERROR";
+        }
+        return;
+    }
+    x->err = gemm_err_ref(&g->ref, x->call.c, s->n);
+    if (x->kernel < 0) {
+        if (!(x->err <= GEMM_TOL)) {
+            fprintf(stderr, "WARNING: %s: %s disagrees with the exact reference (max relative "
+                            "error %.3g); its columns stay empty\n", s->name, what, x->err);
+            return;
+        }
+    } else {
+        for (j = 0; j < BENCH_NUM_ANCHORS; j++)
+            if (g->ct[j].active) {
+                const double e = gemm_err_full(x->call.c, g->ct[j].own_c, g->mn);
+                if (!(e <= x->err)) x->err = e;
+            }
+        if (!(x->err <= GEMM_TOL)) {
+            fprintf(stderr, "ERROR: %s (%lldx%lldx%lld): kernel %s is WRONG: max relative "
+                            "error %.3g > %.0e; no time reported\n", s->name, (long long)s->m,
+                    (long long)s->n, (long long)s->k, what, x->err, GEMM_TOL);
+            x->status = "WRONG";
+            return;
+        }
+        for (j = 0; j < g->nisa && strcmp(g->isas[j], x->ki.isa) != 0; j++) continue;
+        if (j == g->nisa && g->nisa < BENCH_MAX_PEAKS) g->isas[g->nisa++] = x->ki.isa;
+        if (g->ncopies > 1 && x->pb && gemm_pack_copies(g, x) != 0) return; /* --cold-b */
+    }
+    x->active = 1;
+}
+
+/* 2. Timing, in rounds; the order alternates so no one always follows the same neighbour.
+   The FMA peaks of the ISAs in use are re-probed every round and at the end. */
+static void gemm_time_rounds(gemm_case *g, bench_peaks *peaks) {
+    const gemm_opts *o = g->o;
+    const gemm_shape *s = g->s;
+    int i, j, r, rc;
     for (r = 0; r < o->policy.rounds; r++) {
-        for (j = 0; j < nisa; j++) bench_peak_probe(peaks, isas[j], 2);
-        for (i = 0; i < ncont; i++) {
-            gemm_contestant *x = &ct[(r % 2) ? ncont - 1 - i : i];
+        for (j = 0; j < g->nisa; j++) bench_peak_probe(peaks, g->isas[j], 2);
+        for (i = 0; i < g->ncont; i++) {
+            gemm_contestant *x = &g->ct[(r % 2) ? g->ncont - 1 - i : i];
             if (!x->active) continue;
             rc = bench_run_round(gemm_call_run, &x->call, &o->policy, r, &x->smp);
             settle_after_anchor(x->call.anchor, o->threads);
             settle_after_luthier(x->call.anchor, x->threads);
             if (rc != 0) {
-                const char *what = x->kernel >= 0 ? x->ki.name : bench_anchor_names[x - ct];
+                const char *what = x->kernel >= 0 ? x->ki.name : bench_anchor_names[x - g->ct];
                 fprintf(stderr, "%s: %s: %s failed while timing: %s\n",
                         x->kernel >= 0 ? "ERROR" : "warning", s->name, what,
                         rc == -100 ? "out of memory"
@@ -1075,7 +1107,7 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
             }
             /* Still right after repeated calls (no stale workspace or packing state)? */
             if (x->kernel >= 0) {
-                const double e = gemm_err_ref(&ref, x->call.c, s->n);
+                const double e = gemm_err_ref(&g->ref, x->call.c, s->n);
                 if (!(e <= GEMM_TOL)) {
                     fprintf(stderr, "ERROR: %s: kernel %s is WRONG after repeated calls (max "
                                     "relative error %.3g)\n", s->name, x->ki.name, e);
@@ -1086,46 +1118,154 @@ static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_ind
             }
         }
     }
-    for (j = 0; j < nisa; j++) bench_peak_probe(peaks, isas[j], 2);
+    for (j = 0; j < g->nisa; j++) bench_peak_probe(peaks, g->isas[j], 2);
+}
 
-    /* 3. Results. */
-    for (i = 0; i < ncont; i++) {
+/* 3. Results: statistics and %peak, a row per kernel (with its 1-thread twin's numbers) and
+   the geometric means. Returns 1 when a luthier contestant is not "ok", else 0. */
+static int gemm_case_results(gemm_case *g, bench_peaks *peaks, gemm_summary *sum) {
+    const gemm_contestant *an[BENCH_NUM_ANCHORS];
+    gemm_contestant *ct = g->ct;
+    const int nk = g->nk;
+    int i, failed = 0;
+    for (i = 0; i < g->ncont; i++) {
         gemm_contestant *x = &ct[i];
         if (x->active) x->st = bench_summarize(x->smp.t, x->smp.n);
         else if (x->kernel < 0) x->status = "off";
         if (x->kernel >= 0) x->peak = bench_peak_probe(peaks, x->ki.isa, 0) * x->threads;
     }
     for (i = 0; i < BENCH_NUM_ANCHORS; i++) an[i] = &ct[i];
-    for (i = BENCH_NUM_ANCHORS; i < ncont; i++) {
-        const gemm_contestant *one = ctx1 ? &ct[i + nk] : NULL;
+    for (i = BENCH_NUM_ANCHORS; i < g->ncont; i++) {
+        const gemm_contestant *one = g->twins ? &ct[i + nk] : NULL;
         if (strcmp(ct[i].status, "ok") != 0) failed = 1;
         if (i >= BENCH_NUM_ANCHORS + nk) continue; /* 1T twins: shown in their kernel's row */
-        gemm_print_row(o, s, &ct[i], an, one);
-        gemm_summary_add(&sum[ct[i].kernel], s, &ct[i], an, one);
+        gemm_print_row(g->o, g->s, &ct[i], an, one);
+        gemm_summary_add(&sum[ct[i].kernel], g->s, &ct[i], an, one);
     }
+    return failed;
+}
 
-out:
-    if (ct)
-        for (i = 0; i < ncont; i++) {
-            if (ct[i].call.pbs)
-                for (j = 1; j < ncopies; j++) luthier_packed_b_destroy(ct[i].call.pbs[j]);
-            free(ct[i].call.pbs);
-            luthier_packed_b_destroy(ct[i].pb);
-            free(ct[i].own_c);
-            bench_sampler_free(&ct[i].smp);
+/* Frees what gemm_case_alloc and the checks allocated. */
+static void gemm_case_free(gemm_case *g) {
+    int i, j;
+    if (g->ct)
+        for (i = 0; i < g->ncont; i++) {
+            if (g->ct[i].call.pbs)
+                for (j = 1; j < g->ncopies; j++) luthier_packed_b_destroy(g->ct[i].call.pbs[j]);
+            free(g->ct[i].call.pbs);
+            luthier_packed_b_destroy(g->ct[i].pb);
+            free(g->ct[i].own_c);
+            bench_sampler_free(&g->ct[i].smp);
         }
-    free(ct);
-    if (have_ref) gemm_ref_free(&ref);
-    if (bs)
-        for (j = 1; j < ncopies; j++) free(bs[j]);
-    free(bs);
-    free(a);
-    free(b);
-    free(c);
+    free(g->ct);
+    if (g->have_ref) gemm_ref_free(&g->ref);
+    if (g->bs)
+        for (j = 1; j < g->ncopies; j++) free(g->bs[j]);
+    free(g->bs);
+    free(g->a);
+    free(g->b);
+    free(g->c);
+}
+
+/* Checks and times every kernel and anchor on one shape, prints its rows. Returns 0 when every
+   luthier kernel was right, 1 otherwise (or on an allocation failure). */
+static int gemm_run_shape(const gemm_opts *o, const gemm_shape *s, int shape_index,
+                          luthier_context *ctx, luthier_context *ctx1, const int *kernels, int nk,
+                          bench_peaks *peaks, gemm_summary *sum) {
+    gemm_case g;
+    int i, failed;
+    memset(&g, 0, sizeof g);
+    g.o = o;
+    g.s = s;
+    g.mk = (size_t)(s->m * s->k);
+    g.kn = (size_t)(s->k * s->n);
+    g.mn = (size_t)(s->m * s->n);
+    g.nk = nk;
+    g.twins = ctx1 != NULL;
+    g.ncont = BENCH_NUM_ANCHORS + nk * (ctx1 ? 2 : 1); /* anchors, kernels, 1T twins */
+    g.ncopies = 1;
+    failed = gemm_case_alloc(&g, shape_index);
+    if (!failed) {
+        gemm_case_contestants(&g, ctx, ctx1, kernels);
+        for (i = 0; i < g.ncont; i++) gemm_check(&g, i);
+        gemm_time_rounds(&g, peaks);
+        failed = gemm_case_results(&g, peaks, sum);
+    }
+    gemm_case_free(&g);
     return failed;
 }
 
 #include "bench_int8.h" /* gemm --int8 */
+
+/* The shapes of --shapes (dnn, squares) and --shape, in that order, into shapes (room for all).
+   Returns their count. */
+static int gemm_build_shapes(const gemm_opts *o, gemm_shape *shapes) {
+    int si, nshapes = 0;
+    if (o->groups & GROUP_DNN)
+        for (si = 0; si < GEMM_N_DNN; si++) {
+            gemm_shape *s = &shapes[nshapes++];
+            snprintf(s->name, sizeof s->name, "%s", gemm_dnn_shapes[si].name);
+            s->m = gemm_dnn_shapes[si].m;
+            s->n = gemm_dnn_shapes[si].n;
+            s->k = gemm_dnn_shapes[si].k;
+            s->group = GROUP_DNN;
+        }
+    if (o->groups & GROUP_SQUARES)
+        for (si = 0; si < GEMM_N_SQUARES; si++) {
+            gemm_shape *s = &shapes[nshapes++];
+            const int64_t d = gemm_square_sizes[si];
+            snprintf(s->name, sizeof s->name, "square_%lld", (long long)d);
+            s->m = s->n = s->k = d;
+            s->group = GROUP_SQUARES;
+        }
+    for (si = 0; si < o->ncustom; si++) shapes[nshapes++] = o->custom[si];
+    return nshapes;
+}
+
+/* The lines before the table on info (version, CPU, peaks, anchors, mode, clusters, timing),
+   then the CSV header or the table's on stdout. */
+static void gemm_print_header(FILE *info, const gemm_opts *o, const luthier_context *ctx,
+                              const bench_peaks *peaks) {
+    fprintf(info, "luthier-bench gemm: luthier v%d.%d.%d\n", LUTHIER_VERSION_MAJOR,
+            LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH);
+    print_cpu(info);
+    print_peaks(info, peaks);
+    bench_anchors_describe(info);
+    if (o->blocking[0] || o->blocking[1] || o->blocking[2])
+        fprintf(info, "blocking kc %zu, mc %zu, nc %zu (0 = derived from the caches)\n",
+                o->blocking[0], o->blocking[1], o->blocking[2]);
+    fprintf(info, "mode     %s; luthier %d thread(s)%s, anchors %d thread(s)\n",
+            o->prepack ? "B pre-packed outside the timed loop (luthier_sgemm_packed)"
+                       : "luthier_sgemm timed including the packing of B",
+            o->lthreads, o->scaling ? " and 1 thread" : "", o->threads);
+    if (o->cold_b)
+        fprintf(info, "B        cold: every call takes the next of 2-64 copies (~2x the last-level "
+                      "cache, <= 1 GiB), as weights in a network\n");
+    if (o->lthreads > 1) {
+        luthier_topology t;
+        char buf[1024];
+        if (luthier_context_topology(ctx, &t) == LUTHIER_STATUS_OK &&
+            luthier_topology_format(&t, buf, sizeof buf) > 0) {
+            char *line, *save = NULL;
+            for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+                fprintf(info, "clusters %s (source %s)\n", line, t.source);
+        }
+    }
+    if (o->policy.reps > 0) fprintf(info, "timing   %ld repetitions per case", o->policy.reps);
+    else fprintf(info, "timing   >= %.2f s per case", o->policy.min_time);
+    fprintf(info, ", in %d rounds interleaving luthier and the anchors, after a checked call;\n"
+                  "         GF/s from the fastest repetition\n", o->policy.rounds);
+    if (o->csv)
+        printf("name,M,N,K,threads,kernel,luthier_gflops,openblas_gflops,onednn_gflops,peak_pct,"
+               "luthier_ms_min,luthier_ms_median,gbps,isa,prepack,reps,openblas_ms_min,"
+               "onednn_ms_min,peak_gflops,max_rel_err,status,luthier_threads,luthier_1t_gflops,"
+               "speedup_vs_1t,b_copies\n");
+    else {
+        printf("\n");
+        gemm_table_header(o->scaling);
+    }
+    fflush(stdout);
+}
 
 static int cmd_gemm(int argc, char **argv) {
     const char *cmd = argv[0];
@@ -1164,24 +1304,7 @@ static int cmd_gemm(int argc, char **argv) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
-    if (o.groups & GROUP_DNN)
-        for (si = 0; si < GEMM_N_DNN; si++) {
-            gemm_shape *s = &shapes[nshapes++];
-            snprintf(s->name, sizeof s->name, "%s", gemm_dnn_shapes[si].name);
-            s->m = gemm_dnn_shapes[si].m;
-            s->n = gemm_dnn_shapes[si].n;
-            s->k = gemm_dnn_shapes[si].k;
-            s->group = GROUP_DNN;
-        }
-    if (o.groups & GROUP_SQUARES)
-        for (si = 0; si < GEMM_N_SQUARES; si++) {
-            gemm_shape *s = &shapes[nshapes++];
-            const int64_t d = gemm_square_sizes[si];
-            snprintf(s->name, sizeof s->name, "square_%lld", (long long)d);
-            s->m = s->n = s->k = d;
-            s->group = GROUP_SQUARES;
-        }
-    for (si = 0; si < o.ncustom; si++) shapes[nshapes++] = o.custom[si];
+    nshapes = gemm_build_shapes(&o, shapes);
 
     bench_anchors_set_threads(o.threads, stderr);
     if (o.lthreads != o.threads)
@@ -1190,46 +1313,7 @@ static int cmd_gemm(int argc, char **argv) {
                 o.threads);
 
     bench_peaks_measure(&peaks, 0.5);
-    fprintf(info, "luthier-bench gemm: luthier v%d.%d.%d\n", LUTHIER_VERSION_MAJOR,
-            LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH);
-    print_cpu(info);
-    print_peaks(info, &peaks);
-    bench_anchors_describe(info);
-    if (o.blocking[0] || o.blocking[1] || o.blocking[2])
-        fprintf(info, "blocking kc %zu, mc %zu, nc %zu (0 = derived from the caches)\n",
-                o.blocking[0], o.blocking[1], o.blocking[2]);
-    fprintf(info, "mode     %s; luthier %d thread(s)%s, anchors %d thread(s)\n",
-            o.prepack ? "B pre-packed outside the timed loop (luthier_sgemm_packed)"
-                      : "luthier_sgemm timed including the packing of B",
-            o.lthreads, o.scaling ? " and 1 thread" : "", o.threads);
-    if (o.cold_b)
-        fprintf(info, "B        cold: every call takes the next of 2-64 copies (~2x the last-level "
-                      "cache, <= 1 GiB), as weights in a network\n");
-    if (o.lthreads > 1) {
-        luthier_topology t;
-        char buf[1024];
-        if (luthier_context_topology(ctx, &t) == LUTHIER_STATUS_OK &&
-            luthier_topology_format(&t, buf, sizeof buf) > 0) {
-            char *line, *save = NULL;
-            for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-                fprintf(info, "clusters %s (source %s)\n", line, t.source);
-        }
-    }
-    if (o.policy.reps > 0) fprintf(info, "timing   %ld repetitions per case", o.policy.reps);
-    else fprintf(info, "timing   >= %.2f s per case", o.policy.min_time);
-    fprintf(info, ", in %d rounds interleaving luthier and the anchors, after a checked call;\n"
-                  "         GF/s from the fastest repetition\n", o.policy.rounds);
-
-    if (o.csv)
-        printf("name,M,N,K,threads,kernel,luthier_gflops,openblas_gflops,onednn_gflops,peak_pct,"
-               "luthier_ms_min,luthier_ms_median,gbps,isa,prepack,reps,openblas_ms_min,"
-               "onednn_ms_min,peak_gflops,max_rel_err,status,luthier_threads,luthier_1t_gflops,"
-               "speedup_vs_1t,b_copies\n");
-    else {
-        printf("\n");
-        gemm_table_header(o.scaling);
-    }
-    fflush(stdout);
+    gemm_print_header(info, &o, ctx, &peaks);
 
     for (si = 0; si < nshapes; si++)
         if (gemm_run_shape(&o, &shapes[si], si, ctx, ctx1, kernels, nk, &peaks, sum) != 0)
@@ -1379,25 +1463,26 @@ typedef struct threads_case {
     bench_stats st;
 } threads_case;
 
-static int cmd_threads(int argc, char **argv) {
-    const char *cmd = argv[0], *val;
-    long regions = THREADS_DEFAULT_REGIONS;
-    double body_us = 10.0, per_unit;
-    int csv = 0, i, r, nc = 0, rc = BENCH_EXIT_OK, pinned = 0, pin_cpu = -1;
-    luthier_context *ctx1 = NULL, *ctxn = NULL;
-    threads_case cs[8];
-    bench_affinity aff;
-    char bodyname[32];
+/* The options of threads. */
+typedef struct threads_opts {
+    long regions;
+    double body_us;
+    int csv;
+    double per_unit;   /* body_us in seconds: the work of one unit of the body cases */
+    char bodyname[32]; /* the name of the body cases, "body<U>us" */
+} threads_opts;
 
-    memset(cs, 0, sizeof cs);
-    memset(&aff, 0, sizeof aff);
+/* Parses the threads options. Returns -1 to continue, else an exit code. */
+static int threads_parse(int argc, char **argv, threads_opts *o) {
+    const char *cmd = argv[0], *val;
+    int i, r;
     for (i = 1; i < argc; i++) {
         if (bench_is_help(argv[i])) {
             usage_threads(stdout);
             return BENCH_EXIT_OK;
         } else if ((r = bench_opt_flag(argv[i], cmd, "--csv")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            csv = 1;
+            o->csv = 1;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--regions", &val)) != 0) {
             int64_t v;
             if (r < 0) return BENCH_EXIT_USAGE;
@@ -1405,10 +1490,10 @@ static int cmd_threads(int argc, char **argv) {
                 bench_usage_error(cmd, "--regions wants an integer in [100, 10000000], not '%s'", val);
                 return BENCH_EXIT_USAGE;
             }
-            regions = (long)v;
+            o->regions = (long)v;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--body-us", &val)) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_double(val, 0.0, 100000.0, &body_us)) {
+            if (bench_parse_double(val, 0.0, 100000.0, &o->body_us)) {
                 bench_usage_error(cmd, "--body-us wants microseconds in [0, 100000], not '%s'", val);
                 return BENCH_EXIT_USAGE;
             }
@@ -1418,64 +1503,73 @@ static int cmd_threads(int argc, char **argv) {
             return BENCH_EXIT_USAGE;
         }
     }
-    per_unit = body_us * 1e-6;
-    snprintf(bodyname, sizeof bodyname, "body%gus", body_us);
+    return -1;
+}
 
-    if (!(ctx1 = open_context(cmd, NULL, 1)) || !(ctxn = open_context(cmd, NULL, 0))) {
-        rc = BENCH_EXIT_FAIL;
-        goto done;
-    }
-    {
-        const int tn = luthier_context_num_threads(ctxn);
-        const luthier_context *cx[2];
-        int k, body, sch;
-        cx[0] = ctx1;
-        cx[1] = ctxn;
-        for (body = 0; body < 2; body++)
-            for (k = 0; k < (tn > 1 ? 2 : 1); k++)
-                for (sch = 0; sch < 2; sch++) {
-                    threads_case *c = &cs[nc++];
-                    c->name = body ? bodyname : "empty";
-                    c->ctx = (luthier_context *)cx[k];
-                    c->threads = luthier_context_num_threads(c->ctx);
-                    c->schedule = sch ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
-                    c->body = body;
-                    if (!(c->t = (double *)malloc((size_t)regions * sizeof *c->t))) {
-                        fprintf(stderr, "%s %s: error: out of memory\n", bench_prog, cmd);
-                        rc = BENCH_EXIT_FAIL;
-                        goto done;
-                    }
-                }
-    }
-    {
-        luthier_topology t;
-        if (luthier_context_topology(ctxn, &t) == LUTHIER_STATUS_OK && t.num_clusters > 0)
-            pin_cpu = t.clusters[0].cpus[0];
-        if (pin_cpu >= 0) pinned = bench_pin_caller(pin_cpu, &aff);
-    }
-    if (!csv) {
-        luthier_topology t;
-        char buf[1024];
-        printf("luthier-bench threads: luthier v%d.%d.%d, %d thread(s) in the full context\n",
-               LUTHIER_VERSION_MAJOR, LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH,
-               luthier_context_num_threads(ctxn));
-        if (luthier_context_topology(ctxn, &t) == LUTHIER_STATUS_OK &&
-            luthier_topology_format(&t, buf, sizeof buf) > 0)
-            printf("clusters (source %s):\n%s", t.source, buf);
-        for (i = 1; i < luthier_context_num_threads(ctxn); i++) {
-            int cl, cpu;
-            const int ok = luthier_context_thread_info(ctxn, i, &cl, &cpu);
-            printf("slot %d: cluster %d, CPU %d%s\n", i, cl, cpu, ok ? " (pinned)" : " (NOT pinned)");
-        }
-        printf("caller (slot 0): %s CPU %d\n", pinned ? "pinned to" : "could not be pinned to",
-               pin_cpu);
-        printf("%ld regions per case, back to back, in %d rounds alternating the cases\n\n",
-               regions, THREADS_ROUNDS);
-        fflush(stdout);
-    }
+/* The cases into cs[*nc]: {empty, body} x {1 thread, all threads (when more than one)} x
+   {RATIO, DYNAMIC}, each with room for o->regions times. Returns 0, or -1 when out of memory. */
+static int threads_make_cases(const threads_opts *o, luthier_context *ctx1, luthier_context *ctxn,
+                              threads_case *cs, int *nc) {
+    const int tn = luthier_context_num_threads(ctxn);
+    luthier_context *cx[2];
+    int k, body, sch;
+    cx[0] = ctx1;
+    cx[1] = ctxn;
+    for (body = 0; body < 2; body++)
+        for (k = 0; k < (tn > 1 ? 2 : 1); k++)
+            for (sch = 0; sch < 2; sch++) {
+                threads_case *c = &cs[(*nc)++];
+                c->name = body ? o->bodyname : "empty";
+                c->ctx = cx[k];
+                c->threads = luthier_context_num_threads(c->ctx);
+                c->schedule = sch ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
+                c->body = body;
+                if (!(c->t = (double *)malloc((size_t)o->regions * sizeof *c->t))) return -1;
+            }
+    return 0;
+}
 
+/* Pins the calling thread (slot 0) to the first CPU of ctxn's first cluster (*pin_cpu, -1 when
+   unknown). Returns 1 when it runs there. */
+static int threads_pin_caller(const luthier_context *ctxn, bench_affinity *aff, int *pin_cpu) {
+    luthier_topology t;
+    *pin_cpu = -1;
+    if (luthier_context_topology(ctxn, &t) == LUTHIER_STATUS_OK && t.num_clusters > 0)
+        *pin_cpu = t.clusters[0].cpus[0];
+    return *pin_cpu >= 0 ? bench_pin_caller(*pin_cpu, aff) : 0;
+}
+
+/* The lines before the table: version, clusters, where the threads run, what is timed. */
+static void threads_print_header(const threads_opts *o, const luthier_context *ctxn, int pinned,
+                                 int pin_cpu) {
+    luthier_topology t;
+    char buf[1024];
+    int i;
+    printf("luthier-bench threads: luthier v%d.%d.%d, %d thread(s) in the full context\n",
+           LUTHIER_VERSION_MAJOR, LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH,
+           luthier_context_num_threads(ctxn));
+    if (luthier_context_topology(ctxn, &t) == LUTHIER_STATUS_OK &&
+        luthier_topology_format(&t, buf, sizeof buf) > 0)
+        printf("clusters (source %s):\n%s", t.source, buf);
+    for (i = 1; i < luthier_context_num_threads(ctxn); i++) {
+        int cl = -1, cpu = -1; /* always set for a worker slot; initialized for -O2 warnings */
+        const int ok = luthier_context_thread_info(ctxn, i, &cl, &cpu);
+        printf("slot %d: cluster %d, CPU %d%s\n", i, cl, cpu, ok ? " (pinned)" : " (NOT pinned)");
+    }
+    printf("caller (slot 0): %s CPU %d\n", pinned ? "pinned to" : "could not be pinned to",
+           pin_cpu);
+    printf("%ld regions per case, back to back, in %d rounds alternating the cases\n\n",
+           o->regions, THREADS_ROUNDS);
+    fflush(stdout);
+}
+
+/* Times o->regions regions of every case, in THREADS_ROUNDS rounds that alternate the cases,
+   then summarizes each. Returns 0, or -1 when a region failed (said on stderr). */
+static int threads_measure(const char *cmd, const threads_opts *o, threads_case *cs, int nc) {
+    double per_unit = o->per_unit;
+    int i, r;
     for (r = 0; r < THREADS_ROUNDS; r++) {
-        const long until = regions * (r + 1) / THREADS_ROUNDS;
+        const long until = o->regions * (r + 1) / THREADS_ROUNDS;
         int k;
         for (k = 0; k < nc; k++) {
             threads_case *c = &cs[(r % 2) ? nc - 1 - k : k];
@@ -1490,8 +1584,7 @@ static int cmd_threads(int argc, char **argv) {
                     LUTHIER_STATUS_OK) {
                     fprintf(stderr, "%s %s: error: luthier_parallel_for: %s\n", bench_prog, cmd,
                             luthier_context_error(c->ctx));
-                    rc = BENCH_EXIT_FAIL;
-                    goto done;
+                    return -1;
                 }
             while (c->n < until) {
                 const double t0 = bench_now();
@@ -1501,14 +1594,19 @@ static int cmd_threads(int argc, char **argv) {
         }
     }
     for (i = 0; i < nc; i++) cs[i].st = bench_summarize(cs[i].t, cs[i].n);
+    return 0;
+}
 
-    if (csv) {
+/* The table (or CSV rows) of the cases. */
+static void threads_report(const threads_opts *o, const threads_case *cs, int nc) {
+    int i;
+    if (o->csv) {
         printf("case,threads,schedule,us_min,us_median,overhead_us_median,regions\n");
         for (i = 0; i < nc; i++) {
             const threads_case *c = &cs[i];
             printf("%s,%d,%s,%.3f,%.3f,%.3f,%ld\n", c->name, c->threads,
                    c->schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", c->st.min * 1e6,
-                   c->st.median * 1e6, c->st.median * 1e6 - (c->body ? body_us : 0.0), c->st.reps);
+                   c->st.median * 1e6, c->st.median * 1e6 - (c->body ? o->body_us : 0.0), c->st.reps);
         }
     } else {
         printf("%-12s %7s %-8s %10s %10s %12s %10s\n", "case", "threads", "schedule", "us(min)",
@@ -1518,12 +1616,48 @@ static int cmd_threads(int argc, char **argv) {
             const double p90 = c->t[(size_t)((double)(c->n - 1) * 0.9)];
             printf("%-12s %7d %-8s %10.3f %10.3f %12.3f %10.3f\n", c->name, c->threads,
                    c->schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", c->st.min * 1e6,
-                   c->st.median * 1e6, c->st.median * 1e6 - (c->body ? body_us : 0.0), p90 * 1e6);
+                   c->st.median * 1e6, c->st.median * 1e6 - (c->body ? o->body_us : 0.0), p90 * 1e6);
         }
         printf("\nus = microseconds per region (call to return); overhead = us(med) - the %g us body\n"
                "of the body cases (each thread runs about one unit); p90 = 90th percentile.\n",
-               body_us);
+               o->body_us);
     }
+}
+
+static int cmd_threads(int argc, char **argv) {
+    const char *cmd = argv[0];
+    threads_opts o;
+    int i, nc = 0, rc, pinned, pin_cpu;
+    luthier_context *ctx1 = NULL, *ctxn = NULL;
+    threads_case cs[8];
+    bench_affinity aff;
+
+    memset(cs, 0, sizeof cs);
+    memset(&aff, 0, sizeof aff);
+    memset(&o, 0, sizeof o);
+    o.regions = THREADS_DEFAULT_REGIONS;
+    o.body_us = 10.0;
+    if ((rc = threads_parse(argc, argv, &o)) >= 0) return rc;
+    o.per_unit = o.body_us * 1e-6;
+    snprintf(o.bodyname, sizeof o.bodyname, "body%gus", o.body_us);
+
+    rc = BENCH_EXIT_OK;
+    if (!(ctx1 = open_context(cmd, NULL, 1)) || !(ctxn = open_context(cmd, NULL, 0))) {
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    if (threads_make_cases(&o, ctx1, ctxn, cs, &nc) != 0) {
+        fprintf(stderr, "%s %s: error: out of memory\n", bench_prog, cmd);
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    pinned = threads_pin_caller(ctxn, &aff, &pin_cpu);
+    if (!o.csv) threads_print_header(&o, ctxn, pinned, pin_cpu);
+    if (threads_measure(cmd, &o, cs, nc) != 0) {
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    threads_report(&o, cs, nc);
 
 done:
     bench_restore_caller(&aff);
@@ -1927,31 +2061,18 @@ static void asym_report(int csv, const asym_workload *w, const asym_call *calls,
     fflush(stdout);
 }
 
-static int cmd_asym(int argc, char **argv) {
-    const char *cmd = argv[0], *val, *env;
-    int little_cpu = -1, no_load = 0, csv = 0, step = 10, i, r, rc = BENCH_EXIT_OK;
-    double load_timeout = 300.0;
+/* The options of asym. */
+typedef struct asym_opts {
+    int little_cpu; /* --little-cpu, -1 = the last CPU this process may run on */
+    int no_load, csv, step;
+    double load_timeout;
     bench_policy pol;
-    int cpus[LUTHIER_MAX_CPUS], ncpus, nload = 0, load_cpus[ASYM_MAX_LOADERS], nw = 0, ns = 0;
-    int load_running = 0, pinned = 0;
-    char spec[1024], err[256], *p;
-    luthier_topology topo;
-    luthier_context *ctx = NULL, *ctx_big = NULL;
-    luthier_context_desc cd;
-    asym_loader loaders[ASYM_MAX_LOADERS];
-    asym_workload ws[ASYM_N_GEMM + 1];
-    asym_strategy st[ASYM_MAX_STRATEGIES];
-    asym_call *calls = NULL;
-    asym_result (*res)[2] = NULL;
-    bench_affinity aff;
+} asym_opts;
 
-    memset(&pol, 0, sizeof pol);
-    pol.min_time = 0.1;
-    pol.rounds = 5;
-    memset(ws, 0, sizeof ws);
-    memset(st, 0, sizeof st);
-    memset(&aff, 0, sizeof aff);
-    memset(loaders, 0, sizeof loaders);
+/* Parses the asym options. Returns -1 to continue, else an exit code. */
+static int asym_parse(int argc, char **argv, asym_opts *o) {
+    const char *cmd = argv[0], *val;
+    int i, r;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (bench_is_help(arg)) {
@@ -1959,10 +2080,10 @@ static int cmd_asym(int argc, char **argv) {
             return BENCH_EXIT_OK;
         } else if ((r = bench_opt_flag(arg, cmd, "--csv")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            csv = 1;
+            o->csv = 1;
         } else if ((r = bench_opt_flag(arg, cmd, "--no-load")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            no_load = 1;
+            o->no_load = 1;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--little-cpu", &val)) != 0) {
             int64_t v;
             if (r < 0) return BENCH_EXIT_USAGE;
@@ -1971,7 +2092,7 @@ static int cmd_asym(int argc, char **argv) {
                                   LUTHIER_MAX_CPUS - 1, val);
                 return BENCH_EXIT_USAGE;
             }
-            little_cpu = (int)v;
+            o->little_cpu = (int)v;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--step", &val)) != 0) {
             int64_t v;
             if (r < 0) return BENCH_EXIT_USAGE;
@@ -1979,10 +2100,10 @@ static int cmd_asym(int argc, char **argv) {
                 bench_usage_error(cmd, "--step wants a percentage in [1, 50], not '%s'", val);
                 return BENCH_EXIT_USAGE;
             }
-            step = (int)v;
+            o->step = (int)v;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--min-time", &val)) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_double(val, 0.001, 60.0, &pol.min_time)) {
+            if (bench_parse_double(val, 0.001, 60.0, &o->pol.min_time)) {
                 bench_usage_error(cmd, "--min-time wants seconds in [0.001, 60], not '%s'", val);
                 return BENCH_EXIT_USAGE;
             }
@@ -1993,10 +2114,10 @@ static int cmd_asym(int argc, char **argv) {
                 bench_usage_error(cmd, "--rounds wants an integer in [1, 100], not '%s'", val);
                 return BENCH_EXIT_USAGE;
             }
-            pol.rounds = (int)v;
+            o->pol.rounds = (int)v;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--load-timeout", &val)) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
-            if (bench_parse_double(val, 1.0, 86400.0, &load_timeout)) {
+            if (bench_parse_double(val, 1.0, 86400.0, &o->load_timeout)) {
                 bench_usage_error(cmd, "--load-timeout wants seconds in [1, 86400], not '%s'", val);
                 return BENCH_EXIT_USAGE;
             }
@@ -2006,21 +2127,52 @@ static int cmd_asym(int argc, char **argv) {
             return BENCH_EXIT_USAGE;
         }
     }
+    return -1;
+}
 
-    /* 1. The two clusters. */
+/* What a run of asym sets up (clusters, contexts, strategies, workloads, busy loops); released
+   by asym_teardown. */
+typedef struct asym_run {
+    const char *env;  /* $LUTHIER_CLUSTERS */
+    char spec[1024];  /* the cluster spec: $LUTHIER_CLUSTERS or "big:...,little:C" */
+    luthier_topology topo;
+    int load_cpus[ASYM_MAX_LOADERS], nload; /* the little cluster's CPUs: one busy loop each */
+    luthier_context *ctx, *ctx_big;         /* both clusters; the big one alone */
+    asym_strategy st[ASYM_MAX_STRATEGIES];
+    int ns;
+    asym_workload ws[ASYM_N_GEMM + 1];
+    int nw;
+    asym_call *calls;      /* one per strategy, reused by every workload */
+    asym_result (*res)[2]; /* per workload: unloaded, loaded */
+    asym_loader loaders[ASYM_MAX_LOADERS];
+    int load_running;
+    bench_affinity aff;    /* the caller's affinity before it was pinned */
+} asym_run;
+
+/* Prints the out-of-memory error of asym and returns its exit code. */
+static int asym_oom(const char *cmd) {
+    fprintf(stderr, "%s %s: error: out of memory\n", bench_prog, cmd);
+    return BENCH_EXIT_FAIL;
+}
+
+/* Step 1: the two clusters, from $LUTHIER_CLUSTERS or built around the little CPU, into a->spec
+   and a->topo, and the little cluster's CPUs. Returns -1 to continue, else an exit code. */
+static int asym_clusters(const char *cmd, const asym_opts *o, asym_run *a) {
+    int cpus[LUTHIER_MAX_CPUS], ncpus, little_cpu = o->little_cpu, i, r;
+    char err[256], *p;
     if (!BENCH_HAVE_AFFINITY) {
         fprintf(stderr, "%s %s: error: needs Linux CPU affinity (sched_setaffinity)\n", bench_prog, cmd);
         return BENCH_EXIT_FAIL;
     }
     ncpus = bench_allowed_cpus(cpus, LUTHIER_MAX_CPUS);
-    env = getenv("LUTHIER_CLUSTERS");
-    if (env && *env) {
+    a->env = getenv("LUTHIER_CLUSTERS");
+    if (a->env && *a->env) {
         if (little_cpu >= 0) {
             bench_usage_error(cmd, "--little-cpu and $LUTHIER_CLUSTERS both choose the clusters: "
                                    "give one of them");
             return BENCH_EXIT_USAGE;
         }
-        snprintf(spec, sizeof spec, "%s", env);
+        snprintf(a->spec, sizeof a->spec, "%s", a->env);
     } else {
         if (ncpus < 2) {
             fprintf(stderr, "%s %s: error: this process may run on %d CPU(s): emulating a big and a "
@@ -2034,250 +2186,303 @@ static int cmd_asym(int argc, char **argv) {
                               little_cpu, cpus[0], cpus[ncpus - 1]);
             return BENCH_EXIT_USAGE;
         }
-        p = spec;
+        p = a->spec;
         p += sprintf(p, "big:");
-        for (i = 0, r = 0; i < ncpus && p < spec + sizeof spec - 32; i++)
+        for (i = 0, r = 0; i < ncpus && p < a->spec + sizeof a->spec - 32; i++)
             if (cpus[i] != little_cpu) p += sprintf(p, "%s%d", r++ ? "," : "", cpus[i]);
         sprintf(p, ",little:%d", little_cpu);
     }
-    if (luthier_topology_detect(NULL, spec, &topo, err, sizeof err) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s %s: error: cluster spec '%s': %s\n", bench_prog, cmd, spec, err);
-        return env && *env ? BENCH_EXIT_USAGE : BENCH_EXIT_FAIL;
+    if (luthier_topology_detect(NULL, a->spec, &a->topo, err, sizeof err) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s %s: error: cluster spec '%s': %s\n", bench_prog, cmd, a->spec, err);
+        return a->env && *a->env ? BENCH_EXIT_USAGE : BENCH_EXIT_FAIL;
     }
-    if (topo.num_clusters != 2) {
+    if (a->topo.num_clusters != 2) {
         fprintf(stderr, "%s %s: error: cluster spec '%s' gives %d cluster(s): asym needs exactly 2 "
-                        "(big first, then little)\n", bench_prog, cmd, spec, topo.num_clusters);
+                        "(big first, then little)\n", bench_prog, cmd, a->spec, a->topo.num_clusters);
         return BENCH_EXIT_USAGE;
     }
-    for (i = 0; i < topo.clusters[1].num_cpus && nload < ASYM_MAX_LOADERS; i++)
-        load_cpus[nload++] = topo.clusters[1].cpus[i];
+    for (i = 0; i < a->topo.clusters[1].num_cpus && a->nload < ASYM_MAX_LOADERS; i++)
+        a->load_cpus[a->nload++] = a->topo.clusters[1].cpus[i];
+    return -1;
+}
 
-    /* 2. Contexts: both clusters, and the big one alone. */
+/* Step 2: a context on both clusters (in the spec's order) and one on the big cluster alone.
+   Returns -1 to continue, else an exit code. */
+static int asym_contexts(const char *cmd, asym_run *a) {
+    luthier_context_desc cd;
+    luthier_topology ct;
     memset(&cd, 0, sizeof cd);
-    cd.topology = &topo;
-    if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s %s: error: cannot create a context on '%s'\n", bench_prog, cmd, spec);
-        rc = BENCH_EXIT_FAIL;
-        goto done;
+    cd.topology = &a->topo;
+    if (luthier_context_create(&cd, &a->ctx) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s %s: error: cannot create a context on '%s'\n", bench_prog, cmd, a->spec);
+        return BENCH_EXIT_FAIL;
     }
-    cd.num_threads = topo.clusters[0].num_cpus;
-    if (luthier_context_create(&cd, &ctx_big) != LUTHIER_STATUS_OK) {
+    cd.num_threads = a->topo.clusters[0].num_cpus;
+    if (luthier_context_create(&cd, &a->ctx_big) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s %s: error: cannot create the big-only context\n", bench_prog, cmd);
-        rc = BENCH_EXIT_FAIL;
-        goto done;
+        return BENCH_EXIT_FAIL;
     }
-    {
-        luthier_topology ct;
-        if (luthier_context_topology(ctx, &ct) != LUTHIER_STATUS_OK || ct.num_clusters != 2 ||
-            strcmp(ct.clusters[0].name, topo.clusters[0].name) != 0) {
-            fprintf(stderr, "%s %s: error: the context does not run the two clusters of '%s' in "
-                            "that order\n", bench_prog, cmd, spec);
-            rc = BENCH_EXIT_FAIL;
-            goto done;
-        }
+    if (luthier_context_topology(a->ctx, &ct) != LUTHIER_STATUS_OK || ct.num_clusters != 2 ||
+        strcmp(ct.clusters[0].name, a->topo.clusters[0].name) != 0) {
+        fprintf(stderr, "%s %s: error: the context does not run the two clusters of '%s' in "
+                        "that order\n", bench_prog, cmd, a->spec);
+        return BENCH_EXIT_FAIL;
     }
+    return -1;
+}
 
-    /* 3. Strategies. */
-    {
-        const int tb = topo.clusters[0].num_cpus, tl = topo.clusters[1].num_cpus;
-        asym_strategy *s = &st[ns++];
-        snprintf(s->name, sizeof s->name, "equal");
-        s->share = (int)(100.0 * tb / (tb + tl) + 0.5);
-        s->ctx = ctx;
-        s->ratios[0] = (float)tb;
-        s->ratios[1] = (float)tl;
+/* Step 3: the strategies: equal, ratio_0..ratio_100 every `step` %, dynamic, big_only. */
+static void asym_strategies(asym_run *a, int step) {
+    const int tb = a->topo.clusters[0].num_cpus, tl = a->topo.clusters[1].num_cpus;
+    asym_strategy *s = &a->st[a->ns++];
+    int r;
+    snprintf(s->name, sizeof s->name, "equal");
+    s->share = (int)(100.0 * tb / (tb + tl) + 0.5);
+    s->ctx = a->ctx;
+    s->ratios[0] = (float)tb;
+    s->ratios[1] = (float)tl;
+    s->use_ratios = 1;
+    s->baseline = 1;
+    for (r = 0; r <= 100; r += step) {
+        s = &a->st[a->ns++];
+        snprintf(s->name, sizeof s->name, "ratio_%d", r);
+        s->share = r;
+        s->ctx = a->ctx;
+        s->ratios[0] = (float)r;
+        s->ratios[1] = (float)(100 - r);
         s->use_ratios = 1;
-        s->baseline = 1;
-        for (r = 0; r <= 100; r += step) {
-            s = &st[ns++];
-            snprintf(s->name, sizeof s->name, "ratio_%d", r);
-            s->share = r;
-            s->ctx = ctx;
-            s->ratios[0] = (float)r;
-            s->ratios[1] = (float)(100 - r);
-            s->use_ratios = 1;
-            if (r + step > 100 && r != 100) r = 100 - step; /* always end with 100 */
-        }
-        s = &st[ns++];
-        snprintf(s->name, sizeof s->name, "dynamic");
-        s->share = -1;
-        s->ctx = ctx;
-        s->schedule = LUTHIER_SCHEDULE_DYNAMIC;
-        s->baseline = 1;
-        s = &st[ns++];
-        snprintf(s->name, sizeof s->name, "big_only");
-        s->share = 100;
-        s->ctx = ctx_big;
-        s->baseline = 1;
+        if (r + step > 100 && r != 100) r = 100 - step; /* always end with 100 */
     }
+    s = &a->st[a->ns++];
+    snprintf(s->name, sizeof s->name, "dynamic");
+    s->share = -1;
+    s->ctx = a->ctx;
+    s->schedule = LUTHIER_SCHEDULE_DYNAMIC;
+    s->baseline = 1;
+    s = &a->st[a->ns++];
+    snprintf(s->name, sizeof s->name, "big_only");
+    s->share = 100;
+    s->ctx = a->ctx_big;
+    s->baseline = 1;
+}
 
-    /* 4. Workloads. */
+/* The GEMM workload of asym_gemm_shapes[i]: data, exact reference, B packed on ctx. Returns -1
+   to continue, else an exit code. */
+static int asym_gemm_workload(const char *cmd, luthier_context *ctx, asym_workload *w, int i) {
+    luthier_sgemm_desc d;
+    size_t mk, kn, mn;
+    luthier_status s;
+    w->kind = ASYM_GEMM;
+    snprintf(w->name, sizeof w->name, "%s", asym_gemm_shapes[i].name);
+    snprintf(w->shape.name, sizeof w->shape.name, "%s", asym_gemm_shapes[i].name);
+    w->shape.m = asym_gemm_shapes[i].m;
+    w->shape.n = asym_gemm_shapes[i].n;
+    w->shape.k = asym_gemm_shapes[i].k;
+    mk = (size_t)(w->shape.m * w->shape.k);
+    kn = (size_t)(w->shape.k * w->shape.n);
+    mn = (size_t)(w->shape.m * w->shape.n);
+    w->a = bench_alloc_floats(mk);
+    w->b = bench_alloc_floats(kn);
+    w->c = bench_alloc_floats(mn);
+    if (!w->a || !w->b || !w->c) return asym_oom(cmd);
+    bench_fill_uniform(w->a, mk, 0x3000u + (uint64_t)i);
+    bench_fill_uniform(w->b, kn, 0x4000u + (uint64_t)i);
+    if (gemm_ref_build(&w->ref, &w->shape, w->a, w->b, 0)) return asym_oom(cmd);
+    w->have_ref = 1;
+    memset(&d, 0, sizeof d);
+    d.m = w->shape.m;
+    d.n = w->shape.n;
+    d.k = w->shape.k;
+    if ((s = luthier_sgemm_pack_b(ctx, &d, w->b, &w->pb)) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s %s: error: luthier_sgemm_pack_b(%s): %s: %s\n", bench_prog,
+                cmd, w->name, luthier_status_string(s), luthier_context_error(ctx));
+        return BENCH_EXIT_FAIL;
+    }
+    return -1;
+}
+
+/* Step 4: the workloads (the GEMMs, then the synthetic one), the calls and the result slots.
+   Returns -1 to continue, else an exit code. */
+static int asym_workloads(const char *cmd, asym_run *a) {
+    int i, rc;
     for (i = 0; i < ASYM_N_GEMM + 1; i++) {
-        asym_workload *w = &ws[nw++];
+        asym_workload *w = &a->ws[a->nw++];
         if (i < ASYM_N_GEMM) {
-            luthier_sgemm_desc d;
-            size_t mk, kn, mn;
-            luthier_status s;
-            w->kind = ASYM_GEMM;
-            snprintf(w->name, sizeof w->name, "%s", asym_gemm_shapes[i].name);
-            snprintf(w->shape.name, sizeof w->shape.name, "%s", asym_gemm_shapes[i].name);
-            w->shape.m = asym_gemm_shapes[i].m;
-            w->shape.n = asym_gemm_shapes[i].n;
-            w->shape.k = asym_gemm_shapes[i].k;
-            mk = (size_t)(w->shape.m * w->shape.k);
-            kn = (size_t)(w->shape.k * w->shape.n);
-            mn = (size_t)(w->shape.m * w->shape.n);
-            w->a = bench_alloc_floats(mk);
-            w->b = bench_alloc_floats(kn);
-            w->c = bench_alloc_floats(mn);
-            if (!w->a || !w->b || !w->c) goto oom;
-            bench_fill_uniform(w->a, mk, 0x3000u + (uint64_t)i);
-            bench_fill_uniform(w->b, kn, 0x4000u + (uint64_t)i);
-            if (gemm_ref_build(&w->ref, &w->shape, w->a, w->b, 0)) goto oom;
-            w->have_ref = 1;
-            memset(&d, 0, sizeof d);
-            d.m = w->shape.m;
-            d.n = w->shape.n;
-            d.k = w->shape.k;
-            if ((s = luthier_sgemm_pack_b(ctx, &d, w->b, &w->pb)) != LUTHIER_STATUS_OK) {
-                fprintf(stderr, "%s %s: error: luthier_sgemm_pack_b(%s): %s: %s\n", bench_prog,
-                        cmd, w->name, luthier_status_string(s), luthier_context_error(ctx));
-                rc = BENCH_EXIT_FAIL;
-                goto done;
-            }
+            if ((rc = asym_gemm_workload(cmd, a->ctx, w, i)) >= 0) return rc;
         } else {
             w->kind = ASYM_SYNTH;
             snprintf(w->name, sizeof w->name, "synthetic");
             w->out = bench_alloc_floats(ASYM_SYNTH_UNITS);
             w->expect = bench_alloc_floats(ASYM_SYNTH_UNITS);
-            if (!w->out || !w->expect) goto oom;
+            if (!w->out || !w->expect) return asym_oom(cmd);
             asym_synth_range(w->expect, 0, ASYM_SYNTH_UNITS, 0, 0);
         }
     }
-    calls = (asym_call *)calloc((size_t)ns, sizeof *calls);
-    res = (asym_result(*)[2])calloc((size_t)nw, sizeof *res);
-    if (!calls || !res) goto oom;
+    a->calls = (asym_call *)calloc((size_t)a->ns, sizeof *a->calls);
+    a->res = (asym_result(*)[2])calloc((size_t)a->nw, sizeof *a->res);
+    if (!a->calls || !a->res) return asym_oom(cmd);
+    return -1;
+}
 
-    /* 5. Measure: the caller on the first big CPU. */
-    pinned = bench_pin_caller(topo.clusters[0].cpus[0], &aff);
-    if (csv) {
+/* The lines before the tables (clusters, workers, caller, load, timing), or the CSV header. */
+static void asym_print_header(const asym_opts *o, const asym_run *a, int pinned) {
+    char buf[1024];
+    int i;
+    if (o->csv) {
         printf("workload,strategy,big_share,ms,ms_median,reps,load,gflops,vs_equal,max_rel_err\n");
-    } else {
-        char buf[1024];
-        printf("luthier-bench asym: luthier v%d.%d.%d\n", LUTHIER_VERSION_MAJOR,
-               LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH);
-        printf("clusters '%s'%s:\n", spec, env && *env ? " (from $LUTHIER_CLUSTERS)" : "");
-        if (luthier_topology_format(&topo, buf, sizeof buf) > 0) printf("%s", buf);
-        for (i = 1; i < luthier_context_num_threads(ctx); i++) {
-            int cl, cpu;
-            const int ok = luthier_context_thread_info(ctx, i, &cl, &cpu);
-            printf("worker slot %d: cluster %s, CPU %d%s\n", i, topo.clusters[cl].name, cpu,
-                   ok ? " (pinned)" : " (NOT pinned)");
-        }
-        printf("caller (slot 0): %s CPU %d\n", pinned ? "pinned to" : "could NOT be pinned to",
-               topo.clusters[0].cpus[0]);
-        printf("load: %s", no_load ? "none (--no-load)" : "busy loop pinned to CPU");
-        if (!no_load)
-            for (i = 0; i < nload; i++) printf("%s%d", i ? "," : " ", load_cpus[i]);
-        printf("%s\n", no_load ? "" : " (stops by itself after --load-timeout)");
-        printf("equal = ratios {big threads, little threads}; ratio_P = {P, 100-P}\n");
-        printf("timing: >= %.3f s per strategy and workload in %d rounds alternating the "
-               "strategies; ms = fastest repetition\n", pol.min_time, pol.rounds);
-        fflush(stdout);
+        return;
     }
-    /* Phase 0: unloaded (baseline, or the whole table with --no-load); phase 1: loaded. */
-    for (r = 0; r < 2; r++) {
-        const int loaded = r == 1;
-        if (loaded && no_load) break;
-        if (!csv)
-            printf("\n=== %s ===\n", loaded ? "LOADED: little CPU shares its core with a busy loop"
-                                          : no_load ? "UNLOADED (--no-load)"
-                                                    : "BASELINE: no busy loop");
-        if (loaded) {
-            if (asym_load_start(loaders, nload, load_cpus, load_timeout) != 0) {
-                asym_load_stop(loaders, nload);
-                fprintf(stderr, "%s %s: error: cannot start a busy loop pinned to the little CPU(s)\n",
-                        bench_prog, cmd);
-                rc = BENCH_EXIT_FAIL;
-                goto done;
-            }
-            load_running = 1;
-        }
-        for (i = 0; i < nw; i++) {
-            if (asym_run_workload(cmd, &ws[i], st, ns, !loaded && !no_load, &pol, calls))
-                rc = BENCH_EXIT_FAIL;
-            asym_report(csv, &ws[i], calls, ns, loaded ? "busy" : "none", &res[i][r]);
-            {
-                int k;
-                for (k = 0; k < ns; k++) bench_sampler_free(&calls[k].smp);
-            }
-        }
-        if (loaded) {
-            load_running = 0;
-            if (asym_load_stop(loaders, nload)) {
-                fprintf(stderr, "%s %s: WARNING: the busy loop reached --load-timeout %.0f s before "
-                                "the end: the last loaded numbers were partly unloaded\n",
-                        bench_prog, cmd, load_timeout);
-                rc = BENCH_EXIT_FAIL;
-            }
-        }
+    printf("luthier-bench asym: luthier v%d.%d.%d\n", LUTHIER_VERSION_MAJOR,
+           LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH);
+    printf("clusters '%s'%s:\n", a->spec, a->env && *a->env ? " (from $LUTHIER_CLUSTERS)" : "");
+    if (luthier_topology_format(&a->topo, buf, sizeof buf) > 0) printf("%s", buf);
+    for (i = 1; i < luthier_context_num_threads(a->ctx); i++) {
+        int cl, cpu;
+        const int ok = luthier_context_thread_info(a->ctx, i, &cl, &cpu);
+        printf("worker slot %d: cluster %s, CPU %d%s\n", i, a->topo.clusters[cl].name, cpu,
+               ok ? " (pinned)" : " (NOT pinned)");
     }
-    bench_restore_caller(&aff);
+    printf("caller (slot 0): %s CPU %d\n", pinned ? "pinned to" : "could NOT be pinned to",
+           a->topo.clusters[0].cpus[0]);
+    printf("load: %s", o->no_load ? "none (--no-load)" : "busy loop pinned to CPU");
+    if (!o->no_load)
+        for (i = 0; i < a->nload; i++) printf("%s%d", i ? "," : " ", a->load_cpus[i]);
+    printf("%s\n", o->no_load ? "" : " (stops by itself after --load-timeout)");
+    printf("equal = ratios {big threads, little threads}; ratio_P = {P, 100-P}\n");
+    printf("timing: >= %.3f s per strategy and workload in %d rounds alternating the "
+           "strategies; ms = fastest repetition\n", o->pol.min_time, o->pol.rounds);
+    fflush(stdout);
+}
 
-    if (!csv) {
-        const int ph = no_load ? 0 : 1;
-        bench_geomean ge, gd, gem, gdm;
-        memset(&ge, 0, sizeof ge);
-        memset(&gd, 0, sizeof gd);
-        memset(&gem, 0, sizeof gem);
-        memset(&gdm, 0, sizeof gdm);
-        printf("\n=== SUMMARY (%s; ms = fastest repetition) ===\n", no_load ? "unloaded" : "loaded");
-        printf("%-16s %9s %9s %9s %9s %5s %10s %10s %9s", "workload", "equal", "dynamic",
-               "big_only", "best", "big%", "best/equal", "best/dyn", "lit/big");
-        printf(" | %5s %8s %8s", "big%", "b/eq", "b/dyn");
-        if (!no_load) printf(" %11s", "equal(unl.)");
+/* One phase: every workload under the strategies of the phase, unloaded (phase 0: the baseline
+   strategies, or all of them with --no-load) or loaded (phase 1: the busy loops run meanwhile).
+   Returns 0, 1 when a strategy failed or the busy loop expired, -1 when it could not start. */
+static int asym_phase(const char *cmd, const asym_opts *o, asym_run *a, int phase) {
+    const int loaded = phase == 1;
+    int i, k, failed = 0;
+    if (!o->csv)
+        printf("\n=== %s ===\n", loaded ? "LOADED: little CPU shares its core with a busy loop"
+                                      : o->no_load ? "UNLOADED (--no-load)"
+                                                   : "BASELINE: no busy loop");
+    if (loaded) {
+        if (asym_load_start(a->loaders, a->nload, a->load_cpus, o->load_timeout) != 0) {
+            asym_load_stop(a->loaders, a->nload);
+            fprintf(stderr, "%s %s: error: cannot start a busy loop pinned to the little CPU(s)\n",
+                    bench_prog, cmd);
+            return -1;
+        }
+        a->load_running = 1;
+    }
+    for (i = 0; i < a->nw; i++) {
+        if (asym_run_workload(cmd, &a->ws[i], a->st, a->ns, !loaded && !o->no_load, &o->pol, a->calls))
+            failed = 1;
+        asym_report(o->csv, &a->ws[i], a->calls, a->ns, loaded ? "busy" : "none", &a->res[i][phase]);
+        for (k = 0; k < a->ns; k++) bench_sampler_free(&a->calls[k].smp);
+    }
+    if (loaded) {
+        a->load_running = 0;
+        if (asym_load_stop(a->loaders, a->nload)) {
+            fprintf(stderr, "%s %s: WARNING: the busy loop reached --load-timeout %.0f s before "
+                            "the end: the last loaded numbers were partly unloaded\n",
+                    bench_prog, cmd, o->load_timeout);
+            failed = 1;
+        }
+    }
+    return failed;
+}
+
+/* The summary table (loaded phase, or unloaded with --no-load) and the geometric means. */
+static void asym_print_summary(const asym_opts *o, const asym_run *a) {
+    const int ph = o->no_load ? 0 : 1;
+    bench_geomean ge, gd, gem, gdm;
+    int i;
+    memset(&ge, 0, sizeof ge);
+    memset(&gd, 0, sizeof gd);
+    memset(&gem, 0, sizeof gem);
+    memset(&gdm, 0, sizeof gdm);
+    printf("\n=== SUMMARY (%s; ms = fastest repetition) ===\n", o->no_load ? "unloaded" : "loaded");
+    printf("%-16s %9s %9s %9s %9s %5s %10s %10s %9s", "workload", "equal", "dynamic",
+           "big_only", "best", "big%", "best/equal", "best/dyn", "lit/big");
+    printf(" | %5s %8s %8s", "big%", "b/eq", "b/dyn");
+    if (!o->no_load) printf(" %11s", "equal(unl.)");
+    printf("\n");
+    for (i = 0; i < a->nw; i++) {
+        const asym_result *x = &a->res[i][ph];
+        if (x->best_share < 0) continue;
+        printf("%-16s %9.3f %9.3f %9.3f %9.3f %5d %10.2f %10.2f %9.2f", a->ws[i].name,
+               x->equal * 1e3, x->dynamic * 1e3, x->big_only * 1e3, x->best * 1e3,
+               x->best_share, x->equal > 0.0 ? x->equal / x->best : 0.0,
+               x->dynamic > 0.0 ? x->dynamic / x->best : 0.0,
+               x->all_little > 0.0 ? x->all_big / x->all_little : 0.0);
+        printf(" | %5d %8.2f %8.2f", x->bestm_share,
+               x->equal_med > 0.0 ? x->equal_med / x->bestm : 0.0,
+               x->dynamic_med > 0.0 ? x->dynamic_med / x->bestm : 0.0);
+        if (!o->no_load) printf(" %11.3f", a->res[i][0].equal * 1e3);
         printf("\n");
-        for (i = 0; i < nw; i++) {
-            const asym_result *x = &res[i][ph];
-            if (x->best_share < 0) continue;
-            printf("%-16s %9.3f %9.3f %9.3f %9.3f %5d %10.2f %10.2f %9.2f", ws[i].name,
-                   x->equal * 1e3, x->dynamic * 1e3, x->big_only * 1e3, x->best * 1e3,
-                   x->best_share, x->equal > 0.0 ? x->equal / x->best : 0.0,
-                   x->dynamic > 0.0 ? x->dynamic / x->best : 0.0,
-                   x->all_little > 0.0 ? x->all_big / x->all_little : 0.0);
-            printf(" | %5d %8.2f %8.2f", x->bestm_share,
-                   x->equal_med > 0.0 ? x->equal_med / x->bestm : 0.0,
-                   x->dynamic_med > 0.0 ? x->dynamic_med / x->bestm : 0.0);
-            if (!no_load) printf(" %11.3f", res[i][0].equal * 1e3);
-            printf("\n");
-            if (x->equal > 0.0) bench_geomean_add(&ge, x->equal / x->best);
-            if (x->dynamic > 0.0) bench_geomean_add(&gd, x->dynamic / x->best);
-            if (x->equal_med > 0.0) bench_geomean_add(&gem, x->equal_med / x->bestm);
-            if (x->dynamic_med > 0.0) bench_geomean_add(&gdm, x->dynamic_med / x->bestm);
-        }
-        printf("geomean best/equal %.2fx, best/dynamic %.2fx (medians: %.2fx, %.2fx); targets: "
-               ">= 1.3x and >= 1.0x\n", bench_geomean_get(&ge), bench_geomean_get(&gd),
-               bench_geomean_get(&gem), bench_geomean_get(&gdm));
-        printf("best = the ratio_P with the fastest repetition (left) or the lowest median (right,\n"
-               "after '|'); lit/big = ratio_100 ms / ratio_0 ms (little's speed relative to big).\n"
-               "The busy loop spins 100 us and pauses 100 us (at real-time priority when allowed),\n"
-               "so the little CPU runs luthier's worker about half of every 200 us.\n");
+        if (x->equal > 0.0) bench_geomean_add(&ge, x->equal / x->best);
+        if (x->dynamic > 0.0) bench_geomean_add(&gd, x->dynamic / x->best);
+        if (x->equal_med > 0.0) bench_geomean_add(&gem, x->equal_med / x->bestm);
+        if (x->dynamic_med > 0.0) bench_geomean_add(&gdm, x->dynamic_med / x->bestm);
     }
-    goto done;
+    printf("geomean best/equal %.2fx, best/dynamic %.2fx (medians: %.2fx, %.2fx); targets: "
+           ">= 1.3x and >= 1.0x\n", bench_geomean_get(&ge), bench_geomean_get(&gd),
+           bench_geomean_get(&gem), bench_geomean_get(&gdm));
+    printf("best = the ratio_P with the fastest repetition (left) or the lowest median (right,\n"
+           "after '|'); lit/big = ratio_100 ms / ratio_0 ms (little's speed relative to big).\n"
+           "The busy loop spins 100 us and pauses 100 us (at real-time priority when allowed),\n"
+           "so the little CPU runs luthier's worker about half of every 200 us.\n");
+}
 
-oom:
-    fprintf(stderr, "%s %s: error: out of memory\n", bench_prog, cmd);
-    rc = BENCH_EXIT_FAIL;
+/* Stops the busy loops if they still run, restores the caller's affinity, frees everything. */
+static void asym_teardown(asym_run *a) {
+    int i;
+    if (a->load_running) asym_load_stop(a->loaders, a->nload);
+    bench_restore_caller(&a->aff);
+    for (i = 0; i < a->nw; i++) asym_workload_free(&a->ws[i]);
+    if (a->calls)
+        for (i = 0; i < a->ns; i++) bench_sampler_free(&a->calls[i].smp);
+    free(a->calls);
+    free(a->res);
+    luthier_context_destroy(a->ctx_big);
+    luthier_context_destroy(a->ctx);
+}
+
+static int cmd_asym(int argc, char **argv) {
+    const char *cmd = argv[0];
+    asym_opts o;
+    asym_run a;
+    int phase, r, pinned, rc;
+
+    memset(&o, 0, sizeof o);
+    o.little_cpu = -1;
+    o.step = 10;
+    o.load_timeout = 300.0;
+    o.pol.min_time = 0.1;
+    o.pol.rounds = 5;
+    if ((rc = asym_parse(argc, argv, &o)) >= 0) return rc;
+    memset(&a, 0, sizeof a);
+    if ((rc = asym_clusters(cmd, &o, &a)) >= 0) return rc;
+    if ((rc = asym_contexts(cmd, &a)) >= 0) goto done;
+    asym_strategies(&a, o.step);
+    if ((rc = asym_workloads(cmd, &a)) >= 0) goto done;
+
+    /* 5. Measure, the caller on the first big CPU. Phase 0: unloaded (the baseline, or the whole
+       table with --no-load); phase 1: loaded. */
+    rc = BENCH_EXIT_OK;
+    pinned = bench_pin_caller(a.topo.clusters[0].cpus[0], &a.aff);
+    asym_print_header(&o, &a, pinned);
+    for (phase = 0; phase < (o.no_load ? 1 : 2); phase++) {
+        if ((r = asym_phase(cmd, &o, &a, phase)) < 0) {
+            rc = BENCH_EXIT_FAIL;
+            goto done;
+        }
+        if (r) rc = BENCH_EXIT_FAIL;
+    }
+    bench_restore_caller(&a.aff);
+    if (!o.csv) asym_print_summary(&o, &a);
+
 done:
-    if (load_running) asym_load_stop(loaders, nload);
-    bench_restore_caller(&aff);
-    for (i = 0; i < nw; i++) asym_workload_free(&ws[i]);
-    if (calls)
-        for (i = 0; i < ns; i++) bench_sampler_free(&calls[i].smp);
-    free(calls);
-    free(res);
-    luthier_context_destroy(ctx_big);
-    luthier_context_destroy(ctx);
+    asym_teardown(&a);
     return rc;
 }
 
@@ -2756,166 +2961,211 @@ static void conv_unresid(float *out, const float *resid, size_t n) {
     for (q = 0; resid && q < n; q++) out[q] -= resid[q];
 }
 
-/* Checks and times every contestant of one layer, prints its rows. Returns 0 when every
-   luthier pair was right, 1 otherwise. */
-static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthier_context *ctx,
-                          const int *kernels, int nk, conv_result *res) {
-    luthier_conv2d_desc base;
-    int64_t oh = 0, ow = 0;
-    size_t nin, nout, nw;
-    float *in = NULL, *wt = NULL, *bias = NULL, *out = NULL, *dout = NULL, *resid = NULL;
-    conv_contestant *ct = NULL;
-    bench_dnnl_conv dn;
-    conv_ref ref;
+/* The tensors and contestants of one layer (conv_run_layer). */
+typedef struct conv_case {
+    const conv_opts *o;
+    const conv_spec *s;
+    luthier_context *ctx;
+    luthier_conv2d_desc base; /* the layer; each pair sets its algorithm and kernel */
+    int64_t oh, ow;
     double flops;
-    int n = 0, i, r, rc, failed = 0, best = -1, have_dnnl = 0;
-    luthier_status st;
+    size_t nin, nout, nw;
+    float *in, *wt, *bias, *out, *dout, *resid; /* dout: oneDNN's output in NHWC */
+    bench_dnnl_conv dn;
+    int have_dnnl;
+    conv_ref ref;
+    conv_contestant *ct; /* oneDNN, then the luthier pairs */
+    int n;
+    int failed;          /* a luthier pair failed or was wrong, or out of memory */
+} conv_case;
 
-    memset(&dn, 0, sizeof dn);
-    memset(&ref, 0, sizeof ref);
-    memset(res, 0, sizeof *res);
-    snprintf(res->name, sizeof res->name, "%s", s->name);
-    memset(&base, 0, sizeof base);
-    base.batch = 1;
-    base.in_channels = s->cin;
-    base.in_h = s->h;
-    base.in_w = s->w;
-    base.out_channels = s->cout;
-    base.kernel_h = base.kernel_w = s->k;
-    base.stride_h = base.stride_w = s->stride;
-    base.pad_top = base.pad_left = base.pad_bottom = base.pad_right = s->pad;
-    base.groups = s->groups;
-    base.layout = LUTHIER_LAYOUT_NHWC;
-    base.accumulate = o->residual;
-    if ((st = luthier_conv2d_output_size(&base, &oh, &ow)) != LUTHIER_STATUS_OK) {
+/* The layer's descriptor (batch 1, NHWC, --residual: accumulate) and output size. Returns 0,
+   or 1 when luthier refuses the shape (said on stderr). */
+static int conv_case_desc(conv_case *c) {
+    const conv_spec *s = c->s;
+    luthier_conv2d_desc *base = &c->base;
+    luthier_status st;
+    base->batch = 1;
+    base->in_channels = s->cin;
+    base->in_h = s->h;
+    base->in_w = s->w;
+    base->out_channels = s->cout;
+    base->kernel_h = base->kernel_w = s->k;
+    base->stride_h = base->stride_w = s->stride;
+    base->pad_top = base->pad_left = base->pad_bottom = base->pad_right = s->pad;
+    base->groups = s->groups;
+    base->layout = LUTHIER_LAYOUT_NHWC;
+    base->accumulate = c->o->residual;
+    if ((st = luthier_conv2d_output_size(base, &c->oh, &c->ow)) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "ERROR: %s: luthier_conv2d_output_size: %s\n", s->name, luthier_status_string(st));
         return 1;
     }
-    flops = 2.0 * (double)oh * (double)ow * (double)s->cout * (double)(s->cin / s->groups) *
-            (double)(s->k * s->k);
-    nin = (size_t)(s->h * s->w * s->cin);
-    nout = (size_t)(oh * ow * s->cout);
-    nw = (size_t)(s->cout * (s->cin / s->groups) * s->k * s->k);
-    in = bench_alloc_floats(nin);
-    wt = bench_alloc_floats(nw);
-    bias = bench_alloc_floats((size_t)s->cout);
-    out = bench_alloc_floats(nout);
-    dout = bench_alloc_floats(nout);
-    if (o->residual) resid = bench_alloc_floats(nout);
-    if (!in || !wt || !bias || !out || !dout || (o->residual && !resid)) {
+    c->flops = 2.0 * (double)c->oh * (double)c->ow * (double)s->cout * (double)(s->cin / s->groups) *
+               (double)(s->k * s->k);
+    return 0;
+}
+
+/* The tensors (filled from the layer's index li), oneDNN's primitive, the exact reference and
+   the contestants. Returns 0, or 1 when out of memory (said on stderr). */
+static int conv_case_setup(conv_case *c, int li, const int *kernels, int nk) {
+    const conv_spec *s = c->s;
+    c->nin = (size_t)(s->h * s->w * s->cin);
+    c->nout = (size_t)(c->oh * c->ow * s->cout);
+    c->nw = (size_t)(s->cout * (s->cin / s->groups) * s->k * s->k);
+    c->in = bench_alloc_floats(c->nin);
+    c->wt = bench_alloc_floats(c->nw);
+    c->bias = bench_alloc_floats((size_t)s->cout);
+    c->out = bench_alloc_floats(c->nout);
+    c->dout = bench_alloc_floats(c->nout);
+    if (c->o->residual) c->resid = bench_alloc_floats(c->nout);
+    if (!c->in || !c->wt || !c->bias || !c->out || !c->dout || (c->o->residual && !c->resid)) {
         fprintf(stderr, "ERROR: %s: cannot allocate the tensors\n", s->name);
-        failed = 1;
-        goto done;
+        return 1;
     }
-    bench_fill_uniform(in, nin, 0x3000u + (uint64_t)li);
-    bench_fill_uniform(wt, nw, 0x4000u + (uint64_t)li);
-    bench_fill_uniform(bias, (size_t)s->cout, 0x5000u + (uint64_t)li);
-    if (resid) bench_fill_uniform(resid, nout, 0x6000u + (uint64_t)li);
+    bench_fill_uniform(c->in, c->nin, 0x3000u + (uint64_t)li);
+    bench_fill_uniform(c->wt, c->nw, 0x4000u + (uint64_t)li);
+    bench_fill_uniform(c->bias, (size_t)s->cout, 0x5000u + (uint64_t)li);
+    if (c->resid) bench_fill_uniform(c->resid, c->nout, 0x6000u + (uint64_t)li);
 
-    /* oneDNN */
     if (bench_anchor_linked(BENCH_ANCHOR_DNNL)) {
-        if (bench_dnnl_conv_setup(&dn, s->cin, s->h, s->w, s->cout, s->k, s->stride, s->pad,
-                                  s->groups, oh, ow, in, wt, bias, o->residual) != 0)
-            fprintf(stderr, "warning: %s: %s; its columns stay empty\n", s->name, dn.error);
-        else have_dnnl = 1;
+        if (bench_dnnl_conv_setup(&c->dn, s->cin, s->h, s->w, s->cout, s->k, s->stride, s->pad,
+                                  s->groups, c->oh, c->ow, c->in, c->wt, c->bias, c->o->residual) != 0)
+            fprintf(stderr, "warning: %s: %s; its columns stay empty\n", s->name, c->dn.error);
+        else c->have_dnnl = 1;
     }
-    if (conv_ref_build(&ref, s, oh, ow, in, wt, bias, !have_dnnl && flops <= 5e8) != 0) {
+    if (conv_ref_build(&c->ref, s, c->oh, c->ow, c->in, c->wt, c->bias, !c->have_dnnl && c->flops <= 5e8) != 0) {
         fprintf(stderr, "ERROR: %s: cannot allocate the reference\n", s->name);
-        failed = 1;
-        goto done;
+        return 1;
     }
-    if ((n = conv_collect(o, s, ctx, &base, kernels, nk, wt, bias, &ct, &failed)) < 0) {
+    if ((c->n = conv_collect(c->o, s, c->ctx, &c->base, kernels, nk, c->wt, c->bias, &c->ct, &c->failed)) < 0) {
         fprintf(stderr, "ERROR: %s: out of memory\n", s->name);
-        failed = 1;
-        goto done;
+        return 1;
     }
-    /* The pair AUTO picks with the default kernel. */
-    {
-        luthier_conv2d_desc d = base;
-        luthier_conv2d_layer *layer = NULL;
-        luthier_conv2d_info info;
-        if (luthier_conv2d_create(ctx, &d, wt, bias, &layer) == LUTHIER_STATUS_OK &&
-            luthier_conv2d_get_info(layer, &info) == LUTHIER_STATUS_OK) {
-            for (i = 1; i < n; i++)
-                ct[i].is_auto = ct[i].algo == (int)info.algorithm &&
-                                strcmp(ct[i].kernel, info.kernel ? info.kernel : "") == 0;
-            snprintf(res->auto_algo, sizeof res->auto_algo, "%s",
-                     luthier_conv_algorithm_name(info.algorithm));
-            snprintf(res->auto_kernel, sizeof res->auto_kernel, "%s", info.kernel ? info.kernel : "");
-        } else {
-            fprintf(stderr, "ERROR: %s: luthier_conv2d_create with AUTO failed: %s\n", s->name,
-                    luthier_context_error(ctx));
-            failed = 1;
-        }
-        luthier_conv2d_destroy(layer);
-    }
+    return 0;
+}
 
-    /* 1. Correctness: one untimed call each into a NaN-filled output. */
-    if (have_dnnl) {
-        double t0;
-        rc = resid ? bench_dnnl_conv_set_dst(&dn, s->cout, oh, ow, resid) : 0;
-        bench_fill_value(dout, nout, NAN);
-        t0 = bench_now();
-        if (rc == 0) rc = bench_dnnl_conv_run(&dn);
-        ct[0].smp.last = bench_now() - t0;
-        settle_after_anchor(BENCH_ANCHOR_DNNL, o->threads);
-        if (rc == 0) rc = bench_dnnl_conv_output(&dn, s->cout, oh, ow, dout);
-        conv_unresid(dout, resid, nout);
-        if (rc != 0) {
-            fprintf(stderr, "warning: %s: oneDNN execution failed; its columns stay empty\n", s->name);
-        } else if (!((ct[0].err = conv_err_ref(&ref, dout, s->cout)) <= CONV_TOL)) {
-            fprintf(stderr, "WARNING: %s: oneDNN disagrees with the reference (max relative error "
-                            "%.3g); its columns stay empty\n", s->name, ct[0].err);
-        } else {
-            ct[0].active = 1;
-            ct[0].status = "ok";
-        }
+/* Marks the pair AUTO picks with the default kernel (is_auto) and names it in res. */
+static void conv_mark_auto(conv_case *c, conv_result *res) {
+    luthier_conv2d_desc d = c->base;
+    luthier_conv2d_layer *layer = NULL;
+    luthier_conv2d_info info;
+    int i;
+    if (luthier_conv2d_create(c->ctx, &d, c->wt, c->bias, &layer) == LUTHIER_STATUS_OK &&
+        luthier_conv2d_get_info(layer, &info) == LUTHIER_STATUS_OK) {
+        for (i = 1; i < c->n; i++)
+            c->ct[i].is_auto = c->ct[i].algo == (int)info.algorithm &&
+                               strcmp(c->ct[i].kernel, info.kernel ? info.kernel : "") == 0;
+        snprintf(res->auto_algo, sizeof res->auto_algo, "%s",
+                 luthier_conv_algorithm_name(info.algorithm));
+        snprintf(res->auto_kernel, sizeof res->auto_kernel, "%s", info.kernel ? info.kernel : "");
+    } else {
+        fprintf(stderr, "ERROR: %s: luthier_conv2d_create with AUTO failed: %s\n", c->s->name,
+                luthier_context_error(c->ctx));
+        c->failed = 1;
     }
-    for (i = 1; i < n; i++) {
-        conv_contestant *x = &ct[i];
-        double t0;
-        if (!x->call.layer) continue;
-        x->call.in = in;
-        x->call.out = out;
-        conv_prefill(out, resid, nout);
-        t0 = bench_now();
-        rc = conv_call_run(&x->call);
-        x->smp.last = bench_now() - t0;
-        settle_after_luthier(-1, o->lthreads);
-        conv_unresid(out, resid, nout);
-        if (rc != 0) {
-            fprintf(stderr, "ERROR: %s: luthier_conv2d_run(%s, %s): %s: %s\n", s->name,
-                    luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
-                    conv_kernel_label(x->kernel, 0), luthier_status_string(x->call.status),
-                    luthier_context_error(ctx));
-            x->status = "ERROR";
-            continue;
-        }
-        x->err = conv_err_ref(&ref, out, s->cout);
-        if (ct[0].active) {
-            const double e = gemm_err_full(out, dout, nout);
-            if (!(e <= x->err)) x->err = e;
-        }
-        if (!(x->err <= CONV_TOL)) {
-            fprintf(stderr, "ERROR: %s (%lld,%lld,%lld,%lld,k%lld,s%lld,p%lld,g%lld): %s with %s "
-                            "is WRONG: max relative error %.3g > %.0e; no time reported\n",
-                    s->name, (long long)s->cin, (long long)s->h, (long long)s->w,
-                    (long long)s->cout, (long long)s->k, (long long)s->stride, (long long)s->pad,
-                    (long long)s->groups, luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
-                    conv_kernel_label(x->kernel, 0), x->err, CONV_TOL);
-            x->status = "WRONG";
-            continue;
-        }
+    luthier_conv2d_destroy(layer);
+}
+
+/* 1. Correctness of oneDNN: one untimed call into a NaN-filled output, reordered to NHWC into
+   dout; timed only when it matches the reference. */
+static void conv_check_dnnl(conv_case *c) {
+    const conv_spec *s = c->s;
+    conv_contestant *x = &c->ct[0];
+    double t0;
+    int rc;
+    if (!c->have_dnnl) return;
+    rc = c->resid ? bench_dnnl_conv_set_dst(&c->dn, s->cout, c->oh, c->ow, c->resid) : 0;
+    bench_fill_value(c->dout, c->nout, NAN);
+    t0 = bench_now();
+    if (rc == 0) rc = bench_dnnl_conv_run(&c->dn);
+    x->smp.last = bench_now() - t0;
+    settle_after_anchor(BENCH_ANCHOR_DNNL, c->o->threads);
+    if (rc == 0) rc = bench_dnnl_conv_output(&c->dn, s->cout, c->oh, c->ow, c->dout);
+    conv_unresid(c->dout, c->resid, c->nout);
+    if (rc != 0) {
+        fprintf(stderr, "warning: %s: oneDNN execution failed; its columns stay empty\n", s->name);
+    } else if (!((x->err = conv_err_ref(&c->ref, c->dout, s->cout)) <= CONV_TOL)) {
+        fprintf(stderr, "WARNING: %s: oneDNN disagrees with the reference (max relative error "
+                        "%.3g); its columns stay empty\n", s->name, x->err);
+    } else {
         x->active = 1;
+        x->status = "ok";
     }
+}
 
-    /* 2. Timing in alternating rounds; each pair is re-checked after its round. */
+/* 1. Correctness of a luthier pair: one untimed call, compared with the reference and with
+   oneDNN's whole output; timed only when right. */
+static void conv_check_pair(conv_case *c, conv_contestant *x) {
+    const conv_spec *s = c->s;
+    double t0;
+    int rc;
+    if (!x->call.layer) return;
+    x->call.in = c->in;
+    x->call.out = c->out;
+    conv_prefill(c->out, c->resid, c->nout);
+    t0 = bench_now();
+    rc = conv_call_run(&x->call);
+    x->smp.last = bench_now() - t0;
+    settle_after_luthier(-1, c->o->lthreads);
+    conv_unresid(c->out, c->resid, c->nout);
+    if (rc != 0) {
+        fprintf(stderr, "ERROR: %s: luthier_conv2d_run(%s, %s): %s: %s\n", s->name,
+                luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
+                conv_kernel_label(x->kernel, 0), luthier_status_string(x->call.status),
+                luthier_context_error(c->ctx));
+        x->status = "ERROR";
+        return;
+    }
+    x->err = conv_err_ref(&c->ref, c->out, s->cout);
+    if (c->ct[0].active) {
+        const double e = gemm_err_full(c->out, c->dout, c->nout);
+        if (!(e <= x->err)) x->err = e;
+    }
+    if (!(x->err <= CONV_TOL)) {
+        fprintf(stderr, "ERROR: %s (%lld,%lld,%lld,%lld,k%lld,s%lld,p%lld,g%lld): %s with %s "
+                        "is WRONG: max relative error %.3g > %.0e; no time reported\n",
+                s->name, (long long)s->cin, (long long)s->h, (long long)s->w,
+                (long long)s->cout, (long long)s->k, (long long)s->stride, (long long)s->pad,
+                (long long)s->groups, luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
+                conv_kernel_label(x->kernel, 0), x->err, CONV_TOL);
+        x->status = "WRONG";
+        return;
+    }
+    x->active = 1;
+}
+
+/* A luthier pair still right after its timed calls? (With --residual they accumulated onto
+   the output: one checked call more.) A wrong one is marked WRONG and timed no more. */
+static void conv_recheck(conv_case *c, conv_contestant *x) {
+    double e;
+    int rc = 0;
+    if (c->resid) {
+        conv_prefill(c->out, c->resid, c->nout);
+        rc = conv_call_run(&x->call);
+        conv_unresid(c->out, c->resid, c->nout);
+    }
+    e = rc == 0 ? conv_err_ref(&c->ref, c->out, c->s->cout) : HUGE_VAL;
+    if (!(e <= CONV_TOL)) {
+        fprintf(stderr, "ERROR: %s: %s with %s is WRONG after repeated calls (max "
+                        "relative error %.3g)\n", c->s->name,
+                luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
+                conv_kernel_label(x->kernel, 0), e);
+        x->active = 0;
+        x->status = "WRONG";
+        x->err = e;
+    }
+}
+
+/* 2. Timing in alternating rounds; each pair is re-checked after its round. */
+static void conv_time_rounds(conv_case *c) {
+    const conv_opts *o = c->o;
+    int i, r, rc;
     for (r = 0; r < o->policy.rounds; r++) {
-        for (i = 0; i < n; i++) {
-            conv_contestant *x = &ct[(r % 2) ? n - 1 - i : i];
+        for (i = 0; i < c->n; i++) {
+            conv_contestant *x = &c->ct[(r % 2) ? c->n - 1 - i : i];
             if (!x->active) continue;
             if (x->algo < 0) {
-                rc = bench_run_round(bench_dnnl_conv_run, &dn, &o->policy, r, &x->smp);
+                rc = bench_run_round(bench_dnnl_conv_run, &c->dn, &o->policy, r, &x->smp);
                 settle_after_anchor(BENCH_ANCHOR_DNNL, o->threads);
             } else {
                 rc = bench_run_round(conv_call_run, &x->call, &o->policy, r, &x->smp);
@@ -2923,40 +3173,28 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
             }
             if (rc != 0) {
                 fprintf(stderr, "%s: %s: %s failed while timing: %s\n",
-                        x->algo >= 0 ? "ERROR" : "warning", s->name,
+                        x->algo >= 0 ? "ERROR" : "warning", c->s->name,
                         x->algo >= 0 ? luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo)
                                      : "oneDNN",
-                        rc == -100 ? "out of memory" : x->algo >= 0 ? luthier_context_error(ctx) : "");
+                        rc == -100 ? "out of memory" : x->algo >= 0 ? luthier_context_error(c->ctx) : "");
                 x->active = 0;
                 x->status = x->algo >= 0 ? "ERROR" : "off";
                 continue;
             }
-            if (x->algo >= 0) {
-                double e;
-                if (resid) { /* the timed calls accumulated onto out: one checked call more */
-                    conv_prefill(out, resid, nout);
-                    rc = conv_call_run(&x->call);
-                    conv_unresid(out, resid, nout);
-                }
-                e = rc == 0 ? conv_err_ref(&ref, out, s->cout) : HUGE_VAL;
-                if (!(e <= CONV_TOL)) {
-                    fprintf(stderr, "ERROR: %s: %s with %s is WRONG after repeated calls (max "
-                                    "relative error %.3g)\n", s->name,
-                            luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
-                            conv_kernel_label(x->kernel, 0), e);
-                    x->active = 0;
-                    x->status = "WRONG";
-                    x->err = e;
-                }
-            }
+            if (x->algo >= 0) conv_recheck(c, x);
         }
     }
+}
 
-    /* 3. Results. */
-    for (i = 0; i < n; i++) {
+/* 3. Statistics; the fastest pair, AUTO's time and oneDNN's into res. Returns the fastest
+   pair's index (-1: none); a pair that is not "ok" sets failed. */
+static int conv_layer_results(conv_case *c, conv_result *res) {
+    conv_contestant *ct = c->ct;
+    int i, best = -1;
+    for (i = 0; i < c->n; i++) {
         conv_contestant *x = &ct[i];
         if (x->active) x->st = bench_summarize(x->smp.t, x->smp.n);
-        if (i > 0 && strcmp(x->status, "ok") != 0) failed = 1;
+        if (i > 0 && strcmp(x->status, "ok") != 0) c->failed = 1;
         if (i > 0 && x->active && x->st.reps > 0 && (best < 0 || x->st.min < ct[best].st.min)) best = i;
     }
     res->dnnl_ms = ct[0].active ? ct[0].st.min * 1e3 : 0.0;
@@ -2966,18 +3204,28 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
                  luthier_conv_algorithm_name((luthier_conv_algorithm)ct[best].algo));
         snprintf(res->best_kernel, sizeof res->best_kernel, "%s", ct[best].kernel);
     }
-    for (i = 1; i < n; i++)
+    for (i = 1; i < c->n; i++)
         if (ct[i].is_auto && ct[i].active) res->auto_ms = ct[i].st.min * 1e3;
+    return best;
+}
+
+/* The layer's rows: a title line, one row per pair and oneDNN's (table), or CSV rows. */
+static void conv_print_layer(const conv_case *c, const conv_result *res, int best) {
+    const conv_opts *o = c->o;
+    const conv_spec *s = c->s;
+    const conv_contestant *ct = c->ct;
+    const double flops = c->flops;
+    int i;
     if (!o->csv) {
         printf("%s: %lldx%lldx%lld -> %lldx%lldx%lld (HxWxC), k%lld s%lld p%lld g%lld, %.3f GFLOP; "
                "oneDNN %s\n", s->name, (long long)s->h, (long long)s->w, (long long)s->cin,
-               (long long)oh, (long long)ow, (long long)s->cout, (long long)s->k,
+               (long long)c->oh, (long long)c->ow, (long long)s->cout, (long long)s->k,
                (long long)s->stride, (long long)s->pad, (long long)s->groups, flops * 1e-9,
-               ct[0].active ? dn.impl : have_dnnl ? "(wrong or failed)" : "not linked/refused");
-        if (ct[0].active && strcmp(dn.alg, "auto") != 0)
-            printf("  (oneDNN algorithm %s: auto refused)\n", dn.alg);
+               ct[0].active ? c->dn.impl : c->have_dnnl ? "(wrong or failed)" : "not linked/refused");
+        if (ct[0].active && strcmp(c->dn.alg, "auto") != 0)
+            printf("  (oneDNN algorithm %s: auto refused)\n", c->dn.alg);
     }
-    for (i = 1; i < n; i++) {
+    for (i = 1; i < c->n; i++) {
         const conv_contestant *x = &ct[i];
         const int ok = x->active && x->st.reps > 0;
         const double ms = ok ? x->st.min * 1e3 : 0.0, gf = ok ? flops / x->st.min * 1e-9 : 0.0;
@@ -2993,7 +3241,7 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
                    csv_cell(b[2], 48, dms, 4, dms > 0.0), csv_cell(b[3], 48, dgf, 2, dgf > 0.0),
                    i == best, csv_cell(b[4], 48, x->st.median * 1e3, 4, ok), x->st.reps,
                    csv_cell(b[5], 48, ok && dms > 0.0 ? dms / ms : 0.0, 3, ok && dms > 0.0),
-                   x->is_auto, x->err, x->status, ct[0].active ? dn.impl : "");
+                   x->is_auto, x->err, x->status, ct[0].active ? c->dn.impl : "");
         } else {
             printf("  %-14s %-24s %9s %9s %8s %9s %8s %-4s\n",
                    luthier_conv_algorithm_name((luthier_conv_algorithm)x->algo),
@@ -3006,33 +3254,62 @@ static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthie
         }
     }
     if (!o->csv) {
-        if (n <= 1) printf("  (no valid algorithm/kernel pair selected)\n");
+        if (c->n <= 1) printf("  (no valid algorithm/kernel pair selected)\n");
         if (ct[0].active) {
             char b[3][48];
-            printf("  %-14s %-24s %9s %9s %8s\n", "oneDNN", dn.impl,
+            printf("  %-14s %-24s %9s %9s %8s\n", "oneDNN", c->dn.impl,
                    cell(b[0], 48, res->dnnl_ms, ms_decimals(ct[0].st.min), 1),
                    cell(b[1], 48, ct[0].st.median * 1e3, ms_decimals(ct[0].st.median), 1),
                    cell(b[2], 48, flops / ct[0].st.min * 1e-9, 1, 1));
         }
     }
     fflush(stdout);
+}
 
-done:
-    if (ct)
-        for (i = 0; i < n; i++) {
-            luthier_conv2d_destroy(ct[i].call.layer);
-            bench_sampler_free(&ct[i].smp);
+/* Frees what conv_case_setup and the contestants allocated. */
+static void conv_case_free(conv_case *c) {
+    int i;
+    if (c->ct)
+        for (i = 0; i < c->n; i++) {
+            luthier_conv2d_destroy(c->ct[i].call.layer);
+            bench_sampler_free(&c->ct[i].smp);
         }
-    free(ct);
-    conv_ref_free(&ref);
-    bench_dnnl_conv_destroy(&dn);
-    free(in);
-    free(wt);
-    free(bias);
-    free(out);
-    free(dout);
-    free(resid);
-    return failed;
+    free(c->ct);
+    conv_ref_free(&c->ref);
+    bench_dnnl_conv_destroy(&c->dn);
+    free(c->in);
+    free(c->wt);
+    free(c->bias);
+    free(c->out);
+    free(c->dout);
+    free(c->resid);
+}
+
+/* Checks and times every contestant of one layer, prints its rows. Returns 0 when every
+   luthier pair was right, 1 otherwise. */
+static int conv_run_layer(const conv_opts *o, const conv_spec *s, int li, luthier_context *ctx,
+                          const int *kernels, int nk, conv_result *res) {
+    conv_case c;
+    int i, best;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.s = s;
+    c.ctx = ctx;
+    memset(res, 0, sizeof *res);
+    snprintf(res->name, sizeof res->name, "%s", s->name);
+    if (conv_case_desc(&c) != 0) return 1;
+    if (conv_case_setup(&c, li, kernels, nk) != 0) {
+        c.failed = 1;
+    } else {
+        conv_mark_auto(&c, res);
+        conv_check_dnnl(&c);
+        for (i = 1; i < c.n; i++) conv_check_pair(&c, &c.ct[i]);
+        conv_time_rounds(&c);
+        best = conv_layer_results(&c, res);
+        conv_print_layer(&c, res, best);
+    }
+    conv_case_free(&c);
+    return c.failed;
 }
 
 static void conv_table_header(void) {
