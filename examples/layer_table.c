@@ -173,8 +173,8 @@ static void run_config(luthier_context *ctx, const luthier_topology *topo, luthi
     tab->nrows++;
 }
 
-/* Every valid algorithm x kernel x share, one row each. The validity of an algorithm is asked
-   with d as the previous configuration left it (its kernel included). */
+/* Every valid algorithm x kernel x share, one row each. An algorithm's validity is asked of the
+   layer itself (no kernel named: any kernel that suits it), not of the last configuration's. */
 static void run_all(luthier_context *ctx, const luthier_topology *topo, luthier_conv2d_desc *d, const tensors *t,
                     table *tab) {
     static const float shares[] = {100, 75, 50, 25, -1};
@@ -182,7 +182,11 @@ static void run_all(luthier_context *ctx, const luthier_topology *topo, luthier_
     float ratios[2];
     int a, k, s;
     for (a = 1; a < (int)LUTHIER_CONV_ALGORITHM_COUNT; a++) {
-        if (luthier_conv2d_algorithm_valid(ctx, d, (luthier_conv_algorithm)a) != LUTHIER_STATUS_OK) {
+        luthier_conv2d_desc layer = *d;
+        layer.kernel = NULL;
+        layer.ratios = NULL;
+        layer.num_ratios = 0;
+        if (luthier_conv2d_algorithm_valid(ctx, &layer, (luthier_conv_algorithm)a) != LUTHIER_STATUS_OK) {
             printf("%-14s not valid here: %s\n", luthier_conv_algorithm_name((luthier_conv_algorithm)a),
                    luthier_context_error(ctx));
             continue;
