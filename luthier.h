@@ -272,6 +272,9 @@ LUTHIER_API const char *luthier_context_error(const luthier_context *ctx);
    Thread-local where the compiler has thread-local storage (C11, C++11, GCC, Clang, MSVC);
    successful calls leave it as it was, so read it right after the failure. */
 LUTHIER_API const char *luthier_last_error(void);
+/* Sets this thread's luthier_last_error (for code layered on luthier that reports through the
+   same channel, such as luthier_onnx.h). NULL clears it. */
+LUTHIER_API void luthier_set_last_error(const char *message);
 /* LUTHIER_CPU_* bits detected on this CPU (not masked by any context). */
 LUTHIER_API unsigned luthier_cpu_features(void);
 
@@ -722,6 +725,10 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__isa_with(luthier__isa main
 static LUTHIER__TLS char luthier__last_error[2048];
 
 LUTHIER_API const char *luthier_last_error(void) { return luthier__last_error; }
+
+LUTHIER_API void luthier_set_last_error(const char *message) {
+    snprintf(luthier__last_error, sizeof luthier__last_error, "%s", message ? message : "");
+}
 
 LUTHIER_PRIVATE void luthier__set_error_v(const char *fmt, va_list ap) {
     vsnprintf(luthier__last_error, sizeof luthier__last_error, fmt, ap);

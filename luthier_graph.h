@@ -3085,6 +3085,18 @@ LUTHIER_PRIVATE void luthier__ratios_str(const luthier_node_config *cfg, char *b
 }
 
 /* Parses one record line into (fingerprint, signature, config); 0 when malformed. */
+/* Whether n cluster weights can split work: each finite and >= 0, some > 0. */
+LUTHIER_PRIVATE int luthier__ratios_usable(const float *r, int n) {
+    double sum = 0;
+    int i;
+    if (n < 1 || n > LUTHIER_MAX_CLUSTERS) return 0;
+    for (i = 0; i < n; i++) {
+        if (!(r[i] >= 0 && r[i] <= 1e6f)) return 0;
+        sum += r[i];
+    }
+    return sum > 0;
+}
+
 LUTHIER_PRIVATE int luthier__record_parse(char *line, char **fp, char **sig, luthier_node_config *cfg) {
     char *field[8];
     int nf = 0, a;
@@ -3121,7 +3133,7 @@ LUTHIER_PRIVATE int luthier__record_parse(char *line, char **fp, char **sig, lut
             s = *end == ',' ? end + 1 : end;
             if (*end && *end != ',') return 0;
         }
-        if (!cfg->num_ratios) return 0;
+        if (!luthier__ratios_usable(cfg->ratios, cfg->num_ratios)) return 0;
     }
     return 1;
 }
@@ -3697,9 +3709,11 @@ LUTHIER_PRIVATE luthier_status luthier__plan_check_desc(luthier_context *ctx, co
     for (i = 0; i < pd->num_configs; i++) {
         const luthier_node_config *c = &pd->configs[i];
         if (!memchr(c->kernel, 0, sizeof c->kernel) || (unsigned)c->algorithm >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT ||
-            (unsigned)c->schedule >= (unsigned)LUTHIER_SCHEDULE_COUNT || c->num_ratios < 0 || c->num_ratios > LUTHIER_MAX_CLUSTERS)
+            (unsigned)c->schedule >= (unsigned)LUTHIER_SCHEDULE_COUNT || c->num_ratios < 0 || c->num_ratios > LUTHIER_MAX_CLUSTERS ||
+            (c->num_ratios && !luthier__ratios_usable(c->ratios, c->num_ratios)))
             return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
-                                 "plan: config of node '%s' is malformed (kernel not terminated, or algorithm/schedule/num_ratios out of range)",
+                                 "plan: config of node '%s' is malformed (kernel not terminated, algorithm/schedule/num_ratios out "
+                                 "of range, or ratios that are negative, not finite or all 0)",
                                  g->nodes[i].name);
     }
     return LUTHIER_STATUS_OK;

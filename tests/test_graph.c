@@ -960,6 +960,18 @@ static void test_graph_configs(void) {
     memset(cfg, 0, sizeof *cfg * (size_t)b.g->num_nodes);
     cfg[0].num_ratios = 7;
     CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_INVALID_ARGUMENT, "7 ratios accepted");
+    { /* weights that cannot split work: all 0 (the plan used to accept them and fail at run time), negative, NaN */
+        static const float bad[3] = {0.0f, -1.0f, NAN};
+        int k;
+        for (k = 0; k < 3; k++) {
+            memset(cfg, 0, sizeof *cfg * (size_t)b.g->num_nodes);
+            cfg[b.g->num_nodes - 1].num_ratios = ctx->pool->num_clusters;
+            cfg[b.g->num_nodes - 1].ratios[0] = bad[k];
+            CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_INVALID_ARGUMENT && p == NULL &&
+                      strstr(luthier_context_error(ctx), "ratios"), "ratio %g accepted: %s", (double)bad[k], luthier_context_error(ctx));
+        }
+        memset(cfg, 0, sizeof *cfg * (size_t)b.g->num_nodes);
+    }
     pd.num_configs = 3;
     CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_INVALID_ARGUMENT, "3 configs accepted");
     /* the context still works after failed plans */
