@@ -63,7 +63,8 @@
        Concat Split Slice (constant starts/ends/axes/steps -> gather) Flatten Reshape Transpose
        Squeeze Unsqueeze Gather Identity Dropout (identity; training_mode only with ratio 0) Cast (f32<->f32, i64<->i64 at run
        time; any type on constants) Reciprocal
-       Constant, Shape, Size, ConstantOfShape, Range, Equal, Where, Expand (constants only)
+       Constant, Shape, Size, ConstantOfShape, Range, Equal, Where (constants only); Expand (run
+       time: a multiply by ones of the target shape), Tile (run time: concats; repeats up to 64)
        QuantizeLinear DequantizeLinear QLinearConv QLinearMatMul (see QUANTIZED MODELS)
      Constant folding: every node whose inputs are all constants is computed at load time (the
      Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains exporters write for static shapes).
@@ -3265,6 +3266,66 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pad(const luthier_onnx__cvargs 
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_PAD, &xt, 1);
 }
 
+/* Expand of a run-time tensor: x * ones(shape), the engine's broadcasting multiply (exact for every
+   value, -0 and NaN included; the ones are a constant of the target shape, broadcast back where
+   x's own dims are larger). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_expand(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const luthier_onnx__tensor *sh;
+    int64_t dims[LUTHIER_ONNX_MAX_RANK] = {0}, od[LUTHIER_ONNX_MAX_RANK];
+    int r2, zt;
+    float *z;
+    size_t n0;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+    LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "shape", &sh));
+    if (!sh || sh->n > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("needs a constant shape of rank <= %d", LUTHIER_MAX_RANK);
+    if (!xs.isf) LUTHIER_ONNX__UNSUP("integer input computed at run time (the engine expands f32)");
+    for (k = 0; k < (int)sh->n; k++) {
+        if (sh->i[k] < 1) LUTHIER_ONNX__UNSUP("shape entry %lld (empty or negative)", (long long)sh->i[k]);
+        dims[k] = sh->i[k];
+    }
+    if (!luthier_onnx__bcast(xs.rank, xs.d, (int)sh->n, dims, &r2, od)) LUTHIER_ONNX__BAD("shapes do not broadcast");
+    n0 = luthier_onnx__numel((int)sh->n, dims);
+    if (n0 > LUTHIER_ONNX__MAX_ELEMS) LUTHIER_ONNX__UNSUP("target shape too large");
+    if (!(z = (float *)luthier_onnx__alloc(c, (n0 ? n0 : 1) * sizeof(float)))) LUTHIER_ONNX__OOM();
+    for (k = 0; k < (int)(n0 ? n0 : 1); k++) z[k] = 1.0f;
+    LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "ones", (int)sh->n, dims, z, &zt));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+    in[1] = zt;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_MUL, in, 2);
+}
+
+/* Tile of a run-time tensor: along each axis with repeats r > 1, a concat of r copies. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_tile(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const luthier_onnx__tensor *rp;
+    int cur, last = -1, ax;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+    LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "repeats", &rp));
+    if (!rp || (int)rp->n != xs.rank) LUTHIER_ONNX__BAD("repeats must be a constant of %d values (the input's rank)", xs.rank);
+    for (ax = 0; ax < xs.rank; ax++) {
+        if (rp->i[ax] < 1 || rp->i[ax] > 64) LUTHIER_ONNX__UNSUP("repeats %lld on axis %d (1 to 64 are supported)", (long long)rp->i[ax], ax);
+        if (rp->i[ax] > 1) last = ax;
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
+    if (last < 0) {
+        luthier_onnx__alias(c, n, x);
+        return LUTHIER_STATUS_OK;
+    }
+    for (ax = 0; ax <= last; ax++) {
+        if (rp->i[ax] == 1) continue;
+        for (k = 0; k < (int)rp->i[ax]; k++) in[k] = cur;
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_CONCAT;
+        d.axis = ax;
+        d.inputs = in;
+        d.num_inputs = (int)rp->i[ax];
+        if (ax == last) return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CONCAT, in, d.num_inputs);
+        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "tile", &cur));
+    }
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
     LUTHIER_ONNX__UNSUP("supported only on constants (an input is computed at run time here)");
@@ -3359,7 +3420,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__
     X("Range", 3, 3, 1, 1, const_only, COUNT, range, 11, 0)                          \
     X("Equal", 2, 2, 1, 1, const_only, COUNT, broadcast, 1, 0)                       \
     X("Where", 3, 3, 1, 1, const_only, COUNT, broadcast, 9, 0)                       \
-    X("Expand", 2, 2, 1, 1, const_only, COUNT, broadcast, 8, 0)                      \
+    X("Expand", 2, 2, 1, 1, expand, MUL, broadcast, 8, 0)                            \
+    X("Tile", 2, 3, 1, 1, tile, CONCAT, none, 6, 0)                                  \
     X("QuantizeLinear", 2, 3, 1, 1, quant, COUNT, quant, 10, 0)                      \
     X("DequantizeLinear", 2, 3, 1, 1, quant, COUNT, quant, 10, 0)                    \
     X("QLinearConv", 8, 9, 1, 1, quant, CONV2D, none, 10, 0)                         \

@@ -1853,6 +1853,67 @@ static void test_onnx_instance_norm(void) {
     }
 }
 
+/* GroupNorm as PyTorch exports it before opset 18: Reshape [N,G,-1] -> InstanceNormalization
+   (scale 1, bias 0) -> Reshape back -> Mul gamma -> Add beta, against the GroupNorm formula. */
+static void test_onnx_group_norm_exported(void) {
+    enum { N = 2, C = 6, G = 3, H = 3, W = 4 };
+    const int64_t dx[4] = {N, C, H, W}, dg[1] = {G}, dc[3] = {C, 1, 1}, d2[1] = {3}, d4[1] = {4};
+    const int64_t s3[3] = {N, G, -1}, s4[4] = {N, C, H, W};
+    float x[N * C * H * W], y[N * C * H * W], ones[G] = {1, 1, 1}, zeros[G] = {0, 0, 0};
+    float gamma[C] = {1.5f, -0.5f, 2.0f, 0.25f, 1.0f, -1.0f}, beta[C] = {0.0f, 0.5f, -1.0f, 2.0f, 0.1f, 0.0f};
+    float *outs[1];
+    pbw m = {0, 0, 0}, g = {0, 0, 0};
+    luthier_graph *gr = NULL;
+    luthier_context *ctx = onnx_ctx();
+    char err[512];
+    double worst = 0;
+    int i, n, gi;
+    for (i = 0; i < N * C * H * W; i++) x[i] = (float)((i * 13) % 29) / 9.0f - 1.5f;
+    pbw_init(&g, "s3", 7, 1, d2, s3, sizeof s3);
+    pbw_init(&g, "s4", 7, 1, d4, s4, sizeof s4);
+    pbw_init_f32(&g, "ones", 1, dg, ones, G);
+    pbw_init_f32(&g, "zeros", 1, dg, zeros, G);
+    pbw_init_f32(&g, "gamma", 3, dc, gamma, C);
+    pbw_init_f32(&g, "beta", 3, dc, beta, C);
+    pbw_node(&g, "Reshape", "x", "s3", "r3", "r3");
+    {
+        static const char *const ins[3] = {"r3", "ones", "zeros"};
+        pbw_node_k(&g, "InstanceNormalization", ins, 3, "in", NULL, 0);
+    }
+    pbw_node(&g, "Reshape", "in", "s4", "r4", "r4");
+    pbw_node(&g, "Mul", "r4", "gamma", "mg", "mg");
+    pbw_node(&g, "Add", "mg", "beta", "y", "y");
+    pbw_vi(&g, 11, "x", 4, dx);
+    pbw_vi(&g, 12, "y", 4, dx);
+    pbw_model(&m, &g, 13);
+    CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+    outs[0] = y;
+    if (gr && ctx && onnx_run_simple(ctx, gr, x, outs)) {
+        const int per = C / G * H * W;
+        for (n = 0; n < N; n++)
+            for (gi = 0; gi < G; gi++) {
+                const float *xg = x + (n * G + gi) * per;
+                double mean = 0, var = 0;
+                for (i = 0; i < per; i++) mean += xg[i];
+                mean /= per;
+                for (i = 0; i < per; i++) var += (xg[i] - mean) * (xg[i] - mean);
+                var /= per;
+                for (i = 0; i < per; i++) {
+                    const int ch = gi * (C / G) + i / (H * W);
+                    double want = (xg[i] - mean) / sqrt(var + 1e-5) * gamma[ch] + beta[ch];
+                    double got = y[(n * G + gi) * per + i];
+                    if (fabs(want - got) > worst) worst = fabs(want - got);
+                }
+            }
+        CHECK(worst < 2e-5, "max |diff| %g", worst);
+    } else {
+        CHECK(0, "load or run: %s", ctx ? luthier_context_error(ctx) : "no context");
+    }
+    luthier_graph_destroy(gr);
+    luthier_context_destroy(ctx);
+    free(m.p);
+}
+
 /* A node whose operator the model's opset does not define is refused with the range. */
 static void test_onnx_op_opset_range(void) {
     pbw m = {0, 0, 0}, g = {0, 0, 0};
@@ -2236,6 +2297,7 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_op_opset_range);
     RUN(test_onnx_conv1d_pool1d);
     RUN(test_onnx_instance_norm);
+    RUN(test_onnx_group_norm_exported);
     RUN(test_onnx_dropout_training_ratio0);
     RUN(test_onnx_activations);
     RUN(test_onnx_backend_activations);
