@@ -550,6 +550,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_run)(const luthi
     case LUTHIER__BINARY_DIV: LUTHIER__OP_BIN_LOOP(va / vb)
     case LUTHIER__BINARY_MAX: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va > vb) | (va != va), va, vb))
     case LUTHIER__BINARY_MIN: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va < vb) | (va != va), va, vb))
+    case LUTHIER__BINARY_PRELU: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va < 0.0f, va * vb, va))
     case LUTHIER__BINARY_POW:
         if (!ib && j->pow_special) {
             switch (j->pow_special) {
@@ -1437,6 +1438,7 @@ typedef enum luthier__binary {
     LUTHIER__BINARY_POW,
     LUTHIER__BINARY_MAX,
     LUTHIER__BINARY_MIN,
+    LUTHIER__BINARY_PRELU, /* a < 0 ? a b : a (b: the slope) */
     LUTHIER__BINARY_COUNT
 } luthier__binary;
 

@@ -408,6 +408,7 @@ static double ops_binary_refop(luthier__binary k, double a, double b) {
     case LUTHIER__BINARY_POW: return pow(a, b);
     case LUTHIER__BINARY_MAX: return a != a || b != b ? NAN : a > b ? a : b;
     case LUTHIER__BINARY_MIN: return a != a || b != b ? NAN : a < b ? a : b;
+    case LUTHIER__BINARY_PRELU: return a < 0 ? (double)(float)(a * b) : a;
     default: return 0;
     }
 }
