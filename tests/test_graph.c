@@ -2361,6 +2361,49 @@ static void test_graph_unary2(void) {
     gb_free(&b);
 }
 
+/* conv -> prelu -> conv: the prelu (slope [C,1,1], [1,C,1,1] or one value) runs on the NHWC
+   activation, so the plan converts layouts only at its two edges; 1 and 2 threads */
+static void test_graph_prelu_nhwc(void) {
+    int variant, threads;
+    for (variant = 0; variant < 3; variant++) {
+        gb b;
+        int64_t xs[4] = {2, 3, 6, 5}, ss[3] = {4, 1, 1}, s1[1] = {1}, s4[4] = {1, 4, 1, 1};
+        int x, y, sl;
+        float *img = rand_buf(2 * 3 * 6 * 5, -1, 1);
+        const void *ins[1];
+        memset(&b, 0, sizeof b);
+        luthier_graph_create(&b.g);
+        luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+        y = gb_conv(&b, "c1", x, 4, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_NONE);
+        sl = variant == 0 ? gb_const(&b, "sc", 3, ss, -1.0f, 1.0f) : variant == 1 ? gb_const(&b, "s1", 1, s1, 0.1f, 0.2f)
+                                                                  : gb_const(&b, "s4", 4, s4, -1.0f, 1.0f);
+        y = gb_op(&b, LUTHIER_OP_PRELU, "prelu", y, sl);
+        y = gb_conv(&b, "c2", y, 5, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_NONE);
+        luthier_graph_output(b.g, y);
+        CHECK(!b.fail, "variant %d: build", variant);
+        ins[0] = img;
+        for (threads = 1; threads <= 2 && !b.fail; threads++) {
+            luthier_context *ctx = ctx_threads(threads);
+            luthier_plan *p = NULL;
+            plan_vs_ref(ctx, b.g, NULL, ins, 1e-5, "prelu nhwc");
+            if (luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK) {
+                luthier_plan_info pi;
+                luthier_step_info si;
+                int k, conv = 0;
+                memset(&pi, 0, sizeof pi);
+                luthier_plan_get_info(p, &pi);
+                for (k = 0; k < pi.num_steps; k++)
+                    if (luthier_plan_step_info(p, k, &si) == LUTHIER_STATUS_OK && si.node < 0) conv++;
+                CHECK(conv == 2, "variant %d: %d layout conversions (want 2: prelu runs NHWC)", variant, conv);
+            }
+            luthier_plan_destroy(p);
+            luthier_context_destroy(ctx);
+        }
+        free(img);
+        gb_free(&b);
+    }
+}
+
 /* prelu's slope must be a constant that broadcasts to x one way; refusals name the node */
 static void test_graph_prelu_refusals(void) {
     luthier_graph *g = NULL;
@@ -2441,6 +2484,7 @@ static void run_graph_tests(void) {
     RUN(test_graph_activation_attrs);
     RUN(test_graph_unary2);
     RUN(test_graph_prelu_refusals);
+    RUN(test_graph_prelu_nhwc);
     RUN(test_graph_typed_attrs);
     RUN(test_graph_int8_nonfinite_weights);
     RUN(test_graph_records_fallback_note);
