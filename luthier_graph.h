@@ -108,7 +108,13 @@ typedef enum luthier_dtype {
    THRESHOLDED_RELU  x > alpha ? x : 0 (alpha 1).
    NaN in gives NaN out (thresholded_relu too, as torch.threshold); infinities follow the
    formulas as written: softsign(+-inf), hard_swish(-inf) and mish(-inf) are NaN (as in PyTorch
-   and the ONNX reference implementation). Attributes must be finite. */
+   and the ONNX reference implementation). Attributes must be finite.
+   ABS, LOG, FLOOR, CEIL, ROUND, RECIPROCAL   element-wise, one input: |x|, ln x (-inf at 0, NaN
+                below), floor, ceil, round half to even (as ONNX Round and torch.round), 1 / x.
+                abs, floor, ceil and round are exact (libm's fabsf, floorf, ceilf, nearbyintf).
+   PRELU        x, slope (constant, unidirectionally broadcast to x: in practice [C,1,1] for
+                NCHW, [C] for [N,C], or one value): x < 0 ? slope x : x. Works in NHWC plans.
+   SILU         x sigmoid(x) (swish); -inf gives NaN (the formula), NaN propagates. */
 #define LUTHIER_OP_LIST(X)                          \
     X(CONV2D, "conv2d", 2, 3)                       \
     X(DENSE, "dense", 2, 3)                         \
@@ -159,7 +165,15 @@ typedef enum luthier_dtype {
     X(SOFTPLUS, "softplus", 1, 1)                   \
     X(SOFTSIGN, "softsign", 1, 1)                   \
     X(MISH, "mish", 1, 1)                           \
-    X(THRESHOLDED_RELU, "thresholded_relu", 1, 1)
+    X(THRESHOLDED_RELU, "thresholded_relu", 1, 1)   \
+    X(ABS, "abs", 1, 1)                             \
+    X(LOG, "log", 1, 1)                             \
+    X(FLOOR, "floor", 1, 1)                         \
+    X(CEIL, "ceil", 1, 1)                           \
+    X(ROUND, "round", 1, 1)                         \
+    X(RECIPROCAL, "reciprocal", 1, 1)               \
+    X(PRELU, "prelu", 2, 2)                         \
+    X(SILU, "silu", 1, 1)
 
 typedef enum luthier_op {
 #define LUTHIER__X(e, name, lo, hi) LUTHIER_OP_##e,
@@ -721,7 +735,15 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(SOFTPLUS, none, elementwise, unary, none, FOLLOW)                \
     X(SOFTSIGN, none, elementwise, unary, none, FOLLOW)                \
     X(MISH, none, elementwise, unary, none, FOLLOW)                    \
-    X(THRESHOLDED_RELU, thresholded_relu, activation, unary, none, FOLLOW)
+    X(THRESHOLDED_RELU, thresholded_relu, activation, unary, none, FOLLOW) \
+    X(ABS, none, elementwise, unary, none, FOLLOW)                     \
+    X(LOG, none, elementwise, unary, none, FOLLOW)                     \
+    X(FLOOR, none, elementwise, unary, none, FOLLOW)                   \
+    X(CEIL, none, elementwise, unary, none, FOLLOW)                    \
+    X(ROUND, none, elementwise, unary, none, FOLLOW)                   \
+    X(RECIPROCAL, none, elementwise, unary, none, FOLLOW)              \
+    X(PRELU, none, prelu, binary, none, BINARY)                        \
+    X(SILU, none, elementwise, unary, none, FOLLOW)
 
 #define LUTHIER__X(e, attrs, inf, run, lower, layout)                                         \
     LUTHIER_PRIVATE void luthier__attrs_##attrs(const luthier_node_desc *d, luthier_node_attrs *a);           \
@@ -1399,6 +1421,25 @@ LUTHIER_PRIVATE luthier_status luthier__infer_binary(const luthier__infer_args *
     }
     if (r->rank[0] < 1) r->rank[0] = 1, r->shape[0][0] = 1;
     r->flops = (double)luthier__numel(r->rank[0], r->shape[0], &ok);
+    return LUTHIER_STATUS_OK;
+}
+
+/* PRELU: the slope is a constant that broadcasts to x one way (x's shape is the output's). */
+LUTHIER_PRIVATE luthier_status luthier__infer_prelu(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *s = in[1];
+    int ok1 = s->rank <= x->rank;
+    if (!s->is_const) LUTHIER__NFAIL("slope '%s' must be a constant", s->name);
+    for (i = 0; ok1 && i < s->rank; i++) {
+        const int64_t e = s->shape[s->rank - 1 - i];
+        ok1 = e == 1 || e == x->shape[x->rank - 1 - i];
+    }
+    if (!ok1) {
+        luthier__shape_str(s->rank, s->shape, sb, sizeof sb);
+        luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
+        LUTHIER__NFAIL("slope '%s' %s does not broadcast to x %s", s->name, sb, sa);
+    }
+    r->flops = numel;
     return LUTHIER_STATUS_OK;
 }
 
@@ -3524,7 +3565,8 @@ LUTHIER_PRIVATE int luthier__node_inputs(luthier__planner *pl, const luthier__gn
         a = &p->vals[ins[k]];
         /* operands of lower rank broadcast in either layout when their memory order coincides
            (fp32 steps: an int8 add still needs its operands as uint8) */
-        if (!qs && luthier__is_binary(gn->d.op) && layout == LUTHIER__NHWC && a->layout == LUTHIER__PLAIN &&
+        if (!qs && (luthier__is_binary(gn->d.op) || gn->d.op == LUTHIER_OP_PRELU) && layout == LUTHIER__NHWC &&
+            a->layout == LUTHIER__PLAIN &&
             (a->rank < 4 || luthier__coincide(4, a->shape)))
             continue;
         if ((ins[k] = luthier__need(pl->ctx, p, ins[k], layout)) < 0) return -1;
@@ -4194,6 +4236,13 @@ LUTHIER_PRIVATE luthier_status luthier__run_unary(const luthier__run_args *arg) 
     case LUTHIER_OP_SOFTPLUS: u = LUTHIER__UNARY_SOFTPLUS; break;
     case LUTHIER_OP_SOFTSIGN: u = LUTHIER__UNARY_SOFTSIGN; break;
     case LUTHIER_OP_MISH: u = LUTHIER__UNARY_MISH; break;
+    case LUTHIER_OP_ABS: u = LUTHIER__UNARY_ABS; break;
+    case LUTHIER_OP_LOG: u = LUTHIER__UNARY_LOG; break;
+    case LUTHIER_OP_FLOOR: u = LUTHIER__UNARY_FLOOR; break;
+    case LUTHIER_OP_CEIL: u = LUTHIER__UNARY_CEIL; break;
+    case LUTHIER_OP_ROUND: u = LUTHIER__UNARY_ROUND; break;
+    case LUTHIER_OP_RECIPROCAL: u = LUTHIER__UNARY_RECIPROCAL; break;
+    case LUTHIER_OP_SILU: u = LUTHIER__UNARY_SILU; break;
     default: { /* the activations with attributes */
         float a, b;
         u = luthier__activation_params(&st->d, &a, &b);
@@ -4206,7 +4255,8 @@ LUTHIER_PRIVATE luthier_status luthier__run_unary(const luthier__run_args *arg) 
 LUTHIER_PRIVATE luthier_status luthier__run_binary(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     int64_t as[LUTHIER_MAX_RANK], bs[LUTHIER_MAX_RANK];
-    luthier__binary kind = (luthier__binary)(LUTHIER__BINARY_ADD + (st->d.op - LUTHIER_OP_ADD));
+    luthier__binary kind = st->d.op == LUTHIER_OP_PRELU ? LUTHIER__BINARY_PRELU
+                                                        : (luthier__binary)(LUTHIER__BINARY_ADD + (st->d.op - LUTHIER_OP_ADD));
     luthier__bshape(x, o->layout, o->rank, as);
     luthier__bshape(&p->vals[st->in[1]], o->layout, o->rank, bs);
     return luthier__op_binary(ctx, &cfg, kind, xp, as, (const float *)luthier__ptr(rc, st->in[1]), bs, op, os, o->rank,

@@ -43,7 +43,10 @@
        MaxPool, AveragePool and the global pools over [N,C,L] run as 2-D over [N,C,1,L]
        Gemm (transA, transB, alpha, beta; constant B -> dense (+bias), else matmul + mul/add)
        MatMul (constant 2-D B -> dense, else matmul)
-       Relu Sigmoid Tanh Erf Sqrt Exp Neg Gelu Softmax LogSoftmax LRN
+       Relu Sigmoid Tanh Erf Sqrt Exp Neg Gelu Softmax LogSoftmax LRN Abs Log Floor Ceil
+       Round Reciprocal -> the engine operator of the same name; Mul(t, Sigmoid(t)) (either
+       order, the Sigmoid used by nothing else) -> silu
+       PRelu (constant slope, broadcast one way to x) -> prelu
        Clip (attributes or constant inputs; [0, inf) -> relu)
        LeakyRelu Elu Selu Celu HardSigmoid HardSwish Softplus Softsign ThresholdedRelu (and Mish,
        opset 18 in ONNX, taken where it appears) -> the engine activation of the same name
@@ -1350,6 +1353,11 @@ LUTHIER_ONNX__FN double luthier_onnx__unary(const char *op, double x) {
     if (!strcmp(op, "Sigmoid")) return 1 / (1 + exp(-x));
     if (!strcmp(op, "Tanh")) return tanh(x);
     if (!strcmp(op, "Erf")) return erf(x);
+    if (!strcmp(op, "Abs")) return fabs(x);
+    if (!strcmp(op, "Log")) return log(x);
+    if (!strcmp(op, "Floor")) return floor(x);
+    if (!strcmp(op, "Ceil")) return ceil(x);
+    if (!strcmp(op, "Round")) return nearbyint(x); /* half to even (the default rounding mode) */
     return 1 / x; /* Reciprocal */
 }
 
@@ -1782,6 +1790,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_unary(const luthier_onnx__fol
         if (t->f) t->f[e] = (float)luthier_onnx__unary(n->op, (double)xc->f[e]);
         else if (luthier_onnx__isop(n, "Neg")) t->i[e] = (int64_t)(0 - (uint64_t)xc->i[e]);
         else if (luthier_onnx__isop(n, "Relu")) t->i[e] = xc->i[e] > 0 ? xc->i[e] : 0;
+        else if (luthier_onnx__isop(n, "Abs")) t->i[e] = xc->i[e] < 0 ? (int64_t)(0 - (uint64_t)xc->i[e]) : xc->i[e];
         else LUTHIER_ONNX__UNSUP("integer input");
     }
     *arg->res = t;
@@ -2430,22 +2439,16 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_unary(const luthier_onnx__cvarg
     return luthier_onnx__emit_out(c, n, &d, arg->op, &xt, 1);
 }
 
-/* Reciprocal: 1 / x (div by a constant 1). */
-LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reciprocal(const luthier_onnx__cvargs *arg) {
+/* PRelu: x < 0 ? slope x : x, the slope a constant broadcast one way to x (the engine checks
+   the broadcast and names the node). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_prelu(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
-    int64_t none = 0;
-    float one = 1.0f;
-    int ct;
+    const luthier_onnx__tensor *slope;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
-    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "const", 0, &none, &one, &ct));
-    d.num_inputs = 2;
-    d.inputs = in;
-    in[0] = ct; in[1] = xt;
-    d.op = LUTHIER_OP_DIV;
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 1, "slope", &slope));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, luthier_onnx__in(c, n, 1), 1, &in[1]));
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_PRELU, in, 2);
 }
 
 /* The activations (LeakyRelu Elu Selu Celu HardSigmoid HardSwish Softplus Softsign Mish
@@ -3357,7 +3360,14 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__
     X("Exp", 1, 1, 1, 1, unary, EXP, unary, 1, 0)                                    \
     X("Neg", 1, 1, 1, 1, unary, NEG, unary, 1, 0)                                    \
     X("Gelu", 1, 1, 1, 1, unary, GELU, none, 1, 0)                                   \
-    X("Reciprocal", 1, 1, 1, 1, reciprocal, COUNT, unary, 1, 0)                      \
+    X("Reciprocal", 1, 1, 1, 1, unary, RECIPROCAL, unary, 1, 0)                      \
+    X("Abs", 1, 1, 1, 1, unary, ABS, unary, 1, 0)                                    \
+    X("Log", 1, 1, 1, 1, unary, LOG, unary, 1, 0)                                    \
+    X("Floor", 1, 1, 1, 1, unary, FLOOR, unary, 1, 0)                                \
+    X("Ceil", 1, 1, 1, 1, unary, CEIL, unary, 1, 0)                                  \
+    X("Round", 1, 1, 1, 1, unary, ROUND, unary, 11, 0)                               \
+    X("PRelu", 2, 2, 1, 1, prelu, PRELU, none, 1, 0)                                 \
+    X("Swish", 1, 1, 1, 1, unary, SILU, none, 1, 0) /* Mul(t, Sigmoid(t)) (the pattern); alpha 1 */ \
     X("LeakyRelu", 1, 1, 1, 1, activation, LEAKY_RELU, none, 1, 0)                   \
     X("Elu", 1, 1, 1, 1, activation, ELU, none, 1, 0)                                \
     X("Selu", 1, 1, 1, 1, activation, SELU, none, 1, 0)                              \
@@ -3713,6 +3723,18 @@ LUTHIER_ONNX__FN int luthier_onnx__match_gelu(luthier_onnx__ctx *c, luthier_onnx
     if (h && !strcmp(h->op, "Mul") && !*h->domain && luthier_onnx__other(h, x) && luthier_onnx__pscalar(c, luthier_onnx__other(h, x), 0.5, 1e-6))
         return luthier_onnx__rewrite(c, m1, "Gelu", &x, 1, 0);
     return 0;
+}
+
+/* t * Sigmoid(t), in either order, where the Sigmoid's output feeds that Mul alone (and is no
+   graph output) -> Swish(t): one SILU step instead of two, and no sigmoid tensor in between */
+LUTHIER_ONNX__FN int luthier_onnx__match_silu(luthier_onnx__ctx *c, luthier_onnx__node *s) {
+    luthier_onnx__node *m;
+    const char *t, *o;
+    if (s->nin != 1 || s->nout < 1 || !*s->out[0]) return 0;
+    t = s->in[0];
+    if (!(m = luthier_onnx__sole(c, s->out[0], "Mul")) || m->nout < 1 || !(o = luthier_onnx__other(m, s->out[0])) || strcmp(o, t))
+        return 0;
+    return luthier_onnx__rewrite(c, m, "Swish", &t, 1, 0);
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__reduce_axes(luthier_onnx__ctx *c, const luthier_onnx__node *r, int64_t *axes) {
@@ -4103,6 +4125,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
             if (n->dead || *n->domain) continue;
             if (!strcmp(n->op, "Erf") && luthier_onnx__match_gelu(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "ReduceMean") && luthier_onnx__match_layernorm(c, n)) luthier_onnx__count_uses(c);
+            else if (!strcmp(n->op, "Sigmoid") && luthier_onnx__match_silu(c, n)) luthier_onnx__count_uses(c);
         }
     }
     luthier_onnx__dce(c);

@@ -337,6 +337,45 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_mish)(LUTHIER__VF *io) {
     *io = x * (n / (n + 2.0f));
 }
 
+/* log of any float: subnormals are scaled by 2^23 first (v_log reads the exponent field),
+   then 23 ln2 comes off. 0 -> -inf, < 0 or NaN -> NaN, inf -> inf. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_log_any)(LUTHIER__VF *io) {
+    const LUTHIER__VF x = *io;
+    const LUTHIER__VI sub = (x > 0.0f) & (x < 1.17549435e-38f);
+    LUTHIER__VF y = LUTHIER__VSEL(sub, x * 8388608.0f, x), zero;
+    LUTHIER__VSPLAT(zero, 0.0f);
+    LUTHIER__VN(luthier__v_log)(&y);
+    *io = y - LUTHIER__VSEL(sub, zero + 15.9423851528787421f, zero);
+}
+
+/* round half to even (nearbyintf in the default rounding mode), floor (mode -1) or ceil
+   (mode 1), exact: below 2^23, (|x| + 2^23) - 2^23 rounds |x| to an integer; then one step
+   down (floor) or up (ceil) where that went the wrong way. The sign is x's (-0.3 -> -0, ceil
+   -0.5 -> -0, as libm); |x| >= 2^23, infinities and NaN are already integers (or NaN). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_round)(LUTHIER__VF *io, int mode) {
+    const LUTHIER__VF x = *io;
+    const LUTHIER__VF z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff);
+    LUTHIER__VF r = (z + 8388608.0f) - 8388608.0f, one, zero;
+    LUTHIER__VSPLAT(one, 1.0f);
+    LUTHIER__VSPLAT(zero, 0.0f);
+    r = LUTHIER__VFLOAT(LUTHIER__VBITS(r) | (LUTHIER__VBITS(x) & ~0x7fffffff));
+    if (mode < 0) r = r - LUTHIER__VSEL(r > x, one, zero);
+    if (mode > 0) r = r + LUTHIER__VSEL(r < x, one, zero);
+    r = LUTHIER__VFLOAT((LUTHIER__VBITS(r) & 0x7fffffff) | (LUTHIER__VBITS(x) & ~0x7fffffff));
+    *io = LUTHIER__VSEL(z < 8388608.0f, r, x);
+}
+
+/* silu = x sigmoid(x), sigmoid from e = exp(-|x|) (never overflows): 1 / (1 + e) for x >= 0,
+   e / (1 + e) below, so x sigmoid(x) keeps its relative accuracy far left (down to the
+   subnormals) and is x far right; -inf gives -inf * 0 = NaN (the formula, as PyTorch). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_silu)(LUTHIER__VF *io) {
+    const LUTHIER__VF x = *io;
+    LUTHIER__VF e = -LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff), one;
+    LUTHIER__VSPLAT(one, 1.0f);
+    LUTHIER__VN(luthier__v_exp)(&e);
+    *io = x * (LUTHIER__VSEL(x < 0.0f, e, one) / (1.0f + e));
+}
+
 /* clamp keeping NaN (like torch.clamp) */
 #define LUTHIER__VCLAMP(v, lov, hiv)                                                             \
     do {                                                                                         \
@@ -412,6 +451,11 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_vec)(luthier__una
         LUTHIER__VSPLAT(c1, a);
         *v = LUTHIER__VSEL(*v <= c1, c0, *v);
         break;
+    case LUTHIER__UNARY_LOG: LUTHIER__VN(luthier__v_log_any)(v); break;
+    case LUTHIER__UNARY_FLOOR: LUTHIER__VN(luthier__v_round)(v, -1); break;
+    case LUTHIER__UNARY_CEIL: LUTHIER__VN(luthier__v_round)(v, 1); break;
+    case LUTHIER__UNARY_ROUND: LUTHIER__VN(luthier__v_round)(v, 0); break;
+    case LUTHIER__UNARY_SILU: LUTHIER__VN(luthier__v_silu)(v); break;
     default: break;
     }
 }
@@ -463,6 +507,11 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_impl)(void *arg, 
     case LUTHIER__UNARY_SOFTSIGN: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_SOFTSIGN)
     case LUTHIER__UNARY_MISH: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_MISH)
     case LUTHIER__UNARY_THRESHOLDED_RELU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_THRESHOLDED_RELU)
+    case LUTHIER__UNARY_LOG: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_LOG)
+    case LUTHIER__UNARY_FLOOR: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_FLOOR)
+    case LUTHIER__UNARY_CEIL: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_CEIL)
+    case LUTHIER__UNARY_ROUND: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_ROUND)
+    case LUTHIER__UNARY_SILU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_SILU)
     default: break;
     }
 }
@@ -501,6 +550,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_run)(const luthi
     case LUTHIER__BINARY_DIV: LUTHIER__OP_BIN_LOOP(va / vb)
     case LUTHIER__BINARY_MAX: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va > vb) | (va != va), va, vb))
     case LUTHIER__BINARY_MIN: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va < vb) | (va != va), va, vb))
+    case LUTHIER__BINARY_PRELU: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va < 0.0f, va * vb, va))
     case LUTHIER__BINARY_POW:
         if (!ib && j->pow_special) {
             switch (j->pow_special) {
@@ -1362,6 +1412,11 @@ typedef enum luthier__unary {
     LUTHIER__UNARY_SOFTSIGN, /* x / (1 + |x|) */
     LUTHIER__UNARY_MISH, /* x tanh(softplus(x)) */
     LUTHIER__UNARY_THRESHOLDED_RELU, /* x > a ? x : 0 (NaN stays NaN) */
+    LUTHIER__UNARY_LOG, /* natural log, subnormals included */
+    LUTHIER__UNARY_FLOOR, /* floorf, exact */
+    LUTHIER__UNARY_CEIL, /* ceilf, exact */
+    LUTHIER__UNARY_ROUND, /* nearbyintf: half to even, exact */
+    LUTHIER__UNARY_SILU, /* x sigmoid(x) */
     LUTHIER__UNARY_COUNT
 } luthier__unary;
 
@@ -1383,6 +1438,7 @@ typedef enum luthier__binary {
     LUTHIER__BINARY_POW,
     LUTHIER__BINARY_MAX,
     LUTHIER__BINARY_MIN,
+    LUTHIER__BINARY_PRELU, /* a < 0 ? a b : a (b: the slope) */
     LUTHIER__BINARY_COUNT
 } luthier__binary;
 

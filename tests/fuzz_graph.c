@@ -281,6 +281,13 @@ static void fz_add_node(fz_build *b, luthier_op op) {
             }
         }
         break;
+    case LUTHIER_OP_PRELU: /* a per-channel slope [C,1,...] (else whatever input 1 was) */
+        if (smart && xi.rank >= 2 && n == 2) {
+            int64_t shp[LUTHIER_MAX_RANK];
+            for (i = 0; i < xi.rank - 1; i++) shp[i] = i ? 1 : xi.shape[1];
+            in[1] = fz_const(b, xi.rank - 1, shp);
+        }
+        break;
     case LUTHIER_OP_LEAKY_RELU: case LUTHIER_OP_ELU: case LUTHIER_OP_SELU: case LUTHIER_OP_CELU:
     case LUTHIER_OP_HARD_SIGMOID: case LUTHIER_OP_THRESHOLDED_RELU:
         d.typed = (int)(fuzz_u8(&b->r) % 2);

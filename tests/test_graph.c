@@ -307,6 +307,32 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
         }
         break;
     }
+    /* ONNX Abs, Log, Floor, Ceil, Round (half to even, from floor), Reciprocal; silu = x sigmoid(x) */
+    case LUTHIER_OP_ABS: case LUTHIER_OP_LOG: case LUTHIER_OP_FLOOR: case LUTHIER_OP_CEIL: case LUTHIER_OP_ROUND:
+    case LUTHIER_OP_RECIPROCAL: case LUTHIER_OP_SILU:
+        for (e = 0; e < ny; e++) {
+            double t = x[e], r, f = floor(t);
+            switch (d->op) {
+            case LUTHIER_OP_ABS: r = t < 0 ? -t : t; break;
+            case LUTHIER_OP_LOG: r = log(t); break;
+            case LUTHIER_OP_FLOOR: r = f; break;
+            case LUTHIER_OP_CEIL: r = -floor(-t); break;
+            case LUTHIER_OP_ROUND: r = t - f > 0.5 || (t - f == 0.5 && fmod(f, 2) != 0) ? f + 1 : f; break;
+            case LUTHIER_OP_RECIPROCAL: r = 1 / t; break;
+            default: r = t * (1 / (1 + exp(-t))); break;
+            }
+            y[e] = (float)r;
+        }
+        break;
+    case LUTHIER_OP_PRELU: { /* ONNX PRelu: slope broadcast to x */
+        const luthier__gtensor *st = &g->tensors[n->inputs[1]];
+        const float *sl = v[n->inputs[1]].f;
+        for (e = 0; e < ny; e++) {
+            double t = x[e];
+            y[e] = (float)(t < 0 ? sl[ref_bidx(e, yt->shape, yt->rank, st->shape, st->rank)] * t : t);
+        }
+        break;
+    }
     case LUTHIER_OP_ADD: case LUTHIER_OP_SUB: case LUTHIER_OP_MUL: case LUTHIER_OP_DIV: case LUTHIER_OP_POW:
     case LUTHIER_OP_MAX: case LUTHIER_OP_MIN: {
         const luthier__gtensor *bt = &g->tensors[n->inputs[1]];
@@ -2296,6 +2322,129 @@ static void test_graph_activations(void) {
     gb_free(&b);
 }
 
+/* abs, log, floor, ceil, round, reciprocal, silu and prelu against the interpreter: abs, silu and
+   prelu on a convolution's NHWC output (prelu per channel [C,1,1] and with a [1,H,W] slope that
+   is not per channel), everything on an odd 1-D input holding halves (round to even), prelu on
+   [N,C] with a [C] slope and on rank 5 with one slope value; 1 and 2 threads. */
+static void test_graph_unary2(void) {
+    gb b;
+    int64_t xs[4] = {2, 5, 7, 3}, vs[1] = {41}, ws[2] = {3, 5}, zs[5] = {1, 2, 3, 1, 5};
+    int64_t pc[3] = {6, 1, 1}, phw[3] = {1, 7, 3}, p1[1] = {1}, pw[1] = {5};
+    int x, v, w, z, c, t, k, threads, o = 0, outs[16];
+    float *xin = rand_buf(2 * 5 * 7 * 3, -3, 3), *vin = rand_buf(41, -6, 6), *win = rand_buf(15, -4, 4), *zin = rand_buf(30, -4, 4);
+    const void *ins[4];
+    for (k = 0; k < 12; k++) vin[k] = (float)(k - 6) + 0.5f; /* -5.5 .. 5.5: every half, odd and even */
+    vin[12] = 0.25f; vin[13] = 2.0f; vin[14] = -3.0f; /* (no 0: the harness compares finite values) */
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    luthier_graph_input(b.g, "v", LUTHIER_DTYPE_F32, 1, vs, &v);
+    luthier_graph_input(b.g, "w", LUTHIER_DTYPE_F32, 2, ws, &w);
+    luthier_graph_input(b.g, "z", LUTHIER_DTYPE_F32, 5, zs, &z);
+    c = gb_conv(&b, "conv", x, 6, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_NONE);
+    outs[o++] = gb_op(&b, LUTHIER_OP_PRELU, "prelu_c", c, gb_const(&b, "slope_c", 3, pc, -0.5f, 0.5f));
+    outs[o++] = gb_op(&b, LUTHIER_OP_PRELU, "prelu_hw", c, gb_const(&b, "slope_hw", 3, phw, -2.0f, 2.0f));
+    outs[o++] = gb_op(&b, LUTHIER_OP_ABS, "abs", c, -1);
+    outs[o++] = gb_op(&b, LUTHIER_OP_SILU, "silu", c, -1);
+    /* a chain of sole consumers (in place), on v: floor of the convolution's output could flip
+       where the convolution's own rounding crosses an integer */
+    t = gb_op(&b, LUTHIER_OP_SILU, "silu_chain", v, -1);
+    t = gb_op(&b, LUTHIER_OP_FLOOR, "floor_chain", t, -1);
+    outs[o++] = gb_op(&b, LUTHIER_OP_ABS, "abs_chain", t, -1);
+    outs[o++] = gb_op(&b, LUTHIER_OP_FLOOR, "floor", v, -1);
+    outs[o++] = gb_op(&b, LUTHIER_OP_CEIL, "ceil", v, -1);
+    outs[o++] = gb_op(&b, LUTHIER_OP_ROUND, "round", v, -1);
+    /* log of |v|, not of the convolution: near its zeros log would magnify the convolution's
+       own rounding (the interpreter's is in double) */
+    t = gb_op(&b, LUTHIER_OP_ABS, "abs_v", v, -1);
+    outs[o++] = gb_op(&b, LUTHIER_OP_LOG, "log", t, -1);
+    outs[o++] = t;
+    outs[o++] = gb_op(&b, LUTHIER_OP_RECIPROCAL, "recip", v, -1);
+    outs[o++] = gb_op(&b, LUTHIER_OP_SILU, "silu_v", v, -1);
+    outs[o++] = gb_op(&b, LUTHIER_OP_PRELU, "prelu_w", w, gb_const(&b, "slope_w", 1, pw, -1.0f, 1.0f));
+    outs[o++] = gb_op(&b, LUTHIER_OP_PRELU, "prelu_z", z, gb_const(&b, "slope_z", 1, p1, 0.2f, 0.3f));
+    for (k = 0; k < o; k++) luthier_graph_output(b.g, outs[k]);
+    CHECK(!b.fail && o == 14, "build (%d outputs)", o);
+    ins[0] = xin; ins[1] = vin; ins[2] = win; ins[3] = zin;
+    for (threads = 1; threads <= 2; threads++) {
+        luthier_context *ctx = ctx_threads(threads);
+        plan_vs_ref(ctx, b.g, NULL, ins, 2e-6, "unary2");
+        luthier_context_destroy(ctx);
+    }
+    free(xin);
+    free(vin);
+    free(win);
+    free(zin);
+    gb_free(&b);
+}
+
+/* conv -> prelu -> conv: the prelu (slope [C,1,1], [1,C,1,1] or one value) runs on the NHWC
+   activation, so the plan converts layouts only at its two edges; 1 and 2 threads */
+static void test_graph_prelu_nhwc(void) {
+    int variant, threads;
+    for (variant = 0; variant < 3; variant++) {
+        gb b;
+        int64_t xs[4] = {2, 3, 6, 5}, ss[3] = {4, 1, 1}, s1[1] = {1}, s4[4] = {1, 4, 1, 1};
+        int x, y, sl;
+        float *img = rand_buf(2 * 3 * 6 * 5, -1, 1);
+        const void *ins[1];
+        memset(&b, 0, sizeof b);
+        luthier_graph_create(&b.g);
+        luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+        y = gb_conv(&b, "c1", x, 4, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_NONE);
+        sl = variant == 0 ? gb_const(&b, "sc", 3, ss, -1.0f, 1.0f) : variant == 1 ? gb_const(&b, "s1", 1, s1, 0.1f, 0.2f)
+                                                                  : gb_const(&b, "s4", 4, s4, -1.0f, 1.0f);
+        y = gb_op(&b, LUTHIER_OP_PRELU, "prelu", y, sl);
+        y = gb_conv(&b, "c2", y, 5, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_NONE);
+        luthier_graph_output(b.g, y);
+        CHECK(!b.fail, "variant %d: build", variant);
+        ins[0] = img;
+        for (threads = 1; threads <= 2 && !b.fail; threads++) {
+            luthier_context *ctx = ctx_threads(threads);
+            luthier_plan *p = NULL;
+            plan_vs_ref(ctx, b.g, NULL, ins, 1e-5, "prelu nhwc");
+            if (luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK) {
+                luthier_plan_info pi;
+                luthier_step_info si;
+                int k, conv = 0;
+                memset(&pi, 0, sizeof pi);
+                luthier_plan_get_info(p, &pi);
+                for (k = 0; k < pi.num_steps; k++)
+                    if (luthier_plan_step_info(p, k, &si) == LUTHIER_STATUS_OK && si.node < 0) conv++;
+                CHECK(conv == 2, "variant %d: %d layout conversions (want 2: prelu runs NHWC)", variant, conv);
+            }
+            luthier_plan_destroy(p);
+            luthier_context_destroy(ctx);
+        }
+        free(img);
+        gb_free(&b);
+    }
+}
+
+/* prelu's slope must be a constant that broadcasts to x one way; refusals name the node */
+static void test_graph_prelu_refusals(void) {
+    luthier_graph *g = NULL;
+    luthier_node_desc d;
+    int64_t xs[4] = {1, 3, 4, 4}, s3[1] = {3}, s4[2] = {2, 4}, big[5] = {1, 1, 3, 4, 4};
+    float vals[96] = {0};
+    int x, sv, in[2], y, k, cs[3];
+    luthier_graph_create(&g);
+    luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    luthier_graph_input(g, "slope_in", LUTHIER_DTYPE_F32, 1, s3, &sv);
+    luthier_graph_constant(g, "s3", 1, s3, vals, 0, &cs[0]);  /* [3] lines up with W (4): no */
+    luthier_graph_constant(g, "s24", 2, s4, vals, 0, &cs[1]); /* [2,4] against [4,4]: no */
+    luthier_graph_constant(g, "s5", 5, big, vals, 0, &cs[2]); /* rank 5 > 4: the output would grow */
+    for (k = 0; k < 4; k++) {
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_PRELU; d.name = "pr"; d.inputs = in; d.num_inputs = 2;
+        in[0] = x; in[1] = k == 0 ? sv : cs[k - 1];
+        CHECK(luthier_graph_add_node(g, &d, &y) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(g), "pr") &&
+              strstr(luthier_graph_error(g), k == 0 ? "constant" : "broadcast"), "case %d refused: '%s'", k, luthier_graph_error(g));
+    }
+    CHECK(luthier_graph_num_nodes(g) == 0, "refused nodes left the graph as it was");
+    luthier_graph_destroy(g);
+}
+
 /* The activations' attributes: defaults, kept as given (typed or not: they have no flat form),
    non-finite values and a celu alpha of 0 refused with the node's name. */
 static void test_graph_activation_attrs(void) {
@@ -2350,6 +2499,9 @@ static void run_graph_tests(void) {
     RUN(test_graph_resize);
     RUN(test_graph_activations);
     RUN(test_graph_activation_attrs);
+    RUN(test_graph_unary2);
+    RUN(test_graph_prelu_refusals);
+    RUN(test_graph_prelu_nhwc);
     RUN(test_graph_typed_attrs);
     RUN(test_graph_int8_nonfinite_weights);
     RUN(test_graph_records_fallback_note);

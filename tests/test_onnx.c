@@ -1197,6 +1197,138 @@ static void test_onnx_activations(void) {
     luthier_context_destroy(ctx);
 }
 
+/* want within 1e-6 of max(1, |want|); NaN where want is NaN, the same infinity where it is one */
+static int onnx_close(double got, double want) {
+    if (want != want) return got != got;
+    if (isinf(want)) return got == want;
+    return fabs(got - want) <= 1e-6 * (fabs(want) > 1 ? fabs(want) : 1);
+}
+
+/* Abs, Log (of the Abs), Floor, Ceil, Round, Reciprocal and PRelu (slope [3,1] per channel and
+   [5] along the last axis) in one opset-13 model, each one engine step of its own operator,
+   against the ONNX formulas on halves (round to even), +-0, infinities and NaN; a PRelu slope
+   computed at run time is refused with the node's name. */
+static void test_onnx_unary2(void) {
+    static const char *const ops[6] = {"Abs", "Log", "Floor", "Ceil", "Round", "Reciprocal"};
+    static const luthier_op eng[8] = {LUTHIER_OP_ABS, LUTHIER_OP_LOG, LUTHIER_OP_FLOOR, LUTHIER_OP_CEIL,
+                                      LUTHIER_OP_ROUND, LUTHIER_OP_RECIPROCAL, LUTHIER_OP_PRELU, LUTHIER_OP_PRELU};
+    static const float sc[3] = {0.25f, -2.0f, 0.0f}, sw[5] = {0.1f, 0.2f, 0.3f, 0.4f, 3.0f};
+    int64_t dims[3] = {2, 3, 5}, dc[2] = {3, 1}, dw = 5;
+    float x[30], y[8][30], *outs[8];
+    pbw m = {0, 0, 0}, g = {0, 0, 0};
+    luthier_graph *gr = NULL;
+    luthier_context *ctx = onnx_ctx();
+    char err[512], name[16];
+    int k, e, bad = 0;
+    for (e = 0; e < 30; e++) x[e] = (float)(e - 15) * 0.5f + (e % 4 == 1 ? 0.125f : 0.0f); /* halves, odd and even */
+    x[3] = NAN; x[15] = -0.0f; x[22] = INFINITY; x[27] = -INFINITY; x[28] = 1e-40f;
+    pbw_init_f32(&g, "sc", 2, dc, sc, 3);
+    pbw_init_f32(&g, "sw", 1, &dw, sw, 5);
+    for (k = 0; k < 6; k++) {
+        snprintf(name, sizeof name, "y%d", k);
+        pbw_node(&g, ops[k], k == 1 ? "y0" : "x", NULL, name, ops[k]);
+    }
+    pbw_node(&g, "PRelu", "x", "sc", "y6", "prelu_c");
+    pbw_node(&g, "PRelu", "x", "sw", "y7", "prelu_w");
+    pbw_vi(&g, 11, "x", 3, dims);
+    for (k = 0; k < 8; k++) {
+        snprintf(name, sizeof name, "y%d", k);
+        pbw_vi(&g, 12, name, 3, dims);
+    }
+    pbw_model(&m, &g, 13); /* Round is defined from opset 11 */
+    CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "load: %s", err);
+    free(m.p);
+    CHECK(gr && luthier_graph_num_nodes(gr) == 8, "one step each (%d)", gr ? luthier_graph_num_nodes(gr) : -1);
+    for (k = 0; gr && k < 8; k++) { /* the steps, in whatever order the loader sorted them */
+        int i, have = 0, want = 0;
+        for (i = 0; i < 8; i++) {
+            luthier_node_desc d;
+            memset(&d, 0, sizeof d);
+            if (i < luthier_graph_num_nodes(gr) && luthier_graph_node_desc(gr, i, &d) == LUTHIER_STATUS_OK && d.op == eng[k]) have++;
+            want += eng[i] == eng[k];
+        }
+        CHECK(have == want, "%d %s steps, want %d", have, luthier_op_name(eng[k]), want);
+    }
+    for (k = 0; k < 8; k++) outs[k] = y[k];
+    CHECK(gr && ctx && onnx_run_simple(ctx, gr, x, outs), "runs: %s", ctx ? luthier_context_error(ctx) : "");
+    for (k = 0; gr && ctx && k < 8; k++)
+        for (e = 0; e < 30; e++) {
+            const double t = x[e], f = floor(t), sl = k == 6 ? sc[(e / 5) % 3] : sw[e % 5];
+            double want;
+            switch (k) {
+            case 0: want = fabs(t); break;
+            case 1: want = log(fabs(t)); break;
+            case 2: want = f; break;
+            case 3: want = -floor(-t); break;
+            case 4: want = t - f > 0.5 || (t - f == 0.5 && fmod(f, 2) != 0) ? f + 1 : f; break;
+            case 5: want = (float)(1 / t); break; /* 1 / 1e-40 overflows float */
+            default: want = t < 0 ? sl * t : t; break;
+            }
+            if (!onnx_close(y[k][e], want) && bad++ < 4)
+                CHECK(0, "%s x = %g: %.9g, want %.9g", k < 6 ? ops[k] : "PRelu", t, (double)y[k][e], want);
+        }
+    luthier_graph_destroy(gr);
+    gr = NULL;
+    /* a slope computed at run time */
+    memset(&g, 0, sizeof g);
+    memset(&m, 0, sizeof m);
+    pbw_node(&g, "Abs", "s_in", NULL, "s", "abs");
+    pbw_node(&g, "PRelu", "x", "s", "y", "pr");
+    pbw_vi(&g, 11, "x", 3, dims);
+    pbw_vi(&g, 11, "s_in", 1, &dw);
+    pbw_vi(&g, 12, "y", 3, dims);
+    pbw_model(&m, &g, 13);
+    CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_UNSUPPORTED && !gr &&
+          strstr(err, "'pr'") && strstr(err, "constant"), "run-time slope refused: %s", err);
+    free(m.p);
+    luthier_graph_destroy(gr);
+    luthier_context_destroy(ctx);
+}
+
+/* Mul(t, Sigmoid(t)) in either order becomes one silu step; a Sigmoid output that has a second
+   consumer, or is a graph output, keeps the two steps. Every variant against x sigmoid(x). */
+static void test_onnx_silu_pattern(void) {
+    int64_t dims[2] = {3, 7};
+    float x[21], y[2][21], *outs[2];
+    int k, e;
+    luthier_context *ctx = onnx_ctx();
+    for (e = 0; e < 21; e++) x[e] = (float)(e - 10) * 1.7f;
+    x[0] = -100.0f; x[1] = NAN; x[2] = INFINITY; x[3] = -INFINITY; x[20] = 90.0f;
+    for (k = 0; k < 4; k++) {
+        pbw m = {0, 0, 0}, g = {0, 0, 0};
+        luthier_graph *gr = NULL;
+        luthier_node_desc d;
+        char err[512];
+        const int fused = k < 2, nout = k >= 2 ? 2 : 1;
+        pbw_node(&g, "Sigmoid", "x", NULL, "s", "sig");
+        pbw_node(&g, "Mul", k == 1 ? "s" : "x", k == 1 ? "x" : "s", "y", "mul");
+        if (k == 2) pbw_node(&g, "Add", "s", "x", "z", "add"); /* a second consumer */
+        pbw_vi(&g, 11, "x", 2, dims);
+        pbw_vi(&g, 12, "y", 2, dims);
+        if (k >= 2) pbw_vi(&g, 12, k == 2 ? "z" : "s", 2, dims); /* k 3: the sigmoid is an output */
+        pbw_model(&m, &g, 13);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "case %d: %s", k, err);
+        free(m.p);
+        if (!gr) continue;
+        memset(&d, 0, sizeof d);
+        CHECK(luthier_graph_num_nodes(gr) == (fused ? 1 : k == 2 ? 3 : 2), "case %d: %d nodes", k, luthier_graph_num_nodes(gr));
+        CHECK(luthier_graph_node_desc(gr, 0, &d) == LUTHIER_STATUS_OK && (d.op == LUTHIER_OP_SILU) == fused, "case %d: node 0 is %s",
+              k, luthier_op_name(d.op));
+        outs[0] = y[0];
+        outs[1] = y[1];
+        CHECK(ctx && onnx_run_simple(ctx, gr, x, outs), "case %d runs", k);
+        for (e = 0; ctx && e < 21; e++) {
+            const double t = x[e], sg = 1 / (1 + exp(-t));
+            const double want[2] = {t * sg, k == 2 ? sg + t : sg};
+            int o;
+            for (o = 0; o < nout; o++)
+                CHECK(onnx_close(y[o][e], want[o]), "case %d output %d x = %g: %.9g, want %.9g", k, o, t, (double)y[o][e], want[o]);
+        }
+        luthier_graph_destroy(gr);
+    }
+    luthier_context_destroy(ctx);
+}
+
 /* DequantizeLinear of int8 (per axis), uint8 (int32_data, per tensor) and int32 (bias-like, per
    axis) constants, and QuantizeLinear of a float constant (half to even, saturation), folded at
    load time: exactly scale * (q - zero) in float32. */
@@ -2300,6 +2432,8 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_group_norm_exported);
     RUN(test_onnx_dropout_training_ratio0);
     RUN(test_onnx_activations);
+    RUN(test_onnx_unary2);
+    RUN(test_onnx_silu_pattern);
     RUN(test_onnx_backend_activations);
     RUN(test_onnx_quant_after_activations);
     RUN(test_onnx_quant_activations);

@@ -187,6 +187,11 @@ static double ops_unary_ref(luthier__unary k, double a, double b, double x) {
     case LUTHIER__UNARY_SOFTSIGN: return x / (1 + fabs(x));
     case LUTHIER__UNARY_MISH: return x * tanh(x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)));
     case LUTHIER__UNARY_THRESHOLDED_RELU: return x != x ? x : x > a ? x : 0;
+    case LUTHIER__UNARY_LOG: return log(x);
+    case LUTHIER__UNARY_FLOOR: return floor(x);
+    case LUTHIER__UNARY_CEIL: return ceil(x);
+    case LUTHIER__UNARY_ROUND: return nearbyint(x); /* x is a float: its halves are exact in double */
+    case LUTHIER__UNARY_SILU: return x / (1 + exp(-x));
     default: return 0;
     }
 }
@@ -237,6 +242,11 @@ static void test_op_unary_accuracy(void) {
         {LUTHIER__UNARY_HARD_SWISH, "hard_swish", -4.0f, 4.0f, 3e-7, 0, 0, 0},
         /* a x + b cancels near its zero in float (one rounding of a x: ~1 ulp of b) */
         {LUTHIER__UNARY_HARD_SIGMOID, "hard_sigmoid", -4.0f, 4.0f, 2e-7, 0.1, 0.2f, 0.5f},
+        {LUTHIER__UNARY_LOG, "log", 1e-30f, 3e38f, 3e-7, 0, 0, 0},
+        {LUTHIER__UNARY_LOG, "log(near 1)", 0.5f, 2.0f, 3e-7, 0, 0, 0},
+        {LUTHIER__UNARY_LOG, "log(subnormal)", 1e-45f, 1.1e-38f, 3e-7, 0, 0, 0},
+        {LUTHIER__UNARY_SILU, "silu", -85.0f, 100.0f, 4e-7, 0, 0, 0}, /* below, the results are subnormal */
+        {LUTHIER__UNARY_SILU, "silu(small)", -2.0f, 2.0f, 4e-7, 0, 0, 0},
     };
     const size_t n = T.quick ? 20001 : 200001;
     float *x = (float *)test_alloc(n * sizeof(float));
@@ -292,6 +302,46 @@ static void test_op_unary_special(void) {
     }
 }
 
+/* abs, floor, ceil and round are exact: bit for bit what libm gives, on every ISA, over
+   halves, integers and their neighbours, the 2^23 and 2^24 boundaries, subnormals, +-0,
+   infinities and NaN (the sign of a NaN is not compared) */
+static void test_op_unary_exact(void) {
+    const size_t n = 4096 + 512;
+    float *x = (float *)test_alloc(n * sizeof(float)), *y = (float *)test_alloc(n * sizeof(float));
+    static const luthier__unary kinds[] = {LUTHIER__UNARY_ABS, LUTHIER__UNARY_FLOOR, LUTHIER__UNARY_CEIL, LUTHIER__UNARY_ROUND};
+    size_t i;
+    unsigned ki;
+    int v;
+    for (i = 0; i < 4096; i++) { /* k/4 for k in [-2048, 2048): halves, quarters, integers */
+        const float q = (float)((int)i - 2048) * 0.25f;
+        x[i] = i % 3 == 0 ? nextafterf(q, INFINITY) : i % 3 == 1 ? q : nextafterf(q, -INFINITY);
+    }
+    for (; i < n; i++) {
+        static const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 8388608.0f, 8388607.5f, 8388609.0f,
+                                   16777216.0f, 4194303.5f, 4194304.5f, 1e-45f, 1.17549435e-38f, 3e38f, 0.49999997f, 1.5f};
+        const float s = sp[i % 16];
+        x[i] = (i / 16) % 2 ? -s : s;
+        if (i % 16 == 0 && i >= 4096 + 256) x[i] = test_rand_float() * 1e7f;
+    }
+    for (ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
+        for (v = 0; v < OE.n; v++) {
+            int bad = 0;
+            CHECK(luthier__op_unary(OE.ctx[v], NULL, kinds[ki], 0, 0, x, y, n) == LUTHIER_STATUS_OK, "status");
+            for (i = 0; i < n && bad < 3; i++) {
+                const float r = kinds[ki] == LUTHIER__UNARY_ABS     ? fabsf(x[i])
+                                : kinds[ki] == LUTHIER__UNARY_FLOOR ? floorf(x[i])
+                                : kinds[ki] == LUTHIER__UNARY_CEIL  ? ceilf(x[i])
+                                                                    : nearbyintf(x[i]);
+                const int ok = r != r ? y[i] != y[i] : memcmp(&r, &y[i], sizeof r) == 0;
+                if (!ok) bad++;
+                CHECK(ok, "kind %d x = %.9g: %.9g, libm %.9g (variant %d)", (int)kinds[ki], (double)x[i], (double)y[i], (double)r, v);
+            }
+        }
+    }
+    free(x);
+    free(y);
+}
+
 static void test_op_unary_shapes(void) {
     const size_t sizes[] = {0, 1, 2, 15, 16, 17, 63, 100, 16383, 16384, 16385, 40001};
     unsigned si;
@@ -309,7 +359,7 @@ static void test_op_unary_shapes(void) {
             a.b = k == LUTHIER__UNARY_CLIP ? 0.75f : -0.25f;
             a.x = x;
             a.n = n;
-            if (k == LUTHIER__UNARY_SQRT)
+            if (k == LUTHIER__UNARY_SQRT || k == LUTHIER__UNARY_LOG)
                 for (i = 0; i < n; i++) x[i] = fabsf(x[i]);
             for (i = 0; i < n; i++) ref[i] = ops_unary_ref(a.kind, a.a, a.b, x[i]);
             for (a.in_place = 0; a.in_place < 2; a.in_place++) {
@@ -358,6 +408,7 @@ static double ops_binary_refop(luthier__binary k, double a, double b) {
     case LUTHIER__BINARY_POW: return pow(a, b);
     case LUTHIER__BINARY_MAX: return a != a || b != b ? NAN : a > b ? a : b;
     case LUTHIER__BINARY_MIN: return a != a || b != b ? NAN : a < b ? a : b;
+    case LUTHIER__BINARY_PRELU: return a < 0 ? (double)(float)(a * b) : a;
     default: return 0;
     }
 }
@@ -1190,6 +1241,7 @@ static void run_ops_tests(void) {
     ops_env_create();
     RUN(test_op_unary_accuracy);
     RUN(test_op_unary_special);
+    RUN(test_op_unary_exact);
     RUN(test_op_unary_shapes);
     RUN(test_op_binary);
     RUN(test_op_pool2d);
