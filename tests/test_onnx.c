@@ -809,16 +809,22 @@ static void test_onnx_malformed(void) {
 static int onnx_plan_run_any(luthier_context *ctx, const luthier_graph *g) {
     luthier_plan *p = NULL;
     luthier_plan_info pi;
-    void *ins[16], *outs[16];
+    luthier_plan_desc pd;
+    void *ins[16], *outs[16], *arena = NULL;
     int i, ni = luthier_graph_num_inputs(g), no = luthier_graph_num_outputs(g), ran = 0, ok = 1;
-    luthier_status s = luthier_plan_create(ctx, g, NULL, &p);
+    luthier_status s;
+    memset(&pd, 0, sizeof pd);
+    pd.external_arena = 1; /* a mutant may describe a network of 100+ GB: size it before allocating */
+    s = luthier_plan_create(ctx, g, &pd, &p);
     if (s != LUTHIER_STATUS_OK) {
         CHECK(p == NULL && luthier_context_error(ctx)[0], "plan_create: %s without a message", luthier_status_string(s));
         return 0;
     }
     memset(&pi, 0, sizeof pi);
     luthier_plan_get_info(p, &pi);
-    if (ni <= 16 && no <= 16 && pi.arena_bytes + pi.weights_bytes < ((size_t)64 << 20)) {
+    if (ni <= 16 && no <= 16 && pi.arena_bytes + pi.weights_bytes < ((size_t)64 << 20) &&
+        (!pi.arena_bytes || (arena = luthier__alloc(pi.arena_bytes)) != NULL) &&
+        luthier_plan_bind_arena(p, arena, pi.arena_bytes) == LUTHIER_STATUS_OK) {
         memset(ins, 0, sizeof ins);
         memset(outs, 0, sizeof outs);
         for (i = 0; i < ni + no; i++) {
@@ -839,6 +845,7 @@ static int onnx_plan_run_any(luthier_context *ctx, const luthier_graph *g) {
         for (i = 0; i < 16; i++) free(ins[i]), free(outs[i]);
     }
     luthier_plan_destroy(p);
+    luthier__free(arena);
     return ran;
 }
 
