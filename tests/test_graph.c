@@ -775,6 +775,21 @@ static double plan_vs_ref(luthier_context *ctx, const luthier_graph *g, const lu
     return worst;
 }
 
+/* Layout-conversion steps of a plan of g on ctx (-1 when it does not plan). */
+static int plan_conversions(luthier_context *ctx, const luthier_graph *g) {
+    luthier_plan *p = NULL;
+    luthier_plan_info pi;
+    luthier_step_info si;
+    int k, conv = 0;
+    if (luthier_plan_create(ctx, g, NULL, &p) != LUTHIER_STATUS_OK) return -1;
+    memset(&pi, 0, sizeof pi);
+    luthier_plan_get_info(p, &pi);
+    for (k = 0; k < pi.num_steps; k++)
+        if (luthier_plan_step_info(p, k, &si) == LUTHIER_STATUS_OK && si.node < 0) conv++;
+    luthier_plan_destroy(p);
+    return conv;
+}
+
 static luthier_context *ctx_threads(int threads) {
     luthier_context_desc cd;
     luthier_context *ctx = NULL;
@@ -2062,21 +2077,13 @@ static void test_graph_dm_nhwc(void) {
             ins[0] = img;
             for (threads = 1; threads <= 2 && !b.fail; threads++) {
                 luthier_context *ctx = ctx_threads(threads);
-                luthier_plan *p = NULL;
                 snprintf(what, sizeof what, "%s variant %d (%s), %d thread(s)", nhwc ? "conv-op-conv" : "plain", variant,
                          luthier_op_name(d.op), threads);
                 plan_vs_ref(ctx, b.g, NULL, ins, 1e-4, what);
-                if (nhwc && luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK) {
-                    luthier_plan_info pi;
-                    luthier_step_info si;
-                    int k, conv = 0;
-                    memset(&pi, 0, sizeof pi);
-                    luthier_plan_get_info(p, &pi);
-                    for (k = 0; k < pi.num_steps; k++)
-                        if (luthier_plan_step_info(p, k, &si) == LUTHIER_STATUS_OK && si.node < 0) conv++;
+                if (nhwc) {
+                    int conv = plan_conversions(ctx, b.g);
                     CHECK(conv == 2, "%s: %d layout conversions (want 2: the op runs NHWC)", what, conv);
                 }
-                luthier_plan_destroy(p);
                 luthier_context_destroy(ctx);
             }
             free(img);
@@ -2401,19 +2408,10 @@ static void test_graph_prelu_nhwc(void) {
         ins[0] = img;
         for (threads = 1; threads <= 2 && !b.fail; threads++) {
             luthier_context *ctx = ctx_threads(threads);
-            luthier_plan *p = NULL;
+            int conv;
             plan_vs_ref(ctx, b.g, NULL, ins, 1e-5, "prelu nhwc");
-            if (luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK) {
-                luthier_plan_info pi;
-                luthier_step_info si;
-                int k, conv = 0;
-                memset(&pi, 0, sizeof pi);
-                luthier_plan_get_info(p, &pi);
-                for (k = 0; k < pi.num_steps; k++)
-                    if (luthier_plan_step_info(p, k, &si) == LUTHIER_STATUS_OK && si.node < 0) conv++;
-                CHECK(conv == 2, "variant %d: %d layout conversions (want 2: prelu runs NHWC)", variant, conv);
-            }
-            luthier_plan_destroy(p);
+            conv = plan_conversions(ctx, b.g);
+            CHECK(conv == 2, "variant %d: %d layout conversions (want 2: prelu runs NHWC)", variant, conv);
             luthier_context_destroy(ctx);
         }
         free(img);

@@ -440,6 +440,53 @@ static void pbw_node(pbw *w, const char *op, const char *in0, const char *in1, c
     pbw_str(&n, 4, op);
     pbw_msg(w, 1, &n);
 }
+/* Attributes on NodeProto n: string, integer, float, float list, integer list. */
+static void pbw_attr_s(pbw *n, const char *name, const char *v) {
+    pbw a = {0, 0, 0};
+    pbw_str(&a, 1, name);
+    pbw_str(&a, 4, v);
+    pbw_int(&a, 20, 3); /* STRING */
+    pbw_msg(n, 5, &a);
+}
+static void pbw_attr_i(pbw *n, const char *name, int64_t v) {
+    pbw a = {0, 0, 0};
+    pbw_str(&a, 1, name);
+    pbw_int(&a, 3, v);
+    pbw_int(&a, 20, 2); /* INT */
+    pbw_msg(n, 5, &a);
+}
+static void pbw_attr_fs(pbw *n, const char *name, const float *v, int count) {
+    pbw a = {0, 0, 0};
+    int i;
+    pbw_str(&a, 1, name);
+    for (i = 0; i < count; i++) {
+        uint32_t bits;
+        memcpy(&bits, &v[i], 4);
+        pbw_key(&a, 7, 5);
+        pbw_raw(&a, &bits, 4);
+    }
+    pbw_int(&a, 20, 6); /* FLOATS */
+    pbw_msg(n, 5, &a);
+}
+static void pbw_attr_is(pbw *n, const char *name, const int64_t *v, int count) {
+    pbw a = {0, 0, 0};
+    int i;
+    pbw_str(&a, 1, name);
+    for (i = 0; i < count; i++) pbw_int(&a, 8, v[i]);
+    pbw_int(&a, 20, 7); /* INTS */
+    pbw_msg(n, 5, &a);
+}
+static void pbw_attr_f(pbw *n, const char *name, float v) {
+    pbw a = {0, 0, 0};
+    uint32_t bits;
+    memcpy(&bits, &v, 4);
+    pbw_str(&a, 1, name);
+    pbw_key(&a, 2, 5);
+    pbw_raw(&a, &bits, 4); /* little-endian hosts */
+    pbw_int(&a, 20, 1);    /* FLOAT */
+    pbw_msg(n, 5, &a);
+}
+
 /* ModelProto around graph g (consumed) */
 static void pbw_model(pbw *m, pbw *g, int opset) {
     pbw op = {0, 0, 0};
@@ -1024,23 +1071,8 @@ static void test_onnx_lrn_zero_attrs(void) {
         pbw_str(&n, 2, "y");
         pbw_str(&n, 3, "lrn");
         pbw_str(&n, 4, "LRN");
-        for (j = 0; j < 3; j++) {
-            pbw a = {0, 0, 0};
-            uint32_t bits;
-            memcpy(&bits, &at[k][j], 4);
-            pbw_str(&a, 1, names[j]);
-            pbw_key(&a, 2, 5);
-            pbw_raw(&a, &bits, 4); /* little-endian hosts */
-            pbw_int(&a, 20, 1);    /* FLOAT */
-            pbw_msg(&n, 5, &a);
-        }
-        {
-            pbw a = {0, 0, 0};
-            pbw_str(&a, 1, "size");
-            pbw_int(&a, 3, 3);
-            pbw_int(&a, 20, 2);
-            pbw_msg(&n, 5, &a);
-        }
+        for (j = 0; j < 3; j++) pbw_attr_f(&n, names[j], at[k][j]);
+        pbw_attr_i(&n, "size", 3);
         pbw_msg(&g, 1, &n);
         pbw_vi(&g, 11, "x", 4, dims);
         pbw_vi(&g, 12, "y", 4, dims);
@@ -1117,17 +1149,6 @@ static void test_onnx_backend_activations(void) {
     luthier_context_destroy(ctx);
 }
 
-/* A float attribute on NodeProto n. */
-static void pbw_attr_f(pbw *n, const char *name, float v) {
-    pbw a = {0, 0, 0};
-    uint32_t bits;
-    memcpy(&bits, &v, 4);
-    pbw_str(&a, 1, name);
-    pbw_key(&a, 2, 5);
-    pbw_raw(&a, &bits, 4); /* little-endian hosts */
-    pbw_int(&a, 20, 1);    /* FLOAT */
-    pbw_msg(n, 5, &a);
-}
 
 /* Each activation in a model of its own, attributes off their defaults (or left out), against
    its ONNX formula; attributes it does not have and non-finite values are refused. */
@@ -1812,15 +1833,6 @@ static void test_onnx_not_regular_files(void) {
     luthier_context_destroy(ctx);
 }
 
-/* An integer-list attribute. */
-static void pbw_attr_ints(pbw *n, const char *name, const int64_t *v, int count) {
-    pbw a = {0, 0, 0};
-    int i;
-    pbw_str(&a, 1, name);
-    for (i = 0; i < count; i++) pbw_int(&a, 8, v[i]);
-    pbw_int(&a, 20, 7); /* INTS */
-    pbw_msg(n, 5, &a);
-}
 
 /* 1-D Conv (padding, stride, dilation, bias), MaxPool, AveragePool and GlobalAveragePool over
    [N,C,L], against loops written from the ONNX definitions. */
@@ -1845,13 +1857,13 @@ static void test_onnx_conv1d_pool1d(void) {
     pbw_init_f32(&g, "b", 1, db, b, O);
     pbw_str(&nd, 1, "x"), pbw_str(&nd, 1, "w"), pbw_str(&nd, 1, "b"), pbw_str(&nd, 2, "y1"), pbw_str(&nd, 3, "conv1d");
     pbw_str(&nd, 4, "Conv");
-    pbw_attr_ints(&nd, "pads", pads, 2), pbw_attr_ints(&nd, "strides", st, 1), pbw_attr_ints(&nd, "dilations", dil, 1);
+    pbw_attr_is(&nd, "pads", pads, 2), pbw_attr_is(&nd, "strides", st, 1), pbw_attr_is(&nd, "dilations", dil, 1);
     pbw_msg(&g, 1, &nd);
     pbw_str(&nd, 1, "x"), pbw_str(&nd, 2, "y2"), pbw_str(&nd, 3, "maxpool1d"), pbw_str(&nd, 4, "MaxPool");
-    pbw_attr_ints(&nd, "kernel_shape", pk, 1), pbw_attr_ints(&nd, "strides", ps, 1), pbw_attr_ints(&nd, "pads", pp, 2);
+    pbw_attr_is(&nd, "kernel_shape", pk, 1), pbw_attr_is(&nd, "strides", ps, 1), pbw_attr_is(&nd, "pads", pp, 2);
     pbw_msg(&g, 1, &nd);
     pbw_str(&nd, 1, "x"), pbw_str(&nd, 2, "y3"), pbw_str(&nd, 3, "avgpool1d"), pbw_str(&nd, 4, "AveragePool");
-    pbw_attr_ints(&nd, "kernel_shape", ak, 1);
+    pbw_attr_is(&nd, "kernel_shape", ak, 1);
     pbw_msg(&g, 1, &nd);
     pbw_node(&g, "GlobalAveragePool", "x", NULL, "y4", "gap1d");
     pbw_vi(&g, 11, "x", 3, dx);
@@ -1948,12 +1960,11 @@ static void test_onnx_instance_norm(void) {
         const int64_t d4[4] = {N, C, 4, 5}, d3[3] = {N, C, S}, dc[1] = {C};
         float x[N * C * S], y[N * C * S], sc[C] = {0.5f, -1.25f, 2.0f}, bi[C] = {0.1f, 0.0f, -3.0f};
         float *outs[1];
-        pbw m = {0, 0, 0}, g = {0, 0, 0}, nd = {0, 0, 0}, a = {0, 0, 0};
+        pbw m = {0, 0, 0}, g = {0, 0, 0}, nd = {0, 0, 0};
         luthier_graph *gr = NULL;
         luthier_context *ctx = onnx_ctx();
         char err[512];
         const float eps = 1e-3f;
-        uint32_t bits;
         double worst = 0;
         int i, nc;
         for (i = 0; i < N * C * S; i++) x[i] = (float)((i * 37) % 19) / 6.0f - 1.0f + (float)(i / S);
@@ -1961,9 +1972,7 @@ static void test_onnx_instance_norm(void) {
         pbw_init_f32(&g, "bias", 1, dc, bi, C);
         pbw_str(&nd, 1, "x"), pbw_str(&nd, 1, "scale"), pbw_str(&nd, 1, "bias"), pbw_str(&nd, 2, "y");
         pbw_str(&nd, 3, "inorm"), pbw_str(&nd, 4, "InstanceNormalization");
-        memcpy(&bits, &eps, 4);
-        pbw_str(&a, 1, "epsilon"), pbw_key(&a, 2, 5), pbw_raw(&a, &bits, 4), pbw_int(&a, 20, 1);
-        pbw_msg(&nd, 5, &a);
+        pbw_attr_f(&nd, "epsilon", eps);
         pbw_msg(&g, 1, &nd);
         pbw_vi(&g, 11, "x", rk, rk == 4 ? d4 : d3);
         pbw_vi(&g, 12, "y", rk, rk == 4 ? d4 : d3);
@@ -2132,42 +2141,6 @@ static void test_onnx_all_refusals(void) {
 }
 
 /* ---- Resize, Upsample, DepthToSpace, SpaceToDepth, Pad ----------------------------------------- */
-
-static void pbw_attr_s(pbw *n, const char *name, const char *v) {
-    pbw a = {0, 0, 0};
-    pbw_str(&a, 1, name);
-    pbw_str(&a, 4, v);
-    pbw_int(&a, 20, 3); /* STRING */
-    pbw_msg(n, 5, &a);
-}
-static void pbw_attr_i(pbw *n, const char *name, int64_t v) {
-    pbw a = {0, 0, 0};
-    pbw_str(&a, 1, name);
-    pbw_int(&a, 3, v);
-    pbw_int(&a, 20, 2); /* INT */
-    pbw_msg(n, 5, &a);
-}
-static void pbw_attr_fs(pbw *n, const char *name, const float *v, int count) {
-    pbw a = {0, 0, 0};
-    int i;
-    pbw_str(&a, 1, name);
-    for (i = 0; i < count; i++) {
-        uint32_t bits;
-        memcpy(&bits, &v[i], 4);
-        pbw_key(&a, 7, 5);
-        pbw_raw(&a, &bits, 4);
-    }
-    pbw_int(&a, 20, 6); /* FLOATS */
-    pbw_msg(n, 5, &a);
-}
-static void pbw_attr_is(pbw *n, const char *name, const int64_t *v, int count) {
-    pbw a = {0, 0, 0};
-    int i;
-    pbw_str(&a, 1, name);
-    for (i = 0; i < count; i++) pbw_int(&a, 8, v[i]);
-    pbw_int(&a, 20, 7); /* INTS */
-    pbw_msg(n, 5, &a);
-}
 
 /* One data-movement node: x [xdims] -> op -> y, inputs ins[] ("" absent; "scales" / "sizes" /
    "pads" / "value" name initializers made from fs / is), attributes written by the caller into
