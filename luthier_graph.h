@@ -662,8 +662,10 @@ struct luthier_graph {
      run     runs the node's plan step (luthier_plan_run); "view" for the operators a plan
              turns into aliases of their input (reshape, flatten, identity), which never run;
      lower   prepares the step at plan time (weights packed or transformed, workspace);
-     layout  the layout the step works in (LUTHIER__LAYOUT_*).
-   Operators of one family share a hook: X(ENUM, attrs, infer, run, lower, layout) names
+     layout  the layout the step works in (LUTHIER__LAYOUT_*);
+     dtypes  F32: every input is f32 (checked before infer); HOOK: the infer hook checks the
+             inputs' dtypes and gives each output's (luthier__infer.dtype).
+   Operators of one family share a hook: X(ENUM, attrs, infer, run, lower, layout, dtypes) names
    luthier__attrs_<attrs>, luthier__infer_<infer>, luthier__run_<run> and luthier__lower_<lower>. The rows are in LUTHIER_OP_LIST's order
    (test_op_registry checks it). */
 typedef struct luthier__infer_args luthier__infer_args;
@@ -682,70 +684,71 @@ enum {
     LUTHIER__LAYOUT_BINARY,   /* NHWC when the output is 4-D and an input is NHWC */
     LUTHIER__LAYOUT_ANY_NHWC  /* NHWC when an input is (concat) */
 };
+enum { LUTHIER__DTYPES_F32, LUTHIER__DTYPES_HOOK };
 typedef luthier_status (*luthier__infer_fn)(const luthier__infer_args *arg);
 typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
 
 #define LUTHIER__OP_HOOKS(X) \
-    X(CONV2D, none, conv2d, conv2d, conv2d, NHWC)                      \
-    X(DENSE, none, dense, dense, dense, PLAIN_X)                       \
-    X(MATMUL, none, matmul, matmul, matmul, PLAIN)                     \
-    X(MAXPOOL, none, pool, pool, none, NHWC)                           \
-    X(AVGPOOL, none, pool, pool, none, NHWC)                           \
-    X(GLOBAL_AVGPOOL, none, global_pool, global_pool, none, NHWC)      \
-    X(ADAPTIVE_AVGPOOL, none, global_pool, global_pool, none, NHWC)    \
-    X(RELU, none, elementwise, unary, none, FOLLOW)                    \
-    X(CLIP, none, clip, unary, none, FOLLOW)                           \
-    X(GELU, none, elementwise, unary, none, FOLLOW)                    \
-    X(SIGMOID, none, elementwise, unary, none, FOLLOW)                 \
-    X(TANH, none, elementwise, unary, none, FOLLOW)                    \
-    X(ERF, none, elementwise, unary, none, FOLLOW)                     \
-    X(EXP, none, elementwise, unary, none, FOLLOW)                     \
-    X(SQRT, none, elementwise, unary, none, FOLLOW)                    \
-    X(NEG, none, elementwise, unary, none, FOLLOW)                     \
-    X(ADD, none, binary, binary, none, BINARY)                         \
-    X(SUB, none, binary, binary, none, BINARY)                         \
-    X(MUL, none, binary, binary, none, BINARY)                         \
-    X(DIV, none, binary, binary, none, BINARY)                         \
-    X(POW, none, binary, binary, none, BINARY)                         \
-    X(MAX, none, binary, binary, none, BINARY)                         \
-    X(MIN, none, binary, binary, none, BINARY)                         \
-    X(CONCAT, none, concat, concat_split, none, ANY_NHWC)              \
-    X(SPLIT, none, split, concat_split, none, FOLLOW)                  \
-    X(SOFTMAX, none, softmax, softmax, none, FOLLOW)                   \
-    X(LAYER_NORM, layer_norm, layer_norm, layer_norm, layer_norm, PLAIN_X)   \
-    X(BATCH_NORM, batch_norm, batch_norm, batch_norm, batch_norm, FOLLOW_X)  \
-    X(LRN, lrn, lrn, lrn, none, NHWC)                                  \
-    X(FLATTEN, flatten, flatten, view, none, PLAIN)                    \
-    X(RESHAPE, none, reshape, view, none, PLAIN)                       \
-    X(TRANSPOSE, none, transpose, transpose, none, PLAIN)              \
-    X(GATHER, none, gather, gather, none, PLAIN)                       \
-    X(ATTENTION, attention, attention, attention, attention, PLAIN)         \
-    X(IDENTITY, none, elementwise, view, none, FOLLOW)                 \
-    X(REDUCE, reduce, reduce, reduce, none, PLAIN)                     \
-    X(RESIZE, resize, resize, resize, resize, FOLLOW_X)                \
-    X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X) \
-    X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X) \
-    X(PAD, pad, pad, pad, none, FOLLOW_X)                              \
-    X(LEAKY_RELU, leaky_relu, activation, unary, none, FOLLOW)         \
-    X(ELU, elu, activation, unary, none, FOLLOW)                       \
-    X(SELU, selu, activation, unary, none, FOLLOW)                     \
-    X(CELU, celu, activation, unary, none, FOLLOW)                     \
-    X(HARD_SIGMOID, hard_sigmoid, activation, unary, none, FOLLOW)     \
-    X(HARD_SWISH, none, elementwise, unary, none, FOLLOW)              \
-    X(SOFTPLUS, none, elementwise, unary, none, FOLLOW)                \
-    X(SOFTSIGN, none, elementwise, unary, none, FOLLOW)                \
-    X(MISH, none, elementwise, unary, none, FOLLOW)                    \
-    X(THRESHOLDED_RELU, thresholded_relu, activation, unary, none, FOLLOW) \
-    X(ABS, none, elementwise, unary, none, FOLLOW)                     \
-    X(LOG, none, elementwise, unary, none, FOLLOW)                     \
-    X(FLOOR, none, elementwise, unary, none, FOLLOW)                   \
-    X(CEIL, none, elementwise, unary, none, FOLLOW)                    \
-    X(ROUND, none, elementwise, unary, none, FOLLOW)                   \
-    X(RECIPROCAL, none, elementwise, unary, none, FOLLOW)              \
-    X(PRELU, none, prelu, binary, none, BINARY)                        \
-    X(SILU, none, elementwise, unary, none, FOLLOW)
+    X(CONV2D, none, conv2d, conv2d, conv2d, NHWC, F32)                   \
+    X(DENSE, none, dense, dense, dense, PLAIN_X, F32)                    \
+    X(MATMUL, none, matmul, matmul, matmul, PLAIN, F32)                  \
+    X(MAXPOOL, none, pool, pool, none, NHWC, F32)                        \
+    X(AVGPOOL, none, pool, pool, none, NHWC, F32)                        \
+    X(GLOBAL_AVGPOOL, none, global_pool, global_pool, none, NHWC, F32)   \
+    X(ADAPTIVE_AVGPOOL, none, global_pool, global_pool, none, NHWC, F32) \
+    X(RELU, none, elementwise, unary, none, FOLLOW, F32)                 \
+    X(CLIP, none, clip, unary, none, FOLLOW, F32)                        \
+    X(GELU, none, elementwise, unary, none, FOLLOW, F32)                 \
+    X(SIGMOID, none, elementwise, unary, none, FOLLOW, F32)              \
+    X(TANH, none, elementwise, unary, none, FOLLOW, F32)                 \
+    X(ERF, none, elementwise, unary, none, FOLLOW, F32)                  \
+    X(EXP, none, elementwise, unary, none, FOLLOW, F32)                  \
+    X(SQRT, none, elementwise, unary, none, FOLLOW, F32)                 \
+    X(NEG, none, elementwise, unary, none, FOLLOW, F32)                  \
+    X(ADD, none, binary, binary, none, BINARY, F32)                      \
+    X(SUB, none, binary, binary, none, BINARY, F32)                      \
+    X(MUL, none, binary, binary, none, BINARY, F32)                      \
+    X(DIV, none, binary, binary, none, BINARY, F32)                      \
+    X(POW, none, binary, binary, none, BINARY, F32)                      \
+    X(MAX, none, binary, binary, none, BINARY, F32)                      \
+    X(MIN, none, binary, binary, none, BINARY, F32)                      \
+    X(CONCAT, none, concat, concat_split, none, ANY_NHWC, F32)           \
+    X(SPLIT, none, split, concat_split, none, FOLLOW, F32)               \
+    X(SOFTMAX, none, softmax, softmax, none, FOLLOW, F32)                \
+    X(LAYER_NORM, layer_norm, layer_norm, layer_norm, layer_norm, PLAIN_X, F32) \
+    X(BATCH_NORM, batch_norm, batch_norm, batch_norm, batch_norm, FOLLOW_X, F32) \
+    X(LRN, lrn, lrn, lrn, none, NHWC, F32)                               \
+    X(FLATTEN, flatten, flatten, view, none, PLAIN, F32)                 \
+    X(RESHAPE, none, reshape, view, none, PLAIN, F32)                    \
+    X(TRANSPOSE, none, transpose, transpose, none, PLAIN, F32)           \
+    X(GATHER, none, gather, gather, none, PLAIN, HOOK)                   \
+    X(ATTENTION, attention, attention, attention, attention, PLAIN, F32) \
+    X(IDENTITY, none, elementwise, view, none, FOLLOW, F32)              \
+    X(REDUCE, reduce, reduce, reduce, none, PLAIN, F32)                  \
+    X(RESIZE, resize, resize, resize, resize, FOLLOW_X, F32)             \
+    X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X, F32) \
+    X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X, F32) \
+    X(PAD, pad, pad, pad, none, FOLLOW_X, F32)                           \
+    X(LEAKY_RELU, leaky_relu, activation, unary, none, FOLLOW, F32)      \
+    X(ELU, elu, activation, unary, none, FOLLOW, F32)                    \
+    X(SELU, selu, activation, unary, none, FOLLOW, F32)                  \
+    X(CELU, celu, activation, unary, none, FOLLOW, F32)                  \
+    X(HARD_SIGMOID, hard_sigmoid, activation, unary, none, FOLLOW, F32)  \
+    X(HARD_SWISH, none, elementwise, unary, none, FOLLOW, F32)           \
+    X(SOFTPLUS, none, elementwise, unary, none, FOLLOW, F32)             \
+    X(SOFTSIGN, none, elementwise, unary, none, FOLLOW, F32)             \
+    X(MISH, none, elementwise, unary, none, FOLLOW, F32)                 \
+    X(THRESHOLDED_RELU, thresholded_relu, activation, unary, none, FOLLOW, F32) \
+    X(ABS, none, elementwise, unary, none, FOLLOW, F32)                  \
+    X(LOG, none, elementwise, unary, none, FOLLOW, F32)                  \
+    X(FLOOR, none, elementwise, unary, none, FOLLOW, F32)                \
+    X(CEIL, none, elementwise, unary, none, FOLLOW, F32)                 \
+    X(ROUND, none, elementwise, unary, none, FOLLOW, F32)                \
+    X(RECIPROCAL, none, elementwise, unary, none, FOLLOW, F32)           \
+    X(PRELU, none, prelu, binary, none, BINARY, F32)                     \
+    X(SILU, none, elementwise, unary, none, FOLLOW, F32)
 
-#define LUTHIER__X(e, attrs, inf, run, lower, layout)                                         \
+#define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes)                                 \
     LUTHIER_PRIVATE void luthier__attrs_##attrs(const luthier_node_desc *d, luthier_node_attrs *a);           \
     LUTHIER_PRIVATE luthier_status luthier__infer_##inf(const luthier__infer_args *arg);             \
     LUTHIER_PRIVATE luthier_status luthier__run_##run(const luthier__run_args *arg);                 \
@@ -768,11 +771,12 @@ typedef struct luthier__op_row {
     luthier__run_fn run;
     luthier_status (*lower)(luthier__planner *pl, luthier__pstep *st, int ni);
     int layout; /* LUTHIER__LAYOUT_* */
+    int dtypes; /* LUTHIER__DTYPES_* */
 } luthier__op_row;
 
 static const luthier__op_row luthier__ops[] = {
-#define LUTHIER__X(e, attrs, inf, run, lower, layout) \
-    {LUTHIER_OP_##e, luthier__attrs_##attrs, luthier__infer_##inf, luthier__run_##run, luthier__lower_##lower, LUTHIER__LAYOUT_##layout},
+#define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes) \
+    {LUTHIER_OP_##e, luthier__attrs_##attrs, luthier__infer_##inf, luthier__run_##run, luthier__lower_##lower, LUTHIER__LAYOUT_##layout, LUTHIER__DTYPES_##dtypes},
     LUTHIER__OP_HOOKS(LUTHIER__X)
 #undef LUTHIER__X
 };
@@ -984,6 +988,10 @@ LUTHIER_PRIVATE size_t luthier__dtype_size(luthier_dtype t) {
     return t == LUTHIER_DTYPE_I64 ? 8 : t == LUTHIER__DTYPE_U8 ? 1 : 4;
 }
 
+LUTHIER_PRIVATE const char *luthier__dtype_name(luthier_dtype t) {
+    return t == LUTHIER_DTYPE_F32 ? "f32" : t == LUTHIER_DTYPE_I64 ? "i64" : t == LUTHIER__DTYPE_U8 ? "u8" : "?";
+}
+
 /* Elements of a shape; 0 with *ok = 0 when the tensor's bytes at the widest dtype (8 bytes)
    would pass LUTHIER__SIZE_LIMIT, so that every byte size of a graph tensor is representable. */
 LUTHIER_PRIVATE uint64_t luthier__numel(int rank, const int64_t *shape, int *ok) {
@@ -1178,7 +1186,7 @@ typedef struct luthier__infer {
     int num_outputs;
     int rank[LUTHIER_MAX_NODE_OUTPUTS];
     int64_t shape[LUTHIER_MAX_NODE_OUTPUTS][LUTHIER_MAX_RANK];
-    luthier_dtype dtype;
+    luthier_dtype dtype[LUTHIER_MAX_NODE_OUTPUTS]; /* per output; F32 unless the hook says */
     double flops;
 } luthier__infer;
 
@@ -1641,6 +1649,8 @@ LUTHIER_PRIVATE luthier_status luthier__infer_gather(const luthier__infer_args *
     int axis = luthier__norm_axis(d->axis, x->rank, 0), j = 0;
     if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
     if (idx->dtype != LUTHIER_DTYPE_I64) LUTHIER__NFAIL("indices '%s' must be i64", idx->name);
+    if (x->dtype != LUTHIER_DTYPE_F32) LUTHIER__NFAIL("input 0 ('%s') is %s, the operator takes f32", x->name,
+                                                      luthier__dtype_name(x->dtype));
     if (x->rank - 1 + idx->rank > LUTHIER_MAX_RANK) LUTHIER__NFAIL("output rank exceeds %d", LUTHIER_MAX_RANK);
     if (idx->is_const) {
         const int64_t *v = (const int64_t *)idx->data;
@@ -1803,16 +1813,14 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
     double numel;
     memset(r, 0, sizeof *r);
     r->num_outputs = 1;
-    r->dtype = LUTHIER_DTYPE_F32;
     for (i = 0; i < ni; i++) in[i] = d->inputs[i] >= 0 ? &g->tensors[d->inputs[i]] : NULL;
     x = in[0];
     if (!x) LUTHIER__NFAIL("input 0 is absent");
     numel = (double)luthier__numel(x->rank, x->shape, &ok);
-    /* inputs other than GATHER's indices are f32 */
-    for (i = 0; i < ni; i++)
-        if (in[i] && in[i]->dtype != LUTHIER_DTYPE_F32 && !(d->op == LUTHIER_OP_GATHER && i == 1))
+    for (i = 0; i < ni && luthier__ops[d->op].dtypes == LUTHIER__DTYPES_F32; i++)
+        if (in[i] && in[i]->dtype != LUTHIER_DTYPE_F32)
             LUTHIER__NFAIL("input %d ('%s') is %s, the operator takes f32", i, in[i]->name,
-                           in[i]->dtype == LUTHIER_DTYPE_I64 ? "i64" : "?");
+                           luthier__dtype_name(in[i]->dtype));
     for (i = 1; i < ni; i++)
         if (!in[i] && !((d->op == LUTHIER_OP_CONV2D || d->op == LUTHIER_OP_DENSE) && i == 2) &&
             !(d->op == LUTHIER_OP_LAYER_NORM))
@@ -1899,10 +1907,10 @@ LUTHIER_API luthier_status luthier_graph_add_node(luthier_graph *g, const luthie
         int t;
         if (r.num_outputs == 1) snprintf(oname, sizeof oname, "%s", nname);
         else snprintf(oname, sizeof oname, "%s:%d", nname, i);
-        s = luthier__add_tensor(g, oname, r.dtype, r.rank[i], r.shape[i], 1, &t);
+        s = luthier__add_tensor(g, oname, r.dtype[i], r.rank[i], r.shape[i], 1, &t);
         if (s == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(g->error, "already used")) {
             snprintf(oname + strlen(oname), sizeof oname - strlen(oname), "#%d", g->num_tensors);
-            s = luthier__add_tensor(g, oname, r.dtype, r.rank[i], r.shape[i], 1, &t);
+            s = luthier__add_tensor(g, oname, r.dtype[i], r.rank[i], r.shape[i], 1, &t);
         }
         if (s != LUTHIER_STATUS_OK) {
             while (g->num_tensors > first_tensor) luthier__free(g->tensors[--g->num_tensors].name);
@@ -3926,7 +3934,7 @@ LUTHIER_PRIVATE void luthier__text_val(luthier__text *t, const luthier_plan *p, 
     const int r = luthier__root(p, v);
     char shape[96];
     luthier__shape_str(a->rank, a->shape, shape, sizeof shape);
-    luthier__text_add(t, "v%d:%s %s %s %s", v, a->dtype == LUTHIER__DTYPE_U8 ? "u8" : a->dtype == LUTHIER_DTYPE_I64 ? "i64" : "f32",
+    luthier__text_add(t, "v%d:%s %s %s %s", v, luthier__dtype_name(a->dtype),
                       a->layout == LUTHIER__NHWC ? "nhwc" : "plain", shape, where[p->vals[r].storage & 3]);
     if (r != v) luthier__text_add(t, "=v%d", r);
     if (p->arena_bytes && p->vals[r].storage == LUTHIER__ST_ARENA) luthier__text_add(t, "@%zu", p->vals[r].offset);
