@@ -184,11 +184,71 @@ typedef enum luthier_op {
 
 #define LUTHIER_MAX_NODE_OUTPUTS 64
 
-/* Typed attributes: one struct per operator that has them, read from luthier_node_desc.attr.
-   Every value means what it says (0 is 0); the defaults are the ONNX ones, which
-   luthier_node_attrs_default writes. An operator listed here reads only its struct when
-   desc.typed is nonzero; with typed = 0 it still reads the flat fields of luthier_node_desc (the
-   older form, where 0 means the default), so existing callers keep working. */
+/* Typed attributes: one struct per operator that has them (operators of one family share one:
+   the union's member names say which), read from luthier_node_desc.attr. Every value means
+   what it says (0 is 0); the defaults are the ONNX ones, which luthier_node_attrs_default
+   writes. With desc.typed nonzero an operator reads only its struct; with typed = 0 the
+   operators that existed before the typed form read the flat fields of luthier_node_desc (the
+   older form, where 0 means the default), so existing callers keep working, and the newer
+   operators read attr as given. Variable-length attributes stay in the desc: SPLIT's
+   num_outputs and sizes, RESHAPE's sizes, TRANSPOSE's perm. */
+/* A fused activation (CONV2D, DENSE and the binary operators): applied to the result. */
+typedef struct luthier_fused_activation {
+    luthier_activation kind;    /* default NONE */
+    float clamp_min, clamp_max; /* CLAMP's bounds (min <= max) */
+} luthier_fused_activation;
+
+typedef struct luthier_conv2d_attrs {
+    luthier_fused_activation act;
+    int64_t stride[2];   /* h, w; default 1 */
+    int64_t pads[4];     /* top, left, bottom, right; default 0 */
+    int64_t dilation[2]; /* default 1 */
+    int64_t groups;      /* default 1 */
+} luthier_conv2d_attrs;
+
+typedef struct luthier_dense_attrs {
+    luthier_fused_activation act;
+    int trans_b; /* 1: w is [K,N] */
+} luthier_dense_attrs;
+
+typedef struct luthier_binary_attrs { /* ADD, SUB, MUL, DIV, POW, MAX, MIN */
+    luthier_fused_activation act;
+} luthier_binary_attrs;
+
+typedef struct luthier_matmul_attrs {
+    int trans_b; /* 1: b is read as [..., N, K] */
+} luthier_matmul_attrs;
+
+typedef struct luthier_pool_attrs { /* MAXPOOL, AVGPOOL */
+    int64_t kernel[2];     /* kh, kw (required) */
+    int64_t stride[2];     /* default 1 (ONNX; the flat form's 0 means the kernel, as PyTorch) */
+    int64_t pads[4];       /* top, left, bottom, right; each in [0, (kernel - 1) * dilation] */
+    int64_t dilation[2];   /* MAXPOOL; default 1 */
+    int ceil_mode;         /* default 0 */
+    int count_include_pad; /* AVGPOOL; default 0 */
+} luthier_pool_attrs;
+
+typedef struct luthier_adaptive_pool_attrs {
+    int64_t out_size[2]; /* output h, w (required, >= 1) */
+} luthier_adaptive_pool_attrs;
+
+typedef struct luthier_clip_attrs {
+    float min, max; /* default -FLT_MAX, FLT_MAX (ONNX: the float's lowest and highest) */
+} luthier_clip_attrs;
+
+typedef struct luthier_gelu_attrs {
+    int approximate; /* 1: the tanh form; default 0 (erf) */
+} luthier_gelu_attrs;
+
+typedef struct luthier_axis_attrs { /* CONCAT, SPLIT, GATHER */
+    int axis; /* default 0; negative counts from the end */
+} luthier_axis_attrs;
+
+typedef struct luthier_softmax_attrs {
+    int axis; /* default -1 (ONNX 13) */
+    int log;  /* 1: log-softmax */
+} luthier_softmax_attrs;
+
 typedef struct luthier_lrn_attrs {
     int64_t size;            /* channels in the window (required, >= 1) */
     float alpha, beta, bias; /* default 1e-4, 0.75, 1 */
@@ -318,6 +378,16 @@ typedef struct luthier_thresholded_relu_attrs {
 } luthier_thresholded_relu_attrs;
 
 typedef union luthier_node_attrs {
+    luthier_conv2d_attrs conv2d;
+    luthier_dense_attrs dense;
+    luthier_binary_attrs binary;               /* ADD, SUB, MUL, DIV, POW, MAX, MIN */
+    luthier_matmul_attrs matmul;
+    luthier_pool_attrs pool;                   /* MAXPOOL, AVGPOOL */
+    luthier_adaptive_pool_attrs adaptive_pool; /* ADAPTIVE_AVGPOOL */
+    luthier_clip_attrs clip;
+    luthier_gelu_attrs gelu;
+    luthier_axis_attrs axis;                   /* CONCAT, SPLIT, GATHER */
+    luthier_softmax_attrs softmax;
     luthier_lrn_attrs lrn;
     luthier_flatten_attrs flatten;
     luthier_batch_norm_attrs batch_norm;
@@ -689,63 +759,63 @@ typedef luthier_status (*luthier__infer_fn)(const luthier__infer_args *arg);
 typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
 
 #define LUTHIER__OP_HOOKS(X) \
-    X(CONV2D, none, conv2d, conv2d, conv2d, NHWC, F32)                   \
-    X(DENSE, none, dense, dense, dense, PLAIN_X, F32)                    \
-    X(MATMUL, none, matmul, matmul, matmul, PLAIN, F32)                  \
-    X(MAXPOOL, none, pool, pool, none, NHWC, F32)                        \
-    X(AVGPOOL, none, pool, pool, none, NHWC, F32)                        \
-    X(GLOBAL_AVGPOOL, none, global_pool, global_pool, none, NHWC, F32)   \
-    X(ADAPTIVE_AVGPOOL, none, global_pool, global_pool, none, NHWC, F32) \
-    X(RELU, none, elementwise, unary, none, FOLLOW, F32)                 \
-    X(CLIP, none, clip, unary, none, FOLLOW, F32)                        \
-    X(GELU, none, elementwise, unary, none, FOLLOW, F32)                 \
-    X(SIGMOID, none, elementwise, unary, none, FOLLOW, F32)              \
-    X(TANH, none, elementwise, unary, none, FOLLOW, F32)                 \
-    X(ERF, none, elementwise, unary, none, FOLLOW, F32)                  \
-    X(EXP, none, elementwise, unary, none, FOLLOW, F32)                  \
-    X(SQRT, none, elementwise, unary, none, FOLLOW, F32)                 \
-    X(NEG, none, elementwise, unary, none, FOLLOW, F32)                  \
-    X(ADD, none, binary, binary, none, BINARY, F32)                      \
-    X(SUB, none, binary, binary, none, BINARY, F32)                      \
-    X(MUL, none, binary, binary, none, BINARY, F32)                      \
-    X(DIV, none, binary, binary, none, BINARY, F32)                      \
-    X(POW, none, binary, binary, none, BINARY, F32)                      \
-    X(MAX, none, binary, binary, none, BINARY, F32)                      \
-    X(MIN, none, binary, binary, none, BINARY, F32)                      \
-    X(CONCAT, none, concat, concat_split, none, ANY_NHWC, F32)           \
-    X(SPLIT, none, split, concat_split, none, FOLLOW, F32)               \
-    X(SOFTMAX, none, softmax, softmax, none, FOLLOW, F32)                \
+    X(CONV2D, conv2d, conv2d, conv2d, conv2d, NHWC, F32)                        \
+    X(DENSE, dense, dense, dense, dense, PLAIN_X, F32)                          \
+    X(MATMUL, matmul, matmul, matmul, matmul, PLAIN, F32)                       \
+    X(MAXPOOL, pool, pool, pool, none, NHWC, F32)                               \
+    X(AVGPOOL, pool, pool, pool, none, NHWC, F32)                               \
+    X(GLOBAL_AVGPOOL, none, global_pool, global_pool, none, NHWC, F32)          \
+    X(ADAPTIVE_AVGPOOL, adaptive_pool, global_pool, global_pool, none, NHWC, F32)\
+    X(RELU, none, elementwise, unary, none, FOLLOW, F32)                        \
+    X(CLIP, clip, clip, unary, none, FOLLOW, F32)                               \
+    X(GELU, gelu, elementwise, unary, none, FOLLOW, F32)                        \
+    X(SIGMOID, none, elementwise, unary, none, FOLLOW, F32)                     \
+    X(TANH, none, elementwise, unary, none, FOLLOW, F32)                        \
+    X(ERF, none, elementwise, unary, none, FOLLOW, F32)                         \
+    X(EXP, none, elementwise, unary, none, FOLLOW, F32)                         \
+    X(SQRT, none, elementwise, unary, none, FOLLOW, F32)                        \
+    X(NEG, none, elementwise, unary, none, FOLLOW, F32)                         \
+    X(ADD, binary, binary, binary, none, BINARY, F32)                           \
+    X(SUB, binary, binary, binary, none, BINARY, F32)                           \
+    X(MUL, binary, binary, binary, none, BINARY, F32)                           \
+    X(DIV, binary, binary, binary, none, BINARY, F32)                           \
+    X(POW, binary, binary, binary, none, BINARY, F32)                           \
+    X(MAX, binary, binary, binary, none, BINARY, F32)                           \
+    X(MIN, binary, binary, binary, none, BINARY, F32)                           \
+    X(CONCAT, axis, concat, concat_split, none, ANY_NHWC, F32)                  \
+    X(SPLIT, axis, split, concat_split, none, FOLLOW, F32)                      \
+    X(SOFTMAX, softmax, softmax, softmax, none, FOLLOW, F32)                    \
     X(LAYER_NORM, layer_norm, layer_norm, layer_norm, layer_norm, PLAIN_X, F32) \
-    X(BATCH_NORM, batch_norm, batch_norm, batch_norm, batch_norm, FOLLOW_X, F32) \
-    X(LRN, lrn, lrn, lrn, none, NHWC, F32)                               \
-    X(FLATTEN, flatten, flatten, view, none, PLAIN, F32)                 \
-    X(RESHAPE, none, reshape, view, none, PLAIN, F32)                    \
-    X(TRANSPOSE, none, transpose, transpose, none, PLAIN, F32)           \
-    X(GATHER, none, gather, gather, none, PLAIN, HOOK)                   \
-    X(ATTENTION, attention, attention, attention, attention, PLAIN, F32) \
-    X(IDENTITY, none, elementwise, view, none, FOLLOW, F32)              \
-    X(REDUCE, reduce, reduce, reduce, none, PLAIN, F32)                  \
-    X(RESIZE, resize, resize, resize, resize, FOLLOW_X, F32)             \
-    X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X, F32) \
-    X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X, F32) \
-    X(PAD, pad, pad, pad, none, FOLLOW_X, F32)                           \
-    X(LEAKY_RELU, leaky_relu, activation, unary, none, FOLLOW, F32)      \
-    X(ELU, elu, activation, unary, none, FOLLOW, F32)                    \
-    X(SELU, selu, activation, unary, none, FOLLOW, F32)                  \
-    X(CELU, celu, activation, unary, none, FOLLOW, F32)                  \
-    X(HARD_SIGMOID, hard_sigmoid, activation, unary, none, FOLLOW, F32)  \
-    X(HARD_SWISH, none, elementwise, unary, none, FOLLOW, F32)           \
-    X(SOFTPLUS, none, elementwise, unary, none, FOLLOW, F32)             \
-    X(SOFTSIGN, none, elementwise, unary, none, FOLLOW, F32)             \
-    X(MISH, none, elementwise, unary, none, FOLLOW, F32)                 \
+    X(BATCH_NORM, batch_norm, batch_norm, batch_norm, batch_norm, FOLLOW_X, F32)\
+    X(LRN, lrn, lrn, lrn, none, NHWC, F32)                                      \
+    X(FLATTEN, flatten, flatten, view, none, PLAIN, F32)                        \
+    X(RESHAPE, none, reshape, view, none, PLAIN, F32)                           \
+    X(TRANSPOSE, none, transpose, transpose, none, PLAIN, F32)                  \
+    X(GATHER, axis, gather, gather, none, PLAIN, HOOK)                          \
+    X(ATTENTION, attention, attention, attention, attention, PLAIN, F32)        \
+    X(IDENTITY, none, elementwise, view, none, FOLLOW, F32)                     \
+    X(REDUCE, reduce, reduce, reduce, none, PLAIN, F32)                         \
+    X(RESIZE, resize, resize, resize, resize, FOLLOW_X, F32)                    \
+    X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X, F32)\
+    X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X, F32)\
+    X(PAD, pad, pad, pad, none, FOLLOW_X, F32)                                  \
+    X(LEAKY_RELU, leaky_relu, activation, unary, none, FOLLOW, F32)             \
+    X(ELU, elu, activation, unary, none, FOLLOW, F32)                           \
+    X(SELU, selu, activation, unary, none, FOLLOW, F32)                         \
+    X(CELU, celu, activation, unary, none, FOLLOW, F32)                         \
+    X(HARD_SIGMOID, hard_sigmoid, activation, unary, none, FOLLOW, F32)         \
+    X(HARD_SWISH, none, elementwise, unary, none, FOLLOW, F32)                  \
+    X(SOFTPLUS, none, elementwise, unary, none, FOLLOW, F32)                    \
+    X(SOFTSIGN, none, elementwise, unary, none, FOLLOW, F32)                    \
+    X(MISH, none, elementwise, unary, none, FOLLOW, F32)                        \
     X(THRESHOLDED_RELU, thresholded_relu, activation, unary, none, FOLLOW, F32) \
-    X(ABS, none, elementwise, unary, none, FOLLOW, F32)                  \
-    X(LOG, none, elementwise, unary, none, FOLLOW, F32)                  \
-    X(FLOOR, none, elementwise, unary, none, FOLLOW, F32)                \
-    X(CEIL, none, elementwise, unary, none, FOLLOW, F32)                 \
-    X(ROUND, none, elementwise, unary, none, FOLLOW, F32)                \
-    X(RECIPROCAL, none, elementwise, unary, none, FOLLOW, F32)           \
-    X(PRELU, none, prelu, binary, none, BINARY, F32)                     \
+    X(ABS, none, elementwise, unary, none, FOLLOW, F32)                         \
+    X(LOG, none, elementwise, unary, none, FOLLOW, F32)                         \
+    X(FLOOR, none, elementwise, unary, none, FOLLOW, F32)                       \
+    X(CEIL, none, elementwise, unary, none, FOLLOW, F32)                        \
+    X(ROUND, none, elementwise, unary, none, FOLLOW, F32)                       \
+    X(RECIPROCAL, none, elementwise, unary, none, FOLLOW, F32)                  \
+    X(PRELU, none, prelu, binary, none, BINARY, F32)                            \
     X(SILU, none, elementwise, unary, none, FOLLOW, F32)
 
 #define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes)                                 \
@@ -790,6 +860,81 @@ LUTHIER_API const char *luthier_op_name(luthier_op op) {
 LUTHIER_PRIVATE void luthier__attrs_none(const luthier_node_desc *d, luthier_node_attrs *a) {
     (void)d;
     (void)a;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_act(const luthier_node_desc *d, luthier_fused_activation *a) {
+    a->kind = d ? d->activation : LUTHIER_ACTIVATION_NONE;
+    a->clamp_min = d ? d->clamp_min : 0.0f;
+    a->clamp_max = d ? d->clamp_max : 0.0f;
+}
+
+/* The flat form's 0 stride, dilation and groups mean 1. */
+LUTHIER_PRIVATE void luthier__attrs_conv2d(const luthier_node_desc *d, luthier_node_attrs *a) {
+    int i;
+    luthier__attrs_act(d, &a->conv2d.act);
+    for (i = 0; i < 2; i++) {
+        a->conv2d.stride[i] = d && d->stride[i] ? d->stride[i] : 1;
+        a->conv2d.dilation[i] = d && d->dilation[i] ? d->dilation[i] : 1;
+    }
+    for (i = 0; i < 4; i++) a->conv2d.pads[i] = d ? d->pads[i] : 0;
+    a->conv2d.groups = d && d->groups ? d->groups : 1;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_dense(const luthier_node_desc *d, luthier_node_attrs *a) {
+    luthier__attrs_act(d, &a->dense.act);
+    a->dense.trans_b = d ? d->trans_b : 0;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_binary(const luthier_node_desc *d, luthier_node_attrs *a) {
+    luthier__attrs_act(d, &a->binary.act);
+}
+
+LUTHIER_PRIVATE void luthier__attrs_matmul(const luthier_node_desc *d, luthier_node_attrs *a) {
+    a->matmul.trans_b = d ? d->trans_b : 0;
+}
+
+/* The flat form's 0 stride means the kernel (PyTorch), 0 dilation 1; typed, the default is 1. */
+LUTHIER_PRIVATE void luthier__attrs_pool(const luthier_node_desc *d, luthier_node_attrs *a) {
+    int i;
+    for (i = 0; i < 2; i++) {
+        a->pool.kernel[i] = d ? d->kernel[i] : 0;
+        a->pool.stride[i] = d && d->stride[i] ? d->stride[i] : d ? d->kernel[i] : 1;
+        a->pool.dilation[i] = d && d->dilation[i] ? d->dilation[i] : 1;
+    }
+    for (i = 0; i < 4; i++) a->pool.pads[i] = d ? d->pads[i] : 0;
+    a->pool.ceil_mode = d ? d->ceil_mode : 0;
+    a->pool.count_include_pad = d ? d->count_include_pad : 0;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_adaptive_pool(const luthier_node_desc *d, luthier_node_attrs *a) {
+    a->adaptive_pool.out_size[0] = d ? d->out_size[0] : 0;
+    a->adaptive_pool.out_size[1] = d ? d->out_size[1] : 0;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_clip(const luthier_node_desc *d, luthier_node_attrs *a) {
+    a->clip.min = d ? d->clamp_min : -FLT_MAX;
+    a->clip.max = d ? d->clamp_max : FLT_MAX;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_gelu(const luthier_node_desc *d, luthier_node_attrs *a) {
+    a->gelu.approximate = d ? d->approximate : 0;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_axis(const luthier_node_desc *d, luthier_node_attrs *a) {
+    a->axis.axis = d ? d->axis : 0;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_softmax(const luthier_node_desc *d, luthier_node_attrs *a) {
+    a->softmax.axis = d ? d->axis : -1;
+    a->softmax.log = d ? d->log : 0;
+}
+
+/* The fused activation of a node that has one (conv2d, dense, binary operators), else NULL. */
+LUTHIER_PRIVATE const luthier_fused_activation *luthier__node_act(const luthier_node_desc *d) {
+    if (d->op == LUTHIER_OP_CONV2D) return &d->attr.conv2d.act;
+    if (d->op == LUTHIER_OP_DENSE) return &d->attr.dense.act;
+    if (d->op >= LUTHIER_OP_ADD && d->op <= LUTHIER_OP_MIN) return &d->attr.binary.act;
+    return NULL;
 }
 
 LUTHIER_PRIVATE void luthier__attrs_lrn(const luthier_node_desc *d, luthier_node_attrs *a) {
@@ -1263,14 +1408,33 @@ struct luthier__infer_args {
     (void)g, (void)d, (void)nname, (void)in, (void)x, (void)ni, (void)numel, (void)r, (void)sa, (void)sb, (void)i, \
         (void)ok
 
+/* The NHWC convolution of a conv2d node (x [N,C,H,W], w [O,C/groups,kh,kw]) without its fused
+   activation. */
+LUTHIER_PRIVATE void luthier__node_conv_desc(const luthier_node_desc *d, const luthier__gtensor *x,
+                                             const luthier__gtensor *w, luthier_conv2d_desc *cd) {
+    const luthier_conv2d_attrs *a = &d->attr.conv2d;
+    memset(cd, 0, sizeof *cd);
+    cd->batch = x->shape[0]; cd->in_channels = x->shape[1]; cd->in_h = x->shape[2]; cd->in_w = x->shape[3];
+    cd->out_channels = w->shape[0]; cd->kernel_h = w->shape[2]; cd->kernel_w = w->shape[3];
+    cd->stride_h = a->stride[0]; cd->stride_w = a->stride[1];
+    cd->dilation_h = a->dilation[0]; cd->dilation_w = a->dilation[1];
+    cd->pad_top = a->pads[0]; cd->pad_left = a->pads[1]; cd->pad_bottom = a->pads[2]; cd->pad_right = a->pads[3];
+    cd->groups = a->groups;
+    cd->layout = LUTHIER_LAYOUT_NHWC;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__infer_conv2d(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
     const luthier__gtensor *w = in[1], *b = ni > 2 ? in[2] : NULL;
+    const luthier_conv2d_attrs *a = &d->attr.conv2d;
     luthier_conv2d_desc cd;
-    int64_t oh, ow, groups = d->groups ? d->groups : 1;
+    int64_t oh, ow, groups = a->groups;
     if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, conv2d takes [N,C,H,W]", x->name, x->rank);
     if (w->rank != 4) LUTHIER__NFAIL("weights '%s' have rank %d, conv2d takes [O,C/groups,kh,kw]", w->name, w->rank);
     if (!w->is_const) LUTHIER__NFAIL("weights '%s' must be a constant", w->name);
+    if (a->stride[0] < 1 || a->stride[1] < 1 || a->dilation[0] < 1 || a->dilation[1] < 1)
+        LUTHIER__NFAIL("stride %lldx%lld and dilation %lldx%lld must be >= 1", (long long)a->stride[0],
+                       (long long)a->stride[1], (long long)a->dilation[0], (long long)a->dilation[1]);
     if (groups < 1 || x->shape[1] % groups || w->shape[0] % groups)
         LUTHIER__NFAIL("groups %lld must divide the %lld input and %lld output channels",
                        (long long)groups, (long long)x->shape[1], (long long)w->shape[0]);
@@ -1282,13 +1446,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_conv2d(const luthier__infer_args *
     }
     if (b && (!b->is_const || b->rank != 1 || b->shape[0] != w->shape[0]))
         LUTHIER__NFAIL("bias '%s' must be a constant of %lld values", b->name, (long long)w->shape[0]);
-    memset(&cd, 0, sizeof cd);
-    cd.batch = x->shape[0]; cd.in_channels = x->shape[1]; cd.in_h = x->shape[2]; cd.in_w = x->shape[3];
-    cd.out_channels = w->shape[0]; cd.kernel_h = w->shape[2]; cd.kernel_w = w->shape[3];
-    cd.stride_h = d->stride[0]; cd.stride_w = d->stride[1];
-    cd.dilation_h = d->dilation[0]; cd.dilation_w = d->dilation[1];
-    cd.pad_top = d->pads[0]; cd.pad_left = d->pads[1]; cd.pad_bottom = d->pads[2]; cd.pad_right = d->pads[3];
-    cd.groups = groups;
+    luthier__node_conv_desc(d, x, w, &cd);
     if (luthier_conv2d_output_size(&cd, &oh, &ow) != LUTHIER_STATUS_OK)
         LUTHIER__NFAIL("stride/padding/dilation do not fit the %lldx%lld input with a %lldx%lld kernel "
                        "(strides and dilations >= 0, pads >= 0)",
@@ -1305,13 +1463,13 @@ LUTHIER_PRIVATE luthier_status luthier__infer_dense(const luthier__infer_args *a
     int64_t n, k;
     if (x->rank < 1) LUTHIER__NFAIL("input '%s' is a scalar, dense takes [..., K]", x->name);
     if (w->rank != 2 || !w->is_const) LUTHIER__NFAIL("weights '%s' must be a 2-D constant", w->name);
-    n = d->trans_b ? w->shape[1] : w->shape[0];
-    k = d->trans_b ? w->shape[0] : w->shape[1];
+    n = d->attr.dense.trans_b ? w->shape[1] : w->shape[0];
+    k = d->attr.dense.trans_b ? w->shape[0] : w->shape[1];
     if (x->shape[x->rank - 1] != k) {
         luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
         luthier__shape_str(2, w->shape, sb, sizeof sb);
         LUTHIER__NFAIL("input %s has %lld features, weights %s%s take %lld", sa,
-                       (long long)x->shape[x->rank - 1], sb, d->trans_b ? " (trans_b)" : "", (long long)k);
+                       (long long)x->shape[x->rank - 1], sb, d->attr.dense.trans_b ? " (trans_b)" : "", (long long)k);
     }
     if (b && (!b->is_const || b->rank != 1 || b->shape[0] != n))
         LUTHIER__NFAIL("bias '%s' must be a constant of %lld values", b->name, (long long)n);
@@ -1327,12 +1485,12 @@ LUTHIER_PRIVATE luthier_status luthier__infer_matmul(const luthier__infer_args *
     int orank;
     if (x->rank < 2 || b->rank < 2) LUTHIER__NFAIL("inputs must have rank >= 2 (have %d and %d)", x->rank, b->rank);
     m = x->shape[x->rank - 2]; k = x->shape[x->rank - 1];
-    kb = d->trans_b ? b->shape[b->rank - 1] : b->shape[b->rank - 2];
-    n = d->trans_b ? b->shape[b->rank - 2] : b->shape[b->rank - 1];
+    kb = d->attr.matmul.trans_b ? b->shape[b->rank - 1] : b->shape[b->rank - 2];
+    n = d->attr.matmul.trans_b ? b->shape[b->rank - 2] : b->shape[b->rank - 1];
     luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
     luthier__shape_str(b->rank, b->shape, sb, sizeof sb);
     if (k != kb) LUTHIER__NFAIL("%s @ %s%s: inner dimensions %lld and %lld differ", sa, sb,
-                                d->trans_b ? "^T" : "", (long long)k, (long long)kb);
+                                d->attr.matmul.trans_b ? "^T" : "", (long long)k, (long long)kb);
     if (!luthier__broadcast(x->rank - 2, x->shape, b->rank - 2, b->shape, &orank, oshape))
         LUTHIER__NFAIL("%s @ %s: batch dimensions do not broadcast", sa, sb);
     oshape[orank] = m; oshape[orank + 1] = n;
@@ -1344,9 +1502,9 @@ LUTHIER_PRIVATE luthier_status luthier__infer_matmul(const luthier__infer_args *
 
 LUTHIER_PRIVATE luthier_status luthier__infer_pool(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
-    int64_t kh = d->kernel[0], kw = d->kernel[1], sh = d->stride[0] ? d->stride[0] : kh,
-            sw = d->stride[1] ? d->stride[1] : kw, dh = d->dilation[0] ? d->dilation[0] : 1,
-            dw = d->dilation[1] ? d->dilation[1] : 1, oh, ow;
+    const luthier_pool_attrs *a = &d->attr.pool;
+    int64_t kh = a->kernel[0], kw = a->kernel[1], sh = a->stride[0], sw = a->stride[1], dh = a->dilation[0],
+            dw = a->dilation[1], oh, ow;
     if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, pools take [N,C,H,W]", x->name, x->rank);
     if (kh < 1 || kw < 1) LUTHIER__NFAIL("kernel %lldx%lld: set kernel[0] and kernel[1] >= 1", (long long)kh, (long long)kw);
     if (sh < 1 || sw < 1 || dh < 1 || dw < 1) LUTHIER__NFAIL("strides and dilations must be >= 1");
@@ -1354,10 +1512,10 @@ LUTHIER_PRIVATE luthier_status luthier__infer_pool(const luthier__infer_args *ar
         LUTHIER__NFAIL("kernel, stride and dilation must be below 2^31");
     if (d->op == LUTHIER_OP_AVGPOOL && (dh != 1 || dw != 1)) LUTHIER__NFAIL("avgpool takes no dilation");
     for (i = 0; i < 4; i++)
-        if (d->pads[i] < 0 || d->pads[i] > (i & 1 ? (kw - 1) * dw : (kh - 1) * dh) )
-            LUTHIER__NFAIL("pad %d is %lld: pads must be in [0, (kernel-1)*dilation]", i, (long long)d->pads[i]);
-    oh = luthier__pool_out(x->shape[2], kh, sh, d->pads[0], d->pads[2], dh, d->ceil_mode);
-    ow = luthier__pool_out(x->shape[3], kw, sw, d->pads[1], d->pads[3], dw, d->ceil_mode);
+        if (a->pads[i] < 0 || a->pads[i] > (i & 1 ? (kw - 1) * dw : (kh - 1) * dh))
+            LUTHIER__NFAIL("pad %d is %lld: pads must be in [0, (kernel-1)*dilation]", i, (long long)a->pads[i]);
+    oh = luthier__pool_out(x->shape[2], kh, sh, a->pads[0], a->pads[2], dh, a->ceil_mode);
+    ow = luthier__pool_out(x->shape[3], kw, sw, a->pads[1], a->pads[3], dw, a->ceil_mode);
     if (oh < 1 || ow < 1)
         LUTHIER__NFAIL("a %lldx%lld window does not fit the %lldx%lld input", (long long)kh, (long long)kw,
                        (long long)x->shape[2], (long long)x->shape[3]);
@@ -1370,9 +1528,10 @@ LUTHIER_PRIVATE luthier_status luthier__infer_global_pool(const luthier__infer_a
     LUTHIER__INFER_ARGS;
     if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, pools take [N,C,H,W]", x->name, x->rank);
     if (d->op == LUTHIER_OP_ADAPTIVE_AVGPOOL) {
-        if (d->out_size[0] < 1 || d->out_size[1] < 1)
-            LUTHIER__NFAIL("out_size %lldx%lld: both must be >= 1", (long long)d->out_size[0], (long long)d->out_size[1]);
-        r->shape[0][2] = d->out_size[0]; r->shape[0][3] = d->out_size[1];
+        const int64_t *os = d->attr.adaptive_pool.out_size;
+        if (os[0] < 1 || os[1] < 1)
+            LUTHIER__NFAIL("out_size %lldx%lld: both must be >= 1", (long long)os[0], (long long)os[1]);
+        r->shape[0][2] = os[0]; r->shape[0][3] = os[1];
     } else {
         r->shape[0][2] = r->shape[0][3] = 1;
     }
@@ -1382,7 +1541,8 @@ LUTHIER_PRIVATE luthier_status luthier__infer_global_pool(const luthier__infer_a
 
 LUTHIER_PRIVATE luthier_status luthier__infer_clip(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
-    if (!(d->clamp_min <= d->clamp_max)) LUTHIER__NFAIL("clamp_min %g > clamp_max %g", (double)d->clamp_min, (double)d->clamp_max);
+    if (!(d->attr.clip.min <= d->attr.clip.max))
+        LUTHIER__NFAIL("min %g > max %g", (double)d->attr.clip.min, (double)d->attr.clip.max);
     r->flops = numel;
     return LUTHIER_STATUS_OK;
 }
@@ -1453,9 +1613,9 @@ LUTHIER_PRIVATE luthier_status luthier__infer_prelu(const luthier__infer_args *a
 
 LUTHIER_PRIVATE luthier_status luthier__infer_concat(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
-    int axis = luthier__norm_axis(d->axis, x->rank, 0), j;
+    int axis = luthier__norm_axis(d->attr.axis.axis, x->rank, 0), j;
     int64_t total = 0;
-    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
+    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->attr.axis.axis, x->rank);
     for (i = 0; i < ni; i++) {
         if (in[i]->rank != x->rank) LUTHIER__NFAIL("input %d has rank %d, input 0 has %d", i, in[i]->rank, x->rank);
         for (j = 0; j < x->rank; j++)
@@ -1475,9 +1635,9 @@ LUTHIER_PRIVATE luthier_status luthier__infer_concat(const luthier__infer_args *
 
 LUTHIER_PRIVATE luthier_status luthier__infer_split(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
-    int axis = luthier__norm_axis(d->axis, x->rank, 0), parts = d->num_outputs ? d->num_outputs : 1;
+    int axis = luthier__norm_axis(d->attr.axis.axis, x->rank, 0), parts = d->num_outputs ? d->num_outputs : 1;
     int64_t total = 0;
-    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
+    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->attr.axis.axis, x->rank);
     if (parts < 1 || parts > LUTHIER_MAX_NODE_OUTPUTS)
         LUTHIER__NFAIL("num_outputs %d is not in [1, %d]", parts, LUTHIER_MAX_NODE_OUTPUTS);
     if (!d->sizes && x->shape[axis] % parts)
@@ -1500,7 +1660,8 @@ LUTHIER_PRIVATE luthier_status luthier__infer_split(const luthier__infer_args *a
 
 LUTHIER_PRIVATE luthier_status luthier__infer_softmax(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
-    if (luthier__norm_axis(d->axis, x->rank, 0) < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
+    if (luthier__norm_axis(d->attr.softmax.axis, x->rank, 0) < 0)
+        LUTHIER__NFAIL("axis %d is out of range for rank %d", d->attr.softmax.axis, x->rank);
     r->flops = 5 * numel;
     return LUTHIER_STATUS_OK;
 }
@@ -1646,8 +1807,8 @@ LUTHIER_PRIVATE luthier_status luthier__infer_reduce(const luthier__infer_args *
 LUTHIER_PRIVATE luthier_status luthier__infer_gather(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
     const luthier__gtensor *idx = in[1];
-    int axis = luthier__norm_axis(d->axis, x->rank, 0), j = 0;
-    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->axis, x->rank);
+    int axis = luthier__norm_axis(d->attr.axis.axis, x->rank, 0), j = 0;
+    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->attr.axis.axis, x->rank);
     if (idx->dtype != LUTHIER_DTYPE_I64) LUTHIER__NFAIL("indices '%s' must be i64", idx->name);
     if (x->dtype != LUTHIER_DTYPE_F32) LUTHIER__NFAIL("input 0 ('%s') is %s, the operator takes f32", x->name,
                                                       luthier__dtype_name(x->dtype));
@@ -1809,6 +1970,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
                                                    const char *nname, luthier__infer *r) {
     const luthier__gtensor *in[64] = {NULL};
     const luthier__gtensor *x;
+    const luthier_fused_activation *act;
     int i, ni = d->num_inputs, ok;
     double numel;
     memset(r, 0, sizeof *r);
@@ -1833,11 +1995,10 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
         arg.g = g; arg.d = d; arg.nname = nname; arg.in = in; arg.x = x; arg.ni = ni; arg.numel = numel; arg.r = r;
         if ((s = luthier__ops[d->op].infer(&arg)) != LUTHIER_STATUS_OK) return s;
     }
-    if ((d->op == LUTHIER_OP_CONV2D || d->op == LUTHIER_OP_DENSE ||
-         (d->op >= LUTHIER_OP_ADD && d->op <= LUTHIER_OP_MIN)) &&
-        ((unsigned)d->activation >= (unsigned)LUTHIER_ACTIVATION_COUNT ||
-         (d->activation == LUTHIER_ACTIVATION_CLAMP && !(d->clamp_min <= d->clamp_max))))
-        LUTHIER__NFAIL("bad activation %d (or clamp_min > clamp_max)", (int)d->activation);
+    if ((act = luthier__node_act(d)) != NULL &&
+        ((unsigned)act->kind >= (unsigned)LUTHIER_ACTIVATION_COUNT ||
+         (act->kind == LUTHIER_ACTIVATION_CLAMP && !(act->clamp_min <= act->clamp_max))))
+        LUTHIER__NFAIL("bad activation %d (or clamp_min > clamp_max)", (int)act->kind);
     return LUTHIER_STATUS_OK;
 }
 #undef LUTHIER__NFAIL
@@ -2411,10 +2572,10 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
         const luthier__gnode *gn = &g->nodes[n];
         f[n].alive = 1;
         f[n].pos = n;
-        f[n].act = (gn->d.op == LUTHIER_OP_CONV2D || gn->d.op == LUTHIER_OP_DENSE || luthier__is_binary(gn->d.op))
-                       ? gn->d.activation : LUTHIER_ACTIVATION_NONE;
-        f[n].cmin = gn->d.clamp_min;
-        f[n].cmax = gn->d.clamp_max;
+        const luthier_fused_activation *act = luthier__node_act(&gn->d);
+        f[n].act = act ? act->kind : LUTHIER_ACTIVATION_NONE;
+        f[n].cmin = act ? act->clamp_min : 0.0f;
+        f[n].cmax = act ? act->clamp_max : 0.0f;
         f[n].out = gn->outputs[0];
         f[n].residual = -1;
         for (i = 0; i < gn->num_outputs; i++) prod[gn->outputs[i]] = n;
@@ -2471,14 +2632,15 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
             f[p].act != LUTHIER_ACTIVATION_NONE || !LUTHIER__SOLE(t) ||
             (g->nodes[p].d.op != LUTHIER_OP_CONV2D && g->nodes[p].d.op != LUTHIER_OP_DENSE && !luthier__is_binary(g->nodes[p].d.op)))
             continue;
-        if (gn->d.op == LUTHIER_OP_RELU || (gn->d.clamp_min == 0.0f && gn->d.clamp_max >= FLT_MAX)) {
+        const float lo = gn->d.attr.clip.min, hi = gn->d.attr.clip.max; /* clip only */
+        if (gn->d.op == LUTHIER_OP_RELU || (lo == 0.0f && hi >= FLT_MAX)) {
             f[p].act = LUTHIER_ACTIVATION_RELU;
-        } else if (gn->d.clamp_min == 0.0f && gn->d.clamp_max == 6.0f) {
+        } else if (lo == 0.0f && hi == 6.0f) {
             f[p].act = LUTHIER_ACTIVATION_RELU6;
         } else {
             f[p].act = LUTHIER_ACTIVATION_CLAMP;
-            f[p].cmin = gn->d.clamp_min;
-            f[p].cmax = gn->d.clamp_max;
+            f[p].cmin = lo;
+            f[p].cmax = hi;
         }
         f[p].out = gn->outputs[0];
         prod[gn->outputs[0]] = p;
@@ -2676,14 +2838,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
     luthier_status s;
     int attempt;
     for (attempt = 0; attempt < 2; attempt++) {
-        memset(&cd, 0, sizeof cd);
-        cd.batch = x->shape[0]; cd.in_channels = x->shape[1]; cd.in_h = x->shape[2]; cd.in_w = x->shape[3];
-        cd.out_channels = w->shape[0]; cd.kernel_h = w->shape[2]; cd.kernel_w = w->shape[3];
-        cd.stride_h = gn->d.stride[0]; cd.stride_w = gn->d.stride[1];
-        cd.dilation_h = gn->d.dilation[0]; cd.dilation_w = gn->d.dilation[1];
-        cd.pad_top = gn->d.pads[0]; cd.pad_left = gn->d.pads[1]; cd.pad_bottom = gn->d.pads[2]; cd.pad_right = gn->d.pads[3];
-        cd.groups = gn->d.groups;
-        cd.layout = LUTHIER_LAYOUT_NHWC;
+        luthier__node_conv_desc(&gn->d, x, w, &cd);
         cd.activation = st->act;
         cd.clamp_min = st->cmin;
         cd.clamp_max = st->cmax;
@@ -2721,10 +2876,10 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
     luthier_status s;
     int ok, attempt, kernel = 0;
     memset(&sd, 0, sizeof sd);
-    sd.n = gn->d.trans_b ? w->shape[1] : w->shape[0];
-    sd.k = gn->d.trans_b ? w->shape[0] : w->shape[1];
+    sd.n = gn->d.attr.dense.trans_b ? w->shape[1] : w->shape[0];
+    sd.k = gn->d.attr.dense.trans_b ? w->shape[0] : w->shape[1];
     sd.m = (int64_t)(luthier__numel(x->rank, x->shape, &ok) / (uint64_t)sd.k);
-    sd.trans_b = !gn->d.trans_b;
+    sd.trans_b = !gn->d.attr.dense.trans_b;
     for (attempt = 0; attempt < 2; attempt++) {
         s = LUTHIER_STATUS_OK;
         if (attempt == 0 && st->cfg.kernel[0]) s = luthier__resolve_kernel(ctx, st->cfg.kernel, &kernel);
@@ -2783,8 +2938,8 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
     int attempt, ok;
     memset(&cd, 0, sizeof cd);
     if (dense) {
-        cout = (size_t)(gn->d.trans_b ? w->shape[1] : w->shape[0]);
-        per = (size_t)(gn->d.trans_b ? w->shape[0] : w->shape[1]);
+        cout = (size_t)(gn->d.attr.dense.trans_b ? w->shape[1] : w->shape[0]);
+        per = (size_t)(gn->d.attr.dense.trans_b ? w->shape[0] : w->shape[1]);
         cd.batch = (int64_t)(luthier__numel(x->rank, x->shape, &ok) / per);
         cd.in_channels = (int64_t)per;
         cd.in_h = cd.in_w = cd.kernel_h = cd.kernel_w = 1;
@@ -2792,11 +2947,12 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
         cout = (size_t)w->shape[0];
         per = (size_t)(w->shape[1] * w->shape[2] * w->shape[3]);
         cd.batch = x->shape[0]; cd.in_channels = x->shape[1]; cd.in_h = x->shape[2]; cd.in_w = x->shape[3];
+        const luthier_conv2d_attrs *a = &gn->d.attr.conv2d;
         cd.kernel_h = w->shape[2]; cd.kernel_w = w->shape[3];
-        cd.stride_h = gn->d.stride[0]; cd.stride_w = gn->d.stride[1];
-        cd.dilation_h = gn->d.dilation[0]; cd.dilation_w = gn->d.dilation[1];
-        cd.pad_top = gn->d.pads[0]; cd.pad_left = gn->d.pads[1]; cd.pad_bottom = gn->d.pads[2]; cd.pad_right = gn->d.pads[3];
-        cd.groups = gn->d.groups;
+        cd.stride_h = a->stride[0]; cd.stride_w = a->stride[1];
+        cd.dilation_h = a->dilation[0]; cd.dilation_w = a->dilation[1];
+        cd.pad_top = a->pads[0]; cd.pad_left = a->pads[1]; cd.pad_bottom = a->pads[2]; cd.pad_right = a->pads[3];
+        cd.groups = a->groups;
     }
     cd.out_channels = (int64_t)cout;
     cd.layout = LUTHIER_LAYOUT_NHWC;
@@ -2812,7 +2968,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
     }
     for (c = 0; c < cout; c++) {
         /* weight (c, i): OIHW, or dense [N, K] / [K, N] (trans_b) */
-#define LUTHIER__QW(c, i) (dense && gn->d.trans_b ? wd[(i) * cout + (c)] : wd[(c) * per + (i)])
+#define LUTHIER__QW(c, i) (dense && gn->d.attr.dense.trans_b ? wd[(i) * cout + (c)] : wd[(c) * per + (i)])
         float m = 0.0f;
         for (i = 0; i < per; i++) {
             float a = fabsf(LUTHIER__QW(c, i));
@@ -3018,13 +3174,7 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_graph *g, const luthier__fus
         const luthier__gtensor *w = &g->tensors[gn->inputs[1]];
         luthier_conv2d_desc *cd = &t->cd;
         int64_t oh = 1, ow = 1;
-        cd->batch = x->shape[0]; cd->in_channels = x->shape[1]; cd->in_h = x->shape[2]; cd->in_w = x->shape[3];
-        cd->out_channels = w->shape[0]; cd->kernel_h = w->shape[2]; cd->kernel_w = w->shape[3];
-        cd->stride_h = gn->d.stride[0] ? gn->d.stride[0] : 1; cd->stride_w = gn->d.stride[1] ? gn->d.stride[1] : 1;
-        cd->dilation_h = gn->d.dilation[0] ? gn->d.dilation[0] : 1; cd->dilation_w = gn->d.dilation[1] ? gn->d.dilation[1] : 1;
-        cd->pad_top = gn->d.pads[0]; cd->pad_left = gn->d.pads[1]; cd->pad_bottom = gn->d.pads[2]; cd->pad_right = gn->d.pads[3];
-        cd->groups = gn->d.groups ? gn->d.groups : 1;
-        cd->layout = LUTHIER_LAYOUT_NHWC;
+        luthier__node_conv_desc(&gn->d, x, w, cd);
         cd->activation = t->act;
         cd->clamp_min = t->cmin;
         cd->clamp_max = t->cmax;
@@ -3043,9 +3193,9 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_graph *g, const luthier__fus
     } else {
         const luthier__gtensor *w = &g->tensors[gn->inputs[1]];
         int ok;
-        t->trans_w = gn->d.trans_b;
-        t->n = gn->d.trans_b ? w->shape[1] : w->shape[0];
-        t->k = gn->d.trans_b ? w->shape[0] : w->shape[1];
+        t->trans_w = gn->d.attr.dense.trans_b;
+        t->n = t->trans_w ? w->shape[1] : w->shape[0];
+        t->k = t->trans_w ? w->shape[0] : w->shape[1];
         t->m = (int64_t)(luthier__numel(x->rank, x->shape, &ok) / (uint64_t)t->k);
         t->bytes = 4.0 * (double)(t->m * t->k + t->k * t->n + t->m * t->n);
         snprintf(t->sig, sizeof t->sig, "dense m%lld n%lld k%lld wt%d act=%s res=%d", (long long)t->m, (long long)t->n,
@@ -3471,7 +3621,7 @@ LUTHIER_PRIVATE luthier_status luthier__lower_matmul(luthier__planner *pl, luthi
     if (!(st->packed = (float *)luthier__plan_blob(p, st->bl.bytes))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
     st->b_prepacked = b->is_const && luthier__numel(b->rank - 2, b->shape, &ok2) == 1;
     if (st->b_prepacked) {
-        luthier__pack_b(&st->bl, (const float *)b->data, gn->d.trans_b ? kk : n, gn->d.trans_b != 0, st->packed, 0, st->bl.panels);
+        luthier__pack_b(&st->bl, (const float *)b->data, gn->d.attr.matmul.trans_b ? kk : n, gn->d.attr.matmul.trans_b != 0, st->packed, 0, st->bl.panels);
         p->weights_bytes += st->bl.bytes;
     }
     ws = luthier__sgemm_ws(ctx, st->kernel_index, m, n, kk);
@@ -4078,17 +4228,16 @@ LUTHIER_PRIVATE luthier_status luthier__run_qstep(luthier_context *ctx, const lu
     }
     case LUTHIER_OP_MAXPOOL:
     case LUTHIER_OP_AVGPOOL: {
-        size_t kh = (size_t)st->d.kernel[0], kw = (size_t)st->d.kernel[1];
-        size_t sh = st->d.stride[0] ? (size_t)st->d.stride[0] : kh, sw = st->d.stride[1] ? (size_t)st->d.stride[1] : kw;
+        const luthier_pool_attrs *a = &st->d.attr.pool;
+        size_t kh = (size_t)a->kernel[0], kw = (size_t)a->kernel[1], sh = (size_t)a->stride[0], sw = (size_t)a->stride[1];
         if (st->d.op == LUTHIER_OP_MAXPOOL)
             return luthier__op_qmaxpool_nhwc(ctx, cfg, xp, (size_t)xs[0], (size_t)xs[1], (size_t)xs[2], (size_t)xs[3], kh, kw,
-                                             sh, sw, st->d.dilation[0] ? (size_t)st->d.dilation[0] : 1,
-                                             st->d.dilation[1] ? (size_t)st->d.dilation[1] : 1, (size_t)st->d.pads[0],
-                                             (size_t)st->d.pads[1], (size_t)st->d.pads[2], (size_t)st->d.pads[3], (uint8_t *)op,
+                                             sh, sw, (size_t)a->dilation[0], (size_t)a->dilation[1], (size_t)a->pads[0],
+                                             (size_t)a->pads[1], (size_t)a->pads[2], (size_t)a->pads[3], (uint8_t *)op,
                                              (size_t)os[1], (size_t)os[2], x->qzero);
         return luthier__op_qavgpool_nhwc(ctx, cfg, xp, (size_t)xs[0], (size_t)xs[1], (size_t)xs[2], (size_t)xs[3], kh, kw, sh, sw,
-                                         (size_t)st->d.pads[0], (size_t)st->d.pads[1], (size_t)st->d.pads[2],
-                                         (size_t)st->d.pads[3], st->d.count_include_pad, (uint8_t *)op, (size_t)os[1],
+                                         (size_t)a->pads[0], (size_t)a->pads[1], (size_t)a->pads[2],
+                                         (size_t)a->pads[3], a->count_include_pad, (uint8_t *)op, (size_t)os[1],
                                          (size_t)os[2], x->qzero);
     }
     default: /* GLOBAL_AVGPOOL, ADAPTIVE_AVGPOOL */
@@ -4141,7 +4290,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_dense(const luthier__run_args *arg) 
     sd.n = os[o->rank - 1];
     sd.k = xs[x->rank - 1];
     sd.m = (int64_t)(luthier__prod(xs, 0, x->rank) / (size_t)sd.k);
-    sd.trans_b = !st->d.trans_b;
+    sd.trans_b = !st->d.attr.dense.trans_b;
     sd.bias = st->bias;
     sd.activation = st->act;
     sd.clamp_min = st->cmin;
@@ -4170,8 +4319,8 @@ LUTHIER_PRIVATE luthier_status luthier__run_matmul(const luthier__run_args *arg)
     }
     memset(&sd, 0, sizeof sd);
     sd.m = (int64_t)m; sd.n = (int64_t)n; sd.k = (int64_t)k;
-    sd.lda = (int64_t)k; sd.ldc = (int64_t)n; sd.ldb = (int64_t)(st->d.trans_b ? k : n);
-    sd.trans_b = st->d.trans_b;
+    sd.lda = (int64_t)k; sd.ldc = (int64_t)n; sd.ldb = (int64_t)(st->d.attr.matmul.trans_b ? k : n);
+    sd.trans_b = st->d.attr.matmul.trans_b;
     sd.schedule = st->cfg.schedule;
     sd.ratios = cfg.ratios;
     sd.num_ratios = cfg.num_ratios;
@@ -4196,13 +4345,12 @@ LUTHIER_PRIVATE luthier_status luthier__run_matmul(const luthier__run_args *arg)
 
 LUTHIER_PRIVATE luthier_status luthier__run_pool(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
-    size_t kh = (size_t)st->d.kernel[0], kw = (size_t)st->d.kernel[1];
+    const luthier_pool_attrs *a = &st->d.attr.pool;
     return luthier__op_pool2d_nhwc(ctx, &cfg, st->d.op == LUTHIER_OP_MAXPOOL, xp, (size_t)xs[0], (size_t)xs[1],
-                                   (size_t)xs[2], (size_t)xs[3], kh, kw,
-                                   st->d.stride[0] ? (size_t)st->d.stride[0] : kh, st->d.stride[1] ? (size_t)st->d.stride[1] : kw,
-                                   st->d.dilation[0] ? (size_t)st->d.dilation[0] : 1, st->d.dilation[1] ? (size_t)st->d.dilation[1] : 1,
-                                   (size_t)st->d.pads[0], (size_t)st->d.pads[1], (size_t)st->d.pads[2], (size_t)st->d.pads[3],
-                                   st->d.count_include_pad, op, (size_t)os[1], (size_t)os[2]);
+                                   (size_t)xs[2], (size_t)xs[3], (size_t)a->kernel[0], (size_t)a->kernel[1],
+                                   (size_t)a->stride[0], (size_t)a->stride[1], (size_t)a->dilation[0], (size_t)a->dilation[1],
+                                   (size_t)a->pads[0], (size_t)a->pads[1], (size_t)a->pads[2], (size_t)a->pads[3],
+                                   a->count_include_pad, op, (size_t)os[1], (size_t)os[2]);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_global_pool(const luthier__run_args *arg) {
@@ -4230,10 +4378,11 @@ LUTHIER_PRIVATE luthier_status luthier__run_batch_norm(const luthier__run_args *
 LUTHIER_PRIVATE luthier_status luthier__run_unary(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     luthier__unary u;
+    float lo = 0.0f, hi = 0.0f;
     switch (st->d.op) {
     case LUTHIER_OP_RELU: u = LUTHIER__UNARY_RELU; break;
-    case LUTHIER_OP_CLIP: u = LUTHIER__UNARY_CLIP; break;
-    case LUTHIER_OP_GELU: u = st->d.approximate ? LUTHIER__UNARY_GELU_TANH : LUTHIER__UNARY_GELU_ERF; break;
+    case LUTHIER_OP_CLIP: u = LUTHIER__UNARY_CLIP, lo = st->d.attr.clip.min, hi = st->d.attr.clip.max; break;
+    case LUTHIER_OP_GELU: u = st->d.attr.gelu.approximate ? LUTHIER__UNARY_GELU_TANH : LUTHIER__UNARY_GELU_ERF; break;
     case LUTHIER_OP_SIGMOID: u = LUTHIER__UNARY_SIGMOID; break;
     case LUTHIER_OP_TANH: u = LUTHIER__UNARY_TANH; break;
     case LUTHIER_OP_ERF: u = LUTHIER__UNARY_ERF; break;
@@ -4257,7 +4406,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_unary(const luthier__run_args *arg) 
         return luthier__op_unary(ctx, &cfg, u, a, b, xp, op, o->bytes / sizeof(float));
     }
     }
-    return luthier__op_unary(ctx, &cfg, u, st->d.clamp_min, st->d.clamp_max, xp, op, o->bytes / sizeof(float));
+    return luthier__op_unary(ctx, &cfg, u, lo, hi, xp, op, o->bytes / sizeof(float));
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_binary(const luthier__run_args *arg) {
@@ -4278,7 +4427,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_concat_split(const luthier__run_args
     size_t lens[64];
     int many = st->d.op == LUTHIER_OP_CONCAT ? st->nin : st->nout, i;
     const luthier__pval *whole = st->d.op == LUTHIER_OP_CONCAT ? o : x;
-    int axis = luthier__phys_axis(whole, luthier__norm_axis(st->d.axis, whole->rank, 0));
+    int axis = luthier__phys_axis(whole, luthier__norm_axis(st->d.attr.axis.axis, whole->rank, 0));
     int64_t ws[LUTHIER_MAX_RANK];
     luthier__phys(whole, ws);
     for (i = 0; i < many; i++) {
@@ -4298,9 +4447,9 @@ LUTHIER_PRIVATE luthier_status luthier__run_concat_split(const luthier__run_args
 
 LUTHIER_PRIVATE luthier_status luthier__run_softmax(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
-    int axis = luthier__phys_axis(x, luthier__norm_axis(st->d.axis, x->rank, 0));
+    int axis = luthier__phys_axis(x, luthier__norm_axis(st->d.attr.softmax.axis, x->rank, 0));
     return luthier__op_softmax(ctx, &cfg, xp, op, luthier__prod(xs, 0, axis), (size_t)xs[axis],
-                               luthier__prod(xs, axis + 1, x->rank), st->d.log);
+                               luthier__prod(xs, axis + 1, x->rank), st->d.attr.softmax.log);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_layer_norm(const luthier__run_args *arg) {
@@ -4318,7 +4467,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_transpose(const luthier__run_args *a
 LUTHIER_PRIVATE luthier_status luthier__run_gather(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     const luthier__pval *iv = &p->vals[st->in[1]];
-    int axis = luthier__norm_axis(st->d.axis, x->rank, 0);
+    int axis = luthier__norm_axis(st->d.attr.axis.axis, x->rank, 0);
     return luthier__op_gather(ctx, &cfg, xp, luthier__prod(xs, 0, axis), (size_t)xs[axis], luthier__prod(xs, axis + 1, x->rank),
                               (const int64_t *)luthier__ptr(rc, st->in[1]), iv->bytes / sizeof(int64_t), op);
 }

@@ -2216,15 +2216,20 @@ LUTHIER_ONNX__FN int luthier_onnx__nonneg(luthier_onnx__ctx *c, int t, int depth
     case LUTHIER_OP_THRESHOLDED_RELU:
         return d.attr.thresholded_relu.alpha >= 0;
     case LUTHIER_OP_SOFTMAX:
-        return !d.log;
+        return !d.attr.softmax.log;
     case LUTHIER_OP_CLIP:
-        return d.clamp_min >= 0;
+        return d.attr.clip.min >= 0;
     case LUTHIER_OP_MAXPOOL: case LUTHIER_OP_AVGPOOL: case LUTHIER_OP_GLOBAL_AVGPOOL: case LUTHIER_OP_ADAPTIVE_AVGPOOL:
     case LUTHIER_OP_RESHAPE: case LUTHIER_OP_FLATTEN: case LUTHIER_OP_TRANSPOSE: case LUTHIER_OP_IDENTITY:
         return d.num_inputs >= 1 && luthier_onnx__nonneg(c, d.inputs[0], depth + 1);
-    default:
-        return d.activation == LUTHIER_ACTIVATION_RELU || d.activation == LUTHIER_ACTIVATION_RELU6 ||
-               (d.activation == LUTHIER_ACTIVATION_CLAMP && d.clamp_min >= 0);
+    default: { /* a fused activation (the graph keeps attributes typed) */
+        const luthier_fused_activation *a = d.op == LUTHIER_OP_CONV2D  ? &d.attr.conv2d.act
+                                            : d.op == LUTHIER_OP_DENSE ? &d.attr.dense.act
+                                            : d.op >= LUTHIER_OP_ADD && d.op <= LUTHIER_OP_MIN ? &d.attr.binary.act
+                                                                                             : NULL;
+        return a && (a->kind == LUTHIER_ACTIVATION_RELU || a->kind == LUTHIER_ACTIVATION_RELU6 ||
+                     (a->kind == LUTHIER_ACTIVATION_CLAMP && a->clamp_min >= 0));
+    }
     }
 }
 

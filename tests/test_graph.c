@@ -15,10 +15,10 @@ static size_t ref_numel(const luthier__gtensor *t) {
     return n;
 }
 
-static double ref_act(double v, luthier_activation a, float lo, float hi) {
-    if (a == LUTHIER_ACTIVATION_RELU) return v > 0 ? v : 0;
-    if (a == LUTHIER_ACTIVATION_RELU6) return v < 0 ? 0 : v > 6 ? 6 : v;
-    if (a == LUTHIER_ACTIVATION_CLAMP) return v < lo ? lo : v > hi ? hi : v;
+static double ref_act(double v, const luthier_fused_activation *a) {
+    if (a->kind == LUTHIER_ACTIVATION_RELU) return v > 0 ? v : 0;
+    if (a->kind == LUTHIER_ACTIVATION_RELU6) return v < 0 ? 0 : v > 6 ? 6 : v;
+    if (a->kind == LUTHIER_ACTIVATION_CLAMP) return v < a->clamp_min ? a->clamp_min : v > a->clamp_max ? a->clamp_max : v;
     return v;
 }
 
@@ -149,9 +149,9 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
         const luthier__gtensor *wt = &g->tensors[n->inputs[1]];
         const float *w = v[n->inputs[1]].f, *b = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
         int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], O = wt->shape[0], KH = wt->shape[2],
-                KW = wt->shape[3], OH = yt->shape[2], OW = yt->shape[3], G = d->groups ? d->groups : 1, cg = C / G, og = O / G;
-        int64_t sh = d->stride[0] ? d->stride[0] : 1, sw = d->stride[1] ? d->stride[1] : 1, dh = d->dilation[0] ? d->dilation[0] : 1,
-                dw = d->dilation[1] ? d->dilation[1] : 1, b0, o, i, j, c, u, q;
+                KW = wt->shape[3], OH = yt->shape[2], OW = yt->shape[3], G = d->attr.conv2d.groups, cg = C / G, og = O / G;
+        int64_t sh = d->attr.conv2d.stride[0], sw = d->attr.conv2d.stride[1], dh = d->attr.conv2d.dilation[0],
+                dw = d->attr.conv2d.dilation[1], b0, o, i, j, c, u, q;
         for (b0 = 0; b0 < N; b0++)
             for (o = 0; o < O; o++)
                 for (i = 0; i < OH; i++)
@@ -161,11 +161,11 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
                         for (c = 0; c < cg; c++)
                             for (u = 0; u < KH; u++)
                                 for (q = 0; q < KW; q++) {
-                                    int64_t r = i * sh - d->pads[0] + u * dh, s = j * sw - d->pads[1] + q * dw;
+                                    int64_t r = i * sh - d->attr.conv2d.pads[0] + u * dh, s = j * sw - d->attr.conv2d.pads[1] + q * dw;
                                     if (r < 0 || s < 0 || r >= H || s >= W) continue;
                                     acc += (double)x[((b0 * C + gi * cg + c) * H + r) * W + s] * w[((o * cg + c) * KH + u) * KW + q];
                                 }
-                        y[((b0 * O + o) * OH + i) * OW + j] = (float)ref_act(acc, d->activation, d->clamp_min, d->clamp_max);
+                        y[((b0 * O + o) * OH + i) * OW + j] = (float)ref_act(acc, &d->attr.conv2d.act);
                     }
         break;
     }
@@ -177,8 +177,8 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
         for (m = 0; m < M; m++)
             for (j = 0; j < N; j++) {
                 double acc = b ? b[j] : 0;
-                for (k = 0; k < K; k++) acc += (double)x[m * K + k] * (d->trans_b ? w[k * N + j] : w[j * K + k]);
-                y[m * N + j] = (float)ref_act(acc, d->activation, d->clamp_min, d->clamp_max);
+                for (k = 0; k < K; k++) acc += (double)x[m * K + k] * (d->attr.dense.trans_b ? w[k * N + j] : w[j * K + k]);
+                y[m * N + j] = (float)ref_act(acc, &d->attr.dense.act);
             }
         break;
     }
@@ -194,7 +194,7 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
             for (m = 0; m < M; m++)
                 for (j = 0; j < N; j++) {
                     double acc = 0;
-                    for (k = 0; k < K; k++) acc += (double)x[ao + m * K + k] * (d->trans_b ? bb[bo + j * K + k] : bb[bo + k * N + j]);
+                    for (k = 0; k < K; k++) acc += (double)x[ao + m * K + k] * (d->attr.matmul.trans_b ? bb[bo + j * K + k] : bb[bo + k * N + j]);
                     y[bi * M * N + m * N + j] = (float)acc;
                 }
         }
@@ -203,14 +203,15 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
     case LUTHIER_OP_MAXPOOL:
     case LUTHIER_OP_AVGPOOL: {
         int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], OH = yt->shape[2], OW = yt->shape[3];
-        int64_t kh = d->kernel[0], kw = d->kernel[1], sh = d->stride[0] ? d->stride[0] : kh, sw = d->stride[1] ? d->stride[1] : kw,
-                dh = d->dilation[0] ? d->dilation[0] : 1, dw = d->dilation[1] ? d->dilation[1] : 1, b0, c, i, j, u, q;
+        const luthier_pool_attrs *pa = &d->attr.pool;
+        int64_t kh = pa->kernel[0], kw = pa->kernel[1], sh = pa->stride[0], sw = pa->stride[1], dh = pa->dilation[0],
+                dw = pa->dilation[1], b0, c, i, j, u, q;
         for (b0 = 0; b0 < N; b0++)
             for (c = 0; c < C; c++)
                 for (i = 0; i < OH; i++)
                     for (j = 0; j < OW; j++) {
                         double acc = d->op == LUTHIER_OP_MAXPOOL ? -INFINITY : 0;
-                        int64_t cnt = 0, hs = i * sh - d->pads[0], ws = j * sw - d->pads[1];
+                        int64_t cnt = 0, hs = i * sh - pa->pads[0], ws = j * sw - pa->pads[1];
                         for (u = 0; u < kh; u++)
                             for (q = 0; q < kw; q++) {
                                 int64_t r = hs + u * dh, s = ws + q * dw;
@@ -222,10 +223,10 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
                                 cnt++;
                             }
                         if (d->op == LUTHIER_OP_AVGPOOL) {
-                            if (d->count_include_pad) {
+                            if (pa->count_include_pad) {
                                 int64_t he = hs + kh, we = ws + kw;
-                                if (he > H + d->pads[2]) he = H + d->pads[2];
-                                if (we > W + d->pads[3]) we = W + d->pads[3];
+                                if (he > H + pa->pads[2]) he = H + pa->pads[2];
+                                if (we > W + pa->pads[3]) we = W + pa->pads[3];
                                 cnt = (he - hs) * (we - ws);
                             }
                             acc /= (double)cnt;
@@ -256,9 +257,9 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
             double t = x[e], r;
             switch (d->op) {
             case LUTHIER_OP_RELU: r = t > 0 ? t : 0; break;
-            case LUTHIER_OP_CLIP: r = t < d->clamp_min ? d->clamp_min : t > d->clamp_max ? d->clamp_max : t; break;
+            case LUTHIER_OP_CLIP: r = t < d->attr.clip.min ? d->attr.clip.min : t > d->attr.clip.max ? d->attr.clip.max : t; break;
             case LUTHIER_OP_GELU:
-                r = d->approximate ? 0.5 * t * (1 + tanh(0.7978845608028654 * (t + 0.044715 * t * t * t)))
+                r = d->attr.gelu.approximate ? 0.5 * t * (1 + tanh(0.7978845608028654 * (t + 0.044715 * t * t * t)))
                                    : 0.5 * t * (1 + erf(t / sqrt(2.0)));
                 break;
             case LUTHIER_OP_SIGMOID: r = 1 / (1 + exp(-t)); break;
@@ -348,14 +349,14 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
             case LUTHIER_OP_MAX: r = a > c ? a : c; break;
             default: r = a < c ? a : c; break;
             }
-            y[e] = (float)ref_act(r, d->activation, d->clamp_min, d->clamp_max);
+            y[e] = (float)ref_act(r, &d->attr.binary.act);
         }
         break;
     }
     case LUTHIER_OP_CONCAT:
     case LUTHIER_OP_SPLIT: {
         const luthier__gtensor *whole = d->op == LUTHIER_OP_CONCAT ? yt : xt;
-        int axis = d->axis < 0 ? d->axis + whole->rank : d->axis, k, parts = d->op == LUTHIER_OP_CONCAT ? d->num_inputs : n->num_outputs;
+        int axis = d->attr.axis.axis < 0 ? d->attr.axis.axis + whole->rank : d->attr.axis.axis, k, parts = d->op == LUTHIER_OP_CONCAT ? d->num_inputs : n->num_outputs;
         size_t outer = 1, inner = 1, o, pos;
         for (k = 0; k < axis; k++) outer *= (size_t)whole->shape[k];
         for (k = axis + 1; k < whole->rank; k++) inner *= (size_t)whole->shape[k];
@@ -373,7 +374,7 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
         break;
     }
     case LUTHIER_OP_SOFTMAX: {
-        int axis = d->axis < 0 ? d->axis + xt->rank : d->axis, k;
+        int axis = d->attr.softmax.axis < 0 ? d->attr.softmax.axis + xt->rank : d->attr.softmax.axis, k;
         size_t outer = 1, inner = 1, len = (size_t)xt->shape[axis], o, i, l;
         for (k = 0; k < axis; k++) outer *= (size_t)xt->shape[k];
         for (k = axis + 1; k < xt->rank; k++) inner *= (size_t)xt->shape[k];
@@ -384,7 +385,7 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
                 for (l = 0; l < len; l++) s += exp(x[(o * len + l) * inner + i] - m);
                 for (l = 0; l < len; l++) {
                     double t = x[(o * len + l) * inner + i] - m;
-                    y[(o * len + l) * inner + i] = (float)(d->log ? t - log(s) : exp(t) / s);
+                    y[(o * len + l) * inner + i] = (float)(d->attr.softmax.log ? t - log(s) : exp(t) / s);
                 }
             }
         break;
@@ -450,7 +451,7 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
     case LUTHIER_OP_GATHER: {
         const luthier__gtensor *it = &g->tensors[n->inputs[1]];
         const int64_t *idx = v[n->inputs[1]].i;
-        int axis = d->axis < 0 ? d->axis + xt->rank : d->axis, k;
+        int axis = d->attr.axis.axis < 0 ? d->attr.axis.axis + xt->rank : d->attr.axis.axis, k;
         size_t outer = 1, inner = 1, ni = ref_numel(it), len = (size_t)xt->shape[axis], o, j;
         for (k = 0; k < axis; k++) outer *= (size_t)xt->shape[k];
         for (k = axis + 1; k < xt->rank; k++) inner *= (size_t)xt->shape[k];
@@ -1768,6 +1769,153 @@ static void test_graph_typed_attrs(void) {
     gb_free(&b);
 }
 
+/* The older operators in typed form: their defaults, a typed desc read as given (its flat fields
+   ignored, 0 meaning 0), the flat form resolving to the same attributes, and a typed network
+   against the interpreter at 1 and 2 threads. */
+static luthier_node_desc typed_desc(luthier_op op, const char *name) {
+    luthier_node_desc d;
+    memset(&d, 0, sizeof d);
+    d.op = op;
+    d.name = name;
+    d.typed = 1;
+    luthier_node_attrs_default(op, &d.attr);
+    d.stride[0] = d.stride[1] = 5; /* flat fields a typed desc must ignore */
+    d.groups = 3;
+    d.axis = 2;
+    d.trans_b = 1;
+    d.clamp_min = 1, d.clamp_max = 2;
+    return d;
+}
+
+static void typed_older_defaults(void) {
+    luthier_node_attrs a;
+    luthier_node_attrs_default(LUTHIER_OP_CONV2D, &a);
+    CHECK(a.conv2d.stride[0] == 1 && a.conv2d.stride[1] == 1 && a.conv2d.dilation[0] == 1 && a.conv2d.dilation[1] == 1 &&
+          a.conv2d.groups == 1 && a.conv2d.pads[2] == 0 && a.conv2d.act.kind == LUTHIER_ACTIVATION_NONE, "conv2d defaults");
+    luthier_node_attrs_default(LUTHIER_OP_MAXPOOL, &a);
+    CHECK(a.pool.stride[0] == 1 && a.pool.dilation[1] == 1 && a.pool.kernel[0] == 0 && !a.pool.ceil_mode, "pool defaults");
+    luthier_node_attrs_default(LUTHIER_OP_CLIP, &a);
+    CHECK(a.clip.min == -FLT_MAX && a.clip.max == FLT_MAX, "clip defaults");
+    luthier_node_attrs_default(LUTHIER_OP_SOFTMAX, &a);
+    CHECK(a.softmax.axis == -1 && !a.softmax.log, "softmax defaults");
+    luthier_node_attrs_default(LUTHIER_OP_DENSE, &a);
+    CHECK(!a.dense.trans_b && a.dense.act.kind == LUTHIER_ACTIVATION_NONE, "dense defaults");
+}
+
+/* Adds the same node in typed form (td) and in flat form (fd) to one graph; the graph must keep
+   equal attributes for both. Returns the typed node's output. */
+static int typed_vs_flat(gb *b, luthier_node_desc *td, luthier_node_desc *fd, int i0, int i1) {
+    luthier_node_desc got_t, got_f;
+    int o = gb_node(b, td, i0, i1, -1), n = luthier_graph_num_nodes(b->g);
+    fd->name = NULL;
+    gb_node(b, fd, i0, i1, -1);
+    CHECK(luthier_graph_node_desc(b->g, n - 1, &got_t) == LUTHIER_STATUS_OK &&
+              luthier_graph_node_desc(b->g, n, &got_f) == LUTHIER_STATUS_OK &&
+              memcmp(&got_t.attr, &got_f.attr, sizeof got_t.attr) == 0,
+          "%s: the flat form resolves to other attributes", td->name);
+    return o;
+}
+
+static void test_graph_typed_older_ops(void) {
+    gb b;
+    luthier_node_desc t, f;
+    luthier_tensor_info ti;
+    int64_t xs[4] = {2, 4, 11, 9}, ws[4] = {6, 2, 3, 3}, ds[2] = {5, 36};
+    int x, c, pm, pa, ad, dn, threads, in[1], o;
+    float *img;
+    const void *ins[1];
+    typed_older_defaults();
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    t = typed_desc(LUTHIER_OP_CONV2D, "conv"); /* stride 2x1, dilation 2, groups 2, asymmetric pads, clamp */
+    t.attr.conv2d.stride[0] = 2; t.attr.conv2d.dilation[0] = t.attr.conv2d.dilation[1] = 2; t.attr.conv2d.groups = 2;
+    t.attr.conv2d.pads[0] = 1; t.attr.conv2d.pads[3] = 2;
+    t.attr.conv2d.act.kind = LUTHIER_ACTIVATION_CLAMP, t.attr.conv2d.act.clamp_min = -0.5f, t.attr.conv2d.act.clamp_max = 0.7f;
+    memset(&f, 0, sizeof f);
+    f.op = LUTHIER_OP_CONV2D; f.stride[0] = 2; f.dilation[0] = f.dilation[1] = 2; f.groups = 2; f.pads[0] = 1; f.pads[3] = 2;
+    f.activation = LUTHIER_ACTIVATION_CLAMP, f.clamp_min = -0.5f, f.clamp_max = 0.7f;
+    c = typed_vs_flat(&b, &t, &f, x, gb_const(&b, "w", 4, ws, -0.5f, 0.5f));
+    luthier_graph_tensor_info(b.g, c, &ti);
+    CHECK(ti.shape[1] == 6 && ti.shape[2] == 4 && ti.shape[3] == 7, "typed conv: [%lld,%lld,%lld]", (long long)ti.shape[1],
+          (long long)ti.shape[2], (long long)ti.shape[3]);
+    t = typed_desc(LUTHIER_OP_MAXPOOL, "maxpool"); /* typed stride default 1, not the kernel */
+    t.attr.pool.kernel[0] = t.attr.pool.kernel[1] = 3; t.attr.pool.pads[1] = 1; t.attr.pool.ceil_mode = 1;
+    memset(&f, 0, sizeof f);
+    f.op = LUTHIER_OP_MAXPOOL; f.kernel[0] = f.kernel[1] = 3; f.stride[0] = f.stride[1] = 1; f.pads[1] = 1; f.ceil_mode = 1;
+    pm = typed_vs_flat(&b, &t, &f, c, -1);
+    luthier_graph_tensor_info(b.g, pm, &ti);
+    CHECK(ti.shape[2] == 2 && ti.shape[3] == 6, "typed maxpool stride 1: %lldx%lld", (long long)ti.shape[2], (long long)ti.shape[3]);
+    t = typed_desc(LUTHIER_OP_AVGPOOL, "avgpool");
+    t.attr.pool.kernel[0] = 2; t.attr.pool.kernel[1] = 3; t.attr.pool.stride[1] = 2; t.attr.pool.pads[3] = 1;
+    t.attr.pool.count_include_pad = 1;
+    memset(&f, 0, sizeof f);
+    f.op = LUTHIER_OP_AVGPOOL; f.kernel[0] = 2; f.kernel[1] = 3; f.stride[0] = 1; f.stride[1] = 2; f.pads[3] = 1; f.count_include_pad = 1;
+    pa = typed_vs_flat(&b, &t, &f, c, -1);
+    t = typed_desc(LUTHIER_OP_ADAPTIVE_AVGPOOL, "adaptive");
+    t.attr.adaptive_pool.out_size[0] = 3; t.attr.adaptive_pool.out_size[1] = 2;
+    memset(&f, 0, sizeof f);
+    f.op = LUTHIER_OP_ADAPTIVE_AVGPOOL; f.out_size[0] = 3; f.out_size[1] = 2;
+    ad = typed_vs_flat(&b, &t, &f, pa, -1);
+    t = typed_desc(LUTHIER_OP_FLATTEN, "flat");
+    dn = gb_node(&b, &t, ad, -1, -1);
+    t = typed_desc(LUTHIER_OP_DENSE, "dense"); /* trans_b as typed (0), relu6 */
+    t.attr.dense.act.kind = LUTHIER_ACTIVATION_RELU6;
+    memset(&f, 0, sizeof f);
+    f.op = LUTHIER_OP_DENSE; f.activation = LUTHIER_ACTIVATION_RELU6;
+    dn = typed_vs_flat(&b, &t, &f, dn, gb_const(&b, "dw", 2, ds, -1.0f, 1.0f));
+    t = typed_desc(LUTHIER_OP_MATMUL, "matmul");
+    t.attr.matmul.trans_b = 1;
+    memset(&f, 0, sizeof f);
+    f.op = LUTHIER_OP_MATMUL; f.trans_b = 1;
+    luthier_graph_output(b.g, typed_vs_flat(&b, &t, &f, dn, dn));
+    t = typed_desc(LUTHIER_OP_CLIP, "clip");
+    t.attr.clip.min = -0.3f; t.attr.clip.max = 0.4f;
+    memset(&f, 0, sizeof f);
+    f.op = LUTHIER_OP_CLIP; f.clamp_min = -0.3f; f.clamp_max = 0.4f;
+    luthier_graph_output(b.g, typed_vs_flat(&b, &t, &f, pm, -1));
+    t = typed_desc(LUTHIER_OP_CLIP, "clip_default"); /* no bounds: the identity */
+    luthier_graph_output(b.g, gb_node(&b, &t, pm, -1, -1));
+    t = typed_desc(LUTHIER_OP_GELU, "gelu");
+    t.attr.gelu.approximate = 1;
+    memset(&f, 0, sizeof f);
+    f.op = LUTHIER_OP_GELU; f.approximate = 1;
+    luthier_graph_output(b.g, typed_vs_flat(&b, &t, &f, pa, -1));
+    t = typed_desc(LUTHIER_OP_ADD, "add_relu");
+    t.attr.binary.act.kind = LUTHIER_ACTIVATION_RELU;
+    memset(&f, 0, sizeof f);
+    f.op = LUTHIER_OP_ADD; f.activation = LUTHIER_ACTIVATION_RELU;
+    luthier_graph_output(b.g, typed_vs_flat(&b, &t, &f, pm, pm));
+    t = typed_desc(LUTHIER_OP_SOFTMAX, "softmax"); /* the typed default axis is -1 */
+    t.attr.softmax.log = 1;
+    memset(&f, 0, sizeof f);
+    f.op = LUTHIER_OP_SOFTMAX; f.axis = -1; f.log = 1;
+    luthier_graph_output(b.g, typed_vs_flat(&b, &t, &f, c, -1));
+    t = typed_desc(LUTHIER_OP_CONCAT, "concat"); /* the typed default axis is 0 */
+    memset(&f, 0, sizeof f);
+    f.op = LUTHIER_OP_CONCAT;
+    luthier_graph_output(b.g, typed_vs_flat(&b, &t, &f, pm, pm));
+    t = typed_desc(LUTHIER_OP_CONV2D, "conv_stride0"); /* typed 0 means 0: refused */
+    t.attr.conv2d.stride[1] = 0;
+    in[0] = x;
+    t.inputs = in; t.num_inputs = 1;
+    CHECK(luthier_graph_add_node(b.g, &t, &o) == LUTHIER_STATUS_INVALID_ARGUMENT, "typed conv stride 0 refused");
+    t = typed_desc(LUTHIER_OP_MAXPOOL, "pool_stride0");
+    t.attr.pool.kernel[0] = t.attr.pool.kernel[1] = 2; t.attr.pool.stride[0] = 0;
+    t.inputs = in; t.num_inputs = 1;
+    CHECK(luthier_graph_add_node(b.g, &t, &o) == LUTHIER_STATUS_INVALID_ARGUMENT, "typed pool stride 0 refused");
+    CHECK(!b.fail, "build");
+    img = rand_buf(2 * 4 * 11 * 9, -2, 2);
+    ins[0] = img;
+    for (threads = 1; threads <= 2; threads++) {
+        luthier_context *ctx = ctx_threads(threads);
+        plan_vs_ref(ctx, b.g, NULL, ins, 2e-5, "typed older operators");
+        luthier_context_destroy(ctx);
+    }
+    free(img);
+    gb_free(&b);
+}
+
 /* REDUCE: every kind over axis sets that fold into one, two and three runs, with and without
    keepdims, against the interpreter (each element to its output), 1 and 2 threads. */
 static void test_graph_reduce(void) {
@@ -2501,6 +2649,7 @@ static void run_graph_tests(void) {
     RUN(test_graph_prelu_refusals);
     RUN(test_graph_prelu_nhwc);
     RUN(test_graph_typed_attrs);
+    RUN(test_graph_typed_older_ops);
     RUN(test_graph_int8_nonfinite_weights);
     RUN(test_graph_records_fallback_note);
     RUN(test_graph_plan_describe);
