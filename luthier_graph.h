@@ -579,6 +579,9 @@ typedef struct luthier_step_info {
                                      "neon", "neon_dot", "neon_i8mm", ...; "scalar" (plain C, or
                                      a part of the step such as a gather is); "copy" (memcpy
                                      only: concat, split, gather); "none" (nothing runs) */
+    double bytes;                 /* memory traffic of one run: the node's inputs (weights
+                                     included) read once and its outputs written once, as the
+                                     operator's infer hook counts it; 0 for layout conversions */
 } luthier_step_info;
 
 /* Creates a plan; the graph may be changed or destroyed afterwards. On failure nothing is
@@ -701,7 +704,7 @@ typedef struct luthier__gnode {
     int num_outputs;
     int64_t *sizes;
     int perm[LUTHIER_MAX_RANK];
-    double flops;
+    double flops, bytes;
 } luthier__gnode;
 
 /* Name -> index hash (open addressing, -1 = empty) of the tensors or the nodes of a graph. */
@@ -1332,6 +1335,8 @@ typedef struct luthier__infer {
     int rank[LUTHIER_MAX_NODE_OUTPUTS];
     int64_t shape[LUTHIER_MAX_NODE_OUTPUTS][LUTHIER_MAX_RANK];
     luthier_dtype dtype[LUTHIER_MAX_NODE_OUTPUTS]; /* per output; F32 unless the hook says */
+    double bytes; /* memory traffic of one run; 0 after the hook: every input (weights included)
+                     read once and every output written once */
     double flops;
 } luthier__infer;
 
@@ -1826,6 +1831,9 @@ LUTHIER_PRIVATE luthier_status luthier__infer_gather(const luthier__infer_args *
     for (i = axis + 1; i < x->rank; i++) r->shape[0][j++] = x->shape[i];
     r->rank[0] = j;
     if (j == 0) r->rank[0] = 1, r->shape[0][0] = 1;
+    /* the rows it selects (read and written) and the indices, not the whole table */
+    r->bytes = 8.0 * (double)luthier__numel(j ? j : 1, r->shape[0], &ok) +
+               8.0 * (double)luthier__numel(idx->rank, idx->shape, &ok);
     return LUTHIER_STATUS_OK;
 }
 
@@ -1966,6 +1974,17 @@ LUTHIER_PRIVATE luthier_status luthier__infer_pad(const luthier__infer_args *arg
 }
 
 
+/* Bytes of a node's inputs (each once) and outputs. */
+LUTHIER_PRIVATE double luthier__io_bytes(const luthier__gtensor *const *in, int ni, const luthier__infer *r) {
+    double b = 0;
+    int i, ok;
+    for (i = 0; i < ni; i++)
+        if (in[i]) b += (double)luthier__numel(in[i]->rank, in[i]->shape, &ok) * (double)luthier__dtype_size(in[i]->dtype);
+    for (i = 0; i < r->num_outputs; i++)
+        b += (double)luthier__numel(r->rank[i], r->shape[i], &ok) * (double)luthier__dtype_size(r->dtype[i]);
+    return b;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthier_node_desc *d,
                                                    const char *nname, luthier__infer *r) {
     const luthier__gtensor *in[64] = {NULL};
@@ -1995,6 +2014,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
         arg.g = g; arg.d = d; arg.nname = nname; arg.in = in; arg.x = x; arg.ni = ni; arg.numel = numel; arg.r = r;
         if ((s = luthier__ops[d->op].infer(&arg)) != LUTHIER_STATUS_OK) return s;
     }
+    if (r->bytes == 0) r->bytes = luthier__io_bytes(in, ni, r);
     if ((act = luthier__node_act(d)) != NULL &&
         ((unsigned)act->kind >= (unsigned)LUTHIER_ACTIVATION_COUNT ||
          (act->kind == LUTHIER_ACTIVATION_CLAMP && !(act->clamp_min <= act->clamp_max))))
@@ -2041,6 +2061,7 @@ LUTHIER_API luthier_status luthier_graph_add_node(luthier_graph *g, const luthie
     n->d = rd;
     n->num_outputs = r.num_outputs;
     n->flops = r.flops;
+    n->bytes = r.bytes;
     if (!(n->name = luthier__strdup(nname)) ||
         !(n->inputs = (int *)luthier__alloc(sizeof(int) * (size_t)desc->num_inputs)) ||
         !(n->outputs = (int *)luthier__alloc(sizeof(int) * (size_t)r.num_outputs)) ||
@@ -2207,7 +2228,7 @@ struct luthier__pstep {
     float *packed;                   /* MATMUL: plan-owned packed B (scratch, or B itself when constant) */
     int b_prepacked;                 /* MATMUL: B constant without batch: packed at create time */
     luthier_conv_algorithm algorithm;
-    double flops, seconds;
+    double flops, bytes, seconds;
     luthier_qconv2d_layer *qconv;    /* int8 conv2d / dense */
     int q;                           /* runs on uint8 values */
     int32_t qmin, qmax;              /* int8 add: quantized clamp of the fused activation */
@@ -3170,19 +3191,15 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_graph *g, const luthier__fus
     t->cmax = f[i].cmax;
     t->residual = f[i].residual >= 0;
     t->flops = gn->flops;
+    t->bytes = gn->bytes;
     if (gn->d.op == LUTHIER_OP_CONV2D) {
         const luthier__gtensor *w = &g->tensors[gn->inputs[1]];
         luthier_conv2d_desc *cd = &t->cd;
-        int64_t oh = 1, ow = 1;
         luthier__node_conv_desc(&gn->d, x, w, cd);
         cd->activation = t->act;
         cd->clamp_min = t->cmin;
         cd->clamp_max = t->cmax;
         cd->accumulate = t->residual;
-        luthier_conv2d_output_size(cd, &oh, &ow);
-        t->bytes = 4.0 * ((double)(x->shape[0] * x->shape[1] * x->shape[2] * x->shape[3]) +
-                          (double)(w->shape[0] * w->shape[1] * w->shape[2] * w->shape[3]) +
-                          (double)(cd->batch * cd->out_channels * oh * ow));
         snprintf(t->sig, sizeof t->sig,
                  "conv2d n%lld c%lld h%lld w%lld o%lld k%lldx%lld s%lldx%lld p%lld,%lld,%lld,%lld d%lldx%lld g%lld act=%s res=%d",
                  (long long)cd->batch, (long long)cd->in_channels, (long long)cd->in_h, (long long)cd->in_w,
@@ -3197,7 +3214,6 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_graph *g, const luthier__fus
         t->n = t->trans_w ? w->shape[1] : w->shape[0];
         t->k = t->trans_w ? w->shape[0] : w->shape[1];
         t->m = (int64_t)(luthier__numel(x->rank, x->shape, &ok) / (uint64_t)t->k);
-        t->bytes = 4.0 * (double)(t->m * t->k + t->k * t->n + t->m * t->n);
         snprintf(t->sig, sizeof t->sig, "dense m%lld n%lld k%lld wt%d act=%s res=%d", (long long)t->m, (long long)t->n,
                  (long long)t->k, t->trans_w, luthier__act_name(t->act), t->residual);
     }
@@ -3751,6 +3767,7 @@ LUTHIER_PRIVATE luthier_status luthier__node_step(luthier__planner *pl, int ni, 
     st->cmin = f->cmin;
     st->cmax = f->cmax;
     st->flops = gn->flops;
+    st->bytes = gn->bytes;
     for (k = 0; k < nin; k++) st->in[k] = ins[k];
     st->out[0] = f->out;
     for (k = 1; k < gn->num_outputs; k++) st->out[k] = gn->outputs[k];
@@ -4156,6 +4173,7 @@ LUTHIER_API luthier_status luthier_plan_step_info(const luthier_plan *p, int ste
     out->num_ratios = st->cfg.num_ratios;
     memcpy(out->ratios, st->cfg.ratios, sizeof out->ratios);
     out->flops = st->flops;
+    out->bytes = st->bytes;
     out->last_seconds = st->seconds;
     out->isa = luthier__isa_name(luthier__step_isa(p, st));
     return LUTHIER_STATUS_OK;

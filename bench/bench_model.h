@@ -178,7 +178,7 @@ static void model_print_steps(const luthier_plan *plan, const double *best, int 
     if (!order) return;
     for (i = 0; i < num_steps; i++) order[i].step = i, order[i].seconds = best[i], total += best[i];
     qsort(order, (size_t)num_steps, sizeof *order, model_cmp_step);
-    printf("  %-28s %-16s %-22s %-26s %8s %6s %8s\n", "step", "op", "fused", "algorithm/kernel", "ms", "%", "GFLOP/s");
+    printf("  %-28s %-16s %-22s %-26s %8s %6s %8s %7s\n", "step", "op", "fused", "algorithm/kernel", "ms", "%", "GFLOP/s", "GB/s");
     for (i = 0; i < shown; i++) {
         luthier_step_info si;
         char ak[80], opn[24];
@@ -188,9 +188,10 @@ static void model_print_steps(const luthier_plan *plan, const double *best, int 
         else
             snprintf(ak, sizeof ak, "%s", short_kernel_name(si.kernel));
         snprintf(opn, sizeof opn, "%s%s", si.node < 0 ? si.name : luthier_op_name(si.op), si.int8 && si.node >= 0 ? " int8" : "");
-        printf("  %-28.28s %-16s %-22.22s %-26.26s %8.3f %6.1f %8.1f\n", si.name, opn, si.fused, ak,
+        printf("  %-28.28s %-16s %-22.22s %-26.26s %8.3f %6.1f %8.1f %7.1f\n", si.name, opn, si.fused, ak,
                order[i].seconds * 1e3, 100.0 * order[i].seconds / total,
-               order[i].seconds > 0 ? si.flops * 1e-9 / order[i].seconds : 0.0);
+               order[i].seconds > 0 ? si.flops * 1e-9 / order[i].seconds : 0.0,
+               order[i].seconds > 0 ? si.bytes * 1e-9 / order[i].seconds : 0.0);
     }
     printf("  sum of steps %.2f ms\n", total * 1e3);
     free(order);

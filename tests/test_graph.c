@@ -882,6 +882,53 @@ static void test_graph_mini_resnet(void) {
 }
 
 /* Fusion and memory: what the plan reports about the mini ResNet. */
+/* Each step's bytes: the node's inputs read once and outputs written once (dense: x, w, bias,
+   y), a gather only the rows it selects. */
+static void test_graph_step_bytes(void) {
+    gb b;
+    int64_t xs[2] = {3, 10}, ws[2] = {7, 10}, bs[1] = {7}, ts[2] = {1000, 16}, is[1] = {4};
+    static const int64_t idx[4] = {5, 999, 0, 5};
+    int x, tb, it, w, bi, y, gi, i, seen = 0;
+    luthier_context *ctx = ctx_threads(1);
+    luthier_plan *p = NULL;
+    luthier_plan_info info;
+    luthier_node_desc d;
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 2, xs, &x);
+    luthier_graph_input(b.g, "table", LUTHIER_DTYPE_F32, 2, ts, &tb);
+    luthier_graph_constant_i64(b.g, "idx", 1, is, idx, &it);
+    w = gb_const(&b, "w", 2, ws, -1, 1);
+    bi = gb_const(&b, "b", 1, bs, -1, 1);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_DENSE; d.name = "fc";
+    y = gb_node(&b, &d, x, w, bi);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_GATHER; d.name = "rows";
+    gi = gb_node(&b, &d, tb, it, -1);
+    luthier_graph_output(b.g, y);
+    luthier_graph_output(b.g, gi);
+    CHECK(!b.fail && luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+    if (p) {
+        luthier_plan_get_info(p, &info);
+        for (i = 0; i < info.num_steps; i++) {
+            luthier_step_info si;
+            luthier_plan_step_info(p, i, &si);
+            if (si.op == LUTHIER_OP_DENSE) {
+                seen++;
+                CHECK(si.bytes == 4.0 * (30 + 70 + 7 + 21), "dense: %g bytes", si.bytes);
+            } else if (si.op == LUTHIER_OP_GATHER) {
+                seen++;
+                CHECK(si.bytes == 8.0 * 64 + 8.0 * 4, "gather: %g bytes", si.bytes);
+            }
+        }
+        CHECK(seen == 2, "%d steps seen", seen);
+    }
+    luthier_plan_destroy(p);
+    luthier_context_destroy(ctx);
+    gb_free(&b);
+}
+
 static void test_graph_plan_info(void) {
     gb b;
     int x, i, convs = 0, fused_add = 0, bn_left = 0;
@@ -2660,6 +2707,7 @@ static void run_graph_tests(void) {
     RUN(test_graph_attribute_overflow);
     RUN(test_graph_mini_resnet);
     RUN(test_graph_plan_info);
+    RUN(test_graph_step_bytes);
     RUN(test_graph_external_arena);
     RUN(test_graph_configs);
     RUN(test_graph_layouts);
