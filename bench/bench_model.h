@@ -1,7 +1,7 @@
 /* luthier-bench model: whole networks of the zoo (luthier_zoo.h) through a plan, against
    PyTorch in the same run (tests/torch_ref.py --time, when python3-torch is installed).
    Included by luthier_bench.c after luthier.h and bench_common.h. */
-#include "../luthier_zoo.h"
+#include "bench_net.h"
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,8 +9,9 @@
 
 static void usage_model(FILE *out) {
     fprintf(out,
-            "Usage: %s model NAME [options]\n"
-            "Latency of a zoo network (batch 1) planned with default configurations: min / median over\n"
+            "Usage: %s model NAME|MODEL.onnx [options]\n"
+            "Latency of a zoo network (batch 1), or of your own ONNX model, planned with default\n"
+            "configurations (or records, see --records-dir): min / median over\n"
             "the repetitions, per-layer time breakdown, memory (weights, arena, workspace, sum of all\n"
             "activations), and PyTorch's latency with the same thread count (eager, inference_mode,\n"
             "same weights) when python3 can import torch: tests/torch_ref.py --serve keeps the network\n"
@@ -18,6 +19,8 @@ static void usage_model(FILE *out) {
             "change of machine load hits both.\n"
             "NAME: resnet18 resnet50 resnet101 alexnet vgg16 googlenet mobilenet_v2 bert gpt2\n"
             "      gpt2_decode, each also as NAME_small; 'all' runs every full-size network.\n"
+            "MODEL.onnx: an ONNX file; its inputs are generated (f32 uniform in [-1, 1], integer\n"
+            "      inputs 1) and PyTorch is not run.\n"
             "Options:\n"
             "  --threads LIST   thread counts, e.g. 1,2 (default: 1 and all CPUs)\n"
             "  --reps N         timed repetitions (default: as many as --min-time allows, >= 3)\n"
@@ -36,7 +39,9 @@ static void usage_model(FILE *out) {
             "                   report the speedup, the cosine similarity of the outputs and the per-step\n"
             "                   breakdown of the int8 plan. CSV: model,threads,int8_ms,int8_median_ms,\n"
             "                   fp32_ms,fp32_median_ms,speedup,cosine,int8_convs,convs,calib_ms\n"
-            "  --calib M        int8 calibration: minmax (default) or percentile (99.99 %%)\n",
+            "  --calib M        int8 calibration: minmax (default) or percentile (99.99 %%)\n"
+            "  --dim NAME=V     an ONNX model's symbolic dimension NAME (batch, sequence, ...) is V\n"
+            "  --default-dim V  ... and every other symbolic dimension (default 1)\n",
             bench_prog);
 }
 
@@ -199,15 +204,13 @@ static void model_print_steps(const luthier_plan *plan, const double *best, int 
 
 /* Context, graph, input/output buffers (bufs: the inputs, owned) and the zoo's inputs. */
 static int model_open(const char *name, int threads, model_run *m, void **bufs, luthier_graph **g) {
-    luthier_zoo_options zo;
-    char err[256];
+    char err[512];
     int i;
     memset(m, 0, sizeof *m);
-    memset(&zo, 0, sizeof zo);
     memset(bufs, 0, sizeof(void *) * 64);
     *g = NULL;
     if (!(m->ctx = open_context("model", NULL, threads))) return BENCH_EXIT_FAIL;
-    if (luthier_zoo_build(name, &zo, g, err, sizeof err) != LUTHIER_STATUS_OK) {
+    if (bench_net_build(name, g, err, sizeof err) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s: model %s: %s\n", bench_prog, name, err);
         return BENCH_EXIT_USAGE;
     }
@@ -223,7 +226,7 @@ static int model_open(const char *name, int threads, model_run *m, void **bufs, 
         else m->ins[k] = bufs[k] = malloc(bytes);
         if (is_out ? !m->outs[k] : !bufs[k]) return BENCH_EXIT_FAIL;
     }
-    if (luthier_zoo_inputs(m->ctx, name, &zo, bufs, err, sizeof err) != LUTHIER_STATUS_OK) {
+    if (bench_net_inputs(m->ctx, name, *g, bufs, err, sizeof err) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s: model %s: inputs: %s\n", bench_prog, name, err);
         return BENCH_EXIT_FAIL;
     }
@@ -234,12 +237,12 @@ static int model_open(const char *name, int threads, model_run *m, void **bufs, 
 static int model_plan(model_run *m, const luthier_graph *g, const char *name, const char *records_dir, int quiet,
                       const luthier_calibration *cal) {
     luthier_plan_desc pd;
-    char rec[600];
+    char rec[600], stem[256];
     memset(&pd, 0, sizeof pd);
     pd.int8 = cal;
     if (records_dir) {
         FILE *f;
-        snprintf(rec, sizeof rec, "%s/%s.records", records_dir, name);
+        snprintf(rec, sizeof rec, "%s/%s.records", records_dir, bench_net_stem(name, stem, sizeof stem));
         if ((f = fopen(rec, "r")) != NULL) {
             fclose(f);
             pd.records = rec;
@@ -302,6 +305,7 @@ static int model_one(const char *name, int threads, const bench_policy *pol, int
     }
     /* luthier and PyTorch alternate in MODEL_ROUNDS rounds (PyTorch: MODEL_TORCH_REPS runs in
        all); a PyTorch that fails stops only its own side */
+    if (bench_net_is_onnx(name)) torch = 0; /* the zoo's PyTorch twin does not exist */
     if (torch && torch_open(&ts, python, name, threads)) {
         if (!csv) printf("  (PyTorch timing unavailable: install python3-torch python3-torchvision)\n");
         torch = 0;
@@ -518,6 +522,9 @@ static int cmd_model(int argc, char **argv) {
     pol.rounds = 1;
     for (i = 1; i < argc; i++) {
         int64_t x;
+        int net = bench_net_option(argc, argv, &i, "model");
+        if (net < 0) return BENCH_EXIT_USAGE;
+        if (net > 0) continue;
         if (bench_is_help(argv[i])) {
             usage_model(stdout);
             return BENCH_EXIT_OK;

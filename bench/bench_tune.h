@@ -5,8 +5,9 @@
 
 static void usage_tune(FILE *out) {
     fprintf(out,
-            "Usage: %s tune NAME [options]\n"
-            "Tunes every convolution and dense task of a zoo network (see 'model') on this machine\n"
+            "Usage: %s tune NAME|MODEL.onnx [options]\n"
+            "Tunes every convolution and dense task of a zoo network or of your ONNX model (see\n"
+            "'model'; --dim and --default-dim set its symbolic dimensions) on this machine\n"
             "with the model-guided search, writes the records, and times plans end to end:\n"
             "default configurations vs the records (and big-only / equal split with two clusters).\n"
             "Options:\n"
@@ -112,7 +113,8 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
 
 static int cmd_tune(int argc, char **argv) {
     const char *cmd = argv[0], *name = NULL, *val;
-    char records[512] = "", report[512] = "", heatmap[512] = "", spec[256], err[256];
+    char records[512] = "", report[512] = "", heatmap[512] = "", spec[256], err[512], stem_buf[256];
+    const char *stem;
     int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0, monly = 0, no_check = 0;
     luthier_calibration *cal = NULL;
     double fp32_ms = 0;
@@ -122,7 +124,6 @@ static int cmd_tune(int argc, char **argv) {
     luthier_tune_result res, rex, rrn, rmo;
     luthier_topology topo;
     luthier_context_desc cd;
-    luthier_zoo_options zo;
     tune_ctx t;
     asym_loader loaders[1];
     int loading = 0;
@@ -141,6 +142,9 @@ static int cmd_tune(int argc, char **argv) {
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
         int64_t v;
+        int net = bench_net_option(argc, argv, &i, cmd);
+        if (net < 0) return BENCH_EXIT_USAGE;
+        if (net > 0) continue;
         if (bench_is_help(arg)) {
             usage_tune(stdout);
             return BENCH_EXIT_OK;
@@ -212,9 +216,10 @@ static int cmd_tune(int argc, char **argv) {
         bench_usage_error(cmd, "name a zoo network, e.g. resnet18");
         return BENCH_EXIT_USAGE;
     }
-    if (!records[0]) snprintf(records, sizeof records, "build/%s%s.records", name, int8 ? ".int8" : "");
-    if (!report[0]) snprintf(report, sizeof report, "build/%s.tune.txt", name);
-    if (!heatmap[0]) snprintf(heatmap, sizeof heatmap, "build/%s.heatmap.svg", name);
+    stem = bench_net_stem(name, stem_buf, sizeof stem_buf);
+    if (!records[0]) snprintf(records, sizeof records, "build/%s%s.records", stem, int8 ? ".int8" : "");
+    if (!report[0]) snprintf(report, sizeof report, "build/%s.tune.txt", stem);
+    if (!heatmap[0]) snprintf(heatmap, sizeof heatmap, "build/%s.heatmap.svg", stem);
     /* context (emulated big.LITTLE with --asym) */
     memset(&cd, 0, sizeof cd);
     cd.num_threads = threads;
@@ -249,8 +254,7 @@ static int cmd_tune(int argc, char **argv) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
-    memset(&zo, 0, sizeof zo);
-    if (luthier_zoo_build(name, &zo, &t.g, err, sizeof err) != LUTHIER_STATUS_OK) {
+    if (bench_net_build(name, &t.g, err, sizeof err) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s tune: %s\n", bench_prog, err);
         rc = BENCH_EXIT_USAGE;
         goto done;
@@ -266,7 +270,7 @@ static int cmd_tune(int argc, char **argv) {
         if (is_out) t.m.outs[k] = malloc(bytes);
         else t.m.ins[k] = t.bufs[k] = malloc(bytes);
     }
-    if (luthier_zoo_inputs(t.ctx, name, &zo, t.bufs, err, sizeof err) != LUTHIER_STATUS_OK) {
+    if (bench_net_inputs(t.ctx, name, t.g, t.bufs, err, sizeof err) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s tune: inputs: %s\n", bench_prog, err);
         rc = BENCH_EXIT_FAIL;
         goto done;
