@@ -64,10 +64,16 @@
        ReduceLogSumExp ReduceSumSquare (any constant axes, keepdims, noop_with_empty_axes) ->
        reduce (ReduceMean over H and W of [N,C,H,W] -> global_avgpool)
        Concat Split Slice (constant starts/ends/axes/steps -> gather) Flatten Reshape Transpose
-       Squeeze Unsqueeze Gather Identity Dropout (identity; training_mode only with ratio 0) Cast (f32<->f32, i64<->i64 at run
-       time; any type on constants) Reciprocal
-       Constant, Shape, Size, ConstantOfShape, Range, Equal, Where (constants only); Expand (run
+       Squeeze Unsqueeze Gather Identity Dropout (identity; training_mode only with ratio 0)
+       Cast (at run time to float, float16, int64, int32 or bool -> cast; any type on constants)
+       Equal Greater Less GreaterOrEqual LessOrEqual Mod (fmod) -> the engine operator of the
+       same name, on i64 when every operand is an integer, else on f32; And Or Xor Not -> f32
+       0/1 logic; Where -> where (x, y i64 when both are integers). Booleans are f32 0/1 in the
+       engine and come out so; int32 values are held (and come out) as i64
+       Constant, Shape, Size, ConstantOfShape, Range (constants only); Expand (run
        time: a multiply by ones of the target shape), Tile (run time: concats; repeats up to 64)
+     GRAPH INPUTS: float, int64, int32 and bool; an int32 or bool input is fed as the model
+     declares it (int32_t, one byte per bool) and read through a cast to i64 or f32 0/1.
        QuantizeLinear DequantizeLinear QLinearConv QLinearMatMul (see QUANTIZED MODELS)
      Constant folding: every node whose inputs are all constants is computed at load time (the
      Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains exporters write for static shapes).
@@ -75,8 +81,8 @@
      Div [, Mul gamma [, Add beta]]) -> layer_norm; the erf GELU x*0.5*(1+erf(x/sqrt2)) in the
      orders PyTorch and Hugging Face write it -> gelu. luthier_onnx_options.no_patterns keeps
      them as written. Nodes whose results nothing uses are dropped.
-     Anything else (an operator, an attribute value, a non-constant weight, an int64 tensor
-     computed at run time) fails with LUTHIER_STATUS_UNSUPPORTED and a message naming the node,
+     Anything else (an operator, an attribute value, a non-constant weight, int64 arithmetic
+     other than the above at run time) fails with LUTHIER_STATUS_UNSUPPORTED and a message naming the node,
      its op type and what is missing. A malformed model (cycle, dangling input, value produced
      twice, bad wire format) fails with LUTHIER_STATUS_INVALID_ARGUMENT.
 
