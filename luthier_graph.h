@@ -55,7 +55,11 @@ extern "C" {
 
 typedef enum luthier_dtype {
     LUTHIER_DTYPE_F32 = 0,
-    LUTHIER_DTYPE_I64, /* indices (gather), e.g. token ids */
+    LUTHIER_DTYPE_I64, /* indices (gather), e.g. token ids; integers of the shape path */
+    /* graph inputs only, read by CAST alone (e.g. int32 token ids, bool attention masks fed as
+       they are; CAST turns them into i64 or f32 0/1 tensors): */
+    LUTHIER_DTYPE_I32,
+    LUTHIER_DTYPE_BOOL, /* one byte per element, nonzero = true */
     LUTHIER_DTYPE_COUNT
 } luthier_dtype;
 
@@ -114,7 +118,25 @@ typedef enum luthier_dtype {
                 abs, floor, ceil and round are exact (libm's fabsf, floorf, ceilf, nearbyintf).
    PRELU        x, slope (constant, unidirectionally broadcast to x: in practice [C,1,1] for
                 NCHW, [C] for [N,C], or one value): x < 0 ? slope x : x. Works in NHWC plans.
-   SILU         x sigmoid(x) (swish); -inf gives NaN (the formula), NaN propagates. */
+   SILU         x sigmoid(x) (swish); -inf gives NaN (the formula), NaN propagates.
+   Booleans are f32 tensors holding 0 or 1 (any nonzero value, NaN included, reads as true);
+   integers are i64 tensors (graph inputs and constants of LUTHIER_DTYPE_I64, CAST's output).
+   EQUAL, GREATER, LESS, GREATER_OR_EQUAL, LESS_OR_EQUAL  a, b: both f32 or both i64, numpy
+                broadcasting; f32 0/1 out. A comparison with NaN is false (NaN == NaN too).
+   AND, OR, XOR a, b f32 booleans (nonzero = true), broadcasting; 0/1 out.  NOT  x == 0 ? 1 : 0.
+   MOD          a, b both f32 or both i64, broadcasting, the inputs' dtype out (ONNX Mod;
+                luthier_mod_attrs): fmod = 0 floored (Python %: the sign of b), fmod = 1 C fmod
+                (the sign of a). f32 results are exact (fmodf); b = 0 gives NaN (f32) or 0 (i64;
+                undefined in ONNX); +-inf a gives NaN. i64 INT64_MIN mod -1 is 0.
+   WHERE        cond (f32, nonzero = true), x, y (both f32 or both i64): cond ? x : y with
+                three-way broadcasting; x's dtype out.
+   CAST         x (f32, i64, i32 or bool) converted to luthier_cast_attrs.to: F32; I64 (floats
+                truncate toward zero; NaN gives 0, out-of-range values and +-inf saturate to
+                INT64_MIN / INT64_MAX); BOOL (x != 0 -> 1, else 0; NaN is true); F16 (f32 rounded to
+                the nearest half, ties to even, overflow to +-inf, NaN kept; held in f32); I32 (held
+                in i64: floats truncate, NaN 0, saturating at INT32_MIN / INT32_MAX; integers wrap
+                modulo 2^32, as numpy and ONNX Runtime). The only operator that reads i32 and bool
+                graph inputs. */
 #define LUTHIER_OP_LIST(X)                          \
     X(CONV2D, "conv2d", 2, 3)                       \
     X(DENSE, "dense", 2, 3)                         \
@@ -173,7 +195,19 @@ typedef enum luthier_dtype {
     X(ROUND, "round", 1, 1)                         \
     X(RECIPROCAL, "reciprocal", 1, 1)               \
     X(PRELU, "prelu", 2, 2)                         \
-    X(SILU, "silu", 1, 1)
+    X(SILU, "silu", 1, 1)                           \
+    X(EQUAL, "equal", 2, 2)                         \
+    X(GREATER, "greater", 2, 2)                     \
+    X(LESS, "less", 2, 2)                           \
+    X(GREATER_OR_EQUAL, "greater_or_equal", 2, 2)   \
+    X(LESS_OR_EQUAL, "less_or_equal", 2, 2)         \
+    X(AND, "and", 2, 2)                             \
+    X(OR, "or", 2, 2)                               \
+    X(XOR, "xor", 2, 2)                             \
+    X(MOD, "mod", 2, 2)                             \
+    X(NOT, "not", 1, 1)                             \
+    X(WHERE, "where", 3, 3)                         \
+    X(CAST, "cast", 1, 1)
 
 typedef enum luthier_op {
 #define LUTHIER__X(e, name, lo, hi) LUTHIER_OP_##e,
@@ -377,6 +411,19 @@ typedef struct luthier_thresholded_relu_attrs {
     float alpha; /* default 1 */
 } luthier_thresholded_relu_attrs;
 
+typedef struct luthier_mod_attrs {
+    int fmod; /* 0 (default): floored, the sign of the divisor; 1: C fmod, the sign of the dividend */
+} luthier_mod_attrs;
+
+typedef enum luthier_cast_to {
+    LUTHIER_CAST_TO_F32 = 0, LUTHIER_CAST_TO_I64, LUTHIER_CAST_TO_BOOL, LUTHIER_CAST_TO_F16, LUTHIER_CAST_TO_I32,
+    LUTHIER_CAST_TO_COUNT
+} luthier_cast_to;
+
+typedef struct luthier_cast_attrs {
+    int to; /* luthier_cast_to; default F32. Output dtype: f32 for F32, BOOL, F16; i64 for I64, I32 */
+} luthier_cast_attrs;
+
 typedef union luthier_node_attrs {
     luthier_conv2d_attrs conv2d;
     luthier_dense_attrs dense;
@@ -404,6 +451,8 @@ typedef union luthier_node_attrs {
     luthier_celu_attrs celu;
     luthier_hard_sigmoid_attrs hard_sigmoid;
     luthier_thresholded_relu_attrs thresholded_relu;
+    luthier_mod_attrs mod;
+    luthier_cast_attrs cast;
     int64_t reserved_[16]; /* room for the operators to come without changing the size */
 } luthier_node_attrs;
 
@@ -819,7 +868,19 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(ROUND, none, elementwise, unary, none, FOLLOW, F32)                       \
     X(RECIPROCAL, none, elementwise, unary, none, FOLLOW, F32)                  \
     X(PRELU, none, prelu, binary, none, BINARY, F32)                            \
-    X(SILU, none, elementwise, unary, none, FOLLOW, F32)
+    X(SILU, none, elementwise, unary, none, FOLLOW, F32)                        \
+    X(EQUAL, none, compare, compare, none, PLAIN, HOOK)                         \
+    X(GREATER, none, compare, compare, none, PLAIN, HOOK)                       \
+    X(LESS, none, compare, compare, none, PLAIN, HOOK)                          \
+    X(GREATER_OR_EQUAL, none, compare, compare, none, PLAIN, HOOK)              \
+    X(LESS_OR_EQUAL, none, compare, compare, none, PLAIN, HOOK)                 \
+    X(AND, none, binary, compare, none, PLAIN, F32)                             \
+    X(OR, none, binary, compare, none, PLAIN, F32)                              \
+    X(XOR, none, binary, compare, none, PLAIN, F32)                             \
+    X(MOD, mod, mod, mod, none, PLAIN, HOOK)                                    \
+    X(NOT, none, elementwise, unary, none, FOLLOW, F32)                         \
+    X(WHERE, none, where, where, none, PLAIN, HOOK)                             \
+    X(CAST, cast, cast, cast, none, PLAIN, HOOK)
 
 #define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes)                                 \
     LUTHIER_PRIVATE void luthier__attrs_##attrs(const luthier_node_desc *d, luthier_node_attrs *a);           \
@@ -1032,6 +1093,14 @@ LUTHIER_PRIVATE void luthier__attrs_thresholded_relu(const luthier_node_desc *d,
     else a->thresholded_relu.alpha = 1.0f;
 }
 
+LUTHIER_PRIVATE void luthier__attrs_mod(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->mod = d->attr.mod;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_cast(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->cast = d->attr.cast;
+}
+
 LUTHIER_API luthier_status luthier_node_attrs_default(luthier_op op, luthier_node_attrs *a) {
     if ((unsigned)op >= (unsigned)LUTHIER_OP_COUNT || !a) return LUTHIER_STATUS_INVALID_ARGUMENT;
     memset(a, 0, sizeof *a);
@@ -1133,11 +1202,12 @@ LUTHIER_API const char *luthier_graph_error(const luthier_graph *g) { return g ?
 #define LUTHIER__DTYPE_U8 ((luthier_dtype)100)
 
 LUTHIER_PRIVATE size_t luthier__dtype_size(luthier_dtype t) {
-    return t == LUTHIER_DTYPE_I64 ? 8 : t == LUTHIER__DTYPE_U8 ? 1 : 4;
+    return t == LUTHIER_DTYPE_I64 ? 8 : t == LUTHIER__DTYPE_U8 || t == LUTHIER_DTYPE_BOOL ? 1 : 4;
 }
 
 LUTHIER_PRIVATE const char *luthier__dtype_name(luthier_dtype t) {
-    return t == LUTHIER_DTYPE_F32 ? "f32" : t == LUTHIER_DTYPE_I64 ? "i64" : t == LUTHIER__DTYPE_U8 ? "u8" : "?";
+    return t == LUTHIER_DTYPE_F32 ? "f32" : t == LUTHIER_DTYPE_I64 ? "i64" : t == LUTHIER_DTYPE_I32 ? "i32"
+         : t == LUTHIER_DTYPE_BOOL ? "bool" : t == LUTHIER__DTYPE_U8 ? "u8" : "?";
 }
 
 /* Elements of a shape; 0 with *ok = 0 when the tensor's bytes at the widest dtype (8 bytes)
@@ -1612,6 +1682,61 @@ LUTHIER_PRIVATE luthier_status luthier__infer_prelu(const luthier__infer_args *a
         luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
         LUTHIER__NFAIL("slope '%s' %s does not broadcast to x %s", s->name, sb, sa);
     }
+    r->flops = numel;
+    return LUTHIER_STATUS_OK;
+}
+
+/* The comparisons: two f32 or two i64 operands, broadcast; f32 0/1 out. */
+LUTHIER_PRIVATE luthier_status luthier__infer_compare(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *b = in[1];
+    if ((x->dtype != LUTHIER_DTYPE_F32 && x->dtype != LUTHIER_DTYPE_I64) || b->dtype != x->dtype)
+        LUTHIER__NFAIL("inputs '%s' (%s) and '%s' (%s): the operator takes two f32 or two i64 tensors", x->name,
+                       luthier__dtype_name(x->dtype), b->name, luthier__dtype_name(b->dtype));
+    return luthier__infer_binary(arg); /* output dtype f32 (preset) */
+}
+
+/* MOD: as the comparisons, the inputs' dtype out; fmod 0 or 1. */
+LUTHIER_PRIVATE luthier_status luthier__infer_mod(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    luthier_status s;
+    if (d->attr.mod.fmod != 0 && d->attr.mod.fmod != 1) LUTHIER__NFAIL("fmod is %d (0 or 1)", d->attr.mod.fmod);
+    if ((s = luthier__infer_compare(arg)) != LUTHIER_STATUS_OK) return s;
+    r->dtype[0] = x->dtype;
+    return LUTHIER_STATUS_OK;
+}
+
+/* WHERE: cond f32; x, y both f32 or both i64; three-way broadcast. */
+LUTHIER_PRIVATE luthier_status luthier__infer_where(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *a = in[1], *b = in[2];
+    int64_t t[LUTHIER_MAX_RANK];
+    int rt;
+    if (x->dtype != LUTHIER_DTYPE_F32) LUTHIER__NFAIL("condition '%s' is %s: booleans are f32 0/1 tensors", x->name,
+                                                      luthier__dtype_name(x->dtype));
+    if ((a->dtype != LUTHIER_DTYPE_F32 && a->dtype != LUTHIER_DTYPE_I64) || b->dtype != a->dtype)
+        LUTHIER__NFAIL("x '%s' (%s) and y '%s' (%s): the operator takes two f32 or two i64 tensors", a->name,
+                       luthier__dtype_name(a->dtype), b->name, luthier__dtype_name(b->dtype));
+    if (!luthier__broadcast(x->rank, x->shape, a->rank, a->shape, &rt, t) ||
+        !luthier__broadcast(rt, t, b->rank, b->shape, &r->rank[0], r->shape[0])) {
+        luthier__shape_str(a->rank, a->shape, sa, sizeof sa);
+        luthier__shape_str(b->rank, b->shape, sb, sizeof sb);
+        LUTHIER__NFAIL("condition, x %s and y %s do not broadcast", sa, sb);
+    }
+    if (r->rank[0] < 1) r->rank[0] = 1, r->shape[0][0] = 1;
+    r->dtype[0] = a->dtype;
+    r->flops = (double)luthier__numel(r->rank[0], r->shape[0], &ok);
+    return LUTHIER_STATUS_OK;
+}
+
+/* CAST: any graph dtype in, the target's out (f32, or i64 for I64 and I32). */
+LUTHIER_PRIVATE luthier_status luthier__infer_cast(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const int to = d->attr.cast.to;
+    if ((unsigned)to >= (unsigned)LUTHIER_CAST_TO_COUNT) LUTHIER__NFAIL("to is %d (a luthier_cast_to, 0..%d)", to, LUTHIER_CAST_TO_COUNT - 1);
+    if ((unsigned)x->dtype >= (unsigned)LUTHIER_DTYPE_COUNT)
+        LUTHIER__NFAIL("input '%s' has dtype %s", x->name, luthier__dtype_name(x->dtype));
+    r->dtype[0] = to == LUTHIER_CAST_TO_I64 || to == LUTHIER_CAST_TO_I32 ? LUTHIER_DTYPE_I64 : LUTHIER_DTYPE_F32;
     r->flops = numel;
     return LUTHIER_STATUS_OK;
 }
@@ -4048,7 +4173,18 @@ static const struct {
     {luthier__run_reduce, LUTHIER__RUNS_SCALAR}, /* plain C (odometer over the reduced axes) */
     {luthier__run_depth_space, LUTHIER__RUNS_TRANSPOSE},
     {luthier__run_pad, LUTHIER__RUNS_COPY},
+    {luthier__run_mod, LUTHIER__RUNS_SCALAR}, /* fmodf per element */
 };
+
+/* Whether a step reads or writes an integer tensor (i64, i32, bool): those forms are plain C. */
+LUTHIER_PRIVATE int luthier__step_integer(const luthier_plan *p, const luthier__pstep *st) {
+    int k;
+    for (k = 0; k < st->nin; k++)
+        if (st->in[k] >= 0 && p->vals[st->in[k]].dtype != LUTHIER_DTYPE_F32) return 1;
+    for (k = 0; k < st->nout; k++)
+        if (p->vals[st->out[k]].dtype != LUTHIER_DTYPE_F32) return 1;
+    return 0;
+}
 
 LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, unsigned features); /* luthier_int8.h */
 
@@ -4072,6 +4208,7 @@ LUTHIER_PRIVATE luthier__isa luthier__step_isa(const luthier_plan *p, const luth
                    : luthier__run_isas[i].runs == LUTHIER__RUNS_COPY ? LUTHIER__ISA_COPY
                    : luthier__run_isas[i].runs == LUTHIER__RUNS_SCALAR ? LUTHIER__ISA_SCALAR
                                                                      : luthier__op_transpose_isa();
+    if (luthier__step_integer(p, st)) return LUTHIER__ISA_SCALAR;
     return luthier__op_isa(f);
 }
 
@@ -4418,6 +4555,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_unary(const luthier__run_args *arg) 
     case LUTHIER_OP_ROUND: u = LUTHIER__UNARY_ROUND; break;
     case LUTHIER_OP_RECIPROCAL: u = LUTHIER__UNARY_RECIPROCAL; break;
     case LUTHIER_OP_SILU: u = LUTHIER__UNARY_SILU; break;
+    case LUTHIER_OP_NOT: u = LUTHIER__UNARY_NOT; break;
     default: { /* the activations with attributes */
         float a, b;
         u = luthier__activation_params(&st->d, &a, &b);
@@ -4436,6 +4574,50 @@ LUTHIER_PRIVATE luthier_status luthier__run_binary(const luthier__run_args *arg)
     luthier__bshape(&p->vals[st->in[1]], o->layout, o->rank, bs);
     return luthier__op_binary(ctx, &cfg, kind, xp, as, (const float *)luthier__ptr(rc, st->in[1]), bs, op, os, o->rank,
                               st->act, st->cmin, st->cmax);
+}
+
+/* The comparisons and AND / OR / XOR (f32 0/1 out), MOD: the binary kernel's kinds in the rows'
+   order, the i64 form where the inputs are i64. */
+LUTHIER_PRIVATE luthier_status luthier__run_compare(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier__pval *b = &p->vals[st->in[1]];
+    int64_t as[LUTHIER_MAX_RANK], bs[LUTHIER_MAX_RANK];
+    luthier__binary kind = (luthier__binary)(LUTHIER__BINARY_EQUAL + (st->d.op - LUTHIER_OP_EQUAL));
+    if (st->d.op == LUTHIER_OP_MOD && st->d.attr.mod.fmod) kind = LUTHIER__BINARY_FMOD;
+    luthier__bshape(x, o->layout, o->rank, as);
+    luthier__bshape(b, o->layout, o->rank, bs);
+    if (x->dtype == LUTHIER_DTYPE_I64)
+        return luthier__op_binary_i64(ctx, &cfg, kind, (const int64_t *)luthier__ptr(rc, st->in[0]), as,
+                                      (const int64_t *)luthier__ptr(rc, st->in[1]), bs,
+                                      o->dtype == LUTHIER_DTYPE_F32 ? op : NULL,
+                                      o->dtype == LUTHIER_DTYPE_I64 ? (int64_t *)luthier__ptr(rc, st->out[0]) : NULL, os, o->rank);
+    return luthier__op_binary(ctx, &cfg, kind, xp, as, (const float *)luthier__ptr(rc, st->in[1]), bs, op, os, o->rank,
+                              LUTHIER_ACTIVATION_NONE, 0, 0);
+}
+
+/* MOD: fmodf per element (f32), or the i64 form (luthier__run_isas: scalar). */
+LUTHIER_PRIVATE luthier_status luthier__run_mod(const luthier__run_args *arg) { return luthier__run_compare(arg); }
+
+LUTHIER_PRIVATE luthier_status luthier__run_where(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier__pval *a = &p->vals[st->in[1]], *b = &p->vals[st->in[2]];
+    const int i64 = o->dtype == LUTHIER_DTYPE_I64;
+    void *ap = luthier__ptr(rc, st->in[1]), *bp = luthier__ptr(rc, st->in[2]), *out = luthier__ptr(rc, st->out[0]);
+    int64_t cs[LUTHIER_MAX_RANK], as[LUTHIER_MAX_RANK], bs[LUTHIER_MAX_RANK];
+    luthier__bshape(x, o->layout, o->rank, cs);
+    luthier__bshape(a, o->layout, o->rank, as);
+    luthier__bshape(b, o->layout, o->rank, bs);
+    return luthier__op_where(ctx, &cfg, xp, cs, i64 ? NULL : (const float *)ap, i64 ? (const int64_t *)ap : NULL, as,
+                             i64 ? NULL : (const float *)bp, i64 ? (const int64_t *)bp : NULL, bs,
+                             i64 ? NULL : (float *)out, i64 ? (int64_t *)out : NULL, os, o->rank);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_cast(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    /* luthier_cast_to and luthier__cast list the targets in the same order */
+    const int src = x->dtype == LUTHIER_DTYPE_F32 ? 0 : x->dtype == LUTHIER_DTYPE_I64 ? 1 : x->dtype == LUTHIER_DTYPE_I32 ? 2 : 3;
+    return luthier__op_cast(ctx, &cfg, src, (luthier__cast)st->d.attr.cast.to, luthier__ptr(rc, st->in[0]),
+                            luthier__ptr(rc, st->out[0]), o->bytes / luthier__dtype_size(o->dtype));
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_concat_split(const luthier__run_args *arg) {

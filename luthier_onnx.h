@@ -64,10 +64,16 @@
        ReduceLogSumExp ReduceSumSquare (any constant axes, keepdims, noop_with_empty_axes) ->
        reduce (ReduceMean over H and W of [N,C,H,W] -> global_avgpool)
        Concat Split Slice (constant starts/ends/axes/steps -> gather) Flatten Reshape Transpose
-       Squeeze Unsqueeze Gather Identity Dropout (identity; training_mode only with ratio 0) Cast (f32<->f32, i64<->i64 at run
-       time; any type on constants) Reciprocal
-       Constant, Shape, Size, ConstantOfShape, Range, Equal, Where (constants only); Expand (run
+       Squeeze Unsqueeze Gather Identity Dropout (identity; training_mode only with ratio 0)
+       Cast (at run time to float, float16, int64, int32 or bool -> cast; any type on constants)
+       Equal Greater Less GreaterOrEqual LessOrEqual Mod (fmod) -> the engine operator of the
+       same name, on i64 when every operand is an integer, else on f32; And Or Xor Not -> f32
+       0/1 logic; Where -> where (x, y i64 when both are integers). Booleans are f32 0/1 in the
+       engine and come out so; int32 values are held (and come out) as i64
+       Constant, Shape, Size, ConstantOfShape, Range (constants only); Expand (run
        time: a multiply by ones of the target shape), Tile (run time: concats; repeats up to 64)
+     GRAPH INPUTS: float, int64, int32 and bool; an int32 or bool input is fed as the model
+     declares it (int32_t, one byte per bool) and read through a cast to i64 or f32 0/1.
        QuantizeLinear DequantizeLinear QLinearConv QLinearMatMul (see QUANTIZED MODELS)
      Constant folding: every node whose inputs are all constants is computed at load time (the
      Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains exporters write for static shapes).
@@ -75,8 +81,8 @@
      Div [, Mul gamma [, Add beta]]) -> layer_norm; the erf GELU x*0.5*(1+erf(x/sqrt2)) in the
      orders PyTorch and Hugging Face write it -> gelu. luthier_onnx_options.no_patterns keeps
      them as written. Nodes whose results nothing uses are dropped.
-     Anything else (an operator, an attribute value, a non-constant weight, an int64 tensor
-     computed at run time) fails with LUTHIER_STATUS_UNSUPPORTED and a message naming the node,
+     Anything else (an operator, an attribute value, a non-constant weight, int64 arithmetic
+     other than the above at run time) fails with LUTHIER_STATUS_UNSUPPORTED and a message naming the node,
      its op type and what is missing. A malformed model (cycle, dangling input, value produced
      twice, bad wire format) fails with LUTHIER_STATUS_INVALID_ARGUMENT.
 
@@ -1376,6 +1382,17 @@ LUTHIER_ONNX__FN int64_t luthier_onnx__ibin(const char *op, int64_t a, int64_t b
     if (!strcmp(op, "Max")) return a > b ? a : b;
     if (!strcmp(op, "Min")) return a < b ? a : b;
     if (!strcmp(op, "Equal")) return a == b;
+    if (!strcmp(op, "Greater")) return a > b;
+    if (!strcmp(op, "Less")) return a < b;
+    if (!strcmp(op, "GreaterOrEqual")) return a >= b;
+    if (!strcmp(op, "LessOrEqual")) return a <= b;
+    if (!strcmp(op, "And")) return a != 0 && b != 0;
+    if (!strcmp(op, "Or")) return a != 0 || b != 0;
+    if (!strcmp(op, "Xor")) return (a != 0) != (b != 0);
+    if (!strcmp(op, "Mod") || !strcmp(op, "FMod")) { /* Mod fmod = 0: floored; "FMod": fmod = 1 (C) */
+        int64_t r = b == 0 || b == -1 ? 0 : a % b;
+        return op[0] == 'M' && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+    }
     return luthier_onnx__toint(pow((double)a, (double)b));
 }
 
@@ -1387,6 +1404,17 @@ LUTHIER_ONNX__FN double luthier_onnx__fbin(const char *op, double a, double b) {
     if (!strcmp(op, "Max")) return a > b ? a : b;
     if (!strcmp(op, "Min")) return a < b ? a : b;
     if (!strcmp(op, "Equal")) return a == b;
+    if (!strcmp(op, "Greater")) return a > b;
+    if (!strcmp(op, "Less")) return a < b;
+    if (!strcmp(op, "GreaterOrEqual")) return a >= b;
+    if (!strcmp(op, "LessOrEqual")) return a <= b;
+    if (!strcmp(op, "And")) return a != 0 && b != 0;
+    if (!strcmp(op, "Or")) return a != 0 || b != 0;
+    if (!strcmp(op, "Xor")) return (a != 0) != (b != 0);
+    if (!strcmp(op, "Mod") || !strcmp(op, "FMod")) {
+        double r = fmod(a, b);
+        return op[0] == 'M' && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+    }
     return pow(a, b);
 }
 
@@ -1797,8 +1825,21 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_unary(const luthier_onnx__fol
     return LUTHIER_STATUS_OK;
 }
 
-/* The broadcasting operators: Add, Sub, Mul, Div, Pow, Max, Min, Sum, Equal, Expand (the second
-   input is the shape), Where. */
+/* Not (bool out). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_not(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    luthier_onnx__tensor *t = NULL;
+    size_t e;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+    LUTHIER_ONNX__TNEW(t, 0, xc->rank, xc->dims);
+    t->type = 9;
+    for (e = 0; e < t->n; e++) t->i[e] = luthier_onnx__tget(xc, e) == 0;
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
+
+/* The broadcasting operators: Add, Sub, Mul, Div, Pow, Max, Min, Sum, Equal, Greater, Less,
+   GreaterOrEqual, LessOrEqual, And, Or, Xor, Mod, Expand (the second input is the shape), Where. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_broadcast(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
@@ -1807,6 +1848,10 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_broadcast(const luthier_onnx_
     /* broadcast over all inputs (Expand: the second input is the shape) */
     int64_t dims[LUTHIER_ONNX_MAX_RANK], tmp[LUTHIER_ONNX_MAX_RANK];
     int rank = xc->rank, isf = 0, expand = luthier_onnx__isop(n, "Expand"), where = luthier_onnx__isop(n, "Where");
+    const int boolop = luthier_onnx__isop(n, "Equal") || luthier_onnx__isop(n, "Greater") || luthier_onnx__isop(n, "Less") ||
+                       luthier_onnx__isop(n, "GreaterOrEqual") || luthier_onnx__isop(n, "LessOrEqual") ||
+                       luthier_onnx__isop(n, "And") || luthier_onnx__isop(n, "Or") || luthier_onnx__isop(n, "Xor");
+    const char *opn = luthier_onnx__isop(n, "Mod") && luthier_onnx__ai(n, "fmod", 0) ? "FMod" : n->op;
     memcpy(dims, xc->dims, sizeof dims);
     for (k = 0; k < n->nin; k++) {
         const luthier_onnx__tensor *p = luthier_onnx__in(c, n, k) ? luthier_onnx__in(c, n, k)->c : NULL;
@@ -1825,11 +1870,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_broadcast(const luthier_onnx_
         rank = r2;
         memcpy(dims, tmp, sizeof dims);
     }
-    if (luthier_onnx__isop(n, "Equal")) isf = 0;
+    if (boolop) isf = 0;
     if (where) isf = luthier_onnx__in(c, n, 1)->c->f != NULL;
     if (expand) isf = xc->f != NULL;
     LUTHIER_ONNX__TNEW(t, isf, rank, dims);
-    t->type = isf ? 1 : (luthier_onnx__isop(n, "Equal") ? 9 : xc->type);
+    t->type = isf ? 1 : (boolop ? 9 : xc->type);
     for (e = 0; e < t->n; e++) {
         if (where || expand) {
             const luthier_onnx__tensor *src = where ? (luthier_onnx__tget(xc, luthier_onnx__bidx(e, dims, rank, xc->dims, xc->rank)) != 0 ? luthier_onnx__in(c, n, 1)->c
@@ -1850,10 +1895,10 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_broadcast(const luthier_onnx_
                 size_t o;
                 if (!b) continue;
                 o = luthier_onnx__bidx(e, dims, rank, b->dims, b->rank);
-                if (intmode && b->i) ia = luthier_onnx__ibin(n->op, ia, b->i[o]);
-                else intmode = 0, fa = luthier_onnx__fbin(n->op, fa, luthier_onnx__tget(b, o));
+                if (intmode && b->i) ia = luthier_onnx__ibin(opn, ia, b->i[o]);
+                else intmode = 0, fa = luthier_onnx__fbin(opn, fa, luthier_onnx__tget(b, o));
             }
-            if (luthier_onnx__isop(n, "Equal") && !intmode) t->i[e] = (int64_t)fa;
+            if (boolop && !intmode) t->i[e] = (int64_t)fa;
             else if (t->f) t->f[e] = (float)fa;
             else t->i[e] = intmode ? ia : luthier_onnx__toint(fa);
         }
@@ -1934,6 +1979,26 @@ LUTHIER_ONNX__FN const char *luthier_onnx__uname(luthier_onnx__ctx *c, const cha
            luthier_graph_find_node(c->g, buf, &dummy) == LUTHIER_STATUS_OK)
         snprintf(buf, len, "%s/%s_%d", base, what, ++k);
     return buf;
+}
+
+/* An int32 or bool graph input (the user's buffer, as declared) is read by one CAST: to i64
+   (int32) or f32 0/1 (bool), the engine's integer and boolean forms; v then stands for the
+   cast's output. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__input_cast(luthier_onnx__ctx *c, luthier_onnx__val *v, luthier_dtype dt) {
+    luthier_node_desc d;
+    int in = v->tid;
+    const char *name = luthier_onnx__uname(c, v->name, dt == LUTHIER_DTYPE_I32 ? "i64" : "f32");
+    if (!name) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory");
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_CAST;
+    d.name = name;
+    d.inputs = &in;
+    d.num_inputs = 1;
+    d.typed = 1;
+    d.attr.cast.to = dt == LUTHIER_DTYPE_I32 ? LUTHIER_CAST_TO_I64 : LUTHIER_CAST_TO_BOOL;
+    if (luthier_graph_add_node(c->g, &d, &v->tid) != LUTHIER_STATUS_OK)
+        return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph input '%s': %s", v->name, luthier_graph_error(c->g));
+    return LUTHIER_STATUS_OK;
 }
 
 /* A new f32 constant in the graph. */
@@ -2422,6 +2487,9 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_passthrough(const luthier_onnx_
     return LUTHIER_STATUS_OK;
 }
 
+/* Cast at run time: to float, int64, int32, bool or float16 (the engine's CAST: booleans are f32
+   0/1, int32 is held in i64, float16 is f32 rounded to half precision). A cast to the value's
+   own engine form is an alias. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_cast(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
     int to = (int)luthier_onnx__ai(n, "to", 0);
@@ -2430,8 +2498,68 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_cast(const luthier_onnx__cvargs
         luthier_onnx__alias(c, n, x);
         return LUTHIER_STATUS_OK;
     }
-    LUTHIER_ONNX__UNSUP("casting a run-time %s tensor to %s is not supported (only constants are cast)", xs.isf ? "f32" : "i64",
-              luthier_onnx__typename(to));
+    d.typed = 1;
+    switch (to) {
+    case 1: d.attr.cast.to = LUTHIER_CAST_TO_F32; break;
+    case 7: d.attr.cast.to = LUTHIER_CAST_TO_I64; break;
+    case 6: d.attr.cast.to = LUTHIER_CAST_TO_I32; break;
+    case 9: d.attr.cast.to = LUTHIER_CAST_TO_BOOL; break;
+    case 10: d.attr.cast.to = LUTHIER_CAST_TO_F16; break;
+    default:
+        LUTHIER_ONNX__UNSUP("casting a run-time %s tensor to %s is not supported (run-time casts go to float, float16, int64, "
+                            "int32 or bool; other types only on constants)", xs.isf ? "f32" : "i64", luthier_onnx__typename(to));
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 0, &xt));
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CAST, &xt, 1);
+}
+
+/* Whether node n's inputs are all integers (run-time i64 values, integer constants): the
+   comparisons and Mod then run on i64; otherwise every operand is f32 (integer constants
+   converted: booleans are f32 0/1 in the engine). */
+LUTHIER_ONNX__FN int luthier_onnx__int_operands(luthier_onnx__ctx *c, const luthier_onnx__node *n) {
+    int k;
+    for (k = 0; k < n->nin; k++) {
+        luthier_onnx__val *v = luthier_onnx__in(c, n, k);
+        luthier_onnx__shape s;
+        if (!v) continue;
+        if (!v->c) luthier_onnx__vshape(c, v, &s);
+        if (v->c ? !v->c->i : s.isf) return 0;
+    }
+    return 1;
+}
+
+/* Equal, Greater, Less, GreaterOrEqual, LessOrEqual, Mod (fmod), And, Or, Xor: two operands,
+   broadcast by the engine; the comparisons and Mod on i64 when both are integers. Not: one. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_logic(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const int nin = arg->op == LUTHIER_OP_NOT ? 1 : 2;
+    const int numeric = arg->op != LUTHIER_OP_AND && arg->op != LUTHIER_OP_OR && arg->op != LUTHIER_OP_XOR && arg->op != LUTHIER_OP_NOT;
+    const int wantf = !numeric || !luthier_onnx__int_operands(c, n);
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, arg->op == LUTHIER_OP_MOD ? "fmod" : ""));
+    if (arg->op == LUTHIER_OP_MOD) {
+        int64_t fm = luthier_onnx__ai(n, "fmod", 0);
+        if (fm != 0 && fm != 1) LUTHIER_ONNX__BAD("fmod is %lld (0 or 1)", (long long)fm);
+        d.typed = 1;
+        d.attr.mod.fmod = (int)fm;
+    }
+    for (k = 0; k < nin; k++) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, luthier_onnx__in(c, n, k), wantf, &in[k]));
+    return luthier_onnx__emit_out(c, n, &d, arg->op, in, nin);
+}
+
+/* Where(cond, x, y): cond as f32 0/1, x and y i64 when both are integers, else f32. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_where(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    luthier_onnx__val *a = luthier_onnx__in(c, n, 1), *b = luthier_onnx__in(c, n, 2);
+    luthier_onnx__shape sa, sb;
+    int wantf;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+    luthier_onnx__vshape(c, a, &sa);
+    luthier_onnx__vshape(c, b, &sb);
+    wantf = sa.isf || sb.isf;
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, a, wantf, &in[1]));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, b, wantf, &in[2]));
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_WHERE, in, 3);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_unary(const luthier_onnx__cvargs *arg) {
@@ -3433,14 +3561,23 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__
     X("Size", 1, 1, 1, 1, const_only, COUNT, shape, 1, 0)                            \
     X("ConstantOfShape", 1, 1, 1, 1, const_only, COUNT, const_of_shape, 9, 0)        \
     X("Range", 3, 3, 1, 1, const_only, COUNT, range, 11, 0)                          \
-    X("Equal", 2, 2, 1, 1, const_only, COUNT, broadcast, 1, 0)                       \
-    X("Where", 3, 3, 1, 1, const_only, COUNT, broadcast, 9, 0)                       \
+    X("Equal", 2, 2, 1, 1, logic, EQUAL, broadcast, 1, 0)                            \
+    X("Where", 3, 3, 1, 1, where, WHERE, broadcast, 9, 0)                            \
     X("Expand", 2, 2, 1, 1, expand, MUL, broadcast, 8, 0)                            \
     X("Tile", 2, 3, 1, 1, tile, CONCAT, none, 6, 0)                                  \
     X("QuantizeLinear", 2, 3, 1, 1, quant, COUNT, quant, 10, 0)                      \
     X("DequantizeLinear", 2, 3, 1, 1, quant, COUNT, quant, 10, 0)                    \
     X("QLinearConv", 8, 9, 1, 1, quant, CONV2D, none, 10, 0)                         \
-    X("QLinearMatMul", 8, 8, 1, 1, quant, DENSE, none, 10, 0)
+    X("QLinearMatMul", 8, 8, 1, 1, quant, DENSE, none, 10, 0)                        \
+    X("Greater", 2, 2, 1, 1, logic, GREATER, broadcast, 1, 0)                        \
+    X("Less", 2, 2, 1, 1, logic, LESS, broadcast, 1, 0)                              \
+    X("GreaterOrEqual", 2, 2, 1, 1, logic, GREATER_OR_EQUAL, broadcast, 12, 0)       \
+    X("LessOrEqual", 2, 2, 1, 1, logic, LESS_OR_EQUAL, broadcast, 12, 0)             \
+    X("And", 2, 2, 1, 1, logic, AND, broadcast, 1, 0)                                \
+    X("Or", 2, 2, 1, 1, logic, OR, broadcast, 1, 0)                                  \
+    X("Xor", 2, 2, 1, 1, logic, XOR, broadcast, 1, 0)                                \
+    X("Not", 1, 1, 1, 1, logic, NOT, not, 1, 0)                                      \
+    X("Mod", 2, 2, 1, 1, logic, MOD, broadcast, 10, 0)
 
 
 /* The row of node n's operator, or NULL (an unknown operator, or a domain the loader does not read). */
@@ -3940,13 +4077,15 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__inputs(luthier_onnx__ctx *c) {
         if (v->tid >= 0) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph input '%s' is listed twice", vi->name);
         if (vi->elem == 1) dt = LUTHIER_DTYPE_F32;
         else if (vi->elem == 7) dt = LUTHIER_DTYPE_I64;
+        else if (vi->elem == 6) dt = LUTHIER_DTYPE_I32; /* read through a CAST to i64 (luthier_onnx__input_cast) */
+        else if (vi->elem == 9) dt = LUTHIER_DTYPE_BOOL; /* ... to f32 0/1 */
         else if (vi->elem == 2 || vi->elem == 3)
             return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "quantized graph inputs: luthier graphs take fp32 inputs; graph "
                                       "input '%s' is %s (quantize in the model: an fp32 input feeding QuantizeLinear; or bind it "
                                       "with options.constants)", vi->name, luthier_onnx__typename(vi->elem));
         else
-            return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph input '%s' has type %s: only float and int64 inputs are supported "
-                            "(or bind it with options.constants)", vi->name, luthier_onnx__typename(vi->elem));
+            return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph input '%s' has type %s: only float, int64, int32 and bool "
+                            "inputs are supported (or bind it with options.constants)", vi->name, luthier_onnx__typename(vi->elem));
         if (!vi->has_shape) return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph input '%s' has no shape", vi->name);
         if (rank > LUTHIER_MAX_RANK)
             return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph input '%s' has rank %d (at most %d)", vi->name, rank, LUTHIER_MAX_RANK);
@@ -3964,6 +4103,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__inputs(luthier_onnx__ctx *c) {
         if (rank == 0) rank = 1, dims[0] = 1;
         if (luthier_graph_input(c->g, vi->name, dt, rank, dims, &v->tid) != LUTHIER_STATUS_OK)
             return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph input '%s': %s", vi->name, luthier_graph_error(c->g));
+        if (dt == LUTHIER_DTYPE_I32 || dt == LUTHIER_DTYPE_BOOL) LUTHIER_ONNX__TRY(luthier_onnx__input_cast(c, v, dt));
     }
     return LUTHIER_STATUS_OK;
 }
@@ -3996,13 +4136,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__outputs(luthier_onnx__ctx *c) {
             if (luthier_onnx__eng(c, &fake, v, 0, &t)) return c->st;
         }
         luthier_graph_tensor_info(c->g, t, &ti);
-        if (ti.dtype != LUTHIER_DTYPE_F32)
-            return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph output '%s' is an int64 %s: the engine computes f32 outputs only",
-                            v->name, v->c ? "constant" : "input");
         name = luthier_graph_find_node(c->g, v->name, &dummy) == LUTHIER_STATUS_OK ? luthier_onnx__uname(c, v->name, "output") : v->name;
         if (!name) LUTHIER_ONNX__OOM();
         memset(&d, 0, sizeof d);
-        d.op = LUTHIER_OP_IDENTITY;
+        d.op = LUTHIER_OP_IDENTITY; /* an i64 value (constant, input, alias) is copied by a CAST to i64 */
+        if (ti.dtype == LUTHIER_DTYPE_I64) d.op = LUTHIER_OP_CAST, d.typed = 1, d.attr.cast.to = LUTHIER_CAST_TO_I64;
         d.name = name;
         d.inputs = &t;
         d.num_inputs = 1;

@@ -456,6 +456,11 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_vec)(luthier__una
     case LUTHIER__UNARY_CEIL: LUTHIER__VN(luthier__v_round)(v, 1); break;
     case LUTHIER__UNARY_ROUND: LUTHIER__VN(luthier__v_round)(v, 0); break;
     case LUTHIER__UNARY_SILU: LUTHIER__VN(luthier__v_silu)(v); break;
+    case LUTHIER__UNARY_NOT:
+        LUTHIER__VSPLAT(c0, 0.0f);
+        LUTHIER__VSPLAT(c1, 1.0f);
+        *v = LUTHIER__VSEL(*v == c0, c1, c0);
+        break;
     default: break;
     }
 }
@@ -512,6 +517,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_impl)(void *arg, 
     case LUTHIER__UNARY_CEIL: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_CEIL)
     case LUTHIER__UNARY_ROUND: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_ROUND)
     case LUTHIER__UNARY_SILU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_SILU)
+    case LUTHIER__UNARY_NOT: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_NOT)
     default: break;
     }
 }
@@ -537,10 +543,12 @@ LUTHIER__OP_RANGE(luthier__op_unary)
 
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_run)(const luthier__op_binary_job *j, const float *a, int ia,
                                             const float *b, int ib, float *y, size_t len) {
-    LUTHIER__VF va, vb, r, lov, hiv;
+    LUTHIER__VF va, vb, r, lov, hiv, one, zero;
     size_t i;
     LUTHIER__VSPLAT(va, a[0]);
     LUTHIER__VSPLAT(vb, b[0]);
+    LUTHIER__VSPLAT(one, 1.0f);
+    LUTHIER__VSPLAT(zero, 0.0f);
     LUTHIER__VSPLAT(lov, j->lo);
     LUTHIER__VSPLAT(hiv, j->hi);
     switch (j->kind) {
@@ -551,6 +559,18 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_run)(const luthi
     case LUTHIER__BINARY_MAX: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va > vb) | (va != va), va, vb))
     case LUTHIER__BINARY_MIN: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va < vb) | (va != va), va, vb))
     case LUTHIER__BINARY_PRELU: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va < 0.0f, va * vb, va))
+    case LUTHIER__BINARY_EQUAL: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va == vb, one, zero))
+    case LUTHIER__BINARY_GREATER: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va > vb, one, zero))
+    case LUTHIER__BINARY_LESS: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va < vb, one, zero))
+    case LUTHIER__BINARY_GREATER_EQUAL: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va >= vb, one, zero))
+    case LUTHIER__BINARY_LESS_EQUAL: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va <= vb, one, zero))
+    case LUTHIER__BINARY_AND: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va != zero) & (vb != zero), one, zero))
+    case LUTHIER__BINARY_OR: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va != zero) | (vb != zero), one, zero))
+    case LUTHIER__BINARY_XOR: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va != zero) ^ (vb != zero), one, zero))
+    case LUTHIER__BINARY_MOD:
+    case LUTHIER__BINARY_FMOD: /* fmodf per element (exact; no vector form) */
+        for (i = 0; i < len; i++) y[i] = luthier__op_fmod(a[ia ? i : 0], b[ib ? i : 0], j->kind == LUTHIER__BINARY_MOD);
+        break;
     case LUTHIER__BINARY_POW:
         if (!ib && j->pow_special) {
             switch (j->pow_special) {
@@ -594,8 +614,12 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_impl)(void *arg,
                 oa += id * j->sa[d];
                 ob += id * j->sb[d];
             }
-            LUTHIER__VN(luthier__op_binary_run)(j, j->a + oa + (ia ? from : 0), ia, j->b + ob + (ib ? from : 0), ib,
-                                   j->y + row * len + from, to - from);
+            if (j->ai)
+                luthier__op_binary_i64_run(j, j->ai + oa + (ia ? from : 0), ia, j->bi + ob + (ib ? from : 0), ib,
+                                           row * len + from, to - from);
+            else
+                LUTHIER__VN(luthier__op_binary_run)(j, j->a + oa + (ia ? from : 0), ia, j->b + ob + (ib ? from : 0), ib,
+                                                    j->y + row * len + from, to - from);
         }
     }
 }
@@ -1271,6 +1295,135 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rs_impl)(void *arg, siz
 }
 LUTHIER__OP_RANGE(luthier__op_rs)
 
+/* ---- where (>>ops-where) ---- */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_where_run)(const float *c, int ic, const float *x, int ix,
+                                                                      const float *y, int iy, float *o, size_t len) {
+    LUTHIER__VF vc, vx, vy, r, zero;
+    size_t i;
+    LUTHIER__VSPLAT(zero, 0.0f);
+    LUTHIER__VSPLAT(vc, c[0]);
+    LUTHIER__VSPLAT(vx, x[0]);
+    LUTHIER__VSPLAT(vy, y[0]);
+    for (i = 0; i + LUTHIER__VW <= len; i += LUTHIER__VW) {
+        if (ic) LUTHIER__VLOAD(vc, c + i);
+        if (ix) LUTHIER__VLOAD(vx, x + i);
+        if (iy) LUTHIER__VLOAD(vy, y + i);
+        r = LUTHIER__VSEL(vc != zero, vx, vy);
+        LUTHIER__VSTORE(o + i, r);
+    }
+    if (i < len) {
+        if (ic) LUTHIER__VLOADN(vc, c + i, len - i, 0.0f);
+        if (ix) LUTHIER__VLOADN(vx, x + i, len - i, 0.0f);
+        if (iy) LUTHIER__VLOADN(vy, y + i, len - i, 0.0f);
+        r = LUTHIER__VSEL(vc != zero, vx, vy);
+        LUTHIER__VSTOREN(o + i, r, len - i);
+    }
+}
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_where_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_where_job *j = (const luthier__op_where_job *)arg;
+    const int m = j->m, ic = j->sc[m - 1] != 0, ix = j->sx[m - 1] != 0, iy = j->sy[m - 1] != 0;
+    const size_t len = j->part.len;
+    size_t u, i;
+    (void)thread;
+    for (u = ub; u < ue; u++) {
+        size_t r0, r1, from, to, row;
+        luthier__op_part_unit(&j->part, u, &r0, &r1, &from, &to);
+        for (row = r0; row < r1; row++) {
+            size_t rest = row, oc = 0, ox = 0, oy = 0;
+            int d;
+            for (d = m - 2; d >= 0; d--) { /* mixed-radix row index -> operand offsets */
+                const size_t id = rest % j->dim[d];
+                rest /= j->dim[d];
+                oc += id * j->sc[d];
+                ox += id * j->sx[d];
+                oy += id * j->sy[d];
+            }
+            oc += ic ? from : 0, ox += ix ? from : 0, oy += iy ? from : 0;
+            if (j->xi) { /* i64: plain C */
+                int64_t *o = j->oi + row * len + from;
+                for (i = 0; i < to - from; i++)
+                    o[i] = j->c[oc + (ic ? i : 0)] != 0.0f ? j->xi[ox + (ix ? i : 0)] : j->yi[oy + (iy ? i : 0)];
+            } else {
+                LUTHIER__VN(luthier__op_where_run)(j->c + oc, ic, j->x + ox, ix, j->y + oy, iy, j->o + row * len + from,
+                                                   to - from);
+            }
+        }
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_where)
+
+/* ---- cast (>>ops-cast) ---- */
+#ifdef LUTHIER__VBYTES
+#define LUTHIER__ISEL(m, a, b) (((m) & (a)) | (~(m) & (b)))
+#else
+#define LUTHIER__ISEL(m, a, b) ((m) ? (a) : (b))
+#endif
+/* f32 rounded to the nearest f16 value (ties to even), in place: 13 mantissa bits rounded off
+   for normal halves, multiples of 2^-24 below 2^-14 (|x| + 0.5 - 0.5 rounds there), +-inf from
+   65520 up, inf and NaN kept. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_f16)(LUTHIER__VF *v) {
+    const LUTHIER__VI bits = LUTHIER__VBITS(*v), a = bits & 0x7fffffff, sg = bits & ~0x7fffffff;
+    LUTHIER__VI nr = (a + (0xfff + ((a >> 13) & 1))) & ~0x1fff, sb, r;
+    LUTHIER__VF t = LUTHIER__VFLOAT(a);
+    t = t + 0.5f;
+    t = t - 0.5f;
+    sb = LUTHIER__VBITS(t);
+    r = LUTHIER__ISEL(a < 0x38800000, sb, nr);
+    r = LUTHIER__ISEL(a >= 0x477ff000, r - r + 0x7f800000, r);
+    r = LUTHIER__ISEL(a >= 0x7f800000, a, r);
+    *v = LUTHIER__VFLOAT(r | sg);
+}
+#undef LUTHIER__ISEL
+
+/* f32 -> f32, bool (0/1) or f16-rounded: vector code over [from, to) */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_cast_f32)(luthier__cast to, const float *x, float *y, size_t from,
+                                                                     size_t to_) {
+    LUTHIER__VF v, one, zero;
+    size_t i;
+    LUTHIER__VSPLAT(one, 1.0f);
+    LUTHIER__VSPLAT(zero, 0.0f);
+    for (i = from; i < to_; i += LUTHIER__VW) {
+        const size_t n = to_ - i < (size_t)LUTHIER__VW ? to_ - i : (size_t)LUTHIER__VW;
+        if (n == (size_t)LUTHIER__VW) LUTHIER__VLOAD(v, x + i);
+        else LUTHIER__VLOADN(v, x + i, n, 0.0f);
+        if (to == LUTHIER__CAST_BOOL) v = LUTHIER__VSEL(v != zero, one, zero);
+        else if (to == LUTHIER__CAST_F16) LUTHIER__VN(luthier__v_f16)(&v);
+        if (n == (size_t)LUTHIER__VW) LUTHIER__VSTORE(y + i, v);
+        else LUTHIER__VSTOREN(y + i, v, n);
+    }
+}
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_cast_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_cast_job *j = (const luthier__op_cast_job *)arg;
+    const size_t from = ub * LUTHIER__OP_GRAIN, to = luthier__min_sz(j->n, ue * LUTHIER__OP_GRAIN);
+    float *yf = (float *)j->y;
+    int64_t *yi = (int64_t *)j->y;
+    size_t i;
+    (void)thread;
+    if (j->src == 0 && (j->to == LUTHIER__CAST_F32 || j->to == LUTHIER__CAST_BOOL || j->to == LUTHIER__CAST_F16)) {
+        LUTHIER__VN(luthier__op_cast_f32)(j->to, (const float *)j->x, yf, from, to);
+        return;
+    }
+    for (i = from; i < to; i++) { /* the integer forms: plain C */
+        if (j->src == 0) {
+            const float f = ((const float *)j->x)[i];
+            yi[i] = luthier__op_f2i_sat(f, j->to == LUTHIER__CAST_I32 ? (int64_t)INT32_MIN : INT64_MIN);
+        } else {
+            const int64_t v = j->src == 1 ? ((const int64_t *)j->x)[i]
+                            : j->src == 2 ? (int64_t)((const int32_t *)j->x)[i]
+                                          : (int64_t)(((const uint8_t *)j->x)[i] != 0);
+            switch (j->to) {
+            case LUTHIER__CAST_I64: yi[i] = v; break;
+            case LUTHIER__CAST_I32: yi[i] = luthier__op_wrap32(v); break;
+            case LUTHIER__CAST_BOOL: yf[i] = v != 0 ? 1.0f : 0.0f; break;
+            default: yf[i] = (float)v; break; /* F32, F16 (rounded below) */
+            }
+        }
+    }
+    if (j->src != 0 && j->to == LUTHIER__CAST_F16) LUTHIER__VN(luthier__op_cast_f32)(LUTHIER__CAST_F16, yf, yf, from, to);
+}
+LUTHIER__OP_RANGE(luthier__op_cast)
 
 /* end of the pass */
 #undef LUTHIER__VSFX
@@ -1417,6 +1570,7 @@ typedef enum luthier__unary {
     LUTHIER__UNARY_CEIL, /* ceilf, exact */
     LUTHIER__UNARY_ROUND, /* nearbyintf: half to even, exact */
     LUTHIER__UNARY_SILU, /* x sigmoid(x) */
+    LUTHIER__UNARY_NOT, /* x == 0 ? 1 : 0 (booleans are 0/1 floats; NaN is true) */
     LUTHIER__UNARY_COUNT
 } luthier__unary;
 
@@ -1439,6 +1593,18 @@ typedef enum luthier__binary {
     LUTHIER__BINARY_MAX,
     LUTHIER__BINARY_MIN,
     LUTHIER__BINARY_PRELU, /* a < 0 ? a b : a (b: the slope) */
+    /* comparisons and logic give 0/1 floats (booleans; any nonzero operand is true, NaN too);
+       a comparison with NaN is false. Same order as LUTHIER_OP_EQUAL .. LUTHIER_OP_MOD. */
+    LUTHIER__BINARY_EQUAL,
+    LUTHIER__BINARY_GREATER,
+    LUTHIER__BINARY_LESS,
+    LUTHIER__BINARY_GREATER_EQUAL,
+    LUTHIER__BINARY_LESS_EQUAL,
+    LUTHIER__BINARY_AND,
+    LUTHIER__BINARY_OR,
+    LUTHIER__BINARY_XOR,
+    LUTHIER__BINARY_MOD,  /* floored (Python): the sign of b; fmodf-exact; b = 0 gives NaN (i64: 0) */
+    LUTHIER__BINARY_FMOD, /* C fmod: the sign of a; b = 0 gives NaN (i64: 0) */
     LUTHIER__BINARY_COUNT
 } luthier__binary;
 
@@ -1448,6 +1614,8 @@ typedef struct luthier__op_binary_job {
     luthier__binary kind;
     const float *a, *b;
     float *y;
+    const int64_t *ai, *bi; /* i64 operands (a, b NULL): comparisons give floats in y, MOD / FMOD i64 in yi */
+    int64_t *yi;
     int m;                                    /* collapsed rank (>= 1) */
     size_t dim[LUTHIER__OP_MAX_RANK];         /* collapsed y dims, outer..inner */
     size_t sa[LUTHIER__OP_MAX_RANK], sb[LUTHIER__OP_MAX_RANK]; /* element strides (0 = broadcast) */
@@ -1457,6 +1625,97 @@ typedef struct luthier__op_binary_job {
     int pow_special; /* 0 generic, 1: x*x, 2: x*x*x, 3: sqrt, 4: x, 5: 1/x */
     luthier__op_part part;
 } luthier__op_binary_job;
+
+/* ONNX Mod on floats: fmodf (C fmod, the sign of a), or floored (Python %, the sign of b:
+   fmodf's result plus b when their signs differ). b = 0 and a = +-inf give NaN; floored with
+   b = +-inf and a of the other sign gives b (as Python's math). */
+LUTHIER__INLINE float luthier__op_fmod(float a, float b, int floored) {
+    float r = fmodf(a, b);
+    if (floored && r != 0.0f && ((r < 0.0f) != (b < 0.0f))) r += b;
+    return r;
+}
+
+/* Integer Mod without undefined behaviour: b = 0 gives 0, INT64_MIN % -1 gives 0. */
+LUTHIER__INLINE int64_t luthier__op_imod(int64_t a, int64_t b, int floored) {
+    int64_t r;
+    if (b == 0 || b == -1) return 0;
+    r = a % b;
+    if (floored && r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+
+/* One run of the i64 form of luthier__op_binary (plain C: the shape path's integers are few):
+   len elements at output offset yo, a and b stepping by ia / ib (0 or 1). */
+#define LUTHIER__OP_I64_LOOP(EXPR)                                                               \
+    for (i = 0; i < len; i++) {                                                                  \
+        const int64_t u = a[ia ? i : 0], v = b[ib ? i : 0];                                      \
+        EXPR;                                                                                    \
+    }                                                                                            \
+    break;
+LUTHIER__INLINE void luthier__op_binary_i64_run(const luthier__op_binary_job *j, const int64_t *a, int ia, const int64_t *b,
+                                            int ib, size_t yo, size_t len) {
+    float *y = j->y ? j->y + yo : NULL;
+    int64_t *yi = j->yi ? j->yi + yo : NULL;
+    size_t i;
+    switch (j->kind) {
+    case LUTHIER__BINARY_EQUAL: LUTHIER__OP_I64_LOOP(y[i] = u == v ? 1.0f : 0.0f)
+    case LUTHIER__BINARY_GREATER: LUTHIER__OP_I64_LOOP(y[i] = u > v ? 1.0f : 0.0f)
+    case LUTHIER__BINARY_LESS: LUTHIER__OP_I64_LOOP(y[i] = u < v ? 1.0f : 0.0f)
+    case LUTHIER__BINARY_GREATER_EQUAL: LUTHIER__OP_I64_LOOP(y[i] = u >= v ? 1.0f : 0.0f)
+    case LUTHIER__BINARY_LESS_EQUAL: LUTHIER__OP_I64_LOOP(y[i] = u <= v ? 1.0f : 0.0f)
+    case LUTHIER__BINARY_MOD: LUTHIER__OP_I64_LOOP(yi[i] = luthier__op_imod(u, v, 1))
+    case LUTHIER__BINARY_FMOD: LUTHIER__OP_I64_LOOP(yi[i] = luthier__op_imod(u, v, 0))
+    default: break;
+    }
+}
+#undef LUTHIER__OP_I64_LOOP
+
+/* >>ops-where: out = cond != 0 ? x : y with three-way numpy broadcasting; x and y f32 (vector
+   code) or i64 (plain C). Strides in elements, 0 where broadcast. */
+typedef struct luthier__op_where_job {
+    const float *c;
+    const float *x, *y; /* f32 */
+    float *o;
+    const int64_t *xi, *yi; /* i64 (x, y NULL) */
+    int64_t *oi;
+    int m;
+    size_t dim[LUTHIER__OP_MAX_RANK], sc[LUTHIER__OP_MAX_RANK], sx[LUTHIER__OP_MAX_RANK], sy[LUTHIER__OP_MAX_RANK];
+    luthier__op_part part;
+} luthier__op_where_job;
+
+/* >>ops-cast: element types converted (luthier_graph.h, CAST). Sources: f32, i64, i32, bool
+   (one byte, nonzero true). Targets: */
+typedef enum luthier__cast {
+    LUTHIER__CAST_F32,  /* f32 */
+    LUTHIER__CAST_I64,  /* i64: floats truncate toward zero, NaN 0, saturating at the i64 range */
+    LUTHIER__CAST_BOOL, /* f32 0/1: x != 0 (NaN is true) */
+    LUTHIER__CAST_F16,  /* f32 rounded to the nearest half (ties to even; overflow +-inf, NaN kept) */
+    LUTHIER__CAST_I32,  /* i64 in the int32 range: floats truncate (NaN 0) and saturate, integers wrap modulo 2^32 */
+    LUTHIER__CAST_COUNT
+} luthier__cast;
+
+typedef struct luthier__op_cast_job {
+    int src; /* 0 f32, 1 i64, 2 i32, 3 bool */
+    luthier__cast to;
+    const void *x;
+    void *y; /* float * or int64_t * by `to` */
+    size_t n;
+} luthier__op_cast_job;
+
+/* float -> integer of the range [lo, -lo - 1] (lo = INT64_MIN or INT32_MIN): truncation toward
+   zero, NaN 0, saturated outside (no undefined conversion). */
+LUTHIER__INLINE int64_t luthier__op_f2i_sat(float f, int64_t lo) {
+    if (f != f) return 0;
+    if ((double)f >= -(double)lo) return -(lo + 1);
+    if ((double)f <= (double)lo) return lo;
+    return (int64_t)f;
+}
+
+/* int64 -> int32 modulo 2^32 (two's complement), without an implementation-defined conversion. */
+LUTHIER__INLINE int64_t luthier__op_wrap32(int64_t v) {
+    const uint32_t u = (uint32_t)((uint64_t)v & 0xffffffffu);
+    return u >= 0x80000000u ? (int64_t)u - (int64_t)4294967296 : (int64_t)u;
+}
 
 /* >>ops-pool ================================================================================= */
 
@@ -1651,20 +1910,20 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_unary(luthier_context
     return luthier__op_run(ctx, cfg, luthier__div_up(n, LUTHIER__OP_GRAIN), LUTHIER__OP_PICK(ctx, luthier__op_unary_range), &j);
 }
 
-/* numpy broadcasting on shapes padded to the same rank (1..6), then the fused activation.
-   y may alias a (or b) when that operand's shape equals yshape. */
-LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_binary(
-    luthier_context *ctx, const luthier__op_cfg *cfg, luthier__binary kind, const float *a, const int64_t *ashape,
-    const float *b, const int64_t *bshape, float *y, const int64_t *yshape, int rank, luthier_activation act,
-    float cmin, float cmax) {
-    luthier__op_binary_job j;
-    size_t sa[LUTHIER__OP_MAX_RANK], sb[LUTHIER__OP_MAX_RANK], ca = 1, cb = 1, total = 1, units;
+/* The broadcast of luthier__op_binary and luthier__op_binary_i64 into j (zeroed here): strides
+   (0 where broadcast), dims merged where both operands chain, the work split; *units = 0 when
+   the output is empty. */
+LUTHIER_PRIVATE luthier_status luthier__op_binary_shape(luthier_context *ctx, luthier__binary kind, const int64_t *ashape,
+                                                        const int64_t *bshape, const int64_t *yshape, int rank,
+                                                        luthier__op_binary_job *j, size_t *units) {
+    size_t sa[LUTHIER__OP_MAX_RANK], sb[LUTHIER__OP_MAX_RANK], ca = 1, cb = 1, total = 1, rows = 1;
     int d, m = 0;
+    memset(j, 0, sizeof *j);
+    *units = 0;
     if (rank < 1 || rank > LUTHIER__OP_MAX_RANK)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: rank %d (1..%d)", rank, LUTHIER__OP_MAX_RANK);
     if ((unsigned)kind >= (unsigned)LUTHIER__BINARY_COUNT)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: unknown kind %d", (int)kind);
-    memset(&j, 0, sizeof j);
     for (d = rank - 1; d >= 0; d--) { /* contiguous strides, 0 where broadcast */
         if ((ashape[d] != yshape[d] && ashape[d] != 1) || (bshape[d] != yshape[d] && bshape[d] != 1))
             return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: dim %d: %lld and %lld do not broadcast to %lld",
@@ -1675,47 +1934,140 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_binary(
         cb *= (size_t)bshape[d];
         total *= (size_t)yshape[d];
     }
-    if (total == 0) return luthier__op_run(ctx, cfg, 0, luthier__op_binary_range_base, &j);
+    j->kind = kind;
+    if (total == 0) return LUTHIER_STATUS_OK;
     for (d = 0; d < rank; d++) { /* drop 1s, merge dims whose strides chain for both operands */
         const size_t n = (size_t)yshape[d];
         if (n == 1) continue;
-        if (m > 0 && j.sa[m - 1] == sa[d] * n && j.sb[m - 1] == sb[d] * n) {
-            j.dim[m - 1] *= n;
-            j.sa[m - 1] = sa[d];
-            j.sb[m - 1] = sb[d];
+        if (m > 0 && j->sa[m - 1] == sa[d] * n && j->sb[m - 1] == sb[d] * n) {
+            j->dim[m - 1] *= n;
+            j->sa[m - 1] = sa[d];
+            j->sb[m - 1] = sb[d];
         } else {
-            j.dim[m] = n;
-            j.sa[m] = sa[d];
-            j.sb[m] = sb[d];
+            j->dim[m] = n;
+            j->sa[m] = sa[d];
+            j->sb[m] = sb[d];
             m++;
         }
     }
     if (m == 0) {
-        j.dim[0] = 1;
-        j.sa[0] = j.sb[0] = 0;
+        j->dim[0] = 1;
+        j->sa[0] = j->sb[0] = 0;
         m = 1;
     }
-    j.m = m;
-    j.kind = kind;
+    j->m = m;
+    for (d = 0; d + 1 < m; d++) rows *= j->dim[d];
+    *units = luthier__op_part_init(&j->part, rows, j->dim[m - 1], LUTHIER__OP_GRAIN);
+    return LUTHIER_STATUS_OK;
+}
+
+/* numpy broadcasting on shapes padded to the same rank (1..6), then the fused activation.
+   y may alias a (or b) when that operand's shape equals yshape. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_binary(
+    luthier_context *ctx, const luthier__op_cfg *cfg, luthier__binary kind, const float *a, const int64_t *ashape,
+    const float *b, const int64_t *bshape, float *y, const int64_t *yshape, int rank, luthier_activation act,
+    float cmin, float cmax) {
+    luthier__op_binary_job j;
+    size_t units;
+    int d;
+    luthier_status s = luthier__op_binary_shape(ctx, kind, ashape, bshape, yshape, rank, &j, &units);
+    if (s != LUTHIER_STATUS_OK) return s;
+    if (units == 0) return luthier__op_run(ctx, cfg, 0, luthier__op_binary_range_base, &j);
     j.a = a;
     j.b = b;
     j.y = y;
     j.clamp = luthier__activation_bounds(act, cmin, cmax, &j.lo, &j.hi);
     if (kind == LUTHIER__BINARY_POW) { /* one exponent for every element: fast exponents */
         int all0 = 1;
-        for (d = 0; d < m; d++) all0 &= j.sb[d] == 0;
+        for (d = 0; d < j.m; d++) all0 &= j.sb[d] == 0;
         if (all0) {
             const float e = b[0];
             j.pow_exp = e;
             j.pow_special = e == 2.0f ? 1 : e == 3.0f ? 2 : e == 0.5f ? 3 : e == 1.0f ? 4 : e == -1.0f ? 5 : 0;
         }
     }
-    {
-        size_t rows = 1;
-        for (d = 0; d + 1 < m; d++) rows *= j.dim[d];
-        units = luthier__op_part_init(&j.part, rows, j.dim[m - 1], LUTHIER__OP_GRAIN);
-    }
     return luthier__op_run(ctx, cfg, units, LUTHIER__OP_PICK(ctx, luthier__op_binary_range), &j);
+}
+
+/* The comparisons (f32 0/1 out, in y) and MOD / FMOD (i64 out, in yi) on i64 operands, numpy
+   broadcasting as luthier__op_binary; plain C (scalar). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_binary_i64(
+    luthier_context *ctx, const luthier__op_cfg *cfg, luthier__binary kind, const int64_t *a, const int64_t *ashape,
+    const int64_t *b, const int64_t *bshape, float *y, int64_t *yi, const int64_t *yshape, int rank) {
+    luthier__op_binary_job j;
+    size_t units;
+    luthier_status s = luthier__op_binary_shape(ctx, kind, ashape, bshape, yshape, rank, &j, &units);
+    if (s != LUTHIER_STATUS_OK) return s;
+    if (kind < LUTHIER__BINARY_EQUAL || kind == LUTHIER__BINARY_AND || kind == LUTHIER__BINARY_OR ||
+        kind == LUTHIER__BINARY_XOR || (kind >= LUTHIER__BINARY_MOD ? !yi : !y))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: kind %d has no i64 form", (int)kind);
+    j.ai = a;
+    j.bi = b;
+    j.y = y;
+    j.yi = yi;
+    return luthier__op_run(ctx, cfg, units, luthier__op_binary_range_base, &j);
+}
+
+/* out = cond != 0 ? x : y (ONNX Where), numpy broadcasting of the three shapes padded to rank
+   (1..6) into oshape. x, y, out are f32 (xi, yi, oi NULL; vector code) or i64 (x, y, out NULL;
+   plain C). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_where(
+    luthier_context *ctx, const luthier__op_cfg *cfg, const float *c, const int64_t *cshape, const float *x,
+    const int64_t *xi, const int64_t *xshape, const float *y, const int64_t *yi, const int64_t *yshape, float *o,
+    int64_t *oi, const int64_t *oshape, int rank) {
+    luthier__op_where_job j;
+    size_t sc[LUTHIER__OP_MAX_RANK], sx[LUTHIER__OP_MAX_RANK], sy[LUTHIER__OP_MAX_RANK], cc = 1, cx = 1, cy = 1, total = 1, rows = 1;
+    int d, m = 0;
+    if (rank < 1 || rank > LUTHIER__OP_MAX_RANK)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "where: rank %d (1..%d)", rank, LUTHIER__OP_MAX_RANK);
+    memset(&j, 0, sizeof j);
+    for (d = rank - 1; d >= 0; d--) {
+        if ((cshape[d] != oshape[d] && cshape[d] != 1) || (xshape[d] != oshape[d] && xshape[d] != 1) ||
+            (yshape[d] != oshape[d] && yshape[d] != 1))
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "where: dim %d does not broadcast to %lld", d,
+                                 (long long)oshape[d]);
+        sc[d] = cshape[d] == 1 ? 0 : cc;
+        sx[d] = xshape[d] == 1 ? 0 : cx;
+        sy[d] = yshape[d] == 1 ? 0 : cy;
+        cc *= (size_t)cshape[d], cx *= (size_t)xshape[d], cy *= (size_t)yshape[d], total *= (size_t)oshape[d];
+    }
+    if (total == 0) return luthier__op_run(ctx, cfg, 0, luthier__op_where_range_base, &j);
+    for (d = 0; d < rank; d++) { /* drop 1s, merge dims whose strides chain for the three operands */
+        const size_t n = (size_t)oshape[d];
+        if (n == 1) continue;
+        if (m > 0 && j.sc[m - 1] == sc[d] * n && j.sx[m - 1] == sx[d] * n && j.sy[m - 1] == sy[d] * n) {
+            j.dim[m - 1] *= n;
+            j.sc[m - 1] = sc[d], j.sx[m - 1] = sx[d], j.sy[m - 1] = sy[d];
+        } else {
+            j.dim[m] = n;
+            j.sc[m] = sc[d], j.sx[m] = sx[d], j.sy[m] = sy[d];
+            m++;
+        }
+    }
+    if (m == 0) j.dim[0] = 1, m = 1;
+    j.m = m;
+    j.c = c, j.x = x, j.y = y, j.o = o, j.xi = xi, j.yi = yi, j.oi = oi;
+    for (d = 0; d + 1 < m; d++) rows *= j.dim[d];
+    return luthier__op_run(ctx, cfg, luthier__op_part_init(&j.part, rows, j.dim[m - 1], LUTHIER__OP_GRAIN),
+                           xi ? luthier__op_where_range_base : LUTHIER__OP_PICK(ctx, luthier__op_where_range), &j);
+}
+
+/* n elements of x (src: 0 f32, 1 i64, 2 i32, 3 bool bytes) converted to `to` in y (f32, or i64
+   for I64 / I32); in place ok where the element sizes match. f32 -> f32 / bool / f16 run
+   vector code, the integer forms plain C. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_cast(luthier_context *ctx, const luthier__op_cfg *cfg, int src,
+                                                                luthier__cast to, const void *x, void *y, size_t n) {
+    luthier__op_cast_job j;
+    const int vec = src == 0 && (to == LUTHIER__CAST_F32 || to == LUTHIER__CAST_BOOL || to == LUTHIER__CAST_F16);
+    if (src < 0 || src > 3 || (unsigned)to >= (unsigned)LUTHIER__CAST_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "cast: source %d or target %d unknown", src, (int)to);
+    j.src = src;
+    j.to = to;
+    j.x = x;
+    j.y = y;
+    j.n = n;
+    return luthier__op_run(ctx, cfg, luthier__div_up(n, LUTHIER__OP_GRAIN),
+                           vec ? LUTHIER__OP_PICK(ctx, luthier__op_cast_range) : luthier__op_cast_range_base, &j);
 }
 
 /* 2-D max / average pooling on NHWC (see the function list in the header comment). */

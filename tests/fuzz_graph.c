@@ -294,6 +294,14 @@ static void fz_add_node(fz_build *b, luthier_op op) {
         d.attr.selu.alpha = fz_float(&b->r); /* alpha first in each struct; gamma / beta second */
         d.attr.selu.gamma = fz_float(&b->r);
         break;
+    case LUTHIER_OP_CAST: /* a target (or a bad one), i64 casts back to f32 in later nodes */
+        d.typed = 1;
+        d.attr.cast.to = (int)(fuzz_u8(&b->r) % (LUTHIER_CAST_TO_COUNT + 1));
+        break;
+    case LUTHIER_OP_MOD:
+        d.typed = 1;
+        d.attr.mod.fmod = (int)(fuzz_u8(&b->r) % 3);
+        break;
     case LUTHIER_OP_LRN:
         d.size = fz_i64(&b->r);
         d.alpha = fz_float(&b->r);

@@ -5,7 +5,8 @@
 
 typedef struct ref_val {
     float *f;
-    int64_t *i;
+    int64_t *i;      /* i64 tensors */
+    const void *raw; /* i32 and bool graph inputs */
 } ref_val;
 
 static size_t ref_numel(const luthier__gtensor *t) {
@@ -136,6 +137,119 @@ static int64_t ref_pad_index(int64_t i, int64_t len, int mode) {
     if (len == 1) return 0;
     while (i < 0 || i >= len) i = i < 0 ? -i : 2 * (len - 1) - i; /* reflect */
     return i;
+}
+
+/* ---- comparisons, logic, Mod, Where, Cast from the ONNX spec (naive loops) ---- */
+
+/* element ie of tensor t as a double (f32) or int64 (i64, i32, bool) */
+static double ref_getf(const ref_val *v, const luthier__gtensor *t, size_t ie) { (void)t; return v->f[ie]; }
+static int64_t ref_geti(const ref_val *v, const luthier__gtensor *t, size_t ie) {
+    if (t->dtype == LUTHIER_DTYPE_I64) return v->i[ie];
+    if (t->dtype == LUTHIER_DTYPE_I32) return ((const int32_t *)v->raw)[ie];
+    return ((const uint8_t *)v->raw)[ie] != 0;
+}
+
+/* nearest binary16 value of f (ties to even), by its exponent's quantum (no bit tricks) */
+static double ref_f16(double f) {
+    double a = fabs(f), q;
+    int e;
+    if (f != f || a == INFINITY) return f;
+    if (a >= 65520.0) return f < 0 ? -INFINITY : INFINITY;
+    if (a == 0) return f;
+    e = (int)floor(log2(a));
+    if (ldexp(1.0, e) > a) e--; /* log2 rounding */
+    if (ldexp(1.0, e + 1) <= a) e++;
+    if (e < -14) e = -14;
+    q = ldexp(1.0, e - 10);
+    return nearbyint(f / q) * q;
+}
+
+/* ONNX Cast to an integer range [lo, hi] from a float: truncation; NaN 0 and saturation are
+   luthier's documented choices (undefined in the spec) */
+static int64_t ref_f2i(double f, int bits) {
+    const double lim = ldexp(1.0, bits - 1);
+    if (f != f) return 0;
+    if (f >= lim) return bits == 64 ? INT64_MAX : INT32_MAX;
+    if (f <= -lim) return bits == 64 ? INT64_MIN : INT32_MIN;
+    return (int64_t)trunc(f);
+}
+
+static void ref_logic(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    const luthier_node_desc *d = &n->d;
+    const luthier__gtensor *xt = &g->tensors[n->inputs[0]], *yt = &g->tensors[n->outputs[0]];
+    const luthier__gtensor *bt = d->num_inputs > 1 ? &g->tensors[n->inputs[1]] : NULL;
+    const luthier__gtensor *ct = d->num_inputs > 2 ? &g->tensors[n->inputs[2]] : NULL;
+    ref_val *x = &v[n->inputs[0]], *b = bt ? &v[n->inputs[1]] : NULL, *c = ct ? &v[n->inputs[2]] : NULL, *y = &v[n->outputs[0]];
+    size_t ny = ref_numel(yt), e;
+    for (e = 0; e < ny; e++) {
+        size_t ia = ref_bidx(e, yt->shape, yt->rank, xt->shape, xt->rank);
+        size_t ib = bt ? ref_bidx(e, yt->shape, yt->rank, bt->shape, bt->rank) : 0;
+        size_t ic = ct ? ref_bidx(e, yt->shape, yt->rank, ct->shape, ct->rank) : 0;
+        int r = 0;
+        switch (d->op) {
+        case LUTHIER_OP_EQUAL: case LUTHIER_OP_GREATER: case LUTHIER_OP_LESS: case LUTHIER_OP_GREATER_OR_EQUAL:
+        case LUTHIER_OP_LESS_OR_EQUAL: {
+            int lt, gt, eq;
+            if (xt->dtype == LUTHIER_DTYPE_I64) {
+                int64_t p = ref_geti(x, xt, ia), q = ref_geti(b, bt, ib);
+                lt = p < q, gt = p > q, eq = p == q;
+            } else { /* NaN: unordered, every comparison false */
+                double p = ref_getf(x, xt, ia), q = ref_getf(b, bt, ib);
+                lt = p < q, gt = p > q, eq = p == q;
+            }
+            r = d->op == LUTHIER_OP_EQUAL ? eq : d->op == LUTHIER_OP_GREATER ? gt : d->op == LUTHIER_OP_LESS ? lt
+              : d->op == LUTHIER_OP_GREATER_OR_EQUAL ? gt || eq : lt || eq;
+            y->f[e] = (float)r;
+            break;
+        }
+        case LUTHIER_OP_AND: case LUTHIER_OP_OR: case LUTHIER_OP_XOR: {
+            int p = x->f[ia] != 0, q = b->f[ib] != 0;
+            y->f[e] = (float)(d->op == LUTHIER_OP_AND ? p && q : d->op == LUTHIER_OP_OR ? p || q : p != q);
+            break;
+        }
+        case LUTHIER_OP_NOT: y->f[e] = x->f[ia] == 0 ? 1.0f : 0.0f; break;
+        case LUTHIER_OP_MOD:
+            if (xt->dtype == LUTHIER_DTYPE_I64) { /* from the quotient: truncated, or floored (fmod 0) */
+                int64_t p = ref_geti(x, xt, ia), q = ref_geti(b, bt, ib), qt;
+                if (q == 0 || q == -1) { y->i[e] = 0; break; } /* luthier: 0 (undefined in ONNX) */
+                qt = p / q;
+                if (!d->attr.mod.fmod && qt * q != p && ((p < 0) != (q < 0))) qt--;
+                y->i[e] = (int64_t)((uint64_t)p - (uint64_t)qt * (uint64_t)q); /* (in range; the product may not be) */
+            } else if (d->attr.mod.fmod) {
+                y->f[e] = (float)fmod(x->f[ia], b->f[ib]);
+            } else { /* integer-valued floats: Python's a - floor(a / b) b on integers */
+                int64_t p = (int64_t)x->f[ia], q = (int64_t)b->f[ib], fl = p / q;
+                if (fl * q != p && ((p < 0) != (q < 0))) fl--;
+                y->f[e] = (float)(p - fl * q);
+            }
+            break;
+        case LUTHIER_OP_WHERE:
+            if (bt->dtype == LUTHIER_DTYPE_I64) y->i[e] = x->f[ia] != 0 ? b->i[ib] : c->i[ic];
+            else y->f[e] = x->f[ia] != 0 ? b->f[ib] : c->f[ic];
+            break;
+        case LUTHIER_OP_CAST: {
+            const int to = d->attr.cast.to, fsrc = xt->dtype == LUTHIER_DTYPE_F32;
+            const double f = fsrc ? x->f[ia] : (double)ref_geti(x, xt, ia);
+            const int64_t iv = fsrc ? 0 : ref_geti(x, xt, ia);
+            switch (to) {
+            case LUTHIER_CAST_TO_F32: y->f[e] = fsrc ? x->f[ia] : (float)iv; break;
+            case LUTHIER_CAST_TO_BOOL: y->f[e] = (fsrc ? f != 0 : iv != 0) ? 1.0f : 0.0f; break;
+            case LUTHIER_CAST_TO_F16: y->f[e] = (float)ref_f16(fsrc ? f : (double)(float)iv); break;
+            case LUTHIER_CAST_TO_I64: y->i[e] = fsrc ? ref_f2i(f, 64) : iv; break;
+            default: /* I32 */
+                if (fsrc) {
+                    y->i[e] = ref_f2i(f, 32);
+                } else { /* modulo 2^32 into [-2^31, 2^31) */
+                    int64_t m = (int64_t)(((uint64_t)iv) % 4294967296u);
+                    y->i[e] = m >= 2147483648LL ? m - 4294967296LL : m;
+                }
+                break;
+            }
+            break;
+        }
+        default: break;
+        }
+    }
 }
 
 static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
@@ -579,6 +693,11 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
         }
         break;
     }
+    case LUTHIER_OP_EQUAL: case LUTHIER_OP_GREATER: case LUTHIER_OP_LESS: case LUTHIER_OP_GREATER_OR_EQUAL:
+    case LUTHIER_OP_LESS_OR_EQUAL: case LUTHIER_OP_AND: case LUTHIER_OP_OR: case LUTHIER_OP_XOR: case LUTHIER_OP_MOD:
+    case LUTHIER_OP_NOT: case LUTHIER_OP_WHERE: case LUTHIER_OP_CAST:
+        ref_logic(g, n, v);
+        break;
     default:
         break;
     }
@@ -599,20 +718,27 @@ static float **ref_run(const luthier_graph *g, const void *const *inputs) {
             for (k = 0; k < g->num_inputs; k++)
                 if (g->inputs[k] == i) {
                     if (t->dtype == LUTHIER_DTYPE_I64) v[i].i = (int64_t *)inputs[k];
-                    else v[i].f = (float *)inputs[k];
+                    else if (t->dtype == LUTHIER_DTYPE_F32) v[i].f = (float *)inputs[k];
+                    else v[i].raw = inputs[k];
                 }
+        } else if (t->dtype == LUTHIER_DTYPE_I64) {
+            v[i].i = (int64_t *)malloc(ref_numel(t) * 8 + 8);
         } else {
             v[i].f = (float *)malloc(ref_numel(t) * 4 + 4);
         }
     }
     for (i = 0; i < g->num_nodes; i++) ref_node(g, &g->nodes[i], v);
-    for (i = 0; i < g->num_outputs; i++) {
+    for (i = 0; i < g->num_outputs; i++) { /* i64 outputs: 8 bytes per element */
         const luthier__gtensor *t = &g->tensors[g->outputs[i]];
-        outs[i] = (float *)malloc(ref_numel(t) * 4 + 4);
-        memcpy(outs[i], v[g->outputs[i]].f, ref_numel(t) * 4);
+        const int wide = t->dtype == LUTHIER_DTYPE_I64;
+        outs[i] = (float *)malloc(ref_numel(t) * (wide ? 8 : 4) + 8);
+        memcpy(outs[i], wide ? (const void *)v[g->outputs[i]].i : (const void *)v[g->outputs[i]].f, ref_numel(t) * (wide ? 8 : 4));
     }
     for (i = 0; i < g->num_tensors; i++)
-        if (!g->tensors[i].is_const && !g->tensors[i].is_input) free(v[i].f);
+        if (!g->tensors[i].is_const && !g->tensors[i].is_input) {
+            free(v[i].f);
+            free(v[i].i);
+        }
     free(v);
     return outs;
 }
@@ -747,7 +873,7 @@ static double plan_vs_ref(luthier_context *ctx, const luthier_graph *g, const lu
     }
     for (i = 0; i < g->num_outputs; i++) {
         size_t n = ref_numel(&g->tensors[g->outputs[i]]);
-        outs[i] = (float *)malloc(n * 4);
+        outs[i] = (float *)malloc(n * 8);
         for (k = 0; k < (int)n; k++) outs[i][k] = NAN;
     }
     for (k = 0; k < 2; k++) { /* twice: the arena is reused */
@@ -760,9 +886,19 @@ static double plan_vs_ref(luthier_context *ctx, const luthier_graph *g, const lu
     for (i = 0; i < g->num_outputs; i++) {
         size_t n = ref_numel(&g->tensors[g->outputs[i]]), e, bad = 0;
         double mx = 1, md = 0;
-        for (e = 0; e < n; e++) mx = fabs(ref[i][e]) > mx ? fabs(ref[i][e]) : mx;
-        for (e = 0; e < n; e++) {
-            double dd = fabs((double)outs[i][e] - ref[i][e]);
+        if (g->tensors[g->outputs[i]].dtype == LUTHIER_DTYPE_I64) { /* integers: exact */
+            const int64_t *gi = (const int64_t *)(void *)outs[i], *ri = (const int64_t *)(void *)ref[i];
+            for (e = 0; e < n && gi[e] == ri[e]; e++) {}
+            CHECK(e == n, "%s: i64 output %d differs at %zu: got %lld want %lld", what, i, e, e < n ? (long long)gi[e] : 0LL,
+                  e < n ? (long long)ri[e] : 0LL);
+            free(outs[i]);
+            free(ref[i]);
+            continue;
+        }
+        for (e = 0; e < n; e++) mx = fabs(ref[i][e]) > mx && fabs(ref[i][e]) < INFINITY ? fabs(ref[i][e]) : mx;
+        for (e = 0; e < n; e++) { /* the same value (infinities) or both NaN: no difference */
+            const int same = outs[i][e] == ref[i][e] || (outs[i][e] != outs[i][e] && ref[i][e] != ref[i][e]);
+            double dd = same ? 0 : fabs((double)outs[i][e] - ref[i][e]);
             if (!(dd <= md)) md = dd, bad = e;
         }
         CHECK(md <= tol * mx, "%s: output %d max |diff| %.3g at %zu (got %g want %g), max |ref| %.3g", what, i, md, bad,
@@ -2638,6 +2774,233 @@ static void test_graph_prelu_refusals(void) {
     luthier_graph_destroy(g);
 }
 
+/* A node with typed attributes (mod: fmod; cast: to). */
+static int gb_typed(gb *b, luthier_op op, const char *name, int x, int y, int z, const luthier_node_attrs *a) {
+    luthier_node_desc d;
+    memset(&d, 0, sizeof d);
+    d.op = op;
+    d.name = name;
+    d.typed = 1;
+    d.attr = *a;
+    return gb_node(b, &d, x, y, z);
+}
+
+static int gb_cast(gb *b, const char *name, int x, int to) {
+    luthier_node_attrs a;
+    memset(&a, 0, sizeof a);
+    a.cast.to = to;
+    return gb_typed(b, LUTHIER_OP_CAST, name, x, -1, -1, &a);
+}
+
+static int gb_mod(gb *b, const char *name, int x, int y, int fmod_) {
+    luthier_node_attrs a;
+    memset(&a, 0, sizeof a);
+    a.mod.fmod = fmod_;
+    return gb_typed(b, LUTHIER_OP_MOD, name, x, y, -1, &a);
+}
+
+/* The isa of the plan step named `name` ("" when none). */
+static const char *plan_step_isa(const luthier_plan *p, const char *name) {
+    luthier_plan_info pi;
+    luthier_step_info si;
+    int k;
+    memset(&pi, 0, sizeof pi);
+    luthier_plan_get_info(p, &pi);
+    for (k = 0; k < pi.num_steps; k++)
+        if (luthier_plan_step_info(p, k, &si) == LUTHIER_STATUS_OK && !strcmp(si.name, name)) return si.isa;
+    return "";
+}
+
+/* Comparisons (NaN and infinities among the inputs, broadcasting both ways and against a scalar
+   constant), and / or / xor / not, where with three-way broadcasting, mod (floored on
+   integer-valued floats, C fmod on fractions) and casts of f32 (bool, f16 at the rounding edges,
+   i64 and i32 with NaN, infinities and out-of-range values) against the interpreter; 1 and 2
+   threads. The f32 forms run the operator pass (step isa), the integer ones plain C. */
+static void test_graph_logic(void) {
+    gb b;
+    int64_t as[4] = {2, 3, 4, 5}, bs[3] = {3, 1, 5}, one[1] = {1}, ws[4] = {2, 3, 4, 1}, five[1] = {5}, ms[2] = {4, 6},
+            m2s[1] = {6}, f2s[2] = {1, 6}, hs[1] = {24}, gs[1] = {12};
+    int a, bb, w, m1, m2, f1, f2, h, big, t0, t1, t2, t3, t4, o = 0, outs[16], k, threads;
+    float *ain = rand_buf(120, -3, 3), *bin = rand_buf(15, -3, 3), *win = rand_buf(24, -5, 5), *m1in = rand_buf(24, -9, 9),
+          *m2in = rand_buf(6, 1, 4), *f1in = rand_buf(24, -7, 7), *f2in = rand_buf(6, 0.5f, 2.5f);
+    static const float hin[24] = {65504.0f, 65519.99f, 65520.0f, -70000.0f, 1e-8f, 5.9604645e-8f, 2.9802322e-8f, 3e-8f,
+                                  6.1e-5f, 6.1035156e-5f, 0.1f, 0.33333334f, -2049.0f, 2051.0f, 1.00048828125f, 1.00146484375f,
+                                  INFINITY, -INFINITY, 0.0f, -0.0f, 1e-30f, -3.5e-6f, 12345.678f, 0.99999994f};
+    static const float gin[12] = {3e9f, -3e9f, INFINITY, -INFINITY, NAN, 2147483520.0f, -2147483648.0f, -1.9f, 1.9f, 0.5f,
+                                  1e19f, -1e19f};
+    const void *ins[9];
+    for (k = 0; k < 120; k++) ain[k] = floorf(ain[k] * 2) / 2; /* halves: equal values occur */
+    for (k = 0; k < 15; k++) bin[k] = floorf(bin[k] * 2) / 2;
+    ain[3] = NAN, ain[17] = NAN, ain[40] = INFINITY, ain[41] = -INFINITY, ain[50] = 0.0f, ain[51] = -0.0f, bin[2] = NAN;
+    for (k = 0; k < 24; k++) m1in[k] = floorf(m1in[k]);
+    for (k = 0; k < 6; k++) m2in[k] = floorf(m2in[k]) * (k % 2 ? -1.0f : 1.0f); /* +-1 .. +-3 */
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "a", LUTHIER_DTYPE_F32, 4, as, &a);
+    luthier_graph_input(b.g, "b", LUTHIER_DTYPE_F32, 3, bs, &bb);
+    luthier_graph_input(b.g, "w", LUTHIER_DTYPE_F32, 4, ws, &w);
+    luthier_graph_input(b.g, "m1", LUTHIER_DTYPE_F32, 2, ms, &m1);
+    luthier_graph_input(b.g, "m2", LUTHIER_DTYPE_F32, 1, m2s, &m2);
+    luthier_graph_input(b.g, "f1", LUTHIER_DTYPE_F32, 2, ms, &f1);
+    luthier_graph_input(b.g, "f2", LUTHIER_DTYPE_F32, 2, f2s, &f2);
+    luthier_graph_input(b.g, "h", LUTHIER_DTYPE_F32, 1, hs, &h);
+    luthier_graph_input(b.g, "big", LUTHIER_DTYPE_F32, 1, gs, &big);
+    outs[o++] = t0 = gb_op(&b, LUTHIER_OP_EQUAL, "eq", a, bb);
+    outs[o++] = t1 = gb_op(&b, LUTHIER_OP_GREATER, "gt", bb, a);
+    outs[o++] = t2 = gb_op(&b, LUTHIER_OP_LESS, "lt", a, bb);
+    outs[o++] = t3 = gb_op(&b, LUTHIER_OP_GREATER_OR_EQUAL, "ge", a, bb);
+    outs[o++] = t4 = gb_op(&b, LUTHIER_OP_LESS_OR_EQUAL, "le", a, gb_const(&b, "half", 1, one, 0.5f, 0.5f));
+    outs[o++] = gb_op(&b, LUTHIER_OP_AND, "and", t1, t4);
+    outs[o++] = gb_op(&b, LUTHIER_OP_OR, "or", t0, t2);
+    outs[o++] = gb_op(&b, LUTHIER_OP_XOR, "xor", t3, t4);
+    outs[o++] = gb_op(&b, LUTHIER_OP_NOT, "not", a, -1);
+    {
+        int cond = gb_op(&b, LUTHIER_OP_LESS, "cond", bb, gb_const(&b, "zero", 1, one, 0.0f, 0.0f)), in3[3] = {0, 0, 0}, y;
+        luthier_node_desc d;
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_WHERE; d.name = "where"; d.inputs = in3; d.num_inputs = 3;
+        in3[0] = cond; in3[1] = w; in3[2] = gb_const(&b, "other", 1, five, -1.0f, 1.0f);
+        CHECK(luthier_graph_add_node(b.g, &d, &y) == LUTHIER_STATUS_OK, "where: %s", luthier_graph_error(b.g));
+        outs[o++] = y;
+    }
+    outs[o++] = gb_mod(&b, "mod_floor", m1, m2, 0);
+    outs[o++] = gb_mod(&b, "mod_fmod", f1, f2, 1);
+    outs[o++] = gb_cast(&b, "to_bool", a, LUTHIER_CAST_TO_BOOL);
+    outs[o++] = gb_cast(&b, "to_f16", h, LUTHIER_CAST_TO_F16);
+    outs[o++] = gb_cast(&b, "to_i64", a, LUTHIER_CAST_TO_I64);
+    outs[o++] = gb_cast(&b, "big_to_i32", big, LUTHIER_CAST_TO_I32);
+    for (k = 0; k < o; k++) luthier_graph_output(b.g, outs[k]);
+    CHECK(!b.fail && o == 16, "build (%d outputs)", o);
+    ins[0] = ain; ins[1] = bin; ins[2] = win; ins[3] = m1in; ins[4] = m2in; ins[5] = f1in; ins[6] = f2in; ins[7] = hin; ins[8] = gin;
+    for (threads = 1; threads <= 2; threads++) {
+        luthier_context *ctx = ctx_threads(threads);
+        luthier_plan *p = NULL;
+        plan_vs_ref(ctx, b.g, NULL, ins, 0, "logic");
+        if (luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK) {
+            const char *pass = luthier__isa_name(luthier__op_isa(ctx->cpu_features));
+            CHECK(!strcmp(plan_step_isa(p, "eq"), pass) && !strcmp(plan_step_isa(p, "where"), pass) &&
+                  !strcmp(plan_step_isa(p, "not"), pass) && !strcmp(plan_step_isa(p, "to_f16"), pass),
+                  "the f32 forms run the %s pass (eq %s, where %s)", pass, plan_step_isa(p, "eq"), plan_step_isa(p, "where"));
+            CHECK(!strcmp(plan_step_isa(p, "to_i64"), "scalar") && !strcmp(plan_step_isa(p, "mod_floor"), "scalar"),
+                  "the integer forms and mod are plain C (to_i64 %s, mod %s)", plan_step_isa(p, "to_i64"), plan_step_isa(p, "mod_floor"));
+        }
+        luthier_plan_destroy(p);
+        luthier_context_destroy(ctx);
+    }
+    free(ain); free(bin); free(win); free(m1in); free(m2in); free(f1in); free(f2in);
+    gb_free(&b);
+}
+
+/* The integer forms: comparisons, mod (floored and truncated, zero and -1 divisors, INT64_MIN)
+   and where on i64; casts of i64 (f32, i32 wrapping, bool, f16), of an i32 input and of a bool
+   input (bytes, any nonzero true); where of rank 6 with three-way broadcasting and a rank-1
+   comparison; 1 and 2 threads, integers compared exactly. */
+static void test_graph_logic_i64(void) {
+    gb b;
+    int64_t ps[3] = {2, 1, 6}, qs[2] = {3, 1}, ts[1] = {5}, us[2] = {2, 3}, c6[6] = {2, 1, 3, 1, 2, 1}, x6[6] = {1, 2, 1, 4, 1, 3},
+            y6[1] = {3}, r1[1] = {7}, one[1] = {1};
+    static const int64_t pin[12] = {7, -7, 0, 1099511627781LL, -2147483649LL, INT64_MIN, 13, -13, 4294967295LL, INT64_MAX, 2048, -1};
+    static const int64_t qin[3] = {3, -1, 0}, rin[7] = {5, -3, 0, 5, 1, 9, 5}, five = 5;
+    static const int32_t tin[5] = {INT32_MIN, INT32_MAX, 0, -5, 65536};
+    static const uint8_t uin[6] = {0, 1, 2, 0, 255, 1};
+    int p, q, t, u, cc, xx, r, o = 0, outs[16], k, threads, gt, qp;
+    float *cin = rand_buf(12, -1, 1), *xin = rand_buf(24, -4, 4);
+    const void *ins[7];
+    for (k = 0; k < 12; k++) cin[k] = k % 3 == 0 ? 0.0f : cin[k]; /* zeros: false */
+    cin[1] = NAN; /* true */
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "p", LUTHIER_DTYPE_I64, 3, ps, &p);
+    luthier_graph_input(b.g, "q", LUTHIER_DTYPE_I64, 2, qs, &q);
+    luthier_graph_input(b.g, "t", LUTHIER_DTYPE_I32, 1, ts, &t);
+    luthier_graph_input(b.g, "u", LUTHIER_DTYPE_BOOL, 2, us, &u);
+    luthier_graph_input(b.g, "c6", LUTHIER_DTYPE_F32, 6, c6, &cc);
+    luthier_graph_input(b.g, "x6", LUTHIER_DTYPE_F32, 6, x6, &xx);
+    luthier_graph_input(b.g, "r", LUTHIER_DTYPE_I64, 1, r1, &r);
+    outs[o++] = gb_op(&b, LUTHIER_OP_EQUAL, "eq", p, q);
+    outs[o++] = gt = gb_op(&b, LUTHIER_OP_GREATER, "gt", q, p);
+    outs[o++] = gb_op(&b, LUTHIER_OP_LESS_OR_EQUAL, "le", p, q);
+    outs[o++] = gb_mod(&b, "mod_floor", p, q, 0);
+    outs[o++] = gb_mod(&b, "mod_trunc", p, q, 1);
+    {
+        int in3[3], y;
+        luthier_node_desc d;
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_WHERE; d.name = "where_i64"; d.inputs = in3; d.num_inputs = 3;
+        in3[0] = gt; in3[1] = p; in3[2] = q;
+        CHECK(luthier_graph_add_node(b.g, &d, &y) == LUTHIER_STATUS_OK, "where: %s", luthier_graph_error(b.g));
+        outs[o++] = y;
+        d.name = "where_rank6";
+        in3[0] = cc; in3[1] = xx; in3[2] = gb_const(&b, "y6", 1, y6, -1.0f, 1.0f);
+        CHECK(luthier_graph_add_node(b.g, &d, &y) == LUTHIER_STATUS_OK, "where: %s", luthier_graph_error(b.g));
+        outs[o++] = y;
+    }
+    outs[o++] = gb_cast(&b, "p_f32", p, LUTHIER_CAST_TO_F32);
+    outs[o++] = gb_cast(&b, "p_i32", p, LUTHIER_CAST_TO_I32);
+    outs[o++] = gb_cast(&b, "p_bool", p, LUTHIER_CAST_TO_BOOL);
+    outs[o++] = gb_cast(&b, "p_f16", p, LUTHIER_CAST_TO_F16);
+    outs[o++] = gb_cast(&b, "t_i64", t, LUTHIER_CAST_TO_I64);
+    outs[o++] = gb_cast(&b, "t_f32", t, LUTHIER_CAST_TO_F32);
+    outs[o++] = gb_cast(&b, "u_bool", u, LUTHIER_CAST_TO_BOOL);
+    outs[o++] = gb_cast(&b, "u_i64", u, LUTHIER_CAST_TO_I64);
+    if (luthier_graph_constant_i64(b.g, "five", 1, one, &five, &qp) != LUTHIER_STATUS_OK) b.fail = 1;
+    outs[o++] = gb_op(&b, LUTHIER_OP_EQUAL, "eq_rank1", r, qp);
+    for (k = 0; k < o; k++) luthier_graph_output(b.g, outs[k]);
+    CHECK(!b.fail && o == 16, "build (%d outputs)", o);
+    ins[0] = pin; ins[1] = qin; ins[2] = tin; ins[3] = uin; ins[4] = cin; ins[5] = xin; ins[6] = rin;
+    for (threads = 1; threads <= 2; threads++) {
+        luthier_context *ctx = ctx_threads(threads);
+        luthier_plan *pl = NULL;
+        plan_vs_ref(ctx, b.g, NULL, ins, 0, "logic_i64");
+        if (luthier_plan_create(ctx, b.g, NULL, &pl) == LUTHIER_STATUS_OK)
+            CHECK(!strcmp(plan_step_isa(pl, "eq"), "scalar") && !strcmp(plan_step_isa(pl, "where_i64"), "scalar") &&
+                  !strcmp(plan_step_isa(pl, "t_i64"), "scalar"), "the i64 forms are plain C (eq %s)", plan_step_isa(pl, "eq"));
+        luthier_plan_destroy(pl);
+        luthier_context_destroy(ctx);
+    }
+    free(cin);
+    free(xin);
+    gb_free(&b);
+}
+
+/* Refusals name the node: mixed dtypes, an i64 condition, i64 operands of and, fmod 2, cast to
+   an unknown type, shapes that do not broadcast; i32 / bool inputs feed nothing but a cast. */
+static void test_graph_logic_refusals(void) {
+    luthier_graph *g = NULL;
+    luthier_node_desc d;
+    int64_t s4[1] = {4}, s3[1] = {3};
+    int f, i, f3, bo, in[3], y, k;
+    luthier_graph_create(&g);
+    luthier_graph_input(g, "f", LUTHIER_DTYPE_F32, 1, s4, &f);
+    luthier_graph_input(g, "i", LUTHIER_DTYPE_I64, 1, s4, &i);
+    luthier_graph_input(g, "f3", LUTHIER_DTYPE_F32, 1, s3, &f3);
+    luthier_graph_input(g, "bo", LUTHIER_DTYPE_BOOL, 1, s4, &bo);
+    for (k = 0; k < 9; k++) {
+        static const char *const want[9] = {"two f32 or two i64", "condition", "f32", "fmod", "to is", "broadcast",
+                                            "two f32 or two i64", "bool", "do not broadcast"};
+        memset(&d, 0, sizeof d);
+        d.name = "bad";
+        d.inputs = in;
+        d.num_inputs = 2;
+        in[0] = f; in[1] = i; in[2] = f;
+        switch (k) {
+        case 0: d.op = LUTHIER_OP_GREATER; break;
+        case 1: d.op = LUTHIER_OP_WHERE; d.num_inputs = 3; in[0] = i; break;
+        case 2: d.op = LUTHIER_OP_AND; in[0] = i; break;
+        case 3: d.op = LUTHIER_OP_MOD; d.typed = 1; d.attr.mod.fmod = 2; in[1] = f; break;
+        case 4: d.op = LUTHIER_OP_CAST; d.typed = 1; d.attr.cast.to = 99; d.num_inputs = 1; break;
+        case 5: d.op = LUTHIER_OP_EQUAL; in[1] = f3; break;
+        case 6: d.op = LUTHIER_OP_WHERE; d.num_inputs = 3; in[1] = i; in[2] = f; break;
+        case 7: d.op = LUTHIER_OP_ADD; in[1] = bo; break;
+        default: d.op = LUTHIER_OP_WHERE; d.num_inputs = 3; in[1] = f; in[2] = f3; break;
+        }
+        CHECK(luthier_graph_add_node(g, &d, &y) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(g), "'bad'") &&
+              strstr(luthier_graph_error(g), want[k]), "case %d refused: '%s'", k, luthier_graph_error(g));
+    }
+    CHECK(luthier_graph_num_nodes(g) == 0, "refused nodes left the graph as it was");
+    luthier_graph_destroy(g);
+}
+
 /* The activations' attributes: defaults, kept as given (typed or not: they have no flat form),
    non-finite values and a celu alpha of 0 refused with the node's name. */
 static void test_graph_activation_attrs(void) {
@@ -2694,6 +3057,9 @@ static void run_graph_tests(void) {
     RUN(test_graph_activation_attrs);
     RUN(test_graph_unary2);
     RUN(test_graph_prelu_refusals);
+    RUN(test_graph_logic);
+    RUN(test_graph_logic_i64);
+    RUN(test_graph_logic_refusals);
     RUN(test_graph_prelu_nhwc);
     RUN(test_graph_typed_attrs);
     RUN(test_graph_typed_older_ops);

@@ -31,7 +31,7 @@ static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthi
     luthier_plan *p = NULL;
     luthier_plan_desc pd;
     const void *in_ptrs[64];
-    void *out_ptrs[64];
+    void *out_ptrs[64], *conv[64];
     float *out_bufs[64];
     long bad = 0;
     int i, k;
@@ -51,17 +51,31 @@ static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthi
         luthier_tensor_info ti;
         luthier_graph_tensor_info(g, luthier_graph_input_tensor(g, i), &ti);
         in_ptrs[i] = NULL;
+        conv[i] = NULL;
         for (k = 0; k < nin; k++)
             if (strcmp(ins[k].name, ti.name) == 0) {
                 int ok = 1;
-                size_t n = 1;
+                size_t n = 1, e;
                 int d;
                 for (d = 0; d < ti.rank; d++) n *= (size_t)ti.shape[d];
-                ok = n == (ins[k].numel ? ins[k].numel : 1) && ins[k].dtype == ti.dtype;
-                if (ok) in_ptrs[i] = ins[k].data;
+                ok = n == (ins[k].numel ? ins[k].numel : 1) &&
+                     (ins[k].dtype == ti.dtype ||
+                      (ins[k].dtype == LUTHIER_DTYPE_I64 && (ti.dtype == LUTHIER_DTYPE_I32 || ti.dtype == LUTHIER_DTYPE_BOOL)));
+                if (ok && ins[k].dtype != ti.dtype) { /* int32 and bool inputs are fed as the model declares them */
+                    const int64_t *v = (const int64_t *)ins[k].data;
+                    conv[i] = test_alloc(n * 4 + 4);
+                    for (e = 0; e < n; e++) {
+                        if (ti.dtype == LUTHIER_DTYPE_I32) ((int32_t *)conv[i])[e] = (int32_t)v[e];
+                        else ((uint8_t *)conv[i])[e] = (uint8_t)(v[e] != 0);
+                    }
+                    in_ptrs[i] = conv[i];
+                } else if (ok) {
+                    in_ptrs[i] = ins[k].data;
+                }
             }
         if (!in_ptrs[i]) {
             snprintf(msg, msg_size, "no matching test input for graph input '%s'", ti.name);
+            for (k = 0; k < i; k++) free(conv[k]);
             luthier_plan_destroy(p);
             return -1;
         }
@@ -72,7 +86,7 @@ static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthi
         int d;
         luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, i), &ti);
         for (d = 0; d < ti.rank; d++) n *= (size_t)ti.shape[d];
-        out_bufs[i] = (float *)test_alloc(n * sizeof(float));
+        out_bufs[i] = (float *)test_alloc(n * 8); /* i64 outputs: 8 bytes each */
         out_ptrs[i] = out_bufs[i];
     }
     if (luthier_plan_run(ctx, p, in_ptrs, out_ptrs) != LUTHIER_STATUS_OK) {
@@ -99,7 +113,8 @@ static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthi
         for (e = 0; e < n; e++) {
             double want = outs[k].dtype == LUTHIER_DTYPE_F32 ? (double)((const float *)outs[k].data)[e]
                                                              : (double)((const int64_t *)outs[k].data)[e];
-            double got = (double)out_bufs[oi][e], err = fabs(got - want);
+            double got = ti.dtype == LUTHIER_DTYPE_I64 ? (double)((const int64_t *)(void *)out_bufs[oi])[e] : (double)out_bufs[oi][e];
+            double err = fabs(got - want);
             if (want != want && got != got) continue;
             if (want == got) continue; /* infinities */
             if (!(err <= atol + rtol * fabs(want))) {
@@ -110,6 +125,7 @@ static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthi
         }
     }
     for (i = 0; i < luthier_graph_num_outputs(g); i++) free(out_bufs[i]);
+    for (i = 0; i < luthier_graph_num_inputs(g); i++) free(conv[i]);
     luthier_plan_destroy(p);
     return bad;
 }
@@ -220,7 +236,7 @@ static void test_onnx_backend_nodes(void) {
                 if (!T.quick) printf("    skip %s: %s\n", names[i] + 5, err);
             } else if (s == LUTHIER_STATUS_UNSUPPORTED) {
                 if (strstr(err, "operator not supported") || strstr(err, "domain") || strstr(err, "opset") ||
-                    strstr(err, "only float and int64 inputs") || strstr(err, "supported only on constants")) {
+                    strstr(err, "inputs are supported") || strstr(err, "supported only on constants")) {
                     skipped_op++;
                 } else {
                     skipped_cfg++;
@@ -1311,6 +1327,181 @@ static void test_onnx_unary2(void) {
     free(m.p);
     luthier_graph_destroy(gr);
     luthier_context_destroy(ctx);
+}
+
+/* Cast(in, to) -> out */
+static void pbw_cast(pbw *w, const char *in, const char *out, int64_t to) {
+    const char *ins[1];
+    ins[0] = in;
+    pbw_node_k(w, "Cast", ins, 1, out, "to", to);
+}
+
+/* pbw_node with a third input */
+static void pbw_node3(pbw *w, const char *op, const char *a, const char *b, const char *c, const char *out) {
+    const char *ins[3];
+    ins[0] = a, ins[1] = b, ins[2] = c;
+    pbw_node_k(w, op, ins, 3, out, NULL, 0);
+}
+
+/* Comparisons, logic, Where, Mod and run-time Cast loaded from ONNX with int64, int32 and bool
+   graph inputs fed at run time (the user's buffers as the model declares them), an attention
+   mask Cast(mask, float) -> Sub(1, .) -> Mul(-10000) -> Add(scores), against the ONNX formulas. */
+static void test_onnx_logic(void) {
+    static const char *const outs_[19] = {"eq", "gt", "lt", "ge", "le", "and_", "or_", "xor_", "not_", "wh", "md", "mdf",
+                                          "att", "t32f", "t32i", "bw", "h16", "x32f", "eqi"};
+    int64_t dx[3] = {2, 3, 4}, d4 = 4, d24[2] = {2, 4}, d1 = 1;
+    float x[24], z[4] = {0.0f, 0.5f, NAN, -1.0f}, zc[4] = {1.0f, -1.0f, 0.0f, 0.5f}, one = 1.0f, neg = -10000.0f, sc[8];
+    int64_t ids[8] = {0, 1, 2, 3, -4, -5, 7, 10}, mask[8] = {1, 1, 1, 0, 1, 1, 0, 0}, three = 3;
+    int32_t t32[8] = {INT32_MIN, -1, 0, 5, 7, INT32_MAX, 3, -3};
+    uint8_t bm[8] = {1, 0, 2, 0, 0, 1, 1, 0};
+    double got[19][24];
+    pbw m = {0, 0, 0}, g = {0, 0, 0};
+    luthier_graph *gr = NULL;
+    luthier_plan *p = NULL;
+    luthier_context *ctx = onnx_ctx();
+    const void *ins[8];
+    void *ob[19];
+    char err[512];
+    int k, e, bad = 0;
+    for (e = 0; e < 24; e++) x[e] = (float)((e * 7) % 9 - 4) * 0.5f;
+    x[5] = NAN, x[6] = 1e-8f, x[7] = 0.1f, x[11] = 2.75f, x[12] = -2.75f;
+    for (e = 0; e < 8; e++) sc[e] = (float)e * 0.25f - 1.0f;
+    pbw_init_f32(&g, "one", 0, NULL, &one, 1);
+    pbw_init_f32(&g, "neg", 0, NULL, &neg, 1);
+    pbw_init_f32(&g, "zc", 1, &d4, zc, 4);
+    pbw_init(&g, "three", 7, 1, &d1, &three, 8);
+    pbw_node(&g, "Equal", "x", "z", "eq", "eq");
+    pbw_node(&g, "Greater", "x", "z", "gt", "gt");
+    pbw_node(&g, "Less", "x", "zc", "lt", "lt");
+    pbw_node(&g, "GreaterOrEqual", "x", "z", "ge", "ge");
+    pbw_node(&g, "LessOrEqual", "x", "z", "le", "le");
+    pbw_node(&g, "And", "gt", "le", "and_", "and_");
+    pbw_node(&g, "Or", "eq", "lt", "or_", "or_");
+    pbw_node(&g, "Xor", "ge", "le", "xor_", "xor_");
+    pbw_node(&g, "Not", "gt", NULL, "not_", "not_");
+    pbw_node3(&g, "Where", "gt", "x", "z", "wh");
+    pbw_node(&g, "Mod", "ids", "three", "md", "md");
+    {
+        const char *mi[2] = {"ids", "three"};
+        pbw_node_k(&g, "Mod", mi, 2, "mdf", "fmod", 1);
+    }
+    pbw_cast(&g, "mask", "maskf", 1);
+    pbw_node(&g, "Sub", "one", "maskf", "inv", "inv");
+    pbw_node(&g, "Mul", "inv", "neg", "bias", "bias");
+    pbw_node(&g, "Add", "s", "bias", "att", "att");
+    pbw_cast(&g, "t32", "t32f", 1);
+    pbw_cast(&g, "t32", "t32i", 7);
+    pbw_node3(&g, "Where", "bm", "s", "z", "bw");
+    pbw_cast(&g, "x", "h16", 10);
+    pbw_cast(&g, "x", "x32", 6);
+    pbw_cast(&g, "x32", "x32f", 1);
+    pbw_node(&g, "Equal", "ids", "mask", "eqi", "eqi");
+    pbw_vi(&g, 11, "x", 3, dx);
+    pbw_vi(&g, 11, "z", 1, &d4);
+    pbw_vi_t(&g, 11, "ids", 7, 2, d24);
+    pbw_vi_t(&g, 11, "mask", 7, 2, d24);
+    pbw_vi(&g, 11, "s", 2, d24);
+    pbw_vi_t(&g, 11, "t32", 6, 2, d24);
+    pbw_vi_t(&g, 11, "bm", 9, 2, d24);
+    for (k = 0; k < 19; k++) pbw_vi(&g, 12, outs_[k], 1, &d1); /* (types and shapes as the engine infers them) */
+    pbw_model(&m, &g, 13);
+    CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "load: %s", err);
+    free(m.p);
+    if (!gr || !ctx) {
+        luthier_graph_destroy(gr);
+        luthier_context_destroy(ctx);
+        return;
+    }
+    CHECK(luthier_graph_num_inputs(gr) == 7, "7 inputs (%d)", luthier_graph_num_inputs(gr));
+    ins[0] = x, ins[1] = z, ins[2] = ids, ins[3] = mask, ins[4] = sc, ins[5] = t32, ins[6] = bm;
+    for (k = 0; k < 7; k++) { /* declared in this order, with the model's element types */
+        static const luthier_dtype want[7] = {LUTHIER_DTYPE_F32, LUTHIER_DTYPE_F32, LUTHIER_DTYPE_I64, LUTHIER_DTYPE_I64,
+                                              LUTHIER_DTYPE_F32, LUTHIER_DTYPE_I32, LUTHIER_DTYPE_BOOL};
+        luthier_tensor_info ti;
+        luthier_graph_tensor_info(gr, luthier_graph_input_tensor(gr, k), &ti);
+        CHECK(ti.dtype == want[k], "input %d (%s) is %d, want %d", k, ti.name, (int)ti.dtype, (int)want[k]);
+    }
+    for (k = 0; k < 19; k++) ob[k] = test_alloc(24 * 8);
+    {
+        void *po[19];
+        for (k = 0; k < 19; k++) {
+            int oi = luthier_onnx_output_index(gr, outs_[k]);
+            CHECK(oi >= 0 && oi < 19, "output %s at %d", outs_[k], oi);
+            po[oi >= 0 && oi < 19 ? oi : k] = ob[k];
+        }
+        CHECK(luthier_plan_create(ctx, gr, NULL, &p) == LUTHIER_STATUS_OK && luthier_plan_run(ctx, p, ins, po) == LUTHIER_STATUS_OK,
+              "runs: %s", luthier_context_error(ctx));
+    }
+    for (k = 0; k < 19; k++) {
+        luthier_tensor_info ti;
+        luthier_graph_tensor_info(gr, luthier_graph_output_tensor(gr, luthier_onnx_output_index(gr, outs_[k])), &ti);
+        for (e = 0; e < (k >= 10 && k != 16 && k != 17 ? 8 : 24); e++)
+            got[k][e] = ti.dtype == LUTHIER_DTYPE_I64 ? (double)((int64_t *)ob[k])[e] : (double)((float *)ob[k])[e];
+    }
+    for (e = 0; e < 24; e++) { /* x [2,3,4] against z [4] */
+        const double a = x[e], b = z[e % 4], bc = zc[e % 4];
+        const int gt = a > b, le = a <= b, eq = a == b, lt = a < bc, ge = a >= b;
+        double want[10];
+        want[0] = eq, want[1] = gt, want[2] = lt, want[3] = ge, want[4] = le, want[5] = gt && le, want[6] = eq || lt;
+        want[7] = ge != le, want[8] = !gt, want[9] = gt ? a : b;
+        for (k = 0; k < 10; k++)
+            if (!onnx_close(got[k][e], want[k]) && bad++ < 6) CHECK(0, "%s[%d] = %g, want %g", outs_[k], e, got[k][e], want[k]);
+        {
+            const double h = e == 7 ? 0.0999755859375 : e == 6 ? 0.0 : a; /* halves: exact in f16 */
+            const double t = a != a ? 0 : a < 0 ? ceil(a) : floor(a);
+            if (!onnx_close(got[16][e], h) && bad++ < 6) CHECK(0, "h16[%d] = %.9g, want %.9g", e, got[16][e], h);
+            if (!onnx_close(got[17][e], t) && bad++ < 6) CHECK(0, "x32f[%d] = %g, want %g", e, got[17][e], t);
+        }
+    }
+    for (e = 0; e < 8; e++) {
+        const int64_t a = ids[e];
+        double want[9];
+        want[0] = (double)(((a % 3) + 3) % 3);                          /* md: floored, divisor 3 > 0 */
+        want[1] = (double)(a % 3);                                      /* mdf: C */
+        want[2] = (double)(sc[e] + (1.0f - (float)mask[e]) * -10000.0f); /* att */
+        want[3] = (double)(float)t32[e], want[4] = (double)t32[e];
+        want[5] = bm[e] ? sc[e] : z[e % 4];
+        want[6] = ids[e] == mask[e];
+        for (k = 0; k < 7; k++) {
+            const int o = k < 6 ? 10 + k : 18;
+            if (!onnx_close(got[o][e], want[k]) && bad++ < 6) CHECK(0, "%s[%d] = %.9g, want %.9g", outs_[o], e, got[o][e], want[k]);
+        }
+    }
+    for (k = 0; k < 19; k++) free(ob[k]);
+    luthier_plan_destroy(p);
+    luthier_graph_destroy(gr);
+    luthier_context_destroy(ctx);
+}
+
+/* Run-time casts to string or double, Mod with fmod 2 and an int16 graph input: refused with
+   the node's (or input's) name. */
+static void test_onnx_logic_refusals(void) {
+    static const int64_t to[3] = {8, 11, 0};
+    int64_t d4 = 4;
+    int k;
+    for (k = 0; k < 4; k++) {
+        pbw m = {0, 0, 0}, g = {0, 0, 0};
+        luthier_graph *gr = NULL;
+        char err[512];
+        luthier_status s;
+        if (k < 2) {
+            pbw_cast(&g, "x", "y", to[k]);
+        } else if (k == 2) {
+            const char *mi[2] = {"x", "x"};
+            pbw_node_k(&g, "Mod", mi, 2, "y", "fmod", 2);
+        } else {
+            pbw_node(&g, "Relu", "x", NULL, "y", "y");
+        }
+        pbw_vi_t(&g, 11, "x", k == 3 ? 5 : 1, 1, &d4);
+        pbw_vi(&g, 12, "y", 1, &d4);
+        pbw_model(&m, &g, 13);
+        s = luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err);
+        CHECK(s != LUTHIER_STATUS_OK && !gr && strstr(err, k == 3 ? "'x'" : "'y'") &&
+                  strstr(err, k == 0 ? "string" : k == 1 ? "double" : k == 2 ? "fmod" : "int16"),
+              "case %d refused: %s", k, err);
+        free(m.p);
+        luthier_graph_destroy(gr);
+    }
 }
 
 /* Mul(t, Sigmoid(t)) in either order becomes one silu step; a Sigmoid output that has a second
@@ -2413,6 +2604,8 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_dropout_training_ratio0);
     RUN(test_onnx_activations);
     RUN(test_onnx_unary2);
+    RUN(test_onnx_logic);
+    RUN(test_onnx_logic_refusals);
     RUN(test_onnx_silu_pattern);
     RUN(test_onnx_backend_activations);
     RUN(test_onnx_quant_after_activations);
