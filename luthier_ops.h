@@ -569,7 +569,14 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_run)(const luthi
     case LUTHIER__BINARY_XOR: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va != zero) ^ (vb != zero), one, zero))
     case LUTHIER__BINARY_MOD:
     case LUTHIER__BINARY_FMOD: /* fmodf per element (exact; no vector form) */
-        for (i = 0; i < len; i++) y[i] = luthier__op_fmod(a[ia ? i : 0], b[ib ? i : 0], j->kind == LUTHIER__BINARY_MOD);
+        for (i = 0; i < len; i++) {
+            float v = luthier__op_fmod(a[ia ? i : 0], b[ib ? i : 0], j->kind == LUTHIER__BINARY_MOD);
+            if (j->clamp) {
+                v = v < j->lo ? j->lo : v;
+                v = v > j->hi ? j->hi : v;
+            }
+            y[i] = v;
+        }
         break;
     case LUTHIER__BINARY_POW:
         if (!ib && j->pow_special) {

@@ -192,6 +192,7 @@ static double ops_unary_ref(luthier__unary k, double a, double b, double x) {
     case LUTHIER__UNARY_CEIL: return ceil(x);
     case LUTHIER__UNARY_ROUND: return nearbyint(x); /* x is a float: its halves are exact in double */
     case LUTHIER__UNARY_SILU: return x / (1 + exp(-x));
+    case LUTHIER__UNARY_NOT: return x == 0 ? 1 : 0; /* NaN is true */
     default: return 0;
     }
 }
@@ -409,6 +410,19 @@ static double ops_binary_refop(luthier__binary k, double a, double b) {
     case LUTHIER__BINARY_MAX: return a != a || b != b ? NAN : a > b ? a : b;
     case LUTHIER__BINARY_MIN: return a != a || b != b ? NAN : a < b ? a : b;
     case LUTHIER__BINARY_PRELU: return a < 0 ? (double)(float)(a * b) : a;
+    case LUTHIER__BINARY_EQUAL: return a == b; /* NaN: false */
+    case LUTHIER__BINARY_GREATER: return a > b;
+    case LUTHIER__BINARY_LESS: return a < b;
+    case LUTHIER__BINARY_GREATER_EQUAL: return a >= b;
+    case LUTHIER__BINARY_LESS_EQUAL: return a <= b;
+    case LUTHIER__BINARY_AND: return a != 0 && b != 0; /* nonzero (NaN too) is true */
+    case LUTHIER__BINARY_OR: return a != 0 || b != 0;
+    case LUTHIER__BINARY_XOR: return (a != 0) != (b != 0);
+    case LUTHIER__BINARY_FMOD: return fmod(a, b);
+    case LUTHIER__BINARY_MOD: { /* Python: a - floor(a / b) b, exact through fmod and the sign of b */
+        const double r = fmod(a, b);
+        return r != 0 && (r < 0) != (b < 0) ? (double)(float)(r + b) : r;
+    }
     default: return 0;
     }
 }
@@ -439,8 +453,10 @@ static void ops_binary_case(luthier__binary kind, const int64_t *as, const int64
     }
     a = ops_randf(o.na, kind == LUTHIER__BINARY_POW ? 0.1f : -2.0f, 2.0f);
     b = ops_randf(o.nb, -2.0f, 2.0f);
-    if (kind == LUTHIER__BINARY_DIV)
+    if (kind == LUTHIER__BINARY_DIV || kind == LUTHIER__BINARY_MOD || kind == LUTHIER__BINARY_FMOD)
         for (i = 0; i < o.nb; i++) b[i] = b[i] < 0 ? b[i] - 0.5f : b[i] + 0.5f;
+    if (kind >= LUTHIER__BINARY_EQUAL && kind <= LUTHIER__BINARY_XOR) /* equal values and zeros occur */
+        for (i = 0; i < o.na; i++) a[i] = i % 3 ? a[i] : i % 2 ? 0.0f : b[i % o.nb];
     if (with_nan && o.na > 2) a[o.na / 2] = NAN;
     if (with_nan && o.nb > 2) b[o.nb - 1] = NAN;
     o.a = a;
@@ -530,6 +546,74 @@ static void test_op_binary(void) {
         ops_binary_case((luthier__binary)test_rand_int(0, LUTHIER__BINARY_COUNT - 1), as, bs, rank,
                         (luthier_activation)test_rand_int(0, LUTHIER_ACTIVATION_COUNT - 1), test_rand_int(0, 4) == 0);
     }
+}
+
+/* ---- where and cast (f32 forms: the vector passes) ---------------------------------------------- */
+
+typedef struct ops_wc_arg {
+    const float *c, *x, *y;
+    const int64_t *cs, *xs, *ys, *os;
+    int rank, cast; /* cast: -1 where, else the luthier__cast target */
+    size_t n;
+} ops_wc_arg;
+
+static luthier_status ops_wc_call(luthier_context *c, const luthier__op_cfg *cfg, void *arg, float *out) {
+    const ops_wc_arg *o = (const ops_wc_arg *)arg;
+    if (o->cast >= 0) return luthier__op_cast(c, cfg, 0, (luthier__cast)o->cast, o->x, out, o->n);
+    return luthier__op_where(c, cfg, o->c, o->cs, o->x, NULL, o->xs, o->y, NULL, o->ys, out, NULL, o->os, o->rank);
+}
+
+/* nearest binary16 value (ties to even) from the exponent's quantum */
+static double ops_f16_ref(double f) {
+    double a = fabs(f), q;
+    int e;
+    if (f != f || isinf(f) || a == 0) return f;
+    if (a >= 65520.0) return f < 0 ? -INFINITY : INFINITY;
+    e = (int)floor(log2(a));
+    if (ldexp(1.0, e) > a) e--;
+    if (ldexp(1.0, e + 1) <= a) e++;
+    q = ldexp(1.0, (e < -14 ? -14 : e) - 10);
+    return nearbyint(f / q) * q;
+}
+
+/* where with three-way broadcasting (a long row over the split, NaN conditions true) and casts of
+   f32 to bool and f16 (the rounding edges, subnormal halves, overflow) on every variant: against
+   the formulas and bit-identical within an ISA. */
+static void test_op_where_cast(void) {
+    const int64_t cs[3] = {3, 1, 40001}, xs[3] = {1, 5, 40001}, ys[3] = {3, 5, 1}, os[3] = {3, 5, 40001};
+    const size_t nc = 3 * 40001, nx = 5 * 40001, ny = 15, no = 15 * 40001;
+    float *c = ops_randf(nc, -1, 1), *x = ops_randf(nx, -5, 5), *y = ops_randf(ny, -5, 5), *h = ops_randf(no, -70000, 70000);
+    double *ref = ops_refbuf(no);
+    ops_wc_arg o;
+    size_t i;
+    int k;
+    for (i = 0; i < nc; i += 3) c[i] = 0.0f;
+    c[7] = NAN, c[10] = -0.0f;
+    for (i = 0; i < no; i++) { /* o = (a, b, e): c[a][0][e], x[0][b][e], y[a][b][0] */
+        const size_t e = i % 40001, b = i / 40001 % 5, a = i / 200005;
+        ref[i] = c[a * 40001 + e] != 0 ? x[b * 40001 + e] : y[a * 5 + b];
+    }
+    memset(&o, 0, sizeof o);
+    o.c = c, o.x = x, o.y = y, o.cs = cs, o.xs = xs, o.ys = ys, o.os = os, o.rank = 3, o.cast = -1;
+    ops_verify("where", ops_wc_call, &o, no, ref, 0, 0);
+    for (i = 0; i < no; i++) { /* f16 edges: halves near 2048 (ties), tiny values, 65504 .. 65520 */
+        if (i % 7 == 0) h[i] = h[i] * 1e-9f;
+        if (i % 11 == 0) h[i] = 2048.0f + (float)(i % 64) * 0.125f;
+        if (i % 13 == 0) h[i] = 65504.0f + (float)(i % 32);
+    }
+    h[1] = NAN, h[2] = INFINITY, h[3] = -INFINITY, h[4] = -0.0f, h[5] = 2.9802322e-8f, h[6] = 8.940697e-8f;
+    for (k = 0; k < 2; k++) {
+        for (i = 0; i < no; i++) ref[i] = k ? ops_f16_ref(h[i]) : h[i] != 0 ? 1.0 : 0.0;
+        o.cast = k ? LUTHIER__CAST_F16 : LUTHIER__CAST_BOOL;
+        o.x = h;
+        o.n = no;
+        ops_verify(k ? "cast f16" : "cast bool", ops_wc_call, &o, no, ref, 0, 0);
+    }
+    free(c);
+    free(x);
+    free(y);
+    free(h);
+    free(ref);
 }
 
 /* ---- pooling --------------------------------------------------------------------------------- */
@@ -1244,6 +1328,7 @@ static void run_ops_tests(void) {
     RUN(test_op_unary_exact);
     RUN(test_op_unary_shapes);
     RUN(test_op_binary);
+    RUN(test_op_where_cast);
     RUN(test_op_pool2d);
     RUN(test_op_adaptive_avgpool);
     RUN(test_op_channel_affine);
