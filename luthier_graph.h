@@ -79,6 +79,7 @@ typedef enum luthier_dtype {
    BATCH_NORM   x [N,C,...], scale, bias, mean, var (all constant, C values), epsilon.
    LRN          x [N,C,H,W]; size, alpha, beta, bias (ONNX semantics).
    FLATTEN      to 2-D at axis (default 1).  RESHAPE  to shape (0 = copy that dim, -1 = infer).
+                Both are views: f32 or i64.
    TRANSPOSE    perm (default: reversed dims).  GATHER  data, indices (I64) along axis.
    ATTENTION    q [B,H,Sq,D], k [B,H,Skv,D], v [B,H,Skv,Dv] -> [B,H,Sq,Dv]:
                 softmax(q k^T * scale + mask) v; scale 0 = 1/sqrt(D); causal = 1: query i sees
@@ -813,8 +814,8 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(LAYER_NORM, layer_norm, layer_norm, layer_norm, layer_norm, PLAIN_X, F32) \
     X(BATCH_NORM, batch_norm, batch_norm, batch_norm, batch_norm, FOLLOW_X, F32) \
     X(LRN, lrn, lrn, lrn, none, NHWC, F32)                               \
-    X(FLATTEN, flatten, flatten, view, none, PLAIN, F32)                 \
-    X(RESHAPE, none, reshape, view, none, PLAIN, F32)                    \
+    X(FLATTEN, flatten, flatten, view, none, PLAIN, HOOK)                \
+    X(RESHAPE, none, reshape, view, none, PLAIN, HOOK)                   \
     X(TRANSPOSE, none, transpose, transpose, none, PLAIN, F32)           \
     X(GATHER, none, gather, gather, none, PLAIN, HOOK)                   \
     X(ATTENTION, attention, attention, attention, attention, PLAIN, F32) \
@@ -1700,6 +1701,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_flatten(const luthier__infer_args 
     r->rank[0] = 2;
     r->shape[0][0] = (int64_t)luthier__numel(axis, x->shape, &ok);
     r->shape[0][1] = (int64_t)luthier__numel(x->rank - axis, x->shape + axis, &ok);
+    r->dtype[0] = x->dtype; /* a view: f32 or i64 */
     return LUTHIER_STATUS_OK;
 }
 
@@ -1707,6 +1709,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_reshape(const luthier__infer_args 
     LUTHIER__INFER_ARGS;
     int infer = -1;
     int64_t known = 1, xn = (int64_t)luthier__numel(x->rank, x->shape, &ok); /* exact */
+    r->dtype[0] = x->dtype; /* a view: f32 or i64 */
     if (!d->sizes || d->num_sizes < 1 || d->num_sizes > LUTHIER_MAX_RANK)
         LUTHIER__NFAIL("the target shape needs sizes and 1 <= num_sizes <= %d", LUTHIER_MAX_RANK);
     r->rank[0] = d->num_sizes;

@@ -3351,6 +3351,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__int_scalar(luthier_onnx__ctx *c, c
                                                         int64_t *out) {
     const luthier_onnx__tensor *t;
     LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, k, what, &t));
+    if (t && t->n == 0) return LUTHIER_STATUS_OK; /* empty: as absent (the ONNX reference) */
     if (t && t->n != 1) LUTHIER_ONNX__BAD("input %d (%s) has %zu values, it must be one", k, what, t->n);
     if (t) *out = t->i[0];
     return LUTHIER_STATUS_OK;

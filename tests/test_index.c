@@ -718,7 +718,53 @@ static void test_index_onnx(void) {
     luthier_context_destroy(ctx);
 }
 
+/* Index values through the views (reshape, flatten, identity) to graph outputs. */
+static void test_index_views(void) {
+    static const int64_t s[3] = {2, 3, 4}, flat[1] = {6};
+    static const float x[24] = {5, 1, 2, 9, 0, 3, 3, 1, 7, 7, 2, 8, 1, 6, 0, 4, 2, 2, 9, 9, 5, 5, 8, 1};
+    luthier_context *ctx = ctx_threads(2);
+    luthier_graph *g = NULL;
+    luthier_plan *p = NULL;
+    luthier_node_desc d;
+    int xt, am, rs, fl, id, k;
+    int64_t y1[6], y2[6], y3[6];
+    const void *ins[1];
+    void *outs[3];
+    luthier_graph_create(&g);
+    luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 3, s, &xt);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_ARGMAX, d.typed = 1, d.inputs = &xt, d.num_inputs = 1;
+    d.attr.argmax.axis = -1, d.attr.argmax.keepdims = 1;
+    CHECK(luthier_graph_add_node(g, &d, &am) == LUTHIER_STATUS_OK, "argmax: %s", luthier_graph_error(g));
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_RESHAPE, d.inputs = &am, d.num_inputs = 1, d.sizes = flat, d.num_sizes = 1;
+    CHECK(luthier_graph_add_node(g, &d, &rs) == LUTHIER_STATUS_OK, "reshape of i64: %s", luthier_graph_error(g));
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_FLATTEN, d.inputs = &am, d.num_inputs = 1;
+    CHECK(luthier_graph_add_node(g, &d, &fl) == LUTHIER_STATUS_OK, "flatten of i64: %s", luthier_graph_error(g));
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_IDENTITY, d.inputs = &rs, d.num_inputs = 1;
+    CHECK(luthier_graph_add_node(g, &d, &id) == LUTHIER_STATUS_OK, "identity of i64: %s", luthier_graph_error(g));
+    luthier_graph_output(g, rs);
+    luthier_graph_output(g, fl);
+    luthier_graph_output(g, id);
+    ins[0] = x, outs[0] = y1, outs[1] = y2, outs[2] = y3;
+    CHECK(ctx && luthier_plan_create(ctx, g, NULL, &p) == LUTHIER_STATUS_OK, "views plan: %s", ctx ? luthier_context_error(ctx) : "");
+    if (p) {
+        CHECK(luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_OK, "views run: %s", luthier_context_error(ctx));
+        for (k = 0; k < 6; k++) {
+            const int64_t want = ix_ref_arg(x + k * 4, 4, 1, 0, 0);
+            CHECK(y1[k] == want && y2[k] == want && y3[k] == want, "row %d: %lld %lld %lld, want %lld", k, (long long)y1[k],
+                  (long long)y2[k], (long long)y3[k], (long long)want);
+        }
+    }
+    luthier_plan_destroy(p);
+    luthier_graph_destroy(g);
+    luthier_context_destroy(ctx);
+}
+
 static void run_index_tests(void) {
+    RUN(test_index_views);
     RUN(test_index_argmax);
     RUN(test_index_topk);
     RUN(test_index_cumsum_trilu);
