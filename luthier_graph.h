@@ -83,11 +83,12 @@ typedef enum luthier_dtype {
    BATCH_NORM   x [N,C,...], scale, bias, mean, var (all constant, C values), epsilon.
    LRN          x [N,C,H,W]; size, alpha, beta, bias (ONNX semantics).
    FLATTEN      to 2-D at axis (default 1).  RESHAPE  to shape (0 = copy that dim, -1 = infer).
+                Both are views: f32 or i64.
    TRANSPOSE    perm (default: reversed dims).  GATHER  data, indices (I64) along axis.
    ATTENTION    q [B,H,Sq,D], k [B,H,Skv,D], v [B,H,Skv,Dv] -> [B,H,Sq,Dv]:
                 softmax(q k^T * scale + mask) v; scale 0 = 1/sqrt(D); causal = 1: query i sees
                 keys j <= i + Skv - Sq (the queries are the last positions, as with a KV cache).
-   IDENTITY     copies (dropout at inference).
+   IDENTITY     copies (dropout at inference); f32 or i64.
    REDUCE       x -> the kind's reduction over axes (luthier_reduce_attrs; no axes = all of them),
                 keepdims keeps them as 1s.
    RESIZE       x of any rank: nearest, linear or cubic interpolation (ONNX Resize 11..19,
@@ -136,7 +137,32 @@ typedef enum luthier_dtype {
                 the nearest half, ties to even, overflow to +-inf, NaN kept; held in f32); I32 (held
                 in i64: floats truncate, NaN 0, saturating at INT32_MIN / INT32_MAX; integers wrap
                 modulo 2^32, as numpy and ONNX Runtime). The only operator that reads i32 and bool
-                graph inputs. */
+                graph inputs.
+   Index operators (ONNX semantics; the index outputs are i64 tensors in logical layout, which
+   f32 operators refuse: feed them to GATHER, or make them graph outputs):
+   ARGMAX, ARGMIN  x -> i64 positions along axis (luthier_argmax_attrs: axis, keepdims,
+                select_last_index). Equal extremes: the first (the last with select_last_index).
+                A NaN counts as the extreme of both (numpy's argmax/argmin, torch.argmax): the
+                position of the first NaN (the last with select_last_index).
+   TOPK         x -> values (f32), indices (i64): the k largest (smallest with largest = 0)
+                elements along axis, best first (sorted = 0 allows any order; the engine always
+                sorts), equal values by the lower index (stable, as ONNX requires). NaN is
+                greater than every number (numpy's sort order, torch.topk): chosen first by
+                largest, last by smallest. k is static (luthier_topk_attrs), 1 <= k <= the axis.
+                A heap of k per row: O(n log k) per row, no full sort.
+   CUMSUM       running sum along axis (luthier_cumsum_attrs): exclusive leaves out the element
+                itself (the first output is 0), reverse sums from the end. Accumulates in double.
+   TRILU        x of rank >= 2: per matrix of the last two axes, upper = 1 keeps the elements with
+                column - row >= k, upper = 0 those with column - row <= k; the others are 0
+                (luthier_trilu_attrs; any k).
+   NON_MAX_SUPPRESSION  boxes [B,N,4], scores [B,C,N] -> selected (i64 [bound,3]: rows of
+                (batch, class, box)) and count (i64 [1]): ONNX NonMaxSuppression with its
+                constant inputs as luthier_nms_attrs; the same computation as luthier_nms (see
+                there). The output count depends on the data, the graph's shapes do not:
+                bound = B * C * min(max_output_boxes_per_class, N) (at least 1). The selected
+                rows come first, in ONNX's order; the rows after them hold -1. The number of
+                selected rows is output 1 (count): mark it a graph output to read it, or count
+                the rows whose first value is not -1 (the ONNX loader maps only output 0). */
 #define LUTHIER_OP_LIST(X)                          \
     X(CONV2D, "conv2d", 2, 3)                       \
     X(DENSE, "dense", 2, 3)                         \
@@ -196,18 +222,24 @@ typedef enum luthier_dtype {
     X(RECIPROCAL, "reciprocal", 1, 1)               \
     X(PRELU, "prelu", 2, 2)                         \
     X(SILU, "silu", 1, 1)                           \
-    X(EQUAL, "equal", 2, 2)                         \
-    X(GREATER, "greater", 2, 2)                     \
-    X(LESS, "less", 2, 2)                           \
-    X(GREATER_OR_EQUAL, "greater_or_equal", 2, 2)   \
-    X(LESS_OR_EQUAL, "less_or_equal", 2, 2)         \
-    X(AND, "and", 2, 2)                             \
-    X(OR, "or", 2, 2)                               \
-    X(XOR, "xor", 2, 2)                             \
-    X(MOD, "mod", 2, 2)                             \
-    X(NOT, "not", 1, 1)                             \
-    X(WHERE, "where", 3, 3)                         \
-    X(CAST, "cast", 1, 1)
+    X(EQUAL, "equal", 2, 2)                                                     \
+    X(GREATER, "greater", 2, 2)                                                 \
+    X(LESS, "less", 2, 2)                                                       \
+    X(GREATER_OR_EQUAL, "greater_or_equal", 2, 2)                               \
+    X(LESS_OR_EQUAL, "less_or_equal", 2, 2)                                     \
+    X(AND, "and", 2, 2)                                                         \
+    X(OR, "or", 2, 2)                                                           \
+    X(XOR, "xor", 2, 2)                                                         \
+    X(MOD, "mod", 2, 2)                                                         \
+    X(NOT, "not", 1, 1)                                                         \
+    X(WHERE, "where", 3, 3)                                                     \
+    X(CAST, "cast", 1, 1)                                                       \
+    X(ARGMAX, "argmax", 1, 1)                                                   \
+    X(ARGMIN, "argmin", 1, 1)                                                   \
+    X(TOPK, "topk", 1, 1)                                                       \
+    X(CUMSUM, "cumsum", 1, 1)                                                   \
+    X(TRILU, "trilu", 1, 1)                                                     \
+    X(NON_MAX_SUPPRESSION, "non_max_suppression", 2, 2)
 
 typedef enum luthier_op {
 #define LUTHIER__X(e, name, lo, hi) LUTHIER_OP_##e,
@@ -423,6 +455,42 @@ typedef enum luthier_cast_to {
 typedef struct luthier_cast_attrs {
     int to; /* luthier_cast_to; default F32. Output dtype: f32 for F32, BOOL, F16; i64 for I64, I32 */
 } luthier_cast_attrs;
+/* ARGMAX and ARGMIN. */
+typedef struct luthier_argmax_attrs {
+    int axis;              /* default 0; negative counts from the end */
+    int keepdims;          /* 0 or 1 (default 1): the axis stays as a 1 */
+    int select_last_index; /* 0 or 1 (default 0): the last of equal extremes */
+} luthier_argmax_attrs;
+
+typedef struct luthier_topk_attrs {
+    int64_t k;   /* required: 1 <= k <= the axis's length */
+    int axis;    /* default -1 */
+    int largest; /* 0 or 1 (default 1) */
+    int sorted;  /* 0 or 1 (default 1); the output is sorted either way */
+} luthier_topk_attrs;
+
+typedef struct luthier_cumsum_attrs {
+    int axis;      /* default 0 */
+    int exclusive; /* 0 or 1 (default 0) */
+    int reverse;   /* 0 or 1 (default 0) */
+} luthier_cumsum_attrs;
+
+typedef struct luthier_trilu_attrs {
+    int upper; /* 0 or 1 (default 1) */
+    int64_t k; /* diagonal offset (default 0) */
+} luthier_trilu_attrs;
+
+/* NON_MAX_SUPPRESSION and luthier_nms: ONNX NonMaxSuppression's attribute and constant inputs. */
+typedef struct luthier_nms_attrs {
+    int center_point_box;               /* 0 (default): [y1,x1,y2,x2], any two opposite corners;
+                                           1: [x_center, y_center, width, height] */
+    int64_t max_output_boxes_per_class; /* >= 0 (default 0: nothing is selected) */
+    float iou_threshold;                /* in [0, 1] (default 0): a box overlapping a selected box
+                                           of its class by IoU > this is suppressed */
+    int use_score_threshold;            /* 0 (default): every box is a candidate (the ONNX input
+                                           is absent); 1: only scores > score_threshold */
+    float score_threshold;              /* not NaN */
+} luthier_nms_attrs;
 
 typedef union luthier_node_attrs {
     luthier_conv2d_attrs conv2d;
@@ -453,6 +521,12 @@ typedef union luthier_node_attrs {
     luthier_thresholded_relu_attrs thresholded_relu;
     luthier_mod_attrs mod;
     luthier_cast_attrs cast;
+    luthier_argmax_attrs argmax;
+    luthier_argmax_attrs argmin;
+    luthier_topk_attrs topk;
+    luthier_cumsum_attrs cumsum;
+    luthier_trilu_attrs trilu;
+    luthier_nms_attrs nms;
     int64_t reserved_[16]; /* room for the operators to come without changing the size */
 } luthier_node_attrs;
 
@@ -493,6 +567,27 @@ typedef struct luthier_node_desc {
     luthier_node_attrs attr;       /* see luthier_node_attrs; a graph's nodes always hold them
                                       resolved (typed = 1) */
 } luthier_node_desc;
+
+/* Non-maximum suppression (ONNX NonMaxSuppression, also run by the NON_MAX_SUPPRESSION node),
+   for firmware that runs a detection head alone. boxes [batches][num_boxes][4], scores
+   [batches][classes][num_boxes] (f32). For each batch, then each class: the candidates (the
+   boxes whose score is not NaN, and > score_threshold when use_score_threshold) in order of
+   score, highest first, equal scores by the lower box index; a candidate is selected unless it
+   overlaps an already selected box of that class by IoU > iou_threshold, until
+   max_output_boxes_per_class are selected. The IoU is the ONNX reference's, in f32: corners
+   taken as min/max of the two given (flipped corners are fine); boxes that do not intersect, or
+   of zero or negative area, never suppress each other (identical boxes do, at any threshold
+   below 1). Writes the selections as rows (batch, class, box) into selected [capacity][3], in
+   that order, fills the remaining rows with -1, and sets *count to the number of selections
+   (all of them: more than capacity gives LUTHIER_STATUS_OVERFLOW, with the first capacity
+   rows written). scratch: luthier_nms_scratch_bytes(num_boxes) bytes, 8-aligned, or NULL (then
+   the function allocates it and frees it). INVALID_ARGUMENT for a bad argument or attribute
+   (negative sizes, center_point_box not 0/1, a negative max, iou_threshold outside [0, 1] or
+   NaN, a NaN score_threshold in use). */
+LUTHIER_API size_t luthier_nms_scratch_bytes(int64_t num_boxes); /* 0 when negative or too large */
+LUTHIER_API luthier_status luthier_nms(const float *boxes, const float *scores, int64_t batches, int64_t classes,
+                                       int64_t num_boxes, const luthier_nms_attrs *attrs, int64_t *selected,
+                                       int64_t capacity, int64_t *count, void *scratch);
 
 /* Writes op's default typed attributes into *a (zero for the fields that have no default);
    INVALID_ARGUMENT for an unknown op. */
@@ -838,18 +933,18 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(SPLIT, axis, split, concat_split, none, FOLLOW, F32)                      \
     X(SOFTMAX, softmax, softmax, softmax, none, FOLLOW, F32)                    \
     X(LAYER_NORM, layer_norm, layer_norm, layer_norm, layer_norm, PLAIN_X, F32) \
-    X(BATCH_NORM, batch_norm, batch_norm, batch_norm, batch_norm, FOLLOW_X, F32)\
+    X(BATCH_NORM, batch_norm, batch_norm, batch_norm, batch_norm, FOLLOW_X, F32) \
     X(LRN, lrn, lrn, lrn, none, NHWC, F32)                                      \
-    X(FLATTEN, flatten, flatten, view, none, PLAIN, F32)                        \
-    X(RESHAPE, none, reshape, view, none, PLAIN, F32)                           \
+    X(FLATTEN, flatten, flatten, view, none, PLAIN, HOOK)                        \
+    X(RESHAPE, none, reshape, view, none, PLAIN, HOOK)                          \
     X(TRANSPOSE, none, transpose, transpose, none, PLAIN, F32)                  \
     X(GATHER, axis, gather, gather, none, PLAIN, HOOK)                          \
     X(ATTENTION, attention, attention, attention, attention, PLAIN, F32)        \
-    X(IDENTITY, none, elementwise, view, none, FOLLOW, F32)                     \
+    X(IDENTITY, none, identity, view, none, FOLLOW, HOOK)                     \
     X(REDUCE, reduce, reduce, reduce, none, PLAIN, F32)                         \
     X(RESIZE, resize, resize, resize, resize, FOLLOW_X, F32)                    \
-    X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X, F32)\
-    X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X, F32)\
+    X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X, F32) \
+    X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X, F32) \
     X(PAD, pad, pad, pad, none, FOLLOW_X, F32)                                  \
     X(LEAKY_RELU, leaky_relu, activation, unary, none, FOLLOW, F32)             \
     X(ELU, elu, activation, unary, none, FOLLOW, F32)                           \
@@ -880,7 +975,13 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(MOD, mod, mod, mod, none, PLAIN, HOOK)                                    \
     X(NOT, none, elementwise, unary, none, FOLLOW, F32)                         \
     X(WHERE, none, where, where, none, PLAIN, HOOK)                             \
-    X(CAST, cast, cast, cast, none, PLAIN, HOOK)
+    X(CAST, cast, cast, cast, none, PLAIN, HOOK)                                \
+    X(ARGMAX, argmax, argext, argext, none, PLAIN, HOOK)                        \
+    X(ARGMIN, argmin, argext, argext, none, PLAIN, HOOK)                        \
+    X(TOPK, topk, topk, topk, none, PLAIN, HOOK)                                \
+    X(CUMSUM, cumsum, cumsum, cumsum, none, PLAIN, F32)                         \
+    X(TRILU, trilu, trilu, trilu, none, PLAIN, F32)                             \
+    X(NON_MAX_SUPPRESSION, nms, nms, nms, nms, PLAIN, HOOK)
 
 #define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes)                                 \
     LUTHIER_PRIVATE void luthier__attrs_##attrs(const luthier_node_desc *d, luthier_node_attrs *a);           \
@@ -1099,6 +1200,39 @@ LUTHIER_PRIVATE void luthier__attrs_mod(const luthier_node_desc *d, luthier_node
 
 LUTHIER_PRIVATE void luthier__attrs_cast(const luthier_node_desc *d, luthier_node_attrs *a) {
     if (d) a->cast = d->attr.cast;
+}
+
+/* The index operators' attributes exist only in typed form. */
+LUTHIER_PRIVATE void luthier__attrs_argmax(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->argmax = d->attr.argmax;
+    else a->argmax.keepdims = 1;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_argmin(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->argmin = d->attr.argmin;
+    else a->argmin.keepdims = 1;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_topk(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) {
+        a->topk = d->attr.topk;
+        return;
+    }
+    a->topk.axis = -1;
+    a->topk.largest = a->topk.sorted = 1;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_cumsum(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->cumsum = d->attr.cumsum;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_trilu(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->trilu = d->attr.trilu;
+    else a->trilu.upper = 1;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_nms(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->nms = d->attr.nms;
 }
 
 LUTHIER_API luthier_status luthier_node_attrs_default(luthier_op op, luthier_node_attrs *a) {
@@ -1654,6 +1788,14 @@ LUTHIER_PRIVATE luthier_status luthier__infer_elementwise(const luthier__infer_a
     return LUTHIER_STATUS_OK;
 }
 
+/* IDENTITY: a view of its input, of either dtype (index outputs pass to graph outputs). */
+LUTHIER_PRIVATE luthier_status luthier__infer_identity(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    r->dtype[0] = x->dtype;
+    r->flops = numel;
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__infer_binary(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
     const luthier__gtensor *b = in[1];
@@ -1849,6 +1991,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_flatten(const luthier__infer_args 
     r->rank[0] = 2;
     r->shape[0][0] = (int64_t)luthier__numel(axis, x->shape, &ok);
     r->shape[0][1] = (int64_t)luthier__numel(x->rank - axis, x->shape + axis, &ok);
+    r->dtype[0] = x->dtype; /* a view: f32 or i64 */
     return LUTHIER_STATUS_OK;
 }
 
@@ -1856,6 +1999,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_reshape(const luthier__infer_args 
     LUTHIER__INFER_ARGS;
     int infer = -1;
     int64_t known = 1, xn = (int64_t)luthier__numel(x->rank, x->shape, &ok); /* exact */
+    r->dtype[0] = x->dtype; /* a view: f32 or i64 */
     if (!d->sizes || d->num_sizes < 1 || d->num_sizes > LUTHIER_MAX_RANK)
         LUTHIER__NFAIL("the target shape needs sizes and 1 <= num_sizes <= %d", LUTHIER_MAX_RANK);
     r->rank[0] = d->num_sizes;
@@ -2098,6 +2242,102 @@ LUTHIER_PRIVATE luthier_status luthier__infer_pad(const luthier__infer_args *arg
     return LUTHIER_STATUS_OK;
 }
 
+/* ARGMAX, ARGMIN: i64 positions along the axis. */
+LUTHIER_PRIVATE luthier_status luthier__infer_argext(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier_argmax_attrs *a = d->op == LUTHIER_OP_ARGMAX ? &d->attr.argmax : &d->attr.argmin;
+    const int axis = luthier__norm_axis(a->axis, x->rank, 0);
+    int j = 0;
+    if (x->dtype != LUTHIER_DTYPE_F32) LUTHIER__NFAIL("input '%s' is %s, the operator takes f32", x->name, luthier__dtype_name(x->dtype));
+    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", a->axis, x->rank);
+    if ((unsigned)a->keepdims > 1 || (unsigned)a->select_last_index > 1)
+        LUTHIER__NFAIL("keepdims %d and select_last_index %d must be 0 or 1", a->keepdims, a->select_last_index);
+    for (i = 0; i < x->rank; i++)
+        if (i != axis || a->keepdims) r->shape[0][j++] = i == axis ? 1 : x->shape[i];
+    r->rank[0] = j;
+    if (j == 0) r->rank[0] = 1, r->shape[0][0] = 1; /* a scalar is held as [1] */
+    r->dtype[0] = LUTHIER_DTYPE_I64;
+    r->flops = numel;
+    return LUTHIER_STATUS_OK;
+}
+
+/* TOPK: values (f32) and indices (i64), the axis cut to k. */
+LUTHIER_PRIVATE luthier_status luthier__infer_topk(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier_topk_attrs *a = &d->attr.topk;
+    const int axis = luthier__norm_axis(a->axis, x->rank, 0);
+    if (x->dtype != LUTHIER_DTYPE_F32) LUTHIER__NFAIL("input '%s' is %s, the operator takes f32", x->name, luthier__dtype_name(x->dtype));
+    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", a->axis, x->rank);
+    if ((unsigned)a->largest > 1 || (unsigned)a->sorted > 1)
+        LUTHIER__NFAIL("largest %d and sorted %d must be 0 or 1", a->largest, a->sorted);
+    if (a->k < 1 || a->k > x->shape[axis])
+        LUTHIER__NFAIL("k %lld is not in [1, %lld] (the length of axis %d)", (long long)a->k, (long long)x->shape[axis], axis);
+    r->num_outputs = 2;
+    r->rank[1] = x->rank;
+    r->shape[0][axis] = a->k;
+    memcpy(r->shape[1], r->shape[0], sizeof r->shape[0]);
+    r->dtype[0] = LUTHIER_DTYPE_F32;
+    r->dtype[1] = LUTHIER_DTYPE_I64;
+    r->flops = numel * (1.0 + log((double)a->k + 1.0));
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_cumsum(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier_cumsum_attrs *a = &d->attr.cumsum;
+    if (luthier__norm_axis(a->axis, x->rank, 0) < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", a->axis, x->rank);
+    if ((unsigned)a->exclusive > 1 || (unsigned)a->reverse > 1)
+        LUTHIER__NFAIL("exclusive %d and reverse %d must be 0 or 1", a->exclusive, a->reverse);
+    r->flops = numel;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_trilu(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    if (x->rank < 2) LUTHIER__NFAIL("input '%s' has rank %d, trilu takes [..., rows, columns]", x->name, x->rank);
+    if ((unsigned)d->attr.trilu.upper > 1) LUTHIER__NFAIL("upper %d must be 0 or 1", d->attr.trilu.upper);
+    return LUTHIER_STATUS_OK;
+}
+
+/* The rows NON_MAX_SUPPRESSION's output holds: B * C * min(max per class, N), at least 1. */
+LUTHIER_PRIVATE int64_t luthier__nms_bound(const luthier__gtensor *boxes, const luthier__gtensor *scores, int64_t max_per_class) {
+    const int64_t per = max_per_class < boxes->shape[1] ? max_per_class : boxes->shape[1];
+    const int64_t bound = scores->shape[0] * scores->shape[1] * per; /* <= the elements of scores */
+    return bound > 0 ? bound : 1;
+}
+
+/* The attributes luthier_nms refuses (NULL when they are fine). */
+LUTHIER_PRIVATE const char *luthier__nms_attrs_bad(const luthier_nms_attrs *a) {
+    if ((unsigned)a->center_point_box > 1) return "center_point_box must be 0 or 1";
+    if (a->max_output_boxes_per_class < 0) return "max_output_boxes_per_class must be >= 0";
+    if (!(a->iou_threshold >= 0 && a->iou_threshold <= 1)) return "iou_threshold must be in [0, 1]";
+    if ((unsigned)a->use_score_threshold > 1) return "use_score_threshold must be 0 or 1";
+    if (a->use_score_threshold && a->score_threshold != a->score_threshold) return "score_threshold is NaN";
+    return NULL;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_nms(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *sc = in[1];
+    const char *why = luthier__nms_attrs_bad(&d->attr.nms);
+    if (why) LUTHIER__NFAIL("%s", why);
+    if (x->dtype != LUTHIER_DTYPE_F32 || sc->dtype != LUTHIER_DTYPE_F32) LUTHIER__NFAIL("boxes and scores must be f32");
+    if (x->rank != 3 || x->shape[2] != 4) LUTHIER__NFAIL("boxes '%s' must be [batches, boxes, 4]", x->name);
+    if (sc->rank != 3 || sc->shape[0] != x->shape[0] || sc->shape[2] != x->shape[1]) {
+        luthier__shape_str(x->rank, x->shape, sa, sizeof sa);
+        luthier__shape_str(sc->rank, sc->shape, sb, sizeof sb);
+        LUTHIER__NFAIL("scores %s must be [batches, classes, boxes] for boxes %s", sb, sa);
+    }
+    r->num_outputs = 2;
+    r->rank[0] = 2;
+    r->shape[0][0] = luthier__nms_bound(x, sc, d->attr.nms.max_output_boxes_per_class);
+    r->shape[0][1] = 3;
+    r->rank[1] = 1;
+    r->shape[1][0] = 1;
+    r->dtype[0] = r->dtype[1] = LUTHIER_DTYPE_I64;
+    r->flops = (double)luthier__numel(sc->rank, sc->shape, &ok) * (1.0 + log((double)x->shape[1] + 1.0));
+    return LUTHIER_STATUS_OK;
+}
 
 /* Bytes of a node's inputs (each once) and outputs. */
 LUTHIER_PRIVATE double luthier__io_bytes(const luthier__gtensor *const *in, int ni, const luthier__infer *r) {
@@ -3688,6 +3928,15 @@ LUTHIER_PRIVATE luthier_status luthier__lower_attention(luthier__planner *pl, lu
     if (pl->p->workspace_bytes < ws) pl->p->workspace_bytes = ws;
     return LUTHIER_STATUS_OK;
 }
+/* NON_MAX_SUPPRESSION: luthier_nms's scratch, from the context workspace. */
+LUTHIER_PRIVATE luthier_status luthier__lower_nms(luthier__planner *pl, luthier__pstep *st, int ni) {
+    const luthier__gnode *gn = &pl->g->nodes[ni];
+    const size_t ws = luthier_nms_scratch_bytes(pl->g->tensors[gn->inputs[0]].shape[1]);
+    (void)st;
+    if (pl->p->workspace_bytes < ws) pl->p->workspace_bytes = ws;
+    return LUTHIER_STATUS_OK;
+}
+
 /* RESIZE: the tap tables of its two axes (luthier__op_rs_plan), plan-owned. */
 LUTHIER_PRIVATE luthier_status luthier__lower_resize(luthier__planner *pl, luthier__pstep *st, int ni) {
     const luthier__gnode *gn = &pl->g->nodes[ni];
@@ -4174,6 +4423,11 @@ static const struct {
     {luthier__run_depth_space, LUTHIER__RUNS_TRANSPOSE},
     {luthier__run_pad, LUTHIER__RUNS_COPY},
     {luthier__run_mod, LUTHIER__RUNS_SCALAR}, /* fmodf per element */
+    {luthier__run_argext, LUTHIER__RUNS_SCALAR}, /* plain C (rows along an axis) */
+    {luthier__run_topk, LUTHIER__RUNS_SCALAR},
+    {luthier__run_cumsum, LUTHIER__RUNS_SCALAR},
+    {luthier__run_trilu, LUTHIER__RUNS_SCALAR},
+    {luthier__run_nms, LUTHIER__RUNS_SCALAR},
 };
 
 /* Whether a step reads or writes an integer tensor (i64, i32, bool): those forms are plain C. */
@@ -4730,6 +4984,151 @@ LUTHIER_PRIVATE luthier_status luthier__run_pad(const luthier__run_args *arg) {
     return luthier__op_pad(ctx, &cfg, xp, op, x->rank, xs, os, begin, a->mode, a->value);
 }
 
+/* ARGMAX, ARGMIN, TOPK, CUMSUM: rows along the axis (plain layout). */
+LUTHIER_PRIVATE int luthier__run_axis_of(const luthier__pstep *st, int rank) {
+    const int a = st->d.op == LUTHIER_OP_ARGMAX ? st->d.attr.argmax.axis : st->d.op == LUTHIER_OP_ARGMIN ? st->d.attr.argmin.axis
+                  : st->d.op == LUTHIER_OP_TOPK ? st->d.attr.topk.axis : st->d.attr.cumsum.axis;
+    return luthier__norm_axis(a, rank, 0);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_argext(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const int axis = luthier__run_axis_of(st, x->rank);
+    const luthier_argmax_attrs *a = st->d.op == LUTHIER_OP_ARGMAX ? &st->d.attr.argmax : &st->d.attr.argmin;
+    return luthier__op_argext(ctx, &cfg, xp, (int64_t *)(void *)op, luthier__prod(xs, 0, axis), (size_t)xs[axis],
+                              luthier__prod(xs, axis + 1, x->rank), st->d.op == LUTHIER_OP_ARGMIN, a->select_last_index);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_topk(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const int axis = luthier__run_axis_of(st, x->rank);
+    return luthier__op_topk(ctx, &cfg, xp, op, (int64_t *)luthier__ptr(rc, st->out[1]), luthier__prod(xs, 0, axis), (size_t)xs[axis],
+                            luthier__prod(xs, axis + 1, x->rank), (size_t)st->d.attr.topk.k, st->d.attr.topk.largest);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_cumsum(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const int axis = luthier__run_axis_of(st, x->rank);
+    return luthier__op_cumsum(ctx, &cfg, xp, op, luthier__prod(xs, 0, axis), (size_t)xs[axis], luthier__prod(xs, axis + 1, x->rank),
+                              st->d.attr.cumsum.exclusive, st->d.attr.cumsum.reverse);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_trilu(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    return luthier__op_trilu(ctx, &cfg, xp, op, luthier__prod(xs, 0, x->rank - 2), (size_t)xs[x->rank - 2], (size_t)xs[x->rank - 1],
+                             st->d.attr.trilu.upper, st->d.attr.trilu.k);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_nms(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier__pval *sc = &p->vals[st->in[1]];
+    void *scratch = luthier__context_workspace(ctx, p->workspace_bytes);
+    int64_t count = 0;
+    luthier_status s;
+    if (!scratch) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "non_max_suppression: no workspace");
+    s = luthier_nms(xp, (const float *)luthier__ptr(rc, st->in[1]), xs[0], sc->shape[1], xs[1], &st->d.attr.nms,
+                    (int64_t *)(void *)op, os[0], &count, scratch);
+    *(int64_t *)luthier__ptr(rc, st->out[1]) = count;
+    if (s != LUTHIER_STATUS_OK) /* the bound holds every selection: only a broken invariant lands here */
+        return luthier__fail(ctx, s, "non_max_suppression: %s", luthier_status_string(s));
+    return LUTHIER_STATUS_OK;
+}
+
+/* >>nms: luthier_nms (see its declaration). */
+typedef struct luthier__nms_cand {
+    float score;
+    int64_t box;
+} luthier__nms_cand;
+
+LUTHIER_API size_t luthier_nms_scratch_bytes(int64_t num_boxes) {
+    size_t bytes;
+    if (num_boxes < 0 || !luthier__size_mul((size_t)num_boxes, sizeof(luthier__nms_cand) + sizeof(int64_t), &bytes)) return 0;
+    return bytes;
+}
+
+/* Higher score first, then the lower box. */
+LUTHIER_PRIVATE int luthier__nms_order(const void *pa, const void *pb) {
+    const luthier__nms_cand *a = (const luthier__nms_cand *)pa, *b = (const luthier__nms_cand *)pb;
+    if (a->score != b->score) return a->score > b->score ? -1 : 1;
+    return a->box < b->box ? -1 : a->box > b->box;
+}
+
+/* A box as [ymin, xmin, ymax, xmax], computed as the ONNX reference does (its max_min for
+   corners: NaN coordinates keep their place). */
+LUTHIER_PRIVATE void luthier__nms_corners(const float *b, int center, float *c) {
+    if (center) {
+        const float hw = b[2] / 2, hh = b[3] / 2;
+        c[0] = b[1] - hh, c[1] = b[0] - hw, c[2] = b[1] + hh, c[3] = b[0] + hw;
+    } else {
+        c[0] = b[0] >= b[2] ? b[2] : b[0], c[2] = b[0] >= b[2] ? b[0] : b[2];
+        c[1] = b[1] >= b[3] ? b[3] : b[1], c[3] = b[1] >= b[3] ? b[1] : b[3];
+    }
+}
+
+/* Whether boxes a and b overlap by IoU > thr (the reference's suppress_by_iou, in f32; its
+   max(p, q) is q > p ? q : p and min(p, q) is q < p ? q : p, as Python's). */
+LUTHIER_PRIVATE int luthier__nms_suppresses(const float *a, const float *b, int center, float thr) {
+    float ca[4], cb[4], ix0, ix1, iy0, iy1, inter, area_a, area_b, uni;
+    luthier__nms_corners(a, center, ca);
+    luthier__nms_corners(b, center, cb);
+    ix0 = cb[1] > ca[1] ? cb[1] : ca[1], ix1 = cb[3] < ca[3] ? cb[3] : ca[3];
+    if (ix1 <= ix0) return 0;
+    iy0 = cb[0] > ca[0] ? cb[0] : ca[0], iy1 = cb[2] < ca[2] ? cb[2] : ca[2];
+    if (iy1 <= iy0) return 0;
+    inter = (ix1 - ix0) * (iy1 - iy0);
+    if (inter <= 0) return 0;
+    area_a = (ca[3] - ca[1]) * (ca[2] - ca[0]);
+    area_b = (cb[3] - cb[1]) * (cb[2] - cb[0]);
+    uni = area_a + area_b - inter;
+    if (area_a <= 0 || area_b <= 0 || uni <= 0) return 0;
+    return inter / uni > thr;
+}
+
+/* One (batch, class): appends its selections to selected (rows past capacity only counted). */
+LUTHIER_PRIVATE void luthier__nms_class(const float *boxes, const float *scores, int64_t b, int64_t c, int64_t n,
+                                        const luthier_nms_attrs *a, luthier__nms_cand *cand, int64_t *kept,
+                                        int64_t *selected, int64_t capacity, int64_t *count) {
+    int64_t m = 0, nk = 0, t, q;
+    for (t = 0; t < n; t++) {
+        const float s = scores[t];
+        if (s != s || (a->use_score_threshold && !(s > a->score_threshold))) continue;
+        cand[m].score = s, cand[m].box = t, m++;
+    }
+    qsort(cand, (size_t)m, sizeof *cand, luthier__nms_order);
+    for (t = 0; t < m && nk < a->max_output_boxes_per_class; t++) {
+        const float *bx = boxes + cand[t].box * 4;
+        for (q = 0; q < nk; q++)
+            if (luthier__nms_suppresses(bx, boxes + kept[q] * 4, a->center_point_box, a->iou_threshold)) break;
+        if (q < nk) continue;
+        kept[nk++] = cand[t].box;
+        if (*count < capacity) {
+            int64_t *row = selected + *count * 3;
+            row[0] = b, row[1] = c, row[2] = cand[t].box;
+        }
+        ++*count;
+    }
+}
+
+LUTHIER_API luthier_status luthier_nms(const float *boxes, const float *scores, int64_t batches, int64_t classes,
+                                       int64_t num_boxes, const luthier_nms_attrs *attrs, int64_t *selected,
+                                       int64_t capacity, int64_t *count, void *scratch) {
+    const size_t bytes = luthier_nms_scratch_bytes(num_boxes);
+    void *owned = NULL;
+    int64_t b, c, e;
+    if (count) *count = 0;
+    if (!attrs || !count || batches < 0 || classes < 0 || num_boxes < 0 || capacity < 0 || (capacity && !selected) ||
+        ((!boxes || !scores) && batches && classes && num_boxes) || luthier__nms_attrs_bad(attrs) ||
+        (num_boxes && !bytes) || (capacity > (int64_t)(LUTHIER__SIZE_LIMIT / 24)))
+        return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if (!scratch && bytes && !(scratch = owned = luthier__alloc(bytes))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    for (b = 0; b < batches; b++)
+        for (c = 0; c < classes; c++)
+            luthier__nms_class(boxes + b * num_boxes * 4, scores + (b * classes + c) * num_boxes, b, c, num_boxes, attrs,
+                               (luthier__nms_cand *)scratch, (int64_t *)scratch + 2 * num_boxes, selected, capacity, count);
+    for (e = (*count < capacity ? *count : capacity) * 3; e < capacity * 3; e++) selected[e] = -1;
+    luthier__free(owned);
+    return *count > capacity ? LUTHIER_STATUS_OVERFLOW : LUTHIER_STATUS_OK;
+}
 
 LUTHIER_PRIVATE luthier_status luthier__run_step(luthier_context *ctx, const luthier__runctx *rc,
                                                  luthier__pstep *st) {

@@ -3477,6 +3477,143 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__
    are required and must be named; later ones are optional and may be "" (absent). Every node of
    one of these types is checked against its row before pattern matching, folding or conversion
    looks at its inputs. */
+/* ---- index operators: ArgMax, ArgMin, TopK, CumSum, Trilu, NonMaxSuppression ---------------- */
+
+/* Input k as a constant integer scalar (one element) into *out; absent: *out unchanged. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__int_scalar(luthier_onnx__ctx *c, const luthier_onnx__node *n, int k, const char *what,
+                                                        int64_t *out) {
+    const luthier_onnx__tensor *t;
+    LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, k, what, &t));
+    if (t && t->n == 0) return LUTHIER_STATUS_OK; /* empty: as absent (the ONNX reference) */
+    if (t && t->n != 1) LUTHIER_ONNX__BAD("input %d (%s) has %zu values, it must be one", k, what, t->n);
+    if (t) *out = t->i[0];
+    return LUTHIER_STATUS_OK;
+}
+
+/* Input 0 for the engine: f32 (integer constants converted); integers computed at run time are
+   refused. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__f32_input(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_onnx__val *x,
+                                                       const luthier_onnx__shape *xs, int *tid) {
+    if (!xs->isf && !x->c) LUTHIER_ONNX__UNSUP("input '%s' holds integers computed at run time (the operator runs on f32)", x->name);
+    if (xs->rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("rank %d is above the engine's %d", xs->rank, LUTHIER_MAX_RANK);
+    return luthier_onnx__eng(c, n, x, 1, tid);
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_argext(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    luthier_argmax_attrs *a = arg->op == LUTHIER_OP_ARGMAX ? &d.attr.argmax : &d.attr.argmin;
+    int64_t ax;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis,keepdims,select_last_index"));
+    if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+    LUTHIER_ONNX__TRY(luthier_onnx__f32_input(c, n, x, &xs, &xt));
+    luthier_node_attrs_default(arg->op, &d.attr);
+    d.typed = 1;
+    a->axis = (int)ax;
+    a->keepdims = luthier_onnx__ai(n, "keepdims", 1) != 0;
+    a->select_last_index = luthier_onnx__ai(n, "select_last_index", 0) != 0;
+    return luthier_onnx__emit_out(c, n, &d, arg->op, &xt, 1);
+}
+
+/* TopK: k from the attribute (opsets 1..9) or the constant input K (10..); largest and sorted
+   from opset 11. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_topk(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int64_t ax, kk = -1;
+    const char *name;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 10 ? "axis,k" : "axis,largest,sorted"));
+    if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", -1), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+    if (c->opset < 10) {
+        if (!luthier_onnx__attr_get(n, "k")) LUTHIER_ONNX__BAD("the k attribute is missing");
+        kk = luthier_onnx__ai(n, "k", -1);
+    } else {
+        luthier_onnx__val *kv = luthier_onnx__in(c, n, 1);
+        if (!kv) LUTHIER_ONNX__BAD("input K is missing");
+        if (!kv->c) LUTHIER_ONNX__UNSUP("input K ('%s') is computed at run time: the engine needs a constant k", kv->name);
+        LUTHIER_ONNX__TRY(luthier_onnx__int_scalar(c, n, 1, "K", &kk));
+    }
+    if (kk == 0) LUTHIER_ONNX__UNSUP("k = 0 gives empty outputs, which the engine does not hold");
+    if (kk < 0 || kk > xs.d[ax]) LUTHIER_ONNX__BAD("k %lld is not in [1, %lld]", (long long)kk, (long long)xs.d[ax]);
+    LUTHIER_ONNX__TRY(luthier_onnx__f32_input(c, n, x, &xs, &xt));
+    luthier_node_attrs_default(LUTHIER_OP_TOPK, &d.attr);
+    d.typed = 1;
+    d.attr.topk.k = kk;
+    d.attr.topk.axis = (int)ax;
+    d.attr.topk.largest = luthier_onnx__ai(n, "largest", 1) != 0;
+    d.attr.topk.sorted = luthier_onnx__ai(n, "sorted", 1) != 0;
+    d.op = LUTHIER_OP_TOPK;
+    d.inputs = &xt;
+    d.num_inputs = 1;
+    if (!(name = luthier_onnx__uname(c, oname, "topk"))) LUTHIER_ONNX__OOM();
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
+    for (k = 0; k < 2; k++) luthier_onnx__setout(c, n, k, outs[k]);
+    return LUTHIER_STATUS_OK;
+}
+
+/* CumSum: axis a constant input. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_cumsum(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int64_t ax = 0;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "exclusive,reverse"));
+    if (!luthier_onnx__in(c, n, 1)) LUTHIER_ONNX__BAD("input axis is missing");
+    LUTHIER_ONNX__TRY(luthier_onnx__int_scalar(c, n, 1, "axis", &ax));
+    if (!luthier_onnx__norm_axis(ax, xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+    LUTHIER_ONNX__TRY(luthier_onnx__f32_input(c, n, x, &xs, &xt));
+    d.typed = 1;
+    d.attr.cumsum.axis = (int)ax;
+    d.attr.cumsum.exclusive = luthier_onnx__ai(n, "exclusive", 0) != 0;
+    d.attr.cumsum.reverse = luthier_onnx__ai(n, "reverse", 0) != 0;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CUMSUM, &xt, 1);
+}
+
+/* Trilu: k an optional constant input (default 0). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_trilu(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int64_t kk = 0;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "upper"));
+    LUTHIER_ONNX__TRY(luthier_onnx__int_scalar(c, n, 1, "k", &kk));
+    if (xs.rank < 2) LUTHIER_ONNX__BAD("input rank %d: Trilu takes rank >= 2", xs.rank);
+    LUTHIER_ONNX__TRY(luthier_onnx__f32_input(c, n, x, &xs, &xt));
+    d.typed = 1;
+    d.attr.trilu.upper = luthier_onnx__ai(n, "upper", 1) != 0;
+    d.attr.trilu.k = kk;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_TRILU, &xt, 1);
+}
+
+/* NonMaxSuppression: max_output_boxes_per_class, iou_threshold, score_threshold constant
+   inputs; the engine's output 0 ([bound, 3], rows past the selections -1) is the ONNX output. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    luthier_onnx__val *sv = luthier_onnx__in(c, n, 1);
+    const int64_t cpb = luthier_onnx__ai(n, "center_point_box", 0);
+    const char *name;
+    int64_t mx = 0;
+    float iou = 0, st = 0;
+    int has_iou, has_st;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "center_point_box"));
+    if (!sv) LUTHIER_ONNX__BAD("input scores is missing");
+    if (cpb != 0 && cpb != 1) LUTHIER_ONNX__BAD("center_point_box %lld is not 0 or 1", (long long)cpb);
+    LUTHIER_ONNX__TRY(luthier_onnx__int_scalar(c, n, 2, "max_output_boxes_per_class", &mx));
+    LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 3, &iou, &has_iou));
+    LUTHIER_ONNX__TRY(luthier_onnx__float_scalar(c, n, 4, &st, &has_st));
+    if (!(iou >= 0 && iou <= 1)) LUTHIER_ONNX__BAD("iou_threshold %g is not in [0, 1]", (double)iou);
+    if (st != st) LUTHIER_ONNX__BAD("score_threshold is NaN");
+    LUTHIER_ONNX__TRY(luthier_onnx__f32_input(c, n, x, &xs, &in[0]));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, sv, 1, &in[1]));
+    d.typed = 1;
+    d.attr.nms.center_point_box = (int)cpb;
+    d.attr.nms.max_output_boxes_per_class = mx < 0 ? 0 : mx; /* the reference takes max(value, 0) */
+    d.attr.nms.iou_threshold = iou;
+    d.attr.nms.use_score_threshold = has_st;
+    d.attr.nms.score_threshold = st;
+    d.op = LUTHIER_OP_NON_MAX_SUPPRESSION;
+    d.inputs = in;
+    d.num_inputs = 2;
+    if (!(name = luthier_onnx__uname(c, oname, "nms"))) LUTHIER_ONNX__OOM();
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
 #define LUTHIER_ONNX__MANY (1 << 20)
 #define LUTHIER_ONNX__OPSET_MIN 7 /* the default-domain opsets the loader reads */
 #define LUTHIER_ONNX__OPSET_MAX 17
@@ -3569,15 +3706,21 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__
     X("DequantizeLinear", 2, 3, 1, 1, quant, COUNT, quant, 10, 0)                    \
     X("QLinearConv", 8, 9, 1, 1, quant, CONV2D, none, 10, 0)                         \
     X("QLinearMatMul", 8, 8, 1, 1, quant, DENSE, none, 10, 0)                        \
-    X("Greater", 2, 2, 1, 1, logic, GREATER, broadcast, 1, 0)                        \
-    X("Less", 2, 2, 1, 1, logic, LESS, broadcast, 1, 0)                              \
-    X("GreaterOrEqual", 2, 2, 1, 1, logic, GREATER_OR_EQUAL, broadcast, 12, 0)       \
-    X("LessOrEqual", 2, 2, 1, 1, logic, LESS_OR_EQUAL, broadcast, 12, 0)             \
-    X("And", 2, 2, 1, 1, logic, AND, broadcast, 1, 0)                                \
-    X("Or", 2, 2, 1, 1, logic, OR, broadcast, 1, 0)                                  \
-    X("Xor", 2, 2, 1, 1, logic, XOR, broadcast, 1, 0)                                \
-    X("Not", 1, 1, 1, 1, logic, NOT, not, 1, 0)                                      \
-    X("Mod", 2, 2, 1, 1, logic, MOD, broadcast, 10, 0)
+    X("Greater", 2, 2, 1, 1, logic, GREATER, broadcast, 1, 0)                   \
+    X("Less", 2, 2, 1, 1, logic, LESS, broadcast, 1, 0)                         \
+    X("GreaterOrEqual", 2, 2, 1, 1, logic, GREATER_OR_EQUAL, broadcast, 12, 0)  \
+    X("LessOrEqual", 2, 2, 1, 1, logic, LESS_OR_EQUAL, broadcast, 12, 0)        \
+    X("And", 2, 2, 1, 1, logic, AND, broadcast, 1, 0)                           \
+    X("Or", 2, 2, 1, 1, logic, OR, broadcast, 1, 0)                             \
+    X("Xor", 2, 2, 1, 1, logic, XOR, broadcast, 1, 0)                           \
+    X("Not", 1, 1, 1, 1, logic, NOT, not, 1, 0)                                 \
+    X("Mod", 2, 2, 1, 1, logic, MOD, broadcast, 10, 0)                          \
+    X("ArgMax", 1, 1, 1, 1, argext, ARGMAX, none, 1, 0)                         \
+    X("ArgMin", 1, 1, 1, 1, argext, ARGMIN, none, 1, 0)                         \
+    X("TopK", 1, 2, 2, 2, topk, TOPK, none, 1, 0)                               \
+    X("CumSum", 2, 2, 1, 1, cumsum, CUMSUM, none, 11, 0)                        \
+    X("Trilu", 1, 2, 1, 1, trilu, TRILU, none, 14, 0)                           \
+    X("NonMaxSuppression", 2, 5, 1, 1, nms, NON_MAX_SUPPRESSION, none, 10, 0)
 
 
 /* The row of node n's operator, or NULL (an unknown operator, or a domain the loader does not read). */

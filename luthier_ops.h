@@ -2632,6 +2632,202 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_reduce(luthier_contex
     return luthier__op_run(ctx, cfg, luthier__div_up(j.outputs, j.per_unit), luthier__op_reduce_range, &j);
 }
 
+/* >>ops-index: ARGMAX/ARGMIN, TOPK, CUMSUM (rows of `len` elements along one axis, stride
+   `inner`, outer * inner rows) and TRILU. Plain C: these are control-bound, not streaming. */
+typedef struct luthier__op_rows_job {
+    const float *x;
+    float *y;       /* TOPK values, CUMSUM and TRILU output */
+    int64_t *yi;    /* ARGMAX/ARGMIN and TOPK indices */
+    size_t outer, len, inner, k, per_unit;
+    int flag_a, flag_b; /* argext: is_min, last; topk: largest; cumsum: exclusive, reverse */
+    int64_t diag;       /* TRILU: k */
+    size_t rows, cols;  /* TRILU: the last two axes */
+} luthier__op_rows_job;
+
+/* Rows [ub, ue) units of per_unit rows: fn(job, base of x, row's output position). */
+#define LUTHIER__OP_ROWS_LOOP(j, ub, ue, body)                                                           \
+    do {                                                                                                 \
+        const size_t r_end_ = luthier__min_sz((j)->outer * (j)->inner, (ue) * (j)->per_unit);           \
+        size_t r_;                                                                                       \
+        for (r_ = (ub) * (j)->per_unit; r_ < r_end_; r_++) {                                             \
+            const size_t o_ = r_ / (j)->inner, i_ = r_ % (j)->inner;                                     \
+            body(j, o_ * (j)->len * (j)->inner + i_, o_, i_);                                            \
+        }                                                                                                \
+    } while (0)
+
+/* The position of the row's maximum (minimum with is_min): the first one, the last one with
+   last; a NaN wins over every number (the first NaN, or the last with last), as numpy and
+   PyTorch. */
+LUTHIER_PRIVATE int64_t luthier__op_argext_row(const float *x, size_t len, size_t stride, int is_min, int last) {
+    float best = x[0];
+    size_t b = 0, j;
+    int nan = best != best;
+    for (j = 1; j < len; j++) {
+        const float v = x[j * stride];
+        if (nan) {
+            if (last && v != v) b = j;
+        } else if (v != v) {
+            nan = 1, b = j;
+        } else if (is_min ? (v < best || (last && v == best)) : (v > best || (last && v == best))) {
+            best = v, b = j;
+        }
+    }
+    return (int64_t)b;
+}
+
+#define LUTHIER__OP_ARGEXT_BODY(j, base, o, i) \
+    (j)->yi[(o) * (j)->inner + (i)] = luthier__op_argext_row((j)->x + (base), (j)->len, (j)->inner, (j)->flag_a, (j)->flag_b)
+
+LUTHIER_PRIVATE void luthier__op_argext_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
+    const luthier__op_rows_job *j = (const luthier__op_rows_job *)arg;
+    (void)thread, (void)cl;
+    LUTHIER__OP_ROWS_LOOP(j, ub, ue, LUTHIER__OP_ARGEXT_BODY);
+}
+
+LUTHIER_PRIVATE size_t luthier__op_rows_per_unit(size_t len) {
+    return luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, len));
+}
+
+/* yi[outer][inner] = the arg max (arg min) of x[outer][len][inner] along len. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_argext(luthier_context *ctx, const luthier__op_cfg *cfg, const float *x,
+                                                                  int64_t *yi, size_t outer, size_t len, size_t inner, int is_min,
+                                                                  int last) {
+    luthier__op_rows_job j;
+    memset(&j, 0, sizeof j);
+    j.x = x, j.yi = yi, j.outer = outer, j.len = len, j.inner = inner, j.flag_a = is_min, j.flag_b = last;
+    j.per_unit = luthier__op_rows_per_unit(len);
+    return luthier__op_run(ctx, cfg, luthier__div_up(outer * inner, j.per_unit), luthier__op_argext_range, &j);
+}
+
+/* TOPK's order: (a, ia) comes before (b, ib). largest: greater values first, smallest: smaller
+   first; NaN counts as greater than every number (numpy's sort order, torch.topk); equal values
+   (NaNs among themselves) by the lower index. A total order, as the indices differ. */
+LUTHIER_PRIVATE int luthier__op_topk_before(float a, int64_t ia, float b, int64_t ib, int largest) {
+    const int an = a != a, bn = b != b;
+    if (an || bn) return an && bn ? ia < ib : largest ? an : bn;
+    if (a != b) return largest ? a > b : a < b;
+    return ia < ib;
+}
+
+/* The heap of a TOPK row lives in its outputs (v, ix at stride s): every parent comes after its
+   children in the order, so the root is the worst kept element. */
+LUTHIER_PRIVATE void luthier__op_topk_sift(float *v, int64_t *ix, size_t s, size_t at, size_t n, int largest) {
+    for (;;) {
+        size_t c = 2 * at + 1, w = at;
+        float t;
+        int64_t ti;
+        if (c < n && luthier__op_topk_before(v[w * s], ix[w * s], v[c * s], ix[c * s], largest)) w = c;
+        if (c + 1 < n && luthier__op_topk_before(v[w * s], ix[w * s], v[(c + 1) * s], ix[(c + 1) * s], largest)) w = c + 1;
+        if (w == at) return;
+        t = v[w * s], v[w * s] = v[at * s], v[at * s] = t;
+        ti = ix[w * s], ix[w * s] = ix[at * s], ix[at * s] = ti;
+        at = w;
+    }
+}
+
+/* One row: the k first elements of x (stride s) in the order, best first. O(len log k). */
+LUTHIER_PRIVATE void luthier__op_topk_row(const float *x, size_t len, size_t s, size_t k, int largest, float *v, int64_t *ix) {
+    size_t j, m;
+    for (j = 0; j < len; j++) {
+        const float xv = x[j * s];
+        if (j < k) { /* grow: put it at the end and sift it up */
+            size_t at = j;
+            while (at > 0 && luthier__op_topk_before(v[(at - 1) / 2 * s], ix[(at - 1) / 2 * s], xv, (int64_t)j, largest)) {
+                v[at * s] = v[(at - 1) / 2 * s], ix[at * s] = ix[(at - 1) / 2 * s];
+                at = (at - 1) / 2;
+            }
+            v[at * s] = xv, ix[at * s] = (int64_t)j;
+        } else if (luthier__op_topk_before(xv, (int64_t)j, v[0], ix[0], largest)) {
+            v[0] = xv, ix[0] = (int64_t)j;
+            luthier__op_topk_sift(v, ix, s, 0, k, largest);
+        }
+    }
+    for (m = k; m > 1; m--) { /* heap sort: the worst to the end */
+        float t = v[0];
+        int64_t ti = ix[0];
+        v[0] = v[(m - 1) * s], ix[0] = ix[(m - 1) * s];
+        v[(m - 1) * s] = t, ix[(m - 1) * s] = ti;
+        luthier__op_topk_sift(v, ix, s, 0, m - 1, largest);
+    }
+}
+
+#define LUTHIER__OP_TOPK_BODY(j, base, o, i)                                                                   \
+    luthier__op_topk_row((j)->x + (base), (j)->len, (j)->inner, (j)->k, (j)->flag_a,                          \
+                         (j)->y + (o) * (j)->k * (j)->inner + (i), (j)->yi + (o) * (j)->k * (j)->inner + (i))
+
+LUTHIER_PRIVATE void luthier__op_topk_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
+    const luthier__op_rows_job *j = (const luthier__op_rows_job *)arg;
+    (void)thread, (void)cl;
+    LUTHIER__OP_ROWS_LOOP(j, ub, ue, LUTHIER__OP_TOPK_BODY);
+}
+
+/* v, ix [outer][k][inner] = the k first elements of x [outer][len][inner] along len (1 <= k <= len). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_topk(luthier_context *ctx, const luthier__op_cfg *cfg, const float *x,
+                                                                float *v, int64_t *ix, size_t outer, size_t len, size_t inner,
+                                                                size_t k, int largest) {
+    luthier__op_rows_job j;
+    if (k < 1 || k > len) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "topk: k %zu is not in [1, %zu]", k, len);
+    memset(&j, 0, sizeof j);
+    j.x = x, j.y = v, j.yi = ix, j.outer = outer, j.len = len, j.inner = inner, j.k = k, j.flag_a = largest;
+    j.per_unit = luthier__op_rows_per_unit(len);
+    return luthier__op_run(ctx, cfg, luthier__div_up(outer * inner, j.per_unit), luthier__op_topk_range, &j);
+}
+
+/* One CUMSUM row (stride s), accumulated in double: y_j = sum of x_i for i <= j (i < j when
+   exclusive; i >= j, i > j when reverse). */
+LUTHIER_PRIVATE void luthier__op_cumsum_row(const float *x, float *y, size_t len, size_t s, int exclusive, int reverse) {
+    double acc = 0;
+    size_t t;
+    for (t = 0; t < len; t++) {
+        const size_t jj = (reverse ? len - 1 - t : t) * s;
+        const double xv = x[jj];
+        if (exclusive) y[jj] = (float)acc, acc += xv;
+        else acc += xv, y[jj] = (float)acc;
+    }
+}
+
+#define LUTHIER__OP_CUMSUM_BODY(j, base, o, i) \
+    luthier__op_cumsum_row((j)->x + (base), (j)->y + (base), (j)->len, (j)->inner, (j)->flag_a, (j)->flag_b)
+
+LUTHIER_PRIVATE void luthier__op_cumsum_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
+    const luthier__op_rows_job *j = (const luthier__op_rows_job *)arg;
+    (void)thread, (void)cl;
+    LUTHIER__OP_ROWS_LOOP(j, ub, ue, LUTHIER__OP_CUMSUM_BODY);
+}
+
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_cumsum(luthier_context *ctx, const luthier__op_cfg *cfg, const float *x,
+                                                                  float *y, size_t outer, size_t len, size_t inner, int exclusive,
+                                                                  int reverse) {
+    luthier__op_rows_job j;
+    memset(&j, 0, sizeof j);
+    j.x = x, j.y = y, j.outer = outer, j.len = len, j.inner = inner, j.flag_a = exclusive, j.flag_b = reverse;
+    j.per_unit = luthier__op_rows_per_unit(len);
+    return luthier__op_run(ctx, cfg, luthier__div_up(outer * inner, j.per_unit), luthier__op_cumsum_range, &j);
+}
+
+LUTHIER_PRIVATE void luthier__op_trilu_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
+    const luthier__op_rows_job *j = (const luthier__op_rows_job *)arg;
+    const size_t end = luthier__min_sz(j->outer * j->rows * j->cols, ue * LUTHIER__OP_GRAIN);
+    size_t e;
+    (void)thread, (void)cl;
+    for (e = ub * LUTHIER__OP_GRAIN; e < end; e++) {
+        const int64_t c = (int64_t)(e % j->cols), r = (int64_t)(e / j->cols % j->rows);
+        const int keep = j->flag_a ? c - r >= j->diag : c - r <= j->diag;
+        j->y[e] = keep ? j->x[e] : 0.0f;
+    }
+}
+
+/* y = the upper (upper != 0: column - row >= k) or lower (column - row <= k) triangle of each
+   [rows, cols] matrix of x [batch][rows][cols], zeros elsewhere. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_trilu(luthier_context *ctx, const luthier__op_cfg *cfg, const float *x,
+                                                                 float *y, size_t batch, size_t rows, size_t cols, int upper,
+                                                                 int64_t k) {
+    luthier__op_rows_job j;
+    memset(&j, 0, sizeof j);
+    j.x = x, j.y = y, j.outer = batch, j.rows = rows, j.cols = cols, j.flag_a = upper, j.diag = k;
+    return luthier__op_run(ctx, cfg, luthier__div_up(batch * rows * cols, LUTHIER__OP_GRAIN), luthier__op_trilu_range, &j);
+}
+
 /* >>ops-resize: the taps of one axis (see luthier__op_rs_plan): mode 0 nearest, 1 linear,
    2 cubic; coord and nearest as luthier_resize_coord / luthier_resize_nearest; s: the axis's
    scale (given, or out / in), len: the resized length in * s (out when sizes are given), which

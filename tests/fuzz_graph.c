@@ -302,6 +302,43 @@ static void fz_add_node(fz_build *b, luthier_op op) {
         d.typed = 1;
         d.attr.mod.fmod = (int)(fuzz_u8(&b->r) % 3);
         break;
+    case LUTHIER_OP_ARGMAX: case LUTHIER_OP_ARGMIN: case LUTHIER_OP_TOPK: case LUTHIER_OP_CUMSUM: case LUTHIER_OP_TRILU:
+        luthier_node_attrs_default(op, &d.attr); /* typed only; axis first in argmax, topk and cumsum's structs */
+        d.typed = 1;
+        if (op == LUTHIER_OP_TOPK) {
+            d.attr.topk.k = smart ? 1 + (int64_t)(fuzz_u8(&b->r) % 4) : fz_i64(&b->r);
+            d.attr.topk.axis = fz_int(&b->r);
+            d.attr.topk.largest = (int)(fuzz_u8(&b->r) % 3);
+        } else if (op == LUTHIER_OP_TRILU) {
+            d.attr.trilu.upper = (int)(fuzz_u8(&b->r) % 3);
+            d.attr.trilu.k = (flags & 4) ? fz_i64(&b->r) : fz_int(&b->r);
+        } else if (op == LUTHIER_OP_CUMSUM) {
+            d.attr.cumsum.axis = fz_int(&b->r);
+            d.attr.cumsum.exclusive = (int)(fuzz_u8(&b->r) % 3);
+            d.attr.cumsum.reverse = (int)(fuzz_u8(&b->r) % 2);
+        } else {
+            d.attr.argmax.axis = fz_int(&b->r);
+            d.attr.argmax.keepdims = (int)(fuzz_u8(&b->r) % 3);
+            d.attr.argmax.select_last_index = (int)(fuzz_u8(&b->r) % 2);
+        }
+        break;
+    case LUTHIER_OP_NON_MAX_SUPPRESSION:
+        d.typed = 1;
+        d.attr.nms.center_point_box = (int)(fuzz_u8(&b->r) % 3);
+        d.attr.nms.max_output_boxes_per_class = fz_i64(&b->r);
+        d.attr.nms.iou_threshold = smart ? (float)(fuzz_u8(&b->r) % 11) / 10.0f : fz_float(&b->r);
+        d.attr.nms.use_score_threshold = (int)(fuzz_u8(&b->r) % 2);
+        d.attr.nms.score_threshold = fz_float(&b->r);
+        if (smart && n == 2) { /* boxes [B,N,4] and scores [B,C,N] that fit */
+            int64_t bs[3], ss[3];
+            bs[0] = ss[0] = 1 + (int64_t)(fuzz_u8(&b->r) % 2);
+            bs[1] = ss[2] = 1 + (int64_t)(fuzz_u8(&b->r) % 8);
+            bs[2] = 4;
+            ss[1] = 1 + (int64_t)(fuzz_u8(&b->r) % 3);
+            in[0] = fz_const(b, 3, bs);
+            in[1] = fz_const(b, 3, ss);
+        }
+        break;
     case LUTHIER_OP_LRN:
         d.size = fz_i64(&b->r);
         d.alpha = fz_float(&b->r);
