@@ -964,15 +964,15 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(RECIPROCAL, none, elementwise, unary, none, FOLLOW, F32)                  \
     X(PRELU, none, prelu, binary, none, BINARY, F32)                            \
     X(SILU, none, elementwise, unary, none, FOLLOW, F32)                        \
-    X(EQUAL, none, compare, compare, none, PLAIN, HOOK)                         \
-    X(GREATER, none, compare, compare, none, PLAIN, HOOK)                       \
-    X(LESS, none, compare, compare, none, PLAIN, HOOK)                          \
-    X(GREATER_OR_EQUAL, none, compare, compare, none, PLAIN, HOOK)              \
-    X(LESS_OR_EQUAL, none, compare, compare, none, PLAIN, HOOK)                 \
-    X(AND, none, binary, compare, none, PLAIN, F32)                             \
-    X(OR, none, binary, compare, none, PLAIN, F32)                              \
-    X(XOR, none, binary, compare, none, PLAIN, F32)                             \
-    X(MOD, mod, mod, mod, none, PLAIN, HOOK)                                    \
+    X(EQUAL, none, compare, compare, none, BINARY, HOOK)                        \
+    X(GREATER, none, compare, compare, none, BINARY, HOOK)                      \
+    X(LESS, none, compare, compare, none, BINARY, HOOK)                         \
+    X(GREATER_OR_EQUAL, none, compare, compare, none, BINARY, HOOK)             \
+    X(LESS_OR_EQUAL, none, compare, compare, none, BINARY, HOOK)                \
+    X(AND, none, binary, compare, none, BINARY, F32)                            \
+    X(OR, none, binary, compare, none, BINARY, F32)                             \
+    X(XOR, none, binary, compare, none, BINARY, F32)                            \
+    X(MOD, mod, mod, mod, none, BINARY, HOOK)                                   \
     X(NOT, none, elementwise, unary, none, FOLLOW, F32)                         \
     X(WHERE, none, where, where, none, PLAIN, HOOK)                             \
     X(CAST, cast, cast, cast, none, PLAIN, HOOK)                                \
@@ -4113,7 +4113,7 @@ LUTHIER_PRIVATE int luthier__node_inputs(luthier__planner *pl, const luthier__gn
         a = &p->vals[ins[k]];
         /* operands of lower rank broadcast in either layout when their memory order coincides
            (fp32 steps: an int8 add still needs its operands as uint8) */
-        if (!qs && (luthier__is_binary(gn->d.op) || gn->d.op == LUTHIER_OP_PRELU) && layout == LUTHIER__NHWC &&
+        if (!qs && luthier__ops[gn->d.op].layout == LUTHIER__LAYOUT_BINARY && layout == LUTHIER__NHWC &&
             a->layout == LUTHIER__PLAIN &&
             (a->rank < 4 || luthier__coincide(4, a->shape)))
             continue;

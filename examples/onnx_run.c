@@ -104,7 +104,8 @@ static int parse_args(int argc, char **argv, options *o) {
     return 0;
 }
 
-/* n generated values: uniform [-1, 1) for float32, token ids 0..99 for int64 (splitmix64). */
+/* n generated values: uniform [-1, 1) for float32, token ids 0..99 for int64 and int32, all
+   true for bool (an attention mask that masks nothing) (splitmix64). */
 static void generate(void *dst, size_t n, luthier_dtype dtype, uint64_t *seed) {
     size_t e;
     for (e = 0; e < n; e++) {
@@ -114,6 +115,8 @@ static void generate(void *dst, size_t n, luthier_dtype dtype, uint64_t *seed) {
         z ^= z >> 31;
         if (dtype == LUTHIER_DTYPE_F32)
             ((float *)dst)[e] = (float)((double)(z >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+        else if (dtype == LUTHIER_DTYPE_I32) ((int32_t *)dst)[e] = (int32_t)(z % 100);
+        else if (dtype == LUTHIER_DTYPE_BOOL) ((uint8_t *)dst)[e] = 1;
         else ((int64_t *)dst)[e] = (int64_t)(z % 100);
     }
 }
@@ -128,9 +131,10 @@ static int make_inputs(const luthier_graph *g, int nin, const char *input, void 
         size_t n, e, esz;
         luthier_graph_tensor_info(g, luthier_graph_input_tensor(g, i), &ti);
         n = numel(&ti);
-        esz = ti.dtype == LUTHIER_DTYPE_F32 ? sizeof(float) : sizeof(int64_t);
+        esz = ti.dtype == LUTHIER_DTYPE_I64 ? 8 : ti.dtype == LUTHIER_DTYPE_BOOL ? 1 : 4;
         if (!(ins[i] = malloc(n * esz))) return 1;
-        printf("input %d '%s' %s [", i, ti.name, ti.dtype == LUTHIER_DTYPE_F32 ? "f32" : "i64");
+        printf("input %d '%s' %s [", i, ti.name, ti.dtype == LUTHIER_DTYPE_F32 ? "f32" : ti.dtype == LUTHIER_DTYPE_I64 ? "i64"
+                                                 : ti.dtype == LUTHIER_DTYPE_I32 ? "i32" : "bool");
         for (e = 0; e < (size_t)ti.rank; e++) printf("%s%lld", e ? "," : "", (long long)ti.shape[e]);
         printf("]%s\n", i == 0 && input ? " from the input file" : " generated");
         if (i == 0 && input) {
@@ -160,13 +164,14 @@ static int tune(luthier_context *ctx, const luthier_graph *g, double seconds, co
     return 0;
 }
 
-/* A buffer for each of the graph's outputs (float32). Returns 0, or 1 when out of memory. */
+/* A buffer for each of the graph's outputs (float32, or int64 for integer results). Returns 0,
+   or 1 when out of memory. */
 static int alloc_outputs(const luthier_graph *g, int nout, void **outs) {
     int i;
     for (i = 0; i < nout; i++) {
         luthier_tensor_info ti;
         luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, i), &ti);
-        if (!(outs[i] = malloc(numel(&ti) * sizeof(float)))) return 1;
+        if (!(outs[i] = malloc(numel(&ti) * (ti.dtype == LUTHIER_DTYPE_I64 ? 8 : 4)))) return 1;
     }
     return 0;
 }
@@ -199,6 +204,12 @@ static void print_top5(const luthier_graph *g, int nout, void *const *outs) {
         int top[5], k, j, ntop;
         luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, i), &ti);
         n = numel(&ti);
+        if (ti.dtype != LUTHIER_DTYPE_F32) { /* integer results: the first values */
+            printf("output %d '%s' (%zu int64 values):", i, ti.name, n);
+            for (e = 0; e < n && e < 8; e++) printf(" %lld", (long long)((const int64_t *)outs[i])[e]);
+            printf("%s\n", n > 8 ? " ..." : "");
+            continue;
+        }
         ntop = n < 5 ? (int)n : 5;
         for (k = 0; k < ntop; k++) { /* selection of the k-th largest */
             int pick = -1;

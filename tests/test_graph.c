@@ -2963,6 +2963,50 @@ static void test_graph_logic_i64(void) {
     gb_free(&b);
 }
 
+/* The comparisons, logic and mod between two convolutions stay NHWC (2 layout conversions: the
+   input and the output), with per-channel, scalar and one-axis operands; the first convolution has
+   integer weights and inputs, so its sums are exact and the comparisons cannot flip on rounding. */
+static void test_graph_logic_nhwc(void) {
+    gb b;
+    int64_t xs[4] = {2, 3, 6, 5}, ws[4] = {6, 3, 3, 3}, pc[3] = {6, 1, 1}, one[1] = {1}, pw[1] = {5};
+    float w[162], *img = rand_buf(180, -3, 3), thr[6] = {0.5f, -1.5f, 2.5f, -0.5f, 3.5f, 0.5f};
+    int x, wt, c1, g, l, e, a, o, m, y, k, threads;
+    luthier_node_desc d;
+    const void *ins[1];
+    for (k = 0; k < 162; k++) w[k] = (float)(k * 7 % 3) - 1.0f; /* -1, 0, 1 */
+    for (k = 0; k < 180; k++) img[k] = floorf(img[k]);
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    if (luthier_graph_constant(b.g, "w1", 4, ws, w, 0, &wt) != LUTHIER_STATUS_OK) b.fail = 1;
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_CONV2D; d.name = "c1"; d.pads[0] = d.pads[1] = d.pads[2] = d.pads[3] = 1;
+    c1 = gb_node(&b, &d, x, wt, -1);
+    if (luthier_graph_constant(b.g, "thr", 3, pc, thr, 0, &k) != LUTHIER_STATUS_OK) b.fail = 1;
+    g = gb_op(&b, LUTHIER_OP_GREATER, "gt", c1, k);                                      /* per channel */
+    l = gb_op(&b, LUTHIER_OP_LESS_OR_EQUAL, "le", c1, gb_const(&b, "two", 1, one, 2.0f, 2.0f)); /* scalar */
+    e = gb_op(&b, LUTHIER_OP_EQUAL, "eq", c1, gb_const(&b, "zero", 1, one, 0.0f, 0.0f));
+    a = gb_op(&b, LUTHIER_OP_AND, "and", g, l);
+    o = gb_op(&b, LUTHIER_OP_XOR, "xor", a, e);
+    o = gb_op(&b, LUTHIER_OP_NOT, "not", o, -1);
+    m = gb_mod(&b, "mod", c1, gb_const(&b, "three", 1, pw, 3.0f, 3.0f), 0);              /* last axis */
+    y = gb_op(&b, LUTHIER_OP_ADD, "sum", o, m);
+    y = gb_conv(&b, "c2", y, 4, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_NONE);
+    luthier_graph_output(b.g, y);
+    CHECK(!b.fail, "build");
+    ins[0] = img;
+    for (threads = 1; threads <= 2 && !b.fail; threads++) {
+        luthier_context *ctx = ctx_threads(threads);
+        int conv;
+        plan_vs_ref(ctx, b.g, NULL, ins, 1e-5, "logic nhwc");
+        conv = plan_conversions(ctx, b.g);
+        CHECK(conv == 2, "%d layout conversions (want 2: the comparisons run NHWC)", conv);
+        luthier_context_destroy(ctx);
+    }
+    free(img);
+    gb_free(&b);
+}
+
 /* Refusals name the node: mixed dtypes, an i64 condition, i64 operands of and, fmod 2, cast to
    an unknown type, shapes that do not broadcast; i32 / bool inputs feed nothing but a cast. */
 static void test_graph_logic_refusals(void) {
@@ -3059,6 +3103,7 @@ static void run_graph_tests(void) {
     RUN(test_graph_prelu_refusals);
     RUN(test_graph_logic);
     RUN(test_graph_logic_i64);
+    RUN(test_graph_logic_nhwc);
     RUN(test_graph_logic_refusals);
     RUN(test_graph_prelu_nhwc);
     RUN(test_graph_typed_attrs);
