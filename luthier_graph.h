@@ -3572,7 +3572,9 @@ typedef struct luthier__convt_plan {
 } luthier__convt_plan;
 
 /* Columns per chunk: a chunk's cols stay within 8 MiB unless one input row needs more. */
+#ifndef LUTHIER__CONVT_COLS_FLOATS
 #define LUTHIER__CONVT_COLS_FLOATS ((size_t)1 << 21)
+#endif
 
 /* The kernel of a GEMM step: the configuration's (falling back to the default when it names an
    unknown one and fallback_invalid is set), else the context's for n columns. */
@@ -4360,8 +4362,8 @@ LUTHIER_PRIVATE luthier_status luthier__run_matmul(const luthier__run_args *arg)
 
 /* CONV_TRANSPOSE on NHWC, chunk by chunk of input rows: per group one GEMM on the packed weights
    writes cols[pixel][g][ky][kx][co] = sum over ci of x[pixel][g * Cin_g + ci] * w[g * Cin_g + ci][co][ky][kx],
-   then col2im gathers the chunk's columns into the output (the bias before the first chunk,
-   the activation after the last). */
+   then col2im gathers the chunk's columns into the output rows they reach (each row starts at
+   the bias and gets the activation's clamp once its last input row is in). */
 LUTHIER_PRIVATE luthier_status luthier__run_conv_transpose(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     const luthier_conv_transpose_attrs *a = &st->d.attr.conv_transpose;
@@ -4387,7 +4389,6 @@ LUTHIER_PRIVATE luthier_status luthier__run_conv_transpose(const luthier__run_ar
         j.r0 = r0;
         j.r1 = luthier__min_sz(xrows, r0 + cp->rows);
         j.first = r0 == 0;
-        j.last = j.r1 == xrows;
         sd.m = (int64_t)((j.r1 - r0) * j.w);
         for (g = 0; g < groups; g++)
             if ((s = luthier__run(ctx, &sd, st->kernel_index, xp + r0 * j.w * cin + g * cing, &st->bl,

@@ -1315,14 +1315,26 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_col2im_impl)(void *arg,
     LUTHIER__VSPLAT(lov, j->lo);
     LUTHIER__VSPLAT(hiv, j->hi);
     for (u = ub * j->rpu; u < u_end; u++) {
+        /* the input rows [lo, hi) that may reach output row oy: the first chunk holding one
+           starts the row at the bias, the one holding the last clamps it; a row no input row
+           reaches is the bias (clamped), written with the first chunk */
+        const size_t b = u / j->oh, oy = u % j->oh;
+        const ptrdiff_t t0 = (ptrdiff_t)oy + j->pt - (ptrdiff_t)((j->kh - 1) * j->dh);
+        const size_t lo = t0 <= 0 ? 0 : ((size_t)t0 + j->sh - 1) / j->sh;
+        const size_t hi = luthier__min_sz(j->h, (oy + (size_t)j->pt) / j->sh + 1);
+        const int empty = lo >= hi;
+        int init, fin;
+        if (empty ? !j->first : (b * j->h + hi <= j->r0 || b * j->h + lo >= j->r1)) continue;
+        init = empty || b * j->h + lo >= j->r0;
+        fin = j->clamp && (empty || b * j->h + hi <= j->r1);
         for (ox = 0; ox < j->ow; ox++) {
             float *y = j->y + (u * j->ow + ox) * j->c;
-            if (j->first) {
+            if (init) {
                 if (j->bias) memcpy(y, j->bias, sizeof(float) * j->c);
                 else memset(y, 0, sizeof(float) * j->c);
             }
-            LUTHIER__VN(luthier__op_col2im_pixel)(j, u / j->oh, u % j->oh, ox, y);
-            if (!j->last || !j->clamp) continue;
+            if (!empty) LUTHIER__VN(luthier__op_col2im_pixel)(j, b, oy, ox, y);
+            if (!fin) continue;
             for (i = 0; i + LUTHIER__VW <= j->c; i += LUTHIER__VW) {
                 LUTHIER__VLOAD(v, y + i);
                 LUTHIER__VCLAMP(v, lov, hiv);
@@ -1669,7 +1681,7 @@ typedef struct luthier__op_col2im_job {
     size_t n, h, w, c, groups, cg, kh, kw, sh, sw, dh, dw, oh, ow;
     ptrdiff_t pt, pl;
     size_t r0, r1;
-    int first, last;   /* first chunk: y starts at the bias; last: the clamp follows */
+    int first;         /* the first chunk (it also writes the rows no input row reaches) */
     int clamp;
     float lo, hi;
     size_t rpu;        /* output rows per unit (set by luthier__op_col2im_nhwc) */
@@ -1715,7 +1727,9 @@ LUTHIER__INLINE size_t luthier__op_vw(const luthier_context *ctx) {
 }
 
 /* One chunk of a transposed convolution's col2im (see luthier__op_col2im_job): output rows of
-   the whole batch are the units, so no two threads write one element. */
+   the whole batch are the units, so no two threads write one element; a row is touched only by
+   the chunks holding input rows that reach it (chunks run in order, rows begin at the bias in the
+   first of them and are clamped in the last). */
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_col2im_nhwc(luthier_context *ctx, const luthier__op_cfg *cfg,
                                                                       luthier__op_col2im_job *j) {
     const size_t rows = j->n * j->oh;
