@@ -3571,9 +3571,11 @@ typedef struct luthier__convt_plan {
     float *cols;          /* rows * W * groups * ncols floats, plan-owned scratch */
 } luthier__convt_plan;
 
-/* Columns per chunk: a chunk's cols stay within 8 MiB unless one input row needs more. */
+/* Columns per chunk: a chunk's cols stay within 1 MiB (in L2 when col2im reads them) unless
+   one input row needs more. [1,64,56,56] -> 32 channels, k4 s2, 1 thread: 1 MiB chunks (9 input
+   rows) 2.36 ms, 256 KiB 2.40 ms, one 6.4 MiB chunk 3.04 ms (docs/DESIGN.md). */
 #ifndef LUTHIER__CONVT_COLS_FLOATS
-#define LUTHIER__CONVT_COLS_FLOATS ((size_t)1 << 21)
+#define LUTHIER__CONVT_COLS_FLOATS ((size_t)1 << 18)
 #endif
 
 /* The kernel of a GEMM step: the configuration's (falling back to the default when it names an

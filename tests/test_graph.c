@@ -2572,11 +2572,11 @@ static void test_graph_conv_transpose(void) {
         {1, 1, 1, 1, 3, 3, 3, 1, 1, {0, 0, 0, 0}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_NONE},
         {1, 2, 1, 9, 4, 1, 4, 1, 2, {0, 1, 0, 1}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_NONE}, /* 1-D as [N,C,1,L] */
         {1, 20, 9, 11, 40, 4, 4, 2, 2, {1, 1, 1, 1}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_RELU},
-        /* several chunks of columns (8 MiB each): 3 chunks of 32 input rows */
+        /* several chunks of columns (LUTHIER__CONVT_COLS_FLOATS each; 1 MiB: 4 input rows) */
         {2, 8, 40, 64, 64, 4, 4, 2, 2, {1, 1, 1, 1}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_NONE},
-        /* chunks of 8 input rows, one across the two images; dilation, asymmetric pads, relu */
+        /* chunks of one input row (1 MiB; 8 rows at 8 MiB, one across the two images); dilation, asymmetric pads, relu */
         {2, 4, 20, 64, 256, 4, 4, 2, 2, {2, 1, 0, 3}, 2, 1, 1, 0, 1, 1, LUTHIER_ACTIVATION_RELU},
-        /* 2 chunks of 16 input rows (the boundary inside image 1), output rows no input reaches */
+        /* chunks of 2 input rows (1 MiB; one across the images), output rows no input reaches */
         {2, 4, 9, 64, 1024, 1, 2, 3, 1, {0, 0, 0, 0}, 1, 1, 2, 1, 1, 1, LUTHIER_ACTIVATION_CLAMP},
     };
     const int nc = (int)(sizeof cases / sizeof cases[0]), big = nc - 3;
