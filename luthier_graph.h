@@ -162,7 +162,15 @@ typedef enum luthier_dtype {
                 bound = B * C * min(max_output_boxes_per_class, N) (at least 1). The selected
                 rows come first, in ONNX's order; the rows after them hold -1. The number of
                 selected rows is output 1 (count): mark it a graph output to read it, or count
-                the rows whose first value is not -1 (the ONNX loader maps only output 0). */
+                the rows whose first value is not -1 (the ONNX loader maps only output 0).
+   CONV_TRANSPOSE  x [N,Cin,H,W], w [Cin,Cout/groups,kh,kw] (constant; ONNX / PyTorch layout),
+                [bias Cout] (constant) -> [N,Cout,OH,OW]: every input pixel scattered through the
+                kernel, y[n, g*Cout_g + co, iy*sh - pt + ky*dh, ix*sw - pl + kx*dw] +=
+                x[n, g*Cin_g + ci, iy, ix] * w[g*Cin_g + ci, co, ky, kx] (ONNX ConvTranspose,
+                torch.nn.ConvTranspose2d). OH = (H-1)*sh - pt - pb + dh*(kh-1) + output_padding_h
+                + 1 (OW alike). Typed attributes luthier_conv_transpose_attrs: stride, pads,
+                dilation, output_padding, groups, fused activation (+ clamp) as conv2d's. Runs as
+                GEMM + col2im in NHWC on the context's GEMM kernel (or the node configuration's). */
 #define LUTHIER_OP_LIST(X)                          \
     X(CONV2D, "conv2d", 2, 3)                       \
     X(DENSE, "dense", 2, 3)                         \
@@ -239,7 +247,8 @@ typedef enum luthier_dtype {
     X(TOPK, "topk", 1, 1)                                                       \
     X(CUMSUM, "cumsum", 1, 1)                                                   \
     X(TRILU, "trilu", 1, 1)                                                     \
-    X(NON_MAX_SUPPRESSION, "non_max_suppression", 2, 2)
+    X(NON_MAX_SUPPRESSION, "non_max_suppression", 2, 2)                         \
+    X(CONV_TRANSPOSE, "conv_transpose", 2, 3)
 
 typedef enum luthier_op {
 #define LUTHIER__X(e, name, lo, hi) LUTHIER_OP_##e,
@@ -492,6 +501,16 @@ typedef struct luthier_nms_attrs {
     float score_threshold;              /* not NaN */
 } luthier_nms_attrs;
 
+/* CONV_TRANSPOSE (see LUTHIER_OP_LIST). 0 means 0: take luthier_node_attrs_default. */
+typedef struct luthier_conv_transpose_attrs {
+    luthier_fused_activation act;  /* fused, as conv2d's; default NONE */
+    int64_t stride[2];         /* h, w; >= 1; default 1 */
+    int64_t pads[4];           /* top, left, bottom, right: removed from the full output; >= 0 */
+    int64_t dilation[2];       /* >= 1; default 1 */
+    int64_t output_padding[2]; /* added at the bottom / right of the output; >= 0; default 0 */
+    int64_t groups;            /* divides Cin; default 1 */
+} luthier_conv_transpose_attrs;
+
 typedef union luthier_node_attrs {
     luthier_conv2d_attrs conv2d;
     luthier_dense_attrs dense;
@@ -527,6 +546,7 @@ typedef union luthier_node_attrs {
     luthier_cumsum_attrs cumsum;
     luthier_trilu_attrs trilu;
     luthier_nms_attrs nms;
+    luthier_conv_transpose_attrs conv_transpose;
     int64_t reserved_[16]; /* room for the operators to come without changing the size */
 } luthier_node_attrs;
 
@@ -981,7 +1001,8 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(TOPK, topk, topk, topk, none, PLAIN, HOOK)                                \
     X(CUMSUM, cumsum, cumsum, cumsum, none, PLAIN, F32)                         \
     X(TRILU, trilu, trilu, trilu, none, PLAIN, F32)                             \
-    X(NON_MAX_SUPPRESSION, nms, nms, nms, nms, PLAIN, HOOK)
+    X(NON_MAX_SUPPRESSION, nms, nms, nms, nms, PLAIN, HOOK)                     \
+    X(CONV_TRANSPOSE, conv_transpose, conv_transpose, conv_transpose, conv_transpose, NHWC, F32)
 
 #define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes)                                 \
     LUTHIER_PRIVATE void luthier__attrs_##attrs(const luthier_node_desc *d, luthier_node_attrs *a);           \
@@ -1094,10 +1115,12 @@ LUTHIER_PRIVATE void luthier__attrs_softmax(const luthier_node_desc *d, luthier_
     a->softmax.log = d ? d->log : 0;
 }
 
-/* The fused activation of a node that has one (conv2d, dense, binary operators), else NULL. */
+/* The fused activation of a node that has one (conv2d, dense, conv_transpose, binary operators),
+   else NULL. */
 LUTHIER_PRIVATE const luthier_fused_activation *luthier__node_act(const luthier_node_desc *d) {
     if (d->op == LUTHIER_OP_CONV2D) return &d->attr.conv2d.act;
     if (d->op == LUTHIER_OP_DENSE) return &d->attr.dense.act;
+    if (d->op == LUTHIER_OP_CONV_TRANSPOSE) return &d->attr.conv_transpose.act;
     if (d->op >= LUTHIER_OP_ADD && d->op <= LUTHIER_OP_MIN) return &d->attr.binary.act;
     return NULL;
 }
@@ -1233,6 +1256,16 @@ LUTHIER_PRIVATE void luthier__attrs_trilu(const luthier_node_desc *d, luthier_no
 
 LUTHIER_PRIVATE void luthier__attrs_nms(const luthier_node_desc *d, luthier_node_attrs *a) {
     if (d) a->nms = d->attr.nms;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_conv_transpose(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) {
+        a->conv_transpose = d->attr.conv_transpose;
+        return;
+    }
+    a->conv_transpose.stride[0] = a->conv_transpose.stride[1] = 1;
+    a->conv_transpose.dilation[0] = a->conv_transpose.dilation[1] = 1;
+    a->conv_transpose.groups = 1;
 }
 
 LUTHIER_API luthier_status luthier_node_attrs_default(luthier_op op, luthier_node_attrs *a) {
@@ -1663,6 +1696,55 @@ LUTHIER_PRIVATE luthier_status luthier__infer_conv2d(const luthier__infer_args *
     r->shape[0][1] = w->shape[0]; r->shape[0][2] = oh; r->shape[0][3] = ow;
     r->flops = 2.0 * (double)x->shape[0] * (double)w->shape[0] * (double)oh * (double)ow *
                (double)w->shape[1] * (double)w->shape[2] * (double)w->shape[3];
+    return LUTHIER_STATUS_OK;
+}
+
+/* Output size of one axis of a transposed convolution; 0 when it is below 1 or too large (the
+   window attributes are below 2^31 and the input below 2^40 each, so nothing overflows). */
+LUTHIER_PRIVATE int64_t luthier__convt_out(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1, int64_t dil, int64_t op) {
+    const double od = (double)(in - 1) * (double)s - (double)p0 - (double)p1 + (double)dil * (double)(k - 1) + (double)op + 1.0;
+    int64_t o;
+    if (in > ((int64_t)1 << 40) || k > ((int64_t)1 << 31) || !(od >= 0.5 && od <= (double)((int64_t)1 << 40))) return 0;
+    o = (in - 1) * s - p0 - p1 + dil * (k - 1) + op + 1;
+    return o >= 1 ? o : 0;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_conv_transpose(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *w = in[1], *b = ni > 2 ? in[2] : NULL;
+    const luthier_conv_transpose_attrs *a = &d->attr.conv_transpose;
+    const int64_t lim = (int64_t)1 << 31;
+    int64_t o[2];
+    if (x->rank != 4) LUTHIER__NFAIL("input '%s' has rank %d, conv_transpose takes [N,C,H,W]", x->name, x->rank);
+    if (w->rank != 4 || !w->is_const)
+        LUTHIER__NFAIL("weights '%s' must be a 4-D constant [Cin,Cout/groups,kh,kw] (rank %d)", w->name, w->rank);
+    if (a->groups < 1 || x->shape[1] % a->groups || w->shape[0] != x->shape[1]) {
+        luthier__shape_str(4, x->shape, sa, sizeof sa);
+        luthier__shape_str(4, w->shape, sb, sizeof sb);
+        LUTHIER__NFAIL("input %s and weights %s with groups %lld: the weights need %lld rows and groups must divide them",
+                       sa, sb, (long long)a->groups, (long long)x->shape[1]);
+    }
+    if (w->shape[1] > lim / a->groups) LUTHIER__NFAIL("%lld output channels overflow", (long long)w->shape[1]);
+    if (b && (!b->is_const || b->rank != 1 || b->shape[0] != w->shape[1] * a->groups))
+        LUTHIER__NFAIL("bias '%s' must be a constant of %lld values", b->name, (long long)(w->shape[1] * a->groups));
+    for (i = 0; i < 2; i++)
+        if (a->stride[i] < 1 || a->stride[i] >= lim || a->dilation[i] < 1 || a->dilation[i] >= lim ||
+            a->output_padding[i] < 0 || a->output_padding[i] >= lim)
+            LUTHIER__NFAIL("stride %lld, dilation %lld, output_padding %lld (axis %d): strides and dilations must be in "
+                           "[1, 2^31), output_padding in [0, 2^31)", (long long)a->stride[i], (long long)a->dilation[i],
+                           (long long)a->output_padding[i], i);
+    for (i = 0; i < 4; i++)
+        if (a->pads[i] < 0 || a->pads[i] >= lim) LUTHIER__NFAIL("pad %d is %lld: pads must be in [0, 2^31)", i, (long long)a->pads[i]);
+    for (i = 0; i < 2; i++) {
+        o[i] = luthier__convt_out(x->shape[2 + i], w->shape[2 + i], a->stride[i], a->pads[i], a->pads[i + 2], a->dilation[i],
+                                  a->output_padding[i]);
+        if (!o[i])
+            LUTHIER__NFAIL("input %s %lld with kernel %lld: the output %s (in-1)*stride - pads + dilation*(k-1) + "
+                           "output_padding + 1 must be in [1, 2^40]", i ? "width" : "height", (long long)x->shape[2 + i],
+                           (long long)w->shape[2 + i], i ? "width" : "height");
+    }
+    r->shape[0][1] = w->shape[1] * a->groups; r->shape[0][2] = o[0]; r->shape[0][3] = o[1];
+    r->flops = 2.0 * numel * (double)w->shape[1] * (double)w->shape[2] * (double)w->shape[3];
     return LUTHIER_STATUS_OK;
 }
 
@@ -3015,8 +3097,7 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
         const luthier__gnode *gn = &g->nodes[n];
         int t = gn->inputs[0], p = prod[t];
         if ((gn->d.op != LUTHIER_OP_RELU && gn->d.op != LUTHIER_OP_CLIP) || p < 0 || !f[p].alive || f[p].out != t ||
-            f[p].act != LUTHIER_ACTIVATION_NONE || !LUTHIER__SOLE(t) ||
-            (g->nodes[p].d.op != LUTHIER_OP_CONV2D && g->nodes[p].d.op != LUTHIER_OP_DENSE && !luthier__is_binary(g->nodes[p].d.op)))
+            f[p].act != LUTHIER_ACTIVATION_NONE || !LUTHIER__SOLE(t) || !luthier__node_act(&g->nodes[p].d))
             continue;
         const float lo = gn->d.attr.clip.min, hi = gn->d.attr.clip.max; /* clip only */
         if (gn->d.op == LUTHIER_OP_RELU || (lo == 0.0f && hi >= FLT_MAX)) {
@@ -4019,6 +4100,90 @@ LUTHIER_PRIVATE luthier_status luthier__lower_matmul(luthier__planner *pl, luthi
     return LUTHIER_STATUS_OK;
 }
 
+/* CONV_TRANSPOSE: what its run hook needs besides st->bl / st->packed / st->kernel_index / st->bias. */
+typedef struct luthier__convt_plan {
+    size_t kh, kw, ncols; /* ncols = kh * kw * Cout_g: the columns of one group's GEMM */
+    size_t rows;          /* input rows (n * H + iy) per chunk */
+    size_t group_floats;  /* packed B of group g at st->packed + g * group_floats */
+    float *cols;          /* rows * W * groups * ncols floats, plan-owned scratch */
+} luthier__convt_plan;
+
+/* Columns per chunk: a chunk's cols stay within 1 MiB (in L2 when col2im reads them) unless
+   one input row needs more. [1,64,56,56] -> 32 channels, k4 s2, 1 thread: 1 MiB chunks (9 input
+   rows) 2.36 ms, 256 KiB 2.40 ms, one 6.4 MiB chunk 3.04 ms (docs/DESIGN.md). */
+#ifndef LUTHIER__CONVT_COLS_FLOATS
+#define LUTHIER__CONVT_COLS_FLOATS ((size_t)1 << 18)
+#endif
+
+/* The kernel of a GEMM step: the configuration's (falling back to the default when it names an
+   unknown one and fallback_invalid is set), else the context's for n columns. */
+LUTHIER_PRIVATE luthier_status luthier__step_kernel(luthier__planner *pl, luthier__pstep *st, const char *name, size_t n) {
+    if (st->cfg.kernel[0]) {
+        if (luthier__resolve_kernel(pl->ctx, st->cfg.kernel, &st->kernel_index) == LUTHIER_STATUS_OK) goto done;
+        if (!pl->pd.fallback_invalid)
+            return luthier__fail(pl->ctx, LUTHIER_STATUS_NOT_FOUND, "plan: node '%s' (%s): unknown kernel '%s'", name,
+                                 luthier_op_name(st->d.op), st->cfg.kernel);
+        luthier__plan_fallback(pl->ctx, pl->p, name);
+    }
+    st->kernel_index = luthier__kernel_for_n(pl->ctx, n);
+done:
+    st->kernel = luthier__ukernels[st->kernel_index].name;
+    return LUTHIER_STATUS_OK;
+}
+
+/* The weights of group g as a GEMM's B [Cin_g, ncols], columns in (ky, kx, co) order so that
+   one output pixel's taps are runs of Cout_g floats (w is [Cin, Cout_g, kh, kw]). */
+LUTHIER_PRIVATE void luthier__convt_weights(const float *w, size_t g, size_t cing, size_t cg, size_t taps, float *b) {
+    size_t ci, co, t;
+    for (ci = 0; ci < cing; ci++)
+        for (co = 0; co < cg; co++)
+            for (t = 0; t < taps; t++) b[ci * taps * cg + t * cg + co] = w[((g * cing + ci) * cg + co) * taps + t];
+}
+
+/* CONV_TRANSPOSE: the weights packed once per group for the step's kernel, the bias, the
+   columns' scratch and the GEMM's workspace. */
+LUTHIER_PRIVATE luthier_status luthier__lower_conv_transpose(luthier__planner *pl, luthier__pstep *st, int ni) {
+    luthier_context *ctx = pl->ctx;
+    const luthier__gnode *gn = &pl->g->nodes[ni];
+    const luthier__gtensor *x = &pl->g->tensors[gn->inputs[0]], *w = &pl->g->tensors[gn->inputs[1]];
+    const size_t groups = (size_t)gn->d.attr.conv_transpose.groups, cing = (size_t)x->shape[1] / groups;
+    const size_t cg = (size_t)w->shape[1], xrows = (size_t)(x->shape[0] * x->shape[2]), xw = (size_t)x->shape[3];
+    luthier__convt_plan *cp;
+    size_t taps, per_row, cols_floats, bytes, g, ws;
+    float *tmp;
+    luthier_status s;
+    if (!luthier__size_mul((size_t)w->shape[2], (size_t)w->shape[3], &taps) || !luthier__size_mul(taps, cg, &per_row) ||
+        !luthier__size_mul(per_row, groups, &per_row) || !luthier__size_mul(per_row, xw, &per_row))
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "plan: node '%s' (conv_transpose): the columns overflow", gn->name);
+    if ((s = luthier__step_kernel(pl, st, gn->name, taps * cg)) != LUTHIER_STATUS_OK) return s;
+    if (!luthier__packed_b_layout_init(&st->bl, (size_t)luthier__ukernels[st->kernel_index].nr, cing, taps * cg))
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "plan: node '%s' (conv_transpose): packed B overflows", gn->name);
+    if (!(cp = (luthier__convt_plan *)luthier__plan_blob(pl->p, sizeof *cp))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    cp->kh = (size_t)w->shape[2];
+    cp->kw = (size_t)w->shape[3];
+    cp->ncols = taps * cg;
+    cp->rows = luthier__min_sz(xrows, luthier__max_sz(1, LUTHIER__CONVT_COLS_FLOATS / per_row));
+    cp->group_floats = luthier__div_up(st->bl.bytes, LUTHIER__ALIGN) * LUTHIER__ALIGN / sizeof(float);
+    if (!luthier__size_mul(cp->rows, per_row, &cols_floats) || !luthier__size_mul(cols_floats, sizeof(float), &bytes) ||
+        !luthier__size_mul(cp->group_floats * sizeof(float), groups, &ws))
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "plan: node '%s' (conv_transpose): the columns overflow", gn->name);
+    if (!(cp->cols = (float *)luthier__plan_blob(pl->p, bytes)) || !(st->packed = (float *)luthier__plan_blob(pl->p, ws)) ||
+        !(tmp = (float *)luthier__alloc(sizeof(float) * cing * cp->ncols + 1)))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    for (g = 0; g < groups; g++) {
+        luthier__convt_weights((const float *)w->data, g, cing, cg, taps, tmp);
+        luthier__pack_b(&st->bl, tmp, cp->ncols, 0, st->packed + g * cp->group_floats, 0, st->bl.panels);
+    }
+    luthier__free(tmp);
+    pl->p->weights_bytes += ws;
+    if (gn->d.num_inputs > 2 && gn->inputs[2] >= 0 && !(st->bias = (const float *)luthier__own_const(pl->p, gn->inputs[2])))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    st->aux = cp;
+    ws = luthier__sgemm_ws(ctx, st->kernel_index, cp->rows * xw, cp->ncols, cing);
+    if (pl->p->workspace_bytes < ws) pl->p->workspace_bytes = ws;
+    return LUTHIER_STATUS_OK;
+}
+
 #define LUTHIER__PLFAIL(st, ...) return luthier__fail(pl->ctx, st, __VA_ARGS__)
 #define LUTHIER__PLOOM() LUTHIER__PLFAIL(LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory")
 
@@ -4748,6 +4913,45 @@ LUTHIER_PRIVATE luthier_status luthier__run_matmul(const luthier__run_args *arg)
         if ((s = luthier__run(ctx, &sd, st->kernel_index, xp + aoff * m * k, &st->bl, st->packed, op + bi * m * n)) !=
             LUTHIER_STATUS_OK)
             return s;
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* CONV_TRANSPOSE on NHWC, chunk by chunk of input rows: per group one GEMM on the packed weights
+   writes cols[pixel][g][ky][kx][co] = sum over ci of x[pixel][g * Cin_g + ci] * w[g * Cin_g + ci][co][ky][kx],
+   then col2im gathers the chunk's columns into the output rows they reach (each row starts at
+   the bias and gets the activation's clamp once its last input row is in). */
+LUTHIER_PRIVATE luthier_status luthier__run_conv_transpose(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier_conv_transpose_attrs *a = &st->d.attr.conv_transpose;
+    const luthier__convt_plan *cp = (const luthier__convt_plan *)st->aux;
+    const size_t groups = (size_t)a->groups, cin = (size_t)xs[3], cing = cin / groups, xrows = (size_t)(xs[0] * xs[1]);
+    luthier__op_col2im_job j;
+    luthier_sgemm_desc sd;
+    luthier_status s;
+    size_t r0, g;
+    memset(&j, 0, sizeof j);
+    j.cols = cp->cols; j.bias = st->bias; j.y = op;
+    j.n = (size_t)xs[0]; j.h = (size_t)xs[1]; j.w = (size_t)xs[2]; j.c = (size_t)os[3];
+    j.groups = groups; j.cg = j.c / groups; j.kh = cp->kh; j.kw = cp->kw;
+    j.sh = (size_t)a->stride[0]; j.sw = (size_t)a->stride[1]; j.dh = (size_t)a->dilation[0]; j.dw = (size_t)a->dilation[1];
+    j.oh = (size_t)os[1]; j.ow = (size_t)os[2];
+    j.pt = (ptrdiff_t)a->pads[0]; j.pl = (ptrdiff_t)a->pads[1];
+    j.clamp = luthier__activation_bounds(st->act, st->cmin, st->cmax, &j.lo, &j.hi);
+    memset(&sd, 0, sizeof sd);
+    sd.n = (int64_t)cp->ncols; sd.k = (int64_t)cing;
+    sd.lda = (int64_t)cin; sd.ldc = (int64_t)(groups * cp->ncols);
+    sd.schedule = st->cfg.schedule; sd.ratios = cfg.ratios; sd.num_ratios = cfg.num_ratios;
+    for (r0 = 0; r0 < xrows; r0 += cp->rows) {
+        j.r0 = r0;
+        j.r1 = luthier__min_sz(xrows, r0 + cp->rows);
+        j.first = r0 == 0;
+        sd.m = (int64_t)((j.r1 - r0) * j.w);
+        for (g = 0; g < groups; g++)
+            if ((s = luthier__run(ctx, &sd, st->kernel_index, xp + r0 * j.w * cin + g * cing, &st->bl,
+                                  st->packed + g * cp->group_floats, cp->cols + g * cp->ncols)) != LUTHIER_STATUS_OK)
+                return s;
+        if ((s = luthier__op_col2im_nhwc(ctx, &cfg, &j)) != LUTHIER_STATUS_OK) return s;
     }
     return LUTHIER_STATUS_OK;
 }

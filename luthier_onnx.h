@@ -41,6 +41,9 @@
    OPERATORS (ONNX -> engine)
        Conv (2-D; pads, auto_pad, strides, dilations, group; constant W, B) -> conv2d; Conv,
        MaxPool, AveragePool and the global pools over [N,C,L] run as 2-D over [N,C,1,L]
+       ConvTranspose (2-D and 1-D; constant W [Cin, Cout/group, k...], B; strides, pads,
+       dilations, output_padding, group, output_shape and auto_pad, which give the pads as the
+       ONNX reference computes them) -> conv_transpose; 3-D is refused
        Gemm (transA, transB, alpha, beta; constant B -> dense (+bias), else matmul + mul/add)
        MatMul (constant 2-D B -> dense, else matmul)
        Relu Sigmoid Tanh Erf Sqrt Exp Neg Gelu Softmax LogSoftmax LRN Abs Log Floor Ceil
@@ -2700,6 +2703,88 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv(const luthier_onnx__cvargs
     return LUTHIER_STATUS_OK;
 }
 
+/* floor(a / 2) (C's division truncates) */
+LUTHIER_ONNX__FN int64_t luthier_onnx__half_floor(int64_t a) { return a >= 0 ? a / 2 : -((1 - a) / 2); }
+
+/* ConvTranspose pads from output_shape or auto_pad SAME_UPPER / SAME_LOWER (the ONNX reference):
+   total = stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - out, out = output_shape
+   or in * stride; SAME_UPPER puts floor(total / 2) in front, the others total - floor(total / 2).
+   A negative end pad (an output_shape past the full output) becomes output padding. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__convt_pads(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__shape *xs,
+                                                         const int64_t *kk, const int64_t *s, const int64_t *dl, int64_t *op, int64_t *pads) {
+    const char *ap = luthier_onnx__as(n, "auto_pad", "NOTSET");
+    const int64_t *os;
+    const int nos = luthier_onnx__aints(n, "output_shape", &os);
+    int i;
+    if (nos >= 0 && nos != 2) LUTHIER_ONNX__UNSUP("output_shape has %d entries (2-D takes 2: the output's height and width)", nos);
+    if (nos < 0 && strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER"))
+        return luthier_onnx__pads(c, n, xs, kk, s, dl, pads); /* NOTSET (the pads attribute) or VALID */
+    if (strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER") && strcmp(ap, "NOTSET") && *ap)
+        LUTHIER_ONNX__UNSUP("auto_pad '%s' is not supported", ap);
+    for (i = 0; i < 2; i++) {
+        const int64_t in = xs->d[2 + i], out = nos == 2 ? os[i] : in * s[i];
+        int64_t total, lo;
+        if (in > ((int64_t)1 << 30) || out < 1 || out > ((int64_t)1 << 40))
+            LUTHIER_ONNX__BAD("output_shape %lld (input %lld) must be in [1, 2^40]", (long long)out, (long long)in);
+        total = s[i] * (in - 1) + op[i] + (kk[i] - 1) * dl[i] + 1 - out;
+        lo = !strcmp(ap, "SAME_UPPER") ? luthier_onnx__half_floor(total) : total - luthier_onnx__half_floor(total);
+        pads[i] = lo;
+        pads[i + 2] = total - lo;
+        if (pads[i] < 0)
+            LUTHIER_ONNX__UNSUP("output_shape %lld needs a negative leading pad (%lld)", (long long)out, (long long)pads[i]);
+        if (pads[i + 2] < 0) op[i] -= pads[i + 2], pads[i + 2] = 0;
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* ConvTranspose (2-D; 1-D through luthier_onnx__lift_1d) -> conv_transpose: constant W
+   [Cin, Cout/group, kh, kw] and B; kernel_shape, strides, dilations, group, output_padding, pads,
+   auto_pad, output_shape (which overrides the pads, as ONNX says). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv_transpose(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const luthier_onnx__tensor *w, *b;
+    luthier_onnx__val *wv = luthier_onnx__in(c, n, 1), *bv = luthier_onnx__in(c, n, 2);
+    luthier_conv_transpose_attrs *a = &d.attr.conv_transpose;
+    int64_t kk[2], s[2], dl[2], op[2] = {0, 0}, pads[4];
+    const int64_t *p;
+    int np;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides"));
+    if (xs.rank != 4)
+        LUTHIER_ONNX__UNSUP("input '%s' has rank %d: ConvTranspose is supported in 1-D ([N,C,L]) and 2-D ([N,C,H,W]), not 3-D or more",
+                            x->name, xs.rank);
+    if (!wv) LUTHIER_ONNX__BAD("weights are missing");
+    LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 1, "weights", &w));
+    LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 2, "bias", &b));
+    if (w->rank != 4) LUTHIER_ONNX__BAD("weights '%s' have rank %d", wv->name, w->rank);
+    kk[0] = w->dims[2];
+    kk[1] = w->dims[3];
+    LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
+    if (kk[0] != w->dims[2] || kk[1] != w->dims[3]) LUTHIER_ONNX__BAD("kernel_shape differs from the weights' shape");
+    np = luthier_onnx__aints(n, "output_padding", &p);
+    if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("output_padding has %d entries (2-D takes 2)", np);
+    for (k = 0; k < 2 && np == 2; k++) {
+        if (p[k] < 0 || p[k] > (1 << 30)) LUTHIER_ONNX__BAD("output_padding %lld is not in [0, 2^30]", (long long)p[k]);
+        op[k] = p[k];
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__convt_pads(c, n, &xs, kk, s, dl, op, pads));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, wv, 1, &in[1]));
+    if (bv) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[2]));
+    d.op = LUTHIER_OP_CONV_TRANSPOSE;
+    d.inputs = in;
+    d.num_inputs = bv ? 3 : 2;
+    d.typed = 1;
+    luthier_node_attrs_default(LUTHIER_OP_CONV_TRANSPOSE, &d.attr);
+    memcpy(a->stride, s, sizeof s);
+    memcpy(a->dilation, dl, sizeof dl);
+    memcpy(a->output_padding, op, sizeof op);
+    memcpy(a->pads, pads, sizeof pads);
+    a->groups = luthier_onnx__ai(n, "group", 1);
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pool(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
     int64_t kk[2] = {0, 0}, s[2], dl[2], pads[4] = {0, 0, 0, 0};
@@ -3705,7 +3790,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     X("QuantizeLinear", 2, 3, 1, 1, quant, COUNT, quant, 10, 0)                      \
     X("DequantizeLinear", 2, 3, 1, 1, quant, COUNT, quant, 10, 0)                    \
     X("QLinearConv", 8, 9, 1, 1, quant, CONV2D, none, 10, 0)                         \
-    X("QLinearMatMul", 8, 8, 1, 1, quant, DENSE, none, 10, 0)                        \
+    X("QLinearMatMul", 8, 8, 1, 1, quant, DENSE, none, 10, 0)                   \
     X("Greater", 2, 2, 1, 1, logic, GREATER, broadcast, 1, 0)                   \
     X("Less", 2, 2, 1, 1, logic, LESS, broadcast, 1, 0)                         \
     X("GreaterOrEqual", 2, 2, 1, 1, logic, GREATER_OR_EQUAL, broadcast, 12, 0)  \
@@ -3720,7 +3805,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     X("TopK", 1, 2, 2, 2, topk, TOPK, none, 1, 0)                               \
     X("CumSum", 2, 2, 1, 1, cumsum, CUMSUM, none, 11, 0)                        \
     X("Trilu", 1, 2, 1, 1, trilu, TRILU, none, 14, 0)                           \
-    X("NonMaxSuppression", 2, 5, 1, 1, nms, NON_MAX_SUPPRESSION, none, 10, 0)
+    X("NonMaxSuppression", 2, 5, 1, 1, nms, NON_MAX_SUPPRESSION, none, 10, 0)   \
+    X("ConvTranspose", 2, 3, 1, 1, conv_transpose, CONV_TRANSPOSE, none, 1, 0)
 
 
 /* The row of node n's operator, or NULL (an unknown operator, or a domain the loader does not read). */
@@ -3765,25 +3851,26 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__check_arity(luthier_onnx__ctx *c, 
    result is reshaped back to [N,C',L']. */
 LUTHIER_ONNX__FN int luthier_onnx__lifts_1d(const luthier_onnx__opinfo *r) {
     return r->convert == luthier_onnx__cv_conv || r->convert == luthier_onnx__cv_pool ||
-           r->convert == luthier_onnx__cv_global_avgpool;
+           r->convert == luthier_onnx__cv_global_avgpool || r->convert == luthier_onnx__cv_conv_transpose;
 }
 
-/* Node n's attributes with the 1-D window lists given a height entry (in c's arena). */
+/* Node n's attributes with the 1-D window lists given a height entry (in c's arena): 1 for
+   kernel_shape, strides, dilations and output_shape, 0 for output_padding and the two pads. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__lift_attrs(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_onnx__attr **out) {
-    static const char *const lists[4] = {"kernel_shape", "strides", "dilations", "pads"};
+    static const char *const lists[6] = {"kernel_shape", "strides", "dilations", "output_shape", "output_padding", "pads"};
     luthier_onnx__attr *at = (luthier_onnx__attr *)luthier_onnx__alloc(c, sizeof *at * (size_t)(n->nattrs + 1));
     int k, j;
     if (!at) LUTHIER_ONNX__OOM();
     for (k = 0; k < n->nattrs; k++) {
         at[k] = n->attrs[k];
-        for (j = 0; j < 4; j++) {
-            const int want = j == 3 ? 2 : 1;
+        for (j = 0; j < 6; j++) {
+            const int want = j == 5 ? 2 : 1;
             int64_t *v;
             if (strcmp(at[k].name, lists[j])) continue;
             if (at[k].nints != want) LUTHIER_ONNX__BAD("%s has %d entries for a 1-D input (takes %d)", lists[j], at[k].nints, want);
             if (!(v = (int64_t *)luthier_onnx__alloc(c, 4 * sizeof(int64_t)))) LUTHIER_ONNX__OOM();
-            if (j == 3) v[0] = 0, v[1] = at[k].ints[0], v[2] = 0, v[3] = at[k].ints[1];
-            else v[0] = 1, v[1] = at[k].ints[0];
+            if (j == 5) v[0] = 0, v[1] = at[k].ints[0], v[2] = 0, v[3] = at[k].ints[1];
+            else v[0] = j == 4 ? 0 : 1, v[1] = at[k].ints[0];
             at[k].ints = v;
             at[k].nints = at[k].cints = want * 2;
         }
@@ -3820,7 +3907,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__lift_1d(const luthier_onnx__cvargs
     for (k = 0; k < n->nin; k++) ins[k] = n->in[k];
     for (k = 0; k < n->nout; k++) outs[k] = k ? n->out[k] : ov->name;
     ins[0] = xv->name;
-    if (wv && wv->c && r->convert == luthier_onnx__cv_conv) { /* weights [O, I, k] -> [O, I, 1, k] */
+    if (wv && wv->c && (r->convert == luthier_onnx__cv_conv || r->convert == luthier_onnx__cv_conv_transpose)) {
+        /* weights [O, I, k] -> [O, I, 1, k] (ConvTranspose: [I, O/group, k] -> [I, O/group, 1, k]) */
         luthier_onnx__val *w2 = luthier_onnx__newval(c, n, "weights2d");
         if (wv->c->rank != 3) LUTHIER_ONNX__BAD("weights '%s' have rank %d for a 1-D convolution", wv->name, wv->c->rank);
         if (!w2 || !(w2->c = (luthier_onnx__tensor *)luthier_onnx__alloc(c, sizeof *w2->c))) LUTHIER_ONNX__OOM();

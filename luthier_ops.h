@@ -17,7 +17,7 @@
    - x == y (in place) is allowed where marked "in place ok".
 
    TABLE OF CONTENTS: >>ops-common >>ops-simd >>ops-math >>ops-unary >>ops-binary >>ops-pool
-   >>ops-norm >>ops-softmax >>ops-move >>ops-attention >>ops-u8
+   >>ops-norm >>ops-softmax >>ops-move >>ops-attention >>ops-col2im >>ops-u8
 
    HOW IT IS VECTORIZED
    - One source for every ISA: the kernels are written on LUTHIER__VF, a GCC/Clang vector of
@@ -1432,6 +1432,82 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_cast_impl)(void *arg, s
 }
 LUTHIER__OP_RANGE(luthier__op_cast)
 
+/* >>ops-col2im: output rows (b, oy) as units; every output element sums its taps in (ky, kx)
+   order, whatever the split. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_col2im_add)(float *y, const float *s, size_t n) {
+    LUTHIER__VF a, b;
+    size_t i;
+    for (i = 0; i + LUTHIER__VW <= n; i += LUTHIER__VW) {
+        LUTHIER__VLOAD(a, y + i);
+        LUTHIER__VLOAD(b, s + i);
+        a = a + b;
+        LUTHIER__VSTORE(y + i, a);
+    }
+    for (; i < n; i++) y[i] += s[i];
+}
+
+/* The taps of output pixel (b, oy, ox) whose input row lies in the chunk, added to y. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_col2im_pixel)(const luthier__op_col2im_job *j, size_t b, size_t oy,
+                                                                     size_t ox, float *y) {
+    const size_t taps = j->kh * j->kw, px = j->groups * taps * j->cg; /* floats per input pixel */
+    size_t ky, kx, g;
+    for (ky = 0; ky < j->kh; ky++) {
+        const ptrdiff_t ty = (ptrdiff_t)oy + j->pt - (ptrdiff_t)(ky * j->dh);
+        size_t row;
+        if (ty < 0 || ty % (ptrdiff_t)j->sh) continue;
+        row = b * j->h + (size_t)ty / j->sh;
+        if ((size_t)ty / j->sh >= j->h || row < j->r0 || row >= j->r1) continue;
+        for (kx = 0; kx < j->kw; kx++) {
+            const ptrdiff_t tx = (ptrdiff_t)ox + j->pl - (ptrdiff_t)(kx * j->dw);
+            const float *src;
+            if (tx < 0 || tx % (ptrdiff_t)j->sw || (size_t)tx / j->sw >= j->w) continue;
+            src = j->cols + ((row - j->r0) * j->w + (size_t)tx / j->sw) * px + (ky * j->kw + kx) * j->cg;
+            for (g = 0; g < j->groups; g++) LUTHIER__VN(luthier__op_col2im_add)(y + g * j->cg, src + g * taps * j->cg, j->cg);
+        }
+    }
+}
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_col2im_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_col2im_job *j = (const luthier__op_col2im_job *)arg;
+    const size_t u_end = luthier__min_sz(j->n * j->oh, ue * j->rpu);
+    LUTHIER__VF lov, hiv, v;
+    size_t u, ox, i;
+    (void)thread;
+    LUTHIER__VSPLAT(lov, j->lo);
+    LUTHIER__VSPLAT(hiv, j->hi);
+    for (u = ub * j->rpu; u < u_end; u++) {
+        /* the input rows [lo, hi) that may reach output row oy: the first chunk holding one
+           starts the row at the bias, the one holding the last clamps it; a row no input row
+           reaches is the bias (clamped), written with the first chunk */
+        const size_t b = u / j->oh, oy = u % j->oh;
+        const ptrdiff_t t0 = (ptrdiff_t)oy + j->pt - (ptrdiff_t)((j->kh - 1) * j->dh);
+        const size_t lo = t0 <= 0 ? 0 : ((size_t)t0 + j->sh - 1) / j->sh;
+        const size_t hi = luthier__min_sz(j->h, (oy + (size_t)j->pt) / j->sh + 1);
+        const int empty = lo >= hi;
+        int init, fin;
+        if (empty ? !j->first : (b * j->h + hi <= j->r0 || b * j->h + lo >= j->r1)) continue;
+        init = empty || b * j->h + lo >= j->r0;
+        fin = j->clamp && (empty || b * j->h + hi <= j->r1);
+        for (ox = 0; ox < j->ow; ox++) {
+            float *y = j->y + (u * j->ow + ox) * j->c;
+            if (init) {
+                if (j->bias) memcpy(y, j->bias, sizeof(float) * j->c);
+                else memset(y, 0, sizeof(float) * j->c);
+            }
+            if (!empty) LUTHIER__VN(luthier__op_col2im_pixel)(j, b, oy, ox, y);
+            if (!fin) continue;
+            for (i = 0; i + LUTHIER__VW <= j->c; i += LUTHIER__VW) {
+                LUTHIER__VLOAD(v, y + i);
+                LUTHIER__VCLAMP(v, lov, hiv);
+                LUTHIER__VSTORE(y + i, v);
+            }
+            for (; i < j->c; i++) y[i] = y[i] < j->lo ? j->lo : y[i] > j->hi ? j->hi : y[i];
+        }
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_col2im)
+
+
 /* end of the pass */
 #undef LUTHIER__VSFX
 #undef LUTHIER__KT
@@ -1862,6 +1938,22 @@ typedef struct luthier__op_pad_job {
     size_t rows, rpu;
 } luthier__op_pad_job;
 
+/* >>ops-col2im: the scatter half of a transposed convolution on NHWC (GEMM + col2im), written
+   as a gather: output pixel (b, oy, ox) adds column (ky, kx) of input pixel (b, iy, ix) where
+   oy = iy * sh - pt + ky * dh and ox = ix * sw - pl + kx * dw. */
+typedef struct luthier__op_col2im_job {
+    const float *cols; /* input rows [r0, r1) (row = b * h + iy): [row][w][groups][kh][kw][cg] */
+    const float *bias; /* NULL or c values */
+    float *y;          /* [n][oh][ow][c], c = groups * cg */
+    size_t n, h, w, c, groups, cg, kh, kw, sh, sw, dh, dw, oh, ow;
+    ptrdiff_t pt, pl;
+    size_t r0, r1;
+    int first;         /* the first chunk (it also writes the rows no input row reaches) */
+    int clamp;
+    float lo, hi;
+    size_t rpu;        /* output rows per unit (set by luthier__op_col2im_nhwc) */
+} luthier__op_col2im_job;
+
 #define LUTHIER__OPS_PASS 1
 #include "luthier_ops.h"
 #undef LUTHIER__OPS_PASS
@@ -1899,6 +1991,17 @@ LUTHIER__INLINE size_t luthier__op_vw(const luthier_context *ctx) {
 #endif
     (void)ctx;
     return (size_t)luthier__op_base_vw;
+}
+
+/* One chunk of a transposed convolution's col2im (see luthier__op_col2im_job): output rows of
+   the whole batch are the units, so no two threads write one element; a row is touched only by
+   the chunks holding input rows that reach it (chunks run in order, rows begin at the bias in the
+   first of them and are clamped in the last). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_col2im_nhwc(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                      luthier__op_col2im_job *j) {
+    const size_t rows = j->n * j->oh;
+    j->rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, j->ow * j->c));
+    return luthier__op_run(ctx, cfg, luthier__div_up(rows, j->rpu), LUTHIER__OP_PICK(ctx, luthier__op_col2im_range), j);
 }
 
 /* y = kind(x) element-wise; in place ok. */

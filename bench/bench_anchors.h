@@ -182,16 +182,19 @@ static void bench_dnnl_conv_destroy(bench_dnnl_conv *c) {
 }
 
 /* Sets up the convolution of a batch-1 layer; in: NHWC, w: OIHW, bias: cout values; sum: with
-   the residual-add post-op. Returns 0, or -1 with c->error set (not linked, or oneDNN refused). */
+   the residual-add post-op; deconv: a transposed convolution (dnnl_deconvolution_forward,
+   direct) instead, w [cin, cout, k, k] (ONNX / PyTorch ConvTranspose2d), groups 1, oh / ow its
+   output. Returns 0, or -1 with c->error set (not linked, or oneDNN refused). */
 static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int64_t w,
                                  int64_t cout, int64_t k, int64_t stride, int64_t pad,
                                  int64_t groups, int64_t oh, int64_t ow, const float *in,
-                                 const float *wt, const float *bias, int sum) {
+                                 const float *wt, const float *bias, int sum, int deconv) {
     memset(c, 0, sizeof *c);
 #ifdef LUTHIER_HAVE_DNNL
     {
         dnnl_memory_desc_t src_any, wei_any, dst_any, bia_md, src_user, wei_user, bia_user;
         dnnl_convolution_desc_t cd;
+        dnnl_deconvolution_desc_t dd_desc;
         dnnl_dims_t sd, wd, dd, bd, strides, padl;
         dnnl_memory_t usrc = NULL, uwei = NULL;
         dnnl_post_ops_t po = NULL;
@@ -203,7 +206,15 @@ static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int
         sd[0] = 1; sd[1] = cin; sd[2] = h; sd[3] = w;
         dd[0] = 1; dd[1] = cout; dd[2] = oh; dd[3] = ow;
         bd[0] = cout;
-        if (groups > 1) {
+        if (deconv && groups > 1) {
+            st = dnnl_unimplemented;
+            step = "grouped deconvolution (not set up here)";
+            goto fail;
+        }
+        if (deconv) { /* w is [cin, cout, k, k]: oneDNN's iohw of an (o = cout, i = cin) kernel */
+            wnd = 4;
+            wd[0] = cout; wd[1] = cin; wd[2] = k; wd[3] = k;
+        } else if (groups > 1) {
             wnd = 5;
             wd[0] = groups; wd[1] = cout / groups; wd[2] = cin / groups; wd[3] = k; wd[4] = k;
         } else {
@@ -223,7 +234,7 @@ static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int
             (st = dnnl_memory_desc_init_by_tag(&bia_md, 1, bd, dnnl_f32, dnnl_x)) ||
             (st = dnnl_memory_desc_init_by_tag(&src_user, 4, sd, dnnl_f32, dnnl_nhwc)) ||
             (st = dnnl_memory_desc_init_by_tag(&wei_user, wnd, wd, dnnl_f32,
-                                               groups > 1 ? dnnl_goihw : dnnl_oihw)) ||
+                                               deconv ? dnnl_iohw : groups > 1 ? dnnl_goihw : dnnl_oihw)) ||
             (st = dnnl_memory_desc_init_by_tag(&bia_user, 1, bd, dnnl_f32, dnnl_x)))
             goto fail;
         if (sum) {
@@ -235,6 +246,15 @@ static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int
         /* auto first, then direct */
         for (ai = 0; ai < 2 && !c->pd; ai++) {
             step = "convolution descriptor / primitive descriptor";
+            if (deconv) {
+                st = ai ? dnnl_unimplemented
+                        : dnnl_deconvolution_forward_desc_init(&dd_desc, dnnl_forward_inference, dnnl_deconvolution_direct,
+                                                               &src_any, &wei_any, &bia_md, &dst_any, strides, padl, padl);
+                if (st == dnnl_success) st = dnnl_primitive_desc_create(&c->pd, &dd_desc, attr, c->eng, NULL);
+                if (st == dnnl_success) c->alg = "deconvolution direct";
+                else c->pd = NULL;
+                continue;
+            }
             st = dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference,
                                                     ai == 0 ? dnnl_convolution_auto
                                                             : dnnl_convolution_direct,
@@ -291,7 +311,7 @@ static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int
     }
 #else
     (void)cin; (void)h; (void)w; (void)cout; (void)k; (void)stride; (void)pad; (void)groups;
-    (void)oh; (void)ow; (void)in; (void)wt; (void)bias; (void)sum;
+    (void)oh; (void)ow; (void)in; (void)wt; (void)bias; (void)sum; (void)deconv;
     snprintf(c->error, sizeof c->error, "oneDNN not linked (build without LUTHIER_HAVE_DNNL)");
     return -1;
 #endif

@@ -30,6 +30,9 @@
                --int8: the int8 convolution vs luthier's fp32 one per ResNet-50 / MobileNetV2
                layer (bench_int8.h)
 
+     convt     one transposed convolution (conv_transpose, default [1,64,56,56] -> 32 channels,
+               k4 s2 p1) as a plan and as its step alone, against oneDNN's deconvolution
+
    Adding a command: write `static int cmd_NAME(int argc, char **argv)` (argv[0] is the command
    name, return an exit code: 0 ok, 1 failure, 2 usage error) and `static void usage_NAME(FILE *)`,
    and add a row to bench_commands[] at the end of this file. Shared helpers live in
@@ -3029,7 +3032,7 @@ static int conv_case_setup(conv_case *c, int li, const int *kernels, int nk) {
 
     if (bench_anchor_linked(BENCH_ANCHOR_DNNL)) {
         if (bench_dnnl_conv_setup(&c->dn, s->cin, s->h, s->w, s->cout, s->k, s->stride, s->pad,
-                                  s->groups, c->oh, c->ow, c->in, c->wt, c->bias, c->o->residual) != 0)
+                                  s->groups, c->oh, c->ow, c->in, c->wt, c->bias, c->o->residual, 0) != 0)
             fprintf(stderr, "warning: %s: %s; its columns stay empty\n", s->name, c->dn.error);
         else c->have_dnnl = 1;
     }
@@ -3474,6 +3477,194 @@ done:
 #include "bench_model.h"
 #include "bench_tune.h"
 
+/* ================================================================================================
+   convt: one transposed convolution (conv_transpose through the graph API) vs oneDNN
+   ================================================================================================ */
+
+static void usage_convt(FILE *out) {
+    fprintf(out,
+            "Usage: %s convt [options]\n"
+            "Times one transposed convolution (ConvTranspose2d: an upsampling layer, batch 1) as a\n"
+            "luthier plan of one conv_transpose node (GEMM on the packed weights + col2im, NHWC)\n"
+            "against oneDNN's deconvolution primitive (dnnl_deconvolution_forward, direct,\n"
+            "format 'any') in the same run, in alternating rounds. The plan is reported twice:\n"
+            "the whole run (NCHW in and out: two layout conversions at the edges) and its\n"
+            "conv_transpose step alone (profiling), which is what oneDNN's primitive does.\n"
+            "Both results are checked against each other first (max relative error).\n\n"
+            "  --layer CIN,H,W,COUT,K,S,P   the layer (default 64,56,56,32,4,2,1: [1,64,56,56] ->\n"
+            "                    [1,32,112,112]); output (H-1)*S - 2P + K\n"
+            "  --threads N       luthier's context and oneDNN's OpenMP threads (default 1)\n"
+            "  --reps N          timed repetitions per contestant (default: --min-time)\n"
+            "  --min-time S      seconds per contestant (default 1)\n"
+            "  --rounds N        rounds the repetitions are split into (default 5)\n",
+            bench_prog);
+}
+
+typedef struct convt_run_arg {
+    luthier_context *ctx;
+    luthier_plan *p;
+    const void *ins[1];
+    void *outs[1];
+} convt_run_arg;
+
+static int convt_run(void *arg) {
+    convt_run_arg *a = (convt_run_arg *)arg;
+    return luthier_plan_run(a->ctx, a->p, a->ins, a->outs) != LUTHIER_STATUS_OK;
+}
+
+/* The plan's share of round r (as bench_run_round), with the time of its step `step` (profiling)
+   of every run in ss. */
+static int convt_round(convt_run_arg *a, const bench_policy *pol, int r, int step, bench_sampler *sp, bench_sampler *ss) {
+    luthier_step_info si;
+    while (!bench_round_done(pol, r, sp)) {
+        const double t0 = bench_now();
+        if (convt_run(a)) return -1;
+        if (bench_sampler_push(sp, bench_now() - t0) || luthier_plan_step_info(a->p, step, &si) != LUTHIER_STATUS_OK ||
+            bench_sampler_push(ss, si.last_seconds))
+            return -100;
+    }
+    return 0;
+}
+
+/* The plan of one conv_transpose node on ctx ([1,cin,h,w] -> [1,cout,oh,ow], bias); NULL + message on failure. */
+static luthier_plan *convt_plan(luthier_context *ctx, const int64_t *L, const float *wt, const float *bias) {
+    luthier_graph *g = NULL;
+    luthier_plan *p = NULL;
+    luthier_node_desc d;
+    int64_t xs[4] = {1, L[0], L[1], L[2]}, ws[4] = {L[0], L[3], L[4], L[4]}, bs[1] = {L[3]};
+    int x, w, b, in[3], y;
+    luthier_graph_create(&g);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_CONV_TRANSPOSE;
+    d.name = "convt";
+    d.typed = 1;
+    luthier_node_attrs_default(d.op, &d.attr);
+    d.attr.conv_transpose.stride[0] = d.attr.conv_transpose.stride[1] = L[5];
+    d.attr.conv_transpose.pads[0] = d.attr.conv_transpose.pads[1] = d.attr.conv_transpose.pads[2] = d.attr.conv_transpose.pads[3] = L[6];
+    d.inputs = in;
+    d.num_inputs = 3;
+    if (luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 4, xs, &x) != LUTHIER_STATUS_OK ||
+        luthier_graph_constant(g, "w", 4, ws, wt, 0, &w) != LUTHIER_STATUS_OK ||
+        luthier_graph_constant(g, "b", 1, bs, bias, 0, &b) != LUTHIER_STATUS_OK || (in[0] = x, in[1] = w, in[2] = b, 0) ||
+        luthier_graph_add_node(g, &d, &y) != LUTHIER_STATUS_OK || luthier_graph_output(g, y) != LUTHIER_STATUS_OK)
+        fprintf(stderr, "ERROR: convt: graph: %s\n", luthier_graph_error(g));
+    else if (luthier_plan_create(ctx, g, NULL, &p) != LUTHIER_STATUS_OK)
+        fprintf(stderr, "ERROR: convt: plan: %s\n", luthier_context_error(ctx)), p = NULL;
+    luthier_graph_destroy(g);
+    return p;
+}
+
+static int cmd_convt(int argc, char **argv) {
+    const char *cmd = "convt";
+    int64_t L[7] = {64, 56, 56, 32, 4, 2, 1}, oh, ow;
+    bench_policy pol = {0, 1.0, 5};
+    int threads = 1, i, r, rc = BENCH_EXIT_OK, step = -1, have_dnnl = 0;
+    luthier_context *ctx;
+    convt_run_arg a;
+    bench_dnnl_conv dn;
+    bench_sampler sp = {0}, sd = {0}, ss = {0};
+    double err = 0, mx = 1e-30, flops;
+    float *x, *wt, *bias, *y, *x_nhwc, *y_dnnl;
+    for (i = 1; i < argc; i++) {
+        if (bench_is_help(argv[i])) return usage_convt(stdout), BENCH_EXIT_OK;
+        if (!strcmp(argv[i], "--layer") && i + 1 < argc &&
+            sscanf(argv[++i], "%lld,%lld,%lld,%lld,%lld,%lld,%lld", (long long *)&L[0], (long long *)&L[1], (long long *)&L[2],
+                   (long long *)&L[3], (long long *)&L[4], (long long *)&L[5], (long long *)&L[6]) == 7)
+            continue;
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc && (threads = atoi(argv[++i])) >= 1) continue;
+        if (!strcmp(argv[i], "--reps") && i + 1 < argc && (pol.reps = atol(argv[++i])) >= 1) continue;
+        if (!strcmp(argv[i], "--min-time") && i + 1 < argc && (pol.min_time = atof(argv[++i])) > 0) continue;
+        if (!strcmp(argv[i], "--rounds") && i + 1 < argc && (pol.rounds = atoi(argv[++i])) >= 1) continue;
+        bench_usage_error(cmd, "bad option '%s'", argv[i]);
+        return BENCH_EXIT_USAGE;
+    }
+    oh = (L[1] - 1) * L[5] - 2 * L[6] + L[4];
+    ow = (L[2] - 1) * L[5] - 2 * L[6] + L[4];
+    for (i = 0; i < 7; i++)
+        if (L[i] < (i == 6 ? 0 : 1) || L[i] > 4096) return bench_usage_error(cmd, "--layer values out of range"), BENCH_EXIT_USAGE;
+    if (oh < 1 || ow < 1) return bench_usage_error(cmd, "the layer has no output"), BENCH_EXIT_USAGE;
+    flops = 2.0 * (double)(L[0] * L[1] * L[2]) * (double)(L[3] * L[4] * L[4]);
+    bench_anchors_set_threads(threads, stderr);
+    if (!(ctx = open_context(cmd, NULL, threads))) return BENCH_EXIT_FAIL;
+    x = bench_alloc_floats((size_t)(L[0] * L[1] * L[2]));
+    x_nhwc = bench_alloc_floats((size_t)(L[0] * L[1] * L[2]));
+    wt = bench_alloc_floats((size_t)(L[0] * L[3] * L[4] * L[4]));
+    bias = bench_alloc_floats((size_t)L[3]);
+    y = bench_alloc_floats((size_t)(L[3] * oh * ow));
+    y_dnnl = bench_alloc_floats((size_t)(L[3] * oh * ow));
+    bench_fill_uniform(x, (size_t)(L[0] * L[1] * L[2]), 1);
+    bench_fill_uniform(wt, (size_t)(L[0] * L[3] * L[4] * L[4]), 2);
+    bench_fill_uniform(bias, (size_t)L[3], 3);
+    for (i = 0; i < L[0] * L[1] * L[2]; i++) x_nhwc[(i % (L[1] * L[2])) * L[0] + i / (L[1] * L[2])] = x[i];
+    memset(&a, 0, sizeof a);
+    a.ctx = ctx;
+    a.ins[0] = x;
+    a.outs[0] = y;
+    if (!(a.p = convt_plan(ctx, L, wt, bias)) || convt_run(&a)) {
+        luthier_context_destroy(ctx);
+        return BENCH_EXIT_FAIL;
+    }
+    luthier_plan_set_profiling(a.p, 1);
+    {
+        luthier_step_info si;
+        for (i = 0; step < 0 && luthier_plan_step_info(a.p, i, &si) == LUTHIER_STATUS_OK; i++)
+            if (si.op == LUTHIER_OP_CONV_TRANSPOSE && si.node >= 0) step = i;
+    }
+    if (bench_dnnl_conv_setup(&dn, L[0], L[1], L[2], L[3], L[4], L[5], L[6], 1, oh, ow, x_nhwc, wt, bias, 0, 1) != 0)
+        fprintf(stderr, "warning: convt: %s; no oneDNN column\n", dn.error);
+    else if (bench_dnnl_conv_run(&dn) == 0 && bench_dnnl_conv_output(&dn, L[3], oh, ow, y_dnnl) == 0) {
+        int64_t c, pix;
+        for (c = 0; c < L[3]; c++)
+            for (pix = 0; pix < oh * ow; pix++) {
+                double dv = fabs((double)y[c * oh * ow + pix] - y_dnnl[pix * L[3] + c]);
+                if (!(dv <= err)) err = dv;
+                if (fabs(y_dnnl[pix * L[3] + c]) > mx) mx = fabs(y_dnnl[pix * L[3] + c]);
+            }
+        have_dnnl = err / mx < 1e-4;
+        if (!have_dnnl) fprintf(stderr, "ERROR: convt: luthier and oneDNN differ (max relative error %.3g)\n", err / mx), rc = BENCH_EXIT_FAIL;
+    }
+    for (r = 0; r < pol.rounds && rc == BENCH_EXIT_OK; r++) { /* alternating: A B, B A, ... */
+        int k;
+        for (k = 0; k < 2; k++) {
+            const int which = (r & 1) ? 1 - k : k;
+            if (which == 0) {
+                if (convt_round(&a, &pol, r, step, &sp, &ss) != 0) rc = BENCH_EXIT_FAIL;
+            } else if (have_dnnl) {
+                if (bench_run_round(bench_dnnl_conv_run, &dn, &pol, r, &sd) != 0) rc = BENCH_EXIT_FAIL;
+            }
+        }
+    }
+    {
+        const bench_stats ps = bench_summarize(sp.t, sp.n), ds = bench_summarize(sd.t, sd.n), st = bench_summarize(ss.t, ss.n);
+        luthier_step_info si;
+        memset(&si, 0, sizeof si);
+        if (step >= 0) luthier_plan_step_info(a.p, step, &si);
+        printf("luthier-bench convt: [1,%lld,%lld,%lld] -> [1,%lld,%lld,%lld], k%lld s%lld p%lld, %.3f GFLOP, %d thread%s\n",
+               (long long)L[0], (long long)L[1], (long long)L[2], (long long)L[3], (long long)oh, (long long)ow, (long long)L[4],
+               (long long)L[5], (long long)L[6], flops * 1e-9, threads, threads > 1 ? "s" : "");
+        printf("  %-34s %10s %10s %8s\n", "contestant", "min ms", "median ms", "GF/s");
+        printf("  %-34s %10.3f %10.3f %8.1f\n", "luthier plan (NCHW in/out)", ps.min * 1e3, ps.median * 1e3, flops / ps.min * 1e-9);
+        printf("  %-34s %10.3f %10.3f %8.1f   [%s] {%s}\n", "luthier conv_transpose step", st.min * 1e3, st.median * 1e3,
+               flops / st.min * 1e-9, si.kernel ? si.kernel : "?", si.isa ? si.isa : "?");
+        if (have_dnnl)
+            printf("  %-34s %10.3f %10.3f %8.1f   [%s]\n", "oneDNN deconvolution", ds.min * 1e3, ds.median * 1e3, flops / ds.min * 1e-9,
+                   dn.impl);
+        else
+            printf("  %-34s %10s\n", "oneDNN deconvolution", "(not linked / refused / wrong)");
+        if (have_dnnl && ps.min > 0)
+            printf("  oneDNN min / luthier min: plan %.2f, step %.2f (> 1: luthier faster); max relative difference %.2g\n",
+                   ds.min / ps.min, ds.min / st.min, err / mx);
+    }
+    bench_sampler_free(&sp);
+    bench_sampler_free(&sd);
+    bench_sampler_free(&ss);
+    bench_dnnl_conv_destroy(&dn);
+    luthier_plan_destroy(a.p);
+    luthier_context_destroy(ctx);
+    free(x), free(x_nhwc), free(wt), free(bias), free(y), free(y_dnnl);
+    return rc;
+}
+
 typedef struct bench_command {
     const char *name;
     const char *summary;
@@ -3493,6 +3684,8 @@ static const bench_command bench_commands[] = {
      cmd_asym, usage_asym},
     {"conv", "convolution per layer and (algorithm, kernel) pair vs oneDNN's primitive",
      cmd_conv, usage_conv},
+    {"convt", "a transposed convolution (upsampling layer) vs oneDNN's deconvolution",
+     cmd_convt, usage_convt},
     {"model", "whole networks of the zoo: latency, per-layer breakdown, memory, vs PyTorch",
      cmd_model, usage_model},
     {"tune", "tune a zoo network (records, report, heatmap) and time default vs tuned plans",

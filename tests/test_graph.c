@@ -698,6 +698,35 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
     case LUTHIER_OP_NOT: case LUTHIER_OP_WHERE: case LUTHIER_OP_CAST:
         ref_logic(g, n, v);
         break;
+    case LUTHIER_OP_CONV_TRANSPOSE: { /* ONNX ConvTranspose: every input pixel scattered through the kernel */
+        const luthier_conv_transpose_attrs *a = &d->attr.conv_transpose;
+        const luthier__gtensor *wt = &g->tensors[n->inputs[1]];
+        const float *w = v[n->inputs[1]].f, *b = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
+        const int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], CG = wt->shape[1], KH = wt->shape[2],
+                      KW = wt->shape[3], O = yt->shape[1], OH = yt->shape[2], OW = yt->shape[3], G = a->groups, cig = C / G;
+        double *acc = (double *)calloc(ny + 1, sizeof(double));
+        int64_t b0, ci, iy, ix, co, ky, kx;
+        for (e = 0; e < ny; e++) acc[e] = b ? b[(e / (size_t)(OH * OW)) % (size_t)O] : 0.0;
+        for (b0 = 0; b0 < N; b0++)
+            for (ci = 0; ci < C; ci++)
+                for (iy = 0; iy < H; iy++)
+                    for (ix = 0; ix < W; ix++) {
+                        const double xv = x[((b0 * C + ci) * H + iy) * W + ix];
+                        const int64_t gi = ci / cig;
+                        for (co = 0; co < CG; co++)
+                            for (ky = 0; ky < KH; ky++)
+                                for (kx = 0; kx < KW; kx++) {
+                                    const int64_t oy = iy * a->stride[0] - a->pads[0] + ky * a->dilation[0];
+                                    const int64_t ox = ix * a->stride[1] - a->pads[1] + kx * a->dilation[1];
+                                    if (oy < 0 || oy >= OH || ox < 0 || ox >= OW) continue;
+                                    acc[((b0 * O + gi * CG + co) * OH + oy) * OW + ox] +=
+                                        xv * (double)w[((ci * CG + co) * KH + ky) * KW + kx];
+                                }
+                    }
+        for (e = 0; e < ny; e++) y[e] = (float)ref_act(acc[e], &a->act);
+        free(acc);
+        break;
+    }
     default:
         break;
     }
@@ -3090,7 +3119,219 @@ static void test_graph_activation_attrs(void) {
     luthier_graph_destroy(g);
 }
 
+
+/* ---- conv_transpose ---------------------------------------------------------------------- */
+
+typedef struct ct_case {
+    int64_t n, cin, h, w, cout, kh, kw, sh, sw, pads[4], dh, dw, oph, opw, groups;
+    int bias;
+    luthier_activation act;
+} ct_case;
+
+/* A conv_transpose node with random weights (and bias) on x; -1 when refused. */
+static int gb_convt(gb *b, const char *name, int x, const ct_case *c) {
+    luthier_node_desc d;
+    char wn[96], bn[96];
+    int64_t ws[4], bs[1];
+    int w, bi = -1;
+    ws[0] = c->cin; ws[1] = c->cout / c->groups; ws[2] = c->kh; ws[3] = c->kw;
+    bs[0] = c->cout;
+    snprintf(wn, sizeof wn, "%s.weight", name);
+    snprintf(bn, sizeof bn, "%s.bias", name);
+    w = gb_const(b, wn, 4, ws, -0.5f, 0.5f);
+    if (c->bias) bi = gb_const(b, bn, 1, bs, -0.5f, 0.5f);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_CONV_TRANSPOSE;
+    d.name = name;
+    d.typed = 1;
+    luthier_node_attrs_default(d.op, &d.attr);
+    d.attr.conv_transpose.stride[0] = c->sh; d.attr.conv_transpose.stride[1] = c->sw;
+    memcpy(d.attr.conv_transpose.pads, c->pads, sizeof c->pads);
+    d.attr.conv_transpose.dilation[0] = c->dh; d.attr.conv_transpose.dilation[1] = c->dw;
+    d.attr.conv_transpose.output_padding[0] = c->oph; d.attr.conv_transpose.output_padding[1] = c->opw;
+    d.attr.conv_transpose.groups = c->groups;
+    d.attr.conv_transpose.act.kind = c->act;
+    d.attr.conv_transpose.act.clamp_min = -0.25f;
+    d.attr.conv_transpose.act.clamp_max = 0.5f;
+    return gb_node(b, &d, x, w, bi);
+}
+
+/* Against the scatter reference (the ONNX definition) over strides 1..3, symmetric and
+   asymmetric pads, dilation, output_padding, groups (1, 2, one per input channel), kernels 1x1
+   to 4x4, batch 2, odd sizes, bias and fused activations, 1 and 2 threads; "after conv": the
+   input arrives NHWC from a convolution; the last cases run in several chunks of columns. */
+static void test_graph_conv_transpose(void) {
+    static const ct_case cases[] = {
+        {1, 3, 5, 5, 4, 3, 3, 1, 1, {0, 0, 0, 0}, 1, 1, 0, 0, 1, 0, LUTHIER_ACTIVATION_NONE},
+        {2, 4, 5, 7, 6, 4, 4, 2, 2, {1, 1, 1, 1}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_NONE},
+        {2, 5, 3, 4, 3, 3, 3, 2, 2, {1, 0, 2, 1}, 1, 1, 1, 1, 1, 1, LUTHIER_ACTIVATION_RELU},
+        {1, 4, 4, 3, 6, 3, 2, 3, 3, {0, 1, 1, 0}, 1, 1, 2, 1, 2, 1, LUTHIER_ACTIVATION_NONE},
+        {2, 6, 5, 5, 6, 3, 3, 2, 2, {1, 1, 1, 1}, 1, 1, 1, 1, 6, 1, LUTHIER_ACTIVATION_RELU},
+        {1, 4, 6, 5, 8, 3, 3, 1, 2, {2, 2, 2, 2}, 2, 2, 0, 1, 4, 0, LUTHIER_ACTIVATION_CLAMP},
+        {2, 3, 7, 5, 5, 1, 1, 2, 3, {0, 0, 0, 0}, 1, 1, 1, 2, 1, 1, LUTHIER_ACTIVATION_RELU6},
+        {1, 8, 6, 6, 4, 2, 2, 2, 2, {0, 0, 0, 0}, 1, 1, 0, 0, 2, 1, LUTHIER_ACTIVATION_NONE},
+        {2, 3, 5, 3, 2, 3, 4, 2, 1, {0, 2, 3, 1}, 2, 1, 1, 0, 1, 1, LUTHIER_ACTIVATION_NONE},
+        {1, 1, 1, 1, 3, 3, 3, 1, 1, {0, 0, 0, 0}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_NONE},
+        {1, 2, 1, 9, 4, 1, 4, 1, 2, {0, 1, 0, 1}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_NONE}, /* 1-D as [N,C,1,L] */
+        {1, 20, 9, 11, 40, 4, 4, 2, 2, {1, 1, 1, 1}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_RELU},
+        /* several chunks of columns (LUTHIER__CONVT_COLS_FLOATS each; 1 MiB: 4 input rows) */
+        {2, 8, 40, 64, 64, 4, 4, 2, 2, {1, 1, 1, 1}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_NONE},
+        /* chunks of one input row (1 MiB; 8 rows at 8 MiB, one across the two images); dilation, asymmetric pads, relu */
+        {2, 4, 20, 64, 256, 4, 4, 2, 2, {2, 1, 0, 3}, 2, 1, 1, 0, 1, 1, LUTHIER_ACTIVATION_RELU},
+        /* chunks of 2 input rows (1 MiB; one across the images), output rows no input reaches */
+        {2, 4, 9, 64, 1024, 1, 2, 3, 1, {0, 0, 0, 0}, 1, 1, 2, 1, 1, 1, LUTHIER_ACTIVATION_CLAMP},
+    };
+    const int nc = (int)(sizeof cases / sizeof cases[0]), big = nc - 3;
+    int k, after, threads;
+    for (k = 0; k < nc; k++)
+        for (after = 0; after < 2; after++) {
+            const ct_case *c = &cases[k];
+            gb b;
+            int64_t xs[4];
+            int x, y;
+            float *img;
+            const void *ins[1];
+            char what[96];
+            if (after && k >= big) continue;
+            xs[0] = c->n; xs[1] = after ? 3 : c->cin; xs[2] = c->h; xs[3] = c->w;
+            memset(&b, 0, sizeof b);
+            luthier_graph_create(&b.g);
+            luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+            if (after) x = gb_conv(&b, "pre", x, c->cin, 1, 1, 0, 1, 1, LUTHIER_ACTIVATION_NONE);
+            y = gb_convt(&b, "ct", x, c);
+            luthier_graph_output(b.g, y);
+            CHECK(!b.fail, "case %d: build", k);
+            img = rand_buf((size_t)(xs[0] * xs[1] * xs[2] * xs[3]), -1, 1);
+            ins[0] = img;
+            for (threads = 1; threads <= 2 && !b.fail; threads++) {
+                luthier_context *ctx = ctx_threads(threads);
+                snprintf(what, sizeof what, "conv_transpose case %d%s, %d thread%s", k, after ? " after conv" : "", threads,
+                         threads > 1 ? "s" : "");
+                plan_vs_ref(ctx, b.g, NULL, ins, 1e-5, what);
+                luthier_context_destroy(ctx);
+            }
+            free(img);
+            gb_free(&b);
+        }
+}
+
+/* The kernel knob: a node configuration's kernel is used (and reported, ISA included), an
+   unknown one fails naming the node or falls back; defaults and the union's size. */
+static void test_graph_conv_transpose_config(void) {
+    static const ct_case c = {1, 4, 5, 6, 8, 4, 4, 2, 2, {1, 1, 1, 1}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_RELU};
+    luthier_context *ctx = ctx_threads(2);
+    luthier_node_config cfg[1];
+    luthier_plan_desc pd;
+    luthier_plan *p = NULL;
+    luthier_step_info si;
+    luthier_kernel_info ki;
+    luthier_node_attrs a;
+    gb b;
+    int64_t xs[4] = {1, 4, 5, 6};
+    int x, y, k, ki_idx, step;
+    float *img = rand_buf(4 * 5 * 6, -1, 1);
+    const void *ins[1];
+    CHECK(luthier_node_attrs_default(LUTHIER_OP_CONV_TRANSPOSE, &a) == LUTHIER_STATUS_OK && a.conv_transpose.stride[0] == 1 &&
+              a.conv_transpose.stride[1] == 1 && a.conv_transpose.dilation[0] == 1 && a.conv_transpose.dilation[1] == 1 &&
+              a.conv_transpose.groups == 1 && a.conv_transpose.pads[2] == 0 && a.conv_transpose.output_padding[1] == 0,
+          "defaults");
+    CHECK(sizeof(luthier_conv_transpose_attrs) <= 16 * sizeof(int64_t) && sizeof(luthier_node_attrs) == 16 * sizeof(int64_t),
+          "the attributes fit the union (%zu bytes)", sizeof(luthier_conv_transpose_attrs));
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    y = gb_convt(&b, "up", x, &c);
+    luthier_graph_output(b.g, y);
+    ins[0] = img;
+    memset(&pd, 0, sizeof pd);
+    memset(cfg, 0, sizeof cfg);
+    pd.configs = cfg;
+    pd.num_configs = 1;
+    for (k = 0; k < luthier_kernel_count(); k++) {
+        char what[160];
+        if (luthier_kernel_get(k, &ki) != LUTHIER_STATUS_OK || !ki.available) continue;
+        snprintf(cfg[0].kernel, sizeof cfg[0].kernel, "%s", ki.name);
+        cfg[0].schedule = (k & 1) ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
+        snprintf(what, sizeof what, "conv_transpose on %s", ki.name);
+        plan_vs_ref(ctx, b.g, &pd, ins, 1e-5, what);
+        CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "%s", what);
+        for (step = 0; p && luthier_plan_step_info(p, step, &si) == LUTHIER_STATUS_OK; step++)
+            if (si.op == LUTHIER_OP_CONV_TRANSPOSE) break;
+        CHECK(p && si.op == LUTHIER_OP_CONV_TRANSPOSE && si.kernel && strcmp(si.kernel, ki.name) == 0 && strcmp(si.isa, ki.isa) == 0,
+              "%s: the step runs %s on %s", what, p && si.kernel ? si.kernel : "?", p ? si.isa : "?");
+        luthier_plan_destroy(p);
+        p = NULL;
+    }
+    snprintf(cfg[0].kernel, sizeof cfg[0].kernel, "no_such_kernel");
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_NOT_FOUND && !p && strstr(luthier_context_error(ctx), "up"),
+          "unknown kernel: %s", luthier_context_error(ctx));
+    pd.fallback_invalid = 1;
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "fallback: %s", luthier_context_error(ctx));
+    CHECK(luthier_plan_step_info(p, 1, &si) == LUTHIER_STATUS_OK && si.kernel &&
+              luthier_kernel_find(si.kernel, &ki_idx) == LUTHIER_STATUS_OK,
+          "fallback runs a kernel");
+    luthier_plan_destroy(p);
+    free(img);
+    gb_free(&b);
+    luthier_context_destroy(ctx);
+}
+
+/* Refusals name the node and leave the graph as it was. */
+static void test_graph_conv_transpose_refusals(void) {
+    luthier_graph *g = NULL;
+    luthier_node_desc d;
+    int64_t xs[4] = {1, 4, 5, 5}, ws[4] = {4, 2, 3, 3}, w2[4] = {3, 2, 3, 3}, bs[1] = {3}, x3[3] = {1, 4, 5};
+    float vals[256] = {0};
+    int x, xi, w, wb, wv, bias, in[3], y, k;
+    static const char *const msg[] = {"groups", "groups", "bias", "stride", "dilation", "pad", "output_padding", "output height",
+                                      "activation", "constant", "rank", "rank", "2^40"};
+    luthier_graph_create(&g);
+    luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    luthier_graph_input(g, "x3", LUTHIER_DTYPE_F32, 3, x3, &xi);
+    luthier_graph_input(g, "wv", LUTHIER_DTYPE_F32, 4, ws, &wv);
+    luthier_graph_constant(g, "w", 4, ws, vals, 0, &w);
+    luthier_graph_constant(g, "w2", 4, w2, vals, 0, &wb);
+    luthier_graph_constant(g, "b", 1, bs, vals, 0, &bias);
+    for (k = 0; k < (int)(sizeof msg / sizeof msg[0]); k++) {
+        luthier_conv_transpose_attrs *a = &d.attr.conv_transpose;
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_CONV_TRANSPOSE; d.name = "up"; d.inputs = in; d.num_inputs = 2; d.typed = 1;
+        luthier_node_attrs_default(d.op, &d.attr);
+        in[0] = x; in[1] = w; in[2] = bias;
+        switch (k) {
+        case 0: a->groups = 3; break;                     /* does not divide 4 */
+        case 1: in[1] = wb; break;                        /* 3 weight rows for 4 channels */
+        case 2: d.num_inputs = 3; break;                  /* 3 values for 2 outputs */
+        case 3: a->stride[1] = 0; break;
+        case 4: a->dilation[0] = -1; break;
+        case 5: a->pads[3] = -1; break;
+        case 6: a->output_padding[0] = -2; break;
+        case 7: a->pads[0] = a->pads[2] = 4; break;       /* 4*1 - 8 + 2 + 1 < 1 */
+        case 8: a->act.kind = LUTHIER_ACTIVATION_CLAMP; a->act.clamp_min = 1; a->act.clamp_max = 0; break;
+        case 9: in[1] = wv; break;
+        case 10: in[0] = xi; break;
+        case 11: in[1] = bias; break;
+        default: break;
+        }
+        if (k == 12) { /* an output height above 2^40: (2^20 - 1) * 2^30 */
+            int64_t big[4] = {1, 4, (int64_t)1 << 20, 1};
+            int xb;
+            luthier_graph_input(g, "xbig", LUTHIER_DTYPE_F32, 4, big, &xb);
+            in[0] = xb;
+            a->stride[0] = (int64_t)1 << 30;
+        }
+        CHECK(luthier_graph_add_node(g, &d, &y) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(g), "up") &&
+                  strstr(luthier_graph_error(g), msg[k]),
+              "case %d refused: '%s'", k, luthier_graph_error(g));
+    }
+    CHECK(luthier_graph_num_nodes(g) == 0, "refused nodes left the graph as it was");
+    luthier_graph_destroy(g);
+}
+
 static void run_graph_tests(void) {
+    RUN(test_graph_conv_transpose);
+    RUN(test_graph_conv_transpose_config);
+    RUN(test_graph_conv_transpose_refusals);
     RUN(test_graph_reduce);
     RUN(test_graph_dm_onnx_examples);
     RUN(test_graph_dm_nhwc);

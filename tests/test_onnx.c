@@ -2112,6 +2112,138 @@ static void test_onnx_conv1d_pool1d(void) {
     free(m.p);
 }
 
+/* ConvTranspose, 2-D and 1-D: strides, pads, dilations, output_padding, group, bias,
+   output_shape (past the full output: a negative end pad) and auto_pad SAME_UPPER / SAME_LOWER,
+   against the scatter of the ONNX definition with the leading pads and output size the ONNX
+   formulas give (worked out by hand per case); a 3-D one is refused with a clear message. */
+typedef struct onnx_ct_case {
+    int rank;                       /* 3 (1-D) or 4 */
+    int64_t x[4], w[4];
+    int64_t group, strides[2], pads[4], dil[2], outpad[2], outshape[2];
+    const char *auto_pad;           /* NULL: not set */
+    int bias;
+    int64_t out[2], begin[2];       /* expected output size and leading pads (H, W; 1-D: W) */
+} onnx_ct_case;
+
+static void onnx_ct_model(pbw *m, const onnx_ct_case *t, const float *w, const float *b) {
+    pbw g = {0, 0, 0}, nd = {0, 0, 0};
+    const int sp = t->rank - 2;
+    int64_t dy[4], db[1];
+    int k;
+    db[0] = t->w[1] * t->group;
+    pbw_init_f32(&g, "w", t->rank, t->w, w, (size_t)(t->w[0] * t->w[1] * t->w[2] * (t->rank == 4 ? t->w[3] : 1)));
+    if (t->bias) pbw_init_f32(&g, "b", 1, db, b, (size_t)db[0]);
+    pbw_str(&nd, 1, "x"), pbw_str(&nd, 1, "w");
+    if (t->bias) pbw_str(&nd, 1, "b");
+    pbw_str(&nd, 2, "y"), pbw_str(&nd, 3, "up"), pbw_str(&nd, 4, "ConvTranspose");
+    if (t->group != 1) pbw_attr_i(&nd, "group", t->group);
+    if (t->strides[0]) pbw_attr_is(&nd, "strides", t->strides, sp);
+    if (t->dil[0]) pbw_attr_is(&nd, "dilations", t->dil, sp);
+    if (t->outpad[0] || t->outpad[sp - 1]) pbw_attr_is(&nd, "output_padding", t->outpad, sp);
+    if (t->outshape[0]) pbw_attr_is(&nd, "output_shape", t->outshape, sp);
+    if (t->auto_pad) pbw_attr_s(&nd, "auto_pad", t->auto_pad);
+    if (t->pads[0] || t->pads[1] || t->pads[2] || t->pads[3]) pbw_attr_is(&nd, "pads", t->pads, 2 * sp);
+    pbw_attr_is(&nd, "kernel_shape", t->w + 2, sp);
+    pbw_msg(&g, 1, &nd);
+    pbw_vi(&g, 11, "x", t->rank, t->x);
+    dy[0] = t->x[0], dy[1] = db[0];
+    for (k = 0; k < sp; k++) dy[2 + k] = t->out[2 - sp + k];
+    pbw_vi(&g, 12, "y", t->rank, dy);
+    pbw_model(m, &g, 13);
+}
+
+static void test_onnx_conv_transpose(void) {
+    static const onnx_ct_case cases[] = {
+        /* 2-D, group 2, asymmetric pads, dilation, output_padding: H 4*2-3+2+1+1 = 9, W 5*2-1+4+1+1 = 15 */
+        {4, {2, 4, 5, 6}, {4, 3, 3, 3}, 2, {2, 2}, {1, 0, 2, 1}, {1, 2}, {1, 1}, {0, 0}, NULL, 1, {9, 15}, {1, 0}},
+        /* output_shape past the full output (the ONNX node test): total -1 -> pads 0 / -1 */
+        {4, {1, 2, 3, 3}, {2, 2, 3, 3}, 1, {3, 2}, {0, 0, 0, 0}, {0, 0}, {0, 0}, {10, 8}, NULL, 1, {10, 8}, {0, 0}},
+        /* output_shape inside: H total 2*4+3-7 = 4 -> 2/2, W total 2*4+3-9 = 2 -> 1/1 */
+        {4, {1, 3, 5, 5}, {3, 2, 3, 3}, 1, {2, 2}, {0, 0, 0, 0}, {0, 0}, {0, 0}, {7, 9}, NULL, 0, {7, 9}, {2, 1}},
+        /* SAME_UPPER / SAME_LOWER: out = in * stride, total 1: the extra pad at the end / the front */
+        {4, {1, 2, 4, 5}, {2, 3, 3, 3}, 1, {2, 2}, {0, 0, 0, 0}, {0, 0}, {0, 0}, {0, 0}, "SAME_UPPER", 1, {8, 10}, {0, 0}},
+        {4, {1, 2, 4, 5}, {2, 3, 3, 3}, 1, {2, 2}, {0, 0, 0, 0}, {0, 0}, {0, 0}, {0, 0}, "SAME_LOWER", 1, {8, 10}, {1, 1}},
+        /* depthwise-transposed: group = Cin, VALID */
+        {4, {1, 3, 4, 4}, {3, 1, 4, 4}, 3, {2, 2}, {0, 0, 0, 0}, {0, 0}, {0, 0}, {0, 0}, "VALID", 1, {10, 10}, {0, 0}},
+        /* 1-D: L 6*2 - 3 + 3 + 1 + 1 = 14 */
+        {3, {2, 3, 7, 0}, {3, 2, 4, 0}, 1, {2, 0}, {1, 2, 0, 0}, {0, 0}, {1, 0}, {0, 0}, NULL, 1, {1, 14}, {0, 1}},
+        /* 1-D with output_shape and SAME_LOWER: total 2*6+3-12 = 3 -> 2 in front */
+        {3, {1, 2, 7, 0}, {2, 4, 3, 0}, 2, {2, 0}, {0, 0, 0, 0}, {0, 0}, {0, 0}, {12, 0}, "SAME_LOWER", 0, {1, 12}, {0, 2}},
+    };
+    luthier_context *ctx = onnx_ctx();
+    int ci;
+    for (ci = 0; ci < (int)(sizeof cases / sizeof cases[0]); ci++) {
+        onnx_ct_case t = cases[ci];
+        pbw m = {0, 0, 0};
+        luthier_graph *gr = NULL;
+        char err[512];
+        float *x, *w, *b, *y, *outs[1];
+        int64_t N, C, H, W, CG, KH, KW, G, O, OH, OW, sh, sw, dh, dw, n, c, iy, ix, co, ky, kx;
+        size_t ny, e;
+        double *ref, worst = 0;
+        if (t.rank == 3) { /* as [N,C,1,L] for the loops */
+            t.x[3] = t.x[2], t.x[2] = 1, t.w[3] = t.w[2], t.w[2] = 1;
+        }
+        N = t.x[0], C = t.x[1], H = t.x[2], W = t.x[3], CG = t.w[1], KH = t.w[2], KW = t.w[3], G = t.group, O = CG * G;
+        OH = t.out[0], OW = t.out[1];
+        sh = t.rank == 4 && t.strides[0] ? t.strides[0] : 1, sw = t.strides[t.rank == 4] ? t.strides[t.rank == 4] : 1;
+        if (t.rank == 3) sw = t.strides[0] ? t.strides[0] : 1;
+        dh = t.rank == 4 && t.dil[0] ? t.dil[0] : 1, dw = t.rank == 4 ? (t.dil[1] ? t.dil[1] : 1) : (t.dil[0] ? t.dil[0] : 1);
+        x = rand_buf((size_t)(N * C * H * W), -1, 1);
+        w = rand_buf((size_t)(C * CG * KH * KW), -1, 1);
+        b = rand_buf((size_t)O, -1, 1);
+        ny = (size_t)(N * O * OH * OW);
+        y = (float *)test_alloc(ny * sizeof(float));
+        ref = (double *)test_alloc(ny * sizeof(double));
+        onnx_ct_model(&m, &cases[ci], w, b);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "case %d: %s", ci, err);
+        for (e = 0; e < ny; e++) ref[e] = t.bias ? b[(e / (size_t)(OH * OW)) % (size_t)O] : 0.0;
+        for (n = 0; n < N; n++)
+            for (c = 0; c < C; c++)
+                for (iy = 0; iy < H; iy++)
+                    for (ix = 0; ix < W; ix++)
+                        for (co = 0; co < CG; co++)
+                            for (ky = 0; ky < KH; ky++)
+                                for (kx = 0; kx < KW; kx++) {
+                                    const int64_t oy = iy * sh - t.begin[0] + ky * dh, ox = ix * sw - t.begin[1] + kx * dw;
+                                    if (oy < 0 || oy >= OH || ox < 0 || ox >= OW) continue;
+                                    ref[((n * O + c / (C / G) * CG + co) * OH + oy) * OW + ox] +=
+                                        (double)x[((n * C + c) * H + iy) * W + ix] * w[((c * CG + co) * KH + ky) * KW + kx];
+                                }
+        if (gr && ctx) {
+            luthier_tensor_info ti;
+            luthier_graph_tensor_info(gr, luthier_graph_output_tensor(gr, 0), &ti);
+            CHECK(ti.rank == t.rank && ti.shape[1] == O && ti.shape[ti.rank - 1] == OW && (t.rank == 3 || ti.shape[2] == OH),
+                  "case %d: output shape", ci);
+            outs[0] = y;
+            CHECK(onnx_run_simple(ctx, gr, x, outs), "case %d: run: %s", ci, luthier_context_error(ctx));
+            for (e = 0; e < ny; e++)
+                if (!(fabs(ref[e] - y[e]) <= worst)) worst = fabs(ref[e] - y[e]);
+            CHECK(worst < 1e-5, "case %d: max |diff| %g", ci, worst);
+        }
+        luthier_graph_destroy(gr);
+        free(m.p), free(x), free(w), free(b), free(y), free(ref);
+    }
+    { /* 3-D: refused, saying what is supported */
+        pbw m = {0, 0, 0}, g = {0, 0, 0}, nd = {0, 0, 0};
+        const int64_t dx[5] = {1, 1, 2, 2, 2}, dw[5] = {1, 1, 2, 2, 2}, dy[5] = {1, 1, 3, 3, 3};
+        float w[8] = {0};
+        luthier_graph *gr = NULL;
+        char err[512];
+        pbw_init_f32(&g, "w", 5, dw, w, 8);
+        pbw_str(&nd, 1, "x"), pbw_str(&nd, 1, "w"), pbw_str(&nd, 2, "y"), pbw_str(&nd, 3, "up3d"), pbw_str(&nd, 4, "ConvTranspose");
+        pbw_msg(&g, 1, &nd);
+        pbw_vi(&g, 11, "x", 5, dx);
+        pbw_vi(&g, 12, "y", 5, dy);
+        pbw_model(&m, &g, 13);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_UNSUPPORTED && strstr(err, "up3d") &&
+                  strstr(err, "not 3-D"), "3-D refused: %s", err);
+        luthier_graph_destroy(gr);
+        free(m.p);
+    }
+    luthier_context_destroy(ctx);
+}
+
 /* Dropout(ratio 0, training_mode true) is the identity (Swin exports it); a real ratio with
    training_mode is refused by name. */
 static void test_onnx_dropout_training_ratio0(void) {
@@ -2605,6 +2737,7 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_lrn_zero_attrs);
     RUN(test_onnx_op_opset_range);
     RUN(test_onnx_conv1d_pool1d);
+    RUN(test_onnx_conv_transpose);
     RUN(test_onnx_instance_norm);
     RUN(test_onnx_group_norm_exported);
     RUN(test_onnx_dropout_training_ratio0);
