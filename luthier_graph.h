@@ -495,8 +495,8 @@ LUTHIER_API luthier_status luthier_graph_constant(luthier_graph *g, const char *
 LUTHIER_API luthier_status luthier_graph_constant_i64(luthier_graph *g, const char *name, int rank,
                                                       const int64_t *shape, const int64_t *data,
                                                       int *tensor);
-/* Adds a node after checking it; writes its output tensor ids to outputs (1, or num_outputs
-   for SPLIT). On failure the graph is unchanged. */
+/* Adds a node after checking it; writes its output tensor ids to outputs (1, num_outputs for
+   SPLIT, 2 for TOPK and NON_MAX_SUPPRESSION). On failure the graph is unchanged. */
 LUTHIER_API luthier_status luthier_graph_add_node(luthier_graph *g, const luthier_node_desc *desc,
                                                   int *outputs);
 /* Marks a tensor as a graph output (in the order of the calls). */
@@ -4746,7 +4746,7 @@ LUTHIER_PRIVATE void luthier__nms_class(const float *boxes, const float *scores,
         if (s != s || (a->use_score_threshold && !(s > a->score_threshold))) continue;
         cand[m].score = s, cand[m].box = t, m++;
     }
-    qsort(cand, (size_t)m, sizeof *cand, luthier__nms_order);
+    if (m > 1) qsort(cand, (size_t)m, sizeof *cand, luthier__nms_order);
     for (t = 0; t < m && nk < a->max_output_boxes_per_class; t++) {
         const float *bx = boxes + cand[t].box * 4;
         for (q = 0; q < nk; q++)
@@ -4773,7 +4773,7 @@ LUTHIER_API luthier_status luthier_nms(const float *boxes, const float *scores, 
         (num_boxes && !bytes) || (capacity > (int64_t)(LUTHIER__SIZE_LIMIT / 24)))
         return LUTHIER_STATUS_INVALID_ARGUMENT;
     if (!scratch && bytes && !(scratch = owned = luthier__alloc(bytes))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    for (b = 0; b < batches; b++)
+    for (b = 0; b < batches && num_boxes > 0; b++) /* no boxes: nothing selected (and no scratch) */
         for (c = 0; c < classes; c++)
             luthier__nms_class(boxes + b * num_boxes * 4, scores + (b * classes + c) * num_boxes, b, c, num_boxes, attrs,
                                (luthier__nms_cand *)scratch, (int64_t *)scratch + 2 * num_boxes, selected, capacity, count);
