@@ -124,10 +124,10 @@ typedef enum luthier_dtype {
                 position of the first NaN (the last with select_last_index).
    TOPK         x -> values (f32), indices (i64): the k largest (smallest with largest = 0)
                 elements along axis, best first (sorted = 0 allows any order; the engine always
-                sorts), equal values by the lower index (stable, as ONNX requires). NaN is
-                greater than every number (numpy's sort order, torch.topk): chosen first by
-                largest, last by smallest. k is static (luthier_topk_attrs), 1 <= k <= the axis.
-                A heap of k per row: O(n log k) per row, no full sort.
+                sorts), equal values by the lower index (stable, as ONNX requires; -0 equals
+                +0). NaN is greater than every number (numpy's sort order, torch.topk): chosen
+                first by largest, last by smallest. k is static (luthier_topk_attrs), 1 <= k <=
+                the axis (at most 2^32 long). A heap of k per row: O(n log k), no full sort.
    CUMSUM       running sum along axis (luthier_cumsum_attrs): exclusive leaves out the element
                 itself (the first output is 0), reverse sums from the end. Accumulates in double.
    TRILU        x of rank >= 2: per matrix of the last two axes, upper = 1 keeps the elements with
@@ -1979,6 +1979,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_topk(const luthier__infer_args *ar
         LUTHIER__NFAIL("largest %d and sorted %d must be 0 or 1", a->largest, a->sorted);
     if (a->k < 1 || a->k > x->shape[axis])
         LUTHIER__NFAIL("k %lld is not in [1, %lld] (the length of axis %d)", (long long)a->k, (long long)x->shape[axis], axis);
+    if (x->shape[axis] > ((int64_t)1 << 32)) LUTHIER__NFAIL("axis %d is longer than 2^32 elements", axis);
     r->num_outputs = 2;
     r->rank[1] = x->rank;
     r->shape[0][axis] = a->k;

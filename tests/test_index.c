@@ -4,7 +4,10 @@
 
 static float ix_val(int ties, int nans) {
     if (nans && test_rand_u64() % 9 == 0) return NAN;
-    if (ties) return (float)(test_rand_u64() % 4);
+    if (ties) { /* 0 comes as -0 or +0, which are equal */
+        const float v = (float)(test_rand_u64() % 4);
+        return v == 0 && test_rand_u64() % 2 ? -0.0f : v;
+    }
     return (float)(test_rand_u64() % 20001) / 1000.0f - 10.0f;
 }
 
