@@ -146,10 +146,10 @@ typedef enum luthier_dtype {
                 position of the first NaN (the last with select_last_index).
    TOPK         x -> values (f32), indices (i64): the k largest (smallest with largest = 0)
                 elements along axis, best first (sorted = 0 allows any order; the engine always
-                sorts), equal values by the lower index (stable, as ONNX requires). NaN is
-                greater than every number (numpy's sort order, torch.topk): chosen first by
-                largest, last by smallest. k is static (luthier_topk_attrs), 1 <= k <= the axis.
-                A heap of k per row: O(n log k) per row, no full sort.
+                sorts), equal values by the lower index (stable, as ONNX requires; -0 equals
+                +0). NaN is greater than every number (numpy's sort order, torch.topk): chosen
+                first by largest, last by smallest. k is static (luthier_topk_attrs), 1 <= k <=
+                the axis (at most 2^32 long). A heap of k per row: O(n log k), no full sort.
    CUMSUM       running sum along axis (luthier_cumsum_attrs): exclusive leaves out the element
                 itself (the first output is 0), reverse sums from the end. Accumulates in double.
    TRILU        x of rank >= 2: per matrix of the last two axes, upper = 1 keeps the elements with
@@ -633,8 +633,8 @@ LUTHIER_API luthier_status luthier_graph_constant(luthier_graph *g, const char *
 LUTHIER_API luthier_status luthier_graph_constant_i64(luthier_graph *g, const char *name, int rank,
                                                       const int64_t *shape, const int64_t *data,
                                                       int *tensor);
-/* Adds a node after checking it; writes its output tensor ids to outputs (1, or num_outputs
-   for SPLIT). On failure the graph is unchanged. */
+/* Adds a node after checking it; writes its output tensor ids to outputs (1, num_outputs for
+   SPLIT, 2 for TOPK and NON_MAX_SUPPRESSION). On failure the graph is unchanged. */
 LUTHIER_API luthier_status luthier_graph_add_node(luthier_graph *g, const luthier_node_desc *desc,
                                                   int *outputs);
 /* Marks a tensor as a graph output (in the order of the calls). */
@@ -2354,6 +2354,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_topk(const luthier__infer_args *ar
         LUTHIER__NFAIL("largest %d and sorted %d must be 0 or 1", a->largest, a->sorted);
     if (a->k < 1 || a->k > x->shape[axis])
         LUTHIER__NFAIL("k %lld is not in [1, %lld] (the length of axis %d)", (long long)a->k, (long long)x->shape[axis], axis);
+    if (x->shape[axis] > ((int64_t)1 << 32)) LUTHIER__NFAIL("axis %d is longer than 2^32 elements", axis);
     r->num_outputs = 2;
     r->rank[1] = x->rank;
     r->shape[0][axis] = a->k;
@@ -5298,7 +5299,7 @@ LUTHIER_PRIVATE void luthier__nms_class(const float *boxes, const float *scores,
         if (s != s || (a->use_score_threshold && !(s > a->score_threshold))) continue;
         cand[m].score = s, cand[m].box = t, m++;
     }
-    qsort(cand, (size_t)m, sizeof *cand, luthier__nms_order);
+    if (m > 1) qsort(cand, (size_t)m, sizeof *cand, luthier__nms_order);
     for (t = 0; t < m && nk < a->max_output_boxes_per_class; t++) {
         const float *bx = boxes + cand[t].box * 4;
         for (q = 0; q < nk; q++)
@@ -5325,7 +5326,7 @@ LUTHIER_API luthier_status luthier_nms(const float *boxes, const float *scores, 
         (num_boxes && !bytes) || (capacity > (int64_t)(LUTHIER__SIZE_LIMIT / 24)))
         return LUTHIER_STATUS_INVALID_ARGUMENT;
     if (!scratch && bytes && !(scratch = owned = luthier__alloc(bytes))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    for (b = 0; b < batches; b++)
+    for (b = 0; b < batches && num_boxes > 0; b++) /* no boxes: nothing selected (and no scratch) */
         for (c = 0; c < classes; c++)
             luthier__nms_class(boxes + b * num_boxes * 4, scores + (b * classes + c) * num_boxes, b, c, num_boxes, attrs,
                                (luthier__nms_cand *)scratch, (int64_t *)scratch + 2 * num_boxes, selected, capacity, count);

@@ -2802,55 +2802,63 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_argext(luthier_contex
     return luthier__op_run(ctx, cfg, luthier__div_up(outer * inner, j.per_unit), luthier__op_argext_range, &j);
 }
 
-/* TOPK's order: (a, ia) comes before (b, ib). largest: greater values first, smallest: smaller
-   first; NaN counts as greater than every number (numpy's sort order, torch.topk); equal values
-   (NaNs among themselves) by the lower index. A total order, as the indices differ. */
-LUTHIER_PRIVATE int luthier__op_topk_before(float a, int64_t ia, float b, int64_t ib, int largest) {
-    const int an = a != a, bn = b != b;
-    if (an || bn) return an && bn ? ia < ib : largest ? an : bn;
-    if (a != b) return largest ? a > b : a < b;
-    return ia < ib;
+/* TOPK's order as one integer, smaller first: the value's bits mapped to an unsigned order (-0
+   as +0, every NaN above +inf: numpy's sort order, torch.topk), flipped for largest, then the
+   index, so equal values go by the lower index. A total order: ties are stable and the result
+   does not depend on the split. Rows are at most 2^32 long (the infer hook checks). */
+LUTHIER_PRIVATE uint64_t luthier__op_topk_key(float v, size_t j, int largest) {
+    uint32_t u;
+    if (v == 0) v = 0.0f;
+    memcpy(&u, &v, 4);
+    u = v != v ? 0xFFFFFFFFu : (u & 0x80000000u) ? ~u : u | 0x80000000u;
+    if (largest) u = ~u;
+    return (uint64_t)u << 32 | (uint64_t)j;
 }
 
-/* The heap of a TOPK row lives in its outputs (v, ix at stride s): every parent comes after its
-   children in the order, so the root is the worst kept element. */
-LUTHIER_PRIVATE void luthier__op_topk_sift(float *v, int64_t *ix, size_t s, size_t at, size_t n, int largest) {
+/* The heap of a TOPK row lives in its index output (keys at stride s, a max-heap: the root is
+   the worst kept element). */
+LUTHIER_PRIVATE void luthier__op_topk_sift(uint64_t *h, size_t s, size_t at, size_t n) {
+    const uint64_t key = h[at * s];
     for (;;) {
-        size_t c = 2 * at + 1, w = at;
-        float t;
-        int64_t ti;
-        if (c < n && luthier__op_topk_before(v[w * s], ix[w * s], v[c * s], ix[c * s], largest)) w = c;
-        if (c + 1 < n && luthier__op_topk_before(v[w * s], ix[w * s], v[(c + 1) * s], ix[(c + 1) * s], largest)) w = c + 1;
-        if (w == at) return;
-        t = v[w * s], v[w * s] = v[at * s], v[at * s] = t;
-        ti = ix[w * s], ix[w * s] = ix[at * s], ix[at * s] = ti;
-        at = w;
+        size_t c = 2 * at + 1;
+        if (c >= n) break;
+        if (c + 1 < n && h[(c + 1) * s] > h[c * s]) c++;
+        if (h[c * s] <= key) break;
+        h[at * s] = h[c * s];
+        at = c;
     }
+    h[at * s] = key;
 }
 
-/* One row: the k first elements of x (stride s) in the order, best first. O(len log k). */
+/* One row: the k first elements of x (stride s) in the order, best first, values and indices
+   at stride s. O(len log k): a heap of k, then a heap sort of the k. */
 LUTHIER_PRIVATE void luthier__op_topk_row(const float *x, size_t len, size_t s, size_t k, int largest, float *v, int64_t *ix) {
+    uint64_t *h = (uint64_t *)(void *)ix;
     size_t j, m;
     for (j = 0; j < len; j++) {
-        const float xv = x[j * s];
-        if (j < k) { /* grow: put it at the end and sift it up */
+        const uint64_t key = luthier__op_topk_key(x[j * s], j, largest);
+        if (j < k) { /* grow: sift it up */
             size_t at = j;
-            while (at > 0 && luthier__op_topk_before(v[(at - 1) / 2 * s], ix[(at - 1) / 2 * s], xv, (int64_t)j, largest)) {
-                v[at * s] = v[(at - 1) / 2 * s], ix[at * s] = ix[(at - 1) / 2 * s];
+            while (at > 0 && h[(at - 1) / 2 * s] < key) {
+                h[at * s] = h[(at - 1) / 2 * s];
                 at = (at - 1) / 2;
             }
-            v[at * s] = xv, ix[at * s] = (int64_t)j;
-        } else if (luthier__op_topk_before(xv, (int64_t)j, v[0], ix[0], largest)) {
-            v[0] = xv, ix[0] = (int64_t)j;
-            luthier__op_topk_sift(v, ix, s, 0, k, largest);
+            h[at * s] = key;
+        } else if (key < h[0]) {
+            h[0] = key;
+            luthier__op_topk_sift(h, s, 0, k);
         }
     }
     for (m = k; m > 1; m--) { /* heap sort: the worst to the end */
-        float t = v[0];
-        int64_t ti = ix[0];
-        v[0] = v[(m - 1) * s], ix[0] = ix[(m - 1) * s];
-        v[(m - 1) * s] = t, ix[(m - 1) * s] = ti;
-        luthier__op_topk_sift(v, ix, s, 0, m - 1, largest);
+        const uint64_t t = h[0];
+        h[0] = h[(m - 1) * s];
+        h[(m - 1) * s] = t;
+        luthier__op_topk_sift(h, s, 0, m - 1);
+    }
+    for (m = 0; m < k; m++) { /* keys to indices; the values as they are (-0, NaN payloads) */
+        const size_t at = (size_t)(h[m * s] & 0xFFFFFFFFu);
+        ix[m * s] = (int64_t)at;
+        v[m * s] = x[at * s];
     }
 }
 

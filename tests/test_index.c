@@ -4,7 +4,10 @@
 
 static float ix_val(int ties, int nans) {
     if (nans && test_rand_u64() % 9 == 0) return NAN;
-    if (ties) return (float)(test_rand_u64() % 4);
+    if (ties) { /* 0 comes as -0 or +0, which are equal */
+        const float v = (float)(test_rand_u64() % 4);
+        return v == 0 && test_rand_u64() % 2 ? -0.0f : v;
+    }
     return (float)(test_rand_u64() % 20001) / 1000.0f - 10.0f;
 }
 
@@ -93,7 +96,7 @@ static void test_index_argmax(void) {
                             for (last = 0; last < 2; last++) {
                                 luthier_node_desc d;
                                 void *outs[1];
-                                char what[96];
+                                char what[192];
                                 luthier_argmax_attrs *a;
                                 long bad = 0;
                                 memset(&d, 0, sizeof d);
@@ -148,7 +151,7 @@ static void ix_topk_case(luthier_context *ctx, int rank, const int64_t *s, int a
     size_t outer, len, inner, o, i, n = 1, e;
     float *v, *rv;
     int64_t *ix, *ri, os[LUTHIER_MAX_RANK];
-    char *taken, what[128];
+    char *taken, what[256];
     void *outs[2];
     luthier_node_desc d;
     long bad = 0;
@@ -183,7 +186,7 @@ static void test_index_topk(void) {
     int th, si, ax, largest, data;
     for (th = 1; th <= 2; th++) {
         luthier_context *ctx = ctx_threads(th);
-        char tag[32];
+        char tag[64];
         for (si = 0; si < 6 && ctx; si++) {
             const int rank = ix_ranks[si];
             const int64_t *s = ix_shapes[si];
@@ -238,7 +241,7 @@ static void test_index_cumsum_trilu(void) {
                     for (rev = 0; rev < 2; rev++) {
                         luthier_node_desc d;
                         void *outs[1];
-                        char what[96];
+                        char what[192];
                         double worst = 0;
                         memset(&d, 0, sizeof d);
                         d.op = LUTHIER_OP_CUMSUM, d.typed = 1;
@@ -275,7 +278,7 @@ static void test_index_cumsum_trilu(void) {
                     for (kq = 0; kq < 7; kq++) {
                         luthier_node_desc d;
                         void *outs[1];
-                        char what[96];
+                        char what[192];
                         long bad = 0;
                         const int64_t rows = ts[t][r - 2], cols = ts[t][r - 1];
                         memset(&d, 0, sizeof d);
@@ -391,7 +394,7 @@ static void test_index_nms_random(void) {
         float *boxes = (float *)malloc(sizeof(float) * (size_t)(B * N * 4 + 1)), *scores = (float *)malloc(sizeof(float) * (size_t)(B * C * N + 1));
         luthier_nms_attrs a;
         int64_t e;
-        char what[96];
+        char what[192];
         memset(&a, 0, sizeof a);
         a.center_point_box = (int)(test_rand_u64() % 2);
         a.max_output_boxes_per_class = (int64_t)(test_rand_u64() % (uint64_t)(N + 3));
