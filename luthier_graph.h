@@ -384,7 +384,8 @@ typedef struct luthier_node_desc {
     const char *name;              /* for messages and reports; copied. NULL = "<op>_<index>" */
     const int *inputs;             /* tensor ids; -1 = an absent optional input */
     int num_inputs;
-    int num_outputs;               /* SPLIT: number of parts; others 0 (= 1) */
+    int num_outputs;               /* SPLIT: number of parts; others 0 (= what the operator
+                                      gives) or that count */
     int64_t kernel[2];             /* pools: kh, kw */
     int64_t stride[2];             /* conv (0 = 1), pools (0 = kernel) */
     int64_t pads[4];               /* top, left, bottom, right */
@@ -438,8 +439,8 @@ LUTHIER_API luthier_status luthier_graph_constant(luthier_graph *g, const char *
 LUTHIER_API luthier_status luthier_graph_constant_i64(luthier_graph *g, const char *name, int rank,
                                                       const int64_t *shape, const int64_t *data,
                                                       int *tensor);
-/* Adds a node after checking it; writes its output tensor ids to outputs (1, or num_outputs
-   for SPLIT). On failure the graph is unchanged. */
+/* Adds a node after checking it; writes its output tensor ids to outputs (1; num_outputs for
+   SPLIT; 3 for LSTM, 2 for GRU and RNN). On failure the graph is unchanged. */
 LUTHIER_API luthier_status luthier_graph_add_node(luthier_graph *g, const luthier_node_desc *desc,
                                                   int *outputs);
 /* Marks a tensor as a graph output (in the order of the calls). */
@@ -4653,6 +4654,10 @@ LUTHIER_PRIVATE luthier_status luthier__rnn_direction(luthier_context *ctx, cons
     const size_t S = rp->seq, B = rp->batch, H = rp->hidden, D = (size_t)rp->dirs, GH = (size_t)rp->gates * H;
     const size_t soff = a->layout ? (size_t)dir * H : (size_t)dir * B * H, sstride = a->layout ? D * H : H;
     const int reverse = a->direction == LUTHIER_RNN_REVERSE || dir == 1, lstm = rp->gates == 4;
+    /* a step's GEMM below 2^21 FLOPs (LSTM batch 8, hidden 128: 1M) runs on this thread: one
+       parallel region per step cost more than it saved (GRU, 2 threads, batch 1: 0.54 vs
+       0.27 ms; on a loaded host, LSTM batch 8 waited ~3 ms per step for the second thread) */
+    const int serial = 2.0 * (double)B * (double)H * (double)GH < 2097152.0;
     float *xw = (float *)(void *)(ws + rp->off_xw), *h = (float *)(void *)(ws + rp->off_h), *c = (float *)(void *)(ws + rp->off_c);
     float *t = (float *)(void *)(ws + rp->off_t);
     luthier_sgemm_desc sd, rd;
@@ -4681,12 +4686,13 @@ LUTHIER_PRIVATE luthier_status luthier__rnn_direction(luthier_context *ctx, cons
         j.g = xw + (a->layout ? ti * GH : ti * B * GH);
         j.y = outs[0] + (a->layout ? (ti * D + (size_t)dir) * H : (ti * D + (size_t)dir) * B * H);
         rd.n = (int64_t)(rp->lbr ? GH : rp->rl.n), rd.ldc = (int64_t)(rp->lbr ? GH : j.gs), rd.accumulate = !rp->lbr;
-        if ((s = luthier__run(ctx, &rd, rp->kernel, h, &rp->rl, rp->r[dir], rp->lbr ? t : j.g)) != LUTHIER_STATUS_OK ||
+        if ((s = luthier__run_ex(ctx, &rd, rp->kernel, h, &rp->rl, rp->r[dir], rp->lbr ? t : j.g, serial)) != LUTHIER_STATUS_OK ||
             (s = luthier__op_rnn_cell(ctx, cfg, &j, B)) != LUTHIER_STATUS_OK)
             return s;
         if (j.kind == LUTHIER__RNN_CELL_GRU_ZR) { /* the candidate: (r h) R_h^T into g_h */
             rd.n = (int64_t)H;
-            if ((s = luthier__run(ctx, &rd, rp->kernel, t, &rp->rl2, rp->r2[dir], j.g + 2 * H)) != LUTHIER_STATUS_OK) return s;
+            if ((s = luthier__run_ex(ctx, &rd, rp->kernel, t, &rp->rl2, rp->r2[dir], j.g + 2 * H, serial)) != LUTHIER_STATUS_OK)
+                return s;
             j.kind = LUTHIER__RNN_CELL_GRU_H;
             s = luthier__op_rnn_cell(ctx, cfg, &j, B);
             j.kind = LUTHIER__RNN_CELL_GRU_ZR;
