@@ -3701,6 +3701,10 @@ LUTHIER_PRIVATE luthier_status luthier__lower_rnn(luthier__planner *pl, luthier_
     k = rp->off_t + luthier__align_up(sizeof(float) * rp->batch * GH);
     if (pl->p->workspace_bytes < k) pl->p->workspace_bytes = k;
     st->aux = rp;
+    /* W, R, B, sequence_lens and P live on in rp: the step reads only X and the initial states
+       (the plan keeps no second copy of the weights) */
+    for (d = 1; d < st->nin; d++)
+        if (d != 5 && d != 6) st->in[d] = -1;
     return LUTHIER_STATUS_OK;
 }
 

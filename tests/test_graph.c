@@ -2696,6 +2696,26 @@ static void rnn_check(const rnn_case *rc, const char *what) {
         bufs[k] = rand_buf((size_t)(ti.shape[0] * ti.shape[1] * ti.shape[2]), -1.5f, 1.5f);
         ins[k] = bufs[k];
     }
+    if (ninputs > 0) { /* the plan keeps the packed weights only, and describes the absent inputs */
+        luthier_context *ctx = ctx_threads(1);
+        luthier_plan *p = NULL;
+        luthier_plan_info pi;
+        char text[4096];
+        const int64_t G = rc->op == LUTHIER_OP_LSTM ? 4 : rc->op == LUTHIER_OP_GRU ? 3 : 1, H = rc->hidden;
+        const double D = rc->a.direction == LUTHIER_RNN_BIDIRECTIONAL ? 2 : 1;
+        /* W and R packed in panels of at most 64 columns, the biases, Rb_h, P: nothing else */
+#define PAD64(n) (((n) + 63) / 64 * 64)
+        const int64_t rcols = rc->op == LUTHIER_OP_GRU && !rc->a.linear_before_reset ? PAD64(2 * H) + PAD64(H) : PAD64(G * H);
+        const double bound = 4.0 * D * (double)(PAD64(G * H) * rc->input + rcols * H + G * H + 4 * H);
+#undef PAD64
+        CHECK(luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK, "%s: plan: %s", what, luthier_context_error(ctx));
+        memset(&pi, 0, sizeof pi);
+        luthier_plan_get_info(p, &pi);
+        CHECK((double)pi.weights_bytes <= bound, "%s: weights %zu bytes, the packed W and R and the vectors %.0f", what, pi.weights_bytes, bound);
+        CHECK(p && luthier_plan_describe(p, text, sizeof text) > 0 && strstr(text, luthier_op_name(rc->op)), "%s: describe", what);
+        luthier_plan_destroy(p);
+        luthier_context_destroy(ctx);
+    }
     for (threads = 1; threads <= 2 && ninputs > 0; threads++) {
         luthier_context *ctx = ctx_threads(threads);
         char w[200];
