@@ -2703,7 +2703,8 @@ static void rnn_check(const rnn_case *rc, const char *what) {
         char text[4096];
         const int64_t G = rc->op == LUTHIER_OP_LSTM ? 4 : rc->op == LUTHIER_OP_GRU ? 3 : 1, H = rc->hidden;
         const double D = rc->a.direction == LUTHIER_RNN_BIDIRECTIONAL ? 2 : 1;
-        /* W and R packed in panels of at most 64 columns, the biases, Rb_h, P: nothing else */
+        /* W and R packed in panels of about 64 columns (x86; other kernels pad a little
+           differently: 10 %), the biases, Rb_h, P; a raw copy of W and R would double it */
 #define PAD64(n) (((n) + 63) / 64 * 64)
         const int64_t rcols = rc->op == LUTHIER_OP_GRU && !rc->a.linear_before_reset ? PAD64(2 * H) + PAD64(H) : PAD64(G * H);
         const double bound = 4.0 * D * (double)(PAD64(G * H) * rc->input + rcols * H + G * H + 4 * H);
@@ -2711,7 +2712,7 @@ static void rnn_check(const rnn_case *rc, const char *what) {
         CHECK(luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK, "%s: plan: %s", what, luthier_context_error(ctx));
         memset(&pi, 0, sizeof pi);
         luthier_plan_get_info(p, &pi);
-        CHECK((double)pi.weights_bytes <= bound, "%s: weights %zu bytes, the packed W and R and the vectors %.0f", what, pi.weights_bytes, bound);
+        CHECK((double)pi.weights_bytes <= 1.1 * bound, "%s: weights %zu bytes, the packed W and R and the vectors %.0f", what, pi.weights_bytes, bound);
         CHECK(p && luthier_plan_describe(p, text, sizeof text) > 0 && strstr(text, luthier_op_name(rc->op)), "%s: describe", what);
         luthier_plan_destroy(p);
         luthier_context_destroy(ctx);
