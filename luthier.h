@@ -2324,10 +2324,12 @@ LUTHIER_PRIVATE void luthier__gemm_range(void *arg, size_t begin, size_t end, in
         luthier__gemm_compute(j->uk[cluster], &j->blk[cluster], j->g, begin, end, 0, j->panels, w);
 }
 
-LUTHIER_PRIVATE luthier_status luthier__run(luthier_context *ctx, const luthier_sgemm_desc *d,
-                                            int kernel, const float *a,
-                                            const luthier__packed_b_layout *bl, const float *pb,
-                                            float *c) {
+/* serial: the whole GEMM on the calling thread (a GEMM too small to pay for a parallel region,
+   such as a recurrent layer's step at batch 1); the results are the same either way. */
+LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthier_sgemm_desc *d,
+                                               int kernel, const float *a,
+                                               const luthier__packed_b_layout *bl, const float *pb,
+                                               float *c, int serial) {
     luthier__gemm_args g;
     luthier__gemm_job job;
     const luthier__ukernel_entry *uk = &luthier__ukernels[kernel];
@@ -2362,15 +2364,26 @@ LUTHIER_PRIVATE luthier_status luthier__run(luthier_context *ctx, const luthier_
     job.tiles = luthier__div_up(g.m, (size_t)uk->mr);
     job.panels = luthier__div_up(g.n, (size_t)uk->nr);
     /* Skinny M (fully connected at small batch): split the columns instead of the rows. */
-    job.by_panels = luthier__split_by_panels(g.m, g.n, job.tiles, job.panels, p->num_threads, 0);
+    job.by_panels = !serial && luthier__split_by_panels(g.m, g.n, job.tiles, job.panels, p->num_threads, 0);
     if (ws) {
         job.ws_stride = luthier__div_up(ws, LUTHIER__ALIGN) * LUTHIER__ALIGN;
         if (job.ws_stride > SIZE_MAX / (size_t)p->num_threads ||
             !(job.ws = (unsigned char *)luthier__context_workspace(ctx, job.ws_stride * (size_t)p->num_threads)))
             return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", ws);
     }
+    if (serial) {
+        luthier__gemm_range(&job, 0, job.tiles, 0, 0);
+        return LUTHIER_STATUS_OK;
+    }
     return luthier__parallel(ctx, job.by_panels ? job.panels : job.tiles, d->schedule, d->ratios,
                              d->num_ratios, 0, luthier__gemm_range, &job);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run(luthier_context *ctx, const luthier_sgemm_desc *d,
+                                            int kernel, const float *a,
+                                            const luthier__packed_b_layout *bl, const float *pb,
+                                            float *c) {
+    return luthier__run_ex(ctx, d, kernel, a, bl, pb, c, 0);
 }
 
 LUTHIER_API luthier_status luthier_sgemm_pack_b(luthier_context *ctx,

@@ -170,7 +170,25 @@ typedef enum luthier_dtype {
                 torch.nn.ConvTranspose2d). OH = (H-1)*sh - pt - pb + dh*(kh-1) + output_padding_h
                 + 1 (OW alike). Typed attributes luthier_conv_transpose_attrs: stride, pads,
                 dilation, output_padding, groups, fused activation (+ clamp) as conv2d's. Runs as
-                GEMM + col2im in NHWC on the context's GEMM kernel (or the node configuration's). */
+                GEMM + col2im in NHWC on the context's GEMM kernel (or the node configuration's).
+   LSTM, GRU, RNN  recurrent layers, ONNX semantics and input order (luthier_rnn_attrs):
+                X [seq,batch,input] (layout 1: [batch,seq,input]), W [dirs,G*hidden,input],
+                R [dirs,G*hidden,hidden], [B [dirs,2*G*hidden]: Wb then Rb], [sequence_lens
+                [batch], an i64 constant: every entry must equal seq], [initial_h
+                [dirs,batch,hidden] (layout 1: [batch,dirs,hidden])], LSTM: [initial_c (as
+                initial_h)], [P [dirs,3*hidden]: peepholes i, o, f]. G = 4 (LSTM gates i, o, f,
+                c), 3 (GRU z, r, h), 1 (RNN); dirs = 2 when bidirectional, else 1. W, R, B, P
+                must be constants; absent B, P, initial states are zeros. Outputs: Y
+                [seq,dirs,batch,hidden] (layout 1: [batch,seq,dirs,hidden]), Y_h (the last
+                hidden state of each direction, shaped as initial_h), LSTM: Y_c (the last cell
+                state). The reverse direction runs from the last time step to the first and
+                writes Y at the original time index. Only the default activations: LSTM
+                sigmoid/tanh/tanh, GRU sigmoid/tanh, RNN tanh. clip (has_clip) clamps every
+                gate's pre-activation (peepholes and biases included) to [-clip, clip], as
+                onnxruntime; LSTM input_forget couples the gates (f = 1 - i); GRU
+                linear_before_reset applies the reset gate after the recurrent product
+                (r (.) (h R_h^T + Rb_h)). luthier_graph_add_node writes 3 output ids (LSTM) or 2
+                (GRU, RNN); num_outputs is 0 or that count. */
 #define LUTHIER_OP_LIST(X)                          \
     X(CONV2D, "conv2d", 2, 3)                       \
     X(DENSE, "dense", 2, 3)                         \
@@ -248,7 +266,10 @@ typedef enum luthier_dtype {
     X(CUMSUM, "cumsum", 1, 1)                                                   \
     X(TRILU, "trilu", 1, 1)                                                     \
     X(NON_MAX_SUPPRESSION, "non_max_suppression", 2, 2)                         \
-    X(CONV_TRANSPOSE, "conv_transpose", 2, 3)
+    X(CONV_TRANSPOSE, "conv_transpose", 2, 3)                                   \
+    X(LSTM, "lstm", 3, 8)                                                       \
+    X(GRU, "gru", 3, 6)                                                         \
+    X(RNN, "rnn", 3, 6)
 
 typedef enum luthier_op {
 #define LUTHIER__X(e, name, lo, hi) LUTHIER_OP_##e,
@@ -511,6 +532,21 @@ typedef struct luthier_conv_transpose_attrs {
     int64_t groups;            /* divides Cin; default 1 */
 } luthier_conv_transpose_attrs;
 
+/* LSTM, GRU, RNN (see LUTHIER_OP_LIST). */
+typedef enum luthier_rnn_direction {
+    LUTHIER_RNN_FORWARD = 0, LUTHIER_RNN_REVERSE, LUTHIER_RNN_BIDIRECTIONAL, LUTHIER_RNN_DIRECTION_COUNT
+} luthier_rnn_direction;
+
+typedef struct luthier_rnn_attrs {
+    int64_t hidden_size;     /* >= 1 (required) */
+    int direction;           /* luthier_rnn_direction; default FORWARD */
+    int layout;              /* 0 (default): X [seq,batch,input]; 1: [batch,seq,input] */
+    int has_clip;            /* 1: gate pre-activations clamped to [-clip, clip]; default 0 */
+    float clip;              /* > 0 when has_clip */
+    int linear_before_reset; /* GRU only: 0 (default) or 1 */
+    int input_forget;        /* LSTM only: 0 (default) or 1 (forget gate = 1 - input gate) */
+} luthier_rnn_attrs;
+
 typedef union luthier_node_attrs {
     luthier_conv2d_attrs conv2d;
     luthier_dense_attrs dense;
@@ -547,6 +583,9 @@ typedef union luthier_node_attrs {
     luthier_trilu_attrs trilu;
     luthier_nms_attrs nms;
     luthier_conv_transpose_attrs conv_transpose;
+    luthier_rnn_attrs lstm;
+    luthier_rnn_attrs gru;
+    luthier_rnn_attrs rnn;
     int64_t reserved_[16]; /* room for the operators to come without changing the size */
 } luthier_node_attrs;
 
@@ -558,7 +597,8 @@ typedef struct luthier_node_desc {
     const char *name;              /* for messages and reports; copied. NULL = "<op>_<index>" */
     const int *inputs;             /* tensor ids; -1 = an absent optional input */
     int num_inputs;
-    int num_outputs;               /* SPLIT: number of parts; others 0 (= 1) */
+    int num_outputs;               /* SPLIT: number of parts; others 0 (= what the operator
+                                      gives) or that count */
     int64_t kernel[2];             /* pools: kh, kw */
     int64_t stride[2];             /* conv (0 = 1), pools (0 = kernel) */
     int64_t pads[4];               /* top, left, bottom, right */
@@ -633,8 +673,9 @@ LUTHIER_API luthier_status luthier_graph_constant(luthier_graph *g, const char *
 LUTHIER_API luthier_status luthier_graph_constant_i64(luthier_graph *g, const char *name, int rank,
                                                       const int64_t *shape, const int64_t *data,
                                                       int *tensor);
-/* Adds a node after checking it; writes its output tensor ids to outputs (1, num_outputs for
-   SPLIT, 2 for TOPK and NON_MAX_SUPPRESSION). On failure the graph is unchanged. */
+/* Adds a node after checking it; writes its output tensor ids to outputs (1; num_outputs for
+   SPLIT; 2 for TOPK, NON_MAX_SUPPRESSION, GRU and RNN; 3 for LSTM). On failure the graph is
+   unchanged. */
 LUTHIER_API luthier_status luthier_graph_add_node(luthier_graph *g, const luthier_node_desc *desc,
                                                   int *outputs);
 /* Marks a tensor as a graph output (in the order of the calls). */
@@ -1002,7 +1043,10 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(CUMSUM, cumsum, cumsum, cumsum, none, PLAIN, F32)                         \
     X(TRILU, trilu, trilu, trilu, none, PLAIN, F32)                             \
     X(NON_MAX_SUPPRESSION, nms, nms, nms, nms, PLAIN, HOOK)                     \
-    X(CONV_TRANSPOSE, conv_transpose, conv_transpose, conv_transpose, conv_transpose, NHWC, F32)
+    X(CONV_TRANSPOSE, conv_transpose, conv_transpose, conv_transpose, conv_transpose, NHWC, F32) \
+    X(LSTM, lstm, rnn, rnn, rnn, PLAIN, HOOK)                                   \
+    X(GRU, gru, rnn, rnn, rnn, PLAIN, HOOK)                                     \
+    X(RNN, rnn, rnn, rnn, rnn, PLAIN, HOOK)
 
 #define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes)                                 \
     LUTHIER_PRIVATE void luthier__attrs_##attrs(const luthier_node_desc *d, luthier_node_attrs *a);           \
@@ -1266,6 +1310,19 @@ LUTHIER_PRIVATE void luthier__attrs_conv_transpose(const luthier_node_desc *d, l
     a->conv_transpose.stride[0] = a->conv_transpose.stride[1] = 1;
     a->conv_transpose.dilation[0] = a->conv_transpose.dilation[1] = 1;
     a->conv_transpose.groups = 1;
+}
+
+/* LSTM, GRU, RNN: typed only (the defaults are zeros: forward, layout 0, no clip). */
+LUTHIER_PRIVATE void luthier__attrs_lstm(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->lstm = d->attr.lstm;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_gru(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->gru = d->attr.gru;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_rnn(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->rnn = d->attr.rnn;
 }
 
 LUTHIER_API luthier_status luthier_node_attrs_default(luthier_op op, luthier_node_attrs *a) {
@@ -2433,6 +2490,126 @@ LUTHIER_PRIVATE double luthier__io_bytes(const luthier__gtensor *const *in, int 
     return b;
 }
 
+/* LSTM, GRU, RNN (see LUTHIER_OP_LIST): gates per direction and the node's attributes. */
+LUTHIER_PRIVATE int luthier__rnn_gates(luthier_op op) {
+    return op == LUTHIER_OP_LSTM ? 4 : op == LUTHIER_OP_GRU ? 3 : 1;
+}
+
+LUTHIER_PRIVATE const luthier_rnn_attrs *luthier__rnn_attrs(const luthier_node_desc *d) {
+    return d->op == LUTHIER_OP_LSTM ? &d->attr.lstm : d->op == LUTHIER_OP_GRU ? &d->attr.gru : &d->attr.rnn;
+}
+
+/* Input k of a recurrent node, when present: f32, rank 3 (or 2 when s2 < 0) with shape
+   [s0, s1, s2], and a constant when want_const. */
+LUTHIER_PRIVATE luthier_status luthier__rnn_check_input(const luthier__infer_args *arg, int k, const char *what, int want_const,
+                                                        int64_t s0, int64_t s1, int64_t s2) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *t = k < ni ? in[k] : NULL;
+    const int rank = s2 < 0 ? 2 : 3;
+    int64_t want[3];
+    want[0] = s0, want[1] = s1, want[2] = s2;
+    if (!t) return LUTHIER_STATUS_OK;
+    if (t->dtype != LUTHIER_DTYPE_F32) LUTHIER__NFAIL("%s '%s' is %s, not f32", what, t->name, luthier__dtype_name(t->dtype));
+    if (want_const && !t->is_const) LUTHIER__NFAIL("%s '%s' must be a constant", what, t->name);
+    if (t->rank != rank || memcmp(t->shape, want, sizeof(int64_t) * (size_t)rank) != 0) {
+        luthier__shape_str(t->rank, t->shape, sa, sizeof sa);
+        luthier__shape_str(rank, want, sb, sizeof sb);
+        LUTHIER__NFAIL("%s '%s' is %s, the node needs %s", what, t->name, sa, sb);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* sequence_lens (input 4), when present: an i64 constant [batch] of full-length sequences. */
+LUTHIER_PRIVATE luthier_status luthier__rnn_check_lens(const luthier__infer_args *arg, int64_t seq, int64_t batch) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *t = ni > 4 ? in[4] : NULL;
+    if (!t) return LUTHIER_STATUS_OK;
+    if (t->dtype != LUTHIER_DTYPE_I64 || !t->is_const || t->rank != 1 || t->shape[0] != batch)
+        LUTHIER__NFAIL("sequence_lens '%s' must be an i64 constant of %lld values", t->name, (long long)batch);
+    for (i = 0; i < batch; i++)
+        if (((const int64_t *)t->data)[i] != seq)
+            LUTHIER__NFAIL("sequence_lens[%d] is %lld, the sequence length %lld: only full-length sequences are supported", i,
+                           (long long)((const int64_t *)t->data)[i], (long long)seq);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__rnn_check_attrs(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier_rnn_attrs *a = luthier__rnn_attrs(d);
+    if (a->hidden_size < 1 || a->hidden_size > ((int64_t)1 << 24))
+        LUTHIER__NFAIL("hidden_size %lld is not in [1, 2^24]", (long long)a->hidden_size);
+    if ((unsigned)a->direction >= (unsigned)LUTHIER_RNN_DIRECTION_COUNT) LUTHIER__NFAIL("unknown direction %d", a->direction);
+    if (a->layout != 0 && a->layout != 1) LUTHIER__NFAIL("layout %d is not 0 or 1", a->layout);
+    if (a->has_clip != 0 && a->has_clip != 1) LUTHIER__NFAIL("has_clip %d is not 0 or 1", a->has_clip);
+    if (a->has_clip && !(a->clip > 0)) LUTHIER__NFAIL("clip %g must be > 0", (double)a->clip);
+    if (a->linear_before_reset != 0 && !(d->op == LUTHIER_OP_GRU && a->linear_before_reset == 1))
+        LUTHIER__NFAIL("linear_before_reset %d: 0, or 1 for gru", a->linear_before_reset);
+    if (a->input_forget != 0 && !(d->op == LUTHIER_OP_LSTM && a->input_forget == 1))
+        LUTHIER__NFAIL("input_forget %d: 0, or 1 for lstm", a->input_forget);
+    if (x->dtype != LUTHIER_DTYPE_F32 || x->rank != 3)
+        LUTHIER__NFAIL("input '%s' must be 3-D f32 ([seq,batch,input], layout 1: [batch,seq,input]), not rank %d %s", x->name,
+                       x->rank, luthier__dtype_name(x->dtype));
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_rnn(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier_rnn_attrs *a = luthier__rnn_attrs(d);
+    const int64_t G = luthier__rnn_gates(d->op), H = a->hidden_size;
+    int64_t dirs, seq, batch, input, s0, s1;
+    double ws;
+    luthier_status s;
+    if ((s = luthier__rnn_check_attrs(arg)) != LUTHIER_STATUS_OK) return s;
+    dirs = a->direction == LUTHIER_RNN_BIDIRECTIONAL ? 2 : 1;
+    seq = x->shape[a->layout], batch = x->shape[1 - a->layout], input = x->shape[2];
+    s0 = a->layout ? batch : dirs, s1 = a->layout ? dirs : batch;
+    if ((s = luthier__rnn_check_input(arg, 1, "W", 1, dirs, G * H, input)) != LUTHIER_STATUS_OK ||
+        (s = luthier__rnn_check_input(arg, 2, "R", 1, dirs, G * H, H)) != LUTHIER_STATUS_OK ||
+        (s = luthier__rnn_check_input(arg, 3, "B", 1, dirs, 2 * G * H, -1)) != LUTHIER_STATUS_OK ||
+        (s = luthier__rnn_check_lens(arg, seq, batch)) != LUTHIER_STATUS_OK ||
+        (s = luthier__rnn_check_input(arg, 5, "initial_h", 0, s0, s1, H)) != LUTHIER_STATUS_OK ||
+        (s = luthier__rnn_check_input(arg, 6, "initial_c", 0, s0, s1, H)) != LUTHIER_STATUS_OK ||
+        (s = luthier__rnn_check_input(arg, 7, "P", 1, dirs, 3 * H, -1)) != LUTHIER_STATUS_OK)
+        return s;
+    /* the workspace holds a direction's input projections: seq * batch * G * hidden floats */
+    ws = (double)seq * (double)batch * (double)(G * H) * 4.0;
+    if (ws > (double)(LUTHIER__SIZE_LIMIT / 4)) LUTHIER__NFAIL("%lld steps of %lld x %lld gates are too large", (long long)seq,
+                                                              (long long)batch, (long long)(G * H));
+    r->num_outputs = d->op == LUTHIER_OP_LSTM ? 3 : 2;
+    r->rank[0] = 4;
+    r->shape[0][0] = a->layout ? batch : seq;
+    r->shape[0][1] = a->layout ? seq : dirs;
+    r->shape[0][2] = a->layout ? dirs : batch;
+    r->shape[0][3] = H;
+    for (i = 1; i < r->num_outputs; i++) {
+        r->rank[i] = 3;
+        r->shape[i][0] = s0, r->shape[i][1] = s1, r->shape[i][2] = H;
+    }
+    luthier__numel(4, r->shape[0], &ok);
+    if (!ok) LUTHIER__NFAIL("the output is too large");
+    r->flops = 2.0 * (double)dirs * (double)seq * (double)batch * (double)(G * H) * (double)(input + H);
+    return LUTHIER_STATUS_OK;
+}
+
+
+/* The inputs an operator may leave absent (-1): X(ENUM, mask), bit i = input i. Its infer hook
+   sees them as NULL; every other input must be present. */
+#define LUTHIER__OPTIONAL_INPUTS(X) \
+    X(CONV2D, 0x4u) X(DENSE, 0x4u) X(CONV_TRANSPOSE, 0x4u) X(LAYER_NORM, 0x6u) X(LSTM, 0xf8u) X(GRU, 0x38u) \
+    X(RNN, 0x38u)
+
+LUTHIER_PRIVATE unsigned luthier__optional_inputs(luthier_op op) {
+    static const struct { luthier_op op; unsigned mask; } rows[] = {
+#define LUTHIER__X(e, mask) {LUTHIER_OP_##e, mask},
+        LUTHIER__OPTIONAL_INPUTS(LUTHIER__X)
+#undef LUTHIER__X
+    };
+    size_t k;
+    for (k = 0; k < sizeof rows / sizeof rows[0]; k++)
+        if (rows[k].op == op) return rows[k].mask;
+    return 0;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthier_node_desc *d,
                                                    const char *nname, luthier__infer *r) {
     const luthier__gtensor *in[64] = {NULL};
@@ -2451,8 +2628,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
             LUTHIER__NFAIL("input %d ('%s') is %s, the operator takes f32", i, in[i]->name,
                            luthier__dtype_name(in[i]->dtype));
     for (i = 1; i < ni; i++)
-        if (!in[i] && !((d->op == LUTHIER_OP_CONV2D || d->op == LUTHIER_OP_DENSE) && i == 2) &&
-            !(d->op == LUTHIER_OP_LAYER_NORM))
+        if (!in[i] && !(luthier__optional_inputs(d->op) >> i & 1u))
             LUTHIER__NFAIL("input %d is absent and not optional", i);
     r->rank[0] = x->rank;
     memcpy(r->shape[0], x->shape, sizeof x->shape);
@@ -2498,10 +2674,12 @@ LUTHIER_API luthier_status luthier_graph_add_node(luthier_graph *g, const luthie
         if (desc->inputs[i] < -1 || desc->inputs[i] >= g->num_tensors)
             return luthier__node_fail(g, nname, desc->op, "input %d is tensor %d, which does not exist (the graph has %d)",
                                       i, desc->inputs[i], g->num_tensors);
-    if (desc->op != LUTHIER_OP_SPLIT && desc->num_outputs > 1)
-        return luthier__node_fail(g, nname, desc->op, "num_outputs %d: only split has several outputs", desc->num_outputs);
     rd = luthier__resolve_attrs(desc);
     if ((s = luthier__infer_node(g, &rd, nname, &r)) != LUTHIER_STATUS_OK) return s;
+    /* the infer hook gives the number of outputs (split: num_outputs; lstm: 3) */
+    if (desc->num_outputs > 1 && desc->num_outputs != r.num_outputs)
+        return luthier__node_fail(g, nname, desc->op, "num_outputs %d: the operator gives %d output%s", desc->num_outputs,
+                                  r.num_outputs, r.num_outputs > 1 ? "s" : "");
     if (!luthier__grow((void **)&g->nodes, &g->cap_nodes, g->num_nodes + 1, sizeof *g->nodes))
         return luthier__gfail(g, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory");
     n = &g->nodes[g->num_nodes];
@@ -3126,7 +3304,9 @@ LUTHIER_PRIVATE void luthier__lifetimes(luthier_plan *p) {
     for (s = 0; s < p->num_steps; s++) {
         const luthier__pstep *st = &p->steps[s];
         for (i = 0; i < st->nin; i++) {
-            int r = luthier__root(p, st->in[i]);
+            int r;
+            if (st->in[i] < 0) continue; /* an absent optional input */
+            r = luthier__root(p, st->in[i]);
             if (p->vals[r].last < s) p->vals[r].last = s;
             if (p->vals[r].first > s) p->vals[r].first = s;
         }
@@ -4066,6 +4246,92 @@ LUTHIER_PRIVATE luthier_status luthier__lower_resize(luthier__planner *pl, luthi
 }
 
 
+/* LSTM, GRU, RNN: what a step needs at run time (plan-owned). W and R are packed per direction
+   for the GEMM engine: the input projections of all time steps run as one GEMM, x W^T +
+   bias [seq*batch, G*hidden], then each time step accumulates h R^T into its rows. GRU
+   (linear_before_reset 0) packs R_z,r and R_h apart: R_h multiplies r (.) h. */
+typedef struct luthier__rnn_plan {
+    int kernel, gates, dirs, lbr, gru;
+    size_t seq, batch, input, hidden;
+    luthier__packed_b_layout wl, rl, rl2; /* W^T [input, G H]; R^T [H, n1]; GRU (lbr 0) R_h^T [H, H] */
+    float *w[2], *r[2], *r2[2];           /* packed, per direction */
+    float *bias[2];                       /* G H: Wb + Rb (without Rb_h for linear_before_reset) */
+    float *rbh[2], *p[2];                 /* Rb_h (linear_before_reset); LSTM peepholes or NULL */
+    size_t off_xw, off_h, off_c, off_t;   /* workspace offsets in bytes (the GEMMs' own first) */
+} luthier__rnn_plan;
+
+/* Direction d's constants packed or copied into rp (plan-owned). */
+LUTHIER_PRIVATE int luthier__rnn_pack(luthier_plan *p, luthier__rnn_plan *rp, int d, const float *w, const float *r,
+                                      const float *b, const float *peep) {
+    const size_t H = rp->hidden, GH = (size_t)rp->gates * H;
+    size_t q;
+    if (!(rp->w[d] = (float *)luthier__plan_blob(p, rp->wl.bytes)) || !(rp->r[d] = (float *)luthier__plan_blob(p, rp->rl.bytes)) ||
+        (rp->rl2.bytes && !(rp->r2[d] = (float *)luthier__plan_blob(p, rp->rl2.bytes))) ||
+        !(rp->bias[d] = (float *)luthier__plan_blob(p, sizeof(float) * GH)) ||
+        (rp->lbr && !(rp->rbh[d] = (float *)luthier__plan_blob(p, sizeof(float) * H))) ||
+        (peep && !(rp->p[d] = (float *)luthier__plan_blob(p, sizeof(float) * 3 * H))))
+        return 0;
+    luthier__pack_b(&rp->wl, w + (size_t)d * GH * rp->input, rp->input, 1, rp->w[d], 0, rp->wl.panels);
+    luthier__pack_b(&rp->rl, r + (size_t)d * GH * H, H, 1, rp->r[d], 0, rp->rl.panels);
+    if (rp->rl2.bytes) luthier__pack_b(&rp->rl2, r + (size_t)d * GH * H + 2 * H * H, H, 1, rp->r2[d], 0, rp->rl2.panels);
+    for (q = 0; q < GH; q++)
+        rp->bias[d][q] = b ? b[(size_t)d * 2 * GH + q] + (rp->lbr && q >= 2 * H ? 0.0f : b[(size_t)d * 2 * GH + GH + q]) : 0.0f;
+    for (q = 0; rp->lbr && q < H; q++) rp->rbh[d][q] = b ? b[(size_t)d * 2 * GH + GH + 2 * H + q] : 0.0f;
+    if (peep) memcpy(rp->p[d], peep + (size_t)d * 3 * H, sizeof(float) * 3 * H);
+    p->weights_bytes += rp->wl.bytes + rp->rl.bytes + rp->rl2.bytes + sizeof(float) * (GH + (rp->lbr ? H : 0) + (peep ? 3 * H : 0));
+    return 1;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__lower_rnn(luthier__planner *pl, luthier__pstep *st, int ni) {
+    luthier_context *ctx = pl->ctx;
+    const luthier_graph *g = pl->g;
+    const luthier__gnode *gn = &g->nodes[ni];
+    const luthier_rnn_attrs *a = luthier__rnn_attrs(&gn->d);
+    const luthier__gtensor *x = &g->tensors[gn->inputs[0]];
+    const int nin = gn->d.num_inputs;
+    const float *b = nin > 3 && gn->inputs[3] >= 0 ? (const float *)g->tensors[gn->inputs[3]].data : NULL;
+    const float *peep = nin > 7 && gn->inputs[7] >= 0 ? (const float *)g->tensors[gn->inputs[7]].data : NULL;
+    luthier__rnn_plan *rp = (luthier__rnn_plan *)luthier__plan_blob(pl->p, sizeof *rp);
+    size_t H, GH, n1, nr, gemm, k;
+    int d;
+    if (!rp) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    memset(rp, 0, sizeof *rp);
+    rp->gates = luthier__rnn_gates(gn->d.op);
+    rp->dirs = a->direction == LUTHIER_RNN_BIDIRECTIONAL ? 2 : 1;
+    rp->gru = gn->d.op == LUTHIER_OP_GRU;
+    rp->lbr = rp->gru && a->linear_before_reset;
+    rp->seq = (size_t)x->shape[a->layout], rp->batch = (size_t)x->shape[1 - a->layout], rp->input = (size_t)x->shape[2];
+    rp->hidden = H = (size_t)a->hidden_size;
+    GH = (size_t)rp->gates * H;
+    n1 = rp->gru && !rp->lbr ? 2 * H : GH;
+    rp->kernel = luthier__kernel_for_n(ctx, GH);
+    nr = (size_t)luthier__ukernels[rp->kernel].nr;
+    if (!luthier__packed_b_layout_init(&rp->wl, nr, rp->input, GH) || !luthier__packed_b_layout_init(&rp->rl, nr, H, n1) ||
+        (rp->gru && !rp->lbr && !luthier__packed_b_layout_init(&rp->rl2, nr, H, H)))
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "plan: node '%s' (%s): packed weights overflow", gn->name,
+                             luthier_op_name(gn->d.op));
+    for (d = 0; d < rp->dirs; d++)
+        if (!luthier__rnn_pack(pl->p, rp, d, (const float *)g->tensors[gn->inputs[1]].data,
+                               (const float *)g->tensors[gn->inputs[2]].data, b, peep))
+            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    gemm = luthier__max_sz(luthier__sgemm_ws(ctx, rp->kernel, rp->seq * rp->batch, GH, rp->input),
+                           luthier__sgemm_ws(ctx, rp->kernel, rp->batch, n1, H));
+    if (rp->rl2.bytes) gemm = luthier__max_sz(gemm, luthier__sgemm_ws(ctx, rp->kernel, rp->batch, H, H));
+    k = sizeof(float) * rp->batch * H;
+    rp->off_xw = luthier__align_up(gemm);
+    rp->off_h = rp->off_xw + luthier__align_up(sizeof(float) * rp->seq * rp->batch * GH);
+    rp->off_c = rp->off_h + luthier__align_up(k);
+    rp->off_t = rp->off_c + luthier__align_up(k);
+    k = rp->off_t + luthier__align_up(sizeof(float) * rp->batch * GH);
+    if (pl->p->workspace_bytes < k) pl->p->workspace_bytes = k;
+    st->aux = rp;
+    /* W, R, B, sequence_lens and P live on in rp: the step reads only X and the initial states
+       (the plan keeps no second copy of the weights) */
+    for (d = 1; d < st->nin; d++)
+        if (d != 5 && d != 6) st->in[d] = -1;
+    return LUTHIER_STATUS_OK;
+}
+
 /* B is packed per batch into plan-owned memory (or once, when it is a constant without batch
    dimensions): luthier_sgemm would allocate on every call. */
 LUTHIER_PRIVATE luthier_status luthier__lower_matmul(luthier__planner *pl, luthier__pstep *st, int ni) {
@@ -4275,6 +4541,7 @@ LUTHIER_PRIVATE int luthier__node_inputs(luthier__planner *pl, const luthier__gn
     int k;
     for (k = 0; k < nin; k++) {
         const luthier__pval *a;
+        if (ins[k] < 0) continue; /* an absent optional input stays -1 in the step */
         if (!qs && (ins[k] = luthier__need_q(p, cal, ins[k], 0)) < 0) return -1;
         a = &p->vals[ins[k]];
         /* operands of lower rank broadcast in either layout when their memory order coincides
@@ -4330,7 +4597,9 @@ LUTHIER_PRIVATE luthier_status luthier__node_step(luthier__planner *pl, int ni, 
 LUTHIER_PRIVATE int luthier__step_own_consts(luthier_plan *p, const luthier__pstep *st) {
     int k;
     for (k = 0; k < st->nin; k++)
-        if (p->vals[luthier__root(p, st->in[k])].storage == LUTHIER__ST_CONST && !luthier__own_const(p, st->in[k])) return 0;
+        if (st->in[k] >= 0 && p->vals[luthier__root(p, st->in[k])].storage == LUTHIER__ST_CONST &&
+            !luthier__own_const(p, st->in[k]))
+            return 0;
     return st->residual < 0 || p->vals[luthier__root(p, st->residual)].storage != LUTHIER__ST_CONST ||
            luthier__own_const(p, st->residual) != NULL;
 }
@@ -4678,7 +4947,8 @@ LUTHIER_PRIVATE void luthier__text_step(luthier__text *t, const luthier_plan *p,
     luthier__text_add(t, "\n        ");
     for (k = 0; k < st->nin; k++) {
         luthier__text_add(t, "%s", k ? ", " : "");
-        luthier__text_val(t, p, st->in[k]);
+        if (st->in[k] < 0) luthier__text_add(t, "-");
+        else luthier__text_val(t, p, st->in[k]);
     }
     if (st->residual >= 0) {
         luthier__text_add(t, " (+ ");
@@ -5334,6 +5604,86 @@ LUTHIER_API luthier_status luthier_nms(const float *boxes, const float *scores, 
     luthier__free(owned);
     return *count > capacity ? LUTHIER_STATUS_OVERFLOW : LUTHIER_STATUS_OK;
 }
+
+/* LSTM, GRU, RNN: one direction (see luthier__rnn_plan). States are rows of [dirs][batch][H]
+   (layout 1: [batch][dirs][H]); h0, c0 NULL = zeros. */
+LUTHIER_PRIVATE luthier_status luthier__rnn_direction(luthier_context *ctx, const luthier__op_cfg *cfg, const luthier__rnn_plan *rp,
+                                                      const luthier_rnn_attrs *a, int dir, const float *x, const float *h0,
+                                                      const float *c0, float *const *outs, unsigned char *ws) {
+    const size_t S = rp->seq, B = rp->batch, H = rp->hidden, D = (size_t)rp->dirs, GH = (size_t)rp->gates * H;
+    const size_t soff = a->layout ? (size_t)dir * H : (size_t)dir * B * H, sstride = a->layout ? D * H : H;
+    const int reverse = a->direction == LUTHIER_RNN_REVERSE || dir == 1, lstm = rp->gates == 4;
+    /* a step's GEMM below 2^21 FLOPs (LSTM batch 8, hidden 128: 1M) runs on this thread: one
+       parallel region per step cost more than it saved (GRU, 2 threads, batch 1: 0.54 vs
+       0.27 ms; on a loaded host, LSTM batch 8 waited ~3 ms per step for the second thread) */
+    const int serial = 2.0 * (double)B * (double)H * (double)GH < 2097152.0;
+    float *xw = (float *)(void *)(ws + rp->off_xw), *h = (float *)(void *)(ws + rp->off_h), *c = (float *)(void *)(ws + rp->off_c);
+    float *t = (float *)(void *)(ws + rp->off_t);
+    luthier_sgemm_desc sd, rd;
+    luthier__op_rnn_job j;
+    luthier_status s;
+    size_t step, bi;
+    memset(&sd, 0, sizeof sd);
+    sd.m = (int64_t)(S * B), sd.n = (int64_t)GH, sd.k = (int64_t)rp->input, sd.lda = sd.k, sd.ldc = sd.n;
+    sd.bias = rp->bias[dir];
+    if ((s = luthier__run(ctx, &sd, rp->kernel, x, &rp->wl, rp->w[dir], xw)) != LUTHIER_STATUS_OK) return s;
+    for (bi = 0; bi < B; bi++) {
+        if (h0) memcpy(h + bi * H, h0 + soff + bi * sstride, sizeof(float) * H);
+        else memset(h + bi * H, 0, sizeof(float) * H);
+        if (c0) memcpy(c + bi * H, c0 + soff + bi * sstride, sizeof(float) * H);
+        else memset(c + bi * H, 0, sizeof(float) * H);
+    }
+    memset(&j, 0, sizeof j);
+    j.kind = lstm ? LUTHIER__RNN_CELL_LSTM : rp->lbr ? LUTHIER__RNN_CELL_GRU_LBR : rp->gru ? LUTHIER__RNN_CELL_GRU_ZR : LUTHIER__RNN_CELL_RNN;
+    j.has_clip = a->has_clip, j.clip = a->clip, j.input_forget = a->input_forget, j.hidden = H;
+    j.gs = a->layout ? S * GH : GH, j.ys = a->layout ? S * D * H : H;
+    j.t = t, j.ts = GH, j.rbh = rp->rbh[dir], j.p = rp->p[dir], j.h = h, j.c = c, j.rh = t;
+    memset(&rd, 0, sizeof rd);
+    rd.m = (int64_t)B, rd.k = (int64_t)H, rd.lda = rd.k;
+    for (step = 0; step < S; step++) {
+        const size_t ti = reverse ? S - 1 - step : step;
+        j.g = xw + (a->layout ? ti * GH : ti * B * GH);
+        j.y = outs[0] + (a->layout ? (ti * D + (size_t)dir) * H : (ti * D + (size_t)dir) * B * H);
+        rd.n = (int64_t)(rp->lbr ? GH : rp->rl.n), rd.ldc = (int64_t)(rp->lbr ? GH : j.gs), rd.accumulate = !rp->lbr;
+        if ((s = luthier__run_ex(ctx, &rd, rp->kernel, h, &rp->rl, rp->r[dir], rp->lbr ? t : j.g, serial)) != LUTHIER_STATUS_OK ||
+            (s = luthier__op_rnn_cell(ctx, cfg, &j, B)) != LUTHIER_STATUS_OK)
+            return s;
+        if (j.kind == LUTHIER__RNN_CELL_GRU_ZR) { /* the candidate: (r h) R_h^T into g_h */
+            rd.n = (int64_t)H;
+            if ((s = luthier__run_ex(ctx, &rd, rp->kernel, t, &rp->rl2, rp->r2[dir], j.g + 2 * H, serial)) != LUTHIER_STATUS_OK)
+                return s;
+            j.kind = LUTHIER__RNN_CELL_GRU_H;
+            s = luthier__op_rnn_cell(ctx, cfg, &j, B);
+            j.kind = LUTHIER__RNN_CELL_GRU_ZR;
+            if (s != LUTHIER_STATUS_OK) return s;
+        }
+    }
+    for (bi = 0; bi < B; bi++) {
+        memcpy(outs[1] + soff + bi * sstride, h + bi * H, sizeof(float) * H);
+        if (lstm) memcpy(outs[2] + soff + bi * sstride, c + bi * H, sizeof(float) * H);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_rnn(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier__rnn_plan *rp = (const luthier__rnn_plan *)st->aux;
+    unsigned char *ws = (unsigned char *)luthier__context_workspace(ctx, p->workspace_bytes);
+    const float *h0 = st->nin > 5 && st->in[5] >= 0 ? (const float *)luthier__ptr(rc, st->in[5]) : NULL;
+    const float *c0 = st->nin > 6 && st->in[6] >= 0 ? (const float *)luthier__ptr(rc, st->in[6]) : NULL;
+    float *outs[3];
+    luthier_status s;
+    int d;
+    if (!ws) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "%s: no workspace", luthier_op_name(st->d.op));
+    outs[0] = op;
+    outs[1] = (float *)luthier__ptr(rc, st->out[1]);
+    outs[2] = st->nout > 2 ? (float *)luthier__ptr(rc, st->out[2]) : NULL;
+    for (d = 0; d < rp->dirs; d++)
+        if ((s = luthier__rnn_direction(ctx, &cfg, rp, luthier__rnn_attrs(&st->d), d, xp, h0, c0, outs, ws)) != LUTHIER_STATUS_OK)
+            return s;
+    return LUTHIER_STATUS_OK;
+}
+
 
 LUTHIER_PRIVATE luthier_status luthier__run_step(luthier_context *ctx, const luthier__runctx *rc,
                                                  luthier__pstep *st) {

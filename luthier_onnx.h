@@ -240,6 +240,8 @@ typedef struct luthier_onnx__attr {
     int nfloats, cfloats;
     int64_t *ints;
     int nints, cints;
+    const char **strs;          /* strings (activations of LSTM, GRU, RNN) */
+    int nstrs, cstrs;
 } luthier_onnx__attr;
 
 typedef struct luthier_onnx__node {
@@ -761,6 +763,8 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint
     return 0;
 }
 
+LUTHIER_ONNX__FN int luthier_onnx__pushstr(luthier_onnx__ctx *c, const luthier_onnx__fld *f, const char ***arr, int *n, int *cap, const char *what);
+
 LUTHIER_ONNX__FN int luthier_onnx__parse_attr(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__attr *a) {
     luthier_onnx__rd r;
     luthier_onnx__fld f;
@@ -790,6 +794,7 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_attr(luthier_onnx__ctx *c, const uint8_
         case 6: case 11: a->has_g = 1; break;
         case 7: if (luthier_onnx__fixed(c, &f, 0, &a->floats, &a->nfloats, &a->cfloats, "AttributeProto.floats")) return -1; break;
         case 8: if (luthier_onnx__ints(c, &f, &a->ints, &a->nints, &a->cints, "AttributeProto.ints")) return -1; break;
+        case 9: if (luthier_onnx__pushstr(c, &f, &a->strs, &a->nstrs, &a->cstrs, "AttributeProto.strings")) return -1; break;
         case 20: if (luthier_onnx__want(c, &f, 0, "AttributeProto", "type")) return -1; a->type = (int)f.v; break;
         default: break;
         }
@@ -3552,6 +3557,85 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__
     LUTHIER_ONNX__UNSUP("supported only on constants (an input is computed at run time here)");
 }
 
+/* LSTM, GRU, RNN (opsets 7..; layout from 14) -> the engine's lstm, gru, rnn. W, R, B, P must be
+   constants, sequence_lens a constant (the engine takes full lengths only); only the default
+   activations (their alpha and beta lists are unused then). */
+LUTHIER_ONNX__FN int luthier_onnx__streq_ci(const char *a, const char *b) {
+    while (*a && *b && (*a | 0x20) == (*b | 0x20)) a++, b++;
+    return *a == 0 && *b == 0;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__rnn_acts(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_op op, int dirs) {
+    static const char *const defs[3][3] = {{"Sigmoid", "Tanh", "Tanh"}, {"Sigmoid", "Tanh", ""}, {"Tanh", "", ""}};
+    const luthier_onnx__attr *a = luthier_onnx__attr_get(n, "activations");
+    const int row = op == LUTHIER_OP_LSTM ? 0 : op == LUTHIER_OP_GRU ? 1 : 2, per = 3 - row;
+    int k;
+    if (!a) return LUTHIER_STATUS_OK;
+    if (a->nstrs != per * dirs) LUTHIER_ONNX__BAD("activations lists %d functions, the node takes %d", a->nstrs, per * dirs);
+    for (k = 0; k < a->nstrs; k++)
+        if (!luthier_onnx__streq_ci(a->strs[k], defs[row][k % per]))
+            LUTHIER_ONNX__UNSUP("activation %d is '%s': only the defaults (%s%s%s%s%s) are supported", k, a->strs[k], defs[row][0],
+                                per > 1 ? ", " : "", defs[row][1], per > 2 ? ", " : "", defs[row][2]);
+    return LUTHIER_STATUS_OK;
+}
+
+/* The attributes into a (d's typed attributes); dirs receives the number of directions. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__rnn_attrs(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_op op,
+                                                       luthier_rnn_attrs *a, int *dirs) {
+    static const char *const dirnames[3] = {"forward", "reverse", "bidirectional"};
+    const luthier_onnx__attr *clip = luthier_onnx__attr_get(n, "clip");
+    const char *dn = luthier_onnx__as(n, "direction", "forward");
+    const int64_t layout = luthier_onnx__ai(n, "layout", 0), lbr = luthier_onnx__ai(n, "linear_before_reset", 0);
+    const int64_t inf = luthier_onnx__ai(n, "input_forget", 0);
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, op == LUTHIER_OP_LSTM ? "activation_alpha,activation_beta,activations,clip,direction,hidden_size,input_forget,layout"
+                                                      : op == LUTHIER_OP_GRU ? "activation_alpha,activation_beta,activations,clip,direction,hidden_size,linear_before_reset,layout"
+                                                                             : "activation_alpha,activation_beta,activations,clip,direction,hidden_size,layout"));
+    if (luthier_onnx__attr_get(n, "layout") && c->opset < 14) LUTHIER_ONNX__BAD("layout is an attribute from opset 14 (the model imports %lld)", (long long)c->opset);
+    if ((a->direction = luthier_onnx__pick(dn, dirnames, 3)) < 0) LUTHIER_ONNX__BAD("unknown direction '%s'", dn);
+    if (layout != 0 && layout != 1) LUTHIER_ONNX__BAD("layout %lld is not 0 or 1", (long long)layout);
+    if (lbr != 0 && lbr != 1) LUTHIER_ONNX__BAD("linear_before_reset %lld is not 0 or 1", (long long)lbr);
+    if (inf != 0 && inf != 1) LUTHIER_ONNX__BAD("input_forget %lld is not 0 or 1", (long long)inf);
+    if (clip && !(clip->f > 0)) LUTHIER_ONNX__BAD("clip %g must be > 0", (double)clip->f);
+    a->layout = (int)layout, a->linear_before_reset = (int)lbr, a->input_forget = (int)inf;
+    a->has_clip = clip != NULL, a->clip = clip ? clip->f : 0.0f;
+    *dirs = a->direction == LUTHIER_RNN_BIDIRECTIONAL ? 2 : 1;
+    return luthier_onnx__rnn_acts(c, n, op, *dirs);
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_rnn(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    static const char *const what[8] = {"X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"};
+    const luthier_op op = arg->op;
+    luthier_rnn_attrs *a = op == LUTHIER_OP_LSTM ? &d.attr.lstm : op == LUTHIER_OP_GRU ? &d.attr.gru : &d.attr.rnn;
+    const luthier_onnx__val *rv = luthier_onnx__in(c, n, 2);
+    const char *name;
+    int dirs, nin = 3;
+    luthier_node_attrs_default(op, &d.attr);
+    d.typed = 1;
+    LUTHIER_ONNX__TRY(luthier_onnx__rnn_attrs(c, n, op, a, &dirs));
+    /* hidden_size, when absent, is R's last dimension */
+    a->hidden_size = luthier_onnx__ai(n, "hidden_size", rv && rv->c && rv->c->rank == 3 ? rv->c->dims[2] : 0);
+    if (a->hidden_size < 1) LUTHIER_ONNX__BAD("hidden_size %lld must be >= 1", (long long)a->hidden_size);
+    for (k = 0; k < 8; k++) {
+        luthier_onnx__val *v = k < n->nin ? luthier_onnx__in(c, n, k) : NULL;
+        in[k] = -1;
+        if (!v) continue;
+        if ((k == 1 || k == 2 || k == 3 || k == 4 || k == 7) && !v->c)
+            LUTHIER_ONNX__UNSUP("input %d ('%s', %s) must be a constant (computed at run time here)", k, v->name, what[k]);
+        if (k == 4 && !luthier_onnx__is_int(v->c)) LUTHIER_ONNX__BAD("sequence_lens '%s' must hold integers", v->name);
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, v, k != 4, &in[k]));
+        nin = k + 1;
+    }
+    d.op = op;
+    d.inputs = in;
+    d.num_inputs = nin;
+    (void)dirs;
+    if (!(name = luthier_onnx__uname(c, oname, luthier_op_name(op)))) LUTHIER_ONNX__OOM();
+    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
+    for (k = 0; k < n->nout; k++) luthier_onnx__setout(c, n, k, outs[k]);
+    return LUTHIER_STATUS_OK;
+}
+
 /* ---- the operators the loader maps ------------------------------------------------------------
    X(op_type, min inputs, max inputs, min outputs, max outputs, converter family, engine op, fold
    family, since opset, until opset): counts over the opsets the loader reads (the widest range of
@@ -3806,7 +3890,10 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     X("CumSum", 2, 2, 1, 1, cumsum, CUMSUM, none, 11, 0)                        \
     X("Trilu", 1, 2, 1, 1, trilu, TRILU, none, 14, 0)                           \
     X("NonMaxSuppression", 2, 5, 1, 1, nms, NON_MAX_SUPPRESSION, none, 10, 0)   \
-    X("ConvTranspose", 2, 3, 1, 1, conv_transpose, CONV_TRANSPOSE, none, 1, 0)
+    X("ConvTranspose", 2, 3, 1, 1, conv_transpose, CONV_TRANSPOSE, none, 1, 0)  \
+    X("LSTM", 3, 8, 1, 3, rnn, LSTM, none, 7, 0)                                \
+    X("GRU", 3, 6, 1, 2, rnn, GRU, none, 7, 0)                                  \
+    X("RNN", 3, 6, 1, 2, rnn, RNN, none, 7, 0)
 
 
 /* The row of node n's operator, or NULL (an unknown operator, or a domain the loader does not read). */
@@ -3823,6 +3910,17 @@ LUTHIER_ONNX__FN const luthier_onnx__opinfo *luthier_onnx__opinfo_of(const luthi
     for (k = 0; k < sizeof ops / sizeof ops[0]; k++)
         if (strcmp(ops[k].op, n->op) == 0) return &ops[k];
     return NULL;
+}
+
+/* LSTM, GRU and RNN may leave output 0 (Y) unnamed when another output is named: it gets a
+   fresh name (the engine computes it anyway). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__name_out0(luthier_onnx__ctx *c, luthier_onnx__node *n) {
+    const luthier_onnx__opinfo *r = luthier_onnx__opinfo_of(n);
+    int k = 1;
+    if (!r || r->convert != luthier_onnx__cv_rnn || n->nout < 2 || *n->out[0]) return LUTHIER_STATUS_OK;
+    while (k < n->nout && !*n->out[k]) k++;
+    if (k < n->nout && !(n->out[0] = luthier_onnx__uname(c, n->out[k], "Y"))) LUTHIER_ONNX__OOM();
+    return LUTHIER_STATUS_OK;
 }
 
 /* Node n's inputs and outputs against its operator's row (a node of an unknown operator passes:
@@ -4468,6 +4566,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
     for (i = 0; i < c->nn; i++) {
         luthier_onnx__node *n = &c->nodes[i];
         if (!*n->op) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "node %d ('%s') has no op_type", i, n->name);
+        LUTHIER_ONNX__TRY(luthier_onnx__name_out0(c, n));
         for (k = 0; k < n->nout; k++) {
             luthier_onnx__val *v;
             if (!*n->out[k]) continue;

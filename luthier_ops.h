@@ -17,7 +17,7 @@
    - x == y (in place) is allowed where marked "in place ok".
 
    TABLE OF CONTENTS: >>ops-common >>ops-simd >>ops-math >>ops-unary >>ops-binary >>ops-pool
-   >>ops-norm >>ops-softmax >>ops-move >>ops-attention >>ops-col2im >>ops-u8
+   >>ops-norm >>ops-softmax >>ops-move >>ops-attention >>ops-col2im >>ops-rnn >>ops-u8
 
    HOW IT IS VECTORIZED
    - One source for every ISA: the kernels are written on LUTHIER__VF, a GCC/Clang vector of
@@ -1508,6 +1508,157 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_col2im_impl)(void *arg,
 LUTHIER__OP_RANGE(luthier__op_col2im)
 
 
+/* >>ops-rnn: one time step's gate math of a recurrent layer (see luthier__op_rnn_job); n lanes
+   of the row from i (n < LUTHIER__VW only at the row's end). */
+#define LUTHIER__RNN_LD(v, ptr)                                                                  \
+    do {                                                                                         \
+        if (n == LUTHIER__VW) LUTHIER__VLOAD(v, ptr);                                            \
+        else LUTHIER__VLOADN(v, ptr, n, 0.0f);                                                   \
+    } while (0)
+#define LUTHIER__RNN_ST(ptr, v)                                                                  \
+    do {                                                                                         \
+        if (n == LUTHIER__VW) LUTHIER__VSTORE(ptr, v);                                           \
+        else LUTHIER__VSTOREN(ptr, v, n);                                                        \
+    } while (0)
+
+/* clip (when the layer has it), then sigmoid (sig) or tanh */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_rnn_act)(const luthier__op_rnn_job *j, LUTHIER__VF *v, int sig) {
+    if (j->has_clip) {
+        LUTHIER__VF lo, hi;
+        LUTHIER__VSPLAT(lo, -j->clip);
+        LUTHIER__VSPLAT(hi, j->clip);
+        LUTHIER__VCLAMP(*v, lo, hi);
+    }
+    if (sig) LUTHIER__VN(luthier__v_sigmoid)(v);
+    else LUTHIER__VN(luthier__v_tanh)(v);
+}
+
+/* LSTM: i, o, f, c = g's four blocks; C = f C + i tanh(c); h = o tanh(C) (peepholes P i, o, f) */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_lstm_row)(const luthier__op_rnn_job *j, size_t b) {
+    const size_t H = j->hidden;
+    const float *g = j->g + b * j->gs;
+    float *h = j->h + b * H, *c = j->c + b * H, *y = j->y + b * j->ys;
+    LUTHIER__VF gi, go, gf, gc, cp, pv, one;
+    size_t i, n;
+    LUTHIER__VSPLAT(one, 1.0f);
+    for (i = 0; i < H; i += n) {
+        n = H - i < (size_t)LUTHIER__VW ? H - i : (size_t)LUTHIER__VW;
+        LUTHIER__RNN_LD(gi, g + i);
+        LUTHIER__RNN_LD(go, g + H + i);
+        LUTHIER__RNN_LD(gf, g + 2 * H + i);
+        LUTHIER__RNN_LD(gc, g + 3 * H + i);
+        LUTHIER__RNN_LD(cp, c + i);
+        if (j->p) {
+            LUTHIER__RNN_LD(pv, j->p + i);
+            gi = gi + pv * cp;
+            LUTHIER__RNN_LD(pv, j->p + 2 * H + i);
+            gf = gf + pv * cp;
+        }
+        LUTHIER__VN(luthier__v_rnn_act)(j, &gi, 1);
+        if (j->input_forget) gf = one - gi;
+        else LUTHIER__VN(luthier__v_rnn_act)(j, &gf, 1);
+        LUTHIER__VN(luthier__v_rnn_act)(j, &gc, 0);
+        cp = gf * cp + gi * gc;
+        if (j->p) {
+            LUTHIER__RNN_LD(pv, j->p + H + i);
+            go = go + pv * cp;
+        }
+        LUTHIER__VN(luthier__v_rnn_act)(j, &go, 1);
+        LUTHIER__RNN_ST(c + i, cp);
+        LUTHIER__VN(luthier__v_tanh)(&cp);
+        cp = go * cp;
+        LUTHIER__RNN_ST(h + i, cp);
+        LUTHIER__RNN_ST(y + i, cp);
+    }
+}
+
+/* GRU, z and r complete in g (linear_before_reset 0): z activated in place, rh = r h */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_gru_zr_row)(const luthier__op_rnn_job *j, size_t b) {
+    const size_t H = j->hidden;
+    float *g = j->g + b * j->gs, *h = j->h + b * H, *rh = j->rh + b * H;
+    LUTHIER__VF z, r, hp;
+    size_t i, n;
+    for (i = 0; i < H; i += n) {
+        n = H - i < (size_t)LUTHIER__VW ? H - i : (size_t)LUTHIER__VW;
+        LUTHIER__RNN_LD(z, g + i);
+        LUTHIER__RNN_LD(r, g + H + i);
+        LUTHIER__RNN_LD(hp, h + i);
+        LUTHIER__VN(luthier__v_rnn_act)(j, &z, 1);
+        LUTHIER__VN(luthier__v_rnn_act)(j, &r, 1);
+        LUTHIER__RNN_ST(g + i, z);
+        r = r * hp;
+        LUTHIER__RNN_ST(rh + i, r);
+    }
+}
+
+/* GRU: the new state from z (activated) and the candidate's pre-activation hc:
+   h = (1 - z) tanh(hc) + z h. lbr: hc = g_h + r (t_h + Rb_h), z and r from g + t. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_gru_h_row)(const luthier__op_rnn_job *j, size_t b, int lbr) {
+    const size_t H = j->hidden;
+    const float *g = j->g + b * j->gs, *t = lbr ? j->t + b * j->ts : NULL;
+    float *h = j->h + b * H, *y = j->y + b * j->ys;
+    LUTHIER__VF z, r, hc, hp, tv, rb, one;
+    size_t i, n;
+    LUTHIER__VSPLAT(one, 1.0f);
+    for (i = 0; i < H; i += n) {
+        n = H - i < (size_t)LUTHIER__VW ? H - i : (size_t)LUTHIER__VW;
+        LUTHIER__RNN_LD(z, g + i);
+        LUTHIER__RNN_LD(hc, g + 2 * H + i);
+        LUTHIER__RNN_LD(hp, h + i);
+        if (lbr) {
+            LUTHIER__RNN_LD(tv, t + i);
+            z = z + tv;
+            LUTHIER__VN(luthier__v_rnn_act)(j, &z, 1);
+            LUTHIER__RNN_LD(r, g + H + i);
+            LUTHIER__RNN_LD(tv, t + H + i);
+            r = r + tv;
+            LUTHIER__VN(luthier__v_rnn_act)(j, &r, 1);
+            LUTHIER__RNN_LD(tv, t + 2 * H + i);
+            LUTHIER__RNN_LD(rb, j->rbh + i);
+            hc = hc + r * (tv + rb);
+        }
+        LUTHIER__VN(luthier__v_rnn_act)(j, &hc, 0);
+        hp = (one - z) * hc + z * hp;
+        LUTHIER__RNN_ST(h + i, hp);
+        LUTHIER__RNN_ST(y + i, hp);
+    }
+}
+
+/* RNN: h = tanh(g) */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_plain_row)(const luthier__op_rnn_job *j, size_t b) {
+    const size_t H = j->hidden;
+    const float *g = j->g + b * j->gs;
+    float *h = j->h + b * H, *y = j->y + b * j->ys;
+    LUTHIER__VF v;
+    size_t i, n;
+    for (i = 0; i < H; i += n) {
+        n = H - i < (size_t)LUTHIER__VW ? H - i : (size_t)LUTHIER__VW;
+        LUTHIER__RNN_LD(v, g + i);
+        LUTHIER__VN(luthier__v_rnn_act)(j, &v, 0);
+        LUTHIER__RNN_ST(h + i, v);
+        LUTHIER__RNN_ST(y + i, v);
+    }
+}
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_rnn_job *j = (const luthier__op_rnn_job *)arg;
+    size_t b;
+    (void)thread;
+    for (b = ub; b < ue; b++) {
+        switch (j->kind) {
+        case LUTHIER__RNN_CELL_LSTM: LUTHIER__VN(luthier__op_rnn_lstm_row)(j, b); break;
+        case LUTHIER__RNN_CELL_GRU_ZR: LUTHIER__VN(luthier__op_rnn_gru_zr_row)(j, b); break;
+        case LUTHIER__RNN_CELL_GRU_H: LUTHIER__VN(luthier__op_rnn_gru_h_row)(j, b, 0); break;
+        case LUTHIER__RNN_CELL_GRU_LBR: LUTHIER__VN(luthier__op_rnn_gru_h_row)(j, b, 1); break;
+        default: LUTHIER__VN(luthier__op_rnn_plain_row)(j, b); break;
+        }
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_rnn)
+#undef LUTHIER__RNN_LD
+#undef LUTHIER__RNN_ST
+
+
 /* end of the pass */
 #undef LUTHIER__VSFX
 #undef LUTHIER__KT
@@ -1954,6 +2105,31 @@ typedef struct luthier__op_col2im_job {
     size_t rpu;        /* output rows per unit (set by luthier__op_col2im_nhwc) */
 } luthier__op_col2im_job;
 
+/* >>ops-rnn: one time step of a recurrent layer after its GEMMs, one unit per batch row b.
+   g's rows hold the gates' pre-activations (x W^T + biases, plus h R^T accumulated by the
+   GEMMs); h (and c) the states, updated in place; y the output rows. */
+typedef enum luthier__rnn_cell {
+    LUTHIER__RNN_CELL_LSTM,    /* g: i, o, f, c (p: peepholes i, o, f or NULL; input_forget) */
+    LUTHIER__RNN_CELL_GRU_ZR,  /* g: z, r complete: z = sigmoid(z) in place, rh = sigmoid(r) h */
+    LUTHIER__RNN_CELL_GRU_H,   /* g: z (activated), h complete: h = (1 - z) tanh(g_h) + z h */
+    LUTHIER__RNN_CELL_GRU_LBR, /* linear_before_reset: g: z, r, h without h R^T, which is in t */
+    LUTHIER__RNN_CELL_RNN      /* h = tanh(g) */
+} luthier__rnn_cell;
+
+typedef struct luthier__op_rnn_job {
+    int kind, has_clip, input_forget; /* kind: luthier__rnn_cell */
+    float clip;                       /* has_clip: pre-activations clamped to [-clip, clip] */
+    size_t hidden;
+    float *g;                         /* row b at g + b gs */
+    size_t gs;
+    const float *t;                   /* GRU_LBR: h R^T, row b at t + b ts */
+    size_t ts;
+    const float *rbh, *p;             /* GRU_LBR: Rb_h; LSTM: peepholes (3 hidden) or NULL */
+    float *h, *c, *rh;                /* rows of hidden: states (c: LSTM); GRU_ZR: r h */
+    float *y;                         /* row b at y + b ys */
+    size_t ys;
+} luthier__op_rnn_job;
+
 #define LUTHIER__OPS_PASS 1
 #include "luthier_ops.h"
 #undef LUTHIER__OPS_PASS
@@ -2018,6 +2194,17 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_unary(luthier_context
     j.y = y;
     j.n = n;
     return luthier__op_run(ctx, cfg, luthier__div_up(n, LUTHIER__OP_GRAIN), LUTHIER__OP_PICK(ctx, luthier__op_unary_range), &j);
+}
+
+/* One time step's gate math over batch rows (see luthier__op_rnn_job); small steps run on the
+   calling thread (a split would cost more than the work). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_rnn_cell(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                   const luthier__op_rnn_job *j, size_t batch) {
+    if (batch * j->hidden < 8192) {
+        LUTHIER__OP_PICK(ctx, luthier__op_rnn_range)((void *)j, 0, batch, 0, 0);
+        return LUTHIER_STATUS_OK;
+    }
+    return luthier__op_run(ctx, cfg, batch, LUTHIER__OP_PICK(ctx, luthier__op_rnn_range), (void *)j);
 }
 
 /* The broadcast of luthier__op_binary and luthier__op_binary_i64 into j (zeroed here): strides

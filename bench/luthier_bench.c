@@ -18,6 +18,8 @@
      model     a zoo network (ResNet, VGG, GoogLeNet, MobileNetV2, BERT, GPT-2) planned with
                default configurations: min / median latency, per-layer breakdown, weights /
                arena / workspace memory, and PyTorch (tests/torch_ref.py --time) in the same run
+     rnn       one GRU / LSTM layer (seq 100, input 64, hidden 128, batch 1 and 8) planned as a
+               graph: min / median ms and GFLOP/s
      tune      luthier_tune on a zoo network: records, report, SVG heatmap; default, tuned,
                exhaustive, random, big-only and equal-split plans timed end to end
      conv      time of every valid (algorithm, microkernel) pair of luthier_conv2d per layer
@@ -3665,6 +3667,155 @@ static int cmd_convt(int argc, char **argv) {
     return rc;
 }
 
+/* ================================================================================================
+   rnn: one LSTM / GRU layer planned as a graph (luthier_plan_run), time and GFLOP/s
+   ================================================================================================ */
+
+static void usage_rnn(FILE *out) {
+    fprintf(out,
+            "usage: %s rnn [--threads N] [--reps R] [--min-time S] [--seq S] [--input I] [--hidden H]\n"
+            "  One recurrent layer (X [seq, batch, input] -> Y, Y_h) planned as a graph: GRU\n"
+            "  (linear_before_reset 0 and 1) and LSTM, forward, at batch 1 and 8 (default seq 100,\n"
+            "  input 64, hidden 128). Reports min / median ms per run and GFLOP/s from the fastest\n"
+            "  (2 * seq * batch * gates * hidden * (input + hidden) per direction).\n",
+            bench_prog);
+}
+
+typedef struct rnn_bench_case {
+    luthier_op op;
+    int lbr;
+    int64_t seq, batch, input, hidden;
+} rnn_bench_case;
+
+/* Plans the layer on ctx; returns the plan (NULL on failure, message printed). */
+static luthier_plan *rnn_bench_plan(luthier_context *ctx, const rnn_bench_case *c, luthier_graph **gout, float **wbuf) {
+    const int64_t G = c->op == LUTHIER_OP_LSTM ? 4 : 3, H = c->hidden;
+    int64_t xs[3], ws[3], rs[3], bs[2];
+    int in[4], outs[3], k;
+    luthier_graph *g = NULL;
+    luthier_plan *p = NULL;
+    luthier_node_desc d;
+    float *w;
+    xs[0] = c->seq, xs[1] = c->batch, xs[2] = c->input;
+    ws[0] = rs[0] = bs[0] = 1, ws[1] = rs[1] = G * H, ws[2] = c->input, rs[2] = H, bs[1] = 2 * G * H;
+    w = bench_alloc_floats((size_t)(G * H * (c->input + H + 2)));
+    if (!w) return NULL;
+    bench_fill_uniform(w, (size_t)(G * H * (c->input + H + 2)), 7);
+    for (k = 0; k < (int)(G * H * (c->input + H + 2)); k++) w[k] = (w[k] - 0.5f) * 0.2f;
+    luthier_graph_create(&g);
+    luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 3, xs, &in[0]);
+    luthier_graph_constant(g, "W", 3, ws, w, 0, &in[1]);
+    luthier_graph_constant(g, "R", 3, rs, w + G * H * c->input, 0, &in[2]);
+    luthier_graph_constant(g, "B", 2, bs, w + G * H * (c->input + H), 0, &in[3]);
+    memset(&d, 0, sizeof d);
+    d.op = c->op;
+    d.name = "layer";
+    d.inputs = in;
+    d.num_inputs = 4;
+    d.typed = 1;
+    luthier_node_attrs_default(c->op, &d.attr);
+    if (c->op == LUTHIER_OP_LSTM) d.attr.lstm.hidden_size = H;
+    else d.attr.gru.hidden_size = H, d.attr.gru.linear_before_reset = c->lbr;
+    if (luthier_graph_add_node(g, &d, outs) != LUTHIER_STATUS_OK || luthier_graph_output(g, outs[0]) != LUTHIER_STATUS_OK ||
+        luthier_graph_output(g, outs[1]) != LUTHIER_STATUS_OK || luthier_plan_create(ctx, g, NULL, &p) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "rnn: %s%s\n", luthier_graph_error(g), luthier_context_error(ctx));
+        luthier_graph_destroy(g);
+        free(w);
+        return NULL;
+    }
+    *gout = g;
+    *wbuf = w;
+    return p;
+}
+
+static int rnn_bench_case_run(luthier_context *ctx, const rnn_bench_case *c, const bench_policy *pol, int threads) {
+    const int64_t G = c->op == LUTHIER_OP_LSTM ? 4 : 3;
+    const double flops = 2.0 * (double)c->seq * (double)c->batch * (double)(G * c->hidden) * (double)(c->input + c->hidden);
+    luthier_graph *g = NULL;
+    float *w = NULL, *x, *y, *yh;
+    luthier_plan *p = rnn_bench_plan(ctx, c, &g, &w);
+    double t[1000], t0, spent = 0;
+    long n = 0;
+    bench_stats st;
+    const void *ins[1];
+    void *outs[2];
+    if (!p) return BENCH_EXIT_FAIL;
+    x = bench_alloc_floats((size_t)(c->seq * c->batch * c->input));
+    y = bench_alloc_floats((size_t)(c->seq * c->batch * c->hidden));
+    yh = bench_alloc_floats((size_t)(c->batch * c->hidden));
+    bench_fill_uniform(x, (size_t)(c->seq * c->batch * c->input), 11);
+    ins[0] = x, outs[0] = y, outs[1] = yh;
+    if (luthier_plan_run(ctx, p, ins, outs) != LUTHIER_STATUS_OK) { /* warm-up */
+        fprintf(stderr, "rnn: %s\n", luthier_context_error(ctx));
+        n = -1;
+    }
+    while (n >= 0 && n < 1000 && (pol->reps ? n < pol->reps : (spent < pol->min_time || n < 3))) {
+        t0 = bench_now();
+        luthier_plan_run(ctx, p, ins, outs);
+        t[n] = bench_now() - t0;
+        spent += t[n++];
+    }
+    if (n > 0) {
+        st = bench_summarize(t, n);
+        printf("%-5s%-5s %5lld %5lld %5lld %6lld %7d %9.3f %9.3f %8.2f\n", luthier_op_name(c->op), c->op == LUTHIER_OP_GRU ? (c->lbr ? " lbr" : "") : "",
+               (long long)c->seq, (long long)c->batch, (long long)c->input, (long long)c->hidden, threads, st.min * 1e3,
+               st.median * 1e3, flops / st.min * 1e-9);
+    }
+    luthier_plan_destroy(p);
+    luthier_graph_destroy(g);
+    free(w), free(x), free(y), free(yh);
+    return n > 0 ? BENCH_EXIT_OK : BENCH_EXIT_FAIL;
+}
+
+static int cmd_rnn(int argc, char **argv) {
+    const char *cmd = argv[0], *val;
+    bench_policy pol;
+    int threads = 1, i, r, rc = BENCH_EXIT_OK, k;
+    int64_t seq = 100, input = 64, hidden = 128, v;
+    luthier_context *ctx;
+    memset(&pol, 0, sizeof pol);
+    pol.min_time = 0.5;
+    for (i = 1; i < argc; i++) {
+        if (bench_is_help(argv[i])) {
+            usage_rnn(stdout);
+            return BENCH_EXIT_OK;
+        }
+        if ((r = bench_parse_run_option(argc, argv, &i, cmd, &pol, &threads, NULL, NULL)) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            continue;
+        }
+        if ((r = bench_opt_value(argc, argv, &i, cmd, "--seq", &val)) != 0 ||
+            (r = bench_opt_value(argc, argv, &i, cmd, "--input", &val)) != 0 ||
+            (r = bench_opt_value(argc, argv, &i, cmd, "--hidden", &val)) != 0) {
+            const char *opt = argv[i - 1];
+            if (r < 0) return BENCH_EXIT_USAGE;
+            if (bench_parse_i64(val, 1, 4096, &v)) {
+                bench_usage_error(cmd, "%s wants an integer in [1, 4096], not '%s'", opt, val);
+                return BENCH_EXIT_USAGE;
+            }
+            if (!strcmp(opt, "--seq")) seq = v;
+            else if (!strcmp(opt, "--input")) input = v;
+            else hidden = v;
+            continue;
+        }
+        bench_usage_error(cmd, "unknown option '%s'", argv[i]);
+        return BENCH_EXIT_USAGE;
+    }
+    if (!(ctx = open_context(cmd, NULL, threads))) return BENCH_EXIT_FAIL;
+    printf("luthier-bench rnn: luthier v%d.%d.%d, kernel %s, %d thread(s); fastest of >= %.2f s per case\n", LUTHIER_VERSION_MAJOR,
+           LUTHIER_VERSION_MINOR, LUTHIER_VERSION_PATCH, luthier_context_kernel(ctx), threads, pol.min_time);
+    printf("op   var     seq batch input hidden threads    ms(min)   ms(med)   GF/s\n");
+    for (k = 0; k < 6; k++) {
+        rnn_bench_case c;
+        c.op = k < 4 ? LUTHIER_OP_GRU : LUTHIER_OP_LSTM;
+        c.lbr = k == 2 || k == 3;
+        c.seq = seq, c.input = input, c.hidden = hidden, c.batch = k % 2 ? 8 : 1;
+        if (rnn_bench_case_run(ctx, &c, &pol, threads) != BENCH_EXIT_OK) rc = BENCH_EXIT_FAIL;
+    }
+    luthier_context_destroy(ctx);
+    return rc;
+}
+
 typedef struct bench_command {
     const char *name;
     const char *summary;
@@ -3690,6 +3841,7 @@ static const bench_command bench_commands[] = {
      cmd_model, usage_model},
     {"tune", "tune a zoo network (records, report, heatmap) and time default vs tuned plans",
      cmd_tune, usage_tune},
+    {"rnn", "one LSTM / GRU layer planned as a graph: ms and GFLOP/s at batch 1 and 8", cmd_rnn, usage_rnn},
 };
 #define BENCH_NUM_COMMANDS ((int)(sizeof bench_commands / sizeof bench_commands[0]))
 

@@ -252,6 +252,132 @@ static void ref_logic(const luthier_graph *g, const luthier__gnode *n, ref_val *
     }
 }
 
+/* LSTM, GRU and RNN written from the ONNX operator document's equations (default activations,
+   double precision); clip bounds each gate's pre-activation (onnxruntime's reading; the cell
+   state itself is not clipped). Gate blocks: LSTM i, o, f, c; GRU z, r, h. */
+static double ref_sig(double v) { return 1.0 / (1.0 + exp(-v)); }
+
+static double ref_clip(const luthier_rnn_attrs *a, double v) {
+    if (!a->has_clip) return v;
+    return v < -a->clip ? -a->clip : v > a->clip ? a->clip : v;
+}
+
+typedef struct ref_rnn_t {
+    const luthier_rnn_attrs *a;
+    int64_t ns, nb, ni, nh, nd, ng; /* seq, batch, input, hidden, directions, gates */
+    const float *x, *w, *r, *bias, *p;
+} ref_rnn_t;
+
+/* x_t W_gate^T + Wb_gate for unit k of batch row b of direction dir */
+static double ref_rnn_xw(const ref_rnn_t *m, int64_t dir, int64_t t, int64_t b, int64_t gate, int64_t k) {
+    const float *xr = m->x + (m->a->layout ? b * m->ns + t : t * m->nb + b) * m->ni;
+    const float *wr = m->w + (dir * m->ng * m->nh + gate * m->nh + k) * m->ni;
+    double acc = m->bias ? m->bias[dir * 2 * m->ng * m->nh + gate * m->nh + k] : 0.0;
+    int64_t i;
+    for (i = 0; i < m->ni; i++) acc += (double)xr[i] * wr[i];
+    return acc;
+}
+
+/* h R_gate^T + Rb_gate for unit k */
+static double ref_rnn_hr(const ref_rnn_t *m, int64_t dir, const double *h, int64_t gate, int64_t k) {
+    const float *rr = m->r + (dir * m->ng * m->nh + gate * m->nh + k) * m->nh;
+    double acc = m->bias ? m->bias[dir * 2 * m->ng * m->nh + m->ng * m->nh + gate * m->nh + k] : 0.0;
+    int64_t j;
+    for (j = 0; j < m->nh; j++) acc += h[j] * rr[j];
+    return acc;
+}
+
+/* one time step of one batch row: h, c (LSTM) updated */
+static void ref_rnn_cell(const ref_rnn_t *m, luthier_op op, int64_t dir, int64_t t, int64_t b, double *h, double *c, double *tmp) {
+    const luthier_rnn_attrs *a = m->a;
+    const int64_t H = m->nh;
+    const float *p = m->p ? m->p + dir * 3 * H : NULL;
+    double *hn = tmp, *z = tmp + H, *r = tmp + 2 * H, *rh = tmp + 3 * H;
+    int64_t k;
+    for (k = 0; k < H; k++) {
+        if (op == LUTHIER_OP_LSTM) {
+            double it = ref_sig(ref_clip(a, ref_rnn_xw(m, dir, t, b, 0, k) + ref_rnn_hr(m, dir, h, 0, k) + (p ? p[k] * c[k] : 0)));
+            double ft = a->input_forget ? 1 - it
+                                        : ref_sig(ref_clip(a, ref_rnn_xw(m, dir, t, b, 2, k) + ref_rnn_hr(m, dir, h, 2, k) +
+                                                                 (p ? p[2 * H + k] * c[k] : 0)));
+            double ct = tanh(ref_clip(a, ref_rnn_xw(m, dir, t, b, 3, k) + ref_rnn_hr(m, dir, h, 3, k)));
+            double cn = ft * c[k] + it * ct;
+            double ot = ref_sig(ref_clip(a, ref_rnn_xw(m, dir, t, b, 1, k) + ref_rnn_hr(m, dir, h, 1, k) + (p ? p[H + k] * cn : 0)));
+            c[k] = cn; /* c[k] is read only for unit k */
+            hn[k] = ot * tanh(cn);
+        } else if (op == LUTHIER_OP_GRU) {
+            z[k] = ref_sig(ref_clip(a, ref_rnn_xw(m, dir, t, b, 0, k) + ref_rnn_hr(m, dir, h, 0, k)));
+            r[k] = ref_sig(ref_clip(a, ref_rnn_xw(m, dir, t, b, 1, k) + ref_rnn_hr(m, dir, h, 1, k)));
+            rh[k] = r[k] * h[k];
+        } else {
+            hn[k] = tanh(ref_clip(a, ref_rnn_xw(m, dir, t, b, 0, k) + ref_rnn_hr(m, dir, h, 0, k)));
+        }
+    }
+    for (k = 0; k < H && op == LUTHIER_OP_GRU; k++) {
+        double cand;
+        if (a->linear_before_reset) {
+            cand = ref_rnn_xw(m, dir, t, b, 2, k) + r[k] * ref_rnn_hr(m, dir, h, 2, k);
+        } else { /* (r (.) h) R_h^T + Rb_h */
+            const float *rr = m->r + (dir * m->ng * H + 2 * H + k) * H;
+            int64_t j;
+            cand = ref_rnn_xw(m, dir, t, b, 2, k) + (m->bias ? m->bias[dir * 2 * m->ng * H + m->ng * H + 2 * H + k] : 0.0);
+            for (j = 0; j < H; j++) cand += rh[j] * rr[j];
+        }
+        hn[k] = (1 - z[k]) * tanh(ref_clip(a, cand)) + z[k] * h[k];
+    }
+    memcpy(h, hn, sizeof(double) * (size_t)H);
+}
+
+/* The whole layer on m's arrays: outputs y, yh and (LSTM) yc laid out as the node's. */
+static void ref_rnn_raw(const ref_rnn_t *m, luthier_op op, const float *h0, const float *c0, float *y, float *yh, float *yc) {
+    double *h = (double *)malloc(sizeof(double) * (size_t)(m->nb * m->nh));
+    double *c = (double *)malloc(sizeof(double) * (size_t)(m->nb * m->nh));
+    double *tmp = (double *)malloc(sizeof(double) * (size_t)(4 * m->nh));
+    int64_t dir, step, b, k;
+    for (dir = 0; dir < m->nd; dir++) {
+        const int rev = m->a->direction == LUTHIER_RNN_REVERSE || dir == 1;
+        for (b = 0; b < m->nb; b++)
+            for (k = 0; k < m->nh; k++) {
+                const int64_t si = (m->a->layout ? b * m->nd + dir : dir * m->nb + b) * m->nh + k;
+                h[b * m->nh + k] = h0 ? h0[si] : 0.0;
+                c[b * m->nh + k] = c0 ? c0[si] : 0.0;
+            }
+        for (step = 0; step < m->ns; step++) {
+            const int64_t t = rev ? m->ns - 1 - step : step;
+            for (b = 0; b < m->nb; b++) {
+                ref_rnn_cell(m, op, dir, t, b, h + b * m->nh, c + b * m->nh, tmp);
+                for (k = 0; k < m->nh; k++)
+                    y[(m->a->layout ? (b * m->ns + t) * m->nd + dir : (t * m->nd + dir) * m->nb + b) * m->nh + k] = (float)h[b * m->nh + k];
+            }
+        }
+        for (b = 0; b < m->nb; b++)
+            for (k = 0; k < m->nh; k++) {
+                const int64_t si = (m->a->layout ? b * m->nd + dir : dir * m->nb + b) * m->nh + k;
+                yh[si] = (float)h[b * m->nh + k];
+                if (yc) yc[si] = (float)c[b * m->nh + k];
+            }
+    }
+    free(h);
+    free(c);
+    free(tmp);
+}
+
+static void ref_rnn(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    const luthier_node_desc *d = &n->d;
+    const luthier__gtensor *xt = &g->tensors[n->inputs[0]];
+    const int ni = d->num_inputs;
+    ref_rnn_t m;
+    m.a = d->op == LUTHIER_OP_LSTM ? &d->attr.lstm : d->op == LUTHIER_OP_GRU ? &d->attr.gru : &d->attr.rnn;
+    m.ns = xt->shape[m.a->layout], m.nb = xt->shape[1 - m.a->layout], m.ni = xt->shape[2], m.nh = m.a->hidden_size;
+    m.nd = m.a->direction == LUTHIER_RNN_BIDIRECTIONAL ? 2 : 1;
+    m.ng = d->op == LUTHIER_OP_LSTM ? 4 : d->op == LUTHIER_OP_GRU ? 3 : 1;
+    m.x = v[n->inputs[0]].f, m.w = v[n->inputs[1]].f, m.r = v[n->inputs[2]].f;
+    m.bias = ni > 3 && n->inputs[3] >= 0 ? v[n->inputs[3]].f : NULL;
+    m.p = ni > 7 && n->inputs[7] >= 0 ? v[n->inputs[7]].f : NULL;
+    ref_rnn_raw(&m, d->op, ni > 5 && n->inputs[5] >= 0 ? v[n->inputs[5]].f : NULL, ni > 6 && n->inputs[6] >= 0 ? v[n->inputs[6]].f : NULL,
+                v[n->outputs[0]].f, v[n->outputs[1]].f, d->op == LUTHIER_OP_LSTM ? v[n->outputs[2]].f : NULL);
+}
+
 static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
     const luthier_node_desc *d = &n->d;
     const luthier__gtensor *xt = &g->tensors[n->inputs[0]], *yt = &g->tensors[n->outputs[0]];
@@ -677,6 +803,11 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
                     }
         break;
     }
+    case LUTHIER_OP_LSTM:
+    case LUTHIER_OP_GRU:
+    case LUTHIER_OP_RNN:
+        ref_rnn(g, n, v);
+        break;
     case LUTHIER_OP_PAD: {
         const luthier_pad_attrs *a = &d->attr.pad;
         for (e = 0; e < ny; e++) {
@@ -3328,10 +3459,217 @@ static void test_graph_conv_transpose_refusals(void) {
     luthier_graph_destroy(g);
 }
 
+/* ---- recurrent layers: lstm, gru, rnn ----------------------------------------------------- */
+
+typedef struct rnn_case {
+    luthier_op op;
+    int dir, layout, has_b, has_h0, has_c0, has_p, has_lens, h0_const;
+    int64_t seq, batch, input, hidden;
+    luthier_rnn_attrs a;
+} rnn_case;
+
+/* x -> one recurrent node; every output is a graph output. Returns the number of graph inputs
+   (x, then initial_h / initial_c when they are inputs) or -1. */
+static int rnn_build(gb *b, const rnn_case *rc) {
+    const int64_t G = rc->op == LUTHIER_OP_LSTM ? 4 : rc->op == LUTHIER_OP_GRU ? 3 : 1, H = rc->hidden;
+    const int64_t D = rc->a.direction == LUTHIER_RNN_BIDIRECTIONAL ? 2 : 1;
+    int64_t xs[3], ws[3], rs[3], bs[2], ps[2], hs[3], ls[1];
+    int in[8], outs[3], k, nin = 3, ninputs = 1;
+    luthier_node_desc d;
+    int64_t *lens = NULL;
+    xs[0] = rc->layout ? rc->batch : rc->seq, xs[1] = rc->layout ? rc->seq : rc->batch, xs[2] = rc->input;
+    ws[0] = rs[0] = bs[0] = ps[0] = D, ws[1] = rs[1] = G * H, ws[2] = rc->input, rs[2] = H, bs[1] = 2 * G * H, ps[1] = 3 * H;
+    hs[0] = rc->layout ? rc->batch : D, hs[1] = rc->layout ? D : rc->batch, hs[2] = H, ls[0] = rc->batch;
+    luthier_graph_create(&b->g);
+    luthier_graph_input(b->g, "x", LUTHIER_DTYPE_F32, 3, xs, &in[0]);
+    in[1] = gb_const(b, "W", 3, ws, -0.6f, 0.6f);
+    in[2] = gb_const(b, "R", 3, rs, -0.6f, 0.6f);
+    for (k = 3; k < 8; k++) in[k] = -1;
+    if (rc->has_b) in[3] = gb_const(b, "B", 2, bs, -0.5f, 0.5f), nin = 4;
+    if (rc->has_lens) {
+        lens = (int64_t *)malloc(sizeof(int64_t) * (size_t)rc->batch);
+        for (k = 0; k < rc->batch; k++) lens[k] = rc->seq;
+        luthier_graph_constant_i64(b->g, "lens", 1, ls, lens, &in[4]);
+        b->blobs[b->nblobs++] = (float *)(void *)lens;
+        nin = 5;
+    }
+    if (rc->has_h0) {
+        if (rc->h0_const) in[5] = gb_const(b, "h0", 3, hs, -1.0f, 1.0f);
+        else luthier_graph_input(b->g, "h0", LUTHIER_DTYPE_F32, 3, hs, &in[5]), ninputs++;
+        nin = 6;
+    }
+    if (rc->has_c0) {
+        if (rc->h0_const) in[6] = gb_const(b, "c0", 3, hs, -1.0f, 1.0f);
+        else luthier_graph_input(b->g, "c0", LUTHIER_DTYPE_F32, 3, hs, &in[6]), ninputs++;
+        nin = 7;
+    }
+    if (rc->has_p) in[7] = gb_const(b, "P", 2, ps, -0.5f, 0.5f), nin = 8;
+    memset(&d, 0, sizeof d);
+    d.op = rc->op;
+    d.name = "rnn";
+    d.inputs = in;
+    d.num_inputs = nin;
+    d.typed = 1;
+    if (rc->op == LUTHIER_OP_LSTM) d.attr.lstm = rc->a;
+    else if (rc->op == LUTHIER_OP_GRU) d.attr.gru = rc->a;
+    else d.attr.rnn = rc->a;
+    if (b->fail || luthier_graph_add_node(b->g, &d, outs) != LUTHIER_STATUS_OK) {
+        printf("    rnn_build: %s\n", luthier_graph_error(b->g));
+        return -1;
+    }
+    for (k = 0; k < (rc->op == LUTHIER_OP_LSTM ? 3 : 2); k++) luthier_graph_output(b->g, outs[k]);
+    return ninputs;
+}
+
+/* One case against the reference at 1 and 2 threads. */
+static void rnn_check(const rnn_case *rc, const char *what) {
+    gb b;
+    float *bufs[3] = {NULL, NULL, NULL};
+    const void *ins[3];
+    int threads, k, ninputs;
+    memset(&b, 0, sizeof b);
+    ninputs = rnn_build(&b, rc);
+    CHECK(ninputs > 0, "%s: the graph builds", what);
+    for (k = 0; k < ninputs && ninputs > 0; k++) {
+        luthier_tensor_info ti;
+        luthier_graph_tensor_info(b.g, luthier_graph_input_tensor(b.g, k), &ti);
+        bufs[k] = rand_buf((size_t)(ti.shape[0] * ti.shape[1] * ti.shape[2]), -1.5f, 1.5f);
+        ins[k] = bufs[k];
+    }
+    if (ninputs > 0) { /* the plan keeps the packed weights only, and describes the absent inputs */
+        luthier_context *ctx = ctx_threads(1);
+        luthier_plan *p = NULL;
+        luthier_plan_info pi;
+        char text[4096];
+        const int64_t G = rc->op == LUTHIER_OP_LSTM ? 4 : rc->op == LUTHIER_OP_GRU ? 3 : 1, H = rc->hidden;
+        const double D = rc->a.direction == LUTHIER_RNN_BIDIRECTIONAL ? 2 : 1;
+        /* W and R packed in panels of about 64 columns (x86; other kernels pad a little
+           differently: 10 %), the biases, Rb_h, P; a raw copy of W and R would double it */
+#define PAD64(n) (((n) + 63) / 64 * 64)
+        const int64_t rcols = rc->op == LUTHIER_OP_GRU && !rc->a.linear_before_reset ? PAD64(2 * H) + PAD64(H) : PAD64(G * H);
+        const double bound = 4.0 * D * (double)(PAD64(G * H) * rc->input + rcols * H + G * H + 4 * H);
+#undef PAD64
+        CHECK(luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK, "%s: plan: %s", what, luthier_context_error(ctx));
+        memset(&pi, 0, sizeof pi);
+        luthier_plan_get_info(p, &pi);
+        CHECK((double)pi.weights_bytes <= 1.1 * bound, "%s: weights %zu bytes, the packed W and R and the vectors %.0f", what, pi.weights_bytes, bound);
+        CHECK(p && luthier_plan_describe(p, text, sizeof text) > 0 && strstr(text, luthier_op_name(rc->op)), "%s: describe", what);
+        luthier_plan_destroy(p);
+        luthier_context_destroy(ctx);
+    }
+    for (threads = 1; threads <= 2 && ninputs > 0; threads++) {
+        luthier_context *ctx = ctx_threads(threads);
+        char w[200];
+        snprintf(w, sizeof w, "%s, %d thread%s", what, threads, threads > 1 ? "s" : "");
+        plan_vs_ref(ctx, b.g, NULL, ins, 2e-5, w);
+        luthier_context_destroy(ctx);
+    }
+    for (k = 0; k < 3; k++) free(bufs[k]);
+    gb_free(&b);
+}
+
+/* lstm, gru and rnn against the equations of the ONNX document: every direction and layout,
+   batch 1 and 3, seq 1 and 7, with and without B, initial states (graph inputs or constants),
+   peepholes, sequence_lens, clip, GRU linear_before_reset and LSTM input_forget; odd hidden
+   sizes (vector tails) and one batch large enough to split the gate math over threads. */
+static void test_graph_rnn(void) {
+    static const luthier_op ops[3] = {LUTHIER_OP_LSTM, LUTHIER_OP_GRU, LUTHIER_OP_RNN};
+    int o, dir, layout, bi, si, c = 0;
+    for (o = 0; o < 3; o++)
+        for (dir = 0; dir < 3; dir++)
+            for (layout = 0; layout < 2; layout++)
+                for (bi = 0; bi < 2; bi++)
+                    for (si = 0; si < 2; si++, c++) {
+                        rnn_case rc;
+                        char what[160];
+                        const unsigned f = (unsigned)(test_rand_u64() >> 20);
+                        memset(&rc, 0, sizeof rc);
+                        rc.op = ops[o];
+                        rc.a.direction = dir;
+                        rc.a.layout = rc.layout = layout;
+                        rc.batch = bi ? 3 : 1, rc.seq = si ? 7 : 1;
+                        rc.input = c % 2 ? 4 : 7, rc.hidden = c % 3 == 0 ? 5 : c % 3 == 1 ? 8 : 19;
+                        rc.a.hidden_size = rc.hidden;
+                        rc.has_b = f & 1, rc.has_h0 = (f >> 1) & 1, rc.has_lens = (f >> 2) & 1, rc.h0_const = (f >> 3) & 1;
+                        rc.has_c0 = rc.op == LUTHIER_OP_LSTM && ((f >> 4) & 1), rc.has_p = rc.op == LUTHIER_OP_LSTM && ((f >> 5) & 1);
+                        if ((f >> 6) % 3 == 0) rc.a.has_clip = 1, rc.a.clip = 0.7f;
+                        if (rc.op == LUTHIER_OP_GRU) rc.a.linear_before_reset = c & 1;
+                        if (rc.op == LUTHIER_OP_LSTM) rc.a.input_forget = ((f >> 8) & 3) == 0;
+                        snprintf(what, sizeof what, "%s dir %d layout %d batch %lld seq %lld hidden %lld B%d h0%d c0%d P%d lens%d clip%d lbr%d if%d",
+                                 luthier_op_name(rc.op), dir, layout, (long long)rc.batch, (long long)rc.seq, (long long)rc.hidden,
+                                 rc.has_b, rc.has_h0, rc.has_c0, rc.has_p, rc.has_lens, rc.a.has_clip, rc.a.linear_before_reset,
+                                 rc.a.input_forget);
+                        rnn_check(&rc, what);
+                    }
+    for (o = 0; o < 3; o++) { /* 64 x 128 states: the gate math splits over the threads */
+        rnn_case rc;
+        memset(&rc, 0, sizeof rc);
+        rc.op = ops[o];
+        rc.a.direction = LUTHIER_RNN_BIDIRECTIONAL;
+        rc.batch = 64, rc.seq = 2, rc.input = 8, rc.hidden = rc.a.hidden_size = 128;
+        rc.has_b = rc.has_h0 = 1, rc.has_c0 = rc.has_p = rc.op == LUTHIER_OP_LSTM;
+        rc.a.linear_before_reset = rc.op == LUTHIER_OP_GRU;
+        rnn_check(&rc, luthier_op_name(rc.op));
+    }
+}
+
+/* Hostile recurrent nodes: each refusal names the node and what is wrong. */
+static void test_graph_rnn_refusals(void) {
+    static const struct { int what; const char *msg; } cases[] = {
+        {0, "hidden_size"}, {1, "direction"}, {2, "layout"}, {3, "clip"}, {4, "linear_before_reset"}, {5, "input_forget"},
+        {6, "'W'"}, {7, "constant"}, {8, "sequence_lens"}, {9, "initial_h"}, {10, "num_outputs"}, {11, "not optional"},
+        {12, "'B'"}, {13, "'P'"}, {14, "input 'x'"},
+    };
+    size_t k;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const int what = cases[k].what;
+        gb b;
+        luthier_node_desc d;
+        int64_t xs[3] = {4, 2, 3}, ws[3] = {1, 12, 3}, rs[3] = {1, 12, 3}, bs[2] = {1, 24}, hs[3] = {1, 2, 3}, ls[1] = {2}, x2[2] = {4, 3};
+        int64_t lens[2] = {4, 3}, ps[2] = {1, 9};
+        int in[8], outs[3] = {-1, -1, -1}, nin = 3;
+        luthier_status s;
+        memset(&b, 0, sizeof b);
+        luthier_graph_create(&b.g);
+        luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, what == 14 ? 2 : 3, what == 14 ? x2 : xs, &in[0]);
+        if (what == 6) ws[2] = 4;
+        if (what == 7) luthier_graph_input(b.g, "W", LUTHIER_DTYPE_F32, 3, ws, &in[1]);
+        else in[1] = gb_const(&b, "W", 3, ws, -1, 1);
+        in[2] = gb_const(&b, "R", 3, rs, -1, 1);
+        in[3] = in[4] = in[5] = in[6] = in[7] = -1;
+        if (what == 12) bs[1] = 12, in[3] = gb_const(&b, "B", 2, bs, -1, 1), nin = 4;
+        if (what == 8) luthier_graph_constant_i64(b.g, "lens", 1, ls, lens, &in[4]), nin = 5;
+        if (what == 9) hs[0] = 2, in[5] = gb_const(&b, "h0", 3, hs, -1, 1), nin = 6;
+        if (what == 13) ps[1] = 8, in[7] = gb_const(&b, "P", 2, ps, -1, 1), nin = 8;
+        if (what == 11) in[2] = -1;
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_LSTM;
+        d.name = "lstm_bad";
+        d.inputs = in;
+        d.num_inputs = nin;
+        d.typed = 1;
+        d.attr.lstm.hidden_size = what == 0 ? 0 : 3;
+        if (what == 1) d.attr.lstm.direction = 3;
+        if (what == 2) d.attr.lstm.layout = 2;
+        if (what == 3) d.attr.lstm.has_clip = 1, d.attr.lstm.clip = -1.0f;
+        if (what == 4) d.attr.lstm.linear_before_reset = 1;
+        if (what == 5) d.attr.lstm.input_forget = 2;
+        if (what == 10) d.num_outputs = 2;
+        s = luthier_graph_add_node(b.g, &d, outs);
+        CHECK(s != LUTHIER_STATUS_OK && strstr(luthier_graph_error(b.g), "lstm_bad") &&
+                  strstr(luthier_graph_error(b.g), cases[k].msg),
+              "case %d: %s: %s", what, luthier_status_string(s), luthier_graph_error(b.g));
+        CHECK(luthier_graph_num_nodes(b.g) == 0, "case %d: the graph is unchanged", what);
+        gb_free(&b);
+    }
+}
+
 static void run_graph_tests(void) {
     RUN(test_graph_conv_transpose);
     RUN(test_graph_conv_transpose_config);
     RUN(test_graph_conv_transpose_refusals);
+    RUN(test_graph_rnn);
+    RUN(test_graph_rnn_refusals);
     RUN(test_graph_reduce);
     RUN(test_graph_dm_onnx_examples);
     RUN(test_graph_dm_nhwc);

@@ -2717,7 +2717,283 @@ static void test_onnx_depth_space_pad(void) {
     CHECK(s == LUTHIER_STATUS_OK, "Pad reflect rank 3: %s", err);
 }
 
+/* ---- recurrent layers: LSTM, GRU, RNN ------------------------------------------------------------ */
+
+typedef struct onnx_rnn {
+    const char *op;        /* "LSTM", "GRU", "RNN" */
+    luthier_op eop;
+    const char *direction; /* NULL: the attribute is absent (forward) */
+    int layout, opset, has_b, has_h0, has_c0, has_p, has_lens, lbr, input_forget, named_y, acts, hidden_attr;
+    float clip;            /* 0: absent */
+    int64_t seq, batch, input, hidden;
+    const char *bad_act;   /* an activation list entry that the loader refuses */
+    int w_input;           /* W as a graph input (refused) */
+    int short_len;         /* a sequence_lens entry below seq (refused) */
+} onnx_rnn;
+
+/* STRINGS attribute */
+static void pbw_attr_ss(pbw *n, const char *name, const char *const *v, int count) {
+    pbw a = {0, 0, 0};
+    int i;
+    pbw_str(&a, 1, name);
+    for (i = 0; i < count; i++) pbw_str(&a, 9, v[i]);
+    pbw_int(&a, 20, 8); /* STRINGS */
+    pbw_msg(n, 5, &a);
+}
+
+typedef struct onnx_rnn_data {
+    float *x, *w, *r, *b, *p, *h0, *c0;
+    int64_t xd[3], wd[3], rd[3], bd[2], pd[2], hd[3];
+    int64_t D, G;
+} onnx_rnn_data;
+
+static void onnx_rnn_data_make(const onnx_rnn *o, onnx_rnn_data *dt) {
+    const int64_t H = o->hidden;
+    dt->D = o->direction && !strcmp(o->direction, "bidirectional") ? 2 : 1;
+    dt->G = o->eop == LUTHIER_OP_LSTM ? 4 : o->eop == LUTHIER_OP_GRU ? 3 : 1;
+    dt->xd[0] = o->layout ? o->batch : o->seq, dt->xd[1] = o->layout ? o->seq : o->batch, dt->xd[2] = o->input;
+    dt->wd[0] = dt->rd[0] = dt->bd[0] = dt->pd[0] = dt->D;
+    dt->wd[1] = dt->rd[1] = dt->G * H, dt->wd[2] = o->input, dt->rd[2] = H, dt->bd[1] = 2 * dt->G * H, dt->pd[1] = 3 * H;
+    dt->hd[0] = o->layout ? o->batch : dt->D, dt->hd[1] = o->layout ? dt->D : o->batch, dt->hd[2] = H;
+    dt->x = rand_buf((size_t)(o->seq * o->batch * o->input), -1.5f, 1.5f);
+    dt->w = rand_buf((size_t)(dt->D * dt->G * H * o->input), -0.6f, 0.6f);
+    dt->r = rand_buf((size_t)(dt->D * dt->G * H * H), -0.6f, 0.6f);
+    dt->b = rand_buf((size_t)(dt->D * 2 * dt->G * H), -0.5f, 0.5f);
+    dt->p = rand_buf((size_t)(dt->D * 3 * H), -0.5f, 0.5f);
+    dt->h0 = rand_buf((size_t)(dt->D * o->batch * H), -1.0f, 1.0f);
+    dt->c0 = rand_buf((size_t)(dt->D * o->batch * H), -1.0f, 1.0f);
+}
+
+static void onnx_rnn_data_free(onnx_rnn_data *dt) {
+    free(dt->x), free(dt->w), free(dt->r), free(dt->b), free(dt->p), free(dt->h0), free(dt->c0);
+}
+
+/* The model: x -> one recurrent node named "rnn_node"; Y, Y_h (, Y_c) graph outputs. */
+static void onnx_rnn_model(pbw *m, const onnx_rnn *o, const onnx_rnn_data *dt) {
+    pbw g = {0, 0, 0}, nd = {0, 0, 0};
+    const char *ins[8] = {"x", "W", "R", "", "", "", "", ""};
+    const char *outs[3] = {"Y", "Y_h", "Y_c"};
+    const int nout = o->eop == LUTHIER_OP_LSTM ? 3 : 2;
+    int32_t lens[16];
+    int64_t ld[1], yd[4];
+    int nin = 3, k;
+    ld[0] = o->batch;
+    for (k = 0; k < o->batch && k < 16; k++) lens[k] = (int32_t)o->seq - (o->short_len && k == 0);
+    if (o->w_input) pbw_vi(&g, 11, "W", 3, dt->wd);
+    else pbw_init_f32(&g, "W", 3, dt->wd, dt->w, (size_t)(dt->wd[0] * dt->wd[1] * dt->wd[2]));
+    pbw_init_f32(&g, "R", 3, dt->rd, dt->r, (size_t)(dt->rd[0] * dt->rd[1] * dt->rd[2]));
+    if (o->has_b) pbw_init_f32(&g, "B", 2, dt->bd, dt->b, (size_t)(dt->bd[0] * dt->bd[1])), ins[3] = "B", nin = 4;
+    if (o->has_lens) pbw_init(&g, "lens", 6, 1, ld, lens, sizeof(int32_t) * (size_t)o->batch), ins[4] = "lens", nin = 5;
+    if (o->has_h0) pbw_init_f32(&g, "h0", 3, dt->hd, dt->h0, (size_t)(dt->hd[0] * dt->hd[1] * dt->hd[2])), ins[5] = "h0", nin = 6;
+    if (o->has_c0) pbw_init_f32(&g, "c0", 3, dt->hd, dt->c0, (size_t)(dt->hd[0] * dt->hd[1] * dt->hd[2])), ins[6] = "c0", nin = 7;
+    if (o->has_p) pbw_init_f32(&g, "P", 2, dt->pd, dt->p, (size_t)(dt->pd[0] * dt->pd[1])), ins[7] = "P", nin = 8;
+    for (k = 0; k < nin; k++) pbw_str(&nd, 1, ins[k]);
+    for (k = 0; k < nout; k++) pbw_str(&nd, 2, k == 0 && !o->named_y ? "" : outs[k]);
+    pbw_str(&nd, 3, "rnn_node");
+    pbw_str(&nd, 4, o->op);
+    if (o->hidden_attr) pbw_attr_i(&nd, "hidden_size", o->hidden);
+    if (o->direction) pbw_attr_s(&nd, "direction", o->direction);
+    if (o->layout) pbw_attr_i(&nd, "layout", o->layout);
+    if (o->clip > 0) pbw_attr_f(&nd, "clip", o->clip);
+    if (o->lbr) pbw_attr_i(&nd, "linear_before_reset", 1);
+    if (o->input_forget) pbw_attr_i(&nd, "input_forget", 1);
+    if (o->acts || o->bad_act) {
+        static const char *const defs[3][3] = {{"Sigmoid", "Tanh", "Tanh"}, {"Sigmoid", "Tanh", ""}, {"Tanh", "", ""}};
+        const int row = o->eop == LUTHIER_OP_LSTM ? 0 : o->eop == LUTHIER_OP_GRU ? 1 : 2, per = 3 - row;
+        const char *list[6];
+        for (k = 0; k < per * (int)dt->D; k++) list[k] = k == 0 && o->bad_act ? o->bad_act : defs[row][k % per];
+        pbw_attr_ss(&nd, "activations", list, per * (int)dt->D);
+    }
+    pbw_msg(&g, 1, &nd);
+    pbw_vi(&g, 11, "x", 3, dt->xd);
+    yd[0] = o->layout ? o->batch : o->seq, yd[1] = o->layout ? o->seq : dt->D, yd[2] = o->layout ? dt->D : o->batch, yd[3] = o->hidden;
+    if (o->named_y) pbw_vi(&g, 12, "Y", 4, yd);
+    pbw_vi(&g, 12, "Y_h", 3, dt->hd);
+    if (nout > 2) pbw_vi(&g, 12, "Y_c", 3, dt->hd);
+    pbw_model(m, &g, o->opset);
+}
+
+/* Loads the model of o and compares its outputs with the equations (ref_rnn_raw); returns the
+   load status (err holds the message). */
+static luthier_status onnx_rnn_check(const onnx_rnn *o, char *err, size_t errn) {
+    onnx_rnn_data dt;
+    pbw m = {0, 0, 0};
+    luthier_graph *gr = NULL;
+    luthier_context *ctx = onnx_ctx();
+    luthier_status s;
+    luthier_rnn_attrs a;
+    ref_rnn_t rm;
+    float *ref[3], *got[3];
+    size_t ny, nh;
+    int k, o0;
+    onnx_rnn_data_make(o, &dt);
+    onnx_rnn_model(&m, o, &dt);
+    s = luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, errn);
+    ny = (size_t)(o->seq * o->batch * dt.D * o->hidden), nh = (size_t)(o->batch * dt.D * o->hidden);
+    if (s == LUTHIER_STATUS_OK && ctx) {
+        memset(&a, 0, sizeof a);
+        a.hidden_size = o->hidden, a.layout = o->layout, a.linear_before_reset = o->lbr, a.input_forget = o->input_forget;
+        a.direction = !o->direction ? 0 : !strcmp(o->direction, "reverse") ? 1 : !strcmp(o->direction, "bidirectional") ? 2 : 0;
+        a.has_clip = o->clip > 0, a.clip = o->clip;
+        rm.a = &a, rm.ns = o->seq, rm.nb = o->batch, rm.ni = o->input, rm.nh = o->hidden, rm.nd = dt.D, rm.ng = dt.G;
+        rm.x = dt.x, rm.w = dt.w, rm.r = dt.r, rm.bias = o->has_b ? dt.b : NULL, rm.p = o->has_p ? dt.p : NULL;
+        for (k = 0; k < 3; k++) ref[k] = (float *)malloc(sizeof(float) * (k ? nh : ny)), got[k] = (float *)malloc(sizeof(float) * (k ? nh : ny));
+        ref_rnn_raw(&rm, o->eop, o->has_h0 ? dt.h0 : NULL, o->has_c0 ? dt.c0 : NULL, ref[0], ref[1], o->eop == LUTHIER_OP_LSTM ? ref[2] : NULL);
+        o0 = o->named_y ? 0 : 1;
+        CHECK(onnx_run_simple(ctx, gr, dt.x, got + o0), "%s: run: %s", o->op, luthier_context_error(ctx));
+        for (k = o0; k < (o->eop == LUTHIER_OP_LSTM ? 3 : 2); k++) {
+            size_t e, n = k ? nh : ny;
+            double worst = 0;
+            for (e = 0; e < n; e++) worst = fabs((double)got[k][e] - ref[k][e]) > worst ? fabs((double)got[k][e] - ref[k][e]) : worst;
+            CHECK(worst <= 2e-5, "%s %s layout %d opset %d: output %d max |diff| %g", o->op, o->direction ? o->direction : "-", o->layout,
+                  o->opset, k, worst);
+        }
+        for (k = 0; k < 3; k++) free(ref[k]), free(got[k]);
+    }
+    luthier_graph_destroy(gr);
+    luthier_context_destroy(ctx);
+    onnx_rnn_data_free(&dt);
+    free(m.p);
+    return s;
+}
+
+/* LSTM, GRU and RNN models written here: every direction, layout 0 and 1 (opset 14), opset 7,
+   B, sequence_lens, initial states, peepholes, clip, linear_before_reset, input_forget, the
+   default activations spelled out, hidden_size taken from R when absent, Y unnamed. */
+static void test_onnx_rnn(void) {
+    static const char *const ops[3] = {"LSTM", "GRU", "RNN"};
+    static const luthier_op eops[3] = {LUTHIER_OP_LSTM, LUTHIER_OP_GRU, LUTHIER_OP_RNN};
+    static const char *const dirs[4] = {NULL, "forward", "reverse", "bidirectional"};
+    int o, d, c = 0;
+    for (o = 0; o < 3; o++)
+        for (d = 0; d < 4; d++, c++) {
+            onnx_rnn r;
+            char err[512];
+            luthier_status s;
+            memset(&r, 0, sizeof r);
+            r.op = ops[o], r.eop = eops[o], r.direction = dirs[d];
+            r.opset = c % 3 == 0 ? 7 : c % 3 == 1 ? 13 : 14;
+            r.layout = r.opset == 14 && (c & 1);
+            r.seq = c % 2 ? 5 : 1, r.batch = c % 4 < 2 ? 3 : 1, r.input = 6, r.hidden = c % 2 ? 7 : 16;
+            r.has_b = c % 4 != 3, r.has_lens = c % 3 == 1, r.has_h0 = c % 2 == 0, r.has_c0 = r.eop == LUTHIER_OP_LSTM && c % 4 == 0;
+            r.has_p = r.eop == LUTHIER_OP_LSTM && d >= 2, r.lbr = r.eop == LUTHIER_OP_GRU && (d & 1);
+            r.input_forget = r.eop == LUTHIER_OP_LSTM && d == 1, r.clip = d == 2 ? 0.8f : 0.0f;
+            r.named_y = d != 1, r.acts = d == 3, r.hidden_attr = d != 2;
+            s = onnx_rnn_check(&r, err, sizeof err);
+            CHECK(s == LUTHIER_STATUS_OK, "%s %s: %s", r.op, r.direction ? r.direction : "-", err);
+        }
+}
+
+/* Refusals name the node: other activations, W computed at run time, a short sequence, layout
+   before opset 14, an unknown direction, hidden_size that does not match W. */
+static void test_onnx_rnn_refusals(void) {
+    int k;
+    for (k = 0; k < 6; k++) {
+        onnx_rnn r;
+        char err[512];
+        luthier_status s;
+        static const char *const want[6] = {"Relu", "constant", "sequence_lens", "layout", "sideways", "W"};
+        memset(&r, 0, sizeof r);
+        r.op = "GRU", r.eop = LUTHIER_OP_GRU, r.opset = 14, r.seq = 3, r.batch = 2, r.input = 4, r.hidden = 5, r.named_y = 1;
+        r.hidden_attr = 1, r.has_b = 1;
+        if (k == 0) r.bad_act = "Relu";
+        if (k == 1) r.w_input = 1;
+        if (k == 2) r.has_lens = 1, r.short_len = 1;
+        if (k == 3) r.opset = 13, r.layout = 1;
+        if (k == 4) r.direction = "sideways";
+        s = onnx_rnn_check(&r, err, sizeof err);
+        if (k == 5) { /* W for hidden 5, the attribute says 6 */
+            pbw m = {0, 0, 0};
+            onnx_rnn_data dt;
+            luthier_graph *gr = NULL;
+            onnx_rnn_data_make(&r, &dt);
+            r.hidden = 6;
+            onnx_rnn_model(&m, &r, &dt);
+            s = luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err);
+            luthier_graph_destroy(gr);
+            onnx_rnn_data_free(&dt);
+            free(m.p);
+        }
+        CHECK(s != LUTHIER_STATUS_OK && strstr(err, "rnn_node") && strstr(err, want[k]), "case %d: %s: %s", k,
+              luthier_status_string(s), err);
+    }
+}
+
+/* A keyword spotter: x [1,4,20] -> Conv1d (6 filters of 3, pads 1) -> Transpose [20,1,6] -> GRU
+   (hidden 8, Y unnamed) -> Y_h [1,1,8] -> Reshape [1,8] -> Gemm (5 classes) against naive loops. */
+static void test_onnx_kws_gru(void) {
+    enum { C = 4, L = 20, O = 6, K = 3, H = 8, NC = 5 };
+    static const int64_t pads[2] = {1, 1}, perm[3] = {2, 0, 1};
+    const int64_t dx[3] = {1, C, L}, dw[3] = {O, C, K}, db[1] = {O}, dgw[3] = {1, 3 * H, O}, dgr[3] = {1, 3 * H, H};
+    const int64_t dgb[2] = {1, 6 * H}, dsh[1] = {2}, dfw[2] = {NC, H}, dfb[1] = {NC}, dy[2] = {1, NC};
+    const int64_t shape[2] = {1, H};
+    float *x = rand_buf(C * L, -1, 1), *w = rand_buf(O * C * K, -0.5f, 0.5f), *b = rand_buf(O, -0.2f, 0.2f);
+    float *gw = rand_buf(3 * H * O, -0.5f, 0.5f), *gr = rand_buf(3 * H * H, -0.5f, 0.5f), *gb = rand_buf(6 * H, -0.3f, 0.3f);
+    float *fw = rand_buf(NC * H, -0.5f, 0.5f), *fb = rand_buf(NC, -0.1f, 0.1f), seqx[L * O], y[NC], yh[H], yseq[L * H];
+    float *outs[1];
+    pbw m = {0, 0, 0}, g = {0, 0, 0}, nd = {0, 0, 0};
+    luthier_graph *gra = NULL;
+    luthier_context *ctx = onnx_ctx();
+    luthier_rnn_attrs a;
+    ref_rnn_t rm;
+    char err[512];
+    double worst = 0;
+    int o, t, c, k;
+    pbw_init_f32(&g, "cw", 3, dw, w, O * C * K);
+    pbw_init_f32(&g, "cb", 1, db, b, O);
+    pbw_init_f32(&g, "gw", 3, dgw, gw, 3 * H * O);
+    pbw_init_f32(&g, "gr", 3, dgr, gr, 3 * H * H);
+    pbw_init_f32(&g, "gb", 2, dgb, gb, 6 * H);
+    pbw_init(&g, "shape", 7, 1, dsh, shape, sizeof shape);
+    pbw_init_f32(&g, "fw", 2, dfw, fw, NC * H);
+    pbw_init_f32(&g, "fb", 1, dfb, fb, NC);
+    pbw_str(&nd, 1, "x"), pbw_str(&nd, 1, "cw"), pbw_str(&nd, 1, "cb"), pbw_str(&nd, 2, "conv"), pbw_str(&nd, 3, "conv1d");
+    pbw_str(&nd, 4, "Conv"), pbw_attr_is(&nd, "pads", pads, 2), pbw_msg(&g, 1, &nd);
+    pbw_str(&nd, 1, "conv"), pbw_str(&nd, 2, "seq"), pbw_str(&nd, 3, "to_seq"), pbw_str(&nd, 4, "Transpose");
+    pbw_attr_is(&nd, "perm", perm, 3), pbw_msg(&g, 1, &nd);
+    pbw_str(&nd, 1, "seq"), pbw_str(&nd, 1, "gw"), pbw_str(&nd, 1, "gr"), pbw_str(&nd, 1, "gb"), pbw_str(&nd, 2, "");
+    pbw_str(&nd, 2, "h"), pbw_str(&nd, 3, "gru"), pbw_str(&nd, 4, "GRU"), pbw_attr_i(&nd, "hidden_size", H);
+    pbw_attr_i(&nd, "linear_before_reset", 1), pbw_msg(&g, 1, &nd);
+    pbw_str(&nd, 1, "h"), pbw_str(&nd, 1, "shape"), pbw_str(&nd, 2, "flat"), pbw_str(&nd, 3, "flat"), pbw_str(&nd, 4, "Reshape");
+    pbw_msg(&g, 1, &nd);
+    pbw_str(&nd, 1, "flat"), pbw_str(&nd, 1, "fw"), pbw_str(&nd, 1, "fb"), pbw_str(&nd, 2, "y"), pbw_str(&nd, 3, "fc");
+    pbw_str(&nd, 4, "Gemm"), pbw_attr_i(&nd, "transB", 1), pbw_msg(&g, 1, &nd);
+    pbw_vi(&g, 11, "x", 3, dx);
+    pbw_vi(&g, 12, "y", 2, dy);
+    pbw_model(&m, &g, 13);
+    CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gra, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+    for (t = 0; t < L; t++) /* the convolution, as [seq, batch 1, O] */
+        for (o = 0; o < O; o++) {
+            double acc = b[o];
+            for (c = 0; c < C; c++)
+                for (k = 0; k < K; k++)
+                    if (t + k - 1 >= 0 && t + k - 1 < L) acc += (double)x[c * L + t + k - 1] * w[(o * C + c) * K + k];
+            seqx[t * O + o] = (float)acc;
+        }
+    memset(&a, 0, sizeof a);
+    a.hidden_size = H, a.linear_before_reset = 1;
+    rm.a = &a, rm.ns = L, rm.nb = 1, rm.ni = O, rm.nh = H, rm.nd = 1, rm.ng = 3, rm.x = seqx, rm.w = gw, rm.r = gr, rm.bias = gb, rm.p = NULL;
+    ref_rnn_raw(&rm, LUTHIER_OP_GRU, NULL, NULL, yseq, yh, NULL);
+    outs[0] = y;
+    if (gra && ctx) {
+        CHECK(onnx_count_op(gra, LUTHIER_OP_GRU) == 1, "one gru node");
+        CHECK(onnx_run_simple(ctx, gra, x, outs), "run: %s", luthier_context_error(ctx));
+        for (o = 0; o < NC; o++) {
+            double acc = fb[o];
+            for (k = 0; k < H; k++) acc += (double)yh[k] * fw[o * H + k];
+            worst = fabs(acc - y[o]) > worst ? fabs(acc - y[o]) : worst;
+        }
+        CHECK(worst < 1e-5, "max |diff| %g", worst);
+    }
+    luthier_graph_destroy(gra);
+    luthier_context_destroy(ctx);
+    free(m.p), free(x), free(w), free(b), free(gw), free(gr), free(gb), free(fw), free(fb);
+}
+
 static void run_onnx_tests(void) {
+    RUN(test_onnx_rnn);
+    RUN(test_onnx_rnn_refusals);
+    RUN(test_onnx_kws_gru);
     RUN(test_onnx_resize);
     RUN(test_onnx_dm_refusals);
     RUN(test_onnx_depth_space_pad);
