@@ -188,7 +188,27 @@ typedef enum luthier_dtype {
                 onnxruntime; LSTM input_forget couples the gates (f = 1 - i); GRU
                 linear_before_reset applies the reset gate after the recurrent product
                 (r (.) (h R_h^T + Rb_h)). luthier_graph_add_node writes 3 output ids (LSTM) or 2
-                (GRU, RNN); num_outputs is 0 or that count. */
+                (GRU, RNN); num_outputs is 0 or that count.
+   Indexing (ONNX semantics; data and updates f32, indices i64, constant or fed at run time;
+   a negative index counts from the end once, -len..-1). Constant indices out of range are
+   refused when the node is added (the message names the node); at run time an index out of
+   range fails luthier_plan_run with INVALID_ARGUMENT naming the step, before anything is
+   written (never a read or write out of bounds).
+   GATHER_ELEMENTS  data [r dims], indices (rank r; off the axis no larger than data's dims) ->
+                indices' shape: y[i..] = data[i.. with the axis coordinate replaced by idx[i..]]
+                (luthier_gather_elements_attrs: axis).
+   GATHER_ND    data (rank r), indices (rank q, last dim m in [1, r - b]) -> indices.shape[:-1] +
+                data.shape[b + m:]: each index tuple selects a slice; the first b = batch_dims
+                dims of data and indices must agree and pair up (luthier_gather_nd_attrs).
+   SCATTER_ND   data, indices (last dim m <= r), updates (indices.shape[:-1] + data.shape[m:]) ->
+                data's shape: a copy of data with each addressed slice combined with its update
+                (luthier_scatter_nd_attrs: reduction none (assign) / add / mul / max / min).
+   SCATTER_ELEMENTS  data, indices (rank r; off the axis no larger than data's dims), updates
+                (indices' shape) -> data's shape: the element addressed as in GATHER_ELEMENTS
+                combined with its update (luthier_scatter_elements_attrs: axis, reduction).
+                Scatters apply updates in index order: with a reduction, duplicate indices
+                combine in that order; without one the last update wins (ONNX leaves that
+                undefined). max and min propagate NaN (numpy.maximum / minimum). */
 #define LUTHIER_OP_LIST(X)                          \
     X(CONV2D, "conv2d", 2, 3)                       \
     X(DENSE, "dense", 2, 3)                         \
@@ -269,7 +289,11 @@ typedef enum luthier_dtype {
     X(CONV_TRANSPOSE, "conv_transpose", 2, 3)                                   \
     X(LSTM, "lstm", 3, 8)                                                       \
     X(GRU, "gru", 3, 6)                                                         \
-    X(RNN, "rnn", 3, 6)
+    X(RNN, "rnn", 3, 6)                                                         \
+    X(GATHER_ELEMENTS, "gather_elements", 2, 2)                                 \
+    X(GATHER_ND, "gather_nd", 2, 2)                                             \
+    X(SCATTER_ND, "scatter_nd", 3, 3)                                           \
+    X(SCATTER_ELEMENTS, "scatter_elements", 3, 3)
 
 typedef enum luthier_op {
 #define LUTHIER__X(e, name, lo, hi) LUTHIER_OP_##e,
@@ -547,6 +571,29 @@ typedef struct luthier_rnn_attrs {
     int input_forget;        /* LSTM only: 0 (default) or 1 (forget gate = 1 - input gate) */
 } luthier_rnn_attrs;
 
+/* GATHER_ELEMENTS, GATHER_ND, SCATTER_ND, SCATTER_ELEMENTS (see LUTHIER_OP_LIST). */
+typedef enum luthier_scatter_reduction {
+    LUTHIER_SCATTER_NONE = 0, LUTHIER_SCATTER_ADD, LUTHIER_SCATTER_MUL, LUTHIER_SCATTER_MAX, LUTHIER_SCATTER_MIN,
+    LUTHIER_SCATTER_REDUCTION_COUNT
+} luthier_scatter_reduction;
+
+typedef struct luthier_gather_elements_attrs {
+    int axis; /* default 0; negative counts from the end */
+} luthier_gather_elements_attrs;
+
+typedef struct luthier_gather_nd_attrs {
+    int batch_dims; /* default 0; >= 0 and below both ranks */
+} luthier_gather_nd_attrs;
+
+typedef struct luthier_scatter_nd_attrs {
+    int reduction; /* luthier_scatter_reduction; default NONE */
+} luthier_scatter_nd_attrs;
+
+typedef struct luthier_scatter_elements_attrs {
+    int axis;      /* default 0; negative counts from the end */
+    int reduction; /* luthier_scatter_reduction; default NONE */
+} luthier_scatter_elements_attrs;
+
 typedef union luthier_node_attrs {
     luthier_conv2d_attrs conv2d;
     luthier_dense_attrs dense;
@@ -586,6 +633,10 @@ typedef union luthier_node_attrs {
     luthier_rnn_attrs lstm;
     luthier_rnn_attrs gru;
     luthier_rnn_attrs rnn;
+    luthier_gather_elements_attrs gather_elements;
+    luthier_gather_nd_attrs gather_nd;
+    luthier_scatter_nd_attrs scatter_nd;
+    luthier_scatter_elements_attrs scatter_elements;
     int64_t reserved_[16]; /* room for the operators to come without changing the size */
 } luthier_node_attrs;
 
@@ -1046,7 +1097,11 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(CONV_TRANSPOSE, conv_transpose, conv_transpose, conv_transpose, conv_transpose, NHWC, F32) \
     X(LSTM, lstm, rnn, rnn, rnn, PLAIN, HOOK)                                   \
     X(GRU, gru, rnn, rnn, rnn, PLAIN, HOOK)                                     \
-    X(RNN, rnn, rnn, rnn, rnn, PLAIN, HOOK)
+    X(RNN, rnn, rnn, rnn, rnn, PLAIN, HOOK)                                     \
+    X(GATHER_ELEMENTS, gather_elements, gather_elements, gather_elements, none, PLAIN, HOOK) \
+    X(GATHER_ND, gather_nd, gather_nd, gather_nd, none, PLAIN, HOOK)            \
+    X(SCATTER_ND, scatter_nd, scatter_nd, scatter_nd, none, PLAIN, HOOK)        \
+    X(SCATTER_ELEMENTS, scatter_elements, scatter_elements, scatter_elements, none, PLAIN, HOOK)
 
 #define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes)                                 \
     LUTHIER_PRIVATE void luthier__attrs_##attrs(const luthier_node_desc *d, luthier_node_attrs *a);           \
@@ -1323,6 +1378,23 @@ LUTHIER_PRIVATE void luthier__attrs_gru(const luthier_node_desc *d, luthier_node
 
 LUTHIER_PRIVATE void luthier__attrs_rnn(const luthier_node_desc *d, luthier_node_attrs *a) {
     if (d) a->rnn = d->attr.rnn;
+}
+
+/* The indexing operators' attributes exist only in typed form; every default is 0. */
+LUTHIER_PRIVATE void luthier__attrs_gather_elements(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->gather_elements = d->attr.gather_elements;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_gather_nd(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->gather_nd = d->attr.gather_nd;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_scatter_nd(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->scatter_nd = d->attr.scatter_nd;
+}
+
+LUTHIER_PRIVATE void luthier__attrs_scatter_elements(const luthier_node_desc *d, luthier_node_attrs *a) {
+    if (d) a->scatter_elements = d->attr.scatter_elements;
 }
 
 LUTHIER_API luthier_status luthier_node_attrs_default(luthier_op op, luthier_node_attrs *a) {
@@ -2200,6 +2272,7 @@ LUTHIER_PRIVATE int luthier__reduce_axes(const luthier_reduce_attrs *a, int rank
     return 1;
 }
 
+typedef char luthier__scatter_kinds_match[(int)LUTHIER_SCATTER_REDUCTION_COUNT == (int)LUTHIER__SCAT_COUNT ? 1 : -1];
 typedef char luthier__reduce_kinds_match[(int)LUTHIER_REDUCE_KIND_COUNT == (int)LUTHIER__RED_COUNT ? 1 : -1];
 
 LUTHIER_PRIVATE luthier_status luthier__infer_reduce(const luthier__infer_args *arg) {
@@ -2242,6 +2315,114 @@ LUTHIER_PRIVATE luthier_status luthier__infer_gather(const luthier__infer_args *
     /* the rows it selects (read and written) and the indices, not the whole table */
     r->bytes = 8.0 * (double)luthier__numel(j ? j : 1, r->shape[0], &ok) +
                8.0 * (double)luthier__numel(idx->rank, idx->shape, &ok);
+    return LUTHIER_STATUS_OK;
+}
+
+/* ---- indexing: GATHER_ELEMENTS, GATHER_ND, SCATTER_ND, SCATTER_ELEMENTS ----
+   data (input 0) and updates (input 2) f32, indices (input 1) i64; constant indices are checked
+   against their axes here, run-time ones when the step runs (luthier__op_check_indices). */
+LUTHIER_PRIVATE luthier_status luthier__index_check(const luthier__infer_args *arg, size_t m, const int64_t *lens) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *idx = in[1];
+    uint64_t n, e;
+    for (i = 0; i < ni; i++) {
+        const luthier_dtype want = i == 1 ? LUTHIER_DTYPE_I64 : LUTHIER_DTYPE_F32;
+        if (in[i]->dtype != want)
+            LUTHIER__NFAIL("input %d ('%s') is %s, the operator takes %s", i, in[i]->name, luthier__dtype_name(in[i]->dtype),
+                           luthier__dtype_name(want));
+    }
+    if (!idx->is_const) return LUTHIER_STATUS_OK;
+    n = luthier__numel(idx->rank, idx->shape, &ok);
+    for (e = 0; e < n; e++) {
+        const int64_t v = ((const int64_t *)idx->data)[e], len = lens[e % m];
+        if (v < -len || v >= len)
+            LUTHIER__NFAIL("index %lld at position %llu of '%s' is out of range [-%lld, %lld)", (long long)v,
+                           (unsigned long long)e, idx->name, (long long)len, (long long)len);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* GATHER_ELEMENTS, SCATTER_ELEMENTS: indices of data's rank, no larger than data off the axis;
+   updates (scatter) of the indices' shape. */
+LUTHIER_PRIVATE luthier_status luthier__infer_elements(const luthier__infer_args *arg, int axis_attr) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *idx = in[1];
+    const int axis = luthier__norm_axis(axis_attr, x->rank, 0);
+    if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", axis_attr, x->rank);
+    if (idx->rank != x->rank) LUTHIER__NFAIL("indices '%s' have rank %d, data '%s' rank %d: they must agree", idx->name, idx->rank, x->name, x->rank);
+    for (i = 0; i < x->rank; i++)
+        if (i != axis && idx->shape[i] > x->shape[i])
+            LUTHIER__NFAIL("indices '%s' dimension %d is %lld, above data's %lld", idx->name, i, (long long)idx->shape[i],
+                           (long long)x->shape[i]);
+    if (ni == 3) {
+        const luthier__gtensor *u = in[2];
+        int same = u->rank == idx->rank;
+        for (i = 0; same && i < idx->rank; i++) same = u->shape[i] == idx->shape[i];
+        luthier__shape_str(u->rank, u->shape, sa, sizeof sa);
+        luthier__shape_str(idx->rank, idx->shape, sb, sizeof sb);
+        if (!same) LUTHIER__NFAIL("updates '%s' %s must have the indices' shape %s", u->name, sa, sb);
+    }
+    return luthier__index_check(arg, 1, &x->shape[axis]);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_gather_elements(const luthier__infer_args *arg) {
+    luthier_status s = luthier__infer_elements(arg, arg->d->attr.gather_elements.axis);
+    const luthier__gtensor *idx = arg->in[1];
+    if (s != LUTHIER_STATUS_OK) return s;
+    memcpy(arg->r->shape[0], idx->shape, sizeof(int64_t) * (size_t)idx->rank);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_scatter_elements(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const int red = d->attr.scatter_elements.reduction;
+    if ((unsigned)red >= (unsigned)LUTHIER_SCATTER_REDUCTION_COUNT) LUTHIER__NFAIL("unknown reduction %d", red);
+    return luthier__infer_elements(arg, d->attr.scatter_elements.axis);
+}
+
+/* GATHER_ND, SCATTER_ND (b = 0): index tuples of m in [1, r - b] entries over data's dims from b
+   on; out gets indices.shape[:-1] + data.shape[b + m:] (rank 0: [1]). */
+LUTHIER_PRIVATE luthier_status luthier__infer_nd(const luthier__infer_args *arg, int b, int *rank, int64_t *out) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *idx = in[1];
+    const int q = idx->rank;
+    int64_t m;
+    if (q < 1) LUTHIER__NFAIL("indices '%s' are a scalar: they need a last dimension (the index tuples)", idx->name);
+    if (b < 0 || b >= q || b >= x->rank) LUTHIER__NFAIL("batch_dims %d must be in [0, %d)", b, q < x->rank ? q : x->rank);
+    for (i = 0; i < b; i++)
+        if (idx->shape[i] != x->shape[i])
+            LUTHIER__NFAIL("batch dimension %d differs: indices '%s' %lld, data '%s' %lld", i, idx->name, (long long)idx->shape[i],
+                           x->name, (long long)x->shape[i]);
+    m = idx->shape[q - 1];
+    if (m < 1 || m > x->rank - b)
+        LUTHIER__NFAIL("index tuples of %lld entries: data '%s' of rank %d takes 1 to %d after %d batch dims", (long long)m, x->name,
+                       x->rank, x->rank - b, b);
+    if (q - 1 + x->rank - b - (int)m > LUTHIER_MAX_RANK) LUTHIER__NFAIL("output rank exceeds %d", LUTHIER_MAX_RANK);
+    *rank = 0;
+    for (i = 0; i < q - 1; i++) out[(*rank)++] = idx->shape[i];
+    for (i = b + (int)m; i < x->rank; i++) out[(*rank)++] = x->shape[i];
+    if (*rank == 0) *rank = 1, out[0] = 1;
+    return luthier__index_check(arg, (size_t)m, x->shape + b);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_gather_nd(const luthier__infer_args *arg) {
+    return luthier__infer_nd(arg, arg->d->attr.gather_nd.batch_dims, &arg->r->rank[0], arg->r->shape[0]);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__infer_scatter_nd(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *u = in[2];
+    int64_t want[LUTHIER_MAX_RANK];
+    int rank, same;
+    luthier_status s;
+    if ((unsigned)d->attr.scatter_nd.reduction >= (unsigned)LUTHIER_SCATTER_REDUCTION_COUNT)
+        LUTHIER__NFAIL("unknown reduction %d", d->attr.scatter_nd.reduction);
+    if ((s = luthier__infer_nd(arg, 0, &rank, want)) != LUTHIER_STATUS_OK) return s;
+    same = u->rank == rank || (u->rank == 0 && rank == 1 && want[0] == 1);
+    for (i = 0; same && i < u->rank; i++) same = u->shape[i] == want[i];
+    luthier__shape_str(u->rank, u->shape, sa, sizeof sa);
+    luthier__shape_str(rank, want, sb, sizeof sb);
+    if (!same) LUTHIER__NFAIL("updates '%s' %s must have the shape %s (indices.shape[:-1] + data.shape[m:])", u->name, sa, sb);
     return LUTHIER_STATUS_OK;
 }
 
@@ -4863,6 +5044,10 @@ static const struct {
     {luthier__run_cumsum, LUTHIER__RUNS_SCALAR},
     {luthier__run_trilu, LUTHIER__RUNS_SCALAR},
     {luthier__run_nms, LUTHIER__RUNS_SCALAR},
+    {luthier__run_gather_elements, LUTHIER__RUNS_SCALAR}, /* plain C (>>ops-index) */
+    {luthier__run_gather_nd, LUTHIER__RUNS_COPY},
+    {luthier__run_scatter_nd, LUTHIER__RUNS_SCALAR},
+    {luthier__run_scatter_elements, LUTHIER__RUNS_SCALAR},
 };
 
 /* Whether a step reads or writes an integer tensor (i64, i32, bool): those forms are plain C. */
@@ -5682,6 +5867,37 @@ LUTHIER_PRIVATE luthier_status luthier__run_rnn(const luthier__run_args *arg) {
         if ((s = luthier__rnn_direction(ctx, &cfg, rp, luthier__rnn_attrs(&st->d), d, xp, h0, c0, outs, ws)) != LUTHIER_STATUS_OK)
             return s;
     return LUTHIER_STATUS_OK;
+}
+
+/* The indexing steps (>>ops-index): indices are input 1, updates input 2, all in logical order. */
+LUTHIER_PRIVATE luthier_status luthier__run_gather_elements(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier__pval *iv = &p->vals[st->in[1]];
+    return luthier__op_gather_elements(ctx, &cfg, xp, xs, x->rank, (const int64_t *)luthier__ptr(rc, st->in[1]), iv->shape,
+                                       luthier__norm_axis(st->d.attr.gather_elements.axis, x->rank, 0), op);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_scatter_elements(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier__pval *iv = &p->vals[st->in[1]];
+    return luthier__op_scatter_elements(ctx, xp, xs, x->rank, (const int64_t *)luthier__ptr(rc, st->in[1]), iv->shape,
+                                        (const float *)luthier__ptr(rc, st->in[2]),
+                                        luthier__norm_axis(st->d.attr.scatter_elements.axis, x->rank, 0),
+                                        st->d.attr.scatter_elements.reduction, op);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_gather_nd(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier__pval *iv = &p->vals[st->in[1]];
+    return luthier__op_gather_nd(ctx, &cfg, xp, x->rank, xs, (const int64_t *)luthier__ptr(rc, st->in[1]), iv->rank, iv->shape,
+                                 st->d.attr.gather_nd.batch_dims, op);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__run_scatter_nd(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const luthier__pval *iv = &p->vals[st->in[1]];
+    return luthier__op_scatter_nd(ctx, xp, x->rank, xs, (const int64_t *)luthier__ptr(rc, st->in[1]), iv->rank, iv->shape,
+                                  (const float *)luthier__ptr(rc, st->in[2]), st->d.attr.scatter_nd.reduction, op);
 }
 
 

@@ -36,7 +36,10 @@
    the integer types and bool; floating point becomes f32, integers i64, keeping their type for
    DequantizeLinear). External data,
    sparse initializers, strings and subgraphs are refused with a message. Default-domain opsets
-   7..17 (and "com.microsoft" Gelu).
+   7..18 (and "com.microsoft" Gelu). Opset 18's changes to the operators below are read (Reduce*
+   axes as an input, Split num_outputs, Pad axes, Resize axes, scatter reductions max and min,
+   GroupNormalization); the operators it adds otherwise (BitwiseAnd/Or/Xor/Not, CenterCropPad,
+   Col2Im, LpPool, ...) are refused as not supported.
 
    OPERATORS (ONNX -> engine)
        Conv (2-D; pads, auto_pad, strides, dilations, group; constant W, B) -> conv2d; Conv,
@@ -56,13 +59,21 @@
        MaxPool AveragePool (2-D: kernel_shape, strides, pads, auto_pad, dilations, ceil_mode,
        count_include_pad), GlobalAveragePool, GlobalMaxPool, BatchNormalization (inference),
        Pad (constant, reflect, edge, wrap; constant pads, negative ones crop; axes) -> pad
-       Resize (11..17: nearest with every nearest_mode, linear, cubic with cubic_coeff_a and
+       Resize (11..18: nearest with every nearest_mode, linear, cubic with cubic_coeff_a and
        exclude_outside; every coordinate_transformation_mode but tf_crop_and_resize; constant
        scales or sizes, axes, keep_aspect_ratio_policy stretch, no antialias), Resize 10 and
        Upsample 7..9 (asymmetric) -> resize: the last two axes only (N and C keep their size)
        DepthToSpace (DCR, CRD), SpaceToDepth -> depth_to_space, space_to_depth
        LayerNormalization (opset 17), InstanceNormalization (layer norm from axis 2 + per-channel
-       scale and bias), Add Sub Mul Div Pow Max Min Sum (numpy broadcasting)
+       scale and bias), GroupNormalization (opset 18: reshape to [N, G, rest], layer norm from
+       axis 2, reshape back, per-channel scale and bias from the per-group values), Add Sub Mul
+       Div Pow Max Min Sum (numpy broadcasting)
+       GatherElements GatherND (batch_dims) ScatterND ScatterElements (Scatter 9..10; reduction
+       none, add, mul from 16, max, min from 18; int64 indices, constant or run-time) -> the
+       engine operators of the same names
+       Einsum (one or two operands; "..." and the implicit output included; a sum over labels
+       in one term, contractions, batch labels) -> reduce, transpose, reshape, matmul steps;
+       diagonals, broadcasting of size-1 dims and three or more operands are refused
        ReduceMax ReduceMin ReduceSum ReduceMean ReduceProd ReduceL1 ReduceL2 ReduceLogSum
        ReduceLogSumExp ReduceSumSquare (any constant axes, keepdims, noop_with_empty_axes) ->
        reduce (ReduceMean over H and W of [N,C,H,W] -> global_avgpool)
@@ -3134,7 +3145,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_split(const luthier_onnx__cvarg
     const int64_t *sp = NULL;
     int ns = -1;
     const char *name;
-    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis,split,num_outputs"));
+    const luthier_onnx__attr *no = luthier_onnx__attr_get(n, "num_outputs");
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 13 ? "axis,split" : c->opset < 18 ? "axis" : "axis,num_outputs"));
     if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
     if (c->opset >= 13) {
         const luthier_onnx__tensor *t;
@@ -3146,6 +3158,16 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_split(const luthier_onnx__cvarg
     if (n->nout > LUTHIER_MAX_NODE_OUTPUTS) LUTHIER_ONNX__UNSUP("%d outputs (at most %d)", n->nout, LUTHIER_MAX_NODE_OUTPUTS);
     if (ns >= 0 && ns != n->nout) LUTHIER_ONNX__BAD("split has %d sizes for %d outputs", ns, n->nout);
     for (k = 0; k < ns; k++) sizes[k] = sp[k];
+    if (no) { /* opset 18: parts of ceil(len / num_outputs), the last one smaller */
+        const int64_t len = xs.d[ax];
+        int64_t chunk;
+        if (ns >= 0) LUTHIER_ONNX__BAD("split and num_outputs are both given");
+        if (no->i != n->nout) LUTHIER_ONNX__BAD("num_outputs is %lld for %d outputs", (long long)no->i, n->nout);
+        chunk = (len + no->i - 1) / no->i; /* 1 <= num_outputs <= 64 here */
+        for (ns = 0; ns < n->nout; ns++)
+            if ((sizes[ns] = len - ns * chunk < chunk ? len - ns * chunk : chunk) < 1)
+                LUTHIER_ONNX__UNSUP("num_outputs %lld over a dimension of %lld leaves output %d empty", (long long)no->i, (long long)len, ns);
+    }
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
     d.op = LUTHIER_OP_SPLIT;
     d.inputs = &xt;
@@ -3281,7 +3303,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reduce(const luthier_onnx__cvar
     int na, cur, keepdims, r = 0, hw = 0;
     (void)oname, (void)outs, (void)in;
     while (strcmp(luthier_onnx__reduces[r].op, n->op)) r++; /* the table's rows all name a Reduce* here */
-    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axes,keepdims,noop_with_empty_axes"));
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < luthier_onnx__reduces[r].axes_input_from ? "axes,keepdims" : "keepdims,noop_with_empty_axes"));
     LUTHIER_ONNX__TRY(luthier_onnx__axes(c, n, luthier_onnx__reduces[r].axes_input_from, axes, &na));
     keepdims = (int)luthier_onnx__ai(n, "keepdims", 1);
     if (na <= 0 && luthier_onnx__ai(n, "noop_with_empty_axes", 0)) {
@@ -3411,8 +3433,10 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_resize(const luthier_onnx__cvar
             LUTHIER_ONNX__UNSUP("nearest with scales both above and below 1 (opset 10 rounds them differently)");
         a->nearest_mode = down ? LUTHIER_RESIZE_CEIL : LUTHIER_RESIZE_FLOOR;
     } else {
-        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "mode,coordinate_transformation_mode,cubic_coeff_a,exclude_outside,"
-                                                          "extrapolation_value,nearest_mode,axes,keep_aspect_ratio_policy,antialias"));
+        LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 18 ? "mode,coordinate_transformation_mode,cubic_coeff_a,exclude_outside,"
+                                                                           "extrapolation_value,nearest_mode"
+                                                                         : "mode,coordinate_transformation_mode,cubic_coeff_a,exclude_outside,"
+                                                                           "extrapolation_value,nearest_mode,axes,keep_aspect_ratio_policy,antialias"));
         LUTHIER_ONNX__TRY(luthier_onnx__resize_modes(c, n, a));
         LUTHIER_ONNX__TRY(luthier_onnx__resize_amounts(c, n, &xs, 2, 0, a));
     }
@@ -3462,6 +3486,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pad(const luthier_onnx__cvargs 
     } else {
         const luthier_onnx__tensor *t, *at;
         int has;
+        if (c->opset < 18 && n->nin > 3 && *n->in[3]) LUTHIER_ONNX__BAD("the axes input is defined from opset 18");
         LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "pads", &t));
         LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 3, "axes", &at));
         np = t ? (int)t->n : -1;
@@ -3550,6 +3575,330 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_tile(const luthier_onnx__cvargs
         LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "tile", &cur));
     }
     return LUTHIER_STATUS_OK;
+}
+
+/* ---- indexing: GatherElements, GatherND, ScatterND, ScatterElements (and Scatter, opsets 9-10)
+   -> the engine's operators of the same names. Indices are int64 (int32 constants are widened);
+   reduction add/mul from opset 16, max/min from opset 18. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_index(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    static const char *const reductions[5] = {"none", "add", "mul", "max", "min"};
+    const int scatter = arg->op == LUTHIER_OP_SCATTER_ND || arg->op == LUTHIER_OP_SCATTER_ELEMENTS;
+    const int elems = arg->op == LUTHIER_OP_GATHER_ELEMENTS || arg->op == LUTHIER_OP_SCATTER_ELEMENTS;
+    const char *rs = luthier_onnx__as(n, "reduction", "none");
+    const int64_t bd = luthier_onnx__ai(n, "batch_dims", 0);
+    luthier_onnx__val *iv = luthier_onnx__in(c, n, 1);
+    int64_t ax = 0;
+    int red = 0;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, elems ? (scatter ? "axis,reduction" : "axis") : scatter ? "reduction" : "batch_dims"));
+    if (scatter && (red = luthier_onnx__pick(rs, reductions, 5)) < 0) LUTHIER_ONNX__BAD("reduction '%s' is not none, add, mul, max or min", rs);
+    if (red && c->opset < (red >= 3 ? 18 : 16))
+        LUTHIER_ONNX__BAD("reduction '%s' is defined from opset %d (the model imports opset %lld)", rs, red >= 3 ? 18 : 16, (long long)c->opset);
+    if (elems && !luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
+    if (bd < 0 || bd >= LUTHIER_MAX_RANK) LUTHIER_ONNX__BAD("batch_dims %lld is out of range", (long long)bd);
+    if (!iv) LUTHIER_ONNX__BAD("indices are missing");
+    if (iv->c && !iv->c->i) LUTHIER_ONNX__BAD("indices must be integers");
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, iv, 0, &in[1]));
+    if (scatter) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, luthier_onnx__in(c, n, 2), 1, &in[2]));
+    d.typed = 1;
+    if (arg->op == LUTHIER_OP_GATHER_ELEMENTS) d.attr.gather_elements.axis = (int)ax;
+    if (arg->op == LUTHIER_OP_SCATTER_ELEMENTS) d.attr.scatter_elements.axis = (int)ax, d.attr.scatter_elements.reduction = red;
+    if (arg->op == LUTHIER_OP_SCATTER_ND) d.attr.scatter_nd.reduction = red;
+    if (arg->op == LUTHIER_OP_GATHER_ND) d.attr.gather_nd.batch_dims = (int)bd;
+    return luthier_onnx__emit_out(c, n, &d, arg->op, in, scatter ? 3 : 2);
+}
+
+/* ---- Einsum ----------------------------------------------------------------------------------------
+   One or two operands, lowered to engine steps: each operand first sums the labels that appear in
+   no other term (reduce); one operand is then transposed to the output's order; two become
+   A [batch, M, K] and B [batch, K, N] (transpose + reshape; B as [batch, N, K] with trans_b when it
+   is already in that order), a matmul, and a reshape + transpose to the output's labels. "..."
+   stands for the operands' leading broadcast dims (aligned from the right; sizes must be equal).
+   Refused, naming the equation: more than two operands, a label twice in one term (diagonals),
+   dims that broadcast (size 1 against another size). Label ids: a-z 0..25, A-Z 26..51, the
+   ellipsis dims 52.. */
+#define LUTHIER_ONNX__EQ_MAX 128 /* characters of an equation */
+#define LUTHIER_ONNX__LABELS (52 + LUTHIER_MAX_RANK)
+
+typedef struct luthier_onnx__eop {
+    int t;                          /* engine tensor */
+    int n;                          /* labels */
+    int lab[LUTHIER_MAX_RANK];
+    int64_t dim[LUTHIER_MAX_RANK];
+} luthier_onnx__eop;
+
+/* One term from eq[*pos] up to a character that is not a label, space or "...": labels into lab
+   (*ell: where "..." stood, -1 none). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__eterm(luthier_onnx__ctx *c, const luthier_onnx__node *n, const char *eq, int *pos,
+                                                   int *lab, int *nlab, int *ell) {
+    *nlab = 0;
+    *ell = -1;
+    for (;;) {
+        const char ch = eq[*pos];
+        if (ch == ' ') {
+            (*pos)++;
+        } else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) {
+            if (*nlab >= LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("equation '%s': a term has more than %d labels", eq, LUTHIER_MAX_RANK);
+            lab[(*nlab)++] = ch >= 'a' ? ch - 'a' : 26 + ch - 'A';
+            (*pos)++;
+        } else if (ch == '.') {
+            if (eq[*pos + 1] != '.' || eq[*pos + 2] != '.' || *ell >= 0)
+                LUTHIER_ONNX__BAD("equation '%s': position %d: a term holds at most one '...' and no other '.'", eq, *pos);
+            *ell = *nlab;
+            *pos += 3;
+        } else {
+            return LUTHIER_STATUS_OK;
+        }
+    }
+}
+
+/* lab (nlab labels, "..." at ell, -1: none) with the ellipsis expanded to ne dims, the ids
+   52 + E - ne .. 52 + E - 1 (aligned from the right). */
+LUTHIER_ONNX__FN int luthier_onnx__eexpand(const int *lab, int nlab, int ell, int ne, int E, int *out) {
+    int k, i, j = 0;
+    for (k = 0; k <= nlab; k++) {
+        if (k == ell)
+            for (i = 0; i < ne; i++) out[j++] = 52 + E - ne + i;
+        if (k < nlab) out[j++] = lab[k];
+    }
+    return j;
+}
+
+/* The equation's terms for the node's operands (shapes sh) into op (labels, dims), the output's
+   labels into out. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__einsum_parse(luthier_onnx__ctx *c, const luthier_onnx__node *n, const char *eq,
+                                                          const luthier_onnx__shape *sh, luthier_onnx__eop *op, int *out, int *nout) {
+    int lab[3][LUTHIER_MAX_RANK], nl[3], ell[3], pos = 0, k, j, E = 0, uses[LUTHIER_ONNX__LABELS] = {0};
+    int64_t size[LUTHIER_ONNX__LABELS];
+    for (k = 0; k < n->nin; k++) {
+        LUTHIER_ONNX__TRY(luthier_onnx__eterm(c, n, eq, &pos, lab[k], &nl[k], &ell[k]));
+        if (eq[pos] != (k + 1 < n->nin ? ',' : eq[pos] == '-' ? '-' : '\0'))
+            LUTHIER_ONNX__BAD("equation '%s': position %d: expected %s", eq, pos, k + 1 < n->nin ? "',' (one term per operand)" : "'->' or the end");
+        if (eq[pos] == ',') pos++;
+        if (ell[k] < 0 ? nl[k] != sh[k].rank : nl[k] > sh[k].rank)
+            LUTHIER_ONNX__BAD("equation '%s': term %d has %d labels for an operand of rank %d", eq, k, nl[k], sh[k].rank);
+        if (ell[k] >= 0 && sh[k].rank - nl[k] > E) E = sh[k].rank - nl[k];
+    }
+    for (k = 0; k < n->nin; k++) {
+        op[k].n = luthier_onnx__eexpand(lab[k], nl[k], ell[k], sh[k].rank - nl[k], E, op[k].lab);
+        for (j = 0; j < op[k].n; j++) op[k].dim[j] = sh[k].d[j], uses[op[k].lab[j]]++;
+    }
+    if (eq[pos] == '-') {
+        if (eq[++pos] != '>') LUTHIER_ONNX__BAD("equation '%s': position %d: '-' without '>'", eq, pos);
+        pos++;
+        LUTHIER_ONNX__TRY(luthier_onnx__eterm(c, n, eq, &pos, lab[2], &nl[2], &ell[2]));
+        if (eq[pos]) LUTHIER_ONNX__BAD("equation '%s': position %d: unexpected '%c'", eq, pos, eq[pos]);
+        if (nl[2] + (ell[2] >= 0 ? E : 0) > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("equation '%s': output rank above %d", eq, LUTHIER_MAX_RANK);
+        *nout = luthier_onnx__eexpand(lab[2], nl[2], ell[2], E, E, out);
+    } else { /* implicit: the broadcast dims, then the labels used once in ASCII order */
+        for (*nout = 0; *nout < E; (*nout)++) out[*nout] = 52 + *nout;
+        for (j = 26; j < 78; j++) {
+            if (uses[j % 52] != 1) continue;
+            if (*nout >= LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("equation '%s': output rank above %d", eq, LUTHIER_MAX_RANK);
+            out[(*nout)++] = j % 52;
+        }
+    }
+    for (j = 0; j < LUTHIER_ONNX__LABELS; j++) size[j] = -1;
+    for (k = 0; k < n->nin; k++)
+        for (j = 0; j < op[k].n; j++) {
+            int64_t *s = &size[op[k].lab[j]];
+            int i;
+            for (i = 0; i < j; i++)
+                if (op[k].lab[i] == op[k].lab[j]) LUTHIER_ONNX__UNSUP("equation '%s': a label twice in term %d (diagonals are not supported)", eq, k);
+            if (*s >= 0 && *s != op[k].dim[j])
+                return luthier_onnx__nfail(c, n, *s == 1 || op[k].dim[j] == 1 ? LUTHIER_STATUS_UNSUPPORTED : LUTHIER_STATUS_INVALID_ARGUMENT,
+                                           "equation '%s': a label stands for sizes %lld and %lld (broadcasting is not supported)", eq,
+                                           (long long)*s, (long long)op[k].dim[j]);
+            *s = op[k].dim[j];
+        }
+    for (j = 0; j < *nout; j++) {
+        int i;
+        if (size[out[j]] < 0) LUTHIER_ONNX__BAD("equation '%s': output label %d appears in no operand", eq, j);
+        for (i = 0; i < j; i++)
+            if (out[i] == out[j]) LUTHIER_ONNX__BAD("equation '%s': output label %d is repeated", eq, j);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* Sums o over the labels keep[] does not hold (a reduce step). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__eop_reduce(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_onnx__eop *o,
+                                                        const int *keep) {
+    luthier_node_desc d;
+    int k, j = 0;
+    memset(&d, 0, sizeof d);
+    luthier_node_attrs_default(LUTHIER_OP_REDUCE, &d.attr);
+    d.typed = 1;
+    d.attr.reduce.kind = LUTHIER_REDUCE_SUM;
+    d.attr.reduce.keepdims = 0;
+    for (k = 0; k < o->n; k++) {
+        if (!keep[o->lab[k]]) d.attr.reduce.axes[d.attr.reduce.num_axes++] = k;
+        else o->lab[j] = o->lab[k], o->dim[j++] = o->dim[k];
+    }
+    if (!d.attr.reduce.num_axes) return LUTHIER_STATUS_OK;
+    o->n = j;
+    d.op = LUTHIER_OP_REDUCE;
+    d.inputs = &o->t;
+    d.num_inputs = 1;
+    return luthier_onnx__step(c, n, &d, "einsum_sum", &o->t);
+}
+
+/* Transposes o to the label order ord (cnt labels, o's own). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__eop_order(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_onnx__eop *o,
+                                                       const int *ord) {
+    luthier_node_desc d;
+    luthier_onnx__eop t = *o;
+    int perm[LUTHIER_MAX_RANK], k, j, moved = 0;
+    for (k = 0; k < o->n; k++) {
+        for (j = 0; o->lab[j] != ord[k]; j++) {
+        }
+        perm[k] = j, moved |= j != k;
+        t.lab[k] = o->lab[j], t.dim[k] = o->dim[j];
+    }
+    if (!moved) return LUTHIER_STATUS_OK;
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_TRANSPOSE;
+    d.inputs = &o->t;
+    d.num_inputs = 1;
+    d.perm = perm;
+    LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "einsum_transpose", &t.t));
+    *o = t;
+    return LUTHIER_STATUS_OK;
+}
+
+/* The labels of o in category cat (of cats[]) into ord from *k on, in the order of ref's labels. */
+LUTHIER_ONNX__FN void luthier_onnx__eorder(const int *ref, int nref, const int *cats, int cat, int *ord, int *k, int64_t *prod,
+                                          const int64_t *size) {
+    int j;
+    *prod = 1;
+    for (j = 0; j < nref; j++)
+        if (cats[ref[j]] == cat) ord[(*k)++] = ref[j], *prod *= size[ref[j]];
+}
+
+/* Two operands (reduced): batch (both and the output, cat 1), M (A and the output, 2), N (B and
+   the output, 3), K (both, 4) -> A [Bt, M, K] @ B [Bt, K, N] -> [batch.., M.., N..] in o[0]. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__einsum_matmul(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_onnx__eop *o,
+                                                           const int *out, int nout) {
+    int cats[LUTHIER_ONNX__LABELS] = {0}, inout[LUTHIER_ONNX__LABELS] = {0}, oa[LUTHIER_MAX_RANK], ob[LUTHIER_MAX_RANK];
+    int64_t size[LUTHIER_ONNX__LABELS], bt, m, nn, kk, sa[3], sb[3], dims[LUTHIER_MAX_RANK];
+    int k, j, na = 0, nb = 0, trans_b = 1, in[2], nd = 0;
+    luthier_node_desc d;
+    for (k = 0; k < nout; k++) inout[out[k]] = 1;
+    for (k = 0; k < 2; k++)
+        for (j = 0; j < o[k].n; j++) cats[o[k].lab[j]] |= 1 << k, size[o[k].lab[j]] = o[k].dim[j];
+    for (k = 0; k < LUTHIER_ONNX__LABELS; k++) cats[k] = cats[k] == 3 ? (inout[k] ? 1 : 4) : cats[k] == 1 ? 2 : cats[k] == 2 ? 3 : 0;
+    luthier_onnx__eorder(out, nout, cats, 1, oa, &na, &bt, size);
+    luthier_onnx__eorder(out, nout, cats, 2, oa, &na, &m, size);
+    luthier_onnx__eorder(o[0].lab, o[0].n, cats, 4, oa, &na, &kk, size);
+    luthier_onnx__eorder(out, nout, cats, 1, ob, &nb, &bt, size);
+    luthier_onnx__eorder(out, nout, cats, 3, ob, &nb, &nn, size);
+    luthier_onnx__eorder(o[0].lab, o[0].n, cats, 4, ob, &nb, &kk, size);
+    for (k = 0; k < o[1].n && trans_b; k++) trans_b = o[1].lab[k] == ob[k]; /* B is [batch, N, K] already */
+    if (!trans_b) {
+        nb = 0;
+        luthier_onnx__eorder(out, nout, cats, 1, ob, &nb, &bt, size);
+        luthier_onnx__eorder(o[0].lab, o[0].n, cats, 4, ob, &nb, &kk, size);
+        luthier_onnx__eorder(out, nout, cats, 3, ob, &nb, &nn, size);
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__eop_order(c, n, &o[0], oa));
+    LUTHIER_ONNX__TRY(luthier_onnx__eop_order(c, n, &o[1], ob));
+    sa[0] = sb[0] = bt, sa[1] = m, sa[2] = kk, sb[1] = trans_b ? nn : kk, sb[2] = trans_b ? kk : nn;
+    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, o[0].t, 3, sa, NULL, &in[0]));
+    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, o[1].t, 3, sb, NULL, &in[1]));
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_MATMUL;
+    d.inputs = in;
+    d.num_inputs = 2;
+    d.trans_b = trans_b;
+    LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "einsum_matmul", &o[0].t));
+    o[0].n = 0;
+    for (j = 1; j <= 3; j++)
+        for (k = 0; k < nout; k++)
+            if (cats[out[k]] == j) o[0].lab[o[0].n] = out[k], o[0].dim[o[0].n++] = dims[nd++] = size[out[k]];
+    return luthier_onnx__reshape_to(c, n, o[0].t, nd, dims, NULL, &o[0].t);
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_einsum(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const char *eq = luthier_onnx__as(n, "equation", NULL);
+    luthier_onnx__shape sh[2];
+    luthier_onnx__eop op[2];
+    int out[LUTHIER_MAX_RANK], nout = 0, keep[LUTHIER_ONNX__LABELS];
+    int64_t dims[LUTHIER_MAX_RANK];
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "equation"));
+    if (!eq) LUTHIER_ONNX__BAD("the equation attribute is missing");
+    for (k = 0; eq[k]; k++)
+        if (k >= LUTHIER_ONNX__EQ_MAX || eq[k] < ' ' || eq[k] > '~')
+            LUTHIER_ONNX__BAD("the equation is longer than %d characters or holds a byte outside printable ASCII", LUTHIER_ONNX__EQ_MAX);
+    if (n->nin > 2) LUTHIER_ONNX__UNSUP("equation '%s': %d operands (one or two are supported)", eq, n->nin);
+    for (k = 0; k < n->nin; k++) {
+        luthier_onnx__val *v = luthier_onnx__in(c, n, k);
+        if (!v) LUTHIER_ONNX__BAD("operand %d is missing", k);
+        luthier_onnx__vshape(c, v, &sh[k]);
+        if (sh[k].rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("operand %d has rank %d (the engine takes up to %d)", k, sh[k].rank, LUTHIER_MAX_RANK);
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__einsum_parse(c, n, eq, sh, op, out, &nout));
+    for (k = 0; k < n->nin; k++) {
+        int j;
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, luthier_onnx__in(c, n, k), 1, &op[k].t));
+        memset(keep, 0, sizeof keep);
+        for (j = 0; j < nout; j++) keep[out[j]] = 1;
+        for (j = 0; n->nin == 2 && j < op[1 - k].n; j++) keep[op[1 - k].lab[j]] = 1;
+        LUTHIER_ONNX__TRY(luthier_onnx__eop_reduce(c, n, &op[k], keep));
+    }
+    if (n->nin == 2) LUTHIER_ONNX__TRY(luthier_onnx__einsum_matmul(c, n, op, out, nout));
+    LUTHIER_ONNX__TRY(luthier_onnx__eop_order(c, n, &op[0], out));
+    for (k = 0; k < nout; k++) dims[k] = op[0].dim[k];
+    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, op[0].t, nout, dims, oname, outs));
+    luthier_onnx__setout(c, n, 0, outs[0]);
+    return LUTHIER_STATUS_OK;
+}
+
+/* GroupNormalization (opset 18): x [N, C, D...] in num_groups groups of C / G channels, each
+   normalized over its channels and spatial dims (a reshape to [N, G, rest] and a layer norm from
+   axis 2 without affine), reshaped back, then scale[g] * y + bias[g] per channel (opset 18: scale
+   and bias hold one value per group), as InstanceNormalization does per channel. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_group_norm(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const luthier_onnx__tensor *p[2];
+    const int64_t G = luthier_onnx__ai(n, "num_groups", 0);
+    int64_t gd[3], cd[LUTHIER_ONNX_MAX_RANK], C, e;
+    int cur, pc[2];
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "epsilon,num_groups"));
+    if (!luthier_onnx__attr_get(n, "num_groups")) LUTHIER_ONNX__BAD("the num_groups attribute is missing");
+    if (xs.rank < 2 || xs.rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("input rank %d (takes [N,C,D1,...])", xs.rank);
+    C = xs.d[1];
+    if (G < 1 || G > C || C % G) LUTHIER_ONNX__BAD("num_groups %lld must be >= 1 and divide the %lld channels", (long long)G, (long long)C);
+    for (k = 0; k < 2; k++) {
+        float *f;
+        LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, k + 1, k ? "bias" : "scale", &p[k]));
+        if (!p[k] || p[k]->n != (size_t)G) LUTHIER_ONNX__BAD("%s must hold num_groups = %lld values (opset 18)", k ? "bias" : "scale", (long long)G);
+        if (!(f = (float *)luthier_onnx__alloc(c, (size_t)C * sizeof(float)))) LUTHIER_ONNX__OOM();
+        for (e = 0; e < C; e++) f[e] = p[k]->f[e / (C / G)];
+        cd[0] = C;
+        for (e = 1; e < xs.rank - 1; e++) cd[e] = 1; /* [C, 1, ...]: broadcast over the spatial dims */
+        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k ? "bias" : "scale", xs.rank - 1, cd, f, &pc[k]));
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+    gd[0] = xs.d[0], gd[1] = G, gd[2] = (int64_t)(luthier_onnx__numel(xs.rank, xs.d) / (size_t)(xs.d[0] * G));
+    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, in[0], 3, gd, NULL, &cur));
+    luthier_node_attrs_default(LUTHIER_OP_LAYER_NORM, &d.attr);
+    d.typed = 1;
+    d.attr.layer_norm.axis = 2;
+    d.attr.layer_norm.epsilon = luthier_onnx__af(n, "epsilon", 1e-5f);
+    d.op = LUTHIER_OP_LAYER_NORM;
+    d.inputs = &cur;
+    d.num_inputs = 1;
+    LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "normalized", &cur));
+    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, xs.rank, xs.d, NULL, &cur));
+    memset(&d, 0, sizeof d);
+    in[0] = cur, in[1] = pc[0];
+    d.op = LUTHIER_OP_MUL;
+    d.inputs = in;
+    d.num_inputs = 2;
+    LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &cur));
+    in[0] = cur, in[1] = pc[1];
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_ADD, in, 2);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__cvargs *arg) {
@@ -3785,7 +4134,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
 
 #define LUTHIER_ONNX__MANY (1 << 20)
 #define LUTHIER_ONNX__OPSET_MIN 7 /* the default-domain opsets the loader reads */
-#define LUTHIER_ONNX__OPSET_MAX 17
+#define LUTHIER_ONNX__OPSET_MAX 18
 #define LUTHIER_ONNX__OPS(X) \
     X("Constant", 0, 0, 1, 1, constant, COUNT, none, 1, 0)                           \
     X("Identity", 1, 1, 1, 1, passthrough, COUNT, identity, 1, 0)                    \
@@ -3893,7 +4242,14 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     X("ConvTranspose", 2, 3, 1, 1, conv_transpose, CONV_TRANSPOSE, none, 1, 0)  \
     X("LSTM", 3, 8, 1, 3, rnn, LSTM, none, 7, 0)                                \
     X("GRU", 3, 6, 1, 2, rnn, GRU, none, 7, 0)                                  \
-    X("RNN", 3, 6, 1, 2, rnn, RNN, none, 7, 0)
+    X("RNN", 3, 6, 1, 2, rnn, RNN, none, 7, 0)                                  \
+    X("GatherElements", 2, 2, 1, 1, index, GATHER_ELEMENTS, none, 11, 0)        \
+    X("GatherND", 2, 2, 1, 1, index, GATHER_ND, none, 11, 0)                    \
+    X("ScatterND", 3, 3, 1, 1, index, SCATTER_ND, none, 11, 0)                  \
+    X("ScatterElements", 3, 3, 1, 1, index, SCATTER_ELEMENTS, none, 11, 0)      \
+    X("Scatter", 3, 3, 1, 1, index, SCATTER_ELEMENTS, none, 9, 10)              \
+    X("Einsum", 1, LUTHIER_ONNX__MANY, 1, 1, einsum, COUNT, none, 12, 0)        \
+    X("GroupNormalization", 3, 3, 1, 1, group_norm, COUNT, none, 18, 0)
 
 
 /* The row of node n's operator, or NULL (an unknown operator, or a domain the loader does not read). */

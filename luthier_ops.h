@@ -2804,6 +2804,211 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_gather(luthier_contex
     return luthier__op_run(ctx, cfg, units, luthier__op_gather_range, &j);
 }
 
+/* >>ops-index: GatherElements, GatherND, ScatterND, ScatterElements (ONNX semantics) over f32 data
+   and i64 indices, in logical (row-major) order. Every index is checked against its axis before
+   anything is written: negative indices count from the end once (-len..-1), anything else outside
+   [-len, len) fails the step with INVALID_ARGUMENT naming the index and its position. The gathers
+   run in parallel over output rows; the scatters copy data and then apply the updates in index
+   order on one thread (duplicate indices with a reduction combine in that order; with no
+   reduction the last one wins). */
+enum { LUTHIER__SCAT_NONE, LUTHIER__SCAT_ADD, LUTHIER__SCAT_MUL, LUTHIER__SCAT_MAX, LUTHIER__SCAT_MIN, LUTHIER__SCAT_COUNT };
+
+/* Checks n indices, index e against lens[e % m]; 0 when all are in range. */
+LUTHIER_PRIVATE luthier_status luthier__op_check_indices(luthier_context *ctx, const char *what, const int64_t *idx, size_t n,
+                                                         size_t m, const int64_t *lens) {
+    size_t e;
+    for (e = 0; e < n; e++) {
+        const int64_t v = idx[e], len = lens[e % m];
+        if (v < -len || v >= len)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%s: index %lld at position %zu is out of range [-%lld, %lld)",
+                                 what, (long long)v, e, (long long)len, (long long)len);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE size_t luthier__op_prod(const int64_t *s, int from, int to) {
+    size_t n = 1;
+    int k;
+    for (k = from; k < to; k++) n *= (size_t)s[k];
+    return n;
+}
+
+/* The row-major strides of shape (rank r) into st. */
+LUTHIER_PRIVATE void luthier__op_strides(int r, const int64_t *shape, size_t *st) {
+    size_t s = 1;
+    int k;
+    for (k = r - 1; k >= 0; k--) st[k] = s, s *= (size_t)shape[k];
+}
+
+/* y = reduction(y, u) (LUTHIER__SCAT_*); max and min propagate NaN (numpy.maximum/minimum). */
+LUTHIER_PRIVATE float luthier__op_scatter_one(int red, float y, float u) {
+    switch (red) {
+    case LUTHIER__SCAT_ADD: return y + u;
+    case LUTHIER__SCAT_MUL: return y * u;
+    case LUTHIER__SCAT_MAX: return y != y || u != u ? y + u : u > y ? u : y;
+    case LUTHIER__SCAT_MIN: return y != y || u != u ? y + u : u < y ? u : y;
+    default: return u;
+    }
+}
+
+/* Element-wise index geometry shared by GatherElements and ScatterElements: the indices' shape
+   is; data's strides ds, the axis and its length. */
+typedef struct luthier__op_elems {
+    const float *data;
+    const int64_t *idx;
+    float *y;
+    int rank, axis;
+    int64_t is[LUTHIER_MAX_RANK];
+    size_t ds[LUTHIER_MAX_RANK];
+    int64_t axis_len;
+    size_t last, rows, rpu;
+} luthier__op_elems;
+
+/* Offset in data of the element of indices row `row`, column j, index value v (wrapped). */
+LUTHIER_PRIVATE size_t luthier__op_elems_base(const luthier__op_elems *j, size_t row) {
+    size_t base = 0, rem = row;
+    int k;
+    for (k = j->rank - 2; k >= 0; k--) {
+        const size_t c = rem % (size_t)j->is[k];
+        rem /= (size_t)j->is[k];
+        if (k != j->axis) base += c * j->ds[k];
+    }
+    return base;
+}
+
+LUTHIER_PRIVATE void luthier__op_gather_elements_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
+    const luthier__op_elems *j = (const luthier__op_elems *)arg;
+    const int on_last = j->axis == j->rank - 1;
+    size_t row, c;
+    (void)thread;
+    (void)cl;
+    for (row = ub * j->rpu; row < ue * j->rpu && row < j->rows; row++) {
+        const size_t base = luthier__op_elems_base(j, row);
+        const int64_t *ip = j->idx + row * j->last;
+        float *yp = j->y + row * j->last;
+        for (c = 0; c < j->last; c++) {
+            const size_t v = (size_t)(ip[c] < 0 ? ip[c] + j->axis_len : ip[c]);
+            yp[c] = j->data[base + (on_last ? v : c * j->ds[j->rank - 1] + v * j->ds[j->axis])];
+        }
+    }
+}
+
+/* Fills j for data of shape ds_shape and indices of shape is (both rank r, checked by the graph). */
+LUTHIER_PRIVATE void luthier__op_elems_init(luthier__op_elems *j, const float *data, const int64_t *idx, float *y, int r,
+                                            const int64_t *data_shape, const int64_t *is, int axis) {
+    int k;
+    j->data = data, j->idx = idx, j->y = y, j->rank = r, j->axis = axis;
+    luthier__op_strides(r, data_shape, j->ds);
+    for (k = 0; k < r; k++) j->is[k] = is[k];
+    j->axis_len = data_shape[axis];
+    j->last = (size_t)is[r - 1];
+    j->rows = luthier__op_prod(is, 0, r - 1);
+    j->rpu = j->last >= LUTHIER__OP_GRAIN ? 1 : LUTHIER__OP_GRAIN / j->last;
+}
+
+/* y (indices' shape) = data[..., idx[...], ...] along axis. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_gather_elements(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                           const float *data, const int64_t *data_shape, int r,
+                                                                           const int64_t *idx, const int64_t *is, int axis, float *y) {
+    luthier__op_elems j;
+    luthier_status s;
+    luthier__op_elems_init(&j, data, idx, y, r, data_shape, is, axis);
+    if ((s = luthier__op_check_indices(ctx, "gather_elements", idx, j.rows * j.last, 1, &j.axis_len)) != LUTHIER_STATUS_OK) return s;
+    return luthier__op_run(ctx, cfg, luthier__div_up(j.rows, j.rpu), luthier__op_gather_elements_range, &j);
+}
+
+/* y = data, then y[..., idx[...], ...] = reduction(y[...], upd[...]) along axis (upd: indices' shape). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_scatter_elements(luthier_context *ctx, const float *data,
+                                                                            const int64_t *data_shape, int r, const int64_t *idx,
+                                                                            const int64_t *is, const float *upd, int axis, int red,
+                                                                            float *y) {
+    luthier__op_elems j;
+    luthier_status s;
+    size_t row, c;
+    luthier__op_elems_init(&j, data, idx, y, r, data_shape, is, axis);
+    if ((s = luthier__op_check_indices(ctx, "scatter_elements", idx, j.rows * j.last, 1, &j.axis_len)) != LUTHIER_STATUS_OK) return s;
+    if (y != data) memcpy(y, data, luthier__op_prod(data_shape, 0, r) * sizeof(float));
+    for (row = 0; row < j.rows; row++) {
+        const size_t base = luthier__op_elems_base(&j, row);
+        for (c = 0; c < j.last; c++) {
+            const int64_t iv = idx[row * j.last + c];
+            const size_t v = (size_t)(iv < 0 ? iv + j.axis_len : iv);
+            float *t = y + base + (axis == r - 1 ? v : c * j.ds[r - 1] + v * j.ds[axis]);
+            *t = luthier__op_scatter_one(red, *t, upd[row * j.last + c]);
+        }
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* GatherND / ScatterND geometry: `slices` index tuples of m entries; tuple s addresses a slice of
+   `len` elements inside batch s / per_batch of data (batch stride bstride), entry k scaled by st[k]. */
+typedef struct luthier__op_nd {
+    const float *data;
+    const int64_t *idx;
+    float *y;
+    size_t m, len, slices, per_batch, bstride, spu;
+    size_t st[LUTHIER_MAX_RANK];
+    int64_t lens[LUTHIER_MAX_RANK];
+} luthier__op_nd;
+
+LUTHIER_PRIVATE size_t luthier__op_nd_offset(const luthier__op_nd *j, size_t s) {
+    const int64_t *t = j->idx + s * j->m;
+    size_t off = s / j->per_batch * j->bstride, k;
+    for (k = 0; k < j->m; k++) off += (size_t)(t[k] < 0 ? t[k] + j->lens[k] : t[k]) * j->st[k];
+    return off;
+}
+
+/* data of rank r (shape dsh), indices of rank q (shape ish), batch_dims b (checked by the graph). */
+LUTHIER_PRIVATE void luthier__op_nd_init(luthier__op_nd *j, const float *data, const int64_t *idx, float *y, int r,
+                                         const int64_t *dsh, int q, const int64_t *ish, int b) {
+    size_t st[LUTHIER_MAX_RANK], k;
+    j->data = data, j->idx = idx, j->y = y;
+    j->m = (size_t)ish[q - 1];
+    luthier__op_strides(r, dsh, st);
+    for (k = 0; k < j->m; k++) j->st[k] = st[b + (int)k], j->lens[k] = dsh[b + (int)k];
+    j->len = luthier__op_prod(dsh, b + (int)j->m, r);
+    j->slices = luthier__op_prod(ish, 0, q - 1);
+    j->per_batch = luthier__op_prod(ish, b, q - 1);
+    j->bstride = luthier__op_prod(dsh, b, r);
+    j->spu = j->len >= LUTHIER__OP_GRAIN ? 1 : LUTHIER__OP_GRAIN / j->len;
+}
+
+LUTHIER_PRIVATE void luthier__op_gather_nd_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
+    const luthier__op_nd *j = (const luthier__op_nd *)arg;
+    size_t s;
+    (void)thread;
+    (void)cl;
+    for (s = ub * j->spu; s < ue * j->spu && s < j->slices; s++)
+        memcpy(j->y + s * j->len, j->data + luthier__op_nd_offset(j, s), j->len * sizeof(float));
+}
+
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_gather_nd(luthier_context *ctx, const luthier__op_cfg *cfg, const float *data,
+                                                                     int r, const int64_t *dsh, const int64_t *idx, int q,
+                                                                     const int64_t *ish, int b, float *y) {
+    luthier__op_nd j;
+    luthier_status s;
+    luthier__op_nd_init(&j, data, idx, y, r, dsh, q, ish, b);
+    if ((s = luthier__op_check_indices(ctx, "gather_nd", idx, j.slices * j.m, j.m, j.lens)) != LUTHIER_STATUS_OK) return s;
+    return luthier__op_run(ctx, cfg, luthier__div_up(j.slices, j.spu), luthier__op_gather_nd_range, &j);
+}
+
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_scatter_nd(luthier_context *ctx, const float *data, int r,
+                                                                      const int64_t *dsh, const int64_t *idx, int q,
+                                                                      const int64_t *ish, const float *upd, int red, float *y) {
+    luthier__op_nd j;
+    luthier_status s;
+    size_t sl, e;
+    luthier__op_nd_init(&j, data, idx, y, r, dsh, q, ish, 0);
+    if ((s = luthier__op_check_indices(ctx, "scatter_nd", idx, j.slices * j.m, j.m, j.lens)) != LUTHIER_STATUS_OK) return s;
+    if (y != data) memcpy(y, data, j.bstride * sizeof(float));
+    for (sl = 0; sl < j.slices; sl++) {
+        float *t = y + luthier__op_nd_offset(&j, sl);
+        const float *u = upd + sl * j.len;
+        for (e = 0; e < j.len; e++) t[e] = luthier__op_scatter_one(red, t[e], u[e]);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
 /* >>ops-reduce: reductions over any set of axes (ONNX Reduce*). The shape is first folded into
    runs of adjacent axes that are all reduced or all kept; each output element then walks its
    reduced elements with an odometer over the reduced runs. Sums accumulate in double. */

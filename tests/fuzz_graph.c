@@ -383,6 +383,16 @@ static void fz_add_node(fz_build *b, luthier_op op) {
         d.causal = (int)(fuzz_u8(&b->r) % 2);
         d.scale = (fuzz_u8(&b->r) & 1) ? 0.0f : fz_float(&b->r);
         break;
+    case LUTHIER_OP_GATHER_ELEMENTS:
+    case LUTHIER_OP_GATHER_ND:
+    case LUTHIER_OP_SCATTER_ND:
+    case LUTHIER_OP_SCATTER_ELEMENTS: /* axis / batch_dims first in each struct, the reduction after */
+        d.typed = 1;
+        d.attr.scatter_elements.axis = fz_int(&b->r);
+        d.attr.scatter_elements.reduction = (int)(fuzz_u8(&b->r) % 6);
+        if (op == LUTHIER_OP_SCATTER_ND) d.attr.scatter_nd.reduction = (int)(fuzz_u8(&b->r) % 6);
+        if (smart && n >= 2) in[1] = fz_const_i64(b);
+        break;
     default:
         break;
     }

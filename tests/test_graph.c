@@ -378,6 +378,28 @@ static void ref_rnn(const luthier_graph *g, const luthier__gnode *n, ref_val *v)
                 v[n->outputs[0]].f, v[n->outputs[1]].f, d->op == LUTHIER_OP_LSTM ? v[n->outputs[2]].f : NULL);
 }
 
+/* coordinates of element e of a tensor of shape s (rank r), and back */
+static void ref_coords(size_t e, const int64_t *s, int r, int64_t *c) {
+    int k;
+    for (k = r - 1; k >= 0; k--) c[k] = (int64_t)(e % (size_t)s[k]), e /= (size_t)s[k];
+}
+
+static size_t ref_offset(const int64_t *c, const int64_t *s, int r) {
+    size_t off = 0;
+    int k;
+    for (k = 0; k < r; k++) off = off * (size_t)s[k] + (size_t)c[k];
+    return off;
+}
+
+/* ONNX ScatterND / ScatterElements reduction: none, add, mul, max, min (numpy.maximum: NaN wins) */
+static float ref_scatter(int red, float y, float u) {
+    if (red == LUTHIER_SCATTER_ADD) return y + u;
+    if (red == LUTHIER_SCATTER_MUL) return y * u;
+    if (red == LUTHIER_SCATTER_MAX) return isnan(y) || isnan(u) ? NAN : fmaxf(y, u);
+    if (red == LUTHIER_SCATTER_MIN) return isnan(y) || isnan(u) ? NAN : fminf(y, u);
+    return u;
+}
+
 static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
     const luthier_node_desc *d = &n->d;
     const luthier__gtensor *xt = &g->tensors[n->inputs[0]], *yt = &g->tensors[n->outputs[0]];
@@ -856,6 +878,53 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
                     }
         for (e = 0; e < ny; e++) y[e] = (float)ref_act(acc[e], &a->act);
         free(acc);
+        break;
+    }
+    case LUTHIER_OP_GATHER_ELEMENTS:
+    case LUTHIER_OP_SCATTER_ELEMENTS: { /* ONNX: out[i][j][k] = data[idx[i][j][k]][j][k] (axis 0), ... */
+        const luthier__gtensor *it = &g->tensors[n->inputs[1]];
+        const int64_t *idx = v[n->inputs[1]].i;
+        const int scat = d->op == LUTHIER_OP_SCATTER_ELEMENTS;
+        const int ax0 = scat ? d->attr.scatter_elements.axis : d->attr.gather_elements.axis, axis = ax0 < 0 ? ax0 + xt->rank : ax0;
+        int64_t c[LUTHIER_MAX_RANK];
+        size_t ni = ref_numel(it);
+        if (scat) memcpy(y, x, ny * 4);
+        for (e = 0; e < ni; e++) {
+            ref_coords(e, it->shape, it->rank, c);
+            c[axis] = idx[e] < 0 ? idx[e] + xt->shape[axis] : idx[e];
+            if (scat) y[ref_offset(c, xt->shape, xt->rank)] = ref_scatter(d->attr.scatter_elements.reduction, y[ref_offset(c, xt->shape, xt->rank)], v[n->inputs[2]].f[e]);
+            else y[e] = x[ref_offset(c, xt->shape, xt->rank)];
+        }
+        break;
+    }
+    case LUTHIER_OP_GATHER_ND:
+    case LUTHIER_OP_SCATTER_ND: { /* ONNX: each index tuple (after batch_dims) picks a slice */
+        const luthier__gtensor *it = &g->tensors[n->inputs[1]];
+        const int64_t *idx = v[n->inputs[1]].i;
+        const int scat = d->op == LUTHIER_OP_SCATTER_ND, b = scat ? 0 : d->attr.gather_nd.batch_dims;
+        const int q = it->rank, m = (int)it->shape[q - 1];
+        size_t tuples = ref_numel(it) / (size_t)m, len = 1, batches = 1, t, k2;
+        int64_t c[LUTHIER_MAX_RANK], ic[LUTHIER_MAX_RANK];
+        int k;
+        for (k = b + m; k < xt->rank; k++) len *= (size_t)xt->shape[k];
+        for (k = 0; k < b; k++) batches *= (size_t)xt->shape[k];
+        if (scat) memcpy(y, x, ny * 4);
+        for (t = 0; t < tuples; t++) {
+            size_t off;
+            ref_coords(t, it->shape, q - 1, ic); /* the tuple's position in indices.shape[:-1] */
+            for (k = 0; k < xt->rank; k++) c[k] = 0;
+            for (k = 0; k < b; k++) c[k] = ic[k];
+            for (k = 0; k < m; k++) {
+                int64_t iv = idx[t * (size_t)m + (size_t)k];
+                c[b + k] = iv < 0 ? iv + xt->shape[b + k] : iv;
+            }
+            off = ref_offset(c, xt->shape, xt->rank);
+            for (k2 = 0; k2 < len; k2++) {
+                if (scat) y[off + k2] = ref_scatter(d->attr.scatter_nd.reduction, y[off + k2], v[n->inputs[2]].f[t * len + k2]);
+                else y[t * len + k2] = x[off + k2];
+            }
+        }
+        (void)batches;
         break;
     }
     default:
@@ -3407,6 +3476,251 @@ static void test_graph_conv_transpose_config(void) {
     luthier_context_destroy(ctx);
 }
 
+/* ---- indexing: gather_elements, gather_nd, scatter_nd, scatter_elements ----------------- */
+
+static int64_t gx_numel(int r, const int64_t *s) {
+    int64_t n = 1;
+    int k;
+    for (k = 0; k < r; k++) n *= s[k];
+    return n;
+}
+
+typedef struct gx_case {
+    luthier_op op;
+    int axis, extra;       /* extra: batch_dims (gather_nd) or reduction (scatters) */
+    int rx, ri;            /* ranks of data and indices */
+    int64_t xs[6], is[6];  /* shapes; updates: the shape the operator wants */
+    int unique;            /* scatters without reduction: no index twice */
+} gx_case;
+
+/* The node's attributes for c. */
+static luthier_node_desc gx_desc(const gx_case *c, const char *name) {
+    luthier_node_desc d;
+    memset(&d, 0, sizeof d);
+    d.op = c->op;
+    d.name = name;
+    d.typed = 1;
+    if (c->op == LUTHIER_OP_GATHER_ELEMENTS) d.attr.gather_elements.axis = c->axis;
+    if (c->op == LUTHIER_OP_GATHER_ND) d.attr.gather_nd.batch_dims = c->extra;
+    if (c->op == LUTHIER_OP_SCATTER_ND) d.attr.scatter_nd.reduction = c->extra;
+    if (c->op == LUTHIER_OP_SCATTER_ELEMENTS) d.attr.scatter_elements.axis = c->axis, d.attr.scatter_elements.reduction = c->extra;
+    return d;
+}
+
+/* Random indices for c (negative ones included); unique: no two address the same element or slice. */
+static int64_t *gx_indices(const gx_case *c, size_t *count) {
+    const int elems = c->op == LUTHIER_OP_GATHER_ELEMENTS || c->op == LUTHIER_OP_SCATTER_ELEMENTS;
+    const int b = c->op == LUTHIER_OP_GATHER_ND ? c->extra : 0, ax = c->axis < 0 ? c->axis + c->rx : c->axis;
+    const size_t n = (size_t)gx_numel(c->ri, c->is), m = elems ? 1 : (size_t)c->is[c->ri - 1];
+    int64_t *v = (int64_t *)malloc(n * sizeof(int64_t) + 8), co[6];
+    size_t e, k;
+    for (e = 0; e < n; e++) {
+        const int64_t len = elems ? c->xs[ax] : c->xs[b + (int)(e % m)];
+        v[e] = (int64_t)(test_rand_u64() % (uint64_t)(2 * len)) - len;
+    }
+    if (c->unique && elems) { /* per fiber along the axis: a rotation of 0..len-1 */
+        for (e = 0; e < n; e++) {
+            size_t fiber = 0;
+            int64_t len = c->xs[ax], t;
+            ref_coords(e, c->is, c->ri, co);
+            for (k = 0; k < (size_t)c->ri; k++) fiber = fiber * 131 + (k == (size_t)ax ? 0 : (size_t)co[k]);
+            t = (co[ax] + (int64_t)(fiber * 2654435761u % (size_t)len)) % len;
+            v[e] = (e * 7) % 3 == 0 ? t - len : t;
+        }
+    } else if (c->unique) { /* tuple t addresses position perm[t] of data.shape[:m] */
+        const size_t tuples = n / m, total = (size_t)gx_numel((int)m, c->xs);
+        size_t *perm = (size_t *)malloc(total * sizeof(size_t));
+        for (e = 0; e < total; e++) perm[e] = e;
+        for (e = total; e > 1; e--) {
+            size_t j = (size_t)(test_rand_u64() % e), tmp = perm[e - 1];
+            perm[e - 1] = perm[j], perm[j] = tmp;
+        }
+        for (e = 0; e < tuples; e++) {
+            ref_coords(perm[e], c->xs, (int)m, co);
+            for (k = 0; k < m; k++) v[e * m + k] = (e + k) % 3 == 1 ? co[k] - c->xs[k] : co[k];
+        }
+        free(perm);
+    }
+    *count = n;
+    return v;
+}
+
+/* The shape of c's updates into us; returns its rank. */
+static int gx_updates_shape(const gx_case *c, int64_t *us) {
+    int k, r = 0;
+    if (c->op == LUTHIER_OP_SCATTER_ELEMENTS) {
+        memcpy(us, c->is, sizeof(int64_t) * (size_t)c->ri);
+        return c->ri;
+    }
+    for (k = 0; k < c->ri - 1; k++) us[r++] = c->is[k];
+    for (k = (int)c->is[c->ri - 1]; k < c->rx; k++) us[r++] = c->xs[k];
+    if (r == 0) us[r++] = 1;
+    return r;
+}
+
+/* c as one node, indices constant (const_idx) or fed, against the reference at 1 and 2 threads. */
+static void gx_run(const gx_case *c, int const_idx, const char *what) {
+    const int scat = c->op == LUTHIER_OP_SCATTER_ND || c->op == LUTHIER_OP_SCATTER_ELEMENTS;
+    gb b;
+    luthier_node_desc d = gx_desc(c, what);
+    int64_t us[6];
+    int x, it, u = -1, ur = scat ? gx_updates_shape(c, us) : 0, threads, y;
+    size_t ni;
+    int64_t *idx = gx_indices(c, &ni);
+    float *xd = rand_buf((size_t)gx_numel(c->rx, c->xs), -2, 2), *ud = scat ? rand_buf((size_t)gx_numel(ur, us), -2, 2) : NULL;
+    const void *ins[3];
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "data", LUTHIER_DTYPE_F32, c->rx, c->xs, &x);
+    if (const_idx) CHECK(luthier_graph_constant_i64(b.g, "idx", c->ri, c->is, idx, &it) == LUTHIER_STATUS_OK, "%s: indices", what);
+    else luthier_graph_input(b.g, "idx", LUTHIER_DTYPE_I64, c->ri, c->is, &it);
+    if (scat) luthier_graph_input(b.g, "upd", LUTHIER_DTYPE_F32, ur, us, &u);
+    y = gb_node(&b, &d, x, it, u);
+    CHECK(!b.fail, "%s: build", what);
+    if (!b.fail) {
+        int k = 0;
+        luthier_graph_output(b.g, y);
+        ins[k++] = xd;
+        if (!const_idx) ins[k++] = idx;
+        ins[k++] = ud;
+        for (threads = 1; threads <= 2; threads++) {
+            luthier_context *ctx = ctx_threads(threads);
+            char w2[128];
+            snprintf(w2, sizeof w2, "%s (%s indices, %d threads)", what, const_idx ? "constant" : "fed", threads);
+            plan_vs_ref(ctx, b.g, NULL, ins, 1e-6, w2);
+            luthier_context_destroy(ctx);
+        }
+    }
+    gb_free(&b);
+    free(idx);
+    free(xd);
+    free(ud);
+}
+
+static void test_graph_index_ops(void) {
+    static const gx_case cases[] = {
+        {LUTHIER_OP_GATHER_ELEMENTS, 0, 0, 1, 1, {7}, {5}, 0},
+        {LUTHIER_OP_GATHER_ELEMENTS, -1, 0, 1, 1, {3}, {9}, 0},
+        {LUTHIER_OP_GATHER_ELEMENTS, 1, 0, 2, 2, {3, 4}, {3, 6}, 0},
+        {LUTHIER_OP_GATHER_ELEMENTS, 0, 0, 2, 2, {3, 4}, {5, 4}, 0},
+        {LUTHIER_OP_GATHER_ELEMENTS, -2, 0, 2, 2, {3, 4}, {2, 3}, 0},
+        {LUTHIER_OP_GATHER_ELEMENTS, 1, 0, 3, 3, {2, 3, 4}, {2, 2, 4}, 0},
+        {LUTHIER_OP_GATHER_ELEMENTS, 5, 0, 6, 6, {2, 1, 3, 1, 2, 3}, {2, 1, 3, 1, 2, 5}, 0},
+        {LUTHIER_OP_GATHER_ELEMENTS, 2, 0, 6, 6, {2, 1, 3, 1, 2, 3}, {1, 1, 4, 1, 2, 2}, 0},
+        {LUTHIER_OP_GATHER_ELEMENTS, 0, 0, 2, 2, {64, 300}, {64, 300}, 0},
+        {LUTHIER_OP_GATHER_ND, 0, 0, 3, 2, {2, 3, 4}, {5, 1}, 0},
+        {LUTHIER_OP_GATHER_ND, 0, 0, 3, 2, {2, 3, 4}, {5, 2}, 0},
+        {LUTHIER_OP_GATHER_ND, 0, 0, 3, 2, {2, 3, 4}, {4, 3}, 0},
+        {LUTHIER_OP_GATHER_ND, 0, 0, 3, 1, {2, 3, 4}, {3}, 0},
+        {LUTHIER_OP_GATHER_ND, 0, 1, 3, 3, {2, 3, 4}, {2, 5, 1}, 0},
+        {LUTHIER_OP_GATHER_ND, 0, 1, 3, 2, {2, 3, 4}, {2, 2}, 0},
+        {LUTHIER_OP_GATHER_ND, 0, 2, 4, 4, {2, 3, 4, 5}, {2, 3, 2, 1}, 0},
+        {LUTHIER_OP_GATHER_ND, 0, 0, 2, 2, {200, 100}, {300, 1}, 0},
+        {LUTHIER_OP_GATHER_ND, 0, 0, 1, 3, {6}, {2, 3, 1}, 0},
+        {LUTHIER_OP_SCATTER_ND, 0, 0, 3, 2, {4, 5, 3}, {3, 1}, 1},
+        {LUTHIER_OP_SCATTER_ND, 0, 0, 3, 2, {4, 5, 3}, {7, 2}, 1},
+        {LUTHIER_OP_SCATTER_ND, 0, 0, 3, 2, {2, 3, 4}, {5, 3}, 1},
+        {LUTHIER_OP_SCATTER_ND, 0, 0, 1, 1, {6}, {1}, 1},
+        {LUTHIER_OP_SCATTER_ND, 0, 0, 3, 3, {4, 5, 3}, {2, 2, 1}, 1},
+        {LUTHIER_OP_SCATTER_ELEMENTS, 0, 0, 2, 2, {4, 5}, {3, 5}, 1},
+        {LUTHIER_OP_SCATTER_ELEMENTS, -1, 0, 2, 2, {4, 5}, {2, 4}, 1},
+        {LUTHIER_OP_SCATTER_ELEMENTS, 1, 0, 3, 3, {2, 6, 3}, {2, 5, 2}, 1},
+        {LUTHIER_OP_SCATTER_ELEMENTS, 0, 0, 1, 1, {8}, {8}, 1},
+    };
+    int k, red, ci;
+    for (k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
+        const int scat = cases[k].op == LUTHIER_OP_SCATTER_ND || cases[k].op == LUTHIER_OP_SCATTER_ELEMENTS;
+        for (red = 0; red < (scat ? (int)LUTHIER_SCATTER_REDUCTION_COUNT : 1); red++)
+            for (ci = 0; ci < 2; ci++) {
+                gx_case c = cases[k];
+                char what[96];
+                if (scat) c.extra = red, c.unique = red == LUTHIER_SCATTER_NONE; /* with a reduction: duplicates */
+                if (scat && red && c.op == LUTHIER_OP_SCATTER_ND && c.ri > 1) c.is[0] *= 2;
+                if (scat && red && c.op == LUTHIER_OP_SCATTER_ELEMENTS) c.is[c.axis < 0 ? c.axis + c.ri : c.axis] += 3;
+                snprintf(what, sizeof what, "%s case %d reduction %d", luthier_op_name(c.op), k, red);
+                gx_run(&c, ci, what);
+            }
+    }
+}
+
+/* ONNX's own examples, and the refusals: bad attributes and shapes, constant indices out of range
+   when the node is added, fed ones when the plan runs (naming the node, writing nothing). */
+static void test_graph_index_edges(void) {
+    static const float data[4] = {1, 2, 3, 4}, upd[3] = {10, NAN, -5};
+    static const int64_t s22[2] = {2, 2}, s4[1] = {4}, s31[2] = {3, 1}, s3[1] = {3}, ge_idx[4] = {0, 0, 1, 0};
+    static const int64_t nd_idx[3] = {1, -3, 1}, bad_idx[4] = {0, 0, 2, 0};
+    gb b;
+    luthier_node_desc d;
+    luthier_context *ctx = ctx_threads(2);
+    luthier_plan *p = NULL;
+    int x, x4, it, itc, u, o, in[3];
+    float out[4];
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 2, s22, &x);
+    luthier_graph_input(b.g, "i", LUTHIER_DTYPE_I64, 2, s22, &it);
+    luthier_graph_constant_i64(b.g, "nd", 2, s31, nd_idx, &itc);
+    luthier_graph_input(b.g, "u", LUTHIER_DTYPE_F32, 1, s3, &u);
+    luthier_graph_input(b.g, "x4", LUTHIER_DTYPE_F32, 1, s4, &x4);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_GATHER_ELEMENTS; d.name = "ge"; d.typed = 1; d.attr.gather_elements.axis = 1;
+    luthier_graph_output(b.g, gb_node(&b, &d, x, it, -1)); /* [[1,2],[3,4]] along 1 by [[0,0],[1,0]]: [[1,1],[4,3]] */
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_SCATTER_ND; d.name = "snd"; d.typed = 1; d.attr.scatter_nd.reduction = LUTHIER_SCATTER_MAX;
+    luthier_graph_output(b.g, gb_node(&b, &d, x4, itc, u)); /* max at 1, 1 (NaN), 1: NaN; -5 vs 4 ... */
+    CHECK(!b.fail, "build");
+    if (!b.fail && ctx && luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK) {
+        float o2[4], *both[2];
+        both[0] = out, both[1] = o2;
+        {
+            const void *all[4];
+            all[0] = data, all[1] = ge_idx, all[2] = upd, all[3] = data;
+            CHECK(luthier_plan_run(ctx, p, all, (void *const *)both) == LUTHIER_STATUS_OK, "run: %s", luthier_context_error(ctx));
+            CHECK(out[0] == 1 && out[1] == 1 && out[2] == 4 && out[3] == 3, "gather_elements example: %g %g %g %g", out[0], out[1], out[2], out[3]);
+            CHECK(o2[0] == 1 && isnan(o2[1]) && o2[2] == 3 && o2[3] == 4, "scatter_nd max: %g %g %g %g", o2[0], o2[1], o2[2], o2[3]);
+            out[0] = out[1] = out[2] = out[3] = -7;
+            all[1] = bad_idx; /* 2 is out of [-2, 2) */
+            CHECK(luthier_plan_run(ctx, p, all, (void *const *)both) == LUTHIER_STATUS_INVALID_ARGUMENT &&
+                      strstr(luthier_context_error(ctx), "'ge'") && strstr(luthier_context_error(ctx), "out of range"),
+                  "fed index out of range: %s", luthier_context_error(ctx));
+            CHECK(out[0] == -7 && out[3] == -7, "a failed run wrote its output");
+        }
+        luthier_plan_destroy(p);
+    }
+    /* refusals when the node is added, each naming it */
+    in[0] = x, in[1] = it, in[2] = u;
+    memset(&d, 0, sizeof d);
+    d.name = "bad"; d.typed = 1; d.inputs = in; d.num_inputs = 2;
+    d.op = LUTHIER_OP_GATHER_ELEMENTS; d.attr.gather_elements.axis = 2;
+    CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(b.g), "'bad'"), "axis 2: %s", luthier_graph_error(b.g));
+    d.attr.gather_elements.axis = 0; in[1] = x;
+    CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(b.g), "i64"), "f32 indices: %s", luthier_graph_error(b.g));
+    in[1] = itc; d.attr.gather_elements.axis = 1;
+    CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(b.g), "above"),
+          "indices [3,1] off the axis above data [2,2]: %s", luthier_graph_error(b.g));
+    d.op = LUTHIER_OP_GATHER_ND; d.attr.gather_nd.batch_dims = 0;
+    CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(b.g), "out of range"),
+          "constant index -3 of an axis of 2: %s", luthier_graph_error(b.g));
+    in[0] = x; d.attr.gather_nd.batch_dims = 2;
+    CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT, "batch_dims 2 of rank-2 indices");
+    {
+        static const int64_t far[2] = {0, 5}, s12[2] = {1, 2};
+        int tf;
+        luthier_graph_constant_i64(b.g, "far", 2, s12, far, &tf);
+        d.attr.gather_nd.batch_dims = 0; in[1] = tf;
+        CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(b.g), "'bad'") &&
+                  strstr(luthier_graph_error(b.g), "out of range"), "constant index 5 of 2: %s", luthier_graph_error(b.g));
+    }
+    d.op = LUTHIER_OP_SCATTER_ND; d.num_inputs = 3; in[0] = x4; in[1] = itc; in[2] = x;
+    CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(luthier_graph_error(b.g), "updates"), "updates shape: %s", luthier_graph_error(b.g));
+    in[2] = u; d.attr.scatter_nd.reduction = 5;
+    CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT, "reduction 5");
+    d.op = LUTHIER_OP_SCATTER_ELEMENTS; d.attr.scatter_elements.reduction = 0; in[0] = x; in[1] = it; in[2] = u;
+    CHECK(luthier_graph_add_node(b.g, &d, &o) == LUTHIER_STATUS_INVALID_ARGUMENT, "scatter_elements updates of another shape");
+    gb_free(&b);
+    luthier_context_destroy(ctx);
+}
+
 /* Refusals name the node and leave the graph as it was. */
 static void test_graph_conv_transpose_refusals(void) {
     luthier_graph *g = NULL;
@@ -3670,6 +3984,8 @@ static void run_graph_tests(void) {
     RUN(test_graph_conv_transpose_refusals);
     RUN(test_graph_rnn);
     RUN(test_graph_rnn_refusals);
+    RUN(test_graph_index_ops);
+    RUN(test_graph_index_edges);
     RUN(test_graph_reduce);
     RUN(test_graph_dm_onnx_examples);
     RUN(test_graph_dm_nhwc);

@@ -2568,7 +2568,7 @@ static void test_onnx_resize(void) {
     pbw_attr_s(&n, "coordinate_transformation_mode", "pytorch_half_pixel");
     s = dm_load_check(&dm, &n, LUTHIER_OP_RESIZE, err, sizeof err);
     CHECK(s == LUTHIER_STATUS_OK, "Resize nearest sizes: %s", err);
-    dm.is = sizes2, dm.nis = 2; /* opset 18's axes: sizes of W then H */
+    dm.is = sizes2, dm.nis = 2, dm.opset = 18; /* opset 18's axes: sizes of W then H */
     pbw_attr_is(&n, "axes", axes, 2);
     pbw_attr_s(&n, "mode", "linear");
     s = dm_load_check(&dm, &n, LUTHIER_OP_RESIZE, err, sizeof err);
@@ -2634,10 +2634,11 @@ static void test_onnx_dm_refusals(void) {
         {"Resize", NULL, NULL, "", "sizes", NULL, neg, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "sizes must be in"},
         {"Resize", NULL, NULL, "", NULL, NULL, NULL, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "neither scales nor sizes"},
         {"Resize", "coordinate_transformation_mode", "tf_crop_and_resize", "scales", NULL, ok4, NULL, 13, LUTHIER_STATUS_UNSUPPORTED, "tf_crop_and_resize is not supported"},
-        {"Resize", "keep_aspect_ratio_policy", "not_larger", "", "sizes", NULL, sizes, 13, LUTHIER_STATUS_UNSUPPORTED, "only stretch"},
+        {"Resize", "keep_aspect_ratio_policy", "not_larger", "", "sizes", NULL, sizes, 18, LUTHIER_STATUS_UNSUPPORTED, "only stretch"},
+        {"Resize", "keep_aspect_ratio_policy", "stretch", "", "sizes", NULL, sizes, 17, LUTHIER_STATUS_UNSUPPORTED, "'keep_aspect_ratio_policy' is not supported"},
         {"Resize", "mode", "bicubic", "scales", NULL, ok4, NULL, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "not nearest, linear or cubic"},
         {"Resize", "nearest_mode", "sideways", "scales", NULL, ok4, NULL, 13, LUTHIER_STATUS_INVALID_ARGUMENT, "unknown nearest_mode"},
-        {"Resize", "antialias", "1", "scales", NULL, ok4, NULL, 13, LUTHIER_STATUS_UNSUPPORTED, "antialias"},
+        {"Resize", "antialias", "1", "scales", NULL, ok4, NULL, 18, LUTHIER_STATUS_UNSUPPORTED, "antialias is not supported"},
         {"Resize", NULL, NULL, "scales", NULL, chan, NULL, 13, LUTHIER_STATUS_UNSUPPORTED, "only the last two axes"},
         {"Resize", NULL, NULL, "scales", NULL, half4, NULL, 10, LUTHIER_STATUS_UNSUPPORTED, "both above and below 1"},
         {"Upsample", NULL, NULL, "scales", NULL, half4, NULL, 9, LUTHIER_STATUS_INVALID_ARGUMENT, "Upsample scales must be >= 1"},
@@ -2857,6 +2858,154 @@ static luthier_status onnx_rnn_check(const onnx_rnn *o, char *err, size_t errn) 
     return s;
 }
 
+/* ---- Einsum, indexing and the opset-18 forms --------------------------------------------------- */
+
+/* Plans g and runs it on ins (in the graph's input order), outputs into outs. */
+static int onnx_run_ins(luthier_context *ctx, const luthier_graph *g, const void *const *ins, float *const *outs) {
+    luthier_plan *p = NULL;
+    void *o[8];
+    int ok, i;
+    for (i = 0; i < 8 && i < luthier_graph_num_outputs(g); i++) o[i] = outs[i];
+    if (luthier_graph_num_outputs(g) > 8 || luthier_plan_create(ctx, g, NULL, &p) != LUTHIER_STATUS_OK) return 0;
+    ok = luthier_plan_run(ctx, p, ins, o) == LUTHIER_STATUS_OK;
+    luthier_plan_destroy(p);
+    return ok;
+}
+
+/* Naive einsum over explicit single-letter labels (ref: "ab,bc->ac", every label's size in sz). */
+static void einsum_naive(const char *ref, const float *a, const float *b, float *y, const int64_t *sz) {
+    char ta[8] = {0}, tb[8] = {0}, to[8] = {0}, labels[16] = {0};
+    const char *arrow = strstr(ref, "->"), *comma = strchr(ref, ',');
+    int nl = 0, k, pos[16];
+    size_t total = 1, e, ny = 1;
+    memcpy(ta, ref, (size_t)((comma ? comma : arrow) - ref));
+    if (comma) memcpy(tb, comma + 1, (size_t)(arrow - comma - 1));
+    strcpy(to, arrow + 2);
+    for (k = 0; ref[k]; k++)
+        if (ref[k] >= 'a' && ref[k] <= 'z' && !strchr(labels, ref[k])) labels[nl++] = ref[k];
+    for (k = 0; k < nl; k++) total *= (size_t)sz[labels[k] - 'a'];
+    for (k = 0; to[k]; k++) ny *= (size_t)sz[to[k] - 'a'];
+    for (e = 0; e < ny; e++) y[e] = 0;
+    for (e = 0; e < total; e++) {
+        size_t rem = e, ia = 0, ib = 0, io = 0;
+        double v;
+        for (k = nl - 1; k >= 0; k--) pos[k] = (int)(rem % (size_t)sz[labels[k] - 'a']), rem /= (size_t)sz[labels[k] - 'a'];
+#define EIN_OFF(t, acc) for (k = 0; t[k]; k++) acc = acc * (size_t)sz[t[k] - 'a'] + (size_t)pos[strchr(labels, t[k]) - labels]
+        EIN_OFF(ta, ia);
+        EIN_OFF(tb, ib);
+        EIN_OFF(to, io);
+#undef EIN_OFF
+        v = a[ia] * (tb[0] ? (double)b[ib] : 1.0);
+        y[io] += (float)v;
+    }
+}
+
+static void test_onnx_einsum(void) {
+    static const struct { const char *eq, *ref; int ra, rb; int64_t as[4], bs[4]; int const_b; } cases[] = {
+        {"bij,bjk->bik", "bij,bjk->bik", 3, 3, {2, 3, 4}, {2, 4, 5}, 0},
+        {"bhqd,bhkd->bhqk", "bhqd,bhkd->bhqk", 4, 4, {1, 2, 3, 4}, {1, 2, 5, 4}, 0},
+        {"bhqk,bhkd->bhqd", "bhqk,bhkd->bhqd", 4, 4, {2, 2, 3, 5}, {2, 2, 5, 4}, 0},
+        {"ij->ji", "ij->ji", 2, 0, {3, 4}, {0}, 0},
+        {"bid,jd->bij", "bid,jd->bij", 3, 2, {2, 3, 4}, {5, 4}, 0},
+        {"bid,jd->bij", "bid,jd->bij", 3, 2, {2, 3, 4}, {5, 4}, 1},
+        {"...ij,...jk->...ik", "xij,xjk->xik", 3, 3, {2, 3, 4}, {2, 4, 5}, 0},
+        {"... d, ... d -> ...", "xyd,xyd->xy", 3, 3, {2, 3, 4}, {2, 3, 4}, 0},
+        {"ij,jk", "ij,jk->ik", 2, 2, {3, 4}, {4, 5}, 0},
+        {"ij,jk->i", "ij,jk->i", 2, 2, {3, 4}, {4, 5}, 0},
+        {"ij->", "ij->", 2, 0, {3, 4}, {0}, 0},
+        {"bij->bj", "bij->bj", 3, 0, {2, 3, 4}, {0}, 0},
+        {"i,j->ij", "i,j->ij", 1, 1, {3}, {4}, 0},
+        {"ij,ij->i", "ij,ij->i", 2, 2, {3, 4}, {3, 4}, 0},
+        {"abc,cd->dba", "abc,cd->dba", 3, 2, {2, 3, 4}, {4, 5}, 0},
+        {"Ab,bA->", "ab,ba->", 2, 2, {3, 4}, {4, 3}, 0},
+    };
+    luthier_context *ctx = onnx_ctx();
+    int k, e, ran = 0;
+    for (k = 0; k < (int)(sizeof cases / sizeof cases[0]) && ctx; k++) {
+        pbw m = {0, 0, 0}, g = {0, 0, 0}, nd = {0, 0, 0};
+        luthier_graph *gr = NULL;
+        char err[512];
+        int64_t sz[26] = {0};
+        float a[256], b[256], want[256], got[256], *outs[1];
+        const void *ins[2];
+        size_t na = 1, nb = 1, ny;
+        double worst = 0;
+        const char *p, *q;
+        for (e = 0; e < cases[k].ra; e++) na *= (size_t)cases[k].as[e];
+        for (e = 0; e < cases[k].rb; e++) nb *= (size_t)cases[k].bs[e];
+        CHECK(na <= 256 && nb <= 256, "'%s': operands of %zu and %zu values (the test holds 256)", cases[k].eq, na, nb);
+        for (e = 0; e < 256; e++) a[e] = (float)((e * 7 + k) % 13) / 6.0f - 1.0f, b[e] = (float)((e * 5 + 3 * k) % 11) / 5.0f - 1.0f;
+        /* label sizes from the reference equation's terms */
+        for (p = cases[k].ref, e = 0; *p != ',' && *p != '-'; p++) sz[*p - 'a'] = cases[k].as[e++];
+        if (*p == ',')
+            for (q = p + 1, e = 0; *q != '-'; q++) sz[*q - 'a'] = cases[k].bs[e++];
+        einsum_naive(cases[k].ref, a, b, want, sz);
+        pbw_str(&nd, 1, "a");
+        if (cases[k].rb) pbw_str(&nd, 1, "b");
+        pbw_str(&nd, 2, "y");
+        pbw_str(&nd, 3, "einsum");
+        pbw_str(&nd, 4, "Einsum");
+        pbw_attr_s(&nd, "equation", cases[k].eq);
+        pbw_msg(&g, 1, &nd);
+        pbw_vi(&g, 11, "a", cases[k].ra, cases[k].as);
+        if (cases[k].rb && cases[k].const_b) pbw_init_f32(&g, "b", cases[k].rb, cases[k].bs, b, nb);
+        else if (cases[k].rb) pbw_vi(&g, 11, "b", cases[k].rb, cases[k].bs);
+        {
+            pbw vi = {0, 0, 0};
+            pbw_str(&vi, 1, "y");
+            pbw_msg(&g, 12, &vi);
+        }
+        pbw_model(&m, &g, 12);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "'%s': %s", cases[k].eq, err);
+        free(m.p);
+        if (!gr) continue;
+        ny = 1;
+        {
+            luthier_tensor_info ti;
+            luthier_graph_tensor_info(gr, luthier_graph_output_tensor(gr, 0), &ti);
+            for (e = 0; e < ti.rank; e++) ny *= (size_t)ti.shape[e];
+        }
+        ins[0] = a, ins[1] = b;
+        outs[0] = got;
+        CHECK(ny <= 256 && na <= 256 && nb <= 256, "'%s': %zu outputs", cases[k].eq, ny);
+        if (ny > 256 || na > 256 || nb > 256) {
+            luthier_graph_destroy(gr);
+            continue;
+        }
+        CHECK(onnx_run_ins(ctx, gr, ins, outs), "'%s': run: %s", cases[k].eq, luthier_context_error(ctx));
+        for (e = 0; e < (int)ny; e++)
+            if (fabs(got[e] - want[e]) > worst) worst = fabs(got[e] - want[e]);
+        CHECK(worst < 1e-5 && ny > 0, "'%s': max |diff| %g over %zu values", cases[k].eq, worst, ny);
+        if (worst < 1e-5) ran++;
+        luthier_graph_destroy(gr);
+    }
+    printf("    %d of %d equations match the naive einsum\n", ran, (int)(sizeof cases / sizeof cases[0]));
+    luthier_context_destroy(ctx);
+}
+
+/* One Einsum node over inputs of the given shapes: the loader's status, err its message. */
+static luthier_status einsum_load(const char *eq, int nin, int ra, const int64_t *as, int rb, const int64_t *bs, char *err, size_t errn) {
+    pbw m = {0, 0, 0}, g = {0, 0, 0}, nd = {0, 0, 0}, vi = {0, 0, 0};
+    luthier_graph *gr = NULL;
+    luthier_status s;
+    int k;
+    for (k = 0; k < nin; k++) pbw_str(&nd, 1, k == 0 ? "a" : "b");
+    pbw_str(&nd, 2, "y");
+    pbw_str(&nd, 3, "einsum");
+    pbw_str(&nd, 4, "Einsum");
+    if (eq) pbw_attr_s(&nd, "equation", eq);
+    pbw_msg(&g, 1, &nd);
+    pbw_vi(&g, 11, "a", ra, as);
+    if (nin > 1) pbw_vi(&g, 11, "b", rb, bs);
+    pbw_str(&vi, 1, "y");
+    pbw_msg(&g, 12, &vi);
+    pbw_model(&m, &g, 12);
+    s = luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, errn);
+    luthier_graph_destroy(gr);
+    free(m.p);
+    return s;
+}
+
 /* LSTM, GRU and RNN models written here: every direction, layout 0 and 1 (opset 14), opset 7,
    B, sequence_lens, initial states, peepholes, clip, linear_before_reset, input_forget, the
    default activations spelled out, hidden_size taken from R when absent, Y unnamed. */
@@ -2990,10 +3139,249 @@ static void test_onnx_kws_gru(void) {
     free(m.p), free(x), free(w), free(b), free(gw), free(gr), free(gb), free(fw), free(fb);
 }
 
+/* Refused equations: the message names the equation (or says what is wrong with its bytes). */
+static void test_onnx_einsum_refusals(void) {
+    static const struct { const char *eq; int nin; luthier_status want; const char *says; } cases[] = {
+        {"ii->i", 1, LUTHIER_STATUS_UNSUPPORTED, "diagonal"},
+        {"ij,jk,kl->il", 3, LUTHIER_STATUS_UNSUPPORTED, "operands"},
+        {"ij,jk->ik", 2, LUTHIER_STATUS_INVALID_ARGUMENT, "sizes 4 and 3"},
+        {"ij-jk", 2, LUTHIER_STATUS_INVALID_ARGUMENT, "expected"},
+        {"ij,jk-ik", 2, LUTHIER_STATUS_INVALID_ARGUMENT, "'-' without '>'"},
+        {"i$,jk->ik", 2, LUTHIER_STATUS_INVALID_ARGUMENT, "expected"},
+        {"i.j,jk->ik", 2, LUTHIER_STATUS_INVALID_ARGUMENT, "'...'"},
+        {"......,jk->", 2, LUTHIER_STATUS_INVALID_ARGUMENT, "'...'"},
+        {"ij,jk->q", 2, LUTHIER_STATUS_INVALID_ARGUMENT, "no operand"},
+        {"ij,jk->ii", 2, LUTHIER_STATUS_INVALID_ARGUMENT, "repeated"},
+        {"ijk,jk->i", 2, LUTHIER_STATUS_INVALID_ARGUMENT, "labels for an operand of rank"},
+        {"ij,jk->ik!", 2, LUTHIER_STATUS_INVALID_ARGUMENT, "unexpected"},
+        {"ij", 2, LUTHIER_STATUS_INVALID_ARGUMENT, "expected"},
+        {NULL, 2, LUTHIER_STATUS_INVALID_ARGUMENT, "missing"},
+    };
+    const int64_t as[2] = {3, 4}, bs[2] = {4, 3}, sq[2] = {3, 3};
+    char err[512], longeq[400];
+    int k;
+    for (k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
+        luthier_status s = einsum_load(cases[k].eq, cases[k].nin, 2, k == 0 ? sq : as, 2, k == 2 ? as : bs, err, sizeof err);
+        CHECK(s == cases[k].want && strstr(err, cases[k].says) && (!cases[k].eq || strstr(err, cases[k].eq)),
+              "'%s': %s: %s", cases[k].eq ? cases[k].eq : "(none)", luthier_status_string(s), err);
+    }
+    memset(longeq, 'a', sizeof longeq - 1);
+    longeq[sizeof longeq - 1] = 0;
+    CHECK(einsum_load(longeq, 1, 2, as, 0, NULL, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "longer than"), "long: %s", err);
+    CHECK(einsum_load("ij\x01->ji", 1, 2, as, 0, NULL, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "printable"), "byte: %s", err);
+    CHECK(einsum_load("abcdefg->a", 1, 2, as, 0, NULL, err, sizeof err) != LUTHIER_STATUS_OK, "7 labels: %s", err);
+}
+
+/* A model of one node (attributes written by the caller into *nd, consumed) over x and named
+   initializers, at opset `opset`: status and message. */
+typedef struct o18_init { const char *name; int type, rank; int64_t dims[2]; const void *data; size_t bytes; } o18_init;
+static luthier_status o18_load(pbw *nd, int opset, int rx, const int64_t *xs, const o18_init *inits, int ninit, int nout,
+                               luthier_graph **out, char *err, size_t errn) {
+    pbw m = {0, 0, 0}, g = {0, 0, 0};
+    luthier_status s;
+    int k;
+    pbw_msg(&g, 1, nd);
+    for (k = 0; k < ninit; k++) pbw_init(&g, inits[k].name, inits[k].type, inits[k].rank, inits[k].dims, inits[k].data, inits[k].bytes);
+    pbw_vi(&g, 11, "x", rx, xs);
+    for (k = 0; k < nout; k++) {
+        pbw vi = {0, 0, 0};
+        char nm[16];
+        snprintf(nm, sizeof nm, "y%d", k);
+        pbw_str(&vi, 1, nm);
+        pbw_msg(&g, 12, &vi);
+    }
+    pbw_model(&m, &g, opset);
+    *out = NULL;
+    s = luthier_onnx_load_memory(m.p, m.n, NULL, out, err, errn);
+    free(m.p);
+    return s;
+}
+
+/* A node of op over inputs ins ("" absent) to outputs y0..y(nout-1). */
+static void o18_node(pbw *nd, const char *op, const char *const *ins, int nin, int nout) {
+    int k;
+    memset(nd, 0, sizeof *nd);
+    for (k = 0; k < nin; k++) pbw_str(nd, 1, ins[k]);
+    for (k = 0; k < nout; k++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "y%d", k);
+        pbw_str(nd, 2, nm);
+    }
+    pbw_str(nd, 3, op);
+    pbw_str(nd, 4, op);
+}
+
+/* The opset-18 forms: Split's num_outputs (uneven parts), Reduce* axes as an input,
+   GroupNormalization (per-group scale and bias), ScatterND / ScatterElements max and min, and
+   each refused below opset 18 (and opset 19 refused as a whole). */
+static void test_onnx_opset18(void) {
+    static const char *const xin[1] = {"x"}, *const xax[2] = {"x", "axes"}, *const gn[3] = {"x", "scale", "bias"};
+    static const char *const sc[3] = {"x", "idx", "upd"};
+    const int64_t xs[2] = {2, 7}, x4[4] = {2, 6, 2, 3};
+    const int64_t axes[1] = {-1}, idx[6] = {1, -1, 1, 6, 0, -7};
+    const float scale[3] = {1.5f, -0.5f, 2.0f}, bias[3] = {0.25f, 1.0f, -1.0f}, upd[6] = {5, -9, 7, 0.5f, 2, -3};
+    luthier_context *ctx = onnx_ctx();
+    luthier_graph *gr = NULL;
+    char err[512];
+    float x[72], y[3][72], *outs[3];
+    const void *ins[1];
+    pbw nd;
+    int k, j, c;
+    for (k = 0; k < 72; k++) x[k] = (float)((k * 11) % 17) / 4.0f - 2.0f;
+    ins[0] = x;
+    for (k = 0; k < 3; k++) outs[k] = y[k];
+    /* Split into 3 of 7: 3, 3, 1 */
+    for (k = 17; k <= 19; k++) {
+        luthier_status s;
+        o18_node(&nd, "Split", xin, 1, 3);
+        pbw_attr_i(&nd, "axis", 1);
+        pbw_attr_i(&nd, "num_outputs", 3);
+        s = o18_load(&nd, k, 2, xs, NULL, 0, 3, &gr, err, sizeof err);
+        if (k == 17) CHECK(s == LUTHIER_STATUS_UNSUPPORTED && strstr(err, "num_outputs"), "Split num_outputs at 17: %s", err);
+        if (k == 19) CHECK(s != LUTHIER_STATUS_OK && strstr(err, "opset"), "opset 19: %s", err);
+        if (k != 18) continue;
+        CHECK(s == LUTHIER_STATUS_OK, "Split num_outputs: %s", err);
+        if (gr && ctx && onnx_run_ins(ctx, gr, ins, outs)) {
+            for (j = 0; j < 2; j++)
+                for (c = 0; c < 7; c++) {
+                    const int part = c / 3, at = c % 3, w = part < 2 ? 3 : 1;
+                    CHECK(y[part][j * w + at] == x[j * 7 + c], "split part %d [%d,%d]", part, j, at);
+                }
+        } else {
+            CHECK(0, "Split run");
+        }
+        luthier_graph_destroy(gr);
+    }
+    /* ReduceMax with axes as an input (18), the attribute refused there */
+    for (k = 0; k < 2; k++) {
+        o18_init in = {"axes", 7, 1, {1, 0}, axes, sizeof axes};
+        luthier_status s;
+        o18_node(&nd, "ReduceMax", k ? xin : xax, k ? 1 : 2, 1);
+        pbw_attr_i(&nd, "keepdims", 0);
+        if (k) pbw_attr_is(&nd, "axes", axes, 1);
+        s = o18_load(&nd, 18, 2, xs, &in, 1, 1, &gr, err, sizeof err);
+        if (k) {
+            CHECK(s == LUTHIER_STATUS_UNSUPPORTED && strstr(err, "'axes'"), "ReduceMax axes attribute at 18: %s", err);
+        } else {
+            CHECK(s == LUTHIER_STATUS_OK, "ReduceMax 18: %s", err);
+            CHECK(gr && ctx && onnx_run_ins(ctx, gr, ins, outs), "run: %s", ctx ? luthier_context_error(ctx) : "no context");
+            if (gr && ctx && onnx_run_ins(ctx, gr, ins, outs)) {
+                for (j = 0; j < 2; j++) {
+                    float mx = x[j * 7];
+                    for (c = 1; c < 7; c++) mx = x[j * 7 + c] > mx ? x[j * 7 + c] : mx;
+                    CHECK(y[0][j] == mx, "ReduceMax row %d: %g, want %g", j, y[0][j], mx);
+                }
+            }
+        }
+        luthier_graph_destroy(gr);
+    }
+    /* GroupNormalization: 3 groups of 2 channels */
+    for (k = 17; k <= 18; k++) {
+        const o18_init in[2] = {{"scale", 1, 1, {3, 0}, scale, sizeof scale}, {"bias", 1, 1, {3, 0}, bias, sizeof bias}};
+        luthier_status s;
+        o18_node(&nd, "GroupNormalization", gn, 3, 1);
+        pbw_attr_i(&nd, "num_groups", 3);
+        pbw_attr_f(&nd, "epsilon", 1e-3f);
+        s = o18_load(&nd, k, 4, x4, in, 2, 1, &gr, err, sizeof err);
+        if (k == 17) {
+            CHECK(s == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "opsets 18"), "GroupNormalization at 17: %s", err);
+        } else {
+            CHECK(s == LUTHIER_STATUS_OK, "GroupNormalization: %s", err);
+            CHECK(gr && ctx && onnx_run_ins(ctx, gr, ins, outs), "run: %s", ctx ? luthier_context_error(ctx) : "no context");
+            if (gr && ctx && onnx_run_ins(ctx, gr, ins, outs)) {
+                double worst = 0;
+                for (j = 0; j < 6; j++) { /* (n, group): 12 values each */
+                    const float *xg = x + j * 12;
+                    double mean = 0, var = 0;
+                    for (c = 0; c < 12; c++) mean += xg[c] / 12.0;
+                    for (c = 0; c < 12; c++) var += (xg[c] - mean) * (xg[c] - mean) / 12.0;
+                    for (c = 0; c < 12; c++) {
+                        double want = (xg[c] - mean) / sqrt(var + 1e-3) * scale[j % 3] + bias[j % 3];
+                        if (fabs(want - y[0][j * 12 + c]) > worst) worst = fabs(want - y[0][j * 12 + c]);
+                    }
+                }
+                CHECK(worst < 2e-5, "GroupNormalization max |diff| %g", worst);
+            }
+        }
+        luthier_graph_destroy(gr);
+    }
+    /* Pad's axes input and Resize's opset-18 attributes, refused at 17 */
+    for (k = 17; k <= 18; k++) {
+        static const char *const pin[4] = {"x", "pads", "", "axes"}, *const rin[4] = {"x", "", "", "sizes"};
+        const int64_t pads[2] = {1, 2}, sizes[1] = {5};
+        const o18_init pi[2] = {{"pads", 7, 1, {2, 0}, pads, sizeof pads}, {"axes", 7, 1, {1, 0}, axes, sizeof axes}};
+        const o18_init ri[1] = {{"sizes", 7, 1, {1, 0}, sizes, sizeof sizes}};
+        luthier_status s;
+        o18_node(&nd, "Pad", pin, 4, 1);
+        s = o18_load(&nd, k, 2, xs, pi, 2, 1, &gr, err, sizeof err);
+        CHECK(k == 18 ? s == LUTHIER_STATUS_OK : s == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "opset 18"), "Pad axes at %d: %s", k, err);
+        if (gr) {
+            luthier_tensor_info ti;
+            luthier_graph_tensor_info(gr, luthier_graph_output_tensor(gr, 0), &ti);
+            CHECK(ti.rank == 2 && ti.shape[0] == 2 && ti.shape[1] == 10, "Pad axes -1 by 1, 2: [%lld, %lld]", (long long)ti.shape[0], (long long)ti.shape[1]);
+        }
+        luthier_graph_destroy(gr);
+        o18_node(&nd, "Resize", rin, 4, 1);
+        pbw_attr_is(&nd, "axes", axes, 1);
+        pbw_attr_s(&nd, "keep_aspect_ratio_policy", "stretch");
+        s = o18_load(&nd, k, 2, xs, ri, 1, 1, &gr, err, sizeof err);
+        CHECK(k == 18 ? s == LUTHIER_STATUS_OK : s == LUTHIER_STATUS_UNSUPPORTED && strstr(err, "'axes'"), "Resize axes at %d: %s", k, err);
+        luthier_graph_destroy(gr);
+    }
+    /* ScatterND max and ScatterElements min (18), refused at 17 */
+    for (k = 0; k < 4; k++) {
+        const int64_t is[2] = {3, 1}, us[2] = {3, 7}, es[2] = {2, 3};
+        const int elems = k >= 2, opset = k % 2 ? 17 : 18;
+        const o18_init in[2] = {{"idx", 7, 2, {elems ? 2 : 3, elems ? 3 : 1}, idx, elems ? sizeof idx : 3 * sizeof(int64_t)},
+                                {"upd", 1, 2, {elems ? 2 : 3, elems ? 3 : 7}, upd, elems ? sizeof upd : 0}};
+        float big[21];
+        o18_init in2[2];
+        luthier_status s;
+        (void)is, (void)us, (void)es;
+        for (j = 0; j < 21; j++) big[j] = (float)((j * 5) % 9) - 4.0f;
+        in2[0] = in[0], in2[1] = in[1];
+        if (!elems) in2[1].data = big, in2[1].bytes = sizeof big;
+        o18_node(&nd, elems ? "ScatterElements" : "ScatterND", sc, 3, 1);
+        pbw_attr_s(&nd, "reduction", elems ? "min" : "max");
+        if (elems) pbw_attr_i(&nd, "axis", 1);
+        s = o18_load(&nd, opset, 2, xs, in2, 2, 1, &gr, err, sizeof err);
+        if (opset == 17) {
+            CHECK(s == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "opset 18"), "%s reduction at 17: %s", elems ? "ScatterElements" : "ScatterND", err);
+        } else {
+            CHECK(s == LUTHIER_STATUS_OK, "scatter 18: %s", err);
+            CHECK(gr && ctx && onnx_run_ins(ctx, gr, ins, outs), "run: %s", ctx ? luthier_context_error(ctx) : "no context");
+            if (gr && ctx && onnx_run_ins(ctx, gr, ins, outs)) {
+                float want[14];
+                memcpy(want, x, sizeof want);
+                for (j = 0; j < 3; j++)
+                    for (c = 0; c < (elems ? 1 : 7); c++) {
+                        if (elems) { /* row j / 3 .. indices [2,3] over x [2,7] along 1 */
+                            (void)0;
+                        } else {
+                            const int r = (int)(idx[j] < 0 ? idx[j] + 2 : idx[j]);
+                            want[r * 7 + c] = big[j * 7 + c] > want[r * 7 + c] ? big[j * 7 + c] : want[r * 7 + c];
+                        }
+                    }
+                if (elems)
+                    for (j = 0; j < 6; j++) {
+                        const int r = j / 3, col = (int)(idx[j] < 0 ? idx[j] + 7 : idx[j]);
+                        want[r * 7 + col] = upd[j] < want[r * 7 + col] ? upd[j] : want[r * 7 + col];
+                    }
+                for (j = 0; j < 14; j++) CHECK(y[0][j] == want[j], "%s [%d]: %g, want %g", elems ? "ScatterElements" : "ScatterND", j, y[0][j], want[j]);
+            }
+        }
+        luthier_graph_destroy(gr);
+    }
+    luthier_context_destroy(ctx);
+}
+
 static void run_onnx_tests(void) {
     RUN(test_onnx_rnn);
     RUN(test_onnx_rnn_refusals);
     RUN(test_onnx_kws_gru);
+    RUN(test_onnx_einsum);
+    RUN(test_onnx_einsum_refusals);
+    RUN(test_onnx_opset18);
     RUN(test_onnx_resize);
     RUN(test_onnx_dm_refusals);
     RUN(test_onnx_depth_space_pad);
