@@ -25,7 +25,9 @@ Model (per plan step, roofline: the larger of compute time and memory time):
     the step ends when the slower cluster ends, plus a fork/join cost per step.
 Not modelled: caches beyond L1 (llvm-mca assumes L1 hits), im2col gathers and packing beyond
 their bytes, the front end, DVFS / thermal throttling, OS noise. The 'derated' columns scale
-every loop's mca rate by --derate (an assumption, not a measurement).
+every loop's mca rate by --derate (an assumption, not a measurement). --winograd: what the 3x3
+stride-1 convolutions would cost as Winograd F(6x6,3x3) (one 8x8 tile of 4 channels per
+iteration of the rated transform loops; the transforms' memory traffic is not modelled).
 """
 import argparse
 import math
@@ -41,7 +43,7 @@ NCNN = {  # published ncnn fp32 figures on RK3399, ms: 1 big core, all 6, 2 big 
 
 
 def read_mca(path):
-    """{(loop, cpu): FMLA per cycle} from the table of bench/mca_neon.sh"""
+    """{(loop, cpu): FMLA per cycle, (loop, cpu, "cyc"): cycles per iteration} from bench/mca_neon.sh"""
     rates = {}
     for line in open(path):
         t = line.split()
@@ -53,6 +55,7 @@ def read_mca(path):
             continue
         if cyc > 0:
             rates[(t[0], t[1])] = n / cyc
+            rates[(t[0], t[1], "cyc")] = cyc
     return rates
 
 
@@ -103,10 +106,31 @@ def step_bytes(st):
     return st["bytes"]
 
 
-def core_time(st, core, rates, derate, bw):
+def wino_time(st, core, rates, derate):
+    """what-if: a 3x3 stride-1 conv as Winograd F(6x6,3x3): the GEMMs of the 64 positions at the
+    step's kernel rate (partial tiles counted), plus the tile transforms at the wino_in / wino_out
+    loop rates (one 8x8 tile of 4 channels per iteration); None when the step is not such a conv"""
+    w, out = st["w"], st["out"]
+    if st["alg"] != "im2col" or len(w) != 4 or w[2:] != [3, 3] or len(out) != 4 or st["in"][2:] != out[2:]:
+        return None
+    kern = st["kernel"].replace("luthier_sgemm_ukernel_", "")
+    mr, nr = (int(x) for x in kern.split("__")[0].split("x"))
+    k, c, tiles = w[0], w[1], math.ceil(out[2] / 6) * math.ceil(out[3] / 6) * out[0]
+    fmla = 64 * math.ceil(tiles / mr) * mr * math.ceil(k / nr) * nr * c / 4  # 4-lane FMLAs
+    hz = core["ghz"] * 1e9
+    cyc = fmla / rates[(kern, core["model"])]
+    cyc += tiles * math.ceil(c / 4) * rates[("wino_in", core["model"], "cyc")]
+    cyc += tiles * math.ceil(k / 4) * rates[("wino_out", core["model"], "cyc")]
+    return cyc / (derate * hz)
+
+
+def core_time(st, core, rates, derate, bw, wino=False):
     """seconds of one core of this kind doing the whole step (compute, memory)"""
     loop, used = loop_of(st)
     tc = 0.0
+    tw = wino_time(st, core, rates, derate) if wino else None
+    if tw is not None:
+        return tw, step_bytes(st) / bw
     if loop and st["flops"] > 0:
         r = rates.get((loop, core["model"]))
         if r is None:
@@ -122,8 +146,8 @@ def estimate(steps, rates, a):
     one = two = six = 0.0
     per = []
     for st in steps:
-        tcb, tmb = core_time(st, BIG, rates, a.derate, a.bw_core)
-        tcl, _ = core_time(st, LITTLE, rates, a.derate, a.bw_core)
+        tcb, tmb = core_time(st, BIG, rates, a.derate, a.bw_core, a.winograd)
+        tcl, _ = core_time(st, LITTLE, rates, a.derate, a.bw_core, a.winograd)
         tm_all = step_bytes(st) / a.bw_all
         t1 = max(tcb, tmb)
         t2 = max(tcb / 2, tm_all) + a.sync_us * 1e-6
@@ -141,6 +165,8 @@ def main():
     ap.add_argument("--bw-all", type=float, default=4.5e9, help="bytes/s all cores stream (default 4.5e9)")
     ap.add_argument("--sync-us", type=float, default=10.0, help="fork/join cost per multi-core step, us (default 10)")
     ap.add_argument("--derate", type=float, default=0.75, help="fraction of the mca loop rate kept (derated columns)")
+    ap.add_argument("--winograd", action="store_true",
+                    help="what-if: 3x3 stride-1 im2col convs as Winograd F(6x6,3x3) (transforms at their mca rates)")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--layers", action="store_true", help="per-step table too")
     a = ap.parse_args()
