@@ -23,8 +23,9 @@
 # Then the depthwise row kernels' segment loops (one group of pixels per iteration, >>depthwise):
 # 3x3 and 5x5 at stride 1 and 2, plain (a0_c0: target DW_TARGET_PCT, default 85) and with the
 # clamp epilogue (a0_c1: for information; its fmax/fmin share the vector pipes with FMLA).
-# Then, for information, the Winograd F(4x4,3x3) tile transforms (input: wino_in, output:
-# wino_out; FMLA/iter counts their FADD/FSUB/FMLA/FMUL) and the hand-written NEON of the uint8
+# Then, for information, the Winograd tile transforms (input: wino_in, output: wino_out; the
+# loop with the most arithmetic: F(6x6,3x3), one 8x8 tile of 4 channels per iteration;
+# FMLA/iter counts their FADD/FSUB/FMLA/FMUL) and the hand-written NEON of the uint8
 # operators (one 16-element step: quantize, dequantize, qadd, max pool tap, mean tap; the
 # count column then counts that loop's characteristic instruction, named in the kernel column).
 #
@@ -114,7 +115,7 @@ for ks in 3_s1 3_s2 5_s1 5_s2; do
     rate "dw${ks}" "luthier__dw_seg${ks}_a0_c0" "$DW_TARGET_PCT"
     rate "dw${ks}+clamp" "luthier__dw_seg${ks}_a0_c1" 0
 done
-# Winograd F(4x4,3x3) tile transforms (4 channels per vector), for information
+# Winograd F(6x6,3x3) tile transforms (8x8 tile, 4 channels per iteration), for information
 if [ "$DW_ONLY" = 0 ]; then
     rate "wino_in" "luthier__wino_in_LUTHIER__W4" 0 "$CPUS" none 'fmla|fmls|fadd|fsub|fmul'
     rate "wino_out" "luthier__wino_out_LUTHIER__W4" 0 "$CPUS" none 'fmla|fmls|fadd|fsub|fmul'
