@@ -906,6 +906,10 @@ static void qo_edge_qadd(size_t n, int it) {
 
 static void test_qops_tails(void) {
     size_t n;
+#if LUTHIER__SIMD_NEON /* the hand-written NEON runs whatever the compiler: the query says so */
+    CHECK(luthier__op_u8_isa(0) == LUTHIER__ISA_NEON, "uint8 operators report %s on AArch64",
+          luthier__isa_name(luthier__op_u8_isa(0)));
+#endif
     ops_env_create();
     for (n = 1; n <= 67; n++) {
         const int it = (int)n;
