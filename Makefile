@@ -150,6 +150,10 @@ $(BUILD)/arm64/luthier-bench: $(BENCH_SRC) $(HEADERS)
 $(BUILD)/arm64/example_%: examples/%.c $(HEADERS)
 	@mkdir -p $(BUILD)/arm64
 	$(CROSS_CC) -std=c99 $(OPT) $(WARN) -I. $< -o $@ -static $(LDLIBS)
+# the plan an AArch64 board makes, per step (work and shapes), for bench/rk3399_estimate.py
+$(BUILD)/arm64/plan_steps: bench/plan_steps.c $(HEADERS) luthier_zoo.h
+	@mkdir -p $(BUILD)/arm64
+	$(CROSS_CC) -std=c99 $(OPT) $(WARN) -I. bench/plan_steps.c -o $@ -static $(LDLIBS)
 
 # CMake: a project consumes luthier::luthier (header-only) and luthier::impl (luthier.c).
 test-cmake: | $(BUILD)

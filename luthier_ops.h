@@ -3582,10 +3582,13 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_attention(luthier_con
 #endif
 
 /* The ISA of the uint8 operators' range functions for these CPU features: the pass LUTHIER__OP_PICK
-   runs. They are plain C blocks that the compiler vectorizes for the pass's target: Clang and
-   GCC >= 12 do at -O2 (checked on AArch64 with objdump: quantize, dequantize, qadd and the pools
-   are NEON code); an older GCC vectorizes nothing at -O2, so it is reported scalar. */
-#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+   runs. AArch64 with the NEON kernels: the hand-written NEON of >>ops-u8-neon (every operator
+   but means of more than 65536 taps, whatever the compiler). Elsewhere they are plain C blocks
+   that the compiler vectorizes for the pass's target: Clang and GCC >= 12 do at -O2; an older
+   GCC vectorizes nothing at -O2, so it is reported scalar. */
+#if LUTHIER__SIMD_NEON
+#define LUTHIER__ISA_U8_BASE LUTHIER__ISA_NEON
+#elif defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
 #define LUTHIER__ISA_U8_BASE LUTHIER__ISA_PORTABLE
 #else
 #define LUTHIER__ISA_U8_BASE LUTHIER__ISA_SCALAR
@@ -3617,6 +3620,92 @@ LUTHIER__INLINE void luthier__op_u8_narrow(const int32_t *LUTHIER__RESTRICT r, u
     for (i = 0; i < cnt; i++) y[i] = (uint8_t)r[i];
 }
 
+/* >>ops-u8-neon: hand-written NEON of the uint8 operators (AArch64). 16 elements (channels) per
+   step with the C blocks' arithmetic lane for lane, so the results are bit-identical: the same
+   float products and sums (separate FMUL / FADD, no FMLA), NaN -> +0 then the clamp to the
+   integer bounds, then FCVTNS (round to nearest even, what the 1.5 * 2^23 addition does for
+   |v| <= 2^22); pool sums in 16-bit lanes (windows up to 256 taps) or 32-bit lanes (up to
+   65536), means by the same float estimate and integer corrections as luthier__op_qdiv1. Each
+   helper does the multiples of 16 and returns how many; the C blocks run the rest. */
+#if LUTHIER__SIMD_NEON
+/* 16 bytes minus z as four int32x4 */
+LUTHIER__INLINE void luthier__u8n_widen(uint8x16_t v, int32x4_t z, int32x4_t o[4]) {
+    const int16x8_t lo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(v)));
+    const int16x8_t hi = vreinterpretq_s16_u16(vmovl_high_u8(v));
+    o[0] = vsubq_s32(vmovl_s16(vget_low_s16(lo)), z);
+    o[1] = vsubq_s32(vmovl_high_s16(lo), z);
+    o[2] = vsubq_s32(vmovl_s16(vget_low_s16(hi)), z);
+    o[3] = vsubq_s32(vmovl_high_s16(hi), z);
+}
+/* four int32x4 (values in 0..255) as 16 bytes */
+LUTHIER__INLINE uint8x16_t luthier__u8n_narrow(const int32x4_t r[4]) {
+    const uint16x8_t lo = vcombine_u16(vqmovun_s32(r[0]), vqmovun_s32(r[1]));
+    const uint16x8_t hi = vcombine_u16(vqmovun_s32(r[2]), vqmovun_s32(r[3]));
+    return vcombine_u8(vqmovn_u16(lo), vqmovn_u16(hi));
+}
+/* NaN -> +0, clamp to [lo, hi] (integers), round half to even */
+LUTHIER__INLINE int32x4_t luthier__u8n_round(float32x4_t t, float32x4_t lo, float32x4_t hi) {
+    t = vreinterpretq_f32_u32(vandq_u32(vceqq_f32(t, t), vreinterpretq_u32_f32(t)));
+    return vcvtnq_s32_f32(vminq_f32(vmaxq_f32(t, lo), hi));
+}
+
+LUTHIER__INLINE size_t luthier__op_quantize_neon(const luthier__op_qelt_job *j, const float *x, uint8_t *y, size_t n) {
+    const float32x4_t inv = vdupq_n_f32(j->fa), lo = vdupq_n_f32(j->lo), hi = vdupq_n_f32(j->hi);
+    const int32x4_t z = vdupq_n_s32(j->zy);
+    size_t i;
+    for (i = 0; i + 16 <= n; i += 16) {
+        int32x4_t r[4]; /* written out: GCC -O2 keeps a 4-trip loop over r[] on the stack */
+        r[0] = vaddq_s32(luthier__u8n_round(vmulq_f32(vld1q_f32(x + i), inv), lo, hi), z);
+        r[1] = vaddq_s32(luthier__u8n_round(vmulq_f32(vld1q_f32(x + i + 4), inv), lo, hi), z);
+        r[2] = vaddq_s32(luthier__u8n_round(vmulq_f32(vld1q_f32(x + i + 8), inv), lo, hi), z);
+        r[3] = vaddq_s32(luthier__u8n_round(vmulq_f32(vld1q_f32(x + i + 12), inv), lo, hi), z);
+        vst1q_u8(y + i, luthier__u8n_narrow(r));
+    }
+    return i;
+}
+
+LUTHIER__INLINE size_t luthier__op_dequantize_neon(const luthier__op_qelt_job *j, const uint8_t *x, float *y, size_t n) {
+    const float32x4_t s = vdupq_n_f32(j->fa);
+    const int32x4_t z = vdupq_n_s32(j->za);
+    size_t i;
+    for (i = 0; i + 16 <= n; i += 16) {
+        int32x4_t d[4];
+        luthier__u8n_widen(vld1q_u8(x + i), z, d);
+        vst1q_f32(y + i, vmulq_f32(s, vcvtq_f32_s32(d[0])));
+        vst1q_f32(y + i + 4, vmulq_f32(s, vcvtq_f32_s32(d[1])));
+        vst1q_f32(y + i + 8, vmulq_f32(s, vcvtq_f32_s32(d[2])));
+        vst1q_f32(y + i + 12, vmulq_f32(s, vcvtq_f32_s32(d[3])));
+    }
+    return i;
+}
+
+/* fa * a + fb * b: both products rounded, then the sum (FMUL, FMUL, FADD: the range functions
+   are built with fp-contract off, LUTHIER__U8_KT, so no FMLA) */
+LUTHIER__INLINE float32x4_t luthier__u8n_qadd4(float32x4_t fa, int32x4_t a, float32x4_t fb, int32x4_t b) {
+    const float32x4_t pa = vmulq_f32(fa, vcvtq_f32_s32(a)), pb = vmulq_f32(fb, vcvtq_f32_s32(b));
+    return vaddq_f32(pa, pb);
+}
+
+/* y may be a or b (both are loaded before the store) */
+LUTHIER__INLINE size_t luthier__op_qadd_neon(const luthier__op_qelt_job *j, const uint8_t *a, const uint8_t *b, uint8_t *y,
+                                             size_t n) {
+    const float32x4_t fa = vdupq_n_f32(j->fa), fb = vdupq_n_f32(j->fb), lo = vdupq_n_f32(j->lo), hi = vdupq_n_f32(j->hi);
+    const int32x4_t za = vdupq_n_s32(j->za), zb = vdupq_n_s32(j->zb), zy = vdupq_n_s32(j->zy);
+    size_t i;
+    for (i = 0; i + 16 <= n; i += 16) {
+        int32x4_t da[4], db[4], r[4];
+        luthier__u8n_widen(vld1q_u8(a + i), za, da);
+        luthier__u8n_widen(vld1q_u8(b + i), zb, db);
+        r[0] = vaddq_s32(luthier__u8n_round(luthier__u8n_qadd4(fa, da[0], fb, db[0]), lo, hi), zy);
+        r[1] = vaddq_s32(luthier__u8n_round(luthier__u8n_qadd4(fa, da[1], fb, db[1]), lo, hi), zy);
+        r[2] = vaddq_s32(luthier__u8n_round(luthier__u8n_qadd4(fa, da[2], fb, db[2]), lo, hi), zy);
+        r[3] = vaddq_s32(luthier__u8n_round(luthier__u8n_qadd4(fa, da[3], fb, db[3]), lo, hi), zy);
+        vst1q_u8(y + i, luthier__u8n_narrow(r));
+    }
+    return i;
+}
+#endif /* LUTHIER__SIMD_NEON */
+
 LUTHIER__INLINE void luthier__op_quantize_blk(const luthier__op_qelt_job *j, const float *LUTHIER__RESTRICT x,
                                               uint8_t *LUTHIER__RESTRICT y, size_t cnt) {
     const float inv = j->fa, lo = j->lo, hi = j->hi;
@@ -3637,8 +3726,11 @@ LUTHIER__INLINE void luthier__op_quantize_blk(const luthier__op_qelt_job *j, con
 LUTHIER__INLINE void luthier__op_quantize_body(void *arg, size_t ub, size_t ue) {
     const luthier__op_qelt_job *j = (const luthier__op_qelt_job *)arg;
     const size_t from = ub * LUTHIER__OP_GRAIN, to = luthier__min_sz(j->n, ue * LUTHIER__OP_GRAIN);
-    size_t i;
-    for (i = from; i + LUTHIER__U8_BLK <= to; i += LUTHIER__U8_BLK)
+    size_t i = from;
+#if LUTHIER__SIMD_NEON
+    i += luthier__op_quantize_neon(j, j->xf + from, j->yq + from, to - from);
+#endif
+    for (; i + LUTHIER__U8_BLK <= to; i += LUTHIER__U8_BLK)
         luthier__op_quantize_blk(j, j->xf + i, j->yq + i, LUTHIER__U8_BLK);
     if (i < to) luthier__op_quantize_blk(j, j->xf + i, j->yq + i, to - i);
 }
@@ -3655,8 +3747,11 @@ LUTHIER__INLINE void luthier__op_dequantize_blk(const luthier__op_qelt_job *j, c
 LUTHIER__INLINE void luthier__op_dequantize_body(void *arg, size_t ub, size_t ue) {
     const luthier__op_qelt_job *j = (const luthier__op_qelt_job *)arg;
     const size_t from = ub * LUTHIER__OP_GRAIN, to = luthier__min_sz(j->n, ue * LUTHIER__OP_GRAIN);
-    size_t i;
-    for (i = from; i + LUTHIER__U8_BLK <= to; i += LUTHIER__U8_BLK)
+    size_t i = from;
+#if LUTHIER__SIMD_NEON
+    i += luthier__op_dequantize_neon(j, j->xa + from, j->yf + from, to - from);
+#endif
+    for (; i + LUTHIER__U8_BLK <= to; i += LUTHIER__U8_BLK)
         luthier__op_dequantize_blk(j, j->xa + i, j->yf + i, LUTHIER__U8_BLK);
     if (i < to) luthier__op_dequantize_blk(j, j->xa + i, j->yf + i, to - i);
 }
@@ -3724,8 +3819,11 @@ LUTHIER__INLINE void luthier__op_qadd_tail(const luthier__op_qelt_job *j, const 
 LUTHIER__INLINE void luthier__op_qadd_body(void *arg, size_t ub, size_t ue) {
     const luthier__op_qelt_job *j = (const luthier__op_qelt_job *)arg;
     const size_t from = ub * LUTHIER__OP_GRAIN, to = luthier__min_sz(j->n, ue * LUTHIER__OP_GRAIN);
-    size_t i;
-    for (i = from; i + LUTHIER__U8_BLK <= to; i += LUTHIER__U8_BLK)
+    size_t i = from;
+#if LUTHIER__SIMD_NEON
+    i += luthier__op_qadd_neon(j, j->xa + from, j->xb + from, j->yq + from, to - from);
+#endif
+    for (; i + LUTHIER__U8_BLK <= to; i += LUTHIER__U8_BLK)
         luthier__op_qadd_swar(j, j->xa + i, j->xb + i, j->yq + i);
     if (i < to) luthier__op_qadd_tail(j, j->xa + i, j->xb + i, j->yq + i, to - i);
 }
@@ -3850,10 +3948,102 @@ LUTHIER__INLINE void luthier__op_qavg_wide(const luthier__op_qwin *q, size_t cn,
     }
 }
 
+/* >>ops-u8-neon (pools): one window over 16 channels from c0 */
+#if LUTHIER__SIMD_NEON
+/* row i of the window's taps from channel c0 (tap k at + k * dx * c) */
+LUTHIER__INLINE const uint8_t *luthier__u8n_row(const luthier__op_qwin *q, size_t c0, size_t i) {
+    return q->img + ((q->y0 + i * q->dy) * q->w + q->x0) * q->c + c0;
+}
+
+/* not inlined (also below): llvm-mca reads each tap loop as a function (bench/mca_neon.sh); a call
+   per 16 channels of a window */
+LUTHIER__NOINLINE LUTHIER_PRIVATE uint8x16_t luthier__op_qmax_neon(const luthier__op_qwin *q, size_t c0) {
+    const size_t step = q->dx * q->c;
+    uint8x16_t acc = vdupq_n_u8(0);
+    size_t i, k;
+    for (i = 0; i < q->ny; i++) {
+        const uint8_t *p = luthier__u8n_row(q, c0, i);
+        for (k = 0; k < q->nx; k++, p += step) acc = vmaxq_u8(acc, vld1q_u8(p));
+    }
+    return acc;
+}
+
+/* s / cnt per lane (s includes cnt/2; s < 2^24): luthier__op_qdiv1 on four lanes */
+LUTHIER__INLINE int32x4_t luthier__u8n_div(uint32x4_t s, int32x4_t d, float32x4_t inv) {
+    const int32x4_t v = vreinterpretq_s32_u32(s);
+    int32x4_t q = vcvtq_s32_f32(vmulq_f32(vcvtq_f32_u32(s), inv));
+    q = vsubq_s32(q, vreinterpretq_s32_u32(vcleq_s32(vmulq_s32(vaddq_s32(q, vdupq_n_s32(1)), d), v))); /* +1 */
+    return vaddq_s32(q, vreinterpretq_s32_u32(vcgtq_s32(vmulq_s32(q, d), v)));                        /* -1 */
+}
+
+/* sums of at most 256 taps (255 * 256 + 128 < 2^16): 16-bit lanes, widened once */
+LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum16(const luthier__op_qwin *q, size_t c0, uint32_t init, uint32x4_t s[4]) {
+    const size_t step = q->dx * q->c;
+    uint16x8_t lo = vdupq_n_u16((uint16_t)init), hi = lo;
+    size_t i, k;
+    for (i = 0; i < q->ny; i++) {
+        const uint8_t *p = luthier__u8n_row(q, c0, i);
+        for (k = 0; k < q->nx; k++, p += step) {
+            const uint8x16_t v = vld1q_u8(p);
+            lo = vaddw_u8(lo, vget_low_u8(v));
+            hi = vaddw_high_u8(hi, v);
+        }
+    }
+    s[0] = vmovl_u16(vget_low_u16(lo));
+    s[1] = vmovl_high_u16(lo);
+    s[2] = vmovl_u16(vget_low_u16(hi));
+    s[3] = vmovl_high_u16(hi);
+}
+
+/* sums of more taps: 32-bit lanes */
+LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum32(const luthier__op_qwin *q, size_t c0, uint32_t init, uint32x4_t s[4]) {
+    const size_t step = q->dx * q->c;
+    size_t i, k;
+    s[0] = s[1] = s[2] = s[3] = vdupq_n_u32(init);
+    for (i = 0; i < q->ny; i++) {
+        const uint8_t *p = luthier__u8n_row(q, c0, i);
+        for (k = 0; k < q->nx; k++, p += step) {
+            const uint8x16_t v = vld1q_u8(p);
+            const uint16x8_t lo = vmovl_u8(vget_low_u8(v)), hi = vmovl_high_u8(v);
+            s[0] = vaddw_u16(s[0], vget_low_u16(lo));
+            s[1] = vaddw_high_u16(s[1], lo);
+            s[2] = vaddw_u16(s[2], vget_low_u16(hi));
+            s[3] = vaddw_high_u16(s[3], hi);
+        }
+    }
+}
+
+/* mean of a window of at most 65536 taps */
+LUTHIER__INLINE uint8x16_t luthier__op_qavg_neon(const luthier__op_qwin *q, size_t c0) {
+    const uint32_t init = (uint32_t)(q->pad + q->cnt / 2);
+    const int32x4_t d = vdupq_n_s32((int32_t)q->cnt);
+    const float32x4_t inv = vdupq_n_f32(1.0f / (float)q->cnt);
+    uint32x4_t s[4];
+    int32x4_t r[4];
+    if (q->cnt <= 256) luthier__u8n_sum16(q, c0, init, s);
+    else luthier__u8n_sum32(q, c0, init, s);
+    r[0] = luthier__u8n_div(s[0], d, inv);
+    r[1] = luthier__u8n_div(s[1], d, inv);
+    r[2] = luthier__u8n_div(s[2], d, inv);
+    r[3] = luthier__u8n_div(s[3], d, inv);
+    return luthier__u8n_narrow(r);
+}
+
+/* channels [0, 16 * (cn / 16)) of one window (max, or a mean of at most 65536 taps) */
+LUTHIER__INLINE size_t luthier__op_qwin_neon(const luthier__op_qwin *q, size_t cn, int is_max, uint8_t *out) {
+    size_t c0;
+    for (c0 = 0; c0 + 16 <= cn; c0 += 16) vst1q_u8(out + c0, is_max ? luthier__op_qmax_neon(q, c0) : luthier__op_qavg_neon(q, c0));
+    return c0;
+}
+#endif /* LUTHIER__SIMD_NEON */
+
 /* channels [0, cn) of one window: blocks of 64 and 16 with constant counts, then the rest;
    means: SWAR up to 256 taps, else uint32 sums up to 65536 taps, else uint64 */
 LUTHIER__INLINE void luthier__op_qwin_run(const luthier__op_qwin *q, size_t cn, int is_max, uint8_t *out) {
     size_t c0 = 0;
+#if LUTHIER__SIMD_NEON
+    if (is_max || q->cnt <= LUTHIER__U8_FAST_CNT) c0 = luthier__op_qwin_neon(q, cn, is_max, out);
+#endif
     if (is_max) {
         for (; c0 + LUTHIER__U8_BLK <= cn; c0 += LUTHIER__U8_BLK) luthier__op_qmax_blk(q, c0, LUTHIER__U8_BLK, out + c0);
         for (; c0 + 16 <= cn; c0 += 16) luthier__op_qmax_blk(q, c0, 16, out + c0);

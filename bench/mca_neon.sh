@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # mca_neon.sh - static throughput of the NEON microkernels' main k-loops (llvm-mca).
 #
-#   bench/mca_neon.sh [--cpus cortex-a57,neoverse-n1] [--cc gcc|clang] [--cflags "-O2"] [--depthwise-only]
+#   bench/mca_neon.sh [--cpus cortex-a53,cortex-a57,neoverse-n1] [--cc gcc|clang] [--cflags "-O2"] [--depthwise-only]
 #
-# Builds a translation unit with the luthier implementation for AArch64, and for every kernel
+# Every loop is rated on cortex-a53, cortex-a57 (LLVM's model for the A72 too) and neoverse-n1 at
+# least: the three figures bench/rk3399_estimate.py reads (RK3399: 2x A72 + 4x A53).
+# Builds a translation unit with the luthier implementation for AArch64 (once, to assembly), and for every kernel
 # of the LUTHIER__UKERNELS_NEON list (luthier_kernels_neon.h) runs mca_kernel.py ($MCA_KERNEL)
 # on its main loop (the LLVM-MCA-BEGIN/END region). Prints one table: kernel, core (llvm-mca
 # scheduling model), cycles per loop iteration, FMLAs per iteration, FMLAs per cycle and % of
@@ -21,6 +23,11 @@
 # Then the depthwise row kernels' segment loops (one group of pixels per iteration, >>depthwise):
 # 3x3 and 5x5 at stride 1 and 2, plain (a0_c0: target DW_TARGET_PCT, default 85) and with the
 # clamp epilogue (a0_c1: for information; its fmax/fmin share the vector pipes with FMLA).
+# Then, for information, the Winograd tile transforms (input: wino_in, output: wino_out; the
+# loop with the most arithmetic: F(6x6,3x3), one 8x8 tile of 4 channels per iteration;
+# FMLA/iter counts their FADD/FSUB/FMLA/FMUL) and the hand-written NEON of the uint8
+# operators (one 16-element step: quantize, dequantize, qadd, max pool tap, mean tap; the
+# count column then counts that loop's characteristic instruction, named in the kernel column).
 #
 # Needs aarch64-linux-gnu-gcc (or clang) and llvm-mca-19 (LLVM 19 has the real Neoverse-N1
 # model; override with MCA=...). The tool's path can be overridden with MCA_KERNEL=...
@@ -31,8 +38,8 @@ TOOL=${MCA_KERNEL:-$ROOT/../shared/tools/mca_kernel.py}
 MCA=${MCA:-llvm-mca-19}
 TARGET_PCT=${TARGET_PCT:-95}
 DW_TARGET_PCT=${DW_TARGET_PCT:-85}
-CPUS=cortex-a57,neoverse-n1
-LITTLE_CPUS=cortex-a55,cortex-a53
+CPUS=cortex-a53,cortex-a57,neoverse-n1
+LITTLE_CPUS=cortex-a55,cortex-a53,cortex-a57
 CC_KIND=gcc
 CFLAGS="-O2"
 DW_ONLY=0
@@ -43,7 +50,7 @@ while [ $# -gt 0 ]; do
     --cc) CC_KIND=$2; shift 2 ;;
     --cflags) CFLAGS=$2; shift 2 ;;
     --depthwise-only) DW_ONLY=1; shift ;;
-    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "mca_neon.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -53,6 +60,14 @@ command -v "$MCA" >/dev/null || { echo "mca_neon.sh: $MCA not found (apt-get ins
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 printf '#define LUTHIER_IMPLEMENTATION\n#include "luthier.h"\nint main(void) { return luthier_kernel_count() > 0 ? 0 : 1; }\n' > "$TMP/tu.c"
+# one compile to assembly for every loop (mca_kernel.py reads a .s as it is)
+case "$CC_KIND" in
+gcc) CCCMD=aarch64-linux-gnu-gcc ;;
+clang | clang-*) CCCMD="$CC_KIND --target=aarch64-linux-gnu" ;;
+*) CCCMD=$CC_KIND ;;
+esac
+$CCCMD $CFLAGS -I"$ROOT" -S -fno-asynchronous-unwind-tables -o "$TMP/tu.s" "$TMP/tu.c" ||
+    { echo "mca_neon.sh: compiling the translation unit failed" >&2; exit 2; }
 
 # The kernels, in registry order, from the list macro.
 KERNELS=$(sed -n 's/^ *X(\([A-Za-z0-9_]*\), "neon",.*/\1/p' "$ROOT/luthier_kernels_neon.h")
@@ -65,11 +80,12 @@ esac
 echo "# bench/mca_neon.sh: $("$MCA" --version | sed -n 's/.*LLVM version \([0-9.]*\).*/llvm-mca \1/p'), $CCNAME $CFLAGS, main k-loop of each kernel (LLVM-MCA-BEGIN/END region), target >= $TARGET_PCT% on cortex-a57 and neoverse-n1; depthwise segment loops >= $DW_TARGET_PCT% (plain), +clamp for information"
 printf '%-24s %-30s %9s %10s %11s %5s %10s\n' kernel "cpu (llvm-mca model)" cyc/iter FMLA/iter FMLA/cycle peak "% of peak"
 fail=0
-# rate NAME FUNCTION TARGET_PCT (0: for information) [CPUS [TARGET_CPUS]]
+# rate NAME FUNCTION TARGET_PCT (0: for information) [CPUS [TARGET_CPUS [HOT]]]
+# HOT: the mnemonics counted per iteration (and that pick the loop), default the FMA class
 rate() {
-    local k=$1 fn=$2 t=$3 cpus=${4:-$CPUS} tcpus=${5:-cortex-a57,neoverse-n1} out nfma line
-    out=$(python3 "$TOOL" "$TMP/tu.c" "$fn" --cc "$CC_KIND" \
-        --cflags "$CFLAGS -I$ROOT" --mca "$MCA" --cpus "$cpus") || { echo "$k: mca_kernel.py failed" >&2; fail=1; return; }
+    local k=$1 fn=$2 t=$3 cpus=${4:-$CPUS} tcpus=${5:-cortex-a57,neoverse-n1} hot=${6:-} out nfma line
+    out=$(python3 "$TOOL" "$TMP/tu.s" "$fn" --mca "$MCA" --cpus "$cpus" ${hot:+--hot "$hot"}) ||
+        { echo "$k: mca_kernel.py failed" >&2; fail=1; return; }
     nfma=$(printf '%s\n' "$out" | sed -n 's/^# per iteration: [0-9]* instructions, \([0-9]*\) FMA-class.*/\1/p')
     case "$fn" in luthier_sgemm_*)
         echo "$out" | grep -q "LLVM-MCA-BEGIN/END region" || echo "# warning: $k: no LLVM-MCA-BEGIN/END region, the tool guessed a loop" >&2 ;;
@@ -99,6 +115,20 @@ for ks in 3_s1 3_s2 5_s1 5_s2; do
     rate "dw${ks}" "luthier__dw_seg${ks}_a0_c0" "$DW_TARGET_PCT"
     rate "dw${ks}+clamp" "luthier__dw_seg${ks}_a0_c1" 0
 done
+# Winograd F(6x6,3x3) tile transforms (8x8 tile, 4 channels per iteration), for information
+if [ "$DW_ONLY" = 0 ]; then
+    rate "wino_in" "luthier__wino_in_LUTHIER__W4" 0 "$CPUS" none 'fmla|fmls|fadd|fsub|fmul'
+    rate "wino_out" "luthier__wino_out_LUTHIER__W4" 0 "$CPUS" none 'fmla|fmls|fadd|fsub|fmul'
+fi
+# uint8 operators (>>ops-u8-neon), one 16-element step, for information
+if [ "$DW_ONLY" = 0 ]; then
+    rate "u8_quantize(fcvtns)" "luthier__op_quantize_range_base" 0 "$CPUS" none 'fcvtns'
+    rate "u8_dequantize(scvtf)" "luthier__op_dequantize_range_base" 0 "$CPUS" none 'scvtf'
+    rate "u8_qadd(fcvtns)" "luthier__op_qadd_range_base" 0 "$CPUS" none 'fcvtns'
+    rate "u8_maxpool_tap(umax)" "luthier__op_qmax_neon" 0 "$CPUS" none 'umax'
+    rate "u8_mean16_tap(uaddw)" "luthier__u8n_sum16" 0 "$CPUS" none 'uaddw2?'
+    rate "u8_mean32_tap(uaddw)" "luthier__u8n_sum32" 0 "$CPUS" none 'uaddw2?'
+fi
 # int8 I8MM (USMMLA) kernel: neoverse-n2 is the closest llvm-19 model with i8mm (target);
 # neoverse-v1 (4 vector pipes) for information
 [ "$DW_ONLY" = 1 ] || rate "q8x12__neoni8mm" "luthier_qgemm_ukernel_8x12__neoni8mm" "$TARGET_PCT" \

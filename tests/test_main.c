@@ -121,6 +121,8 @@ int main(int argc, char **argv) {
     RUN(test_qops_maxpool);
     RUN(test_qops_avgpool);
     RUN(test_qops_adaptive_avgpool);
+    RUN(test_qops_tails);
+    RUN(test_qops_pool_tails);
     RUN(test_qops_bad_arguments);
     run_qplan_tests();
     run_isa_tests();

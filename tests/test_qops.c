@@ -5,6 +5,8 @@
    magnitude, saturation at both ends, inputs built to hit exact .5 ties (quantize, qadd) and
    exact half remainders (pool means), NaN / inf inputs of quantize, pads / strides / dilation
    / ceil-mode windows / windows without a tap, windows beyond 65536 taps (the uint64 path).
+   Tails: every size 1..67 and every odd channel count up to 67 (the hand-written NEON of
+   AArch64 runs 16 per step and the C blocks the rest), also against the C blocks themselves.
    Every case runs on every variant of test_ops.c's environment (ops_env: 1 thread, all CPUs,
    2 clusters with a skewed ratio split, the same with the DYNAMIC schedule, and on x86
    contexts with AVX-512 (then AVX2) disabled): the results do not depend on the ISA, so every
@@ -782,6 +784,173 @@ static void test_qops_adaptive_avgpool(void) {
             p.c = cfgs[ci][3];
             p.oh = cfgs[ci][4];
             p.ow = cfgs[ci][5];
+            qo_pool_check(&p, 0);
+        }
+    }
+    ops_env_destroy();
+}
+
+/* ---- tails and edges: every size 1..67, odd channel counts --------------------------------------
+   The operators run 16 elements (channels) per step in the hand-written NEON of AArch64
+   (>>ops-u8-neon) and blocks of 64 / 16 elsewhere, and the rest through the C blocks: every
+   size from 1 to 67 and every odd channel count up to 67 puts each remainder behind each number
+   of full steps. Saturation edges: inputs 0 and 255 (and +-inf, NaN, huge), scales from 1e-30
+   to 1e30, qadd ratios up to 1e4 and fused clamps. Each result must equal the definition's
+   reference and, for quantize and qadd, the library's own C blocks (the code a target without
+   hand-written SIMD runs), bit for bit. */
+
+static const float qo_edge_scales[6] = {1e-30f, 0.0078125f, 0.1f, 1.0f, 3.7f, 1e30f};
+
+static float qo_edge_float(float scale, int i) {
+    static const float special[6] = {0.0f, -0.0f, INFINITY, -INFINITY, 3.4e38f, -3.4e38f};
+    const int kind = test_rand_int(0, 7);
+    if (kind == 0) return special[i % 6];
+    if (kind == 1) return NAN;
+    if (kind == 2) return ((float)test_rand_int(-300, 300) + 0.5f) * scale; /* ties (when exact) */
+    return (float)(400.0 * test_rand_float()) * scale;
+}
+
+static void qo_edge_quantize(size_t n, float scale, int32_t zero) {
+    float *x = (float *)test_alloc(n * sizeof(float));
+    uint8_t *ref = (uint8_t *)test_alloc(n), *cb = (uint8_t *)test_alloc(n);
+    luthier__op_qelt_job j;
+    qo_quant_arg a;
+    char what[120];
+    size_t i;
+    for (i = 0; i < n; i++) x[i] = qo_edge_float(scale, (int)i);
+    for (i = 0; i < n; i++) ref[i] = qo_quantize_ref(x[i], scale, zero);
+    memset(&j, 0, sizeof j);
+    j.fa = 1.0f / scale;
+    j.lo = (float)-zero;
+    j.hi = (float)(255 - zero);
+    j.zy = zero;
+    for (i = 0; i < n; i += LUTHIER__U8_BLK) luthier__op_quantize_blk(&j, x + i, cb + i, luthier__min_sz(LUTHIER__U8_BLK, n - i));
+    sprintf(what, "quantize edges n %zu scale %g zero %d", n, (double)scale, (int)zero);
+    CHECK(memcmp(cb, ref, n) == 0, "%s: the C blocks differ from the reference", what);
+    a.x = x;
+    a.q = NULL;
+    a.n = n;
+    a.scale = scale;
+    a.zero = zero;
+    qo_verify(what, qo_quantize_call, &a, ref, n, 1);
+    free(x);
+    free(ref);
+    free(cb);
+}
+
+static void qo_edge_dequantize(size_t n, float scale, int32_t zero) {
+    uint8_t *q = qo_rand_u8(n, 0, 255);
+    float *ref = (float *)test_alloc(n * sizeof(float));
+    qo_quant_arg a;
+    char what[120];
+    size_t i;
+    for (i = 0; i < n; i++) q[i] = i % 5 == 0 ? 0 : i % 5 == 1 ? 255 : q[i];
+    for (i = 0; i < n; i++) ref[i] = scale * (float)((int32_t)q[i] - zero);
+    a.x = NULL;
+    a.q = q;
+    a.n = n;
+    a.scale = scale;
+    a.zero = zero;
+    sprintf(what, "dequantize edges n %zu scale %g zero %d", n, (double)scale, (int)zero);
+    qo_verify(what, qo_dequantize_call, &a, ref, n * sizeof(float), 4);
+    free(q);
+    free(ref);
+}
+
+static void qo_edge_qadd(size_t n, int it) {
+    static const float ratios[7] = {1e-4f, 0.25f, 0.5f, 0.7f, 1.0f, 3.0f, 1e4f};
+    uint8_t *a = qo_rand_u8(n, 0, 255), *b = qo_rand_u8(n, 0, 255);
+    uint8_t *ref = (uint8_t *)test_alloc(n), *cb = (uint8_t *)test_alloc(n);
+    luthier__op_qelt_job j;
+    qo_qadd_arg p;
+    char what[200];
+    size_t i;
+    for (i = 0; i < n; i++) { /* both ends, together and crossed */
+        if (i % 7 == 0) a[i] = b[i] = 255;
+        if (i % 7 == 1) a[i] = b[i] = 0;
+        if (i % 7 == 2) a[i] = 255, b[i] = 0;
+    }
+    memset(&p, 0, sizeof p);
+    p.a = a;
+    p.b = b;
+    p.n = n;
+    p.za = qo_pick_zero();
+    p.zb = qo_pick_zero();
+    p.zy = qo_pick_zero();
+    p.sy = qo_edge_scales[1 + it % 4];
+    p.sa = p.sy * ratios[test_rand_int(0, 6)];
+    p.sb = p.sy * ratios[test_rand_int(0, 6)];
+    p.qmin = it % 3 == 0 ? p.zy : 0; /* fused ReLU */
+    p.qmax = it % 5 == 0 ? test_rand_int(p.qmin, 255) : 255;
+    p.inplace = it % 4;
+    if (p.inplace == 3) memcpy(b, a, n); /* y == a == b: a + a */
+    for (i = 0; i < n; i++) ref[i] = qo_qadd_ref(&p, a[i], b[i]);
+    memset(&j, 0, sizeof j);
+    j.fa = p.sa / p.sy;
+    j.fb = p.sb / p.sy;
+    j.za = p.za;
+    j.zb = p.zb;
+    j.zy = p.zy;
+    j.lo = (float)(p.qmin - p.zy);
+    j.hi = (float)(p.qmax - p.zy);
+    luthier__op_qadd_tail(&j, a, b, cb, n);
+    sprintf(what, "qadd edges n %zu sa %g za %d sb %g zb %d sy %g zy %d q %d..%d inplace %d", n, (double)p.sa,
+            (int)p.za, (double)p.sb, (int)p.zb, (double)p.sy, (int)p.zy, (int)p.qmin, (int)p.qmax, p.inplace);
+    CHECK(memcmp(cb, ref, n) == 0, "%s: the C blocks differ from the reference", what);
+    qo_verify(what, qo_qadd_call, &p, ref, n, 1);
+    free(a);
+    free(b);
+    free(ref);
+    free(cb);
+}
+
+static void test_qops_tails(void) {
+    size_t n;
+#if LUTHIER__SIMD_NEON /* the hand-written NEON runs whatever the compiler: the query says so */
+    CHECK(luthier__op_u8_isa(0) == LUTHIER__ISA_NEON, "uint8 operators report %s on AArch64",
+          luthier__isa_name(luthier__op_u8_isa(0)));
+#endif
+    ops_env_create();
+    for (n = 1; n <= 67; n++) {
+        const int it = (int)n;
+        qo_edge_quantize(n, qo_edge_scales[it % 6], qo_pick_zero());
+        qo_edge_dequantize(n, qo_edge_scales[1 + it % 4], qo_pick_zero());
+        qo_edge_qadd(n, it);
+    }
+    ops_env_destroy();
+}
+
+/* pools over every odd channel count up to 67 (and 16..64): max 3x3 s2 pad 1, average 3x3 with
+   the pad counted, global means of 49, 256 (16-bit sums at their limit), 257 and 289 taps
+   (32-bit sums) */
+static void test_qops_pool_tails(void) {
+    static const size_t cs[] = {16, 32, 48, 64};
+    size_t ci;
+    int cfg;
+    ops_env_create();
+    for (ci = 0; ci < 34 + sizeof cs / sizeof cs[0]; ci++) {
+        const size_t c = ci < 34 ? 2 * ci + 1 : cs[ci - 34];
+        for (cfg = 0; cfg < 6; cfg++) {
+            static const size_t hw[6][2] = {{9, 7}, {9, 7}, {7, 7}, {16, 16}, {1, 257}, {17, 17}};
+            qo_pool_arg p;
+            memset(&p, 0, sizeof p);
+            p.kind = cfg == 0 ? 0 : cfg == 1 ? 1 : 2;
+            p.n = 1;
+            p.h = hw[cfg][0];
+            p.w = hw[cfg][1];
+            p.c = c;
+            p.zero = qo_pick_zero();
+            if (cfg < 2) {
+                p.kh = p.kw = 3;
+                p.sh = p.sw = 2;
+                p.dh = p.dw = 1;
+                p.pt = p.pl = p.pb = p.pr = 1;
+                p.cip = 1;
+                p.oh = qo_pool_out(p.h, 3, 2, 1, 1, 1, 0);
+                p.ow = qo_pool_out(p.w, 3, 2, 1, 1, 1, 0);
+            } else {
+                p.oh = p.ow = 1;
+            }
             qo_pool_check(&p, 0);
         }
     }
