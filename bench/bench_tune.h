@@ -30,6 +30,11 @@ static void usage_tune(FILE *out) {
             "                    does); records default to build/NAME.int8.records, and the fp32\n"
             "                    default plan is timed too (csv column fp32_ms)\n"
             "  --no-plan-check   keep every task's winner: no in-plan check (luthier_tune_desc)\n"
+            "  --rank            rate the analytical cost model instead of tuning for a plan: measure\n"
+            "                    every candidate of every task (exhaustive, no dynamic schedule, no\n"
+            "                    in-plan check), print the median over tasks of the Spearman correlation\n"
+            "                    of predicted and measured times and of the model's rank of the fastest\n"
+            "                    (per task in the report); no plans are timed\n"
             "  --quiet           no progress lines\n"
             "  --csv             one summary row:\n"
             "                    model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,\n"
@@ -113,7 +118,7 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
 static int cmd_tune(int argc, char **argv) {
     const char *cmd = argv[0], *name = NULL, *val;
     char records[512] = "", report[512] = "", heatmap[512] = "", spec[256], err[256];
-    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0, monly = 0, no_check = 0;
+    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0, monly = 0, no_check = 0, rank = 0;
     luthier_calibration *cal = NULL;
     double fp32_ms = 0;
     double budget = 120, load_timeout = 0;
@@ -159,6 +164,9 @@ static int cmd_tune(int argc, char **argv) {
         } else if ((r = bench_opt_flag(arg, cmd, "--no-plan-check")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             no_check = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--rank")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            rank = 1;
         } else if ((r = bench_opt_flag(arg, cmd, "--asym")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             asym = 1;
@@ -295,10 +303,16 @@ static int cmd_tune(int argc, char **argv) {
     td.report_path = report;
     td.heatmap_path = heatmap;
     td.int8 = cal;
-    td.no_plan_check = no_check;
+    td.no_plan_check = no_check || rank;
+    if (rank) td.exhaustive = td.no_dynamic = 1, td.heatmap_path = NULL;
     if (luthier_tune(t.ctx, t.g, &td, records, &res) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s tune: %s\n", bench_prog, luthier_context_error(t.ctx));
         rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    if (rank) {
+        printf("cost model over %d tasks (%d measurements): median Spearman %.3f, median rank of the fastest %.1f "
+               "(per task: %s)\n", res.tasks, res.measurements, res.model_spearman, res.model_rank, report);
         goto done;
     }
     if (exhaustive) tune_compare(&t, &td, 1, budget, records, ".exhaustive", ex_path, sizeof ex_path, &rex);
