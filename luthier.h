@@ -51,7 +51,8 @@
        >>version >>linkage >>types >>api-context >>api-kernels >>api-gemm >>api-topology
        >>api-threads >>api-conv
        IMPLEMENTATION: >>impl-config >>impl-platform >>impl-topology >>impl-context >>impl-threads
-       >>impl-gemm-api >>impl-conv-desc >>impl-conv-winograd >>impl-conv-create >>impl-conv-run
+       >>impl-gemm-api >>impl-conv-desc >>impl-costmodel >>impl-conv-winograd >>impl-conv-create
+       >>impl-conv-run
        luthier_gemm.h:         >>contract >>registry >>pack >>driver >>driver-indirect
                                >>ukernel-scalar >>select
        luthier_kernels_x86.h:  >>list, one section per kernel family
@@ -84,6 +85,8 @@
                                luthier aligns its own buffers on top of them
        Run-time settings live in luthier_context_desc (all-zero = defaults).
        Environment: LUTHIER_KERNEL=name picks the default microkernel of new contexts.
+       LUTHIER_AUTO=rules|model|model_exact sets AUTO's policy of new contexts that leave
+       luthier_context_desc.auto_policy 0 (see luthier_auto_policy; default: rules).
        LUTHIER_CLUSTERS=spec declares the CPU clusters (overrides sysfs; luthier_topology_detect):
            big:4-7,little:0-3              clusters "name:cpus"; cpus are ids and ranges a-b
            big@1.0:4-7,little@0.45:0-3     with relative per-core capacities (normalized so the
@@ -145,15 +148,18 @@
        sees only padding.
        int8 plans (luthier_plan_desc.int8, with a calibration) trade accuracy for speed: uint8
        activations per tensor, int8 weights per output channel, exact int32 accumulation.
-       Exception: the Winograd convolutions (opt-in, never chosen by AUTO) trade accuracy for
-       fewer multiplies; their error bounds are in docs/DESIGN.md (Convolution).
+       Exception: the Winograd convolutions (opt-in: never chosen by AUTO's default rules; the
+       cost-model policy LUTHIER_AUTO_MODEL may pick F(2x2) and F(4x4), within
+       LUTHIER_AUTO_MAX_ERROR) trade accuracy for fewer multiplies; their error bounds are in
+       docs/DESIGN.md (Convolution).
 
    WHAT IT DOES NOT DO (yet)
        No double precision, no complex, no transposed A, no GPU, no training. Graphs are fp32
        with static shapes (batch fixed when the graph is built); ONNX files load through the
        optional luthier_onnx.h. int8 convolution has no implicit GEMM or Winograd; int8 plans
        run concatenation, attention and normalization in fp32. Convolution has im2col, 1x1, implicit GEMM, depthwise and
-       Winograd F(2x2|4x4|6x6, 3x3); AUTO never picks Winograd (the tuner may).
+       Winograd F(2x2|4x4|6x6, 3x3); AUTO's default rules never pick Winograd (the tuner and
+       the cost-model policy may).
 
    DESIGN NOTES
        docs/DESIGN.md holds the architecture and the decisions with their measurements.
@@ -479,9 +485,12 @@ LUTHIER_API int luthier_context_thread_info(const luthier_context *ctx, int thre
                      activation and accumulate fused. Fewer multiplies (2.25x, 4x, 5.06x) at
                      the price of accuracy: measured max error about 1.3e-7, 2.7e-6 and
                      4.4e-6 of the output's range |bias| + max|x| * sum|w| (inputs in [-1, 1];
-                     docs/DESIGN.md); AUTO never picks them.
-   AUTO picks DEPTHWISE, then 1X1 (1x1, no padding, no dilation), then IMPLICIT_GEMM when the
-   kernel (desc.kernel, else the context's) is hybrid, else IM2COL. The GEMM algorithms run
+                     docs/DESIGN.md); AUTO's rules never pick them (LUTHIER_AUTO_MODEL may
+                     pick F(2x2) and F(4x4)).
+   AUTO (the context's policy LUTHIER_AUTO_RULES, the default) picks DEPTHWISE, then 1X1 (1x1,
+   no padding, no dilation), then IMPLICIT_GEMM when the kernel (desc.kernel, else the
+   context's) is hybrid, else IM2COL. Under LUTHIER_AUTO_MODEL(_EXACT) the analytical cost model
+   (luthier_conv2d_predict) picks the algorithm and kernel instead (see luthier_auto_policy). The GEMM algorithms run
    with any groups (one packed weight block per group). */
 
 typedef enum luthier_conv_algorithm {
@@ -2705,8 +2714,8 @@ typedef struct luthier__cm_core {
    halves (0.5 Q-form FMLA per cycle). */
 static const luthier__cm_core luthier__cm_cores[] = {
     /* name          match          features                 lanes fma  GHz   L1        L2          L3            L2 B/c L3 B/c DRAM B/c copy */
-    {"x86-avx512", "", LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA, 16, 1.0, 3.7, 32 << 10, 1 << 20, 32u << 20, 32, 16, 4, 0.20},
-    {"x86-avx2", "", LUTHIER_CPU_AVX2_FMA, 8, 2.0, 3.7, 32 << 10, 1 << 20, 32u << 20, 32, 16, 4, 0.20},
+    {"x86-avx512", "", LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA, 16, 1.0, 3.7, 32 << 10, 1 << 20, 32u << 20, 32, 16, 8, 0.20},
+    {"x86-avx2", "", LUTHIER_CPU_AVX2_FMA, 8, 2.0, 3.7, 32 << 10, 1 << 20, 32u << 20, 32, 16, 8, 0.20},
     {"Cortex-A53", "A53", LUTHIER_CPU_NEON, 4, 0.5, 1.4, 32 << 10, 512 << 10, 0, 8, 8, 2, 1.00},
     {"Cortex-A55", "A55", LUTHIER_CPU_NEON, 4, 1.0, 1.8, 32 << 10, 128 << 10, 1 << 20, 16, 8, 2, 0.80},
     {"Cortex-A72", "A72", LUTHIER_CPU_NEON, 4, 1.0, 2.0, 32 << 10, 1 << 20, 0, 16, 16, 3, 0.50},
@@ -2730,27 +2739,28 @@ typedef struct luthier__cm_kcycles {
 
 static const luthier__cm_kcycles luthier__cm_kcycle_table[] = {
     /* x86 AVX-512 host (Zen 4 class, 2026-11-26): `luthier-bench peak` 118.2 GF/s for avx512
-       and avx2 alike (16 lanes x 1 zmm FMA or 8 x 2 ymm FMA per cycle at about 3.7 GHz);
-       `luthier-bench gemm --kernel all --shape cal=1152,1024,256 --min-time 0.3` on a loaded
-       host: every kernel's GF/s relative to OpenBLAS in the same rounds (1.06 1.05 1.00 1.15
-       1.00 0.99 1.00 | 0.78 0.99 0.99 1.01, in this order); cycles = MR*NR/16 / (0.9 x that
-       ratio / the best ratio 1.15). Recalibrate on an idle host. */
-    {"x86-avx512", "6x64__avx512f_hybrid", 28.8},
-    {"x86-avx512", "8x32__avx512f_hybrid", 19.4},
-    {"x86-avx512", "12x32__avx512f_hybrid", 30.7},
+       and avx2 alike (16 lanes x 1 zmm FMA or 8 x 2 ymm FMA per cycle at about 3.7 GHz: the
+       ideal is MR*NR/16 cycles a step). Each kernel's figure: its measured time / predicted
+       time on the compute-bound 128 -> 128, 28 x 28, 3x3 layer (im2col and implicit GEMM, 1
+       thread, best of 7 runs), times the previous figure (first from `luthier-bench gemm
+       --kernel all --shape cal=1152,1024,256`, whose rounds a loaded host made uneven);
+       bench/RESULTS.md 2026-11-26 (cost model). Recalibrate on an idle host. */
+    {"x86-avx512", "6x64__avx512f_hybrid", 25.1},
+    {"x86-avx512", "8x32__avx512f_hybrid", 16.9},
+    {"x86-avx512", "12x32__avx512f_hybrid", 26.2},
     {"x86-avx512", "16x16__avx512f_hybrid", 17.8},
-    {"x86-avx512", "12x32__avx512f", 30.7},
-    {"x86-avx512", "14x32__avx512f", 36.1},
+    {"x86-avx512", "12x32__avx512f", 27.6},
+    {"x86-avx512", "14x32__avx512f", 32.1},
     {"x86-avx512", "6x64__avx512f", 30.7},
-    {"x86-avx512", "6x16__avx2_fma_hybrid", 9.8},
-    {"x86-avx512", "4x24__avx2_fma_hybrid", 7.7},
-    {"x86-avx512", "6x16__avx2_fma", 7.8},
-    {"x86-avx512", "4x24__avx2_fma", 7.4},
+    {"x86-avx512", "6x16__avx2_fma_hybrid", 6.9},
+    {"x86-avx512", "4x24__avx2_fma_hybrid", 6.6},
+    {"x86-avx512", "6x16__avx2_fma", 8.0},
+    {"x86-avx512", "4x24__avx2_fma", 8.5},
     /* x86 AVX2 (the same host and kernels: AVX-512 disabled leaves the AVX2 rows as measured) */
-    {"x86-avx2", "6x16__avx2_fma_hybrid", 9.8},
-    {"x86-avx2", "4x24__avx2_fma_hybrid", 7.7},
-    {"x86-avx2", "6x16__avx2_fma", 7.8},
-    {"x86-avx2", "4x24__avx2_fma", 7.4},
+    {"x86-avx2", "6x16__avx2_fma_hybrid", 6.9},
+    {"x86-avx2", "4x24__avx2_fma_hybrid", 6.6},
+    {"x86-avx2", "6x16__avx2_fma", 8.0},
+    {"x86-avx2", "4x24__avx2_fma", 8.5},
     /* A72 / A73: cortex-a57 model */
     {"Cortex-A72", "8x12__neonfma", 24.0}, {"Cortex-A72", "6x16__neonfma_hybrid", 24.0},
     {"Cortex-A72", "4x24__neonfma_hybrid", 24.0}, {"Cortex-A72", "8x6__neonfma", 12.0},
@@ -2821,8 +2831,11 @@ LUTHIER_PRIVATE double luthier__cm_kernel_cycles(const luthier__cm_core *c, cons
 
 /* One GEMM of m x n x k on one core (cycles): the kernel's steps over the padded tiles, each
    tile's C traffic per block of k, packing A (interleaved kernels), and the bytes each blocking
-   level moves against its bandwidth (the larger of compute and traffic: they overlap). */
-LUTHIER_PRIVATE double luthier__cm_gemm(const luthier__cm_core *c, const luthier__ukernel_entry *uk, double m, double n, double k) {
+   level moves against its bandwidth (the larger of compute and traffic: they overlap). Its
+   operands come from DRAM when the layer's footprint (bytes of all its operands, e.g. the 36
+   transformed weight matrices of a Winograd layer) exceeds the last-level cache. */
+LUTHIER_PRIVATE double luthier__cm_gemm(const luthier__cm_core *c, const luthier__ukernel_entry *uk, double m, double n, double k,
+                                        double footprint) {
     const double mr = uk->mr, nr = uk->nr, f = 4.0;
     const int hybrid = uk->kind == LUTHIER_KERNEL_HYBRID;
     const double tm = ceil(m / mr), tn = ceil(n / nr), llc = c->l3 > 0 ? c->l3 : c->l2;
@@ -2843,7 +2856,7 @@ LUTHIER_PRIVATE double luthier__cm_gemm(const luthier__cm_core *c, const luthier
     }
     stream = l2_bytes / (kc * nc * f > c->l2 ? c->l3_bpc : c->l2_bpc);
     total_bytes = (m * k + k * n + m * n) * f;
-    mem = total_bytes / (total_bytes > llc ? c->dram_bpc : c->l3_bpc);
+    mem = total_bytes / (fmax(total_bytes, footprint) > llc ? c->dram_bpc : c->l3_bpc);
     return fmax(compute, fmax(stream, mem)) + tile + pack;
 }
 
@@ -2853,6 +2866,7 @@ typedef struct luthier__cm_layer {
     double oh, ow, m, cin_g, cout_g, g;
     const luthier__ukernel_entry *uk; /* NULL for DEPTHWISE */
     const luthier__cm_core *c;
+    double footprint; /* bytes of input, weights and output */
 } luthier__cm_layer;
 
 /* im2col: per block, the (kh, kw, ci) rows gathered (one segment of Cin/groups per tap), then
@@ -2860,14 +2874,14 @@ typedef struct luthier__cm_layer {
 LUTHIER_PRIVATE double luthier__cm_im2col(const luthier__cm_layer *L) {
     const double taps = (double)(L->d->kernel_h * L->d->kernel_w), k = L->cin_g * taps;
     const double gather = L->g * L->m * (k * L->c->copy_cpf + taps * 6.0);
-    return gather + L->g * luthier__cm_gemm(L->c, L->uk, L->m, L->cout_g, k);
+    return gather + L->g * luthier__cm_gemm(L->c, L->uk, L->m, L->cout_g, k, L->footprint);
 }
 
 /* 1x1: a GEMM on the input in place (stride 1), else the strided pixels gathered first. */
 LUTHIER_PRIVATE double luthier__cm_1x1(const luthier__cm_layer *L) {
     const int strided = L->d->stride_h > 1 || L->d->stride_w > 1;
     const double gather = strided ? L->g * L->m * (L->cin_g * L->c->copy_cpf + 6.0) : 0.0;
-    return gather + L->g * luthier__cm_gemm(L->c, L->uk, L->m, L->cout_g, L->cin_g);
+    return gather + L->g * luthier__cm_gemm(L->c, L->uk, L->m, L->cout_g, L->cin_g, L->footprint);
 }
 
 /* Implicit GEMM: no gather; each tile switches row pointers at every segment (kh*kw segments
@@ -2879,7 +2893,7 @@ LUTHIER_PRIVATE double luthier__cm_implicit(const luthier__cm_layer *L) {
     const double segs = rows ? (double)L->d->kernel_h : taps, seg_len = L->cin_g * (rows ? (double)L->d->kernel_w : 1.0);
     const double tiles = ceil(L->m / L->uk->mr) * ceil(L->cout_g / L->uk->nr);
     const double short_seg = seg_len < 8 ? 2.0 : 1.0;
-    return L->g * (short_seg * luthier__cm_gemm(L->c, L->uk, L->m, L->cout_g, L->cin_g * taps) +
+    return L->g * (short_seg * luthier__cm_gemm(L->c, L->uk, L->m, L->cout_g, L->cin_g * taps, L->footprint) +
                    tiles * segs * (4.0 + L->uk->mr));
 }
 
@@ -2904,7 +2918,8 @@ LUTHIER_PRIVATE double luthier__cm_winograd(const luthier__cm_layer *L, int mt, 
     const double in_bytes = t * cin * a2 * 4.0, out_bytes = t * cout * a2 * 4.0;
     const double bw = in_bytes + out_bytes > L->c->l2 ? L->c->l3_bpc : L->c->l2_bpc;
     const double xform = fmax((in_ops + out_ops) / 2.0, 2.0 * (in_bytes + out_bytes) / bw);
-    return xform + L->g * a2 * luthier__cm_gemm(L->c, L->uk, t, L->cout_g, L->cin_g);
+    const double wbytes = a2 * L->cin_g * cout * 4.0;
+    return xform + L->g * a2 * luthier__cm_gemm(L->c, L->uk, t, L->cout_g, L->cin_g, wbytes + in_bytes + out_bytes);
 }
 
 LUTHIER_PRIVATE double luthier__cm_wino2(const luthier__cm_layer *L) { return luthier__cm_winograd(L, 2, 2.0, 3.0); }
@@ -2947,6 +2962,8 @@ LUTHIER_PRIVATE double luthier__cm_conv_cycles(const luthier__cm_core *c, const 
     L.cout_g = (double)(d->out_channels / d->groups);
     L.uk = kernel >= 0 ? &luthier__ukernels[kernel] : NULL;
     L.c = c;
+    L.footprint = 4.0 * ((double)(d->batch * d->in_h * d->in_w * d->in_channels) + L.m * (double)d->out_channels +
+                         (double)(d->kernel_h * d->kernel_w) * L.cin_g * (double)d->out_channels);
     return luthier__cm_algos[algo].cost(&L);
 }
 

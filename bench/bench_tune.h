@@ -55,15 +55,16 @@ typedef struct tune_ctx {
    created first and timed in interleaved rounds (the start rotating), so that drifts of the
    machine over a long run (clock, other load, the busy loop of --asym) hit every plan alike. */
 #define TUNE_ROUNDS 5
+#define TUNE_MAX_PLANS 10 /* default, tuned, model, exhaustive, random, model only, big only, equal, fp32 */
 static void tune_time_plans(tune_ctx *t, const luthier_plan_desc *pds, const char *const *what, int n,
                             const bench_policy *pol, double *ms) {
-    luthier_plan *plans[8] = {NULL};
-    bench_sampler s[8];
+    luthier_plan *plans[TUNE_MAX_PLANS] = {NULL};
+    bench_sampler s[TUNE_MAX_PLANS];
     bench_policy rp = *pol;
-    int i, r, bad[8] = {0};
+    int i, r, bad[TUNE_MAX_PLANS] = {0};
     memset(s, 0, sizeof s);
     rp.rounds = TUNE_ROUNDS;
-    for (i = 0; i < n && i < 8; i++) {
+    for (i = 0; i < n && i < TUNE_MAX_PLANS; i++) {
         ms[i] = -1;
         if (luthier_plan_create(t->ctx, t->g, &pds[i], &plans[i]) != LUTHIER_STATUS_OK) {
             fprintf(stderr, "%s tune: plan (%s): %s\n", bench_prog, what[i], luthier_context_error(t->ctx));
@@ -74,13 +75,13 @@ static void tune_time_plans(tune_ctx *t, const luthier_plan_desc *pds, const cha
         bad[i] = model_once(&t->m); /* checked once before timing */
     }
     for (r = 0; r < TUNE_ROUNDS; r++)
-        for (i = 0; i < n && i < 8; i++) {
+        for (i = 0; i < n && i < TUNE_MAX_PLANS; i++) {
             const int k = (i + r) % n;
             if (bad[k]) continue;
             t->m.plan = plans[k];
             if (bench_run_round(model_once, &t->m, &rp, r, &s[k]) != 0) bad[k] = 1;
         }
-    for (i = 0; i < n && i < 8; i++) {
+    for (i = 0; i < n && i < TUNE_MAX_PLANS; i++) {
         if (!bad[i] && s[i].n > 0) ms[i] = bench_summarize(s[i].t, s[i].n).min * 1e3;
         bench_sampler_free(&s[i]);
         luthier_plan_destroy(plans[i]);
@@ -131,7 +132,7 @@ static int cmd_tune(int argc, char **argv) {
     tune_ctx t;
     asym_loader loaders[1];
     int loading = 0;
-    double default_ms = -1, tuned_ms = -1, ex_ms = 0, rn_ms = 0, big_ms = 0, eq_ms = 0, mo_ms = 0;
+    double model_ms = -1, default_ms = -1, tuned_ms = -1, ex_ms = 0, rn_ms = 0, big_ms = 0, eq_ms = 0, mo_ms = 0;
     char ex_path[600] = "", rn_path[600] = "", mo_path[600] = "";
     luthier_node_config *split[2] = {NULL, NULL};
     memset(&pol, 0, sizeof pol);
@@ -320,13 +321,14 @@ static int cmd_tune(int argc, char **argv) {
     if (monly) tune_compare(&t, &td, 2, budget, records, ".modelonly", mo_path, sizeof mo_path, &rmo);
     {
         /* every plan timed together: default, tuned, then the comparisons that were asked for */
-        luthier_plan_desc pds[8];
-        const char *what[8];
-        double ms[8];
+        luthier_plan_desc pds[TUNE_MAX_PLANS];
+        const char *what[TUNE_MAX_PLANS];
+        double ms[TUNE_MAX_PLANS];
         int np = 0, k, nn = luthier_graph_num_nodes(t.g);
         memset(pds, 0, sizeof pds);
         what[np++] = "default";
         pds[np].records = records, what[np++] = "tuned";
+        pds[np].auto_policy = LUTHIER_AUTO_MODEL, what[np++] = "model";
         if (ex_path[0]) pds[np].records = ex_path, what[np++] = "exhaustive";
         if (rn_path[0]) pds[np].records = rn_path, what[np++] = "random";
         if (mo_path[0]) pds[np].records = mo_path, what[np++] = "model only";
@@ -363,6 +365,7 @@ static int cmd_tune(int argc, char **argv) {
             else if (strcmp(what[k], "big only") == 0) big_ms = ms[k];
             else if (strcmp(what[k], "fp32") == 0) fp32_ms = ms[k];
             else if (strcmp(what[k], "model only") == 0) mo_ms = ms[k];
+            else if (strcmp(what[k], "model") == 0) model_ms = ms[k];
             else eq_ms = ms[k];
         }
     }
@@ -384,6 +387,8 @@ static int cmd_tune(int argc, char **argv) {
                    "took %.2f ms in the default plan, %.2f ms in the winners' one, %.2f ms as chosen\n", res.reverted,
                    res.runner_ups, res.plan_default_ms, res.plan_tuned_ms, res.plan_chosen_ms);
         printf("end to end: default %.2f ms, tuned %.2f ms (%.2fx)\n", default_ms, tuned_ms, default_ms / tuned_ms);
+        printf("cost-model default (auto_policy model, no records): %.2f ms (%.2fx the tuned plan's time, rules default %.2fx)\n",
+               model_ms, model_ms / tuned_ms, default_ms / tuned_ms);
         if (fp32_ms > 0) printf("fp32 default plan %.2f ms: tuned int8 is %.2fx faster\n", fp32_ms, fp32_ms / tuned_ms);
         if (ex_ms > 0)
             printf("exhaustive search: %.2f ms with %d measurements (tuned is %.1f%% off with %.1f%% of the measurements)\n",
