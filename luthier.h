@@ -2947,12 +2947,14 @@ static const luthier__cm_algo luthier__cm_algos[] = {
 };
 
 /* Cycles of layer d (normalized, output oh x ow) with algo and kernel (-1 for DEPTHWISE) on
-   one core of row c; a negative value when the algorithm has no row. */
+   one core of row c; a negative value when the algorithm has no row or the core cannot run the
+   kernel. */
 LUTHIER_PRIVATE double luthier__cm_conv_cycles(const luthier__cm_core *c, const luthier_conv2d_desc *d, int64_t oh, int64_t ow,
                                                luthier_conv_algorithm algo, int kernel) {
     luthier__cm_layer L;
     if ((unsigned)algo >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT || !luthier__cm_algos[algo].cost) return -1;
-    if (algo != LUTHIER_CONV_DEPTHWISE && (kernel < 0 || kernel >= LUTHIER__NUM_UKERNELS)) return -1;
+    if (algo != LUTHIER_CONV_DEPTHWISE && (kernel < 0 || kernel >= LUTHIER__NUM_UKERNELS || !luthier__cm_core_runs(c, &luthier__ukernels[kernel])))
+        return -1;
     L.d = d;
     L.oh = (double)oh;
     L.ow = (double)ow;

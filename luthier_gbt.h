@@ -1212,8 +1212,8 @@ LUTHIER_PRIVATE int luthier__search_informative(const luthier__search_state *S, 
 }
 
 /* Appends to pick one unmeasured candidate per stratum (see luthier__search_desc.stratum): the
-   best by the prior where there is one, else the model's best-predicted (m NULL: a random one), the strata in order of those predictions, at
-   most k. keys holds S->n entries. */
+   best by the prior where there is one, else the model's best-predicted (m NULL: a random
+   one), the strata in order of those predictions, at most k. keys holds S->n entries. */
 LUTHIER_PRIVATE void luthier__search_cover(luthier__search_state *S, const luthier__gbt *m, size_t k, size_t *pick,
                                            size_t *npick) {
     const int *st = S->d->stratum;
