@@ -30,6 +30,8 @@ static void usage_tune(FILE *out) {
             "                    does); records default to build/NAME.int8.records, and the fp32\n"
             "                    default plan is timed too (csv column fp32_ms)\n"
             "  --no-plan-check   keep every task's winner: no in-plan check (luthier_tune_desc)\n"
+            "  --no-prior-too    also run the guided search without the cost model's first-batch\n"
+            "                    order (luthier_tune_desc.no_prior) with the same budget, and time it\n"
             "  --rank            rate the analytical cost model instead of tuning for a plan: measure\n"
             "                    every candidate of every task (exhaustive, no dynamic schedule, no\n"
             "                    in-plan check), print the median over tasks of the Spearman correlation\n"
@@ -55,7 +57,7 @@ typedef struct tune_ctx {
    created first and timed in interleaved rounds (the start rotating), so that drifts of the
    machine over a long run (clock, other load, the busy loop of --asym) hit every plan alike. */
 #define TUNE_ROUNDS 5
-#define TUNE_MAX_PLANS 10 /* default, tuned, model, exhaustive, random, model only, big only, equal, fp32 */
+#define TUNE_MAX_PLANS 10 /* default, tuned, model, exhaustive, random, model only, no prior, big only, equal, fp32 */
 static void tune_time_plans(tune_ctx *t, const luthier_plan_desc *pds, const char *const *what, int n,
                             const bench_policy *pol, double *ms) {
     luthier_plan *plans[TUNE_MAX_PLANS] = {NULL};
@@ -101,8 +103,8 @@ static luthier_node_config *tune_split_configs(const luthier_graph *g, const flo
 }
 
 /* A comparison search over the same space (exhaustive = 1; 0: random with the same per-task
-   cap; 2: guided without the busy times) into records + suffix; path is left empty when it
-   fails. */
+   cap; 2: guided without the busy times; 3: guided without the cost model's prior) into
+   records + suffix; path is left empty when it fails. */
 static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustive, double budget, const char *records,
                          const char *suffix, char *path, size_t size, luthier_tune_result *res) {
     luthier_tune_desc c = *td;
@@ -110,6 +112,7 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
     c.exhaustive = exhaustive == 1;
     c.random_search = exhaustive == 0;
     c.no_balance = exhaustive == 2;
+    c.no_prior = exhaustive == 3;
     c.budget_seconds = budget;
     c.heatmap_path = NULL;
     c.report_path = NULL;
@@ -119,21 +122,21 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
 static int cmd_tune(int argc, char **argv) {
     const char *cmd = argv[0], *name = NULL, *val;
     char records[512] = "", report[512] = "", heatmap[512] = "", spec[256], err[256];
-    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0, monly = 0, no_check = 0, rank = 0;
+    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0, monly = 0, no_check = 0, rank = 0, noprior = 0;
     luthier_calibration *cal = NULL;
     double fp32_ms = 0;
     double budget = 120, load_timeout = 0;
     bench_policy pol;
     luthier_tune_desc td;
-    luthier_tune_result res, rex, rrn, rmo;
+    luthier_tune_result res, rex, rrn, rmo, rnp;
     luthier_topology topo;
     luthier_context_desc cd;
     luthier_zoo_options zo;
     tune_ctx t;
     asym_loader loaders[1];
     int loading = 0;
-    double model_ms = -1, default_ms = -1, tuned_ms = -1, ex_ms = 0, rn_ms = 0, big_ms = 0, eq_ms = 0, mo_ms = 0;
-    char ex_path[600] = "", rn_path[600] = "", mo_path[600] = "";
+    double np_ms = 0, model_ms = -1, default_ms = -1, tuned_ms = -1, ex_ms = 0, rn_ms = 0, big_ms = 0, eq_ms = 0, mo_ms = 0;
+    char ex_path[600] = "", rn_path[600] = "", mo_path[600] = "", np_path[600] = "";
     luthier_node_config *split[2] = {NULL, NULL};
     memset(&pol, 0, sizeof pol);
     pol.min_time = 2.0;
@@ -143,6 +146,7 @@ static int cmd_tune(int argc, char **argv) {
     memset(&rex, 0, sizeof rex);
     memset(&rrn, 0, sizeof rrn);
     memset(&rmo, 0, sizeof rmo);
+    memset(&rnp, 0, sizeof rnp);
     memset(loaders, 0, sizeof loaders);
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -165,6 +169,9 @@ static int cmd_tune(int argc, char **argv) {
         } else if ((r = bench_opt_flag(arg, cmd, "--no-plan-check")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             no_check = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--no-prior-too")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            noprior = 1;
         } else if ((r = bench_opt_flag(arg, cmd, "--rank")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             rank = 1;
@@ -246,7 +253,7 @@ static int cmd_tune(int argc, char **argv) {
         /* The deadline is a safety net only: it must outlast every search and the timing of the
            plans (an exhaustive search of ResNet-18 on the pair takes about 20 minutes). */
         if (load_timeout <= 0)
-            load_timeout = 600 + budget * (2 + 4 * random + monly) + (exhaustive ? 6 * 3600 : 0);
+            load_timeout = 600 + budget * (2 + 4 * random + monly + noprior) + (exhaustive ? 6 * 3600 : 0);
         if (asym_load_start(loaders, 1, &cpus[ncpus - 1], load_timeout) != 0) {
             fprintf(stderr, "%s tune: cannot start the busy loop on CPU %d\n", bench_prog, cpus[ncpus - 1]);
             return BENCH_EXIT_FAIL;
@@ -319,6 +326,7 @@ static int cmd_tune(int argc, char **argv) {
     if (exhaustive) tune_compare(&t, &td, 1, budget, records, ".exhaustive", ex_path, sizeof ex_path, &rex);
     if (random) tune_compare(&t, &td, 0, budget * 4, records, ".random", rn_path, sizeof rn_path, &rrn);
     if (monly) tune_compare(&t, &td, 2, budget, records, ".modelonly", mo_path, sizeof mo_path, &rmo);
+    if (noprior) tune_compare(&t, &td, 3, budget, records, ".noprior", np_path, sizeof np_path, &rnp);
     {
         /* every plan timed together: default, tuned, then the comparisons that were asked for */
         luthier_plan_desc pds[TUNE_MAX_PLANS];
@@ -332,6 +340,7 @@ static int cmd_tune(int argc, char **argv) {
         if (ex_path[0]) pds[np].records = ex_path, what[np++] = "exhaustive";
         if (rn_path[0]) pds[np].records = rn_path, what[np++] = "random";
         if (mo_path[0]) pds[np].records = mo_path, what[np++] = "model only";
+        if (np_path[0]) pds[np].records = np_path, what[np++] = "no prior";
         if (luthier_context_num_threads(t.ctx) > 1) {
             luthier_topology ct;
             luthier_context_topology(t.ctx, &ct);
@@ -366,6 +375,7 @@ static int cmd_tune(int argc, char **argv) {
             else if (strcmp(what[k], "fp32") == 0) fp32_ms = ms[k];
             else if (strcmp(what[k], "model only") == 0) mo_ms = ms[k];
             else if (strcmp(what[k], "model") == 0) model_ms = ms[k];
+            else if (strcmp(what[k], "no prior") == 0) np_ms = ms[k];
             else eq_ms = ms[k];
         }
     }
@@ -396,6 +406,9 @@ static int cmd_tune(int argc, char **argv) {
         if (rn_ms > 0) printf("random search, same measurements: %.2f ms\n", rn_ms);
         if (mo_ms > 0) printf("guided search without the busy times (model only): %.2f ms with %d measurements\n", mo_ms,
                               rmo.measurements);
+        if (np_ms > 0)
+            printf("guided search without the cost model's first-batch order: %.2f ms with %d measurements (with it: %.2f ms, "
+                   "%d measurements)\n", np_ms, rnp.measurements, tuned_ms, res.measurements);
         if (big_ms > 0) printf("big cluster only %.2f ms (tuned %.2fx), equal split %.2f ms (tuned %.2fx)\n", big_ms,
                                big_ms / tuned_ms, eq_ms, eq_ms / tuned_ms);
         printf("records: %s, report: %s, heatmap: %s\n", records, report, heatmap);
