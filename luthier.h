@@ -2829,11 +2829,12 @@ LUTHIER_PRIVATE double luthier__cm_kernel_cycles(const luthier__cm_core *c, cons
     return (double)(uk->mr * uk->nr) / ((double)lanes * fma) / 0.85;
 }
 
-/* One GEMM of m x n x k on one core (cycles): the kernel's steps over the padded tiles, each
-   tile's C traffic per block of k, packing A (interleaved kernels), and the bytes each blocking
-   level moves against its bandwidth (the larger of compute and traffic: they overlap). Its
-   operands come from DRAM when the layer's footprint (bytes of all its operands, e.g. the 36
-   transformed weight matrices of a Winograd layer) exceeds the last-level cache. */
+/* One GEMM of m x n x k on one core (cycles): the kernel's steps over the tiles (the last tile
+   row's by its rows, the columns padded to NR), each tile's C traffic per block of k, packing A
+   (interleaved kernels), and the bytes each blocking level moves against its bandwidth (the
+   larger of compute and traffic: they overlap). Its operands come from DRAM when the layer's
+   footprint (bytes of all its operands, e.g. the 36 transformed weight matrices of a Winograd
+   layer) exceeds the last-level cache. */
 LUTHIER_PRIVATE double luthier__cm_gemm(const luthier__cm_core *c, const luthier__ukernel_entry *uk, double m, double n, double k,
                                         double footprint) {
     const double mr = uk->mr, nr = uk->nr, f = 4.0;
@@ -2841,7 +2842,9 @@ LUTHIER_PRIVATE double luthier__cm_gemm(const luthier__cm_core *c, const luthier
     const double tm = ceil(m / mr), tn = ceil(n / nr), llc = c->l3 > 0 ? c->l3 : c->l2;
     const double kc = hybrid ? fmax(16, fmin(k, c->l1 / 4 / (mr * f))) : fmax(16, fmin(k, c->l1 / ((mr + nr) * f)));
     const double nkb = ceil(k / kc);
-    const double compute = tm * tn * k * luthier__cm_kernel_cycles(c, uk, NULL);
+    /* a last tile row of r < MR rows runs r rows of FMAs but all of B's loads: 0.3 + 0.7 r/MR */
+    const double rem = m - floor(m / mr) * mr, rows = floor(m / mr) + (rem > 0 ? 0.3 + 0.7 * rem / mr : 0.0);
+    const double compute = rows * tn * k * luthier__cm_kernel_cycles(c, uk, NULL);
     const double tile = tm * tn * nkb * (2.0 * mr * nr / (double)c->lanes + 20.0);
     double stream, l2_bytes, nc, pack = 0, mem, total_bytes;
     if (hybrid) {
