@@ -51,7 +51,8 @@
        >>version >>linkage >>types >>api-context >>api-kernels >>api-gemm >>api-topology
        >>api-threads >>api-conv
        IMPLEMENTATION: >>impl-config >>impl-platform >>impl-topology >>impl-context >>impl-threads
-       >>impl-gemm-api >>impl-conv-desc >>impl-conv-winograd >>impl-conv-create >>impl-conv-run
+       >>impl-gemm-api >>impl-conv-desc >>impl-costmodel >>impl-conv-winograd >>impl-conv-create
+       >>impl-conv-run
        luthier_gemm.h:         >>contract >>registry >>pack >>driver >>driver-indirect
                                >>ukernel-scalar >>select
        luthier_kernels_x86.h:  >>list, one section per kernel family
@@ -84,6 +85,8 @@
                                luthier aligns its own buffers on top of them
        Run-time settings live in luthier_context_desc (all-zero = defaults).
        Environment: LUTHIER_KERNEL=name picks the default microkernel of new contexts.
+       LUTHIER_AUTO=rules|model|model_exact sets AUTO's policy of new contexts that leave
+       luthier_context_desc.auto_policy 0 (see luthier_auto_policy; default: rules).
        LUTHIER_CLUSTERS=spec declares the CPU clusters (overrides sysfs; luthier_topology_detect):
            big:4-7,little:0-3              clusters "name:cpus"; cpus are ids and ranges a-b
            big@1.0:4-7,little@0.45:0-3     with relative per-core capacities (normalized so the
@@ -145,15 +148,18 @@
        sees only padding.
        int8 plans (luthier_plan_desc.int8, with a calibration) trade accuracy for speed: uint8
        activations per tensor, int8 weights per output channel, exact int32 accumulation.
-       Exception: the Winograd convolutions (opt-in, never chosen by AUTO) trade accuracy for
-       fewer multiplies; their error bounds are in docs/DESIGN.md (Convolution).
+       Exception: the Winograd convolutions (opt-in: never chosen by AUTO's default rules; the
+       cost-model policy LUTHIER_AUTO_MODEL may pick F(2x2) and F(4x4), within
+       LUTHIER_AUTO_MAX_ERROR) trade accuracy for fewer multiplies; their error bounds are in
+       docs/DESIGN.md (Convolution).
 
    WHAT IT DOES NOT DO (yet)
        No double precision, no complex, no transposed A, no GPU, no training. Graphs are fp32
        with static shapes (batch fixed when the graph is built); ONNX files load through the
        optional luthier_onnx.h. int8 convolution has no implicit GEMM or Winograd; int8 plans
        run concatenation, attention and normalization in fp32. Convolution has im2col, 1x1, implicit GEMM, depthwise and
-       Winograd F(2x2|4x4|6x6, 3x3); AUTO never picks Winograd (the tuner may).
+       Winograd F(2x2|4x4|6x6, 3x3); AUTO's default rules never pick Winograd (the tuner and
+       the cost-model policy may).
 
    DESIGN NOTES
        docs/DESIGN.md holds the architecture and the decisions with their measurements.
@@ -238,6 +244,24 @@ typedef enum luthier_schedule {
 
 /* >>api-context */
 
+/* What a convolution's AUTO algorithm (and a plan without records) picks: */
+typedef enum luthier_auto_policy {
+    LUTHIER_AUTO_RULES = 0,   /* the conservative rules (see >>api-conv): DEPTHWISE, 1X1, then
+                                 IMPLICIT_GEMM or IM2COL on the context's kernel; the default
+                                 split (capacity x threads); never Winograd */
+    LUTHIER_AUTO_MODEL,       /* the analytical cost model (no measurement, >>impl-costmodel):
+                                 algorithm and kernel predicted fastest, Winograd included when
+                                 its error bound is at most LUTHIER_AUTO_MAX_ERROR (F(2x2) and
+                                 F(4x4)), and the model's split over several clusters */
+    LUTHIER_AUTO_MODEL_EXACT, /* the model without Winograd (results as exact as the rules') */
+    LUTHIER_AUTO_POLICY_COUNT
+} luthier_auto_policy;
+
+/* The largest error a Winograd convolution chosen by LUTHIER_AUTO_MODEL may have, relative to
+   the output's range |bias| + max|x| * sum|w| (the measured bounds of docs/DESIGN.md,
+   Convolution: F(2x2) 1.3e-7 and F(4x4) 2.7e-6 qualify, F(6x6) 4.4e-6 does not). */
+#define LUTHIER_AUTO_MAX_ERROR 3e-6
+
 typedef struct luthier_context_desc {
     /* Default microkernel for this context: a full registry name
        ("luthier_sgemm_ukernel_6x16__neonfma_hybrid") or its short form ("6x16__neonfma_hybrid").
@@ -260,6 +284,9 @@ typedef struct luthier_context_desc {
        kernel name, a malformed $LUTHIER_CLUSTERS, ...) goes here instead. NULL = dropped. */
     char *error;
     size_t error_size;
+    /* AUTO's policy; LUTHIER_AUTO_RULES (0) = $LUTHIER_AUTO when set ("rules", "model",
+       "model_exact"), else the rules. */
+    luthier_auto_policy auto_policy;
 } luthier_context_desc;
 
 LUTHIER_API const char *luthier_status_string(luthier_status status);
@@ -458,9 +485,12 @@ LUTHIER_API int luthier_context_thread_info(const luthier_context *ctx, int thre
                      activation and accumulate fused. Fewer multiplies (2.25x, 4x, 5.06x) at
                      the price of accuracy: measured max error about 1.3e-7, 2.7e-6 and
                      4.4e-6 of the output's range |bias| + max|x| * sum|w| (inputs in [-1, 1];
-                     docs/DESIGN.md); AUTO never picks them.
-   AUTO picks DEPTHWISE, then 1X1 (1x1, no padding, no dilation), then IMPLICIT_GEMM when the
-   kernel (desc.kernel, else the context's) is hybrid, else IM2COL. The GEMM algorithms run
+                     docs/DESIGN.md); AUTO's rules never pick them (LUTHIER_AUTO_MODEL may
+                     pick F(2x2) and F(4x4)).
+   AUTO (the context's policy LUTHIER_AUTO_RULES, the default) picks DEPTHWISE, then 1X1 (1x1,
+   no padding, no dilation), then IMPLICIT_GEMM when the kernel (desc.kernel, else the
+   context's) is hybrid, else IM2COL. Under LUTHIER_AUTO_MODEL(_EXACT) the analytical cost model
+   (luthier_conv2d_predict) picks the algorithm and kernel instead (see luthier_auto_policy). The GEMM algorithms run
    with any groups (one packed weight block per group). */
 
 typedef enum luthier_conv_algorithm {
@@ -539,6 +569,12 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
 LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *conv,
                                                    luthier_conv2d_info *out);
 LUTHIER_API void luthier_conv2d_destroy(luthier_conv2d_layer *conv); /* NULL is a no-op */
+/* The cost model's prediction (seconds, no measurement) of a run of desc on ctx: desc's
+   algorithm (AUTO resolved under ctx's policy), kernel, schedule and ratios (none: the split
+   AUTO would use) on ctx's clusters and threads. The model and its tables: >>impl-costmodel,
+   docs/DESIGN.md (Cost model). UNSUPPORTED when the algorithm cannot run desc. */
+LUTHIER_API luthier_status luthier_conv2d_predict(luthier_context *ctx, const luthier_conv2d_desc *desc,
+                                                  double *seconds);
 /* create + run + destroy. */
 LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_conv2d_desc *desc,
                                           const float *input, const float *weights,
@@ -1623,6 +1659,7 @@ struct luthier_context {
     unsigned cpu_features;      /* detected & ~disabled */
     int kernel;                 /* registry index of the default kernel */
     int kernel_auto;            /* no kernel was named: calls may pick one by shape */
+    luthier_auto_policy auto_policy; /* what AUTO picks (luthier_context_desc.auto_policy) */
     luthier__gemm_blocking blocking_override; /* 0 fields = from cache sizes */
     luthier_cache_info caches;
     luthier_topology topology;  /* the clusters the threads run on */
@@ -2078,6 +2115,23 @@ LUTHIER_PRIVATE luthier_status luthier__context_threads(luthier_context *ctx,
     return luthier__pool_create(ctx, t, &ctx->pool);
 }
 
+/* AUTO's policy: the descriptor's, else $LUTHIER_AUTO, else the rules. */
+LUTHIER_PRIVATE luthier_status luthier__context_auto_policy(luthier_context *ctx, const luthier_context_desc *d) {
+    static const char *const names[] = {"rules", "model", "model_exact"};
+    const char *env = getenv("LUTHIER_AUTO");
+    int i;
+    if ((unsigned)d->auto_policy >= (unsigned)LUTHIER_AUTO_POLICY_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "context: unknown auto_policy %d", (int)d->auto_policy);
+    ctx->auto_policy = d->auto_policy;
+    if (d->auto_policy != LUTHIER_AUTO_RULES || !env || !*env) return LUTHIER_STATUS_OK;
+    for (i = 0; i < (int)LUTHIER_AUTO_POLICY_COUNT; i++)
+        if (strcmp(env, names[i]) == 0) {
+            ctx->auto_policy = (luthier_auto_policy)i;
+            return LUTHIER_STATUS_OK;
+        }
+    return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "LUTHIER_AUTO='%.40s': want rules, model or model_exact", env);
+}
+
 LUTHIER_API luthier_status luthier_context_create(const luthier_context_desc *desc,
                                                   luthier_context **out) {
     luthier_context *ctx;
@@ -2105,6 +2159,7 @@ LUTHIER_API luthier_status luthier_context_create(const luthier_context_desc *de
         ctx->kernel_auto = 1;
         s = LUTHIER_STATUS_OK;
     }
+    if (s == LUTHIER_STATUS_OK) s = luthier__context_auto_policy(ctx, &d);
     if (s == LUTHIER_STATUS_OK) s = luthier__context_threads(ctx, &d);
     if (s != LUTHIER_STATUS_OK) {
         if (d.error && d.error_size) snprintf(d.error, d.error_size, "%s", ctx->error);
@@ -2643,25 +2698,399 @@ LUTHIER_PRIVATE luthier_status luthier__conv_kernel(luthier_context *ctx, const 
     return LUTHIER_STATUS_OK;
 }
 
-/* Resolves AUTO, checks the algorithm against the (normalized) shape, picks the kernel. */
-LUTHIER_PRIVATE luthier_status luthier__conv_choose(luthier_context *ctx, const luthier_conv2d_desc *d,
-                                                    luthier_conv_algorithm *algo, int *kernel) {
-    luthier_conv_algorithm a = d->algorithm;
+/* >>impl-costmodel: the analytical cost model. It predicts the time of a (layer, algorithm,
+   kernel, split) without running anything, from what is known about the machine: the
+   algorithm's arithmetic (Winograd's fewer multiplies and its transforms), the kernel's tile
+   and inner-loop cycles per step of k on each core type, the bytes each blocking level moves
+   against the cache sizes, the gathers, and the clusters' capacities for the split. AUTO uses it
+   under luthier_context_desc.auto_policy = LUTHIER_AUTO_MODEL, the tuner as a feature and to
+   order its first batch. docs/DESIGN.md (Cost model) has the formulas. Three tables: the cores
+   (one row per core type), the kernels' cycles per step of k on each core, and the algorithms
+   (one row each, with its cost hook and the error bound that lets AUTO pick it). */
+
+typedef struct luthier__cm_core {
+    const char *name;     /* row name; a cluster whose luthier_cluster.core contains match */
+    const char *match;    /* (e.g. "A72") takes this row */
+    unsigned features;    /* x86 rows: the LUTHIER_CPU_* bits that select them */
+    int lanes;            /* fp32 lanes of the widest vector its kernels use */
+    double fma;           /* widest-vector FMAs issued per cycle */
+    double ghz;           /* nominal clock (cycles to seconds) */
+    double l1, l2, l3;    /* bytes seen by one core (l3 0: none, l2 is the last level) */
+    double l2_bpc, l3_bpc, dram_bpc; /* sustained bytes per cycle into one core */
+    double copy_cpf;      /* cycles per float of a gather or transpose (im2col, packing A) */
+} luthier__cm_core;
+
+/* Sizes and bandwidths: vendor manuals (per-core L1/L2, typical L3 of the SoCs the cores ship
+   in), bandwidths as commonly measured (STREAM-class, one core); the x86 rows were calibrated
+   on this project's host (AMD EPYC Zen 4 class, AVX-512 executed as two 256-bit halves: 1 zmm
+   FMA per cycle; bench/RESULTS.md, 2026-11-26 cost model). A53 moves 128-bit NEON in two 64-bit
+   halves (0.5 Q-form FMLA per cycle). */
+static const luthier__cm_core luthier__cm_cores[] = {
+    /* name          match          features                 lanes fma  GHz   L1        L2          L3            L2 B/c L3 B/c DRAM B/c copy */
+    {"x86-avx512", "", LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA, 16, 1.0, 3.7, 32 << 10, 1 << 20, 32u << 20, 32, 16, 8, 0.20},
+    {"x86-avx2", "", LUTHIER_CPU_AVX2_FMA, 8, 2.0, 3.7, 32 << 10, 1 << 20, 32u << 20, 32, 16, 8, 0.20},
+    {"Cortex-A53", "A53", LUTHIER_CPU_NEON, 4, 0.5, 1.4, 32 << 10, 512 << 10, 0, 8, 8, 2, 1.00},
+    {"Cortex-A55", "A55", LUTHIER_CPU_NEON, 4, 1.0, 1.8, 32 << 10, 128 << 10, 1 << 20, 16, 8, 2, 0.80},
+    {"Cortex-A72", "A72", LUTHIER_CPU_NEON, 4, 1.0, 2.0, 32 << 10, 1 << 20, 0, 16, 16, 3, 0.50},
+    {"Cortex-A73", "A73", LUTHIER_CPU_NEON, 4, 1.0, 2.3, 64 << 10, 1 << 20, 0, 16, 16, 3, 0.50},
+    {"Cortex-A76", "A7", LUTHIER_CPU_NEON, 4, 2.0, 2.6, 64 << 10, 512 << 10, 2 << 20, 32, 16, 4, 0.35},
+    {"Neoverse-N1", "N1", LUTHIER_CPU_NEON, 4, 2.0, 2.6, 64 << 10, 1 << 20, 32u << 20, 32, 16, 4, 0.35},
+};
+#define LUTHIER__CM_NUM_CORES ((int)(sizeof luthier__cm_cores / sizeof luthier__cm_cores[0]))
+
+/* Inner-loop cycles per step of k (one MR x NR rank-1 update, loads included) of each kernel on
+   each core row. ARM: llvm-mca 19 on the main k-loop (bench/mca_neon.sh, cycles per iteration
+   / k-unroll 4; cortex-a57 model for A72/A73, neoverse-n1 for A76/N1; in-order cores: the
+   larger of the model and the FMLA floor, since the A55 model is optimistic and the A53 one
+   pessimistic: bench/RESULTS.md 2026-11-22 and 2026-11-26). x86: measured once on this host,
+   `build/luthier-bench gemm --kernel all --shape ...`: cycles = MR*NR / (lanes * fma) / (the
+   kernel's GFLOP/s / the FMA peak of `luthier-bench peak`), see bench/RESULTS.md. */
+typedef struct luthier__cm_kcycles {
+    const char *core, *kernel; /* row name, kernel short name */
+    double cycles;
+} luthier__cm_kcycles;
+
+static const luthier__cm_kcycles luthier__cm_kcycle_table[] = {
+    /* x86 AVX-512 host (Zen 4 class, 2026-11-26): `luthier-bench peak` 118.2 GF/s for avx512
+       and avx2 alike (16 lanes x 1 zmm FMA or 8 x 2 ymm FMA per cycle at about 3.7 GHz: the
+       ideal is MR*NR/16 cycles a step). Each kernel's figure: its measured time / predicted
+       time on the compute-bound 128 -> 128, 28 x 28, 3x3 layer (im2col and implicit GEMM, 1
+       thread, best of 7 runs), times the previous figure (first from `luthier-bench gemm
+       --kernel all --shape cal=1152,1024,256`, whose rounds a loaded host made uneven);
+       bench/RESULTS.md 2026-11-26 (cost model). Recalibrate on an idle host. */
+    {"x86-avx512", "6x64__avx512f_hybrid", 25.1},
+    {"x86-avx512", "8x32__avx512f_hybrid", 16.9},
+    {"x86-avx512", "12x32__avx512f_hybrid", 26.2},
+    {"x86-avx512", "16x16__avx512f_hybrid", 17.8},
+    {"x86-avx512", "12x32__avx512f", 27.6},
+    {"x86-avx512", "14x32__avx512f", 32.1},
+    {"x86-avx512", "6x64__avx512f", 30.7},
+    {"x86-avx512", "6x16__avx2_fma_hybrid", 6.9},
+    {"x86-avx512", "4x24__avx2_fma_hybrid", 6.6},
+    {"x86-avx512", "6x16__avx2_fma", 8.0},
+    {"x86-avx512", "4x24__avx2_fma", 8.5},
+    /* x86 AVX2 (the same host and kernels: AVX-512 disabled leaves the AVX2 rows as measured) */
+    {"x86-avx2", "6x16__avx2_fma_hybrid", 6.9},
+    {"x86-avx2", "4x24__avx2_fma_hybrid", 6.6},
+    {"x86-avx2", "6x16__avx2_fma", 8.0},
+    {"x86-avx2", "4x24__avx2_fma", 8.5},
+    /* A72 / A73: cortex-a57 model */
+    {"Cortex-A72", "8x12__neonfma", 24.0}, {"Cortex-A72", "6x16__neonfma_hybrid", 24.0},
+    {"Cortex-A72", "4x24__neonfma_hybrid", 24.0}, {"Cortex-A72", "8x6__neonfma", 12.0},
+    {"Cortex-A72", "8x4__neonfma_hybrid", 8.0}, {"Cortex-A72", "8x12__neonfma_a53", 26.5},
+    {"Cortex-A73", "8x12__neonfma", 24.0}, {"Cortex-A73", "6x16__neonfma_hybrid", 24.0},
+    {"Cortex-A73", "4x24__neonfma_hybrid", 24.0}, {"Cortex-A73", "8x6__neonfma", 12.0},
+    {"Cortex-A73", "8x4__neonfma_hybrid", 8.0}, {"Cortex-A73", "8x12__neonfma_a53", 26.5},
+    /* A76 / A77 / N1: neoverse-n1 model */
+    {"Cortex-A76", "8x12__neonfma", 12.0}, {"Cortex-A76", "6x16__neonfma_hybrid", 12.0},
+    {"Cortex-A76", "4x24__neonfma_hybrid", 12.0}, {"Cortex-A76", "8x6__neonfma", 6.0},
+    {"Cortex-A76", "8x4__neonfma_hybrid", 4.0}, {"Cortex-A76", "8x12__neonfma_a53", 14.5},
+    {"Neoverse-N1", "8x12__neonfma", 12.0}, {"Neoverse-N1", "6x16__neonfma_hybrid", 12.0},
+    {"Neoverse-N1", "4x24__neonfma_hybrid", 12.0}, {"Neoverse-N1", "8x6__neonfma", 6.0},
+    {"Neoverse-N1", "8x4__neonfma_hybrid", 4.0}, {"Neoverse-N1", "8x12__neonfma_a53", 14.5},
+    /* A55: FMLA floor (1 Q-form per cycle) over the optimistic model (8x12: 77 cycles/4 k,
+       a53 variant 89/4); the big-core schedules lose to their loads on the in-order core */
+    {"Cortex-A55", "8x12__neonfma_a53", 24.0}, {"Cortex-A55", "8x12__neonfma", 30.0},
+    {"Cortex-A55", "6x16__neonfma_hybrid", 30.0}, {"Cortex-A55", "4x24__neonfma_hybrid", 30.0},
+    {"Cortex-A55", "8x6__neonfma", 15.0}, {"Cortex-A55", "8x4__neonfma_hybrid", 10.0},
+    /* A53: FMLA floor at 0.5 per cycle (the model's 382 and 168 cycles are pessimistic) */
+    {"Cortex-A53", "8x12__neonfma_a53", 48.0}, {"Cortex-A53", "8x12__neonfma", 60.0},
+    {"Cortex-A53", "6x16__neonfma_hybrid", 60.0}, {"Cortex-A53", "4x24__neonfma_hybrid", 60.0},
+    {"Cortex-A53", "8x6__neonfma", 30.0}, {"Cortex-A53", "8x4__neonfma_hybrid", 20.0},
+};
+#define LUTHIER__CM_NUM_KCYCLES ((int)(sizeof luthier__cm_kcycle_table / sizeof luthier__cm_kcycle_table[0]))
+
+/* Row of the table, or -1. */
+LUTHIER_PRIVATE int luthier__cm_core_find(const char *name) {
+    int i;
+    for (i = 0; name && i < LUTHIER__CM_NUM_CORES; i++)
+        if (strcmp(luthier__cm_cores[i].name, name) == 0) return i;
+    return -1;
+}
+
+/* The row of a cluster: its core name (ARM), else the ISA this build dispatches to. */
+LUTHIER_PRIVATE const luthier__cm_core *luthier__cm_core_for(const char *core_name, unsigned features) {
+    int i;
+    for (i = 0; core_name && *core_name && i < LUTHIER__CM_NUM_CORES; i++)
+        if (luthier__cm_cores[i].match[0] && strstr(core_name, luthier__cm_cores[i].match)) return &luthier__cm_cores[i];
+    if (features & LUTHIER_CPU_AVX512F) return &luthier__cm_cores[0];
+    if (features & LUTHIER_CPU_AVX2_FMA) return &luthier__cm_cores[1];
+    return &luthier__cm_cores[luthier__cm_core_find("Cortex-A72")];
+}
+
+/* Whether a core of row c runs kernel uk (its ISA's instructions; the scalar kernels run
+   everywhere). */
+LUTHIER_PRIVATE int luthier__cm_core_runs(const luthier__cm_core *c, const luthier__ukernel_entry *uk) {
+    return (uk->required_cpu_features & ~c->features) == 0;
+}
+
+/* Cycles per step of k of kernel uk on core c; *listed = 0 when the table has no row and the
+   FMA peak (at 85 %) stands in: scalar kernels, kernels added without a calibration. */
+LUTHIER_PRIVATE double luthier__cm_kernel_cycles(const luthier__cm_core *c, const luthier__ukernel_entry *uk, int *listed) {
+    const char *sname = uk->name + 22; /* without "luthier_sgemm_ukernel_" */
+    const int lanes = !strcmp(uk->isa, "avx512") ? 16 : !strcmp(uk->isa, "avx2") ? 8 : !strcmp(uk->isa, "neon") ? 4 : 1;
+    double fma;
+    int i;
+    for (i = 0; i < LUTHIER__CM_NUM_KCYCLES; i++)
+        if (!strcmp(luthier__cm_kcycle_table[i].core, c->name) && !strcmp(luthier__cm_kcycle_table[i].kernel, sname)) {
+            if (listed) *listed = 1;
+            return luthier__cm_kcycle_table[i].cycles;
+        }
+    if (listed) *listed = 0;
+    if (lanes == 1) return (double)(uk->mr * uk->nr) / 2.0; /* plain C: about two multiply-adds a cycle */
+    fma = c->fma * (double)c->lanes / (double)lanes; /* vectors of this width per cycle */
+    return (double)(uk->mr * uk->nr) / ((double)lanes * fma) / 0.85;
+}
+
+/* One GEMM of m x n x k on one core (cycles): the kernel's steps over the tiles (the last tile
+   row's by its rows, the columns padded to NR), each tile's C traffic per block of k, packing A
+   (interleaved kernels), and the bytes each blocking level moves against its bandwidth (the
+   larger of compute and traffic: they overlap). Its operands come from DRAM when the layer's
+   footprint (bytes of all its operands, e.g. the 36 transformed weight matrices of a Winograd
+   layer) exceeds the last-level cache. */
+LUTHIER_PRIVATE double luthier__cm_gemm(const luthier__cm_core *c, const luthier__ukernel_entry *uk, double m, double n, double k,
+                                        double footprint) {
+    const double mr = uk->mr, nr = uk->nr, f = 4.0;
+    const int hybrid = uk->kind == LUTHIER_KERNEL_HYBRID;
+    const double tm = ceil(m / mr), tn = ceil(n / nr), llc = c->l3 > 0 ? c->l3 : c->l2;
+    const double kc = hybrid ? fmax(16, fmin(k, c->l1 / 4 / (mr * f))) : fmax(16, fmin(k, c->l1 / ((mr + nr) * f)));
+    const double nkb = ceil(k / kc);
+    /* a last tile row of r < MR rows runs r rows of FMAs but all of B's loads: 0.3 + 0.7 r/MR */
+    const double rem = m - floor(m / mr) * mr, rows = floor(m / mr) + (rem > 0 ? 0.3 + 0.7 * rem / mr : 0.0);
+    const double compute = rows * tn * k * luthier__cm_kernel_cycles(c, uk, NULL);
+    const double tile = tm * tn * nkb * (2.0 * mr * nr / (double)c->lanes + 20.0);
+    double stream, l2_bytes, nc, pack = 0, mem, total_bytes;
+    if (hybrid) {
+        /* the A tile sits in L1, B's kc x nc block (L2) streams past each tile row */
+        nc = fmax(nr, (c->l2 / 2) / (kc * f));
+        l2_bytes = tm * k * tn * nr * f + ceil(n / nc) * m * k * f;
+    } else {
+        /* BLIS: B micro-panel in L1, the packed A block (L2) streams past it */
+        nc = fmax(nr, (llc / 2) / (kc * f));
+        l2_bytes = tn * m * k * f + ceil(m / fmax(mr, (c->l2 / 2) / (kc * f))) * k * n * f;
+        pack = ceil(n / nc) * m * k * c->copy_cpf;
+    }
+    stream = l2_bytes / (kc * nc * f > c->l2 ? c->l3_bpc : c->l2_bpc);
+    total_bytes = (m * k + k * n + m * n) * f;
+    mem = total_bytes / (fmax(total_bytes, footprint) > llc ? c->dram_bpc : c->l3_bpc);
+    return fmax(compute, fmax(stream, mem)) + tile + pack;
+}
+
+/* What a cost hook sees: the normalized layer, its output size, kernel and core. */
+typedef struct luthier__cm_layer {
+    const luthier_conv2d_desc *d;
+    double oh, ow, m, cin_g, cout_g, g;
+    const luthier__ukernel_entry *uk; /* NULL for DEPTHWISE */
+    const luthier__cm_core *c;
+    double footprint; /* bytes of input, weights and output */
+} luthier__cm_layer;
+
+/* im2col: per block, the (kh, kw, ci) rows gathered (one segment of Cin/groups per tap), then
+   the GEMM. */
+LUTHIER_PRIVATE double luthier__cm_im2col(const luthier__cm_layer *L) {
+    const double taps = (double)(L->d->kernel_h * L->d->kernel_w), k = L->cin_g * taps;
+    const double gather = L->g * L->m * (k * L->c->copy_cpf + taps * 6.0);
+    return gather + L->g * luthier__cm_gemm(L->c, L->uk, L->m, L->cout_g, k, L->footprint);
+}
+
+/* 1x1: a GEMM on the input in place (stride 1), else the strided pixels gathered first. */
+LUTHIER_PRIVATE double luthier__cm_1x1(const luthier__cm_layer *L) {
+    const int strided = L->d->stride_h > 1 || L->d->stride_w > 1;
+    const double gather = strided ? L->g * L->m * (L->cin_g * L->c->copy_cpf + 6.0) : 0.0;
+    return gather + L->g * luthier__cm_gemm(L->c, L->uk, L->m, L->cout_g, L->cin_g, L->footprint);
+}
+
+/* Implicit GEMM: no gather; each tile switches row pointers at every segment (kh*kw segments
+   of Cin/groups, or kh of kw*Cin below 16 channels), and short segments run the k-loop's
+   remainder path. */
+LUTHIER_PRIVATE double luthier__cm_implicit(const luthier__cm_layer *L) {
+    const double taps = (double)(L->d->kernel_h * L->d->kernel_w);
+    const int rows = L->cin_g < 16 && L->g == 1;
+    const double segs = rows ? (double)L->d->kernel_h : taps, seg_len = L->cin_g * (rows ? (double)L->d->kernel_w : 1.0);
+    const double tiles = ceil(L->m / L->uk->mr) * ceil(L->cout_g / L->uk->nr);
+    const double short_seg = seg_len < 8 ? 2.0 : 1.0;
+    return L->g * (short_seg * luthier__cm_gemm(L->c, L->uk, L->m, L->cout_g, L->cin_g * taps, L->footprint) +
+                   tiles * segs * (4.0 + L->uk->mr));
+}
+
+/* Depthwise: the direct loop, a multiply-add per tap and channel at a fraction of the FMA rate
+   (the window's loads), or the bytes of input and output, whichever is slower. */
+LUTHIER_PRIVATE double luthier__cm_depthwise(const luthier__cm_layer *L) {
+    const luthier_conv2d_desc *d = L->d;
+    const double macs = L->m * (double)d->out_channels * (double)(d->kernel_h * d->kernel_w);
+    const double bytes = 4.0 * ((double)(d->batch * d->in_h * d->in_w * d->in_channels) + L->m * (double)d->out_channels);
+    return fmax(macs / ((double)L->c->lanes * L->c->fma * 0.6), bytes / L->c->l3_bpc);
+}
+
+/* Winograd F(m x m, 3x3), alpha = m + 2: T tiles; the input transform (B^T d B: two passes of
+   alpha x alpha with nzb nonzeros per row of B^T, over Cin channels) and its scatter into
+   alpha^2 matrices; alpha^2 GEMMs of T x Cout/g x Cin/g; the output transform (A^T M A, nza
+   nonzeros per row of A^T) and its gather. */
+LUTHIER_PRIVATE double luthier__cm_winograd(const luthier__cm_layer *L, int mt, double nzb, double nza) {
+    const double a = mt + 2, a2 = a * a, lanes = L->c->lanes;
+    const double t = (double)L->d->batch * ceil(L->oh / mt) * ceil(L->ow / mt);
+    const double cin = L->cin_g * L->g, cout = L->cout_g * L->g;
+    const double in_ops = t * cin * 2.0 * a2 * nzb / lanes, out_ops = t * cout * (mt * a + mt * mt) * nza / lanes;
+    const double in_bytes = t * cin * a2 * 4.0, out_bytes = t * cout * a2 * 4.0;
+    const double bw = in_bytes + out_bytes > L->c->l2 ? L->c->l3_bpc : L->c->l2_bpc;
+    const double xform = fmax((in_ops + out_ops) / 2.0, 2.0 * (in_bytes + out_bytes) / bw);
+    const double wbytes = a2 * L->cin_g * cout * 4.0;
+    return xform + L->g * a2 * luthier__cm_gemm(L->c, L->uk, t, L->cout_g, L->cin_g, wbytes + in_bytes + out_bytes);
+}
+
+LUTHIER_PRIVATE double luthier__cm_wino2(const luthier__cm_layer *L) { return luthier__cm_winograd(L, 2, 2.0, 3.0); }
+LUTHIER_PRIVATE double luthier__cm_wino4(const luthier__cm_layer *L) { return luthier__cm_winograd(L, 4, 4.0, 5.0); }
+LUTHIER_PRIVATE double luthier__cm_wino6(const luthier__cm_layer *L) { return luthier__cm_winograd(L, 6, 6.0, 7.0); }
+
+/* One row per algorithm: its cost hook (cycles on one core, whole layer) and its measured
+   error relative to the output's range (docs/DESIGN.md, Convolution): AUTO under
+   LUTHIER_AUTO_MODEL takes an algorithm only when this is at most LUTHIER_AUTO_MAX_ERROR. */
+typedef struct luthier__cm_algo {
+    luthier_conv_algorithm algo;
+    double (*cost)(const luthier__cm_layer *L);
+    double rel_error;
+} luthier__cm_algo;
+
+static const luthier__cm_algo luthier__cm_algos[] = {
+    {LUTHIER_CONV_AUTO, NULL, 0},
+    {LUTHIER_CONV_IM2COL, luthier__cm_im2col, 0},
+    {LUTHIER_CONV_1X1, luthier__cm_1x1, 0},
+    {LUTHIER_CONV_IMPLICIT_GEMM, luthier__cm_implicit, 0},
+    {LUTHIER_CONV_DEPTHWISE, luthier__cm_depthwise, 0},
+    {LUTHIER_CONV_WINOGRAD_2X3, luthier__cm_wino2, 1.3e-7},
+    {LUTHIER_CONV_WINOGRAD_4X3, luthier__cm_wino4, 2.7e-6},
+    {LUTHIER_CONV_WINOGRAD_6X3, luthier__cm_wino6, 4.4e-6},
+};
+
+/* Cycles of layer d (normalized, output oh x ow) with algo and kernel (-1 for DEPTHWISE) on
+   one core of row c; a negative value when the algorithm has no row or the core cannot run the
+   kernel. */
+LUTHIER_PRIVATE double luthier__cm_conv_cycles(const luthier__cm_core *c, const luthier_conv2d_desc *d, int64_t oh, int64_t ow,
+                                               luthier_conv_algorithm algo, int kernel) {
+    luthier__cm_layer L;
+    if ((unsigned)algo >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT || !luthier__cm_algos[algo].cost) return -1;
+    if (algo != LUTHIER_CONV_DEPTHWISE && (kernel < 0 || kernel >= LUTHIER__NUM_UKERNELS || !luthier__cm_core_runs(c, &luthier__ukernels[kernel])))
+        return -1;
+    L.d = d;
+    L.oh = (double)oh;
+    L.ow = (double)ow;
+    L.m = (double)d->batch * L.oh * L.ow;
+    L.g = (double)d->groups;
+    L.cin_g = (double)(d->in_channels / d->groups);
+    L.cout_g = (double)(d->out_channels / d->groups);
+    L.uk = kernel >= 0 ? &luthier__ukernels[kernel] : NULL;
+    L.c = c;
+    L.footprint = 4.0 * ((double)(d->batch * d->in_h * d->in_w * d->in_channels) + L.m * (double)d->out_channels +
+                         (double)(d->kernel_h * d->kernel_w) * L.cin_g * (double)d->out_channels);
+    return luthier__cm_algos[algo].cost(&L);
+}
+
+/* The machine as the model sees it: per cluster its core row, capacity and threads. */
+typedef struct luthier__cm_machine {
+    int num_clusters;
+    const luthier__cm_core *core[LUTHIER_MAX_CLUSTERS];
+    double capacity[LUTHIER_MAX_CLUSTERS];
+    int threads[LUTHIER_MAX_CLUSTERS];
+} luthier__cm_machine;
+
+/* Per-region cost of a parallel split (wake-up and join), seconds per thread used. */
+#define LUTHIER__CM_SYNC_S 2e-6
+
+/* Seconds of a layer whose cycles on one core of each cluster are cyc[c] (a cluster on the same
+   core row as the first is scaled by its capacity instead), split into units work units (MR-row
+   tiles) with shares[c] (sum 1) over the clusters, each cluster's share evenly over its
+   threads: the slowest thread decides, plus the synchronisation of the threads used. */
+LUTHIER_PRIVATE double luthier__cm_split_seconds(const luthier__cm_machine *mc, const double *cyc, double units,
+                                                 const double *shares) {
+    double worst = 0, used = 0;
+    int c;
+    for (c = 0; c < mc->num_clusters; c++) {
+        const luthier__cm_core *k = mc->core[c];
+        double per_unit, mine, t;
+        if (!(shares[c] > 0) || mc->threads[c] < 1) continue;
+        per_unit = cyc[c] / (k->ghz * 1e9) / fmax(units, 1);
+        if (k == mc->core[0]) per_unit /= fmax(mc->capacity[c], 1e-3);
+        mine = ceil(shares[c] * units / (double)mc->threads[c]);
+        t = mine * per_unit;
+        if (t > worst) worst = t;
+        used += mc->threads[c];
+    }
+    return worst + (used > 1 ? used * LUTHIER__CM_SYNC_S : 0);
+}
+
+/* The machine of ctx (its clusters trimmed to its threads). */
+LUTHIER_PRIVATE void luthier__cm_machine_of(const luthier_context *ctx, luthier__cm_machine *mc) {
+    int c;
+    memset(mc, 0, sizeof *mc);
+    mc->num_clusters = ctx->pool->num_clusters;
+    for (c = 0; c < mc->num_clusters; c++) {
+        mc->core[c] = luthier__cm_core_for(ctx->topology.clusters[c].core, ctx->cpu_features);
+        mc->capacity[c] = ctx->topology.clusters[c].capacity > 0 ? ctx->topology.clusters[c].capacity : 1.0;
+        mc->threads[c] = ctx->pool->cluster_threads[c];
+    }
+}
+
+/* Work units of a layer for the split: MR-row tiles of the output pixels (Winograd: of its
+   tiles; depthwise: output rows). */
+LUTHIER_PRIVATE double luthier__cm_units(const luthier_conv2d_desc *d, int64_t oh, int64_t ow, luthier_conv_algorithm algo,
+                                         int kernel) {
+    const double m = (double)(d->batch * oh * ow);
+    const int wm = algo == LUTHIER_CONV_WINOGRAD_2X3 ? 2 : algo == LUTHIER_CONV_WINOGRAD_4X3 ? 4 : algo == LUTHIER_CONV_WINOGRAD_6X3 ? 6 : 0;
+    if (algo == LUTHIER_CONV_DEPTHWISE || kernel < 0) return (double)(d->batch * oh);
+    if (wm) return ceil((double)d->batch * ceil((double)oh / wm) * ceil((double)ow / wm) / luthier__ukernels[kernel].mr);
+    return ceil(m / luthier__ukernels[kernel].mr);
+}
+
+/* Seconds of the layer on machine mc with algo, kernel and shares (NULL: capacity x threads;
+   dynamic: as the ideal split plus a chunk overhead); negative when the model has no row. */
+LUTHIER_PRIVATE double luthier__cm_conv_seconds(const luthier__cm_machine *mc, const luthier_conv2d_desc *d, int64_t oh, int64_t ow,
+                                                luthier_conv_algorithm algo, int kernel, const double *shares, int dynamic) {
+    double cyc[LUTHIER_MAX_CLUSTERS], sh[LUTHIER_MAX_CLUSTERS], sum = 0, units;
+    int c;
+    for (c = 0; c < mc->num_clusters; c++) {
+        if ((cyc[c] = luthier__cm_conv_cycles(mc->core[c], d, oh, ow, algo, kernel)) < 0) return -1;
+        sh[c] = shares ? shares[c] : mc->capacity[c] * (double)mc->threads[c];
+        if (dynamic) sh[c] = (double)mc->threads[c] * (mc->core[c] == mc->core[0] ? mc->capacity[c] : mc->core[0]->ghz / mc->core[c]->ghz * cyc[0] / cyc[c]);
+        sum += sh[c];
+    }
+    if (!(sum > 0)) return -1;
+    for (c = 0; c < mc->num_clusters; c++) sh[c] /= sum;
+    units = luthier__cm_units(d, oh, ow, algo, kernel);
+    return luthier__cm_split_seconds(mc, cyc, units, sh) * (dynamic ? 1.02 : 1.0);
+}
+
+/* The model's split of a layer (fractions, sum 1) over mc's clusters: capacity x threads, or
+   the composition in steps of 5 % predicted faster (at most 3 clusters; more keep capacity x
+   threads). */
+LUTHIER_PRIVATE void luthier__cm_best_split(const luthier__cm_machine *mc, const luthier_conv2d_desc *d, int64_t oh, int64_t ow,
+                                            luthier_conv_algorithm algo, int kernel, double *shares) {
+    double best, sh[LUTHIER_MAX_CLUSTERS], sum = 0;
+    int a, b, c, n = mc->num_clusters;
+    for (c = 0; c < n; c++) sum += shares[c] = mc->capacity[c] * (double)mc->threads[c];
+    for (c = 0; c < n; c++) shares[c] /= sum > 0 ? sum : 1.0;
+    if (n < 2 || n > 3) return;
+    best = luthier__cm_conv_seconds(mc, d, oh, ow, algo, kernel, shares, 0); /* capacity x threads unless beaten */
+    for (a = 0; a <= 20; a++)
+        for (b = 0; b <= (n == 3 ? 20 - a : 0); b++) {
+            double t;
+            sh[0] = a / 20.0;
+            sh[1] = n == 3 ? b / 20.0 : 1.0 - sh[0];
+            if (n == 3) sh[2] = 1.0 - sh[0] - sh[1];
+            t = luthier__cm_conv_seconds(mc, d, oh, ow, algo, kernel, sh, 0);
+            if (t > 0 && (best < 0 || t < best)) {
+                best = t;
+                for (c = 0; c < n; c++) shares[c] = sh[c];
+            }
+        }
+}
+
+/* Checks algorithm a (not AUTO) against the (normalized) shape and picks its kernel. */
+LUTHIER_PRIVATE luthier_status luthier__conv_check(luthier_context *ctx, const luthier_conv2d_desc *d,
+                                                   luthier_conv_algorithm a, int *kernel) {
     const int plain_1x1 = d->kernel_h == 1 && d->kernel_w == 1 && !d->pad_top && !d->pad_left &&
                           !d->pad_bottom && !d->pad_right;
     luthier_status s;
     *kernel = -1;
-    if (a == LUTHIER_CONV_AUTO) {
-        if (luthier__conv_is_depthwise(d)) a = LUTHIER_CONV_DEPTHWISE;
-        else if (plain_1x1 && d->dilation_h == 1 && d->dilation_w == 1) a = LUTHIER_CONV_1X1;
-        else {
-            int k = ctx->kernel;
-            if (d->kernel && *d->kernel && (s = luthier__resolve_kernel(ctx, d->kernel, &k)) != LUTHIER_STATUS_OK)
-                return s;
-            a = luthier__ukernels[k].kind == LUTHIER_KERNEL_HYBRID ? LUTHIER_CONV_IMPLICIT_GEMM : LUTHIER_CONV_IM2COL;
-        }
-    }
-    *algo = a;
     switch (a) {
     case LUTHIER_CONV_1X1:
         if (!plain_1x1)
@@ -2716,6 +3145,83 @@ LUTHIER_PRIVATE luthier_status luthier__conv_choose(luthier_context *ctx, const 
     return LUTHIER_STATUS_OK;
 }
 
+/* AUTO under LUTHIER_AUTO_RULES: DEPTHWISE, then 1X1, then IMPLICIT_GEMM when the kernel is
+   hybrid, else IM2COL. */
+LUTHIER_PRIVATE luthier_status luthier__conv_auto_rules(luthier_context *ctx, const luthier_conv2d_desc *d,
+                                                        luthier_conv_algorithm *algo) {
+    const int plain_1x1 = d->kernel_h == 1 && d->kernel_w == 1 && !d->pad_top && !d->pad_left &&
+                          !d->pad_bottom && !d->pad_right;
+    luthier_status s;
+    int k = ctx->kernel;
+    if (luthier__conv_is_depthwise(d)) *algo = LUTHIER_CONV_DEPTHWISE;
+    else if (plain_1x1 && d->dilation_h == 1 && d->dilation_w == 1) *algo = LUTHIER_CONV_1X1;
+    else {
+        if (d->kernel && *d->kernel && (s = luthier__resolve_kernel(ctx, d->kernel, &k)) != LUTHIER_STATUS_OK) return s;
+        *algo = luthier__ukernels[k].kind == LUTHIER_KERNEL_HYBRID ? LUTHIER_CONV_IMPLICIT_GEMM : LUTHIER_CONV_IM2COL;
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* Whether AUTO may consider kernel i on ctx: this CPU runs it, and it is not the scalar one
+   unless nothing else runs (the tuner's space makes the same cut). */
+LUTHIER_PRIVATE int luthier__cm_kernel_usable(const luthier_context *ctx, int i) {
+    const luthier__ukernel_entry *e = &luthier__ukernels[i];
+    if ((e->required_cpu_features & ctx->cpu_features) != e->required_cpu_features) return 0;
+    return strcmp(e->isa, "scalar") != 0 || !(ctx->cpu_features & (LUTHIER_CPU_AVX2_FMA | LUTHIER_CPU_NEON));
+}
+
+/* AUTO under LUTHIER_AUTO_MODEL(_EXACT): the (algorithm, kernel) the cost model predicts
+   fastest on ctx's clusters with the default split, among the valid ones whose error bound the
+   policy accepts (desc.kernel, when named, is the only kernel). Depthwise layers keep
+   DEPTHWISE. The probes' messages are not the call's: ctx's error and the thread's last error
+   are restored. */
+LUTHIER_PRIVATE luthier_status luthier__conv_auto_model(luthier_context *ctx, const luthier_conv2d_desc *d,
+                                                        luthier_conv_algorithm *algo, int *kernel) {
+    luthier__cm_machine mc;
+    char saved_ctx[sizeof ctx->error], saved_last[256];
+    double best = -1;
+    int64_t oh = 1, ow = 1;
+    int a, k, named = -1;
+    luthier_status s;
+    if (luthier__conv_is_depthwise(d)) return luthier__conv_check(ctx, d, *algo = LUTHIER_CONV_DEPTHWISE, kernel);
+    if (d->kernel && *d->kernel && (s = luthier__resolve_kernel(ctx, d->kernel, &named)) != LUTHIER_STATUS_OK) return s;
+    luthier__cm_machine_of(ctx, &mc);
+    luthier_conv2d_output_size(d, &oh, &ow);
+    snprintf(saved_ctx, sizeof saved_ctx, "%s", ctx->error);
+    snprintf(saved_last, sizeof saved_last, "%.255s", luthier_last_error());
+    for (a = LUTHIER_CONV_IM2COL; a < (int)LUTHIER_CONV_ALGORITHM_COUNT; a++) {
+        int kk;
+        const double err = luthier__cm_algos[a].rel_error;
+        if (a == LUTHIER_CONV_DEPTHWISE || err > LUTHIER_AUTO_MAX_ERROR || (err > 0 && ctx->auto_policy == LUTHIER_AUTO_MODEL_EXACT))
+            continue;
+        if (luthier__conv_check(ctx, d, (luthier_conv_algorithm)a, &kk) != LUTHIER_STATUS_OK) continue;
+        for (k = 0; k < LUTHIER__NUM_UKERNELS; k++) {
+            double t;
+            if (named >= 0 ? k != named : !luthier__cm_kernel_usable(ctx, k)) continue;
+            if (a == LUTHIER_CONV_IMPLICIT_GEMM && luthier__ukernels[k].kind != LUTHIER_KERNEL_HYBRID) continue;
+            t = luthier__cm_conv_seconds(&mc, d, oh, ow, (luthier_conv_algorithm)a, k, NULL, d->schedule == LUTHIER_SCHEDULE_DYNAMIC);
+            if (t > 0 && (best < 0 || t < best)) best = t, *algo = (luthier_conv_algorithm)a, *kernel = k;
+        }
+    }
+    snprintf(ctx->error, sizeof ctx->error, "%s", saved_ctx);
+    luthier_set_last_error(saved_last[0] ? saved_last : NULL);
+    if (best < 0) return luthier__conv_auto_rules(ctx, d, algo) == LUTHIER_STATUS_OK ? luthier__conv_check(ctx, d, *algo, kernel)
+                                                                                      : LUTHIER_STATUS_INVALID_ARGUMENT;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Resolves AUTO (ctx's policy), checks the algorithm against the (normalized) shape, picks the
+   kernel. */
+LUTHIER_PRIVATE luthier_status luthier__conv_choose(luthier_context *ctx, const luthier_conv2d_desc *d,
+                                                    luthier_conv_algorithm *algo, int *kernel) {
+    luthier_status s;
+    *algo = d->algorithm;
+    *kernel = -1;
+    if (*algo == LUTHIER_CONV_AUTO && ctx->auto_policy != LUTHIER_AUTO_RULES) return luthier__conv_auto_model(ctx, d, algo, kernel);
+    if (*algo == LUTHIER_CONV_AUTO && (s = luthier__conv_auto_rules(ctx, d, algo)) != LUTHIER_STATUS_OK) return s;
+    return luthier__conv_check(ctx, d, *algo, kernel);
+}
+
 LUTHIER_API luthier_status luthier_conv2d_algorithm_valid(luthier_context *ctx,
                                                           const luthier_conv2d_desc *desc,
                                                           luthier_conv_algorithm algorithm) {
@@ -2732,6 +3238,48 @@ LUTHIER_API luthier_status luthier_conv2d_algorithm_valid(luthier_context *ctx,
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: unknown algorithm %d", (int)algorithm);
     d.algorithm = algorithm;
     return luthier__conv_choose(ctx, &d, &a, &kernel);
+}
+
+/* The split AUTO gives a layer on ctx: under a model policy with several clusters and the
+   ratio schedule, the model's (into ratios, returns the count); 0 = the default split. */
+LUTHIER_PRIVATE int luthier__cm_auto_split(const luthier_context *ctx, const luthier_conv2d_desc *d, int64_t oh, int64_t ow,
+                                           luthier_conv_algorithm algo, int kernel, float *ratios) {
+    luthier__cm_machine mc;
+    double sh[LUTHIER_MAX_CLUSTERS];
+    int c;
+    if (ctx->auto_policy == LUTHIER_AUTO_RULES || d->ratios || d->schedule != LUTHIER_SCHEDULE_RATIO ||
+        ctx->pool->num_clusters < 2 || ctx->pool->num_clusters > 3)
+        return 0;
+    luthier__cm_machine_of(ctx, &mc);
+    luthier__cm_best_split(&mc, d, oh, ow, algo, kernel, sh);
+    for (c = 0; c < mc.num_clusters; c++) ratios[c] = (float)sh[c];
+    return mc.num_clusters;
+}
+
+LUTHIER_API luthier_status luthier_conv2d_predict(luthier_context *ctx, const luthier_conv2d_desc *desc, double *seconds) {
+    luthier_conv2d_desc d;
+    luthier_conv_algorithm a;
+    luthier__cm_machine mc;
+    double sh[LUTHIER_MAX_CLUSTERS], t;
+    float r[LUTHIER_MAX_CLUSTERS];
+    int64_t oh, ow;
+    int kernel, c, n;
+    luthier_status s;
+    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    ctx->error[0] = 0;
+    if (!desc || !seconds) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d_predict: desc and seconds must not be NULL");
+    if ((s = luthier__conv_normalize(ctx, desc, &d, &oh, &ow)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__conv_choose(ctx, &d, &a, &kernel)) != LUTHIER_STATUS_OK) return s;
+    luthier__cm_machine_of(ctx, &mc);
+    if (d.ratios && d.num_ratios != mc.num_clusters)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d_predict: %d ratios given for %d clusters", d.num_ratios,
+                             mc.num_clusters);
+    n = d.ratios ? d.num_ratios : luthier__cm_auto_split(ctx, &d, oh, ow, a, kernel, r);
+    for (c = 0; c < n; c++) sh[c] = d.ratios ? (double)d.ratios[c] : (double)r[c];
+    t = luthier__cm_conv_seconds(&mc, &d, oh, ow, a, kernel, n ? sh : NULL, d.schedule == LUTHIER_SCHEDULE_DYNAMIC);
+    if (!(t > 0)) return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d_predict: the model has no cost for %s", luthier_conv_algorithm_name(a));
+    *seconds = t;
+    return LUTHIER_STATUS_OK;
 }
 
 /* >>impl-conv-winograd: transform matrices, tile transforms, weight transform ==================
@@ -3346,7 +3894,8 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     luthier_conv2d_layer *cv;
     luthier_conv_algorithm algo;
     int64_t oh, ow;
-    int kernel;
+    int kernel, nsplit;
+    float model_split[LUTHIER_MAX_CLUSTERS];
     luthier_status s;
     size_t khw;
     if (out) *out = NULL;
@@ -3356,6 +3905,8 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: desc, weights and out must not be NULL");
     if ((s = luthier__conv_normalize(ctx, desc, &d, &oh, &ow)) != LUTHIER_STATUS_OK) return s;
     if ((s = luthier__conv_choose(ctx, &d, &algo, &kernel)) != LUTHIER_STATUS_OK) return s;
+    if ((nsplit = luthier__cm_auto_split(ctx, &d, oh, ow, algo, kernel, model_split)) > 0)
+        d.ratios = model_split, d.num_ratios = nsplit; /* copied into cv->ratios below */
     if (d.ratios) {
         double w[LUTHIER_MAX_CLUSTERS];
         if (d.num_ratios < 1 || d.num_ratios > LUTHIER_MAX_CLUSTERS)

@@ -1073,6 +1073,12 @@ typedef struct luthier__search_desc {
        on other tasks can rank a whole stratum last that is the best on this one (Winograd on
        a 3-channel stem vs on 64 channels); a search that never measures it cannot learn so. */
     const int *stratum;
+    /* Optional: a prior per candidate, lower = predicted faster (e.g. the log of the analytical
+       model's seconds, >>impl-costmodel; NaN = none). It orders the first batch: the stratum
+       cover takes each stratum's best-prior candidate (before the warm model's), and without a
+       warm model the rest of the batch is the best-prior candidates (the explore fraction still
+       farthest-point sampled). */
+    const float *prior;
     int initial;           /* first batch (diverse), 0 = auto: num_features clamped to 8..16 */
     int batch;             /* measured per round, 0 = auto: initial / 2, at least 4 */
     float explore;         /* fraction of each batch picked at random, 0 = 0.1, -1 = none */
@@ -1206,8 +1212,8 @@ LUTHIER_PRIVATE int luthier__search_informative(const luthier__search_state *S, 
 }
 
 /* Appends to pick one unmeasured candidate per stratum (see luthier__search_desc.stratum): the
-   model's best-predicted (m NULL: a random one), the strata in order of those predictions, at
-   most k. keys holds S->n entries. */
+   best by the prior where there is one, else the model's best-predicted (m NULL: a random
+   one), the strata in order of those predictions, at most k. keys holds S->n entries. */
 LUTHIER_PRIVATE void luthier__search_cover(luthier__search_state *S, const luthier__gbt *m, size_t k, size_t *pick,
                                            size_t *npick) {
     const int *st = S->d->stratum;
@@ -1218,7 +1224,8 @@ LUTHIER_PRIVATE void luthier__search_cover(luthier__search_state *S, const luthi
     for (i = 0; i < S->n; i++) {
         luthier__search_key key;
         if (S->measured[i] || st[i] < 0 || !luthier__search_informative(S, i)) continue;
-        key.pred = m ? luthier__gbt_predict(m, S->d->features + i * (size_t)S->f) : 0.0f;
+        key.pred = S->d->prior && S->d->prior[i] == S->d->prior[i] ? S->d->prior[i]
+                   : m ? luthier__gbt_predict(m, S->d->features + i * (size_t)S->f) : 0.0f;
         if (key.pred != key.pred) key.pred = HUGE_VALF;
         key.tie = (uint32_t)luthier__gbt_rand(&S->rng);
         key.index = i;
@@ -1228,6 +1235,22 @@ LUTHIER_PRIVATE void luthier__search_cover(luthier__search_state *S, const luthi
     }
     qsort(best, nb, sizeof *best, luthier__search_cmp_key);
     for (j = 0; j < nb && j < k; j++) pick[(*npick)++] = best[j].index;
+}
+
+/* Appends to pick the k unmeasured candidates with the lowest prior (luthier__search_desc.prior;
+   NaN last). keys holds S->n entries. */
+LUTHIER_PRIVATE void luthier__search_prior_pick(luthier__search_state *S, size_t k, size_t *pick, size_t *npick) {
+    size_t i, n = 0;
+    for (i = 0; i < S->n; i++) {
+        luthier__search_key *key = &S->keys[n];
+        if (S->measured[i] || !luthier__search_informative(S, i)) continue;
+        key->pred = S->d->prior[i] == S->d->prior[i] ? S->d->prior[i] : HUGE_VALF;
+        key->tie = (uint32_t)luthier__gbt_rand(&S->rng);
+        key->index = i;
+        n++;
+    }
+    qsort(S->keys, n, sizeof *S->keys, luthier__search_cmp_key);
+    for (i = 0; i < n && i < k; i++) pick[(*npick)++] = S->keys[i].index;
 }
 
 /* Measures the picked candidates (until the budget runs out). */
@@ -1604,6 +1627,11 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__search(const luthier__se
             /* the strata filled the first batch */
         } else if (d->warm) {
             luthier__search_pick(&S, d->warm, left - (nexp < left ? nexp : left), nexp, S.pick, &npick);
+        } else if (d->prior) {
+            luthier__search_prior_pick(&S, left - (nexp < left ? nexp : left), S.pick, &npick);
+            luthier__search_measure(&S, S.pick, npick);
+            npick = 0;
+            if (nexp > 0 && (s = luthier__search_diverse(&S, nexp, S.pick, &npick)) != LUTHIER_STATUS_OK) goto done;
         } else {
             s = luthier__search_diverse(&S, left, S.pick, &npick);
             if (s != LUTHIER_STATUS_OK) goto done;

@@ -802,6 +802,9 @@ typedef struct luthier_plan_desc {
        the rest run in fp32, with quantize/dequantize steps where the two meet. The calibration
        is read during luthier_plan_create only. */
     const luthier_calibration *int8;
+    /* What AUTO picks for the nodes without a configuration (luthier_auto_policy):
+       LUTHIER_AUTO_RULES (0) = the context's policy (luthier_context_desc.auto_policy). */
+    luthier_auto_policy auto_policy;
 } luthier_plan_desc;
 
 typedef struct luthier_plan_info {
@@ -5002,7 +5005,16 @@ LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, con
 
 LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthier_graph *g,
                                                const luthier_plan_desc *desc, luthier_plan **out) {
-    return luthier__plan_create_ex(ctx, g, desc, 0, out);
+    luthier_auto_policy saved;
+    luthier_status s;
+    if (!ctx || !desc || desc->auto_policy == LUTHIER_AUTO_RULES) return luthier__plan_create_ex(ctx, g, desc, 0, out);
+    if ((unsigned)desc->auto_policy >= (unsigned)LUTHIER_AUTO_POLICY_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: unknown auto_policy %d", (int)desc->auto_policy);
+    saved = ctx->auto_policy;
+    ctx->auto_policy = desc->auto_policy;
+    s = luthier__plan_create_ex(ctx, g, desc, 0, out);
+    ctx->auto_policy = saved;
+    return s;
 }
 
 #undef LUTHIER__PFAIL

@@ -87,6 +87,8 @@ typedef struct luthier_tune_desc {
        1X1 and DEPTHWISE; the other nodes are tuned as in fp32. NULL = the fp32 plan. */
     const luthier_calibration *int8;
     int no_plan_check;       /* keep every task's winner without the in-plan check (below) */
+    int no_prior;            /* do not let the analytical cost model (luthier_conv2d_predict)
+                                order a task's first batch when no warm model exists yet */
 } luthier_tune_desc;
 
 typedef struct luthier_tune_result {
@@ -101,6 +103,12 @@ typedef struct luthier_tune_result {
     double plan_default_ms;   /* the in-plan check: the tuned tasks' steps, summed, in the */
     double plan_tuned_ms;     /* default plan, in the plan of the winners, and with each task */
     double plan_chosen_ms;    /* as chosen (0: no check) */
+    /* The analytical cost model (luthier_conv2d_predict) against the measurements, median over
+       the fp32 tasks: Spearman correlation of predicted and measured times over each task's
+       measured candidates (NaN: no task measured 3), and the model's rank (1 = predicted
+       fastest) of each task's fastest measured candidate among all its candidates (0: none). */
+    double model_spearman;
+    double model_rank;
 } luthier_tune_result;
 
 /* Tunes every conv/dense task of g on ctx and writes records_path (NULL = no file). result may
@@ -160,6 +168,11 @@ typedef struct luthier__task {
     int runners;
     double runner_ms[LUTHIER__PLAN_RUNNERS];
     luthier_node_config runner_cfg[LUTHIER__PLAN_RUNNERS];
+    /* the analytical model (>>impl-costmodel) against the measurements: Spearman correlation
+       of predicted and measured times over the measured candidates (NaN below 3), and the
+       model's rank (1 = predicted fastest) of the fastest measured candidate among all (0: none) */
+    double spearman;
+    int model_rank;
 } luthier__task;
 
 /* Task of node i (its layer, with node i as representative); 0 when the node is not tuned. */
@@ -332,6 +345,115 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
     snprintf(ctx->error, sizeof ctx->error, "%s", saved);
     *count = n;
     return c;
+}
+
+/* The analytical model's seconds for candidate c of task t on machine mc (0: no prediction,
+   e.g. int8 tasks). A dense task is the 1x1 convolution of its GEMM. */
+LUTHIER_PRIVATE double luthier__cand_predict(const luthier__cm_machine *mc, const luthier__task *t, const luthier__cand *c) {
+    luthier_conv2d_desc in, d;
+    double sh[LUTHIER__TUNE_MAX_SHARES], s;
+    int64_t oh, ow;
+    int j;
+    if (t->l.q) return 0;
+    if (t->l.op == LUTHIER_OP_CONV2D) {
+        in = t->l.cd;
+    } else {
+        memset(&in, 0, sizeof in);
+        in.batch = t->l.m, in.in_channels = t->l.k, in.out_channels = t->l.n;
+        in.in_h = in.in_w = in.kernel_h = in.kernel_w = 1;
+    }
+    if (luthier__conv_normalize(NULL, &in, &d, &oh, &ow) != LUTHIER_STATUS_OK) return 0;
+    for (j = 0; j < LUTHIER__TUNE_MAX_SHARES; j++) sh[j] = c->shares[j] / 100.0;
+    s = luthier__cm_conv_seconds(mc, &d, oh, ow, t->l.op == LUTHIER_OP_CONV2D ? (luthier_conv_algorithm)c->algo : LUTHIER_CONV_1X1,
+                                 c->kernel, c->dynamic || c->shares[0] < 0 || mc->num_clusters > LUTHIER__TUNE_MAX_SHARES ? NULL : sh,
+                                 c->dynamic);
+    return s > 0 ? s : 0;
+}
+
+typedef struct luthier__rank_key {
+    double v;
+    size_t i;
+} luthier__rank_key;
+
+LUTHIER_PRIVATE int luthier__rank_cmp(const void *a, const void *b) {
+    const luthier__rank_key *x = (const luthier__rank_key *)a, *y = (const luthier__rank_key *)b;
+    return x->v < y->v ? -1 : x->v > y->v ? 1 : x->i < y->i ? -1 : x->i > y->i ? 1 : 0;
+}
+
+/* Ranks (1-based, ties averaged) of v[0..n) into r; k: n keys of scratch. */
+LUTHIER_PRIVATE void luthier__ranks(const double *v, size_t n, double *r, luthier__rank_key *k) {
+    size_t i, j, q;
+    for (i = 0; i < n; i++) k[i].v = v[i], k[i].i = i;
+    qsort(k, n, sizeof *k, luthier__rank_cmp);
+    for (i = 0; i < n; i = j) {
+        for (j = i + 1; j < n && k[j].v == k[i].v; j++) {}
+        for (q = i; q < j; q++) r[k[q].i] = 0.5 * (double)(i + j - 1) + 1.0;
+    }
+}
+
+/* Spearman's rank correlation of x and y (n pairs; NaN below 3 or without variance). */
+LUTHIER_PRIVATE double luthier__spearman(const double *x, const double *y, size_t n) {
+    double *rx = (double *)luthier__alloc(sizeof(double) * 2 * (n + 1)), *ry, mean = 0.5 * (double)(n + 1), sxy = 0, sxx = 0, syy = 0;
+    luthier__rank_key *k = (luthier__rank_key *)luthier__alloc(sizeof *k * (n + 1));
+    size_t i;
+    if (!rx || !k || n < 3) {
+        luthier__free(rx);
+        luthier__free(k);
+        return NAN;
+    }
+    ry = rx + n;
+    luthier__ranks(x, n, rx, k);
+    luthier__ranks(y, n, ry, k);
+    for (i = 0; i < n; i++) {
+        sxy += (rx[i] - mean) * (ry[i] - mean);
+        sxx += (rx[i] - mean) * (rx[i] - mean);
+        syy += (ry[i] - mean) * (ry[i] - mean);
+    }
+    luthier__free(rx);
+    luthier__free(k);
+    return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
+}
+
+/* The model against task t's measurements (times in ms, 0 = not measured): t->spearman over
+   the measured candidates, t->model_rank of the fastest measured one (best) among all. */
+LUTHIER_PRIVATE void luthier__tune_model_quality(luthier__task *t, const double *pred, size_t nc, const double *times, int best) {
+    double *px = (double *)luthier__alloc(sizeof(double) * 2 * (nc + 1)), *py;
+    size_t c, n = 0;
+    t->spearman = NAN;
+    t->model_rank = 0;
+    if (!px || !pred) {
+        luthier__free(px);
+        return;
+    }
+    py = px + nc;
+    for (c = 0; c < nc; c++)
+        if (pred[c] > 0 && times[c] > 0) px[n] = pred[c], py[n++] = times[c];
+    t->spearman = luthier__spearman(px, py, n);
+    if (best >= 0 && pred[best] > 0) {
+        t->model_rank = 1;
+        for (c = 0; c < nc; c++) t->model_rank += pred[c] > 0 && pred[c] < pred[best];
+    }
+    luthier__free(px);
+}
+
+/* The model's seconds of each of t's candidates (0: none) and their logs as the search's prior
+   (NaN: none); NULL when memory is short. *prior_out points into the same block. */
+LUTHIER_PRIVATE double *luthier__tune_predict(const luthier_context *ctx, const luthier__task *t, const luthier__cand *cands, size_t nc,
+                                              float **prior_out) {
+    luthier__cm_machine mc;
+    double *pred = (double *)luthier__alloc(sizeof(double) * (nc + 1) + sizeof(float) * (nc + 1));
+    float *prior;
+    size_t c;
+    *prior_out = NULL;
+    if (!pred) return NULL;
+    prior = (float *)(pred + nc + 1);
+    luthier__cm_machine_of(ctx, &mc);
+    for (c = 0; c < nc; c++) {
+        pred[c] = luthier__cand_predict(&mc, t, &cands[c]);
+        prior[c] = pred[c] > 0 ? (float)log(pred[c]) : NAN;
+    }
+    *prior_out = prior;
+    return pred;
 }
 
 /* >>impl-tune-measure */
@@ -1189,6 +1311,9 @@ LUTHIER_PRIVATE void luthier__report_task(const luthier__tuner *T, int i, const 
                 cfg.kernel[0] ? luthier__kernel_short(cfg.kernel) : "(default)",
                 cfg.schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios, t->best_ms,
                 t->l.flops / (t->best_ms * 1e6), t->default_ms, t->default_ms / t->best_ms, t->measured, nc);
+    if (T->rep && (t->model_rank > 0 || t->spearman == t->spearman))
+        fprintf(T->rep, "    cost model: fastest measured is predicted #%d of %zu; Spearman %.3f over the measured\n", t->model_rank, nc,
+                t->spearman);
     if (T->progress)
         fprintf(stderr, "tune: task %2d/%d  %-60.60s  %4d/%-5zu trials  best %8.3f ms %6.1f GFLOP/s  (default %.3f)  %6.1f s\n",
                 i + 1, T->ntasks, t->l.sig, t->measured, nc, t->best_ms, t->l.flops / (t->best_ms * 1e6), t->default_ms,
@@ -1203,7 +1328,8 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     luthier__tmeas m;
     luthier__cand *cands;
     size_t nc = 0, c;
-    float *feat = NULL, *shares = NULL;
+    float *feat = NULL, *shares = NULL, *prior = NULL;
+    double *pred = NULL;
     int *group = NULL, default_kernel = -1;
     luthier__search_desc sd;
     luthier__search_result sr;
@@ -1239,6 +1365,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     }
     memset(m.times, 0, sizeof(double) * nc);
     for (c = 0; c < nc; c++) luthier__cand_features(ctx, t, &cands[c], feat + c * LUTHIER__TUNE_FEATURES);
+    pred = luthier__tune_predict(ctx, t, cands, nc, &prior);
     luthier__tune_default(T, t, &m, &default_kernel);
     memset(&sd, 0, sizeof sd);
     sd.num_candidates = nc;
@@ -1247,6 +1374,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     sd.measure = luthier__tune_measure;
     sd.user = &m;
     sd.warm = warm = luthier__tune_data_fit(&T->data, T->model, T->seed ^ (uint64_t)i);
+    sd.prior = d.no_prior ? NULL : prior; /* orders the first batch when there is no warm model yet */
     sd.y_offset = t->default_ms > 0 ? log(t->default_ms * 1e-3) : 0.0;
     sd.patience = 6; /* 3 stopped 3-cluster searches up to 6 % short on the simulated machine */
     {
@@ -1298,6 +1426,8 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
         if (m.times[c] > 0 && m.times[c] < t->best_ms) t->best_ms = m.times[c], t->best = (int)c;
     }
     T->res.measurements += m.measurements;
+    luthier__tune_model_quality(t, pred, nc, m.times, t->best);
+    luthier__free(pred);
     if (t->best < 0) { /* nothing ran (budget): keep the default */
         t->best_ms = t->default_ms;
     } else if (t->default_ms > 0 && t->default_ms < t->best_ms) {
@@ -1400,6 +1530,30 @@ LUTHIER_PRIVATE void luthier__tune_plan_check(luthier__tuner *T) {
 }
 
 /* Records (records module), the cost model of everything measured, the summary. */
+LUTHIER_PRIVATE int luthier__dbl_cmp(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* The result's medians over tasks of the model's Spearman correlation and winner's rank. */
+LUTHIER_PRIVATE void luthier__tune_model_medians(luthier__tuner *T) {
+    double *v = (double *)luthier__alloc(sizeof(double) * (size_t)(T->ntasks + 1));
+    int i, n = 0, pass;
+    T->res.model_spearman = NAN;
+    T->res.model_rank = 0;
+    for (pass = 0; v && pass < 2; pass++) {
+        for (i = 0, n = 0; i < T->ntasks; i++) {
+            const double x = pass ? (double)T->tasks[i].model_rank : T->tasks[i].spearman;
+            if (pass ? x > 0 : x == x) v[n++] = x;
+        }
+        if (!n) continue;
+        qsort(v, (size_t)n, sizeof *v, luthier__dbl_cmp);
+        if (pass) T->res.model_rank = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+        else T->res.model_spearman = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    }
+    luthier__free(v);
+}
+
 LUTHIER_PRIVATE void luthier__tune_finish(luthier__tuner *T) {
     const luthier_tune_desc d = T->d;
     int i;
@@ -1416,6 +1570,7 @@ LUTHIER_PRIVATE void luthier__tune_finish(luthier__tuner *T) {
         luthier__free(text);
         luthier__gbt_free(out);
     }
+    luthier__tune_model_medians(T);
     T->res.seconds = luthier__tune_now() - T->t_start - T->heat_s; /* the picture is not tuning */
     if (T->rep)
         fprintf(T->rep, "\n%d T->tasks, %d ops, %d measurements of %d candidates, %.1f s; sum over ops: default %.3f ms, tuned %.3f ms (%.2fx)\n",

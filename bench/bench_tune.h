@@ -31,6 +31,13 @@ static void usage_tune(FILE *out) {
             "                    does); records default to build/NAME.int8.records, and the fp32\n"
             "                    default plan is timed too (csv column fp32_ms)\n"
             "  --no-plan-check   keep every task's winner: no in-plan check (luthier_tune_desc)\n"
+            "  --no-prior-too    also run the guided search without the cost model's first-batch\n"
+            "                    order (luthier_tune_desc.no_prior) with the same budget, and time it\n"
+            "  --rank            rate the analytical cost model instead of tuning for a plan: measure\n"
+            "                    every candidate of every task (exhaustive, no dynamic schedule, no\n"
+            "                    in-plan check), print the median over tasks of the Spearman correlation\n"
+            "                    of predicted and measured times and of the model's rank of the fastest\n"
+            "                    (per task in the report); no plans are timed\n"
             "  --quiet           no progress lines\n"
             "  --csv             one summary row:\n"
             "                    model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,\n"
@@ -51,15 +58,16 @@ typedef struct tune_ctx {
    created first and timed in interleaved rounds (the start rotating), so that drifts of the
    machine over a long run (clock, other load, the busy loop of --asym) hit every plan alike. */
 #define TUNE_ROUNDS 5
+#define TUNE_MAX_PLANS 10 /* default, tuned, model, exhaustive, random, model only, no prior, big only, equal, fp32 */
 static void tune_time_plans(tune_ctx *t, const luthier_plan_desc *pds, const char *const *what, int n,
                             const bench_policy *pol, double *ms) {
-    luthier_plan *plans[8] = {NULL};
-    bench_sampler s[8];
+    luthier_plan *plans[TUNE_MAX_PLANS] = {NULL};
+    bench_sampler s[TUNE_MAX_PLANS];
     bench_policy rp = *pol;
-    int i, r, bad[8] = {0};
+    int i, r, bad[TUNE_MAX_PLANS] = {0};
     memset(s, 0, sizeof s);
     rp.rounds = TUNE_ROUNDS;
-    for (i = 0; i < n && i < 8; i++) {
+    for (i = 0; i < n && i < TUNE_MAX_PLANS; i++) {
         ms[i] = -1;
         if (luthier_plan_create(t->ctx, t->g, &pds[i], &plans[i]) != LUTHIER_STATUS_OK) {
             fprintf(stderr, "%s tune: plan (%s): %s\n", bench_prog, what[i], luthier_context_error(t->ctx));
@@ -70,13 +78,13 @@ static void tune_time_plans(tune_ctx *t, const luthier_plan_desc *pds, const cha
         bad[i] = model_once(&t->m); /* checked once before timing */
     }
     for (r = 0; r < TUNE_ROUNDS; r++)
-        for (i = 0; i < n && i < 8; i++) {
+        for (i = 0; i < n && i < TUNE_MAX_PLANS; i++) {
             const int k = (i + r) % n;
             if (bad[k]) continue;
             t->m.plan = plans[k];
             if (bench_run_round(model_once, &t->m, &rp, r, &s[k]) != 0) bad[k] = 1;
         }
-    for (i = 0; i < n && i < 8; i++) {
+    for (i = 0; i < n && i < TUNE_MAX_PLANS; i++) {
         if (!bad[i] && s[i].n > 0) ms[i] = bench_summarize(s[i].t, s[i].n).min * 1e3;
         bench_sampler_free(&s[i]);
         luthier_plan_destroy(plans[i]);
@@ -96,8 +104,8 @@ static luthier_node_config *tune_split_configs(const luthier_graph *g, const flo
 }
 
 /* A comparison search over the same space (exhaustive = 1; 0: random with the same per-task
-   cap; 2: guided without the busy times) into records + suffix; path is left empty when it
-   fails. */
+   cap; 2: guided without the busy times; 3: guided without the cost model's prior) into
+   records + suffix; path is left empty when it fails. */
 static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustive, double budget, const char *records,
                          const char *suffix, char *path, size_t size, luthier_tune_result *res) {
     luthier_tune_desc c = *td;
@@ -105,6 +113,7 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
     c.exhaustive = exhaustive == 1;
     c.random_search = exhaustive == 0;
     c.no_balance = exhaustive == 2;
+    c.no_prior = exhaustive == 3;
     c.budget_seconds = budget;
     c.heatmap_path = NULL;
     c.report_path = NULL;
@@ -115,20 +124,20 @@ static int cmd_tune(int argc, char **argv) {
     const char *cmd = argv[0], *name = NULL, *val;
     char records[512] = "", report[512] = "", heatmap[512] = "", spec[256], err[512], stem_buf[256];
     const char *stem;
-    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0, monly = 0, no_check = 0;
+    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0, monly = 0, no_check = 0, rank = 0, noprior = 0;
     luthier_calibration *cal = NULL;
     double fp32_ms = 0;
     double budget = 120, load_timeout = 0;
     bench_policy pol;
     luthier_tune_desc td;
-    luthier_tune_result res, rex, rrn, rmo;
+    luthier_tune_result res, rex, rrn, rmo, rnp;
     luthier_topology topo;
     luthier_context_desc cd;
     tune_ctx t;
     asym_loader loaders[1];
     int loading = 0;
-    double default_ms = -1, tuned_ms = -1, ex_ms = 0, rn_ms = 0, big_ms = 0, eq_ms = 0, mo_ms = 0;
-    char ex_path[600] = "", rn_path[600] = "", mo_path[600] = "";
+    double np_ms = 0, model_ms = -1, default_ms = -1, tuned_ms = -1, ex_ms = 0, rn_ms = 0, big_ms = 0, eq_ms = 0, mo_ms = 0;
+    char ex_path[600] = "", rn_path[600] = "", mo_path[600] = "", np_path[600] = "";
     luthier_node_config *split[2] = {NULL, NULL};
     memset(&pol, 0, sizeof pol);
     pol.min_time = 2.0;
@@ -138,6 +147,7 @@ static int cmd_tune(int argc, char **argv) {
     memset(&rex, 0, sizeof rex);
     memset(&rrn, 0, sizeof rrn);
     memset(&rmo, 0, sizeof rmo);
+    memset(&rnp, 0, sizeof rnp);
     memset(loaders, 0, sizeof loaders);
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -163,6 +173,12 @@ static int cmd_tune(int argc, char **argv) {
         } else if ((r = bench_opt_flag(arg, cmd, "--no-plan-check")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             no_check = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--no-prior-too")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            noprior = 1;
+        } else if ((r = bench_opt_flag(arg, cmd, "--rank")) != 0) {
+            if (r < 0) return BENCH_EXIT_USAGE;
+            rank = 1;
         } else if ((r = bench_opt_flag(arg, cmd, "--asym")) != 0) {
             if (r < 0) return BENCH_EXIT_USAGE;
             asym = 1;
@@ -242,7 +258,7 @@ static int cmd_tune(int argc, char **argv) {
         /* The deadline is a safety net only: it must outlast every search and the timing of the
            plans (an exhaustive search of ResNet-18 on the pair takes about 20 minutes). */
         if (load_timeout <= 0)
-            load_timeout = 600 + budget * (2 + 4 * random + monly) + (exhaustive ? 6 * 3600 : 0);
+            load_timeout = 600 + budget * (2 + 4 * random + monly + noprior) + (exhaustive ? 6 * 3600 : 0);
         if (asym_load_start(loaders, 1, &cpus[ncpus - 1], load_timeout) != 0) {
             fprintf(stderr, "%s tune: cannot start the busy loop on CPU %d\n", bench_prog, cpus[ncpus - 1]);
             return BENCH_EXIT_FAIL;
@@ -299,27 +315,36 @@ static int cmd_tune(int argc, char **argv) {
     td.report_path = report;
     td.heatmap_path = heatmap;
     td.int8 = cal;
-    td.no_plan_check = no_check;
+    td.no_plan_check = no_check || rank;
+    if (rank) td.exhaustive = td.no_dynamic = 1, td.heatmap_path = NULL;
     if (luthier_tune(t.ctx, t.g, &td, records, &res) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s tune: %s\n", bench_prog, luthier_context_error(t.ctx));
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
+    if (rank) {
+        printf("cost model over %d tasks (%d measurements): median Spearman %.3f, median rank of the fastest %.1f "
+               "(per task: %s)\n", res.tasks, res.measurements, res.model_spearman, res.model_rank, report);
+        goto done;
+    }
     if (exhaustive) tune_compare(&t, &td, 1, budget, records, ".exhaustive", ex_path, sizeof ex_path, &rex);
     if (random) tune_compare(&t, &td, 0, budget * 4, records, ".random", rn_path, sizeof rn_path, &rrn);
     if (monly) tune_compare(&t, &td, 2, budget, records, ".modelonly", mo_path, sizeof mo_path, &rmo);
+    if (noprior) tune_compare(&t, &td, 3, budget, records, ".noprior", np_path, sizeof np_path, &rnp);
     {
         /* every plan timed together: default, tuned, then the comparisons that were asked for */
-        luthier_plan_desc pds[8];
-        const char *what[8];
-        double ms[8];
+        luthier_plan_desc pds[TUNE_MAX_PLANS];
+        const char *what[TUNE_MAX_PLANS];
+        double ms[TUNE_MAX_PLANS];
         int np = 0, k, nn = luthier_graph_num_nodes(t.g);
         memset(pds, 0, sizeof pds);
         what[np++] = "default";
         pds[np].records = records, what[np++] = "tuned";
+        pds[np].auto_policy = LUTHIER_AUTO_MODEL, what[np++] = "model";
         if (ex_path[0]) pds[np].records = ex_path, what[np++] = "exhaustive";
         if (rn_path[0]) pds[np].records = rn_path, what[np++] = "random";
         if (mo_path[0]) pds[np].records = mo_path, what[np++] = "model only";
+        if (np_path[0]) pds[np].records = np_path, what[np++] = "no prior";
         if (luthier_context_num_threads(t.ctx) > 1) {
             luthier_topology ct;
             luthier_context_topology(t.ctx, &ct);
@@ -353,6 +378,8 @@ static int cmd_tune(int argc, char **argv) {
             else if (strcmp(what[k], "big only") == 0) big_ms = ms[k];
             else if (strcmp(what[k], "fp32") == 0) fp32_ms = ms[k];
             else if (strcmp(what[k], "model only") == 0) mo_ms = ms[k];
+            else if (strcmp(what[k], "model") == 0) model_ms = ms[k];
+            else if (strcmp(what[k], "no prior") == 0) np_ms = ms[k];
             else eq_ms = ms[k];
         }
     }
@@ -374,6 +401,8 @@ static int cmd_tune(int argc, char **argv) {
                    "took %.2f ms in the default plan, %.2f ms in the winners' one, %.2f ms as chosen\n", res.reverted,
                    res.runner_ups, res.plan_default_ms, res.plan_tuned_ms, res.plan_chosen_ms);
         printf("end to end: default %.2f ms, tuned %.2f ms (%.2fx)\n", default_ms, tuned_ms, default_ms / tuned_ms);
+        printf("cost-model default (auto_policy model, no records): %.2f ms (%.2fx the tuned plan's time, rules default %.2fx)\n",
+               model_ms, model_ms / tuned_ms, default_ms / tuned_ms);
         if (fp32_ms > 0) printf("fp32 default plan %.2f ms: tuned int8 is %.2fx faster\n", fp32_ms, fp32_ms / tuned_ms);
         if (ex_ms > 0)
             printf("exhaustive search: %.2f ms with %d measurements (tuned is %.1f%% off with %.1f%% of the measurements)\n",
@@ -381,6 +410,9 @@ static int cmd_tune(int argc, char **argv) {
         if (rn_ms > 0) printf("random search, same measurements: %.2f ms\n", rn_ms);
         if (mo_ms > 0) printf("guided search without the busy times (model only): %.2f ms with %d measurements\n", mo_ms,
                               rmo.measurements);
+        if (np_ms > 0)
+            printf("guided search without the cost model's first-batch order: %.2f ms with %d measurements (with it: %.2f ms, "
+                   "%d measurements)\n", np_ms, rnp.measurements, tuned_ms, res.measurements);
         if (big_ms > 0) printf("big cluster only %.2f ms (tuned %.2fx), equal split %.2f ms (tuned %.2fx)\n", big_ms,
                                big_ms / tuned_ms, eq_ms, eq_ms / tuned_ms);
         printf("records: %s, report: %s, heatmap: %s\n", records, report, heatmap);

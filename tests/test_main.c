@@ -30,6 +30,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_models.c"
 #include "test_gbt.c"
 #include "test_tune.c"
+#include "test_costmodel.c"
 #include "test_onnx.c"
 #include "test_index.c"
 #include "test_int8.c"
@@ -111,6 +112,7 @@ int main(int argc, char **argv) {
     run_model_tests();
     run_gbt_tests();
     run_tune_tests();
+    run_costmodel_tests();
     run_onnx_tests();
     run_index_tests();
     run_int8_tests();

@@ -192,6 +192,9 @@ static void test_models_bad_names(void) {
 /* ---- runs ---- */
 
 /* Builds, plans (configs: optional per-node configurations), runs and compares with the fixture. */
+/* AUTO's policy of the contexts models_check_run creates (LUTHIER_AUTO_RULES: the default). */
+static luthier_auto_policy models_policy;
+
 static void models_check_run(const char *name, int force_winograd, double tol) {
     luthier_context *ctx = NULL;
     luthier_graph *g = NULL;
@@ -212,7 +215,12 @@ static void models_check_run(const char *name, int force_winograd, double tol) {
     s = luthier_zoo_build(name, NULL, &g, err, sizeof err);
     CHECK(s == LUTHIER_STATUS_OK, "%s: build: %s", name, err);
     CHECK(luthier_zoo_get_info(name, NULL, &info) == LUTHIER_STATUS_OK, "%s: info", name);
-    CHECK(luthier_context_create(NULL, &ctx) == LUTHIER_STATUS_OK, "context");
+    {
+        luthier_context_desc cd;
+        memset(&cd, 0, sizeof cd);
+        cd.auto_policy = models_policy;
+        CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
+    }
     if (s || !ctx) goto done;
     for (i = 0; i < info.num_inputs; i++) ins[i] = test_alloc(info.input_bytes[i]);
     for (i = 0; i < info.num_outputs; i++) {
@@ -328,6 +336,20 @@ MODELS_CASE(gpt2_decode)
 
 static void test_model_resnet18_small_winograd(void) { models_check_run("resnet18_small", 1, 1e-3); }
 
+/* AUTO from the cost model (no records): valid plans whose outputs match PyTorch; Winograd
+   F(2x2)/F(4x4) may run, hence the Winograd test's tolerance. */
+static void models_check_model_policy(const char *name) {
+    models_policy = LUTHIER_AUTO_MODEL;
+    models_check_run(name, 0, 1e-3);
+    models_policy = LUTHIER_AUTO_RULES;
+}
+static void test_model_auto_model_small(void) {
+    models_check_model_policy("resnet18_small");
+    models_check_model_policy("mobilenet_v2_small");
+    models_check_model_policy("googlenet_small");
+    models_check_model_policy("vgg16_small");
+}
+
 static void run_model_tests(void) {
     RUN(test_models_build);
     RUN(test_models_bad_names);
@@ -342,6 +364,7 @@ static void run_model_tests(void) {
     RUN(test_model_gpt2_small);
     RUN(test_model_gpt2_decode_small);
     RUN(test_model_resnet18_small_winograd);
+    RUN(test_model_auto_model_small);
     if ((T.quick || T.small_models)) {
         printf("skip full-size networks (--quick)\n");
         return;
