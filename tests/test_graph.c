@@ -1903,12 +1903,13 @@ static void test_graph_many_nodes(void) {
     const int small = T.quick ? 2000 : 4000;
     double ts = 1e30, tl = 1e30;
     int r;
-    for (r = 0; r < 3; r++) { /* alternating, best of three */
+    for (r = 0; r < 5; r++) { /* alternating, best of five (a loaded machine preempts the long runs) */
         double a = graph_chain_seconds(small, r == 0), b = graph_chain_seconds(small * 10, r == 0);
         ts = a < ts ? a : ts;
         tl = b < tl ? b : tl;
     }
-    CHECK(tl < 40 * ts + 0.05, "%d nodes took %.3f s, %d took %.3f s: not linear", small, ts, small * 10, tl);
+    /* linear: 10x; a quadratic name lookup: 100x */
+    CHECK(tl < 50 * ts + 0.1, "%d nodes took %.3f s, %d took %.3f s: not linear", small, ts, small * 10, tl);
 }
 
 /* The operator registry: one row per operator, in LUTHIER_OP_LIST's order, each with its hooks;
