@@ -1247,158 +1247,61 @@ LUTHIER_PRIVATE void luthier__attrs_layer_norm(const luthier_node_desc *d, luthi
     a->layer_norm.epsilon = d && d->epsilon != 0 ? d->epsilon : 1e-5f;
 }
 
-LUTHIER_PRIVATE void luthier__attrs_reduce(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->reduce = d->attr.reduce;
-    else a->reduce.keepdims = 1;
-}
-
 LUTHIER_PRIVATE void luthier__attrs_attention(const luthier_node_desc *d, luthier_node_attrs *a) {
     a->attention.causal = d ? d->causal : 0;
     a->attention.has_scale = d && d->scale != 0;
     a->attention.scale = d ? d->scale : 0.0f;
 }
 
-LUTHIER_PRIVATE void luthier__attrs_resize(const luthier_node_desc *d, luthier_node_attrs *a) {
+/* The operators whose attributes exist only in typed form: attr as given, and without a desc
+   their ONNX defaults (those not named here are 0). */
+#define LUTHIER__TYPED_ATTRS(name, defaults)                                                        \
+    LUTHIER_PRIVATE void luthier__attrs_##name(const luthier_node_desc *d, luthier_node_attrs *a) { \
+        if (d) {                                                                                    \
+            *a = d->attr;                                                                           \
+            return;                                                                                 \
+        }                                                                                           \
+        defaults;                                                                                   \
+    }
+
+LUTHIER_PRIVATE void luthier__resize_defaults(luthier_resize_attrs *r) {
     int i;
-    if (d) {
-        a->resize = d->attr.resize;
-        return;
-    }
-    a->resize.cubic_coeff_a = -0.75f;
-    for (i = 0; i < LUTHIER_MAX_RANK; i++) a->resize.scales[i] = 1.0f;
+    r->cubic_coeff_a = -0.75f;
+    for (i = 0; i < LUTHIER_MAX_RANK; i++) r->scales[i] = 1.0f;
 }
 
-LUTHIER_PRIVATE void luthier__attrs_depth_to_space(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->depth_to_space = d->attr.depth_to_space;
+LUTHIER_PRIVATE void luthier__conv_transpose_defaults(luthier_conv_transpose_attrs *c) {
+    c->stride[0] = c->stride[1] = c->dilation[0] = c->dilation[1] = c->groups = 1;
 }
 
-LUTHIER_PRIVATE void luthier__attrs_space_to_depth(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->space_to_depth = d->attr.space_to_depth;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_pad(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->pad = d->attr.pad;
-}
-
-/* The activations' attributes exist only in typed form: attr as given (defaults without d). */
-LUTHIER_PRIVATE void luthier__attrs_leaky_relu(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->leaky_relu = d->attr.leaky_relu;
-    else a->leaky_relu.alpha = 0.01f;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_elu(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->elu = d->attr.elu;
-    else a->elu.alpha = 1.0f;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_selu(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) {
-        a->selu = d->attr.selu;
-    } else {
-        a->selu.alpha = 1.67326319217681884765625f;
-        a->selu.gamma = 1.05070102214813232421875f;
-    }
-}
-
-LUTHIER_PRIVATE void luthier__attrs_celu(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->celu = d->attr.celu;
-    else a->celu.alpha = 1.0f;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_hard_sigmoid(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) {
-        a->hard_sigmoid = d->attr.hard_sigmoid;
-    } else {
-        a->hard_sigmoid.alpha = 0.2f;
-        a->hard_sigmoid.beta = 0.5f;
-    }
-}
-
-LUTHIER_PRIVATE void luthier__attrs_thresholded_relu(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->thresholded_relu = d->attr.thresholded_relu;
-    else a->thresholded_relu.alpha = 1.0f;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_mod(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->mod = d->attr.mod;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_cast(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->cast = d->attr.cast;
-}
-
-/* The index operators' attributes exist only in typed form. */
-LUTHIER_PRIVATE void luthier__attrs_argmax(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->argmax = d->attr.argmax;
-    else a->argmax.keepdims = 1;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_argmin(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->argmin = d->attr.argmin;
-    else a->argmin.keepdims = 1;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_topk(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) {
-        a->topk = d->attr.topk;
-        return;
-    }
-    a->topk.axis = -1;
-    a->topk.largest = a->topk.sorted = 1;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_cumsum(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->cumsum = d->attr.cumsum;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_trilu(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->trilu = d->attr.trilu;
-    else a->trilu.upper = 1;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_nms(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->nms = d->attr.nms;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_conv_transpose(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) {
-        a->conv_transpose = d->attr.conv_transpose;
-        return;
-    }
-    a->conv_transpose.stride[0] = a->conv_transpose.stride[1] = 1;
-    a->conv_transpose.dilation[0] = a->conv_transpose.dilation[1] = 1;
-    a->conv_transpose.groups = 1;
-}
-
-/* LSTM, GRU, RNN: typed only (the defaults are zeros: forward, layout 0, no clip). */
-LUTHIER_PRIVATE void luthier__attrs_lstm(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->lstm = d->attr.lstm;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_gru(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->gru = d->attr.gru;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_rnn(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->rnn = d->attr.rnn;
-}
-
-/* The indexing operators' attributes exist only in typed form; every default is 0. */
-LUTHIER_PRIVATE void luthier__attrs_gather_elements(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->gather_elements = d->attr.gather_elements;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_gather_nd(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->gather_nd = d->attr.gather_nd;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_scatter_nd(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->scatter_nd = d->attr.scatter_nd;
-}
-
-LUTHIER_PRIVATE void luthier__attrs_scatter_elements(const luthier_node_desc *d, luthier_node_attrs *a) {
-    if (d) a->scatter_elements = d->attr.scatter_elements;
-}
+LUTHIER__TYPED_ATTRS(reduce, a->reduce.keepdims = 1)
+LUTHIER__TYPED_ATTRS(resize, luthier__resize_defaults(&a->resize))
+LUTHIER__TYPED_ATTRS(depth_to_space, (void)a)
+LUTHIER__TYPED_ATTRS(space_to_depth, (void)a)
+LUTHIER__TYPED_ATTRS(pad, (void)a)
+LUTHIER__TYPED_ATTRS(leaky_relu, a->leaky_relu.alpha = 0.01f)
+LUTHIER__TYPED_ATTRS(elu, a->elu.alpha = 1.0f)
+LUTHIER__TYPED_ATTRS(selu, (a->selu.alpha = 1.67326319217681884765625f, a->selu.gamma = 1.05070102214813232421875f))
+LUTHIER__TYPED_ATTRS(celu, a->celu.alpha = 1.0f)
+LUTHIER__TYPED_ATTRS(hard_sigmoid, (a->hard_sigmoid.alpha = 0.2f, a->hard_sigmoid.beta = 0.5f))
+LUTHIER__TYPED_ATTRS(thresholded_relu, a->thresholded_relu.alpha = 1.0f)
+LUTHIER__TYPED_ATTRS(mod, (void)a)
+LUTHIER__TYPED_ATTRS(cast, (void)a)
+LUTHIER__TYPED_ATTRS(argmax, a->argmax.keepdims = 1)
+LUTHIER__TYPED_ATTRS(argmin, a->argmin.keepdims = 1)
+LUTHIER__TYPED_ATTRS(topk, (a->topk.axis = -1, a->topk.largest = a->topk.sorted = 1))
+LUTHIER__TYPED_ATTRS(cumsum, (void)a)
+LUTHIER__TYPED_ATTRS(trilu, a->trilu.upper = 1)
+LUTHIER__TYPED_ATTRS(nms, (void)a)
+LUTHIER__TYPED_ATTRS(conv_transpose, luthier__conv_transpose_defaults(&a->conv_transpose))
+LUTHIER__TYPED_ATTRS(lstm, (void)a)
+LUTHIER__TYPED_ATTRS(gru, (void)a)
+LUTHIER__TYPED_ATTRS(rnn, (void)a)
+LUTHIER__TYPED_ATTRS(gather_elements, (void)a)
+LUTHIER__TYPED_ATTRS(gather_nd, (void)a)
+LUTHIER__TYPED_ATTRS(scatter_nd, (void)a)
+LUTHIER__TYPED_ATTRS(scatter_elements, (void)a)
+#undef LUTHIER__TYPED_ATTRS
 
 LUTHIER_API luthier_status luthier_node_attrs_default(luthier_op op, luthier_node_attrs *a) {
     if ((unsigned)op >= (unsigned)LUTHIER_OP_COUNT || !a) return LUTHIER_STATUS_INVALID_ARGUMENT;
