@@ -202,23 +202,22 @@ static void model_print_steps(const luthier_plan *plan, const double *best, int 
     free(order);
 }
 
-/* Context, graph, input/output buffers (bufs: the inputs, owned) and the zoo's inputs. */
-static int model_open(const char *name, int threads, model_run *m, void **bufs, luthier_graph **g) {
+/* On m->ctx: the graph of NAME, the input/output buffers (bufs: the inputs, owned) and the
+   network's inputs. cmd names the command in messages. */
+static int model_graph_open(const char *cmd, const char *name, model_run *m, void **bufs, luthier_graph **g) {
     char err[512];
-    int i;
-    memset(m, 0, sizeof *m);
+    int i, nin;
     memset(bufs, 0, sizeof(void *) * 64);
     *g = NULL;
-    if (!(m->ctx = open_context("model", NULL, threads))) return BENCH_EXIT_FAIL;
     if (bench_net_build(name, g, err, sizeof err) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s: model %s: %s\n", bench_prog, name, err);
+        fprintf(stderr, "%s: %s %s: %s\n", bench_prog, cmd, name, err);
         return BENCH_EXIT_USAGE;
     }
-    for (i = 0; i < luthier_graph_num_inputs(*g) + luthier_graph_num_outputs(*g) && i < 64; i++) {
-        int is_out = i >= luthier_graph_num_inputs(*g), k = is_out ? i - luthier_graph_num_inputs(*g) : i;
+    nin = luthier_graph_num_inputs(*g);
+    for (i = 0; i < nin + luthier_graph_num_outputs(*g) && i < 64; i++) {
+        int is_out = i >= nin, k = is_out ? i - nin : i, d;
         luthier_tensor_info ti;
         size_t bytes = 1;
-        int d;
         luthier_graph_tensor_info(*g, is_out ? luthier_graph_output_tensor(*g, k) : luthier_graph_input_tensor(*g, k), &ti);
         for (d = 0; d < ti.rank; d++) bytes *= (size_t)ti.shape[d];
         bytes *= ti.dtype == LUTHIER_DTYPE_I64 ? 8 : 4;
@@ -227,10 +226,19 @@ static int model_open(const char *name, int threads, model_run *m, void **bufs, 
         if (is_out ? !m->outs[k] : !bufs[k]) return BENCH_EXIT_FAIL;
     }
     if (bench_net_inputs(m->ctx, name, *g, bufs, err, sizeof err) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s: model %s: inputs: %s\n", bench_prog, name, err);
+        fprintf(stderr, "%s: %s %s: inputs: %s\n", bench_prog, cmd, name, err);
         return BENCH_EXIT_FAIL;
     }
     return BENCH_EXIT_OK;
+}
+
+/* Context, graph, input/output buffers (bufs: the inputs, owned) and the network's inputs. */
+static int model_open(const char *name, int threads, model_run *m, void **bufs, luthier_graph **g) {
+    memset(m, 0, sizeof *m);
+    memset(bufs, 0, sizeof(void *) * 64);
+    *g = NULL;
+    if (!(m->ctx = open_context("model", NULL, threads))) return BENCH_EXIT_FAIL;
+    return model_graph_open("model", name, m, bufs, g);
 }
 
 /* m->plan for g: with records_dir/NAME.records when it exists, int8 with cal. 0 = ok. */

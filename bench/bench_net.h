@@ -82,22 +82,22 @@ static luthier_status bench_net_inputs(luthier_context *ctx, const char *name, c
         size_t e, numel = 1;
         luthier_graph_tensor_info(g, luthier_graph_input_tensor(g, i), &ti);
         for (d = 0; d < ti.rank; d++) numel *= (size_t)ti.shape[d];
-        if (ti.dtype == LUTHIER_DTYPE_F32)
-            bench_fill_uniform((float *)bufs[i], numel, 1000u + (uint64_t)i);
-        else
-            for (e = 0; e < numel; e++) ((int64_t *)bufs[i])[e] = 1;
+        for (e = 0; e < numel; e++) /* integers and booleans: 1, in the input's own type */
+            if (ti.dtype == LUTHIER_DTYPE_I64) ((int64_t *)bufs[i])[e] = 1;
+            else if (ti.dtype == LUTHIER_DTYPE_I32) ((int32_t *)bufs[i])[e] = 1;
+            else if (ti.dtype == LUTHIER_DTYPE_BOOL) ((uint8_t *)bufs[i])[e] = 1;
+        if (ti.dtype == LUTHIER_DTYPE_F32) bench_fill_uniform((float *)bufs[i], numel, 1000u + (uint64_t)i);
     }
     return LUTHIER_STATUS_OK;
 }
 
-/* What records files are named after: the zoo name, or the model file's name without its
-   directory and ".onnx". */
+/* What records files are named after, written to buf: the zoo name, or the model file's name
+   without its directory and ".onnx". */
 static const char *bench_net_stem(const char *name, char *buf, size_t n) {
     const char *base = strrchr(name, '/');
     size_t len;
-    if (!bench_net_is_onnx(name)) return name;
-    base = base ? base + 1 : name;
-    len = strlen(base) - 5;
+    base = bench_net_is_onnx(name) ? (base ? base + 1 : name) : name;
+    len = strlen(base) - (bench_net_is_onnx(name) ? 5 : 0);
     if (len >= n) len = n - 1;
     memcpy(buf, base, len);
     buf[len] = 0;

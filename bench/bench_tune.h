@@ -120,126 +120,106 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
     if (luthier_tune(t->ctx, t->g, &c, path, res) != LUTHIER_STATUS_OK) path[0] = 0;
 }
 
-static int cmd_tune(int argc, char **argv) {
-    const char *cmd = argv[0], *name = NULL, *val;
-    char records[512] = "", report[512] = "", heatmap[512] = "", spec[256], err[512], stem_buf[256];
-    const char *stem;
-    int i, r, threads = 0, csv = 0, exhaustive = 0, random = 0, asym = 0, quiet = 0, rc = BENCH_EXIT_OK, int8 = 0, monly = 0, no_check = 0, rank = 0, noprior = 0;
-    luthier_calibration *cal = NULL;
-    double fp32_ms = 0;
-    double budget = 120, load_timeout = 0;
+typedef struct tune_opts {
+    const char *cmd, *name;
+    char records[512], report[512], heatmap[512], stem[256];
+    int threads, csv, exhaustive, random, asym, quiet, int8, monly, no_check, rank, noprior;
+    double budget, load_timeout;
     bench_policy pol;
-    luthier_tune_desc td;
+} tune_opts;
+
+/* The searches and the plans' times (min ms; 0 or -1 when not run). */
+typedef struct tune_outcome {
     luthier_tune_result res, rex, rrn, rmo, rnp;
-    luthier_topology topo;
-    luthier_context_desc cd;
-    tune_ctx t;
-    asym_loader loaders[1];
-    int loading = 0;
-    double np_ms = 0, model_ms = -1, default_ms = -1, tuned_ms = -1, ex_ms = 0, rn_ms = 0, big_ms = 0, eq_ms = 0, mo_ms = 0;
-    char ex_path[600] = "", rn_path[600] = "", mo_path[600] = "", np_path[600] = "";
-    luthier_node_config *split[2] = {NULL, NULL};
-    memset(&pol, 0, sizeof pol);
-    pol.min_time = 2.0;
-    pol.rounds = 1;
-    memset(&t, 0, sizeof t);
-    memset(&res, 0, sizeof res);
-    memset(&rex, 0, sizeof rex);
-    memset(&rrn, 0, sizeof rrn);
-    memset(&rmo, 0, sizeof rmo);
-    memset(&rnp, 0, sizeof rnp);
-    memset(loaders, 0, sizeof loaders);
+    char ex_path[600], rn_path[600], mo_path[600], np_path[600];
+    double default_ms, tuned_ms, model_ms, ex_ms, rn_ms, mo_ms, np_ms, big_ms, eq_ms, fp32_ms;
+} tune_outcome;
+
+/* The command line into o: -1 to go on, else the exit code. */
+static int tune_parse(int argc, char **argv, tune_opts *o) {
+    const struct { const char *name; size_t off; } flags[] = {
+        {"--csv", offsetof(tune_opts, csv)},           {"--exhaustive", offsetof(tune_opts, exhaustive)},
+        {"--random", offsetof(tune_opts, random)},     {"--model-only", offsetof(tune_opts, monly)},
+        {"--no-plan-check", offsetof(tune_opts, no_check)}, {"--no-prior-too", offsetof(tune_opts, noprior)},
+        {"--rank", offsetof(tune_opts, rank)},         {"--asym", offsetof(tune_opts, asym)},
+        {"--int8", offsetof(tune_opts, int8)},         {"--quiet", offsetof(tune_opts, quiet)}};
+    const struct { const char *name; char *dst; size_t size; } paths[] = {
+        {"--records", o->records, sizeof o->records}, {"--report", o->report, sizeof o->report},
+        {"--heatmap", o->heatmap, sizeof o->heatmap}};
+    const char *cmd = o->cmd, *val;
+    int i, r;
+    size_t f;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];
         int64_t v;
-        int net = bench_net_option(argc, argv, &i, cmd);
-        if (net < 0) return BENCH_EXIT_USAGE;
-        if (net > 0) continue;
+        int net = bench_net_option(argc, argv, &i, cmd), done = 0;
+        if (net) {
+            if (net < 0) return BENCH_EXIT_USAGE;
+            continue;
+        }
         if (bench_is_help(arg)) {
             usage_tune(stdout);
             return BENCH_EXIT_OK;
-        } else if ((r = bench_opt_flag(arg, cmd, "--csv")) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            csv = 1;
-        } else if ((r = bench_opt_flag(arg, cmd, "--exhaustive")) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            exhaustive = 1;
-        } else if ((r = bench_opt_flag(arg, cmd, "--random")) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            random = 1;
-        } else if ((r = bench_opt_flag(arg, cmd, "--model-only")) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            monly = 1;
-        } else if ((r = bench_opt_flag(arg, cmd, "--no-plan-check")) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            no_check = 1;
-        } else if ((r = bench_opt_flag(arg, cmd, "--no-prior-too")) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            noprior = 1;
-        } else if ((r = bench_opt_flag(arg, cmd, "--rank")) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            rank = 1;
-        } else if ((r = bench_opt_flag(arg, cmd, "--asym")) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            asym = 1;
-        } else if ((r = bench_opt_flag(arg, cmd, "--int8")) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            int8 = 1;
-        } else if ((r = bench_opt_flag(arg, cmd, "--quiet")) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            quiet = 1;
-        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--threads", &val)) != 0) {
+        }
+        for (f = 0; f < sizeof flags / sizeof flags[0] && !done; f++)
+            if ((r = bench_opt_flag(arg, cmd, flags[f].name)) != 0) {
+                if (r < 0) return BENCH_EXIT_USAGE;
+                *(int *)((char *)o + flags[f].off) = done = 1;
+            }
+        for (f = 0; f < sizeof paths / sizeof paths[0] && !done; f++)
+            if ((r = bench_opt_value(argc, argv, &i, cmd, paths[f].name, &val)) != 0) {
+                if (r < 0) return BENCH_EXIT_USAGE;
+                snprintf(paths[f].dst, paths[f].size, "%s", val);
+                done = 1;
+            }
+        if (done) continue;
+        if ((r = bench_opt_value(argc, argv, &i, cmd, "--threads", &val)) != 0) {
             if (r < 0 || bench_parse_i64(val, 1, LUTHIER_MAX_CPUS, &v)) {
                 bench_usage_error(cmd, "--threads wants an integer in [1, %d]", LUTHIER_MAX_CPUS);
                 return BENCH_EXIT_USAGE;
             }
-            threads = (int)v;
+            o->threads = (int)v;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--budget", &val)) != 0) {
-            if (r < 0 || bench_parse_double(val, 0.1, 86400, &budget)) {
+            if (r < 0 || bench_parse_double(val, 0.1, 86400, &o->budget)) {
                 bench_usage_error(cmd, "--budget wants seconds in [0.1, 86400]");
                 return BENCH_EXIT_USAGE;
             }
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--load-timeout", &val)) != 0) {
-            if (r < 0 || bench_parse_double(val, 1, 86400 * 7, &load_timeout)) {
+            if (r < 0 || bench_parse_double(val, 1, 86400 * 7, &o->load_timeout)) {
                 bench_usage_error(cmd, "--load-timeout wants seconds in [1, 604800]");
                 return BENCH_EXIT_USAGE;
             }
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--min-time", &val)) != 0) {
-            if (r < 0 || bench_parse_double(val, 0.0, 3600, &pol.min_time)) {
+            if (r < 0 || bench_parse_double(val, 0.0, 3600, &o->pol.min_time)) {
                 bench_usage_error(cmd, "--min-time wants seconds in [0, 3600]");
                 return BENCH_EXIT_USAGE;
             }
-        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--records", &val)) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            snprintf(records, sizeof records, "%s", val);
-        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--report", &val)) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            snprintf(report, sizeof report, "%s", val);
-        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--heatmap", &val)) != 0) {
-            if (r < 0) return BENCH_EXIT_USAGE;
-            snprintf(heatmap, sizeof heatmap, "%s", val);
         } else if (arg[0] == '-') {
             bench_usage_error(cmd, "unknown option '%s'", arg);
             return BENCH_EXIT_USAGE;
-        } else if (!name) {
-            name = arg;
+        } else if (!o->name) {
+            o->name = arg;
         } else {
             bench_usage_error(cmd, "one model name expected");
             return BENCH_EXIT_USAGE;
         }
     }
-    if (!name) {
+    if (!o->name) {
         bench_usage_error(cmd, "name a zoo network, e.g. resnet18");
         return BENCH_EXIT_USAGE;
     }
-    stem = bench_net_stem(name, stem_buf, sizeof stem_buf);
-    if (!records[0]) snprintf(records, sizeof records, "build/%s%s.records", stem, int8 ? ".int8" : "");
-    if (!report[0]) snprintf(report, sizeof report, "build/%s.tune.txt", stem);
-    if (!heatmap[0]) snprintf(heatmap, sizeof heatmap, "build/%s.heatmap.svg", stem);
-    /* context (emulated big.LITTLE with --asym) */
+    return -1;
+}
+
+/* The context: all CPUs, or with --asym an emulated big.LITTLE pair whose little CPU a busy
+   loop loads (*loading = 1 while it runs). 0 = ok, else the exit code. */
+static int tune_context(tune_opts *o, tune_ctx *t, asym_loader *loaders, int *loading) {
+    luthier_context_desc cd;
+    luthier_topology topo;
+    char spec[256], err[256];
     memset(&cd, 0, sizeof cd);
-    cd.num_threads = threads;
-    if (asym) {
+    cd.num_threads = o->threads;
+    if (o->asym) {
         int cpus[LUTHIER_MAX_CPUS], ncpus = bench_allowed_cpus(cpus, LUTHIER_MAX_CPUS), k;
         char *p = spec;
         if (ncpus < 2) {
@@ -257,166 +237,184 @@ static int cmd_tune(int argc, char **argv) {
         cd.num_threads = 0;
         /* The deadline is a safety net only: it must outlast every search and the timing of the
            plans (an exhaustive search of ResNet-18 on the pair takes about 20 minutes). */
-        if (load_timeout <= 0)
-            load_timeout = 600 + budget * (2 + 4 * random + monly + noprior) + (exhaustive ? 6 * 3600 : 0);
-        if (asym_load_start(loaders, 1, &cpus[ncpus - 1], load_timeout) != 0) {
+        if (o->load_timeout <= 0)
+            o->load_timeout = 600 + o->budget * (2 + 4 * o->random + o->monly + o->noprior) + (o->exhaustive ? 6 * 3600 : 0);
+        if (asym_load_start(loaders, 1, &cpus[ncpus - 1], o->load_timeout) != 0) {
             fprintf(stderr, "%s tune: cannot start the busy loop on CPU %d\n", bench_prog, cpus[ncpus - 1]);
             return BENCH_EXIT_FAIL;
         }
-        loading = 1;
+        *loading = 1;
     }
-    if (luthier_context_create(&cd, &t.ctx) != LUTHIER_STATUS_OK) {
+    if (luthier_context_create(&cd, &t->ctx) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s tune: cannot create a context\n", bench_prog);
-        rc = BENCH_EXIT_FAIL;
-        goto done;
+        return BENCH_EXIT_FAIL;
     }
-    if (bench_net_build(name, &t.g, err, sizeof err) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s tune: %s\n", bench_prog, err);
-        rc = BENCH_EXIT_USAGE;
-        goto done;
-    }
-    t.m.ctx = t.ctx;
-    for (i = 0; i < luthier_graph_num_inputs(t.g) + luthier_graph_num_outputs(t.g) && i < 64; i++) {
-        int is_out = i >= luthier_graph_num_inputs(t.g), k = is_out ? i - luthier_graph_num_inputs(t.g) : i, d;
-        luthier_tensor_info ti;
-        size_t bytes = 1;
-        luthier_graph_tensor_info(t.g, is_out ? luthier_graph_output_tensor(t.g, k) : luthier_graph_input_tensor(t.g, k), &ti);
-        for (d = 0; d < ti.rank; d++) bytes *= (size_t)ti.shape[d];
-        bytes *= ti.dtype == LUTHIER_DTYPE_I64 ? 8 : 4;
-        if (is_out) t.m.outs[k] = malloc(bytes);
-        else t.m.ins[k] = t.bufs[k] = malloc(bytes);
-    }
-    if (bench_net_inputs(t.ctx, name, t.g, t.bufs, err, sizeof err) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s tune: inputs: %s\n", bench_prog, err);
-        rc = BENCH_EXIT_FAIL;
-        goto done;
-    }
-    /* --int8: calibrated as 'model --int8' does it */
-    if (int8 && model_calibrate(t.ctx, t.g, t.bufs, LUTHIER_CALIB_MINMAX, "tune", &cal)) {
-        rc = BENCH_EXIT_FAIL;
-        goto done;
-    }
-    if (!csv) {
-        char topo_s[1024], joined[1100] = "", *line, *save = NULL;
+    t->m.ctx = t->ctx;
+    return 0;
+}
+
+static void tune_header(const tune_opts *o, const tune_ctx *t) {
+    char topo_s[1024], joined[1100] = "", *line, *save = NULL;
+    luthier_topology ct;
+    luthier_context_topology(t->ctx, &ct);
+    luthier_topology_format(&ct, topo_s, sizeof topo_s);
+    /* the format has one cluster per line: one line here, clusters joined by "; " */
+    for (line = strtok_r(topo_s, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s", joined[0] ? "; " : "", line);
+    printf("tune %s%s on %s (%d threads)%s, budget %.0f s\n", o->name, o->int8 ? " int8" : "", joined,
+           luthier_context_num_threads(t->ctx), o->asym ? ", little cluster loaded by a busy loop" : "", o->budget);
+    fflush(stdout);
+}
+
+/* Every plan timed together: default, tuned, the cost model's, then the comparisons asked for
+   (split: the big-only and equal-split configurations, owned by the caller). */
+static void tune_time_all(const tune_opts *o, tune_ctx *t, const luthier_calibration *cal, luthier_node_config **split,
+                          tune_outcome *u) {
+    luthier_plan_desc pds[TUNE_MAX_PLANS];
+    const char *what[TUNE_MAX_PLANS];
+    double ms[TUNE_MAX_PLANS], *dst[TUNE_MAX_PLANS];
+    int np = 0, k, nn = luthier_graph_num_nodes(t->g);
+    memset(pds, 0, sizeof pds);
+    dst[np] = &u->default_ms, what[np++] = "default";
+    dst[np] = &u->tuned_ms, pds[np].records = o->records, what[np++] = "tuned";
+    dst[np] = &u->model_ms, pds[np].auto_policy = LUTHIER_AUTO_MODEL, what[np++] = "model";
+    if (u->ex_path[0]) dst[np] = &u->ex_ms, pds[np].records = u->ex_path, what[np++] = "exhaustive";
+    if (u->rn_path[0]) dst[np] = &u->rn_ms, pds[np].records = u->rn_path, what[np++] = "random";
+    if (u->mo_path[0]) dst[np] = &u->mo_ms, pds[np].records = u->mo_path, what[np++] = "model only";
+    if (u->np_path[0]) dst[np] = &u->np_ms, pds[np].records = u->np_path, what[np++] = "no prior";
+    if (luthier_context_num_threads(t->ctx) > 1) {
         luthier_topology ct;
-        luthier_context_topology(t.ctx, &ct);
-        luthier_topology_format(&ct, topo_s, sizeof topo_s);
-        /* the format has one cluster per line: one line here, clusters joined by "; " */
-        for (line = strtok_r(topo_s, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-            snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s", joined[0] ? "; " : "", line);
-        printf("tune %s%s on %s (%d threads)%s, budget %.0f s\n", name, int8 ? " int8" : "", joined,
-               luthier_context_num_threads(t.ctx), asym ? ", little cluster loaded by a busy loop" : "", budget);
-        fflush(stdout);
+        luthier_context_topology(t->ctx, &ct);
+        if (ct.num_clusters == 2) {
+            const float big[2] = {1, 0}, eq[2] = {1, 1};
+            split[0] = tune_split_configs(t->g, big, 2);
+            split[1] = tune_split_configs(t->g, eq, 2);
+            if (split[0] && split[1]) {
+                dst[np] = &u->big_ms, pds[np].configs = split[0], pds[np].num_configs = nn, what[np++] = "big only";
+                dst[np] = &u->eq_ms, pds[np].configs = split[1], pds[np].num_configs = nn, what[np++] = "equal split";
+            }
+        }
     }
-    /* tune */
+    for (k = 0; k < np; k++) pds[k].int8 = cal;
+    if (o->int8) dst[np] = &u->fp32_ms, what[np++] = "fp32"; /* the fp32 default plan: pds[np] is all zero */
+    tune_time_plans(t, pds, what, np, &o->pol, ms);
+    for (k = 0; k < np; k++) *dst[k] = ms[k];
+}
+
+static void tune_print_csv(const tune_opts *o, const tune_ctx *t, const tune_outcome *u) {
+    printf("model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,exhaustive_ms,exhaustive_measurements,"
+           "random_ms,random_measurements,bigonly_ms,equal_ms,candidates,reverted,runner_ups%s%s\n",
+           o->int8 ? ",fp32_ms" : "", o->monly ? ",modelonly_ms,modelonly_measurements" : "");
+    printf("%s,%d,%d,%d,%d,%.1f,%.3f,%.3f,%.3f,%d,%.3f,%d,%.3f,%.3f,%d,%d,%d", o->name, luthier_context_num_threads(t->ctx),
+           u->res.tasks, u->res.ops, u->res.measurements, u->res.seconds, u->tuned_ms, u->default_ms, u->ex_ms,
+           u->rex.measurements, u->rn_ms, u->rrn.measurements, u->big_ms, u->eq_ms, u->res.candidates, u->res.reverted,
+           u->res.runner_ups);
+    if (o->int8) printf(",%.3f", u->fp32_ms);
+    if (o->monly) printf(",%.3f,%d", u->mo_ms, u->rmo.measurements);
+    printf("\n");
+}
+
+static void tune_print_text(const tune_opts *o, const tune_outcome *u) {
+    const luthier_tune_result *res = &u->res;
+    const double tuned = u->tuned_ms;
+    printf("%d ops in %d tasks; %d measurements of a %d-candidate space in %.1f s\n", res->ops, res->tasks,
+           res->measurements, res->candidates, res->seconds);
+    if (res->plan_default_ms > 0)
+        printf("in-plan check: %d tuned tasks reverted to the default, %d took a runner-up; the tuned tasks' steps "
+               "took %.2f ms in the default plan, %.2f ms in the winners' one, %.2f ms as chosen\n", res->reverted,
+               res->runner_ups, res->plan_default_ms, res->plan_tuned_ms, res->plan_chosen_ms);
+    printf("end to end: default %.2f ms, tuned %.2f ms (%.2fx)\n", u->default_ms, tuned, u->default_ms / tuned);
+    printf("cost-model default (auto_policy model, no records): %.2f ms (%.2fx the tuned plan's time, rules default %.2fx)\n",
+           u->model_ms, u->model_ms / tuned, u->default_ms / tuned);
+    if (u->fp32_ms > 0) printf("fp32 default plan %.2f ms: tuned int8 is %.2fx faster\n", u->fp32_ms, u->fp32_ms / tuned);
+    if (u->ex_ms > 0)
+        printf("exhaustive search: %.2f ms with %d measurements (tuned is %.1f%% off with %.1f%% of the measurements)\n",
+               u->ex_ms, u->rex.measurements, 100.0 * (tuned / u->ex_ms - 1), 100.0 * res->measurements / u->rex.measurements);
+    if (u->rn_ms > 0) printf("random search, same measurements: %.2f ms\n", u->rn_ms);
+    if (u->mo_ms > 0)
+        printf("guided search without the busy times (model only): %.2f ms with %d measurements\n", u->mo_ms, u->rmo.measurements);
+    if (u->np_ms > 0)
+        printf("guided search without the cost model's first-batch order: %.2f ms with %d measurements (with it: %.2f ms, "
+               "%d measurements)\n", u->np_ms, u->rnp.measurements, tuned, res->measurements);
+    if (u->big_ms > 0)
+        printf("big cluster only %.2f ms (tuned %.2fx), equal split %.2f ms (tuned %.2fx)\n", u->big_ms, u->big_ms / tuned,
+               u->eq_ms, u->eq_ms / tuned);
+    printf("records: %s, report: %s, heatmap: %s\n", o->records, o->report, o->heatmap);
+}
+
+/* The guided search, then the comparison searches asked for. 0 = ok. */
+static int tune_search(const tune_opts *o, tune_ctx *t, const luthier_calibration *cal, tune_outcome *u) {
+    luthier_tune_desc td;
     memset(&td, 0, sizeof td);
-    td.budget_seconds = budget;
-    td.progress = quiet || csv ? -1 : 1;
-    td.report_path = report;
-    td.heatmap_path = heatmap;
+    td.budget_seconds = o->budget;
+    td.progress = o->quiet || o->csv ? -1 : 1;
+    td.report_path = o->report;
+    td.heatmap_path = o->heatmap;
     td.int8 = cal;
-    td.no_plan_check = no_check || rank;
-    if (rank) td.exhaustive = td.no_dynamic = 1, td.heatmap_path = NULL;
-    if (luthier_tune(t.ctx, t.g, &td, records, &res) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "%s tune: %s\n", bench_prog, luthier_context_error(t.ctx));
+    td.no_plan_check = o->no_check || o->rank;
+    if (o->rank) td.exhaustive = td.no_dynamic = 1, td.heatmap_path = NULL;
+    if (luthier_tune(t->ctx, t->g, &td, o->records, &u->res) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "%s tune: %s\n", bench_prog, luthier_context_error(t->ctx));
+        return 1;
+    }
+    if (o->rank) return 0;
+    if (o->exhaustive) tune_compare(t, &td, 1, o->budget, o->records, ".exhaustive", u->ex_path, sizeof u->ex_path, &u->rex);
+    if (o->random) tune_compare(t, &td, 0, o->budget * 4, o->records, ".random", u->rn_path, sizeof u->rn_path, &u->rrn);
+    if (o->monly) tune_compare(t, &td, 2, o->budget, o->records, ".modelonly", u->mo_path, sizeof u->mo_path, &u->rmo);
+    if (o->noprior) tune_compare(t, &td, 3, o->budget, o->records, ".noprior", u->np_path, sizeof u->np_path, &u->rnp);
+    return 0;
+}
+
+static int cmd_tune(int argc, char **argv) {
+    tune_opts o;
+    tune_outcome u;
+    tune_ctx t;
+    asym_loader loaders[1];
+    luthier_calibration *cal = NULL;
+    luthier_node_config *split[2] = {NULL, NULL};
+    int i, rc, loading = 0;
+    memset(&o, 0, sizeof o);
+    memset(&u, 0, sizeof u);
+    memset(&t, 0, sizeof t);
+    memset(loaders, 0, sizeof loaders);
+    o.cmd = argv[0];
+    o.budget = 120;
+    o.pol.min_time = 2.0;
+    o.pol.rounds = 1;
+    u.default_ms = u.tuned_ms = u.model_ms = -1;
+    if ((rc = tune_parse(argc, argv, &o)) >= 0) return rc;
+    bench_net_stem(o.name, o.stem, sizeof o.stem);
+    if (!o.records[0]) snprintf(o.records, sizeof o.records, "build/%s%s.records", o.stem, o.int8 ? ".int8" : "");
+    if (!o.report[0]) snprintf(o.report, sizeof o.report, "build/%s.tune.txt", o.stem);
+    if (!o.heatmap[0]) snprintf(o.heatmap, sizeof o.heatmap, "build/%s.heatmap.svg", o.stem);
+    if ((rc = tune_context(&o, &t, loaders, &loading)) != 0) goto done;
+    if ((rc = model_graph_open("tune", o.name, &t.m, t.bufs, &t.g)) != BENCH_EXIT_OK) goto done;
+    /* --int8: calibrated as 'model --int8' does it */
+    if (o.int8 && model_calibrate(t.ctx, t.g, t.bufs, LUTHIER_CALIB_MINMAX, "tune", &cal)) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
-    if (rank) {
-        printf("cost model over %d tasks (%d measurements): median Spearman %.3f, median rank of the fastest %.1f "
-               "(per task: %s)\n", res.tasks, res.measurements, res.model_spearman, res.model_rank, report);
+    if (!o.csv) tune_header(&o, &t);
+    if (tune_search(&o, &t, cal, &u)) {
+        rc = BENCH_EXIT_FAIL;
         goto done;
     }
-    if (exhaustive) tune_compare(&t, &td, 1, budget, records, ".exhaustive", ex_path, sizeof ex_path, &rex);
-    if (random) tune_compare(&t, &td, 0, budget * 4, records, ".random", rn_path, sizeof rn_path, &rrn);
-    if (monly) tune_compare(&t, &td, 2, budget, records, ".modelonly", mo_path, sizeof mo_path, &rmo);
-    if (noprior) tune_compare(&t, &td, 3, budget, records, ".noprior", np_path, sizeof np_path, &rnp);
-    {
-        /* every plan timed together: default, tuned, then the comparisons that were asked for */
-        luthier_plan_desc pds[TUNE_MAX_PLANS];
-        const char *what[TUNE_MAX_PLANS];
-        double ms[TUNE_MAX_PLANS];
-        int np = 0, k, nn = luthier_graph_num_nodes(t.g);
-        memset(pds, 0, sizeof pds);
-        what[np++] = "default";
-        pds[np].records = records, what[np++] = "tuned";
-        pds[np].auto_policy = LUTHIER_AUTO_MODEL, what[np++] = "model";
-        if (ex_path[0]) pds[np].records = ex_path, what[np++] = "exhaustive";
-        if (rn_path[0]) pds[np].records = rn_path, what[np++] = "random";
-        if (mo_path[0]) pds[np].records = mo_path, what[np++] = "model only";
-        if (np_path[0]) pds[np].records = np_path, what[np++] = "no prior";
-        if (luthier_context_num_threads(t.ctx) > 1) {
-            luthier_topology ct;
-            luthier_context_topology(t.ctx, &ct);
-            if (ct.num_clusters == 2) {
-                const float big[2] = {1, 0}, eq[2] = {1, 1};
-                split[0] = tune_split_configs(t.g, big, 2);
-                split[1] = tune_split_configs(t.g, eq, 2);
-                if (split[0] && split[1]) {
-                    pds[np].configs = split[0], pds[np].num_configs = nn, what[np++] = "big only";
-                    pds[np].configs = split[1], pds[np].num_configs = nn, what[np++] = "equal split";
-                }
-            }
-        }
-        for (k = 0; k < np; k++) pds[k].int8 = cal;
-        if (int8) what[np++] = "fp32"; /* the fp32 default plan: pds[np] is all zero */
-        tune_time_plans(&t, pds, what, np, &pol, ms);
-        if (loading) {
-            loading = 0;
-            if (asym_load_stop(loaders, 1)) {
-                fprintf(stderr, "%s tune: the busy loop reached its deadline (--load-timeout %.0f s) before the "
-                                "plans were timed: these numbers are not of the emulated pair\n",
-                        bench_prog, load_timeout);
-                rc = BENCH_EXIT_FAIL;
-            }
-        }
-        for (k = 0; k < np; k++) {
-            if (strcmp(what[k], "default") == 0) default_ms = ms[k];
-            else if (strcmp(what[k], "tuned") == 0) tuned_ms = ms[k];
-            else if (strcmp(what[k], "exhaustive") == 0) ex_ms = ms[k];
-            else if (strcmp(what[k], "random") == 0) rn_ms = ms[k];
-            else if (strcmp(what[k], "big only") == 0) big_ms = ms[k];
-            else if (strcmp(what[k], "fp32") == 0) fp32_ms = ms[k];
-            else if (strcmp(what[k], "model only") == 0) mo_ms = ms[k];
-            else if (strcmp(what[k], "model") == 0) model_ms = ms[k];
-            else if (strcmp(what[k], "no prior") == 0) np_ms = ms[k];
-            else eq_ms = ms[k];
+    if (o.rank) {
+        printf("cost model over %d tasks (%d measurements): median Spearman %.3f, median rank of the fastest %.1f "
+               "(per task: %s)\n", u.res.tasks, u.res.measurements, u.res.model_spearman, u.res.model_rank, o.report);
+        goto done;
+    }
+    tune_time_all(&o, &t, cal, split, &u);
+    if (loading) {
+        loading = 0;
+        if (asym_load_stop(loaders, 1)) {
+            fprintf(stderr, "%s tune: the busy loop reached its deadline (--load-timeout %.0f s) before the plans were "
+                            "timed: these numbers are not of the emulated pair\n", bench_prog, o.load_timeout);
+            rc = BENCH_EXIT_FAIL;
         }
     }
-    if (csv) {
-        printf("model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,exhaustive_ms,exhaustive_measurements,"
-               "random_ms,random_measurements,bigonly_ms,equal_ms,candidates,reverted,runner_ups%s%s\n", int8 ? ",fp32_ms" : "",
-               monly ? ",modelonly_ms,modelonly_measurements" : "");
-        printf("%s,%d,%d,%d,%d,%.1f,%.3f,%.3f,%.3f,%d,%.3f,%d,%.3f,%.3f,%d,%d,%d", name, luthier_context_num_threads(t.ctx),
-               res.tasks, res.ops, res.measurements, res.seconds, tuned_ms, default_ms, ex_ms, rex.measurements, rn_ms,
-               rrn.measurements, big_ms, eq_ms, res.candidates, res.reverted, res.runner_ups);
-        if (int8) printf(",%.3f", fp32_ms);
-        if (monly) printf(",%.3f,%d", mo_ms, rmo.measurements);
-        printf("\n");
-    } else {
-        printf("%d ops in %d tasks; %d measurements of a %d-candidate space in %.1f s\n", res.ops, res.tasks,
-               res.measurements, res.candidates, res.seconds);
-        if (res.plan_default_ms > 0)
-            printf("in-plan check: %d tuned tasks reverted to the default, %d took a runner-up; the tuned tasks' steps "
-                   "took %.2f ms in the default plan, %.2f ms in the winners' one, %.2f ms as chosen\n", res.reverted,
-                   res.runner_ups, res.plan_default_ms, res.plan_tuned_ms, res.plan_chosen_ms);
-        printf("end to end: default %.2f ms, tuned %.2f ms (%.2fx)\n", default_ms, tuned_ms, default_ms / tuned_ms);
-        printf("cost-model default (auto_policy model, no records): %.2f ms (%.2fx the tuned plan's time, rules default %.2fx)\n",
-               model_ms, model_ms / tuned_ms, default_ms / tuned_ms);
-        if (fp32_ms > 0) printf("fp32 default plan %.2f ms: tuned int8 is %.2fx faster\n", fp32_ms, fp32_ms / tuned_ms);
-        if (ex_ms > 0)
-            printf("exhaustive search: %.2f ms with %d measurements (tuned is %.1f%% off with %.1f%% of the measurements)\n",
-                   ex_ms, rex.measurements, 100.0 * (tuned_ms / ex_ms - 1), 100.0 * res.measurements / rex.measurements);
-        if (rn_ms > 0) printf("random search, same measurements: %.2f ms\n", rn_ms);
-        if (mo_ms > 0) printf("guided search without the busy times (model only): %.2f ms with %d measurements\n", mo_ms,
-                              rmo.measurements);
-        if (np_ms > 0)
-            printf("guided search without the cost model's first-batch order: %.2f ms with %d measurements (with it: %.2f ms, "
-                   "%d measurements)\n", np_ms, rnp.measurements, tuned_ms, res.measurements);
-        if (big_ms > 0) printf("big cluster only %.2f ms (tuned %.2fx), equal split %.2f ms (tuned %.2fx)\n", big_ms,
-                               big_ms / tuned_ms, eq_ms, eq_ms / tuned_ms);
-        printf("records: %s, report: %s, heatmap: %s\n", records, report, heatmap);
-    }
+    if (o.csv) tune_print_csv(&o, &t, &u);
+    else tune_print_text(&o, &u);
 done:
     if (loading) asym_load_stop(loaders, 1);
     luthier_calibration_destroy(cal);
