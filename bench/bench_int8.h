@@ -85,77 +85,100 @@ typedef struct q8_summary {
     bench_geomean g[2][5]; /* [all, M > 1][int8, fp32, ratio, oneDNN, int8_i32 / oneDNN] */
 } q8_summary;
 
-/* Checks, times and prints one (shape, kernel). Returns 0 when every luthier result was right. */
-static int q8_run_shape(const char *name, int64_t m, int64_t n, int64_t k, int shape_index, luthier_context *ctx,
-                        int kernel, const bench_policy *pol, int threads, int csv, q8_summary *sum) {
+/* The matrices of one shape: uint8 A / int8 B with their fp32 twins, the outputs, the
+   requantization. */
+typedef struct q8_bufs {
+    int64_t m, n, k;
+    uint8_t *a, *c8;
+    int8_t *b;
+    float *af, *bf, *cf;
+    int32_t *ci, *cd, *bias, *mult, *shift;
+} q8_bufs;
+
+static int q8_bufs_alloc(q8_bufs *d, int64_t m, int64_t n, int64_t k, uint64_t *seed) {
     const size_t mk = (size_t)(m * k), kn = (size_t)(k * n), mn = (size_t)(m * n);
-    const double ops = 2.0 * (double)m * (double)n * (double)k;
-    uint8_t *a = (uint8_t *)malloc(mk), *c8 = (uint8_t *)malloc(mn);
-    int8_t *b = (int8_t *)malloc(kn);
-    float *af = bench_alloc_floats(mk), *bf = bench_alloc_floats(kn), *cf = bench_alloc_floats(mn);
-    int32_t *ci = (int32_t *)malloc(mn * 4), *cd = (int32_t *)malloc(mn * 4), *bias = (int32_t *)malloc((size_t)n * 4);
-    int32_t *mult = (int32_t *)malloc((size_t)n * 4), *shift = (int32_t *)malloc((size_t)n * 4);
-    luthier_qpacked_b *qpb = NULL, *qpb32 = NULL;
-    luthier_packed_b *fpb = NULL;
-    q8_call calls[Q8_COUNT];
-    q8_contestant ct[Q8_COUNT];
-    luthier_kernel_info ki;
-    uint64_t seed = 0x8000u + (uint64_t)shape_index;
-    int i, r, failed = 0;
     size_t e;
-    memset(ct, 0, sizeof ct);
-    memset(calls, 0, sizeof calls);
-    luthier_qkernel_get(kernel, &ki);
-    if (!a || !c8 || !b || !af || !bf || !cf || !ci || !cd || !bias || !mult || !shift) {
-        fprintf(stderr, "ERROR: %s: cannot allocate the matrices\n", name);
-        failed = 1;
-        goto out;
-    }
-    for (e = 0; e < mk; e++) a[e] = (uint8_t)(bench_rand_u64(&seed) >> 56);
-    for (e = 0; e < kn; e++) b[e] = (int8_t)((int)(bench_rand_u64(&seed) % 255) - 127);
-    for (e = 0; e < mk; e++) af[e] = ((float)a[e] - 128.0f) * (1.0f / 128.0f);
-    for (e = 0; e < kn; e++) bf[e] = (float)b[e] * (1.0f / 127.0f);
+    int i;
+    memset(d, 0, sizeof *d);
+    d->m = m, d->n = n, d->k = k;
+    d->a = (uint8_t *)malloc(mk), d->c8 = (uint8_t *)malloc(mn), d->b = (int8_t *)malloc(kn);
+    d->af = bench_alloc_floats(mk), d->bf = bench_alloc_floats(kn), d->cf = bench_alloc_floats(mn);
+    d->ci = (int32_t *)malloc(mn * 4), d->cd = (int32_t *)malloc(mn * 4), d->bias = (int32_t *)malloc((size_t)n * 4);
+    d->mult = (int32_t *)malloc((size_t)n * 4), d->shift = (int32_t *)malloc((size_t)n * 4);
+    if (!d->a || !d->c8 || !d->b || !d->af || !d->bf || !d->cf || !d->ci || !d->cd || !d->bias || !d->mult || !d->shift)
+        return 1;
+    for (e = 0; e < mk; e++) d->a[e] = (uint8_t)(bench_rand_u64(seed) >> 56);
+    for (e = 0; e < kn; e++) d->b[e] = (int8_t)((int)(bench_rand_u64(seed) % 255) - 127);
+    for (e = 0; e < mk; e++) d->af[e] = ((float)d->a[e] - 128.0f) * (1.0f / 128.0f);
+    for (e = 0; e < kn; e++) d->bf[e] = (float)d->b[e] * (1.0f / 127.0f);
     for (i = 0; i < (int)n; i++) {
-        bias[i] = (int32_t)(bench_rand_u64(&seed) % 20001) - 10000;
-        luthier_quantize_multiplier(4.0 / sqrt((double)k) / (255.0 * 127.0) * (0.5 + (double)(i % 7) / 7.0), &mult[i], &shift[i]);
+        d->bias[i] = (int32_t)(bench_rand_u64(seed) % 20001) - 10000;
+        luthier_quantize_multiplier(4.0 / sqrt((double)k) / (255.0 * 127.0) * (0.5 + (double)(i % 7) / 7.0), &d->mult[i],
+                                    &d->shift[i]);
     }
+    return 0;
+}
+
+static void q8_bufs_free(q8_bufs *d) {
+    free(d->a); free(d->c8); free(d->b); free(d->af); free(d->bf); free(d->cf);
+    free(d->ci); free(d->cd); free(d->bias); free(d->mult); free(d->shift);
+}
+
+/* The contestants' calls on d (the luthier ones with kernel). */
+static void q8_calls_init(q8_call *calls, q8_contestant *ct, const q8_bufs *d, luthier_context *ctx, const char *kernel) {
+    int i;
     for (i = 0; i < Q8_COUNT; i++) {
         q8_call *q = &calls[i];
         q->which = i;
         q->ctx = ctx;
-        q->qd.m = m; q->qd.n = n; q->qd.k = k;
+        q->qd.m = d->m; q->qd.n = d->n; q->qd.k = d->k;
         q->qd.a_zero_point = 128;
-        q->qd.bias = bias;
+        q->qd.bias = d->bias;
         q->qd.output = i == Q8_INT8 ? LUTHIER_QOUTPUT_UINT8 : LUTHIER_QOUTPUT_INT32;
         q->qd.output_zero_point = 100;
-        q->qd.multipliers = mult;
-        q->qd.shifts = shift;
-        q->qd.kernel = ki.name;
-        q->fd.m = m; q->fd.n = n; q->fd.k = k;
-        q->a = a; q->b = b; q->af = af;
-        q->c = i == Q8_INT8 ? (void *)c8 : (void *)ci;
-        q->cf = cf;
-        q->ci = cd;
+        q->qd.multipliers = d->mult;
+        q->qd.shifts = d->shift;
+        q->qd.kernel = kernel;
+        q->fd.m = d->m; q->fd.n = d->n; q->fd.k = d->k;
+        q->a = d->a; q->b = d->b; q->af = d->af;
+        q->c = i == Q8_INT8 ? (void *)d->c8 : (void *)d->ci;
+        q->cf = d->cf;
+        q->ci = d->cd;
         ct[i].status = "ok";
     }
-    /* packing (outside the timed loop) */
-    if (luthier_qgemm_pack_b(ctx, &calls[Q8_INT8].qd, b, &qpb) != LUTHIER_STATUS_OK ||
-        luthier_qgemm_pack_b(ctx, &calls[Q8_INT8_I32].qd, b, &qpb32) != LUTHIER_STATUS_OK ||
-        luthier_sgemm_pack_b(ctx, &calls[Q8_FP32].fd, bf, &fpb) != LUTHIER_STATUS_OK) {
-        fprintf(stderr, "ERROR: %s: packing B: %s\n", name, luthier_context_error(ctx));
-        failed = 1;
-        goto out;
+}
+
+/* Row `row` of contestant i's result against the exact int8 / double references: the first
+   wrong column, or -1. */
+static int64_t q8_wrong_column(const q8_bufs *d, int i, int64_t row) {
+    int64_t j, kk, n = d->n, k = d->k;
+    for (j = 0; j < n; j++) {
+        int64_t acc = d->bias[j];
+        double ref = 0.0;
+        int bad = 0;
+        for (kk = 0; kk < k; kk++) {
+            acc += ((int64_t)d->a[row * k + kk] - 128) * d->b[kk * n + j];
+            ref += (double)d->af[row * k + kk] * (double)d->bf[kk * n + j];
+        }
+        if (i == Q8_INT8) bad = d->c8[row * n + j] != luthier_requantize((int32_t)acc, d->mult[j], d->shift[j], 100, 0, 255);
+        else if (i == Q8_INT8_I32) bad = d->ci[row * n + j] != (int32_t)acc;
+        else if (i == Q8_FP32) bad = !(fabs(d->cf[row * n + j] - ref) <= 1e-3 * (1.0 + sqrt((double)k)));
+        if (bad) return j;
     }
-    calls[Q8_INT8].qpb = qpb;
-    calls[Q8_INT8_I32].qpb = qpb32;
-    calls[Q8_FP32].fpb = fpb;
-    /* 1. correctness: one checked call each */
+    return -1;
+}
+
+/* One checked call of each contestant (sampled rows: first, last, pseudo-random; oneDNN
+   against luthier's int32 output). Returns 1 when a luthier result was wrong or failed. */
+static int q8_check(const char *name, const q8_bufs *d, q8_call *calls, q8_contestant *ct, luthier_context *ctx,
+                    uint64_t *seed) {
+    const size_t mn = (size_t)(d->m * d->n);
+    int i, r, failed = 0;
     for (i = 0; i < Q8_COUNT; i++) {
         double t0;
-        int64_t row, j, kk;
         if (i == Q8_DNNL && !bench_anchor_linked(BENCH_ANCHOR_DNNL)) continue;
-        memset(i == Q8_INT8 ? (void *)c8 : i == Q8_FP32 ? (void *)cf : i == Q8_DNNL ? (void *)cd : (void *)ci, 0xee,
-               i == Q8_INT8 ? mn : mn * 4);
+        memset(i == Q8_INT8 ? (void *)d->c8 : i == Q8_FP32 ? (void *)d->cf : i == Q8_DNNL ? (void *)d->cd : (void *)d->ci,
+               0xee, i == Q8_INT8 ? mn : mn * 4);
         t0 = bench_now();
         if (q8_call_run(&calls[i]) != 0) {
             fprintf(stderr, "%s: %s: %s failed: %s\n", i == Q8_DNNL ? "warning" : "ERROR", name, q8_names[i],
@@ -165,33 +188,20 @@ static int q8_run_shape(const char *name, int64_t m, int64_t n, int64_t k, int s
             continue;
         }
         ct[i].smp.last = bench_now() - t0;
-        for (r = 0; r < 24; r++) { /* sampled rows: first, last, pseudo-random */
-            int bad = 0;
-            row = r < 4 ? r : r < 8 ? m - 1 - (r - 4) : (int64_t)(bench_rand_u64(&seed) % (uint64_t)m);
-            if (row < 0 || row >= m) continue;
-            for (j = 0; j < n && !bad; j++) {
-                int64_t acc = bias[j];
-                double ref = 0.0;
-                for (kk = 0; kk < k; kk++) {
-                    acc += ((int64_t)a[row * k + kk] - 128) * b[kk * n + j];
-                    ref += (double)af[row * k + kk] * (double)bf[kk * n + j];
-                }
-                if (i == Q8_INT8) bad = c8[row * n + j] != luthier_requantize((int32_t)acc, mult[j], shift[j], 100, 0, 255);
-                else if (i == Q8_INT8_I32) bad = ci[row * n + j] != (int32_t)acc;
-                else if (i == Q8_FP32) bad = !(fabs(cf[row * n + j] - ref) <= 1e-3 * (1.0 + sqrt((double)k)));
-            }
-            if (bad) {
-                fprintf(stderr, "ERROR: %s (%lldx%lldx%lld): %s is WRONG in row %lld column %lld\n", name, (long long)m,
-                        (long long)n, (long long)k, q8_names[i], (long long)row, (long long)(j - 1));
-                ct[i].status = "WRONG";
-                failed = 1;
-                break;
-            }
+        for (r = 0; r < 24; r++) {
+            const int64_t row = r < 4 ? r : r < 8 ? d->m - 1 - (r - 4) : (int64_t)(bench_rand_u64(seed) % (uint64_t)d->m);
+            int64_t col;
+            if (row < 0 || row >= d->m || (col = q8_wrong_column(d, i, row)) < 0) continue;
+            fprintf(stderr, "ERROR: %s (%lldx%lldx%lld): %s is WRONG in row %lld column %lld\n", name, (long long)d->m,
+                    (long long)d->n, (long long)d->k, q8_names[i], (long long)row, (long long)col);
+            ct[i].status = "WRONG";
+            failed = 1;
+            break;
         }
-        if (i == Q8_DNNL && memcmp(cd, ci, mn * 4) != 0) { /* bias differs: compare without it */
+        if (i == Q8_DNNL && memcmp(d->cd, d->ci, mn * 4) != 0) { /* bias differs: compare without it */
             size_t x;
             int bad = 0;
-            for (x = 0; x < mn && !bad; x++) bad = cd[x] != (int32_t)((uint32_t)ci[x] - (uint32_t)bias[x % (size_t)n]);
+            for (x = 0; x < mn && !bad; x++) bad = d->cd[x] != (int32_t)((uint32_t)d->ci[x] - (uint32_t)d->bias[x % (size_t)d->n]);
             if (bad) {
                 fprintf(stderr, "warning: %s: oneDNN disagrees with luthier's int32 output; its column stays empty\n", name);
                 ct[i].status = "WRONG";
@@ -200,7 +210,77 @@ static int q8_run_shape(const char *name, int64_t m, int64_t n, int64_t k, int s
         }
         ct[i].active = strcmp(ct[i].status, "ok") == 0;
     }
-    /* 2. timing in alternating rounds */
+    return failed;
+}
+
+/* The shape's line (table or CSV) and its share of the geometric means. */
+static void q8_report(const char *name, const q8_bufs *d, const q8_contestant *ct, const luthier_kernel_info *ki,
+                      luthier_context *ctx, int threads, int csv, int failed, q8_summary *sum) {
+    const double ops = 2.0 * (double)d->m * (double)d->n * (double)d->k;
+    double g[Q8_COUNT];
+    char b0[32], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+    int i, s;
+    for (i = 0; i < Q8_COUNT; i++) g[i] = ct[i].active && ct[i].st.min > 0.0 ? ops / ct[i].st.min * 1e-9 : 0.0;
+    if (csv)
+        printf("%s,%lld,%lld,%lld,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", name, (long long)d->m, (long long)d->n, (long long)d->k,
+               threads, ki->name, csv_cell(b0, 32, g[Q8_INT8], 2, g[Q8_INT8] > 0), csv_cell(b1, 32, g[Q8_FP32], 2, g[Q8_FP32] > 0),
+               csv_cell(b2, 32, g[Q8_FP32] > 0 ? g[Q8_INT8] / g[Q8_FP32] : 0, 3, g[Q8_INT8] > 0 && g[Q8_FP32] > 0),
+               csv_cell(b3, 32, g[Q8_INT8_I32], 2, g[Q8_INT8_I32] > 0), csv_cell(b4, 32, g[Q8_DNNL], 2, g[Q8_DNNL] > 0),
+               csv_cell(b5, 32, ct[Q8_INT8].st.min * 1e3, 4, g[Q8_INT8] > 0),
+               csv_cell(b6, 32, ct[Q8_FP32].st.min * 1e3, 4, g[Q8_FP32] > 0), luthier_context_kernel(ctx),
+               failed ? "FAILED" : "ok");
+    else
+        printf("%-16s %6lld %5lld %5lld  %-20s %8s %8s %7s %8s %8s %7s %9s\n", name, (long long)d->m, (long long)d->n,
+               (long long)d->k, ki->name + strlen("luthier_qgemm_ukernel_"),
+               g[Q8_INT8] > 0 ? cell(b0, 32, g[Q8_INT8], 1, 1) : ct[Q8_INT8].status, cell(b1, 32, g[Q8_INT8_I32], 1, g[Q8_INT8_I32] > 0),
+               cell(b2, 32, g[Q8_FP32] > 0 && g[Q8_INT8] > 0 ? g[Q8_INT8] / g[Q8_FP32] : 0, 2, g[Q8_FP32] > 0 && g[Q8_INT8] > 0),
+               cell(b3, 32, g[Q8_FP32], 1, g[Q8_FP32] > 0), cell(b4, 32, g[Q8_DNNL], 1, g[Q8_DNNL] > 0),
+               cell(b5, 32, g[Q8_DNNL] > 0 ? g[Q8_INT8_I32] / g[Q8_DNNL] : 0, 2, g[Q8_DNNL] > 0 && g[Q8_INT8_I32] > 0),
+               cell(b6, 32, ct[Q8_INT8].st.min * 1e3, ms_decimals(ct[Q8_INT8].st.min), g[Q8_INT8] > 0));
+    fflush(stdout);
+    for (s = 0; s < 2; s++) {
+        if (s == 1 && d->m <= 1) continue;
+        bench_geomean_add(&sum->g[s][0], g[Q8_INT8]);
+        bench_geomean_add(&sum->g[s][1], g[Q8_FP32]);
+        if (g[Q8_FP32] > 0) bench_geomean_add(&sum->g[s][2], g[Q8_INT8] / g[Q8_FP32]);
+        bench_geomean_add(&sum->g[s][3], g[Q8_DNNL]);
+        if (g[Q8_DNNL] > 0) bench_geomean_add(&sum->g[s][4], g[Q8_INT8_I32] / g[Q8_DNNL]);
+    }
+}
+
+/* Checks, times and prints one (shape, kernel). Returns 0 when every luthier result was right. */
+static int q8_run_shape(const char *name, int64_t m, int64_t n, int64_t k, int shape_index, luthier_context *ctx,
+                        int kernel, const bench_policy *pol, int threads, int csv, q8_summary *sum) {
+    luthier_qpacked_b *qpb = NULL, *qpb32 = NULL;
+    luthier_packed_b *fpb = NULL;
+    q8_call calls[Q8_COUNT];
+    q8_contestant ct[Q8_COUNT];
+    luthier_kernel_info ki;
+    q8_bufs d;
+    uint64_t seed = 0x8000u + (uint64_t)shape_index;
+    int i, r, failed = 0;
+    memset(ct, 0, sizeof ct);
+    memset(calls, 0, sizeof calls);
+    luthier_qkernel_get(kernel, &ki);
+    if (q8_bufs_alloc(&d, m, n, k, &seed)) {
+        fprintf(stderr, "ERROR: %s: cannot allocate the matrices\n", name);
+        failed = 1;
+        goto out;
+    }
+    q8_calls_init(calls, ct, &d, ctx, ki.name);
+    /* packing (outside the timed loop) */
+    if (luthier_qgemm_pack_b(ctx, &calls[Q8_INT8].qd, d.b, &qpb) != LUTHIER_STATUS_OK ||
+        luthier_qgemm_pack_b(ctx, &calls[Q8_INT8_I32].qd, d.b, &qpb32) != LUTHIER_STATUS_OK ||
+        luthier_sgemm_pack_b(ctx, &calls[Q8_FP32].fd, d.bf, &fpb) != LUTHIER_STATUS_OK) {
+        fprintf(stderr, "ERROR: %s: packing B: %s\n", name, luthier_context_error(ctx));
+        failed = 1;
+        goto out;
+    }
+    calls[Q8_INT8].qpb = qpb;
+    calls[Q8_INT8_I32].qpb = qpb32;
+    calls[Q8_FP32].fpb = fpb;
+    failed = q8_check(name, &d, calls, ct, ctx, &seed);
+    /* timing in alternating rounds */
     for (r = 0; r < pol->rounds; r++)
         for (i = 0; i < Q8_COUNT; i++) {
             const int w = (r % 2) ? Q8_COUNT - 1 - i : i;
@@ -214,43 +294,13 @@ static int q8_run_shape(const char *name, int64_t m, int64_t n, int64_t k, int s
         }
     for (i = 0; i < Q8_COUNT; i++)
         if (ct[i].active) ct[i].st = bench_summarize(ct[i].smp.t, ct[i].smp.n);
-    {
-        double g[Q8_COUNT];
-        char b0[32], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
-        int s;
-        for (i = 0; i < Q8_COUNT; i++) g[i] = ct[i].active && ct[i].st.min > 0.0 ? ops / ct[i].st.min * 1e-9 : 0.0;
-        if (csv)
-            printf("%s,%lld,%lld,%lld,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", name, (long long)m, (long long)n, (long long)k,
-                   threads, ki.name, csv_cell(b0, 32, g[Q8_INT8], 2, g[Q8_INT8] > 0), csv_cell(b1, 32, g[Q8_FP32], 2, g[Q8_FP32] > 0),
-                   csv_cell(b2, 32, g[Q8_FP32] > 0 ? g[Q8_INT8] / g[Q8_FP32] : 0, 3, g[Q8_INT8] > 0 && g[Q8_FP32] > 0),
-                   csv_cell(b3, 32, g[Q8_INT8_I32], 2, g[Q8_INT8_I32] > 0), csv_cell(b4, 32, g[Q8_DNNL], 2, g[Q8_DNNL] > 0),
-                   csv_cell(b5, 32, ct[Q8_INT8].st.min * 1e3, 4, g[Q8_INT8] > 0),
-                   csv_cell(b6, 32, ct[Q8_FP32].st.min * 1e3, 4, g[Q8_FP32] > 0), luthier_context_kernel(ctx),
-                   failed ? "FAILED" : "ok");
-        else
-            printf("%-16s %6lld %5lld %5lld  %-20s %8s %8s %7s %8s %8s %7s %9s\n", name, (long long)m, (long long)n,
-                   (long long)k, ki.name + strlen("luthier_qgemm_ukernel_"),
-                   g[Q8_INT8] > 0 ? cell(b0, 32, g[Q8_INT8], 1, 1) : ct[Q8_INT8].status, cell(b1, 32, g[Q8_INT8_I32], 1, g[Q8_INT8_I32] > 0),
-                   cell(b2, 32, g[Q8_FP32] > 0 && g[Q8_INT8] > 0 ? g[Q8_INT8] / g[Q8_FP32] : 0, 2, g[Q8_FP32] > 0 && g[Q8_INT8] > 0),
-                   cell(b3, 32, g[Q8_FP32], 1, g[Q8_FP32] > 0), cell(b4, 32, g[Q8_DNNL], 1, g[Q8_DNNL] > 0),
-                   cell(b5, 32, g[Q8_DNNL] > 0 ? g[Q8_INT8_I32] / g[Q8_DNNL] : 0, 2, g[Q8_DNNL] > 0 && g[Q8_INT8_I32] > 0),
-                   cell(b6, 32, ct[Q8_INT8].st.min * 1e3, ms_decimals(ct[Q8_INT8].st.min), g[Q8_INT8] > 0));
-        fflush(stdout);
-        for (s = 0; s < 2; s++) {
-            if (s == 1 && m <= 1) continue;
-            bench_geomean_add(&sum->g[s][0], g[Q8_INT8]);
-            bench_geomean_add(&sum->g[s][1], g[Q8_FP32]);
-            if (g[Q8_FP32] > 0) bench_geomean_add(&sum->g[s][2], g[Q8_INT8] / g[Q8_FP32]);
-            bench_geomean_add(&sum->g[s][3], g[Q8_DNNL]);
-            if (g[Q8_DNNL] > 0) bench_geomean_add(&sum->g[s][4], g[Q8_INT8_I32] / g[Q8_DNNL]);
-        }
-    }
+    q8_report(name, &d, ct, &ki, ctx, threads, csv, failed, sum);
 out:
     for (i = 0; i < Q8_COUNT; i++) bench_sampler_free(&ct[i].smp);
     luthier_qpacked_b_destroy(qpb);
     luthier_qpacked_b_destroy(qpb32);
     luthier_packed_b_destroy(fpb);
-    free(a); free(c8); free(b); free(af); free(bf); free(cf); free(ci); free(cd); free(bias); free(mult); free(shift);
+    q8_bufs_free(&d);
     return failed;
 }
 
