@@ -400,6 +400,475 @@ static float ref_scatter(int red, float y, float u) {
     return u;
 }
 
+/* The locals every reference case reads: the node, its first input and output. */
+#define REF_LOCALS                                                                                   \
+    const luthier_node_desc *d = &n->d;                                                              \
+    const luthier__gtensor *xt = &g->tensors[n->inputs[0]], *yt = &g->tensors[n->outputs[0]];       \
+    const float *x = v[n->inputs[0]].f;                                                              \
+    float *y = v[n->outputs[0]].f;                                                                   \
+    size_t ny = ref_numel(yt), e = 0;                                                                \
+    (void)d, (void)xt, (void)yt, (void)x, (void)y, (void)ny, (void)e
+
+static void ref_conv2d(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    const luthier__gtensor *wt = &g->tensors[n->inputs[1]];
+    const float *w = v[n->inputs[1]].f, *b = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
+    int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], O = wt->shape[0], KH = wt->shape[2],
+            KW = wt->shape[3], OH = yt->shape[2], OW = yt->shape[3], G = d->attr.conv2d.groups, cg = C / G, og = O / G;
+    int64_t sh = d->attr.conv2d.stride[0], sw = d->attr.conv2d.stride[1], dh = d->attr.conv2d.dilation[0],
+            dw = d->attr.conv2d.dilation[1], b0, o, i, j, c, u, q;
+    for (b0 = 0; b0 < N; b0++)
+        for (o = 0; o < O; o++)
+            for (i = 0; i < OH; i++)
+                for (j = 0; j < OW; j++) {
+                    double acc = b ? b[o] : 0;
+                    int64_t gi = o / og;
+                    for (c = 0; c < cg; c++)
+                        for (u = 0; u < KH; u++)
+                            for (q = 0; q < KW; q++) {
+                                int64_t r = i * sh - d->attr.conv2d.pads[0] + u * dh, s = j * sw - d->attr.conv2d.pads[1] + q * dw;
+                                if (r < 0 || s < 0 || r >= H || s >= W) continue;
+                                acc += (double)x[((b0 * C + gi * cg + c) * H + r) * W + s] * w[((o * cg + c) * KH + u) * KW + q];
+                            }
+                    y[((b0 * O + o) * OH + i) * OW + j] = (float)ref_act(acc, &d->attr.conv2d.act);
+                }
+}
+
+static void ref_dense(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    const luthier__gtensor *wt = &g->tensors[n->inputs[1]];
+    const float *w = v[n->inputs[1]].f, *b = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
+    size_t K = (size_t)xt->shape[xt->rank - 1], N = (size_t)yt->shape[yt->rank - 1], M = ny / N, m, j, k;
+    (void)wt;
+    for (m = 0; m < M; m++)
+        for (j = 0; j < N; j++) {
+            double acc = b ? b[j] : 0;
+            for (k = 0; k < K; k++) acc += (double)x[m * K + k] * (d->attr.dense.trans_b ? w[k * N + j] : w[j * K + k]);
+            y[m * N + j] = (float)ref_act(acc, &d->attr.dense.act);
+        }
+}
+
+static void ref_matmul(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    const luthier__gtensor *bt = &g->tensors[n->inputs[1]];
+    const float *bb = v[n->inputs[1]].f;
+    int r = yt->rank;
+    size_t M = (size_t)yt->shape[r - 2], N = (size_t)yt->shape[r - 1], K = (size_t)xt->shape[xt->rank - 1];
+    size_t batches = ny / (M * N), bi, m, j, k;
+    for (bi = 0; bi < batches; bi++) {
+        size_t ao = ref_bidx(bi, yt->shape, r - 2, xt->shape, xt->rank - 2) * M * K,
+               bo = ref_bidx(bi, yt->shape, r - 2, bt->shape, bt->rank - 2) * K * N;
+        for (m = 0; m < M; m++)
+            for (j = 0; j < N; j++) {
+                double acc = 0;
+                for (k = 0; k < K; k++) acc += (double)x[ao + m * K + k] * (d->attr.matmul.trans_b ? bb[bo + j * K + k] : bb[bo + k * N + j]);
+                y[bi * M * N + m * N + j] = (float)acc;
+            }
+    }
+}
+
+static void ref_pool(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], OH = yt->shape[2], OW = yt->shape[3];
+    const luthier_pool_attrs *pa = &d->attr.pool;
+    int64_t kh = pa->kernel[0], kw = pa->kernel[1], sh = pa->stride[0], sw = pa->stride[1], dh = pa->dilation[0],
+            dw = pa->dilation[1], b0, c, i, j, u, q;
+    for (b0 = 0; b0 < N; b0++)
+        for (c = 0; c < C; c++)
+            for (i = 0; i < OH; i++)
+                for (j = 0; j < OW; j++) {
+                    double acc = d->op == LUTHIER_OP_MAXPOOL ? -INFINITY : 0;
+                    int64_t cnt = 0, hs = i * sh - pa->pads[0], ws = j * sw - pa->pads[1];
+                    for (u = 0; u < kh; u++)
+                        for (q = 0; q < kw; q++) {
+                            int64_t r = hs + u * dh, s = ws + q * dw;
+                            double t;
+                            if (r < 0 || s < 0 || r >= H || s >= W) continue;
+                            t = x[((b0 * C + c) * H + r) * W + s];
+                            if (d->op == LUTHIER_OP_MAXPOOL) acc = t > acc ? t : acc;
+                            else acc += t;
+                            cnt++;
+                        }
+                    if (d->op == LUTHIER_OP_AVGPOOL) {
+                        if (pa->count_include_pad) {
+                            int64_t he = hs + kh, we = ws + kw;
+                            if (he > H + pa->pads[2]) he = H + pa->pads[2];
+                            if (we > W + pa->pads[3]) we = W + pa->pads[3];
+                            cnt = (he - hs) * (we - ws);
+                        }
+                        acc /= (double)cnt;
+                    }
+                    y[((b0 * C + c) * OH + i) * OW + j] = (float)acc;
+                }
+}
+
+static void ref_global_pool(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], OH = yt->shape[2], OW = yt->shape[3];
+    int64_t b0, c, i, j, r, s;
+    for (b0 = 0; b0 < N; b0++)
+        for (c = 0; c < C; c++)
+            for (i = 0; i < OH; i++)
+                for (j = 0; j < OW; j++) {
+                    int64_t h0 = i * H / OH, h1 = ((i + 1) * H + OH - 1) / OH, w0 = j * W / OW, w1 = ((j + 1) * W + OW - 1) / OW;
+                    double acc = 0;
+                    for (r = h0; r < h1; r++)
+                        for (s = w0; s < w1; s++) acc += x[((b0 * C + c) * H + r) * W + s];
+                    y[((b0 * C + c) * OH + i) * OW + j] = (float)(acc / (double)((h1 - h0) * (w1 - w0)));
+                }
+}
+
+static void ref_activation(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    const luthier_node_attrs *a = &d->attr;
+    for (e = 0; e < ny; e++) {
+        double t = x[e], r, al, h;
+        switch (d->op) {
+        case LUTHIER_OP_LEAKY_RELU: r = t < 0 ? a->leaky_relu.alpha * t : t; break;
+        case LUTHIER_OP_ELU: r = t < 0 ? a->elu.alpha * (exp(t) - 1.0) : t; break;
+        case LUTHIER_OP_SELU:
+            r = t <= 0 ? a->selu.gamma * (a->selu.alpha * exp(t) - a->selu.alpha) : a->selu.gamma * t;
+            break;
+        case LUTHIER_OP_CELU:
+            al = a->celu.alpha;
+            h = al * (exp(t / al) - 1);
+            r = (t > 0 ? t : 0) + (h < 0 ? h : 0);
+            break;
+        case LUTHIER_OP_HARD_SIGMOID:
+            h = a->hard_sigmoid.alpha * t + a->hard_sigmoid.beta;
+            r = h < 0 ? 0 : h > 1 ? 1 : h;
+            break;
+        case LUTHIER_OP_HARD_SWISH:
+            h = t / 6 + 0.5;
+            r = t * (h < 0 ? 0 : h > 1 ? 1 : h);
+            break;
+        case LUTHIER_OP_SOFTPLUS: r = log(exp(t) + 1); break;
+        case LUTHIER_OP_SOFTSIGN: r = t / (1 + fabs(t)); break;
+        case LUTHIER_OP_MISH: r = t * tanh(log(exp(t) + 1)); break;
+        default: r = t > a->thresholded_relu.alpha ? t : 0; break;
+        }
+        y[e] = (float)r;
+    }
+}
+
+static void ref_binary(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    const luthier__gtensor *bt = &g->tensors[n->inputs[1]];
+    const float *b = v[n->inputs[1]].f;
+    for (e = 0; e < ny; e++) {
+        double a = x[ref_bidx(e, yt->shape, yt->rank, xt->shape, xt->rank)], c = b[ref_bidx(e, yt->shape, yt->rank, bt->shape, bt->rank)], r;
+        switch (d->op) {
+        case LUTHIER_OP_ADD: r = a + c; break;
+        case LUTHIER_OP_SUB: r = a - c; break;
+        case LUTHIER_OP_MUL: r = a * c; break;
+        case LUTHIER_OP_DIV: r = a / c; break;
+        case LUTHIER_OP_POW: r = pow(a, c); break;
+        case LUTHIER_OP_MAX: r = a > c ? a : c; break;
+        default: r = a < c ? a : c; break;
+        }
+        y[e] = (float)ref_act(r, &d->attr.binary.act);
+    }
+}
+
+static void ref_concat_split(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    const luthier__gtensor *whole = d->op == LUTHIER_OP_CONCAT ? yt : xt;
+    int axis = d->attr.axis.axis < 0 ? d->attr.axis.axis + whole->rank : d->attr.axis.axis, k, parts = d->op == LUTHIER_OP_CONCAT ? d->num_inputs : n->num_outputs;
+    size_t outer = 1, inner = 1, o, pos;
+    for (k = 0; k < axis; k++) outer *= (size_t)whole->shape[k];
+    for (k = axis + 1; k < whole->rank; k++) inner *= (size_t)whole->shape[k];
+    for (o = 0; o < outer; o++) {
+        pos = 0;
+        for (k = 0; k < parts; k++) {
+            int t = d->op == LUTHIER_OP_CONCAT ? n->inputs[k] : n->outputs[k];
+            size_t len = (size_t)g->tensors[t].shape[axis];
+            float *part = v[t].f;
+            if (d->op == LUTHIER_OP_CONCAT) memcpy(y + (o * (size_t)whole->shape[axis] + pos) * inner, part + o * len * inner, len * inner * 4);
+            else memcpy(part + o * len * inner, x + (o * (size_t)whole->shape[axis] + pos) * inner, len * inner * 4);
+            pos += len;
+        }
+    }
+}
+
+static void ref_softmax(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    int axis = d->attr.softmax.axis < 0 ? d->attr.softmax.axis + xt->rank : d->attr.softmax.axis, k;
+    size_t outer = 1, inner = 1, len = (size_t)xt->shape[axis], o, i, l;
+    for (k = 0; k < axis; k++) outer *= (size_t)xt->shape[k];
+    for (k = axis + 1; k < xt->rank; k++) inner *= (size_t)xt->shape[k];
+    for (o = 0; o < outer; o++)
+        for (i = 0; i < inner; i++) {
+            double m = -INFINITY, s = 0;
+            for (l = 0; l < len; l++) m = x[(o * len + l) * inner + i] > m ? x[(o * len + l) * inner + i] : m;
+            for (l = 0; l < len; l++) s += exp(x[(o * len + l) * inner + i] - m);
+            for (l = 0; l < len; l++) {
+                double t = x[(o * len + l) * inner + i] - m;
+                y[(o * len + l) * inner + i] = (float)(d->attr.softmax.log ? t - log(s) : exp(t) / s);
+            }
+        }
+}
+
+static void ref_layer_norm(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    int axis = d->attr.layer_norm.axis < 0 ? d->attr.layer_norm.axis + xt->rank : d->attr.layer_norm.axis, k;
+    size_t cols = 1, rows, r, j;
+    const float *ga = d->num_inputs > 1 && n->inputs[1] >= 0 ? v[n->inputs[1]].f : NULL;
+    const float *be = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
+    for (k = axis; k < xt->rank; k++) cols *= (size_t)xt->shape[k];
+    rows = ny / cols;
+    for (r = 0; r < rows; r++) {
+        double m = 0, var = 0;
+        for (j = 0; j < cols; j++) m += x[r * cols + j];
+        m /= (double)cols;
+        for (j = 0; j < cols; j++) var += (x[r * cols + j] - m) * (x[r * cols + j] - m);
+        var /= (double)cols;
+        for (j = 0; j < cols; j++)
+            y[r * cols + j] = (float)((x[r * cols + j] - m) / sqrt(var + d->attr.layer_norm.epsilon) * (ga ? ga[j] : 1) + (be ? be[j] : 0));
+    }
+}
+
+static void ref_lrn(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    size_t C = (size_t)xt->shape[1], HW = (size_t)(xt->shape[2] * xt->shape[3]), size = (size_t)d->attr.lrn.size;
+    double alpha = d->attr.lrn.alpha, beta = d->attr.lrn.beta, bias = d->attr.lrn.bias;
+    for (e = 0; e < ny; e++) {
+        size_t c = e / HW % C, base = e - c * HW;
+        long lo = (long)c - (long)((size - 1) / 2), hi = (long)c + (long)(size / 2), q;
+        double s = 0;
+        for (q = lo; q <= hi; q++)
+            if (q >= 0 && q < (long)C) s += (double)x[base + (size_t)q * HW] * x[base + (size_t)q * HW];
+        y[e] = (float)(x[e] / pow(bias + alpha / (double)size * s, beta));
+    }
+}
+
+static void ref_transpose(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    size_t st[LUTHIER_MAX_RANK], s = 1;
+    int k;
+    for (k = xt->rank - 1; k >= 0; k--) st[k] = s, s *= (size_t)xt->shape[k];
+    for (e = 0; e < ny; e++) {
+        size_t rem = e, src = 0;
+        for (k = yt->rank - 1; k >= 0; k--) {
+            src += rem % (size_t)yt->shape[k] * st[n->perm[k]];
+            rem /= (size_t)yt->shape[k];
+        }
+        y[e] = x[src];
+    }
+}
+
+static void ref_gather(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    const luthier__gtensor *it = &g->tensors[n->inputs[1]];
+    const int64_t *idx = v[n->inputs[1]].i;
+    int axis = d->attr.axis.axis < 0 ? d->attr.axis.axis + xt->rank : d->attr.axis.axis, k;
+    size_t outer = 1, inner = 1, ni = ref_numel(it), len = (size_t)xt->shape[axis], o, j;
+    for (k = 0; k < axis; k++) outer *= (size_t)xt->shape[k];
+    for (k = axis + 1; k < xt->rank; k++) inner *= (size_t)xt->shape[k];
+    for (o = 0; o < outer; o++)
+        for (j = 0; j < ni; j++) {
+            int64_t t = idx[j] < 0 ? idx[j] + (int64_t)len : idx[j];
+            memcpy(y + (o * ni + j) * inner, x + (o * len + (size_t)t) * inner, inner * 4);
+        }
+}
+
+static void ref_attention(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    const luthier__gtensor *kt = &g->tensors[n->inputs[1]], *vt = &g->tensors[n->inputs[2]];
+    const float *k = v[n->inputs[1]].f, *vv = v[n->inputs[2]].f;
+    int r = xt->rank;
+    size_t sq = (size_t)xt->shape[r - 2], D = (size_t)xt->shape[r - 1], skv = (size_t)kt->shape[r - 2],
+           dv = (size_t)vt->shape[r - 1], bh = ref_numel(xt) / (sq * D), b, i, j, c;
+    double scale = d->attr.attention.has_scale ? d->attr.attention.scale : 1.0 / sqrt((double)D), *s = (double *)malloc(sizeof(double) * skv);
+    for (b = 0; b < bh; b++)
+        for (i = 0; i < sq; i++) {
+            size_t lim = d->attr.attention.causal ? i + (skv - sq) + 1 : skv;
+            double m = -INFINITY, sum = 0;
+            for (j = 0; j < lim; j++) {
+                double t = 0;
+                for (c = 0; c < D; c++) t += (double)x[(b * sq + i) * D + c] * k[(b * skv + j) * D + c];
+                s[j] = t * scale;
+                m = s[j] > m ? s[j] : m;
+            }
+            for (j = 0; j < lim; j++) sum += (s[j] = exp(s[j] - m));
+            for (c = 0; c < dv; c++) {
+                double t = 0;
+                for (j = 0; j < lim; j++) t += s[j] * vv[(b * skv + j) * dv + c];
+                y[(b * sq + i) * dv + c] = (float)(t / sum);
+            }
+        }
+    free(s);
+}
+
+/* each input element to its output element (ONNX Reduce*) */
+static void ref_reduce(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    const luthier_reduce_attrs *a = &d->attr.reduce;
+    int red[LUTHIER_MAX_RANK], k, pass;
+    size_t nx = ref_numel(xt);
+    double *acc = (double *)calloc(ny, sizeof(double)), *mx = (double *)malloc(ny * sizeof(double));
+    for (k = 0; k < xt->rank; k++) red[k] = a->num_axes == 0;
+    for (k = 0; k < a->num_axes; k++) red[a->axes[k] < 0 ? a->axes[k] + xt->rank : a->axes[k]] = 1;
+    for (e = 0; e < ny; e++) mx[e] = a->kind == LUTHIER_REDUCE_MIN ? INFINITY : -INFINITY, acc[e] = a->kind == LUTHIER_REDUCE_PROD;
+    for (pass = 0; pass < 2; pass++)
+        for (e = 0; e < nx; e++) {
+            size_t rem = e, out = 0, mul = 1;
+            double xv = x[e];
+            for (k = xt->rank - 1; k >= 0; k--) {
+                size_t i = rem % (size_t)xt->shape[k];
+                rem /= (size_t)xt->shape[k];
+                if (!red[k]) out += i * mul, mul *= (size_t)xt->shape[k];
+            }
+            if (pass == 0) {
+                if (xv != xv || mx[out] != mx[out]) mx[out] = NAN;
+                else if (a->kind == LUTHIER_REDUCE_MIN ? xv < mx[out] : xv > mx[out]) mx[out] = xv;
+                continue;
+            }
+            switch (a->kind) {
+            case LUTHIER_REDUCE_PROD: acc[out] *= xv; break;
+            case LUTHIER_REDUCE_L1: acc[out] += fabs(xv); break;
+            case LUTHIER_REDUCE_L2: case LUTHIER_REDUCE_SUM_SQUARE: acc[out] += xv * xv; break;
+            case LUTHIER_REDUCE_LOG_SUM_EXP: acc[out] += exp(xv - mx[out]); break;
+            default: acc[out] += xv; break;
+            }
+        }
+    for (e = 0; e < ny; e++) {
+        double r = acc[e], cnt = (double)nx / (double)ny;
+        switch (a->kind) {
+        case LUTHIER_REDUCE_MAX: case LUTHIER_REDUCE_MIN: r = mx[e]; break;
+        case LUTHIER_REDUCE_MEAN: r = acc[e] / cnt; break;
+        case LUTHIER_REDUCE_L2: r = sqrt(acc[e]); break;
+        case LUTHIER_REDUCE_LOG_SUM: r = log(acc[e]); break;
+        case LUTHIER_REDUCE_LOG_SUM_EXP: r = mx[e] + log(acc[e]); break;
+        default: break;
+        }
+        y[e] = (float)r;
+    }
+    free(acc);
+    free(mx);
+}
+
+static void ref_depth_space(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    /* DCR: x reshaped [N, b, b, C/b^2, H, W], transposed [0,3,4,1,5,2]; CRD: [N, C/b^2, b, b, H, W],
+       [0,1,4,2,5,3]; space_to_depth: [N, C, H/b, b, W/b, b], [0,3,5,1,2,4] (ONNX) */
+    const int d2s = d->op == LUTHIER_OP_DEPTH_TO_SPACE, crd = d2s && d->attr.depth_to_space.mode == LUTHIER_DEPTH_TO_SPACE_CRD;
+    const int64_t b = d2s ? d->attr.depth_to_space.blocksize : d->attr.space_to_depth.blocksize;
+    const int64_t C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], OC = yt->shape[1], OH = yt->shape[2], OW = yt->shape[3];
+    int64_t nn, c, h, ww;
+    for (nn = 0; nn < yt->shape[0]; nn++)
+        for (c = 0; c < OC; c++)
+            for (h = 0; h < OH; h++)
+                for (ww = 0; ww < OW; ww++) {
+                    int64_t src;
+                    if (d2s) {
+                        const int64_t i = h % b, j = ww % b;
+                        const int64_t xc = crd ? (c * b + i) * b + j : (i * b + j) * OC + c;
+                        src = ((nn * C + xc) * H + h / b) * W + ww / b;
+                    } else {
+                        const int64_t xc = c % C, blk = c / C, i = blk / b, j = blk % b;
+                        src = ((nn * C + xc) * H + h * b + i) * W + ww * b + j;
+                    }
+                    y[((nn * OC + c) * OH + h) * OW + ww] = x[src];
+                }
+}
+
+static void ref_pad(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    const luthier_pad_attrs *a = &d->attr.pad;
+    for (e = 0; e < ny; e++) {
+        size_t rem = e, off = 0, stride = 1;
+        int k, outside = 0;
+        for (k = yt->rank - 1; k >= 0; k--) {
+            int64_t i = ref_pad_index((int64_t)(rem % (size_t)yt->shape[k]) - a->begin[k], xt->shape[k], a->mode);
+            rem /= (size_t)yt->shape[k];
+            if (i < 0) outside = 1;
+            else off += (size_t)i * stride;
+            stride *= (size_t)xt->shape[k];
+        }
+        y[e] = outside ? a->value : x[off];
+    }
+}
+
+/* ONNX ConvTranspose: every input pixel scattered through the kernel */
+static void ref_conv_transpose(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    const luthier_conv_transpose_attrs *a = &d->attr.conv_transpose;
+    const luthier__gtensor *wt = &g->tensors[n->inputs[1]];
+    const float *w = v[n->inputs[1]].f, *b = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
+    const int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], CG = wt->shape[1], KH = wt->shape[2],
+                  KW = wt->shape[3], O = yt->shape[1], OH = yt->shape[2], OW = yt->shape[3], G = a->groups, cig = C / G;
+    double *acc = (double *)calloc(ny + 1, sizeof(double));
+    int64_t b0, ci, iy, ix, co, ky, kx;
+    for (e = 0; e < ny; e++) acc[e] = b ? b[(e / (size_t)(OH * OW)) % (size_t)O] : 0.0;
+    for (b0 = 0; b0 < N; b0++)
+        for (ci = 0; ci < C; ci++)
+            for (iy = 0; iy < H; iy++)
+                for (ix = 0; ix < W; ix++) {
+                    const double xv = x[((b0 * C + ci) * H + iy) * W + ix];
+                    const int64_t gi = ci / cig;
+                    for (co = 0; co < CG; co++)
+                        for (ky = 0; ky < KH; ky++)
+                            for (kx = 0; kx < KW; kx++) {
+                                const int64_t oy = iy * a->stride[0] - a->pads[0] + ky * a->dilation[0];
+                                const int64_t ox = ix * a->stride[1] - a->pads[1] + kx * a->dilation[1];
+                                if (oy < 0 || oy >= OH || ox < 0 || ox >= OW) continue;
+                                acc[((b0 * O + gi * CG + co) * OH + oy) * OW + ox] +=
+                                    xv * (double)w[((ci * CG + co) * KH + ky) * KW + kx];
+                            }
+                }
+    for (e = 0; e < ny; e++) y[e] = (float)ref_act(acc[e], &a->act);
+    free(acc);
+}
+
+/* ONNX: out[i][j][k] = data[idx[i][j][k]][j][k] (axis 0), ... */
+static void ref_elements(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    const luthier__gtensor *it = &g->tensors[n->inputs[1]];
+    const int64_t *idx = v[n->inputs[1]].i;
+    const int scat = d->op == LUTHIER_OP_SCATTER_ELEMENTS;
+    const int ax0 = scat ? d->attr.scatter_elements.axis : d->attr.gather_elements.axis, axis = ax0 < 0 ? ax0 + xt->rank : ax0;
+    int64_t c[LUTHIER_MAX_RANK];
+    size_t ni = ref_numel(it);
+    if (scat) memcpy(y, x, ny * 4);
+    for (e = 0; e < ni; e++) {
+        ref_coords(e, it->shape, it->rank, c);
+        c[axis] = idx[e] < 0 ? idx[e] + xt->shape[axis] : idx[e];
+        if (scat) y[ref_offset(c, xt->shape, xt->rank)] = ref_scatter(d->attr.scatter_elements.reduction, y[ref_offset(c, xt->shape, xt->rank)], v[n->inputs[2]].f[e]);
+        else y[e] = x[ref_offset(c, xt->shape, xt->rank)];
+    }
+}
+
+/* ONNX: each index tuple (after batch_dims) picks a slice */
+static void ref_nd(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
+    REF_LOCALS;
+    const luthier__gtensor *it = &g->tensors[n->inputs[1]];
+    const int64_t *idx = v[n->inputs[1]].i;
+    const int scat = d->op == LUTHIER_OP_SCATTER_ND, b = scat ? 0 : d->attr.gather_nd.batch_dims;
+    const int q = it->rank, m = (int)it->shape[q - 1];
+    size_t tuples = ref_numel(it) / (size_t)m, len = 1, batches = 1, t, k2;
+    int64_t c[LUTHIER_MAX_RANK], ic[LUTHIER_MAX_RANK];
+    int k;
+    for (k = b + m; k < xt->rank; k++) len *= (size_t)xt->shape[k];
+    for (k = 0; k < b; k++) batches *= (size_t)xt->shape[k];
+    if (scat) memcpy(y, x, ny * 4);
+    for (t = 0; t < tuples; t++) {
+        size_t off;
+        ref_coords(t, it->shape, q - 1, ic); /* the tuple's position in indices.shape[:-1] */
+        for (k = 0; k < xt->rank; k++) c[k] = 0;
+        for (k = 0; k < b; k++) c[k] = ic[k];
+        for (k = 0; k < m; k++) {
+            int64_t iv = idx[t * (size_t)m + (size_t)k];
+            c[b + k] = iv < 0 ? iv + xt->shape[b + k] : iv;
+        }
+        off = ref_offset(c, xt->shape, xt->rank);
+        for (k2 = 0; k2 < len; k2++) {
+            if (scat) y[off + k2] = ref_scatter(d->attr.scatter_nd.reduction, y[off + k2], v[n->inputs[2]].f[t * len + k2]);
+            else y[t * len + k2] = x[off + k2];
+        }
+    }
+    (void)batches;
+}
+
 static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v) {
     const luthier_node_desc *d = &n->d;
     const luthier__gtensor *xt = &g->tensors[n->inputs[0]], *yt = &g->tensors[n->outputs[0]];
@@ -407,112 +876,23 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
     float *y = v[n->outputs[0]].f;
     size_t ny = ref_numel(yt), e;
     switch (d->op) {
-    case LUTHIER_OP_CONV2D: {
-        const luthier__gtensor *wt = &g->tensors[n->inputs[1]];
-        const float *w = v[n->inputs[1]].f, *b = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
-        int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], O = wt->shape[0], KH = wt->shape[2],
-                KW = wt->shape[3], OH = yt->shape[2], OW = yt->shape[3], G = d->attr.conv2d.groups, cg = C / G, og = O / G;
-        int64_t sh = d->attr.conv2d.stride[0], sw = d->attr.conv2d.stride[1], dh = d->attr.conv2d.dilation[0],
-                dw = d->attr.conv2d.dilation[1], b0, o, i, j, c, u, q;
-        for (b0 = 0; b0 < N; b0++)
-            for (o = 0; o < O; o++)
-                for (i = 0; i < OH; i++)
-                    for (j = 0; j < OW; j++) {
-                        double acc = b ? b[o] : 0;
-                        int64_t gi = o / og;
-                        for (c = 0; c < cg; c++)
-                            for (u = 0; u < KH; u++)
-                                for (q = 0; q < KW; q++) {
-                                    int64_t r = i * sh - d->attr.conv2d.pads[0] + u * dh, s = j * sw - d->attr.conv2d.pads[1] + q * dw;
-                                    if (r < 0 || s < 0 || r >= H || s >= W) continue;
-                                    acc += (double)x[((b0 * C + gi * cg + c) * H + r) * W + s] * w[((o * cg + c) * KH + u) * KW + q];
-                                }
-                        y[((b0 * O + o) * OH + i) * OW + j] = (float)ref_act(acc, &d->attr.conv2d.act);
-                    }
+    case LUTHIER_OP_CONV2D:
+        ref_conv2d(g, n, v);
         break;
-    }
-    case LUTHIER_OP_DENSE: {
-        const luthier__gtensor *wt = &g->tensors[n->inputs[1]];
-        const float *w = v[n->inputs[1]].f, *b = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
-        size_t K = (size_t)xt->shape[xt->rank - 1], N = (size_t)yt->shape[yt->rank - 1], M = ny / N, m, j, k;
-        (void)wt;
-        for (m = 0; m < M; m++)
-            for (j = 0; j < N; j++) {
-                double acc = b ? b[j] : 0;
-                for (k = 0; k < K; k++) acc += (double)x[m * K + k] * (d->attr.dense.trans_b ? w[k * N + j] : w[j * K + k]);
-                y[m * N + j] = (float)ref_act(acc, &d->attr.dense.act);
-            }
+    case LUTHIER_OP_DENSE:
+        ref_dense(g, n, v);
         break;
-    }
-    case LUTHIER_OP_MATMUL: {
-        const luthier__gtensor *bt = &g->tensors[n->inputs[1]];
-        const float *bb = v[n->inputs[1]].f;
-        int r = yt->rank;
-        size_t M = (size_t)yt->shape[r - 2], N = (size_t)yt->shape[r - 1], K = (size_t)xt->shape[xt->rank - 1];
-        size_t batches = ny / (M * N), bi, m, j, k;
-        for (bi = 0; bi < batches; bi++) {
-            size_t ao = ref_bidx(bi, yt->shape, r - 2, xt->shape, xt->rank - 2) * M * K,
-                   bo = ref_bidx(bi, yt->shape, r - 2, bt->shape, bt->rank - 2) * K * N;
-            for (m = 0; m < M; m++)
-                for (j = 0; j < N; j++) {
-                    double acc = 0;
-                    for (k = 0; k < K; k++) acc += (double)x[ao + m * K + k] * (d->attr.matmul.trans_b ? bb[bo + j * K + k] : bb[bo + k * N + j]);
-                    y[bi * M * N + m * N + j] = (float)acc;
-                }
-        }
+    case LUTHIER_OP_MATMUL:
+        ref_matmul(g, n, v);
         break;
-    }
     case LUTHIER_OP_MAXPOOL:
-    case LUTHIER_OP_AVGPOOL: {
-        int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], OH = yt->shape[2], OW = yt->shape[3];
-        const luthier_pool_attrs *pa = &d->attr.pool;
-        int64_t kh = pa->kernel[0], kw = pa->kernel[1], sh = pa->stride[0], sw = pa->stride[1], dh = pa->dilation[0],
-                dw = pa->dilation[1], b0, c, i, j, u, q;
-        for (b0 = 0; b0 < N; b0++)
-            for (c = 0; c < C; c++)
-                for (i = 0; i < OH; i++)
-                    for (j = 0; j < OW; j++) {
-                        double acc = d->op == LUTHIER_OP_MAXPOOL ? -INFINITY : 0;
-                        int64_t cnt = 0, hs = i * sh - pa->pads[0], ws = j * sw - pa->pads[1];
-                        for (u = 0; u < kh; u++)
-                            for (q = 0; q < kw; q++) {
-                                int64_t r = hs + u * dh, s = ws + q * dw;
-                                double t;
-                                if (r < 0 || s < 0 || r >= H || s >= W) continue;
-                                t = x[((b0 * C + c) * H + r) * W + s];
-                                if (d->op == LUTHIER_OP_MAXPOOL) acc = t > acc ? t : acc;
-                                else acc += t;
-                                cnt++;
-                            }
-                        if (d->op == LUTHIER_OP_AVGPOOL) {
-                            if (pa->count_include_pad) {
-                                int64_t he = hs + kh, we = ws + kw;
-                                if (he > H + pa->pads[2]) he = H + pa->pads[2];
-                                if (we > W + pa->pads[3]) we = W + pa->pads[3];
-                                cnt = (he - hs) * (we - ws);
-                            }
-                            acc /= (double)cnt;
-                        }
-                        y[((b0 * C + c) * OH + i) * OW + j] = (float)acc;
-                    }
+    case LUTHIER_OP_AVGPOOL:
+        ref_pool(g, n, v);
         break;
-    }
     case LUTHIER_OP_GLOBAL_AVGPOOL:
-    case LUTHIER_OP_ADAPTIVE_AVGPOOL: {
-        int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], OH = yt->shape[2], OW = yt->shape[3];
-        int64_t b0, c, i, j, r, s;
-        for (b0 = 0; b0 < N; b0++)
-            for (c = 0; c < C; c++)
-                for (i = 0; i < OH; i++)
-                    for (j = 0; j < OW; j++) {
-                        int64_t h0 = i * H / OH, h1 = ((i + 1) * H + OH - 1) / OH, w0 = j * W / OW, w1 = ((j + 1) * W + OW - 1) / OW;
-                        double acc = 0;
-                        for (r = h0; r < h1; r++)
-                            for (s = w0; s < w1; s++) acc += x[((b0 * C + c) * H + r) * W + s];
-                        y[((b0 * C + c) * OH + i) * OW + j] = (float)(acc / (double)((h1 - h0) * (w1 - w0)));
-                    }
+    case LUTHIER_OP_ADAPTIVE_AVGPOOL:
+        ref_global_pool(g, n, v);
         break;
-    }
     case LUTHIER_OP_RELU: case LUTHIER_OP_CLIP: case LUTHIER_OP_GELU: case LUTHIER_OP_SIGMOID: case LUTHIER_OP_TANH:
     case LUTHIER_OP_ERF: case LUTHIER_OP_EXP: case LUTHIER_OP_SQRT: case LUTHIER_OP_NEG: case LUTHIER_OP_IDENTITY:
         for (e = 0; e < ny; e++) {
@@ -538,38 +918,9 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
     /* the activations, as the ONNX operator specification writes them */
     case LUTHIER_OP_LEAKY_RELU: case LUTHIER_OP_ELU: case LUTHIER_OP_SELU: case LUTHIER_OP_CELU: case LUTHIER_OP_HARD_SIGMOID:
     case LUTHIER_OP_HARD_SWISH: case LUTHIER_OP_SOFTPLUS: case LUTHIER_OP_SOFTSIGN: case LUTHIER_OP_MISH:
-    case LUTHIER_OP_THRESHOLDED_RELU: {
-        const luthier_node_attrs *a = &d->attr;
-        for (e = 0; e < ny; e++) {
-            double t = x[e], r, al, h;
-            switch (d->op) {
-            case LUTHIER_OP_LEAKY_RELU: r = t < 0 ? a->leaky_relu.alpha * t : t; break;
-            case LUTHIER_OP_ELU: r = t < 0 ? a->elu.alpha * (exp(t) - 1.0) : t; break;
-            case LUTHIER_OP_SELU:
-                r = t <= 0 ? a->selu.gamma * (a->selu.alpha * exp(t) - a->selu.alpha) : a->selu.gamma * t;
-                break;
-            case LUTHIER_OP_CELU:
-                al = a->celu.alpha;
-                h = al * (exp(t / al) - 1);
-                r = (t > 0 ? t : 0) + (h < 0 ? h : 0);
-                break;
-            case LUTHIER_OP_HARD_SIGMOID:
-                h = a->hard_sigmoid.alpha * t + a->hard_sigmoid.beta;
-                r = h < 0 ? 0 : h > 1 ? 1 : h;
-                break;
-            case LUTHIER_OP_HARD_SWISH:
-                h = t / 6 + 0.5;
-                r = t * (h < 0 ? 0 : h > 1 ? 1 : h);
-                break;
-            case LUTHIER_OP_SOFTPLUS: r = log(exp(t) + 1); break;
-            case LUTHIER_OP_SOFTSIGN: r = t / (1 + fabs(t)); break;
-            case LUTHIER_OP_MISH: r = t * tanh(log(exp(t) + 1)); break;
-            default: r = t > a->thresholded_relu.alpha ? t : 0; break;
-            }
-            y[e] = (float)r;
-        }
+    case LUTHIER_OP_THRESHOLDED_RELU:
+        ref_activation(g, n, v);
         break;
-    }
     /* ONNX Abs, Log, Floor, Ceil, Round (half to even, from floor), Reciprocal; silu = x sigmoid(x) */
     case LUTHIER_OP_ABS: case LUTHIER_OP_LOG: case LUTHIER_OP_FLOOR: case LUTHIER_OP_CEIL: case LUTHIER_OP_ROUND:
     case LUTHIER_OP_RECIPROCAL: case LUTHIER_OP_SILU:
@@ -597,79 +948,19 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
         break;
     }
     case LUTHIER_OP_ADD: case LUTHIER_OP_SUB: case LUTHIER_OP_MUL: case LUTHIER_OP_DIV: case LUTHIER_OP_POW:
-    case LUTHIER_OP_MAX: case LUTHIER_OP_MIN: {
-        const luthier__gtensor *bt = &g->tensors[n->inputs[1]];
-        const float *b = v[n->inputs[1]].f;
-        for (e = 0; e < ny; e++) {
-            double a = x[ref_bidx(e, yt->shape, yt->rank, xt->shape, xt->rank)], c = b[ref_bidx(e, yt->shape, yt->rank, bt->shape, bt->rank)], r;
-            switch (d->op) {
-            case LUTHIER_OP_ADD: r = a + c; break;
-            case LUTHIER_OP_SUB: r = a - c; break;
-            case LUTHIER_OP_MUL: r = a * c; break;
-            case LUTHIER_OP_DIV: r = a / c; break;
-            case LUTHIER_OP_POW: r = pow(a, c); break;
-            case LUTHIER_OP_MAX: r = a > c ? a : c; break;
-            default: r = a < c ? a : c; break;
-            }
-            y[e] = (float)ref_act(r, &d->attr.binary.act);
-        }
+    case LUTHIER_OP_MAX: case LUTHIER_OP_MIN:
+        ref_binary(g, n, v);
         break;
-    }
     case LUTHIER_OP_CONCAT:
-    case LUTHIER_OP_SPLIT: {
-        const luthier__gtensor *whole = d->op == LUTHIER_OP_CONCAT ? yt : xt;
-        int axis = d->attr.axis.axis < 0 ? d->attr.axis.axis + whole->rank : d->attr.axis.axis, k, parts = d->op == LUTHIER_OP_CONCAT ? d->num_inputs : n->num_outputs;
-        size_t outer = 1, inner = 1, o, pos;
-        for (k = 0; k < axis; k++) outer *= (size_t)whole->shape[k];
-        for (k = axis + 1; k < whole->rank; k++) inner *= (size_t)whole->shape[k];
-        for (o = 0; o < outer; o++) {
-            pos = 0;
-            for (k = 0; k < parts; k++) {
-                int t = d->op == LUTHIER_OP_CONCAT ? n->inputs[k] : n->outputs[k];
-                size_t len = (size_t)g->tensors[t].shape[axis];
-                float *part = v[t].f;
-                if (d->op == LUTHIER_OP_CONCAT) memcpy(y + (o * (size_t)whole->shape[axis] + pos) * inner, part + o * len * inner, len * inner * 4);
-                else memcpy(part + o * len * inner, x + (o * (size_t)whole->shape[axis] + pos) * inner, len * inner * 4);
-                pos += len;
-            }
-        }
+    case LUTHIER_OP_SPLIT:
+        ref_concat_split(g, n, v);
         break;
-    }
-    case LUTHIER_OP_SOFTMAX: {
-        int axis = d->attr.softmax.axis < 0 ? d->attr.softmax.axis + xt->rank : d->attr.softmax.axis, k;
-        size_t outer = 1, inner = 1, len = (size_t)xt->shape[axis], o, i, l;
-        for (k = 0; k < axis; k++) outer *= (size_t)xt->shape[k];
-        for (k = axis + 1; k < xt->rank; k++) inner *= (size_t)xt->shape[k];
-        for (o = 0; o < outer; o++)
-            for (i = 0; i < inner; i++) {
-                double m = -INFINITY, s = 0;
-                for (l = 0; l < len; l++) m = x[(o * len + l) * inner + i] > m ? x[(o * len + l) * inner + i] : m;
-                for (l = 0; l < len; l++) s += exp(x[(o * len + l) * inner + i] - m);
-                for (l = 0; l < len; l++) {
-                    double t = x[(o * len + l) * inner + i] - m;
-                    y[(o * len + l) * inner + i] = (float)(d->attr.softmax.log ? t - log(s) : exp(t) / s);
-                }
-            }
+    case LUTHIER_OP_SOFTMAX:
+        ref_softmax(g, n, v);
         break;
-    }
-    case LUTHIER_OP_LAYER_NORM: {
-        int axis = d->attr.layer_norm.axis < 0 ? d->attr.layer_norm.axis + xt->rank : d->attr.layer_norm.axis, k;
-        size_t cols = 1, rows, r, j;
-        const float *ga = d->num_inputs > 1 && n->inputs[1] >= 0 ? v[n->inputs[1]].f : NULL;
-        const float *be = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
-        for (k = axis; k < xt->rank; k++) cols *= (size_t)xt->shape[k];
-        rows = ny / cols;
-        for (r = 0; r < rows; r++) {
-            double m = 0, var = 0;
-            for (j = 0; j < cols; j++) m += x[r * cols + j];
-            m /= (double)cols;
-            for (j = 0; j < cols; j++) var += (x[r * cols + j] - m) * (x[r * cols + j] - m);
-            var /= (double)cols;
-            for (j = 0; j < cols; j++)
-                y[r * cols + j] = (float)((x[r * cols + j] - m) / sqrt(var + d->attr.layer_norm.epsilon) * (ga ? ga[j] : 1) + (be ? be[j] : 0));
-        }
+    case LUTHIER_OP_LAYER_NORM:
+        ref_layer_norm(g, n, v);
         break;
-    }
     case LUTHIER_OP_BATCH_NORM: {
         size_t C = (size_t)xt->shape[1], inner = ny / ((size_t)xt->shape[0] * C);
         const float *ga = v[n->inputs[1]].f, *be = v[n->inputs[2]].f, *mu = v[n->inputs[3]].f, *va = v[n->inputs[4]].f;
@@ -679,254 +970,56 @@ static void ref_node(const luthier_graph *g, const luthier__gnode *n, ref_val *v
         }
         break;
     }
-    case LUTHIER_OP_LRN: {
-        size_t C = (size_t)xt->shape[1], HW = (size_t)(xt->shape[2] * xt->shape[3]), size = (size_t)d->attr.lrn.size;
-        double alpha = d->attr.lrn.alpha, beta = d->attr.lrn.beta, bias = d->attr.lrn.bias;
-        for (e = 0; e < ny; e++) {
-            size_t c = e / HW % C, base = e - c * HW;
-            long lo = (long)c - (long)((size - 1) / 2), hi = (long)c + (long)(size / 2), q;
-            double s = 0;
-            for (q = lo; q <= hi; q++)
-                if (q >= 0 && q < (long)C) s += (double)x[base + (size_t)q * HW] * x[base + (size_t)q * HW];
-            y[e] = (float)(x[e] / pow(bias + alpha / (double)size * s, beta));
-        }
+    case LUTHIER_OP_LRN:
+        ref_lrn(g, n, v);
         break;
-    }
     case LUTHIER_OP_FLATTEN:
     case LUTHIER_OP_RESHAPE:
         memcpy(y, x, ny * 4);
         break;
-    case LUTHIER_OP_TRANSPOSE: {
-        size_t st[LUTHIER_MAX_RANK], s = 1;
-        int k;
-        for (k = xt->rank - 1; k >= 0; k--) st[k] = s, s *= (size_t)xt->shape[k];
-        for (e = 0; e < ny; e++) {
-            size_t rem = e, src = 0;
-            for (k = yt->rank - 1; k >= 0; k--) {
-                src += rem % (size_t)yt->shape[k] * st[n->perm[k]];
-                rem /= (size_t)yt->shape[k];
-            }
-            y[e] = x[src];
-        }
+    case LUTHIER_OP_TRANSPOSE:
+        ref_transpose(g, n, v);
         break;
-    }
-    case LUTHIER_OP_GATHER: {
-        const luthier__gtensor *it = &g->tensors[n->inputs[1]];
-        const int64_t *idx = v[n->inputs[1]].i;
-        int axis = d->attr.axis.axis < 0 ? d->attr.axis.axis + xt->rank : d->attr.axis.axis, k;
-        size_t outer = 1, inner = 1, ni = ref_numel(it), len = (size_t)xt->shape[axis], o, j;
-        for (k = 0; k < axis; k++) outer *= (size_t)xt->shape[k];
-        for (k = axis + 1; k < xt->rank; k++) inner *= (size_t)xt->shape[k];
-        for (o = 0; o < outer; o++)
-            for (j = 0; j < ni; j++) {
-                int64_t t = idx[j] < 0 ? idx[j] + (int64_t)len : idx[j];
-                memcpy(y + (o * ni + j) * inner, x + (o * len + (size_t)t) * inner, inner * 4);
-            }
+    case LUTHIER_OP_GATHER:
+        ref_gather(g, n, v);
         break;
-    }
-    case LUTHIER_OP_ATTENTION: {
-        const luthier__gtensor *kt = &g->tensors[n->inputs[1]], *vt = &g->tensors[n->inputs[2]];
-        const float *k = v[n->inputs[1]].f, *vv = v[n->inputs[2]].f;
-        int r = xt->rank;
-        size_t sq = (size_t)xt->shape[r - 2], D = (size_t)xt->shape[r - 1], skv = (size_t)kt->shape[r - 2],
-               dv = (size_t)vt->shape[r - 1], bh = ref_numel(xt) / (sq * D), b, i, j, c;
-        double scale = d->attr.attention.has_scale ? d->attr.attention.scale : 1.0 / sqrt((double)D), *s = (double *)malloc(sizeof(double) * skv);
-        for (b = 0; b < bh; b++)
-            for (i = 0; i < sq; i++) {
-                size_t lim = d->attr.attention.causal ? i + (skv - sq) + 1 : skv;
-                double m = -INFINITY, sum = 0;
-                for (j = 0; j < lim; j++) {
-                    double t = 0;
-                    for (c = 0; c < D; c++) t += (double)x[(b * sq + i) * D + c] * k[(b * skv + j) * D + c];
-                    s[j] = t * scale;
-                    m = s[j] > m ? s[j] : m;
-                }
-                for (j = 0; j < lim; j++) sum += (s[j] = exp(s[j] - m));
-                for (c = 0; c < dv; c++) {
-                    double t = 0;
-                    for (j = 0; j < lim; j++) t += s[j] * vv[(b * skv + j) * dv + c];
-                    y[(b * sq + i) * dv + c] = (float)(t / sum);
-                }
-            }
-        free(s);
+    case LUTHIER_OP_ATTENTION:
+        ref_attention(g, n, v);
         break;
-    }
-    case LUTHIER_OP_REDUCE: { /* each input element to its output element (ONNX Reduce*) */
-        const luthier_reduce_attrs *a = &d->attr.reduce;
-        int red[LUTHIER_MAX_RANK], k, pass;
-        size_t nx = ref_numel(xt);
-        double *acc = (double *)calloc(ny, sizeof(double)), *mx = (double *)malloc(ny * sizeof(double));
-        for (k = 0; k < xt->rank; k++) red[k] = a->num_axes == 0;
-        for (k = 0; k < a->num_axes; k++) red[a->axes[k] < 0 ? a->axes[k] + xt->rank : a->axes[k]] = 1;
-        for (e = 0; e < ny; e++) mx[e] = a->kind == LUTHIER_REDUCE_MIN ? INFINITY : -INFINITY, acc[e] = a->kind == LUTHIER_REDUCE_PROD;
-        for (pass = 0; pass < 2; pass++)
-            for (e = 0; e < nx; e++) {
-                size_t rem = e, out = 0, mul = 1;
-                double xv = x[e];
-                for (k = xt->rank - 1; k >= 0; k--) {
-                    size_t i = rem % (size_t)xt->shape[k];
-                    rem /= (size_t)xt->shape[k];
-                    if (!red[k]) out += i * mul, mul *= (size_t)xt->shape[k];
-                }
-                if (pass == 0) {
-                    if (xv != xv || mx[out] != mx[out]) mx[out] = NAN;
-                    else if (a->kind == LUTHIER_REDUCE_MIN ? xv < mx[out] : xv > mx[out]) mx[out] = xv;
-                    continue;
-                }
-                switch (a->kind) {
-                case LUTHIER_REDUCE_PROD: acc[out] *= xv; break;
-                case LUTHIER_REDUCE_L1: acc[out] += fabs(xv); break;
-                case LUTHIER_REDUCE_L2: case LUTHIER_REDUCE_SUM_SQUARE: acc[out] += xv * xv; break;
-                case LUTHIER_REDUCE_LOG_SUM_EXP: acc[out] += exp(xv - mx[out]); break;
-                default: acc[out] += xv; break;
-                }
-            }
-        for (e = 0; e < ny; e++) {
-            double r = acc[e], cnt = (double)nx / (double)ny;
-            switch (a->kind) {
-            case LUTHIER_REDUCE_MAX: case LUTHIER_REDUCE_MIN: r = mx[e]; break;
-            case LUTHIER_REDUCE_MEAN: r = acc[e] / cnt; break;
-            case LUTHIER_REDUCE_L2: r = sqrt(acc[e]); break;
-            case LUTHIER_REDUCE_LOG_SUM: r = log(acc[e]); break;
-            case LUTHIER_REDUCE_LOG_SUM_EXP: r = mx[e] + log(acc[e]); break;
-            default: break;
-            }
-            y[e] = (float)r;
-        }
-        free(acc);
-        free(mx);
+    case LUTHIER_OP_REDUCE:
+        ref_reduce(g, n, v);
         break;
-    }
     case LUTHIER_OP_RESIZE:
         ref_resize(d, xt, yt, x, y);
         break;
     case LUTHIER_OP_DEPTH_TO_SPACE:
-    case LUTHIER_OP_SPACE_TO_DEPTH: {
-        /* DCR: x reshaped [N, b, b, C/b^2, H, W], transposed [0,3,4,1,5,2]; CRD: [N, C/b^2, b, b, H, W],
-           [0,1,4,2,5,3]; space_to_depth: [N, C, H/b, b, W/b, b], [0,3,5,1,2,4] (ONNX) */
-        const int d2s = d->op == LUTHIER_OP_DEPTH_TO_SPACE, crd = d2s && d->attr.depth_to_space.mode == LUTHIER_DEPTH_TO_SPACE_CRD;
-        const int64_t b = d2s ? d->attr.depth_to_space.blocksize : d->attr.space_to_depth.blocksize;
-        const int64_t C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], OC = yt->shape[1], OH = yt->shape[2], OW = yt->shape[3];
-        int64_t nn, c, h, ww;
-        for (nn = 0; nn < yt->shape[0]; nn++)
-            for (c = 0; c < OC; c++)
-                for (h = 0; h < OH; h++)
-                    for (ww = 0; ww < OW; ww++) {
-                        int64_t src;
-                        if (d2s) {
-                            const int64_t i = h % b, j = ww % b;
-                            const int64_t xc = crd ? (c * b + i) * b + j : (i * b + j) * OC + c;
-                            src = ((nn * C + xc) * H + h / b) * W + ww / b;
-                        } else {
-                            const int64_t xc = c % C, blk = c / C, i = blk / b, j = blk % b;
-                            src = ((nn * C + xc) * H + h * b + i) * W + ww * b + j;
-                        }
-                        y[((nn * OC + c) * OH + h) * OW + ww] = x[src];
-                    }
+    case LUTHIER_OP_SPACE_TO_DEPTH:
+        ref_depth_space(g, n, v);
         break;
-    }
     case LUTHIER_OP_LSTM:
     case LUTHIER_OP_GRU:
     case LUTHIER_OP_RNN:
         ref_rnn(g, n, v);
         break;
-    case LUTHIER_OP_PAD: {
-        const luthier_pad_attrs *a = &d->attr.pad;
-        for (e = 0; e < ny; e++) {
-            size_t rem = e, off = 0, stride = 1;
-            int k, outside = 0;
-            for (k = yt->rank - 1; k >= 0; k--) {
-                int64_t i = ref_pad_index((int64_t)(rem % (size_t)yt->shape[k]) - a->begin[k], xt->shape[k], a->mode);
-                rem /= (size_t)yt->shape[k];
-                if (i < 0) outside = 1;
-                else off += (size_t)i * stride;
-                stride *= (size_t)xt->shape[k];
-            }
-            y[e] = outside ? a->value : x[off];
-        }
+    case LUTHIER_OP_PAD:
+        ref_pad(g, n, v);
         break;
-    }
     case LUTHIER_OP_EQUAL: case LUTHIER_OP_GREATER: case LUTHIER_OP_LESS: case LUTHIER_OP_GREATER_OR_EQUAL:
     case LUTHIER_OP_LESS_OR_EQUAL: case LUTHIER_OP_AND: case LUTHIER_OP_OR: case LUTHIER_OP_XOR: case LUTHIER_OP_MOD:
     case LUTHIER_OP_NOT: case LUTHIER_OP_WHERE: case LUTHIER_OP_CAST:
         ref_logic(g, n, v);
         break;
-    case LUTHIER_OP_CONV_TRANSPOSE: { /* ONNX ConvTranspose: every input pixel scattered through the kernel */
-        const luthier_conv_transpose_attrs *a = &d->attr.conv_transpose;
-        const luthier__gtensor *wt = &g->tensors[n->inputs[1]];
-        const float *w = v[n->inputs[1]].f, *b = d->num_inputs > 2 && n->inputs[2] >= 0 ? v[n->inputs[2]].f : NULL;
-        const int64_t N = xt->shape[0], C = xt->shape[1], H = xt->shape[2], W = xt->shape[3], CG = wt->shape[1], KH = wt->shape[2],
-                      KW = wt->shape[3], O = yt->shape[1], OH = yt->shape[2], OW = yt->shape[3], G = a->groups, cig = C / G;
-        double *acc = (double *)calloc(ny + 1, sizeof(double));
-        int64_t b0, ci, iy, ix, co, ky, kx;
-        for (e = 0; e < ny; e++) acc[e] = b ? b[(e / (size_t)(OH * OW)) % (size_t)O] : 0.0;
-        for (b0 = 0; b0 < N; b0++)
-            for (ci = 0; ci < C; ci++)
-                for (iy = 0; iy < H; iy++)
-                    for (ix = 0; ix < W; ix++) {
-                        const double xv = x[((b0 * C + ci) * H + iy) * W + ix];
-                        const int64_t gi = ci / cig;
-                        for (co = 0; co < CG; co++)
-                            for (ky = 0; ky < KH; ky++)
-                                for (kx = 0; kx < KW; kx++) {
-                                    const int64_t oy = iy * a->stride[0] - a->pads[0] + ky * a->dilation[0];
-                                    const int64_t ox = ix * a->stride[1] - a->pads[1] + kx * a->dilation[1];
-                                    if (oy < 0 || oy >= OH || ox < 0 || ox >= OW) continue;
-                                    acc[((b0 * O + gi * CG + co) * OH + oy) * OW + ox] +=
-                                        xv * (double)w[((ci * CG + co) * KH + ky) * KW + kx];
-                                }
-                    }
-        for (e = 0; e < ny; e++) y[e] = (float)ref_act(acc[e], &a->act);
-        free(acc);
+    case LUTHIER_OP_CONV_TRANSPOSE:
+        ref_conv_transpose(g, n, v);
         break;
-    }
     case LUTHIER_OP_GATHER_ELEMENTS:
-    case LUTHIER_OP_SCATTER_ELEMENTS: { /* ONNX: out[i][j][k] = data[idx[i][j][k]][j][k] (axis 0), ... */
-        const luthier__gtensor *it = &g->tensors[n->inputs[1]];
-        const int64_t *idx = v[n->inputs[1]].i;
-        const int scat = d->op == LUTHIER_OP_SCATTER_ELEMENTS;
-        const int ax0 = scat ? d->attr.scatter_elements.axis : d->attr.gather_elements.axis, axis = ax0 < 0 ? ax0 + xt->rank : ax0;
-        int64_t c[LUTHIER_MAX_RANK];
-        size_t ni = ref_numel(it);
-        if (scat) memcpy(y, x, ny * 4);
-        for (e = 0; e < ni; e++) {
-            ref_coords(e, it->shape, it->rank, c);
-            c[axis] = idx[e] < 0 ? idx[e] + xt->shape[axis] : idx[e];
-            if (scat) y[ref_offset(c, xt->shape, xt->rank)] = ref_scatter(d->attr.scatter_elements.reduction, y[ref_offset(c, xt->shape, xt->rank)], v[n->inputs[2]].f[e]);
-            else y[e] = x[ref_offset(c, xt->shape, xt->rank)];
-        }
+    case LUTHIER_OP_SCATTER_ELEMENTS:
+        ref_elements(g, n, v);
         break;
-    }
     case LUTHIER_OP_GATHER_ND:
-    case LUTHIER_OP_SCATTER_ND: { /* ONNX: each index tuple (after batch_dims) picks a slice */
-        const luthier__gtensor *it = &g->tensors[n->inputs[1]];
-        const int64_t *idx = v[n->inputs[1]].i;
-        const int scat = d->op == LUTHIER_OP_SCATTER_ND, b = scat ? 0 : d->attr.gather_nd.batch_dims;
-        const int q = it->rank, m = (int)it->shape[q - 1];
-        size_t tuples = ref_numel(it) / (size_t)m, len = 1, batches = 1, t, k2;
-        int64_t c[LUTHIER_MAX_RANK], ic[LUTHIER_MAX_RANK];
-        int k;
-        for (k = b + m; k < xt->rank; k++) len *= (size_t)xt->shape[k];
-        for (k = 0; k < b; k++) batches *= (size_t)xt->shape[k];
-        if (scat) memcpy(y, x, ny * 4);
-        for (t = 0; t < tuples; t++) {
-            size_t off;
-            ref_coords(t, it->shape, q - 1, ic); /* the tuple's position in indices.shape[:-1] */
-            for (k = 0; k < xt->rank; k++) c[k] = 0;
-            for (k = 0; k < b; k++) c[k] = ic[k];
-            for (k = 0; k < m; k++) {
-                int64_t iv = idx[t * (size_t)m + (size_t)k];
-                c[b + k] = iv < 0 ? iv + xt->shape[b + k] : iv;
-            }
-            off = ref_offset(c, xt->shape, xt->rank);
-            for (k2 = 0; k2 < len; k2++) {
-                if (scat) y[off + k2] = ref_scatter(d->attr.scatter_nd.reduction, y[off + k2], v[n->inputs[2]].f[t * len + k2]);
-                else y[t * len + k2] = x[off + k2];
-            }
-        }
-        (void)batches;
+    case LUTHIER_OP_SCATTER_ND:
+        ref_nd(g, n, v);
         break;
-    }
     default:
         break;
     }
