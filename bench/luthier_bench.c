@@ -3478,6 +3478,7 @@ done:
 
 #include "bench_model.h"
 #include "bench_tune.h"
+#include "bench_ops.h"
 
 /* ================================================================================================
    convt: one transposed convolution (conv_transpose through the graph API) vs oneDNN
@@ -3842,6 +3843,7 @@ static const bench_command bench_commands[] = {
     {"tune", "tune a zoo network (records, report, heatmap) and time default vs tuned plans",
      cmd_tune, usage_tune},
     {"rnn", "one LSTM / GRU layer planned as a graph: ms and GFLOP/s at batch 1 and 8", cmd_rnn, usage_rnn},
+    {"ops", "every memory-bound operator on tensors past the cache: GB/s and its ratio to memcpy", cmd_ops, usage_ops},
 };
 #define BENCH_NUM_COMMANDS ((int)(sizeof bench_commands / sizeof bench_commands[0]))
 
