@@ -163,6 +163,38 @@ LUTHIER__KT LUTHIER__INLINE double LUTHIER__VN(luthier__op_acc_total)(LUTHIER__V
 /* exp: x = n ln2 + r, |r| <= ln2/2, Cephes degree-7 polynomial, 2^n applied as two factors so
    that results from 2^-150 to FLT_MAX are right (subnormals included). NaN propagates,
    x > ln(FLT_MAX) gives inf, x < -104 gives 0. */
+/* sqrt in the vector unit at the pass's width (correctly rounded, as sqrtf; a negative input
+   gives NaN). libm's sqrtf under errno semantics is a call for every negative input. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_sqrt)(LUTHIER__VF *v) {
+#if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
+    __m512 c;
+    memcpy(&c, v, 64);
+    c = _mm512_sqrt_ps(c);
+    memcpy(v, &c, 64);
+#elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 32
+    __m256 c;
+    memcpy(&c, v, 32);
+    c = _mm256_sqrt_ps(c);
+    memcpy(v, &c, 32);
+#elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86
+    __m128 c;
+    memcpy(&c, v, 16);
+    c = _mm_sqrt_ps(c);
+    memcpy(v, &c, 16);
+#elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_NEON
+    float32x4_t c;
+    memcpy(&c, v, 16);
+    c = vsqrtq_f32(c);
+    memcpy(v, &c, 16);
+#else
+    float buf[LUTHIER__VW];
+    int l;
+    LUTHIER__VSTORE(buf, *v);
+    for (l = 0; l < LUTHIER__VW; l++) buf[l] = sqrtf(buf[l]);
+    LUTHIER__VLOAD(*v, buf);
+#endif
+}
+
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp)(LUTHIER__VF *io) {
     const LUTHIER__VF x = *io;
     LUTHIER__VF hi, lo, inf, zero, xc, t, n, r, p;
@@ -402,14 +434,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_vec)(luthier__una
     case LUTHIER__UNARY_TANH: LUTHIER__VN(luthier__v_tanh)(v); break;
     case LUTHIER__UNARY_EXP: LUTHIER__VN(luthier__v_exp)(v); break;
     case LUTHIER__UNARY_ERF: LUTHIER__VN(luthier__v_erf)(v); break;
-    case LUTHIER__UNARY_SQRT: {
-        float buf[LUTHIER__VW];
-        int l;
-        LUTHIER__VSTORE(buf, *v);
-        for (l = 0; l < LUTHIER__VW; l++) buf[l] = sqrtf(buf[l]);
-        LUTHIER__VLOAD(*v, buf);
-        break;
-    }
+    case LUTHIER__UNARY_SQRT: LUTHIER__VN(luthier__v_sqrt)(v); break;
     case LUTHIER__UNARY_NEG: *v = -*v; break;
     case LUTHIER__UNARY_ABS: *v = LUTHIER__VFLOAT(LUTHIER__VBITS(*v) & 0x7fffffff); break;
     case LUTHIER__UNARY_RECIPROCAL: *v = 1.0f / *v; break;

@@ -303,13 +303,14 @@ static void test_op_unary_special(void) {
     }
 }
 
-/* abs, floor, ceil and round are exact: bit for bit what libm gives, on every ISA, over
+/* abs, floor, ceil, round and sqrt are exact: bit for bit what libm gives, on every ISA, over
    halves, integers and their neighbours, the 2^23 and 2^24 boundaries, subnormals, +-0,
-   infinities and NaN (the sign of a NaN is not compared) */
+   infinities, negative values (sqrt: NaN) and NaN (the sign of a NaN is not compared) */
 static void test_op_unary_exact(void) {
     const size_t n = 4096 + 512;
     float *x = (float *)test_alloc(n * sizeof(float)), *y = (float *)test_alloc(n * sizeof(float));
-    static const luthier__unary kinds[] = {LUTHIER__UNARY_ABS, LUTHIER__UNARY_FLOOR, LUTHIER__UNARY_CEIL, LUTHIER__UNARY_ROUND};
+    static const luthier__unary kinds[] = {LUTHIER__UNARY_ABS, LUTHIER__UNARY_FLOOR, LUTHIER__UNARY_CEIL, LUTHIER__UNARY_ROUND,
+                                           LUTHIER__UNARY_SQRT};
     size_t i;
     unsigned ki;
     int v;
@@ -332,6 +333,7 @@ static void test_op_unary_exact(void) {
                 const float r = kinds[ki] == LUTHIER__UNARY_ABS     ? fabsf(x[i])
                                 : kinds[ki] == LUTHIER__UNARY_FLOOR ? floorf(x[i])
                                 : kinds[ki] == LUTHIER__UNARY_CEIL  ? ceilf(x[i])
+                                : kinds[ki] == LUTHIER__UNARY_SQRT  ? sqrtf(x[i])
                                                                     : nearbyintf(x[i]);
                 const int ok = r != r ? y[i] != y[i] : memcmp(&r, &y[i], sizeof r) == 0;
                 if (!ok) bad++;
