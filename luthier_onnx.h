@@ -2688,13 +2688,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_binary(const luthier_onnx__cvar
     return LUTHIER_STATUS_OK;
 }
 
-LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv(const luthier_onnx__cvargs *arg) {
-    LUTHIER_ONNX__CV_ARGS;
+/* Conv and ConvTranspose: constant 4-D weights (input 1, wv) and bias (input 2, may be absent),
+   and the window: kernel_shape (which must match the weights), strides, dilations. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__conv_window(luthier_onnx__ctx *c, const luthier_onnx__node *n,
+                                                          const luthier_onnx__val *wv, int64_t *kk, int64_t *s, int64_t *dl) {
     const luthier_onnx__tensor *w, *b;
-    int64_t kk[2], s[2], dl[2], pads[4];
-    luthier_onnx__val *wv = luthier_onnx__in(c, n, 1), *bv = luthier_onnx__in(c, n, 2);
-    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "auto_pad,dilations,group,kernel_shape,pads,strides"));
-    if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D convolution ([N,C,H,W]) is supported", x->name, xs.rank);
     if (!wv) LUTHIER_ONNX__BAD("weights are missing");
     LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 1, "weights", &w));
     LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 2, "bias", &b));
@@ -2703,6 +2701,16 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv(const luthier_onnx__cvargs
     kk[1] = w->dims[3];
     LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
     if (kk[0] != w->dims[2] || kk[1] != w->dims[3]) LUTHIER_ONNX__BAD("kernel_shape differs from the weights' shape");
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    int64_t kk[2], s[2], dl[2], pads[4];
+    luthier_onnx__val *wv = luthier_onnx__in(c, n, 1), *bv = luthier_onnx__in(c, n, 2);
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "auto_pad,dilations,group,kernel_shape,pads,strides"));
+    if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D convolution ([N,C,H,W]) is supported", x->name, xs.rank);
+    LUTHIER_ONNX__TRY(luthier_onnx__conv_window(c, n, wv, kk, s, dl));
     LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, wv, 1, &in[1]));
@@ -2758,7 +2766,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convt_pads(luthier_onnx__ctx *c, c
    auto_pad, output_shape (which overrides the pads, as ONNX says). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv_transpose(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
-    const luthier_onnx__tensor *w, *b;
     luthier_onnx__val *wv = luthier_onnx__in(c, n, 1), *bv = luthier_onnx__in(c, n, 2);
     luthier_conv_transpose_attrs *a = &d.attr.conv_transpose;
     int64_t kk[2], s[2], dl[2], op[2] = {0, 0}, pads[4];
@@ -2768,14 +2775,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv_transpose(const luthier_on
     if (xs.rank != 4)
         LUTHIER_ONNX__UNSUP("input '%s' has rank %d: ConvTranspose is supported in 1-D ([N,C,L]) and 2-D ([N,C,H,W]), not 3-D or more",
                             x->name, xs.rank);
-    if (!wv) LUTHIER_ONNX__BAD("weights are missing");
-    LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 1, "weights", &w));
-    LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 2, "bias", &b));
-    if (w->rank != 4) LUTHIER_ONNX__BAD("weights '%s' have rank %d", wv->name, w->rank);
-    kk[0] = w->dims[2];
-    kk[1] = w->dims[3];
-    LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
-    if (kk[0] != w->dims[2] || kk[1] != w->dims[3]) LUTHIER_ONNX__BAD("kernel_shape differs from the weights' shape");
+    LUTHIER_ONNX__TRY(luthier_onnx__conv_window(c, n, wv, kk, s, dl));
     np = luthier_onnx__aints(n, "output_padding", &p);
     if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("output_padding has %d entries (2-D takes 2)", np);
     for (k = 0; k < 2 && np == 2; k++) {
