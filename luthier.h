@@ -222,7 +222,7 @@ typedef enum luthier_activation {
 
 /* CPU features, as returned by luthier_cpu_features() and required by kernels. */
 enum {
-    LUTHIER_CPU_AVX2_FMA = 1u << 0, /* x86: AVX2 + FMA3 (and OS support for YMM state) */
+    LUTHIER_CPU_AVX2_FMA = 1u << 0, /* x86: AVX2 + FMA3 + F16C (and OS support for YMM state) */
     LUTHIER_CPU_AVX512F = 1u << 1,  /* x86: AVX-512F (and OS support for ZMM state) */
     LUTHIER_CPU_AVX512VNNI = 1u << 2, /* x86: AVX-512F + BW + VNNI (vpdpbusd zmm), ZMM state */
     LUTHIER_CPU_AVXVNNI = 1u << 3,  /* x86: AVX-VNNI (VEX vpdpbusd ymm), YMM state */
@@ -327,19 +327,39 @@ typedef enum luthier_kernel_kind {
     LUTHIER_KERNEL_HYBRID           /* reads A rows in place through row pointers */
 } luthier_kernel_kind;
 
+/* One kernel table per datatype, all rows of one entry type (same fields, same registry
+   functions): what A, B and C (the accumulators) hold is a property of the table. */
+typedef enum luthier_kernel_family {
+    LUTHIER_KERNELS_F32 = 0, /* fp32 A, B and C: luthier_sgemm, convolution, the graph's GEMMs */
+    LUTHIER_KERNELS_F16W,    /* fp32 A and C, B (the weights) stored in fp16 and widened on load:
+                                half the weight bandwidth of memory-bound GEMMs (luthier_sgemm
+                                with such a kernel packs B in fp16; dense layers of plans with
+                                LUTHIER_PRECISION_FP16) */
+    LUTHIER_KERNELS_INT8,    /* uint8 A, int8 B, int32 C (luthier_qgemm, luthier_qconv2d) */
+    LUTHIER_KERNELS_COUNT
+} luthier_kernel_family;
+
 typedef struct luthier_kernel_info {
-    const char *name;   /* luthier_sgemm_ukernel_<MR>x<NR>__<isa>[_<variant>] */
-    const char *isa;    /* "scalar", "avx2", "avx512", "neon" */
+    const char *name;   /* luthier_<s|q>gemm_ukernel_<MR>x<NR>__<isa>[_<variant>] */
+    const char *isa;    /* "scalar", "avx2", "avx512", "neon", ... */
     int mr, nr;         /* tile of C computed per call */
-    int k_unroll;       /* steps of k per main-loop iteration */
+    int k_unroll;       /* steps of k per main-loop iteration (int8: the K group) */
     luthier_kernel_kind kind;
     unsigned required_cpu_features; /* LUTHIER_CPU_* bits */
     int available;      /* nonzero if this CPU can run it */
+    luthier_kernel_family family;
+    const char *a_type, *b_type, *c_type; /* "f32", "f16", "u8", "i8", "i32" */
 } luthier_kernel_info;
 
+/* The rows of one family's table, in preference order (the first row a CPU runs is its
+   default). Names are unique across families; find takes the full or the short name (without
+   the luthier_<s|q>gemm_ukernel_ prefix). NOT_FOUND if there is none. */
+LUTHIER_API int luthier_kernels_count(luthier_kernel_family family);
+LUTHIER_API luthier_status luthier_kernels_get(luthier_kernel_family family, int index, luthier_kernel_info *out);
+LUTHIER_API luthier_status luthier_kernels_find(luthier_kernel_family family, const char *name, int *index);
+/* The same for LUTHIER_KERNELS_F32. */
 LUTHIER_API int luthier_kernel_count(void);
 LUTHIER_API luthier_status luthier_kernel_get(int index, luthier_kernel_info *out);
-/* Index of a kernel by full or short name; LUTHIER_STATUS_NOT_FOUND if there is none. */
 LUTHIER_API luthier_status luthier_kernel_find(const char *name, int *index);
 /* The kernel ctx uses when a call names none. */
 LUTHIER_API const char *luthier_context_kernel(const luthier_context *ctx);
@@ -654,8 +674,8 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #if LUTHIER__X86 && (defined(__GNUC__) || defined(__clang__)) && !defined(LUTHIER_NO_X86_KERNELS)
 #define LUTHIER__SIMD_X86 1
 #include <immintrin.h>
-#define LUTHIER__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
-#define LUTHIER__TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define LUTHIER__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+#define LUTHIER__TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
 #else
 #define LUTHIER__SIMD_X86 0
 #endif
@@ -874,7 +894,8 @@ LUTHIER_PRIVATE unsigned luthier__detect_cpu_features(void) {
     unsigned long long xcr0;
     unsigned xlo, xhi;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
-    if (!(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 12))) return 0; /* osxsave avx fma */
+    /* osxsave avx fma f16c (every AVX2 CPU has F16C: the fp16-weight kernels rely on it) */
+    if (!(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 12)) || !(c & (1u << 29))) return 0;
     __asm__ volatile("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
     xcr0 = ((unsigned long long)xhi << 32) | xlo;
     if ((xcr0 & 6) != 6) return 0; /* XMM + YMM state */
@@ -2081,6 +2102,23 @@ LUTHIER_PRIVATE luthier_status luthier__resolve_kernel(luthier_context *ctx, con
     return LUTHIER_STATUS_OK;
 }
 
+/* A kernel for luthier_sgemm: a row of the F32 table, or of F16W (B packed in fp16). */
+LUTHIER_PRIVATE luthier_status luthier__resolve_sgemm_kernel(luthier_context *ctx, const char *name,
+                                                             const luthier__kernel_entry **uk) {
+    int i;
+    luthier_status s;
+    if (luthier_kernels_find(LUTHIER_KERNELS_F16W, name, &i) == LUTHIER_STATUS_OK) {
+        if (!luthier__kernel_runs(&luthier__hkernels[i], ctx->cpu_features))
+            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                                 "microkernel '%s' needs CPU features this CPU (or context) lacks", luthier__hkernels[i].name);
+        *uk = &luthier__hkernels[i];
+        return LUTHIER_STATUS_OK;
+    }
+    if ((s = luthier__resolve_kernel(ctx, name, &i)) != LUTHIER_STATUS_OK) return s;
+    *uk = &luthier__ukernels[i];
+    return LUTHIER_STATUS_OK;
+}
+
 /* Resolves the context's clusters (API override, $LUTHIER_CLUSTERS, sysfs, all CPUs), trims
    them to num_threads CPUs (fastest clusters first) and starts the pool. */
 LUTHIER_PRIVATE luthier_status luthier__context_threads(luthier_context *ctx,
@@ -2211,11 +2249,11 @@ LUTHIER_PRIVATE double luthier__nr_waste(int nr, size_t n) {
    preference order on ties. Measured: 16 output channels (MobileNetV2 pointwise), 6x16
    AVX2 hybrid 0.20 ms vs 6x64 AVX-512 hybrid 0.42 ms. */
 LUTHIER_PRIVATE int luthier__kernel_for_n(const luthier_context *ctx, size_t n) {
-    const luthier__ukernel_entry *def = &luthier__ukernels[ctx->kernel];
+    const luthier__kernel_entry *def = &luthier__ukernels[ctx->kernel];
     int i, best = ctx->kernel;
     if (!ctx->kernel_auto || luthier__nr_waste(def->nr, n) <= 0.25) return ctx->kernel;
     for (i = 0; i < LUTHIER__NUM_UKERNELS; i++) {
-        const luthier__ukernel_entry *e = &luthier__ukernels[i];
+        const luthier__kernel_entry *e = &luthier__ukernels[i];
         if (e->kind != def->kind || strcmp(e->isa, "scalar") == 0 ||
             (e->required_cpu_features & ctx->cpu_features) != e->required_cpu_features)
             continue;
@@ -2248,8 +2286,8 @@ LUTHIER_PRIVATE void *luthier__context_workspace(luthier_context *ctx, size_t by
 
 struct luthier_packed_b {
     luthier__packed_b_layout layout;
-    int kernel;  /* registry index it was packed for */
-    float *data; /* layout.bytes */
+    const luthier__kernel_entry *uk; /* the kernel it was packed for */
+    float *data; /* layout.bytes (F16W kernels: fp16 values) */
 };
 
 /* The fused activation of a GEMM or convolution; prefix names the caller in the message. */
@@ -2302,8 +2340,8 @@ LUTHIER_PRIVATE luthier_status luthier__check_matrix(luthier_context *ctx, const
 
 /* Validates desc for a run; fills the defaulted leading dimensions and the kernel index. */
 LUTHIER_PRIVATE luthier_status luthier__prepare(luthier_context *ctx, const luthier_sgemm_desc *in,
-                                                luthier_sgemm_desc *d, int *kernel, int need_m,
-                                                int need_b) {
+                                                luthier_sgemm_desc *d, const luthier__kernel_entry **uk,
+                                                int need_m, int need_b) {
     luthier_status s;
     *d = *in;
     if ((s = luthier__check_dims(ctx, d, need_m)) != LUTHIER_STATUS_OK) return s;
@@ -2318,8 +2356,8 @@ LUTHIER_PRIVATE luthier_status luthier__prepare(luthier_context *ctx, const luth
         if (!d->ldb) d->ldb = cols > 0 ? cols : 1;
         if ((s = luthier__check_matrix(ctx, "B", rows, cols, d->ldb)) != LUTHIER_STATUS_OK) return s;
     }
-    if (d->kernel && *d->kernel) return luthier__resolve_kernel(ctx, d->kernel, kernel);
-    *kernel = luthier__kernel_for_n(ctx, (size_t)d->n);
+    if (d->kernel && *d->kernel) return luthier__resolve_sgemm_kernel(ctx, d->kernel, uk);
+    *uk = &luthier__ukernels[luthier__kernel_for_n(ctx, (size_t)d->n)];
     return LUTHIER_STATUS_OK;
 }
 
@@ -2345,7 +2383,7 @@ LUTHIER_PRIVATE void luthier__fill_epilogue(const luthier_sgemm_desc *d, luthier
 /* One multi-threaded GEMM: what each slot needs to compute its tiles (or panels). */
 typedef struct luthier__gemm_job {
     const luthier__gemm_args *g;
-    const luthier__ukernel_entry *uk[LUTHIER_MAX_CLUSTERS]; /* per cluster, same MR/NR */
+    const luthier__kernel_entry *uk[LUTHIER_MAX_CLUSTERS]; /* per cluster, same MR/NR */
     luthier__gemm_blocking blk[LUTHIER_MAX_CLUSTERS];
     size_t tiles, panels;
     int by_panels;
@@ -2382,12 +2420,11 @@ LUTHIER_PRIVATE void luthier__gemm_range(void *arg, size_t begin, size_t end, in
 /* serial: the whole GEMM on the calling thread (a GEMM too small to pay for a parallel region,
    such as a recurrent layer's step at batch 1); the results are the same either way. */
 LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthier_sgemm_desc *d,
-                                               int kernel, const float *a,
+                                               const luthier__kernel_entry *uk, const float *a,
                                                const luthier__packed_b_layout *bl, const float *pb,
                                                float *c, int serial) {
     luthier__gemm_args g;
     luthier__gemm_job job;
-    const luthier__ukernel_entry *uk = &luthier__ukernels[kernel];
     const luthier__pool *p = ctx->pool;
     size_t ws = 0;
     int cl;
@@ -2400,18 +2437,17 @@ LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthi
     luthier__fill_epilogue(d, &g);
     job.g = &g;
     for (cl = 0; cl < p->num_clusters; cl++) {
-        int idx = kernel;
+        const luthier__kernel_entry *e = uk;
         luthier_status s;
         if (d->cluster_kernels && d->cluster_kernels[cl] && *d->cluster_kernels[cl]) {
-            if ((s = luthier__resolve_kernel(ctx, d->cluster_kernels[cl], &idx)) != LUTHIER_STATUS_OK) return s;
-            if (luthier__ukernels[idx].mr != uk->mr || luthier__ukernels[idx].nr != uk->nr)
+            if ((s = luthier__resolve_sgemm_kernel(ctx, d->cluster_kernels[cl], &e)) != LUTHIER_STATUS_OK) return s;
+            if (e->mr != uk->mr || e->nr != uk->nr || e->b_bytes != uk->b_bytes)
                 return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
-                                     "cluster %d kernel %s is %dx%d, the call's kernel %s is %dx%d: "
-                                     "clusters of one call must share MR and NR", cl,
-                                     luthier__ukernels[idx].name, luthier__ukernels[idx].mr,
-                                     luthier__ukernels[idx].nr, uk->name, uk->mr, uk->nr);
+                                     "cluster %d kernel %s is %dx%d over %d-byte B, the call's kernel %s is %dx%d over "
+                                     "%d-byte B: clusters of one call must share MR and NR (and B's type)", cl, e->name, e->mr,
+                                     e->nr, e->b_bytes, uk->name, uk->mr, uk->nr, uk->b_bytes);
         }
-        job.uk[cl] = &luthier__ukernels[idx];
+        job.uk[cl] = e;
         job.blk[cl] = luthier__gemm_blocking_for(job.uk[cl], &ctx->caches, &ctx->blocking_override,
                                                  g.m, g.n, g.k);
         ws = luthier__max_sz(ws, luthier__gemm_workspace_bytes(job.uk[cl], &job.blk[cl]));
@@ -2435,10 +2471,10 @@ LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthi
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run(luthier_context *ctx, const luthier_sgemm_desc *d,
-                                            int kernel, const float *a,
+                                            const luthier__kernel_entry *uk, const float *a,
                                             const luthier__packed_b_layout *bl, const float *pb,
                                             float *c) {
-    return luthier__run_ex(ctx, d, kernel, a, bl, pb, c, 0);
+    return luthier__run_ex(ctx, d, uk, a, bl, pb, c, 0);
 }
 
 LUTHIER_API luthier_status luthier_sgemm_pack_b(luthier_context *ctx,
@@ -2447,19 +2483,18 @@ LUTHIER_API luthier_status luthier_sgemm_pack_b(luthier_context *ctx,
     luthier_sgemm_desc d;
     luthier_packed_b *pb;
     luthier_status s;
-    int kernel;
+    const luthier__kernel_entry *uk;
     if (out) *out = NULL;
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     ctx->error[0] = 0;
     if (!desc || !out) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "desc and out must not be NULL");
-    if ((s = luthier__prepare(ctx, desc, &d, &kernel, 0, 1)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__prepare(ctx, desc, &d, &uk, 0, 1)) != LUTHIER_STATUS_OK) return s;
     if (!b && d.k > 0 && d.n > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "B is NULL");
     pb = (luthier_packed_b *)luthier__alloc(sizeof *pb);
     if (!pb) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate a packed B");
     memset(pb, 0, sizeof *pb);
-    pb->kernel = kernel;
-    if (!luthier__packed_b_layout_init(&pb->layout, (size_t)luthier__ukernels[kernel].nr,
-                                       (size_t)d.k, (size_t)d.n)) {
+    pb->uk = uk;
+    if (!luthier__packed_b_layout_init_elem(&pb->layout, (size_t)uk->nr, (size_t)d.k, (size_t)d.n, (size_t)uk->b_bytes)) {
         luthier__free(pb);
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B of %lld x %lld overflows",
                              (long long)d.k, (long long)d.n);
@@ -2499,28 +2534,25 @@ LUTHIER_API luthier_status luthier_sgemm_packed(luthier_context *ctx,
                                                 const luthier_packed_b *b, float *c) {
     luthier_sgemm_desc d;
     luthier_status s;
-    int kernel;
+    const luthier__kernel_entry *uk;
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     ctx->error[0] = 0;
     if (!desc || !b) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "desc and packed B must not be NULL");
-    if ((s = luthier__prepare(ctx, desc, &d, &kernel, 1, 0)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__prepare(ctx, desc, &d, &uk, 1, 0)) != LUTHIER_STATUS_OK) return s;
     if ((size_t)d.n != b->layout.n || (size_t)d.k != b->layout.k)
         return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
                              "desc is k=%lld n=%lld but B was packed as k=%zu n=%zu",
                              (long long)d.k, (long long)d.n, b->layout.k, b->layout.n);
-    if (!(desc->kernel && *desc->kernel)) kernel = b->kernel;
-    else if ((size_t)luthier__ukernels[kernel].nr != b->layout.nr)
+    if (!(desc->kernel && *desc->kernel)) uk = b->uk;
+    else if ((size_t)uk->nr != b->layout.nr || (size_t)uk->b_bytes != b->layout.elem)
         return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
-                             "kernel %s has NR=%d but B was packed with NR=%zu",
-                             luthier__ukernels[kernel].name, luthier__ukernels[kernel].nr, b->layout.nr);
-    if ((luthier__ukernels[kernel].required_cpu_features & ctx->cpu_features) !=
-        luthier__ukernels[kernel].required_cpu_features)
-        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                             "B was packed for %s, which this context cannot run",
-                             luthier__ukernels[kernel].name);
+                             "kernel %s has NR=%d over %d-byte B but B was packed with NR=%zu, %zu-byte elements",
+                             uk->name, uk->nr, uk->b_bytes, b->layout.nr, b->layout.elem);
+    if (!luthier__kernel_runs(uk, ctx->cpu_features))
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "B was packed for %s, which this context cannot run", uk->name);
     if ((s = luthier__check_run(ctx, &d, a, c)) != LUTHIER_STATUS_OK) return s;
     if (d.m == 0 || d.n == 0) return LUTHIER_STATUS_OK;
-    return luthier__run(ctx, &d, kernel, a, &b->layout, b->data, c);
+    return luthier__run(ctx, &d, uk, a, &b->layout, b->data, c);
 }
 
 LUTHIER_API luthier_status luthier_sgemm(luthier_context *ctx, const luthier_sgemm_desc *desc,
@@ -2530,22 +2562,22 @@ LUTHIER_API luthier_status luthier_sgemm(luthier_context *ctx, const luthier_sge
     luthier_status s;
     size_t ws;
     float *pb;
-    int kernel;
+    const luthier__kernel_entry *uk;
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     ctx->error[0] = 0;
     if (!desc) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "desc is NULL");
-    if ((s = luthier__prepare(ctx, desc, &d, &kernel, 1, 1)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__prepare(ctx, desc, &d, &uk, 1, 1)) != LUTHIER_STATUS_OK) return s;
     if ((s = luthier__check_run(ctx, &d, a, c)) != LUTHIER_STATUS_OK) return s;
     if (d.m == 0 || d.n == 0) return LUTHIER_STATUS_OK;
     if (!b && d.k > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "B is NULL");
     /* One-shot GEMM: pack the whole B into a temporary buffer, then run the pre-packed path. */
-    if (!luthier__packed_b_layout_init(&bl, (size_t)luthier__ukernels[kernel].nr, (size_t)d.k, (size_t)d.n))
+    if (!luthier__packed_b_layout_init_elem(&bl, (size_t)uk->nr, (size_t)d.k, (size_t)d.n, (size_t)uk->b_bytes))
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B overflows");
     ws = bl.bytes ? bl.bytes : 1;
     pb = (float *)luthier__alloc(ws);
     if (!pb) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes to pack B", ws);
     luthier__pack_b(&bl, b, (size_t)d.ldb, d.trans_b != 0, pb, 0, bl.panels);
-    s = luthier__run(ctx, &d, kernel, a, &bl, pb, c);
+    s = luthier__run(ctx, &d, uk, a, &bl, pb, c);
     luthier__free(pb);
     return s;
 }
@@ -2820,13 +2852,13 @@ LUTHIER_PRIVATE const luthier__cm_core *luthier__cm_core_for(const char *core_na
 
 /* Whether a core of row c runs kernel uk (its ISA's instructions; the scalar kernels run
    everywhere). */
-LUTHIER_PRIVATE int luthier__cm_core_runs(const luthier__cm_core *c, const luthier__ukernel_entry *uk) {
+LUTHIER_PRIVATE int luthier__cm_core_runs(const luthier__cm_core *c, const luthier__kernel_entry *uk) {
     return (uk->required_cpu_features & ~c->features) == 0;
 }
 
 /* Cycles per step of k of kernel uk on core c; *listed = 0 when the table has no row and the
    FMA peak (at 85 %) stands in: scalar kernels, kernels added without a calibration. */
-LUTHIER_PRIVATE double luthier__cm_kernel_cycles(const luthier__cm_core *c, const luthier__ukernel_entry *uk, int *listed) {
+LUTHIER_PRIVATE double luthier__cm_kernel_cycles(const luthier__cm_core *c, const luthier__kernel_entry *uk, int *listed) {
     const char *sname = uk->name + 22; /* without "luthier_sgemm_ukernel_" */
     const int lanes = !strcmp(uk->isa, "avx512") ? 16 : !strcmp(uk->isa, "avx2") ? 8 : !strcmp(uk->isa, "neon") ? 4 : 1;
     double fma;
@@ -2848,7 +2880,7 @@ LUTHIER_PRIVATE double luthier__cm_kernel_cycles(const luthier__cm_core *c, cons
    larger of compute and traffic: they overlap). Its operands come from DRAM when the layer's
    footprint (bytes of all its operands, e.g. the 36 transformed weight matrices of a Winograd
    layer) exceeds the last-level cache. */
-LUTHIER_PRIVATE double luthier__cm_gemm(const luthier__cm_core *c, const luthier__ukernel_entry *uk, double m, double n, double k,
+LUTHIER_PRIVATE double luthier__cm_gemm(const luthier__cm_core *c, const luthier__kernel_entry *uk, double m, double n, double k,
                                         double footprint) {
     const double mr = uk->mr, nr = uk->nr, f = 4.0;
     const int hybrid = uk->kind == LUTHIER_KERNEL_HYBRID;
@@ -2880,7 +2912,7 @@ LUTHIER_PRIVATE double luthier__cm_gemm(const luthier__cm_core *c, const luthier
 typedef struct luthier__cm_layer {
     const luthier_conv2d_desc *d;
     double oh, ow, m, cin_g, cout_g, g;
-    const luthier__ukernel_entry *uk; /* NULL for DEPTHWISE */
+    const luthier__kernel_entry *uk; /* NULL for DEPTHWISE */
     const luthier__cm_core *c;
     double footprint; /* bytes of input, weights and output */
 } luthier__cm_layer;
@@ -3165,7 +3197,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv_auto_rules(luthier_context *ctx, co
 /* Whether AUTO may consider kernel i on ctx: this CPU runs it, and it is not the scalar one
    unless nothing else runs (the tuner's space makes the same cut). */
 LUTHIER_PRIVATE int luthier__cm_kernel_usable(const luthier_context *ctx, int i) {
-    const luthier__ukernel_entry *e = &luthier__ukernels[i];
+    const luthier__kernel_entry *e = &luthier__ukernels[i];
     if ((e->required_cpu_features & ctx->cpu_features) != e->required_cpu_features) return 0;
     return strcmp(e->isa, "scalar") != 0 || !(ctx->cpu_features & (LUTHIER_CPU_AVX2_FMA | LUTHIER_CPU_NEON));
 }
@@ -3772,7 +3804,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv_prepare_winograd(luthier_context *c
                                                               const float *weights) {
     size_t g, t;
     const luthier__wino_tables wt = luthier__wino_get(cv->wino_m);
-    const luthier__ukernel_entry *uk = &luthier__ukernels[cv->kernel];
+    const luthier__kernel_entry *uk = &luthier__ukernels[cv->kernel];
     const size_t P = (size_t)wt.alpha * (size_t)wt.alpha, mr = (size_t)uk->mr;
     size_t tb, per_tile;
     float *u;
@@ -3832,7 +3864,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv_prepare_gemm(luthier_context *ctx, 
                                                           const float *weights) {
     const size_t khw = cv->ks;
     size_t g, co, ci, t;
-    const luthier__ukernel_entry *uk = &luthier__ukernels[cv->kernel];
+    const luthier__kernel_entry *uk = &luthier__ukernels[cv->kernel];
     float *bt;
     size_t gemm_ws, mr = (size_t)uk->mr, rows;
     if (!luthier__packed_b_layout_init(&cv->bl, (size_t)uk->nr, cv->kdim, cv->cout_g) ||
@@ -3979,7 +4011,7 @@ LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *c
 
 typedef struct luthier__conv_job {
     const luthier_conv2d_layer *cv;
-    const luthier__ukernel_entry *uk;
+    const luthier__kernel_entry *uk;
     const float *in; /* NHWC */
     float *out;      /* NHWC */
     unsigned char *ws;
@@ -4669,6 +4701,91 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #define LUTHIER_INT8_IMPLEMENTATION
 #endif
 #include "luthier_int8.h" /* before the tuner, which measures int8 layers */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* >>impl-kernel-families: the kernel tables of luthier_kernel_family, behind one registry API. */
+typedef struct luthier__kernel_table {
+    const luthier__kernel_entry *rows;
+    int count;
+    const char *prefix; /* of every name: find also takes the rest (the short name) */
+    const char *a_type, *b_type, *c_type;
+} luthier__kernel_table;
+
+static const luthier__kernel_table luthier__kernel_tables[LUTHIER_KERNELS_COUNT] = {
+    {luthier__ukernels, LUTHIER__NUM_UKERNELS, "luthier_sgemm_ukernel_", "f32", "f32", "f32"},
+    {luthier__hkernels, LUTHIER__NUM_HKERNELS, "luthier_sgemm_ukernel_", "f32", "f16", "f32"},
+    {luthier__qkernels, LUTHIER__NUM_QKERNELS, "luthier_qgemm_ukernel_", "u8", "i8", "i32"}};
+
+LUTHIER_API int luthier_kernels_count(luthier_kernel_family f) {
+    return (unsigned)f < (unsigned)LUTHIER_KERNELS_COUNT ? luthier__kernel_tables[f].count : 0;
+}
+
+LUTHIER_API luthier_status luthier_kernels_get(luthier_kernel_family f, int index, luthier_kernel_info *out) {
+    const luthier__kernel_table *t;
+    const luthier__kernel_entry *e;
+    if (!out || (unsigned)f >= (unsigned)LUTHIER_KERNELS_COUNT) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    t = &luthier__kernel_tables[f];
+    if (index < 0 || index >= t->count) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    e = &t->rows[index];
+    memset(out, 0, sizeof *out);
+    out->name = e->name;
+    out->isa = e->isa;
+    out->mr = e->mr;
+    out->nr = e->nr;
+    out->k_unroll = e->k_unroll;
+    out->kind = e->kind;
+    out->required_cpu_features = e->required_cpu_features;
+    out->available = luthier__kernel_runs(e, luthier_cpu_features());
+    out->family = f;
+    out->a_type = t->a_type;
+    out->b_type = t->b_type;
+    out->c_type = t->c_type;
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_kernels_find(luthier_kernel_family f, const char *name, int *index) {
+    const luthier__kernel_table *t;
+    size_t pl;
+    int i;
+    if (!name || !index || (unsigned)f >= (unsigned)LUTHIER_KERNELS_COUNT) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    t = &luthier__kernel_tables[f];
+    pl = strlen(t->prefix);
+    for (i = 0; i < t->count; i++)
+        if (strcmp(name, t->rows[i].name) == 0 || strcmp(name, t->rows[i].name + pl) == 0) {
+            *index = i;
+            return LUTHIER_STATUS_OK;
+        }
+    return LUTHIER_STATUS_NOT_FOUND;
+}
+
+LUTHIER_PRIVATE const luthier__kernel_entry *luthier__kernel_named(const char *name) {
+    int f, i;
+    for (f = 0; f < (int)LUTHIER_KERNELS_COUNT; f++)
+        if (luthier_kernels_find((luthier_kernel_family)f, name, &i) == LUTHIER_STATUS_OK) return &luthier__kernel_tables[f].rows[i];
+    return NULL;
+}
+
+LUTHIER_API int luthier_kernel_count(void) { return luthier_kernels_count(LUTHIER_KERNELS_F32); }
+LUTHIER_API luthier_status luthier_kernel_get(int index, luthier_kernel_info *out) {
+    return luthier_kernels_get(LUTHIER_KERNELS_F32, index, out);
+}
+LUTHIER_API luthier_status luthier_kernel_find(const char *name, int *index) {
+    return luthier_kernels_find(LUTHIER_KERNELS_F32, name, index);
+}
+LUTHIER_API int luthier_qkernel_count(void) { return luthier_kernels_count(LUTHIER_KERNELS_INT8); }
+LUTHIER_API luthier_status luthier_qkernel_get(int index, luthier_kernel_info *out) {
+    return luthier_kernels_get(LUTHIER_KERNELS_INT8, index, out);
+}
+LUTHIER_API luthier_status luthier_qkernel_find(const char *name, int *index) {
+    return luthier_kernels_find(LUTHIER_KERNELS_INT8, name, index);
+}
+
+#ifdef __cplusplus
+}
+#endif
 #ifndef LUTHIER_TUNE_IMPLEMENTATION
 #define LUTHIER_TUNE_IMPLEMENTATION
 #endif

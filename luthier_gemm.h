@@ -40,6 +40,10 @@ extern "C" {
        The slots of rows i >= m are not read at all (the driver leaves them unset); a kernel
        that computes a full MR-row tile reuses row m-1 for them and does not store the result.
 
+   F16W kernels (luthier_kernel_family): the same layouts and rules, but packed B holds IEEE
+   binary16 values (b points to them, typed const float * only to share the contract's struct);
+   the kernel widens each to fp32 exactly and computes in fp32.
+
    Rules:
    - 1 <= m <= MR, 1 <= n <= NR, k >= 1 (ks >= 1): any edge is handled inside the kernel.
      ldc >= n (rows of C do not overlap). Interleaved kernels ignore ks (the driver passes 1).
@@ -72,7 +76,7 @@ typedef struct luthier_sgemm_ukernel_args {
     size_t ks;                   /* hybrid: A segments (1 for GEMM); interleaved: must be 1 */
     const float *a;              /* interleaved: packed A panel (k * MR floats) */
     const float *const *a_rows;  /* hybrid: ks * MR row pointers */
-    const float *b;              /* packed B panel position (ks * k * NR floats) */
+    const float *b;              /* packed B panel position (ks * k * NR floats; F16W: halves) */
     float *c;                    /* C tile: row i at c + i*ldc */
     size_t ldc;                  /* in elements */
     const float *bias;           /* NULL or n floats (with LOAD_C too: a fused residual add) */
@@ -124,6 +128,9 @@ typedef struct luthier__dw_run {
 #ifndef LUTHIER__UKERNELS_NEON
 #define LUTHIER__UKERNELS_NEON(X)
 #endif
+#ifndef LUTHIER__UKERNELS_F16W_X86
+#define LUTHIER__UKERNELS_F16W_X86(X)
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -132,10 +139,57 @@ extern "C" {
 /* >>ukernel-scalar: plain C, always compiled: the fallback on any CPU and the oracle the
    SIMD kernels are tested against. Same contract, both kinds. */
 
+/* >>fp16: IEEE binary16 <-> fp32 in plain C, bit for bit what F16C's vcvtps2ph (round to
+   nearest even) and vcvtph2ps compute: fp32 -> fp16 rounds to nearest even, overflows to
+   infinity, keeps subnormals, quiets NaNs (keeping the payload's top bits); fp16 -> fp32 is
+   exact. */
+LUTHIER__INLINE uint16_t luthier__f32_to_f16(float f) {
+    uint32_t x, ax, sign, m, q, rem, half;
+    int shift;
+    memcpy(&x, &f, sizeof x);
+    sign = (x >> 16) & 0x8000u;
+    ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu)); /* NaN */
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);  /* past 65520: infinity */
+    if (ax >= 0x38800000u) { /* normal: rebias the exponent, round 23 mantissa bits to 10 */
+        q = ax - 0x38000000u;
+        return (uint16_t)(sign | ((q + 0xfffu + ((q >> 13) & 1u)) >> 13));
+    }
+    if (ax <= 0x33000000u) return (uint16_t)sign; /* at most 2^-25: rounds to zero */
+    m = (ax & 0x7fffffu) | 0x800000u;             /* subnormal result: units of 2^-24 */
+    shift = 126 - (int)(ax >> 23);
+    q = m >> shift;
+    rem = m & ((1u << shift) - 1u);
+    half = 1u << (shift - 1);
+    q += rem > half || (rem == half && (q & 1u));
+    return (uint16_t)(sign | q);
+}
+
+LUTHIER__INLINE float luthier__f16_to_f32(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    uint32_t x;
+    float f;
+    if (e == 0x1fu) x = sign | 0x7f800000u | (m ? 0x400000u | (m << 13) : 0u); /* inf, quiet NaN */
+    else if (e) x = sign | ((e + 112u) << 23) | (m << 13);
+    else {
+        f = (float)m * 5.9604644775390625e-8f; /* m * 2^-24, exact */
+        memcpy(&x, &f, sizeof x);
+        x |= sign;
+    }
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+/* Element kk*NR + j of a packed B panel holding fp32 (h = 0) or fp16 (h = 1). */
+LUTHIER__INLINE float luthier__packed_elem(const float *b, size_t i, int h) {
+    return h ? luthier__f16_to_f32(((const uint16_t *)(const void *)b)[i]) : b[i];
+}
+
 LUTHIER__INLINE void luthier__ukernel_scalar(const luthier_sgemm_ukernel_args *p, int mr, int nr,
-                                             int hybrid) {
+                                             int hybrid, int h) {
     float acc[LUTHIER__MAX_MR][16];
     const float *b = p->b;
+    size_t bi = 0;
     size_t i, j, s, kk;
     const size_t m = p->m, n = p->n;
     for (i = 0; i < (size_t)mr; i++)
@@ -145,17 +199,17 @@ LUTHIER__INLINE void luthier__ukernel_scalar(const luthier_sgemm_ukernel_args *p
     if (hybrid) {
         for (s = 0; s < p->ks; s++) {
             const float *const *rows = p->a_rows + s * (size_t)mr;
-            for (kk = 0; kk < p->k; kk++, b += nr)
+            for (kk = 0; kk < p->k; kk++, bi += nr)
                 for (i = 0; i < m; i++) {
                     const float av = rows[i][kk];
-                    for (j = 0; j < (size_t)nr; j++) acc[i][j] += av * b[j];
+                    for (j = 0; j < (size_t)nr; j++) acc[i][j] += av * luthier__packed_elem(b, bi + j, h);
                 }
         }
     } else {
         const float *a = p->a;
-        for (kk = 0; kk < p->k; kk++, a += mr, b += nr)
+        for (kk = 0; kk < p->k; kk++, a += mr, bi += nr)
             for (i = 0; i < (size_t)mr; i++)
-                for (j = 0; j < (size_t)nr; j++) acc[i][j] += a[i] * b[j];
+                for (j = 0; j < (size_t)nr; j++) acc[i][j] += a[i] * luthier__packed_elem(b, bi + j, h);
     }
     for (i = 0; i < m; i++)
         for (j = 0; j < n; j++) {
@@ -169,15 +223,19 @@ LUTHIER__INLINE void luthier__ukernel_scalar(const luthier_sgemm_ukernel_args *p
 }
 
 LUTHIER_PRIVATE void luthier_sgemm_ukernel_4x4__scalar(const luthier_sgemm_ukernel_args *p) {
-    luthier__ukernel_scalar(p, 4, 4, 0);
+    luthier__ukernel_scalar(p, 4, 4, 0, 0);
 }
 LUTHIER_PRIVATE void luthier_sgemm_ukernel_4x4__scalar_hybrid(const luthier_sgemm_ukernel_args *p) {
-    luthier__ukernel_scalar(p, 4, 4, 1);
+    luthier__ukernel_scalar(p, 4, 4, 1, 0);
+}
+LUTHIER_PRIVATE void luthier_sgemm_ukernel_4x4__scalar_hybrid_f16w(const luthier_sgemm_ukernel_args *p) {
+    luthier__ukernel_scalar(p, 4, 4, 1, 1);
 }
 
 #define LUTHIER__UKERNELS_SCALAR(X)                                                   \
     X(4x4__scalar, "scalar", 4, 4, 1, LUTHIER_KERNEL_INTERLEAVED, 0)                  \
     X(4x4__scalar_hybrid, "scalar", 4, 4, 1, LUTHIER_KERNEL_HYBRID, 0)
+#define LUTHIER__UKERNELS_F16W_SCALAR(X) X(4x4__scalar_hybrid_f16w, "scalar", 4, 4, 1, LUTHIER_KERNEL_HYBRID, 0)
 
 /* >>registry ===================================================================================
    One X-macro row per kernel: X(short name, isa, MR, NR, K unroll, kind, required features).
@@ -186,52 +244,42 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_4x4__scalar_hybrid(const luthier_sgem
    and the benchmarks all iterate over this one table. */
 #define LUTHIER__UKERNELS(X) LUTHIER__UKERNELS_X86(X) LUTHIER__UKERNELS_NEON(X) LUTHIER__UKERNELS_SCALAR(X)
 
-typedef struct luthier__ukernel_entry {
+/* The entry type of every kernel table (one per luthier_kernel_family; the int8 table is in
+   luthier_int8.h): a row of one X-macro list each. fn for the fp32-activation families (F32,
+   F16W), qfn for INT8; a_s8 is int8's A encoding (1 = A ^ 0x80). */
+typedef struct luthier__kernel_entry {
     const char *name;
     const char *isa;
-    int mr, nr, k_unroll;
+    int mr, nr, k_unroll; /* int8: k_unroll = the K group */
     luthier_kernel_kind kind;
+    luthier_kernel_family family;
+    int b_bytes; /* bytes per element of packed B: 4 (F32), 2 (F16W), 1 (INT8) */
+    int a_s8;
     unsigned required_cpu_features;
     luthier_sgemm_ukernel_fn fn;
-} luthier__ukernel_entry;
+    luthier_qgemm_ukernel_fn qfn;
+} luthier__kernel_entry;
 
-static const luthier__ukernel_entry luthier__ukernels[] = {
-#define LUTHIER__X(sname, isa, mr, nr, ku, kind, feat) \
-    {"luthier_sgemm_ukernel_" #sname, isa, mr, nr, ku, kind, feat, luthier_sgemm_ukernel_##sname},
-    LUTHIER__UKERNELS(LUTHIER__X)
-#undef LUTHIER__X
-};
+#define LUTHIER__SROW(sname, isa, mr, nr, ku, kind, feat)                                              \
+    {"luthier_sgemm_ukernel_" #sname, isa, mr, nr, ku, kind, LUTHIER_KERNELS_F32, 4, 0, feat, luthier_sgemm_ukernel_##sname, \
+     NULL},
+#define LUTHIER__HROW(sname, isa, mr, nr, ku, kind, feat)                                              \
+    {"luthier_sgemm_ukernel_" #sname, isa, mr, nr, ku, kind, LUTHIER_KERNELS_F16W, 2, 0, feat,             \
+     luthier_sgemm_ukernel_##sname, NULL},
+static const luthier__kernel_entry luthier__ukernels[] = {LUTHIER__UKERNELS(LUTHIER__SROW)};
 #define LUTHIER__NUM_UKERNELS ((int)(sizeof luthier__ukernels / sizeof luthier__ukernels[0]))
 
-LUTHIER_API int luthier_kernel_count(void) { return LUTHIER__NUM_UKERNELS; }
+/* The F16W family: hybrid kernels only (what dense layers run); the scalar row runs anywhere. */
+#define LUTHIER__UKERNELS_F16W(X) LUTHIER__UKERNELS_F16W_X86(X) LUTHIER__UKERNELS_F16W_SCALAR(X)
+static const luthier__kernel_entry luthier__hkernels[] = {LUTHIER__UKERNELS_F16W(LUTHIER__HROW)};
+#define LUTHIER__NUM_HKERNELS ((int)(sizeof luthier__hkernels / sizeof luthier__hkernels[0]))
 
-LUTHIER_API luthier_status luthier_kernel_get(int index, luthier_kernel_info *out) {
-    const luthier__ukernel_entry *e;
-    if (!out || index < 0 || index >= LUTHIER__NUM_UKERNELS) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    e = &luthier__ukernels[index];
-    out->name = e->name;
-    out->isa = e->isa;
-    out->mr = e->mr;
-    out->nr = e->nr;
-    out->k_unroll = e->k_unroll;
-    out->kind = e->kind;
-    out->required_cpu_features = e->required_cpu_features;
-    out->available = (luthier_cpu_features() & e->required_cpu_features) == e->required_cpu_features;
-    return LUTHIER_STATUS_OK;
-}
+/* The row of any family with this full name (or short name: the first family's that has it),
+   NULL if none (>>impl-kernel-families). */
+LUTHIER_PRIVATE const luthier__kernel_entry *luthier__kernel_named(const char *name);
 
-LUTHIER_API luthier_status luthier_kernel_find(const char *name, int *index) {
-    static const char prefix[] = "luthier_sgemm_ukernel_";
-    int i;
-    if (!name || !index) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    for (i = 0; i < LUTHIER__NUM_UKERNELS; i++) {
-        const char *full = luthier__ukernels[i].name;
-        if (strcmp(name, full) == 0 || strcmp(name, full + sizeof prefix - 1) == 0) {
-            *index = i;
-            return LUTHIER_STATUS_OK;
-        }
-    }
-    return LUTHIER_STATUS_NOT_FOUND;
+LUTHIER__INLINE int luthier__kernel_runs(const luthier__kernel_entry *e, unsigned features) {
+    return (e->required_cpu_features & features) == e->required_cpu_features;
 }
 
 /* >>select: the default kernel is the first row of the table this CPU can run. */
@@ -255,29 +303,59 @@ LUTHIER__INLINE int64_t luthier__max_i64(int64_t a, int64_t b) { return a > b ? 
 typedef struct luthier__packed_b_layout {
     size_t nr, k, n;
     size_t panels;       /* ceil(n / nr) */
-    size_t panel_stride; /* floats per panel: k * nr */
+    size_t panel_stride; /* elements per panel: k * nr */
+    size_t elem;         /* bytes per element: 4 (fp32), 2 (fp16: the F16W kernels) */
     size_t bytes;
 } luthier__packed_b_layout;
 
-/* Returns 0 when the packed size overflows size_t. */
-LUTHIER_PRIVATE int luthier__packed_b_layout_init(luthier__packed_b_layout *l, size_t nr, size_t k,
-                                                  size_t n) {
+/* Returns 0 when the packed size overflows size_t. elem: 4 or 2. */
+LUTHIER_PRIVATE int luthier__packed_b_layout_init_elem(luthier__packed_b_layout *l, size_t nr, size_t k,
+                                                       size_t n, size_t elem) {
     l->nr = nr;
     l->k = k;
     l->n = n;
+    l->elem = elem;
     l->panels = luthier__div_up(n, nr);
     if (k && nr > SIZE_MAX / k) return 0;
     l->panel_stride = k * nr;
-    if (l->panels && l->panel_stride > SIZE_MAX / sizeof(float) / l->panels) return 0;
-    l->bytes = l->panels * l->panel_stride * sizeof(float);
+    if (l->panels && l->panel_stride > SIZE_MAX / elem / l->panels) return 0;
+    l->bytes = l->panels * l->panel_stride * elem;
     return 1;
 }
 
+LUTHIER_PRIVATE int luthier__packed_b_layout_init(luthier__packed_b_layout *l, size_t nr, size_t k, size_t n) {
+    return luthier__packed_b_layout_init_elem(l, nr, k, n, sizeof(float));
+}
+
+/* Packed B (layout l, base b) at panel `panel`, step kk of that panel. */
+LUTHIER__INLINE const float *luthier__packed_at(const void *b, const luthier__packed_b_layout *l, size_t panel,
+                                                size_t kk) {
+    return (const float *)(const void *)((const char *)b + (panel * l->panel_stride + kk * l->nr) * l->elem);
+}
+
+/* Stores v as element i of a packed buffer of fp32 (elem 4) or fp16 (elem 2). */
+LUTHIER__INLINE void luthier__packed_store(void *dst, size_t i, float v, size_t elem) {
+    if (elem == 2) ((uint16_t *)dst)[i] = luthier__f32_to_f16(v);
+    else ((float *)dst)[i] = v;
+}
+
 /* Packs panels [p0, p1) of B (k x n row-major with stride ldb, or n x k when trans). */
+/* Packs panels [p0, p1) of B (k x n row-major with stride ldb, or n x k when trans) in the
+   layout's element type (fp16: rounded to nearest even). */
 LUTHIER_PRIVATE void luthier__pack_b(const luthier__packed_b_layout *l, const float *b, size_t ldb,
                                      int trans, float *dst, size_t p0, size_t p1) {
     size_t p, kk, j;
-    const size_t nr = l->nr;
+    const size_t nr = l->nr, e = l->elem;
+    if (e != sizeof(float)) {
+        for (p = p0; p < p1; p++) {
+            void *d = (char *)dst + p * l->panel_stride * e;
+            const size_t j0 = p * nr, nv = luthier__min_sz(nr, l->n - j0);
+            for (kk = 0; kk < l->k; kk++)
+                for (j = 0; j < nr; j++)
+                    luthier__packed_store(d, kk * nr + j, j >= nv ? 0.0f : trans ? b[(j0 + j) * ldb + kk] : b[kk * ldb + j0 + j], e);
+        }
+        return;
+    }
     for (p = p0; p < p1; p++) {
         float *d = dst + p * l->panel_stride;
         const size_t j0 = p * nr, nv = luthier__min_sz(nr, l->n - j0);
@@ -332,7 +410,7 @@ typedef struct luthier__gemm_blocking {
 
 /* Kernels that honour luthier_sgemm_ukernel_args.prefetch: the x86 hybrid ones (the NEON and
    scalar kernels ignore it, and their drivers keep the larger B blocks). */
-LUTHIER_PRIVATE int luthier__ukernel_prefetches(const luthier__ukernel_entry *uk) {
+LUTHIER_PRIVATE int luthier__ukernel_prefetches(const luthier__kernel_entry *uk) {
     return uk->kind == LUTHIER_KERNEL_HYBRID && (!strcmp(uk->isa, "avx512") || !strcmp(uk->isa, "avx2"));
 }
 
@@ -357,7 +435,7 @@ LUTHIER_PRIVATE size_t luthier__balanced_block(size_t total, size_t cap, size_t 
      lives in the last-level cache;
    - hybrid (ACL): the MR x KC tile of A, read in place, stays in L1 while the B micro-panels of
      a KC x NC block (in L2) stream past it; there is no A block (nothing is packed). */
-LUTHIER_PRIVATE luthier__gemm_blocking luthier__gemm_blocking_for(const luthier__ukernel_entry *uk,
+LUTHIER_PRIVATE luthier__gemm_blocking luthier__gemm_blocking_for(const luthier__kernel_entry *uk,
                                                                   const luthier_cache_info *ci,
                                                                   const luthier__gemm_blocking *ov,
                                                                   size_t m, size_t n, size_t k) {
@@ -445,9 +523,9 @@ LUTHIER_PRIVATE void luthier__prefetch_plan_init(luthier__prefetch_plan *p, cons
         p->size = on ? p->chunk * r->panels : 0;
     } else {
         on = blk->prefetch && n0 < nhi;
-        p->b = on ? (const char *)(b + (n0 / nr) * g->b_layout->panel_stride + k_off * nr) : NULL;
-        p->panel_stride = g->b_layout->panel_stride * sizeof(float);
-        p->chunk = steps * nr * sizeof(float);
+        p->b = on ? (const char *)luthier__packed_at(b, g->b_layout, n0 / nr, k_off) : NULL;
+        p->panel_stride = g->b_layout->panel_stride * g->b_layout->elem;
+        p->chunk = steps * nr * g->b_layout->elem;
         p->size = on ? p->chunk * luthier__div_up(luthier__min_sz(blk->nc, nhi - n0), nr) : 0;
     }
     p->pos = 0;
@@ -475,7 +553,7 @@ LUTHIER_PRIVATE void luthier__prefetch_give(luthier__prefetch_plan *p, luthier_s
     u->flags = (u->flags & ~(unsigned)LUTHIER_UKERNEL_PREFETCH_DENSE) | (u->prefetch ? p->flags : 0u);
 }
 
-LUTHIER_PRIVATE size_t luthier__gemm_workspace_bytes(const luthier__ukernel_entry *uk,
+LUTHIER_PRIVATE size_t luthier__gemm_workspace_bytes(const luthier__kernel_entry *uk,
                                                      const luthier__gemm_blocking *blk) {
     if (uk->kind != LUTHIER_KERNEL_INTERLEAVED) return 0;
     return blk->mc * blk->kc * sizeof(float);
@@ -502,7 +580,7 @@ LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__gemm_args *g, size_t m0, si
    [panel_begin, panel_end): the units the thread pool hands to clusters (tiles; panels when M
    fits one tile row). workspace: luthier__gemm_workspace_bytes() bytes, 64-byte aligned, one
    per thread. */
-LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
+LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
                                            const luthier__gemm_blocking *blk,
                                            const luthier__gemm_args *g, size_t tile_begin,
                                            size_t tile_end, size_t panel_begin, size_t panel_end,
@@ -551,7 +629,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
                         for (r = 0; r < u.m; r++) rows[r] = g->a + (i + r) * g->lda + k0;
                         for (j = n0; j < n0 + nb; j += nr) {
                             u.n = luthier__min_sz(nr, g->n - j);
-                            u.b = g->b + (j / nr) * g->b_layout->panel_stride + k0 * nr;
+                            u.b = luthier__packed_at(g->b, g->b_layout, j / nr, k0);
                             u.bias = seed_bias ? g->bias + j : NULL;
                             u.c = g->c + i * g->ldc + j;
                             luthier__prefetch_give(&pf, &u, i == m0);
@@ -564,7 +642,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
                 luthier__pack_a(g->a + i0 * g->lda + k0, g->lda, mb, kb, mr, pa);
                 for (j = n0; j < n0 + nb; j += nr) {
                     u.n = luthier__min_sz(nr, g->n - j);
-                    u.b = g->b + (j / nr) * g->b_layout->panel_stride + k0 * nr;
+                    u.b = luthier__packed_at(g->b, g->b_layout, j / nr, k0);
                     u.bias = seed_bias ? g->bias + j : NULL;
                     for (i = i0; i < i0 + mb; i += mr) {
                         u.m = luthier__min_sz(mr, m1 - i);
@@ -589,7 +667,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__ukernel_entry *uk,
    panels of an NC block while B's block of segments stays in L2. Without it, a 7x7x512 layer
    (ResNet-18 layer4: ks*k = 4608) re-read every 1.2 MB B panel from L3 for each tile.
    Tiles [tile_begin, tile_end) of g->m rows; ind covers those tiles from tile 0. */
-LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__ukernel_entry *uk,
+LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__kernel_entry *uk,
                                                     const luthier__gemm_blocking *blk,
                                                     const luthier__gemm_args *g, size_t ks,
                                                     const float *const *ind, size_t tile_begin,
@@ -627,7 +705,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__ukernel_entry
                 u.a_rows = ind + (i / mr) * ks * mr + s0 * mr;
                 for (j = n0; j < n0 + nb; j += nr) {
                     u.n = luthier__min_sz(nr, g->n - j);
-                    u.b = g->b + (j / nr) * g->b_layout->panel_stride + s0 * g->k * nr;
+                    u.b = luthier__packed_at(g->b, g->b_layout, j / nr, s0 * g->k);
                     u.bias = first && g->bias ? g->bias + j : NULL;
                     u.c = g->c + i * g->ldc + j;
                     luthier__prefetch_give(&pf, &u, i == m0);

@@ -778,6 +778,18 @@ typedef struct luthier_node_config {
 typedef struct luthier_plan luthier_plan;
 typedef struct luthier_calibration luthier_calibration; /* >>api-int8-plan */
 
+/* Precision of a plan's nodes (luthier_plan_desc.precision):
+   FP32  everything in fp32.
+   FP16  dense (fully connected) layers keep their weights in fp16, half the bytes that a
+         memory-bound GEMM (batch 1: every classifier head, every transformer decode step)
+         streams; the arithmetic stays fp32 (the F16W kernels: luthier_kernel_family), so the
+         only error is each weight's rounding to fp16 (relative 2^-11). Other nodes run fp32. */
+typedef enum luthier_precision {
+    LUTHIER_PRECISION_FP32 = 0,
+    LUTHIER_PRECISION_FP16,
+    LUTHIER_PRECISION_COUNT
+} luthier_precision;
+
 typedef struct luthier_plan_desc {
     /* Per-node configurations indexed by graph node (num_configs = luthier_graph_num_nodes, or
        0 for all defaults). Nodes that are fused away ignore theirs; a fused group runs with
@@ -805,6 +817,9 @@ typedef struct luthier_plan_desc {
     /* What AUTO picks for the nodes without a configuration (luthier_auto_policy):
        LUTHIER_AUTO_RULES (0) = the context's policy (luthier_context_desc.auto_policy). */
     luthier_auto_policy auto_policy;
+    /* The default precision of the nodes without a configuration (a configuration's kernel
+       names its own: an F16W kernel on a dense node is fp16 weights whatever this says). */
+    luthier_precision precision;
 } luthier_plan_desc;
 
 typedef struct luthier_plan_info {
@@ -3545,8 +3560,7 @@ LUTHIER_PRIVATE const void *luthier__own_const(luthier_plan *p, int v) {
     return d;
 }
 
-LUTHIER_PRIVATE size_t luthier__sgemm_ws(luthier_context *ctx, int kernel, size_t m, size_t n, size_t k) {
-    const luthier__ukernel_entry *uk = &luthier__ukernels[kernel];
+LUTHIER_PRIVATE size_t luthier__sgemm_ws(luthier_context *ctx, const luthier__kernel_entry *uk, size_t m, size_t n, size_t k) {
     luthier__gemm_blocking b = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, m, n, k);
     size_t ws = luthier__gemm_workspace_bytes(uk, &b);
     return (ws + LUTHIER__ALIGN - 1) / LUTHIER__ALIGN * LUTHIER__ALIGN * (size_t)ctx->pool->num_threads;
@@ -3604,12 +3618,31 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
     return LUTHIER_STATUS_OK;
 }
 
+/* The kernel of a dense node without a configuration: the context's for its n, or under
+   LUTHIER_PRECISION_FP16 the F16W kernel of the same ISA and tile (else the first one this
+   context runs with the least padding for n). */
+LUTHIER_PRIVATE const luthier__kernel_entry *luthier__dense_default_kernel(luthier_context *ctx, size_t n,
+                                                                         luthier_precision prec) {
+    const luthier__kernel_entry *uk = &luthier__ukernels[luthier__kernel_for_n(ctx, n)], *best = NULL;
+    int i;
+    if (prec != LUTHIER_PRECISION_FP16) return uk;
+    for (i = 0; i < LUTHIER__NUM_HKERNELS; i++) {
+        const luthier__kernel_entry *e = &luthier__hkernels[i];
+        if (!luthier__kernel_runs(e, ctx->cpu_features)) continue;
+        if (!strcmp(e->isa, uk->isa) && e->mr == uk->mr && e->nr == uk->nr) return e;
+        if (!best || luthier__nr_waste(e->nr, n) < luthier__nr_waste(best->nr, n)) best = e;
+    }
+    return best ? best : uk;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const luthier_graph *g, luthier_plan *p,
-                                                   luthier__pstep *st, const luthier__gnode *gn, int fallback) {
+                                                   luthier__pstep *st, const luthier__gnode *gn, int fallback,
+                                                   luthier_precision prec) {
     const luthier__gtensor *x = &g->tensors[gn->inputs[0]], *w = &g->tensors[gn->inputs[1]];
+    const luthier__kernel_entry *uk = NULL;
     luthier_sgemm_desc sd;
     luthier_status s;
-    int ok, attempt, kernel = 0;
+    int ok, attempt;
     memset(&sd, 0, sizeof sd);
     sd.n = gn->d.attr.dense.trans_b ? w->shape[1] : w->shape[0];
     sd.k = gn->d.attr.dense.trans_b ? w->shape[0] : w->shape[1];
@@ -3617,13 +3650,13 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
     sd.trans_b = !gn->d.attr.dense.trans_b;
     for (attempt = 0; attempt < 2; attempt++) {
         s = LUTHIER_STATUS_OK;
-        if (attempt == 0 && st->cfg.kernel[0]) s = luthier__resolve_kernel(ctx, st->cfg.kernel, &kernel);
-        else kernel = luthier__kernel_for_n(ctx, (size_t)sd.n);
+        if (attempt == 0 && st->cfg.kernel[0]) s = luthier__resolve_sgemm_kernel(ctx, st->cfg.kernel, &uk);
+        else uk = luthier__dense_default_kernel(ctx, (size_t)sd.n, prec);
         if (s == LUTHIER_STATUS_OK && attempt == 0 && st->cfg.num_ratios && st->cfg.num_ratios != p->num_clusters)
             s = luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%d ratios given for %d clusters",
                               st->cfg.num_ratios, p->num_clusters);
         if (s == LUTHIER_STATUS_OK) {
-            sd.kernel = luthier__ukernels[kernel].name;
+            sd.kernel = uk->name;
             s = luthier_sgemm_pack_b(ctx, &sd, (const float *)w->data, &st->pb);
         }
         if (s == LUTHIER_STATUS_OK) break;
@@ -3635,7 +3668,8 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
         luthier__plan_fallback(ctx, p, gn->name);
         memset(&st->cfg, 0, sizeof st->cfg);
     }
-    st->kernel = luthier__ukernels[kernel].name;
+    st->kernel = uk->name;
+    st->bytes -= (double)sd.n * (double)sd.k * (double)(sizeof(float) - (size_t)uk->b_bytes); /* fp16 weights */
     p->weights_bytes += luthier_packed_b_bytes(st->pb);
     if (gn->d.num_inputs > 2 && gn->inputs[2] >= 0) {
         float *b = (float *)luthier__plan_blob(p, sizeof(float) * (size_t)sd.n);
@@ -3645,7 +3679,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
         p->weights_bytes += sizeof(float) * (size_t)sd.n;
     }
     {
-        size_t ws = luthier__sgemm_ws(ctx, kernel, (size_t)sd.m, (size_t)sd.n, (size_t)sd.k);
+        size_t ws = luthier__sgemm_ws(ctx, uk, (size_t)sd.m, (size_t)sd.n, (size_t)sd.k);
         if (p->workspace_bytes < ws) p->workspace_bytes = ws;
     }
     return LUTHIER_STATUS_OK;
@@ -4045,9 +4079,8 @@ LUTHIER_PRIVATE int luthier__record_parse(char *line, char **fp, char **sig, lut
     if (a == (int)LUTHIER_CONV_ALGORITHM_COUNT && strcmp(field[2], "-") != 0) return 0;
     cfg->algorithm = a == (int)LUTHIER_CONV_ALGORITHM_COUNT ? LUTHIER_CONV_AUTO : (luthier_conv_algorithm)a;
     if (strcmp(field[3], "-") != 0) {
-        int idx;
         if (strlen(field[3]) >= sizeof cfg->kernel ||
-            (luthier_kernel_find(field[3], &idx) != LUTHIER_STATUS_OK && luthier_qkernel_find(field[3], &idx) != LUTHIER_STATUS_OK))
+            !luthier__kernel_named(field[3]))
             return 0;
         snprintf(cfg->kernel, sizeof cfg->kernel, "%s", field[3]);
     }
@@ -4229,7 +4262,7 @@ LUTHIER_PRIVATE luthier_status luthier__lower_conv2d(luthier__planner *pl, luthi
 }
 
 LUTHIER_PRIVATE luthier_status luthier__lower_dense(luthier__planner *pl, luthier__pstep *st, int ni) {
-    return luthier__plan_dense(pl->ctx, pl->g, pl->p, st, &pl->g->nodes[ni], pl->pd.fallback_invalid);
+    return luthier__plan_dense(pl->ctx, pl->g, pl->p, st, &pl->g->nodes[ni], pl->pd.fallback_invalid, pl->pd.precision);
 }
 
 /* A batch norm left alone (no convolution to fold into): a per-channel scale and shift. */
@@ -4401,9 +4434,9 @@ LUTHIER_PRIVATE luthier_status luthier__lower_rnn(luthier__planner *pl, luthier_
         if (!luthier__rnn_pack(pl->p, rp, d, (const float *)g->tensors[gn->inputs[1]].data,
                                (const float *)g->tensors[gn->inputs[2]].data, b, peep))
             return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
-    gemm = luthier__max_sz(luthier__sgemm_ws(ctx, rp->kernel, rp->seq * rp->batch, GH, rp->input),
-                           luthier__sgemm_ws(ctx, rp->kernel, rp->batch, n1, H));
-    if (rp->rl2.bytes) gemm = luthier__max_sz(gemm, luthier__sgemm_ws(ctx, rp->kernel, rp->batch, H, H));
+    gemm = luthier__max_sz(luthier__sgemm_ws(ctx, &luthier__ukernels[rp->kernel], rp->seq * rp->batch, GH, rp->input),
+                           luthier__sgemm_ws(ctx, &luthier__ukernels[rp->kernel], rp->batch, n1, H));
+    if (rp->rl2.bytes) gemm = luthier__max_sz(gemm, luthier__sgemm_ws(ctx, &luthier__ukernels[rp->kernel], rp->batch, H, H));
     k = sizeof(float) * rp->batch * H;
     rp->off_xw = luthier__align_up(gemm);
     rp->off_h = rp->off_xw + luthier__align_up(sizeof(float) * rp->seq * rp->batch * GH);
@@ -4449,7 +4482,7 @@ LUTHIER_PRIVATE luthier_status luthier__lower_matmul(luthier__planner *pl, luthi
         luthier__pack_b(&st->bl, (const float *)b->data, gn->d.attr.matmul.trans_b ? kk : n, gn->d.attr.matmul.trans_b != 0, st->packed, 0, st->bl.panels);
         p->weights_bytes += st->bl.bytes;
     }
-    ws = luthier__sgemm_ws(ctx, st->kernel_index, m, n, kk);
+    ws = luthier__sgemm_ws(ctx, &luthier__ukernels[st->kernel_index], m, n, kk);
     if (p->workspace_bytes < ws) p->workspace_bytes = ws;
     return LUTHIER_STATUS_OK;
 }
@@ -4533,7 +4566,7 @@ LUTHIER_PRIVATE luthier_status luthier__lower_conv_transpose(luthier__planner *p
     if (gn->d.num_inputs > 2 && gn->inputs[2] >= 0 && !(st->bias = (const float *)luthier__own_const(pl->p, gn->inputs[2])))
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
     st->aux = cp;
-    ws = luthier__sgemm_ws(ctx, st->kernel_index, cp->rows * xw, cp->ncols, cing);
+    ws = luthier__sgemm_ws(ctx, &luthier__ukernels[st->kernel_index], cp->rows * xw, cp->ncols, cing);
     if (pl->p->workspace_bytes < ws) pl->p->workspace_bytes = ws;
     return LUTHIER_STATUS_OK;
 }
@@ -4910,6 +4943,10 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
                                                const luthier_plan_desc *desc, luthier_plan **out) {
     luthier_auto_policy saved;
     luthier_status s;
+    if (ctx && desc && (unsigned)desc->precision >= (unsigned)LUTHIER_PRECISION_COUNT) {
+        if (out) *out = NULL;
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: unknown precision %d", (int)desc->precision);
+    }
     if (!ctx || !desc || desc->auto_policy == LUTHIER_AUTO_RULES) return luthier__plan_create_ex(ctx, g, desc, 0, out);
     if ((unsigned)desc->auto_policy >= (unsigned)LUTHIER_AUTO_POLICY_COUNT)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: unknown auto_policy %d", (int)desc->auto_policy);
@@ -4986,9 +5023,8 @@ LUTHIER_PRIVATE luthier__isa luthier__step_isa(const luthier_plan *p, const luth
     if (st->kind != LUTHIER__STEP_NODE || st->q) return luthier__op_u8_isa(f); /* (de)quantize, int8 add, pools */
     if (st->conv) return luthier__conv_isa(st->conv, f);
     if (st->kernel && st->kernel[0]) { /* dense, matmul */
-        int k;
-        return luthier_kernel_find(st->kernel, &k) == LUTHIER_STATUS_OK ? luthier__isa_of(luthier__ukernels[k].isa)
-                                                                        : LUTHIER__ISA_SCALAR;
+        const luthier__kernel_entry *e = luthier__kernel_named(st->kernel);
+        return e ? luthier__isa_of(e->isa) : LUTHIER__ISA_SCALAR;
     }
     run = luthier__ops[st->d.op].run;
     for (i = 0; i < sizeof luthier__run_isas / sizeof luthier__run_isas[0]; i++)
@@ -5281,7 +5317,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_matmul(const luthier__run_args *arg)
         }
         if (!st->b_prepacked)
             luthier__pack_b(&st->bl, bp + boff * k * n, (size_t)sd.ldb, sd.trans_b != 0, st->packed, 0, st->bl.panels);
-        if ((s = luthier__run(ctx, &sd, st->kernel_index, xp + aoff * m * k, &st->bl, st->packed, op + bi * m * n)) !=
+        if ((s = luthier__run(ctx, &sd, &luthier__ukernels[st->kernel_index], xp + aoff * m * k, &st->bl, st->packed, op + bi * m * n)) !=
             LUTHIER_STATUS_OK)
             return s;
     }
@@ -5319,7 +5355,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_conv_transpose(const luthier__run_ar
         j.first = r0 == 0;
         sd.m = (int64_t)((j.r1 - r0) * j.w);
         for (g = 0; g < groups; g++)
-            if ((s = luthier__run(ctx, &sd, st->kernel_index, xp + r0 * j.w * cin + g * cing, &st->bl,
+            if ((s = luthier__run(ctx, &sd, &luthier__ukernels[st->kernel_index], xp + r0 * j.w * cin + g * cing, &st->bl,
                                   st->packed + g * cp->group_floats, cp->cols + g * cp->ncols)) != LUTHIER_STATUS_OK)
                 return s;
         if ((s = luthier__op_col2im_nhwc(ctx, &cfg, &j)) != LUTHIER_STATUS_OK) return s;
@@ -5726,7 +5762,7 @@ LUTHIER_PRIVATE luthier_status luthier__rnn_direction(luthier_context *ctx, cons
     memset(&sd, 0, sizeof sd);
     sd.m = (int64_t)(S * B), sd.n = (int64_t)GH, sd.k = (int64_t)rp->input, sd.lda = sd.k, sd.ldc = sd.n;
     sd.bias = rp->bias[dir];
-    if ((s = luthier__run(ctx, &sd, rp->kernel, x, &rp->wl, rp->w[dir], xw)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__run(ctx, &sd, &luthier__ukernels[rp->kernel], x, &rp->wl, rp->w[dir], xw)) != LUTHIER_STATUS_OK) return s;
     for (bi = 0; bi < B; bi++) {
         if (h0) memcpy(h + bi * H, h0 + soff + bi * sstride, sizeof(float) * H);
         else memset(h + bi * H, 0, sizeof(float) * H);
@@ -5745,12 +5781,12 @@ LUTHIER_PRIVATE luthier_status luthier__rnn_direction(luthier_context *ctx, cons
         j.g = xw + (a->layout ? ti * GH : ti * B * GH);
         j.y = outs[0] + (a->layout ? (ti * D + (size_t)dir) * H : (ti * D + (size_t)dir) * B * H);
         rd.n = (int64_t)(rp->lbr ? GH : rp->rl.n), rd.ldc = (int64_t)(rp->lbr ? GH : j.gs), rd.accumulate = !rp->lbr;
-        if ((s = luthier__run_ex(ctx, &rd, rp->kernel, h, &rp->rl, rp->r[dir], rp->lbr ? t : j.g, serial)) != LUTHIER_STATUS_OK ||
+        if ((s = luthier__run_ex(ctx, &rd, &luthier__ukernels[rp->kernel], h, &rp->rl, rp->r[dir], rp->lbr ? t : j.g, serial)) != LUTHIER_STATUS_OK ||
             (s = luthier__op_rnn_cell(ctx, cfg, &j, B)) != LUTHIER_STATUS_OK)
             return s;
         if (j.kind == LUTHIER__RNN_CELL_GRU_ZR) { /* the candidate: (r h) R_h^T into g_h */
             rd.n = (int64_t)H;
-            if ((s = luthier__run_ex(ctx, &rd, rp->kernel, t, &rp->rl2, rp->r2[dir], j.g + 2 * H, serial)) != LUTHIER_STATUS_OK)
+            if ((s = luthier__run_ex(ctx, &rd, &luthier__ukernels[rp->kernel], t, &rp->rl2, rp->r2[dir], j.g + 2 * H, serial)) != LUTHIER_STATUS_OK)
                 return s;
             j.kind = LUTHIER__RNN_CELL_GRU_H;
             s = luthier__op_rnn_cell(ctx, cfg, &j, B);

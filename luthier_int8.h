@@ -117,7 +117,8 @@ LUTHIER_API luthier_status luthier_qgemm_packed(luthier_context *ctx,
 LUTHIER_API void luthier_qpacked_b_destroy(luthier_qpacked_b *b); /* NULL is a no-op */
 LUTHIER_API size_t luthier_qpacked_b_bytes(const luthier_qpacked_b *b);
 
-/* The int8 kernel registry (luthier_kernel_info: k_unroll = the K group, kind = how A is read). */
+/* The int8 kernel registry: luthier_kernels_* for LUTHIER_KERNELS_INT8 (k_unroll = the K group,
+   kind = how A is read). */
 LUTHIER_API int luthier_qkernel_count(void);
 LUTHIER_API luthier_status luthier_qkernel_get(int index, luthier_kernel_info *out);
 /* Full name ("luthier_qgemm_ukernel_6x64__avx512vnni") or short ("6x64__avx512vnni"). */
@@ -468,8 +469,8 @@ LUTHIER__INLINE uint32_t luthier__load_tail_u32(const uint8_t *p, size_t rem) {
       LUTHIER_CPU_AVX2_FMA | LUTHIER_CPU_AVXVNNI)                                                  \
     X(4x16__avx2, "avx2", 4, 16, 2, LUTHIER_KERNEL_HYBRID, 0, LUTHIER_CPU_AVX2_FMA)
 
-#define LUTHIER__TARGET_Q512 __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,fma")))
-#define LUTHIER__TARGET_QVNNI256 __attribute__((target("avxvnni,avx2,fma")))
+#define LUTHIER__TARGET_Q512 __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,fma,f16c")))
+#define LUTHIER__TARGET_QVNNI256 __attribute__((target("avxvnni,avx2,fma,f16c")))
 #define LUTHIER__QINLINE static inline __attribute__((always_inline))
 /* groups of 4 k steps ahead at which the few-row (memory-bound) tiles prefetch packed B */
 #define LUTHIER__QB_PREFETCH 16
@@ -1094,65 +1095,17 @@ LUTHIER_PRIVATE void luthier_qgemm_ukernel_8x8__neon_hybrid(const luthier_qgemm_
    padding); 8x48 was 10 % slower and is not built. */
 #define LUTHIER__QUKERNELS(X) LUTHIER__QUKERNELS_X86(X) LUTHIER__QUKERNELS_NEON(X) LUTHIER__QUKERNELS_SCALAR(X)
 
-typedef struct luthier__qkernel_entry {
-    const char *name;
-    const char *isa;
-    int mr, nr, kg;
-    luthier_kernel_kind kind;
-    int a_s8; /* A encoding: 1 = A ^ 0x80 (int8) */
-    unsigned required_cpu_features;
-    luthier_qgemm_ukernel_fn fn;
-} luthier__qkernel_entry;
-
-static const luthier__qkernel_entry luthier__qkernels[] = {
-#define LUTHIER__X(sname, isa, mr, nr, kg, kind, as8, feat) \
-    {"luthier_qgemm_ukernel_" #sname, isa, mr, nr, kg, kind, as8, feat, luthier_qgemm_ukernel_##sname},
-    LUTHIER__QUKERNELS(LUTHIER__X)
-#undef LUTHIER__X
-};
+#define LUTHIER__QROW(sname, isa, mr, nr, kg, kind, as8, feat) \
+    {"luthier_qgemm_ukernel_" #sname, isa, mr, nr, kg, kind, LUTHIER_KERNELS_INT8, 1, as8, feat, NULL, luthier_qgemm_ukernel_##sname},
+static const luthier__kernel_entry luthier__qkernels[] = {LUTHIER__QUKERNELS(LUTHIER__QROW)};
 #define LUTHIER__NUM_QKERNELS ((int)(sizeof luthier__qkernels / sizeof luthier__qkernels[0]))
-
-LUTHIER_API int luthier_qkernel_count(void) { return LUTHIER__NUM_QKERNELS; }
-
-LUTHIER_API luthier_status luthier_qkernel_get(int index, luthier_kernel_info *out) {
-    const luthier__qkernel_entry *e;
-    if (!out || index < 0 || index >= LUTHIER__NUM_QKERNELS) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    e = &luthier__qkernels[index];
-    out->name = e->name;
-    out->isa = e->isa;
-    out->mr = e->mr;
-    out->nr = e->nr;
-    out->k_unroll = e->kg;
-    out->kind = e->kind;
-    out->required_cpu_features = e->required_cpu_features;
-    out->available = (luthier_cpu_features() & e->required_cpu_features) == e->required_cpu_features;
-    return LUTHIER_STATUS_OK;
-}
-
-LUTHIER_API luthier_status luthier_qkernel_find(const char *name, int *index) {
-    static const char prefix[] = "luthier_qgemm_ukernel_";
-    int i;
-    if (!name || !index) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    for (i = 0; i < LUTHIER__NUM_QKERNELS; i++) {
-        const char *full = luthier__qkernels[i].name;
-        if (strcmp(name, full) == 0 || strcmp(name, full + sizeof prefix - 1) == 0) {
-            *index = i;
-            return LUTHIER_STATUS_OK;
-        }
-    }
-    return LUTHIER_STATUS_NOT_FOUND;
-}
-
-LUTHIER_PRIVATE int luthier__qkernel_runs(const luthier__qkernel_entry *e, unsigned features) {
-    return (e->required_cpu_features & features) == e->required_cpu_features;
-}
 
 LUTHIER_PRIVATE luthier_status luthier__qresolve(luthier_context *ctx, const char *name, int *index) {
     int i;
     if (luthier_qkernel_find(name, &i) != LUTHIER_STATUS_OK)
         return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND,
                              "no int8 microkernel named '%s' (luthier_qkernel_get lists them)", name);
-    if (!luthier__qkernel_runs(&luthier__qkernels[i], ctx->cpu_features))
+    if (!luthier__kernel_runs(&luthier__qkernels[i], ctx->cpu_features))
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
                              "int8 microkernel '%s' needs CPU features this CPU (or context) lacks",
                              luthier__qkernels[i].name);
@@ -1166,12 +1119,12 @@ LUTHIER_PRIVATE luthier_status luthier__qresolve(luthier_context *ctx, const cha
 LUTHIER_PRIVATE int luthier__qkernel_default(const luthier_context *ctx, size_t n) {
     int i, best = -1;
     for (i = 0; i < LUTHIER__NUM_QKERNELS && best < 0; i++)
-        if (luthier__qkernel_runs(&luthier__qkernels[i], ctx->cpu_features)) best = i;
+        if (luthier__kernel_runs(&luthier__qkernels[i], ctx->cpu_features)) best = i;
     if (best < 0) return LUTHIER__NUM_QKERNELS - 1;
     if (luthier__nr_waste(luthier__qkernels[best].nr, n) <= 0.25) return best;
     for (i = best + 1; i < LUTHIER__NUM_QKERNELS; i++) {
-        const luthier__qkernel_entry *e = &luthier__qkernels[i];
-        if (strcmp(e->isa, luthier__qkernels[best].isa) == 0 && luthier__qkernel_runs(e, ctx->cpu_features) &&
+        const luthier__kernel_entry *e = &luthier__qkernels[i];
+        if (strcmp(e->isa, luthier__qkernels[best].isa) == 0 && luthier__kernel_runs(e, ctx->cpu_features) &&
             luthier__nr_waste(e->nr, n) < luthier__nr_waste(luthier__qkernels[best].nr, n))
             best = i;
     }
@@ -1266,7 +1219,7 @@ typedef struct luthier__qgemm_job {
     const luthier__qpack_layout *bl;
     const int8_t *bdata;
     const int32_t *comp;
-    const luthier__qkernel_entry *uk[LUTHIER_MAX_CLUSTERS];
+    const luthier__kernel_entry *uk[LUTHIER_MAX_CLUSTERS];
     size_t mc, nc, tiles, panels;
     int by_panels;
     unsigned char *ws;
@@ -1275,7 +1228,7 @@ typedef struct luthier__qgemm_job {
     float bscale[LUTHIER__QMAX_NR];
 } luthier__qgemm_job;
 
-LUTHIER_PRIVATE void luthier__qgemm_compute(const luthier__qgemm_job *job, const luthier__qkernel_entry *uk,
+LUTHIER_PRIVATE void luthier__qgemm_compute(const luthier__qgemm_job *job, const luthier__kernel_entry *uk,
                                             size_t tile_begin, size_t tile_end, size_t panel_begin,
                                             size_t panel_end, uint8_t *ws) {
     const luthier_qgemm_desc *d = job->d;
@@ -1316,7 +1269,7 @@ LUTHIER_PRIVATE void luthier__qgemm_compute(const luthier__qgemm_job *job, const
                     } else {
                         for (t = 0; t < u.m; t++) rows[t] = job->a + (i + t) * lda;
                     }
-                    if (k) uk->fn(&u);
+                    if (k) uk->qfn(&u);
                     else luthier__qukernel_ref(&u, mr, nr, job->bl->kg, interleaved, uk->a_s8);
                 }
             }
@@ -1371,7 +1324,7 @@ LUTHIER_PRIVATE void luthier__qblocking(const luthier_context *ctx, size_t m, si
 LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier_qgemm_desc *d, int kernel,
                                              const uint8_t *a, const luthier__qpack_layout *bl,
                                              const int8_t *bdata, const int32_t *comp, void *c) {
-    const luthier__qkernel_entry *uk = &luthier__qkernels[kernel];
+    const luthier__kernel_entry *uk = &luthier__qkernels[kernel];
     const luthier__pool *p = ctx->pool;
     const size_t m = (size_t)d->m, n = (size_t)d->n, mr = (size_t)uk->mr, nr = bl->nr;
     const size_t kp = luthier__max_sz(1, bl->groups * bl->kg);
@@ -1386,15 +1339,15 @@ LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier
         int idx = kernel;
         luthier_status s;
         if (d->cluster_kernels && d->cluster_kernels[cl] && *d->cluster_kernels[cl]) {
-            const luthier__qkernel_entry *e;
+            const luthier__kernel_entry *e;
             if ((s = luthier__qresolve(ctx, d->cluster_kernels[cl], &idx)) != LUTHIER_STATUS_OK) return s;
             e = &luthier__qkernels[idx];
-            if (e->mr != uk->mr || e->nr != uk->nr || e->kg != uk->kg || e->a_s8 != uk->a_s8)
+            if (e->mr != uk->mr || e->nr != uk->nr || e->k_unroll != uk->k_unroll || e->a_s8 != uk->a_s8)
                 return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
                                      "cluster %d kernel %s (%dx%d, K group %d, A encoding %d) does not match "
                                      "the call's kernel %s (%dx%d, K group %d, A encoding %d): clusters of one "
                                      "call share MR, NR, K group and A encoding", cl, e->name, e->mr, e->nr,
-                                     e->kg, e->a_s8, uk->name, uk->mr, uk->nr, uk->kg, uk->a_s8);
+                                     e->k_unroll, e->a_s8, uk->name, uk->mr, uk->nr, uk->k_unroll, uk->a_s8);
         }
         job.uk[cl] = &luthier__qkernels[idx];
         packs_a |= job.uk[cl]->kind == LUTHIER_KERNEL_INTERLEAVED;
@@ -1503,12 +1456,12 @@ LUTHIER_PRIVATE luthier_status luthier__qprepare(luthier_context *ctx, const lut
 /* Lays out, allocates (one block: panels, then the compensation) and packs B for kernel. */
 LUTHIER_PRIVATE luthier_status luthier__qpack_new(luthier_context *ctx, const luthier_qgemm_desc *d, int kernel,
                                                   const int8_t *b, luthier_qpacked_b *pb) {
-    const luthier__qkernel_entry *uk = &luthier__qkernels[kernel];
+    const luthier__kernel_entry *uk = &luthier__qkernels[kernel];
     size_t bytes;
     memset(pb, 0, sizeof *pb);
     pb->kernel = kernel;
     pb->a_zero_point = d->a_zero_point;
-    if (!luthier__qpack_layout_init(&pb->layout, (size_t)uk->nr, (size_t)uk->kg, (size_t)d->k, (size_t)d->n))
+    if (!luthier__qpack_layout_init(&pb->layout, (size_t)uk->nr, (size_t)uk->k_unroll, (size_t)d->k, (size_t)d->n))
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B of %lld x %lld overflows", (long long)d->k,
                              (long long)d->n);
     bytes = pb->layout.data_bytes + pb->layout.panels * pb->layout.nr * sizeof(int32_t);
@@ -1562,7 +1515,7 @@ LUTHIER_API size_t luthier_qpacked_b_bytes(const luthier_qpacked_b *b) {
 
 LUTHIER_API luthier_status luthier_qgemm_packed(luthier_context *ctx, const luthier_qgemm_desc *desc,
                                                 const uint8_t *a, const luthier_qpacked_b *b, void *c) {
-    const luthier__qkernel_entry *pk, *uk;
+    const luthier__kernel_entry *pk, *uk;
     luthier_qgemm_desc d;
     luthier_status s;
     int kernel;
@@ -1580,12 +1533,12 @@ LUTHIER_API luthier_status luthier_qgemm_packed(luthier_context *ctx, const luth
     pk = &luthier__qkernels[b->kernel];
     if (!(desc->kernel && *desc->kernel)) kernel = b->kernel;
     uk = &luthier__qkernels[kernel];
-    if ((size_t)uk->nr != b->layout.nr || (size_t)uk->kg != b->layout.kg || uk->a_s8 != pk->a_s8)
+    if ((size_t)uk->nr != b->layout.nr || (size_t)uk->k_unroll != b->layout.kg || uk->a_s8 != pk->a_s8)
         return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
                              "kernel %s has NR=%d, K group %d, A encoding %d but B was packed for %s (NR=%d, "
-                             "K group %d, A encoding %d)", uk->name, uk->nr, uk->kg, uk->a_s8, pk->name, pk->nr,
-                             pk->kg, pk->a_s8);
-    if (!luthier__qkernel_runs(uk, ctx->cpu_features))
+                             "K group %d, A encoding %d)", uk->name, uk->nr, uk->k_unroll, uk->a_s8, pk->name, pk->nr,
+                             pk->k_unroll, pk->a_s8);
+    if (!luthier__kernel_runs(uk, ctx->cpu_features))
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "B was packed for %s, which this context cannot run",
                              uk->name);
     if ((s = luthier__qcheck_run(ctx, &d, a, c)) != LUTHIER_STATUS_OK) return s;
@@ -1996,12 +1949,12 @@ LUTHIER_PRIVATE int luthier__qconv_pack_dw(const luthier_context *ctx, luthier_q
    the compensation for za; the blocking of a run. */
 LUTHIER_PRIVATE luthier_status luthier__qconv_pack_gemm(luthier_context *ctx, luthier_qconv2d_layer *L,
                                                         const int8_t *w) {
-    const luthier__qkernel_entry *uk = &luthier__qkernels[L->kernel];
+    const luthier__kernel_entry *uk = &luthier__qkernels[L->kernel];
     const size_t groups = (size_t)L->cd.groups, khw = (size_t)(L->cd.kernel_h * L->cd.kernel_w);
     const size_t mr = (size_t)uk->mr;
     size_t g, co, ci, t, rows, kp;
     int8_t *bt;
-    if (!luthier__qpack_layout_init(&L->bl, (size_t)uk->nr, (size_t)uk->kg, L->kdim, L->cout_g) ||
+    if (!luthier__qpack_layout_init(&L->bl, (size_t)uk->nr, (size_t)uk->k_unroll, L->kdim, L->cout_g) ||
         L->bl.panels * L->bl.nr > (SIZE_MAX - L->bl.data_bytes) / 4 ||
         (L->group_bytes = L->bl.data_bytes + L->bl.panels * L->bl.nr * 4) > SIZE_MAX / groups)
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "qconv2d: packed weights overflow");
@@ -2169,7 +2122,7 @@ LUTHIER__INLINE void luthier__qdw_load8(uint8_t *dst, const uint8_t *row, size_t
 }
 
 #if LUTHIER__SIMD_X86
-#define LUTHIER__TARGET_QDW512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
+#define LUTHIER__TARGET_QDW512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 
 /* AVX-512 VNNI: the row kernel. A unit is one output row (image n, row oy; two rows oy, oy + 1
    when stride_h == dilation_h == 1 and kernel_h <= 3: "pairs") x one pixel segment
@@ -2765,7 +2718,7 @@ LUTHIER_PRIVATE void luthier__qconv_im2col(const luthier_qconv2d_layer *L, const
 LUTHIER_PRIVATE void luthier__qconv_gemm_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
     const luthier__qconv_job *j = (const luthier__qconv_job *)arg;
     const luthier_qconv2d_layer *L = j->L;
-    const luthier__qkernel_entry *uk = &luthier__qkernels[L->kernel];
+    const luthier__kernel_entry *uk = &luthier__qkernels[L->kernel];
     const size_t mr = (size_t)uk->mr, cout = (size_t)L->cd.out_channels, cin = (size_t)L->cd.in_channels;
     const size_t rend = luthier__min_sz(end * mr, L->m), cg = L->cout_g;
     unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
@@ -2931,7 +2884,7 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
     if (!L || !input || !output)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "qconv2d: layer, input and output must not be NULL");
     d = &L->cd;
-    if (L->kernel >= 0 && !luthier__qkernel_runs(&luthier__qkernels[L->kernel], ctx->cpu_features))
+    if (L->kernel >= 0 && !luthier__kernel_runs(&luthier__qkernels[L->kernel], ctx->cpu_features))
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
                              "qconv2d: the weights were packed for %s, which this context cannot run",
                              luthier__qkernels[L->kernel].name);
@@ -2965,7 +2918,7 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
             s = luthier__parallel(ctx, L->m, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_dw_range, &job);
         }
     } else {
-        const luthier__qkernel_entry *uk = &luthier__qkernels[L->kernel];
+        const luthier__kernel_entry *uk = &luthier__qkernels[L->kernel];
         size_t mc;
         luthier__qblocking(ctx, L->rows_blk, L->cout_g, luthier__max_sz(1, L->bl.groups * L->bl.kg), (size_t)uk->mr,
                            L->bl.nr, &mc, &job.nc);

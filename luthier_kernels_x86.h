@@ -1,4 +1,5 @@
-/* luthier_kernels_x86.h - AVX2/FMA and AVX-512 fp32 GEMM microkernels of luthier.
+/* luthier_kernels_x86.h - AVX2/FMA and AVX-512 GEMM microkernels of luthier (fp32, and fp32 over
+   fp16 weights).
    Part of luthier (MIT license, see luthier.h). Compiled by luthier.h on x86-64 with GCC or
    Clang; each kernel carries its own target attribute, so the file builds without -mavx2 and
    the library picks the kernels at run time (cpuid).
@@ -35,6 +36,14 @@
     X(6x16__avx2_fma, "avx2", 6, 16, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX2_FMA)    \
     X(4x24__avx2_fma, "avx2", 4, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_AVX2_FMA)
 
+/* The F16W family (fp16 B widened on load, fp32 arithmetic): the hybrid tiles of the list above. */
+#define LUTHIER__UKERNELS_F16W_X86(X)                                                                  \
+    X(6x64__avx512f_hybrid_f16w, "avx512", 6, 64, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F)   \
+    X(12x32__avx512f_hybrid_f16w, "avx512", 12, 32, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F) \
+    X(16x16__avx512f_hybrid_f16w, "avx512", 16, 16, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX512F) \
+    X(6x16__avx2_fma_hybrid_f16w, "avx2", 6, 16, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX2_FMA)   \
+    X(4x24__avx2_fma_hybrid_f16w, "avx2", 4, 24, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_AVX2_FMA)
+
 /* k steps ahead at which the few-row (memory-bound) kernels prefetch packed B */
 #define LUTHIER__B_PREFETCH 24
 
@@ -68,16 +77,22 @@ static const int32_t luthier__avx2_mask_table[16] = {-1, -1, -1, -1, -1, -1, -1,
 
 /* >>avx512 ===================================================================================== */
 
+/* B (packed, 16 * NV elements per step) holds fp32, or fp16 when H (the F16W kernels: widened
+   by vcvtph2ps on load; the same code otherwise). */
+#define LUTHIER__BSZ(H) ((H) ? 2 : 4)
+
 /* One step of k: NV vectors of the packed B row times R broadcast values of A (a[r][kk]). */
 LUTHIER__TARGET_AVX512 static inline __attribute__((always_inline)) void
-luthier__avx512_kstep(__m512 acc[][4], const float *b, const float *const *a, size_t kk, const int R,
-                      const int NV) {
+luthier__avx512_kstep(__m512 acc[][4], const char *b, const float *const *a, size_t kk, const int R,
+                      const int NV, const int H) {
     __m512 bv[4];
     int r, v;
     LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+        const char *bp = b + 16 * v * LUTHIER__BSZ(H);
         if (R <= 2) /* memory-bound (GEMV-like): run ahead of the B stream */
-            _mm_prefetch((const char *)(b + 16 * v + 16 * NV * LUTHIER__B_PREFETCH), _MM_HINT_T0);
-        bv[v] = _mm512_loadu_ps(b + 16 * v);
+            _mm_prefetch(bp + 16 * NV * LUTHIER__BSZ(H) * LUTHIER__B_PREFETCH, _MM_HINT_T0);
+        bv[v] = H ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)bp))
+                  : _mm512_loadu_ps((const float *)(const void *)bp);
     }
     LUTHIER__UNROLL for (r = 0; r < R; r++) {
         const __m512 av = _mm512_set1_ps(a[r][kk]);
@@ -87,10 +102,11 @@ luthier__avx512_kstep(__m512 acc[][4], const float *b, const float *const *a, si
 
 LUTHIER__TARGET_AVX512 static inline __attribute__((always_inline)) void
 luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int NV, const int MR,
-                     const int hybrid) {
+                     const int hybrid, const int H) {
     __m512 acc[LUTHIER__MAX_MR][4];
     __mmask16 mask[4];
-    const float *b = p->b;
+    const char *b = (const char *)(const void *)p->b;
+    const size_t bstep = 16 * (size_t)NV * LUTHIER__BSZ(H); /* bytes of B per step of k */
     float *c = p->c;
     const size_t ldc = p->ldc;
     int r, v;
@@ -121,27 +137,27 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
             LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r];
             kk = 0;
             if (pf && (p->flags & LUTHIER_UKERNEL_PREFETCH_DENSE)) /* one line per step */
-                for (; kk + 2 <= p->k; kk += 2, b += 32 * NV, pf += 128) {
+                for (; kk + 2 <= p->k; kk += 2, b += 2 * bstep, pf += 128) {
                     _mm_prefetch(pf, _MM_HINT_T1);
                     _mm_prefetch(pf + 64, _MM_HINT_T1);
-                    luthier__avx512_kstep(acc, b, ar, kk, R, NV);
-                    luthier__avx512_kstep(acc, b + 16 * NV, ar, kk + 1, R, NV);
+                    luthier__avx512_kstep(acc, b, ar, kk, R, NV, H);
+                    luthier__avx512_kstep(acc, b + bstep, ar, kk + 1, R, NV, H);
                 }
             else if (pf) /* the next B block toward L2: one line per 2 steps */
-                for (; kk + 2 <= p->k; kk += 2, b += 32 * NV, pf += 64) {
+                for (; kk + 2 <= p->k; kk += 2, b += 2 * bstep, pf += 64) {
                     _mm_prefetch(pf, _MM_HINT_T1);
-                    luthier__avx512_kstep(acc, b, ar, kk, R, NV);
-                    luthier__avx512_kstep(acc, b + 16 * NV, ar, kk + 1, R, NV);
+                    luthier__avx512_kstep(acc, b, ar, kk, R, NV, H);
+                    luthier__avx512_kstep(acc, b + bstep, ar, kk + 1, R, NV, H);
                 }
-            LUTHIER__UNROLL_K for (; kk < p->k; kk++, b += 16 * NV) luthier__avx512_kstep(acc, b, ar, kk, R, NV);
+            LUTHIER__UNROLL_K for (; kk < p->k; kk++, b += bstep) luthier__avx512_kstep(acc, b, ar, kk, R, NV, H);
         }
     } else {
         const float *a = p->a;
         size_t kk;
-        LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++, b += 16 * NV, a += MR) {
+        LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++, b += bstep, a += MR) {
             const float *ar[LUTHIER__MAX_MR];
             LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = a + r;
-            luthier__avx512_kstep(acc, b, ar, 0, R, NV);
+            luthier__avx512_kstep(acc, b, ar, 0, R, NV, H);
         }
     }
     if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
@@ -168,13 +184,13 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
         default: break;                                                                         \
         }                                                                                       \
     }
-#define LUTHIER__AVX512_TILE_12x32__avx512f(r) luthier__avx512_tile(p, r, 2, 12, 0)
-#define LUTHIER__AVX512_TILE_12x32__avx512f_hybrid(r) luthier__avx512_tile(p, r, 2, 12, 1)
-#define LUTHIER__AVX512_TILE_14x32__avx512f(r) luthier__avx512_tile(p, r, 2, 14, 0)
-#define LUTHIER__AVX512_TILE_6x64__avx512f(r) luthier__avx512_tile(p, r, 4, 6, 0)
-#define LUTHIER__AVX512_TILE_8x32__avx512f_hybrid(r) luthier__avx512_tile(p, r, 2, 8, 1)
-#define LUTHIER__AVX512_TILE_6x64__avx512f_hybrid(r) luthier__avx512_tile(p, r, 4, 6, 1)
-#define LUTHIER__AVX512_TILE_16x16__avx512f_hybrid(r) luthier__avx512_tile(p, r, 1, 16, 1)
+#define LUTHIER__AVX512_TILE_12x32__avx512f(r) luthier__avx512_tile(p, r, 2, 12, 0, 0)
+#define LUTHIER__AVX512_TILE_12x32__avx512f_hybrid(r) luthier__avx512_tile(p, r, 2, 12, 1, 0)
+#define LUTHIER__AVX512_TILE_14x32__avx512f(r) luthier__avx512_tile(p, r, 2, 14, 0, 0)
+#define LUTHIER__AVX512_TILE_6x64__avx512f(r) luthier__avx512_tile(p, r, 4, 6, 0, 0)
+#define LUTHIER__AVX512_TILE_8x32__avx512f_hybrid(r) luthier__avx512_tile(p, r, 2, 8, 1, 0)
+#define LUTHIER__AVX512_TILE_6x64__avx512f_hybrid(r) luthier__avx512_tile(p, r, 4, 6, 1, 0)
+#define LUTHIER__AVX512_TILE_16x16__avx512f_hybrid(r) luthier__avx512_tile(p, r, 1, 16, 1, 0)
 LUTHIER__DEFINE_AVX512(12x32__avx512f, LUTHIER__CASES_12)
 LUTHIER__DEFINE_AVX512(12x32__avx512f_hybrid, LUTHIER__CASES_12)
 LUTHIER__DEFINE_AVX512(14x32__avx512f, LUTHIER__CASES_14)
@@ -182,6 +198,13 @@ LUTHIER__DEFINE_AVX512(6x64__avx512f, LUTHIER__CASES_6)
 LUTHIER__DEFINE_AVX512(8x32__avx512f_hybrid, LUTHIER__CASES_8)
 LUTHIER__DEFINE_AVX512(6x64__avx512f_hybrid, LUTHIER__CASES_6)
 LUTHIER__DEFINE_AVX512(16x16__avx512f_hybrid, LUTHIER__CASES_16)
+/* F16W: the same hybrid tiles over fp16 B */
+#define LUTHIER__AVX512_TILE_6x64__avx512f_hybrid_f16w(r) luthier__avx512_tile(p, r, 4, 6, 1, 1)
+#define LUTHIER__AVX512_TILE_12x32__avx512f_hybrid_f16w(r) luthier__avx512_tile(p, r, 2, 12, 1, 1)
+#define LUTHIER__AVX512_TILE_16x16__avx512f_hybrid_f16w(r) luthier__avx512_tile(p, r, 1, 16, 1, 1)
+LUTHIER__DEFINE_AVX512(6x64__avx512f_hybrid_f16w, LUTHIER__CASES_6)
+LUTHIER__DEFINE_AVX512(12x32__avx512f_hybrid_f16w, LUTHIER__CASES_12)
+LUTHIER__DEFINE_AVX512(16x16__avx512f_hybrid_f16w, LUTHIER__CASES_16)
 
 /* >>avx512-pack: A packing for the interleaved kernels (any MR <= 16). 16 k-steps of up to 16
    rows are loaded as row vectors and transposed in registers (unpack 32-bit, unpack 64-bit,
@@ -367,11 +390,15 @@ LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE void luthier__dw_pixel_avx2(LUTHIER__DW_ARG
 
 /* One step of k: NV vectors of the packed B row times R broadcast values of A (a[r] + kk). */
 LUTHIER__TARGET_AVX2 static inline __attribute__((always_inline)) void
-luthier__avx2_kstep(__m256 acc[][3], const float *b, const float *const *a, size_t kk, const int R,
-                    const int NV) {
+luthier__avx2_kstep(__m256 acc[][3], const char *b, const float *const *a, size_t kk, const int R,
+                    const int NV, const int H) {
     __m256 bv[3];
     int r, v;
-    LUTHIER__UNROLL for (v = 0; v < NV; v++) bv[v] = _mm256_loadu_ps(b + 8 * v);
+    LUTHIER__UNROLL for (v = 0; v < NV; v++) {
+        const char *bp = b + 8 * v * LUTHIER__BSZ(H);
+        bv[v] = H ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)bp))
+                  : _mm256_loadu_ps((const float *)(const void *)bp);
+    }
     LUTHIER__UNROLL for (r = 0; r < R; r++) {
         const __m256 av = _mm256_broadcast_ss(a[r] + kk);
         LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
@@ -380,10 +407,11 @@ luthier__avx2_kstep(__m256 acc[][3], const float *b, const float *const *a, size
 
 LUTHIER__TARGET_AVX2 static inline __attribute__((always_inline)) void
 luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int NV, const int MR,
-                   const int hybrid) {
+                   const int hybrid, const int H) {
     __m256 acc[LUTHIER__MAX_MR][3];
     __m256i mask[3];
-    const float *b = p->b;
+    const char *b = (const char *)(const void *)p->b;
+    const size_t bstep = 8 * (size_t)NV * LUTHIER__BSZ(H); /* bytes of B per step of k */
     float *c = p->c;
     const size_t ldc = p->ldc;
     int r, v;
@@ -414,27 +442,27 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
             LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r];
             kk = 0;
             if (pf && (p->flags & LUTHIER_UKERNEL_PREFETCH_DENSE)) /* one line per step */
-                for (; kk + 2 <= p->k; kk += 2, b += 16 * NV, pf += 128) {
+                for (; kk + 2 <= p->k; kk += 2, b += 2 * bstep, pf += 128) {
                     _mm_prefetch(pf, _MM_HINT_T1);
                     _mm_prefetch(pf + 64, _MM_HINT_T1);
-                    luthier__avx2_kstep(acc, b, ar, kk, R, NV);
-                    luthier__avx2_kstep(acc, b + 8 * NV, ar, kk + 1, R, NV);
+                    luthier__avx2_kstep(acc, b, ar, kk, R, NV, H);
+                    luthier__avx2_kstep(acc, b + bstep, ar, kk + 1, R, NV, H);
                 }
             else if (pf) /* the next B block toward L2: one line per 2 steps */
-                for (; kk + 2 <= p->k; kk += 2, b += 16 * NV, pf += 64) {
+                for (; kk + 2 <= p->k; kk += 2, b += 2 * bstep, pf += 64) {
                     _mm_prefetch(pf, _MM_HINT_T1);
-                    luthier__avx2_kstep(acc, b, ar, kk, R, NV);
-                    luthier__avx2_kstep(acc, b + 8 * NV, ar, kk + 1, R, NV);
+                    luthier__avx2_kstep(acc, b, ar, kk, R, NV, H);
+                    luthier__avx2_kstep(acc, b + bstep, ar, kk + 1, R, NV, H);
                 }
-            LUTHIER__UNROLL_K for (; kk < p->k; kk++, b += 8 * NV) luthier__avx2_kstep(acc, b, ar, kk, R, NV);
+            LUTHIER__UNROLL_K for (; kk < p->k; kk++, b += bstep) luthier__avx2_kstep(acc, b, ar, kk, R, NV, H);
         }
     } else {
         const float *a = p->a;
         size_t kk;
-        LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++, b += 8 * NV, a += MR) {
+        LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++, b += bstep, a += MR) {
             const float *ar[LUTHIER__MAX_MR];
             LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = a + r;
-            luthier__avx2_kstep(acc, b, ar, 0, R, NV);
+            luthier__avx2_kstep(acc, b, ar, 0, R, NV, H);
         }
     }
     if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
@@ -461,14 +489,18 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
         default: break;                                                                         \
         }                                                                                       \
     }
-#define LUTHIER__AVX2_TILE_6x16__avx2_fma(r) luthier__avx2_tile(p, r, 2, 6, 0)
-#define LUTHIER__AVX2_TILE_6x16__avx2_fma_hybrid(r) luthier__avx2_tile(p, r, 2, 6, 1)
-#define LUTHIER__AVX2_TILE_4x24__avx2_fma(r) luthier__avx2_tile(p, r, 3, 4, 0)
-#define LUTHIER__AVX2_TILE_4x24__avx2_fma_hybrid(r) luthier__avx2_tile(p, r, 3, 4, 1)
+#define LUTHIER__AVX2_TILE_6x16__avx2_fma(r) luthier__avx2_tile(p, r, 2, 6, 0, 0)
+#define LUTHIER__AVX2_TILE_6x16__avx2_fma_hybrid(r) luthier__avx2_tile(p, r, 2, 6, 1, 0)
+#define LUTHIER__AVX2_TILE_4x24__avx2_fma(r) luthier__avx2_tile(p, r, 3, 4, 0, 0)
+#define LUTHIER__AVX2_TILE_4x24__avx2_fma_hybrid(r) luthier__avx2_tile(p, r, 3, 4, 1, 0)
 LUTHIER__DEFINE_AVX2(6x16__avx2_fma, LUTHIER__CASES_6)
 LUTHIER__DEFINE_AVX2(6x16__avx2_fma_hybrid, LUTHIER__CASES_6)
 LUTHIER__DEFINE_AVX2(4x24__avx2_fma, LUTHIER__CASES_4)
 LUTHIER__DEFINE_AVX2(4x24__avx2_fma_hybrid, LUTHIER__CASES_4)
+#define LUTHIER__AVX2_TILE_6x16__avx2_fma_hybrid_f16w(r) luthier__avx2_tile(p, r, 2, 6, 1, 1)
+#define LUTHIER__AVX2_TILE_4x24__avx2_fma_hybrid_f16w(r) luthier__avx2_tile(p, r, 3, 4, 1, 1)
+LUTHIER__DEFINE_AVX2(6x16__avx2_fma_hybrid_f16w, LUTHIER__CASES_6)
+LUTHIER__DEFINE_AVX2(4x24__avx2_fma_hybrid_f16w, LUTHIER__CASES_4)
 
 #ifdef __cplusplus
 }

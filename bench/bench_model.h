@@ -40,6 +40,9 @@ static void usage_model(FILE *out) {
             "                   breakdown of the int8 plan. CSV: model,threads,int8_ms,int8_median_ms,\n"
             "                   fp32_ms,fp32_median_ms,speedup,cosine,int8_convs,convs,calib_ms\n"
             "  --calib M        int8 calibration: minmax (default) or percentile (99.99 %%)\n"
+            "  --fp16           the same against an fp16 plan (luthier_plan_desc.precision: dense layers keep\n"
+            "                   their weights in fp16). CSV: model,threads,fp16_ms,fp16_median_ms,fp32_ms,\n"
+            "                   fp32_median_ms,speedup,cosine,fp16_dense,dense,calib_ms (0)\n"
             "  --dim NAME=V     an ONNX model's symbolic dimension NAME (batch, sequence, ...) is V\n"
             "  --default-dim V  ... and every other symbolic dimension (default 1)\n",
             bench_prog);
@@ -243,11 +246,12 @@ static int model_open(const char *name, int threads, model_run *m, void **bufs, 
 
 /* m->plan for g: with records_dir/NAME.records when it exists, int8 with cal. 0 = ok. */
 static int model_plan(model_run *m, const luthier_graph *g, const char *name, const char *records_dir, int quiet,
-                      const luthier_calibration *cal) {
+                      const luthier_calibration *cal, luthier_precision prec) {
     luthier_plan_desc pd;
     char rec[600], stem[256];
     memset(&pd, 0, sizeof pd);
     pd.int8 = cal;
+    pd.precision = prec;
     if (records_dir) {
         FILE *f;
         snprintf(rec, sizeof rec, "%s/%s.records", records_dir, bench_net_stem(name, stem, sizeof stem));
@@ -299,7 +303,7 @@ static int model_one(const char *name, int threads, const bench_policy *pol, int
     memset(&ts, 0, sizeof ts);
     if ((rc = model_open(name, threads, &m, bufs, &g)) != BENCH_EXIT_OK) goto done;
     t_create = bench_now();
-    if (model_plan(&m, g, name, records_dir, csv, NULL)) {
+    if (model_plan(&m, g, name, records_dir, csv, NULL, LUTHIER_PRECISION_FP32)) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
@@ -428,9 +432,11 @@ static double model_cosine(const float *a, const float *b, size_t n) {
     return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0;
 }
 
-/* --int8: the int8 plan against the fp32 plan of the same graph, timed in interleaved rounds. */
-static int model_int8_one(const char *name, int threads, const bench_policy *pol, int layers, int csv,
-                          const char *records_dir, luthier_calib_method method) {
+/* --int8 (fp16 = 0) or --fp16: the int8 or fp16 plan against the fp32 plan of the same graph,
+   timed in interleaved rounds. */
+static int model_lowp_one(const char *name, int threads, const bench_policy *pol, int layers, int csv,
+                          const char *records_dir, luthier_calib_method method, int fp16) {
+    const char *lp = fp16 ? "fp16" : "int8";
     luthier_graph *g = NULL;
     model_run m8, m32;
     void *bufs[64];
@@ -459,12 +465,13 @@ static int model_int8_one(const char *name, int threads, const bench_policy *pol
         }
     }
     t_cal = bench_now();
-    if (model_calibrate(m8.ctx, g, bufs, method, name, &cal)) {
+    if (!fp16 && model_calibrate(m8.ctx, g, bufs, method, name, &cal)) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
     t_cal = bench_now() - t_cal;
-    if (model_plan(&m32, g, name, records_dir, csv, NULL) || model_plan(&m8, g, name, records_dir, 1, cal)) {
+    if (model_plan(&m32, g, name, records_dir, csv, NULL, LUTHIER_PRECISION_FP32) ||
+        model_plan(&m8, g, name, records_dir, 1, cal, fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_FP32)) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
@@ -480,7 +487,8 @@ static int model_int8_one(const char *name, int threads, const bench_policy *pol
     for (i = 0; i < info.num_steps; i++) {
         luthier_step_info si;
         luthier_plan_step_info(m8.plan, i, &si);
-        if (si.op == LUTHIER_OP_CONV2D && si.node >= 0) convs++, convs8 += si.int8;
+        if (fp16 && si.op == LUTHIER_OP_DENSE && si.node >= 0) convs++, convs8 += strstr(si.kernel, "_f16w") != NULL;
+        if (!fp16 && si.op == LUTHIER_OP_CONV2D && si.node >= 0) convs++, convs8 += si.int8;
     }
     rp.rounds = 5;
     for (k = 0; k < rp.rounds && !bad; k++)
@@ -499,13 +507,17 @@ static int model_int8_one(const char *name, int threads, const bench_policy *pol
         printf("%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.5f,%d,%d,%.1f\n", name, threads, st8.min * 1e3, st8.median * 1e3,
                st32.min * 1e3, st32.median * 1e3, st32.min / st8.min, cosine, convs8, convs, t_cal * 1e3);
     } else {
-        printf("%s int8, %d thread%s: %.2f ms min, %.2f ms median; fp32 %.2f / %.2f ms: %.2fx; output cosine %.5f\n",
-               name, threads, threads > 1 ? "s" : "", st8.min * 1e3, st8.median * 1e3, st32.min * 1e3, st32.median * 1e3,
-               st32.min / st8.min, cosine);
-        printf("  %d of %d convolutions int8; calibrated (%s, %d generated inputs) in %.0f ms; weights %.1f MB, arena %.2f MB, "
-               "%d steps\n",
-               convs8, convs, method == LUTHIER_CALIB_MINMAX ? "min/max" : "percentile 99.99", MODEL_CALIB_SAMPLES, t_cal * 1e3,
-               info.weights_bytes / 1e6, info.arena_bytes / 1e6, info.num_steps);
+        printf("%s %s, %d thread%s: %.2f ms min, %.2f ms median; fp32 %.2f / %.2f ms: %.2fx; output cosine %.6f\n",
+               name, lp, threads, threads > 1 ? "s" : "", st8.min * 1e3, st8.median * 1e3, st32.min * 1e3,
+               st32.median * 1e3, st32.min / st8.min, cosine);
+        if (fp16)
+            printf("  %d of %d dense layers with fp16 weights; weights %.1f MB, arena %.2f MB, %d steps\n", convs8, convs,
+                   info.weights_bytes / 1e6, info.arena_bytes / 1e6, info.num_steps);
+        else
+            printf("  %d of %d convolutions int8; calibrated (%s, %d generated inputs) in %.0f ms; weights %.1f MB, arena "
+                   "%.2f MB, %d steps\n",
+                   convs8, convs, method == LUTHIER_CALIB_MINMAX ? "min/max" : "percentile 99.99", MODEL_CALIB_SAMPLES,
+                   t_cal * 1e3, info.weights_bytes / 1e6, info.arena_bytes / 1e6, info.num_steps);
         if (layers != 0 && (best = model_profile(&m8, info.num_steps)) != NULL)
             model_print_steps(m8.plan, best, info.num_steps, layers);
     }
@@ -523,7 +535,7 @@ done:
 static int cmd_model(int argc, char **argv) {
     const char *name = NULL, *threads_list = NULL, *python = NULL, *records_dir = NULL, *v;
     bench_policy pol;
-    int i, csv = 0, torch = 1, layers = 12, rc = BENCH_EXIT_OK, tl[8], ntl = 0, int8 = 0;
+    int i, csv = 0, torch = 1, layers = 12, rc = BENCH_EXIT_OK, tl[8], ntl = 0, int8 = 0, fp16 = 0;
     luthier_calib_method method = LUTHIER_CALIB_MINMAX;
     memset(&pol, 0, sizeof pol);
     pol.min_time = 2.0;
@@ -542,6 +554,8 @@ static int cmd_model(int argc, char **argv) {
             torch = 0;
         } else if (strcmp(argv[i], "--int8") == 0) {
             int8 = 1;
+        } else if (strcmp(argv[i], "--fp16") == 0) {
+            fp16 = 1;
         } else if (strcmp(argv[i], "--calib") == 0) {
             if (bench_opt_value(argc, argv, &i, "model", "--calib", &v) != 1 ||
                 (strcmp(v, "minmax") != 0 && strcmp(v, "percentile") != 0)) {
@@ -608,8 +622,14 @@ static int cmd_model(int argc, char **argv) {
         if (c && luthier_context_num_threads(c) > 1) tl[ntl++] = luthier_context_num_threads(c);
         luthier_context_destroy(c);
     }
+    if (int8 && fp16) {
+        bench_usage_error("model", "--int8 and --fp16 exclude each other");
+        return BENCH_EXIT_USAGE;
+    }
     if (csv && int8)
         printf("model,threads,int8_ms,int8_median_ms,fp32_ms,fp32_median_ms,speedup,cosine,int8_convs,convs,calib_ms\n");
+    else if (csv && fp16)
+        printf("model,threads,fp16_ms,fp16_median_ms,fp32_ms,fp32_median_ms,speedup,cosine,fp16_dense,dense,calib_ms\n");
     else if (csv)
         printf("model,threads,luthier_ms,luthier_median_ms,torch_ms,torch_median_ms,speedup,weights_bytes,arena_bytes,"
                "sum_activation_bytes,workspace_bytes,gflop\n");
@@ -626,7 +646,7 @@ static int cmd_model(int argc, char **argv) {
         }
         for (k = 0; names[k]; k++)
             for (i = 0; i < ntl; i++) {
-                int r = int8 ? model_int8_one(names[k], tl[i], &pol, csv ? 0 : layers, csv, records_dir, method)
+                int r = int8 || fp16 ? model_lowp_one(names[k], tl[i], &pol, csv ? 0 : layers, csv, records_dir, method, fp16)
                              : model_one(names[k], tl[i], &pol, csv ? 0 : layers, torch, python, csv, records_dir);
                 if (r == BENCH_EXIT_USAGE) return r;
                 if (r != BENCH_EXIT_OK) rc = r;

@@ -152,8 +152,9 @@ static void usage_kernels(FILE *out) {
             "List luthier's microkernel registry: name, ISA, tile MR x NR, k-unroll, kind\n"
             "(interleaved = packed A panel, hybrid = A rows read in place), whether this CPU\n"
             "can run it, and '*' on the default kernel of a new context ($LUTHIER_KERNEL\n"
-            "overrides it), then the int8 registry (luthier_qkernel_*; k-unroll = the K group).\n"
-            "  --csv    comma-separated with a header line (dtype column: f32 or int8)\n",
+            "overrides it), then the other families of luthier_kernels_*: fp16 weights (f16w: what\n"
+            "dense layers of LUTHIER_PRECISION_FP16 plans run) and int8 (k-unroll = the K group).\n"
+            "  --csv    comma-separated with a header line (dtype column: f32, f16w or int8)\n",
             bench_prog);
 }
 
@@ -163,7 +164,7 @@ static void print_kernel_row(int i, const luthier_kernel_info *ki, const char *d
         printf("%d,%s,%s,%d,%d,%d,%s,%d,%d,%s\n", i, ki->name, ki->isa, ki->mr, ki->nr, ki->k_unroll,
                kind_name(ki->kind), ki->available ? 1 : 0, is_def, dtype);
     else
-        printf("%3d  %-44s %-10s %3d %3d %8d  %-11s  %-9s %s\n", i, ki->name, ki->isa, ki->mr, ki->nr, ki->k_unroll,
+        printf("%3d  %-50s %-10s %3d %3d %8d  %-11s  %-9s %s\n", i, ki->name, ki->isa, ki->mr, ki->nr, ki->k_unroll,
                kind_name(ki->kind), ki->available ? "yes" : "no", is_def ? "*" : "");
 }
 
@@ -171,7 +172,7 @@ static int cmd_kernels(int argc, char **argv) {
     const char *cmd = argv[0];
     luthier_context *ctx;
     const char *def;
-    int csv = 0, i, r;
+    int csv = 0, i, r, f;
     for (i = 1; i < argc; i++) {
         if (bench_is_help(argv[i])) {
             usage_kernels(stdout);
@@ -189,19 +190,21 @@ static int cmd_kernels(int argc, char **argv) {
     if (csv)
         printf("index,name,isa,mr,nr,k_unroll,kind,available,default,dtype\n");
     else
-        printf("%3s  %-44s %-10s %3s %3s %8s  %-11s  %-9s %s\n", "#", "name", "isa", "MR", "NR",
+        printf("%3s  %-50s %-10s %3s %3s %8s  %-11s  %-9s %s\n", "#", "name", "isa", "MR", "NR",
                "k-unroll", "kind", "available", "default");
-    for (i = 0; i < luthier_kernel_count(); i++) {
-        luthier_kernel_info ki;
-        if (luthier_kernel_get(i, &ki) == LUTHIER_STATUS_OK) print_kernel_row(i, &ki, def, csv, "f32");
-    }
-    /* the int8 registry (luthier_qkernel_*): k-unroll is the K group of the dot product */
-    {
-        const char *qdef = luthier__qkernels[luthier__qkernel_default(ctx, 256)].name;
-        if (!csv) printf("int8 (u8 x s8 -> s32) kernels:\n");
-        for (i = 0; i < luthier_qkernel_count(); i++) {
+    /* every family's table (int8: k-unroll is the K group of the dot product) */
+    for (f = 0; f < (int)LUTHIER_KERNELS_COUNT; f++) {
+        static const char *const dtype[LUTHIER_KERNELS_COUNT] = {"f32", "f16w", "int8"};
+        static const char *const title[LUTHIER_KERNELS_COUNT] = {
+            "", "fp16-weight (f32 x f16 -> f32) kernels, dense layers of fp16 plans:\n", "int8 (u8 x s8 -> s32) kernels:\n"};
+        const luthier_kernel_family fam = (luthier_kernel_family)f;
+        const char *fdef = fam == LUTHIER_KERNELS_INT8 ? luthier__qkernels[luthier__qkernel_default(ctx, 256)].name
+                           : fam == LUTHIER_KERNELS_F16W ? luthier__dense_default_kernel(ctx, 256, LUTHIER_PRECISION_FP16)->name
+                                                         : def;
+        if (!csv) printf("%s", title[f]);
+        for (i = 0; i < luthier_kernels_count(fam); i++) {
             luthier_kernel_info ki;
-            if (luthier_qkernel_get(i, &ki) == LUTHIER_STATUS_OK) print_kernel_row(i, &ki, qdef, csv, "int8");
+            if (luthier_kernels_get(fam, i, &ki) == LUTHIER_STATUS_OK) print_kernel_row(i, &ki, fdef, csv, dtype[f]);
         }
     }
     if (!csv) {

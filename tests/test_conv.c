@@ -259,7 +259,7 @@ static void conv_sweep(luthier_conv_algorithm algo) {
     int idx, trial, c;
     CHECK(nctx == 3, "3 contexts");
     for (idx = 0; idx < LUTHIER__NUM_UKERNELS; idx++) {
-        const luthier__ukernel_entry *uk = &luthier__ukernels[idx];
+        const luthier__kernel_entry *uk = &luthier__ukernels[idx];
         const int trials = T.quick ? 6 : 24;
         if (!kernel_available(idx)) continue;
         if (algo == LUTHIER_CONV_IMPLICIT_GEMM && uk->kind != LUTHIER_KERNEL_HYBRID) continue;
@@ -681,7 +681,7 @@ static int conv_winograd_vector_paths(luthier_conv_algorithm algo) {
    (whole panels for every NR), or 248 (partial: never split). Contexts: 1 and 2 threads with L2 just above the tiles' V and
    M, 2 threads with 64 KiB (blocks), 2 threads with 8 MiB (one block, but weights under 2 x
    L2: tiles split): results bit-identical, blocks and split as described. */
-static int conv_winograd_one_block(luthier_conv_algorithm algo, const luthier__ukernel_entry *uk, int partial) {
+static int conv_winograd_one_block(luthier_conv_algorithm algo, const luthier__kernel_entry *uk, int partial) {
     luthier_context *ctxs[4];
     luthier_context_desc cd;
     luthier_conv2d_desc d;
@@ -744,7 +744,7 @@ static void conv_winograd_sweep(luthier_conv_algorithm algo) {
     nk = conv_winograd_kernels(kidx);
     conv_max_rel_err = 0;
     for (ki = 0; ki < nk && !bad; ki++) {
-        const luthier__ukernel_entry *uk = &luthier__ukernels[kidx[ki]];
+        const luthier__kernel_entry *uk = &luthier__ukernels[kidx[ki]];
         const int trials = T.quick ? 5 : 16;
         for (trial = 0; trial < trials && !bad; trial++) {
             luthier_conv2d_desc d;
@@ -962,7 +962,7 @@ static void test_conv_first_block(void) {
             luthier_conv2d_desc d;
             luthier_conv2d_layer *cv = NULL;
             luthier__prefetch_region r;
-            luthier__ukernel_entry uk;
+            luthier__kernel_entry uk;
             luthier__gemm_args g;
             float *w, *a, *c;
             const float **ind;

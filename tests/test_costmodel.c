@@ -32,7 +32,7 @@ static void test_costmodel_tables(void) {
         CHECK(luthier__cm_core_find(r->name) == c, "core row %s: name not unique", r->name);
     }
     for (k = 0; k < LUTHIER__NUM_UKERNELS; k++) {
-        const luthier__ukernel_entry *uk = &luthier__ukernels[k];
+        const luthier__kernel_entry *uk = &luthier__ukernels[k];
         int runs = 0, listed;
         if (!strcmp(uk->isa, "scalar")) continue;
         for (c = 0; c < LUTHIER__CM_NUM_CORES; c++) {

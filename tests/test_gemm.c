@@ -57,6 +57,8 @@ static int gemm_check(luthier_context *ctx, const gemm_case *g, const char *kern
     int bad = 0;
     test_fill(a, asz);
     test_fill(b, bsz);
+    if (kernel && luthier__kernel_named(kernel) && luthier__kernel_named(kernel)->b_bytes == 2)
+        for (i = 0; i < (int64_t)bsz; i++) b[i] = luthier__f16_to_f32(luthier__f32_to_f16(b[i])); /* F16W: B exact */
     if (bias) test_fill(bias, (size_t)g->n);
     for (i = 0; i < (int64_t)csz; i++) c_in[i] = g->accumulate ? test_rand_float() : test_sentinel();
     memcpy(c, c_in, csz * sizeof(float));
@@ -137,7 +139,7 @@ static gemm_case gemm_random_case(int max_dim) {
 }
 
 static int kernel_available(int idx) {
-    const luthier__ukernel_entry *uk = &luthier__ukernels[idx];
+    const luthier__kernel_entry *uk = &luthier__ukernels[idx];
     return (uk->required_cpu_features & luthier_cpu_features()) == uk->required_cpu_features;
 }
 
@@ -160,14 +162,15 @@ static void test_gemm_random_shapes(void) {
     luthier_context *ctx = test_context(0, 0, 0);
     int idx, t;
     const int trials = T.quick ? 6 : 25;
-    for (idx = 0; idx < LUTHIER__NUM_UKERNELS; idx++) {
+    for (idx = 0; idx < SGEMM_KERNELS; idx++) {
+        const luthier__kernel_entry *uk = sgemm_kernel_at(idx);
         int bad = 0;
-        if (!kernel_available(idx)) continue;
+        if (!luthier__kernel_runs(uk, luthier_cpu_features())) continue;
         for (t = 0; t < trials; t++) {
             gemm_case g = gemm_random_case(t < trials / 2 ? 40 : 150);
-            bad += gemm_check(ctx, &g, luthier__ukernels[idx].name, t & 1) != 0;
+            bad += gemm_check(ctx, &g, uk->name, t & 1) != 0;
         }
-        CHECK(bad == 0, "%s: %d of %d random shapes wrong", luthier__ukernels[idx].name, bad, trials);
+        CHECK(bad == 0, "%s: %d of %d random shapes wrong", uk->name, bad, trials);
     }
     luthier_context_destroy(ctx);
 }
@@ -176,11 +179,11 @@ static void test_gemm_random_shapes(void) {
    n-blocks, including blocks that do not divide the sizes. */
 static void test_gemm_small_blocks(void) {
     int idx, t;
-    for (idx = 0; idx < LUTHIER__NUM_UKERNELS; idx++) {
-        const luthier__ukernel_entry *uk = &luthier__ukernels[idx];
+    for (idx = 0; idx < SGEMM_KERNELS; idx++) {
+        const luthier__kernel_entry *uk = sgemm_kernel_at(idx);
         luthier_context *ctx;
         int bad = 0;
-        if (!kernel_available(idx)) continue;
+        if (!luthier__kernel_runs(uk, luthier_cpu_features())) continue;
         ctx = test_context((size_t)test_rand_int(1, 13), (size_t)uk->mr * (size_t)test_rand_int(1, 3),
                            (size_t)uk->nr * (size_t)test_rand_int(1, 2));
         for (t = 0; t < (T.quick ? 3 : 8); t++) {
@@ -476,7 +479,7 @@ static int pf_check(size_t first_row, size_t b_bytes, const char *what) {
 }
 
 static void test_gemm_prefetch_schedule(void) {
-    luthier__ukernel_entry uk;
+    luthier__kernel_entry uk;
     luthier__packed_b_layout lay;
     luthier__gemm_blocking ov, blk;
     luthier__gemm_args g;

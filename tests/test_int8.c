@@ -178,15 +178,15 @@ static void q8_output_apply(const q8_output *o, luthier_qgemm_ukernel_args *p, s
     p->clamp = o->clamp;
 }
 
-static int q8_kernel_available(const luthier__qkernel_entry *e) {
+static int q8_kernel_available(const luthier__kernel_entry *e) {
     return (e->required_cpu_features & luthier_cpu_features()) == e->required_cpu_features;
 }
 
 /* One kernel call against the reference kernel with the same layout parameters: bit-exact,
    nothing written outside the m x n tile. Returns the number of mismatches. */
-static int q8_ukernel_check(const luthier__qkernel_entry *uk, size_t m, size_t n, size_t k, luthier_qoutput kind,
+static int q8_ukernel_check(const luthier__kernel_entry *uk, size_t m, size_t n, size_t k, luthier_qoutput kind,
                             int extreme) {
-    const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, kg = (size_t)uk->kg;
+    const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, kg = (size_t)uk->k_unroll;
     const size_t esz = kind == LUTHIER_QOUTPUT_UINT8 ? 1 : 4, ldc = n + 5, rows = m + 2;
     luthier__qpack_layout l;
     int8_t *b = (int8_t *)test_alloc(k * n), *bp;
@@ -234,7 +234,7 @@ static int q8_ukernel_check(const luthier__qkernel_entry *uk, size_t m, size_t n
     q8_output_apply(&o, &p, 0);
     if (test_rand_int(0, 1)) p.bias = NULL;
     p.c = c1 + (ldc + 1) * esz;
-    uk->fn(&p);
+    uk->qfn(&p);
     p.c = c2 + (ldc + 1) * esz;
     luthier__qukernel_ref(&p, mr, nr, kg, uk->kind == LUTHIER_KERNEL_INTERLEAVED, uk->a_s8);
     if (memcmp(c1, c2, rows * ldc * esz) != 0) {
@@ -259,7 +259,7 @@ static void test_int8_ukernels_all_edges(void) {
     const size_t nks = sizeof ks / sizeof ks[0];
     int idx;
     for (idx = 0; idx < LUTHIER__NUM_QKERNELS; idx++) {
-        const luthier__qkernel_entry *uk = &luthier__qkernels[idx];
+        const luthier__kernel_entry *uk = &luthier__qkernels[idx];
         size_t m, n, ki, cases = 0;
         int bad = 0;
         if (!q8_kernel_available(uk)) {
@@ -474,7 +474,7 @@ static void test_int8_gemm_threads_blocks(void) {
     CHECK(bad == 0, "two threads: %d cases wrong", bad);
     /* every kernel with a smaller kernel of the same packing on the second cluster */
     for (idx = 0; idx < LUTHIER__NUM_QKERNELS; idx++) {
-        const luthier__qkernel_entry *e = &luthier__qkernels[idx];
+        const luthier__kernel_entry *e = &luthier__qkernels[idx];
         const char *ck[2];
         luthier_qgemm_desc d;
         uint8_t a[4 * 9];
@@ -493,7 +493,7 @@ static void test_int8_gemm_threads_blocks(void) {
         CHECK(luthier_qgemm(ctx2, &d, a, b, c) == LUTHIER_STATUS_OK && c[11] == 9, "%s on both clusters: %s", e->name,
               luthier_context_error(ctx2));
         d.kernel = "4x4__scalar";
-        if (e->nr != 4 || e->mr != 4 || e->kg != 1 || e->a_s8) {
+        if (e->nr != 4 || e->mr != 4 || e->k_unroll != 1 || e->a_s8) {
             CHECK(luthier_qgemm(ctx2, &d, a, b, c) == LUTHIER_STATUS_INCOMPATIBLE, "%s with scalar: mismatch refused",
                   e->name);
             CHECK(strstr(luthier_context_error(ctx2), "share MR, NR") != NULL, "message: %s", luthier_context_error(ctx2));
@@ -527,7 +527,7 @@ static void test_int8_gemm_threads_blocks(void) {
     }
     luthier_context_destroy(ctx2);
     for (idx = 0; idx < LUTHIER__NUM_QKERNELS; idx++) {
-        const luthier__qkernel_entry *e = &luthier__qkernels[idx];
+        const luthier__kernel_entry *e = &luthier__qkernels[idx];
         luthier_context *ctx;
         if (!q8_kernel_available(e)) continue;
         ctx = q8_context((size_t)e->mr * (size_t)test_rand_int(1, 3), (size_t)e->nr * (size_t)test_rand_int(1, 2));
@@ -601,7 +601,7 @@ static void test_int8_packed_rules(void) {
     for (e = 0; e < m * k; e++) a[e] = (uint8_t)test_rand_int(0, 255);
     for (e = 0; e < k * n; e++) b[e] = (int8_t)test_rand_int(-127, 127);
     for (i = 0; i < LUTHIER__NUM_QKERNELS; i++) {
-        const luthier__qkernel_entry *ei = &luthier__qkernels[i];
+        const luthier__kernel_entry *ei = &luthier__qkernels[i];
         luthier_qgemm_desc d;
         luthier_qpacked_b *pb = NULL;
         size_t allocs;
@@ -632,12 +632,12 @@ static void test_int8_packed_rules(void) {
         CHECK(luthier_qgemm_packed(ctx, &d, a, pb, c1) == LUTHIER_STATUS_INCOMPATIBLE, "other k refused");
         d.k = k;
         for (j = 0; j < LUTHIER__NUM_QKERNELS; j++) {
-            const luthier__qkernel_entry *ej = &luthier__qkernels[j];
+            const luthier__kernel_entry *ej = &luthier__qkernels[j];
             luthier_status s;
             if (j == i || !q8_kernel_available(ej)) continue;
             d.kernel = ej->name;
             s = luthier_qgemm_packed(ctx, &d, a, pb, c2);
-            if (ej->nr == ei->nr && ej->kg == ei->kg && ej->a_s8 == ei->a_s8) {
+            if (ej->nr == ei->nr && ej->k_unroll == ei->k_unroll && ej->a_s8 == ei->a_s8) {
                 CHECK(s == LUTHIER_STATUS_OK && memcmp(c1, c2, (size_t)m * n * 4) == 0, "%s on B packed for %s",
                       ej->name, ei->name);
             } else {
@@ -662,7 +662,7 @@ static void test_int8_dispatch(void) {
     for (i = 0; i < sizeof masks / sizeof masks[0]; i++) {
         luthier_context *ctx = NULL;
         luthier_context_desc cd;
-        const luthier__qkernel_entry *e;
+        const luthier__kernel_entry *e;
         memset(&cd, 0, sizeof cd);
         cd.disabled_cpu_features = masks[i];
         cd.num_threads = 1;
@@ -691,7 +691,7 @@ static void test_int8_dispatch(void) {
         }
         /* a narrow N picks a kernel of the same ISA that wastes no more lanes */
         {
-            const luthier__qkernel_entry *e16 = &luthier__qkernels[luthier__qkernel_default(ctx, 16)];
+            const luthier__kernel_entry *e16 = &luthier__qkernels[luthier__qkernel_default(ctx, 16)];
             CHECK(strcmp(e16->isa, e->isa) == 0 && luthier__nr_waste(e16->nr, 16) <= luthier__nr_waste(e->nr, 16),
                   "n = 16 chose %s over %s", e16->name, e->name);
         }

@@ -12,14 +12,15 @@ typedef struct ukernel_case {
 } ukernel_case;
 
 /* Runs one case; returns the number of mismatches (and prints the first). */
-static int ukernel_check(const luthier__ukernel_entry *uk, const ukernel_case *tc) {
+static int ukernel_check(const luthier__kernel_entry *uk, const ukernel_case *tc) {
     const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, m = tc->m, n = tc->n, k = tc->k;
     const size_t ks = uk->kind == LUTHIER_KERNEL_HYBRID ? tc->ks : 1;
     const size_t ktot = k * ks;
     const size_t ldc = n + 3, c_rows = m + 2; /* one guard row above and below */
     const float sentinel = test_sentinel();
     const float lo = -0.4f * (float)sqrt((double)ktot), hi = 0.3f * (float)sqrt((double)ktot);
-    float *b = (float *)test_alloc(ktot * nr * sizeof(float));
+    float *b = (float *)test_alloc(ktot * nr * sizeof(float)); /* the values (F16W: widened back) */
+    uint16_t *bh = uk->b_bytes == 2 ? (uint16_t *)test_alloc(ktot * nr * sizeof(uint16_t)) : NULL; /* F16W's B */
     float *bias = tc->with_bias ? (float *)test_alloc(n * sizeof(float)) : NULL;
     float *cbuf = (float *)test_alloc(c_rows * ldc * sizeof(float));
     float *c0 = (float *)test_alloc(m * n * sizeof(float));
@@ -36,6 +37,11 @@ static int ukernel_check(const luthier__ukernel_entry *uk, const ukernel_case *t
     /* B: ktot steps of NR floats; columns >= n are padding the packer would zero. */
     for (kk = 0; kk < ktot; kk++)
         for (j = 0; j < nr; j++) b[kk * nr + j] = j < n ? test_rand_float() : 0.0f;
+    if (bh)
+        for (i = 0; i < ktot * nr; i++) {
+            bh[i] = luthier__f32_to_f16(b[i]);
+            b[i] = luthier__f16_to_f32(bh[i]);
+        }
     if (bias) test_fill(bias, n);
     for (i = 0; i < ks * mr; i++) arows[i] = NULL;
     for (s = 0; s < ks; s++)
@@ -58,7 +64,7 @@ static int ukernel_check(const luthier__ukernel_entry *uk, const ukernel_case *t
     p.m = m; p.n = n; p.k = k; p.ks = ks;
     p.a = apacked;
     p.a_rows = arows_c;
-    p.b = b;
+    p.b = bh ? (const float *)(const void *)bh : b;
     p.c = c;
     p.ldc = ldc;
     p.bias = bias;
@@ -106,18 +112,25 @@ static int ukernel_check(const luthier__ukernel_entry *uk, const ukernel_case *t
     free(apacked);
     free(pf);
     free(b);
+    free(bh);
     free(bias);
     free(cbuf);
     free(c0);
     return bad;
 }
 
+/* The kernels of the fp32-activation families (F32 then F16W: one contract), by one index. */
+#define SGEMM_KERNELS (LUTHIER__NUM_UKERNELS + LUTHIER__NUM_HKERNELS)
+static const luthier__kernel_entry *sgemm_kernel_at(int idx) {
+    return idx < LUTHIER__NUM_UKERNELS ? &luthier__ukernels[idx] : &luthier__hkernels[idx - LUTHIER__NUM_UKERNELS];
+}
+
 static void test_ukernels_all_edges(void) {
     int idx;
     const unsigned flag_sets[4] = {0, LUTHIER_UKERNEL_LOAD_C, LUTHIER_UKERNEL_CLAMP,
                                    LUTHIER_UKERNEL_LOAD_C | LUTHIER_UKERNEL_CLAMP};
-    for (idx = 0; idx < LUTHIER__NUM_UKERNELS; idx++) {
-        const luthier__ukernel_entry *uk = &luthier__ukernels[idx];
+    for (idx = 0; idx < SGEMM_KERNELS; idx++) {
+        const luthier__kernel_entry *uk = sgemm_kernel_at(idx);
         const size_t ku = (size_t)uk->k_unroll;
         size_t ks_list[8], nk = 0, ki, m, n;
         int bad = 0, cases = 0;
@@ -225,6 +238,70 @@ static void test_registry(void) {
 #endif
 }
 
+/* The registry API over every family: types, unique names across families, find by full and
+   short name within its family only, the F16W rows hybrid twins of F32 rows (same ISA, tile and
+   features: dense layers swap one for the other), the scalar row of each family always runs. */
+static void test_registry_families(void) {
+    static const char *const types[LUTHIER_KERNELS_COUNT][3] = {{"f32", "f32", "f32"}, {"f32", "f16", "f32"}, {"u8", "i8", "i32"}};
+    int f, g, i, j, total = 0;
+    for (f = 0; f < (int)LUTHIER_KERNELS_COUNT; f++) {
+        const luthier_kernel_family fam = (luthier_kernel_family)f;
+        int n_scalar = 0;
+        CHECK(luthier_kernels_count(fam) >= 1, "family %d: no kernels", f);
+        for (i = 0; i < luthier_kernels_count(fam); i++, total++) {
+            luthier_kernel_info ki;
+            const char *shortname;
+            int found = -1;
+            CHECK(luthier_kernels_get(fam, i, &ki) == LUTHIER_STATUS_OK, "get(%d, %d)", f, i);
+            CHECK(ki.family == fam && !strcmp(ki.a_type, types[f][0]) && !strcmp(ki.b_type, types[f][1]) &&
+                      !strcmp(ki.c_type, types[f][2]),
+                  "%s: family %d types %s %s %s", ki.name, (int)ki.family, ki.a_type, ki.b_type, ki.c_type);
+            shortname = strstr(ki.name, "ukernel_") + 8;
+            CHECK(luthier_kernels_find(fam, ki.name, &found) == LUTHIER_STATUS_OK && found == i, "find(%s)", ki.name);
+            CHECK(luthier_kernels_find(fam, shortname, &found) == LUTHIER_STATUS_OK && found == i, "find(%s)", shortname);
+            for (g = 0; g < (int)LUTHIER_KERNELS_COUNT; g++)
+                if (g != f)
+                    CHECK(luthier_kernels_find((luthier_kernel_family)g, ki.name, &found) == LUTHIER_STATUS_NOT_FOUND,
+                          "%s found in family %d too", ki.name, g);
+            CHECK(luthier__kernel_named(ki.name) != NULL && luthier__kernel_named(ki.name)->family == fam,
+                  "kernel_named(%s)", ki.name); /* (short names may repeat: 4x4__scalar is sgemm's and qgemm's) */
+            if (!strcmp(ki.isa, "scalar")) {
+                n_scalar++;
+                CHECK(ki.available, "%s must run everywhere", ki.name);
+            }
+            if (fam == LUTHIER_KERNELS_F16W) {
+                char twin[96];
+                const luthier__kernel_entry *t;
+                CHECK(ki.kind == LUTHIER_KERNEL_HYBRID && strstr(ki.name, "_f16w"), "%s: F16W rows are hybrid, named _f16w",
+                      ki.name);
+                snprintf(twin, sizeof twin, "%.*s", (int)(strstr(ki.name, "_f16w") - ki.name), ki.name);
+                t = luthier__kernel_named(twin);
+                CHECK(t && t->family == LUTHIER_KERNELS_F32 && t->mr == ki.mr && t->nr == ki.nr && !strcmp(t->isa, ki.isa) &&
+                          t->required_cpu_features == ki.required_cpu_features,
+                      "%s: no F32 twin %s", ki.name, twin);
+            }
+            for (j = 0; j < i; j++) {
+                luthier_kernel_info kj;
+                luthier_kernels_get(fam, j, &kj);
+                CHECK(strcmp(ki.name, kj.name) != 0, "duplicate kernel %s", ki.name);
+            }
+        }
+        CHECK(n_scalar >= 1, "family %d: no scalar kernel", f);
+    }
+    {
+        luthier_kernel_info ki;
+        int found;
+        CHECK(luthier_kernels_count(LUTHIER_KERNELS_COUNT) == 0 &&
+                  luthier_kernels_get(LUTHIER_KERNELS_COUNT, 0, &ki) == LUTHIER_STATUS_INVALID_ARGUMENT &&
+                  luthier_kernels_get(LUTHIER_KERNELS_F32, -1, &ki) == LUTHIER_STATUS_INVALID_ARGUMENT &&
+                  luthier_kernels_find(LUTHIER_KERNELS_F16W, "4x4__scalar", &found) == LUTHIER_STATUS_NOT_FOUND &&
+                  luthier_kernels_find(LUTHIER_KERNELS_F32, NULL, &found) == LUTHIER_STATUS_INVALID_ARGUMENT,
+              "registry API: bad arguments");
+        CHECK(total == luthier_kernel_count() + luthier_qkernel_count() + luthier_kernels_count(LUTHIER_KERNELS_F16W),
+              "the older luthier_kernel_* / luthier_qkernel_* count their families");
+    }
+}
+
 /* Little-core kernels (an _a53 variant) serve a little cluster beside their big-core twin (the
    same name without the variant: same MR, NR and packed B): a GEMM split over a fake
    big:0,little:1 topology, the twin on the big cluster and the variant on the little one, gives
@@ -240,7 +317,7 @@ static void test_ukernels_little_cluster(void) {
     cd.topology = &topo;
     if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) return;
     for (i = 0; i < LUTHIER__NUM_UKERNELS; i++) {
-        const luthier__ukernel_entry *uk = &luthier__ukernels[i];
+        const luthier__kernel_entry *uk = &luthier__ukernels[i];
         const char *v = strstr(uk->name, "_a53");
         char twin[96];
         int t;

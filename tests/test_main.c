@@ -39,6 +39,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_qplan.c"
 #include "test_sharing.c"
 #include "test_isa.c"
+#include "test_fp16.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -64,6 +65,7 @@ int main(int argc, char **argv) {
     RUN(test_sgemm_bad_arguments);
     RUN(test_env_kernel);
     RUN(test_registry);
+    RUN(test_registry_families);
     RUN(test_ukernels_all_edges);
     RUN(test_ukernels_little_cluster);
     RUN(test_gemm_degenerate);
@@ -128,6 +130,7 @@ int main(int argc, char **argv) {
     RUN(test_qops_bad_arguments);
     run_qplan_tests();
     run_isa_tests();
+    run_fp16_tests();
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else

@@ -1,0 +1,267 @@
+/* fp16 (IEEE binary16): the library's conversions against the CPU's own (F16C on x86, FCVT on
+   AArch64) and against their definition (exact widening; rounding to nearest even, ties on
+   every midpoint, overflow, subnormals, NaN), then plans of LUTHIER_PRECISION_FP16 (dense
+   layers over fp16 weights) against the interpreter at 1 and 2 threads. Included by
+   test_main.c after test_graph.c (its graph builders and plan_vs_ref). */
+
+#if LUTHIER__SIMD_X86
+LUTHIER__TARGET_AVX2 static uint16_t fp16_hw_narrow(float f) {
+    return (uint16_t)_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(f), _MM_FROUND_TO_NEAREST_INT), 0);
+}
+LUTHIER__TARGET_AVX2 static float fp16_hw_widen(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
+static int fp16_have_hw(void) { return (luthier_cpu_features() & LUTHIER_CPU_AVX2_FMA) != 0; }
+#elif LUTHIER__SIMD_NEON
+static uint16_t fp16_hw_narrow(float f) { return vget_lane_u16(vreinterpret_u16_f16(vcvt_f16_f32(vdupq_n_f32(f))), 0); }
+static float fp16_hw_widen(uint16_t h) { return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0); }
+static int fp16_have_hw(void) { return 1; }
+#else
+static uint16_t fp16_hw_narrow(float f) { return luthier__f32_to_f16(f); }
+static float fp16_hw_widen(uint16_t h) { return luthier__f16_to_f32(h); }
+static int fp16_have_hw(void) { return 0; }
+#endif
+
+static uint32_t fp16_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* The value of a finite half from its fields. */
+static double fp16_value(uint16_t h) {
+    const int e = (h >> 10) & 31, m = h & 1023;
+    const double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return (h & 0x8000) ? -v : v;
+}
+
+static void test_fp16_widen(void) {
+    unsigned h, bad = 0, bad_hw = 0;
+    for (h = 0; h < 65536; h++) {
+        const float f = luthier__f16_to_f32((uint16_t)h);
+        const int nan = ((h >> 10) & 31) == 31 && (h & 1023);
+        if (nan) bad += !(f != f) || (fp16_bits(f) >> 31) != (h >> 15);
+        else if (((h >> 10) & 31) == 31) bad += f != ((h & 0x8000) ? -INFINITY : INFINITY);
+        else bad += (double)f != fp16_value((uint16_t)h) || (fp16_bits(f) >> 31) != (h >> 15);
+        if (fp16_have_hw()) bad_hw += fp16_bits(f) != fp16_bits(fp16_hw_widen((uint16_t)h));
+    }
+    CHECK(bad == 0, "%u of 65536 halves widened to the wrong value", bad);
+    CHECK(bad_hw == 0, "%u of 65536 halves widened to other bits than the CPU's conversion", bad_hw);
+}
+
+static void test_fp16_narrow(void) {
+    unsigned h, bad = 0, bad_hw = 0, n;
+    /* every finite half survives the round trip, and each midpoint between neighbours rounds to
+       the even one, a hair above or below it to the nearer one */
+    for (h = 0; h < 0x7bff; h++) {
+        const double lo = fp16_value((uint16_t)h), hi = fp16_value((uint16_t)(h + 1));
+        const float mid = (float)((lo + hi) / 2); /* exact: 12 significant bits */
+        const uint16_t even = (h & 1) ? (uint16_t)(h + 1) : (uint16_t)h;
+        int sgn;
+        for (sgn = 0; sgn < 2; sgn++) {
+            const float s = sgn ? -1.0f : 1.0f;
+            const uint16_t sb = sgn ? 0x8000 : 0;
+            bad += luthier__f32_to_f16(s * (float)lo) != (uint16_t)(sb | h);
+            bad += luthier__f32_to_f16(s * mid) != (uint16_t)(sb | even);
+            bad += luthier__f32_to_f16(s * nextafterf(mid, 0.0f)) != (uint16_t)(sb | h);
+            bad += luthier__f32_to_f16(s * nextafterf(mid, INFINITY)) != (uint16_t)(sb | (h + 1));
+        }
+    }
+    CHECK(bad == 0, "%u rounding cases wrong (round trip, midpoints, neighbours)", bad);
+    CHECK(luthier__f32_to_f16(65504.0f) == 0x7bff && luthier__f32_to_f16(65519.996f) == 0x7bff &&
+              luthier__f32_to_f16(65520.0f) == 0x7c00 && luthier__f32_to_f16(-1e10f) == 0xfc00 &&
+              luthier__f32_to_f16(INFINITY) == 0x7c00 && luthier__f32_to_f16(ldexpf(1.0f, -25)) == 0 &&
+              luthier__f32_to_f16(nextafterf(ldexpf(1.0f, -25), 1.0f)) == 1 && luthier__f32_to_f16(-0.0f) == 0x8000 &&
+              luthier__f32_to_f16(ldexpf(1.0f, -149)) == 0,
+          "overflow, underflow and signed zero");
+    {
+        const uint16_t q = luthier__f32_to_f16(NAN);
+        CHECK(((q >> 10) & 31) == 31 && (q & 0x200), "NaN narrows to a quiet NaN (0x%04x)", q);
+    }
+    /* random bit patterns (every class of float) against the CPU */
+    for (n = 0; fp16_have_hw() && n < (T.quick ? 200000u : 2000000u); n++) {
+        const uint32_t u = (uint32_t)test_rand_u64();
+        float f;
+        memcpy(&f, &u, sizeof f);
+        bad_hw += luthier__f32_to_f16(f) != fp16_hw_narrow(f);
+    }
+    CHECK(bad_hw == 0, "%u random floats narrowed to other bits than the CPU's conversion", bad_hw);
+}
+
+/* x [batch, 300] -> relu(fc1) [130] -> fc2 [257] + fc3 [257] (a residual add fused into fc2's
+   epilogue) and, for the odd batch, a second head fc4 [1] (n below every NR). */
+static void fp16_build(gb *b, int64_t batch, int *x) {
+    int64_t xs[2];
+    int h, y, z, w;
+    memset(b, 0, sizeof *b);
+    xs[0] = batch;
+    xs[1] = 300;
+    luthier_graph_create(&b->g);
+    luthier_graph_input(b->g, "x", LUTHIER_DTYPE_F32, 2, xs, x);
+    h = gb_lin(b, "fc1", *x, 130, 300);
+    h = gb_act(b, LUTHIER_OP_RELU, "relu", h, 0, 0);
+    y = gb_lin(b, "fc2", h, 257, 130);
+    z = gb_lin(b, "fc3", h, 257, 130);
+    w = gb_op(b, LUTHIER_OP_ADD, "add", y, z);
+    luthier_graph_output(b->g, w);
+    if (batch & 1) luthier_graph_output(b->g, gb_lin(b, "fc4", h, 1, 130));
+}
+
+/* Each step of an fp16 plan of b: dense steps on F16W kernels with half the weight bytes of
+   the fp32 plan's. */
+static void fp16_check_steps(luthier_context *ctx, const gb *b, const luthier_plan_desc *pd) {
+    luthier_plan *p16 = NULL, *p32 = NULL;
+    luthier_plan_info i16, i32;
+    int k, dense = 0;
+    CHECK(luthier_plan_create(ctx, b->g, pd, &p16) == LUTHIER_STATUS_OK && luthier_plan_create(ctx, b->g, NULL, &p32) == LUTHIER_STATUS_OK,
+          "%s", luthier_context_error(ctx));
+    if (p16 && p32) {
+        luthier_plan_get_info(p16, &i16);
+        luthier_plan_get_info(p32, &i32);
+        for (k = 0; k < i16.num_steps; k++) {
+            luthier_step_info s16, s32;
+            luthier_plan_step_info(p16, k, &s16);
+            luthier_plan_step_info(p32, k, &s32);
+            if (s16.op != LUTHIER_OP_DENSE) continue;
+            dense++;
+            CHECK(strstr(s16.kernel, "_f16w") && !strstr(s32.kernel, "_f16w"), "%s: kernels %s / %s", s16.name, s16.kernel, s32.kernel);
+            /* 2 bytes less per weight: fc1 300 x 130, fc2 and fc3 130 x 257, fc4 130 x 1 */
+            CHECK(s32.bytes - s16.bytes == 2.0 * 300 * 130 || s32.bytes - s16.bytes == 2.0 * 130 * 257 ||
+                      s32.bytes - s16.bytes == 2.0 * 130,
+                  "%s: bytes %g (fp16) / %g (fp32)", s16.name, s16.bytes, s32.bytes);
+        }
+        CHECK(dense >= 3, "%d dense steps", dense);
+        CHECK(i16.weights_bytes < i32.weights_bytes * 0.56, "weights %zu (fp16) vs %zu (fp32)", i16.weights_bytes, i32.weights_bytes);
+    }
+    luthier_plan_destroy(p16);
+    luthier_plan_destroy(p32);
+}
+
+static void test_fp16_plan(void) {
+    static const int64_t batches[2] = {1, 5};
+    int bi, t, x;
+    for (bi = 0; bi < 2; bi++)
+        for (t = 1; t <= 2; t++) {
+            luthier_context *ctx = ctx_threads(t);
+            luthier_plan_desc pd;
+            gb b;
+            float *xin;
+            const void *ins[1];
+            char what[96];
+            fp16_build(&b, batches[bi], &x);
+            xin = (float *)test_alloc((size_t)batches[bi] * 300 * sizeof(float));
+            test_fill(xin, (size_t)batches[bi] * 300);
+            ins[0] = xin;
+            memset(&pd, 0, sizeof pd);
+            pd.precision = LUTHIER_PRECISION_FP16;
+            /* weights as they are: within fp16's rounding of the fp32 result */
+            snprintf(what, sizeof what, "fp16 plan, batch %lld, %d threads", (long long)batches[bi], t);
+            plan_vs_ref(ctx, b.g, &pd, ins, 2e-3, what);
+            fp16_check_steps(ctx, &b, &pd);
+            luthier_context_destroy(ctx);
+            free(xin);
+            gb_free(&b);
+        }
+}
+
+/* Weights exactly representable in fp16: the fp16 plan is as accurate as the fp32 one. */
+static void test_fp16_plan_exact_weights(void) {
+    int t, x;
+    for (t = 1; t <= 2; t++) {
+        luthier_context *ctx = ctx_threads(t);
+        luthier_plan_desc pd;
+        gb b;
+        float *xin = (float *)test_alloc(5 * 300 * sizeof(float));
+        const void *ins[1];
+        int i, k;
+        fp16_build(&b, 5, &x);
+        /* gb_const's blobs are the graph's constants (not copied): round them in place */
+        for (i = 0; i < b.nblobs; i++) {
+            size_t n, e;
+            for (k = 0; k < b.g->num_tensors; k++)
+                if (b.g->tensors[k].data == b.blobs[i]) {
+                    for (n = 1, e = 0; e < (size_t)b.g->tensors[k].rank; e++) n *= (size_t)b.g->tensors[k].shape[e];
+                    for (e = 0; e < n; e++) b.blobs[i][e] = luthier__f16_to_f32(luthier__f32_to_f16(b.blobs[i][e]));
+                }
+        }
+        test_fill(xin, 5 * 300);
+        ins[0] = xin;
+        memset(&pd, 0, sizeof pd);
+        pd.precision = LUTHIER_PRECISION_FP16;
+        plan_vs_ref(ctx, b.g, &pd, ins, 2e-6, t == 1 ? "fp16 plan, fp16-exact weights, 1 thread" : "fp16 plan, fp16-exact weights, 2 threads");
+        luthier_context_destroy(ctx);
+        free(xin);
+        gb_free(&b);
+    }
+}
+
+/* A node configuration naming an F16W kernel is honoured whatever the plan's precision (records
+   carry the choice); a precision out of range is refused. */
+static void test_fp16_plan_config_and_refusal(void) {
+    luthier_context *ctx = ctx_threads(1);
+    luthier_node_config cfg[16];
+    luthier_plan_desc pd;
+    luthier_plan *p = NULL;
+    gb b;
+    int x, k, n, seen = 0;
+    fp16_build(&b, 1, &x);
+    n = luthier_graph_num_nodes(b.g);
+    CHECK(n <= 16, "%d nodes", n);
+    memset(cfg, 0, sizeof cfg);
+    for (k = 0; k < n && k < 16; k++) snprintf(cfg[k].kernel, sizeof cfg[k].kernel, "%s", "4x4__scalar_hybrid_f16w");
+    memset(&pd, 0, sizeof pd);
+    pd.configs = cfg;
+    pd.num_configs = n;
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+    if (p) {
+        luthier_plan_info info;
+        luthier_plan_get_info(p, &info);
+        for (k = 0; k < info.num_steps; k++) {
+            luthier_step_info si;
+            luthier_plan_step_info(p, k, &si);
+            if (si.op != LUTHIER_OP_DENSE) continue;
+            seen++;
+            CHECK(!strcmp(si.kernel, "luthier_sgemm_ukernel_4x4__scalar_hybrid_f16w"), "%s: %s", si.name, si.kernel);
+        }
+        CHECK(seen >= 3, "%d dense steps", seen);
+    }
+    luthier_plan_destroy(p);
+    p = (luthier_plan *)&pd;
+    memset(&pd, 0, sizeof pd);
+    pd.precision = LUTHIER_PRECISION_COUNT;
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_INVALID_ARGUMENT && p == NULL &&
+              strstr(luthier_context_error(ctx), "precision"),
+          "an unknown precision: %s", luthier_context_error(ctx));
+    luthier_context_destroy(ctx);
+    gb_free(&b);
+}
+
+/* luthier_sgemm with an F16W kernel packs B in fp16; a B packed for one family is refused by a
+   kernel of the other with the same NR. */
+static void test_fp16_sgemm_packed_mismatch(void) {
+    luthier_context *ctx = test_context(0, 0, 0);
+    luthier_sgemm_desc d;
+    luthier_packed_b *pb = NULL;
+    float a[4 * 8], b[8 * 5], c[4 * 5];
+    test_fill(a, 32);
+    test_fill(b, 40);
+    memset(&d, 0, sizeof d);
+    d.m = 4; d.n = 5; d.k = 8;
+    d.kernel = "4x4__scalar_hybrid_f16w";
+    CHECK(luthier_sgemm_pack_b(ctx, &d, b, &pb) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+    CHECK(luthier_packed_b_bytes(pb) - sizeof *pb == 2 * 2 * 4 * 8, "packed bytes %zu", luthier_packed_b_bytes(pb) - sizeof *pb);
+    d.kernel = "4x4__scalar_hybrid";
+    CHECK(luthier_sgemm_packed(ctx, &d, a, pb, c) == LUTHIER_STATUS_INCOMPATIBLE, "an fp32 kernel on fp16 B: %s",
+          luthier_context_error(ctx));
+    d.kernel = NULL;
+    CHECK(luthier_sgemm_packed(ctx, &d, a, pb, c) == LUTHIER_STATUS_OK, "the packing kernel: %s", luthier_context_error(ctx));
+    luthier_packed_b_destroy(pb);
+    luthier_context_destroy(ctx);
+}
+
+static void run_fp16_tests(void) {
+    RUN(test_fp16_widen);
+    RUN(test_fp16_narrow);
+    RUN(test_fp16_sgemm_packed_mismatch);
+    RUN(test_fp16_plan);
+    RUN(test_fp16_plan_exact_weights);
+    RUN(test_fp16_plan_config_and_refusal);
+}
