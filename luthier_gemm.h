@@ -131,6 +131,9 @@ typedef struct luthier__dw_run {
 #ifndef LUTHIER__UKERNELS_F16W_X86
 #define LUTHIER__UKERNELS_F16W_X86(X)
 #endif
+#ifndef LUTHIER__UKERNELS_F16W_NEON
+#define LUTHIER__UKERNELS_F16W_NEON(X)
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -270,7 +273,7 @@ static const luthier__kernel_entry luthier__ukernels[] = {LUTHIER__UKERNELS(LUTH
 #define LUTHIER__NUM_UKERNELS ((int)(sizeof luthier__ukernels / sizeof luthier__ukernels[0]))
 
 /* The F16W family: hybrid kernels only (what dense layers run); the scalar row runs anywhere. */
-#define LUTHIER__UKERNELS_F16W(X) LUTHIER__UKERNELS_F16W_X86(X) LUTHIER__UKERNELS_F16W_SCALAR(X)
+#define LUTHIER__UKERNELS_F16W(X) LUTHIER__UKERNELS_F16W_X86(X) LUTHIER__UKERNELS_F16W_NEON(X) LUTHIER__UKERNELS_F16W_SCALAR(X)
 static const luthier__kernel_entry luthier__hkernels[] = {LUTHIER__UKERNELS_F16W(LUTHIER__HROW)};
 #define LUTHIER__NUM_HKERNELS ((int)(sizeof luthier__hkernels / sizeof luthier__hkernels[0]))
 

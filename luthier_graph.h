@@ -3624,14 +3624,21 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
 LUTHIER_PRIVATE const luthier__kernel_entry *luthier__dense_default_kernel(luthier_context *ctx, size_t n,
                                                                          luthier_precision prec) {
     const luthier__kernel_entry *uk = &luthier__ukernels[luthier__kernel_for_n(ctx, n)], *best = NULL;
-    int i;
+    int i, pass;
     if (prec != LUTHIER_PRECISION_FP16) return uk;
     for (i = 0; i < LUTHIER__NUM_HKERNELS; i++) {
         const luthier__kernel_entry *e = &luthier__hkernels[i];
-        if (!luthier__kernel_runs(e, ctx->cpu_features)) continue;
-        if (!strcmp(e->isa, uk->isa) && e->mr == uk->mr && e->nr == uk->nr) return e;
-        if (!best || luthier__nr_waste(e->nr, n) < luthier__nr_waste(best->nr, n)) best = e;
+        if (luthier__kernel_runs(e, ctx->cpu_features) && !strcmp(e->isa, uk->isa) && e->mr == uk->mr && e->nr == uk->nr) return e;
     }
+    /* no twin (an interleaved default): the same ISA, else any SIMD one, else scalar */
+    for (pass = 0; pass < 3 && !best; pass++)
+        for (i = 0; i < LUTHIER__NUM_HKERNELS; i++) {
+            const luthier__kernel_entry *e = &luthier__hkernels[i];
+            if (!luthier__kernel_runs(e, ctx->cpu_features) || (pass == 0 && strcmp(e->isa, uk->isa)) ||
+                (pass == 1 && !strcmp(e->isa, "scalar")))
+                continue;
+            if (!best || luthier__nr_waste(e->nr, n) < luthier__nr_waste(best->nr, n)) best = e;
+        }
     return best ? best : uk;
 }
 

@@ -1224,6 +1224,65 @@ LUTHIER_PRIVATE void luthier__transpose_neon(const float *x, size_t xs, float *y
     }
 }
 
+/* >>f16w =======================================================================================
+   Hybrid 6x16 over fp16 B (the F16W family): per step of k, 16 halves (32 bytes, half the B
+   traffic of 6x16__neonfma_hybrid) widened by FCVTL/FCVTL2 (Armv8.0: every A53/A72 has them),
+   then the fp32 tile's 24 FMLAs by the rows' broadcast A values. Intrinsics: the kernel serves
+   memory-bound dense layers (batch 1: B streams from DRAM once), where the schedule matters
+   less than the bytes; the tile edges go through the stack tile of the asm kernels. */
+LUTHIER__INLINE void luthier__neon_f16w_tile(const luthier_sgemm_ukernel_args *p, float *cp, size_t ld,
+                                             const float *bp, const int R) {
+    const uint16_t *b = (const uint16_t *)(const void *)p->b;
+    const int load = (p->flags & LUTHIER_UKERNEL_LOAD_C) != 0;
+    float32x4_t acc[6][4];
+    size_t s, kk;
+    int r, v;
+    for (r = 0; r < R; r++)
+        for (v = 0; v < 4; v++)
+            acc[r][v] = load ? vld1q_f32(cp + (size_t)r * ld + 4 * v) : bp ? vld1q_f32(bp + 4 * v) : vdupq_n_f32(0.0f);
+    for (s = 0; s < p->ks; s++) {
+        const float *const *ar = p->a_rows + s * 6;
+        for (kk = 0; kk < p->k; kk++, b += 16) {
+            const float16x8_t h0 = vreinterpretq_f16_u16(vld1q_u16(b)), h1 = vreinterpretq_f16_u16(vld1q_u16(b + 8));
+            float32x4_t bv[4];
+            bv[0] = vcvt_f32_f16(vget_low_f16(h0));
+            bv[1] = vcvt_high_f32_f16(h0);
+            bv[2] = vcvt_f32_f16(vget_low_f16(h1));
+            bv[3] = vcvt_high_f32_f16(h1);
+            for (r = 0; r < R; r++) {
+                const float32x4_t av = vdupq_n_f32(ar[r][kk]);
+                for (v = 0; v < 4; v++) acc[r][v] = vfmaq_f32(acc[r][v], bv[v], av);
+            }
+        }
+    }
+    if (p->flags & LUTHIER_UKERNEL_CLAMP) {
+        const float32x4_t lo = vdupq_n_f32(p->min), hi = vdupq_n_f32(p->max);
+        for (r = 0; r < R; r++)
+            for (v = 0; v < 4; v++) acc[r][v] = vminq_f32(hi, vmaxq_f32(lo, acc[r][v]));
+    }
+    for (r = 0; r < R; r++)
+        for (v = 0; v < 4; v++) vst1q_f32(cp + (size_t)r * ld + 4 * v, acc[r][v]);
+}
+
+LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x16__neonfma_hybrid_f16w(const luthier_sgemm_ukernel_args *p) {
+    float tmp[6 * 16], bb[16], mm[2];
+    size_t ld;
+    float *const cp = luthier__neon_tile_begin(p, tmp, 6, 16, &ld);
+    const float *const bp = luthier__neon_bias(p, bb, 16);
+    (void)luthier__neon_mode(p, mm);
+    switch (p->m) { /* straight-line code per row count */
+    case 1: luthier__neon_f16w_tile(p, cp, ld, bp, 1); break;
+    case 2: luthier__neon_f16w_tile(p, cp, ld, bp, 2); break;
+    case 3: luthier__neon_f16w_tile(p, cp, ld, bp, 3); break;
+    case 4: luthier__neon_f16w_tile(p, cp, ld, bp, 4); break;
+    case 5: luthier__neon_f16w_tile(p, cp, ld, bp, 5); break;
+    default: luthier__neon_f16w_tile(p, cp, ld, bp, 6); break;
+    }
+    luthier__neon_tile_end(p, cp, 16);
+}
+
+#define LUTHIER__UKERNELS_F16W_NEON(X) X(6x16__neonfma_hybrid_f16w, "neon", 6, 16, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_NEON)
+
 #ifdef __cplusplus
 }
 #endif
