@@ -3916,6 +3916,8 @@ typedef struct luthier__layer {
     luthier_conv2d_desc cd;  /* CONV2D: the desc the plan creates (NHWC, epilogue set) */
     int64_t m, n, k;         /* DENSE: C = act(A * W^T + b (+ C)) */
     int q;                   /* int8 layer (input uint8; output uint8 when out_u8, else fp32) */
+    luthier_kernel_family fam; /* of its kernel knob: INT8 when q, F16W for dense layers of fp16
+                                  plans, else F32 */
     int out_u8;
     int trans_w;
     luthier_activation act;
@@ -3929,10 +3931,10 @@ LUTHIER_PRIVATE const char *luthier__act_name(luthier_activation a) {
     return (unsigned)a < 4u ? n[a] : "?";
 }
 
-/* The layer of node i given the fusion decisions (with cal: of the int8 plan); 0 when the node
-   is not a tunable layer. */
+/* The layer of node i given the fusion decisions (with cal: of the int8 plan) in a plan of
+   precision prec; 0 when the node is not a tunable layer. */
 LUTHIER_PRIVATE int luthier__layer_of(const luthier_graph *g, const luthier__fuse *f, int i, const luthier_calibration *cal,
-                                      luthier__layer *t) {
+                                      luthier_precision prec, luthier__layer *t) {
     const luthier__gnode *gn = &g->nodes[i];
     const luthier__gtensor *x = &g->tensors[gn->inputs[0]];
     memset(t, 0, sizeof *t);
@@ -3976,12 +3978,17 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_graph *g, const luthier__fus
         size_t n = strlen(t->sig);
         snprintf(t->sig + n, sizeof t->sig - n, " clamp=%g,%g", (double)t->cmin, (double)t->cmax);
     }
-    if (t->q) {
+    t->fam = t->q ? LUTHIER_KERNELS_INT8
+             : gn->d.op == LUTHIER_OP_DENSE && prec == LUTHIER_PRECISION_FP16 ? LUTHIER_KERNELS_F16W
+                                                                             : LUTHIER_KERNELS_F32;
+    if (t->fam != LUTHIER_KERNELS_F32) {
         char tmp[sizeof t->sig + 16];
-        snprintf(tmp, sizeof tmp, "int8 %s out=%s", t->sig, t->out_u8 ? "u8" : "f32");
+        if (t->q) snprintf(tmp, sizeof tmp, "int8 %s out=%s", t->sig, t->out_u8 ? "u8" : "f32");
+        else snprintf(tmp, sizeof tmp, "fp16 %s", t->sig);
         tmp[sizeof t->sig - 1] = 0;
         memcpy(t->sig, tmp, sizeof t->sig);
-        t->bytes *= 0.25; /* one byte per element */
+        if (t->q) t->bytes *= 0.25; /* one byte per element */
+        else t->bytes -= 2.0 * (double)t->n * (double)t->k; /* fp16 weights */
     }
     return 1;
 }
@@ -4015,7 +4022,7 @@ LUTHIER_API luthier_status luthier_tune_signature(const luthier_graph *g, int no
     int ok;
     if (!g || !buf || !size || node < 0 || node >= g->num_nodes) return LUTHIER_STATUS_INVALID_ARGUMENT;
     if (!(f = luthier__fuse_only(g, NULL))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    ok = luthier__layer_of(g, f, node, NULL, &t);
+    ok = luthier__layer_of(g, f, node, NULL, LUTHIER_PRECISION_FP32, &t);
     luthier__free(f);
     if (!ok) return LUTHIER_STATUS_NOT_FOUND;
     snprintf(buf, size, "%s", t.sig);
@@ -4132,7 +4139,7 @@ LUTHIER_PRIVATE luthier_status luthier__read_file(const char *path, char **text,
    from a private copy, so text may live in read-only memory (firmware: a const array). */
 LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, const luthier_graph *g, const char *name,
                                                       const char *text, size_t len, const luthier_calibration *cal,
-                                                      luthier_node_config *configs, int *matched) {
+                                                      luthier_precision prec, luthier_node_config *configs, int *matched) {
     char fpr[640], *buf, *line, *next;
     luthier__fuse *f;
     luthier__layer t;
@@ -4174,7 +4181,7 @@ LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, cons
             continue;
         }
         for (i = 0; i < g->num_nodes; i++)
-            if (luthier__layer_of(g, f, i, cal, &t) && strcmp(t.sig, sig) == 0) {
+            if (luthier__layer_of(g, f, i, cal, prec, &t) && strcmp(t.sig, sig) == 0) {
                 if (t.op == LUTHIER_OP_DENSE) cfg.algorithm = LUTHIER_CONV_AUTO;
                 configs[i] = cfg;
                 n++;
@@ -4196,16 +4203,16 @@ LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, cons
    cal, its int8 plan (luthier_plan_create uses that); the public calls below wrap it. */
 LUTHIER_PRIVATE luthier_status luthier__records_for_plan(luthier_context *ctx, const luthier_graph *g, const char *path,
                                                          const char *text, const luthier_calibration *cal,
-                                                         luthier_node_config *configs, int *matched) {
+                                                         luthier_precision prec, luthier_node_config *configs, int *matched) {
     char *buf = NULL, err[400];
     size_t len = 0;
     luthier_status s;
     ctx->error[0] = 0;
     if (matched) *matched = 0;
-    if (text) return luthier__records_apply(ctx, g, "(text)", text, strlen(text), cal, configs, matched);
+    if (text) return luthier__records_apply(ctx, g, "(text)", text, strlen(text), cal, prec, configs, matched);
     if ((s = luthier__read_file(path, &buf, &len, err, sizeof err)) != LUTHIER_STATUS_OK)
         return luthier__fail(ctx, s, "records: %s", err);
-    s = luthier__records_apply(ctx, g, path, buf, len, cal, configs, matched);
+    s = luthier__records_apply(ctx, g, path, buf, len, cal, prec, configs, matched);
     luthier__free(buf);
     return s;
 }
@@ -4214,14 +4221,14 @@ LUTHIER_API luthier_status luthier_records_apply_text(luthier_context *ctx, cons
                                                       luthier_node_config *configs, int *matched) {
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     if (!g || !text || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, text or configs is NULL");
-    return luthier__records_for_plan(ctx, g, NULL, text, NULL, configs, matched);
+    return luthier__records_for_plan(ctx, g, NULL, text, NULL, LUTHIER_PRECISION_FP32, configs, matched);
 }
 
 LUTHIER_API luthier_status luthier_records_apply(luthier_context *ctx, const luthier_graph *g, const char *path,
                                                  luthier_node_config *configs, int *matched) {
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     if (!g || !path || !configs) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "records: graph, path or configs is NULL");
-    return luthier__records_for_plan(ctx, g, path, NULL, NULL, configs, matched);
+    return luthier__records_for_plan(ctx, g, path, NULL, NULL, LUTHIER_PRECISION_FP32, configs, matched);
 }
 
 
@@ -4884,7 +4891,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_with_records(luthier_context *ctx, 
     char note[256];
     if (!rc) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
     memset(rc, 0, sizeof *rc * (size_t)(g->num_nodes + 1));
-    s = luthier__records_for_plan(ctx, g, pd.records, pd.records ? NULL : pd.records_text, pd.int8, rc, NULL);
+    s = luthier__records_for_plan(ctx, g, pd.records, pd.records ? NULL : pd.records_text, pd.int8, pd.precision, rc, NULL);
     if (s != LUTHIER_STATUS_OK) {
         luthier__free(rc);
         return s;

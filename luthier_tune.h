@@ -86,6 +86,10 @@ typedef struct luthier_tune_desc {
        knob takes the int8 kernels (luthier_qkernel_*) and whose algorithm knob takes IM2COL,
        1X1 and DEPTHWISE; the other nodes are tuned as in fp32. NULL = the fp32 plan. */
     const luthier_calibration *int8;
+    /* The plan's precision (luthier_plan_desc.precision): with FP16, dense layers become
+       "fp16 dense ..." tasks whose kernel knob takes the F16W kernels (their plans then keep the
+       weights in fp16). */
+    luthier_precision precision;
     int no_plan_check;       /* keep every task's winner without the in-plan check (below) */
     int no_prior;            /* do not let the analytical cost model (luthier_conv2d_predict)
                                 order a task's first batch when no warm model exists yet */
@@ -177,10 +181,10 @@ typedef struct luthier__task {
 
 /* Task of node i (its layer, with node i as representative); 0 when the node is not tuned. */
 LUTHIER_PRIVATE int luthier__task_of(const luthier_graph *g, const luthier__fuse *f, int i, const luthier_calibration *cal,
-                                     luthier__task *t) {
+                                     luthier_precision prec, luthier__task *t) {
     memset(t, 0, sizeof *t);
     t->first_node = i;
-    return luthier__layer_of(g, f, i, cal, &t->l);
+    return luthier__layer_of(g, f, i, cal, prec, &t->l);
 }
 
 /* >>impl-tune-space: candidates and their features */
@@ -229,8 +233,7 @@ LUTHIER_PRIVATE void luthier__cand_features(const luthier_context *ctx, const lu
     if (c->kernel >= 0) {
         luthier_kernel_info ki;
         memset(&ki, 0, sizeof ki);
-        if (t->l.q) luthier_qkernel_get(c->kernel, &ki);
-        else luthier_kernel_get(c->kernel, &ki);
+        luthier_kernels_get(t->l.fam, c->kernel, &ki);
         if (!ki.nr) ki.nr = 1;
         f[j++] = (float)ki.mr;
         f[j++] = (float)ki.nr;
@@ -274,7 +277,7 @@ LUTHIER_PRIVATE int luthier__share_sets(int nc, int step, short (*out)[LUTHIER__
 LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const luthier__task *t, int step, int dynamic,
                                                    size_t *count) {
     short shares[256][LUTHIER__TUNE_MAX_SHARES];
-    int nc = ctx->pool->num_clusters, nsh, a, k, s, nk = t->l.q ? luthier_qkernel_count() : luthier_kernel_count(), have_simd = 0;
+    int nc = ctx->pool->num_clusters, nsh, a, k, s, nk = luthier_kernels_count(t->l.fam), have_simd = 0;
     size_t n = 0, cap = 0;
     luthier__cand *c = NULL;
     char saved[256];
@@ -283,8 +286,7 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
     else nsh = luthier__share_sets(nc, step, shares, 256);
     for (k = 0; k < nk; k++) {
         luthier_kernel_info ki;
-        if (t->l.q) luthier_qkernel_get(k, &ki);
-        else luthier_kernel_get(k, &ki);
+        luthier_kernels_get(t->l.fam, k, &ki);
         if ((ki.required_cpu_features & ~ctx->cpu_features) == 0 && strcmp(ki.isa, "scalar") != 0) have_simd = 1;
     }
     snprintf(saved, sizeof saved, "%s", ctx->error);
@@ -308,8 +310,7 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
                 if (a != LUTHIER_CONV_DEPTHWISE || t->l.op != LUTHIER_OP_CONV2D) continue;
             } else {
                 if (t->l.op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_DEPTHWISE) continue;
-                if (t->l.q) luthier_qkernel_get(k, &ki);
-                else luthier_kernel_get(k, &ki);
+                luthier_kernels_get(t->l.fam, k, &ki);
                 if ((ki.required_cpu_features & ~ctx->cpu_features) != 0) continue;
                 if (have_simd && strcmp(ki.isa, "scalar") == 0) continue;
                 if (!t->l.q && t->l.op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_IMPLICIT_GEMM && ki.kind != LUTHIER_KERNEL_HYBRID) continue;
@@ -612,7 +613,7 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
             memset(&sd, 0, sizeof sd);
             sd.m = t->l.m; sd.n = t->l.n; sd.k = t->l.k;
             sd.trans_b = !t->l.trans_w;
-            sd.kernel = luthier__ukernels[c->kernel].name;
+            sd.kernel = luthier__kernel_tables[t->l.fam].rows[c->kernel].name;
             s = luthier_sgemm_pack_b(ctx, &sd, m->w, &m->cache[slot].pb);
         }
         if (s != LUTHIER_STATUS_OK) {
@@ -773,7 +774,7 @@ LUTHIER_PRIVATE void luthier__cand_config(const luthier_context *ctx, const luth
     memset(cfg, 0, sizeof *cfg);
     cfg->algorithm = (luthier_conv_algorithm)c->algo;
     if (c->kernel >= 0)
-        snprintf(cfg->kernel, sizeof cfg->kernel, "%s", t->l.q ? luthier__qkernels[c->kernel].name : luthier__ukernels[c->kernel].name);
+        snprintf(cfg->kernel, sizeof cfg->kernel, "%s", luthier__kernel_tables[t->l.fam].rows[c->kernel].name);
     luthier__cand_ratios(ctx, c, &cfg->schedule, cfg->ratios, &cfg->num_ratios);
 }
 
@@ -842,7 +843,7 @@ LUTHIER_PRIVATE void luthier__write_heatmap(luthier_context *ctx, luthier__tmeas
     for (c = 0; c < cols; c++)
         fprintf(fh, "<text x=\"%d\" y=\"60\" text-anchor=\"middle\">%s</text>\n", 250 + c * 64 + 32, colname[c]);
     for (r = 0; r < rows; r++) {
-        const char *kn = luthier__ukernels[kernels[r]].name;
+        const char *kn = luthier__kernel_tables[t->l.fam].rows[kernels[r]].name;
         if (strncmp(kn, "luthier_sgemm_ukernel_", 22) == 0) kn += 22;
         fprintf(fh, "<text x=\"10\" y=\"%d\">%s</text>\n", 80 + r * 22, kn);
         for (c = 0; c < cols; c++) {
@@ -983,6 +984,7 @@ LUTHIER_PRIVATE int luthier__tune_plan_times(luthier_context *ctx, const luthier
         pd.num_configs = sets[k] ? g->num_nodes : 0;
         pd.fallback_invalid = 1;
         pd.int8 = d->int8;
+        pd.precision = d->precision;
         if (k >= 2 && luthier_plan_create(ctx, g, &pd, &plan[k]) != LUTHIER_STATUS_OK) {
             *nsets_io = nsets = k;
             break;
@@ -1139,6 +1141,8 @@ LUTHIER_PRIVATE luthier_status luthier__tune_open(luthier__tuner *T, const luthi
     if (!dd->ratio_step) dd->ratio_step = 10;
     if (dd->ratio_step < 1 || dd->ratio_step > 100 || 100 % dd->ratio_step)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: ratio_step %d must divide 100", dd->ratio_step);
+    if ((unsigned)dd->precision >= (unsigned)LUTHIER_PRECISION_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: unknown precision %d", (int)dd->precision);
     if (!dd->max_fraction) dd->max_fraction = 0.1;
     if (!(dd->max_fraction > 0 && dd->max_fraction <= 1))
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: max_fraction %g must be in (0, 1]", dd->max_fraction);
@@ -1174,7 +1178,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_tasks(luthier__tuner *T) {
     for (i = 0; i < g->num_nodes; i++) {
         luthier__task t;
         T->node_task[i] = -1;
-        if (!luthier__task_of(g, T->f, i, T->d.int8, &t)) continue;
+        if (!luthier__task_of(g, T->f, i, T->d.int8, T->d.precision, &t)) continue;
         T->res.ops++;
         for (j = 0; j < T->ntasks; j++)
             if (strcmp(T->tasks[j].l.sig, t.l.sig) == 0) break;
@@ -1253,7 +1257,8 @@ LUTHIER_PRIVATE void luthier__tune_default(luthier__tuner *T, luthier__task *t, 
             luthier_conv2d_destroy(tmp);
         }
     } else {
-        dc.kernel = (short)luthier__kernel_for_n(ctx, (size_t)t->l.n);
+        const luthier__kernel_entry *e = luthier__dense_default_kernel(ctx, (size_t)t->l.n, T->d.precision);
+        dc.kernel = (short)(e - luthier__kernel_tables[t->l.fam].rows);
     }
     t->default_ms = luthier__measure_cand(mp, &dc, NULL);
     T->res.measurements++;
@@ -1521,7 +1526,7 @@ LUTHIER_PRIVATE void luthier__tune_plan_check(luthier__tuner *T) {
                 }
             }
             if (T->progress)
-                fprintf(stderr, "tune: in-plan check: %d of %d tuned T->tasks kept (%d by a runner-up); their steps %.3f ms -> %.3f ms per run\n",
+                fprintf(stderr, "tune: in-plan check: %d of %d tuned tasks kept (%d by a runner-up); their steps %.3f ms -> %.3f ms per run\n",
                         j - T->res.reverted, j, T->res.runner_ups, T->res.plan_default_ms, T->res.plan_chosen_ms);
         }
         luthier__free(rcfg);

@@ -30,6 +30,9 @@ static void usage_tune(FILE *out) {
             "  --int8            tune the int8 plan (calibrated on 4 generated inputs as 'model --int8'\n"
             "                    does); records default to build/NAME.int8.records, and the fp32\n"
             "                    default plan is timed too (csv column fp32_ms)\n"
+            "  --fp16            tune the fp16 plan (luthier_tune_desc.precision: dense layers over fp16\n"
+            "                    weights); records default to build/NAME.fp16.records, and the fp32\n"
+            "                    default plan is timed too (csv column fp32_ms)\n"
             "  --no-plan-check   keep every task's winner: no in-plan check (luthier_tune_desc)\n"
             "  --no-prior-too    also run the guided search without the cost model's first-batch\n"
             "                    order (luthier_tune_desc.no_prior) with the same budget, and time it\n"
@@ -42,7 +45,7 @@ static void usage_tune(FILE *out) {
             "  --csv             one summary row:\n"
             "                    model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,\n"
             "                    exhaustive_ms,exhaustive_measurements,random_ms,random_measurements,\n"
-            "                    bigonly_ms,equal_ms,candidates,reverted,runner_ups[,fp32_ms with --int8]\n"
+            "                    bigonly_ms,equal_ms,candidates,reverted,runner_ups[,fp32_ms with --int8 or --fp16]\n"
             "                    [,modelonly_ms,modelonly_measurements with --model-only]\n",
             bench_prog);
 }
@@ -123,7 +126,7 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
 typedef struct tune_opts {
     const char *cmd, *name;
     char records[512], report[512], heatmap[512], stem[256];
-    int threads, csv, exhaustive, random, asym, quiet, int8, monly, no_check, rank, noprior;
+    int threads, csv, exhaustive, random, asym, quiet, int8, fp16, monly, no_check, rank, noprior;
     double budget, load_timeout;
     bench_policy pol;
 } tune_opts;
@@ -142,7 +145,8 @@ static int tune_parse(int argc, char **argv, tune_opts *o) {
         {"--random", offsetof(tune_opts, random)},     {"--model-only", offsetof(tune_opts, monly)},
         {"--no-plan-check", offsetof(tune_opts, no_check)}, {"--no-prior-too", offsetof(tune_opts, noprior)},
         {"--rank", offsetof(tune_opts, rank)},         {"--asym", offsetof(tune_opts, asym)},
-        {"--int8", offsetof(tune_opts, int8)},         {"--quiet", offsetof(tune_opts, quiet)}};
+        {"--int8", offsetof(tune_opts, int8)},         {"--quiet", offsetof(tune_opts, quiet)},
+        {"--fp16", offsetof(tune_opts, fp16)}};
     const struct { const char *name; char *dst; size_t size; } paths[] = {
         {"--records", o->records, sizeof o->records}, {"--report", o->report, sizeof o->report},
         {"--heatmap", o->heatmap, sizeof o->heatmap}};
@@ -261,7 +265,7 @@ static void tune_header(const tune_opts *o, const tune_ctx *t) {
     /* the format has one cluster per line: one line here, clusters joined by "; " */
     for (line = strtok_r(topo_s, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
         snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s", joined[0] ? "; " : "", line);
-    printf("tune %s%s on %s (%d threads)%s, budget %.0f s\n", o->name, o->int8 ? " int8" : "", joined,
+    printf("tune %s%s on %s (%d threads)%s, budget %.0f s\n", o->name, o->int8 ? " int8" : o->fp16 ? " fp16" : "", joined,
            luthier_context_num_threads(t->ctx), o->asym ? ", little cluster loaded by a busy loop" : "", o->budget);
     fflush(stdout);
 }
@@ -295,8 +299,8 @@ static void tune_time_all(const tune_opts *o, tune_ctx *t, const luthier_calibra
             }
         }
     }
-    for (k = 0; k < np; k++) pds[k].int8 = cal;
-    if (o->int8) dst[np] = &u->fp32_ms, what[np++] = "fp32"; /* the fp32 default plan: pds[np] is all zero */
+    for (k = 0; k < np; k++) pds[k].int8 = cal, pds[k].precision = o->fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_FP32;
+    if (o->int8 || o->fp16) dst[np] = &u->fp32_ms, what[np++] = "fp32"; /* the fp32 default plan: pds[np] is all zero */
     tune_time_plans(t, pds, what, np, &o->pol, ms);
     for (k = 0; k < np; k++) *dst[k] = ms[k];
 }
@@ -304,12 +308,12 @@ static void tune_time_all(const tune_opts *o, tune_ctx *t, const luthier_calibra
 static void tune_print_csv(const tune_opts *o, const tune_ctx *t, const tune_outcome *u) {
     printf("model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,exhaustive_ms,exhaustive_measurements,"
            "random_ms,random_measurements,bigonly_ms,equal_ms,candidates,reverted,runner_ups%s%s\n",
-           o->int8 ? ",fp32_ms" : "", o->monly ? ",modelonly_ms,modelonly_measurements" : "");
+           o->int8 || o->fp16 ? ",fp32_ms" : "", o->monly ? ",modelonly_ms,modelonly_measurements" : "");
     printf("%s,%d,%d,%d,%d,%.1f,%.3f,%.3f,%.3f,%d,%.3f,%d,%.3f,%.3f,%d,%d,%d", o->name, luthier_context_num_threads(t->ctx),
            u->res.tasks, u->res.ops, u->res.measurements, u->res.seconds, u->tuned_ms, u->default_ms, u->ex_ms,
            u->rex.measurements, u->rn_ms, u->rrn.measurements, u->big_ms, u->eq_ms, u->res.candidates, u->res.reverted,
            u->res.runner_ups);
-    if (o->int8) printf(",%.3f", u->fp32_ms);
+    if (o->int8 || o->fp16) printf(",%.3f", u->fp32_ms);
     if (o->monly) printf(",%.3f,%d", u->mo_ms, u->rmo.measurements);
     printf("\n");
 }
@@ -326,7 +330,8 @@ static void tune_print_text(const tune_opts *o, const tune_outcome *u) {
     printf("end to end: default %.2f ms, tuned %.2f ms (%.2fx)\n", u->default_ms, tuned, u->default_ms / tuned);
     printf("cost-model default (auto_policy model, no records): %.2f ms (%.2fx the tuned plan's time, rules default %.2fx)\n",
            u->model_ms, u->model_ms / tuned, u->default_ms / tuned);
-    if (u->fp32_ms > 0) printf("fp32 default plan %.2f ms: tuned int8 is %.2fx faster\n", u->fp32_ms, u->fp32_ms / tuned);
+    if (u->fp32_ms > 0)
+        printf("fp32 default plan %.2f ms: tuned %s is %.2fx faster\n", u->fp32_ms, o->int8 ? "int8" : "fp16", u->fp32_ms / tuned);
     if (u->ex_ms > 0)
         printf("exhaustive search: %.2f ms with %d measurements (tuned is %.1f%% off with %.1f%% of the measurements)\n",
                u->ex_ms, u->rex.measurements, 100.0 * (tuned / u->ex_ms - 1), 100.0 * res->measurements / u->rex.measurements);
@@ -351,6 +356,7 @@ static int tune_search(const tune_opts *o, tune_ctx *t, const luthier_calibratio
     td.report_path = o->report;
     td.heatmap_path = o->heatmap;
     td.int8 = cal;
+    td.precision = o->fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_FP32;
     td.no_plan_check = o->no_check || o->rank;
     if (o->rank) td.exhaustive = td.no_dynamic = 1, td.heatmap_path = NULL;
     if (luthier_tune(t->ctx, t->g, &td, o->records, &u->res) != LUTHIER_STATUS_OK) {
@@ -384,7 +390,7 @@ static int cmd_tune(int argc, char **argv) {
     u.default_ms = u.tuned_ms = u.model_ms = -1;
     if ((rc = tune_parse(argc, argv, &o)) >= 0) return rc;
     bench_net_stem(o.name, o.stem, sizeof o.stem);
-    if (!o.records[0]) snprintf(o.records, sizeof o.records, "build/%s%s.records", o.stem, o.int8 ? ".int8" : "");
+    if (!o.records[0]) snprintf(o.records, sizeof o.records, "build/%s%s.records", o.stem, o.int8 ? ".int8" : o.fp16 ? ".fp16" : "");
     if (!o.report[0]) snprintf(o.report, sizeof o.report, "build/%s.tune.txt", o.stem);
     if (!o.heatmap[0]) snprintf(o.heatmap, sizeof o.heatmap, "build/%s.heatmap.svg", o.stem);
     if ((rc = tune_context(&o, &t, loaders, &loading)) != 0) goto done;

@@ -257,6 +257,60 @@ static void test_fp16_sgemm_packed_mismatch(void) {
     luthier_context_destroy(ctx);
 }
 
+/* Tuning an fp16 plan: dense layers are "fp16 dense" tasks over the F16W kernels; their records
+   configure fp16 plans and not fp32 ones (another signature), which keep fp32 weights. */
+static void test_fp16_tune(void) {
+    luthier_context *ctx = ctx_threads(2);
+    luthier_tune_desc td;
+    luthier_tune_result r;
+    luthier_plan_desc pd;
+    luthier_plan *p = NULL;
+    char rec[512], line[1200];
+    gb b;
+    int x, k, fp16_lines = 0, f16w = 0, seen = 0;
+    FILE *fh;
+    fp16_build(&b, 1, &x);
+    memset(&td, 0, sizeof td);
+    td.budget_seconds = T.quick ? 1.0 : 2.0;
+    td.progress = -1;
+    td.precision = LUTHIER_PRECISION_FP16;
+    tune_tmp("fp16.records", rec, sizeof rec);
+    CHECK(luthier_tune(ctx, b.g, &td, rec, &r) == LUTHIER_STATUS_OK && r.tasks >= 3, "tune: %s", luthier_context_error(ctx));
+    for (fh = fopen(rec, "r"); fh && fgets(line, sizeof line, fh);)
+        if (strstr(line, "\tfp16 dense ")) { /* the kernel: "-" (the default won) or an F16W one */
+            fp16_lines++;
+            f16w += strstr(line, "_f16w\t") != NULL || strstr(line, "\t-\t-\t") != NULL;
+        }
+    if (fh) fclose(fh);
+    CHECK(fp16_lines >= 3 && f16w == fp16_lines, "%d fp16 dense records, %d with an F16W or the default kernel", fp16_lines, f16w);
+    for (k = 0; k < 2; k++) {
+        memset(&pd, 0, sizeof pd);
+        pd.records = rec;
+        pd.precision = k ? LUTHIER_PRECISION_FP32 : LUTHIER_PRECISION_FP16;
+        CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+        if (p) {
+            luthier_plan_info info;
+            int i;
+            luthier_plan_get_info(p, &info);
+            for (i = 0; i < info.num_steps; i++) {
+                luthier_step_info si;
+                luthier_plan_step_info(p, i, &si);
+                if (si.op != LUTHIER_OP_DENSE) continue;
+                seen++;
+                CHECK((strstr(si.kernel, "_f16w") != NULL) == !k, "%s plan, %s: kernel %s", k ? "fp32" : "fp16", si.name, si.kernel);
+            }
+        }
+        luthier_plan_destroy(p);
+        p = NULL;
+    }
+    CHECK(seen >= 6, "%d dense steps", seen);
+    td.precision = LUTHIER_PRECISION_COUNT;
+    CHECK(luthier_tune(ctx, b.g, &td, NULL, &r) == LUTHIER_STATUS_INVALID_ARGUMENT, "unknown precision: %s", luthier_context_error(ctx));
+    remove(rec);
+    luthier_context_destroy(ctx);
+    gb_free(&b);
+}
+
 static void run_fp16_tests(void) {
     RUN(test_fp16_widen);
     RUN(test_fp16_narrow);
@@ -264,4 +318,5 @@ static void run_fp16_tests(void) {
     RUN(test_fp16_plan);
     RUN(test_fp16_plan_exact_weights);
     RUN(test_fp16_plan_config_and_refusal);
+    RUN(test_fp16_tune);
 }
