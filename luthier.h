@@ -2584,12 +2584,6 @@ LUTHIER_API luthier_status luthier_sgemm(luthier_context *ctx, const luthier_sge
 
 /* >>impl-conv-desc: defaults, shape checks, output size, algorithm validity */
 
-LUTHIER_API const char *luthier_conv_algorithm_name(luthier_conv_algorithm a) {
-    static const char *const names[] = {"auto", "im2col", "1x1", "implicit_gemm", "depthwise",
-                                        "winograd_2x3", "winograd_4x3", "winograd_6x3"};
-    if ((unsigned)a >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT) return "unknown";
-    return names[a];
-}
 
 /* a*b into *r unless it exceeds lim (all non-negative). */
 LUTHIER__INLINE int luthier__mul_le(uint64_t a, uint64_t b, uint64_t lim, uint64_t *r) {
@@ -2974,25 +2968,103 @@ LUTHIER_PRIVATE double luthier__cm_wino2(const luthier__cm_layer *L) { return lu
 LUTHIER_PRIVATE double luthier__cm_wino4(const luthier__cm_layer *L) { return luthier__cm_winograd(L, 4, 4.0, 5.0); }
 LUTHIER_PRIVATE double luthier__cm_wino6(const luthier__cm_layer *L) { return luthier__cm_winograd(L, 6, 6.0, 7.0); }
 
-/* One row per algorithm: its cost hook (cycles on one core, whole layer) and its measured
-   error relative to the output's range (docs/DESIGN.md, Convolution): AUTO under
-   LUTHIER_AUTO_MODEL takes an algorithm only when this is at most LUTHIER_AUTO_MAX_ERROR. */
-typedef struct luthier__cm_algo {
+/* >>conv-algorithms: the shape rules of the algorithms that have any. Each returns 1 when
+   the (normalized) layer fits, else 0 with what does not fit in why. */
+LUTHIER_PRIVATE int luthier__conv_fits_1x1(const luthier_conv2d_desc *d, char *why, size_t n) {
+    if (d->kernel_h == 1 && d->kernel_w == 1 && !d->pad_top && !d->pad_left && !d->pad_bottom && !d->pad_right) return 1;
+    snprintf(why, n, "needs a 1x1 kernel and no padding; this layer has a %lld x %lld kernel and padding (%lld, %lld, %lld, "
+             "%lld): use im2col", (long long)d->kernel_h, (long long)d->kernel_w, (long long)d->pad_top,
+             (long long)d->pad_left, (long long)d->pad_bottom, (long long)d->pad_right);
+    return 0;
+}
+
+LUTHIER_PRIVATE int luthier__conv_fits_depthwise(const luthier_conv2d_desc *d, char *why, size_t n) {
+    if (luthier__conv_is_depthwise(d)) return 1;
+    snprintf(why, n, "needs groups == in_channels == out_channels; this layer has groups %lld, %lld -> %lld channels",
+             (long long)d->groups, (long long)d->in_channels, (long long)d->out_channels);
+    return 0;
+}
+
+LUTHIER_PRIVATE int luthier__conv_fits_winograd(const luthier_conv2d_desc *d, char *why, size_t n) {
+    if (d->kernel_h != 3 || d->kernel_w != 3 || d->stride_h != 1 || d->stride_w != 1 || d->dilation_h != 1 ||
+        d->dilation_w != 1)
+        snprintf(why, n, "needs a 3x3 kernel, stride 1 and dilation 1; this layer has a %lld x %lld kernel, stride (%lld, "
+                 "%lld) and dilation (%lld, %lld): use im2col or implicit_gemm", (long long)d->kernel_h,
+                 (long long)d->kernel_w, (long long)d->stride_h, (long long)d->stride_w, (long long)d->dilation_h,
+                 (long long)d->dilation_w);
+    else if (d->groups > 1 && luthier__conv_is_depthwise(d))
+        snprintf(why, n, "does not run depthwise layers (groups %lld == channels): use depthwise", (long long)d->groups);
+    else if (d->pad_top > 2 || d->pad_left > 2 || d->pad_bottom > 2 || d->pad_right > 2)
+        snprintf(why, n, "needs padding of at most 2: with (%lld, %lld, %lld, %lld) some output pixels see only padding, "
+                 "and the tile transforms would give them rounding noise instead of act(bias): use im2col or "
+                 "implicit_gemm", (long long)d->pad_top, (long long)d->pad_left, (long long)d->pad_bottom,
+                 (long long)d->pad_right);
+    else
+        return 1;
+    return 0;
+}
+
+/* One row per luthier_conv_algorithm, in the enum's order: X(ENUM suffix, name, shape rule
+   (NULL: any layer), the kernel families that implement it, cost hook (cycles on one core,
+   whole layer), measured error relative to the output's range (docs/DESIGN.md, Convolution:
+   AUTO under LUTHIER_AUTO_MODEL takes an algorithm only when this is at most
+   LUTHIER_AUTO_MAX_ERROR)). Create (fp32 and int8), AUTO, the tuner's space and the cost model
+   read this table and nothing else. */
+#define LUTHIER__F32 (1u << LUTHIER_KERNELS_F32)
+#define LUTHIER__I8 (1u << LUTHIER_KERNELS_INT8)
+#define LUTHIER__CONV_ALGORITHMS(X)                                                                               \
+    X(AUTO, "auto", NULL, 0u, NULL, 0)                                                                            \
+    X(IM2COL, "im2col", NULL, LUTHIER__F32 | LUTHIER__I8, luthier__cm_im2col, 0)                                  \
+    X(1X1, "1x1", luthier__conv_fits_1x1, LUTHIER__F32 | LUTHIER__I8, luthier__cm_1x1, 0)                         \
+    X(IMPLICIT_GEMM, "implicit_gemm", NULL, LUTHIER__F32, luthier__cm_implicit, 0)                                \
+    X(DEPTHWISE, "depthwise", luthier__conv_fits_depthwise, LUTHIER__F32 | LUTHIER__I8, luthier__cm_depthwise, 0) \
+    X(WINOGRAD_2X3, "winograd_2x3", luthier__conv_fits_winograd, LUTHIER__F32, luthier__cm_wino2, 1.3e-7)         \
+    X(WINOGRAD_4X3, "winograd_4x3", luthier__conv_fits_winograd, LUTHIER__F32, luthier__cm_wino4, 2.7e-6)         \
+    X(WINOGRAD_6X3, "winograd_6x3", luthier__conv_fits_winograd, LUTHIER__F32, luthier__cm_wino6, 4.4e-6)
+
+typedef struct luthier__conv_algo {
     luthier_conv_algorithm algo;
+    const char *name;
+    int (*fits)(const luthier_conv2d_desc *d, char *why, size_t n);
+    unsigned families;
     double (*cost)(const luthier__cm_layer *L);
     double rel_error;
-} luthier__cm_algo;
+} luthier__conv_algo;
 
-static const luthier__cm_algo luthier__cm_algos[] = {
-    {LUTHIER_CONV_AUTO, NULL, 0},
-    {LUTHIER_CONV_IM2COL, luthier__cm_im2col, 0},
-    {LUTHIER_CONV_1X1, luthier__cm_1x1, 0},
-    {LUTHIER_CONV_IMPLICIT_GEMM, luthier__cm_implicit, 0},
-    {LUTHIER_CONV_DEPTHWISE, luthier__cm_depthwise, 0},
-    {LUTHIER_CONV_WINOGRAD_2X3, luthier__cm_wino2, 1.3e-7},
-    {LUTHIER_CONV_WINOGRAD_4X3, luthier__cm_wino4, 2.7e-6},
-    {LUTHIER_CONV_WINOGRAD_6X3, luthier__cm_wino6, 4.4e-6},
+static const luthier__conv_algo luthier__conv_algos[] = {
+#define LUTHIER__X(e, name, fits, fam, cost, err) {LUTHIER_CONV_##e, name, fits, fam, cost, err},
+    LUTHIER__CONV_ALGORITHMS(LUTHIER__X)
+#undef LUTHIER__X
 };
+
+LUTHIER_API const char *luthier_conv_algorithm_name(luthier_conv_algorithm a) {
+    return (unsigned)a < (unsigned)LUTHIER_CONV_ALGORITHM_COUNT ? luthier__conv_algos[a].name : "unknown";
+}
+
+/* Whether algorithm a (not AUTO) runs layer d (normalized) in kernel family fam; when it does
+   not, with ctx: fails with a message naming op (e.g. "conv2d", "qconv2d") and the reason. */
+LUTHIER_PRIVATE luthier_status luthier__conv_algo_fits(luthier_context *ctx, const char *op, const luthier_conv2d_desc *d,
+                                                       luthier_conv_algorithm a, luthier_kernel_family fam) {
+    const luthier__conv_algo *r;
+    char why[400], some[160] = "";
+    int i;
+    if ((unsigned)a >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT || a == LUTHIER_CONV_AUTO)
+        return ctx ? luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%s: unknown algorithm %d", op, (int)a)
+                   : LUTHIER_STATUS_INVALID_ARGUMENT;
+    r = &luthier__conv_algos[a];
+    if (!(r->families & (1u << fam))) {
+        if (!ctx) return LUTHIER_STATUS_UNSUPPORTED;
+        for (i = 1; i < (int)LUTHIER_CONV_ALGORITHM_COUNT; i++)
+            if (luthier__conv_algos[i].families & (1u << fam))
+                snprintf(some + strlen(some), sizeof some - strlen(some), "%s%s", some[0] ? ", " : "", luthier__conv_algos[i].name);
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "%s: algorithm %s is not implemented for this datatype (%s are)",
+                             op, r->name, some);
+    }
+    if (r->fits && !r->fits(d, why, sizeof why))
+        return ctx ? luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "%s algorithm %s %s", op, r->name, why)
+                   : LUTHIER_STATUS_UNSUPPORTED;
+    return LUTHIER_STATUS_OK;
+}
 
 /* Cycles of layer d (normalized, output oh x ow) with algo and kernel (-1 for DEPTHWISE) on
    one core of row c; a negative value when the algorithm has no row or the core cannot run the
@@ -3000,7 +3072,7 @@ static const luthier__cm_algo luthier__cm_algos[] = {
 LUTHIER_PRIVATE double luthier__cm_conv_cycles(const luthier__cm_core *c, const luthier_conv2d_desc *d, int64_t oh, int64_t ow,
                                                luthier_conv_algorithm algo, int kernel) {
     luthier__cm_layer L;
-    if ((unsigned)algo >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT || !luthier__cm_algos[algo].cost) return -1;
+    if ((unsigned)algo >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT || !luthier__conv_algos[algo].cost) return -1;
     if (algo != LUTHIER_CONV_DEPTHWISE && (kernel < 0 || kernel >= LUTHIER__NUM_UKERNELS || !luthier__cm_core_runs(c, &luthier__ukernels[kernel])))
         return -1;
     L.d = d;
@@ -3014,7 +3086,7 @@ LUTHIER_PRIVATE double luthier__cm_conv_cycles(const luthier__cm_core *c, const 
     L.c = c;
     L.footprint = 4.0 * ((double)(d->batch * d->in_h * d->in_w * d->in_channels) + L.m * (double)d->out_channels +
                          (double)(d->kernel_h * d->kernel_w) * L.cin_g * (double)d->out_channels);
-    return luthier__cm_algos[algo].cost(&L);
+    return luthier__conv_algos[algo].cost(&L);
 }
 
 /* The machine as the model sees it: per cluster its core row, capacity and threads. */
@@ -3119,55 +3191,10 @@ LUTHIER_PRIVATE void luthier__cm_best_split(const luthier__cm_machine *mc, const
 /* Checks algorithm a (not AUTO) against the (normalized) shape and picks its kernel. */
 LUTHIER_PRIVATE luthier_status luthier__conv_check(luthier_context *ctx, const luthier_conv2d_desc *d,
                                                    luthier_conv_algorithm a, int *kernel) {
-    const int plain_1x1 = d->kernel_h == 1 && d->kernel_w == 1 && !d->pad_top && !d->pad_left &&
-                          !d->pad_bottom && !d->pad_right;
     luthier_status s;
     *kernel = -1;
-    switch (a) {
-    case LUTHIER_CONV_1X1:
-        if (!plain_1x1)
-            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                                 "conv2d algorithm 1x1 needs a 1x1 kernel and no padding; this layer "
-                                 "has a %lld x %lld kernel and padding (%lld, %lld, %lld, %lld): use "
-                                 "im2col or implicit_gemm", (long long)d->kernel_h, (long long)d->kernel_w,
-                                 (long long)d->pad_top, (long long)d->pad_left,
-                                 (long long)d->pad_bottom, (long long)d->pad_right);
-        break;
-    case LUTHIER_CONV_DEPTHWISE:
-        if (!luthier__conv_is_depthwise(d))
-            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                                 "conv2d algorithm depthwise needs groups == in_channels == "
-                                 "out_channels; this layer has groups %lld, %lld -> %lld channels",
-                                 (long long)d->groups, (long long)d->in_channels,
-                                 (long long)d->out_channels);
-        return LUTHIER_STATUS_OK; /* no microkernel */
-    case LUTHIER_CONV_WINOGRAD_2X3:
-    case LUTHIER_CONV_WINOGRAD_4X3:
-    case LUTHIER_CONV_WINOGRAD_6X3:
-        if (d->kernel_h != 3 || d->kernel_w != 3 || d->stride_h != 1 || d->stride_w != 1 ||
-            d->dilation_h != 1 || d->dilation_w != 1)
-            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                                 "conv2d algorithm %s needs a 3x3 kernel, stride 1 and dilation 1; "
-                                 "this layer has a %lld x %lld kernel, stride (%lld, %lld) and "
-                                 "dilation (%lld, %lld): use im2col or implicit_gemm",
-                                 luthier_conv_algorithm_name(a), (long long)d->kernel_h,
-                                 (long long)d->kernel_w, (long long)d->stride_h, (long long)d->stride_w,
-                                 (long long)d->dilation_h, (long long)d->dilation_w);
-        if (d->groups > 1 && luthier__conv_is_depthwise(d))
-            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                                 "conv2d algorithm %s does not run depthwise layers (groups %lld == "
-                                 "channels): use depthwise", luthier_conv_algorithm_name(a),
-                                 (long long)d->groups);
-        if (d->pad_top > 2 || d->pad_left > 2 || d->pad_bottom > 2 || d->pad_right > 2)
-            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                                 "conv2d algorithm %s needs padding of at most 2: with (%lld, %lld, %lld, "
-                                 "%lld) some output pixels see only padding, and the tile transforms would "
-                                 "give them rounding noise instead of act(bias): use im2col or implicit_gemm",
-                                 luthier_conv_algorithm_name(a), (long long)d->pad_top, (long long)d->pad_left,
-                                 (long long)d->pad_bottom, (long long)d->pad_right);
-        break;
-    default: break;
-    }
+    if ((s = luthier__conv_algo_fits(ctx, "conv2d", d, a, LUTHIER_KERNELS_F32)) != LUTHIER_STATUS_OK) return s;
+    if (a == LUTHIER_CONV_DEPTHWISE) return LUTHIER_STATUS_OK; /* no microkernel */
     if ((s = luthier__conv_kernel(ctx, d, a, kernel)) != LUTHIER_STATUS_OK) return s;
     if (a == LUTHIER_CONV_IMPLICIT_GEMM && luthier__ukernels[*kernel].kind != LUTHIER_KERNEL_HYBRID)
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
@@ -3223,7 +3250,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv_auto_model(luthier_context *ctx, co
     snprintf(saved_last, sizeof saved_last, "%.255s", luthier_last_error());
     for (a = LUTHIER_CONV_IM2COL; a < (int)LUTHIER_CONV_ALGORITHM_COUNT; a++) {
         int kk;
-        const double err = luthier__cm_algos[a].rel_error;
+        const double err = luthier__conv_algos[a].rel_error;
         if (a == LUTHIER_CONV_DEPTHWISE || err > LUTHIER_AUTO_MAX_ERROR || (err > 0 && ctx->auto_policy == LUTHIER_AUTO_MODEL_EXACT))
             continue;
         if (luthier__conv_check(ctx, d, (luthier_conv_algorithm)a, &kk) != LUTHIER_STATUS_OK) continue;

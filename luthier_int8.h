@@ -1686,31 +1686,16 @@ LUTHIER_PRIVATE void luthier__qconv_output(const luthier_qconv2d_desc *q, luthie
     g->clamp_max = q->clamp_max;
 }
 
-/* Resolves AUTO and checks the algorithm against the normalized shape. */
+/* Resolves AUTO and checks the algorithm against the normalized shape (>>conv-algorithms). */
 LUTHIER_PRIVATE luthier_status luthier__qconv_choose(luthier_context *ctx, const luthier_conv2d_desc *d,
                                                      luthier_conv_algorithm *algo) {
-    const int plain_1x1 = d->kernel_h == 1 && d->kernel_w == 1 && !d->pad_top && !d->pad_left &&
-                          !d->pad_bottom && !d->pad_right;
     luthier_conv_algorithm a = d->algorithm;
+    char why[8];
     if (a == LUTHIER_CONV_AUTO)
-        a = luthier__conv_is_depthwise(d) ? LUTHIER_CONV_DEPTHWISE : plain_1x1 ? LUTHIER_CONV_1X1 : LUTHIER_CONV_IM2COL;
+        a = luthier__conv_is_depthwise(d) ? LUTHIER_CONV_DEPTHWISE
+            : luthier__conv_fits_1x1(d, why, sizeof why) ? LUTHIER_CONV_1X1 : LUTHIER_CONV_IM2COL;
     *algo = a;
-    if (a == LUTHIER_CONV_1X1 && !plain_1x1)
-        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                             "qconv2d algorithm 1x1 needs a 1x1 kernel and no padding; this layer has a "
-                             "%lld x %lld kernel and padding (%lld, %lld, %lld, %lld): use im2col",
-                             (long long)d->kernel_h, (long long)d->kernel_w, (long long)d->pad_top,
-                             (long long)d->pad_left, (long long)d->pad_bottom, (long long)d->pad_right);
-    if (a == LUTHIER_CONV_DEPTHWISE && !luthier__conv_is_depthwise(d))
-        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                             "qconv2d algorithm depthwise needs groups == in_channels == out_channels; this "
-                             "layer has groups %lld, %lld -> %lld channels", (long long)d->groups,
-                             (long long)d->in_channels, (long long)d->out_channels);
-    if (a != LUTHIER_CONV_1X1 && a != LUTHIER_CONV_DEPTHWISE && a != LUTHIER_CONV_IM2COL)
-        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                             "qconv2d: algorithm %s is not implemented for int8 (im2col, 1x1 and depthwise "
-                             "are)", luthier_conv_algorithm_name(a));
-    return LUTHIER_STATUS_OK;
+    return luthier__conv_algo_fits(ctx, "qconv2d", d, a, LUTHIER_KERNELS_INT8);
 }
 
 /* Per-channel output parameters (shared values expanded), bias copies. */

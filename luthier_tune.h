@@ -292,12 +292,7 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
     snprintf(saved, sizeof saved, "%s", ctx->error);
     for (a = 0; a < (t->l.op == LUTHIER_OP_CONV2D ? (int)LUTHIER_CONV_ALGORITHM_COUNT : 1); a++) {
         if (t->l.op == LUTHIER_OP_CONV2D && t->l.q) {
-            /* int8: IM2COL any layer, 1X1 without padding, DEPTHWISE */
-            const luthier_conv2d_desc *cd = &t->l.cd;
-            if (!(a == LUTHIER_CONV_IM2COL ||
-                  (a == LUTHIER_CONV_1X1 && cd->kernel_h == 1 && cd->kernel_w == 1 && !cd->pad_top && !cd->pad_left &&
-                   !cd->pad_bottom && !cd->pad_right) ||
-                  (a == LUTHIER_CONV_DEPTHWISE && cd->groups == cd->in_channels && cd->groups == cd->out_channels)))
+            if (luthier__conv_algo_fits(NULL, "", &t->l.cd, (luthier_conv_algorithm)a, LUTHIER_KERNELS_INT8) != LUTHIER_STATUS_OK)
                 continue;
         } else if (t->l.op == LUTHIER_OP_CONV2D &&
                    (a == LUTHIER_CONV_AUTO || luthier_conv2d_algorithm_valid(ctx, &t->l.cd, (luthier_conv_algorithm)a) != LUTHIER_STATUS_OK)) {

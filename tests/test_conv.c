@@ -291,6 +291,63 @@ static void conv_sweep(luthier_conv_algorithm algo) {
     for (c = 0; c < nctx; c++) luthier_context_destroy(ctxs[c]);
 }
 
+/* The algorithm table (>>conv-algorithms): rows in the enum's order with their names; which
+   layers each algorithm takes in fp32 and int8, against rules written out here: 1x1 needs a
+   plain 1x1 layer, depthwise groups == channels, Winograd 3x3 stride 1 (not depthwise, padding
+   <= 2); int8 has im2col, 1x1 and depthwise only. luthier_conv2d_algorithm_valid agrees (fp32). */
+static void test_conv_algorithm_table(void) {
+    static const int64_t L[][7] = {/* cin cout k stride pad groups h */
+                                   {8, 16, 1, 1, 0, 1, 9}, {8, 16, 1, 1, 1, 1, 9}, {8, 8, 3, 1, 1, 8, 9},
+                                   {8, 16, 3, 1, 1, 1, 9}, {8, 16, 3, 2, 1, 1, 9}, {8, 16, 3, 1, 3, 1, 9},
+                                   {8, 16, 5, 1, 2, 1, 9}, {8, 16, 3, 1, 1, 2, 9}};
+    luthier_context *ctx = test_context(0, 0, 0);
+    size_t i;
+    int a;
+    for (a = 0; a < (int)LUTHIER_CONV_ALGORITHM_COUNT; a++)
+        CHECK(luthier__conv_algos[a].algo == (luthier_conv_algorithm)a && luthier__conv_algos[a].name &&
+                  !strcmp(luthier_conv_algorithm_name((luthier_conv_algorithm)a), luthier__conv_algos[a].name),
+              "row %d", a);
+    CHECK(!strcmp(luthier_conv_algorithm_name(LUTHIER_CONV_ALGORITHM_COUNT), "unknown"), "name past the table");
+    for (i = 0; i < sizeof L / sizeof L[0]; i++) {
+        luthier_conv2d_desc d;
+        int64_t oh, ow;
+        memset(&d, 0, sizeof d);
+        d.batch = 1;
+        d.in_channels = L[i][0];
+        d.out_channels = L[i][1];
+        d.kernel_h = d.kernel_w = L[i][2];
+        d.stride_h = d.stride_w = L[i][3];
+        d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = L[i][4];
+        d.groups = L[i][5];
+        d.in_h = d.in_w = L[i][6];
+        d.dilation_h = d.dilation_w = 1;
+        CHECK(luthier__conv_normalize(ctx, &d, &d, &oh, &ow) == LUTHIER_STATUS_OK, "layer %zu", i);
+        for (a = 1; a < (int)LUTHIER_CONV_ALGORITHM_COUNT; a++) {
+            const int plain1 = d.kernel_h == 1 && !d.pad_top, dw = d.groups == d.in_channels && d.groups == d.out_channels;
+            const int wino = d.kernel_h == 3 && d.stride_h == 1 && !dw && d.pad_top <= 2;
+            const int want32 = a == LUTHIER_CONV_1X1 ? plain1 : a == LUTHIER_CONV_DEPTHWISE ? dw
+                               : a >= LUTHIER_CONV_WINOGRAD_2X3 ? wino : 1;
+            const int want8 = a == LUTHIER_CONV_IM2COL || (a == LUTHIER_CONV_1X1 && plain1) || (a == LUTHIER_CONV_DEPTHWISE && dw);
+            const luthier_conv_algorithm al = (luthier_conv_algorithm)a;
+            CHECK((luthier__conv_algo_fits(NULL, "", &d, al, LUTHIER_KERNELS_F32) == LUTHIER_STATUS_OK) == want32 &&
+                      (luthier__conv_algo_fits(NULL, "", &d, al, LUTHIER_KERNELS_INT8) == LUTHIER_STATUS_OK) == want8 &&
+                      (luthier_conv2d_algorithm_valid(ctx, &d, al) == LUTHIER_STATUS_OK) == want32,
+                  "layer %zu, %s: fp32 %d int8 %d expected", i, luthier_conv_algorithm_name(al), want32, want8);
+        }
+    }
+    {
+        luthier_conv2d_desc d;
+        int64_t oh, ow;
+        memset(&d, 0, sizeof d);
+        d.batch = 1, d.in_channels = 4, d.out_channels = 4, d.kernel_h = d.kernel_w = 3, d.in_h = d.in_w = 8;
+        luthier__conv_normalize(ctx, &d, &d, &oh, &ow);
+        CHECK(luthier__conv_algo_fits(ctx, "qconv2d", &d, LUTHIER_CONV_WINOGRAD_4X3, LUTHIER_KERNELS_INT8) == LUTHIER_STATUS_UNSUPPORTED &&
+                  strstr(luthier_context_error(ctx), "im2col, 1x1, depthwise are"),
+              "the int8 refusal names what int8 has: %s", luthier_context_error(ctx));
+    }
+    luthier_context_destroy(ctx);
+}
+
 static void test_conv_im2col(void) { conv_sweep(LUTHIER_CONV_IM2COL); }
 static void test_conv_1x1(void) { conv_sweep(LUTHIER_CONV_1X1); }
 static void test_conv_implicit_gemm(void) { conv_sweep(LUTHIER_CONV_IMPLICIT_GEMM); }

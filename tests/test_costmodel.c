@@ -60,8 +60,8 @@ static void test_costmodel_tables(void) {
                   "cycles row %d: core %s cannot run %s", k, row->core, row->kernel);
     }
     for (a = 0; a < (int)LUTHIER_CONV_ALGORITHM_COUNT; a++) {
-        CHECK((int)luthier__cm_algos[a].algo == a, "algorithm row %d is out of order", a);
-        CHECK(a == LUTHIER_CONV_AUTO || luthier__cm_algos[a].cost, "algorithm %s has no cost hook", luthier_conv_algorithm_name((luthier_conv_algorithm)a));
+        CHECK((int)luthier__conv_algos[a].algo == a, "algorithm row %d is out of order", a);
+        CHECK(a == LUTHIER_CONV_AUTO || luthier__conv_algos[a].cost, "algorithm %s has no cost hook", luthier_conv_algorithm_name((luthier_conv_algorithm)a));
     }
 }
 

@@ -92,6 +92,7 @@ int main(int argc, char **argv) {
     RUN(test_conv_bad_arguments);
     RUN(test_conv_auto_choice);
     RUN(test_conv_nan_inf);
+    RUN(test_conv_algorithm_table);
     RUN(test_conv_im2col);
     RUN(test_conv_1x1);
     RUN(test_conv_implicit_gemm);
