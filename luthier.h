@@ -2087,36 +2087,60 @@ LUTHIER_API luthier_status luthier_parallel_for(luthier_context *ctx, size_t n,
     return luthier__parallel(ctx, n, d.schedule, d.ratios, d.num_ratios, d.chunk, fn, arg);
 }
 
-LUTHIER_PRIVATE luthier_status luthier__resolve_kernel(luthier_context *ctx, const char *name,
-                                                       int *index) {
-    int i;
-    if (luthier_kernel_find(name, &i) != LUTHIER_STATUS_OK)
-        return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND,
-                             "no microkernel named '%s' (luthier-bench kernels lists them)", name);
-    if ((luthier__ukernels[i].required_cpu_features & ctx->cpu_features) !=
-        luthier__ukernels[i].required_cpu_features)
-        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                             "microkernel '%s' needs CPU features this CPU (or context) lacks",
-                             luthier__ukernels[i].name);
-    *index = i;
+/* The kernel called `name` (full or short) among the families in fams (bits 1 << family; the
+   first family in order that has it) that ctx runs; the caller's message when there is none. */
+LUTHIER_PRIVATE luthier_status luthier__resolve(luthier_context *ctx, unsigned fams, const char *name,
+                                                const luthier__kernel_entry **uk) {
+    static const char *const what[LUTHIER_KERNELS_COUNT] = {"", "fp16-weight ", "int8 "};
+    const luthier__kernel_entry *e = NULL;
+    int f, i;
+    for (f = 0; f < (int)LUTHIER_KERNELS_COUNT && !e; f++)
+        if ((fams >> f & 1u) && luthier_kernels_find((luthier_kernel_family)f, name, &i) == LUTHIER_STATUS_OK)
+            e = luthier__kernel_in((luthier_kernel_family)f, i);
+    if (!e)
+        return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND, "no %smicrokernel named '%s' (luthier-bench kernels lists them)",
+                             fams == (1u << LUTHIER_KERNELS_INT8) ? what[LUTHIER_KERNELS_INT8] : "", name);
+    if (!luthier__kernel_runs(e, ctx->cpu_features))
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "%smicrokernel '%s' needs CPU features this CPU (or context) lacks",
+                             what[e->family], e->name);
+    *uk = e;
     return LUTHIER_STATUS_OK;
 }
 
-/* A kernel for luthier_sgemm: a row of the F32 table, or of F16W (B packed in fp16). */
+/* The kernel of each cluster of one GEMM: uk, or what names[cluster] names (among fams), which
+   must read uk's packing of B: same MR, NR and B type, and for int8 the same K group and A
+   encoding. */
+LUTHIER_PRIVATE luthier_status luthier__cluster_kernels(luthier_context *ctx, unsigned fams, const luthier__kernel_entry *uk,
+                                                        const char *const *names, const luthier__kernel_entry **out) {
+    int cl;
+    luthier_status s;
+    for (cl = 0; cl < ctx->pool->num_clusters; cl++) {
+        const luthier__kernel_entry *e = uk;
+        if (names && names[cl] && *names[cl] && (s = luthier__resolve(ctx, fams, names[cl], &e)) != LUTHIER_STATUS_OK) return s;
+        if (e->mr != uk->mr || e->nr != uk->nr || e->b_bytes != uk->b_bytes || e->a_s8 != uk->a_s8 ||
+            (uk->family == LUTHIER_KERNELS_INT8 && e->k_unroll != uk->k_unroll))
+            return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
+                                 "cluster %d kernel %s (%dx%d, %d-byte B, K group %d, A encoding %d) does not match the "
+                                 "call's kernel %s (%dx%d, %d-byte B, K group %d, A encoding %d): clusters of one call "
+                                 "share MR, NR and the packing of B", cl, e->name, e->mr, e->nr, e->b_bytes, e->k_unroll,
+                                 e->a_s8, uk->name, uk->mr, uk->nr, uk->b_bytes, uk->k_unroll, uk->a_s8);
+        out[cl] = e;
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* An F32 kernel, as its index in luthier__ukernels. */
+LUTHIER_PRIVATE luthier_status luthier__resolve_kernel(luthier_context *ctx, const char *name, int *index) {
+    const luthier__kernel_entry *e;
+    luthier_status s = luthier__resolve(ctx, 1u << LUTHIER_KERNELS_F32, name, &e);
+    if (s == LUTHIER_STATUS_OK) *index = (int)(e - luthier__ukernels);
+    return s;
+}
+
+/* A kernel for luthier_sgemm: F32, or F16W (B packed in fp16). */
 LUTHIER_PRIVATE luthier_status luthier__resolve_sgemm_kernel(luthier_context *ctx, const char *name,
                                                              const luthier__kernel_entry **uk) {
-    int i;
-    luthier_status s;
-    if (luthier_kernels_find(LUTHIER_KERNELS_F16W, name, &i) == LUTHIER_STATUS_OK) {
-        if (!luthier__kernel_runs(&luthier__hkernels[i], ctx->cpu_features))
-            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                                 "microkernel '%s' needs CPU features this CPU (or context) lacks", luthier__hkernels[i].name);
-        *uk = &luthier__hkernels[i];
-        return LUTHIER_STATUS_OK;
-    }
-    if ((s = luthier__resolve_kernel(ctx, name, &i)) != LUTHIER_STATUS_OK) return s;
-    *uk = &luthier__ukernels[i];
-    return LUTHIER_STATUS_OK;
+    return luthier__resolve(ctx, 1u << LUTHIER_KERNELS_F32 | 1u << LUTHIER_KERNELS_F16W, name, uk);
 }
 
 /* Resolves the context's clusters (API override, $LUTHIER_CLUSTERS, sysfs, all CPUs), trims
@@ -2427,6 +2451,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthi
     luthier__gemm_job job;
     const luthier__pool *p = ctx->pool;
     size_t ws = 0;
+    luthier_status s;
     int cl;
     memset(&g, 0, sizeof g);
     memset(&job, 0, sizeof job);
@@ -2436,18 +2461,9 @@ LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthi
     g.c = c; g.ldc = (size_t)d->ldc;
     luthier__fill_epilogue(d, &g);
     job.g = &g;
+    s = luthier__cluster_kernels(ctx, 1u << LUTHIER_KERNELS_F32 | 1u << LUTHIER_KERNELS_F16W, uk, d->cluster_kernels, job.uk);
+    if (s != LUTHIER_STATUS_OK) return s;
     for (cl = 0; cl < p->num_clusters; cl++) {
-        const luthier__kernel_entry *e = uk;
-        luthier_status s;
-        if (d->cluster_kernels && d->cluster_kernels[cl] && *d->cluster_kernels[cl]) {
-            if ((s = luthier__resolve_sgemm_kernel(ctx, d->cluster_kernels[cl], &e)) != LUTHIER_STATUS_OK) return s;
-            if (e->mr != uk->mr || e->nr != uk->nr || e->b_bytes != uk->b_bytes)
-                return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
-                                     "cluster %d kernel %s is %dx%d over %d-byte B, the call's kernel %s is %dx%d over "
-                                     "%d-byte B: clusters of one call must share MR and NR (and B's type)", cl, e->name, e->mr,
-                                     e->nr, e->b_bytes, uk->name, uk->mr, uk->nr, uk->b_bytes);
-        }
-        job.uk[cl] = e;
         job.blk[cl] = luthier__gemm_blocking_for(job.uk[cl], &ctx->caches, &ctx->blocking_override,
                                                  g.m, g.n, g.k);
         ws = luthier__max_sz(ws, luthier__gemm_workspace_bytes(job.uk[cl], &job.blk[cl]));
@@ -4786,6 +4802,10 @@ LUTHIER_API luthier_status luthier_kernels_find(luthier_kernel_family f, const c
             return LUTHIER_STATUS_OK;
         }
     return LUTHIER_STATUS_NOT_FOUND;
+}
+
+LUTHIER_PRIVATE const luthier__kernel_entry *luthier__kernel_in(luthier_kernel_family f, int index) {
+    return &luthier__kernel_tables[f].rows[index];
 }
 
 LUTHIER_PRIVATE const luthier__kernel_entry *luthier__kernel_named(const char *name) {

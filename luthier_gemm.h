@@ -280,6 +280,8 @@ static const luthier__kernel_entry luthier__hkernels[] = {LUTHIER__UKERNELS_F16W
 /* The row of any family with this full name (or short name: the first family's that has it),
    NULL if none (>>impl-kernel-families). */
 LUTHIER_PRIVATE const luthier__kernel_entry *luthier__kernel_named(const char *name);
+/* Row index of family f (index valid: luthier_kernels_find gave it). */
+LUTHIER_PRIVATE const luthier__kernel_entry *luthier__kernel_in(luthier_kernel_family f, int index);
 
 LUTHIER__INLINE int luthier__kernel_runs(const luthier__kernel_entry *e, unsigned features) {
     return (e->required_cpu_features & features) == e->required_cpu_features;

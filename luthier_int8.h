@@ -1101,16 +1101,10 @@ static const luthier__kernel_entry luthier__qkernels[] = {LUTHIER__QUKERNELS(LUT
 #define LUTHIER__NUM_QKERNELS ((int)(sizeof luthier__qkernels / sizeof luthier__qkernels[0]))
 
 LUTHIER_PRIVATE luthier_status luthier__qresolve(luthier_context *ctx, const char *name, int *index) {
-    int i;
-    if (luthier_qkernel_find(name, &i) != LUTHIER_STATUS_OK)
-        return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND,
-                             "no int8 microkernel named '%s' (luthier_qkernel_get lists them)", name);
-    if (!luthier__kernel_runs(&luthier__qkernels[i], ctx->cpu_features))
-        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                             "int8 microkernel '%s' needs CPU features this CPU (or context) lacks",
-                             luthier__qkernels[i].name);
-    *index = i;
-    return LUTHIER_STATUS_OK;
+    const luthier__kernel_entry *e;
+    luthier_status s = luthier__resolve(ctx, 1u << LUTHIER_KERNELS_INT8, name, &e);
+    if (s == LUTHIER_STATUS_OK) *index = (int)(e - luthier__qkernels);
+    return s;
 }
 
 /* The kernel of a call that names none: the first row the context runs, unless more than a
@@ -1329,29 +1323,16 @@ LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier
     const size_t m = (size_t)d->m, n = (size_t)d->n, mr = (size_t)uk->mr, nr = bl->nr;
     const size_t kp = luthier__max_sz(1, bl->groups * bl->kg);
     luthier__qgemm_job job;
+    luthier_status s;
     int cl, packs_a = 0;
     luthier__qjob_init(&job, d, bl);
     job.a = a;
     job.c = (unsigned char *)c;
     job.bdata = bdata;
     job.comp = comp;
-    for (cl = 0; cl < p->num_clusters; cl++) {
-        int idx = kernel;
-        luthier_status s;
-        if (d->cluster_kernels && d->cluster_kernels[cl] && *d->cluster_kernels[cl]) {
-            const luthier__kernel_entry *e;
-            if ((s = luthier__qresolve(ctx, d->cluster_kernels[cl], &idx)) != LUTHIER_STATUS_OK) return s;
-            e = &luthier__qkernels[idx];
-            if (e->mr != uk->mr || e->nr != uk->nr || e->k_unroll != uk->k_unroll || e->a_s8 != uk->a_s8)
-                return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
-                                     "cluster %d kernel %s (%dx%d, K group %d, A encoding %d) does not match "
-                                     "the call's kernel %s (%dx%d, K group %d, A encoding %d): clusters of one "
-                                     "call share MR, NR, K group and A encoding", cl, e->name, e->mr, e->nr,
-                                     e->k_unroll, e->a_s8, uk->name, uk->mr, uk->nr, uk->k_unroll, uk->a_s8);
-        }
-        job.uk[cl] = &luthier__qkernels[idx];
-        packs_a |= job.uk[cl]->kind == LUTHIER_KERNEL_INTERLEAVED;
-    }
+    if ((s = luthier__cluster_kernels(ctx, 1u << LUTHIER_KERNELS_INT8, uk, d->cluster_kernels, job.uk)) != LUTHIER_STATUS_OK)
+        return s;
+    for (cl = 0; cl < p->num_clusters; cl++) packs_a |= job.uk[cl]->kind == LUTHIER_KERNEL_INTERLEAVED;
     luthier__qblocking(ctx, m, n, kp, mr, nr, &job.mc, &job.nc);
     job.tiles = luthier__div_up(m, mr);
     job.panels = luthier__div_up(n, nr);

@@ -340,7 +340,7 @@ static void test_threads_gemm_bad_ratios(void) {
     d.kernel = NULL;
     if (strcmp(luthier_context_kernel(ctx), "luthier_sgemm_ukernel_4x4__scalar") != 0) {
         CHECK(luthier_sgemm(ctx, &d, a, b, c) == LUTHIER_STATUS_INCOMPATIBLE, "cluster kernel of other MR/NR");
-        CHECK(strstr(luthier_context_error(ctx), "MR and NR") != NULL, "message: %s", luthier_context_error(ctx));
+        CHECK(strstr(luthier_context_error(ctx), "share MR, NR") != NULL, "message: %s", luthier_context_error(ctx));
     }
     luthier_context_destroy(ctx);
 }
