@@ -504,10 +504,10 @@ static int model_lowp_one(const char *name, int threads, const bench_policy *pol
     st8 = bench_summarize(s[0].t, s[0].n);
     st32 = bench_summarize(s[1].t, s[1].n);
     if (csv) {
-        printf("%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.5f,%d,%d,%.1f\n", name, threads, st8.min * 1e3, st8.median * 1e3,
+        printf("%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.7f,%d,%d,%.1f\n", name, threads, st8.min * 1e3, st8.median * 1e3,
                st32.min * 1e3, st32.median * 1e3, st32.min / st8.min, cosine, convs8, convs, t_cal * 1e3);
     } else {
-        printf("%s %s, %d thread%s: %.2f ms min, %.2f ms median; fp32 %.2f / %.2f ms: %.2fx; output cosine %.6f\n",
+        printf("%s %s, %d thread%s: %.2f ms min, %.2f ms median; fp32 %.2f / %.2f ms: %.2fx; output cosine %.7f\n",
                name, lp, threads, threads > 1 ? "s" : "", st8.min * 1e3, st8.median * 1e3, st32.min * 1e3,
                st32.median * 1e3, st32.min / st8.min, cosine);
         if (fp16)
