@@ -2510,7 +2510,7 @@ LUTHIER_API luthier_status luthier_sgemm_pack_b(luthier_context *ctx,
     if (!pb) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate a packed B");
     memset(pb, 0, sizeof *pb);
     pb->uk = uk;
-    if (!luthier__packed_b_layout_init_elem(&pb->layout, (size_t)uk->nr, (size_t)d.k, (size_t)d.n, (size_t)uk->b_bytes)) {
+    if (!luthier__pack_layout_init(&pb->layout, (size_t)uk->nr, 1, (size_t)d.k, (size_t)d.n, (size_t)uk->b_bytes)) {
         luthier__free(pb);
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B of %lld x %lld overflows",
                              (long long)d.k, (long long)d.n);
@@ -2587,7 +2587,7 @@ LUTHIER_API luthier_status luthier_sgemm(luthier_context *ctx, const luthier_sge
     if (d.m == 0 || d.n == 0) return LUTHIER_STATUS_OK;
     if (!b && d.k > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "B is NULL");
     /* One-shot GEMM: pack the whole B into a temporary buffer, then run the pre-packed path. */
-    if (!luthier__packed_b_layout_init_elem(&bl, (size_t)uk->nr, (size_t)d.k, (size_t)d.n, (size_t)uk->b_bytes))
+    if (!luthier__pack_layout_init(&bl, (size_t)uk->nr, 1, (size_t)d.k, (size_t)d.n, (size_t)uk->b_bytes))
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B overflows");
     ws = bl.bytes ? bl.bytes : 1;
     pb = (float *)luthier__alloc(ws);

@@ -305,78 +305,97 @@ LUTHIER__INLINE int64_t luthier__max_i64(int64_t a, int64_t b) { return a > b ? 
 
 /* >>pack ======================================================================================= */
 
+/* Packed B of every kernel family: panels of NR columns; within a panel, groups of kg steps of
+   k (int8's K group; 1 for fp32 and fp16), each group NR x kg elements with the kg steps of a
+   column adjacent:  element (step kk = g*kg + t, column p*NR + j) at panel p, index
+   (g*NR + j)*kg + t. With kg = 1 that is the contract's k-major panel. k is padded with zeros
+   to groups*kg, n to panels*NR. */
 typedef struct luthier__packed_b_layout {
     size_t nr, k, n;
+    size_t kg;           /* steps of k per group */
+    size_t groups;       /* ceil(k / kg) */
     size_t panels;       /* ceil(n / nr) */
-    size_t panel_stride; /* elements per panel: k * nr */
-    size_t elem;         /* bytes per element: 4 (fp32), 2 (fp16: the F16W kernels) */
-    size_t bytes;
+    size_t panel_stride; /* elements per panel: groups * kg * nr */
+    size_t elem;         /* bytes per element: 4 (fp32), 2 (fp16: F16W), 1 (int8) */
+    size_t bytes;        /* panels * panel_stride * elem */
 } luthier__packed_b_layout;
 
-/* Returns 0 when the packed size overflows size_t. elem: 4 or 2. */
-LUTHIER_PRIVATE int luthier__packed_b_layout_init_elem(luthier__packed_b_layout *l, size_t nr, size_t k,
-                                                       size_t n, size_t elem) {
+/* Returns 0 when the packed size overflows size_t. */
+LUTHIER_PRIVATE int luthier__pack_layout_init(luthier__packed_b_layout *l, size_t nr, size_t kg, size_t k, size_t n,
+                                              size_t elem) {
     l->nr = nr;
     l->k = k;
     l->n = n;
+    l->kg = kg;
     l->elem = elem;
+    l->groups = luthier__div_up(k, kg);
     l->panels = luthier__div_up(n, nr);
-    if (k && nr > SIZE_MAX / k) return 0;
-    l->panel_stride = k * nr;
+    if (l->groups && nr * kg > SIZE_MAX / l->groups) return 0;
+    l->panel_stride = l->groups * kg * nr;
     if (l->panels && l->panel_stride > SIZE_MAX / elem / l->panels) return 0;
     l->bytes = l->panels * l->panel_stride * elem;
     return 1;
 }
 
 LUTHIER_PRIVATE int luthier__packed_b_layout_init(luthier__packed_b_layout *l, size_t nr, size_t k, size_t n) {
-    return luthier__packed_b_layout_init_elem(l, nr, k, n, sizeof(float));
+    return luthier__pack_layout_init(l, nr, 1, k, n, sizeof(float));
 }
 
-/* Packed B (layout l, base b) at panel `panel`, step kk of that panel. */
+/* Packed B (layout l with kg = 1, base b) at panel `panel`, step kk of that panel. */
 LUTHIER__INLINE const float *luthier__packed_at(const void *b, const luthier__packed_b_layout *l, size_t panel,
                                                 size_t kk) {
     return (const float *)(const void *)((const char *)b + (panel * l->panel_stride + kk * l->nr) * l->elem);
 }
 
-/* Stores v as element i of a packed buffer of fp32 (elem 4) or fp16 (elem 2). */
-LUTHIER__INLINE void luthier__packed_store(void *dst, size_t i, float v, size_t elem) {
-    if (elem == 2) ((uint16_t *)dst)[i] = luthier__f32_to_f16(v);
-    else ((float *)dst)[i] = v;
+/* Element (kk, j) of B (k x n row-major with stride ldb, or n x k when trans), stored at index i
+   of dst in the layout's type: fp32 copied, fp16 rounded to nearest even (both from fp32 B),
+   int8 copied (from int8 B). */
+LUTHIER__INLINE void luthier__pack_elem(const luthier__packed_b_layout *l, const void *b, size_t ldb, int trans,
+                                        size_t kk, size_t j, void *dst, size_t i) {
+    const size_t at = trans ? j * ldb + kk : kk * ldb + j;
+    if (l->elem == 1) ((int8_t *)dst)[i] = ((const int8_t *)b)[at];
+    else if (l->elem == 2) ((uint16_t *)dst)[i] = luthier__f32_to_f16(((const float *)b)[at]);
+    else ((float *)dst)[i] = ((const float *)b)[at];
 }
 
-/* Packs panels [p0, p1) of B (k x n row-major with stride ldb, or n x k when trans). */
-/* Packs panels [p0, p1) of B (k x n row-major with stride ldb, or n x k when trans) in the
-   layout's element type (fp16: rounded to nearest even). */
-LUTHIER_PRIVATE void luthier__pack_b(const luthier__packed_b_layout *l, const float *b, size_t ldb,
-                                     int trans, float *dst, size_t p0, size_t p1) {
-    size_t p, kk, j;
-    const size_t nr = l->nr, e = l->elem;
-    if (e != sizeof(float)) {
+/* Packs panels [p0, p1) of B in l's layout and type (see luthier__pack_elem). */
+LUTHIER_PRIVATE void luthier__pack_b(const luthier__packed_b_layout *l, const void *bv, size_t ldb,
+                                     int trans, void *dstv, size_t p0, size_t p1) {
+    size_t p, g, j, t;
+    const size_t nr = l->nr, kg = l->kg;
+    if (l->elem != sizeof(float) || kg != 1) { /* fp16, int8: element by element */
         for (p = p0; p < p1; p++) {
-            void *d = (char *)dst + p * l->panel_stride * e;
+            char *d = (char *)dstv + p * l->panel_stride * l->elem;
             const size_t j0 = p * nr, nv = luthier__min_sz(nr, l->n - j0);
-            for (kk = 0; kk < l->k; kk++)
+            for (g = 0; g < l->groups; g++)
                 for (j = 0; j < nr; j++)
-                    luthier__packed_store(d, kk * nr + j, j >= nv ? 0.0f : trans ? b[(j0 + j) * ldb + kk] : b[kk * ldb + j0 + j], e);
+                    for (t = 0; t < kg; t++) {
+                        const size_t kk = g * kg + t, i = (g * nr + j) * kg + t;
+                        if (j < nv && kk < l->k) luthier__pack_elem(l, bv, ldb, trans, kk, j0 + j, d, i);
+                        else memset(d + i * l->elem, 0, l->elem);
+                    }
         }
         return;
     }
-    for (p = p0; p < p1; p++) {
-        float *d = dst + p * l->panel_stride;
-        const size_t j0 = p * nr, nv = luthier__min_sz(nr, l->n - j0);
-        if (!trans) {
-            for (kk = 0; kk < l->k; kk++, d += nr) {
-                const float *src = b + kk * ldb + j0;
-                for (j = 0; j < nv; j++) d[j] = src[j];
-                for (; j < nr; j++) d[j] = 0.0f;
+    {
+        const float *b = (const float *)bv;
+        for (p = p0; p < p1; p++) {
+            float *d = (float *)dstv + p * l->panel_stride;
+            const size_t j0 = p * nr, nv = luthier__min_sz(nr, l->n - j0);
+            if (!trans) {
+                for (g = 0; g < l->k; g++, d += nr) {
+                    const float *src = b + g * ldb + j0;
+                    for (j = 0; j < nv; j++) d[j] = src[j];
+                    for (; j < nr; j++) d[j] = 0.0f;
+                }
+            } else {
+                for (j = 0; j < nv; j++) {
+                    const float *src = b + (j0 + j) * ldb;
+                    for (g = 0; g < l->k; g++) d[g * nr + j] = src[g];
+                }
+                for (; j < nr; j++)
+                    for (g = 0; g < l->k; g++) d[g * nr + j] = 0.0f;
             }
-        } else {
-            for (j = 0; j < nv; j++) {
-                const float *src = b + (j0 + j) * ldb;
-                for (kk = 0; kk < l->k; kk++) d[kk * nr + j] = src[kk];
-            }
-            for (; j < nr; j++)
-                for (kk = 0; kk < l->k; kk++) d[kk * nr + j] = 0.0f;
         }
     }
 }

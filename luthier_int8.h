@@ -1127,57 +1127,37 @@ LUTHIER_PRIVATE int luthier__qkernel_default(const luthier_context *ctx, size_t 
 
 /* >>qpack ======================================================================================== */
 
-typedef struct luthier__qpack_layout {
-    size_t nr, kg, k, n;
-    size_t groups;      /* ceil(k / kg) */
-    size_t panels;      /* ceil(n / nr) */
-    size_t panel_bytes; /* groups * nr * kg */
-    size_t data_bytes;  /* panels * panel_bytes, rounded up to 64 */
-} luthier__qpack_layout;
-
 struct luthier_qpacked_b {
-    luthier__qpack_layout layout;
+    luthier__packed_b_layout layout; /* elem 1, kg = the kernel's K group */
     int kernel;           /* registry index packed for */
     int32_t a_zero_point; /* folded into comp */
-    int8_t *data;         /* layout.data_bytes of panels, then comp */
+    int8_t *data;         /* luthier__qdata_bytes of panels, then comp */
     int32_t *comp;        /* panels * nr: -za' * S[j], 0 past n */
 };
 
-/* Returns 0 when the sizes overflow size_t. */
-LUTHIER_PRIVATE int luthier__qpack_layout_init(luthier__qpack_layout *l, size_t nr, size_t kg, size_t k,
-                                               size_t n) {
-    l->nr = nr;
-    l->kg = kg;
-    l->k = k;
-    l->n = n;
-    l->groups = luthier__div_up(k, kg);
-    l->panels = luthier__div_up(n, nr);
-    if (l->groups > SIZE_MAX / (nr * kg)) return 0;
-    l->panel_bytes = l->groups * nr * kg;
-    if (l->panels && l->panel_bytes > (SIZE_MAX - 64) / l->panels) return 0;
-    l->data_bytes = luthier__div_up(l->panels * l->panel_bytes, 64) * 64;
-    if (l->panels > (SIZE_MAX - l->data_bytes - 64) / (nr * sizeof(int32_t))) return 0;
-    return 1;
+/* The panels' bytes rounded up to 64: where the compensation after them starts. */
+LUTHIER__INLINE size_t luthier__qdata_bytes(const luthier__packed_b_layout *l) { return luthier__div_up(l->bytes, 64) * 64; }
+
+/* The int8 layout (>>pack in luthier_gemm.h, one byte per element) with room for the
+   compensation; 0 when the sizes overflow size_t. */
+LUTHIER_PRIVATE int luthier__qpack_layout_init(luthier__packed_b_layout *l, size_t nr, size_t kg, size_t k, size_t n) {
+    if (!luthier__pack_layout_init(l, nr, kg, k, n, 1) || l->bytes > SIZE_MAX - 64) return 0;
+    return l->panels <= (SIZE_MAX - luthier__qdata_bytes(l) - 64) / (nr * sizeof(int32_t));
 }
 
 /* Packs B (k x n, stride ldb; n x k when trans) and its compensation -za' * S[j] (mod 2^32). */
-LUTHIER_PRIVATE void luthier__qpack_b(const luthier__qpack_layout *l, const int8_t *b, size_t ldb,
+LUTHIER_PRIVATE void luthier__qpack_b(const luthier__packed_b_layout *l, const int8_t *b, size_t ldb,
                                       int trans, int32_t za_eff, int8_t *dst, int32_t *comp) {
     const size_t nr = l->nr, kg = l->kg;
-    size_t p, g, j, t;
+    size_t p, j, i;
+    luthier__pack_b(l, b, ldb, trans, dst, 0, l->panels);
     for (p = 0; p < l->panels; p++) {
-        int8_t *d = dst + p * l->panel_bytes;
-        const size_t j0 = p * nr, nv = luthier__min_sz(nr, l->n - j0);
-        uint32_t sum[LUTHIER__QMAX_NR];
-        memset(sum, 0, sizeof sum);
-        for (g = 0; g < l->groups; g++)
-            for (j = 0; j < nr; j++)
-                for (t = 0; t < kg; t++, d++) {
-                    const size_t kk = g * kg + t;
-                    *d = j < nv && kk < l->k ? (trans ? b[(j0 + j) * ldb + kk] : b[kk * ldb + j0 + j]) : 0;
-                    sum[j] += (uint32_t)(int32_t)*d;
-                }
-        for (j = 0; j < nr; j++) comp[j0 + j] = (int32_t)(0u - (uint32_t)za_eff * sum[j]);
+        const int8_t *d = dst + p * l->panel_stride;
+        for (j = 0; j < nr; j++) {
+            uint32_t sum = 0;
+            for (i = 0; i < l->groups * kg; i++) sum += (uint32_t)(int32_t)d[(i / kg * nr + j) * kg + i % kg];
+            comp[p * nr + j] = (int32_t)(0u - (uint32_t)za_eff * sum);
+        }
     }
 }
 
@@ -1210,7 +1190,7 @@ typedef struct luthier__qgemm_job {
     const uint8_t *a;
     unsigned char *c;
     size_t elem;                     /* bytes per element of C */
-    const luthier__qpack_layout *bl;
+    const luthier__packed_b_layout *bl;
     const int8_t *bdata;
     const int32_t *comp;
     const luthier__kernel_entry *uk[LUTHIER_MAX_CLUSTERS];
@@ -1244,7 +1224,7 @@ LUTHIER_PRIVATE void luthier__qgemm_compute(const luthier__qgemm_job *job, const
             if (interleaved && k) luthier__qpack_a(job->a + i0 * lda, lda, mb, k, mr, job->bl->kg, uk->a_s8, ws);
             for (j = n0; j < n0 + nb; j += nr) {
                 u.n = luthier__min_sz(nr, n - j);
-                u.b = job->bdata + (j / nr) * job->bl->panel_bytes;
+                u.b = job->bdata + (j / nr) * job->bl->panel_stride;
                 u.offset = job->comp + j;
                 if (d->bias) {
                     for (t = 0; t < nr; t++)
@@ -1280,7 +1260,7 @@ LUTHIER_PRIVATE void luthier__qgemm_range(void *arg, size_t begin, size_t end, i
 
 /* The job's fields that follow from d (output parameters, element size) and B's layout. */
 LUTHIER_PRIVATE void luthier__qjob_init(luthier__qgemm_job *job, const luthier_qgemm_desc *d,
-                                        const luthier__qpack_layout *bl) {
+                                        const luthier__packed_b_layout *bl) {
     size_t t;
     memset(job, 0, sizeof *job);
     job->d = d;
@@ -1316,7 +1296,7 @@ LUTHIER_PRIVATE void luthier__qblocking(const luthier_context *ctx, size_t m, si
 
 /* d is validated and normalized (leading dimensions filled in). */
 LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier_qgemm_desc *d, int kernel,
-                                             const uint8_t *a, const luthier__qpack_layout *bl,
+                                             const uint8_t *a, const luthier__packed_b_layout *bl,
                                              const int8_t *bdata, const int32_t *comp, void *c) {
     const luthier__kernel_entry *uk = &luthier__qkernels[kernel];
     const luthier__pool *p = ctx->pool;
@@ -1445,10 +1425,10 @@ LUTHIER_PRIVATE luthier_status luthier__qpack_new(luthier_context *ctx, const lu
     if (!luthier__qpack_layout_init(&pb->layout, (size_t)uk->nr, (size_t)uk->k_unroll, (size_t)d->k, (size_t)d->n))
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B of %lld x %lld overflows", (long long)d->k,
                              (long long)d->n);
-    bytes = pb->layout.data_bytes + pb->layout.panels * pb->layout.nr * sizeof(int32_t);
+    bytes = luthier__qdata_bytes(&pb->layout) + pb->layout.panels * pb->layout.nr * sizeof(int32_t);
     if (!(pb->data = (int8_t *)luthier__alloc(bytes ? bytes : 1)))
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes for packed B", bytes);
-    pb->comp = (int32_t *)(void *)(pb->data + pb->layout.data_bytes);
+    pb->comp = (int32_t *)(void *)(pb->data + luthier__qdata_bytes(&pb->layout));
     luthier__qpack_b(&pb->layout, b, (size_t)d->ldb, d->trans_b != 0,
                      d->a_zero_point - (uk->a_s8 ? 128 : 0), pb->data, pb->comp);
     return LUTHIER_STATUS_OK;
@@ -1491,7 +1471,7 @@ LUTHIER_API void luthier_qpacked_b_destroy(luthier_qpacked_b *b) {
 }
 
 LUTHIER_API size_t luthier_qpacked_b_bytes(const luthier_qpacked_b *b) {
-    return b ? sizeof *b + b->layout.data_bytes + b->layout.panels * b->layout.nr * sizeof(int32_t) : 0;
+    return b ? sizeof *b + luthier__qdata_bytes(&b->layout) + b->layout.panels * b->layout.nr * sizeof(int32_t) : 0;
 }
 
 LUTHIER_API luthier_status luthier_qgemm_packed(luthier_context *ctx, const luthier_qgemm_desc *desc,
@@ -1561,7 +1541,7 @@ struct luthier_qconv2d_layer {
     int kernel;                   /* int8 registry index; -1 for DEPTHWISE */
     unsigned features;            /* the creating context's CPU features (luthier_conv2d_info.isa) */
     int direct_1x1;               /* 1x1 stride 1: A is the NHWC input itself */
-    luthier__qpack_layout bl;     /* one group's packed weights (kdim x cout_g), (kh, kw, ci) */
+    luthier__packed_b_layout bl;     /* one group's packed weights (kdim x cout_g), (kh, kw, ci) */
     size_t group_bytes;           /* one group's panels, then its compensation (int32) */
     int8_t *packed;
     int32_t *bias, *mult, *shift; /* bias: NULL or Cout; mult, shift: Cout (shared ones expanded) */
@@ -1921,8 +1901,8 @@ LUTHIER_PRIVATE luthier_status luthier__qconv_pack_gemm(luthier_context *ctx, lu
     size_t g, co, ci, t, rows, kp;
     int8_t *bt;
     if (!luthier__qpack_layout_init(&L->bl, (size_t)uk->nr, (size_t)uk->k_unroll, L->kdim, L->cout_g) ||
-        L->bl.panels * L->bl.nr > (SIZE_MAX - L->bl.data_bytes) / 4 ||
-        (L->group_bytes = L->bl.data_bytes + L->bl.panels * L->bl.nr * 4) > SIZE_MAX / groups)
+        L->bl.panels * L->bl.nr > (SIZE_MAX - luthier__qdata_bytes(&L->bl)) / 4 ||
+        (L->group_bytes = luthier__qdata_bytes(&L->bl) + L->bl.panels * L->bl.nr * 4) > SIZE_MAX / groups)
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "qconv2d: packed weights overflow");
     if (!(L->packed = (int8_t *)luthier__alloc(L->group_bytes * groups + 1)) ||
         !(bt = (int8_t *)luthier__alloc(L->cout_g * L->kdim)))
@@ -1935,7 +1915,7 @@ LUTHIER_PRIVATE luthier_status luthier__qconv_pack_gemm(luthier_context *ctx, lu
                 for (t = 0; t < khw; t++) bt[co * L->kdim + t * L->cin_g + ci] = src[ci * khw + t];
         }
         luthier__qpack_b(&L->bl, bt, L->kdim, 1, L->qd.a_zero_point - (uk->a_s8 ? 128 : 0), dst,
-                         (int32_t *)(void *)(dst + L->bl.data_bytes));
+                         (int32_t *)(void *)(dst + luthier__qdata_bytes(&L->bl)));
     }
     luthier__free(bt);
     L->weight_bytes += L->group_bytes * groups;
@@ -2717,7 +2697,7 @@ LUTHIER_PRIVATE void luthier__qconv_gemm_range(void *arg, size_t begin, size_t e
             }
             gj.c = j->out + (r0 * cout + g * cg) * gj.elem;
             gj.bdata = L->packed + g * L->group_bytes;
-            gj.comp = (const int32_t *)(const void *)(gj.bdata + L->bl.data_bytes);
+            gj.comp = (const int32_t *)(const void *)(gj.bdata + luthier__qdata_bytes(&L->bl));
             luthier__qgemm_compute(&gj, uk, 0, luthier__div_up(r1 - r0, mr), 0, L->bl.panels, w + L->col_bytes);
         }
     }

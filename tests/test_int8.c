@@ -188,7 +188,7 @@ static int q8_ukernel_check(const luthier__kernel_entry *uk, size_t m, size_t n,
                             int extreme) {
     const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, kg = (size_t)uk->k_unroll;
     const size_t esz = kind == LUTHIER_QOUTPUT_UINT8 ? 1 : 4, ldc = n + 5, rows = m + 2;
-    luthier__qpack_layout l;
+    luthier__packed_b_layout l;
     int8_t *b = (int8_t *)test_alloc(k * n), *bp;
     int32_t *comp, offset[LUTHIER__QMAX_NR];
     uint8_t *arows[LUTHIER__QMAX_MR], *apack = NULL;
@@ -204,7 +204,7 @@ static int q8_ukernel_check(const luthier__kernel_entry *uk, size_t m, size_t n,
     q8_output_random(&o, nr, kind, k);
     for (i = 0; i < k * n; i++) b[i] = (int8_t)(extreme ? (i % 3 == 0 ? -128 : 127) : test_rand_int(-128, 127));
     luthier__qpack_layout_init(&l, nr, kg, k, n);
-    bp = (int8_t *)test_alloc(l.data_bytes + nr * sizeof(int32_t));
+    bp = (int8_t *)test_alloc(luthier__qdata_bytes(&l) + nr * sizeof(int32_t));
     comp = (int32_t *)test_alloc(nr * sizeof(int32_t));
     luthier__qpack_b(&l, b, n, 0, test_rand_int(-128, 255), bp, comp);
     for (j = 0; j < nr; j++) offset[j] = j < n ? (int32_t)(uint32_t)test_rand_u64() >> test_rand_int(0, 31) : 0;
