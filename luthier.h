@@ -336,6 +336,10 @@ typedef enum luthier_kernel_family {
                                 with such a kernel packs B in fp16; dense layers of plans with
                                 LUTHIER_PRECISION_FP16) */
     LUTHIER_KERNELS_INT8,    /* uint8 A, int8 B, int32 C (luthier_qgemm, luthier_qconv2d) */
+    LUTHIER_KERNELS_F16,     /* fp16 arithmetic (Armv8.2 FP16: fmla .8h): the driver packs A to
+                                fp16, B is packed in fp16, the tile accumulates in fp16 over one
+                                k block (about 256 steps) and adds it to C in fp32; luthier_sgemm
+                                with such a kernel (LUTHIER_CPU_FP16, or the scalar emulation) */
     LUTHIER_KERNELS_COUNT
 } luthier_kernel_family;
 
@@ -348,7 +352,7 @@ typedef struct luthier_kernel_info {
     unsigned required_cpu_features; /* LUTHIER_CPU_* bits */
     int available;      /* nonzero if this CPU can run it */
     luthier_kernel_family family;
-    const char *a_type, *b_type, *c_type; /* "f32", "f16", "u8", "i8", "i32" */
+    const char *a_type, *b_type, *c_type; /* "f32", "f16", "u8", "i8", "i32" (c: the accumulators) */
 } luthier_kernel_info;
 
 /* The rows of one family's table, in preference order (the first row a CPU runs is its
@@ -2091,7 +2095,7 @@ LUTHIER_API luthier_status luthier_parallel_for(luthier_context *ctx, size_t n,
    first family in order that has it) that ctx runs; the caller's message when there is none. */
 LUTHIER_PRIVATE luthier_status luthier__resolve(luthier_context *ctx, unsigned fams, const char *name,
                                                 const luthier__kernel_entry **uk) {
-    static const char *const what[LUTHIER_KERNELS_COUNT] = {"", "fp16-weight ", "int8 "};
+    static const char *const what[LUTHIER_KERNELS_COUNT] = {"", "fp16-weight ", "int8 ", "fp16 "};
     const luthier__kernel_entry *e = NULL;
     int f, i;
     for (f = 0; f < (int)LUTHIER_KERNELS_COUNT && !e; f++)
@@ -2117,7 +2121,7 @@ LUTHIER_PRIVATE luthier_status luthier__cluster_kernels(luthier_context *ctx, un
     for (cl = 0; cl < ctx->pool->num_clusters; cl++) {
         const luthier__kernel_entry *e = uk;
         if (names && names[cl] && *names[cl] && (s = luthier__resolve(ctx, fams, names[cl], &e)) != LUTHIER_STATUS_OK) return s;
-        if (e->mr != uk->mr || e->nr != uk->nr || e->b_bytes != uk->b_bytes || e->a_s8 != uk->a_s8 ||
+        if (e->mr != uk->mr || e->nr != uk->nr || e->b_bytes != uk->b_bytes || e->a_bytes != uk->a_bytes || e->a_s8 != uk->a_s8 ||
             (uk->family == LUTHIER_KERNELS_INT8 && e->k_unroll != uk->k_unroll))
             return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
                                  "cluster %d kernel %s (%dx%d, %d-byte B, K group %d, A encoding %d) does not match the "
@@ -2140,7 +2144,7 @@ LUTHIER_PRIVATE luthier_status luthier__resolve_kernel(luthier_context *ctx, con
 /* A kernel for luthier_sgemm: F32, or F16W (B packed in fp16). */
 LUTHIER_PRIVATE luthier_status luthier__resolve_sgemm_kernel(luthier_context *ctx, const char *name,
                                                              const luthier__kernel_entry **uk) {
-    return luthier__resolve(ctx, 1u << LUTHIER_KERNELS_F32 | 1u << LUTHIER_KERNELS_F16W, name, uk);
+    return luthier__resolve(ctx, 1u << LUTHIER_KERNELS_F32 | 1u << LUTHIER_KERNELS_F16W | 1u << LUTHIER_KERNELS_F16, name, uk);
 }
 
 /* Resolves the context's clusters (API override, $LUTHIER_CLUSTERS, sysfs, all CPUs), trims
@@ -2461,7 +2465,8 @@ LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthi
     g.c = c; g.ldc = (size_t)d->ldc;
     luthier__fill_epilogue(d, &g);
     job.g = &g;
-    s = luthier__cluster_kernels(ctx, 1u << LUTHIER_KERNELS_F32 | 1u << LUTHIER_KERNELS_F16W, uk, d->cluster_kernels, job.uk);
+    s = luthier__cluster_kernels(ctx, 1u << LUTHIER_KERNELS_F32 | 1u << LUTHIER_KERNELS_F16W | 1u << LUTHIER_KERNELS_F16, uk,
+                                 d->cluster_kernels, job.uk);
     if (s != LUTHIER_STATUS_OK) return s;
     for (cl = 0; cl < p->num_clusters; cl++) {
         job.blk[cl] = luthier__gemm_blocking_for(job.uk[cl], &ctx->caches, &ctx->blocking_override,
@@ -4760,7 +4765,8 @@ typedef struct luthier__kernel_table {
 static const luthier__kernel_table luthier__kernel_tables[LUTHIER_KERNELS_COUNT] = {
     {luthier__ukernels, LUTHIER__NUM_UKERNELS, "luthier_sgemm_ukernel_", "f32", "f32", "f32"},
     {luthier__hkernels, LUTHIER__NUM_HKERNELS, "luthier_sgemm_ukernel_", "f32", "f16", "f32"},
-    {luthier__qkernels, LUTHIER__NUM_QKERNELS, "luthier_qgemm_ukernel_", "u8", "i8", "i32"}};
+    {luthier__qkernels, LUTHIER__NUM_QKERNELS, "luthier_qgemm_ukernel_", "u8", "i8", "i32"},
+    {luthier__fkernels, LUTHIER__NUM_FKERNELS, "luthier_sgemm_ukernel_", "f16", "f16", "f16"}};
 
 LUTHIER_API int luthier_kernels_count(luthier_kernel_family f) {
     return (unsigned)f < (unsigned)LUTHIER_KERNELS_COUNT ? luthier__kernel_tables[f].count : 0;

@@ -134,6 +134,9 @@ typedef struct luthier__dw_run {
 #ifndef LUTHIER__UKERNELS_F16W_NEON
 #define LUTHIER__UKERNELS_F16W_NEON(X)
 #endif
+#ifndef LUTHIER__UKERNELS_F16_NEON
+#define LUTHIER__UKERNELS_F16_NEON(X)
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -240,6 +243,30 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_4x4__scalar_hybrid_f16w(const luthier
     X(4x4__scalar_hybrid, "scalar", 4, 4, 1, LUTHIER_KERNEL_HYBRID, 0)
 #define LUTHIER__UKERNELS_F16W_SCALAR(X) X(4x4__scalar_hybrid_f16w, "scalar", 4, 4, 1, LUTHIER_KERNEL_HYBRID, 0)
 
+/* The F16 contract in plain C: A is the packed panel in fp16 (a[kk*MR + i]), B fp16; each step
+   rounds the tile's sums to fp16 as an fp16 FMA does (computed in double, then rounded: up to
+   one ulp of double rounding away from the hardware's single rounding); the epilogue widens
+   them and adds C (LOAD_C), bias and the clamp in fp32. */
+LUTHIER_PRIVATE void luthier_sgemm_ukernel_4x4__scalar_f16(const luthier_sgemm_ukernel_args *p) {
+    const uint16_t *a = (const uint16_t *)(const void *)p->a, *b = (const uint16_t *)(const void *)p->b;
+    float acc[4][4];
+    size_t i, j, kk;
+    memset(acc, 0, sizeof acc);
+    for (kk = 0; kk < p->k; kk++, a += 4, b += 4)
+        for (i = 0; i < 4; i++)
+            for (j = 0; j < 4; j++)
+                acc[i][j] = luthier__f16_to_f32(luthier__f32_to_f16(
+                    (float)((double)luthier__f16_to_f32(a[i]) * luthier__f16_to_f32(b[j]) + acc[i][j])));
+    for (i = 0; i < p->m; i++)
+        for (j = 0; j < p->n; j++) {
+            float v = acc[i][j] + ((p->flags & LUTHIER_UKERNEL_LOAD_C) ? p->c[i * p->ldc + j] : 0.0f) +
+                      (p->bias ? p->bias[j] : 0.0f);
+            if (p->flags & LUTHIER_UKERNEL_CLAMP) v = v < p->min ? p->min : v > p->max ? p->max : v;
+            p->c[i * p->ldc + j] = v;
+        }
+}
+#define LUTHIER__UKERNELS_F16_SCALAR(X) X(4x4__scalar_f16, "scalar", 4, 4, 1, LUTHIER_KERNEL_INTERLEAVED, 0)
+
 /* >>registry ===================================================================================
    One X-macro row per kernel: X(short name, isa, MR, NR, K unroll, kind, required features).
    The function is luthier_sgemm_ukernel_<short name>. Order = preference: within what the CPU
@@ -256,18 +283,22 @@ typedef struct luthier__kernel_entry {
     int mr, nr, k_unroll; /* int8: k_unroll = the K group */
     luthier_kernel_kind kind;
     luthier_kernel_family family;
-    int b_bytes; /* bytes per element of packed B: 4 (F32), 2 (F16W), 1 (INT8) */
+    int a_bytes; /* bytes per element of A as the kernel reads it: 4, 2 (F16: packed to fp16), 1 */
+    int b_bytes; /* bytes per element of packed B: 4 (F32), 2 (F16W, F16), 1 (INT8) */
     int a_s8;
     unsigned required_cpu_features;
     luthier_sgemm_ukernel_fn fn;
     luthier_qgemm_ukernel_fn qfn;
 } luthier__kernel_entry;
 
-#define LUTHIER__SROW(sname, isa, mr, nr, ku, kind, feat)                                              \
-    {"luthier_sgemm_ukernel_" #sname, isa, mr, nr, ku, kind, LUTHIER_KERNELS_F32, 4, 0, feat, luthier_sgemm_ukernel_##sname, \
+#define LUTHIER__SROW(sname, isa, mr, nr, ku, kind, feat)                                                      \
+    {"luthier_sgemm_ukernel_" #sname, isa, mr, nr, ku, kind, LUTHIER_KERNELS_F32, 4, 4, 0, feat, luthier_sgemm_ukernel_##sname, \
      NULL},
-#define LUTHIER__HROW(sname, isa, mr, nr, ku, kind, feat)                                              \
-    {"luthier_sgemm_ukernel_" #sname, isa, mr, nr, ku, kind, LUTHIER_KERNELS_F16W, 2, 0, feat,             \
+#define LUTHIER__HROW(sname, isa, mr, nr, ku, kind, feat)                                                      \
+    {"luthier_sgemm_ukernel_" #sname, isa, mr, nr, ku, kind, LUTHIER_KERNELS_F16W, 4, 2, 0, feat,                  \
+     luthier_sgemm_ukernel_##sname, NULL},
+#define LUTHIER__FROW(sname, isa, mr, nr, ku, kind, feat)                                                      \
+    {"luthier_sgemm_ukernel_" #sname, isa, mr, nr, ku, kind, LUTHIER_KERNELS_F16, 2, 2, 0, feat,                   \
      luthier_sgemm_ukernel_##sname, NULL},
 static const luthier__kernel_entry luthier__ukernels[] = {LUTHIER__UKERNELS(LUTHIER__SROW)};
 #define LUTHIER__NUM_UKERNELS ((int)(sizeof luthier__ukernels / sizeof luthier__ukernels[0]))
@@ -276,6 +307,11 @@ static const luthier__kernel_entry luthier__ukernels[] = {LUTHIER__UKERNELS(LUTH
 #define LUTHIER__UKERNELS_F16W(X) LUTHIER__UKERNELS_F16W_X86(X) LUTHIER__UKERNELS_F16W_NEON(X) LUTHIER__UKERNELS_F16W_SCALAR(X)
 static const luthier__kernel_entry luthier__hkernels[] = {LUTHIER__UKERNELS_F16W(LUTHIER__HROW)};
 #define LUTHIER__NUM_HKERNELS ((int)(sizeof luthier__hkernels / sizeof luthier__hkernels[0]))
+
+/* The F16 family: interleaved tiles in fp16 arithmetic; the scalar row emulates it anywhere. */
+#define LUTHIER__UKERNELS_F16(X) LUTHIER__UKERNELS_F16_NEON(X) LUTHIER__UKERNELS_F16_SCALAR(X)
+static const luthier__kernel_entry luthier__fkernels[] = {LUTHIER__UKERNELS_F16(LUTHIER__FROW)};
+#define LUTHIER__NUM_FKERNELS ((int)(sizeof luthier__fkernels / sizeof luthier__fkernels[0]))
 
 /* The row of any family with this full name (or short name: the first family's that has it),
    NULL if none (>>impl-kernel-families). */
@@ -580,7 +616,19 @@ LUTHIER_PRIVATE void luthier__prefetch_give(luthier__prefetch_plan *p, luthier_s
 LUTHIER_PRIVATE size_t luthier__gemm_workspace_bytes(const luthier__kernel_entry *uk,
                                                      const luthier__gemm_blocking *blk) {
     if (uk->kind != LUTHIER_KERNEL_INTERLEAVED) return 0;
-    return blk->mc * blk->kc * sizeof(float);
+    return blk->mc * blk->kc * (size_t)uk->a_bytes;
+}
+
+/* luthier__pack_a into fp16 (the F16 kernels' A): the same panels, each value rounded. */
+LUTHIER_PRIVATE void luthier__pack_a_f16(const float *a, size_t lda, size_t mb, size_t kb, size_t mr, uint16_t *dst) {
+    size_t i0, i, kk;
+    for (i0 = 0; i0 < mb; i0 += mr, dst += kb * mr) {
+        const size_t mv = luthier__min_sz(mr, mb - i0);
+        for (i = 0; i < mr; i++) {
+            const float *src = a + (i0 + i) * lda;
+            for (kk = 0; kk < kb; kk++) dst[kk * mr + i] = i < mv ? luthier__f32_to_f16(src[kk]) : 0;
+        }
+    }
 }
 
 /* k == 0: C = act((C) + bias) on rows [m0, m1), columns [n0, n1). */
@@ -614,7 +662,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
     const size_t nlo = panel_begin * nr, nhi = luthier__min_sz(panel_end * nr, g->n);
     const int hybrid = uk->kind == LUTHIER_KERNEL_HYBRID;
     const float *rows[LUTHIER__MAX_MR];
-    float *pa = (float *)workspace;
+    char *pa = (char *)workspace; /* packed A: uk->a_bytes per element */
     luthier_sgemm_ukernel_args u;
     size_t n0, k0, i0, i, j;
     if (m0 >= m1 || nlo >= nhi) return;
@@ -663,7 +711,8 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
                     continue;
                 }
                 /* B micro-panel in L1 across the MR tiles of the packed A block (L2) */
-                luthier__pack_a(g->a + i0 * g->lda + k0, g->lda, mb, kb, mr, pa);
+                if (uk->a_bytes == 2) luthier__pack_a_f16(g->a + i0 * g->lda + k0, g->lda, mb, kb, mr, (uint16_t *)(void *)pa);
+                else luthier__pack_a(g->a + i0 * g->lda + k0, g->lda, mb, kb, mr, (float *)(void *)pa);
                 for (j = n0; j < n0 + nb; j += nr) {
                     u.n = luthier__min_sz(nr, g->n - j);
                     u.b = luthier__packed_at(g->b, g->b_layout, j / nr, k0);
@@ -671,7 +720,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
                     for (i = i0; i < i0 + mb; i += mr) {
                         u.m = luthier__min_sz(mr, m1 - i);
                         u.c = g->c + i * g->ldc + j;
-                        u.a = pa + (i - i0) * kb;
+                        u.a = (const float *)(const void *)(pa + (i - i0) * kb * (size_t)uk->a_bytes);
                         uk->fn(&u);
                     }
                 }

@@ -1096,7 +1096,7 @@ LUTHIER_PRIVATE void luthier_qgemm_ukernel_8x8__neon_hybrid(const luthier_qgemm_
 #define LUTHIER__QUKERNELS(X) LUTHIER__QUKERNELS_X86(X) LUTHIER__QUKERNELS_NEON(X) LUTHIER__QUKERNELS_SCALAR(X)
 
 #define LUTHIER__QROW(sname, isa, mr, nr, kg, kind, as8, feat) \
-    {"luthier_qgemm_ukernel_" #sname, isa, mr, nr, kg, kind, LUTHIER_KERNELS_INT8, 1, as8, feat, NULL, luthier_qgemm_ukernel_##sname},
+    {"luthier_qgemm_ukernel_" #sname, isa, mr, nr, kg, kind, LUTHIER_KERNELS_INT8, 1, 1, as8, feat, NULL, luthier_qgemm_ukernel_##sname},
 static const luthier__kernel_entry luthier__qkernels[] = {LUTHIER__QUKERNELS(LUTHIER__QROW)};
 #define LUTHIER__NUM_QKERNELS ((int)(sizeof luthier__qkernels / sizeof luthier__qkernels[0]))
 

@@ -1283,6 +1283,91 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x16__neonfma_hybrid_f16w(const luthi
 
 #define LUTHIER__UKERNELS_F16W_NEON(X) X(6x16__neonfma_hybrid_f16w, "neon", 6, 16, 1, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_NEON)
 
+/* >>f16 ========================================================================================
+   Interleaved 8x24 in fp16 arithmetic (the tile of the Arm Compute Library's a64_hgemm_8x24),
+   Armv8.2 FP16 only (HWCAP_ASIMDHP: A55, A75, A76, A78, N1, ...; the same binary keeps it off
+   A53/A72). Registers: C[r][v] = 8 halves of row r, columns 8v..8v+7 (24 accumulators); per
+   step of k one q of A (the 8 rows' halves, packed by the driver) and three of B, then 24
+   `fmla v.8h, B.8h, A.h[r]`. The epilogue widens each row (fcvtl/fcvtl2) and adds C, bias and
+   the clamp in fp32. */
+#define LUTHIER__TARGET_FP16 __attribute__((target("arch=armv8.2-a+fp16")))
+
+/* Row r of the tile: the fp16 sums widened, + C (LOAD_C) + bias, clamped, stored (n columns). */
+LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__neon_h_row(const luthier_sgemm_ukernel_args *p, size_t r,
+                                                          const float16_t *x) {
+    float row[24];
+    float *c = p->c + r * p->ldc;
+    size_t j;
+    int v;
+    for (v = 0; v < 3; v++) {
+        const float16x8_t h = vld1q_f16(x + 8 * v);
+        vst1q_f32(row + 8 * v, vcvt_f32_f16(vget_low_f16(h)));
+        vst1q_f32(row + 8 * v + 4, vcvt_high_f32_f16(h));
+    }
+    for (j = 0; j < p->n; j++) {
+        float f = row[j] + ((p->flags & LUTHIER_UKERNEL_LOAD_C) ? c[j] : 0.0f) + (p->bias ? p->bias[j] : 0.0f);
+        if (p->flags & LUTHIER_UKERNEL_CLAMP) f = f < p->min ? p->min : f > p->max ? p->max : f;
+        c[j] = f;
+    }
+}
+
+/* The k loop in asm: the by-element FMLA on halves takes its A register from v0-v15, which
+   compilers do not see (GCC's intrinsics version duplicated every lane into its own register and
+   spilled accumulators: 65 % of the N1 peak on llvm-mca). Loads first, then the 24 FMLAs: on
+   out-of-order cores the loads of a step overlap the FMLAs of the previous one. */
+LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x24__neonfp16(const luthier_sgemm_ukernel_args *p) {
+    float16_t t[8 * 24];
+    float16_t *tp = t;
+    const float16_t *a = (const float16_t *)(const void *)p->a, *b = (const float16_t *)(const void *)p->b;
+    size_t k = p->k, r;
+    __asm__ __volatile__(
+        "movi v8.16b, #0\n\t" "movi v9.16b, #0\n\t" "movi v10.16b, #0\n\t" "movi v11.16b, #0\n\t" "movi v12.16b, #0\n\t" "movi v13.16b, #0\n\t" "movi v14.16b, #0\n\t" "movi v15.16b, #0\n\t" "movi v16.16b, #0\n\t" "movi v17.16b, #0\n\t" "movi v18.16b, #0\n\t" "movi v19.16b, #0\n\t" "movi v20.16b, #0\n\t" "movi v21.16b, #0\n\t" "movi v22.16b, #0\n\t" "movi v23.16b, #0\n\t" "movi v24.16b, #0\n\t" "movi v25.16b, #0\n\t" "movi v26.16b, #0\n\t" "movi v27.16b, #0\n\t" "movi v28.16b, #0\n\t" "movi v29.16b, #0\n\t" "movi v30.16b, #0\n\t" "movi v31.16b, #0\n\t"
+        ".Lluthier_h8x24_%=:\n\t"
+        "// LLVM-MCA-BEGIN\n\t"
+        "ldr q0, [%[a]], #16\n\t"
+        "ldp q1, q2, [%[b]], #32\n\t"
+        "ldr q3, [%[b]], #16\n\t"
+        "fmla v8.8h, v1.8h, v0.h[0]\n\t"
+        "fmla v9.8h, v2.8h, v0.h[0]\n\t"
+        "fmla v10.8h, v3.8h, v0.h[0]\n\t"
+        "fmla v11.8h, v1.8h, v0.h[1]\n\t"
+        "fmla v12.8h, v2.8h, v0.h[1]\n\t"
+        "fmla v13.8h, v3.8h, v0.h[1]\n\t"
+        "fmla v14.8h, v1.8h, v0.h[2]\n\t"
+        "fmla v15.8h, v2.8h, v0.h[2]\n\t"
+        "fmla v16.8h, v3.8h, v0.h[2]\n\t"
+        "fmla v17.8h, v1.8h, v0.h[3]\n\t"
+        "fmla v18.8h, v2.8h, v0.h[3]\n\t"
+        "fmla v19.8h, v3.8h, v0.h[3]\n\t"
+        "fmla v20.8h, v1.8h, v0.h[4]\n\t"
+        "fmla v21.8h, v2.8h, v0.h[4]\n\t"
+        "fmla v22.8h, v3.8h, v0.h[4]\n\t"
+        "fmla v23.8h, v1.8h, v0.h[5]\n\t"
+        "fmla v24.8h, v2.8h, v0.h[5]\n\t"
+        "fmla v25.8h, v3.8h, v0.h[5]\n\t"
+        "fmla v26.8h, v1.8h, v0.h[6]\n\t"
+        "fmla v27.8h, v2.8h, v0.h[6]\n\t"
+        "fmla v28.8h, v3.8h, v0.h[6]\n\t"
+        "fmla v29.8h, v1.8h, v0.h[7]\n\t"
+        "fmla v30.8h, v2.8h, v0.h[7]\n\t"
+        "fmla v31.8h, v3.8h, v0.h[7]\n\t"
+        "subs %[k], %[k], #1\n\t"
+        "b.ne .Lluthier_h8x24_%=\n\t"
+        "// LLVM-MCA-END\n\t"
+        "st1 {v8.8h, v9.8h, v10.8h, v11.8h}, [%[t]], #64\n\t"
+        "st1 {v12.8h, v13.8h, v14.8h, v15.8h}, [%[t]], #64\n\t"
+        "st1 {v16.8h, v17.8h, v18.8h, v19.8h}, [%[t]], #64\n\t"
+        "st1 {v20.8h, v21.8h, v22.8h, v23.8h}, [%[t]], #64\n\t"
+        "st1 {v24.8h, v25.8h, v26.8h, v27.8h}, [%[t]], #64\n\t"
+        "st1 {v28.8h, v29.8h, v30.8h, v31.8h}, [%[t]], #64\n\t"
+        : [a] "+r"(a), [b] "+r"(b), [k] "+r"(k), [t] "+r"(tp)
+        :
+        : "v0", "v1", "v2", "v3", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
+    for (r = 0; r < p->m; r++) luthier__neon_h_row(p, r, t + 24 * r);
+}
+
+#define LUTHIER__UKERNELS_F16_NEON(X) X(8x24__neonfp16, "neonfp16", 8, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_FP16)
+
 #ifdef __cplusplus
 }
 #endif

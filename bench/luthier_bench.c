@@ -153,8 +153,9 @@ static void usage_kernels(FILE *out) {
             "(interleaved = packed A panel, hybrid = A rows read in place), whether this CPU\n"
             "can run it, and '*' on the default kernel of a new context ($LUTHIER_KERNEL\n"
             "overrides it), then the other families of luthier_kernels_*: fp16 weights (f16w: what\n"
-            "dense layers of LUTHIER_PRECISION_FP16 plans run) and int8 (k-unroll = the K group).\n"
-            "  --csv    comma-separated with a header line (dtype column: f32, f16w or int8)\n",
+            "dense layers of LUTHIER_PRECISION_FP16 plans run), int8 (k-unroll = the K group) and fp16\n"
+            "arithmetic (f16: Armv8.2 FP16, and a scalar emulation).\n"
+            "  --csv    comma-separated with a header line (dtype column: f32, f16w, int8 or f16)\n",
             bench_prog);
 }
 
@@ -194,13 +195,14 @@ static int cmd_kernels(int argc, char **argv) {
                "k-unroll", "kind", "available", "default");
     /* every family's table (int8: k-unroll is the K group of the dot product) */
     for (f = 0; f < (int)LUTHIER_KERNELS_COUNT; f++) {
-        static const char *const dtype[LUTHIER_KERNELS_COUNT] = {"f32", "f16w", "int8"};
+        static const char *const dtype[LUTHIER_KERNELS_COUNT] = {"f32", "f16w", "int8", "f16"};
         static const char *const title[LUTHIER_KERNELS_COUNT] = {
-            "", "fp16-weight (f32 x f16 -> f32) kernels, dense layers of fp16 plans:\n", "int8 (u8 x s8 -> s32) kernels:\n"};
+            "", "fp16-weight (f32 x f16 -> f32) kernels, dense layers of fp16 plans:\n", "int8 (u8 x s8 -> s32) kernels:\n",
+            "fp16-arithmetic (f16 x f16 -> f16 per k block, f32 C) kernels, luthier_sgemm:\n"};
         const luthier_kernel_family fam = (luthier_kernel_family)f;
         const char *fdef = fam == LUTHIER_KERNELS_INT8 ? luthier__qkernels[luthier__qkernel_default(ctx, 256)].name
                            : fam == LUTHIER_KERNELS_F16W ? luthier__dense_default_kernel(ctx, 256, LUTHIER_PRECISION_FP16)->name
-                                                         : def;
+                           : fam == LUTHIER_KERNELS_F16 ? "" : def;
         if (!csv) printf("%s", title[f]);
         for (i = 0; i < luthier_kernels_count(fam); i++) {
             luthier_kernel_info ki;

@@ -311,10 +311,37 @@ static void test_fp16_tune(void) {
     gb_free(&b);
 }
 
+/* The fp16-arithmetic kernels run only where the CPU has FP16 (HWCAP_ASIMDHP): elsewhere
+   naming one is UNSUPPORTED, never an illegal instruction (qemu -cpu cortex-a72 runs this). */
+static void test_fp16_arithmetic_gated(void) {
+    luthier_context *ctx = test_context(0, 0, 0);
+    int i, tried = 0;
+    for (i = 0; i < luthier_kernels_count(LUTHIER_KERNELS_F16); i++) {
+        luthier_kernel_info ki;
+        luthier_sgemm_desc d;
+        float a[8 * 5], b[5 * 30], c[8 * 30];
+        luthier_status s;
+        luthier_kernels_get(LUTHIER_KERNELS_F16, i, &ki);
+        test_fill(a, 40);
+        test_fill(b, 150);
+        memset(&d, 0, sizeof d);
+        d.m = 8; d.n = 30; d.k = 5;
+        d.kernel = ki.name;
+        s = luthier_sgemm(ctx, &d, a, b, c);
+        CHECK(ki.available ? s == LUTHIER_STATUS_OK : s == LUTHIER_STATUS_UNSUPPORTED, "%s (available %d): %s", ki.name, ki.available,
+              luthier_context_error(ctx));
+        CHECK(!strcmp(ki.isa, "scalar") || (ki.required_cpu_features & LUTHIER_CPU_FP16), "%s must require FP16", ki.name);
+        tried++;
+    }
+    CHECK(tried >= 1, "no F16 kernels");
+    luthier_context_destroy(ctx);
+}
+
 static void run_fp16_tests(void) {
     RUN(test_fp16_widen);
     RUN(test_fp16_narrow);
     RUN(test_fp16_sgemm_packed_mismatch);
+    RUN(test_fp16_arithmetic_gated);
     RUN(test_fp16_plan);
     RUN(test_fp16_plan_exact_weights);
     RUN(test_fp16_plan_config_and_refusal);

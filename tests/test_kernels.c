@@ -5,6 +5,24 @@
    rows a kernel must not touch, and half the cases with a prefetch range (the hybrid kernels'
    two-step loops, at the base and the dense rate). Included by test_main.c. */
 
+/* The kernels of the fp32-activation families (F32, F16W, F16: one contract), by one index. */
+#define SGEMM_KERNELS (LUTHIER__NUM_UKERNELS + LUTHIER__NUM_HKERNELS + LUTHIER__NUM_FKERNELS)
+static const luthier__kernel_entry *sgemm_kernel_at(int idx) {
+    if (idx < LUTHIER__NUM_UKERNELS) return &luthier__ukernels[idx];
+    idx -= LUTHIER__NUM_UKERNELS;
+    return idx < LUTHIER__NUM_HKERNELS ? &luthier__hkernels[idx] : &luthier__fkernels[idx - LUTHIER__NUM_HKERNELS];
+}
+
+/* What a value becomes in a kernel's operand: itself, or (fp16 operands) its nearest half. */
+static float operand_round(float v, int bytes) { return bytes == 2 ? luthier__f16_to_f32(luthier__f32_to_f16(v)) : v; }
+
+/* The error a family's arithmetic allows on a sum whose terms' magnitudes add up to mag: fp32
+   (a few ulps per term), or F16 (fp16 sums over the k block: each step's rounding is at most
+   2^-11 of the partial sum and they add up like a random walk; 2^-8 keeps 16x the typical). */
+static double family_tol(const luthier__kernel_entry *uk, double mag) {
+    return uk->family == LUTHIER_KERNELS_F16 ? 1e-6 + 0x1p-8 * mag : 1e-6 + 4.0 * FLT_EPSILON * mag;
+}
+
 typedef struct ukernel_case {
     size_t m, n, k, ks;
     unsigned flags;
@@ -48,11 +66,16 @@ static int ukernel_check(const luthier__kernel_entry *uk, const ukernel_case *tc
         for (i = 0; i < m; i++) {
             arows[s * mr + i] = (float *)test_alloc(k * sizeof(float));
             test_fill(arows[s * mr + i], k);
+            for (kk = 0; kk < k; kk++) arows[s * mr + i][kk] = operand_round(arows[s * mr + i][kk], uk->a_bytes);
         }
-    if (uk->kind == LUTHIER_KERNEL_INTERLEAVED) {
-        apacked = (float *)test_alloc(k * mr * sizeof(float));
+    if (uk->kind == LUTHIER_KERNEL_INTERLEAVED) { /* (F16: halves, the panel of the same size in bytes) */
+        apacked = (float *)test_alloc(k * mr * (size_t)uk->a_bytes);
         for (kk = 0; kk < k; kk++)
-            for (i = 0; i < mr; i++) apacked[kk * mr + i] = i < m ? arows[i][kk] : 0.0f;
+            for (i = 0; i < mr; i++) {
+                const float v = i < m ? arows[i][kk] : 0.0f;
+                if (uk->a_bytes == 2) ((uint16_t *)(void *)apacked)[kk * mr + i] = luthier__f32_to_f16(v);
+                else apacked[kk * mr + i] = v;
+            }
     }
     for (i = 0; i < c_rows * ldc; i++) cbuf[i] = sentinel;
     if (tc->flags & LUTHIER_UKERNEL_LOAD_C)
@@ -90,7 +113,7 @@ static int ukernel_check(const luthier__kernel_entry *uk, const ukernel_case *tc
                         mag += fabs(t);
                     }
                 if (tc->flags & LUTHIER_UKERNEL_CLAMP) ref = ref < lo ? lo : (ref > hi ? hi : ref);
-                tol = 1e-6 + 4.0 * FLT_EPSILON * mag;
+                tol = family_tol(uk, mag);
                 if (!(fabs((double)got - ref) <= tol)) {
                     if (!bad)
                         printf("    %s m=%zu n=%zu k=%zu ks=%zu flags=%u bias=%d prefetch=%d: C[%zu][%zu] = %g, "
@@ -117,12 +140,6 @@ static int ukernel_check(const luthier__kernel_entry *uk, const ukernel_case *tc
     free(cbuf);
     free(c0);
     return bad;
-}
-
-/* The kernels of the fp32-activation families (F32 then F16W: one contract), by one index. */
-#define SGEMM_KERNELS (LUTHIER__NUM_UKERNELS + LUTHIER__NUM_HKERNELS)
-static const luthier__kernel_entry *sgemm_kernel_at(int idx) {
-    return idx < LUTHIER__NUM_UKERNELS ? &luthier__ukernels[idx] : &luthier__hkernels[idx - LUTHIER__NUM_UKERNELS];
 }
 
 static void test_ukernels_all_edges(void) {
@@ -242,7 +259,8 @@ static void test_registry(void) {
    short name within its family only, the F16W rows hybrid twins of F32 rows (same ISA, tile and
    features: dense layers swap one for the other), the scalar row of each family always runs. */
 static void test_registry_families(void) {
-    static const char *const types[LUTHIER_KERNELS_COUNT][3] = {{"f32", "f32", "f32"}, {"f32", "f16", "f32"}, {"u8", "i8", "i32"}};
+    static const char *const types[LUTHIER_KERNELS_COUNT][3] = {
+        {"f32", "f32", "f32"}, {"f32", "f16", "f32"}, {"u8", "i8", "i32"}, {"f16", "f16", "f16"}};
     int f, g, i, j, total = 0;
     for (f = 0; f < (int)LUTHIER_KERNELS_COUNT; f++) {
         const luthier_kernel_family fam = (luthier_kernel_family)f;
@@ -297,7 +315,8 @@ static void test_registry_families(void) {
                   luthier_kernels_find(LUTHIER_KERNELS_F16W, "4x4__scalar", &found) == LUTHIER_STATUS_NOT_FOUND &&
                   luthier_kernels_find(LUTHIER_KERNELS_F32, NULL, &found) == LUTHIER_STATUS_INVALID_ARGUMENT,
               "registry API: bad arguments");
-        CHECK(total == luthier_kernel_count() + luthier_qkernel_count() + luthier_kernels_count(LUTHIER_KERNELS_F16W),
+        CHECK(total == luthier_kernel_count() + luthier_qkernel_count() + luthier_kernels_count(LUTHIER_KERNELS_F16W) +
+                           luthier_kernels_count(LUTHIER_KERNELS_F16),
               "the older luthier_kernel_* / luthier_qkernel_* count their families");
     }
 }
