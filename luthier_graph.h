@@ -783,7 +783,10 @@ typedef struct luthier_calibration luthier_calibration; /* >>api-int8-plan */
    FP16  dense (fully connected) layers keep their weights in fp16, half the bytes that a
          memory-bound GEMM (batch 1: every classifier head, every transformer decode step)
          streams; the arithmetic stays fp32 (the F16W kernels: luthier_kernel_family), so the
-         only error is each weight's rounding to fp16 (relative 2^-11). Other nodes run fp32. */
+         only error is each weight's rounding to fp16 (relative 2^-11). On CPUs with fp16
+         arithmetic (Armv8.2 FP16), dense layers of at least 8 rows (transformer prompts,
+         batches) compute in fp16 too (the F16 kernels: twice the FMA rate; sums kept in fp16
+         over blocks of about 256 steps of k, added up in fp32). Other nodes run fp32. */
 typedef enum luthier_precision {
     LUTHIER_PRECISION_FP32 = 0,
     LUTHIER_PRECISION_FP16,
@@ -3618,19 +3621,16 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
     return LUTHIER_STATUS_OK;
 }
 
-/* The kernel of a dense node without a configuration: the context's for its n, or under
-   LUTHIER_PRECISION_FP16 the F16W kernel of the same ISA and tile (else the first one this
-   context runs with the least padding for n). */
-LUTHIER_PRIVATE const luthier__kernel_entry *luthier__dense_default_kernel(luthier_context *ctx, size_t n,
-                                                                         luthier_precision prec) {
+/* The F16W kernel for n columns on ctx: the twin (same ISA and tile) of the F32 kernel the
+   context would take, else the same ISA's, else any SIMD one's, else the scalar one with the
+   least padding for n. */
+LUTHIER_PRIVATE const luthier__kernel_entry *luthier__f16w_kernel(luthier_context *ctx, size_t n) {
     const luthier__kernel_entry *uk = &luthier__ukernels[luthier__kernel_for_n(ctx, n)], *best = NULL;
     int i, pass;
-    if (prec != LUTHIER_PRECISION_FP16) return uk;
     for (i = 0; i < LUTHIER__NUM_HKERNELS; i++) {
         const luthier__kernel_entry *e = &luthier__hkernels[i];
         if (luthier__kernel_runs(e, ctx->cpu_features) && !strcmp(e->isa, uk->isa) && e->mr == uk->mr && e->nr == uk->nr) return e;
     }
-    /* no twin (an interleaved default): the same ISA, else any SIMD one, else scalar */
     for (pass = 0; pass < 3 && !best; pass++)
         for (i = 0; i < LUTHIER__NUM_HKERNELS; i++) {
             const luthier__kernel_entry *e = &luthier__hkernels[i];
@@ -3640,6 +3640,24 @@ LUTHIER_PRIVATE const luthier__kernel_entry *luthier__dense_default_kernel(luthi
             if (!best || luthier__nr_waste(e->nr, n) < luthier__nr_waste(best->nr, n)) best = e;
         }
     return best ? best : uk;
+}
+
+/* Rows of a dense layer from which an fp16 plan computes it in fp16 arithmetic where the CPU
+   has it (an F16 kernel): one full tile of the 8x24 kernel. Below, the layer is bound by its
+   weight bytes and F16W (fp32 arithmetic) is as fast and more accurate. */
+#define LUTHIER__F16_MIN_ROWS 8
+
+/* The kernel of a dense node (m x n) without a configuration: the context's for n; under
+   LUTHIER_PRECISION_FP16 an F16 kernel (not the scalar emulation) when m >=
+   LUTHIER__F16_MIN_ROWS and the CPU runs one, else the F16W kernel. */
+LUTHIER_PRIVATE const luthier__kernel_entry *luthier__dense_default_kernel(luthier_context *ctx, size_t m, size_t n,
+                                                                         luthier_precision prec) {
+    int i;
+    if (prec != LUTHIER_PRECISION_FP16) return &luthier__ukernels[luthier__kernel_for_n(ctx, n)];
+    for (i = 0; m >= LUTHIER__F16_MIN_ROWS && i < LUTHIER__NUM_FKERNELS; i++)
+        if (luthier__kernel_runs(&luthier__fkernels[i], ctx->cpu_features) && strcmp(luthier__fkernels[i].isa, "scalar"))
+            return &luthier__fkernels[i];
+    return luthier__f16w_kernel(ctx, n);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const luthier_graph *g, luthier_plan *p,
@@ -3658,7 +3676,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
     for (attempt = 0; attempt < 2; attempt++) {
         s = LUTHIER_STATUS_OK;
         if (attempt == 0 && st->cfg.kernel[0]) s = luthier__resolve_sgemm_kernel(ctx, st->cfg.kernel, &uk);
-        else uk = luthier__dense_default_kernel(ctx, (size_t)sd.n, prec);
+        else uk = luthier__dense_default_kernel(ctx, (size_t)sd.m, (size_t)sd.n, prec);
         if (s == LUTHIER_STATUS_OK && attempt == 0 && st->cfg.num_ratios && st->cfg.num_ratios != p->num_clusters)
             s = luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%d ratios given for %d clusters",
                               st->cfg.num_ratios, p->num_clusters);

@@ -1252,7 +1252,8 @@ LUTHIER_PRIVATE void luthier__tune_default(luthier__tuner *T, luthier__task *t, 
             luthier_conv2d_destroy(tmp);
         }
     } else {
-        const luthier__kernel_entry *e = luthier__dense_default_kernel(ctx, (size_t)t->l.n, T->d.precision);
+        const luthier__kernel_entry *e = t->l.fam == LUTHIER_KERNELS_F16W ? luthier__f16w_kernel(ctx, (size_t)t->l.n)
+                                                                         : &luthier__ukernels[luthier__kernel_for_n(ctx, (size_t)t->l.n)];
         dc.kernel = (short)(e - luthier__kernel_tables[t->l.fam].rows);
     }
     t->default_ms = luthier__measure_cand(mp, &dc, NULL);

@@ -487,7 +487,8 @@ static int model_lowp_one(const char *name, int threads, const bench_policy *pol
     for (i = 0; i < info.num_steps; i++) {
         luthier_step_info si;
         luthier_plan_step_info(m8.plan, i, &si);
-        if (fp16 && si.op == LUTHIER_OP_DENSE && si.node >= 0) convs++, convs8 += strstr(si.kernel, "_f16w") != NULL;
+        if (fp16 && si.op == LUTHIER_OP_DENSE && si.node >= 0)
+            convs++, convs8 += luthier__kernel_named(si.kernel) && luthier__kernel_named(si.kernel)->b_bytes == 2;
         if (!fp16 && si.op == LUTHIER_OP_CONV2D && si.node >= 0) convs++, convs8 += si.int8;
     }
     rp.rounds = 5;
@@ -511,7 +512,8 @@ static int model_lowp_one(const char *name, int threads, const bench_policy *pol
                name, lp, threads, threads > 1 ? "s" : "", st8.min * 1e3, st8.median * 1e3, st32.min * 1e3,
                st32.median * 1e3, st32.min / st8.min, cosine);
         if (fp16)
-            printf("  %d of %d dense layers with fp16 weights; weights %.1f MB, arena %.2f MB, %d steps\n", convs8, convs,
+            printf("  %d of %d dense layers with fp16 weights (F16W, or F16: fp16 arithmetic); weights %.1f MB, arena %.2f MB, "
+                   "%d steps\n", convs8, convs,
                    info.weights_bytes / 1e6, info.arena_bytes / 1e6, info.num_steps);
         else
             printf("  %d of %d convolutions int8; calibrated (%s, %d generated inputs) in %.0f ms; weights %.1f MB, arena "

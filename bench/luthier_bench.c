@@ -201,7 +201,7 @@ static int cmd_kernels(int argc, char **argv) {
             "fp16-arithmetic (f16 x f16 -> f16 per k block, f32 C) kernels, luthier_sgemm:\n"};
         const luthier_kernel_family fam = (luthier_kernel_family)f;
         const char *fdef = fam == LUTHIER_KERNELS_INT8 ? luthier__qkernels[luthier__qkernel_default(ctx, 256)].name
-                           : fam == LUTHIER_KERNELS_F16W ? luthier__dense_default_kernel(ctx, 256, LUTHIER_PRECISION_FP16)->name
+                           : fam == LUTHIER_KERNELS_F16W ? luthier__f16w_kernel(ctx, 256)->name
                            : fam == LUTHIER_KERNELS_F16 ? "" : def;
         if (!csv) printf("%s", title[f]);
         for (i = 0; i < luthier_kernels_count(fam); i++) {
