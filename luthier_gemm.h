@@ -622,6 +622,10 @@ LUTHIER_PRIVATE size_t luthier__gemm_workspace_bytes(const luthier__kernel_entry
 /* luthier__pack_a into fp16 (the F16 kernels' A): the same panels, each value rounded. */
 LUTHIER_PRIVATE void luthier__pack_a_f16(const float *a, size_t lda, size_t mb, size_t kb, size_t mr, uint16_t *dst) {
     size_t i0, i, kk;
+#if LUTHIER__SIMD_NEON
+    luthier__pack_a_f16_neon(a, lda, mb, kb, mr, dst);
+    return;
+#endif
     for (i0 = 0; i0 < mb; i0 += mr, dst += kb * mr) {
         const size_t mv = luthier__min_sz(mr, mb - i0);
         for (i = 0; i < mr; i++) {

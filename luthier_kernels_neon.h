@@ -1292,6 +1292,32 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x16__neonfma_hybrid_f16w(const luthi
    the clamp in fp32. */
 #define LUTHIER__TARGET_FP16 __attribute__((target("arch=armv8.2-a+fp16")))
 
+/* The F16 kernels' A panels (luthier__pack_a_f16): 4 steps of a row converted at once by FCVTN
+   (Armv8.0; round to nearest even under the default FPCR, as luthier__f32_to_f16), then placed
+   in their panel slots. Rows past mb are zeros. */
+LUTHIER_PRIVATE void luthier__pack_a_f16_neon(const float *a, size_t lda, size_t mb, size_t kb, size_t mr, uint16_t *dst) {
+    size_t i0, i, kk;
+    for (i0 = 0; i0 < mb; i0 += mr, dst += kb * mr) {
+        const size_t mv = mb - i0 < mr ? mb - i0 : mr;
+        for (i = 0; i < mr; i++) {
+            const float *src = a + (i0 + i) * lda;
+            uint16_t *d = dst + i;
+            if (i >= mv) {
+                for (kk = 0; kk < kb; kk++) d[kk * mr] = 0;
+                continue;
+            }
+            for (kk = 0; kk < kb; kk += 4) {
+                float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                uint16_t h[4];
+                size_t l;
+                if (kb - kk < 4) memcpy(t, src + kk, (kb - kk) * sizeof(float)); /* the tail */
+                vst1_u16(h, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(kb - kk < 4 ? t : src + kk))));
+                for (l = 0; l < 4 && kk + l < kb; l++) d[(kk + l) * mr] = h[l];
+            }
+        }
+    }
+}
+
 /* Row r of the tile: the fp16 sums widened, + C (LOAD_C) + bias, clamped, stored (n columns). */
 LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__neon_h_row(const luthier_sgemm_ukernel_args *p, size_t r,
                                                           const float16_t *x) {

@@ -86,6 +86,35 @@ static void test_fp16_narrow(void) {
     CHECK(bad_hw == 0, "%u random floats narrowed to other bits than the CPU's conversion", bad_hw);
 }
 
+/* luthier__pack_a_f16 (NEON: FCVTN) gives luthier__f32_to_f16's bits in the interleaved panel
+   layout, zero rows past mb, for odd sizes and every class of float. */
+static void test_fp16_pack_a(void) {
+    int trial, bad = 0;
+    for (trial = 0; trial < 40; trial++) {
+        const size_t mr = (size_t)test_rand_int(1, 8), mb = (size_t)test_rand_int(1, 20), kb = (size_t)test_rand_int(1, 23);
+        const size_t lda = kb + (size_t)test_rand_int(0, 3), panels = (mb + mr - 1) / mr;
+        float *a = (float *)test_alloc(mb * lda * sizeof(float));
+        uint16_t *got = (uint16_t *)test_alloc(panels * mr * kb * sizeof(uint16_t));
+        size_t i, kk;
+        for (i = 0; i < mb * lda; i++) {
+            const uint32_t u = (uint32_t)test_rand_u64();
+            float f;
+            memcpy(&f, &u, sizeof f);
+            a[i] = (i % 3) ? test_rand_float() * 70000.0f : f; /* overflow, NaN, inf, subnormals */
+        }
+        luthier__pack_a_f16(a, lda, mb, kb, mr, got);
+        for (i = 0; i < panels * mr; i++)
+            for (kk = 0; kk < kb; kk++) {
+                const size_t q = i / mr, r = i % mr;
+                const uint16_t want = i < mb ? luthier__f32_to_f16(a[i * lda + kk]) : 0;
+                bad += got[q * mr * kb + kk * mr + r] != want;
+            }
+        free(a);
+        free(got);
+    }
+    CHECK(bad == 0, "%d packed halves differ from luthier__f32_to_f16", bad);
+}
+
 /* x [batch, 300] -> relu(fc1) [130] -> fc2 [257] + fc3 [257] (a residual add fused into fc2's
    epilogue) and, for the odd batch, a second head fc4 [1] (n below every NR). */
 static void fp16_build(gb *b, int64_t batch, int *x) {
@@ -355,6 +384,7 @@ static void run_fp16_tests(void) {
     RUN(test_fp16_narrow);
     RUN(test_fp16_sgemm_packed_mismatch);
     RUN(test_fp16_arithmetic_gated);
+    RUN(test_fp16_pack_a);
     RUN(test_fp16_plan);
     RUN(test_fp16_plan_exact_weights);
     RUN(test_fp16_plan_config_and_refusal);
