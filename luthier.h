@@ -2603,8 +2603,7 @@ LUTHIER_API luthier_status luthier_sgemm(luthier_context *ctx, const luthier_sge
     return s;
 }
 
-/* >>impl-conv-desc: defaults, shape checks, output size, algorithm validity */
-
+/* >>impl-conv-desc: defaults, shape checks, output size (algorithm validity: >>conv-algorithms) */
 
 /* a*b into *r unless it exceeds lim (all non-negative). */
 LUTHIER__INLINE int luthier__mul_le(uint64_t a, uint64_t b, uint64_t lim, uint64_t *r) {
