@@ -3032,10 +3032,11 @@ LUTHIER_PRIVATE int luthier__conv_fits_winograd(const luthier_conv2d_desc *d, ch
    read this table and nothing else. */
 #define LUTHIER__F32 (1u << LUTHIER_KERNELS_F32)
 #define LUTHIER__I8 (1u << LUTHIER_KERNELS_INT8)
+#define LUTHIER__H (1u << LUTHIER_KERNELS_F16) /* the fp16-arithmetic kernels are interleaved */
 #define LUTHIER__CONV_ALGORITHMS(X)                                                                               \
     X(AUTO, "auto", NULL, 0u, NULL, 0)                                                                            \
-    X(IM2COL, "im2col", NULL, LUTHIER__F32 | LUTHIER__I8, luthier__cm_im2col, 0)                                  \
-    X(1X1, "1x1", luthier__conv_fits_1x1, LUTHIER__F32 | LUTHIER__I8, luthier__cm_1x1, 0)                         \
+    X(IM2COL, "im2col", NULL, LUTHIER__F32 | LUTHIER__I8 | LUTHIER__H, luthier__cm_im2col, 0)                     \
+    X(1X1, "1x1", luthier__conv_fits_1x1, LUTHIER__F32 | LUTHIER__I8 | LUTHIER__H, luthier__cm_1x1, 0)            \
     X(IMPLICIT_GEMM, "implicit_gemm", NULL, LUTHIER__F32, luthier__cm_implicit, 0)                                \
     X(DEPTHWISE, "depthwise", luthier__conv_fits_depthwise, LUTHIER__F32 | LUTHIER__I8, luthier__cm_depthwise, 0) \
     X(WINOGRAD_2X3, "winograd_2x3", luthier__conv_fits_winograd, LUTHIER__F32, luthier__cm_wino2, 1.3e-7)         \
@@ -3792,7 +3793,8 @@ struct luthier_conv2d_layer {
                                      (kernel_w * cin, kernel_h): see luthier__conv_indirection */
     size_t stage_off;             /* wide segments: offset of the staged border rows */
     luthier_conv_algorithm algo;
-    int kernel;                   /* registry index; -1 for depthwise */
+    int kernel;                   /* F32 registry index; -1 for depthwise and F16 kernels */
+    const luthier__kernel_entry *uk; /* the GEMM's kernel (F32 or F16); NULL for depthwise */
     int direct_1x1;               /* 1x1 stride 1: A is the input itself */
     luthier__packed_b_layout bl;  /* one group's packed B (kdim x cout_g), (kh, kw, ci) order */
     size_t group_floats;          /* floats per group in packed */
@@ -3851,7 +3853,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv_prepare_winograd(luthier_context *c
                                                               const float *weights) {
     size_t g, t;
     const luthier__wino_tables wt = luthier__wino_get(cv->wino_m);
-    const luthier__kernel_entry *uk = &luthier__ukernels[cv->kernel];
+    const luthier__kernel_entry *uk = cv->uk;
     const size_t P = (size_t)wt.alpha * (size_t)wt.alpha, mr = (size_t)uk->mr;
     size_t tb, per_tile;
     float *u;
@@ -3911,16 +3913,17 @@ LUTHIER_PRIVATE luthier_status luthier__conv_prepare_gemm(luthier_context *ctx, 
                                                           const float *weights) {
     const size_t khw = cv->ks;
     size_t g, co, ci, t;
-    const luthier__kernel_entry *uk = &luthier__ukernels[cv->kernel];
+    const luthier__kernel_entry *uk = cv->uk;
     float *bt;
     size_t gemm_ws, mr = (size_t)uk->mr, rows;
-    if (!luthier__packed_b_layout_init(&cv->bl, (size_t)uk->nr, cv->kdim, cv->cout_g) ||
-        cv->bl.bytes > SIZE_MAX / (size_t)cv->d.groups) {
+    if (!luthier__pack_layout_init(&cv->bl, (size_t)uk->nr, 1, cv->kdim, cv->cout_g, (size_t)uk->b_bytes) ||
+        cv->bl.bytes > SIZE_MAX / (size_t)cv->d.groups - sizeof(float)) {
         return LUTHIER_STATUS_OVERFLOW;
     }
-    cv->group_floats = cv->bl.bytes / sizeof(float);
-    if (!(cv->packed = (float *)luthier__alloc(cv->bl.bytes * (size_t)cv->d.groups + 1))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    cv->weight_bytes += cv->bl.bytes * (size_t)cv->d.groups;
+    cv->group_floats = luthier__div_up(cv->bl.bytes, sizeof(float)); /* (F16: halves, in float-sized storage) */
+    if (!(cv->packed = (float *)luthier__alloc(cv->group_floats * sizeof(float) * (size_t)cv->d.groups + 1)))
+        return LUTHIER_STATUS_OUT_OF_MEMORY;
+    cv->weight_bytes += cv->group_floats * sizeof(float) * (size_t)cv->d.groups;
     /* Per group: B^T (cout_g x kdim, column (kh, kw, ci)) from OIHW, then the usual packer. */
     if (!(bt = (float *)luthier__alloc(cv->cout_g * cv->kdim * sizeof(float)))) return LUTHIER_STATUS_OUT_OF_MEMORY;
     for (g = 0; g < (size_t)cv->d.groups; g++) {
@@ -3965,6 +3968,18 @@ LUTHIER_PRIVATE luthier_status luthier__conv_prepare_gemm(luthier_context *ctx, 
     return LUTHIER_STATUS_OK;
 }
 
+/* A convolution on an F16 (fp16 arithmetic) kernel named by d->kernel: IM2COL or 1X1 (AUTO:
+   1X1 where it fits), the kernel run by this context. */
+LUTHIER_PRIVATE luthier_status luthier__conv_choose_f16(luthier_context *ctx, const luthier_conv2d_desc *d,
+                                                        luthier_conv_algorithm *algo, const luthier__kernel_entry **uk) {
+    char why[8];
+    luthier_status s;
+    if ((s = luthier__resolve(ctx, 1u << LUTHIER_KERNELS_F16, d->kernel, uk)) != LUTHIER_STATUS_OK) return s;
+    *algo = d->algorithm != LUTHIER_CONV_AUTO ? d->algorithm
+            : luthier__conv_fits_1x1(d, why, sizeof why) ? LUTHIER_CONV_1X1 : LUTHIER_CONV_IM2COL;
+    return luthier__conv_algo_fits(ctx, "conv2d", d, *algo, LUTHIER_KERNELS_F16);
+}
+
 LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
                                                  const luthier_conv2d_desc *desc,
                                                  const float *weights, const float *bias,
@@ -3972,8 +3987,9 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     luthier_conv2d_desc d;
     luthier_conv2d_layer *cv;
     luthier_conv_algorithm algo;
+    const luthier__kernel_entry *uk = NULL;
     int64_t oh, ow;
-    int kernel, nsplit;
+    int kernel = -1, nsplit;
     float model_split[LUTHIER_MAX_CLUSTERS];
     luthier_status s;
     size_t khw;
@@ -3983,9 +3999,14 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     if (!desc || !out || !weights)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: desc, weights and out must not be NULL");
     if ((s = luthier__conv_normalize(ctx, desc, &d, &oh, &ow)) != LUTHIER_STATUS_OK) return s;
-    if ((s = luthier__conv_choose(ctx, &d, &algo, &kernel)) != LUTHIER_STATUS_OK) return s;
-    if ((nsplit = luthier__cm_auto_split(ctx, &d, oh, ow, algo, kernel, model_split)) > 0)
-        d.ratios = model_split, d.num_ratios = nsplit; /* copied into cv->ratios below */
+    if (luthier_kernels_find(LUTHIER_KERNELS_F16, d.kernel ? d.kernel : "", &nsplit) == LUTHIER_STATUS_OK)
+        s = luthier__conv_choose_f16(ctx, &d, &algo, &uk);
+    else if ((s = luthier__conv_choose(ctx, &d, &algo, &kernel)) == LUTHIER_STATUS_OK)
+        uk = kernel >= 0 ? &luthier__ukernels[kernel] : NULL;
+    if (s != LUTHIER_STATUS_OK) return s;
+    if (!uk || uk->family == LUTHIER_KERNELS_F32)
+        if ((nsplit = luthier__cm_auto_split(ctx, &d, oh, ow, algo, kernel, model_split)) > 0)
+            d.ratios = model_split, d.num_ratios = nsplit; /* copied into cv->ratios below */
     if (d.ratios) {
         double w[LUTHIER_MAX_CLUSTERS];
         if (d.num_ratios < 1 || d.num_ratios > LUTHIER_MAX_CLUSTERS)
@@ -3997,14 +4018,15 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     if (!cv) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate the object");
     memset(cv, 0, sizeof *cv);
     cv->d = d;
-    cv->d.kernel = kernel >= 0 ? luthier__ukernels[kernel].name : NULL;
+    cv->d.kernel = uk ? uk->name : NULL;
     if (d.ratios) {
         memcpy(cv->ratios, d.ratios, (size_t)d.num_ratios * sizeof(float));
         cv->d.ratios = cv->ratios;
     }
     cv->d.algorithm = algo;
     cv->algo = algo;
-    cv->kernel = kernel;
+    cv->kernel = uk && uk->family == LUTHIER_KERNELS_F32 ? kernel : -1;
+    cv->uk = uk;
     cv->features = ctx->cpu_features;
     cv->oh = oh;
     cv->ow = ow;
@@ -4045,7 +4067,7 @@ LUTHIER_PRIVATE luthier__isa luthier__conv_isa(const luthier_conv2d_layer *cv, u
 LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *cv, luthier_conv2d_info *out) {
     if (!cv || !out) return LUTHIER_STATUS_INVALID_ARGUMENT;
     out->algorithm = cv->algo;
-    out->kernel = cv->kernel >= 0 ? luthier__ukernels[cv->kernel].name : "";
+    out->kernel = cv->uk ? cv->uk->name : "";
     out->out_h = cv->oh;
     out->out_w = cv->ow;
     out->weight_bytes = cv->weight_bytes + sizeof *cv;
@@ -4383,7 +4405,7 @@ LUTHIER_PRIVATE luthier__isa luthier__conv_isa(const luthier_conv2d_layer *cv, u
     luthier__dw_rows_fn rows;
     luthier__isa isa;
     if (cv->algo == LUTHIER_CONV_DEPTHWISE) return luthier__dw_pick(features, &cv->d, &pixel, &rows);
-    isa = luthier__isa_of(luthier__ukernels[cv->kernel].isa);
+    isa = luthier__isa_of(cv->uk->isa);
     if (cv->wino_m) return luthier__isa_with(isa, luthier__wino_isa(features));
     if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) return luthier__isa_with(isa, LUTHIER__ISA_IND_GATHER);
     return isa;
@@ -4600,7 +4622,7 @@ LUTHIER_PRIVATE void luthier__nhwc_to_nchw(const float *src, float *dst, size_t 
 LUTHIER_PRIVATE void luthier__conv2d_first_block(const luthier_conv2d_layer *cv, luthier__prefetch_region *r) {
     size_t steps;
     memset(r, 0, sizeof *r);
-    if (cv->kernel < 0 || !cv->packed) return;
+    if (!cv->uk || cv->bl.elem != sizeof(float) || !cv->packed) return; /* (prefetch plans are in floats) */
     if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) /* whole segments, as luthier__gemm_compute_indirect */
         steps = luthier__min_sz(cv->seg_n, luthier__max_sz(1, cv->blk.kc / cv->seg_k)) * cv->seg_k;
     else
@@ -4653,11 +4675,9 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
     if (!cv || !input || !output)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: conv, input and output must not be NULL");
     d = &cv->d;
-    if (cv->kernel >= 0 && (luthier__ukernels[cv->kernel].required_cpu_features & ctx->cpu_features) !=
-                               luthier__ukernels[cv->kernel].required_cpu_features)
-        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                             "conv2d: the weights were packed for %s, which this context cannot run",
-                             luthier__ukernels[cv->kernel].name);
+    if (cv->uk && !luthier__kernel_runs(cv->uk, ctx->cpu_features))
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d: the weights were packed for %s, which this context cannot run",
+                             cv->uk->name);
     if (!(total = luthier__conv_ws_total(cv, ctx->pool->num_threads)) ||
         !(ws = (unsigned char *)luthier__context_workspace(ctx, total)))
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of workspace", total);
@@ -4690,7 +4710,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
         s = luthier__parallel(ctx, cv->m, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_depthwise_range, &job);
     } else if (cv->wino_m) {
-        job.uk = &luthier__ukernels[cv->kernel];
+        job.uk = cv->uk;
         job.wino_vw = (size_t)luthier__wino_select(ctx->cpu_features, &job.wino_in, &job.wino_out);
         /* Units of MR tiles give each thread whole GEMM tiles. With fewer units than threads
            (a 7x7 layer with F(4x4): 4 tiles, one unit) the unit becomes one tile, so that no
@@ -4707,8 +4727,8 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_winograd_range, &job);
     } else {
-        const size_t tiles = luthier__div_up(cv->m, (size_t)luthier__ukernels[cv->kernel].mr);
-        job.uk = &luthier__ukernels[cv->kernel];
+        const size_t tiles = luthier__div_up(cv->m, (size_t)cv->uk->mr);
+        job.uk = cv->uk;
         /* over output channels (luthier__split_by_panels); grouped layers keep the pixel split */
         job.by_panels = d->groups == 1 &&
                         luthier__split_by_panels(cv->m, cv->cout_g, tiles, cv->bl.panels, ctx->pool->num_threads, 1);

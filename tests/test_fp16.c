@@ -115,6 +115,93 @@ static void test_fp16_pack_a(void) {
     CHECK(bad == 0, "%d packed halves differ from luthier__f32_to_f16", bad);
 }
 
+/* Convolutions on the F16 kernels (every one this CPU runs: the scalar emulation anywhere,
+   8x24__neonfp16 with FP16): im2col and 1x1 (AUTO picks one of them), groups, strides,
+   padding, bias, ReLU, NHWC and NCHW, against the fp32 convolution of the same fp16-exact input
+   and weights: only the fp16 sums differ. Implicit GEMM and Winograd are refused by name. */
+static void test_fp16_conv(void) {
+    luthier_context *ctx = ctx_threads(2);
+    int f, trial;
+    for (f = 0; f < luthier_kernels_count(LUTHIER_KERNELS_F16); f++) {
+        luthier_kernel_info ki;
+        luthier_kernels_get(LUTHIER_KERNELS_F16, f, &ki);
+        if (!ki.available) continue;
+        for (trial = 0; trial < (T.quick ? 6 : 16); trial++) {
+            luthier_conv2d_desc d;
+            luthier_conv2d_layer *c16 = NULL, *c32 = NULL;
+            luthier_conv2d_info info;
+            size_t nin, nw, nout, i;
+            float *x, *w, *bias, *y16, *y32;
+            double mx = 1e-3, md = 0;
+            memset(&d, 0, sizeof d);
+            d.batch = 1 + trial % 2;
+            d.groups = trial % 3 == 2 ? 2 : 1;
+            d.in_channels = d.groups * test_rand_int(1, 13);
+            d.out_channels = d.groups * test_rand_int(1, 30);
+            d.in_h = test_rand_int(3, 11);
+            d.in_w = test_rand_int(3, 11);
+            d.kernel_h = d.kernel_w = trial % 2 ? 3 : 1;
+            d.stride_h = d.stride_w = trial % 4 == 3 ? 2 : 1;
+            d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = d.kernel_h == 3 && trial % 5 ? 1 : 0;
+            d.activation = trial % 2 ? LUTHIER_ACTIVATION_RELU : LUTHIER_ACTIVATION_NONE;
+            d.layout = trial % 4 == 1 ? LUTHIER_LAYOUT_NCHW : LUTHIER_LAYOUT_NHWC;
+            d.algorithm = trial % 3 == 0 ? LUTHIER_CONV_IM2COL : LUTHIER_CONV_AUTO;
+            nin = (size_t)(d.batch * d.in_channels * d.in_h * d.in_w);
+            nw = (size_t)(d.out_channels * (d.in_channels / d.groups) * d.kernel_h * d.kernel_w);
+            x = (float *)test_alloc(nin * sizeof(float));
+            w = (float *)test_alloc(nw * sizeof(float));
+            bias = (float *)test_alloc((size_t)d.out_channels * sizeof(float));
+            test_fill(x, nin);
+            test_fill(w, nw);
+            test_fill(bias, (size_t)d.out_channels);
+            for (i = 0; i < nin; i++) x[i] = operand_round(x[i], 2);
+            for (i = 0; i < nw; i++) w[i] = operand_round(w[i], 2);
+            d.kernel = ki.name;
+            CHECK(luthier_conv2d_create(ctx, &d, w, bias, &c16) == LUTHIER_STATUS_OK, "%s: %s", ki.name, luthier_context_error(ctx));
+            d.kernel = NULL;
+            d.algorithm = LUTHIER_CONV_IM2COL;
+            CHECK(luthier_conv2d_create(ctx, &d, w, bias, &c32) == LUTHIER_STATUS_OK, "fp32: %s", luthier_context_error(ctx));
+            if (c16 && c32) {
+                int64_t oh = 0, ow = 0;
+                luthier_conv2d_output_size(&d, &oh, &ow);
+                nout = (size_t)(d.batch * d.out_channels * oh * ow);
+                y16 = (float *)test_alloc(nout * sizeof(float));
+                y32 = (float *)test_alloc(nout * sizeof(float));
+                CHECK(luthier_conv2d_run(ctx, c16, x, y16) == LUTHIER_STATUS_OK && luthier_conv2d_run(ctx, c32, x, y32) == LUTHIER_STATUS_OK,
+                      "run: %s", luthier_context_error(ctx));
+                for (i = 0; i < nout; i++) mx = fabs(y32[i]) > mx ? fabs(y32[i]) : mx;
+                for (i = 0; i < nout; i++) md = fabs((double)y16[i] - y32[i]) > md || y16[i] != y16[i] ? fabs((double)y16[i] - y32[i]) : md;
+                CHECK(md <= 4e-3 * mx, "%s trial %d: max |diff| %g, max |fp32| %g", ki.name, trial, md, mx);
+                luthier_conv2d_get_info(c16, &info);
+                CHECK(!strcmp(info.kernel, ki.name) && (info.algorithm == LUTHIER_CONV_IM2COL || info.algorithm == LUTHIER_CONV_1X1),
+                      "info: %s %s", info.kernel, luthier_conv_algorithm_name(info.algorithm));
+                free(y16);
+                free(y32);
+            }
+            luthier_conv2d_destroy(c16);
+            luthier_conv2d_destroy(c32);
+            free(x);
+            free(w);
+            free(bias);
+        }
+        { /* algorithms the F16 kernels do not implement */
+            luthier_conv2d_desc d;
+            luthier_conv2d_layer *cv = NULL;
+            float w[4 * 4 * 9];
+            test_fill(w, 4 * 4 * 9);
+            memset(&d, 0, sizeof d);
+            d.batch = 1, d.in_channels = d.out_channels = 4, d.in_h = d.in_w = 8, d.kernel_h = d.kernel_w = 3;
+            d.kernel = ki.name;
+            d.algorithm = LUTHIER_CONV_WINOGRAD_4X3;
+            CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_UNSUPPORTED && !cv &&
+                      strstr(luthier_context_error(ctx), "not implemented"), "winograd on %s: %s", ki.name, luthier_context_error(ctx));
+            d.algorithm = LUTHIER_CONV_IMPLICIT_GEMM;
+            CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_UNSUPPORTED && !cv, "implicit gemm on %s", ki.name);
+        }
+    }
+    luthier_context_destroy(ctx);
+}
+
 /* x [batch, 300] -> relu(fc1) [130] -> fc2 [257] + fc3 [257] (a residual add fused into fc2's
    epilogue) and, for the odd batch, a second head fc4 [1] (n below every NR). */
 static void fp16_build(gb *b, int64_t batch, int *x) {
@@ -385,6 +472,7 @@ static void run_fp16_tests(void) {
     RUN(test_fp16_sgemm_packed_mismatch);
     RUN(test_fp16_arithmetic_gated);
     RUN(test_fp16_pack_a);
+    RUN(test_fp16_conv);
     RUN(test_fp16_plan);
     RUN(test_fp16_plan_exact_weights);
     RUN(test_fp16_plan_config_and_refusal);
