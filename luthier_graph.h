@@ -3579,9 +3579,22 @@ LUTHIER_PRIVATE void luthier__plan_fallback(luthier_context *ctx, luthier_plan *
 }
 
 /* Creates the conv layer of step st (node gn) with the config, or the default on fallback. */
+/* The F16 kernel an fp16 plan gives a convolution without a configuration: the first
+   non-emulated one this context runs (Armv8.2 FP16), for any layer but depthwise (whose
+   per-channel loops are memory-bound); NULL: fp32. */
+LUTHIER_PRIVATE const char *luthier__conv_f16_kernel(const luthier_context *ctx, const luthier_conv2d_desc *cd,
+                                                     luthier_precision prec) {
+    int i;
+    if (prec != LUTHIER_PRECISION_FP16 || luthier__conv_is_depthwise(cd)) return NULL;
+    for (i = 0; i < LUTHIER__NUM_FKERNELS; i++)
+        if (luthier__kernel_runs(&luthier__fkernels[i], ctx->cpu_features) && strcmp(luthier__fkernels[i].isa, "scalar"))
+            return luthier__fkernels[i].name;
+    return NULL;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const luthier_graph *g, luthier_plan *p,
                                                   luthier__pstep *st, const luthier__gnode *gn,
-                                                  const luthier__fuse *f, int fallback) {
+                                                  const luthier__fuse *f, int fallback, luthier_precision prec) {
     const luthier__gtensor *x = &g->tensors[gn->inputs[0]], *w = &g->tensors[gn->inputs[1]];
     const float *wd = f->w ? f->w : (const float *)w->data;
     const float *bd = f->b ? f->b : (gn->d.num_inputs > 2 && gn->inputs[2] >= 0 ? (const float *)g->tensors[gn->inputs[2]].data : NULL);
@@ -3595,9 +3608,12 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
         cd.clamp_min = st->cmin;
         cd.clamp_max = st->cmax;
         cd.accumulate = st->residual >= 0;
+        cd.kernel = luthier__conv_f16_kernel(ctx, &cd, prec); /* (the default: fp32, or F16 in fp16 plans) */
         if (attempt == 0) {
-            cd.algorithm = st->cfg.algorithm;
-            cd.kernel = st->cfg.kernel[0] ? st->cfg.kernel : NULL;
+            if (st->cfg.kernel[0] || st->cfg.algorithm != LUTHIER_CONV_AUTO) { /* a configured (fp32) choice */
+                cd.algorithm = st->cfg.algorithm;
+                cd.kernel = st->cfg.kernel[0] ? st->cfg.kernel : NULL;
+            }
             cd.schedule = st->cfg.schedule;
             cd.ratios = st->cfg.num_ratios ? st->cfg.ratios : NULL;
             cd.num_ratios = st->cfg.num_ratios;
@@ -4290,7 +4306,8 @@ LUTHIER_PRIVATE luthier_status luthier__lower_none(luthier__planner *pl, luthier
 }
 
 LUTHIER_PRIVATE luthier_status luthier__lower_conv2d(luthier__planner *pl, luthier__pstep *st, int ni) {
-    return luthier__plan_conv(pl->ctx, pl->g, pl->p, st, &pl->g->nodes[ni], &pl->f[ni], pl->pd.fallback_invalid);
+    return luthier__plan_conv(pl->ctx, pl->g, pl->p, st, &pl->g->nodes[ni], &pl->f[ni], pl->pd.fallback_invalid,
+                              pl->pd.precision);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__lower_dense(luthier__planner *pl, luthier__pstep *st, int ni) {

@@ -466,6 +466,48 @@ static void test_fp16_arithmetic_gated(void) {
     luthier_context_destroy(ctx);
 }
 
+/* An fp16 plan of the mini ResNet: its convolutions run on the F16 kernels where the CPU has
+   fp16 arithmetic (qemu neoverse-n1), fp32 elsewhere; within fp16's error of the interpreter. */
+static void test_fp16_plan_conv(void) {
+    int t;
+    for (t = 1; t <= 2; t++) {
+        luthier_context *ctx = ctx_threads(t);
+        const char *f16 = NULL;
+        luthier_plan_desc pd;
+        luthier_plan *p = NULL;
+        gb b;
+        int x, i, convs = 0, on_f16 = 0;
+        float *img;
+        const void *ins[1];
+        for (i = 0; i < LUTHIER__NUM_FKERNELS && !f16; i++)
+            if (luthier__kernel_runs(&luthier__fkernels[i], ctx->cpu_features) && strcmp(luthier__fkernels[i].isa, "scalar"))
+                f16 = luthier__fkernels[i].name;
+        build_mini_resnet(&b, 1, 24, &x);
+        img = rand_buf(3 * 24 * 24, -1, 1);
+        ins[0] = img;
+        memset(&pd, 0, sizeof pd);
+        pd.precision = LUTHIER_PRECISION_FP16;
+        plan_vs_ref(ctx, b.g, &pd, ins, f16 ? 2e-2 : 2e-3, t == 1 ? "fp16 mini resnet, 1 thread" : "fp16 mini resnet, 2 threads");
+        CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+        if (p) {
+            luthier_plan_info info;
+            luthier_plan_get_info(p, &info);
+            for (i = 0; i < info.num_steps; i++) {
+                luthier_step_info si;
+                luthier_plan_step_info(p, i, &si);
+                if (si.op != LUTHIER_OP_CONV2D) continue;
+                convs++;
+                on_f16 += f16 && !strcmp(si.kernel, f16);
+            }
+        }
+        CHECK(convs >= 5 && on_f16 == (f16 ? convs : 0), "%d of %d convolutions on %s", on_f16, convs, f16 ? f16 : "(none)");
+        luthier_plan_destroy(p);
+        free(img);
+        luthier_context_destroy(ctx);
+        gb_free(&b);
+    }
+}
+
 static void run_fp16_tests(void) {
     RUN(test_fp16_widen);
     RUN(test_fp16_narrow);
@@ -473,6 +515,7 @@ static void run_fp16_tests(void) {
     RUN(test_fp16_arithmetic_gated);
     RUN(test_fp16_pack_a);
     RUN(test_fp16_conv);
+    RUN(test_fp16_plan_conv);
     RUN(test_fp16_plan);
     RUN(test_fp16_plan_exact_weights);
     RUN(test_fp16_plan_config_and_refusal);
