@@ -547,10 +547,43 @@ static int gemm_parse(int argc, char **argv, gemm_opts *o) {
     return -1;
 }
 
-/* Resolves --kernel into registry indices (*out, malloc'ed). Returns -1 or an exit code. */
+/* The kernels luthier_sgemm runs, by one index: the F32 table, then F16W (fp16 weights), then
+   F16 (fp16 arithmetic). */
+static const luthier_kernel_family gemm_families[3] = {LUTHIER_KERNELS_F32, LUTHIER_KERNELS_F16W, LUTHIER_KERNELS_F16};
+
+static int gemm_kernel_total(void) {
+    int f, n = 0;
+    for (f = 0; f < 3; f++) n += luthier_kernels_count(gemm_families[f]);
+    return n;
+}
+
+static luthier_status gemm_kernel_get(int code, luthier_kernel_info *ki) {
+    int f;
+    for (f = 0; f < 3; f++) {
+        if (code < luthier_kernels_count(gemm_families[f])) return luthier_kernels_get(gemm_families[f], code, ki);
+        code -= luthier_kernels_count(gemm_families[f]);
+    }
+    return LUTHIER_STATUS_INVALID_ARGUMENT;
+}
+
+static luthier_status gemm_kernel_find(const char *name, int *code) {
+    int f, base = 0, i;
+    for (f = 0; f < 3; f++) {
+        if (luthier_kernels_find(gemm_families[f], name, &i) == LUTHIER_STATUS_OK) {
+            *code = base + i;
+            return LUTHIER_STATUS_OK;
+        }
+        base += luthier_kernels_count(gemm_families[f]);
+    }
+    return LUTHIER_STATUS_NOT_FOUND;
+}
+
+/* Resolves --kernel into gemm_kernel_get indices (*out, malloc'ed): "all" is every fp32 and
+   fp16-weight kernel this CPU runs and the fp16-arithmetic ones but their scalar emulation.
+   Returns -1 or an exit code. */
 static int gemm_resolve_kernels(const char *cmd, const char *arg, luthier_context *ctx, int **out,
                                 int *count) {
-    const int total = luthier_kernel_count();
+    const int total = gemm_kernel_total();
     int *idx = (int *)malloc((size_t)(total > 0 ? total : 1) * sizeof *idx);
     int n = 0, i;
     *out = NULL;
@@ -567,7 +600,8 @@ static int gemm_resolve_kernels(const char *cmd, const char *arg, luthier_contex
     } else if (strcmp(arg, "all") == 0) {
         for (i = 0; i < total; i++) {
             luthier_kernel_info ki;
-            if (luthier_kernel_get(i, &ki) != LUTHIER_STATUS_OK) continue;
+            if (gemm_kernel_get(i, &ki) != LUTHIER_STATUS_OK) continue;
+            if (ki.family == LUTHIER_KERNELS_F16 && !strcmp(ki.isa, "scalar")) continue;
             if (ki.available) idx[n++] = i;
             else fprintf(stderr, "note: skipping %s (needs CPU features this CPU lacks)\n", ki.name);
         }
@@ -582,8 +616,7 @@ static int gemm_resolve_kernels(const char *cmd, const char *arg, luthier_contex
         for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             luthier_kernel_info ki;
             int k, j, dup = 0;
-            if (luthier_kernel_find(tok, &k) != LUTHIER_STATUS_OK ||
-                luthier_kernel_get(k, &ki) != LUTHIER_STATUS_OK) {
+            if (gemm_kernel_find(tok, &k) != LUTHIER_STATUS_OK || gemm_kernel_get(k, &ki) != LUTHIER_STATUS_OK) {
                 bench_usage_error(cmd, "no kernel named '%s' (see '%s kernels')", tok, bench_prog);
                 free(idx);
                 return BENCH_EXIT_USAGE;
@@ -780,7 +813,7 @@ static void gemm_print_summary(FILE *out, const gemm_summary *sum, const int *ke
                 fprintf(out, "\n");
                 shown = 1;
             }
-            luthier_kernel_get(kernels[i], &ki);
+            gemm_kernel_get(kernels[i], &ki);
             fprintf(out, "%-22s %-22s %7s %6s %8s %8s %8s %8s", "",
                     short_kernel_name(ki.name),
                     cell(b[0], 32, bench_geomean_get(&m[GM_LUTHIER]), 1, 1),
@@ -994,7 +1027,7 @@ static void gemm_case_contestants(gemm_case *g, luthier_context *ctx, luthier_co
         x->call.bs = g->bs;
         x->status = "ok";
         if (x->kernel >= 0) {
-            luthier_kernel_get(kernels[x->kernel], &x->ki);
+            gemm_kernel_get(kernels[x->kernel], &x->ki);
             x->call.desc.kernel = x->ki.name;
         }
     }
@@ -2910,7 +2943,7 @@ static int conv_collect(const conv_opts *o, const conv_spec *s, luthier_context 
             int j, dup = 0;
             d.algorithm = (luthier_conv_algorithm)algo;
             d.kernel = NULL;
-            if (nk > 0 && luthier_kernel_get(kernels[ki], &kinfo) == LUTHIER_STATUS_OK)
+            if (nk > 0 && gemm_kernel_get(kernels[ki], &kinfo) == LUTHIER_STATUS_OK)
                 d.kernel = kinfo.name;
             if ((st = luthier_conv2d_algorithm_valid(ctx, &d, d.algorithm)) != LUTHIER_STATUS_OK) {
                 if (explicit_algo && (nk <= 1 || ki == 0))
