@@ -464,9 +464,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&pd, 0, sizeof pd);
     pd.no_fusion = (int)(plan_flags & 1);
     pd.fallback_invalid = (int)((plan_flags >> 1) & 1);
+    pd.precision = (plan_flags & 16) ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_FP32;
     nn = luthier_graph_num_nodes(b.g);
     if ((plan_flags & 4) && nn <= 64) {
-        int nk = luthier_kernel_count();
+        /* kernels of the three families a graph's GEMMs take (F32, F16W, F16), by one index */
+        static const luthier_kernel_family fams[3] = {LUTHIER_KERNELS_F32, LUTHIER_KERNELS_F16W, LUTHIER_KERNELS_F16};
+        int nk = luthier_kernels_count(fams[0]) + luthier_kernels_count(fams[1]) + luthier_kernels_count(fams[2]);
         memset(configs, 0, sizeof configs);
         for (i = 0; i < nn; i++) {
             luthier_node_config *c = &configs[i];
@@ -477,7 +480,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             k = fuzz_u8(&b.r) % (unsigned)(nk + 2);
             if ((int)k < nk) {
                 luthier_kernel_info ki;
-                FUZZ_CHECK(luthier_kernel_get((int)k, &ki) == LUTHIER_STATUS_OK);
+                int f = 0, kk = (int)k;
+                while (kk >= luthier_kernels_count(fams[f])) kk -= luthier_kernels_count(fams[f++]);
+                FUZZ_CHECK(luthier_kernels_get(fams[f], kk, &ki) == LUTHIER_STATUS_OK);
                 snprintf(c->kernel, sizeof c->kernel, "%s", ki.name);
             } else if ((int)k == nk) {
                 snprintf(c->kernel, sizeof c->kernel, "no_such_kernel");
@@ -491,8 +496,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     s = fuzz_plan_run(ctx, b.g, &pd, data, size, &caps, &ran);
     if (fz_verbose())
-        fprintf(stderr, "fuzz_graph: %d nodes, plan%s%s: %s%s%s\n", nn, pd.no_fusion ? " (no fusion)" : "",
-                pd.num_configs ? " (configs)" : "", luthier_status_string(s), ran ? ", ran" : "",
+        fprintf(stderr, "fuzz_graph: %d nodes, plan%s%s%s: %s%s%s\n", nn, pd.no_fusion ? " (no fusion)" : "",
+                pd.num_configs ? " (configs)" : "", pd.precision ? " (fp16)" : "", luthier_status_string(s), ran ? ", ran" : "",
                 s != LUTHIER_STATUS_OK ? luthier_context_error(ctx) : "");
     /* int8: byte-chosen ranges for some tensors (as a calibration would set them); weights that
        hold NaN or infinity (or a batch norm folded into such) are refused by the int8 plan */
