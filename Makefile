@@ -56,6 +56,8 @@ ifeq ($(HAVE_CROSS),yes)
 	@$(MAKE) --no-print-directory $(BUILD)/test_luthier.arm64
 	QEMU_CPU=cortex-a72 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --small-models
 	QEMU_CPU=neoverse-n1 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --quick --filter int8
+	QEMU_CPU=neoverse-n1 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --quick --filter fp16
+	QEMU_CPU=neoverse-n1 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --quick --filter ukernels_all
 	QEMU_CPU=max $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --quick --filter int8
 else
 	@echo "test-neon: SKIPPED - needs $(CROSS_CC) and $(QEMU): apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
