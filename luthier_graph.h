@@ -785,8 +785,10 @@ typedef struct luthier_calibration luthier_calibration; /* >>api-int8-plan */
          streams; the arithmetic stays fp32 (the F16W kernels: luthier_kernel_family), so the
          only error is each weight's rounding to fp16 (relative 2^-11). On CPUs with fp16
          arithmetic (Armv8.2 FP16), dense layers of at least 8 rows (transformer prompts,
-         batches) compute in fp16 too (the F16 kernels: twice the FMA rate; sums kept in fp16
-         over blocks of about 256 steps of k, added up in fp32). Other nodes run fp32. */
+         batches) and convolutions other than depthwise compute in fp16 too (the F16 kernels:
+         twice the FMA rate; sums kept in fp16 over blocks of about 256 steps of k, added up in
+         fp32; convolutions by im2col or 1x1). Other nodes, and nodes whose configuration
+         (records) names an fp32 kernel or algorithm, run fp32. */
 typedef enum luthier_precision {
     LUTHIER_PRECISION_FP32 = 0,
     LUTHIER_PRECISION_FP16,
