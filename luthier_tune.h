@@ -343,14 +343,15 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
     return c;
 }
 
-/* The analytical model's seconds for candidate c of task t on machine mc (0: no prediction,
-   e.g. int8 tasks). A dense task is the 1x1 convolution of its GEMM. */
+/* The analytical model's seconds for candidate c of task t on machine mc (0: no prediction:
+   the model knows the F32 kernels only, not the int8 or fp16 ones). A dense task is the 1x1
+   convolution of its GEMM. */
 LUTHIER_PRIVATE double luthier__cand_predict(const luthier__cm_machine *mc, const luthier__task *t, const luthier__cand *c) {
     luthier_conv2d_desc in, d;
     double sh[LUTHIER__TUNE_MAX_SHARES], s;
     int64_t oh, ow;
     int j;
-    if (t->l.q) return 0;
+    if (t->l.fam != LUTHIER_KERNELS_F32) return 0;
     if (t->l.op == LUTHIER_OP_CONV2D) {
         in = t->l.cd;
     } else {
