@@ -108,7 +108,7 @@ typedef struct luthier_tune_result {
     double plan_tuned_ms;     /* default plan, in the plan of the winners, and with each task */
     double plan_chosen_ms;    /* as chosen (0: no check) */
     /* The analytical cost model (luthier_conv2d_predict) against the measurements, median over
-       the fp32 tasks: Spearman correlation of predicted and measured times over each task's
+       the fp32 tasks (the F32 kernel family's: int8 and fp16 tasks are not rated): Spearman correlation of predicted and measured times over each task's
        measured candidates (NaN: no task measured 3), and the model's rank (1 = predicted
        fastest) of each task's fastest measured candidate among all its candidates (0: none). */
     double model_spearman;
