@@ -2141,10 +2141,13 @@ LUTHIER_PRIVATE luthier_status luthier__resolve_kernel(luthier_context *ctx, con
     return s;
 }
 
-/* A kernel for luthier_sgemm: F32, or F16W (B packed in fp16). */
+/* The families luthier_sgemm runs: fp32 A and C in memory (F16 packs A to fp16 itself). */
+#define LUTHIER__SGEMM_FAMILIES (1u << LUTHIER_KERNELS_F32 | 1u << LUTHIER_KERNELS_F16W | 1u << LUTHIER_KERNELS_F16)
+
+/* A kernel for luthier_sgemm: F32, F16W (B packed in fp16) or F16 (fp16 arithmetic). */
 LUTHIER_PRIVATE luthier_status luthier__resolve_sgemm_kernel(luthier_context *ctx, const char *name,
                                                              const luthier__kernel_entry **uk) {
-    return luthier__resolve(ctx, 1u << LUTHIER_KERNELS_F32 | 1u << LUTHIER_KERNELS_F16W | 1u << LUTHIER_KERNELS_F16, name, uk);
+    return luthier__resolve(ctx, LUTHIER__SGEMM_FAMILIES, name, uk);
 }
 
 /* Resolves the context's clusters (API override, $LUTHIER_CLUSTERS, sysfs, all CPUs), trims
@@ -2465,8 +2468,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthi
     g.c = c; g.ldc = (size_t)d->ldc;
     luthier__fill_epilogue(d, &g);
     job.g = &g;
-    s = luthier__cluster_kernels(ctx, 1u << LUTHIER_KERNELS_F32 | 1u << LUTHIER_KERNELS_F16W | 1u << LUTHIER_KERNELS_F16, uk,
-                                 d->cluster_kernels, job.uk);
+    s = luthier__cluster_kernels(ctx, LUTHIER__SGEMM_FAMILIES, uk, d->cluster_kernels, job.uk);
     if (s != LUTHIER_STATUS_OK) return s;
     for (cl = 0; cl < p->num_clusters; cl++) {
         job.blk[cl] = luthier__gemm_blocking_for(job.uk[cl], &ctx->caches, &ctx->blocking_override,
@@ -3999,7 +4001,7 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     if (!desc || !out || !weights)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: desc, weights and out must not be NULL");
     if ((s = luthier__conv_normalize(ctx, desc, &d, &oh, &ow)) != LUTHIER_STATUS_OK) return s;
-    if (luthier_kernels_find(LUTHIER_KERNELS_F16, d.kernel ? d.kernel : "", &nsplit) == LUTHIER_STATUS_OK)
+    if (d.kernel && luthier__kernel_named(d.kernel) && luthier__kernel_named(d.kernel)->family == LUTHIER_KERNELS_F16)
         s = luthier__conv_choose_f16(ctx, &d, &algo, &uk);
     else if ((s = luthier__conv_choose(ctx, &d, &algo, &kernel)) == LUTHIER_STATUS_OK)
         uk = kernel >= 0 ? &luthier__ukernels[kernel] : NULL;

@@ -3580,20 +3580,25 @@ LUTHIER_PRIVATE void luthier__plan_fallback(luthier_context *ctx, luthier_plan *
     if (!p->fallbacks++) snprintf(p->fallback_note, sizeof p->fallback_note, "node '%.60s': %.120s", name, ctx->error);
 }
 
-/* Creates the conv layer of step st (node gn) with the config, or the default on fallback. */
-/* The F16 kernel an fp16 plan gives a convolution without a configuration: the first
-   non-emulated one this context runs (Armv8.2 FP16), for any layer but depthwise (whose
-   per-channel loops are memory-bound); NULL: fp32. */
-LUTHIER_PRIVATE const char *luthier__conv_f16_kernel(const luthier_context *ctx, const luthier_conv2d_desc *cd,
-                                                     luthier_precision prec) {
+/* The F16 kernel fp16 plans compute with on ctx: the first one it runs that is not the
+   scalar emulation (Armv8.2 FP16); NULL when there is none. */
+LUTHIER_PRIVATE const luthier__kernel_entry *luthier__f16_kernel(const luthier_context *ctx) {
     int i;
-    if (prec != LUTHIER_PRECISION_FP16 || luthier__conv_is_depthwise(cd)) return NULL;
     for (i = 0; i < LUTHIER__NUM_FKERNELS; i++)
         if (luthier__kernel_runs(&luthier__fkernels[i], ctx->cpu_features) && strcmp(luthier__fkernels[i].isa, "scalar"))
-            return luthier__fkernels[i].name;
+            return &luthier__fkernels[i];
     return NULL;
 }
 
+/* The F16 kernel an fp16 plan gives a convolution without a configuration, for any layer but
+   depthwise (whose per-channel loops are memory-bound); NULL: fp32. */
+LUTHIER_PRIVATE const char *luthier__conv_f16_kernel(const luthier_context *ctx, const luthier_conv2d_desc *cd,
+                                                     luthier_precision prec) {
+    const luthier__kernel_entry *e = luthier__f16_kernel(ctx);
+    return prec == LUTHIER_PRECISION_FP16 && e && !luthier__conv_is_depthwise(cd) ? e->name : NULL;
+}
+
+/* Creates the conv layer of step st (node gn) with the config, or the default on fallback. */
 LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const luthier_graph *g, luthier_plan *p,
                                                   luthier__pstep *st, const luthier__gnode *gn,
                                                   const luthier__fuse *f, int fallback, luthier_precision prec) {
@@ -3670,11 +3675,8 @@ LUTHIER_PRIVATE const luthier__kernel_entry *luthier__f16w_kernel(luthier_contex
    LUTHIER__F16_MIN_ROWS and the CPU runs one, else the F16W kernel. */
 LUTHIER_PRIVATE const luthier__kernel_entry *luthier__dense_default_kernel(luthier_context *ctx, size_t m, size_t n,
                                                                          luthier_precision prec) {
-    int i;
     if (prec != LUTHIER_PRECISION_FP16) return &luthier__ukernels[luthier__kernel_for_n(ctx, n)];
-    for (i = 0; m >= LUTHIER__F16_MIN_ROWS && i < LUTHIER__NUM_FKERNELS; i++)
-        if (luthier__kernel_runs(&luthier__fkernels[i], ctx->cpu_features) && strcmp(luthier__fkernels[i].isa, "scalar"))
-            return &luthier__fkernels[i];
+    if (m >= LUTHIER__F16_MIN_ROWS && luthier__f16_kernel(ctx)) return luthier__f16_kernel(ctx);
     return luthier__f16w_kernel(ctx, n);
 }
 

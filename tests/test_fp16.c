@@ -224,12 +224,7 @@ static void fp16_build(gb *b, int64_t batch, int *x) {
 /* The family fp16 plans give the dense layers of b (its input's batch): F16 (fp16
    arithmetic) from 8 rows on a CPU with an F16 kernel that is not the emulation, else F16W. */
 static luthier_kernel_family fp16_dense_family(luthier_context *ctx, const gb *b) {
-    int i;
-    if (b->g->tensors[b->g->inputs[0]].shape[0] < 8) return LUTHIER_KERNELS_F16W;
-    for (i = 0; i < luthier_kernels_count(LUTHIER_KERNELS_F16); i++)
-        if (luthier__kernel_runs(&luthier__fkernels[i], ctx->cpu_features) && strcmp(luthier__fkernels[i].isa, "scalar"))
-            return LUTHIER_KERNELS_F16;
-    return LUTHIER_KERNELS_F16W;
+    return b->g->tensors[b->g->inputs[0]].shape[0] >= 8 && luthier__f16_kernel(ctx) ? LUTHIER_KERNELS_F16 : LUTHIER_KERNELS_F16W;
 }
 
 /* Each step of an fp16 plan of b: dense steps on F16W (or F16) kernels with half the weight
@@ -482,9 +477,7 @@ static void test_fp16_plan_conv(void) {
         int x, i, convs = 0, on_f16 = 0;
         float *img;
         const void *ins[1];
-        for (i = 0; i < LUTHIER__NUM_FKERNELS && !f16; i++)
-            if (luthier__kernel_runs(&luthier__fkernels[i], ctx->cpu_features) && strcmp(luthier__fkernels[i].isa, "scalar"))
-                f16 = luthier__fkernels[i].name;
+        if (luthier__f16_kernel(ctx)) f16 = luthier__f16_kernel(ctx)->name;
         build_mini_resnet(&b, 1, 24, &x);
         img = rand_buf(3 * 24 * 24, -1, 1);
         ins[0] = img;
