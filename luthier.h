@@ -2411,13 +2411,76 @@ LUTHIER_PRIVATE void luthier__fill_epilogue(const luthier_sgemm_desc *d, luthier
     g->clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &g->min, &g->max);
 }
 
+/* How a multi-threaded GEMM's MR tiles x NR panels become the thread pool's units: MR tiles
+   (each with every panel), or (row group, NR panel) pairs, row group g being tiles
+   [g * tiles / groups, (g + 1) * tiles / groups). A thread's contiguous range of pairs is a run
+   of panels of one row group (or of two). groups == 1 is the column split. */
+typedef struct luthier__gemm_split {
+    size_t tiles, panels;
+    size_t groups; /* 0: the units are tiles */
+} luthier__gemm_split;
+
+/* Row groups only from this many threads on: on 2 threads BERT's dense layers ran 4 % slower
+   as a network with the column split (docs/DESIGN.md). */
+#ifndef LUTHIER__GROUPED_SPLIT_MIN_THREADS
+#define LUTHIER__GROUPED_SPLIT_MIN_THREADS 4
+#endif
+
+/* The split of a plain GEMM (b_bytes: its packed B). The row split makes every thread stream
+   all of B: with T threads T times B's bytes, which on 16 cores held BERT's dense layers (B of
+   2.4-9.4 MB) at 1/3 of the GEMM rate (docs/DESIGN.md). So when B does not fit in L2 and
+   there are enough threads, take the fewest row groups (B streamed once per group) whose
+   busiest thread has at most 10 % more tile-panel products than an even share; if none does,
+   the grouping whose busiest thread has the fewest. Skinny M (fewer tiles than threads):
+   the column split. */
+LUTHIER_PRIVATE luthier__gemm_split luthier__gemm_split_for(size_t tiles, size_t panels, int threads,
+                                                            size_t b_bytes, size_t l2) {
+    const size_t t = (size_t)(threads > 0 ? threads : 1);
+    luthier__gemm_split s;
+    size_t r, load, best;
+    s.tiles = tiles;
+    s.panels = panels;
+    s.groups = t > 1 && tiles < t && panels > tiles;
+    if (s.groups || t < LUTHIER__GROUPED_SPLIT_MIN_THREADS || b_bytes <= l2 || !panels) return s;
+    best = luthier__div_up(tiles, t) * panels; /* the row split's busiest thread */
+    for (r = 1; r < tiles && r <= SIZE_MAX / panels; r++) {
+        load = luthier__div_up(r * panels, t) * luthier__div_up(tiles, r);
+        if ((double)load <= 1.1 * (double)tiles * (double)panels / (double)t) {
+            s.groups = r;
+            return s;
+        }
+        if (load < best) best = load, s.groups = r;
+    }
+    return s;
+}
+
+LUTHIER_PRIVATE size_t luthier__split_units(const luthier__gemm_split *s) {
+    return s->groups ? s->groups * s->panels : s->tiles;
+}
+
+/* The next rectangle (tiles [r[0], r[1]) x panels [r[2], r[3])) of units [*begin, end); 0 when
+   none is left. */
+LUTHIER_PRIVATE int luthier__split_next(const luthier__gemm_split *s, size_t *begin, size_t end, size_t r[4]) {
+    size_t g;
+    if (*begin >= end) return 0;
+    if (!s->groups) {
+        r[0] = *begin, r[1] = end, r[2] = 0, r[3] = s->panels;
+        *begin = end;
+        return 1;
+    }
+    g = *begin / s->panels;
+    r[0] = g * s->tiles / s->groups, r[1] = (g + 1) * s->tiles / s->groups;
+    r[2] = *begin % s->panels, r[3] = luthier__min_sz(s->panels, r[2] + (end - *begin));
+    *begin += r[3] - r[2];
+    return 1;
+}
+
 /* One multi-threaded GEMM: what each slot needs to compute its tiles (or panels). */
 typedef struct luthier__gemm_job {
     const luthier__gemm_args *g;
     const luthier__kernel_entry *uk[LUTHIER_MAX_CLUSTERS]; /* per cluster, same MR/NR */
     luthier__gemm_blocking blk[LUTHIER_MAX_CLUSTERS];
-    size_t tiles, panels;
-    int by_panels;
+    luthier__gemm_split split;
     unsigned char *ws;
     size_t ws_stride;
 } luthier__gemm_job;
@@ -2442,10 +2505,9 @@ LUTHIER_PRIVATE void luthier__gemm_range(void *arg, size_t begin, size_t end, in
                                          int cluster) {
     const luthier__gemm_job *j = (const luthier__gemm_job *)arg;
     void *w = j->ws ? j->ws + (size_t)thread * j->ws_stride : NULL;
-    if (j->by_panels)
-        luthier__gemm_compute(j->uk[cluster], &j->blk[cluster], j->g, 0, j->tiles, begin, end, w);
-    else
-        luthier__gemm_compute(j->uk[cluster], &j->blk[cluster], j->g, begin, end, 0, j->panels, w);
+    size_t r[4];
+    while (luthier__split_next(&j->split, &begin, end, r))
+        luthier__gemm_compute(j->uk[cluster], &j->blk[cluster], j->g, r[0], r[1], r[2], r[3], w);
 }
 
 /* serial: the whole GEMM on the calling thread (a GEMM too small to pay for a parallel region,
@@ -2475,10 +2537,8 @@ LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthi
                                                  g.m, g.n, g.k);
         ws = luthier__max_sz(ws, luthier__gemm_workspace_bytes(job.uk[cl], &job.blk[cl]));
     }
-    job.tiles = luthier__div_up(g.m, (size_t)uk->mr);
-    job.panels = luthier__div_up(g.n, (size_t)uk->nr);
-    /* Skinny M (fully connected at small batch): split the columns instead of the rows. */
-    job.by_panels = !serial && luthier__split_by_panels(g.m, g.n, job.tiles, job.panels, p->num_threads, 0);
+    job.split = luthier__gemm_split_for(luthier__div_up(g.m, (size_t)uk->mr), bl->panels, serial ? 1 : p->num_threads,
+                                        bl->bytes, luthier__l2_bytes(ctx));
     if (ws) {
         job.ws_stride = luthier__div_up(ws, LUTHIER__ALIGN) * LUTHIER__ALIGN;
         if (job.ws_stride > SIZE_MAX / (size_t)p->num_threads ||
@@ -2486,11 +2546,11 @@ LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthi
             return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", ws);
     }
     if (serial) {
-        luthier__gemm_range(&job, 0, job.tiles, 0, 0);
+        luthier__gemm_range(&job, 0, job.split.tiles, 0, 0);
         return LUTHIER_STATUS_OK;
     }
-    return luthier__parallel(ctx, job.by_panels ? job.panels : job.tiles, d->schedule, d->ratios,
-                             d->num_ratios, 0, luthier__gemm_range, &job);
+    return luthier__parallel(ctx, luthier__split_units(&job.split), d->schedule, d->ratios, d->num_ratios, 0,
+                             luthier__gemm_range, &job);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run(luthier_context *ctx, const luthier_sgemm_desc *d,

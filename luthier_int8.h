@@ -1194,8 +1194,8 @@ typedef struct luthier__qgemm_job {
     const int8_t *bdata;
     const int32_t *comp;
     const luthier__kernel_entry *uk[LUTHIER_MAX_CLUSTERS];
-    size_t mc, nc, tiles, panels;
-    int by_panels;
+    size_t mc, nc;
+    luthier__gemm_split split;
     unsigned char *ws;
     size_t ws_stride;
     int32_t mult[LUTHIER__QMAX_NR], shift[LUTHIER__QMAX_NR]; /* shared values, per lane */
@@ -1254,8 +1254,8 @@ LUTHIER_PRIVATE void luthier__qgemm_compute(const luthier__qgemm_job *job, const
 LUTHIER_PRIVATE void luthier__qgemm_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
     const luthier__qgemm_job *j = (const luthier__qgemm_job *)arg;
     uint8_t *w = j->ws ? j->ws + (size_t)thread * j->ws_stride : NULL;
-    if (j->by_panels) luthier__qgemm_compute(j, j->uk[cluster], 0, j->tiles, begin, end, w);
-    else luthier__qgemm_compute(j, j->uk[cluster], begin, end, 0, j->panels, w);
+    size_t r[4];
+    while (luthier__split_next(&j->split, &begin, end, r)) luthier__qgemm_compute(j, j->uk[cluster], r[0], r[1], r[2], r[3], w);
 }
 
 /* The job's fields that follow from d (output parameters, element size) and B's layout. */
@@ -1314,9 +1314,7 @@ LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier
         return s;
     for (cl = 0; cl < p->num_clusters; cl++) packs_a |= job.uk[cl]->kind == LUTHIER_KERNEL_INTERLEAVED;
     luthier__qblocking(ctx, m, n, kp, mr, nr, &job.mc, &job.nc);
-    job.tiles = luthier__div_up(m, mr);
-    job.panels = luthier__div_up(n, nr);
-    job.by_panels = job.tiles < (size_t)p->num_threads && job.panels > job.tiles;
+    job.split = luthier__gemm_split_for(luthier__div_up(m, mr), bl->panels, p->num_threads, bl->bytes, luthier__l2_bytes(ctx));
     if (packs_a && d->k) {
         if (job.mc > SIZE_MAX / kp - LUTHIER__ALIGN ||
             (job.ws_stride = luthier__div_up(job.mc * kp, LUTHIER__ALIGN) * LUTHIER__ALIGN) > SIZE_MAX / (size_t)p->num_threads ||
@@ -1324,8 +1322,8 @@ LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier
             return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate the packed A blocks (%zu x %zu bytes per thread)",
                                  job.mc, kp);
     }
-    return luthier__parallel(ctx, job.by_panels ? job.panels : job.tiles, d->schedule, d->ratios,
-                             d->num_ratios, 0, luthier__qgemm_range, &job);
+    return luthier__parallel(ctx, luthier__split_units(&job.split), d->schedule, d->ratios, d->num_ratios, 0,
+                             luthier__qgemm_range, &job);
 }
 
 /* >>impl-qgemm-api =============================================================================== */

@@ -87,6 +87,8 @@ int main(int argc, char **argv) {
     RUN(test_threads_bad_ratios);
     RUN(test_threads_many_regions);
     RUN(test_threads_gemm_equal);
+    RUN(test_threads_gemm_split);
+    RUN(test_threads_gemm_grouped);
     RUN(test_threads_pinning);
     RUN(test_threads_gemm_bad_ratios);
     RUN(test_conv_bad_arguments);

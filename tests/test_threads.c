@@ -279,6 +279,104 @@ static void test_threads_gemm_equal(void) {
     luthier_context_destroy(many);
 }
 
+/* The GEMM split (luthier__gemm_split_for / luthier__split_next): over many tile and panel
+   counts and thread counts, every (tile, panel) product lies in exactly one rectangle of one
+   thread's range; a grouped split's busiest thread has at most 10 % more products than an even
+   share, or no more than the row split's busiest;
+   below LUTHIER__GROUPED_SPLIT_MIN_THREADS or with B in L2 it stays the row split. */
+static void test_threads_gemm_split(void) {
+    static const int thread_counts[] = {1, 2, 3, 4, 5, 8, 16};
+    static unsigned char seen[64 * 64];
+    size_t tiles, panels, ti;
+    int bad = 0;
+    for (tiles = 1; tiles <= 40; tiles += 3)
+        for (panels = 1; panels <= 60; panels += 4)
+            for (ti = 0; ti < sizeof thread_counts / sizeof thread_counts[0]; ti++) {
+                const int t = thread_counts[ti];
+                int big;
+                for (big = 0; big < 2; big++) {
+                    const luthier__gemm_split s = luthier__gemm_split_for(tiles, panels, t, big ? (size_t)64 << 20 : 1024, 1 << 20);
+                    const size_t units = luthier__split_units(&s);
+                    size_t th, u, busiest = 0, r[4];
+                    const int bad0 = bad;
+                    memset(seen, 0, sizeof seen);
+                    for (th = 0; th < (size_t)t; th++) {
+                        size_t b = units * th / (size_t)t, e = units * (th + 1) / (size_t)t, load = 0, i, j;
+                        while (luthier__split_next(&s, &b, e, r))
+                            for (i = r[0]; i < r[1]; i++)
+                                for (j = r[2]; j < r[3]; j++) seen[i * 64 + j]++, load++;
+                        busiest = load > busiest ? load : busiest;
+                    }
+                    for (u = 0; u < tiles * 64; u++)
+                        if (seen[u] != (u % 64 < panels)) bad++;
+                    if (s.groups > 1 && busiest > luthier__div_up(tiles, (size_t)t) * panels &&
+                        (double)busiest > 1.1 * (double)(tiles * panels) / t)
+                        bad++;
+                    if ((!big || t < LUTHIER__GROUPED_SPLIT_MIN_THREADS) && s.groups && !(tiles < (size_t)t && panels > tiles))
+                        bad++;
+                    if (bad > bad0 && bad0 < 3) printf("    tiles %zu panels %zu threads %d big %d: groups %zu, busiest %zu\n", tiles, panels, t, big, s.groups, busiest);
+                }
+            }
+    CHECK(bad == 0, "%d splits miss, repeat or overload products", bad);
+    {
+        /* BERT-base's FFN on 16 threads: 22 tiles of 6 rows; 48 panels -> 1 group, 12 -> 4 */
+        const luthier__gemm_split a = luthier__gemm_split_for(22, 48, 16, 9u << 20, 2u << 20);
+        const luthier__gemm_split b = luthier__gemm_split_for(22, 12, 16, 9u << 20, 2u << 20);
+        CHECK(a.groups == 1 && b.groups == 4, "BERT FFN on 16 threads: %zu and %zu row groups", a.groups, b.groups);
+    }
+}
+
+/* fp32 and int8 GEMMs whose B outweighs L2, on 5 threads (grouped split) and on 1: equal bit
+   for bit, under the ratio and dynamic schedules. */
+static void test_threads_gemm_grouped(void) {
+    int five[1] = {5};
+    luthier_context *one = NULL, *many = threads_context(1, five);
+    luthier_context_desc cd;
+    const int m = 100, n = 1500, k = 700;
+    float *a = (float *)test_alloc((size_t)m * k * sizeof(float)), *b = (float *)test_alloc((size_t)k * n * sizeof(float));
+    float *c1 = (float *)test_alloc((size_t)m * n * sizeof(float)), *c2 = (float *)test_alloc((size_t)m * n * sizeof(float));
+    int32_t *q1 = (int32_t *)test_alloc((size_t)m * 4 * n * sizeof(int32_t)), *q2 = (int32_t *)test_alloc((size_t)m * 4 * n * sizeof(int32_t));
+    uint8_t *qa = (uint8_t *)test_alloc((size_t)m * 2 * k);
+    int8_t *qb = (int8_t *)test_alloc((size_t)k * 2 * n * 4);
+    luthier_sgemm_desc d;
+    luthier_qgemm_desc qd;
+    size_t e;
+    int sched;
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = 1;
+    CHECK(luthier_context_create(&cd, &one) == LUTHIER_STATUS_OK && many, "contexts");
+    if (!one || !many) goto done;
+    if ((size_t)k * n * 4 > luthier__l2_bytes(many))
+        CHECK(luthier__gemm_split_for(luthier__div_up((size_t)m, 6), luthier__div_up((size_t)n, 64), 5, (size_t)k * n * 4,
+                                      luthier__l2_bytes(many)).groups > 0, "the fp32 case is a grouped split");
+    test_fill(a, (size_t)m * k);
+    test_fill(b, (size_t)k * n);
+    for (e = 0; e < (size_t)m * 2 * k; e++) qa[e] = (uint8_t)test_rand_int(0, 255);
+    for (e = 0; e < (size_t)k * 2 * n * 4; e++) qb[e] = (int8_t)test_rand_int(-128, 127);
+    memset(&d, 0, sizeof d);
+    d.m = m; d.n = n; d.k = k;
+    d.activation = LUTHIER_ACTIVATION_RELU;
+    memset(&qd, 0, sizeof qd);
+    qd.m = m; qd.n = 4 * n; qd.k = 2 * k; /* 8.4 MB of int8 B */
+    qd.a_zero_point = 3;
+    qd.output = LUTHIER_QOUTPUT_INT32;
+    CHECK(luthier_sgemm(one, &d, a, b, c1) == LUTHIER_STATUS_OK, "fp32, 1 thread");
+    CHECK(luthier_qgemm(one, &qd, qa, qb, q1) == LUTHIER_STATUS_OK, "int8, 1 thread: %s", luthier_context_error(one));
+    for (sched = 0; sched < 2; sched++) {
+        d.schedule = qd.schedule = sched ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
+        memset(c2, 0, (size_t)m * n * sizeof(float));
+        memset(q2, 0, (size_t)m * 4 * n * sizeof(int32_t));
+        CHECK(luthier_sgemm(many, &d, a, b, c2) == LUTHIER_STATUS_OK, "fp32, 5 threads");
+        CHECK(memcmp(c1, c2, (size_t)m * n * sizeof(float)) == 0, "fp32, schedule %d: 5 threads differ from 1", sched);
+        CHECK(luthier_qgemm(many, &qd, qa, qb, q2) == LUTHIER_STATUS_OK, "int8, 5 threads");
+        CHECK(memcmp(q1, q2, (size_t)m * 4 * n * sizeof(int32_t)) == 0, "int8, schedule %d: 5 threads differ from 1", sched);
+    }
+done:
+    free(a); free(b); free(c1); free(c2); free(q1); free(q2); free(qa); free(qb);
+    luthier_context_destroy(one);
+    luthier_context_destroy(many);
+}
+
 /* On this machine's own topology every worker is pinned to its CPU and says so, unless the
    process may not run there. */
 static void test_threads_pinning(void) {
