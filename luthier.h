@@ -226,6 +226,7 @@ enum {
     LUTHIER_CPU_AVX512F = 1u << 1,  /* x86: AVX-512F (and OS support for ZMM state) */
     LUTHIER_CPU_AVX512VNNI = 1u << 2, /* x86: AVX-512F + BW + VNNI (vpdpbusd zmm), ZMM state */
     LUTHIER_CPU_AVXVNNI = 1u << 3,  /* x86: AVX-VNNI (VEX vpdpbusd ymm), YMM state */
+    LUTHIER_CPU_AVX512FP16 = 1u << 4, /* x86: AVX-512 FP16 + BW + VL (vfmadd231ph zmm), ZMM state */
     LUTHIER_CPU_NEON = 1u << 8,     /* AArch64: Advanced SIMD (always present) */
     LUTHIER_CPU_DOTPROD = 1u << 9,  /* AArch64: Armv8.2 SDOT/UDOT */
     LUTHIER_CPU_FP16 = 1u << 10,    /* AArch64: Armv8.2 half-precision arithmetic */
@@ -336,10 +337,12 @@ typedef enum luthier_kernel_family {
                                 with such a kernel packs B in fp16; dense layers of plans with
                                 LUTHIER_PRECISION_FP16) */
     LUTHIER_KERNELS_INT8,    /* uint8 A, int8 B, int32 C (luthier_qgemm, luthier_qconv2d) */
-    LUTHIER_KERNELS_F16,     /* fp16 arithmetic (Armv8.2 FP16: fmla .8h): the driver packs A to
-                                fp16, B is packed in fp16, the tile accumulates in fp16 over one
-                                k block (about 256 steps) and adds it to C in fp32; luthier_sgemm
-                                with such a kernel (LUTHIER_CPU_FP16, or the scalar emulation) */
+    LUTHIER_KERNELS_F16,     /* fp16 arithmetic (Armv8.2 FP16: fmla .8h; AVX-512 FP16:
+                                vfmadd231ph): the driver packs A to fp16, B is packed in fp16,
+                                the tile accumulates in fp16 over one k block (at most 256 steps)
+                                and adds it to C in fp32; luthier_sgemm with such a kernel
+                                (LUTHIER_CPU_FP16 or LUTHIER_CPU_AVX512FP16, or the scalar
+                                emulation) */
     LUTHIER_KERNELS_COUNT
 } luthier_kernel_family;
 
@@ -680,8 +683,17 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #include <immintrin.h>
 #define LUTHIER__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
 #define LUTHIER__TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
+/* AVX-512 FP16 intrinsics: GCC 12, Clang 15 and later; older compilers build without the
+   F16 family's x86 kernels. */
+#if (defined(__clang__) && __clang_major__ >= 15) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 12)
+#define LUTHIER__HAVE_AVX512FP16 1
+#define LUTHIER__TARGET_AVX512FP16 __attribute__((target("avx512fp16,avx512bw,avx512vl,avx512f,avx2,fma,f16c")))
+#else
+#define LUTHIER__HAVE_AVX512FP16 0
+#endif
 #else
 #define LUTHIER__SIMD_X86 0
+#define LUTHIER__HAVE_AVX512FP16 0
 #endif
 #if LUTHIER__ARM64 && (defined(__GNUC__) || defined(__clang__)) && !defined(LUTHIER_NO_NEON_KERNELS)
 #define LUTHIER__SIMD_NEON 1
@@ -722,9 +734,11 @@ extern "C" {
     X(AVXVNNI, "avxvnni")                                                                        \
     X(AVX512, "avx512")                                                                          \
     X(AVX512VNNI, "avx512vnni")                                                                  \
+    X(AVX512FP16, "avx512fp16") /* vfmadd231ph (fp16 arithmetic) */                              \
     X(NEON, "neon")                                                                              \
     X(NEON_DOT, "neon_dot")   /* SDOT / UDOT (Armv8.2 dotprod) */                                \
-    X(NEON_I8MM, "neon_i8mm") /* USMMLA (Armv8.6 i8mm) */
+    X(NEON_I8MM, "neon_i8mm") /* USMMLA (Armv8.6 i8mm) */                                        \
+    X(NEON_FP16, "neonfp16")  /* FMLA .8h (Armv8.2 FP16) */
 typedef enum luthier__isa {
 #define LUTHIER__X(e, name) LUTHIER__ISA_##e,
     LUTHIER__ISAS(LUTHIER__X)
@@ -909,6 +923,9 @@ LUTHIER_PRIVATE unsigned luthier__detect_cpu_features(void) {
     if ((b & (1u << 16)) && (xcr0 & 0xe6) == 0xe6) f |= LUTHIER_CPU_AVX512F; /* opmask+ZMM */
     /* AVX512_VNNI: leaf 7.0 ECX bit 11, with AVX-512BW (EBX bit 30) */
     if ((f & LUTHIER_CPU_AVX512F) && (b & (1u << 30)) && (c & (1u << 11))) f |= LUTHIER_CPU_AVX512VNNI;
+    /* AVX512_FP16: leaf 7.0 EDX bit 23, with AVX-512BW (EBX bit 30) and VL (EBX bit 31) */
+    if ((f & LUTHIER_CPU_AVX512F) && (b & (1u << 30)) && (b & (1u << 31)) && (d & (1u << 23)))
+        f |= LUTHIER_CPU_AVX512FP16;
     if (a >= 1 && (f & LUTHIER_CPU_AVX2_FMA)) { /* AVX-VNNI: leaf 7.1 EAX bit 4 */
         __cpuid_count(7, 1, a, b, c, d);
         if (a & (1u << 4)) f |= LUTHIER_CPU_AVXVNNI;

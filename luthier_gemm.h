@@ -137,6 +137,9 @@ typedef struct luthier__dw_run {
 #ifndef LUTHIER__UKERNELS_F16_NEON
 #define LUTHIER__UKERNELS_F16_NEON(X)
 #endif
+#ifndef LUTHIER__UKERNELS_F16_X86
+#define LUTHIER__UKERNELS_F16_X86(X)
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -308,8 +311,9 @@ static const luthier__kernel_entry luthier__ukernels[] = {LUTHIER__UKERNELS(LUTH
 static const luthier__kernel_entry luthier__hkernels[] = {LUTHIER__UKERNELS_F16W(LUTHIER__HROW)};
 #define LUTHIER__NUM_HKERNELS ((int)(sizeof luthier__hkernels / sizeof luthier__hkernels[0]))
 
-/* The F16 family: interleaved tiles in fp16 arithmetic; the scalar row emulates it anywhere. */
-#define LUTHIER__UKERNELS_F16(X) LUTHIER__UKERNELS_F16_NEON(X) LUTHIER__UKERNELS_F16_SCALAR(X)
+/* The F16 family: interleaved tiles in fp16 arithmetic (AVX-512 FP16, Armv8.2 FP16); the
+   scalar row emulates it anywhere. */
+#define LUTHIER__UKERNELS_F16(X) LUTHIER__UKERNELS_F16_X86(X) LUTHIER__UKERNELS_F16_NEON(X) LUTHIER__UKERNELS_F16_SCALAR(X)
 static const luthier__kernel_entry luthier__fkernels[] = {LUTHIER__UKERNELS_F16(LUTHIER__FROW)};
 #define LUTHIER__NUM_FKERNELS ((int)(sizeof luthier__fkernels / sizeof luthier__fkernels[0]))
 
@@ -463,6 +467,11 @@ LUTHIER_PRIVATE void luthier__pack_a(const float *a, size_t lda, size_t mb, size
 
 /* >>blocking =================================================================================== */
 
+/* The most steps of k an F16 kernel's fp16 sums cover (one call; the K blocks add up in the
+   fp32 C): the rounding error of a sum grows with its steps (fc 1 x 4096 x 4096 in one block:
+   2.2 % of max |C|; in blocks of 256: under 0.6 %). */
+#define LUTHIER__F16_MAX_KC 256
+
 typedef struct luthier__gemm_blocking {
     size_t kc, mc, nc; /* elements; mc a multiple of MR, nc of NR */
     int prefetch;      /* hybrid: each tile row after a range's first pulls the next B block */
@@ -512,6 +521,8 @@ LUTHIER_PRIVATE luthier__gemm_blocking luthier__gemm_blocking_for(const luthier_
     /* A hybrid kernel on a single NR panel reuses nothing across panels: no reason to split k
        (each split only reloads C). */
     if (!ov->kc && hybrid && n <= nr) kc = k;
+    /* F16 kernels keep the sums in fp16 for one call: bound the steps they cover */
+    if (uk->family == LUTHIER_KERNELS_F16) kc = luthier__min_sz(kc, LUTHIER__F16_MAX_KC);
     b.kc = luthier__balanced_block(k, kc, ov->kc ? 1 : 4);
     mc = ov->mc ? ov->mc : hybrid ? m : (ci->l2 / 2) / (b.kc * f);
     b.mc = luthier__balanced_block(m, luthier__max_sz(mc, mr), mr);
@@ -625,6 +636,12 @@ LUTHIER_PRIVATE void luthier__pack_a_f16(const float *a, size_t lda, size_t mb, 
 #if LUTHIER__SIMD_NEON
     luthier__pack_a_f16_neon(a, lda, mb, kb, mr, dst);
     return;
+#endif
+#if LUTHIER__SIMD_X86
+    if (luthier_cpu_features() & LUTHIER_CPU_AVX512F) {
+        luthier__pack_a_f16_avx512(a, lda, mb, kb, mr, dst);
+        return;
+    }
 #endif
     for (i0 = 0; i0 < mb; i0 += mr, dst += kb * mr) {
         const size_t mv = luthier__min_sz(mr, mb - i0);

@@ -784,9 +784,9 @@ typedef struct luthier_calibration luthier_calibration; /* >>api-int8-plan */
          memory-bound GEMM (batch 1: every classifier head, every transformer decode step)
          streams; the arithmetic stays fp32 (the F16W kernels: luthier_kernel_family), so the
          only error is each weight's rounding to fp16 (relative 2^-11). On CPUs with fp16
-         arithmetic (Armv8.2 FP16), dense layers of at least 8 rows (transformer prompts,
+         arithmetic (Armv8.2 FP16, AVX-512 FP16), dense layers of at least 8 rows (transformer prompts,
          batches) and convolutions other than depthwise compute in fp16 too (the F16 kernels:
-         twice the FMA rate; sums kept in fp16 over blocks of about 256 steps of k, added up in
+         twice the FMA rate; sums kept in fp16 over blocks of at most 256 steps of k, added up in
          fp32; convolutions by im2col or 1x1). Other nodes, and nodes whose configuration
          (records) names an fp32 kernel or algorithm, run fp32. */
 typedef enum luthier_precision {
@@ -3580,21 +3580,31 @@ LUTHIER_PRIVATE void luthier__plan_fallback(luthier_context *ctx, luthier_plan *
     if (!p->fallbacks++) snprintf(p->fallback_note, sizeof p->fallback_note, "node '%.60s': %.120s", name, ctx->error);
 }
 
-/* The F16 kernel fp16 plans compute with on ctx: the first one it runs that is not the
-   scalar emulation (Armv8.2 FP16); NULL when there is none. */
-LUTHIER_PRIVATE const luthier__kernel_entry *luthier__f16_kernel(const luthier_context *ctx) {
+/* The F16 kernel fp16 plans compute n output columns with on ctx (AVX-512 FP16, Armv8.2
+   FP16; never the scalar emulation): the first one it runs, unless more than a quarter of its
+   NR lanes would be padding for n; then the one it runs that wastes the least (earliest on
+   ties), as luthier__kernel_for_n does for fp32. NULL when there is none. */
+LUTHIER_PRIVATE const luthier__kernel_entry *luthier__f16_kernel(const luthier_context *ctx, size_t n) {
+    const luthier__kernel_entry *best = NULL;
     int i;
-    for (i = 0; i < LUTHIER__NUM_FKERNELS; i++)
-        if (luthier__kernel_runs(&luthier__fkernels[i], ctx->cpu_features) && strcmp(luthier__fkernels[i].isa, "scalar"))
-            return &luthier__fkernels[i];
-    return NULL;
+    for (i = 0; i < LUTHIER__NUM_FKERNELS; i++) {
+        const luthier__kernel_entry *e = &luthier__fkernels[i];
+        if (!luthier__kernel_runs(e, ctx->cpu_features) || !strcmp(e->isa, "scalar")) continue;
+        if (!best) {
+            best = e;
+            if (luthier__nr_waste(e->nr, n) <= 0.25) return e;
+        } else if (luthier__nr_waste(e->nr, n) < luthier__nr_waste(best->nr, n)) {
+            best = e;
+        }
+    }
+    return best;
 }
 
 /* The F16 kernel an fp16 plan gives a convolution without a configuration, for any layer but
    depthwise (whose per-channel loops are memory-bound); NULL: fp32. */
 LUTHIER_PRIVATE const char *luthier__conv_f16_kernel(const luthier_context *ctx, const luthier_conv2d_desc *cd,
                                                      luthier_precision prec) {
-    const luthier__kernel_entry *e = luthier__f16_kernel(ctx);
+    const luthier__kernel_entry *e = luthier__f16_kernel(ctx, (size_t)(cd->out_channels / (cd->groups ? cd->groups : 1)));
     return prec == LUTHIER_PRECISION_FP16 && e && !luthier__conv_is_depthwise(cd) ? e->name : NULL;
 }
 
@@ -3676,7 +3686,7 @@ LUTHIER_PRIVATE const luthier__kernel_entry *luthier__f16w_kernel(luthier_contex
 LUTHIER_PRIVATE const luthier__kernel_entry *luthier__dense_default_kernel(luthier_context *ctx, size_t m, size_t n,
                                                                          luthier_precision prec) {
     if (prec != LUTHIER_PRECISION_FP16) return &luthier__ukernels[luthier__kernel_for_n(ctx, n)];
-    if (m >= LUTHIER__F16_MIN_ROWS && luthier__f16_kernel(ctx)) return luthier__f16_kernel(ctx);
+    if (m >= LUTHIER__F16_MIN_ROWS && luthier__f16_kernel(ctx, n)) return luthier__f16_kernel(ctx, n);
     return luthier__f16w_kernel(ctx, n);
 }
 

@@ -98,9 +98,10 @@ static luthier_context *open_context(const char *cmd, const size_t *blocking, in
 
 static void print_features(FILE *out) {
     const unsigned f = luthier_cpu_features();
-    fprintf(out, "%s%s%s%s%s%s%s%s%s", f & LUTHIER_CPU_AVX2_FMA ? " avx2+fma" : "",
+    fprintf(out, "%s%s%s%s%s%s%s%s%s%s", f & LUTHIER_CPU_AVX2_FMA ? " avx2+fma" : "",
             f & LUTHIER_CPU_AVX512F ? " avx512f" : "", f & LUTHIER_CPU_AVX512VNNI ? " avx512vnni" : "",
-            f & LUTHIER_CPU_AVXVNNI ? " avxvnni" : "", f & LUTHIER_CPU_NEON ? " neon" : "",
+            f & LUTHIER_CPU_AVXVNNI ? " avxvnni" : "", f & LUTHIER_CPU_AVX512FP16 ? " avx512fp16" : "",
+            f & LUTHIER_CPU_NEON ? " neon" : "",
             f & LUTHIER_CPU_DOTPROD ? " dotprod" : "", f & LUTHIER_CPU_FP16 ? " fp16" : "",
             f & LUTHIER_CPU_I8MM ? " i8mm" : "", f ? "" : " (baseline only)");
 }
@@ -308,6 +309,10 @@ static const int64_t gemm_square_sizes[] = {64, 128, 256, 512, 1024, 2048};
 #define GEMM_N_SQUARES ((int)(sizeof gemm_square_sizes / sizeof gemm_square_sizes[0]))
 
 #define GEMM_TOL 1e-3          /* max |diff| / max |reference| a result may show */
+/* ... for a kernel of this family: fp16 arithmetic (F16) rounds A and B to 11 bits and keeps
+   the sums in fp16 over K blocks of at most LUTHIER__F16_MAX_KC steps: up to 0.6 % of max |C|
+   was seen on the DNN shapes (AVX-512 FP16, 2026-11-26) */
+static double gemm_tol(const luthier_kernel_info *ki) { return ki->family == LUTHIER_KERNELS_F16 ? 1e-2 : GEMM_TOL; }
 #define GEMM_MAX_DIM 1000000   /* per dimension, for --shape */
 #define GEMM_MAX_ELEMS (1ll << 30) /* per matrix (4 GiB of floats), for --shape */
 
@@ -1110,10 +1115,10 @@ static void gemm_check(gemm_case *g, int i) {
                 const double e = gemm_err_full(x->call.c, g->ct[j].own_c, g->mn);
                 if (!(e <= x->err)) x->err = e;
             }
-        if (!(x->err <= GEMM_TOL)) {
+        if (!(x->err <= gemm_tol(&x->ki))) {
             fprintf(stderr, "ERROR: %s (%lldx%lldx%lld): kernel %s is WRONG: max relative "
                             "error %.3g > %.0e; no time reported\n", s->name, (long long)s->m,
-                    (long long)s->n, (long long)s->k, what, x->err, GEMM_TOL);
+                    (long long)s->n, (long long)s->k, what, x->err, gemm_tol(&x->ki));
             x->status = "WRONG";
             return;
         }
@@ -1151,7 +1156,7 @@ static void gemm_time_rounds(gemm_case *g, bench_peaks *peaks) {
             /* Still right after repeated calls (no stale workspace or packing state)? */
             if (x->kernel >= 0) {
                 const double e = gemm_err_ref(&g->ref, x->call.c, s->n);
-                if (!(e <= GEMM_TOL)) {
+                if (!(e <= gemm_tol(&x->ki))) {
                     fprintf(stderr, "ERROR: %s: kernel %s is WRONG after repeated calls (max "
                                     "relative error %.3g)\n", s->name, x->ki.name, e);
                     x->active = 0;

@@ -86,12 +86,13 @@ static void test_fp16_narrow(void) {
     CHECK(bad_hw == 0, "%u random floats narrowed to other bits than the CPU's conversion", bad_hw);
 }
 
-/* luthier__pack_a_f16 (NEON: FCVTN) gives luthier__f32_to_f16's bits in the interleaved panel
-   layout, zero rows past mb, for odd sizes and every class of float. */
+/* luthier__pack_a_f16 (NEON: FCVTN; AVX-512: vcvtps2ph in chunks of 64 k-steps) gives
+   luthier__f32_to_f16's bits in the interleaved panel layout, zero rows past mb, for odd sizes
+   (MR up to 16, k across chunks) and every class of float. */
 static void test_fp16_pack_a(void) {
     int trial, bad = 0;
     for (trial = 0; trial < 40; trial++) {
-        const size_t mr = (size_t)test_rand_int(1, 8), mb = (size_t)test_rand_int(1, 20), kb = (size_t)test_rand_int(1, 23);
+        const size_t mr = (size_t)test_rand_int(1, 16), mb = (size_t)test_rand_int(1, 40), kb = (size_t)test_rand_int(1, 150);
         const size_t lda = kb + (size_t)test_rand_int(0, 3), panels = (mb + mr - 1) / mr;
         float *a = (float *)test_alloc(mb * lda * sizeof(float));
         uint16_t *got = (uint16_t *)test_alloc(panels * mr * kb * sizeof(uint16_t));
@@ -171,7 +172,10 @@ static void test_fp16_conv(void) {
                       "run: %s", luthier_context_error(ctx));
                 for (i = 0; i < nout; i++) mx = fabs(y32[i]) > mx ? fabs(y32[i]) : mx;
                 for (i = 0; i < nout; i++) md = fabs((double)y16[i] - y32[i]) > md || y16[i] != y16[i] ? fabs((double)y16[i] - y32[i]) : md;
-                CHECK(md <= 4e-3 * mx, "%s trial %d: max |diff| %g, max |fp32| %g", ki.name, trial, md, mx);
+                /* the fp16 sums' rounding error grows with the steps of k (as sqrt(K) for random
+                   signs: 0.5 % of the largest output was seen at K = 12 channels x 3 x 3) */
+                CHECK(md <= 4e-3 * mx * fmax(1.0, sqrt((double)(d.in_channels / d.groups * d.kernel_h * d.kernel_w) / 16.0)),
+                      "%s trial %d: max |diff| %g, max |fp32| %g", ki.name, trial, md, mx);
                 luthier_conv2d_get_info(c16, &info);
                 CHECK(!strcmp(info.kernel, ki.name) && (info.algorithm == LUTHIER_CONV_IM2COL || info.algorithm == LUTHIER_CONV_1X1),
                       "info: %s %s", info.kernel, luthier_conv_algorithm_name(info.algorithm));
@@ -224,7 +228,7 @@ static void fp16_build(gb *b, int64_t batch, int *x) {
 /* The family fp16 plans give the dense layers of b (its input's batch): F16 (fp16
    arithmetic) from 8 rows on a CPU with an F16 kernel that is not the emulation, else F16W. */
 static luthier_kernel_family fp16_dense_family(luthier_context *ctx, const gb *b) {
-    return b->g->tensors[b->g->inputs[0]].shape[0] >= 8 && luthier__f16_kernel(ctx) ? LUTHIER_KERNELS_F16 : LUTHIER_KERNELS_F16W;
+    return b->g->tensors[b->g->inputs[0]].shape[0] >= 8 && luthier__f16_kernel(ctx, 1) ? LUTHIER_KERNELS_F16 : LUTHIER_KERNELS_F16W;
 }
 
 /* Each step of an fp16 plan of b: dense steps on F16W (or F16) kernels with half the weight
@@ -440,6 +444,29 @@ static void test_fp16_tune(void) {
 
 /* The fp16-arithmetic kernels run only where the CPU has FP16 (HWCAP_ASIMDHP): elsewhere
    naming one is UNSUPPORTED, never an illegal instruction (qemu -cpu cortex-a72 runs this). */
+/* Every F16 kernel's blocking keeps its fp16 sums to at most LUTHIER__F16_MAX_KC steps of k,
+   also for the shapes whose blocking would walk all of k (one row of tiles, one panel), and
+   for small and large L1; the fp32 kernels keep walking all of k there. */
+static void test_fp16_kc_bound(void) {
+    static const size_t l1[] = {16 << 10, 48 << 10, 1 << 20};
+    luthier__gemm_blocking ov, b;
+    luthier_cache_info ci;
+    int i, c;
+    memset(&ov, 0, sizeof ov);
+    for (c = 0; c < 3; c++) {
+        memset(&ci, 0, sizeof ci);
+        ci.l1d = l1[c], ci.l2 = 2 << 20, ci.l3 = 32 << 20;
+        for (i = 0; i < LUTHIER__NUM_FKERNELS; i++) {
+            b = luthier__gemm_blocking_for(&luthier__fkernels[i], &ci, &ov, 1, 4096, 4096);
+            CHECK(b.kc <= LUTHIER__F16_MAX_KC, "%s, m = 1, L1 %zu: kc %zu", luthier__fkernels[i].name, l1[c], b.kc);
+            b = luthier__gemm_blocking_for(&luthier__fkernels[i], &ci, &ov, 500, 8, 3000);
+            CHECK(b.kc <= LUTHIER__F16_MAX_KC, "%s, n = 8, L1 %zu: kc %zu", luthier__fkernels[i].name, l1[c], b.kc);
+        }
+        b = luthier__gemm_blocking_for(&luthier__ukernels[0], &ci, &ov, 1, 4096, 4096);
+        CHECK(b.kc == 4096, "fp32 m = 1: kc %zu (all of k)", b.kc);
+    }
+}
+
 static void test_fp16_arithmetic_gated(void) {
     luthier_context *ctx = test_context(0, 0, 0);
     int i, tried = 0;
@@ -457,7 +484,8 @@ static void test_fp16_arithmetic_gated(void) {
         s = luthier_sgemm(ctx, &d, a, b, c);
         CHECK(ki.available ? s == LUTHIER_STATUS_OK : s == LUTHIER_STATUS_UNSUPPORTED, "%s (available %d): %s", ki.name, ki.available,
               luthier_context_error(ctx));
-        CHECK(!strcmp(ki.isa, "scalar") || (ki.required_cpu_features & LUTHIER_CPU_FP16), "%s must require FP16", ki.name);
+        CHECK(!strcmp(ki.isa, "scalar") || (ki.required_cpu_features & (LUTHIER_CPU_FP16 | LUTHIER_CPU_AVX512FP16)),
+              "%s must require fp16 arithmetic", ki.name);
         tried++;
     }
     CHECK(tried >= 1, "no F16 kernels");
@@ -477,7 +505,7 @@ static void test_fp16_plan_conv(void) {
         int x, i, convs = 0, on_f16 = 0;
         float *img;
         const void *ins[1];
-        if (luthier__f16_kernel(ctx)) f16 = luthier__f16_kernel(ctx)->name;
+        if (luthier__f16_kernel(ctx, 1)) f16 = luthier__f16_kernel(ctx, 1)->isa;
         build_mini_resnet(&b, 1, 24, &x);
         img = rand_buf(3 * 24 * 24, -1, 1);
         ins[0] = img;
@@ -493,10 +521,11 @@ static void test_fp16_plan_conv(void) {
                 luthier_plan_step_info(p, i, &si);
                 if (si.op != LUTHIER_OP_CONV2D) continue;
                 convs++;
-                on_f16 += f16 && !strcmp(si.kernel, f16);
+                on_f16 += f16 && luthier__kernel_named(si.kernel) && luthier__kernel_named(si.kernel)->family == LUTHIER_KERNELS_F16 &&
+                          !strcmp(luthier__kernel_named(si.kernel)->isa, f16);
             }
         }
-        CHECK(convs >= 5 && on_f16 == (f16 ? convs : 0), "%d of %d convolutions on %s", on_f16, convs, f16 ? f16 : "(none)");
+        CHECK(convs >= 5 && on_f16 == (f16 ? convs : 0), "%d of %d convolutions on F16 kernels of %s", on_f16, convs, f16 ? f16 : "(none)");
         luthier_plan_destroy(p);
         free(img);
         luthier_context_destroy(ctx);
@@ -509,6 +538,7 @@ static void run_fp16_tests(void) {
     RUN(test_fp16_narrow);
     RUN(test_fp16_sgemm_packed_mismatch);
     RUN(test_fp16_arithmetic_gated);
+    RUN(test_fp16_kc_bound);
     RUN(test_fp16_pack_a);
     RUN(test_fp16_conv);
     RUN(test_fp16_plan_conv);

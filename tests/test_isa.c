@@ -36,20 +36,20 @@ static int isa_ok(const char *isa, const char *want) {
 }
 
 static void test_isa_names(void) {
-    int i, n = luthier_kernel_count();
+    int i, n;
     luthier__isa k;
     for (k = LUTHIER__ISA_NONE; k < LUTHIER__ISA_COUNT; k = (luthier__isa)(k + 1))
         CHECK(luthier__isa_of(luthier__isa_name(k)) == k, "isa %d: name %s", (int)k, luthier__isa_name(k));
     CHECK(luthier__isa_of("no-such-isa") == LUTHIER__ISA_COUNT && !strcmp(luthier__isa_name(LUTHIER__ISA_COUNT), "unknown"),
           "unknown names");
-    for (i = 0; i < n; i++) {
-        luthier_kernel_info ki;
-        CHECK(luthier_kernel_get(i, &ki) == LUTHIER_STATUS_OK && luthier__isa_of(ki.isa) != LUTHIER__ISA_COUNT,
-              "kernel %d (%s): isa '%s' is not in the table", i, ki.name, ki.isa);
-    }
-    for (i = 0; i < LUTHIER__NUM_QKERNELS; i++)
-        CHECK(luthier__isa_of(luthier__qkernels[i].isa) != LUTHIER__ISA_COUNT, "int8 kernel %s: isa '%s' is not in the table",
-              luthier__qkernels[i].name, luthier__qkernels[i].isa);
+    int f;
+    for (f = 0; f < (int)LUTHIER_KERNELS_COUNT; f++)
+        for (i = 0, n = luthier_kernels_count((luthier_kernel_family)f); i < n; i++) {
+            luthier_kernel_info ki;
+            CHECK(luthier_kernels_get((luthier_kernel_family)f, i, &ki) == LUTHIER_STATUS_OK &&
+                      luthier__isa_of(ki.isa) != LUTHIER__ISA_COUNT,
+                  "family %d kernel %d (%s): isa '%s' is not in the table", f, i, ki.name, ki.isa);
+        }
 }
 
 /* One layer per algorithm (a 3x3 shape every algorithm takes; 1x1 and depthwise their own). */
