@@ -2500,6 +2500,7 @@ typedef struct luthier__gemm_job {
     luthier__gemm_split split;
     unsigned char *ws;
     size_t ws_stride;
+    char *a_packed; /* NULL, or where A is packed once (luthier__gemm_args.a_packed) */
 } luthier__gemm_job;
 
 /* Whether a multi-threaded GEMM (m x n, in MR tiles and NR panels) splits its NR panels among
@@ -2509,9 +2510,8 @@ typedef struct luthier__gemm_job {
      ResNets, 49-196 pixels x 512-2048 channels) and there are at least 4 panels per thread:
      each thread then reads 1/T of the weights instead of all of them, and few tiles no longer
      split unevenly (9 tiles: 5:4). Four panels per thread keep the shares of asymmetric
-     clusters within about a panel of what they ask. Dense layers keep the row split: in BERT
-     on 2 threads the column split made the GEMMs faster alone but the network 4 % slower (each
-     core's rows of one layer are the rows it reads in the next; docs/DESIGN.md). */
+     clusters within about a panel of what they ask. Plain GEMMs split by
+     luthier__gemm_split_for. */
 LUTHIER_PRIVATE int luthier__split_by_panels(size_t m, size_t n, size_t tiles, size_t panels, int threads,
                                              int wide) {
     if (threads <= 1) return 0;
@@ -2525,6 +2525,47 @@ LUTHIER_PRIVATE void luthier__gemm_range(void *arg, size_t begin, size_t end, in
     size_t r[4];
     while (luthier__split_next(&j->split, &begin, end, r))
         luthier__gemm_compute(j->uk[cluster], &j->blk[cluster], j->g, r[0], r[1], r[2], r[3], w);
+}
+
+/* Whether the threads of job would pack the same rows of A over and over: interleaved kernels
+   (one K blocking on every cluster) under a split of fewer row groups than threads (every
+   thread of a row group packs all of its rows: 16 threads x BERT's 128 x 768 A in fp16 held
+   the F16 kernels at 2/3 of their rate). Then A is packed once, in a parallel pass over its
+   tiles, and each thread reads that copy. */
+LUTHIER_PRIVATE int luthier__shares_packed_a(const luthier__gemm_job *job, const luthier__pool *p, size_t k) {
+    int cl;
+    if (!k || !job->split.groups || (size_t)p->num_threads <= job->split.groups) return 0;
+    for (cl = 0; cl < p->num_clusters; cl++)
+        if (job->uk[cl]->kind != LUTHIER_KERNEL_INTERLEAVED || job->blk[cl].kc != job->blk[0].kc ||
+            job->uk[cl]->a_bytes != job->uk[0]->a_bytes)
+            return 0;
+    return 1;
+}
+
+LUTHIER_PRIVATE void luthier__prepack_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
+    const luthier__gemm_job *j = (const luthier__gemm_job *)arg;
+    (void)thread;
+    luthier__prepack_a(j->uk[cluster], &j->blk[cluster], j->g, j->a_packed, begin, end);
+}
+
+/* The job's workspace: per-thread packed A blocks (ws bytes each), or A packed once for all
+   threads when they would repeat each other's packing. */
+LUTHIER_PRIVATE luthier_status luthier__gemm_workspace(luthier_context *ctx, luthier__gemm_job *job,
+                                                       luthier__gemm_args *g, size_t ws, int serial) {
+    const size_t t = (size_t)ctx->pool->num_threads, ab = (size_t)job->uk[0]->a_bytes;
+    if (!serial && luthier__shares_packed_a(job, ctx->pool, g->k)) {
+        g->m_pad = job->split.tiles * (size_t)job->uk[0]->mr;
+        if (g->m_pad > SIZE_MAX / g->k / ab ||
+            !(job->a_packed = (char *)luthier__context_workspace(ctx, g->m_pad * g->k * ab)))
+            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate the packed A (%zu x %zu)", g->m, g->k);
+        g->a_packed = job->a_packed;
+        return LUTHIER_STATUS_OK;
+    }
+    if (!ws) return LUTHIER_STATUS_OK;
+    job->ws_stride = luthier__div_up(ws, LUTHIER__ALIGN) * LUTHIER__ALIGN;
+    if (job->ws_stride > SIZE_MAX / t || !(job->ws = (unsigned char *)luthier__context_workspace(ctx, job->ws_stride * t)))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", ws);
+    return LUTHIER_STATUS_OK;
 }
 
 /* serial: the whole GEMM on the calling thread (a GEMM too small to pay for a parallel region,
@@ -2556,16 +2597,15 @@ LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthi
     }
     job.split = luthier__gemm_split_for(luthier__div_up(g.m, (size_t)uk->mr), bl->panels, serial ? 1 : p->num_threads,
                                         bl->bytes, luthier__l2_bytes(ctx));
-    if (ws) {
-        job.ws_stride = luthier__div_up(ws, LUTHIER__ALIGN) * LUTHIER__ALIGN;
-        if (job.ws_stride > SIZE_MAX / (size_t)p->num_threads ||
-            !(job.ws = (unsigned char *)luthier__context_workspace(ctx, job.ws_stride * (size_t)p->num_threads)))
-            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", ws);
-    }
+    if ((s = luthier__gemm_workspace(ctx, &job, &g, ws, serial)) != LUTHIER_STATUS_OK) return s;
     if (serial) {
         luthier__gemm_range(&job, 0, job.split.tiles, 0, 0);
         return LUTHIER_STATUS_OK;
     }
+    if (job.a_packed &&
+        (s = luthier__parallel(ctx, job.split.tiles, d->schedule, d->ratios, d->num_ratios, 0, luthier__prepack_range, &job)) !=
+            LUTHIER_STATUS_OK)
+        return s;
     return luthier__parallel(ctx, luthier__split_units(&job.split), d->schedule, d->ratios, d->num_ratios, 0,
                              luthier__gemm_range, &job);
 }

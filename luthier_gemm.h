@@ -552,6 +552,10 @@ typedef struct luthier__gemm_args {
     const float *bias;
     int accumulate, clamp;
     float min, max;
+    const char *a_packed; /* NULL, or all of A packed once for interleaved kernels
+                             (luthier__prepack_a): K block k0's panel of MR-row tile t at
+                             a_packed + (k0 * m_pad + t * kb * MR) * a_bytes */
+    size_t m_pad;         /* rows of a_packed: tiles * MR */
     const float *next_b; /* NULL, or the packed B (same layout) of the GEMM that follows: its
                             first block is prefetched during this one's last (Winograd) */
     const luthier__prefetch_region *next_layer; /* without next_b: NULL, or the block that the
@@ -652,6 +656,27 @@ LUTHIER_PRIVATE void luthier__pack_a_f16(const float *a, size_t lda, size_t mb, 
     }
 }
 
+/* Rows [0, mb) x k steps [0, kb) of A into uk's packed A panels (fp32, or fp16 for F16). */
+LUTHIER_PRIVATE void luthier__pack_a_block(const luthier__kernel_entry *uk, const float *a, size_t lda, size_t mb,
+                                           size_t kb, void *dst) {
+    if (uk->a_bytes == 2) luthier__pack_a_f16(a, lda, mb, kb, (size_t)uk->mr, (uint16_t *)dst);
+    else luthier__pack_a(a, lda, mb, kb, (size_t)uk->mr, (float *)dst);
+}
+
+/* Packs MR-row tiles [t0, t1) of A for every K block of blk into dst in the layout of
+   luthier__gemm_args.a_packed. */
+LUTHIER_PRIVATE void luthier__prepack_a(const luthier__kernel_entry *uk, const luthier__gemm_blocking *blk,
+                                        const luthier__gemm_args *g, char *dst, size_t t0, size_t t1) {
+    const size_t mr = (size_t)uk->mr, i0 = t0 * mr, i1 = luthier__min_sz(t1 * mr, g->m);
+    size_t k0;
+    if (i0 >= i1) return;
+    for (k0 = 0; k0 < g->k; k0 += blk->kc) {
+        const size_t kb = luthier__min_sz(blk->kc, g->k - k0);
+        luthier__pack_a_block(uk, g->a + i0 * g->lda + k0, g->lda, i1 - i0, kb,
+                              dst + (k0 * g->m_pad + i0 * kb) * (size_t)uk->a_bytes);
+    }
+}
+
 /* k == 0: C = act((C) + bias) on rows [m0, m1), columns [n0, n1). */
 LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__gemm_args *g, size_t m0, size_t m1, size_t n0,
                                       size_t n1) {
@@ -683,7 +708,8 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
     const size_t nlo = panel_begin * nr, nhi = luthier__min_sz(panel_end * nr, g->n);
     const int hybrid = uk->kind == LUTHIER_KERNEL_HYBRID;
     const float *rows[LUTHIER__MAX_MR];
-    char *pa = (char *)workspace; /* packed A: uk->a_bytes per element */
+    char *ws = (char *)workspace; /* A packed here: uk->a_bytes per element */
+    const char *pa = ws;          /* the packed A block in use */
     luthier_sgemm_ukernel_args u;
     size_t n0, k0, i0, i, j;
     if (m0 >= m1 || nlo >= nhi) return;
@@ -732,8 +758,12 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
                     continue;
                 }
                 /* B micro-panel in L1 across the MR tiles of the packed A block (L2) */
-                if (uk->a_bytes == 2) luthier__pack_a_f16(g->a + i0 * g->lda + k0, g->lda, mb, kb, mr, (uint16_t *)(void *)pa);
-                else luthier__pack_a(g->a + i0 * g->lda + k0, g->lda, mb, kb, mr, (float *)(void *)pa);
+                if (g->a_packed) {
+                    pa = g->a_packed + (k0 * g->m_pad + i0 * kb) * (size_t)uk->a_bytes;
+                } else {
+                    luthier__pack_a_block(uk, g->a + i0 * g->lda + k0, g->lda, mb, kb, ws);
+                    pa = ws;
+                }
                 for (j = n0; j < n0 + nb; j += nr) {
                     u.n = luthier__min_sz(nr, g->n - j);
                     u.b = luthier__packed_at(g->b, g->b_layout, j / nr, k0);

@@ -326,50 +326,64 @@ static void test_threads_gemm_split(void) {
     }
 }
 
-/* fp32 and int8 GEMMs whose B outweighs L2, on 5 threads (grouped split) and on 1: equal bit
-   for bit, under the ratio and dynamic schedules. */
+/* GEMMs whose B outweighs L2 on 5 threads (grid split) and on 1: equal bit for bit, under the
+   ratio and dynamic schedules: fp32 on the default kernel, on an interleaved one and on the
+   F16 emulation (interleaved kernels under a column split pack A once for all threads), and
+   int8. */
 static void test_threads_gemm_grouped(void) {
     int five[1] = {5};
     luthier_context *one = NULL, *many = threads_context(1, five);
     luthier_context_desc cd;
-    const int m = 100, n = 1500, k = 700;
+    const int m = 40, n = 4000, k = 300;
+    const char *kernels[3] = {NULL, "4x4__scalar", "4x4__scalar_f16"};
     float *a = (float *)test_alloc((size_t)m * k * sizeof(float)), *b = (float *)test_alloc((size_t)k * n * sizeof(float));
     float *c1 = (float *)test_alloc((size_t)m * n * sizeof(float)), *c2 = (float *)test_alloc((size_t)m * n * sizeof(float));
-    int32_t *q1 = (int32_t *)test_alloc((size_t)m * 4 * n * sizeof(int32_t)), *q2 = (int32_t *)test_alloc((size_t)m * 4 * n * sizeof(int32_t));
-    uint8_t *qa = (uint8_t *)test_alloc((size_t)m * 2 * k);
-    int8_t *qb = (int8_t *)test_alloc((size_t)k * 2 * n * 4);
+    int32_t *q1 = (int32_t *)test_alloc((size_t)m * n * sizeof(int32_t)), *q2 = (int32_t *)test_alloc((size_t)m * n * sizeof(int32_t));
+    uint8_t *qa = (uint8_t *)test_alloc((size_t)m * 8 * k);
+    int8_t *qb = (int8_t *)test_alloc((size_t)k * 8 * n);
     luthier_sgemm_desc d;
     luthier_qgemm_desc qd;
     size_t e;
-    int sched;
+    int sched, ki, i;
     memset(&cd, 0, sizeof cd);
     cd.num_threads = 1;
     CHECK(luthier_context_create(&cd, &one) == LUTHIER_STATUS_OK && many, "contexts");
     if (!one || !many) goto done;
-    if ((size_t)k * n * 4 > luthier__l2_bytes(many))
-        CHECK(luthier__gemm_split_for(luthier__div_up((size_t)m, 6), luthier__div_up((size_t)n, 64), 5, (size_t)k * n * 4,
-                                      luthier__l2_bytes(many)).groups > 0, "the fp32 case is a grouped split");
+    for (i = 0; i < LUTHIER__NUM_UKERNELS; i++) /* the first SIMD interleaved kernel this CPU runs */
+        if (luthier__ukernels[i].kind == LUTHIER_KERNEL_INTERLEAVED && strcmp(luthier__ukernels[i].isa, "scalar") &&
+            luthier__kernel_runs(&luthier__ukernels[i], luthier_cpu_features())) {
+            kernels[1] = luthier__ukernels[i].name;
+            break;
+        }
     test_fill(a, (size_t)m * k);
     test_fill(b, (size_t)k * n);
-    for (e = 0; e < (size_t)m * 2 * k; e++) qa[e] = (uint8_t)test_rand_int(0, 255);
-    for (e = 0; e < (size_t)k * 2 * n * 4; e++) qb[e] = (int8_t)test_rand_int(-128, 127);
+    for (e = 0; e < (size_t)m * 8 * k; e++) qa[e] = (uint8_t)test_rand_int(0, 255);
+    for (e = 0; e < (size_t)k * 8 * n; e++) qb[e] = (int8_t)test_rand_int(-128, 127);
     memset(&d, 0, sizeof d);
     d.m = m; d.n = n; d.k = k;
     d.activation = LUTHIER_ACTIVATION_RELU;
+    for (ki = 0; ki < 3; ki++) {
+        d.kernel = kernels[ki];
+        d.schedule = LUTHIER_SCHEDULE_RATIO;
+        CHECK(luthier_sgemm(one, &d, a, b, c1) == LUTHIER_STATUS_OK, "%s, 1 thread", d.kernel ? d.kernel : "default");
+        for (sched = 0; sched < 2; sched++) {
+            d.schedule = sched ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
+            memset(c2, 0, (size_t)m * n * sizeof(float));
+            CHECK(luthier_sgemm(many, &d, a, b, c2) == LUTHIER_STATUS_OK, "%s, 5 threads", d.kernel ? d.kernel : "default");
+            CHECK(memcmp(c1, c2, (size_t)m * n * sizeof(float)) == 0, "%s, schedule %d: 5 threads differ from 1",
+                  d.kernel ? d.kernel : "default", sched);
+        }
+    }
     memset(&qd, 0, sizeof qd);
-    qd.m = m; qd.n = 4 * n; qd.k = 2 * k; /* 8.4 MB of int8 B */
+    qd.m = m; qd.n = n; qd.k = 8 * k; /* 9.6 MB of int8 B */
     qd.a_zero_point = 3;
     qd.output = LUTHIER_QOUTPUT_INT32;
-    CHECK(luthier_sgemm(one, &d, a, b, c1) == LUTHIER_STATUS_OK, "fp32, 1 thread");
     CHECK(luthier_qgemm(one, &qd, qa, qb, q1) == LUTHIER_STATUS_OK, "int8, 1 thread: %s", luthier_context_error(one));
     for (sched = 0; sched < 2; sched++) {
-        d.schedule = qd.schedule = sched ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
-        memset(c2, 0, (size_t)m * n * sizeof(float));
-        memset(q2, 0, (size_t)m * 4 * n * sizeof(int32_t));
-        CHECK(luthier_sgemm(many, &d, a, b, c2) == LUTHIER_STATUS_OK, "fp32, 5 threads");
-        CHECK(memcmp(c1, c2, (size_t)m * n * sizeof(float)) == 0, "fp32, schedule %d: 5 threads differ from 1", sched);
+        qd.schedule = sched ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
+        memset(q2, 0, (size_t)m * n * sizeof(int32_t));
         CHECK(luthier_qgemm(many, &qd, qa, qb, q2) == LUTHIER_STATUS_OK, "int8, 5 threads");
-        CHECK(memcmp(q1, q2, (size_t)m * 4 * n * sizeof(int32_t)) == 0, "int8, schedule %d: 5 threads differ from 1", sched);
+        CHECK(memcmp(q1, q2, (size_t)m * n * sizeof(int32_t)) == 0, "int8, schedule %d: 5 threads differ from 1", sched);
     }
 done:
     free(a); free(b); free(c1); free(c2); free(q1); free(q2); free(qa); free(qb);
