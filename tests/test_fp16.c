@@ -280,9 +280,12 @@ static void test_fp16_plan(void) {
             ins[0] = xin;
             memset(&pd, 0, sizeof pd);
             pd.precision = LUTHIER_PRECISION_FP16;
-            /* weights as they are: within fp16's rounding of the fp32 result (fp16 sums: 10x) */
+            /* weights as they are: within fp16's rounding of the fp32 result. Each weight moves by
+               up to 2^-11 of itself, so an output by up to 2^-11 of the sum of its |products|:
+               several times the output where the products cancel (fc4: 0.0024 seen at |y| 0.43
+               with max |y| 1). fp16 sums: 10x that. */
             snprintf(what, sizeof what, "fp16 plan, batch %lld, %d threads", (long long)batches[bi], t);
-            plan_vs_ref(ctx, b.g, &pd, ins, fp16_dense_family(ctx, &b) == LUTHIER_KERNELS_F16 ? 2e-2 : 2e-3, what);
+            plan_vs_ref(ctx, b.g, &pd, ins, fp16_dense_family(ctx, &b) == LUTHIER_KERNELS_F16 ? 5e-2 : 5e-3, what);
             fp16_check_steps(ctx, &b, &pd);
             luthier_context_destroy(ctx);
             free(xin);
