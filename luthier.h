@@ -2548,11 +2548,25 @@ LUTHIER_PRIVATE void luthier__prepack_range(void *arg, size_t begin, size_t end,
     luthier__prepack_a(j->uk[cluster], &j->blk[cluster], j->g, j->a_packed, begin, end);
 }
 
+/* bytes of workspace for each thread of ctx's pool (none when 0), 64-byte aligned slices
+   *stride apart from *ws. */
+LUTHIER_PRIVATE luthier_status luthier__thread_workspace(luthier_context *ctx, size_t bytes, unsigned char **ws,
+                                                         size_t *stride) {
+    const size_t t = (size_t)ctx->pool->num_threads;
+    *ws = NULL;
+    *stride = 0;
+    if (!bytes) return LUTHIER_STATUS_OK;
+    if (bytes > SIZE_MAX - LUTHIER__ALIGN || (*stride = luthier__div_up(bytes, LUTHIER__ALIGN) * LUTHIER__ALIGN) > SIZE_MAX / t ||
+        !(*ws = (unsigned char *)luthier__context_workspace(ctx, *stride * t)))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", bytes);
+    return LUTHIER_STATUS_OK;
+}
+
 /* The job's workspace: per-thread packed A blocks (ws bytes each), or A packed once for all
    threads when they would repeat each other's packing. */
 LUTHIER_PRIVATE luthier_status luthier__gemm_workspace(luthier_context *ctx, luthier__gemm_job *job,
                                                        luthier__gemm_args *g, size_t ws, int serial) {
-    const size_t t = (size_t)ctx->pool->num_threads, ab = (size_t)job->uk[0]->a_bytes;
+    const size_t ab = (size_t)job->uk[0]->a_bytes;
     if (!serial && luthier__shares_packed_a(job, ctx->pool, g->k)) {
         g->m_pad = job->split.tiles * (size_t)job->uk[0]->mr;
         if (g->m_pad > SIZE_MAX / g->k / ab ||
@@ -2561,11 +2575,7 @@ LUTHIER_PRIVATE luthier_status luthier__gemm_workspace(luthier_context *ctx, lut
         g->a_packed = job->a_packed;
         return LUTHIER_STATUS_OK;
     }
-    if (!ws) return LUTHIER_STATUS_OK;
-    job->ws_stride = luthier__div_up(ws, LUTHIER__ALIGN) * LUTHIER__ALIGN;
-    if (job->ws_stride > SIZE_MAX / t || !(job->ws = (unsigned char *)luthier__context_workspace(ctx, job->ws_stride * t)))
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", ws);
-    return LUTHIER_STATUS_OK;
+    return luthier__thread_workspace(ctx, ws, &job->ws, &job->ws_stride);
 }
 
 /* serial: the whole GEMM on the calling thread (a GEMM too small to pay for a parallel region,

@@ -498,7 +498,8 @@ LUTHIER_PRIVATE size_t luthier__balanced_block(size_t total, size_t cap, size_t 
     return luthier__div_up(blk, unit) * unit;
 }
 
-/* Two blocking models, one per kernel kind (measured on AVX-512, see docs/DESIGN.md):
+/* Two blocking models, one per kernel kind (measured on AVX-512, see docs/DESIGN.md), and
+   int8's (one K block):
    - interleaved (BLIS): the packed-B micro-panel (KC x NR) and the packed A micro-panel fill L1
      while the MR-row tiles of an MC x KC block of A (in L2) stream past; B's KC x NC block
      lives in the last-level cache;
@@ -513,6 +514,18 @@ LUTHIER_PRIVATE luthier__gemm_blocking luthier__gemm_blocking_for(const luthier_
     const size_t llc = ci->l3 ? ci->l3 : ci->l2;
     const int hybrid = uk->kind == LUTHIER_KERNEL_HYBRID;
     size_t kc, mc, nc;
+    if (uk->family == LUTHIER_KERNELS_INT8) {
+        /* int8: all of k per call (the int32 sums never leave registers), k rounded up to the K
+           group; A's MC x k block (bytes) in half of L2, B's k x NC block in half of the last
+           level, for either kind */
+        b.kc = luthier__div_up(k ? k : 1, (size_t)uk->k_unroll) * (size_t)uk->k_unroll;
+        mc = ov->mc ? ov->mc : (ci->l2 / 2) / b.kc;
+        nc = ov->nc ? ov->nc : (llc / 2) / b.kc;
+        b.mc = luthier__balanced_block(m, luthier__max_sz(mc, mr), mr);
+        b.nc = luthier__balanced_block(n, luthier__max_sz(nc, nr), nr);
+        b.prefetch = 0;
+        return b;
+    }
     kc = ov->kc ? ov->kc : hybrid ? (ci->l1d / 4) / (mr * f) : ci->l1d / ((mr + nr) * f);
     kc = luthier__min_sz(luthier__max_sz(kc, 16), 2048);
     /* A single row of tiles (fully connected at batch 1): B is streamed once and never reused,
@@ -628,9 +641,12 @@ LUTHIER_PRIVATE void luthier__prefetch_give(luthier__prefetch_plan *p, luthier_s
     u->flags = (u->flags & ~(unsigned)LUTHIER_UKERNEL_PREFETCH_DENSE) | (u->prefetch ? p->flags : 0u);
 }
 
+/* Bytes of packed A a thread needs (interleaved kernels: an MC x KC block); SIZE_MAX when
+   that overflows. */
 LUTHIER_PRIVATE size_t luthier__gemm_workspace_bytes(const luthier__kernel_entry *uk,
                                                      const luthier__gemm_blocking *blk) {
     if (uk->kind != LUTHIER_KERNEL_INTERLEAVED) return 0;
+    if (blk->mc > SIZE_MAX / blk->kc / (size_t)uk->a_bytes) return SIZE_MAX;
     return blk->mc * blk->kc * (size_t)uk->a_bytes;
 }
 

@@ -1283,28 +1283,18 @@ LUTHIER_PRIVATE void luthier__qjob_init(luthier__qgemm_job *job, const luthier_q
     }
 }
 
-/* Blocking: A's MC x k block in half of L2, B's k x NC block in half of the last level (kp =
-   k rounded up to the K group). */
-LUTHIER_PRIVATE void luthier__qblocking(const luthier_context *ctx, size_t m, size_t n, size_t kp, size_t mr,
-                                        size_t nr, size_t *mc_out, size_t *nc_out) {
-    const size_t llc = ctx->caches.l3 ? ctx->caches.l3 : ctx->caches.l2;
-    const size_t mc = ctx->blocking_override.mc ? ctx->blocking_override.mc : (ctx->caches.l2 / 2) / kp;
-    const size_t nc = ctx->blocking_override.nc ? ctx->blocking_override.nc : (llc / 2) / kp;
-    *mc_out = luthier__balanced_block(m, luthier__max_sz(mc, mr), mr);
-    *nc_out = luthier__balanced_block(n, luthier__max_sz(nc, nr), nr);
-}
-
 /* d is validated and normalized (leading dimensions filled in). */
 LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier_qgemm_desc *d, int kernel,
                                              const uint8_t *a, const luthier__packed_b_layout *bl,
                                              const int8_t *bdata, const int32_t *comp, void *c) {
     const luthier__kernel_entry *uk = &luthier__qkernels[kernel];
     const luthier__pool *p = ctx->pool;
-    const size_t m = (size_t)d->m, n = (size_t)d->n, mr = (size_t)uk->mr, nr = bl->nr;
-    const size_t kp = luthier__max_sz(1, bl->groups * bl->kg);
+    const size_t m = (size_t)d->m, n = (size_t)d->n;
+    luthier__gemm_blocking blk;
     luthier__qgemm_job job;
     luthier_status s;
-    int cl, packs_a = 0;
+    size_t ws = 0;
+    int cl;
     luthier__qjob_init(&job, d, bl);
     job.a = a;
     job.c = (unsigned char *)c;
@@ -1312,16 +1302,14 @@ LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier
     job.comp = comp;
     if ((s = luthier__cluster_kernels(ctx, 1u << LUTHIER_KERNELS_INT8, uk, d->cluster_kernels, job.uk)) != LUTHIER_STATUS_OK)
         return s;
-    for (cl = 0; cl < p->num_clusters; cl++) packs_a |= job.uk[cl]->kind == LUTHIER_KERNEL_INTERLEAVED;
-    luthier__qblocking(ctx, m, n, kp, mr, nr, &job.mc, &job.nc);
-    job.split = luthier__gemm_split_for(luthier__div_up(m, mr), bl->panels, p->num_threads, bl->bytes, luthier__l2_bytes(ctx));
-    if (packs_a && d->k) {
-        if (job.mc > SIZE_MAX / kp - LUTHIER__ALIGN ||
-            (job.ws_stride = luthier__div_up(job.mc * kp, LUTHIER__ALIGN) * LUTHIER__ALIGN) > SIZE_MAX / (size_t)p->num_threads ||
-            !(job.ws = (unsigned char *)luthier__context_workspace(ctx, job.ws_stride * (size_t)p->num_threads)))
-            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate the packed A blocks (%zu x %zu bytes per thread)",
-                                 job.mc, kp);
-    }
+    /* one blocking (the clusters' kernels share MR, NR and the K group) */
+    blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, m, n, (size_t)d->k);
+    job.mc = blk.mc;
+    job.nc = blk.nc;
+    for (cl = 0; cl < p->num_clusters && d->k; cl++) ws = luthier__max_sz(ws, luthier__gemm_workspace_bytes(job.uk[cl], &blk));
+    job.split = luthier__gemm_split_for(luthier__div_up(m, (size_t)uk->mr), bl->panels, p->num_threads, bl->bytes,
+                                        luthier__l2_bytes(ctx));
+    if ((s = luthier__thread_workspace(ctx, ws, &job.ws, &job.ws_stride)) != LUTHIER_STATUS_OK) return s;
     return luthier__parallel(ctx, luthier__split_units(&job.split), d->schedule, d->ratios, d->num_ratios, 0,
                              luthier__qgemm_range, &job);
 }
@@ -2863,9 +2851,7 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
         }
     } else {
         const luthier__kernel_entry *uk = &luthier__qkernels[L->kernel];
-        size_t mc;
-        luthier__qblocking(ctx, L->rows_blk, L->cout_g, luthier__max_sz(1, L->bl.groups * L->bl.kg), (size_t)uk->mr,
-                           L->bl.nr, &mc, &job.nc);
+        job.nc = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, L->rows_blk, L->cout_g, L->bl.k).nc;
         units = luthier__div_up(L->m, (size_t)uk->mr);
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_gemm_range, &job);
     }
