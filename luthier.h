@@ -4224,9 +4224,10 @@ typedef struct luthier__conv_job {
     luthier__wino_out_fn wino_out;
     size_t wino_vw;
     size_t wino_unit;              /* Winograd: output tiles per unit (MR, or 1: see the run) */
-    int by_panels;                 /* GEMM algorithms and Winograd: units are NR panels of output
-                                      channels (every thread takes all pixels or tiles), not MR
-                                      tiles of pixels */
+    int by_panels;                 /* Winograd: units are NR panels of output channels (every
+                                      thread takes all tiles), not MR tiles of tiles */
+    luthier__gemm_split split;     /* GEMM algorithms: MR tiles of pixels, or (row group, NR
+                                      panel of output channels) pairs */
     const luthier__prefetch_region *next; /* NULL, or the next layer's first B block: each range
                                       prefetches it during its last GEMM block */
 } luthier__conv_job;
@@ -4399,23 +4400,20 @@ LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, c
     }
 }
 
-/* Units = MR-row tiles of output pixels, or with j->by_panels NR panels of each group's output
-   channels. Per block of rows_blk pixels, per group: build the block's A (nothing / im2col rows
-   / indirection pointers), then the GEMM driver on the unit's tiles and panels. */
-LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t end, int thread,
-                                              int cluster) {
-    const luthier__conv_job *j = (const luthier__conv_job *)arg;
+/* MR-row tiles [t0, t1) of output pixels x NR panels [p0, p1) of each group's output channels:
+   per block of rows_blk pixels, per group, build the block's A (nothing / im2col rows /
+   indirection pointers), then the GEMM driver on the block's tiles and the panels. w: the
+   thread's workspace. */
+LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, unsigned char *w, size_t t0, size_t t1,
+                                             size_t p0, size_t p1) {
     const luthier_conv2d_layer *cv = j->cv;
     const luthier_conv2d_desc *d = &cv->d;
     const size_t mr = (size_t)j->uk->mr, cout = (size_t)d->out_channels, cin = (size_t)d->in_channels;
-    unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
     void *gws = w + cv->gemm_ws_off;
-    const size_t p0 = j->by_panels ? begin : 0, p1 = j->by_panels ? end : cv->bl.panels;
-    const size_t rend = j->by_panels ? cv->m : luthier__min_sz(end * mr, cv->m);
+    const size_t rend = luthier__min_sz(t1 * mr, cv->m);
     luthier_sgemm_desc ed;
     luthier__gemm_args ga;
     size_t r0, g;
-    (void)cluster;
     memset(&ed, 0, sizeof ed);
     ed.activation = d->activation;
     ed.clamp_min = d->clamp_min;
@@ -4426,7 +4424,7 @@ LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t en
     ga.n = cv->cout_g;
     ga.b_layout = &cv->bl;
     ga.ldc = cout;
-    for (r0 = j->by_panels ? 0 : begin * mr; r0 < rend; r0 += cv->rows_blk) {
+    for (r0 = t0 * mr; r0 < rend; r0 += cv->rows_blk) {
         const size_t r1 = luthier__min_sz(r0 + cv->rows_blk, rend), tiles = luthier__div_up(r1 - r0, mr);
         for (g = 0; g < (size_t)d->groups; g++) {
             ga.next_layer = r1 == rend && g + 1 == (size_t)d->groups ? j->next : NULL;
@@ -4453,6 +4451,29 @@ LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t en
             luthier__gemm_compute(j->uk, &cv->blk, &ga, 0, tiles, p0, p1, gws);
         }
     }
+}
+
+/* Units of j->split (MR tiles of pixels, or (row group, panel) pairs). */
+LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
+    const luthier__conv_job *j = (const luthier__conv_job *)arg;
+    unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
+    size_t r[4];
+    (void)cluster;
+    while (luthier__split_next(&j->split, &begin, end, r)) luthier__conv_gemm_rect(j, w, r[0], r[1], r[2], r[3]);
+}
+
+/* The split of an ungrouped GEMM layer: the plain GEMMs' (luthier__gemm_split_for: a grid
+   when many threads would each stream weights beyond L2), or over output channels when they
+   outnumber the pixels with at least 4 panels per thread (luthier__split_by_panels). Grouped
+   layers keep the pixel split. */
+LUTHIER_PRIVATE luthier__gemm_split luthier__conv_split(const luthier_context *ctx, const luthier_conv2d_layer *cv) {
+    const size_t tiles = luthier__div_up(cv->m, (size_t)cv->uk->mr);
+    const int t = ctx->pool->num_threads;
+    luthier__gemm_split s = luthier__gemm_split_for(tiles, cv->bl.panels, cv->d.groups == 1 ? t : 1, cv->bl.bytes,
+                                                    luthier__l2_bytes(ctx));
+    if (cv->d.groups == 1 && !s.groups && luthier__split_by_panels(cv->m, cv->cout_g, tiles, cv->bl.panels, t, 1))
+        s.groups = 1;
+    return s;
 }
 
 /* Units = output pixels; the inner loops run over contiguous channels (NHWC). */
@@ -4856,12 +4877,9 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_winograd_range, &job);
     } else {
-        const size_t tiles = luthier__div_up(cv->m, (size_t)cv->uk->mr);
         job.uk = cv->uk;
-        /* over output channels (luthier__split_by_panels); grouped layers keep the pixel split */
-        job.by_panels = d->groups == 1 &&
-                        luthier__split_by_panels(cv->m, cv->cout_g, tiles, cv->bl.panels, ctx->pool->num_threads, 1);
-        units = job.by_panels ? cv->bl.panels : tiles;
+        job.split = luthier__conv_split(ctx, cv);
+        units = luthier__split_units(&job.split);
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_gemm_range, &job);
     }

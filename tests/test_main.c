@@ -89,6 +89,7 @@ int main(int argc, char **argv) {
     RUN(test_threads_gemm_equal);
     RUN(test_threads_gemm_split);
     RUN(test_threads_gemm_grouped);
+    RUN(test_threads_conv_grouped);
     RUN(test_threads_pinning);
     RUN(test_threads_gemm_bad_ratios);
     RUN(test_conv_bad_arguments);

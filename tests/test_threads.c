@@ -391,6 +391,53 @@ done:
     luthier_context_destroy(many);
 }
 
+/* Convolutions whose weights outweigh L2 on 5 threads (the grid split: 7 x 7 pixels, 320 or
+   1024 channels) and on 1: equal bit for bit for im2col, implicit GEMM and 1x1. */
+static void test_threads_conv_grouped(void) {
+    static const luthier_conv_algorithm algos[3] = {LUTHIER_CONV_IM2COL, LUTHIER_CONV_IMPLICIT_GEMM, LUTHIER_CONV_1X1};
+    int five[1] = {5}, a;
+    luthier_context *one = NULL, *many = threads_context(1, five);
+    luthier_context_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = 1;
+    CHECK(luthier_context_create(&cd, &one) == LUTHIER_STATUS_OK && many, "contexts");
+    for (a = 0; a < 3 && one && many; a++) {
+        luthier_conv2d_desc d;
+        luthier_conv2d_layer *l1 = NULL, *l5 = NULL;
+        const int c = a == 2 ? 1024 : 320, ks = a == 2 ? 1 : 3;
+        const size_t nin = (size_t)49 * c, nw = (size_t)c * c * ks * ks;
+        float *x = (float *)test_alloc(nin * sizeof(float)), *w = (float *)test_alloc(nw * sizeof(float));
+        float *y1 = (float *)test_alloc(nin * sizeof(float)), *y5 = (float *)test_alloc(nin * sizeof(float));
+        memset(&d, 0, sizeof d);
+        d.batch = 1;
+        d.in_channels = d.out_channels = c;
+        d.in_h = d.in_w = 7;
+        d.kernel_h = d.kernel_w = ks;
+        d.stride_h = d.stride_w = 1;
+        d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = ks / 2;
+        d.groups = 1;
+        d.layout = LUTHIER_LAYOUT_NHWC;
+        d.activation = LUTHIER_ACTIVATION_RELU;
+        d.algorithm = algos[a];
+        test_fill(x, nin);
+        test_fill(w, nw);
+        CHECK(luthier_conv2d_create(one, &d, w, NULL, &l1) == LUTHIER_STATUS_OK && luthier_conv2d_create(many, &d, w, NULL, &l5) == LUTHIER_STATUS_OK,
+              "%s: %s", luthier_conv_algorithm_name(algos[a]), luthier_context_error(many));
+        if (l1 && l5) {
+            CHECK(luthier_conv2d_run(one, l1, x, y1) == LUTHIER_STATUS_OK && luthier_conv2d_run(many, l5, x, y5) == LUTHIER_STATUS_OK,
+                  "run: %s", luthier_context_error(many));
+            CHECK(memcmp(y1, y5, nin * sizeof(float)) == 0, "%s: 5 threads differ from 1", luthier_conv_algorithm_name(algos[a]));
+            CHECK(luthier__conv_split(many, l5).groups > 0 || l5->bl.bytes <= luthier__l2_bytes(many), "%s: not a grid split",
+                  luthier_conv_algorithm_name(algos[a]));
+        }
+        luthier_conv2d_destroy(l1);
+        luthier_conv2d_destroy(l5);
+        free(x); free(w); free(y1); free(y5);
+    }
+    luthier_context_destroy(one);
+    luthier_context_destroy(many);
+}
+
 /* On this machine's own topology every worker is pinned to its CPU and says so, unless the
    process may not run there. */
 static void test_threads_pinning(void) {
