@@ -2518,6 +2518,18 @@ LUTHIER_PRIVATE int luthier__split_by_panels(size_t m, size_t n, size_t tiles, s
     return (tiles < (size_t)threads && panels > tiles) || (wide && n > m && panels >= 4 * (size_t)threads);
 }
 
+/* The split of a convolution's GEMM (m pixels, cout_g output channels per group, in tiles and
+   panels; b_bytes: one group's packed weights): the plain GEMMs' (a grid when many threads would
+   each stream weights beyond L2), or over output channels when they outnumber the pixels with
+   at least 4 panels per thread (luthier__split_by_panels). Grouped layers keep the pixel split.
+   The engine (luthier__conv_split) and the cost model (luthier__cm_units) both use it. */
+LUTHIER_PRIVATE luthier__gemm_split luthier__conv_split_for(size_t m, size_t cout_g, int groups, size_t tiles, size_t panels,
+                                                            int threads, size_t b_bytes, size_t l2) {
+    luthier__gemm_split s = luthier__gemm_split_for(tiles, panels, groups == 1 ? threads : 1, b_bytes, l2);
+    if (groups == 1 && !s.groups && luthier__split_by_panels(m, cout_g, tiles, panels, threads, 1)) s.groups = 1;
+    return s;
+}
+
 LUTHIER_PRIVATE void luthier__gemm_range(void *arg, size_t begin, size_t end, int thread,
                                          int cluster) {
     const luthier__gemm_job *j = (const luthier__gemm_job *)arg;
@@ -3284,15 +3296,26 @@ LUTHIER_PRIVATE void luthier__cm_machine_of(const luthier_context *ctx, luthier_
     }
 }
 
-/* Work units of a layer for the split: MR-row tiles of the output pixels (Winograd: of its
-   tiles; depthwise: output rows). */
-LUTHIER_PRIVATE double luthier__cm_units(const luthier_conv2d_desc *d, int64_t oh, int64_t ow, luthier_conv_algorithm algo,
-                                         int kernel) {
-    const double m = (double)(d->batch * oh * ow);
+/* Work units of a layer for the split, all of equal work: MR-row tiles of the output pixels
+   (Winograd: of its tiles; depthwise: output rows), or for the GEMM algorithms the engine's
+   split on mc's threads (luthier__conv_split_for: (row group, panel) pairs where it is a grid). */
+LUTHIER_PRIVATE double luthier__cm_units(const luthier__cm_machine *mc, const luthier_conv2d_desc *d, int64_t oh, int64_t ow,
+                                         luthier_conv_algorithm algo, int kernel) {
+    const size_t m = (size_t)(d->batch * oh * ow);
     const int wm = algo == LUTHIER_CONV_WINOGRAD_2X3 ? 2 : algo == LUTHIER_CONV_WINOGRAD_4X3 ? 4 : algo == LUTHIER_CONV_WINOGRAD_6X3 ? 6 : 0;
-    if (algo == LUTHIER_CONV_DEPTHWISE || kernel < 0) return (double)(d->batch * oh);
-    if (wm) return ceil((double)d->batch * ceil((double)oh / wm) * ceil((double)ow / wm) / luthier__ukernels[kernel].mr);
-    return ceil(m / luthier__ukernels[kernel].mr);
+    const luthier__kernel_entry *uk = kernel >= 0 ? &luthier__ukernels[kernel] : NULL;
+    size_t cout_g, kdim, panels;
+    luthier__gemm_split sp;
+    int c, threads = 0;
+    if (algo == LUTHIER_CONV_DEPTHWISE || !uk) return (double)(d->batch * oh);
+    if (wm) return ceil((double)d->batch * ceil((double)oh / wm) * ceil((double)ow / wm) / uk->mr);
+    cout_g = (size_t)(d->out_channels / d->groups);
+    kdim = (size_t)(d->in_channels / d->groups * d->kernel_h * d->kernel_w);
+    panels = luthier__div_up(cout_g, (size_t)uk->nr);
+    for (c = 0; c < mc->num_clusters; c++) threads += mc->threads[c];
+    sp = luthier__conv_split_for(m, cout_g, (int)d->groups, luthier__div_up(m, (size_t)uk->mr), panels, threads,
+                                 panels * (size_t)uk->nr * kdim * sizeof(float), (size_t)mc->core[0]->l2);
+    return (double)luthier__split_units(&sp);
 }
 
 /* Seconds of the layer on machine mc with algo, kernel and shares (NULL: capacity x threads;
@@ -3309,7 +3332,7 @@ LUTHIER_PRIVATE double luthier__cm_conv_seconds(const luthier__cm_machine *mc, c
     }
     if (!(sum > 0)) return -1;
     for (c = 0; c < mc->num_clusters; c++) sh[c] /= sum;
-    units = luthier__cm_units(d, oh, ow, algo, kernel);
+    units = luthier__cm_units(mc, d, oh, ow, algo, kernel);
     return luthier__cm_split_seconds(mc, cyc, units, sh) * (dynamic ? 1.02 : 1.0);
 }
 
@@ -4462,18 +4485,10 @@ LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t en
     while (luthier__split_next(&j->split, &begin, end, r)) luthier__conv_gemm_rect(j, w, r[0], r[1], r[2], r[3]);
 }
 
-/* The split of an ungrouped GEMM layer: the plain GEMMs' (luthier__gemm_split_for: a grid
-   when many threads would each stream weights beyond L2), or over output channels when they
-   outnumber the pixels with at least 4 panels per thread (luthier__split_by_panels). Grouped
-   layers keep the pixel split. */
+/* The split of a GEMM layer on ctx (luthier__conv_split_for). */
 LUTHIER_PRIVATE luthier__gemm_split luthier__conv_split(const luthier_context *ctx, const luthier_conv2d_layer *cv) {
-    const size_t tiles = luthier__div_up(cv->m, (size_t)cv->uk->mr);
-    const int t = ctx->pool->num_threads;
-    luthier__gemm_split s = luthier__gemm_split_for(tiles, cv->bl.panels, cv->d.groups == 1 ? t : 1, cv->bl.bytes,
-                                                    luthier__l2_bytes(ctx));
-    if (cv->d.groups == 1 && !s.groups && luthier__split_by_panels(cv->m, cv->cout_g, tiles, cv->bl.panels, t, 1))
-        s.groups = 1;
-    return s;
+    return luthier__conv_split_for(cv->m, cv->cout_g, (int)cv->d.groups, luthier__div_up(cv->m, (size_t)cv->uk->mr), cv->bl.panels,
+                                   ctx->pool->num_threads, cv->bl.bytes, luthier__l2_bytes(ctx));
 }
 
 /* Units = output pixels; the inner loops run over contiguous channels (NHWC). */
