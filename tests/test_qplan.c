@@ -715,7 +715,7 @@ static void test_qplan_add_plain_operand(void) {
     int x, y, z;
     float in[8], *f32 = NULL, *q8 = NULL, lo, hi, s, worst = 0;
     const void *ins[1];
-    size_t n, i;
+    size_t n = 0, i;
     luthier_plan *p = NULL;
     memset(&b, 0, sizeof b);
     luthier_graph_create(&b.g);
