@@ -3980,9 +3980,13 @@ LUTHIER_PRIVATE const char *luthier__act_name(luthier_activation a) {
 }
 
 /* The layer of node i given the fusion decisions (with cal: of the int8 plan) in a plan of
-   precision prec; 0 when the node is not a tunable layer. */
-LUTHIER_PRIVATE int luthier__layer_of(const luthier_graph *g, const luthier__fuse *f, int i, const luthier_calibration *cal,
-                                      luthier_precision prec, luthier__layer *t) {
+   precision prec on ctx (NULL: a CPU without fp16 arithmetic); 0 when the node is not a
+   tunable layer. Its family: INT8 for int8 layers; in fp16 plans F16W for dense layers, and
+   F16 for the convolutions that the plan computes in fp16 (luthier__conv_f16_kernel); else
+   F32. Layers of another family than F32 have their own signatures ("int8 ...", "fp16 ..."),
+   so that records made for one precision configure only plans of that precision. */
+LUTHIER_PRIVATE int luthier__layer_of(const luthier_context *ctx, const luthier_graph *g, const luthier__fuse *f, int i,
+                                      const luthier_calibration *cal, luthier_precision prec, luthier__layer *t) {
     const luthier__gnode *gn = &g->nodes[i];
     const luthier__gtensor *x = &g->tensors[gn->inputs[0]];
     memset(t, 0, sizeof *t);
@@ -4028,7 +4032,8 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_graph *g, const luthier__fus
     }
     t->fam = t->q ? LUTHIER_KERNELS_INT8
              : gn->d.op == LUTHIER_OP_DENSE && prec == LUTHIER_PRECISION_FP16 ? LUTHIER_KERNELS_F16W
-                                                                             : LUTHIER_KERNELS_F32;
+             : gn->d.op == LUTHIER_OP_CONV2D && ctx && luthier__conv_f16_kernel(ctx, &t->cd, prec) ? LUTHIER_KERNELS_F16
+                                                                                                  : LUTHIER_KERNELS_F32;
     if (t->fam != LUTHIER_KERNELS_F32) {
         char tmp[sizeof t->sig + 16];
         if (t->q) snprintf(tmp, sizeof tmp, "int8 %s out=%s", t->sig, t->out_u8 ? "u8" : "f32");
@@ -4070,7 +4075,7 @@ LUTHIER_API luthier_status luthier_tune_signature(const luthier_graph *g, int no
     int ok;
     if (!g || !buf || !size || node < 0 || node >= g->num_nodes) return LUTHIER_STATUS_INVALID_ARGUMENT;
     if (!(f = luthier__fuse_only(g, NULL))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    ok = luthier__layer_of(g, f, node, NULL, LUTHIER_PRECISION_FP32, &t);
+    ok = luthier__layer_of(NULL, g, f, node, NULL, LUTHIER_PRECISION_FP32, &t);
     luthier__free(f);
     if (!ok) return LUTHIER_STATUS_NOT_FOUND;
     snprintf(buf, size, "%s", t.sig);
@@ -4229,7 +4234,7 @@ LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, cons
             continue;
         }
         for (i = 0; i < g->num_nodes; i++)
-            if (luthier__layer_of(g, f, i, cal, prec, &t) && strcmp(t.sig, sig) == 0) {
+            if (luthier__layer_of(ctx, g, f, i, cal, prec, &t) && strcmp(t.sig, sig) == 0) {
                 if (t.op == LUTHIER_OP_DENSE) cfg.algorithm = LUTHIER_CONV_AUTO;
                 configs[i] = cfg;
                 n++;

@@ -88,7 +88,9 @@ typedef struct luthier_tune_desc {
     const luthier_calibration *int8;
     /* The plan's precision (luthier_plan_desc.precision): with FP16, dense layers become
        "fp16 dense ..." tasks whose kernel knob takes the F16W kernels (their plans then keep the
-       weights in fp16). */
+       weights in fp16), and on CPUs with fp16 arithmetic the convolutions that fp16 plans compute
+       in fp16 become "fp16 conv2d ..." tasks over the F16 kernels (IM2COL, 1X1). Their records
+       configure fp16 plans only. */
     luthier_precision precision;
     int no_plan_check;       /* keep every task's winner without the in-plan check (below) */
     int no_prior;            /* do not let the analytical cost model (luthier_conv2d_predict)
@@ -180,11 +182,11 @@ typedef struct luthier__task {
 } luthier__task;
 
 /* Task of node i (its layer, with node i as representative); 0 when the node is not tuned. */
-LUTHIER_PRIVATE int luthier__task_of(const luthier_graph *g, const luthier__fuse *f, int i, const luthier_calibration *cal,
-                                     luthier_precision prec, luthier__task *t) {
+LUTHIER_PRIVATE int luthier__task_of(const luthier_context *ctx, const luthier_graph *g, const luthier__fuse *f, int i,
+                                     const luthier_calibration *cal, luthier_precision prec, luthier__task *t) {
     memset(t, 0, sizeof *t);
     t->first_node = i;
-    return luthier__layer_of(g, f, i, cal, prec, &t->l);
+    return luthier__layer_of(ctx, g, f, i, cal, prec, &t->l);
 }
 
 /* >>impl-tune-space: candidates and their features */
@@ -291,8 +293,8 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
     }
     snprintf(saved, sizeof saved, "%s", ctx->error);
     for (a = 0; a < (t->l.op == LUTHIER_OP_CONV2D ? (int)LUTHIER_CONV_ALGORITHM_COUNT : 1); a++) {
-        if (t->l.op == LUTHIER_OP_CONV2D && t->l.q) {
-            if (luthier__conv_algo_fits(NULL, "", &t->l.cd, (luthier_conv_algorithm)a, LUTHIER_KERNELS_INT8) != LUTHIER_STATUS_OK)
+        if (t->l.op == LUTHIER_OP_CONV2D && t->l.fam != LUTHIER_KERNELS_F32) { /* the algorithms of its family */
+            if (luthier__conv_algo_fits(NULL, "", &t->l.cd, (luthier_conv_algorithm)a, t->l.fam) != LUTHIER_STATUS_OK)
                 continue;
         } else if (t->l.op == LUTHIER_OP_CONV2D &&
                    (a == LUTHIER_CONV_AUTO || luthier_conv2d_algorithm_valid(ctx, &t->l.cd, (luthier_conv_algorithm)a) != LUTHIER_STATUS_OK)) {
@@ -603,7 +605,7 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
         } else if (t->l.op == LUTHIER_OP_CONV2D) {
             luthier_conv2d_desc cd = t->l.cd;
             cd.algorithm = (luthier_conv_algorithm)c->algo;
-            cd.kernel = c->kernel >= 0 ? luthier__ukernels[c->kernel].name : NULL;
+            cd.kernel = c->kernel >= 0 ? luthier__kernel_tables[t->l.fam].rows[c->kernel].name : NULL;
             s = luthier_conv2d_create(ctx, &cd, m->w, m->bias, &m->cache[slot].conv);
         } else {
             memset(&sd, 0, sizeof sd);
@@ -785,7 +787,7 @@ LUTHIER_PRIVATE void luthier__svg_color(double v, char *buf, size_t size) {
 LUTHIER_PRIVATE void luthier__write_heatmap(luthier_context *ctx, luthier__tmeas *m, const luthier__task *t,
                                             const luthier__cand *best, const char *path) {
     FILE *fh;
-    int nk = luthier_kernel_count(), rows = 0, cols, r, c, k, by_share = ctx->pool->num_clusters >= 2;
+    int nk = luthier_kernels_count(t->l.fam), rows = 0, cols, r, c, k, by_share = ctx->pool->num_clusters >= 2;
     int kernels[64];
     double cell[64][16], lo = 1e30, hi = 0;
     const char *colname[16];
@@ -797,7 +799,7 @@ LUTHIER_PRIVATE void luthier__write_heatmap(luthier_context *ctx, luthier__tmeas
         for (c = 1; c < (int)LUTHIER_CONV_ALGORITHM_COUNT && cols < 16; c++) colname[cols++] = luthier_conv_algorithm_name((luthier_conv_algorithm)c);
     for (k = 0; k < nk && rows < 64; k++) {
         luthier_kernel_info ki;
-        luthier_kernel_get(k, &ki);
+        luthier_kernels_get(t->l.fam, k, &ki); /* the task's family (int8, fp16 tasks: theirs) */
         if ((ki.required_cpu_features & ~ctx->cpu_features) || strcmp(ki.isa, "scalar") == 0) continue;
         kernels[rows] = k;
         for (c = 0; c < cols; c++) {
@@ -1174,7 +1176,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_tasks(luthier__tuner *T) {
     for (i = 0; i < g->num_nodes; i++) {
         luthier__task t;
         T->node_task[i] = -1;
-        if (!luthier__task_of(g, T->f, i, T->d.int8, T->d.precision, &t)) continue;
+        if (!luthier__task_of(T->ctx, g, T->f, i, T->d.int8, T->d.precision, &t)) continue;
         T->res.ops++;
         for (j = 0; j < T->ntasks; j++)
             if (strcmp(T->tasks[j].l.sig, t.l.sig) == 0) break;
@@ -1244,12 +1246,15 @@ LUTHIER_PRIVATE void luthier__tune_default(luthier__tuner *T, luthier__task *t, 
         }
     } else if (t->l.op == LUTHIER_OP_CONV2D) {
         luthier_conv2d_layer *tmp = NULL;
-        if (luthier_conv2d_create(ctx, &t->l.cd, mp->w, mp->bias, &tmp) == LUTHIER_STATUS_OK) {
+        luthier_conv2d_desc cd = t->l.cd; /* as the plan creates it without a configuration */
+        if (t->l.fam == LUTHIER_KERNELS_F16) cd.kernel = luthier__conv_f16_kernel(ctx, &cd, LUTHIER_PRECISION_FP16);
+        if (luthier_conv2d_create(ctx, &cd, mp->w, mp->bias, &tmp) == LUTHIER_STATUS_OK) {
             luthier_conv2d_info info;
             memset(&info, 0, sizeof info);
             luthier_conv2d_get_info(tmp, &info);
             dc.algo = (short)info.algorithm;
-            if (info.kernel && *info.kernel) luthier_kernel_find(info.kernel, &j), dc.kernel = (short)j;
+            if (info.kernel && *info.kernel && luthier_kernels_find(t->l.fam, info.kernel, &j) == LUTHIER_STATUS_OK)
+                dc.kernel = (short)j;
             luthier_conv2d_destroy(tmp);
         }
     } else {

@@ -445,8 +445,6 @@ static void test_fp16_tune(void) {
     gb_free(&b);
 }
 
-/* The fp16-arithmetic kernels run only where the CPU has FP16 (HWCAP_ASIMDHP): elsewhere
-   naming one is UNSUPPORTED, never an illegal instruction (qemu -cpu cortex-a72 runs this). */
 /* Every F16 kernel's blocking keeps its fp16 sums to at most LUTHIER__F16_MAX_KC steps of k,
    also for the shapes whose blocking would walk all of k (one row of tiles, one panel), and
    for small and large L1; the fp32 kernels keep walking all of k there. */
@@ -470,6 +468,73 @@ static void test_fp16_kc_bound(void) {
     }
 }
 
+/* Tuning an fp16 plan of the mini ResNet: where the CPU computes convolutions in fp16 (qemu
+   neoverse-n1, AVX-512 FP16), they are "fp16 conv2d" tasks over the F16 kernels, whose records
+   configure fp16 plans only (the fp32 plan made from the same records keeps fp32 kernels);
+   elsewhere they are the fp32 tasks. */
+static void test_fp16_tune_conv(void) {
+    luthier_context *ctx = ctx_threads(2);
+    const int f16 = luthier__f16_kernel(ctx, 1) != NULL;
+    luthier_tune_desc td;
+    luthier_tune_result r;
+    char rec[512], line[1200];
+    int x, k, conv16 = 0, conv32 = 0, bad = 0;
+    FILE *fh;
+    gb b;
+    build_mini_resnet(&b, 1, 16, &x);
+    memset(&td, 0, sizeof td);
+    td.budget_seconds = 1.0;
+    td.progress = -1;
+    td.precision = LUTHIER_PRECISION_FP16;
+    tune_tmp("fp16conv.records", rec, sizeof rec);
+    CHECK(luthier_tune(ctx, b.g, &td, rec, &r) == LUTHIER_STATUS_OK && r.tasks >= 3, "tune: %s", luthier_context_error(ctx));
+    for (fh = fopen(rec, "r"); fh && fgets(line, sizeof line, fh);) {
+        char *kern;
+        if (strstr(line, "\tfp16 conv2d ")) {
+            conv16++;
+            kern = strchr(strchr(strstr(line, "\tfp16 conv2d ") + 1, '\t') + 1, '\t'); /* after the algorithm */
+            if (kern && strncmp(kern, "\t-\t", 3) != 0) {
+                char name[128];
+                sscanf(kern + 1, "%127[^\t]", name);
+                bad += !luthier__kernel_named(name) || luthier__kernel_named(name)->family != LUTHIER_KERNELS_F16;
+            }
+        } else if (strstr(line, "\tconv2d ")) {
+            conv32++;
+        }
+    }
+    if (fh) fclose(fh);
+    printf("    %d fp16 and %d fp32 conv records (F16 kernels here: %s)\n", conv16, conv32, f16 ? "yes" : "no");
+    CHECK(f16 ? conv16 >= 3 && conv32 == 0 && bad == 0 : conv16 == 0 && conv32 >= 3,
+          "F16 CPU %d: %d fp16 conv records (%d not on F16 kernels), %d fp32 ones", f16, conv16, bad, conv32);
+    for (k = 0; k < 2; k++) { /* the fp16 plan and the fp32 plan from the same records */
+        luthier_plan_desc pd;
+        luthier_plan *p = NULL;
+        memset(&pd, 0, sizeof pd);
+        pd.records = rec;
+        pd.precision = k ? LUTHIER_PRECISION_FP32 : LUTHIER_PRECISION_FP16;
+        CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+        if (p) {
+            luthier_plan_info info;
+            int i;
+            luthier_plan_get_info(p, &info);
+            for (i = 0; i < info.num_steps; i++) {
+                luthier_step_info si;
+                const luthier__kernel_entry *e;
+                luthier_plan_step_info(p, i, &si);
+                if (si.op != LUTHIER_OP_CONV2D || !(e = luthier__kernel_named(si.kernel))) continue;
+                CHECK((e->family == LUTHIER_KERNELS_F16) == (f16 && !k), "%s plan, %s: kernel %s", k ? "fp32" : "fp16", si.name,
+                      si.kernel);
+            }
+        }
+        luthier_plan_destroy(p);
+    }
+    remove(rec);
+    luthier_context_destroy(ctx);
+    gb_free(&b);
+}
+
+/* The fp16-arithmetic kernels run only where the CPU has FP16 (HWCAP_ASIMDHP): elsewhere
+   naming one is UNSUPPORTED, never an illegal instruction (qemu -cpu cortex-a72 runs this). */
 static void test_fp16_arithmetic_gated(void) {
     luthier_context *ctx = test_context(0, 0, 0);
     int i, tried = 0;
@@ -542,6 +607,7 @@ static void run_fp16_tests(void) {
     RUN(test_fp16_sgemm_packed_mismatch);
     RUN(test_fp16_arithmetic_gated);
     RUN(test_fp16_kc_bound);
+    RUN(test_fp16_tune_conv);
     RUN(test_fp16_pack_a);
     RUN(test_fp16_conv);
     RUN(test_fp16_plan_conv);
