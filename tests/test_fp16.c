@@ -390,12 +390,37 @@ static void test_fp16_sgemm_packed_mismatch(void) {
 
 /* Tuning an fp16 plan: dense layers are "fp16 dense" tasks over the F16W kernels; their records
    configure fp16 plans and not fp32 ones (another signature), which keep fp32 weights. */
+/* Steps of op in g's plan of precision prec made with the records rec: how many run a kernel
+   of family fam (*steps: all of them). */
+static int fp16_steps_on(luthier_context *ctx, const luthier_graph *g, const char *rec, luthier_precision prec, luthier_op op,
+                         luthier_kernel_family fam, int *steps) {
+    luthier_plan_desc pd;
+    luthier_plan *p = NULL;
+    int i, on = 0;
+    memset(&pd, 0, sizeof pd);
+    pd.records = rec;
+    pd.precision = prec;
+    CHECK(luthier_plan_create(ctx, g, &pd, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+    if (p) {
+        luthier_plan_info info;
+        luthier_plan_get_info(p, &info);
+        for (i = 0; i < info.num_steps; i++) {
+            luthier_step_info si;
+            const luthier__kernel_entry *e;
+            luthier_plan_step_info(p, i, &si);
+            if (si.op != op) continue;
+            (*steps)++;
+            on += (e = luthier__kernel_named(si.kernel)) != NULL && e->family == fam;
+        }
+    }
+    luthier_plan_destroy(p);
+    return on;
+}
+
 static void test_fp16_tune(void) {
     luthier_context *ctx = ctx_threads(2);
     luthier_tune_desc td;
     luthier_tune_result r;
-    luthier_plan_desc pd;
-    luthier_plan *p = NULL;
     char rec[512], line[1200];
     gb b;
     int x, k, fp16_lines = 0, f16w = 0, seen = 0;
@@ -417,25 +442,11 @@ static void test_fp16_tune(void) {
         }
     if (fh) fclose(fh);
     CHECK(fp16_lines >= 3 && f16w == fp16_lines, "%d fp16 dense records, %d with an F16W or the default kernel", fp16_lines, f16w);
-    for (k = 0; k < 2; k++) {
-        memset(&pd, 0, sizeof pd);
-        pd.records = rec;
-        pd.precision = k ? LUTHIER_PRECISION_FP32 : LUTHIER_PRECISION_FP16;
-        CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
-        if (p) {
-            luthier_plan_info info;
-            int i;
-            luthier_plan_get_info(p, &info);
-            for (i = 0; i < info.num_steps; i++) {
-                luthier_step_info si;
-                luthier_plan_step_info(p, i, &si);
-                if (si.op != LUTHIER_OP_DENSE) continue;
-                seen++;
-                CHECK((strstr(si.kernel, "_f16w") != NULL) == !k, "%s plan, %s: kernel %s", k ? "fp32" : "fp16", si.name, si.kernel);
-            }
-        }
-        luthier_plan_destroy(p);
-        p = NULL;
+    for (k = 0; k < 2; k++) { /* the fp16 plan and the fp32 plan from the same records */
+        int steps = 0, on = fp16_steps_on(ctx, b.g, rec, k ? LUTHIER_PRECISION_FP32 : LUTHIER_PRECISION_FP16, LUTHIER_OP_DENSE,
+                                          LUTHIER_KERNELS_F16W, &steps);
+        CHECK(on == (k ? 0 : steps), "%s plan: %d of %d dense steps on F16W kernels", k ? "fp32" : "fp16", on, steps);
+        seen += steps;
     }
     CHECK(seen >= 6, "%d dense steps", seen);
     td.precision = LUTHIER_PRECISION_COUNT;
@@ -507,26 +518,10 @@ static void test_fp16_tune_conv(void) {
     CHECK(f16 ? conv16 >= 3 && conv32 == 0 && bad == 0 : conv16 == 0 && conv32 >= 3,
           "F16 CPU %d: %d fp16 conv records (%d not on F16 kernels), %d fp32 ones", f16, conv16, bad, conv32);
     for (k = 0; k < 2; k++) { /* the fp16 plan and the fp32 plan from the same records */
-        luthier_plan_desc pd;
-        luthier_plan *p = NULL;
-        memset(&pd, 0, sizeof pd);
-        pd.records = rec;
-        pd.precision = k ? LUTHIER_PRECISION_FP32 : LUTHIER_PRECISION_FP16;
-        CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
-        if (p) {
-            luthier_plan_info info;
-            int i;
-            luthier_plan_get_info(p, &info);
-            for (i = 0; i < info.num_steps; i++) {
-                luthier_step_info si;
-                const luthier__kernel_entry *e;
-                luthier_plan_step_info(p, i, &si);
-                if (si.op != LUTHIER_OP_CONV2D || !(e = luthier__kernel_named(si.kernel))) continue;
-                CHECK((e->family == LUTHIER_KERNELS_F16) == (f16 && !k), "%s plan, %s: kernel %s", k ? "fp32" : "fp16", si.name,
-                      si.kernel);
-            }
-        }
-        luthier_plan_destroy(p);
+        int steps = 0, on = fp16_steps_on(ctx, b.g, rec, k ? LUTHIER_PRECISION_FP32 : LUTHIER_PRECISION_FP16, LUTHIER_OP_CONV2D,
+                                          LUTHIER_KERNELS_F16, &steps);
+        CHECK(steps >= 5 && on == (f16 && !k ? steps : 0), "%s plan: %d of %d convolutions on F16 kernels", k ? "fp32" : "fp16",
+              on, steps);
     }
     remove(rec);
     luthier_context_destroy(ctx);
