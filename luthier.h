@@ -2291,23 +2291,38 @@ LUTHIER_PRIVATE double luthier__nr_waste(int nr, size_t n) {
     return (double)(padded - (n ? n : 1)) / (double)padded;
 }
 
+/* Of the count rows of a kernel table, the one for n output columns given a default def: def,
+   unless more than a quarter of its NR lanes would be padding; then, among the rows the CPU
+   runs that are not scalar and share def's kind (LUTHIER__SAME_KIND) or ISA
+   (LUTHIER__SAME_ISA), the one wasting the least, earliest on ties (def when none wastes
+   less). The one rule of every family's default kernel. */
+#define LUTHIER__SAME_KIND 1
+#define LUTHIER__SAME_ISA 2
+LUTHIER_PRIVATE const luthier__kernel_entry *luthier__least_padding(const luthier__kernel_entry *rows, int count,
+                                                                    const luthier__kernel_entry *def, unsigned features,
+                                                                    size_t n, int same) {
+    const luthier__kernel_entry *best = def;
+    int i;
+    if (luthier__nr_waste(def->nr, n) <= 0.25) return def;
+    for (i = 0; i < count; i++) {
+        const luthier__kernel_entry *e = &rows[i];
+        if (!luthier__kernel_runs(e, features) || !strcmp(e->isa, "scalar") || ((same & LUTHIER__SAME_KIND) && e->kind != def->kind) ||
+            ((same & LUTHIER__SAME_ISA) && strcmp(e->isa, def->isa)))
+            continue;
+        if (luthier__nr_waste(e->nr, n) < luthier__nr_waste(best->nr, n)) best = e;
+    }
+    return best;
+}
+
 /* The kernel a call with n output columns uses when neither it nor the context named one: the
    default, unless more than a quarter of its NR lanes would be padding (a 64-wide kernel on a
    16-channel layer); then the SIMD kernel of the same kind wasting the least, earliest in the
    preference order on ties. Measured: 16 output channels (MobileNetV2 pointwise), 6x16
    AVX2 hybrid 0.20 ms vs 6x64 AVX-512 hybrid 0.42 ms. */
 LUTHIER_PRIVATE int luthier__kernel_for_n(const luthier_context *ctx, size_t n) {
-    const luthier__kernel_entry *def = &luthier__ukernels[ctx->kernel];
-    int i, best = ctx->kernel;
-    if (!ctx->kernel_auto || luthier__nr_waste(def->nr, n) <= 0.25) return ctx->kernel;
-    for (i = 0; i < LUTHIER__NUM_UKERNELS; i++) {
-        const luthier__kernel_entry *e = &luthier__ukernels[i];
-        if (e->kind != def->kind || strcmp(e->isa, "scalar") == 0 ||
-            (e->required_cpu_features & ctx->cpu_features) != e->required_cpu_features)
-            continue;
-        if (luthier__nr_waste(e->nr, n) < luthier__nr_waste(luthier__ukernels[best].nr, n)) best = i;
-    }
-    return best;
+    if (!ctx->kernel_auto) return ctx->kernel;
+    return (int)(luthier__least_padding(luthier__ukernels, LUTHIER__NUM_UKERNELS, &luthier__ukernels[ctx->kernel],
+                                        ctx->cpu_features, n, LUTHIER__SAME_KIND) - luthier__ukernels);
 }
 
 LUTHIER_API const char *luthier_context_kernel(const luthier_context *ctx) {
@@ -2500,33 +2515,21 @@ typedef struct luthier__gemm_job {
     luthier__gemm_split split;
     unsigned char *ws;
     size_t ws_stride;
-    char *a_packed; /* NULL, or where A is packed once (luthier__gemm_args.a_packed) */
 } luthier__gemm_job;
-
-/* Whether a multi-threaded GEMM (m x n, in MR tiles and NR panels) splits its NR panels among
-   the threads instead of its MR tiles:
-   - fewer tiles than threads and more panels (fully connected at small batch);
-   - with `wide` (convolutions), also when B outweighs A's rows (n > m: the last stages of
-     ResNets, 49-196 pixels x 512-2048 channels) and there are at least 4 panels per thread:
-     each thread then reads 1/T of the weights instead of all of them, and few tiles no longer
-     split unevenly (9 tiles: 5:4). Four panels per thread keep the shares of asymmetric
-     clusters within about a panel of what they ask. Plain GEMMs split by
-     luthier__gemm_split_for. */
-LUTHIER_PRIVATE int luthier__split_by_panels(size_t m, size_t n, size_t tiles, size_t panels, int threads,
-                                             int wide) {
-    if (threads <= 1) return 0;
-    return (tiles < (size_t)threads && panels > tiles) || (wide && n > m && panels >= 4 * (size_t)threads);
-}
 
 /* The split of a convolution's GEMM (m pixels, cout_g output channels per group, in tiles and
    panels; b_bytes: one group's packed weights): the plain GEMMs' (a grid when many threads would
-   each stream weights beyond L2), or over output channels when they outnumber the pixels with
-   at least 4 panels per thread (luthier__split_by_panels). Grouped layers keep the pixel split.
-   The engine (luthier__conv_split) and the cost model (luthier__cm_units) both use it. */
+   each stream weights beyond L2; the column split under one tile per thread), or over output
+   channels when they outnumber the pixels (the last stages of ResNets, 49-196 pixels x
+   512-2048 channels) with at least 4 panels per thread: each thread then reads 1/T of the
+   weights instead of all of them, and few tiles no longer split unevenly (9 tiles: 5:4); four
+   panels per thread keep the shares of asymmetric clusters within about a panel of what they
+   ask. Grouped layers keep the pixel split. The engine (luthier__conv_split) and the cost model
+   (luthier__cm_units) both use it. */
 LUTHIER_PRIVATE luthier__gemm_split luthier__conv_split_for(size_t m, size_t cout_g, int groups, size_t tiles, size_t panels,
                                                             int threads, size_t b_bytes, size_t l2) {
     luthier__gemm_split s = luthier__gemm_split_for(tiles, panels, groups == 1 ? threads : 1, b_bytes, l2);
-    if (groups == 1 && !s.groups && luthier__split_by_panels(m, cout_g, tiles, panels, threads, 1)) s.groups = 1;
+    if (groups == 1 && threads > 1 && !s.groups && cout_g > m && panels >= 4 * (size_t)threads) s.groups = 1;
     return s;
 }
 
@@ -2557,7 +2560,7 @@ LUTHIER_PRIVATE int luthier__shares_packed_a(const luthier__gemm_job *job, const
 LUTHIER_PRIVATE void luthier__prepack_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
     const luthier__gemm_job *j = (const luthier__gemm_job *)arg;
     (void)thread;
-    luthier__prepack_a(j->uk[cluster], &j->blk[cluster], j->g, j->a_packed, begin, end);
+    luthier__prepack_a(j->uk[cluster], &j->blk[cluster], j->g, begin, end);
 }
 
 /* bytes of workspace for each thread of ctx's pool (none when 0), 64-byte aligned slices
@@ -2582,9 +2585,8 @@ LUTHIER_PRIVATE luthier_status luthier__gemm_workspace(luthier_context *ctx, lut
     if (!serial && luthier__shares_packed_a(job, ctx->pool, g->k)) {
         g->m_pad = job->split.tiles * (size_t)job->uk[0]->mr;
         if (g->m_pad > SIZE_MAX / g->k / ab ||
-            !(job->a_packed = (char *)luthier__context_workspace(ctx, g->m_pad * g->k * ab)))
+            !(g->a_packed = (char *)luthier__context_workspace(ctx, g->m_pad * g->k * ab)))
             return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate the packed A (%zu x %zu)", g->m, g->k);
-        g->a_packed = job->a_packed;
         return LUTHIER_STATUS_OK;
     }
     return luthier__thread_workspace(ctx, ws, &job->ws, &job->ws_stride);
@@ -2624,7 +2626,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthi
         luthier__gemm_range(&job, 0, job.split.tiles, 0, 0);
         return LUTHIER_STATUS_OK;
     }
-    if (job.a_packed &&
+    if (g.a_packed &&
         (s = luthier__parallel(ctx, job.split.tiles, d->schedule, d->ratios, d->num_ratios, 0, luthier__prepack_range, &job)) !=
             LUTHIER_STATUS_OK)
         return s;

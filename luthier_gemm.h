@@ -565,9 +565,9 @@ typedef struct luthier__gemm_args {
     const float *bias;
     int accumulate, clamp;
     float min, max;
-    const char *a_packed; /* NULL, or all of A packed once for interleaved kernels
-                             (luthier__prepack_a): K block k0's panel of MR-row tile t at
-                             a_packed + (k0 * m_pad + t * kb * MR) * a_bytes */
+    char *a_packed;       /* NULL, or all of A packed once for interleaved kernels (by
+                             luthier__prepack_a, before the GEMM): K block k0's panel of MR-row
+                             tile t at a_packed + (k0 * m_pad + t * kb * MR) * a_bytes */
     size_t m_pad;         /* rows of a_packed: tiles * MR */
     const float *next_b; /* NULL, or the packed B (same layout) of the GEMM that follows: its
                             first block is prefetched during this one's last (Winograd) */
@@ -679,17 +679,16 @@ LUTHIER_PRIVATE void luthier__pack_a_block(const luthier__kernel_entry *uk, cons
     else luthier__pack_a(a, lda, mb, kb, (size_t)uk->mr, (float *)dst);
 }
 
-/* Packs MR-row tiles [t0, t1) of A for every K block of blk into dst in the layout of
-   luthier__gemm_args.a_packed. */
+/* Packs MR-row tiles [t0, t1) of A for every K block of blk into g->a_packed. */
 LUTHIER_PRIVATE void luthier__prepack_a(const luthier__kernel_entry *uk, const luthier__gemm_blocking *blk,
-                                        const luthier__gemm_args *g, char *dst, size_t t0, size_t t1) {
+                                        const luthier__gemm_args *g, size_t t0, size_t t1) {
     const size_t mr = (size_t)uk->mr, i0 = t0 * mr, i1 = luthier__min_sz(t1 * mr, g->m);
     size_t k0;
     if (i0 >= i1) return;
     for (k0 = 0; k0 < g->k; k0 += blk->kc) {
         const size_t kb = luthier__min_sz(blk->kc, g->k - k0);
         luthier__pack_a_block(uk, g->a + i0 * g->lda + k0, g->lda, i1 - i0, kb,
-                              dst + (k0 * g->m_pad + i0 * kb) * (size_t)uk->a_bytes);
+                              g->a_packed + (k0 * g->m_pad + i0 * kb) * (size_t)uk->a_bytes);
     }
 }
 

@@ -3585,19 +3585,12 @@ LUTHIER_PRIVATE void luthier__plan_fallback(luthier_context *ctx, luthier_plan *
    NR lanes would be padding for n; then the one it runs that wastes the least (earliest on
    ties), as luthier__kernel_for_n does for fp32. NULL when there is none. */
 LUTHIER_PRIVATE const luthier__kernel_entry *luthier__f16_kernel(const luthier_context *ctx, size_t n) {
-    const luthier__kernel_entry *best = NULL;
     int i;
-    for (i = 0; i < LUTHIER__NUM_FKERNELS; i++) {
-        const luthier__kernel_entry *e = &luthier__fkernels[i];
-        if (!luthier__kernel_runs(e, ctx->cpu_features) || !strcmp(e->isa, "scalar")) continue;
-        if (!best) {
-            best = e;
-            if (luthier__nr_waste(e->nr, n) <= 0.25) return e;
-        } else if (luthier__nr_waste(e->nr, n) < luthier__nr_waste(best->nr, n)) {
-            best = e;
-        }
-    }
-    return best;
+    for (i = 0; i < LUTHIER__NUM_FKERNELS; i++) /* the first SIMD row the CPU runs */
+        if (luthier__kernel_runs(&luthier__fkernels[i], ctx->cpu_features) && strcmp(luthier__fkernels[i].isa, "scalar"))
+            return luthier__least_padding(luthier__fkernels, LUTHIER__NUM_FKERNELS, &luthier__fkernels[i], ctx->cpu_features,
+                                          n, LUTHIER__SAME_ISA);
+    return NULL;
 }
 
 /* The F16 kernel an fp16 plan gives a convolution without a configuration, for any layer but

@@ -1115,14 +1115,8 @@ LUTHIER_PRIVATE int luthier__qkernel_default(const luthier_context *ctx, size_t 
     for (i = 0; i < LUTHIER__NUM_QKERNELS && best < 0; i++)
         if (luthier__kernel_runs(&luthier__qkernels[i], ctx->cpu_features)) best = i;
     if (best < 0) return LUTHIER__NUM_QKERNELS - 1;
-    if (luthier__nr_waste(luthier__qkernels[best].nr, n) <= 0.25) return best;
-    for (i = best + 1; i < LUTHIER__NUM_QKERNELS; i++) {
-        const luthier__kernel_entry *e = &luthier__qkernels[i];
-        if (strcmp(e->isa, luthier__qkernels[best].isa) == 0 && luthier__kernel_runs(e, ctx->cpu_features) &&
-            luthier__nr_waste(e->nr, n) < luthier__nr_waste(luthier__qkernels[best].nr, n))
-            best = i;
-    }
-    return best;
+    return (int)(luthier__least_padding(luthier__qkernels, LUTHIER__NUM_QKERNELS, &luthier__qkernels[best], ctx->cpu_features, n,
+                                        LUTHIER__SAME_ISA) - luthier__qkernels);
 }
 
 /* >>qpack ======================================================================================== */

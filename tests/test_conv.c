@@ -233,7 +233,7 @@ static void conv_random_desc(luthier_conv2d_desc *d, luthier_conv_algorithm algo
 }
 
 /* Few pixels, many output channels (at least 8 panels of nr plus an edge panel): the shape that
-   the GEMM algorithms split over output channels on 2 threads (luthier__split_by_panels). */
+   the GEMM algorithms split over output channels on 2 threads (luthier__conv_split_for). */
 static void conv_wide_desc(luthier_conv2d_desc *d, luthier_conv_algorithm algo, int nr) {
     memset(d, 0, sizeof *d);
     d->algorithm = algo;
