@@ -450,6 +450,18 @@ LUTHIER_API luthier_status luthier_topology_detect(const char *sysfs_root, const
    looking at the machine. source = "api". */
 LUTHIER_API luthier_status luthier_topology_parse(const char *spec, luthier_topology *out,
                                                   char *err, size_t err_size);
+/* A machine described by its core types, for the cost model and for tuning offline for a board
+   that is not this machine (luthier_tune_desc.offline): spec "A72x2,A53x4" lists clusters,
+   fastest first, as CORE or CORExCOUNT (1 to LUTHIER_MAX_CPUS CPUs in all), CORE naming a row
+   of the cost model's core table (>>impl-costmodel: "Cortex-A72" or any name that contains its
+   short form "A72"; "A77" and "A78" take the A76 row; "x86-avx512" and "x86-avx2"). The clusters
+   are named by rank like detected ones ("all" alone; "big", "middle", "little"; "c0".."c7" when
+   more than three), their core is the name a board's own detection gives it ("A77":
+   "Cortex-A77"; so predicted records match the board), their CPUs are numbered from 0 in the
+   order given and their capacity is the cores' FMA peak relative to the first cluster's.
+   source = "cores". Bad specs: INVALID_ARGUMENT, the offending token named in err. */
+LUTHIER_API luthier_status luthier_topology_cores(const char *spec, luthier_topology *out, char *err,
+                                                  size_t err_size);
 /* One line per cluster, e.g. "big: cpus 4-5 (2 x Cortex-A72, 1800 MHz, capacity 1.00)\n".
    Returns the length of the full text like snprintf (buf may be NULL when size is 0). */
 LUTHIER_API int luthier_topology_format(const luthier_topology *t, char *buf, size_t size);
@@ -2997,11 +3009,19 @@ LUTHIER_PRIVATE int luthier__cm_core_find(const char *name) {
     return -1;
 }
 
-/* The row of a cluster: its core name (ARM), else the ISA this build dispatches to. */
-LUTHIER_PRIVATE const luthier__cm_core *luthier__cm_core_for(const char *core_name, unsigned features) {
+/* The row a core name names: the row's name, or an ARM row's match within it; NULL: none. */
+LUTHIER_PRIVATE const luthier__cm_core *luthier__cm_core_named(const char *core_name) {
     int i;
+    if ((i = luthier__cm_core_find(core_name)) >= 0) return &luthier__cm_cores[i];
     for (i = 0; core_name && *core_name && i < LUTHIER__CM_NUM_CORES; i++)
         if (luthier__cm_cores[i].match[0] && strstr(core_name, luthier__cm_cores[i].match)) return &luthier__cm_cores[i];
+    return NULL;
+}
+
+/* The row of a cluster: its core name (ARM), else the ISA this build dispatches to. */
+LUTHIER_PRIVATE const luthier__cm_core *luthier__cm_core_for(const char *core_name, unsigned features) {
+    const luthier__cm_core *c = luthier__cm_core_named(core_name);
+    if (c) return c;
     if (features & LUTHIER_CPU_AVX512F) return &luthier__cm_cores[0];
     if (features & LUTHIER_CPU_AVX2_FMA) return &luthier__cm_cores[1];
     return &luthier__cm_cores[luthier__cm_core_find("Cortex-A72")];
@@ -3296,6 +3316,70 @@ LUTHIER_PRIVATE void luthier__cm_machine_of(const luthier_context *ctx, luthier_
         mc->capacity[c] = ctx->topology.clusters[c].capacity > 0 ? ctx->topology.clusters[c].capacity : 1.0;
         mc->threads[c] = ctx->pool->cluster_threads[c];
     }
+}
+
+/* One token of a luthier_topology_cores spec ("A72x2", "A53") into cluster cl (CPUs from *cpu). */
+LUTHIER_PRIVATE luthier_status luthier__cores_token(const char *tok, size_t len, luthier_cluster *cl, int *cpu, char *err,
+                                                    size_t err_size) {
+    char name[sizeof cl->core];
+    const luthier__cm_core *row;
+    size_t x = len, k;
+    long count = 1;
+    while (x > 0 && tok[x - 1] >= '0' && tok[x - 1] <= '9') x--;
+    if (x > 1 && x < len && tok[x - 1] == 'x') {
+        if (len - x > 4 || (count = strtol(tok + x, NULL, 10)) < 1) count = -1;
+        len = x - 1;
+    }
+    if (count < 1 || len == 0 || len >= sizeof name || tok[len - 1] == 'x')
+        return luthier__topo_fail(err, err_size, "cores: token '%.*s' is not CORE or CORExCOUNT (e.g. A72x2)", (int)(len ? len : x), tok);
+    memcpy(name, tok, len);
+    name[len] = 0;
+    /* the name a board's detection gives the core ("A77" -> "Cortex-A77"), else the row's own */
+    snprintf(cl->core, sizeof cl->core, "%s", name);
+    for (k = 0; k < sizeof luthier__core_kinds / sizeof luthier__core_kinds[0]; k++) {
+        const char *kn = luthier__core_kinds[k].name;
+        const size_t kl = strlen(kn);
+        if (kl >= len && strcmp(kn + kl - len, name) == 0 && (kl == len || kn[kl - len - 1] == '-'))
+            snprintf(cl->core, sizeof cl->core, "%s", kn);
+    }
+    if (!(row = luthier__cm_core_named(cl->core)))
+        return luthier__topo_fail(err, err_size, "cores: the cost model has no core row for '%s' (rows: Cortex-A53, A55, A72, "
+                                  "A73, A76 (A77, A78), Neoverse-N1, x86-avx512, x86-avx2)", name);
+    if (count > LUTHIER_MAX_CPUS - *cpu)
+        return luthier__topo_fail(err, err_size, "cores: more than %d CPUs in all", LUTHIER_MAX_CPUS);
+    for (cl->num_cpus = 0; cl->num_cpus < count; cl->num_cpus++) cl->cpus[cl->num_cpus] = (*cpu)++;
+    cl->capacity = row->ghz * row->fma * (double)row->lanes; /* normalized by the caller */
+    cl->max_freq_khz = (unsigned)(row->ghz * 1e6);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_API luthier_status luthier_topology_cores(const char *spec, luthier_topology *out, char *err, size_t err_size) {
+    size_t pos = 0;
+    int cpu = 0, c;
+    luthier_status s;
+    if (err && err_size) err[0] = 0;
+    if (!spec || !out) return luthier__topo_fail(err, err_size, "cores: spec or out is NULL");
+    memset(out, 0, sizeof *out);
+    for (;;) {
+        size_t end = pos;
+        while (spec[end] && spec[end] != ',') end++;
+        while (pos < end && luthier__is_space(spec[pos])) pos++;
+        if (out->num_clusters == LUTHIER_MAX_CLUSTERS)
+            return luthier__topo_fail(err, err_size, "cores: more than %d clusters in \"%s\"", LUTHIER_MAX_CLUSTERS, spec);
+        {
+            size_t e = end;
+            while (e > pos && luthier__is_space(spec[e - 1])) e--;
+            s = luthier__cores_token(spec + pos, e - pos, &out->clusters[out->num_clusters], &cpu, err, err_size);
+        }
+        if (s != LUTHIER_STATUS_OK) return s;
+        out->num_clusters++;
+        if (!spec[end]) break;
+        pos = end + 1;
+    }
+    for (c = out->num_clusters - 1; c >= 0; c--) out->clusters[c].capacity /= out->clusters[0].capacity;
+    luthier__rank_names(out);
+    snprintf(out->source, sizeof out->source, "cores");
+    return LUTHIER_STATUS_OK;
 }
 
 /* Work units of a layer for the split, all of equal work: MR-row tiles of the output pixels

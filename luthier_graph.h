@@ -3947,7 +3947,10 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qstep(luthier_context *ctx, const l
    signature share one record. A records file is text: the header "luthier-records <version>",
    '#' comments, then one tab-separated line per layer: machine fingerprint, signature,
    algorithm, kernel, schedule, ratios, ms, default ms. Lines of other machines are ignored and
-   malformed ones skipped, both counted in a note (luthier_context_error after a success). */
+   malformed ones skipped, both counted in a note (luthier_context_error after a success).
+   Predicted records (luthier_tune_desc.offline) have a fingerprint of the machine's core types
+   (luthier__fingerprint_predicted) and their ms are the model's; a machine takes the lines of
+   either fingerprint, a later line for a layer replacing an earlier one. */
 
 #define LUTHIER__RECORDS_VERSION 1
 
@@ -4095,6 +4098,24 @@ LUTHIER_API int luthier_tune_fingerprint(const luthier_context *ctx, char *buf, 
     return (int)strlen(buf);
 }
 
+/* The fingerprint of predicted records (luthier_tune_desc.offline): the machine as the cost
+   model sees it, its clusters' core rows (>>impl-costmodel) and sizes,
+   "predicted|Cortex-A72x2;Cortex-A53x4|threads=6|features=0x100", which a board's own detection
+   reproduces (no CPU ids, labels, capacities or model names, which depend on how the machine
+   was described). */
+LUTHIER_PRIVATE int luthier__fingerprint_predicted(const luthier_context *ctx, char *buf, size_t size) {
+    size_t used = (size_t)snprintf(buf, size, "predicted|");
+    int c;
+    for (c = 0; c < ctx->topology.num_clusters && used < size; c++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%sx%d", c ? ";" : "",
+                                 luthier__cm_core_for(ctx->topology.clusters[c].core, ctx->cpu_features)->name,
+                                 ctx->topology.clusters[c].num_cpus);
+    if (used < size) snprintf(buf + used, size - used, "|threads=%d|features=%#x", ctx->pool->num_threads, ctx->cpu_features);
+    for (c = 0; buf[c]; c++)
+        if (buf[c] == '\t' || buf[c] == '\n' || buf[c] == '\r') buf[c] = ' ';
+    return (int)strlen(buf);
+}
+
 LUTHIER_PRIVATE void luthier__ratios_str(const luthier_node_config *cfg, char *buf, size_t size) {
     size_t used = 0;
     int i;
@@ -4186,7 +4207,7 @@ LUTHIER_PRIVATE luthier_status luthier__read_file(const char *path, char **text,
 LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, const luthier_graph *g, const char *name,
                                                       const char *text, size_t len, const luthier_calibration *cal,
                                                       luthier_precision prec, luthier_node_config *configs, int *matched) {
-    char fpr[640], *buf, *line, *next;
+    char fpr[640], fpp[640], *buf, *line, *next;
     luthier__fuse *f;
     luthier__layer t;
     int i, lineno = 0, bad = 0, foreign = 0, n = 0, header = 0;
@@ -4199,6 +4220,7 @@ LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, cons
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "records: out of memory");
     }
     luthier_tune_fingerprint(ctx, fpr, sizeof fpr);
+    luthier__fingerprint_predicted(ctx, fpp, sizeof fpp);
     for (line = buf; line; line = next) {
         char *fp, *sig;
         luthier_node_config cfg;
@@ -4222,7 +4244,7 @@ LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, cons
             bad++;
             continue;
         }
-        if (strcmp(fp, fpr) != 0) {
+        if (strcmp(fp, fpr) != 0 && strcmp(fp, fpp) != 0) {
             foreign++;
             continue;
         }

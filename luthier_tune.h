@@ -45,7 +45,7 @@
    CPU features. Lines of another fingerprint are ignored (counted in a note); malformed
    lines are skipped with a warning; a different version is refused.
 
-   TABLE OF CONTENTS: >>api-tune; implementation: >>impl-tune-tasks >>impl-tune-space
+   TABLE OF CONTENTS: >>api-tune; implementation: >>impl-tune-tasks >>impl-tune-space >>impl-tune-offline
    >>impl-tune-measure >>impl-tune-records >>impl-tune-run >>impl-tune-svg
 */
 #ifndef LUTHIER_H_INCLUDED
@@ -94,7 +94,21 @@ typedef struct luthier_tune_desc {
     luthier_precision precision;
     int no_plan_check;       /* keep every task's winner without the in-plan check (below) */
     int no_prior;            /* do not let the analytical cost model (luthier_conv2d_predict)
-                                order a task's first batch when no warm model exists yet */
+                                order a task's first batch nor be a feature of the trees (the
+                                search as it was without the model) */
+    /* Predict instead of measuring, for a machine that is not this one (a board a firmware is
+       cross-compiled for): every fp32 task takes the candidate the analytical cost model
+       (>>impl-costmodel) predicts fastest among those AUTO's model policy may pick (Winograd
+       within LUTHIER_AUTO_MAX_ERROR); nothing runs (no measurement, no in-plan check, no
+       heatmap; exhaustive and random_search are refused). ctx describes the target: its
+       clusters (luthier_context_desc.topology, e.g. luthier_topology_cores("A72x2,A53x4") or
+       the board's sysfs tree), threads and CPU features, so run on the target's ISA with its
+       features (an AArch64 board: its build under qemu-aarch64 with a matching -cpu). The
+       records are predicted ones: their fingerprint names the machine by the model's core rows
+       ("predicted|Cortex-A72x2;Cortex-A53x4|threads=6|features=0x100"), which the board's own
+       detection matches, and their ms are the model's. int8 and fp16 tasks, which the model does
+       not rate, get no record (their defaults stand). */
+    int offline;
 } luthier_tune_desc;
 
 typedef struct luthier_tune_result {
@@ -200,12 +214,14 @@ typedef struct luthier__cand {
     short shares[LUTHIER__TUNE_MAX_SHARES]; /* percent per cluster (RATIO) */
 } luthier__cand;
 
-#define LUTHIER__TUNE_FEATURES 30 /* 10 shape, 8 algorithm, 5 kernel, 1 schedule, 6 workload */
+#define LUTHIER__TUNE_FEATURES 31 /* 10 shape, 8 algorithm, 5 kernel, 1 schedule, 6 workload, 1 prediction */
 
 LUTHIER_PRIVATE double luthier__log2p(double x) { return log(x + 1.0) / log(2.0); }
 
+/* Features of candidate c of task t; pred_rel: the analytical model's log(seconds / the task's
+   fastest prediction) (>>impl-costmodel, >= 0), or -1 where it has none (int8 and fp16 tasks). */
 LUTHIER_PRIVATE void luthier__cand_features(const luthier_context *ctx, const luthier__task *t, const luthier__cand *c,
-                                            float *f) {
+                                            double pred_rel, float *f) {
     const luthier__pool *p = ctx->pool;
     double m, n, k;
     int i, j = 0;
@@ -251,6 +267,7 @@ LUTHIER_PRIVATE void luthier__cand_features(const luthier_context *ctx, const lu
         f[j++] = (float)(c->dynamic ? -1 : c->shares[i]) / 100.0f;
         f[j++] = (float)cap;
     }
+    f[j++] = (float)pred_rel;
     while (j < LUTHIER__TUNE_FEATURES) f[j++] = 0;
 }
 
@@ -453,6 +470,18 @@ LUTHIER_PRIVATE double *luthier__tune_predict(const luthier_context *ctx, const 
     }
     *prior_out = prior;
     return pred;
+}
+
+/* The features of t's nc candidates into feat (nc x LUTHIER__TUNE_FEATURES), the model's
+   prediction among them relative to the task's fastest (pred: luthier__tune_predict's, or NULL). */
+LUTHIER_PRIVATE void luthier__tune_features(const luthier_context *ctx, const luthier__task *t, const luthier__cand *cands, size_t nc,
+                                            const double *pred, float *feat) {
+    double best = 0;
+    size_t c;
+    for (c = 0; pred && c < nc; c++)
+        if (pred[c] > 0 && (best == 0 || pred[c] < best)) best = pred[c];
+    for (c = 0; c < nc; c++)
+        luthier__cand_features(ctx, t, &cands[c], pred && pred[c] > 0 ? log(pred[c] / best) : -1.0, feat + c * LUTHIER__TUNE_FEATURES);
 }
 
 /* >>impl-tune-measure */
@@ -1102,6 +1131,42 @@ LUTHIER_PRIVATE int luthier__task_runners(luthier_context *ctx, luthier__task *t
     return made;
 }
 
+/* >>impl-tune-offline: luthier_tune_desc.offline. The model must know the target's cores with
+   this build's kernels: a cluster whose core row cannot run the context's kernel (an ARM board
+   described to an x86 build) is refused. */
+LUTHIER_PRIVATE luthier_status luthier__tune_offline_check(luthier_context *ctx) {
+    luthier__cm_machine mc;
+    int c;
+    luthier__cm_machine_of(ctx, &mc);
+    for (c = 0; c < mc.num_clusters; c++)
+        if (!luthier__cm_core_runs(mc.core[c], &luthier__ukernels[ctx->kernel]))
+            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
+                                 "tune: offline: cluster '%s' (%s) is a %s core, which does not run this build's kernels "
+                                 "(%s): predict with the target's build (an AArch64 board's under qemu-aarch64)",
+                                 ctx->topology.clusters[c].name, ctx->topology.clusters[c].core[0] ? ctx->topology.clusters[c].core : "unknown",
+                                 mc.core[c]->name, luthier__ukernels[ctx->kernel].name);
+    return LUTHIER_STATUS_OK;
+}
+
+/* The default configuration of fp32 task t, as a plan without records picks it (AUTO under
+   ctx's policy; dense: the kernel for its n), found without creating the layer. */
+LUTHIER_PRIVATE void luthier__tune_default_guess(luthier_context *ctx, const luthier__task *t, luthier__cand *dc) {
+    luthier_conv2d_desc nd;
+    luthier_conv_algorithm a;
+    int64_t oh, ow;
+    int k = -1;
+    memset(dc, 0, sizeof *dc);
+    dc->shares[0] = -1;
+    dc->kernel = -1;
+    if (t->l.op != LUTHIER_OP_CONV2D) {
+        dc->kernel = (short)luthier__kernel_for_n(ctx, (size_t)t->l.n);
+    } else if (luthier__conv_normalize(NULL, &t->l.cd, &nd, &oh, &ow) == LUTHIER_STATUS_OK &&
+               luthier__conv_choose(ctx, &nd, &a, &k) == LUTHIER_STATUS_OK) {
+        dc->algo = (short)a;
+        dc->kernel = (short)k;
+    }
+}
+
 /* >>impl-tune-phases: luthier_tune runs these phases over one state (luthier__tuner):
      open        the descriptor checked, the cost model read, records and report opened
      tasks       tunable layers grouped by signature (the records module's layers)
@@ -1146,6 +1211,13 @@ LUTHIER_PRIVATE luthier_status luthier__tune_open(luthier__tuner *T, const luthi
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: max_fraction %g must be in (0, 1]", dd->max_fraction);
     if (dd->exhaustive && dd->random_search)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: exhaustive and random_search exclude each other");
+    if (dd->offline && (dd->exhaustive || dd->random_search))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: offline measures nothing: it excludes %s",
+                             dd->exhaustive ? "exhaustive" : "random_search");
+    if (dd->offline) {
+        luthier_status s = luthier__tune_offline_check(ctx);
+        if (s != LUTHIER_STATUS_OK) return s;
+    }
     T->seed = dd->seed ? dd->seed : 1;
     T->progress = dd->progress > 0 || (dd->progress == 0 && luthier__isatty_stderr());
     if (dd->model_in) {
@@ -1156,6 +1228,11 @@ LUTHIER_PRIVATE luthier_status luthier__tune_open(luthier__tuner *T, const luthi
         s = luthier__gbt_load(text, len, &T->model, err, sizeof err);
         luthier__free(text);
         if (s != LUTHIER_STATUS_OK) return luthier__fail(ctx, s, "tune: cost model '%s': %s", dd->model_in, err);
+        if (T->model->num_features != LUTHIER__TUNE_FEATURES)
+            return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE,
+                                 "tune: cost model '%s' has %d features, this tuner's have %d (a model of another "
+                                 "version: tune without it and save a new one)", dd->model_in, T->model->num_features,
+                                 LUTHIER__TUNE_FEATURES);
     }
     if (records_path && !(T->rec = fopen(records_path, "w")))
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: cannot write records '%s'", records_path);
@@ -1185,8 +1262,11 @@ LUTHIER_PRIVATE luthier_status luthier__tune_tasks(luthier__tuner *T) {
         T->node_task[i] = j;
     }
     T->res.tasks = T->ntasks;
-    luthier_tune_fingerprint(T->ctx, T->fpr, sizeof T->fpr);
+    if (T->d.offline) luthier__fingerprint_predicted(T->ctx, T->fpr, sizeof T->fpr);
+    else luthier_tune_fingerprint(T->ctx, T->fpr, sizeof T->fpr);
     if (T->rec) luthier__records_write_header(T->rec, T->fpr);
+    if (T->rec && T->d.offline)
+        fprintf(T->rec, "# predicted by the analytical cost model, nothing measured: ms and default_ms are predictions\n");
     return LUTHIER_STATUS_OK;
 }
 
@@ -1327,6 +1407,38 @@ LUTHIER_PRIVATE void luthier__report_task(const luthier__tuner *T, int i, const 
                 luthier__tune_now() - T->t_start);
 }
 
+/* Task i offline: the fastest predicted of its nc candidates (cands, freed here) that AUTO's
+   model policy could pick, unless the default is predicted as fast; best_ms and default_ms are
+   predictions (0: the model does not rate the task). */
+LUTHIER_PRIVATE luthier_status luthier__tune_offline_task(luthier__tuner *T, int i, luthier__cand *cands, size_t nc) {
+    luthier__task *t = &T->tasks[i];
+    luthier__cm_machine mc;
+    luthier__cand dc;
+    luthier_node_config cfg;
+    float *prior = NULL;
+    double *pred = luthier__tune_predict(T->ctx, t, cands, nc, &prior), best = 0;
+    size_t c;
+    t->best = -1;
+    for (c = 0; pred && c < nc; c++) {
+        const double err = t->l.op == LUTHIER_OP_CONV2D ? luthier__conv_algos[cands[c].algo].rel_error : 0.0;
+        if (pred[c] > 0 && err <= LUTHIER_AUTO_MAX_ERROR && (best == 0 || pred[c] < best)) best = pred[c], t->best = (int)c;
+    }
+    luthier__free(pred);
+    luthier__cm_machine_of(T->ctx, &mc);
+    luthier__tune_default_guess(T->ctx, t, &dc);
+    t->default_ms = 1e3 * luthier__cand_predict(&mc, t, &dc);
+    t->best_ms = 1e3 * best;
+    if (t->best < 0 || !(t->default_ms > 0) || t->default_ms <= t->best_ms) t->best = -1, t->best_ms = t->default_ms;
+    T->res.default_ms += t->default_ms * t->ops;
+    T->res.tuned_ms += t->best_ms * t->ops;
+    if (t->best >= 0) luthier__cand_config(T->ctx, t, &cands[t->best], &cfg);
+    else memset(&cfg, 0, sizeof cfg);
+    T->tcfg[i] = cfg;
+    luthier__report_task(T, i, &cfg, nc);
+    luthier__free(cands);
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int i) {
     luthier_context *ctx = T->ctx;
     const luthier_tune_desc d = T->d;
@@ -1349,6 +1461,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (space of task %d)", i);
     }
     T->res.candidates += (int)nc;
+    if (d.offline) return luthier__tune_offline_task(T, i, cands, nc);
     m.ctx = ctx;
     m.t = t;
     m.cands = cands;
@@ -1371,8 +1484,8 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (task %d)", i);
     }
     memset(m.times, 0, sizeof(double) * nc);
-    for (c = 0; c < nc; c++) luthier__cand_features(ctx, t, &cands[c], feat + c * LUTHIER__TUNE_FEATURES);
     pred = luthier__tune_predict(ctx, t, cands, nc, &prior);
+    luthier__tune_features(ctx, t, cands, nc, d.no_prior ? NULL : pred, feat);
     luthier__tune_default(T, t, &m, &default_kernel);
     memset(&sd, 0, sizeof sd);
     sd.num_candidates = nc;
@@ -1564,7 +1677,9 @@ LUTHIER_PRIVATE void luthier__tune_model_medians(luthier__tuner *T) {
 LUTHIER_PRIVATE void luthier__tune_finish(luthier__tuner *T) {
     const luthier_tune_desc d = T->d;
     int i;
-    for (i = 0; i < T->ntasks && T->rec; i++) luthier__record_write(T->rec, T->fpr, &T->tasks[i].l, &T->tcfg[i], T->tasks[i].best_ms, T->tasks[i].default_ms);
+    for (i = 0; i < T->ntasks && T->rec; i++)
+        if (!d.offline || T->tasks[i].best_ms > 0) /* offline: the tasks the model rates */
+            luthier__record_write(T->rec, T->fpr, &T->tasks[i].l, &T->tcfg[i], T->tasks[i].best_ms, T->tasks[i].default_ms);
     if (d.model_out) { /* the model of everything measured (continuing model_in) */
         luthier__gbt *out = luthier__tune_data_fit(&T->data, T->model, T->seed);
         char *text = NULL;
@@ -1602,7 +1717,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
     if (status == LUTHIER_STATUS_OK) status = luthier__tune_tasks(&T);
     for (i = 0; status == LUTHIER_STATUS_OK && i < T.ntasks; i++) status = luthier__tune_search_task(&T, i);
     if (status == LUTHIER_STATUS_OK) {
-        luthier__tune_plan_check(&T);
+        if (!T.d.offline) luthier__tune_plan_check(&T);
         luthier__tune_finish(&T);
     }
     if (T.rec) fclose(T.rec);

@@ -42,6 +42,12 @@ static void usage_tune(FILE *out) {
             "                    in-plan check), print the median over tasks of the Spearman correlation\n"
             "                    of predicted and measured times and of the model's rank of the fastest\n"
             "                    (per task in the report); no plans are timed\n"
+            "  --offline CORES   predict instead of measuring, for a board that is not this machine:\n"
+            "                    CORES lists its clusters fastest first as CORExCOUNT (A72x2,A53x4) or\n"
+            "                    names a board: rk3399, odroid-n2plus, rpi4, rk3588, sd865\n"
+            "                    (luthier_topology_cores, luthier_tune_desc.offline); writes predicted\n"
+            "                    records the board's own detection matches; nothing is timed. Run the\n"
+            "                    board's build (an AArch64 board: under qemu-aarch64 with its -cpu)\n"
             "  --quiet           no progress lines\n"
             "  --csv             one summary row:\n"
             "                    model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,\n"
@@ -126,7 +132,7 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
 
 typedef struct tune_opts {
     const char *cmd, *name;
-    char records[512], report[512], heatmap[512], stem[256];
+    char records[512], report[512], heatmap[512], stem[256], offline[128];
     int threads, csv, exhaustive, random, asym, quiet, int8, fp16, monly, no_check, rank, noprior;
     double budget, load_timeout;
     bench_policy pol;
@@ -150,7 +156,7 @@ static int tune_parse(int argc, char **argv, tune_opts *o) {
         {"--fp16", offsetof(tune_opts, fp16)}};
     const struct { const char *name; char *dst; size_t size; } paths[] = {
         {"--records", o->records, sizeof o->records}, {"--report", o->report, sizeof o->report},
-        {"--heatmap", o->heatmap, sizeof o->heatmap}};
+        {"--heatmap", o->heatmap, sizeof o->heatmap}, {"--offline", o->offline, sizeof o->offline}};
     const char *cmd = o->cmd, *val;
     int i, r;
     size_t f;
@@ -216,15 +222,33 @@ static int tune_parse(int argc, char **argv, tune_opts *o) {
     return -1;
 }
 
+/* The boards --offline names, as luthier_topology_cores specs. */
+static const char *tune_board_cores(const char *name) {
+    static const struct { const char *board, *cores; } boards[] = {
+        {"rk3399", "A72x2,A53x4"}, {"odroid-n2plus", "A73x4,A53x2"}, {"rpi4", "A72x4"},
+        {"rk3588", "A76x4,A55x4"}, {"sd865", "A77x1,A77x3,A55x4"}};
+    size_t i;
+    for (i = 0; i < sizeof boards / sizeof boards[0]; i++)
+        if (!strcmp(name, boards[i].board)) return boards[i].cores;
+    return name;
+}
+
 /* The context: all CPUs, or with --asym an emulated big.LITTLE pair whose little CPU a busy
-   loop loads (*loading = 1 while it runs). 0 = ok, else the exit code. */
+   loop loads (*loading = 1 while it runs), or with --offline the board described. 0 = ok, else
+   the exit code. */
 static int tune_context(tune_opts *o, tune_ctx *t, asym_loader *loaders, int *loading) {
     luthier_context_desc cd;
     luthier_topology topo;
     char spec[256], err[256];
     memset(&cd, 0, sizeof cd);
     cd.num_threads = o->threads;
-    if (o->asym) {
+    if (o->offline[0]) {
+        if (luthier_topology_cores(tune_board_cores(o->offline), &topo, err, sizeof err) != LUTHIER_STATUS_OK) {
+            fprintf(stderr, "%s tune: --offline '%s': %s\n", bench_prog, o->offline, err);
+            return BENCH_EXIT_USAGE;
+        }
+        cd.topology = &topo;
+    } else if (o->asym) {
         int cpus[LUTHIER_MAX_CPUS], ncpus = bench_allowed_cpus(cpus, LUTHIER_MAX_CPUS), k;
         char *p = spec;
         if (ncpus < 2) {
@@ -266,8 +290,12 @@ static void tune_header(const tune_opts *o, const tune_ctx *t) {
     /* the format has one cluster per line: one line here, clusters joined by "; " */
     for (line = strtok_r(topo_s, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
         snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s", joined[0] ? "; " : "", line);
-    printf("tune %s%s on %s (%d threads)%s, budget %.0f s\n", o->name, o->int8 ? " int8" : o->fp16 ? " fp16" : "", joined,
-           luthier_context_num_threads(t->ctx), o->asym ? ", little cluster loaded by a busy loop" : "", o->budget);
+    if (o->offline[0])
+        printf("tune %s offline (the cost model's predictions, nothing runs) for %s (%d threads)\n", o->name, joined,
+               luthier_context_num_threads(t->ctx));
+    else
+        printf("tune %s%s on %s (%d threads)%s, budget %.0f s\n", o->name, o->int8 ? " int8" : o->fp16 ? " fp16" : "", joined,
+               luthier_context_num_threads(t->ctx), o->asym ? ", little cluster loaded by a busy loop" : "", o->budget);
     fflush(stdout);
 }
 
@@ -359,6 +387,8 @@ static int tune_search(const tune_opts *o, tune_ctx *t, const luthier_calibratio
     td.int8 = cal;
     td.precision = o->fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_FP32;
     td.no_plan_check = o->no_check || o->rank;
+    td.offline = o->offline[0] != 0;
+    if (td.offline) td.heatmap_path = NULL;
     if (o->rank) td.exhaustive = td.no_dynamic = 1, td.heatmap_path = NULL;
     if (luthier_tune(t->ctx, t->g, &td, o->records, &u->res) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s tune: %s\n", bench_prog, luthier_context_error(t->ctx));
@@ -391,6 +421,13 @@ static int cmd_tune(int argc, char **argv) {
     u.default_ms = u.tuned_ms = u.model_ms = -1;
     if ((rc = tune_parse(argc, argv, &o)) >= 0) return rc;
     bench_net_stem(o.name, o.stem, sizeof o.stem);
+    if (o.offline[0] && (o.exhaustive || o.random || o.monly || o.noprior || o.rank || o.asym || o.int8 || o.fp16)) {
+        bench_usage_error(o.cmd, "--offline predicts fp32 plans: it takes no measuring option (--exhaustive, --random, "
+                                 "--model-only, --no-prior-too, --rank, --asym) and no --int8 or --fp16");
+        return BENCH_EXIT_USAGE;
+    }
+    if (!o.records[0] && o.offline[0])
+        snprintf(o.records, sizeof o.records, "build/%s.%s.predicted.records", o.stem, o.offline);
     if (!o.records[0]) snprintf(o.records, sizeof o.records, "build/%s%s.records", o.stem, o.int8 ? ".int8" : o.fp16 ? ".fp16" : "");
     if (!o.report[0]) snprintf(o.report, sizeof o.report, "build/%s.tune.txt", o.stem);
     if (!o.heatmap[0]) snprintf(o.heatmap, sizeof o.heatmap, "build/%s.heatmap.svg", o.stem);
@@ -404,6 +441,12 @@ static int cmd_tune(int argc, char **argv) {
     if (!o.csv) tune_header(&o, &t);
     if (tune_search(&o, &t, cal, &u)) {
         rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
+    if (o.offline[0]) {
+        printf("predicted for %s: %d ops in %d tasks, sum over ops %.2f ms default, %.2f ms chosen (%.2fx); nothing "
+               "measured\nrecords: %s, report: %s\n", o.offline, u.res.ops, u.res.tasks, u.res.default_ms, u.res.tuned_ms,
+               u.res.tuned_ms > 0 ? u.res.default_ms / u.res.tuned_ms : 0.0, o.records, o.report);
         goto done;
     }
     if (o.rank) {

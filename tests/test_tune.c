@@ -254,6 +254,29 @@ static void test_tune_run_and_records(void) {
             CHECK(luthier_tune(ctx, b.g, &t2, NULL, &r2) == LUTHIER_STATUS_OK && r2.tasks == 7 && r2.measurements >= 7,
                   "tune (model_in): %s", luthier_context_error(ctx));
             CHECK(r2.tuned_ms > 0 && r2.tuned_ms <= r2.default_ms * 1.0001, "warm: tuned %g default %g", r2.tuned_ms, r2.default_ms);
+            { /* a model of another feature count (an earlier version's) is refused */
+                enum { ROWS = 32, F = LUTHIER__TUNE_FEATURES - 1 };
+                float xs[ROWS * F], ys[ROWS];
+                luthier__gbt *old = NULL;
+                char *text = NULL;
+                size_t len = 0;
+                FILE *of;
+                int k;
+                for (k = 0; k < ROWS * F; k++) xs[k] = (float)((k * 7919) % 101);
+                for (k = 0; k < ROWS; k++) ys[k] = (float)(k % 5);
+                CHECK(luthier__search_model(NULL, xs, ys, ROWS, F, LUTHIER__GBT_SQUARED, 1, &old) == LUTHIER_STATUS_OK &&
+                          luthier__gbt_save(old, &text, &len) == LUTHIER_STATUS_OK,
+                      "old model");
+                if (text && (of = fopen(mp, "w")) != NULL) {
+                    fwrite(text, 1, len, of);
+                    fclose(of);
+                }
+                CHECK(luthier_tune(ctx, b.g, &t2, NULL, &r2) == LUTHIER_STATUS_INCOMPATIBLE &&
+                          strstr(luthier_context_error(ctx), "features"),
+                      "model of %d features: %s", LUTHIER__TUNE_FEATURES - 1, luthier_context_error(ctx));
+                luthier__free(text);
+                luthier__gbt_free(old);
+            }
             t2.model_in = "/nonexistent/model";
             CHECK(luthier_tune(ctx, b.g, &t2, NULL, &r2) != LUTHIER_STATUS_OK && strstr(luthier_context_error(ctx), "cost model"),
                   "missing model: %s", luthier_context_error(ctx));
@@ -277,8 +300,146 @@ static void test_tune_run_and_records(void) {
     CHECK(runner_times > 0, "no runner-up was timed in the plan in three tuning runs");
 }
 
+/* A context over topology t with n threads (0: all), AUTO under policy. */
+static luthier_context *tune_topo_context(const luthier_topology *t, int n, luthier_auto_policy policy) {
+    luthier_context_desc cd;
+    luthier_context *ctx = NULL;
+    memset(&cd, 0, sizeof cd);
+    cd.topology = t;
+    cd.num_threads = n;
+    cd.auto_policy = policy;
+    return luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK ? ctx : NULL;
+}
+
+/* luthier_topology_cores: clusters by rank, detection's core names, CPUs in order; bad specs
+   name their token. */
+static void test_tune_cores_spec(void) {
+    static luthier_topology t;
+    static const char *const bad[] = {"", "A72x0", "A72x", "x2", "A72,,A53", "A99x2", "A72x100000", "A72x200,A53x100",
+                                      "A53,A53,A53,A53,A53,A53,A53,A53,A53"};
+    char err[256];
+    size_t i;
+    CHECK(luthier_topology_cores("A77x1,A77x3,A55x4", &t, err, sizeof err) == LUTHIER_STATUS_OK, "sd865: %s", err);
+    CHECK(t.num_clusters == 3 && !strcmp(t.clusters[0].name, "big") && !strcmp(t.clusters[1].name, "middle") &&
+              !strcmp(t.clusters[2].name, "little") && !strcmp(t.clusters[0].core, "Cortex-A77") &&
+              !strcmp(t.clusters[2].core, "Cortex-A55") && t.clusters[1].num_cpus == 3 && t.clusters[1].cpus[0] == 1 &&
+              t.clusters[2].cpus[3] == 7 && t.clusters[0].capacity == 1.0 && t.clusters[2].capacity < 0.5 &&
+              !strcmp(t.source, "cores"),
+          "sd865 as cores: %d clusters, %s %s", t.num_clusters, t.clusters[0].name, t.clusters[0].core);
+    CHECK(luthier_topology_cores(" N1x4 ", &t, err, sizeof err) == LUTHIER_STATUS_OK && t.num_clusters == 1 &&
+              !strcmp(t.clusters[0].name, "all") && !strcmp(t.clusters[0].core, "Neoverse-N1") && t.clusters[0].num_cpus == 4,
+          "N1x4: %s", err);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        CHECK(luthier_topology_cores(bad[i], &t, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && strstr(err, "cores:"),
+              "'%s' accepted (%s)", bad[i], err);
+    }
+    CHECK(luthier_topology_cores(NULL, &t, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL spec");
+}
+
+/* Offline tuning (luthier_tune_desc.offline) for a machine described by its cores: nothing
+   runs; each conv task takes a configuration predicted at least as fast as AUTO's model pick,
+   never an algorithm AUTO's error bound excludes, its record's ms the model's prediction; the
+   records match another description of the same cores (other CPU ids and labels) but not
+   another thread count, and the plan they configure computes the network. A board this build's
+   kernels cannot run on is refused. */
+static void test_tune_offline(void) {
+    const int arm = (luthier_cpu_features() & LUTHIER_CPU_NEON) != 0;
+    const char *row = arm ? "A72" : (luthier_cpu_features() & LUTHIER_CPU_AVX512F) ? "x86-avx512" : "x86-avx2";
+    static luthier_topology t, t2;
+    char spec[64], err[256], rec[512], root[512];
+    luthier_context *ctx, *ctx2, *ctx3, *ctxm;
+    luthier_tune_desc td;
+    luthier_tune_result r;
+    luthier_node_config *cfg;
+    luthier_plan_desc pd;
+    luthier__fuse *f;
+    gb b;
+    int x, i, matched = -1, convs = 0;
+    float *img;
+    const void *ins[1];
+    snprintf(spec, sizeof spec, arm ? "%sx2,A53x4" : "%sx2,%sx1", row, row);
+    CHECK(luthier_topology_cores(spec, &t, err, sizeof err) == LUTHIER_STATUS_OK, "%s: %s", spec, err);
+    /* the same cores described otherwise: the board's sysfs tree, or a cluster spec */
+    if (arm) snprintf(root, sizeof root, "%s/rk3399", LUTHIER_TEST_TOPOLOGY_DIR);
+    CHECK((arm ? luthier_topology_detect(root, "", &t2, err, sizeof err) : luthier_topology_parse("p:5-6,q:9", &t2, err, sizeof err)) ==
+              LUTHIER_STATUS_OK, "other description: %s", err);
+    ctx = tune_topo_context(&t, 0, LUTHIER_AUTO_RULES); /* its default: the rules' choices */
+    ctxm = tune_topo_context(&t, 0, LUTHIER_AUTO_MODEL);
+    ctx2 = tune_topo_context(&t2, 0, LUTHIER_AUTO_RULES);
+    ctx3 = tune_topo_context(&t2, 2, LUTHIER_AUTO_RULES);
+    build_mini_resnet(&b, 1, 24, &x);
+    memset(&td, 0, sizeof td);
+    td.progress = -1;
+    td.offline = 1;
+    tune_tmp("offline.records", rec, sizeof rec);
+    CHECK(ctx && ctx2 && ctx3 && ctxm && luthier_tune(ctx, b.g, &td, rec, &r) == LUTHIER_STATUS_OK, "offline: %s", ctx ? luthier_context_error(ctx) : "");
+    CHECK(r.measurements == 0 && r.tasks == 7 && r.tuned_ms > 0 && r.tuned_ms <= r.default_ms, "%d measurements, %d tasks, %g / %g ms",
+          r.measurements, r.tasks, r.tuned_ms, r.default_ms);
+    cfg = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg);
+    CHECK(ctx2 && luthier_records_apply(ctx2, b.g, rec, cfg, &matched) == LUTHIER_STATUS_OK && matched == 7, "%d nodes matched: %s",
+          matched, ctx2 ? luthier_context_error(ctx2) : "");
+    /* each conv: its configuration predicted no slower than AUTO's model pick (1 %: AUTO's split
+       takes steps of 5 %, the tuner's of 10 %) */
+    f = luthier__fuse_only(b.g, NULL);
+    for (i = 0; f && ctxm && i < b.g->num_nodes; i++) {
+        luthier__layer l;
+        luthier_conv2d_desc d;
+        double chosen = 0, autos = 0;
+        if (!luthier__layer_of(ctxm, b.g, f, i, NULL, LUTHIER_PRECISION_FP32, &l) || l.op != LUTHIER_OP_CONV2D) continue;
+        convs++;
+        d = l.cd;
+        CHECK(luthier_conv2d_predict(ctxm, &d, &autos) == LUTHIER_STATUS_OK, "node %d: AUTO predict: %s", i, luthier_context_error(ctxm));
+        d.algorithm = cfg[i].algorithm;
+        d.kernel = cfg[i].kernel[0] ? cfg[i].kernel : NULL;
+        d.ratios = cfg[i].num_ratios ? cfg[i].ratios : NULL;
+        d.num_ratios = cfg[i].num_ratios;
+        d.schedule = cfg[i].schedule;
+        /* (a record of the default leaves AUTO to the plan's context: the rules') */
+        CHECK(luthier_conv2d_predict(d.algorithm ? ctxm : ctx, &d, &chosen) == LUTHIER_STATUS_OK, "node %d: predict: %s", i,
+              luthier_context_error(ctxm));
+        CHECK(chosen <= autos * 1.01, "node %d (%s): chosen %s %s predicted %g s, AUTO %g s", i, l.sig,
+              luthier_conv_algorithm_name(cfg[i].algorithm), cfg[i].kernel, chosen, autos);
+        CHECK(cfg[i].algorithm == LUTHIER_CONV_AUTO || luthier__conv_algos[cfg[i].algorithm].rel_error <= LUTHIER_AUTO_MAX_ERROR,
+              "node %d: %s is past AUTO's error bound", i, luthier_conv_algorithm_name(cfg[i].algorithm));
+    }
+    luthier__free(f);
+    CHECK(convs == 6, "%d conv tasks checked", convs);
+    memset(cfg, 0, sizeof *cfg * (size_t)b.g->num_nodes);
+    CHECK(ctx3 && luthier_records_apply(ctx3, b.g, rec, cfg, &matched) == LUTHIER_STATUS_OK && matched == 0 &&
+              strstr(luthier_context_error(ctx3), "another machine"),
+          "2 threads matched %d: %s", matched, ctx3 ? luthier_context_error(ctx3) : "");
+    img = rand_buf(3 * 24 * 24, -1, 1);
+    ins[0] = img;
+    memset(&pd, 0, sizeof pd);
+    pd.records = rec;
+    if (ctx2) plan_vs_ref(ctx2, b.g, &pd, ins, 1e-3, "plan from predicted records");
+    /* refused: measuring options, and cores that do not run this build's kernels */
+    td.exhaustive = 1;
+    CHECK(ctx && luthier_tune(ctx, b.g, &td, NULL, NULL) == LUTHIER_STATUS_INVALID_ARGUMENT, "offline + exhaustive accepted");
+    td.exhaustive = 0;
+    luthier_context_destroy(ctx);
+    CHECK(luthier_topology_cores(arm ? "x86-avx2x2" : "A72x2,A53x4", &t, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+    ctx = tune_topo_context(&t, 0, LUTHIER_AUTO_RULES);
+    CHECK(ctx != NULL, "context of foreign cores");
+    if (ctx && !strstr(luthier_context_kernel(ctx), "scalar")) /* (scalar kernels run on every core row) */
+        CHECK(luthier_tune(ctx, b.g, &td, NULL, NULL) == LUTHIER_STATUS_UNSUPPORTED &&
+                  strstr(luthier_context_error(ctx), "does not run this build's kernels"),
+              "foreign cores: %s", luthier_context_error(ctx));
+    remove(rec);
+    free(img);
+    free(cfg);
+    gb_free(&b);
+    luthier_context_destroy(ctx);
+    luthier_context_destroy(ctx2);
+    luthier_context_destroy(ctx3);
+    luthier_context_destroy(ctxm);
+}
+
 static void run_tune_tests(void) {
     RUN(test_tune_signatures);
     RUN(test_tune_space);
     RUN(test_tune_run_and_records);
+    RUN(test_tune_cores_spec);
+    RUN(test_tune_offline);
 }
