@@ -86,7 +86,7 @@
        Run-time settings live in luthier_context_desc (all-zero = defaults).
        Environment: LUTHIER_KERNEL=name picks the default microkernel of new contexts.
        LUTHIER_AUTO=rules|model|model_exact sets AUTO's policy of new contexts that leave
-       luthier_context_desc.auto_policy 0 (see luthier_auto_policy; default: rules).
+       luthier_context_desc.auto_policy 0 (see luthier_auto_policy; default: model).
        LUTHIER_CLUSTERS=spec declares the CPU clusters (overrides sysfs; luthier_topology_detect):
            big:4-7,little:0-3              clusters "name:cpus"; cpus are ids and ranges a-b
            big@1.0:4-7,little@0.45:0-3     with relative per-core capacities (normalized so the
@@ -148,18 +148,18 @@
        sees only padding.
        int8 plans (luthier_plan_desc.int8, with a calibration) trade accuracy for speed: uint8
        activations per tensor, int8 weights per output channel, exact int32 accumulation.
-       Exception: the Winograd convolutions (opt-in: never chosen by AUTO's default rules; the
-       cost-model policy LUTHIER_AUTO_MODEL may pick F(2x2) and F(4x4), within
-       LUTHIER_AUTO_MAX_ERROR) trade accuracy for fewer multiplies; their error bounds are in
-       docs/DESIGN.md (Convolution).
+       Exception: the Winograd convolutions trade accuracy for fewer multiplies; their error
+       bounds are in docs/DESIGN.md (Convolution). AUTO's default policy (the cost model,
+       LUTHIER_AUTO_MODEL) picks F(2x2) and F(4x4), within LUTHIER_AUTO_MAX_ERROR, where they
+       are predicted fastest; LUTHIER_AUTO_MODEL_EXACT (or LUTHIER_AUTO=model_exact) never
+       does, for applications that need the exact algorithms' NaN and infinity behaviour.
 
    WHAT IT DOES NOT DO (yet)
        No double precision, no complex, no transposed A, no GPU, no training. Graphs are fp32
        with static shapes (batch fixed when the graph is built); ONNX files load through the
        optional luthier_onnx.h. int8 convolution has no implicit GEMM or Winograd; int8 plans
        run concatenation, attention and normalization in fp32. Convolution has im2col, 1x1, implicit GEMM, depthwise and
-       Winograd F(2x2|4x4|6x6, 3x3); AUTO's default rules never pick Winograd (the tuner and
-       the cost-model policy may).
+       Winograd F(2x2|4x4|6x6, 3x3); AUTO never picks F(6x6) (the tuner may).
 
    DESIGN NOTES
        docs/DESIGN.md holds the architecture and the decisions with their measurements.
@@ -247,7 +247,9 @@ typedef enum luthier_schedule {
 
 /* What a convolution's AUTO algorithm (and a plan without records) picks: */
 typedef enum luthier_auto_policy {
-    LUTHIER_AUTO_RULES = 0,   /* the conservative rules (see >>api-conv): DEPTHWISE, 1X1, then
+    LUTHIER_AUTO_DEFAULT = 0, /* $LUTHIER_AUTO when set ("rules", "model", "model_exact"), else
+                                 LUTHIER_AUTO_MODEL (in a plan desc: the context's policy) */
+    LUTHIER_AUTO_RULES,       /* the conservative rules (see >>api-conv): DEPTHWISE, 1X1, then
                                  IMPLICIT_GEMM or IM2COL on the context's kernel; the default
                                  split (capacity x threads); never Winograd */
     LUTHIER_AUTO_MODEL,       /* the analytical cost model (no measurement, >>impl-costmodel):
@@ -285,8 +287,8 @@ typedef struct luthier_context_desc {
        kernel name, a malformed $LUTHIER_CLUSTERS, ...) goes here instead. NULL = dropped. */
     char *error;
     size_t error_size;
-    /* AUTO's policy; LUTHIER_AUTO_RULES (0) = $LUTHIER_AUTO when set ("rules", "model",
-       "model_exact"), else the rules. */
+    /* AUTO's policy; LUTHIER_AUTO_DEFAULT (0) = $LUTHIER_AUTO when set ("rules", "model",
+       "model_exact"), else the cost model (LUTHIER_AUTO_MODEL). */
     luthier_auto_policy auto_policy;
 } luthier_context_desc;
 
@@ -526,10 +528,11 @@ LUTHIER_API int luthier_context_thread_info(const luthier_context *ctx, int thre
                      4.4e-6 of the output's range |bias| + max|x| * sum|w| (inputs in [-1, 1];
                      docs/DESIGN.md); AUTO's rules never pick them (LUTHIER_AUTO_MODEL may
                      pick F(2x2) and F(4x4)).
-   AUTO (the context's policy LUTHIER_AUTO_RULES, the default) picks DEPTHWISE, then 1X1 (1x1,
-   no padding, no dilation), then IMPLICIT_GEMM when the kernel (desc.kernel, else the
-   context's) is hybrid, else IM2COL. Under LUTHIER_AUTO_MODEL(_EXACT) the analytical cost model
-   (luthier_conv2d_predict) picks the algorithm and kernel instead (see luthier_auto_policy). The GEMM algorithms run
+   AUTO under the context's policy: LUTHIER_AUTO_MODEL (the default) and _MODEL_EXACT let the
+   analytical cost model (luthier_conv2d_predict) pick the algorithm and kernel (see
+   luthier_auto_policy); LUTHIER_AUTO_RULES picks DEPTHWISE, then 1X1 (1x1, no padding, no
+   dilation), then IMPLICIT_GEMM when the kernel (desc.kernel, else the context's) is hybrid,
+   else IM2COL. The GEMM algorithms run
    with any groups (one packed weight block per group). */
 
 typedef enum luthier_conv_algorithm {
@@ -2213,16 +2216,16 @@ LUTHIER_PRIVATE luthier_status luthier__context_threads(luthier_context *ctx,
     return luthier__pool_create(ctx, t, &ctx->pool);
 }
 
-/* AUTO's policy: the descriptor's, else $LUTHIER_AUTO, else the rules. */
+/* AUTO's policy: the descriptor's, else $LUTHIER_AUTO, else the cost model. */
 LUTHIER_PRIVATE luthier_status luthier__context_auto_policy(luthier_context *ctx, const luthier_context_desc *d) {
-    static const char *const names[] = {"rules", "model", "model_exact"};
+    static const char *const names[] = {"", "rules", "model", "model_exact"}; /* by luthier_auto_policy */
     const char *env = getenv("LUTHIER_AUTO");
     int i;
     if ((unsigned)d->auto_policy >= (unsigned)LUTHIER_AUTO_POLICY_COUNT)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "context: unknown auto_policy %d", (int)d->auto_policy);
-    ctx->auto_policy = d->auto_policy;
-    if (d->auto_policy != LUTHIER_AUTO_RULES || !env || !*env) return LUTHIER_STATUS_OK;
-    for (i = 0; i < (int)LUTHIER_AUTO_POLICY_COUNT; i++)
+    ctx->auto_policy = d->auto_policy != LUTHIER_AUTO_DEFAULT ? d->auto_policy : LUTHIER_AUTO_MODEL;
+    if (d->auto_policy != LUTHIER_AUTO_DEFAULT || !env || !*env) return LUTHIER_STATUS_OK;
+    for (i = 1; i < (int)LUTHIER_AUTO_POLICY_COUNT; i++)
         if (strcmp(env, names[i]) == 0) {
             ctx->auto_policy = (luthier_auto_policy)i;
             return LUTHIER_STATUS_OK;
@@ -2925,11 +2928,15 @@ typedef struct luthier__cm_core {
    in), bandwidths as commonly measured (STREAM-class, one core); the x86 rows were calibrated
    on this project's host (AMD EPYC Zen 4 class, AVX-512 executed as two 256-bit halves: 1 zmm
    FMA per cycle; bench/RESULTS.md, 2026-11-26 cost model). A53 moves 128-bit NEON in two 64-bit
-   halves (0.5 Q-form FMLA per cycle). */
+   halves (0.5 Q-form FMLA per cycle). Xeon: the server cores with two 512-bit FMA units
+   (Skylake-SP to Sapphire Rapids; measured on a 16-core Sapphire Rapids class guest, 2026-11-26:
+   `luthier-bench peak` 176 GF/s avx512, 95 avx2, so 2.75 GHz), where AVX2 kernels run at half
+   the AVX-512 rate; a Xeon without AVX-512 takes the x86-avx2 row. */
 static const luthier__cm_core luthier__cm_cores[] = {
     /* name          match          features                 lanes fma  GHz   L1        L2          L3            L2 B/c L3 B/c DRAM B/c copy */
     {"x86-avx512", "", LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA, 16, 1.0, 3.7, 32 << 10, 1 << 20, 32u << 20, 32, 16, 8, 0.20},
     {"x86-avx2", "", LUTHIER_CPU_AVX2_FMA, 8, 2.0, 3.7, 32 << 10, 1 << 20, 32u << 20, 32, 16, 8, 0.20},
+    {"x86-avx512-xeon", "Xeon", LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA, 16, 2.0, 2.75, 48 << 10, 2 << 20, 32u << 20, 48, 12, 6, 0.20},
     {"Cortex-A53", "A53", LUTHIER_CPU_NEON, 4, 0.5, 1.4, 32 << 10, 512 << 10, 0, 8, 8, 2, 1.00},
     {"Cortex-A55", "A55", LUTHIER_CPU_NEON, 4, 1.0, 1.8, 32 << 10, 128 << 10, 1 << 20, 16, 8, 2, 0.80},
     {"Cortex-A72", "A72", LUTHIER_CPU_NEON, 4, 1.0, 2.0, 32 << 10, 1 << 20, 0, 16, 16, 3, 0.50},
@@ -2970,6 +2977,23 @@ static const luthier__cm_kcycles luthier__cm_kcycle_table[] = {
     {"x86-avx512", "4x24__avx2_fma_hybrid", 6.6},
     {"x86-avx512", "6x16__avx2_fma", 8.0},
     {"x86-avx512", "4x24__avx2_fma", 8.5},
+    /* Xeon (two zmm FMA units, ideal MR*NR/32 cycles a step): `luthier-bench gemm --kernel all
+       --shape cal=1152,1024,256 --shape conv=784,128,1152 --shape c14=196,256,2304` on one core
+       of the 16-core Sapphire Rapids class guest (bench/RESULTS.md 2026-11-26, Xeon
+       calibration): cycles = 2 MR NR x 2.75 GHz / GFLOP/s, the mean over the three shapes for
+       the hybrid kernels, the cal shape (packing A amortized over 16 panels; the model adds
+       it) for the interleaved ones. */
+    {"x86-avx512-xeon", "6x64__avx512f_hybrid", 12.5},
+    {"x86-avx512-xeon", "8x32__avx512f_hybrid", 8.4},
+    {"x86-avx512-xeon", "12x32__avx512f_hybrid", 13.2},
+    {"x86-avx512-xeon", "16x16__avx512f_hybrid", 10.3},
+    {"x86-avx512-xeon", "12x32__avx512f", 12.9},
+    {"x86-avx512-xeon", "14x32__avx512f", 15.1},
+    {"x86-avx512-xeon", "6x64__avx512f", 13.8},
+    {"x86-avx512-xeon", "6x16__avx2_fma_hybrid", 6.2},
+    {"x86-avx512-xeon", "4x24__avx2_fma_hybrid", 6.6},
+    {"x86-avx512-xeon", "6x16__avx2_fma", 6.4},
+    {"x86-avx512-xeon", "4x24__avx2_fma", 6.5},
     /* x86 AVX2 (the same host and kernels: AVX-512 disabled leaves the AVX2 rows as measured) */
     {"x86-avx2", "6x16__avx2_fma_hybrid", 6.9},
     {"x86-avx2", "4x24__avx2_fma_hybrid", 6.6},
@@ -3018,9 +3042,11 @@ LUTHIER_PRIVATE const luthier__cm_core *luthier__cm_core_named(const char *core_
     return NULL;
 }
 
-/* The row of a cluster: its core name (ARM), else the ISA this build dispatches to. */
+/* The row of a cluster: its core name (ARM; "Xeon" with AVX-512), else the ISA this build
+   dispatches to. */
 LUTHIER_PRIVATE const luthier__cm_core *luthier__cm_core_for(const char *core_name, unsigned features) {
     const luthier__cm_core *c = luthier__cm_core_named(core_name);
+    if (c && (c->features & LUTHIER_CPU_AVX512F) && !(features & LUTHIER_CPU_AVX512F)) c = NULL; /* an AVX2 Xeon */
     if (c) return c;
     if (features & LUTHIER_CPU_AVX512F) return &luthier__cm_cores[0];
     if (features & LUTHIER_CPU_AVX2_FMA) return &luthier__cm_cores[1];
@@ -3344,7 +3370,7 @@ LUTHIER_PRIVATE luthier_status luthier__cores_token(const char *tok, size_t len,
     }
     if (!(row = luthier__cm_core_named(cl->core)))
         return luthier__topo_fail(err, err_size, "cores: the cost model has no core row for '%s' (rows: Cortex-A53, A55, A72, "
-                                  "A73, A76 (A77, A78), Neoverse-N1, x86-avx512, x86-avx2)", name);
+                                  "A73, A76 (A77, A78), Neoverse-N1, x86-avx512, x86-avx512-xeon, x86-avx2)", name);
     if (count > LUTHIER_MAX_CPUS - *cpu)
         return luthier__topo_fail(err, err_size, "cores: more than %d CPUs in all", LUTHIER_MAX_CPUS);
     for (cl->num_cpus = 0; cl->num_cpus < count; cl->num_cpus++) cl->cpus[cl->num_cpus] = (*cpu)++;

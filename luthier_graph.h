@@ -820,7 +820,7 @@ typedef struct luthier_plan_desc {
        is read during luthier_plan_create only. */
     const luthier_calibration *int8;
     /* What AUTO picks for the nodes without a configuration (luthier_auto_policy):
-       LUTHIER_AUTO_RULES (0) = the context's policy (luthier_context_desc.auto_policy). */
+       LUTHIER_AUTO_DEFAULT (0) = the context's policy (luthier_context_desc.auto_policy). */
     luthier_auto_policy auto_policy;
     /* The default precision of the nodes without a configuration (a configuration's kernel
        names its own: an F16W kernel on a dense node is fp16 weights whatever this says). */
@@ -5030,7 +5030,7 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
         if (out) *out = NULL;
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: unknown precision %d", (int)desc->precision);
     }
-    if (!ctx || !desc || desc->auto_policy == LUTHIER_AUTO_RULES) return luthier__plan_create_ex(ctx, g, desc, 0, out);
+    if (!ctx || !desc || desc->auto_policy == LUTHIER_AUTO_DEFAULT) return luthier__plan_create_ex(ctx, g, desc, 0, out);
     if ((unsigned)desc->auto_policy >= (unsigned)LUTHIER_AUTO_POLICY_COUNT)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: unknown auto_policy %d", (int)desc->auto_policy);
     saved = ctx->auto_policy;

@@ -21,7 +21,8 @@ static void usage_tune(FILE *out) {
             "  --model-only      also run the guided search without the clusters' busy times (the\n"
             "                    cost model alone) with the same budget\n"
             "  --asym            emulate big.LITTLE: the last CPU becomes cluster 'little' and a\n"
-            "                    pinned busy loop halves it while tuning and timing (see 'asym')\n"
+            "                    pinned busy loop halves it while tuning and timing (see 'asym'); the\n"
+            "                    clusters' capacities say so (1.0 and 0.5), as a board's sysfs would\n"
             "  --load-timeout S  the busy loop's deadline in seconds (default: 600 + the budgets of\n"
             "                    the searches asked for, plus 6 h with --exhaustive); the command\n"
             "                    fails when the loop stopped before the plans were timed\n"
@@ -34,9 +35,14 @@ static void usage_tune(FILE *out) {
             "                    weights, convolutions over the fp16-arithmetic kernels where the CPU\n"
             "                    has them); records default to build/NAME.fp16.records, and the fp32\n"
             "                    default plan is timed too (csv column fp32_ms)\n"
-            "  --no-plan-check   keep every task's winner: no in-plan check (luthier_tune_desc)\n"
+            , bench_prog);
+    fputs(  "  --no-plan-check   keep every task's winner: no in-plan check (luthier_tune_desc)\n"
             "  --no-prior-too    also run the guided search without the cost model's first-batch\n"
             "                    order (luthier_tune_desc.no_prior) with the same budget, and time it\n"
+            "  --half            the guided search measures at most half as many candidates per task\n"
+            "                    (luthier_tune_desc.max_fraction 0.05 instead of 0.1); with --no-prior-too\n"
+            "                    that one keeps 0.1: does the cost model's warm start need half the\n"
+            "                    measurements for the same plan?\n"
             "  --rank            rate the analytical cost model instead of tuning for a plan: measure\n"
             "                    every candidate of every task (exhaustive, no dynamic schedule, no\n"
             "                    in-plan check), print the median over tasks of the Spearman correlation\n"
@@ -53,8 +59,7 @@ static void usage_tune(FILE *out) {
             "                    model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,\n"
             "                    exhaustive_ms,exhaustive_measurements,random_ms,random_measurements,\n"
             "                    bigonly_ms,equal_ms,candidates,reverted,runner_ups[,fp32_ms with --int8 or --fp16]\n"
-            "                    [,modelonly_ms,modelonly_measurements with --model-only]\n",
-            bench_prog);
+            "                    [,modelonly_ms,modelonly_measurements with --model-only]\n", out);
 }
 
 typedef struct tune_ctx {
@@ -68,7 +73,7 @@ typedef struct tune_ctx {
    created first and timed in interleaved rounds (the start rotating), so that drifts of the
    machine over a long run (clock, other load, the busy loop of --asym) hit every plan alike. */
 #define TUNE_ROUNDS 5
-#define TUNE_MAX_PLANS 10 /* default, tuned, model, exhaustive, random, model only, no prior, big only, equal, fp32 */
+#define TUNE_MAX_PLANS 10 /* default, tuned, rules, exhaustive, random, model only, no prior, big only, equal, fp32 */
 static void tune_time_plans(tune_ctx *t, const luthier_plan_desc *pds, const char *const *what, int n,
                             const bench_policy *pol, double *ms) {
     luthier_plan *plans[TUNE_MAX_PLANS] = {NULL};
@@ -124,6 +129,7 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
     c.random_search = exhaustive == 0;
     c.no_balance = exhaustive == 2;
     c.no_prior = exhaustive == 3;
+    if (c.no_prior) c.max_fraction = 0; /* the search without the model at the default cap (--half) */
     c.budget_seconds = budget;
     c.heatmap_path = NULL;
     c.report_path = NULL;
@@ -133,7 +139,7 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
 typedef struct tune_opts {
     const char *cmd, *name;
     char records[512], report[512], heatmap[512], stem[256], offline[128];
-    int threads, csv, exhaustive, random, asym, quiet, int8, fp16, monly, no_check, rank, noprior;
+    int threads, csv, exhaustive, random, asym, quiet, int8, fp16, monly, no_check, rank, noprior, half;
     double budget, load_timeout;
     bench_policy pol;
 } tune_opts;
@@ -142,7 +148,7 @@ typedef struct tune_opts {
 typedef struct tune_outcome {
     luthier_tune_result res, rex, rrn, rmo, rnp;
     char ex_path[600], rn_path[600], mo_path[600], np_path[600];
-    double default_ms, tuned_ms, model_ms, ex_ms, rn_ms, mo_ms, np_ms, big_ms, eq_ms, fp32_ms;
+    double default_ms, tuned_ms, rules_ms, ex_ms, rn_ms, mo_ms, np_ms, big_ms, eq_ms, fp32_ms;
 } tune_outcome;
 
 /* The command line into o: -1 to go on, else the exit code. */
@@ -153,7 +159,7 @@ static int tune_parse(int argc, char **argv, tune_opts *o) {
         {"--no-plan-check", offsetof(tune_opts, no_check)}, {"--no-prior-too", offsetof(tune_opts, noprior)},
         {"--rank", offsetof(tune_opts, rank)},         {"--asym", offsetof(tune_opts, asym)},
         {"--int8", offsetof(tune_opts, int8)},         {"--quiet", offsetof(tune_opts, quiet)},
-        {"--fp16", offsetof(tune_opts, fp16)}};
+        {"--fp16", offsetof(tune_opts, fp16)},         {"--half", offsetof(tune_opts, half)}};
     const struct { const char *name; char *dst; size_t size; } paths[] = {
         {"--records", o->records, sizeof o->records}, {"--report", o->report, sizeof o->report},
         {"--heatmap", o->heatmap, sizeof o->heatmap}, {"--offline", o->offline, sizeof o->offline}};
@@ -255,9 +261,10 @@ static int tune_context(tune_opts *o, tune_ctx *t, asym_loader *loaders, int *lo
             fprintf(stderr, "%s tune: --asym needs 2 CPUs\n", bench_prog);
             return BENCH_EXIT_FAIL;
         }
-        p += sprintf(p, "big:");
+        /* capacities as a board's sysfs gives them: the busy loop leaves the little CPU half */
+        p += sprintf(p, "big@1.0:");
         for (k = 0; k < ncpus - 1; k++) p += sprintf(p, "%s%d", k ? "," : "", cpus[k]);
-        sprintf(p, ",little:%d", cpus[ncpus - 1]);
+        sprintf(p, ",little@0.5:%d", cpus[ncpus - 1]);
         if (luthier_topology_detect(NULL, spec, &topo, err, sizeof err) != LUTHIER_STATUS_OK) {
             fprintf(stderr, "%s tune: clusters '%s': %s\n", bench_prog, spec, err);
             return BENCH_EXIT_FAIL;
@@ -299,7 +306,7 @@ static void tune_header(const tune_opts *o, const tune_ctx *t) {
     fflush(stdout);
 }
 
-/* Every plan timed together: default, tuned, the cost model's, then the comparisons asked for
+/* Every plan timed together: default, tuned, the rules', then the comparisons asked for
    (split: the big-only and equal-split configurations, owned by the caller). */
 static void tune_time_all(const tune_opts *o, tune_ctx *t, const luthier_calibration *cal, luthier_node_config **split,
                           tune_outcome *u) {
@@ -310,7 +317,7 @@ static void tune_time_all(const tune_opts *o, tune_ctx *t, const luthier_calibra
     memset(pds, 0, sizeof pds);
     dst[np] = &u->default_ms, what[np++] = "default";
     dst[np] = &u->tuned_ms, pds[np].records = o->records, what[np++] = "tuned";
-    dst[np] = &u->model_ms, pds[np].auto_policy = LUTHIER_AUTO_MODEL, what[np++] = "model";
+    dst[np] = &u->rules_ms, pds[np].auto_policy = LUTHIER_AUTO_RULES, what[np++] = "rules";
     if (u->ex_path[0]) dst[np] = &u->ex_ms, pds[np].records = u->ex_path, what[np++] = "exhaustive";
     if (u->rn_path[0]) dst[np] = &u->rn_ms, pds[np].records = u->rn_path, what[np++] = "random";
     if (u->mo_path[0]) dst[np] = &u->mo_ms, pds[np].records = u->mo_path, what[np++] = "model only";
@@ -357,8 +364,9 @@ static void tune_print_text(const tune_opts *o, const tune_outcome *u) {
                "took %.2f ms in the default plan, %.2f ms in the winners' one, %.2f ms as chosen\n", res->reverted,
                res->runner_ups, res->plan_default_ms, res->plan_tuned_ms, res->plan_chosen_ms);
     printf("end to end: default %.2f ms, tuned %.2f ms (%.2fx)\n", u->default_ms, tuned, u->default_ms / tuned);
-    printf("cost-model default (auto_policy model, no records): %.2f ms (%.2fx the tuned plan's time, rules default %.2fx)\n",
-           u->model_ms, u->model_ms / tuned, u->default_ms / tuned);
+    printf("the rules' default (auto_policy rules, no records): %.2f ms (%.2fx the tuned plan's time; the default, "
+           "from the cost model unless $LUTHIER_AUTO says otherwise: %.2fx)\n", u->rules_ms, u->rules_ms / tuned,
+           u->default_ms / tuned);
     if (u->fp32_ms > 0)
         printf("fp32 default plan %.2f ms: tuned %s is %.2fx faster\n", u->fp32_ms, o->int8 ? "int8" : "fp16", u->fp32_ms / tuned);
     if (u->ex_ms > 0)
@@ -368,8 +376,9 @@ static void tune_print_text(const tune_opts *o, const tune_outcome *u) {
     if (u->mo_ms > 0)
         printf("guided search without the busy times (model only): %.2f ms with %d measurements\n", u->mo_ms, u->rmo.measurements);
     if (u->np_ms > 0)
-        printf("guided search without the cost model's first-batch order: %.2f ms with %d measurements (with it: %.2f ms, "
-               "%d measurements)\n", u->np_ms, u->rnp.measurements, tuned, res->measurements);
+        printf("guided search without the cost model (first-batch order, feature)%s: %.2f ms with %d measurements (with it: %.2f ms, "
+               "%d measurements%s)\n", o->half ? " at the full cap" : "", u->np_ms, u->rnp.measurements, tuned, res->measurements,
+               o->half ? " at half the cap" : "");
     if (u->big_ms > 0)
         printf("big cluster only %.2f ms (tuned %.2fx), equal split %.2f ms (tuned %.2fx)\n", u->big_ms, u->big_ms / tuned,
                u->eq_ms, u->eq_ms / tuned);
@@ -390,6 +399,7 @@ static int tune_search(const tune_opts *o, tune_ctx *t, const luthier_calibratio
     td.offline = o->offline[0] != 0;
     if (td.offline) td.heatmap_path = NULL;
     if (o->rank) td.exhaustive = td.no_dynamic = 1, td.heatmap_path = NULL;
+    if (o->half) td.max_fraction = 0.05;
     if (luthier_tune(t->ctx, t->g, &td, o->records, &u->res) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s tune: %s\n", bench_prog, luthier_context_error(t->ctx));
         return 1;
@@ -418,7 +428,7 @@ static int cmd_tune(int argc, char **argv) {
     o.budget = 120;
     o.pol.min_time = 2.0;
     o.pol.rounds = 1;
-    u.default_ms = u.tuned_ms = u.model_ms = -1;
+    u.default_ms = u.tuned_ms = u.rules_ms = -1;
     if ((rc = tune_parse(argc, argv, &o)) >= 0) return rc;
     bench_net_stem(o.name, o.stem, sizeof o.stem);
     if (o.offline[0] && (o.exhaustive || o.random || o.monly || o.noprior || o.rank || o.asym || o.int8 || o.fp16)) {

@@ -168,7 +168,9 @@ static int conv_check(luthier_context *const *ctxs, int nctx, const luthier_conv
     return bad;
 }
 
-/* Contexts: 1 thread; the default; fake big:0,little:1 (ratios are set per desc). */
+/* Contexts: 1 thread; the default; fake big:0,little:1 (ratios are set per desc). AUTO under
+   the rules, so that it is one algorithm on every context (the model's choice depends on the
+   threads; test_costmodel checks it). */
 static int conv_contexts(luthier_context **ctxs) {
     luthier_context_desc cd;
     luthier_topology topo;
@@ -176,11 +178,14 @@ static int conv_contexts(luthier_context **ctxs) {
     int n = 0;
     memset(&cd, 0, sizeof cd);
     cd.num_threads = 1;
+    cd.auto_policy = LUTHIER_AUTO_RULES;
     if (luthier_context_create(&cd, &ctxs[n]) == LUTHIER_STATUS_OK) n++;
     memset(&cd, 0, sizeof cd);
+    cd.auto_policy = LUTHIER_AUTO_RULES;
     if (luthier_context_create(&cd, &ctxs[n]) == LUTHIER_STATUS_OK) n++;
     if (luthier_topology_parse("big:0,little:1", &topo, err, sizeof err) == LUTHIER_STATUS_OK) {
         memset(&cd, 0, sizeof cd);
+        cd.auto_policy = LUTHIER_AUTO_RULES;
         cd.topology = &topo;
         if (luthier_context_create(&cd, &ctxs[n]) == LUTHIER_STATUS_OK) n++;
     }
@@ -464,6 +469,7 @@ static void test_conv_auto_choice(void) {
     int i;
     memset(&cd, 0, sizeof cd);
     cd.num_threads = 1;
+    cd.auto_policy = LUTHIER_AUTO_RULES; /* the rules are what this checks */
     CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
     if (!ctx) return;
     for (i = 0; i < 64 * 9; i++) w[i] = 0.01f * (float)i;

@@ -174,6 +174,7 @@ static void test_costmodel_predict_api(void) {
     double t = 0, t1 = 0;
     memset(&cd, 0, sizeof cd);
     cd.num_threads = 1;
+    cd.auto_policy = LUTHIER_AUTO_RULES; /* AUTO: no Winograd */
     CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
     if (!ctx) return;
     CHECK(luthier_conv2d_predict(NULL, &d, &t) == LUTHIER_STATUS_INVALID_ARGUMENT, "NULL context");
@@ -249,8 +250,12 @@ static void test_costmodel_auto_policy(void) {
         memset(&cd, 0, sizeof cd);
         cd.auto_policy = LUTHIER_AUTO_POLICY_COUNT;
         CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_INVALID_ARGUMENT && !ctx, "bad auto_policy");
-        cd.auto_policy = LUTHIER_AUTO_RULES;
+        cd.auto_policy = LUTHIER_AUTO_DEFAULT;
         cd.num_threads = 1;
+        CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK && ctx && ctx->auto_policy == LUTHIER_AUTO_MODEL,
+              "the default policy is the model's");
+        luthier_context_destroy(ctx);
+        ctx = NULL;
         setenv("LUTHIER_AUTO", "fastest", 1);
         CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_INVALID_ARGUMENT && !ctx, "bad $LUTHIER_AUTO");
         setenv("LUTHIER_AUTO", "model_exact", 1);
@@ -281,9 +286,12 @@ static void test_costmodel_plan_policy(void) {
     luthier_graph *g = NULL;
     luthier_plan *p = NULL;
     luthier_plan_desc pd;
+    luthier_context_desc cd;
     char err[256];
     int i, wino = 0;
-    CHECK(luthier_context_create(NULL, &ctx) == LUTHIER_STATUS_OK, "context");
+    memset(&cd, 0, sizeof cd);
+    cd.auto_policy = LUTHIER_AUTO_RULES;
+    CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
     CHECK(luthier_zoo_build("resnet18_small", NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "build: %s", err);
     if (!ctx || !g) goto done;
     memset(&pd, 0, sizeof pd);

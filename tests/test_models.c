@@ -192,7 +192,7 @@ static void test_models_bad_names(void) {
 /* ---- runs ---- */
 
 /* Builds, plans (configs: optional per-node configurations), runs and compares with the fixture. */
-/* AUTO's policy of the contexts models_check_run creates (LUTHIER_AUTO_RULES: the default). */
+/* AUTO's policy of the contexts models_check_run creates (LUTHIER_AUTO_DEFAULT: the context's default). */
 static luthier_auto_policy models_policy;
 
 static void models_check_run(const char *name, int force_winograd, double tol) {
@@ -341,7 +341,7 @@ static void test_model_resnet18_small_winograd(void) { models_check_run("resnet1
 static void models_check_model_policy(const char *name) {
     models_policy = LUTHIER_AUTO_MODEL;
     models_check_run(name, 0, 1e-3);
-    models_policy = LUTHIER_AUTO_RULES;
+    models_policy = LUTHIER_AUTO_DEFAULT;
 }
 static void test_model_auto_model_small(void) {
     models_check_model_policy("resnet18_small");
