@@ -554,6 +554,20 @@ typedef struct luthier__prefetch_region {
     size_t panel_stride, chunk, panels;
 } luthier__prefetch_region;
 
+/* A fused activation that is not a clamp (luthier_activation), applied by the thread that
+   computed the values, on each block of C right after its last K step (while it is in cache):
+   luthier__act_post_init fills it for a CPU, luthier__act_rect runs it (>>ops-act in
+   luthier_ops.h: the element-wise operator's code). fn NULL: none. */
+typedef struct luthier__act_post {
+    void (*fn)(void *, size_t, size_t, int, int); /* the unary operator's range function */
+    int kind;                                     /* its luthier__unary kind */
+    float a, b;                                   /* and parameters */
+} luthier__act_post;
+
+LUTHIER_PRIVATE void luthier__act_post_init(unsigned features, luthier_activation act, float p0, float p1,
+                                            luthier__act_post *p);
+LUTHIER_PRIVATE void luthier__act_rect(const luthier__act_post *p, float *c, size_t ld, size_t rows, size_t cols);
+
 typedef struct luthier__gemm_args {
     size_t m, n, k;
     const float *a;
@@ -565,6 +579,7 @@ typedef struct luthier__gemm_args {
     const float *bias;
     int accumulate, clamp;
     float min, max;
+    luthier__act_post post; /* applied after the last K step's stores */
     char *a_packed;       /* NULL, or all of A packed once for interleaved kernels (by
                              luthier__prepack_a, before the GEMM): K block k0's panel of MR-row
                              tile t at a_packed + (k0 * m_pad + t * kb * MR) * a_bytes */
@@ -707,6 +722,7 @@ LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__gemm_args *g, size_t m0, si
             c[j] = v;
         }
     }
+    luthier__act_rect(&g->post, g->c + m0 * g->ldc + n0, g->ldc, m1 - m0, n1 - n0);
 }
 
 /* Computes the block of C made of MR-row tiles [tile_begin, tile_end) and NR-column panels
@@ -769,6 +785,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
                             luthier__prefetch_give(&pf, &u, i == m0);
                             uk->fn(&u);
                         }
+                        if (last) luthier__act_rect(&g->post, g->c + i * g->ldc + n0, g->ldc, u.m, nb);
                     }
                     continue;
                 }
@@ -790,6 +807,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
                         uk->fn(&u);
                     }
                 }
+                if (last) luthier__act_rect(&g->post, g->c + i0 * g->ldc + n0, g->ldc, mb, nb);
             }
         }
     }
@@ -850,6 +868,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__kernel_entry 
                     luthier__prefetch_give(&pf, &u, i == m0);
                     uk->fn(&u);
                 }
+                if (last) luthier__act_rect(&g->post, g->c + i * g->ldc + n0, g->ldc, u.m, nb);
             }
         }
     }
