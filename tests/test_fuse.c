@@ -361,10 +361,11 @@ static void test_fuse_act_int8(void) {
     luthier_calib_desc cd;
     luthier_plan *p = NULL;
     int64_t xs[4] = {1, 6, 12, 12};
-    float *imgs[4], *f32 = NULL, *q = NULL;
-    const void *samples_in[4][1], *const *samples[4], *ins[1];
+    qp_samples sm;
+    float *f32 = NULL, *q = NULL;
+    const void *ins[1];
     size_t n = 0;
-    int x, y, i;
+    int x, y;
     memset(&b, 0, sizeof b);
     luthier_graph_create(&b.g);
     luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
@@ -372,15 +373,8 @@ static void test_fuse_act_int8(void) {
     y = gb_act(&b, LUTHIER_OP_LEAKY_RELU, "a2", gb_conv(&b, "c2", y, 16, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_NONE), 0.1f, NAN);
     y = gb_conv(&b, "c3", y, 8, 1, 1, 0, 1, 1, LUTHIER_ACTIVATION_HARD_SWISH);
     luthier_graph_output(b.g, y);
-    for (i = 0; i < 4; i++) {
-        imgs[i] = rand_buf(6 * 12 * 12, -1, 1);
-        samples_in[i][0] = imgs[i];
-        samples[i] = samples_in[i];
-    }
-    ins[0] = imgs[0];
-    memset(&cd, 0, sizeof cd);
-    cd.num_samples = 4;
-    cd.samples = samples;
+    qp_samples_init(&sm, 4, 6 * 12 * 12, &cd);
+    ins[0] = sm.imgs[0];
     CHECK(!b.fail && luthier_calibrate(ctx, b.g, &cd, &cal) == LUTHIER_STATUS_OK, "calibrate: %s", luthier_context_error(ctx));
     if (cal && qp_run(ctx, b.g, NULL, ins, &f32, &n, NULL) && qp_run(ctx, b.g, cal, ins, &q, &n, &p)) {
         const double cs = qp_cosine(f32, q, n);
@@ -391,7 +385,7 @@ static void test_fuse_act_int8(void) {
     CHECK(p != NULL, "int8 plan");
     luthier_plan_destroy(p);
     luthier_calibration_destroy(cal);
-    for (i = 0; i < 4; i++) free(imgs[i]);
+    qp_samples_free(&sm);
     free(f32);
     free(q);
     luthier_context_destroy(ctx);
