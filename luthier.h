@@ -4606,16 +4606,6 @@ LUTHIER_PRIVATE luthier__isa luthier__conv_isa(const luthier_conv2d_layer *cv, u
 }
 
 #define LUTHIER__DW_MAX_TAPS 64 /* taps gathered per pixel at once; larger kernels go in rounds */
-#define LUTHIER__DW_POST 4096   /* floats of finished pixels per pass of the post activation */
-
-/* Pixels [*done, r) of a depthwise range through the layer's post activation (luthier__act_post)
-   once they hold LUTHIER__DW_POST floats (16 KB, still in L1), or whatever is left with force. */
-LUTHIER_PRIVATE void luthier__dw_post(const luthier__conv_job *j, size_t C, size_t *done, size_t r, int force) {
-    const size_t n = (r - *done) * C;
-    if (!j->post.fn || (!force && n < LUTHIER__DW_POST)) return;
-    luthier__act_rect(&j->post, j->out + *done * C, n, 1, n);
-    *done = r;
-}
 
 LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size_t end, int thread,
                                                    int cluster) {
@@ -4651,7 +4641,7 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
         const float *xs[LUTHIER__DW_MAX_TAPS], *ws[LUTHIER__DW_MAX_TAPS];
         int taps = 0, first = 1;
         int64_t kh, kw;
-        if (!nruns) luthier__dw_post(j, C, &done, r, 0); /* (pixels in pending runs are not done) */
+        if (!nruns) luthier__act_rows(&j->post, j->out, C, C, &done, r, 0); /* (pending runs are not done) */
         if (j->dw_rows) {
             /* the pixels that follow on this output row, within [r, end), borders included;
                up to LUTHIER__DW_RUNS rows per call */
@@ -4699,7 +4689,7 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
         }
         pixel(o, xs, ws, taps, first ? cv->bias : NULL, first ? d->accumulate : 1, clamp, lo, hi, C);
     }
-    luthier__dw_post(j, C, &done, end, 1);
+    luthier__act_rows(&j->post, j->out, C, C, &done, end, 1);
 }
 
 /* Winograd: units = MR-tile groups of output tiles (m x m pixels; tile t of image n is at

@@ -567,6 +567,9 @@ typedef struct luthier__act_post {
 LUTHIER_PRIVATE void luthier__act_post_init(unsigned features, luthier_activation act, float p0, float p1,
                                             luthier__act_post *p);
 LUTHIER_PRIVATE void luthier__act_rect(const luthier__act_post *p, float *c, size_t ld, size_t rows, size_t cols);
+LUTHIER_PRIVATE void luthier__act_rows(const luthier__act_post *p, float *c, size_t ld, size_t cols, size_t *from,
+                                       size_t to, int force);
+#define LUTHIER__ACT_BATCH 4096 /* floats per pass of luthier__act_rows */
 
 typedef struct luthier__gemm_args {
     size_t m, n, k;
@@ -773,6 +776,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
                     luthier__prefetch_plan pf;
                     luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, nlo, pk0, luthier__min_sz(blk->kc, g->k - pk0),
                                                 calls, kb / 2);
+                    size_t post_from = i0; /* rows not yet through g->post */
                     for (i = i0; i < i0 + mb; i += mr) {
                         size_t r;
                         u.m = luthier__min_sz(mr, m1 - i);
@@ -785,7 +789,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
                             luthier__prefetch_give(&pf, &u, i == m0);
                             uk->fn(&u);
                         }
-                        if (last) luthier__act_rect(&g->post, g->c + i * g->ldc + n0, g->ldc, u.m, nb);
+                        if (last) luthier__act_rows(&g->post, g->c + n0, g->ldc, nb, &post_from, i + u.m, i + mr >= i0 + mb);
                     }
                     continue;
                 }
@@ -836,7 +840,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__kernel_entry 
     /* k is blocked by whole segments: about blk->kc steps (at least one segment) per block */
     const size_t sb = luthier__max_sz(1, blk->kc / (g->k ? g->k : 1));
     luthier_sgemm_ukernel_args u;
-    size_t n0, s0, i, j;
+    size_t n0, s0, i, j, post_from;
     if (uk->kind != LUTHIER_KERNEL_HYBRID || m0 >= m1 || nlo >= nhi || g->k == 0 || ks == 0) return;
     memset(&u, 0, sizeof u);
     u.k = g->k;
@@ -857,7 +861,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__kernel_entry 
             luthier__prefetch_plan pf;
             luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, nlo, ps0 * g->k, (luthier__min_sz(ks, ps0 + sb) - ps0) * g->k,
                                         (luthier__div_up(m1 - m0, mr) - 1) * luthier__div_up(nb, nr), u.ks * (g->k / 2));
-            for (i = m0; i < m1; i += mr) {
+            for (i = post_from = m0; i < m1; i += mr) {
                 u.m = luthier__min_sz(mr, m1 - i);
                 u.a_rows = ind + (i / mr) * ks * mr + s0 * mr;
                 for (j = n0; j < n0 + nb; j += nr) {
@@ -868,7 +872,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__kernel_entry 
                     luthier__prefetch_give(&pf, &u, i == m0);
                     uk->fn(&u);
                 }
-                if (last) luthier__act_rect(&g->post, g->c + i * g->ldc + n0, g->ldc, u.m, nb);
+                if (last) luthier__act_rows(&g->post, g->c + n0, g->ldc, nb, &post_from, i + u.m, i + mr >= m1);
             }
         }
     }

@@ -2276,6 +2276,17 @@ LUTHIER_PRIVATE void luthier__act_rect(const luthier__act_post *p, float *c, siz
     }
 }
 
+/* Rows [*from, to) of c (row r at c + r * ld, cols floats) through p once they hold
+   LUTHIER__ACT_BATCH floats (16 KB: still in L1), or whatever is left with force; *from moves
+   to `to`. A narrow layer's tile row alone is too little work for a pass (a 16-channel layer's
+   6 rows: 96 floats). */
+LUTHIER_PRIVATE void luthier__act_rows(const luthier__act_post *p, float *c, size_t ld, size_t cols, size_t *from,
+                                       size_t to, int force) {
+    if (!p->fn || (!force && (to - *from) * cols < LUTHIER__ACT_BATCH)) return;
+    luthier__act_rect(p, c + *from * ld, ld, to - *from, cols);
+    *from = to;
+}
+
 /* One time step's gate math over batch rows (see luthier__op_rnn_job); small steps run on the
    calling thread (a split would cost more than the work). */
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_rnn_cell(luthier_context *ctx, const luthier__op_cfg *cfg,
