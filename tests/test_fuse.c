@@ -383,6 +383,11 @@ static void test_fuse_act_int8(void) {
               qp_count_int8(p, LUTHIER_OP_CONV2D));
     }
     CHECK(p != NULL, "int8 plan");
+    {
+        int32_t lo, hi;
+        CHECK(luthier_quantize_activation(LUTHIER_ACTIVATION_HARD_SWISH, 0, 0, 0.1f, 128, &lo, &hi) ==
+                  LUTHIER_STATUS_INVALID_ARGUMENT, "quantize_activation takes the clamps only");
+    }
     luthier_plan_destroy(p);
     luthier_calibration_destroy(cal);
     qp_samples_free(&sm);
