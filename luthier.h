@@ -211,12 +211,36 @@ typedef enum luthier_status {
     LUTHIER_STATUS_COUNT
 } luthier_status;
 
-/* Fused output operation applied after bias. */
+/* Fused output operation applied after bias (and after the accumulated residual). One list
+   makes the enum and the names (plan steps, tuner signatures). The first four are clamps,
+   applied in the GEMM microkernels' store; the others run on each thread's output tile right
+   after it is computed, with the element-wise operators' code (so they give what the
+   separate operator gives on the same values). Their parameters are the desc's two
+   activation floats, clamp_min and clamp_max:
+     NONE          x
+     RELU          max(x, 0)
+     RELU6         min(max(x, 0), 6)
+     CLAMP         min(max(x, clamp_min), clamp_max)
+     HARD_SWISH    x min(max(x + 3, 0), 6) / 6
+     HARD_SIGMOID  min(max(alpha x + beta, 0), 1), alpha = clamp_min, beta = clamp_max
+     SILU          x sigmoid(x)
+     LEAKY_RELU    x < 0 ? alpha x : x, alpha = clamp_min
+   The non-clamp kinds are fp32 only: int8 layers and the other operators with a fused
+   activation (binary operators, transposed convolution) take the clamps. */
+#define LUTHIER_ACTIVATION_LIST(X) /* X(name, text, parameters it reads) */        \
+    X(NONE, "none", 0)                                                                 \
+    X(RELU, "relu", 0)                                                                 \
+    X(RELU6, "relu6", 0)                                                               \
+    X(CLAMP, "clamp", 2)                                                               \
+    X(HARD_SWISH, "hard_swish", 0)                                                     \
+    X(HARD_SIGMOID, "hard_sigmoid", 2)                                                 \
+    X(SILU, "silu", 0)                                                                 \
+    X(LEAKY_RELU, "leaky_relu", 1)
+
 typedef enum luthier_activation {
-    LUTHIER_ACTIVATION_NONE = 0,
-    LUTHIER_ACTIVATION_RELU,  /* max(x, 0) */
-    LUTHIER_ACTIVATION_RELU6, /* min(max(x, 0), 6) */
-    LUTHIER_ACTIVATION_CLAMP, /* min(max(x, clamp_min), clamp_max) */
+#define LUTHIER__X(name, text, params) LUTHIER_ACTIVATION_##name,
+    LUTHIER_ACTIVATION_LIST(LUTHIER__X)
+#undef LUTHIER__X
     LUTHIER_ACTIVATION_COUNT
 } luthier_activation;
 
@@ -381,7 +405,7 @@ typedef struct luthier_sgemm_desc {
     int trans_b;            /* nonzero: B is stored n x k (row j = the k weights of output j) */
     const float *bias;      /* NULL or n values added to every row of C */
     luthier_activation activation;
-    float clamp_min, clamp_max; /* for LUTHIER_ACTIVATION_CLAMP */
+    float clamp_min, clamp_max; /* the activation's parameters (CLAMP's bounds, see luthier_activation) */
     int accumulate;         /* nonzero: C = C + A*B (+bias), e.g. a fused residual add */
     const char *kernel;     /* NULL = the context's kernel */
     /* Workload distribution over the context's clusters (the tuner's third knob). The rows of
@@ -560,7 +584,7 @@ typedef struct luthier_conv2d_desc {
     int64_t groups;                                       /* 0 = 1; divides both channel counts */
     luthier_layout layout;        /* of input and output */
     luthier_activation activation;
-    float clamp_min, clamp_max;   /* for LUTHIER_ACTIVATION_CLAMP */
+    float clamp_min, clamp_max;   /* the activation's parameters (CLAMP's bounds, see luthier_activation) */
     int accumulate;               /* nonzero: output = act(output + conv + bias), e.g. a fused
                                      residual add onto an output pre-filled with the residual */
     /* Configuration (the tuner's knobs); zero = defaults. */
@@ -2626,6 +2650,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthi
     g.b = pb; g.b_layout = bl;
     g.c = c; g.ldc = (size_t)d->ldc;
     luthier__fill_epilogue(d, &g);
+    luthier__act_post_init(ctx->cpu_features, d->activation, d->clamp_min, d->clamp_max, &g.post);
     job.g = &g;
     s = luthier__cluster_kernels(ctx, LUTHIER__SGEMM_FAMILIES, uk, d->cluster_kernels, job.uk);
     if (s != LUTHIER_STATUS_OK) return s;
@@ -4365,6 +4390,7 @@ typedef struct luthier__conv_job {
                                       panel of output channels) pairs */
     const luthier__prefetch_region *next; /* NULL, or the next layer's first B block: each range
                                       prefetches it during its last GEMM block */
+    luthier__act_post post;        /* the layer's activation when it is not a clamp */
 } luthier__conv_job;
 
 /* Input row of output row o, tap k (may be outside [0, size)). */
@@ -4556,6 +4582,7 @@ LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, unsigne
     ed.accumulate = d->accumulate;
     memset(&ga, 0, sizeof ga);
     luthier__fill_epilogue(&ed, &ga);
+    ga.post = j->post;
     ga.n = cv->cout_g;
     ga.b_layout = &cv->bl;
     ga.ldc = cout;
@@ -4706,7 +4733,7 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
     const int64_t span_h = (d->kernel_h - 1) * d->dilation_h, span_w = (d->kernel_w - 1) * d->dilation_w;
     ptrdiff_t off[LUTHIER__DW_MAX_TAPS]; /* interior pixels: tap t at x0 + off[t] */
     luthier__dw_run runs[LUTHIER__DW_RUNS];
-    size_t nruns = 0;
+    size_t nruns = 0, done = begin;
     const float *wts[LUTHIER__DW_MAX_TAPS];
     if (khw <= LUTHIER__DW_MAX_TAPS) {
         int64_t t;
@@ -4724,6 +4751,7 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
         const float *xs[LUTHIER__DW_MAX_TAPS], *ws[LUTHIER__DW_MAX_TAPS];
         int taps = 0, first = 1;
         int64_t kh, kw;
+        if (!nruns) luthier__act_rows(&j->post, j->out, C, C, &done, r, 0); /* (pending runs are not done) */
         if (j->dw_rows) {
             /* the pixels that follow on this output row, within [r, end), borders included;
                up to LUTHIER__DW_RUNS rows per call */
@@ -4771,6 +4799,7 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
         }
         pixel(o, xs, ws, taps, first ? cv->bias : NULL, first ? d->accumulate : 1, clamp, lo, hi, C);
     }
+    luthier__act_rows(&j->post, j->out, C, C, &done, end, 1);
 }
 
 /* Winograd: units = MR-tile groups of output tiles (m x m pixels; tile t of image n is at
@@ -4801,6 +4830,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
     const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
     luthier__gemm_args ga;
     size_t t0, g, i, pos;
+    int r;
     (void)cluster;
     memset(&ga, 0, sizeof ga);
     ga.n = cog;
@@ -4866,6 +4896,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                 if (luthier__max_sz(c0, cvo) < c1)
                     luthier__wino_out_LUTHIER__W1(m, Mb + i * cog, tb * cog, o, ors, cout, rows, cols, bias, d->accumulate,
                                                   clamp, lo, hi, luthier__max_sz(c0, cvo), c1);
+                for (r = 0; r < rows; r++) luthier__act_rect(&j->post, o + r * ors + c0, cout, (size_t)cols, c1 - c0);
             }
         }
     }
@@ -4963,6 +4994,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
     job.in = input;
     job.out = output;
     job.next = next && next->b ? next : NULL;
+    luthier__act_post_init(ctx->cpu_features, d->activation, d->clamp_min, d->clamp_max, &job.post);
     in_elems = (size_t)d->batch * (size_t)d->in_h * (size_t)d->in_w * (size_t)d->in_channels;
     out_elems = cv->m * (size_t)d->out_channels;
     if (d->layout == LUTHIER_LAYOUT_NCHW) {

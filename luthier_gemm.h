@@ -554,6 +554,23 @@ typedef struct luthier__prefetch_region {
     size_t panel_stride, chunk, panels;
 } luthier__prefetch_region;
 
+/* A fused activation that is not a clamp (luthier_activation), applied by the thread that
+   computed the values, on each block of C right after its last K step (while it is in cache):
+   luthier__act_post_init fills it for a CPU, luthier__act_rect runs it (>>ops-act in
+   luthier_ops.h: the element-wise operator's code). fn NULL: none. */
+typedef struct luthier__act_post {
+    void (*fn)(void *, size_t, size_t, int, int); /* the unary operator's range function */
+    int kind;                                     /* its luthier__unary kind */
+    float a, b;                                   /* and parameters */
+} luthier__act_post;
+
+LUTHIER_PRIVATE void luthier__act_post_init(unsigned features, luthier_activation act, float p0, float p1,
+                                            luthier__act_post *p);
+LUTHIER_PRIVATE void luthier__act_rect(const luthier__act_post *p, float *c, size_t ld, size_t rows, size_t cols);
+LUTHIER_PRIVATE void luthier__act_rows(const luthier__act_post *p, float *c, size_t ld, size_t cols, size_t *from,
+                                       size_t to, int force);
+#define LUTHIER__ACT_BATCH 4096 /* floats per pass of luthier__act_rows */
+
 typedef struct luthier__gemm_args {
     size_t m, n, k;
     const float *a;
@@ -565,6 +582,7 @@ typedef struct luthier__gemm_args {
     const float *bias;
     int accumulate, clamp;
     float min, max;
+    luthier__act_post post; /* applied after the last K step's stores */
     char *a_packed;       /* NULL, or all of A packed once for interleaved kernels (by
                              luthier__prepack_a, before the GEMM): K block k0's panel of MR-row
                              tile t at a_packed + (k0 * m_pad + t * kb * MR) * a_bytes */
@@ -707,6 +725,7 @@ LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__gemm_args *g, size_t m0, si
             c[j] = v;
         }
     }
+    luthier__act_rect(&g->post, g->c + m0 * g->ldc + n0, g->ldc, m1 - m0, n1 - n0);
 }
 
 /* Computes the block of C made of MR-row tiles [tile_begin, tile_end) and NR-column panels
@@ -757,6 +776,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
                     luthier__prefetch_plan pf;
                     luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, nlo, pk0, luthier__min_sz(blk->kc, g->k - pk0),
                                                 calls, kb / 2);
+                    size_t post_from = i0; /* rows not yet through g->post */
                     for (i = i0; i < i0 + mb; i += mr) {
                         size_t r;
                         u.m = luthier__min_sz(mr, m1 - i);
@@ -769,6 +789,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
                             luthier__prefetch_give(&pf, &u, i == m0);
                             uk->fn(&u);
                         }
+                        if (last) luthier__act_rows(&g->post, g->c + n0, g->ldc, nb, &post_from, i + u.m, i + mr >= i0 + mb);
                     }
                     continue;
                 }
@@ -790,6 +811,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
                         uk->fn(&u);
                     }
                 }
+                if (last) luthier__act_rect(&g->post, g->c + i0 * g->ldc + n0, g->ldc, mb, nb);
             }
         }
     }
@@ -818,7 +840,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__kernel_entry 
     /* k is blocked by whole segments: about blk->kc steps (at least one segment) per block */
     const size_t sb = luthier__max_sz(1, blk->kc / (g->k ? g->k : 1));
     luthier_sgemm_ukernel_args u;
-    size_t n0, s0, i, j;
+    size_t n0, s0, i, j, post_from;
     if (uk->kind != LUTHIER_KERNEL_HYBRID || m0 >= m1 || nlo >= nhi || g->k == 0 || ks == 0) return;
     memset(&u, 0, sizeof u);
     u.k = g->k;
@@ -839,7 +861,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__kernel_entry 
             luthier__prefetch_plan pf;
             luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, nlo, ps0 * g->k, (luthier__min_sz(ks, ps0 + sb) - ps0) * g->k,
                                         (luthier__div_up(m1 - m0, mr) - 1) * luthier__div_up(nb, nr), u.ks * (g->k / 2));
-            for (i = m0; i < m1; i += mr) {
+            for (i = post_from = m0; i < m1; i += mr) {
                 u.m = luthier__min_sz(mr, m1 - i);
                 u.a_rows = ind + (i / mr) * ks * mr + s0 * mr;
                 for (j = n0; j < n0 + nb; j += nr) {
@@ -850,6 +872,7 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__kernel_entry 
                     luthier__prefetch_give(&pf, &u, i == m0);
                     uk->fn(&u);
                 }
+                if (last) luthier__act_rows(&g->post, g->c + n0, g->ldc, nb, &post_from, i + u.m, i + mr >= m1);
             }
         }
     }

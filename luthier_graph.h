@@ -315,7 +315,8 @@ typedef enum luthier_op {
 /* A fused activation (CONV2D, DENSE and the binary operators): applied to the result. */
 typedef struct luthier_fused_activation {
     luthier_activation kind;    /* default NONE */
-    float clamp_min, clamp_max; /* CLAMP's bounds (min <= max) */
+    float clamp_min, clamp_max; /* its parameters: CLAMP's bounds (min <= max), LEAKY_RELU's
+                                   alpha, HARD_SIGMOID's alpha and beta (see luthier_activation) */
 } luthier_fused_activation;
 
 typedef struct luthier_conv2d_attrs {
@@ -1237,6 +1238,25 @@ LUTHIER_PRIVATE void luthier__attrs_softmax(const luthier_node_desc *d, luthier_
     a->softmax.log = d ? d->log : 0;
 }
 
+LUTHIER_PRIVATE const char *luthier__act_name(luthier_activation a) {
+    static const char *const n[] = {
+#define LUTHIER__X(name, text, params) text,
+        LUTHIER_ACTIVATION_LIST(LUTHIER__X)
+#undef LUTHIER__X
+    };
+    return (unsigned)a < (unsigned)LUTHIER_ACTIVATION_COUNT ? n[a] : "?";
+}
+
+/* How many of (clamp_min, clamp_max) activation a reads. */
+LUTHIER_PRIVATE int luthier__act_params(luthier_activation a) {
+    static const unsigned char n[] = {
+#define LUTHIER__X(name, text, params) params,
+        LUTHIER_ACTIVATION_LIST(LUTHIER__X)
+#undef LUTHIER__X
+    };
+    return (unsigned)a < (unsigned)LUTHIER_ACTIVATION_COUNT ? n[a] : 0;
+}
+
 /* The fused activation of a node that has one (conv2d, dense, conv_transpose, binary operators),
    else NULL. */
 LUTHIER_PRIVATE const luthier_fused_activation *luthier__node_act(const luthier_node_desc *d) {
@@ -1905,6 +1925,37 @@ LUTHIER_PRIVATE luthier__unary luthier__activation_params(const luthier_node_des
     case LUTHIER_OP_HARD_SIGMOID: *a = t->hard_sigmoid.alpha; *b = t->hard_sigmoid.beta; return LUTHIER__UNARY_HARD_SIGMOID;
     default: *a = t->thresholded_relu.alpha; return LUTHIER__UNARY_THRESHOLDED_RELU;
     }
+}
+
+/* The unary kernel (and its a, b) of a node that runs with luthier__run_unary. */
+LUTHIER_PRIVATE luthier__unary luthier__node_unary(const luthier_node_desc *d, float *a, float *b) {
+    luthier__unary u;
+    *a = *b = 0.0f;
+    switch (d->op) {
+    case LUTHIER_OP_RELU: u = LUTHIER__UNARY_RELU; break;
+    case LUTHIER_OP_CLIP: u = LUTHIER__UNARY_CLIP, *a = d->attr.clip.min, *b = d->attr.clip.max; break;
+    case LUTHIER_OP_GELU: u = d->attr.gelu.approximate ? LUTHIER__UNARY_GELU_TANH : LUTHIER__UNARY_GELU_ERF; break;
+    case LUTHIER_OP_SIGMOID: u = LUTHIER__UNARY_SIGMOID; break;
+    case LUTHIER_OP_TANH: u = LUTHIER__UNARY_TANH; break;
+    case LUTHIER_OP_ERF: u = LUTHIER__UNARY_ERF; break;
+    case LUTHIER_OP_EXP: u = LUTHIER__UNARY_EXP; break;
+    case LUTHIER_OP_SQRT: u = LUTHIER__UNARY_SQRT; break;
+    case LUTHIER_OP_NEG: u = LUTHIER__UNARY_NEG; break;
+    case LUTHIER_OP_HARD_SWISH: u = LUTHIER__UNARY_HARD_SWISH; break;
+    case LUTHIER_OP_SOFTPLUS: u = LUTHIER__UNARY_SOFTPLUS; break;
+    case LUTHIER_OP_SOFTSIGN: u = LUTHIER__UNARY_SOFTSIGN; break;
+    case LUTHIER_OP_MISH: u = LUTHIER__UNARY_MISH; break;
+    case LUTHIER_OP_ABS: u = LUTHIER__UNARY_ABS; break;
+    case LUTHIER_OP_LOG: u = LUTHIER__UNARY_LOG; break;
+    case LUTHIER_OP_FLOOR: u = LUTHIER__UNARY_FLOOR; break;
+    case LUTHIER_OP_CEIL: u = LUTHIER__UNARY_CEIL; break;
+    case LUTHIER_OP_ROUND: u = LUTHIER__UNARY_ROUND; break;
+    case LUTHIER_OP_RECIPROCAL: u = LUTHIER__UNARY_RECIPROCAL; break;
+    case LUTHIER_OP_SILU: u = LUTHIER__UNARY_SILU; break;
+    case LUTHIER_OP_NOT: u = LUTHIER__UNARY_NOT; break;
+    default: u = luthier__activation_params(d, a, b); break; /* the activations with attributes */
+    }
+    return u;
 }
 
 LUTHIER_PRIVATE luthier_status luthier__infer_activation(const luthier__infer_args *arg) {
@@ -2750,6 +2801,8 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
         ((unsigned)act->kind >= (unsigned)LUTHIER_ACTIVATION_COUNT ||
          (act->kind == LUTHIER_ACTIVATION_CLAMP && !(act->clamp_min <= act->clamp_max))))
         LUTHIER__NFAIL("bad activation %d (or clamp_min > clamp_max)", (int)act->kind);
+    if (act && d->op != LUTHIER_OP_CONV2D && d->op != LUTHIER_OP_DENSE && luthier__act_is_post(act->kind))
+        LUTHIER__NFAIL("activation %s is fused into conv2d and dense only", luthier__act_name(act->kind));
     return LUTHIER_STATUS_OK;
 }
 #undef LUTHIER__NFAIL
@@ -3314,6 +3367,25 @@ LUTHIER_PRIVATE int luthier__fold_bn(const luthier_graph *g, int c, int bn, luth
 
 LUTHIER_PRIVATE int luthier__is_binary(luthier_op op) { return op >= LUTHIER_OP_ADD && op <= LUTHIER_OP_MIN; }
 
+/* Whether node p may take an activation that runs after the store: a conv / dense node that
+   stays fp32 (an int8 plan's layer on a calibrated input takes the clamps only). */
+LUTHIER_PRIVATE int luthier__post_producer(const luthier_graph *g, int p, const luthier_calibration *cal) {
+    const luthier_op op = g->nodes[p].d.op;
+    return (op == LUTHIER_OP_CONV2D || op == LUTHIER_OP_DENSE) && !luthier__cal_has(cal, g->nodes[p].inputs[0]);
+}
+
+/* The activation that runs after the store (luthier__act_post) equal to element-wise node gn,
+   with its parameters in *p0, *p1, when producer p may take it; else NONE. */
+LUTHIER_PRIVATE luthier_activation luthier__fusable_post(const luthier_graph *g, const luthier__gnode *gn, int p,
+                                                         const luthier_calibration *cal, float *p0, float *p1) {
+    luthier_activation act;
+    if (p < 0 || luthier__ops[gn->d.op].run != luthier__run_unary || !luthier__post_producer(g, p, cal))
+        return LUTHIER_ACTIVATION_NONE;
+    /* (the unary kernel's a, b are the activation's parameters: luthier__act_unary) */
+    act = luthier__act_of_unary(luthier__node_unary(&gn->d, p0, p1));
+    return luthier__act_is_post(act) ? act : LUTHIER_ACTIVATION_NONE;
+}
+
 /* Fusion decisions over the whole graph (f, prod, cons sized by the caller, zeroed / -1).
    fold = 0 records the decisions without computing folded weights (signatures only). Residual
    adds stay apart with no_residual, and (int8 plans, cal set) when both operands have
@@ -3378,15 +3450,23 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
         f[n].alive = 0;
         luthier__fused_add(&f[best], "add");
     }
-    /* 3: relu / clip into the producer */
+    /* 3: relu / clip into the producer; hard_swish, hard_sigmoid, silu, leaky_relu into a
+       conv / dense producer of fp32 (after its residual add, as the graph orders them) */
     for (n = 0; n < g->num_nodes; n++) {
         const luthier__gnode *gn = &g->nodes[n];
         int t = gn->inputs[0], p = prod[t];
-        if ((gn->d.op != LUTHIER_OP_RELU && gn->d.op != LUTHIER_OP_CLIP) || p < 0 || !f[p].alive || f[p].out != t ||
-            f[p].act != LUTHIER_ACTIVATION_NONE || !LUTHIER__SOLE(t) || !luthier__node_act(&g->nodes[p].d))
+        float a0, a1;
+        const luthier_activation post = luthier__fusable_post(g, gn, p, cal, &a0, &a1);
+        if ((gn->d.op != LUTHIER_OP_RELU && gn->d.op != LUTHIER_OP_CLIP && !post) || p < 0 || !f[p].alive ||
+            f[p].out != t || f[p].act != LUTHIER_ACTIVATION_NONE || !LUTHIER__SOLE(t) ||
+            !luthier__node_act(&g->nodes[p].d))
             continue;
         const float lo = gn->d.attr.clip.min, hi = gn->d.attr.clip.max; /* clip only */
-        if (gn->d.op == LUTHIER_OP_RELU || (lo == 0.0f && hi >= FLT_MAX)) {
+        if (post) {
+            f[p].act = post;
+            f[p].cmin = a0;
+            f[p].cmax = a1;
+        } else if (gn->d.op == LUTHIER_OP_RELU || (lo == 0.0f && hi >= FLT_MAX)) {
             f[p].act = LUTHIER_ACTIVATION_RELU;
         } else if (lo == 0.0f && hi == 6.0f) {
             f[p].act = LUTHIER_ACTIVATION_RELU6;
@@ -3399,6 +3479,24 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
         prod[gn->outputs[0]] = p;
         f[n].alive = 0;
         luthier__fused_add(&f[p], luthier_op_name(gn->d.op));
+    }
+    /* 4: x * sigmoid(x) (exported SiLU) into x's conv / dense producer */
+    for (n = 0; n < g->num_nodes; n++) {
+        const luthier__gnode *gn = &g->nodes[n];
+        for (i = 0; i < 2 && gn->d.op == LUTHIER_OP_MUL && f[n].act == LUTHIER_ACTIVATION_NONE; i++) {
+            const int t = gn->inputs[i], s = gn->inputs[1 - i], sg = prod[s], p = prod[t];
+            if (sg < 0 || !f[sg].alive || g->nodes[sg].d.op != LUTHIER_OP_SIGMOID || g->nodes[sg].inputs[0] != t ||
+                !LUTHIER__SOLE(s) || cons[t] != 2 || g->tensors[t].is_output || g->tensors[t].is_input ||
+                p < 0 || !f[p].alive || f[p].out != t || f[p].act != LUTHIER_ACTIVATION_NONE ||
+                !luthier__post_producer(g, p, cal))
+                continue;
+            f[p].act = LUTHIER_ACTIVATION_SILU;
+            f[p].out = gn->outputs[0];
+            prod[gn->outputs[0]] = p;
+            f[sg].alive = f[n].alive = 0;
+            luthier__fused_add(&f[p], "sigmoid+mul");
+            break;
+        }
     }
 #undef LUTHIER__SOLE
 }
@@ -3878,7 +3976,8 @@ LUTHIER_PRIVATE int luthier__q_node(const luthier_graph *g, const luthier_plan *
     switch (gn->d.op) {
     case LUTHIER_OP_CONV2D:
     case LUTHIER_OP_DENSE:
-        return f->residual < 0 && (x->dtype == LUTHIER__DTYPE_U8 || luthier__cal_has(cal, x->tensor));
+        return f->residual < 0 && !luthier__act_is_post(f->act) &&
+               (x->dtype == LUTHIER__DTYPE_U8 || luthier__cal_has(cal, x->tensor));
     case LUTHIER_OP_ADD: {
         const luthier__gtensor *a = &g->tensors[gn->inputs[0]], *b = &g->tensors[gn->inputs[1]], *o = &g->tensors[f->out];
         return luthier__cal_has(cal, gn->inputs[0]) && luthier__cal_has(cal, gn->inputs[1]) && luthier__cal_has(cal, f->out) &&
@@ -3970,11 +4069,6 @@ typedef struct luthier__layer {
     double flops, bytes;
 } luthier__layer;
 
-LUTHIER_PRIVATE const char *luthier__act_name(luthier_activation a) {
-    static const char *const n[] = {"none", "relu", "relu6", "clamp"};
-    return (unsigned)a < 4u ? n[a] : "?";
-}
-
 /* The layer of node i given the fusion decisions (with cal: of the int8 plan) in a plan of
    precision prec on ctx (NULL: a CPU without fp16 arithmetic); 0 when the node is not a
    tunable layer. Its family: INT8 for int8 layers; in fp16 plans F16W for dense layers, and
@@ -3988,7 +4082,7 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_context *ctx, const luthier_
     memset(t, 0, sizeof *t);
     if (!f[i].alive || (gn->d.op != LUTHIER_OP_CONV2D && gn->d.op != LUTHIER_OP_DENSE)) return 0;
     /* as luthier__q_node and luthier__plan_qstep decide it */
-    t->q = f[i].residual < 0 && luthier__cal_has(cal, gn->inputs[0]);
+    t->q = f[i].residual < 0 && !luthier__act_is_post(f[i].act) && luthier__cal_has(cal, gn->inputs[0]);
     t->out_u8 = t->q && luthier__cal_has(cal, f[i].out) && !g->tensors[f[i].out].is_output;
     t->op = gn->d.op;
     t->act = f[i].act;
@@ -4022,9 +4116,11 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_context *ctx, const luthier_
         snprintf(t->sig, sizeof t->sig, "dense m%lld n%lld k%lld wt%d act=%s res=%d", (long long)t->m, (long long)t->n,
                  (long long)t->k, t->trans_w, luthier__act_name(t->act), t->residual);
     }
-    if (t->act == LUTHIER_ACTIVATION_CLAMP) {
+    if (luthier__act_params(t->act)) { /* (CLAMP: " clamp=min,max", as before the others) */
         size_t n = strlen(t->sig);
-        snprintf(t->sig + n, sizeof t->sig - n, " clamp=%g,%g", (double)t->cmin, (double)t->cmax);
+        snprintf(t->sig + n, sizeof t->sig - n, " %s=%g", luthier__act_name(t->act), (double)t->cmin);
+        n = strlen(t->sig);
+        if (luthier__act_params(t->act) > 1) snprintf(t->sig + n, sizeof t->sig - n, ",%g", (double)t->cmax);
     }
     t->fam = t->q ? LUTHIER_KERNELS_INT8
              : gn->d.op == LUTHIER_OP_DENSE && prec == LUTHIER_PRECISION_FP16 ? LUTHIER_KERNELS_F16W
@@ -5480,38 +5576,11 @@ LUTHIER_PRIVATE luthier_status luthier__run_batch_norm(const luthier__run_args *
 
 LUTHIER_PRIVATE luthier_status luthier__run_unary(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
-    luthier__unary u;
-    float lo = 0.0f, hi = 0.0f;
-    switch (st->d.op) {
-    case LUTHIER_OP_RELU: u = LUTHIER__UNARY_RELU; break;
-    case LUTHIER_OP_CLIP: u = LUTHIER__UNARY_CLIP, lo = st->d.attr.clip.min, hi = st->d.attr.clip.max; break;
-    case LUTHIER_OP_GELU: u = st->d.attr.gelu.approximate ? LUTHIER__UNARY_GELU_TANH : LUTHIER__UNARY_GELU_ERF; break;
-    case LUTHIER_OP_SIGMOID: u = LUTHIER__UNARY_SIGMOID; break;
-    case LUTHIER_OP_TANH: u = LUTHIER__UNARY_TANH; break;
-    case LUTHIER_OP_ERF: u = LUTHIER__UNARY_ERF; break;
-    case LUTHIER_OP_EXP: u = LUTHIER__UNARY_EXP; break;
-    case LUTHIER_OP_SQRT: u = LUTHIER__UNARY_SQRT; break;
-    case LUTHIER_OP_NEG: u = LUTHIER__UNARY_NEG; break;
-    case LUTHIER_OP_HARD_SWISH: u = LUTHIER__UNARY_HARD_SWISH; break;
-    case LUTHIER_OP_SOFTPLUS: u = LUTHIER__UNARY_SOFTPLUS; break;
-    case LUTHIER_OP_SOFTSIGN: u = LUTHIER__UNARY_SOFTSIGN; break;
-    case LUTHIER_OP_MISH: u = LUTHIER__UNARY_MISH; break;
-    case LUTHIER_OP_ABS: u = LUTHIER__UNARY_ABS; break;
-    case LUTHIER_OP_LOG: u = LUTHIER__UNARY_LOG; break;
-    case LUTHIER_OP_FLOOR: u = LUTHIER__UNARY_FLOOR; break;
-    case LUTHIER_OP_CEIL: u = LUTHIER__UNARY_CEIL; break;
-    case LUTHIER_OP_ROUND: u = LUTHIER__UNARY_ROUND; break;
-    case LUTHIER_OP_RECIPROCAL: u = LUTHIER__UNARY_RECIPROCAL; break;
-    case LUTHIER_OP_SILU: u = LUTHIER__UNARY_SILU; break;
-    case LUTHIER_OP_NOT: u = LUTHIER__UNARY_NOT; break;
-    default: { /* the activations with attributes */
-        float a, b;
-        u = luthier__activation_params(&st->d, &a, &b);
-        return luthier__op_unary(ctx, &cfg, u, a, b, xp, op, o->bytes / sizeof(float));
-    }
-    }
-    return luthier__op_unary(ctx, &cfg, u, lo, hi, xp, op, o->bytes / sizeof(float));
+    float a, b;
+    const luthier__unary u = luthier__node_unary(&st->d, &a, &b);
+    return luthier__op_unary(ctx, &cfg, u, a, b, xp, op, o->bytes / sizeof(float));
 }
+
 
 LUTHIER_PRIVATE luthier_status luthier__run_binary(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;

@@ -84,7 +84,7 @@ typedef struct luthier_qgemm_desc {
     float b_scale;                    /* sw shared by all columns, unless b_scales is set */
     const float *b_scales;            /* NULL or n per-column sw[j] > 0 */
     const float *float_bias;          /* NULL or n floats */
-    luthier_activation activation;    /* FLOAT only (UINT8: output_min/max; INT32: none) */
+    luthier_activation activation;    /* FLOAT only, a clamp (UINT8: output_min/max; INT32: none) */
     float clamp_min, clamp_max;       /* for LUTHIER_ACTIVATION_CLAMP */
     /* Configuration, as in luthier_sgemm_desc: int8 kernel (luthier_qkernel_find names; NULL =
        the best this context runs), split of the MR-row tiles (NR panels when m fits one tile
@@ -136,7 +136,8 @@ LUTHIER_API luthier_status luthier_quantize_range(float min, float max, int symm
                                                   float *scale, int32_t *zero_point);
 /* The quantized bounds [*qmin, *qmax] (for output_min/max) of an activation on a uint8 output
    of (scale, zero_point): NONE [0, 255], RELU [zo, 255], RELU6 [zo, zo + round(6 / scale)],
-   CLAMP [zo + round(clamp_min / scale), zo + round(clamp_max / scale)], clipped to 0..255. */
+   CLAMP [zo + round(clamp_min / scale), zo + round(clamp_max / scale)], clipped to 0..255;
+   INVALID_ARGUMENT for the activations that are not clamps. */
 LUTHIER_API luthier_status luthier_quantize_activation(luthier_activation act, float clamp_min,
                                                        float clamp_max, float scale,
                                                        int32_t zero_point, int32_t *qmin,
@@ -183,7 +184,7 @@ typedef struct luthier_qconv2d_desc {
     float weight_scale;               /* shared, unless weight_scales (out_channels) is set */
     const float *weight_scales;
     const float *float_bias;          /* NULL or out_channels */
-    luthier_activation activation;    /* FLOAT only */
+    luthier_activation activation;    /* FLOAT only, a clamp */
     float clamp_min, clamp_max;
     /* Configuration; zero = defaults. Per-channel arrays and ratios are copied at create. */
     luthier_conv_algorithm algorithm;
@@ -377,7 +378,7 @@ LUTHIER_API luthier_status luthier_quantize_activation(luthier_activation act, f
     float lo, hi;
     if (!qmin || !qmax || !(scale > 0.0f && scale <= FLT_MAX) || zero_point < 0 || zero_point > 255 ||
         (unsigned)act >= (unsigned)LUTHIER_ACTIVATION_COUNT ||
-        (act == LUTHIER_ACTIVATION_CLAMP && !(clamp_min <= clamp_max)))
+        (act == LUTHIER_ACTIVATION_CLAMP && !(clamp_min <= clamp_max)) || luthier__act_is_post(act))
         return LUTHIER_STATUS_INVALID_ARGUMENT;
     *qmin = 0;
     *qmax = 255;
@@ -1333,6 +1334,9 @@ LUTHIER_PRIVATE luthier_status luthier__qcheck_output(luthier_context *ctx, cons
                 return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
                                      "b_scales[%lld] is %g: scales must be finite and > 0", (long long)j,
                                      (double)d->b_scales[j]);
+        if (luthier__act_is_post(d->activation))
+            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "activation %d: int8 layers fuse the clamps only",
+                                 (int)d->activation);
         return luthier__check_activation(ctx, "", d->activation, d->clamp_min, d->clamp_max);
     }
     if (d->output != LUTHIER_QOUTPUT_UINT8) return LUTHIER_STATUS_OK;

@@ -1789,13 +1789,14 @@ LUTHIER__INLINE void luthier__op_part_unit(const luthier__op_part *p, size_t u, 
 #define LUTHIER__VN2_(name, sfx) LUTHIER__VN3_(name, sfx)
 #define LUTHIER__VN3_(name, sfx) name##sfx
 #if LUTHIER__SIMD_X86
-#define LUTHIER__OP_PICK(ctx, name)                                                              \
-    (((ctx)->cpu_features & LUTHIER_CPU_AVX512F)    ? name##_avx512                              \
-     : ((ctx)->cpu_features & LUTHIER_CPU_AVX2_FMA) ? name##_avx2                                \
-                                                    : name##_base)
+#define LUTHIER__OP_PICK_FOR(features, name)                                                     \
+    (((features) & LUTHIER_CPU_AVX512F)    ? name##_avx512                                       \
+     : ((features) & LUTHIER_CPU_AVX2_FMA) ? name##_avx2                                         \
+                                           : name##_base)
 #else
-#define LUTHIER__OP_PICK(ctx, name) ((void)(ctx), name##_base)
+#define LUTHIER__OP_PICK_FOR(features, name) ((void)(features), name##_base)
 #endif
+#define LUTHIER__OP_PICK(ctx, name) LUTHIER__OP_PICK_FOR((ctx)->cpu_features, name)
 LUTHIER__INLINE int32_t luthier__op_f2i(float f) { int32_t i; memcpy(&i, &f, sizeof i); return i; }
 LUTHIER__INLINE float luthier__op_i2f(int32_t i) { float f; memcpy(&f, &i, sizeof f); return f; }
 
@@ -2219,6 +2220,71 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_unary(luthier_context
     j.y = y;
     j.n = n;
     return luthier__op_run(ctx, cfg, luthier__div_up(n, LUTHIER__OP_GRAIN), LUTHIER__OP_PICK(ctx, luthier__op_unary_range), &j);
+}
+
+/* >>ops-act: the fused activations that are not clamps (see luthier__act_post). */
+
+/* The unary operator (and its a, b) of activation act with parameters p0, p1 (a desc's
+   clamp_min and clamp_max); LUTHIER__UNARY_COUNT for NONE and the clamps. */
+LUTHIER_PRIVATE luthier__unary luthier__act_unary(luthier_activation act, float p0, float p1, float *a, float *b) {
+    *a = p0;
+    *b = p1;
+    switch (act) {
+    case LUTHIER_ACTIVATION_HARD_SWISH: return LUTHIER__UNARY_HARD_SWISH;
+    case LUTHIER_ACTIVATION_HARD_SIGMOID: return LUTHIER__UNARY_HARD_SIGMOID;
+    case LUTHIER_ACTIVATION_SILU: return LUTHIER__UNARY_SILU;
+    case LUTHIER_ACTIVATION_LEAKY_RELU: return LUTHIER__UNARY_LEAKY_RELU;
+    default: return LUTHIER__UNARY_COUNT;
+    }
+}
+
+/* Whether act runs after the store (luthier__act_post) rather than as the kernels' clamp. */
+LUTHIER_PRIVATE int luthier__act_is_post(luthier_activation act) {
+    float a, b;
+    return luthier__act_unary(act, 0.0f, 0.0f, &a, &b) != LUTHIER__UNARY_COUNT;
+}
+
+/* The activation whose unary operator is u (LUTHIER_ACTIVATION_NONE: none is). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_activation luthier__act_of_unary(luthier__unary u) {
+    int k;
+    float a, b;
+    for (k = 0; k < (int)LUTHIER_ACTIVATION_COUNT; k++)
+        if (luthier__act_unary((luthier_activation)k, 0.0f, 0.0f, &a, &b) == u) return (luthier_activation)k;
+    return LUTHIER_ACTIVATION_NONE;
+}
+
+LUTHIER_PRIVATE void luthier__act_post_init(unsigned features, luthier_activation act, float p0, float p1,
+                                            luthier__act_post *p) {
+    const luthier__unary u = luthier__act_unary(act, p0, p1, &p->a, &p->b);
+    p->kind = (int)u;
+    p->fn = u == LUTHIER__UNARY_COUNT ? NULL : LUTHIER__OP_PICK_FOR(features, luthier__op_unary_range);
+}
+
+/* p on rows x cols floats, row r at c + r * ld (one span when the rows are contiguous). */
+LUTHIER_PRIVATE void luthier__act_rect(const luthier__act_post *p, float *c, size_t ld, size_t rows, size_t cols) {
+    luthier__op_unary_job j;
+    size_t r;
+    if (!p->fn || !rows || !cols) return;
+    if (ld == cols) cols *= rows, rows = 1;
+    j.kind = (luthier__unary)p->kind;
+    j.a = p->a;
+    j.b = p->b;
+    j.n = cols;
+    for (r = 0; r < rows; r++) {
+        j.x = j.y = c + r * ld;
+        p->fn(&j, 0, luthier__div_up(cols, LUTHIER__OP_GRAIN), 0, 0);
+    }
+}
+
+/* Rows [*from, to) of c (row r at c + r * ld, cols floats) through p once they hold
+   LUTHIER__ACT_BATCH floats (16 KB: still in L1), or whatever is left with force; *from moves
+   to `to`. A narrow layer's tile row alone is too little work for a pass (a 16-channel layer's
+   6 rows: 96 floats). */
+LUTHIER_PRIVATE void luthier__act_rows(const luthier__act_post *p, float *c, size_t ld, size_t cols, size_t *from,
+                                       size_t to, int force) {
+    if (!p->fn || (!force && (to - *from) * cols < LUTHIER__ACT_BATCH)) return;
+    luthier__act_rect(p, c + *from * ld, ld, to - *from, cols);
+    *from = to;
 }
 
 /* One time step's gate math over batch rows (see luthier__op_rnn_job); small steps run on the

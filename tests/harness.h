@@ -83,6 +83,38 @@ static int test_is_sentinel(float f) {
     return bits == 0x7fc0beefu;
 }
 
+/* A fused activation (luthier_activation, parameters p0 = clamp_min, p1 = clamp_max) from its
+   definition, in double: the references' own code, not the library's. */
+static double test_act(luthier_activation act, float p0, float p1, double x) {
+    double v;
+    switch (act) {
+    case LUTHIER_ACTIVATION_RELU: return x < 0 ? 0 : x;
+    case LUTHIER_ACTIVATION_RELU6: return x < 0 ? 0 : (x > 6 ? 6 : x);
+    case LUTHIER_ACTIVATION_CLAMP: return x < p0 ? p0 : (x > p1 ? p1 : x);
+    case LUTHIER_ACTIVATION_HARD_SWISH:
+        v = x + 3.0;
+        return x * (v != v ? v : v < 0 ? 0 : v > 6 ? 6 : v) / 6.0;
+    case LUTHIER_ACTIVATION_HARD_SIGMOID:
+        v = (double)p0 * x + (double)p1;
+        return v != v ? v : v < 0 ? 0 : v > 1 ? 1 : v;
+    case LUTHIER_ACTIVATION_SILU: return x / (1.0 + exp(-x));
+    case LUTHIER_ACTIVATION_LEAKY_RELU: return x < 0 ? (double)p0 * x : x;
+    default: return x;
+    }
+}
+
+/* A bound on test_act's slope: an error e before the activation is at most this times e after. */
+static double test_act_slope(luthier_activation act, float p0) {
+    const double a = fabs((double)p0);
+    switch (act) {
+    case LUTHIER_ACTIVATION_HARD_SWISH: return 1.5;
+    case LUTHIER_ACTIVATION_SILU: return 1.1;
+    case LUTHIER_ACTIVATION_HARD_SIGMOID: return a;
+    case LUTHIER_ACTIVATION_LEAKY_RELU: return a > 1 ? a : 1;
+    default: return 1;
+    }
+}
+
 static void *test_alloc(size_t bytes) {
     void *p = malloc(bytes ? bytes : 1);
     if (!p) {

@@ -27,23 +27,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from onnx_proto import field, varint  # (this folder)
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "onnx")
-
-
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def field(num, wire, payload):
-    return varint(num << 3 | wire) + payload
 
 
 def tensor_proto(name, t):

@@ -74,14 +74,9 @@ static void conv_reference(const luthier_conv2d_desc *d, int64_t OH, int64_t OW,
                                 s += t;
                                 m += fabs(t);
                             }
-                    switch (d->activation) {
-                    case LUTHIER_ACTIVATION_RELU: s = s < 0 ? 0 : s; break;
-                    case LUTHIER_ACTIVATION_RELU6: s = s < 0 ? 0 : (s > 6 ? 6 : s); break;
-                    case LUTHIER_ACTIVATION_CLAMP: s = s < d->clamp_min ? d->clamp_min : (s > d->clamp_max ? d->clamp_max : s); break;
-                    default: break;
-                    }
-                    ref[o] = s;
-                    mag[o] = m;
+                    ref[o] = test_act(d->activation, d->clamp_min, d->clamp_max, s);
+                    mag[o] = m * test_act_slope(d->activation, d->clamp_min);
+                    span[o] *= test_act_slope(d->activation, d->clamp_min);
                 }
 }
 

@@ -25,14 +25,8 @@ static void gemm_reference(const gemm_case *g, const float *a, const float *b, c
                 s += t;
                 ms += fabs(t);
             }
-            switch (g->act) {
-            case LUTHIER_ACTIVATION_RELU: s = s < 0 ? 0 : s; break;
-            case LUTHIER_ACTIVATION_RELU6: s = s < 0 ? 0 : (s > 6 ? 6 : s); break;
-            case LUTHIER_ACTIVATION_CLAMP: s = s < cmin ? cmin : (s > cmax ? cmax : s); break;
-            default: break;
-            }
-            ref[i * g->n + j] = s;
-            mag[i * g->n + j] = ms;
+            ref[i * g->n + j] = test_act(g->act, cmin, cmax, s);
+            mag[i * g->n + j] = ms * test_act_slope(g->act, cmin);
         }
 }
 

@@ -40,6 +40,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_sharing.c"
 #include "test_isa.c"
 #include "test_fp16.c"
+#include "test_fuse.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -135,6 +136,7 @@ int main(int argc, char **argv) {
     run_qplan_tests();
     run_isa_tests();
     run_fp16_tests();
+    run_fuse_tests();
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else

@@ -545,8 +545,8 @@ static void test_op_binary(void) {
             tot *= (size_t)n;
         }
         if (tot > 20000) continue;
-        ops_binary_case((luthier__binary)test_rand_int(0, LUTHIER__BINARY_COUNT - 1), as, bs, rank,
-                        (luthier_activation)test_rand_int(0, LUTHIER_ACTIVATION_COUNT - 1), test_rand_int(0, 4) == 0);
+        ops_binary_case((luthier__binary)test_rand_int(0, LUTHIER__BINARY_COUNT - 1), as, bs, rank, /* clamps only */
+                        (luthier_activation)test_rand_int(0, LUTHIER_ACTIVATION_CLAMP), test_rand_int(0, 4) == 0);
     }
 }
 
@@ -834,7 +834,7 @@ static void test_op_channel_affine(void) {
         a.c = (size_t)test_rand_int(1, it % 4 == 0 ? 300 : 40);
         a.inner = test_rand_int(0, 1) ? 1 : (size_t)test_rand_int(1, it % 9 == 0 ? 20000 : 70);
         a.n = a.outer * a.c * a.inner;
-        a.act = (luthier_activation)test_rand_int(0, LUTHIER_ACTIVATION_COUNT - 1);
+        a.act = (luthier_activation)test_rand_int(0, LUTHIER_ACTIVATION_CLAMP); /* (the clamps: see luthier_activation) */
         a.cmin = -0.2f;
         a.cmax = 0.5f;
         x = ops_randf(a.n, -1.0f, 1.0f);

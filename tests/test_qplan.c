@@ -39,6 +39,34 @@ static int qp_count_int8(const luthier_plan *p, luthier_op op) {
 }
 
 /* Runs an fp32 plan of g on in; *out gets a malloc'ed copy of output 0 (n floats). */
+/* n (<= 4) random inputs of `size` floats in [-1, 1], the calibration samples of a graph with
+   one input; cd is set to them. */
+typedef struct qp_samples {
+    float *imgs[4];
+    const void *in[4][1];
+    const void *const *list[4];
+    int n;
+} qp_samples;
+
+static void qp_samples_init(qp_samples *s, int n, size_t size, luthier_calib_desc *cd) {
+    int i;
+    for (i = 0; i < n; i++) {
+        s->imgs[i] = rand_buf(size, -1, 1);
+        s->in[i][0] = s->imgs[i];
+        s->list[i] = s->in[i];
+    }
+    s->n = n;
+    memset(cd, 0, sizeof *cd);
+    cd->num_samples = n;
+    cd->samples = s->list;
+}
+
+static void qp_samples_free(qp_samples *s) {
+    int i;
+    for (i = 0; i < s->n; i++) free(s->imgs[i]);
+    s->n = 0;
+}
+
 static int qp_run(luthier_context *ctx, const luthier_graph *g, const luthier_calibration *cal, const void *const *ins,
                   float **out, size_t *n, luthier_plan **keep) {
     luthier_plan *p = NULL;
@@ -280,9 +308,8 @@ static void test_qplan_mini_resnet(void) {
     luthier_context *ctx1 = ctx_threads(1), *ctx2 = ctx_threads(2);
     luthier_calibration *cal = NULL;
     luthier_calib_desc cd;
-    float *imgs[4], *test_img, *f32 = NULL, *q1 = NULL, *q2 = NULL, *q3 = NULL;
-    const void *samples_in[4][1];
-    const void *const *samples[4];
+    qp_samples sm;
+    float *test_img, *f32 = NULL, *q1 = NULL, *q2 = NULL, *q3 = NULL;
     const void *ins[1];
     size_t n, allocs;
     luthier_plan *p = NULL;
@@ -290,16 +317,9 @@ static void test_qplan_mini_resnet(void) {
     CHECK(ctx1 && ctx2, "contexts");
     if (!ctx1 || !ctx2) goto out;
     build_mini_resnet(&b, 1, 29, &x);
-    for (i = 0; i < 4; i++) {
-        imgs[i] = rand_buf(3 * 29 * 29, -1, 1);
-        samples_in[i][0] = imgs[i];
-        samples[i] = samples_in[i];
-    }
+    qp_samples_init(&sm, 4, 3 * 29 * 29, &cd);
     test_img = rand_buf(3 * 29 * 29, -1, 1);
     ins[0] = test_img;
-    memset(&cd, 0, sizeof cd);
-    cd.num_samples = 4;
-    cd.samples = samples;
     CHECK(luthier_calibrate(ctx1, b.g, &cd, &cal) == LUTHIER_STATUS_OK, "calibrate: %s", luthier_context_error(ctx1));
     if (!cal) goto done;
     {
@@ -360,7 +380,7 @@ static void test_qplan_mini_resnet(void) {
 done:
     luthier_plan_destroy(p);
     luthier_calibration_destroy(cal);
-    for (i = 0; i < 4; i++) free(imgs[i]);
+    qp_samples_free(&sm);
     free(test_img);
     free(f32);
     free(q1);
@@ -621,9 +641,8 @@ static void test_qplan_tune(void) {
     luthier_tune_result res;
     luthier_plan_desc pd;
     luthier_plan *p = NULL;
-    float *imgs[2], *a = NULL, *c = NULL;
-    const void *si[2][1];
-    const void *const *samples[2];
+    qp_samples sm;
+    float *a = NULL, *c = NULL;
     const void *ins[1];
     void *outs[1];
     const char *path = "build/test_qplan.records";
@@ -634,15 +653,8 @@ static void test_qplan_tune(void) {
     CHECK(ctx != NULL, "context");
     if (!ctx) return;
     build_mini_resnet(&b, 1, 29, &x);
-    for (i = 0; i < 2; i++) {
-        imgs[i] = rand_buf(3 * 29 * 29, -1, 1);
-        si[i][0] = imgs[i];
-        samples[i] = si[i];
-    }
-    ins[0] = imgs[0];
-    memset(&cd, 0, sizeof cd);
-    cd.num_samples = 2;
-    cd.samples = samples;
+    qp_samples_init(&sm, 2, 3 * 29 * 29, &cd);
+    ins[0] = sm.imgs[0];
     CHECK(luthier_calibrate(ctx, b.g, &cd, &cal) == LUTHIER_STATUS_OK, "calibrate");
     memset(&td, 0, sizeof td);
     td.budget_seconds = 3;
@@ -699,7 +711,7 @@ static void test_qplan_tune(void) {
     free(text);
     free(a);
     free(c);
-    for (i = 0; i < 2; i++) free(imgs[i]);
+    qp_samples_free(&sm);
     luthier_calibration_destroy(cal);
     gb_free(&b);
     luthier_context_destroy(ctx);
