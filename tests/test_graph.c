@@ -1249,14 +1249,18 @@ static int plan_conversions(luthier_context *ctx, const luthier_graph *g) {
     return conv;
 }
 
-static luthier_context *ctx_threads(int threads) {
+/* A context of threads threads, AUTO under policy. */
+static luthier_context *ctx_threads_policy(int threads, luthier_auto_policy policy) {
     luthier_context_desc cd;
     luthier_context *ctx = NULL;
     memset(&cd, 0, sizeof cd);
     cd.num_threads = threads;
+    cd.auto_policy = policy;
     if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) return NULL;
     return ctx;
 }
+
+static luthier_context *ctx_threads(int threads) { return ctx_threads_policy(threads, LUTHIER_AUTO_DEFAULT); }
 
 /* ---- cases ------------------------------------------------------------------------------ */
 
@@ -2973,7 +2977,8 @@ static void test_graph_activations(void) {
     CHECK(!b.fail && o == 7, "build (%d outputs)", o);
     ins[0] = xin; ins[1] = vin; ins[2] = win;
     for (threads = 1; threads <= 2; threads++) {
-        luthier_context *ctx = ctx_threads(threads);
+        /* exact algorithms for the convolution (no Winograd): the tolerance is the activations' */
+        luthier_context *ctx = ctx_threads_policy(threads, LUTHIER_AUTO_MODEL_EXACT);
         plan_vs_ref(ctx, b.g, NULL, ins, 2e-6, "activations");
         luthier_context_destroy(ctx);
     }
