@@ -93,6 +93,8 @@ static void fz_desc(luthier_conv2d_desc *d, luthier_conv_algorithm algo, int big
     d->kernel_h = d->kernel_w = algo == LUTHIER_CONV_1X1 ? 1 : 3;
     if (d->kernel_h == 3) d->pad_top = d->pad_left = d->pad_bottom = d->pad_right = big ? 1 : test_rand_int(0, 1);
     if (algo == LUTHIER_CONV_DEPTHWISE) d->groups = d->in_channels = d->out_channels = 40;
+    /* Winograd does not run depthwise layers (groups == both channel counts) */
+    if (wino && d->groups > 1 && d->in_channels == d->groups && d->out_channels == d->groups) d->out_channels *= 2;
     d->layout = (luthier_layout)test_rand_int(0, 1);
     d->accumulate = test_rand_int(0, 2) == 0;
 }
