@@ -1249,18 +1249,19 @@ static int plan_conversions(luthier_context *ctx, const luthier_graph *g) {
     return conv;
 }
 
-/* A context of threads threads, AUTO under policy. */
-static luthier_context *ctx_threads_policy(int threads, luthier_auto_policy policy) {
+/* A context of threads threads (0: all) over topo (NULL: this machine's), AUTO under policy. */
+static luthier_context *ctx_make(int threads, const luthier_topology *topo, luthier_auto_policy policy) {
     luthier_context_desc cd;
     luthier_context *ctx = NULL;
     memset(&cd, 0, sizeof cd);
     cd.num_threads = threads;
+    cd.topology = topo;
     cd.auto_policy = policy;
     if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) return NULL;
     return ctx;
 }
 
-static luthier_context *ctx_threads(int threads) { return ctx_threads_policy(threads, LUTHIER_AUTO_DEFAULT); }
+static luthier_context *ctx_threads(int threads) { return ctx_make(threads, NULL, LUTHIER_AUTO_DEFAULT); }
 
 /* ---- cases ------------------------------------------------------------------------------ */
 
@@ -2978,7 +2979,7 @@ static void test_graph_activations(void) {
     ins[0] = xin; ins[1] = vin; ins[2] = win;
     for (threads = 1; threads <= 2; threads++) {
         /* exact algorithms for the convolution (no Winograd): the tolerance is the activations' */
-        luthier_context *ctx = ctx_threads_policy(threads, LUTHIER_AUTO_MODEL_EXACT);
+        luthier_context *ctx = ctx_make(threads, NULL, LUTHIER_AUTO_MODEL_EXACT);
         plan_vs_ref(ctx, b.g, NULL, ins, 2e-6, "activations");
         luthier_context_destroy(ctx);
     }

@@ -300,17 +300,6 @@ static void test_tune_run_and_records(void) {
     CHECK(runner_times > 0, "no runner-up was timed in the plan in three tuning runs");
 }
 
-/* A context over topology t with n threads (0: all), AUTO under policy. */
-static luthier_context *tune_topo_context(const luthier_topology *t, int n, luthier_auto_policy policy) {
-    luthier_context_desc cd;
-    luthier_context *ctx = NULL;
-    memset(&cd, 0, sizeof cd);
-    cd.topology = t;
-    cd.num_threads = n;
-    cd.auto_policy = policy;
-    return luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK ? ctx : NULL;
-}
-
 /* luthier_topology_cores: clusters by rank, detection's core names, CPUs in order; bad specs
    name their token. */
 static void test_tune_cores_spec(void) {
@@ -364,10 +353,10 @@ static void test_tune_offline(void) {
     if (arm) snprintf(root, sizeof root, "%s/rk3399", LUTHIER_TEST_TOPOLOGY_DIR);
     CHECK((arm ? luthier_topology_detect(root, "", &t2, err, sizeof err) : luthier_topology_parse("p:5-6,q:9", &t2, err, sizeof err)) ==
               LUTHIER_STATUS_OK, "other description: %s", err);
-    ctx = tune_topo_context(&t, 0, LUTHIER_AUTO_RULES); /* its default: the rules' choices */
-    ctxm = tune_topo_context(&t, 0, LUTHIER_AUTO_MODEL);
-    ctx2 = tune_topo_context(&t2, 0, LUTHIER_AUTO_RULES);
-    ctx3 = tune_topo_context(&t2, 2, LUTHIER_AUTO_RULES);
+    ctx = ctx_make(0, &t, LUTHIER_AUTO_RULES); /* its default: the rules' choices */
+    ctxm = ctx_make(0, &t, LUTHIER_AUTO_MODEL);
+    ctx2 = ctx_make(0, &t2, LUTHIER_AUTO_RULES);
+    ctx3 = ctx_make(2, &t2, LUTHIER_AUTO_RULES);
     build_mini_resnet(&b, 1, 24, &x);
     memset(&td, 0, sizeof td);
     td.progress = -1;
@@ -420,7 +409,7 @@ static void test_tune_offline(void) {
     td.exhaustive = 0;
     luthier_context_destroy(ctx);
     CHECK(luthier_topology_cores(arm ? "x86-avx2x2" : "A72x2,A53x4", &t, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
-    ctx = tune_topo_context(&t, 0, LUTHIER_AUTO_RULES);
+    ctx = ctx_make(0, &t, LUTHIER_AUTO_RULES);
     CHECK(ctx != NULL, "context of foreign cores");
     if (ctx && !strstr(luthier_context_kernel(ctx), "scalar")) /* (scalar kernels run on every core row) */
         CHECK(luthier_tune(ctx, b.g, &td, NULL, NULL) == LUTHIER_STATUS_UNSUPPORTED &&
