@@ -3377,6 +3377,12 @@ LUTHIER_PRIVATE luthier_status luthier__cores_token(const char *tok, size_t len,
     size_t x = len, k;
     long count = 1;
     while (x > 0 && tok[x - 1] >= '0' && tok[x - 1] <= '9') x--;
+    /* "CORExN", unless the whole token is a row's name ("x86-avx512": one CPU) */
+    if (len < sizeof name) {
+        memcpy(name, tok, len);
+        name[len] = 0;
+        if (luthier__cm_core_find(name) >= 0) x = len;
+    }
     if (x > 1 && x < len && tok[x - 1] == 'x') {
         if (len - x > 4 || (count = strtol(tok + x, NULL, 10)) < 1) count = -1;
         len = x - 1;

@@ -315,6 +315,9 @@ static void test_tune_cores_spec(void) {
               t.clusters[2].cpus[3] == 7 && t.clusters[0].capacity == 1.0 && t.clusters[2].capacity < 0.5 &&
               !strcmp(t.source, "cores"),
           "sd865 as cores: %d clusters, %s %s", t.num_clusters, t.clusters[0].name, t.clusters[0].core);
+    CHECK(luthier_topology_cores("x86-avx512,x86-avx2x3", &t, err, sizeof err) == LUTHIER_STATUS_OK && t.num_clusters == 2 &&
+              t.clusters[0].num_cpus == 1 && t.clusters[1].num_cpus == 3 && !strcmp(t.clusters[0].core, "x86-avx512"),
+          "x86 rows: %s", err);
     CHECK(luthier_topology_cores(" N1x4 ", &t, err, sizeof err) == LUTHIER_STATUS_OK && t.num_clusters == 1 &&
               !strcmp(t.clusters[0].name, "all") && !strcmp(t.clusters[0].core, "Neoverse-N1") && t.clusters[0].num_cpus == 4,
           "N1x4: %s", err);
