@@ -596,6 +596,10 @@ typedef struct luthier_conv2d_desc {
                                      than pixels, 4 or more NR panels per thread, groups = 1) */
     const float *ratios;          /* copied at create time */
     int num_ratios;
+    /* GEMM algorithms: optional kernels per cluster of the creating context, as in
+       luthier_sgemm_desc, of the layer kernel's kind; unset entries (or NULL) = the layer's
+       kernel, or its variant scheduled for the cluster's cores (luthier_conv2d_info) */
+    const char *const *cluster_kernels;
 } luthier_conv2d_desc;
 
 /* A created convolution: packed weights + chosen configuration. (Named _layer because
@@ -605,6 +609,9 @@ typedef struct luthier_conv2d_layer luthier_conv2d_layer;
 typedef struct luthier_conv2d_info {
     luthier_conv_algorithm algorithm; /* the one chosen (never AUTO) */
     const char *kernel;               /* microkernel name; "" for DEPTHWISE */
+    /* the kernel each cluster of the creating context runs (another context's clusters past
+       these run kernel); NULL past its clusters and for DEPTHWISE */
+    const char *cluster_kernels[LUTHIER_MAX_CLUSTERS];
     int64_t out_h, out_w;
     size_t weight_bytes;              /* transformed weights + bias held by the object */
     size_t workspace_bytes;           /* context workspace a run on the creating context needs */
@@ -2167,15 +2174,19 @@ LUTHIER_PRIVATE luthier_status luthier__resolve(luthier_context *ctx, unsigned f
     return LUTHIER_STATUS_OK;
 }
 
-/* The kernel of each cluster of one GEMM: uk, or what names[cluster] names (among fams), which
-   must read uk's packing of B: same MR, NR and B type, and for int8 the same K group and A
-   encoding. */
+LUTHIER_PRIVATE const luthier__kernel_entry *luthier__cluster_kernel(const luthier_context *ctx, int cl,
+                                                                     const luthier__kernel_entry *uk);
+
+/* The kernel of each cluster of one GEMM: what names[cluster] names (among fams), which must
+   read uk's packing of B: same MR, NR and B type, and for int8 the same K group and A
+   encoding; for the clusters names leaves unset, uk or its variant for the cluster's cores
+   (>>cluster-kernels). */
 LUTHIER_PRIVATE luthier_status luthier__cluster_kernels(luthier_context *ctx, unsigned fams, const luthier__kernel_entry *uk,
                                                         const char *const *names, const luthier__kernel_entry **out) {
     int cl;
     luthier_status s;
     for (cl = 0; cl < ctx->pool->num_clusters; cl++) {
-        const luthier__kernel_entry *e = uk;
+        const luthier__kernel_entry *e = luthier__cluster_kernel(ctx, cl, uk);
         if (names && names[cl] && *names[cl] && (s = luthier__resolve(ctx, fams, names[cl], &e)) != LUTHIER_STATUS_OK) return s;
         if (e->mr != uk->mr || e->nr != uk->nr || e->b_bytes != uk->b_bytes || e->a_bytes != uk->a_bytes || e->a_s8 != uk->a_s8 ||
             (uk->family == LUTHIER_KERNELS_INT8 && e->k_unroll != uk->k_unroll))
@@ -3047,6 +3058,14 @@ static const luthier__cm_kcycles luthier__cm_kcycle_table[] = {
     {"Cortex-A53", "8x12__neonfma_a53", 48.0}, {"Cortex-A53", "8x12__neonfma", 60.0},
     {"Cortex-A53", "6x16__neonfma_hybrid", 60.0}, {"Cortex-A53", "4x24__neonfma_hybrid", 60.0},
     {"Cortex-A53", "8x6__neonfma", 30.0}, {"Cortex-A53", "8x4__neonfma_hybrid", 20.0},
+    /* int8 SDOT kernels (steps of k; 24 sdot per K group of 4): neoverse-n1 model for A76/N1
+       (8x12 12.03 cycles a group, its a55 variant 58.0 per 4 groups); A55 as the fp32 rows:
+       the floor of one sdot a cycle for the in-order schedule, the big-core one 1.25x that as
+       its fp32 twin (the a55 model rates both at 59 %). Used to pick each cluster's kernel
+       (>>cluster-kernels); the model does not time int8 layers. */
+    {"Cortex-A76", "8x12__neondot", 3.0}, {"Cortex-A76", "8x12__neondot_a55", 3.63},
+    {"Neoverse-N1", "8x12__neondot", 3.0}, {"Neoverse-N1", "8x12__neondot_a55", 3.63},
+    {"Cortex-A55", "8x12__neondot_a55", 6.0}, {"Cortex-A55", "8x12__neondot", 7.5},
 };
 #define LUTHIER__CM_NUM_KCYCLES ((int)(sizeof luthier__cm_kcycle_table / sizeof luthier__cm_kcycle_table[0]))
 
@@ -3100,6 +3119,40 @@ LUTHIER_PRIVATE double luthier__cm_kernel_cycles(const luthier__cm_core *c, cons
     if (lanes == 1) return (double)(uk->mr * uk->nr) / 2.0; /* plain C: about two multiply-adds a cycle */
     fma = c->fma * (double)c->lanes / (double)lanes; /* vectors of this width per cycle */
     return (double)(uk->mr * uk->nr) / ((double)lanes * fma) / 0.85;
+}
+
+/* >>cluster-kernels: the kernel a core of row c runs in place of uk. Among the kernels that
+   read uk's operands the same way (its family, kind, MR, NR, K group, element sizes and A
+   encoding: one packed B serves all) and that features allow, the one the cycles table rates
+   fastest on c, when the table rates it below uk; else uk. So a cluster of in-order cores
+   (Cortex-A53/A55) runs the kernels scheduled for them (8x12__neonfma_a53,
+   8x12__neondot_a55) while the big cores run the out-of-order schedules, in one GEMM: the
+   default of every cluster whose luthier_sgemm_desc / luthier_conv2d_desc / int8 desc
+   cluster_kernels entry is unset. Only rated kernels compete, so kernels added without a
+   calibration never displace the call's. */
+LUTHIER_PRIVATE const luthier__kernel_entry *luthier__core_kernel(const luthier__cm_core *c, unsigned features,
+                                                                  const luthier__kernel_entry *uk) {
+    const luthier__kernel_entry *best = uk;
+    double best_cyc = -1;
+    int i, listed;
+    for (i = 0; uk && i < luthier_kernels_count(uk->family); i++) { /* (per GEMM call: the table is read only for twins) */
+        const luthier__kernel_entry *e = luthier__kernel_in(uk->family, i);
+        double cyc;
+        if (e == uk || e->kind != uk->kind || e->mr != uk->mr || e->nr != uk->nr || e->k_unroll != uk->k_unroll ||
+            e->a_bytes != uk->a_bytes || e->b_bytes != uk->b_bytes || e->a_s8 != uk->a_s8 || !luthier__kernel_runs(e, features))
+            continue;
+        if (best_cyc < 0) best_cyc = luthier__cm_kernel_cycles(c, uk, NULL);
+        cyc = luthier__cm_kernel_cycles(c, e, &listed);
+        if (listed && cyc < best_cyc) best = e, best_cyc = cyc;
+    }
+    return best;
+}
+
+/* The kernel of cluster cl of ctx in place of uk (luthier__core_kernel on its core row). */
+LUTHIER_PRIVATE const luthier__kernel_entry *luthier__cluster_kernel(const luthier_context *ctx, int cl,
+                                                                     const luthier__kernel_entry *uk) {
+    return luthier__core_kernel(luthier__cm_core_for(ctx->topology.clusters[cl].core, ctx->cpu_features),
+                                ctx->cpu_features, uk);
 }
 
 /* One GEMM of m x n x k on one core (cycles): the kernel's steps over the tiles (the last tile
@@ -3461,6 +3514,11 @@ LUTHIER_PRIVATE double luthier__cm_units(const luthier__cm_machine *mc, const lu
     return (double)luthier__split_units(&sp);
 }
 
+/* The F32 kernel (index) a core of row c runs for kernel (>>cluster-kernels); -1 stays -1. */
+LUTHIER_PRIVATE int luthier__cm_core_kernel(const luthier__cm_core *c, int kernel) {
+    return kernel < 0 ? kernel : (int)(luthier__core_kernel(c, c->features, &luthier__ukernels[kernel]) - luthier__ukernels);
+}
+
 /* Seconds of the layer on machine mc with algo, kernel and shares (NULL: capacity x threads;
    dynamic: as the ideal split plus a chunk overhead); negative when the model has no row. */
 LUTHIER_PRIVATE double luthier__cm_conv_seconds(const luthier__cm_machine *mc, const luthier_conv2d_desc *d, int64_t oh, int64_t ow,
@@ -3468,7 +3526,8 @@ LUTHIER_PRIVATE double luthier__cm_conv_seconds(const luthier__cm_machine *mc, c
     double cyc[LUTHIER_MAX_CLUSTERS], sh[LUTHIER_MAX_CLUSTERS], sum = 0, units;
     int c;
     for (c = 0; c < mc->num_clusters; c++) {
-        if ((cyc[c] = luthier__cm_conv_cycles(mc->core[c], d, oh, ow, algo, kernel)) < 0) return -1;
+        if ((cyc[c] = luthier__cm_conv_cycles(mc->core[c], d, oh, ow, algo, luthier__cm_core_kernel(mc->core[c], kernel))) < 0)
+            return -1;
         sh[c] = shares ? shares[c] : mc->capacity[c] * (double)mc->threads[c];
         if (dynamic) sh[c] = (double)mc->threads[c] * (mc->core[c] == mc->core[0] ? mc->capacity[c] : mc->core[0]->ghz / mc->core[c]->ghz * cyc[0] / cyc[c]);
         sum += sh[c];
@@ -4090,6 +4149,8 @@ struct luthier_conv2d_layer {
     luthier_conv_algorithm algo;
     int kernel;                   /* F32 registry index; -1 for depthwise and F16 kernels */
     const luthier__kernel_entry *uk; /* the GEMM's kernel (F32 or F16); NULL for depthwise */
+    const luthier__kernel_entry *cuk[LUTHIER_MAX_CLUSTERS]; /* per cluster of the creating context
+                                     (uk's kind, MR, NR and packing; NULL past its clusters) */
     int direct_1x1;               /* 1x1 stride 1: A is the input itself */
     luthier__packed_b_layout bl;  /* one group's packed B (kdim x cout_g), (kh, kw, ci) order */
     size_t group_floats;          /* floats per group in packed */
@@ -4275,6 +4336,20 @@ LUTHIER_PRIVATE luthier_status luthier__conv_choose_f16(luthier_context *ctx, co
     return luthier__conv_algo_fits(ctx, "conv2d", d, *algo, LUTHIER_KERNELS_F16);
 }
 
+/* The kernel of each of ctx's clusters for a GEMM layer on uk (luthier__cluster_kernels), of
+   uk's kind: the blocking, workspace and A operand (packed, im2col rows, indirection) are
+   uk's. */
+LUTHIER_PRIVATE luthier_status luthier__conv_cluster_kernels(luthier_context *ctx, const luthier_conv2d_desc *d,
+                                                             const luthier__kernel_entry *uk, const luthier__kernel_entry **cuk) {
+    luthier_status s = luthier__cluster_kernels(ctx, 1u << uk->family, uk, d->cluster_kernels, cuk);
+    int cl;
+    for (cl = 0; s == LUTHIER_STATUS_OK && cl < ctx->pool->num_clusters; cl++)
+        if (cuk[cl]->kind != uk->kind)
+            return luthier__fail(ctx, LUTHIER_STATUS_INCOMPATIBLE, "conv2d: cluster %d kernel %s is not of the layer kernel %s's kind "
+                                 "(interleaved or hybrid)", cl, cuk[cl]->name, uk->name);
+    return s;
+}
+
 LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
                                                  const luthier_conv2d_desc *desc,
                                                  const float *weights, const float *bias,
@@ -4286,6 +4361,7 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     int64_t oh, ow;
     int kernel = -1, nsplit;
     float model_split[LUTHIER_MAX_CLUSTERS];
+    const luthier__kernel_entry *cuk[LUTHIER_MAX_CLUSTERS] = {NULL};
     luthier_status s;
     size_t khw;
     if (out) *out = NULL;
@@ -4299,6 +4375,7 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     else if ((s = luthier__conv_choose(ctx, &d, &algo, &kernel)) == LUTHIER_STATUS_OK)
         uk = kernel >= 0 ? &luthier__ukernels[kernel] : NULL;
     if (s != LUTHIER_STATUS_OK) return s;
+    if (uk && (s = luthier__conv_cluster_kernels(ctx, &d, uk, cuk)) != LUTHIER_STATUS_OK) return s;
     if (!uk || uk->family == LUTHIER_KERNELS_F32)
         if ((nsplit = luthier__cm_auto_split(ctx, &d, oh, ow, algo, kernel, model_split)) > 0)
             d.ratios = model_split, d.num_ratios = nsplit; /* copied into cv->ratios below */
@@ -4322,6 +4399,8 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     cv->algo = algo;
     cv->kernel = uk && uk->family == LUTHIER_KERNELS_F32 ? kernel : -1;
     cv->uk = uk;
+    memcpy(cv->cuk, cuk, sizeof cuk);
+    cv->d.cluster_kernels = NULL;
     cv->features = ctx->cpu_features;
     cv->oh = oh;
     cv->ow = ow;
@@ -4359,10 +4438,17 @@ oom:
 
 LUTHIER_PRIVATE luthier__isa luthier__conv_isa(const luthier_conv2d_layer *cv, unsigned features);
 
+/* luthier_conv2d_info.cluster_kernels from a layer's kernels per cluster. */
+LUTHIER_PRIVATE void luthier__info_kernels(const luthier__kernel_entry *const *cuk, luthier_conv2d_info *out) {
+    int cl;
+    for (cl = 0; cl < LUTHIER_MAX_CLUSTERS; cl++) out->cluster_kernels[cl] = cuk[cl] ? cuk[cl]->name : NULL;
+}
+
 LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *cv, luthier_conv2d_info *out) {
     if (!cv || !out) return LUTHIER_STATUS_INVALID_ARGUMENT;
     out->algorithm = cv->algo;
     out->kernel = cv->uk ? cv->uk->name : "";
+    luthier__info_kernels(cv->cuk, out);
     out->out_h = cv->oh;
     out->out_w = cv->ow;
     out->weight_bytes = cv->weight_bytes + sizeof *cv;
@@ -4376,6 +4462,7 @@ LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *c
 typedef struct luthier__conv_job {
     const luthier_conv2d_layer *cv;
     const luthier__kernel_entry *uk;
+    const luthier__kernel_entry *cuk[LUTHIER_MAX_CLUSTERS]; /* per cluster of the running context */
     const float *in; /* NHWC */
     float *out;      /* NHWC */
     unsigned char *ws;
@@ -4571,11 +4658,11 @@ LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, c
    per block of rows_blk pixels, per group, build the block's A (nothing / im2col rows /
    indirection pointers), then the GEMM driver on the block's tiles and the panels. w: the
    thread's workspace. */
-LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, unsigned char *w, size_t t0, size_t t1,
-                                             size_t p0, size_t p1) {
+LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, const luthier__kernel_entry *uk, unsigned char *w,
+                                             size_t t0, size_t t1, size_t p0, size_t p1) {
     const luthier_conv2d_layer *cv = j->cv;
     const luthier_conv2d_desc *d = &cv->d;
-    const size_t mr = (size_t)j->uk->mr, cout = (size_t)d->out_channels, cin = (size_t)d->in_channels;
+    const size_t mr = (size_t)uk->mr, cout = (size_t)d->out_channels, cin = (size_t)d->in_channels;
     void *gws = w + cv->gemm_ws_off;
     const size_t rend = luthier__min_sz(t1 * mr, cv->m);
     luthier_sgemm_desc ed;
@@ -4604,7 +4691,7 @@ LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, unsigne
                 const float **ind = (const float **)(void *)w;
                 luthier__conv_indirection(cv, j->in, g, r0, r1, mr, ind, (float *)(void *)(w + cv->stage_off));
                 ga.k = cv->seg_k;
-                luthier__gemm_compute_indirect(j->uk, &cv->blk, &ga, cv->seg_n, ind, 0, tiles, p0, p1);
+                luthier__gemm_compute_indirect(uk, &cv->blk, &ga, cv->seg_n, ind, 0, tiles, p0, p1);
                 continue;
             }
             if (cv->direct_1x1) {
@@ -4616,7 +4703,7 @@ LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, unsigne
                 ga.lda = cv->kdim;
             }
             ga.k = cv->kdim;
-            luthier__gemm_compute(j->uk, &cv->blk, &ga, 0, tiles, p0, p1, gws);
+            luthier__gemm_compute(uk, &cv->blk, &ga, 0, tiles, p0, p1, gws);
         }
     }
 }
@@ -4626,8 +4713,7 @@ LUTHIER_PRIVATE void luthier__conv_gemm_range(void *arg, size_t begin, size_t en
     const luthier__conv_job *j = (const luthier__conv_job *)arg;
     unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
     size_t r[4];
-    (void)cluster;
-    while (luthier__split_next(&j->split, &begin, end, r)) luthier__conv_gemm_rect(j, w, r[0], r[1], r[2], r[3]);
+    while (luthier__split_next(&j->split, &begin, end, r)) luthier__conv_gemm_rect(j, j->cuk[cluster], w, r[0], r[1], r[2], r[3]);
 }
 
 /* The split of a GEMM layer on ctx (luthier__conv_split_for). */
@@ -4837,7 +4923,6 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
     luthier__gemm_args ga;
     size_t t0, g, i, pos;
     int r;
-    (void)cluster;
     memset(&ga, 0, sizeof ga);
     ga.n = cog;
     ga.k = cig;
@@ -4886,7 +4971,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                 ga.c = Mb + pos * tb * cog;
                 ga.next_b = pos + 1 < P ? ga.b + cv->group_floats : NULL; /* the next position's B */
                 ga.next_layer = t0 + nt >= t_end && g + 1 == (size_t)d->groups ? j->next : NULL;
-                luthier__gemm_compute(j->uk, &cv->blk, &ga, 0, luthier__div_up(nt, mr), p0, p1, gws);
+                luthier__gemm_compute(j->cuk[cluster], &cv->blk, &ga, 0, luthier__div_up(nt, mr), p0, p1, gws);
             }
             for (i = 0; i < nt; i++) { /* Y = A^T M A, then the epilogue on the valid pixels */
                 const size_t tile = t0 + i, n = tile / cv->wino_thw, p = tile % cv->wino_thw;
@@ -4950,6 +5035,15 @@ LUTHIER_PRIVATE void luthier__conv2d_first_block(const luthier_conv2d_layer *cv,
 LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, const luthier_conv2d_layer *cv,
                                                         const float *input, float *output,
                                                         const luthier__prefetch_region *next);
+
+/* The kernel of each cluster of ctx running a layer on uk whose creating context's clusters
+   had the kernels made[] (NULL past them): made[cl] where ctx runs it, else uk. */
+LUTHIER_PRIVATE void luthier__run_kernels(const luthier_context *ctx, const luthier__kernel_entry *uk,
+                                          const luthier__kernel_entry *const *made, const luthier__kernel_entry **out) {
+    int cl;
+    for (cl = 0; cl < ctx->pool->num_clusters; cl++)
+        out[cl] = made[cl] && luthier__kernel_runs(made[cl], ctx->cpu_features) ? made[cl] : uk;
+}
 
 LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthier_conv2d_layer *cv,
                                               const float *input, float *output) {
@@ -5016,6 +5110,8 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
     }
     job.ws = ws + off;
     job.ws_stride = cv->thread_ws;
+    job.uk = cv->uk;
+    luthier__run_kernels(ctx, cv->uk, cv->cuk, job.cuk);
     if (cv->algo == LUTHIER_CONV_DEPTHWISE) {
         luthier__dw_pixel_fn pixel;
         luthier__dw_rows_fn rows;
@@ -5025,7 +5121,6 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
         s = luthier__parallel(ctx, cv->m, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_depthwise_range, &job);
     } else if (cv->wino_m) {
-        job.uk = cv->uk;
         job.wino_vw = (size_t)luthier__wino_select(ctx->cpu_features, &job.wino_in, &job.wino_out);
         /* Units of MR tiles give each thread whole GEMM tiles. With fewer units than threads
            (a 7x7 layer with F(4x4): 4 tiles, one unit) the unit becomes one tile, so that no
@@ -5042,7 +5137,6 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_winograd_range, &job);
     } else {
-        job.uk = cv->uk;
         job.split = luthier__conv_split(ctx, cv);
         units = luthier__split_units(&job.split);
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,

@@ -847,6 +847,10 @@ typedef struct luthier_step_info {
     int node;                     /* graph node index; -1 for a layout conversion */
     luthier_conv_algorithm algorithm;
     const char *kernel;           /* "" when no microkernel runs */
+    const char *cluster_kernels[LUTHIER_MAX_CLUSTERS]; /* conv2d and dense steps: the kernel each
+                                     cluster of the creating context runs (kernel, or its variant
+                                     for the cluster's cores: luthier_conv2d_info); NULL past
+                                     the clusters and for other steps */
     luthier_schedule schedule;
     int num_ratios;
     float ratios[LUTHIER_MAX_CLUSTERS];
@@ -3009,6 +3013,7 @@ struct luthier__pstep {
     luthier_packed_b *pb;
     const float *bias, *scale, *shift; /* plan-owned */
     const char *kernel;              /* microkernel name or "" */
+    const char *cluster_kernels[LUTHIER_MAX_CLUSTERS]; /* conv2d, dense: each cluster's (NULL: kernel) */
     int kernel_index;                /* MATMUL: registry index */
     luthier__packed_b_layout bl;     /* MATMUL: one batch's packed B */
     float *packed;                   /* MATMUL: plan-owned packed B (scratch, or B itself when constant) */
@@ -3740,6 +3745,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
     luthier_conv2d_get_info(st->conv, &info);
     st->algorithm = info.algorithm;
     st->kernel = info.kernel;
+    memcpy(st->cluster_kernels, info.cluster_kernels, sizeof st->cluster_kernels);
     p->weights_bytes += info.weight_bytes;
     if (p->workspace_bytes < info.workspace_bytes) p->workspace_bytes = info.workspace_bytes;
     return LUTHIER_STATUS_OK;
@@ -3788,7 +3794,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
     const luthier__kernel_entry *uk = NULL;
     luthier_sgemm_desc sd;
     luthier_status s;
-    int ok, attempt;
+    int ok, attempt, cl;
     memset(&sd, 0, sizeof sd);
     sd.n = gn->d.attr.dense.trans_b ? w->shape[1] : w->shape[0];
     sd.k = gn->d.attr.dense.trans_b ? w->shape[0] : w->shape[1];
@@ -3815,6 +3821,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
         memset(&st->cfg, 0, sizeof st->cfg);
     }
     st->kernel = uk->name;
+    for (cl = 0; cl < ctx->pool->num_clusters; cl++) st->cluster_kernels[cl] = luthier__cluster_kernel(ctx, cl, uk)->name;
     st->bytes -= (double)sd.n * (double)sd.k * (double)(sizeof(float) - (size_t)uk->b_bytes); /* fp16 weights */
     p->weights_bytes += luthier_packed_b_bytes(st->pb);
     if (gn->d.num_inputs > 2 && gn->inputs[2] >= 0) {
@@ -3954,6 +3961,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
     luthier_qconv2d_get_info(st->qconv, &info);
     st->algorithm = dense ? LUTHIER_CONV_AUTO : info.algorithm;
     st->kernel = info.kernel;
+    memcpy(st->cluster_kernels, info.cluster_kernels, sizeof st->cluster_kernels);
     st->q = 1;
     p->weights_bytes += info.weight_bytes;
     if (p->workspace_bytes < info.workspace_bytes) p->workspace_bytes = info.workspace_bytes;
@@ -5257,6 +5265,8 @@ LUTHIER_PRIVATE void luthier__text_step(luthier__text *t, const luthier_plan *p,
     if (st->kind == LUTHIER__STEP_NODE && st->d.op == LUTHIER_OP_CONV2D && (st->conv || st->qconv))
         luthier__text_add(t, " [%s]", luthier_conv_algorithm_name(st->algorithm));
     if (st->kernel && st->kernel[0]) luthier__text_add(t, " [%s]", st->kernel);
+    for (k = 0; k < LUTHIER_MAX_CLUSTERS; k++)
+        if (st->cluster_kernels[k] && strcmp(st->cluster_kernels[k], st->kernel)) luthier__text_add(t, " [cluster %d: %s]", k, st->cluster_kernels[k]);
     luthier__text_add(t, " {%s}", luthier__isa_name(luthier__step_isa(p, st)));
     if (st->q) luthier__text_add(t, " int8");
     luthier__text_add(t, "\n        ");
@@ -5311,6 +5321,7 @@ LUTHIER_API luthier_status luthier_plan_step_info(const luthier_plan *p, int ste
     out->node = st->node;
     out->algorithm = st->algorithm;
     out->kernel = st->kernel;
+    memcpy(out->cluster_kernels, st->cluster_kernels, sizeof out->cluster_kernels);
     out->schedule = st->cfg.schedule;
     out->num_ratios = st->cfg.num_ratios;
     memcpy(out->ratios, st->cfg.ratios, sizeof out->ratios);

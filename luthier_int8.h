@@ -192,6 +192,7 @@ typedef struct luthier_qconv2d_desc {
     luthier_schedule schedule;        /* output pixels split as in luthier_conv2d_desc */
     const float *ratios;
     int num_ratios;
+    const char *const *cluster_kernels; /* per cluster, as in luthier_conv2d_desc */
 } luthier_qconv2d_desc;
 
 typedef struct luthier_qconv2d_layer luthier_qconv2d_layer;
@@ -1523,6 +1524,7 @@ struct luthier_qconv2d_layer {
     size_t m;                     /* output pixels: batch * oh * ow */
     size_t cin_g, cout_g, kdim;   /* per group; kdim = kernel_h * kernel_w * cin_g */
     int kernel;                   /* int8 registry index; -1 for DEPTHWISE */
+    const luthier__kernel_entry *cuk[LUTHIER_MAX_CLUSTERS]; /* per cluster (luthier_conv2d_layer) */
     unsigned features;            /* the creating context's CPU features (luthier_conv2d_info.isa) */
     int direct_1x1;               /* 1x1 stride 1: A is the NHWC input itself */
     luthier__packed_b_layout bl;     /* one group's packed weights (kdim x cout_g), (kh, kw, ci) */
@@ -1920,6 +1922,7 @@ LUTHIER_API luthier_status luthier_qconv2d_create(luthier_context *ctx, const lu
     luthier_qgemm_desc q;
     luthier_qconv2d_layer *L;
     luthier_conv_algorithm algo;
+    const luthier__kernel_entry *cuk[LUTHIER_MAX_CLUSTERS] = {NULL};
     int64_t oh, ow;
     int kernel = -1;
     luthier_status s;
@@ -1942,6 +1945,8 @@ LUTHIER_API luthier_status luthier_qconv2d_create(luthier_context *ctx, const lu
         } else {
             kernel = luthier__qkernel_default(ctx, (size_t)(d.out_channels / d.groups));
         }
+        d.cluster_kernels = desc->cluster_kernels;
+        if ((s = luthier__conv_cluster_kernels(ctx, &d, &luthier__qkernels[kernel], cuk)) != LUTHIER_STATUS_OK) return s;
     }
     if (d.ratios) {
         double w[LUTHIER_MAX_CLUSTERS];
@@ -1961,6 +1966,8 @@ LUTHIER_API luthier_status luthier_qconv2d_create(luthier_context *ctx, const lu
     }
     L->qd = q;
     L->kernel = kernel;
+    memcpy(L->cuk, cuk, sizeof cuk);
+    L->cd.cluster_kernels = NULL;
     L->features = ctx->cpu_features;
     L->oh = oh;
     L->ow = ow;
@@ -1993,6 +2000,7 @@ LUTHIER_API luthier_status luthier_qconv2d_get_info(const luthier_qconv2d_layer 
     if (!L || !out) return LUTHIER_STATUS_INVALID_ARGUMENT;
     out->algorithm = L->cd.algorithm;
     out->kernel = L->kernel >= 0 ? luthier__qkernels[L->kernel].name : "";
+    luthier__info_kernels(L->cuk, out);
     out->out_h = L->oh;
     out->out_w = L->ow;
     out->weight_bytes = L->weight_bytes + sizeof *L;
@@ -2601,6 +2609,7 @@ typedef struct luthier__qconv_job {
     unsigned char *ws;
     size_t ws_stride, nc;
     luthier__qdw_fn dw;
+    const luthier__kernel_entry *cuk[LUTHIER_MAX_CLUSTERS]; /* per cluster of the running context */
 } luthier__qconv_job;
 
 /* uint8 im2col rows [r0, r1) of group g into col (row stride kdim, columns (kh, kw, ci));
@@ -2648,14 +2657,13 @@ LUTHIER_PRIVATE void luthier__qconv_im2col(const luthier_qconv2d_layer *L, const
 LUTHIER_PRIVATE void luthier__qconv_gemm_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
     const luthier__qconv_job *j = (const luthier__qconv_job *)arg;
     const luthier_qconv2d_layer *L = j->L;
-    const luthier__kernel_entry *uk = &luthier__qkernels[L->kernel];
+    const luthier__kernel_entry *uk = j->cuk[cluster];
     const size_t mr = (size_t)uk->mr, cout = (size_t)L->cd.out_channels, cin = (size_t)L->cd.in_channels;
     const size_t rend = luthier__min_sz(end * mr, L->m), cg = L->cout_g;
     unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
     luthier_qgemm_desc gd = L->qd;
     luthier__qgemm_job gj;
     size_t r0, g;
-    (void)cluster;
     gd.n = (int64_t)cg;
     gd.k = (int64_t)L->kdim;
     gd.ldc = (int64_t)cout;
@@ -2849,6 +2857,7 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
         }
     } else {
         const luthier__kernel_entry *uk = &luthier__qkernels[L->kernel];
+        luthier__run_kernels(ctx, uk, L->cuk, job.cuk);
         job.nc = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, L->rows_blk, L->cout_g, L->bl.k).nc;
         units = luthier__div_up(L->m, (size_t)uk->mr);
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_gemm_range, &job);

@@ -124,4 +124,18 @@ static void *test_alloc(size_t bytes) {
     return p;
 }
 
+/* A context of threads threads (0: all) on topology topo (NULL: detected) under policy. */
+static luthier_context *ctx_make(int threads, const luthier_topology *topo, luthier_auto_policy policy) {
+    luthier_context_desc cd;
+    luthier_context *ctx = NULL;
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = threads;
+    cd.topology = topo;
+    cd.auto_policy = policy;
+    if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) return NULL;
+    return ctx;
+}
+
+static luthier_context *ctx_threads(int threads) { return ctx_make(threads, NULL, LUTHIER_AUTO_DEFAULT); }
+
 #endif

@@ -1190,3 +1190,165 @@ static void test_conv_nan_inf(void) {
     CHECK(runs >= 4 * 4 * 2, "only %d runs", runs);
     luthier_context_destroy(ctx);
 }
+
+/* The variant the registry has of kernel name for a cluster of cores core (the naming of
+   >>cluster-kernels' pairs: NAME_a53 / NAME_a55 for in-order cores, NAME for the others),
+   written out here independently of the cost model's table; name when there is none or the
+   CPU cannot run it. */
+static const char *conv_expected_variant(luthier_kernel_family fam, const char *name, const char *core) {
+    static char buf[8][96];
+    static int next;
+    const char *v = strstr(name, "_a53") ? strstr(name, "_a53") : strstr(name, "_a55");
+    const int inorder = strstr(core, "A53") || strstr(core, "A55");
+    char *out = buf[next++ % 8];
+    luthier_kernel_info info;
+    int i;
+    if (fam == LUTHIER_KERNELS_INT8 && !strstr(core, "A55") && !strstr(core, "A76"))
+        return name; /* cores without dotprod (A53, A72): their rows rate no SDOT kernel */
+    if (v && !inorder) snprintf(out, 96, "%.*s%s", (int)(v - name), name, v + 4);
+    else if (!v && inorder) snprintf(out, 96, "%s%s", name, fam == LUTHIER_KERNELS_INT8 ? "_a55" : "_a53");
+    else return name;
+    if (luthier_kernels_find(fam, out, &i) != LUTHIER_STATUS_OK || luthier_kernels_get(fam, i, &info) != LUTHIER_STATUS_OK ||
+        (info.required_cpu_features & luthier_cpu_features()) != info.required_cpu_features)
+        return name;
+    return info.name;
+}
+
+/* One fp32 layer on kernel uk of ctx (clusters cores[]): the auto per-cluster kernels are the
+   expected variants and give the bits of uk on every cluster. */
+static void conv_cluster_case(luthier_context *ctx, const char *const *cores, const char *uk, luthier_conv_algorithm algo) {
+    const char *uniform[2] = {uk, uk};
+    const float ratios[2] = {1, 1};
+    luthier_conv2d_desc d;
+    luthier_conv2d_layer *a = NULL, *b = NULL;
+    luthier_conv2d_info info;
+    const size_t nin = 16 * 9 * 9, nw = 24 * 16 * 9, nout = 24 * 9 * 9;
+    float *in = (float *)test_alloc(nin * sizeof(float)), *w = (float *)test_alloc(nw * sizeof(float));
+    float *o1 = (float *)test_alloc(nout * sizeof(float)), *o2 = (float *)test_alloc(nout * sizeof(float));
+    int cl;
+    test_fill(in, nin);
+    test_fill(w, nw);
+    memset(&d, 0, sizeof d);
+    d.batch = 1; d.in_channels = 16; d.in_h = d.in_w = 9; d.out_channels = 24;
+    d.kernel_h = d.kernel_w = 3; d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+    d.algorithm = algo;
+    d.kernel = uk;
+    d.ratios = ratios;
+    d.num_ratios = 2;
+    CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &a) == LUTHIER_STATUS_OK, "%s %s: %s", uk, luthier_conv_algorithm_name(algo),
+          luthier_context_error(ctx));
+    d.cluster_kernels = uniform;
+    CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &b) == LUTHIER_STATUS_OK, "%s uniform: %s", uk, luthier_context_error(ctx));
+    if (a && b && luthier_conv2d_get_info(a, &info) == LUTHIER_STATUS_OK) {
+        for (cl = 0; cl < 2; cl++) {
+            const char *want = conv_expected_variant(LUTHIER_KERNELS_F32, info.kernel, cores[cl]);
+            CHECK(info.cluster_kernels[cl] && !strcmp(info.cluster_kernels[cl], want), "%s on %s: cluster %d runs %s, expected %s",
+                  uk, cores[cl], cl, info.cluster_kernels[cl] ? info.cluster_kernels[cl] : "(null)", want);
+        }
+        CHECK(info.cluster_kernels[2] == NULL, "a third cluster's kernel on a machine of two");
+        CHECK(luthier_conv2d_run(ctx, a, in, o1) == LUTHIER_STATUS_OK && luthier_conv2d_run(ctx, b, in, o2) == LUTHIER_STATUS_OK,
+              "run: %s", luthier_context_error(ctx));
+        CHECK(memcmp(o1, o2, nout * sizeof(float)) == 0, "%s %s: the per-cluster kernels change the result", uk,
+              luthier_conv_algorithm_name(algo));
+    }
+    luthier_conv2d_destroy(a);
+    luthier_conv2d_destroy(b);
+    free(in); free(w); free(o1); free(o2);
+}
+
+/* Every int8 kernel's im2col layer on ctx (clusters cores[]): the expected variants, and the
+   bits of the kernel alone (int8 is exact: any difference is a wrong kernel or packing). */
+static void conv_cluster_qcase(luthier_context *ctx, const char *const *cores) {
+    const float ratios[2] = {1, 1};
+    enum { CIN = 16, COUT = 24, HW = 7, NOUT = COUT * HW * HW };
+    uint8_t in[CIN * HW * HW];
+    int8_t w[COUT * CIN * 9];
+    int32_t o1[NOUT], o2[NOUT];
+    int i, cl;
+    size_t e;
+    for (e = 0; e < sizeof in; e++) in[e] = (uint8_t)test_rand_int(0, 255);
+    for (e = 0; e < sizeof w; e++) w[e] = (int8_t)test_rand_int(-128, 127);
+    for (i = 0; i < luthier_kernels_count(LUTHIER_KERNELS_INT8); i++) {
+        luthier_kernel_info k;
+        luthier_qconv2d_desc d;
+        luthier_qconv2d_layer *a = NULL, *b = NULL;
+        luthier_conv2d_info info;
+        const char *uniform[2];
+        if (luthier_kernels_get(LUTHIER_KERNELS_INT8, i, &k) != LUTHIER_STATUS_OK ||
+            (k.required_cpu_features & luthier_cpu_features()) != k.required_cpu_features)
+            continue;
+        uniform[0] = uniform[1] = k.name;
+        memset(&d, 0, sizeof d);
+        d.batch = 1; d.in_channels = CIN; d.out_channels = COUT; d.in_h = d.in_w = HW;
+        d.kernel_h = d.kernel_w = 3; d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+        d.input_zero_point = 3;
+        d.output = LUTHIER_QOUTPUT_INT32;
+        d.algorithm = LUTHIER_CONV_IM2COL;
+        d.kernel = k.name;
+        d.ratios = ratios;
+        d.num_ratios = 2;
+        CHECK(luthier_qconv2d_create(ctx, &d, w, NULL, &a) == LUTHIER_STATUS_OK, "int8 %s: %s", k.name, luthier_context_error(ctx));
+        d.cluster_kernels = uniform;
+        CHECK(luthier_qconv2d_create(ctx, &d, w, NULL, &b) == LUTHIER_STATUS_OK, "int8 %s uniform: %s", k.name,
+              luthier_context_error(ctx));
+        if (a && b && luthier_qconv2d_get_info(a, &info) == LUTHIER_STATUS_OK) {
+            for (cl = 0; cl < 2; cl++) {
+                const char *want = conv_expected_variant(LUTHIER_KERNELS_INT8, info.kernel, cores[cl]);
+                CHECK(info.cluster_kernels[cl] && !strcmp(info.cluster_kernels[cl], want),
+                      "int8 %s on %s: cluster %d runs %s, expected %s", k.name, cores[cl], cl,
+                      info.cluster_kernels[cl] ? info.cluster_kernels[cl] : "(null)", want);
+            }
+            CHECK(luthier_qconv2d_run(ctx, a, in, o1) == LUTHIER_STATUS_OK && luthier_qconv2d_run(ctx, b, in, o2) == LUTHIER_STATUS_OK,
+                  "int8 run: %s", luthier_context_error(ctx));
+            CHECK(memcmp(o1, o2, sizeof o1) == 0, "int8 %s: the per-cluster kernels change the result", k.name);
+        }
+        luthier_qconv2d_destroy(a);
+        luthier_qconv2d_destroy(b);
+    }
+}
+
+/* Kernels per cluster (>>cluster-kernels): on machines of big and in-order cores, every fp32
+   kernel's layers (im2col and Winograd for interleaved kernels, implicit GEMM for hybrid ones)
+   give the in-order cluster the variant scheduled for it where the registry has one (AArch64:
+   8x12__neonfma_a53 beside 8x12__neonfma), keep the kernel elsewhere, and compute the bits of
+   the kernel alone; an int8 layer likewise (8x12__neondot_a55 with dotprod); a cluster kernel
+   of another kind is refused. */
+static void test_conv_cluster_kernels(void) {
+    static const char *const specs[][3] = {{"A72x1,A53x1", "Cortex-A72", "Cortex-A53"}, {"A76x1,A55x1", "Cortex-A76", "Cortex-A55"}};
+    size_t s;
+    int i;
+    for (s = 0; s < sizeof specs / sizeof specs[0]; s++) {
+        luthier_topology t;
+        luthier_context *ctx;
+        char err[160];
+        CHECK(luthier_topology_cores(specs[s][0], &t, err, sizeof err) == LUTHIER_STATUS_OK, "%s: %s", specs[s][0], err);
+        if (!(ctx = ctx_make(2, &t, LUTHIER_AUTO_RULES))) continue;
+        for (i = 0; i < luthier_kernels_count(LUTHIER_KERNELS_F32); i++) {
+            luthier_kernel_info k;
+            if (luthier_kernels_get(LUTHIER_KERNELS_F32, i, &k) != LUTHIER_STATUS_OK ||
+                (k.required_cpu_features & luthier_cpu_features()) != k.required_cpu_features)
+                continue;
+            if (k.kind == LUTHIER_KERNEL_HYBRID) conv_cluster_case(ctx, specs[s] + 1, k.name, LUTHIER_CONV_IMPLICIT_GEMM);
+            else {
+                conv_cluster_case(ctx, specs[s] + 1, k.name, LUTHIER_CONV_IM2COL);
+                conv_cluster_case(ctx, specs[s] + 1, k.name, LUTHIER_CONV_WINOGRAD_4X3);
+            }
+        }
+        conv_cluster_qcase(ctx, specs[s] + 1);
+        {
+            const char *mixed[2] = {NULL, "4x4__scalar_hybrid"};
+            luthier_conv2d_desc d;
+            luthier_conv2d_layer *cv = NULL;
+            float w[4 * 4 * 9] = {0};
+            memset(&d, 0, sizeof d);
+            d.batch = 1; d.in_channels = d.out_channels = 4; d.in_h = d.in_w = 6; d.kernel_h = d.kernel_w = 3;
+            d.algorithm = LUTHIER_CONV_IM2COL;
+            d.kernel = "4x4__scalar";
+            d.cluster_kernels = mixed;
+            CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_INCOMPATIBLE && !cv &&
+                      strstr(luthier_context_error(ctx), "kind"),
+                  "a hybrid cluster kernel for an im2col layer: %s", luthier_context_error(ctx));
+        }
+        luthier_context_destroy(ctx);
+    }
+}

@@ -1250,19 +1250,6 @@ static int plan_conversions(luthier_context *ctx, const luthier_graph *g) {
 }
 
 /* A context of threads threads (0: all) over topo (NULL: this machine's), AUTO under policy. */
-static luthier_context *ctx_make(int threads, const luthier_topology *topo, luthier_auto_policy policy) {
-    luthier_context_desc cd;
-    luthier_context *ctx = NULL;
-    memset(&cd, 0, sizeof cd);
-    cd.num_threads = threads;
-    cd.topology = topo;
-    cd.auto_policy = policy;
-    if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) return NULL;
-    return ctx;
-}
-
-static luthier_context *ctx_threads(int threads) { return ctx_make(threads, NULL, LUTHIER_AUTO_DEFAULT); }
-
 /* ---- cases ------------------------------------------------------------------------------ */
 
 /* A ResNet-style network: stem conv+BN+ReLU, maxpool, two basic blocks (one with a

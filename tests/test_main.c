@@ -113,6 +113,7 @@ int main(int argc, char **argv) {
     RUN(test_conv_winograd_4x3);
     RUN(test_conv_winograd_6x3);
     RUN(test_conv_resnet18);
+    RUN(test_conv_cluster_kernels);
     run_ops_tests();
     run_graph_tests();
     run_sharing_tests();
