@@ -3383,6 +3383,8 @@ typedef struct luthier__cm_machine {
     const luthier__cm_core *core[LUTHIER_MAX_CLUSTERS];
     double capacity[LUTHIER_MAX_CLUSTERS];
     int threads[LUTHIER_MAX_CLUSTERS];
+    int same_kernel; /* every cluster runs the layer's kernel itself, not its variant for the
+                        cluster's cores (>>cluster-kernels) */
 } luthier__cm_machine;
 
 /* Per-region cost of a parallel split (wake-up and join), seconds per thread used. */
@@ -3526,7 +3528,8 @@ LUTHIER_PRIVATE double luthier__cm_conv_seconds(const luthier__cm_machine *mc, c
     double cyc[LUTHIER_MAX_CLUSTERS], sh[LUTHIER_MAX_CLUSTERS], sum = 0, units;
     int c;
     for (c = 0; c < mc->num_clusters; c++) {
-        if ((cyc[c] = luthier__cm_conv_cycles(mc->core[c], d, oh, ow, algo, luthier__cm_core_kernel(mc->core[c], kernel))) < 0)
+        if ((cyc[c] = luthier__cm_conv_cycles(mc->core[c], d, oh, ow, algo,
+                                              mc->same_kernel ? kernel : luthier__cm_core_kernel(mc->core[c], kernel))) < 0)
             return -1;
         sh[c] = shares ? shares[c] : mc->capacity[c] * (double)mc->threads[c];
         if (dynamic) sh[c] = (double)mc->threads[c] * (mc->core[c] == mc->core[0] ? mc->capacity[c] : mc->core[0]->ghz / mc->core[c]->ghz * cyc[0] / cyc[c]);

@@ -3014,6 +3014,7 @@ struct luthier__pstep {
     const float *bias, *scale, *shift; /* plan-owned */
     const char *kernel;              /* microkernel name or "" */
     const char *cluster_kernels[LUTHIER_MAX_CLUSTERS]; /* conv2d, dense: each cluster's (NULL: kernel) */
+    int explicit_kernels;            /* DENSE: the configuration named them (the runs pass them) */
     int kernel_index;                /* MATMUL: registry index */
     luthier__packed_b_layout bl;     /* MATMUL: one batch's packed B */
     float *packed;                   /* MATMUL: plan-owned packed B (scratch, or B itself when constant) */
@@ -3704,6 +3705,23 @@ LUTHIER_PRIVATE const char *luthier__conv_f16_kernel(const luthier_context *ctx,
     return prec == LUTHIER_PRECISION_FP16 && e && !luthier__conv_is_depthwise(cd) ? e->name : NULL;
 }
 
+/* A configuration's kernel knob: "" (the default), "K" (the layer's kernel, which each cluster
+   runs or its variant for the cluster's cores: >>cluster-kernels) or "K0,K1,..." (cluster c runs
+   Kc exactly; K0 is the layer's kernel). Copies it into buf and splits it: names[c] = Kc (NULL
+   past the list, all NULL for "K"); returns K0, NULL for "". */
+LUTHIER_PRIVATE const char *luthier__cfg_kernels(const char *knob, char *buf, size_t size, const char **names) {
+    char *p = buf;
+    int n;
+    memset(names, 0, sizeof *names * LUTHIER_MAX_CLUSTERS);
+    snprintf(buf, size, "%s", knob);
+    if (!strchr(buf, ',')) return buf[0] ? buf : NULL;
+    for (n = 0; p && n < LUTHIER_MAX_CLUSTERS; n++) {
+        names[n] = p;
+        if ((p = strchr(p, ','))) *p++ = 0;
+    }
+    return names[0];
+}
+
 /* Creates the conv layer of step st (node gn) with the config, or the default on fallback. */
 LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const luthier_graph *g, luthier_plan *p,
                                                   luthier__pstep *st, const luthier__gnode *gn,
@@ -3714,6 +3732,8 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
     luthier_conv2d_desc cd;
     luthier_conv2d_info info;
     luthier_status s;
+    char knob[sizeof st->cfg.kernel];
+    const char *names[LUTHIER_MAX_CLUSTERS];
     int attempt;
     for (attempt = 0; attempt < 2; attempt++) {
         luthier__node_conv_desc(&gn->d, x, w, &cd);
@@ -3725,7 +3745,8 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
         if (attempt == 0) {
             if (st->cfg.kernel[0] || st->cfg.algorithm != LUTHIER_CONV_AUTO) { /* a configured (fp32) choice */
                 cd.algorithm = st->cfg.algorithm;
-                cd.kernel = st->cfg.kernel[0] ? st->cfg.kernel : NULL;
+                cd.kernel = luthier__cfg_kernels(st->cfg.kernel, knob, sizeof knob, names);
+                cd.cluster_kernels = names[0] ? names : NULL;
             }
             cd.schedule = st->cfg.schedule;
             cd.ratios = st->cfg.num_ratios ? st->cfg.ratios : NULL;
@@ -3792,8 +3813,11 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
                                                    luthier_precision prec) {
     const luthier__gtensor *x = &g->tensors[gn->inputs[0]], *w = &g->tensors[gn->inputs[1]];
     const luthier__kernel_entry *uk = NULL;
+    const luthier__kernel_entry *ck[LUTHIER_MAX_CLUSTERS];
     luthier_sgemm_desc sd;
     luthier_status s;
+    char knob[sizeof st->cfg.kernel];
+    const char *names[LUTHIER_MAX_CLUSTERS];
     int ok, attempt, cl;
     memset(&sd, 0, sizeof sd);
     sd.n = gn->d.attr.dense.trans_b ? w->shape[1] : w->shape[0];
@@ -3802,11 +3826,14 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
     sd.trans_b = !gn->d.attr.dense.trans_b;
     for (attempt = 0; attempt < 2; attempt++) {
         s = LUTHIER_STATUS_OK;
-        if (attempt == 0 && st->cfg.kernel[0]) s = luthier__resolve_sgemm_kernel(ctx, st->cfg.kernel, &uk);
+        memset(names, 0, sizeof names);
+        if (attempt == 0 && st->cfg.kernel[0])
+            s = luthier__resolve_sgemm_kernel(ctx, luthier__cfg_kernels(st->cfg.kernel, knob, sizeof knob, names), &uk);
         else uk = luthier__dense_default_kernel(ctx, (size_t)sd.m, (size_t)sd.n, prec);
         if (s == LUTHIER_STATUS_OK && attempt == 0 && st->cfg.num_ratios && st->cfg.num_ratios != p->num_clusters)
             s = luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%d ratios given for %d clusters",
                               st->cfg.num_ratios, p->num_clusters);
+        if (s == LUTHIER_STATUS_OK) s = luthier__cluster_kernels(ctx, LUTHIER__SGEMM_FAMILIES, uk, names[0] ? names : NULL, ck);
         if (s == LUTHIER_STATUS_OK) {
             sd.kernel = uk->name;
             s = luthier_sgemm_pack_b(ctx, &sd, (const float *)w->data, &st->pb);
@@ -3821,7 +3848,8 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
         memset(&st->cfg, 0, sizeof st->cfg);
     }
     st->kernel = uk->name;
-    for (cl = 0; cl < ctx->pool->num_clusters; cl++) st->cluster_kernels[cl] = luthier__cluster_kernel(ctx, cl, uk)->name;
+    for (cl = 0; cl < ctx->pool->num_clusters; cl++) st->cluster_kernels[cl] = ck[cl]->name;
+    st->explicit_kernels = names[0] != NULL;
     st->bytes -= (double)sd.n * (double)sd.k * (double)(sizeof(float) - (size_t)uk->b_bytes); /* fp16 weights */
     p->weights_bytes += luthier_packed_b_bytes(st->pb);
     if (gn->d.num_inputs > 2 && gn->inputs[2] >= 0) {
@@ -3936,14 +3964,20 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
         cd.clamp_max = st->cmax;
     }
     for (attempt = 0; attempt < 2; attempt++) {
+        char knob[sizeof st->cfg.kernel];
+        const char *names[LUTHIER_MAX_CLUSTERS], *k0;
         int ki;
         cd.algorithm = LUTHIER_CONV_AUTO;
         cd.kernel = NULL;
+        cd.cluster_kernels = NULL;
         if (attempt == 0) {
             if (st->cfg.algorithm == LUTHIER_CONV_IM2COL || st->cfg.algorithm == LUTHIER_CONV_1X1 ||
                 st->cfg.algorithm == LUTHIER_CONV_DEPTHWISE)
                 cd.algorithm = st->cfg.algorithm;
-            if (st->cfg.kernel[0] && luthier_qkernel_find(st->cfg.kernel, &ki) == LUTHIER_STATUS_OK) cd.kernel = st->cfg.kernel;
+            if ((k0 = luthier__cfg_kernels(st->cfg.kernel, knob, sizeof knob, names)) && luthier_qkernel_find(k0, &ki) == LUTHIER_STATUS_OK) {
+                cd.kernel = k0;
+                cd.cluster_kernels = names[0] ? names : NULL;
+            }
         }
         cd.schedule = st->cfg.schedule;
         cd.ratios = st->cfg.num_ratios ? st->cfg.ratios : NULL;
@@ -5470,6 +5504,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_dense(const luthier__run_args *arg) 
     sd.schedule = st->cfg.schedule;
     sd.ratios = cfg.ratios;
     sd.num_ratios = cfg.num_ratios;
+    sd.cluster_kernels = st->explicit_kernels ? st->cluster_kernels : NULL;
     return luthier_sgemm_packed(ctx, &sd, xp, st->pb, op);
 }
 

@@ -210,6 +210,8 @@ LUTHIER_PRIVATE int luthier__task_of(const luthier_context *ctx, const luthier_g
 typedef struct luthier__cand {
     short algo;             /* luthier_conv_algorithm (DENSE: 0) */
     short kernel;           /* registry index; -1 = none (depthwise) */
+    short same;             /* 1: every cluster runs kernel itself, not its variant for the
+                               cluster's cores (>>cluster-kernels; only where one differs) */
     short dynamic;
     short shares[LUTHIER__TUNE_MAX_SHARES]; /* percent per cluster (RATIO) */
 } luthier__cand;
@@ -255,7 +257,7 @@ LUTHIER_PRIVATE void luthier__cand_features(const luthier_context *ctx, const lu
         if (!ki.nr) ki.nr = 1;
         f[j++] = (float)ki.mr;
         f[j++] = (float)ki.nr;
-        f[j++] = (float)ki.kind;
+        f[j++] = (float)ki.kind + 2.0f * (float)c->same;
         f[j++] = (float)(ki.required_cpu_features);
         f[j++] = (float)(fmod(n, (double)ki.nr) / (double)ki.nr); /* waste in the last panel */
     } else {
@@ -292,6 +294,15 @@ LUTHIER_PRIVATE int luthier__share_sets(int nc, int step, short (*out)[LUTHIER__
     return n;
 }
 
+/* Whether a cluster of ctx would run a variant of kernel k of family fam (>>cluster-kernels). */
+LUTHIER_PRIVATE int luthier__tune_has_variant(const luthier_context *ctx, luthier_kernel_family fam, int k) {
+    const luthier__kernel_entry *e = luthier__kernel_in(fam, k);
+    int cl;
+    for (cl = 0; cl < ctx->pool->num_clusters; cl++)
+        if (luthier__cluster_kernel(ctx, cl, e) != e) return 1;
+    return 0;
+}
+
 /* The candidates of task t on ctx (luthier__alloc'd); 0 candidates on OOM. */
 LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const luthier__task *t, int step, int dynamic,
                                                    size_t *count) {
@@ -317,14 +328,16 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
                    (a == LUTHIER_CONV_AUTO || luthier_conv2d_algorithm_valid(ctx, &t->l.cd, (luthier_conv_algorithm)a) != LUTHIER_STATUS_OK)) {
             continue;
         }
-        for (k = -1; k < nk; k++) {
+        for (k = -1; k < 2 * nk; k++) {
             luthier_kernel_info ki;
             int per = (nsh ? nsh : 1) + (dynamic ? 1 : 0), q;
             if (k < 0) {
                 if (a != LUTHIER_CONV_DEPTHWISE || t->l.op != LUTHIER_OP_CONV2D) continue;
             } else {
                 if (t->l.op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_DEPTHWISE) continue;
-                luthier_kernels_get(t->l.fam, k, &ki);
+                /* k >= nk: kernel k - nk on every cluster, where a cluster would run a variant */
+                if (k >= nk && !luthier__tune_has_variant(ctx, t->l.fam, k - nk)) continue;
+                luthier_kernels_get(t->l.fam, k % nk, &ki);
                 if ((ki.required_cpu_features & ~ctx->cpu_features) != 0) continue;
                 if (have_simd && strcmp(ki.isa, "scalar") == 0) continue;
                 if (!t->l.q && t->l.op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_IMPLICIT_GEMM && ki.kind != LUTHIER_KERNEL_HYBRID) continue;
@@ -346,7 +359,8 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
                 luthier__cand *x = &c[n++];
                 memset(x, 0, sizeof *x);
                 x->algo = (short)a;
-                x->kernel = (short)k;
+                x->kernel = (short)(k >= nk ? k - nk : k);
+                x->same = (short)(k >= nk);
                 if (q == per - 1 && dynamic) {
                     x->dynamic = 1;
                 } else if (nsh) {
@@ -365,8 +379,10 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
 /* The analytical model's seconds for candidate c of task t on machine mc (0: no prediction:
    the model knows the F32 kernels only, not the int8 or fp16 ones). A dense task is the 1x1
    convolution of its GEMM. */
-LUTHIER_PRIVATE double luthier__cand_predict(const luthier__cm_machine *mc, const luthier__task *t, const luthier__cand *c) {
+LUTHIER_PRIVATE double luthier__cand_predict(const luthier__cm_machine *machine, const luthier__task *t, const luthier__cand *c) {
     luthier_conv2d_desc in, d;
+    luthier__cm_machine same = *machine;
+    const luthier__cm_machine *mc = &same;
     double sh[LUTHIER__TUNE_MAX_SHARES], s;
     int64_t oh, ow;
     int j;
@@ -379,6 +395,7 @@ LUTHIER_PRIVATE double luthier__cand_predict(const luthier__cm_machine *mc, cons
         in.in_h = in.in_w = in.kernel_h = in.kernel_w = 1;
     }
     if (luthier__conv_normalize(NULL, &in, &d, &oh, &ow) != LUTHIER_STATUS_OK) return 0;
+    same.same_kernel = c->same;
     for (j = 0; j < LUTHIER__TUNE_MAX_SHARES; j++) sh[j] = c->shares[j] / 100.0;
     s = luthier__cm_conv_seconds(mc, &d, oh, ow, t->l.op == LUTHIER_OP_CONV2D ? (luthier_conv_algorithm)c->algo : LUTHIER_CONV_1X1,
                                  c->kernel, c->dynamic || c->shares[0] < 0 || mc->num_clusters > LUTHIER__TUNE_MAX_SHARES ? NULL : sh,
@@ -496,7 +513,7 @@ typedef struct luthier__tmeas {
     float *in, *out, *w, *bias, *res;
     size_t in_n, out_n, w_n;
     struct {
-        int algo, kernel, used;
+        int algo, kernel, same, used;
         luthier_conv2d_layer *conv;
         luthier_packed_b *pb;
         luthier_qconv2d_layer *qconv;  /* int8 tasks (dense: a 1x1 convolution over m pixels) */
@@ -599,6 +616,17 @@ LUTHIER_PRIVATE void luthier__tune_qdesc(const luthier__task *t, luthier_qconv2d
     }
 }
 
+/* The cluster kernels of candidate c: its kernel on each cluster (names, returned) when c->same,
+   else NULL (each cluster its kernel's variant). */
+LUTHIER_PRIVATE const char *const *luthier__cand_kernels(const luthier_context *ctx, const luthier__task *t, const luthier__cand *c,
+                                                         const char **names) {
+    int cl;
+    if (!c->same || c->kernel < 0) return NULL;
+    for (cl = 0; cl < LUTHIER_MAX_CLUSTERS; cl++)
+        names[cl] = cl < ctx->pool->num_clusters ? luthier__kernel_tables[t->l.fam].rows[c->kernel].name : NULL;
+    return names;
+}
+
 /* Times one run of the candidate (ms, minimum of repetitions); < 0 when it cannot run. busy
    (NULL, or one per cluster): the seconds each cluster spent on its share in that fastest run. */
 LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__cand *c, double *busy) {
@@ -610,9 +638,11 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
     double best = 1e30, t0, first, med[32];
     luthier_status s = LUTHIER_STATUS_OK;
     luthier_sgemm_desc sd;
+    const char *same[LUTHIER_MAX_CLUSTERS];
     luthier__cand_ratios(ctx, c, &sch, ratios, &nr);
     for (i = 0; i < LUTHIER__TUNE_CACHE; i++)
-        if (m->cache[i].used && m->cache[i].algo == c->algo && m->cache[i].kernel == c->kernel) slot = i;
+        if (m->cache[i].used && m->cache[i].algo == c->algo && m->cache[i].kernel == c->kernel && m->cache[i].same == c->same)
+            slot = i;
     if (slot < 0) { /* create the object (least recently used slot) */
         int lru = 0;
         for (i = 1; i < LUTHIER__TUNE_CACHE; i++)
@@ -624,17 +654,20 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
         memset(&m->cache[slot], 0, sizeof m->cache[slot]);
         m->cache[slot].algo = c->algo;
         m->cache[slot].kernel = c->kernel;
+        m->cache[slot].same = c->same;
         if (t->l.q) {
             luthier_qconv2d_desc qd;
             luthier__tune_qdesc(t, &qd);
             qd.algorithm = (luthier_conv_algorithm)c->algo;
             qd.kernel = c->kernel >= 0 ? luthier__qkernels[c->kernel].name : NULL;
+            qd.cluster_kernels = luthier__cand_kernels(ctx, t, c, same);
             s = luthier_qconv2d_create(ctx, &qd, (const int8_t *)m->w, t->l.out_u8 ? (const int32_t *)m->bias : NULL,
                                        &m->cache[slot].qconv);
         } else if (t->l.op == LUTHIER_OP_CONV2D) {
             luthier_conv2d_desc cd = t->l.cd;
             cd.algorithm = (luthier_conv_algorithm)c->algo;
             cd.kernel = c->kernel >= 0 ? luthier__kernel_tables[t->l.fam].rows[c->kernel].name : NULL;
+            cd.cluster_kernels = luthier__cand_kernels(ctx, t, c, same);
             s = luthier_conv2d_create(ctx, &cd, m->w, m->bias, &m->cache[slot].conv);
         } else {
             memset(&sd, 0, sizeof sd);
@@ -673,6 +706,7 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
         sd.schedule = sch;
         sd.ratios = nr ? ratios : NULL;
         sd.num_ratios = nr;
+        sd.cluster_kernels = luthier__cand_kernels(ctx, t, c, same);
     }
 #define LUTHIER__EVICT()                                                                                        \
     do {                                                                                                        \
@@ -796,12 +830,26 @@ LUTHIER_PRIVATE void luthier__tmeas_free(luthier__tmeas *m) {
 
 /* >>impl-tune-records */
 
+/* a registry name without its "luthier_[sq]gemm_ukernel_" prefix */
+LUTHIER_PRIVATE const char *luthier__kernel_short(const char *name) {
+    return name + (strncmp(name, "luthier_sgemm_ukernel_", 22) == 0 || strncmp(name, "luthier_qgemm_ukernel_", 22) == 0 ? 22 : 0);
+}
+
 LUTHIER_PRIVATE void luthier__cand_config(const luthier_context *ctx, const luthier__task *t, const luthier__cand *c,
                                           luthier_node_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->algorithm = (luthier_conv_algorithm)c->algo;
     if (c->kernel >= 0)
         snprintf(cfg->kernel, sizeof cfg->kernel, "%s", luthier__kernel_tables[t->l.fam].rows[c->kernel].name);
+    if (c->kernel >= 0 && c->same) { /* the knob's list form, short names: "K,K,..." */
+        const char *k = luthier__kernel_short(cfg->kernel);
+        size_t len = 0;
+        int cl;
+        char list[sizeof cfg->kernel];
+        for (cl = 0; cl < ctx->pool->num_clusters && len < sizeof list; cl++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", cl ? "," : "", k);
+        if (len < sizeof list) memcpy(cfg->kernel, list, len + 1); /* (else the plain name: variants) */
+    }
     luthier__cand_ratios(ctx, c, &cfg->schedule, cfg->ratios, &cfg->num_ratios);
 }
 
@@ -943,10 +991,6 @@ LUTHIER_PRIVATE luthier__gbt *luthier__tune_data_fit(const luthier__tune_data *D
 
 #define LUTHIER__PLAN_CHECK_ROUNDS 5
 
-/* a registry name without its "luthier_[sq]gemm_ukernel_" prefix */
-LUTHIER_PRIVATE const char *luthier__kernel_short(const char *name) {
-    return name + (strncmp(name, "luthier_sgemm_ukernel_", 22) == 0 || strncmp(name, "luthier_qgemm_ukernel_", 22) == 0 ? 22 : 0);
-}
 
 #define LUTHIER__PLAN_SETS (2 + LUTHIER__PLAN_RUNNERS)
 
@@ -1058,7 +1102,7 @@ LUTHIER_PRIVATE int luthier__runner_taken(const luthier__task *t, const luthier_
     int k;
     for (k = -1; k < t->runners; k++) {
         const luthier__cand *o = &m->cands[k < 0 ? t->best : runner[k]];
-        if (m->cands[c].algo == o->algo && m->cands[c].kernel == o->kernel) return 1;
+        if (m->cands[c].algo == o->algo && m->cands[c].kernel == o->kernel && m->cands[c].same == o->same) return 1;
     }
     return 0;
 }
@@ -1109,7 +1153,7 @@ LUTHIER_PRIVATE int luthier__task_runners(luthier_context *ctx, luthier__task *t
         if (bc < 0 || t->runners >= LUTHIER__PLAN_RUNNERS) break;
         done[m->cands[bc].algo] = 1;
         for (v = 0; default_kernel >= 0 && v < nc; v++)
-            if (m->cands[v].algo == m->cands[bc].algo && m->cands[v].kernel == default_kernel &&
+            if (m->cands[v].algo == m->cands[bc].algo && m->cands[v].kernel == default_kernel && !m->cands[v].same &&
                 m->cands[v].dynamic == m->cands[bc].dynamic &&
                 memcmp(m->cands[v].shares, m->cands[bc].shares, sizeof m->cands[v].shares) == 0) {
                 made += luthier__runner_add(ctx, t, m, v, runner);
@@ -1367,7 +1411,8 @@ LUTHIER_PRIVATE void luthier__tune_balance(luthier_context *ctx, const luthier_t
             for (j = 0; j < ncl; j++) shares[c * (size_t)ncl + (size_t)j] = 0;
             if (x->dynamic || x->shares[0] < 0) continue;
             /* the space lists the shares of one (algorithm, kernel) together */
-            if (c == 0 || group[c - 1] < 0 || cands[c - 1].algo != x->algo || cands[c - 1].kernel != x->kernel)
+            if (c == 0 || group[c - 1] < 0 || cands[c - 1].algo != x->algo || cands[c - 1].kernel != x->kernel ||
+                cands[c - 1].same != x->same)
                 ngroups++;
             group[c] = ngroups - 1;
             for (j = 0; j < ncl; j++) shares[c * (size_t)ncl + (size_t)j] = (float)(x->shares[j] / 100.0);

@@ -428,10 +428,116 @@ static void test_tune_offline(void) {
     luthier_context_destroy(ctxm);
 }
 
+
+/* The conv2d and dense steps of plan p: each runs kernel k (a full name) and cluster 1 runs k1. */
+static void tune_check_cluster_steps(luthier_plan *p, const char *k, const char *k1, const char *what) {
+    int i, n = 0;
+    for (i = 0; i < p->num_steps; i++) {
+        luthier_step_info si;
+        if (luthier_plan_step_info(p, i, &si) != LUTHIER_STATUS_OK || (si.op != LUTHIER_OP_CONV2D && si.op != LUTHIER_OP_DENSE) ||
+            !si.kernel[0])
+            continue;
+        n++;
+        CHECK(!strcmp(si.kernel, k) && si.cluster_kernels[0] && !strcmp(si.cluster_kernels[0], k) && si.cluster_kernels[1] &&
+                  !strcmp(si.cluster_kernels[1], k1),
+              "%s: step %s runs %s / %s / %s, expected %s / %s", what, si.name, si.kernel,
+              si.cluster_kernels[0] ? si.cluster_kernels[0] : "-", si.cluster_kernels[1] ? si.cluster_kernels[1] : "-", k, k1);
+    }
+    CHECK(n >= 3, "%s: %d GEMM steps", what, n);
+}
+
+/* The kernel knob per cluster (>>cluster-kernels) on a machine of big and in-order cores
+   ("A72x1,A53x1"): the space adds, for exactly the kernels a cluster would swap for a variant,
+   candidates that run the kernel itself on every cluster, configured as the knob's list form
+   "K,K"; a plan runs a list as named and a plain "K" with the variant, computing the same
+   network either way; an unknown name in the list is refused, naming it. x86 has no variants:
+   there only the list form is exercised. */
+static void test_tune_cluster_kernels(void) {
+    luthier_topology topo;
+    luthier_context *ctx;
+    luthier__task t;
+    luthier__cand *c;
+    luthier_plan_desc pd;
+    luthier_plan *p = NULL;
+    luthier_node_config *cfg;
+    char err[160], knob[64];
+    const char *k, *k1;
+    size_t n = 0, i;
+    int j, same = 0, x, variants = 0;
+    float *img;
+    const void *ins[1];
+    gb b;
+    CHECK(luthier_topology_cores("A72x1,A53x1", &topo, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+    if (!(ctx = ctx_make(2, &topo, LUTHIER_AUTO_RULES))) return;
+    memset(&t, 0, sizeof t);
+    t.l.op = LUTHIER_OP_CONV2D;
+    t.l.cd.batch = 1; t.l.cd.in_channels = 8; t.l.cd.in_h = t.l.cd.in_w = 10; t.l.cd.out_channels = 16;
+    t.l.cd.kernel_h = t.l.cd.kernel_w = 3; t.l.cd.pad_top = t.l.cd.pad_left = t.l.cd.pad_bottom = t.l.cd.pad_right = 1;
+    t.l.cd.stride_h = t.l.cd.stride_w = t.l.cd.dilation_h = t.l.cd.dilation_w = t.l.cd.groups = 1;
+    c = luthier__task_space(ctx, &t, 10, 1, &n);
+    for (i = 0; c && i < n; i++) {
+        const char *name = luthier__ukernels[c[i].kernel].name;
+        const int has = strcmp(conv_expected_variant(LUTHIER_KERNELS_F32, name, "Cortex-A53"), name) != 0 ||
+                        strcmp(conv_expected_variant(LUTHIER_KERNELS_F32, name, "Cortex-A72"), name) != 0;
+        if (!c[i].same) continue;
+        same++;
+        CHECK(has, "a same-kernel candidate for %s, which has no variant", name);
+        if (same == 1) {
+            luthier_node_config one;
+            luthier__cand_config(ctx, &t, &c[i], &one);
+            snprintf(knob, sizeof knob, "%s,%s", luthier__kernel_short(name), luthier__kernel_short(name));
+            CHECK(!strcmp(one.kernel, knob), "config of a same-kernel candidate: '%s', expected '%s'", one.kernel, knob);
+        }
+    }
+    for (j = 0; j < luthier_kernel_count(); j++) {
+        const char *name = luthier__ukernels[j].name;
+        if (luthier__kernel_runs(&luthier__ukernels[j], ctx->cpu_features) &&
+            (strcmp(conv_expected_variant(LUTHIER_KERNELS_F32, name, "Cortex-A53"), name) ||
+             strcmp(conv_expected_variant(LUTHIER_KERNELS_F32, name, "Cortex-A72"), name)))
+            variants++;
+    }
+    CHECK((same > 0) == (variants > 0), "%d same-kernel candidates, %d kernels with a variant", same, variants);
+    luthier__free(c);
+    /* plans: "K,K" runs K on both clusters, "K" gives cluster 1 its variant */
+    build_mini_resnet(&b, 1, 20, &x);
+    img = rand_buf(3 * 20 * 20, -1, 1);
+    ins[0] = img;
+    cfg = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg);
+    k = luthier_context_kernel(ctx);
+    k1 = conv_expected_variant(LUTHIER_KERNELS_F32, k, "Cortex-A53");
+    memset(&pd, 0, sizeof pd);
+    pd.configs = cfg;
+    pd.num_configs = b.g->num_nodes;
+    for (j = 0; j < 3; j++) {
+        static const char *const what[3] = {"list", "plain", "unknown in the list"};
+        for (x = 0; x < b.g->num_nodes; x++) {
+            if (j == 0) snprintf(cfg[x].kernel, sizeof cfg[x].kernel, "%s,%s", luthier__kernel_short(k), luthier__kernel_short(k));
+            else if (j == 1) snprintf(cfg[x].kernel, sizeof cfg[x].kernel, "%s", k);
+            else snprintf(cfg[x].kernel, sizeof cfg[x].kernel, "%s,no_such_kernel", luthier__kernel_short(k));
+        }
+        if (j == 2) {
+            CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_NOT_FOUND && !p &&
+                      strstr(luthier_context_error(ctx), "no_such_kernel"),
+                  "%s: %s", what[j], luthier_context_error(ctx));
+            break;
+        }
+        CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "%s: %s", what[j], luthier_context_error(ctx));
+        if (p) tune_check_cluster_steps(p, k, j == 0 ? k : k1, what[j]);
+        luthier_plan_destroy(p);
+        p = NULL;
+        plan_vs_ref(ctx, b.g, &pd, ins, 2e-5, what[j]);
+    }
+    free(cfg);
+    free(img);
+    gb_free(&b);
+    luthier_context_destroy(ctx);
+}
+
 static void run_tune_tests(void) {
     RUN(test_tune_signatures);
     RUN(test_tune_space);
     RUN(test_tune_run_and_records);
     RUN(test_tune_cores_spec);
     RUN(test_tune_offline);
+    RUN(test_tune_cluster_kernels);
 }
