@@ -2647,14 +2647,17 @@ LUTHIER__TARGET_QDOT LUTHIER__INLINE void luthier__qdw_dot_block(const luthier_q
 #define LUTHIER__QDW_ROW(t) luthier__qdw_dot_row(xp[t], c, n, idx, FULL)
     for (px = 0; px < npix; px++) {
         const uint8_t *const *xp = x + px * step;
-        int32x4_t acc[4];
+        int32x4_t acc[4], out[4]; /* acc in registers (constant indices), out in memory for the store */
         acc[0] = s0;
         acc[1] = s1;
         acc[2] = s2;
         acc[3] = s3;
-        for (g = 0; g < quads; g++)
+        for (g = 0; g < quads; g++) {
+            if (FULL) LUTHIER__QMCA_BEGIN();
             luthier__qdw_dot_quad(acc, LUTHIER__QDW_ROW(4 * g), LUTHIER__QDW_ROW(4 * g + 1), LUTHIER__QDW_ROW(4 * g + 2),
                                   LUTHIER__QDW_ROW(4 * g + 3), w + 64 * g);
+            if (FULL) LUTHIER__QMCA_END();
+        }
         if (taps % 4 == 1)
             luthier__qdw_dot_quad(acc, LUTHIER__QDW_ROW(4 * g), z, z, z, w + 64 * g);
         else if (taps % 4 == 2)
@@ -2662,7 +2665,8 @@ LUTHIER__TARGET_QDOT LUTHIER__INLINE void luthier__qdw_dot_block(const luthier_q
         else if (taps % 4 == 3)
             luthier__qdw_dot_quad(acc, LUTHIER__QDW_ROW(4 * g), LUTHIER__QDW_ROW(4 * g + 1), LUTHIER__QDW_ROW(4 * g + 2), z,
                                   w + 64 * g);
-        luthier__qneon_store_row(q, cols, px, acc, 4);
+        memcpy(out, acc, sizeof out);
+        luthier__qneon_store_row(q, cols, px, out, 4);
     }
 #undef LUTHIER__QDW_ROW
 }
