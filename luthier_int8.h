@@ -1538,6 +1538,12 @@ struct luthier_qconv2d_layer {
     int16_t *dw_w;
     int32_t *dw_off;              /* cp: bias[c] - za * sum_t w[t][c] (mod 2^32), 0 past C */
     uint8_t *zrow;                /* in_channels bytes of za: the padding pixel */
+    /* DEPTHWISE with SDOT (>>impl-qconv-dw; dw_dot NULL: the creating context had no dotprod):
+       per 16-channel block b, dw_dbytes = 64 (1 + dw_quads) bytes at dw_dot + b * dw_dbytes:
+       int32 start[16] = 128 * sum_t w[t][c] (mod 2^32), then per quad q of taps (4q..4q + 3)
+       int8 w[16][4]: byte 4i + j = w[4q + j][16b + i] (0 past the taps or C). */
+    unsigned char *dw_dot;
+    size_t dw_quads, dw_dbytes;   /* ceil(taps / 4); bytes per block */
     /* DEPTHWISE with AVX-512 VNNI (>>impl-qconv-dw, the row kernel; dw_tab NULL: not packed,
        kernel_h > 64). Channels in 16-channel lanes (q16 = ceil(C / 16)); a block of 4 lanes =
        64 outputs starts at a lane that is a multiple of eg (gcd(q16, 4) for flat rows, else 4),
@@ -1575,6 +1581,7 @@ LUTHIER_API void luthier_qconv2d_destroy(luthier_qconv2d_layer *L) {
     luthier__free(L->dw_w);
     luthier__free(L->dw_off);
     luthier__free(L->zrow);
+    luthier__free(L->dw_dot);
     luthier__free(L->dw_tab);
     luthier__free(L->dw_zrow);
     luthier__free(L->dw_tap);
@@ -1845,6 +1852,32 @@ LUTHIER_PRIVATE int luthier__qconv_pack_dw512(const luthier_context *ctx, luthie
 }
 #endif
 
+#if LUTHIER__SIMD_NEON && defined(LUTHIER__HAVE_QNEON_DOT)
+/* The SDOT blocks (see dw_dot): w (OIHW, C x taps) as int8 quads of taps, and the start
+   128 * sum(w) that undoes x ^ 0x80 = x - 128 on the input. */
+LUTHIER_PRIVATE int luthier__qconv_pack_dwdot(luthier_qconv2d_layer *L, const int8_t *w) {
+    const size_t C = (size_t)L->cd.in_channels, taps = (size_t)(L->cd.kernel_h * L->cd.kernel_w);
+    const size_t quads = luthier__div_up(taps, 4), db = 64 * (1 + quads), blocks = L->dw_cp / 16;
+    size_t c, t;
+    L->dw_quads = quads;
+    L->dw_dbytes = db;
+    if (!(L->dw_dot = (unsigned char *)luthier__alloc(blocks * db))) return 0;
+    memset(L->dw_dot, 0, blocks * db);
+    for (c = 0; c < C; c++) {
+        unsigned char *blk = L->dw_dot + c / 16 * db;
+        uint32_t sum = 0;
+        for (t = 0; t < taps; t++) {
+            blk[64 * (1 + t / 4) + 4 * (c % 16) + t % 4] = (unsigned char)w[c * taps + t];
+            sum += (uint32_t)(int32_t)w[c * taps + t];
+        }
+        sum *= 128u;
+        memcpy(blk + 4 * (c % 16), &sum, 4);
+    }
+    L->weight_bytes += blocks * db;
+    return 1;
+}
+#endif
+
 /* DEPTHWISE weights: int16 tap pairs per channel and the offsets bias - za * sum(w). */
 LUTHIER_PRIVATE int luthier__qconv_pack_dw(const luthier_context *ctx, luthier_qconv2d_layer *L, const int8_t *w,
                                            int32_t za) {
@@ -1871,6 +1904,8 @@ LUTHIER_PRIVATE int luthier__qconv_pack_dw(const luthier_context *ctx, luthier_q
     L->thread_ws = luthier__align_up(LUTHIER__QDW_CHUNK * pairs * 2 * sizeof(const uint8_t *) + taps * sizeof(ptrdiff_t));
 #if LUTHIER__SIMD_X86
     if (!luthier__qconv_pack_dw512(ctx, L, w)) return 0;
+#elif LUTHIER__SIMD_NEON && defined(LUTHIER__HAVE_QNEON_DOT)
+    if ((ctx->cpu_features & LUTHIER_CPU_DOTPROD) && !luthier__qconv_pack_dwdot(L, w)) return 0;
 #else
     (void)ctx;
 #endif
@@ -2020,7 +2055,13 @@ LUTHIER_API luthier_status luthier_qconv2d_get_info(const luthier_qconv2d_layer 
    then the output stage of p into row px of p->c (stride p->ldc = channels). The products of
    uint8 and int8 fit int16 exactly, so the tap pairs go through int16 multiply-add (vpdpwssd,
    vpmaddwd, smlal). The SIMD routines loop over 16-channel blocks outside and pixels inside,
-   so a block's output parameters are loaded once per chunk. */
+   so a block's output parameters are loaded once per chunk.
+   SDOT (AArch64 with dotprod, luthier__qdw_neondot; the weights in dw_dot, packed at create
+   when the context has dotprod): quads of taps instead of pairs. Per pixel and block, the 16
+   bytes of each of 4 taps (as x ^ 0x80: SDOT is int8 x int8) go through 8 zips into 4 vectors
+   of dwords [t0 t1 t2 t3] of 4 channels each, and 4 SDOTs with the quad's weights (the same
+   order) add 64 products; the block's start 128 * sum(w) restores acc exactly. Per quad: 4
+   loads, 4 eor, 8 zips, 4 SDOTs for 64 multiply-adds, where smlal takes 8 for 32. */
 typedef void (*luthier__qdw_fn)(const luthier_qconv2d_layer *L, const luthier_qgemm_ukernel_args *p,
                                 const uint8_t *const *x, size_t npix);
 
@@ -2563,14 +2604,124 @@ LUTHIER_PRIVATE void luthier__qdw_neon(const luthier_qconv2d_layer *L, const lut
         }
     }
 }
+
+#ifdef LUTHIER__HAVE_QNEON_DOT
+/* One quad of taps of 16 channels: rows r0..r3 (x ^ 0x80, in channel order) become dwords of
+   4 taps (zip1 / zip2 of bytes, then of halfwords: vector k holds channels 4k..4k + 3), one
+   SDOT per 4 channels with the quad's weights w (64 bytes, the same order). */
+LUTHIER__TARGET_QDOT LUTHIER__INLINE void luthier__qdw_dot_quad(int32x4_t acc[4], int8x16_t r0, int8x16_t r1,
+                                                               int8x16_t r2, int8x16_t r3, const int8_t *w) {
+    const int16x8_t a = vreinterpretq_s16_s8(vzip1q_s8(r0, r1)), b = vreinterpretq_s16_s8(vzip2q_s8(r0, r1));
+    const int16x8_t c = vreinterpretq_s16_s8(vzip1q_s8(r2, r3)), d = vreinterpretq_s16_s8(vzip2q_s8(r2, r3));
+    acc[0] = vdotq_s32(acc[0], vreinterpretq_s8_s16(vzip1q_s16(a, c)), vld1q_s8(w));
+    acc[1] = vdotq_s32(acc[1], vreinterpretq_s8_s16(vzip2q_s16(a, c)), vld1q_s8(w + 16));
+    acc[2] = vdotq_s32(acc[2], vreinterpretq_s8_s16(vzip1q_s16(b, d)), vld1q_s8(w + 32));
+    acc[3] = vdotq_s32(acc[3], vreinterpretq_s8_s16(vzip2q_s16(b, d)), vld1q_s8(w + 48));
+}
+
+/* 16 bytes of a tap row from channel c, as x ^ 0x80. FULL: all in the row; else the last
+   block (n - c < 16 channels): the 16 bytes ending at channel n moved down by tbl idx (n >= 16),
+   or a copy (n < 16), so nothing past the row is read (the lanes past n hold weights 0). */
+LUTHIER__TARGET_QDOT LUTHIER__INLINE int8x16_t luthier__qdw_dot_row(const uint8_t *row, size_t c, size_t n,
+                                                                   uint8x16_t idx, const int FULL) {
+    uint8x16_t v;
+    if (FULL) {
+        v = vld1q_u8(row + c);
+    } else if (n >= 16) {
+        v = vqtbl1q_u8(vld1q_u8(row + n - 16), idx);
+    } else {
+        uint8_t t[16];
+        luthier__qdw_load8(t, row, c, n);
+        luthier__qdw_load8(t + 8, row, c + 8, n);
+        v = vld1q_u8(t);
+    }
+    return vreinterpretq_s8_u8(veorq_u8(v, vdupq_n_u8(0x80)));
+}
+
+/* Pixels [0, npix) of the 16 channels at c (q, cols: their output stage; blk: their SDOT
+   block). The taps past the last one (a quad's tail) are zero rows. */
+LUTHIER__TARGET_QDOT LUTHIER__INLINE void luthier__qdw_dot_block(const luthier_qconv2d_layer *L,
+                                                                const luthier_qgemm_ukernel_args *q,
+                                                                const luthier__qneon_cols *cols,
+                                                                const uint8_t *const *x, size_t npix, size_t c,
+                                                                size_t n, const unsigned char *blk, uint8x16_t idx,
+                                                                const int FULL) {
+    const size_t taps = (size_t)(L->cd.kernel_h * L->cd.kernel_w), quads = taps / 4, step = 2 * L->dw_pairs;
+    const int32_t *start = (const int32_t *)(const void *)blk;
+    const int8_t *w = (const int8_t *)(const void *)(blk + 64);
+    const int32x4_t s0 = vld1q_s32(start), s1 = vld1q_s32(start + 4), s2 = vld1q_s32(start + 8), s3 = vld1q_s32(start + 12);
+    const int8x16_t z = vdupq_n_s8(0);
+    size_t px, g;
+#define LUTHIER__QDW_ROW(t) luthier__qdw_dot_row(xp[t], c, n, idx, FULL)
+    for (px = 0; px < npix; px++) {
+        const uint8_t *const *xp = x + px * step;
+        int32x4_t acc[4], out[4]; /* acc in registers (constant indices), out in memory for the store */
+        acc[0] = s0;
+        acc[1] = s1;
+        acc[2] = s2;
+        acc[3] = s3;
+        for (g = 0; g < quads; g++) {
+            if (FULL) LUTHIER__QMCA_BEGIN();
+            luthier__qdw_dot_quad(acc, LUTHIER__QDW_ROW(4 * g), LUTHIER__QDW_ROW(4 * g + 1), LUTHIER__QDW_ROW(4 * g + 2),
+                                  LUTHIER__QDW_ROW(4 * g + 3), w + 64 * g);
+            if (FULL) LUTHIER__QMCA_END();
+        }
+        if (taps % 4 == 1)
+            luthier__qdw_dot_quad(acc, LUTHIER__QDW_ROW(4 * g), z, z, z, w + 64 * g);
+        else if (taps % 4 == 2)
+            luthier__qdw_dot_quad(acc, LUTHIER__QDW_ROW(4 * g), LUTHIER__QDW_ROW(4 * g + 1), z, z, w + 64 * g);
+        else if (taps % 4 == 3)
+            luthier__qdw_dot_quad(acc, LUTHIER__QDW_ROW(4 * g), LUTHIER__QDW_ROW(4 * g + 1), LUTHIER__QDW_ROW(4 * g + 2), z,
+                                  w + 64 * g);
+        memcpy(out, acc, sizeof out);
+        luthier__qneon_store_row(q, cols, px, out, 4);
+    }
+#undef LUTHIER__QDW_ROW
+}
+
+/* SDOT (Armv8.2 dotprod): 16 channels per block, 4 taps per SDOT lane (see dw_dot); the input
+   enters as x ^ 0x80 = x - 128 (SDOT multiplies int8 by int8) and the block's start,
+   128 * sum(w), puts back what that takes off, so acc is the scalar routine's exactly; then
+   the NEON GEMM output stage, as luthier__qdw_neon. */
+LUTHIER__TARGET_QDOT LUTHIER_PRIVATE void luthier__qdw_neondot(const luthier_qconv2d_layer *L,
+                                                              const luthier_qgemm_ukernel_args *p,
+                                                              const uint8_t *const *x, size_t npix) {
+    static const uint8_t iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    luthier_qgemm_ukernel_args q;
+    luthier__qneon_cols cols;
+    size_t c;
+    for (c = 0; c < p->n; c += 16) {
+        const size_t rem = luthier__min_sz(16, p->n - c);
+        const unsigned char *blk = L->dw_dot + c / 16 * L->dw_dbytes;
+        luthier__qdw_cols(p, &q, c, rem);
+        luthier__qneon_cols_init(&q, &cols);
+        if (rem == 16) {
+            luthier__qdw_dot_block(L, &q, &cols, x, npix, c, p->n, blk, vdupq_n_u8(0), 1);
+        } else { /* lane i < rem reads byte 16 - rem + i of the last 16; the others 0 */
+            const uint8x16_t io = vld1q_u8(iota), r = vdupq_n_u8((uint8_t)rem);
+            const uint8x16_t idx = vorrq_u8(vaddq_u8(io, vdupq_n_u8((uint8_t)(16 - rem))), vcgeq_u8(io, r));
+            luthier__qdw_dot_block(L, &q, &cols, x, npix, c, p->n, blk, idx, 0);
+        }
+    }
+}
+#endif /* LUTHIER__HAVE_QNEON_DOT */
 #endif /* LUTHIER__SIMD_NEON */
 
-/* The depthwise pixel routine for a context's CPU features, and its ISA. */
-LUTHIER_PRIVATE luthier__qdw_fn luthier__qdw_select(unsigned features, luthier__isa *isa) {
+/* The depthwise pixel routine of layer L for a context's CPU features, and its ISA (SDOT
+   when L has its blocks: packed by a context with dotprod). */
+LUTHIER_PRIVATE luthier__qdw_fn luthier__qdw_select(const luthier_qconv2d_layer *L, unsigned features,
+                                                   luthier__isa *isa) {
+    (void)L;
 #if LUTHIER__SIMD_X86
     if (features & LUTHIER_CPU_AVX2_FMA) { /* AVX-512 VNNI: the row kernel (luthier__qdw_rows) */
         *isa = LUTHIER__ISA_AVX2;
         return luthier__qdw_avx2;
+    }
+#endif
+#ifdef LUTHIER__HAVE_QNEON_DOT
+    if (L->dw_dot && (features & (LUTHIER_CPU_NEON | LUTHIER_CPU_DOTPROD)) == (LUTHIER_CPU_NEON | LUTHIER_CPU_DOTPROD)) {
+        *isa = LUTHIER__ISA_NEON_DOT;
+        return luthier__qdw_neondot;
     }
 #endif
 #if LUTHIER__SIMD_NEON
@@ -2596,7 +2747,7 @@ LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, 
     luthier__isa isa;
     if (L->cd.algorithm != LUTHIER_CONV_DEPTHWISE) return luthier__isa_of(luthier__qkernels[L->kernel].isa);
     if (luthier__qdw_rows(L, features)) return LUTHIER__ISA_AVX512VNNI;
-    (void)luthier__qdw_select(features, &isa);
+    (void)luthier__qdw_select(L, features, &isa);
     return isa;
 }
 
@@ -2852,7 +3003,7 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
 #endif
         {
             luthier__isa isa;
-            job.dw = luthier__qdw_select(ctx->cpu_features, &isa);
+            job.dw = luthier__qdw_select(L, ctx->cpu_features, &isa);
             s = luthier__parallel(ctx, L->m, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_dw_range, &job);
         }
     } else {

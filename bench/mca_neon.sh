@@ -24,6 +24,7 @@
 # Then the depthwise row kernels' segment loops (one group of pixels per iteration, >>depthwise):
 # 3x3 and 5x5 at stride 1 and 2, plain (a0_c0: target DW_TARGET_PCT, default 85) and with the
 # clamp epilogue (a0_c1: for information; its fmax/fmin share the vector pipes with FMLA).
+# Then the int8 depthwise pixel routines' tap loops (smlal, SDOT), for information.
 # Then, for information, the Winograd tile transforms (input: wino_in, output: wino_out; the
 # loop with the most arithmetic: F(6x6,3x3), one 8x8 tile of 4 channels per iteration;
 # FMLA/iter counts their FADD/FSUB/FMLA/FMUL) and the hand-written NEON of the uint8
@@ -51,7 +52,7 @@ while [ $# -gt 0 ]; do
     --cc) CC_KIND=$2; shift 2 ;;
     --cflags) CFLAGS=$2; shift 2 ;;
     --depthwise-only) DW_ONLY=1; shift ;;
-    -h | --help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "mca_neon.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -116,6 +117,13 @@ for ks in 3_s1 3_s2 5_s1 5_s2; do
     rate "dw${ks}" "luthier__dw_seg${ks}_a0_c0" "$DW_TARGET_PCT"
     rate "dw${ks}+clamp" "luthier__dw_seg${ks}_a0_c1" 0
 done
+# int8 depthwise pixel routines (>>impl-qconv-dw), one step of the tap loop, for information:
+# smlal (8 channels x 2 taps: 4 smlal/smlal2 = 16 multiply-adds per iteration; cores without
+# dotprod) on cortex-a57, neoverse-n1 and cortex-a55; SDOT (16 channels x 4 taps: 4 sdot = 64 per
+# iteration, the LLVM-MCA-BEGIN/END region) on neoverse-n1 and cortex-a55 (the a57 model has
+# no dotprod). Multiply-adds per cycle: 4 x smlal/cycle, 16 x sdot/cycle.
+rate "q8dw_neon(smlal)" "luthier__qdw_neon" 0 cortex-a57,neoverse-n1,cortex-a55 none 'smlal2?'
+rate "q8dw_neondot(sdot)" "luthier__qdw_neondot" 0 neoverse-n1,cortex-a55 none 'sdot'
 # Winograd F(6x6,3x3) tile transforms (8x8 tile, 4 channels per iteration), for information
 if [ "$DW_ONLY" = 0 ]; then
     rate "wino_in" "luthier__wino_in_LUTHIER__W4" 0 "$CPUS" none 'fmla|fmls|fadd|fsub|fmul'

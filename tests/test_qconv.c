@@ -200,9 +200,10 @@ static const char *qc_describe(const qc_case *c, char *buf, size_t size) {
     return buf;
 }
 
-/* Runs c on ctx (kernel: NULL or a name), compares bit for bit with the reference and checks a
+/* Creates c's layer on cctx and runs it on ctx (kernel: NULL or a name; the same contexts:
+   sometimes the one-shot call instead), compares bit for bit with the reference and checks a
    canary past the output. Returns the number of wrong elements (-1: an error status). */
-static int qc_check(luthier_context *ctx, qc_case *c, const char *kernel) {
+static int qc_check_on(luthier_context *cctx, luthier_context *ctx, qc_case *c, const char *kernel) {
     const size_t elems = (size_t)(c->d.batch * c->d.out_channels * c->oh * c->ow);
     const size_t esz = c->d.output == LUTHIER_QOUTPUT_UINT8 ? 1 : 4, bytes = elems * esz;
     const int has_bias = test_rand_int(0, 3) != 0;
@@ -216,9 +217,9 @@ static int qc_check(luthier_context *ctx, qc_case *c, const char *kernel) {
     c->d.kernel = kernel;
     memset(got, 0xa5, bytes + 16);
     qc_reference(c, has_bias, want);
-    if (test_rand_int(0, 3) == 0) {
+    if (test_rand_int(0, 3) == 0 && cctx == ctx) {
         s = luthier_qconv2d(ctx, &c->d, c->in, c->w, has_bias ? c->bias : NULL, got);
-    } else if ((s = luthier_qconv2d_create(ctx, &c->d, c->w, has_bias ? c->bias : NULL, &L)) == LUTHIER_STATUS_OK) {
+    } else if ((s = luthier_qconv2d_create(cctx, &c->d, c->w, has_bias ? c->bias : NULL, &L)) == LUTHIER_STATUS_OK) {
         CHECK(luthier_qconv2d_get_info(L, &info) == LUTHIER_STATUS_OK && info.out_h == c->oh && info.out_w == c->ow &&
                   (c->d.algorithm == LUTHIER_CONV_AUTO || info.algorithm == c->d.algorithm),
               "info of %s", qc_describe(c, buf, sizeof buf));
@@ -226,7 +227,8 @@ static int qc_check(luthier_context *ctx, qc_case *c, const char *kernel) {
         luthier_qconv2d_destroy(L);
     }
     if (s != LUTHIER_STATUS_OK) {
-        printf("    %s: %s: %s\n", qc_describe(c, buf, sizeof buf), luthier_status_string(s), luthier_context_error(ctx));
+        printf("    %s: %s: %s\n", qc_describe(c, buf, sizeof buf), luthier_status_string(s),
+               luthier_context_error(L ? ctx : cctx));
         free(got);
         free(want);
         return -1;
@@ -241,6 +243,9 @@ static int qc_check(luthier_context *ctx, qc_case *c, const char *kernel) {
     free(want);
     return bad;
 }
+
+/* qc_check_on with one context. */
+static int qc_check(luthier_context *ctx, qc_case *c, const char *kernel) { return qc_check_on(ctx, ctx, c, kernel); }
 
 /* trials random layers of algo on ctx; the GEMM algorithms cycle through the available kernels. */
 static int qc_sweep(luthier_context *ctx, luthier_conv_algorithm algo, int trials, int max_c) {
@@ -273,10 +278,11 @@ static void test_int8_conv_im2col(void) { qc_sweep_check(LUTHIER_CONV_IM2COL, T.
 
 static void test_int8_conv_1x1(void) { qc_sweep_check(LUTHIER_CONV_1X1, T.quick ? 12 : 80, 70); }
 
-/* Every depthwise routine: contexts without AVX-512, without AVX2 and without NEON. */
+/* Every depthwise routine: contexts without AVX-512, without AVX2, without dotprod and without
+   NEON. */
 static void test_int8_conv_depthwise(void) {
     static const unsigned masks[] = {0, LUTHIER_CPU_AVX512VNNI, LUTHIER_CPU_AVX512VNNI | LUTHIER_CPU_AVX2_FMA,
-                                     LUTHIER_CPU_NEON};
+                                     LUTHIER_CPU_DOTPROD, LUTHIER_CPU_NEON};
     const int trials = T.quick ? 10 : 60;
     size_t i;
     for (i = 0; i < sizeof masks / sizeof masks[0]; i++) {
@@ -291,6 +297,104 @@ static void test_int8_conv_depthwise(void) {
         CHECK(bad == 0, "features without %#x: %d of %d depthwise layers wrong", masks[i], bad, trials);
         luthier_context_destroy(ctx);
     }
+}
+
+/* The depthwise ISA a layer created on cctx reports on AArch64: the SDOT routine (neon_dot)
+   when the context has dotprod and the build has the SDOT code, else the NEON one; NULL: not
+   checked (other targets). */
+static const char *qc_dw_isa_wanted(const luthier_context *cctx) {
+#if LUTHIER__SIMD_NEON && defined(LUTHIER__HAVE_QNEON_DOT)
+    return (cctx->cpu_features & LUTHIER_CPU_DOTPROD) ? "neon_dot" : "neon";
+#elif LUTHIER__SIMD_NEON
+    (void)cctx;
+    return "neon";
+#else
+    (void)cctx;
+    return NULL;
+#endif
+}
+
+/* Depthwise layers across the 16-channel blocks of the NEON routines: every channel count
+   1..67 (--quick: 1, 5, 15, 16, 17, 31, 32, 33, 48, 67) on every shape of the list (3x3, 5x5,
+   7x7, 1x3 and 3x1 kernels, strides 1 and 2, padding, dilation 2), batch 1 or 2, the three
+   output types in turn (NHWC; NCHW now and then), on one thread, three threads, and one thread
+   without dotprod (x86: without AVX-512 VNNI, the AVX2 routine), also across those contexts
+   (packed on one, run on another). Each layer reports the ISA of the routine it runs: on
+   AArch64 neon_dot exactly when the creating and running context have dotprod. */
+static void test_int8_conv_depthwise_channels(void) {
+    static const struct { int h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr; } shapes[] = {
+        {6, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, {7, 8, 3, 3, 2, 2, 1, 1, 1, 0, 1, 1}, {6, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
+        {8, 9, 5, 5, 2, 2, 1, 1, 2, 1, 1, 2}, {7, 8, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2}, {7, 7, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3},
+        {4, 9, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1}, {7, 5, 3, 1, 1, 2, 1, 1, 1, 0, 1, 0}};
+    static const int quick_c[] = {1, 5, 15, 16, 17, 31, 32, 33, 48, 67};
+    static const int three[1] = {3};
+    const int nc = T.quick ? (int)(sizeof quick_c / sizeof quick_c[0]) : 67, nsh = (int)(sizeof shapes / sizeof shapes[0]);
+    luthier_context *ctx[3];
+    luthier_context_desc cd;
+    int bad = 0, runs = 0, isa_bad = 0, i, sh, k;
+    memset(&cd, 0, sizeof cd);
+    cd.num_threads = 1;
+    cd.disabled_cpu_features = LUTHIER_CPU_DOTPROD | LUTHIER_CPU_AVX512VNNI;
+    ctx[0] = q8_context(0, 0);
+    ctx[1] = threads_context(1, three);
+    ctx[2] = NULL;
+    if (luthier_context_create(&cd, &ctx[2]) != LUTHIER_STATUS_OK || !ctx[1]) {
+        CHECK(0, "cannot create the contexts");
+        return;
+    }
+    if (qc_dw_isa_wanted(ctx[0]))
+        printf("    cpu %s dotprod; depthwise isa: %s, without dotprod %s\n",
+               (luthier_cpu_features() & LUTHIER_CPU_DOTPROD) ? "with" : "without", qc_dw_isa_wanted(ctx[0]),
+               qc_dw_isa_wanted(ctx[2]));
+    for (i = 0; i < nc; i++)
+        for (sh = 0; sh < nsh; sh++) {
+            const int ch = T.quick ? quick_c[i] : i + 1, v = ch + sh;
+            qc_case c;
+            memset(&c, 0, sizeof c);
+            c.d.batch = 1 + v / 3 % 2;
+            c.d.in_channels = c.d.out_channels = c.d.groups = ch;
+            c.d.in_h = shapes[sh].h;
+            c.d.in_w = shapes[sh].w;
+            c.d.kernel_h = shapes[sh].kh;
+            c.d.kernel_w = shapes[sh].kw;
+            c.d.stride_h = shapes[sh].sh;
+            c.d.stride_w = shapes[sh].sw;
+            c.d.dilation_h = shapes[sh].dh;
+            c.d.dilation_w = shapes[sh].dw;
+            c.d.pad_top = shapes[sh].pt;
+            c.d.pad_left = shapes[sh].pl;
+            c.d.pad_bottom = shapes[sh].pb;
+            c.d.pad_right = shapes[sh].pr;
+            c.d.algorithm = LUTHIER_CONV_DEPTHWISE;
+            c.d.layout = v % 5 == 4 ? LUTHIER_LAYOUT_NCHW : LUTHIER_LAYOUT_NHWC;
+            qc_fill(&c);
+            if (c.d.output != (luthier_qoutput)(v % 3)) { /* the output type in turn, no clamp from another one */
+                c.d.output = (luthier_qoutput)(v % 3);
+                c.d.activation = LUTHIER_ACTIVATION_NONE;
+                c.d.output_min = c.d.output_max = 0;
+            }
+            for (k = 0; k < 3; k++) {
+                luthier_qconv2d_layer *L = NULL;
+                luthier_conv2d_info info;
+                const char *want = qc_dw_isa_wanted(ctx[k]);
+                memset(&info, 0, sizeof info);
+                if (luthier_qconv2d_create(ctx[k], &c.d, c.w, c.bias, &L) != LUTHIER_STATUS_OK ||
+                    luthier_qconv2d_get_info(L, &info) != LUTHIER_STATUS_OK || (want && strcmp(info.isa, want) != 0)) {
+                    if (!isa_bad++)
+                        printf("    %d channels, shape %d: isa %s, want %s (%s)\n", ch, sh, info.isa ? info.isa : "-",
+                               want ? want : "-", luthier_context_error(ctx[k]));
+                }
+                luthier_qconv2d_destroy(L);
+                bad += qc_check(ctx[k], &c, NULL) != 0;
+                runs++;
+            }
+            bad += qc_check_on(ctx[v % 2 ? 0 : 2], ctx[v % 2 ? 2 : 0], &c, NULL) != 0; /* packed with(out) SDOT blocks */
+            runs++;
+            qc_free(&c);
+        }
+    CHECK(bad == 0, "%d of %d depthwise runs wrong", bad, runs);
+    CHECK(isa_bad == 0, "%d depthwise layers report another ISA", isa_bad);
+    for (k = 0; k < 3; k++) luthier_context_destroy(ctx[k]);
 }
 
 /* The paths of the AVX-512 VNNI depthwise row kernel, each on purpose (on other CPUs the same
@@ -572,6 +676,7 @@ static void run_qconv_tests(void) {
     RUN(test_int8_conv_im2col);
     RUN(test_int8_conv_1x1);
     RUN(test_int8_conv_depthwise);
+    RUN(test_int8_conv_depthwise_channels);
     RUN(test_int8_conv_depthwise_rows);
     RUN(test_int8_conv_threads);
     RUN(test_int8_conv_zero_point_padding);
