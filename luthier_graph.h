@@ -770,7 +770,11 @@ LUTHIER_API luthier_status luthier_graph_find_node(const luthier_graph *g, const
 /* One node's configuration: the tuner's three knobs. All zero = defaults. */
 typedef struct luthier_node_config {
     luthier_conv_algorithm algorithm; /* CONV2D; AUTO = default choice */
-    char kernel[64];                  /* CONV2D, DENSE, MATMUL: microkernel name; "" = default */
+    char kernel[64];                  /* CONV2D, DENSE, MATMUL: microkernel name; "" = default;
+                                         CONV2D, DENSE: or one per cluster, "K0,K1,..." (short
+                                         names; cluster c runs Kc; a plain name lets each
+                                         cluster run its variant for its cores, see
+                                         luthier_conv2d_info.cluster_kernels) */
     luthier_schedule schedule;
     int num_ratios;                   /* 0 = default split; else one weight per cluster */
     float ratios[LUTHIER_MAX_CLUSTERS];
