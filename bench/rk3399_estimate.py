@@ -19,7 +19,10 @@ Model (per plan step, roofline: the larger of compute time and memory time):
     once) / a bandwidth; layout conversions: their tensor read and written;
   A72 = the cortex-a57 model (LLVM has no A72 model; the A72's NEON issue is the A57's),
   A53 = the cortex-a53 model (pessimistic: it serializes loads behind older FMLAs), with the
-  plan's kernel (the library runs one kernel on every cluster);
+  plan's kernel on both clusters (the A53 cluster runs the in-order variant where one exists,
+  8x12__neonfma_a53, which this model rates lowest of all: its in-order write-back rule stalls
+  exactly the load/FMLA pairing that schedule is built on, so the big-core kernel's figure
+  stands in, an upper bound on the little cluster's time);
   all 6 cores: each step's work split between the clusters by the library's default ratio
     (capacity x threads; capacity = clock x ipc of luthier__core_kinds: A72 2.0, A53 1.0),
     the step ends when the slower cluster ends, plus a fork/join cost per step.
