@@ -225,6 +225,11 @@ typedef enum luthier_status {
      HARD_SIGMOID  min(max(alpha x + beta, 0), 1), alpha = clamp_min, beta = clamp_max
      SILU          x sigmoid(x)
      LEAKY_RELU    x < 0 ? alpha x : x, alpha = clamp_min
+     GELU          x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) (PyTorch's default)
+     GELU_TANH     0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) (approximate="tanh")
+     ELU           scale (x > 0 ? x : alpha (exp(x) - 1)), alpha = clamp_min, scale = clamp_max
+                   (ELU: scale 1; SELU: alpha 1.67326, scale 1.0507)
+     MISH          x tanh(log(1 + exp(x)))
    The non-clamp kinds are fp32 only: int8 layers and the other operators with a fused
    activation (binary operators, transposed convolution) take the clamps. */
 #define LUTHIER_ACTIVATION_LIST(X) /* X(name, text, parameters it reads) */        \
@@ -235,7 +240,11 @@ typedef enum luthier_status {
     X(HARD_SWISH, "hard_swish", 0)                                                     \
     X(HARD_SIGMOID, "hard_sigmoid", 2)                                                 \
     X(SILU, "silu", 0)                                                                 \
-    X(LEAKY_RELU, "leaky_relu", 1)
+    X(LEAKY_RELU, "leaky_relu", 1)                                                     \
+    X(GELU, "gelu", 0)                                                                 \
+    X(GELU_TANH, "gelu_tanh", 0)                                                       \
+    X(ELU, "elu", 2)                                                                   \
+    X(MISH, "mish", 0)
 
 typedef enum luthier_activation {
 #define LUTHIER__X(name, text, params) LUTHIER_ACTIVATION_##name,

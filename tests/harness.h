@@ -99,18 +99,25 @@ static double test_act(luthier_activation act, float p0, float p1, double x) {
         return v != v ? v : v < 0 ? 0 : v > 1 ? 1 : v;
     case LUTHIER_ACTIVATION_SILU: return x / (1.0 + exp(-x));
     case LUTHIER_ACTIVATION_LEAKY_RELU: return x < 0 ? (double)p0 * x : x;
+    case LUTHIER_ACTIVATION_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case LUTHIER_ACTIVATION_GELU_TANH: return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+    case LUTHIER_ACTIVATION_ELU: return (double)p1 * (x > 0 ? x : (double)p0 * expm1(x));
+    case LUTHIER_ACTIVATION_MISH: return x * tanh(x > 20 ? x : log1p(exp(x)));
     default: return x;
     }
 }
 
 /* A bound on test_act's slope: an error e before the activation is at most this times e after. */
-static double test_act_slope(luthier_activation act, float p0) {
-    const double a = fabs((double)p0);
+static double test_act_slope(luthier_activation act, float p0, float p1) {
+    const double a = fabs((double)p0), s = fabs((double)p1);
     switch (act) {
     case LUTHIER_ACTIVATION_HARD_SWISH: return 1.5;
     case LUTHIER_ACTIVATION_SILU: return 1.1;
     case LUTHIER_ACTIVATION_HARD_SIGMOID: return a;
     case LUTHIER_ACTIVATION_LEAKY_RELU: return a > 1 ? a : 1;
+    case LUTHIER_ACTIVATION_GELU: case LUTHIER_ACTIVATION_GELU_TANH: return 1.2;
+    case LUTHIER_ACTIVATION_MISH: return 1.2;
+    case LUTHIER_ACTIVATION_ELU: return s * (a > 1 ? a : 1);
     default: return 1;
     }
 }

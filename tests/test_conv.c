@@ -75,8 +75,8 @@ static void conv_reference(const luthier_conv2d_desc *d, int64_t OH, int64_t OW,
                                 m += fabs(t);
                             }
                     ref[o] = test_act(d->activation, d->clamp_min, d->clamp_max, s);
-                    mag[o] = m * test_act_slope(d->activation, d->clamp_min);
-                    span[o] *= test_act_slope(d->activation, d->clamp_min);
+                    mag[o] = m * test_act_slope(d->activation, d->clamp_min, d->clamp_max);
+                    span[o] *= test_act_slope(d->activation, d->clamp_min, d->clamp_max);
                 }
 }
 

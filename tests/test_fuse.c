@@ -1,14 +1,16 @@
-/* Activations that run after the store (luthier_activation's HARD_SWISH, HARD_SIGMOID, SILU and
-   LEAKY_RELU), fused into GEMM and convolution. A fused layer runs the element-wise operator's
+/* Activations that run after the store (luthier_activation's HARD_SWISH, HARD_SIGMOID, SILU,
+   LEAKY_RELU, GELU, GELU_TANH, ELU and MISH), fused into GEMM and convolution. A fused layer runs the element-wise operator's
    code on the values the layer without activation stores, so fused and unfused (the layer with
    NONE, then luthier__op_unary) must agree bit for bit, for every algorithm, kernel split and
    thread count (NaN and infinities included); the fused results must also match the naive
    references of test_conv.c and test_gemm.c within their tolerance times a bound on the
    activation's slope (test_act_slope). The graph folds hard_swish, hard_sigmoid, leaky_relu,
-   silu and sigmoid -> mul into the producing conv / dense step; int8 plans leave them apart. */
+   silu, gelu, elu / selu, mish and sigmoid -> mul into the producing conv / dense step; int8 plans leave them apart. */
 
-static const luthier_activation fz_kinds[4] = {LUTHIER_ACTIVATION_HARD_SWISH, LUTHIER_ACTIVATION_HARD_SIGMOID,
-                                               LUTHIER_ACTIVATION_SILU, LUTHIER_ACTIVATION_LEAKY_RELU};
+#define FZ_NKINDS 8
+static const luthier_activation fz_kinds[FZ_NKINDS] = {
+    LUTHIER_ACTIVATION_HARD_SWISH, LUTHIER_ACTIVATION_HARD_SIGMOID, LUTHIER_ACTIVATION_SILU, LUTHIER_ACTIVATION_LEAKY_RELU,
+    LUTHIER_ACTIVATION_GELU,       LUTHIER_ACTIVATION_GELU_TANH,    LUTHIER_ACTIVATION_ELU,  LUTHIER_ACTIVATION_MISH};
 
 /* The separate operator of each kind, written out here (not the library's table). */
 static luthier__unary fz_unary(luthier_activation act) {
@@ -16,15 +18,19 @@ static luthier__unary fz_unary(luthier_activation act) {
     case LUTHIER_ACTIVATION_HARD_SWISH: return LUTHIER__UNARY_HARD_SWISH;
     case LUTHIER_ACTIVATION_HARD_SIGMOID: return LUTHIER__UNARY_HARD_SIGMOID;
     case LUTHIER_ACTIVATION_SILU: return LUTHIER__UNARY_SILU;
+    case LUTHIER_ACTIVATION_GELU: return LUTHIER__UNARY_GELU_ERF;
+    case LUTHIER_ACTIVATION_GELU_TANH: return LUTHIER__UNARY_GELU_TANH;
+    case LUTHIER_ACTIVATION_ELU: return LUTHIER__UNARY_ELU;
+    case LUTHIER_ACTIVATION_MISH: return LUTHIER__UNARY_MISH;
     default: return LUTHIER__UNARY_LEAKY_RELU;
     }
 }
 
-/* Parameters: the ONNX defaults of hard_sigmoid (0.2, 0.5) and a leaky slope of 0.1, or (odd
-   trials) off them. */
+/* Parameters: the ONNX defaults of hard_sigmoid (0.2, 0.5), SELU's (1.67326, 1.0507) for elu
+   and a leaky slope of 0.1, or (odd trials) off them. */
 static void fz_params(luthier_activation act, int trial, float *p0, float *p1) {
-    *p0 = act == LUTHIER_ACTIVATION_HARD_SIGMOID ? 0.2f : 0.1f;
-    *p1 = act == LUTHIER_ACTIVATION_HARD_SIGMOID ? 0.5f : 0.0f;
+    *p0 = act == LUTHIER_ACTIVATION_HARD_SIGMOID ? 0.2f : act == LUTHIER_ACTIVATION_ELU ? 1.67326f : 0.1f;
+    *p1 = act == LUTHIER_ACTIVATION_HARD_SIGMOID ? 0.5f : act == LUTHIER_ACTIVATION_ELU ? 1.0507f : 0.0f;
     if (trial % 2) *p0 = -0.7f, *p1 = 0.3f;
 }
 
@@ -148,8 +154,8 @@ static void test_fuse_act_conv(void) {
             luthier_conv2d_desc d;
             char what[200];
             fz_desc(&d, algos[a], trial >= trials - 2);
-            d.activation = fz_kinds[trial % 4];
-            fz_params(d.activation, trial / 4, &d.clamp_min, &d.clamp_max);
+            d.activation = fz_kinds[trial % FZ_NKINDS];
+            fz_params(d.activation, trial / FZ_NKINDS, &d.clamp_min, &d.clamp_max);
             snprintf(what, sizeof what, "%s %s(%g, %g): n%lld %lldx%lldx%lld -> %lld k%lldx%lld s%lld g%lld acc%d %s",
                      luthier_conv_algorithm_name(algos[a]), luthier__act_name(d.activation), (double)d.clamp_min,
                      (double)d.clamp_max, (long long)d.batch, (long long)d.in_h, (long long)d.in_w,
@@ -183,7 +189,7 @@ static int fz_gemm_pair(luthier_context *ctx, luthier_activation act, int trial,
     d.bias = trial % 2 ? bias : NULL;
     d.accumulate = trial % 3 == 0;
     d.activation = act;
-    fz_params(act, trial / 4, &d.clamp_min, &d.clamp_max);
+    fz_params(act, trial / FZ_NKINDS, &d.clamp_min, &d.clamp_max);
     CHECK(luthier_sgemm(ctx, &d, a, b, cf) == LUTHIER_STATUS_OK, "%s: %s", what, luthier_context_error(ctx));
     d.activation = LUTHIER_ACTIVATION_NONE;
     CHECK(luthier_sgemm(ctx, &d, a, b, cp) == LUTHIER_STATUS_OK, "%s: %s", what, luthier_context_error(ctx));
@@ -208,13 +214,13 @@ static void test_fuse_act_dense(void) {
         for (trial = 0; trial < trials; trial++) {
             const int64_t m = test_rand_int(1, 70), n = test_rand_int(1, 150), k = trial == 0 ? 0 : test_rand_int(1, 90);
             char what[128];
-            snprintf(what, sizeof what, "dense ctx %d %s m%lld n%lld k%lld", c, luthier__act_name(fz_kinds[trial % 4]),
+            snprintf(what, sizeof what, "dense ctx %d %s m%lld n%lld k%lld", c, luthier__act_name(fz_kinds[trial % FZ_NKINDS]),
                      (long long)m, (long long)n, (long long)k);
-            if (fz_gemm_pair(ctxs[c], fz_kinds[trial % 4], trial, m, n, k, what)) break;
+            if (fz_gemm_pair(ctxs[c], fz_kinds[trial % FZ_NKINDS], trial, m, n, k, what)) break;
         }
     for (trial = 0; trial < trials; trial++) {
         gemm_case g = gemm_random_case(100);
-        g.act = fz_kinds[trial % 4];
+        g.act = fz_kinds[trial % FZ_NKINDS];
         CHECK(gemm_check(ctxs[trial % 3], &g, NULL, trial % 2) == 0, "dense reference, trial %d", trial);
     }
     for (c = 0; c < 3; c++) luthier_context_destroy(ctxs[c]);
@@ -233,7 +239,7 @@ static void test_fuse_act_nan_inf(void) {
     ctxs[0] = ctx_threads(1);
     ctxs[1] = test_context(0, 0, 0);
     for (a = 0; a < sizeof algos / sizeof algos[0]; a++)
-        for (kind = 0; kind < 4; kind++) {
+        for (kind = 0; kind < FZ_NKINDS; kind++) {
             luthier_conv2d_desc d;
             float *in, *w, *bias, *out_in;
             size_t out_n, i, in_n;
@@ -276,11 +282,11 @@ static int fz_plan_steps(luthier_context *ctx, const luthier_graph *g, luthier_o
 }
 
 /* The element-wise part of a graph case: what follows the producer y (input x). */
-enum { FZ_HARD_SWISH, FZ_LEAKY, FZ_HARD_SIGMOID, FZ_SILU, FZ_SIG_MUL, FZ_MUL_SIG, FZ_ADD_THEN_ACT, FZ_ACT_THEN_ADD,
+enum { FZ_HARD_SWISH, FZ_LEAKY, FZ_HARD_SIGMOID, FZ_SILU, FZ_GELU, FZ_SELU, FZ_MISH, FZ_SIG_MUL, FZ_MUL_SIG, FZ_ADD_THEN_ACT, FZ_ACT_THEN_ADD,
        FZ_SHARED, FZ_CASES };
 
 static const char *const fz_case_fused[FZ_CASES] = {
-    "hard_swish", "leaky_relu", "hard_sigmoid", "silu", "sigmoid+mul", "sigmoid+mul", "add+hard_swish", "hard_swish", ""};
+    "hard_swish", "leaky_relu", "hard_sigmoid", "silu", "gelu", "selu", "mish", "sigmoid+mul", "sigmoid+mul", "add+hard_swish", "hard_swish", ""};
 
 static int fz_tail(gb *b, int kase, int x, int y) {
     int s;
@@ -289,6 +295,9 @@ static int fz_tail(gb *b, int kase, int x, int y) {
     case FZ_LEAKY: return gb_act(b, LUTHIER_OP_LEAKY_RELU, "act", y, 0.07f, NAN);
     case FZ_HARD_SIGMOID: return gb_act(b, LUTHIER_OP_HARD_SIGMOID, "act", y, 0.25f, 0.4f);
     case FZ_SILU: return gb_op(b, LUTHIER_OP_SILU, "act", y, -1);
+    case FZ_GELU: return gb_op(b, LUTHIER_OP_GELU, "act", y, -1);
+    case FZ_SELU: return gb_act(b, LUTHIER_OP_SELU, "act", y, 1.5f, 1.1f);
+    case FZ_MISH: return gb_op(b, LUTHIER_OP_MISH, "act", y, -1);
     case FZ_SIG_MUL: s = gb_op(b, LUTHIER_OP_SIGMOID, "sig", y, -1); return gb_op(b, LUTHIER_OP_MUL, "mul", y, s);
     case FZ_MUL_SIG: s = gb_op(b, LUTHIER_OP_SIGMOID, "sig", y, -1); return gb_op(b, LUTHIER_OP_MUL, "mul", s, y);
     case FZ_ADD_THEN_ACT: return gb_op(b, LUTHIER_OP_HARD_SWISH, "act", gb_op(b, LUTHIER_OP_ADD, "add", y, x), -1);

@@ -26,7 +26,7 @@ static void gemm_reference(const gemm_case *g, const float *a, const float *b, c
                 ms += fabs(t);
             }
             ref[i * g->n + j] = test_act(g->act, cmin, cmax, s);
-            mag[i * g->n + j] = ms * test_act_slope(g->act, cmin);
+            mag[i * g->n + j] = ms * test_act_slope(g->act, cmin, cmax);
         }
 }
 
