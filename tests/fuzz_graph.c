@@ -484,6 +484,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 while (kk >= luthier_kernels_count(fams[f])) kk -= luthier_kernels_count(fams[f++]);
                 FUZZ_CHECK(luthier_kernels_get(fams[f], kk, &ki) == LUTHIER_STATUS_OK);
                 snprintf(c->kernel, sizeof c->kernel, "%s", ki.name);
+                if (fuzz_u8(&b.r) < 64) { /* the per-cluster list form, short names, 1 to 3 entries (maybe empty) */
+                    const char *sh = strstr(ki.name, "ukernel_") ? strstr(ki.name, "ukernel_") + 8 : ki.name;
+                    const int n = 1 + fuzz_u8(&b.r) % 3;
+                    snprintf(c->kernel, sizeof c->kernel, "%s,%s%s%s", sh, n > 1 ? sh : "", n > 2 ? "," : "", n > 2 ? sh : "");
+                }
             } else if ((int)k == nk) {
                 snprintf(c->kernel, sizeof c->kernel, "no_such_kernel");
             }
