@@ -174,7 +174,8 @@ typedef enum luthier_dtype {
    LSTM, GRU, RNN  recurrent layers, ONNX semantics and input order (luthier_rnn_attrs):
                 X [seq,batch,input] (layout 1: [batch,seq,input]), W [dirs,G*hidden,input],
                 R [dirs,G*hidden,hidden], [B [dirs,2*G*hidden]: Wb then Rb], [sequence_lens
-                [batch], an i64 constant: every entry must equal seq], [initial_h
+                [batch], an i64 constant of lengths 1..seq: Y is zero past a row's length, Y_h
+                and Y_c are its last step's states], [initial_h
                 [dirs,batch,hidden] (layout 1: [batch,dirs,hidden])], LSTM: [initial_c (as
                 initial_h)], [P [dirs,3*hidden]: peepholes i, o, f]. G = 4 (LSTM gates i, o, f,
                 c), 3 (GRU z, r, h), 1 (RNN); dirs = 2 when bidirectional, else 1. W, R, B, P
@@ -2685,7 +2686,8 @@ LUTHIER_PRIVATE luthier_status luthier__rnn_check_input(const luthier__infer_arg
     return LUTHIER_STATUS_OK;
 }
 
-/* sequence_lens (input 4), when present: an i64 constant [batch] of full-length sequences. */
+/* sequence_lens (input 4), when present: an i64 constant [batch] of lengths 1..seq (rows past
+   a sequence's length give zeros in Y, and Y_h / Y_c its last step's states). */
 LUTHIER_PRIVATE luthier_status luthier__rnn_check_lens(const luthier__infer_args *arg, int64_t seq, int64_t batch) {
     LUTHIER__INFER_ARGS;
     const luthier__gtensor *t = ni > 4 ? in[4] : NULL;
@@ -2693,8 +2695,8 @@ LUTHIER_PRIVATE luthier_status luthier__rnn_check_lens(const luthier__infer_args
     if (t->dtype != LUTHIER_DTYPE_I64 || !t->is_const || t->rank != 1 || t->shape[0] != batch)
         LUTHIER__NFAIL("sequence_lens '%s' must be an i64 constant of %lld values", t->name, (long long)batch);
     for (i = 0; i < batch; i++)
-        if (((const int64_t *)t->data)[i] != seq)
-            LUTHIER__NFAIL("sequence_lens[%d] is %lld, the sequence length %lld: only full-length sequences are supported", i,
+        if (((const int64_t *)t->data)[i] < 1 || ((const int64_t *)t->data)[i] > seq)
+            LUTHIER__NFAIL("sequence_lens[%d] is %lld, outside 1..%lld (the sequence length)", i,
                            (long long)((const int64_t *)t->data)[i], (long long)seq);
     return LUTHIER_STATUS_OK;
 }
@@ -4603,6 +4605,8 @@ typedef struct luthier__rnn_plan {
     float *bias[2];                       /* G H: Wb + Rb (without Rb_h for linear_before_reset) */
     float *rbh[2], *p[2];                 /* Rb_h (linear_before_reset); LSTM peepholes or NULL */
     size_t off_xw, off_h, off_c, off_t;   /* workspace offsets in bytes (the GEMMs' own first) */
+    const int64_t *lens;                  /* sequence_lens when some is below seq, else NULL */
+    size_t off_g, off_y, off_s;           /* lens: a step's gates, outputs and saved states */
 } luthier__rnn_plan;
 
 /* Direction d's constants packed or copied into rp (plan-owned). */
@@ -4624,6 +4628,22 @@ LUTHIER_PRIVATE int luthier__rnn_pack(luthier_plan *p, luthier__rnn_plan *rp, in
     for (q = 0; rp->lbr && q < H; q++) rp->rbh[d][q] = b ? b[(size_t)d * 2 * GH + GH + 2 * H + q] : 0.0f;
     if (peep) memcpy(rp->p[d], peep + (size_t)d * 3 * H, sizeof(float) * 3 * H);
     p->weights_bytes += rp->wl.bytes + rp->rl.bytes + rp->rl2.bytes + sizeof(float) * (GH + (rp->lbr ? H : 0) + (peep ? 3 * H : 0));
+    return 1;
+}
+
+/* *out: a plan-owned copy of the node's sequence_lens when one is below seq (checked at infer:
+   1..seq); NULL when absent or all full (the common path then runs). 0 on OOM. */
+LUTHIER_PRIVATE int luthier__rnn_ragged(luthier_plan *p, const luthier__gnode *gn, const luthier_graph *g, size_t seq, size_t batch,
+                                        const int64_t **out) {
+    const int64_t *lens = gn->d.num_inputs > 4 && gn->inputs[4] >= 0 ? (const int64_t *)g->tensors[gn->inputs[4]].data : NULL;
+    int64_t *copy;
+    size_t b;
+    *out = NULL;
+    for (b = 0; lens && b < batch && (size_t)lens[b] == seq; b++) continue;
+    if (!lens || b == batch) return 1;
+    if (!(copy = (int64_t *)luthier__plan_blob(p, sizeof(int64_t) * batch))) return 0;
+    memcpy(copy, lens, sizeof(int64_t) * batch);
+    *out = copy;
     return 1;
 }
 
@@ -4668,6 +4688,13 @@ LUTHIER_PRIVATE luthier_status luthier__lower_rnn(luthier__planner *pl, luthier_
     rp->off_c = rp->off_h + luthier__align_up(k);
     rp->off_t = rp->off_c + luthier__align_up(k);
     k = rp->off_t + luthier__align_up(sizeof(float) * rp->batch * GH);
+    if (!luthier__rnn_ragged(pl->p, gn, g, rp->seq, rp->batch, &rp->lens)) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    if (rp->lens) {
+        rp->off_g = k;
+        rp->off_y = rp->off_g + luthier__align_up(sizeof(float) * rp->batch * GH);
+        rp->off_s = rp->off_y + luthier__align_up(sizeof(float) * rp->batch * H);
+        k = rp->off_s + 2 * luthier__align_up(sizeof(float) * rp->batch * H);
+    }
     if (pl->p->workspace_bytes < k) pl->p->workspace_bytes = k;
     st->aux = rp;
     /* W, R, B, sequence_lens and P live on in rp: the step reads only X and the initial states
@@ -5943,6 +5970,68 @@ LUTHIER_API luthier_status luthier_nms(const float *boxes, const float *scores, 
     return *count > capacity ? LUTHIER_STATUS_OVERFLOW : LUTHIER_STATUS_OK;
 }
 
+/* One time step of j's rows (gates at j->g, outputs at j->y): h R^T into the gates (GRU with
+   linear_before_reset: into j->rh, the t of the cell), rd being its GEMM; the cell; and GRU's
+   candidate (r h) R_h^T. */
+LUTHIER_PRIVATE luthier_status luthier__rnn_step(luthier_context *ctx, const luthier__op_cfg *cfg, const luthier__rnn_plan *rp, int dir,
+                                                 luthier__op_rnn_job *j, luthier_sgemm_desc *rd, int serial) {
+    const size_t GH = (size_t)rp->gates * rp->hidden;
+    const luthier__kernel_entry *uk = &luthier__ukernels[rp->kernel];
+    luthier_status s;
+    rd->n = (int64_t)(rp->lbr ? GH : rp->rl.n), rd->ldc = (int64_t)(rp->lbr ? GH : j->gs), rd->accumulate = !rp->lbr;
+    if ((s = luthier__run_ex(ctx, rd, uk, j->h, &rp->rl, rp->r[dir], rp->lbr ? j->rh : j->g, serial)) != LUTHIER_STATUS_OK ||
+        (s = luthier__op_rnn_cell(ctx, cfg, j, rp->batch)) != LUTHIER_STATUS_OK)
+        return s;
+    if (j->kind != LUTHIER__RNN_CELL_GRU_ZR) return LUTHIER_STATUS_OK;
+    rd->n = (int64_t)rp->hidden; /* the candidate: (r h) R_h^T into g_h */
+    if ((s = luthier__run_ex(ctx, rd, uk, j->rh, &rp->rl2, rp->r2[dir], j->g + 2 * rp->hidden, serial)) != LUTHIER_STATUS_OK) return s;
+    j->kind = LUTHIER__RNN_CELL_GRU_H;
+    s = luthier__op_rnn_cell(ctx, cfg, j, rp->batch);
+    j->kind = LUTHIER__RNN_CELL_GRU_ZR;
+    return s;
+}
+
+/* Y's row of time ti, batch row b, direction dir (H floats). */
+LUTHIER_PRIVATE float *luthier__rnn_yrow(const luthier__rnn_plan *rp, const luthier_rnn_attrs *a, float *y, int dir, size_t ti, size_t b) {
+    const size_t D = (size_t)rp->dirs, H = rp->hidden;
+    return y + (a->layout ? (b * rp->seq + ti) * D + (size_t)dir : (ti * D + (size_t)dir) * rp->batch + b) * H;
+}
+
+/* The steps of ragged sequences (rp->lens): step s takes each row b with s < len[b] at time s
+   (reverse: len[b] - 1 - s). The rows' gates are gathered into a block (the rows' times differ),
+   the other rows' states are kept across the step, and Y past each row's length is zero. */
+LUTHIER_PRIVATE luthier_status luthier__rnn_ragged_steps(luthier_context *ctx, const luthier__op_cfg *cfg, const luthier__rnn_plan *rp,
+                                                         const luthier_rnn_attrs *a, int dir, luthier__op_rnn_job *j,
+                                                         luthier_sgemm_desc *rd, const float *xw, float *y, unsigned char *ws, int serial) {
+    const size_t S = rp->seq, B = rp->batch, H = rp->hidden, GH = (size_t)rp->gates * H;
+    const int reverse = a->direction == LUTHIER_RNN_REVERSE || dir == 1;
+    float *g = (float *)(void *)(ws + rp->off_g), *ys = (float *)(void *)(ws + rp->off_y), *keep = (float *)(void *)(ws + rp->off_s);
+    luthier_status s;
+    size_t step, b, ti;
+    for (b = 0; b < B; b++)
+        for (ti = (size_t)rp->lens[b]; ti < S; ti++) memset(luthier__rnn_yrow(rp, a, y, dir, ti, b), 0, sizeof(float) * H);
+    j->g = g, j->gs = GH, j->y = ys, j->ys = H;
+    for (step = 0; step < S; step++) {
+        for (b = 0; b < B; b++) {
+            const size_t len = (size_t)rp->lens[b];
+            ti = reverse ? len - 1 - step : step;
+            if (step < len) memcpy(g + b * GH, xw + (a->layout ? b * S + ti : ti * B + b) * GH, sizeof(float) * GH);
+            else memcpy(keep + 2 * b * H, j->h + b * H, sizeof(float) * H), memcpy(keep + (2 * b + 1) * H, j->c + b * H, sizeof(float) * H);
+        }
+        if ((s = luthier__rnn_step(ctx, cfg, rp, dir, j, rd, serial)) != LUTHIER_STATUS_OK) return s;
+        for (b = 0; b < B; b++) {
+            const size_t len = (size_t)rp->lens[b];
+            if (step < len) {
+                memcpy(luthier__rnn_yrow(rp, a, y, dir, reverse ? len - 1 - step : step, b), ys + b * H, sizeof(float) * H);
+            } else {
+                memcpy(j->h + b * H, keep + 2 * b * H, sizeof(float) * H);
+                memcpy(j->c + b * H, keep + (2 * b + 1) * H, sizeof(float) * H);
+            }
+        }
+    }
+    return LUTHIER_STATUS_OK;
+}
+
 /* LSTM, GRU, RNN: one direction (see luthier__rnn_plan). States are rows of [dirs][batch][H]
    (layout 1: [batch][dirs][H]); h0, c0 NULL = zeros. */
 LUTHIER_PRIVATE luthier_status luthier__rnn_direction(luthier_context *ctx, const luthier__op_cfg *cfg, const luthier__rnn_plan *rp,
@@ -5978,24 +6067,14 @@ LUTHIER_PRIVATE luthier_status luthier__rnn_direction(luthier_context *ctx, cons
     j.t = t, j.ts = GH, j.rbh = rp->rbh[dir], j.p = rp->p[dir], j.h = h, j.c = c, j.rh = t;
     memset(&rd, 0, sizeof rd);
     rd.m = (int64_t)B, rd.k = (int64_t)H, rd.lda = rd.k;
-    for (step = 0; step < S; step++) {
+    if (rp->lens) s = luthier__rnn_ragged_steps(ctx, cfg, rp, a, dir, &j, &rd, xw, outs[0], ws, serial);
+    for (step = 0; !rp->lens && step < S && s == LUTHIER_STATUS_OK; step++) {
         const size_t ti = reverse ? S - 1 - step : step;
         j.g = xw + (a->layout ? ti * GH : ti * B * GH);
-        j.y = outs[0] + (a->layout ? (ti * D + (size_t)dir) * H : (ti * D + (size_t)dir) * B * H);
-        rd.n = (int64_t)(rp->lbr ? GH : rp->rl.n), rd.ldc = (int64_t)(rp->lbr ? GH : j.gs), rd.accumulate = !rp->lbr;
-        if ((s = luthier__run_ex(ctx, &rd, &luthier__ukernels[rp->kernel], h, &rp->rl, rp->r[dir], rp->lbr ? t : j.g, serial)) != LUTHIER_STATUS_OK ||
-            (s = luthier__op_rnn_cell(ctx, cfg, &j, B)) != LUTHIER_STATUS_OK)
-            return s;
-        if (j.kind == LUTHIER__RNN_CELL_GRU_ZR) { /* the candidate: (r h) R_h^T into g_h */
-            rd.n = (int64_t)H;
-            if ((s = luthier__run_ex(ctx, &rd, &luthier__ukernels[rp->kernel], t, &rp->rl2, rp->r2[dir], j.g + 2 * H, serial)) != LUTHIER_STATUS_OK)
-                return s;
-            j.kind = LUTHIER__RNN_CELL_GRU_H;
-            s = luthier__op_rnn_cell(ctx, cfg, &j, B);
-            j.kind = LUTHIER__RNN_CELL_GRU_ZR;
-            if (s != LUTHIER_STATUS_OK) return s;
-        }
+        j.y = luthier__rnn_yrow(rp, a, outs[0], dir, ti, 0);
+        s = luthier__rnn_step(ctx, cfg, rp, dir, &j, &rd, serial);
     }
+    if (s != LUTHIER_STATUS_OK) return s;
     for (bi = 0; bi < B; bi++) {
         memcpy(outs[1] + soff + bi * sstride, h + bi * H, sizeof(float) * H);
         if (lstm) memcpy(outs[2] + soff + bi * sstride, c + bi * H, sizeof(float) * H);

@@ -3907,7 +3907,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__
 }
 
 /* LSTM, GRU, RNN (opsets 7..; layout from 14) -> the engine's lstm, gru, rnn. W, R, B, P must be
-   constants, sequence_lens a constant (the engine takes full lengths only); only the default
+   constants, sequence_lens a constant (lengths 1..seq); only the default
    activations (their alpha and beta lists are unused then). */
 LUTHIER_ONNX__FN int luthier_onnx__streq_ci(const char *a, const char *b) {
     while (*a && *b && (*a | 0x20) == (*b | 0x20)) a++, b++;

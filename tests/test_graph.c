@@ -266,6 +266,7 @@ typedef struct ref_rnn_t {
     const luthier_rnn_attrs *a;
     int64_t ns, nb, ni, nh, nd, ng; /* seq, batch, input, hidden, directions, gates */
     const float *x, *w, *r, *bias, *p;
+    const int64_t *lens; /* sequence_lens or NULL (all seq) */
 } ref_rnn_t;
 
 /* x_t W_gate^T + Wb_gate for unit k of batch row b of direction dir */
@@ -342,12 +343,14 @@ static void ref_rnn_raw(const ref_rnn_t *m, luthier_op op, const float *h0, cons
                 h[b * m->nh + k] = h0 ? h0[si] : 0.0;
                 c[b * m->nh + k] = c0 ? c0[si] : 0.0;
             }
-        for (step = 0; step < m->ns; step++) {
-            const int64_t t = rev ? m->ns - 1 - step : step;
-            for (b = 0; b < m->nb; b++) {
-                ref_rnn_cell(m, op, dir, t, b, h + b * m->nh, c + b * m->nh, tmp);
+        for (b = 0; b < m->nb; b++) { /* a sequence of len steps (t < len; reverse from len - 1), zeros after */
+            const int64_t len = m->lens ? m->lens[b] : m->ns;
+            for (step = 0; step < m->ns; step++) {
+                const int64_t t = step >= len ? step : rev ? len - 1 - step : step;
+                if (step < len) ref_rnn_cell(m, op, dir, t, b, h + b * m->nh, c + b * m->nh, tmp);
                 for (k = 0; k < m->nh; k++)
-                    y[(m->a->layout ? (b * m->ns + t) * m->nd + dir : (t * m->nd + dir) * m->nb + b) * m->nh + k] = (float)h[b * m->nh + k];
+                    y[(m->a->layout ? (b * m->ns + t) * m->nd + dir : (t * m->nd + dir) * m->nb + b) * m->nh + k] =
+                        step < len ? (float)h[b * m->nh + k] : 0.0f;
             }
         }
         for (b = 0; b < m->nb; b++)
@@ -374,6 +377,7 @@ static void ref_rnn(const luthier_graph *g, const luthier__gnode *n, ref_val *v)
     m.x = v[n->inputs[0]].f, m.w = v[n->inputs[1]].f, m.r = v[n->inputs[2]].f;
     m.bias = ni > 3 && n->inputs[3] >= 0 ? v[n->inputs[3]].f : NULL;
     m.p = ni > 7 && n->inputs[7] >= 0 ? v[n->inputs[7]].f : NULL;
+    m.lens = ni > 4 && n->inputs[4] >= 0 ? v[n->inputs[4]].i : NULL;
     ref_rnn_raw(&m, d->op, ni > 5 && n->inputs[5] >= 0 ? v[n->inputs[5]].f : NULL, ni > 6 && n->inputs[6] >= 0 ? v[n->inputs[6]].f : NULL,
                 v[n->outputs[0]].f, v[n->outputs[1]].f, d->op == LUTHIER_OP_LSTM ? v[n->outputs[2]].f : NULL);
 }
@@ -3889,7 +3893,7 @@ static int rnn_build(gb *b, const rnn_case *rc) {
     if (rc->has_b) in[3] = gb_const(b, "B", 2, bs, -0.5f, 0.5f), nin = 4;
     if (rc->has_lens) {
         lens = (int64_t *)malloc(sizeof(int64_t) * (size_t)rc->batch);
-        for (k = 0; k < rc->batch; k++) lens[k] = rc->seq;
+        for (k = 0; k < rc->batch; k++) lens[k] = k == 1 ? rc->seq : 1 + (k * 5 + rc->hidden) % rc->seq; /* ragged */
         luthier_graph_constant_i64(b->g, "lens", 1, ls, lens, &in[4]);
         b->blobs[b->nblobs++] = (float *)(void *)lens;
         nin = 5;
@@ -4027,7 +4031,7 @@ static void test_graph_rnn_refusals(void) {
         gb b;
         luthier_node_desc d;
         int64_t xs[3] = {4, 2, 3}, ws[3] = {1, 12, 3}, rs[3] = {1, 12, 3}, bs[2] = {1, 24}, hs[3] = {1, 2, 3}, ls[1] = {2}, x2[2] = {4, 3};
-        int64_t lens[2] = {4, 3}, ps[2] = {1, 9};
+        int64_t lens[2] = {4, 5}, ps[2] = {1, 9}; /* 5: past the sequence's 4 steps */
         int in[8], outs[3] = {-1, -1, -1}, nin = 3;
         luthier_status s;
         memset(&b, 0, sizeof b);

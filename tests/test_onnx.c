@@ -2729,7 +2729,8 @@ typedef struct onnx_rnn {
     int64_t seq, batch, input, hidden;
     const char *bad_act;   /* an activation list entry that the loader refuses */
     int w_input;           /* W as a graph input (refused) */
-    int short_len;         /* a sequence_lens entry below seq (refused) */
+    int short_len;         /* a sequence_lens entry of 0 (refused) */
+    int ragged;            /* sequence_lens entries 1..seq, varied */
 } onnx_rnn;
 
 /* STRINGS attribute */
@@ -2779,7 +2780,8 @@ static void onnx_rnn_model(pbw *m, const onnx_rnn *o, const onnx_rnn_data *dt) {
     int64_t ld[1], yd[4];
     int nin = 3, k;
     ld[0] = o->batch;
-    for (k = 0; k < o->batch && k < 16; k++) lens[k] = (int32_t)o->seq - (o->short_len && k == 0);
+    for (k = 0; k < o->batch && k < 16; k++)
+        lens[k] = o->short_len && k == 0 ? 0 : o->ragged ? (int32_t)(1 + (k * 3 + 1) % o->seq) : (int32_t)o->seq;
     if (o->w_input) pbw_vi(&g, 11, "W", 3, dt->wd);
     else pbw_init_f32(&g, "W", 3, dt->wd, dt->w, (size_t)(dt->wd[0] * dt->wd[1] * dt->wd[2]));
     pbw_init_f32(&g, "R", 3, dt->rd, dt->r, (size_t)(dt->rd[0] * dt->rd[1] * dt->rd[2]));
@@ -2825,6 +2827,7 @@ static luthier_status onnx_rnn_check(const onnx_rnn *o, char *err, size_t errn) 
     luthier_rnn_attrs a;
     ref_rnn_t rm;
     float *ref[3], *got[3];
+    int64_t lens64[16];
     size_t ny, nh;
     int k, o0;
     onnx_rnn_data_make(o, &dt);
@@ -2838,6 +2841,8 @@ static luthier_status onnx_rnn_check(const onnx_rnn *o, char *err, size_t errn) 
         a.has_clip = o->clip > 0, a.clip = o->clip;
         rm.a = &a, rm.ns = o->seq, rm.nb = o->batch, rm.ni = o->input, rm.nh = o->hidden, rm.nd = dt.D, rm.ng = dt.G;
         rm.x = dt.x, rm.w = dt.w, rm.r = dt.r, rm.bias = o->has_b ? dt.b : NULL, rm.p = o->has_p ? dt.p : NULL;
+        for (k = 0; k < o->batch && k < 16; k++) lens64[k] = o->ragged ? 1 + (k * 3 + 1) % o->seq : o->seq;
+        rm.lens = o->has_lens ? lens64 : NULL;
         for (k = 0; k < 3; k++) ref[k] = (float *)malloc(sizeof(float) * (k ? nh : ny)), got[k] = (float *)malloc(sizeof(float) * (k ? nh : ny));
         ref_rnn_raw(&rm, o->eop, o->has_h0 ? dt.h0 : NULL, o->has_c0 ? dt.c0 : NULL, ref[0], ref[1], o->eop == LUTHIER_OP_LSTM ? ref[2] : NULL);
         o0 = o->named_y ? 0 : 1;
@@ -3024,7 +3029,7 @@ static void test_onnx_rnn(void) {
             r.opset = c % 3 == 0 ? 7 : c % 3 == 1 ? 13 : 14;
             r.layout = r.opset == 14 && (c & 1);
             r.seq = c % 2 ? 5 : 1, r.batch = c % 4 < 2 ? 3 : 1, r.input = 6, r.hidden = c % 2 ? 7 : 16;
-            r.has_b = c % 4 != 3, r.has_lens = c % 3 == 1, r.has_h0 = c % 2 == 0, r.has_c0 = r.eop == LUTHIER_OP_LSTM && c % 4 == 0;
+            r.has_b = c % 4 != 3, r.has_lens = c % 3 == 1 || c % 4 == 1, r.ragged = c % 4 == 1, r.has_h0 = c % 2 == 0, r.has_c0 = r.eop == LUTHIER_OP_LSTM && c % 4 == 0;
             r.has_p = r.eop == LUTHIER_OP_LSTM && d >= 2, r.lbr = r.eop == LUTHIER_OP_GRU && (d & 1);
             r.input_forget = r.eop == LUTHIER_OP_LSTM && d == 1, r.clip = d == 2 ? 0.8f : 0.0f;
             r.named_y = d != 1, r.acts = d == 3, r.hidden_attr = d != 2;
@@ -3122,6 +3127,7 @@ static void test_onnx_kws_gru(void) {
     memset(&a, 0, sizeof a);
     a.hidden_size = H, a.linear_before_reset = 1;
     rm.a = &a, rm.ns = L, rm.nb = 1, rm.ni = O, rm.nh = H, rm.nd = 1, rm.ng = 3, rm.x = seqx, rm.w = gw, rm.r = gr, rm.bias = gb, rm.p = NULL;
+    rm.lens = NULL;
     ref_rnn_raw(&rm, LUTHIER_OP_GRU, NULL, NULL, yseq, yh, NULL);
     outs[0] = y;
     if (gra && ctx) {
