@@ -655,19 +655,20 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x16__neonfma_hybrid(const luthier_sg
      A, steps 0-1: v0 = rows 0,1 (lanes: row 0 k0 k1, row 1 k0 k1), v1 = rows 2,3, v2 = rows 4,5
      A, steps 2-3: v3 = rows 0,1 (k2 k3), v4 = rows 2,3, v0 = rows 4,5
      B: v5-v7; group g (step g / 4, columns 4(g % 4)..+3) reads v5 v6 v7 v5 v6 v7 v5 v6 v7 v5
-        v6 v7 v6 v5 v6 v7, so each register is reloaded across two groups (one at g 11 and 13)
+        v6 v7 v6 v5 v6 v7: a register is reloaded across the two groups between its reads, v6
+        twice across one (groups 11 and 13, all of whose slots after an FMLA are filled)
    Each A pair arrives as "ldr d" (8 bytes of the first row) + "ldr x" (the second row) +
    "ins v.d[1]": the steps 2-3 pairs during steps 0-1, the steps 0-1 pairs of the next block
-   during steps 2-3 (v0 turns over twice a block: group 7 reads rows 0,1 first
-   and group 8 reads rows 4,5 last; group 15 reads rows 4,5 first and group 0 rows 0,1 last).
+   during steps 2-3 (v0 turns over twice a block: group 7 reads rows 0,1 first and group 8
+   reads rows 4,5 last; group 15 reads rows 4,5 first and group 0 reads rows 0,1 last).
    Each B vector arrives as ldr d + ldr x + ins, through x6, x7, x12, x13. The loads use
    immediate offsets, and one "add" a block moves each row pointer (x0-x5) and b: a load
    with writeback is two micro-ops on the A55 and does not pair with an FMLA. The order of the
    FMLAs within a step differs from >>6x16, never the order of the k steps into one accumulator:
    the results are bit-identical to 6x16__neonfma_hybrid.
    The block below was scheduled by search against the three rules. The loads marked NX read
-   the next 4-step block (its A pairs for steps 0-1 and its first B vectors, loaded at the end
-   of this one); the k loop runs the block with them k / 4 - 1 times, and then once without
+   the next 4-step block (its A pairs for steps 0-1, during steps 2-3 of this one, and its
+   first B vectors, in the last groups); the k loop runs the block with them k / 4 - 1 times, and then once without
    them (the last block: nothing is read past the A rows' [0, k) nor past the packed B of the
    segment); the prologue makes those loads for the first block. The k % 4 remainder is the
    one of >>6x16. Per 4-step block: 96 FMLA, 16 + 6 ldr d, 16 + 6 ldr x, 22 ins, 7 add. */
