@@ -3048,23 +3048,31 @@ static const luthier__cm_kcycles luthier__cm_kcycle_table[] = {
     {"Cortex-A72", "8x12__neonfma", 24.0}, {"Cortex-A72", "6x16__neonfma_hybrid", 24.0},
     {"Cortex-A72", "4x24__neonfma_hybrid", 24.0}, {"Cortex-A72", "8x6__neonfma", 12.0},
     {"Cortex-A72", "8x4__neonfma_hybrid", 8.0}, {"Cortex-A72", "8x12__neonfma_a53", 26.5},
+    {"Cortex-A72", "6x16__neonfma_hybrid_a53", 26.9},
     {"Cortex-A73", "8x12__neonfma", 24.0}, {"Cortex-A73", "6x16__neonfma_hybrid", 24.0},
     {"Cortex-A73", "4x24__neonfma_hybrid", 24.0}, {"Cortex-A73", "8x6__neonfma", 12.0},
     {"Cortex-A73", "8x4__neonfma_hybrid", 8.0}, {"Cortex-A73", "8x12__neonfma_a53", 26.5},
+    {"Cortex-A73", "6x16__neonfma_hybrid_a53", 26.9},
     /* A76 / A77 / N1: neoverse-n1 model */
     {"Cortex-A76", "8x12__neonfma", 12.0}, {"Cortex-A76", "6x16__neonfma_hybrid", 12.0},
     {"Cortex-A76", "4x24__neonfma_hybrid", 12.0}, {"Cortex-A76", "8x6__neonfma", 6.0},
     {"Cortex-A76", "8x4__neonfma_hybrid", 4.0}, {"Cortex-A76", "8x12__neonfma_a53", 14.5},
+    {"Cortex-A76", "6x16__neonfma_hybrid_a53", 15.3},
     {"Neoverse-N1", "8x12__neonfma", 12.0}, {"Neoverse-N1", "6x16__neonfma_hybrid", 12.0},
     {"Neoverse-N1", "4x24__neonfma_hybrid", 12.0}, {"Neoverse-N1", "8x6__neonfma", 6.0},
     {"Neoverse-N1", "8x4__neonfma_hybrid", 4.0}, {"Neoverse-N1", "8x12__neonfma_a53", 14.5},
+    {"Neoverse-N1", "6x16__neonfma_hybrid_a53", 15.3},
     /* A55: FMLA floor (1 Q-form per cycle) over the optimistic model (8x12: 77 cycles/4 k,
-       a53 variant 89/4); the big-core schedules lose to their loads on the in-order core */
+       a53 variant 89/4, 6x16 hybrid a53 variant 98/4); the big-core schedules lose to their
+       loads on the in-order core */
     {"Cortex-A55", "8x12__neonfma_a53", 24.0}, {"Cortex-A55", "8x12__neonfma", 30.0},
+    {"Cortex-A55", "6x16__neonfma_hybrid_a53", 24.5},
     {"Cortex-A55", "6x16__neonfma_hybrid", 30.0}, {"Cortex-A55", "4x24__neonfma_hybrid", 30.0},
     {"Cortex-A55", "8x6__neonfma", 15.0}, {"Cortex-A55", "8x4__neonfma_hybrid", 10.0},
-    /* A53: FMLA floor at 0.5 per cycle (the model's 382 and 168 cycles are pessimistic) */
+    /* A53: FMLA floor at 0.5 per cycle (the model's 382 and 168 cycles are pessimistic; 438
+       for the 6x16 hybrid a53 variant) */
     {"Cortex-A53", "8x12__neonfma_a53", 48.0}, {"Cortex-A53", "8x12__neonfma", 60.0},
+    {"Cortex-A53", "6x16__neonfma_hybrid_a53", 48.0},
     {"Cortex-A53", "6x16__neonfma_hybrid", 60.0}, {"Cortex-A53", "4x24__neonfma_hybrid", 60.0},
     {"Cortex-A53", "8x6__neonfma", 30.0}, {"Cortex-A53", "8x4__neonfma_hybrid", 20.0},
     /* int8 SDOT kernels (steps of k; 24 sdot per K group of 4): neoverse-n1 model for A76/N1
@@ -3135,7 +3143,7 @@ LUTHIER_PRIVATE double luthier__cm_kernel_cycles(const luthier__cm_core *c, cons
    encoding: one packed B serves all) and that features allow, the one the cycles table rates
    fastest on c, when the table rates it below uk; else uk. So a cluster of in-order cores
    (Cortex-A53/A55) runs the kernels scheduled for them (8x12__neonfma_a53,
-   8x12__neondot_a55) while the big cores run the out-of-order schedules, in one GEMM: the
+   6x16__neonfma_hybrid_a53, 8x12__neondot_a55) while the big cores run the out-of-order schedules, in one GEMM: the
    default of every cluster whose luthier_sgemm_desc / luthier_conv2d_desc / int8 desc
    cluster_kernels entry is unset. Only rated kernels compete, so kernels added without a
    calibration never displace the call's. */

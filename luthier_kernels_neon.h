@@ -4,7 +4,7 @@
    Clang unless LUTHIER_NO_NEON_KERNELS is defined. Every instruction is Armv8.0-A Advanced SIMD
    (no dotprod, no fp16), so the kernels run on Cortex-A53/A55/A57/A72/A73/A76 and Neoverse.
 
-   TABLE OF CONTENTS: >>list >>common >>8x12 >>8x12-a53 >>8x6 >>6x16 >>4x24 >>8x4 >>pack >>depthwise >>transpose
+   TABLE OF CONTENTS: >>list >>common >>8x12 >>8x12-a53 >>8x6 >>6x16 >>6x16-a53 >>4x24 >>8x4 >>pack >>depthwise >>transpose
 
    kernel                 kind         MR x NR  k unroll  accumulators  inner product
    8x12__neonfma          interleaved   8 x 12     4      v8-v31  (24)  fmla C.4s, B.4s, A.s[row]
@@ -13,6 +13,7 @@
    4x24__neonfma_hybrid   hybrid        4 x 24     4      v8-v31  (24)  fmla C.4s, B.4s, A_row.s[k]
    8x4__neonfma_hybrid    hybrid        8 x 4      4      v24-v31  (8)  fmla C.4s, B.4s, A_row.s[k]
    8x12__neonfma_a53      interleaved   8 x 12     4      v8-v31  (24)  as 8x12, for in-order cores
+   6x16__neonfma_hybrid_a53  hybrid     6 x 16     4      v8-v31  (24)  as 6x16, for in-order cores
 
    How the kernels are built (layouts in the style of Arm Compute Library's kernel family):
    - Each kernel is one GCC extended-asm statement (GCC and Clang) that owns its registers from
@@ -56,7 +57,8 @@
     X(4x24__neonfma_hybrid, "neon", 4, 24, 4, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_NEON)             \
     X(8x6__neonfma, "neon", 8, 6, 4, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_NEON)                 \
     X(8x4__neonfma_hybrid, "neon", 8, 4, 4, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_NEON)              \
-    X(8x12__neonfma_a53, "neon", 8, 12, 4, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_NEON)
+    X(8x12__neonfma_a53, "neon", 8, 12, 4, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_NEON)           \
+    X(6x16__neonfma_hybrid_a53, "neon", 6, 16, 4, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_NEON)
 
 /* The asm templates exceed the 4095-character string literal C99 requires compilers to accept
    (clang -Wpedantic warns); GCC and Clang take any length. */
@@ -637,6 +639,175 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x16__neonfma_hybrid(const luthier_sg
           "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
           "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
           "v30", "v31", "cc", "memory");
+    luthier__neon_tile_end(p, cp, 16);
+}
+
+/* >>6x16-a53 ==================================================================================
+   Hybrid 6x16 for in-order dual-issue cores (Cortex-A53/A55): the A rows, packed B, accumulators,
+   edges and epilogue of >>6x16 (a drop-in twin that a little cluster runs, cluster_kernels), the
+   instruction stream of >>8x12-a53 (no 128-bit load in the main loop; every load, ins and
+   loop-control instruction right after an FMLA; every load and ins at least 6 instructions
+   before the first instruction that reads what it wrote: bench/inorder_check.py). With 24
+   accumulators, 8 registers remain for A and B, and B needs three (a B register is read by the
+   6 FMLAs of its group and reloaded in two halves: two groups, not one, are needed to hide
+   that), so A gets 5 and holds the rows in pairs:
+     C[r][4v..4v+3] = v(8 + 4r + v)     (as >>6x16)
+     A, steps 0-1: v0 = rows 0,1 (lanes: row 0 k0 k1, row 1 k0 k1), v1 = rows 2,3, v2 = rows 4,5
+     A, steps 2-3: v3 = rows 0,1 (k2 k3), v4 = rows 2,3, v0 = rows 4,5
+     B: v5-v7; group g (step g / 4, columns 4(g % 4)..+3) reads v5 v6 v7 v5 v6 v7 v5 v6 v7 v5
+        v6 v7 v6 v5 v6 v7: a register is reloaded across the two groups between its reads, v6
+        twice across one (groups 11 and 13, all of whose slots after an FMLA are filled)
+   Each A pair arrives as "ldr d" (8 bytes of the first row) + "ldr x" (the second row) +
+   "ins v.d[1]": the steps 2-3 pairs during steps 0-1, the steps 0-1 pairs of the next block
+   during steps 2-3 (v0 turns over twice a block: group 7 reads rows 0,1 first and group 8
+   reads rows 4,5 last; group 15 reads rows 4,5 first and group 0 reads rows 0,1 last).
+   Each B vector arrives as ldr d + ldr x + ins, through x6, x7, x12, x13. The loads use
+   immediate offsets, and one "add" a block moves each row pointer (x0-x5) and b: a load
+   with writeback is two micro-ops on the A55 and does not pair with an FMLA. The order of the
+   FMLAs within a step differs from >>6x16, never the order of the k steps into one accumulator:
+   the results are bit-identical to 6x16__neonfma_hybrid.
+   The block below was scheduled by search against the three rules. The loads marked NX read
+   the next 4-step block (its A pairs for steps 0-1, during steps 2-3 of this one, and its
+   first B vectors, in the last groups); the k loop runs the block with them k / 4 - 1 times, and then once without
+   them (the last block: nothing is read past the A rows' [0, k) nor past the packed B of the
+   segment); the prologue makes those loads for the first block. The k % 4 remainder is the
+   one of >>6x16. Per 4-step block: 96 FMLA, 16 + 6 ldr d, 16 + 6 ldr x, 22 ins, 7 add. */
+
+/* A pair loads: ldr d of the first row, ldr x of the second (row pointer xr + off bytes). */
+#define LUTHIER__6x16L_LDDA(n, xr, off) "ldr d" #n ", [" #xr ", #" #off "]\n\t"
+#define LUTHIER__6x16L_LDXA(x, xr, off) "ldr " #x ", [" #xr ", #" #off "]\n\t"
+#define LUTHIER__6x16L_KEEP(s) s
+#define LUTHIER__6x16L_DROP(s)
+/* One 4-step block (groups 0-15, six FMLAs each); NX wraps the loads for the next block, LC the
+   loop control (subs x10 and the branch back). */
+#define LUTHIER__6x16L_BLOCK(NX, LC) \
+    /* 0  */ LUTHIER__FMLAN(v16, 5, 1, 0) LUTHIER__INSD(6, x6) LUTHIER__FMLAN(v20, 5, 1, 2)                 \
+             LUTHIER__FMLAN(v24, 5, 2, 0) LUTHIER__6x16L_LDDA(4, x2, 8) LUTHIER__FMLAN(v28, 5, 2, 2)        \
+             LUTHIER__LDD(7, b, 32) LUTHIER__FMLAN(v8, 5, 0, 0) LUTHIER__LDX(x6, b, 32)                     \
+             LUTHIER__FMLAN(v12, 5, 0, 2) LUTHIER__LDD(5, b, 48)                                            \
+    /* 1  */ LUTHIER__FMLAN(v9, 6, 0, 0) LUTHIER__LDX(x7, b, 48) LUTHIER__FMLAN(v13, 6, 0, 2)               \
+             LUTHIER__INSD(7, x6) LUTHIER__FMLAN(v17, 6, 1, 0) LUTHIER__FMLAN(v21, 6, 1, 2)                 \
+             LUTHIER__LDX(x6, b, 64) LUTHIER__FMLAN(v25, 6, 2, 0) LUTHIER__6x16L_LDDA(3, x0, 8)             \
+             LUTHIER__FMLAN(v29, 6, 2, 2)                                                                   \
+    /* 2  */ LUTHIER__FMLAN(v10, 7, 0, 0) LUTHIER__INSD(5, x7) LUTHIER__FMLAN(v14, 7, 0, 2)                 \
+             LUTHIER__LDD(6, b, 64) LUTHIER__FMLAN(v18, 7, 1, 0) LUTHIER__FMLAN(v22, 7, 1, 2)               \
+             LUTHIER__FMLAN(v26, 7, 2, 0) LUTHIER__LDX(x7, b, 80) LUTHIER__FMLAN(v30, 7, 2, 2)              \
+             LUTHIER__LDX(x12, b, 96)                                                                       \
+    /* 3  */ LUTHIER__FMLAN(v11, 5, 0, 0) LUTHIER__FMLAN(v15, 5, 0, 2) LUTHIER__INSD(6, x6)                 \
+             LUTHIER__FMLAN(v19, 5, 1, 0) LUTHIER__LDD(7, b, 80) LUTHIER__FMLAN(v23, 5, 1, 2)               \
+             LUTHIER__FMLAN(v27, 5, 2, 0) LUTHIER__FMLAN(v31, 5, 2, 2) LUTHIER__LDD(5, b, 96)               \
+    /* 4  */ LUTHIER__FMLAN(v8, 6, 0, 1) LUTHIER__LDX(x6, b, 112) LUTHIER__FMLAN(v12, 6, 0, 3)              \
+             LUTHIER__INSD(7, x7) LUTHIER__FMLAN(v16, 6, 1, 1) LUTHIER__INSD(5, x12)                        \
+             LUTHIER__FMLAN(v20, 6, 1, 3) LUTHIER__6x16L_LDXA(x7, x3, 8) LUTHIER__FMLAN(v24, 6, 2, 1)       \
+             LUTHIER__FMLAN(v28, 6, 2, 3) LUTHIER__LDD(6, b, 112)                                           \
+    /* 5  */ LUTHIER__FMLAN(v9, 7, 0, 1) LUTHIER__FMLAN(v13, 7, 0, 3) LUTHIER__FMLAN(v17, 7, 1, 1)          \
+             LUTHIER__LDX(x12, b, 128) LUTHIER__FMLAN(v21, 7, 1, 3) LUTHIER__6x16L_LDXA(x13, x1, 8)         \
+             LUTHIER__FMLAN(v25, 7, 2, 1) LUTHIER__INSD(6, x6) LUTHIER__FMLAN(v29, 7, 2, 3)                 \
+             LUTHIER__LDX(x6, b, 144)                                                                       \
+    /* 6  */ LUTHIER__FMLAN(v10, 5, 0, 1) LUTHIER__FMLAN(v14, 5, 0, 3) LUTHIER__LDD(7, b, 128)              \
+             LUTHIER__FMLAN(v18, 5, 1, 1) LUTHIER__INSD(4, x7) LUTHIER__FMLAN(v22, 5, 1, 3)                 \
+             LUTHIER__6x16L_LDXA(x7, x5, 8) LUTHIER__FMLAN(v26, 5, 2, 1) LUTHIER__FMLAN(v30, 5, 2, 3)       \
+             LUTHIER__INSD(7, x12)                                                                          \
+    /* 7  */ LUTHIER__FMLAN(v11, 6, 0, 1) LUTHIER__FMLAN(v15, 6, 0, 3) LUTHIER__6x16L_LDDA(0, x4, 8)        \
+             LUTHIER__FMLAN(v19, 6, 1, 1) LUTHIER__INSD(3, x13) LUTHIER__FMLAN(v23, 6, 1, 3)                \
+             LUTHIER__LDD(5, b, 144) LUTHIER__FMLAN(v27, 6, 2, 1) LUTHIER__LDX(x12, b, 160)                 \
+             LUTHIER__FMLAN(v31, 6, 2, 3) LUTHIER__INSD(0, x7)                                              \
+    /* 8  */ LUTHIER__FMLAN(v8, 7, 3, 0) LUTHIER__LDX(x7, b, 176) LUTHIER__FMLAN(v12, 7, 3, 2)              \
+             LUTHIER__INSD(5, x6) LUTHIER__FMLAN(v16, 7, 4, 0) "add x0, x0, #16\n\t"                        \
+             LUTHIER__FMLAN(v20, 7, 4, 2) LUTHIER__LDD(6, b, 160) LUTHIER__FMLAN(v24, 7, 0, 0)              \
+             "add x1, x1, #16\n\t" LUTHIER__FMLAN(v28, 7, 0, 2) LUTHIER__LDD(7, b, 176)                     \
+    /* 9  */ LUTHIER__FMLAN(v9, 5, 3, 0) "add x2, x2, #16\n\t" LUTHIER__FMLAN(v13, 5, 3, 2)                 \
+             NX(LUTHIER__6x16L_LDDA(1, x2, 0)) LUTHIER__FMLAN(v17, 5, 4, 0) LUTHIER__INSD(6, x12)           \
+             LUTHIER__FMLAN(v21, 5, 4, 2) LUTHIER__INSD(7, x7) LUTHIER__FMLAN(v25, 5, 0, 0)                 \
+             NX(LUTHIER__6x16L_LDDA(2, x4, 16)) LUTHIER__FMLAN(v29, 5, 0, 2) "add x3, x3, #16\n\t"          \
+    /* 10 */ LUTHIER__FMLAN(v10, 6, 3, 0) LUTHIER__FMLAN(v14, 6, 3, 2) "add x4, x4, #16\n\t"                \
+             LUTHIER__FMLAN(v18, 6, 4, 0) LUTHIER__FMLAN(v22, 6, 4, 2) LUTHIER__LDX(x7, b, 208)             \
+             LUTHIER__FMLAN(v26, 6, 0, 0) LUTHIER__LDX(x6, b, 192) LUTHIER__FMLAN(v30, 6, 0, 2)             \
+             LUTHIER__LDD(6, b, 192)                                                                        \
+    /* 11 */ LUTHIER__FMLAN(v11, 7, 3, 0) LUTHIER__LDD(5, b, 208) LUTHIER__FMLAN(v15, 7, 3, 2)              \
+             LUTHIER__LDX(x12, b, 224) LUTHIER__FMLAN(v19, 7, 4, 0) LUTHIER__INSD(6, x6)                    \
+             LUTHIER__FMLAN(v23, 7, 4, 2) NX(LUTHIER__LDX(x6, b, 256)) LUTHIER__FMLAN(v27, 7, 0, 0)         \
+             LUTHIER__INSD(5, x7) LUTHIER__FMLAN(v31, 7, 0, 2) LUTHIER__LDX(x13, b, 240)                    \
+    /* 12 */ LUTHIER__FMLAN(v8, 6, 3, 1) "add x5, x5, #16\n\t" LUTHIER__FMLAN(v12, 6, 3, 3)                 \
+             LUTHIER__FMLAN(v16, 6, 4, 1) LUTHIER__LDD(7, b, 240) LUTHIER__FMLAN(v20, 6, 4, 3)              \
+             LUTHIER__FMLAN(v24, 6, 0, 1) LUTHIER__FMLAN(v28, 6, 0, 3) LUTHIER__LDD(6, b, 224)              \
+    /* 13 */ LUTHIER__FMLAN(v9, 5, 3, 1) NX(LUTHIER__6x16L_LDXA(x7, x5, 0)) LUTHIER__FMLAN(v13, 5, 3, 3)    \
+             LUTHIER__INSD(7, x13) LUTHIER__FMLAN(v17, 5, 4, 1) LUTHIER__INSD(6, x12)                       \
+             LUTHIER__FMLAN(v21, 5, 4, 3) NX(LUTHIER__INSD(2, x7)) LUTHIER__FMLAN(v25, 5, 0, 1)             \
+             "add %[b], %[b], #256\n\t" LUTHIER__FMLAN(v29, 5, 0, 3) LC("subs x10, x10, #1\n\t")            \
+    /* 14 */ LUTHIER__FMLAN(v10, 6, 3, 1) NX(LUTHIER__LDD(5, b, 0)) LUTHIER__FMLAN(v14, 6, 3, 3)            \
+             LUTHIER__FMLAN(v18, 6, 4, 1) NX(LUTHIER__6x16L_LDXA(x7, x3, 0)) LUTHIER__FMLAN(v22, 6, 4, 3)   \
+             LUTHIER__FMLAN(v26, 6, 0, 1) NX(LUTHIER__6x16L_LDXA(x12, x1, 0))                               \
+             LUTHIER__FMLAN(v30, 6, 0, 3) NX(LUTHIER__INSD(5, x6))                                          \
+    /* 15 */ LUTHIER__FMLAN(v27, 7, 0, 1) NX(LUTHIER__INSD(1, x7)) LUTHIER__FMLAN(v31, 7, 0, 3) NX(LUTHIER__6x16L_LDDA(0, x0, 0)) LUTHIER__FMLAN(v11, 7, 3, 1) NX(LUTHIER__LDD(6, b, 16)) LUTHIER__FMLAN(v15, 7, 3, 3) NX(LUTHIER__LDX(x6, b, 16)) LUTHIER__FMLAN(v19, 7, 4, 1) NX(LUTHIER__INSD(0, x12)) LUTHIER__FMLAN(v23, 7, 4, 3) LC("b.ne .Lluthier_6x16a53_k4_%=\n\t")
+/* The loads NX makes for the first block, in the same order (B from b, A pairs from x0-x5). */
+#define LUTHIER__6x16L_FIRST \
+    LUTHIER__6x16L_LDDA(1, x2, 0) LUTHIER__6x16L_LDDA(2, x4, 0) LUTHIER__LDX(x6, b, 0) \
+    LUTHIER__6x16L_LDXA(x7, x5, 0) LUTHIER__INSD(2, x7) LUTHIER__LDD(5, b, 0) \
+    LUTHIER__6x16L_LDXA(x7, x3, 0) LUTHIER__6x16L_LDXA(x12, x1, 0) LUTHIER__INSD(5, x6) \
+    LUTHIER__INSD(1, x7) LUTHIER__6x16L_LDDA(0, x0, 0) LUTHIER__LDD(6, b, 16) \
+    LUTHIER__LDX(x6, b, 16) LUTHIER__INSD(0, x12)
+
+LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x16__neonfma_hybrid_a53(const luthier_sgemm_ukernel_args *p) {
+    float tmp[6 * 16], bb[16], mm[2];
+    size_t ld;
+    float *const cp = luthier__neon_tile_begin(p, tmp, 6, 16, &ld);
+    const float *const bp = luthier__neon_bias(p, bb, 16);
+    const size_t mode = luthier__neon_mode(p, mm);
+    const float *const *ar = p->a_rows;
+    const float *b = p->b;
+    size_t ks = p->ks;
+    __asm__ __volatile__(
+        LUTHIER__NEON_PROLOGUE(6x16a53, LUTHIER__6x16_ROWS(LUTHIER__6x16_LDC), LUTHIER__6x16_BIAS,
+                               LUTHIER__V8_31(LUTHIER__ZEROQ))
+        "cbz %[ks], .Lluthier_6x16a53_end_%=\n\t"
+        ".Lluthier_6x16a53_seg_%=:\n\t"
+        "mov x13, %[ar]\n\t"
+        "ldr x0, [x13]\n\t"
+        LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)
+        LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40)
+        "add %[ar], %[ar], #48\n\t"
+        "lsr x10, %[k], #2\n\t"
+        "and x11, %[k], #3\n\t"
+        "cbz x10, .Lluthier_6x16a53_k1_%=\n\t"
+        LUTHIER__6x16L_FIRST
+        "subs x10, x10, #1\n\t"
+        "b.eq .Lluthier_6x16a53_last_%=\n\t"
+        ".Lluthier_6x16a53_k4_%=:\n\t"
+        "// LLVM-MCA-BEGIN\n\t"
+        LUTHIER__6x16L_BLOCK(LUTHIER__6x16L_KEEP, LUTHIER__6x16L_KEEP)
+        "// LLVM-MCA-END\n\t"
+        ".Lluthier_6x16a53_last_%=:\n\t"
+        LUTHIER__6x16L_BLOCK(LUTHIER__6x16L_DROP, LUTHIER__6x16L_DROP)
+        ".Lluthier_6x16a53_k1_%=:\n\t"
+        "cbz x11, .Lluthier_6x16a53_next_%=\n\t"
+        ".Lluthier_6x16a53_rem_%=:\n\t"
+        "ldr s0, [x0], #4\n\t"
+        "ldr s1, [x1], #4\n\t"
+        "ldr s2, [x2], #4\n\t"
+        "ldr s3, [x3], #4\n\t"
+        "ldr s4, [x4], #4\n\t"
+        "ldr s5, [x5], #4\n\t"
+        "ldp q6, q7, [%[b]]\n\t"
+        LUTHIER__6x16_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"
+        LUTHIER__6x16_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"
+        LUTHIER__6x16_G2(v6, 0)
+        "add %[b], %[b], #64\n\t"
+        LUTHIER__6x16_G3(v7, 0)
+        "subs x11, x11, #1\n\t"
+        "b.ne .Lluthier_6x16a53_rem_%=\n\t"
+        ".Lluthier_6x16a53_next_%=:\n\t"
+        "subs %[ks], %[ks], #1\n\t"
+        "b.ne .Lluthier_6x16a53_seg_%=\n\t"
+        ".Lluthier_6x16a53_end_%=:\n\t"
+        LUTHIER__NEON_EPILOGUE(6x16a53, LUTHIER__V8_31, LUTHIER__6x16_ROWS(LUTHIER__6x16_STC))
+        : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks)
+        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
+          [mm] "r"(mm), [k] "r"(p->k), [m] "r"(p->m)
+        : "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x9", "x10", "x11", "x12", "x13", "v0",
+          "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14",
+          "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27",
+          "v28", "v29", "v30", "v31", "cc", "memory");
     luthier__neon_tile_end(p, cp, 16);
 }
 

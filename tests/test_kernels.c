@@ -245,7 +245,8 @@ static void test_registry(void) {
 #if LUTHIER__ARM64
     {
         static const char *const want[] = {"8x12__neonfma", "8x6__neonfma", "6x16__neonfma_hybrid",
-                                           "4x24__neonfma_hybrid", "8x4__neonfma_hybrid", "8x12__neonfma_a53"};
+                                           "4x24__neonfma_hybrid", "8x4__neonfma_hybrid", "8x12__neonfma_a53",
+                                           "6x16__neonfma_hybrid_a53"};
         size_t w;
         for (w = 0; w < sizeof want / sizeof want[0]; w++) {
             int idx = -1;
