@@ -3143,9 +3143,9 @@ LUTHIER_PRIVATE double luthier__cm_kernel_cycles(const luthier__cm_core *c, cons
    encoding: one packed B serves all) and that features allow, the one the cycles table rates
    fastest on c, when the table rates it below uk; else uk. So a cluster of in-order cores
    (Cortex-A53/A55) runs the kernels scheduled for them (8x12__neonfma_a53,
-   6x16__neonfma_hybrid_a53, 8x12__neondot_a55) while the big cores run the out-of-order schedules, in one GEMM: the
-   default of every cluster whose luthier_sgemm_desc / luthier_conv2d_desc / int8 desc
-   cluster_kernels entry is unset. Only rated kernels compete, so kernels added without a
+   6x16__neonfma_hybrid_a53, 8x12__neondot_a55) while the big cores run the out-of-order
+   schedules, in one GEMM: the default of every cluster whose luthier_sgemm_desc /
+   luthier_conv2d_desc / int8 desc cluster_kernels entry is unset. Only rated kernels compete, so kernels added without a
    calibration never displace the call's. */
 LUTHIER_PRIVATE const luthier__kernel_entry *luthier__core_kernel(const luthier__cm_core *c, unsigned features,
                                                                   const luthier__kernel_entry *uk) {

@@ -18,7 +18,11 @@ it and reports the largest |luthier - PyTorch| relative to max |PyTorch output|.
 when that is <= 1e-4. A table (Markdown) is printed at the end; the exit status is 1 when any
 network failed to load or mismatched.
 
-Networks: resnet18 resnet50 mobilenet_v2 googlenet vgg16 alexnet (torchvision, 1x3x224x224) and
+Networks: resnet18 resnet50 mobilenet_v2 googlenet vgg16 alexnet (torchvision, 1x3x224x224; the
+default set), any other torchvision classification model by name (inception_v3 at 299x299), the
+groups `classification` (every classification model of the installed torchvision) and
+`segmentation` (deeplabv3_mobilenet_v3_large, lraspp_mobilenet_v3_large, fcn_resnet50 at
+1x3x224x224, their "out" map compared), and
     bert         BERT-like encoder written as Hugging Face's BERT is: word + position + token-type
                  embeddings, LayerNorm, 4 post-LN layers (d 256, 4 heads, FFN 1024, erf GELU),
                  separate q/k/v projections, view/permute heads, scaled softmax attention;
@@ -50,6 +54,38 @@ except ImportError:
 
 VISION = ["resnet18", "resnet50", "mobilenet_v2", "googlenet", "vgg16", "alexnet"]
 TEXT = ["bert", "transformer"]
+SEGMENTATION = ["deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large", "fcn_resnet50"]
+
+
+def classification_models():
+    """Every classification architecture of the installed torchvision (list_models from 0.14)."""
+    if hasattr(torchvision.models, "list_models"):
+        return sorted(torchvision.models.list_models(module=torchvision.models))
+    return sorted(n for n, f in vars(torchvision.models).items()
+                  if callable(f) and n[0].islower() and not n.startswith("get_") and n not in ("list_models",))
+
+
+def expand(models):
+    """The --models list with the groups spelled out."""
+    out = []
+    for m in models:
+        if m == "classification":
+            out += classification_models() if torchvision else []
+        elif m == "segmentation":
+            out += SEGMENTATION
+        else:
+            out.append(m)
+    return out
+
+
+class OutMap(nn.Module if torch else object):
+    """A segmentation model's "out" map (torchvision returns a dict)."""
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
 
 
 def tensor_proto(name, t):
@@ -128,12 +164,17 @@ def randomize_norms(model):
 def build(name):
     """(model, input, input name, output name)"""
     torch.manual_seed(0)
-    if name in VISION:
+    if name in SEGMENTATION:
+        model = OutMap(getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None))
+        x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(2))
+        in_name, out_name = "image", "out"
+    elif name not in TEXT:
         kw = {"weights": None}
-        if name == "googlenet":
+        if name in ("googlenet", "inception_v3"):
             kw.update(aux_logits=False, init_weights=True)
         model = getattr(torchvision.models, name)(**kw)
-        x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(2))
+        side = 299 if name == "inception_v3" else 224
+        x = torch.randn(1, 3, side, side, generator=torch.Generator().manual_seed(2))
         in_name, out_name = "image", "logits"
     elif name == "bert":
         model = Bert()
@@ -173,12 +214,12 @@ def main():
         print("onnx-torchvision: SKIPPED - needs PyTorch for %s (apt-get install python3-torch; run with /usr/bin/python3)"
               % sys.executable)
         return 0
-    models = [m for m in args.models.split(",") if m]
+    models = expand([m for m in args.models.split(",") if m])
     if torchvision is None:
-        skipped = [m for m in models if m in VISION]
+        skipped = [m for m in models if m not in TEXT]
         if skipped:
             print("onnx-torchvision: SKIPPED %s - needs torchvision (apt-get install python3-torchvision)" % " ".join(skipped))
-        models = [m for m in models if m not in VISION]
+        models = [m for m in models if m in TEXT]
     if not os.path.exists(args.checker):
         print("onnx-torchvision: the checker %s is missing: make build/onnx_check" % args.checker)
         return 2
@@ -189,9 +230,13 @@ def main():
     print("torch %s, torchvision %s; checker %s; outputs in %s" %
           (torch.__version__, torchvision.__version__ if torchvision else "-", args.checker, args.out))
     for name in models:
-        model, x, in_name, out_name = build(name)
-        with torch.no_grad():
-            y = model(x)
+        try:
+            model, x, in_name, out_name = build(name)
+            with torch.no_grad():
+                y = model(x)
+        except Exception as e:  # an architecture this torchvision cannot build at this size
+            print("%-12s not built: %s" % (name, str(e).splitlines()[0] if str(e) else type(e).__name__))
+            continue
         d = os.path.join(args.out, name)
         os.makedirs(d, exist_ok=True)
         in_pb, out_pb = os.path.join(d, "input_0.pb"), os.path.join(d, "output_0.pb")
@@ -202,7 +247,11 @@ def main():
         for opset in opsets:
             path = os.path.join(d, "%s_opset%d.onnx" % (name, opset))
             t0 = time.time()
-            torch.onnx.export(model, (x,), path, input_names=[in_name], output_names=[out_name], opset_version=opset)
+            try:
+                torch.onnx.export(model, (x,), path, input_names=[in_name], output_names=[out_name], opset_version=opset)
+            except Exception as e:  # not exportable at this opset: PyTorch's limit, not luthier's
+                print("%-12s opset %2d not exported: %s" % (name, opset, str(e).splitlines()[0] if str(e) else type(e).__name__))
+                continue
             export_s = time.time() - t0
             mb = os.path.getsize(path) / 1e6
             rc, v, msg = check(args, path, in_pb, out_pb)
