@@ -906,19 +906,20 @@ LUTHIER_PRIVATE int luthier__pack_a_neon(const float *a, size_t lda, size_t mb, 
      layer with dilation 1 and stride 1 or 2 (luthier__dw_run). Pixels with a tap in the
      padding, and the channels past the last whole chunk of the others, go to the pixel
      routine; the rest go, per channel chunk (3x3: 4 channels, 5x5: 8), to a segment kernel
-     that computes a group of pixels at a time (3x3: 8, 5x5: 4; 8 accumulators either way):
-     each input column of a tap row is loaded once and used by every pixel it is a tap of (3x3
-     stride 1: 10 column loads for 24 taps). A chunk's weights, bias and clamp bounds are first
-     packed into one small block (luthier__dw_neon_pack), so that every load of them is base +
-     constant. 3x3 keeps its 9 weight vectors in registers for the whole segment; 5x5 loads one
-     tap row (5 x 2 vectors, from L1) per group, as its 50 vectors and 8 accumulators cannot
-     all be in registers. The loads are volatile asm placed in the source's order (the
-     compiler's own schedule spilled or copied registers; see luthier__neon_ldq), input columns
-     in small batches (LUTHIER__DW_NB). Segment kernels are specialized by K, stride,
-     accumulate and clamp (luthier__dw_seg<K>_s<stride>_a<acc>_c<clamp>).
+     that computes a group of pixels at a time (3x3: 8, 5x5: 4; 8 accumulators either way; the
+     last pixels of a segment in groups of 4, 2 and 1): each input column of a tap row is
+     loaded once and used by every pixel it is a tap of (3x3 stride 1: 10 column loads for 24
+     taps). A chunk's weights, bias and clamp bounds are first packed into one small block
+     (luthier__dw_neon_pack), so that every load of them is base + constant. 3x3 keeps its 9
+     weight vectors in registers for the whole segment; 5x5 loads one tap row (5 x 2 vectors,
+     from L1) per group, as its 50 vectors and 8 accumulators cannot all be in registers. The
+     loads are volatile asm placed in the source's order (the compiler's own schedule spilled
+     or copied registers; see luthier__neon_ldq), input columns in small batches
+     (LUTHIER__DW_NB). Segment kernels are specialized by K, stride, accumulate and clamp
+     (luthier__dw_seg<K>_s<stride>_a<acc>_c<clamp>).
    - Every pixel's taps are summed in one fixed order whatever the run or the thread split
-     (the segment kernel: tap 0 first, from bias + residual; its groups and single pixels give
-     the same bits), so results do not depend on the split.
+     (the segment kernel: tap 0 first, from bias + residual; its groups of every size give the
+     same bits), so results do not depend on the split.
    - The contract of the x86 routines: with no accumulate the output is never read; bias and
      the residual (accumulate) start the sum; taps in the padding are left out (not multiplied
      by zero: an Inf weight there gives no NaN); the clamp is fmin(fmax(v, lo), hi), which keeps
@@ -1128,7 +1129,8 @@ LUTHIER__INLINE void luthier__dw_neon_next(const float **x, float *o, size_t C, 
 }
 
 /* n interior pixels of one run, one chunk of 4 * NV channels: xr[r] = input column of pixel
-   0's tap (r, 0), o = pixel 0's output, pk the chunk packed by luthier__dw_neon_pack. */
+   0's tap (r, 0), o = pixel 0's output, pk the chunk packed by luthier__dw_neon_pack. The last
+   n % P pixels go in groups of 4, 2 and 1 (a pixel alone is one FMLA chain per vector). */
 typedef void (*luthier__dw_seg_fn)(const float *const *xr, float *o, size_t n, size_t C, const float *pk);
 
 LUTHIER__INLINE void luthier__dw_neon_seg(const float *const *xr, float *o, size_t n, size_t C, const float *pk,
@@ -1145,7 +1147,15 @@ LUTHIER__INLINE void luthier__dw_neon_seg(const float *const *xr, float *o, size
     }
     LUTHIER__DW_UNROLL for (r = 0; r < K; r++) x[r] = xr[r];
     for (p = 0; p + (size_t)P <= n; p += (size_t)P) luthier__dw_neon_next(x, o + p * C, C, w, pk, K, S, P, ACC, CLAMP);
-    for (; p < n; p++) luthier__dw_neon_next(x, o + p * C, C, w, pk, K, S, 1, ACC, CLAMP);
+    if (P > 4 && n - p >= 4) {
+        luthier__dw_neon_next(x, o + p * C, C, w, pk, K, S, 4, ACC, CLAMP);
+        p += 4;
+    }
+    if (n - p >= 2) {
+        luthier__dw_neon_next(x, o + p * C, C, w, pk, K, S, 2, ACC, CLAMP);
+        p += 2;
+    }
+    if (p < n) luthier__dw_neon_next(x, o + p * C, C, w, pk, K, S, 1, ACC, CLAMP);
 }
 
 /* luthier__dw_seg<K>_s<stride>_a<accumulate>_c<clamp> */
