@@ -1077,15 +1077,20 @@ LUTHIER_PRIVATE int luthier__pack_a_neon(const float *a, size_t lda, size_t mb, 
      layer with dilation 1 and stride 1 or 2 (luthier__dw_run). Pixels with a tap in the
      padding, and the channels past the last whole chunk of the others, go to the pixel
      routine; the rest go, per channel chunk (3x3: 4 channels, 5x5: 8), to a segment kernel
-     that computes a group of pixels at a time (3x3: 8, 5x5: 4; 8 accumulators either way):
-     each input column of a tap row is loaded once and used by every pixel it is a tap of
-     (3x3 stride 1: 10 column loads for 24 taps). 3x3 keeps its 9 weight vectors in registers
-     for the whole segment; 5x5 loads one tap row (5 x 2 vectors, from L1) per group, as its 50
-     vectors and 8 accumulators cannot all be in registers. Segment kernels are specialized by
-     K, stride, accumulate and clamp (luthier__dw_seg<K>_s<stride>_a<acc>_c<clamp>).
+     that computes a group of pixels at a time (3x3: 8, 5x5: 4; 8 accumulators either way; the
+     last pixels of a segment in groups of 4, 2 and 1): each input column of a tap row is
+     loaded once and used by every pixel it is a tap of (3x3 stride 1: 10 column loads for 24
+     taps). A chunk's weights, bias and clamp bounds are first packed into one small block
+     (luthier__dw_neon_pack), so that every load of them is base + constant. 3x3 keeps its 9
+     weight vectors in registers for the whole segment; 5x5 loads one tap row (5 x 2 vectors,
+     from L1) per group, as its 50 vectors and 8 accumulators cannot all be in registers. The
+     loads are volatile asm placed in the source's order (the compiler's own schedule spilled
+     or copied registers; see luthier__neon_ldq), input columns in small batches
+     (LUTHIER__DW_NB). Segment kernels are specialized by K, stride, accumulate and clamp
+     (luthier__dw_seg<K>_s<stride>_a<acc>_c<clamp>).
    - Every pixel's taps are summed in one fixed order whatever the run or the thread split
-     (the segment kernel: tap 0 first, from bias + residual; its groups and single pixels give
-     the same bits), so results do not depend on the split.
+     (the segment kernel: tap 0 first, from bias + residual; its groups of every size give the
+     same bits), so results do not depend on the split.
    - The contract of the x86 routines: with no accumulate the output is never read; bias and
      the residual (accumulate) start the sum; taps in the padding are left out (not multiplied
      by zero: an Inf weight there gives no NaN); the clamp is fmin(fmax(v, lo), hi), which keeps
@@ -1115,13 +1120,22 @@ LUTHIER__INLINE void luthier__neon_st_part(float *p, float32x4_t v, size_t n) {
     if (n > 2) vst1q_lane_f32(p + 2, v, 2);
     if (n > 3) vst1q_lane_f32(p + 3, v, 3);
 }
-/* ld1/st1 of one vector. An accumulator's start is loaded from the bias in place (the compiler
-   would load the bias once and copy it into each accumulator with a vector-pipe mov), and ST1
-   takes one vector-pipe slot where STR Q takes two on Neoverse-N1 (llvm-mca's model). */
-LUTHIER__INLINE float32x4_t luthier__neon_ld1(const float *p) {
+/* Vector loads and store for the depthwise segment kernels. The loads are volatile asm (GCC's
+   schedulers move nothing across one), so they stay where the source puts them: GCC 12's first
+   scheduling pass would otherwise hoist the input loads far ahead of their FMLAs and the
+   register allocator pay for it with vector-pipe movs (7 per group on 3x3 stride 1, 33 on 5x5).
+   ldq: one vector, any address mode ([x, #imm], [x, x]); ldq2: two adjacent vectors (LDP). An
+   accumulator's start is loaded from the bias in place (the compiler would load the bias once
+   and copy it into each accumulator with a vector-pipe mov). ST1 takes one vector-pipe slot
+   where STR Q takes two on Neoverse-N1 (llvm-mca's model). */
+typedef float luthier__neon_f4 __attribute__((vector_size(16), aligned(4), may_alias)); /* 4 floats anywhere */
+LUTHIER__INLINE float32x4_t luthier__neon_ldq(const float *p) {
     float32x4_t v;
-    __asm__ volatile("ld1 {%0.4s}, %1" : "=w"(v) : "Q"(*(const float(*)[4])p));
+    __asm__ volatile("ldr %q0, %1" : "=w"(v) : "m"(*(const luthier__neon_f4 *)p));
     return v;
+}
+LUTHIER__INLINE void luthier__neon_ldq2(const float *p, float32x4_t *a, float32x4_t *b) {
+    __asm__ volatile("ldp %q0, %q1, %2" : "=w"(*a), "=w"(*b) : "Q"(*(const float(*)[8])p));
 }
 LUTHIER__INLINE void luthier__neon_st1(float *p, float32x4_t v) {
     __asm__("st1 {%1.4s}, %0" : "=Q"(*(float(*)[4])p) : "w"(v));
@@ -1188,90 +1202,138 @@ LUTHIER_PRIVATE void luthier__dw_pixel_neon(float *o, const float *const *x, con
 
 /* Segment kernels: NV vectors of 4 channels x P pixels per group, 8 accumulators (independent
    FMLA chains: 2 pipes x 4 cycles of latency on Neoverse-N1). 3x3: 1 x 8, its 9 weight vectors
-   in registers for the whole segment (2 x 4 with 18 spilled under GCC 12). 5x5: 2 x 4, one tap
-   row of weights (10 vectors) loaded per group (1 x 8 rated the same and takes twice the passes
-   over the input rows). */
+   in registers for the whole segment. 5x5: 2 x 4, one tap row of weights (10 vectors) loaded
+   per group (1 x 8 takes twice the passes over the input rows). */
 #define LUTHIER__DW_NV(K) ((K) == 3 ? 1 : 2)
 #define LUTHIER__DW_P(K) (8 / LUTHIER__DW_NV(K))
 
+/* A channel chunk's parameters, packed once per chunk so that every load of them is base +
+   constant: tap t's NV vectors at 4 * NV * t, the bias (NV vectors, zeros without one), then lo
+   and hi (a vector each). */
+#define LUTHIER__DW_PACK_FLOATS (8 * LUTHIER__DW_ROWS_K * LUTHIER__DW_ROWS_K + 8 + 8)
+LUTHIER__INLINE void luthier__dw_neon_pack(float *pk, const float *w, const float *bias, float lo, float hi,
+                                           size_t C, int K) {
+    const int cw = 4 * LUTHIER__DW_NV(K);
+    int t, i;
+    for (t = 0; t < K * K; t++)
+        for (i = 0; i < cw; i++) pk[t * cw + i] = w[(size_t)t * C + (size_t)i];
+    for (i = 0; i < cw; i++) pk[K * K * cw + i] = bias ? bias[i] : 0.0f;
+    for (i = 0; i < 4; i++) {
+        pk[K * K * cw + cw + i] = lo;
+        pk[K * K * cw + cw + 4 + i] = hi;
+    }
+}
+
+/* The input columns of a tap row are loaded in batches of LUTHIER__DW_NB columns, a batch one
+   column before the FMLAs of its first column (the first batch at column 0). Long batches suit
+   in-order cores (llvm-mca's Cortex-A53 model holds a load until the older FMLAs are done),
+   short ones the Cortex-A57 model (one load pipe): 3x3 stride 2 in batches of 9 rates 25 % on
+   the A53 model and 86 % on the A57, in batches of 3 16 % and 92 %. 3x3 stride 1: 9 (of 10
+   columns: all 3 rates improve), stride 2: 3 (of 17); 5x5 (2 vectors a column, by LDP): 1. */
+#define LUTHIER__DW_NB(K, S) ((K) == 5 ? 1 : (S) == 1 ? 9 : 3)
+#define LUTHIER__DW_COLS 17 /* columns of a tap row, at most: (P - 1) * S + K */
+
 /* acc[p] += the taps of one tap row (wr: K x NV vectors) for P pixels at stride S: input column
-   j (x + j * C) is tap k = j - p * S of pixel p, so pixel p sees k = 0..K-1 in turn. */
+   j (x + j * C) is tap k = j - p * S of pixel p, so pixel p sees k = 0..K-1 in turn; each column
+   is loaded once. */
 LUTHIER__INLINE void luthier__dw_neon_taprow(float32x4_t acc[8][2], const float *x, size_t C, const float32x4_t *wr,
                                              const int K, const int S, const int P, const int NV) {
-    int j, p, v;
-    LUTHIER__DW_UNROLL for (j = 0; j < (P - 1) * S + K; j++) {
-        float32x4_t xv[2];
-        LUTHIER__DW_UNROLL for (v = 0; v < NV; v++) xv[v] = vld1q_f32(x + (size_t)j * C + 4 * (size_t)v);
+    const int ncol = (P - 1) * S + K, NB = LUTHIER__DW_NB(K, S);
+    float32x4_t xc[LUTHIER__DW_COLS][2];
+    int i, j, p, v;
+    LUTHIER__DW_UNROLL for (j = 0; j < ncol; j++) {
+        LUTHIER__DW_UNROLL for (i = 0; i < ncol; i++) {
+            const int first = i - i % NB; /* of column i's batch */
+            if ((first > 0 ? first - 1 : 0) != j) continue;
+            if (NV == 2)
+                luthier__neon_ldq2(x + (size_t)i * C, &xc[i][0], &xc[i][1]);
+            else
+                xc[i][0] = luthier__neon_ldq(x + (size_t)i * C);
+        }
         LUTHIER__DW_UNROLL for (p = 0; p < P; p++) {
             const int k = j - p * S;
             if (k >= 0 && k < K)
-                LUTHIER__DW_UNROLL for (v = 0; v < NV; v++) acc[p][v] = vfmaq_f32(acc[p][v], xv[v], wr[NV * k + v]);
+                LUTHIER__DW_UNROLL for (v = 0; v < NV; v++) acc[p][v] = vfmaq_f32(acc[p][v], xc[j][v], wr[NV * k + v]);
         }
     }
 }
 
-/* P pixels x NV vectors: x[r] is the first input column of tap row r, w the chunk's weights
-   (tap t at w + t * C), wv their vectors or NULL (then loaded per tap row); b the bias (or
-   zeros), lohi the clamp bounds. */
+/* P pixels x NV vectors: x[r] is the first input column of tap row r, pk the packed chunk, wv
+   its weight vectors or NULL (then loaded per tap row). */
 LUTHIER__INLINE void luthier__dw_neon_group(const float *const *x, float *o, size_t C, const float32x4_t *wv,
-                                            const float *w, const float *b, const float *lohi, const int K,
-                                            const int S, const int P, const int NV, const int ACC,
-                                            const int CLAMP) {
-    float32x4_t acc[8][2], wr[2 * LUTHIER__DW_ROWS_K];
+                                            const float *pk, const int K, const int S, const int P, const int NV,
+                                            const int ACC, const int CLAMP) {
+    float32x4_t acc[8][2], wr[2 * LUTHIER__DW_ROWS_K], lo, hi;
+    const float *b;
     int p, r, k, v;
+    /* pk and o opaque here: pk + constant is then formed in each load's address and o + p * C
+       in each store's, not hoisted out of the pixel loop as pointers that spill (5x5: 50) */
+    __asm__("" : "+r"(pk), "+r"(o));
+    b = pk + 4 * NV * K * K;
     LUTHIER__DW_UNROLL for (p = 0; p < P; p++)
         LUTHIER__DW_UNROLL for (v = 0; v < NV; v++) {
-            acc[p][v] = luthier__neon_ld1(b + 4 * v);
+            acc[p][v] = luthier__neon_ldq(b + 4 * v);
             if (ACC) acc[p][v] = vaddq_f32(acc[p][v], vld1q_f32(o + (size_t)p * C + 4 * (size_t)v));
         }
     LUTHIER__DW_UNROLL for (r = 0; r < K; r++) {
         if (!wv)
-            LUTHIER__DW_UNROLL for (k = 0; k < K; k++)
-                LUTHIER__DW_UNROLL for (v = 0; v < NV; v++)
-                    wr[NV * k + v] = vld1q_f32(w + (size_t)(r * K + k) * C + 4 * (size_t)v);
+            LUTHIER__DW_UNROLL for (k = 0; k < NV * K; k++) wr[k] = luthier__neon_ldq(pk + 4 * (NV * K * r + k));
         luthier__dw_neon_taprow(acc, x[r], C, wv ? wv + NV * K * r : wr, K, S, P, NV);
+    }
+    if (CLAMP) {
+        lo = luthier__neon_ldq(b + 4 * NV);
+        hi = luthier__neon_ldq(b + 4 * NV + 4);
     }
     LUTHIER__DW_UNROLL for (p = 0; p < P; p++)
         LUTHIER__DW_UNROLL for (v = 0; v < NV; v++) {
-            if (CLAMP) acc[p][v] = luthier__neon_clamp(acc[p][v], vld1q_dup_f32(lohi), vld1q_dup_f32(lohi + 1));
+            if (CLAMP) acc[p][v] = luthier__neon_clamp(acc[p][v], lo, hi);
             luthier__neon_st1(o + (size_t)p * C + 4 * (size_t)v, acc[p][v]);
         }
 }
 
-/* n interior pixels of one run, one chunk of 4 * NV channels: xr[r] = input column of pixel
-   0's tap (r, 0), o = pixel 0's output, w and bias at the chunk's first channel. */
-typedef void (*luthier__dw_seg_fn)(const float *const *xr, float *o, size_t n, size_t C, const float *w,
-                                   const float *bias, float lo, float hi);
+/* One group of P pixels at o, then x moves P pixels on. */
+LUTHIER__INLINE void luthier__dw_neon_next(const float **x, float *o, size_t C, const float32x4_t *wv, const float *pk,
+                                           const int K, const int S, const int P, const int ACC, const int CLAMP) {
+    int r;
+    luthier__dw_neon_group(x, o, C, wv, pk, K, S, P, LUTHIER__DW_NV(K), ACC, CLAMP);
+    LUTHIER__DW_UNROLL for (r = 0; r < K; r++) x[r] += (size_t)(P * S) * C;
+}
 
-LUTHIER__INLINE void luthier__dw_neon_seg(const float *const *xr, float *o, size_t n, size_t C, const float *w,
-                                          const float *bias, float lo, float hi, const int K, const int S,
-                                          const int ACC, const int CLAMP) {
-    static const float zeros[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    const int NV = LUTHIER__DW_NV(K), P = LUTHIER__DW_P(K), hoist = K == 3;
-    const float *b = bias ? bias : zeros, lohi[2] = {lo, hi};
+/* n interior pixels of one run, one chunk of 4 * NV channels: xr[r] = input column of pixel
+   0's tap (r, 0), o = pixel 0's output, pk the chunk packed by luthier__dw_neon_pack. The last
+   n % P pixels go in groups of 4, 2 and 1 (a pixel alone is one FMLA chain per vector). */
+typedef void (*luthier__dw_seg_fn)(const float *const *xr, float *o, size_t n, size_t C, const float *pk);
+
+LUTHIER__INLINE void luthier__dw_neon_seg(const float *const *xr, float *o, size_t n, size_t C, const float *pk,
+                                          const int K, const int S, const int ACC, const int CLAMP) {
+    const int P = LUTHIER__DW_P(K), hoist = K == 3;
+    const float32x4_t *w = NULL;
     float32x4_t wv[9];
     const float *x[LUTHIER__DW_ROWS_K];
     size_t p;
     int r, t;
-    if (hoist)
-        LUTHIER__DW_UNROLL for (t = 0; t < 9; t++) wv[t] = vld1q_f32(w + (size_t)t * C);
+    if (hoist) {
+        LUTHIER__DW_UNROLL for (t = 0; t < 9; t++) wv[t] = vld1q_f32(pk + 4 * t);
+        w = wv;
+    }
     LUTHIER__DW_UNROLL for (r = 0; r < K; r++) x[r] = xr[r];
-    for (p = 0; p + (size_t)P <= n; p += (size_t)P) {
-        luthier__dw_neon_group(x, o + p * C, C, hoist ? wv : NULL, w, b, lohi, K, S, P, NV, ACC, CLAMP);
-        LUTHIER__DW_UNROLL for (r = 0; r < K; r++) x[r] += (size_t)(P * S) * C;
+    for (p = 0; p + (size_t)P <= n; p += (size_t)P) luthier__dw_neon_next(x, o + p * C, C, w, pk, K, S, P, ACC, CLAMP);
+    if (P > 4 && n - p >= 4) {
+        luthier__dw_neon_next(x, o + p * C, C, w, pk, K, S, 4, ACC, CLAMP);
+        p += 4;
     }
-    for (; p < n; p++) {
-        luthier__dw_neon_group(x, o + p * C, C, hoist ? wv : NULL, w, b, lohi, K, S, 1, NV, ACC, CLAMP);
-        LUTHIER__DW_UNROLL for (r = 0; r < K; r++) x[r] += (size_t)S * C;
+    if (n - p >= 2) {
+        luthier__dw_neon_next(x, o + p * C, C, w, pk, K, S, 2, ACC, CLAMP);
+        p += 2;
     }
+    if (p < n) luthier__dw_neon_next(x, o + p * C, C, w, pk, K, S, 1, ACC, CLAMP);
 }
 
 /* luthier__dw_seg<K>_s<stride>_a<accumulate>_c<clamp> */
 #define LUTHIER__DW_SEG(K, S, A, CL)                                                                 \
     LUTHIER_PRIVATE void luthier__dw_seg##K##_s##S##_a##A##_c##CL(const float *const *xr, float *o, size_t n, \
-                                                                 size_t C, const float *w, const float *bias, \
-                                                                 float lo, float hi) {               \
-        luthier__dw_neon_seg(xr, o, n, C, w, bias, lo, hi, K, S, A, CL);                             \
+                                                                 size_t C, const float *pk) {        \
+        luthier__dw_neon_seg(xr, o, n, C, pk, K, S, A, CL);                                          \
     }
 #define LUTHIER__DW_SEGS(K, S)                                                                       \
     LUTHIER__DW_SEG(K, S, 0, 0) LUTHIER__DW_SEG(K, S, 0, 1) LUTHIER__DW_SEG(K, S, 1, 0) LUTHIER__DW_SEG(K, S, 1, 1)
@@ -1335,20 +1397,23 @@ LUTHIER__INLINE void luthier__dw_rows_neon(const luthier__dw_run *runs, size_t n
     const luthier__dw_seg_fn seg = luthier__dw_segs[K == 5][stride == 2][(accumulate != 0) * 2 + (clamp != 0)];
     const size_t cw = 4 * (size_t)LUTHIER__DW_NV(K), cf = C - C % cw; /* channels of whole chunks */
     size_t lim[LUTHIER__DW_RUNS][2], q, c;
+    float pk[LUTHIER__DW_PACK_FLOATS] __attribute__((aligned(16)));
     int r;
     for (q = 0; q < nruns; q++) {
         luthier__dw_neon_interior(&runs[q], stride, in_w, K, &lim[q][0], &lim[q][1]);
         luthier__dw_neon_edges(&runs[q], lim[q][0], lim[q][1], cf, stride, in_w, w, bias, accumulate, clamp, lo, hi,
                                C, K);
     }
-    for (c = 0; c < cf; c += cw)
+    for (c = 0; c < cf; c += cw) {
+        luthier__dw_neon_pack(pk, w + c, bias ? bias + c : NULL, lo, hi, C, K);
         for (q = 0; q < nruns; q++) {
             const luthier__dw_run *u = &runs[q];
             const float *xr[LUTHIER__DW_ROWS_K];
             if (lim[q][1] == lim[q][0]) continue;
             for (r = 0; r < K; r++) xr[r] = u->rows[r] + (size_t)(u->ix0 + (int64_t)lim[q][0] * stride) * C + c;
-            seg(xr, u->o + lim[q][0] * C + c, lim[q][1] - lim[q][0], C, w + c, bias ? bias + c : NULL, lo, hi);
+            seg(xr, u->o + lim[q][0] * C + c, lim[q][1] - lim[q][0], C, pk);
         }
+    }
 }
 
 LUTHIER_PRIVATE void luthier__dw_rows3x3_neon(const luthier__dw_run *runs, size_t nruns, int64_t stride,

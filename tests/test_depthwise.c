@@ -3,7 +3,8 @@
    3x3 and 5x5 at stride 1 and 2 (the row kernels: AVX-512 3x3, NEON 3x3 and 5x5) and families
    that NEON runs pixel by pixel (stride 3, dilation 2, 7x7, 3x5), padding 0..2 on each side,
    widths 1..17, channel counts that are not multiples of 4 or 8, batch 1 and 2, with and
-   without bias, accumulate, every activation, NHWC and NCHW. Then the NaN/Inf contract, which
+   without bias, accumulate, every activation, NHWC and NCHW; the row kernels' runs of 1..20
+   interior pixels at each of their four families. Then the NaN/Inf contract, which
    routines are picked, and the NCHW <-> NHWC transposes of the layout edges against naive
    loops. The same tests run natively and under qemu (make test-neon).
    Included by test_main.c after test_conv.c. */
@@ -68,6 +69,49 @@ static void test_conv_depthwise_families(void) {
         }
     }
     CHECK(bad == 0, "depthwise family cases wrong");
+    for (c = 0; c < nctx; c++) luthier_context_destroy(ctxs[c]);
+}
+
+/* The row kernels' runs of interior pixels (NEON: groups of 8 pixels for 3x3, 4 for 5x5, then
+   the rest in groups of 4, 2 and 1): at each of the four kernel / stride families, runs of 1..20
+   interior pixels (every group count and remainder), channel counts with and without a partial
+   chunk, padding on either side, with and without bias, clamp (RELU6, CLAMP) and accumulate, on
+   every context (1 thread, the default threads, 2 clusters: runs cut where the split falls). */
+static void test_conv_depthwise_rows(void) {
+    static const int channels[] = {13, 8, 20, 5};
+    static const luthier_activation acts[] = {LUTHIER_ACTIVATION_NONE, LUTHIER_ACTIVATION_RELU6,
+                                              LUTHIER_ACTIVATION_CLAMP};
+    static const float ratios[2] = {40, 60};
+    luthier_context *ctxs[3];
+    const int nctx = conv_contexts(ctxs);
+    int f, t, c, bad = 0;
+    for (f = 0; f < 4 && !bad; f++)
+        for (t = 0; t < 20 && !bad; t++) {
+            luthier_conv2d_desc d;
+            char what[160];
+            memset(&d, 0, sizeof d);
+            d.algorithm = LUTHIER_CONV_DEPTHWISE;
+            d.batch = 1;
+            d.in_channels = d.out_channels = d.groups = channels[t % 4];
+            d.kernel_h = d.kernel_w = dw_families[f][0];
+            d.stride_h = d.stride_w = dw_families[f][2];
+            d.dilation_h = d.dilation_w = 1;
+            d.in_h = d.kernel_h + 1;
+            d.in_w = d.kernel_w + t * d.stride_w; /* t + 1 interior pixels (t with an odd pad at stride 2) */
+            d.pad_left = t % 3;
+            d.pad_right = (t / 3) % 2;
+            d.pad_top = t % 2;
+            d.activation = acts[t % 3];
+            d.clamp_min = -0.5f;
+            d.clamp_max = 0.75f;
+            d.accumulate = (t / 2) % 2;
+            snprintf(what, sizeof what, "depthwise rows %lldx%lld s%lld C%lld %lldx%lld p%lld,%lld,%lld act%d acc%d",
+                     (long long)d.kernel_h, (long long)d.kernel_w, (long long)d.stride_w, (long long)d.in_channels,
+                     (long long)d.in_h, (long long)d.in_w, (long long)d.pad_top, (long long)d.pad_left,
+                     (long long)d.pad_right, (int)d.activation, d.accumulate);
+            bad += conv_check(ctxs, nctx, &d, t % 5 != 4, ratios, what);
+        }
+    CHECK(bad == 0, "depthwise row kernel cases wrong");
     for (c = 0; c < nctx; c++) luthier_context_destroy(ctxs[c]);
 }
 

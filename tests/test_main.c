@@ -105,6 +105,7 @@ int main(int argc, char **argv) {
     RUN(test_conv_depthwise);
     RUN(test_conv_depthwise_3x3);
     RUN(test_conv_depthwise_families);
+    RUN(test_conv_depthwise_rows);
     RUN(test_conv_depthwise_nan);
     RUN(test_conv_depthwise_pick);
     RUN(test_conv_layout_transpose);
