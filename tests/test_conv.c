@@ -547,7 +547,7 @@ static void test_conv_bad_arguments(void) {
     CONV_BAD(kernel_h, 5, LUTHIER_STATUS_INVALID_ARGUMENT, "larger than the padded input");
     CONV_BAD(dilation_w, 2, LUTHIER_STATUS_INVALID_ARGUMENT, "larger than the padded input");
     CONV_BAD(layout, (luthier_layout)7, LUTHIER_STATUS_INVALID_ARGUMENT, "layout");
-    CONV_BAD(activation, (luthier_activation)9, LUTHIER_STATUS_INVALID_ARGUMENT, "activation");
+    CONV_BAD(activation, LUTHIER_ACTIVATION_COUNT, LUTHIER_STATUS_INVALID_ARGUMENT, "activation");
     CONV_BAD(algorithm, (luthier_conv_algorithm)42, LUTHIER_STATUS_INVALID_ARGUMENT, "algorithm");
     b = d;
     b.in_h = b.in_w = b.batch = INT32_MAX; /* 2^93 input elements */
