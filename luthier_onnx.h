@@ -1879,9 +1879,18 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_broadcast(const luthier_onnx_
         if (!p->f && !p->i) LUTHIER_ONNX__UNSUP("input %d has type %s", k, luthier_onnx__typename(p->type));
         if (expand && k == 1) {
             if (!p->i || p->n > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__BAD("bad shape input");
+            int64_t out[LUTHIER_ONNX_MAX_RANK];
+            int ro;
             memcpy(tmp, p->i, sizeof(int64_t) * p->n);
             r2 = (int)p->n;
-            if (!luthier_onnx__bcast(rank, dims, r2, tmp, &rank, dims)) LUTHIER_ONNX__BAD("shapes do not broadcast");
+            if (!luthier_onnx__bcast(rank, dims, r2, tmp, &ro, out)) { /* (not in place: it reads dims as it writes) */
+                char sa[96], sb[96];
+                luthier__shape_str(rank, dims, sa, sizeof sa);
+                luthier__shape_str(r2, tmp, sb, sizeof sb);
+                LUTHIER_ONNX__BAD("the input %s and the shape %s do not broadcast", sa, sb);
+            }
+            rank = ro;
+            memcpy(dims, out, sizeof out);
             continue;
         }
         if (p->f && !(where && k == 0)) isf = 1;

@@ -2280,6 +2280,49 @@ static void test_onnx_dropout_training_ratio0(void) {
     }
 }
 
+/* Expand of a constant folded at load time, where the shape adds dimensions in front ([3,1] to
+   [2,1,6], [4] to [5,4]: swin_t's window masks), then added to the graph input: the sums against
+   the broadcast written out here. */
+static void test_onnx_expand_folded(void) {
+    static const struct { int rc, rs; int64_t cd[2], sh[3], yd[3]; } cases[2] = {
+        {2, 3, {3, 1}, {2, 1, 6}, {2, 3, 6}}, {1, 2, {4, 0}, {5, 4, 0}, {5, 4, 0}}};
+    int k;
+    for (k = 0; k < 2; k++) {
+        pbw m = {0, 0, 0}, g = {0, 0, 0};
+        const int ry = cases[k].rs;
+        const size_t nc = (size_t)(cases[k].cd[0] * (cases[k].rc > 1 ? cases[k].cd[1] : 1));
+        size_t ny = 1, e;
+        float c[4], x[36], y[36], *outs[1];
+        luthier_graph *gr = NULL;
+        luthier_context *ctx = onnx_ctx();
+        char err[512];
+        int bad = 0, d;
+        for (d = 0; d < ry; d++) ny *= (size_t)cases[k].yd[d];
+        for (e = 0; e < nc; e++) c[e] = (float)(e + 1) * 10.0f;
+        for (e = 0; e < ny; e++) x[e] = (float)e;
+        pbw_init_f32(&g, "c", cases[k].rc, cases[k].cd, c, nc);
+        pbw_init(&g, "shape", 7, 1, (const int64_t[]){ry}, cases[k].sh, sizeof(int64_t) * (size_t)ry);
+        pbw_node(&g, "Expand", "c", "shape", "e", "expand");
+        pbw_node(&g, "Add", "x", "e", "y", "add");
+        pbw_vi(&g, 11, "x", ry, cases[k].yd);
+        pbw_vi(&g, 12, "y", ry, cases[k].yd);
+        pbw_model(&m, &g, 13);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "case %d: %s", k, err);
+        outs[0] = y;
+        if (gr && ctx && onnx_run_simple(ctx, gr, x, outs))
+            for (e = 0; e < ny; e++) { /* c [3,1] -> [2,3,6]: c[(e / 6) % 3]; c [4] -> [5,4]: c[e % 4] */
+                const float want = x[e] + c[k == 0 ? (e / 6) % 3 : e % 4];
+                bad += y[e] != want;
+            }
+        else
+            bad = -1;
+        CHECK(bad == 0, "case %d: %d wrong sums", k, bad);
+        luthier_graph_destroy(gr);
+        luthier_context_destroy(ctx);
+        free(m.p);
+    }
+}
+
 /* InstanceNormalization over [N,C,H,W] and [N,C,L] against the ONNX formula
    y = scale[c] * (x - mean) / sqrt(var + epsilon) + bias[c], statistics per (n, c). */
 static void test_onnx_instance_norm(void) {
@@ -3384,6 +3427,7 @@ static void test_onnx_opset18(void) {
 static void run_onnx_tests(void) {
     RUN(test_onnx_rnn);
     RUN(test_onnx_rnn_refusals);
+    RUN(test_onnx_expand_folded);
     RUN(test_onnx_kws_gru);
     RUN(test_onnx_einsum);
     RUN(test_onnx_einsum_refusals);
