@@ -3285,6 +3285,61 @@ static const struct {
     {"ReduceLogSumExp", LUTHIER_REDUCE_LOG_SUM_EXP, 18}, {"ReduceSumSquare", LUTHIER_REDUCE_SUM_SQUARE, 18},
 };
 
+/* Reduce* of a constant: max, min, sum, mean and prod over the axes (double for f32, int64 for
+   integers; mean of integers and the other kinds are left to the conversion). Shape arithmetic
+   needs it: a detector's image transform takes the ReduceMax of its size, then Casts and
+   Subtracts. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reduce(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    luthier_onnx__tensor *t = NULL;
+    int64_t axes[LUTHIER_ONNX_MAX_RANK], dims[LUTHIER_ONNX_MAX_RANK], ax, cnt = 1;
+    int red[LUTHIER_ONNX_MAX_RANK] = {0}, na, r = 0, k, ro = 0, kind;
+    size_t e, q;
+    while (strcmp(luthier_onnx__reduces[r].op, n->op)) r++;
+    kind = (int)luthier_onnx__reduces[r].kind;
+    if ((!xc->f && !xc->i) || !xc->n || (xc->i && kind == LUTHIER_REDUCE_MEAN) ||
+        (kind != LUTHIER_REDUCE_MAX && kind != LUTHIER_REDUCE_MIN && kind != LUTHIER_REDUCE_SUM && kind != LUTHIER_REDUCE_MEAN &&
+         kind != LUTHIER_REDUCE_PROD))
+        return LUTHIER_STATUS_OK;
+    LUTHIER_ONNX__TRY(luthier_onnx__axes(c, n, luthier_onnx__reduces[r].axes_input_from, axes, &na));
+    if (na <= 0 && luthier_onnx__ai(n, "noop_with_empty_axes", 0)) return LUTHIER_STATUS_OK;
+    for (k = 0; k < xc->rank; k++) red[k] = na <= 0;
+    for (k = 0; k < na; k++) {
+        if (!luthier_onnx__norm_axis(axes[k], xc->rank, &ax)) return LUTHIER_STATUS_OK; /* (the conversion names it) */
+        red[ax] = 1;
+    }
+    for (k = 0; k < xc->rank; k++) {
+        if (red[k]) cnt *= xc->dims[k];
+        if (!red[k] || luthier_onnx__ai(n, "keepdims", 1)) dims[ro++] = red[k] ? 1 : xc->dims[k];
+    }
+    LUTHIER_ONNX__TNEW(t, xc->f != NULL, ro, dims);
+    t->type = xc->type;
+    for (q = 0; q < t->n; q++) {
+        if (t->f) t->f[q] = kind == LUTHIER_REDUCE_MAX ? -INFINITY : kind == LUTHIER_REDUCE_MIN ? INFINITY : kind == LUTHIER_REDUCE_PROD;
+        else t->i[q] = kind == LUTHIER_REDUCE_MAX ? INT64_MIN : kind == LUTHIER_REDUCE_MIN ? INT64_MAX : kind == LUTHIER_REDUCE_PROD;
+    }
+    for (e = 0; e < xc->n; e++) { /* the output element of e: its index with the reduced axes dropped */
+        size_t rest = e, o = 0, stride = 1;
+        for (k = xc->rank - 1; k >= 0; k--) {
+            const size_t i = rest % (size_t)xc->dims[k];
+            rest /= (size_t)xc->dims[k];
+            if (!red[k]) o += i * stride, stride *= (size_t)xc->dims[k];
+        }
+        if (t->f) {
+            const float v = xc->f[e], a = t->f[o];
+            t->f[o] = kind == LUTHIER_REDUCE_MAX ? (v > a || v != v ? v : a) : kind == LUTHIER_REDUCE_MIN ? (v < a || v != v ? v : a)
+                      : kind == LUTHIER_REDUCE_PROD ? (float)((double)a * v) : (float)((double)a + v);
+        } else {
+            const int64_t v = xc->i[e], a = t->i[o];
+            t->i[o] = kind == LUTHIER_REDUCE_MAX ? (v > a ? v : a) : kind == LUTHIER_REDUCE_MIN ? (v < a ? v : a)
+                      : kind == LUTHIER_REDUCE_PROD ? (int64_t)((uint64_t)a * (uint64_t)v) : (int64_t)((uint64_t)a + (uint64_t)v);
+        }
+    }
+    for (q = 0; kind == LUTHIER_REDUCE_MEAN && q < t->n; q++) t->f[q] = (float)((double)t->f[q] / (double)cnt);
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
+
 /* ReduceMean over H and W of [N,C,H,W] runs as global average pooling (it works in NHWC). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__reduce_as_pool(luthier_onnx__ctx *c, luthier_onnx__node *n, int cur, int keepdims,
                                                             const luthier_onnx__shape *xs) {
@@ -4206,11 +4261,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     X("Squeeze", 1, 2, 1, 1, reshape, RESHAPE, reshape, 1, 0)                        \
     X("Unsqueeze", 1, 2, 1, 1, reshape, RESHAPE, reshape, 1, 0)                      \
     X("Transpose", 1, 1, 1, 1, transpose, TRANSPOSE, transpose, 1, 0)                \
-    X("ReduceMax", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                           \
-    X("ReduceMin", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                           \
-    X("ReduceSum", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                           \
-    X("ReduceMean", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                          \
-    X("ReduceProd", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                          \
+    X("ReduceMax", 1, 2, 1, 1, reduce, REDUCE, reduce, 1, 0)                           \
+    X("ReduceMin", 1, 2, 1, 1, reduce, REDUCE, reduce, 1, 0)                           \
+    X("ReduceSum", 1, 2, 1, 1, reduce, REDUCE, reduce, 1, 0)                           \
+    X("ReduceMean", 1, 2, 1, 1, reduce, REDUCE, reduce, 1, 0)                          \
+    X("ReduceProd", 1, 2, 1, 1, reduce, REDUCE, reduce, 1, 0)                          \
     X("ReduceL1", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                            \
     X("ReduceL2", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                            \
     X("ReduceLogSum", 1, 2, 1, 1, reduce, REDUCE, none, 1, 0)                        \

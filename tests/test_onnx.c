@@ -2323,6 +2323,57 @@ static void test_onnx_expand_folded(void) {
     }
 }
 
+/* Reductions of constants folded at load time (shape arithmetic: a detector's image transform):
+   ReduceMax over axis 1 kept, ReduceMean over axis 0 dropped (f32), ReduceProd of an int64
+   constant over all axes, then Cast to float where needed and added to the graph input; the
+   sums against the reductions written out here. The models have no other path: an unfolded
+   int64 reduction is refused. */
+static void test_onnx_reduce_folded(void) {
+    static const float cf[6] = {1, 5, 3, 4, -2, 6};
+    static const int64_t ci[4] = {1, 2, -3, 4}, d23[2] = {2, 3}, d22[2] = {2, 2}, d1[1] = {1}, d3[1] = {3};
+    int k;
+    for (k = 0; k < 3; k++) {
+        pbw m = {0, 0, 0}, g = {0, 0, 0}, nd = {0, 0, 0};
+        const int64_t ax1 = 1, ax0 = 0;
+        float x[6] = {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f}, y[6], want[6], *outs[1];
+        const int nx = k == 0 ? 6 : k == 1 ? 3 : 1;
+        luthier_graph *gr = NULL;
+        luthier_context *ctx = onnx_ctx();
+        char err[512];
+        int e, bad = 0;
+        if (k < 2) pbw_init_f32(&g, "c", 2, d23, cf, 6);
+        else pbw_init(&g, "c", 7, 2, d22, ci, sizeof ci);
+        pbw_str(&nd, 1, "c"), pbw_str(&nd, 2, k == 2 ? "ri" : "r"), pbw_str(&nd, 3, "reduce");
+        pbw_str(&nd, 4, k == 0 ? "ReduceMax" : k == 1 ? "ReduceMean" : "ReduceProd");
+        if (k == 0) pbw_attr_is(&nd, "axes", &ax1, 1);
+        if (k == 1) pbw_attr_is(&nd, "axes", &ax0, 1), pbw_attr_i(&nd, "keepdims", 0);
+        if (k == 2) pbw_attr_i(&nd, "keepdims", 0);
+        pbw_msg(&g, 1, &nd);
+        if (k == 2) {
+            pbw cn = {0, 0, 0};
+            pbw_str(&cn, 1, "ri"), pbw_str(&cn, 2, "r"), pbw_str(&cn, 3, "cast"), pbw_str(&cn, 4, "Cast");
+            pbw_attr_i(&cn, "to", 1);
+            pbw_msg(&g, 1, &cn);
+        }
+        pbw_node(&g, "Add", "x", "r", "y", "add");
+        pbw_vi(&g, 11, "x", k == 0 ? 2 : 1, k == 0 ? d23 : k == 1 ? d3 : d1);
+        pbw_vi(&g, 12, "y", k == 0 ? 2 : 1, k == 0 ? d23 : k == 1 ? d3 : d1);
+        pbw_model(&m, &g, 13);
+        for (e = 0; e < nx; e++)
+            want[e] = x[e] + (k == 0 ? (e < 3 ? 5.0f : 6.0f) : k == 1 ? (cf[e] + cf[e + 3]) / 2 : -24.0f);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "case %d: %s", k, err);
+        outs[0] = y;
+        if (gr && ctx && onnx_run_simple(ctx, gr, x, outs))
+            for (e = 0; e < nx; e++) bad += y[e] != want[e];
+        else
+            bad = -1;
+        CHECK(bad == 0, "case %d: %d wrong sums", k, bad);
+        luthier_graph_destroy(gr);
+        luthier_context_destroy(ctx);
+        free(m.p);
+    }
+}
+
 /* InstanceNormalization over [N,C,H,W] and [N,C,L] against the ONNX formula
    y = scale[c] * (x - mean) / sqrt(var + epsilon) + bias[c], statistics per (n, c). */
 static void test_onnx_instance_norm(void) {
@@ -3428,6 +3479,7 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_rnn);
     RUN(test_onnx_rnn_refusals);
     RUN(test_onnx_expand_folded);
+    RUN(test_onnx_reduce_folded);
     RUN(test_onnx_kws_gru);
     RUN(test_onnx_einsum);
     RUN(test_onnx_einsum_refusals);
