@@ -559,88 +559,98 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x6__neonfma(const luthier_sgemm_uker
     LUTHIER__6x16_BIASROW(v20, v21, v22, v23) LUTHIER__6x16_BIASROW(v24, v25, v26, v27)            \
     LUTHIER__6x16_BIASROW(v28, v29, v30, v31)
 
-LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x16__neonfma_hybrid(const luthier_sgemm_ukernel_args *p) {
-    float tmp[6 * 16], bb[16], mm[2];
-    size_t ld;
-    float *const cp = luthier__neon_tile_begin(p, tmp, 6, 16, &ld);
-    const float *const bp = luthier__neon_bias(p, bb, 16);
-    const size_t mode = luthier__neon_mode(p, mm);
-    const float *const *ar = p->a_rows;
-    const float *b = p->b;
-    size_t ks = p->ks;
-    __asm__ __volatile__(
-        LUTHIER__NEON_PROLOGUE(6x16, LUTHIER__6x16_ROWS(LUTHIER__6x16_LDC), LUTHIER__6x16_BIAS,
-                               LUTHIER__V8_31(LUTHIER__ZEROQ))
-        "cbz %[ks], .Lluthier_6x16_end_%=\n\t"
-        ".Lluthier_6x16_seg_%=:\n\t"
-        "mov x13, %[ar]\n\t"
-        "ldr x0, [x13]\n\t"
-        LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)
-        LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40)
-        "add %[ar], %[ar], #48\n\t"
-        "lsr x10, %[k], #2\n\t"
-        "and x11, %[k], #3\n\t"
-        "cbz x10, .Lluthier_6x16_k1_%=\n\t"
-        ".Lluthier_6x16_k4_%=:\n\t"
-        "// LLVM-MCA-BEGIN\n\t"
-        "ldr q0, [x0], #16\n\t"
-        "ldr q1, [x1], #16\n\t"
-        "ldr q2, [x2], #16\n\t"
-        "ldr q3, [x3], #16\n\t"
-        "ldr q4, [x4], #16\n\t"
-        "ldr q5, [x5], #16\n\t"
-        "ldp q6, q7, [%[b]]\n\t"
-        LUTHIER__6x16_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"
-        LUTHIER__6x16_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"
-        LUTHIER__6x16_G2(v6, 0) "ldr q6, [%[b], #64]\n\t"
-        LUTHIER__6x16_G3(v7, 0) "ldr q7, [%[b], #80]\n\t"
-        LUTHIER__6x16_G0(v6, 1) "ldr q6, [%[b], #96]\n\t"
-        LUTHIER__6x16_G1(v7, 1) "ldr q7, [%[b], #112]\n\t"
-        LUTHIER__6x16_G2(v6, 1) "ldr q6, [%[b], #128]\n\t"
-        LUTHIER__6x16_G3(v7, 1) "ldr q7, [%[b], #144]\n\t"
-        LUTHIER__6x16_G0(v6, 2) "ldr q6, [%[b], #160]\n\t"
-        LUTHIER__6x16_G1(v7, 2) "ldr q7, [%[b], #176]\n\t"
-        LUTHIER__6x16_G2(v6, 2) "ldr q6, [%[b], #192]\n\t"
-        LUTHIER__6x16_G3(v7, 2) "ldr q7, [%[b], #208]\n\t"
-        LUTHIER__6x16_G0(v6, 3) "ldr q6, [%[b], #224]\n\t"
-        LUTHIER__6x16_G1(v7, 3) "ldr q7, [%[b], #240]\n\t"
-        LUTHIER__6x16_G2(v6, 3)
-        "add %[b], %[b], #256\n\t"
-        LUTHIER__6x16_G3(v7, 3)
-        "subs x10, x10, #1\n\t"
-        "b.ne .Lluthier_6x16_k4_%=\n\t"
+/* The frame of the hybrid 6x16 kernels (tag: their labels' prefix): per segment, the 6 row
+   pointers of A and the k / 4 blocks (K4: a schedule's 4-step loop, which ends at label k1; the
+   kernels differ only in it, and in the registers it takes besides the frame's: the arguments
+   after K4, clobbers), then the k % 4 remainder, the next segment, the store. */
+#define LUTHIER__6x16_KERNEL(fn, tag, K4, ...)                                                      \
+    LUTHIER_PRIVATE void fn(const luthier_sgemm_ukernel_args *p) {                                  \
+        float tmp[6 * 16], bb[16], mm[2];                                                          \
+        size_t ld;                                                                                 \
+        float *const cp = luthier__neon_tile_begin(p, tmp, 6, 16, &ld);                            \
+        const float *const bp = luthier__neon_bias(p, bb, 16);                                     \
+        const size_t mode = luthier__neon_mode(p, mm);                                             \
+        const float *const *ar = p->a_rows;                                                        \
+        const float *b = p->b;                                                                     \
+        size_t ks = p->ks;                                                                         \
+        __asm__ __volatile__(                                                                      \
+            LUTHIER__NEON_PROLOGUE(tag, LUTHIER__6x16_ROWS(LUTHIER__6x16_LDC), LUTHIER__6x16_BIAS,  \
+                                   LUTHIER__V8_31(LUTHIER__ZEROQ))                                 \
+            "cbz %[ks], .Lluthier_" #tag "_end_%=\n\t"                                              \
+            ".Lluthier_" #tag "_seg_%=:\n\t"                                                        \
+            "mov x13, %[ar]\n\t"                                                                    \
+            "ldr x0, [x13]\n\t"                                                                     \
+            LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)        \
+            LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40)                                  \
+            "add %[ar], %[ar], #48\n\t"                                                             \
+            "lsr x10, %[k], #2\n\t"                                                                 \
+            "and x11, %[k], #3\n\t"                                                                 \
+            "cbz x10, .Lluthier_" #tag "_k1_%=\n\t"                                                 \
+            K4                                                                                     \
+            ".Lluthier_" #tag "_k1_%=:\n\t"                                                         \
+            "cbz x11, .Lluthier_" #tag "_next_%=\n\t"                                               \
+            ".Lluthier_" #tag "_rem_%=:\n\t"                                                        \
+            "ldr s0, [x0], #4\n\t"                                                                  \
+            "ldr s1, [x1], #4\n\t"                                                                  \
+            "ldr s2, [x2], #4\n\t"                                                                  \
+            "ldr s3, [x3], #4\n\t"                                                                  \
+            "ldr s4, [x4], #4\n\t"                                                                  \
+            "ldr s5, [x5], #4\n\t"                                                                  \
+            "ldp q6, q7, [%[b]]\n\t"                                                                \
+            LUTHIER__6x16_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"                                       \
+            LUTHIER__6x16_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"                                       \
+            LUTHIER__6x16_G2(v6, 0)                                                                \
+            "add %[b], %[b], #64\n\t"                                                               \
+            LUTHIER__6x16_G3(v7, 0)                                                                \
+            "subs x11, x11, #1\n\t"                                                                 \
+            "b.ne .Lluthier_" #tag "_rem_%=\n\t"                                                    \
+            ".Lluthier_" #tag "_next_%=:\n\t"                                                       \
+            "subs %[ks], %[ks], #1\n\t"                                                             \
+            "b.ne .Lluthier_" #tag "_seg_%=\n\t"                                                    \
+            ".Lluthier_" #tag "_end_%=:\n\t"                                                        \
+            LUTHIER__NEON_EPILOGUE(tag, LUTHIER__V8_31, LUTHIER__6x16_ROWS(LUTHIER__6x16_STC))     \
+            : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks)                                            \
+            : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),          \
+              [mm] "r"(mm), [k] "r"(p->k), [m] "r"(p->m)                                           \
+            : "x0", "x1", "x2", "x3", "x4", "x5", "x9", "x10", "x11", "x12", "x13", "v0", "v1",     \
+              "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14",   \
+              "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",  \
+              "v27", "v28", "v29", "v30", "v31", __VA_ARGS__);                                     \
+        luthier__neon_tile_end(p, cp, 16);                                                         \
+    }
+
+#define LUTHIER__6x16_K4 /* the big-core 4-step loop: 128-bit loads of A rows and B */             \
+        ".Lluthier_6x16_k4_%=:\n\t"                                                                \
+        "// LLVM-MCA-BEGIN\n\t"                                                                    \
+        "ldr q0, [x0], #16\n\t"                                                                    \
+        "ldr q1, [x1], #16\n\t"                                                                    \
+        "ldr q2, [x2], #16\n\t"                                                                    \
+        "ldr q3, [x3], #16\n\t"                                                                    \
+        "ldr q4, [x4], #16\n\t"                                                                    \
+        "ldr q5, [x5], #16\n\t"                                                                    \
+        "ldp q6, q7, [%[b]]\n\t"                                                                   \
+        LUTHIER__6x16_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"                                          \
+        LUTHIER__6x16_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"                                          \
+        LUTHIER__6x16_G2(v6, 0) "ldr q6, [%[b], #64]\n\t"                                          \
+        LUTHIER__6x16_G3(v7, 0) "ldr q7, [%[b], #80]\n\t"                                          \
+        LUTHIER__6x16_G0(v6, 1) "ldr q6, [%[b], #96]\n\t"                                          \
+        LUTHIER__6x16_G1(v7, 1) "ldr q7, [%[b], #112]\n\t"                                         \
+        LUTHIER__6x16_G2(v6, 1) "ldr q6, [%[b], #128]\n\t"                                         \
+        LUTHIER__6x16_G3(v7, 1) "ldr q7, [%[b], #144]\n\t"                                         \
+        LUTHIER__6x16_G0(v6, 2) "ldr q6, [%[b], #160]\n\t"                                         \
+        LUTHIER__6x16_G1(v7, 2) "ldr q7, [%[b], #176]\n\t"                                         \
+        LUTHIER__6x16_G2(v6, 2) "ldr q6, [%[b], #192]\n\t"                                         \
+        LUTHIER__6x16_G3(v7, 2) "ldr q7, [%[b], #208]\n\t"                                         \
+        LUTHIER__6x16_G0(v6, 3) "ldr q6, [%[b], #224]\n\t"                                         \
+        LUTHIER__6x16_G1(v7, 3) "ldr q7, [%[b], #240]\n\t"                                         \
+        LUTHIER__6x16_G2(v6, 3)                                                                    \
+        "add %[b], %[b], #256\n\t"                                                                 \
+        LUTHIER__6x16_G3(v7, 3)                                                                    \
+        "subs x10, x10, #1\n\t"                                                                    \
+        "b.ne .Lluthier_6x16_k4_%=\n\t"                                                            \
         "// LLVM-MCA-END\n\t"
-        ".Lluthier_6x16_k1_%=:\n\t"
-        "cbz x11, .Lluthier_6x16_next_%=\n\t"
-        ".Lluthier_6x16_rem_%=:\n\t"
-        "ldr s0, [x0], #4\n\t"
-        "ldr s1, [x1], #4\n\t"
-        "ldr s2, [x2], #4\n\t"
-        "ldr s3, [x3], #4\n\t"
-        "ldr s4, [x4], #4\n\t"
-        "ldr s5, [x5], #4\n\t"
-        "ldp q6, q7, [%[b]]\n\t"
-        LUTHIER__6x16_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"
-        LUTHIER__6x16_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"
-        LUTHIER__6x16_G2(v6, 0)
-        "add %[b], %[b], #64\n\t"
-        LUTHIER__6x16_G3(v7, 0)
-        "subs x11, x11, #1\n\t"
-        "b.ne .Lluthier_6x16_rem_%=\n\t"
-        ".Lluthier_6x16_next_%=:\n\t"
-        "subs %[ks], %[ks], #1\n\t"
-        "b.ne .Lluthier_6x16_seg_%=\n\t"
-        ".Lluthier_6x16_end_%=:\n\t"
-        LUTHIER__NEON_EPILOGUE(6x16, LUTHIER__V8_31, LUTHIER__6x16_ROWS(LUTHIER__6x16_STC))
-        : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks)
-        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
-          [mm] "r"(mm), [k] "r"(p->k), [m] "r"(p->m)
-        : "x0", "x1", "x2", "x3", "x4", "x5", "x9", "x10", "x11", "x12", "x13", "v0", "v1", "v2",
-          "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
-          "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
-          "v30", "v31", "cc", "memory");
-    luthier__neon_tile_end(p, cp, 16);
-}
+
+LUTHIER__6x16_KERNEL(luthier_sgemm_ukernel_6x16__neonfma_hybrid, 6x16, LUTHIER__6x16_K4, "cc", "memory")
 
 /* >>6x16-a53 ==================================================================================
    Hybrid 6x16 for in-order dual-issue cores (Cortex-A53/A55): the A rows, packed B, accumulators,
@@ -748,68 +758,18 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x16__neonfma_hybrid(const luthier_sg
     LUTHIER__INSD(1, x7) LUTHIER__6x16L_LDDA(0, x0, 0) LUTHIER__LDD(6, b, 16) \
     LUTHIER__LDX(x6, b, 16) LUTHIER__INSD(0, x12)
 
-LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x16__neonfma_hybrid_a53(const luthier_sgemm_ukernel_args *p) {
-    float tmp[6 * 16], bb[16], mm[2];
-    size_t ld;
-    float *const cp = luthier__neon_tile_begin(p, tmp, 6, 16, &ld);
-    const float *const bp = luthier__neon_bias(p, bb, 16);
-    const size_t mode = luthier__neon_mode(p, mm);
-    const float *const *ar = p->a_rows;
-    const float *b = p->b;
-    size_t ks = p->ks;
-    __asm__ __volatile__(
-        LUTHIER__NEON_PROLOGUE(6x16a53, LUTHIER__6x16_ROWS(LUTHIER__6x16_LDC), LUTHIER__6x16_BIAS,
-                               LUTHIER__V8_31(LUTHIER__ZEROQ))
-        "cbz %[ks], .Lluthier_6x16a53_end_%=\n\t"
-        ".Lluthier_6x16a53_seg_%=:\n\t"
-        "mov x13, %[ar]\n\t"
-        "ldr x0, [x13]\n\t"
-        LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)
-        LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40)
-        "add %[ar], %[ar], #48\n\t"
-        "lsr x10, %[k], #2\n\t"
-        "and x11, %[k], #3\n\t"
-        "cbz x10, .Lluthier_6x16a53_k1_%=\n\t"
-        LUTHIER__6x16L_FIRST
-        "subs x10, x10, #1\n\t"
-        "b.eq .Lluthier_6x16a53_last_%=\n\t"
-        ".Lluthier_6x16a53_k4_%=:\n\t"
-        "// LLVM-MCA-BEGIN\n\t"
-        LUTHIER__6x16L_BLOCK(LUTHIER__6x16L_KEEP, LUTHIER__6x16L_KEEP)
-        "// LLVM-MCA-END\n\t"
-        ".Lluthier_6x16a53_last_%=:\n\t"
+#define LUTHIER__6x16L_K4 /* the in-order 4-step loop (see above) */                               \
+        LUTHIER__6x16L_FIRST                                                                       \
+        "subs x10, x10, #1\n\t"                                                                    \
+        "b.eq .Lluthier_6x16a53_last_%=\n\t"                                                       \
+        ".Lluthier_6x16a53_k4_%=:\n\t"                                                             \
+        "// LLVM-MCA-BEGIN\n\t"                                                                    \
+        LUTHIER__6x16L_BLOCK(LUTHIER__6x16L_KEEP, LUTHIER__6x16L_KEEP)                             \
+        "// LLVM-MCA-END\n\t"                                                                      \
+        ".Lluthier_6x16a53_last_%=:\n\t"                                                           \
         LUTHIER__6x16L_BLOCK(LUTHIER__6x16L_DROP, LUTHIER__6x16L_DROP)
-        ".Lluthier_6x16a53_k1_%=:\n\t"
-        "cbz x11, .Lluthier_6x16a53_next_%=\n\t"
-        ".Lluthier_6x16a53_rem_%=:\n\t"
-        "ldr s0, [x0], #4\n\t"
-        "ldr s1, [x1], #4\n\t"
-        "ldr s2, [x2], #4\n\t"
-        "ldr s3, [x3], #4\n\t"
-        "ldr s4, [x4], #4\n\t"
-        "ldr s5, [x5], #4\n\t"
-        "ldp q6, q7, [%[b]]\n\t"
-        LUTHIER__6x16_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"
-        LUTHIER__6x16_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"
-        LUTHIER__6x16_G2(v6, 0)
-        "add %[b], %[b], #64\n\t"
-        LUTHIER__6x16_G3(v7, 0)
-        "subs x11, x11, #1\n\t"
-        "b.ne .Lluthier_6x16a53_rem_%=\n\t"
-        ".Lluthier_6x16a53_next_%=:\n\t"
-        "subs %[ks], %[ks], #1\n\t"
-        "b.ne .Lluthier_6x16a53_seg_%=\n\t"
-        ".Lluthier_6x16a53_end_%=:\n\t"
-        LUTHIER__NEON_EPILOGUE(6x16a53, LUTHIER__V8_31, LUTHIER__6x16_ROWS(LUTHIER__6x16_STC))
-        : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks)
-        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
-          [mm] "r"(mm), [k] "r"(p->k), [m] "r"(p->m)
-        : "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x9", "x10", "x11", "x12", "x13", "v0",
-          "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14",
-          "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27",
-          "v28", "v29", "v30", "v31", "cc", "memory");
-    luthier__neon_tile_end(p, cp, 16);
-}
+
+LUTHIER__6x16_KERNEL(luthier_sgemm_ukernel_6x16__neonfma_hybrid_a53, 6x16a53, LUTHIER__6x16L_K4, "x6", "x7", "cc", "memory")
 
 /* >>4x24 =======================================================================================
    Hybrid 4x24, the wide tile. Registers:

@@ -314,6 +314,21 @@ static const char *qc_dw_isa_wanted(const luthier_context *cctx) {
 #endif
 }
 
+/* A depthwise layer's shape: channels, input, kernel, stride, dilation, padding. */
+typedef struct qc_dw_shape {
+    int c, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+} qc_dw_shape;
+
+/* c's desc: the depthwise layer of shape s with `channels` channels and batch `batch`. */
+static void qc_dw_desc(qc_case *c, const qc_dw_shape *s, int channels, int batch) {
+    c->d.batch = batch;
+    c->d.in_channels = c->d.out_channels = c->d.groups = channels;
+    c->d.in_h = s->h, c->d.in_w = s->w, c->d.kernel_h = s->kh, c->d.kernel_w = s->kw;
+    c->d.stride_h = s->sh, c->d.stride_w = s->sw, c->d.dilation_h = s->dh, c->d.dilation_w = s->dw;
+    c->d.pad_top = s->pt, c->d.pad_left = s->pl, c->d.pad_bottom = s->pb, c->d.pad_right = s->pr;
+    c->d.algorithm = LUTHIER_CONV_DEPTHWISE;
+}
+
 /* Depthwise layers across the 16-channel blocks of the NEON routines: every channel count
    1..67 (--quick: 1, 5, 15, 16, 17, 31, 32, 33, 48, 67) on every shape of the list (3x3, 5x5,
    7x7, 1x3 and 3x1 kernels, strides 1 and 2, padding, dilation 2), batch 1 or 2, the three
@@ -322,10 +337,10 @@ static const char *qc_dw_isa_wanted(const luthier_context *cctx) {
    (packed on one, run on another). Each layer reports the ISA of the routine it runs: on
    AArch64 neon_dot exactly when the creating and running context have dotprod. */
 static void test_int8_conv_depthwise_channels(void) {
-    static const struct { int h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr; } shapes[] = {
-        {6, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, {7, 8, 3, 3, 2, 2, 1, 1, 1, 0, 1, 1}, {6, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
-        {8, 9, 5, 5, 2, 2, 1, 1, 2, 1, 1, 2}, {7, 8, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2}, {7, 7, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3},
-        {4, 9, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1}, {7, 5, 3, 1, 1, 2, 1, 1, 1, 0, 1, 0}};
+    static const qc_dw_shape shapes[] = { /* (channels: 1..67, set below) */
+        {0, 6, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, {0, 7, 8, 3, 3, 2, 2, 1, 1, 1, 0, 1, 1}, {0, 6, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
+        {0, 8, 9, 5, 5, 2, 2, 1, 1, 2, 1, 1, 2}, {0, 7, 8, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2}, {0, 7, 7, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3},
+        {0, 4, 9, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1}, {0, 7, 5, 3, 1, 1, 2, 1, 1, 1, 0, 1, 0}};
     static const int quick_c[] = {1, 5, 15, 16, 17, 31, 32, 33, 48, 67};
     static const int three[1] = {3};
     const int nc = T.quick ? (int)(sizeof quick_c / sizeof quick_c[0]) : 67, nsh = (int)(sizeof shapes / sizeof shapes[0]);
@@ -351,21 +366,7 @@ static void test_int8_conv_depthwise_channels(void) {
             const int ch = T.quick ? quick_c[i] : i + 1, v = ch + sh;
             qc_case c;
             memset(&c, 0, sizeof c);
-            c.d.batch = 1 + v / 3 % 2;
-            c.d.in_channels = c.d.out_channels = c.d.groups = ch;
-            c.d.in_h = shapes[sh].h;
-            c.d.in_w = shapes[sh].w;
-            c.d.kernel_h = shapes[sh].kh;
-            c.d.kernel_w = shapes[sh].kw;
-            c.d.stride_h = shapes[sh].sh;
-            c.d.stride_w = shapes[sh].sw;
-            c.d.dilation_h = shapes[sh].dh;
-            c.d.dilation_w = shapes[sh].dw;
-            c.d.pad_top = shapes[sh].pt;
-            c.d.pad_left = shapes[sh].pl;
-            c.d.pad_bottom = shapes[sh].pb;
-            c.d.pad_right = shapes[sh].pr;
-            c.d.algorithm = LUTHIER_CONV_DEPTHWISE;
+            qc_dw_desc(&c, &shapes[sh], ch, 1 + v / 3 % 2);
             c.d.layout = v % 5 == 4 ? LUTHIER_LAYOUT_NCHW : LUTHIER_LAYOUT_NHWC;
             qc_fill(&c);
             if (c.d.output != (luthier_qoutput)(v % 3)) { /* the output type in turn, no clamp from another one */
@@ -406,7 +407,7 @@ static void test_int8_conv_depthwise_channels(void) {
    accumulator may wrap), float and int32. Every layer on 1 and 2 threads (1 with --quick), both
    layouts; on an AVX-512 VNNI context the test also checks that every path was taken. */
 static void test_int8_conv_depthwise_rows(void) {
-    static const struct { int c, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr; } shapes[] = {
+    static const qc_dw_shape shapes[] = {
         {32, 9, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   {144, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
         {96, 8, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},   {192, 6, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
         {200, 5, 7, 3, 3, 2, 2, 1, 1, 0, 1, 2, 0},   {5, 6, 11, 3, 3, 1, 2, 1, 1, 1, 0, 1, 2},
@@ -428,21 +429,7 @@ static void test_int8_conv_depthwise_rows(void) {
             luthier_qconv2d_layer *L = NULL;
             int64_t e;
             memset(&c, 0, sizeof c);
-            c.d.batch = 1 + (sh + v) % 2;
-            c.d.in_channels = c.d.out_channels = c.d.groups = shapes[sh].c;
-            c.d.in_h = shapes[sh].h;
-            c.d.in_w = shapes[sh].w;
-            c.d.kernel_h = shapes[sh].kh;
-            c.d.kernel_w = shapes[sh].kw;
-            c.d.stride_h = shapes[sh].sh;
-            c.d.stride_w = shapes[sh].sw;
-            c.d.dilation_h = shapes[sh].dh;
-            c.d.dilation_w = shapes[sh].dw;
-            c.d.pad_top = shapes[sh].pt;
-            c.d.pad_left = shapes[sh].pl;
-            c.d.pad_bottom = shapes[sh].pb;
-            c.d.pad_right = shapes[sh].pr;
-            c.d.algorithm = LUTHIER_CONV_DEPTHWISE;
+            qc_dw_desc(&c, &shapes[sh], shapes[sh].c, 1 + (sh + v) % 2);
             c.d.layout = v % 3 == 2 ? LUTHIER_LAYOUT_NCHW : LUTHIER_LAYOUT_NHWC;
             qc_fill(&c);
             c.d.activation = LUTHIER_ACTIVATION_NONE;

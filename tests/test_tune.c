@@ -34,6 +34,15 @@ static void test_tune_signatures(void) {
     gb_free(&b);
 }
 
+/* A task of one 3x3 convolution, 8 -> 16 channels on 10x10, padding 1. */
+static void tune_conv_task(luthier__task *t) {
+    memset(t, 0, sizeof *t);
+    t->l.op = LUTHIER_OP_CONV2D;
+    t->l.cd.batch = 1; t->l.cd.in_channels = 8; t->l.cd.in_h = t->l.cd.in_w = 10; t->l.cd.out_channels = 16;
+    t->l.cd.kernel_h = t->l.cd.kernel_w = 3; t->l.cd.pad_top = t->l.cd.pad_left = t->l.cd.pad_bottom = t->l.cd.pad_right = 1;
+    t->l.cd.stride_h = t->l.cd.stride_w = t->l.cd.dilation_h = t->l.cd.dilation_w = t->l.cd.groups = 1;
+}
+
 /* The space: only valid (algorithm, kernel) pairs, shares in steps summing to 100. */
 static void test_tune_space(void) {
     luthier_topology topo;
@@ -57,11 +66,7 @@ static void test_tune_space(void) {
             printf("    (skip %s: no context)\n", specs[k]);
             continue;
         }
-        memset(&t, 0, sizeof t);
-        t.l.op = LUTHIER_OP_CONV2D;
-        t.l.cd.batch = 1; t.l.cd.in_channels = 8; t.l.cd.in_h = t.l.cd.in_w = 10; t.l.cd.out_channels = 16;
-        t.l.cd.kernel_h = t.l.cd.kernel_w = 3; t.l.cd.pad_top = t.l.cd.pad_left = t.l.cd.pad_bottom = t.l.cd.pad_right = 1;
-        t.l.cd.stride_h = t.l.cd.stride_w = t.l.cd.dilation_h = t.l.cd.dilation_w = t.l.cd.groups = 1;
+        tune_conv_task(&t);
         c = luthier__task_space(ctx, &t, 10, 1, &n);
         CHECK(c && n > 0, "space of %s", specs[k]);
         for (i = 0; c && i < n; i++) {
@@ -469,11 +474,7 @@ static void test_tune_cluster_kernels(void) {
     gb b;
     CHECK(luthier_topology_cores("A72x1,A53x1", &topo, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
     if (!(ctx = ctx_make(2, &topo, LUTHIER_AUTO_RULES))) return;
-    memset(&t, 0, sizeof t);
-    t.l.op = LUTHIER_OP_CONV2D;
-    t.l.cd.batch = 1; t.l.cd.in_channels = 8; t.l.cd.in_h = t.l.cd.in_w = 10; t.l.cd.out_channels = 16;
-    t.l.cd.kernel_h = t.l.cd.kernel_w = 3; t.l.cd.pad_top = t.l.cd.pad_left = t.l.cd.pad_bottom = t.l.cd.pad_right = 1;
-    t.l.cd.stride_h = t.l.cd.stride_w = t.l.cd.dilation_h = t.l.cd.dilation_w = t.l.cd.groups = 1;
+    tune_conv_task(&t);
     c = luthier__task_space(ctx, &t, 10, 1, &n);
     for (i = 0; c && i < n; i++) {
         const char *name = luthier__ukernels[c[i].kernel].name;
