@@ -1155,6 +1155,14 @@ LUTHIER_ONNX__FN int luthier_onnx__bcast(int ra, const int64_t *a, int rb, const
     return 1;
 }
 
+/* "[d0,d1,...]" into buf (the loader's messages). */
+LUTHIER_ONNX__FN void luthier_onnx__dims_str(int rank, const int64_t *d, char *buf, size_t size) {
+    size_t used = (size_t)snprintf(buf, size, "[");
+    int i;
+    for (i = 0; i < rank && used < size; i++) used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "," : "", (long long)d[i]);
+    if (used < size) snprintf(buf + used, size - used, "]");
+}
+
 LUTHIER_ONNX__FN int luthier_onnx__norm_axis(int64_t axis, int rank, int64_t *out) {
     if (axis < 0) axis += rank;
     if (axis < 0 || axis >= (rank ? rank : 1)) return 0;
@@ -1885,8 +1893,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_broadcast(const luthier_onnx_
             r2 = (int)p->n;
             if (!luthier_onnx__bcast(rank, dims, r2, tmp, &ro, out)) { /* (not in place: it reads dims as it writes) */
                 char sa[96], sb[96];
-                luthier__shape_str(rank, dims, sa, sizeof sa);
-                luthier__shape_str(r2, tmp, sb, sizeof sb);
+                luthier_onnx__dims_str(rank, dims, sa, sizeof sa);
+                luthier_onnx__dims_str(r2, tmp, sb, sizeof sb);
                 LUTHIER_ONNX__BAD("the input %s and the shape %s do not broadcast", sa, sb);
             }
             rank = ro;
