@@ -2584,12 +2584,63 @@ typedef struct luthier__gemm_job {
    weights instead of all of them, and few tiles no longer split unevenly (9 tiles: 5:4); four
    panels per thread keep the shares of asymmetric clusters within about a panel of what they
    ask. Grouped layers keep the pixel split. The engine (luthier__conv_split) and the cost model
-   (luthier__cm_units) both use it. */
+   (luthier__cm_parallel) both use it. */
 LUTHIER_PRIVATE luthier__gemm_split luthier__conv_split_for(size_t m, size_t cout_g, int groups, size_t tiles, size_t panels,
                                                             int threads, size_t b_bytes, size_t l2) {
     luthier__gemm_split s = luthier__gemm_split_for(tiles, panels, groups == 1 ? threads : 1, b_bytes, l2);
     if (groups == 1 && threads > 1 && !s.groups && cout_g > m && panels >= 4 * (size_t)threads) s.groups = 1;
     return s;
+}
+
+/* Winograd's tiles per block (a multiple of mr): V and M of a block take about half of L2; 1 to
+   16 MR tiles. When V and M of every tile fit L2, one block takes them all, so that B (alpha^2
+   positions of weights, 4.2 MB for a 256-channel F(2x2) layer) streams once per run:
+   ResNet-101's 14x14 layers went from 2 blocks (30 + 19 tiles) to 1, 1.07 -> 0.80 ms on 1
+   thread in the network (docs/DESIGN.md). The engine and the cost model both use it. */
+LUTHIER_PRIVATE size_t luthier__wino_block_tiles(size_t tiles, size_t mr, size_t positions, size_t cin_g, size_t cout_g,
+                                                 size_t l2) {
+    const size_t per_tile = positions * (cin_g + cout_g) * sizeof(float);
+    size_t tb = (l2 / 2) / per_tile;
+    tb = luthier__min_sz(luthier__max_sz(tb / mr, 1), 16);
+    tb = luthier__min_sz(tb, luthier__div_up(tiles, mr)) * mr;
+    if (tiles <= l2 / per_tile) tb = luthier__div_up(tiles, mr) * mr;
+    return tb;
+}
+
+/* How a Winograd layer's work becomes the pool's units on T threads (engine and cost model).
+   Units of MR tiles give each thread whole GEMM tiles. With fewer units than threads (a 7x7
+   layer with F(4x4): 4 tiles, one unit) the unit becomes one tile, so that no thread idles: 3.3
+   instead of 4.7 ms for 7x7x512 on 2 threads. One-tile units everywhere were slower (14x14 to
+   56x56 layers: each thread's partial MR tiles cost as much as whole ones, the weights' traffic
+   being the same). Or by output channels (by_panels: each thread transforms every tile and
+   reads 1/T of the weights, once) rather than tiles: with few tiles (at most 2 MR units per
+   thread), or with every tile in one block and large weights. 7x7x512 on 2 threads, F(2x2)
+   1.03 -> 0.60 ms, F(4x4) 1.53 -> 0.90 (weights cold: 1.5x, 1.3x). ResNet-101's 14x14 layers
+   (4.2 MB of weights, drawn from memory at the rate one core can stream) 0.47 -> 0.42 ms in
+   the network; GoogLeNet's (1.8-3.3 MB, cached) lost 4-15 % to the transforms every thread
+   repeats and to uneven panels, hence weights of at least 2 x L2 and the same number of whole
+   panels per thread (docs/DESIGN.md). With several blocks of tiles each thread would stream its
+   half of B once per block: no gain. Vector channel blocks must stay whole per thread (nr a
+   multiple of the transform's width vw) for bit-identical results. b_bytes: one group's
+   packed weights, every position. */
+typedef struct luthier__wino_split {
+    size_t unit;   /* tiles per unit (tile split) */
+    size_t units;  /* units of the pool */
+    int by_panels; /* the units are NR panels of output channels */
+} luthier__wino_split;
+
+LUTHIER_PRIVATE luthier__wino_split luthier__wino_split_for(size_t tiles, size_t tb, size_t mr, size_t nr, size_t panels,
+                                                            size_t cout_g, size_t vw, size_t b_bytes, int threads, size_t l2) {
+    const size_t T = (size_t)(threads > 0 ? threads : 1);
+    luthier__wino_split w;
+    w.unit = luthier__div_up(tiles, mr) < T ? 1 : mr;
+    w.units = luthier__div_up(tiles, w.unit);
+    w.by_panels = 0;
+    if (T > 1 && nr % vw == 0 && panels >= 2 * T)
+        w.by_panels = luthier__div_up(tiles, mr) <= 2 * T ||
+                      (tb >= tiles && cout_g % nr == 0 && panels % T == 0 && b_bytes >= 2 * l2);
+    if (w.by_panels) w.units = panels;
+    return w;
 }
 
 LUTHIER_PRIVATE void luthier__gemm_range(void *arg, size_t begin, size_t end, int thread,
@@ -2967,6 +3018,9 @@ typedef struct luthier__cm_core {
     double l1, l2, l3;    /* bytes seen by one core (l3 0: none, l2 is the last level) */
     double l2_bpc, l3_bpc, dram_bpc; /* sustained bytes per cycle into one core */
     double copy_cpf;      /* cycles per float of a gather or transpose (im2col, packing A) */
+    double dram_cores;    /* cores whose DRAM streams fill the memory system of the machines
+                             this row stands for: DRAM bytes/s of the whole machine =
+                             dram_bpc x GHz x dram_cores, shared by every thread */
 } luthier__cm_core;
 
 /* Sizes and bandwidths: vendor manuals (per-core L1/L2, typical L3 of the SoCs the cores ship
@@ -2976,18 +3030,25 @@ typedef struct luthier__cm_core {
    halves (0.5 Q-form FMLA per cycle). Xeon: the server cores with two 512-bit FMA units
    (Skylake-SP to Sapphire Rapids; measured on a 16-core Sapphire Rapids class guest, 2026-11-26:
    `luthier-bench peak` 176 GF/s avx512, 95 avx2, so 2.75 GHz), where AVX2 kernels run at half
-   the AVX-512 rate; a Xeon without AVX-512 takes the x86-avx2 row. */
+   the AVX-512 rate; a Xeon without AVX-512 takes the x86-avx2 row. The last column, the cores
+   that saturate DRAM: x86 client parts (two channels) about 2-3 cores' worth of one core's
+   stream, a server VM slice of 16 Xeon cores about 6 (bench/RESULTS.md, 2026-11-27: `bw`
+   probe); the boards' LPDDR: RK3399 about 1.5 A72s' worth (one A72 streams 5-6 GB/s of the
+   SoC's ~9), Odroid N2+ about 2 A73s', A55/A76 SoCs (RK3588, SD865: LPDDR4x/5, 25-35 GB/s)
+   about 3 A76s', Neoverse N1 servers (8 channels) about 12 cores', little-core-only boards
+   (A53: Raspberry Pi 3 class, A55: RK3566 class) 1.5-2 of their cores'. A machine's cap is its
+   first (fastest) cluster's row. */
 static const luthier__cm_core luthier__cm_cores[] = {
-    /* name          match          features                 lanes fma  GHz   L1        L2          L3            L2 B/c L3 B/c DRAM B/c copy */
-    {"x86-avx512", "", LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA, 16, 1.0, 3.7, 32 << 10, 1 << 20, 32u << 20, 32, 16, 8, 0.20},
-    {"x86-avx2", "", LUTHIER_CPU_AVX2_FMA, 8, 2.0, 3.7, 32 << 10, 1 << 20, 32u << 20, 32, 16, 8, 0.20},
-    {"x86-avx512-xeon", "Xeon", LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA, 16, 2.0, 2.75, 48 << 10, 2 << 20, 32u << 20, 48, 12, 6, 0.20},
-    {"Cortex-A53", "A53", LUTHIER_CPU_NEON, 4, 0.5, 1.4, 32 << 10, 512 << 10, 0, 8, 8, 2, 1.00},
-    {"Cortex-A55", "A55", LUTHIER_CPU_NEON, 4, 1.0, 1.8, 32 << 10, 128 << 10, 1 << 20, 16, 8, 2, 0.80},
-    {"Cortex-A72", "A72", LUTHIER_CPU_NEON, 4, 1.0, 2.0, 32 << 10, 1 << 20, 0, 16, 16, 3, 0.50},
-    {"Cortex-A73", "A73", LUTHIER_CPU_NEON, 4, 1.0, 2.3, 64 << 10, 1 << 20, 0, 16, 16, 3, 0.50},
-    {"Cortex-A76", "A7", LUTHIER_CPU_NEON, 4, 2.0, 2.6, 64 << 10, 512 << 10, 2 << 20, 32, 16, 4, 0.35},
-    {"Neoverse-N1", "N1", LUTHIER_CPU_NEON, 4, 2.0, 2.6, 64 << 10, 1 << 20, 32u << 20, 32, 16, 4, 0.35},
+    /* name          match          features                 lanes fma  GHz   L1        L2          L3            L2 B/c L3 B/c DRAM B/c copy DRAM cores */
+    {"x86-avx512", "", LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA, 16, 1.0, 3.7, 32 << 10, 1 << 20, 32u << 20, 32, 16, 8, 0.20, 3},
+    {"x86-avx2", "", LUTHIER_CPU_AVX2_FMA, 8, 2.0, 3.7, 32 << 10, 1 << 20, 32u << 20, 32, 16, 8, 0.20, 3},
+    {"x86-avx512-xeon", "Xeon", LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA, 16, 2.0, 2.75, 48 << 10, 2 << 20, 32u << 20, 48, 12, 6, 0.20, 6},
+    {"Cortex-A53", "A53", LUTHIER_CPU_NEON, 4, 0.5, 1.4, 32 << 10, 512 << 10, 0, 8, 8, 2, 1.00, 1.5},
+    {"Cortex-A55", "A55", LUTHIER_CPU_NEON, 4, 1.0, 1.8, 32 << 10, 128 << 10, 1 << 20, 16, 8, 2, 0.80, 2},
+    {"Cortex-A72", "A72", LUTHIER_CPU_NEON, 4, 1.0, 2.0, 32 << 10, 1 << 20, 0, 16, 16, 3, 0.50, 1.5},
+    {"Cortex-A73", "A73", LUTHIER_CPU_NEON, 4, 1.0, 2.3, 64 << 10, 1 << 20, 0, 16, 16, 3, 0.50, 2},
+    {"Cortex-A76", "A7", LUTHIER_CPU_NEON, 4, 2.0, 2.6, 64 << 10, 512 << 10, 2 << 20, 32, 16, 4, 0.35, 3},
+    {"Neoverse-N1", "N1", LUTHIER_CPU_NEON, 4, 2.0, 2.6, 64 << 10, 1 << 20, 32u << 20, 32, 16, 4, 0.35, 12},
 };
 #define LUTHIER__CM_NUM_CORES ((int)(sizeof luthier__cm_cores / sizeof luthier__cm_cores[0]))
 
@@ -3213,6 +3274,7 @@ typedef struct luthier__cm_layer {
     const luthier__kernel_entry *uk; /* NULL for DEPTHWISE */
     const luthier__cm_core *c;
     double footprint; /* bytes of input, weights and output */
+    double *b_bytes;  /* out: bytes of the GEMMs' B (packed weights) one pass reads */
 } luthier__cm_layer;
 
 /* im2col: per block, the (kh, kw, ci) rows gathered (one segment of Cin/groups per tap), then
@@ -3220,6 +3282,7 @@ typedef struct luthier__cm_layer {
 LUTHIER_PRIVATE double luthier__cm_im2col(const luthier__cm_layer *L) {
     const double taps = (double)(L->d->kernel_h * L->d->kernel_w), k = L->cin_g * taps;
     const double gather = L->g * L->m * (k * L->c->copy_cpf + taps * 6.0);
+    *L->b_bytes = L->g * k * L->cout_g * 4.0;
     return gather + L->g * luthier__cm_gemm(L->c, L->uk, L->m, L->cout_g, k, L->footprint);
 }
 
@@ -3227,6 +3290,7 @@ LUTHIER_PRIVATE double luthier__cm_im2col(const luthier__cm_layer *L) {
 LUTHIER_PRIVATE double luthier__cm_1x1(const luthier__cm_layer *L) {
     const int strided = L->d->stride_h > 1 || L->d->stride_w > 1;
     const double gather = strided ? L->g * L->m * (L->cin_g * L->c->copy_cpf + 6.0) : 0.0;
+    *L->b_bytes = L->g * L->cin_g * L->cout_g * 4.0;
     return gather + L->g * luthier__cm_gemm(L->c, L->uk, L->m, L->cout_g, L->cin_g, L->footprint);
 }
 
@@ -3239,6 +3303,7 @@ LUTHIER_PRIVATE double luthier__cm_implicit(const luthier__cm_layer *L) {
     const double segs = rows ? (double)L->d->kernel_h : taps, seg_len = L->cin_g * (rows ? (double)L->d->kernel_w : 1.0);
     const double tiles = ceil(L->m / L->uk->mr) * ceil(L->cout_g / L->uk->nr);
     const double short_seg = seg_len < 8 ? 2.0 : 1.0;
+    *L->b_bytes = L->g * L->cin_g * taps * L->cout_g * 4.0;
     return L->g * (short_seg * luthier__cm_gemm(L->c, L->uk, L->m, L->cout_g, L->cin_g * taps, L->footprint) +
                    tiles * segs * (4.0 + L->uk->mr));
 }
@@ -3265,6 +3330,7 @@ LUTHIER_PRIVATE double luthier__cm_winograd(const luthier__cm_layer *L, int mt, 
     const double bw = in_bytes + out_bytes > L->c->l2 ? L->c->l3_bpc : L->c->l2_bpc;
     const double xform = fmax((in_ops + out_ops) / 2.0, 2.0 * (in_bytes + out_bytes) / bw);
     const double wbytes = a2 * L->cin_g * cout * 4.0;
+    *L->b_bytes = wbytes;
     return xform + L->g * a2 * luthier__cm_gemm(L->c, L->uk, t, L->cout_g, L->cin_g, wbytes + in_bytes + out_bytes);
 }
 
@@ -3373,10 +3439,11 @@ LUTHIER_PRIVATE luthier_status luthier__conv_algo_fits(luthier_context *ctx, con
 
 /* Cycles of layer d (normalized, output oh x ow) with algo and kernel (-1 for DEPTHWISE) on
    one core of row c; a negative value when the algorithm has no row or the core cannot run the
-   kernel. */
+   kernel. *b_bytes (when not NULL): the bytes of B (packed weights) a pass reads. */
 LUTHIER_PRIVATE double luthier__cm_conv_cycles(const luthier__cm_core *c, const luthier_conv2d_desc *d, int64_t oh, int64_t ow,
-                                               luthier_conv_algorithm algo, int kernel) {
+                                               luthier_conv_algorithm algo, int kernel, double *b_bytes) {
     luthier__cm_layer L;
+    double b = 0;
     if ((unsigned)algo >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT || !luthier__conv_algos[algo].cost) return -1;
     if (algo != LUTHIER_CONV_DEPTHWISE && (kernel < 0 || kernel >= LUTHIER__NUM_UKERNELS || !luthier__cm_core_runs(c, &luthier__ukernels[kernel])))
         return -1;
@@ -3391,6 +3458,8 @@ LUTHIER_PRIVATE double luthier__cm_conv_cycles(const luthier__cm_core *c, const 
     L.c = c;
     L.footprint = 4.0 * ((double)(d->batch * d->in_h * d->in_w * d->in_channels) + L.m * (double)d->out_channels +
                          (double)(d->kernel_h * d->kernel_w) * L.cin_g * (double)d->out_channels);
+    L.b_bytes = b_bytes ? b_bytes : &b;
+    *L.b_bytes = 0;
     return luthier__conv_algos[algo].cost(&L);
 }
 
@@ -3407,13 +3476,33 @@ typedef struct luthier__cm_machine {
 /* Per-region cost of a parallel split (wake-up and join), seconds per thread used. */
 #define LUTHIER__CM_SYNC_S 2e-6
 
+/* How a layer's work spreads over threads, as the engine splits it (luthier__cm_parallel). */
+typedef struct luthier__cm_par {
+    double units;    /* work units, all of equal work */
+    int b_whole;     /* each thread streams all of B whatever its share (a split of pixels or
+                        tiles); else a thread reads its share's panels of B */
+    double b_bytes;  /* B (packed weights) of one pass */
+} luthier__cm_par;
+
+/* Seconds for one core of row k to stream b bytes of B, from where B fits. */
+LUTHIER_PRIVATE double luthier__cm_b_seconds(const luthier__cm_core *k, double b) {
+    const double llc = k->l3 > 0 ? k->l3 : k->l2;
+    return b / ((b > llc ? k->dram_bpc : b > k->l2 ? k->l3_bpc : k->l2_bpc) * k->ghz * 1e9);
+}
+
 /* Seconds of a layer whose cycles on one core of each cluster are cyc[c] (a cluster on the same
-   core row as the first is scaled by its capacity instead), split into units work units (MR-row
-   tiles) with shares[c] (sum 1) over the clusters, each cluster's share evenly over its
-   threads: the slowest thread decides, plus the synchronisation of the threads used. */
-LUTHIER_PRIVATE double luthier__cm_split_seconds(const luthier__cm_machine *mc, const double *cyc, double units,
+   core row as the first is scaled by its capacity instead), split into par's units with
+   shares[c] (sum 1) over the clusters, each cluster's share evenly over its threads: the
+   slowest thread decides, plus the synchronisation of the threads used. Memory bounds it from
+   below twice: a thread that streams all of B takes at least B at one core's bandwidth, and
+   the DRAM traffic of all threads together (B once, or once per thread when each streams all
+   of it and it exceeds the last level) at most fills the machine's DRAM bandwidth (its first
+   cluster's row: DRAM bytes per cycle x GHz x dram_cores). */
+LUTHIER_PRIVATE double luthier__cm_split_seconds(const luthier__cm_machine *mc, const double *cyc, const luthier__cm_par *par,
                                                  const double *shares) {
-    double worst = 0, used = 0;
+    const luthier__cm_core *k0 = mc->core[0];
+    const double units = par->units, llc = k0->l3 > 0 ? k0->l3 : k0->l2;
+    double worst = 0, used = 0, busy = 0, dram;
     int c;
     for (c = 0; c < mc->num_clusters; c++) {
         const luthier__cm_core *k = mc->core[c];
@@ -3423,9 +3512,13 @@ LUTHIER_PRIVATE double luthier__cm_split_seconds(const luthier__cm_machine *mc, 
         if (k == mc->core[0]) per_unit /= fmax(mc->capacity[c], 1e-3);
         mine = ceil(shares[c] * units / (double)mc->threads[c]);
         t = mine * per_unit;
+        if (par->b_whole && mine > 0) t = fmax(t, luthier__cm_b_seconds(k, par->b_bytes));
         if (t > worst) worst = t;
         used += mc->threads[c];
+        busy += fmin((double)mc->threads[c], ceil(shares[c] * units));
     }
+    dram = par->b_bytes > llc ? par->b_bytes * (par->b_whole ? busy : 1.0) : 0.0;
+    worst = fmax(worst, dram / (k0->dram_bpc * k0->ghz * 1e9 * k0->dram_cores));
     return worst + (used > 1 ? used * LUTHIER__CM_SYNC_S : 0);
 }
 
@@ -3511,26 +3604,44 @@ LUTHIER_API luthier_status luthier_topology_cores(const char *spec, luthier_topo
     return LUTHIER_STATUS_OK;
 }
 
-/* Work units of a layer for the split, all of equal work: MR-row tiles of the output pixels
-   (Winograd: of its tiles; depthwise: output rows), or for the GEMM algorithms the engine's
-   split on mc's threads (luthier__conv_split_for: (row group, panel) pairs where it is a grid). */
-LUTHIER_PRIVATE double luthier__cm_units(const luthier__cm_machine *mc, const luthier_conv2d_desc *d, int64_t oh, int64_t ow,
-                                         luthier_conv_algorithm algo, int kernel) {
-    const size_t m = (size_t)(d->batch * oh * ow);
+/* The parallel shape of a layer on mc's threads, as the engine splits it: depthwise by output
+   rows; Winograd by tiles or output-channel panels (luthier__wino_split_for, with the core's
+   vector width for the transforms'); the GEMM algorithms by the engine's split
+   (luthier__conv_split_for: MR-row tiles, or (row group, panel) pairs where it is a grid). */
+LUTHIER_PRIVATE luthier__cm_par luthier__cm_parallel(const luthier__cm_machine *mc, const luthier_conv2d_desc *d, int64_t oh,
+                                                     int64_t ow, luthier_conv_algorithm algo, int kernel, double b_bytes) {
+    const size_t m = (size_t)(d->batch * oh * ow), l2 = (size_t)mc->core[0]->l2;
     const int wm = algo == LUTHIER_CONV_WINOGRAD_2X3 ? 2 : algo == LUTHIER_CONV_WINOGRAD_4X3 ? 4 : algo == LUTHIER_CONV_WINOGRAD_6X3 ? 6 : 0;
     const luthier__kernel_entry *uk = kernel >= 0 ? &luthier__ukernels[kernel] : NULL;
-    size_t cout_g, kdim, panels;
-    luthier__gemm_split sp;
+    const size_t cout_g = (size_t)(d->out_channels / d->groups), cin_g = (size_t)(d->in_channels / d->groups);
+    luthier__cm_par par;
+    size_t panels, mr;
     int c, threads = 0;
-    if (algo == LUTHIER_CONV_DEPTHWISE || !uk) return (double)(d->batch * oh);
-    if (wm) return ceil((double)d->batch * ceil((double)oh / wm) * ceil((double)ow / wm) / uk->mr);
-    cout_g = (size_t)(d->out_channels / d->groups);
-    kdim = (size_t)(d->in_channels / d->groups * d->kernel_h * d->kernel_w);
-    panels = luthier__div_up(cout_g, (size_t)uk->nr);
+    par.b_bytes = b_bytes;
+    par.b_whole = 0;
+    par.units = (double)(d->batch * oh);
+    if (algo == LUTHIER_CONV_DEPTHWISE || !uk) return par;
     for (c = 0; c < mc->num_clusters; c++) threads += mc->threads[c];
-    sp = luthier__conv_split_for(m, cout_g, (int)d->groups, luthier__div_up(m, (size_t)uk->mr), panels, threads,
-                                 panels * (size_t)uk->nr * kdim * sizeof(float), (size_t)mc->core[0]->l2);
-    return (double)luthier__split_units(&sp);
+    mr = (size_t)uk->mr;
+    panels = luthier__div_up(cout_g, (size_t)uk->nr);
+    if (wm) {
+        const size_t tiles = (size_t)d->batch * luthier__div_up((size_t)oh, (size_t)wm) * luthier__div_up((size_t)ow, (size_t)wm);
+        const size_t P = (size_t)(wm + 2) * (size_t)(wm + 2);
+        const luthier__wino_split ws =
+            luthier__wino_split_for(tiles, luthier__wino_block_tiles(tiles, mr, P, cin_g, cout_g, l2), mr, (size_t)uk->nr, panels,
+                                    cout_g, (size_t)mc->core[0]->lanes, P * cin_g * panels * (size_t)uk->nr * sizeof(float),
+                                    threads, l2);
+        par.units = (double)ws.units;
+        par.b_whole = !ws.by_panels;
+    } else {
+        const size_t kdim = cin_g * (size_t)(d->kernel_h * d->kernel_w);
+        const luthier__gemm_split sp = luthier__conv_split_for(m, cout_g, (int)d->groups, luthier__div_up(m, mr), panels, threads,
+                                                               panels * (size_t)uk->nr * kdim * sizeof(float), l2);
+        par.units = (double)luthier__split_units(&sp);
+        par.b_whole = !sp.groups;
+    }
+    par.b_whole = par.b_whole && threads > 1;
+    return par;
 }
 
 /* The F32 kernel (index) a core of row c runs for kernel (>>cluster-kernels); -1 stays -1. */
@@ -3542,11 +3653,13 @@ LUTHIER_PRIVATE int luthier__cm_core_kernel(const luthier__cm_core *c, int kerne
    dynamic: as the ideal split plus a chunk overhead); negative when the model has no row. */
 LUTHIER_PRIVATE double luthier__cm_conv_seconds(const luthier__cm_machine *mc, const luthier_conv2d_desc *d, int64_t oh, int64_t ow,
                                                 luthier_conv_algorithm algo, int kernel, const double *shares, int dynamic) {
-    double cyc[LUTHIER_MAX_CLUSTERS], sh[LUTHIER_MAX_CLUSTERS], sum = 0, units;
+    double cyc[LUTHIER_MAX_CLUSTERS], sh[LUTHIER_MAX_CLUSTERS], sum = 0, b_bytes = 0;
+    luthier__cm_par par;
     int c;
     for (c = 0; c < mc->num_clusters; c++) {
         if ((cyc[c] = luthier__cm_conv_cycles(mc->core[c], d, oh, ow, algo,
-                                              mc->same_kernel ? kernel : luthier__cm_core_kernel(mc->core[c], kernel))) < 0)
+                                              mc->same_kernel ? kernel : luthier__cm_core_kernel(mc->core[c], kernel),
+                                              c ? NULL : &b_bytes)) < 0)
             return -1;
         sh[c] = shares ? shares[c] : mc->capacity[c] * (double)mc->threads[c];
         if (dynamic) sh[c] = (double)mc->threads[c] * (mc->core[c] == mc->core[0] ? mc->capacity[c] : mc->core[0]->ghz / mc->core[c]->ghz * cyc[0] / cyc[c]);
@@ -3554,8 +3667,8 @@ LUTHIER_PRIVATE double luthier__cm_conv_seconds(const luthier__cm_machine *mc, c
     }
     if (!(sum > 0)) return -1;
     for (c = 0; c < mc->num_clusters; c++) sh[c] /= sum;
-    units = luthier__cm_units(mc, d, oh, ow, algo, kernel);
-    return luthier__cm_split_seconds(mc, cyc, units, sh) * (dynamic ? 1.02 : 1.0);
+    par = luthier__cm_parallel(mc, d, oh, ow, algo, kernel, b_bytes);
+    return luthier__cm_split_seconds(mc, cyc, &par, sh) * (dynamic ? 1.02 : 1.0);
 }
 
 /* The model's split of a layer (fractions, sum 1) over mc's clusters: capacity x threads, or
@@ -4231,7 +4344,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv_prepare_winograd(luthier_context *c
     const luthier__wino_tables wt = luthier__wino_get(cv->wino_m);
     const luthier__kernel_entry *uk = cv->uk;
     const size_t P = (size_t)wt.alpha * (size_t)wt.alpha, mr = (size_t)uk->mr;
-    size_t tb, per_tile;
+    size_t tb;
     float *u;
     if (!luthier__packed_b_layout_init(&cv->bl, (size_t)uk->nr, cv->cin_g, cv->cout_g) ||
         cv->bl.bytes > SIZE_MAX / 2 / P / (size_t)cv->d.groups ||
@@ -4252,18 +4365,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv_prepare_winograd(luthier_context *c
     cv->wino_tw = luthier__div_up((size_t)cv->ow, (size_t)cv->wino_m);
     cv->wino_thw = luthier__div_up((size_t)cv->oh, (size_t)cv->wino_m) * cv->wino_tw;
     cv->wino_tiles = (size_t)cv->d.batch * cv->wino_thw;
-    /* Tiles per block: V and M of a block take about half of L2; 1 to 16 MR tiles. When V
-       and M of every tile fit L2, one block takes them all, so that B (alpha^2 positions
-       of weights, 4.2 MB for a 256-channel F(2x2) layer) streams once per run: ResNet-101's
-       14x14 layers went from 2 blocks (30 + 19 tiles) to 1, 1.07 -> 0.80 ms on 1 thread
-       in the network (docs/DESIGN.md). */
-    per_tile = P * (cv->cin_g + cv->cout_g) * sizeof(float);
-    tb = (luthier__l2_bytes(ctx) / 2) / per_tile;
-    tb = luthier__min_sz(luthier__max_sz(tb / mr, 1), 16);
-    tb = luthier__min_sz(tb, luthier__div_up(cv->wino_tiles, mr)) * mr;
-    if (cv->wino_tiles <= (luthier__l2_bytes(ctx) / per_tile))
-        tb = luthier__div_up(cv->wino_tiles, mr) * mr;
-    cv->wino_tb = tb;
+    cv->wino_tb = tb = luthier__wino_block_tiles(cv->wino_tiles, mr, P, cv->cin_g, cv->cout_g, luthier__l2_bytes(ctx));
     cv->blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, tb,
                                          cv->cout_g, cv->cin_g);
     cv->wino_m_off = luthier__align_up(P * tb * cv->cin_g * sizeof(float));
@@ -5070,25 +5172,6 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
     return luthier__conv2d_run_next(ctx, cv, input, output, NULL);
 }
 
-/* Winograd on T threads: split the output channels (each thread transforms every tile and
-   reads 1/T of the weights, once) rather than the tiles? With few tiles (at most 2 MR units
-   per thread), or with every tile in one block and large weights. 7x7x512 on 2 threads,
-   F(2x2) 1.03 -> 0.60 ms, F(4x4) 1.53 -> 0.90 (weights cold: 1.5x, 1.3x). ResNet-101's 14x14
-   layers (4.2 MB of weights, drawn from memory at the rate one core can stream) 0.47 -> 0.42
-   ms in the network; GoogLeNet's (1.8-3.3 MB, cached) lost 4-15 % to the transforms every
-   thread repeats and to uneven panels, hence weights of at least 2 x L2 and the same number
-   of whole panels per thread (docs/DESIGN.md). With several blocks of tiles each thread
-   would stream its half of B once per block: no gain. Vector channel blocks must stay whole
-   per thread (nr a multiple of the transform's width vw) for bit-identical results. */
-LUTHIER_PRIVATE int luthier__wino_by_channels(const luthier_conv2d_layer *cv, int threads, size_t mr, size_t vw,
-                                              size_t l2) {
-    const size_t T = (size_t)threads, alpha = (size_t)luthier__wino_get(cv->wino_m).alpha;
-    if (threads <= 1 || cv->bl.nr % vw != 0 || cv->bl.panels < 2 * T) return 0;
-    if (luthier__div_up(cv->wino_tiles, mr) <= 2 * T) return 1;
-    return cv->wino_tb >= cv->wino_tiles && cv->cout_g % cv->bl.nr == 0 && cv->bl.panels % T == 0 &&
-           cv->group_floats * sizeof(float) * alpha * alpha >= 2 * l2;
-}
-
 /* luthier_conv2d_run; next: NULL, or the first block of the layer that runs next (plans) */
 LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, const luthier_conv2d_layer *cv,
                                                         const float *input, float *output,
@@ -5141,19 +5224,15 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
         s = luthier__parallel(ctx, cv->m, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_depthwise_range, &job);
     } else if (cv->wino_m) {
+        const size_t P = (size_t)luthier__wino_get(cv->wino_m).alpha * (size_t)luthier__wino_get(cv->wino_m).alpha;
+        luthier__wino_split ws;
         job.wino_vw = (size_t)luthier__wino_select(ctx->cpu_features, &job.wino_in, &job.wino_out);
-        /* Units of MR tiles give each thread whole GEMM tiles. With fewer units than threads
-           (a 7x7 layer with F(4x4): 4 tiles, one unit) the unit becomes one tile, so that no
-           thread idles: 3.3 instead of 4.7 ms for 7x7x512 on 2 threads. One-tile units
-           everywhere were slower (14x14 to 56x56 layers: each thread's partial MR tiles cost
-           as much as whole ones, the weights' traffic being the same). Every tile's arithmetic
-           is the same either way. */
-        job.wino_unit = luthier__div_up(cv->wino_tiles, (size_t)job.uk->mr) < (size_t)ctx->pool->num_threads
-                            ? 1 : (size_t)job.uk->mr;
-        units = luthier__div_up(cv->wino_tiles, job.wino_unit);
-        job.by_panels = luthier__wino_by_channels(cv, ctx->pool->num_threads, (size_t)job.uk->mr, job.wino_vw,
-                                                  luthier__l2_bytes(ctx));
-        if (job.by_panels) units = cv->bl.panels;
+        ws = luthier__wino_split_for(cv->wino_tiles, cv->wino_tb, (size_t)job.uk->mr, cv->bl.nr, cv->bl.panels, cv->cout_g,
+                                     job.wino_vw, cv->group_floats * sizeof(float) * P, ctx->pool->num_threads,
+                                     luthier__l2_bytes(ctx));
+        job.wino_unit = ws.unit; /* every tile's arithmetic is the same whatever the split */
+        job.by_panels = ws.by_panels;
+        units = ws.units;
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_winograd_range, &job);
     } else {

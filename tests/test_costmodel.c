@@ -17,7 +17,7 @@ static double cm_cycles(const luthier__cm_core *c, const luthier_conv2d_desc *in
     luthier_conv2d_desc d;
     int64_t oh, ow;
     if (luthier__conv_normalize(NULL, in, &d, &oh, &ow) != LUTHIER_STATUS_OK) return -1;
-    return luthier__cm_conv_cycles(c, &d, oh, ow, a, kernel);
+    return luthier__cm_conv_cycles(c, &d, oh, ow, a, kernel, NULL);
 }
 
 /* Every row is sane; every SIMD kernel runs on some core row, and every core row that runs it
@@ -162,6 +162,83 @@ static void test_costmodel_split(void) {
         mc.capacity[1] = 1.0; /* ignored for another row */
         luthier__cm_best_split(&mc, &d, oh, ow, LUTHIER_CONV_IM2COL, k, sh);
         CHECK(sh[0] > 0.6, "A76 + A53: the A76 cluster gets %.2f", sh[0]);
+    }
+}
+
+/* Memory on many threads: a Winograd layer split by tiles makes every thread stream all of its
+   transformed weights (36 x 512 x 512 floats for F(4x4), beyond the last level), so 16 threads
+   can be no faster than one core streaming B, nor than the machine's DRAM moving B once per busy
+   thread; split by output channels, B is read once. The model's parallel shape matches the
+   engine's (2 threads, this CPU's row). */
+static void test_costmodel_memory(void) {
+    luthier__cm_machine mc;
+    const luthier_conv2d_desc in = cm_layer(512, 14, 512, 3, 1, 1);
+    luthier_conv2d_desc d;
+    const luthier__cm_core *row = luthier__cm_core_for("", luthier_cpu_features());
+    const double B = 36.0 * 512 * 512 * 4, llc = row->l3 > 0 ? row->l3 : row->l2;
+    const double one_core = B / (row->dram_bpc * row->ghz * 1e9), machine = row->dram_bpc * row->ghz * 1e9 * row->dram_cores;
+    int64_t oh, ow;
+    int k, checked = 0;
+    CHECK(luthier__conv_normalize(NULL, &in, &d, &oh, &ow) == LUTHIER_STATUS_OK, "normalize");
+    memset(&mc, 0, sizeof mc);
+    mc.num_clusters = 1, mc.core[0] = row, mc.capacity[0] = 1.0, mc.threads[0] = 16;
+    for (k = 0; k < LUTHIER__NUM_UKERNELS; k++) {
+        const luthier__kernel_entry *uk = &luthier__ukernels[k];
+        const size_t panels = (512 + (size_t)uk->nr - 1) / (size_t)uk->nr, units_1 = (16 + (size_t)uk->mr - 1) / (size_t)uk->mr;
+        double b = 0, t16;
+        luthier__cm_par par;
+        if (!luthier__cm_core_runs(row, uk) || luthier__cm_conv_cycles(row, &d, oh, ow, LUTHIER_CONV_WINOGRAD_4X3, k, &b) < 0) continue;
+        CHECK(fabs(b - B) < 1, "%s: B of F(4x4) 512 -> 512 is %.0f bytes, expected %.0f", uk->name, b, B);
+        par = luthier__cm_parallel(&mc, &d, oh, ow, LUTHIER_CONV_WINOGRAD_4X3, k, b);
+        /* 16 tiles: by channels when there are 2 x 16 panels (and whole vector blocks) */
+        CHECK(par.b_whole == !(panels >= 32 && uk->nr % (size_t)row->lanes == 0),
+              "%s: %zu panels, 16 threads: %s split", uk->name, panels, par.b_whole ? "tile" : "channel");
+        t16 = luthier__cm_conv_seconds(&mc, &d, oh, ow, LUTHIER_CONV_WINOGRAD_4X3, k, NULL, 0);
+        if (par.b_whole && B > llc) {
+            const double busy = (double)(units_1 < 16 ? 16 : units_1); /* one-tile units: 16 */
+            CHECK(t16 >= one_core * 0.999 && t16 >= busy * B / machine * 0.999,
+                  "%s, 16 threads, tile split: %.3g s predicted, below B at one core's bandwidth (%.3g s) or %g x B "
+                  "at the machine's (%.3g s)", uk->name, t16, one_core, busy, busy * B / machine);
+            checked++;
+        }
+    }
+    CHECK(checked > 0 || llc >= B, "no kernel had the tile split");
+    /* engine and model agree on 2 threads */
+    {
+        static const int64_t shapes[][3] = {{512, 7, 512}, {256, 14, 256}, {64, 56, 64}, {128, 28, 256}};
+        luthier_context *ctx = NULL;
+        luthier_context_desc cd;
+        size_t i;
+        memset(&cd, 0, sizeof cd);
+        cd.num_threads = 2;
+        if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK || luthier_context_num_threads(ctx) != 2) {
+            luthier_context_destroy(ctx);
+            return;
+        }
+        ctx->caches.l2 = (size_t)row->l2;
+        mc.threads[0] = 2;
+        for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            luthier_conv2d_desc e = cm_layer(shapes[i][0], shapes[i][1], shapes[i][2], 3, 1, 1), n;
+            luthier_conv2d_layer *cv = NULL;
+            float *w = (float *)test_alloc((size_t)(e.in_channels * e.out_channels * 9) * sizeof(float));
+            e.algorithm = LUTHIER_CONV_WINOGRAD_2X3;
+            test_fill(w, (size_t)(e.in_channels * e.out_channels * 9));
+            CHECK(luthier_conv2d_create(ctx, &e, w, NULL, &cv) == LUTHIER_STATUS_OK, "create");
+            free(w);
+            if (cv && luthier__conv_normalize(NULL, &e, &n, &oh, &ow) == LUTHIER_STATUS_OK) {
+                const luthier__wino_split ws = luthier__wino_split_for(cv->wino_tiles, cv->wino_tb, (size_t)cv->uk->mr, cv->bl.nr,
+                                                                       cv->bl.panels, cv->cout_g, (size_t)row->lanes,
+                                                                       cv->group_floats * sizeof(float) * 16, 2, (size_t)row->l2);
+                const luthier__cm_par par = luthier__cm_parallel(&mc, &n, oh, ow, LUTHIER_CONV_WINOGRAD_2X3,
+                                                                 (int)(cv->uk - luthier__ukernels), 0);
+                CHECK(par.units == (double)ws.units && par.b_whole == !ws.by_panels,
+                      "%lld -> %lld, %lldx%lld: model %.0f units (%s), engine %zu (%s)", (long long)e.in_channels,
+                      (long long)e.out_channels, (long long)e.in_h, (long long)e.in_w, par.units, par.b_whole ? "tiles" : "panels",
+                      ws.units, ws.by_panels ? "panels" : "tiles");
+            }
+            luthier_conv2d_destroy(cv);
+        }
+        luthier_context_destroy(ctx);
     }
 }
 
@@ -319,6 +396,7 @@ static void run_costmodel_tests(void) {
     RUN(test_costmodel_monotonic);
     RUN(test_costmodel_winograd);
     RUN(test_costmodel_split);
+    RUN(test_costmodel_memory);
     RUN(test_costmodel_predict_api);
     RUN(test_costmodel_auto_policy);
     RUN(test_costmodel_spearman);
