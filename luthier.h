@@ -3032,8 +3032,9 @@ typedef struct luthier__cm_core {
    `luthier-bench peak` 176 GF/s avx512, 95 avx2, so 2.75 GHz), where AVX2 kernels run at half
    the AVX-512 rate; a Xeon without AVX-512 takes the x86-avx2 row. The last column, the cores
    that saturate DRAM: x86 client parts (two channels) about 2-3 cores' worth of one core's
-   stream, a server VM slice of 16 Xeon cores about 6 (bench/RESULTS.md, 2026-11-27: `bw`
-   probe); the boards' LPDDR: RK3399 about 1.5 A72s' worth (one A72 streams 5-6 GB/s of the
+   stream; a 16-core slice of a Sapphire Rapids socket (8 DDR5 channels, 250-300 GB/s for its
+   56 cores) about 100 GB/s, 6 cores' worth (an estimate from the platform's figures: this
+   project's lent 16-core guest was not measured); the boards' LPDDR: RK3399 about 1.5 A72s' worth (one A72 streams 5-6 GB/s of the
    SoC's ~9), Odroid N2+ about 2 A73s', A55/A76 SoCs (RK3588, SD865: LPDDR4x/5, 25-35 GB/s)
    about 3 A76s', Neoverse N1 servers (8 channels) about 12 cores', little-core-only boards
    (A53: Raspberry Pi 3 class, A55: RK3566 class) 1.5-2 of their cores'. A machine's cap is its
