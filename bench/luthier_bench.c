@@ -3920,6 +3920,8 @@ static const bench_command *find_command(const char *name) {
 
 int main(int argc, char **argv) {
     const bench_command *c;
+    /* line by line even into a pipe: a run stopped by a time limit keeps what it printed */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) {
         usage_main(stderr);
         return BENCH_EXIT_USAGE;
