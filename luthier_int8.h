@@ -912,12 +912,99 @@ LUTHIER__TARGET_QDOT LUTHIER_PRIVATE void luthier_qgemm_ukernel_4x16__neondot_hy
 }
 
 /* 8x12 SDOT for in-order cores (Cortex-A55, the little core that has dotprod): the packed A
-   and B of 8x12__neondot, so it serves a little cluster over the same packed weights. A group
-   of 4 k steps is 32 bytes of A and 48 of B, the byte layout of one step of the fp32 8x12
-   kernels, so it runs their in-order loop (luthier_kernels_neon.h, >>8x12-a53: no 128-bit load
-   in the main loop, 64-bit halves between the SDOTs, loads well ahead) with sdot in place of
-   fmla, over groups instead of steps; the int32 tile then goes through the usual output stage. */
+   and B of 8x12__neondot (a group of 4 k steps: 32 bytes of A, 48 of B, the byte layout of one
+   step of the fp32 8x12 kernels), so it serves a little cluster over the same packed weights,
+   and the int32 tile goes through the same output stage. The A55 issues at most two
+   instructions a cycle, in order, and a 128-bit load does not pair with a Q-form SDOT, so the
+   main loop (4 groups, 96 SDOTs per iteration) loads 64-bit halves in the slots after SDOTs.
+   Not as >>8x12-a53 does (ldr d, ldr x, ins): each q register of A or B arrives as
+   "ldr d, [p, x]" (x = 8, register offset: the low half, zeroing the top) and, 4 or more
+   SDOTs later, "ld1 {v.d}[1], [p]" (the high half), both in the load pipe. llvm-mca's
+   cortex-a55 model puts ins on the SDOT's pipe and holds any instruction that would write
+   back before an older SDOT (immediate-offset loads, add: 3 cycles against 4): 59 % of one
+   SDOT a cycle for the ins route there, 97 % for this loop (bench/RESULTS.md). Neither is
+   measured on the core.
+     C[r][4v..4v+3] = v(8 + 3r + v)      A of group s: v0/v1 (even s), v2/v3 (odd s)
+     B vector i (i = 3s + column vector) in v(4 + i % 4)
+   %[b] points at the high half of a B vector: the SDOTs of B vector i load the high half of
+   vector i + 2 (slot 0), the low half of vector i + 3 (slot 1, into the register vector
+   i - 1 has freed) and step by 16 (slot 4); %[a] likewise walks A, whose two vectors of
+   group s + 1 load during group s. Pointer steps and the loop count are madd/msub by a
+   register holding 1 (the integer multiply pipe, beside the SDOT; 4 cycles in the model, as
+   the SDOT): every result is read 4 or more SDOTs later and no two of them are in adjacent
+   slots, so neither a 4-cycle latency nor a 64-bit multiply holding its pipe for 2 cycles
+   stalls the loop. The loop reads up to one group ahead, so the last block of k
+   (k % 4 == 0 groups) runs a copy of the body without those loads, and a remainder of 1-3
+   groups starts over with 128-bit loads at its own group: nothing is read past the packed
+   panels (test_int8_ukernels_panel_ends). */
 #define LUTHIER__SDOTN(acc, vb, va, lane) "sdot " #acc ".4s, v" #vb ".16b, v" #va ".4b[" #lane "]\n\t"
+/* The halves of a q register through pointer operand p (at its high half), and the step. */
+#define LUTHIER__QDLO(n, p) "ldr d" #n ", [%[" #p "], %[o8]]\n\t"
+#define LUTHIER__QDHI(n, p) "ld1 {v" #n ".d}[1], [%[" #p "]]\n\t"
+#define LUTHIER__QDSTEP(p) "madd %[" #p "], %[s16], %[one], %[" #p "]\n\t"
+/* One group (A in vA0/vA1, B in vB0-vB2) that loads ahead: B high halves into h0-h2 and low
+   halves into l0-l2, A of the next group into na0/na1; t0/t1 are the loop-control slots. */
+#define LUTHIER__QD_GROUP(A0, A1, B0, B1, B2, h0, l0, h1, l1, h2, l2, na0, na1, t0, t1)           \
+    LUTHIER__8x12L_GX(LUTHIER__SDOTN, B0, A0, A1, LUTHIER__8x12L_C0, LUTHIER__QDHI(h0, b),         \
+                      LUTHIER__QDLO(l0, b), LUTHIER__QDLO(na0, a), "", LUTHIER__QDSTEP(b), "", "", \
+                      LUTHIER__QDSTEP(a))                                                          \
+    LUTHIER__8x12L_GX(LUTHIER__SDOTN, B1, A0, A1, LUTHIER__8x12L_C1, LUTHIER__QDHI(h1, b),         \
+                      LUTHIER__QDLO(l1, b), "", LUTHIER__QDHI(na0, a), LUTHIER__QDSTEP(b), "",     \
+                      LUTHIER__QDLO(na1, a), LUTHIER__QDSTEP(a))                                   \
+    LUTHIER__8x12L_GX(LUTHIER__SDOTN, B2, A0, A1, LUTHIER__8x12L_C2, LUTHIER__QDHI(h2, b),         \
+                      LUTHIER__QDLO(l2, b), t0, LUTHIER__QDHI(na1, a), LUTHIER__QDSTEP(b), "", "", t1)
+/* Groups 0-2 of a block of 4 (the B rotation: group s uses B vectors 3s..3s+2). */
+#define LUTHIER__QD_GROUPS012                                                                      \
+    LUTHIER__QD_GROUP(0, 1, 4, 5, 6, 6, 7, 7, 4, 4, 5, 2, 3, "", "")                               \
+    LUTHIER__QD_GROUP(2, 3, 7, 4, 5, 5, 6, 6, 7, 7, 4, 0, 1, "", "")                               \
+    LUTHIER__QD_GROUP(0, 1, 6, 7, 4, 4, 5, 5, 6, 6, 7, 2, 3, "", "")
+/* The last group of k: only the high half of its last B vector is left to load. */
+#define LUTHIER__QD_LAST3                                                                          \
+    LUTHIER__8x12L_GX(LUTHIER__SDOTN, 5, 2, 3, LUTHIER__8x12L_C0, LUTHIER__QDHI(7, b), "", "", "", \
+                      "", "", "", "")                                                              \
+    LUTHIER__8x12L_GX(LUTHIER__SDOTN, 6, 2, 3, LUTHIER__8x12L_C1, "", "", "", "", "", "", "", "")  \
+    LUTHIER__8x12L_GX(LUTHIER__SDOTN, 7, 2, 3, LUTHIER__8x12L_C2, "", "", "", "", "", "", "", "")
+
+/* The k loops over %[k] groups of %[a] (32 bytes per group) and %[b] (48 bytes), into the
+   accumulators v8-v31 (set up before); x10 counts blocks of 4 groups, x11 the remainder. */
+#define LUTHIER__QD_KLOOP(name)                                                                    \
+    "lsr x10, %[k], #2\n\t"                                                                        \
+    "and x11, %[k], #3\n\t"                                                                        \
+    "cbz x10, .Lluthier_" #name "_rem0_%=\n\t"                                                     \
+    "ldp q0, q1, [%[a]]\n\t"                             /* group 0, and the low half of */        \
+    "ldp q4, q5, [%[b]]\n\t"                             /* its third B vector */                  \
+    "ldr d6, [%[b], #32]\n\t"                                                                      \
+    "add %[a], %[a], #24\n\t"                            /* the high half of A vector 1 */         \
+    "add %[b], %[b], #40\n\t"                            /* the high half of B vector 2 */         \
+    "cbnz x11, .Lluthier_" #name "_k4_%=\n\t"            /* a remainder follows: every block */    \
+    "subs x10, x10, #1\n\t"                              /* loads ahead */                         \
+    "b.eq .Lluthier_" #name "_last_%=\n\t"                                                         \
+    ".Lluthier_" #name "_k4_%=:\n\t"                                                               \
+    "// LLVM-MCA-BEGIN\n\t"                                                                        \
+    LUTHIER__QD_GROUPS012                                                                          \
+    LUTHIER__QD_GROUP(2, 3, 5, 6, 7, 7, 4, 4, 5, 5, 6, 0, 1, "msub x10, %[one], %[one], x10\n\t",  \
+                      "cbnz x10, .Lluthier_" #name "_k4_%=\n\t")                                   \
+    "// LLVM-MCA-END\n\t"                                                                          \
+    "cbz x11, .Lluthier_" #name "_last_%=\n\t"                                                     \
+    "sub %[a], %[a], #24\n\t"                            /* back to the group the */               \
+    "sub %[b], %[b], #40\n\t"                            /* remainder starts at */                 \
+    "b .Lluthier_" #name "_rem_%=\n\t"                                                             \
+    ".Lluthier_" #name "_last_%=:\n\t"                   /* k % 4 == 0: the last block */          \
+    LUTHIER__QD_GROUPS012                                                                          \
+    LUTHIER__QD_LAST3                                                                              \
+    "b .Lluthier_" #name "_end_%=\n\t"                                                             \
+    ".Lluthier_" #name "_rem0_%=:\n\t"                   /* fewer than 4 groups */                 \
+    "cbz x11, .Lluthier_" #name "_end_%=\n\t"                                                      \
+    ".Lluthier_" #name "_rem_%=:\n\t"                    /* one group at a, b */                   \
+    "ldp q0, q1, [%[a]]\n\t"                                                                       \
+    "ldp q4, q5, [%[b]]\n\t"                                                                       \
+    "ldr q6, [%[b], #32]\n\t"                                                                      \
+    LUTHIER__8x12L_LAST(LUTHIER__SDOTN, 0, 1, 4, 5, 6)                                             \
+    "add %[a], %[a], #32\n\t"                                                                      \
+    "add %[b], %[b], #48\n\t"                                                                      \
+    "subs x11, x11, #1\n\t"                                                                        \
+    "b.ne .Lluthier_" #name "_rem_%=\n\t"                                                          \
+    ".Lluthier_" #name "_end_%=:\n\t"
 
 LUTHIER__TARGET_QDOT LUTHIER_PRIVATE void luthier_qgemm_ukernel_8x12__neondot_a55(const luthier_qgemm_ukernel_args *p) {
     int32_t acc[8 * 12];
@@ -927,14 +1014,15 @@ LUTHIER__TARGET_QDOT LUTHIER_PRIVATE void luthier_qgemm_ukernel_8x12__neondot_a5
     size_t r;
     __asm__ __volatile__(
         LUTHIER__V8_31(LUTHIER__ZEROQ)
-        LUTHIER__8x12L_KLOOP(q8x12a55, LUTHIER__SDOTN)
+        LUTHIER__QD_KLOOP(q8x12a55)
         "mov x9, %[cp]\n\t"
         LUTHIER__8x12_ROWS(LUTHIER__8x12_STC)
         : [a] "+r"(a), [b] "+r"(b)
-        : [cp] "r"(acc), [ld] "r"((size_t)(12 * sizeof(int32_t))), [k] "r"((p->k + 3) / 4)
-        : "x9", LUTHIER__8x12L_CLOBBERS, "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
-          "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
-          "v30", "v31", "cc", "memory");
+        : [cp] "r"(acc), [ld] "r"((size_t)(12 * sizeof(int32_t))), [k] "r"((p->k + 3) / 4),
+          [o8] "r"((size_t)8), [s16] "r"((size_t)16), [one] "r"((size_t)1)
+        : "x9", "x10", "x11", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11",
+          "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24",
+          "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
     luthier__qneon_cols_init(p, &cols);
     for (r = 0; r < p->m; r++) {
         const int32x4_t row[3] = {vld1q_s32(acc + 12 * r), vld1q_s32(acc + 12 * r + 4), vld1q_s32(acc + 12 * r + 8)};

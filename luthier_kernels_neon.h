@@ -305,8 +305,8 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x12__neonfma(const luthier_sgemm_uke
 
 /* The 8 multiply-accumulates MAC(acc, B, A, lane) of B register vB with rows 0-3 (vA0 lanes)
    and 4-7 (vA1 lanes); slot s_i follows the i-th (an asm string or ""). MAC is LUTHIER__FMLAN
-   here; the int8 SDOT kernel for in-order cores (luthier_int8.h) runs the same loop with
-   LUTHIER__SDOTN: its packed A and B groups have the byte layout of these fp32 steps. */
+   here; the int8 SDOT kernel for in-order cores (luthier_int8.h) builds its own loop of them
+   with LUTHIER__SDOTN: its packed A and B groups have the byte layout of these fp32 steps. */
 #define LUTHIER__8x12L_G(MAC, B, A0, A1, c0, c1, c2, c3, c4, c5, c6, c7, s0, s1, s2, s3, s4, s5, s6, s7) \
     MAC(c0, B, A0, 0) s0 MAC(c1, B, A0, 1) s1 MAC(c2, B, A0, 2) s2 MAC(c3, B, A0, 3) s3             \
     MAC(c4, B, A1, 0) s4 MAC(c5, B, A1, 1) s5 MAC(c6, B, A1, 2) s6 MAC(c7, B, A1, 3) s7

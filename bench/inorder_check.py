@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """inorder_check.py - does a NEON microkernel's main loop suit an in-order dual-issue core?
 
-    bench/inorder_check.py [KERNEL ...] [--min-dist N] [--cc CC] [--cflags "..."] [--show-loop]
+    bench/inorder_check.py [KERNEL ...] [--min-dist N] [--mul-cycles M] [--cc CC] [--cflags "..."] [--show-loop]
 
 Cortex-A53 and Cortex-A55 (the little cores of big.LITTLE boards: RK3399, RK3588, S905,
 Snapdragon 6xx/7xx) issue at most two instructions per cycle, strictly in program order: an
@@ -23,6 +23,15 @@ script checks on the main loop of each kernel:
                      default 6: about 3 cycles of load-to-use latency at 2 instructions per
                      cycle) before the first instruction that reads its destination register,
                      counting around the loop (a load for the next iteration is far ahead).
+                     A lane load ("ld1 {v.d}[1], [x]": the high half of a q register, loaded
+                     in the load pipe instead of through ldr x + ins) merges into its
+                     destination, so it reads it: the low half ("ldr d", immediate or
+                     register offset) must be N instructions ahead of it too. An integer
+                     multiply (madd, msub, mul, [su]maddl, ...: 3-4 cycles on these cores, where
+                     an add takes 1; a pointer or loop counter stepped by madd) is at least M
+                     FMLA-class instructions (--mul-cycles, default 4; the core issues one
+                     Q-form FMLA or SDOT a cycle, so that many cycles) before the first
+                     instruction that reads its result.
 
 The main loop is the region between the "// LLVM-MCA-BEGIN" and "// LLVM-MCA-END" markers
 that every NEON kernel carries (the region bench/mca_neon.sh rates), cut out of the kernel's
@@ -45,6 +54,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOT = re.compile(r"^(fmla|fmls|sdot|udot|usdot|sudot|smmla|ummla|usmmla|bfdot|bfmmla|[su]mlal2?)$")
+# integer multiplies (general registers): results 3-4 cycles after issue on the in-order cores
+IMUL = re.compile(r"^(madd|msub|mul|mneg|[su]maddl|[su]msubl|[su]mull|[su]mnegl|[su]mulh)$")
 # instructions whose first operand is read as well as written
 READS_DEST = re.compile(r"^(fmla|fmls|sdot|udot|usdot|sudot|smmla|ummla|usmmla|bfdot|bfmmla|ins|mla|mls|"
                         r"[su]mlal2?|[su]mlsl2?|[su]adalp|bsl|bif|bit|st.*|cmp|cmn|tst|cbn?z|tbn?z)$")
@@ -139,6 +150,8 @@ def classify(ins):
             dests = regs(lst)
             if mn.startswith("ld1r") or "[" in lst.split("}")[-1] or re.search(r"\}\[\d+\]", lst):
                 size = {"b": 1, "h": 2, "s": 4, "d": 8}.get((re.findall(r"\.\d*([bhsd])", lst) or ["s"])[0], 4)
+                if not mn.startswith("ld1r"):  # one lane: the other lanes of the destination stay
+                    return "load", size, dests, dests + regs(" ".join(ops[1:]))
             else:
                 lanes = re.findall(r"\.(\d+)([bhsd])", lst)
                 size = sum(int(n) * {"b": 1, "h": 2, "s": 4, "d": 8}[t] for n, t in lanes) or 16 * len(dests)
@@ -157,6 +170,8 @@ def classify(ins):
         return "hot", 0, regs(ops[0]), regs(",".join(ops))
     if mn == "ins" or (mn == "mov" and ops and re.search(r"\.[bhsd]\[\d+\]$", ops[0]) and ops[1][0] in "xw"):
         return "ins", 0, regs(ops[0]), regs(",".join(ops))
+    if IMUL.match(mn):
+        return "imul", 0, regs(ops[0]), regs(",".join(ops[1:]))
     if mn.startswith("b") and not mn.startswith("bi") and not mn.startswith("bs") and mn not in ("bic",):
         return "other", 0, [], []
     if READS_DEST.match(mn):
@@ -164,7 +179,7 @@ def classify(ins):
     return "other", 0, regs(ops[0]) if ops else [], regs(",".join(ops[1:]))
 
 
-def check(body, min_dist):
+def check(body, min_dist, mul_cycles):
     """Per rule, the list of violations (strings)."""
     n = len(body)
     info = [classify(x) for x in body]
@@ -174,12 +189,17 @@ def check(body, min_dist):
             r1.append("%3d  %-40s loads %d bytes" % (i, body[i], size))
         if kind != "hot" and info[i - 1][0] != "hot":
             r2.append("%3d  %-40s follows '%s' (no FMLA to pair with)" % (i, body[i], body[i - 1]))
-        if kind in ("load", "ins"):
+        if kind in ("load", "ins", "imul"):
             for r in wr:
                 for d in range(1, n + 1):
                     j = (i + d) % n
                     if r in info[j][3]:
-                        if d < min_dist:
+                        if kind == "imul":
+                            hot = sum(1 for e in range(1, d) if info[(i + e) % n][0] == "hot")
+                            if hot < mul_cycles:
+                                r3.append("%3d  %-40s %s first read %d FMLA-class instruction%s later by '%s'"
+                                          % (i, body[i], r, hot, "" if hot == 1 else "s", body[j]))
+                        elif d < min_dist:
                             r3.append("%3d  %-40s %s first read %d instruction%s later by '%s'"
                                       % (i, body[i], r, d, "" if d == 1 else "s", body[j]))
                         break
@@ -192,6 +212,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("kernels", nargs="*", help="short registry names (default: every NEON kernel)")
     ap.add_argument("--min-dist", type=int, default=6, help="R3: instructions from a load to its first use")
+    ap.add_argument("--mul-cycles", type=int, default=4,
+                    help="R3: FMLA-class instructions from an integer multiply to its first use")
     ap.add_argument("--cc", default="aarch64-linux-gnu-gcc")
     ap.add_argument("--cflags", default="-O2")
     ap.add_argument("--show-loop", action="store_true", help="print each main loop")
@@ -207,7 +229,7 @@ def main():
     asm = build_asm(a.cc, a.cflags)
     print("# bench/inorder_check.py: %s %s, main loop (LLVM-MCA-BEGIN/END region); R1 no load wider than "
           "64 bits, R2 every non-FMLA instruction directly after an FMLA, R3 loads >= %d instructions "
-          "before first use" % (a.cc, a.cflags, a.min_dist))
+          "and integer multiplies >= %d FMLAs before first use" % (a.cc, a.cflags, a.min_dist, a.mul_cycles))
     bad = 0
     for short, func in table:
         body = main_loop(asm, func)
@@ -216,7 +238,7 @@ def main():
             print("%-30s no LLVM-MCA-BEGIN/END region (not built for this target?)" % short)
             bad += little
             continue
-        info, r1, r2, r3 = check(body, a.min_dist)
+        info, r1, r2, r3 = check(body, a.min_dist, a.mul_cycles)
         cnt = lambda k: sum(1 for x in info if x[0] == k)
         loads64 = sum(1 for x in info if x[0] == "load" and x[1] <= 8)
         ok = not (r1 or r2 or r3)

@@ -20,7 +20,8 @@
 # checked against the in-order rules of bench/inorder_check.py (exit status 1 if one fails).
 # The fp16 kernel (8x24__neonfp16) is rated on neoverse-n1 (target) and cortex-a55.
 # The int8 USMMLA kernel (8x12__neoni8mm) is rated on neoverse-n2 (target) and neoverse-v1, the
-# int8 SDOT kernel for in-order cores (8x12__neondot_a55) on cortex-a55 (information).
+# int8 SDOT kernel for in-order cores (8x12__neondot_a55) on cortex-a55 (target, optimistic
+# model) and neoverse-n1 (information; the A53/A57 models' cores have no dotprod).
 # Then the depthwise row kernels' segment loops (one group of pixels per iteration, >>depthwise):
 # 3x3 and 5x5 at stride 1 and 2, plain (a0_c0: target DW_TARGET_PCT, default 85) and with the
 # clamp epilogue (a0_c1: for information; its fmax/fmin share the vector pipes with FMLA).
@@ -52,7 +53,7 @@ while [ $# -gt 0 ]; do
     --cc) CC_KIND=$2; shift 2 ;;
     --cflags) CFLAGS=$2; shift 2 ;;
     --depthwise-only) DW_ONLY=1; shift ;;
-    -h | --help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "mca_neon.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -145,10 +146,11 @@ fi
 # neoverse-v1 (4 vector pipes) for information
 [ "$DW_ONLY" = 1 ] || rate "q8x12__neoni8mm" "luthier_qgemm_ukernel_8x12__neoni8mm" "$TARGET_PCT" \
     neoverse-n2,neoverse-v1 neoverse-n2
-# int8 SDOT kernel for in-order cores: cortex-a55 for information (the model puts SDOT and ins
-# on one FP ALU pipe and holds loads behind older SDOTs)
+# int8 SDOT kernel for in-order cores: target on cortex-a55 (an optimistic model: it puts SDOT
+# and ins on one FP ALU pipe and holds an instruction that would write back before an older
+# SDOT, which the loop is scheduled around), neoverse-n1 for information
 if [ "$DW_ONLY" = 0 ]; then
-    rate "q8x12__neondot_a55" "luthier_qgemm_ukernel_8x12__neondot_a55" 0 cortex-a55 none
+    rate "q8x12__neondot_a55" "luthier_qgemm_ukernel_8x12__neondot_a55" "$TARGET_PCT" cortex-a55,neoverse-n1 cortex-a55
     LITTLE="$LITTLE 8x12__neondot_a55"
 fi
 # the little-core kernels against the in-order issue rules

@@ -131,6 +131,37 @@ static void *test_alloc(size_t bytes) {
     return p;
 }
 
+/* A copy of bytes (> 0) bytes that ends where an inaccessible page begins, so that a kernel
+   reading past the end of the copy faults: ASan does not see reads into the padding malloc
+   rounds a block up to, nor code that runs under qemu without it. Linux only (mmap). */
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#define TEST_HAVE_GUARDED 1
+typedef struct test_guarded {
+    unsigned char *map;
+    size_t len;
+} test_guarded;
+
+static void *test_guarded_copy(test_guarded *g, const void *src, size_t bytes) {
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE), data = (bytes + page - 1) / page * page;
+    void *m = mmap(NULL, data + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED || mprotect((unsigned char *)m + data, page, PROT_NONE) != 0) {
+        printf("cannot map a guarded buffer of %zu bytes\n", bytes);
+        exit(2);
+    }
+    g->map = (unsigned char *)m;
+    g->len = data + page;
+    memcpy(g->map + data - bytes, src, bytes);
+    return g->map + data - bytes;
+}
+
+static void test_guarded_free(test_guarded *g) {
+    if (g->map) munmap(g->map, g->len);
+    g->map = NULL;
+}
+#endif
+
 /* A context of threads threads (0: all) on topology topo (NULL: detected) under policy. */
 static luthier_context *ctx_make(int threads, const luthier_topology *topo, luthier_auto_policy policy) {
     luthier_context_desc cd;

@@ -182,10 +182,14 @@ static int q8_kernel_available(const luthier__kernel_entry *e) {
     return (e->required_cpu_features & luthier_cpu_features()) == e->required_cpu_features;
 }
 
+#define Q8_EXTREME 1 /* A = 255, B = -128/127 */
+#define Q8_GUARDED 2 /* the packed A and B (or the A rows) end at an inaccessible page */
+
 /* One kernel call against the reference kernel with the same layout parameters: bit-exact,
-   nothing written outside the m x n tile. Returns the number of mismatches. */
+   nothing written outside the m x n tile. flags: Q8_EXTREME, Q8_GUARDED. Returns the number of
+   mismatches. */
 static int q8_ukernel_check(const luthier__kernel_entry *uk, size_t m, size_t n, size_t k, luthier_qoutput kind,
-                            int extreme) {
+                            int flags) {
     const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, kg = (size_t)uk->k_unroll;
     const size_t esz = kind == LUTHIER_QOUTPUT_UINT8 ? 1 : 4, ldc = n + 5, rows = m + 2;
     luthier__packed_b_layout l;
@@ -199,6 +203,7 @@ static int q8_ukernel_check(const luthier__kernel_entry *uk, size_t m, size_t n,
     q8_output o;
     luthier_qgemm_ukernel_args p;
     size_t i, j;
+    const int extreme = flags & Q8_EXTREME;
     int bad = 0;
     o.mult = mult; o.shift = shift; o.bscale = bscale; o.fbias = fbias;
     q8_output_random(&o, nr, kind, k);
@@ -229,6 +234,15 @@ static int q8_ukernel_check(const luthier__kernel_entry *uk, size_t m, size_t n,
     p.a_rows = arows_c;
     p.a = apack;
     p.b = bp;
+#ifdef TEST_HAVE_GUARDED
+    test_guarded ga = {NULL, 0}, gb = {NULL, 0}, grow[LUTHIER__QMAX_MR];
+    for (i = 0; i < mr; i++) grow[i].map = NULL;
+    if (flags & Q8_GUARDED) { /* one panel of each: n <= nr */
+        p.b = (const int8_t *)test_guarded_copy(&gb, bp, l.panel_stride);
+        if (apack) p.a = (const uint8_t *)test_guarded_copy(&ga, apack, mr * l.groups * kg);
+        for (i = 0; !apack && i < m; i++) arows_c[i] = (const uint8_t *)test_guarded_copy(&grow[i], arows[i], k);
+    }
+#endif
     p.offset = offset;
     p.ldc = ldc;
     q8_output_apply(&o, &p, 0);
@@ -244,6 +258,11 @@ static int q8_ukernel_check(const luthier__kernel_entry *uk, size_t m, size_t n,
                c1[i] == 0xa5 || c2[i] == 0xa5 ? " (0xa5 = untouched)" : "");
         bad = 1;
     }
+#ifdef TEST_HAVE_GUARDED
+    test_guarded_free(&ga);
+    test_guarded_free(&gb);
+    for (i = 0; i < mr; i++) test_guarded_free(&grow[i]);
+#endif
     for (i = 0; i < m; i++) free(arows[i]);
     free(apack);
     free(b);
@@ -285,10 +304,36 @@ static void test_int8_ukernels_all_edges(void) {
             }
         }
         /* extreme values: A = 255, B = -128/127 */
-        bad += q8_ukernel_check(uk, (size_t)uk->mr, (size_t)uk->nr, 1000, LUTHIER_QOUTPUT_INT32, 1);
-        bad += q8_ukernel_check(uk, (size_t)uk->mr, (size_t)uk->nr, 1001, LUTHIER_QOUTPUT_UINT8, 1);
+        bad += q8_ukernel_check(uk, (size_t)uk->mr, (size_t)uk->nr, 1000, LUTHIER_QOUTPUT_INT32, Q8_EXTREME);
+        bad += q8_ukernel_check(uk, (size_t)uk->mr, (size_t)uk->nr, 1001, LUTHIER_QOUTPUT_UINT8, Q8_EXTREME);
         CHECK(bad == 0, "%s: %d of %zu tile cases differ from the reference", uk->name, bad, cases + 2);
     }
+}
+
+/* Every kernel reads nothing past its packed A and B panels (nor past the A rows, hybrid
+   kernels): they end at an inaccessible page, for every k up to 18 K groups of 4 (each
+   remainder of the unrolled loops after 0-4 blocks, K below one block) and a long k, on the
+   full tile and an edge tile, every output kind. A read past the end faults. */
+static void test_int8_ukernels_panel_ends(void) {
+#ifdef TEST_HAVE_GUARDED
+    const size_t kmax = T.quick ? 72 : 160;
+    int idx;
+    for (idx = 0; idx < LUTHIER__NUM_QKERNELS; idx++) {
+        const luthier__kernel_entry *uk = &luthier__qkernels[idx];
+        size_t k;
+        int bad = 0;
+        if (!q8_kernel_available(uk)) continue;
+        for (k = 1; k <= kmax + 1; k++) {
+            const size_t kk = k <= kmax ? k : 1000 + (size_t)test_rand_int(0, 3);
+            bad += q8_ukernel_check(uk, (size_t)uk->mr, (size_t)uk->nr, kk, (luthier_qoutput)(k % 3), Q8_GUARDED);
+            bad += q8_ukernel_check(uk, (size_t)test_rand_int(1, uk->mr), (size_t)test_rand_int(1, uk->nr), kk,
+                                    (luthier_qoutput)((k + 1) % 3), Q8_GUARDED);
+        }
+        CHECK(bad == 0, "%s: %d guarded tile cases differ from the reference", uk->name, bad);
+    }
+#else
+    printf("    (skipped: no guarded buffers on this system)\n");
+#endif
 }
 
 /* ---- whole GEMM against a naive int64 reference ------------------------------------------- */
@@ -823,6 +868,7 @@ static void run_int8_tests(void) {
     RUN(test_int8_requantize);
     RUN(test_int8_quantize_helpers);
     RUN(test_int8_ukernels_all_edges);
+    RUN(test_int8_ukernels_panel_ends);
     RUN(test_int8_gemm_random_shapes);
     RUN(test_int8_gemm_threads_blocks);
     RUN(test_int8_gemm_dnn_shapes);
