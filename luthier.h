@@ -2622,33 +2622,76 @@ LUTHIER_PRIVATE void luthier__prepack_range(void *arg, size_t begin, size_t end,
     luthier__prepack_a(j->uk[cluster], &j->blk[cluster], j->g, begin, end);
 }
 
-/* bytes of workspace for each thread of ctx's pool (none when 0), 64-byte aligned slices
-   *stride apart from *ws. */
-LUTHIER_PRIVATE luthier_status luthier__thread_workspace(luthier_context *ctx, size_t bytes, unsigned char **ws,
-                                                         size_t *stride) {
-    const size_t t = (size_t)ctx->pool->num_threads;
-    *ws = NULL;
-    *stride = 0;
-    if (!bytes) return LUTHIER_STATUS_OK;
-    if (bytes > SIZE_MAX - LUTHIER__ALIGN || (*stride = luthier__div_up(bytes, LUTHIER__ALIGN) * LUTHIER__ALIGN) > SIZE_MAX / t ||
-        !(*ws = (unsigned char *)luthier__context_workspace(ctx, *stride * t)))
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", bytes);
+/* The job's workspace, in one block of the context's: `front` bytes for the caller (*front_at,
+   none when 0), then per-thread packed A blocks (ws bytes each), or A packed once for all
+   threads when they would repeat each other's packing. */
+LUTHIER_PRIVATE luthier_status luthier__gemm_workspace(luthier_context *ctx, luthier__gemm_job *job, luthier__gemm_args *g,
+                                                       size_t ws, int serial, size_t front, void **front_at) {
+    const size_t ab = (size_t)job->uk[0]->a_bytes, t = (size_t)ctx->pool->num_threads;
+    const size_t f = luthier__div_up(front, LUTHIER__ALIGN) * LUTHIER__ALIGN;
+    size_t kp, per = 0;
+    unsigned char *w;
+    job->ws = NULL;
+    job->ws_stride = 0;
+    if (!serial && luthier__shares_packed_a(job, ctx->pool, g->k)) {
+        g->m_pad = job->split.tiles * (size_t)job->uk[0]->mr;
+        kp = luthier__div_up(g->k, g->b_layout->kg) * g->b_layout->kg;
+        if (g->m_pad > SIZE_MAX / kp / ab || (per = g->m_pad * kp * ab) > SIZE_MAX - f ||
+            !(w = (unsigned char *)luthier__context_workspace(ctx, f + per)))
+            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate the packed A (%zu x %zu)", g->m, g->k);
+        g->a_packed = (char *)w + f;
+    } else {
+        if (ws && (ws > SIZE_MAX - LUTHIER__ALIGN ||
+                   (job->ws_stride = luthier__div_up(ws, LUTHIER__ALIGN) * LUTHIER__ALIGN) > (SIZE_MAX - f) / t))
+            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", ws);
+        per = job->ws_stride * t;
+        w = f + per ? (unsigned char *)luthier__context_workspace(ctx, f + per) : NULL;
+        if (f + per && !w)
+            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", ws);
+        job->ws = per ? w + f : NULL;
+    }
+    if (front_at) *front_at = f ? w : NULL;
     return LUTHIER_STATUS_OK;
 }
 
-/* The job's workspace: per-thread packed A blocks (ws bytes each), or A packed once for all
-   threads when they would repeat each other's packing. */
-LUTHIER_PRIVATE luthier_status luthier__gemm_workspace(luthier_context *ctx, luthier__gemm_job *job,
-                                                       luthier__gemm_args *g, size_t ws, int serial) {
-    const size_t ab = (size_t)job->uk[0]->a_bytes;
-    if (!serial && luthier__shares_packed_a(job, ctx->pool, g->k)) {
-        g->m_pad = job->split.tiles * (size_t)job->uk[0]->mr;
-        if (g->m_pad > SIZE_MAX / g->k / ab ||
-            !(g->a_packed = (char *)luthier__context_workspace(ctx, g->m_pad * g->k * ab)))
-            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate the packed A (%zu x %zu)", g->m, g->k);
+/* Everything of a GEMM job but its arguments' epilogue: each cluster's kernel (uk, or
+   cluster_kernels among the families fams) and blocking, the split over serial ? 1 : all
+   threads, the workspace (front: see luthier__gemm_workspace). */
+LUTHIER_PRIVATE luthier_status luthier__gemm_setup(luthier_context *ctx, luthier__gemm_job *job, luthier__gemm_args *g,
+                                                   unsigned fams, const luthier__kernel_entry *uk,
+                                                   const char *const *cluster_kernels, int serial, size_t front,
+                                                   void **front_at) {
+    const luthier__pool *p = ctx->pool;
+    size_t ws = 0;
+    luthier_status s;
+    int cl;
+    memset(job, 0, sizeof *job);
+    job->g = g;
+    if ((s = luthier__cluster_kernels(ctx, fams, uk, cluster_kernels, job->uk)) != LUTHIER_STATUS_OK) return s;
+    for (cl = 0; cl < p->num_clusters; cl++) {
+        job->blk[cl] = luthier__gemm_blocking_for(job->uk[cl], &ctx->caches, &ctx->blocking_override, g->m, g->n, g->k);
+        ws = luthier__max_sz(ws, luthier__gemm_workspace_bytes(job->uk[cl], &job->blk[cl]));
+    }
+    job->split = luthier__gemm_split_for(luthier__div_up(g->m, (size_t)uk->mr), g->b_layout->panels,
+                                         serial ? 1 : p->num_threads, g->b_layout->bytes, luthier__l2_bytes(ctx));
+    return luthier__gemm_workspace(ctx, job, g, ws, serial, front, front_at);
+}
+
+/* Runs a set-up job: on the calling thread (serial), or A packed once when the job shares it,
+   then the split's units over the pool. */
+LUTHIER_PRIVATE luthier_status luthier__gemm_go(luthier_context *ctx, luthier__gemm_job *job, int serial,
+                                                luthier_schedule schedule, const float *ratios, int num_ratios) {
+    luthier_status s;
+    if (serial) {
+        luthier__gemm_range(job, 0, job->split.tiles, 0, 0);
         return LUTHIER_STATUS_OK;
     }
-    return luthier__thread_workspace(ctx, ws, &job->ws, &job->ws_stride);
+    if (job->g->a_packed &&
+        (s = luthier__parallel(ctx, job->split.tiles, schedule, ratios, num_ratios, 0, luthier__prepack_range, job)) !=
+            LUTHIER_STATUS_OK)
+        return s;
+    return luthier__parallel(ctx, luthier__split_units(&job->split), schedule, ratios, num_ratios, 0, luthier__gemm_range,
+                             job);
 }
 
 /* serial: the whole GEMM on the calling thread (a GEMM too small to pay for a parallel region,
@@ -2659,39 +2702,18 @@ LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthi
                                                float *c, int serial) {
     luthier__gemm_args g;
     luthier__gemm_job job;
-    const luthier__pool *p = ctx->pool;
-    size_t ws = 0;
     luthier_status s;
-    int cl;
     memset(&g, 0, sizeof g);
-    memset(&job, 0, sizeof job);
     g.m = (size_t)d->m; g.n = (size_t)d->n; g.k = (size_t)d->k;
     g.a = a; g.lda = (size_t)d->lda;
     g.b = pb; g.b_layout = bl;
     g.c = c; g.ldc = (size_t)d->ldc;
     luthier__fill_epilogue(d, &g);
     luthier__act_post_init(ctx->cpu_features, d->activation, d->clamp_min, d->clamp_max, &g.post);
-    job.g = &g;
-    s = luthier__cluster_kernels(ctx, LUTHIER__SGEMM_FAMILIES, uk, d->cluster_kernels, job.uk);
-    if (s != LUTHIER_STATUS_OK) return s;
-    for (cl = 0; cl < p->num_clusters; cl++) {
-        job.blk[cl] = luthier__gemm_blocking_for(job.uk[cl], &ctx->caches, &ctx->blocking_override,
-                                                 g.m, g.n, g.k);
-        ws = luthier__max_sz(ws, luthier__gemm_workspace_bytes(job.uk[cl], &job.blk[cl]));
-    }
-    job.split = luthier__gemm_split_for(luthier__div_up(g.m, (size_t)uk->mr), bl->panels, serial ? 1 : p->num_threads,
-                                        bl->bytes, luthier__l2_bytes(ctx));
-    if ((s = luthier__gemm_workspace(ctx, &job, &g, ws, serial)) != LUTHIER_STATUS_OK) return s;
-    if (serial) {
-        luthier__gemm_range(&job, 0, job.split.tiles, 0, 0);
-        return LUTHIER_STATUS_OK;
-    }
-    if (g.a_packed &&
-        (s = luthier__parallel(ctx, job.split.tiles, d->schedule, d->ratios, d->num_ratios, 0, luthier__prepack_range, &job)) !=
-            LUTHIER_STATUS_OK)
+    if ((s = luthier__gemm_setup(ctx, &job, &g, LUTHIER__SGEMM_FAMILIES, uk, d->cluster_kernels, serial, 0, NULL)) !=
+        LUTHIER_STATUS_OK)
         return s;
-    return luthier__parallel(ctx, luthier__split_units(&job.split), d->schedule, d->ratios, d->num_ratios, 0,
-                             luthier__gemm_range, &job);
+    return luthier__gemm_go(ctx, &job, serial, d->schedule, d->ratios, d->num_ratios);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run(luthier_context *ctx, const luthier_sgemm_desc *d,
@@ -4989,7 +5011,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                 ga.a = V + pos * tb * cig;
                 ga.b = cv->packed + (g * P + pos) * cv->group_floats;
                 ga.c = Mb + pos * tb * cog;
-                ga.next_b = pos + 1 < P ? ga.b + cv->group_floats : NULL; /* the next position's B */
+                ga.next_b = pos + 1 < P ? cv->packed + (g * P + pos + 1) * cv->group_floats : NULL; /* the next position's B */
                 ga.next_layer = t0 + nt >= t_end && g + 1 == (size_t)d->groups ? j->next : NULL;
                 luthier__gemm_compute(j->cuk[cluster], &cv->blk, &ga, 0, luthier__div_up(nt, mr), p0, p1, gws);
             }
