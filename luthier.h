@@ -5221,19 +5221,19 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 extern "C" {
 #endif
 
-/* >>impl-kernel-families: the kernel tables of luthier_kernel_family, behind one registry API. */
-typedef struct luthier__kernel_table {
-    const luthier__kernel_entry *rows;
-    int count;
-    const char *prefix; /* of every name: find also takes the rest (the short name) */
-    const char *a_type, *b_type, *c_type;
-} luthier__kernel_table;
-
+/* >>impl-kernel-families: the kernel tables of luthier_kernel_family, behind one registry API,
+   each with the datatype the GEMM driver serves its kernels with (>>dtype in luthier_gemm.h). */
+#define LUTHIER__F32_DRIVER sizeof(float), 0, luthier__pack_a_block, luthier__scall, luthier__gemm_k0
 static const luthier__kernel_table luthier__kernel_tables[LUTHIER_KERNELS_COUNT] = {
-    {luthier__ukernels, LUTHIER__NUM_UKERNELS, "luthier_sgemm_ukernel_", "f32", "f32", "f32"},
-    {luthier__hkernels, LUTHIER__NUM_HKERNELS, "luthier_sgemm_ukernel_", "f32", "f16", "f32"},
-    {luthier__qkernels, LUTHIER__NUM_QKERNELS, "luthier_qgemm_ukernel_", "u8", "i8", "i32"},
-    {luthier__fkernels, LUTHIER__NUM_FKERNELS, "luthier_sgemm_ukernel_", "f16", "f16", "f16"}};
+    {luthier__ukernels, LUTHIER__NUM_UKERNELS, "luthier_sgemm_ukernel_", "f32", "f32", "f32", LUTHIER__F32_DRIVER},
+    {luthier__hkernels, LUTHIER__NUM_HKERNELS, "luthier_sgemm_ukernel_", "f32", "f16", "f32", LUTHIER__F32_DRIVER},
+    {luthier__qkernels, LUTHIER__NUM_QKERNELS, "luthier_qgemm_ukernel_", "u8", "i8", "i32", 1, 1, luthier__qpack_a_block,
+     luthier__qcall, luthier__qk0},
+    {luthier__fkernels, LUTHIER__NUM_FKERNELS, "luthier_sgemm_ukernel_", "f16", "f16", "f16", LUTHIER__F32_DRIVER}};
+
+LUTHIER_PRIVATE const luthier__kernel_table *luthier__dtype(const luthier__kernel_entry *uk) {
+    return &luthier__kernel_tables[uk->family];
+}
 
 LUTHIER_API int luthier_kernels_count(luthier_kernel_family f) {
     return (unsigned)f < (unsigned)LUTHIER_KERNELS_COUNT ? luthier__kernel_tables[f].count : 0;

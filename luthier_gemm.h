@@ -466,8 +466,8 @@ LUTHIER_PRIVATE void luthier__pack_a(const float *a, size_t lda, size_t mb, size
 }
 
 /* >>dtype =====================================================================================
-   The datatypes of the driver, one row per luthier_kernel_family: what differs between fp32
-   and int8 GEMMs is how A sits in memory and is packed, how a kernel is called (its argument
+   The datatypes of the driver, one per luthier_kernel_family: what differs between fp32 and
+   int8 GEMMs is how A sits in memory and is packed, how a kernel is called (its argument
    struct and epilogue: fp32 bias / LOAD_C / clamp, int8 offsets and the output stage) and what
    k == 0 computes. Blocking, the loops, the split over threads and the workspace are shared. */
 typedef struct luthier__gemm_args luthier__gemm_args;
@@ -484,7 +484,13 @@ typedef struct luthier__tile {
     const void *prefetch; /* fp32 hybrid: NULL or the piece of the next B block to pull */
 } luthier__tile;
 
-typedef struct luthier__gemm_dtype {
+/* The table of a family (luthier__kernel_tables, >>impl-kernel-families in luthier.h): its
+   kernels, and the datatype the driver serves them with. */
+typedef struct luthier__kernel_table {
+    const luthier__kernel_entry *rows;
+    int count;
+    const char *prefix; /* of every name: find also takes the rest (the short name) */
+    const char *a_type, *b_type, *c_type;
     size_t a_elem; /* bytes per element of A in memory (the kernel may read another: a_bytes) */
     int full_k;    /* one call covers all of k: the sums never leave the kernel (int8's output
                       stage needs the whole sum), so the blocking takes kc = k */
@@ -493,31 +499,10 @@ typedef struct luthier__gemm_dtype {
     void (*call)(const luthier__kernel_entry *uk, const luthier__gemm_args *g, const luthier__tile *t);
     /* k == 0: C from the epilogue alone, rows [m0, m1) x columns [n0, n1) */
     void (*k0)(const luthier__kernel_entry *uk, const luthier__gemm_args *g, size_t m0, size_t m1, size_t n0, size_t n1);
-} luthier__gemm_dtype;
+} luthier__kernel_table;
 
-LUTHIER_PRIVATE void luthier__pack_a_block(const luthier__kernel_entry *uk, const void *a, size_t lda, size_t mb,
-                                           size_t kb, void *dst);
-LUTHIER_PRIVATE void luthier__scall(const luthier__kernel_entry *uk, const luthier__gemm_args *g, const luthier__tile *t);
-LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__kernel_entry *uk, const luthier__gemm_args *g, size_t m0, size_t m1,
-                                      size_t n0, size_t n1);
-/* int8 (luthier_int8.h, >>qdriver) */
-LUTHIER_PRIVATE void luthier__qpack_a_block(const luthier__kernel_entry *uk, const void *a, size_t lda, size_t mb,
-                                            size_t kb, void *dst);
-LUTHIER_PRIVATE void luthier__qcall(const luthier__kernel_entry *uk, const luthier__gemm_args *g, const luthier__tile *t);
-LUTHIER_PRIVATE void luthier__qk0(const luthier__kernel_entry *uk, const luthier__gemm_args *g, size_t m0, size_t m1,
-                                  size_t n0, size_t n1);
-
-#define LUTHIER__DTYPE_F32 {sizeof(float), 0, luthier__pack_a_block, luthier__scall, luthier__gemm_k0}
-static const luthier__gemm_dtype luthier__gemm_dtypes[LUTHIER_KERNELS_COUNT] = {
-    LUTHIER__DTYPE_F32, /* F32 */
-    LUTHIER__DTYPE_F32, /* F16W: B in fp16, the rest fp32 */
-    {1, 1, luthier__qpack_a_block, luthier__qcall, luthier__qk0}, /* INT8: uint8 A, the output stage */
-    LUTHIER__DTYPE_F32  /* F16: fp32 A in memory, packed to fp16 */
-};
-
-LUTHIER__INLINE const luthier__gemm_dtype *luthier__dtype(const luthier__kernel_entry *uk) {
-    return &luthier__gemm_dtypes[uk->family];
-}
+/* uk's family table. */
+LUTHIER_PRIVATE const luthier__kernel_table *luthier__dtype(const luthier__kernel_entry *uk);
 
 /* >>blocking =================================================================================== */
 
@@ -764,14 +749,14 @@ LUTHIER__INLINE size_t luthier__kpad(const luthier__gemm_args *g, size_t kb) {
 }
 
 /* Row i, step k0 of A. */
-LUTHIER__INLINE const void *luthier__a_at(const luthier__gemm_dtype *dt, const luthier__gemm_args *g, size_t i, size_t k0) {
+LUTHIER__INLINE const void *luthier__a_at(const luthier__kernel_table *dt, const luthier__gemm_args *g, size_t i, size_t k0) {
     return (const char *)g->a + (i * g->lda + k0) * dt->a_elem;
 }
 
 /* Packs MR-row tiles [t0, t1) of A for every K block of blk into g->a_packed. */
 LUTHIER_PRIVATE void luthier__prepack_a(const luthier__kernel_entry *uk, const luthier__gemm_blocking *blk,
                                         const luthier__gemm_args *g, size_t t0, size_t t1) {
-    const luthier__gemm_dtype *dt = luthier__dtype(uk);
+    const luthier__kernel_table *dt = luthier__dtype(uk);
     const size_t mr = (size_t)uk->mr, i0 = t0 * mr, i1 = luthier__min_sz(t1 * mr, g->m);
     size_t k0;
     if (i0 >= i1) return;
@@ -831,7 +816,7 @@ LUTHIER_PRIVATE void luthier__scall(const luthier__kernel_entry *uk, const luthi
 LUTHIER_PRIVATE void luthier__gemm_rows_outer(const luthier__kernel_entry *uk, const luthier__gemm_blocking *blk,
                                               const luthier__gemm_args *g, luthier__tile *t, size_t m0, size_t m1,
                                               size_t i0, size_t mb, size_t n0, size_t nb, size_t nlo, size_t nhi) {
-    const luthier__gemm_dtype *dt = luthier__dtype(uk);
+    const luthier__kernel_table *dt = luthier__dtype(uk);
     const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, kb = t->kb;
     const int last = t->k0 + kb == g->k;
     const size_t pk0 = last ? 0 : t->k0 + kb, pn0 = last ? n0 + nb : n0;
@@ -858,7 +843,7 @@ LUTHIER_PRIVATE void luthier__gemm_rows_outer(const luthier__kernel_entry *uk, c
 LUTHIER_PRIVATE void luthier__gemm_panels_outer(const luthier__kernel_entry *uk, const luthier__gemm_args *g,
                                                 luthier__tile *t, size_t m1, size_t i0, size_t mb, size_t n0,
                                                 size_t nb, char *ws) {
-    const luthier__gemm_dtype *dt = luthier__dtype(uk);
+    const luthier__kernel_table *dt = luthier__dtype(uk);
     const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, kp = luthier__kpad(g, t->kb) * (size_t)uk->a_bytes;
     const char *pa = NULL; /* the packed A block */
     if (uk->kind == LUTHIER_KERNEL_INTERLEAVED && g->a_packed) {
