@@ -4533,26 +4533,39 @@ LUTHIER__INLINE int64_t luthier__conv_in(int64_t o, int64_t k, int64_t stride, i
     return o * stride - pad + k * dil;
 }
 
-/* im2col rows [r0, r1) of group g into col (row stride kdim, columns (kh, kw, ci)). */
-LUTHIER_PRIVATE void luthier__conv_im2col(const luthier_conv2d_layer *cv, const float *in, size_t g,
-                                          size_t r0, size_t r1, float *col) {
-    const luthier_conv2d_desc *d = &cv->d;
-    const size_t cin = (size_t)d->in_channels, cg = cv->cin_g, ohw = (size_t)(cv->oh * cv->ow);
+/* im2col rows [r0, r1) of group g of the NHWC input (elements of elem bytes: fp32, or uint8
+   for int8 layers) into col: row stride kernel_h * kernel_w * cin_g elements, columns
+   (kh, kw, ci); taps in the padding get bytes of value pad (fp32: 0; uint8: the input zero
+   point). With one group and dilation_w 1 the taps of a kernel row that fall inside the image
+   are adjacent pixels: one copy (stems: Cin = 3). */
+LUTHIER_PRIVATE void luthier__conv_im2col(const luthier_conv2d_desc *d, int64_t oh, int64_t ow, size_t cin_g, size_t elem,
+                                          int pad, const void *in, size_t g, size_t r0, size_t r1, void *col) {
+    const size_t cin = (size_t)d->in_channels * elem, cg = cin_g * elem, ohw = (size_t)(oh * ow);
+    const int rows = cg == cin && d->dilation_w == 1;
+    unsigned char *dst = (unsigned char *)col;
     size_t r;
-    for (r = r0; r < r1; r++, col += cv->kdim) {
+    for (r = r0; r < r1; r++) {
         const size_t n = r / ohw, p = r % ohw;
-        const int64_t oy = (int64_t)(p / (size_t)cv->ow), ox = (int64_t)(p % (size_t)cv->ow);
-        float *dst = col;
+        const int64_t oy = (int64_t)(p / (size_t)ow), ox = (int64_t)(p % (size_t)ow);
         int64_t kh, kw;
         for (kh = 0; kh < d->kernel_h; kh++) {
             const int64_t iy = luthier__conv_in(oy, kh, d->stride_h, d->dilation_h, d->pad_top);
+            const int out = iy < 0 || iy >= d->in_h;
+            const unsigned char *row = out ? NULL : (const unsigned char *)in + (n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w * cin;
+            if (rows) { /* [0, lo) and [hi, kernel_w) in the padding, [lo, hi) in one piece */
+                const int64_t ix0 = luthier__conv_in(ox, 0, d->stride_w, 1, d->pad_left);
+                int64_t lo = ix0 < 0 ? -ix0 : 0, hi = d->in_w - ix0 < d->kernel_w ? d->in_w - ix0 : d->kernel_w;
+                if (out || hi < lo) lo = hi = 0;
+                memset(dst, pad, (size_t)lo * cg);
+                if (hi > lo) memcpy(dst + (size_t)lo * cg, row + (size_t)(ix0 + lo) * cin, (size_t)(hi - lo) * cg);
+                memset(dst + (size_t)hi * cg, pad, (size_t)(d->kernel_w - hi) * cg);
+                dst += (size_t)d->kernel_w * cg;
+                continue;
+            }
             for (kw = 0; kw < d->kernel_w; kw++, dst += cg) {
                 const int64_t ix = luthier__conv_in(ox, kw, d->stride_w, d->dilation_w, d->pad_left);
-                if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
-                    memset(dst, 0, cg * sizeof(float));
-                else
-                    memcpy(dst, in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cg,
-                           cg * sizeof(float));
+                if (out || ix < 0 || ix >= d->in_w) memset(dst, pad, cg);
+                else memcpy(dst, row + (size_t)ix * cin + g * cg, cg);
             }
         }
     }
@@ -4740,7 +4753,7 @@ LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, const l
                 ga.a = j->in + r0 * cin + g * cv->cin_g;
                 ga.lda = cin;
             } else {
-                luthier__conv_im2col(cv, j->in, g, r0, r1, (float *)(void *)w);
+                luthier__conv_im2col(d, cv->oh, cv->ow, cv->cin_g, sizeof(float), 0, j->in, g, r0, r1, w);
                 ga.a = (const float *)(void *)w;
                 ga.lda = cv->kdim;
             }
@@ -5035,27 +5048,33 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
     }
 }
 
-/* n matrices of rows x cols transposed, each to cols x rows (NEON: 4 x 4 blocks in registers,
-   luthier__transpose_neon). */
-LUTHIER_PRIVATE void luthier__transpose_batches(const float *src, float *dst, size_t n, size_t rows, size_t cols) {
-    size_t b;
-    for (b = 0; b < n; b++, src += rows * cols, dst += rows * cols) {
+/* n matrices of rows x cols elements of elem bytes (4: fp32, int32; 1: uint8) transposed, each
+   to cols x rows (NEON, 4 bytes: 4 x 4 blocks in registers, luthier__transpose_neon). */
+LUTHIER_PRIVATE void luthier__transpose_batches(const void *src, void *dst, size_t n, size_t rows, size_t cols,
+                                                size_t elem) {
+    const size_t bytes = rows * cols * elem;
+    size_t b, r, c;
+    for (b = 0; b < n; b++) {
+        const unsigned char *x = (const unsigned char *)src + b * bytes;
+        unsigned char *y = (unsigned char *)dst + b * bytes;
 #if LUTHIER__SIMD_NEON
-        luthier__transpose_neon(src, cols, dst, rows, rows, cols);
-#else
-        size_t r, c;
-        for (r = 0; r < rows; r++)
-            for (c = 0; c < cols; c++) dst[c * rows + r] = src[r * cols + c];
+        if (elem == 4) {
+            luthier__transpose_neon((const float *)(const void *)x, cols, (float *)(void *)y, rows, rows, cols);
+            continue;
+        }
 #endif
+        for (r = 0; r < rows; r++)
+            for (c = 0; c < cols; c++) {
+                if (elem == 4) memcpy(y + (c * rows + r) * 4, x + (r * cols + c) * 4, 4);
+                else y[c * rows + r] = x[r * cols + c];
+            }
     }
 }
-
-/* [n][c][hw] <-> [n][hw][c] */
 LUTHIER_PRIVATE void luthier__nchw_to_nhwc(const float *src, float *dst, size_t n, size_t c, size_t hw) {
-    luthier__transpose_batches(src, dst, n, c, hw);
+    luthier__transpose_batches(src, dst, n, c, hw, sizeof(float));
 }
 LUTHIER_PRIVATE void luthier__nhwc_to_nchw(const float *src, float *dst, size_t n, size_t c, size_t hw) {
-    luthier__transpose_batches(src, dst, n, hw, c);
+    luthier__transpose_batches(src, dst, n, hw, c, sizeof(float));
 }
 
 /* The B block a GEMM-based layer starts with (group 0; Winograd: position 0), for the layer

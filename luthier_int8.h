@@ -2746,46 +2746,6 @@ typedef struct luthier__qconv_job {
     const luthier__kernel_entry *cuk[LUTHIER_MAX_CLUSTERS]; /* per cluster of the running context */
 } luthier__qconv_job;
 
-/* uint8 im2col rows [r0, r1) of group g into col (row stride kdim, columns (kh, kw, ci));
-   taps in the padding get the input zero point. With one group and dilation_w 1 the taps of a
-   kernel row that fall inside the image are adjacent pixels: one copy (stems: Cin = 3). */
-LUTHIER_PRIVATE void luthier__qconv_im2col(const luthier_qconv2d_layer *L, const uint8_t *in, size_t g,
-                                           size_t r0, size_t r1, uint8_t *col) {
-    const luthier_conv2d_desc *d = &L->cd;
-    const size_t cin = (size_t)d->in_channels, cg = L->cin_g, ohw = (size_t)(L->oh * L->ow);
-    const int za = (int)L->qd.a_zero_point, rows = cg == cin && d->dilation_w == 1;
-    size_t r;
-    for (r = r0; r < r1; r++, col += L->kdim) {
-        const size_t n = r / ohw, p = r % ohw;
-        const int64_t oy = (int64_t)(p / (size_t)L->ow), ox = (int64_t)(p % (size_t)L->ow);
-        uint8_t *dst = col;
-        int64_t kh, kw;
-        for (kh = 0; kh < d->kernel_h; kh++) {
-            const int64_t iy = luthier__conv_in(oy, kh, d->stride_h, d->dilation_h, d->pad_top);
-            if (rows) { /* [0, lo) and [hi, kernel_w) in the padding, [lo, hi) in one piece */
-                const int64_t ix0 = luthier__conv_in(ox, 0, d->stride_w, 1, d->pad_left);
-                int64_t lo = ix0 < 0 ? -ix0 : 0, hi = d->in_w - ix0 < d->kernel_w ? d->in_w - ix0 : d->kernel_w;
-                if (iy < 0 || iy >= d->in_h || hi < lo) lo = hi = 0;
-                memset(dst, za, (size_t)lo * cg);
-                if (hi > lo)
-                    memcpy(dst + (size_t)lo * cg,
-                           in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)(ix0 + lo)) * cin,
-                           (size_t)(hi - lo) * cg);
-                memset(dst + (size_t)hi * cg, za, (size_t)(d->kernel_w - hi) * cg);
-                dst += (size_t)d->kernel_w * cg;
-                continue;
-            }
-            for (kw = 0; kw < d->kernel_w; kw++, dst += cg) {
-                const int64_t ix = luthier__conv_in(ox, kw, d->stride_w, d->dilation_w, d->pad_left);
-                if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
-                    memset(dst, za, cg);
-                else
-                    memcpy(dst, in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cg, cg);
-            }
-        }
-    }
-}
-
 /* Units = MR-row tiles of output pixels. Per block of rows_blk pixels, per group: A (the input
    itself, or the block's im2col rows), then the GEMM driver on one thread. */
 LUTHIER_PRIVATE void luthier__qconv_gemm_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
@@ -2819,7 +2779,7 @@ LUTHIER_PRIVATE void luthier__qconv_gemm_range(void *arg, size_t begin, size_t e
                 ga.a = j->in + r0 * cin + g * L->cin_g;
                 ga.lda = cin;
             } else {
-                luthier__qconv_im2col(L, j->in, g, r0, r1, w);
+                luthier__conv_im2col(&L->cd, L->oh, L->ow, L->cin_g, 1, (int)L->qd.a_zero_point, j->in, g, r0, r1, w);
                 ga.a = w;
                 ga.lda = L->kdim;
             }
@@ -2926,24 +2886,6 @@ LUTHIER__TARGET_QDW512 LUTHIER_PRIVATE void luthier__qconv_dw512_range(void *arg
 }
 #endif
 
-/* [n][c][hw] <-> [n][hw][c] for 1- or 4-byte elements (to_nhwc: NCHW -> NHWC). */
-LUTHIER_PRIVATE void luthier__qtranspose(const void *src, void *dst, size_t n, size_t c, size_t hw, size_t elem,
-                                         int to_nhwc) {
-    const size_t rows = to_nhwc ? c : hw, cols = to_nhwc ? hw : c;
-    size_t b, i, k;
-    for (b = 0; b < n; b++) {
-        const unsigned char *s = (const unsigned char *)src + b * c * hw * elem;
-        unsigned char *o = (unsigned char *)dst + b * c * hw * elem;
-        if (elem == 1) {
-            for (i = 0; i < rows; i++)
-                for (k = 0; k < cols; k++) o[k * rows + i] = s[i * cols + k];
-        } else {
-            for (i = 0; i < rows; i++)
-                for (k = 0; k < cols; k++) memcpy(o + (k * rows + i) * 4, s + (i * cols + k) * 4, 4);
-        }
-    }
-}
-
 LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthier_qconv2d_layer *L,
                                                const uint8_t *input, void *output) {
     const luthier_conv2d_desc *d;
@@ -2970,7 +2912,7 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
     job.out = (unsigned char *)output;
     if (d->layout == LUTHIER_LAYOUT_NCHW) {
         const size_t hw = (size_t)(d->in_h * d->in_w);
-        luthier__qtranspose(input, ws, (size_t)d->batch, (size_t)d->in_channels, hw, 1, 1);
+        luthier__transpose_batches(input, ws, (size_t)d->batch, (size_t)d->in_channels, hw, 1);
         job.in = ws;
         off = luthier__align_up((size_t)d->batch * hw * (size_t)d->in_channels);
         job.out = ws + off;
@@ -2999,7 +2941,7 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_gemm_range, &job);
     }
     if (s == LUTHIER_STATUS_OK && d->layout == LUTHIER_LAYOUT_NCHW)
-        luthier__qtranspose(job.out, output, (size_t)d->batch, (size_t)d->out_channels, (size_t)(L->oh * L->ow), elem, 0);
+        luthier__transpose_batches(job.out, output, (size_t)d->batch, (size_t)(L->oh * L->ow), (size_t)d->out_channels, elem);
     return s;
 }
 
