@@ -2627,29 +2627,20 @@ LUTHIER_PRIVATE void luthier__prepack_range(void *arg, size_t begin, size_t end,
    threads when they would repeat each other's packing. */
 LUTHIER_PRIVATE luthier_status luthier__gemm_workspace(luthier_context *ctx, luthier__gemm_job *job, luthier__gemm_args *g,
                                                        size_t ws, int serial, size_t front, void **front_at) {
-    const size_t ab = (size_t)job->uk[0]->a_bytes, t = (size_t)ctx->pool->num_threads;
-    const size_t f = luthier__div_up(front, LUTHIER__ALIGN) * LUTHIER__ALIGN;
-    size_t kp, per = 0;
-    unsigned char *w;
-    job->ws = NULL;
-    job->ws_stride = 0;
-    if (!serial && luthier__shares_packed_a(job, ctx->pool, g->k)) {
-        g->m_pad = job->split.tiles * (size_t)job->uk[0]->mr;
-        kp = luthier__div_up(g->k, g->b_layout->kg) * g->b_layout->kg;
-        if (g->m_pad > SIZE_MAX / kp / ab || (per = g->m_pad * kp * ab) > SIZE_MAX - f ||
-            !(w = (unsigned char *)luthier__context_workspace(ctx, f + per)))
-            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate the packed A (%zu x %zu)", g->m, g->k);
-        g->a_packed = (char *)w + f;
-    } else {
-        if (ws && (ws > SIZE_MAX - LUTHIER__ALIGN ||
-                   (job->ws_stride = luthier__div_up(ws, LUTHIER__ALIGN) * LUTHIER__ALIGN) > (SIZE_MAX - f) / t))
-            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", ws);
-        per = job->ws_stride * t;
-        w = f + per ? (unsigned char *)luthier__context_workspace(ctx, f + per) : NULL;
-        if (f + per && !w)
-            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", ws);
-        job->ws = per ? w + f : NULL;
-    }
+    const size_t ab = (size_t)job->uk[0]->a_bytes, t = (size_t)ctx->pool->num_threads, half = SIZE_MAX / 2;
+    const size_t f = luthier__div_up(front, LUTHIER__ALIGN) * LUTHIER__ALIGN, kp = luthier__kpad(g, g->k);
+    const int shared = !serial && luthier__shares_packed_a(job, ctx->pool, g->k);
+    unsigned char *w = NULL;
+    size_t per;
+    g->m_pad = shared ? job->split.tiles * (size_t)job->uk[0]->mr : 0;
+    job->ws_stride = shared || ws > half ? 0 : luthier__div_up(ws, LUTHIER__ALIGN) * LUTHIER__ALIGN;
+    per = shared ? (g->m_pad > half / kp / ab ? SIZE_MAX : g->m_pad * kp * ab)
+                 : (ws > half || job->ws_stride > half / t ? SIZE_MAX : job->ws_stride * t);
+    if (per > half - f || (f + per && !(w = (unsigned char *)luthier__context_workspace(ctx, f + per))))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate the GEMM workspace (%zu x %zu, %zu bytes of "
+                             "packed A per thread)", g->m, g->k, ws);
+    g->a_packed = shared ? (char *)w + f : NULL;
+    job->ws = !shared && per ? w + f : NULL;
     if (front_at) *front_at = f ? w : NULL;
     return LUTHIER_STATUS_OK;
 }
@@ -4230,17 +4221,16 @@ LUTHIER_API void luthier_conv2d_destroy(luthier_conv2d_layer *cv) {
     luthier__free(cv);
 }
 
-/* Bytes of context workspace a run needs with `threads` threads (0 on overflow). */
-LUTHIER_PRIVATE size_t luthier__conv_ws_total(const luthier_conv2d_layer *cv, int threads) {
-    size_t total = 0, per;
-    if (cv->d.layout == LUTHIER_LAYOUT_NCHW) {
-        const size_t in = (size_t)cv->d.batch * (size_t)cv->d.in_h * (size_t)cv->d.in_w *
-                          (size_t)cv->d.in_channels;
-        const size_t out = cv->m * (size_t)cv->d.out_channels; /* both < PTRDIFF_MAX / 16 */
-        total = luthier__align_up(in * sizeof(float)) + luthier__align_up(out * sizeof(float));
-    }
-    per = cv->thread_ws;
-    if (per && (size_t)threads > (SIZE_MAX - total) / per) return 0;
+/* Bytes of context workspace a convolution run needs with `threads` threads (0 on overflow):
+   NHWC copies of an NCHW input and output (in_elem, out_elem bytes per element; both below
+   PTRDIFF_MAX / 16 elements), then per bytes for each thread. */
+LUTHIER_PRIVATE size_t luthier__conv_ws_bytes(const luthier_conv2d_desc *d, size_t m, size_t in_elem, size_t out_elem,
+                                              size_t per, int threads) {
+    size_t total = 0;
+    if (d->layout == LUTHIER_LAYOUT_NCHW)
+        total = luthier__align_up((size_t)d->batch * (size_t)d->in_h * (size_t)d->in_w * (size_t)d->in_channels * in_elem) +
+                luthier__align_up(m * (size_t)d->out_channels * out_elem);
+    if (per && (size_t)threads > (SIZE_MAX - total - 1) / per) return 0;
     return total + per * (size_t)threads + 1;
 }
 
@@ -4466,7 +4456,8 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: packed weights overflow");
     }
     if (s != LUTHIER_STATUS_OK) goto oom;
-    cv->workspace_bytes = luthier__conv_ws_total(cv, ctx->pool->num_threads);
+    cv->workspace_bytes = luthier__conv_ws_bytes(&cv->d, cv->m, sizeof(float), sizeof(float), cv->thread_ws,
+                                                 ctx->pool->num_threads);
     if (!cv->workspace_bytes) {
         luthier_conv2d_destroy(cv);
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: workspace size overflows");
@@ -5147,7 +5138,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
     if (cv->uk && !luthier__kernel_runs(cv->uk, ctx->cpu_features))
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d: the weights were packed for %s, which this context cannot run",
                              cv->uk->name);
-    if (!(total = luthier__conv_ws_total(cv, ctx->pool->num_threads)) ||
+    if (!(total = luthier__conv_ws_bytes(&cv->d, cv->m, sizeof(float), sizeof(float), cv->thread_ws, ctx->pool->num_threads)) ||
         !(ws = (unsigned char *)luthier__context_workspace(ctx, total)))
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of workspace", total);
     memset(&job, 0, sizeof job);
@@ -5242,12 +5233,12 @@ extern "C" {
 
 /* >>impl-kernel-families: the kernel tables of luthier_kernel_family, behind one registry API,
    each with the datatype the GEMM driver serves its kernels with (>>dtype in luthier_gemm.h). */
-#define LUTHIER__F32_DRIVER sizeof(float), 0, luthier__pack_a_block, luthier__scall, luthier__gemm_k0
+#define LUTHIER__F32_DRIVER sizeof(float), 0, luthier__pack_a_block, luthier__scall
 static const luthier__kernel_table luthier__kernel_tables[LUTHIER_KERNELS_COUNT] = {
     {luthier__ukernels, LUTHIER__NUM_UKERNELS, "luthier_sgemm_ukernel_", "f32", "f32", "f32", LUTHIER__F32_DRIVER},
     {luthier__hkernels, LUTHIER__NUM_HKERNELS, "luthier_sgemm_ukernel_", "f32", "f16", "f32", LUTHIER__F32_DRIVER},
     {luthier__qkernels, LUTHIER__NUM_QKERNELS, "luthier_qgemm_ukernel_", "u8", "i8", "i32", 1, 1, luthier__qpack_a_block,
-     luthier__qcall, luthier__qk0},
+     luthier__qcall},
     {luthier__fkernels, LUTHIER__NUM_FKERNELS, "luthier_sgemm_ukernel_", "f16", "f16", "f16", LUTHIER__F32_DRIVER}};
 
 LUTHIER_PRIVATE const luthier__kernel_table *luthier__dtype(const luthier__kernel_entry *uk) {

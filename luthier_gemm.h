@@ -496,9 +496,8 @@ typedef struct luthier__kernel_table {
                       stage needs the whole sum), so the blocking takes kc = k */
     /* rows [0, mb) x steps [0, kb) of A (row stride lda elements) into uk's packed A panels */
     void (*pack_a)(const luthier__kernel_entry *uk, const void *a, size_t lda, size_t mb, size_t kb, void *dst);
+    /* one kernel call; t->kb == 0 (k == 0: one empty block) gives the epilogue of a zero sum */
     void (*call)(const luthier__kernel_entry *uk, const luthier__gemm_args *g, const luthier__tile *t);
-    /* k == 0: C from the epilogue alone, rows [m0, m1) x columns [n0, n1) */
-    void (*k0)(const luthier__kernel_entry *uk, const luthier__gemm_args *g, size_t m0, size_t m1, size_t n0, size_t n1);
 } luthier__kernel_table;
 
 /* uk's family table. */
@@ -767,23 +766,17 @@ LUTHIER_PRIVATE void luthier__prepack_a(const luthier__kernel_entry *uk, const l
     }
 }
 
-/* fp32 k == 0: C = act((C) + bias) on rows [m0, m1), columns [n0, n1). */
-LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__kernel_entry *uk, const luthier__gemm_args *g, size_t m0,
-                                      size_t m1, size_t n0, size_t n1) {
+/* fp32 k == 0 on a tile (the kernels need k >= 1): C = (C) + bias, clamped. */
+LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__gemm_args *g, const luthier__tile *t) {
     size_t i, j;
-    (void)uk;
-    for (i = m0; i < m1; i++) {
-        float *c = (float *)g->c + i * g->ldc;
-        for (j = n0; j < n1; j++) {
-            float v = (g->accumulate ? c[j] : 0.0f) + (g->bias ? g->bias[j] : 0.0f);
-            if (g->clamp) {
-                v = v < g->min ? g->min : v;
-                v = v > g->max ? g->max : v;
-            }
+    for (i = 0; i < t->m; i++) {
+        float *c = (float *)g->c + (t->i + i) * g->ldc + t->j;
+        for (j = 0; j < t->n; j++) {
+            float v = (g->accumulate ? c[j] : 0.0f) + (g->bias ? g->bias[t->j + j] : 0.0f);
+            if (g->clamp) v = v < g->min ? g->min : v > g->max ? g->max : v;
             c[j] = v;
         }
     }
-    luthier__act_rect(&g->post, (float *)g->c + m0 * g->ldc + n0, g->ldc, m1 - m0, n1 - n0);
 }
 
 /* The fp32 families' kernel call (luthier_sgemm_ukernel_args). */
@@ -791,22 +784,17 @@ LUTHIER_PRIVATE void luthier__scall(const luthier__kernel_entry *uk, const luthi
     const float *rows[LUTHIER__MAX_MR];
     luthier_sgemm_ukernel_args u;
     size_t r;
+    if (!t->kb) {
+        luthier__gemm_k0(g, t);
+        return;
+    }
     for (r = 0; uk->kind == LUTHIER_KERNEL_HYBRID && r < t->m; r++)
         rows[r] = (const float *)g->a + (t->i + r) * g->lda + t->k0;
-    u.m = t->m;
-    u.n = t->n;
-    u.k = t->kb;
-    u.ks = 1;
-    u.a = (const float *)t->a;
-    u.a_rows = rows;
-    u.b = (const float *)t->b;
-    u.c = (float *)g->c + t->i * g->ldc + t->j;
-    u.ldc = g->ldc;
+    u.m = t->m; u.n = t->n; u.k = t->kb; u.ks = 1;
+    u.a = (const float *)t->a; u.a_rows = rows; u.b = (const float *)t->b;
+    u.c = (float *)g->c + t->i * g->ldc + t->j; u.ldc = g->ldc;
     u.bias = t->first && g->bias ? g->bias + t->j : NULL;
-    u.min = g->min;
-    u.max = g->max;
-    u.flags = t->flags;
-    u.prefetch = t->prefetch;
+    u.min = g->min; u.max = g->max; u.flags = t->flags; u.prefetch = t->prefetch;
     uk->fn(&u);
 }
 
@@ -848,7 +836,7 @@ LUTHIER_PRIVATE void luthier__gemm_panels_outer(const luthier__kernel_entry *uk,
     const char *pa = NULL; /* the packed A block */
     if (uk->kind == LUTHIER_KERNEL_INTERLEAVED && g->a_packed) {
         pa = g->a_packed + t->k0 * g->m_pad * (size_t)uk->a_bytes + i0 * kp;
-    } else if (uk->kind == LUTHIER_KERNEL_INTERLEAVED) {
+    } else if (uk->kind == LUTHIER_KERNEL_INTERLEAVED && t->kb) {
         dt->pack_a(uk, luthier__a_at(dt, g, i0, t->k0), g->lda, mb, t->kb, ws);
         pa = ws;
     }
@@ -881,14 +869,10 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
     luthier__tile t;
     size_t n0, i0;
     if (m0 >= m1 || nlo >= nhi) return;
-    if (g->k == 0) {
-        luthier__dtype(uk)->k0(uk, g, m0, m1, nlo, nhi);
-        return;
-    }
     memset(&t, 0, sizeof t);
     for (n0 = nlo; n0 < nhi; n0 += blk->nc) {
         const size_t nb = luthier__min_sz(blk->nc, nhi - n0);
-        for (t.k0 = 0; t.k0 < g->k; t.k0 += blk->kc) {
+        for (t.k0 = 0; t.k0 == 0 || t.k0 < g->k; t.k0 += blk->kc) { /* k == 0: one empty block */
             t.kb = luthier__min_sz(blk->kc, g->k - t.k0);
             t.first = t.k0 == 0;
             t.flags = (t.first && !g->accumulate ? 0u : (unsigned)LUTHIER_UKERNEL_LOAD_C) |

@@ -1204,15 +1204,8 @@ LUTHIER_PRIVATE void luthier__qepilogue_init(luthier__qepilogue *e, const luthie
     e->base.a_scale = d->a_scale;
     e->base.clamp = d->output == LUTHIER_QOUTPUT_FLOAT &&
                     luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &e->base.min, &e->base.max);
-    e->mults = d->multipliers;
-    e->shifts = d->shifts;
-    e->bscales = d->b_scales;
-    e->fbias = d->float_bias;
-    for (t = 0; t < LUTHIER__QMAX_NR; t++) {
-        e->mult[t] = d->multiplier;
-        e->shift[t] = d->shift;
-        e->bscale[t] = d->b_scale;
-    }
+    e->mults = d->multipliers, e->shifts = d->shifts, e->bscales = d->b_scales, e->fbias = d->float_bias;
+    for (t = 0; t < LUTHIER__QMAX_NR; t++) e->mult[t] = d->multiplier, e->shift[t] = d->shift, e->bscale[t] = d->b_scale;
 }
 
 LUTHIER_PRIVATE void luthier__qpack_a_block(const luthier__kernel_entry *uk, const void *a, size_t lda, size_t mb,
@@ -1228,15 +1221,10 @@ LUTHIER_PRIVATE void luthier__qcall(const luthier__kernel_entry *uk, const luthi
     size_t r;
     for (r = 0; t->kb && uk->kind == LUTHIER_KERNEL_HYBRID && r < t->m; r++)
         rows[r] = (const uint8_t *)g->a + (t->i + r) * g->lda;
-    u.m = t->m;
-    u.n = t->n;
-    u.k = t->kb;
-    u.a_rows = rows;
-    u.a = (const uint8_t *)t->a;
-    u.b = (const int8_t *)t->b;
+    u.m = t->m; u.n = t->n; u.k = t->kb;
+    u.a_rows = rows; u.a = (const uint8_t *)t->a; u.b = (const int8_t *)t->b;
     u.offset = e->offset + t->j;
-    u.c = (unsigned char *)g->c + (t->i * g->ldc + t->j) * e->elem;
-    u.ldc = g->ldc;
+    u.c = (unsigned char *)g->c + (t->i * g->ldc + t->j) * e->elem; u.ldc = g->ldc;
     u.multiplier = e->mults ? e->mults + t->j : e->mult;
     u.shift = e->shifts ? e->shifts + t->j : e->shift;
     u.b_scale = e->bscales ? e->bscales + t->j : e->bscale;
@@ -1244,19 +1232,6 @@ LUTHIER_PRIVATE void luthier__qcall(const luthier__kernel_entry *uk, const luthi
     if (t->kb) uk->qfn(&u);
     else luthier__qukernel_ref(&u, (size_t)uk->mr, (size_t)uk->nr, (size_t)uk->k_unroll,
                                uk->kind == LUTHIER_KERNEL_INTERLEAVED, uk->a_s8);
-}
-
-/* k == 0: every tile of rows [m0, m1) x columns [n0, n1) through luthier__qcall. */
-LUTHIER_PRIVATE void luthier__qk0(const luthier__kernel_entry *uk, const luthier__gemm_args *g, size_t m0, size_t m1,
-                                  size_t n0, size_t n1) {
-    luthier__tile t;
-    memset(&t, 0, sizeof t);
-    for (t.j = n0; t.j < n1; t.j += (size_t)uk->nr)
-        for (t.i = m0; t.i < m1; t.i += (size_t)uk->mr) {
-            t.m = luthier__min_sz((size_t)uk->mr, m1 - t.i);
-            t.n = luthier__min_sz((size_t)uk->nr, g->n - t.j);
-            luthier__qcall(uk, g, &t);
-        }
 }
 
 /* d is validated and normalized (leading dimensions filled in). With a bias, the offsets
@@ -1277,8 +1252,7 @@ LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier
     g.m = (size_t)d->m; g.n = (size_t)d->n; g.k = (size_t)d->k;
     g.a = a; g.lda = (size_t)d->lda;
     g.b = bdata; g.b_layout = bl;
-    g.c = c; g.ldc = (size_t)d->ldc;
-    g.q = &e;
+    g.c = c; g.ldc = (size_t)d->ldc; g.q = &e;
     if ((s = luthier__gemm_setup(ctx, &job, &g, 1u << LUTHIER_KERNELS_INT8, &luthier__qkernels[kernel], d->cluster_kernels,
                                  0, d->bias ? pn * sizeof(int32_t) : 0, &front)) != LUTHIER_STATUS_OK)
         return s;
@@ -1569,18 +1543,6 @@ LUTHIER_API void luthier_qconv2d_destroy(luthier_qconv2d_layer *L) {
 }
 
 LUTHIER_PRIVATE size_t luthier__qconv_elem(luthier_qoutput o) { return o == LUTHIER_QOUTPUT_UINT8 ? 1 : 4; }
-
-/* Bytes of context workspace a run needs with `threads` threads (0 on overflow). */
-LUTHIER_PRIVATE size_t luthier__qconv_ws_total(const luthier_qconv2d_layer *L, int threads) {
-    size_t total = 0;
-    if (L->cd.layout == LUTHIER_LAYOUT_NCHW) { /* both below PTRDIFF_MAX / 16 elements */
-        const size_t in = (size_t)L->cd.batch * (size_t)L->cd.in_h * (size_t)L->cd.in_w * (size_t)L->cd.in_channels;
-        total = luthier__align_up(in) +
-                luthier__align_up(L->m * (size_t)L->cd.out_channels * luthier__qconv_elem(L->qd.output));
-    }
-    if (L->thread_ws && (size_t)threads > (SIZE_MAX - total - 1) / L->thread_ws) return 0;
-    return total + L->thread_ws * (size_t)threads + 1;
-}
 
 /* The shape of desc as an fp32 conv desc (for luthier__conv_normalize). */
 LUTHIER_PRIVATE void luthier__qconv_shape(const luthier_qconv2d_desc *q, luthier_conv2d_desc *d) {
@@ -2000,7 +1962,8 @@ LUTHIER_API luthier_status luthier_qconv2d_create(luthier_context *ctx, const lu
         luthier_qconv2d_destroy(L);
         return s;
     }
-    if (!(L->workspace_bytes = luthier__qconv_ws_total(L, ctx->pool->num_threads))) {
+    if (!(L->workspace_bytes = luthier__conv_ws_bytes(&L->cd, L->m, 1, luthier__qconv_elem(L->qd.output), L->thread_ws,
+                                                      ctx->pool->num_threads))) {
         luthier_qconv2d_destroy(L);
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "qconv2d: workspace size overflows");
     }
@@ -2771,9 +2734,7 @@ LUTHIER_PRIVATE void luthier__qconv_gemm_range(void *arg, size_t begin, size_t e
         for (g = 0; g < (size_t)L->cd.groups; g++) {
             const int8_t *pb = L->packed + g * L->group_bytes;
             e.offset = (const int32_t *)(const void *)(pb + luthier__qdata_bytes(&L->bl));
-            e.mults = L->mult + g * cg;
-            e.shifts = L->shift + g * cg;
-            e.bscales = L->wscale + g * cg;
+            e.mults = L->mult + g * cg, e.shifts = L->shift + g * cg, e.bscales = L->wscale + g * cg;
             e.fbias = L->fbias ? L->fbias + g * cg : NULL;
             if (L->direct_1x1) {
                 ga.a = j->in + r0 * cin + g * L->cin_g;
@@ -2903,7 +2864,8 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
                              "qconv2d: the weights were packed for %s, which this context cannot run",
                              luthier__qkernels[L->kernel].name);
-    if (!(total = luthier__qconv_ws_total(L, ctx->pool->num_threads)) ||
+    if (!(total = luthier__conv_ws_bytes(&L->cd, L->m, 1, luthier__qconv_elem(L->qd.output), L->thread_ws,
+                                         ctx->pool->num_threads)) ||
         !(ws = (unsigned char *)luthier__context_workspace(ctx, total)))
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "qconv2d: cannot allocate %zu bytes of workspace", total);
     memset(&job, 0, sizeof job);
