@@ -109,8 +109,9 @@ LUTHIER_API luthier_status luthier_qgemm_pack_b(luthier_context *ctx,
                                                 luthier_qpacked_b **out);
 /* Like luthier_qgemm with B pre-packed: desc->k, n and a_zero_point must match the packed B;
    desc->kernel (NULL = the one B was packed for) must share its NR, K group and A encoding.
-   Allocates nothing, except that kernels reading a packed A panel (NEON 8x12) grow the
-   context's workspace on the first call, as luthier_sgemm_packed does. */
+   Allocates nothing, except that the context's workspace grows on the first call that needs
+   more of it, as luthier_sgemm_packed's does: kernels reading a packed A panel (NEON 8x12),
+   and a bias (its sum with the packed compensation, 4 bytes per column). */
 LUTHIER_API luthier_status luthier_qgemm_packed(luthier_context *ctx,
                                                 const luthier_qgemm_desc *desc, const uint8_t *a,
                                                 const luthier_qpacked_b *b, void *c);

@@ -590,14 +590,17 @@ static void test_int8_degenerate(void) {
 }
 
 /* One packed B: reused, shared by kernels of the same packing, refused by the others, refused
-   with another a_zero_point; no allocation inside luthier_qgemm_packed. */
+   with another a_zero_point; no allocation inside luthier_qgemm_packed once the context's
+   workspace has grown (with a bias on every other kernel). */
 static void test_int8_packed_rules(void) {
     luthier_context *ctx = q8_context(0, 0);
     const int m = 37, n = 53, k = 71;
     uint8_t *a = (uint8_t *)test_alloc((size_t)m * k);
     int8_t *b = (int8_t *)test_alloc((size_t)k * n);
     int32_t *c1 = (int32_t *)test_alloc((size_t)m * n * 4), *c2 = (int32_t *)test_alloc((size_t)m * n * 4);
+    int32_t *bias = (int32_t *)test_alloc((size_t)n * 4);
     int i, j, e;
+    for (e = 0; e < n; e++) bias[e] = test_rand_int(-100000, 100000);
     for (e = 0; e < m * k; e++) a[e] = (uint8_t)test_rand_int(0, 255);
     for (e = 0; e < k * n; e++) b[e] = (int8_t)test_rand_int(-127, 127);
     for (i = 0; i < LUTHIER__NUM_QKERNELS; i++) {
@@ -610,6 +613,7 @@ static void test_int8_packed_rules(void) {
         d.m = m; d.n = n; d.k = k;
         d.a_zero_point = 3;
         d.output = LUTHIER_QOUTPUT_INT32;
+        d.bias = i & 1 ? bias : NULL;
         d.kernel = ei->name;
         CHECK(luthier_qgemm_pack_b(ctx, &d, b, &pb) == LUTHIER_STATUS_OK, "pack for %s", ei->name);
         if (!pb) continue;
@@ -647,7 +651,7 @@ static void test_int8_packed_rules(void) {
         }
         luthier_qpacked_b_destroy(pb);
     }
-    free(a); free(b); free(c1); free(c2);
+    free(a); free(b); free(c1); free(c2); free(bias);
     luthier_context_destroy(ctx);
 }
 
