@@ -158,7 +158,7 @@ LUTHIER_API uint8_t luthier_requantize(int32_t acc, int32_t multiplier, int32_t 
    Algorithms (luthier_conv_algorithm):
      IM2COL     any shape and groups: per block of output pixels, the uint8 im2col rows
                 (kh, kw, ci) of each group go to a per-thread buffer (padding = zero point),
-                then the int8 GEMM driver on them.
+                then the GEMM driver on them.
      1X1        kernel 1x1, no padding (any stride, dilation ignored): stride 1 runs the GEMM
                 on the NHWC input in place, stride > 1 gathers the strided pixels per block.
      DEPTHWISE  groups == in_channels == out_channels: direct per-channel uint8 x int8 -> int32

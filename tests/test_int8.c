@@ -498,6 +498,16 @@ static void test_int8_gemm_threads_blocks(void) {
                   e->name);
             CHECK(strstr(luthier_context_error(ctx2), "share MR, NR") != NULL, "message: %s", luthier_context_error(ctx2));
         }
+        /* interleaved kernels: one tile row over more panels than threads is split by columns,
+           so the two threads read one copy of packed A (luthier__shares_packed_a); k = 37 is
+           not a multiple of the K group */
+        if (e->kind == LUTHIER_KERNEL_INTERLEAVED) {
+            q8_case g = q8_random_case(8);
+            g.m = e->mr - 1; g.n = 5 * e->nr + 3; g.k = 37;
+            g.lda = g.k; g.ldb = g.trans_b ? g.k : g.n; g.ldc = g.n;
+            CHECK(q8_gemm_check(ctx2, &g, e->name, (int)(idx & 1), LUTHIER_SCHEDULE_RATIO, NULL, 0) == 0,
+                  "%s: A packed once for both threads", e->name);
+        }
         /* a little-core kernel (_a55) on the second cluster beside its twin (the name without
            the variant): the same int32 results as the twin alone */
         if (strstr(e->name, "_a55")) {
