@@ -2673,33 +2673,67 @@ LUTHIER_PRIVATE void luthier__prepack_range(void *arg, size_t begin, size_t end,
     luthier__prepack_a(j->uk[cluster], &j->blk[cluster], j->g, begin, end);
 }
 
-/* bytes of workspace for each thread of ctx's pool (none when 0), 64-byte aligned slices
-   *stride apart from *ws. */
-LUTHIER_PRIVATE luthier_status luthier__thread_workspace(luthier_context *ctx, size_t bytes, unsigned char **ws,
-                                                         size_t *stride) {
-    const size_t t = (size_t)ctx->pool->num_threads;
-    *ws = NULL;
-    *stride = 0;
-    if (!bytes) return LUTHIER_STATUS_OK;
-    if (bytes > SIZE_MAX - LUTHIER__ALIGN || (*stride = luthier__div_up(bytes, LUTHIER__ALIGN) * LUTHIER__ALIGN) > SIZE_MAX / t ||
-        !(*ws = (unsigned char *)luthier__context_workspace(ctx, *stride * t)))
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes of workspace per thread", bytes);
+/* The job's workspace, in one block of the context's: `front` bytes for the caller (*front_at,
+   none when 0), then per-thread packed A blocks (ws bytes each), or A packed once for all
+   threads when they would repeat each other's packing. */
+LUTHIER_PRIVATE luthier_status luthier__gemm_workspace(luthier_context *ctx, luthier__gemm_job *job, luthier__gemm_args *g,
+                                                       size_t ws, int serial, size_t front, void **front_at) {
+    const size_t ab = (size_t)job->uk[0]->a_bytes, t = (size_t)ctx->pool->num_threads, half = SIZE_MAX / 2;
+    const size_t f = luthier__div_up(front, LUTHIER__ALIGN) * LUTHIER__ALIGN, kp = luthier__kpad(g, g->k);
+    const int shared = !serial && luthier__shares_packed_a(job, ctx->pool, g->k);
+    unsigned char *w = NULL;
+    size_t per;
+    g->m_pad = shared ? job->split.tiles * (size_t)job->uk[0]->mr : 0;
+    job->ws_stride = shared || ws > half ? 0 : luthier__div_up(ws, LUTHIER__ALIGN) * LUTHIER__ALIGN;
+    per = shared ? (g->m_pad > half / kp / ab ? SIZE_MAX : g->m_pad * kp * ab)
+                 : (ws > half || job->ws_stride > half / t ? SIZE_MAX : job->ws_stride * t);
+    if (per > half - f || (f + per && !(w = (unsigned char *)luthier__context_workspace(ctx, f + per))))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate the GEMM workspace (%zu x %zu, %zu bytes of "
+                             "packed A per thread)", g->m, g->k, ws);
+    g->a_packed = shared ? (char *)w + f : NULL;
+    job->ws = !shared && per ? w + f : NULL;
+    if (front_at) *front_at = f ? w : NULL;
     return LUTHIER_STATUS_OK;
 }
 
-/* The job's workspace: per-thread packed A blocks (ws bytes each), or A packed once for all
-   threads when they would repeat each other's packing. */
-LUTHIER_PRIVATE luthier_status luthier__gemm_workspace(luthier_context *ctx, luthier__gemm_job *job,
-                                                       luthier__gemm_args *g, size_t ws, int serial) {
-    const size_t ab = (size_t)job->uk[0]->a_bytes;
-    if (!serial && luthier__shares_packed_a(job, ctx->pool, g->k)) {
-        g->m_pad = job->split.tiles * (size_t)job->uk[0]->mr;
-        if (g->m_pad > SIZE_MAX / g->k / ab ||
-            !(g->a_packed = (char *)luthier__context_workspace(ctx, g->m_pad * g->k * ab)))
-            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate the packed A (%zu x %zu)", g->m, g->k);
+/* Everything of a GEMM job but its arguments' epilogue: each cluster's kernel (uk, or
+   cluster_kernels among the families fams) and blocking, the split over serial ? 1 : all
+   threads, the workspace (front: see luthier__gemm_workspace). */
+LUTHIER_PRIVATE luthier_status luthier__gemm_setup(luthier_context *ctx, luthier__gemm_job *job, luthier__gemm_args *g,
+                                                   unsigned fams, const luthier__kernel_entry *uk,
+                                                   const char *const *cluster_kernels, int serial, size_t front,
+                                                   void **front_at) {
+    const luthier__pool *p = ctx->pool;
+    size_t ws = 0;
+    luthier_status s;
+    int cl;
+    memset(job, 0, sizeof *job);
+    job->g = g;
+    if ((s = luthier__cluster_kernels(ctx, fams, uk, cluster_kernels, job->uk)) != LUTHIER_STATUS_OK) return s;
+    for (cl = 0; cl < p->num_clusters; cl++) {
+        job->blk[cl] = luthier__gemm_blocking_for(job->uk[cl], &ctx->caches, &ctx->blocking_override, g->m, g->n, g->k);
+        ws = luthier__max_sz(ws, luthier__gemm_workspace_bytes(job->uk[cl], &job->blk[cl]));
+    }
+    job->split = luthier__gemm_split_for(luthier__div_up(g->m, (size_t)uk->mr), g->b_layout->panels,
+                                         serial ? 1 : p->num_threads, g->b_layout->bytes, luthier__l2_bytes(ctx));
+    return luthier__gemm_workspace(ctx, job, g, ws, serial, front, front_at);
+}
+
+/* Runs a set-up job: on the calling thread (serial), or A packed once when the job shares it,
+   then the split's units over the pool. */
+LUTHIER_PRIVATE luthier_status luthier__gemm_go(luthier_context *ctx, luthier__gemm_job *job, int serial,
+                                                luthier_schedule schedule, const float *ratios, int num_ratios) {
+    luthier_status s;
+    if (serial) {
+        luthier__gemm_range(job, 0, job->split.tiles, 0, 0);
         return LUTHIER_STATUS_OK;
     }
-    return luthier__thread_workspace(ctx, ws, &job->ws, &job->ws_stride);
+    if (job->g->a_packed &&
+        (s = luthier__parallel(ctx, job->split.tiles, schedule, ratios, num_ratios, 0, luthier__prepack_range, job)) !=
+            LUTHIER_STATUS_OK)
+        return s;
+    return luthier__parallel(ctx, luthier__split_units(&job->split), schedule, ratios, num_ratios, 0, luthier__gemm_range,
+                             job);
 }
 
 /* serial: the whole GEMM on the calling thread (a GEMM too small to pay for a parallel region,
@@ -2710,39 +2744,18 @@ LUTHIER_PRIVATE luthier_status luthier__run_ex(luthier_context *ctx, const luthi
                                                float *c, int serial) {
     luthier__gemm_args g;
     luthier__gemm_job job;
-    const luthier__pool *p = ctx->pool;
-    size_t ws = 0;
     luthier_status s;
-    int cl;
     memset(&g, 0, sizeof g);
-    memset(&job, 0, sizeof job);
     g.m = (size_t)d->m; g.n = (size_t)d->n; g.k = (size_t)d->k;
     g.a = a; g.lda = (size_t)d->lda;
     g.b = pb; g.b_layout = bl;
     g.c = c; g.ldc = (size_t)d->ldc;
     luthier__fill_epilogue(d, &g);
     luthier__act_post_init(ctx->cpu_features, d->activation, d->clamp_min, d->clamp_max, &g.post);
-    job.g = &g;
-    s = luthier__cluster_kernels(ctx, LUTHIER__SGEMM_FAMILIES, uk, d->cluster_kernels, job.uk);
-    if (s != LUTHIER_STATUS_OK) return s;
-    for (cl = 0; cl < p->num_clusters; cl++) {
-        job.blk[cl] = luthier__gemm_blocking_for(job.uk[cl], &ctx->caches, &ctx->blocking_override,
-                                                 g.m, g.n, g.k);
-        ws = luthier__max_sz(ws, luthier__gemm_workspace_bytes(job.uk[cl], &job.blk[cl]));
-    }
-    job.split = luthier__gemm_split_for(luthier__div_up(g.m, (size_t)uk->mr), bl->panels, serial ? 1 : p->num_threads,
-                                        bl->bytes, luthier__l2_bytes(ctx));
-    if ((s = luthier__gemm_workspace(ctx, &job, &g, ws, serial)) != LUTHIER_STATUS_OK) return s;
-    if (serial) {
-        luthier__gemm_range(&job, 0, job.split.tiles, 0, 0);
-        return LUTHIER_STATUS_OK;
-    }
-    if (g.a_packed &&
-        (s = luthier__parallel(ctx, job.split.tiles, d->schedule, d->ratios, d->num_ratios, 0, luthier__prepack_range, &job)) !=
-            LUTHIER_STATUS_OK)
+    if ((s = luthier__gemm_setup(ctx, &job, &g, LUTHIER__SGEMM_FAMILIES, uk, d->cluster_kernels, serial, 0, NULL)) !=
+        LUTHIER_STATUS_OK)
         return s;
-    return luthier__parallel(ctx, luthier__split_units(&job.split), d->schedule, d->ratios, d->num_ratios, 0,
-                             luthier__gemm_range, &job);
+    return luthier__gemm_go(ctx, &job, serial, d->schedule, d->ratios, d->num_ratios);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run(luthier_context *ctx, const luthier_sgemm_desc *d,
@@ -4323,17 +4336,16 @@ LUTHIER_API void luthier_conv2d_destroy(luthier_conv2d_layer *cv) {
     luthier__free(cv);
 }
 
-/* Bytes of context workspace a run needs with `threads` threads (0 on overflow). */
-LUTHIER_PRIVATE size_t luthier__conv_ws_total(const luthier_conv2d_layer *cv, int threads) {
-    size_t total = 0, per;
-    if (cv->d.layout == LUTHIER_LAYOUT_NCHW) {
-        const size_t in = (size_t)cv->d.batch * (size_t)cv->d.in_h * (size_t)cv->d.in_w *
-                          (size_t)cv->d.in_channels;
-        const size_t out = cv->m * (size_t)cv->d.out_channels; /* both < PTRDIFF_MAX / 16 */
-        total = luthier__align_up(in * sizeof(float)) + luthier__align_up(out * sizeof(float));
-    }
-    per = cv->thread_ws;
-    if (per && (size_t)threads > (SIZE_MAX - total) / per) return 0;
+/* Bytes of context workspace a convolution run needs with `threads` threads (0 on overflow):
+   NHWC copies of an NCHW input and output (in_elem, out_elem bytes per element; both below
+   PTRDIFF_MAX / 16 elements), then per bytes for each thread. */
+LUTHIER_PRIVATE size_t luthier__conv_ws_bytes(const luthier_conv2d_desc *d, size_t m, size_t in_elem, size_t out_elem,
+                                              size_t per, int threads) {
+    size_t total = 0;
+    if (d->layout == LUTHIER_LAYOUT_NCHW)
+        total = luthier__align_up((size_t)d->batch * (size_t)d->in_h * (size_t)d->in_w * (size_t)d->in_channels * in_elem) +
+                luthier__align_up(m * (size_t)d->out_channels * out_elem);
+    if (per && (size_t)threads > (SIZE_MAX - total - 1) / per) return 0;
     return total + per * (size_t)threads + 1;
 }
 
@@ -4548,7 +4560,8 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: packed weights overflow");
     }
     if (s != LUTHIER_STATUS_OK) goto oom;
-    cv->workspace_bytes = luthier__conv_ws_total(cv, ctx->pool->num_threads);
+    cv->workspace_bytes = luthier__conv_ws_bytes(&cv->d, cv->m, sizeof(float), sizeof(float), cv->thread_ws,
+                                                 ctx->pool->num_threads);
     if (!cv->workspace_bytes) {
         luthier_conv2d_destroy(cv);
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: workspace size overflows");
@@ -4615,26 +4628,39 @@ LUTHIER__INLINE int64_t luthier__conv_in(int64_t o, int64_t k, int64_t stride, i
     return o * stride - pad + k * dil;
 }
 
-/* im2col rows [r0, r1) of group g into col (row stride kdim, columns (kh, kw, ci)). */
-LUTHIER_PRIVATE void luthier__conv_im2col(const luthier_conv2d_layer *cv, const float *in, size_t g,
-                                          size_t r0, size_t r1, float *col) {
-    const luthier_conv2d_desc *d = &cv->d;
-    const size_t cin = (size_t)d->in_channels, cg = cv->cin_g, ohw = (size_t)(cv->oh * cv->ow);
+/* im2col rows [r0, r1) of group g of the NHWC input (elements of elem bytes: fp32, or uint8
+   for int8 layers) into col: row stride kernel_h * kernel_w * cin_g elements, columns
+   (kh, kw, ci); taps in the padding get bytes of value pad (fp32: 0; uint8: the input zero
+   point). With one group and dilation_w 1 the taps of a kernel row that fall inside the image
+   are adjacent pixels: one copy (stems: Cin = 3). */
+LUTHIER_PRIVATE void luthier__conv_im2col(const luthier_conv2d_desc *d, int64_t oh, int64_t ow, size_t cin_g, size_t elem,
+                                          int pad, const void *in, size_t g, size_t r0, size_t r1, void *col) {
+    const size_t cin = (size_t)d->in_channels * elem, cg = cin_g * elem, ohw = (size_t)(oh * ow);
+    const int rows = cg == cin && d->dilation_w == 1;
+    unsigned char *dst = (unsigned char *)col;
     size_t r;
-    for (r = r0; r < r1; r++, col += cv->kdim) {
+    for (r = r0; r < r1; r++) {
         const size_t n = r / ohw, p = r % ohw;
-        const int64_t oy = (int64_t)(p / (size_t)cv->ow), ox = (int64_t)(p % (size_t)cv->ow);
-        float *dst = col;
+        const int64_t oy = (int64_t)(p / (size_t)ow), ox = (int64_t)(p % (size_t)ow);
         int64_t kh, kw;
         for (kh = 0; kh < d->kernel_h; kh++) {
             const int64_t iy = luthier__conv_in(oy, kh, d->stride_h, d->dilation_h, d->pad_top);
+            const int out = iy < 0 || iy >= d->in_h;
+            const unsigned char *row = out ? NULL : (const unsigned char *)in + (n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w * cin;
+            if (rows) { /* [0, lo) and [hi, kernel_w) in the padding, [lo, hi) in one piece */
+                const int64_t ix0 = luthier__conv_in(ox, 0, d->stride_w, 1, d->pad_left);
+                int64_t lo = ix0 < 0 ? -ix0 : 0, hi = d->in_w - ix0 < d->kernel_w ? d->in_w - ix0 : d->kernel_w;
+                if (out || hi < lo) lo = hi = 0;
+                memset(dst, pad, (size_t)lo * cg);
+                if (hi > lo) memcpy(dst + (size_t)lo * cg, row + (size_t)(ix0 + lo) * cin, (size_t)(hi - lo) * cg);
+                memset(dst + (size_t)hi * cg, pad, (size_t)(d->kernel_w - hi) * cg);
+                dst += (size_t)d->kernel_w * cg;
+                continue;
+            }
             for (kw = 0; kw < d->kernel_w; kw++, dst += cg) {
                 const int64_t ix = luthier__conv_in(ox, kw, d->stride_w, d->dilation_w, d->pad_left);
-                if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
-                    memset(dst, 0, cg * sizeof(float));
-                else
-                    memcpy(dst, in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cg,
-                           cg * sizeof(float));
+                if (out || ix < 0 || ix >= d->in_w) memset(dst, pad, cg);
+                else memcpy(dst, row + (size_t)ix * cin + g * cg, cg);
             }
         }
     }
@@ -4822,7 +4848,7 @@ LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, const l
                 ga.a = j->in + r0 * cin + g * cv->cin_g;
                 ga.lda = cin;
             } else {
-                luthier__conv_im2col(cv, j->in, g, r0, r1, (float *)(void *)w);
+                luthier__conv_im2col(d, cv->oh, cv->ow, cv->cin_g, sizeof(float), 0, j->in, g, r0, r1, w);
                 ga.a = (const float *)(void *)w;
                 ga.lda = cv->kdim;
             }
@@ -5093,7 +5119,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                 ga.a = V + pos * tb * cig;
                 ga.b = cv->packed + (g * P + pos) * cv->group_floats;
                 ga.c = Mb + pos * tb * cog;
-                ga.next_b = pos + 1 < P ? ga.b + cv->group_floats : NULL; /* the next position's B */
+                ga.next_b = pos + 1 < P ? cv->packed + (g * P + pos + 1) * cv->group_floats : NULL; /* the next position's B */
                 ga.next_layer = t0 + nt >= t_end && g + 1 == (size_t)d->groups ? j->next : NULL;
                 luthier__gemm_compute(j->cuk[cluster], &cv->blk, &ga, 0, luthier__div_up(nt, mr), p0, p1, gws);
             }
@@ -5117,27 +5143,33 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
     }
 }
 
-/* n matrices of rows x cols transposed, each to cols x rows (NEON: 4 x 4 blocks in registers,
-   luthier__transpose_neon). */
-LUTHIER_PRIVATE void luthier__transpose_batches(const float *src, float *dst, size_t n, size_t rows, size_t cols) {
-    size_t b;
-    for (b = 0; b < n; b++, src += rows * cols, dst += rows * cols) {
+/* n matrices of rows x cols elements of elem bytes (4: fp32, int32; 1: uint8) transposed, each
+   to cols x rows (NEON, 4 bytes: 4 x 4 blocks in registers, luthier__transpose_neon). */
+LUTHIER_PRIVATE void luthier__transpose_batches(const void *src, void *dst, size_t n, size_t rows, size_t cols,
+                                                size_t elem) {
+    const size_t bytes = rows * cols * elem;
+    size_t b, r, c;
+    for (b = 0; b < n; b++) {
+        const unsigned char *x = (const unsigned char *)src + b * bytes;
+        unsigned char *y = (unsigned char *)dst + b * bytes;
 #if LUTHIER__SIMD_NEON
-        luthier__transpose_neon(src, cols, dst, rows, rows, cols);
-#else
-        size_t r, c;
-        for (r = 0; r < rows; r++)
-            for (c = 0; c < cols; c++) dst[c * rows + r] = src[r * cols + c];
+        if (elem == 4) {
+            luthier__transpose_neon((const float *)(const void *)x, cols, (float *)(void *)y, rows, rows, cols);
+            continue;
+        }
 #endif
+        for (r = 0; r < rows; r++)
+            for (c = 0; c < cols; c++) {
+                if (elem == 4) memcpy(y + (c * rows + r) * 4, x + (r * cols + c) * 4, 4);
+                else y[c * rows + r] = x[r * cols + c];
+            }
     }
 }
-
-/* [n][c][hw] <-> [n][hw][c] */
 LUTHIER_PRIVATE void luthier__nchw_to_nhwc(const float *src, float *dst, size_t n, size_t c, size_t hw) {
-    luthier__transpose_batches(src, dst, n, c, hw);
+    luthier__transpose_batches(src, dst, n, c, hw, sizeof(float));
 }
 LUTHIER_PRIVATE void luthier__nhwc_to_nchw(const float *src, float *dst, size_t n, size_t c, size_t hw) {
-    luthier__transpose_batches(src, dst, n, hw, c);
+    luthier__transpose_batches(src, dst, n, hw, c, sizeof(float));
 }
 
 /* The B block a GEMM-based layer starts with (group 0; Winograd: position 0), for the layer
@@ -5191,7 +5223,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
     if (cv->uk && !luthier__kernel_runs(cv->uk, ctx->cpu_features))
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d: the weights were packed for %s, which this context cannot run",
                              cv->uk->name);
-    if (!(total = luthier__conv_ws_total(cv, ctx->pool->num_threads)) ||
+    if (!(total = luthier__conv_ws_bytes(&cv->d, cv->m, sizeof(float), sizeof(float), cv->thread_ws, ctx->pool->num_threads)) ||
         !(ws = (unsigned char *)luthier__context_workspace(ctx, total)))
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of workspace", total);
     memset(&job, 0, sizeof job);
@@ -5280,19 +5312,19 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 extern "C" {
 #endif
 
-/* >>impl-kernel-families: the kernel tables of luthier_kernel_family, behind one registry API. */
-typedef struct luthier__kernel_table {
-    const luthier__kernel_entry *rows;
-    int count;
-    const char *prefix; /* of every name: find also takes the rest (the short name) */
-    const char *a_type, *b_type, *c_type;
-} luthier__kernel_table;
-
+/* >>impl-kernel-families: the kernel tables of luthier_kernel_family, behind one registry API,
+   each with the datatype the GEMM driver serves its kernels with (>>dtype in luthier_gemm.h). */
+#define LUTHIER__F32_DRIVER sizeof(float), 0, luthier__pack_a_block, luthier__scall
 static const luthier__kernel_table luthier__kernel_tables[LUTHIER_KERNELS_COUNT] = {
-    {luthier__ukernels, LUTHIER__NUM_UKERNELS, "luthier_sgemm_ukernel_", "f32", "f32", "f32"},
-    {luthier__hkernels, LUTHIER__NUM_HKERNELS, "luthier_sgemm_ukernel_", "f32", "f16", "f32"},
-    {luthier__qkernels, LUTHIER__NUM_QKERNELS, "luthier_qgemm_ukernel_", "u8", "i8", "i32"},
-    {luthier__fkernels, LUTHIER__NUM_FKERNELS, "luthier_sgemm_ukernel_", "f16", "f16", "f16"}};
+    {luthier__ukernels, LUTHIER__NUM_UKERNELS, "luthier_sgemm_ukernel_", "f32", "f32", "f32", LUTHIER__F32_DRIVER},
+    {luthier__hkernels, LUTHIER__NUM_HKERNELS, "luthier_sgemm_ukernel_", "f32", "f16", "f32", LUTHIER__F32_DRIVER},
+    {luthier__qkernels, LUTHIER__NUM_QKERNELS, "luthier_qgemm_ukernel_", "u8", "i8", "i32", 1, 1, luthier__qpack_a_block,
+     luthier__qcall},
+    {luthier__fkernels, LUTHIER__NUM_FKERNELS, "luthier_sgemm_ukernel_", "f16", "f16", "f16", LUTHIER__F32_DRIVER}};
+
+LUTHIER_PRIVATE const luthier__kernel_table *luthier__dtype(const luthier__kernel_entry *uk) {
+    return &luthier__kernel_tables[uk->family];
+}
 
 LUTHIER_API int luthier_kernels_count(luthier_kernel_family f) {
     return (unsigned)f < (unsigned)LUTHIER_KERNELS_COUNT ? luthier__kernel_tables[f].count : 0;

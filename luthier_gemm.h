@@ -2,7 +2,7 @@
    cache blocking and the driver. Part of luthier (MIT license, see luthier.h).
    Include luthier.h, never this file on its own.
 
-   TABLE OF CONTENTS: >>contract >>registry >>pack >>blocking >>driver >>driver-indirect
+   TABLE OF CONTENTS: >>contract >>registry >>pack >>dtype >>blocking >>driver >>driver-indirect
    >>ukernel-scalar >>select
 */
 #ifndef LUTHIER_H_INCLUDED
@@ -465,6 +465,44 @@ LUTHIER_PRIVATE void luthier__pack_a(const float *a, size_t lda, size_t mb, size
     }
 }
 
+/* >>dtype =====================================================================================
+   The datatypes of the driver, one per luthier_kernel_family: what differs between fp32 and
+   int8 GEMMs is how A sits in memory and is packed, how a kernel is called (its argument
+   struct and epilogue: fp32 bias / LOAD_C / clamp, int8 offsets and the output stage) and what
+   k == 0 computes. Blocking, the loops, the split over threads and the workspace are shared. */
+typedef struct luthier__gemm_args luthier__gemm_args;
+
+/* One kernel call as the driver places it. */
+typedef struct luthier__tile {
+    size_t i, j;          /* row and column of C at the tile's corner */
+    size_t m, n;          /* 1..MR rows, 1..NR columns */
+    size_t k0, kb;        /* the k block: steps [k0, k0 + kb) */
+    const void *a;        /* interleaved kernels: the packed A panel */
+    const void *b;        /* packed B: the tile's panel at step k0 */
+    int first;            /* k0 == 0 (fp32: the bias seeds the sums) */
+    unsigned flags;       /* fp32: LUTHIER_UKERNEL_* of the call */
+    const void *prefetch; /* fp32 hybrid: NULL or the piece of the next B block to pull */
+} luthier__tile;
+
+/* The table of a family (luthier__kernel_tables, >>impl-kernel-families in luthier.h): its
+   kernels, and the datatype the driver serves them with. */
+typedef struct luthier__kernel_table {
+    const luthier__kernel_entry *rows;
+    int count;
+    const char *prefix; /* of every name: find also takes the rest (the short name) */
+    const char *a_type, *b_type, *c_type;
+    size_t a_elem; /* bytes per element of A in memory (the kernel may read another: a_bytes) */
+    int full_k;    /* one call covers all of k: the sums never leave the kernel (int8's output
+                      stage needs the whole sum), so the blocking takes kc = k */
+    /* rows [0, mb) x steps [0, kb) of A (row stride lda elements) into uk's packed A panels */
+    void (*pack_a)(const luthier__kernel_entry *uk, const void *a, size_t lda, size_t mb, size_t kb, void *dst);
+    /* one kernel call; t->kb == 0 (k == 0: one empty block) gives the epilogue of a zero sum */
+    void (*call)(const luthier__kernel_entry *uk, const luthier__gemm_args *g, const luthier__tile *t);
+} luthier__kernel_table;
+
+/* uk's family table. */
+LUTHIER_PRIVATE const luthier__kernel_table *luthier__dtype(const luthier__kernel_entry *uk);
+
 /* >>blocking =================================================================================== */
 
 /* The most steps of k an F16 kernel's fp16 sums cover (one call; the K blocks add up in the
@@ -475,6 +513,9 @@ LUTHIER_PRIVATE void luthier__pack_a(const float *a, size_t lda, size_t mb, size
 typedef struct luthier__gemm_blocking {
     size_t kc, mc, nc; /* elements; mc a multiple of MR, nc of NR */
     int prefetch;      /* hybrid: each tile row after a range's first pulls the next B block */
+    int rows_outer;    /* loop order in an MC block: tile rows outer, each A tile in L1 across
+                          the NR panels (the hybrid model); else panels outer, each B
+                          micro-panel across the MR tiles */
 } luthier__gemm_blocking;
 
 /* Kernels that honour luthier_sgemm_ukernel_args.prefetch: the x86 hybrid ones (the NEON and
@@ -499,7 +540,7 @@ LUTHIER_PRIVATE size_t luthier__balanced_block(size_t total, size_t cap, size_t 
 }
 
 /* Two blocking models, one per kernel kind (measured on AVX-512, see docs/DESIGN.md), and
-   int8's (one K block):
+   the full-k datatypes' (int8: one K block):
    - interleaved (BLIS): the packed-B micro-panel (KC x NR) and the packed A micro-panel fill L1
      while the MR-row tiles of an MC x KC block of A (in L2) stream past; B's KC x NC block
      lives in the last-level cache;
@@ -514,16 +555,16 @@ LUTHIER_PRIVATE luthier__gemm_blocking luthier__gemm_blocking_for(const luthier_
     const size_t llc = ci->l3 ? ci->l3 : ci->l2;
     const int hybrid = uk->kind == LUTHIER_KERNEL_HYBRID;
     size_t kc, mc, nc;
-    if (uk->family == LUTHIER_KERNELS_INT8) {
-        /* int8: all of k per call (the int32 sums never leave registers), k rounded up to the K
-           group; A's MC x k block (bytes) in half of L2, B's k x NC block in half of the last
-           level, for either kind */
+    if (luthier__dtype(uk)->full_k) {
+        /* all of k per call, rounded up to the K group; A's MC x k block (bytes) in half of L2,
+           B's k x NC block in half of the last level, for either kind, panels outer (the B
+           micro-panel, k x NR bytes, stays in L1 / L2 across the tiles) */
         b.kc = luthier__div_up(k ? k : 1, (size_t)uk->k_unroll) * (size_t)uk->k_unroll;
         mc = ov->mc ? ov->mc : (ci->l2 / 2) / b.kc;
         nc = ov->nc ? ov->nc : (llc / 2) / b.kc;
         b.mc = luthier__balanced_block(m, luthier__max_sz(mc, mr), mr);
         b.nc = luthier__balanced_block(n, luthier__max_sz(nc, nr), nr);
-        b.prefetch = 0;
+        b.prefetch = b.rows_outer = 0;
         return b;
     }
     kc = ov->kc ? ov->kc : hybrid ? (ci->l1d / 4) / (mr * f) : ci->l1d / ((mr + nr) * f);
@@ -540,6 +581,7 @@ LUTHIER_PRIVATE luthier__gemm_blocking luthier__gemm_blocking_for(const luthier_
     mc = ov->mc ? ov->mc : hybrid ? m : (ci->l2 / 2) / (b.kc * f);
     b.mc = luthier__balanced_block(m, luthier__max_sz(mc, mr), mr);
     b.prefetch = luthier__ukernel_prefetches(uk) && m > mr && luthier__div_up(m, mr) <= LUTHIER__PREFETCH_MAX_TILES;
+    b.rows_outer = hybrid;
     nc = ov->nc ? ov->nc : ((hybrid ? ci->l2 : llc) / (b.prefetch ? 8 : 2)) / (b.kc * f);
     b.nc = luthier__balanced_block(n, luthier__max_sz(nc, nr), nr);
     return b;
@@ -571,27 +613,29 @@ LUTHIER_PRIVATE void luthier__act_rows(const luthier__act_post *p, float *c, siz
                                        size_t to, int force);
 #define LUTHIER__ACT_BATCH 4096 /* floats per pass of luthier__act_rows */
 
-typedef struct luthier__gemm_args {
+struct luthier__gemm_args {
     size_t m, n, k;
-    const float *a;
+    const void *a;  /* the datatype's A (fp32; int8: uint8), row i at a + i * lda elements */
     size_t lda;
-    const float *b; /* packed */
+    const void *b;  /* packed */
     const luthier__packed_b_layout *b_layout;
-    float *c;
+    void *c;        /* row i at c + i * ldc elements of C's type */
     size_t ldc;
-    const float *bias;
+    const float *bias; /* the fp32 epilogue: bias, LOAD_C, clamp, post */
     int accumulate, clamp;
     float min, max;
     luthier__act_post post; /* applied after the last K step's stores */
+    const struct luthier__qepilogue *q; /* int8: the output stage (luthier_int8.h) */
     char *a_packed;       /* NULL, or all of A packed once for interleaved kernels (by
                              luthier__prepack_a, before the GEMM): K block k0's panel of MR-row
-                             tile t at a_packed + (k0 * m_pad + t * kb * MR) * a_bytes */
+                             tile t at a_packed + (k0 * m_pad + t * kp * MR) * a_bytes, kp = the
+                             block's steps rounded up to the K group */
     size_t m_pad;         /* rows of a_packed: tiles * MR */
-    const float *next_b; /* NULL, or the packed B (same layout) of the GEMM that follows: its
+    const void *next_b;  /* NULL, or the packed B (same layout) of the GEMM that follows: its
                             first block is prefetched during this one's last (Winograd) */
     const luthier__prefetch_region *next_layer; /* without next_b: NULL, or the block that the
                             next layer starts with, prefetched during this one's last block */
-} luthier__gemm_args;
+};
 
 /* Next-block prefetch (docs/DESIGN.md): the B block a GEMM range will use next (columns from
    n0, k steps [k_off, k_off + steps) of each panel) is handed out in pieces, one per kernel
@@ -617,7 +661,7 @@ LUTHIER_PRIVATE void luthier__prefetch_plan_init(luthier__prefetch_plan *p, cons
                                                  size_t nlo, size_t k_off, size_t steps, size_t calls,
                                                  size_t lines) {
     const size_t nr = g->b_layout->nr;
-    const float *b = g->b;
+    const void *b = g->b;
     const luthier__prefetch_region *r = g->next_layer;
     int on;
     if (n0 >= nhi && g->next_b) b = g->next_b, n0 = nlo;
@@ -653,10 +697,11 @@ LUTHIER_PRIVATE const void *luthier__prefetch_next(luthier__prefetch_plan *p) {
     return p->b + pan * p->panel_stride + off;
 }
 
-/* Sets a kernel call's prefetch (a piece, none for the range's first tile row) and its rate flag. */
-LUTHIER_PRIVATE void luthier__prefetch_give(luthier__prefetch_plan *p, luthier_sgemm_ukernel_args *u, int first_row) {
-    u->prefetch = first_row ? NULL : luthier__prefetch_next(p);
-    u->flags = (u->flags & ~(unsigned)LUTHIER_UKERNEL_PREFETCH_DENSE) | (u->prefetch ? p->flags : 0u);
+/* A kernel call's prefetch (a piece, none for the range's first tile row); sets its rate flag. */
+LUTHIER_PRIVATE const void *luthier__prefetch_give(luthier__prefetch_plan *p, unsigned *flags, int first_row) {
+    const void *pf = first_row ? NULL : luthier__prefetch_next(p);
+    *flags = (*flags & ~(unsigned)LUTHIER_UKERNEL_PREFETCH_DENSE) | (pf ? p->flags : 0u);
+    return pf;
 }
 
 /* Bytes of packed A a thread needs (interleaved kernels: an MC x KC block); SIZE_MAX when
@@ -691,47 +736,128 @@ LUTHIER_PRIVATE void luthier__pack_a_f16(const float *a, size_t lda, size_t mb, 
 }
 
 /* Rows [0, mb) x k steps [0, kb) of A into uk's packed A panels (fp32, or fp16 for F16). */
-LUTHIER_PRIVATE void luthier__pack_a_block(const luthier__kernel_entry *uk, const float *a, size_t lda, size_t mb,
+LUTHIER_PRIVATE void luthier__pack_a_block(const luthier__kernel_entry *uk, const void *a, size_t lda, size_t mb,
                                            size_t kb, void *dst) {
-    if (uk->a_bytes == 2) luthier__pack_a_f16(a, lda, mb, kb, (size_t)uk->mr, (uint16_t *)dst);
-    else luthier__pack_a(a, lda, mb, kb, (size_t)uk->mr, (float *)dst);
+    if (uk->a_bytes == 2) luthier__pack_a_f16((const float *)a, lda, mb, kb, (size_t)uk->mr, (uint16_t *)dst);
+    else luthier__pack_a((const float *)a, lda, mb, kb, (size_t)uk->mr, (float *)dst);
+}
+
+/* Steps of a k block as packed (A panels, B groups): kb rounded up to the K group. */
+LUTHIER__INLINE size_t luthier__kpad(const luthier__gemm_args *g, size_t kb) {
+    return luthier__div_up(kb, g->b_layout->kg) * g->b_layout->kg;
+}
+
+/* Row i, step k0 of A. */
+LUTHIER__INLINE const void *luthier__a_at(const luthier__kernel_table *dt, const luthier__gemm_args *g, size_t i, size_t k0) {
+    return (const char *)g->a + (i * g->lda + k0) * dt->a_elem;
 }
 
 /* Packs MR-row tiles [t0, t1) of A for every K block of blk into g->a_packed. */
 LUTHIER_PRIVATE void luthier__prepack_a(const luthier__kernel_entry *uk, const luthier__gemm_blocking *blk,
                                         const luthier__gemm_args *g, size_t t0, size_t t1) {
+    const luthier__kernel_table *dt = luthier__dtype(uk);
     const size_t mr = (size_t)uk->mr, i0 = t0 * mr, i1 = luthier__min_sz(t1 * mr, g->m);
     size_t k0;
     if (i0 >= i1) return;
     for (k0 = 0; k0 < g->k; k0 += blk->kc) {
-        const size_t kb = luthier__min_sz(blk->kc, g->k - k0);
-        luthier__pack_a_block(uk, g->a + i0 * g->lda + k0, g->lda, i1 - i0, kb,
-                              g->a_packed + (k0 * g->m_pad + i0 * kb) * (size_t)uk->a_bytes);
+        const size_t kp = luthier__kpad(g, luthier__min_sz(blk->kc, g->k - k0));
+        dt->pack_a(uk, luthier__a_at(dt, g, i0, k0), g->lda, i1 - i0, luthier__min_sz(blk->kc, g->k - k0),
+                   g->a_packed + (k0 * g->m_pad + i0 * kp) * (size_t)uk->a_bytes);
     }
 }
 
-/* k == 0: C = act((C) + bias) on rows [m0, m1), columns [n0, n1). */
-LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__gemm_args *g, size_t m0, size_t m1, size_t n0,
-                                      size_t n1) {
+/* fp32 k == 0 on a tile (the kernels need k >= 1): C = (C) + bias, clamped. */
+LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__gemm_args *g, const luthier__tile *t) {
     size_t i, j;
-    for (i = m0; i < m1; i++) {
-        float *c = g->c + i * g->ldc;
-        for (j = n0; j < n1; j++) {
-            float v = (g->accumulate ? c[j] : 0.0f) + (g->bias ? g->bias[j] : 0.0f);
-            if (g->clamp) {
-                v = v < g->min ? g->min : v;
-                v = v > g->max ? g->max : v;
-            }
+    for (i = 0; i < t->m; i++) {
+        float *c = (float *)g->c + (t->i + i) * g->ldc + t->j;
+        for (j = 0; j < t->n; j++) {
+            float v = (g->accumulate ? c[j] : 0.0f) + (g->bias ? g->bias[t->j + j] : 0.0f);
+            if (g->clamp) v = v < g->min ? g->min : v > g->max ? g->max : v;
             c[j] = v;
         }
     }
-    luthier__act_rect(&g->post, g->c + m0 * g->ldc + n0, g->ldc, m1 - m0, n1 - n0);
+}
+
+/* The fp32 families' kernel call (luthier_sgemm_ukernel_args). */
+LUTHIER_PRIVATE void luthier__scall(const luthier__kernel_entry *uk, const luthier__gemm_args *g, const luthier__tile *t) {
+    const float *rows[LUTHIER__MAX_MR];
+    luthier_sgemm_ukernel_args u;
+    size_t r;
+    if (!t->kb) {
+        luthier__gemm_k0(g, t);
+        return;
+    }
+    for (r = 0; uk->kind == LUTHIER_KERNEL_HYBRID && r < t->m; r++)
+        rows[r] = (const float *)g->a + (t->i + r) * g->lda + t->k0;
+    u.m = t->m; u.n = t->n; u.k = t->kb; u.ks = 1;
+    u.a = (const float *)t->a; u.a_rows = rows; u.b = (const float *)t->b;
+    u.c = (float *)g->c + t->i * g->ldc + t->j; u.ldc = g->ldc;
+    u.bias = t->first && g->bias ? g->bias + t->j : NULL;
+    u.min = g->min; u.max = g->max; u.flags = t->flags; u.prefetch = t->prefetch;
+    uk->fn(&u);
+}
+
+/* The rows-outer order on the MC block of rows [i0, i0 + mb) x columns [n0, n0 + nb), k block
+   t->k0: the A tile in L1 across the NR panels, B micro-panels from L2, the next block (the
+   next k-block, else the next n-block) prefetched meanwhile. */
+LUTHIER_PRIVATE void luthier__gemm_rows_outer(const luthier__kernel_entry *uk, const luthier__gemm_blocking *blk,
+                                              const luthier__gemm_args *g, luthier__tile *t, size_t m0, size_t m1,
+                                              size_t i0, size_t mb, size_t n0, size_t nb, size_t nlo, size_t nhi) {
+    const luthier__kernel_table *dt = luthier__dtype(uk);
+    const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, kb = t->kb;
+    const int last = t->k0 + kb == g->k;
+    const size_t pk0 = last ? 0 : t->k0 + kb, pn0 = last ? n0 + nb : n0;
+    const size_t calls = (luthier__div_up(mb, mr) - (i0 == m0)) * luthier__div_up(nb, nr);
+    luthier__prefetch_plan pf;
+    size_t post_from = i0; /* rows not yet through g->post */
+    luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, nlo, pk0, luthier__min_sz(blk->kc, g->k - pk0), calls, kb / 2);
+    for (t->i = i0; t->i < i0 + mb; t->i += mr) {
+        t->m = luthier__min_sz(mr, m1 - t->i);
+        for (t->j = n0; t->j < n0 + nb; t->j += nr) {
+            t->n = luthier__min_sz(nr, g->n - t->j);
+            t->b = luthier__packed_at(g->b, g->b_layout, t->j / nr, t->k0);
+            t->prefetch = luthier__prefetch_give(&pf, &t->flags, t->i == m0);
+            dt->call(uk, g, t);
+        }
+        if (last && g->post.fn)
+            luthier__act_rows(&g->post, (float *)g->c + n0, g->ldc, nb, &post_from, t->i + t->m, t->i + mr >= i0 + mb);
+    }
+}
+
+/* The panels-outer order on the MC block (as above): A packed (interleaved kernels; unless
+   g->a_packed holds it), each B micro-panel in L1 across the block's MR tiles. ws: the
+   thread's packed A block. */
+LUTHIER_PRIVATE void luthier__gemm_panels_outer(const luthier__kernel_entry *uk, const luthier__gemm_args *g,
+                                                luthier__tile *t, size_t m1, size_t i0, size_t mb, size_t n0,
+                                                size_t nb, char *ws) {
+    const luthier__kernel_table *dt = luthier__dtype(uk);
+    const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, kp = luthier__kpad(g, t->kb) * (size_t)uk->a_bytes;
+    const char *pa = NULL; /* the packed A block */
+    if (uk->kind == LUTHIER_KERNEL_INTERLEAVED && g->a_packed) {
+        pa = g->a_packed + t->k0 * g->m_pad * (size_t)uk->a_bytes + i0 * kp;
+    } else if (uk->kind == LUTHIER_KERNEL_INTERLEAVED && t->kb) {
+        dt->pack_a(uk, luthier__a_at(dt, g, i0, t->k0), g->lda, mb, t->kb, ws);
+        pa = ws;
+    }
+    for (t->j = n0; t->j < n0 + nb; t->j += nr) {
+        t->n = luthier__min_sz(nr, g->n - t->j);
+        t->b = luthier__packed_at(g->b, g->b_layout, t->j / nr, t->k0);
+        for (t->i = i0; t->i < i0 + mb; t->i += mr) {
+            t->m = luthier__min_sz(mr, m1 - t->i);
+            t->a = pa ? pa + (t->i - i0) * kp : NULL;
+            dt->call(uk, g, t);
+        }
+    }
+    if (t->k0 + t->kb == g->k && g->post.fn)
+        luthier__act_rect(&g->post, (float *)g->c + i0 * g->ldc + n0, g->ldc, mb, nb);
 }
 
 /* Computes the block of C made of MR-row tiles [tile_begin, tile_end) and NR-column panels
    [panel_begin, panel_end): the units the thread pool hands to clusters (tiles; panels when M
-   fits one tile row). workspace: luthier__gemm_workspace_bytes() bytes, 64-byte aligned, one
-   per thread. */
+   fits one tile row). Loops: NC-column blocks (B's block in the last-level cache or L2), KC
+   steps, MC-row blocks, then the blocking's order within a block. workspace:
+   luthier__gemm_workspace_bytes() bytes, 64-byte aligned, one per thread. */
 LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
                                            const luthier__gemm_blocking *blk,
                                            const luthier__gemm_args *g, size_t tile_begin,
@@ -740,78 +866,21 @@ LUTHIER_PRIVATE void luthier__gemm_compute(const luthier__kernel_entry *uk,
     const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr;
     const size_t m0 = tile_begin * mr, m1 = luthier__min_sz(tile_end * mr, g->m);
     const size_t nlo = panel_begin * nr, nhi = luthier__min_sz(panel_end * nr, g->n);
-    const int hybrid = uk->kind == LUTHIER_KERNEL_HYBRID;
-    const float *rows[LUTHIER__MAX_MR];
-    char *ws = (char *)workspace; /* A packed here: uk->a_bytes per element */
-    const char *pa = ws;          /* the packed A block in use */
-    luthier_sgemm_ukernel_args u;
-    size_t n0, k0, i0, i, j;
+    luthier__tile t;
+    size_t n0, i0;
     if (m0 >= m1 || nlo >= nhi) return;
-    if (g->k == 0) {
-        luthier__gemm_k0(g, m0, m1, nlo, nhi);
-        return;
-    }
-    memset(&u, 0, sizeof u);
-    u.ks = 1;
-    u.ldc = g->ldc;
-    u.min = g->min;
-    u.max = g->max;
-    u.a_rows = rows;
+    memset(&t, 0, sizeof t);
     for (n0 = nlo; n0 < nhi; n0 += blk->nc) {
         const size_t nb = luthier__min_sz(blk->nc, nhi - n0);
-        for (k0 = 0; k0 < g->k; k0 += blk->kc) {
-            const size_t kb = luthier__min_sz(blk->kc, g->k - k0);
-            const int first = k0 == 0, last = k0 + kb == g->k;
-            u.k = kb;
-            u.flags = (first && !g->accumulate ? 0u : (unsigned)LUTHIER_UKERNEL_LOAD_C) |
-                      (last && g->clamp ? (unsigned)LUTHIER_UKERNEL_CLAMP : 0u);
-            const int seed_bias = first && g->bias;
+        for (t.k0 = 0; t.k0 == 0 || t.k0 < g->k; t.k0 += blk->kc) { /* k == 0: one empty block */
+            t.kb = luthier__min_sz(blk->kc, g->k - t.k0);
+            t.first = t.k0 == 0;
+            t.flags = (t.first && !g->accumulate ? 0u : (unsigned)LUTHIER_UKERNEL_LOAD_C) |
+                      (t.k0 + t.kb == g->k && g->clamp ? (unsigned)LUTHIER_UKERNEL_CLAMP : 0u);
             for (i0 = m0; i0 < m1; i0 += blk->mc) {
                 const size_t mb = luthier__min_sz(blk->mc, m1 - i0);
-                if (hybrid) {
-                    /* A tile in L1 across the NR panels; B micro-panels from L2. The next block
-                       (the next k-block, else the next n-block) is prefetched meanwhile. */
-                    const size_t pk0 = last ? 0 : k0 + kb, pn0 = last ? n0 + nb : n0;
-                    const size_t calls = (luthier__div_up(mb, mr) - (i0 == m0)) * luthier__div_up(nb, nr);
-                    luthier__prefetch_plan pf;
-                    luthier__prefetch_plan_init(&pf, blk, g, pn0, nhi, nlo, pk0, luthier__min_sz(blk->kc, g->k - pk0),
-                                                calls, kb / 2);
-                    size_t post_from = i0; /* rows not yet through g->post */
-                    for (i = i0; i < i0 + mb; i += mr) {
-                        size_t r;
-                        u.m = luthier__min_sz(mr, m1 - i);
-                        for (r = 0; r < u.m; r++) rows[r] = g->a + (i + r) * g->lda + k0;
-                        for (j = n0; j < n0 + nb; j += nr) {
-                            u.n = luthier__min_sz(nr, g->n - j);
-                            u.b = luthier__packed_at(g->b, g->b_layout, j / nr, k0);
-                            u.bias = seed_bias ? g->bias + j : NULL;
-                            u.c = g->c + i * g->ldc + j;
-                            luthier__prefetch_give(&pf, &u, i == m0);
-                            uk->fn(&u);
-                        }
-                        if (last) luthier__act_rows(&g->post, g->c + n0, g->ldc, nb, &post_from, i + u.m, i + mr >= i0 + mb);
-                    }
-                    continue;
-                }
-                /* B micro-panel in L1 across the MR tiles of the packed A block (L2) */
-                if (g->a_packed) {
-                    pa = g->a_packed + (k0 * g->m_pad + i0 * kb) * (size_t)uk->a_bytes;
-                } else {
-                    luthier__pack_a_block(uk, g->a + i0 * g->lda + k0, g->lda, mb, kb, ws);
-                    pa = ws;
-                }
-                for (j = n0; j < n0 + nb; j += nr) {
-                    u.n = luthier__min_sz(nr, g->n - j);
-                    u.b = luthier__packed_at(g->b, g->b_layout, j / nr, k0);
-                    u.bias = seed_bias ? g->bias + j : NULL;
-                    for (i = i0; i < i0 + mb; i += mr) {
-                        u.m = luthier__min_sz(mr, m1 - i);
-                        u.c = g->c + i * g->ldc + j;
-                        u.a = (const float *)(const void *)(pa + (i - i0) * kb * (size_t)uk->a_bytes);
-                        uk->fn(&u);
-                    }
-                }
-                if (last) luthier__act_rect(&g->post, g->c + i0 * g->ldc + n0, g->ldc, mb, nb);
+                if (blk->rows_outer) luthier__gemm_rows_outer(uk, blk, g, &t, m0, m1, i0, mb, n0, nb, nlo, nhi);
+                else luthier__gemm_panels_outer(uk, g, &t, m1, i0, mb, n0, nb, (char *)workspace);
             }
         }
     }
@@ -868,11 +937,11 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__kernel_entry 
                     u.n = luthier__min_sz(nr, g->n - j);
                     u.b = luthier__packed_at(g->b, g->b_layout, j / nr, s0 * g->k);
                     u.bias = first && g->bias ? g->bias + j : NULL;
-                    u.c = g->c + i * g->ldc + j;
-                    luthier__prefetch_give(&pf, &u, i == m0);
+                    u.c = (float *)g->c + i * g->ldc + j;
+                    u.prefetch = luthier__prefetch_give(&pf, &u.flags, i == m0);
                     uk->fn(&u);
                 }
-                if (last) luthier__act_rows(&g->post, g->c + n0, g->ldc, nb, &post_from, i + u.m, i + mr >= m1);
+                if (last) luthier__act_rows(&g->post, (float *)g->c + n0, g->ldc, nb, &post_from, i + u.m, i + mr >= m1);
             }
         }
     }

@@ -109,8 +109,9 @@ LUTHIER_API luthier_status luthier_qgemm_pack_b(luthier_context *ctx,
                                                 luthier_qpacked_b **out);
 /* Like luthier_qgemm with B pre-packed: desc->k, n and a_zero_point must match the packed B;
    desc->kernel (NULL = the one B was packed for) must share its NR, K group and A encoding.
-   Allocates nothing, except that kernels reading a packed A panel (NEON 8x12) grow the
-   context's workspace on the first call, as luthier_sgemm_packed does. */
+   Allocates nothing, except that the context's workspace grows on the first call that needs
+   more of it, as luthier_sgemm_packed's does: kernels reading a packed A panel (NEON 8x12),
+   and a bias (its sum with the packed compensation, 4 bytes per column). */
 LUTHIER_API luthier_status luthier_qgemm_packed(luthier_context *ctx,
                                                 const luthier_qgemm_desc *desc, const uint8_t *a,
                                                 const luthier_qpacked_b *b, void *c);
@@ -157,7 +158,7 @@ LUTHIER_API uint8_t luthier_requantize(int32_t acc, int32_t multiplier, int32_t 
    Algorithms (luthier_conv_algorithm):
      IM2COL     any shape and groups: per block of output pixels, the uint8 im2col rows
                 (kh, kw, ci) of each group go to a per-thread buffer (padding = zero point),
-                then the int8 GEMM driver on them.
+                then the GEMM driver on them.
      1X1        kernel 1x1, no padding (any stride, dilation ignored): stride 1 runs the GEMM
                 on the NHWC input in place, stride > 1 gathers the strided pixels per block.
      DEPTHWISE  groups == in_channels == out_channels: direct per-channel uint8 x int8 -> int32
@@ -1264,138 +1265,92 @@ LUTHIER_PRIVATE void luthier__qpack_a(const uint8_t *a, size_t lda, size_t mb, s
 }
 
 /* >>qdriver ======================================================================================
-   Full k per kernel call (no k blocking: the int32 accumulators never leave registers). Loop
-   order per thread: NC-column blocks (B's block in the last-level cache), MC-row blocks (A's
-   block in L2; packed first for interleaved kernels), NR panels (the panel in L1/L2), MR tiles. */
+   The int8 datatype of the GEMM driver (>>dtype in luthier_gemm.h): one call covers all of k
+   (the int32 sums never leave the kernel: the output stage needs the whole sum), so the
+   blocking takes one K block, in the panels-outer order. Here are its A packer, its kernel call
+   with the output stage's arguments, and the runs of luthier_qgemm. */
 
-typedef struct luthier__qgemm_job {
-    luthier_qgemm_ukernel_args base; /* output parameters shared by every tile */
-    const luthier_qgemm_desc *d;
-    const uint8_t *a;
-    unsigned char *c;
-    size_t elem;                     /* bytes per element of C */
-    const luthier__packed_b_layout *bl;
-    const int8_t *bdata;
-    const int32_t *comp;
-    const luthier__kernel_entry *uk[LUTHIER_MAX_CLUSTERS];
-    size_t mc, nc;
-    luthier__gemm_split split;
-    unsigned char *ws;
-    size_t ws_stride;
+/* The output stage of an int8 GEMM (luthier__gemm_args.q). */
+typedef struct luthier__qepilogue {
+    luthier_qgemm_ukernel_args base;  /* the output kind and the parameters shared by every tile */
+    size_t elem;                      /* bytes per element of C */
+    const int32_t *offset;            /* panels * NR: -za' * S[j] + bias[j], 0 past n */
+    const int32_t *mults, *shifts;    /* per column, or NULL: the shared mult, shift */
+    const float *bscales, *fbias;     /* per column, or NULL: the shared bscale; no float bias */
     int32_t mult[LUTHIER__QMAX_NR], shift[LUTHIER__QMAX_NR]; /* shared values, per lane */
     float bscale[LUTHIER__QMAX_NR];
-} luthier__qgemm_job;
+} luthier__qepilogue;
 
-LUTHIER_PRIVATE void luthier__qgemm_compute(const luthier__qgemm_job *job, const luthier__kernel_entry *uk,
-                                            size_t tile_begin, size_t tile_end, size_t panel_begin,
-                                            size_t panel_end, uint8_t *ws) {
-    const luthier_qgemm_desc *d = job->d;
-    const size_t m = (size_t)d->m, n = (size_t)d->n, k = (size_t)d->k;
-    const size_t lda = (size_t)d->lda, ldc = (size_t)d->ldc;
-    const size_t mr = (size_t)uk->mr, nr = job->bl->nr, kp = job->bl->groups * job->bl->kg;
-    const size_t m0 = tile_begin * mr, m1 = luthier__min_sz(tile_end * mr, m);
-    const size_t nlo = panel_begin * nr, nhi = luthier__min_sz(panel_end * nr, n);
-    const int interleaved = uk->kind == LUTHIER_KERNEL_INTERLEAVED;
-    const uint8_t *rows[LUTHIER__QMAX_MR];
-    int32_t off[LUTHIER__QMAX_NR];
-    luthier_qgemm_ukernel_args u = job->base;
-    size_t n0, i0, i, j, t;
-    u.a_rows = rows;
-    for (n0 = nlo; n0 < nhi; n0 += job->nc) {
-        const size_t nb = luthier__min_sz(job->nc, nhi - n0);
-        for (i0 = m0; i0 < m1; i0 += job->mc) {
-            const size_t mb = luthier__min_sz(job->mc, m1 - i0);
-            if (interleaved && k) luthier__qpack_a(job->a + i0 * lda, lda, mb, k, mr, job->bl->kg, uk->a_s8, ws);
-            for (j = n0; j < n0 + nb; j += nr) {
-                u.n = luthier__min_sz(nr, n - j);
-                u.b = job->bdata + (j / nr) * job->bl->panel_stride;
-                u.offset = job->comp + j;
-                if (d->bias) {
-                    for (t = 0; t < nr; t++)
-                        off[t] = t < u.n ? (int32_t)((uint32_t)job->comp[j + t] + (uint32_t)d->bias[j + t]) : 0;
-                    u.offset = off;
-                }
-                u.multiplier = d->multipliers ? d->multipliers + j : job->mult;
-                u.shift = d->shifts ? d->shifts + j : job->shift;
-                u.b_scale = d->b_scales ? d->b_scales + j : job->bscale;
-                u.bias = d->float_bias ? d->float_bias + j : NULL;
-                for (i = i0; i < i0 + mb; i += mr) {
-                    u.m = luthier__min_sz(mr, m1 - i);
-                    u.c = job->c + (i * ldc + j) * job->elem;
-                    if (interleaved) {
-                        u.a = ws + (i - i0) * kp;
-                    } else {
-                        for (t = 0; t < u.m; t++) rows[t] = job->a + (i + t) * lda;
-                    }
-                    if (k) uk->qfn(&u);
-                    else luthier__qukernel_ref(&u, mr, nr, job->bl->kg, interleaved, uk->a_s8);
-                }
-            }
-        }
-    }
-}
-
-LUTHIER_PRIVATE void luthier__qgemm_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
-    const luthier__qgemm_job *j = (const luthier__qgemm_job *)arg;
-    uint8_t *w = j->ws ? j->ws + (size_t)thread * j->ws_stride : NULL;
-    size_t r[4];
-    while (luthier__split_next(&j->split, &begin, end, r)) luthier__qgemm_compute(j, j->uk[cluster], r[0], r[1], r[2], r[3], w);
-}
-
-/* The job's fields that follow from d (output parameters, element size) and B's layout. */
-LUTHIER_PRIVATE void luthier__qjob_init(luthier__qgemm_job *job, const luthier_qgemm_desc *d,
-                                        const luthier__packed_b_layout *bl) {
+/* The output stage of d (validated); offset is the caller's. */
+LUTHIER_PRIVATE void luthier__qepilogue_init(luthier__qepilogue *e, const luthier_qgemm_desc *d) {
     size_t t;
-    memset(job, 0, sizeof *job);
-    job->d = d;
-    job->elem = d->output == LUTHIER_QOUTPUT_UINT8 ? 1 : 4;
-    job->bl = bl;
-    job->base.k = (size_t)d->k;
-    job->base.ldc = (size_t)d->ldc;
-    job->base.output = d->output;
-    job->base.zero_point = d->output_zero_point;
-    job->base.qmin = d->output_min || d->output_max ? d->output_min : 0;
-    job->base.qmax = d->output_min || d->output_max ? d->output_max : 255;
-    job->base.a_scale = d->a_scale;
-    job->base.clamp = d->output == LUTHIER_QOUTPUT_FLOAT &&
-                      luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &job->base.min,
-                                                 &job->base.max);
-    for (t = 0; t < LUTHIER__QMAX_NR; t++) {
-        job->mult[t] = d->multiplier;
-        job->shift[t] = d->shift;
-        job->bscale[t] = d->b_scale;
-    }
+    memset(e, 0, sizeof *e);
+    e->elem = d->output == LUTHIER_QOUTPUT_UINT8 ? 1 : 4;
+    e->base.output = d->output;
+    e->base.zero_point = d->output_zero_point;
+    e->base.qmin = d->output_min || d->output_max ? d->output_min : 0;
+    e->base.qmax = d->output_min || d->output_max ? d->output_max : 255;
+    e->base.a_scale = d->a_scale;
+    e->base.clamp = d->output == LUTHIER_QOUTPUT_FLOAT &&
+                    luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &e->base.min, &e->base.max);
+    e->mults = d->multipliers, e->shifts = d->shifts, e->bscales = d->b_scales, e->fbias = d->float_bias;
+    for (t = 0; t < LUTHIER__QMAX_NR; t++) e->mult[t] = d->multiplier, e->shift[t] = d->shift, e->bscale[t] = d->b_scale;
 }
 
-/* d is validated and normalized (leading dimensions filled in). */
+LUTHIER_PRIVATE void luthier__qpack_a_block(const luthier__kernel_entry *uk, const void *a, size_t lda, size_t mb,
+                                            size_t kb, void *dst) {
+    luthier__qpack_a((const uint8_t *)a, lda, mb, kb, (size_t)uk->mr, (size_t)uk->k_unroll, uk->a_s8, (uint8_t *)dst);
+}
+
+/* One int8 kernel call; with k == 0 the reference kernel gives the output of acc = offset. */
+LUTHIER_PRIVATE void luthier__qcall(const luthier__kernel_entry *uk, const luthier__gemm_args *g, const luthier__tile *t) {
+    const luthier__qepilogue *e = g->q;
+    const uint8_t *rows[LUTHIER__QMAX_MR];
+    luthier_qgemm_ukernel_args u = e->base;
+    size_t r;
+    for (r = 0; t->kb && uk->kind == LUTHIER_KERNEL_HYBRID && r < t->m; r++)
+        rows[r] = (const uint8_t *)g->a + (t->i + r) * g->lda;
+    u.m = t->m; u.n = t->n; u.k = t->kb;
+    u.a_rows = rows; u.a = (const uint8_t *)t->a; u.b = (const int8_t *)t->b;
+    u.offset = e->offset + t->j;
+    u.c = (unsigned char *)g->c + (t->i * g->ldc + t->j) * e->elem; u.ldc = g->ldc;
+    u.multiplier = e->mults ? e->mults + t->j : e->mult;
+    u.shift = e->shifts ? e->shifts + t->j : e->shift;
+    u.b_scale = e->bscales ? e->bscales + t->j : e->bscale;
+    u.bias = e->fbias ? e->fbias + t->j : NULL;
+    if (t->kb) uk->qfn(&u);
+    else luthier__qukernel_ref(&u, (size_t)uk->mr, (size_t)uk->nr, (size_t)uk->k_unroll,
+                               uk->kind == LUTHIER_KERNEL_INTERLEAVED, uk->a_s8);
+}
+
+/* d is validated and normalized (leading dimensions filled in). With a bias, the offsets
+   comp + bias are formed once, in front of the job's workspace. */
 LUTHIER_PRIVATE luthier_status luthier__qrun(luthier_context *ctx, const luthier_qgemm_desc *d, int kernel,
                                              const uint8_t *a, const luthier__packed_b_layout *bl,
                                              const int8_t *bdata, const int32_t *comp, void *c) {
-    const luthier__kernel_entry *uk = &luthier__qkernels[kernel];
-    const luthier__pool *p = ctx->pool;
-    const size_t m = (size_t)d->m, n = (size_t)d->n;
-    luthier__gemm_blocking blk;
-    luthier__qgemm_job job;
+    const size_t pn = bl->panels * bl->nr;
+    luthier__qepilogue e;
+    luthier__gemm_args g;
+    luthier__gemm_job job;
     luthier_status s;
-    size_t ws = 0;
-    int cl;
-    luthier__qjob_init(&job, d, bl);
-    job.a = a;
-    job.c = (unsigned char *)c;
-    job.bdata = bdata;
-    job.comp = comp;
-    if ((s = luthier__cluster_kernels(ctx, 1u << LUTHIER_KERNELS_INT8, uk, d->cluster_kernels, job.uk)) != LUTHIER_STATUS_OK)
+    void *front;
+    size_t j;
+    luthier__qepilogue_init(&e, d);
+    e.offset = comp;
+    memset(&g, 0, sizeof g);
+    g.m = (size_t)d->m; g.n = (size_t)d->n; g.k = (size_t)d->k;
+    g.a = a; g.lda = (size_t)d->lda;
+    g.b = bdata; g.b_layout = bl;
+    g.c = c; g.ldc = (size_t)d->ldc; g.q = &e;
+    if ((s = luthier__gemm_setup(ctx, &job, &g, 1u << LUTHIER_KERNELS_INT8, &luthier__qkernels[kernel], d->cluster_kernels,
+                                 0, d->bias ? pn * sizeof(int32_t) : 0, &front)) != LUTHIER_STATUS_OK)
         return s;
-    /* one blocking (the clusters' kernels share MR, NR and the K group) */
-    blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, m, n, (size_t)d->k);
-    job.mc = blk.mc;
-    job.nc = blk.nc;
-    for (cl = 0; cl < p->num_clusters && d->k; cl++) ws = luthier__max_sz(ws, luthier__gemm_workspace_bytes(job.uk[cl], &blk));
-    job.split = luthier__gemm_split_for(luthier__div_up(m, (size_t)uk->mr), bl->panels, p->num_threads, bl->bytes,
-                                        luthier__l2_bytes(ctx));
-    if ((s = luthier__thread_workspace(ctx, ws, &job.ws, &job.ws_stride)) != LUTHIER_STATUS_OK) return s;
-    return luthier__parallel(ctx, luthier__split_units(&job.split), d->schedule, d->ratios, d->num_ratios, 0,
-                             luthier__qgemm_range, &job);
+    if (d->bias) {
+        int32_t *off = (int32_t *)front;
+        for (j = 0; j < pn; j++) off[j] = j < g.n ? (int32_t)((uint32_t)comp[j] + (uint32_t)d->bias[j]) : 0;
+        e.offset = off;
+    }
+    return luthier__gemm_go(ctx, &job, 0, d->schedule, d->ratios, d->num_ratios);
 }
 
 /* >>impl-qgemm-api =============================================================================== */
@@ -1616,7 +1571,7 @@ struct luthier_qconv2d_layer {
     unsigned features;            /* the creating context's CPU features (luthier_conv2d_info.isa) */
     int direct_1x1;               /* 1x1 stride 1: A is the NHWC input itself */
     luthier__packed_b_layout bl;     /* one group's packed weights (kdim x cout_g), (kh, kw, ci) */
-    size_t group_bytes;           /* one group's panels, then its compensation (int32) */
+    size_t group_bytes;           /* one group's panels, then its offsets (int32): compensation + bias */
     int8_t *packed;
     int32_t *bias, *mult, *shift; /* bias: NULL or Cout; mult, shift: Cout (shared ones expanded) */
     float *wscale, *fbias;        /* Cout; fbias may be NULL */
@@ -1677,18 +1632,6 @@ LUTHIER_API void luthier_qconv2d_destroy(luthier_qconv2d_layer *L) {
 }
 
 LUTHIER_PRIVATE size_t luthier__qconv_elem(luthier_qoutput o) { return o == LUTHIER_QOUTPUT_UINT8 ? 1 : 4; }
-
-/* Bytes of context workspace a run needs with `threads` threads (0 on overflow). */
-LUTHIER_PRIVATE size_t luthier__qconv_ws_total(const luthier_qconv2d_layer *L, int threads) {
-    size_t total = 0;
-    if (L->cd.layout == LUTHIER_LAYOUT_NCHW) { /* both below PTRDIFF_MAX / 16 elements */
-        const size_t in = (size_t)L->cd.batch * (size_t)L->cd.in_h * (size_t)L->cd.in_w * (size_t)L->cd.in_channels;
-        total = luthier__align_up(in) +
-                luthier__align_up(L->m * (size_t)L->cd.out_channels * luthier__qconv_elem(L->qd.output));
-    }
-    if (L->thread_ws && (size_t)threads > (SIZE_MAX - total - 1) / L->thread_ws) return 0;
-    return total + L->thread_ws * (size_t)threads + 1;
-}
 
 /* The shape of desc as an fp32 conv desc (for luthier__conv_normalize). */
 LUTHIER_PRIVATE void luthier__qconv_shape(const luthier_qconv2d_desc *q, luthier_conv2d_desc *d) {
@@ -2001,7 +1944,7 @@ LUTHIER_PRIVATE int luthier__qconv_pack_dw(const luthier_context *ctx, luthier_q
 }
 
 /* GEMM algorithms: per group, B^T (cout_g x kdim, columns (kh, kw, ci)) from OIHW, packed with
-   the compensation for za; the blocking of a run. */
+   the compensation for za plus the bias; the blocking of a run. */
 LUTHIER_PRIVATE luthier_status luthier__qconv_pack_gemm(luthier_context *ctx, luthier_qconv2d_layer *L,
                                                         const int8_t *w) {
     const luthier__kernel_entry *uk = &luthier__qkernels[L->kernel];
@@ -2023,8 +1966,10 @@ LUTHIER_PRIVATE luthier_status luthier__qconv_pack_gemm(luthier_context *ctx, lu
             for (ci = 0; ci < L->cin_g; ci++)
                 for (t = 0; t < khw; t++) bt[co * L->kdim + t * L->cin_g + ci] = src[ci * khw + t];
         }
-        luthier__qpack_b(&L->bl, bt, L->kdim, 1, L->qd.a_zero_point - (uk->a_s8 ? 128 : 0), dst,
-                         (int32_t *)(void *)(dst + luthier__qdata_bytes(&L->bl)));
+        int32_t *comp = (int32_t *)(void *)(dst + luthier__qdata_bytes(&L->bl));
+        luthier__qpack_b(&L->bl, bt, L->kdim, 1, L->qd.a_zero_point - (uk->a_s8 ? 128 : 0), dst, comp);
+        for (co = 0; L->bias && co < L->cout_g; co++) /* the bias folded in: the kernels' offsets */
+            comp[co] = (int32_t)((uint32_t)comp[co] + (uint32_t)L->bias[g * L->cout_g + co]);
     }
     luthier__free(bt);
     L->weight_bytes += L->group_bytes * groups;
@@ -2106,7 +2051,8 @@ LUTHIER_API luthier_status luthier_qconv2d_create(luthier_context *ctx, const lu
         luthier_qconv2d_destroy(L);
         return s;
     }
-    if (!(L->workspace_bytes = luthier__qconv_ws_total(L, ctx->pool->num_threads))) {
+    if (!(L->workspace_bytes = luthier__conv_ws_bytes(&L->cd, L->m, 1, luthier__qconv_elem(L->qd.output), L->thread_ws,
+                                                      ctx->pool->num_threads))) {
         luthier_qconv2d_destroy(L);
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "qconv2d: workspace size overflows");
     }
@@ -2846,53 +2792,14 @@ typedef struct luthier__qconv_job {
     const uint8_t *in;  /* NHWC */
     unsigned char *out; /* NHWC */
     unsigned char *ws;
-    size_t ws_stride, nc;
+    size_t ws_stride;
+    luthier__gemm_blocking blk;     /* GEMM algorithms */
     luthier__qdw_fn dw;
     const luthier__kernel_entry *cuk[LUTHIER_MAX_CLUSTERS]; /* per cluster of the running context */
 } luthier__qconv_job;
 
-/* uint8 im2col rows [r0, r1) of group g into col (row stride kdim, columns (kh, kw, ci));
-   taps in the padding get the input zero point. With one group and dilation_w 1 the taps of a
-   kernel row that fall inside the image are adjacent pixels: one copy (stems: Cin = 3). */
-LUTHIER_PRIVATE void luthier__qconv_im2col(const luthier_qconv2d_layer *L, const uint8_t *in, size_t g,
-                                           size_t r0, size_t r1, uint8_t *col) {
-    const luthier_conv2d_desc *d = &L->cd;
-    const size_t cin = (size_t)d->in_channels, cg = L->cin_g, ohw = (size_t)(L->oh * L->ow);
-    const int za = (int)L->qd.a_zero_point, rows = cg == cin && d->dilation_w == 1;
-    size_t r;
-    for (r = r0; r < r1; r++, col += L->kdim) {
-        const size_t n = r / ohw, p = r % ohw;
-        const int64_t oy = (int64_t)(p / (size_t)L->ow), ox = (int64_t)(p % (size_t)L->ow);
-        uint8_t *dst = col;
-        int64_t kh, kw;
-        for (kh = 0; kh < d->kernel_h; kh++) {
-            const int64_t iy = luthier__conv_in(oy, kh, d->stride_h, d->dilation_h, d->pad_top);
-            if (rows) { /* [0, lo) and [hi, kernel_w) in the padding, [lo, hi) in one piece */
-                const int64_t ix0 = luthier__conv_in(ox, 0, d->stride_w, 1, d->pad_left);
-                int64_t lo = ix0 < 0 ? -ix0 : 0, hi = d->in_w - ix0 < d->kernel_w ? d->in_w - ix0 : d->kernel_w;
-                if (iy < 0 || iy >= d->in_h || hi < lo) lo = hi = 0;
-                memset(dst, za, (size_t)lo * cg);
-                if (hi > lo)
-                    memcpy(dst + (size_t)lo * cg,
-                           in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)(ix0 + lo)) * cin,
-                           (size_t)(hi - lo) * cg);
-                memset(dst + (size_t)hi * cg, za, (size_t)(d->kernel_w - hi) * cg);
-                dst += (size_t)d->kernel_w * cg;
-                continue;
-            }
-            for (kw = 0; kw < d->kernel_w; kw++, dst += cg) {
-                const int64_t ix = luthier__conv_in(ox, kw, d->stride_w, d->dilation_w, d->pad_left);
-                if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
-                    memset(dst, za, cg);
-                else
-                    memcpy(dst, in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cg, cg);
-            }
-        }
-    }
-}
-
 /* Units = MR-row tiles of output pixels. Per block of rows_blk pixels, per group: A (the input
-   itself, or the block's im2col rows), then the int8 GEMM driver on one thread. */
+   itself, or the block's im2col rows), then the GEMM driver on one thread. */
 LUTHIER_PRIVATE void luthier__qconv_gemm_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
     const luthier__qconv_job *j = (const luthier__qconv_job *)arg;
     const luthier_qconv2d_layer *L = j->L;
@@ -2900,36 +2807,35 @@ LUTHIER_PRIVATE void luthier__qconv_gemm_range(void *arg, size_t begin, size_t e
     const size_t mr = (size_t)uk->mr, cout = (size_t)L->cd.out_channels, cin = (size_t)L->cd.in_channels;
     const size_t rend = luthier__min_sz(end * mr, L->m), cg = L->cout_g;
     unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
-    luthier_qgemm_desc gd = L->qd;
-    luthier__qgemm_job gj;
+    luthier__qepilogue e;
+    luthier__gemm_args ga;
     size_t r0, g;
-    gd.n = (int64_t)cg;
-    gd.k = (int64_t)L->kdim;
-    gd.ldc = (int64_t)cout;
-    luthier__qjob_init(&gj, &gd, &L->bl);
-    gj.mc = L->rows_blk;
-    gj.nc = j->nc;
+    luthier__qepilogue_init(&e, &L->qd);
+    memset(&ga, 0, sizeof ga);
+    ga.n = cg;
+    ga.k = L->kdim;
+    ga.b_layout = &L->bl;
+    ga.ldc = cout;
+    ga.q = &e;
     for (r0 = begin * mr; r0 < rend; r0 += L->rows_blk) {
         const size_t r1 = luthier__min_sz(r0 + L->rows_blk, rend);
-        gd.m = (int64_t)(r1 - r0);
+        ga.m = r1 - r0;
         for (g = 0; g < (size_t)L->cd.groups; g++) {
-            gd.bias = L->bias ? L->bias + g * cg : NULL;
-            gd.multipliers = L->mult + g * cg;
-            gd.shifts = L->shift + g * cg;
-            gd.b_scales = L->wscale + g * cg;
-            gd.float_bias = L->fbias ? L->fbias + g * cg : NULL;
+            const int8_t *pb = L->packed + g * L->group_bytes;
+            e.offset = (const int32_t *)(const void *)(pb + luthier__qdata_bytes(&L->bl));
+            e.mults = L->mult + g * cg, e.shifts = L->shift + g * cg, e.bscales = L->wscale + g * cg;
+            e.fbias = L->fbias ? L->fbias + g * cg : NULL;
             if (L->direct_1x1) {
-                gj.a = j->in + r0 * cin + g * L->cin_g;
-                gd.lda = (int64_t)cin;
+                ga.a = j->in + r0 * cin + g * L->cin_g;
+                ga.lda = cin;
             } else {
-                luthier__qconv_im2col(L, j->in, g, r0, r1, w);
-                gj.a = w;
-                gd.lda = (int64_t)L->kdim;
+                luthier__conv_im2col(&L->cd, L->oh, L->ow, L->cin_g, 1, (int)L->qd.a_zero_point, j->in, g, r0, r1, w);
+                ga.a = w;
+                ga.lda = L->kdim;
             }
-            gj.c = j->out + (r0 * cout + g * cg) * gj.elem;
-            gj.bdata = L->packed + g * L->group_bytes;
-            gj.comp = (const int32_t *)(const void *)(gj.bdata + luthier__qdata_bytes(&L->bl));
-            luthier__qgemm_compute(&gj, uk, 0, luthier__div_up(r1 - r0, mr), 0, L->bl.panels, w + L->col_bytes);
+            ga.b = pb;
+            ga.c = j->out + (r0 * cout + g * cg) * e.elem;
+            luthier__gemm_compute(uk, &j->blk, &ga, 0, luthier__div_up(r1 - r0, mr), 0, L->bl.panels, w + L->col_bytes);
         }
     }
 }
@@ -2947,13 +2853,13 @@ LUTHIER_PRIVATE void luthier__qconv_dw_range(void *arg, size_t begin, size_t end
     unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
     const uint8_t **x = (const uint8_t **)(void *)w;
     ptrdiff_t *off = (ptrdiff_t *)(void *)(w + LUTHIER__QDW_CHUNK * taps2 * sizeof(const uint8_t *));
-    luthier__qgemm_job gj;
+    luthier__qepilogue e;
     luthier_qgemm_ukernel_args p;
     size_t r, t, n;
     int64_t oy, ox;
     (void)cluster;
-    luthier__qjob_init(&gj, &L->qd, NULL);
-    p = gj.base;
+    luthier__qepilogue_init(&e, &L->qd);
+    p = e.base;
     p.n = C;
     p.ldc = C;
     p.offset = L->dw_off;
@@ -3011,42 +2917,24 @@ LUTHIER__TARGET_QDW512 LUTHIER_PRIVATE void luthier__qconv_dw512_range(void *arg
     const luthier_qconv2d_layer *L = j->L;
     uint8_t *ib = j->ws + (size_t)thread * j->ws_stride;
     luthier__qdw512_out o;
-    luthier__qgemm_job gj;
+    luthier__qepilogue e;
     size_t u;
     (void)cluster;
-    luthier__qjob_init(&gj, &L->qd, NULL);
+    luthier__qepilogue_init(&e, &L->qd);
     memset(&o, 0, sizeof o);
     o.output = L->qd.output;
     o.elem = luthier__qconv_elem(L->qd.output);
-    o.zo16 = _mm512_set1_epi16((short)gj.base.zero_point);
+    o.zo16 = _mm512_set1_epi16((short)e.base.zero_point);
     o.zf = L->dw_zf;
-    o.lo8 = _mm512_set1_epi8((char)gj.base.qmin);
-    o.hi8 = _mm512_set1_epi8((char)gj.base.qmax);
-    o.clamp8 = gj.base.qmin > 0 || gj.base.qmax < 255;
-    o.flo = _mm512_set1_ps(gj.base.min);
-    o.fhi = _mm512_set1_ps(gj.base.max);
-    o.fclamp = gj.base.clamp;
+    o.lo8 = _mm512_set1_epi8((char)e.base.qmin);
+    o.hi8 = _mm512_set1_epi8((char)e.base.qmax);
+    o.clamp8 = e.base.qmin > 0 || e.base.qmax < 255;
+    o.flo = _mm512_set1_ps(e.base.min);
+    o.fhi = _mm512_set1_ps(e.base.max);
+    o.fclamp = e.base.clamp;
     for (u = begin; u < end; u++) luthier__qdw512_unit(L, &o, j->in, j->out, ib, u);
 }
 #endif
-
-/* [n][c][hw] <-> [n][hw][c] for 1- or 4-byte elements (to_nhwc: NCHW -> NHWC). */
-LUTHIER_PRIVATE void luthier__qtranspose(const void *src, void *dst, size_t n, size_t c, size_t hw, size_t elem,
-                                         int to_nhwc) {
-    const size_t rows = to_nhwc ? c : hw, cols = to_nhwc ? hw : c;
-    size_t b, i, k;
-    for (b = 0; b < n; b++) {
-        const unsigned char *s = (const unsigned char *)src + b * c * hw * elem;
-        unsigned char *o = (unsigned char *)dst + b * c * hw * elem;
-        if (elem == 1) {
-            for (i = 0; i < rows; i++)
-                for (k = 0; k < cols; k++) o[k * rows + i] = s[i * cols + k];
-        } else {
-            for (i = 0; i < rows; i++)
-                for (k = 0; k < cols; k++) memcpy(o + (k * rows + i) * 4, s + (i * cols + k) * 4, 4);
-        }
-    }
-}
 
 LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthier_qconv2d_layer *L,
                                                const uint8_t *input, void *output) {
@@ -3065,7 +2953,8 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
                              "qconv2d: the weights were packed for %s, which this context cannot run",
                              luthier__qkernels[L->kernel].name);
-    if (!(total = luthier__qconv_ws_total(L, ctx->pool->num_threads)) ||
+    if (!(total = luthier__conv_ws_bytes(&L->cd, L->m, 1, luthier__qconv_elem(L->qd.output), L->thread_ws,
+                                         ctx->pool->num_threads)) ||
         !(ws = (unsigned char *)luthier__context_workspace(ctx, total)))
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "qconv2d: cannot allocate %zu bytes of workspace", total);
     memset(&job, 0, sizeof job);
@@ -3074,7 +2963,7 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
     job.out = (unsigned char *)output;
     if (d->layout == LUTHIER_LAYOUT_NCHW) {
         const size_t hw = (size_t)(d->in_h * d->in_w);
-        luthier__qtranspose(input, ws, (size_t)d->batch, (size_t)d->in_channels, hw, 1, 1);
+        luthier__transpose_batches(input, ws, (size_t)d->batch, (size_t)d->in_channels, hw, 1);
         job.in = ws;
         off = luthier__align_up((size_t)d->batch * hw * (size_t)d->in_channels);
         job.out = ws + off;
@@ -3097,12 +2986,13 @@ LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthi
     } else {
         const luthier__kernel_entry *uk = &luthier__qkernels[L->kernel];
         luthier__run_kernels(ctx, uk, L->cuk, job.cuk);
-        job.nc = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, L->rows_blk, L->cout_g, L->bl.k).nc;
+        job.blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, L->rows_blk, L->cout_g, L->bl.k);
+        job.blk.mc = L->rows_blk; /* the block of im2col rows */
         units = luthier__div_up(L->m, (size_t)uk->mr);
         s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_gemm_range, &job);
     }
     if (s == LUTHIER_STATUS_OK && d->layout == LUTHIER_LAYOUT_NCHW)
-        luthier__qtranspose(job.out, output, (size_t)d->batch, (size_t)d->out_channels, (size_t)(L->oh * L->ow), elem, 0);
+        luthier__transpose_batches(job.out, output, (size_t)d->batch, (size_t)(L->oh * L->ow), (size_t)d->out_channels, elem);
     return s;
 }
 

@@ -282,18 +282,23 @@ static void test_gemm_packed_reuse(void) {
     luthier_context_destroy(ctx);
 }
 
-/* Degenerate sizes: m or n == 0 is a no-op, k == 0 gives act(C? + bias). */
+/* Degenerate sizes: m or n == 0 is a no-op, k == 0 gives act(C? + bias) (a clamp, or an
+   activation applied after the stores), hybrid and interleaved kernels. */
 static void test_gemm_degenerate(void) {
+    static const char *const kernels[2] = {NULL, "4x4__scalar"};
+    static const luthier_activation acts[2] = {LUTHIER_ACTIVATION_RELU6, LUTHIER_ACTIVATION_GELU};
     luthier_context *ctx = test_context(0, 0, 0);
     gemm_case g;
-    int acc;
+    int acc, ki, ai;
     memset(&g, 0, sizeof g);
-    for (acc = 0; acc < 2; acc++) {
-        g.m = 5; g.n = 19; g.k = 0; g.lda = 1; g.ldb = 19; g.ldc = 21;
-        g.with_bias = 1; g.accumulate = acc; g.act = LUTHIER_ACTIVATION_RELU6;
-        CHECK(gemm_check(ctx, &g, NULL, 0) == 0, "k = 0, accumulate = %d", acc);
-        CHECK(gemm_check(ctx, &g, NULL, 1) == 0, "k = 0 packed, accumulate = %d", acc);
-    }
+    for (acc = 0; acc < 2; acc++)
+        for (ki = 0; ki < 2; ki++)
+            for (ai = 0; ai < 2; ai++) {
+                g.m = 5; g.n = 19; g.k = 0; g.lda = 1; g.ldb = 19; g.ldc = 21;
+                g.with_bias = 1; g.accumulate = acc; g.act = acts[ai];
+                CHECK(gemm_check(ctx, &g, kernels[ki], 0) == 0, "k = 0, accumulate = %d, act %d", acc, (int)g.act);
+                CHECK(gemm_check(ctx, &g, kernels[ki], 1) == 0, "k = 0 packed, accumulate = %d, act %d", acc, (int)g.act);
+            }
     {
         luthier_sgemm_desc d;
         float c = 42.0f;

@@ -543,6 +543,16 @@ static void test_int8_gemm_threads_blocks(void) {
                   e->name);
             CHECK(strstr(luthier_context_error(ctx2), "share MR, NR") != NULL, "message: %s", luthier_context_error(ctx2));
         }
+        /* interleaved kernels: one tile row over more panels than threads is split by columns,
+           so the two threads read one copy of packed A (luthier__shares_packed_a); k = 37 is
+           not a multiple of the K group */
+        if (e->kind == LUTHIER_KERNEL_INTERLEAVED) {
+            q8_case g = q8_random_case(8);
+            g.m = e->mr - 1; g.n = 5 * e->nr + 3; g.k = 37;
+            g.lda = g.k; g.ldb = g.trans_b ? g.k : g.n; g.ldc = g.n;
+            CHECK(q8_gemm_check(ctx2, &g, e->name, (int)(idx & 1), LUTHIER_SCHEDULE_RATIO, NULL, 0) == 0,
+                  "%s: A packed once for both threads", e->name);
+        }
         /* a little-core kernel (_a55) on the second cluster beside its twin (the name without
            the variant): the same int32 results as the twin alone */
         if (strstr(e->name, "_a55")) {
@@ -635,14 +645,17 @@ static void test_int8_degenerate(void) {
 }
 
 /* One packed B: reused, shared by kernels of the same packing, refused by the others, refused
-   with another a_zero_point; no allocation inside luthier_qgemm_packed. */
+   with another a_zero_point; no allocation inside luthier_qgemm_packed once the context's
+   workspace has grown (with a bias on every other kernel). */
 static void test_int8_packed_rules(void) {
     luthier_context *ctx = q8_context(0, 0);
     const int m = 37, n = 53, k = 71;
     uint8_t *a = (uint8_t *)test_alloc((size_t)m * k);
     int8_t *b = (int8_t *)test_alloc((size_t)k * n);
     int32_t *c1 = (int32_t *)test_alloc((size_t)m * n * 4), *c2 = (int32_t *)test_alloc((size_t)m * n * 4);
+    int32_t *bias = (int32_t *)test_alloc((size_t)n * 4);
     int i, j, e;
+    for (e = 0; e < n; e++) bias[e] = test_rand_int(-100000, 100000);
     for (e = 0; e < m * k; e++) a[e] = (uint8_t)test_rand_int(0, 255);
     for (e = 0; e < k * n; e++) b[e] = (int8_t)test_rand_int(-127, 127);
     for (i = 0; i < LUTHIER__NUM_QKERNELS; i++) {
@@ -655,6 +668,7 @@ static void test_int8_packed_rules(void) {
         d.m = m; d.n = n; d.k = k;
         d.a_zero_point = 3;
         d.output = LUTHIER_QOUTPUT_INT32;
+        d.bias = i & 1 ? bias : NULL;
         d.kernel = ei->name;
         CHECK(luthier_qgemm_pack_b(ctx, &d, b, &pb) == LUTHIER_STATUS_OK, "pack for %s", ei->name);
         if (!pb) continue;
@@ -692,7 +706,7 @@ static void test_int8_packed_rules(void) {
         }
         luthier_qpacked_b_destroy(pb);
     }
-    free(a); free(b); free(c1); free(c2);
+    free(a); free(b); free(c1); free(c2); free(bias);
     luthier_context_destroy(ctx);
 }
 
