@@ -120,7 +120,7 @@ static void test_tune_run_and_records(void) {
         CHECK(r.tuned_ms > 0 && r.tuned_ms <= r.default_ms * 1.0001, "tuned %g default %g", r.tuned_ms, r.default_ms);
         cfg = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg);
         CHECK(luthier_records_apply(ctx, b.g, rec, cfg, &matched) == LUTHIER_STATUS_OK, "apply: %s", luthier_context_error(ctx));
-        CHECK(matched == 7, "%d nodes matched", matched);
+        CHECK(matched == 7, "%d nodes matched (%d threads; notes: %s)", matched, threads, luthier_context_error(ctx));
         { /* the same records from memory (CRLF line ends too) configure the same nodes */
             luthier_node_config *cfg2 = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg2);
             char *text = (char *)calloc(1, 1 << 16), line[1200];
