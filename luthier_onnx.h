@@ -92,9 +92,14 @@
      Constant folding: every node whose inputs are all constants is computed at load time (the
      Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains exporters write for static shapes).
      Patterns: the decomposed LayerNorm (ReduceMean, Sub, Pow|Mul, ReduceMean, Add eps, Sqrt,
-     Div [, Mul gamma [, Add beta]]) -> layer_norm; the erf GELU x*0.5*(1+erf(x/sqrt2)) in the
-     orders PyTorch and Hugging Face write it -> gelu. luthier_onnx_options.no_patterns keeps
-     them as written. Nodes whose results nothing uses are dropped.
+     Div [, Mul gamma [, Add beta]]) -> layer_norm; the erf GELU x*0.5*(1+erf(x/sqrt2)) and the
+     tanh GELU 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))) (GPT-2's gelu_new; the cube as Pow 3
+     or Mul, the half as * 0.5 or / 2 applied first, last or to 1 + tanh, constants on either
+     side) -> gelu (approximate for tanh); each with rank-0 constants and intermediates that
+     nothing else reads; MatMul + Add of a constant bias [N] -> dense with its bias (B a
+     constant [K, N]; else the same add), so that an activation after it fuses into the dense.
+     luthier_onnx_options.no_patterns keeps them as written. Nodes whose results nothing uses
+     are dropped.
      Anything else (an operator, an attribute value, a non-constant weight, int64 arithmetic
      other than the above at run time) fails with LUTHIER_STATUS_UNSUPPORTED and a message naming the node,
      its op type and what is missing. A malformed model (cycle, dangling input, value produced
@@ -3056,43 +3061,68 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gemm(const luthier_onnx__cvargs
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_ADD, in, 2);
 }
 
-LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_matmul(const luthier_onnx__cvargs *arg) {
+/* The product of MatMul into a tensor named name (*y): a dense step when B is a float constant
+   of rank 1 or 2 (with bias, when given, as its third input), else the engine's matmul. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__matmul_into(const luthier_onnx__cvargs *arg, int bias, const char *name, int *y) {
     LUTHIER_ONNX__CV_ARGS;
     luthier_onnx__val *bv = luthier_onnx__in(c, n, 1);
     luthier_onnx__shape bs;
     int a;
-    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
     if (!bv) LUTHIER_ONNX__BAD("B is missing");
     luthier_onnx__vshape(c, bv, &bs);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &a));
-    if (bv->c && bv->c->f && (bs.rank == 2 || bs.rank == 1)) {
-        int wt;
+    in[0] = a;
+    if (bv->c && bv->c->f && bs.rank == 2) {
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
+        if (bias >= 0) in[2] = bias;
+        d.op = LUTHIER_OP_DENSE;
+        d.trans_b = 1; /* B is [K, N] */
+        d.inputs = in;
+        d.num_inputs = bias >= 0 ? 3 : 2;
+        return luthier_onnx__emit(c, n, &d, name, y);
+    }
+    if (bv->c && bv->c->f && bs.rank == 1) {
         int64_t wd[2];
-        if (bs.rank == 2) {
-            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &wt));
-            d.trans_b = 1; /* B is [K, N] */
-        } else {
-            wd[0] = 1; wd[1] = bs.d[0];
-            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, wd, bv->c->f, &wt));
-        }
-        in[0] = a; in[1] = wt;
+        wd[0] = 1; wd[1] = bs.d[0];
+        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, wd, bv->c->f, &in[1]));
         d.op = LUTHIER_OP_DENSE;
         d.inputs = in;
         d.num_inputs = 2;
-        if (bs.rank == 2) {
-            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        } else {
-            int y;
-            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "dense", &y));
-            LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, y, xs.rank - 1, xs.d, oname, outs));
-        }
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
+        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "dense", &a));
+        return luthier_onnx__reshape_to(c, n, a, xs.rank - 1, xs.d, name, y);
     }
     if (xs.rank < 2 || bs.rank < 2) LUTHIER_ONNX__UNSUP("a 1-D operand with a run-time B is not supported");
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
-    in[0] = a;
-    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_MATMUL, in, 2);
+    d.op = LUTHIER_OP_MATMUL;
+    d.inputs = in;
+    d.num_inputs = 2;
+    return luthier_onnx__emit(c, n, &d, name, y);
+}
+
+/* MatMul, and MatMul(x, B, bias) of luthier_onnx__match_matmul_bias: the dense's own bias when B
+   is a float constant [K, N] and the bias a float constant [N], else an add after the product. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_matmul(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    luthier_onnx__val *bv = luthier_onnx__in(c, n, 1), *bias = n->nin == 3 ? luthier_onnx__in(c, n, 2) : NULL;
+    luthier_onnx__shape bs;
+    const char *pname = oname;
+    int own = 0, y;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+    if (!bv || (n->nin == 3 && !bias)) LUTHIER_ONNX__BAD("an input is missing");
+    luthier_onnx__vshape(c, bv, &bs);
+    if (bias) {
+        own = bv->c && bv->c->f && bs.rank == 2 && bias->c && bias->c->f && bias->c->rank == 1 && bias->c->dims[0] == bs.d[1];
+        if (own) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bias, 1, &in[0]));
+        else if (!(pname = luthier_onnx__uname(c, oname, "product"))) LUTHIER_ONNX__OOM();
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__matmul_into(arg, own ? in[0] : -1, pname, &y));
+    if (!bias || own) {
+        luthier_onnx__setout(c, n, 0, y);
+        return LUTHIER_STATUS_OK;
+    }
+    in[0] = y;
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bias, 1, &in[1]));
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_ADD, in, 2);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_softmax(const luthier_onnx__cvargs *arg) {
@@ -4538,7 +4568,8 @@ LUTHIER_ONNX__FN luthier_onnx__node *luthier_onnx__prod(luthier_onnx__ctx *c, co
     return v && v->producer >= 0 && !c->nodes[v->producer].dead ? &c->nodes[v->producer] : NULL;
 }
 
-/* The only consumer of name (NULL when it has several, none, or is a graph output). */
+/* The only consumer of name, of op type op (any when NULL); NULL when name has several, none,
+   or is a graph output. */
 LUTHIER_ONNX__FN luthier_onnx__node *luthier_onnx__sole(luthier_onnx__ctx *c, const char *name, const char *op) {
     luthier_onnx__val *v = luthier_onnx__find(c, name);
     int i, k;
@@ -4547,7 +4578,7 @@ LUTHIER_ONNX__FN luthier_onnx__node *luthier_onnx__sole(luthier_onnx__ctx *c, co
         if (!c->nodes[i].dead)
             for (k = 0; k < c->nodes[i].nin; k++)
                 if (strcmp(c->nodes[i].in[k], name) == 0)
-                    return strcmp(c->nodes[i].op, op) == 0 && !*c->nodes[i].domain ? &c->nodes[i] : NULL;
+                    return (!op || strcmp(c->nodes[i].op, op) == 0) && !*c->nodes[i].domain ? &c->nodes[i] : NULL;
     return NULL;
 }
 
@@ -4599,29 +4630,128 @@ LUTHIER_ONNX__FN int luthier_onnx__rewrite(luthier_onnx__ctx *c, luthier_onnx__n
     return 1;
 }
 
+/* A constant scalar of rank 0 within tol of want (a pattern's constants: one of rank 1 would
+   broadcast a rank-0 x to [1], which the fused operator does not). */
+LUTHIER_ONNX__FN int luthier_onnx__pscalar0(luthier_onnx__ctx *c, const char *name, double want, double tol) {
+    const luthier_onnx__tensor *t = luthier_onnx__pconst(c, name);
+    return t && t->rank == 0 && luthier_onnx__pscalar(c, name, want, tol);
+}
+
+/* n is Mul(v, 0.5), Mul(0.5, v) or Div(v, 2). */
+LUTHIER_ONNX__FN int luthier_onnx__halves(luthier_onnx__ctx *c, const luthier_onnx__node *n, const char *v) {
+    const char *o = luthier_onnx__other(n, v);
+    if (!o || *n->domain) return 0;
+    if (!strcmp(n->op, "Mul")) return luthier_onnx__pscalar0(c, o, 0.5, 1e-6);
+    return !strcmp(n->op, "Div") && !strcmp(n->in[0], v) && luthier_onnx__pscalar0(c, n->in[1], 2.0, 1e-6);
+}
+
+/* n is Mul(v, k) or Mul(k, v) with the constant k within tol of want: v, else NULL. */
+LUTHIER_ONNX__FN const char *luthier_onnx__scaled(luthier_onnx__ctx *c, const luthier_onnx__node *n, double want, double tol) {
+    if (!n || *n->domain || strcmp(n->op, "Mul") || n->nin != 2) return NULL;
+    if (luthier_onnx__pscalar0(c, n->in[1], want, tol)) return n->in[0];
+    if (luthier_onnx__pscalar0(c, n->in[0], want, tol)) return n->in[1];
+    return NULL;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__gelu_at(luthier_onnx__ctx *c, luthier_onnx__node *fin, const char *x, int tanh) {
+    if (!luthier_onnx__rewrite(c, fin, "Gelu", &x, 1, tanh)) return 0;
+    if (tanh) {
+        fin->attrs[0].name = "approximate";
+        fin->attrs[0].has_s = 1;
+        fin->attrs[0].s = "tanh";
+    }
+    return 1;
+}
+
+/* The common end of both GELU forms, from a = 1 + f (f = erf(x / sqrt2) or tanh(...)), each
+   value consumed once: x a then halved; x (a halved); (x halved) a. Halved: * 0.5 on either
+   side, or / 2. The node that ends it becomes Gelu(x). */
+LUTHIER_ONNX__FN int luthier_onnx__gelu_tail(luthier_onnx__ctx *c, const char *a, const char *x, int tanh) {
+    luthier_onnx__node *m1 = luthier_onnx__sole(c, a, NULL), *m2, *h;
+    const char *o;
+    if (!m1 || m1->nout != 1 || !*m1->out[0]) return 0;
+    if (!strcmp(m1->op, "Mul") && (o = luthier_onnx__other(m1, a)) && !strcmp(o, x)) {
+        m2 = luthier_onnx__sole(c, m1->out[0], NULL);
+        return m2 && m2->nout == 1 && luthier_onnx__halves(c, m2, m1->out[0]) && luthier_onnx__gelu_at(c, m2, x, tanh);
+    }
+    if (luthier_onnx__halves(c, m1, a)) {
+        m2 = luthier_onnx__sole(c, m1->out[0], "Mul");
+        return m2 && m2->nout == 1 && (o = luthier_onnx__other(m2, m1->out[0])) && !strcmp(o, x) &&
+               luthier_onnx__gelu_at(c, m2, x, tanh);
+    }
+    if (strcmp(m1->op, "Mul") || !(o = luthier_onnx__other(m1, a)) || !(h = luthier_onnx__prod(c, o)) ||
+        !luthier_onnx__halves(c, h, x) || luthier_onnx__sole(c, o, "Mul") != m1)
+        return 0;
+    return luthier_onnx__gelu_at(c, m1, x, tanh);
+}
+
+/* The value a = 1 + f from f (Add(f, 1) or Add(1, f), f consumed by it alone), or NULL. */
+LUTHIER_ONNX__FN const char *luthier_onnx__plus_one(luthier_onnx__ctx *c, const char *f) {
+    luthier_onnx__node *a = luthier_onnx__sole(c, f, "Add");
+    const char *o;
+    return a && a->nout == 1 && (o = luthier_onnx__other(a, f)) && luthier_onnx__pscalar0(c, o, 1.0, 1e-6) ? a->out[0] : NULL;
+}
+
 /* x*0.5*(1+erf(x/sqrt2)) in its usual orders -> Gelu(x) */
 LUTHIER_ONNX__FN int luthier_onnx__match_gelu(luthier_onnx__ctx *c, luthier_onnx__node *e) {
-    luthier_onnx__node *p = luthier_onnx__prod(c, e->in[0]), *a, *m1, *m2, *h;
-    const char *x, *o;
-    if (!p || *p->domain || p->nin != 2 || e->nout < 1) return 0;
-    if (!strcmp(p->op, "Div") && luthier_onnx__pscalar(c, p->in[1], 1.4142135623730951, 1e-4)) x = p->in[0];
-    else if (!strcmp(p->op, "Mul") && luthier_onnx__pscalar(c, p->in[1], 0.7071067811865476, 1e-4)) x = p->in[0];
-    else if (!strcmp(p->op, "Mul") && luthier_onnx__pscalar(c, p->in[0], 0.7071067811865476, 1e-4)) x = p->in[1];
-    else return 0;
-    if (!(a = luthier_onnx__sole(c, e->out[0], "Add")) || !(o = luthier_onnx__other(a, e->out[0])) || !luthier_onnx__pscalar(c, o, 1.0, 1e-6)) return 0;
-    if (!(m1 = luthier_onnx__sole(c, a->out[0], "Mul")) || !(o = luthier_onnx__other(m1, a->out[0]))) return 0;
-    if (!strcmp(o, x)) { /* x * (1 + erf) * 0.5 */
-        if (!(m2 = luthier_onnx__sole(c, m1->out[0], "Mul")) || !(o = luthier_onnx__other(m2, m1->out[0])) || !luthier_onnx__pscalar(c, o, 0.5, 1e-6)) return 0;
-        return luthier_onnx__rewrite(c, m2, "Gelu", &x, 1, 0);
+    luthier_onnx__node *p = luthier_onnx__prod(c, e->in[0]);
+    const char *x, *a;
+    if (!p || *p->domain || p->nin != 2 || e->nin != 1 || e->nout != 1 || luthier_onnx__sole(c, e->in[0], "Erf") != e) return 0;
+    if (!strcmp(p->op, "Div") && luthier_onnx__pscalar0(c, p->in[1], 1.4142135623730951, 1e-4)) x = p->in[0];
+    else if (!(x = luthier_onnx__scaled(c, p, 0.7071067811865476, 1e-4))) return 0;
+    return (a = luthier_onnx__plus_one(c, e->out[0])) != NULL && luthier_onnx__gelu_tail(c, a, x, 0);
+}
+
+/* x cubed: Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x), the intermediates consumed once:
+   x, else NULL. */
+LUTHIER_ONNX__FN const char *luthier_onnx__cube_of(luthier_onnx__ctx *c, const char *name) {
+    luthier_onnx__node *p = luthier_onnx__prod(c, name), *s;
+    int k;
+    if (!p || *p->domain || p->nin != 2) return NULL;
+    if (!strcmp(p->op, "Pow")) return luthier_onnx__pscalar0(c, p->in[1], 3.0, 0) ? p->in[0] : NULL;
+    if (strcmp(p->op, "Mul")) return NULL;
+    for (k = 0; k < 2; k++)
+        if ((s = luthier_onnx__prod(c, p->in[k])) && !*s->domain && !strcmp(s->op, "Mul") && s->nin == 2 &&
+            !strcmp(s->in[0], s->in[1]) && !strcmp(s->in[0], p->in[1 - k]) && luthier_onnx__sole(c, p->in[k], "Mul") == p)
+            return p->in[1 - k];
+    return NULL;
+}
+
+/* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) in the orders exporters write it (GPT-2's
+   gelu_new), each intermediate value consumed once -> Gelu(x, approximate "tanh") */
+LUTHIER_ONNX__FN int luthier_onnx__match_gelu_tanh(luthier_onnx__ctx *c, luthier_onnx__node *t) {
+    luthier_onnx__node *s, *q;
+    const char *v, *a, *x = NULL;
+    int k;
+    if (t->nin != 1 || t->nout != 1 || luthier_onnx__sole(c, t->in[0], "Tanh") != t) return 0;
+    s = luthier_onnx__prod(c, t->in[0]);
+    if (!(v = luthier_onnx__scaled(c, s, 0.7978845608028654, 1e-5)) || !(q = luthier_onnx__prod(c, v)) || *q->domain ||
+        strcmp(q->op, "Add") || q->nin != 2 || luthier_onnx__sole(c, v, "Mul") != s)
+        return 0;
+    for (k = 0; k < 2 && !x; k++) {
+        luthier_onnx__node *w = luthier_onnx__prod(c, q->in[k]);
+        const char *cube = luthier_onnx__scaled(c, w, 0.044715, 1e-6), *y = cube ? luthier_onnx__cube_of(c, cube) : NULL;
+        if (y && !strcmp(y, q->in[1 - k]) && luthier_onnx__sole(c, q->in[k], "Add") == q && luthier_onnx__sole(c, cube, "Mul") == w)
+            x = y;
     }
-    if (luthier_onnx__pscalar(c, o, 0.5, 1e-6)) { /* x * ((1 + erf) * 0.5) */
-        if (!(m2 = luthier_onnx__sole(c, m1->out[0], "Mul")) || !(o = luthier_onnx__other(m2, m1->out[0])) || strcmp(o, x)) return 0;
-        return luthier_onnx__rewrite(c, m2, "Gelu", &x, 1, 0);
-    }
-    h = luthier_onnx__prod(c, o); /* (x * 0.5) * (1 + erf) */
-    if (h && !strcmp(h->op, "Mul") && !*h->domain && luthier_onnx__other(h, x) && luthier_onnx__pscalar(c, luthier_onnx__other(h, x), 0.5, 1e-6))
-        return luthier_onnx__rewrite(c, m1, "Gelu", &x, 1, 0);
-    return 0;
+    return x && (a = luthier_onnx__plus_one(c, t->out[0])) != NULL && luthier_onnx__gelu_tail(c, a, x, 1);
+}
+
+/* MatMul(x, B) then Add of a bias (either order), the bias a float constant of rank 1, the
+   product consumed by the Add alone -> MatMul(x, B, bias) (three inputs only from here): when B
+   turns out a constant [K, N] (the Transpose of a weight folds later) and the bias [N], one
+   dense step with its bias, into which a following activation fuses; else the same add. */
+LUTHIER_ONNX__FN int luthier_onnx__match_matmul_bias(luthier_onnx__ctx *c, luthier_onnx__node *mm) {
+    const luthier_onnx__tensor *bias;
+    luthier_onnx__node *a;
+    const char *o, *ins[3];
+    if (mm->nin != 2 || mm->nout != 1 || !(a = luthier_onnx__sole(c, mm->out[0], "Add")) || a->nout != 1 ||
+        !(o = luthier_onnx__other(a, mm->out[0])) || !(bias = luthier_onnx__pconst(c, o)) || !bias->f || bias->rank != 1)
+        return 0;
+    ins[0] = mm->in[0];
+    ins[1] = mm->in[1];
+    ins[2] = o;
+    return luthier_onnx__rewrite(c, a, "MatMul", ins, 3, 0);
 }
 
 /* t * Sigmoid(t), in either order, where the Sigmoid's output feeds that Mul alone (and is no
@@ -5025,8 +5155,10 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
             luthier_onnx__node *n = &c->nodes[i];
             if (n->dead || *n->domain) continue;
             if (!strcmp(n->op, "Erf") && luthier_onnx__match_gelu(c, n)) luthier_onnx__count_uses(c);
+            else if (!strcmp(n->op, "Tanh") && luthier_onnx__match_gelu_tanh(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "ReduceMean") && luthier_onnx__match_layernorm(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "Sigmoid") && luthier_onnx__match_silu(c, n)) luthier_onnx__count_uses(c);
+            else if (!strcmp(n->op, "MatMul") && luthier_onnx__match_matmul_bias(c, n)) luthier_onnx__count_uses(c);
         }
     }
     luthier_onnx__dce(c);
