@@ -85,7 +85,8 @@
        0/1 logic; Where -> where (x, y i64 when both are integers). Booleans are f32 0/1 in the
        engine and come out so; int32 values are held (and come out) as i64
        Constant, Shape, Size, ConstantOfShape, Range (constants only); Expand (run
-       time: a multiply by ones of the target shape), Tile (run time: concats; repeats up to 64)
+       time: a multiply by ones of the target shape), Tile (of a constant: folded, any repeats, at
+       most 2^26 elements out; at run time: concats, at most 2^40 elements out)
      GRAPH INPUTS: float, int64, int32 and bool; an int32 or bool input is fed as the model
      declares it (int32_t, one byte per bool) and read through a cast to i64 or f32 0/1.
        QuantizeLinear DequantizeLinear QLinearConv QLinearMatMul (see QUANTIZED MODELS)
@@ -3648,34 +3649,108 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_expand(const luthier_onnx__cvar
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_MUL, in, 2);
 }
 
-/* Tile of a run-time tensor: along each axis with repeats r > 1, a concat of r copies. */
+/* Tile's output dims od from the input's (rank, xd) and the constant repeats rp (one per axis,
+   each >= 1, or >= 0 with zero_ok), refused when the output has more than limit elements. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__tile_dims(luthier_onnx__ctx *c, const luthier_onnx__node *n, int rank, const int64_t *xd,
+                                                       const luthier_onnx__tensor *rp, int zero_ok, size_t limit, int64_t *od) {
+    size_t total = 1;
+    int ax;
+    if (!rp || (int)rp->n != rank) LUTHIER_ONNX__BAD("repeats must be a constant of %d values (the input's rank)", rank);
+    for (ax = 0; ax < rank; ax++) {
+        const int64_t r = rp->i[ax];
+        if (r < 0) LUTHIER_ONNX__BAD("repeats %lld on axis %d: negative", (long long)r, ax);
+        if (r == 0 && !zero_ok) LUTHIER_ONNX__UNSUP("repeats 0 on axis %d: an empty output (supported on constants only)", ax);
+        if (xd[ax] && (r > INT64_MAX / xd[ax] || (total && (uint64_t)(xd[ax] * r) > limit / total))) {
+            char sx[96];
+            luthier_onnx__dims_str(rank, xd, sx, sizeof sx);
+            LUTHIER_ONNX__UNSUP("repeats %lld on axis %d of %s: the output has more than %zu elements", (long long)r, ax, sx, limit);
+        }
+        od[ax] = xd[ax] * r;
+        total *= (size_t)od[ax];
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* Tile of a constant: any repeats, the output a constant of at most LUTHIER_ONNX__MAX_ELEMS. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_tile(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    const luthier_onnx__tensor *rp;
+    luthier_onnx__tensor *t = NULL;
+    int64_t od[LUTHIER_ONNX_MAX_RANK];
+    size_t row, rows, len, j, reps;
+    int k;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+    LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "repeats", &rp));
+    LUTHIER_ONNX__TRY(luthier_onnx__tile_dims(c, n, xc->rank, xc->dims, rp, 1, LUTHIER_ONNX__MAX_ELEMS, od));
+    LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, od);
+    t->type = xc->type;
+    *arg->res = t;
+    if (xc->rank == 0) { /* no repeats: the scalar itself */
+        if (t->f) t->f[0] = xc->f[0];
+        else t->i[0] = xc->i[0];
+    }
+    if (t->n == 0 || xc->rank == 0) return LUTHIER_STATUS_OK;
+    len = (size_t)xc->dims[xc->rank - 1];
+    reps = (size_t)rp->i[xc->rank - 1];
+    rows = t->n / (len * reps);
+    for (row = 0; row < rows; row++) { /* output row -> input row: each index modulo the input's dim */
+        size_t rest = row, src = 0, stride = 1;
+        for (k = xc->rank - 2; k >= 0; k--) {
+            src += (rest % (size_t)od[k]) % (size_t)xc->dims[k] * stride;
+            rest /= (size_t)od[k];
+            stride *= (size_t)xc->dims[k];
+        }
+        for (j = 0; j < reps; j++) {
+            const size_t dst = (row * reps + j) * len;
+            if (t->f) memcpy(t->f + dst, xc->f + src * len, len * sizeof(float));
+            else memcpy(t->i + dst, xc->i + src * len, len * sizeof(int64_t));
+        }
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* cur repeated r >= 2 times along axis ax into *out (named name, or a helper step when NULL):
+   concats of at most 64 inputs, r = 64 q + m as q copies of a 64-fold concat, then m more. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__repeat(luthier_onnx__ctx *c, const luthier_onnx__node *n, int cur, int64_t r, int ax,
+                                                    const char *name, int *out) {
+    luthier_node_desc d;
+    int in[64], m = 0, block;
+    if (r > 64) {
+        LUTHIER_ONNX__TRY(luthier_onnx__repeat(c, n, cur, 64, ax, NULL, &block));
+        if (r % 64 == 0) return luthier_onnx__repeat(c, n, block, r / 64, ax, name, out);
+        if (r / 64 > 1) LUTHIER_ONNX__TRY(luthier_onnx__repeat(c, n, block, r / 64, ax, NULL, &block));
+        in[m++] = block;
+        r %= 64;
+    }
+    while (r-- > 0) in[m++] = cur;
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_CONCAT;
+    d.axis = ax;
+    d.inputs = in;
+    d.num_inputs = m;
+    return name ? luthier_onnx__emit(c, n, &d, name, out) : luthier_onnx__step(c, n, &d, "tile", out);
+}
+
+/* Tile of a run-time tensor: along each axis with repeats r > 1, r copies concatenated; the
+   output at most 2^40 elements. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_tile(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
     const luthier_onnx__tensor *rp;
+    int64_t od[LUTHIER_ONNX_MAX_RANK];
     int cur, last = -1, ax;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
     LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "repeats", &rp));
-    if (!rp || (int)rp->n != xs.rank) LUTHIER_ONNX__BAD("repeats must be a constant of %d values (the input's rank)", xs.rank);
-    for (ax = 0; ax < xs.rank; ax++) {
-        if (rp->i[ax] < 1 || rp->i[ax] > 64) LUTHIER_ONNX__UNSUP("repeats %lld on axis %d (1 to 64 are supported)", (long long)rp->i[ax], ax);
+    LUTHIER_ONNX__TRY(luthier_onnx__tile_dims(c, n, xs.rank, xs.d, rp, 0, (size_t)1 << 40, od));
+    for (ax = 0; ax < xs.rank; ax++)
         if (rp->i[ax] > 1) last = ax;
-    }
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
     if (last < 0) {
         luthier_onnx__alias(c, n, x);
         return LUTHIER_STATUS_OK;
     }
-    for (ax = 0; ax <= last; ax++) {
-        if (rp->i[ax] == 1) continue;
-        for (k = 0; k < (int)rp->i[ax]; k++) in[k] = cur;
-        memset(&d, 0, sizeof d);
-        d.op = LUTHIER_OP_CONCAT;
-        d.axis = ax;
-        d.inputs = in;
-        d.num_inputs = (int)rp->i[ax];
-        if (ax == last) return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CONCAT, in, d.num_inputs);
-        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "tile", &cur));
-    }
+    for (ax = 0; ax <= last; ax++)
+        if (rp->i[ax] > 1) LUTHIER_ONNX__TRY(luthier_onnx__repeat(c, n, cur, rp->i[ax], ax, ax == last ? oname : NULL, &cur));
+    luthier_onnx__setout(c, n, 0, cur);
     return LUTHIER_STATUS_OK;
 }
 
@@ -4321,7 +4396,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     X("Equal", 2, 2, 1, 1, logic, EQUAL, broadcast, 1, 0)                            \
     X("Where", 3, 3, 1, 1, where, WHERE, broadcast, 9, 0)                            \
     X("Expand", 2, 2, 1, 1, expand, MUL, broadcast, 8, 0)                            \
-    X("Tile", 2, 3, 1, 1, tile, CONCAT, none, 6, 0)                                  \
+    X("Tile", 2, 3, 1, 1, tile, CONCAT, tile, 6, 0)                                  \
     X("QuantizeLinear", 2, 3, 1, 1, quant, COUNT, quant, 10, 0)                      \
     X("DequantizeLinear", 2, 3, 1, 1, quant, COUNT, quant, 10, 0)                    \
     X("QLinearConv", 8, 9, 1, 1, quant, CONV2D, none, 10, 0)                         \

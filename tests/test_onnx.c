@@ -1642,6 +1642,102 @@ static void test_onnx_silu_pattern(void) {
     luthier_context_destroy(ctx);
 }
 
+/* Tile of x [2,3] by rep: x a constant (f32, or i64 read through a Cast; + a [1] input z, so
+   that the plan has an input) or the graph input at run time. */
+static const float tile_cf[6] = {1.5f, -2, 3.25f, 4, -5.5f, 6};
+static const int64_t tile_ci[6] = {7, -8, 9, 10, -11, 12};
+static luthier_status tile_load(const int64_t *rep, int runtime, int isint, luthier_graph **g, char *err, size_t esz) {
+    const int64_t dx[2] = {2, 3}, two = 2, one = 1;
+    int64_t dy[2];
+    pbw m = {0, 0, 0}, gr = {0, 0, 0};
+    luthier_status s;
+    dy[0] = rep[0] > 0 && rep[0] < 100000 ? 2 * rep[0] : 1;
+    dy[1] = rep[1] > 0 && rep[1] < 100000 ? 3 * rep[1] : 1;
+    pbw_init(&gr, "r", 7, 1, &two, rep, 2 * sizeof(int64_t));
+    if (runtime) {
+        pbw_node(&gr, "Tile", "x", "r", "y", "tile");
+        pbw_vi(&gr, 11, "x", 2, dx);
+    } else {
+        if (isint) pbw_init(&gr, "c", 7, 2, dx, tile_ci, sizeof tile_ci);
+        else pbw_init_f32(&gr, "c", 2, dx, tile_cf, 6);
+        pbw_node(&gr, "Tile", "c", "r", "t", "tile");
+        if (isint) pbw_cast(&gr, "t", "tf", 1);
+        pbw_node(&gr, "Add", isint ? "tf" : "t", "z", "y", "add");
+        pbw_vi(&gr, 11, "z", 1, &one);
+    }
+    pbw_vi(&gr, 12, "y", 2, dy);
+    pbw_model(&m, &gr, 13);
+    s = luthier_onnx_load_memory(m.p, m.n, NULL, g, err, esz);
+    free(m.p);
+    return s;
+}
+
+/* Tile of a constant folds at load time whatever its repeats (400 and 100 as in ssdlite's anchor
+   generator; i64 too); at run time, repeats above 64 (concats of concats). Both against the
+   naive y[i][j] = x[i % 2][j % 3]. Repeats with an output above the limits (2^26 elements
+   folded, 2^40 at run time, or int64 overflow: UNSUPPORTED), negative or of the wrong count
+   (INVALID_ARGUMENT) are refused with a message. */
+static void test_onnx_tile(void) {
+    static const int64_t ok[][2] = {{3, 400}, {100, 1}, {2, 70}, {1, 200}, {1, 128}, {65, 3}, {1, 1}};
+    static const int64_t bad[][2] = {{(int64_t)1 << 62, (int64_t)1 << 62}, {1 << 14, 1 << 14}, {-1, 2}, {(int64_t)1 << 40, 3}};
+    luthier_context *ctx = onnx_ctx();
+    float z = 0.25f, xr[6] = {0.5f, 1, -1.5f, 2, 2.5f, -3};
+    int k, mode;
+    for (mode = 0; mode < 3; mode++) /* folded f32, folded i64, run time */
+        for (k = 0; k < (int)(sizeof ok / sizeof ok[0]); k++) {
+            luthier_graph *g = NULL;
+            char err[512];
+            const size_t rows = 2 * (size_t)ok[k][0], cols = 3 * (size_t)ok[k][1];
+            float *y = (float *)test_alloc(rows * cols * sizeof(float)), *outs[1];
+            size_t i, j;
+            CHECK(tile_load(ok[k], mode == 2, mode == 1, &g, err, sizeof err) == LUTHIER_STATUS_OK, "mode %d case %d: %s", mode, k, err);
+            if (g && mode < 2) CHECK(onnx_count_op(g, LUTHIER_OP_CONCAT) == 0 && luthier_graph_num_nodes(g) == 1, "mode %d case %d: not folded", mode, k);
+            outs[0] = y;
+            if (g && ctx) CHECK(onnx_run_simple(ctx, g, mode == 2 ? xr : &z, outs), "mode %d case %d runs", mode, k);
+            for (i = 0; g && ctx && i < rows; i++)
+                for (j = 0; j < cols; j++) {
+                    const int64_t ii = (int64_t)(i % 2 * 3 + j % 3);
+                    const float want = mode == 2 ? xr[ii] : mode == 1 ? (float)tile_ci[ii] + z : tile_cf[ii] + z;
+                    if (y[i * cols + j] != want) {
+                        CHECK(0, "mode %d case %d y[%zu][%zu] = %g, want %g", mode, k, i, j, (double)y[i * cols + j], (double)want);
+                        i = rows;
+                        break;
+                    }
+                }
+            free(y);
+            luthier_graph_destroy(g);
+        }
+    for (mode = 0; mode < 2; mode++)
+        for (k = 0; k < (int)(sizeof bad / sizeof bad[0]); k++) {
+            luthier_graph *g = NULL;
+            char err[512];
+            const luthier_status s = tile_load(bad[k], mode, 0, &g, err, sizeof err);
+            if (mode == 1 && k == 1) { /* 6 x 2^28 elements: within the run-time limit */
+                luthier_graph_destroy(g);
+                continue;
+            }
+            CHECK(s == (k == 2 ? LUTHIER_STATUS_INVALID_ARGUMENT : LUTHIER_STATUS_UNSUPPORTED) && !g && strstr(err, "'tile'") && strstr(err, k == 2 ? "negative" : "more than"),
+                  "mode %d case %d: status %d: %s", mode, k, (int)s, err);
+            luthier_graph_destroy(g);
+        }
+    { /* repeats of the wrong count */
+        const int64_t rep[2] = {2, 2};
+        luthier_graph *g = NULL;
+        char err[512];
+        pbw m = {0, 0, 0}, gr = {0, 0, 0};
+        const int64_t dx[2] = {2, 3}, one = 1;
+        pbw_init(&gr, "r", 7, 1, &one, rep, sizeof(int64_t));
+        pbw_node(&gr, "Tile", "x", "r", "y", "tile");
+        pbw_vi(&gr, 11, "x", 2, dx);
+        pbw_vi(&gr, 12, "y", 2, dx);
+        pbw_model(&m, &gr, 13);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &g, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && !g &&
+                  strstr(err, "repeats must be"), "wrong count: %s", err);
+        free(m.p);
+    }
+    luthier_context_destroy(ctx);
+}
+
 /* The tanh GELU written out in elementary operators, as exporters write it (GPT-2's gelu_new:
    Pow or Mul for the cube, constants on either side, the half first, last, on (1 + tanh), or
    as / 2), loads as one GELU (approximate) and near misses (another constant or exponent, a
@@ -3742,6 +3838,7 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_torch_bert);
     RUN(test_onnx_torch_gpt2);
     RUN(test_onnx_matmul_bias);
+    RUN(test_onnx_tile);
     RUN(test_onnx_quant_constants);
     RUN(test_onnx_lrn_zero_attrs);
     RUN(test_onnx_op_opset_range);
