@@ -1896,6 +1896,28 @@ static void test_onnx_gelu_tanh_pattern(void) {
     luthier_context_destroy(ctx);
 }
 
+/* The tanh GELU chain with a node of the wrong arity (Tanh of two inputs, Mul or Pow of one):
+   refused as INVALID_ARGUMENT naming the node, before the matcher reads it. */
+static void test_onnx_gelu_tanh_arity(void) {
+    static const char *const bad[3][4] = {{"Tanh", "u", "u", "t"}, {"Mul", "h", NULL, "y"}, {"Pow", "x", NULL, "p"}};
+    int k, i;
+    for (k = 0; k < 3; k++) {
+        gelu_form f = gelu_forms[0];
+        pbw m = {0, 0, 0};
+        luthier_graph *g = NULL;
+        char err[512], want[64];
+        luthier_status s;
+        for (i = 0; i < 10 && f.n[i][0]; i++)
+            if (!strcmp(f.n[i][3], bad[k][3])) memcpy(f.n[i], bad[k], sizeof bad[k]);
+        gelu_form_model(&m, &f, 0);
+        s = luthier_onnx_load_memory(m.p, m.n, NULL, &g, err, sizeof err);
+        snprintf(want, sizeof want, "'%s' (%s)", bad[k][3], bad[k][0]);
+        CHECK(s == LUTHIER_STATUS_INVALID_ARGUMENT && !g && strstr(err, want), "case %d: status %d: %s", k, (int)s, err);
+        free(m.p);
+        luthier_graph_destroy(g);
+    }
+}
+
 /* DequantizeLinear of int8 (per axis), uint8 (int32_data, per tensor) and int32 (bias-like, per
    axis) constants, and QuantizeLinear of a float constant (half to even, saturation), folded at
    load time: exactly scale * (q - zero) in float32. */
@@ -3853,6 +3875,7 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_logic_refusals);
     RUN(test_onnx_silu_pattern);
     RUN(test_onnx_gelu_tanh_pattern);
+    RUN(test_onnx_gelu_tanh_arity);
     RUN(test_onnx_backend_activations);
     RUN(test_onnx_quant_after_activations);
     RUN(test_onnx_quant_activations);
