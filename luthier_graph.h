@@ -5242,7 +5242,6 @@ static const struct {
     {luthier__run_reduce, LUTHIER__RUNS_SCALAR}, /* plain C (odometer over the reduced axes) */
     {luthier__run_depth_space, LUTHIER__RUNS_TRANSPOSE},
     {luthier__run_pad, LUTHIER__RUNS_COPY},
-    {luthier__run_mod, LUTHIER__RUNS_SCALAR}, /* fmodf per element */
     {luthier__run_argext, LUTHIER__RUNS_SCALAR}, /* plain C (rows along an axis) */
     {luthier__run_topk, LUTHIER__RUNS_SCALAR},
     {luthier__run_cumsum, LUTHIER__RUNS_SCALAR},
@@ -5689,7 +5688,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_compare(const luthier__run_args *arg
                               LUTHIER_ACTIVATION_NONE, 0, 0);
 }
 
-/* MOD: fmodf per element (f32), or the i64 form (luthier__run_isas: scalar). */
+/* MOD: the binary pass (f32, exact), or the i64 form (plain C: luthier__step_integer). */
 LUTHIER_PRIVATE luthier_status luthier__run_mod(const luthier__run_args *arg) { return luthier__run_compare(arg); }
 
 LUTHIER_PRIVATE luthier_status luthier__run_where(const luthier__run_args *arg) {

@@ -85,16 +85,22 @@
        0/1 logic; Where -> where (x, y i64 when both are integers). Booleans are f32 0/1 in the
        engine and come out so; int32 values are held (and come out) as i64
        Constant, Shape, Size, ConstantOfShape, Range (constants only); Expand (run
-       time: a multiply by ones of the target shape), Tile (run time: concats; repeats up to 64)
+       time: a multiply by ones of the target shape), Tile (of a constant: folded, any repeats, at
+       most 2^26 elements out; at run time: concats, at most 2^40 elements out)
      GRAPH INPUTS: float, int64, int32 and bool; an int32 or bool input is fed as the model
      declares it (int32_t, one byte per bool) and read through a cast to i64 or f32 0/1.
        QuantizeLinear DequantizeLinear QLinearConv QLinearMatMul (see QUANTIZED MODELS)
      Constant folding: every node whose inputs are all constants is computed at load time (the
      Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains exporters write for static shapes).
      Patterns: the decomposed LayerNorm (ReduceMean, Sub, Pow|Mul, ReduceMean, Add eps, Sqrt,
-     Div [, Mul gamma [, Add beta]]) -> layer_norm; the erf GELU x*0.5*(1+erf(x/sqrt2)) in the
-     orders PyTorch and Hugging Face write it -> gelu. luthier_onnx_options.no_patterns keeps
-     them as written. Nodes whose results nothing uses are dropped.
+     Div [, Mul gamma [, Add beta]]) -> layer_norm; the erf GELU x*0.5*(1+erf(x/sqrt2)) and the
+     tanh GELU 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))) (GPT-2's gelu_new; the cube as Pow 3
+     or Mul, the half as * 0.5 or / 2 applied first, last or to 1 + tanh, constants on either
+     side) -> gelu (approximate for tanh); each with rank-0 constants and intermediates that
+     nothing else reads; MatMul + Add of a constant bias [N] -> dense with its bias (B a
+     constant [K, N]; else the same add), so that an activation after it fuses into the dense.
+     luthier_onnx_options.no_patterns keeps them as written. Nodes whose results nothing uses
+     are dropped.
      Anything else (an operator, an attribute value, a non-constant weight, int64 arithmetic
      other than the above at run time) fails with LUTHIER_STATUS_UNSUPPORTED and a message naming the node,
      its op type and what is missing. A malformed model (cycle, dangling input, value produced
@@ -3056,43 +3062,68 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gemm(const luthier_onnx__cvargs
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_ADD, in, 2);
 }
 
-LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_matmul(const luthier_onnx__cvargs *arg) {
+/* The product of MatMul into a tensor named name (*y): a dense step when B is a float constant
+   of rank 1 or 2 (with bias, when given, as its third input), else the engine's matmul. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__matmul_into(const luthier_onnx__cvargs *arg, int bias, const char *name, int *y) {
     LUTHIER_ONNX__CV_ARGS;
     luthier_onnx__val *bv = luthier_onnx__in(c, n, 1);
     luthier_onnx__shape bs;
     int a;
-    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
     if (!bv) LUTHIER_ONNX__BAD("B is missing");
     luthier_onnx__vshape(c, bv, &bs);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &a));
-    if (bv->c && bv->c->f && (bs.rank == 2 || bs.rank == 1)) {
-        int wt;
+    in[0] = a;
+    if (bv->c && bv->c->f && bs.rank == 2) {
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
+        if (bias >= 0) in[2] = bias;
+        d.op = LUTHIER_OP_DENSE;
+        d.trans_b = 1; /* B is [K, N] */
+        d.inputs = in;
+        d.num_inputs = bias >= 0 ? 3 : 2;
+        return luthier_onnx__emit(c, n, &d, name, y);
+    }
+    if (bv->c && bv->c->f && bs.rank == 1) {
         int64_t wd[2];
-        if (bs.rank == 2) {
-            LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &wt));
-            d.trans_b = 1; /* B is [K, N] */
-        } else {
-            wd[0] = 1; wd[1] = bs.d[0];
-            LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, wd, bv->c->f, &wt));
-        }
-        in[0] = a; in[1] = wt;
+        wd[0] = 1; wd[1] = bs.d[0];
+        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, wd, bv->c->f, &in[1]));
         d.op = LUTHIER_OP_DENSE;
         d.inputs = in;
         d.num_inputs = 2;
-        if (bs.rank == 2) {
-            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-        } else {
-            int y;
-            LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "dense", &y));
-            LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, y, xs.rank - 1, xs.d, oname, outs));
-        }
-        luthier_onnx__setout(c, n, 0, outs[0]);
-        return LUTHIER_STATUS_OK;
+        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "dense", &a));
+        return luthier_onnx__reshape_to(c, n, a, xs.rank - 1, xs.d, name, y);
     }
     if (xs.rank < 2 || bs.rank < 2) LUTHIER_ONNX__UNSUP("a 1-D operand with a run-time B is not supported");
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
-    in[0] = a;
-    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_MATMUL, in, 2);
+    d.op = LUTHIER_OP_MATMUL;
+    d.inputs = in;
+    d.num_inputs = 2;
+    return luthier_onnx__emit(c, n, &d, name, y);
+}
+
+/* MatMul, and MatMul(x, B, bias) of luthier_onnx__match_matmul_bias: the dense's own bias when B
+   is a float constant [K, N] and the bias a float constant [N], else an add after the product. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_matmul(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    luthier_onnx__val *bv = luthier_onnx__in(c, n, 1), *bias = n->nin == 3 ? luthier_onnx__in(c, n, 2) : NULL;
+    luthier_onnx__shape bs;
+    const char *pname = oname;
+    int own = 0, y;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+    if (!bv || (n->nin == 3 && !bias)) LUTHIER_ONNX__BAD("an input is missing");
+    luthier_onnx__vshape(c, bv, &bs);
+    if (bias) {
+        own = bv->c && bv->c->f && bs.rank == 2 && bias->c && bias->c->f && bias->c->rank == 1 && bias->c->dims[0] == bs.d[1];
+        if (own) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bias, 1, &in[0]));
+        else if (!(pname = luthier_onnx__uname(c, oname, "product"))) LUTHIER_ONNX__OOM();
+    }
+    LUTHIER_ONNX__TRY(luthier_onnx__matmul_into(arg, own ? in[0] : -1, pname, &y));
+    if (!bias || own) {
+        luthier_onnx__setout(c, n, 0, y);
+        return LUTHIER_STATUS_OK;
+    }
+    in[0] = y;
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bias, 1, &in[1]));
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_ADD, in, 2);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_softmax(const luthier_onnx__cvargs *arg) {
@@ -3618,34 +3649,108 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_expand(const luthier_onnx__cvar
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_MUL, in, 2);
 }
 
-/* Tile of a run-time tensor: along each axis with repeats r > 1, a concat of r copies. */
+/* Tile's output dims od from the input's (rank, xd) and the constant repeats rp (one per axis,
+   each >= 1, or >= 0 with zero_ok), refused when the output has more than limit elements. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__tile_dims(luthier_onnx__ctx *c, const luthier_onnx__node *n, int rank, const int64_t *xd,
+                                                       const luthier_onnx__tensor *rp, int zero_ok, size_t limit, int64_t *od) {
+    size_t total = 1;
+    int ax;
+    if (!rp || (int)rp->n != rank) LUTHIER_ONNX__BAD("repeats must be a constant of %d values (the input's rank)", rank);
+    for (ax = 0; ax < rank; ax++) {
+        const int64_t r = rp->i[ax];
+        if (r < 0) LUTHIER_ONNX__BAD("repeats %lld on axis %d: negative", (long long)r, ax);
+        if (r == 0 && !zero_ok) LUTHIER_ONNX__UNSUP("repeats 0 on axis %d: an empty output (supported on constants only)", ax);
+        if (xd[ax] && (r > INT64_MAX / xd[ax] || (total && (uint64_t)(xd[ax] * r) > limit / total))) {
+            char sx[96];
+            luthier_onnx__dims_str(rank, xd, sx, sizeof sx);
+            LUTHIER_ONNX__UNSUP("repeats %lld on axis %d of %s: the output has more than %zu elements", (long long)r, ax, sx, limit);
+        }
+        od[ax] = xd[ax] * r;
+        total *= (size_t)od[ax];
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* Tile of a constant: any repeats, the output a constant of at most LUTHIER_ONNX__MAX_ELEMS. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_tile(const luthier_onnx__foldargs *arg) {
+    LUTHIER_ONNX__FOLD_ARGS;
+    const luthier_onnx__tensor *rp;
+    luthier_onnx__tensor *t = NULL;
+    int64_t od[LUTHIER_ONNX_MAX_RANK];
+    size_t row, rows, len, j, reps;
+    int k;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+    LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "repeats", &rp));
+    LUTHIER_ONNX__TRY(luthier_onnx__tile_dims(c, n, xc->rank, xc->dims, rp, 1, LUTHIER_ONNX__MAX_ELEMS, od));
+    LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, od);
+    t->type = xc->type;
+    *arg->res = t;
+    if (xc->rank == 0) { /* no repeats: the scalar itself */
+        if (t->f) t->f[0] = xc->f[0];
+        else t->i[0] = xc->i[0];
+    }
+    if (t->n == 0 || xc->rank == 0) return LUTHIER_STATUS_OK;
+    len = (size_t)xc->dims[xc->rank - 1];
+    reps = (size_t)rp->i[xc->rank - 1];
+    rows = t->n / (len * reps);
+    for (row = 0; row < rows; row++) { /* output row -> input row: each index modulo the input's dim */
+        size_t rest = row, src = 0, stride = 1;
+        for (k = xc->rank - 2; k >= 0; k--) {
+            src += (rest % (size_t)od[k]) % (size_t)xc->dims[k] * stride;
+            rest /= (size_t)od[k];
+            stride *= (size_t)xc->dims[k];
+        }
+        for (j = 0; j < reps; j++) {
+            const size_t dst = (row * reps + j) * len;
+            if (t->f) memcpy(t->f + dst, xc->f + src * len, len * sizeof(float));
+            else memcpy(t->i + dst, xc->i + src * len, len * sizeof(int64_t));
+        }
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* cur repeated r >= 2 times along axis ax into *out (named name, or a helper step when NULL):
+   concats of at most 64 inputs, r = 64 q + m as q copies of a 64-fold concat, then m more. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__repeat(luthier_onnx__ctx *c, const luthier_onnx__node *n, int cur, int64_t r, int ax,
+                                                    const char *name, int *out) {
+    luthier_node_desc d;
+    int in[64], m = 0, block;
+    if (r > 64) {
+        LUTHIER_ONNX__TRY(luthier_onnx__repeat(c, n, cur, 64, ax, NULL, &block));
+        if (r % 64 == 0) return luthier_onnx__repeat(c, n, block, r / 64, ax, name, out);
+        if (r / 64 > 1) LUTHIER_ONNX__TRY(luthier_onnx__repeat(c, n, block, r / 64, ax, NULL, &block));
+        in[m++] = block;
+        r %= 64;
+    }
+    while (r-- > 0) in[m++] = cur;
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_CONCAT;
+    d.axis = ax;
+    d.inputs = in;
+    d.num_inputs = m;
+    return name ? luthier_onnx__emit(c, n, &d, name, out) : luthier_onnx__step(c, n, &d, "tile", out);
+}
+
+/* Tile of a run-time tensor: along each axis with repeats r > 1, r copies concatenated; the
+   output at most 2^40 elements. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_tile(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
     const luthier_onnx__tensor *rp;
+    int64_t od[LUTHIER_ONNX_MAX_RANK];
     int cur, last = -1, ax;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
     LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "repeats", &rp));
-    if (!rp || (int)rp->n != xs.rank) LUTHIER_ONNX__BAD("repeats must be a constant of %d values (the input's rank)", xs.rank);
-    for (ax = 0; ax < xs.rank; ax++) {
-        if (rp->i[ax] < 1 || rp->i[ax] > 64) LUTHIER_ONNX__UNSUP("repeats %lld on axis %d (1 to 64 are supported)", (long long)rp->i[ax], ax);
+    LUTHIER_ONNX__TRY(luthier_onnx__tile_dims(c, n, xs.rank, xs.d, rp, 0, (size_t)1 << 40, od));
+    for (ax = 0; ax < xs.rank; ax++)
         if (rp->i[ax] > 1) last = ax;
-    }
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
     if (last < 0) {
         luthier_onnx__alias(c, n, x);
         return LUTHIER_STATUS_OK;
     }
-    for (ax = 0; ax <= last; ax++) {
-        if (rp->i[ax] == 1) continue;
-        for (k = 0; k < (int)rp->i[ax]; k++) in[k] = cur;
-        memset(&d, 0, sizeof d);
-        d.op = LUTHIER_OP_CONCAT;
-        d.axis = ax;
-        d.inputs = in;
-        d.num_inputs = (int)rp->i[ax];
-        if (ax == last) return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CONCAT, in, d.num_inputs);
-        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "tile", &cur));
-    }
+    for (ax = 0; ax <= last; ax++)
+        if (rp->i[ax] > 1) LUTHIER_ONNX__TRY(luthier_onnx__repeat(c, n, cur, rp->i[ax], ax, ax == last ? oname : NULL, &cur));
+    luthier_onnx__setout(c, n, 0, cur);
     return LUTHIER_STATUS_OK;
 }
 
@@ -4291,7 +4396,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     X("Equal", 2, 2, 1, 1, logic, EQUAL, broadcast, 1, 0)                            \
     X("Where", 3, 3, 1, 1, where, WHERE, broadcast, 9, 0)                            \
     X("Expand", 2, 2, 1, 1, expand, MUL, broadcast, 8, 0)                            \
-    X("Tile", 2, 3, 1, 1, tile, CONCAT, none, 6, 0)                                  \
+    X("Tile", 2, 3, 1, 1, tile, CONCAT, tile, 6, 0)                                  \
     X("QuantizeLinear", 2, 3, 1, 1, quant, COUNT, quant, 10, 0)                      \
     X("DequantizeLinear", 2, 3, 1, 1, quant, COUNT, quant, 10, 0)                    \
     X("QLinearConv", 8, 9, 1, 1, quant, CONV2D, none, 10, 0)                         \
@@ -4538,7 +4643,8 @@ LUTHIER_ONNX__FN luthier_onnx__node *luthier_onnx__prod(luthier_onnx__ctx *c, co
     return v && v->producer >= 0 && !c->nodes[v->producer].dead ? &c->nodes[v->producer] : NULL;
 }
 
-/* The only consumer of name (NULL when it has several, none, or is a graph output). */
+/* The only consumer of name, of op type op (any when NULL); NULL when name has several, none,
+   or is a graph output. */
 LUTHIER_ONNX__FN luthier_onnx__node *luthier_onnx__sole(luthier_onnx__ctx *c, const char *name, const char *op) {
     luthier_onnx__val *v = luthier_onnx__find(c, name);
     int i, k;
@@ -4547,7 +4653,7 @@ LUTHIER_ONNX__FN luthier_onnx__node *luthier_onnx__sole(luthier_onnx__ctx *c, co
         if (!c->nodes[i].dead)
             for (k = 0; k < c->nodes[i].nin; k++)
                 if (strcmp(c->nodes[i].in[k], name) == 0)
-                    return strcmp(c->nodes[i].op, op) == 0 && !*c->nodes[i].domain ? &c->nodes[i] : NULL;
+                    return (!op || strcmp(c->nodes[i].op, op) == 0) && !*c->nodes[i].domain ? &c->nodes[i] : NULL;
     return NULL;
 }
 
@@ -4599,29 +4705,128 @@ LUTHIER_ONNX__FN int luthier_onnx__rewrite(luthier_onnx__ctx *c, luthier_onnx__n
     return 1;
 }
 
+/* A constant scalar of rank 0 within tol of want (a pattern's constants: one of rank 1 would
+   broadcast a rank-0 x to [1], which the fused operator does not). */
+LUTHIER_ONNX__FN int luthier_onnx__pscalar0(luthier_onnx__ctx *c, const char *name, double want, double tol) {
+    const luthier_onnx__tensor *t = luthier_onnx__pconst(c, name);
+    return t && t->rank == 0 && luthier_onnx__pscalar(c, name, want, tol);
+}
+
+/* n is Mul(v, 0.5), Mul(0.5, v) or Div(v, 2). */
+LUTHIER_ONNX__FN int luthier_onnx__halves(luthier_onnx__ctx *c, const luthier_onnx__node *n, const char *v) {
+    const char *o = luthier_onnx__other(n, v);
+    if (!o || *n->domain) return 0;
+    if (!strcmp(n->op, "Mul")) return luthier_onnx__pscalar0(c, o, 0.5, 1e-6);
+    return !strcmp(n->op, "Div") && !strcmp(n->in[0], v) && luthier_onnx__pscalar0(c, n->in[1], 2.0, 1e-6);
+}
+
+/* n is Mul(v, k) or Mul(k, v) with the constant k within tol of want: v, else NULL. */
+LUTHIER_ONNX__FN const char *luthier_onnx__scaled(luthier_onnx__ctx *c, const luthier_onnx__node *n, double want, double tol) {
+    if (!n || *n->domain || strcmp(n->op, "Mul") || n->nin != 2) return NULL;
+    if (luthier_onnx__pscalar0(c, n->in[1], want, tol)) return n->in[0];
+    if (luthier_onnx__pscalar0(c, n->in[0], want, tol)) return n->in[1];
+    return NULL;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__gelu_at(luthier_onnx__ctx *c, luthier_onnx__node *fin, const char *x, int tanh) {
+    if (!luthier_onnx__rewrite(c, fin, "Gelu", &x, 1, tanh)) return 0;
+    if (tanh) {
+        fin->attrs[0].name = "approximate";
+        fin->attrs[0].has_s = 1;
+        fin->attrs[0].s = "tanh";
+    }
+    return 1;
+}
+
+/* The common end of both GELU forms, from a = 1 + f (f = erf(x / sqrt2) or tanh(...)), each
+   value consumed once: x a then halved; x (a halved); (x halved) a. Halved: * 0.5 on either
+   side, or / 2. The node that ends it becomes Gelu(x). */
+LUTHIER_ONNX__FN int luthier_onnx__gelu_tail(luthier_onnx__ctx *c, const char *a, const char *x, int tanh) {
+    luthier_onnx__node *m1 = luthier_onnx__sole(c, a, NULL), *m2, *h;
+    const char *o;
+    if (!m1 || m1->nout != 1 || !*m1->out[0]) return 0;
+    if (!strcmp(m1->op, "Mul") && (o = luthier_onnx__other(m1, a)) && !strcmp(o, x)) {
+        m2 = luthier_onnx__sole(c, m1->out[0], NULL);
+        return m2 && m2->nout == 1 && luthier_onnx__halves(c, m2, m1->out[0]) && luthier_onnx__gelu_at(c, m2, x, tanh);
+    }
+    if (luthier_onnx__halves(c, m1, a)) {
+        m2 = luthier_onnx__sole(c, m1->out[0], "Mul");
+        return m2 && m2->nout == 1 && (o = luthier_onnx__other(m2, m1->out[0])) && !strcmp(o, x) &&
+               luthier_onnx__gelu_at(c, m2, x, tanh);
+    }
+    if (strcmp(m1->op, "Mul") || !(o = luthier_onnx__other(m1, a)) || !(h = luthier_onnx__prod(c, o)) ||
+        !luthier_onnx__halves(c, h, x) || luthier_onnx__sole(c, o, "Mul") != m1)
+        return 0;
+    return luthier_onnx__gelu_at(c, m1, x, tanh);
+}
+
+/* The value a = 1 + f from f (Add(f, 1) or Add(1, f), f consumed by it alone), or NULL. */
+LUTHIER_ONNX__FN const char *luthier_onnx__plus_one(luthier_onnx__ctx *c, const char *f) {
+    luthier_onnx__node *a = luthier_onnx__sole(c, f, "Add");
+    const char *o;
+    return a && a->nout == 1 && (o = luthier_onnx__other(a, f)) && luthier_onnx__pscalar0(c, o, 1.0, 1e-6) ? a->out[0] : NULL;
+}
+
 /* x*0.5*(1+erf(x/sqrt2)) in its usual orders -> Gelu(x) */
 LUTHIER_ONNX__FN int luthier_onnx__match_gelu(luthier_onnx__ctx *c, luthier_onnx__node *e) {
-    luthier_onnx__node *p = luthier_onnx__prod(c, e->in[0]), *a, *m1, *m2, *h;
-    const char *x, *o;
-    if (!p || *p->domain || p->nin != 2 || e->nout < 1) return 0;
-    if (!strcmp(p->op, "Div") && luthier_onnx__pscalar(c, p->in[1], 1.4142135623730951, 1e-4)) x = p->in[0];
-    else if (!strcmp(p->op, "Mul") && luthier_onnx__pscalar(c, p->in[1], 0.7071067811865476, 1e-4)) x = p->in[0];
-    else if (!strcmp(p->op, "Mul") && luthier_onnx__pscalar(c, p->in[0], 0.7071067811865476, 1e-4)) x = p->in[1];
-    else return 0;
-    if (!(a = luthier_onnx__sole(c, e->out[0], "Add")) || !(o = luthier_onnx__other(a, e->out[0])) || !luthier_onnx__pscalar(c, o, 1.0, 1e-6)) return 0;
-    if (!(m1 = luthier_onnx__sole(c, a->out[0], "Mul")) || !(o = luthier_onnx__other(m1, a->out[0]))) return 0;
-    if (!strcmp(o, x)) { /* x * (1 + erf) * 0.5 */
-        if (!(m2 = luthier_onnx__sole(c, m1->out[0], "Mul")) || !(o = luthier_onnx__other(m2, m1->out[0])) || !luthier_onnx__pscalar(c, o, 0.5, 1e-6)) return 0;
-        return luthier_onnx__rewrite(c, m2, "Gelu", &x, 1, 0);
+    luthier_onnx__node *p = luthier_onnx__prod(c, e->in[0]);
+    const char *x, *a;
+    if (!p || *p->domain || p->nin != 2 || e->nin != 1 || e->nout != 1 || luthier_onnx__sole(c, e->in[0], "Erf") != e) return 0;
+    if (!strcmp(p->op, "Div") && luthier_onnx__pscalar0(c, p->in[1], 1.4142135623730951, 1e-4)) x = p->in[0];
+    else if (!(x = luthier_onnx__scaled(c, p, 0.7071067811865476, 1e-4))) return 0;
+    return (a = luthier_onnx__plus_one(c, e->out[0])) != NULL && luthier_onnx__gelu_tail(c, a, x, 0);
+}
+
+/* x cubed: Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x), the intermediates consumed once:
+   x, else NULL. */
+LUTHIER_ONNX__FN const char *luthier_onnx__cube_of(luthier_onnx__ctx *c, const char *name) {
+    luthier_onnx__node *p = luthier_onnx__prod(c, name), *s;
+    int k;
+    if (!p || *p->domain || p->nin != 2) return NULL;
+    if (!strcmp(p->op, "Pow")) return luthier_onnx__pscalar0(c, p->in[1], 3.0, 0) ? p->in[0] : NULL;
+    if (strcmp(p->op, "Mul")) return NULL;
+    for (k = 0; k < 2; k++)
+        if ((s = luthier_onnx__prod(c, p->in[k])) && !*s->domain && !strcmp(s->op, "Mul") && s->nin == 2 &&
+            !strcmp(s->in[0], s->in[1]) && !strcmp(s->in[0], p->in[1 - k]) && luthier_onnx__sole(c, p->in[k], "Mul") == p)
+            return p->in[1 - k];
+    return NULL;
+}
+
+/* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) in the orders exporters write it (GPT-2's
+   gelu_new), each intermediate value consumed once -> Gelu(x, approximate "tanh") */
+LUTHIER_ONNX__FN int luthier_onnx__match_gelu_tanh(luthier_onnx__ctx *c, luthier_onnx__node *t) {
+    luthier_onnx__node *s, *q;
+    const char *v, *a, *x = NULL;
+    int k;
+    if (t->nin != 1 || t->nout != 1 || luthier_onnx__sole(c, t->in[0], "Tanh") != t) return 0;
+    s = luthier_onnx__prod(c, t->in[0]);
+    if (!(v = luthier_onnx__scaled(c, s, 0.7978845608028654, 1e-5)) || !(q = luthier_onnx__prod(c, v)) || *q->domain ||
+        strcmp(q->op, "Add") || q->nin != 2 || luthier_onnx__sole(c, v, "Mul") != s)
+        return 0;
+    for (k = 0; k < 2 && !x; k++) {
+        luthier_onnx__node *w = luthier_onnx__prod(c, q->in[k]);
+        const char *cube = luthier_onnx__scaled(c, w, 0.044715, 1e-6), *y = cube ? luthier_onnx__cube_of(c, cube) : NULL;
+        if (y && !strcmp(y, q->in[1 - k]) && luthier_onnx__sole(c, q->in[k], "Add") == q && luthier_onnx__sole(c, cube, "Mul") == w)
+            x = y;
     }
-    if (luthier_onnx__pscalar(c, o, 0.5, 1e-6)) { /* x * ((1 + erf) * 0.5) */
-        if (!(m2 = luthier_onnx__sole(c, m1->out[0], "Mul")) || !(o = luthier_onnx__other(m2, m1->out[0])) || strcmp(o, x)) return 0;
-        return luthier_onnx__rewrite(c, m2, "Gelu", &x, 1, 0);
-    }
-    h = luthier_onnx__prod(c, o); /* (x * 0.5) * (1 + erf) */
-    if (h && !strcmp(h->op, "Mul") && !*h->domain && luthier_onnx__other(h, x) && luthier_onnx__pscalar(c, luthier_onnx__other(h, x), 0.5, 1e-6))
-        return luthier_onnx__rewrite(c, m1, "Gelu", &x, 1, 0);
-    return 0;
+    return x && (a = luthier_onnx__plus_one(c, t->out[0])) != NULL && luthier_onnx__gelu_tail(c, a, x, 1);
+}
+
+/* MatMul(x, B) then Add of a bias (either order), the bias a float constant of rank 1, the
+   product consumed by the Add alone -> MatMul(x, B, bias) (three inputs only from here): when B
+   turns out a constant [K, N] (the Transpose of a weight folds later) and the bias [N], one
+   dense step with its bias, into which a following activation fuses; else the same add. */
+LUTHIER_ONNX__FN int luthier_onnx__match_matmul_bias(luthier_onnx__ctx *c, luthier_onnx__node *mm) {
+    const luthier_onnx__tensor *bias;
+    luthier_onnx__node *a;
+    const char *o, *ins[3];
+    if (mm->nin != 2 || mm->nout != 1 || !(a = luthier_onnx__sole(c, mm->out[0], "Add")) || a->nout != 1 ||
+        !(o = luthier_onnx__other(a, mm->out[0])) || !(bias = luthier_onnx__pconst(c, o)) || !bias->f || bias->rank != 1)
+        return 0;
+    ins[0] = mm->in[0];
+    ins[1] = mm->in[1];
+    ins[2] = o;
+    return luthier_onnx__rewrite(c, a, "MatMul", ins, 3, 0);
 }
 
 /* t * Sigmoid(t), in either order, where the Sigmoid's output feeds that Mul alone (and is no
@@ -5025,8 +5230,10 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
             luthier_onnx__node *n = &c->nodes[i];
             if (n->dead || *n->domain) continue;
             if (!strcmp(n->op, "Erf") && luthier_onnx__match_gelu(c, n)) luthier_onnx__count_uses(c);
+            else if (!strcmp(n->op, "Tanh") && luthier_onnx__match_gelu_tanh(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "ReduceMean") && luthier_onnx__match_layernorm(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "Sigmoid") && luthier_onnx__match_silu(c, n)) luthier_onnx__count_uses(c);
+            else if (!strcmp(n->op, "MatMul") && luthier_onnx__match_matmul_bias(c, n)) luthier_onnx__count_uses(c);
         }
     }
     luthier_onnx__dce(c);

@@ -71,11 +71,15 @@
 #endif
 #define LUTHIER__VF LUTHIER__VN(luthier__vf)
 #define LUTHIER__VI LUTHIER__VN(luthier__vi)
+#define LUTHIER__VD LUTHIER__VN(luthier__vd)
 #define LUTHIER__VACC LUTHIER__VN(luthier__op_acc)
 #ifdef LUTHIER__VBYTES
 #define LUTHIER__VW (LUTHIER__VBYTES / 4)
 typedef float LUTHIER__VF __attribute__((vector_size(LUTHIER__VBYTES)));
 typedef int32_t LUTHIER__VI __attribute__((vector_size(LUTHIER__VBYTES)));
+typedef double LUTHIER__VD __attribute__((vector_size(2 * LUTHIER__VBYTES))); /* the lanes in double */
+#define LUTHIER__VTOD(v) __builtin_convertvector((v), LUTHIER__VD) /* VF or VI -> VD */
+#define LUTHIER__VTOF(d) __builtin_convertvector((d), LUTHIER__VF)
 #define LUTHIER__VBITS(v) ((LUTHIER__VI)(v))
 #define LUTHIER__VFLOAT(i) ((LUTHIER__VF)(i))
 #define LUTHIER__VSEL(m, a, b) LUTHIER__VFLOAT(((m) & LUTHIER__VBITS(a)) | (~(m) & LUTHIER__VBITS(b)))
@@ -91,6 +95,9 @@ typedef int32_t LUTHIER__VI __attribute__((vector_size(LUTHIER__VBYTES)));
 #define LUTHIER__VW 1
 typedef float LUTHIER__VF;
 typedef int32_t LUTHIER__VI;
+typedef double LUTHIER__VD;
+#define LUTHIER__VTOD(v) ((double)(v))
+#define LUTHIER__VTOF(d) ((float)(d))
 #define LUTHIER__VBITS(v) luthier__op_f2i(v)
 #define LUTHIER__VFLOAT(i) luthier__op_i2f(i)
 #define LUTHIER__VSEL(m, a, b) ((m) ? (a) : (b))
@@ -408,6 +415,113 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_silu)(LUTHIER__VF *io) {
     *io = x * (LUTHIER__VSEL(x < 0.0f, e, one) / (1.0f + e));
 }
 
+/* whether any lane of the mask is set */
+LUTHIER__KT LUTHIER__INLINE int LUTHIER__VN(luthier__v_any)(const LUTHIER__VI *m) {
+    int32_t w[LUTHIER__VW];
+    int l, any = 0;
+    memcpy(w, m, sizeof w);
+    for (l = 0; l < LUTHIER__VW; l++) any |= w[l] != 0;
+    return any;
+}
+
+/* pow(x, y) as powf: exp(y log|x|) with log and exp in double (LUTHIER__VD, twice the lanes'
+   bytes): log|x| = e ln2 + 2 atanh(s), s = (m - 1) / (m + 1), m in [sqrt(1/2), sqrt(2)) from the
+   float's bits (subnormals scaled by 2^23 first), the series to s^13; t = y log|x|; exp(t) =
+   2^n exp(r), n the float rounding of t / ln2 (the clamp of v_exp), r = t - n ln2 in double,
+   Taylor to r^8, rounded to float once, then 2^n applied as two factors (subnormal results
+   right). Within 1 ulp of powf for normal results. The special values follow C99 (as powf):
+   y = 0 or x = 1 give 1 (NaN included), |x| = 1 with y = +-inf gives 1, x = +-0 or +-inf give 0
+   or inf by the sign of y, a negative x gives the sign of an odd integer y and NaN for a
+   finite non-integer y, NaN propagates otherwise. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *out) {
+    const LUTHIER__VF x = *xp, y = *yp;
+    const LUTHIER__VF ax = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff), ay = LUTHIER__VFLOAT(LUTHIER__VBITS(y) & 0x7fffffff);
+    const LUTHIER__VI sub = ax < 1.17549435e-38f;
+    LUTHIER__VF m = LUTHIER__VSEL(sub, ax * 8388608.0f, ax), tf, tc, tn, res, zero, one, inf, nan, hi, lo, yr, yh, yhr;
+    LUTHIER__VI bits = LUTHIER__VBITS(m), e, big, ni, n1, n2, isint, odd;
+    LUTHIER__VD s, z, l, t, r, p;
+    LUTHIER__VSPLAT(zero, 0.0f);
+    LUTHIER__VSPLAT(one, 1.0f);
+    LUTHIER__VSPLAT(inf, INFINITY);
+    LUTHIER__VSPLAT(nan, NAN);
+    LUTHIER__VSPLAT(hi, 89.0f);
+    LUTHIER__VSPLAT(lo, -104.0f);
+    e = ((bits >> 23) & 0xff) - 127 - 23 * LUTHIER__VMASK1(sub);
+    m = LUTHIER__VFLOAT((bits & 0x007fffff) | 0x3f800000); /* [1, 2) */
+    big = m > 1.41421356f;
+    m = LUTHIER__VSEL(big, m * 0.5f, m);
+    e = e + LUTHIER__VMASK1(big);
+    s = LUTHIER__VTOD(m);
+    s = (s - 1.0) / (s + 1.0);
+    z = s * s;
+    l = ((((((z * 0.07692307692307693 + 0.09090909090909091) * z + 0.1111111111111111) * z + 0.14285714285714285) * z +
+           0.2) * z + 0.3333333333333333) * z + 1.0) * (s + s);
+    t = LUTHIER__VTOD(e) * 0.6931471805599453 + l;
+    t = t * LUTHIER__VTOD(y);
+    tf = LUTHIER__VTOF(t);
+    tc = LUTHIER__VSEL(tf > hi, hi, tf);
+    tc = LUTHIER__VSEL(tc > lo, tc, lo); /* NaN -> lo */
+    tn = tc * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: round to nearest integer */
+    r = t - LUTHIER__VTOD(tn - 12582912.0f) * 0.6931471805599453;
+    p = ((((((((r * 2.48015873015873e-05 + 1.984126984126984e-04) * r + 1.388888888888889e-03) * r + 8.333333333333333e-03) * r +
+             4.1666666666666664e-02) * r + 0.16666666666666666) * r + 0.5) * r + 1.0) * r + 1.0);
+    ni = LUTHIER__VBITS(tn) - 0x4B400000; /* n in [-150, 128] */
+    n1 = ((ni + 256) >> 1) - 128;
+    n2 = ni - n1;
+    res = LUTHIER__VTOF(p) * LUTHIER__VFLOAT((n1 + 127) << 23);
+    res = res * LUTHIER__VFLOAT((n2 + 127) << 23);
+    res = LUTHIER__VSEL(tf > hi, inf, res);
+    res = LUTHIER__VSEL(tf < lo, zero, res);
+    res = LUTHIER__VSEL(ax == 0.0f, LUTHIER__VSEL(y > 0.0f, zero, inf), res);
+    res = LUTHIER__VSEL(ax == inf, LUTHIER__VSEL(y > 0.0f, inf, zero), res);
+    res = LUTHIER__VSEL((tf != tf) | (x != x), nan, res);
+    yr = y; /* integer y: round(y) == y; odd: y / 2 is not an integer */
+    LUTHIER__VN(luthier__v_round)(&yr, 0);
+    yh = y * 0.5f;
+    yhr = yh;
+    LUTHIER__VN(luthier__v_round)(&yhr, 0);
+    isint = yr == y;
+    odd = isint & (yhr != yh);
+    res = LUTHIER__VSEL(odd & (LUTHIER__VBITS(x) < 0), -res, res);
+    res = LUTHIER__VSEL((x < 0.0f) & (x != -inf) & (yr != y), nan, res);
+    *out = LUTHIER__VSEL((y == 0.0f) | (x == 1.0f) | ((ax == 1.0f) & (ay == inf)), one, res);
+}
+
+/* fmodf per lane, exact: |a| - q |b| in double with q the nearest integer to |a| / |b| (exact
+   while q < 2^29: products of 24-bit q and b), one |b| added back when it went below 0, then
+   the sign of a. Lanes with |a| >= 2^28 |b| take fmodf itself. b = 0, a = +-inf or NaN give
+   NaN; b = +-inf gives a. floored (Python %): b added when the signs of the result and b
+   differ (as luthier__op_fmod). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_mod)(const LUTHIER__VF *ap, const LUTHIER__VF *bp, int floored, LUTHIER__VF *out) {
+    const LUTHIER__VF a = *ap, b = *bp;
+    const LUTHIER__VF aa = LUTHIER__VFLOAT(LUTHIER__VBITS(a) & 0x7fffffff), ab = LUTHIER__VFLOAT(LUTHIER__VBITS(b) & 0x7fffffff);
+    const LUTHIER__VI slow = (aa >= ab * 268435456.0f) & (aa < INFINITY) & (ab > 0.0f);
+    LUTHIER__VD ad = LUTHIER__VTOD(aa), bd = LUTHIER__VTOD(ab), q;
+    LUTHIER__VF r, nan;
+    LUTHIER__VSPLAT(nan, NAN);
+    q = ad / bd;
+    q = (q + 6755399441055744.0) - 6755399441055744.0; /* 1.5 * 2^52: round to nearest integer */
+    r = LUTHIER__VTOF(ad - q * bd);
+    r = LUTHIER__VSEL(r < 0.0f, r + ab, r);
+    r = LUTHIER__VFLOAT((LUTHIER__VBITS(r) & 0x7fffffff) | (LUTHIER__VBITS(a) & ~0x7fffffff));
+    r = LUTHIER__VSEL((ab == INFINITY) & (aa < INFINITY), a, r);
+    r = LUTHIER__VSEL((ab == 0.0f) | (aa == INFINITY) | (a != a) | (b != b), nan, r);
+    if (LUTHIER__VN(luthier__v_any)(&slow)) {
+        float ra[LUTHIER__VW], rb[LUTHIER__VW], rr[LUTHIER__VW];
+        int32_t sl[LUTHIER__VW];
+        int l;
+        LUTHIER__VSTORE(ra, a);
+        LUTHIER__VSTORE(rb, b);
+        LUTHIER__VSTORE(rr, r);
+        memcpy(sl, &slow, sizeof sl);
+        for (l = 0; l < LUTHIER__VW; l++)
+            if (sl[l]) rr[l] = fmodf(ra[l], rb[l]);
+        LUTHIER__VLOAD(r, rr);
+    }
+    if (floored) r = LUTHIER__VSEL((r != 0.0f) & ((r < 0.0f) ^ (b < 0.0f)), r + b, r);
+    *out = r;
+}
+
 /* clamp keeping NaN (like torch.clamp) */
 #define LUTHIER__VCLAMP(v, lov, hiv)                                                             \
     do {                                                                                         \
@@ -548,19 +662,19 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_impl)(void *arg, 
 }
 LUTHIER__OP_RANGE(luthier__op_unary)
 
-/* One run of len elements: a and b step by ia/ib (0 or 1). */
+/* One run of len elements: a and b step by ia/ib (0 or 1); EXPR sets r. */
 #define LUTHIER__OP_BIN_LOOP(EXPR)                                                               \
     for (i = 0; i + LUTHIER__VW <= len; i += LUTHIER__VW) {                                      \
         if (ia) LUTHIER__VLOAD(va, a + i);                                                       \
         if (ib) LUTHIER__VLOAD(vb, b + i);                                                       \
-        r = EXPR;                                                                                \
+        EXPR;                                                                                    \
         if (j->clamp) LUTHIER__VCLAMP(r, lov, hiv);                                              \
         LUTHIER__VSTORE(y + i, r);                                                               \
     }                                                                                            \
     if (i < len) {                                                                               \
         if (ia) LUTHIER__VLOADN(va, a + i, len - i, 1.0f);                                       \
         if (ib) LUTHIER__VLOADN(vb, b + i, len - i, 1.0f);                                       \
-        r = EXPR;                                                                                \
+        EXPR;                                                                                    \
         if (j->clamp) LUTHIER__VCLAMP(r, lov, hiv);                                              \
         LUTHIER__VSTOREN(y + i, r, len - i);                                                     \
     }                                                                                            \
@@ -576,54 +690,21 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_run)(const luthi
     LUTHIER__VSPLAT(zero, 0.0f);
     LUTHIER__VSPLAT(lov, j->lo);
     LUTHIER__VSPLAT(hiv, j->hi);
+    if (j->kind == LUTHIER__BINARY_POW && !ib && j->pow_special) { /* one exponent for every element */
+        switch (j->pow_special) {
+        case 1: LUTHIER__OP_BIN_LOOP(r = va * va)
+        case 2: LUTHIER__OP_BIN_LOOP(r = va * va * va)
+        case 3: /* sqrt, with powf's +0 for -0 and +inf for -inf */
+            LUTHIER__OP_BIN_LOOP((r = va, LUTHIER__VN(luthier__v_sqrt)(&r), r = LUTHIER__VSEL(va == -INFINITY, -va, r + 0.0f)))
+        case 4: LUTHIER__OP_BIN_LOOP(r = va)
+        default: LUTHIER__OP_BIN_LOOP(r = 1.0f / va)
+        }
+        return;
+    }
     switch (j->kind) {
-    case LUTHIER__BINARY_ADD: LUTHIER__OP_BIN_LOOP(va + vb)
-    case LUTHIER__BINARY_SUB: LUTHIER__OP_BIN_LOOP(va - vb)
-    case LUTHIER__BINARY_MUL: LUTHIER__OP_BIN_LOOP(va * vb)
-    case LUTHIER__BINARY_DIV: LUTHIER__OP_BIN_LOOP(va / vb)
-    case LUTHIER__BINARY_MAX: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va > vb) | (va != va), va, vb))
-    case LUTHIER__BINARY_MIN: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va < vb) | (va != va), va, vb))
-    case LUTHIER__BINARY_PRELU: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va < 0.0f, va * vb, va))
-    case LUTHIER__BINARY_EQUAL: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va == vb, one, zero))
-    case LUTHIER__BINARY_GREATER: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va > vb, one, zero))
-    case LUTHIER__BINARY_LESS: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va < vb, one, zero))
-    case LUTHIER__BINARY_GREATER_EQUAL: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va >= vb, one, zero))
-    case LUTHIER__BINARY_LESS_EQUAL: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL(va <= vb, one, zero))
-    case LUTHIER__BINARY_AND: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va != zero) & (vb != zero), one, zero))
-    case LUTHIER__BINARY_OR: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va != zero) | (vb != zero), one, zero))
-    case LUTHIER__BINARY_XOR: LUTHIER__OP_BIN_LOOP(LUTHIER__VSEL((va != zero) ^ (vb != zero), one, zero))
-    case LUTHIER__BINARY_MOD:
-    case LUTHIER__BINARY_FMOD: /* fmodf per element (exact; no vector form) */
-        for (i = 0; i < len; i++) {
-            float v = luthier__op_fmod(a[ia ? i : 0], b[ib ? i : 0], j->kind == LUTHIER__BINARY_MOD);
-            if (j->clamp) {
-                v = v < j->lo ? j->lo : v;
-                v = v > j->hi ? j->hi : v;
-            }
-            y[i] = v;
-        }
-        break;
-    case LUTHIER__BINARY_POW:
-        if (!ib && j->pow_special) {
-            switch (j->pow_special) {
-            case 1: LUTHIER__OP_BIN_LOOP(va * va)
-            case 2: LUTHIER__OP_BIN_LOOP(va * va * va)
-            case 4: LUTHIER__OP_BIN_LOOP(va)
-            case 5: LUTHIER__OP_BIN_LOOP(1.0f / va)
-            default: break;
-            }
-            if (j->pow_special != 3) break;
-        }
-        for (i = 0; i < len; i++) { /* powf / sqrtf per element (generic exponents are rare) */
-            const float av = a[ia ? i : 0], bv = b[ib ? i : 0];
-            float v = (!ib && j->pow_special == 3) ? sqrtf(av) : powf(av, bv);
-            if (j->clamp) {
-                v = v < j->lo ? j->lo : v;
-                v = v > j->hi ? j->hi : v;
-            }
-            y[i] = v;
-        }
-        break;
+#define LUTHIER__X(name, stmt) case LUTHIER__BINARY_##name: LUTHIER__OP_BIN_LOOP(stmt)
+    LUTHIER__BINARY_LIST(LUTHIER__X)
+#undef LUTHIER__X
     default: break;
     }
 }
@@ -1690,6 +1771,9 @@ LUTHIER__OP_RANGE(luthier__op_rnn)
 #undef LUTHIER__VBYTES
 #undef LUTHIER__VF
 #undef LUTHIER__VI
+#undef LUTHIER__VD
+#undef LUTHIER__VTOD
+#undef LUTHIER__VTOF
 #undef LUTHIER__VACC
 #undef LUTHIER__VW
 #undef LUTHIER__VBITS
@@ -1844,27 +1928,37 @@ typedef struct luthier__op_unary_job {
 
 /* >>ops-binary =============================================================================== */
 
+/* The f32 binary kinds, one row each: X(NAME, the kernel's statement: r from the vectors va and
+   vb; one and zero are splats). Comparisons and logic give 0/1 floats (booleans; any nonzero
+   operand is true, NaN too); a comparison with NaN is false; EQUAL .. MOD in the order of
+   LUTHIER_OP_EQUAL .. LUTHIER_OP_MOD. POW is powf within 1 ulp (special values as powf; one
+   exponent for every element takes luthier__op_binary_job.pow_special first); MOD is floored
+   (Python: the sign of b), FMOD C fmod (the sign of a), both exact (fmodf); b = 0 gives NaN
+   (i64: 0). */
+#define LUTHIER__BINARY_LIST(X)                                                                  \
+    X(ADD, r = va + vb)                                                                          \
+    X(SUB, r = va - vb)                                                                          \
+    X(MUL, r = va * vb)                                                                          \
+    X(DIV, r = va / vb)                                                                          \
+    X(POW, LUTHIER__VN(luthier__v_pow)(&va, &vb, &r))                                            \
+    X(MAX, r = LUTHIER__VSEL((va > vb) | (va != va), va, vb))                                    \
+    X(MIN, r = LUTHIER__VSEL((va < vb) | (va != va), va, vb))                                    \
+    X(PRELU, r = LUTHIER__VSEL(va < 0.0f, va * vb, va)) /* a < 0 ? a b : a (b: the slope) */     \
+    X(EQUAL, r = LUTHIER__VSEL(va == vb, one, zero))                                             \
+    X(GREATER, r = LUTHIER__VSEL(va > vb, one, zero))                                            \
+    X(LESS, r = LUTHIER__VSEL(va < vb, one, zero))                                               \
+    X(GREATER_EQUAL, r = LUTHIER__VSEL(va >= vb, one, zero))                                     \
+    X(LESS_EQUAL, r = LUTHIER__VSEL(va <= vb, one, zero))                                        \
+    X(AND, r = LUTHIER__VSEL((va != zero) & (vb != zero), one, zero))                            \
+    X(OR, r = LUTHIER__VSEL((va != zero) | (vb != zero), one, zero))                             \
+    X(XOR, r = LUTHIER__VSEL((va != zero) ^ (vb != zero), one, zero))                            \
+    X(MOD, LUTHIER__VN(luthier__v_mod)(&va, &vb, 1, &r))                                         \
+    X(FMOD, LUTHIER__VN(luthier__v_mod)(&va, &vb, 0, &r))
+
 typedef enum luthier__binary {
-    LUTHIER__BINARY_ADD,
-    LUTHIER__BINARY_SUB,
-    LUTHIER__BINARY_MUL,
-    LUTHIER__BINARY_DIV,
-    LUTHIER__BINARY_POW,
-    LUTHIER__BINARY_MAX,
-    LUTHIER__BINARY_MIN,
-    LUTHIER__BINARY_PRELU, /* a < 0 ? a b : a (b: the slope) */
-    /* comparisons and logic give 0/1 floats (booleans; any nonzero operand is true, NaN too);
-       a comparison with NaN is false. Same order as LUTHIER_OP_EQUAL .. LUTHIER_OP_MOD. */
-    LUTHIER__BINARY_EQUAL,
-    LUTHIER__BINARY_GREATER,
-    LUTHIER__BINARY_LESS,
-    LUTHIER__BINARY_GREATER_EQUAL,
-    LUTHIER__BINARY_LESS_EQUAL,
-    LUTHIER__BINARY_AND,
-    LUTHIER__BINARY_OR,
-    LUTHIER__BINARY_XOR,
-    LUTHIER__BINARY_MOD,  /* floored (Python): the sign of b; fmodf-exact; b = 0 gives NaN (i64: 0) */
-    LUTHIER__BINARY_FMOD, /* C fmod: the sign of a; b = 0 gives NaN (i64: 0) */
+#define LUTHIER__X(name, stmt) LUTHIER__BINARY_##name,
+    LUTHIER__BINARY_LIST(LUTHIER__X)
+#undef LUTHIER__X
     LUTHIER__BINARY_COUNT
 } luthier__binary;
 
@@ -1882,7 +1976,7 @@ typedef struct luthier__op_binary_job {
     int clamp;
     float lo, hi;
     float pow_exp; /* scalar exponent of POW when b is a scalar */
-    int pow_special; /* 0 generic, 1: x*x, 2: x*x*x, 3: sqrt, 4: x, 5: 1/x */
+    int pow_special; /* 0 generic, 1: x*x, 2: x*x*x, 3: sqrt (+0 for -0, +inf for -inf), 4: x, 5: 1/x */
     luthier__op_part part;
 } luthier__op_binary_job;
 

@@ -18,7 +18,13 @@ Models (weights: torch.manual_seed(0) default init, BN statistics randomized, ev
                         layer (4 heads, d 32, FFN 64, erf GELU); opset 13, so LayerNorm and GELU
                         are exported decomposed and the shape arithmetic as Shape/Gather/... chains
     bert_block_opset17  the same weights at opset 17 (LayerNormalization op)
+    gpt2_block          GPT-2-like: token + position embeddings, one pre-LN decoder layer (4
+                        heads, d 32, causal mask, FFN 128) with Hugging Face's tanh GELU
+                        (gelu_new, written out: Pow, Mul, Add, Tanh), final LayerNorm; opset 13
+
+    /usr/bin/python3 tests/onnx_export.py gpt2_block    # only the models named
 """
+import math
 import os
 import struct
 import sys
@@ -138,6 +144,44 @@ class BertBlock(nn.Module):
         return self.ln2(h + f)
 
 
+class NewGELU(nn.Module):
+    """Hugging Face's gelu_new (GPT-2), as transformers writes it."""
+
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, vocab=100, d=32, heads=4, ffn=128, positions=16):
+        super().__init__()
+        self.heads = heads
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(positions, d)
+        self.ln_1 = nn.LayerNorm(d)
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_proj = nn.Linear(d, d)
+        self.ln_2 = nn.LayerNorm(d)
+        self.c_fc = nn.Linear(d, ffn)
+        self.act = NewGELU()
+        self.mlp_proj = nn.Linear(ffn, d)
+        self.ln_f = nn.LayerNorm(d)
+        self.register_buffer("mask", torch.triu(torch.full((positions, positions), -1e4), 1))
+
+    def split(self, t):
+        b, s, d = t.size()
+        return t.view(b, s, self.heads, d // self.heads).transpose(1, 2)
+
+    def forward(self, ids):
+        b, s = ids.size()
+        h = self.wte(ids) + self.wpe(torch.arange(s).unsqueeze(0))
+        q, k, v = self.c_attn(self.ln_1(h)).split(h.size(-1), dim=2)
+        q, k, v = self.split(q), self.split(k), self.split(v)
+        att = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.size(-1)) + self.mask[:s, :s], dim=-1)
+        h = h + self.c_proj((att @ v).transpose(1, 2).contiguous().view(b, s, -1))
+        h = h + self.mlp_proj(self.act(self.c_fc(self.ln_2(h))))
+        return self.ln_f(h)
+
+
 def randomize_bn(model):
     g = torch.Generator().manual_seed(1)
     for m in model.modules():
@@ -168,21 +212,30 @@ def export(name, model, x, in_name, out_name, opset):
 
 
 def main():
+    want = set(sys.argv[1:])
     os.makedirs(OUT, exist_ok=True)
-    torch.manual_seed(0)
-    cnn = CNN()
-    randomize_bn(cnn)
-    export("cnn", cnn, torch.rand(1, 3, 32, 32) * 2 - 1, "image", "probs", 13)
-    torch.manual_seed(0)
-    rn = ResNet18Small()
-    randomize_bn(rn)
-    export("resnet18_small", rn, torch.rand(1, 3, 32, 32) * 2 - 1, "image", "logits", 13)
-    torch.manual_seed(0)
-    bert = BertBlock()
-    randomize_bn(bert)
+    if not want or "cnn" in want:
+        torch.manual_seed(0)
+        cnn = CNN()
+        randomize_bn(cnn)
+        export("cnn", cnn, torch.rand(1, 3, 32, 32) * 2 - 1, "image", "probs", 13)
+    if not want or "resnet18_small" in want:
+        torch.manual_seed(0)
+        rn = ResNet18Small()
+        randomize_bn(rn)
+        export("resnet18_small", rn, torch.rand(1, 3, 32, 32) * 2 - 1, "image", "logits", 13)
     ids = torch.randint(0, 100, (1, 16), generator=torch.Generator().manual_seed(3))
-    export("bert_block", bert, ids, "input_ids", "hidden", 13)
-    export("bert_block_opset17", bert, ids, "input_ids", "hidden", 17)
+    if not want or want & {"bert_block", "bert_block_opset17"}:
+        torch.manual_seed(0)
+        bert = BertBlock()
+        randomize_bn(bert)
+        export("bert_block", bert, ids, "input_ids", "hidden", 13)
+        export("bert_block_opset17", bert, ids, "input_ids", "hidden", 17)
+    if not want or "gpt2_block" in want:
+        torch.manual_seed(0)
+        gpt2 = GPT2Block()
+        randomize_bn(gpt2)
+        export("gpt2_block", gpt2, ids, "input_ids", "hidden", 13)
     return 0
 
 

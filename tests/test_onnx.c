@@ -1510,6 +1510,94 @@ static void test_onnx_logic_refusals(void) {
     }
 }
 
+/* MatMul then Add of a constant bias: with B a constant [5,7] and the bias [7] (either order)
+   one dense node with the bias; a bias [1], a B computed at run time (x x^T) or a product that is
+   also a graph output keep the add. Every case against the naive product. */
+static void test_onnx_matmul_bias(void) {
+    const int64_t dx[2] = {3, 5}, db[2] = {5, 7}, d7 = 7, d1 = 1, d3 = 3, dy[2] = {3, 7}, dyt[2] = {3, 3};
+    float x[15], w[35], bias[7], y[2][21], *outs[2];
+    luthier_context *ctx = onnx_ctx();
+    int k, e, i;
+    for (e = 0; e < 15; e++) x[e] = (float)(e % 6) * 0.5f - 1.2f;
+    for (e = 0; e < 35; e++) w[e] = (float)((e * 5) % 9) * 0.25f - 1.0f;
+    for (e = 0; e < 7; e++) bias[e] = (float)e - 3.5f;
+    for (k = 0; k < 5; k++) {
+        pbw m = {0, 0, 0}, g = {0, 0, 0};
+        luthier_graph *gr = NULL;
+        char err[512];
+        const int runtime_b = k == 3, n = runtime_b ? 3 : 7;
+        pbw_init_f32(&g, "W", 2, db, w, 35);
+        pbw_init_f32(&g, "bias", 1, k == 2 ? &d1 : runtime_b ? &d3 : &d7, bias, k == 2 ? 1 : (size_t)n);
+        if (runtime_b) pbw_node(&g, "Transpose", "x", NULL, "xt", "xt");
+        pbw_node(&g, "MatMul", "x", runtime_b ? "xt" : "W", "p", "mm");
+        pbw_node(&g, "Add", k == 1 ? "bias" : "p", k == 1 ? "p" : "bias", "y", "add");
+        pbw_vi(&g, 11, "x", 2, dx);
+        pbw_vi(&g, 12, "y", 2, runtime_b ? dyt : dy);
+        if (k == 4) pbw_vi(&g, 12, "p", 2, dy);
+        pbw_model(&m, &g, 13);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "case %d: %s", k, err);
+        free(m.p);
+        if (!gr || !ctx) {
+            luthier_graph_destroy(gr);
+            continue;
+        }
+        CHECK(onnx_count_op(gr, LUTHIER_OP_ADD) == (k >= 2) && onnx_count_op(gr, runtime_b ? LUTHIER_OP_MATMUL : LUTHIER_OP_DENSE) == 1,
+              "case %d: %d adds", k, onnx_count_op(gr, LUTHIER_OP_ADD));
+        outs[0] = y[0];
+        outs[1] = y[1];
+        CHECK(onnx_run_simple(ctx, gr, x, outs), "case %d runs", k);
+        for (e = 0; e < 3 * n; e++) {
+            double prod = 0;
+            const int r = e / n, col = e % n;
+            for (i = 0; i < 5; i++) prod += (double)x[r * 5 + i] * (runtime_b ? (double)x[col * 5 + i] : (double)w[i * 7 + col]);
+            CHECK(fabs(y[0][e] - (prod + bias[k == 2 ? 0 : col])) <= 1e-5, "case %d [%d]: %g, want %g", k, e, (double)y[0][e],
+                  prod + bias[k == 2 ? 0 : col]);
+            if (k == 4) CHECK(fabs(y[1][e] - prod) <= 1e-5, "case %d product [%d]: %g, want %g", k, e, (double)y[1][e], prod);
+        }
+        luthier_graph_destroy(gr);
+    }
+    luthier_context_destroy(ctx);
+}
+
+/* GPT-2-like block exported by PyTorch at opset 13 (tests/onnx_export.py): its tanh GELU, written
+   out in elementary operators, loads as one GELU (approximate) that the plan fuses into the
+   c_fc dense before it; no_patterns keeps the operators, and both match PyTorch. */
+static void test_onnx_torch_gpt2(void) {
+    char err[512];
+    luthier_graph *g = NULL;
+    luthier_onnx_options o;
+    luthier_context *ctx = onnx_ctx();
+    luthier_plan *p = NULL;
+    int i, fused = 0;
+    onnx_check_model("gpt2_block", 1e-4);
+    CHECK(luthier_onnx_load(ONNX_MODELS_DIR "/gpt2_block.onnx", NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+    if (g) {
+        luthier_plan_info pi;
+        CHECK(onnx_count_op(g, LUTHIER_OP_GELU) == 1 && onnx_count_op(g, LUTHIER_OP_TANH) == 0 && onnx_count_op(g, LUTHIER_OP_POW) == 0,
+              "%d GELUs, %d tanh, %d pow", onnx_count_op(g, LUTHIER_OP_GELU), onnx_count_op(g, LUTHIER_OP_TANH), onnx_count_op(g, LUTHIER_OP_POW));
+        CHECK(onnx_count_op(g, LUTHIER_OP_LAYER_NORM) == 3, "%d layer norms", onnx_count_op(g, LUTHIER_OP_LAYER_NORM));
+        CHECK(ctx && luthier_plan_create(ctx, g, NULL, &p) == LUTHIER_STATUS_OK && luthier_plan_get_info(p, &pi) == LUTHIER_STATUS_OK,
+              "plan: %s", ctx ? luthier_context_error(ctx) : "no context");
+        for (i = 0; p && i < pi.num_steps; i++) {
+            luthier_step_info si;
+            if (luthier_plan_step_info(p, i, &si) == LUTHIER_STATUS_OK && si.op == LUTHIER_OP_DENSE && strstr(si.fused, "gelu")) fused++;
+            CHECK(si.op != LUTHIER_OP_GELU, "step %d is a GELU of its own", i);
+        }
+        CHECK(fused == 1, "%d dense steps with the GELU fused", fused);
+        luthier_plan_destroy(p);
+        luthier_graph_destroy(g);
+    }
+    memset(&o, 0, sizeof o);
+    o.no_patterns = 1;
+    g = NULL;
+    CHECK(luthier_onnx_load(ONNX_MODELS_DIR "/gpt2_block.onnx", &o, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+    if (g) {
+        CHECK(onnx_count_op(g, LUTHIER_OP_GELU) == 0 && onnx_count_op(g, LUTHIER_OP_TANH) == 1, "patterns kept");
+        luthier_graph_destroy(g);
+    }
+    luthier_context_destroy(ctx);
+}
+
 /* Mul(t, Sigmoid(t)) in either order becomes one silu step; a Sigmoid output that has a second
    consumer, or is a graph output, keeps the two steps. Every variant against x sigmoid(x). */
 static void test_onnx_silu_pattern(void) {
@@ -1552,6 +1640,282 @@ static void test_onnx_silu_pattern(void) {
         luthier_graph_destroy(gr);
     }
     luthier_context_destroy(ctx);
+}
+
+/* Tile of x [2,3] by rep: x a constant (f32, or i64 read through a Cast; + a [1] input z, so
+   that the plan has an input) or the graph input at run time. */
+static const float tile_cf[6] = {1.5f, -2, 3.25f, 4, -5.5f, 6};
+static const int64_t tile_ci[6] = {7, -8, 9, 10, -11, 12};
+static luthier_status tile_load(const int64_t *rep, int runtime, int isint, luthier_graph **g, char *err, size_t esz) {
+    const int64_t dx[2] = {2, 3}, two = 2, one = 1;
+    int64_t dy[2];
+    pbw m = {0, 0, 0}, gr = {0, 0, 0};
+    luthier_status s;
+    dy[0] = rep[0] > 0 && rep[0] < 100000 ? 2 * rep[0] : 1;
+    dy[1] = rep[1] > 0 && rep[1] < 100000 ? 3 * rep[1] : 1;
+    pbw_init(&gr, "r", 7, 1, &two, rep, 2 * sizeof(int64_t));
+    if (runtime) {
+        pbw_node(&gr, "Tile", "x", "r", "y", "tile");
+        pbw_vi(&gr, 11, "x", 2, dx);
+    } else {
+        if (isint) pbw_init(&gr, "c", 7, 2, dx, tile_ci, sizeof tile_ci);
+        else pbw_init_f32(&gr, "c", 2, dx, tile_cf, 6);
+        pbw_node(&gr, "Tile", "c", "r", "t", "tile");
+        if (isint) pbw_cast(&gr, "t", "tf", 1);
+        pbw_node(&gr, "Add", isint ? "tf" : "t", "z", "y", "add");
+        pbw_vi(&gr, 11, "z", 1, &one);
+    }
+    pbw_vi(&gr, 12, "y", 2, dy);
+    pbw_model(&m, &gr, 13);
+    s = luthier_onnx_load_memory(m.p, m.n, NULL, g, err, esz);
+    free(m.p);
+    return s;
+}
+
+/* Tile of a constant folds at load time whatever its repeats (400 and 100 as in ssdlite's anchor
+   generator; i64 too); at run time, repeats above 64 (concats of concats). Both against the
+   naive y[i][j] = x[i % 2][j % 3]. Repeats with an output above the limits (2^26 elements
+   folded, 2^40 at run time, or int64 overflow: UNSUPPORTED), negative or of the wrong count
+   (INVALID_ARGUMENT) are refused with a message. */
+static void test_onnx_tile(void) {
+    static const int64_t ok[][2] = {{3, 400}, {100, 1}, {2, 70}, {1, 200}, {1, 128}, {65, 3}, {1, 1}};
+    static const int64_t bad[][2] = {{(int64_t)1 << 62, (int64_t)1 << 62}, {1 << 14, 1 << 14}, {-1, 2}, {(int64_t)1 << 40, 3}};
+    luthier_context *ctx = onnx_ctx();
+    float z = 0.25f, xr[6] = {0.5f, 1, -1.5f, 2, 2.5f, -3};
+    int k, mode;
+    for (mode = 0; mode < 3; mode++) /* folded f32, folded i64, run time */
+        for (k = 0; k < (int)(sizeof ok / sizeof ok[0]); k++) {
+            luthier_graph *g = NULL;
+            char err[512];
+            const size_t rows = 2 * (size_t)ok[k][0], cols = 3 * (size_t)ok[k][1];
+            float *y = (float *)test_alloc(rows * cols * sizeof(float)), *outs[1];
+            size_t i, j;
+            CHECK(tile_load(ok[k], mode == 2, mode == 1, &g, err, sizeof err) == LUTHIER_STATUS_OK, "mode %d case %d: %s", mode, k, err);
+            if (g && mode < 2) CHECK(onnx_count_op(g, LUTHIER_OP_CONCAT) == 0 && luthier_graph_num_nodes(g) == 1, "mode %d case %d: not folded", mode, k);
+            outs[0] = y;
+            if (g && ctx) CHECK(onnx_run_simple(ctx, g, mode == 2 ? xr : &z, outs), "mode %d case %d runs", mode, k);
+            for (i = 0; g && ctx && i < rows; i++)
+                for (j = 0; j < cols; j++) {
+                    const int64_t ii = (int64_t)(i % 2 * 3 + j % 3);
+                    const float want = mode == 2 ? xr[ii] : mode == 1 ? (float)tile_ci[ii] + z : tile_cf[ii] + z;
+                    if (y[i * cols + j] != want) {
+                        CHECK(0, "mode %d case %d y[%zu][%zu] = %g, want %g", mode, k, i, j, (double)y[i * cols + j], (double)want);
+                        i = rows;
+                        break;
+                    }
+                }
+            free(y);
+            luthier_graph_destroy(g);
+        }
+    for (mode = 0; mode < 2; mode++)
+        for (k = 0; k < (int)(sizeof bad / sizeof bad[0]); k++) {
+            luthier_graph *g = NULL;
+            char err[512];
+            const luthier_status s = tile_load(bad[k], mode, 0, &g, err, sizeof err);
+            if (mode == 1 && k == 1) { /* 6 x 2^28 elements: within the run-time limit */
+                luthier_graph_destroy(g);
+                continue;
+            }
+            CHECK(s == (k == 2 ? LUTHIER_STATUS_INVALID_ARGUMENT : LUTHIER_STATUS_UNSUPPORTED) && !g && strstr(err, "'tile'") && strstr(err, k == 2 ? "negative" : "more than"),
+                  "mode %d case %d: status %d: %s", mode, k, (int)s, err);
+            luthier_graph_destroy(g);
+        }
+    { /* repeats of the wrong count */
+        const int64_t rep[2] = {2, 2};
+        luthier_graph *g = NULL;
+        char err[512];
+        pbw m = {0, 0, 0}, gr = {0, 0, 0};
+        const int64_t dx[2] = {2, 3}, one = 1;
+        pbw_init(&gr, "r", 7, 1, &one, rep, sizeof(int64_t));
+        pbw_node(&gr, "Tile", "x", "r", "y", "tile");
+        pbw_vi(&gr, 11, "x", 2, dx);
+        pbw_vi(&gr, 12, "y", 2, dx);
+        pbw_model(&m, &gr, 13);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &g, err, sizeof err) == LUTHIER_STATUS_INVALID_ARGUMENT && !g &&
+                  strstr(err, "repeats must be"), "wrong count: %s", err);
+        free(m.p);
+    }
+    luthier_context_destroy(ctx);
+}
+
+/* The tanh GELU written out in elementary operators, as exporters write it (GPT-2's gelu_new:
+   Pow or Mul for the cube, constants on either side, the half first, last, on (1 + tanh), or
+   as / 2), loads as one GELU (approximate) and near misses (another constant or exponent, a
+   rank-1 constant, an intermediate with another consumer) load as written; every case against
+   the same model loaded with no_patterns and against the formula of what it writes. The last
+   case feeds it from a Gemm: one plan step (the dense with its activation). */
+typedef struct gelu_form {
+    const char *n[10][4]; /* op, input 0, input 1 (NULL: none), output */
+    int fused;
+    double half, k1, k2, e; /* half x (1 + tanh(k1 (x + k2 x^e))) */
+    const char *out2;     /* a second graph output, or NULL */
+} gelu_form;
+
+static const gelu_form gelu_forms[] = {
+    {{{"Pow", "x", "c3", "p"}, {"Mul", "p", "c044", "w"}, {"Add", "x", "w", "v"}, {"Mul", "v", "csq", "u"},
+      {"Tanh", "u", NULL, "t"}, {"Add", "t", "c1", "a"}, {"Mul", "x", "c05", "h"}, {"Mul", "h", "a", "y"}},
+     1, 0.5, 0.7978845608028654, 0.044715, 3, NULL},
+    {{{"Mul", "x", "x", "s"}, {"Mul", "x", "s", "p"}, {"Mul", "c044", "p", "w"}, {"Add", "w", "x", "v"},
+      {"Mul", "csq", "v", "u"}, {"Tanh", "u", NULL, "t"}, {"Add", "c1", "t", "a"}, {"Mul", "x", "a", "m"},
+      {"Mul", "m", "c05", "y"}},
+     1, 0.5, 0.7978845608028654, 0.044715, 3, NULL},
+    {{{"Mul", "x", "x", "s"}, {"Mul", "s", "x", "p"}, {"Mul", "p", "c044", "w"}, {"Add", "x", "w", "v"},
+      {"Mul", "v", "csq", "u"}, {"Tanh", "u", NULL, "t"}, {"Add", "t", "c1", "a"}, {"Mul", "a", "x", "m"},
+      {"Div", "m", "c2", "y"}},
+     1, 0.5, 0.7978845608028654, 0.044715, 3, NULL},
+    {{{"Pow", "x", "c3", "p"}, {"Mul", "p", "c044", "w"}, {"Add", "x", "w", "v"}, {"Mul", "v", "csq", "u"},
+      {"Tanh", "u", NULL, "t"}, {"Add", "t", "c1", "a"}, {"Mul", "a", "c05", "m"}, {"Mul", "x", "m", "y"}},
+     1, 0.5, 0.7978845608028654, 0.044715, 3, NULL},
+    {{{"Pow", "x", "c3", "p"}, {"Mul", "c044", "p", "w"}, {"Add", "w", "x", "v"}, {"Mul", "csq", "v", "u"},
+      {"Tanh", "u", NULL, "t"}, {"Add", "c1", "t", "a"}, {"Div", "a", "c2", "m"}, {"Mul", "m", "x", "y"}},
+     1, 0.5, 0.7978845608028654, 0.044715, 3, NULL},
+    {{{"Pow", "x", "c3", "p"}, {"Mul", "p", "c044", "w"}, {"Add", "x", "w", "v"}, {"Mul", "v", "csq", "u"},
+      {"Tanh", "u", NULL, "t"}, {"Add", "t", "c1", "a"}, {"Div", "x", "c2", "h"}, {"Mul", "a", "h", "y"}},
+     1, 0.5, 0.7978845608028654, 0.044715, 3, NULL},
+    {{{"Pow", "x", "c3i", "p"}, {"Mul", "p", "c044", "w"}, {"Add", "x", "w", "v"}, {"Mul", "v", "csqf", "u"},
+      {"Tanh", "u", NULL, "t"}, {"Add", "t", "c1", "a"}, {"Mul", "c05", "x", "h"}, {"Mul", "h", "a", "y"}},
+     1, 0.5, 0.7978845608028654, 0.044715, 3, NULL},
+    /* near misses */
+    {{{"Pow", "x", "c3", "p"}, {"Mul", "p", "c04", "w"}, {"Add", "x", "w", "v"}, {"Mul", "v", "csq", "u"},
+      {"Tanh", "u", NULL, "t"}, {"Add", "t", "c1", "a"}, {"Mul", "x", "c05", "h"}, {"Mul", "h", "a", "y"}},
+     0, 0.5, 0.7978845608028654, 0.04, 3, NULL},
+    {{{"Pow", "x", "c2", "p"}, {"Mul", "p", "c044", "w"}, {"Add", "x", "w", "v"}, {"Mul", "v", "csq", "u"},
+      {"Tanh", "u", NULL, "t"}, {"Add", "t", "c1", "a"}, {"Mul", "x", "c05", "h"}, {"Mul", "h", "a", "y"}},
+     0, 0.5, 0.7978845608028654, 0.044715, 2, NULL},
+    {{{"Pow", "x", "c3", "p"}, {"Mul", "p", "c044", "w"}, {"Add", "x", "w", "v"}, {"Mul", "v", "c08", "u"},
+      {"Tanh", "u", NULL, "t"}, {"Add", "t", "c1", "a"}, {"Mul", "x", "c05", "h"}, {"Mul", "h", "a", "y"}},
+     0, 0.5, 0.8, 0.044715, 3, NULL},
+    {{{"Pow", "x", "c3", "p"}, {"Mul", "p", "c044", "w"}, {"Add", "x", "w", "v"}, {"Mul", "v", "csq", "u"},
+      {"Tanh", "u", NULL, "t"}, {"Add", "t", "c1", "a"}, {"Mul", "x", "c05v", "h"}, {"Mul", "h", "a", "y"}},
+     0, 0.5, 0.7978845608028654, 0.044715, 3, NULL},
+    {{{"Pow", "x", "c3", "p"}, {"Mul", "p", "c044", "w"}, {"Add", "x", "w", "v"}, {"Mul", "v", "csq", "u"},
+      {"Tanh", "u", NULL, "t"}, {"Add", "t", "c1", "a"}, {"Mul", "x", "c05", "h"}, {"Mul", "h", "a", "y"}},
+     0, 0.5, 0.7978845608028654, 0.044715, 3, "t"},
+    {{{"Mul", "x", "x", "s"}, {"Mul", "x", "s", "p"}, {"Mul", "c044", "p", "w"}, {"Add", "w", "x", "v"},
+      {"Mul", "csq", "v", "u"}, {"Tanh", "u", NULL, "t"}, {"Add", "c1", "t", "a"}, {"Mul", "x", "a", "m"},
+      {"Mul", "m", "c05", "y"}},
+     0, 0.5, 0.7978845608028654, 0.044715, 3, "s"},
+    {{{"Pow", "x", "c3", "p"}, {"Mul", "p", "c044", "w"}, {"Add", "x", "w", "v"}, {"Mul", "v", "csq", "u"},
+      {"Tanh", "u", NULL, "t"}, {"Add", "t", "c1", "a"}, {"Mul", "x", "a", "m"}, {"Mul", "m", "c04", "y"}},
+     0, 0.04, 0.7978845608028654, 0.044715, 3, NULL},
+};
+
+static float gelu_w(int k) { return (float)(k * 7 % 11 - 5) * 0.3f; }
+
+/* x [3,7] (or, with gemm, in [3,5] through Gemm to x) -> the form; constants as initializers */
+static void gelu_form_model(pbw *m, const gelu_form *f, int gemm) {
+    static const struct { const char *name; float v; } scal[] = {{"c3", 3}, {"c044", 0.044715f}, {"csq", 0.7978845608f},
+        {"csqf", 0.79788456f}, {"c1", 1}, {"c05", 0.5f}, {"c2", 2}, {"c04", 0.04f}, {"c08", 0.8f}};
+    const int64_t dims[2] = {3, 7}, dx[2] = {3, 5}, one = 1, three = 3;
+    pbw g = {0, 0, 0};
+    float wt[35], bias[7];
+    unsigned k;
+    for (k = 0; k < 10 && f->n[k][0]; k++) pbw_node(&g, f->n[k][0], f->n[k][1], f->n[k][2], f->n[k][3], f->n[k][3]);
+    for (k = 0; k < sizeof scal / sizeof scal[0]; k++) pbw_init_f32(&g, scal[k].name, 0, NULL, &scal[k].v, 1);
+    pbw_init_f32(&g, "c05v", 1, &one, &scal[5].v, 1);
+    pbw_init(&g, "c3i", 7, 0, NULL, &three, sizeof three);
+    if (gemm) {
+        const char *gi[3] = {"in", "W", "B"};
+        for (k = 0; k < 35; k++) wt[k] = gelu_w((int)k);
+        for (k = 0; k < 7; k++) bias[k] = (float)k * 0.25f - 1.0f;
+        pbw_init_f32(&g, "W", 2, (const int64_t[2]){5, 7}, wt, 35);
+        pbw_init_f32(&g, "B", 1, &dims[1], bias, 7);
+        pbw_node_k(&g, "Gemm", gi, 3, "x", NULL, 0);
+    }
+    pbw_vi(&g, 11, gemm ? "in" : "x", 2, gemm ? dx : dims);
+    pbw_vi(&g, 12, "y", 2, dims);
+    if (f->out2) pbw_vi(&g, 12, f->out2, 2, dims);
+    pbw_model(m, &g, 13);
+}
+
+/* what form f computes from x (double) */
+static double gelu_form_ref(const gelu_form *f, double x) {
+    const double inner = f->k1 * (x + f->k2 * (f->e == 3 ? x * x * x : x * x));
+    return f->half * x * (1 + tanh(inner));
+}
+
+static void test_onnx_gelu_tanh_pattern(void) {
+    const int nf = (int)(sizeof gelu_forms / sizeof gelu_forms[0]);
+    float x[21], xin[15], y[2][21], yu[2][21], *outs[2], *uouts[2];
+    luthier_context *ctx = onnx_ctx();
+    luthier_onnx_options nop;
+    int k, e;
+    memset(&nop, 0, sizeof nop);
+    nop.no_patterns = 1;
+    for (e = 0; e < 21; e++) x[e] = (float)(e - 12) * 0.61f;
+    for (e = 0; e < 15; e++) xin[e] = (float)((e * 5) % 15 - 7) * 0.17f;
+    x[0] = NAN; x[1] = INFINITY; x[2] = 1e20f; x[3] = -1e-3f; x[20] = 9.5f;
+    for (k = 0; k <= nf; k++) { /* k == nf: form 0 behind a Gemm */
+        const gelu_form *f = &gelu_forms[k < nf ? k : 0];
+        const int gemm = k == nf, two = f->out2 != NULL;
+        pbw m = {0, 0, 0};
+        luthier_graph *gr = NULL, *gu = NULL;
+        luthier_node_desc d;
+        char err[512];
+        gelu_form_model(&m, f, gemm);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "case %d: %s", k, err);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, &nop, &gu, err, sizeof err) == LUTHIER_STATUS_OK, "case %d unfused: %s", k, err);
+        free(m.p);
+        if (!gr || !gu || !ctx) {
+            luthier_graph_destroy(gr);
+            luthier_graph_destroy(gu);
+            continue;
+        }
+        CHECK(onnx_count_op(gr, LUTHIER_OP_GELU) == f->fused && onnx_count_op(gu, LUTHIER_OP_GELU) == 0, "case %d: %d GELUs",
+              k, onnx_count_op(gr, LUTHIER_OP_GELU));
+        if (f->fused) {
+            memset(&d, 0, sizeof d);
+            CHECK(luthier_graph_num_nodes(gr) == 1 + gemm, "case %d: %d nodes", k, luthier_graph_num_nodes(gr));
+            CHECK(luthier_graph_node_desc(gr, gemm, &d) == LUTHIER_STATUS_OK && d.op == LUTHIER_OP_GELU && d.approximate == 1,
+                  "case %d: node %d is %s approximate %d", k, gemm, luthier_op_name(d.op), d.approximate);
+        }
+        if (gemm) {
+            luthier_plan *p = NULL;
+            luthier_plan_info pi;
+            CHECK(luthier_plan_create(ctx, gr, NULL, &p) == LUTHIER_STATUS_OK && luthier_plan_get_info(p, &pi) == LUTHIER_STATUS_OK &&
+                      pi.num_steps == 1, "gemm + gelu: %d steps", p ? pi.num_steps : -1);
+            luthier_plan_destroy(p);
+        }
+        outs[0] = y[0], outs[1] = y[1], uouts[0] = yu[0], uouts[1] = yu[1];
+        CHECK(onnx_run_simple(ctx, gr, gemm ? xin : x, outs) && onnx_run_simple(ctx, gu, gemm ? xin : x, uouts), "case %d runs", k);
+        for (e = 0; e < 21; e++) {
+            double xv = x[e], want, tol;
+            int o, i;
+            if (gemm) /* x [3,7] = in [3,5] W [5,7] + B */
+                for (xv = (double)(e % 7) * 0.25 - 1.0, i = 0; i < 5; i++) xv += (double)xin[e / 7 * 5 + i] * (double)gelu_w(i * 7 + e % 7);
+            want = gelu_form_ref(f, xv);
+            tol = (gemm ? 1e-5 : 1e-6) * (fabs(want) > 1 ? fabs(want) : 1);
+            CHECK(onnx_close(y[0][e], want) || fabs(y[0][e] - want) <= tol, "case %d x = %g: %.9g, want %.9g", k, xv, (double)y[0][e], want);
+            CHECK(onnx_close(y[0][e], yu[0][e]) || fabs(y[0][e] - yu[0][e]) <= tol, "case %d x = %g: %.9g, unfused %.9g", k, xv,
+                  (double)y[0][e], (double)yu[0][e]);
+            for (o = 1; o < 1 + two; o++) CHECK(y[o][e] == yu[o][e] || (y[o][e] != y[o][e] && yu[o][e] != yu[o][e]), "case %d output %d x = %g", k, o, xv);
+        }
+        luthier_graph_destroy(gr);
+        luthier_graph_destroy(gu);
+    }
+    luthier_context_destroy(ctx);
+}
+
+/* The tanh GELU chain with a node of the wrong arity (Tanh of two inputs, Mul or Pow of one):
+   refused as INVALID_ARGUMENT naming the node, before the matcher reads it. */
+static void test_onnx_gelu_tanh_arity(void) {
+    static const char *const bad[3][4] = {{"Tanh", "u", "u", "t"}, {"Mul", "h", NULL, "y"}, {"Pow", "x", NULL, "p"}};
+    int k, i;
+    for (k = 0; k < 3; k++) {
+        gelu_form f = gelu_forms[0];
+        pbw m = {0, 0, 0};
+        luthier_graph *g = NULL;
+        char err[512], want[64];
+        luthier_status s;
+        for (i = 0; i < 10 && f.n[i][0]; i++)
+            if (!strcmp(f.n[i][3], bad[k][3])) memcpy(f.n[i], bad[k], sizeof bad[k]);
+        gelu_form_model(&m, &f, 0);
+        s = luthier_onnx_load_memory(m.p, m.n, NULL, &g, err, sizeof err);
+        snprintf(want, sizeof want, "'%s' (%s)", bad[k][3], bad[k][0]);
+        CHECK(s == LUTHIER_STATUS_INVALID_ARGUMENT && !g && strstr(err, want), "case %d: status %d: %s", k, (int)s, err);
+        free(m.p);
+        luthier_graph_destroy(g);
+    }
 }
 
 /* DequantizeLinear of int8 (per axis), uint8 (int32_data, per tensor) and int32 (bias-like, per
@@ -3494,6 +3858,9 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_torch_cnn);
     RUN(test_onnx_torch_resnet);
     RUN(test_onnx_torch_bert);
+    RUN(test_onnx_torch_gpt2);
+    RUN(test_onnx_matmul_bias);
+    RUN(test_onnx_tile);
     RUN(test_onnx_quant_constants);
     RUN(test_onnx_lrn_zero_attrs);
     RUN(test_onnx_op_opset_range);
@@ -3507,6 +3874,8 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_logic);
     RUN(test_onnx_logic_refusals);
     RUN(test_onnx_silu_pattern);
+    RUN(test_onnx_gelu_tanh_pattern);
+    RUN(test_onnx_gelu_tanh_arity);
     RUN(test_onnx_backend_activations);
     RUN(test_onnx_quant_after_activations);
     RUN(test_onnx_quant_activations);

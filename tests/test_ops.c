@@ -490,6 +490,100 @@ static void ops_binary_case(luthier__binary kind, const int64_t *as, const int64
     free(ref);
 }
 
+/* ---- pow and mod against the scalar oracle ---------------------------------------------------- */
+
+static const float ops_pm_special[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 2.0f, -2.0f, 3.0f, -3.0f, INFINITY, -INFINITY,
+                                       NAN, 1e-40f, -1e-40f, FLT_MAX, -FLT_MAX, FLT_MIN, 1.5f, -2.5f, 1e10f, -1e10f, 7.0f,
+                                       0.1f, 33.0f, -0.75f, 3e-39f, 1.0000001f};
+
+/* bits distance of two floats of one sign (ulps), or a large number */
+static uint32_t ops_ulps(float a, float b) {
+    int32_t ia, ib;
+    memcpy(&ia, &a, 4);
+    memcpy(&ib, &b, 4);
+    if ((ia < 0) != (ib < 0)) return 0xffffffffu;
+    return ia > ib ? (uint32_t)(ia - ib) : (uint32_t)(ib - ia);
+}
+
+/* got against the oracle want: NaN for NaN; zeros, infinities and (ulps == 0) everything
+   bit for bit; else within ulps */
+static int ops_pm_close(float got, float want, uint32_t ulps) {
+    if (want != want) return got != got;
+    if (want == 0.0f || isinf(want) || ulps == 0) return memcmp(&got, &want, 4) == 0;
+    return ops_ulps(got, want) <= ulps;
+}
+
+/* kind over n pairs (b broadcast from one value when bscalar) on every variant: POW within
+   ulps of powf, MOD / FMOD bit for bit luthier__op_fmod's; returns failures */
+static int ops_pm_run(luthier__binary kind, const float *a, const float *b, size_t n, int bscalar, uint32_t ulps) {
+    const int64_t sn[1] = {(int64_t)n}, s1[1] = {1};
+    float *y = (float *)test_alloc((n ? n : 1) * sizeof(float));
+    int v, bad = 0;
+    size_t i;
+    for (v = 0; v < OE.n && !bad; v++) {
+        for (i = 0; i < n; i++) y[i] = test_sentinel();
+        if (luthier__op_binary(OE.ctx[v], OE.cfgp[v], kind, a, sn, b, bscalar ? s1 : sn, y, sn, 1, LUTHIER_ACTIVATION_NONE, 0, 0) !=
+            LUTHIER_STATUS_OK) {
+            CHECK(0, "kind %d n %zu variant %s: %s", (int)kind, n, OE.name[v], luthier_context_error(OE.ctx[v]));
+            bad++;
+            break;
+        }
+        for (i = 0; i < n; i++) {
+            const float bv = b[bscalar ? 0 : i];
+            const float want = kind == LUTHIER__BINARY_POW ? powf(a[i], bv) : luthier__op_fmod(a[i], bv, kind == LUTHIER__BINARY_MOD);
+            if (!ops_pm_close(y[i], want, kind == LUTHIER__BINARY_POW ? ulps : 0)) {
+                if (bad < 3)
+                    CHECK(0, "kind %d n %zu [%zu] variant %s: (%.9g, %.9g) gives %.9g, oracle %.9g", (int)kind, n, i, OE.name[v],
+                          (double)a[i], (double)bv, (double)y[i], (double)want);
+                bad++;
+            }
+        }
+    }
+    free(y);
+    return bad;
+}
+
+/* Pow (general exponents: exp / log in double; the scalar exponents 2, 3, 0.5, 1, -1) and Mod /
+   FMod (exact) in every ISA's vector code against powf and luthier__op_fmod: every pair of
+   special values (zeros of both signs, infinities, NaN, subnormals, FLT_MAX, odd / even /
+   fractional exponents, negative bases), random pairs over wide ranges (quotients past 2^28
+   for mod), lengths 1..40 and 1000 (tails), b per element or broadcast. */
+static void test_op_pow_mod(void) {
+    const size_t ns = sizeof ops_pm_special / sizeof ops_pm_special[0], np = ns * ns;
+    static const float scal[] = {2.0f, 3.0f, 0.5f, 1.0f, -1.0f, 1.7f, -2.0f, 0.0f, NAN, INFINITY};
+    const size_t nr = T.quick ? 4000 : 40000;
+    float *a = (float *)test_alloc((np > nr ? np : nr) * sizeof(float)), *b = (float *)test_alloc((np > nr ? np : nr) * sizeof(float));
+    size_t i, n, k;
+    int kind, fails = 0;
+    for (i = 0; i < np; i++) {
+        a[i] = ops_pm_special[i / ns];
+        b[i] = ops_pm_special[i % ns];
+    }
+    for (kind = 0; kind < 3; kind++) {
+        const luthier__binary kd = kind == 0 ? LUTHIER__BINARY_POW : kind == 1 ? LUTHIER__BINARY_MOD : LUTHIER__BINARY_FMOD;
+        fails += ops_pm_run(kd, a, b, np, 0, 1);
+        for (n = 1; n <= 40 && !fails; n++) fails += ops_pm_run(kd, a + 7 * n, b + 7 * n, n, 0, 1);
+        for (k = 0; k < sizeof scal / sizeof scal[0] && !fails; k++) /* one exponent / divisor: the special paths */
+            fails += ops_pm_run(kd, a, &scal[k], np, 1, k == 1 ? 2 : 1);
+    }
+    for (i = 0; i < nr; i++) { /* pow: bases over 2^-60 .. 2^60 of both signs, exponents +-24 (integers too) */
+        const double e = (double)test_rand_int(-60, 60) + 0.5 * (test_rand_float() + 1.0);
+        a[i] = (float)(exp2(e) * (test_rand_int(0, 3) ? 1 : -1));
+        b[i] = test_rand_int(0, 2) ? 24.0f * test_rand_float() : (float)test_rand_int(-40, 40);
+    }
+    for (n = 0; n < nr && !fails; n += 1000) fails += ops_pm_run(LUTHIER__BINARY_POW, a + n, b + n, nr - n < 1000 ? nr - n : 1000, 0, 1);
+    for (i = 0; i < nr; i++) { /* mod: quotients from 2^-40 to 2^40 */
+        a[i] = (float)(exp2((double)test_rand_int(-50, 50) * test_rand_float()) * 1000.0 * test_rand_float());
+        b[i] = (float)(exp2((double)test_rand_int(-20, 20) * test_rand_float()) * test_rand_float());
+        if (i % 97 == 0) a[i] = b[i] * (float)test_rand_int(-1000, 1000); /* exact multiples: +-0 */
+    }
+    for (kind = 0; kind < 2; kind++)
+        for (n = 0; n < nr && !fails; n += 1000)
+            fails += ops_pm_run(kind ? LUTHIER__BINARY_MOD : LUTHIER__BINARY_FMOD, a + n, b + n, nr - n < 1000 ? nr - n : 1000, 0, 0);
+    free(a);
+    free(b);
+}
+
 static void test_op_binary(void) {
     const int iters = T.quick ? 60 : 300;
     int it, k;
@@ -1330,6 +1424,7 @@ static void run_ops_tests(void) {
     RUN(test_op_unary_exact);
     RUN(test_op_unary_shapes);
     RUN(test_op_binary);
+    RUN(test_op_pow_mod);
     RUN(test_op_where_cast);
     RUN(test_op_pool2d);
     RUN(test_op_adaptive_avgpool);
