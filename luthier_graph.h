@@ -4303,10 +4303,14 @@ LUTHIER_PRIVATE int luthier__record_parse(char *line, char **fp, char **sig, lut
         if (strcmp(field[2], luthier_conv_algorithm_name((luthier_conv_algorithm)a)) == 0) break;
     if (a == (int)LUTHIER_CONV_ALGORITHM_COUNT && strcmp(field[2], "-") != 0) return 0;
     cfg->algorithm = a == (int)LUTHIER_CONV_ALGORITHM_COUNT ? LUTHIER_CONV_AUTO : (luthier_conv_algorithm)a;
-    if (strcmp(field[3], "-") != 0) {
-        if (strlen(field[3]) >= sizeof cfg->kernel ||
-            !luthier__kernel_named(field[3]))
-            return 0;
+    if (strcmp(field[3], "-") != 0) { /* a kernel, or one per cluster (K0,K1: luthier__cfg_kernels) */
+        char knob[sizeof cfg->kernel];
+        const char *names[LUTHIER_MAX_CLUSTERS];
+        int k;
+        if (strlen(field[3]) >= sizeof cfg->kernel || !luthier__cfg_kernels(field[3], knob, sizeof knob, names)) return 0;
+        if (!names[0] && !luthier__kernel_named(knob)) return 0;
+        for (k = 0; k < LUTHIER_MAX_CLUSTERS && names[k]; k++)
+            if (!luthier__kernel_named(names[k])) return 0;
         snprintf(cfg->kernel, sizeof cfg->kernel, "%s", field[3]);
     }
     if (strcmp(field[4], "dynamic") == 0) cfg->schedule = LUTHIER_SCHEDULE_DYNAMIC;

@@ -121,6 +121,11 @@ static void test_tune_run_and_records(void) {
         cfg = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg);
         CHECK(luthier_records_apply(ctx, b.g, rec, cfg, &matched) == LUTHIER_STATUS_OK, "apply: %s", luthier_context_error(ctx));
         CHECK(matched == 7, "%d nodes matched (%d threads; notes: %s)", matched, threads, luthier_context_error(ctx));
+        if (matched != 7 && (fh = fopen(rec, "r"))) { /* show the records */
+            char line[1200];
+            while (fgets(line, sizeof line, fh)) printf("    | %s", line);
+            fclose(fh);
+        }
         { /* the same records from memory (CRLF line ends too) configure the same nodes */
             luthier_node_config *cfg2 = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg2);
             char *text = (char *)calloc(1, 1 << 16), line[1200];
@@ -457,6 +462,27 @@ static void tune_check_cluster_steps(luthier_plan *p, const char *k, const char 
    "K,K"; a plan runs a list as named and a plain "K" with the variant, computing the same
    network either way; an unknown name in the list is refused, naming it. x86 has no variants:
    there only the list form is exercised. */
+/* A record's kernel field may name one kernel per cluster, the list form the tuner writes for
+   candidates that run one kernel on every cluster: it parses (one name alike), and a list with
+   an unknown name or one too long for the knob does not. */
+static void test_tune_record_kernel_list(void) {
+    char line[512], *fp, *sig;
+    luthier_node_config cfg;
+    luthier_kernel_info ki;
+    const char *k0;
+    CHECK(luthier_kernel_get(0, &ki) == LUTHIER_STATUS_OK && strncmp(ki.name, "luthier_sgemm_ukernel_", 22) == 0, "kernel 0");
+    k0 = ki.name + 22;
+    snprintf(line, sizeof line, "fp\tconv2d x\tim2col\t%s,%s\tratio\t50,50\t1.0\t2.0", k0, k0);
+    CHECK(luthier__record_parse(line, &fp, &sig, &cfg) && strchr(cfg.kernel, ',') && cfg.num_ratios == 2,
+          "a record with the kernels %s,%s is refused", k0, k0);
+    snprintf(line, sizeof line, "fp\tconv2d x\tim2col\t%s\tratio\tdefault\t1.0\t2.0", k0);
+    CHECK(luthier__record_parse(line, &fp, &sig, &cfg) && strcmp(cfg.kernel, k0) == 0, "one kernel");
+    snprintf(line, sizeof line, "fp\tconv2d x\tim2col\t%s,no_such_kernel\tratio\t50,50\t1.0\t2.0", k0);
+    CHECK(!luthier__record_parse(line, &fp, &sig, &cfg), "an unknown kernel in the list parses");
+    snprintf(line, sizeof line, "fp\tconv2d x\tim2col\t%s,%s,%s\tratio\t50,50\t1.0\t2.0", ki.name, ki.name, ki.name);
+    CHECK(!luthier__record_parse(line, &fp, &sig, &cfg), "a list longer than the knob parses");
+}
+
 static void test_tune_cluster_kernels(void) {
     luthier_topology topo;
     luthier_context *ctx;
@@ -541,4 +567,5 @@ static void run_tune_tests(void) {
     RUN(test_tune_cores_spec);
     RUN(test_tune_offline);
     RUN(test_tune_cluster_kernels);
+    RUN(test_tune_record_kernel_list);
 }
