@@ -131,6 +131,28 @@ enum { luthier__op_base_vw = LUTHIER__VW }; /* lanes of the baseline pass */
         LUTHIER__VSTORE(luthier__buf_, v);                                                       \
         memcpy((p), luthier__buf_, (size_t)(n) * sizeof(float));                                 \
     } while (0)
+/* Streaming (non-temporal) stores, for outputs past the last-level cache (luthier__op_stream):
+   the line is written without being read first, so an element costs 2 memory transfers instead
+   of 3. p aligned to the vector. x86 only (elsewhere a plain store); LUTHIER__VFENCE orders
+   them before the pass returns. */
+#if LUTHIER__SIMD_X86 && defined(LUTHIER__VBYTES) && LUTHIER__VBYTES == 64
+#define LUTHIER__VSTREAM(p, v) _mm512_stream_ps((p), (__m512)(v))
+#elif LUTHIER__SIMD_X86 && defined(LUTHIER__VBYTES) && LUTHIER__VBYTES == 32
+#define LUTHIER__VSTREAM(p, v) _mm256_stream_ps((p), (__m256)(v))
+#elif LUTHIER__SIMD_X86 && defined(LUTHIER__VBYTES) && LUTHIER__VBYTES == 16
+#define LUTHIER__VSTREAM(p, v) _mm_stream_ps((p), (__m128)(v))
+#endif
+#ifdef LUTHIER__VSTREAM
+#define LUTHIER__VFENCE() _mm_sfence()
+#define LUTHIER__VSTORE_NT(p, v, nt)                                                             \
+    do {                                                                                         \
+        if (nt) LUTHIER__VSTREAM(p, v);                                                          \
+        else LUTHIER__VSTORE(p, v);                                                              \
+    } while (0)
+#else
+#define LUTHIER__VFENCE() ((void)0)
+#define LUTHIER__VSTORE_NT(p, v, nt) ((void)(nt), LUTHIER__VSTORE(p, v))
+#endif
 
 /* Fixed-order sums of float lanes: lanes accumulate in float for up to 16 steps, then move
    into per-lane doubles (the error of a float sum stays at ~16 ulp of the terms). */
@@ -610,7 +632,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_vec)(luthier__una
     for (i = from; i + LUTHIER__VW <= to; i += LUTHIER__VW) {                                    \
         LUTHIER__VLOAD(v, x + i);                                                                \
         LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                                      \
-        LUTHIER__VSTORE(y + i, v);                                                               \
+        LUTHIER__VSTORE_NT(y + i, v, nt);                                                        \
     }                                                                                            \
     if (i < to) {                                                                                \
         LUTHIER__VLOADN(v, x + i, to - i, 1.0f);                                                 \
@@ -625,6 +647,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_impl)(void *arg, 
     float *y = j->y;
     const float a = j->a, b = j->b;
     const size_t from = ub * LUTHIER__OP_GRAIN, to = luthier__min_sz(j->n, ue * LUTHIER__OP_GRAIN);
+    const int nt = j->stream && ((uintptr_t)(y + from) & (sizeof(LUTHIER__VF) - 1)) == 0;
     size_t i;
     LUTHIER__VF v;
     (void)thread;
@@ -659,6 +682,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_impl)(void *arg, 
     case LUTHIER__UNARY_NOT: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_NOT)
     default: break;
     }
+    if (nt) LUTHIER__VFENCE();
 }
 LUTHIER__OP_RANGE(luthier__op_unary)
 
@@ -669,7 +693,7 @@ LUTHIER__OP_RANGE(luthier__op_unary)
         if (ib) LUTHIER__VLOAD(vb, b + i);                                                       \
         EXPR;                                                                                    \
         if (j->clamp) LUTHIER__VCLAMP(r, lov, hiv);                                              \
-        LUTHIER__VSTORE(y + i, r);                                                               \
+        LUTHIER__VSTORE_NT(y + i, r, nt);                                                        \
     }                                                                                            \
     if (i < len) {                                                                               \
         if (ia) LUTHIER__VLOADN(va, a + i, len - i, 1.0f);                                       \
@@ -682,6 +706,7 @@ LUTHIER__OP_RANGE(luthier__op_unary)
 
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_run)(const luthier__op_binary_job *j, const float *a, int ia,
                                             const float *b, int ib, float *y, size_t len) {
+    const int nt = j->stream && ((uintptr_t)y & (sizeof(LUTHIER__VF) - 1)) == 0;
     LUTHIER__VF va, vb, r, lov, hiv, one, zero;
     size_t i;
     LUTHIER__VSPLAT(va, a[0]);
@@ -735,6 +760,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_impl)(void *arg,
                                                     j->y + row * len + from, to - from);
         }
     }
+    if (j->stream) LUTHIER__VFENCE();
 }
 LUTHIER__OP_RANGE(luthier__op_binary)
 
@@ -1786,6 +1812,9 @@ LUTHIER__OP_RANGE(luthier__op_rnn)
 #undef LUTHIER__VMASK1
 #undef LUTHIER__VLOADN
 #undef LUTHIER__VSTOREN
+#undef LUTHIER__VSTREAM
+#undef LUTHIER__VFENCE
+#undef LUTHIER__VSTORE_NT
 #undef LUTHIER__VCLAMP
 #undef LUTHIER__OP_UNARY_LOOP
 #undef LUTHIER__OP_BIN_LOOP
@@ -1924,6 +1953,7 @@ typedef struct luthier__op_unary_job {
     const float *x;
     float *y;
     size_t n;
+    int stream; /* streaming stores (luthier__op_stream) */
 } luthier__op_unary_job;
 
 /* >>ops-binary =============================================================================== */
@@ -1975,6 +2005,7 @@ typedef struct luthier__op_binary_job {
     size_t sa[LUTHIER__OP_MAX_RANK], sb[LUTHIER__OP_MAX_RANK]; /* element strides (0 = broadcast) */
     int clamp;
     float lo, hi;
+    int stream;    /* streaming stores (luthier__op_stream) */
     float pow_exp; /* scalar exponent of POW when b is a scalar */
     int pow_special; /* 0 generic, 1: x*x, 2: x*x*x, 3: sqrt (+0 for -0, +inf for -inf), 4: x, 5: 1/x */
     luthier__op_part part;
@@ -2300,6 +2331,15 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_col2im_nhwc(luthier_c
     return luthier__op_run(ctx, cfg, luthier__div_up(rows, j->rpu), LUTHIER__OP_PICK(ctx, luthier__op_col2im_range), j);
 }
 
+/* Whether a pass writes its n floats of output y with streaming stores: when they exceed the
+   last-level cache (they would leave it anyway, after a read of every line for ownership) and
+   the pass does not read y itself (in place: its lines are in the cache already). */
+LUTHIER_PRIVATE int luthier__op_stream(const luthier_context *ctx, const float *y, size_t n, const float *in0,
+                                       const float *in1) {
+    const size_t llc = ctx->caches.l3 ? ctx->caches.l3 : ctx->caches.l2;
+    return llc && n > llc / sizeof(float) && y != in0 && y != in1;
+}
+
 /* y = kind(x) element-wise; in place ok. */
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_unary(luthier_context *ctx, const luthier__op_cfg *cfg,
                                                                  luthier__unary kind, float a, float b,
@@ -2313,6 +2353,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_unary(luthier_context
     j.x = x;
     j.y = y;
     j.n = n;
+    j.stream = luthier__op_stream(ctx, y, n, x, NULL);
     return luthier__op_run(ctx, cfg, luthier__div_up(n, LUTHIER__OP_GRAIN), LUTHIER__OP_PICK(ctx, luthier__op_unary_range), &j);
 }
 
@@ -2368,6 +2409,7 @@ LUTHIER_PRIVATE void luthier__act_rect(const luthier__act_post *p, float *c, siz
     j.a = p->a;
     j.b = p->b;
     j.n = cols;
+    j.stream = 0;
     for (r = 0; r < rows; r++) {
         j.x = j.y = c + r * ld;
         p->fn(&j, 0, luthier__div_up(cols, LUTHIER__OP_GRAIN), 0, 0);
@@ -2462,6 +2504,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_binary(
     j.a = a;
     j.b = b;
     j.y = y;
+    j.stream = luthier__op_stream(ctx, y, j.part.rows * j.part.len, a, b);
     j.clamp = luthier__activation_bounds(act, cmin, cmax, &j.lo, &j.hi);
     if (kind == LUTHIER__BINARY_POW) { /* one exponent for every element: fast exponents */
         int all0 = 1;

@@ -548,6 +548,59 @@ static int ops_pm_run(luthier__binary kind, const float *a, const float *b, size
    special values (zeros of both signs, infinities, NaN, subnormals, FLT_MAX, odd / even /
    fractional exponents, negative bases), random pairs over wide ranges (quotients past 2^28
    for mod), lengths 1..40 and 1000 (tails), b per element or broadcast. */
+/* Outputs past the last-level cache take streaming stores (luthier__op_stream): the same bits
+   as ordinary stores, aligned or not, with tails, on every ISA and thread count; in place and
+   small outputs never stream. The caches are shrunk to 4 KB so that tests' sizes stream. */
+static void test_op_stream(void) {
+    static const size_t lens[] = {1500, 16384 + 5, 3 * 16384 + 77};
+    const size_t nmax = 3 * 16384 + 77 + 16;
+    float *x = (float *)test_alloc(nmax * sizeof(float)), *b = (float *)test_alloc(nmax * sizeof(float));
+    float *y0 = (float *)test_alloc(nmax * sizeof(float)), *y1 = (float *)test_alloc(nmax * sizeof(float));
+    size_t i, li;
+    int v, off, op;
+    test_fill(x, nmax);
+    test_fill(b, nmax);
+    for (v = 0; v < OE.n; v++) {
+        luthier_context *c = OE.ctx[v];
+        const luthier_cache_info saved = c->caches;
+        CHECK(!luthier__op_stream(c, y1, 1000, x, NULL), "%s: 1000 floats stream under a %zu-byte last level", OE.name[v],
+              saved.l3 ? saved.l3 : saved.l2);
+        for (li = 0; li < sizeof lens / sizeof lens[0]; li++)
+            for (off = 0; off < 2; off++)
+                for (op = 0; op < 4; op++) {
+                    const size_t n = lens[li];
+                    int64_t sh[1], one[1] = {1};
+                    float *ya = y0 + off, *yb = y1 + off;
+                    luthier_status s0, s1;
+                    sh[0] = (int64_t)n;
+                    memset(y0, 0, nmax * sizeof(float));
+                    memset(y1, 0xff, nmax * sizeof(float));
+                    c->caches = saved;
+                    s0 = op == 0   ? luthier__op_unary(c, OE.cfgp[v], LUTHIER__UNARY_RELU, 0, 0, x, ya, n)
+                         : op == 1 ? luthier__op_unary(c, OE.cfgp[v], LUTHIER__UNARY_GELU_TANH, 0, 0, x, ya, n)
+                         : luthier__op_binary(c, OE.cfgp[v], op == 2 ? LUTHIER__BINARY_ADD : LUTHIER__BINARY_MUL, x, sh, b,
+                                              op == 2 ? sh : one, ya, sh, 1, LUTHIER_ACTIVATION_RELU, 0, 0);
+                    c->caches.l2 = c->caches.l3 = 4096;
+                    CHECK(luthier__op_stream(c, yb, n, x, NULL) && !luthier__op_stream(c, x, n, x, NULL),
+                          "%s: %zu floats under a 4 KB last level: stream (and not in place)", OE.name[v], n);
+                    s1 = op == 0   ? luthier__op_unary(c, OE.cfgp[v], LUTHIER__UNARY_RELU, 0, 0, x, yb, n)
+                         : op == 1 ? luthier__op_unary(c, OE.cfgp[v], LUTHIER__UNARY_GELU_TANH, 0, 0, x, yb, n)
+                         : luthier__op_binary(c, OE.cfgp[v], op == 2 ? LUTHIER__BINARY_ADD : LUTHIER__BINARY_MUL, x, sh, b,
+                                              op == 2 ? sh : one, yb, sh, 1, LUTHIER_ACTIVATION_RELU, 0, 0);
+                    c->caches = saved;
+                    CHECK(s0 == LUTHIER_STATUS_OK && s1 == LUTHIER_STATUS_OK, "status");
+                    for (i = 0; i < n && memcmp(&ya[i], &yb[i], sizeof(float)) == 0; i++) {
+                    }
+                    CHECK(i == n && yb[n] != yb[n], "%s, op %d, %zu floats at offset %d: streamed output differs at %zu (%g vs %g), "
+                          "or wrote past the end", OE.name[v], op, n, off, i, i < n ? ya[i] : 0.0, i < n ? yb[i] : 0.0);
+                }
+    }
+    free(x);
+    free(b);
+    free(y0);
+    free(y1);
+}
+
 static void test_op_pow_mod(void) {
     const size_t ns = sizeof ops_pm_special / sizeof ops_pm_special[0], np = ns * ns;
     static const float scal[] = {2.0f, 3.0f, 0.5f, 1.0f, -1.0f, 1.7f, -2.0f, 0.0f, NAN, INFINITY};
@@ -1425,6 +1478,7 @@ static void run_ops_tests(void) {
     RUN(test_op_unary_shapes);
     RUN(test_op_binary);
     RUN(test_op_pow_mod);
+    RUN(test_op_stream);
     RUN(test_op_where_cast);
     RUN(test_op_pool2d);
     RUN(test_op_adaptive_avgpool);
