@@ -5206,6 +5206,13 @@ LUTHIER_API luthier_status luthier_conv2d_run(luthier_context *ctx, const luthie
     return luthier__conv2d_run_next(ctx, cv, input, output, NULL);
 }
 
+/* Winograd layer cv's split on threads (luthier__wino_split_for; vw: the transforms' width). */
+LUTHIER_PRIVATE luthier__wino_split luthier__conv_wino_split(const luthier_conv2d_layer *cv, size_t vw, int threads, size_t l2) {
+    const size_t alpha = (size_t)luthier__wino_get(cv->wino_m).alpha;
+    return luthier__wino_split_for(cv->wino_tiles, cv->wino_tb, (size_t)cv->uk->mr, cv->bl.nr, cv->bl.panels, cv->cout_g, vw,
+                                   cv->group_floats * sizeof(float) * alpha * alpha, threads, l2);
+}
+
 /* luthier_conv2d_run; next: NULL, or the first block of the layer that runs next (plans) */
 LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, const luthier_conv2d_layer *cv,
                                                         const float *input, float *output,
@@ -5258,12 +5265,9 @@ LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, co
         s = luthier__parallel(ctx, cv->m, d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_depthwise_range, &job);
     } else if (cv->wino_m) {
-        const size_t P = (size_t)luthier__wino_get(cv->wino_m).alpha * (size_t)luthier__wino_get(cv->wino_m).alpha;
         luthier__wino_split ws;
         job.wino_vw = (size_t)luthier__wino_select(ctx->cpu_features, &job.wino_in, &job.wino_out);
-        ws = luthier__wino_split_for(cv->wino_tiles, cv->wino_tb, (size_t)job.uk->mr, cv->bl.nr, cv->bl.panels, cv->cout_g,
-                                     job.wino_vw, cv->group_floats * sizeof(float) * P, ctx->pool->num_threads,
-                                     luthier__l2_bytes(ctx));
+        ws = luthier__conv_wino_split(cv, job.wino_vw, ctx->pool->num_threads, luthier__l2_bytes(ctx));
         job.wino_unit = ws.unit; /* every tile's arithmetic is the same whatever the split */
         job.by_panels = ws.by_panels;
         units = ws.units;

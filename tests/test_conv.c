@@ -778,11 +778,7 @@ static int conv_winograd_one_block(luthier_conv_algorithm algo, const luthier__k
             luthier__wino_in_fn fin;
             luthier__wino_out_fn fout;
             const size_t vw = (size_t)luthier__wino_select(ctxs[c]->cpu_features, &fin, &fout);
-            const size_t P = (size_t)luthier__wino_get(cv->wino_m).alpha * (size_t)luthier__wino_get(cv->wino_m).alpha;
-            const int split = luthier__wino_split_for(cv->wino_tiles, cv->wino_tb, (size_t)uk->mr, cv->bl.nr, cv->bl.panels,
-                                                      cv->cout_g, vw, cv->group_floats * sizeof(float) * P,
-                                                      luthier_context_num_threads(ctxs[c]), l2[c])
-                                  .by_panels;
+            const int split = luthier__conv_wino_split(cv, vw, luthier_context_num_threads(ctxs[c]), l2[c]).by_panels;
             CHECK(cv->wino_tiles == tiles && (c != 2 ? cv->wino_tb >= tiles : cv->wino_tb < tiles) &&
                       split == (c == 1 && !partial && (size_t)uk->nr % vw == 0),
                   "%s %s, L2 %zu, %d threads: %zu tiles in blocks of %zu, %s split", luthier_conv_algorithm_name(algo), uk->name,

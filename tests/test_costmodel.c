@@ -226,9 +226,7 @@ static void test_costmodel_memory(void) {
             CHECK(luthier_conv2d_create(ctx, &e, w, NULL, &cv) == LUTHIER_STATUS_OK, "create");
             free(w);
             if (cv && luthier__conv_normalize(NULL, &e, &n, &oh, &ow) == LUTHIER_STATUS_OK) {
-                const luthier__wino_split ws = luthier__wino_split_for(cv->wino_tiles, cv->wino_tb, (size_t)cv->uk->mr, cv->bl.nr,
-                                                                       cv->bl.panels, cv->cout_g, (size_t)row->lanes,
-                                                                       cv->group_floats * sizeof(float) * 16, 2, (size_t)row->l2);
+                const luthier__wino_split ws = luthier__conv_wino_split(cv, (size_t)row->lanes, 2, (size_t)row->l2);
                 const luthier__cm_par par = luthier__cm_parallel(&mc, &n, oh, ow, LUTHIER_CONV_WINOGRAD_2X3,
                                                                  (int)(cv->uk - luthier__ukernels), 0);
                 CHECK(par.units == (double)ws.units && par.b_whole == !ws.by_panels,
