@@ -65,8 +65,9 @@ typedef struct luthier_tune_desc {
     double budget_seconds;   /* wall-clock budget of the whole run; 0 = 120 */
     int max_measurements;    /* over the whole run; 0 = no limit */
     double max_fraction;     /* per task, measure at most this fraction of its candidates
-                                (the default configuration included; at least 3); 0 = 0.1,
-                                1 = no cap besides the budget */
+                                (the default configuration included, and the runners-up of a
+                                search the cost model orders; at least 3); 0 = 0.1, 1 = no
+                                cap besides the budget */
     int ratio_step;          /* workload share step in percent (divides 100); 0 = 10 */
     int exhaustive;          /* measure every candidate (a reference for the search) */
     int random_search;       /* measure random candidates (a baseline with the same budget) */
@@ -1109,11 +1110,14 @@ LUTHIER_PRIVATE int luthier__runner_taken(const luthier__task *t, const luthier_
 
 /* Adds candidate c to t's runners-up (runner[] their indices) if it is another (algorithm,
    kernel) pair than the winner's and theirs and runs faster alone than the default, measuring
-   it first when the search did not. Returns the measurements made (0 or 1). */
-LUTHIER_PRIVATE int luthier__runner_add(luthier_context *ctx, luthier__task *t, luthier__tmeas *m, size_t c, int *runner) {
+   it first when the search did not and may_measure says so. Returns the measurements made (0 or
+   1). */
+LUTHIER_PRIVATE int luthier__runner_add(luthier_context *ctx, luthier__task *t, luthier__tmeas *m, size_t c, int *runner,
+                                        int may_measure) {
     const luthier__cand *x = &m->cands[c];
     int made = 0;
     if (t->runners >= LUTHIER__PLAN_RUNNERS || luthier__runner_taken(t, m, c, runner)) return 0;
+    if (m->times[c] == 0 && !may_measure) return 0;
     if (m->times[c] == 0) {
         const double ms = luthier__measure_cand(m, x, NULL);
         m->times[c] = ms > 0 ? ms : -1.0;
@@ -1136,9 +1140,12 @@ LUTHIER_PRIVATE int luthier__runner_add(luthier_context *ctx, luthier__task *t, 
    algorithm whose best time alone is within LUTHIER__RUNNER_SLACK of the winner's, fastest
    first: the algorithm on the task's default kernel (the split and schedule of its best pair;
    measured now if need be), then its best measured pair; then, slots left, the next fastest
-   measured pairs. Each must run faster alone than the default. Returns the measurements made. */
+   measured pairs. Each must run faster alone than the default. may_measure = 0 (a search the
+   cost model ordered: its measured candidates are already the pairs predicted fastest, and
+   the per-task cap covers everything measured) takes only measured pairs. Returns the
+   measurements made. */
 LUTHIER_PRIVATE int luthier__task_runners(luthier_context *ctx, luthier__task *t, luthier__tmeas *m, size_t nc,
-                                          int default_kernel) {
+                                          int default_kernel, int may_measure) {
     int runner[LUTHIER__PLAN_RUNNERS], made = 0, done[LUTHIER_CONV_ALGORITHM_COUNT + 1];
     size_t c, v;
     memset(done, 0, sizeof done);
@@ -1156,10 +1163,10 @@ LUTHIER_PRIVATE int luthier__task_runners(luthier_context *ctx, luthier__task *t
             if (m->cands[v].algo == m->cands[bc].algo && m->cands[v].kernel == default_kernel && !m->cands[v].same &&
                 m->cands[v].dynamic == m->cands[bc].dynamic &&
                 memcmp(m->cands[v].shares, m->cands[bc].shares, sizeof m->cands[v].shares) == 0) {
-                made += luthier__runner_add(ctx, t, m, v, runner);
+                made += luthier__runner_add(ctx, t, m, v, runner, may_measure);
                 break;
             }
-        made += luthier__runner_add(ctx, t, m, (size_t)bc, runner);
+        made += luthier__runner_add(ctx, t, m, (size_t)bc, runner, may_measure);
     }
     while (t->runners < LUTHIER__PLAN_RUNNERS) { /* the next fastest measured pairs */
         const int before = t->runners;
@@ -1169,7 +1176,7 @@ LUTHIER_PRIVATE int luthier__task_runners(luthier_context *ctx, luthier__task *t
                 !luthier__runner_taken(t, m, c, runner) && (bc < 0 || m->times[c] < m->times[bc]))
                 bc = (int)c;
         if (bc < 0) break;
-        made += luthier__runner_add(ctx, t, m, (size_t)bc, runner);
+        made += luthier__runner_add(ctx, t, m, (size_t)bc, runner, may_measure);
         if (t->runners == before) break;
     }
     return made;
@@ -1349,7 +1356,7 @@ LUTHIER_PRIVATE void luthier__tune_heatmap(luthier__tuner *T, const luthier__tas
 /* Search of task i: its space, the default, the model-guided search, the best and runners-up. */
 /* The default configuration of task t measured (the baseline of its search and of the report);
    *kernel: the default's kernel (registry index, -1: none). */
-LUTHIER_PRIVATE void luthier__tune_default(luthier__tuner *T, luthier__task *t, luthier__tmeas *mp, int *kernel) {
+LUTHIER_PRIVATE void luthier__tune_default(luthier__tuner *T, luthier__task *t, luthier__tmeas *mp, luthier__cand *dcp) {
     luthier_context *ctx = T->ctx;
     int j;
     luthier__cand dc;
@@ -1388,7 +1395,22 @@ LUTHIER_PRIVATE void luthier__tune_default(luthier__tuner *T, luthier__task *t, 
     }
     t->default_ms = luthier__measure_cand(mp, &dc, NULL);
     T->res.measurements++;
-    *kernel = dc.kernel;
+    *dcp = dc;
+}
+
+/* The candidate of the space (cands, nc) that is the default configuration dc, so that the
+   search does not measure it again; nc when there is none. On one cluster the default split
+   is the whole machine (the share 100); on several it is the capacities', which the space's
+   share steps need not hold, so none. */
+LUTHIER_PRIVATE size_t luthier__tune_default_cand(const luthier_context *ctx, const luthier__cand *cands, size_t nc,
+                                                  const luthier__cand *dc) {
+    size_t c;
+    if (ctx->pool->num_clusters != 1 || (dc->kernel < 0 && dc->algo != LUTHIER_CONV_DEPTHWISE)) return nc;
+    for (c = 0; c < nc; c++)
+        if (cands[c].algo == dc->algo && cands[c].kernel == dc->kernel && !cands[c].same && !cands[c].dynamic &&
+            (cands[c].shares[0] == 100 || cands[c].shares[0] < 0))
+            return c;
+    return nc;
 }
 
 /* Balance: the search learns each (algorithm, kernel)'s cost per cluster from the pool's busy
@@ -1495,6 +1517,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     float *feat = NULL, *shares = NULL, *prior = NULL;
     double *pred = NULL;
     int *group = NULL, default_kernel = -1;
+    luthier__cand dc;
     luthier__search_desc sd;
     luthier__search_result sr;
     luthier__gbt *warm = NULL;
@@ -1531,7 +1554,9 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     memset(m.times, 0, sizeof(double) * nc);
     pred = luthier__tune_predict(ctx, t, cands, nc, &prior);
     luthier__tune_features(ctx, t, cands, nc, d.no_prior ? NULL : pred, feat);
-    luthier__tune_default(T, t, &m, &default_kernel);
+    luthier__tune_default(T, t, &m, &dc);
+    default_kernel = dc.kernel;
+    if ((c = luthier__tune_default_cand(ctx, cands, nc, &dc)) < nc && t->default_ms > 0) m.times[c] = t->default_ms;
     memset(&sd, 0, sizeof sd);
     sd.num_candidates = nc;
     sd.num_features = LUTHIER__TUNE_FEATURES;
@@ -1600,7 +1625,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
         t->best_ms = t->default_ms;
     }
     /* runners-up for the in-plan runoff (luthier__task_runners) */
-    if (t->best >= 0) T->res.measurements += luthier__task_runners(ctx, t, &m, nc, default_kernel);
+    if (t->best >= 0) T->res.measurements += luthier__task_runners(ctx, t, &m, nc, default_kernel, d.no_prior);
     else t->runners = 0;
     T->res.default_ms += t->default_ms * t->ops;
     T->res.tuned_ms += t->best_ms * t->ops;

@@ -483,6 +483,44 @@ static void test_tune_record_kernel_list(void) {
     CHECK(!luthier__record_parse(line, &fp, &sig, &cfg), "a list longer than the knob parses");
 }
 
+/* Each configuration is measured once: on one cluster the default configuration is one of the
+   space's candidates, so an exhaustive run measures exactly the candidates; and a search the
+   cost model orders keeps to its cap per task, runners-up included: at most max(3, floor(0.1 x
+   the task's candidates)) measured, as each task's report line says. */
+static void test_tune_measure_once(void) {
+    gb b;
+    int x, exhaustive;
+    char rep[512], line[512];
+    luthier_context *ctx = ctx_threads(1);
+    build_mini_resnet(&b, 1, 16, &x);
+    for (exhaustive = 1; exhaustive >= 0; exhaustive--) {
+        luthier_tune_desc td;
+        luthier_tune_result r;
+        FILE *fh;
+        int lines = 0;
+        memset(&td, 0, sizeof td);
+        td.budget_seconds = 20;
+        td.progress = -1;
+        td.exhaustive = exhaustive;
+        td.no_plan_check = 1;
+        td.report_path = tune_tmp("once.txt", rep, sizeof rep);
+        CHECK(luthier_tune(ctx, b.g, &td, NULL, &r) == LUTHIER_STATUS_OK, "tune: %s", luthier_context_error(ctx));
+        if (exhaustive) CHECK(r.measurements == r.candidates, "%d measurements of %d candidates", r.measurements, r.candidates);
+        for (fh = fopen(rep, "r"); fh && fgets(line, sizeof line, fh);) {
+            const char *p = strstr(line, "measured ");
+            int got, of;
+            if (exhaustive || !p || sscanf(p, "measured %d of %d", &got, &of) != 2) continue;
+            lines++;
+            CHECK(got <= (of / 10 > 3 ? of / 10 : 3), "a task measured %d of %d candidates", got, of);
+        }
+        if (fh) fclose(fh);
+        CHECK(exhaustive || lines == r.tasks, "%d report lines for %d tasks", lines, r.tasks);
+        remove(rep);
+    }
+    gb_free(&b);
+    luthier_context_destroy(ctx);
+}
+
 static void test_tune_cluster_kernels(void) {
     luthier_topology topo;
     luthier_context *ctx;
@@ -568,4 +606,5 @@ static void run_tune_tests(void) {
     RUN(test_tune_offline);
     RUN(test_tune_cluster_kernels);
     RUN(test_tune_record_kernel_list);
+    RUN(test_tune_measure_once);
 }
