@@ -873,7 +873,8 @@ LUTHIER_PRIVATE void luthier__write_heatmap(luthier_context *ctx, luthier__tmeas
     luthier__cand cd = *best;
     if (!(fh = fopen(path, "w"))) return;
     cols = by_share ? 11 : 0;
-    if (!by_share)
+    if (!by_share && t->l.op != LUTHIER_OP_CONV2D) colname[cols++] = "gemm"; /* a dense task has no algorithm knob */
+    else if (!by_share)
         for (c = 1; c < (int)LUTHIER_CONV_ALGORITHM_COUNT && cols < 16; c++) colname[cols++] = luthier_conv_algorithm_name((luthier_conv_algorithm)c);
     for (k = 0; k < nk && rows < 64; k++) {
         luthier_kernel_info ki;
@@ -890,7 +891,7 @@ LUTHIER_PRIVATE void luthier__write_heatmap(luthier_context *ctx, luthier__tmeas
                 cd.shares[1] = (short)(100 - c * 10);
                 cd.shares[2] = 0;
                 if (ctx->pool->num_clusters > 2) cd.shares[1] = (short)((100 - c * 10) / 2), cd.shares[2] = (short)(100 - c * 10 - cd.shares[1]);
-            } else {
+            } else if (t->l.op == LUTHIER_OP_CONV2D) {
                 cd.algo = (short)(c + 1);
             }
             if (t->l.op == LUTHIER_OP_CONV2D &&
@@ -914,8 +915,8 @@ LUTHIER_PRIVATE void luthier__write_heatmap(luthier_context *ctx, luthier__tmeas
             260 + cols * 64, 90 + rows * 22);
     fprintf(fh, "<text x=\"10\" y=\"18\" font-size=\"13\">%s</text>\n", t->l.sig);
     fprintf(fh, "<text x=\"10\" y=\"36\">time per run (ms) by kernel and %s; darker is faster; algorithm %s</text>\n",
-            by_share ? "share of the fastest cluster" : "algorithm",
-            by_share ? luthier_conv_algorithm_name((luthier_conv_algorithm)best->algo) : "per column");
+            by_share ? "share of the fastest cluster" : t->l.op == LUTHIER_OP_CONV2D ? "algorithm" : "GEMM",
+            by_share || t->l.op != LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name((luthier_conv_algorithm)best->algo) : "per column");
     for (c = 0; c < cols; c++)
         fprintf(fh, "<text x=\"%d\" y=\"60\" text-anchor=\"middle\">%s</text>\n", 250 + c * 64 + 32, colname[c]);
     for (r = 0; r < rows; r++) {

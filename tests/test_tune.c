@@ -521,6 +521,41 @@ static void test_tune_measure_once(void) {
     luthier_context_destroy(ctx);
 }
 
+/* The heatmap of a costliest task that is a dense layer has one column (the GEMM) per kernel:
+   a dense task has no algorithm knob, and its grid measured each kernel once per conv
+   algorithm (AlexNet's 9216 x 4096 layer at 16 threads: over a minute). */
+static void test_tune_heatmap_dense(void) {
+    gb b;
+    int x, y;
+    int64_t xs[2] = {1, 512};
+    char svg[512], buf[8192];
+    size_t got = 0;
+    FILE *fh;
+    luthier_tune_desc td;
+    luthier_context *ctx = ctx_threads(1);
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 2, xs, &x);
+    y = gb_lin(&b, "fc", x, 1024, 512);
+    CHECK(luthier_graph_output(b.g, y) == LUTHIER_STATUS_OK, "output");
+    memset(&td, 0, sizeof td);
+    td.budget_seconds = 5;
+    td.progress = -1;
+    td.no_plan_check = 1;
+    td.heatmap_path = tune_tmp("dense.svg", svg, sizeof svg);
+    CHECK(luthier_tune(ctx, b.g, &td, NULL, NULL) == LUTHIER_STATUS_OK, "tune: %s", luthier_context_error(ctx));
+    if ((fh = fopen(svg, "r"))) {
+        got = fread(buf, 1, sizeof buf - 1, fh);
+        fclose(fh);
+    }
+    buf[got] = 0;
+    CHECK(strstr(buf, ">gemm<") && !strstr(buf, "im2col") && !strstr(buf, "winograd"),
+          "the dense heatmap's columns: %.300s", buf);
+    remove(svg);
+    gb_free(&b);
+    luthier_context_destroy(ctx);
+}
+
 static void test_tune_cluster_kernels(void) {
     luthier_topology topo;
     luthier_context *ctx;
@@ -607,4 +642,5 @@ static void run_tune_tests(void) {
     RUN(test_tune_cluster_kernels);
     RUN(test_tune_record_kernel_list);
     RUN(test_tune_measure_once);
+    RUN(test_tune_heatmap_dense);
 }
