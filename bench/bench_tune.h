@@ -22,7 +22,8 @@ static void usage_tune(FILE *out) {
             "                    cost model alone) with the same budget\n"
             "  --asym            emulate big.LITTLE: the last CPU becomes cluster 'little' and a\n"
             "                    pinned busy loop halves it while tuning and timing (see 'asym'); the\n"
-            "                    clusters' capacities say so (1.0 and 0.5), as a board's sysfs would\n"
+            "                    clusters' capacities say what it leaves (1.0 and the little CPU's speed\n"
+            "                    under the loop, measured), as a board's sysfs would\n"
             "  --load-timeout S  the busy loop's deadline in seconds (default: 600 + the budgets of\n"
             "                    the searches asked for, plus 6 h with --exhaustive); the command\n"
             "                    fails when the loop stopped before the plans were timed\n"
@@ -257,20 +258,11 @@ static int tune_context(tune_opts *o, tune_ctx *t, asym_loader *loaders, int *lo
     } else if (o->asym) {
         int cpus[LUTHIER_MAX_CPUS], ncpus = bench_allowed_cpus(cpus, LUTHIER_MAX_CPUS), k;
         char *p = spec;
+        double cap;
         if (ncpus < 2) {
             fprintf(stderr, "%s tune: --asym needs 2 CPUs\n", bench_prog);
             return BENCH_EXIT_FAIL;
         }
-        /* capacities as a board's sysfs gives them: the busy loop leaves the little CPU half */
-        p += sprintf(p, "big@1.0:");
-        for (k = 0; k < ncpus - 1; k++) p += sprintf(p, "%s%d", k ? "," : "", cpus[k]);
-        sprintf(p, ",little@0.5:%d", cpus[ncpus - 1]);
-        if (luthier_topology_detect(NULL, spec, &topo, err, sizeof err) != LUTHIER_STATUS_OK) {
-            fprintf(stderr, "%s tune: clusters '%s': %s\n", bench_prog, spec, err);
-            return BENCH_EXIT_FAIL;
-        }
-        cd.topology = &topo;
-        cd.num_threads = 0;
         /* The deadline is a safety net only: it must outlast every search and the timing of the
            plans (an exhaustive search of ResNet-18 on the pair takes about 20 minutes). */
         if (o->load_timeout <= 0)
@@ -280,6 +272,20 @@ static int tune_context(tune_opts *o, tune_ctx *t, asym_loader *loaders, int *lo
             return BENCH_EXIT_FAIL;
         }
         *loading = 1;
+        /* capacities as a board's sysfs gives them: the little CPU's speed under its busy loop,
+           measured (the loop is meant to leave it half; hosts differ) */
+        cap = asym_probe_capacity(cpus[0], cpus[ncpus - 1]);
+        if (cap < 0) cap = 0.5;
+        printf("little CPU %d under the busy loop: %.2f of CPU %d (its declared capacity)\n", cpus[ncpus - 1], cap, cpus[0]);
+        p += sprintf(p, "big@1.0:");
+        for (k = 0; k < ncpus - 1; k++) p += sprintf(p, "%s%d", k ? "," : "", cpus[k]);
+        sprintf(p, ",little@%.2f:%d", cap, cpus[ncpus - 1]);
+        if (luthier_topology_detect(NULL, spec, &topo, err, sizeof err) != LUTHIER_STATUS_OK) {
+            fprintf(stderr, "%s tune: clusters '%s': %s\n", bench_prog, spec, err);
+            return BENCH_EXIT_FAIL;
+        }
+        cd.topology = &topo;
+        cd.num_threads = 0;
     }
     if (luthier_context_create(&cd, &t->ctx) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "%s tune: cannot create a context\n", bench_prog);

@@ -1865,6 +1865,50 @@ static int asym_load_stop(asym_loader *ls, int n) {
     return expired;
 }
 
+/* The little CPU's speed under its busy loop, relative to a big CPU: the calling thread runs a
+   fixed arithmetic loop pinned to each in turn, ASYM_PROBE_ROUNDS times alternating, and the
+   ratio of the summed times is the little CPU's capacity (what a board's sysfs declares). How
+   much the loop takes depends on the host's scheduler (real-time priority granted or not, timer
+   slack, other tenants), so a declared 0.5 can be far from what the pair does. Returns the
+   capacity in [0.05, 1], or -1 when pinning fails; the thread's affinity is restored. */
+#define ASYM_PROBE_ROUNDS 24
+#define ASYM_PROBE_ITERS 400000
+static double asym_probe_capacity(int big_cpu, int little_cpu) {
+#if BENCH_HAVE_AFFINITY
+    cpu_set_t saved, one;
+    double t[2] = {0, 0}, cap;
+    volatile float sink = 0;
+    int r, side;
+    if (sched_getaffinity(0, sizeof saved, &saved) != 0) return -1;
+    for (r = 0; r < 2 * ASYM_PROBE_ROUNDS; r++) {
+        float acc[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+        double t0;
+        int i, j;
+        side = r & 1;
+        CPU_ZERO(&one);
+        CPU_SET(side ? little_cpu : big_cpu, &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0) {
+            sched_setaffinity(0, sizeof saved, &saved);
+            return -1;
+        }
+        sched_yield();
+        t0 = bench_now();
+        for (i = 0; i < ASYM_PROBE_ITERS; i++)
+            for (j = 0; j < 8; j++) acc[j] = acc[j] * 0.9999f + 1e-4f;
+        t[side] += bench_now() - t0;
+        sink += acc[0] + acc[7];
+    }
+    sched_setaffinity(0, sizeof saved, &saved);
+    (void)sink;
+    cap = t[1] > 0 ? t[0] / t[1] : 1.0;
+    return cap < 0.05 ? 0.05 : cap > 1.0 ? 1.0 : cap;
+#else
+    (void)big_cpu;
+    (void)little_cpu;
+    return -1;
+#endif
+}
+
 /* ---- workloads and strategies ----------------------------------------------------------------- */
 
 enum { ASYM_GEMM, ASYM_SYNTH };
