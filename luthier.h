@@ -4645,10 +4645,6 @@ oom:
     return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate the weights or buffers");
 }
 
-/* luthier_conv2d_info of layer cv (self: the bytes of the object that holds it), whose
-   routines run on isa. */
-LUTHIER_PRIVATE void luthier__conv_info(const luthier_conv2d_layer *cv, size_t self, luthier__isa isa, luthier_conv2d_info *out);
-
 LUTHIER_PRIVATE luthier__isa luthier__conv_isa(const luthier_conv2d_layer *cv, unsigned features);
 
 /* luthier_conv2d_info.cluster_kernels from a layer's kernels per cluster. */
@@ -4657,6 +4653,8 @@ LUTHIER_PRIVATE void luthier__info_kernels(const luthier__kernel_entry *const *c
     for (cl = 0; cl < LUTHIER_MAX_CLUSTERS; cl++) out->cluster_kernels[cl] = cuk[cl] ? cuk[cl]->name : NULL;
 }
 
+/* luthier_conv2d_info of layer cv (self: the bytes of the object that holds it), whose
+   routines run on isa. */
 LUTHIER_PRIVATE void luthier__conv_info(const luthier_conv2d_layer *cv, size_t self, luthier__isa isa, luthier_conv2d_info *out) {
     out->algorithm = cv->algo;
     out->kernel = cv->uk ? cv->uk->name : "";
