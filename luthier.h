@@ -3427,6 +3427,11 @@ LUTHIER_API const char *luthier_conv_algorithm_name(luthier_conv_algorithm a) {
     return (unsigned)a < (unsigned)LUTHIER_CONV_ALGORITHM_COUNT ? luthier__conv_algos[a].name : "unknown";
 }
 
+/* Whether kernel family fam implements algorithm a (AUTO: none does). */
+LUTHIER_PRIVATE int luthier__conv_algo_in(luthier_conv_algorithm a, luthier_kernel_family fam) {
+    return (unsigned)a < (unsigned)LUTHIER_CONV_ALGORITHM_COUNT && (luthier__conv_algos[a].families >> fam & 1u);
+}
+
 /* Whether algorithm a (not AUTO) runs layer d (normalized) in kernel family fam; when it does
    not, with ctx: fails with a message naming op (e.g. "conv2d", "qconv2d") and the reason. */
 LUTHIER_PRIVATE luthier_status luthier__conv_algo_fits(luthier_context *ctx, const char *op, const luthier_conv2d_desc *d,
@@ -3438,10 +3443,10 @@ LUTHIER_PRIVATE luthier_status luthier__conv_algo_fits(luthier_context *ctx, con
         return ctx ? luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%s: unknown algorithm %d", op, (int)a)
                    : LUTHIER_STATUS_INVALID_ARGUMENT;
     r = &luthier__conv_algos[a];
-    if (!(r->families & (1u << fam))) {
+    if (!luthier__conv_algo_in(a, fam)) {
         if (!ctx) return LUTHIER_STATUS_UNSUPPORTED;
         for (i = 1; i < (int)LUTHIER_CONV_ALGORITHM_COUNT; i++)
-            if (luthier__conv_algos[i].families & (1u << fam))
+            if (luthier__conv_algo_in((luthier_conv_algorithm)i, fam))
                 snprintf(some + strlen(some), sizeof some - strlen(some), "%s%s", some[0] ? ", " : "", luthier__conv_algos[i].name);
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "%s: algorithm %s is not implemented for this datatype (%s are)",
                              op, r->name, some);
@@ -4283,6 +4288,8 @@ LUTHIER_PRIVATE luthier__isa luthier__wino_isa(unsigned features) {
 
 /* >>impl-conv-create: weight transform, blocking, workspace size */
 
+struct luthier__conv_job;
+
 struct luthier_conv2d_layer {
     luthier_conv2d_desc d;        /* normalized; kernel and ratios point into this object */
     float ratios[LUTHIER_MAX_CLUSTERS];
@@ -4319,6 +4326,12 @@ struct luthier_conv2d_layer {
     size_t wino_tb;               /* tiles per block (a multiple of MR) */
     size_t wino_m_off, wino_s_off; /* offsets of M and the scratch in a thread's workspace */
     unsigned features;            /* the creating context's CPU features (luthier_conv2d_info.isa) */
+    /* the datatype: bytes per element of the input (and of the weights given to create) and of
+       the output; the value of an input element in the padding (fp32 0, int8 the input zero
+       point); its depthwise run (its own routines, over this geometry) */
+    size_t in_elem, out_elem;
+    int pad_value;
+    luthier_status (*depthwise)(luthier_context *ctx, struct luthier__conv_job *job);
 };
 
 #define LUTHIER__CONV_WIDE_CIN 16 /* implicit GEMM: wide segments below this many channels */
@@ -4328,11 +4341,16 @@ LUTHIER_PRIVATE size_t luthier__align_up(size_t x) {
     return luthier__div_up(x, LUTHIER__ALIGN) * LUTHIER__ALIGN;
 }
 
-LUTHIER_API void luthier_conv2d_destroy(luthier_conv2d_layer *cv) {
-    if (!cv) return;
+/* Frees what a layer's front end allocated (not cv itself). */
+LUTHIER_PRIVATE void luthier__conv_free(luthier_conv2d_layer *cv) {
     luthier__free(cv->packed);
     luthier__free(cv->bias);
     luthier__free(cv->zero);
+}
+
+LUTHIER_API void luthier_conv2d_destroy(luthier_conv2d_layer *cv) {
+    if (!cv) return;
+    luthier__conv_free(cv);
     luthier__free(cv);
 }
 
@@ -4401,30 +4419,60 @@ LUTHIER_PRIVATE luthier_status luthier__conv_prepare_depthwise(luthier_conv2d_la
     return LUTHIER_STATUS_OK;
 }
 
-LUTHIER_PRIVATE luthier_status luthier__conv_prepare_gemm(luthier_context *ctx, luthier_conv2d_layer *cv,
-                                                          const float *weights) {
-    const size_t khw = cv->ks;
-    size_t g, co, ci, t;
+/* B^T of group g (cout_g x kdim, column (kh, kw, ci)) from the OIHW weights (elements of
+   in_elem bytes: fp32, or int8) into bt. */
+LUTHIER_PRIVATE void luthier__conv_weights_bt(const luthier_conv2d_layer *cv, const void *weights, size_t g, void *bt) {
+    const size_t khw = cv->ks, e = cv->in_elem;
+    size_t co, ci, t;
+    for (co = 0; co < cv->cout_g; co++) {
+        const unsigned char *w = (const unsigned char *)weights + (g * cv->cout_g + co) * cv->cin_g * khw * e;
+        unsigned char *row = (unsigned char *)bt + co * cv->kdim * e;
+        for (ci = 0; ci < cv->cin_g; ci++)
+            for (t = 0; t < khw; t++) {
+                if (e == sizeof(float)) ((float *)(void *)row)[t * cv->cin_g + ci] = ((const float *)(const void *)w)[ci * khw + t];
+                else row[t * cv->cin_g + ci] = w[ci * khw + t];
+            }
+    }
+}
+
+/* The blocks of output pixels of a GEMM layer: the im2col rows (as packed: k rounded up to the
+   K group) or the indirection pointers of one block take about half of L2; at least one MR
+   tile, at most 64. The blocking: the layer's, or for the full-k datatypes (int8) one block's,
+   whose A is then packed at once. */
+LUTHIER_PRIVATE size_t luthier__conv_blocks(luthier_context *ctx, luthier_conv2d_layer *cv) {
     const luthier__kernel_entry *uk = cv->uk;
-    float *bt;
-    size_t gemm_ws, mr = (size_t)uk->mr, rows;
-    if (!luthier__pack_layout_init(&cv->bl, (size_t)uk->nr, 1, cv->kdim, cv->cout_g, (size_t)uk->b_bytes) ||
-        cv->bl.bytes > SIZE_MAX / (size_t)cv->d.groups - sizeof(float)) {
+    const size_t mr = (size_t)uk->mr, kpad = cv->bl.groups * cv->bl.kg;
+    const int full_k = luthier__dtype(uk)->full_k;
+    size_t rows = luthier__l2_bytes(ctx) / 2;
+    rows /= cv->algo == LUTHIER_CONV_IMPLICIT_GEMM ? cv->ks * sizeof(float *) : luthier__max_sz(kpad, 1) * cv->in_elem;
+    rows = luthier__min_sz(luthier__max_sz(rows / mr, 1), 64) * mr;
+    cv->blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, full_k ? rows : cv->m, cv->cout_g, cv->kdim);
+    if (full_k) cv->blk.mc = rows;
+    return rows;
+}
+
+/* GEMM algorithms: per group, B^T packed for the layer's kernel (its element type, K group and
+   NR); the blocking and the per-thread workspace (im2col rows, or the indirection pointers and
+   staged rows, then the GEMM's packed A). */
+LUTHIER_PRIVATE luthier_status luthier__conv_prepare_gemm(luthier_context *ctx, luthier_conv2d_layer *cv,
+                                                          const void *weights) {
+    const size_t khw = cv->ks;
+    size_t g;
+    const luthier__kernel_entry *uk = cv->uk;
+    const size_t kg = luthier__dtype(uk)->full_k ? (size_t)uk->k_unroll : 1;
+    void *bt;
+    size_t gemm_ws, rows;
+    if (!luthier__pack_layout_init(&cv->bl, (size_t)uk->nr, kg, cv->kdim, cv->cout_g, (size_t)uk->b_bytes) ||
+        cv->bl.bytes > SIZE_MAX / (size_t)cv->d.groups - 64) {
         return LUTHIER_STATUS_OVERFLOW;
     }
-    cv->group_floats = luthier__div_up(cv->bl.bytes, sizeof(float)); /* (F16: halves, in float-sized storage) */
-    if (!(cv->packed = (float *)luthier__alloc(cv->group_floats * sizeof(float) * (size_t)cv->d.groups + 1)))
+    cv->group_floats = luthier__div_up(cv->bl.bytes, sizeof(float)); /* (F16: halves, int8: bytes, in float-sized storage) */
+    if (!(cv->packed = (float *)luthier__alloc(cv->group_floats * sizeof(float) * (size_t)cv->d.groups + 64)))
         return LUTHIER_STATUS_OUT_OF_MEMORY;
     cv->weight_bytes += cv->group_floats * sizeof(float) * (size_t)cv->d.groups;
-    /* Per group: B^T (cout_g x kdim, column (kh, kw, ci)) from OIHW, then the usual packer. */
-    if (!(bt = (float *)luthier__alloc(cv->cout_g * cv->kdim * sizeof(float)))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    if (!(bt = luthier__alloc(cv->cout_g * cv->kdim * cv->in_elem))) return LUTHIER_STATUS_OUT_OF_MEMORY;
     for (g = 0; g < (size_t)cv->d.groups; g++) {
-        for (co = 0; co < cv->cout_g; co++) {
-            const float *w = weights + (g * cv->cout_g + co) * cv->cin_g * khw;
-            float *row = bt + co * cv->kdim;
-            for (ci = 0; ci < cv->cin_g; ci++)
-                for (t = 0; t < khw; t++) row[t * cv->cin_g + ci] = w[ci * khw + t];
-        }
+        luthier__conv_weights_bt(cv, weights, g, bt);
         luthier__pack_b(&cv->bl, bt, cv->kdim, 1, cv->packed + g * cv->group_floats, 0, cv->bl.panels);
     }
     luthier__free(bt);
@@ -4440,36 +4488,39 @@ LUTHIER_PRIVATE luthier_status luthier__conv_prepare_gemm(luthier_context *ctx, 
         if (!(cv->zero = (float *)luthier__alloc(cv->seg_k * sizeof(float)))) return LUTHIER_STATUS_OUT_OF_MEMORY;
         memset(cv->zero, 0, cv->seg_k * sizeof(float));
     }
-    cv->blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, cv->m,
-                                         cv->cout_g, cv->kdim);
-    /* Blocks of output pixels: the im2col rows (or the indirection pointers) of one block
-       take about half of L2; at least one MR tile, at most 64. */
-    rows = luthier__l2_bytes(ctx) / 2;
-    rows /= cv->algo == LUTHIER_CONV_IMPLICIT_GEMM ? khw * sizeof(float *) : cv->kdim * sizeof(float);
-    rows = luthier__min_sz(luthier__max_sz(rows / mr, 1), 64) * mr;
-    cv->rows_blk = rows;
+    cv->rows_blk = rows = luthier__conv_blocks(ctx, cv);
     gemm_ws = luthier__gemm_workspace_bytes(uk, &cv->blk);
     if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) {
         cv->stage_off = luthier__align_up(rows * khw * sizeof(float *));
         cv->gemm_ws_off = cv->stage_off;
         if (cv->seg_n != khw) cv->gemm_ws_off += luthier__align_up(rows * cv->seg_n * cv->seg_k * sizeof(float));
     }
-    else if (!cv->direct_1x1) cv->gemm_ws_off = luthier__align_up(rows * cv->kdim * sizeof(float));
+    else if (!cv->direct_1x1) cv->gemm_ws_off = luthier__align_up(rows * cv->kdim * cv->in_elem);
     if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) gemm_ws = 0;
     cv->thread_ws = luthier__align_up(cv->gemm_ws_off + gemm_ws);
     return LUTHIER_STATUS_OK;
 }
 
-/* A convolution on an F16 (fp16 arithmetic) kernel named by d->kernel: IM2COL or 1X1 (AUTO:
-   1X1 where it fits), the kernel run by this context. */
+/* The algorithm of a layer in a family without the F32 policies (int8, the F16 kernels),
+   checked against the table: AUTO takes DEPTHWISE where the layer and the family have it, else
+   1X1 where it fits, else IM2COL. op names the caller in messages. */
+LUTHIER_PRIVATE luthier_status luthier__conv_choose_in(luthier_context *ctx, const char *op, const luthier_conv2d_desc *d,
+                                                       luthier_kernel_family fam, luthier_conv_algorithm *algo) {
+    char why[8];
+    *algo = d->algorithm;
+    if (*algo == LUTHIER_CONV_AUTO)
+        *algo = luthier__conv_is_depthwise(d) && luthier__conv_algo_in(LUTHIER_CONV_DEPTHWISE, fam) ? LUTHIER_CONV_DEPTHWISE
+                : luthier__conv_fits_1x1(d, why, sizeof why)                                    ? LUTHIER_CONV_1X1
+                                                                                                : LUTHIER_CONV_IM2COL;
+    return luthier__conv_algo_fits(ctx, op, d, *algo, fam);
+}
+
+/* A convolution on an F16 (fp16 arithmetic) kernel named by d->kernel, run by this context. */
 LUTHIER_PRIVATE luthier_status luthier__conv_choose_f16(luthier_context *ctx, const luthier_conv2d_desc *d,
                                                         luthier_conv_algorithm *algo, const luthier__kernel_entry **uk) {
-    char why[8];
     luthier_status s;
     if ((s = luthier__resolve(ctx, 1u << LUTHIER_KERNELS_F16, d->kernel, uk)) != LUTHIER_STATUS_OK) return s;
-    *algo = d->algorithm != LUTHIER_CONV_AUTO ? d->algorithm
-            : luthier__conv_fits_1x1(d, why, sizeof why) ? LUTHIER_CONV_1X1 : LUTHIER_CONV_IM2COL;
-    return luthier__conv_algo_fits(ctx, "conv2d", d, *algo, LUTHIER_KERNELS_F16);
+    return luthier__conv_choose_in(ctx, "conv2d", d, LUTHIER_KERNELS_F16, algo);
 }
 
 /* The kernel of each of ctx's clusters for a GEMM layer on uk (luthier__cluster_kernels), of
@@ -4486,6 +4537,53 @@ LUTHIER_PRIVATE luthier_status luthier__conv_cluster_kernels(luthier_context *ct
     return s;
 }
 
+/* The ratios of d, when it has them, checked; op names the caller in messages. */
+LUTHIER_PRIVATE luthier_status luthier__conv_check_ratios(luthier_context *ctx, const char *op, const luthier_conv2d_desc *d) {
+    double w[LUTHIER_MAX_CLUSTERS];
+    if (!d->ratios) return LUTHIER_STATUS_OK;
+    if (d->num_ratios < 1 || d->num_ratios > LUTHIER_MAX_CLUSTERS)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%s: %d ratios given for %d clusters", op, d->num_ratios,
+                             ctx->pool->num_clusters);
+    return luthier__weights(ctx, d->ratios, d->num_ratios, w);
+}
+
+/* The geometry of a new layer cv (zeroed) of every datatype: d normalized (ratios checked),
+   the algorithm, the kernel uk (NULL: depthwise) and each cluster's, the output size. */
+LUTHIER_PRIVATE void luthier__conv_init(const luthier_context *ctx, luthier_conv2d_layer *cv, const luthier_conv2d_desc *d,
+                                        luthier_conv_algorithm algo, const luthier__kernel_entry *uk,
+                                        const luthier__kernel_entry *const *cuk, int64_t oh, int64_t ow) {
+    cv->d = *d;
+    cv->d.kernel = uk ? uk->name : NULL;
+    if (d->ratios) {
+        memcpy(cv->ratios, d->ratios, (size_t)d->num_ratios * sizeof(float));
+        cv->d.ratios = cv->ratios;
+    }
+    cv->d.algorithm = algo;
+    cv->algo = algo;
+    cv->kernel = -1;
+    cv->uk = uk;
+    memcpy(cv->cuk, cuk, sizeof cv->cuk);
+    cv->d.cluster_kernels = NULL;
+    cv->features = ctx->cpu_features;
+    cv->oh = oh;
+    cv->ow = ow;
+    cv->m = (size_t)d->batch * (size_t)oh * (size_t)ow;
+    cv->cin_g = (size_t)(d->in_channels / d->groups);
+    cv->cout_g = (size_t)(d->out_channels / d->groups);
+    cv->ks = (size_t)d->kernel_h * (size_t)d->kernel_w;
+    cv->kdim = cv->ks * cv->cin_g;
+    cv->direct_1x1 = algo == LUTHIER_CONV_1X1 && d->stride_h == 1 && d->stride_w == 1;
+}
+
+/* The workspace of a prepared layer; OVERFLOW when its size does not fit size_t. */
+LUTHIER_PRIVATE luthier_status luthier__conv_finish(luthier_context *ctx, const char *op, luthier_conv2d_layer *cv) {
+    cv->workspace_bytes = luthier__conv_ws_bytes(&cv->d, cv->m, cv->in_elem, cv->out_elem, cv->thread_ws, ctx->pool->num_threads);
+    if (!cv->workspace_bytes) return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "%s: workspace size overflows", op);
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__conv_dw_run(luthier_context *ctx, struct luthier__conv_job *job);
+
 LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
                                                  const luthier_conv2d_desc *desc,
                                                  const float *weights, const float *bias,
@@ -4499,7 +4597,6 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     float model_split[LUTHIER_MAX_CLUSTERS];
     const luthier__kernel_entry *cuk[LUTHIER_MAX_CLUSTERS] = {NULL};
     luthier_status s;
-    size_t khw;
     if (out) *out = NULL;
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     ctx->error[0] = 0;
@@ -4515,37 +4612,14 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     if (!uk || uk->family == LUTHIER_KERNELS_F32)
         if ((nsplit = luthier__cm_auto_split(ctx, &d, oh, ow, algo, kernel, model_split)) > 0)
             d.ratios = model_split, d.num_ratios = nsplit; /* copied into cv->ratios below */
-    if (d.ratios) {
-        double w[LUTHIER_MAX_CLUSTERS];
-        if (d.num_ratios < 1 || d.num_ratios > LUTHIER_MAX_CLUSTERS)
-            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: %d ratios given for %d clusters",
-                                 d.num_ratios, ctx->pool->num_clusters);
-        if ((s = luthier__weights(ctx, d.ratios, d.num_ratios, w)) != LUTHIER_STATUS_OK) return s;
-    }
+    if ((s = luthier__conv_check_ratios(ctx, "conv2d", &d)) != LUTHIER_STATUS_OK) return s;
     cv = (luthier_conv2d_layer *)luthier__alloc(sizeof *cv);
     if (!cv) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate the object");
     memset(cv, 0, sizeof *cv);
-    cv->d = d;
-    cv->d.kernel = uk ? uk->name : NULL;
-    if (d.ratios) {
-        memcpy(cv->ratios, d.ratios, (size_t)d.num_ratios * sizeof(float));
-        cv->d.ratios = cv->ratios;
-    }
-    cv->d.algorithm = algo;
-    cv->algo = algo;
+    luthier__conv_init(ctx, cv, &d, algo, uk, cuk, oh, ow);
     cv->kernel = uk && uk->family == LUTHIER_KERNELS_F32 ? kernel : -1;
-    cv->uk = uk;
-    memcpy(cv->cuk, cuk, sizeof cuk);
-    cv->d.cluster_kernels = NULL;
-    cv->features = ctx->cpu_features;
-    cv->oh = oh;
-    cv->ow = ow;
-    cv->m = (size_t)d.batch * (size_t)oh * (size_t)ow;
-    cv->cin_g = (size_t)(d.in_channels / d.groups);
-    cv->cout_g = (size_t)(d.out_channels / d.groups);
-    khw = cv->ks = (size_t)d.kernel_h * (size_t)d.kernel_w;
-    cv->kdim = khw * cv->cin_g;
-    cv->direct_1x1 = algo == LUTHIER_CONV_1X1 && d.stride_h == 1 && d.stride_w == 1;
+    cv->in_elem = cv->out_elem = sizeof(float);
+    cv->depthwise = luthier__conv_dw_run;
     if (bias) {
         if (!(cv->bias = (float *)luthier__alloc((size_t)d.out_channels * sizeof(float)))) goto oom;
         memcpy(cv->bias, bias, (size_t)d.out_channels * sizeof(float));
@@ -4560,11 +4634,9 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: packed weights overflow");
     }
     if (s != LUTHIER_STATUS_OK) goto oom;
-    cv->workspace_bytes = luthier__conv_ws_bytes(&cv->d, cv->m, sizeof(float), sizeof(float), cv->thread_ws,
-                                                 ctx->pool->num_threads);
-    if (!cv->workspace_bytes) {
+    if ((s = luthier__conv_finish(ctx, "conv2d", cv)) != LUTHIER_STATUS_OK) {
         luthier_conv2d_destroy(cv);
-        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: workspace size overflows");
+        return s;
     }
     *out = cv;
     return LUTHIER_STATUS_OK;
@@ -4581,16 +4653,22 @@ LUTHIER_PRIVATE void luthier__info_kernels(const luthier__kernel_entry *const *c
     for (cl = 0; cl < LUTHIER_MAX_CLUSTERS; cl++) out->cluster_kernels[cl] = cuk[cl] ? cuk[cl]->name : NULL;
 }
 
-LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *cv, luthier_conv2d_info *out) {
-    if (!cv || !out) return LUTHIER_STATUS_INVALID_ARGUMENT;
+/* luthier_conv2d_info of layer cv (self: the bytes of the object that holds it), whose
+   routines run on isa. */
+LUTHIER_PRIVATE void luthier__conv_info(const luthier_conv2d_layer *cv, size_t self, luthier__isa isa, luthier_conv2d_info *out) {
     out->algorithm = cv->algo;
     out->kernel = cv->uk ? cv->uk->name : "";
     luthier__info_kernels(cv->cuk, out);
     out->out_h = cv->oh;
     out->out_w = cv->ow;
-    out->weight_bytes = cv->weight_bytes + sizeof *cv;
+    out->weight_bytes = cv->weight_bytes + self;
     out->workspace_bytes = cv->workspace_bytes;
-    out->isa = luthier__isa_name(luthier__conv_isa(cv, cv->features));
+    out->isa = luthier__isa_name(isa);
+}
+
+LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *cv, luthier_conv2d_info *out) {
+    if (!cv || !out) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    luthier__conv_info(cv, sizeof *cv, luthier__conv_isa(cv, cv->features), out);
     return LUTHIER_STATUS_OK;
 }
 
@@ -4600,10 +4678,13 @@ typedef struct luthier__conv_job {
     const luthier_conv2d_layer *cv;
     const luthier__kernel_entry *uk;
     const luthier__kernel_entry *cuk[LUTHIER_MAX_CLUSTERS]; /* per cluster of the running context */
-    const float *in; /* NHWC */
-    float *out;      /* NHWC */
+    const void *in; /* NHWC, elements of cv->in_elem bytes */
+    void *out;      /* NHWC, elements of cv->out_elem bytes */
     unsigned char *ws;
     size_t ws_stride;
+    const struct luthier__qepilogue *q; /* int8: the output stage (luthier_int8.h); NULL: fp32 */
+    /* int8 depthwise: the pixel routine (luthier__qdw_select) */
+    void (*qdw)(const luthier_qconv2d_layer *, const luthier_qgemm_ukernel_args *, const uint8_t *const *, size_t);
     void (*dw_pixel)(float *, const float *const *, const float *const *, int, const float *, int,
                      int, float, float, size_t); /* depthwise: luthier__dw_pick() */
     /* depthwise K x K (K = kernel_h), dilation 1: runs of pixels on output rows
@@ -4826,6 +4907,7 @@ LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, const l
     memset(&ga, 0, sizeof ga);
     luthier__fill_epilogue(&ed, &ga);
     ga.post = j->post;
+    ga.q = j->q;
     ga.n = cv->cout_g;
     ga.b_layout = &cv->bl;
     ga.ldc = cout;
@@ -4835,21 +4917,22 @@ LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, const l
             ga.next_layer = r1 == rend && g + 1 == (size_t)d->groups ? j->next : NULL;
             ga.m = r1 - r0;
             ga.b = cv->packed + g * cv->group_floats;
-            ga.c = j->out + r0 * cout + g * cv->cout_g;
+            ga.c = (unsigned char *)j->out + (r0 * cout + g * cv->cout_g) * cv->out_elem;
             ga.bias = cv->bias ? cv->bias + g * cv->cout_g : NULL;
+            ga.q_col = g * cv->cout_g;
             if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) {
                 const float **ind = (const float **)(void *)w;
-                luthier__conv_indirection(cv, j->in, g, r0, r1, mr, ind, (float *)(void *)(w + cv->stage_off));
+                luthier__conv_indirection(cv, (const float *)j->in, g, r0, r1, mr, ind, (float *)(void *)(w + cv->stage_off));
                 ga.k = cv->seg_k;
                 luthier__gemm_compute_indirect(uk, &cv->blk, &ga, cv->seg_n, ind, 0, tiles, p0, p1);
                 continue;
             }
             if (cv->direct_1x1) {
-                ga.a = j->in + r0 * cin + g * cv->cin_g;
+                ga.a = (const unsigned char *)j->in + (r0 * cin + g * cv->cin_g) * cv->in_elem;
                 ga.lda = cin;
             } else {
-                luthier__conv_im2col(d, cv->oh, cv->ow, cv->cin_g, sizeof(float), 0, j->in, g, r0, r1, w);
-                ga.a = (const float *)(void *)w;
+                luthier__conv_im2col(d, cv->oh, cv->ow, cv->cin_g, cv->in_elem, cv->pad_value, j->in, g, r0, r1, w);
+                ga.a = w;
                 ga.lda = cv->kdim;
             }
             ga.k = cv->kdim;
@@ -4963,6 +5046,8 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
                                                    int cluster) {
     const luthier__conv_job *j = (const luthier__conv_job *)arg;
     const luthier_conv2d_layer *cv = j->cv;
+    const float *in = (const float *)j->in;
+    float *out = (float *)j->out;
     const luthier_conv2d_desc *d = &cv->d;
     const size_t C = (size_t)d->in_channels, ohw = (size_t)(cv->oh * cv->ow);
     const luthier__dw_pixel_fn pixel = j->dw_pixel;
@@ -4989,11 +5074,11 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
         const size_t n = r / ohw, p = r % ohw;
         const int64_t oy = (int64_t)(p / (size_t)cv->ow), ox = (int64_t)(p % (size_t)cv->ow);
         const int64_t iy0 = oy * d->stride_h - d->pad_top, ix0 = ox * d->stride_w - d->pad_left;
-        float *o = j->out + r * C;
+        float *o = out + r * C;
         const float *xs[LUTHIER__DW_MAX_TAPS], *ws[LUTHIER__DW_MAX_TAPS];
         int taps = 0, first = 1;
         int64_t kh, kw;
-        if (!nruns) luthier__act_rows(&j->post, j->out, C, C, &done, r, 0); /* (pending runs are not done) */
+        if (!nruns) luthier__act_rows(&j->post, out, C, C, &done, r, 0); /* (pending runs are not done) */
         if (j->dw_rows) {
             /* the pixels that follow on this output row, within [r, end), borders included;
                up to LUTHIER__DW_RUNS rows per call */
@@ -5005,7 +5090,7 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
             for (kh = 0; kh < d->kernel_h; kh++)
                 run->rows[kh] = iy0 + kh < 0 || iy0 + kh >= d->in_h
                                     ? NULL
-                                    : j->in + (n * (size_t)d->in_h + (size_t)(iy0 + kh)) * (size_t)d->in_w * C;
+                                    : in + (n * (size_t)d->in_h + (size_t)(iy0 + kh)) * (size_t)d->in_w * C;
             r += run->npix - 1;
             if (nruns == LUTHIER__DW_RUNS || r + 1 == end) {
                 j->dw_rows(runs, nruns, d->stride_w, d->in_w, cv->packed, cv->bias, d->accumulate, clamp, lo, hi,
@@ -5017,7 +5102,7 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
         if (khw <= LUTHIER__DW_MAX_TAPS && iy0 >= 0 && iy0 + span_h < d->in_h && ix0 >= 0 &&
             ix0 + span_w < d->in_w) {
             /* interior: every tap is inside the image, at a fixed offset */
-            const float *x0 = j->in + ((n * (size_t)d->in_h + (size_t)iy0) * (size_t)d->in_w + (size_t)ix0) * C;
+            const float *x0 = in + ((n * (size_t)d->in_h + (size_t)iy0) * (size_t)d->in_w + (size_t)ix0) * C;
             int t;
             for (t = 0; t < (int)khw; t++) xs[t] = x0 + off[t];
             pixel(o, xs, wts, (int)khw, cv->bias, d->accumulate, clamp, lo, hi, C);
@@ -5030,7 +5115,7 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
             for (kw = 0; kw < d->kernel_w; kw++) {
                 const int64_t ix = luthier__conv_in(ox, kw, d->stride_w, d->dilation_w, d->pad_left);
                 if (ix < 0 || ix >= d->in_w) continue;
-                xs[taps] = j->in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * C;
+                xs[taps] = in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * C;
                 ws[taps] = cv->packed + (size_t)(kh * d->kernel_w + kw) * C;
                 if (++taps == LUTHIER__DW_MAX_TAPS) { /* partial sum, no clamp yet */
                     pixel(o, xs, ws, taps, first ? cv->bias : NULL, first ? d->accumulate : 1, 0, lo, hi, C);
@@ -5041,7 +5126,7 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
         }
         pixel(o, xs, ws, taps, first ? cv->bias : NULL, first ? d->accumulate : 1, clamp, lo, hi, C);
     }
-    luthier__act_rows(&j->post, j->out, C, C, &done, end, 1);
+    luthier__act_rows(&j->post, out, C, C, &done, end, 1);
 }
 
 /* Winograd: units = MR-tile groups of output tiles (m x m pixels; tile t of image n is at
@@ -5053,6 +5138,8 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                                                   int cluster) {
     const luthier__conv_job *j = (const luthier__conv_job *)arg;
     const luthier_conv2d_layer *cv = j->cv;
+    const float *in = (const float *)j->in;
+    float *out = (float *)j->out;
     const luthier_conv2d_desc *d = &cv->d;
     const luthier__wino_tables wt = luthier__wino_get(cv->wino_m);
     const int m = wt.m, al = wt.alpha;
@@ -5092,7 +5179,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                 const float *src;
                 size_t rs, cs;
                 if (iy0 >= 0 && ix0 >= 0 && iy0 + al <= d->in_h && ix0 + al <= d->in_w) {
-                    src = j->in + ((n * (size_t)d->in_h + (size_t)iy0) * (size_t)d->in_w + (size_t)ix0) * cin + g * cig;
+                    src = in + ((n * (size_t)d->in_h + (size_t)iy0) * (size_t)d->in_w + (size_t)ix0) * cin + g * cig;
                     rs = (size_t)d->in_w * cin;
                     cs = cin;
                 } else { /* border tile: gather it with zeros outside the image */
@@ -5104,7 +5191,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                             if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
                                 memset(dst, 0, cig * sizeof(float));
                             else
-                                memcpy(dst, j->in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig,
+                                memcpy(dst, in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig,
                                        cig * sizeof(float));
                         }
                     src = sa;
@@ -5128,7 +5215,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                 const size_t oy0 = (p / cv->wino_tw) * (size_t)m, ox0 = (p % cv->wino_tw) * (size_t)m;
                 const int rows = (int)luthier__min_sz((size_t)m, (size_t)cv->oh - oy0);
                 const int cols = (int)luthier__min_sz((size_t)m, (size_t)cv->ow - ox0);
-                float *o = j->out + ((n * (size_t)cv->oh + oy0) * (size_t)cv->ow + ox0) * cout + g * cog;
+                float *o = out + ((n * (size_t)cv->oh + oy0) * (size_t)cv->ow + ox0) * cout + g * cog;
                 const size_t ors = (size_t)cv->ow * cout;
                 /* vectors below cvo, the scalar instance above, whatever the range */
                 if (c0 < luthier__min_sz(c1, cvo))
@@ -5164,12 +5251,6 @@ LUTHIER_PRIVATE void luthier__transpose_batches(const void *src, void *dst, size
                 else y[c * rows + r] = x[r * cols + c];
             }
     }
-}
-LUTHIER_PRIVATE void luthier__nchw_to_nhwc(const float *src, float *dst, size_t n, size_t c, size_t hw) {
-    luthier__transpose_batches(src, dst, n, c, hw, sizeof(float));
-}
-LUTHIER_PRIVATE void luthier__nhwc_to_nchw(const float *src, float *dst, size_t n, size_t c, size_t hw) {
-    luthier__transpose_batches(src, dst, n, hw, c, sizeof(float));
 }
 
 /* The B block a GEMM-based layer starts with (group 0; Winograd: position 0), for the layer
@@ -5213,75 +5294,84 @@ LUTHIER_PRIVATE luthier__wino_split luthier__conv_wino_split(const luthier_conv2
                                    cv->group_floats * sizeof(float) * alpha * alpha, threads, l2);
 }
 
-/* luthier_conv2d_run; next: NULL, or the first block of the layer that runs next (plans) */
-LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, const luthier_conv2d_layer *cv,
-                                                        const float *input, float *output,
-                                                        const luthier__prefetch_region *next) {
+/* The depthwise run of the fp32 datatype: units = output pixels. */
+LUTHIER_PRIVATE luthier_status luthier__conv_dw_run(luthier_context *ctx, luthier__conv_job *job) {
+    const luthier_conv2d_desc *d = &job->cv->d;
+    luthier__dw_pixel_fn pixel;
+    luthier__dw_rows_fn rows;
+    (void)luthier__dw_pick(ctx->cpu_features, d, &pixel, &rows);
+    job->dw_pixel = pixel;
+    job->dw_rows = rows;
+    return luthier__parallel(ctx, job->cv->m, d->schedule, d->ratios, d->num_ratios, 0, luthier__conv_depthwise_range, job);
+}
+
+/* A run of layer cv of any datatype (q: int8's output stage, NULL for fp32); next: NULL, or
+   the first block of the layer that runs next (plans). NCHW layers go through NHWC copies in
+   the workspace. */
+LUTHIER_PRIVATE luthier_status luthier__conv_run(luthier_context *ctx, const luthier_conv2d_layer *cv, const void *input,
+                                                 void *output, const luthier__prefetch_region *next,
+                                                 const struct luthier__qepilogue *q) {
+    const char *op = q ? "qconv2d" : "conv2d";
     const luthier_conv2d_desc *d;
     luthier__conv_job job;
     luthier_status s;
-    size_t total, in_elems, out_elems, units, off = 0;
+    size_t total, off = 0;
     unsigned char *ws;
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     ctx->error[0] = 0;
     if (!cv || !input || !output)
-        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "conv2d: conv, input and output must not be NULL");
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%s: layer, input and output must not be NULL", op);
     d = &cv->d;
     if (cv->uk && !luthier__kernel_runs(cv->uk, ctx->cpu_features))
-        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d: the weights were packed for %s, which this context cannot run",
-                             cv->uk->name);
-    if (!(total = luthier__conv_ws_bytes(&cv->d, cv->m, sizeof(float), sizeof(float), cv->thread_ws, ctx->pool->num_threads)) ||
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "%s: the weights were packed for %s, which this context cannot run",
+                             op, cv->uk->name);
+    if (!(total = luthier__conv_ws_bytes(d, cv->m, cv->in_elem, cv->out_elem, cv->thread_ws, ctx->pool->num_threads)) ||
         !(ws = (unsigned char *)luthier__context_workspace(ctx, total)))
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of workspace", total);
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of workspace", op, total);
     memset(&job, 0, sizeof job);
     job.cv = cv;
     job.in = input;
     job.out = output;
+    job.q = q;
     job.next = next && next->b ? next : NULL;
     luthier__act_post_init(ctx->cpu_features, d->activation, d->clamp_min, d->clamp_max, &job.post);
-    in_elems = (size_t)d->batch * (size_t)d->in_h * (size_t)d->in_w * (size_t)d->in_channels;
-    out_elems = cv->m * (size_t)d->out_channels;
     if (d->layout == LUTHIER_LAYOUT_NCHW) {
-        float *in_t = (float *)(void *)ws, *out_t;
-        off = luthier__align_up(in_elems * sizeof(float));
-        out_t = (float *)(void *)(ws + off);
-        off += luthier__align_up(out_elems * sizeof(float));
-        luthier__nchw_to_nhwc(input, in_t, (size_t)d->batch, (size_t)d->in_channels, (size_t)(d->in_h * d->in_w));
-        if (d->accumulate)
-            luthier__nchw_to_nhwc(output, out_t, (size_t)d->batch, (size_t)d->out_channels, (size_t)(cv->oh * cv->ow));
-        job.in = in_t;
-        job.out = out_t;
+        const size_t hw = (size_t)(d->in_h * d->in_w), ohw = (size_t)(cv->oh * cv->ow);
+        off = luthier__align_up((size_t)d->batch * hw * (size_t)d->in_channels * cv->in_elem);
+        luthier__transpose_batches(input, ws, (size_t)d->batch, (size_t)d->in_channels, hw, cv->in_elem);
+        if (d->accumulate) luthier__transpose_batches(output, ws + off, (size_t)d->batch, (size_t)d->out_channels, ohw, cv->out_elem);
+        job.in = ws;
+        job.out = ws + off;
+        off += luthier__align_up(cv->m * (size_t)d->out_channels * cv->out_elem);
     }
     job.ws = ws + off;
     job.ws_stride = cv->thread_ws;
     job.uk = cv->uk;
     luthier__run_kernels(ctx, cv->uk, cv->cuk, job.cuk);
     if (cv->algo == LUTHIER_CONV_DEPTHWISE) {
-        luthier__dw_pixel_fn pixel;
-        luthier__dw_rows_fn rows;
-        (void)luthier__dw_pick(ctx->cpu_features, d, &pixel, &rows);
-        job.dw_pixel = pixel;
-        job.dw_rows = rows;
-        s = luthier__parallel(ctx, cv->m, d->schedule, d->ratios, d->num_ratios, 0,
-                              luthier__conv_depthwise_range, &job);
+        s = cv->depthwise(ctx, &job);
     } else if (cv->wino_m) {
         luthier__wino_split ws;
         job.wino_vw = (size_t)luthier__wino_select(ctx->cpu_features, &job.wino_in, &job.wino_out);
         ws = luthier__conv_wino_split(cv, job.wino_vw, ctx->pool->num_threads, luthier__l2_bytes(ctx));
         job.wino_unit = ws.unit; /* every tile's arithmetic is the same whatever the split */
         job.by_panels = ws.by_panels;
-        units = ws.units;
-        s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
-                              luthier__conv_winograd_range, &job);
+        s = luthier__parallel(ctx, ws.units, d->schedule, d->ratios, d->num_ratios, 0, luthier__conv_winograd_range, &job);
     } else {
         job.split = luthier__conv_split(ctx, cv);
-        units = luthier__split_units(&job.split);
-        s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0,
+        s = luthier__parallel(ctx, luthier__split_units(&job.split), d->schedule, d->ratios, d->num_ratios, 0,
                               luthier__conv_gemm_range, &job);
     }
     if (s == LUTHIER_STATUS_OK && d->layout == LUTHIER_LAYOUT_NCHW)
-        luthier__nhwc_to_nchw(job.out, output, (size_t)d->batch, (size_t)d->out_channels, (size_t)(cv->oh * cv->ow));
+        luthier__transpose_batches(job.out, output, (size_t)d->batch, (size_t)(cv->oh * cv->ow), (size_t)d->out_channels, cv->out_elem);
     return s;
+}
+
+/* luthier_conv2d_run; next: NULL, or the first block of the layer that runs next (plans) */
+LUTHIER_PRIVATE luthier_status luthier__conv2d_run_next(luthier_context *ctx, const luthier_conv2d_layer *cv,
+                                                        const float *input, float *output,
+                                                        const luthier__prefetch_region *next) {
+    return luthier__conv_run(ctx, cv, input, output, next, NULL);
 }
 
 LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_conv2d_desc *desc,

@@ -626,6 +626,8 @@ struct luthier__gemm_args {
     float min, max;
     luthier__act_post post; /* applied after the last K step's stores */
     const struct luthier__qepilogue *q; /* int8: the output stage (luthier_int8.h) */
+    size_t q_col;   /* int8: the column of q's per-column parameters at column 0 of C (a
+                       convolution group's first output channel) */
     char *a_packed;       /* NULL, or all of A packed once for interleaved kernels (by
                              luthier__prepack_a, before the GEMM): K block k0's panel of MR-row
                              tile t at a_packed + (k0 * m_pad + t * kp * MR) * a_bytes, kp = the

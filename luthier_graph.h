@@ -3977,9 +3977,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
         cd.kernel = NULL;
         cd.cluster_kernels = NULL;
         if (attempt == 0) {
-            if (st->cfg.algorithm == LUTHIER_CONV_IM2COL || st->cfg.algorithm == LUTHIER_CONV_1X1 ||
-                st->cfg.algorithm == LUTHIER_CONV_DEPTHWISE)
-                cd.algorithm = st->cfg.algorithm;
+            if (luthier__conv_algo_in(st->cfg.algorithm, LUTHIER_KERNELS_INT8)) cd.algorithm = st->cfg.algorithm;
             if ((k0 = luthier__cfg_kernels(st->cfg.kernel, knob, sizeof knob, names)) && luthier_qkernel_find(k0, &ki) == LUTHIER_STATUS_OK) {
                 cd.kernel = k0;
                 cd.cluster_kernels = names[0] ? names : NULL;

@@ -1230,12 +1230,10 @@ LUTHIER_PRIVATE int luthier__qpack_layout_init(luthier__packed_b_layout *l, size
     return l->panels <= (SIZE_MAX - luthier__qdata_bytes(l) - 64) / (nr * sizeof(int32_t));
 }
 
-/* Packs B (k x n, stride ldb; n x k when trans) and its compensation -za' * S[j] (mod 2^32). */
-LUTHIER_PRIVATE void luthier__qpack_b(const luthier__packed_b_layout *l, const int8_t *b, size_t ldb,
-                                      int trans, int32_t za_eff, int8_t *dst, int32_t *comp) {
+/* The compensation -za' * S[j] (mod 2^32) of packed B dst, panels * nr values (0 past n). */
+LUTHIER_PRIVATE void luthier__qpack_comp(const luthier__packed_b_layout *l, const int8_t *dst, int32_t za_eff, int32_t *comp) {
     const size_t nr = l->nr, kg = l->kg;
     size_t p, j, i;
-    luthier__pack_b(l, b, ldb, trans, dst, 0, l->panels);
     for (p = 0; p < l->panels; p++) {
         const int8_t *d = dst + p * l->panel_stride;
         for (j = 0; j < nr; j++) {
@@ -1244,6 +1242,13 @@ LUTHIER_PRIVATE void luthier__qpack_b(const luthier__packed_b_layout *l, const i
             comp[p * nr + j] = (int32_t)(0u - (uint32_t)za_eff * sum);
         }
     }
+}
+
+/* Packs B (k x n, stride ldb; n x k when trans) and its compensation (luthier__qpack_comp). */
+LUTHIER_PRIVATE void luthier__qpack_b(const luthier__packed_b_layout *l, const int8_t *b, size_t ldb,
+                                      int trans, int32_t za_eff, int8_t *dst, int32_t *comp) {
+    luthier__pack_b(l, b, ldb, trans, dst, 0, l->panels);
+    luthier__qpack_comp(l, dst, za_eff, comp);
 }
 
 /* Packs rows [0, mb) of A (all k steps) for an interleaved kernel: MR-row panels of groups of
@@ -1312,12 +1317,12 @@ LUTHIER_PRIVATE void luthier__qcall(const luthier__kernel_entry *uk, const luthi
         rows[r] = (const uint8_t *)g->a + (t->i + r) * g->lda;
     u.m = t->m; u.n = t->n; u.k = t->kb;
     u.a_rows = rows; u.a = (const uint8_t *)t->a; u.b = (const int8_t *)t->b;
-    u.offset = e->offset + t->j;
+    u.offset = e->offset + g->q_col + t->j;
     u.c = (unsigned char *)g->c + (t->i * g->ldc + t->j) * e->elem; u.ldc = g->ldc;
-    u.multiplier = e->mults ? e->mults + t->j : e->mult;
-    u.shift = e->shifts ? e->shifts + t->j : e->shift;
-    u.b_scale = e->bscales ? e->bscales + t->j : e->bscale;
-    u.bias = e->fbias ? e->fbias + t->j : NULL;
+    u.multiplier = e->mults ? e->mults + g->q_col + t->j : e->mult;
+    u.shift = e->shifts ? e->shifts + g->q_col + t->j : e->shift;
+    u.b_scale = e->bscales ? e->bscales + g->q_col + t->j : e->bscale;
+    u.bias = e->fbias ? e->fbias + g->q_col + t->j : NULL;
     if (t->kb) uk->qfn(&u);
     else luthier__qukernel_ref(&u, (size_t)uk->mr, (size_t)uk->nr, (size_t)uk->k_unroll,
                                uk->kind == LUTHIER_KERNEL_INTERLEAVED, uk->a_s8);
@@ -1560,20 +1565,12 @@ LUTHIER_API luthier_status luthier_qgemm(luthier_context *ctx, const luthier_qge
 #define LUTHIER__QDW_CHUNK 8 /* depthwise: output pixels per call of the pixel routine */
 
 struct luthier_qconv2d_layer {
-    luthier_conv2d_desc cd;       /* normalized shape, resolved algorithm; ratios into this object */
+    luthier_conv2d_layer cv;      /* first: the front end's layer (geometry, algorithm, kernels,
+                                     packed weights, blocking, workspace; >>impl-conv-create) */
     luthier_qgemm_desc qd;        /* output parameters, per channel (the arrays below), n = Cout */
-    float ratios[LUTHIER_MAX_CLUSTERS];
-    int64_t oh, ow;
-    size_t m;                     /* output pixels: batch * oh * ow */
-    size_t cin_g, cout_g, kdim;   /* per group; kdim = kernel_h * kernel_w * cin_g */
-    int kernel;                   /* int8 registry index; -1 for DEPTHWISE */
-    const luthier__kernel_entry *cuk[LUTHIER_MAX_CLUSTERS]; /* per cluster (luthier_conv2d_layer) */
-    unsigned features;            /* the creating context's CPU features (luthier_conv2d_info.isa) */
-    int direct_1x1;               /* 1x1 stride 1: A is the NHWC input itself */
-    luthier__packed_b_layout bl;     /* one group's packed weights (kdim x cout_g), (kh, kw, ci) */
-    size_t group_bytes;           /* one group's panels, then its offsets (int32): compensation + bias */
-    int8_t *packed;
-    int32_t *bias, *mult, *shift; /* bias: NULL or Cout; mult, shift: Cout (shared ones expanded) */
+    int32_t *offset;              /* GEMM: Cout + NR: -za' * S[c] + bias[c] (mod 2^32), the kernels'
+                                     offsets (the GEMM's q_col selects a group's) */
+    int32_t *mult, *shift;        /* Cout (shared ones expanded) */
     float *wscale, *fbias;        /* Cout; fbias may be NULL */
     /* DEPTHWISE: taps in pairs (tap 2p, 2p + 1) of int16 per channel, as vpmaddwd / vld2 read
        them: w[(p * cp + c) * 2 + h]; 0 for the missing last tap of an odd count and past C. */
@@ -1608,15 +1605,17 @@ struct luthier_qconv2d_layer {
     size_t dw_ibytes;             /* the per-thread interleaved input rows (bytes) */
     unsigned char *dw_tab;
     size_t *dw_tap;               /* per tap (g, kw): byte offset into the interleaved rows */
-    size_t rows_blk;              /* output pixels per im2col block (a multiple of MR) */
-    size_t col_bytes, thread_ws;  /* per-thread workspace: im2col rows, then packed A blocks */
-    size_t weight_bytes, workspace_bytes;
 };
+
+/* The int8 layer of a front-end layer (its first member). */
+LUTHIER__INLINE const luthier_qconv2d_layer *luthier__qconv_of(const luthier_conv2d_layer *cv) {
+    return (const luthier_qconv2d_layer *)(const void *)cv;
+}
 
 LUTHIER_API void luthier_qconv2d_destroy(luthier_qconv2d_layer *L) {
     if (!L) return;
-    luthier__free(L->packed);
-    luthier__free(L->bias);
+    luthier__conv_free(&L->cv);
+    luthier__free(L->offset);
     luthier__free(L->mult);
     luthier__free(L->shift);
     luthier__free(L->wscale);
@@ -1671,22 +1670,9 @@ LUTHIER_PRIVATE void luthier__qconv_output(const luthier_qconv2d_desc *q, luthie
     g->clamp_max = q->clamp_max;
 }
 
-/* Resolves AUTO and checks the algorithm against the normalized shape (>>conv-algorithms). */
-LUTHIER_PRIVATE luthier_status luthier__qconv_choose(luthier_context *ctx, const luthier_conv2d_desc *d,
-                                                     luthier_conv_algorithm *algo) {
-    luthier_conv_algorithm a = d->algorithm;
-    char why[8];
-    if (a == LUTHIER_CONV_AUTO)
-        a = luthier__conv_is_depthwise(d) ? LUTHIER_CONV_DEPTHWISE
-            : luthier__conv_fits_1x1(d, why, sizeof why) ? LUTHIER_CONV_1X1 : LUTHIER_CONV_IM2COL;
-    *algo = a;
-    return luthier__conv_algo_fits(ctx, "qconv2d", d, a, LUTHIER_KERNELS_INT8);
-}
-
-/* Per-channel output parameters (shared values expanded), bias copies. */
-LUTHIER_PRIVATE int luthier__qconv_copy_params(luthier_qconv2d_layer *L, const luthier_qconv2d_desc *desc,
-                                               const int32_t *bias) {
-    const size_t C = (size_t)L->cd.out_channels;
+/* Per-channel output parameters (shared values expanded). */
+LUTHIER_PRIVATE int luthier__qconv_copy_params(luthier_qconv2d_layer *L, const luthier_qconv2d_desc *desc) {
+    const size_t C = (size_t)L->cv.d.out_channels;
     size_t c;
     if (!(L->mult = (int32_t *)luthier__alloc(C * sizeof(int32_t))) ||
         !(L->shift = (int32_t *)luthier__alloc(C * sizeof(int32_t))) ||
@@ -1701,15 +1687,11 @@ LUTHIER_PRIVATE int luthier__qconv_copy_params(luthier_qconv2d_layer *L, const l
         if (!(L->fbias = (float *)luthier__alloc(C * sizeof(float)))) return 0;
         memcpy(L->fbias, desc->float_bias, C * sizeof(float));
     }
-    if (bias) {
-        if (!(L->bias = (int32_t *)luthier__alloc(C * sizeof(int32_t)))) return 0;
-        memcpy(L->bias, bias, C * sizeof(int32_t));
-    }
     L->qd.multipliers = L->mult;
     L->qd.shifts = L->shift;
     L->qd.b_scales = L->wscale;
     L->qd.float_bias = L->fbias;
-    L->weight_bytes += C * (3 + (bias != NULL) + (desc->float_bias != NULL)) * 4;
+    L->cv.weight_bytes += C * (3 + (desc->float_bias != NULL)) * 4;
     return 1;
 }
 
@@ -1718,11 +1700,11 @@ LUTHIER_PRIVATE int luthier__qconv_copy_params(luthier_qconv2d_layer *L, const l
    channels: j = npx + (kernel_w - 1) * dilation_w / stride_w pixels of each column phase, wl
    lanes each, 4 lanes of slack (a last partial block reads them). */
 LUTHIER_PRIVATE size_t luthier__qdw512_as(const luthier_qconv2d_layer *L, size_t npx, size_t wc) {
-    const luthier_conv2d_desc *d = &L->cd;
+    const luthier_conv2d_desc *d = &L->cv.d;
     const size_t j = npx + (size_t)((d->kernel_w - 1) * d->dilation_w) / (size_t)d->stride_w;
     return luthier__div_up(j * luthier__div_up(wc, 16) + 4, 4) * 4;
 }
-#define LUTHIER__QDW512_IBYTES(L, as) ((L)->dw_g * (size_t)(L)->cd.stride_w * 4 * (as) * 16)
+#define LUTHIER__QDW512_IBYTES(L, as) ((L)->dw_g * (size_t)(L)->cv.d.stride_w * 4 * (as) * 16)
 #define LUTHIER__QDW512_MAXG 16 /* kernel_h <= 64 */
 
 /* The row kernel's table and the split of an output row into units: channel slices (whole
@@ -1745,16 +1727,16 @@ LUTHIER_PRIVATE size_t luthier__qdw512_as(const luthier_qconv2d_layer *L, size_t
      FLOAT     [k] 128 bytes: FS = input_scale * weight_scale[c] (the product the scalar path
                rounds), FB = float_bias[c] or 0. */
 LUTHIER_PRIVATE int luthier__qconv_pack_dw512(const luthier_context *ctx, luthier_qconv2d_layer *L, const int8_t *w) {
-    const luthier_conv2d_desc *d = &L->cd;
+    const luthier_conv2d_desc *d = &L->cv.d;
     const size_t C = (size_t)d->in_channels, KH = (size_t)d->kernel_h, KW = (size_t)d->kernel_w;
     const size_t q16 = luthier__div_up(C, 16), G = luthier__div_up(KH, 4), nch = luthier__div_up(C, 64);
-    const size_t ow = (size_t)L->ow, taps = G * KW;
+    const size_t ow = (size_t)L->cv.ow, taps = G * KW;
     const size_t l1 = ctx->caches.l1d ? ctx->caches.l1d : (size_t)32 << 10;
     const size_t budget = luthier__min_sz(luthier__max_sz(l1 / 4, (size_t)8 << 10), (size_t)24 << 10);
     const size_t want = 8 * (size_t)luthier__max_sz(1, (size_t)ctx->pool->num_threads);
     const int slices_ok = C % 64 == 0 || C % 16 != 0, u8 = L->qd.output == LUTHIER_QOUTPUT_UINT8;
     const int pair = d->stride_h == 1 && d->dilation_h == 1 && KH <= 3;
-    const size_t rows = (size_t)d->batch * (pair ? luthier__div_up((size_t)L->oh, 2) : (size_t)L->oh);
+    const size_t rows = (size_t)d->batch * (pair ? luthier__div_up((size_t)L->cv.oh, 2) : (size_t)L->cv.oh);
     /* flat rows (C % 16 == 0) start blocks at every multiple of gcd(q16, 4) lanes; slices at 64 channels */
     const size_t eg = C % 16 || q16 % 4 == 0 ? 4 : q16 % 2 == 0 ? 2 : 1, ne = luthier__div_up(q16, eg);
     const size_t wsz = taps * 256 * (pair ? 2 : 1);
@@ -1868,7 +1850,7 @@ LUTHIER_PRIVATE int luthier__qconv_pack_dw512(const luthier_context *ctx, luthie
     L->dw_wl = luthier__div_up(wc, 16);
     L->dw_as = luthier__qdw512_as(L, luthier__div_up(ow, seg), wc);
     L->dw_ibytes = luthier__align_up(LUTHIER__QDW512_IBYTES(L, L->dw_as));
-    L->thread_ws = luthier__max_sz(L->thread_ws, L->dw_ibytes);
+    L->cv.thread_ws = luthier__max_sz(L->cv.thread_ws, L->dw_ibytes);
     if (!(L->dw_tap = (size_t *)luthier__alloc(taps * sizeof(size_t))) ||
         !(L->dw_zrow = (uint8_t *)luthier__alloc((size_t)d->in_w * C + 64)))
         return 0;
@@ -1878,7 +1860,7 @@ LUTHIER_PRIVATE int luthier__qconv_pack_dw512(const luthier_context *ctx, luthie
             const size_t kd = kw * (size_t)d->dilation_w, st = (size_t)d->stride_w;
             L->dw_tap[g * KW + kw] = ((g * st + kd % st) * 4 * L->dw_as + kd / st * L->dw_wl) * 16;
         }
-    L->weight_bytes += ne * eb + taps * sizeof(size_t) + (size_t)d->in_w * C + 64;
+    L->cv.weight_bytes += ne * eb + taps * sizeof(size_t) + (size_t)d->in_w * C + 64;
     return 1;
 }
 #endif
@@ -1887,7 +1869,7 @@ LUTHIER_PRIVATE int luthier__qconv_pack_dw512(const luthier_context *ctx, luthie
 /* The SDOT blocks (see dw_dot): w (OIHW, C x taps) as int8 quads of taps, and the start
    128 * sum(w) that undoes x ^ 0x80 = x - 128 on the input. */
 LUTHIER_PRIVATE int luthier__qconv_pack_dwdot(luthier_qconv2d_layer *L, const int8_t *w) {
-    const size_t C = (size_t)L->cd.in_channels, taps = (size_t)(L->cd.kernel_h * L->cd.kernel_w);
+    const size_t C = (size_t)L->cv.d.in_channels, taps = (size_t)(L->cv.d.kernel_h * L->cv.d.kernel_w);
     const size_t quads = luthier__div_up(taps, 4), db = 64 * (1 + quads), blocks = L->dw_cp / 16;
     size_t c, t;
     L->dw_quads = quads;
@@ -1904,15 +1886,15 @@ LUTHIER_PRIVATE int luthier__qconv_pack_dwdot(luthier_qconv2d_layer *L, const in
         sum *= 128u;
         memcpy(blk + 4 * (c % 16), &sum, 4);
     }
-    L->weight_bytes += blocks * db;
+    L->cv.weight_bytes += blocks * db;
     return 1;
 }
 #endif
 
 /* DEPTHWISE weights: int16 tap pairs per channel and the offsets bias - za * sum(w). */
 LUTHIER_PRIVATE int luthier__qconv_pack_dw(const luthier_context *ctx, luthier_qconv2d_layer *L, const int8_t *w,
-                                           int32_t za) {
-    const size_t C = (size_t)L->cd.in_channels, taps = (size_t)(L->cd.kernel_h * L->cd.kernel_w);
+                                           const int32_t *bias, int32_t za) {
+    const size_t C = (size_t)L->cv.d.in_channels, taps = (size_t)(L->cv.d.kernel_h * L->cv.d.kernel_w);
     const size_t cp = luthier__div_up(C, 16) * 16, pairs = luthier__div_up(taps, 2);
     size_t c, t;
     L->dw_cp = cp;
@@ -1929,10 +1911,10 @@ LUTHIER_PRIVATE int luthier__qconv_pack_dw(const luthier_context *ctx, luthier_q
             L->dw_w[((t / 2) * cp + c) * 2 + t % 2] = w[c * taps + t];
             sum += (uint32_t)(int32_t)w[c * taps + t];
         }
-        L->dw_off[c] = (int32_t)((L->bias ? (uint32_t)L->bias[c] : 0u) - (uint32_t)za * sum);
+        L->dw_off[c] = (int32_t)((bias ? (uint32_t)bias[c] : 0u) - (uint32_t)za * sum);
     }
-    L->weight_bytes += pairs * cp * 2 * sizeof(int16_t) + cp * sizeof(int32_t) + C;
-    L->thread_ws = luthier__align_up(LUTHIER__QDW_CHUNK * pairs * 2 * sizeof(const uint8_t *) + taps * sizeof(ptrdiff_t));
+    L->cv.weight_bytes += pairs * cp * 2 * sizeof(int16_t) + cp * sizeof(int32_t) + C;
+    L->cv.thread_ws = luthier__align_up(LUTHIER__QDW_CHUNK * pairs * 2 * sizeof(const uint8_t *) + taps * sizeof(ptrdiff_t));
 #if LUTHIER__SIMD_X86
     if (!luthier__qconv_pack_dw512(ctx, L, w)) return 0;
 #elif LUTHIER__SIMD_NEON && defined(LUTHIER__HAVE_QNEON_DOT)
@@ -1943,118 +1925,101 @@ LUTHIER_PRIVATE int luthier__qconv_pack_dw(const luthier_context *ctx, luthier_q
     return 1;
 }
 
-/* GEMM algorithms: per group, B^T (cout_g x kdim, columns (kh, kw, ci)) from OIHW, packed with
-   the compensation for za plus the bias; the blocking of a run. */
-LUTHIER_PRIVATE luthier_status luthier__qconv_pack_gemm(luthier_context *ctx, luthier_qconv2d_layer *L,
-                                                        const int8_t *w) {
-    const luthier__kernel_entry *uk = &luthier__qkernels[L->kernel];
-    const size_t groups = (size_t)L->cd.groups, khw = (size_t)(L->cd.kernel_h * L->cd.kernel_w);
-    const size_t mr = (size_t)uk->mr;
-    size_t g, co, ci, t, rows, kp;
-    int8_t *bt;
-    if (!luthier__qpack_layout_init(&L->bl, (size_t)uk->nr, (size_t)uk->k_unroll, L->kdim, L->cout_g) ||
-        L->bl.panels * L->bl.nr > (SIZE_MAX - luthier__qdata_bytes(&L->bl)) / 4 ||
-        (L->group_bytes = luthier__qdata_bytes(&L->bl) + L->bl.panels * L->bl.nr * 4) > SIZE_MAX / groups)
-        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "qconv2d: packed weights overflow");
-    if (!(L->packed = (int8_t *)luthier__alloc(L->group_bytes * groups + 1)) ||
-        !(bt = (int8_t *)luthier__alloc(L->cout_g * L->kdim)))
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "qconv2d: cannot allocate the packed weights");
-    for (g = 0; g < groups; g++) {
-        int8_t *dst = L->packed + g * L->group_bytes;
-        for (co = 0; co < L->cout_g; co++) {
-            const int8_t *src = w + (g * L->cout_g + co) * L->cin_g * khw;
-            for (ci = 0; ci < L->cin_g; ci++)
-                for (t = 0; t < khw; t++) bt[co * L->kdim + t * L->cin_g + ci] = src[ci * khw + t];
-        }
-        int32_t *comp = (int32_t *)(void *)(dst + luthier__qdata_bytes(&L->bl));
-        luthier__qpack_b(&L->bl, bt, L->kdim, 1, L->qd.a_zero_point - (uk->a_s8 ? 128 : 0), dst, comp);
-        for (co = 0; L->bias && co < L->cout_g; co++) /* the bias folded in: the kernels' offsets */
-            comp[co] = (int32_t)((uint32_t)comp[co] + (uint32_t)L->bias[g * L->cout_g + co]);
+/* GEMM algorithms, after the front end packed the weights: the kernels' offsets, per output
+   channel the compensation of group g's packed B for za' (luthier__qpack_comp writes a whole
+   last panel, whose spare columns the next group overwrites) plus the bias. */
+LUTHIER_PRIVATE int luthier__qconv_offsets(luthier_qconv2d_layer *L, const int32_t *bias) {
+    const luthier_conv2d_layer *cv = &L->cv;
+    const size_t C = (size_t)cv->d.out_channels, n = C + cv->bl.nr;
+    const int32_t za = L->qd.a_zero_point - (cv->uk->a_s8 ? 128 : 0);
+    size_t g, c;
+    if (!(L->offset = (int32_t *)luthier__alloc(n * sizeof(int32_t)))) return 0;
+    for (g = 0; g < (size_t)cv->d.groups; g++)
+        luthier__qpack_comp(&cv->bl, (const int8_t *)(const void *)(cv->packed + g * cv->group_floats), za,
+                            L->offset + g * cv->cout_g);
+    for (c = 0; bias && c < C; c++) L->offset[c] = (int32_t)((uint32_t)L->offset[c] + (uint32_t)bias[c]);
+    L->cv.weight_bytes += n * sizeof(int32_t);
+    return 1;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__qconv_dw_run(luthier_context *ctx, luthier__conv_job *job);
+
+/* The kernel and each cluster's for a GEMM algorithm: desc's named kernel, else the default
+   for cout_g columns. */
+LUTHIER_PRIVATE luthier_status luthier__qconv_kernels(luthier_context *ctx, const luthier_qconv2d_desc *desc,
+                                                      luthier_conv2d_desc *d, const luthier__kernel_entry **uk,
+                                                      const luthier__kernel_entry **cuk) {
+    int kernel;
+    luthier_status s;
+    if (desc->kernel && *desc->kernel) {
+        if ((s = luthier__qresolve(ctx, desc->kernel, &kernel)) != LUTHIER_STATUS_OK) return s;
+    } else {
+        kernel = luthier__qkernel_default(ctx, (size_t)(d->out_channels / d->groups));
     }
-    luthier__free(bt);
-    L->weight_bytes += L->group_bytes * groups;
-    /* Blocks of output pixels: one block's im2col rows (or packed A) in about half of L2, at
-       least one MR tile, at most 64. */
-    kp = luthier__max_sz(1, L->bl.groups * L->bl.kg);
-    rows = luthier__l2_bytes(ctx) / 2 / kp;
-    L->rows_blk = rows = luthier__min_sz(luthier__max_sz(rows / mr, 1), 64) * mr;
-    L->col_bytes = L->direct_1x1 ? 0 : luthier__align_up(rows * L->kdim);
-    L->thread_ws = L->col_bytes + (uk->kind == LUTHIER_KERNEL_INTERLEAVED ? luthier__align_up(rows * kp) : 0);
-    return LUTHIER_STATUS_OK;
+    *uk = &luthier__qkernels[kernel];
+    d->cluster_kernels = desc->cluster_kernels;
+    return luthier__conv_cluster_kernels(ctx, d, *uk, cuk);
+}
+
+/* The desc's checks and choices before anything is allocated: shape, zero point, output
+   parameters, algorithm (the front end's table), kernels, ratios. */
+LUTHIER_PRIVATE luthier_status luthier__qconv_check(luthier_context *ctx, const luthier_qconv2d_desc *desc,
+                                                    luthier_conv2d_desc *d, int64_t *oh, int64_t *ow,
+                                                    luthier_conv_algorithm *algo, const luthier__kernel_entry **uk,
+                                                    const luthier__kernel_entry **cuk) {
+    luthier_conv2d_desc in;
+    luthier_qgemm_desc q;
+    luthier_status s;
+    luthier__qconv_shape(desc, &in);
+    if ((s = luthier__conv_normalize(ctx, &in, d, oh, ow)) != LUTHIER_STATUS_OK) return s;
+    if (desc->input_zero_point < 0 || desc->input_zero_point > 255)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "qconv2d: input_zero_point %d is outside 0..255",
+                             (int)desc->input_zero_point);
+    luthier__qconv_output(desc, &q);
+    if ((s = luthier__qcheck_output(ctx, &q)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__conv_choose_in(ctx, "qconv2d", d, LUTHIER_KERNELS_INT8, algo)) != LUTHIER_STATUS_OK) return s;
+    if (*algo != LUTHIER_CONV_DEPTHWISE && (s = luthier__qconv_kernels(ctx, desc, d, uk, cuk)) != LUTHIER_STATUS_OK)
+        return s;
+    return luthier__conv_check_ratios(ctx, "qconv2d", d);
 }
 
 LUTHIER_API luthier_status luthier_qconv2d_create(luthier_context *ctx, const luthier_qconv2d_desc *desc,
                                                   const int8_t *weights_oihw, const int32_t *bias,
                                                   luthier_qconv2d_layer **out) {
-    luthier_conv2d_desc in, d;
-    luthier_qgemm_desc q;
+    luthier_conv2d_desc d;
     luthier_qconv2d_layer *L;
-    luthier_conv_algorithm algo;
-    const luthier__kernel_entry *cuk[LUTHIER_MAX_CLUSTERS] = {NULL};
-    int64_t oh, ow;
-    int kernel = -1;
+    luthier_conv_algorithm algo = LUTHIER_CONV_AUTO;
+    const luthier__kernel_entry *uk = NULL, *cuk[LUTHIER_MAX_CLUSTERS] = {NULL};
+    int64_t oh = 0, ow = 0;
     luthier_status s;
     if (out) *out = NULL;
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     ctx->error[0] = 0;
     if (!desc || !out || !weights_oihw)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "qconv2d: desc, weights and out must not be NULL");
-    luthier__qconv_shape(desc, &in);
-    if ((s = luthier__conv_normalize(ctx, &in, &d, &oh, &ow)) != LUTHIER_STATUS_OK) return s;
-    if (desc->input_zero_point < 0 || desc->input_zero_point > 255)
-        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "qconv2d: input_zero_point %d is outside 0..255",
-                             (int)desc->input_zero_point);
-    luthier__qconv_output(desc, &q);
-    if ((s = luthier__qcheck_output(ctx, &q)) != LUTHIER_STATUS_OK) return s;
-    if ((s = luthier__qconv_choose(ctx, &d, &algo)) != LUTHIER_STATUS_OK) return s;
-    if (algo != LUTHIER_CONV_DEPTHWISE) {
-        if (desc->kernel && *desc->kernel) {
-            if ((s = luthier__qresolve(ctx, desc->kernel, &kernel)) != LUTHIER_STATUS_OK) return s;
-        } else {
-            kernel = luthier__qkernel_default(ctx, (size_t)(d.out_channels / d.groups));
-        }
-        d.cluster_kernels = desc->cluster_kernels;
-        if ((s = luthier__conv_cluster_kernels(ctx, &d, &luthier__qkernels[kernel], cuk)) != LUTHIER_STATUS_OK) return s;
-    }
-    if (d.ratios) {
-        double w[LUTHIER_MAX_CLUSTERS];
-        if (d.num_ratios < 1 || d.num_ratios > LUTHIER_MAX_CLUSTERS)
-            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "qconv2d: %d ratios given for %d clusters",
-                                 d.num_ratios, ctx->pool->num_clusters);
-        if ((s = luthier__weights(ctx, d.ratios, d.num_ratios, w)) != LUTHIER_STATUS_OK) return s;
-    }
+    if ((s = luthier__qconv_check(ctx, desc, &d, &oh, &ow, &algo, &uk, cuk)) != LUTHIER_STATUS_OK) return s;
     if (!(L = (luthier_qconv2d_layer *)luthier__alloc(sizeof *L)))
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "qconv2d: cannot allocate the layer");
     memset(L, 0, sizeof *L);
-    L->cd = d;
-    L->cd.algorithm = algo;
-    if (d.ratios) {
-        memcpy(L->ratios, d.ratios, (size_t)d.num_ratios * sizeof(float));
-        L->cd.ratios = L->ratios;
-    }
-    L->qd = q;
-    L->kernel = kernel;
-    memcpy(L->cuk, cuk, sizeof cuk);
-    L->cd.cluster_kernels = NULL;
-    L->features = ctx->cpu_features;
-    L->oh = oh;
-    L->ow = ow;
-    L->m = (size_t)d.batch * (size_t)oh * (size_t)ow;
-    L->cin_g = (size_t)(d.in_channels / d.groups);
-    L->cout_g = (size_t)(d.out_channels / d.groups);
-    L->kdim = (size_t)(d.kernel_h * d.kernel_w) * L->cin_g;
-    L->direct_1x1 = algo == LUTHIER_CONV_1X1 && d.stride_h == 1 && d.stride_w == 1;
-    if (!luthier__qconv_copy_params(L, desc, bias)) goto oom;
+    luthier__conv_init(ctx, &L->cv, &d, algo, uk, cuk, oh, ow);
+    L->cv.in_elem = 1;
+    L->cv.out_elem = luthier__qconv_elem(desc->output);
+    L->cv.pad_value = (int)desc->input_zero_point;
+    L->cv.depthwise = luthier__qconv_dw_run;
+    luthier__qconv_output(desc, &L->qd);
+    if (!luthier__qconv_copy_params(L, desc)) goto oom;
     if (algo == LUTHIER_CONV_DEPTHWISE) {
-        if (!luthier__qconv_pack_dw(ctx, L, weights_oihw, desc->input_zero_point)) goto oom;
-    } else if ((s = luthier__qconv_pack_gemm(ctx, L, weights_oihw)) != LUTHIER_STATUS_OK) {
+        if (!luthier__qconv_pack_dw(ctx, L, weights_oihw, bias, desc->input_zero_point)) goto oom;
+    } else if ((s = luthier__conv_prepare_gemm(ctx, &L->cv, weights_oihw)) != LUTHIER_STATUS_OK) {
+        luthier_qconv2d_destroy(L);
+        return luthier__fail(ctx, s, s == LUTHIER_STATUS_OVERFLOW ? "qconv2d: packed weights overflow"
+                                                                  : "qconv2d: cannot allocate the packed weights");
+    } else if (!luthier__qconv_offsets(L, bias)) {
+        goto oom;
+    }
+    if ((s = luthier__conv_finish(ctx, "qconv2d", &L->cv)) != LUTHIER_STATUS_OK) {
         luthier_qconv2d_destroy(L);
         return s;
-    }
-    if (!(L->workspace_bytes = luthier__conv_ws_bytes(&L->cd, L->m, 1, luthier__qconv_elem(L->qd.output), L->thread_ws,
-                                                      ctx->pool->num_threads))) {
-        luthier_qconv2d_destroy(L);
-        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "qconv2d: workspace size overflows");
     }
     *out = L;
     return LUTHIER_STATUS_OK;
@@ -2067,14 +2032,7 @@ LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, 
 
 LUTHIER_API luthier_status luthier_qconv2d_get_info(const luthier_qconv2d_layer *L, luthier_conv2d_info *out) {
     if (!L || !out) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    out->algorithm = L->cd.algorithm;
-    out->kernel = L->kernel >= 0 ? luthier__qkernels[L->kernel].name : "";
-    luthier__info_kernels(L->cuk, out);
-    out->out_h = L->oh;
-    out->out_w = L->ow;
-    out->weight_bytes = L->weight_bytes + sizeof *L;
-    out->workspace_bytes = L->workspace_bytes;
-    out->isa = luthier__isa_name(luthier__qconv_isa(L, L->features));
+    luthier__conv_info(&L->cv, sizeof *L, luthier__qconv_isa(L, L->cv.features), out);
     return LUTHIER_STATUS_OK;
 }
 
@@ -2308,7 +2266,7 @@ LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_group_t(const luthi
                                                                     size_t wofs, unsigned char *dst, size_t ddelta,
                                                                     const size_t *n, const int NB, const int NT,
                                                                     const int MODE) {
-    const size_t nt = NT ? (size_t)NT : L->dw_g * (size_t)L->cd.kernel_w, as16 = L->dw_as * 16;
+    const size_t nt = NT ? (size_t)NT : L->dw_g * (size_t)L->cv.d.kernel_w, as16 = L->dw_as * 16;
     const size_t *tap = L->dw_tap;
     const unsigned char *par = ent + L->dw_wsz + 256;
     __m512i acc[4][4];
@@ -2392,7 +2350,7 @@ LUTHIER__TARGET_QDW512 LUTHIER_PRIVATE void luthier__qdw512_group(const luthier_
                                                                  unsigned char *dst, size_t ddelta, const size_t *n,
                                                                  int nb) {
     const int mode = o->output == LUTHIER_QOUTPUT_UINT8 && L->dw_fast && L->dw_zf && !L->dw_cn ? (L->dw_nc ? 2 : 1) : 0;
-    if (L->dw_g * (size_t)L->cd.kernel_w == 3) {
+    if (L->dw_g * (size_t)L->cv.d.kernel_w == 3) {
         if (mode == 1) LUTHIER__QDW512_GROUP(3, 1);
         else if (mode == 2) LUTHIER__QDW512_GROUP(3, 2);
         else LUTHIER__QDW512_GROUP(3, 0);
@@ -2404,8 +2362,8 @@ LUTHIER__TARGET_QDW512 LUTHIER_PRIVATE void luthier__qdw512_group(const luthier_
 
 /* Units of a run: images x output rows (pairs of rows) x segments x slices. */
 LUTHIER_PRIVATE size_t luthier__qdw512_units(const luthier_qconv2d_layer *L) {
-    const size_t rows = L->dw_pair ? luthier__div_up((size_t)L->oh, 2) : (size_t)L->oh;
-    return (size_t)L->cd.batch * rows * L->dw_seg * L->dw_slice;
+    const size_t rows = L->dw_pair ? luthier__div_up((size_t)L->cv.oh, 2) : (size_t)L->cv.oh;
+    return (size_t)L->cv.d.batch * rows * L->dw_seg * L->dw_slice;
 }
 
 /* A unit in progress: its rows, ranges and how far its interleaved rows are built. */
@@ -2477,9 +2435,9 @@ LUTHIER__TARGET_QDW512 LUTHIER__QINLINE void luthier__qdw512_build(luthier__qdw5
 LUTHIER__TARGET_QDW512 LUTHIER_PRIVATE void luthier__qdw512_unit(const luthier_qconv2d_layer *L,
                                                                 const luthier__qdw512_out *o, const uint8_t *in,
                                                                 unsigned char *out, uint8_t *ib, size_t unit) {
-    const luthier_conv2d_desc *d = &L->cd;
+    const luthier_conv2d_desc *d = &L->cv.d;
     const size_t C = (size_t)d->in_channels, KH = (size_t)d->kernel_h, G = L->dw_g, s = (size_t)d->stride_w;
-    const size_t ow = (size_t)L->ow, oh = (size_t)L->oh, in_h = (size_t)d->in_h;
+    const size_t ow = (size_t)L->cv.ow, oh = (size_t)L->cv.oh, in_h = (size_t)d->in_h;
     const size_t parts = L->dw_seg * L->dw_slice, nch = luthier__div_up(C, 64), wl = L->dw_wl;
     const size_t rpi = L->dw_pair ? luthier__div_up(oh, 2) : oh, elem = o->elem;
     const size_t row = unit / parts, sg = unit % parts / L->dw_slice, sl = unit % parts % L->dw_slice;
@@ -2680,7 +2638,7 @@ LUTHIER__TARGET_QDOT LUTHIER__INLINE void luthier__qdw_dot_block(const luthier_q
                                                                 const uint8_t *const *x, size_t npix, size_t c,
                                                                 size_t n, const unsigned char *blk, uint8x16_t idx,
                                                                 const int FULL) {
-    const size_t taps = (size_t)(L->cd.kernel_h * L->cd.kernel_w), quads = taps / 4, step = 2 * L->dw_pairs;
+    const size_t taps = (size_t)(L->cv.d.kernel_h * L->cv.d.kernel_w), quads = taps / 4, step = 2 * L->dw_pairs;
     const int32_t *start = (const int32_t *)(const void *)blk;
     const int8_t *w = (const int8_t *)(const void *)(blk + 64);
     const int32x4_t s0 = vld1q_s32(start), s1 = vld1q_s32(start + 4), s2 = vld1q_s32(start + 8), s3 = vld1q_s32(start + 12);
@@ -2779,7 +2737,7 @@ LUTHIER_PRIVATE int luthier__qdw_rows(const luthier_qconv2d_layer *L, unsigned f
 /* The ISA layer L runs on with these features: the int8 kernel's, or the depthwise routine's. */
 LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, unsigned features) {
     luthier__isa isa;
-    if (L->cd.algorithm != LUTHIER_CONV_DEPTHWISE) return luthier__isa_of(luthier__qkernels[L->kernel].isa);
+    if (L->cv.algo != LUTHIER_CONV_DEPTHWISE) return luthier__isa_of(L->cv.uk->isa);
     if (luthier__qdw_rows(L, features)) return LUTHIER__ISA_AVX512VNNI;
     (void)luthier__qdw_select(L, features, &isa);
     return isa;
@@ -2787,79 +2745,23 @@ LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, 
 
 /* >>impl-qconv-run =============================================================================== */
 
-typedef struct luthier__qconv_job {
-    const luthier_qconv2d_layer *L;
-    const uint8_t *in;  /* NHWC */
-    unsigned char *out; /* NHWC */
-    unsigned char *ws;
-    size_t ws_stride;
-    luthier__gemm_blocking blk;     /* GEMM algorithms */
-    luthier__qdw_fn dw;
-    const luthier__kernel_entry *cuk[LUTHIER_MAX_CLUSTERS]; /* per cluster of the running context */
-} luthier__qconv_job;
-
-/* Units = MR-row tiles of output pixels. Per block of rows_blk pixels, per group: A (the input
-   itself, or the block's im2col rows), then the GEMM driver on one thread. */
-LUTHIER_PRIVATE void luthier__qconv_gemm_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
-    const luthier__qconv_job *j = (const luthier__qconv_job *)arg;
-    const luthier_qconv2d_layer *L = j->L;
-    const luthier__kernel_entry *uk = j->cuk[cluster];
-    const size_t mr = (size_t)uk->mr, cout = (size_t)L->cd.out_channels, cin = (size_t)L->cd.in_channels;
-    const size_t rend = luthier__min_sz(end * mr, L->m), cg = L->cout_g;
-    unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
-    luthier__qepilogue e;
-    luthier__gemm_args ga;
-    size_t r0, g;
-    luthier__qepilogue_init(&e, &L->qd);
-    memset(&ga, 0, sizeof ga);
-    ga.n = cg;
-    ga.k = L->kdim;
-    ga.b_layout = &L->bl;
-    ga.ldc = cout;
-    ga.q = &e;
-    for (r0 = begin * mr; r0 < rend; r0 += L->rows_blk) {
-        const size_t r1 = luthier__min_sz(r0 + L->rows_blk, rend);
-        ga.m = r1 - r0;
-        for (g = 0; g < (size_t)L->cd.groups; g++) {
-            const int8_t *pb = L->packed + g * L->group_bytes;
-            e.offset = (const int32_t *)(const void *)(pb + luthier__qdata_bytes(&L->bl));
-            e.mults = L->mult + g * cg, e.shifts = L->shift + g * cg, e.bscales = L->wscale + g * cg;
-            e.fbias = L->fbias ? L->fbias + g * cg : NULL;
-            if (L->direct_1x1) {
-                ga.a = j->in + r0 * cin + g * L->cin_g;
-                ga.lda = cin;
-            } else {
-                luthier__conv_im2col(&L->cd, L->oh, L->ow, L->cin_g, 1, (int)L->qd.a_zero_point, j->in, g, r0, r1, w);
-                ga.a = w;
-                ga.lda = L->kdim;
-            }
-            ga.b = pb;
-            ga.c = j->out + (r0 * cout + g * cg) * e.elem;
-            luthier__gemm_compute(uk, &j->blk, &ga, 0, luthier__div_up(r1 - r0, mr), 0, L->bl.panels, w + L->col_bytes);
-        }
-    }
-}
-
 /* Units = output pixels, in chunks of LUTHIER__QDW_CHUNK: the tap pointers of each pixel
    (interior pixels: fixed offsets from the first tap; border pixels: the zero-point row for
    padding taps), then the pixel routine over all channels. */
 LUTHIER_PRIVATE void luthier__qconv_dw_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
-    const luthier__qconv_job *j = (const luthier__qconv_job *)arg;
-    const luthier_qconv2d_layer *L = j->L;
-    const luthier_conv2d_desc *d = &L->cd;
-    const size_t C = (size_t)d->in_channels, ohw = (size_t)(L->oh * L->ow), taps2 = 2 * L->dw_pairs;
+    const luthier__conv_job *j = (const luthier__conv_job *)arg;
+    const luthier_qconv2d_layer *L = luthier__qconv_of(j->cv);
+    const luthier_conv2d_desc *d = &L->cv.d;
+    const size_t C = (size_t)d->in_channels, ohw = (size_t)(L->cv.oh * L->cv.ow), taps2 = 2 * L->dw_pairs;
     const size_t taps = (size_t)(d->kernel_h * d->kernel_w), elem = luthier__qconv_elem(L->qd.output);
     const int64_t span_h = (d->kernel_h - 1) * d->dilation_h, span_w = (d->kernel_w - 1) * d->dilation_w;
     unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
     const uint8_t **x = (const uint8_t **)(void *)w;
     ptrdiff_t *off = (ptrdiff_t *)(void *)(w + LUTHIER__QDW_CHUNK * taps2 * sizeof(const uint8_t *));
-    luthier__qepilogue e;
-    luthier_qgemm_ukernel_args p;
+    luthier_qgemm_ukernel_args p = j->q->base;
     size_t r, t, n;
     int64_t oy, ox;
     (void)cluster;
-    luthier__qepilogue_init(&e, &L->qd);
-    p = e.base;
     p.n = C;
     p.ldc = C;
     p.offset = L->dw_off;
@@ -2871,14 +2773,14 @@ LUTHIER_PRIVATE void luthier__qconv_dw_range(void *arg, size_t begin, size_t end
         off[t] = (ptrdiff_t)(((int64_t)t / d->kernel_w * d->dilation_h * d->in_w + (int64_t)t % d->kernel_w * d->dilation_w) *
                              (int64_t)C);
     n = begin / ohw;
-    oy = (int64_t)(begin % ohw / (size_t)L->ow);
-    ox = (int64_t)(begin % ohw % (size_t)L->ow);
+    oy = (int64_t)(begin % ohw / (size_t)L->cv.ow);
+    ox = (int64_t)(begin % ohw % (size_t)L->cv.ow);
     for (r = begin; r < end; r += LUTHIER__QDW_CHUNK) {
         const size_t npix = luthier__min_sz(LUTHIER__QDW_CHUNK, end - r);
         size_t px;
         for (px = 0; px < npix; px++) {
             const int64_t iy0 = oy * d->stride_h - d->pad_top, ix0 = ox * d->stride_w - d->pad_left;
-            const uint8_t *img = j->in + n * (size_t)d->in_h * (size_t)d->in_w * C;
+            const uint8_t *img = (const uint8_t *)j->in + n * (size_t)d->in_h * (size_t)d->in_w * C;
             const uint8_t **xp = x + px * taps2;
             if (iy0 >= 0 && iy0 + span_h < d->in_h && ix0 >= 0 && ix0 + span_w < d->in_w) {
                 const uint8_t *x0 = img + ((size_t)iy0 * (size_t)d->in_w + (size_t)ix0) * C;
@@ -2896,16 +2798,16 @@ LUTHIER_PRIVATE void luthier__qconv_dw_range(void *arg, size_t begin, size_t end
                 }
             }
             if (taps & 1) xp[taps] = xp[0]; /* its weight is 0 */
-            if (++ox == L->ow) { /* the next pixel, without divisions */
+            if (++ox == L->cv.ow) { /* the next pixel, without divisions */
                 ox = 0;
-                if (++oy == L->oh) {
+                if (++oy == L->cv.oh) {
                     oy = 0;
                     n++;
                 }
             }
         }
-        p.c = j->out + r * C * elem;
-        j->dw(L, &p, x, npix);
+        p.c = (unsigned char *)j->out + r * C * elem;
+        j->qdw(L, &p, x, npix);
     }
 }
 
@@ -2913,87 +2815,51 @@ LUTHIER_PRIVATE void luthier__qconv_dw_range(void *arg, size_t begin, size_t end
 /* Units = output rows x segments x slices (luthier__qdw512_unit). */
 LUTHIER__TARGET_QDW512 LUTHIER_PRIVATE void luthier__qconv_dw512_range(void *arg, size_t begin, size_t end, int thread,
                                                                       int cluster) {
-    const luthier__qconv_job *j = (const luthier__qconv_job *)arg;
-    const luthier_qconv2d_layer *L = j->L;
+    const luthier__conv_job *j = (const luthier__conv_job *)arg;
+    const luthier_qconv2d_layer *L = luthier__qconv_of(j->cv);
+    const luthier__qepilogue *e = j->q;
     uint8_t *ib = j->ws + (size_t)thread * j->ws_stride;
     luthier__qdw512_out o;
-    luthier__qepilogue e;
     size_t u;
     (void)cluster;
-    luthier__qepilogue_init(&e, &L->qd);
     memset(&o, 0, sizeof o);
     o.output = L->qd.output;
     o.elem = luthier__qconv_elem(L->qd.output);
-    o.zo16 = _mm512_set1_epi16((short)e.base.zero_point);
+    o.zo16 = _mm512_set1_epi16((short)e->base.zero_point);
     o.zf = L->dw_zf;
-    o.lo8 = _mm512_set1_epi8((char)e.base.qmin);
-    o.hi8 = _mm512_set1_epi8((char)e.base.qmax);
-    o.clamp8 = e.base.qmin > 0 || e.base.qmax < 255;
-    o.flo = _mm512_set1_ps(e.base.min);
-    o.fhi = _mm512_set1_ps(e.base.max);
-    o.fclamp = e.base.clamp;
-    for (u = begin; u < end; u++) luthier__qdw512_unit(L, &o, j->in, j->out, ib, u);
+    o.lo8 = _mm512_set1_epi8((char)e->base.qmin);
+    o.hi8 = _mm512_set1_epi8((char)e->base.qmax);
+    o.clamp8 = e->base.qmin > 0 || e->base.qmax < 255;
+    o.flo = _mm512_set1_ps(e->base.min);
+    o.fhi = _mm512_set1_ps(e->base.max);
+    o.fclamp = e->base.clamp;
+    for (u = begin; u < end; u++) luthier__qdw512_unit(L, &o, (const uint8_t *)j->in, (unsigned char *)j->out, ib, u);
 }
 #endif
 
+/* The depthwise run of the int8 datatype: the row kernel's units (AVX-512 VNNI), or output
+   pixels for the pixel routines. */
+LUTHIER_PRIVATE luthier_status luthier__qconv_dw_run(luthier_context *ctx, luthier__conv_job *job) {
+    const luthier_qconv2d_layer *L = luthier__qconv_of(job->cv);
+    const luthier_conv2d_desc *d = &L->cv.d;
+    luthier__isa isa;
+#if LUTHIER__SIMD_X86
+    if (luthier__qdw_rows(L, ctx->cpu_features))
+        return luthier__parallel(ctx, luthier__qdw512_units(L), d->schedule, d->ratios, d->num_ratios, 0,
+                                 luthier__qconv_dw512_range, job);
+#endif
+    job->qdw = luthier__qdw_select(L, ctx->cpu_features, &isa);
+    return luthier__parallel(ctx, L->cv.m, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_dw_range, job);
+}
+
 LUTHIER_API luthier_status luthier_qconv2d_run(luthier_context *ctx, const luthier_qconv2d_layer *L,
                                                const uint8_t *input, void *output) {
-    const luthier_conv2d_desc *d;
-    luthier__qconv_job job;
-    luthier_status s;
-    size_t total, off = 0, units;
-    const size_t elem = L ? luthier__qconv_elem(L->qd.output) : 1;
-    unsigned char *ws;
-    if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    ctx->error[0] = 0;
-    if (!L || !input || !output)
-        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "qconv2d: layer, input and output must not be NULL");
-    d = &L->cd;
-    if (L->kernel >= 0 && !luthier__kernel_runs(&luthier__qkernels[L->kernel], ctx->cpu_features))
-        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED,
-                             "qconv2d: the weights were packed for %s, which this context cannot run",
-                             luthier__qkernels[L->kernel].name);
-    if (!(total = luthier__conv_ws_bytes(&L->cd, L->m, 1, luthier__qconv_elem(L->qd.output), L->thread_ws,
-                                         ctx->pool->num_threads)) ||
-        !(ws = (unsigned char *)luthier__context_workspace(ctx, total)))
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "qconv2d: cannot allocate %zu bytes of workspace", total);
-    memset(&job, 0, sizeof job);
-    job.L = L;
-    job.in = input;
-    job.out = (unsigned char *)output;
-    if (d->layout == LUTHIER_LAYOUT_NCHW) {
-        const size_t hw = (size_t)(d->in_h * d->in_w);
-        luthier__transpose_batches(input, ws, (size_t)d->batch, (size_t)d->in_channels, hw, 1);
-        job.in = ws;
-        off = luthier__align_up((size_t)d->batch * hw * (size_t)d->in_channels);
-        job.out = ws + off;
-        off += luthier__align_up(L->m * (size_t)d->out_channels * elem);
+    luthier__qepilogue e;
+    if (L) {
+        luthier__qepilogue_init(&e, &L->qd);
+        e.offset = L->offset;
     }
-    job.ws = ws + off;
-    job.ws_stride = L->thread_ws;
-    if (d->algorithm == LUTHIER_CONV_DEPTHWISE) {
-#if LUTHIER__SIMD_X86
-        if (luthier__qdw_rows(L, ctx->cpu_features))
-            s = luthier__parallel(ctx, luthier__qdw512_units(L), d->schedule, d->ratios, d->num_ratios, 0,
-                                  luthier__qconv_dw512_range, &job);
-        else
-#endif
-        {
-            luthier__isa isa;
-            job.dw = luthier__qdw_select(L, ctx->cpu_features, &isa);
-            s = luthier__parallel(ctx, L->m, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_dw_range, &job);
-        }
-    } else {
-        const luthier__kernel_entry *uk = &luthier__qkernels[L->kernel];
-        luthier__run_kernels(ctx, uk, L->cuk, job.cuk);
-        job.blk = luthier__gemm_blocking_for(uk, &ctx->caches, &ctx->blocking_override, L->rows_blk, L->cout_g, L->bl.k);
-        job.blk.mc = L->rows_blk; /* the block of im2col rows */
-        units = luthier__div_up(L->m, (size_t)uk->mr);
-        s = luthier__parallel(ctx, units, d->schedule, d->ratios, d->num_ratios, 0, luthier__qconv_gemm_range, &job);
-    }
-    if (s == LUTHIER_STATUS_OK && d->layout == LUTHIER_LAYOUT_NCHW)
-        luthier__transpose_batches(job.out, output, (size_t)d->batch, (size_t)(L->oh * L->ow), (size_t)d->out_channels, elem);
-    return s;
+    return luthier__conv_run(ctx, L ? &L->cv : NULL, input, output, NULL, &e);
 }
 
 LUTHIER_API luthier_status luthier_qconv2d(luthier_context *ctx, const luthier_qconv2d_desc *desc,

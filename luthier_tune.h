@@ -684,11 +684,11 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
     }
     m->cache[slot].used = ++m->tick;
     if (t->l.q) {
-        luthier_qconv2d_layer *qv = m->cache[slot].qconv;
-        qv->cd.schedule = sch;
-        qv->cd.num_ratios = nr;
+        luthier_conv2d_layer *qv = &m->cache[slot].qconv->cv;
+        qv->d.schedule = sch;
+        qv->d.num_ratios = nr;
         for (i = 0; i < nr; i++) qv->ratios[i] = ratios[i];
-        qv->cd.ratios = nr ? qv->ratios : NULL;
+        qv->d.ratios = nr ? qv->ratios : NULL;
     } else if (t->l.op == LUTHIER_OP_CONV2D) {
         luthier_conv2d_layer *cv = m->cache[slot].conv;
         cv->d.schedule = sch;
@@ -711,7 +711,7 @@ LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__c
     }
 #define LUTHIER__EVICT()                                                                                        \
     do {                                                                                                        \
-        if (t->l.q) luthier__evict(m, m->cache[slot].qconv->packed, m->cache[slot].qconv->group_bytes * (size_t)t->l.cd.groups); \
+        if (t->l.q) luthier__evict(m, m->cache[slot].qconv->cv.packed, m->cache[slot].qconv->cv.group_floats * sizeof(float) * (size_t)t->l.cd.groups); \
         else if (t->l.op == LUTHIER_OP_CONV2D) luthier__evict(m, m->cache[slot].conv->packed, luthier__conv_packed_bytes(m->cache[slot].conv)); \
         else luthier__evict(m, m->cache[slot].pb->data, m->cache[slot].pb->layout.bytes);                         \
     } while (0)

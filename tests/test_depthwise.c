@@ -227,7 +227,7 @@ static void test_conv_depthwise_pick(void) {
     }
 }
 
-/* luthier__nchw_to_nhwc / luthier__nhwc_to_nchw (the layout edges) against naive loops, odd
+/* luthier__transpose_batches of fp32 NCHW to NHWC and back (the layout edges) against naive loops, odd
    sizes around the 4 x 4 blocks and the 64-wide blocking; nothing written past the end. On
    AArch64 also luthier__transpose_neon on a sub-block of larger strides (the op_transpose tiles):
    only the block is written. */
@@ -244,8 +244,8 @@ static void test_conv_layout_transpose(void) {
             size_t b, ch, p;
             test_fill(src, total);
             for (e = 0; e < total + 4; e++) t[e] = back[e] = test_sentinel();
-            luthier__nchw_to_nhwc(src, t, n, c, hw);
-            luthier__nhwc_to_nchw(t, back, n, c, hw);
+            luthier__transpose_batches(src, t, n, c, hw, sizeof(float));
+            luthier__transpose_batches(t, back, n, hw, c, sizeof(float));
             for (b = 0; b < n; b++)
                 for (ch = 0; ch < c; ch++)
                     for (p = 0; p < hw; p++) {

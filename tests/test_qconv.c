@@ -3,7 +3,8 @@
    padding, stride, dilation, groups, Cin = 3 stems, strided 1x1), zero points 0/128/255 for input
    and output, shared and per-channel requantization, ReLU/ReLU6 bounds, uint8/float/int32
    outputs, NHWC and NCHW; every int8 kernel for the GEMM algorithms, every depthwise routine
-   (through contexts with CPU features disabled), 1 and 2 threads with ratios; bad arguments.
+   (through contexts with CPU features disabled), 1 and 2 threads with ratios, the split over
+   output channels (2 and 3 threads); bad arguments.
    Included by test_main.c after test_int8.c (q8_requant_model, q8_context, q8_expect). */
 
 /* One random layer with its data. */
@@ -554,6 +555,65 @@ static void test_int8_conv_threads(void) {
     luthier_context_destroy(ctx2);
 }
 
+/* Few pixels, many output channels: the front end splits the GEMM algorithms over output
+   channels (luthier__conv_split_for: at least 4 NR panels per thread, more channels than
+   pixels). Every available kernel, im2col and 1x1, on 2 threads (two clusters, with ratios or
+   dynamic) and 3 threads (one cluster), against the reference and 1 thread; the split taken is
+   checked to be the channel split. Its draws come from a stream of its own (the state is put
+   back after), so the cases that follow keep their data. */
+static void test_int8_conv_channel_split(void) {
+    static const int two[2] = {1, 1}, three[1] = {3};
+    const uint64_t rng = test_rng_state;
+    luthier_context *ctx[3];
+    const int trials = T.quick ? 2 : 6;
+    int k, t, c, bad = 0, runs = 0, split = 0;
+    test_rng_state ^= 0x5b1170c4a7e1ull;
+    ctx[0] = q8_context(0, 0);
+    ctx[1] = threads_context(2, two);
+    ctx[2] = threads_context(1, three);
+    for (k = 0; k < LUTHIER__NUM_QKERNELS; k++) {
+        const luthier__kernel_entry *uk = &luthier__qkernels[k];
+        if (!q8_kernel_available(uk)) continue;
+        for (t = 0; t < trials; t++) {
+            const int one = t % 2 == 0;
+            float ratios[2];
+            qc_case q;
+            luthier_qconv2d_desc *d = &q.d;
+            memset(&q, 0, sizeof q);
+            d->algorithm = one ? LUTHIER_CONV_1X1 : LUTHIER_CONV_IM2COL;
+            d->batch = 1;
+            d->groups = 1;
+            d->in_channels = test_rand_int(1, 19);
+            d->out_channels = 12 * uk->nr + test_rand_int(1, uk->nr);
+            d->in_h = test_rand_int(1, 3);
+            d->in_w = test_rand_int(2, 4);
+            d->kernel_h = d->kernel_w = one ? 1 : 3;
+            d->pad_top = d->pad_left = d->pad_bottom = d->pad_right = one ? 0 : 1;
+            d->layout = test_rand_int(0, 1) ? LUTHIER_LAYOUT_NCHW : LUTHIER_LAYOUT_NHWC;
+            qc_fill(&q);
+            for (c = 0; c < 3; c++) {
+                luthier_qconv2d_layer *L = NULL;
+                d->kernel = uk->name;
+                d->schedule = c == 1 && t % 3 == 2 ? LUTHIER_SCHEDULE_DYNAMIC : LUTHIER_SCHEDULE_RATIO;
+                ratios[0] = (float)test_rand_int(1, 9);
+                ratios[1] = (float)test_rand_int(1, 9);
+                d->ratios = c == 1 && t % 3 == 1 ? ratios : NULL;
+                d->num_ratios = d->ratios ? 2 : 0;
+                if (c && luthier_qconv2d_create(ctx[c], d, q.w, NULL, &L) == LUTHIER_STATUS_OK)
+                    split += luthier__conv_split(ctx[c], &L->cv).groups == 1;
+                luthier_qconv2d_destroy(L);
+                bad += qc_check(ctx[c], &q, uk->name) != 0;
+                runs++;
+            }
+            qc_free(&q);
+        }
+    }
+    CHECK(bad == 0, "%d of %d runs wrong", bad, runs);
+    CHECK(split == runs - runs / 3, "the channel split taken in %d of %d multi-threaded runs", split, runs - runs / 3);
+    for (c = 0; c < 3; c++) luthier_context_destroy(ctx[c]);
+    test_rng_state = rng;
+}
+
 /* The zero point at the borders, explicitly: a constant input equal to za gives bias alone
    everywhere, padding included (reading 0 there would not). */
 static void test_int8_conv_zero_point_padding(void) {
@@ -666,6 +726,7 @@ static void run_qconv_tests(void) {
     RUN(test_int8_conv_depthwise_channels);
     RUN(test_int8_conv_depthwise_rows);
     RUN(test_int8_conv_threads);
+    RUN(test_int8_conv_channel_split);
     RUN(test_int8_conv_zero_point_padding);
     RUN(test_int8_conv_bad_arguments);
 }
