@@ -1248,8 +1248,11 @@ LUTHIER_PRIVATE luthier_status luthier__tune_open(luthier__tuner *T, const luthi
     if (!dd->ratio_step) dd->ratio_step = 10;
     if (dd->ratio_step < 1 || dd->ratio_step > 100 || 100 % dd->ratio_step)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: ratio_step %d must divide 100", dd->ratio_step);
-    if ((unsigned)dd->precision >= (unsigned)LUTHIER_PRECISION_COUNT)
+    if ((unsigned)dd->precision >= (unsigned)LUTHIER_PRECISION_COUNT || dd->precision == LUTHIER_PRECISION_AUTO)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: unknown precision %d", (int)dd->precision);
+    dd->precision = luthier__plan_precision(dd->precision, dd->int8);
+    if (dd->precision == LUTHIER_PRECISION_INT8 && !dd->int8)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: precision int8 without a calibration (int8)");
     if (!dd->max_fraction) dd->max_fraction = 0.1;
     if (!(dd->max_fraction > 0 && dd->max_fraction <= 1))
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: max_fraction %g must be in (0, 1]", dd->max_fraction);

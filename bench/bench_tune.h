@@ -335,7 +335,7 @@ static void tune_time_all(const tune_opts *o, tune_ctx *t, const luthier_calibra
             }
         }
     }
-    for (k = 0; k < np; k++) pds[k].int8 = cal, pds[k].precision = o->fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_FP32;
+    for (k = 0; k < np; k++) pds[k].int8 = cal, pds[k].precision = o->fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_DEFAULT;
     if (o->int8 || o->fp16) dst[np] = &u->fp32_ms, what[np++] = "fp32"; /* the fp32 default plan: pds[np] is all zero */
     tune_time_plans(t, pds, what, np, &o->pol, ms);
     for (k = 0; k < np; k++) *dst[k] = ms[k];
@@ -394,7 +394,7 @@ static int tune_search(const tune_opts *o, tune_ctx *t, const luthier_calibratio
     td.report_path = o->report;
     td.heatmap_path = o->heatmap;
     td.int8 = cal;
-    td.precision = o->fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_FP32;
+    td.precision = o->fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_DEFAULT;
     td.no_plan_check = o->no_check || o->rank;
     td.offline = o->offline[0] != 0;
     if (td.offline) td.heatmap_path = NULL;
