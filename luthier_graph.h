@@ -36,7 +36,7 @@
        luthier_plan_run(ctx, p, ins, outs);
 
    TABLE OF CONTENTS: >>api-graph >>api-plan; implementation: >>impl-graph >>impl-plan-layout
-   >>impl-plan-fuse >>impl-plan-memory >>impl-plan-create >>impl-plan-run
+   >>impl-plan-fuse >>impl-precision >>impl-plan-memory >>impl-plan-create >>impl-plan-run
 */
 #ifndef LUTHIER_H_INCLUDED
 #error "luthier_graph.h is part of luthier: include luthier.h instead"
@@ -838,10 +838,11 @@ typedef struct luthier_plan_desc {
     const char *records_text;
     int no_fusion;          /* keep batch norm, activations and adds as separate steps */
     int external_arena;     /* do not allocate the arena: bind one with luthier_plan_bind_arena */
-    /* int8 inference (see >>api-int8-plan): NULL = fp32 everywhere. Otherwise the nodes whose
-       tensors have quantization parameters here run on uint8 activations and int8 weights;
-       the rest run in fp32, with quantize/dequantize steps where the two meet. The calibration
-       is read during luthier_plan_create only. */
+    /* int8 inference (see >>api-int8-plan): NULL = fp32 everywhere. Otherwise (precision
+       DEFAULT or INT8) the nodes whose tensors have quantization parameters here run on uint8
+       activations and int8 weights, or (precision FP32, FP16, AUTO) the nodes whose precision
+       is INT8; the rest run in fp32, with quantize/dequantize steps where the two meet. The
+       calibration is read during luthier_plan_create only. */
     const luthier_calibration *int8;
     /* What AUTO picks for the nodes without a configuration (luthier_auto_policy):
        LUTHIER_AUTO_DEFAULT (0) = the context's policy (luthier_context_desc.auto_policy). */

@@ -40,13 +40,13 @@
 
    RECORDS are a text file, one line per task:
        luthier-records 1
-       <fingerprint>\t<signature>\t<algorithm>\t<kernel>\t<schedule>\t<ratios>\t<ms>\t<default_ms>
-   The fingerprint names the machine: clusters (names, capacities, CPUs), thread count and
+       <fingerprint>\t<signature>\t<algorithm>\t<kernel>\t<schedule>\t<ratios>\t<ms>\t<default_ms>\t<precision>
+   (precision: the layer's, fp32, fp16 or int8; a line without it is fp32). The fingerprint names the machine: clusters (names, capacities, CPUs), thread count and
    CPU features. Lines of another fingerprint are ignored (counted in a note); malformed
    lines are skipped with a warning; a different version is refused.
 
    TABLE OF CONTENTS: >>api-tune; implementation: >>impl-tune-tasks >>impl-tune-space >>impl-tune-offline
-   >>impl-tune-measure >>impl-tune-records >>impl-tune-run >>impl-tune-svg
+   >>impl-tune-measure >>impl-tune-records >>impl-tune-run >>impl-tune-auto >>impl-tune-svg
 */
 #ifndef LUTHIER_H_INCLUDED
 #error "luthier_tune.h is part of luthier: include luthier.h instead"
