@@ -132,7 +132,7 @@ typedef struct luthier_tune_desc {
 } luthier_tune_desc;
 
 typedef struct luthier_tune_result {
-    int tasks, ops;           /* distinct signatures, and the nodes they cover */
+    int tasks, ops;           /* distinct signatures (AUTO: over its passes), and the nodes they cover */
     int measurements;         /* layer runs measured (each a warm-up plus repetitions) */
     int candidates;           /* size of the whole space (what an exhaustive search measures) */
     double seconds;           /* wall-clock time of the run (without drawing the heatmap) */
