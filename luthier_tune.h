@@ -1913,9 +1913,9 @@ LUTHIER_PRIVATE luthier_status luthier__guard_open(luthier__guard *G, const luth
     G->drawn = (void **)luthier__alloc(sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
     G->out = (void **)luthier__alloc(sizeof(void *) * (size_t)(G->nout + 1));
     G->numel = (size_t *)luthier__alloc(sizeof(size_t) * (size_t)(G->nout + 1));
+    if (G->drawn) memset(G->drawn, 0, sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
+    if (G->out) memset(G->out, 0, sizeof(void *) * (size_t)(G->nout + 1)); /* (luthier__guard_free reads them) */
     if (!G->in || !G->drawn || !G->out || !G->numel) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
-    memset(G->drawn, 0, sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
-    memset(G->out, 0, sizeof(void *) * (size_t)(G->nout + 1));
     for (k = 0; k < G->nsets * G->nin; k++) {
         uint64_t st = 0xacc0ull + (uint64_t)k;
         size_t n = luthier__guard_numel(g, luthier_graph_input_tensor(g, k % G->nin), &f32);
