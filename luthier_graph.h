@@ -36,7 +36,7 @@
        luthier_plan_run(ctx, p, ins, outs);
 
    TABLE OF CONTENTS: >>api-graph >>api-plan; implementation: >>impl-graph >>impl-plan-layout
-   >>impl-plan-fuse >>impl-plan-memory >>impl-plan-create >>impl-plan-run
+   >>impl-plan-fuse >>impl-precision >>impl-plan-memory >>impl-plan-create >>impl-plan-run
 */
 #ifndef LUTHIER_H_INCLUDED
 #error "luthier_graph.h is part of luthier: include luthier.h instead"
@@ -768,7 +768,41 @@ LUTHIER_API luthier_status luthier_graph_find_node(const luthier_graph *g, const
 
 /* >>api-plan */
 
-/* One node's configuration: the tuner's three knobs. All zero = defaults. */
+/* Precision of a plan's nodes (luthier_plan_desc.precision) or of one node
+   (luthier_node_config.precision); one row each of luthier__precisions:
+   DEFAULT  a plan: FP32, or INT8 when luthier_plan_desc.int8 is given; a node: its plan's.
+   FP32     everything in fp32 (with luthier_plan_desc.int8 given, the nodes configured INT8 run
+            int8 and the rest fp32).
+   FP16     dense (fully connected) layers keep their weights in fp16, half the bytes that a
+            memory-bound GEMM (batch 1: every classifier head, every transformer decode step)
+            streams; the arithmetic stays fp32 (the F16W kernels: luthier_kernel_family), so the
+            only error is each weight's rounding to fp16 (relative 2^-11). On CPUs with fp16
+            arithmetic (Armv8.2 FP16, AVX-512 FP16), dense layers of at least 8 rows (transformer prompts,
+            batches) and convolutions other than depthwise compute in fp16 too (the F16 kernels:
+            twice the FMA rate; sums kept in fp16 over blocks of at most 256 steps of k, added up in
+            fp32; convolutions by im2col or 1x1). Other nodes run fp32.
+   INT8     the nodes whose tensors have quantization parameters in luthier_plan_desc.int8 run
+            int8 (>>api-int8-plan); a node configured INT8 without them is refused.
+   AUTO     a plan only: each node's precision from its records (luthier_tune with AUTO writes
+            them, see >>api-tune), fp32 for the nodes without one.
+   A node's configuration that names a kernel of a family its precision does not use (an F16W
+   kernel on an FP32 node) is invalid (luthier_plan_desc.fallback_invalid); with DEFAULT the
+   kernel names its own (an F16W kernel on a dense node is fp16 weights whatever the plan says). */
+typedef enum luthier_precision {
+    LUTHIER_PRECISION_DEFAULT = 0,
+    LUTHIER_PRECISION_FP32,
+    LUTHIER_PRECISION_FP16,
+    LUTHIER_PRECISION_INT8,
+    LUTHIER_PRECISION_AUTO,
+    LUTHIER_PRECISION_COUNT
+} luthier_precision;
+
+/* "default", "fp32", "fp16", "int8", "auto" (the names records and tools use); NULL out of range. */
+LUTHIER_API const char *luthier_precision_name(luthier_precision p);
+/* The precision named name; INVALID_ARGUMENT (and *out untouched) for an unknown name. */
+LUTHIER_API luthier_status luthier_precision_parse(const char *name, luthier_precision *out);
+
+/* One node's configuration: the tuner's knobs. All zero = defaults. */
 typedef struct luthier_node_config {
     luthier_conv_algorithm algorithm; /* CONV2D; AUTO = default choice */
     char kernel[64];                  /* CONV2D, DENSE, MATMUL: microkernel name; "" = default;
@@ -779,27 +813,11 @@ typedef struct luthier_node_config {
     luthier_schedule schedule;
     int num_ratios;                   /* 0 = default split; else one weight per cluster */
     float ratios[LUTHIER_MAX_CLUSTERS];
+    luthier_precision precision;      /* DEFAULT = the plan's; AUTO is refused */
 } luthier_node_config;
 
 typedef struct luthier_plan luthier_plan;
 typedef struct luthier_calibration luthier_calibration; /* >>api-int8-plan */
-
-/* Precision of a plan's nodes (luthier_plan_desc.precision):
-   FP32  everything in fp32.
-   FP16  dense (fully connected) layers keep their weights in fp16, half the bytes that a
-         memory-bound GEMM (batch 1: every classifier head, every transformer decode step)
-         streams; the arithmetic stays fp32 (the F16W kernels: luthier_kernel_family), so the
-         only error is each weight's rounding to fp16 (relative 2^-11). On CPUs with fp16
-         arithmetic (Armv8.2 FP16, AVX-512 FP16), dense layers of at least 8 rows (transformer prompts,
-         batches) and convolutions other than depthwise compute in fp16 too (the F16 kernels:
-         twice the FMA rate; sums kept in fp16 over blocks of at most 256 steps of k, added up in
-         fp32; convolutions by im2col or 1x1). Other nodes, and nodes whose configuration
-         (records) names an fp32 kernel or algorithm, run fp32. */
-typedef enum luthier_precision {
-    LUTHIER_PRECISION_FP32 = 0,
-    LUTHIER_PRECISION_FP16,
-    LUTHIER_PRECISION_COUNT
-} luthier_precision;
 
 typedef struct luthier_plan_desc {
     /* Per-node configurations indexed by graph node (num_configs = luthier_graph_num_nodes, or
@@ -820,16 +838,16 @@ typedef struct luthier_plan_desc {
     const char *records_text;
     int no_fusion;          /* keep batch norm, activations and adds as separate steps */
     int external_arena;     /* do not allocate the arena: bind one with luthier_plan_bind_arena */
-    /* int8 inference (see >>api-int8-plan): NULL = fp32 everywhere. Otherwise the nodes whose
-       tensors have quantization parameters here run on uint8 activations and int8 weights;
-       the rest run in fp32, with quantize/dequantize steps where the two meet. The calibration
-       is read during luthier_plan_create only. */
+    /* int8 inference (see >>api-int8-plan): NULL = fp32 everywhere. Otherwise (precision
+       DEFAULT or INT8) the nodes whose tensors have quantization parameters here run on uint8
+       activations and int8 weights, or (precision FP32, FP16, AUTO) the nodes whose precision
+       is INT8; the rest run in fp32, with quantize/dequantize steps where the two meet. The
+       calibration is read during luthier_plan_create only. */
     const luthier_calibration *int8;
     /* What AUTO picks for the nodes without a configuration (luthier_auto_policy):
        LUTHIER_AUTO_DEFAULT (0) = the context's policy (luthier_context_desc.auto_policy). */
     luthier_auto_policy auto_policy;
-    /* The default precision of the nodes without a configuration (a configuration's kernel
-       names its own: an F16W kernel on a dense node is fp16 weights whatever this says). */
+    /* The plan's precision (luthier_precision; a node's configuration may name its own). */
     luthier_precision precision;
 } luthier_plan_desc;
 
@@ -3690,6 +3708,74 @@ LUTHIER_PRIVATE void luthier__plan_fallback(luthier_context *ctx, luthier_plan *
     if (!p->fallbacks++) snprintf(p->fallback_note, sizeof p->fallback_note, "node '%.60s': %.120s", name, ctx->error);
 }
 
+/* >>impl-precision: one row per luthier_precision: the name records and tools use, the kernel
+   families its nodes' kernels come from (0: a plan's precision only, no node's), and the
+   operators whose node precision it sets (FP16: convolutions and dense layers; INT8: those and
+   adds, while pools and views follow their input's type; every other operator runs fp32). */
+typedef struct luthier__precision_row {
+    const char *name;
+    unsigned families; /* bit (1 << luthier_kernel_family) per family */
+    int (*applies)(luthier_op op);
+} luthier__precision_row;
+
+LUTHIER_PRIVATE int luthier__prec_any_op(luthier_op op) { return (void)op, 1; }
+LUTHIER_PRIVATE int luthier__prec_gemm_op(luthier_op op) { return op == LUTHIER_OP_CONV2D || op == LUTHIER_OP_DENSE; }
+LUTHIER_PRIVATE int luthier__prec_int8_op(luthier_op op) { return luthier__prec_gemm_op(op) || op == LUTHIER_OP_ADD; }
+
+static const luthier__precision_row luthier__precisions[LUTHIER_PRECISION_COUNT] = {
+    /* DEFAULT */ {"default", 0, NULL},
+    /* FP32 */ {"fp32", 1u << LUTHIER_KERNELS_F32, luthier__prec_any_op},
+    /* FP16 */ {"fp16", 1u << LUTHIER_KERNELS_F16W | 1u << LUTHIER_KERNELS_F16, luthier__prec_gemm_op},
+    /* INT8 */ {"int8", 1u << LUTHIER_KERNELS_INT8, luthier__prec_int8_op},
+    /* AUTO */ {"auto", 0, NULL}};
+
+LUTHIER_API const char *luthier_precision_name(luthier_precision p) {
+    return (unsigned)p < (unsigned)LUTHIER_PRECISION_COUNT ? luthier__precisions[p].name : NULL;
+}
+
+LUTHIER_API luthier_status luthier_precision_parse(const char *name, luthier_precision *out) {
+    int i;
+    for (i = 0; name && out && i < (int)LUTHIER_PRECISION_COUNT; i++)
+        if (!strcmp(name, luthier__precisions[i].name)) {
+            *out = (luthier_precision)i;
+            return LUTHIER_STATUS_OK;
+        }
+    return LUTHIER_STATUS_INVALID_ARGUMENT;
+}
+
+/* The precision a node with kernels of family fam runs in (FP32 for an unknown family). */
+LUTHIER_PRIVATE luthier_precision luthier__precision_of_family(luthier_kernel_family fam) {
+    int i;
+    for (i = 0; i < (int)LUTHIER_PRECISION_COUNT; i++)
+        if (luthier__precisions[i].families >> fam & 1u) return (luthier_precision)i;
+    return LUTHIER_PRECISION_FP32;
+}
+
+/* A plan's precision as it runs: DEFAULT is INT8 with a calibration, else FP32. */
+LUTHIER_PRIVATE luthier_precision luthier__plan_precision(luthier_precision p, const luthier_calibration *cal) {
+    return p != LUTHIER_PRECISION_DEFAULT ? p : cal ? LUTHIER_PRECISION_INT8 : LUTHIER_PRECISION_FP32;
+}
+
+/* The precision node ni runs in under pd (whose precision is resolved): its configuration's,
+   else the plan's; AUTO (no record for the node) is FP32. */
+LUTHIER_PRIVATE luthier_precision luthier__node_precision(const luthier_plan_desc *pd, int ni) {
+    luthier_precision p = pd->num_configs ? pd->configs[ni].precision : LUTHIER_PRECISION_DEFAULT;
+    if (p == LUTHIER_PRECISION_DEFAULT) p = pd->precision;
+    return p == LUTHIER_PRECISION_AUTO ? LUTHIER_PRECISION_FP32 : p;
+}
+
+/* Whether every kernel a configuration's kernel knob names is of a family of precision p. */
+LUTHIER_PRIVATE int luthier__cfg_kernels_in(const char *knob, luthier_precision p) {
+    char buf[64], *name, *next;
+    snprintf(buf, sizeof buf, "%s", knob);
+    for (name = buf; name && *name; name = next) {
+        const luthier__kernel_entry *e;
+        if ((next = strchr(name, ','))) *next++ = 0;
+        if ((e = luthier__kernel_named(name)) && !(luthier__precisions[p].families >> e->family & 1u)) return 0;
+    }
+    return 1;
+}
+
 /* The F16 kernel fp16 plans compute n output columns with on ctx (AVX-512 FP16, Armv8.2
    FP16; never the scalar emulation): the first one it runs, unless more than a quarter of its
    NR lanes would be padding for n; then the one it runs that wastes the least (earliest on
@@ -4012,12 +4098,12 @@ done:
     return s;
 }
 
-/* Whether node ni runs int8 in a plan with calibration cal (see >>api-int8-plan); ins are its
-   inputs' values so far. */
+/* Whether node ni runs int8 in a plan with calibration cal (see >>api-int8-plan) when its
+   precision is prec; ins are its inputs' values so far. */
 LUTHIER_PRIVATE int luthier__q_node(const luthier_graph *g, const luthier_plan *p, const luthier_calibration *cal,
-                                    const luthier__gnode *gn, const luthier__fuse *f, const int *ins) {
+                                    const luthier__gnode *gn, const luthier__fuse *f, const int *ins, luthier_precision prec) {
     const luthier__pval *x;
-    if (!cal) return 0;
+    if (!cal || (luthier__precisions[LUTHIER_PRECISION_INT8].applies(gn->d.op) && prec != LUTHIER_PRECISION_INT8)) return 0;
     x = &p->vals[ins[0]];
     switch (gn->d.op) {
     case LUTHIER_OP_CONV2D:
@@ -4115,9 +4201,10 @@ typedef struct luthier__layer {
     double flops, bytes;
 } luthier__layer;
 
-/* The layer of node i given the fusion decisions (with cal: of the int8 plan) in a plan of
-   precision prec on ctx (NULL: a CPU without fp16 arithmetic); 0 when the node is not a
-   tunable layer. Its family: INT8 for int8 layers; in fp16 plans F16W for dense layers, and
+/* The layer of node i given the fusion decisions (with cal: of a plan with that calibration)
+   when the node's precision is prec (resolved: FP32, FP16 or INT8) on ctx (NULL: a CPU without
+   fp16 arithmetic); 0 when the node is not a tunable layer. Its family: INT8 for int8 layers
+   (INT8 nodes on a calibrated input); for FP16 nodes F16W for dense layers, and
    F16 for the convolutions that the plan computes in fp16 (luthier__conv_f16_kernel); else
    F32. Layers of another family than F32 have their own signatures ("int8 ...", "fp16 ..."),
    so that records made for one precision configure only plans of that precision. */
@@ -4128,7 +4215,8 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_context *ctx, const luthier_
     memset(t, 0, sizeof *t);
     if (!f[i].alive || (gn->d.op != LUTHIER_OP_CONV2D && gn->d.op != LUTHIER_OP_DENSE)) return 0;
     /* as luthier__q_node and luthier__plan_qstep decide it */
-    t->q = f[i].residual < 0 && !luthier__act_is_post(f[i].act) && luthier__cal_has(cal, gn->inputs[0]);
+    t->q = prec == LUTHIER_PRECISION_INT8 && f[i].residual < 0 && !luthier__act_is_post(f[i].act) &&
+           luthier__cal_has(cal, gn->inputs[0]);
     t->out_u8 = t->q && luthier__cal_has(cal, f[i].out) && !g->tensors[f[i].out].is_output;
     t->op = gn->d.op;
     t->act = f[i].act;
@@ -4270,7 +4358,6 @@ LUTHIER_PRIVATE void luthier__ratios_str(const luthier_node_config *cfg, char *b
         used += (size_t)snprintf(buf + used, size - used, "%s%g", i ? "," : "", (double)cfg->ratios[i]);
 }
 
-/* Parses one record line into (fingerprint, signature, config); 0 when malformed. */
 /* Whether n cluster weights can split work: each finite and >= 0, some > 0. */
 LUTHIER_PRIVATE int luthier__ratios_usable(const float *r, int n) {
     double sum = 0;
@@ -4283,20 +4370,27 @@ LUTHIER_PRIVATE int luthier__ratios_usable(const float *r, int n) {
     return sum > 0;
 }
 
+/* Parses one record line into (fingerprint, signature, config); 0 when malformed. The ninth
+   field, the layer's precision (a node's: fp32, fp16, int8), may be left out (records written
+   before it): fp32. */
 LUTHIER_PRIVATE int luthier__record_parse(char *line, char **fp, char **sig, luthier_node_config *cfg) {
-    char *field[8];
+    char *field[9];
     int nf = 0, a;
     char *p = line, *q;
-    while (nf < 8) {
+    while (nf < 9) {
         field[nf++] = p;
         if (!(q = strchr(p, '\t'))) break;
         *q = 0;
         p = q + 1;
     }
-    if (nf != 8 || strchr(field[7], '\t')) return 0;
+    if (nf < 8 || strchr(field[nf - 1], '\t')) return 0;
     memset(cfg, 0, sizeof *cfg);
     *fp = field[0];
     *sig = field[1];
+    cfg->precision = LUTHIER_PRECISION_FP32;
+    if (nf == 9 && (luthier_precision_parse(field[8], &cfg->precision) != LUTHIER_STATUS_OK ||
+                    !luthier__precisions[cfg->precision].families))
+        return 0;
     for (a = 0; a < (int)LUTHIER_CONV_ALGORITHM_COUNT; a++)
         if (strcmp(field[2], luthier_conv_algorithm_name((luthier_conv_algorithm)a)) == 0) break;
     if (a == (int)LUTHIER_CONV_ALGORITHM_COUNT && strcmp(field[2], "-") != 0) return 0;
@@ -4329,7 +4423,7 @@ LUTHIER_PRIVATE int luthier__record_parse(char *line, char **fp, char **sig, lut
 
 /* The records writer: the header (with the machine's fingerprint), then one line per layer. */
 LUTHIER_PRIVATE void luthier__records_write_header(FILE *fh, const char *fingerprint) {
-    fprintf(fh, "luthier-records %d\n# machine: %s\n# fields: fingerprint, signature, algorithm, kernel, schedule, ratios, ms, default_ms\n",
+    fprintf(fh, "luthier-records %d\n# machine: %s\n# fields: fingerprint, signature, algorithm, kernel, schedule, ratios, ms, default_ms, precision\n",
             LUTHIER__RECORDS_VERSION, fingerprint);
 }
 
@@ -4337,10 +4431,10 @@ LUTHIER_PRIVATE void luthier__record_write(FILE *fh, const char *fingerprint, co
                                            double ms, double default_ms) {
     char ratios[96];
     luthier__ratios_str(cfg, ratios, sizeof ratios);
-    fprintf(fh, "%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.4f\n", fingerprint, l->sig,
+    fprintf(fh, "%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.4f\t%s\n", fingerprint, l->sig,
             l->op == LUTHIER_OP_CONV2D && cfg->algorithm ? luthier_conv_algorithm_name(cfg->algorithm) : "-",
             cfg->kernel[0] ? cfg->kernel : "-", cfg->schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios, ms,
-            default_ms);
+            default_ms, luthier_precision_name(luthier__precision_of_family(l->fam)));
 }
 
 /* Records and cost-model files: at most 64 MiB (a network's records are a few KiB). */
@@ -4394,8 +4488,11 @@ LUTHIER_PRIVATE luthier_status luthier__records_apply(luthier_context *ctx, cons
             foreign++;
             continue;
         }
+        /* an AUTO plan: the record's precision becomes the node's; a plan of one precision: the
+           record configures its layers of that precision (their signatures say it) */
+        if (prec != LUTHIER_PRECISION_AUTO) cfg.precision = LUTHIER_PRECISION_DEFAULT;
         for (i = 0; i < g->num_nodes; i++)
-            if (luthier__layer_of(ctx, g, f, i, cal, prec, &t) && strcmp(t.sig, sig) == 0) {
+            if (luthier__layer_of(ctx, g, f, i, cal, cfg.precision ? cfg.precision : prec, &t) && strcmp(t.sig, sig) == 0) {
                 if (t.op == LUTHIER_OP_DENSE) cfg.algorithm = LUTHIER_CONV_AUTO;
                 configs[i] = cfg;
                 n++;
@@ -4487,11 +4584,12 @@ LUTHIER_PRIVATE luthier_status luthier__lower_none(luthier__planner *pl, luthier
 
 LUTHIER_PRIVATE luthier_status luthier__lower_conv2d(luthier__planner *pl, luthier__pstep *st, int ni) {
     return luthier__plan_conv(pl->ctx, pl->g, pl->p, st, &pl->g->nodes[ni], &pl->f[ni], pl->pd.fallback_invalid,
-                              pl->pd.precision);
+                              luthier__node_precision(&pl->pd, ni));
 }
 
 LUTHIER_PRIVATE luthier_status luthier__lower_dense(luthier__planner *pl, luthier__pstep *st, int ni) {
-    return luthier__plan_dense(pl->ctx, pl->g, pl->p, st, &pl->g->nodes[ni], pl->pd.fallback_invalid, pl->pd.precision);
+    return luthier__plan_dense(pl->ctx, pl->g, pl->p, st, &pl->g->nodes[ni], pl->pd.fallback_invalid,
+                               luthier__node_precision(&pl->pd, ni));
 }
 
 /* A batch norm left alone (no convolution to fold into): a per-channel scale and shift. */
@@ -4911,7 +5009,7 @@ LUTHIER_PRIVATE int luthier__node_layout(const luthier__planner *pl, const luthi
 LUTHIER_PRIVATE int luthier__node_inputs(luthier__planner *pl, const luthier__gnode *gn, int ni, int layout, int nin, int *ins) {
     luthier_plan *p = pl->p;
     const luthier_calibration *cal = pl->pd.int8;
-    const int qs = luthier__q_node(pl->g, p, cal, gn, &pl->f[ni], ins);
+    const int qs = luthier__q_node(pl->g, p, cal, gn, &pl->f[ni], ins, luthier__node_precision(&pl->pd, ni));
     int k;
     for (k = 0; k < nin; k++) {
         const luthier__pval *a;
@@ -4954,6 +5052,16 @@ LUTHIER_PRIVATE luthier_status luthier__node_step(luthier__planner *pl, int ni, 
     for (k = 1; k < gn->num_outputs; k++) st->out[k] = gn->outputs[k];
     for (k = 0; k < gn->num_outputs; k++) p->vals[st->out[k]].layout = layout;
     if (pl->pd.num_configs) st->cfg = pl->pd.configs[ni];
+    if (st->cfg.precision && st->cfg.kernel[0] && !luthier__cfg_kernels_in(st->cfg.kernel, st->cfg.precision)) {
+        if (!pl->pd.fallback_invalid)
+            LUTHIER__PLFAIL(LUTHIER_STATUS_INVALID_ARGUMENT, "plan: node '%s': kernel '%s' is not of a family of precision %s",
+                            gn->name, st->cfg.kernel, luthier_precision_name(st->cfg.precision));
+        luthier__fail(pl->ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "kernel '%s' is not of a family of precision %s", st->cfg.kernel,
+                      luthier_precision_name(st->cfg.precision));
+        luthier__plan_fallback(pl->ctx, p, gn->name);
+        memset(&st->cfg, 0, sizeof st->cfg);
+        st->cfg.precision = pl->pd.configs[ni].precision;
+    }
     if (st->cfg.num_ratios && st->cfg.num_ratios != p->num_clusters) {
         if (!pl->pd.fallback_invalid)
             LUTHIER__PLFAIL(LUTHIER_STATUS_INVALID_ARGUMENT, "plan: node '%s': %d ratios given for %d clusters", gn->name,
@@ -4992,6 +5100,11 @@ LUTHIER_PRIVATE luthier_status luthier__pass_steps(luthier__planner *pl) {
         for (k = 0; k < gn->d.num_inputs; k++) ins[k] = gn->inputs[k];
         layout = luthier__node_layout(pl, gn, ins, &nin);
         if ((qs = luthier__node_inputs(pl, gn, ni, layout, nin, ins)) < 0) LUTHIER__PLOOM();
+        if (!qs && pl->pd.num_configs && pl->pd.configs[ni].precision == LUTHIER_PRECISION_INT8)
+            LUTHIER__PLFAIL(LUTHIER_STATUS_INVALID_ARGUMENT,
+                            "plan: node '%s' is configured int8 but cannot run int8 (its input has no quantization "
+                            "parameters, or it took a residual add or an activation that int8 layers do not take)",
+                            gn->name);
         if (luthier__ops[gn->d.op].run == luthier__run_view) { /* the output is the input's memory */
             luthier__pval *v = &p->vals[f->out];
             v->alias = ins[0];
@@ -5099,8 +5212,30 @@ LUTHIER_PRIVATE void luthier__plan_trace(const luthier__planner *pl, const char 
     luthier__free(text);
 }
 
+/* Checks node i's configured precision: a node's (not DEFAULT's or AUTO's), of an operator it
+   applies to, INT8 only where the calibration has the node's input's quantization parameters. */
+LUTHIER_PRIVATE luthier_status luthier__plan_check_precision(luthier_context *ctx, const luthier_graph *g, const luthier_plan_desc *pd,
+                                                             int i) {
+    const luthier_precision p = pd->configs[i].precision;
+    const luthier__gnode *gn = &g->nodes[i];
+    if (p == LUTHIER_PRECISION_DEFAULT) return LUTHIER_STATUS_OK;
+    if ((unsigned)p >= (unsigned)LUTHIER_PRECISION_COUNT || !luthier__precisions[p].families)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: node '%s': precision %d is not a node's precision", gn->name,
+                             (int)p);
+    if (!luthier__precisions[p].applies(gn->d.op))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: node '%s' (%s) has no %s form", gn->name,
+                             luthier_op_name(gn->d.op), luthier__precisions[p].name);
+    if (p == LUTHIER_PRECISION_INT8 && !luthier__cal_has(pd->int8, gn->inputs[0]))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
+                             "plan: node '%s' is configured int8 but %s quantization parameters for its input '%s'", gn->name,
+                             pd->int8 ? "the calibration (luthier_plan_desc.int8) has no" : "no calibration (luthier_plan_desc.int8) gives",
+                             g->tensors[gn->inputs[0]].name);
+    return LUTHIER_STATUS_OK;
+}
+
 /* Checks the descriptor's configurations (one per node, each well formed). */
 LUTHIER_PRIVATE luthier_status luthier__plan_check_desc(luthier_context *ctx, const luthier_graph *g, const luthier_plan_desc *pd) {
+    luthier_status s;
     int i;
     if (g->num_outputs == 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: the graph has no outputs (luthier_graph_output)");
     if (pd->num_configs && (pd->num_configs != g->num_nodes || !pd->configs))
@@ -5115,6 +5250,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_check_desc(luthier_context *ctx, co
                                  "plan: config of node '%s' is malformed (kernel not terminated, algorithm/schedule/num_ratios out "
                                  "of range, or ratios that are negative, not finite or all 0)",
                                  g->nodes[i].name);
+        if ((s = luthier__plan_check_precision(ctx, g, pd, i)) != LUTHIER_STATUS_OK) return s;
     }
     return LUTHIER_STATUS_OK;
 }
@@ -5164,6 +5300,9 @@ LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, con
     memset(&pl, 0, sizeof pl);
     if (desc) pl.pd = *desc;
     if ((s = luthier__plan_check_desc(ctx, g, &pl.pd)) != LUTHIER_STATUS_OK) return s;
+    pl.pd.precision = luthier__plan_precision(pl.pd.precision, pl.pd.int8);
+    if (pl.pd.precision == LUTHIER_PRECISION_INT8 && !pl.pd.int8)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: precision int8 without a calibration (luthier_plan_desc.int8)");
     if ((pl.pd.records || pl.pd.records_text) && !pl.pd.num_configs) return luthier__plan_with_records(ctx, g, &pl.pd, flags, out);
     if (!(pl.p = (luthier_plan *)luthier__alloc(sizeof *pl.p))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
     memset(pl.p, 0, sizeof *pl.p);

@@ -40,13 +40,13 @@
 
    RECORDS are a text file, one line per task:
        luthier-records 1
-       <fingerprint>\t<signature>\t<algorithm>\t<kernel>\t<schedule>\t<ratios>\t<ms>\t<default_ms>
-   The fingerprint names the machine: clusters (names, capacities, CPUs), thread count and
+       <fingerprint>\t<signature>\t<algorithm>\t<kernel>\t<schedule>\t<ratios>\t<ms>\t<default_ms>\t<precision>
+   (precision: the layer's, fp32, fp16 or int8; a line without it is fp32). The fingerprint names the machine: clusters (names, capacities, CPUs), thread count and
    CPU features. Lines of another fingerprint are ignored (counted in a note); malformed
    lines are skipped with a warning; a different version is refused.
 
    TABLE OF CONTENTS: >>api-tune; implementation: >>impl-tune-tasks >>impl-tune-space >>impl-tune-offline
-   >>impl-tune-measure >>impl-tune-records >>impl-tune-run >>impl-tune-svg
+   >>impl-tune-measure >>impl-tune-records >>impl-tune-run >>impl-tune-auto >>impl-tune-svg
 */
 #ifndef LUTHIER_H_INCLUDED
 #error "luthier_tune.h is part of luthier: include luthier.h instead"
@@ -91,8 +91,28 @@ typedef struct luthier_tune_desc {
        "fp16 dense ..." tasks whose kernel knob takes the F16W kernels (their plans then keep the
        weights in fp16), and on CPUs with fp16 arithmetic the convolutions that fp16 plans compute
        in fp16 become "fp16 conv2d ..." tasks over the F16 kernels (IM2COL, 1X1). Their records
-       configure fp16 plans only. */
+       configure fp16 plans only.
+       AUTO: a precision per node (>>impl-tune-auto). The tasks are tuned in fp32, then the
+       layers that have a lower precision are tuned again in it: fp16, and int8 when int8 (the
+       calibration) is given; each of the budget's equal parts goes to one precision. Each
+       layer takes its fastest precision (all the nodes of one fp32 signature take the same),
+       then the ACCURACY GUARD: the plan of these choices and the fp32 plan run on the accuracy
+       inputs (below), and while their outputs differ by more than min_cosine or max_abs_error
+       allow, the layer whose lower precision alone costs the most of that allowance goes back
+       to fp32. Records carry each layer's precision; they configure plans of precision AUTO
+       (with the same int8 calibration, which fusion depends on). */
     luthier_precision precision;
+    /* AUTO's accuracy guard: num_accuracy_sets sets of inputs, set s's i-th graph input at
+       accuracy_inputs[s * luthier_graph_num_inputs + i] (NULL: 4 sets of values drawn in
+       [-1, 1], integer inputs 0: pass the calibration's inputs). Over all the sets' fp32
+       outputs, the cosine of the plan's outputs and the fp32 plan's must be at least min_cosine
+       (0 = 0.9999) and no element may differ by more than max_abs_error (0 = 1 % of the largest
+       magnitude among the fp32 plan's outputs). The fp32 plan is the plan of the fp32 pass's
+       configurations: with every layer back in fp32 the guard holds whatever its bounds. */
+    const void *const *accuracy_inputs;
+    int num_accuracy_sets;
+    double min_cosine;
+    double max_abs_error;
     int no_plan_check;       /* keep every task's winner without the in-plan check (below) */
     int no_prior;            /* do not let the analytical cost model (luthier_conv2d_predict)
                                 order a task's first batch nor be a feature of the trees (the
@@ -113,7 +133,7 @@ typedef struct luthier_tune_desc {
 } luthier_tune_desc;
 
 typedef struct luthier_tune_result {
-    int tasks, ops;           /* distinct signatures, and the nodes they cover */
+    int tasks, ops;           /* distinct signatures (AUTO: over its passes), and the nodes they cover */
     int measurements;         /* layer runs measured (each a warm-up plus repetitions) */
     int candidates;           /* size of the whole space (what an exhaustive search measures) */
     double seconds;           /* wall-clock time of the run (without drawing the heatmap) */
@@ -130,6 +150,10 @@ typedef struct luthier_tune_result {
        fastest) of each task's fastest measured candidate among all its candidates (0: none). */
     double model_spearman;
     double model_rank;
+    /* AUTO: conv/dense nodes left in fp16 and in int8, nodes whose lower precision the guard
+       took back to fp32, and the guard's figures of the final choice */
+    int nodes_fp16, nodes_int8, guard_dropped;
+    double guard_cosine, guard_max_abs;
 } luthier_tune_result;
 
 /* Tunes every conv/dense task of g on ctx and writes records_path (NULL = no file). result may
@@ -1241,6 +1265,7 @@ typedef struct luthier__tuner {
     luthier__tune_data data;   /* everything measured, for the warm models */
     double t_start, heat_s;
     int progress, costliest;
+    int lowered_only;          /* AUTO's pass of a lower precision: its layers of that precision only */
     uint64_t seed;
     FILE *rec, *rep;
     char fpr[640];
@@ -1256,8 +1281,11 @@ LUTHIER_PRIVATE luthier_status luthier__tune_open(luthier__tuner *T, const luthi
     if (!dd->ratio_step) dd->ratio_step = 10;
     if (dd->ratio_step < 1 || dd->ratio_step > 100 || 100 % dd->ratio_step)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: ratio_step %d must divide 100", dd->ratio_step);
-    if ((unsigned)dd->precision >= (unsigned)LUTHIER_PRECISION_COUNT)
+    if ((unsigned)dd->precision >= (unsigned)LUTHIER_PRECISION_COUNT || dd->precision == LUTHIER_PRECISION_AUTO)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: unknown precision %d", (int)dd->precision);
+    dd->precision = luthier__plan_precision(dd->precision, dd->int8);
+    if (dd->precision == LUTHIER_PRECISION_INT8 && !dd->int8)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: precision int8 without a calibration (int8)");
     if (!dd->max_fraction) dd->max_fraction = 0.1;
     if (!(dd->max_fraction > 0 && dd->max_fraction <= 1))
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: max_fraction %g must be in (0, 1]", dd->max_fraction);
@@ -1305,7 +1333,9 @@ LUTHIER_PRIVATE luthier_status luthier__tune_tasks(luthier__tuner *T) {
     for (i = 0; i < g->num_nodes; i++) {
         luthier__task t;
         T->node_task[i] = -1;
-        if (!luthier__task_of(T->ctx, g, T->f, i, T->d.int8, T->d.precision, &t)) continue;
+        if (!luthier__task_of(T->ctx, g, T->f, i, T->d.int8, T->d.precision, &t) ||
+            (T->lowered_only && luthier__precision_of_family(t.l.fam) != T->d.precision))
+            continue;
         T->res.ops++;
         for (j = 0; j < T->ntasks; j++)
             if (strcmp(T->tasks[j].l.sig, t.l.sig) == 0) break;
@@ -1771,36 +1801,373 @@ LUTHIER_PRIVATE void luthier__tune_finish(luthier__tuner *T) {
                 T->res.tuned_ms > 0 ? T->res.default_ms / T->res.tuned_ms : 0.0);
 }
 
+/* One tuning run (a precision that is not AUTO) into T, whose ctx, g and lowered_only are set;
+   luthier__tuner_free releases it. */
+LUTHIER_PRIVATE luthier_status luthier__tune_run(luthier__tuner *T, const luthier_tune_desc *desc, const char *records_path) {
+    luthier_status status;
+    int i;
+    T->t_start = luthier__tune_now();
+    T->costliest = -1;
+    status = luthier__tune_open(T, desc, records_path);
+    if (status == LUTHIER_STATUS_OK) status = luthier__tune_tasks(T);
+    for (i = 0; status == LUTHIER_STATUS_OK && i < T->ntasks; i++) status = luthier__tune_search_task(T, i);
+    if (status == LUTHIER_STATUS_OK) {
+        if (!T->d.offline) luthier__tune_plan_check(T);
+        luthier__tune_finish(T);
+    }
+    if (T->rec) fclose(T->rec);
+    if (T->rep) fclose(T->rep);
+    T->rec = T->rep = NULL;
+    return status;
+}
+
+LUTHIER_PRIVATE void luthier__tuner_free(luthier__tuner *T) {
+    luthier__free(T->f);
+    luthier__free(T->tasks);
+    luthier__free(T->node_task);
+    luthier__free(T->tcfg);
+    luthier__gbt_free(T->model);
+    luthier__free(T->data.x);
+    luthier__free(T->data.y);
+    memset(T, 0, sizeof *T);
+}
+
+/* >>impl-tune-auto =============================================================================
+   luthier_tune_desc.precision AUTO: one tuning pass per precision (fp32 for every layer, then
+   each lower precision for the layers that have it), a precision per layer (per fp32 task: the
+   unit the choice and the guard work on), then the accuracy guard (luthier_tune_desc). */
+
+typedef struct luthier__guard {
+    luthier_context *ctx;
+    const luthier_graph *g;
+    const luthier_calibration *cal;
+    int nsets, nin, nout;
+    const void **in;  /* nsets * nin */
+    void **drawn;     /* the inputs drawn here (nsets * nin, NULL where given) */
+    void **out;       /* nout */
+    size_t *numel;    /* nout; 0 for outputs that are not fp32 */
+    double *ref, *got;/* the fp32 plan's outputs and a plan's, every set's fp32 outputs in a row */
+    size_t nref;
+    double min_cos, max_abs;
+} luthier__guard;
+
+/* Runs the plan of configs (NULL: the fp32 plan's defaults) on every set into v; 0 = ok. */
+LUTHIER_PRIVATE int luthier__guard_run(luthier__guard *G, const luthier_node_config *configs, double *v) {
+    luthier_plan_desc pd;
+    luthier_plan *plan = NULL;
+    size_t at = 0, e;
+    int s, o, ok = 1;
+    memset(&pd, 0, sizeof pd);
+    pd.configs = configs;
+    pd.num_configs = configs ? G->g->num_nodes : 0;
+    pd.fallback_invalid = 1;
+    pd.int8 = G->cal;
+    pd.precision = LUTHIER_PRECISION_FP32;
+    if (luthier_plan_create(G->ctx, G->g, &pd, &plan) != LUTHIER_STATUS_OK) return 0;
+    for (s = 0; s < G->nsets && ok; s++) {
+        ok = luthier_plan_run(G->ctx, plan, (const void *const *)(G->in + (size_t)s * (size_t)G->nin), G->out) == LUTHIER_STATUS_OK;
+        for (o = 0; o < G->nout && ok; o++)
+            for (e = 0; e < G->numel[o]; e++) v[at++] = ((const float *)G->out[o])[e];
+    }
+    luthier_plan_destroy(plan);
+    return ok;
+}
+
+/* The cosine and largest difference of the plan of configs's outputs against the fp32 plan's;
+   0 when the plan cannot run. */
+LUTHIER_PRIVATE int luthier__guard_error(luthier__guard *G, const luthier_node_config *configs, double *cosine, double *max_abs) {
+    double dot = 0, na = 0, nb = 0, m = 0;
+    size_t e;
+    if (!luthier__guard_run(G, configs, G->got)) return 0;
+    for (e = 0; e < G->nref; e++) {
+        const double a = G->ref[e], b = G->got[e], d = fabs(a - b);
+        dot += a * b, na += a * a, nb += b * b;
+        if (!(d <= m)) m = d; /* NaN wins */
+    }
+    *cosine = m == 0 ? 1.0 : dot / (sqrt(na) * sqrt(nb)); /* (equal outputs: 1 exactly, not its rounding) */
+    *max_abs = m;
+    return 1;
+}
+
+/* Whether the guard holds for these figures, and the share of its allowance they use. */
+LUTHIER_PRIVATE int luthier__guard_holds(const luthier__guard *G, double cosine, double max_abs) {
+    return cosine >= G->min_cos && max_abs <= G->max_abs;
+}
+LUTHIER_PRIVATE double luthier__guard_harm(const luthier__guard *G, double cosine, double max_abs) {
+    const double c = (1.0 - cosine) / (1.0 - G->min_cos > 1e-300 ? 1.0 - G->min_cos : 1e-300);
+    const double a = max_abs / (G->max_abs > 1e-300 ? G->max_abs : 1e-300);
+    return c != c || a != a ? HUGE_VAL : c > a ? c : a;
+}
+
+LUTHIER_PRIVATE void luthier__guard_free(luthier__guard *G) {
+    int k;
+    for (k = 0; G->drawn && k < G->nsets * G->nin; k++) luthier__free(G->drawn[k]);
+    for (k = 0; G->out && k < G->nout; k++) luthier__free(G->out[k]);
+    luthier__free(G->drawn);
+    luthier__free((void *)G->in);
+    luthier__free(G->out);
+    luthier__free(G->numel);
+    luthier__free(G->ref);
+    luthier__free(G->got);
+}
+
+/* Element count of tensor t (checked by the graph), its dtype in *f32 (1: fp32). */
+LUTHIER_PRIVATE size_t luthier__guard_numel(const luthier_graph *g, int t, int *f32) {
+    luthier_tensor_info ti;
+    size_t n = 1;
+    int a;
+    *f32 = 0;
+    if (luthier_graph_tensor_info(g, t, &ti) != LUTHIER_STATUS_OK) return 0;
+    for (a = 0; a < ti.rank; a++) n *= (size_t)ti.shape[a];
+    *f32 = ti.dtype == LUTHIER_DTYPE_F32;
+    return n;
+}
+
+/* The guard's inputs (desc's, else drawn), buffers and the outputs of the plan of ref (the
+   fp32 choices) that the others are held against. */
+LUTHIER_PRIVATE luthier_status luthier__guard_open(luthier__guard *G, const luthier_tune_desc *d, const luthier_node_config *ref) {
+    luthier_context *ctx = G->ctx;
+    const luthier_graph *g = G->g;
+    double big = 0;
+    size_t e;
+    int k, f32 = 0;
+    G->nin = luthier_graph_num_inputs(g);
+    G->nout = luthier_graph_num_outputs(g);
+    G->nsets = d->accuracy_inputs ? d->num_accuracy_sets : 4;
+    G->min_cos = d->min_cosine ? d->min_cosine : 0.9999;
+    G->in = (const void **)luthier__alloc(sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
+    G->drawn = (void **)luthier__alloc(sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
+    G->out = (void **)luthier__alloc(sizeof(void *) * (size_t)(G->nout + 1));
+    G->numel = (size_t *)luthier__alloc(sizeof(size_t) * (size_t)(G->nout + 1));
+    if (G->drawn) memset(G->drawn, 0, sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
+    if (G->out) memset(G->out, 0, sizeof(void *) * (size_t)(G->nout + 1)); /* (luthier__guard_free reads them) */
+    if (!G->in || !G->drawn || !G->out || !G->numel) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
+    for (k = 0; k < G->nsets * G->nin; k++) {
+        uint64_t st = 0xacc0ull + (uint64_t)k;
+        size_t n = luthier__guard_numel(g, luthier_graph_input_tensor(g, k % G->nin), &f32);
+        if (d->accuracy_inputs) {
+            G->in[k] = d->accuracy_inputs[k];
+            continue;
+        }
+        if (!(G->drawn[k] = luthier__alloc(n * 8 + 8))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
+        memset(G->drawn[k], 0, n * 8 + 8);
+        for (e = 0; f32 && e < n; e++) ((float *)G->drawn[k])[e] = (float)(2.0 * luthier__gbt_uniform(&st) - 1.0);
+        G->in[k] = G->drawn[k];
+    }
+    for (k = 0; k < G->nout; k++) {
+        size_t n = luthier__guard_numel(g, luthier_graph_output_tensor(g, k), &f32);
+        if (!(G->out[k] = luthier__alloc(n * 8 + 8))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
+        G->numel[k] = f32 ? n : 0;
+        G->nref += G->numel[k] * (size_t)G->nsets;
+    }
+    G->ref = (double *)luthier__alloc(sizeof(double) * (G->nref + 1));
+    G->got = (double *)luthier__alloc(sizeof(double) * (G->nref + 1));
+    if (!G->ref || !G->got) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
+    if (!luthier__guard_run(G, ref, G->ref)) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%s", ctx->error);
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: the accuracy guard's fp32 plan does not run: %s", msg);
+    }
+    for (e = 0; e < G->nref; e++)
+        if (fabs(G->ref[e]) > big) big = fabs(G->ref[e]);
+    G->max_abs = d->max_abs_error ? d->max_abs_error : 0.01 * big;
+    return LUTHIER_STATUS_OK;
+}
+
+/* The state of an AUTO run: pass k tuned precision prec[k] (pass 0: fp32, every layer); unit
+   u (an fp32 task) runs in pass choice[u]'s precision. */
+typedef struct luthier__auto {
+    luthier__tuner T[LUTHIER_PRECISION_COUNT];
+    luthier_precision prec[LUTHIER_PRECISION_COUNT];
+    int npass;
+    int *choice;
+    double *harm;
+    luthier_node_config *configs;
+} luthier__auto;
+
+/* configs for the units' choices (unit only >= 0: that unit's, the others fp32). */
+LUTHIER_PRIVATE void luthier__auto_configs(luthier__auto *A, const luthier_graph *g, int only) {
+    int i;
+    memset(A->configs, 0, sizeof *A->configs * (size_t)g->num_nodes);
+    for (i = 0; i < g->num_nodes; i++) {
+        const int u = A->T[0].node_task[i];
+        int k, j;
+        if (u < 0) continue;
+        k = only < 0 || only == u ? A->choice[u] : 0;
+        j = A->T[k].node_task[i];
+        A->configs[i] = A->T[k].tcfg[j];
+        A->configs[i].precision = A->prec[k];
+    }
+}
+
+/* Each unit's fastest pass: the sum of its nodes' tasks' times (every node must have one). */
+LUTHIER_PRIVATE void luthier__auto_choose(luthier__auto *A, const luthier_graph *g) {
+    int u, k, i;
+    for (u = 0; u < A->T[0].ntasks; u++) {
+        double best = 0;
+        A->choice[u] = 0;
+        for (k = 0; k < A->npass; k++) {
+            double ms = 0;
+            for (i = 0; i < g->num_nodes && ms < HUGE_VAL; i++)
+                if (A->T[0].node_task[i] == u) {
+                    const int j = A->T[k].node_task[i];
+                    ms += j >= 0 && A->T[k].tasks[j].best_ms > 0 ? A->T[k].tasks[j].best_ms : HUGE_VAL;
+                }
+            if (k == 0 || ms < best) best = ms, A->choice[u] = k;
+        }
+    }
+}
+
+/* The guard: the harm of each lowered unit alone, then units back to fp32, most harmful first,
+   until the whole plan holds. */
+LUTHIER_PRIVATE luthier_status luthier__auto_guard(luthier__auto *A, luthier__guard *G, luthier_tune_result *res) {
+    const luthier_graph *g = G->g;
+    const int nu = A->T[0].ntasks;
+    double c, m;
+    int u;
+    for (u = 0; u < nu; u++) {
+        A->harm[u] = 0;
+        if (!A->choice[u]) continue;
+        luthier__auto_configs(A, g, u);
+        A->harm[u] = luthier__guard_error(G, A->configs, &c, &m) ? luthier__guard_harm(G, c, m) : HUGE_VAL;
+    }
+    for (;;) {
+        int worst = -1;
+        luthier__auto_configs(A, g, -1);
+        if (!luthier__guard_error(G, A->configs, &c, &m)) c = -1, m = HUGE_VAL;
+        res->guard_cosine = c, res->guard_max_abs = m;
+        if (luthier__guard_holds(G, c, m)) return LUTHIER_STATUS_OK;
+        for (u = 0; u < nu; u++)
+            if (A->choice[u] && (worst < 0 || A->harm[u] > A->harm[worst])) worst = u;
+        if (worst < 0) return LUTHIER_STATUS_OK; /* every unit fp32: the reference itself */
+        A->choice[worst] = 0;
+        res->guard_dropped += A->T[0].tasks[worst].ops;
+    }
+}
+
+/* The records of the choices: per unit, its pass's tasks for the unit's nodes (once each). */
+LUTHIER_PRIVATE luthier_status luthier__auto_records(luthier__auto *A, const luthier_graph *g, const char *path, luthier_tune_result *res) {
+    FILE *fh = path ? fopen(path, "w") : NULL;
+    int k, i, j;
+    if (path && !fh) return luthier__fail(A->T[0].ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: cannot write records '%s'", path);
+    if (fh) luthier__records_write_header(fh, A->T[0].fpr);
+    res->tuned_ms = 0;
+    for (k = 0; k < A->npass; k++) {
+        luthier__tuner *T = &A->T[k];
+        for (j = 0; j < T->ntasks; j++) {
+            int uses = 0;
+            for (i = 0; i < g->num_nodes; i++)
+                if (T->node_task[i] == j && A->T[0].node_task[i] >= 0 && A->choice[A->T[0].node_task[i]] == k) uses++;
+            if (!uses) continue;
+            if (A->prec[k] == LUTHIER_PRECISION_FP16) res->nodes_fp16 += uses;
+            if (A->prec[k] == LUTHIER_PRECISION_INT8) res->nodes_int8 += uses;
+            res->tuned_ms += T->tasks[j].best_ms * uses;
+            if (fh) luthier__record_write(fh, T->fpr, &T->tasks[j].l, &T->tcfg[j], T->tasks[j].best_ms, T->tasks[j].default_ms);
+        }
+    }
+    if (fh && fclose(fh) != 0) return luthier__fail(A->T[0].ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: cannot write records '%s'", path);
+    return LUTHIER_STATUS_OK;
+}
+
+/* The passes: fp32, then each lower precision the run allows, each on its part of the budget. */
+LUTHIER_PRIVATE luthier_status luthier__auto_passes(luthier__auto *A, luthier_context *ctx, const luthier_graph *g,
+                                                    const luthier_tune_desc *desc) {
+    luthier_status s = LUTHIER_STATUS_OK;
+    int k;
+    A->prec[A->npass++] = LUTHIER_PRECISION_FP32;
+    A->prec[A->npass++] = LUTHIER_PRECISION_FP16;
+    if (desc->int8) A->prec[A->npass++] = LUTHIER_PRECISION_INT8;
+    for (k = 0; k < A->npass && s == LUTHIER_STATUS_OK; k++) {
+        luthier_tune_desc d = *desc;
+        d.precision = A->prec[k];
+        d.budget_seconds = (desc->budget_seconds ? desc->budget_seconds : 120) / A->npass;
+        if (desc->max_measurements) d.max_measurements = desc->max_measurements / A->npass > 0 ? desc->max_measurements / A->npass : 1;
+        if (k) d.report_path = d.heatmap_path = d.model_out = NULL;
+        A->T[k].ctx = ctx;
+        A->T[k].g = g;
+        A->T[k].lowered_only = k > 0;
+        s = luthier__tune_run(&A->T[k], &d, NULL);
+    }
+    return s;
+}
+
+/* The checks of AUTO's own fields. */
+LUTHIER_PRIVATE luthier_status luthier__auto_check(luthier_context *ctx, const luthier_graph *g, const luthier_tune_desc *d) {
+    if (d->offline) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: precision auto measures: it excludes offline");
+    if (!(d->min_cosine >= 0 && d->min_cosine <= 1) || !(d->max_abs_error >= 0 && d->max_abs_error < HUGE_VAL))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: min_cosine must be in [0, 1] and max_abs_error finite, >= 0");
+    if (d->accuracy_inputs && (d->num_accuracy_sets < 1 || d->num_accuracy_sets > 4096))
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: %d accuracy sets (1 to 4096 with accuracy_inputs)",
+                             d->num_accuracy_sets);
+    if (luthier_graph_num_inputs(g) < 1)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: precision auto needs a graph with inputs");
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_PRIVATE luthier_status luthier__tune_auto(luthier_context *ctx, const luthier_graph *g, const luthier_tune_desc *desc,
+                                                  const char *records_path, luthier_tune_result *result) {
+    luthier__auto A;
+    luthier__guard G;
+    luthier_tune_result res;
+    luthier_status s;
+    const double t0 = luthier__tune_now();
+    int k;
+    memset(&A, 0, sizeof A);
+    memset(&G, 0, sizeof G);
+    memset(&res, 0, sizeof res);
+    G.ctx = ctx, G.g = g, G.cal = desc->int8;
+    if ((s = luthier__auto_check(ctx, g, desc)) == LUTHIER_STATUS_OK) s = luthier__auto_passes(&A, ctx, g, desc);
+    if (s == LUTHIER_STATUS_OK) {
+        const size_t nu = (size_t)A.T[0].ntasks + 1;
+        A.choice = (int *)luthier__alloc(sizeof(int) * nu);
+        A.harm = (double *)luthier__alloc(sizeof(double) * nu);
+        A.configs = (luthier_node_config *)luthier__alloc(sizeof *A.configs * (size_t)(g->num_nodes + 1));
+        if (!A.choice || !A.harm || !A.configs) s = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
+    }
+    if (s == LUTHIER_STATUS_OK) {
+        memset(A.choice, 0, sizeof(int) * (size_t)A.T[0].ntasks);
+        luthier__auto_configs(&A, g, -1);
+        s = luthier__guard_open(&G, desc, A.configs);
+    }
+    if (s == LUTHIER_STATUS_OK) {
+        res = A.T[0].res;
+        for (k = 1; k < A.npass; k++) {
+            res.tasks += A.T[k].res.tasks;
+            res.measurements += A.T[k].res.measurements;
+            res.candidates += A.T[k].res.candidates;
+        }
+        res.guard_dropped = 0;
+        luthier__auto_choose(&A, g);
+        s = luthier__auto_guard(&A, &G, &res);
+    }
+    if (s == LUTHIER_STATUS_OK) s = luthier__auto_records(&A, g, records_path, &res);
+    res.seconds = luthier__tune_now() - t0;
+    if (s == LUTHIER_STATUS_OK && (desc->progress > 0 || (desc->progress == 0 && luthier__isatty_stderr())))
+        fprintf(stderr, "tune: auto precision: %d nodes fp16, %d int8, %d taken back to fp32 by the guard (cosine %.6f, max |diff| %g)\n",
+                res.nodes_fp16, res.nodes_int8, res.guard_dropped, res.guard_cosine, res.guard_max_abs);
+    for (k = 0; k < A.npass; k++) luthier__tuner_free(&A.T[k]);
+    luthier__free(A.choice);
+    luthier__free(A.harm);
+    luthier__free(A.configs);
+    luthier__guard_free(&G);
+    if (result) *result = res;
+    return s;
+}
+
 LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_graph *g, const luthier_tune_desc *desc,
                                         const char *records_path, luthier_tune_result *result) {
     luthier__tuner T;
     luthier_status status;
-    int i;
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     ctx->error[0] = 0;
     if (!g) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: graph is NULL");
+    if (desc && desc->precision == LUTHIER_PRECISION_AUTO) return luthier__tune_auto(ctx, g, desc, records_path, result);
     memset(&T, 0, sizeof T);
     T.ctx = ctx;
     T.g = g;
-    T.t_start = luthier__tune_now();
-    T.costliest = -1;
-    status = luthier__tune_open(&T, desc, records_path);
-    if (status == LUTHIER_STATUS_OK) status = luthier__tune_tasks(&T);
-    for (i = 0; status == LUTHIER_STATUS_OK && i < T.ntasks; i++) status = luthier__tune_search_task(&T, i);
-    if (status == LUTHIER_STATUS_OK) {
-        if (!T.d.offline) luthier__tune_plan_check(&T);
-        luthier__tune_finish(&T);
-    }
-    if (T.rec) fclose(T.rec);
-    if (T.rep) fclose(T.rep);
-    luthier__free(T.f);
-    luthier__free(T.tasks);
-    luthier__free(T.node_task);
-    luthier__free(T.tcfg);
-    luthier__gbt_free(T.model);
-    luthier__free(T.data.x);
-    luthier__free(T.data.y);
+    status = luthier__tune_run(&T, desc, records_path);
     if (result) *result = T.res;
+    luthier__tuner_free(&T);
     return status;
 }
 #ifdef __cplusplus

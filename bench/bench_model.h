@@ -471,7 +471,7 @@ static int model_lowp_one(const char *name, int threads, const bench_policy *pol
     }
     t_cal = bench_now() - t_cal;
     if (model_plan(&m32, g, name, records_dir, csv, NULL, LUTHIER_PRECISION_FP32) ||
-        model_plan(&m8, g, name, records_dir, 1, cal, fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_FP32)) {
+        model_plan(&m8, g, name, records_dir, 1, cal, fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_DEFAULT)) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }

@@ -36,6 +36,14 @@ static void usage_tune(FILE *out) {
             "                    weights, convolutions over the fp16-arithmetic kernels where the CPU\n"
             "                    has them); records default to build/NAME.fp16.records, and the fp32\n"
             "                    default plan is timed too (csv column fp32_ms)\n"
+            "  --precision P     fp32, fp16 (= --fp16), int8 (= --int8) or auto: a precision per layer\n"
+            "                    (luthier_tune_desc.precision AUTO): tuned in fp32 and in fp16 (with\n"
+            "                    --int8 in int8 too), each layer its fastest, then the accuracy guard on\n"
+            "                    the 4 generated calibration inputs: cosine >= 0.9999 and max |diff| <= 1 %%\n"
+            "                    of the largest fp32 output against the fp32 plan, layers back to fp32\n"
+            "                    most harmful first until it holds; records default to\n"
+            "                    build/NAME.auto.records (plans of precision AUTO read them), and the\n"
+            "                    fp32 default plan is timed too (csv column fp32_ms)\n"
             , bench_prog);
     fputs(  "  --no-plan-check   keep every task's winner: no in-plan check (luthier_tune_desc)\n"
             "  --no-prior-too    also run the guided search without the cost model's first-batch\n"
@@ -140,7 +148,7 @@ static void tune_compare(tune_ctx *t, const luthier_tune_desc *td, int exhaustiv
 typedef struct tune_opts {
     const char *cmd, *name;
     char records[512], report[512], heatmap[512], stem[256], offline[128];
-    int threads, csv, exhaustive, random, asym, quiet, int8, fp16, monly, no_check, rank, noprior, half;
+    int threads, csv, exhaustive, random, asym, quiet, int8, fp16, monly, no_check, rank, noprior, half, autop;
     double budget, load_timeout;
     bench_policy pol;
 } tune_opts;
@@ -207,6 +215,15 @@ static int tune_parse(int argc, char **argv, tune_opts *o) {
                 bench_usage_error(cmd, "--load-timeout wants seconds in [1, 604800]");
                 return BENCH_EXIT_USAGE;
             }
+        } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--precision", &val)) != 0) {
+            luthier_precision p = LUTHIER_PRECISION_DEFAULT;
+            if (r < 0 || luthier_precision_parse(val, &p) != LUTHIER_STATUS_OK || p == LUTHIER_PRECISION_DEFAULT) {
+                bench_usage_error(cmd, "--precision wants fp32, fp16, int8 or auto");
+                return BENCH_EXIT_USAGE;
+            }
+            o->fp16 |= p == LUTHIER_PRECISION_FP16;
+            o->int8 |= p == LUTHIER_PRECISION_INT8;
+            o->autop |= p == LUTHIER_PRECISION_AUTO;
         } else if ((r = bench_opt_value(argc, argv, &i, cmd, "--min-time", &val)) != 0) {
             if (r < 0 || bench_parse_double(val, 0.0, 3600, &o->pol.min_time)) {
                 bench_usage_error(cmd, "--min-time wants seconds in [0, 3600]");
@@ -224,6 +241,10 @@ static int tune_parse(int argc, char **argv, tune_opts *o) {
     }
     if (!o->name) {
         bench_usage_error(cmd, "name a zoo network, e.g. resnet18");
+        return BENCH_EXIT_USAGE;
+    }
+    if ((o->autop && o->fp16) || (o->int8 && o->fp16)) {
+        bench_usage_error(cmd, "one precision: --fp16, --int8 or --precision auto (which takes --int8 to try int8 too)");
         return BENCH_EXIT_USAGE;
     }
     return -1;
@@ -295,6 +316,14 @@ static int tune_context(tune_opts *o, tune_ctx *t, asym_loader *loaders, int *lo
     return 0;
 }
 
+/* The plans' precision, and its name in the output ("" for fp32). */
+static luthier_precision tune_precision(const tune_opts *o) {
+    return o->autop ? LUTHIER_PRECISION_AUTO : o->fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_DEFAULT;
+}
+static const char *tune_precision_label(const tune_opts *o) {
+    return o->autop ? (o->int8 ? "auto (fp32, fp16, int8)" : "auto (fp32, fp16)") : o->int8 ? "int8" : o->fp16 ? "fp16" : "";
+}
+
 static void tune_header(const tune_opts *o, const tune_ctx *t) {
     char topo_s[1024], joined[1100] = "", *line, *save = NULL;
     luthier_topology ct;
@@ -307,7 +336,7 @@ static void tune_header(const tune_opts *o, const tune_ctx *t) {
         printf("tune %s offline (the cost model's predictions, nothing runs) for %s (%d threads)\n", o->name, joined,
                luthier_context_num_threads(t->ctx));
     else
-        printf("tune %s%s on %s (%d threads)%s, budget %.0f s\n", o->name, o->int8 ? " int8" : o->fp16 ? " fp16" : "", joined,
+        printf("tune %s%s%s on %s (%d threads)%s, budget %.0f s\n", o->name, *tune_precision_label(o) ? " " : "", tune_precision_label(o), joined,
                luthier_context_num_threads(t->ctx), o->asym ? ", little cluster loaded by a busy loop" : "", o->budget);
     fflush(stdout);
 }
@@ -341,8 +370,8 @@ static void tune_time_all(const tune_opts *o, tune_ctx *t, const luthier_calibra
             }
         }
     }
-    for (k = 0; k < np; k++) pds[k].int8 = cal, pds[k].precision = o->fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_FP32;
-    if (o->int8 || o->fp16) dst[np] = &u->fp32_ms, what[np++] = "fp32"; /* the fp32 default plan: pds[np] is all zero */
+    for (k = 0; k < np; k++) pds[k].int8 = cal, pds[k].precision = tune_precision(o);
+    if (o->int8 || o->fp16 || o->autop) dst[np] = &u->fp32_ms, what[np++] = "fp32"; /* the fp32 default plan: pds[np] is all zero */
     tune_time_plans(t, pds, what, np, &o->pol, ms);
     for (k = 0; k < np; k++) *dst[k] = ms[k];
 }
@@ -350,12 +379,12 @@ static void tune_time_all(const tune_opts *o, tune_ctx *t, const luthier_calibra
 static void tune_print_csv(const tune_opts *o, const tune_ctx *t, const tune_outcome *u) {
     printf("model,threads,tasks,ops,measurements,tuning_s,tuned_ms,default_ms,exhaustive_ms,exhaustive_measurements,"
            "random_ms,random_measurements,bigonly_ms,equal_ms,candidates,reverted,runner_ups%s%s\n",
-           o->int8 || o->fp16 ? ",fp32_ms" : "", o->monly ? ",modelonly_ms,modelonly_measurements" : "");
+           o->int8 || o->fp16 || o->autop ? ",fp32_ms" : "", o->monly ? ",modelonly_ms,modelonly_measurements" : "");
     printf("%s,%d,%d,%d,%d,%.1f,%.3f,%.3f,%.3f,%d,%.3f,%d,%.3f,%.3f,%d,%d,%d", o->name, luthier_context_num_threads(t->ctx),
            u->res.tasks, u->res.ops, u->res.measurements, u->res.seconds, u->tuned_ms, u->default_ms, u->ex_ms,
            u->rex.measurements, u->rn_ms, u->rrn.measurements, u->big_ms, u->eq_ms, u->res.candidates, u->res.reverted,
            u->res.runner_ups);
-    if (o->int8 || o->fp16) printf(",%.3f", u->fp32_ms);
+    if (o->int8 || o->fp16 || o->autop) printf(",%.3f", u->fp32_ms);
     if (o->monly) printf(",%.3f,%d", u->mo_ms, u->rmo.measurements);
     printf("\n");
 }
@@ -374,7 +403,11 @@ static void tune_print_text(const tune_opts *o, const tune_outcome *u) {
            "from the cost model unless $LUTHIER_AUTO says otherwise: %.2fx)\n", u->rules_ms, u->rules_ms / tuned,
            u->default_ms / tuned);
     if (u->fp32_ms > 0)
-        printf("fp32 default plan %.2f ms: tuned %s is %.2fx faster\n", u->fp32_ms, o->int8 ? "int8" : "fp16", u->fp32_ms / tuned);
+        printf("fp32 default plan %.2f ms: tuned %s is %.2fx faster\n", u->fp32_ms, tune_precision_label(o), u->fp32_ms / tuned);
+    if (o->autop)
+        printf("auto precision: %d conv/dense nodes fp16, %d int8, %d taken back to fp32 by the guard; on the calibration "
+               "inputs against the fp32 plan: cosine %.6f, max |diff| %.3g\n", res->nodes_fp16, res->nodes_int8, res->guard_dropped,
+               res->guard_cosine, res->guard_max_abs);
     if (u->ex_ms > 0)
         printf("exhaustive search: %.2f ms with %d measurements (tuned is %.1f%% off with %.1f%% of the measurements)\n",
                u->ex_ms, u->rex.measurements, 100.0 * (tuned / u->ex_ms - 1), 100.0 * res->measurements / u->rex.measurements);
@@ -391,8 +424,28 @@ static void tune_print_text(const tune_opts *o, const tune_outcome *u) {
     printf("records: %s, report: %s, heatmap: %s\n", o->records, o->report, o->heatmap);
 }
 
+/* MODEL_CALIB_SAMPLES sets of generated inputs (the calibration's), set k's input i at
+   [k * inputs + i]; NULL when out of memory. */
+static void **tune_guard_inputs(const luthier_graph *g, void *const *zoo_inputs) {
+    const int nin = luthier_graph_num_inputs(g);
+    void **in = (void **)calloc((size_t)(MODEL_CALIB_SAMPLES * nin + 1), sizeof *in);
+    int k, i, ok = in != NULL && nin <= 64;
+    for (k = 0; ok && k < MODEL_CALIB_SAMPLES; k++)
+        for (i = 0; ok && i < nin; i++) ok = (in[k * nin + i] = model_calib_input(g, i, k, zoo_inputs[i])) != NULL;
+    if (ok) return in;
+    for (k = 0; in && k < MODEL_CALIB_SAMPLES * nin; k++) free(in[k]);
+    free(in);
+    return NULL;
+}
+
+static void tune_guard_free(const luthier_graph *g, void **in) {
+    int k;
+    for (k = 0; in && k < MODEL_CALIB_SAMPLES * luthier_graph_num_inputs(g); k++) free(in[k]);
+    free(in);
+}
+
 /* The guided search, then the comparison searches asked for. 0 = ok. */
-static int tune_search(const tune_opts *o, tune_ctx *t, const luthier_calibration *cal, tune_outcome *u) {
+static int tune_search(const tune_opts *o, tune_ctx *t, const luthier_calibration *cal, const void *const *guard, tune_outcome *u) {
     luthier_tune_desc td;
     memset(&td, 0, sizeof td);
     td.budget_seconds = o->budget;
@@ -400,7 +453,9 @@ static int tune_search(const tune_opts *o, tune_ctx *t, const luthier_calibratio
     td.report_path = o->report;
     td.heatmap_path = o->heatmap;
     td.int8 = cal;
-    td.precision = o->fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_FP32;
+    td.precision = tune_precision(o);
+    td.accuracy_inputs = guard;
+    td.num_accuracy_sets = guard ? MODEL_CALIB_SAMPLES : 0;
     td.no_plan_check = o->no_check || o->rank;
     td.offline = o->offline[0] != 0;
     if (td.offline) td.heatmap_path = NULL;
@@ -425,6 +480,7 @@ static int cmd_tune(int argc, char **argv) {
     asym_loader loaders[1];
     luthier_calibration *cal = NULL;
     luthier_node_config *split[2] = {NULL, NULL};
+    void **guard = NULL;
     int i, rc, loading = 0;
     memset(&o, 0, sizeof o);
     memset(&u, 0, sizeof u);
@@ -437,14 +493,15 @@ static int cmd_tune(int argc, char **argv) {
     u.default_ms = u.tuned_ms = u.rules_ms = -1;
     if ((rc = tune_parse(argc, argv, &o)) >= 0) return rc;
     bench_net_stem(o.name, o.stem, sizeof o.stem);
-    if (o.offline[0] && (o.exhaustive || o.random || o.monly || o.noprior || o.rank || o.asym || o.int8 || o.fp16)) {
+    if (o.offline[0] && (o.exhaustive || o.random || o.monly || o.noprior || o.rank || o.asym || o.int8 || o.fp16 || o.autop)) {
         bench_usage_error(o.cmd, "--offline predicts fp32 plans: it takes no measuring option (--exhaustive, --random, "
-                                 "--model-only, --no-prior-too, --rank, --asym) and no --int8 or --fp16");
+                                 "--model-only, --no-prior-too, --rank, --asym) and no --int8, --fp16 or --precision");
         return BENCH_EXIT_USAGE;
     }
     if (!o.records[0] && o.offline[0])
         snprintf(o.records, sizeof o.records, "build/%s.%s.predicted.records", o.stem, o.offline);
-    if (!o.records[0]) snprintf(o.records, sizeof o.records, "build/%s%s.records", o.stem, o.int8 ? ".int8" : o.fp16 ? ".fp16" : "");
+    if (!o.records[0])
+        snprintf(o.records, sizeof o.records, "build/%s%s.records", o.stem, o.autop ? ".auto" : o.int8 ? ".int8" : o.fp16 ? ".fp16" : "");
     if (!o.report[0]) snprintf(o.report, sizeof o.report, "build/%s.tune.txt", o.stem);
     if (!o.heatmap[0]) snprintf(o.heatmap, sizeof o.heatmap, "build/%s.heatmap.svg", o.stem);
     if ((rc = tune_context(&o, &t, loaders, &loading)) != 0) goto done;
@@ -454,8 +511,14 @@ static int cmd_tune(int argc, char **argv) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
+    /* --precision auto: the guard runs on the calibration's generated inputs */
+    if (o.autop && !(guard = tune_guard_inputs(t.g, t.bufs))) {
+        fprintf(stderr, "%s tune: out of memory\n", bench_prog);
+        rc = BENCH_EXIT_FAIL;
+        goto done;
+    }
     if (!o.csv) tune_header(&o, &t);
-    if (tune_search(&o, &t, cal, &u)) {
+    if (tune_search(&o, &t, cal, (const void *const *)guard, &u)) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
@@ -484,6 +547,7 @@ static int cmd_tune(int argc, char **argv) {
 done:
     if (loading) asym_load_stop(loaders, 1);
     luthier_calibration_destroy(cal);
+    tune_guard_free(t.g, guard);
     free(split[0]);
     free(split[1]);
     for (i = 0; i < 64; i++) {

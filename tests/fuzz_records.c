@@ -7,7 +7,8 @@
    algorithm's kind, a residual add, pools and a dense layer). The text is applied three ways,
    which must agree: luthier_records_apply_text, a plan from records_text and a plan from the same
    bytes written to a file (records); a plan that is made runs twice (tests/fuzz_common.h). When
-   the text mentions "int8", an int8 plan (every tensor calibrated) is made from it as well.
+   the text mentions "int8", an int8 plan (every tensor calibrated) is made from it as well, and
+   plans of precision AUTO (each node's precision from the records' ninth field) always.
 
    Build and run: make fuzz-one T=records FUZZ_TIME=600 (see tests/fuzz_common.h). */
 #include "fuzz_common.h"
@@ -96,6 +97,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         pd.int8 = cal;
         FUZZ_CHECK(fuzz_plan_run(ctx, g, &pd, data, size, &caps, NULL) == s_text);
     }
+    /* a plan of precision AUTO takes each matching node's precision from its record: usable
+       records make it (with and without the calibration) exactly when they make the fp32 plan */
+    memset(&pd, 0, sizeof pd);
+    pd.records_text = text;
+    pd.precision = LUTHIER_PRECISION_AUTO;
+    FUZZ_CHECK(fuzz_plan_run(ctx, g, &pd, data, size, &caps, NULL) == s_text);
+    pd.int8 = cal;
+    FUZZ_CHECK(fuzz_plan_run(ctx, g, &pd, data, size, &caps, NULL) == s_text);
     free(text);
     return 0;
 }

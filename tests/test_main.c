@@ -41,6 +41,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_isa.c"
 #include "test_fp16.c"
 #include "test_fuse.c"
+#include "test_precision.c"
 
 int main(int argc, char **argv) {
     int i;
@@ -139,6 +140,7 @@ int main(int argc, char **argv) {
     run_isa_tests();
     run_fp16_tests();
     run_fuse_tests();
+    run_precision_tests();
 #ifdef LUTHIER_HAVE_OPENBLAS
     RUN(test_gemm_vs_openblas);
 #else
