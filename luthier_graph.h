@@ -744,6 +744,8 @@ typedef struct luthier_tensor_info {
     int producer; /* node index, -1 for inputs and constants */
     int length_axis; /* -1, or the axis whose length is known only at run time: shape[length_axis]
                         is its capacity (see RUN-TIME LENGTHS at luthier_plan_output_length) */
+    int length_root; /* the tensor whose count that length is (tensors with one root have equal
+                        lengths); -1 without a length axis */
 } luthier_tensor_info;
 
 LUTHIER_API int luthier_graph_num_tensors(const luthier_graph *g);
@@ -1101,7 +1103,7 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(POW, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
     X(MAX, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
     X(MIN, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
-    X(CONCAT, axis, concat, concat_split, none, ANY_NHWC, F32, HOOK)           \
+    X(CONCAT, axis, concat, concat_split, none, ANY_NHWC, HOOK, HOOK)          \
     X(SPLIT, axis, split, concat_split, none, FOLLOW, F32, NO)                 \
     X(SOFTMAX, softmax, softmax, softmax, none, FOLLOW, F32, NO)               \
     X(LAYER_NORM, layer_norm, layer_norm, layer_norm, layer_norm, PLAIN_X, F32, NO) \
@@ -2229,7 +2231,12 @@ LUTHIER_PRIVATE luthier_status luthier__infer_concat(const luthier__infer_args *
     int axis = luthier__norm_axis(d->attr.axis.axis, x->rank, 0), j;
     int64_t total = 0;
     if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->attr.axis.axis, x->rank);
+    if (x->dtype != LUTHIER_DTYPE_F32 && (x->dtype != LUTHIER_DTYPE_I64 || x->rank == 4))
+        LUTHIER__NFAIL("input 0 ('%s') is %s: the operator takes f32, or i64 below rank 4", x->name, luthier__dtype_name(x->dtype));
+    r->dtype[0] = x->dtype;
     for (i = 0; i < ni; i++) {
+        if (in[i]->dtype != x->dtype)
+            LUTHIER__NFAIL("input %d ('%s') is %s, input 0 %s", i, in[i]->name, luthier__dtype_name(in[i]->dtype), luthier__dtype_name(x->dtype));
         if (in[i]->rank != x->rank) LUTHIER__NFAIL("input %d has rank %d, input 0 has %d", i, in[i]->rank, x->rank);
         for (j = 0; j < x->rank; j++)
             if (j != axis && in[i]->shape[j] != x->shape[j]) {
@@ -3164,6 +3171,7 @@ LUTHIER_API luthier_status luthier_graph_tensor_info(const luthier_graph *g, int
     out->is_output = t->is_output;
     out->producer = t->producer;
     out->length_axis = t->len_axis;
+    out->length_root = t->len_root;
     return LUTHIER_STATUS_OK;
 }
 
@@ -5986,7 +5994,8 @@ LUTHIER_PRIVATE luthier_status luthier__run_cast(const luthier__run_args *arg) {
    other in every outer row, zeros after them; the output's length is their sum. Plain layout. */
 LUTHIER_PRIVATE luthier_status luthier__run_concat_lens(const luthier__run_args *arg, int axis) {
     LUTHIER__RUN_ARGS;
-    const size_t outer = luthier__prod(os, 0, axis), inner = luthier__prod(os, axis + 1, o->rank), cap = (size_t)os[axis];
+    const size_t w = o->dtype == LUTHIER_DTYPE_I64 ? 2 : 1, cap = (size_t)os[axis];
+    const size_t outer = luthier__prod(os, 0, axis), inner = luthier__prod(os, axis + 1, o->rank) * w;
     size_t r, pos = 0;
     int i;
     for (r = 0; r < outer; r++) {
@@ -6024,9 +6033,9 @@ LUTHIER_PRIVATE luthier_status luthier__run_concat_split(const luthier__run_args
         if (st->d.op == LUTHIER_OP_CONCAT) srcs[i] = (const float *)luthier__ptr(rc, v);
         else dsts[i] = (float *)luthier__ptr(rc, v);
     }
-    if (st->d.op == LUTHIER_OP_CONCAT)
+    if (st->d.op == LUTHIER_OP_CONCAT) /* i64: pairs of floats */
         return luthier__op_concat(ctx, &cfg, srcs, lens, many, luthier__prod(ws, 0, axis),
-                                  luthier__prod(ws, axis + 1, whole->rank), op);
+                                  luthier__prod(ws, axis + 1, whole->rank) * (whole->dtype == LUTHIER_DTYPE_I64 ? 2 : 1), op);
     return luthier__op_split(ctx, &cfg, xp, luthier__prod(ws, 0, axis), luthier__prod(ws, axis + 1, whole->rank), many,
                              lens, dsts);
 }
