@@ -1366,6 +1366,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__slice_params(luthier_onnx__ctx *c,
         seen[a] = 1;
         dim = x->d[a];
         if (p == 0) LUTHIER_ONNX__BAD("step 0");
+        if (a == x->len_axis && (p != 1 || st[k] < 0 || en[k] < 0)) /* positions from the end would count from the capacity */
+            LUTHIER_ONNX__UNSUP("axis %lld has a run-time length: it slices only with start >= 0, end >= 0 and step 1", (long long)a);
         if (p > dim + 1) p = dim + 1; /* same slice, no overflow below */
         if (p < -(dim + 1)) p = -(dim + 1);
         s = st[k];

@@ -311,8 +311,58 @@ static void test_lengths_refusals(void) {
     luthier_graph_destroy(g);
 }
 
+/* tests/data/onnx/lengths.onnx (tests/onnx_lengths.py): each data set's outputs, with their
+   lengths, against the numpy reference, at 1 and 2 threads. */
+static void test_lengths_onnx(void) {
+    char err[512], dir[512], msg[512];
+    luthier_graph *g = NULL;
+    int th, set;
+    CHECK(luthier_onnx_load(ONNX_MODELS_DIR "/lengths.onnx", NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "load: %s", err);
+    for (th = 1; th <= 2 && g; th++)
+        for (set = 0; set < 4; set++) {
+            luthier_onnx_tensor ins[4], outs[4];
+            luthier_context *ctx = ctx_threads(th);
+            int nin, nout, j;
+            double max_err = 0;
+            snprintf(dir, sizeof dir, "%s/lengths/test_data_set_%d", ONNX_MODELS_DIR, set);
+            nin = onnx_read_set(dir, "input", ins, 4);
+            nout = onnx_read_set(dir, "output", outs, 4);
+            CHECK(nin == 2 && nout == 3, "%s: data", dir);
+            if (ctx && nin == 2 && nout == 3)
+                CHECK(onnx_run_compare(ctx, g, NULL, ins, nin, outs, nout, 0, 0, &max_err, msg, sizeof msg) == 0,
+                      "set %d (threads %d): %s", set, th, msg);
+            for (j = 0; j < nin; j++) luthier_onnx_tensor_free(&ins[j]);
+            for (j = 0; j < nout; j++) luthier_onnx_tensor_free(&outs[j]);
+            luthier_context_destroy(ctx);
+        }
+    luthier_graph_destroy(g);
+}
+
+/* tests/data/onnx/lengths/refuse_*.onnx: a run-time length read where the loader cannot follow
+   it is refused, naming the node and why; nothing leaks. */
+static void test_lengths_onnx_refusals(void) {
+    static const char *const cases[4][3] = {
+        {"refuse_cast", "node 'y' (Cast)", "cannot follow it"},
+        {"refuse_size", "node 'y' (Size)", "its size is not a constant"},
+        {"refuse_slice", "node 'y' (Slice)", "slices only with start >= 0"},
+        {"refuse_topk", "node 'y' (TopK)", "which is not x's"}};
+    int k;
+    for (k = 0; k < 4; k++) {
+        char path[512], err[1024];
+        luthier_graph *g = NULL;
+        luthier_status s;
+        snprintf(path, sizeof path, "%s/lengths/%s.onnx", ONNX_MODELS_DIR, cases[k][0]);
+        s = luthier_onnx_load(path, NULL, &g, err, sizeof err);
+        CHECK(s == LUTHIER_STATUS_UNSUPPORTED && g == NULL && strstr(err, cases[k][1]) && strstr(err, cases[k][2]),
+              "%s: status %d, message '%s'", cases[k][0], (int)s, err);
+        luthier_graph_destroy(g);
+    }
+}
+
 static void run_lengths_tests(void) {
     RUN(test_lengths_nonzero);
     RUN(test_lengths_chain);
     RUN(test_lengths_refusals);
+    RUN(test_lengths_onnx);
+    RUN(test_lengths_onnx_refusals);
 }

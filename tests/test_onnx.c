@@ -97,7 +97,7 @@ static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthi
         int oi = luthier_onnx_output_index(g, outs[k].name);
         luthier_tensor_info ti;
         size_t n = 1, e;
-        int d;
+        int d, axis;
         if (oi < 0) {
             snprintf(msg, msg_size, "reference output '%s' is not a graph output", outs[k].name);
             bad = -1;
@@ -105,8 +105,8 @@ static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthi
         }
         luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, oi), &ti);
         for (d = 0; d < ti.rank; d++) n *= (size_t)ti.shape[d];
+        axis = -1;
         { /* an output with a run-time length (NonZero, NonMaxSuppression): its valid entries */
-            int axis;
             int64_t len;
             luthier_plan_output_length(p, oi, &axis, &len);
             if (axis >= 0) {
@@ -119,7 +119,7 @@ static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthi
                 n = outer * (size_t)len * (inner / es);
             }
         }
-        if (n != (outs[k].numel ? outs[k].numel : 1)) {
+        if (n != (outs[k].numel || axis >= 0 ? outs[k].numel : 1)) { /* a static empty output is held as 1 element */
             snprintf(msg, msg_size, "output '%s' has %zu elements, the reference %zu", outs[k].name, n, outs[k].numel);
             bad = -1;
             break;
