@@ -35,7 +35,7 @@
        const float *ins[1] = {image};  float *outs[1] = {result};
        luthier_plan_run(ctx, p, ins, outs);
 
-   TABLE OF CONTENTS: >>api-graph >>api-plan; implementation: >>impl-graph >>impl-plan-layout
+   TABLE OF CONTENTS: >>api-graph >>api-plan; implementation: >>impl-graph >>impl-lengths >>impl-plan-layout
    >>impl-plan-fuse >>impl-plan-memory >>impl-plan-create >>impl-plan-run
 */
 #ifndef LUTHIER_H_INCLUDED
@@ -161,8 +161,12 @@ typedef enum luthier_dtype {
                 there). The output count depends on the data, the graph's shapes do not:
                 bound = B * C * min(max_output_boxes_per_class, N) (at least 1). The selected
                 rows come first, in ONNX's order; the rows after them hold -1. The number of
-                selected rows is output 1 (count): mark it a graph output to read it, or count
-                the rows whose first value is not -1 (the ONNX loader maps only output 0).
+                selected rows is output 1 (count), and output 0's run-time length (RUN-TIME
+                LENGTHS at luthier_plan_output_length). Boxes and scores may have a run-time
+                length over the boxes (one batch, one class).
+   NONZERO      x (f32 or i64, rank >= 1) -> i64 [rank, numel]: the coordinates of the nonzero
+                elements (NaN is nonzero) in row-major order, one column each; their count is
+                the run-time length along axis 1 (columns past it hold 0).
    CONV_TRANSPOSE  x [N,Cin,H,W], w [Cin,Cout/groups,kh,kw] (constant; ONNX / PyTorch layout),
                 [bias Cout] (constant) -> [N,Cout,OH,OW]: every input pixel scattered through the
                 kernel, y[n, g*Cout_g + co, iy*sh - pt + ky*dh, ix*sw - pl + kx*dw] +=

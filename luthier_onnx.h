@@ -87,6 +87,15 @@
        Constant, Shape, Size, ConstantOfShape, Range (constants only); Expand (run
        time: a multiply by ones of the target shape), Tile (of a constant: folded, any repeats, at
        most 2^26 elements out; at run time: concats, at most 2^40 elements out)
+       NonZero -> nonzero: a tensor with a run-time length (RUN-TIME LENGTHS in luthier_graph.h;
+       so are NonMaxSuppression's selected rows). The operators downstream carry the length or
+       are refused by the engine, naming them. Shape of such a tensor gives its capacity with
+       that entry marked as min(value, length): Gather, Unsqueeze, Squeeze, Reshape, Flatten,
+       Identity and Concat move the marks, ReduceMin keeps one; TopK takes a marked K over that
+       length (torchvision's topk(min(topk_candidates, n))), ConstantOfShape a whole marked
+       Shape (full_like). Any other use of a marked value, Size of such a tensor, and Slice of
+       its axis other than [start >= 0 : end >= 0] with step 1 are refused. Concat takes more
+       than 64 inputs (in groups of 64).
      GRAPH INPUTS: float, int64, int32 and bool; an int32 or bool input is fed as the model
      declares it (int32_t, one byte per bool) and read through a cast to i64 or f32 0/1.
        QuantizeLinear DequantizeLinear QLinearConv QLinearMatMul (see QUANTIZED MODELS)
