@@ -2036,6 +2036,8 @@ LUTHIER_PRIVATE luthier_status luthier__lens_follow(const luthier__infer_args *a
     for (i = 0; i < ni; i++) {
         const luthier__gtensor *t = in[i];
         if (!t || t->len_axis < 0) continue;
+        if (t->shape[t->len_axis] != r->shape[0][t->len_axis + rank - t->rank])
+            LUTHIER__NFAIL("input %d ('%s') would broadcast along its run-time-length axis %d", i, t->name, t->len_axis);
         if (root >= 0 && (root != t->len_root || axis != t->len_axis + rank - t->rank))
             LUTHIER__NFAIL("input %d ('%s') has a run-time length that is not the other inputs' (another tensor's count, "
                            "or another axis)", i, t->name);

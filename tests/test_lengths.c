@@ -298,6 +298,16 @@ static void test_lengths_refusals(void) {
     ln_refuse(g, &d, b, -1, "reduce does not take tensors with a run-time length", "reduce");
     d.op = LUTHIER_OP_ADD;
     ln_refuse(g, &d, s, cs, "known only at run time", "add of a static [12]");
+    { /* a capacity of 1 broadcast against 12 */
+        static const int64_t s1[1] = {1};
+        int one_in, nz1, t1, s_1;
+        luthier_graph_input(g, "one", LUTHIER_DTYPE_F32, 1, s1, &one_in);
+        nz1 = ln_node(g, LUTHIER_OP_NONZERO, one_in, -1, &d, o);
+        t1 = ln_node(g, LUTHIER_OP_TRANSPOSE, nz1, -1, &d, o);
+        s_1 = ln_node(g, LUTHIER_OP_GATHER_ND, one_in, t1, &d, o);
+        d.op = LUTHIER_OP_MUL;
+        ln_refuse(g, &d, s_1, cs, "would broadcast along its run-time-length axis", "mul broadcasting a length of capacity 1");
+    }
     d.op = LUTHIER_OP_RESHAPE, d.sizes = r34, d.num_sizes = 2;
     ln_refuse(g, &d, s, -1, "does not keep that axis whole", "reshape splitting the axis");
     d.op = LUTHIER_OP_GATHER;
