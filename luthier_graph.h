@@ -1108,7 +1108,7 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(MAX, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
     X(MIN, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
     X(CONCAT, axis, concat, concat_split, none, ANY_NHWC, HOOK, HOOK)          \
-    X(SPLIT, axis, split, concat_split, none, FOLLOW, F32, NO)                 \
+    X(SPLIT, axis, split, concat_split, none, FOLLOW, F32, HOOK)               \
     X(SOFTMAX, softmax, softmax, softmax, none, FOLLOW, F32, NO)               \
     X(LAYER_NORM, layer_norm, layer_norm, layer_norm, layer_norm, PLAIN_X, F32, NO) \
     X(BATCH_NORM, batch_norm, batch_norm, batch_norm, batch_norm, FOLLOW_X, F32, NO) \
@@ -2281,6 +2281,10 @@ LUTHIER_PRIVATE luthier_status luthier__infer_split(const luthier__infer_args *a
     }
     if (total != x->shape[axis])
         LUTHIER__NFAIL("sizes add up to %lld, the axis has %lld", (long long)total, (long long)x->shape[axis]);
+    /* a run-time length along another axis: every part keeps it (box coordinates split apart) */
+    if (x->len_axis == axis) LUTHIER__NFAIL("'%s' has a run-time length along the split axis %d", x->name, axis);
+    if (x->len_axis >= 0 && x->rank == 4) LUTHIER__NFAIL("a 4-D tensor with a run-time length: the step could run in NHWC");
+    for (i = 0; i < parts; i++) r->len_axis[i] = x->len_axis, r->len_root[i] = x->len_root;
     return LUTHIER_STATUS_OK;
 }
 

@@ -85,7 +85,7 @@ static void test_lengths_nonzero(void) {
 typedef struct ln_chain {
     int64_t n, k, m;
     float thr, iou;
-    int outs[5];
+    int outs[6];
 } ln_chain;
 
 static int ln_node(luthier_graph *g, luthier_op op, int a, int b, luthier_node_desc *d, int *o) {
@@ -132,6 +132,16 @@ static luthier_graph *ln_chain_graph(ln_chain *c) {
     t = ln_node(g, LUTHIER_OP_GATHER_ND, boxes, sel, &d, o);
     bb = ln_node(g, LUTHIER_OP_GATHER, t, vi, &d, o);
     c->outs[1] = bb;
+    { /* the boxes' coordinates apart (SPLIT beside the run-time axis), scaled, back together */
+        int parts[4], k;
+        d.op = LUTHIER_OP_SPLIT, d.inputs = &bb, d.num_inputs = 1, d.num_outputs = 4, d.axis = 1;
+        CHECK(luthier_graph_add_node(g, &d, parts) == LUTHIER_STATUS_OK, "split: %s", luthier_graph_error(g));
+        memset(&d, 0, sizeof d);
+        for (k = 0; k < 4; k++) parts[k] = ln_node(g, LUTHIER_OP_MUL, parts[k], two_c, &d, o);
+        d.op = LUTHIER_OP_CONCAT, d.inputs = parts, d.num_inputs = 4, d.axis = 1;
+        CHECK(luthier_graph_add_node(g, &d, &c->outs[5]) == LUTHIER_STATUS_OK, "concat of the coordinates: %s", luthier_graph_error(g));
+        memset(&d, 0, sizeof d);
+    }
     t = ln_node(g, LUTHIER_OP_MUL, v, two_c, &d, o);
     { int in3[2]; in3[0] = t, in3[1] = es_; d.op = LUTHIER_OP_CONCAT, d.inputs = in3, d.num_inputs = 2;
       CHECK(luthier_graph_add_node(g, &d, &sc) == LUTHIER_STATUS_OK, "concat scores: %s", luthier_graph_error(g));
@@ -155,7 +165,7 @@ static luthier_graph *ln_chain_graph(ln_chain *c) {
     d.sizes = NULL, d.num_sizes = 0;
     prefix = ln_node(g, LUTHIER_OP_GATHER, keep, pr, &d, o);
     c->outs[4] = ln_node(g, LUTHIER_OP_GATHER, sc, prefix, &d, o);
-    for (e = 0; e < 5; e++) luthier_graph_output(g, c->outs[e]);
+    for (e = 0; e < 6; e++) luthier_graph_output(g, c->outs[e]);
     free(pre);
     return g;
 }
@@ -188,7 +198,7 @@ static int64_t ln_chain_ref(const ln_chain *c, const float *boxes, const float *
     cnt = ix_ref_nms(bc, sc, 1, 1, kk + 2, &a, sel);
     m = cnt < c->m ? cnt : c->m;
     for (j = 0; j < m; j++) fin[j] = sc[sel[j * 3 + 2]];
-    lens[0] = kk, lens[1] = kk, lens[2] = kk + 2, lens[3] = cnt, lens[4] = m;
+    lens[0] = kk, lens[1] = kk, lens[2] = kk + 2, lens[3] = cnt, lens[4] = m, lens[5] = kk;
     free(pick);
     free(used);
     free(bc);
@@ -204,7 +214,8 @@ static void ln_chain_case(int threads, ln_chain *c, const char *what) {
     float *v = (float *)malloc(sizeof(float) * kb), *bb = (float *)malloc(sizeof(float) * kb * 4), *sc = (float *)malloc(sizeof(float) * kb);
     float *fin = (float *)malloc(sizeof(float) * kb), *gv = (float *)malloc(sizeof(float) * kb), *gbb = (float *)malloc(sizeof(float) * kb * 4);
     float *gsc = (float *)malloc(sizeof(float) * kb), *gfin = (float *)malloc(sizeof(float) * kb);
-    int64_t *sel = (int64_t *)malloc(sizeof(int64_t) * kb * 3), *gsel = (int64_t *)malloc(sizeof(int64_t) * kb * 3), lens[5], e;
+    int64_t *sel = (int64_t *)malloc(sizeof(int64_t) * kb * 3), *gsel = (int64_t *)malloc(sizeof(int64_t) * kb * 3), lens[6], e;
+    float *gscaled = (float *)malloc(sizeof(float) * kb * 4);
     int i;
     for (e = 0; e < c->n; e++) {
         scores[e] = (float)(test_rand_u64() % 16) / 16.0f;
@@ -217,11 +228,11 @@ static void ln_chain_case(int threads, ln_chain *c, const char *what) {
         CHECK(0, "%s: plan: %s / %s", what, luthier_graph_error(g), ctx ? luthier_context_error(ctx) : "");
     } else {
         const void *ins[2];
-        void *outs[5];
+        void *outs[6];
         ins[0] = boxes, ins[1] = scores;
-        outs[0] = gv, outs[1] = gbb, outs[2] = gsc, outs[3] = gsel, outs[4] = gfin;
+        outs[0] = gv, outs[1] = gbb, outs[2] = gsc, outs[3] = gsel, outs[4] = gfin, outs[5] = gscaled;
         CHECK(luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_OK, "%s: run: %s", what, luthier_context_error(ctx));
-        for (i = 0; i < 5; i++) {
+        for (i = 0; i < 6; i++) {
             int axis = -2;
             int64_t len = -2;
             CHECK(luthier_plan_output_length(p, i, &axis, &len) == LUTHIER_STATUS_OK && axis == 0 && len == lens[i],
@@ -234,11 +245,12 @@ static void ln_chain_case(int threads, ln_chain *c, const char *what) {
         CHECK(memcmp(gsel, sel, sizeof(int64_t) * (size_t)lens[3] * 3) == 0, "%s: selected rows", what);
         CHECK(memcmp(gfin, fin, sizeof(float) * (size_t)lens[4]) == 0, "%s: kept scores", what);
         for (e = lens[0]; e < c->k; e++) CHECK(gv[e] == 0.0f, "%s: topk value %lld past the length", what, (long long)e);
+        for (e = 0; e < lens[5] * 4; e++) CHECK(gscaled[e] == bb[e] * 2.0f, "%s: scaled coordinate %lld", what, (long long)e);
     }
     luthier_plan_destroy(p);
     luthier_graph_destroy(g);
     luthier_context_destroy(ctx);
-    free(boxes), free(scores), free(v), free(bb), free(sc), free(fin), free(gv), free(gbb), free(gsc), free(gfin), free(sel), free(gsel);
+    free(boxes), free(scores), free(v), free(bb), free(sc), free(fin), free(gv), free(gbb), free(gsc), free(gfin), free(sel), free(gsel), free(gscaled);
 }
 
 /* Counts from 0 to all the boxes, k below and above the count, prefixes shorter and longer. */
@@ -318,6 +330,8 @@ static void test_lengths_refusals(void) {
     ln_refuse(g, &d, b, cb, "do not share one run-time length", "concat beside the run-time axis with a static input");
     d.op = LUTHIER_OP_NONZERO;
     ln_refuse(g, &d, s, -1, "nonzero does not take", "nonzero of a tensor with a run-time length");
+    d.op = LUTHIER_OP_SPLIT, d.num_outputs = 2;
+    ln_refuse(g, &d, b, -1, "along the split axis 0", "split along the run-time axis");
     luthier_graph_destroy(g);
 }
 
