@@ -35,7 +35,7 @@
        const float *ins[1] = {image};  float *outs[1] = {result};
        luthier_plan_run(ctx, p, ins, outs);
 
-   TABLE OF CONTENTS: >>api-graph >>api-plan; implementation: >>impl-graph >>impl-plan-layout
+   TABLE OF CONTENTS: >>api-graph >>api-plan; implementation: >>impl-graph >>impl-lengths >>impl-plan-layout
    >>impl-plan-fuse >>impl-precision >>impl-plan-memory >>impl-plan-create >>impl-plan-run
 */
 #ifndef LUTHIER_H_INCLUDED
@@ -161,8 +161,12 @@ typedef enum luthier_dtype {
                 there). The output count depends on the data, the graph's shapes do not:
                 bound = B * C * min(max_output_boxes_per_class, N) (at least 1). The selected
                 rows come first, in ONNX's order; the rows after them hold -1. The number of
-                selected rows is output 1 (count): mark it a graph output to read it, or count
-                the rows whose first value is not -1 (the ONNX loader maps only output 0).
+                selected rows is output 1 (count), and output 0's run-time length (RUN-TIME
+                LENGTHS at luthier_plan_output_length). Boxes and scores may have a run-time
+                length over the boxes (one batch, one class).
+   NONZERO      x (f32 or i64, rank >= 1) -> i64 [rank, numel]: the coordinates of the nonzero
+                elements (NaN is nonzero) in row-major order, one column each; their count is
+                the run-time length along axis 1 (columns past it hold 0).
    CONV_TRANSPOSE  x [N,Cin,H,W], w [Cin,Cout/groups,kh,kw] (constant; ONNX / PyTorch layout),
                 [bias Cout] (constant) -> [N,Cout,OH,OW]: every input pixel scattered through the
                 kernel, y[n, g*Cout_g + co, iy*sh - pt + ky*dh, ix*sw - pl + kx*dw] +=
@@ -294,7 +298,8 @@ typedef enum luthier_dtype {
     X(GATHER_ELEMENTS, "gather_elements", 2, 2)                                 \
     X(GATHER_ND, "gather_nd", 2, 2)                                             \
     X(SCATTER_ND, "scatter_nd", 3, 3)                                           \
-    X(SCATTER_ELEMENTS, "scatter_elements", 3, 3)
+    X(SCATTER_ELEMENTS, "scatter_elements", 3, 3)                               \
+    X(NONZERO, "nonzero", 1, 1)
 
 typedef enum luthier_op {
 #define LUTHIER__X(e, name, lo, hi) LUTHIER_OP_##e,
@@ -741,6 +746,10 @@ typedef struct luthier_tensor_info {
     int64_t shape[LUTHIER_MAX_RANK];
     int is_input, is_constant, is_output;
     int producer; /* node index, -1 for inputs and constants */
+    int length_axis; /* -1, or the axis whose length is known only at run time: shape[length_axis]
+                        is its capacity (see RUN-TIME LENGTHS at luthier_plan_output_length) */
+    int length_root; /* the tensor whose count that length is (tensors with one root have equal
+                        lengths); -1 without a length axis */
 } luthier_tensor_info;
 
 LUTHIER_API int luthier_graph_num_tensors(const luthier_graph *g);
@@ -917,6 +926,22 @@ LUTHIER_API luthier_status luthier_plan_set_profiling(luthier_plan *p, int on);
 LUTHIER_API luthier_status luthier_plan_run(luthier_context *ctx, luthier_plan *p,
                                             const void *const *inputs, void *const *outputs);
 
+/* RUN-TIME LENGTHS. Some operators produce a number of entries that depends on the data:
+   NONZERO (the nonzero elements), NON_MAX_SUPPRESSION (the selected boxes), and from them TOPK
+   with k above what remains, CONCAT of such tensors, a prefix gathered from one (ONNX Slice).
+   Their shapes stay static, so the plan and its arena are static: along one axis (the tensor's
+   luthier_tensor_info.length_axis) the shape entry is a capacity, and each run records how many
+   of those entries are valid (the first n; the rest are filled with 0, or -1 for the selected
+   rows of NON_MAX_SUPPRESSION, and mean nothing). The length travels with the data: element-wise
+   operators, views (reshape, flatten, identity: the axis must stay whole), TRANSPOSE, GATHER,
+   GATHER_ND, TOPK, CONCAT and NON_MAX_SUPPRESSION take such inputs; GATHER checks run-time
+   indices against the valid length (negative ones count from its end). Any other operator
+   refuses them when the node is added, with a message naming it and the input.
+   luthier_plan_output_length: after luthier_plan_run, graph output i's valid length along its
+   *axis (the output buffer still receives the whole capacity); *axis = -1 and *length = -1 when
+   the output's shape is static. Either pointer may be NULL. */
+LUTHIER_API luthier_status luthier_plan_output_length(const luthier_plan *p, int i, int *axis, int64_t *length);
+
 /* >>api-int8-plan
    int8 plans. Activations are uint8, per tensor asymmetric (real = scale * (q - zero_point));
    weights int8, symmetric per output channel (max |w| / 127, computed from the fp32 weights
@@ -1001,6 +1026,8 @@ typedef struct luthier__gtensor {
     int producer;      /* node, -1 for inputs and constants */
     const void *data;  /* constants: borrowed or == owned */
     void *owned;
+    int len_axis;      /* the axis whose length is known at run time (shape: its capacity), -1 */
+    int len_root;      /* the tensor whose run-time count that length is (>>impl-lengths) */
 } luthier__gtensor;
 
 typedef struct luthier__gnode {
@@ -1044,8 +1071,13 @@ struct luthier_graph {
      lower   prepares the step at plan time (weights packed or transformed, workspace);
      layout  the layout the step works in (LUTHIER__LAYOUT_*);
      dtypes  F32: every input is f32 (checked before infer); HOOK: the infer hook checks the
-             inputs' dtypes and gives each output's (luthier__infer.dtype).
-   Operators of one family share a hook: X(ENUM, attrs, infer, run, lower, layout, dtypes) names
+             inputs' dtypes and gives each output's (luthier__infer.dtype);
+     lens    how the operator takes inputs with a run-time length (>>impl-lengths): NO refuses
+             them when the node is added (the message names the operator and the input);
+             FOLLOW (element-wise) gives output 0 the inputs' length along the axis it
+             broadcasts to, computing the whole capacity; HOOK: the infer hook places the
+             lengths of the outputs and the run hook reads and sets them.
+   Operators of one family share a hook: X(ENUM, attrs, infer, run, lower, layout, dtypes, lens) names
    luthier__attrs_<attrs>, luthier__infer_<infer>, luthier__run_<run> and luthier__lower_<lower>. The rows are in LUTHIER_OP_LIST's order
    (test_op_registry checks it). */
 typedef struct luthier__infer_args luthier__infer_args;
@@ -1065,96 +1097,98 @@ enum {
     LUTHIER__LAYOUT_ANY_NHWC  /* NHWC when an input is (concat) */
 };
 enum { LUTHIER__DTYPES_F32, LUTHIER__DTYPES_HOOK };
+enum { LUTHIER__LENS_NO, LUTHIER__LENS_FOLLOW, LUTHIER__LENS_HOOK };
 typedef luthier_status (*luthier__infer_fn)(const luthier__infer_args *arg);
 typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
 
 #define LUTHIER__OP_HOOKS(X) \
-    X(CONV2D, conv2d, conv2d, conv2d, conv2d, NHWC, F32)                        \
-    X(DENSE, dense, dense, dense, dense, PLAIN_X, F32)                          \
-    X(MATMUL, matmul, matmul, matmul, matmul, PLAIN, F32)                       \
-    X(MAXPOOL, pool, pool, pool, none, NHWC, F32)                               \
-    X(AVGPOOL, pool, pool, pool, none, NHWC, F32)                               \
-    X(GLOBAL_AVGPOOL, none, global_pool, global_pool, none, NHWC, F32)          \
-    X(ADAPTIVE_AVGPOOL, adaptive_pool, global_pool, global_pool, none, NHWC, F32)\
-    X(RELU, none, elementwise, unary, none, FOLLOW, F32)                        \
-    X(CLIP, clip, clip, unary, none, FOLLOW, F32)                               \
-    X(GELU, gelu, elementwise, unary, none, FOLLOW, F32)                        \
-    X(SIGMOID, none, elementwise, unary, none, FOLLOW, F32)                     \
-    X(TANH, none, elementwise, unary, none, FOLLOW, F32)                        \
-    X(ERF, none, elementwise, unary, none, FOLLOW, F32)                         \
-    X(EXP, none, elementwise, unary, none, FOLLOW, F32)                         \
-    X(SQRT, none, elementwise, unary, none, FOLLOW, F32)                        \
-    X(NEG, none, elementwise, unary, none, FOLLOW, F32)                         \
-    X(ADD, binary, binary, binary, none, BINARY, F32)                           \
-    X(SUB, binary, binary, binary, none, BINARY, F32)                           \
-    X(MUL, binary, binary, binary, none, BINARY, F32)                           \
-    X(DIV, binary, binary, binary, none, BINARY, F32)                           \
-    X(POW, binary, binary, binary, none, BINARY, F32)                           \
-    X(MAX, binary, binary, binary, none, BINARY, F32)                           \
-    X(MIN, binary, binary, binary, none, BINARY, F32)                           \
-    X(CONCAT, axis, concat, concat_split, none, ANY_NHWC, F32)                  \
-    X(SPLIT, axis, split, concat_split, none, FOLLOW, F32)                      \
-    X(SOFTMAX, softmax, softmax, softmax, none, FOLLOW, F32)                    \
-    X(LAYER_NORM, layer_norm, layer_norm, layer_norm, layer_norm, PLAIN_X, F32) \
-    X(BATCH_NORM, batch_norm, batch_norm, batch_norm, batch_norm, FOLLOW_X, F32) \
-    X(LRN, lrn, lrn, lrn, none, NHWC, F32)                                      \
-    X(FLATTEN, flatten, flatten, view, none, PLAIN, HOOK)                        \
-    X(RESHAPE, none, reshape, view, none, PLAIN, HOOK)                          \
-    X(TRANSPOSE, none, transpose, transpose, none, PLAIN, F32)                  \
-    X(GATHER, axis, gather, gather, none, PLAIN, HOOK)                          \
-    X(ATTENTION, attention, attention, attention, attention, PLAIN, F32)        \
-    X(IDENTITY, none, identity, view, none, FOLLOW, HOOK)                     \
-    X(REDUCE, reduce, reduce, reduce, none, PLAIN, F32)                         \
-    X(RESIZE, resize, resize, resize, resize, FOLLOW_X, F32)                    \
-    X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X, F32) \
-    X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X, F32) \
-    X(PAD, pad, pad, pad, none, FOLLOW_X, F32)                                  \
-    X(LEAKY_RELU, leaky_relu, activation, unary, none, FOLLOW, F32)             \
-    X(ELU, elu, activation, unary, none, FOLLOW, F32)                           \
-    X(SELU, selu, activation, unary, none, FOLLOW, F32)                         \
-    X(CELU, celu, activation, unary, none, FOLLOW, F32)                         \
-    X(HARD_SIGMOID, hard_sigmoid, activation, unary, none, FOLLOW, F32)         \
-    X(HARD_SWISH, none, elementwise, unary, none, FOLLOW, F32)                  \
-    X(SOFTPLUS, none, elementwise, unary, none, FOLLOW, F32)                    \
-    X(SOFTSIGN, none, elementwise, unary, none, FOLLOW, F32)                    \
-    X(MISH, none, elementwise, unary, none, FOLLOW, F32)                        \
-    X(THRESHOLDED_RELU, thresholded_relu, activation, unary, none, FOLLOW, F32) \
-    X(ABS, none, elementwise, unary, none, FOLLOW, F32)                         \
-    X(LOG, none, elementwise, unary, none, FOLLOW, F32)                         \
-    X(FLOOR, none, elementwise, unary, none, FOLLOW, F32)                       \
-    X(CEIL, none, elementwise, unary, none, FOLLOW, F32)                        \
-    X(ROUND, none, elementwise, unary, none, FOLLOW, F32)                       \
-    X(RECIPROCAL, none, elementwise, unary, none, FOLLOW, F32)                  \
-    X(PRELU, none, prelu, binary, none, BINARY, F32)                            \
-    X(SILU, none, elementwise, unary, none, FOLLOW, F32)                        \
-    X(EQUAL, none, compare, compare, none, BINARY, HOOK)                        \
-    X(GREATER, none, compare, compare, none, BINARY, HOOK)                      \
-    X(LESS, none, compare, compare, none, BINARY, HOOK)                         \
-    X(GREATER_OR_EQUAL, none, compare, compare, none, BINARY, HOOK)             \
-    X(LESS_OR_EQUAL, none, compare, compare, none, BINARY, HOOK)                \
-    X(AND, none, binary, compare, none, BINARY, F32)                            \
-    X(OR, none, binary, compare, none, BINARY, F32)                             \
-    X(XOR, none, binary, compare, none, BINARY, F32)                            \
-    X(MOD, mod, mod, mod, none, BINARY, HOOK)                                   \
-    X(NOT, none, elementwise, unary, none, FOLLOW, F32)                         \
-    X(WHERE, none, where, where, none, PLAIN, HOOK)                             \
-    X(CAST, cast, cast, cast, none, PLAIN, HOOK)                                \
-    X(ARGMAX, argmax, argext, argext, none, PLAIN, HOOK)                        \
-    X(ARGMIN, argmin, argext, argext, none, PLAIN, HOOK)                        \
-    X(TOPK, topk, topk, topk, none, PLAIN, HOOK)                                \
-    X(CUMSUM, cumsum, cumsum, cumsum, none, PLAIN, F32)                         \
-    X(TRILU, trilu, trilu, trilu, none, PLAIN, F32)                             \
-    X(NON_MAX_SUPPRESSION, nms, nms, nms, nms, PLAIN, HOOK)                     \
-    X(CONV_TRANSPOSE, conv_transpose, conv_transpose, conv_transpose, conv_transpose, NHWC, F32) \
-    X(LSTM, lstm, rnn, rnn, rnn, PLAIN, HOOK)                                   \
-    X(GRU, gru, rnn, rnn, rnn, PLAIN, HOOK)                                     \
-    X(RNN, rnn, rnn, rnn, rnn, PLAIN, HOOK)                                     \
-    X(GATHER_ELEMENTS, gather_elements, gather_elements, gather_elements, none, PLAIN, HOOK) \
-    X(GATHER_ND, gather_nd, gather_nd, gather_nd, none, PLAIN, HOOK)            \
-    X(SCATTER_ND, scatter_nd, scatter_nd, scatter_nd, none, PLAIN, HOOK)        \
-    X(SCATTER_ELEMENTS, scatter_elements, scatter_elements, scatter_elements, none, PLAIN, HOOK)
+    X(CONV2D, conv2d, conv2d, conv2d, conv2d, NHWC, F32, NO)                   \
+    X(DENSE, dense, dense, dense, dense, PLAIN_X, F32, NO)                     \
+    X(MATMUL, matmul, matmul, matmul, matmul, PLAIN, F32, NO)                  \
+    X(MAXPOOL, pool, pool, pool, none, NHWC, F32, NO)                          \
+    X(AVGPOOL, pool, pool, pool, none, NHWC, F32, NO)                          \
+    X(GLOBAL_AVGPOOL, none, global_pool, global_pool, none, NHWC, F32, NO)     \
+    X(ADAPTIVE_AVGPOOL, adaptive_pool, global_pool, global_pool, none, NHWC, F32, NO) \
+    X(RELU, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
+    X(CLIP, clip, clip, unary, none, FOLLOW, F32, FOLLOW)                      \
+    X(GELU, gelu, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
+    X(SIGMOID, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)            \
+    X(TANH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
+    X(ERF, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)                \
+    X(EXP, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)                \
+    X(SQRT, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
+    X(NEG, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)                \
+    X(ADD, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
+    X(SUB, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
+    X(MUL, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
+    X(DIV, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
+    X(POW, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
+    X(MAX, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
+    X(MIN, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
+    X(CONCAT, axis, concat, concat_split, none, ANY_NHWC, HOOK, HOOK)          \
+    X(SPLIT, axis, split, concat_split, none, FOLLOW, F32, HOOK)               \
+    X(SOFTMAX, softmax, softmax, softmax, none, FOLLOW, F32, NO)               \
+    X(LAYER_NORM, layer_norm, layer_norm, layer_norm, layer_norm, PLAIN_X, F32, NO) \
+    X(BATCH_NORM, batch_norm, batch_norm, batch_norm, batch_norm, FOLLOW_X, F32, NO) \
+    X(LRN, lrn, lrn, lrn, none, NHWC, F32, NO)                                 \
+    X(FLATTEN, flatten, flatten, view, none, PLAIN, HOOK, HOOK)                \
+    X(RESHAPE, none, reshape, view, none, PLAIN, HOOK, HOOK)                   \
+    X(TRANSPOSE, none, transpose, transpose, none, PLAIN, HOOK, HOOK)          \
+    X(GATHER, axis, gather, gather, none, PLAIN, HOOK, HOOK)                   \
+    X(ATTENTION, attention, attention, attention, attention, PLAIN, F32, NO)   \
+    X(IDENTITY, none, identity, view, none, FOLLOW, HOOK, HOOK)                \
+    X(REDUCE, reduce, reduce, reduce, none, PLAIN, F32, NO)                    \
+    X(RESIZE, resize, resize, resize, resize, FOLLOW_X, F32, NO)               \
+    X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X, F32, NO) \
+    X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X, F32, NO) \
+    X(PAD, pad, pad, pad, none, FOLLOW_X, F32, NO)                             \
+    X(LEAKY_RELU, leaky_relu, activation, unary, none, FOLLOW, F32, FOLLOW)    \
+    X(ELU, elu, activation, unary, none, FOLLOW, F32, FOLLOW)                  \
+    X(SELU, selu, activation, unary, none, FOLLOW, F32, FOLLOW)                \
+    X(CELU, celu, activation, unary, none, FOLLOW, F32, FOLLOW)                \
+    X(HARD_SIGMOID, hard_sigmoid, activation, unary, none, FOLLOW, F32, FOLLOW) \
+    X(HARD_SWISH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)         \
+    X(SOFTPLUS, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)           \
+    X(SOFTSIGN, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)           \
+    X(MISH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
+    X(THRESHOLDED_RELU, thresholded_relu, activation, unary, none, FOLLOW, F32, FOLLOW) \
+    X(ABS, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)                \
+    X(LOG, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)                \
+    X(FLOOR, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)              \
+    X(CEIL, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
+    X(ROUND, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)              \
+    X(RECIPROCAL, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)         \
+    X(PRELU, none, prelu, binary, none, BINARY, F32, NO)                       \
+    X(SILU, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
+    X(EQUAL, none, compare, compare, none, BINARY, HOOK, FOLLOW)               \
+    X(GREATER, none, compare, compare, none, BINARY, HOOK, FOLLOW)             \
+    X(LESS, none, compare, compare, none, BINARY, HOOK, FOLLOW)                \
+    X(GREATER_OR_EQUAL, none, compare, compare, none, BINARY, HOOK, FOLLOW)    \
+    X(LESS_OR_EQUAL, none, compare, compare, none, BINARY, HOOK, FOLLOW)       \
+    X(AND, none, binary, compare, none, BINARY, F32, FOLLOW)                   \
+    X(OR, none, binary, compare, none, BINARY, F32, FOLLOW)                    \
+    X(XOR, none, binary, compare, none, BINARY, F32, FOLLOW)                   \
+    X(MOD, mod, mod, mod, none, BINARY, HOOK, FOLLOW)                          \
+    X(NOT, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)                \
+    X(WHERE, none, where, where, none, PLAIN, HOOK, FOLLOW)                    \
+    X(CAST, cast, cast, cast, none, PLAIN, HOOK, FOLLOW)                       \
+    X(ARGMAX, argmax, argext, argext, none, PLAIN, HOOK, NO)                   \
+    X(ARGMIN, argmin, argext, argext, none, PLAIN, HOOK, NO)                   \
+    X(TOPK, topk, topk, topk, none, PLAIN, HOOK, HOOK)                         \
+    X(CUMSUM, cumsum, cumsum, cumsum, none, PLAIN, F32, NO)                    \
+    X(TRILU, trilu, trilu, trilu, none, PLAIN, F32, NO)                        \
+    X(NON_MAX_SUPPRESSION, nms, nms, nms, nms, PLAIN, HOOK, HOOK)              \
+    X(CONV_TRANSPOSE, conv_transpose, conv_transpose, conv_transpose, conv_transpose, NHWC, F32, NO) \
+    X(LSTM, lstm, rnn, rnn, rnn, PLAIN, HOOK, NO)                              \
+    X(GRU, gru, rnn, rnn, rnn, PLAIN, HOOK, NO)                                \
+    X(RNN, rnn, rnn, rnn, rnn, PLAIN, HOOK, NO)                                \
+    X(GATHER_ELEMENTS, gather_elements, gather_elements, gather_elements, none, PLAIN, HOOK, NO) \
+    X(GATHER_ND, gather_nd, gather_nd, gather_nd, none, PLAIN, HOOK, HOOK)     \
+    X(SCATTER_ND, scatter_nd, scatter_nd, scatter_nd, none, PLAIN, HOOK, NO)   \
+    X(SCATTER_ELEMENTS, scatter_elements, scatter_elements, scatter_elements, none, PLAIN, HOOK, NO) \
+    X(NONZERO, none, nonzero, nonzero, none, PLAIN, HOOK, NO)
 
-#define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes)                                 \
+#define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes, lens)                           \
     LUTHIER_PRIVATE void luthier__attrs_##attrs(const luthier_node_desc *d, luthier_node_attrs *a);           \
     LUTHIER_PRIVATE luthier_status luthier__infer_##inf(const luthier__infer_args *arg);             \
     LUTHIER_PRIVATE luthier_status luthier__run_##run(const luthier__run_args *arg);                 \
@@ -1178,11 +1212,12 @@ typedef struct luthier__op_row {
     luthier_status (*lower)(luthier__planner *pl, luthier__pstep *st, int ni);
     int layout; /* LUTHIER__LAYOUT_* */
     int dtypes; /* LUTHIER__DTYPES_* */
+    int lens;   /* LUTHIER__LENS_* */
 } luthier__op_row;
 
 static const luthier__op_row luthier__ops[] = {
-#define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes) \
-    {LUTHIER_OP_##e, luthier__attrs_##attrs, luthier__infer_##inf, luthier__run_##run, luthier__lower_##lower, LUTHIER__LAYOUT_##layout, LUTHIER__DTYPES_##dtypes},
+#define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes, lens) \
+    {LUTHIER_OP_##e, luthier__attrs_##attrs, luthier__infer_##inf, luthier__run_##run, luthier__lower_##lower, LUTHIER__LAYOUT_##layout, LUTHIER__DTYPES_##dtypes, LUTHIER__LENS_##lens},
     LUTHIER__OP_HOOKS(LUTHIER__X)
 #undef LUTHIER__X
 };
@@ -1581,6 +1616,7 @@ LUTHIER_PRIVATE luthier_status luthier__add_tensor(luthier_graph *g, const char 
         return luthier__gfail(g, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory adding tensor '%s'", name);
     t = &g->tensors[g->num_tensors];
     memset(t, 0, sizeof *t);
+    t->len_axis = t->len_root = -1;
     if (!(t->name = luthier__strdup(name))) return luthier__gfail(g, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory");
     if (!luthier__names_add(g, 0, g->num_tensors)) {
         luthier__free(t->name);
@@ -1677,7 +1713,10 @@ typedef struct luthier__infer {
     double bytes; /* memory traffic of one run; 0 after the hook: every input (weights included)
                      read once and every output written once */
     double flops;
+    int len_axis[LUTHIER_MAX_NODE_OUTPUTS]; /* per output, -1 (static): see >>impl-lengths */
+    int len_root[LUTHIER_MAX_NODE_OUTPUTS]; /* a tensor, or LUTHIER__LEN_OUT(j): output j of the node */
 } luthier__infer;
+#define LUTHIER__LEN_OUT(j) (-2 - (j))
 
 /* Pooling output size, PyTorch rule (ceil_mode: the last window must start inside the input or
    the left padding). Returns < 1 when the window does not fit. */
@@ -1997,6 +2036,71 @@ LUTHIER_PRIVATE luthier_status luthier__infer_activation(const luthier__infer_ar
     return LUTHIER_STATUS_OK;
 }
 
+/* >>impl-lengths ===============================================================================
+   A tensor with a run-time length: its shape is static (the plan and the arena are), and along
+   one axis (len_axis) the shape entry is a capacity of which only the first n entries are
+   valid; n is the count of its root tensor, held by the plan and set when the root's step
+   runs (NONZERO, TOPK over such an axis, CONCAT along it, a gathered prefix, NON_MAX_SUPPRESSION).
+   The entries past n are defined (roots write zeros or -1 there) but mean nothing. Operators
+   declare in their registry row (lens) how they take such inputs; the helpers below are the
+   FOLLOW rule and the one the views share. */
+
+/* FOLLOW: output 0 gets the length of the inputs that have one, along the axis they broadcast
+   to; every other input must have extent 1 there (a static extent would not match n). */
+LUTHIER_PRIVATE luthier_status luthier__lens_follow(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    int axis = -1, root = -1;
+    const int rank = r->rank[0];
+    for (i = 0; i < ni; i++) {
+        const luthier__gtensor *t = in[i];
+        if (!t || t->len_axis < 0) continue;
+        if (t->shape[t->len_axis] != r->shape[0][t->len_axis + rank - t->rank])
+            LUTHIER__NFAIL("input %d ('%s') would broadcast along its run-time-length axis %d", i, t->name, t->len_axis);
+        if (root >= 0 && (root != t->len_root || axis != t->len_axis + rank - t->rank))
+            LUTHIER__NFAIL("input %d ('%s') has a run-time length that is not the other inputs' (another tensor's count, "
+                           "or another axis)", i, t->name);
+        axis = t->len_axis + rank - t->rank, root = t->len_root;
+    }
+    if (root < 0) return LUTHIER_STATUS_OK;
+    for (i = 0; i < ni; i++) {
+        const luthier__gtensor *t = in[i];
+        const int a = t ? axis - (rank - t->rank) : -1;
+        if (!t || t->len_axis >= 0 || a < 0 || t->shape[a] == 1) continue;
+        LUTHIER__NFAIL("input %d ('%s') has %lld entries along axis %d, where another input's length is known only at "
+                       "run time (it must be 1 there)", i, t->name, (long long)t->shape[a], a);
+    }
+    if (rank == 4 && luthier__ops[d->op].layout != LUTHIER__LAYOUT_PLAIN)
+        LUTHIER__NFAIL("a 4-D tensor with a run-time length: the step could run in NHWC");
+    r->len_axis[0] = axis, r->len_root[0] = root;
+    return LUTHIER_STATUS_OK;
+}
+
+/* The views (reshape, flatten, identity): the axis with a run-time length must stay whole, with
+   the same number of elements before it. */
+LUTHIER_PRIVATE luthier_status luthier__lens_view(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    int64_t before = 1, acc = 1;
+    if (x->len_axis < 0) return LUTHIER_STATUS_OK;
+    for (i = 0; i < x->len_axis; i++) before *= x->shape[i];
+    for (i = 0; i < r->rank[0] && acc <= before; acc *= r->shape[0][i], i++)
+        if (acc == before && r->shape[0][i] == x->shape[x->len_axis]) {
+            r->len_axis[0] = i, r->len_root[0] = x->len_root;
+            return LUTHIER_STATUS_OK;
+        }
+    luthier__shape_str(r->rank[0], r->shape[0], sa, sizeof sa);
+    LUTHIER__NFAIL("'%s' has a run-time length along axis %d: the view to %s does not keep that axis whole", x->name,
+                   x->len_axis, sa);
+}
+
+/* Elements per row before the run-time axis of t (the valid ones are then a prefix of each
+   row: 1 when the axis is the first, or only 1s come before it). */
+LUTHIER_PRIVATE int64_t luthier__lens_outer(const luthier__gtensor *t) {
+    int64_t n = 1;
+    int k;
+    for (k = 0; k < t->len_axis; k++) n *= t->shape[k];
+    return n;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__infer_elementwise(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
     r->flops = numel;
@@ -2008,7 +2112,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_identity(const luthier__infer_args
     LUTHIER__INFER_ARGS;
     r->dtype[0] = x->dtype;
     r->flops = numel;
-    return LUTHIER_STATUS_OK;
+    return luthier__lens_view(arg);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__infer_binary(const luthier__infer_args *arg) {
@@ -2098,12 +2202,65 @@ LUTHIER_PRIVATE luthier_status luthier__infer_cast(const luthier__infer_args *ar
     return LUTHIER_STATUS_OK;
 }
 
+/* A concatenation of the same lengths as this one (the same roots, or the same static extents,
+   input by input, along each one's axis) made earlier: its output's root, so that the two outputs
+   (boxes and their scores, say) share their length; else this node's output. */
+LUTHIER_PRIVATE int luthier__concat_twin(const luthier__infer_args *arg, int axis) {
+    const luthier_graph *g = arg->g;
+    int j, k;
+    for (j = 0; j < g->num_nodes; j++) {
+        const luthier__gnode *n = &g->nodes[j];
+        const luthier__gtensor *o = &g->tensors[n->outputs[0]];
+        const int ax = o->len_axis; /* its axis (the ranks may differ: boxes and scores) */
+        int same = n->d.op == LUTHIER_OP_CONCAT && n->d.num_inputs == arg->ni && ax >= 0 && o->len_root == n->outputs[0];
+        for (k = 0; same && k < arg->ni; k++) {
+            const luthier__gtensor *a = &g->tensors[n->inputs[k]], *b = arg->in[k];
+            same = a->len_axis == ax ? b->len_axis == axis && a->len_root == b->len_root
+                                     : b->len_axis != axis && a->shape[ax] == b->shape[axis];
+        }
+        if (same) return n->outputs[0];
+    }
+    return LUTHIER__LEN_OUT(0);
+}
+
+/* CONCAT and run-time lengths: inputs with one along the axis are packed (each contributes its
+   valid entries, static inputs all of theirs; the output's length is the sum); along another
+   axis every input must have the same one, which the output keeps. */
+LUTHIER_PRIVATE luthier_status luthier__concat_lens(const luthier__infer_args *arg, int axis) {
+    LUTHIER__INFER_ARGS;
+    int along = 0, other = -1;
+    for (i = 0; i < ni; i++) {
+        along |= in[i]->len_axis == axis;
+        if (in[i]->len_axis >= 0 && in[i]->len_axis != axis) other = i;
+    }
+    if (!along && other < 0) return LUTHIER_STATUS_OK;
+    if (x->rank == 4) LUTHIER__NFAIL("a 4-D tensor with a run-time length: the step could run in NHWC");
+    if (along && other >= 0)
+        LUTHIER__NFAIL("input %d ('%s') has a run-time length along axis %d, others along the concatenated axis %d", other,
+                       in[other]->name, in[other]->len_axis, axis);
+    if (along) {
+        r->len_axis[0] = axis, r->len_root[0] = luthier__concat_twin(arg, axis);
+        return LUTHIER_STATUS_OK;
+    }
+    for (i = 0; i < ni; i++)
+        if (in[i]->len_axis != in[other]->len_axis || in[i]->len_root != in[other]->len_root)
+            LUTHIER__NFAIL("inputs %d ('%s') and %d ('%s') do not share one run-time length", i, in[i]->name, other,
+                           in[other]->name);
+    r->len_axis[0] = in[other]->len_axis, r->len_root[0] = in[other]->len_root;
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__infer_concat(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
     int axis = luthier__norm_axis(d->attr.axis.axis, x->rank, 0), j;
     int64_t total = 0;
     if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->attr.axis.axis, x->rank);
+    if (x->dtype != LUTHIER_DTYPE_F32 && (x->dtype != LUTHIER_DTYPE_I64 || x->rank == 4))
+        LUTHIER__NFAIL("input 0 ('%s') is %s: the operator takes f32, or i64 below rank 4", x->name, luthier__dtype_name(x->dtype));
+    r->dtype[0] = x->dtype;
     for (i = 0; i < ni; i++) {
+        if (in[i]->dtype != x->dtype)
+            LUTHIER__NFAIL("input %d ('%s') is %s, input 0 %s", i, in[i]->name, luthier__dtype_name(in[i]->dtype), luthier__dtype_name(x->dtype));
         if (in[i]->rank != x->rank) LUTHIER__NFAIL("input %d has rank %d, input 0 has %d", i, in[i]->rank, x->rank);
         for (j = 0; j < x->rank; j++)
             if (j != axis && in[i]->shape[j] != x->shape[j]) {
@@ -2117,7 +2274,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_concat(const luthier__infer_args *
     }
     r->shape[0][axis] = total;
     r->flops = 0;
-    return LUTHIER_STATUS_OK;
+    return luthier__concat_lens(arg, axis);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__infer_split(const luthier__infer_args *arg) {
@@ -2142,6 +2299,10 @@ LUTHIER_PRIVATE luthier_status luthier__infer_split(const luthier__infer_args *a
     }
     if (total != x->shape[axis])
         LUTHIER__NFAIL("sizes add up to %lld, the axis has %lld", (long long)total, (long long)x->shape[axis]);
+    /* a run-time length along another axis: every part keeps it (box coordinates split apart) */
+    if (x->len_axis == axis) LUTHIER__NFAIL("'%s' has a run-time length along the split axis %d", x->name, axis);
+    if (x->len_axis >= 0 && x->rank == 4) LUTHIER__NFAIL("a 4-D tensor with a run-time length: the step could run in NHWC");
+    for (i = 0; i < parts; i++) r->len_axis[i] = x->len_axis, r->len_root[i] = x->len_root;
     return LUTHIER_STATUS_OK;
 }
 
@@ -2207,7 +2368,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_flatten(const luthier__infer_args 
     r->shape[0][0] = (int64_t)luthier__numel(axis, x->shape, &ok);
     r->shape[0][1] = (int64_t)luthier__numel(x->rank - axis, x->shape + axis, &ok);
     r->dtype[0] = x->dtype; /* a view: f32 or i64 */
-    return LUTHIER_STATUS_OK;
+    return luthier__lens_view(arg);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__infer_reshape(const luthier__infer_args *arg) {
@@ -2247,17 +2408,23 @@ LUTHIER_PRIVATE luthier_status luthier__infer_reshape(const luthier__infer_args 
         luthier__shape_str(r->rank[0], r->shape[0], sb, sizeof sb);
         LUTHIER__NFAIL("cannot reshape %s to %s (element counts differ)", sa, sb);
     }
-    return LUTHIER_STATUS_OK;
+    return luthier__lens_view(arg);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__infer_transpose(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
     int seen[LUTHIER_MAX_RANK] = {0};
+    if (x->dtype != LUTHIER_DTYPE_F32 && x->dtype != LUTHIER_DTYPE_I64)
+        LUTHIER__NFAIL("input '%s' is %s, the operator takes f32 or i64", x->name, luthier__dtype_name(x->dtype));
+    if (x->dtype == LUTHIER_DTYPE_I64 && x->rank >= LUTHIER_MAX_RANK)
+        LUTHIER__NFAIL("i64 input '%s' of rank %d: i64 transposes take rank < %d", x->name, x->rank, LUTHIER_MAX_RANK);
+    r->dtype[0] = x->dtype;
     for (i = 0; i < x->rank; i++) {
         int p = d->perm ? d->perm[i] : x->rank - 1 - i;
         if (p < 0 || p >= x->rank || seen[p]) LUTHIER__NFAIL("perm is not a permutation of 0..%d", x->rank - 1);
         seen[p] = 1;
         r->shape[0][i] = x->shape[p];
+        if (p == x->len_axis) r->len_axis[0] = i, r->len_root[0] = x->len_root;
     }
     return LUTHIER_STATUS_OK;
 }
@@ -2294,15 +2461,45 @@ LUTHIER_PRIVATE luthier_status luthier__infer_reduce(const luthier__infer_args *
     return LUTHIER_STATUS_OK;
 }
 
+/* GATHER and run-time lengths: indices with one (only 1s before its axis) give it to the output;
+   data with one along the gather axis bounds the indices by its length when the step runs, and
+   constant indices there must be the prefix 0..m-1 (the output's length: min(m, n)); data with
+   one along another axis passes it on. At most one such axis per output. */
+LUTHIER_PRIVATE luthier_status luthier__gather_lens(const luthier__infer_args *arg, int axis) {
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *idx = in[1];
+    if (idx->len_axis >= 0) {
+        if (luthier__lens_outer(idx) != 1)
+            LUTHIER__NFAIL("indices '%s' have a run-time length along axis %d after dimensions other than 1", idx->name,
+                           idx->len_axis);
+        if (x->len_axis >= 0 && x->len_axis != axis)
+            LUTHIER__NFAIL("data '%s' and indices '%s' both have run-time lengths: the output would have two", x->name,
+                           idx->name);
+        r->len_axis[0] = axis + idx->len_axis, r->len_root[0] = idx->len_root;
+    } else if (x->len_axis == axis) {
+        const int64_t *v = (const int64_t *)idx->data;
+        int64_t e;
+        for (e = 0; idx->is_const && idx->rank == 1 && e < idx->shape[0] && v[e] == e; e++) {}
+        if (!idx->is_const || idx->rank != 1 || e < idx->shape[0])
+            LUTHIER__NFAIL("data '%s' has a run-time length along axis %d: indices '%s' there must have one too, or be the "
+                           "constant prefix 0..m-1", x->name, axis, idx->name);
+        r->len_axis[0] = axis, r->len_root[0] = LUTHIER__LEN_OUT(0);
+    } else if (x->len_axis >= 0) {
+        r->len_axis[0] = x->len_axis < axis ? x->len_axis : x->len_axis + idx->rank - 1, r->len_root[0] = x->len_root;
+    }
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__infer_gather(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
     const luthier__gtensor *idx = in[1];
     int axis = luthier__norm_axis(d->attr.axis.axis, x->rank, 0), j = 0;
     if (axis < 0) LUTHIER__NFAIL("axis %d is out of range for rank %d", d->attr.axis.axis, x->rank);
     if (idx->dtype != LUTHIER_DTYPE_I64) LUTHIER__NFAIL("indices '%s' must be i64", idx->name);
-    if (x->dtype != LUTHIER_DTYPE_F32) LUTHIER__NFAIL("input 0 ('%s') is %s, the operator takes f32", x->name,
-                                                      luthier__dtype_name(x->dtype));
+    if (x->dtype != LUTHIER_DTYPE_F32 && x->dtype != LUTHIER_DTYPE_I64)
+        LUTHIER__NFAIL("input 0 ('%s') is %s, the operator takes f32 or i64", x->name, luthier__dtype_name(x->dtype));
     if (x->rank - 1 + idx->rank > LUTHIER_MAX_RANK) LUTHIER__NFAIL("output rank exceeds %d", LUTHIER_MAX_RANK);
+    r->dtype[0] = x->dtype;
     if (idx->is_const) {
         const int64_t *v = (const int64_t *)idx->data;
         uint64_t n = luthier__numel(idx->rank, idx->shape, &ok), e;
@@ -2319,7 +2516,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_gather(const luthier__infer_args *
     /* the rows it selects (read and written) and the indices, not the whole table */
     r->bytes = 8.0 * (double)luthier__numel(j ? j : 1, r->shape[0], &ok) +
                8.0 * (double)luthier__numel(idx->rank, idx->shape, &ok);
-    return LUTHIER_STATUS_OK;
+    return luthier__gather_lens(arg, axis);
 }
 
 /* ---- indexing: GATHER_ELEMENTS, GATHER_ND, SCATTER_ND, SCATTER_ELEMENTS ----
@@ -2409,8 +2606,20 @@ LUTHIER_PRIVATE luthier_status luthier__infer_nd(const luthier__infer_args *arg,
     return luthier__index_check(arg, (size_t)m, x->shape + b);
 }
 
+/* GATHER_ND: indices with a run-time length along an axis before the tuples (only 1s before it)
+   give the output that length there; data with one are refused. */
 LUTHIER_PRIVATE luthier_status luthier__infer_gather_nd(const luthier__infer_args *arg) {
-    return luthier__infer_nd(arg, arg->d->attr.gather_nd.batch_dims, &arg->r->rank[0], arg->r->shape[0]);
+    LUTHIER__INFER_ARGS;
+    const luthier__gtensor *idx = in[1];
+    luthier_status s = luthier__infer_nd(arg, d->attr.gather_nd.batch_dims, &r->rank[0], r->shape[0]);
+    if (s != LUTHIER_STATUS_OK) return s;
+    if (x->len_axis >= 0) LUTHIER__NFAIL("data '%s' has a run-time length (along axis %d)", x->name, x->len_axis);
+    if (idx->len_axis < 0) return LUTHIER_STATUS_OK;
+    if (idx->len_axis == idx->rank - 1 || luthier__lens_outer(idx) != 1)
+        LUTHIER__NFAIL("indices '%s' have a run-time length along axis %d: only an axis before the index tuples, after "
+                       "dimensions of 1", idx->name, idx->len_axis);
+    r->len_axis[0] = idx->len_axis, r->len_root[0] = idx->len_root;
+    return LUTHIER_STATUS_OK;
 }
 
 LUTHIER_PRIVATE luthier_status luthier__infer_scatter_nd(const luthier__infer_args *arg) {
@@ -2604,6 +2813,9 @@ LUTHIER_PRIVATE luthier_status luthier__infer_topk(const luthier__infer_args *ar
     r->dtype[0] = LUTHIER_DTYPE_F32;
     r->dtype[1] = LUTHIER_DTYPE_I64;
     r->flops = numel * (1.0 + log((double)a->k + 1.0));
+    /* a run-time length along the axis: min(k, n) of each row, both outputs; elsewhere: x's */
+    r->len_axis[0] = r->len_axis[1] = x->len_axis;
+    r->len_root[0] = r->len_root[1] = x->len_axis == axis ? LUTHIER__LEN_OUT(0) : x->len_root;
     return LUTHIER_STATUS_OK;
 }
 
@@ -2621,6 +2833,22 @@ LUTHIER_PRIVATE luthier_status luthier__infer_trilu(const luthier__infer_args *a
     LUTHIER__INFER_ARGS;
     if (x->rank < 2) LUTHIER__NFAIL("input '%s' has rank %d, trilu takes [..., rows, columns]", x->name, x->rank);
     if ((unsigned)d->attr.trilu.upper > 1) LUTHIER__NFAIL("upper %d must be 0 or 1", d->attr.trilu.upper);
+    return LUTHIER_STATUS_OK;
+}
+
+/* NONZERO: the coordinates of x's nonzero elements (NaN included), row-major order, as i64
+   [rank, numel]: their count is the run-time length along axis 1. */
+LUTHIER_PRIVATE luthier_status luthier__infer_nonzero(const luthier__infer_args *arg) {
+    LUTHIER__INFER_ARGS;
+    if (x->dtype != LUTHIER_DTYPE_F32 && x->dtype != LUTHIER_DTYPE_I64)
+        LUTHIER__NFAIL("input '%s' is %s, the operator takes f32 or i64", x->name, luthier__dtype_name(x->dtype));
+    if (x->rank < 1) LUTHIER__NFAIL("input '%s' is a scalar", x->name);
+    r->rank[0] = 2;
+    r->shape[0][0] = x->rank;
+    r->shape[0][1] = (int64_t)luthier__numel(x->rank, x->shape, &ok);
+    r->dtype[0] = LUTHIER_DTYPE_I64;
+    r->len_axis[0] = 1, r->len_root[0] = LUTHIER__LEN_OUT(0);
+    r->flops = numel;
     return LUTHIER_STATUS_OK;
 }
 
@@ -2661,6 +2889,13 @@ LUTHIER_PRIVATE luthier_status luthier__infer_nms(const luthier__infer_args *arg
     r->shape[1][0] = 1;
     r->dtype[0] = r->dtype[1] = LUTHIER_DTYPE_I64;
     r->flops = (double)luthier__numel(sc->rank, sc->shape, &ok) * (1.0 + log((double)x->shape[1] + 1.0));
+    /* the selected rows: a run-time length (the count); boxes and scores may have one over the
+       boxes, one batch and one class */
+    r->len_axis[0] = 0, r->len_root[0] = LUTHIER__LEN_OUT(0);
+    if (x->len_axis < 0 && sc->len_axis < 0) return LUTHIER_STATUS_OK;
+    if (x->len_axis != 1 || sc->len_axis != 2 || x->len_root != sc->len_root || x->shape[0] != 1 || sc->shape[1] != 1)
+        LUTHIER__NFAIL("boxes '%s' and scores '%s': a run-time length only over the boxes (axes 1 and 2, the same one), "
+                       "with one batch and one class", x->name, sc->name);
     return LUTHIER_STATUS_OK;
 }
 
@@ -2816,6 +3051,11 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
     for (i = 1; i < ni; i++)
         if (!in[i] && !(luthier__optional_inputs(d->op) >> i & 1u))
             LUTHIER__NFAIL("input %d is absent and not optional", i);
+    for (i = 0; i < ni && luthier__ops[d->op].lens == LUTHIER__LENS_NO; i++)
+        if (in[i] && in[i]->len_axis >= 0)
+            LUTHIER__NFAIL("%s does not take tensors with a run-time length: input %d ('%s') has one along axis %d",
+                           luthier_op_name(d->op), i, in[i]->name, in[i]->len_axis);
+    for (i = 0; i < LUTHIER_MAX_NODE_OUTPUTS; i++) r->len_axis[i] = r->len_root[i] = -1;
     r->rank[0] = x->rank;
     memcpy(r->shape[0], x->shape, sizeof x->shape);
     {
@@ -2823,6 +3063,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_node(luthier_graph *g, const luthi
         luthier_status s;
         arg.g = g; arg.d = d; arg.nname = nname; arg.in = in; arg.x = x; arg.ni = ni; arg.numel = numel; arg.r = r;
         if ((s = luthier__ops[d->op].infer(&arg)) != LUTHIER_STATUS_OK) return s;
+        if (luthier__ops[d->op].lens == LUTHIER__LENS_FOLLOW && (s = luthier__lens_follow(&arg)) != LUTHIER_STATUS_OK) return s;
     }
     if (r->bytes == 0) r->bytes = luthier__io_bytes(in, ni, r);
     if ((act = luthier__node_act(d)) != NULL &&
@@ -2917,6 +3158,12 @@ LUTHIER_API luthier_status luthier_graph_add_node(luthier_graph *g, const luthie
         n->outputs[i] = t;
         outputs[i] = t;
     }
+    for (i = 0; i < r.num_outputs; i++) {
+        luthier__gtensor *t = &g->tensors[n->outputs[i]];
+        const int root = r.len_root[i];
+        t->len_axis = r.len_axis[i];
+        t->len_root = t->len_axis < 0 ? -1 : root >= 0 ? root : n->outputs[-2 - root];
+    }
     if (!luthier__names_add(g, 1, g->num_nodes)) {
         while (g->num_tensors > first_tensor) luthier__free(g->tensors[--g->num_tensors].name);
         luthier__gnode_free(n);
@@ -2951,6 +3198,8 @@ LUTHIER_API luthier_status luthier_graph_tensor_info(const luthier_graph *g, int
     out->is_constant = t->is_const;
     out->is_output = t->is_output;
     out->producer = t->producer;
+    out->length_axis = t->len_axis;
+    out->length_root = t->len_root;
     return LUTHIER_STATUS_OK;
 }
 
@@ -3051,6 +3300,13 @@ struct luthier__pstep {
     const void *aux;                 /* RESIZE: its tap tables (luthier__op_rs_plan, plan-owned) */
 };
 
+/* A graph tensor's run-time length in a plan: the axis and root of the graph's, and the count
+   the root's step set in the last run (read through the root). */
+typedef struct luthier__plen {
+    int axis, root; /* -1: a static shape */
+    int64_t n;
+} luthier__plen;
+
 struct luthier_plan {
     luthier__pval *vals;
     int num_vals, cap_vals;
@@ -3075,7 +3331,18 @@ struct luthier_plan {
     /* luthier_calibrate: called with every fp32 value of a graph tensor the run computes */
     void (*observe)(void *user, int tensor, const float *x, size_t n);
     void *observe_user;
+    int num_tensors;                 /* of the graph */
+    luthier__plen *lens;             /* per graph tensor: its run-time length (>>impl-lengths) */
 };
+
+/* >>impl-lengths when a plan runs: value v's run-time length (its root's count), NULL when its
+   shape is static or the length runs along another axis than axis (-1: any). */
+LUTHIER_PRIVATE int64_t *luthier__vlen(const luthier_plan *p, int v, int axis) {
+    const int t = p->vals[v].tensor;
+    const luthier__plen *l = t >= 0 && t < p->num_tensors ? &p->lens[t] : NULL;
+    if (!l || l->axis < 0 || (axis >= 0 && l->axis != axis)) return NULL;
+    return &p->lens[l->root].n;
+}
 
 /* >>impl-calibration (container; luthier_calibrate is at the end of the file) */
 struct luthier_calibration {
@@ -3677,6 +3944,7 @@ LUTHIER_API void luthier_plan_destroy(luthier_plan *p) {
     luthier__free(p->inputs);
     luthier__free(p->input_dtypes);
     luthier__free(p->outputs);
+    luthier__free(p->lens);
     luthier__free(p);
 }
 
@@ -4950,11 +5218,14 @@ LUTHIER_PRIVATE luthier_status luthier__pass_values(luthier__planner *pl) {
     p->inputs = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_inputs + 1));
     p->input_dtypes = (luthier_dtype *)luthier__alloc(sizeof(luthier_dtype) * (size_t)(g->num_inputs + 1));
     p->outputs = (int *)luthier__alloc(sizeof(int) * (size_t)g->num_outputs);
-    if (!p->inputs || !p->input_dtypes || !p->outputs) LUTHIER__PLOOM();
+    p->lens = (luthier__plen *)luthier__alloc(sizeof(luthier__plen) * (size_t)(g->num_tensors + 1));
+    if (!p->inputs || !p->input_dtypes || !p->outputs || !p->lens) LUTHIER__PLOOM();
+    p->num_tensors = g->num_tensors;
     for (i = 0; i < g->num_tensors; i++) {
         const luthier__gtensor *t = &g->tensors[i];
         int v = luthier__pval_new(p, t->dtype, t->rank, t->shape, LUTHIER__PLAIN);
         if (v < 0) LUTHIER__PLOOM();
+        p->lens[i].axis = t->len_axis, p->lens[i].root = t->len_root, p->lens[i].n = 0;
         p->vals[v].tensor = i;
         if (t->is_const) p->vals[v].storage = LUTHIER__ST_CONST, p->vals[v].cdata = t->data;
         else if (t->is_input) p->vals[v].storage = LUTHIER__ST_INPUT;
@@ -5368,6 +5639,17 @@ LUTHIER_API luthier_status luthier_plan_get_info(const luthier_plan *p, luthier_
     return LUTHIER_STATUS_OK;
 }
 
+LUTHIER_API luthier_status luthier_plan_output_length(const luthier_plan *p, int i, int *axis, int64_t *length) {
+    const int64_t *n;
+    if (axis) *axis = -1;
+    if (length) *length = -1;
+    if (!p || i < 0 || i >= p->num_outputs) return LUTHIER_STATUS_INVALID_ARGUMENT;
+    if (!(n = luthier__vlen(p, p->outputs[i], -1))) return LUTHIER_STATUS_OK;
+    if (axis) *axis = p->lens[p->vals[p->outputs[i]].tensor].axis;
+    if (length) *length = *n;
+    return LUTHIER_STATUS_OK;
+}
+
 /* ---- the ISA of a step (luthier_step_info.isa) ----
    Steps of a node run its row's run hook; the hooks listed here run something other than one
    operator pass of luthier_ops.h (luthier__op_isa). Rows added later default to the pass. */
@@ -5385,6 +5667,7 @@ static const struct {
     {luthier__run_pad, LUTHIER__RUNS_COPY},
     {luthier__run_argext, LUTHIER__RUNS_SCALAR}, /* plain C (rows along an axis) */
     {luthier__run_topk, LUTHIER__RUNS_SCALAR},
+    {luthier__run_nonzero, LUTHIER__RUNS_SCALAR},
     {luthier__run_cumsum, LUTHIER__RUNS_SCALAR},
     {luthier__run_trilu, LUTHIER__RUNS_SCALAR},
     {luthier__run_nms, LUTHIER__RUNS_SCALAR},
@@ -5854,8 +6137,33 @@ LUTHIER_PRIVATE luthier_status luthier__run_cast(const luthier__run_args *arg) {
                             luthier__ptr(rc, st->out[0]), o->bytes / luthier__dtype_size(o->dtype));
 }
 
+/* CONCAT along an axis with a run-time length: each input's valid entries packed one after the
+   other in every outer row, zeros after them; the output's length is their sum. Plain layout. */
+LUTHIER_PRIVATE luthier_status luthier__run_concat_lens(const luthier__run_args *arg, int axis) {
+    LUTHIER__RUN_ARGS;
+    const size_t w = o->dtype == LUTHIER_DTYPE_I64 ? 2 : 1, cap = (size_t)os[axis];
+    const size_t outer = luthier__prod(os, 0, axis), inner = luthier__prod(os, axis + 1, o->rank) * w;
+    size_t r, pos = 0;
+    int i;
+    for (r = 0; r < outer; r++) {
+        for (i = 0, pos = 0; i < st->nin; i++) {
+            const luthier__pval *v = &p->vals[st->in[i]];
+            const int64_t *n = luthier__vlen(p, st->in[i], axis);
+            const size_t len = n ? (size_t)*n : (size_t)v->shape[axis];
+            memcpy(op + (r * cap + pos) * inner, (const float *)luthier__ptr(rc, st->in[i]) + r * (size_t)v->shape[axis] * inner,
+                   len * inner * sizeof(float));
+            pos += len;
+        }
+        memset(op + (r * cap + pos) * inner, 0, (cap - pos) * inner * sizeof(float));
+    }
+    *luthier__vlen(p, st->out[0], axis) = (int64_t)pos;
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__run_concat_split(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
+    if (st->d.op == LUTHIER_OP_CONCAT && luthier__vlen(p, st->out[0], luthier__norm_axis(st->d.attr.axis.axis, o->rank, 0)))
+        return luthier__run_concat_lens(arg, luthier__norm_axis(st->d.attr.axis.axis, o->rank, 0));
     const float *srcs[64];
     float *dsts[LUTHIER_MAX_NODE_OUTPUTS];
     size_t lens[64];
@@ -5872,9 +6180,9 @@ LUTHIER_PRIVATE luthier_status luthier__run_concat_split(const luthier__run_args
         if (st->d.op == LUTHIER_OP_CONCAT) srcs[i] = (const float *)luthier__ptr(rc, v);
         else dsts[i] = (float *)luthier__ptr(rc, v);
     }
-    if (st->d.op == LUTHIER_OP_CONCAT)
+    if (st->d.op == LUTHIER_OP_CONCAT) /* i64: pairs of floats */
         return luthier__op_concat(ctx, &cfg, srcs, lens, many, luthier__prod(ws, 0, axis),
-                                  luthier__prod(ws, axis + 1, whole->rank), op);
+                                  luthier__prod(ws, axis + 1, whole->rank) * (whole->dtype == LUTHIER_DTYPE_I64 ? 2 : 1), op);
     return luthier__op_split(ctx, &cfg, xp, luthier__prod(ws, 0, axis), luthier__prod(ws, axis + 1, whole->rank), many,
                              lens, dsts);
 }
@@ -5893,17 +6201,39 @@ LUTHIER_PRIVATE luthier_status luthier__run_layer_norm(const luthier__run_args *
                                  st->scale, st->shift, st->d.attr.layer_norm.epsilon);
 }
 
+/* TRANSPOSE; i64 as f32 pairs: one more axis of 2 that stays last. */
 LUTHIER_PRIVATE luthier_status luthier__run_transpose(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
-    return luthier__op_transpose(ctx, &cfg, xp, op, x->rank, xs, st->perm);
+    int64_t s[LUTHIER_MAX_RANK + 1];
+    int perm[LUTHIER_MAX_RANK + 1], k;
+    if (x->dtype != LUTHIER_DTYPE_I64) return luthier__op_transpose(ctx, &cfg, xp, op, x->rank, xs, st->perm);
+    for (k = 0; k < x->rank; k++) s[k] = xs[k], perm[k] = st->perm[k];
+    s[x->rank] = 2, perm[x->rank] = x->rank;
+    return luthier__op_transpose(ctx, &cfg, xp, op, x->rank + 1, s, perm);
 }
 
+/* GATHER (f32 data, or i64 as pairs of floats); with run-time lengths (luthier__gather_lens), per
+   outer row: the valid indices against the data's valid length, zeros after them. */
 LUTHIER_PRIVATE luthier_status luthier__run_gather(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     const luthier__pval *iv = &p->vals[st->in[1]];
-    int axis = luthier__norm_axis(st->d.attr.axis.axis, x->rank, 0);
-    return luthier__op_gather(ctx, &cfg, xp, luthier__prod(xs, 0, axis), (size_t)xs[axis], luthier__prod(xs, axis + 1, x->rank),
-                              (const int64_t *)luthier__ptr(rc, st->in[1]), iv->bytes / sizeof(int64_t), op);
+    const int axis = luthier__norm_axis(st->d.attr.axis.axis, x->rank, 0);
+    const size_t w = x->dtype == LUTHIER_DTYPE_I64 ? 2 : 1, outer = luthier__prod(xs, 0, axis), alen = (size_t)xs[axis];
+    const size_t inner = luthier__prod(xs, axis + 1, x->rank) * w, cap = iv->bytes / sizeof(int64_t);
+    const int64_t *xn = luthier__vlen(p, st->in[0], axis), *in = luthier__vlen(p, st->in[1], -1);
+    const int64_t *idx = (const int64_t *)luthier__ptr(rc, st->in[1]);
+    size_t valid = alen, num = cap, row;
+    if (!xn && !in) return luthier__op_gather(ctx, &cfg, xp, outer, alen, inner, idx, cap, op);
+    if (xn) valid = (size_t)*xn;
+    if (in) num = (size_t)*in * (cap / (size_t)iv->shape[p->lens[iv->tensor].axis]);
+    else num = valid < cap ? valid : cap, *luthier__vlen(p, st->out[0], -1) = (int64_t)num; /* a prefix */
+    for (row = 0; row < outer; row++) {
+        luthier_status s = num ? luthier__op_gather(ctx, &cfg, xp + row * alen * inner, 1, valid, inner, idx, num, op + row * cap * inner)
+                               : LUTHIER_STATUS_OK;
+        if (s != LUTHIER_STATUS_OK) return s;
+        memset(op + (row * cap + num) * inner, 0, (cap - num) * inner * sizeof(float));
+    }
+    return LUTHIER_STATUS_OK;
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_reduce(const luthier__run_args *arg) {
@@ -5979,9 +6309,30 @@ LUTHIER_PRIVATE luthier_status luthier__run_argext(const luthier__run_args *arg)
                               luthier__prod(xs, axis + 1, x->rank), st->d.op == LUTHIER_OP_ARGMIN, a->select_last_index);
 }
 
+/* TOPK over an axis with a run-time length n: the first min(k, n) of each row, zeros after them. */
+LUTHIER_PRIVATE luthier_status luthier__run_topk_lens(const luthier__run_args *arg, int axis, size_t n) {
+    LUTHIER__RUN_ARGS;
+    const size_t outer = luthier__prod(xs, 0, axis), len = (size_t)xs[axis], inner = luthier__prod(xs, axis + 1, x->rank);
+    const size_t k = (size_t)st->d.attr.topk.k, kk = n < k ? n : k;
+    int64_t *ix = (int64_t *)luthier__ptr(rc, st->out[1]);
+    size_t row;
+    for (row = 0; row < outer; row++) {
+        luthier_status s = kk ? luthier__op_topk(ctx, &cfg, xp + row * len * inner, op + row * k * inner, ix + row * k * inner, 1, n,
+                                                 inner, kk, st->d.attr.topk.largest)
+                              : LUTHIER_STATUS_OK;
+        if (s != LUTHIER_STATUS_OK) return s;
+        memset(op + (row * k + kk) * inner, 0, (k - kk) * inner * sizeof(float));
+        memset(ix + (row * k + kk) * inner, 0, (k - kk) * inner * sizeof(int64_t));
+    }
+    *luthier__vlen(p, st->out[0], -1) = (int64_t)kk;
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__run_topk(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     const int axis = luthier__run_axis_of(st, x->rank);
+    const int64_t *n = luthier__vlen(p, st->in[0], axis);
+    if (n) return luthier__run_topk_lens(arg, axis, (size_t)*n);
     return luthier__op_topk(ctx, &cfg, xp, op, (int64_t *)luthier__ptr(rc, st->out[1]), luthier__prod(xs, 0, axis), (size_t)xs[axis],
                             luthier__prod(xs, axis + 1, x->rank), (size_t)st->d.attr.topk.k, st->d.attr.topk.largest);
 }
@@ -6005,10 +6356,12 @@ LUTHIER_PRIVATE luthier_status luthier__run_nms(const luthier__run_args *arg) {
     void *scratch = luthier__context_workspace(ctx, p->workspace_bytes);
     int64_t count = 0;
     luthier_status s;
+    const int64_t *n = luthier__vlen(p, st->in[0], 1); /* the boxes' run-time length (one batch, one class) */
     if (!scratch) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "non_max_suppression: no workspace");
-    s = luthier_nms(xp, (const float *)luthier__ptr(rc, st->in[1]), xs[0], sc->shape[1], xs[1], &st->d.attr.nms,
+    s = luthier_nms(xp, (const float *)luthier__ptr(rc, st->in[1]), xs[0], sc->shape[1], n ? *n : xs[1], &st->d.attr.nms,
                     (int64_t *)(void *)op, os[0], &count, scratch);
     *(int64_t *)luthier__ptr(rc, st->out[1]) = count;
+    *luthier__vlen(p, st->out[0], 0) = count < os[0] ? count : os[0];
     if (s != LUTHIER_STATUS_OK) /* the bound holds every selection: only a broken invariant lands here */
         return luthier__fail(ctx, s, "non_max_suppression: %s", luthier_status_string(s));
     return LUTHIER_STATUS_OK;
@@ -6258,11 +6611,46 @@ LUTHIER_PRIVATE luthier_status luthier__run_scatter_elements(const luthier__run_
                                         st->d.attr.scatter_elements.reduction, op);
 }
 
+/* GATHER_ND; indices with a run-time length gather their valid tuples, zeros after them. */
 LUTHIER_PRIVATE luthier_status luthier__run_gather_nd(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     const luthier__pval *iv = &p->vals[st->in[1]];
-    return luthier__op_gather_nd(ctx, &cfg, xp, x->rank, xs, (const int64_t *)luthier__ptr(rc, st->in[1]), iv->rank, iv->shape,
-                                 st->d.attr.gather_nd.batch_dims, op);
+    const int64_t *n = luthier__vlen(p, st->in[1], -1);
+    int64_t ish[LUTHIER_MAX_RANK];
+    size_t keep = o->bytes;
+    luthier_status s = LUTHIER_STATUS_OK;
+    memcpy(ish, iv->shape, sizeof ish);
+    if (n) {
+        const int a = p->lens[iv->tensor].axis;
+        keep = o->bytes / (size_t)ish[a] * (size_t)*n;
+        ish[a] = *n;
+    }
+    if (keep)
+        s = luthier__op_gather_nd(ctx, &cfg, xp, x->rank, xs, (const int64_t *)luthier__ptr(rc, st->in[1]), iv->rank, ish,
+                                  st->d.attr.gather_nd.batch_dims, op);
+    if (s == LUTHIER_STATUS_OK && keep < o->bytes) memset((char *)op + keep, 0, o->bytes - keep);
+    return s;
+}
+
+/* NONZERO: one pass in row-major order; the coordinates' rows past the count hold 0. */
+LUTHIER_PRIVATE luthier_status luthier__run_nonzero(const luthier__run_args *arg) {
+    LUTHIER__RUN_ARGS;
+    const size_t cap = (size_t)os[1];
+    const int rank = x->rank;
+    const int64_t *xi = x->dtype == LUTHIER_DTYPE_I64 ? (const int64_t *)(const void *)xp : NULL;
+    int64_t *y = (int64_t *)(void *)op, coord[LUTHIER_MAX_RANK] = {0};
+    size_t e, n = 0;
+    int k;
+    for (e = 0; e < cap; e++) {
+        if (xi ? xi[e] != 0 : xp[e] != 0.0f) { /* NaN != 0 */
+            for (k = 0; k < rank; k++) y[(size_t)k * cap + n] = coord[k];
+            n++;
+        }
+        for (k = rank - 1; k >= 0 && ++coord[k] == xs[k]; k--) coord[k] = 0;
+    }
+    for (k = 0; k < rank; k++) memset(y + (size_t)k * cap + n, 0, (cap - n) * sizeof(int64_t));
+    *luthier__vlen(p, st->out[0], 1) = (int64_t)n;
+    return LUTHIER_STATUS_OK;
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_scatter_nd(const luthier__run_args *arg) {

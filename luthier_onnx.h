@@ -87,6 +87,15 @@
        Constant, Shape, Size, ConstantOfShape, Range (constants only); Expand (run
        time: a multiply by ones of the target shape), Tile (of a constant: folded, any repeats, at
        most 2^26 elements out; at run time: concats, at most 2^40 elements out)
+       NonZero -> nonzero: a tensor with a run-time length (RUN-TIME LENGTHS in luthier_graph.h;
+       so are NonMaxSuppression's selected rows). The operators downstream carry the length or
+       are refused by the engine, naming them. Shape of such a tensor gives its capacity with
+       that entry marked as min(value, length): Gather, Unsqueeze, Squeeze, Reshape, Flatten,
+       Identity and Concat move the marks, ReduceMin keeps one; TopK takes a marked K over that
+       length (torchvision's topk(min(topk_candidates, n))), ConstantOfShape a whole marked
+       Shape (full_like). Any other use of a marked value, Size of such a tensor, and Slice of
+       its axis other than [start >= 0 : end >= 0] with step 1 are refused. Concat takes more
+       than 64 inputs (in groups of 64).
      GRAPH INPUTS: float, int64, int32 and bool; an int32 or bool input is fed as the model
      declares it (int32_t, one byte per bool) and read through a cast to i64 or f32 0/1.
        QuantizeLinear DequantizeLinear QLinearConv QLinearMatMul (see QUANTIZED MODELS)
@@ -243,6 +252,11 @@ typedef struct luthier_onnx__tensor {
     size_t n;
     float *f;                   /* floating types */
     int64_t *i;                 /* integer types */
+    /* >>onnx-lengths: entries computed from a run-time length: entry e with lenmask[e] set
+       stands for min(i[e], the run-time length of graph tensor lentid); lenwhole: the tensor is
+       Shape(lentid) as it is. lenmask NULL: a plain constant. */
+    unsigned char *lenmask;
+    int lentid, lenwhole;
 } luthier_onnx__tensor;
 
 typedef struct luthier_onnx__attr {
@@ -1182,10 +1196,12 @@ typedef struct luthier_onnx__shape {
     int rank;
     int64_t d[LUTHIER_ONNX_MAX_RANK];
     int isf; /* f32 (else i64) */
+    int len_axis, len_root; /* the engine tensor's run-time length (luthier_tensor_info), -1 */
 } luthier_onnx__shape;
 
 LUTHIER_ONNX__FN void luthier_onnx__vshape(luthier_onnx__ctx *c, const luthier_onnx__val *v, luthier_onnx__shape *s) {
     memset(s, 0, sizeof *s);
+    s->len_axis = s->len_root = -1;
     if (v->c) {
         s->rank = v->c->rank;
         memcpy(s->d, v->c->dims, sizeof(int64_t) * (size_t)v->c->rank);
@@ -1196,6 +1212,7 @@ LUTHIER_ONNX__FN void luthier_onnx__vshape(luthier_onnx__ctx *c, const luthier_o
         s->rank = ti.rank;
         memcpy(s->d, ti.shape, sizeof(int64_t) * (size_t)ti.rank);
         s->isf = ti.dtype == LUTHIER_DTYPE_F32;
+        s->len_axis = ti.length_axis, s->len_root = ti.length_root;
     }
 }
 
@@ -1214,6 +1231,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__const_ints(luthier_onnx__ctx *c, c
     if (!v) return LUTHIER_STATUS_OK;
     if (!v->c) LUTHIER_ONNX__UNSUP("input %d ('%s', %s) must be a constant (computed at run time here)", k, v->name, what);
     if (!luthier_onnx__is_int(v->c)) LUTHIER_ONNX__UNSUP("input %d ('%s', %s) must hold integers", k, v->name, what);
+    if (v->c->lenmask) LUTHIER_ONNX__UNSUP("input %d ('%s', %s) holds a run-time length: it must be a constant", k, v->name, what);
     *out = v->c;
     return LUTHIER_STATUS_OK;
 }
@@ -1357,6 +1375,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__slice_params(luthier_onnx__ctx *c,
         seen[a] = 1;
         dim = x->d[a];
         if (p == 0) LUTHIER_ONNX__BAD("step 0");
+        if (a == x->len_axis && (p != 1 || st[k] < 0 || en[k] < 0)) /* positions from the end would count from the capacity */
+            LUTHIER_ONNX__UNSUP("axis %lld has a run-time length: it slices only with start >= 0, end >= 0 and step 1", (long long)a);
         if (p > dim + 1) p = dim + 1; /* same slice, no overflow below */
         if (p < -(dim + 1)) p = -(dim + 1);
         s = st[k];
@@ -1637,6 +1657,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_shape(const luthier_onnx__fol
     if (!x) return LUTHIER_STATUS_OK;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "start,end"));
     if (luthier_onnx__isop(n, "Size")) {
+        if (xs.len_axis >= 0) LUTHIER_ONNX__UNSUP("'%s' has a run-time length: its size is not a constant", x->name);
         LUTHIER_ONNX__TNEW(t, 0, 0, &one);
         t->i[0] = (int64_t)luthier_onnx__numel(xs.rank, xs.d);
     } else {
@@ -1647,6 +1668,13 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_shape(const luthier_onnx__fol
         one = en > s ? en - s : 0;
         LUTHIER_ONNX__TNEW(t, 0, 1, &one);
         for (k = 0; k < (int)one; k++) t->i[k] = xs.d[s + k];
+        if (xs.len_axis >= s && xs.len_axis < en) { /* the capacity, marked: min(capacity, n) = n */
+            if (!(t->lenmask = (unsigned char *)luthier_onnx__alloc(c, (size_t)one))) LUTHIER_ONNX__OOM();
+            memset(t->lenmask, 0, (size_t)one);
+            t->lenmask[xs.len_axis - s] = 1;
+            t->lentid = x->tid;
+            t->lenwhole = s == 0 && en == xs.rank;
+        }
     }
     *arg->res = t;
     return LUTHIER_STATUS_OK;
@@ -1662,6 +1690,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_const_of_shape(const luthier_
     const luthier_onnx__attr *va = luthier_onnx__attr_get(n, "value");
     int64_t dims[LUTHIER_ONNX_MAX_RANK];
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "value"));
+    if (x && x->c && x->c->lenmask) return LUTHIER_STATUS_OK; /* converted: luthier_onnx__cv_const_of_shape */
     LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 0, "shape", &sh));
     if (!sh || sh->n > LUTHIER_ONNX_MAX_RANK) LUTHIER_ONNX__BAD("needs a constant shape of rank <= %d", LUTHIER_ONNX_MAX_RANK);
     for (k = 0; k < (int)sh->n; k++) dims[k] = sh->i[k];
@@ -1978,6 +2007,87 @@ LUTHIER_ONNX__FN int luthier_onnx__fold_any(const luthier_onnx__opinfo *r) {
     return r->fold == luthier_onnx__fold_shape || r->fold == luthier_onnx__fold_const_of_shape;
 }
 
+/* >>onnx-lengths: constants computed from the shape of a tensor with a run-time length (RUN-TIME
+   LENGTHS in luthier_graph.h). Shape gives that axis's capacity and marks the entry: a marked
+   entry stands for min(value, the run-time length). Gather, Unsqueeze, Squeeze, Reshape,
+   Flatten, Identity and Concat move marks as they move values; ReduceMin keeps one where it
+   takes one (min(a, min(b, n)) = min(min(a, b), n)); TopK takes a marked K over that length as
+   the engine's min(k, n), and ConstantOfShape a whole marked Shape. Any other node that reads a
+   marked constant is refused, naming it. */
+/* Graph tensor t's name, and the tensor whose count its run-time length is (-1: none). */
+LUTHIER_ONNX__FN const char *luthier_onnx__gname(luthier_onnx__ctx *c, int t) {
+    luthier_tensor_info ti;
+    return luthier_graph_tensor_info(c->g, t, &ti) == LUTHIER_STATUS_OK ? ti.name : "?";
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__root(luthier_onnx__ctx *c, int t) {
+    luthier_tensor_info ti;
+    return luthier_graph_tensor_info(c->g, t, &ti) == LUTHIER_STATUS_OK && ti.length_axis >= 0 ? ti.length_root : -1;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__moves_marks(const luthier_onnx__node *n) {
+    static const char *const ops[8] = {"Gather", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Concat", "ReduceMin"};
+    int k;
+    for (k = 0; k < 8; k++)
+        if (luthier_onnx__isop(n, ops[k])) return 1;
+    return 0;
+}
+
+/* The marks as an integer tensor of t's shape (1 marked, 0 not). */
+LUTHIER_ONNX__FN luthier_onnx__tensor *luthier_onnx__marks(luthier_onnx__ctx *c, const luthier_onnx__tensor *t) {
+    luthier_onnx__tensor *m = luthier_onnx__tnew(c, 0, t->rank, t->dims);
+    size_t e;
+    for (e = 0; m && e < m->n; e++) m->i[e] = t->lenmask ? t->lenmask[e] : 0;
+    return m;
+}
+
+/* res = node n folded from constants: its marks, by folding the inputs' marks the same way
+   (ReduceMin's as ReduceMax: a mark survives where any reduced entry had one). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_lens(luthier_onnx__ctx *c, luthier_onnx__node *n, const luthier_onnx__opinfo *r,
+                                                       luthier_onnx__tensor *res) {
+    luthier_onnx__tensor *saved[64], *mres = NULL;
+    luthier_onnx__foldargs arg;
+    luthier_onnx__shape xs;
+    luthier_onnx__node n2 = *n;
+    luthier_status s = LUTHIER_STATUS_OK;
+    const int data = luthier_onnx__isop(n, "Concat") ? n->nin : 1;
+    int k, marked = -1;
+    size_t e;
+    for (k = 0; k < n->nin; k++) {
+        const luthier_onnx__val *v = luthier_onnx__in(c, n, k);
+        if (!v || !v->c || !v->c->lenmask) continue;
+        if (!luthier_onnx__moves_marks(n) || k >= data || n->nin > 64)
+            LUTHIER_ONNX__UNSUP("input %d ('%s') holds a run-time length (the shape of '%s'): this operator cannot follow it", k,
+                                v->name, luthier_onnx__gname(c, v->c->lentid));
+        if (marked >= 0 && luthier_onnx__root(c, v->c->lentid) != luthier_onnx__root(c, luthier_onnx__in(c, n, marked)->c->lentid))
+            LUTHIER_ONNX__UNSUP("inputs %d and %d hold different run-time lengths", marked, k);
+        marked = k;
+    }
+    if (marked < 0) return LUTHIER_STATUS_OK;
+    for (k = 0; k < data; k++) {
+        luthier_onnx__val *v = luthier_onnx__in(c, n, k);
+        saved[k] = v ? v->c : NULL;
+        if (v && v->c && !(v->c = luthier_onnx__marks(c, saved[k]))) s = LUTHIER_STATUS_OUT_OF_MEMORY;
+    }
+    if (luthier_onnx__isop(n, "ReduceMin")) n2.op = "ReduceMax";
+    memset(&arg, 0, sizeof arg);
+    arg.c = c, arg.n = &n2, arg.x = luthier_onnx__in(c, n, 0), arg.xc = arg.x->c, arg.xs = &xs, arg.res = &mres;
+    luthier_onnx__vshape(c, arg.x, &xs);
+    if (s == LUTHIER_STATUS_OK) s = r->fold(&arg);
+    for (k = 0; k < data; k++) {
+        luthier_onnx__val *v = luthier_onnx__in(c, n, k);
+        if (v) v->c = saved[k];
+    }
+    if (s == LUTHIER_STATUS_OUT_OF_MEMORY) LUTHIER_ONNX__OOM();
+    if (s != LUTHIER_STATUS_OK) return s;
+    if (!mres || !mres->i || mres->n != res->n || !(res->lenmask = (unsigned char *)luthier_onnx__alloc(c, res->n + 1)))
+        LUTHIER_ONNX__OOM();
+    for (e = 0; e < res->n; e++) res->lenmask[e] = mres->i[e] != 0;
+    res->lentid = luthier_onnx__in(c, n, marked)->c->lentid;
+    res->lenwhole = luthier_onnx__isop(n, "Identity") && luthier_onnx__in(c, n, 0)->c->lenwhole;
+    return LUTHIER_STATUS_OK;
+}
+
 /* The node's row's fold hook (see >>onnx-fold): *done = 1 when it computed n's output. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold(luthier_onnx__ctx *c, luthier_onnx__node *n, int *done) {
     const luthier_onnx__opinfo *r = luthier_onnx__opinfo_of(n);
@@ -2004,6 +2114,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold(luthier_onnx__ctx *c, luthier
     if (arg.xc && !arg.xc->f && !arg.xc->i && r->fold != luthier_onnx__fold_none)
         LUTHIER_ONNX__UNSUP("input '%s' has type %s: not supported", arg.x->name, luthier_onnx__typename(arg.xc->type));
     LUTHIER_ONNX__TRY(r->fold(&arg));
+    if (res && all_const) LUTHIER_ONNX__TRY(luthier_onnx__fold_lens(c, n, r, res));
     if (res) out->c = res, *done = 1;
     return LUTHIER_STATUS_OK;
 }
@@ -2064,6 +2175,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__eng(luthier_onnx__ctx *c, const lu
         return LUTHIER_STATUS_OK;
     }
     if (!t->f && !t->i) LUTHIER_ONNX__UNSUP("constant '%s' has type %s: not supported", v->name, luthier_onnx__typename(t->type));
+    if (t->lenmask) LUTHIER_ONNX__UNSUP("'%s' holds a run-time length (a shape of a tensor with one): the engine computes no shapes", v->name);
     if (t->rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("constant '%s' has rank %d (the engine takes up to %d)", v->name, t->rank, LUTHIER_MAX_RANK);
     for (k = 0; k < t->rank; k++)
         if (t->dims[k] < 1) LUTHIER_ONNX__UNSUP("constant '%s' is empty (dimension %d is %lld)", v->name, k, (long long)t->dims[k]);
@@ -3169,22 +3281,30 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_lrn(const luthier_onnx__cvargs 
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_LRN, &xt, 1);
 }
 
+/* Concat; above 64 inputs (the engine's concat takes at most 64), concatenations of 64 at a time
+   and one of those (at most 64 * 64 inputs). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_concat(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
     int64_t ax;
-    int m = 0;
+    int m = 0, parts = 0, *all = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(n->nin + 1));
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis"));
+    if (!all) LUTHIER_ONNX__OOM();
     if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
-    if (n->nin > 64) LUTHIER_ONNX__UNSUP("%d inputs (at most 64)", n->nin);
+    if (n->nin > 64 * 64) LUTHIER_ONNX__UNSUP("%d inputs (at most %d)", n->nin, 64 * 64);
     for (k = 0; k < n->nin; k++) {
         luthier_onnx__val *v = luthier_onnx__in(c, n, k);
         if (!v || (v->c && v->c->n == 0)) continue;
-        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, v, 1, &in[m]));
+        LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, v, 1, &all[m]));
         m++;
     }
     if (!m) LUTHIER_ONNX__UNSUP("all inputs are empty");
     d.axis = (int)ax;
-    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CONCAT, in, m);
+    if (m <= 64) return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CONCAT, all, m);
+    for (k = 0; k < m; k += 64, parts++) {
+        d.op = LUTHIER_OP_CONCAT, d.inputs = all + k, d.num_inputs = m - k < 64 ? m - k : 64;
+        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "part", &in[parts]));
+    }
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CONCAT, in, parts);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_split(const luthier_onnx__cvargs *arg) {
@@ -4083,6 +4203,45 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__
     LUTHIER_ONNX__UNSUP("supported only on constants (an input is computed at run time here)");
 }
 
+/* ConstantOfShape of Shape(s) where s has a run-time length (>>onnx-lengths): where(s, v, v)
+   has s's shape and length (s as f32 0/1 through a cast when it holds integers). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_of_shape(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const luthier_onnx__attr *va = luthier_onnx__attr_get(n, "value");
+    const int64_t one = 1;
+    luthier_tensor_info ti;
+    if (!x->c || !x->c->lenmask || !x->c->lenwhole)
+        LUTHIER_ONNX__UNSUP("needs a constant shape, or the whole shape of a tensor with a run-time length");
+    if (va && (!va->t || va->t->n != 1 || (!va->t->f && !va->t->i))) LUTHIER_ONNX__UNSUP("value must be a one-element numeric tensor");
+    in[0] = x->c->lentid;
+    luthier_graph_tensor_info(c->g, in[0], &ti);
+    if (ti.dtype != LUTHIER_DTYPE_F32) {
+        d.op = LUTHIER_OP_CAST, d.typed = 1, d.attr.cast.to = LUTHIER_CAST_TO_BOOL, d.inputs = in, d.num_inputs = 1;
+        LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "cond", &in[0]));
+        memset(&d, 0, sizeof d);
+    }
+    if (!va || va->t->f) {
+        const float v = va ? va->t->f[0] : 0.0f;
+        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "value", 1, &one, &v, &in[1]));
+    } else {
+        const char *name = luthier_onnx__uname(c, oname, "value");
+        if (!name) LUTHIER_ONNX__OOM();
+        if (luthier_graph_constant_i64(c->g, name, 1, &one, va->t->i, &in[1]) != LUTHIER_STATUS_OK)
+            LUTHIER_ONNX__UNSUP("%s", luthier_graph_error(c->g));
+    }
+    in[2] = in[1];
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_WHERE, in, 3);
+}
+
+/* NonZero -> nonzero: i64 [rank, numel], the count a run-time length along axis 1. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nonzero(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
+    if (xs.rank < 1) LUTHIER_ONNX__UNSUP("a scalar input (the engine holds no rank-0 tensors)");
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 0, &xt));
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_NONZERO, &xt, 1);
+}
+
 /* LSTM, GRU, RNN (opsets 7..; layout from 14) -> the engine's lstm, gru, rnn. W, R, B, P must be
    constants, sequence_lens a constant (lengths 1..seq); only the default
    activations (their alpha and beta lists are unused then). */
@@ -4209,6 +4368,18 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_argext(const luthier_onnx__cvar
     return luthier_onnx__emit_out(c, n, &d, arg->op, &xt, 1);
 }
 
+/* TopK's K = min(k, the run-time length of x along the axis) (>>onnx-lengths): the engine's TOPK
+   with k over that length gives min(k, n) entries. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__topk_len_k(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__shape *xs,
+                                                        int64_t ax, const luthier_onnx__tensor *K, int64_t *kk) {
+    if (K->n != 1 || !K->i) LUTHIER_ONNX__BAD("input K has %zu values, it must be one", K->n);
+    if (!K->lenmask[0] || xs->len_axis != ax || xs->len_root != luthier_onnx__root(c, K->lentid))
+        LUTHIER_ONNX__UNSUP("K holds the run-time length of '%s', which is not x's along axis %lld", luthier_onnx__gname(c, K->lentid),
+                            (long long)ax);
+    *kk = K->i[0];
+    return LUTHIER_STATUS_OK;
+}
+
 /* TopK: k from the attribute (opsets 1..9) or the constant input K (10..); largest and sorted
    from opset 11. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_topk(const luthier_onnx__cvargs *arg) {
@@ -4224,7 +4395,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_topk(const luthier_onnx__cvargs
         luthier_onnx__val *kv = luthier_onnx__in(c, n, 1);
         if (!kv) LUTHIER_ONNX__BAD("input K is missing");
         if (!kv->c) LUTHIER_ONNX__UNSUP("input K ('%s') is computed at run time: the engine needs a constant k", kv->name);
-        LUTHIER_ONNX__TRY(luthier_onnx__int_scalar(c, n, 1, "K", &kk));
+        if (kv->c->lenmask) LUTHIER_ONNX__TRY(luthier_onnx__topk_len_k(c, n, &xs, ax, kv->c, &kk));
+        else LUTHIER_ONNX__TRY(luthier_onnx__int_scalar(c, n, 1, "K", &kk));
     }
     if (kk == 0) LUTHIER_ONNX__UNSUP("k = 0 gives empty outputs, which the engine does not hold");
     if (kk < 0 || kk > xs.d[ax]) LUTHIER_ONNX__BAD("k %lld is not in [1, %lld]", (long long)kk, (long long)xs.d[ax]);
@@ -4391,7 +4563,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     X("SpaceToDepth", 1, 1, 1, 1, depth_space, SPACE_TO_DEPTH, none, 1, 0)           \
     X("Shape", 1, 1, 1, 1, const_only, COUNT, shape, 1, 0)                           \
     X("Size", 1, 1, 1, 1, const_only, COUNT, shape, 1, 0)                            \
-    X("ConstantOfShape", 1, 1, 1, 1, const_only, COUNT, const_of_shape, 9, 0)        \
+    X("ConstantOfShape", 1, 1, 1, 1, const_of_shape, WHERE, const_of_shape, 9, 0)    \
     X("Range", 3, 3, 1, 1, const_only, COUNT, range, 11, 0)                          \
     X("Equal", 2, 2, 1, 1, logic, EQUAL, broadcast, 1, 0)                            \
     X("Where", 3, 3, 1, 1, where, WHERE, broadcast, 9, 0)                            \
@@ -4426,7 +4598,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     X("ScatterElements", 3, 3, 1, 1, index, SCATTER_ELEMENTS, none, 11, 0)      \
     X("Scatter", 3, 3, 1, 1, index, SCATTER_ELEMENTS, none, 9, 10)              \
     X("Einsum", 1, LUTHIER_ONNX__MANY, 1, 1, einsum, COUNT, none, 12, 0)        \
-    X("GroupNormalization", 3, 3, 1, 1, group_norm, COUNT, none, 18, 0)
+    X("GroupNormalization", 3, 3, 1, 1, group_norm, COUNT, none, 18, 0)        \
+    X("NonZero", 1, 1, 1, 1, nonzero, NONZERO, none, 9, 0)
 
 
 /* The row of node n's operator, or NULL (an unknown operator, or a domain the loader does not read). */

@@ -33,6 +33,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_costmodel.c"
 #include "test_onnx.c"
 #include "test_index.c"
+#include "test_lengths.c"
 #include "test_int8.c"
 #include "test_qconv.c"
 #include "test_qops.c"
@@ -125,6 +126,7 @@ int main(int argc, char **argv) {
     run_costmodel_tests();
     run_onnx_tests();
     run_index_tests();
+    run_lengths_tests();
     run_int8_tests();
     run_qconv_tests();
     RUN(test_qops_quantize);

@@ -97,7 +97,7 @@ static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthi
         int oi = luthier_onnx_output_index(g, outs[k].name);
         luthier_tensor_info ti;
         size_t n = 1, e;
-        int d;
+        int d, axis;
         if (oi < 0) {
             snprintf(msg, msg_size, "reference output '%s' is not a graph output", outs[k].name);
             bad = -1;
@@ -105,13 +105,21 @@ static long onnx_run_compare(luthier_context *ctx, luthier_graph *g, const luthi
         }
         luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, oi), &ti);
         for (d = 0; d < ti.rank; d++) n *= (size_t)ti.shape[d];
-        /* an i64 output longer than the reference is NonMaxSuppression's fixed-size one: the
-           rows past the selections must hold -1 */
-        if (ti.dtype == LUTHIER_DTYPE_I64 && n > outs[k].numel) {
-            for (e = outs[k].numel; e < n && ((const int64_t *)out_bufs[oi])[e] == -1; e++) {}
-            if (e == n) n = outs[k].numel;
+        axis = -1;
+        { /* an output with a run-time length (NonZero, NonMaxSuppression): its valid entries */
+            int64_t len;
+            luthier_plan_output_length(p, oi, &axis, &len);
+            if (axis >= 0) {
+                const size_t es = ti.dtype == LUTHIER_DTYPE_I64 ? 8 : 4, cap = (size_t)ti.shape[axis];
+                size_t outer = 1, inner = es, r;
+                for (d = 0; d < axis; d++) outer *= (size_t)ti.shape[d];
+                for (d = axis + 1; d < ti.rank; d++) inner *= (size_t)ti.shape[d];
+                for (r = 0; r < outer; r++)
+                    memmove((char *)out_bufs[oi] + r * (size_t)len * inner, (char *)out_bufs[oi] + r * cap * inner, (size_t)len * inner);
+                n = outer * (size_t)len * (inner / es);
+            }
         }
-        if (n != (outs[k].numel ? outs[k].numel : 1)) {
+        if (n != (outs[k].numel || axis >= 0 ? outs[k].numel : 1)) { /* a static empty output is held as 1 element */
             snprintf(msg, msg_size, "output '%s' has %zu elements, the reference %zu", outs[k].name, n, outs[k].numel);
             bad = -1;
             break;
