@@ -346,7 +346,12 @@ static void fz_graph_case(int kase, int dense) {
             luthier_plan_desc pd;
             memset(&pd, 0, sizeof pd);
             pd.no_fusion = !fusion;
-            plan_vs_ref(ctx, b.g, &pd, ins, 2e-5, what);
+            /* 1e-4: the conv's sums (72 products, inputs up to 4) reach about 10 before
+               activations that map into [0, 1] (hard_sigmoid), and the plan folds batch norm
+               into the weights where the interpreter applies it after: their fp32 roundings
+               differ by up to ~2.5e-5 of an output of scale 1. A wrong activation parameter
+               is off by 1e-2 or more. */
+            plan_vs_ref(ctx, b.g, &pd, ins, 1e-4, what);
         }
         luthier_context_destroy(ctx);
     }
