@@ -3291,6 +3291,7 @@ struct luthier__pstep {
     int kernel_index;                /* MATMUL: registry index */
     luthier__packed_b_layout bl;     /* MATMUL: one batch's packed B */
     float *packed;                   /* MATMUL: plan-owned packed B (scratch, or B itself when constant) */
+    size_t packed_bytes;             /* CONV_TRANSPOSE: of packed (its weights: the tuner flushes them) */
     int b_prepacked;                 /* MATMUL: B constant without batch: packed at create time */
     luthier_conv_algorithm algorithm;
     double flops, bytes, seconds;
@@ -4441,9 +4442,9 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qstep(luthier_context *ctx, const l
 
 /* >>impl-records ==============================================================================
    The records module: what the tuner writes and luthier_plan_create reads, in one place.
-   A LAYER is a tunable node (a convolution or dense node as fused in the plan) identified by its
-   SIGNATURE, a text of its shapes, attributes, fused epilogue and (int8) kind; nodes with one
-   signature share one record. A records file is text: the header "luthier-records <version>",
+   A LAYER is a tunable node (a convolution, dense or conv_transpose node as fused in the plan)
+   identified by its SIGNATURE, a text of its shapes, attributes, fused epilogue and (int8)
+   kind; nodes with one signature share one record. A records file is text: the header "luthier-records <version>",
    '#' comments, then one tab-separated line per layer: machine fingerprint, signature,
    algorithm, kernel, schedule, ratios, ms, default ms. Lines of other machines are ignored and
    malformed ones skipped, both counted in a note (luthier_context_error after a success).
@@ -4454,10 +4455,11 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qstep(luthier_context *ctx, const l
 #define LUTHIER__RECORDS_VERSION 1
 
 typedef struct luthier__layer {
-    luthier_op op;           /* CONV2D or DENSE */
+    luthier_op op;           /* CONV2D, DENSE or CONV_TRANSPOSE */
     char sig[256];
-    luthier_conv2d_desc cd;  /* CONV2D: the desc the plan creates (NHWC, epilogue set) */
-    int64_t m, n, k;         /* DENSE: C = act(A * W^T + b (+ C)) */
+    luthier_conv2d_desc cd;  /* CONV2D: the desc the plan creates (NHWC, epilogue set);
+                                CONV_TRANSPOSE: its shapes and attributes (luthier__convt_layer) */
+    int64_t m, n, k;         /* DENSE: C = act(A * W^T + b (+ C)); CONV_TRANSPOSE: its GEMM */
     int q;                   /* int8 layer (input uint8; output uint8 when out_u8, else fp32) */
     luthier_kernel_family fam; /* of its kernel knob: INT8 when q, F16W for dense layers of fp16
                                   plans, else F32 */
@@ -4468,6 +4470,37 @@ typedef struct luthier__layer {
     int residual;
     double flops, bytes;
 } luthier__layer;
+
+/* The signature of conv_transpose node gn (input x, weights w [Cin, Cout_g, kh, kw]), its
+   attributes in the fields of a conv2d descriptor (cd: output channels, kernel, stride, pads,
+   dilation, groups) and its GEMM (algorithm IM2COL): one per group of m input pixels, n = taps
+   x Cout_g columns, k = Cin_g, m counting every group's pixels. */
+LUTHIER_PRIVATE void luthier__convt_layer(const luthier__gnode *gn, const luthier__gtensor *x, const luthier__gtensor *w,
+                                          luthier__layer *t) {
+    const luthier_conv_transpose_attrs *a = &gn->d.attr.conv_transpose;
+    luthier_conv2d_desc *cd = &t->cd;
+    cd->batch = x->shape[0], cd->in_channels = x->shape[1], cd->in_h = x->shape[2], cd->in_w = x->shape[3];
+    cd->out_channels = w->shape[1] * a->groups, cd->kernel_h = w->shape[2], cd->kernel_w = w->shape[3];
+    cd->stride_h = a->stride[0], cd->stride_w = a->stride[1], cd->dilation_h = a->dilation[0], cd->dilation_w = a->dilation[1];
+    cd->pad_top = a->pads[0], cd->pad_left = a->pads[1], cd->pad_bottom = a->pads[2], cd->pad_right = a->pads[3];
+    cd->groups = a->groups;
+    t->m = x->shape[0] * x->shape[2] * x->shape[3] * a->groups;
+    t->n = w->shape[1] * w->shape[2] * w->shape[3];
+    t->k = x->shape[1] / a->groups;
+    snprintf(t->sig, sizeof t->sig,
+             "conv_transpose n%lld c%lld h%lld w%lld o%lld k%lldx%lld s%lldx%lld p%lld,%lld,%lld,%lld d%lldx%lld op%lld,%lld g%lld act=%s res=%d",
+             (long long)x->shape[0], (long long)x->shape[1], (long long)x->shape[2], (long long)x->shape[3],
+             (long long)(w->shape[1] * a->groups), (long long)w->shape[2], (long long)w->shape[3], (long long)a->stride[0],
+             (long long)a->stride[1], (long long)a->pads[0], (long long)a->pads[1], (long long)a->pads[2], (long long)a->pads[3],
+             (long long)a->dilation[0], (long long)a->dilation[1], (long long)a->output_padding[0],
+             (long long)a->output_padding[1], (long long)a->groups, luthier__act_name(t->act), t->residual);
+}
+
+/* Whether layer l is a conv_transpose with one input and one output channel per group (which
+   the DEPTHWISE algorithm runs). */
+LUTHIER_PRIVATE int luthier__layer_convt_dw(const luthier__layer *l) {
+    return l->op == LUTHIER_OP_CONV_TRANSPOSE && l->cd.groups == l->cd.in_channels && l->cd.out_channels == l->cd.groups;
+}
 
 /* The layer of node i given the fusion decisions (with cal: of a plan with that calibration)
    when the node's precision is prec (resolved: FP32, FP16 or INT8) on ctx (NULL: a CPU without
@@ -4481,10 +4514,12 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_context *ctx, const luthier_
     const luthier__gnode *gn = &g->nodes[i];
     const luthier__gtensor *x = &g->tensors[gn->inputs[0]];
     memset(t, 0, sizeof *t);
-    if (!f[i].alive || (gn->d.op != LUTHIER_OP_CONV2D && gn->d.op != LUTHIER_OP_DENSE)) return 0;
+    if (!f[i].alive ||
+        (gn->d.op != LUTHIER_OP_CONV2D && gn->d.op != LUTHIER_OP_DENSE && gn->d.op != LUTHIER_OP_CONV_TRANSPOSE))
+        return 0;
     /* as luthier__q_node and luthier__plan_qstep decide it */
-    t->q = prec == LUTHIER_PRECISION_INT8 && f[i].residual < 0 && !luthier__act_is_post(f[i].act) &&
-           luthier__cal_has(cal, gn->inputs[0]);
+    t->q = prec == LUTHIER_PRECISION_INT8 && gn->d.op != LUTHIER_OP_CONV_TRANSPOSE && f[i].residual < 0 &&
+           !luthier__act_is_post(f[i].act) && luthier__cal_has(cal, gn->inputs[0]);
     t->out_u8 = t->q && luthier__cal_has(cal, f[i].out) && !g->tensors[f[i].out].is_output;
     t->op = gn->d.op;
     t->act = f[i].act;
@@ -4508,6 +4543,8 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_context *ctx, const luthier_
                  (long long)cd->stride_w, (long long)cd->pad_top, (long long)cd->pad_left, (long long)cd->pad_bottom,
                  (long long)cd->pad_right, (long long)cd->dilation_h, (long long)cd->dilation_w, (long long)cd->groups,
                  luthier__act_name(t->act), t->residual);
+    } else if (gn->d.op == LUTHIER_OP_CONV_TRANSPOSE) {
+        luthier__convt_layer(gn, x, &g->tensors[gn->inputs[1]], t);
     } else {
         const luthier__gtensor *w = &g->tensors[gn->inputs[1]];
         int ok;
@@ -4700,7 +4737,7 @@ LUTHIER_PRIVATE void luthier__record_write(FILE *fh, const char *fingerprint, co
     char ratios[96];
     luthier__ratios_str(cfg, ratios, sizeof ratios);
     fprintf(fh, "%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.4f\t%s\n", fingerprint, l->sig,
-            l->op == LUTHIER_OP_CONV2D && cfg->algorithm ? luthier_conv_algorithm_name(cfg->algorithm) : "-",
+            l->op != LUTHIER_OP_DENSE && cfg->algorithm ? luthier_conv_algorithm_name(cfg->algorithm) : "-",
             cfg->kernel[0] ? cfg->kernel : "-", cfg->schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios, ms,
             default_ms, luthier_precision_name(luthier__precision_of_family(l->fam)));
 }
@@ -5107,8 +5144,13 @@ LUTHIER_PRIVATE luthier_status luthier__lower_matmul(luthier__planner *pl, luthi
     return LUTHIER_STATUS_OK;
 }
 
-/* CONV_TRANSPOSE: what its run hook needs besides st->bl / st->packed / st->kernel_index / st->bias. */
+/* CONV_TRANSPOSE: what its run hook needs besides st->bl / st->packed / st->kernel_index / st->bias.
+   Two algorithms (the configuration's knob): IM2COL, a GEMM per group on the packed weights
+   into columns that col2im gathers; DEPTHWISE (one input and one output channel per group, the
+   default there), col2im making each tap's product from the input and the weights [kh][kw][C]
+   in st->packed. */
 typedef struct luthier__convt_plan {
+    int direct;           /* DEPTHWISE */
     size_t kh, kw, ncols; /* ncols = kh * kw * Cout_g: the columns of one group's GEMM */
     size_t rows;          /* input rows (n * H + iy) per chunk */
     size_t group_floats;  /* packed B of group g at st->packed + g * group_floats */
@@ -5147,8 +5189,50 @@ LUTHIER_PRIVATE void luthier__convt_weights(const float *w, size_t g, size_t cin
             for (t = 0; t < taps; t++) b[ci * taps * cg + t * cg + co] = w[((g * cing + ci) * cg + co) * taps + t];
 }
 
-/* CONV_TRANSPOSE: the weights packed once per group for the step's kernel, the bias, the
-   columns' scratch and the GEMM's workspace. */
+/* Whether conv_transpose node gn has one input and one output channel per group. */
+LUTHIER_PRIVATE int luthier__convt_depthwise(const luthier_graph *g, const luthier__gnode *gn) {
+    return g->tensors[gn->inputs[0]].shape[1] == gn->d.attr.conv_transpose.groups && g->tensors[gn->inputs[1]].shape[1] == 1;
+}
+
+/* The algorithm of conv_transpose step st: the configuration's, IM2COL or DEPTHWISE where it
+   fits (AUTO: DEPTHWISE where it fits); another one fails naming the node, or falls back to
+   AUTO with fallback_invalid. */
+LUTHIER_PRIVATE luthier_status luthier__convt_algorithm(luthier__planner *pl, luthier__pstep *st, const luthier__gnode *gn) {
+    const int dw = luthier__convt_depthwise(pl->g, gn);
+    luthier_conv_algorithm a = st->cfg.algorithm;
+    if (a != LUTHIER_CONV_AUTO && a != LUTHIER_CONV_IM2COL && !(a == LUTHIER_CONV_DEPTHWISE && dw)) {
+        const char *name = luthier_conv_algorithm_name(a);
+        if (!pl->pd.fallback_invalid)
+            return luthier__fail(pl->ctx, LUTHIER_STATUS_UNSUPPORTED,
+                                 "plan: node '%s' (conv_transpose): algorithm '%s': it runs im2col (GEMM + col2im), or "
+                                 "depthwise with one input and one output channel per group",
+                                 gn->name, name ? name : "?");
+        luthier__plan_fallback(pl->ctx, pl->p, gn->name);
+        a = LUTHIER_CONV_AUTO;
+    }
+    st->algorithm = dw && a != LUTHIER_CONV_IM2COL ? LUTHIER_CONV_DEPTHWISE : LUTHIER_CONV_IM2COL;
+    return LUTHIER_STATUS_OK;
+}
+
+/* CONV_TRANSPOSE by DEPTHWISE: the weights [C][1][kh][kw] as [kh][kw][C], no microkernel. */
+LUTHIER_PRIVATE luthier_status luthier__lower_convt_direct(luthier__planner *pl, luthier__pstep *st, const luthier__gnode *gn,
+                                                           luthier__convt_plan *cp) {
+    const luthier__gtensor *w = &pl->g->tensors[gn->inputs[1]];
+    const size_t c = (size_t)w->shape[0], taps = cp->kh * cp->kw;
+    size_t ch, t, bytes;
+    if (!luthier__size_mul(c * taps, sizeof(float), &bytes) || !(st->packed = (float *)luthier__plan_blob(pl->p, bytes)))
+        return luthier__fail(pl->ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    for (ch = 0; ch < c; ch++)
+        for (t = 0; t < taps; t++) st->packed[t * c + ch] = ((const float *)w->data)[ch * taps + t];
+    cp->direct = 1;
+    st->kernel = "";
+    st->packed_bytes = bytes;
+    pl->p->weights_bytes += bytes;
+    return LUTHIER_STATUS_OK;
+}
+
+/* CONV_TRANSPOSE: its algorithm; by IM2COL the weights packed once per group for the step's
+   kernel, the columns' scratch and the GEMM's workspace; the bias. */
 LUTHIER_PRIVATE luthier_status luthier__lower_conv_transpose(luthier__planner *pl, luthier__pstep *st, int ni) {
     luthier_context *ctx = pl->ctx;
     const luthier__gnode *gn = &pl->g->nodes[ni];
@@ -5162,12 +5246,18 @@ LUTHIER_PRIVATE luthier_status luthier__lower_conv_transpose(luthier__planner *p
     if (!luthier__size_mul((size_t)w->shape[2], (size_t)w->shape[3], &taps) || !luthier__size_mul(taps, cg, &per_row) ||
         !luthier__size_mul(per_row, groups, &per_row) || !luthier__size_mul(per_row, xw, &per_row))
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "plan: node '%s' (conv_transpose): the columns overflow", gn->name);
+    if ((s = luthier__convt_algorithm(pl, st, gn)) != LUTHIER_STATUS_OK) return s;
+    if (!(cp = (luthier__convt_plan *)luthier__plan_blob(pl->p, sizeof *cp))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    memset(cp, 0, sizeof *cp);
+    cp->kh = (size_t)w->shape[2];
+    cp->kw = (size_t)w->shape[3];
+    st->aux = cp;
+    if (gn->d.num_inputs > 2 && gn->inputs[2] >= 0 && !(st->bias = (const float *)luthier__own_const(pl->p, gn->inputs[2])))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+    if (st->algorithm == LUTHIER_CONV_DEPTHWISE) return luthier__lower_convt_direct(pl, st, gn, cp);
     if ((s = luthier__step_kernel(pl, st, gn->name, taps * cg)) != LUTHIER_STATUS_OK) return s;
     if (!luthier__packed_b_layout_init(&st->bl, (size_t)luthier__ukernels[st->kernel_index].nr, cing, taps * cg))
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "plan: node '%s' (conv_transpose): packed B overflows", gn->name);
-    if (!(cp = (luthier__convt_plan *)luthier__plan_blob(pl->p, sizeof *cp))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
-    cp->kh = (size_t)w->shape[2];
-    cp->kw = (size_t)w->shape[3];
     cp->ncols = taps * cg;
     cp->rows = luthier__min_sz(xrows, luthier__max_sz(1, LUTHIER__CONVT_COLS_FLOATS / per_row));
     cp->group_floats = luthier__div_up(st->bl.bytes, LUTHIER__ALIGN) * LUTHIER__ALIGN / sizeof(float);
@@ -5183,9 +5273,7 @@ LUTHIER_PRIVATE luthier_status luthier__lower_conv_transpose(luthier__planner *p
     }
     luthier__free(tmp);
     pl->p->weights_bytes += ws;
-    if (gn->d.num_inputs > 2 && gn->inputs[2] >= 0 && !(st->bias = (const float *)luthier__own_const(pl->p, gn->inputs[2])))
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
-    st->aux = cp;
+    st->packed_bytes = ws;
     ws = luthier__sgemm_ws(ctx, &luthier__ukernels[st->kernel_index], cp->rows * xw, cp->ncols, cing);
     if (pl->p->workspace_bytes < ws) pl->p->workspace_bytes = ws;
     return LUTHIER_STATUS_OK;
@@ -6024,6 +6112,13 @@ LUTHIER_PRIVATE luthier_status luthier__run_conv_transpose(const luthier__run_ar
     j.oh = (size_t)os[1]; j.ow = (size_t)os[2];
     j.pt = (ptrdiff_t)a->pads[0]; j.pl = (ptrdiff_t)a->pads[1];
     j.clamp = luthier__activation_bounds(st->act, st->cmin, st->cmax, &j.lo, &j.hi);
+    if (cp->direct) {
+        j.x = xp;
+        j.wt = st->packed;
+        j.r1 = xrows;
+        j.first = 1;
+        return luthier__op_col2im_nhwc(ctx, &cfg, &j);
+    }
     memset(&sd, 0, sizeof sd);
     sd.n = (int64_t)cp->ncols; sd.k = (int64_t)cing;
     sd.lda = (int64_t)cin; sd.ldc = (int64_t)(groups * cp->ncols);

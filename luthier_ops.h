@@ -1578,6 +1578,19 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_col2im_add)(float *y, c
     for (; i < n; i++) y[i] += s[i];
 }
 
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_col2im_fma)(float *y, const float *x, const float *w, size_t n) {
+    LUTHIER__VF a, b, c;
+    size_t i;
+    for (i = 0; i + LUTHIER__VW <= n; i += LUTHIER__VW) {
+        LUTHIER__VLOAD(a, y + i);
+        LUTHIER__VLOAD(b, x + i);
+        LUTHIER__VLOAD(c, w + i);
+        a = a + b * c;
+        LUTHIER__VSTORE(y + i, a);
+    }
+    for (; i < n; i++) y[i] += x[i] * w[i];
+}
+
 /* The taps of output pixel (b, oy, ox) whose input row lies in the chunk, added to y. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_col2im_pixel)(const luthier__op_col2im_job *j, size_t b, size_t oy,
                                                                      size_t ox, float *y) {
@@ -1593,6 +1606,11 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_col2im_pixel)(const lut
             const ptrdiff_t tx = (ptrdiff_t)ox + j->pl - (ptrdiff_t)(kx * j->dw);
             const float *src;
             if (tx < 0 || tx % (ptrdiff_t)j->sw || (size_t)tx / j->sw >= j->w) continue;
+            if (j->x) {
+                LUTHIER__VN(luthier__op_col2im_fma)(y, j->x + (row * j->w + (size_t)tx / j->sw) * j->c,
+                                                    j->wt + (ky * j->kw + kx) * j->c, j->c);
+                continue;
+            }
             src = j->cols + ((row - j->r0) * j->w + (size_t)tx / j->sw) * px + (ky * j->kw + kx) * j->cg;
             for (g = 0; g < j->groups; g++) LUTHIER__VN(luthier__op_col2im_add)(y + g * j->cg, src + g * taps * j->cg, j->cg);
         }
@@ -2245,6 +2263,8 @@ typedef struct luthier__op_pad_job {
    oy = iy * sh - pt + ky * dh and ox = ix * sw - pl + kx * dw. */
 typedef struct luthier__op_col2im_job {
     const float *cols; /* input rows [r0, r1) (row = b * h + iy): [row][w][groups][kh][kw][cg] */
+    const float *x;    /* or, depthwise (groups = c, cg = 1): the input [n][h][w][c] and ... */
+    const float *wt;   /* ... the weights [kh][kw][c], each tap's product made here */
     const float *bias; /* NULL or c values */
     float *y;          /* [n][oh][ow][c], c = groups * cg */
     size_t n, h, w, c, groups, cg, kh, kw, sh, sw, dh, dw, oh, ow;

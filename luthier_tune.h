@@ -12,7 +12,8 @@
                  schedule
    A task is a set of nodes with one signature: operator, shapes, stride, padding, dilation,
    groups and the fused epilogue (activation, residual add) as the plan will run them. Tuned
-   ops: convolutions and dense layers (the other operators keep their defaults).
+   ops: convolutions, dense layers and transposed convolutions (kernel and workload; timed as
+   their step in a plan of the node alone); the other operators keep their defaults.
 
    Search (luthier_gbt.h): a gradient-boosted-tree cost model over features of the task (shape,
    FLOPs, bytes, intensity), the algorithm, the kernel (MR, NR, kind, ISA) and the workload
@@ -41,12 +42,13 @@
    RECORDS are a text file, one line per task:
        luthier-records 1
        <fingerprint>\t<signature>\t<algorithm>\t<kernel>\t<schedule>\t<ratios>\t<ms>\t<default_ms>\t<precision>
-   (precision: the layer's, fp32, fp16 or int8; a line without it is fp32). The fingerprint names the machine: clusters (names, capacities, CPUs), thread count and
+   (precision: the layer's, fp32, fp16 or int8; a line without it is fp32). The fingerprint
+   names the machine: clusters (names, capacities, CPUs), thread count and
    CPU features. Lines of another fingerprint are ignored (counted in a note); malformed
    lines are skipped with a warning; a different version is refused.
 
    TABLE OF CONTENTS: >>api-tune; implementation: >>impl-tune-tasks >>impl-tune-space >>impl-tune-offline
-   >>impl-tune-measure >>impl-tune-records >>impl-tune-run >>impl-tune-auto >>impl-tune-svg
+   >>impl-tune-measure >>impl-tune-records >>impl-tune-kinds >>impl-tune-run >>impl-tune-auto >>impl-tune-svg
 */
 #ifndef LUTHIER_H_INCLUDED
 #error "luthier_tune.h is part of luthier: include luthier.h instead"
@@ -156,8 +158,9 @@ typedef struct luthier_tune_result {
     double guard_cosine, guard_max_abs;
 } luthier_tune_result;
 
-/* Tunes every conv/dense task of g on ctx and writes records_path (NULL = no file). result may
-   be NULL. Bad input returns a status with the reason in luthier_context_error(ctx). */
+/* Tunes every conv2d, dense and conv_transpose task of g on ctx and writes records_path (NULL =
+   no file). result may be NULL. Bad input returns a status with the reason in
+   luthier_context_error(ctx). */
 LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_graph *g,
                                         const luthier_tune_desc *desc, const char *records_path,
                                         luthier_tune_result *result);
@@ -176,7 +179,7 @@ LUTHIER_API luthier_status luthier_records_apply_text(luthier_context *ctx, cons
                                                       const char *text, luthier_node_config *configs,
                                                       int *matched);
 
-/* The task signature of node (conv2d or dense; others: LUTHIER_STATUS_NOT_FOUND) as tuning and
+/* The task signature of node (conv2d, dense, conv_transpose; others: LUTHIER_STATUS_NOT_FOUND) as tuning and
    records use it, and the machine fingerprint of ctx. */
 LUTHIER_API luthier_status luthier_tune_signature(const luthier_graph *g, int node, char *buf,
                                                   size_t size);
@@ -345,8 +348,10 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
         if ((ki.required_cpu_features & ~ctx->cpu_features) == 0 && strcmp(ki.isa, "scalar") != 0) have_simd = 1;
     }
     snprintf(saved, sizeof saved, "%s", ctx->error);
-    for (a = 0; a < (t->l.op == LUTHIER_OP_CONV2D ? (int)LUTHIER_CONV_ALGORITHM_COUNT : 1); a++) {
-        if (t->l.op == LUTHIER_OP_CONV2D && t->l.fam != LUTHIER_KERNELS_F32) { /* the algorithms of its family */
+    for (a = 0; a < (t->l.op != LUTHIER_OP_DENSE ? (int)LUTHIER_CONV_ALGORITHM_COUNT : 1); a++) {
+        if (t->l.op == LUTHIER_OP_CONV_TRANSPOSE) { /* GEMM + col2im, or depthwise where it fits */
+            if (a != LUTHIER_CONV_IM2COL && !(a == LUTHIER_CONV_DEPTHWISE && luthier__layer_convt_dw(&t->l))) continue;
+        } else if (t->l.op == LUTHIER_OP_CONV2D && t->l.fam != LUTHIER_KERNELS_F32) { /* the algorithms of its family */
             if (luthier__conv_algo_fits(NULL, "", &t->l.cd, (luthier_conv_algorithm)a, t->l.fam) != LUTHIER_STATUS_OK)
                 continue;
         } else if (t->l.op == LUTHIER_OP_CONV2D &&
@@ -356,12 +361,14 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
         for (k = -1; k < 2 * nk; k++) {
             luthier_kernel_info ki;
             int per = (nsh ? nsh : 1) + (dynamic ? 1 : 0), q;
-            if (k < 0) {
-                if (a != LUTHIER_CONV_DEPTHWISE || t->l.op != LUTHIER_OP_CONV2D) continue;
+            if (k < 0) { /* depthwise runs no microkernel */
+                if (a != LUTHIER_CONV_DEPTHWISE) continue;
             } else {
-                if (t->l.op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_DEPTHWISE) continue;
+                if (a == LUTHIER_CONV_DEPTHWISE) continue;
                 /* k >= nk: kernel k - nk on every cluster, where a cluster would run a variant */
                 if (k >= nk && !luthier__tune_has_variant(ctx, t->l.fam, k - nk)) continue;
+                /* (layers timed in a plan take one kernel name: its variants run where they exist) */
+                if (k >= nk && t->l.op != LUTHIER_OP_CONV2D && t->l.op != LUTHIER_OP_DENSE) continue;
                 luthier_kernels_get(t->l.fam, k % nk, &ki);
                 if ((ki.required_cpu_features & ~ctx->cpu_features) != 0) continue;
                 if (have_simd && strcmp(ki.isa, "scalar") == 0) continue;
@@ -411,7 +418,7 @@ LUTHIER_PRIVATE double luthier__cand_predict(const luthier__cm_machine *machine,
     double sh[LUTHIER__TUNE_MAX_SHARES], s;
     int64_t oh, ow;
     int j;
-    if (t->l.fam != LUTHIER_KERNELS_F32) return 0;
+    if (t->l.fam != LUTHIER_KERNELS_F32 || (t->l.op == LUTHIER_OP_CONV_TRANSPOSE && c->kernel < 0)) return 0;
     if (t->l.op == LUTHIER_OP_CONV2D) {
         in = t->l.cd;
     } else {
@@ -530,19 +537,30 @@ LUTHIER_PRIVATE void luthier__tune_features(const luthier_context *ctx, const lu
 
 #define LUTHIER__TUNE_CACHE 6
 
+/* One layer object the tuner keeps (luthier__tmeas.cache): per (algorithm, kernel, same),
+   whatever its kind creates (>>impl-tune-kinds). */
+typedef struct luthier__tslot {
+    int algo, kernel, same, used;
+    luthier_conv2d_layer *conv;    /* convolutions (fp32, fp16) */
+    luthier_packed_b *pb;          /* dense layers: the packed weights and the call */
+    luthier_sgemm_desc sd;
+    luthier_qconv2d_layer *qconv;  /* int8 layers (dense: a 1x1 convolution over m pixels) */
+    luthier_plan *plan;            /* other layers: a plan of the node alone, and its step */
+    luthier__pstep *step;
+    float ratios[LUTHIER_MAX_CLUSTERS];
+    const char *names[LUTHIER_MAX_CLUSTERS]; /* luthier__cand_kernels */
+} luthier__tslot;
+
 typedef struct luthier__tmeas {
     luthier_context *ctx;
     const luthier__task *t;
+    const luthier_graph *g;     /* the tuned graph and its fusion decisions (layers timed in a plan) */
+    const luthier__fuse *f;
     const luthier__cand *cands;
     double *times;              /* per candidate, ms (0 = not measured, < 0 failed) */
     float *in, *out, *w, *bias, *res;
-    size_t in_n, out_n, w_n;
-    struct {
-        int algo, kernel, same, used;
-        luthier_conv2d_layer *conv;
-        luthier_packed_b *pb;
-        luthier_qconv2d_layer *qconv;  /* int8 tasks (dense: a 1x1 convolution over m pixels) */
-    } cache[LUTHIER__TUNE_CACHE];
+    size_t in_n, out_n, w_n, bias_n;
+    luthier__tslot cache[LUTHIER__TUNE_CACHE];
     int tick;
     unsigned char *flush;       /* written before every timed run: evicts L1/L2 */
     size_t flush_bytes;
@@ -570,6 +588,7 @@ LUTHIER_PRIVATE void luthier__tmeas_flush(luthier__tmeas *m) {
         luthier_conv2d_destroy(m->cache[i].conv);
         luthier_packed_b_destroy(m->cache[i].pb);
         luthier_qconv2d_destroy(m->cache[i].qconv);
+        luthier_plan_destroy(m->cache[i].plan);
         memset(&m->cache[i], 0, sizeof m->cache[i]);
     }
 }
@@ -652,208 +671,7 @@ LUTHIER_PRIVATE const char *const *luthier__cand_kernels(const luthier_context *
     return names;
 }
 
-/* Times one run of the candidate (ms, minimum of repetitions); < 0 when it cannot run. busy
-   (NULL, or one per cluster): the seconds each cluster spent on its share in that fastest run. */
-LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__cand *c, double *busy) {
-    luthier_context *ctx = m->ctx;
-    const luthier__task *t = m->t;
-    luthier_schedule sch;
-    float ratios[LUTHIER_MAX_CLUSTERS];
-    int nr, slot = -1, i, reps, r;
-    double best = 1e30, t0, first, med[32];
-    luthier_status s = LUTHIER_STATUS_OK;
-    luthier_sgemm_desc sd;
-    const char *same[LUTHIER_MAX_CLUSTERS];
-    luthier__cand_ratios(ctx, c, &sch, ratios, &nr);
-    for (i = 0; i < LUTHIER__TUNE_CACHE; i++)
-        if (m->cache[i].used && m->cache[i].algo == c->algo && m->cache[i].kernel == c->kernel && m->cache[i].same == c->same)
-            slot = i;
-    if (slot < 0) { /* create the object (least recently used slot) */
-        int lru = 0;
-        for (i = 1; i < LUTHIER__TUNE_CACHE; i++)
-            if (m->cache[i].used < m->cache[lru].used) lru = i;
-        slot = lru;
-        luthier_conv2d_destroy(m->cache[slot].conv);
-        luthier_packed_b_destroy(m->cache[slot].pb);
-        luthier_qconv2d_destroy(m->cache[slot].qconv);
-        memset(&m->cache[slot], 0, sizeof m->cache[slot]);
-        m->cache[slot].algo = c->algo;
-        m->cache[slot].kernel = c->kernel;
-        m->cache[slot].same = c->same;
-        if (t->l.q) {
-            luthier_qconv2d_desc qd;
-            luthier__tune_qdesc(t, &qd);
-            qd.algorithm = (luthier_conv_algorithm)c->algo;
-            qd.kernel = c->kernel >= 0 ? luthier__qkernels[c->kernel].name : NULL;
-            qd.cluster_kernels = luthier__cand_kernels(ctx, t, c, same);
-            s = luthier_qconv2d_create(ctx, &qd, (const int8_t *)m->w, t->l.out_u8 ? (const int32_t *)m->bias : NULL,
-                                       &m->cache[slot].qconv);
-        } else if (t->l.op == LUTHIER_OP_CONV2D) {
-            luthier_conv2d_desc cd = t->l.cd;
-            cd.algorithm = (luthier_conv_algorithm)c->algo;
-            cd.kernel = c->kernel >= 0 ? luthier__kernel_tables[t->l.fam].rows[c->kernel].name : NULL;
-            cd.cluster_kernels = luthier__cand_kernels(ctx, t, c, same);
-            s = luthier_conv2d_create(ctx, &cd, m->w, m->bias, &m->cache[slot].conv);
-        } else {
-            memset(&sd, 0, sizeof sd);
-            sd.m = t->l.m; sd.n = t->l.n; sd.k = t->l.k;
-            sd.trans_b = !t->l.trans_w;
-            sd.kernel = luthier__kernel_tables[t->l.fam].rows[c->kernel].name;
-            s = luthier_sgemm_pack_b(ctx, &sd, m->w, &m->cache[slot].pb);
-        }
-        if (s != LUTHIER_STATUS_OK) {
-            m->cache[slot].used = 0;
-            return -1.0;
-        }
-    }
-    m->cache[slot].used = ++m->tick;
-    if (t->l.q) {
-        luthier_conv2d_layer *qv = &m->cache[slot].qconv->cv;
-        qv->d.schedule = sch;
-        qv->d.num_ratios = nr;
-        for (i = 0; i < nr; i++) qv->ratios[i] = ratios[i];
-        qv->d.ratios = nr ? qv->ratios : NULL;
-    } else if (t->l.op == LUTHIER_OP_CONV2D) {
-        luthier_conv2d_layer *cv = m->cache[slot].conv;
-        cv->d.schedule = sch;
-        cv->d.num_ratios = nr;
-        for (i = 0; i < nr; i++) cv->ratios[i] = ratios[i];
-        cv->d.ratios = nr ? cv->ratios : NULL;
-    } else {
-        memset(&sd, 0, sizeof sd);
-        sd.m = t->l.m; sd.n = t->l.n; sd.k = t->l.k;
-        sd.trans_b = !t->l.trans_w;
-        sd.bias = m->bias;
-        sd.activation = t->l.act;
-        sd.clamp_min = t->l.cmin;
-        sd.clamp_max = t->l.cmax;
-        sd.accumulate = t->l.residual;
-        sd.schedule = sch;
-        sd.ratios = nr ? ratios : NULL;
-        sd.num_ratios = nr;
-        sd.cluster_kernels = luthier__cand_kernels(ctx, t, c, same);
-    }
-#define LUTHIER__EVICT()                                                                                        \
-    do {                                                                                                        \
-        if (t->l.q) luthier__evict(m, m->cache[slot].qconv->cv.packed, m->cache[slot].qconv->cv.group_floats * sizeof(float) * (size_t)t->l.cd.groups); \
-        else if (t->l.op == LUTHIER_OP_CONV2D) luthier__evict(m, m->cache[slot].conv->packed, luthier__conv_packed_bytes(m->cache[slot].conv)); \
-        else luthier__evict(m, m->cache[slot].pb->data, m->cache[slot].pb->layout.bytes);                         \
-    } while (0)
-#define LUTHIER__RUN_ONCE()                                                                                     \
-    (t->l.q ? luthier_qconv2d_run(ctx, m->cache[slot].qconv, (const uint8_t *)m->in, m->out)                    \
-          : t->l.op == LUTHIER_OP_CONV2D ? luthier_conv2d_run(ctx, m->cache[slot].conv, m->in, m->out)          \
-                                       : luthier_sgemm_packed(ctx, &sd, m->in, m->cache[slot].pb, m->out))
-    t0 = luthier__tune_now();
-    if ((s = LUTHIER__RUN_ONCE()) != LUTHIER_STATUS_OK) return -1.0; /* warm-up */
-    first = luthier__tune_now() - t0;
-    reps = first > 0 ? (int)(0.005 / first) : 32;
-    if (reps < 3) reps = 3;
-    if (reps > 32) reps = 32;
-    for (r = 0; r < reps; r++) {
-        double dt;
-        LUTHIER__EVICT();
-        if (busy) luthier__pool_timing(ctx, 1);
-        t0 = luthier__tune_now();
-        LUTHIER__RUN_ONCE();
-        dt = luthier__tune_now() - t0;
-        med[r] = dt;
-        if (dt < best) {
-            best = dt;
-            if (busy) luthier__pool_cluster_busy(ctx, busy);
-        }
-    }
-    /* a noisy sample (median far above the minimum) is taken once more */
-    {
-        int a2, b2, below = 0;
-        for (a2 = 0; a2 < reps; a2++) {
-            for (b2 = 0; b2 < reps; b2++) below += med[b2] < med[a2];
-            if (below >= reps / 2) break;
-            below = 0;
-        }
-        (void)b2;
-        if (a2 < reps && med[a2] > 1.5 * best && reps <= 8) {
-            for (r = 0; r < reps; r++) {
-                double dt;
-                LUTHIER__EVICT();
-                if (busy) luthier__pool_timing(ctx, 1);
-                t0 = luthier__tune_now();
-                (void)LUTHIER__RUN_ONCE();
-                dt = luthier__tune_now() - t0;
-                if (dt < best) {
-                    best = dt;
-                    if (busy) luthier__pool_cluster_busy(ctx, busy);
-                }
-            }
-        }
-    }
-#undef LUTHIER__EVICT
-#undef LUTHIER__RUN_ONCE
-    if (busy) luthier__pool_timing(ctx, 0);
-    return best * 1e3;
-}
-
-/* The search's measure callback: seconds, negative when the candidate fails or the budget is
-   out; busy (NULL or one per cluster) as luthier__measure_cand's. */
-LUTHIER_PRIVATE double luthier__tune_measure(void *user, size_t i, double *busy) {
-    luthier__tmeas *m = (luthier__tmeas *)user;
-    double ms;
-    if (m->times[i] != 0) return m->times[i] > 0 ? m->times[i] * 1e-3 : -1.0;
-    if ((m->max_measurements >= 0 && m->measurements >= m->max_measurements) ||
-        (m->deadline > 0 && luthier__tune_now() > m->deadline))
-        return -1.0;
-    ms = luthier__measure_cand(m, &m->cands[i], busy);
-    m->measurements++;
-    m->times[i] = ms > 0 ? ms : -1.0;
-    return ms > 0 ? ms * 1e-3 : -1.0;
-}
-
-/* Random data for the task's operands. */
-LUTHIER_PRIVATE int luthier__tmeas_data(luthier__tmeas *m, const luthier__task *t) {
-    size_t i;
-    uint64_t st = 0x1234567;
-    if (t->l.op == LUTHIER_OP_CONV2D) {
-        int64_t oh = 1, ow = 1;
-        luthier_conv2d_output_size(&t->l.cd, &oh, &ow);
-        m->in_n = (size_t)(t->l.cd.batch * t->l.cd.in_channels * t->l.cd.in_h * t->l.cd.in_w);
-        m->out_n = (size_t)(t->l.cd.batch * t->l.cd.out_channels * oh * ow);
-        m->w_n = (size_t)(t->l.cd.out_channels * (t->l.cd.in_channels / t->l.cd.groups) * t->l.cd.kernel_h * t->l.cd.kernel_w);
-    } else {
-        m->in_n = (size_t)(t->l.m * t->l.k);
-        m->out_n = (size_t)(t->l.m * t->l.n);
-        m->w_n = (size_t)(t->l.n * t->l.k);
-    }
-    m->in = (float *)luthier__alloc(sizeof(float) * m->in_n);
-    m->out = (float *)luthier__alloc(sizeof(float) * m->out_n);
-    m->w = (float *)luthier__alloc(sizeof(float) * m->w_n);
-    m->bias = (float *)luthier__alloc(sizeof(float) * (size_t)(t->l.op == LUTHIER_OP_CONV2D ? t->l.cd.out_channels : t->l.n));
-    /* fallback eviction buffer (see luthier__evict) */
-    m->flush_bytes = 2 * (m->ctx->caches.l2 > 0 ? m->ctx->caches.l2 : ((size_t)1 << 20)) + m->ctx->caches.l1d;
-    m->flush = (unsigned char *)luthier__alloc(m->flush_bytes);
-    if (!m->in || !m->out || !m->w || !m->bias || !m->flush) return 0;
-    memset(m->flush, 0, m->flush_bytes);
-    for (i = 0; i < m->in_n; i++) m->in[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-7f - 0.8f;
-    for (i = 0; i < m->w_n; i++) m->w[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-9f - 0.008f;
-    for (i = 0; i < m->out_n; i++) m->out[i] = 0.0f;
-    for (i = 0; i < (size_t)(t->l.op == LUTHIER_OP_CONV2D ? t->l.cd.out_channels : t->l.n); i++) m->bias[i] = 0.01f;
-    if (t->l.q) { /* the same buffers hold uint8 input, int8 weights and int32 bias */
-        for (i = 0; i < m->w_n; i++) ((int8_t *)m->w)[i] = (int8_t)((int)(i * 37 % 255) - 127);
-        for (i = 0; i < (size_t)(t->l.op == LUTHIER_OP_CONV2D ? t->l.cd.out_channels : t->l.n); i++) ((int32_t *)m->bias)[i] = 100;
-    }
-    return 1;
-}
-
-LUTHIER_PRIVATE void luthier__tmeas_free(luthier__tmeas *m) {
-    luthier__tmeas_flush(m);
-    luthier__free(m->in);
-    luthier__free(m->out);
-    luthier__free(m->w);
-    luthier__free(m->bias);
-    luthier__free(m->flush);
-    m->in = m->out = m->w = m->bias = NULL;
-    m->flush = NULL;
-}
-
-/* >>impl-tune-records */
+/* >>impl-tune-records: a candidate as the node configuration records hold */
 
 /* a registry name without its "luthier_[sq]gemm_ukernel_" prefix */
 LUTHIER_PRIVATE const char *luthier__kernel_short(const char *name) {
@@ -876,6 +694,369 @@ LUTHIER_PRIVATE void luthier__cand_config(const luthier_context *ctx, const luth
         if (len < sizeof list) memcpy(cfg->kernel, list, len + 1); /* (else the plain name: variants) */
     }
     luthier__cand_ratios(ctx, c, &cfg->schedule, cfg->ratios, &cfg->num_ratios);
+}
+
+/* >>impl-tune-kinds: how the tuner creates a layer of each kind for a candidate, gives it the
+   candidate's split (s->ratios), times one run of it, flushes its weights, and finds the
+   configuration a plan without records gives it (dc arrives zeroed, kernel -1, default split);
+   one row per kind, luthier__tkind_of picks it. */
+typedef struct luthier__tkind {
+    luthier_status (*create)(luthier__tmeas *m, luthier__tslot *s, const luthier__cand *c);
+    void (*split)(luthier__tslot *s, luthier_schedule sch, int nr);
+    double (*run)(luthier__tmeas *m, luthier__tslot *s); /* seconds; < 0: it failed */
+    void (*evict)(luthier__tmeas *m, const luthier__tslot *s);
+    void (*default_cand)(luthier__tmeas *m, luthier__cand *dc);
+    void (*sizes)(luthier__tmeas *m); /* m->in_n, out_n, w_n, bias_n */
+} luthier__tkind;
+
+/* The elements of a convolution's or dense layer's input, output, weights and bias (the
+   tuner's random operands). */
+LUTHIER_PRIVATE void luthier__tk_layer_sizes(luthier__tmeas *m) {
+    const luthier__layer *l = &m->t->l;
+    if (l->op == LUTHIER_OP_CONV2D) {
+        int64_t oh = 1, ow = 1;
+        luthier_conv2d_output_size(&l->cd, &oh, &ow);
+        m->in_n = (size_t)(l->cd.batch * l->cd.in_channels * l->cd.in_h * l->cd.in_w);
+        m->out_n = (size_t)(l->cd.batch * l->cd.out_channels * oh * ow);
+        m->w_n = (size_t)(l->cd.out_channels * (l->cd.in_channels / l->cd.groups) * l->cd.kernel_h * l->cd.kernel_w);
+        m->bias_n = (size_t)l->cd.out_channels;
+    } else {
+        m->in_n = (size_t)(l->m * l->k);
+        m->out_n = (size_t)(l->m * l->n);
+        m->w_n = (size_t)(l->n * l->k);
+        m->bias_n = (size_t)l->n;
+    }
+}
+
+/* The split of a convolution layer (fp32, fp16 or int8). */
+LUTHIER_PRIVATE void luthier__tk_conv_split_of(luthier_conv2d_layer *cv, const float *ratios, luthier_schedule sch, int nr) {
+    int i;
+    cv->d.schedule = sch;
+    cv->d.num_ratios = nr;
+    for (i = 0; i < nr; i++) cv->ratios[i] = ratios[i];
+    cv->d.ratios = nr ? cv->ratios : NULL;
+}
+
+/* Convolutions (fp32, fp16): a luthier_conv2d_layer. */
+LUTHIER_PRIVATE luthier_status luthier__tk_conv_create(luthier__tmeas *m, luthier__tslot *s, const luthier__cand *c) {
+    luthier_conv2d_desc cd = m->t->l.cd;
+    cd.algorithm = (luthier_conv_algorithm)c->algo;
+    cd.kernel = c->kernel >= 0 ? luthier__kernel_tables[m->t->l.fam].rows[c->kernel].name : NULL;
+    cd.cluster_kernels = luthier__cand_kernels(m->ctx, m->t, c, s->names);
+    return luthier_conv2d_create(m->ctx, &cd, m->w, m->bias, &s->conv);
+}
+LUTHIER_PRIVATE void luthier__tk_conv_split(luthier__tslot *s, luthier_schedule sch, int nr) {
+    luthier__tk_conv_split_of(s->conv, s->ratios, sch, nr);
+}
+LUTHIER_PRIVATE double luthier__tk_conv_run(luthier__tmeas *m, luthier__tslot *s) {
+    const double t0 = luthier__tune_now();
+    return luthier_conv2d_run(m->ctx, s->conv, m->in, m->out) == LUTHIER_STATUS_OK ? luthier__tune_now() - t0 : -1.0;
+}
+LUTHIER_PRIVATE void luthier__tk_conv_evict(luthier__tmeas *m, const luthier__tslot *s) {
+    luthier__evict(m, s->conv->packed, luthier__conv_packed_bytes(s->conv));
+}
+LUTHIER_PRIVATE void luthier__tk_conv_default(luthier__tmeas *m, luthier__cand *dc) {
+    luthier_conv2d_layer *tmp = NULL;
+    luthier_conv2d_desc cd = m->t->l.cd; /* as the plan creates it without a configuration */
+    int j;
+    if (m->t->l.fam == LUTHIER_KERNELS_F16) cd.kernel = luthier__conv_f16_kernel(m->ctx, &cd, LUTHIER_PRECISION_FP16);
+    if (luthier_conv2d_create(m->ctx, &cd, m->w, m->bias, &tmp) == LUTHIER_STATUS_OK) {
+        luthier_conv2d_info info;
+        memset(&info, 0, sizeof info);
+        luthier_conv2d_get_info(tmp, &info);
+        dc->algo = (short)info.algorithm;
+        if (info.kernel && *info.kernel && luthier_kernels_find(m->t->l.fam, info.kernel, &j) == LUTHIER_STATUS_OK)
+            dc->kernel = (short)j;
+        luthier_conv2d_destroy(tmp);
+    }
+}
+
+/* int8 layers: a luthier_qconv2d_layer (dense: a 1x1 convolution over m pixels). */
+LUTHIER_PRIVATE luthier_status luthier__tk_q_create(luthier__tmeas *m, luthier__tslot *s, const luthier__cand *c) {
+    luthier_qconv2d_desc qd;
+    luthier__tune_qdesc(m->t, &qd);
+    qd.algorithm = (luthier_conv_algorithm)c->algo;
+    qd.kernel = c->kernel >= 0 ? luthier__qkernels[c->kernel].name : NULL;
+    qd.cluster_kernels = luthier__cand_kernels(m->ctx, m->t, c, s->names);
+    return luthier_qconv2d_create(m->ctx, &qd, (const int8_t *)m->w, m->t->l.out_u8 ? (const int32_t *)m->bias : NULL, &s->qconv);
+}
+LUTHIER_PRIVATE void luthier__tk_q_split(luthier__tslot *s, luthier_schedule sch, int nr) {
+    luthier__tk_conv_split_of(&s->qconv->cv, s->ratios, sch, nr);
+}
+LUTHIER_PRIVATE double luthier__tk_q_run(luthier__tmeas *m, luthier__tslot *s) {
+    const double t0 = luthier__tune_now();
+    return luthier_qconv2d_run(m->ctx, s->qconv, (const uint8_t *)m->in, m->out) == LUTHIER_STATUS_OK ? luthier__tune_now() - t0
+                                                                                                     : -1.0;
+}
+LUTHIER_PRIVATE void luthier__tk_q_evict(luthier__tmeas *m, const luthier__tslot *s) {
+    const luthier_conv2d_layer *cv = &s->qconv->cv;
+    luthier__evict(m, cv->packed, cv->group_floats * sizeof(float) * (size_t)cv->d.groups);
+}
+LUTHIER_PRIVATE void luthier__tk_q_default(luthier__tmeas *m, luthier__cand *dc) {
+    luthier_qconv2d_layer *tmp = NULL;
+    luthier_qconv2d_desc qd;
+    int j;
+    luthier__tune_qdesc(m->t, &qd);
+    if (luthier_qconv2d_create(m->ctx, &qd, (const int8_t *)m->w, NULL, &tmp) == LUTHIER_STATUS_OK) {
+        luthier_conv2d_info info;
+        memset(&info, 0, sizeof info);
+        luthier_qconv2d_get_info(tmp, &info);
+        dc->algo = m->t->l.op == LUTHIER_OP_CONV2D ? (short)info.algorithm : 0;
+        if (info.kernel && *info.kernel && luthier_qkernel_find(info.kernel, &j) == LUTHIER_STATUS_OK) dc->kernel = (short)j;
+        luthier_qconv2d_destroy(tmp);
+    }
+}
+
+/* Dense layers: the packed weights and the luthier_sgemm_packed call of the plan's step. */
+LUTHIER_PRIVATE luthier_status luthier__tk_dense_create(luthier__tmeas *m, luthier__tslot *s, const luthier__cand *c) {
+    const luthier__layer *l = &m->t->l;
+    luthier_sgemm_desc *sd = &s->sd;
+    luthier_status st;
+    memset(sd, 0, sizeof *sd);
+    sd->m = l->m; sd->n = l->n; sd->k = l->k;
+    sd->trans_b = !l->trans_w;
+    sd->kernel = luthier__kernel_tables[l->fam].rows[c->kernel].name;
+    if ((st = luthier_sgemm_pack_b(m->ctx, sd, m->w, &s->pb)) != LUTHIER_STATUS_OK) return st;
+    sd->kernel = NULL;
+    sd->bias = m->bias;
+    sd->activation = l->act;
+    sd->clamp_min = l->cmin;
+    sd->clamp_max = l->cmax;
+    sd->accumulate = l->residual;
+    sd->cluster_kernels = luthier__cand_kernels(m->ctx, m->t, c, s->names);
+    return LUTHIER_STATUS_OK;
+}
+LUTHIER_PRIVATE void luthier__tk_dense_split(luthier__tslot *s, luthier_schedule sch, int nr) {
+    s->sd.schedule = sch;
+    s->sd.ratios = nr ? s->ratios : NULL;
+    s->sd.num_ratios = nr;
+}
+LUTHIER_PRIVATE double luthier__tk_dense_run(luthier__tmeas *m, luthier__tslot *s) {
+    const double t0 = luthier__tune_now();
+    return luthier_sgemm_packed(m->ctx, &s->sd, m->in, s->pb, m->out) == LUTHIER_STATUS_OK ? luthier__tune_now() - t0 : -1.0;
+}
+LUTHIER_PRIVATE void luthier__tk_dense_evict(luthier__tmeas *m, const luthier__tslot *s) {
+    luthier__evict(m, s->pb->data, s->pb->layout.bytes);
+}
+LUTHIER_PRIVATE void luthier__tk_dense_default(luthier__tmeas *m, luthier__cand *dc) {
+    const luthier__task *t = m->t;
+    const luthier__kernel_entry *e = t->l.fam == LUTHIER_KERNELS_F16W ? luthier__f16w_kernel(m->ctx, (size_t)t->l.n)
+                                                                       : &luthier__ukernels[luthier__kernel_for_n(m->ctx, (size_t)t->l.n)];
+    dc->kernel = (short)(e - luthier__kernel_tables[t->l.fam].rows);
+}
+
+/* Other layers (conv_transpose): timed as their step in a plan of the node alone, its fused
+   activation included, made with the candidate's configuration (>>impl-records). */
+LUTHIER_PRIVATE luthier_status luthier__tk_plan_create(luthier__tmeas *m, luthier__tslot *s, const luthier__cand *c) {
+    const luthier__gnode *gn = &m->g->nodes[m->t->first_node];
+    const luthier__fuse *fz = &m->f[m->t->first_node];
+    luthier_graph *g1 = NULL;
+    luthier_node_desc d = gn->d;
+    luthier_fused_activation *act = (luthier_fused_activation *)luthier__node_act(&d);
+    luthier_node_config cfg;
+    luthier_plan_desc pd;
+    luthier_step_info si;
+    int in[8], out = -1, i, k;
+    luthier_status st = luthier_graph_create(&g1);
+    for (i = 0; st == LUTHIER_STATUS_OK && i < d.num_inputs && i < 8; i++) {
+        const luthier__gtensor *x = gn->inputs[i] >= 0 ? &m->g->tensors[gn->inputs[i]] : NULL;
+        if (!x) in[i] = -1;
+        else if (x->is_const && x->dtype == LUTHIER_DTYPE_F32)
+            st = luthier_graph_constant(g1, x->name, x->rank, x->shape, (const float *)x->data, 0, &in[i]);
+        else if (i == 0 && x->dtype == LUTHIER_DTYPE_F32)
+            st = luthier_graph_input(g1, x->name, LUTHIER_DTYPE_F32, x->rank, x->shape, &in[i]);
+        else
+            st = LUTHIER_STATUS_UNSUPPORTED;
+    }
+    d.inputs = in;
+    if (act) act->kind = fz->act, act->clamp_min = fz->cmin, act->clamp_max = fz->cmax;
+    if (st == LUTHIER_STATUS_OK && d.num_inputs <= 8 && (st = luthier_graph_add_node(g1, &d, &out)) == LUTHIER_STATUS_OK)
+        st = luthier_graph_output(g1, out);
+    luthier__cand_config(m->ctx, m->t, c, &cfg);
+    memset(&pd, 0, sizeof pd);
+    pd.configs = &cfg;
+    pd.num_configs = 1;
+    if (st == LUTHIER_STATUS_OK && (st = luthier_plan_create(m->ctx, g1, &pd, &s->plan)) == LUTHIER_STATUS_OK)
+        st = luthier_plan_set_profiling(s->plan, 1);
+    luthier_graph_destroy(g1);
+    for (k = 0; st == LUTHIER_STATUS_OK && luthier_plan_step_info(s->plan, k, &si) == LUTHIER_STATUS_OK; k++)
+        if (si.node == 0) s->step = &s->plan->steps[k];
+    return st != LUTHIER_STATUS_OK ? st : s->step ? LUTHIER_STATUS_OK : LUTHIER_STATUS_NOT_FOUND;
+}
+LUTHIER_PRIVATE void luthier__tk_plan_split(luthier__tslot *s, luthier_schedule sch, int nr) {
+    int i;
+    s->step->cfg.schedule = sch;
+    s->step->cfg.num_ratios = nr;
+    for (i = 0; i < nr; i++) s->step->cfg.ratios[i] = s->ratios[i];
+}
+LUTHIER_PRIVATE double luthier__tk_plan_run(luthier__tmeas *m, luthier__tslot *s) {
+    const void *in[1];
+    void *out[1];
+    in[0] = m->in;
+    out[0] = m->out;
+    return luthier_plan_run(m->ctx, s->plan, in, out) == LUTHIER_STATUS_OK ? s->step->seconds : -1.0;
+}
+LUTHIER_PRIVATE void luthier__tk_plan_evict(luthier__tmeas *m, const luthier__tslot *s) {
+    luthier__evict(m, s->step->packed, s->step->packed_bytes);
+}
+LUTHIER_PRIVATE void luthier__tk_plan_sizes(luthier__tmeas *m) {
+    const luthier__gnode *gn = &m->g->nodes[m->t->first_node];
+    const luthier__gtensor *x = &m->g->tensors[gn->inputs[0]], *y = &m->g->tensors[gn->outputs[0]];
+    int ok;
+    m->in_n = (size_t)luthier__numel(x->rank, x->shape, &ok);
+    m->out_n = (size_t)luthier__numel(y->rank, y->shape, &ok);
+    m->w_n = m->bias_n = 1; /* (the weights are the graph's) */
+}
+LUTHIER_PRIVATE void luthier__tk_plan_default(luthier__tmeas *m, luthier__cand *dc) {
+    luthier__tslot s;
+    luthier__cand c = *dc;
+    int j;
+    memset(&s, 0, sizeof s);
+    c.kernel = -1; /* no kernel knob: the plan's own choice */
+    c.algo = LUTHIER_CONV_AUTO;
+    if (luthier__tk_plan_create(m, &s, &c) == LUTHIER_STATUS_OK) {
+        dc->algo = (short)s.step->algorithm;
+        if (s.step->kernel[0] && luthier_kernels_find(m->t->l.fam, s.step->kernel, &j) == LUTHIER_STATUS_OK) dc->kernel = (short)j;
+    }
+    luthier_plan_destroy(s.plan);
+}
+
+enum { LUTHIER__TK_CONV, LUTHIER__TK_Q, LUTHIER__TK_DENSE, LUTHIER__TK_PLAN };
+static const luthier__tkind luthier__tkinds[] = {
+    {luthier__tk_conv_create, luthier__tk_conv_split, luthier__tk_conv_run, luthier__tk_conv_evict, luthier__tk_conv_default, luthier__tk_layer_sizes},
+    {luthier__tk_q_create, luthier__tk_q_split, luthier__tk_q_run, luthier__tk_q_evict, luthier__tk_q_default, luthier__tk_layer_sizes},
+    {luthier__tk_dense_create, luthier__tk_dense_split, luthier__tk_dense_run, luthier__tk_dense_evict, luthier__tk_dense_default, luthier__tk_layer_sizes},
+    {luthier__tk_plan_create, luthier__tk_plan_split, luthier__tk_plan_run, luthier__tk_plan_evict, luthier__tk_plan_default, luthier__tk_plan_sizes}};
+
+LUTHIER_PRIVATE const luthier__tkind *luthier__tkind_of(const luthier__task *t) {
+    return &luthier__tkinds[t->l.q ? LUTHIER__TK_Q
+                            : t->l.op == LUTHIER_OP_CONV2D ? LUTHIER__TK_CONV
+                            : t->l.op == LUTHIER_OP_DENSE  ? LUTHIER__TK_DENSE
+                                                           : LUTHIER__TK_PLAN];
+}
+
+/* The slot of m's cache that holds candidate c's layer, created in the least recently used
+   one when none does; NULL when it cannot be created. */
+LUTHIER_PRIVATE luthier__tslot *luthier__tmeas_slot(luthier__tmeas *m, const luthier__cand *c) {
+    luthier__tslot *s = NULL;
+    int i;
+    for (i = 0; i < LUTHIER__TUNE_CACHE; i++)
+        if (m->cache[i].used && m->cache[i].algo == c->algo && m->cache[i].kernel == c->kernel && m->cache[i].same == c->same)
+            s = &m->cache[i];
+    if (!s) {
+        s = &m->cache[0];
+        for (i = 1; i < LUTHIER__TUNE_CACHE; i++)
+            if (m->cache[i].used < s->used) s = &m->cache[i];
+        luthier_conv2d_destroy(s->conv);
+        luthier_packed_b_destroy(s->pb);
+        luthier_qconv2d_destroy(s->qconv);
+        luthier_plan_destroy(s->plan);
+        memset(s, 0, sizeof *s);
+        s->algo = c->algo;
+        s->kernel = c->kernel;
+        s->same = c->same;
+        if (luthier__tkind_of(m->t)->create(m, s, c) != LUTHIER_STATUS_OK) {
+            luthier_conv2d_destroy(s->conv);
+            luthier_packed_b_destroy(s->pb);
+            luthier_qconv2d_destroy(s->qconv);
+            luthier_plan_destroy(s->plan);
+            memset(s, 0, sizeof *s);
+            return NULL;
+        }
+    }
+    s->used = ++m->tick;
+    return s;
+}
+
+/* Times one run of the candidate (ms, minimum of repetitions); < 0 when it cannot run. busy
+   (NULL, or one per cluster): the seconds each cluster spent on its share in that fastest run. */
+LUTHIER_PRIVATE double luthier__measure_cand(luthier__tmeas *m, const luthier__cand *c, double *busy) {
+    luthier_context *ctx = m->ctx;
+    const luthier__tkind *kind = luthier__tkind_of(m->t);
+    luthier__tslot *s = luthier__tmeas_slot(m, c);
+    luthier_schedule sch;
+    int nr, reps, r, pass;
+    double best = 1e30, first, med[32];
+    if (!s) return -1.0;
+    luthier__cand_ratios(ctx, c, &sch, s->ratios, &nr);
+    kind->split(s, sch, nr);
+    if ((first = kind->run(m, s)) < 0) return -1.0; /* warm-up */
+    reps = first > 0 ? (int)(0.005 / first) : 32;
+    if (reps < 3) reps = 3;
+    if (reps > 32) reps = 32;
+    /* a noisy sample (median far above the minimum) is taken once more */
+    for (pass = 0; pass < 2; pass++) {
+        int a, below = 0;
+        for (r = 0; r < reps; r++) {
+            double dt;
+            kind->evict(m, s);
+            if (busy) luthier__pool_timing(ctx, 1);
+            dt = kind->run(m, s);
+            if (!pass) med[r] = dt;
+            if (dt >= 0 && dt < best) {
+                best = dt;
+                if (busy) luthier__pool_cluster_busy(ctx, busy);
+            }
+        }
+        for (a = 0; a < reps; a++, below = 0) {
+            for (r = 0; r < reps; r++) below += med[r] < med[a];
+            if (below >= reps / 2) break;
+        }
+        if (pass || !(a < reps && med[a] > 1.5 * best && reps <= 8)) break;
+    }
+    if (busy) luthier__pool_timing(ctx, 0);
+    return best < 1e30 ? best * 1e3 : -1.0;
+}
+
+/* The search's measure callback: seconds, negative when the candidate fails or the budget is
+   out; busy (NULL or one per cluster) as luthier__measure_cand's. */
+LUTHIER_PRIVATE double luthier__tune_measure(void *user, size_t i, double *busy) {
+    luthier__tmeas *m = (luthier__tmeas *)user;
+    double ms;
+    if (m->times[i] != 0) return m->times[i] > 0 ? m->times[i] * 1e-3 : -1.0;
+    if ((m->max_measurements >= 0 && m->measurements >= m->max_measurements) ||
+        (m->deadline > 0 && luthier__tune_now() > m->deadline))
+        return -1.0;
+    ms = luthier__measure_cand(m, &m->cands[i], busy);
+    m->measurements++;
+    m->times[i] = ms > 0 ? ms : -1.0;
+    return ms > 0 ? ms * 1e-3 : -1.0;
+}
+
+/* Random data for the task's operands. */
+LUTHIER_PRIVATE int luthier__tmeas_data(luthier__tmeas *m, const luthier__task *t) {
+    size_t i;
+    uint64_t st = 0x1234567;
+    luthier__tkind_of(t)->sizes(m);
+    m->in = (float *)luthier__alloc(sizeof(float) * m->in_n);
+    m->out = (float *)luthier__alloc(sizeof(float) * m->out_n);
+    m->w = (float *)luthier__alloc(sizeof(float) * m->w_n);
+    m->bias = (float *)luthier__alloc(sizeof(float) * m->bias_n);
+    /* fallback eviction buffer (see luthier__evict) */
+    m->flush_bytes = 2 * (m->ctx->caches.l2 > 0 ? m->ctx->caches.l2 : ((size_t)1 << 20)) + m->ctx->caches.l1d;
+    m->flush = (unsigned char *)luthier__alloc(m->flush_bytes);
+    if (!m->in || !m->out || !m->w || !m->bias || !m->flush) return 0;
+    memset(m->flush, 0, m->flush_bytes);
+    for (i = 0; i < m->in_n; i++) m->in[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-7f - 0.8f;
+    for (i = 0; i < m->w_n; i++) m->w[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-9f - 0.008f;
+    for (i = 0; i < m->out_n; i++) m->out[i] = 0.0f;
+    for (i = 0; i < m->bias_n; i++) m->bias[i] = 0.01f;
+    if (t->l.q) { /* the same buffers hold uint8 input, int8 weights and int32 bias */
+        for (i = 0; i < m->w_n; i++) ((int8_t *)m->w)[i] = (int8_t)((int)(i * 37 % 255) - 127);
+        for (i = 0; i < m->bias_n; i++) ((int32_t *)m->bias)[i] = 100;
+    }
+    return 1;
+}
+
+LUTHIER_PRIVATE void luthier__tmeas_free(luthier__tmeas *m) {
+    luthier__tmeas_flush(m);
+    luthier__free(m->in);
+    luthier__free(m->out);
+    luthier__free(m->w);
+    luthier__free(m->bias);
+    luthier__free(m->flush);
+    m->in = m->out = m->w = m->bias = NULL;
+    m->flush = NULL;
 }
 
 /* >>impl-tune-svg: time over (kernel x share of cluster 0, or x algorithm) for one task */
@@ -917,6 +1098,8 @@ LUTHIER_PRIVATE void luthier__write_heatmap(luthier_context *ctx, luthier__tmeas
                 if (ctx->pool->num_clusters > 2) cd.shares[1] = (short)((100 - c * 10) / 2), cd.shares[2] = (short)(100 - c * 10 - cd.shares[1]);
             } else if (t->l.op == LUTHIER_OP_CONV2D) {
                 cd.algo = (short)(c + 1);
+            } else if (cd.algo == LUTHIER_CONV_DEPTHWISE) {
+                cd.algo = LUTHIER_CONV_IM2COL; /* (a depthwise conv_transpose: its GEMM per kernel) */
             }
             if (t->l.op == LUTHIER_OP_CONV2D &&
                 (luthier_conv2d_algorithm_valid(ctx, &t->l.cd, (luthier_conv_algorithm)cd.algo) != LUTHIER_STATUS_OK ||
@@ -1234,8 +1417,11 @@ LUTHIER_PRIVATE void luthier__tune_default_guess(luthier_context *ctx, const lut
     memset(dc, 0, sizeof *dc);
     dc->shares[0] = -1;
     dc->kernel = -1;
-    if (t->l.op != LUTHIER_OP_CONV2D) {
+    if (luthier__layer_convt_dw(&t->l)) {
+        dc->algo = LUTHIER_CONV_DEPTHWISE;
+    } else if (t->l.op != LUTHIER_OP_CONV2D) {
         dc->kernel = (short)luthier__kernel_for_n(ctx, (size_t)t->l.n);
+        if (t->l.op == LUTHIER_OP_CONV_TRANSPOSE) dc->algo = LUTHIER_CONV_IM2COL;
     } else if (luthier__conv_normalize(NULL, &t->l.cd, &nd, &oh, &ow) == LUTHIER_STATUS_OK &&
                luthier__conv_choose(ctx, &nd, &a, &k) == LUTHIER_STATUS_OK) {
         dc->algo = (short)a;
@@ -1366,6 +1552,8 @@ LUTHIER_PRIVATE void luthier__tune_heatmap(luthier__tuner *T, const luthier__tas
         memset(m, 0, sizeof *m);
         m->ctx = T->ctx;
         m->t = ct;
+        m->g = T->g;
+        m->f = T->f;
         *cands = luthier__task_space(T->ctx, ct, T->d.ratio_step, 0, nc);
         m->cands = *cands;
         m->times = (double *)luthier__alloc(sizeof(double) * (*nc ? *nc : 1));
@@ -1388,42 +1576,11 @@ LUTHIER_PRIVATE void luthier__tune_heatmap(luthier__tuner *T, const luthier__tas
 /* The default configuration of task t measured (the baseline of its search and of the report);
    *kernel: the default's kernel (registry index, -1: none). */
 LUTHIER_PRIVATE void luthier__tune_default(luthier__tuner *T, luthier__task *t, luthier__tmeas *mp, luthier__cand *dcp) {
-    luthier_context *ctx = T->ctx;
-    int j;
     luthier__cand dc;
     memset(&dc, 0, sizeof dc);
     dc.shares[0] = -1;
     dc.kernel = -1;
-    if (t->l.q) {
-        luthier_qconv2d_layer *tmp = NULL;
-        luthier_qconv2d_desc qd;
-        luthier__tune_qdesc(t, &qd);
-        if (luthier_qconv2d_create(ctx, &qd, (const int8_t *)mp->w, NULL, &tmp) == LUTHIER_STATUS_OK) {
-            luthier_conv2d_info info;
-            memset(&info, 0, sizeof info);
-            luthier_qconv2d_get_info(tmp, &info);
-            dc.algo = t->l.op == LUTHIER_OP_CONV2D ? (short)info.algorithm : 0;
-            if (info.kernel && *info.kernel && luthier_qkernel_find(info.kernel, &j) == LUTHIER_STATUS_OK) dc.kernel = (short)j;
-            luthier_qconv2d_destroy(tmp);
-        }
-    } else if (t->l.op == LUTHIER_OP_CONV2D) {
-        luthier_conv2d_layer *tmp = NULL;
-        luthier_conv2d_desc cd = t->l.cd; /* as the plan creates it without a configuration */
-        if (t->l.fam == LUTHIER_KERNELS_F16) cd.kernel = luthier__conv_f16_kernel(ctx, &cd, LUTHIER_PRECISION_FP16);
-        if (luthier_conv2d_create(ctx, &cd, mp->w, mp->bias, &tmp) == LUTHIER_STATUS_OK) {
-            luthier_conv2d_info info;
-            memset(&info, 0, sizeof info);
-            luthier_conv2d_get_info(tmp, &info);
-            dc.algo = (short)info.algorithm;
-            if (info.kernel && *info.kernel && luthier_kernels_find(t->l.fam, info.kernel, &j) == LUTHIER_STATUS_OK)
-                dc.kernel = (short)j;
-            luthier_conv2d_destroy(tmp);
-        }
-    } else {
-        const luthier__kernel_entry *e = t->l.fam == LUTHIER_KERNELS_F16W ? luthier__f16w_kernel(ctx, (size_t)t->l.n)
-                                                                         : &luthier__ukernels[luthier__kernel_for_n(ctx, (size_t)t->l.n)];
-        dc.kernel = (short)(e - luthier__kernel_tables[t->l.fam].rows);
-    }
+    luthier__tkind_of(t)->default_cand(mp, &dc);
     t->default_ms = luthier__measure_cand(mp, &dc, NULL);
     T->res.measurements++;
     *dcp = dc;
@@ -1492,7 +1649,7 @@ LUTHIER_PRIVATE void luthier__report_task(const luthier__tuner *T, int i, const 
     if (T->rep)
         fprintf(T->rep, "task %d/%d x%d  %s\n    chosen: %s %s %s %s  %.4f ms (%.1f GFLOP/s)  default %.4f ms  speedup %.2fx  measured %d of %zu\n",
                 i + 1, T->ntasks, t->ops, t->l.sig,
-                t->l.op == LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name(cfg.algorithm) : "gemm",
+                t->l.op != LUTHIER_OP_DENSE ? luthier_conv_algorithm_name(cfg.algorithm) : "gemm",
                 cfg.kernel[0] ? luthier__kernel_short(cfg.kernel) : "(default)",
                 cfg.schedule == LUTHIER_SCHEDULE_DYNAMIC ? "dynamic" : "ratio", ratios, t->best_ms,
                 t->l.flops / (t->best_ms * 1e6), t->default_ms, t->default_ms / t->best_ms, t->measured, nc);
@@ -1563,6 +1720,8 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     if (d.offline) return luthier__tune_offline_task(T, i, cands, nc);
     m.ctx = ctx;
     m.t = t;
+    m.g = T->g;
+    m.f = T->f;
     m.cands = cands;
     m.max_measurements = d.max_measurements ? (d.max_measurements > T->res.measurements ? d.max_measurements - T->res.measurements : 0) : -1;
     /* the task's share of the remaining time, by FLOPs */
@@ -1722,7 +1881,7 @@ LUTHIER_PRIVATE void luthier__tune_plan_check(luthier__tuner *T) {
                     fprintf(T->rep, "task %d/%d x%d  default %.6f ms  tuned %.6f ms", i + 1, T->ntasks, t->ops, pd, pt);
                     for (x = 0; x < t->runners && 2 + x < nsets; x++)
                         fprintf(T->rep, "  runner-up %.6f ms (%s %s)", pms[(size_t)(2 + x) * (size_t)T->ntasks + (size_t)i],
-                                t->l.op == LUTHIER_OP_CONV2D ? luthier_conv_algorithm_name(t->runner_cfg[x].algorithm) : "gemm",
+                                t->l.op != LUTHIER_OP_DENSE ? luthier_conv_algorithm_name(t->runner_cfg[x].algorithm) : "gemm",
                                 t->runner_cfg[x].kernel[0] ? luthier__kernel_short(t->runner_cfg[x].kernel) : "(default)");
                     if (pbest >= pd) fprintf(T->rep, "  reverted to the default\n");
                     else if (choice < 0) fprintf(T->rep, "  kept\n");

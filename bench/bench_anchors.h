@@ -183,7 +183,7 @@ static void bench_dnnl_conv_destroy(bench_dnnl_conv *c) {
 
 /* Sets up the convolution of a batch-1 layer; in: NHWC, w: OIHW, bias: cout values; sum: with
    the residual-add post-op; deconv: a transposed convolution (dnnl_deconvolution_forward,
-   direct) instead, w [cin, cout, k, k] (ONNX / PyTorch ConvTranspose2d), groups 1, oh / ow its
+   direct) instead, w [cin, cout / groups, k, k] (ONNX / PyTorch ConvTranspose2d), oh / ow its
    output. Returns 0, or -1 with c->error set (not linked, or oneDNN refused). */
 static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int64_t w,
                                  int64_t cout, int64_t k, int64_t stride, int64_t pad,
@@ -206,12 +206,10 @@ static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int
         sd[0] = 1; sd[1] = cin; sd[2] = h; sd[3] = w;
         dd[0] = 1; dd[1] = cout; dd[2] = oh; dd[3] = ow;
         bd[0] = cout;
-        if (deconv && groups > 1) {
-            st = dnnl_unimplemented;
-            step = "grouped deconvolution (not set up here)";
-            goto fail;
-        }
-        if (deconv) { /* w is [cin, cout, k, k]: oneDNN's iohw of an (o = cout, i = cin) kernel */
+        if (deconv && groups > 1) { /* w is [cin, cout / groups, k, k]: per group g its giohw */
+            wnd = 5;
+            wd[0] = groups; wd[1] = cout / groups; wd[2] = cin / groups; wd[3] = k; wd[4] = k;
+        } else if (deconv) { /* w is [cin, cout, k, k]: oneDNN's iohw of an (o = cout, i = cin) kernel */
             wnd = 4;
             wd[0] = cout; wd[1] = cin; wd[2] = k; wd[3] = k;
         } else if (groups > 1) {
@@ -234,7 +232,8 @@ static int bench_dnnl_conv_setup(bench_dnnl_conv *c, int64_t cin, int64_t h, int
             (st = dnnl_memory_desc_init_by_tag(&bia_md, 1, bd, dnnl_f32, dnnl_x)) ||
             (st = dnnl_memory_desc_init_by_tag(&src_user, 4, sd, dnnl_f32, dnnl_nhwc)) ||
             (st = dnnl_memory_desc_init_by_tag(&wei_user, wnd, wd, dnnl_f32,
-                                               deconv ? dnnl_iohw : groups > 1 ? dnnl_goihw : dnnl_oihw)) ||
+                                               deconv ? (groups > 1 ? dnnl_giohw : dnnl_iohw)
+                                                      : groups > 1 ? dnnl_goihw : dnnl_oihw)) ||
             (st = dnnl_memory_desc_init_by_tag(&bia_user, 1, bd, dnnl_f32, dnnl_x)))
             goto fail;
         if (sum) {

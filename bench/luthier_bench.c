@@ -3588,6 +3588,9 @@ static void usage_convt(FILE *out) {
             "Both results are checked against each other first (max relative error).\n\n"
             "  --layer CIN,H,W,COUT,K,S,P   the layer (default 64,56,56,32,4,2,1: [1,64,56,56] ->\n"
             "                    [1,32,112,112]); output (H-1)*S - 2P + K\n"
+            "  --groups G        groups (default 1; G = CIN = COUT: depthwise, which luthier runs\n"
+            "                    as a direct loop unless --algorithm im2col)\n"
+            "  --algorithm A     the plan's algorithm knob: auto (default), im2col, depthwise\n"
             "  --threads N       luthier's context and oneDNN's OpenMP threads (default 1)\n"
             "  --reps N          timed repetitions per contestant (default: --min-time)\n"
             "  --min-time S      seconds per contestant (default 1)\n"
@@ -3622,11 +3625,14 @@ static int convt_round(convt_run_arg *a, const bench_policy *pol, int r, int ste
 }
 
 /* The plan of one conv_transpose node on ctx ([1,cin,h,w] -> [1,cout,oh,ow], bias); NULL + message on failure. */
-static luthier_plan *convt_plan(luthier_context *ctx, const int64_t *L, const float *wt, const float *bias) {
+static luthier_plan *convt_plan(luthier_context *ctx, const int64_t *L, int64_t groups, luthier_conv_algorithm algo,
+                                const float *wt, const float *bias) {
     luthier_graph *g = NULL;
     luthier_plan *p = NULL;
     luthier_node_desc d;
-    int64_t xs[4] = {1, L[0], L[1], L[2]}, ws[4] = {L[0], L[3], L[4], L[4]}, bs[1] = {L[3]};
+    luthier_node_config cfg;
+    luthier_plan_desc pd;
+    int64_t xs[4] = {1, L[0], L[1], L[2]}, ws[4] = {L[0], L[3] / groups, L[4], L[4]}, bs[1] = {L[3]};
     int x, w, b, in[3], y;
     luthier_graph_create(&g);
     memset(&d, 0, sizeof d);
@@ -3636,6 +3642,12 @@ static luthier_plan *convt_plan(luthier_context *ctx, const int64_t *L, const fl
     luthier_node_attrs_default(d.op, &d.attr);
     d.attr.conv_transpose.stride[0] = d.attr.conv_transpose.stride[1] = L[5];
     d.attr.conv_transpose.pads[0] = d.attr.conv_transpose.pads[1] = d.attr.conv_transpose.pads[2] = d.attr.conv_transpose.pads[3] = L[6];
+    d.attr.conv_transpose.groups = groups;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.algorithm = algo;
+    memset(&pd, 0, sizeof pd);
+    pd.configs = &cfg;
+    pd.num_configs = 1;
     d.inputs = in;
     d.num_inputs = 3;
     if (luthier_graph_input(g, "x", LUTHIER_DTYPE_F32, 4, xs, &x) != LUTHIER_STATUS_OK ||
@@ -3643,7 +3655,7 @@ static luthier_plan *convt_plan(luthier_context *ctx, const int64_t *L, const fl
         luthier_graph_constant(g, "b", 1, bs, bias, 0, &b) != LUTHIER_STATUS_OK || (in[0] = x, in[1] = w, in[2] = b, 0) ||
         luthier_graph_add_node(g, &d, &y) != LUTHIER_STATUS_OK || luthier_graph_output(g, y) != LUTHIER_STATUS_OK)
         fprintf(stderr, "ERROR: convt: graph: %s\n", luthier_graph_error(g));
-    else if (luthier_plan_create(ctx, g, NULL, &p) != LUTHIER_STATUS_OK)
+    else if (luthier_plan_create(ctx, g, &pd, &p) != LUTHIER_STATUS_OK)
         fprintf(stderr, "ERROR: convt: plan: %s\n", luthier_context_error(ctx)), p = NULL;
     luthier_graph_destroy(g);
     return p;
@@ -3654,6 +3666,8 @@ static int cmd_convt(int argc, char **argv) {
     int64_t L[7] = {64, 56, 56, 32, 4, 2, 1}, oh, ow;
     bench_policy pol = {0, 1.0, 5};
     int threads = 1, i, r, rc = BENCH_EXIT_OK, step = -1, have_dnnl = 0;
+    int64_t groups = 1;
+    luthier_conv_algorithm algo = LUTHIER_CONV_AUTO;
     luthier_context *ctx;
     convt_run_arg a;
     bench_dnnl_conv dn;
@@ -3670,32 +3684,40 @@ static int cmd_convt(int argc, char **argv) {
         if (!strcmp(argv[i], "--reps") && i + 1 < argc && (pol.reps = atol(argv[++i])) >= 1) continue;
         if (!strcmp(argv[i], "--min-time") && i + 1 < argc && (pol.min_time = atof(argv[++i])) > 0) continue;
         if (!strcmp(argv[i], "--rounds") && i + 1 < argc && (pol.rounds = atoi(argv[++i])) >= 1) continue;
+        if (!strcmp(argv[i], "--groups") && i + 1 < argc && (groups = atol(argv[++i])) >= 1) continue;
+        if (!strcmp(argv[i], "--algorithm") && i + 1 < argc) {
+            const char *n = argv[++i];
+            for (algo = LUTHIER_CONV_AUTO; algo < LUTHIER_CONV_ALGORITHM_COUNT; algo = (luthier_conv_algorithm)(algo + 1))
+                if (!strcmp(n, luthier_conv_algorithm_name(algo))) break;
+            if (algo < LUTHIER_CONV_ALGORITHM_COUNT) continue;
+        }
         bench_usage_error(cmd, "bad option '%s'", argv[i]);
         return BENCH_EXIT_USAGE;
     }
+    if (L[0] % groups || L[3] % groups) return bench_usage_error(cmd, "--groups must divide CIN and COUT"), BENCH_EXIT_USAGE;
     oh = (L[1] - 1) * L[5] - 2 * L[6] + L[4];
     ow = (L[2] - 1) * L[5] - 2 * L[6] + L[4];
     for (i = 0; i < 7; i++)
         if (L[i] < (i == 6 ? 0 : 1) || L[i] > 4096) return bench_usage_error(cmd, "--layer values out of range"), BENCH_EXIT_USAGE;
     if (oh < 1 || ow < 1) return bench_usage_error(cmd, "the layer has no output"), BENCH_EXIT_USAGE;
-    flops = 2.0 * (double)(L[0] * L[1] * L[2]) * (double)(L[3] * L[4] * L[4]);
+    flops = 2.0 * (double)(L[0] * L[1] * L[2]) * (double)(L[3] / groups * L[4] * L[4]);
     bench_anchors_set_threads(threads, stderr);
     if (!(ctx = open_context(cmd, NULL, threads))) return BENCH_EXIT_FAIL;
     x = bench_alloc_floats((size_t)(L[0] * L[1] * L[2]));
     x_nhwc = bench_alloc_floats((size_t)(L[0] * L[1] * L[2]));
-    wt = bench_alloc_floats((size_t)(L[0] * L[3] * L[4] * L[4]));
+    wt = bench_alloc_floats((size_t)(L[0] * L[3] / groups * L[4] * L[4]));
     bias = bench_alloc_floats((size_t)L[3]);
     y = bench_alloc_floats((size_t)(L[3] * oh * ow));
     y_dnnl = bench_alloc_floats((size_t)(L[3] * oh * ow));
     bench_fill_uniform(x, (size_t)(L[0] * L[1] * L[2]), 1);
-    bench_fill_uniform(wt, (size_t)(L[0] * L[3] * L[4] * L[4]), 2);
+    bench_fill_uniform(wt, (size_t)(L[0] * L[3] / groups * L[4] * L[4]), 2);
     bench_fill_uniform(bias, (size_t)L[3], 3);
     for (i = 0; i < L[0] * L[1] * L[2]; i++) x_nhwc[(i % (L[1] * L[2])) * L[0] + i / (L[1] * L[2])] = x[i];
     memset(&a, 0, sizeof a);
     a.ctx = ctx;
     a.ins[0] = x;
     a.outs[0] = y;
-    if (!(a.p = convt_plan(ctx, L, wt, bias)) || convt_run(&a)) {
+    if (!(a.p = convt_plan(ctx, L, groups, algo, wt, bias)) || convt_run(&a)) {
         luthier_context_destroy(ctx);
         return BENCH_EXIT_FAIL;
     }
@@ -3705,7 +3727,7 @@ static int cmd_convt(int argc, char **argv) {
         for (i = 0; step < 0 && luthier_plan_step_info(a.p, i, &si) == LUTHIER_STATUS_OK; i++)
             if (si.op == LUTHIER_OP_CONV_TRANSPOSE && si.node >= 0) step = i;
     }
-    if (bench_dnnl_conv_setup(&dn, L[0], L[1], L[2], L[3], L[4], L[5], L[6], 1, oh, ow, x_nhwc, wt, bias, 0, 1) != 0)
+    if (bench_dnnl_conv_setup(&dn, L[0], L[1], L[2], L[3], L[4], L[5], L[6], groups, oh, ow, x_nhwc, wt, bias, 0, 1) != 0)
         fprintf(stderr, "warning: convt: %s; no oneDNN column\n", dn.error);
     else if (bench_dnnl_conv_run(&dn) == 0 && bench_dnnl_conv_output(&dn, L[3], oh, ow, y_dnnl) == 0) {
         int64_t c, pix;
@@ -3734,13 +3756,13 @@ static int cmd_convt(int argc, char **argv) {
         luthier_step_info si;
         memset(&si, 0, sizeof si);
         if (step >= 0) luthier_plan_step_info(a.p, step, &si);
-        printf("luthier-bench convt: [1,%lld,%lld,%lld] -> [1,%lld,%lld,%lld], k%lld s%lld p%lld, %.3f GFLOP, %d thread%s\n",
+        printf("luthier-bench convt: [1,%lld,%lld,%lld] -> [1,%lld,%lld,%lld], k%lld s%lld p%lld g%lld, %.3f GFLOP, %d thread%s\n",
                (long long)L[0], (long long)L[1], (long long)L[2], (long long)L[3], (long long)oh, (long long)ow, (long long)L[4],
-               (long long)L[5], (long long)L[6], flops * 1e-9, threads, threads > 1 ? "s" : "");
+               (long long)L[5], (long long)L[6], (long long)groups, flops * 1e-9, threads, threads > 1 ? "s" : "");
         printf("  %-34s %10s %10s %8s\n", "contestant", "min ms", "median ms", "GF/s");
         printf("  %-34s %10.3f %10.3f %8.1f\n", "luthier plan (NCHW in/out)", ps.min * 1e3, ps.median * 1e3, flops / ps.min * 1e-9);
-        printf("  %-34s %10.3f %10.3f %8.1f   [%s] {%s}\n", "luthier conv_transpose step", st.min * 1e3, st.median * 1e3,
-               flops / st.min * 1e-9, si.kernel ? si.kernel : "?", si.isa ? si.isa : "?");
+        printf("  %-34s %10.3f %10.3f %8.1f   [%s %s] {%s}\n", "luthier conv_transpose step", st.min * 1e3, st.median * 1e3,
+               flops / st.min * 1e-9, luthier_conv_algorithm_name(si.algorithm), si.kernel ? si.kernel : "?", si.isa ? si.isa : "?");
         if (have_dnnl)
             printf("  %-34s %10.3f %10.3f %8.1f   [%s]\n", "oneDNN deconvolution", ds.min * 1e3, ds.median * 1e3, flops / ds.min * 1e-9,
                    dn.impl);

@@ -3466,6 +3466,12 @@ static void test_graph_conv_transpose(void) {
         {1, 1, 1, 1, 3, 3, 3, 1, 1, {0, 0, 0, 0}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_NONE},
         {1, 2, 1, 9, 4, 1, 4, 1, 2, {0, 1, 0, 1}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_NONE}, /* 1-D as [N,C,1,L] */
         {1, 20, 9, 11, 40, 4, 4, 2, 2, {1, 1, 1, 1}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_RELU},
+        /* depthwise (one channel per group: a direct loop by default): vector tails, strides,
+           dilation, asymmetric pads, output_padding, clamps */
+        {2, 19, 6, 7, 19, 3, 3, 2, 2, {1, 0, 2, 1}, 1, 1, 1, 0, 19, 1, LUTHIER_ACTIVATION_CLAMP},
+        {1, 64, 5, 5, 64, 4, 4, 2, 2, {1, 1, 1, 1}, 1, 1, 0, 0, 64, 0, LUTHIER_ACTIVATION_NONE},
+        {1, 33, 4, 6, 33, 3, 2, 3, 1, {0, 1, 1, 0}, 2, 2, 2, 0, 33, 1, LUTHIER_ACTIVATION_RELU6},
+        {2, 8, 3, 3, 8, 5, 5, 1, 1, {2, 2, 2, 2}, 1, 1, 0, 0, 8, 1, LUTHIER_ACTIVATION_RELU},
         /* several chunks of columns (LUTHIER__CONVT_COLS_FLOATS each; 1 MiB: 4 input rows) */
         {2, 8, 40, 64, 64, 4, 4, 2, 2, {1, 1, 1, 1}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_NONE},
         /* chunks of one input row (1 MiB; 8 rows at 8 MiB, one across the two images); dilation, asymmetric pads, relu */
@@ -3565,6 +3571,71 @@ static void test_graph_conv_transpose_config(void) {
     luthier_plan_destroy(p);
     free(img);
     gb_free(&b);
+    luthier_context_destroy(ctx);
+}
+
+/* The algorithm knob of conv_transpose: a depthwise layer runs the direct loop by default
+   (no microkernel) and the GEMM + col2im when configured IM2COL, both against the reference;
+   DEPTHWISE on a layer with several channels per group fails naming the node (or falls back to
+   the GEMM with fallback_invalid); another algorithm is refused alike. */
+static void test_graph_conv_transpose_algorithms(void) {
+    static const ct_case dw = {2, 24, 7, 6, 24, 3, 3, 2, 2, {1, 1, 0, 1}, 1, 1, 1, 0, 24, 1, LUTHIER_ACTIVATION_RELU};
+    static const ct_case dense = {1, 4, 5, 6, 8, 4, 4, 2, 2, {1, 1, 1, 1}, 1, 1, 0, 0, 2, 1, LUTHIER_ACTIVATION_NONE};
+    static const luthier_conv_algorithm want[3] = {LUTHIER_CONV_AUTO, LUTHIER_CONV_DEPTHWISE, LUTHIER_CONV_IM2COL};
+    luthier_context *ctx = ctx_threads(2);
+    int k, which;
+    for (which = 0; which < 2; which++) {
+        const ct_case *c = which ? &dense : &dw;
+        luthier_node_config cfg[1];
+        luthier_plan_desc pd;
+        luthier_plan *p = NULL;
+        luthier_step_info si;
+        int64_t xs[4];
+        int x, y, step;
+        float *img;
+        const void *ins[1];
+        gb b;
+        xs[0] = c->n; xs[1] = c->cin; xs[2] = c->h; xs[3] = c->w;
+        img = rand_buf((size_t)(xs[0] * xs[1] * xs[2] * xs[3]), -1, 1);
+        ins[0] = img;
+        memset(&b, 0, sizeof b);
+        luthier_graph_create(&b.g);
+        luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+        y = gb_convt(&b, "up", x, c);
+        luthier_graph_output(b.g, y);
+        memset(&pd, 0, sizeof pd);
+        pd.configs = cfg;
+        pd.num_configs = 1;
+        for (k = 0; k < 3; k++) {
+            char what[128];
+            const int fails = which && want[k] == LUTHIER_CONV_DEPTHWISE;
+            const luthier_conv_algorithm runs = !which && want[k] != LUTHIER_CONV_IM2COL ? LUTHIER_CONV_DEPTHWISE : LUTHIER_CONV_IM2COL;
+            memset(cfg, 0, sizeof cfg);
+            cfg[0].algorithm = want[k];
+            snprintf(what, sizeof what, "%s conv_transpose, algorithm %s", which ? "grouped" : "depthwise",
+                     luthier_conv_algorithm_name(want[k]));
+            if (fails) {
+                CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_UNSUPPORTED && !p &&
+                          strstr(luthier_context_error(ctx), "'up'") && strstr(luthier_context_error(ctx), "depthwise"),
+                      "%s: %s", what, luthier_context_error(ctx));
+                pd.fallback_invalid = 1;
+            }
+            plan_vs_ref(ctx, b.g, &pd, ins, 1e-5, what);
+            CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "%s: %s", what, luthier_context_error(ctx));
+            for (step = 0; p && luthier_plan_step_info(p, step, &si) == LUTHIER_STATUS_OK; step++)
+                if (si.op == LUTHIER_OP_CONV_TRANSPOSE) break;
+            CHECK(p && si.op == LUTHIER_OP_CONV_TRANSPOSE && si.algorithm == runs && (si.kernel[0] != 0) == (runs == LUTHIER_CONV_IM2COL),
+                  "%s: the step runs %s with kernel '%s'", what, p ? luthier_conv_algorithm_name(si.algorithm) : "?", p ? si.kernel : "?");
+            luthier_plan_destroy(p);
+            p = NULL;
+            pd.fallback_invalid = 0;
+        }
+        cfg[0].algorithm = LUTHIER_CONV_WINOGRAD_4X3;
+        CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_UNSUPPORTED && !p && strstr(luthier_context_error(ctx), "winograd"),
+              "winograd: %s", luthier_context_error(ctx));
+        free(img);
+        gb_free(&b);
+    }
     luthier_context_destroy(ctx);
 }
 
@@ -4073,6 +4144,7 @@ static void test_graph_rnn_refusals(void) {
 static void run_graph_tests(void) {
     RUN(test_graph_conv_transpose);
     RUN(test_graph_conv_transpose_config);
+    RUN(test_graph_conv_transpose_algorithms);
     RUN(test_graph_conv_transpose_refusals);
     RUN(test_graph_rnn);
     RUN(test_graph_rnn_refusals);

@@ -637,6 +637,113 @@ static void test_tune_cluster_kernels(void) {
     luthier_context_destroy(ctx);
 }
 
+/* Transposed convolutions are tasks: algorithm, kernel and split, timed as their step in a
+   plan of the node alone. Two nodes of one signature (a ReLU fused into each), a depthwise one
+   and a grouped one: 3 tasks, 4 ops; the records name their signatures, algorithms and
+   kernels, configure all four nodes, and the plan made from them runs those and matches the
+   reference. */
+static void test_tune_conv_transpose(void) {
+    static const ct_case up = {1, 8, 10, 10, 16, 4, 4, 2, 2, {1, 1, 1, 1}, 1, 1, 0, 0, 1, 1, LUTHIER_ACTIVATION_NONE};
+    static const ct_case dw = {1, 16, 20, 20, 16, 3, 3, 2, 2, {1, 1, 1, 1}, 1, 1, 1, 1, 16, 1, LUTHIER_ACTIVATION_NONE};
+    static const ct_case grouped = {1, 16, 40, 40, 4, 3, 3, 1, 1, {1, 1, 1, 1}, 1, 1, 0, 0, 4, 1, LUTHIER_ACTIVATION_NONE};
+    luthier_context *ctx = ctx_threads(2);
+    luthier_tune_desc td;
+    luthier_tune_result r;
+    luthier_plan_desc pd;
+    luthier_node_config *cfg;
+    luthier_plan *p = NULL;
+    luthier_step_info si;
+    char rec[512], svg[512], sig[256], line[1200], buf[8192];
+    int64_t xs[4] = {1, 8, 10, 10};
+    int x, a, a2, y, lines = 0, matched = -1, k, i, na = -1;
+    float *img = rand_buf(8 * 10 * 10, -1, 1);
+    const void *ins[1];
+    size_t got = 0;
+    FILE *fh;
+    gb b;
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    a = gb_act(&b, LUTHIER_OP_RELU, "relu_a", gb_convt(&b, "up_a", x, &up), NAN, NAN);
+    a2 = gb_act(&b, LUTHIER_OP_RELU, "relu_b", gb_convt(&b, "up_b", x, &up), NAN, NAN);
+    y = gb_convt(&b, "mix", gb_convt(&b, "dw", gb_op(&b, LUTHIER_OP_ADD, "sum", a, a2), &dw), &grouped);
+    luthier_graph_output(b.g, y);
+    CHECK(!b.fail, "build");
+    luthier_graph_find_node(b.g, "up_a", &na);
+    CHECK(luthier_tune_signature(b.g, na, sig, sizeof sig) == LUTHIER_STATUS_OK && strncmp(sig, "conv_transpose n1 c8 h10 w10 o16 k4x4 s2x2", 42) == 0 &&
+              strstr(sig, "act=relu"),
+          "signature '%s'", sig);
+    memset(&td, 0, sizeof td);
+    td.budget_seconds = 10;
+    td.progress = -1;
+    td.exhaustive = 1;
+    td.heatmap_path = tune_tmp("convt.svg", svg, sizeof svg);
+    CHECK(luthier_tune(ctx, b.g, &td, tune_tmp("convt.records", rec, sizeof rec), &r) == LUTHIER_STATUS_OK, "tune: %s",
+          luthier_context_error(ctx));
+    CHECK(r.tasks == 3 && r.ops == 4, "%d tasks, %d ops", r.tasks, r.ops);
+    CHECK(r.measurements >= r.candidates && r.tuned_ms > 0 && r.tuned_ms <= r.default_ms * 1.0001, "%d measurements of %d; tuned %g default %g",
+          r.measurements, r.candidates, r.tuned_ms, r.default_ms);
+    for (fh = fopen(rec, "r"); fh && fgets(line, sizeof line, fh);)
+        lines += strstr(line, "\tconv_transpose n1 c") != NULL && /* (the default: "-") */
+                 (strstr(line, "\t-\t-\t") || strstr(line, "\tim2col\tluthier_") ||
+                  (strstr(line, " g16 ") && strstr(line, "\tdepthwise\t-\t")));
+    if (fh) fclose(fh);
+    CHECK(lines == 3, "%d conv_transpose records", lines);
+    cfg = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg);
+    CHECK(luthier_records_apply(ctx, b.g, rec, cfg, &matched) == LUTHIER_STATUS_OK && matched == 4, "%d nodes matched: %s", matched,
+          luthier_context_error(ctx));
+    memset(&pd, 0, sizeof pd);
+    pd.configs = cfg;
+    pd.num_configs = b.g->num_nodes;
+    ins[0] = img;
+    plan_vs_ref(ctx, b.g, &pd, ins, 1e-5, "the tuned conv_transpose plan");
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "plan: %s", luthier_context_error(ctx));
+    for (k = 0; p && luthier_plan_step_info(p, k, &si) == LUTHIER_STATUS_OK; k++) {
+        if (si.op != LUTHIER_OP_CONV_TRANSPOSE) continue;
+        CHECK(!cfg[si.node].kernel[0] || strstr(si.kernel, cfg[si.node].kernel), "step %s runs %s, its record names '%s'", si.name,
+              si.kernel, cfg[si.node].kernel);
+        CHECK(si.algorithm == (cfg[si.node].algorithm ? cfg[si.node].algorithm
+                               : strcmp(si.name, "dw") == 0 ? LUTHIER_CONV_DEPTHWISE : LUTHIER_CONV_IM2COL),
+              "step %s runs %s, its record names %s", si.name,
+              luthier_conv_algorithm_name(si.algorithm), luthier_conv_algorithm_name(cfg[si.node].algorithm));
+        for (i = 0; i < cfg[si.node].num_ratios; i++) CHECK(si.ratios[i] == cfg[si.node].ratios[i], "step %s: its split", si.name);
+    }
+    luthier_plan_destroy(p);
+    p = NULL;
+    { /* a record naming another kernel than the default configures the grouped node with it */
+        luthier_kernel_info ki;
+        char fpr[640], text[2048];
+        int mix = -1;
+        luthier_graph_find_node(b.g, "mix", &mix);
+        luthier_tune_signature(b.g, mix, sig, sizeof sig);
+        luthier_tune_fingerprint(ctx, fpr, sizeof fpr);
+        for (k = luthier_kernel_count() - 1; k >= 0; k--)
+            if (luthier_kernel_get(k, &ki) == LUTHIER_STATUS_OK && ki.available && strcmp(ki.isa, "scalar")) break;
+        snprintf(text, sizeof text, "luthier-records 1\n%s\t%s\tim2col\t%s\tratio\tdefault\t1\t1\tfp32\n", fpr, sig, ki.name);
+        memset(cfg, 0, sizeof *cfg * (size_t)b.g->num_nodes);
+        CHECK(luthier_records_apply_text(ctx, b.g, text, cfg, &matched) == LUTHIER_STATUS_OK && matched == 1 &&
+                  strcmp(cfg[mix].kernel, ki.name) == 0 && cfg[mix].algorithm == LUTHIER_CONV_IM2COL,
+              "%d matched by '%s': %s", matched, text, luthier_context_error(ctx));
+        CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "plan: %s", luthier_context_error(ctx));
+        for (k = 0; p && luthier_plan_step_info(p, k, &si) == LUTHIER_STATUS_OK; k++)
+            if (si.node == mix) CHECK(strcmp(si.kernel, ki.name) == 0, "mix runs %s, not the record's %s", si.kernel, ki.name);
+        luthier_plan_destroy(p);
+        plan_vs_ref(ctx, b.g, &pd, ins, 1e-5, "the conv_transpose plan of the written record");
+    }
+    if ((fh = fopen(svg, "r"))) {
+        got = fread(buf, 1, sizeof buf - 1, fh);
+        fclose(fh);
+    }
+    buf[got] = 0;
+    CHECK(strstr(buf, ">gemm<") && !strstr(buf, "winograd"), "the heatmap's columns: %.300s", buf);
+    remove(rec);
+    remove(svg);
+    free(cfg);
+    free(img);
+    gb_free(&b);
+    luthier_context_destroy(ctx);
+}
+
 static void run_tune_tests(void) {
     RUN(test_tune_signatures);
     RUN(test_tune_space);
@@ -647,4 +754,5 @@ static void run_tune_tests(void) {
     RUN(test_tune_record_kernel_list);
     RUN(test_tune_measure_once);
     RUN(test_tune_heatmap_dense);
+    RUN(test_tune_conv_transpose);
 }
