@@ -156,6 +156,9 @@ typedef struct luthier_tune_result {
        took back to fp32, and the guard's figures of the final choice */
     int nodes_fp16, nodes_int8, guard_dropped;
     double guard_cosine, guard_max_abs;
+    /* AUTO: nodes taken back to fp32 because the conversions their precision puts around them
+       (quantize / dequantize steps, timed in the plan) cost more than the node saves */
+    int conversions_dropped;
 } luthier_tune_result;
 
 /* Tunes every conv2d, dense and conv_transpose task of g on ctx and writes records_path (NULL =
@@ -2159,22 +2162,107 @@ LUTHIER_PRIVATE void luthier__auto_configs(luthier__auto *A, const luthier_graph
     }
 }
 
-/* Each unit's fastest pass: the sum of its nodes' tasks' times (every node must have one). */
+/* The time of unit u in pass k: the sum of its nodes' tasks' (HUGE_VAL where a node has none). */
+LUTHIER_PRIVATE double luthier__auto_unit_ms(const luthier__auto *A, const luthier_graph *g, int u, int k) {
+    double ms = 0;
+    int i;
+    for (i = 0; i < g->num_nodes && ms < HUGE_VAL; i++)
+        if (A->T[0].node_task[i] == u) {
+            const int j = A->T[k].node_task[i];
+            ms += j >= 0 && A->T[k].tasks[j].best_ms > 0 ? A->T[k].tasks[j].best_ms : HUGE_VAL;
+        }
+    return ms;
+}
+
+/* Each unit's fastest pass. */
 LUTHIER_PRIVATE void luthier__auto_choose(luthier__auto *A, const luthier_graph *g) {
-    int u, k, i;
+    int u, k;
     for (u = 0; u < A->T[0].ntasks; u++) {
         double best = 0;
         A->choice[u] = 0;
         for (k = 0; k < A->npass; k++) {
-            double ms = 0;
-            for (i = 0; i < g->num_nodes && ms < HUGE_VAL; i++)
-                if (A->T[0].node_task[i] == u) {
-                    const int j = A->T[k].node_task[i];
-                    ms += j >= 0 && A->T[k].tasks[j].best_ms > 0 ? A->T[k].tasks[j].best_ms : HUGE_VAL;
-                }
+            const double ms = luthier__auto_unit_ms(A, g, u, k);
             if (k == 0 || ms < best) best = ms, A->choice[u] = k;
         }
     }
+}
+
+/* The unit of plan step st (-1: none, or a unit left in fp32). */
+LUTHIER_PRIVATE int luthier__auto_step_unit(const luthier__auto *A, const luthier__pstep *st) {
+    const int u = st->node >= 0 ? A->T[0].node_task[st->node] : -1;
+    return u >= 0 && A->choice[u] ? u : -1;
+}
+
+/* cost[unit] (ms) of the datatype conversions in plan p, each step's st->seconds: a conversion
+   (a step of no node, not a layout one) costs the lowered unit that reads its output, else
+   the lowered unit that wrote its input. */
+LUTHIER_PRIVATE void luthier__auto_conversion_costs(const luthier__auto *A, const luthier_plan *p, double *cost) {
+    int k, q, a, b, u;
+    for (u = 0; u < A->T[0].ntasks; u++) cost[u] = 0;
+    for (k = 0; k < p->num_steps; k++) {
+        const luthier__pstep *c = &p->steps[k];
+        if (c->kind == LUTHIER__STEP_NODE || c->kind == LUTHIER__STEP_CONVERT || c->nin < 1 || c->nout < 1) continue;
+        for (u = -1, q = 0; q < p->num_steps && u < 0; q++) /* a reader of its output */
+            for (a = 0; a < p->steps[q].nin && u < 0; a++)
+                if (p->steps[q].in[a] == c->out[0]) u = luthier__auto_step_unit(A, &p->steps[q]);
+        for (q = 0; q < p->num_steps && u < 0; q++) /* else the writer of its input */
+            for (b = 0; b < p->steps[q].nout && u < 0; b++)
+                if (p->steps[q].out[b] == c->in[0]) u = luthier__auto_step_unit(A, &p->steps[q]);
+        if (u >= 0) cost[u] += c->seconds * 1e3;
+    }
+}
+
+/* Takes back to fp32 the lowered units whose conversions cost more than they save; 1 when one
+   went back. */
+LUTHIER_PRIVATE int luthier__auto_drop_costly(luthier__auto *A, const luthier_graph *g, const double *cost, luthier_tune_result *res) {
+    int u, dropped = 0;
+    for (u = 0; u < A->T[0].ntasks; u++) {
+        if (!A->choice[u] || cost[u] <= luthier__auto_unit_ms(A, g, u, 0) - luthier__auto_unit_ms(A, g, u, A->choice[u])) continue;
+        A->choice[u] = 0;
+        res->conversions_dropped += A->T[0].tasks[u].ops;
+        dropped = 1;
+    }
+    return dropped;
+}
+
+/* The conversions where precisions meet, timed in the plan of the choices (the least of 3
+   profiled runs per step, on the guard's first input set): units that do not pay for theirs go
+   back to fp32, and the plan is timed again, until every lowered unit pays (4 rounds at most). */
+LUTHIER_PRIVATE luthier_status luthier__auto_conversions(luthier__auto *A, luthier__guard *G, luthier_tune_result *res) {
+    const luthier_graph *g = G->g;
+    double *cost = (double *)luthier__alloc(sizeof(double) * (size_t)(A->T[0].ntasks + 1)), *best = NULL;
+    luthier_status s = cost ? LUTHIER_STATUS_OK : luthier__fail(G->ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
+    int round, r, k;
+    for (round = 0; round < 4 && s == LUTHIER_STATUS_OK; round++) {
+        luthier_plan_desc pd;
+        luthier_plan *plan = NULL;
+        luthier__auto_configs(A, g, -1);
+        memset(&pd, 0, sizeof pd);
+        pd.configs = A->configs;
+        pd.num_configs = g->num_nodes;
+        pd.fallback_invalid = 1;
+        pd.int8 = G->cal;
+        pd.precision = LUTHIER_PRECISION_FP32;
+        if (luthier_plan_create(G->ctx, g, &pd, &plan) != LUTHIER_STATUS_OK || luthier_plan_set_profiling(plan, 1) != LUTHIER_STATUS_OK ||
+            !(best = (double *)luthier__alloc(sizeof(double) * (size_t)(plan->num_steps + 1)))) {
+            luthier_plan_destroy(plan);
+            break; /* (the guard reports a plan that cannot be made) */
+        }
+        for (r = 0; r < 3; r++) {
+            if (luthier_plan_run(G->ctx, plan, (const void *const *)G->in, G->out) != LUTHIER_STATUS_OK) break;
+            for (k = 0; k < plan->num_steps; k++)
+                if (!r || plan->steps[k].seconds < best[k]) best[k] = plan->steps[k].seconds;
+        }
+        for (k = 0; r == 3 && k < plan->num_steps; k++) plan->steps[k].seconds = best[k];
+        if (r == 3) luthier__auto_conversion_costs(A, plan, cost);
+        luthier_plan_destroy(plan);
+        luthier__free(best);
+        best = NULL;
+        if (r < 3 || !luthier__auto_drop_costly(A, g, cost, res)) break;
+    }
+    G->ctx->error[0] = 0;
+    luthier__free(cost);
+    return s;
 }
 
 /* The guard: the harm of each lowered unit alone, then units back to fp32, most harmful first,
@@ -2297,13 +2385,17 @@ LUTHIER_PRIVATE luthier_status luthier__tune_auto(luthier_context *ctx, const lu
         }
         res.guard_dropped = 0;
         luthier__auto_choose(&A, g);
+        s = luthier__auto_conversions(&A, &G, &res);
+    }
+    if (s == LUTHIER_STATUS_OK) {
         s = luthier__auto_guard(&A, &G, &res);
     }
     if (s == LUTHIER_STATUS_OK) s = luthier__auto_records(&A, g, records_path, &res);
     res.seconds = luthier__tune_now() - t0;
     if (s == LUTHIER_STATUS_OK && (desc->progress > 0 || (desc->progress == 0 && luthier__isatty_stderr())))
-        fprintf(stderr, "tune: auto precision: %d nodes fp16, %d int8, %d taken back to fp32 by the guard (cosine %.6f, max |diff| %g)\n",
-                res.nodes_fp16, res.nodes_int8, res.guard_dropped, res.guard_cosine, res.guard_max_abs);
+        fprintf(stderr, "tune: auto precision: %d nodes fp16, %d int8; back to fp32: %d for their conversions' cost, %d by the guard "
+                "(cosine %.6f, max |diff| %g)\n", res.nodes_fp16, res.nodes_int8, res.conversions_dropped, res.guard_dropped,
+                res.guard_cosine, res.guard_max_abs);
     for (k = 0; k < A.npass; k++) luthier__tuner_free(&A.T[k]);
     luthier__free(A.choice);
     luthier__free(A.harm);

@@ -291,6 +291,74 @@ static void test_precision_records(void) {
     gb_free(&b);
 }
 
+/* AUTO's conversions: in the plan of c3 lowered to int8 (the others fp32) each conversion step
+   (its time set to 1 ms, every other step's to 0) costs c3's unit, which reads what it
+   quantizes; c3 goes back to fp32 when its gain is below that cost and stays when above. */
+static void test_precision_auto_conversions(void) {
+    luthier_context *ctx = ctx_threads(1);
+    luthier_calibration *cal;
+    luthier_tune_desc td;
+    luthier_tune_result r;
+    luthier_plan_desc pd;
+    luthier_plan *p = NULL;
+    luthier__auto A;
+    prec_io io;
+    gb b;
+    double cost[64], total = 0, gain;
+    int nodes[PREC_BRANCHES], k, u, conversions = 0, lowered;
+    prec_build(&b, 1, nodes);
+    prec_io_make(&io, &b, 1);
+    cal = prec_calibrate(ctx, &b, &io);
+    memset(&td, 0, sizeof td);
+    td.budget_seconds = 1.0;
+    td.progress = -1;
+    td.int8 = cal;
+    memset(&A, 0, sizeof A);
+    CHECK(luthier__auto_passes(&A, ctx, b.g, &td) == LUTHIER_STATUS_OK && A.npass == 3 && A.T[0].ntasks <= 64, "passes: %s",
+          luthier_context_error(ctx));
+    A.choice = (int *)calloc((size_t)A.T[0].ntasks + 1, sizeof(int));
+    A.configs = (luthier_node_config *)calloc((size_t)b.g->num_nodes + 1, sizeof *A.configs);
+    u = A.T[0].node_task[nodes[0]];
+    lowered = A.T[2].node_task[nodes[0]];
+    CHECK(u >= 0 && lowered >= 0, "c3 has an fp32 and an int8 task");
+    if (u >= 0 && lowered >= 0) {
+        A.choice[u] = 2;
+        luthier__auto_configs(&A, b.g, -1);
+        memset(&pd, 0, sizeof pd);
+        pd.configs = A.configs;
+        pd.num_configs = b.g->num_nodes;
+        pd.int8 = cal;
+        pd.precision = LUTHIER_PRECISION_FP32;
+        CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "plan: %s", luthier_context_error(ctx));
+        for (k = 0; p && k < p->num_steps; k++) {
+            const int conv = p->steps[k].kind != LUTHIER__STEP_NODE && p->steps[k].kind != LUTHIER__STEP_CONVERT;
+            p->steps[k].seconds = conv ? 1e-3 : 0.0;
+            conversions += conv;
+        }
+        if (p) luthier__auto_conversion_costs(&A, p, cost);
+        for (k = 0; k < A.T[0].ntasks; k++) total += cost[k];
+        CHECK(conversions >= 1 && cost[u] == (double)conversions && total == cost[u], "%d conversions, c3 costs %g ms of %g",
+              conversions, cost[u], total);
+        luthier_plan_destroy(p);
+        for (k = 0; k < 2; k++) { /* gain: half the cost, then twice it */
+            memset(&r, 0, sizeof r);
+            A.choice[u] = 2;
+            A.T[0].tasks[u].best_ms = 10.0;
+            gain = k ? 2.0 * cost[u] : 0.5 * cost[u];
+            A.T[2].tasks[lowered].best_ms = 10.0 - gain;
+            CHECK(luthier__auto_drop_costly(&A, b.g, cost, &r) == !k && A.choice[u] == (k ? 2 : 0) &&
+                      r.conversions_dropped == (k ? 0 : A.T[0].tasks[u].ops),
+                  "gain %g ms for conversions of %g ms: c3 %s", gain, cost[u], A.choice[u] ? "kept int8" : "back to fp32");
+        }
+    }
+    for (k = 0; k < A.npass; k++) luthier__tuner_free(&A.T[k]);
+    free(A.choice), free(A.configs);
+    luthier_calibration_destroy(cal);
+    luthier_context_destroy(ctx);
+    free(io.x), free(io.v);
+    gb_free(&b);
+}
+
 /* fa's weight 0 out of fp16's range (inf in fp16): lowering fa breaks any bound. */
 static void prec_poison(gb *b) {
     int k;
@@ -394,4 +462,5 @@ static void run_precision_tests(void) {
     RUN(test_precision_node_mix);
     RUN(test_precision_records);
     RUN(test_precision_auto_guard);
+    RUN(test_precision_auto_conversions);
 }
