@@ -5230,21 +5230,49 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
     }
 }
 
+/* y[a * ys + b] = x[b * xs + a] for a < na, b < nb, in the registers of a CPU with these
+   features (luthier__transpose_neon, _avx2, _sse2), else one float at a time. */
+LUTHIER_PRIVATE void luthier__transpose_tile(const float *x, size_t xs, float *y, size_t ys, size_t nb, size_t na,
+                                             unsigned features) {
+    size_t a, b;
+    (void)features;
+#if LUTHIER__SIMD_NEON
+    luthier__transpose_neon(x, xs, y, ys, nb, na);
+    return;
+#elif LUTHIER__SIMD_X86
+    if (features & LUTHIER_CPU_AVX2_FMA) luthier__transpose_avx2(x, xs, y, ys, nb, na);
+    else luthier__transpose_sse2(x, xs, y, ys, nb, na);
+    return;
+#endif
+    for (a = 0; a < na; a++)
+        for (b = 0; b < nb; b++) y[a * ys + b] = x[b * xs + a];
+}
+
+/* The ISA luthier__transpose_tile runs on with these features. */
+LUTHIER_PRIVATE luthier__isa luthier__transpose_isa(unsigned features) {
+    (void)features;
+#if LUTHIER__SIMD_NEON
+    return LUTHIER__ISA_NEON;
+#elif LUTHIER__SIMD_X86
+    return features & LUTHIER_CPU_AVX2_FMA ? LUTHIER__ISA_AVX2 : LUTHIER__ISA_SSE2;
+#else
+    return LUTHIER__ISA_SCALAR;
+#endif
+}
+
 /* n matrices of rows x cols elements of elem bytes (4: fp32, int32; 1: uint8) transposed, each
-   to cols x rows (NEON, 4 bytes: 4 x 4 blocks in registers, luthier__transpose_neon). */
+   to cols x rows (4 bytes: luthier__transpose_tile). */
 LUTHIER_PRIVATE void luthier__transpose_batches(const void *src, void *dst, size_t n, size_t rows, size_t cols,
-                                                size_t elem) {
+                                                size_t elem, unsigned features) {
     const size_t bytes = rows * cols * elem;
     size_t b, r, c;
     for (b = 0; b < n; b++) {
         const unsigned char *x = (const unsigned char *)src + b * bytes;
         unsigned char *y = (unsigned char *)dst + b * bytes;
-#if LUTHIER__SIMD_NEON
         if (elem == 4) {
-            luthier__transpose_neon((const float *)(const void *)x, cols, (float *)(void *)y, rows, rows, cols);
+            luthier__transpose_tile((const float *)(const void *)x, cols, (float *)(void *)y, rows, rows, cols, features);
             continue;
         }
-#endif
         for (r = 0; r < rows; r++)
             for (c = 0; c < cols; c++) {
                 if (elem == 4) memcpy(y + (c * rows + r) * 4, x + (r * cols + c) * 4, 4);
@@ -5338,8 +5366,9 @@ LUTHIER_PRIVATE luthier_status luthier__conv_run(luthier_context *ctx, const lut
     if (d->layout == LUTHIER_LAYOUT_NCHW) {
         const size_t hw = (size_t)(d->in_h * d->in_w), ohw = (size_t)(cv->oh * cv->ow);
         off = luthier__align_up((size_t)d->batch * hw * (size_t)d->in_channels * cv->in_elem);
-        luthier__transpose_batches(input, ws, (size_t)d->batch, (size_t)d->in_channels, hw, cv->in_elem);
-        if (d->accumulate) luthier__transpose_batches(output, ws + off, (size_t)d->batch, (size_t)d->out_channels, ohw, cv->out_elem);
+        luthier__transpose_batches(input, ws, (size_t)d->batch, (size_t)d->in_channels, hw, cv->in_elem, ctx->cpu_features);
+        if (d->accumulate)
+            luthier__transpose_batches(output, ws + off, (size_t)d->batch, (size_t)d->out_channels, ohw, cv->out_elem, ctx->cpu_features);
         job.in = ws;
         job.out = ws + off;
         off += luthier__align_up(cv->m * (size_t)d->out_channels * cv->out_elem);
@@ -5363,7 +5392,8 @@ LUTHIER_PRIVATE luthier_status luthier__conv_run(luthier_context *ctx, const lut
                               luthier__conv_gemm_range, &job);
     }
     if (s == LUTHIER_STATUS_OK && d->layout == LUTHIER_LAYOUT_NCHW)
-        luthier__transpose_batches(job.out, output, (size_t)d->batch, (size_t)(cv->oh * cv->ow), (size_t)d->out_channels, cv->out_elem);
+        luthier__transpose_batches(job.out, output, (size_t)d->batch, (size_t)(cv->oh * cv->ow), (size_t)d->out_channels, cv->out_elem,
+                                   ctx->cpu_features);
     return s;
 }
 

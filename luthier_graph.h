@@ -5781,7 +5781,7 @@ LUTHIER_PRIVATE luthier__isa luthier__step_isa(const luthier_plan *p, const luth
     const unsigned f = p->features;
     luthier__run_fn run;
     size_t i;
-    if (st->kind == LUTHIER__STEP_CONVERT) return luthier__op_transpose_isa();
+    if (st->kind == LUTHIER__STEP_CONVERT) return luthier__op_transpose_isa(f);
     if (st->qconv) return luthier__qconv_isa(st->qconv, f);
     if (st->kind != LUTHIER__STEP_NODE || st->q) return luthier__op_u8_isa(f); /* (de)quantize, int8 add, pools */
     if (st->conv) return luthier__conv_isa(st->conv, f);
@@ -5795,7 +5795,7 @@ LUTHIER_PRIVATE luthier__isa luthier__step_isa(const luthier_plan *p, const luth
             return luthier__run_isas[i].runs == LUTHIER__RUNS_VIEW   ? LUTHIER__ISA_NONE
                    : luthier__run_isas[i].runs == LUTHIER__RUNS_COPY ? LUTHIER__ISA_COPY
                    : luthier__run_isas[i].runs == LUTHIER__RUNS_SCALAR ? LUTHIER__ISA_SCALAR
-                                                                     : luthier__op_transpose_isa();
+                                                                     : luthier__op_transpose_isa(f);
     if (luthier__step_integer(p, st)) return LUTHIER__ISA_SCALAR;
     return luthier__op_isa(f);
 }

@@ -4,7 +4,7 @@
    Clang; each kernel carries its own target attribute, so the file builds without -mavx2 and
    the library picks the kernels at run time (cpuid).
 
-   TABLE OF CONTENTS: >>list >>avx512 >>avx512-pack >>avx512fp16 >>depthwise >>avx2
+   TABLE OF CONTENTS: >>list >>avx512 >>avx512-pack >>avx512fp16 >>depthwise >>avx2 >>transpose
 
    Every kernel is the broadcast form: a row of A is broadcast and multiplied with NR/W vectors
    of a packed B row (W = 16 lanes for AVX-512, 8 for AVX2), accumulating MR x NR/W registers.
@@ -596,6 +596,80 @@ LUTHIER__DEFINE_AVX2(4x24__avx2_fma_hybrid, LUTHIER__CASES_4)
 #define LUTHIER__AVX2_TILE_4x24__avx2_fma_hybrid_f16w(r) luthier__avx2_tile(p, r, 3, 4, 1, 1)
 LUTHIER__DEFINE_AVX2(6x16__avx2_fma_hybrid_f16w, LUTHIER__CASES_6)
 LUTHIER__DEFINE_AVX2(4x24__avx2_fma_hybrid_f16w, LUTHIER__CASES_4)
+
+/* >>transpose: y[a * ys + b] = x[b * xs + a] for a < na, b < nb (luthier__transpose_neon's
+   contract): the layout edges (NCHW <-> NHWC) and the tiles of luthier__op_transpose. 8 x 8
+   blocks in AVX registers (unpack, shuffle, 128-bit lane permutes) or 4 x 4 in SSE ones, the
+   edges one float at a time; a in blocks of 64, so that the rows of y being written stay in
+   L1 while b runs. */
+#define LUTHIER__TRANSPOSE_X86_BLOCK 64
+
+/* the edges of a block that the vectors left: a in [a_from, a1) for b in [b0, b1), and every
+   a for b in [b1, nb) */
+LUTHIER__INLINE void luthier__transpose_x86_edges(const float *x, size_t xs, float *y, size_t ys, size_t b1, size_t nb,
+                                                  size_t a0, size_t a_from, size_t a1) {
+    size_t a, b;
+    for (b = 0; b < b1; b++)
+        for (a = a_from; a < a1; a++) y[a * ys + b] = x[b * xs + a];
+    for (b = b1; b < nb; b++)
+        for (a = a0; a < a1; a++) y[a * ys + b] = x[b * xs + a];
+}
+
+LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE void luthier__transpose_avx2(const float *x, size_t xs, float *y, size_t ys, size_t nb,
+                                                                 size_t na) {
+    size_t a0, a = 0, b = 0;
+    for (a0 = 0; a0 < na; a0 += LUTHIER__TRANSPOSE_X86_BLOCK) {
+        const size_t a1 = na - a0 < LUTHIER__TRANSPOSE_X86_BLOCK ? na : a0 + LUTHIER__TRANSPOSE_X86_BLOCK;
+        for (b = 0; b + 8 <= nb; b += 8) {
+            const float *xb = x + b * xs;
+            for (a = a0; a + 8 <= a1; a += 8) {
+                __m256 r0 = _mm256_loadu_ps(xb + a), r1 = _mm256_loadu_ps(xb + xs + a);
+                __m256 r2 = _mm256_loadu_ps(xb + 2 * xs + a), r3 = _mm256_loadu_ps(xb + 3 * xs + a);
+                __m256 r4 = _mm256_loadu_ps(xb + 4 * xs + a), r5 = _mm256_loadu_ps(xb + 5 * xs + a);
+                __m256 r6 = _mm256_loadu_ps(xb + 6 * xs + a), r7 = _mm256_loadu_ps(xb + 7 * xs + a);
+                const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+                const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+                const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+                const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+                float *d = y + a * ys + b;
+                r0 = _mm256_shuffle_ps(t0, t2, 0x44), r1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+                r2 = _mm256_shuffle_ps(t1, t3, 0x44), r3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+                r4 = _mm256_shuffle_ps(t4, t6, 0x44), r5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+                r6 = _mm256_shuffle_ps(t5, t7, 0x44), r7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+                _mm256_storeu_ps(d, _mm256_permute2f128_ps(r0, r4, 0x20));
+                _mm256_storeu_ps(d + ys, _mm256_permute2f128_ps(r1, r5, 0x20));
+                _mm256_storeu_ps(d + 2 * ys, _mm256_permute2f128_ps(r2, r6, 0x20));
+                _mm256_storeu_ps(d + 3 * ys, _mm256_permute2f128_ps(r3, r7, 0x20));
+                _mm256_storeu_ps(d + 4 * ys, _mm256_permute2f128_ps(r0, r4, 0x31));
+                _mm256_storeu_ps(d + 5 * ys, _mm256_permute2f128_ps(r1, r5, 0x31));
+                _mm256_storeu_ps(d + 6 * ys, _mm256_permute2f128_ps(r2, r6, 0x31));
+                _mm256_storeu_ps(d + 7 * ys, _mm256_permute2f128_ps(r3, r7, 0x31));
+            }
+        }
+        luthier__transpose_x86_edges(x, xs, y, ys, b, nb, a0, nb >= 8 ? a : a0, a1);
+    }
+}
+
+LUTHIER_PRIVATE void luthier__transpose_sse2(const float *x, size_t xs, float *y, size_t ys, size_t nb, size_t na) {
+    size_t a0, a = 0, b = 0;
+    for (a0 = 0; a0 < na; a0 += LUTHIER__TRANSPOSE_X86_BLOCK) {
+        const size_t a1 = na - a0 < LUTHIER__TRANSPOSE_X86_BLOCK ? na : a0 + LUTHIER__TRANSPOSE_X86_BLOCK;
+        for (b = 0; b + 4 <= nb; b += 4) {
+            const float *xb = x + b * xs;
+            for (a = a0; a + 4 <= a1; a += 4) {
+                __m128 r0 = _mm_loadu_ps(xb + a), r1 = _mm_loadu_ps(xb + xs + a);
+                __m128 r2 = _mm_loadu_ps(xb + 2 * xs + a), r3 = _mm_loadu_ps(xb + 3 * xs + a);
+                float *d = y + a * ys + b;
+                _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+                _mm_storeu_ps(d, r0);
+                _mm_storeu_ps(d + ys, r1);
+                _mm_storeu_ps(d + 2 * ys, r2);
+                _mm_storeu_ps(d + 3 * ys, r3);
+            }
+        }
+        luthier__transpose_x86_edges(x, xs, y, ys, b, nb, a0, nb >= 4 ? a : a0, a1);
+    }
+}
 
 #ifdef __cplusplus
 }

@@ -2324,10 +2324,10 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_isa(unsigned features) 
     return luthier__op_base_vw > 1 ? LUTHIER__ISA_PORTABLE : LUTHIER__ISA_SCALAR;
 }
 
-/* luthier__op_transpose: NEON 4 x 4 blocks, else element by element (runs that stay
+/* luthier__op_transpose: blocks in registers (luthier__transpose_tile; runs that stay
    contiguous are memcpy'd either way). */
-LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_transpose_isa(void) {
-    return LUTHIER__SIMD_NEON ? LUTHIER__ISA_NEON : LUTHIER__ISA_SCALAR;
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_transpose_isa(unsigned features) {
+    return luthier__transpose_isa(features);
 }
 
 /* lanes of the pass LUTHIER__OP_PICK runs */
@@ -2778,6 +2778,7 @@ typedef struct luthier__op_transpose_job {
     int p;                                  /* y position of x's innermost dim (-1: memcpy runs) */
     size_t strips, outer;                   /* tiled: units = outer * strips */
     luthier__op_part part;                  /* runs */
+    unsigned features;                      /* the context's (luthier__transpose_tile) */
 } luthier__op_transpose_job;
 
 LUTHIER_PRIVATE void luthier__op_transpose_runs(void *arg, size_t ub, size_t ue, int thread, int cl) {
@@ -2823,16 +2824,7 @@ LUTHIER_PRIVATE void luthier__op_transpose_tiles(void *arg, size_t ub, size_t ue
         }
         for (b0 = 0; b0 < B; b0 += LUTHIER__OP_TILE) {
             const size_t b1 = luthier__min_sz(B, b0 + LUTHIER__OP_TILE);
-#if LUTHIER__SIMD_NEON /* 4 x 4 blocks in registers */
-            luthier__transpose_neon(j->x + xo + a0 + b0 * xsb, xsb, j->y + yo + a0 * ysa + b0, ysa, b1 - b0, a1 - a0);
-#else
-            size_t a, b;
-            for (a = a0; a < a1; a++) {
-                float *yr = j->y + yo + a * ysa;
-                const float *xr = j->x + xo + a;
-                for (b = b0; b < b1; b++) yr[b] = xr[b * xsb];
-            }
-#endif
+            luthier__transpose_tile(j->x + xo + a0 + b0 * xsb, xsb, j->y + yo + a0 * ysa + b0, ysa, b1 - b0, a1 - a0, j->features);
         }
     }
 }
@@ -2860,6 +2852,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_transpose(luthier_con
     memset(&j, 0, sizeof j);
     j.x = x;
     j.y = y;
+    j.features = ctx->cpu_features;
     if (!total) return luthier__op_run(ctx, cfg, 0, luthier__op_transpose_runs, &j);
     /* y order, size-1 dims dropped, dims that stay adjacent in x merged */
     for (d = 0; d < rank; d++) {

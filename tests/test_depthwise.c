@@ -228,13 +228,16 @@ static void test_conv_depthwise_pick(void) {
 }
 
 /* luthier__transpose_batches of fp32 NCHW to NHWC and back (the layout edges) against naive loops, odd
-   sizes around the 4 x 4 blocks and the 64-wide blocking; nothing written past the end. On
-   AArch64 also luthier__transpose_neon on a sub-block of larger strides (the op_transpose tiles):
-   only the block is written. */
+   sizes around the 4 x 4 and 8 x 8 blocks and the 64-wide blocking; nothing written past the
+   end. Also luthier__transpose_tile on a sub-block of larger strides (the op_transpose tiles):
+   only the block is written. x86: the SSE2 and the AVX2 blocks (features without and with
+   AVX2). */
 static void test_conv_layout_transpose(void) {
     static const size_t cs[] = {1, 3, 4, 5, 8, 17, 35, 70}, hws[] = {1, 2, 3, 4, 5, 7, 13, 17, 67, 130};
     size_t ic, ih, e;
-    int bad = 0;
+    int bad = 0, fi;
+    for (fi = 0; fi < 2; fi++) {
+    const unsigned features = fi ? LUTHIER_CPU_AVX2_FMA : 0;
     for (ic = 0; ic < sizeof cs / sizeof cs[0]; ic++)
         for (ih = 0; ih < sizeof hws / sizeof hws[0]; ih++) {
             const size_t n = 2, c = cs[ic], hw = hws[ih], total = n * c * hw;
@@ -244,8 +247,8 @@ static void test_conv_layout_transpose(void) {
             size_t b, ch, p;
             test_fill(src, total);
             for (e = 0; e < total + 4; e++) t[e] = back[e] = test_sentinel();
-            luthier__transpose_batches(src, t, n, c, hw, sizeof(float));
-            luthier__transpose_batches(t, back, n, hw, c, sizeof(float));
+            luthier__transpose_batches(src, t, n, c, hw, sizeof(float), features);
+            luthier__transpose_batches(t, back, n, hw, c, sizeof(float), features);
             for (b = 0; b < n; b++)
                 for (ch = 0; ch < c; ch++)
                     for (p = 0; p < hw; p++) {
@@ -260,25 +263,24 @@ static void test_conv_layout_transpose(void) {
             free(t);
             free(back);
         }
-#if LUTHIER__SIMD_NEON
     {
         enum { XS = 41, YS = 37, NB = 30, NA = 35 };
         static float x[NB * XS], y[NA * YS];
         size_t nb, na, a;
         test_fill(x, sizeof x / sizeof x[0]);
-        for (nb = 1; nb <= 13; nb += 3)
-            for (na = 1; na <= NA; na += 5) {
+        for (nb = 1; nb <= 25; nb += 3)
+            for (na = 1; na <= NA - 1; na += 3) {
                 for (e = 0; e < sizeof y / sizeof y[0]; e++) y[e] = test_sentinel();
-                luthier__transpose_neon(x + 1 + 2 * XS, XS, y + 3 + YS, YS, nb, na);
+                luthier__transpose_tile(x + 1 + 2 * XS, XS, y + 3 + YS, YS, nb, na, features);
                 for (a = 0; a < NA; a++)
                     for (e = 0; e < YS; e++) {
                         const float v = y[a * YS + e];
                         const int in = a >= 1 && a < 1 + na && e >= 3 && e < 3 + nb;
                         const int ok = in ? v == x[(2 + e - 3) * XS + 1 + a - 1] : test_is_sentinel(v);
-                        if (!ok && bad++ < 3) CHECK(0, "transpose_neon nb%zu na%zu: y(%zu, %zu)", nb, na, a, e);
+                        if (!ok && bad++ < 3) CHECK(0, "transpose_tile (features %#x) nb%zu na%zu: y(%zu, %zu)", features, nb, na, a, e);
                     }
             }
     }
-#endif
+    }
     CHECK(bad == 0, "transposes wrong");
 }

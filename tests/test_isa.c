@@ -90,18 +90,6 @@ static void test_isa_conv_algorithms(void) {
     luthier_context_destroy(ctx);
 }
 
-/* Whether a step may run scalar code on this target (none is exempt today). */
-static int isa_exempt(const luthier_step_info *si) {
-#if LUTHIER__SIMD_X86
-    /* x86: the layout transposes are plain C (no AVX transpose yet); not a hot path of the
-       x86 target this test checks, which is the ARM coverage's counterpart */
-    return si->op == LUTHIER_OP_TRANSPOSE;
-#else
-    (void)si;
-    return 0;
-#endif
-}
-
 /* Steps of p that report an ISA other than the one wanted; prints the first few. */
 static int isa_plan_offenders(const luthier_plan *p, const char *what) {
     luthier_plan_info pi;
@@ -111,8 +99,9 @@ static int isa_plan_offenders(const luthier_plan *p, const char *what) {
         luthier_step_info si;
         const char *want;
         if (luthier_plan_step_info(p, s, &si) != LUTHIER_STATUS_OK || !si.isa) return 1;
-        if (!strcmp(si.isa, "none") || !strcmp(si.isa, "copy") || isa_exempt(&si)) continue;
-        want = isa_wanted(si.int8 || si.kernel[0]);
+        if (!strcmp(si.isa, "none") || !strcmp(si.isa, "copy")) continue;
+        /* (transposes: 8 x 8 AVX blocks, no 16-lane form; kernels and int8: any AVX family) */
+        want = isa_wanted(si.int8 || si.kernel[0] || si.op == LUTHIER_OP_TRANSPOSE);
         if (isa_ok(si.isa, want)) continue;
         if (bad++ < 6)
             printf("    %s: step %d %s '%s'%s [%s] runs %s, want %s\n", what, s, luthier_op_name(si.op), si.name,
