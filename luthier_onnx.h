@@ -34,8 +34,8 @@
    output, value_info), NodeProto, AttributeProto, ValueInfoProto, TensorProto (raw_data and
    float_data/int32_data/int64_data/double_data/uint64_data; float, double, float16, bfloat16 and
    the integer types and bool; floating point becomes f32, integers i64, keeping their type for
-   DequantizeLinear). External data,
-   sparse initializers, strings and subgraphs are refused with a message. Default-domain opsets
+   DequantizeLinear); subgraphs (AttributeProto.g, nested at most 16 deep) for If. External data,
+   sparse initializers, strings and the graphs lists of Loop and Scan are refused with a message. Default-domain opsets
    7..18 (and "com.microsoft" Gelu). Opset 18's changes to the operators below are read (Reduce*
    axes as an input, Split num_outputs, Pad axes, Resize axes, scatter reductions max and min,
    GroupNormalization); the operators it adds otherwise (BitwiseAnd/Or/Xor/Not, CenterCropPad,
@@ -95,7 +95,12 @@
        length (torchvision's topk(min(topk_candidates, n))), ConstantOfShape a whole marked
        Shape (full_like). Any other use of a marked value, Size of such a tensor, and Slice of
        its axis other than [start >= 0 : end >= 0] with step 1 are refused. Concat takes more
-       than 64 inputs (in groups of 64).
+       than 64 inputs (in groups of 64). Reduce* over such an axis reads only the valid
+       entries (over none: ONNX's reduction of an empty set, e.g. ReduceMax -inf).
+       If: the taken branch is converted in the node's place when the condition folds at load
+       time; torch's numel(X) == 0 of a tensor X with a run-time length (batched_nms) takes the
+       else-branch when the then-branch gives empty constants; any other condition is refused
+       (>>onnx-if).
      GRAPH INPUTS: float, int64, int32 and bool; an int32 or bool input is fed as the model
      declares it (int32_t, one byte per bool) and read through a cast to i64 or f32 0/1.
        QuantizeLinear DequantizeLinear QLinearConv QLinearMatMul (see QUANTIZED MODELS)
