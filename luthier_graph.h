@@ -935,7 +935,10 @@ LUTHIER_API luthier_status luthier_plan_run(luthier_context *ctx, luthier_plan *
    rows of NON_MAX_SUPPRESSION, and mean nothing). The length travels with the data: element-wise
    operators, views (reshape, flatten, identity: the axis must stay whole), TRANSPOSE, GATHER,
    GATHER_ND, TOPK, CONCAT and NON_MAX_SUPPRESSION take such inputs; GATHER checks run-time
-   indices against the valid length (negative ones count from its end). Any other operator
+   indices against the valid length (negative ones count from its end). REDUCE reads only the
+   valid entries (the axis after 1s only); over none it gives ONNX's reduction of an empty set:
+   max -inf, min +inf, sum, L1, L2 and sum of squares 0, prod 1, mean NaN, log-sum and
+   log-sum-exp -inf. Any other operator
    refuses them when the node is added, with a message naming it and the input.
    luthier_plan_output_length: after luthier_plan_run, graph output i's valid length along its
    *axis (the output buffer still receives the whole capacity); *axis = -1 and *length = -1 when
