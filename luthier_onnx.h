@@ -5300,8 +5300,9 @@ LUTHIER_ONNX__FN int luthier_onnx__nset_has(const luthier_onnx__nset *s, const c
     return 0;
 }
 
-/* Appends to If node n's inputs the names its branch b reads from enclosing graphs (those that
-   no node of b produces and no initializer of b holds), each once (seen: the names n has). */
+/* Appends to If node n's inputs the names its branch b reads from enclosing graphs (node inputs
+   and graph outputs that no node of b produces and no initializer of b holds), each once (seen:
+   the names n has). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__if_reads(luthier_onnx__ctx *c, luthier_onnx__node *n, const luthier_onnx__sub *b,
                                                       luthier_onnx__nset *seen) {
     luthier_onnx__nset local;
@@ -5312,9 +5313,9 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__if_reads(luthier_onnx__ctx *c, lut
     for (i = 0; i < b->ninit; i++) luthier_onnx__nset_add(&local, b->inits[i]->name);
     for (i = 0; i < b->nn; i++)
         for (k = 0; k < b->nodes[i].nout; k++) luthier_onnx__nset_add(&local, b->nodes[i].out[k]);
-    for (i = 0; i < b->nn; i++)
-        for (k = 0; k < b->nodes[i].nin; k++) {
-            const char *name = b->nodes[i].in[k], **slot;
+    for (i = 0; i <= b->nn; i++) /* the nodes' inputs, then (i == nn) the outputs, which may name outer values */
+        for (k = 0; k < (i < b->nn ? b->nodes[i].nin : b->nout); k++) {
+            const char *name = i < b->nn ? b->nodes[i].in[k] : b->outputs[k].name, **slot;
             if (!*name || luthier_onnx__nset_has(&local, name) || !luthier_onnx__nset_add(seen, name)) continue;
             if (!(slot = LUTHIER_ONNX__PUSH(c, n->in, n->nin, n->cin, const char *))) LUTHIER_ONNX__OOM();
             *slot = name;
@@ -5334,6 +5335,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__if_implicit(luthier_onnx__ctx *c, 
         for (i = 0; b && i < b->nn; i++)
             if (!*b->nodes[i].domain && !strcmp(b->nodes[i].op, "If")) LUTHIER_ONNX__TRY(luthier_onnx__if_implicit(c, &b->nodes[i]));
         for (i = 0; b && i < b->nn; i++) names += (size_t)b->nodes[i].nin; /* counted after the nested ones grew */
+        names += b ? (size_t)b->nout : 0;
     }
     if (!luthier_onnx__nset_init(c, &seen, names)) LUTHIER_ONNX__OOM();
     luthier_onnx__nset_add(&seen, n->in[0]);

@@ -238,7 +238,8 @@ def if_reference(boxes, scores, labels):
 def if_const_model():
     """Two Ifs whose conditions fold at load time, reading outer values: A on Shape(x)[0] > 3
     (true: x + one), B on a constant false whose else_branch holds If C on Shape(x)[0] == 4 (true:
-    x * two, an initializer of C's then_branch). ya = x + 1, yb = 2 x."""
+    x * two, an initializer of C's then_branch), D on A's condition whose then_branch is only
+    its output, the outer x. ya = x + 1, yb = 2 x, yd = x."""
     f = lambda name, vals, dims: helper.make_tensor(name, TensorProto.FLOAT, dims, vals)
     i64 = lambda name, vals, dims: helper.make_tensor(name, TensorProto.INT64, dims, vals)
     out = lambda name: [helper.make_tensor_value_info(name, TensorProto.FLOAT, None)]
@@ -253,8 +254,11 @@ def if_const_model():
                                "b_else", [], out("yb_e"))
     nodes = [node("Shape", ["x"], ["sh"]), node("Gather", ["sh", "zero"], ["n"], axis=0), node("Greater", ["n", "three"], ["cond_a"]),
              helper.make_node("If", ["cond_a"], ["ya"], name="if_a", then_branch=a_then, else_branch=a_else),
-             helper.make_node("If", ["no"], ["yb"], name="if_b", then_branch=b_then, else_branch=b_else)]
-    g = helper.make_graph(nodes, "if_const", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])], out("ya") + out("yb"),
+             helper.make_node("If", ["no"], ["yb"], name="if_b", then_branch=b_then, else_branch=b_else),
+             helper.make_node("If", ["cond_a"], ["yd"], name="if_d", then_branch=helper.make_graph([], "d_then", [], out("x")),
+                              else_branch=helper.make_graph([node("Neg", ["x"], ["yd_e"])], "d_else", [], out("yd_e")))]
+    g = helper.make_graph(nodes, "if_const", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          out("ya") + out("yb") + out("yd"),
                           initializer=[f("one", [1.0], []), i64("zero", [0], []), i64("three", [3], []), i64("four", [4], []),
                                        helper.make_tensor("no", TensorProto.BOOL, [], [False])])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnx_lengths.py")
@@ -328,7 +332,7 @@ def if_main():
                  zip(("out_boxes", "out_scores", "out_labels", "keep"), outs))
         print("if set %d: %d kept, %d after nms" % (si, count, outs[3].shape[0]))
     x = np.array([0.5, -1.25, 3.0, 0.0], np.float32)
-    save_set(os.path.join(OUT, "lengths", "if_const_set"), (("x", x),), (("ya", x + 1), ("yb", x * 2)))
+    save_set(os.path.join(OUT, "lengths", "if_const_set"), (("x", x),), (("ya", x + 1), ("yb", x * 2), ("yd", x)))
 
 
 if __name__ == "__main__":

@@ -557,7 +557,7 @@ static void ln_onnx_sets(const char *model, const char *set, int nsets, int nin,
 static void test_lengths_if(void) {
     ln_onnx_sets("if_nms.onnx", "if_set", 4, 3, 4);
     ln_onnx_sets("if_nms_size.onnx", "if_set", 4, 3, 4);
-    ln_onnx_sets("if_const.onnx", "if_const_set", 1, 1, 2);
+    ln_onnx_sets("if_const.onnx", "if_const_set", 1, 1, 3);
 }
 
 /* lengths/if_*.onnx that the loader refuses: the status and a message naming the problem. */
