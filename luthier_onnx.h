@@ -4543,7 +4543,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
        in place of the node (its nodes in order, its initializers as constants), and the node's
        outputs are the branch's;
      - it is numel(X) == 0 (torch's boxes.numel() == 0 in batched_nms: Shape + ReduceProd, or
-       Size, then Equal with 0 and maybe Cast to bool; luthier_onnx__if_numel0 puts X in input 0):
+       Size, then Equal with 0 and maybe Cast to bool; luthier_onnx__if_prepare puts X in input 0,
+       for the Ifs of the main graph):
        with X static, numel(X) is known; with X of a run-time length and a then-branch that gives
        only empty constants, the else-branch is converted: each of its outputs must have a
        run-time length (count 0 when X is empty: the else-branch's chain then selects nothing,
