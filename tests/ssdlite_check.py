@@ -19,7 +19,9 @@ scores. For each fixed-seed image the script prints:
   - the detection count of luthier and of PyTorch's m([x]), and when equal the largest
     differences of boxes and scores and whether labels are equal, position by position; then
     how many of PyTorch's detections luthier also gives in any position (PyTorch's own f32
-    rounding moves candidates across score_thresh and swaps near-equal scores);
+    rounding moves candidates across score_thresh and swaps near-equal scores, which changes
+    what NMS suppresses after them); and as a yardstick how many of the f64 model's detections
+    luthier gives and PyTorch's f32 gives;
   - the detection count of torchvision's postprocess (the per-class loop, batched_nms,
     detections_per_img, the box rescale) run on luthier's own decoded boxes and scores, and the
     differences from luthier's outputs: this isolates the graph's tail from the network's
@@ -27,6 +29,7 @@ scores. For each fixed-seed image the script prints:
   - the largest difference of luthier's softmax scores from PyTorch's.
 """
 import argparse
+import copy
 import os
 import subprocess
 
@@ -107,7 +110,7 @@ def main():
     for name in CAND:
         mm.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
     onnx.save(mm, path)
-    logits = {}
+    logits, m64 = {}, copy.deepcopy(m).double()
     m.head.register_forward_hook(lambda mod, i, o: logits.update(o))
     for seed in (1, 2, 3):
         x = torch.rand(3, 320, 320, generator=torch.Generator().manual_seed(seed))
@@ -118,17 +121,19 @@ def main():
             print("seed %d: %s" % (seed, r.stderr.strip()))
             continue
         with torch.no_grad():
-            det = m([x])[0]
+            det, d64 = m([x])[0], m64([x.double()])[0]
         got = [np.fromfile(pre + "%d.bin" % k, np.int64 if k in (2, 5) else np.float32) for k in range(8)]
         final = (got[0].reshape(-1, 4), got[1], got[2])
         ref = (det["boxes"].numpy(), det["scores"].numpy(), det["labels"].numpy())
+        ref64 = (d64["boxes"].numpy(), d64["scores"].numpy(), d64["labels"].numpy())
         own = tail(m, got[6].reshape(-1, 4), got[7].reshape(-1, 91))
         cand = (got[3].reshape(-1, 4), got[4], got[5])
         rc = candidates(torch.from_numpy(got[6].reshape(-1, 4)), torch.from_numpy(got[7].reshape(-1, 91)))
         ref_sm = torch.softmax(logits["cls_logits"], -1).numpy().ravel()
         print("seed %d: %s; detections: %s; %s; %s; softmax max |luthier - PyTorch| %.3g" % (
             seed, r.stdout.splitlines()[0], compare("luthier vs PyTorch m([x])", final, ref) +
-            ", %d of PyTorch's also in luthier's (label, box within 0.05)" % matched(final, ref),
+            ", %d of PyTorch's also in luthier's (label, box within 0.05); of PyTorch f64's, %d in luthier's, %d in PyTorch f32's" % (
+                matched(final, ref), matched(final, ref64), matched(ref, ref64)),
             compare("luthier vs torchvision's tail on luthier's scores", final, own),
             compare("candidates luthier vs torchvision's loop", cand, rc), np.abs(ref_sm - got[7]).max()))
 
