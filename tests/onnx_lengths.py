@@ -236,14 +236,14 @@ def if_reference(boxes, scores, labels):
 
 
 def if_const_model():
-    """Two Ifs whose conditions fold at load time, reading outer values: A on Shape(x)[0] > 3
-    (true: x + one), B on a constant false whose else_branch holds If C on Shape(x)[0] == 4 (true:
+    """Ifs whose conditions fold at load time, reading outer values: A on Shape(x)[0] > 3
+    (true: xo = x + one, a node listed after A that only A's then_branch reads), B on a constant false whose else_branch holds If C on Shape(x)[0] == 4 (true:
     x * two, an initializer of C's then_branch), D on A's condition whose then_branch is only
     its output, the outer x. ya = x + 1, yb = 2 x, yd = x."""
     f = lambda name, vals, dims: helper.make_tensor(name, TensorProto.FLOAT, dims, vals)
     i64 = lambda name, vals, dims: helper.make_tensor(name, TensorProto.INT64, dims, vals)
     out = lambda name: [helper.make_tensor_value_info(name, TensorProto.FLOAT, None)]
-    a_then = helper.make_graph([node("Add", ["x", "one"], ["ya_t"])], "a_then", [], out("ya_t"))
+    a_then = helper.make_graph([node("Identity", ["xo"], ["ya_t"])], "a_then", [], out("ya_t"))
     a_else = helper.make_graph([node("Sub", ["x", "one"], ["ya_e"])], "a_else", [], out("ya_e"))
     c_then = helper.make_graph([node("Mul", ["x", "two"], ["yc_t"])], "c_then", [], out("yc_t"), initializer=[f("two", [2.0], [])])
     c_else = helper.make_graph([node("Identity", ["x"], ["yc_e"])], "c_else", [], out("yc_e"))
@@ -256,7 +256,8 @@ def if_const_model():
              helper.make_node("If", ["cond_a"], ["ya"], name="if_a", then_branch=a_then, else_branch=a_else),
              helper.make_node("If", ["no"], ["yb"], name="if_b", then_branch=b_then, else_branch=b_else),
              helper.make_node("If", ["cond_a"], ["yd"], name="if_d", then_branch=helper.make_graph([], "d_then", [], out("x")),
-                              else_branch=helper.make_graph([node("Neg", ["x"], ["yd_e"])], "d_else", [], out("yd_e")))]
+                              else_branch=helper.make_graph([node("Neg", ["x"], ["yd_e"])], "d_else", [], out("yd_e"))),
+             node("Add", ["x", "one"], ["xo"])]  # read only by A's then_branch, listed after A
     g = helper.make_graph(nodes, "if_const", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
                           out("ya") + out("yb") + out("yd"),
                           initializer=[f("one", [1.0], []), i64("zero", [0], []), i64("three", [3], []), i64("four", [4], []),
