@@ -935,7 +935,10 @@ LUTHIER_API luthier_status luthier_plan_run(luthier_context *ctx, luthier_plan *
    rows of NON_MAX_SUPPRESSION, and mean nothing). The length travels with the data: element-wise
    operators, views (reshape, flatten, identity: the axis must stay whole), TRANSPOSE, GATHER,
    GATHER_ND, TOPK, CONCAT and NON_MAX_SUPPRESSION take such inputs; GATHER checks run-time
-   indices against the valid length (negative ones count from its end). Any other operator
+   indices against the valid length (negative ones count from its end). REDUCE reads only the
+   valid entries (the axis after 1s only); over none it gives ONNX's reduction of an empty set:
+   max -inf, min +inf, sum, L1, L2 and sum of squares 0, prod 1, mean NaN, log-sum and
+   log-sum-exp -inf. Any other operator
    refuses them when the node is added, with a message naming it and the input.
    luthier_plan_output_length: after luthier_plan_run, graph output i's valid length along its
    *axis (the output buffer still receives the whole capacity); *axis = -1 and *length = -1 when
@@ -1137,7 +1140,7 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(GATHER, axis, gather, gather, none, PLAIN, HOOK, HOOK)                   \
     X(ATTENTION, attention, attention, attention, attention, PLAIN, F32, NO)   \
     X(IDENTITY, none, identity, view, none, FOLLOW, HOOK, HOOK)                \
-    X(REDUCE, reduce, reduce, reduce, none, PLAIN, F32, NO)                    \
+    X(REDUCE, reduce, reduce, reduce, none, PLAIN, F32, HOOK)                  \
     X(RESIZE, resize, resize, resize, resize, FOLLOW_X, F32, NO)               \
     X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X, F32, NO) \
     X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X, F32, NO) \
@@ -2446,6 +2449,22 @@ LUTHIER_PRIVATE int luthier__reduce_axes(const luthier_reduce_attrs *a, int rank
 typedef char luthier__scatter_kinds_match[(int)LUTHIER_SCATTER_REDUCTION_COUNT == (int)LUTHIER__SCAT_COUNT ? 1 : -1];
 typedef char luthier__reduce_kinds_match[(int)LUTHIER_REDUCE_KIND_COUNT == (int)LUTHIER__RED_COUNT ? 1 : -1];
 
+/* REDUCE and run-time lengths: x may have one along an axis with only 1s before it (its valid
+   entries are then a prefix). Reduced over, the output is static and the step reads only the
+   valid entries (a count of 0 gives the reduction of nothing: luthier__op_reduce); kept, the
+   output keeps x's length along the same axis (keepdims) or where the axis lands. */
+LUTHIER_PRIVATE luthier_status luthier__reduce_lens(const luthier__infer_args *arg, const int *red) {
+    LUTHIER__INFER_ARGS;
+    int j = 0;
+    if (x->len_axis < 0) return LUTHIER_STATUS_OK;
+    if (luthier__lens_outer(x) != 1)
+        LUTHIER__NFAIL("input '%s' has a run-time length along axis %d after dimensions other than 1", x->name, x->len_axis);
+    if (red[x->len_axis]) return LUTHIER_STATUS_OK;
+    for (i = 0; i < x->len_axis; i++) j += !red[i] || d->attr.reduce.keepdims;
+    r->len_axis[0] = j, r->len_root[0] = x->len_root;
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__infer_reduce(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
     const luthier_reduce_attrs *a = &d->attr.reduce;
@@ -2458,7 +2477,7 @@ LUTHIER_PRIVATE luthier_status luthier__infer_reduce(const luthier__infer_args *
     r->rank[0] = j;
     if (j == 0) r->rank[0] = 1, r->shape[0][0] = 1; /* a scalar is held as [1] */
     r->flops = 2 * numel;
-    return LUTHIER_STATUS_OK;
+    return luthier__reduce_lens(arg, red);
 }
 
 /* GATHER and run-time lengths: indices with one (only 1s before its axis) give it to the output;
@@ -6331,10 +6350,25 @@ LUTHIER_PRIVATE luthier_status luthier__run_gather(const luthier__run_args *arg)
     return LUTHIER_STATUS_OK;
 }
 
+/* REDUCE of x with a run-time length n along axis a (a prefix: only 1s before it): over the
+   shape with n there; a kept axis leaves zeros in the output past its n rows. */
+LUTHIER_PRIVATE luthier_status luthier__run_reduce_lens(const luthier__run_args *arg, const int *red, int a, int64_t n) {
+    LUTHIER__RUN_ARGS;
+    int64_t s[LUTHIER_MAX_RANK];
+    const size_t total = luthier__prod(os, 0, o->rank), cap = (size_t)xs[a];
+    const size_t made = red[a] ? total : total / cap * (size_t)n;
+    memcpy(s, xs, sizeof(int64_t) * (size_t)x->rank);
+    s[a] = n;
+    memset(op + made, 0, (total - made) * sizeof(float));
+    return made ? luthier__op_reduce(ctx, &cfg, xp, op, x->rank, s, red, (int)st->d.attr.reduce.kind) : LUTHIER_STATUS_OK;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__run_reduce(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     int red[LUTHIER_MAX_RANK];
+    const int64_t *n = luthier__vlen(p, st->in[0], -1);
     (void)luthier__reduce_axes(&st->d.attr.reduce, x->rank, red); /* checked when the node was added */
+    if (n) return luthier__run_reduce_lens(arg, red, p->lens[x->tensor].axis, *n);
     return luthier__op_reduce(ctx, &cfg, xp, op, x->rank, xs, red, (int)st->d.attr.reduce.kind);
 }
 

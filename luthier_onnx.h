@@ -34,8 +34,8 @@
    output, value_info), NodeProto, AttributeProto, ValueInfoProto, TensorProto (raw_data and
    float_data/int32_data/int64_data/double_data/uint64_data; float, double, float16, bfloat16 and
    the integer types and bool; floating point becomes f32, integers i64, keeping their type for
-   DequantizeLinear). External data,
-   sparse initializers, strings and subgraphs are refused with a message. Default-domain opsets
+   DequantizeLinear); subgraphs (AttributeProto.g, nested at most 16 deep) for If. External data,
+   sparse initializers, strings and the graphs lists of Loop and Scan are refused with a message. Default-domain opsets
    7..18 (and "com.microsoft" Gelu). Opset 18's changes to the operators below are read (Reduce*
    axes as an input, Split num_outputs, Pad axes, Resize axes, scatter reductions max and min,
    GroupNormalization); the operators it adds otherwise (BitwiseAnd/Or/Xor/Not, CenterCropPad,
@@ -95,7 +95,12 @@
        length (torchvision's topk(min(topk_candidates, n))), ConstantOfShape a whole marked
        Shape (full_like). Any other use of a marked value, Size of such a tensor, and Slice of
        its axis other than [start >= 0 : end >= 0] with step 1 are refused. Concat takes more
-       than 64 inputs (in groups of 64).
+       than 64 inputs (in groups of 64). Reduce* over such an axis reads only the valid
+       entries (over none: ONNX's reduction of an empty set, e.g. ReduceMax -inf).
+       If: the taken branch is converted in the node's place when the condition folds at load
+       time; torch's numel(X) == 0 of a tensor X with a run-time length (batched_nms) takes the
+       else-branch when the then-branch gives empty constants; any other condition is refused
+       (>>onnx-if).
      GRAPH INPUTS: float, int64, int32 and bool; an int32 or bool input is fed as the model
      declares it (int32_t, one byte per bool) and read through a cast to i64 or f32 0/1.
        QuantizeLinear DequantizeLinear QLinearConv QLinearMatMul (see QUANTIZED MODELS)
@@ -259,6 +264,8 @@ typedef struct luthier_onnx__tensor {
     int lentid, lenwhole;
 } luthier_onnx__tensor;
 
+struct luthier_onnx__sub;
+
 typedef struct luthier_onnx__attr {
     const char *name;
     int type;                   /* AttributeProto.AttributeType; 0 = inferred */
@@ -273,6 +280,7 @@ typedef struct luthier_onnx__attr {
     int nints, cints;
     const char **strs;          /* strings (activations of LSTM, GRU, RNN) */
     int nstrs, cstrs;
+    struct luthier_onnx__sub *g; /* a GraphProto (field g: If's branches), or NULL */
 } luthier_onnx__attr;
 
 typedef struct luthier_onnx__node {
@@ -285,6 +293,7 @@ typedef struct luthier_onnx__node {
     int nattrs, cattrs;
     int dead;
     int deps; /* topological sort */
+    int numel0; /* If: input 0 is X, the condition numel(X) == 0 (>>onnx-if) */
 } luthier_onnx__node;
 
 typedef struct luthier_onnx__vi {
@@ -348,7 +357,24 @@ typedef struct luthier_onnx__ctx {
     int cur; /* node being converted */
     luthier_onnx__qp *qp; /* by graph tensor id */
     int cqp;
+    int depth; /* subgraphs being parsed, nested (>>onnx-if) */
 } luthier_onnx__ctx;
+
+/* A subgraph (an attribute holding a GraphProto: If's then_branch and else_branch), parsed into
+   the arena as the main graph is: its nodes in order, initializers, inputs and outputs. */
+typedef struct luthier_onnx__sub {
+    luthier_onnx__node *nodes;
+    int nn, cn;
+    luthier_onnx__tensor **inits;
+    int ninit, cinit;
+    luthier_onnx__vi *inputs;
+    int nin, cin;
+    luthier_onnx__vi *outputs;
+    int nout, cout;
+    int sparse_inits;
+} luthier_onnx__sub;
+
+#define LUTHIER_ONNX__MAX_DEPTH 16 /* subgraphs nested deeper are refused */
 
 LUTHIER_ONNX__FN LUTHIER_ONNX__PRINTF(3, 4) luthier_status luthier_onnx__fail(luthier_onnx__ctx *c, luthier_status s, const char *fmt, ...);
 
@@ -795,6 +821,34 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__pushstr(luthier_onnx__ctx *c, const luthier_onnx__fld *f, const char ***arr, int *n, int *cap, const char *what);
+LUTHIER_ONNX__FN int luthier_onnx__parse_graph(luthier_onnx__ctx *c, const uint8_t *data, size_t len);
+
+/* Field f, a GraphProto, into a new subgraph *out: parsed by luthier_onnx__parse_graph into the
+   context's lists, emptied for it and put back after; at most LUTHIER_ONNX__MAX_DEPTH levels. */
+LUTHIER_ONNX__FN int luthier_onnx__parse_sub(luthier_onnx__ctx *c, const luthier_onnx__fld *f, luthier_onnx__sub **out) {
+    luthier_onnx__sub outer, *g;
+    int rc;
+    if (luthier_onnx__want(c, f, 2, "AttributeProto", "g")) return -1;
+    if (c->depth >= LUTHIER_ONNX__MAX_DEPTH)
+        return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "subgraphs nest deeper than %d levels", LUTHIER_ONNX__MAX_DEPTH), -1;
+    if (!(g = (luthier_onnx__sub *)luthier_onnx__alloc(c, sizeof *g))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+    outer.nodes = c->nodes, outer.nn = c->nn, outer.cn = c->cn, outer.inits = c->inits, outer.ninit = c->ninit;
+    outer.cinit = c->cinit, outer.inputs = c->inputs, outer.nin = c->nin, outer.cin = c->cin, outer.outputs = c->outputs;
+    outer.nout = c->nout, outer.cout = c->cout, outer.sparse_inits = c->sparse_inits;
+    c->nodes = NULL, c->nn = c->cn = 0, c->inits = NULL, c->ninit = c->cinit = 0, c->inputs = NULL, c->nin = c->cin = 0;
+    c->outputs = NULL, c->nout = c->cout = 0, c->sparse_inits = 0;
+    c->depth++;
+    rc = luthier_onnx__parse_graph(c, f->data, f->len);
+    c->depth--;
+    g->nodes = c->nodes, g->nn = c->nn, g->cn = c->cn, g->inits = c->inits, g->ninit = c->ninit, g->cinit = c->cinit;
+    g->inputs = c->inputs, g->nin = c->nin, g->cin = c->cin, g->outputs = c->outputs, g->nout = c->nout, g->cout = c->cout;
+    g->sparse_inits = c->sparse_inits;
+    c->nodes = outer.nodes, c->nn = outer.nn, c->cn = outer.cn, c->inits = outer.inits, c->ninit = outer.ninit;
+    c->cinit = outer.cinit, c->inputs = outer.inputs, c->nin = outer.nin, c->cin = outer.cin, c->outputs = outer.outputs;
+    c->nout = outer.nout, c->cout = outer.cout, c->sparse_inits = outer.sparse_inits;
+    *out = g;
+    return rc;
+}
 
 LUTHIER_ONNX__FN int luthier_onnx__parse_attr(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__attr *a) {
     luthier_onnx__rd r;
@@ -822,7 +876,8 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_attr(luthier_onnx__ctx *c, const uint8_
             if (luthier_onnx__parse_tensor(c, f.data, f.len, a->t)) return -1;
             a->has_t = 1;
             break;
-        case 6: case 11: a->has_g = 1; break;
+        case 6: if (luthier_onnx__parse_sub(c, &f, &a->g)) return -1; a->has_g = 1; break;
+        case 11: a->has_g = 1; break; /* graphs (Scan, Loop): refused where the node is read */
         case 7: if (luthier_onnx__fixed(c, &f, 0, &a->floats, &a->nfloats, &a->cfloats, "AttributeProto.floats")) return -1; break;
         case 8: if (luthier_onnx__ints(c, &f, &a->ints, &a->nints, &a->cints, "AttributeProto.ints")) return -1; break;
         case 9: if (luthier_onnx__pushstr(c, &f, &a->strs, &a->nstrs, &a->cstrs, "AttributeProto.strings")) return -1; break;
@@ -4481,6 +4536,136 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     return LUTHIER_STATUS_OK;
 }
 
+/* >>onnx-if: If. Its branches (subgraphs) read values of the enclosing graphs by name: the
+   loader appends those names to the node's inputs (luthier_onnx__if_implicit), so that ordering
+   and dead-code removal see them. The condition is read when the node is converted:
+     - it folded to a constant (an initializer, shape arithmetic): the taken branch is converted
+       in place of the node (its nodes in order, its initializers as constants), and the node's
+       outputs are the branch's;
+     - it is numel(X) == 0 (torch's boxes.numel() == 0 in batched_nms: Shape + ReduceProd, or
+       Size, then Equal with 0 and maybe Cast to bool; luthier_onnx__if_prepare puts X in input 0,
+       for the Ifs of the main graph):
+       with X static, numel(X) is known; with X of a run-time length and a then-branch that gives
+       only empty constants, the else-branch is converted: each of its outputs must have a
+       run-time length (count 0 when X is empty: the else-branch's chain then selects nothing,
+       as the length machinery gives, where the then-branch would give the empty tensor);
+     - anything else is known only at run time and refused, naming the node. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_checked(luthier_onnx__ctx *c, luthier_onnx__node *n);
+LUTHIER_ONNX__FN luthier_status luthier_onnx__check_arity(luthier_onnx__ctx *c, const luthier_onnx__node *n);
+LUTHIER_ONNX__FN luthier_status luthier_onnx__name_out0(luthier_onnx__ctx *c, luthier_onnx__node *n);
+
+/* Node n's branch named which (then_branch, else_branch); refuses other attributes. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__if_branch(luthier_onnx__ctx *c, const luthier_onnx__node *n, const char *which,
+                                                       const luthier_onnx__sub **out) {
+    int k;
+    *out = NULL;
+    for (k = 0; k < n->nattrs; k++) {
+        const luthier_onnx__attr *a = &n->attrs[k];
+        if (strcmp(a->name, "then_branch") && strcmp(a->name, "else_branch"))
+            LUTHIER_ONNX__UNSUP("attribute '%s' is not supported (supported: then_branch,else_branch)", a->name);
+        if (!strcmp(a->name, which)) *out = a->g;
+    }
+    if (!*out) LUTHIER_ONNX__BAD("If has no %s (a graph attribute)", which);
+    if ((*out)->nin) LUTHIER_ONNX__BAD("%s takes %d inputs (an If branch takes none)", which, (*out)->nin);
+    if ((*out)->sparse_inits) LUTHIER_ONNX__UNSUP("%s has sparse initializers", which);
+    if ((*out)->nout != n->nout)
+        LUTHIER_ONNX__BAD("%s gives %d outputs, the node has %d", which, (*out)->nout, n->nout);
+    return LUTHIER_STATUS_OK;
+}
+
+/* Value name for a branch's initializer or node output: new, or the branch shadows an outer one. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__if_local(luthier_onnx__ctx *c, const luthier_onnx__node *n, const char *which,
+                                                      const char *name, luthier_onnx__val **out) {
+    luthier_onnx__val *v;
+    if (!*name) LUTHIER_ONNX__BAD("%s holds an initializer without a name", which);
+    if (!(v = luthier_onnx__get(c, name))) LUTHIER_ONNX__OOM();
+    if (v->producer >= 0 || v->is_init || v->tid >= 0 || v->c || v->defined)
+        LUTHIER_ONNX__BAD("%s defines '%s', which is already a value of the graph", which, name);
+    v->defined = 1;
+    *out = v;
+    return LUTHIER_STATUS_OK;
+}
+
+/* Converts branch b (named which) of If node n in its place; n's outputs become b's. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__if_inline(luthier_onnx__ctx *c, luthier_onnx__node *n, const luthier_onnx__sub *b,
+                                                       const char *which) {
+    luthier_onnx__val *v, *o;
+    int i, k;
+    for (i = 0; i < b->ninit; i++) {
+        LUTHIER_ONNX__TRY(luthier_onnx__if_local(c, n, which, b->inits[i]->name, &v));
+        v->is_init = 1, v->c = b->inits[i];
+    }
+    for (i = 0; i < b->nn; i++) {
+        luthier_onnx__node *m = &b->nodes[i];
+        if (!*m->op) LUTHIER_ONNX__BAD("node %d of %s has no op_type", i, which);
+        LUTHIER_ONNX__TRY(luthier_onnx__name_out0(c, m));
+        LUTHIER_ONNX__TRY(luthier_onnx__check_arity(c, m));
+        for (k = 0; k < m->nout; k++)
+            if (*m->out[k]) LUTHIER_ONNX__TRY(luthier_onnx__if_local(c, n, which, m->out[k], &v));
+    }
+    for (i = 0; i < b->nn; i++) LUTHIER_ONNX__TRY(luthier_onnx__convert_checked(c, &b->nodes[i]));
+    for (k = 0; k < n->nout; k++) {
+        if (!(v = luthier_onnx__find(c, b->outputs[k].name)) || (!v->c && v->tid < 0))
+            LUTHIER_ONNX__BAD("output %d ('%s') of %s has no value", k, b->outputs[k].name, which);
+        if (*n->out[k] && (o = luthier_onnx__find(c, n->out[k])) != NULL) {
+            o->c = v->c, o->tid = v->tid, o->cid = v->cid, o->defined = 1;
+            o->q = v->q, o->qtype = v->qtype, o->qscale = v->qscale, o->qzero = v->qzero;
+        }
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+/* The empty constant that output k of branch b gives, or NULL. */
+LUTHIER_ONNX__FN const luthier_onnx__tensor *luthier_onnx__if_empty(const luthier_onnx__sub *b, int k) {
+    int i;
+    for (i = 0; i < b->nn; i++) {
+        const luthier_onnx__node *m = &b->nodes[i];
+        if (m->nout == 1 && !strcmp(m->out[0], b->outputs[k].name))
+            return !*m->domain && !strcmp(m->op, "Constant") && m->nattrs == 1 && !strcmp(m->attrs[0].name, "value") &&
+                           m->attrs[0].t && m->attrs[0].t->n == 0 && m->attrs[0].t->rank > 0 ? m->attrs[0].t : NULL;
+    }
+    return NULL;
+}
+
+/* numel(X) == 0 with X of a run-time length: the else-branch, when the then-branch gives only
+   empty constants, each of the rank of the else-branch's output with 0 entries along its
+   run-time-length axis and the same element type. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__if_len(luthier_onnx__ctx *c, luthier_onnx__node *n, const luthier_onnx__sub *tb,
+                                                    const luthier_onnx__sub *eb) {
+    int k;
+    for (k = 0; k < n->nout; k++)
+        if (!luthier_onnx__if_empty(tb, k))
+            LUTHIER_ONNX__UNSUP("the condition numel('%s') == 0 is known only at run time, and then_branch output %d ('%s') is not "
+                                "an empty constant", n->in[0], k, tb->outputs[k].name);
+    LUTHIER_ONNX__TRY(luthier_onnx__if_inline(c, n, eb, "else_branch"));
+    for (k = 0; k < n->nout; k++) {
+        const luthier_onnx__tensor *t = luthier_onnx__if_empty(tb, k);
+        luthier_onnx__val *v = luthier_onnx__find(c, eb->outputs[k].name);
+        luthier_onnx__shape os;
+        luthier_onnx__vshape(c, v, &os);
+        if (os.len_axis < 0 || t->rank != os.rank || t->dims[os.len_axis] != 0 || luthier_onnx__isfloat(t->type) != os.isf)
+            LUTHIER_ONNX__UNSUP("the condition numel('%s') == 0 is known only at run time, and else_branch output %d ('%s') is not "
+                                "the then_branch's empty %s of rank %d with a run-time length where it has 0 entries", n->in[0], k,
+                                eb->outputs[k].name, luthier_onnx__typename(t->type), t->rank);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_if(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    const luthier_onnx__sub *tb, *eb;
+    LUTHIER_ONNX__TRY(luthier_onnx__if_branch(c, n, "then_branch", &tb));
+    LUTHIER_ONNX__TRY(luthier_onnx__if_branch(c, n, "else_branch", &eb));
+    if (n->numel0 && (x->c || xs.len_axis < 0)) /* numel(X) known at load time (static shapes are not empty) */
+        return x->c && x->c->n == 0 ? luthier_onnx__if_inline(c, n, tb, "then_branch") : luthier_onnx__if_inline(c, n, eb, "else_branch");
+    if (n->numel0) return luthier_onnx__if_len(c, n, tb, eb);
+    if (x->c && x->c->lenmask) LUTHIER_ONNX__UNSUP("the condition '%s' depends on a run-time length", x->name);
+    if (x->c && x->c->n != 1) LUTHIER_ONNX__BAD("the condition '%s' has %zu elements (takes 1)", x->name, x->c->n);
+    if (x->c) return luthier_onnx__tget(x->c, 0) != 0 ? luthier_onnx__if_inline(c, n, tb, "then_branch") : luthier_onnx__if_inline(c, n, eb, "else_branch");
+    LUTHIER_ONNX__UNSUP("the condition '%s' is known only at run time (an If is read when its condition folds at load time, or "
+                        "is numel(X) == 0 of a tensor X with a run-time length)", x->name);
+}
+
 #define LUTHIER_ONNX__MANY (1 << 20)
 #define LUTHIER_ONNX__OPSET_MIN 7 /* the default-domain opsets the loader reads */
 #define LUTHIER_ONNX__OPSET_MAX 18
@@ -4599,7 +4784,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     X("Scatter", 3, 3, 1, 1, index, SCATTER_ELEMENTS, none, 9, 10)              \
     X("Einsum", 1, LUTHIER_ONNX__MANY, 1, 1, einsum, COUNT, none, 12, 0)        \
     X("GroupNormalization", 3, 3, 1, 1, group_norm, COUNT, none, 18, 0)        \
-    X("NonZero", 1, 1, 1, 1, nonzero, NONZERO, none, 9, 0)
+    X("NonZero", 1, 1, 1, 1, nonzero, NONZERO, none, 9, 0)                       \
+    X("If", 1, LUTHIER_ONNX__MANY, 1, LUTHIER_ONNX__MANY, if, COUNT, none, 1, 0)
 
 
 /* The row of node n's operator, or NULL (an unknown operator, or a domain the loader does not read). */
@@ -5085,6 +5271,110 @@ LUTHIER_ONNX__FN int luthier_onnx__match_layernorm(luthier_onnx__ctx *c, luthier
     return 1;
 }
 
+/* >>onnx-if at build time. A set of names (open addressing in the arena). */
+typedef struct luthier_onnx__nset {
+    const char **slot;
+    size_t cap;
+} luthier_onnx__nset;
+
+LUTHIER_ONNX__FN int luthier_onnx__nset_init(luthier_onnx__ctx *c, luthier_onnx__nset *s, size_t n) {
+    s->cap = 16;
+    while (s->cap < 2 * n + 2) s->cap *= 2;
+    return (s->slot = (const char **)luthier_onnx__alloc(c, sizeof(char *) * s->cap)) != NULL;
+}
+
+/* Adds name: 1 when it was not in the set. */
+LUTHIER_ONNX__FN int luthier_onnx__nset_add(luthier_onnx__nset *s, const char *name) {
+    size_t h = luthier_onnx__hashstr(name) & (s->cap - 1);
+    while (s->slot[h]) {
+        if (!strcmp(s->slot[h], name)) return 0;
+        h = (h + 1) & (s->cap - 1);
+    }
+    s->slot[h] = name;
+    return 1;
+}
+
+LUTHIER_ONNX__FN int luthier_onnx__nset_has(const luthier_onnx__nset *s, const char *name) {
+    size_t h = luthier_onnx__hashstr(name) & (s->cap - 1);
+    for (; s->slot[h]; h = (h + 1) & (s->cap - 1))
+        if (!strcmp(s->slot[h], name)) return 1;
+    return 0;
+}
+
+/* Appends to If node n's inputs the names its branch b reads from enclosing graphs (node inputs
+   and graph outputs that no node of b produces and no initializer of b holds), each once (seen:
+   the names n has). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__if_reads(luthier_onnx__ctx *c, luthier_onnx__node *n, const luthier_onnx__sub *b,
+                                                      luthier_onnx__nset *seen) {
+    luthier_onnx__nset local;
+    size_t names = (size_t)b->ninit;
+    int i, k;
+    for (i = 0; i < b->nn; i++) names += (size_t)b->nodes[i].nout;
+    if (!luthier_onnx__nset_init(c, &local, names)) LUTHIER_ONNX__OOM();
+    for (i = 0; i < b->ninit; i++) luthier_onnx__nset_add(&local, b->inits[i]->name);
+    for (i = 0; i < b->nn; i++)
+        for (k = 0; k < b->nodes[i].nout; k++) luthier_onnx__nset_add(&local, b->nodes[i].out[k]);
+    for (i = 0; i <= b->nn; i++) /* the nodes' inputs, then (i == nn) the outputs, which may name outer values */
+        for (k = 0; k < (i < b->nn ? b->nodes[i].nin : b->nout); k++) {
+            const char *name = i < b->nn ? b->nodes[i].in[k] : b->outputs[k].name, **slot;
+            if (!*name || luthier_onnx__nset_has(&local, name) || !luthier_onnx__nset_add(seen, name)) continue;
+            if (!(slot = LUTHIER_ONNX__PUSH(c, n->in, n->nin, n->cin, const char *))) LUTHIER_ONNX__OOM();
+            *slot = name;
+        }
+    return LUTHIER_STATUS_OK;
+}
+
+/* If node n (and the Ifs its branches hold, first): one declared input, then the names its
+   branches read from enclosing graphs. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__if_implicit(luthier_onnx__ctx *c, luthier_onnx__node *n) {
+    luthier_onnx__nset seen;
+    size_t names = 1;
+    int a, i;
+    if (n->nin != 1) LUTHIER_ONNX__BAD("If takes 1 input (the condition); the node has %d", n->nin);
+    for (a = 0; a < n->nattrs; a++) {
+        const luthier_onnx__sub *b = n->attrs[a].g;
+        for (i = 0; b && i < b->nn; i++)
+            if (!*b->nodes[i].domain && !strcmp(b->nodes[i].op, "If")) LUTHIER_ONNX__TRY(luthier_onnx__if_implicit(c, &b->nodes[i]));
+        for (i = 0; b && i < b->nn; i++) names += (size_t)b->nodes[i].nin; /* counted after the nested ones grew */
+        names += b ? (size_t)b->nout : 0;
+    }
+    if (!luthier_onnx__nset_init(c, &seen, names)) LUTHIER_ONNX__OOM();
+    luthier_onnx__nset_add(&seen, n->in[0]);
+    for (a = 0; a < n->nattrs; a++)
+        if (n->attrs[a].g) LUTHIER_ONNX__TRY(luthier_onnx__if_reads(c, n, n->attrs[a].g, &seen));
+    return LUTHIER_STATUS_OK;
+}
+
+/* X when name is numel(X) == 0 as torch exports it (Cast to bool of Equal(ReduceProd(Shape(X)),
+   0) or of Equal(Size(X), 0), either operand order), else NULL. */
+LUTHIER_ONNX__FN const char *luthier_onnx__numel0_of(luthier_onnx__ctx *c, const char *name) {
+    luthier_onnx__node *e = luthier_onnx__prod(c, name), *r, *s;
+    const char *a;
+    if (e && !*e->domain && !strcmp(e->op, "Cast") && e->nin == 1 && luthier_onnx__ai(e, "to", 0) == 9)
+        e = luthier_onnx__prod(c, e->in[0]);
+    if (!e || *e->domain || strcmp(e->op, "Equal") || e->nin != 2) return NULL;
+    a = luthier_onnx__pscalar(c, e->in[1], 0, 0) ? e->in[0] : luthier_onnx__pscalar(c, e->in[0], 0, 0) ? e->in[1] : NULL;
+    if (!a || !(r = luthier_onnx__prod(c, a)) || *r->domain) return NULL;
+    if (!strcmp(r->op, "Size") && r->nin == 1 && r->nattrs == 0) return r->in[0];
+    if (strcmp(r->op, "ReduceProd") || r->nin != 1 || luthier_onnx__attr_get(r, "axes") || luthier_onnx__ai(r, "noop_with_empty_axes", 0))
+        return NULL;
+    s = luthier_onnx__prod(c, r->in[0]);
+    return s && !*s->domain && !strcmp(s->op, "Shape") && s->nin == 1 && s->nattrs == 0 ? s->in[0] : NULL;
+}
+
+/* Every If of the main graph: its implicit inputs; a condition numel(X) == 0 is replaced by X. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__if_prepare(luthier_onnx__ctx *c) {
+    int i;
+    for (i = 0; i < c->nn; i++) {
+        luthier_onnx__node *n = &c->nodes[i];
+        const char *x;
+        if (*n->domain || strcmp(n->op, "If")) continue;
+        LUTHIER_ONNX__TRY(luthier_onnx__if_implicit(c, n));
+        if ((x = luthier_onnx__numel0_of(c, n->in[0])) != NULL) n->in[0] = x, n->numel0 = 1;
+    }
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_ONNX__FN void luthier_onnx__dce(luthier_onnx__ctx *c) {
     int changed = 1, i, k;
     luthier_onnx__count_uses(c);
@@ -5384,6 +5674,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
         }
         LUTHIER_ONNX__TRY(luthier_onnx__check_arity(c, n));
     }
+    LUTHIER_ONNX__TRY(luthier_onnx__if_prepare(c));
     for (i = 0; i < c->nn; i++) {
         luthier_onnx__node *n = &c->nodes[i];
         for (k = 0; k < n->nin; k++)

@@ -3331,8 +3331,23 @@ LUTHIER_PRIVATE void luthier__op_reduce_range(void *arg, size_t ub, size_t ue, i
     }
 }
 
+/* The reduction of nothing (a reduced axis of run-time length 0), as ONNX's Reduce* define it
+   for an empty set: max -inf, min +inf, sum, L1, L2, sum of squares 0, prod 1, log-sum and
+   log-sum-exp -inf (log 0), mean NaN (0 / 0). */
+LUTHIER_PRIVATE luthier_status luthier__op_reduce_empty(float *y, size_t outputs, int kind) {
+    float v = 0.0f;
+    size_t o;
+    if (kind == LUTHIER__RED_MAX || kind == LUTHIER__RED_LOG_SUM || kind == LUTHIER__RED_LOG_SUM_EXP) v = -INFINITY;
+    else if (kind == LUTHIER__RED_MIN) v = INFINITY;
+    else if (kind == LUTHIER__RED_PROD) v = 1.0f;
+    else if (kind == LUTHIER__RED_MEAN) v = NAN;
+    for (o = 0; o < outputs; o++) y[o] = v;
+    return LUTHIER_STATUS_OK;
+}
+
 /* y = kind-reduction of x [shape, rank] over the axes with red[axis] != 0; y holds the kept
-   axes in order (keepdims only changes the shape, not the data). */
+   axes in order (keepdims only changes the shape, not the data). An extent 0 (a run-time
+   length) along a reduced axis gives luthier__op_reduce_empty's values. */
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_reduce(luthier_context *ctx, const luthier__op_cfg *cfg,
                                                                   const float *x, float *y, int rank,
                                                                   const int64_t *shape, const int *red, int kind) {
@@ -3368,6 +3383,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_reduce(luthier_contex
         size_t t = j.keep_len[k]; j.keep_len[k] = j.keep_len[j.nkeep - 1 - k]; j.keep_len[j.nkeep - 1 - k] = t;
         t = j.keep_stride[k]; j.keep_stride[k] = j.keep_stride[j.nkeep - 1 - k]; j.keep_stride[j.nkeep - 1 - k] = t;
     }
+    if (j.count == 0) return luthier__op_reduce_empty(y, j.outputs, kind);
     j.per_unit = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, j.count));
     return luthier__op_run(ctx, cfg, luthier__div_up(j.outputs, j.per_unit), luthier__op_reduce_range, &j);
 }

@@ -10,7 +10,10 @@ outputs computed by a numpy reference written from the ONNX operator definitions
     -> Squeeze -> Slice [0:4] -> Gather (boxes, scores)
 
 The sets keep 12, 3, 1 and 0 of the 16 boxes. tests/test_lengths.c runs them, and loads the
-models lengths/refuse_*.onnx, which the loader must refuse. Needs numpy and
+models lengths/refuse_*.onnx, which the loader must refuse. With them: lengths/if_nms*.onnx,
+torchvision's batched_nms under its `if boxes.numel() == 0` (sets if_set_S: 0, 1, 12 and 16
+boxes kept), lengths/if_const.onnx (conditions that fold, nested; set if_const_set) and the
+refusals lengths/if_*.onnx (if_main). Needs numpy and
 the onnx package (Debian: python3-numpy python3-onnx). From the repository root:
     python3 tests/onnx_lengths.py
 """
@@ -150,6 +153,187 @@ def main():
             with open(os.path.join(d, "output_%d.pb" % k), "wb") as f:
                 f.write(numpy_helper.from_array(arr, name).SerializeToString())
         print("set %d: %d kept, %d after nms" % (si, count, outs[2].shape[0]))
+    if_main()
+
+
+# ---- If: batched NMS under torchvision's `if boxes.numel() == 0` ------------------------------
+IF_N, IF_KEEP, IF_SCALE = 16, 10, [2.0, 0.5, 2.0, 0.5]
+
+
+def if_model(spelling):
+    """boxes [16,4], scores [16], labels [16] -> keep scores > 0.3 (NonZero, GatherND; labels Cast to int64) ->
+    If numel(kept boxes) == 0 (spelling "prod": Shape, ReduceProd, Equal, Cast to bool, as torch
+    exports it; "size": Size, Equal with 0 first) then an empty int64 [0], else batched NMS as
+    torchvision's batched_nms: offsets = labels * (max coordinate + 1), NMS of the offset boxes,
+    column 2 -> Slice [0:10] -> Gather boxes (scaled per coordinate), scores, labels."""
+    i64 = lambda name, vals, dims: helper.make_tensor(name, TensorProto.INT64, dims, vals)
+    inits = [helper.make_tensor("thr", TensorProto.FLOAT, [], [THR]), i64("zero", [0], []), i64("ax0", [0], [1]),
+             i64("ax1", [1], [1]), i64("s0", [0], [1]), i64("ekeep", [IF_KEEP], [1]), i64("step", [1], [1]),
+             helper.make_tensor("scale", TensorProto.FLOAT, [4], IF_SCALE)]
+    then_b = helper.make_graph([helper.make_node("Constant", [], ["empty"], value=i64("ev", [], [0]))], "then", [],
+                               [helper.make_tensor_value_info("empty", TensorProto.INT64, [0])])
+    else_b = helper.make_graph([
+        node("ReduceMax", ["b"], ["maxc"], keepdims=0),
+        node("Cast", ["l"], ["lf"], to=1),
+        node("Constant", [], ["one"], value=helper.make_tensor("onev", TensorProto.FLOAT, [], [1.0])),
+        node("Add", ["maxc", "one"], ["maxc1"]),
+        node("Mul", ["lf", "maxc1"], ["offsets"]),
+        node("Unsqueeze", ["offsets", "ax1"], ["off2"]),
+        node("Add", ["b", "off2"], ["bfn"]),
+        node("Unsqueeze", ["bfn", "ax0"], ["b3"]),
+        node("Unsqueeze", ["s", "ax0"], ["s2"]),
+        node("Unsqueeze", ["s2", "ax0"], ["s3"]),
+        node("Constant", [], ["maxout"], value=i64("mv", [2 ** 63 - 1], [1])),
+        node("Constant", [], ["iou"], value=helper.make_tensor("iouv", TensorProto.FLOAT, [1], [IOU])),
+        node("NonMaxSuppression", ["b3", "s3", "maxout", "iou"], ["sel"]),
+        node("Constant", [], ["col"], value=i64("colv", [2], [1])),
+        node("Gather", ["sel", "col"], ["selc"], axis=1),
+        node("Squeeze", ["selc", "ax1"], ["keep_all"]),
+    ], "else", [], [helper.make_tensor_value_info("keep_all", TensorProto.INT64, None)])
+    if spelling == "prod":
+        cond = [node("Shape", ["b"], ["sh"]), node("ReduceProd", ["sh"], ["numel"], keepdims=0),
+                node("Equal", ["numel", "zero"], ["eq"]), node("Cast", ["eq"], ["cond"], to=9)]
+    else:
+        cond = [node("Size", ["b"], ["numel"]), node("Equal", ["zero", "numel"], ["cond"])]
+    nodes = [node("Greater", ["scores", "thr"], ["mask"]), node("NonZero", ["mask"], ["nz"]),
+             node("Transpose", ["nz"], ["idx"], perm=[1, 0]), node("GatherND", ["scores", "idx"], ["s"]),
+             node("GatherND", ["boxes", "idx"], ["b"]), node("GatherND", ["labels", "idx"], ["lk"]), node("Cast", ["lk"], ["l"], to=7)] + cond + [
+        helper.make_node("If", ["cond"], ["keep_if"], name="batched_nms_if", then_branch=then_b, else_branch=else_b),
+        node("Slice", ["keep_if", "s0", "ekeep", "ax0", "step"], ["keep"]),
+        node("Gather", ["b", "keep"], ["kb"], axis=0),
+        node("Mul", ["kb", "scale"], ["out_boxes"]),
+        node("Gather", ["s", "keep"], ["out_scores"], axis=0),
+        node("Gather", ["l", "keep"], ["out_labels"], axis=0),
+    ]
+    g = helper.make_graph(nodes, "lengths_if", [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [IF_N, 4]),
+                                               helper.make_tensor_value_info("scores", TensorProto.FLOAT, [IF_N]),
+                                               helper.make_tensor_value_info("labels", TensorProto.FLOAT, [IF_N])],
+                          [helper.make_tensor_value_info(n, t, None) for n, t in (
+                              ("out_boxes", TensorProto.FLOAT), ("out_scores", TensorProto.FLOAT),
+                              ("out_labels", TensorProto.INT64), ("keep", TensorProto.INT64))], initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnx_lengths.py")
+    m.ir_version = 8
+    return m
+
+
+def if_reference(boxes, scores, labels):
+    """The If model by hand from the ONNX definitions (ReduceMax of the kept boxes: the
+    else-branch runs only when some are kept)."""
+    sel = np.nonzero(scores > np.float32(THR))[0]
+    s, b, l = scores[sel], boxes[sel], labels[sel].astype(np.int64)
+    if b.size == 0:
+        keep = np.zeros(0, np.int64)
+    else:
+        off = l.astype(np.float32) * (b.max() + np.float32(1))
+        bfn = (b + off[:, None]).astype(np.float32)
+        keep_all = []
+        for j in np.argsort(-s, kind="stable"):
+            if all(not iou_over(bfn[j], bfn[q], IOU) for q in keep_all):
+                keep_all.append(j)
+        keep = np.array(keep_all[:IF_KEEP], dtype=np.int64)
+    return ((b[keep] * np.array(IF_SCALE, np.float32)).reshape(-1, 4).astype(np.float32), s[keep].astype(np.float32),
+            l[keep].astype(np.int64), keep)
+
+
+def if_const_model():
+    """Ifs whose conditions fold at load time, reading outer values: A on Shape(x)[0] > 3
+    (true: xo = x + one, a node listed after A that only A's then_branch reads), B on a constant false whose else_branch holds If C on Shape(x)[0] == 4 (true:
+    x * two, an initializer of C's then_branch), D on A's condition whose then_branch is only
+    its output, the outer x. ya = x + 1, yb = 2 x, yd = x."""
+    f = lambda name, vals, dims: helper.make_tensor(name, TensorProto.FLOAT, dims, vals)
+    i64 = lambda name, vals, dims: helper.make_tensor(name, TensorProto.INT64, dims, vals)
+    out = lambda name: [helper.make_tensor_value_info(name, TensorProto.FLOAT, None)]
+    a_then = helper.make_graph([node("Identity", ["xo"], ["ya_t"])], "a_then", [], out("ya_t"))
+    a_else = helper.make_graph([node("Sub", ["x", "one"], ["ya_e"])], "a_else", [], out("ya_e"))
+    c_then = helper.make_graph([node("Mul", ["x", "two"], ["yc_t"])], "c_then", [], out("yc_t"), initializer=[f("two", [2.0], [])])
+    c_else = helper.make_graph([node("Identity", ["x"], ["yc_e"])], "c_else", [], out("yc_e"))
+    b_then = helper.make_graph([node("Neg", ["x"], ["yb_t"])], "b_then", [], out("yb_t"))
+    b_else = helper.make_graph([node("Shape", ["x"], ["sh_c"]), node("Gather", ["sh_c", "zero"], ["n_c"], axis=0),
+                                node("Equal", ["n_c", "four"], ["cond_c"]),
+                                helper.make_node("If", ["cond_c"], ["yb_e"], name="if_c", then_branch=c_then, else_branch=c_else)],
+                               "b_else", [], out("yb_e"))
+    nodes = [node("Shape", ["x"], ["sh"]), node("Gather", ["sh", "zero"], ["n"], axis=0), node("Greater", ["n", "three"], ["cond_a"]),
+             helper.make_node("If", ["cond_a"], ["ya"], name="if_a", then_branch=a_then, else_branch=a_else),
+             helper.make_node("If", ["no"], ["yb"], name="if_b", then_branch=b_then, else_branch=b_else),
+             helper.make_node("If", ["cond_a"], ["yd"], name="if_d", then_branch=helper.make_graph([], "d_then", [], out("x")),
+                              else_branch=helper.make_graph([node("Neg", ["x"], ["yd_e"])], "d_else", [], out("yd_e"))),
+             node("Add", ["x", "one"], ["xo"])]  # read only by A's then_branch, listed after A
+    g = helper.make_graph(nodes, "if_const", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          out("ya") + out("yb") + out("yd"),
+                          initializer=[f("one", [1.0], []), i64("zero", [0], []), i64("three", [3], []), i64("four", [4], []),
+                                       helper.make_tensor("no", TensorProto.BOOL, [], [False])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnx_lengths.py")
+    m.ir_version = 8
+    return m
+
+
+def if_refusals():
+    """Models with an If the loader must refuse, each with a message naming the problem
+    (tests/test_lengths.c): a condition known only at run time; a missing branch; a branch with
+    the wrong number of outputs; subgraphs nested 40 deep; numel(X) == 0 with a then_branch that
+    is not empty; a branch that redefines an outer value; a branch reading a name nothing defines."""
+    out = lambda name: [helper.make_tensor_value_info(name, TensorProto.FLOAT, None)]
+    ident = lambda name: helper.make_graph([node("Identity", ["x"], [name])], "b_" + name, [], out(name))
+    inits = [helper.make_tensor("zf", TensorProto.FLOAT, [], [0.0]), helper.make_tensor("thr", TensorProto.FLOAT, [], [THR]),
+             helper.make_tensor("zero", TensorProto.INT64, [], [0]), helper.make_tensor("yes", TensorProto.BOOL, [], [True])]
+    two_out = helper.make_graph([node("Identity", ["x"], ["t1"]), node("Identity", ["x"], ["t2"])], "two", [], out("t1") + out("t2"))
+    deep = ident("d0")
+    for k in range(40):
+        deep = helper.make_graph([helper.make_node("If", ["yes"], ["d%d" % (k + 1)], then_branch=deep, else_branch=ident("e%d" % k))],
+                                 "deep%d" % k, [], out("d%d" % (k + 1)))
+    nz = [node("Greater", ["x", "thr"], ["mask"]), node("NonZero", ["mask"], ["nz"]), node("Transpose", ["nz"], ["idx"], perm=[1, 0]),
+          node("GatherND", ["x", "idx"], ["s"]), node("Size", ["s"], ["numel"]), node("Equal", ["numel", "zero"], ["empty"])]
+    ifn = lambda cond, **br: helper.make_node("If", [cond], ["y"], name="the_if", **br)
+    cases = {
+        "if_runtime": [node("ReduceSum", ["x"], ["sum"], keepdims=0), node("Greater", ["sum", "zf"], ["pos"]),
+                       ifn("pos", then_branch=ident("a"), else_branch=ident("b"))],
+        "if_no_else": [ifn("yes", then_branch=ident("a"))],
+        "if_outputs": [ifn("yes", then_branch=two_out, else_branch=ident("b"))],
+        "if_deep": [ifn("yes", then_branch=deep, else_branch=ident("b"))],
+        "if_numel_then": nz + [ifn("empty", then_branch=ident("a"), else_branch=helper.make_graph(
+            [node("Identity", ["s"], ["b"])], "e", [], out("b")))],
+        "if_shadow": [node("Identity", ["x"], ["taken"]), ifn("yes", then_branch=ident("taken"), else_branch=ident("b"))],
+        "if_dangling": [ifn("yes", then_branch=helper.make_graph([node("Identity", ["nowhere"], ["a"])], "t", [], out("a")),
+                            else_branch=ident("b"))],
+    }
+    for name, nodes in cases.items():
+        g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [N])], out("y"), initializer=inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnx_lengths.py")
+        m.ir_version = 8
+        onnx.save(m, os.path.join(OUT, "lengths", name + ".onnx"))
+
+
+def if_inputs(count, rng):
+    """16 boxes in overlapping clusters with labels 1 and 2; count of them score above 0.3."""
+    boxes, scores = inputs(count, rng)
+    labels = rng.integers(1, 3, IF_N).astype(np.float32)
+    return boxes * np.float32(100), scores, labels
+
+
+def save_set(d, ins, outs):
+    os.makedirs(d, exist_ok=True)
+    for k, (name, arr) in enumerate(ins):
+        with open(os.path.join(d, "input_%d.pb" % k), "wb") as f:
+            f.write(numpy_helper.from_array(arr, name).SerializeToString())
+    for k, (name, arr) in enumerate(outs):
+        with open(os.path.join(d, "output_%d.pb" % k), "wb") as f:
+            f.write(numpy_helper.from_array(arr, name).SerializeToString())
+
+
+def if_main():
+    rng = np.random.default_rng(29)
+    onnx.save(if_model("prod"), os.path.join(OUT, "lengths", "if_nms.onnx"))
+    onnx.save(if_model("size"), os.path.join(OUT, "lengths", "if_nms_size.onnx"))
+    onnx.save(if_const_model(), os.path.join(OUT, "lengths", "if_const.onnx"))
+    if_refusals()
+    for si, count in enumerate((0, 1, 12, 16)):
+        boxes, scores, labels = if_inputs(count, rng)
+        outs = if_reference(boxes, scores, labels)
+        save_set(os.path.join(OUT, "lengths", "if_set_%d" % si), (("boxes", boxes), ("scores", scores), ("labels", labels)),
+                 zip(("out_boxes", "out_scores", "out_labels", "keep"), outs))
+        print("if set %d: %d kept, %d after nms" % (si, count, outs[3].shape[0]))
+    x = np.array([0.5, -1.25, 3.0, 0.0], np.float32)
+    save_set(os.path.join(OUT, "lengths", "if_const_set"), (("x", x),), (("ya", x + 1), ("yb", x * 2), ("yd", x)))
 
 
 if __name__ == "__main__":

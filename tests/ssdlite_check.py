@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ssdlite320_mobilenet_v3_large through luthier up to its NMS (issue #23), against torchvision.
+"""ssdlite320_mobilenet_v3_large end to end through luthier, against torchvision.
 
 Run on demand from the repository root with Debian's torch, torchvision and onnx:
 
@@ -12,16 +12,24 @@ BatchNorm affine U(0.5, 1.5) / N(0, 0.1), statistics N(0, 0.1) / U(0.5, 1.5), th
 classification head's class convolutions scaled by 0.3; score_thresh 0.05 (torchvision's 0.001
 keeps every candidate of every class: 300 of each). Exported at opset 17 for one 3x320x320 image.
 
-luthier stops at the `If` of batched_nms (boxes.numel() == 0), so the model's outputs are
-replaced by the per-class candidates it concatenates before NMS (boxes, scores, labels) and the
-two tensors they come from (decoded boxes, softmax scores). For each fixed-seed image the script
-prints: the candidate count of luthier and of torchvision's postprocess_detections loop run on
-luthier's own scores and boxes (identical expected: the loop only selects), the largest
-differences there, and the largest difference of luthier's softmax scores from PyTorch's (the
-network's own rounding, which moves candidates across score_thresh: the end-to-end candidate
-counts can then differ by a few).
+The model's own outputs (boxes, scores, labels: after batched_nms's If, keep[:300], the gathers
+and transform.postprocess) are kept, and the tensors they come from are added as outputs: the
+per-class candidates batched_nms reads (boxes, scores, labels) and the decoded boxes and softmax
+scores. For each fixed-seed image the script prints:
+  - the detection count of luthier and of PyTorch's m([x]), and when equal the largest
+    differences of boxes and scores and whether labels are equal, position by position; then
+    how many of PyTorch's detections luthier also gives in any position (PyTorch's own f32
+    rounding moves candidates across score_thresh and swaps near-equal scores, which changes
+    what NMS suppresses after them); and as a yardstick how many of the f64 model's detections
+    luthier gives and PyTorch's f32 gives;
+  - the detection count of torchvision's postprocess (the per-class loop, batched_nms,
+    detections_per_img, the box rescale) run on luthier's own decoded boxes and scores, and the
+    differences from luthier's outputs: this isolates the graph's tail from the network's
+    rounding (identical expected);
+  - the largest difference of luthier's softmax scores from PyTorch's.
 """
 import argparse
+import copy
 import os
 import subprocess
 
@@ -65,6 +73,30 @@ def candidates(boxes, scores):
     return torch.cat(b).numpy(), torch.cat(s).numpy(), torch.cat(l).numpy()
 
 
+def tail(m, boxes, scores):
+    """torchvision's SSD.postprocess_detections and transform.postprocess from decoded boxes
+    [N, 4] and softmax scores [N, 91] (one 320x320 image: the rescale multiplies by 1)."""
+    b, s, l = (torch.from_numpy(a) for a in candidates(torch.from_numpy(boxes), torch.from_numpy(scores)))
+    keep = torchvision.ops.batched_nms(b, s, l, m.nms_thresh)[:m.detections_per_img]
+    return b[keep].numpy(), s[keep].numpy(), l[keep].numpy()
+
+
+def compare(what, got, ref):
+    """One line: the counts, and when equal the largest differences (boxes, scores) and labels."""
+    line = "%s %d vs %d" % (what, len(got[1]), len(ref[1]))
+    if len(got[1]) == len(ref[1]) and len(got[1]):
+        line += " (boxes max |diff| %.3g, scores %.3g, labels equal %s)" % (
+            np.abs(got[0] - ref[0]).max(), np.abs(got[1] - ref[1]).max(), bool((got[2] == ref[2]).all()))
+    return line
+
+
+def matched(got, ref, tol=0.05):
+    """How many of ref's detections luthier also gives: the same label, a box within tol pixels
+    (order aside: near-equal scores swap places under different rounding)."""
+    same = (ref[2][:, None] == got[2][None, :]) & (np.abs(ref[0][:, None, :] - got[0][None, :, :]).max(-1) < tol)
+    return int(same.any(1).sum())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join("build", "ssdlite"))
@@ -72,14 +104,13 @@ def main():
     ap.add_argument("--checker", default=os.path.join("build", "ssdlite_check"))
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    m, path = network(), os.path.join(a.out, "ssdlite_candidates.onnx")
+    m, path = network(), os.path.join(a.out, "ssdlite.onnx")
     torch.onnx.export(m, ([torch.rand(3, 320, 320)],), path, opset_version=17, input_names=["image"])
     mm = onnx.load(path)
-    del mm.graph.output[:]
     for name in CAND:
         mm.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
     onnx.save(mm, path)
-    logits = {}
+    logits, m64 = {}, copy.deepcopy(m).double()
     m.head.register_forward_hook(lambda mod, i, o: logits.update(o))
     for seed in (1, 2, 3):
         x = torch.rand(3, 320, 320, generator=torch.Generator().manual_seed(seed))
@@ -90,17 +121,21 @@ def main():
             print("seed %d: %s" % (seed, r.stderr.strip()))
             continue
         with torch.no_grad():
-            m([x])
-        got = [np.fromfile(pre + "%d.bin" % k, np.int64 if k == 2 else np.float32) for k in range(5)]
-        gb, gs, gl = got[0].reshape(-1, 4), got[1], got[2]
-        rb, rs, rl = candidates(torch.from_numpy(got[3].reshape(-1, 4)), torch.from_numpy(got[4].reshape(-1, 91)))
-        same = len(rs) == len(gs)
+            det, d64 = m([x])[0], m64([x.double()])[0]
+        got = [np.fromfile(pre + "%d.bin" % k, np.int64 if k in (2, 5) else np.float32) for k in range(8)]
+        final = (got[0].reshape(-1, 4), got[1], got[2])
+        ref = (det["boxes"].numpy(), det["scores"].numpy(), det["labels"].numpy())
+        ref64 = (d64["boxes"].numpy(), d64["scores"].numpy(), d64["labels"].numpy())
+        own = tail(m, got[6].reshape(-1, 4), got[7].reshape(-1, 91))
+        cand = (got[3].reshape(-1, 4), got[4], got[5])
+        rc = candidates(torch.from_numpy(got[6].reshape(-1, 4)), torch.from_numpy(got[7].reshape(-1, 91)))
         ref_sm = torch.softmax(logits["cls_logits"], -1).numpy().ravel()
-        print("seed %d: %s; candidates luthier %d, torchvision's loop on luthier's scores %d%s; softmax max |luthier - "
-              "PyTorch| %.3g (max %.3g)" % (seed, r.stdout.splitlines()[0], len(gs), len(rs),
-                                           ": boxes max |diff| %.3g, scores %.3g, labels equal %s" % (
-                                               np.abs(rb - gb).max(), np.abs(rs - gs).max(), bool((rl == gl).all()))
-                                           if same else "", np.abs(ref_sm - got[4]).max(), np.abs(ref_sm).max()))
+        print("seed %d: %s; detections: %s; %s; %s; softmax max |luthier - PyTorch| %.3g" % (
+            seed, r.stdout.splitlines()[0], compare("luthier vs PyTorch m([x])", final, ref) +
+            ", %d of PyTorch's also in luthier's (label, box within 0.05); of PyTorch f64's, %d in luthier's, %d in PyTorch f32's" % (
+                matched(final, ref), matched(final, ref64), matched(ref, ref64)),
+            compare("luthier vs torchvision's tail on luthier's scores", final, own),
+            compare("candidates luthier vs torchvision's loop", cand, rc), np.abs(ref_sm - got[7]).max()))
 
 
 if __name__ == "__main__":

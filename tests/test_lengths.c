@@ -306,8 +306,15 @@ static void test_lengths_refusals(void) {
     b = ln_node(g, LUTHIER_OP_GATHER_ND, boxes, t, &d, o);
     d.op = LUTHIER_OP_SOFTMAX;
     ln_refuse(g, &d, s, -1, "softmax does not take tensors with a run-time length", "softmax");
-    d.op = LUTHIER_OP_REDUCE;
-    ln_refuse(g, &d, b, -1, "reduce does not take tensors with a run-time length", "reduce");
+    d.op = LUTHIER_OP_CUMSUM;
+    ln_refuse(g, &d, s, -1, "cumsum does not take tensors with a run-time length", "cumsum");
+    { /* REDUCE reads a prefix: the run-time axis after a dimension other than 1 is refused */
+        int bt;
+        bt = ln_node(g, LUTHIER_OP_TRANSPOSE, b, -1, &d, o); /* perm NULL: reversed */
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_REDUCE;
+        ln_refuse(g, &d, bt, -1, "after dimensions other than 1", "reduce of [4, n]");
+    }
     d.op = LUTHIER_OP_ADD;
     ln_refuse(g, &d, s, cs, "known only at run time", "add of a static [12]");
     { /* a capacity of 1 broadcast against 12 */
@@ -383,6 +390,203 @@ static void test_lengths_onnx_refusals(void) {
     }
 }
 
+
+/* ---- REDUCE over a run-time length; ONNX If (tests/onnx_lengths.py, if_main) ------------------ */
+
+/* The kind's reduction of v[0..n) by the ONNX definitions, in double: over nothing, max -inf, min
+   +inf, sums 0, prod 1, mean 0/0, the logs log 0. */
+static float ln_reduce_ref(int kind, const double *v, int64_t n) {
+    double acc = kind == LUTHIER_REDUCE_MAX ? -INFINITY : kind == LUTHIER_REDUCE_MIN ? INFINITY : kind == LUTHIER_REDUCE_PROD ? 1 : 0;
+    int64_t e;
+    for (e = 0; e < n; e++) switch (kind) {
+        case LUTHIER_REDUCE_MAX: acc = v[e] > acc ? v[e] : acc; break;
+        case LUTHIER_REDUCE_MIN: acc = v[e] < acc ? v[e] : acc; break;
+        case LUTHIER_REDUCE_PROD: acc *= v[e]; break;
+        case LUTHIER_REDUCE_L1: acc += fabs(v[e]); break;
+        case LUTHIER_REDUCE_L2: case LUTHIER_REDUCE_SUM_SQUARE: acc += v[e] * v[e]; break;
+        case LUTHIER_REDUCE_LOG_SUM_EXP: acc += exp(v[e]); break;
+        default: acc += v[e]; break;
+        }
+    switch (kind) {
+    case LUTHIER_REDUCE_MEAN: return (float)(acc / (double)n);
+    case LUTHIER_REDUCE_L2: return (float)sqrt(acc);
+    case LUTHIER_REDUCE_LOG_SUM: case LUTHIER_REDUCE_LOG_SUM_EXP: return (float)log(acc);
+    default: return (float)acc;
+    }
+}
+
+static int ln_close(float got, float want) {
+    if (want != want) return got != got;
+    if (isinf(want)) return got == want;
+    return fabsf(got - want) <= 1e-5f * (1.0f + fabsf(want));
+}
+
+/* Variant v of the reduction of b [n (run-time count), 4]: axes all / {0} / {1} / {-1}, keepdims
+   v & 1. The expected output (want) with its length (-1: static). */
+static void ln_reduce_want(int kind, int v, const float *b, int64_t cnt, int64_t cap, float *want, int64_t *len) {
+    double vals[256];
+    int64_t r, c, m = 0;
+    const int ax = v >> 1;
+    *len = -1;
+    if (ax == 0) { /* every axis */
+        for (r = 0; r < cnt; r++)
+            for (c = 0; c < 4; c++) vals[m++] = b[r * 4 + c];
+        want[0] = ln_reduce_ref(kind, vals, m);
+    } else if (ax == 1) { /* the run-time axis: one value per column */
+        for (c = 0; c < 4; c++) {
+            for (r = 0; r < cnt; r++) vals[r] = b[r * 4 + c];
+            want[c] = ln_reduce_ref(kind, vals, cnt);
+        }
+    } else { /* the columns: one value per valid row, zeros after them */
+        for (r = 0; r < cap; r++) {
+            for (c = 0; c < 4; c++) vals[c] = b[r * 4 + c];
+            want[r] = r < cnt ? ln_reduce_ref(kind, vals, 4) : 0.0f;
+        }
+        *len = cnt;
+    }
+}
+
+/* boxes [cap, 4] and scores [cap] -> the boxes of the scores above thr (NONZERO, TRANSPOSE,
+   GATHER_ND) -> REDUCE of kind in the 8 variants of ln_reduce_want, each a graph output. */
+static void ln_reduce_case(int threads, int kind, int64_t cap, float thr, const char *what) {
+    const int64_t bs[2] = {cap, 4}, ss[1] = {cap}, one[1] = {1};
+    luthier_context *ctx = ctx_threads(threads);
+    luthier_graph *g = NULL;
+    luthier_plan *p = NULL;
+    luthier_node_desc d;
+    float boxes[256], scores[64], kept[256], outs[8][64], want[64];
+    void *optr[8];
+    const void *ins[2];
+    int xb, xs, tc, t, o[2], v, ok = 1;
+    int64_t cnt = 0, e, len, glen;
+    for (e = 0; e < cap; e++) {
+        int c;
+        scores[e] = (float)(test_rand_u64() % 100) / 100.0f;
+        for (c = 0; c < 4; c++) boxes[e * 4 + c] = 0.1f + (float)(test_rand_u64() % 190) / 100.0f;
+        if (scores[e] > thr) memcpy(kept + cnt++ * 4, boxes + e * 4, 4 * sizeof(float));
+    }
+    luthier_graph_create(&g);
+    luthier_graph_input(g, "boxes", LUTHIER_DTYPE_F32, 2, bs, &xb);
+    luthier_graph_input(g, "scores", LUTHIER_DTYPE_F32, 1, ss, &xs);
+    luthier_graph_constant(g, "thr", 1, one, &thr, 1, &tc);
+    memset(&d, 0, sizeof d);
+    t = ln_node(g, LUTHIER_OP_GREATER, xs, tc, &d, o);
+    t = ln_node(g, LUTHIER_OP_NONZERO, t, -1, &d, o);
+    t = ln_node(g, LUTHIER_OP_TRANSPOSE, t, -1, &d, o);
+    t = ln_node(g, LUTHIER_OP_GATHER_ND, xb, t, &d, o);
+    for (v = 0; v < 8 && t >= 0; v++) {
+        memset(&d, 0, sizeof d);
+        d.typed = 1, luthier_node_attrs_default(LUTHIER_OP_REDUCE, &d.attr);
+        d.attr.reduce.kind = (luthier_reduce_kind)kind, d.attr.reduce.keepdims = v & 1;
+        d.attr.reduce.num_axes = v >> 1 ? 1 : 0, d.attr.reduce.axes[0] = v >> 1 == 3 ? -1 : (v >> 1) - 1;
+        ok &= ln_node(g, LUTHIER_OP_REDUCE, t, -1, &d, o) >= 0 && luthier_graph_output(g, o[0]) == LUTHIER_STATUS_OK;
+        optr[v] = outs[v];
+    }
+    ins[0] = boxes, ins[1] = scores;
+    if (!ok || t < 0 || !ctx || luthier_plan_create(ctx, g, NULL, &p) != LUTHIER_STATUS_OK) {
+        CHECK(0, "%s: graph or plan: %s", what, ctx ? luthier_context_error(ctx) : "no context");
+    } else if (luthier_plan_run(ctx, p, ins, optr) != LUTHIER_STATUS_OK) {
+        CHECK(0, "%s: run: %s", what, luthier_context_error(ctx));
+    } else {
+        for (v = 0; v < 8; v++) {
+            luthier_tensor_info ti;
+            int axis = -2, bad = 0;
+            int64_t n = 1;
+            ln_reduce_want(kind, v, kept, cnt, cap, want, &len);
+            luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, v), &ti);
+            for (e = 0; e < ti.rank; e++) n *= ti.shape[e];
+            luthier_plan_output_length(p, v, &axis, &glen);
+            CHECK(glen == len && axis == (len < 0 ? -1 : 0), "%s (threads %d) variant %d: length %lld along %d, want %lld", what,
+                  threads, v, (long long)glen, axis, (long long)len);
+            for (e = 0; e < n; e++) bad += !ln_close(outs[v][e], want[e]);
+            CHECK(bad == 0, "%s (threads %d) variant %d (count %lld): %d wrong, first %g want %g", what, threads, v, (long long)cnt,
+                  bad, (double)outs[v][0], (double)want[0]);
+        }
+    }
+    luthier_plan_destroy(p);
+    luthier_graph_destroy(g);
+    luthier_context_destroy(ctx);
+}
+
+/* Every kind; counts 0, 1, some and all of 1, 7 and 40 rows. */
+static void test_lengths_reduce(void) {
+    static const int64_t caps[3] = {1, 7, 40};
+    static const float thrs[3] = {2.0f, 0.5f, -1.0f};
+    int th, kind, ci, ti;
+    for (th = 1; th <= 2; th++)
+        for (kind = 0; kind < LUTHIER_REDUCE_KIND_COUNT; kind++)
+            for (ci = 0; ci < 3; ci++)
+                for (ti = 0; ti < 3; ti++) {
+                    char what[96];
+                    snprintf(what, sizeof what, "reduce kind %d cap %lld thr %g", kind, (long long)caps[ci], (double)thrs[ti]);
+                    ln_reduce_case(th, kind, caps[ci], thrs[ti], what);
+                }
+}
+
+/* Model path under tests/data/onnx/lengths, its data sets dir/<set>_<k>: each against its
+   reference outputs (with their lengths) at 1 and 2 threads. */
+static void ln_onnx_sets(const char *model, const char *set, int nsets, int nin, int nout) {
+    char err[1024], dir[512], msg[512], path[512];
+    luthier_graph *g = NULL;
+    int th, k;
+    snprintf(path, sizeof path, "%s/lengths/%s", ONNX_MODELS_DIR, model);
+    CHECK(luthier_onnx_load(path, NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s: load: %s", model, err);
+    for (th = 1; th <= 2 && g; th++)
+        for (k = 0; k < nsets; k++) {
+            luthier_onnx_tensor ins[4], outs[4];
+            luthier_context *ctx = ctx_threads(th);
+            int gi, go, j;
+            double max_err = 0;
+            if (nsets > 1) snprintf(dir, sizeof dir, "%s/lengths/%s_%d", ONNX_MODELS_DIR, set, k);
+            else snprintf(dir, sizeof dir, "%s/lengths/%s", ONNX_MODELS_DIR, set);
+            gi = onnx_read_set(dir, "input", ins, 4);
+            go = onnx_read_set(dir, "output", outs, 4);
+            CHECK(gi == nin && go == nout, "%s: data", dir);
+            if (ctx && gi == nin && go == nout)
+                CHECK(onnx_run_compare(ctx, g, NULL, ins, gi, outs, go, 0, 0, &max_err, msg, sizeof msg) == 0, "%s on %s (threads %d): %s",
+                      model, dir, th, msg);
+            for (j = 0; j < gi; j++) luthier_onnx_tensor_free(&ins[j]);
+            for (j = 0; j < go; j++) luthier_onnx_tensor_free(&outs[j]);
+            luthier_context_destroy(ctx);
+        }
+    luthier_graph_destroy(g);
+}
+
+/* batched NMS under `if boxes.numel() == 0` in both of torch's spellings (0, 1, 12 and 16 boxes
+   kept); Ifs whose conditions fold, nested, reading outer values and a branch initializer. */
+static void test_lengths_if(void) {
+    ln_onnx_sets("if_nms.onnx", "if_set", 4, 3, 4);
+    ln_onnx_sets("if_nms_size.onnx", "if_set", 4, 3, 4);
+    ln_onnx_sets("if_const.onnx", "if_const_set", 1, 1, 3);
+}
+
+/* lengths/if_*.onnx that the loader refuses: the status and a message naming the problem. */
+static void test_lengths_if_refusals(void) {
+    static const struct {
+        const char *model;
+        luthier_status st;
+        const char *want[2];
+    } cases[7] = {
+        {"if_runtime", LUTHIER_STATUS_UNSUPPORTED, {"node 'the_if' (If)", "the condition 'pos' is known only at run time"}},
+        {"if_no_else", LUTHIER_STATUS_INVALID_ARGUMENT, {"node 'the_if' (If)", "If has no else_branch"}},
+        {"if_outputs", LUTHIER_STATUS_INVALID_ARGUMENT, {"node 'the_if' (If)", "then_branch gives 2 outputs, the node has 1"}},
+        {"if_deep", LUTHIER_STATUS_UNSUPPORTED, {"subgraphs nest deeper than 16 levels", ""}},
+        {"if_numel_then", LUTHIER_STATUS_UNSUPPORTED, {"numel('s') == 0 is known only at run time", "is not an empty constant"}},
+        {"if_shadow", LUTHIER_STATUS_INVALID_ARGUMENT, {"node 'the_if' (If)", "defines 'taken', which is already a value"}},
+        {"if_dangling", LUTHIER_STATUS_INVALID_ARGUMENT, {"node 'the_if' (If)", "input 'nowhere' is dangling"}}};
+    int k;
+    for (k = 0; k < 7; k++) {
+        char path[512], err[1024];
+        luthier_graph *g = NULL;
+        luthier_status s;
+        snprintf(path, sizeof path, "%s/lengths/%s.onnx", ONNX_MODELS_DIR, cases[k].model);
+        s = luthier_onnx_load(path, NULL, &g, err, sizeof err);
+        CHECK(s == cases[k].st && g == NULL && strstr(err, cases[k].want[0]) && strstr(err, cases[k].want[1]),
+              "%s: status %d, message '%s'", cases[k].model, (int)s, err);
+        luthier_graph_destroy(g);
+    }
+}
+
 /* The random stream is put back afterwards: the suites that follow draw the data they drew
    before these tests existed. */
 static void run_lengths_tests(void) {
@@ -392,5 +596,8 @@ static void run_lengths_tests(void) {
     RUN(test_lengths_refusals);
     RUN(test_lengths_onnx);
     RUN(test_lengths_onnx_refusals);
+    RUN(test_lengths_reduce);
+    RUN(test_lengths_if);
+    RUN(test_lengths_if_refusals);
     test_rng_state = stream;
 }

@@ -1,0 +1,1 @@
+BboxesJ€6n¯B`àÓA^ ‚B§'¦@ÌÀB¨Xs@yX¨B©yÑAj¡Å@ç§‹B÷%BÒHÀBáÏjB“ðBÿ¬BÍ†@ëÞBaÞBÈ_B†¹B,„BF„BˆÍ°BÂ¢±BÇQ¬B[Â{BŽ`ƒBùLBå@öY€Bþö´A™5¸B*+…BJ@dÀBGÉøA¶|°B$®pBÖÛ„BßaB%‚BýÊ“@='®B¹¾B¨¾B;q‰Bvò€Bº·Bù™¨B±_BÁtBçòõA±‡‹BrÅ2?E=¹BçpâAËmÑ?×@-GµA)àAú{B{o‚Bï©B$ÅB

@@ -1,0 +1,1 @@
+B	out_boxesJртcBлнѕALB3Aд}A

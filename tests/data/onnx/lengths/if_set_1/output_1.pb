@@ -1,0 +1,2 @@
+B
+out_scoresJLË?
