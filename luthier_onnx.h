@@ -328,38 +328,6 @@ typedef struct luthier_onnx__qp {
     int32_t zero, old_zero; /* old: the calibration's own, restored when setting fails */
 } luthier_onnx__qp;
 
-typedef struct luthier_onnx__ctx {
-    luthier_onnx__blk *arena;
-    size_t arena_bytes, budget; /* allocated so far, and the most allowed (memory_budget) */
-    char *err;
-    size_t err_size;
-    luthier_status st;
-    const luthier_onnx_options *opt;
-    const uint8_t *base;
-    uint8_t *mut; /* base, writable (the loader's own copy of the file), or NULL */
-    int64_t ir_version, opset;
-    int has_opset, sparse_inits;
-    luthier_onnx__node *nodes;
-    int nn, cn;
-    luthier_onnx__tensor **inits;
-    int ninit, cinit;
-    luthier_onnx__vi *inputs;
-    int nin, cin;
-    luthier_onnx__vi *outputs;
-    int nout, cout;
-    luthier_onnx__val *vals;
-    int nv, cv;
-    int *hash;
-    int hcap;
-    luthier_graph *g;
-    int *order;
-    int norder;
-    int cur; /* node being converted */
-    luthier_onnx__qp *qp; /* by graph tensor id */
-    int cqp;
-    int depth; /* subgraphs being parsed, nested (>>onnx-if) */
-} luthier_onnx__ctx;
-
 /* A subgraph (an attribute holding a GraphProto: If's then_branch and else_branch), parsed into
    the arena as the main graph is: its nodes in order, initializers, inputs and outputs. */
 typedef struct luthier_onnx__sub {
@@ -373,6 +341,32 @@ typedef struct luthier_onnx__sub {
     int nout, cout;
     int sparse_inits;
 } luthier_onnx__sub;
+
+typedef struct luthier_onnx__ctx {
+    luthier_onnx__blk *arena;
+    size_t arena_bytes, budget; /* allocated so far, and the most allowed (memory_budget) */
+    char *err;
+    size_t err_size;
+    luthier_status st;
+    const luthier_onnx_options *opt;
+    const uint8_t *base;
+    uint8_t *mut; /* base, writable (the loader's own copy of the file), or NULL */
+    int64_t ir_version, opset;
+    int has_opset;
+    luthier_onnx__sub gr; /* the graph being parsed (the main one, or a subgraph: >>onnx-if) */
+    luthier_onnx__val *vals;
+    int nv, cv;
+    int *hash;
+    int hcap;
+    luthier_graph *g;
+    int *order;
+    int norder;
+    int cur; /* node being converted */
+    luthier_onnx__qp *qp; /* by graph tensor id */
+    int cqp;
+    int depth; /* subgraphs being parsed, nested (>>onnx-if) */
+} luthier_onnx__ctx;
+
 
 #define LUTHIER_ONNX__MAX_DEPTH 16 /* subgraphs nested deeper are refused */
 
@@ -832,20 +826,13 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_sub(luthier_onnx__ctx *c, const luthier
     if (c->depth >= LUTHIER_ONNX__MAX_DEPTH)
         return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "subgraphs nest deeper than %d levels", LUTHIER_ONNX__MAX_DEPTH), -1;
     if (!(g = (luthier_onnx__sub *)luthier_onnx__alloc(c, sizeof *g))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
-    outer.nodes = c->nodes, outer.nn = c->nn, outer.cn = c->cn, outer.inits = c->inits, outer.ninit = c->ninit;
-    outer.cinit = c->cinit, outer.inputs = c->inputs, outer.nin = c->nin, outer.cin = c->cin, outer.outputs = c->outputs;
-    outer.nout = c->nout, outer.cout = c->cout, outer.sparse_inits = c->sparse_inits;
-    c->nodes = NULL, c->nn = c->cn = 0, c->inits = NULL, c->ninit = c->cinit = 0, c->inputs = NULL, c->nin = c->cin = 0;
-    c->outputs = NULL, c->nout = c->cout = 0, c->sparse_inits = 0;
+    outer = c->gr;
+    memset(&c->gr, 0, sizeof c->gr);
     c->depth++;
     rc = luthier_onnx__parse_graph(c, f->data, f->len);
     c->depth--;
-    g->nodes = c->nodes, g->nn = c->nn, g->cn = c->cn, g->inits = c->inits, g->ninit = c->ninit, g->cinit = c->cinit;
-    g->inputs = c->inputs, g->nin = c->nin, g->cin = c->cin, g->outputs = c->outputs, g->nout = c->nout, g->cout = c->cout;
-    g->sparse_inits = c->sparse_inits;
-    c->nodes = outer.nodes, c->nn = outer.nn, c->cn = outer.cn, c->inits = outer.inits, c->ninit = outer.ninit;
-    c->cinit = outer.cinit, c->inputs = outer.inputs, c->nin = outer.nin, c->cin = outer.cin, c->outputs = outer.outputs;
-    c->nout = outer.nout, c->cout = outer.cout, c->sparse_inits = outer.sparse_inits;
+    *g = c->gr;
+    c->gr = outer;
     *out = g;
     return rc;
 }
@@ -1002,14 +989,14 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_graph(luthier_onnx__ctx *c, const uint8
         case 1: {
             luthier_onnx__node *n;
             if (luthier_onnx__want(c, &f, 2, "GraphProto", "node")) return -1;
-            if (!(n = LUTHIER_ONNX__PUSH(c, c->nodes, c->nn, c->cn, luthier_onnx__node))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+            if (!(n = LUTHIER_ONNX__PUSH(c, c->gr.nodes, c->gr.nn, c->gr.cn, luthier_onnx__node))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
             if (luthier_onnx__parse_node(c, f.data, f.len, n)) return -1;
             break;
         }
         case 5: {
             luthier_onnx__tensor **slot;
             if (luthier_onnx__want(c, &f, 2, "GraphProto", "initializer")) return -1;
-            if (!(slot = LUTHIER_ONNX__PUSH(c, c->inits, c->ninit, c->cinit, luthier_onnx__tensor *)) ||
+            if (!(slot = LUTHIER_ONNX__PUSH(c, c->gr.inits, c->gr.ninit, c->gr.cinit, luthier_onnx__tensor *)) ||
                 !(*slot = (luthier_onnx__tensor *)luthier_onnx__alloc(c, sizeof(luthier_onnx__tensor))))
                 return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
             if (luthier_onnx__parse_tensor(c, f.data, f.len, *slot)) return -1;
@@ -1018,12 +1005,12 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_graph(luthier_onnx__ctx *c, const uint8
         case 11: case 12: {
             luthier_onnx__vi *v;
             if (luthier_onnx__want(c, &f, 2, "GraphProto", f.num == 11 ? "input" : "output")) return -1;
-            v = f.num == 11 ? LUTHIER_ONNX__PUSH(c, c->inputs, c->nin, c->cin, luthier_onnx__vi) : LUTHIER_ONNX__PUSH(c, c->outputs, c->nout, c->cout, luthier_onnx__vi);
+            v = f.num == 11 ? LUTHIER_ONNX__PUSH(c, c->gr.inputs, c->gr.nin, c->gr.cin, luthier_onnx__vi) : LUTHIER_ONNX__PUSH(c, c->gr.outputs, c->gr.nout, c->gr.cout, luthier_onnx__vi);
             if (!v) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
             if (luthier_onnx__parse_vi(c, f.data, f.len, v)) return -1;
             break;
         }
-        case 15: c->sparse_inits = 1; break;
+        case 15: c->gr.sparse_inits = 1; break;
         default: break;
         }
     }
@@ -4989,17 +4976,17 @@ LUTHIER_ONNX__FN int luthier_onnx__used(luthier_onnx__ctx *c, const char *name) 
 LUTHIER_ONNX__FN void luthier_onnx__count_uses(luthier_onnx__ctx *c) {
     int i, k;
     for (i = 0; i < c->nv; i++) c->vals[i].uses = 0;
-    for (i = 0; i < c->nn; i++)
-        if (!c->nodes[i].dead)
-            for (k = 0; k < c->nodes[i].nin; k++) {
-                luthier_onnx__val *v = *c->nodes[i].in[k] ? luthier_onnx__find(c, c->nodes[i].in[k]) : NULL;
+    for (i = 0; i < c->gr.nn; i++)
+        if (!c->gr.nodes[i].dead)
+            for (k = 0; k < c->gr.nodes[i].nin; k++) {
+                luthier_onnx__val *v = *c->gr.nodes[i].in[k] ? luthier_onnx__find(c, c->gr.nodes[i].in[k]) : NULL;
                 if (v) v->uses++;
             }
 }
 
 LUTHIER_ONNX__FN luthier_onnx__node *luthier_onnx__prod(luthier_onnx__ctx *c, const char *name) {
     luthier_onnx__val *v = luthier_onnx__find(c, name);
-    return v && v->producer >= 0 && !c->nodes[v->producer].dead ? &c->nodes[v->producer] : NULL;
+    return v && v->producer >= 0 && !c->gr.nodes[v->producer].dead ? &c->gr.nodes[v->producer] : NULL;
 }
 
 /* The only consumer of name, of op type op (any when NULL); NULL when name has several, none,
@@ -5008,19 +4995,19 @@ LUTHIER_ONNX__FN luthier_onnx__node *luthier_onnx__sole(luthier_onnx__ctx *c, co
     luthier_onnx__val *v = luthier_onnx__find(c, name);
     int i, k;
     if (!v || v->is_output || v->uses != 1) return NULL;
-    for (i = 0; i < c->nn; i++)
-        if (!c->nodes[i].dead)
-            for (k = 0; k < c->nodes[i].nin; k++)
-                if (strcmp(c->nodes[i].in[k], name) == 0)
-                    return (!op || strcmp(c->nodes[i].op, op) == 0) && !*c->nodes[i].domain ? &c->nodes[i] : NULL;
+    for (i = 0; i < c->gr.nn; i++)
+        if (!c->gr.nodes[i].dead)
+            for (k = 0; k < c->gr.nodes[i].nin; k++)
+                if (strcmp(c->gr.nodes[i].in[k], name) == 0)
+                    return (!op || strcmp(c->gr.nodes[i].op, op) == 0) && !*c->gr.nodes[i].domain ? &c->gr.nodes[i] : NULL;
     return NULL;
 }
 
 /* A consumer of name with op type op whose input k is name. */
 LUTHIER_ONNX__FN luthier_onnx__node *luthier_onnx__consumer(luthier_onnx__ctx *c, const char *name, const char *op, int k) {
     int i;
-    for (i = 0; i < c->nn; i++) {
-        luthier_onnx__node *n = &c->nodes[i];
+    for (i = 0; i < c->gr.nn; i++) {
+        luthier_onnx__node *n = &c->gr.nodes[i];
         if (!n->dead && !*n->domain && strcmp(n->op, op) == 0 && n->nin > k && strcmp(n->in[k], name) == 0 && n->nout >= 1) return n;
     }
     return NULL;
@@ -5365,8 +5352,8 @@ LUTHIER_ONNX__FN const char *luthier_onnx__numel0_of(luthier_onnx__ctx *c, const
 /* Every If of the main graph: its implicit inputs; a condition numel(X) == 0 is replaced by X. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__if_prepare(luthier_onnx__ctx *c) {
     int i;
-    for (i = 0; i < c->nn; i++) {
-        luthier_onnx__node *n = &c->nodes[i];
+    for (i = 0; i < c->gr.nn; i++) {
+        luthier_onnx__node *n = &c->gr.nodes[i];
         const char *x;
         if (*n->domain || strcmp(n->op, "If")) continue;
         LUTHIER_ONNX__TRY(luthier_onnx__if_implicit(c, n));
@@ -5380,8 +5367,8 @@ LUTHIER_ONNX__FN void luthier_onnx__dce(luthier_onnx__ctx *c) {
     luthier_onnx__count_uses(c);
     while (changed) {
         changed = 0;
-        for (i = c->nn - 1; i >= 0; i--) {
-            luthier_onnx__node *n = &c->nodes[i];
+        for (i = c->gr.nn - 1; i >= 0; i--) {
+            luthier_onnx__node *n = &c->gr.nodes[i];
             int live = 0;
             if (n->dead) continue;
             for (k = 0; k < n->nout && !live; k++) live = *n->out[k] && luthier_onnx__used(c, n->out[k]);
@@ -5399,8 +5386,8 @@ LUTHIER_ONNX__FN void luthier_onnx__dce(luthier_onnx__ctx *c) {
 /* Kahn's algorithm over the live nodes: c->order. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__toposort(luthier_onnx__ctx *c) {
     int i, k, ne = 0, head = 0, tail = 0, *start, *edges, *fill, live = 0;
-    for (i = 0; i < c->nn; i++) {
-        luthier_onnx__node *n = &c->nodes[i];
+    for (i = 0; i < c->gr.nn; i++) {
+        luthier_onnx__node *n = &c->gr.nodes[i];
         n->deps = 0;
         if (n->dead) continue;
         live++;
@@ -5409,37 +5396,37 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__toposort(luthier_onnx__ctx *c) {
             if (p) n->deps++, ne++;
         }
     }
-    start = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(c->nn + 1));
-    fill = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(c->nn + 1));
+    start = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(c->gr.nn + 1));
+    fill = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(c->gr.nn + 1));
     edges = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(ne + 1));
-    c->order = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(c->nn + 1));
+    c->order = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(c->gr.nn + 1));
     if (!start || !fill || !edges || !c->order) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory");
-    for (i = 0; i < c->nn; i++)
-        if (!c->nodes[i].dead)
-            for (k = 0; k < c->nodes[i].nin; k++) {
-                luthier_onnx__val *v = *c->nodes[i].in[k] ? luthier_onnx__find(c, c->nodes[i].in[k]) : NULL;
-                if (v && v->producer >= 0 && !c->nodes[v->producer].dead) start[v->producer + 1]++;
+    for (i = 0; i < c->gr.nn; i++)
+        if (!c->gr.nodes[i].dead)
+            for (k = 0; k < c->gr.nodes[i].nin; k++) {
+                luthier_onnx__val *v = *c->gr.nodes[i].in[k] ? luthier_onnx__find(c, c->gr.nodes[i].in[k]) : NULL;
+                if (v && v->producer >= 0 && !c->gr.nodes[v->producer].dead) start[v->producer + 1]++;
             }
-    for (i = 0; i < c->nn; i++) start[i + 1] += start[i];
-    memcpy(fill, start, sizeof(int) * (size_t)(c->nn + 1));
-    for (i = 0; i < c->nn; i++)
-        if (!c->nodes[i].dead)
-            for (k = 0; k < c->nodes[i].nin; k++) {
-                luthier_onnx__val *v = *c->nodes[i].in[k] ? luthier_onnx__find(c, c->nodes[i].in[k]) : NULL;
-                if (v && v->producer >= 0 && !c->nodes[v->producer].dead) edges[fill[v->producer]++] = i;
+    for (i = 0; i < c->gr.nn; i++) start[i + 1] += start[i];
+    memcpy(fill, start, sizeof(int) * (size_t)(c->gr.nn + 1));
+    for (i = 0; i < c->gr.nn; i++)
+        if (!c->gr.nodes[i].dead)
+            for (k = 0; k < c->gr.nodes[i].nin; k++) {
+                luthier_onnx__val *v = *c->gr.nodes[i].in[k] ? luthier_onnx__find(c, c->gr.nodes[i].in[k]) : NULL;
+                if (v && v->producer >= 0 && !c->gr.nodes[v->producer].dead) edges[fill[v->producer]++] = i;
             }
-    for (i = 0; i < c->nn; i++)
-        if (!c->nodes[i].dead && c->nodes[i].deps == 0) c->order[tail++] = i;
+    for (i = 0; i < c->gr.nn; i++)
+        if (!c->gr.nodes[i].dead && c->gr.nodes[i].deps == 0) c->order[tail++] = i;
     while (head < tail) {
         int u = c->order[head++], e;
         for (e = start[u]; e < start[u + 1]; e++)
-            if (--c->nodes[edges[e]].deps == 0) c->order[tail++] = edges[e];
+            if (--c->gr.nodes[edges[e]].deps == 0) c->order[tail++] = edges[e];
     }
     c->norder = tail;
     if (tail < live) {
-        for (i = 0; i < c->nn; i++)
-            if (!c->nodes[i].dead && c->nodes[i].deps > 0) {
-                luthier_onnx__node *n = &c->nodes[i];
+        for (i = 0; i < c->gr.nn; i++)
+            if (!c->gr.nodes[i].dead && c->gr.nodes[i].deps > 0) {
+                luthier_onnx__node *n = &c->gr.nodes[i];
                 for (k = 0; k < n->nin; k++) {
                     luthier_onnx__node *p = *n->in[k] ? luthier_onnx__prod(c, n->in[k]) : NULL;
                     if (p && p->deps > 0)
@@ -5457,8 +5444,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__toposort(luthier_onnx__ctx *c) {
 LUTHIER_ONNX__FN luthier_status luthier_onnx__inputs(luthier_onnx__ctx *c) {
     const luthier_onnx_options *o = c->opt;
     int i, k, j;
-    for (i = 0; i < c->ninit; i++) {
-        luthier_onnx__tensor *t = c->inits[i];
+    for (i = 0; i < c->gr.ninit; i++) {
+        luthier_onnx__tensor *t = c->gr.inits[i];
         luthier_onnx__val *v;
         if (!*t->name) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "initializer %d has no name", i);
         if (!(v = luthier_onnx__get(c, t->name))) LUTHIER_ONNX__OOM();
@@ -5470,9 +5457,9 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__inputs(luthier_onnx__ctx *c) {
         const luthier_onnx_tensor *b = &o->constants[i];
         luthier_onnx__tensor *t;
         luthier_onnx__val *v;
-        for (k = 0; k < c->nin; k++)
-            if (b->name && strcmp(b->name, c->inputs[k].name) == 0) break;
-        if (k == c->nin)
+        for (k = 0; k < c->gr.nin; k++)
+            if (b->name && strcmp(b->name, c->gr.inputs[k].name) == 0) break;
+        if (k == c->gr.nin)
             return luthier_onnx__fail(c, LUTHIER_STATUS_NOT_FOUND, "options.constants[%d] ('%s') names no graph input", i, b->name ? b->name : "");
         if (!b->data || b->rank < 0 || b->rank > LUTHIER_ONNX_MAX_RANK)
             return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "options.constants[%d] ('%s'): bad rank or no data", i, b->name);
@@ -5483,15 +5470,15 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__inputs(luthier_onnx__ctx *c) {
         else memcpy(t->i, b->data, t->n * sizeof(int64_t));
         if (t->i && b->onnx_type && !luthier_onnx__isfloat(b->onnx_type) && luthier_onnx__elsize(b->onnx_type))
             t->type = b->onnx_type; /* e.g. uint8 (a zero point) */
-        if (b->onnx_type && c->inputs[k].elem && b->onnx_type != c->inputs[k].elem)
+        if (b->onnx_type && c->gr.inputs[k].elem && b->onnx_type != c->gr.inputs[k].elem)
             return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "options.constants[%d] ('%s') is %s, the graph input is %s", i,
-                                      b->name, luthier_onnx__typename(b->onnx_type), luthier_onnx__typename(c->inputs[k].elem));
-        if (!(v = luthier_onnx__get(c, c->inputs[k].name))) LUTHIER_ONNX__OOM();
+                                      b->name, luthier_onnx__typename(b->onnx_type), luthier_onnx__typename(c->gr.inputs[k].elem));
+        if (!(v = luthier_onnx__get(c, c->gr.inputs[k].name))) LUTHIER_ONNX__OOM();
         v->c = t;
         v->is_init = 1;
     }
-    for (i = 0; i < c->nin; i++) {
-        luthier_onnx__vi *vi = &c->inputs[i];
+    for (i = 0; i < c->gr.nin; i++) {
+        luthier_onnx__vi *vi = &c->gr.inputs[i];
         luthier_onnx__val *v;
         int64_t dims[LUTHIER_ONNX_MAX_RANK];
         int rank = vi->rank;
@@ -5535,13 +5522,13 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__inputs(luthier_onnx__ctx *c) {
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__outputs(luthier_onnx__ctx *c) {
     int i;
-    for (i = 0; i < c->nout; i++) {
-        luthier_onnx__val *v = luthier_onnx__find(c, c->outputs[i].name);
+    for (i = 0; i < c->gr.nout; i++) {
+        luthier_onnx__val *v = luthier_onnx__find(c, c->gr.outputs[i].name);
         luthier_tensor_info ti;
         luthier_node_desc d;
         int t, o, dummy;
         const char *name;
-        if (!v || (!v->c && v->tid < 0)) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph output '%s' has no value", c->outputs[i].name);
+        if (!v || (!v->c && v->tid < 0)) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph output '%s' has no value", c->gr.outputs[i].name);
         if (v->q)
             return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "quantized graph outputs: luthier graphs give fp32 outputs; graph "
                                       "output '%s' is %s (end the model with DequantizeLinear)", v->name, luthier_onnx__typename(v->qtype));
@@ -5623,7 +5610,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_all(luthier_onnx__ctx *c) 
     c->err = one; /* each message whole, whatever the caller's buffer */
     c->err_size = sizeof one;
     for (i = 0; i < c->norder && s == LUTHIER_STATUS_OK; i++) {
-        luthier_onnx__node *n = &c->nodes[c->order[i]];
+        luthier_onnx__node *n = &c->gr.nodes[c->order[i]];
         luthier_onnx__val *v;
         int skip = 0;
         c->cur = c->order[i];
@@ -5656,11 +5643,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
     if (c->opset < LUTHIER_ONNX__OPSET_MIN || c->opset > LUTHIER_ONNX__OPSET_MAX)
         return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "default-domain opset %lld: this loader reads opsets %d..%d",
                                   (long long)c->opset, LUTHIER_ONNX__OPSET_MIN, LUTHIER_ONNX__OPSET_MAX);
-    if (c->sparse_inits) return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "sparse initializers are not supported");
-    if (!c->nout) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "the graph has no outputs");
+    if (c->gr.sparse_inits) return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "sparse initializers are not supported");
+    if (!c->gr.nout) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "the graph has no outputs");
     LUTHIER_ONNX__TRY(luthier_onnx__inputs(c));
-    for (i = 0; i < c->nn; i++) {
-        luthier_onnx__node *n = &c->nodes[i];
+    for (i = 0; i < c->gr.nn; i++) {
+        luthier_onnx__node *n = &c->gr.nodes[i];
         if (!*n->op) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "node %d ('%s') has no op_type", i, n->name);
         LUTHIER_ONNX__TRY(luthier_onnx__name_out0(c, n));
         for (k = 0; k < n->nout; k++) {
@@ -5675,23 +5662,23 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
         LUTHIER_ONNX__TRY(luthier_onnx__check_arity(c, n));
     }
     LUTHIER_ONNX__TRY(luthier_onnx__if_prepare(c));
-    for (i = 0; i < c->nn; i++) {
-        luthier_onnx__node *n = &c->nodes[i];
+    for (i = 0; i < c->gr.nn; i++) {
+        luthier_onnx__node *n = &c->gr.nodes[i];
         for (k = 0; k < n->nin; k++)
             if (*n->in[k] && !luthier_onnx__find(c, n->in[k]))
                 return luthier_onnx__nfail(c, n, LUTHIER_STATUS_INVALID_ARGUMENT,
                                  "input '%s' is dangling: no node produces it and it is neither a graph input nor an initializer",
                                  n->in[k]);
     }
-    for (i = 0; i < c->nout; i++) {
-        luthier_onnx__val *v = luthier_onnx__find(c, c->outputs[i].name);
-        if (!v) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph output '%s' is not produced by any node", c->outputs[i].name);
+    for (i = 0; i < c->gr.nout; i++) {
+        luthier_onnx__val *v = luthier_onnx__find(c, c->gr.outputs[i].name);
+        if (!v) return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "graph output '%s' is not produced by any node", c->gr.outputs[i].name);
         v->is_output = 1;
     }
     luthier_onnx__count_uses(c);
     if (!c->opt || !c->opt->no_patterns) {
-        for (i = 0; i < c->nn; i++) {
-            luthier_onnx__node *n = &c->nodes[i];
+        for (i = 0; i < c->gr.nn; i++) {
+            luthier_onnx__node *n = &c->gr.nodes[i];
             if (n->dead || *n->domain) continue;
             if (!strcmp(n->op, "Erf") && luthier_onnx__match_gelu(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "Tanh") && luthier_onnx__match_gelu_tanh(c, n)) luthier_onnx__count_uses(c);
