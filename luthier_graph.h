@@ -5404,10 +5404,26 @@ LUTHIER_PRIVATE int luthier__h16_maxpool(const luthier__planner *pl, const luthi
     return luthier__dtwin(pl->p, ins[0], LUTHIER__DTYPE_F16) >= 0;
 }
 
+/* a concatenation of values that are all fp16 already, without run-time lengths, each an even
+   number of elements along the axis (the copies move pairs of halves: luthier__run_concat_split) */
+LUTHIER_PRIVATE int luthier__h16_concat(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
+    const luthier__pval *o = &pl->p->vals[gn->outputs[0]];
+    const int axis = luthier__norm_axis(gn->d.attr.axis.axis, o->rank, 0);
+    int k;
+    (void)ni;
+    if (luthier__vlen(pl->p, gn->outputs[0], -1)) return 0;
+    for (k = 0; k < gn->d.num_inputs; k++)
+        if (luthier__dtwin(pl->p, ins[k], LUTHIER__DTYPE_F16) < 0 || pl->p->vals[ins[k]].shape[axis] % 2 ||
+            luthier__vlen(pl->p, ins[k], -1))
+            return 0;
+    return 1;
+}
+
 static const struct {
     luthier_op op;
     luthier__h16_fn takes;
-} luthier__h16_ops[] = {{LUTHIER_OP_CONV2D, luthier__h16_conv}, {LUTHIER_OP_MAXPOOL, luthier__h16_maxpool}};
+} luthier__h16_ops[] = {{LUTHIER_OP_CONV2D, luthier__h16_conv}, {LUTHIER_OP_MAXPOOL, luthier__h16_maxpool},
+                        {LUTHIER_OP_CONCAT, luthier__h16_concat}};
 
 LUTHIER_PRIVATE int luthier__h16_node(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
     size_t i;
@@ -6363,6 +6379,10 @@ LUTHIER_PRIVATE luthier_status luthier__run_concat_split(const luthier__run_args
         lens[i] = (size_t)ps[axis];
         if (st->d.op == LUTHIER_OP_CONCAT) srcs[i] = (const float *)luthier__ptr(rc, v);
         else dsts[i] = (float *)luthier__ptr(rc, v);
+    }
+    if (st->d.op == LUTHIER_OP_CONCAT && whole->dtype == LUTHIER__DTYPE_F16) { /* pairs of halves (luthier__h16_concat) */
+        for (i = 0; i < many; i++) lens[i] /= 2;
+        return luthier__op_concat(ctx, &cfg, srcs, lens, many, luthier__prod(ws, 0, axis), luthier__prod(ws, axis + 1, whole->rank), op);
     }
     if (st->d.op == LUTHIER_OP_CONCAT) /* i64: pairs of floats */
         return luthier__op_concat(ctx, &cfg, srcs, lens, many, luthier__prod(ws, 0, axis),
