@@ -899,7 +899,7 @@ static void test_fp16_act_dw_exact(void) {
             luthier_status s;
             memset(&d, 0, sizeof d);
             d.batch = 1 + trial % 2;
-            d.in_channels = d.out_channels = d.groups = test_rand_int(1, 37);
+            d.in_channels = d.out_channels = d.groups = trial % 2 ? test_rand_int(1, 37) : test_rand_int(32, 75); /* (32-channel steps) */
             d.in_h = test_rand_int(1, 11), d.in_w = test_rand_int(1, 11);
             d.kernel_h = d.kernel_w = trial % 3 == 2 ? 5 : 3;
             d.stride_h = d.stride_w = trial % 4 == 3 ? 2 : 1;
