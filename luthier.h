@@ -148,6 +148,15 @@
        sees only padding.
        int8 plans (luthier_plan_desc.int8, with a calibration) trade accuracy for speed: uint8
        activations per tensor, int8 weights per output channel, exact int32 accumulation.
+       fp16 plans (LUTHIER_PRECISION_FP16) keep dense weights in fp16; on CPUs with fp16
+       arithmetic (Armv8.2 FP16, HWCAP ASIMDHP; AVX-512 FP16) their convolutions compute in
+       fp16 and, by default, pass fp16 activations from layer to layer (luthier_plan_desc.
+       fp16_activations: 0 = where the CPU has fp16 arithmetic, -1 = never, 1 = also on other
+       CPUs through the F16 kernels' scalar emulation, for tests): each layer's result is
+       rounded to fp16 (relative 2^-11) after its fp32 bias and activation, depthwise layers
+       sum their taps in fp16 (NEON FP16), and the other operators run fp32 behind "to_f32" /
+       "to_f16" conversion steps. Cortex-A72 class cores and x86 without AVX-512 FP16 keep fp32
+       activations.
        Exception: the Winograd convolutions trade accuracy for fewer multiplies; their error
        bounds are in docs/DESIGN.md (Convolution). AUTO's default policy (the cost model,
        LUTHIER_AUTO_MODEL) picks F(2x2) and F(4x4), within LUTHIER_AUTO_MAX_ERROR, where they
@@ -756,6 +765,7 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #else
 #define LUTHIER__SIMD_NEON 0
 #endif
+#define LUTHIER__DW_H16_TAPS 64 /* depthwise on fp16 activations: taps per pixel (luthier__conv_h16_dw_fits) */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define LUTHIER__INLINE static inline __attribute__((always_inline))
@@ -4332,6 +4342,11 @@ struct luthier_conv2d_layer {
     size_t in_elem, out_elem;
     int pad_value;
     luthier_status (*depthwise)(luthier_context *ctx, struct luthier__conv_job *job);
+    /* fp16 activations (luthier__conv_use_h16): the input and output are fp16 (in_elem =
+       out_elem = 2); each GEMM block's fp32 results go through a per-thread stage at
+       h16_stage_off (rows_blk x cout_g floats) and are narrowed into the output */
+    int h16;
+    size_t h16_stage_off;
 };
 
 #define LUTHIER__CONV_WIDE_CIN 16 /* implicit GEMM: wide segments below this many channels */
@@ -4583,6 +4598,60 @@ LUTHIER_PRIVATE luthier_status luthier__conv_finish(luthier_context *ctx, const 
 }
 
 LUTHIER_PRIVATE luthier_status luthier__conv_dw_run(luthier_context *ctx, struct luthier__conv_job *job);
+
+/* Whether depthwise layer d has an fp16-activation form on a CPU with these features: the NEON
+   FP16 pixel routine (luthier__dw_h16_pixel_neon, Armv8.2 FP16), NHWC, at most
+   LUTHIER__DW_H16_TAPS taps, no activation or a clamp (ReLU, ReLU6, clamp). Elsewhere plans
+   convert around the fp32 layer. */
+LUTHIER_PRIVATE int luthier__conv_h16_dw_fits(unsigned features, const luthier_conv2d_desc *d) {
+    float lo, hi;
+#if LUTHIER__SIMD_NEON
+    return (features & LUTHIER_CPU_FP16) && luthier__conv_is_depthwise(d) && d->layout == LUTHIER_LAYOUT_NHWC &&
+           d->kernel_h * d->kernel_w <= LUTHIER__DW_H16_TAPS &&
+           (d->activation == LUTHIER_ACTIVATION_NONE || luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi));
+#else
+    return (void)features, (void)d, (void)lo, (void)hi, 0;
+#endif
+}
+
+LUTHIER_PRIVATE luthier_status luthier__conv_dw_run_h16(luthier_context *ctx, struct luthier__conv_job *job);
+
+/* luthier__conv_use_h16 for a depthwise layer: the weights rounded to fp16 in place, the fp16 run. */
+LUTHIER_PRIVATE luthier_status luthier__conv_use_h16_dw(luthier_context *ctx, luthier_conv2d_layer *cv) {
+    const size_t n = cv->ks * (size_t)cv->d.in_channels;
+    uint16_t *h = (uint16_t *)(void *)cv->packed;
+    size_t i;
+    if (!luthier__conv_h16_dw_fits(ctx->cpu_features, &cv->d))
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d: fp16 activations of a depthwise layer need Armv8.2 FP16 "
+                             "arithmetic, NHWC, at most %d taps and no activation but a clamp", LUTHIER__DW_H16_TAPS);
+    for (i = 0; i < n; i++) h[i] = luthier__f32_to_f16(cv->packed[i]); /* (element i's bytes are read before written) */
+    cv->h16 = 1;
+    cv->in_elem = cv->out_elem = sizeof(uint16_t);
+    cv->depthwise = luthier__conv_dw_run_h16;
+    return luthier__conv_finish(ctx, "conv2d", cv);
+}
+
+/* Makes a new layer cv read and write fp16 activations (NHWC, an interleaved F16 kernel, im2col
+   or 1x1; depthwise: luthier__conv_h16_dw_fits): A is packed from fp16 by copying, each block of results (bias, accumulation, clamp,
+   activation in fp32) is narrowed to fp16 as it is done. Its create-time sizes stay valid
+   (fp16 rows are smaller than the fp32 ones they were made for); the stage is added to each
+   thread's workspace. UNSUPPORTED for other layers, OVERFLOW when the workspace overflows. */
+LUTHIER_PRIVATE luthier_status luthier__conv_use_h16(luthier_context *ctx, luthier_conv2d_layer *cv) {
+    size_t stage;
+    if (cv->algo == LUTHIER_CONV_DEPTHWISE) return luthier__conv_use_h16_dw(ctx, cv);
+    if (!cv->uk || cv->uk->family != LUTHIER_KERNELS_F16 || cv->uk->kind != LUTHIER_KERNEL_INTERLEAVED || cv->wino_m ||
+        (cv->algo != LUTHIER_CONV_IM2COL && cv->algo != LUTHIER_CONV_1X1) || cv->d.layout != LUTHIER_LAYOUT_NHWC)
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d: fp16 activations need an NHWC im2col or 1x1 layer on "
+                             "an F16 kernel");
+    if (cv->rows_blk > SIZE_MAX / sizeof(float) / luthier__max_sz(cv->cout_g, 1) ||
+        (stage = luthier__align_up(cv->rows_blk * cv->cout_g * sizeof(float))) > SIZE_MAX / 2 - cv->thread_ws)
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: workspace size overflows");
+    cv->h16 = 1;
+    cv->in_elem = cv->out_elem = sizeof(uint16_t);
+    cv->h16_stage_off = cv->thread_ws;
+    cv->thread_ws += stage;
+    return luthier__conv_finish(ctx, "conv2d", cv);
+}
 
 LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
                                                  const luthier_conv2d_desc *desc,
@@ -4885,6 +4954,22 @@ LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, c
     }
 }
 
+LUTHIER_PRIVATE void luthier__op_narrow_h16_run(unsigned features, const float *x, uint16_t *y, size_t n);
+LUTHIER_PRIVATE void luthier__op_widen_h16_run(unsigned features, const uint16_t *x, float *y, size_t n); /* luthier_ops.h */
+
+/* fp16 outputs (cv->h16): rows x the columns of NR panels [p0, p1) of a group, between out
+   (fp16, rows out_channels apart) and the fp32 stage (rows cout_g apart): narrowed into out
+   (narrow), or widened into the stage (before the GEMM of a layer that accumulates). */
+LUTHIER_PRIVATE void luthier__conv_h16_move(const luthier_conv2d_layer *cv, float *stage, uint16_t *out, size_t rows,
+                                            size_t p0, size_t p1, int narrow) {
+    const size_t nr = cv->bl.nr, c0 = p0 * nr, c1 = luthier__min_sz(p1 * nr, cv->cout_g), cout = (size_t)cv->d.out_channels;
+    size_t r;
+    for (r = 0; r < rows && c1 > c0; r++) {
+        if (narrow) luthier__op_narrow_h16_run(cv->features, stage + r * cv->cout_g + c0, out + r * cout + c0, c1 - c0);
+        else luthier__op_widen_h16_run(cv->features, out + r * cout + c0, stage + r * cv->cout_g + c0, c1 - c0);
+    }
+}
+
 /* MR-row tiles [t0, t1) of output pixels x NR panels [p0, p1) of each group's output channels:
    per block of rows_blk pixels, per group, build the block's A (nothing / im2col rows /
    indirection pointers), then the GEMM driver on the block's tiles and the panels. w: the
@@ -4895,6 +4980,8 @@ LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, const l
     const luthier_conv2d_desc *d = &cv->d;
     const size_t mr = (size_t)uk->mr, cout = (size_t)d->out_channels, cin = (size_t)d->in_channels;
     void *gws = w + cv->gemm_ws_off;
+    float *stage = cv->h16 ? (float *)(void *)(w + cv->h16_stage_off) : NULL;
+    uint16_t *h16_out = NULL;
     const size_t rend = luthier__min_sz(t1 * mr, cv->m);
     luthier_sgemm_desc ed;
     luthier__gemm_args ga;
@@ -4918,6 +5005,12 @@ LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, const l
             ga.m = r1 - r0;
             ga.b = cv->packed + g * cv->group_floats;
             ga.c = (unsigned char *)j->out + (r0 * cout + g * cv->cout_g) * cv->out_elem;
+            if (cv->h16) { /* the GEMM writes the stage, narrowed below */
+                if (d->accumulate) luthier__conv_h16_move(cv, stage, (uint16_t *)ga.c, r1 - r0, p0, p1, 0);
+                h16_out = (uint16_t *)ga.c;
+                ga.c = stage;
+                ga.ldc = cv->cout_g;
+            }
             ga.bias = cv->bias ? cv->bias + g * cv->cout_g : NULL;
             ga.q_col = g * cv->cout_g;
             if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) {
@@ -4936,7 +5029,9 @@ LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, const l
                 ga.lda = cv->kdim;
             }
             ga.k = cv->kdim;
+            ga.a_h16 = cv->h16;
             luthier__gemm_compute(uk, &cv->blk, &ga, 0, tiles, p0, p1, gws);
+            if (cv->h16) luthier__conv_h16_move(cv, stage, h16_out, r1 - r0, p0, p1, 1);
         }
     }
 }
@@ -5320,6 +5415,53 @@ LUTHIER_PRIVATE luthier__wino_split luthier__conv_wino_split(const luthier_conv2
     const size_t alpha = (size_t)luthier__wino_get(cv->wino_m).alpha;
     return luthier__wino_split_for(cv->wino_tiles, cv->wino_tb, (size_t)cv->uk->mr, cv->bl.nr, cv->bl.panels, cv->cout_g, vw,
                                    cv->group_floats * sizeof(float) * alpha * alpha, threads, l2);
+}
+
+#if LUTHIER__SIMD_NEON
+#define luthier__dw_h16_pixel luthier__dw_h16_pixel_neon
+#else /* (never runs: luthier__conv_h16_dw_fits says no) */
+LUTHIER_PRIVATE void luthier__dw_h16_pixel(uint16_t *o, const uint16_t *const *x, const uint16_t *const *w, int taps,
+                                          const float *bias, int accumulate, int clamp, float lo, float hi, size_t C) {
+    (void)o, (void)x, (void)w, (void)taps, (void)bias, (void)accumulate, (void)clamp, (void)lo, (void)hi, (void)C;
+}
+#endif
+
+/* The depthwise run on fp16 activations (luthier__conv_use_h16_dw): units = output pixels, the
+   taps inside the image in (kh, kw) order. */
+LUTHIER_PRIVATE void luthier__conv_dw_h16_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
+    const luthier__conv_job *j = (const luthier__conv_job *)arg;
+    const luthier_conv2d_layer *cv = j->cv;
+    const luthier_conv2d_desc *d = &cv->d;
+    const uint16_t *in = (const uint16_t *)j->in, *wp = (const uint16_t *)(const void *)cv->packed;
+    uint16_t *out = (uint16_t *)j->out;
+    const size_t C = (size_t)d->in_channels, ohw = (size_t)(cv->oh * cv->ow);
+    float lo, hi;
+    const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
+    size_t r;
+    (void)thread, (void)cluster;
+    for (r = begin; r < end; r++) {
+        const size_t n = r / ohw, p = r % ohw;
+        const int64_t iy0 = (int64_t)(p / (size_t)cv->ow) * d->stride_h - d->pad_top;
+        const int64_t ix0 = (int64_t)(p % (size_t)cv->ow) * d->stride_w - d->pad_left;
+        const uint16_t *xs[LUTHIER__DW_H16_TAPS], *ws[LUTHIER__DW_H16_TAPS];
+        int taps = 0;
+        int64_t kh, kw;
+        for (kh = 0; kh < d->kernel_h; kh++) {
+            const int64_t iy = iy0 + kh * d->dilation_h;
+            for (kw = 0; iy >= 0 && iy < d->in_h && kw < d->kernel_w; kw++) {
+                const int64_t ix = ix0 + kw * d->dilation_w;
+                if (ix < 0 || ix >= d->in_w) continue;
+                xs[taps] = in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * C;
+                ws[taps++] = wp + (size_t)(kh * d->kernel_w + kw) * C;
+            }
+        }
+        luthier__dw_h16_pixel(out + r * C, xs, ws, taps, cv->bias, d->accumulate, clamp, lo, hi, C);
+    }
+}
+
+LUTHIER_PRIVATE luthier_status luthier__conv_dw_run_h16(luthier_context *ctx, luthier__conv_job *job) {
+    const luthier_conv2d_desc *d = &job->cv->d;
+    return luthier__parallel(ctx, job->cv->m, d->schedule, d->ratios, d->num_ratios, 0, luthier__conv_dw_h16_range, job);
 }
 
 /* The depthwise run of the fp32 datatype: units = output pixels. */

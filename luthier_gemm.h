@@ -617,6 +617,7 @@ struct luthier__gemm_args {
     size_t m, n, k;
     const void *a;  /* the datatype's A (fp32; int8: uint8), row i at a + i * lda elements */
     size_t lda;
+    int a_h16;      /* A holds fp16 instead (F16 kernels: packed by copying, luthier__pack_a_h16) */
     const void *b;  /* packed */
     const luthier__packed_b_layout *b_layout;
     void *c;        /* row i at c + i * ldc elements of C's type */
@@ -744,6 +745,31 @@ LUTHIER_PRIVATE void luthier__pack_a_block(const luthier__kernel_entry *uk, cons
     else luthier__pack_a((const float *)a, lda, mb, kb, (size_t)uk->mr, (float *)dst);
 }
 
+/* luthier__pack_a from fp16 rows (fp16 activations, for the F16 kernels): the same panels, each
+   value copied. */
+LUTHIER_PRIVATE void luthier__pack_a_h16(const uint16_t *a, size_t lda, size_t mb, size_t kb, size_t mr, uint16_t *dst) {
+    size_t i0, i, kk;
+    for (i0 = 0; i0 < mb; i0 += mr, dst += kb * mr) {
+        const size_t mv = luthier__min_sz(mr, mb - i0);
+        for (i = 0; i < mr; i++) {
+            const uint16_t *src = a + (i0 + i) * lda;
+            if (i >= mv) {
+                for (kk = 0; kk < kb; kk++) dst[kk * mr + i] = 0;
+                continue;
+            }
+            for (kk = 0; kk < kb; kk++) dst[kk * mr + i] = src[kk];
+        }
+    }
+}
+
+/* Rows [0, mb) x k steps [0, kb) of g's A at a into uk's packed A panels: the datatype's packer,
+   or the copy of fp16 rows. */
+LUTHIER_PRIVATE void luthier__pack_a_of(const luthier__kernel_table *dt, const luthier__kernel_entry *uk,
+                                        const luthier__gemm_args *g, const void *a, size_t mb, size_t kb, void *dst) {
+    if (g->a_h16) luthier__pack_a_h16((const uint16_t *)a, g->lda, mb, kb, (size_t)uk->mr, (uint16_t *)dst);
+    else dt->pack_a(uk, a, g->lda, mb, kb, dst);
+}
+
 /* Steps of a k block as packed (A panels, B groups): kb rounded up to the K group. */
 LUTHIER__INLINE size_t luthier__kpad(const luthier__gemm_args *g, size_t kb) {
     return luthier__div_up(kb, g->b_layout->kg) * g->b_layout->kg;
@@ -751,7 +777,7 @@ LUTHIER__INLINE size_t luthier__kpad(const luthier__gemm_args *g, size_t kb) {
 
 /* Row i, step k0 of A. */
 LUTHIER__INLINE const void *luthier__a_at(const luthier__kernel_table *dt, const luthier__gemm_args *g, size_t i, size_t k0) {
-    return (const char *)g->a + (i * g->lda + k0) * dt->a_elem;
+    return (const char *)g->a + (i * g->lda + k0) * (g->a_h16 ? sizeof(uint16_t) : dt->a_elem);
 }
 
 /* Packs MR-row tiles [t0, t1) of A for every K block of blk into g->a_packed. */
@@ -763,8 +789,8 @@ LUTHIER_PRIVATE void luthier__prepack_a(const luthier__kernel_entry *uk, const l
     if (i0 >= i1) return;
     for (k0 = 0; k0 < g->k; k0 += blk->kc) {
         const size_t kp = luthier__kpad(g, luthier__min_sz(blk->kc, g->k - k0));
-        dt->pack_a(uk, luthier__a_at(dt, g, i0, k0), g->lda, i1 - i0, luthier__min_sz(blk->kc, g->k - k0),
-                   g->a_packed + (k0 * g->m_pad + i0 * kp) * (size_t)uk->a_bytes);
+        luthier__pack_a_of(dt, uk, g, luthier__a_at(dt, g, i0, k0), i1 - i0, luthier__min_sz(blk->kc, g->k - k0),
+                           g->a_packed + (k0 * g->m_pad + i0 * kp) * (size_t)uk->a_bytes);
     }
 }
 
@@ -839,7 +865,7 @@ LUTHIER_PRIVATE void luthier__gemm_panels_outer(const luthier__kernel_entry *uk,
     if (uk->kind == LUTHIER_KERNEL_INTERLEAVED && g->a_packed) {
         pa = g->a_packed + t->k0 * g->m_pad * (size_t)uk->a_bytes + i0 * kp;
     } else if (uk->kind == LUTHIER_KERNEL_INTERLEAVED && t->kb) {
-        dt->pack_a(uk, luthier__a_at(dt, g, i0, t->k0), g->lda, mb, t->kb, ws);
+        luthier__pack_a_of(dt, uk, g, luthier__a_at(dt, g, i0, t->k0), mb, t->kb, ws);
         pa = ws;
     }
     for (t->j = n0; t->j < n0 + nb; t->j += nr) {

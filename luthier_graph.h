@@ -858,6 +858,16 @@ typedef struct luthier_plan_desc {
     luthier_auto_policy auto_policy;
     /* The plan's precision (luthier_precision; a node's configuration may name its own). */
     luthier_precision precision;
+    /* fp16 activations between fp16 nodes: 0 = where the CPU has fp16 arithmetic (Armv8.2 FP16,
+       HWCAP ASIMDHP; AVX-512 FP16), that is where fp16 plans run the F16 kernels; elsewhere (a
+       Cortex-A72, x86 without AVX-512 FP16) activations stay fp32 as in any plan. -1 = never.
+       1 = also on other CPUs, where the F16 kernels' scalar emulation runs (slow: to test an
+       fp16 plan's structure anywhere). With them, the convolutions of FP16 nodes on F16 kernels
+       (1x1 and im2col: not depthwise) read and write fp16 (an fp32 bias, accumulation,
+       activation, then the rounding to fp16), views keep it, and "to_f16" / "to_f32" steps
+       convert where fp16 and fp32 steps meet (luthier_step_info.fp16); the activation arena
+       shrinks with them. */
+    int fp16_activations;
 } luthier_plan_desc;
 
 typedef struct luthier_plan_info {
@@ -890,6 +900,9 @@ typedef struct luthier_step_info {
     double last_seconds;          /* from the last luthier_plan_run with profiling on */
     int int8;                     /* 1: reads or writes uint8 activations (int8 steps, and the
                                      "quantize" / "dequantize" conversions: op IDENTITY, node -1) */
+    int fp16;                     /* 1: reads or writes fp16 activations (fp16-activation
+                                     steps, and the "to_f16" / "to_f32" conversions: op IDENTITY,
+                                     node -1; luthier_plan_desc.fp16_activations) */
     const char *isa;              /* instruction set of the code that runs the step on the
                                      creating context: "avx512", "avx2", "sse2", "avx512vnni",
                                      "neon", "neon_dot", "neon_i8mm", ...; "scalar" (plain C, or
@@ -1505,16 +1518,54 @@ LUTHIER_API void luthier_graph_destroy(luthier_graph *g) {
 
 LUTHIER_API const char *luthier_graph_error(const luthier_graph *g) { return g ? g->error : "no graph"; }
 
-/* Quantized activations inside int8 plans (never a graph tensor's type). */
+/* Activations inside plans that are never a graph tensor's type: uint8 (int8 plans), fp16
+   (fp16 plans on CPUs with fp16 arithmetic). */
 #define LUTHIER__DTYPE_U8 ((luthier_dtype)100)
+#define LUTHIER__DTYPE_F16 ((luthier_dtype)101)
+
+/* Plan steps: a node's, a layout conversion, and the conversions between activation datatypes
+   (the to_f32 / from_f32 kinds of luthier__vdtypes). */
+enum {
+    LUTHIER__STEP_NODE = 0, LUTHIER__STEP_CONVERT, LUTHIER__STEP_QUANTIZE, LUTHIER__STEP_DEQUANTIZE,
+    LUTHIER__STEP_NARROW_H16, LUTHIER__STEP_WIDEN_H16
+};
+
+/* The datatypes a plan value may have, one row each: bytes per element, name, and for the
+   activation datatypes other than fp32 the steps that make a value of it from fp32 (from_f32)
+   and back (to_f32), with their names; -1: none (integers never convert). Activations meet
+   through fp32: luthier__need_dtype. */
+typedef struct luthier__vdtype {
+    luthier_dtype dtype;
+    size_t bytes;
+    const char *name;
+    int from_f32, to_f32;
+    const char *from_name, *to_name;
+} luthier__vdtype;
+
+static const luthier__vdtype luthier__vdtypes[] = {
+    {LUTHIER_DTYPE_F32, 4, "f32", -1, -1, NULL, NULL},
+    {LUTHIER_DTYPE_I64, 8, "i64", -1, -1, NULL, NULL},
+    {LUTHIER_DTYPE_I32, 4, "i32", -1, -1, NULL, NULL},
+    {LUTHIER_DTYPE_BOOL, 1, "bool", -1, -1, NULL, NULL},
+    {LUTHIER__DTYPE_U8, 1, "u8", LUTHIER__STEP_QUANTIZE, LUTHIER__STEP_DEQUANTIZE, "quantize", "dequantize"},
+    {LUTHIER__DTYPE_F16, 2, "f16", LUTHIER__STEP_NARROW_H16, LUTHIER__STEP_WIDEN_H16, "to_f16", "to_f32"}};
+
+/* The row of dtype t (NULL: none). */
+LUTHIER_PRIVATE const luthier__vdtype *luthier__vdtype_of(luthier_dtype t) {
+    size_t i;
+    for (i = 0; i < sizeof luthier__vdtypes / sizeof luthier__vdtypes[0]; i++)
+        if (luthier__vdtypes[i].dtype == t) return &luthier__vdtypes[i];
+    return NULL;
+}
 
 LUTHIER_PRIVATE size_t luthier__dtype_size(luthier_dtype t) {
-    return t == LUTHIER_DTYPE_I64 ? 8 : t == LUTHIER__DTYPE_U8 || t == LUTHIER_DTYPE_BOOL ? 1 : 4;
+    const luthier__vdtype *r = luthier__vdtype_of(t);
+    return r ? r->bytes : 4;
 }
 
 LUTHIER_PRIVATE const char *luthier__dtype_name(luthier_dtype t) {
-    return t == LUTHIER_DTYPE_F32 ? "f32" : t == LUTHIER_DTYPE_I64 ? "i64" : t == LUTHIER_DTYPE_I32 ? "i32"
-         : t == LUTHIER_DTYPE_BOOL ? "bool" : t == LUTHIER__DTYPE_U8 ? "u8" : "?";
+    const luthier__vdtype *r = luthier__vdtype_of(t);
+    return r ? r->name : "?";
 }
 
 /* Elements of a shape; 0 with *ok = 0 when the tensor's bytes at the widest dtype (8 bytes)
@@ -3263,7 +3314,6 @@ LUTHIER_API luthier_status luthier_graph_find_node(const luthier_graph *g, const
 
 enum { LUTHIER__PLAIN = 0, LUTHIER__NHWC = 1 };
 enum { LUTHIER__ST_NONE = 0, LUTHIER__ST_ARENA, LUTHIER__ST_INPUT, LUTHIER__ST_CONST };
-enum { LUTHIER__STEP_NODE = 0, LUTHIER__STEP_CONVERT, LUTHIER__STEP_QUANTIZE, LUTHIER__STEP_DEQUANTIZE };
 
 typedef struct luthier__pval {
     luthier_dtype dtype;
@@ -3280,7 +3330,8 @@ typedef struct luthier__pval {
     size_t offset;                   /* ST_ARENA roots */
     int twin;                        /* the same tensor in the other layout, -1 */
     int tensor;                      /* the graph tensor this value holds, -1 */
-    int qtwin;                       /* the same tensor as uint8 (of an fp32 value) or fp32, -1 */
+    int qtwin;                       /* the next of a ring of the same tensor in other datatypes
+                                        (fp32, uint8, fp16: luthier__dtwin), -1 */
     float qscale;                    /* LUTHIER__DTYPE_U8: real = qscale * (q - qzero) */
     int32_t qzero;
 } luthier__pval;
@@ -3563,34 +3614,59 @@ LUTHIER_PRIVATE luthier__pstep *luthier__step_new(luthier_plan *p, int kind, int
     return st;
 }
 
-/* Value v as uint8 (u8 != 0; parameters: the calibration's for its tensor, which the caller has
-   checked) or as fp32: itself, its other-type twin, or a new twin made by a quantize or dequantize
-   step in the same layout. -1 = OOM. */
-LUTHIER_PRIVATE int luthier__need_q(luthier_plan *p, const luthier_calibration *cal, int v, int u8) {
+/* Value v's twin of datatype t (the same tensor in the same layout, converted): v itself or one
+   on v's ring of twins (qtwin), else -1. */
+LUTHIER_PRIVATE int luthier__dtwin(const luthier_plan *p, int v, luthier_dtype t) {
+    int w = v;
+    do {
+        if (p->vals[w].dtype == t) return w;
+        w = p->vals[w].qtwin;
+    } while (w >= 0 && w != v);
+    return -1;
+}
+
+/* Value v as activations of datatype t (a row of luthier__vdtypes with conversions, or fp32;
+   uint8: the calibration's parameters for its tensor, which the caller has checked): itself, a
+   twin, or a new twin made by a conversion step in the same layout; datatypes other than fp32
+   meet through an fp32 twin. Values that do not convert (integers) stay as they are. -1 = OOM. */
+LUTHIER_PRIVATE int luthier__need_dtype(luthier_plan *p, const luthier_calibration *cal, int v, luthier_dtype t) {
+    const luthier__vdtype *from, *to;
     int w;
     luthier__pval *a, *b;
     luthier__pstep *st;
-    if (v < 0 || (p->vals[v].dtype == LUTHIER__DTYPE_U8) == (u8 != 0)) return v;
-    if (p->vals[v].qtwin >= 0) return p->vals[v].qtwin;
+    if (v < 0) return v;
+    if ((w = luthier__dtwin(p, v, t)) >= 0) return w;
+    from = luthier__vdtype_of(p->vals[v].dtype);
+    to = luthier__vdtype_of(t);
+    if (!from || !to || (from->to_f32 < 0 && p->vals[v].dtype != LUTHIER_DTYPE_F32) ||
+        (to->from_f32 < 0 && t != LUTHIER_DTYPE_F32))
+        return v;
+    if (p->vals[v].dtype != LUTHIER_DTYPE_F32 && t != LUTHIER_DTYPE_F32)
+        return (v = luthier__need_dtype(p, cal, v, LUTHIER_DTYPE_F32)) < 0 ? -1 : luthier__need_dtype(p, cal, v, t);
     {
         int64_t shape[LUTHIER_MAX_RANK];
         int rank = p->vals[v].rank, layout = p->vals[v].layout;
         memcpy(shape, p->vals[v].shape, sizeof shape);
-        if ((w = luthier__pval_new(p, u8 ? LUTHIER__DTYPE_U8 : LUTHIER_DTYPE_F32, rank, shape, layout)) < 0) return -1;
+        if ((w = luthier__pval_new(p, t, rank, shape, layout)) < 0) return -1;
     }
     a = &p->vals[v];
     b = &p->vals[w];
+    b->qtwin = a->qtwin >= 0 ? a->qtwin : v; /* into a's ring */
     a->qtwin = w;
-    b->qtwin = v;
     b->tensor = a->tensor;
-    b->qscale = u8 ? cal->scale[a->tensor] : a->qscale;
-    b->qzero = u8 ? cal->zero[a->tensor] : a->qzero;
+    b->qscale = t == LUTHIER__DTYPE_U8 ? cal->scale[a->tensor] : a->qscale;
+    b->qzero = t == LUTHIER__DTYPE_U8 ? cal->zero[a->tensor] : a->qzero;
     b->storage = LUTHIER__ST_ARENA;
-    if (!(st = luthier__step_new(p, u8 ? LUTHIER__STEP_QUANTIZE : LUTHIER__STEP_DEQUANTIZE, -1, 1, 1))) return -1;
+    if (!(st = luthier__step_new(p, t == LUTHIER_DTYPE_F32 ? from->to_f32 : to->from_f32, -1, 1, 1))) return -1;
     st->in[0] = v;
     st->out[0] = w;
-    snprintf(st->name, sizeof st->name, "%s", u8 ? "quantize" : "dequantize");
+    snprintf(st->name, sizeof st->name, "%s", t == LUTHIER_DTYPE_F32 ? from->to_name : to->from_name);
     return w;
+}
+
+/* Value v as uint8 (u8 != 0) or as fp32 (luthier__need_dtype). */
+LUTHIER_PRIVATE int luthier__need_q(luthier_plan *p, const luthier_calibration *cal, int v, int u8) {
+    return luthier__need_dtype(p, cal, v, u8 ? LUTHIER__DTYPE_U8 : LUTHIER_DTYPE_F32);
 }
 
 /* Value v in the given layout: itself, its twin, or a new twin (a view when the memory orders
@@ -3601,8 +3677,9 @@ LUTHIER_PRIVATE int luthier__need(luthier_context *ctx, luthier_plan *p, int v, 
     luthier__pval *a;
     if (v < 0 || p->vals[v].layout == layout || p->vals[v].rank != 4) return v;
     if (p->vals[v].twin >= 0) return p->vals[v].twin;
-    if (p->vals[v].dtype == LUTHIER__DTYPE_U8 && !luthier__coincide(4, p->vals[v].shape))
-        return (v = luthier__need_q(p, NULL, v, 0)) < 0 ? -1 : luthier__need(ctx, p, v, layout);
+    if (luthier__vdtype_of(p->vals[v].dtype) && luthier__vdtype_of(p->vals[v].dtype)->to_f32 >= 0 &&
+        !luthier__coincide(4, p->vals[v].shape))
+        return (v = luthier__need_dtype(p, NULL, v, LUTHIER_DTYPE_F32)) < 0 ? -1 : luthier__need(ctx, p, v, layout);
     {
         int64_t shape[4]; /* p->vals may move while growing */
         memcpy(shape, p->vals[v].shape, sizeof shape);
@@ -4085,6 +4162,16 @@ LUTHIER_PRIVATE const char *luthier__conv_f16_kernel(const luthier_context *ctx,
     return prec == LUTHIER_PRECISION_FP16 && e && !luthier__conv_is_depthwise(cd) ? e->name : NULL;
 }
 
+/* The F16 kernel of a convolution on fp16 activations (h16 = 2: the scalar emulation where the
+   CPU has no fp16 arithmetic); NULL: none (depthwise: luthier__conv_h16_dw_fits). */
+LUTHIER_PRIVATE const char *luthier__h16_conv_kernel(const luthier_context *ctx, int h16, const luthier_conv2d_desc *cd) {
+    const char *k = luthier__conv_f16_kernel(ctx, cd, LUTHIER_PRECISION_FP16);
+    int i;
+    for (i = 0; !k && h16 == 2 && !luthier__conv_is_depthwise(cd) && i < LUTHIER__NUM_FKERNELS; i++)
+        if (!strcmp(luthier__fkernels[i].isa, "scalar")) k = luthier__fkernels[i].name;
+    return k;
+}
+
 /* A configuration's kernel knob: "" (the default), "K" (the layer's kernel, which each cluster
    runs or its variant for the cluster's cores: >>cluster-kernels) or "K0,K1,..." (cluster c runs
    Kc exactly; K0 is the layer's kernel). Copies it into buf and splits it: names[c] = Kc (NULL
@@ -4105,7 +4192,7 @@ LUTHIER_PRIVATE const char *luthier__cfg_kernels(const char *knob, char *buf, si
 /* Creates the conv layer of step st (node gn) with the config, or the default on fallback. */
 LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const luthier_graph *g, luthier_plan *p,
                                                   luthier__pstep *st, const luthier__gnode *gn,
-                                                  const luthier__fuse *f, int fallback, luthier_precision prec) {
+                                                  const luthier__fuse *f, int fallback, luthier_precision prec, int h16) {
     const luthier__gtensor *x = &g->tensors[gn->inputs[0]], *w = &g->tensors[gn->inputs[1]];
     const float *wd = f->w ? f->w : (const float *)w->data;
     const float *bd = f->b ? f->b : (gn->d.num_inputs > 2 && gn->inputs[2] >= 0 ? (const float *)g->tensors[gn->inputs[2]].data : NULL);
@@ -4122,6 +4209,8 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
         cd.clamp_max = st->cmax;
         cd.accumulate = st->residual >= 0;
         cd.kernel = luthier__conv_f16_kernel(ctx, &cd, prec); /* (the default: fp32, or F16 in fp16 plans) */
+        if (h16 && !luthier__conv_is_depthwise(&cd)) /* fp16 activations: F16 (luthier__h16_conv) */
+            cd.kernel = luthier__h16_conv_kernel(ctx, h16, &cd);
         if (attempt == 0) {
             if (st->cfg.kernel[0] || st->cfg.algorithm != LUTHIER_CONV_AUTO) { /* a configured (fp32) choice */
                 cd.algorithm = st->cfg.algorithm;
@@ -4141,6 +4230,11 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
         }
         luthier__plan_fallback(ctx, p, gn->name);
         memset(&st->cfg, 0, sizeof st->cfg);
+    }
+    if (h16 && (s = luthier__conv_use_h16(ctx, st->conv)) != LUTHIER_STATUS_OK) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", ctx->error);
+        return luthier__fail(ctx, s, "plan: node '%s' (conv2d): %s", gn->name, msg);
     }
     memset(&info, 0, sizeof info);
     luthier_conv2d_get_info(st->conv, &info);
@@ -4405,11 +4499,12 @@ LUTHIER_PRIVATE int luthier__q_node(const luthier_graph *g, const luthier_plan *
                memcmp(b->shape, o->shape, sizeof(int64_t) * (size_t)o->rank) == 0;
     }
     case LUTHIER_OP_MAXPOOL:
-        return x->dtype == LUTHIER__DTYPE_U8 || x->qtwin >= 0;
+        return luthier__dtwin(p, ins[0], LUTHIER__DTYPE_U8) >= 0;
     case LUTHIER_OP_AVGPOOL: case LUTHIER_OP_GLOBAL_AVGPOOL: case LUTHIER_OP_ADAPTIVE_AVGPOOL: {
         /* a mean keeps its input's parameters; other output parameters (a finer scale) would
            mean rounding twice: then it runs in fp32 */
-        const luthier__pval *q = x->dtype == LUTHIER__DTYPE_U8 ? x : x->qtwin >= 0 ? &p->vals[x->qtwin] : NULL;
+        const int qv = luthier__dtwin(p, ins[0], LUTHIER__DTYPE_U8);
+        const luthier__pval *q = qv >= 0 ? &p->vals[qv] : NULL;
         return q && (!luthier__cal_has(cal, f->out) || (cal->scale[f->out] == q->qscale && cal->zero[f->out] == q->qzero));
     }
     case LUTHIER_OP_IDENTITY: case LUTHIER_OP_FLATTEN: case LUTHIER_OP_RESHAPE:
@@ -4896,6 +4991,8 @@ struct luthier__planner {
     int *prod, *cons;  /* per tensor: producer node, consumer count (fusion) */
     int *order;        /* alive nodes in execution order */
     int n, nalive;
+    int h16;           /* fp16 activations: 0 none, 1 on the CPU's F16 kernels, 2 on the scalar
+                          emulation (luthier_plan_desc.fp16_activations) */
 };
 
 /* >>impl-plan-lower: each operator's lower hook (its registry row) prepares its step at plan
@@ -4908,7 +5005,8 @@ LUTHIER_PRIVATE luthier_status luthier__lower_none(luthier__planner *pl, luthier
 
 LUTHIER_PRIVATE luthier_status luthier__lower_conv2d(luthier__planner *pl, luthier__pstep *st, int ni) {
     return luthier__plan_conv(pl->ctx, pl->g, pl->p, st, &pl->g->nodes[ni], &pl->f[ni], pl->pd.fallback_invalid,
-                              luthier__node_precision(&pl->pd, ni));
+                              luthier__node_precision(&pl->pd, ni),
+                              pl->p->vals[st->out[0]].dtype == LUTHIER__DTYPE_F16 ? pl->h16 : 0);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__lower_dense(luthier__planner *pl, luthier__pstep *st, int ni) {
@@ -5382,28 +5480,101 @@ LUTHIER_PRIVATE int luthier__node_layout(const luthier__planner *pl, const luthi
     return layout;
 }
 
-/* Int8 partitioning and conversions of node gn's activation inputs ins[0..nin) to its layout;
-   returns whether the step runs on uint8 (-1: out of memory). */
+/* >>impl-plan-h16: the operators with an fp16-activation form (luthier_plan_desc.fp16_activations),
+   one row each: whether node ni (inputs ins so far) reads and writes fp16 in planner pl, whose
+   h16 is set. Views keep their input's fp16 where no transpose is needed to see it. */
+typedef int (*luthier__h16_fn)(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins);
+
+LUTHIER_PRIVATE int luthier__h16_conv(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
+    const luthier_node_config *c = pl->pd.num_configs ? &pl->pd.configs[ni] : NULL;
+    luthier_conv2d_desc cd;
+    (void)ins;
+    if (luthier__node_precision(&pl->pd, ni) != LUTHIER_PRECISION_FP16 || (c && (c->kernel[0] || c->algorithm != LUTHIER_CONV_AUTO)))
+        return 0; /* (a configured kernel or algorithm is an fp32 choice) */
+    luthier__node_conv_desc(&gn->d, &pl->g->tensors[gn->inputs[0]], &pl->g->tensors[gn->inputs[1]], &cd);
+    cd.activation = pl->f[ni].act; /* (as fused) */
+    cd.clamp_min = pl->f[ni].cmin;
+    cd.clamp_max = pl->f[ni].cmax;
+    if (luthier__conv_is_depthwise(&cd)) return luthier__conv_h16_dw_fits(pl->ctx->cpu_features, &cd);
+    return luthier__h16_conv_kernel(pl->ctx, pl->h16, &cd) != NULL;
+}
+
+LUTHIER_PRIVATE int luthier__h16_view(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
+    const luthier__pval *x = &pl->p->vals[ins[0]];
+    (void)gn, (void)ni;
+    return x->dtype == LUTHIER__DTYPE_F16 && (x->rank != 4 || x->layout == LUTHIER__PLAIN || luthier__coincide(4, x->shape));
+}
+
+/* a max pool whose input is fp16 already (it is exact on fp16: never narrow to pool) */
+LUTHIER_PRIVATE int luthier__h16_maxpool(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
+    (void)gn, (void)ni;
+    return luthier__dtwin(pl->p, ins[0], LUTHIER__DTYPE_F16) >= 0;
+}
+
+/* a concatenation of values that are all fp16 already, without run-time lengths, each an even
+   number of elements along the axis (the copies move pairs of halves: luthier__run_concat_split) */
+LUTHIER_PRIVATE int luthier__h16_concat(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
+    const luthier__pval *o = &pl->p->vals[gn->outputs[0]];
+    const int axis = luthier__norm_axis(gn->d.attr.axis.axis, o->rank, 0);
+    int k;
+    (void)ni;
+    if (luthier__vlen(pl->p, gn->outputs[0], -1)) return 0;
+    for (k = 0; k < gn->d.num_inputs; k++)
+        if (luthier__dtwin(pl->p, ins[k], LUTHIER__DTYPE_F16) < 0 || pl->p->vals[ins[k]].shape[axis] % 2 ||
+            luthier__vlen(pl->p, ins[k], -1))
+            return 0;
+    return 1;
+}
+
+static const struct {
+    luthier_op op;
+    luthier__h16_fn takes;
+} luthier__h16_ops[] = {{LUTHIER_OP_CONV2D, luthier__h16_conv}, {LUTHIER_OP_MAXPOOL, luthier__h16_maxpool},
+                        {LUTHIER_OP_CONCAT, luthier__h16_concat}};
+
+LUTHIER_PRIVATE int luthier__h16_node(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
+    size_t i;
+    if (!pl->h16) return 0;
+    if (luthier__ops[gn->d.op].run == luthier__run_view) return luthier__h16_view(pl, gn, ni, ins);
+    for (i = 0; i < sizeof luthier__h16_ops / sizeof luthier__h16_ops[0]; i++)
+        if (luthier__h16_ops[i].op == gn->d.op) return luthier__h16_ops[i].takes(pl, gn, ni, ins);
+    return 0;
+}
+
+/* Makes value v fp16. */
+LUTHIER_PRIVATE void luthier__set_h16(luthier__pval *v) {
+    int ok;
+    v->dtype = LUTHIER__DTYPE_F16;
+    ok = luthier__tensor_bytes(v->rank, v->shape, LUTHIER__DTYPE_F16, &v->bytes);
+    (void)ok; /* no larger than its fp32 size, which was checked */
+}
+
+/* The activation datatype of node gn's step (int8 partitioning, fp16 activations) and the
+   conversions of its activation inputs ins[0..nin) to its layout and datatype; returns
+   LUTHIER__STEP_ON_F32, _U8 or _F16 (-1: out of memory). */
+enum { LUTHIER__STEP_ON_F32 = 0, LUTHIER__STEP_ON_U8, LUTHIER__STEP_ON_F16 };
 LUTHIER_PRIVATE int luthier__node_inputs(luthier__planner *pl, const luthier__gnode *gn, int ni, int layout, int nin, int *ins) {
     luthier_plan *p = pl->p;
     const luthier_calibration *cal = pl->pd.int8;
     const int qs = luthier__q_node(pl->g, p, cal, gn, &pl->f[ni], ins, luthier__node_precision(&pl->pd, ni));
+    const int hs = !qs && luthier__h16_node(pl, gn, ni, ins);
     int k;
     for (k = 0; k < nin; k++) {
         const luthier__pval *a;
         if (ins[k] < 0) continue; /* an absent optional input stays -1 in the step */
-        if (!qs && (ins[k] = luthier__need_q(p, cal, ins[k], 0)) < 0) return -1;
+        if (!qs && !hs && (ins[k] = luthier__need_q(p, cal, ins[k], 0)) < 0) return -1;
         a = &p->vals[ins[k]];
         /* operands of lower rank broadcast in either layout when their memory order coincides
            (fp32 steps: an int8 add still needs its operands as uint8) */
-        if (!qs && luthier__ops[gn->d.op].layout == LUTHIER__LAYOUT_BINARY && layout == LUTHIER__NHWC &&
+        if (!qs && !hs && luthier__ops[gn->d.op].layout == LUTHIER__LAYOUT_BINARY && layout == LUTHIER__NHWC &&
             a->layout == LUTHIER__PLAIN &&
             (a->rank < 4 || luthier__coincide(4, a->shape)))
             continue;
         if ((ins[k] = luthier__need(pl->ctx, p, ins[k], layout)) < 0) return -1;
         if (qs && (ins[k] = luthier__need_q(p, cal, ins[k], 1)) < 0) return -1;
+        if (hs && (ins[k] = luthier__need_dtype(p, cal, ins[k], LUTHIER__DTYPE_F16)) < 0) return -1;
     }
-    return qs;
+    return qs ? LUTHIER__STEP_ON_U8 : hs ? LUTHIER__STEP_ON_F16 : LUTHIER__STEP_ON_F32;
 }
 
 /* The step of node ni (inputs ready in ins); *out receives it. */
@@ -5474,10 +5645,12 @@ LUTHIER_PRIVATE luthier_status luthier__pass_steps(luthier__planner *pl) {
         const luthier__gnode *gn = &pl->g->nodes[ni];
         const luthier__fuse *f = &pl->f[ni];
         luthier__pstep *st = NULL;
-        int k, nin, ins[64] = {0}, residual = -1, layout, qs;
+        int k, nin, ins[64] = {0}, residual = -1, layout, qs, hs;
         for (k = 0; k < gn->d.num_inputs; k++) ins[k] = gn->inputs[k];
         layout = luthier__node_layout(pl, gn, ins, &nin);
         if ((qs = luthier__node_inputs(pl, gn, ni, layout, nin, ins)) < 0) LUTHIER__PLOOM();
+        hs = qs == LUTHIER__STEP_ON_F16;
+        qs = qs == LUTHIER__STEP_ON_U8;
         if (!qs && pl->pd.num_configs && pl->pd.configs[ni].precision == LUTHIER_PRECISION_INT8)
             LUTHIER__PLFAIL(LUTHIER_STATUS_INVALID_ARGUMENT,
                             "plan: node '%s' is configured int8 but cannot run int8 (its input has no quantization "
@@ -5488,12 +5661,15 @@ LUTHIER_PRIVATE luthier_status luthier__pass_steps(luthier__planner *pl) {
             v->alias = ins[0];
             v->layout = p->vals[ins[0]].layout;
             if (qs) luthier__set_u8(v, p->vals[ins[0]].qscale, p->vals[ins[0]].qzero);
+            if (hs) luthier__set_h16(v);
             continue;
         }
-        if (f->residual >= 0 && ((residual = luthier__need_q(p, cal, f->residual, 0)) < 0 ||
-                                 (residual = luthier__need(pl->ctx, p, residual, layout)) < 0))
+        if (f->residual >= 0 && ((residual = hs ? f->residual : luthier__need_q(p, cal, f->residual, 0)) < 0 ||
+                                 (residual = luthier__need(pl->ctx, p, residual, layout)) < 0 ||
+                                 (hs && (residual = luthier__need_dtype(p, cal, residual, LUTHIER__DTYPE_F16)) < 0)))
             LUTHIER__PLOOM();
         if ((s = luthier__node_step(pl, ni, layout, nin, ins, residual, &st)) != LUTHIER_STATUS_OK) return s;
+        for (k = 0; hs && k < st->nout; k++) luthier__set_h16(&p->vals[st->out[k]]);
         s = qs ? luthier__plan_qstep(pl->ctx, pl->g, p, cal, st, gn, f) : luthier__ops[gn->d.op].lower(pl, st, ni);
         if (s != LUTHIER_STATUS_OK) return s;
         if (!luthier__step_own_consts(p, st)) LUTHIER__PLOOM();
@@ -5619,6 +5795,8 @@ LUTHIER_PRIVATE luthier_status luthier__plan_check_desc(luthier_context *ctx, co
     if (pd->num_configs && (pd->num_configs != g->num_nodes || !pd->configs))
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
                              "plan: %d configs given for %d nodes (give one per node, or none)", pd->num_configs, g->num_nodes);
+    if (pd->fp16_activations < -1 || pd->fp16_activations > 1)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: fp16_activations is %d (-1, 0 or 1)", pd->fp16_activations);
     for (i = 0; i < pd->num_configs; i++) {
         const luthier_node_config *c = &pd->configs[i];
         if (!memchr(c->kernel, 0, sizeof c->kernel) || (unsigned)c->algorithm >= (unsigned)LUTHIER_CONV_ALGORITHM_COUNT ||
@@ -5690,6 +5868,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, con
     pl.g = g;
     pl.flags = flags;
     pl.n = g->num_nodes;
+    pl.h16 = luthier__f16_kernel(ctx, 64) ? pl.pd.fp16_activations >= 0 : pl.pd.fp16_activations > 0 ? 2 : 0;
     for (k = 0; k < sizeof luthier__passes / sizeof luthier__passes[0] && s == LUTHIER_STATUS_OK; k++) {
         s = luthier__passes[k].run(&pl);
         if (s == LUTHIER_STATUS_OK) luthier__plan_trace(&pl, luthier__passes[k].name);
@@ -5784,13 +5963,26 @@ static const struct {
     {luthier__run_scatter_elements, LUTHIER__RUNS_SCALAR},
 };
 
+/* Whether a step reads or writes fp16 activations. */
+LUTHIER_PRIVATE int luthier__step_reads_f16(const luthier_plan *p, const luthier__pstep *st) {
+    int k;
+    for (k = 0; k < st->nin; k++)
+        if (st->in[k] >= 0 && p->vals[st->in[k]].dtype == LUTHIER__DTYPE_F16) return 1;
+    for (k = 0; k < st->nout; k++)
+        if (p->vals[st->out[k]].dtype == LUTHIER__DTYPE_F16) return 1;
+    return 0;
+}
+
 /* Whether a step reads or writes an integer tensor (i64, i32, bool): those forms are plain C. */
 LUTHIER_PRIVATE int luthier__step_integer(const luthier_plan *p, const luthier__pstep *st) {
     int k;
     for (k = 0; k < st->nin; k++)
-        if (st->in[k] >= 0 && p->vals[st->in[k]].dtype != LUTHIER_DTYPE_F32) return 1;
+        if (st->in[k] >= 0 && luthier__vdtype_of(p->vals[st->in[k]].dtype)->to_f32 < 0 &&
+            p->vals[st->in[k]].dtype != LUTHIER_DTYPE_F32)
+            return 1;
     for (k = 0; k < st->nout; k++)
-        if (p->vals[st->out[k]].dtype != LUTHIER_DTYPE_F32) return 1;
+        if (luthier__vdtype_of(p->vals[st->out[k]].dtype)->to_f32 < 0 && p->vals[st->out[k]].dtype != LUTHIER_DTYPE_F32)
+            return 1;
     return 0;
 }
 
@@ -5801,6 +5993,7 @@ LUTHIER_PRIVATE luthier__isa luthier__step_isa(const luthier_plan *p, const luth
     luthier__run_fn run;
     size_t i;
     if (st->kind == LUTHIER__STEP_CONVERT) return luthier__op_transpose_isa(f);
+    if (st->kind == LUTHIER__STEP_NARROW_H16 || st->kind == LUTHIER__STEP_WIDEN_H16) return luthier__op_h16_isa(f);
     if (st->qconv) return luthier__qconv_isa(st->qconv, f);
     if (st->kind != LUTHIER__STEP_NODE || st->q) return luthier__op_u8_isa(f); /* (de)quantize, int8 add, pools */
     if (st->conv) return luthier__conv_isa(st->conv, f);
@@ -5906,12 +6099,13 @@ LUTHIER_API size_t luthier_plan_describe(const luthier_plan *p, char *buf, size_
 
 LUTHIER_API luthier_status luthier_plan_step_info(const luthier_plan *p, int step, luthier_step_info *out) {
     const luthier__pstep *st;
+    if (out) memset(out, 0, sizeof *out); /* (zeros on failure too) */
     if (!p || !out || step < 0 || step >= p->num_steps) return LUTHIER_STATUS_INVALID_ARGUMENT;
     st = &p->steps[step];
-    memset(out, 0, sizeof *out);
     out->name = st->name;
     out->op = st->kind == LUTHIER__STEP_NODE ? st->d.op : st->kind == LUTHIER__STEP_CONVERT ? LUTHIER_OP_TRANSPOSE : LUTHIER_OP_IDENTITY;
     out->int8 = st->q || st->kind == LUTHIER__STEP_QUANTIZE || st->kind == LUTHIER__STEP_DEQUANTIZE;
+    out->fp16 = luthier__step_reads_f16(p, st);
     out->fused = st->fused;
     out->node = st->node;
     out->algorithm = st->algorithm;
@@ -6159,6 +6353,12 @@ LUTHIER_PRIVATE luthier_status luthier__run_conv_transpose(const luthier__run_ar
 LUTHIER_PRIVATE luthier_status luthier__run_pool(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     const luthier_pool_attrs *a = &st->d.attr.pool;
+    if (x->dtype == LUTHIER__DTYPE_F16) /* fp16 activations (luthier__h16_maxpool) */
+        return luthier__op_maxpool_h16_nhwc(ctx, &cfg, (const uint16_t *)(const void *)xp, (size_t)xs[0], (size_t)xs[1],
+                                            (size_t)xs[2], (size_t)xs[3], (size_t)a->kernel[0], (size_t)a->kernel[1],
+                                            (size_t)a->stride[0], (size_t)a->stride[1], (size_t)a->dilation[0],
+                                            (size_t)a->dilation[1], (size_t)a->pads[0], (size_t)a->pads[1], (size_t)a->pads[2],
+                                            (size_t)a->pads[3], (uint16_t *)(void *)op, (size_t)os[1], (size_t)os[2]);
     return luthier__op_pool2d_nhwc(ctx, &cfg, st->d.op == LUTHIER_OP_MAXPOOL, xp, (size_t)xs[0], (size_t)xs[1],
                                    (size_t)xs[2], (size_t)xs[3], (size_t)a->kernel[0], (size_t)a->kernel[1],
                                    (size_t)a->stride[0], (size_t)a->stride[1], (size_t)a->dilation[0], (size_t)a->dilation[1],
@@ -6293,6 +6493,10 @@ LUTHIER_PRIVATE luthier_status luthier__run_concat_split(const luthier__run_args
         lens[i] = (size_t)ps[axis];
         if (st->d.op == LUTHIER_OP_CONCAT) srcs[i] = (const float *)luthier__ptr(rc, v);
         else dsts[i] = (float *)luthier__ptr(rc, v);
+    }
+    if (st->d.op == LUTHIER_OP_CONCAT && whole->dtype == LUTHIER__DTYPE_F16) { /* pairs of halves (luthier__h16_concat) */
+        for (i = 0; i < many; i++) lens[i] /= 2;
+        return luthier__op_concat(ctx, &cfg, srcs, lens, many, luthier__prod(ws, 0, axis), luthier__prod(ws, axis + 1, whole->rank), op);
     }
     if (st->d.op == LUTHIER_OP_CONCAT) /* i64: pairs of floats */
         return luthier__op_concat(ctx, &cfg, srcs, lens, many, luthier__prod(ws, 0, axis),
@@ -6815,6 +7019,10 @@ LUTHIER_PRIVATE luthier_status luthier__run_step(luthier_context *ctx, const lut
         return luthier__op_quantize(ctx, &cfg, xp, (uint8_t *)op, o->bytes, o->qscale, o->qzero);
     if (st->kind == LUTHIER__STEP_DEQUANTIZE)
         return luthier__op_dequantize(ctx, &cfg, (const uint8_t *)xp, op, x->bytes, x->qscale, x->qzero);
+    if (st->kind == LUTHIER__STEP_NARROW_H16)
+        return luthier__op_narrow_h16(ctx, &cfg, xp, (uint16_t *)(void *)op, o->bytes / sizeof(uint16_t));
+    if (st->kind == LUTHIER__STEP_WIDEN_H16)
+        return luthier__op_widen_h16(ctx, &cfg, (const uint16_t *)(const void *)xp, op, x->bytes / sizeof(uint16_t));
     if (st->q) return luthier__run_qstep(ctx, rc, st, &cfg, x, o, xs, os);
     {
         luthier__run_args arg;

@@ -1514,6 +1514,89 @@ LUTHIER_PRIVATE void luthier__pack_a_f16_neon(const float *a, size_t lda, size_t
     }
 }
 
+/* >>dw-h16: one output pixel of a depthwise convolution on fp16 activations and weights
+   (luthier__conv_use_h16): per channel, the taps x[t] * w[t] (inside the image, in the
+   caller's order) summed in fp16 from zero by FMLA v.8h (one rounding per tap), then in fp32
+   ((the output's value when accumulating) + bias) + the sum, clamped to [lo, hi], rounded to
+   fp16 (FCVTN, round to nearest even). 32 channels per step (four independent FMLA chains: the
+   latency of one would bound the loop), then 8, the last C % 8 through zero-padded copies. */
+
+/* the epilogue of 8 channels at c: acc's sums */
+LUTHIER__TARGET_FP16 LUTHIER__INLINE void luthier__dw_h16_out(uint16_t *o, float16x8_t acc, const float *bias, int accumulate,
+                                                           int clamp, float lo, float hi, size_t c) {
+    float32x4_t s0 = bias ? vld1q_f32(bias + c) : vdupq_n_f32(0.0f), s1 = bias ? vld1q_f32(bias + c + 4) : vdupq_n_f32(0.0f);
+    if (accumulate) {
+        const float16x8_t ov = vreinterpretq_f16_u16(vld1q_u16(o + c));
+        s0 = vaddq_f32(vcvt_f32_f16(vget_low_f16(ov)), s0);
+        s1 = vaddq_f32(vcvt_high_f32_f16(ov), s1);
+    }
+    s0 = vaddq_f32(s0, vcvt_f32_f16(vget_low_f16(acc)));
+    s1 = vaddq_f32(s1, vcvt_high_f32_f16(acc));
+    if (clamp) {
+        s0 = vminq_f32(vmaxq_f32(s0, vdupq_n_f32(lo)), vdupq_n_f32(hi));
+        s1 = vminq_f32(vmaxq_f32(s1, vdupq_n_f32(lo)), vdupq_n_f32(hi));
+    }
+    vst1q_u16(o + c, vreinterpretq_u16_f16(vcvt_high_f16_f32(vcvt_f16_f32(s0), s1)));
+}
+
+#define LUTHIER__H16_LD(p) vreinterpretq_f16_u16(vld1q_u16(p))
+
+/* channels [c, c + 32) */
+LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__dw_h16_block32(uint16_t *o, const uint16_t *const *x, const uint16_t *const *w,
+                                                               int taps, const float *bias, int accumulate, int clamp,
+                                                               float lo, float hi, size_t c) {
+    float16x8_t a0 = vdupq_n_f16((float16_t)0.0f), a1 = a0, a2 = a0, a3 = a0;
+    int t;
+    for (t = 0; t < taps; t++) {
+        const uint16_t *xt = x[t] + c, *wt = w[t] + c;
+        a0 = vfmaq_f16(a0, LUTHIER__H16_LD(xt), LUTHIER__H16_LD(wt));
+        a1 = vfmaq_f16(a1, LUTHIER__H16_LD(xt + 8), LUTHIER__H16_LD(wt + 8));
+        a2 = vfmaq_f16(a2, LUTHIER__H16_LD(xt + 16), LUTHIER__H16_LD(wt + 16));
+        a3 = vfmaq_f16(a3, LUTHIER__H16_LD(xt + 24), LUTHIER__H16_LD(wt + 24));
+    }
+    luthier__dw_h16_out(o, a0, bias, accumulate, clamp, lo, hi, c);
+    luthier__dw_h16_out(o, a1, bias, accumulate, clamp, lo, hi, c + 8);
+    luthier__dw_h16_out(o, a2, bias, accumulate, clamp, lo, hi, c + 16);
+    luthier__dw_h16_out(o, a3, bias, accumulate, clamp, lo, hi, c + 24);
+}
+
+/* channels [c, c + 8) */
+LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__dw_h16_block8(uint16_t *o, const uint16_t *const *x, const uint16_t *const *w,
+                                                              int taps, const float *bias, int accumulate, int clamp,
+                                                              float lo, float hi, size_t c) {
+    float16x8_t acc = vdupq_n_f16((float16_t)0.0f);
+    int t;
+    for (t = 0; t < taps; t++) acc = vfmaq_f16(acc, LUTHIER__H16_LD(x[t] + c), LUTHIER__H16_LD(w[t] + c));
+    luthier__dw_h16_out(o, acc, bias, accumulate, clamp, lo, hi, c);
+}
+#undef LUTHIER__H16_LD
+
+LUTHIER_PRIVATE void luthier__dw_h16_pixel_neon(uint16_t *o, const uint16_t *const *x, const uint16_t *const *w, int taps,
+                                               const float *bias, int accumulate, int clamp, float lo, float hi, size_t C) {
+    size_t c = 0;
+    int t;
+    for (; c + 32 <= C; c += 32) luthier__dw_h16_block32(o, x, w, taps, bias, accumulate, clamp, lo, hi, c);
+    for (; c + 8 <= C; c += 8) luthier__dw_h16_block8(o, x, w, taps, bias, accumulate, clamp, lo, hi, c);
+    if (c < C) { /* the tail: 8-channel copies */
+        uint16_t xt[LUTHIER__DW_H16_TAPS][8], wt[LUTHIER__DW_H16_TAPS][8], ot[8] = {0};
+        const uint16_t *xp[LUTHIER__DW_H16_TAPS], *wp[LUTHIER__DW_H16_TAPS];
+        float bt[8] = {0};
+        const size_t n = C - c;
+        for (t = 0; t < taps; t++) {
+            memset(xt[t], 0, sizeof xt[t]);
+            memset(wt[t], 0, sizeof wt[t]);
+            memcpy(xt[t], x[t] + c, n * sizeof(uint16_t));
+            memcpy(wt[t], w[t] + c, n * sizeof(uint16_t));
+            xp[t] = xt[t];
+            wp[t] = wt[t];
+        }
+        if (bias) memcpy(bt, bias + c, n * sizeof(float));
+        memcpy(ot, o + c, n * sizeof(uint16_t));
+        luthier__dw_h16_block8(ot, xp, wp, taps, bt, accumulate, clamp, lo, hi, 0);
+        memcpy(o + c, ot, n * sizeof(uint16_t));
+    }
+}
+
 /* Row r of the tile: the fp16 sums widened, + C (LOAD_C) + bias, clamped, stored (n columns). */
 LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__neon_h_row(const luthier_sgemm_ukernel_args *p, size_t r,
                                                           const float16_t *x) {

@@ -4550,6 +4550,170 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_qadaptive_avgpool_nhw
     return luthier__op_run(ctx, cfg, luthier__div_up(j.items, j.ipu), LUTHIER__OP_PICK(ctx, luthier__op_qapool_range), &j);
 }
 
+/* >>ops-f16: fp32 <-> fp16 activations (the values of fp16-activation plans), bit for bit
+   luthier__f32_to_f16 / luthier__f16_to_f32: FCVTN / FCVTL on AArch64 (Armv8.0; round to nearest
+   even under the default FPCR), F16C's vcvtps2ph / vcvtph2ps on x86 with AVX2, else plain C.
+   Units of LUTHIER__OP_GRAIN elements; every element is converted alone, so any split gives the
+   same bits. */
+typedef struct luthier__op_h16_job {
+    const float *xf;
+    const uint16_t *xh;
+    uint16_t *yh;
+    float *yf;
+    size_t n;
+    unsigned features;
+} luthier__op_h16_job;
+
+#if LUTHIER__SIMD_NEON
+LUTHIER_PRIVATE size_t luthier__op_narrow_h16_simd(unsigned features, const float *x, uint16_t *y, size_t n) {
+    size_t i;
+    (void)features;
+    for (i = 0; i + 8 <= n; i += 8)
+        vst1q_u16(y + i, vreinterpretq_u16_f16(vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(x + i)), vld1q_f32(x + i + 4))));
+    return i;
+}
+LUTHIER_PRIVATE size_t luthier__op_widen_h16_simd(unsigned features, const uint16_t *x, float *y, size_t n) {
+    size_t i;
+    (void)features;
+    for (i = 0; i + 8 <= n; i += 8) {
+        const float16x8_t h = vreinterpretq_f16_u16(vld1q_u16(x + i));
+        vst1q_f32(y + i, vcvt_f32_f16(vget_low_f16(h)));
+        vst1q_f32(y + i + 4, vcvt_high_f32_f16(h));
+    }
+    return i;
+}
+#elif LUTHIER__SIMD_X86
+LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE size_t luthier__op_narrow_h16_f16c(const float *x, uint16_t *y, size_t n) {
+    size_t i;
+    for (i = 0; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(void *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    return i;
+}
+LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE size_t luthier__op_widen_h16_f16c(const uint16_t *x, float *y, size_t n) {
+    size_t i;
+    for (i = 0; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(x + i))));
+    return i;
+}
+LUTHIER_PRIVATE size_t luthier__op_narrow_h16_simd(unsigned features, const float *x, uint16_t *y, size_t n) {
+    return features & LUTHIER_CPU_AVX2_FMA ? luthier__op_narrow_h16_f16c(x, y, n) : 0;
+}
+LUTHIER_PRIVATE size_t luthier__op_widen_h16_simd(unsigned features, const uint16_t *x, float *y, size_t n) {
+    return features & LUTHIER_CPU_AVX2_FMA ? luthier__op_widen_h16_f16c(x, y, n) : 0;
+}
+#else
+LUTHIER_PRIVATE size_t luthier__op_narrow_h16_simd(unsigned features, const float *x, uint16_t *y, size_t n) {
+    return (void)features, (void)x, (void)y, (void)n, 0;
+}
+LUTHIER_PRIVATE size_t luthier__op_widen_h16_simd(unsigned features, const uint16_t *x, float *y, size_t n) {
+    return (void)features, (void)x, (void)y, (void)n, 0;
+}
+#endif
+
+/* n fp32 values to fp16 (y[i] = luthier__f32_to_f16(x[i])), and back; on the calling thread. */
+LUTHIER_PRIVATE void luthier__op_narrow_h16_run(unsigned features, const float *x, uint16_t *y, size_t n) {
+    size_t i = luthier__op_narrow_h16_simd(features, x, y, n);
+    for (; i < n; i++) y[i] = luthier__f32_to_f16(x[i]);
+}
+LUTHIER_PRIVATE void luthier__op_widen_h16_run(unsigned features, const uint16_t *x, float *y, size_t n) {
+    size_t i = luthier__op_widen_h16_simd(features, x, y, n);
+    for (; i < n; i++) y[i] = luthier__f16_to_f32(x[i]);
+}
+
+LUTHIER_PRIVATE void luthier__op_h16_range(void *arg, size_t ub, size_t ue, int t, int cl) {
+    const luthier__op_h16_job *j = (const luthier__op_h16_job *)arg;
+    const size_t from = ub * LUTHIER__OP_GRAIN, to = luthier__min_sz(j->n, ue * LUTHIER__OP_GRAIN);
+    (void)t, (void)cl;
+    if (from >= to) return;
+    if (j->yh) luthier__op_narrow_h16_run(j->features, j->xf + from, j->yh + from, to - from);
+    else luthier__op_widen_h16_run(j->features, j->xh + from, j->yf + from, to - from);
+}
+
+/* The ISA of the conversions on a CPU with these features. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_h16_isa(unsigned features) {
+#if LUTHIER__SIMD_NEON
+    return (void)features, LUTHIER__ISA_NEON;
+#elif LUTHIER__SIMD_X86
+    return features & LUTHIER_CPU_AVX2_FMA ? LUTHIER__ISA_AVX2 : LUTHIER__ISA_SCALAR;
+#else
+    return (void)features, LUTHIER__ISA_SCALAR;
+#endif
+}
+
+/* y = x in fp16 (round to nearest even), n elements; x in fp32. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_narrow_h16(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                     const float *x, uint16_t *y, size_t n) {
+    luthier__op_h16_job j;
+    memset(&j, 0, sizeof j);
+    j.xf = x, j.yh = y, j.n = n, j.features = ctx->cpu_features;
+    return luthier__op_run(ctx, cfg, luthier__div_up(n, LUTHIER__OP_GRAIN), luthier__op_h16_range, &j);
+}
+
+/* y = x in fp32 (exact), n elements; x in fp16. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_widen_h16(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                    const uint16_t *x, float *y, size_t n) {
+    luthier__op_h16_job j;
+    memset(&j, 0, sizeof j);
+    j.xh = x, j.yf = y, j.n = n, j.features = ctx->cpu_features;
+    return luthier__op_run(ctx, cfg, luthier__div_up(n, LUTHIER__OP_GRAIN), luthier__op_h16_range, &j);
+}
+
+/* Max pooling of fp16 NHWC activations (luthier__op_pool2d_nhwc's max, the same taps and NaN
+   rule: a NaN tap makes the output NaN): each tap widened, the max narrowed back, so the output
+   is exactly one of the inputs (or -inf for a window without taps). Units of rpu output rows,
+   64 channels at a time. */
+#define LUTHIER__OP_H16_POOL_CB ((size_t)64)
+LUTHIER_PRIVATE void luthier__op_maxpool_h16_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
+    const luthier__op_pool_job *j = (const luthier__op_pool_job *)arg;
+    const uint16_t *x = (const uint16_t *)(const void *)j->x;
+    uint16_t *y = (uint16_t *)(void *)j->y;
+    const size_t r_end = luthier__min_sz(j->n * j->oh, ue * j->rpu);
+    size_t row, ox, c0, ty, tx, cc;
+    (void)thread, (void)cl;
+    for (row = ub * j->rpu; row < r_end; row++) {
+        const size_t b = row / j->oh, oy = row % j->oh;
+        size_t iy0, ny, npy;
+        luthier__op_pool_axis(oy, j->sh, j->pt, j->pb, j->dh, j->kh, j->h, &iy0, &ny, &npy);
+        for (ox = 0; ox < j->ow; ox++) {
+            size_t ix0, nx, npx;
+            uint16_t *out = y + (row * j->ow + ox) * j->c;
+            luthier__op_pool_axis(ox, j->sw, j->pl, j->pr, j->dw, j->kw, j->w, &ix0, &nx, &npx);
+            for (c0 = 0; c0 < j->c; c0 += LUTHIER__OP_H16_POOL_CB) {
+                const size_t cn = luthier__min_sz(LUTHIER__OP_H16_POOL_CB, j->c - c0);
+                float m[LUTHIER__OP_H16_POOL_CB];
+                for (cc = 0; cc < cn; cc++) m[cc] = -INFINITY;
+                for (ty = 0; ty < ny; ty++)
+                    for (tx = 0; tx < nx; tx++) {
+                        const size_t iy = oy * j->sh + (iy0 + ty) * j->dh - j->pt, ix = ox * j->sw + (ix0 + tx) * j->dw - j->pl;
+                        const uint16_t *px = x + ((b * j->h + iy) * j->w + ix) * j->c + c0;
+                        for (cc = 0; cc < cn; cc++) {
+                            const float v = luthier__f16_to_f32(px[cc]);
+                            m[cc] = v > m[cc] || v != v ? v : m[cc];
+                        }
+                    }
+                for (cc = 0; cc < cn; cc++) out[c0 + cc] = luthier__f32_to_f16(m[cc]);
+            }
+        }
+    }
+}
+
+/* luthier__op_pool2d_nhwc's max pooling on fp16 activations (x, y: fp16). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_maxpool_h16_nhwc(
+    luthier_context *ctx, const luthier__op_cfg *cfg, const uint16_t *x, size_t n, size_t h, size_t w, size_t c, size_t kh,
+    size_t kw, size_t sh, size_t sw, size_t dh, size_t dw, size_t pad_top, size_t pad_left, size_t pad_bottom,
+    size_t pad_right, uint16_t *y, size_t out_h, size_t out_w) {
+    luthier__op_pool_job j;
+    memset(&j, 0, sizeof j);
+    j.x = (const float *)(const void *)x, j.y = (float *)(void *)y;
+    j.n = n, j.h = h, j.w = w, j.c = c, j.kh = kh, j.kw = kw;
+    j.sh = sh ? sh : 1, j.sw = sw ? sw : 1, j.dh = dh ? dh : 1, j.dw = dw ? dw : 1;
+    j.pt = pad_top, j.pl = pad_left, j.pb = pad_bottom, j.pr = pad_right, j.oh = out_h, j.ow = out_w;
+    j.is_max = 1;
+    j.rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, out_w * c * kh * kw));
+    if (!n || !out_h || !out_w || !c) return LUTHIER_STATUS_OK;
+    return luthier__op_run(ctx, cfg, luthier__div_up(n * out_h, j.rpu), luthier__op_maxpool_h16_range, &j);
+}
+
 #undef LUTHIER__OP_QADD_ELEM
 #undef LUTHIER__U8_RANGE
 #undef LUTHIER__U8_RANGE1

@@ -41,7 +41,9 @@ static void usage_model(FILE *out) {
             "                   fp32_ms,fp32_median_ms,speedup,cosine,int8_convs,convs,calib_ms\n"
             "  --calib M        int8 calibration: minmax (default) or percentile (99.99 %%)\n"
             "  --fp16           the same against an fp16 plan (luthier_plan_desc.precision: dense layers keep\n"
-            "                   their weights in fp16). CSV: model,threads,fp16_ms,fp16_median_ms,fp32_ms,\n"
+            "                   their weights in fp16; with fp16 arithmetic, convolutions compute in fp16 and\n"
+            "                   pass fp16 activations: their steps and the arenas are reported).\n"
+            "                   CSV: model,threads,fp16_ms,fp16_median_ms,fp32_ms,\n"
             "                   fp32_median_ms,speedup,cosine,fp16_dense,dense,calib_ms (0)\n"
             "  --dim NAME=V     an ONNX model's symbolic dimension NAME (batch, sequence, ...) is V\n"
             "  --default-dim V  ... and every other symbolic dimension (default 1)\n",
@@ -447,9 +449,10 @@ static int model_lowp_one(const char *name, int threads, const bench_policy *pol
     luthier_tensor_info oi;
     double t_cal, cosine, *best = NULL;
     size_t on = 1;
-    int i, k, rc = BENCH_EXIT_OK, convs = 0, convs8 = 0, bad = 0;
-    luthier_plan_info info;
+    int i, k, rc = BENCH_EXIT_OK, convs = 0, convs8 = 0, bad = 0, h16_steps = 0, h16_convs = 0, h16_cvt = 0;
+    luthier_plan_info info, info32;
     memset(&info, 0, sizeof info);
+    memset(&info32, 0, sizeof info32);
     memset(s, 0, sizeof s);
     memset(&m32, 0, sizeof m32);
     if ((rc = model_open(name, threads, &m8, bufs, &g)) != BENCH_EXIT_OK) goto done;
@@ -484,9 +487,11 @@ static int model_lowp_one(const char *name, int threads, const bench_policy *pol
     for (on = 1, k = 0; k < oi.rank; k++) on *= (size_t)oi.shape[k];
     cosine = model_cosine((const float *)m8.outs[0], (const float *)m32.outs[0], on);
     luthier_plan_get_info(m8.plan, &info);
+    luthier_plan_get_info(m32.plan, &info32);
     for (i = 0; i < info.num_steps; i++) {
         luthier_step_info si;
         luthier_plan_step_info(m8.plan, i, &si);
+        h16_steps += si.fp16, h16_cvt += si.fp16 && si.node < 0, h16_convs += si.fp16 && si.op == LUTHIER_OP_CONV2D;
         if (fp16 && si.op == LUTHIER_OP_DENSE && si.node >= 0)
             convs++, convs8 += luthier__kernel_named(si.kernel) && luthier__kernel_named(si.kernel)->b_bytes == 2;
         if (!fp16 && si.op == LUTHIER_OP_CONV2D && si.node >= 0) convs++, convs8 += si.int8;
@@ -515,6 +520,11 @@ static int model_lowp_one(const char *name, int threads, const bench_policy *pol
             printf("  %d of %d dense layers with fp16 weights (F16W, or F16: fp16 arithmetic); weights %.1f MB, arena %.2f MB, "
                    "%d steps\n", convs8, convs,
                    info.weights_bytes / 1e6, info.arena_bytes / 1e6, info.num_steps);
+        if (fp16)
+            printf("  fp16 activations (luthier_plan_desc.fp16_activations): %d steps on fp16 values, %d of them "
+                   "convolutions, %d conversions; arena %zu bytes (fp32 plan %zu), sum of activations %zu (fp32 plan %zu)\n",
+                   h16_steps, h16_convs, h16_cvt, info.arena_bytes, info32.arena_bytes, info.sum_activation_bytes,
+                   info32.sum_activation_bytes);
         else
             printf("  %d of %d convolutions int8; calibrated (%s, %d generated inputs) in %.0f ms; weights %.1f MB, arena "
                    "%.2f MB, %d steps\n",

@@ -596,6 +596,467 @@ static void test_fp16_plan_conv(void) {
     }
 }
 
+/* ---- fp16 activations (luthier_plan_desc.fp16_activations) ---------------------------------- */
+
+/* The plan's conversion passes (luthier__op_narrow_h16 / _widen_h16: FCVTN / FCVTL, F16C, plain
+   C) give luthier__f32_to_f16's / luthier__f16_to_f32's bits for every half, and for floats of
+   random bits (NaNs, infinities, subnormals, ties), at sizes around the vector width and the
+   work unit, at 1 and 2 threads; the plain C path (features 0) too. */
+static void test_fp16_act_convert(void) {
+    static const size_t sizes[] = {0, 1, 7, 8, 9, 31, 65536 + 3, 2 * 16384 + 17};
+    int t;
+    for (t = 1; t <= 2; t++) {
+        luthier_context *ctx = ctx_threads(t);
+        size_t si, i;
+        for (si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            const size_t n = sizes[si];
+            float *x = (float *)test_alloc(n * sizeof(float) + 4), *y = (float *)test_alloc(n * sizeof(float) + 4);
+            uint16_t *h = (uint16_t *)test_alloc(n * sizeof(uint16_t) + 2), *hc = (uint16_t *)test_alloc(n * sizeof(uint16_t) + 2);
+            size_t bad = 0, bad_c = 0;
+            for (i = 0; i < n; i++) {
+                uint32_t b = (uint32_t)test_rand_u64();
+                if (i % 4 == 1) b = (b & 0x8000000fu) | ((uint32_t)(0x33 + (b >> 8) % 0x4c) << 23); /* near fp16's range */
+                if (i % 4 == 2) b = (b & 0x80000000u) | (uint32_t)(0x38000000u + (b >> 4) % 0xf800000u) | 0xfffu; /* ties */
+                memcpy(&x[i], &b, sizeof b);
+            }
+            CHECK(luthier__op_narrow_h16(ctx, NULL, x, h, n) == LUTHIER_STATUS_OK, "narrow: %s", luthier_context_error(ctx));
+            luthier__op_narrow_h16_run(0, x, hc, n);
+            for (i = 0; i < n; i++) {
+                bad += h[i] != luthier__f32_to_f16(x[i]);
+                bad_c += hc[i] != luthier__f32_to_f16(x[i]);
+            }
+            CHECK(bad == 0 && bad_c == 0, "n %zu, %d threads: %zu (SIMD) / %zu (C) halves differ from luthier__f32_to_f16", n, t,
+                  bad, bad_c);
+            for (i = 0; i < n; i++) h[i] = (uint16_t)(i * 40503u + (size_t)t); /* every half for the large sizes */
+            CHECK(luthier__op_widen_h16(ctx, NULL, h, y, n) == LUTHIER_STATUS_OK, "widen: %s", luthier_context_error(ctx));
+            luthier__op_widen_h16_run(0, h, x, n);
+            for (bad = bad_c = 0, i = 0; i < n; i++) {
+                const float want = luthier__f16_to_f32(h[i]);
+                bad += fp16_bits(y[i]) != fp16_bits(want);
+                bad_c += fp16_bits(x[i]) != fp16_bits(want);
+            }
+            CHECK(bad == 0 && bad_c == 0, "n %zu, %d threads: %zu (SIMD) / %zu (C) floats differ from luthier__f16_to_f32", n, t,
+                  bad, bad_c);
+            free(x), free(y), free(h), free(hc);
+        }
+        luthier_context_destroy(ctx);
+    }
+}
+
+/* A convolution on fp16 activations (luthier__conv_use_h16) against the same F16 kernel on fp32
+   activations: the fp32 layer on the widened input (accumulating onto the widened output when
+   it accumulates), its output rounded by luthier__f32_to_f16, must give the same bits (the
+   packed A, the sums and the epilogue are the same; only the rounding of the result is added).
+   Every F16 kernel this CPU runs (the scalar emulation anywhere), 1x1 and im2col, groups,
+   strides, padding, accumulation, activations, 1 and 2 threads. */
+static void test_fp16_act_conv_exact(void) {
+    int f, trial, t;
+    for (t = 1; t <= 2; t++) {
+        luthier_context *ctx = ctx_threads(t);
+        for (f = 0; f < luthier_kernels_count(LUTHIER_KERNELS_F16); f++) {
+            luthier_kernel_info ki;
+            luthier_kernels_get(LUTHIER_KERNELS_F16, f, &ki);
+            if (!ki.available) continue;
+            for (trial = 0; trial < (T.quick ? 8 : 24); trial++) {
+                static const luthier_activation acts[4] = {LUTHIER_ACTIVATION_NONE, LUTHIER_ACTIVATION_RELU, LUTHIER_ACTIVATION_RELU6,
+                                                           LUTHIER_ACTIVATION_GELU};
+                luthier_conv2d_desc d;
+                luthier_conv2d_layer *c16 = NULL, *c32 = NULL;
+                size_t nin, nw, nout = 0, i, bad = 0;
+                float *x, *w, *bias, *xw, *y32;
+                uint16_t *xh, *yh;
+                int64_t oh = 0, ow = 0;
+                memset(&d, 0, sizeof d);
+                d.batch = 1 + trial % 2;
+                d.groups = trial % 3 == 2 ? 2 : 1;
+                d.in_channels = d.groups * test_rand_int(1, 40);
+                d.out_channels = d.groups * test_rand_int(1, 50);
+                d.in_h = test_rand_int(3, 12);
+                d.in_w = test_rand_int(3, 12);
+                d.kernel_h = d.kernel_w = trial % 2 ? 3 : 1;
+                d.stride_h = d.stride_w = trial % 4 == 3 ? 2 : 1;
+                d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = d.kernel_h == 3 && trial % 5 ? 1 : 0;
+                d.activation = acts[trial % 4];
+                d.accumulate = trial % 5 == 1;
+                d.layout = LUTHIER_LAYOUT_NHWC;
+                d.kernel = ki.name;
+                nin = (size_t)(d.batch * d.in_channels * d.in_h * d.in_w);
+                nw = (size_t)(d.out_channels * (d.in_channels / d.groups) * d.kernel_h * d.kernel_w);
+                x = rand_buf(nin, -2, 2);
+                w = rand_buf(nw, -0.5f, 0.5f);
+                bias = rand_buf((size_t)d.out_channels, -1, 1);
+                xh = (uint16_t *)test_alloc(nin * sizeof(uint16_t));
+                xw = (float *)test_alloc(nin * sizeof(float));
+                for (i = 0; i < nin; i++) xh[i] = luthier__f32_to_f16(x[i]), xw[i] = luthier__f16_to_f32(xh[i]);
+                CHECK(luthier_conv2d_create(ctx, &d, w, bias, &c16) == LUTHIER_STATUS_OK &&
+                          luthier_conv2d_create(ctx, &d, w, bias, &c32) == LUTHIER_STATUS_OK,
+                      "%s: %s", ki.name, luthier_context_error(ctx));
+                CHECK(!c16 || luthier__conv_use_h16(ctx, c16) == LUTHIER_STATUS_OK, "use_h16: %s", luthier_context_error(ctx));
+                if (c16 && c32 && c16->h16) {
+                    luthier_conv2d_output_size(&d, &oh, &ow);
+                    nout = (size_t)(d.batch * d.out_channels * oh * ow);
+                    y32 = rand_buf(nout, -3, 3);
+                    yh = (uint16_t *)test_alloc(nout * sizeof(uint16_t) + 2);
+                    for (i = 0; i < nout; i++) yh[i] = luthier__f32_to_f16(y32[i]), y32[i] = luthier__f16_to_f32(yh[i]);
+                    CHECK(luthier_conv2d_run(ctx, c32, xw, y32) == LUTHIER_STATUS_OK &&
+                              luthier_conv2d_run(ctx, c16, (const float *)(const void *)xh, (float *)(void *)yh) == LUTHIER_STATUS_OK,
+                          "run: %s", luthier_context_error(ctx));
+                    for (i = 0; i < nout; i++) bad += yh[i] != luthier__f32_to_f16(y32[i]);
+                    CHECK(bad == 0, "%s trial %d (%lldx%lld k%lld g%lld acc %d act %d), %d threads: %zu of %zu outputs differ",
+                          ki.name, trial, (long long)d.in_channels, (long long)d.out_channels, (long long)d.kernel_h,
+                          (long long)d.groups, d.accumulate, (int)d.activation, t, bad, nout);
+                    free(y32), free(yh);
+                }
+                luthier_conv2d_destroy(c16);
+                luthier_conv2d_destroy(c32);
+                free(x), free(w), free(bias), free(xh), free(xw);
+            }
+        }
+        { /* layers without an fp16-activation form are refused by name */
+            luthier_conv2d_desc d;
+            luthier_conv2d_layer *cv = NULL;
+            float w[4 * 4 * 9];
+            test_fill(w, 4 * 4 * 9);
+            memset(&d, 0, sizeof d);
+            d.batch = 1, d.in_channels = d.out_channels = 4, d.in_h = d.in_w = 8, d.kernel_h = d.kernel_w = 3;
+            CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_OK, "fp32: %s", luthier_context_error(ctx));
+            CHECK(!cv || (luthier__conv_use_h16(ctx, cv) == LUTHIER_STATUS_UNSUPPORTED && strstr(luthier_context_error(ctx), "fp16")),
+                  "an fp32 layer took fp16 activations: %s", luthier_context_error(ctx));
+            luthier_conv2d_destroy(cv);
+        }
+        luthier_context_destroy(ctx);
+    }
+}
+
+/* conv 3x3 + ReLU -> depthwise 3x3 -> conv 1x1 + (the first conv's output) -> ReLU -> conv 1x1
+   and conv 3x3 (configured fp32 when mixed) -> concat -> maxpool -> global pool -> flatten ->
+   dense; input [batch, 8, 12, 12]. Node "c4" is the 3x3 of the concat. */
+static void fp16_act_build(gb *b, int64_t batch, int *x) {
+    int64_t xs[4];
+    int c1, y, c3, c4;
+    luthier_node_desc d;
+    xs[0] = batch, xs[1] = 8, xs[2] = xs[3] = 12;
+    memset(b, 0, sizeof *b);
+    luthier_graph_create(&b->g);
+    luthier_graph_input(b->g, "x", LUTHIER_DTYPE_F32, 4, xs, x);
+    c1 = gb_conv(b, "c1", *x, 24, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_RELU);
+    y = gb_conv(b, "dw", c1, 24, 3, 1, 1, 24, 1, LUTHIER_ACTIVATION_NONE);
+    y = gb_conv(b, "c2", y, 24, 1, 1, 0, 1, 1, LUTHIER_ACTIVATION_NONE);
+    y = gb_op(b, LUTHIER_OP_ADD, "add", y, c1);
+    y = gb_op(b, LUTHIER_OP_RELU, "relu", y, -1);
+    c3 = gb_conv(b, "c3", y, 16, 1, 1, 0, 1, 1, LUTHIER_ACTIVATION_NONE);
+    c4 = gb_conv(b, "c4", y, 8, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_RELU6);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_CONCAT, d.name = "cat", d.axis = 1;
+    y = gb_node(b, &d, c3, c4, -1);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_MAXPOOL, d.name = "pool";
+    d.kernel[0] = d.kernel[1] = 2, d.stride[0] = d.stride[1] = 2;
+    y = gb_node(b, &d, y, -1, -1);
+    y = gb_op(b, LUTHIER_OP_GLOBAL_AVGPOOL, "gap", y, -1);
+    y = gb_op(b, LUTHIER_OP_FLATTEN, "flatten", y, -1);
+    luthier_graph_output(b->g, gb_lin(b, "fc", y, 10, 24));
+}
+
+/* Runs a plan of g on inputs ins (outputs of n0 floats, one) and returns its output (malloc'd),
+   with its info; NULL when it does not plan or run. */
+static float *fp16_act_run(luthier_context *ctx, const luthier_graph *g, const luthier_plan_desc *pd, const void *const *ins,
+                           size_t n0, luthier_plan_info *info, int *fp16_steps, int *fp16_convs, int *convs, const char *what) {
+    luthier_plan *p = NULL;
+    float *out = (float *)test_alloc(n0 * sizeof(float) + 4);
+    void *outs[1];
+    int k;
+    outs[0] = out;
+    *fp16_steps = *fp16_convs = *convs = 0;
+    if (luthier_plan_create(ctx, g, pd, &p) != LUTHIER_STATUS_OK || luthier_plan_run(ctx, p, ins, outs) != LUTHIER_STATUS_OK) {
+        CHECK(0, "%s: %s", what, luthier_context_error(ctx));
+        luthier_plan_destroy(p);
+        free(out);
+        return NULL;
+    }
+    luthier_plan_get_info(p, info);
+    for (k = 0; k < info->num_steps; k++) {
+        luthier_step_info si;
+        luthier_plan_step_info(p, k, &si);
+        *fp16_steps += si.fp16;
+        *fp16_convs += si.fp16 && si.op == LUTHIER_OP_CONV2D;
+        *convs += si.op == LUTHIER_OP_CONV2D;
+        if (si.fp16 && si.op == LUTHIER_OP_CONV2D) /* the F16 kernels, or NEON FP16's depthwise */
+            CHECK(si.algorithm == LUTHIER_CONV_DEPTHWISE
+                      ? LUTHIER__SIMD_NEON && (ctx->cpu_features & LUTHIER_CPU_FP16) && !si.kernel[0]
+                      : luthier__kernel_named(si.kernel) && luthier__kernel_named(si.kernel)->family == LUTHIER_KERNELS_F16,
+                  "%s: step %s on fp16 with kernel '%s'", what, si.name, si.kernel);
+        if (si.node < 0 && si.fp16)
+            CHECK(!strcmp(si.name, "to_f16") || !strcmp(si.name, "to_f32"), "%s: conversion '%s'", what, si.name);
+    }
+    if (*fp16_steps) { /* the plan's values: fp16 ones listed */
+        char text[16384];
+        luthier_plan_describe(p, text, sizeof text);
+        CHECK(strstr(text, ":f16 ") != NULL, "%s: no f16 value in the description", what);
+    }
+    luthier_plan_destroy(p);
+    return out;
+}
+
+/* fp16-activation plans of fp16_act_build against the fp32 plan (cosine >= 0.999) and the
+   interpreter, at 1 and 2 threads: used where the CPU has fp16 arithmetic (qemu neoverse-n1) or
+   when forced (fp16_activations = 1: the scalar emulation, so x86 runs the same structure),
+   never with -1 nor by default without fp16 arithmetic (cortex-a72, x86 without AVX-512 FP16);
+   with c4 configured fp32 (mixed nodes) it stays fp32. (This graph's conversions add about as
+   many bytes of activations as its fp16 values save: test_fp16_act_zoo checks the memory.) */
+static void test_fp16_act_plan(void) {
+    int t, mode, x, k;
+    for (t = 1; t <= 2; t++)
+        for (mode = -1; mode <= 2; mode++) { /* fp16_activations -1, 0, 1; 2: 1 with c4 configured fp32 */
+            luthier_context *ctx = ctx_threads(t);
+            const int hw = luthier__f16_kernel(ctx, 64) != NULL, want = mode >= 1 || (mode == 0 && hw);
+            const int dw = LUTHIER__SIMD_NEON && (ctx->cpu_features & LUTHIER_CPU_FP16); /* the depthwise too */
+            luthier_plan_desc pd, p32;
+            luthier_plan_info i16, i32;
+            luthier_node_config cfg[64];
+            int s16 = 0, c16 = 0, s32, c32, n16, n32;
+            float *xin, *y16, *y32;
+            const void *ins[1];
+            char what[96];
+            gb b;
+            fp16_act_build(&b, 2, &x);
+            xin = rand_buf(2 * 8 * 12 * 12, -1, 1);
+            ins[0] = xin;
+            memset(&pd, 0, sizeof pd);
+            memset(&p32, 0, sizeof p32);
+            pd.precision = LUTHIER_PRECISION_FP16;
+            pd.fp16_activations = mode > 1 ? 1 : mode;
+            if (mode == 2) {
+                int c4 = -1;
+                memset(cfg, 0, sizeof cfg);
+                CHECK(luthier_graph_num_nodes(b.g) <= 64 && luthier_graph_find_node(b.g, "c4", &c4) == LUTHIER_STATUS_OK, "c4");
+                if (c4 >= 0) cfg[c4].precision = LUTHIER_PRECISION_FP32;
+                pd.configs = cfg;
+                pd.num_configs = luthier_graph_num_nodes(b.g);
+            }
+            snprintf(what, sizeof what, "fp16 activations %d (mode %d), %d threads", pd.fp16_activations, mode, t);
+            y16 = fp16_act_run(ctx, b.g, &pd, ins, 2 * 10, &i16, &s16, &c16, &n16, what);
+            y32 = fp16_act_run(ctx, b.g, &p32, ins, 2 * 10, &i32, &s32, &c32, &n32, "fp32 plan");
+            CHECK(s32 == 0, "the fp32 plan has %d fp16 steps", s32);
+            /* c1, c2 (with the add as its residual), c3, and c4 unless configured fp32; dw on NEON FP16 */
+            CHECK(want ? c16 == (mode == 2 ? 3 : 4) + dw : s16 == 0, "%s: %d fp16 steps, %d fp16 convolutions (want %s)", what, s16, c16,
+                  want ? "fp16" : "none");
+            if (y16 && y32) {
+                const double cs = qp_cosine(y16, y32, 2 * 10);
+                double md = 0, mx = 0;
+                for (k = 0; k < 2 * 10; k++) { /* (no fmax: GCC 12's AArch64 vectorizer fails on that reduction) */
+                    const double dd = fabs((double)y16[k] - y32[k]), a = fabs((double)y32[k]);
+                    md = dd > md ? dd : md;
+                    mx = a > mx ? a : mx;
+                }
+                CHECK(cs >= 0.999 && md <= 3e-2 * fmax(mx, 1.0), "%s: cosine %.6f, max |diff| %.3g (max |y| %.3g)", what, cs, md, mx);
+            }
+            plan_vs_ref(ctx, b.g, &pd, ins, 3e-2, what);
+            free(y16), free(y32), free(xin);
+            gb_free(&b);
+            luthier_context_destroy(ctx);
+        }
+    { /* the option is checked */
+        luthier_context *ctx = ctx_threads(1);
+        luthier_plan_desc pd;
+        luthier_plan *p = NULL;
+        gb b;
+        fp16_act_build(&b, 1, &x);
+        memset(&pd, 0, sizeof pd);
+        pd.fp16_activations = 2;
+        CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_INVALID_ARGUMENT && !p &&
+                  strstr(luthier_context_error(ctx), "fp16_activations"),
+              "fp16_activations 2: %s", luthier_context_error(ctx));
+        gb_free(&b);
+        luthier_context_destroy(ctx);
+    }
+}
+
+/* A value on the grid of 2^-8 in [-lim, lim]: fp16 holds it exactly, products of two are
+   multiples of 2^-16, and sums of a few of them are exact in fp32. */
+static float fp16_grid(int lim) { return (float)test_rand_int(-256 * lim, 256 * lim) / 256.0f; }
+
+/* The depthwise convolution on fp16 activations (NEON FP16: FMLA v.8h) against a model of its
+   arithmetic: per channel, the taps inside the image in (kh, kw) order summed in fp16 from zero
+   with one rounding each (exact in double on the grid of fp16_grid, then rounded once), then
+   ((the output when accumulating) + bias) + the sum in fp32, the clamp, the rounding to fp16.
+   Bit for bit, channel tails, strides, dilation, padding, activations, 1 and 2 threads. Where
+   the CPU lacks fp16 arithmetic the layer has no fp16 form (UNSUPPORTED). */
+static void test_fp16_act_dw_exact(void) {
+    static const luthier_activation acts[4] = {LUTHIER_ACTIVATION_NONE, LUTHIER_ACTIVATION_RELU, LUTHIER_ACTIVATION_RELU6,
+                                               LUTHIER_ACTIVATION_CLAMP};
+    int t, trial;
+    for (t = 1; t <= 2; t++) {
+        luthier_context *ctx = ctx_threads(t);
+        const int hw = LUTHIER__SIMD_NEON && (ctx->cpu_features & LUTHIER_CPU_FP16);
+        for (trial = 0; trial < (hw ? (T.quick ? 10 : 30) : 1); trial++) {
+            luthier_conv2d_desc d;
+            luthier_conv2d_layer *cv = NULL;
+            size_t nin, nw, nout, i, bad = 0;
+            float *w, *bias, lo, hi;
+            uint16_t *xh, *yh, *want;
+            int64_t oh = 0, ow = 0, n, y, x, c, kh, kw;
+            luthier_status s;
+            memset(&d, 0, sizeof d);
+            d.batch = 1 + trial % 2;
+            d.in_channels = d.out_channels = d.groups = trial % 2 ? test_rand_int(1, 37) : test_rand_int(32, 75); /* (32-channel steps) */
+            d.in_h = test_rand_int(1, 11), d.in_w = test_rand_int(1, 11);
+            d.kernel_h = d.kernel_w = trial % 3 == 2 ? 5 : 3;
+            d.stride_h = d.stride_w = trial % 4 == 3 ? 2 : 1;
+            d.dilation_h = d.dilation_w = trial % 5 == 4 ? 2 : 1;
+            d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = trial % 3;
+            d.activation = acts[trial % 4];
+            d.clamp_min = -0.5f, d.clamp_max = 1.5f;
+            d.accumulate = trial % 3 == 1;
+            d.layout = LUTHIER_LAYOUT_NHWC;
+            if (luthier_conv2d_output_size(&d, &oh, &ow) != LUTHIER_STATUS_OK || oh < 1 || ow < 1) d.in_h = d.in_w = 11;
+            luthier_conv2d_output_size(&d, &oh, &ow);
+            nin = (size_t)(d.batch * d.in_channels * d.in_h * d.in_w);
+            nw = (size_t)(d.in_channels * d.kernel_h * d.kernel_w);
+            nout = (size_t)(d.batch * d.out_channels * oh * ow);
+            w = (float *)test_alloc(nw * sizeof(float));
+            bias = (float *)test_alloc((size_t)d.out_channels * sizeof(float));
+            xh = (uint16_t *)test_alloc(nin * sizeof(uint16_t));
+            yh = (uint16_t *)test_alloc(nout * sizeof(uint16_t));
+            want = (uint16_t *)test_alloc(nout * sizeof(uint16_t));
+            for (i = 0; i < nw; i++) w[i] = fp16_grid(1);
+            for (i = 0; i < (size_t)d.out_channels; i++) bias[i] = fp16_grid(1) + 1.0f / 1024;
+            for (i = 0; i < nin; i++) xh[i] = luthier__f32_to_f16(fp16_grid(2));
+            for (i = 0; i < nout; i++) yh[i] = want[i] = luthier__f32_to_f16(fp16_grid(2));
+            CHECK(luthier_conv2d_create(ctx, &d, w, trial % 5 ? bias : NULL, &cv) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+            s = cv ? luthier__conv_use_h16(ctx, cv) : LUTHIER_STATUS_INVALID_ARGUMENT;
+            CHECK(hw ? s == LUTHIER_STATUS_OK : s == LUTHIER_STATUS_UNSUPPORTED, "use_h16 (fp16 arithmetic %d): %s", hw,
+                  luthier_context_error(ctx));
+            if (hw && s == LUTHIER_STATUS_OK) {
+                luthier__activation_bounds(d.activation, d.clamp_min, d.clamp_max, &lo, &hi);
+                for (n = 0; n < d.batch; n++)
+                    for (y = 0; y < oh; y++)
+                        for (x = 0; x < ow; x++)
+                            for (c = 0; c < d.in_channels; c++) {
+                                const size_t o = (size_t)(((n * oh + y) * ow + x) * d.in_channels + c);
+                                float acc = 0.0f, v;
+                                for (kh = 0; kh < d.kernel_h; kh++)
+                                    for (kw = 0; kw < d.kernel_w; kw++) {
+                                        const int64_t iy = y * d.stride_h - d.pad_top + kh * d.dilation_h;
+                                        const int64_t ix = x * d.stride_w - d.pad_left + kw * d.dilation_w;
+                                        double e;
+                                        if (iy < 0 || iy >= d.in_h || ix < 0 || ix >= d.in_w) continue;
+                                        e = (double)acc + (double)luthier__f16_to_f32(xh[((n * d.in_h + iy) * d.in_w + ix) * d.in_channels + c]) *
+                                                              luthier__f16_to_f32(luthier__f32_to_f16(w[c * d.kernel_h * d.kernel_w + kh * d.kernel_w + kw]));
+                                        acc = luthier__f16_to_f32(luthier__f32_to_f16((float)e)); /* (e is exact in fp32) */
+                                    }
+                                v = (d.accumulate ? luthier__f16_to_f32(want[o]) : 0.0f) + (trial % 5 ? bias[c] : 0.0f);
+                                v = v + acc;
+                                if (d.activation != LUTHIER_ACTIVATION_NONE) v = v < lo ? lo : v > hi ? hi : v;
+                                want[o] = luthier__f32_to_f16(v);
+                            }
+                CHECK(luthier_conv2d_run(ctx, cv, (const float *)(const void *)xh, (float *)(void *)yh) == LUTHIER_STATUS_OK, "run: %s",
+                      luthier_context_error(ctx));
+                for (i = 0; i < nout; i++) bad += yh[i] != want[i];
+                CHECK(bad == 0, "trial %d (C %lld, k %lld, stride %lld, dil %lld, pad %lld, act %d, acc %d), %d threads: %zu of %zu differ",
+                      trial, (long long)d.in_channels, (long long)d.kernel_h, (long long)d.stride_h, (long long)d.dilation_h,
+                      (long long)d.pad_top, (int)d.activation, d.accumulate, t, bad, nout);
+            }
+            luthier_conv2d_destroy(cv);
+            free(w), free(bias), free(xh), free(yh), free(want);
+        }
+        luthier_context_destroy(ctx);
+    }
+}
+
+/* fp16-activation plans of the small zoo CNNs against their fp32 plans: output cosine >= 0.999,
+   at 1 and 2 threads; where fp16 activations apply (fp16 arithmetic, or forced: the scalar
+   emulation) most convolutions pass fp16, and when all do the arena is smaller; else none do. */
+static void test_fp16_act_zoo(void) {
+    static const char *const quick[] = {"mobilenet_v2_small", "resnet18_small"};
+    static const char *const full[] = {"mobilenet_v2_small", "resnet18_small", "resnet50_small", "googlenet_small"};
+    const char *const *names = T.quick ? quick : full;
+    const int count = T.quick ? 2 : 4;
+    int i, t;
+    for (i = 0; i < count; i++)
+        for (t = 1; t <= 2; t++) {
+            luthier_context *ctx = ctx_threads(t);
+            const int hw = luthier__f16_kernel(ctx, 64) != NULL;
+            luthier_graph *g = NULL;
+            luthier_zoo_info info;
+            luthier_plan_desc pd, p32;
+            luthier_plan_info i16, i32;
+            void *bufs[LUTHIER_ZOO_MAX_IO] = {NULL};
+            float *y16 = NULL, *y32 = NULL;
+            char err[256], what[128];
+            int k, s16 = 0, c16 = 0, s32 = 0, c32 = 0, n16 = 0, n32 = 0;
+            CHECK(luthier_zoo_build(names[i], NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK &&
+                      luthier_zoo_get_info(names[i], NULL, &info) == LUTHIER_STATUS_OK,
+                  "%s: %s", names[i], err);
+            for (k = 0; g && k < info.num_inputs; k++) {
+                bufs[k] = test_alloc(info.input_bytes[k]);
+                luthier_zoo_input(names[i], NULL, k, bufs[k], info.input_bytes[k]);
+            }
+            memset(&pd, 0, sizeof pd);
+            memset(&p32, 0, sizeof p32);
+            pd.precision = LUTHIER_PRECISION_FP16;
+            pd.fp16_activations = hw || t == 2 ? 0 : 1; /* (x86 and cortex-a72: forced at 1 thread, the default at 2) */
+            snprintf(what, sizeof what, "%s, fp16 activations %d, %d threads", names[i], pd.fp16_activations, t);
+            if (g) y16 = fp16_act_run(ctx, g, &pd, (const void *const *)bufs, info.output_bytes[0] / 4, &i16, &s16, &c16, &n16, what);
+            if (g) y32 = fp16_act_run(ctx, g, &p32, (const void *const *)bufs, info.output_bytes[0] / 4, &i32, &s32, &c32, &n32, "fp32");
+            if (y16 && y32) {
+                const double cs = qp_cosine(y16, y32, info.output_bytes[0] / 4);
+                CHECK(cs >= 0.999, "%s: cosine %.6f", what, cs);
+                /* where every convolution passes fp16 (fp32 depthwise layers need conversions) the arena shrinks */
+                if (hw || pd.fp16_activations == 1)
+                    CHECK(c16 >= 8 && (c16 < n32 || i16.arena_bytes < i32.arena_bytes),
+                          "%s: %d of %d convolutions on fp16, arena %zu (fp32 plan %zu)", what, c16, n32, i16.arena_bytes,
+                          i32.arena_bytes);
+                else
+                    CHECK(s16 == 0, "%s: %d fp16 steps without fp16 arithmetic", what, s16);
+                printf("    %s: cosine %.6f, %d fp16 steps (%d convolutions), activations %zu / %zu bytes, arena %zu / %zu\n", what,
+                       cs, s16, c16, i16.sum_activation_bytes, i32.sum_activation_bytes, i16.arena_bytes, i32.arena_bytes);
+            }
+            free(y16), free(y32);
+            for (k = 0; k < LUTHIER_ZOO_MAX_IO; k++) free(bufs[k]);
+            luthier_graph_destroy(g);
+            luthier_context_destroy(ctx);
+        }
+}
+
+/* Max pooling on fp16 activations against the fp32 pooling of the widened input: the same bits
+   (the max of fp16 values is one of them, NaN propagates), windows with padding, strides,
+   dilation, 1 and 2 threads. */
+static void test_fp16_act_maxpool(void) {
+    int t, trial;
+    for (t = 1; t <= 2; t++) {
+        luthier_context *ctx = ctx_threads(t);
+        for (trial = 0; trial < (T.quick ? 8 : 24); trial++) {
+            const size_t n = 1 + (size_t)(trial % 2), h = (size_t)test_rand_int(2, 13), w = (size_t)test_rand_int(2, 13);
+            const size_t c = (size_t)test_rand_int(1, 150), k = 2 + (size_t)(trial % 2), s = 1 + (size_t)(trial % 3 == 0);
+            const size_t dil = 1 + (size_t)(trial % 5 == 4), pad = (size_t)(trial % 2), span = (k - 1) * dil + 1;
+            size_t oh, ow, i, nin, nout, bad = 0;
+            float *xf, *yf;
+            uint16_t *xh, *yh;
+            if (h + 2 * pad < span || w + 2 * pad < span) continue;
+            oh = (h + 2 * pad - span) / s + 1, ow = (w + 2 * pad - span) / s + 1;
+            nin = n * h * w * c, nout = n * oh * ow * c;
+            xf = (float *)test_alloc(nin * sizeof(float)), yf = (float *)test_alloc(nout * sizeof(float));
+            xh = (uint16_t *)test_alloc(nin * sizeof(uint16_t)), yh = (uint16_t *)test_alloc(nout * sizeof(uint16_t));
+            for (i = 0; i < nin; i++) {
+                xh[i] = luthier__f32_to_f16((float)test_rand_int(-3000, 3000) / 64.0f);
+                if (test_rand_int(0, 400) == 0) xh[i] = 0x7e00; /* NaN */
+                xf[i] = luthier__f16_to_f32(xh[i]);
+            }
+            CHECK(luthier__op_pool2d_nhwc(ctx, NULL, 1, xf, n, h, w, c, k, k, s, s, dil, dil, pad, pad, pad, pad, 0, yf, oh, ow) ==
+                          LUTHIER_STATUS_OK &&
+                      luthier__op_maxpool_h16_nhwc(ctx, NULL, xh, n, h, w, c, k, k, s, s, dil, dil, pad, pad, pad, pad, yh, oh, ow) ==
+                          LUTHIER_STATUS_OK,
+                  "%s", luthier_context_error(ctx));
+            for (i = 0; i < nout; i++) bad += yh[i] != luthier__f32_to_f16(yf[i]);
+            CHECK(bad == 0, "trial %d (%zux%zux%zu, k %zu, s %zu, dil %zu, pad %zu), %d threads: %zu of %zu differ", trial, h, w, c, k,
+                  s, dil, pad, t, bad, nout);
+            free(xf), free(yf), free(xh), free(yh);
+        }
+        luthier_context_destroy(ctx);
+    }
+}
+
 static void run_fp16_tests(void) {
     RUN(test_fp16_widen);
     RUN(test_fp16_narrow);
@@ -610,4 +1071,10 @@ static void run_fp16_tests(void) {
     RUN(test_fp16_plan_exact_weights);
     RUN(test_fp16_plan_config_and_refusal);
     RUN(test_fp16_tune);
+    RUN(test_fp16_act_convert);
+    RUN(test_fp16_act_conv_exact);
+    RUN(test_fp16_act_dw_exact);
+    RUN(test_fp16_act_maxpool);
+    RUN(test_fp16_act_plan);
+    RUN(test_fp16_act_zoo);
 }
