@@ -45,6 +45,10 @@ static void usage_model(FILE *out) {
             "                   pass fp16 activations: their steps and the arenas are reported).\n"
             "                   CSV: model,threads,fp16_ms,fp16_median_ms,fp32_ms,\n"
             "                   fp32_median_ms,speedup,cosine,fp16_dense,dense,calib_ms (0)\n"
+            "  --precision P    fp32 (default), int8 (= --int8), fp16 (= --fp16), or auto: the plan of\n"
+            "                   precision AUTO (each node's from the records of 'tune --precision auto':\n"
+            "                   use --records-dir; calibrated as --int8) against fp32. CSV: model,threads,\n"
+            "                   auto_ms,auto_median_ms,fp32_ms,fp32_median_ms,speedup,cosine,lowered,layers,calib_ms\n"
             "  --dim NAME=V     an ONNX model's symbolic dimension NAME (batch, sequence, ...) is V\n"
             "  --default-dim V  ... and every other symbolic dimension (default 1)\n",
             bench_prog);
@@ -434,11 +438,24 @@ static double model_cosine(const float *a, const float *b, size_t n) {
     return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0;
 }
 
-/* --int8 (fp16 = 0) or --fp16: the int8 or fp16 plan against the fp32 plan of the same graph,
+/* The conv/dense layers a plan of precision lp lowers: fp16 dense layers (fp16 weights), int8
+   convolutions, or under AUTO every conv/dense layer in int8 or on a kernel of another family
+   than fp32's; step si counted into *layers and *lowered. */
+static void model_lowered(const luthier_step_info *si, luthier_precision lp, int *layers, int *lowered) {
+    const luthier__kernel_entry *e = luthier__kernel_named(si->kernel);
+    if (si->node < 0) return;
+    if (lp == LUTHIER_PRECISION_FP16 && si->op == LUTHIER_OP_DENSE) ++*layers, *lowered += e && e->b_bytes == 2;
+    if (lp == LUTHIER_PRECISION_INT8 && si->op == LUTHIER_OP_CONV2D) ++*layers, *lowered += si->int8;
+    if (lp == LUTHIER_PRECISION_AUTO && (si->op == LUTHIER_OP_CONV2D || si->op == LUTHIER_OP_DENSE))
+        ++*layers, *lowered += si->int8 || (e && e->family != LUTHIER_KERNELS_F32);
+}
+
+/* --int8, --fp16 or --precision auto (lp): that plan against the fp32 plan of the same graph,
    timed in interleaved rounds. */
 static int model_lowp_one(const char *name, int threads, const bench_policy *pol, int layers, int csv,
-                          const char *records_dir, luthier_calib_method method, int fp16) {
-    const char *lp = fp16 ? "fp16" : "int8";
+                          const char *records_dir, luthier_calib_method method, luthier_precision lowp) {
+    const char *lp = luthier_precision_name(lowp);
+    const int fp16 = lowp == LUTHIER_PRECISION_FP16;
     luthier_graph *g = NULL;
     model_run m8, m32;
     void *bufs[64];
@@ -468,13 +485,13 @@ static int model_lowp_one(const char *name, int threads, const bench_policy *pol
         }
     }
     t_cal = bench_now();
-    if (!fp16 && model_calibrate(m8.ctx, g, bufs, method, name, &cal)) {
+    if (!fp16 && model_calibrate(m8.ctx, g, bufs, method, name, &cal)) { /* (int8, auto) */
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
     t_cal = bench_now() - t_cal;
     if (model_plan(&m32, g, name, records_dir, csv, NULL, LUTHIER_PRECISION_FP32) ||
-        model_plan(&m8, g, name, records_dir, 1, cal, fp16 ? LUTHIER_PRECISION_FP16 : LUTHIER_PRECISION_DEFAULT)) {
+        model_plan(&m8, g, name, records_dir, 1, cal, lowp == LUTHIER_PRECISION_INT8 ? LUTHIER_PRECISION_DEFAULT : lowp)) {
         rc = BENCH_EXIT_FAIL;
         goto done;
     }
@@ -492,9 +509,7 @@ static int model_lowp_one(const char *name, int threads, const bench_policy *pol
         luthier_step_info si;
         luthier_plan_step_info(m8.plan, i, &si);
         h16_steps += si.fp16, h16_cvt += si.fp16 && si.node < 0, h16_convs += si.fp16 && si.op == LUTHIER_OP_CONV2D;
-        if (fp16 && si.op == LUTHIER_OP_DENSE && si.node >= 0)
-            convs++, convs8 += luthier__kernel_named(si.kernel) && luthier__kernel_named(si.kernel)->b_bytes == 2;
-        if (!fp16 && si.op == LUTHIER_OP_CONV2D && si.node >= 0) convs++, convs8 += si.int8;
+        model_lowered(&si, lowp, &convs, &convs8);
     }
     rp.rounds = 5;
     for (k = 0; k < rp.rounds && !bad; k++)
@@ -525,6 +540,11 @@ static int model_lowp_one(const char *name, int threads, const bench_policy *pol
                    "convolutions, %d conversions; arena %zu bytes (fp32 plan %zu), sum of activations %zu (fp32 plan %zu)\n",
                    h16_steps, h16_convs, h16_cvt, info.arena_bytes, info32.arena_bytes, info.sum_activation_bytes,
                    info32.sum_activation_bytes);
+        else if (lowp == LUTHIER_PRECISION_AUTO)
+            printf("  %d of %d conv/dense layers below fp32 (the records' precisions%s); calibrated in %.0f ms; weights %.1f MB, "
+                   "arena %.2f MB, %d steps\n",
+                   convs8, convs, records_dir ? "" : ": none without --records-dir", t_cal * 1e3, info.weights_bytes / 1e6,
+                   info.arena_bytes / 1e6, info.num_steps);
         else
             printf("  %d of %d convolutions int8; calibrated (%s, %d generated inputs) in %.0f ms; weights %.1f MB, arena "
                    "%.2f MB, %d steps\n",
@@ -547,7 +567,8 @@ done:
 static int cmd_model(int argc, char **argv) {
     const char *name = NULL, *threads_list = NULL, *python = NULL, *records_dir = NULL, *v;
     bench_policy pol;
-    int i, csv = 0, torch = 1, layers = 12, rc = BENCH_EXIT_OK, tl[8], ntl = 0, int8 = 0, fp16 = 0;
+    int i, csv = 0, torch = 1, layers = 12, rc = BENCH_EXIT_OK, tl[8], ntl = 0, lowps = 0;
+    luthier_precision lowp = LUTHIER_PRECISION_FP32;
     luthier_calib_method method = LUTHIER_CALIB_MINMAX;
     memset(&pol, 0, sizeof pol);
     pol.min_time = 2.0;
@@ -565,9 +586,16 @@ static int cmd_model(int argc, char **argv) {
         } else if (strcmp(argv[i], "--no-torch") == 0) {
             torch = 0;
         } else if (strcmp(argv[i], "--int8") == 0) {
-            int8 = 1;
+            lowp = LUTHIER_PRECISION_INT8, lowps++;
         } else if (strcmp(argv[i], "--fp16") == 0) {
-            fp16 = 1;
+            lowp = LUTHIER_PRECISION_FP16, lowps++;
+        } else if (strcmp(argv[i], "--precision") == 0) {
+            if (bench_opt_value(argc, argv, &i, "model", "--precision", &v) != 1 || luthier_precision_parse(v, &lowp) ||
+                lowp == LUTHIER_PRECISION_DEFAULT) {
+                bench_usage_error("model", "--precision takes fp32, fp16, int8 or auto");
+                return BENCH_EXIT_USAGE;
+            }
+            lowps += lowp != LUTHIER_PRECISION_FP32;
         } else if (strcmp(argv[i], "--calib") == 0) {
             if (bench_opt_value(argc, argv, &i, "model", "--calib", &v) != 1 ||
                 (strcmp(v, "minmax") != 0 && strcmp(v, "percentile") != 0)) {
@@ -634,14 +662,16 @@ static int cmd_model(int argc, char **argv) {
         if (c && luthier_context_num_threads(c) > 1) tl[ntl++] = luthier_context_num_threads(c);
         luthier_context_destroy(c);
     }
-    if (int8 && fp16) {
-        bench_usage_error("model", "--int8 and --fp16 exclude each other");
+    if (lowps > 1) {
+        bench_usage_error("model", "--int8, --fp16 and --precision exclude each other");
         return BENCH_EXIT_USAGE;
     }
-    if (csv && int8)
+    if (csv && lowp == LUTHIER_PRECISION_INT8)
         printf("model,threads,int8_ms,int8_median_ms,fp32_ms,fp32_median_ms,speedup,cosine,int8_convs,convs,calib_ms\n");
-    else if (csv && fp16)
+    else if (csv && lowp == LUTHIER_PRECISION_FP16)
         printf("model,threads,fp16_ms,fp16_median_ms,fp32_ms,fp32_median_ms,speedup,cosine,fp16_dense,dense,calib_ms\n");
+    else if (csv && lowp == LUTHIER_PRECISION_AUTO)
+        printf("model,threads,auto_ms,auto_median_ms,fp32_ms,fp32_median_ms,speedup,cosine,lowered,layers,calib_ms\n");
     else if (csv)
         printf("model,threads,luthier_ms,luthier_median_ms,torch_ms,torch_median_ms,speedup,weights_bytes,arena_bytes,"
                "sum_activation_bytes,workspace_bytes,gflop\n");
@@ -658,7 +688,8 @@ static int cmd_model(int argc, char **argv) {
         }
         for (k = 0; names[k]; k++)
             for (i = 0; i < ntl; i++) {
-                int r = int8 || fp16 ? model_lowp_one(names[k], tl[i], &pol, csv ? 0 : layers, csv, records_dir, method, fp16)
+                int r = lowp != LUTHIER_PRECISION_FP32
+                            ? model_lowp_one(names[k], tl[i], &pol, csv ? 0 : layers, csv, records_dir, method, lowp)
                              : model_one(names[k], tl[i], &pol, csv ? 0 : layers, torch, python, csv, records_dir);
                 if (r == BENCH_EXIT_USAGE) return r;
                 if (r != BENCH_EXIT_OK) rc = r;

@@ -405,9 +405,9 @@ static void tune_print_text(const tune_opts *o, const tune_outcome *u) {
     if (u->fp32_ms > 0)
         printf("fp32 default plan %.2f ms: tuned %s is %.2fx faster\n", u->fp32_ms, tune_precision_label(o), u->fp32_ms / tuned);
     if (o->autop)
-        printf("auto precision: %d conv/dense nodes fp16, %d int8, %d taken back to fp32 by the guard; on the calibration "
-               "inputs against the fp32 plan: cosine %.6f, max |diff| %.3g\n", res->nodes_fp16, res->nodes_int8, res->guard_dropped,
-               res->guard_cosine, res->guard_max_abs);
+        printf("auto precision: %d conv/dense nodes fp16, %d int8; taken back to fp32: %d whose conversions cost more than "
+               "they saved, %d by the guard; on the calibration inputs against the fp32 plan: cosine %.6f, max |diff| %.3g\n",
+               res->nodes_fp16, res->nodes_int8, res->conversions_dropped, res->guard_dropped, res->guard_cosine, res->guard_max_abs);
     if (u->ex_ms > 0)
         printf("exhaustive search: %.2f ms with %d measurements (tuned is %.1f%% off with %.1f%% of the measurements)\n",
                u->ex_ms, u->rex.measurements, 100.0 * (tuned / u->ex_ms - 1), 100.0 * res->measurements / u->rex.measurements);
