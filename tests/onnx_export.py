@@ -30,8 +30,9 @@ statistics, GroupNorm / InstanceNorm affine parameters and PReLU slopes randomiz
                         Linear                                                 [1,3,32,32]
     yolo_small          YOLOv5-like: conv+BN+SiLU blocks (Sigmoid*Mul), CSP split (chunk) / concat,
                         nearest 2x upsample, concat of two scales, Detect head on both (sigmoid,
-                        view / permute, x[..., :4] and x[..., 4:], grid and anchor arithmetic with
-                        constant buffers, Pow)                                 [1,3,32,32] -> [1,240,8]
+                        view / permute, x[..., :4] and x[..., 4:], grid and anchor grid made in
+                        the graph as Detect._make_grid traces: Range, meshgrid, Expand; Pow)
+                                                                               [1,3,32,32] -> [1,240,8]
     unet_small          U-Net: conv+GroupNorm+ReLU blocks, maxpool down, bilinear upsample with
                         align_corners False (lower) and True (upper), skip concats  [1,3,32,32]
     superres_small      ESPCN-like (5x5 / 3x3 convs, tanh, PixelShuffle x2) + ConvTranspose2d
@@ -329,11 +330,17 @@ class YoloSmall(nn.Module):
         self.csp3 = CSP(64, 32)
         self.heads = nn.ModuleList([nn.Conv2d(32, self.na * self.no, 1), nn.Conv2d(64, self.na * self.no, 1)])
         self.strides = [8, 16]
-        anchors = torch.tensor([[10, 13, 16, 30, 33, 23], [30, 61, 62, 45, 59, 119]], dtype=torch.float32).view(2, 1, 3, 1, 1, 2)
-        self.register_buffer("anchor_grid", anchors)
-        for i, n in enumerate([8, 4]):
-            yv, xv = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
-            self.register_buffer("grid%d" % i, torch.stack((xv, yv), 2).view(1, 1, n, n, 2).float())
+        anchors = torch.tensor([[10, 13, 16, 30, 33, 23], [30, 61, 62, 45, 59, 119]], dtype=torch.float32) / 8
+        self.register_buffer("anchors", anchors.view(2, 3, 2))
+
+    def make_grid(self, nx, ny, i):
+        """YOLOv5's Detect._make_grid, traced: Range, meshgrid, stack, Expand"""
+        shape = 1, self.na, ny, nx, 2
+        y, x = torch.arange(ny, dtype=torch.float32), torch.arange(nx, dtype=torch.float32)
+        yv, xv = torch.meshgrid(y, x, indexing="ij")
+        grid = torch.stack((xv, yv), 2).expand(shape) - 0.5
+        anchor_grid = (self.anchors[i] * self.strides[i]).view((1, self.na, 1, 1, 2)).expand(shape)
+        return grid, anchor_grid
 
     def forward(self, x):
         p3 = self.csp1(self.down1(self.stem(x)))
@@ -345,10 +352,11 @@ class YoloSmall(nn.Module):
             t = self.heads[i](f)
             bs, _, ny, nx = t.shape
             t = t.view(bs, self.na, self.no, ny, nx).permute(0, 1, 3, 4, 2).contiguous()
+            grid, anchor_grid = self.make_grid(nx, ny, i)
             y = t.sigmoid()
             box, conf = y[..., :4], y[..., 4:]
-            xy = (box[..., :2] * 2 - 0.5 + getattr(self, "grid%d" % i)) * self.strides[i]
-            wh = (box[..., 2:4] * 2) ** 2 * self.anchor_grid[i]
+            xy = (box[..., :2] * 2 + grid) * self.strides[i]
+            wh = (box[..., 2:4] * 2) ** 2 * anchor_grid
             z.append(torch.cat((xy, wh, conf), -1).view(bs, -1, self.no))
         return torch.cat(z, 1)
 
