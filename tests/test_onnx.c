@@ -1660,6 +1660,65 @@ static void test_onnx_silu_pattern(void) {
     luthier_context_destroy(ctx);
 }
 
+/* Mul(t, HardSigmoid(t, alpha 1/6, beta 0.5)) in either order (PyTorch's hardswish below opset 14)
+   becomes one hard_swish step; other alpha or beta, a HardSigmoid output with a second consumer or
+   that is a graph output, or a Mul by another tensor keep the steps. Every variant against
+   x clamp(alpha x + beta, 0, 1) in doubles. */
+static void test_onnx_hardswish_pattern(void) {
+    int64_t dims[2] = {3, 7};
+    float x[21], y[2][21], *outs[2];
+    int k, e;
+    luthier_context *ctx = onnx_ctx();
+    for (e = 0; e < 21; e++) x[e] = (float)(e - 10) * 0.61f;
+    x[0] = -100.0f; x[1] = NAN; x[2] = 3.0f; x[3] = -3.0f; x[4] = INFINITY; x[20] = 90.0f;
+    for (k = 0; k < 7; k++) {
+        pbw m = {0, 0, 0}, g = {0, 0, 0}, n = {0, 0, 0};
+        luthier_graph *gr = NULL;
+        luthier_node_desc d;
+        char err[512];
+        const int fused = k < 2, nout = k == 3 || k == 5 ? 2 : 1;
+        const double alpha = k == 2 ? 0.2 : 1.0 / 6, beta = k == 4 ? 0.4 : 0.5;
+        pbw_str(&n, 1, "x");
+        pbw_str(&n, 2, "h");
+        pbw_str(&n, 3, "hsig");
+        pbw_str(&n, 4, "HardSigmoid");
+        if (k != 2) pbw_attr_f(&n, "alpha", 1.0f / 6); /* k 2: ONNX's default alpha 0.2 */
+        if (k == 4) pbw_attr_f(&n, "beta", 0.4f);
+        pbw_msg(&g, 1, &n);
+        pbw_node(&g, "Mul", k == 1 ? "h" : k == 6 ? "z" : "x", k == 1 ? "x" : "h", "y", "mul");
+        if (k == 3) pbw_node(&g, "Add", "h", "x", "z", "add"); /* a second consumer */
+        if (k == 6) pbw_vi(&g, 11, "z", 2, dims);              /* h times another tensor */
+        pbw_vi(&g, 11, "x", 2, dims);
+        pbw_vi(&g, 12, "y", 2, dims);
+        if (nout == 2) pbw_vi(&g, 12, k == 3 ? "z" : "h", 2, dims); /* k 5: the HardSigmoid is an output too */
+        pbw_model(&m, &g, 13);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "case %d: %s", k, err);
+        free(m.p);
+        if (!gr) continue;
+        memset(&d, 0, sizeof d);
+        CHECK(luthier_graph_num_nodes(gr) == (fused ? 1 : k == 3 ? 3 : 2), "case %d: %d nodes", k, luthier_graph_num_nodes(gr));
+        CHECK(luthier_graph_node_desc(gr, 0, &d) == LUTHIER_STATUS_OK && (d.op == LUTHIER_OP_HARD_SWISH) == fused, "case %d: node 0 is %s",
+              k, luthier_op_name(d.op));
+        if (k == 6) { /* two inputs: checked by the node count alone */
+            luthier_graph_destroy(gr);
+            continue;
+        }
+        outs[0] = y[0];
+        outs[1] = y[1];
+        CHECK(ctx && onnx_run_simple(ctx, gr, x, outs), "case %d runs", k);
+        for (e = 0; ctx && e < 21; e++) {
+            const double t = x[e], a = alpha * t + beta, hs = a < 0 ? 0 : a > 1 ? 1 : a;
+            const double want[2] = {t * hs, k == 3 ? hs + t : hs};
+            int o;
+            if (t != t) continue; /* NaN: the clamp's comparisons decide, differently per form */
+            for (o = 0; o < nout; o++)
+                CHECK(onnx_close(y[o][e], want[o]), "case %d output %d x = %g: %.9g, want %.9g", k, o, t, (double)y[o][e], want[o]);
+        }
+        luthier_graph_destroy(gr);
+    }
+    luthier_context_destroy(ctx);
+}
+
 /* Tile of x [2,3] by rep: x a constant (f32, or i64 read through a Cast; + a [1] input z, so
    that the plan has an input) or the graph input at run time. */
 static const float tile_cf[6] = {1.5f, -2, 3.25f, 4, -5.5f, 6};
@@ -3884,10 +3943,10 @@ static void onnx_check_family(const char *name, const char *spec13, const char *
     onnx_check_ops(n17, spec17);
 }
 
-/* MobileNetV3-like: hardswish (opset 13: x * HardSigmoid(x); 17: HardSwish), squeeze-excitation
+/* MobileNetV3-like: hardswish (opset 13: x * HardSigmoid(x), one hard_swish again; 17: HardSwish), squeeze-excitation
    with hardsigmoid, depthwise convs, inverted residuals, hardswish + dropout classifier */
 static void test_onnx_family_mbv3(void) {
-    onnx_check_family("mbv3_small", "conv2d=22 global_avgpool=4 dense=2 hard_sigmoid=10",
+    onnx_check_family("mbv3_small", "conv2d=22 global_avgpool=4 dense=2 hard_sigmoid=3 hard_swish=7",
                       "conv2d=22 global_avgpool=4 dense=2 hard_sigmoid=3 hard_swish=7");
 }
 
@@ -4001,6 +4060,7 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_logic);
     RUN(test_onnx_logic_refusals);
     RUN(test_onnx_silu_pattern);
+    RUN(test_onnx_hardswish_pattern);
     RUN(test_onnx_gelu_tanh_pattern);
     RUN(test_onnx_gelu_tanh_arity);
     RUN(test_onnx_backend_activations);
