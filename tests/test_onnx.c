@@ -939,16 +939,18 @@ static int onnx_plan_run_any(luthier_context *ctx, const luthier_graph *g) {
 static void test_onnx_corrupted(void) {
     static const char *files[] = {ONNX_MODELS_DIR "/cnn.onnx", ONNX_MODELS_DIR "/bert_block.onnx", ONNX_MODELS_DIR "/qdq_cnn.onnx",
                                   ONNX_MODELS_DIR "/qlinear.onnx", ONNX_MODELS_DIR "/bert_block_opset17.onnx",
-                                  ONNX_MODELS_DIR "/resnet18_small.onnx"};
+                                  ONNX_MODELS_DIR "/resnet18_small.onnx", ONNX_MODELS_DIR "/kws_lstm.onnx",
+                                  ONNX_MODELS_DIR "/hf_gpt2_small.onnx", ONNX_MODELS_DIR "/yolo_small.onnx"};
+    enum { NFILES = sizeof files / sizeof files[0] };
     const char *env = getenv("LUTHIER_TEST_MUTATIONS"); /* e.g. 10000 for a long run */
     int iters = env ? atoi(env) : T.quick ? 200 : 1000, f, i, loaded = 0, ran = 0;
     char err[512];
     uint64_t saved = test_rng_state;
     luthier_context *ctx = onnx_ctx();
     test_rng_state = 0x0a0a;
-    for (f = 0; f < 7; f++) {
+    for (f = 0; f <= NFILES; f++) {
         pbw m = {0, 0, 0};
-        if (f < 6) {
+        if (f < NFILES) {
             FILE *fp = fopen(files[f], "rb");
             uint8_t buf[4096];
             size_t got;
@@ -996,7 +998,7 @@ static void test_onnx_corrupted(void) {
         }
         free(m.p);
     }
-    if (env) printf("    %d mutations of each of 7 models: %d loaded, %d planned and ran\n", iters, loaded, ran);
+    if (env) printf("    %d mutations of each of %d models: %d loaded, %d planned and ran\n", iters, NFILES + 1, loaded, ran);
     CHECK(ran > 0, "no mutated model ran (%d loaded)", loaded);
     luthier_context_destroy(ctx);
     test_rng_state = saved;
