@@ -51,7 +51,8 @@
        MatMul (constant 2-D B -> dense, else matmul)
        Relu Sigmoid Tanh Erf Sqrt Exp Neg Gelu Softmax LogSoftmax LRN Abs Log Floor Ceil
        Round Reciprocal -> the engine operator of the same name; Mul(t, Sigmoid(t)) (either
-       order, the Sigmoid used by nothing else) -> silu
+       order, the Sigmoid used by nothing else) -> silu; Mul(t, HardSigmoid(t)) with alpha 1/6,
+       beta 0.5 (hardswish below opset 14; the same conditions) -> hard_swish
        PRelu (constant slope, broadcast one way to x) -> prelu
        Clip (attributes or constant inputs; [0, inf) -> relu)
        LeakyRelu Elu Selu Celu HardSigmoid HardSwish Softplus Softsign ThresholdedRelu (and Mish,
@@ -5187,6 +5188,22 @@ LUTHIER_ONNX__FN int luthier_onnx__match_silu(luthier_onnx__ctx *c, luthier_onnx
     return luthier_onnx__rewrite(c, m, "Swish", &t, 1, 0);
 }
 
+/* t * HardSigmoid(t, alpha 1/6, beta 0.5), in either order, the HardSigmoid's output feeding that
+   Mul alone (and no graph output) -> HardSwish(t): what PyTorch writes for hardswish below opset
+   14 (MobileNetV3), one step that fuses into the conv before it instead of two */
+LUTHIER_ONNX__FN int luthier_onnx__match_hardswish(luthier_onnx__ctx *c, luthier_onnx__node *h) {
+    luthier_onnx__node *m;
+    const char *t, *o;
+    if (h->nin != 1 || h->nout < 1 || !*h->out[0] || fabs((double)luthier_onnx__af(h, "alpha", 0.2f) - 1.0 / 6) > 1e-6 ||
+        luthier_onnx__af(h, "beta", 0.5f) != 0.5f ||
+        h->nattrs != (luthier_onnx__attr_get(h, "alpha") != NULL) + (luthier_onnx__attr_get(h, "beta") != NULL))
+        return 0; /* other values, or attributes HardSigmoid does not have (refused when it is converted) */
+    t = h->in[0];
+    if (!(m = luthier_onnx__sole(c, h->out[0], "Mul")) || m->nout < 1 || !(o = luthier_onnx__other(m, h->out[0])) || strcmp(o, t))
+        return 0;
+    return luthier_onnx__rewrite(c, m, "HardSwish", &t, 1, 0);
+}
+
 LUTHIER_ONNX__FN int luthier_onnx__reduce_axes(luthier_onnx__ctx *c, const luthier_onnx__node *r, int64_t *axes) {
     const int64_t *a;
     int na;
@@ -5684,6 +5701,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
             else if (!strcmp(n->op, "Tanh") && luthier_onnx__match_gelu_tanh(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "ReduceMean") && luthier_onnx__match_layernorm(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "Sigmoid") && luthier_onnx__match_silu(c, n)) luthier_onnx__count_uses(c);
+            else if (!strcmp(n->op, "HardSigmoid") && luthier_onnx__match_hardswish(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "MatMul") && luthier_onnx__match_matmul_bias(c, n)) luthier_onnx__count_uses(c);
         }
     }

@@ -329,12 +329,14 @@ static void test_onnx_backend_nodes(void) {
 
 /* ---- models exported from PyTorch (tests/onnx_export.py) --------------------------------------- */
 
+/* Loads tests/data/onnx/NAME.onnx and runs it on NAME/input_K.pb (matched by name: several inputs,
+   int64 ones fed as the model declares them) at 1 and 2 threads; every output NAME/output_K.pb
+   (PyTorch's) must match within tol of the largest |output| (tol absolute below 1). */
 static void onnx_check_model(const char *name, double tol) {
     char path[512], dir[512], err[512], msg[512];
     luthier_onnx_tensor ins[8], outs[8];
     luthier_graph *g = NULL;
-    luthier_context *ctx = onnx_ctx();
-    int nin, nout, j;
+    int nin, nout, j, threads;
     double max_err = 0;
     long bad;
     snprintf(path, sizeof path, "%s/%s.onnx", ONNX_MODELS_DIR, name);
@@ -343,21 +345,29 @@ static void onnx_check_model(const char *name, double tol) {
     nout = onnx_read_set(dir, "output", outs, 8);
     CHECK(nin >= 1 && nout >= 1, "%s: reference data missing in %s", name, dir);
     CHECK(luthier_onnx_load(path, NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s: %s", name, err);
-    if (g && ctx && nin >= 1 && nout >= 1) {
+    CHECK(!g || luthier_graph_num_inputs(g) == nin, "%s: %d graph inputs, %d test inputs", name, g ? luthier_graph_num_inputs(g) : 0, nin);
+    for (threads = 1; threads <= 2 && g && nin >= 1 && nout >= 1; threads++) {
+        luthier_context_desc cd;
+        luthier_context *ctx = NULL;
         double scale = 0;
         size_t e;
+        memset(&cd, 0, sizeof cd);
+        cd.num_threads = threads;
+        CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "%s: context with %d threads", name, threads);
+        if (!ctx) break;
         for (j = 0; j < nout; j++)
-            for (e = 0; e < outs[j].numel; e++)
+            for (e = 0; e < outs[j].numel && outs[j].dtype == LUTHIER_DTYPE_F32; e++)
                 if (fabs((double)((float *)outs[j].data)[e]) > scale) scale = fabs((double)((float *)outs[j].data)[e]);
         bad = onnx_run_compare(ctx, g, NULL, ins, nin, outs, nout, 0, tol * (scale > 1 ? scale : 1), &max_err, msg, sizeof msg);
-        CHECK(bad == 0, "%s: %s", name, msg);
-        printf("    %-28s %3d nodes, max |error| vs PyTorch %.3g (outputs up to %.3g)\n", name, luthier_graph_num_nodes(g),
-               max_err, scale);
+        CHECK(bad == 0, "%s (%d threads): %s", name, threads, msg);
+        if (threads == 1)
+            printf("    %-28s %3d nodes, max |error| vs PyTorch %.3g (outputs up to %.3g)\n", name, luthier_graph_num_nodes(g),
+                   max_err, scale);
+        luthier_context_destroy(ctx);
     }
     for (j = 0; j < nin; j++) luthier_onnx_tensor_free(&ins[j]);
     for (j = 0; j < nout; j++) luthier_onnx_tensor_free(&outs[j]);
     luthier_graph_destroy(g);
-    luthier_context_destroy(ctx);
 }
 
 /* counts nodes of an engine op in g */
@@ -929,16 +939,18 @@ static int onnx_plan_run_any(luthier_context *ctx, const luthier_graph *g) {
 static void test_onnx_corrupted(void) {
     static const char *files[] = {ONNX_MODELS_DIR "/cnn.onnx", ONNX_MODELS_DIR "/bert_block.onnx", ONNX_MODELS_DIR "/qdq_cnn.onnx",
                                   ONNX_MODELS_DIR "/qlinear.onnx", ONNX_MODELS_DIR "/bert_block_opset17.onnx",
-                                  ONNX_MODELS_DIR "/resnet18_small.onnx"};
+                                  ONNX_MODELS_DIR "/resnet18_small.onnx", ONNX_MODELS_DIR "/kws_lstm.onnx",
+                                  ONNX_MODELS_DIR "/hf_gpt2_small.onnx", ONNX_MODELS_DIR "/yolo_small.onnx"};
+    enum { NFILES = sizeof files / sizeof files[0] };
     const char *env = getenv("LUTHIER_TEST_MUTATIONS"); /* e.g. 10000 for a long run */
     int iters = env ? atoi(env) : T.quick ? 200 : 1000, f, i, loaded = 0, ran = 0;
     char err[512];
     uint64_t saved = test_rng_state;
     luthier_context *ctx = onnx_ctx();
     test_rng_state = 0x0a0a;
-    for (f = 0; f < 7; f++) {
+    for (f = 0; f <= NFILES; f++) {
         pbw m = {0, 0, 0};
-        if (f < 6) {
+        if (f < NFILES) {
             FILE *fp = fopen(files[f], "rb");
             uint8_t buf[4096];
             size_t got;
@@ -986,7 +998,7 @@ static void test_onnx_corrupted(void) {
         }
         free(m.p);
     }
-    if (env) printf("    %d mutations of each of 7 models: %d loaded, %d planned and ran\n", iters, loaded, ran);
+    if (env) printf("    %d mutations of each of %d models: %d loaded, %d planned and ran\n", iters, NFILES + 1, loaded, ran);
     CHECK(ran > 0, "no mutated model ran (%d loaded)", loaded);
     luthier_context_destroy(ctx);
     test_rng_state = saved;
@@ -1642,6 +1654,65 @@ static void test_onnx_silu_pattern(void) {
             const double t = x[e], sg = 1 / (1 + exp(-t));
             const double want[2] = {t * sg, k == 2 ? sg + t : sg};
             int o;
+            for (o = 0; o < nout; o++)
+                CHECK(onnx_close(y[o][e], want[o]), "case %d output %d x = %g: %.9g, want %.9g", k, o, t, (double)y[o][e], want[o]);
+        }
+        luthier_graph_destroy(gr);
+    }
+    luthier_context_destroy(ctx);
+}
+
+/* Mul(t, HardSigmoid(t, alpha 1/6, beta 0.5)) in either order (PyTorch's hardswish below opset 14)
+   becomes one hard_swish step; other alpha or beta, a HardSigmoid output with a second consumer or
+   that is a graph output, or a Mul by another tensor keep the steps. Every variant against
+   x clamp(alpha x + beta, 0, 1) in doubles. */
+static void test_onnx_hardswish_pattern(void) {
+    int64_t dims[2] = {3, 7};
+    float x[21], y[2][21], *outs[2];
+    int k, e;
+    luthier_context *ctx = onnx_ctx();
+    for (e = 0; e < 21; e++) x[e] = (float)(e - 10) * 0.61f;
+    x[0] = -100.0f; x[1] = NAN; x[2] = 3.0f; x[3] = -3.0f; x[4] = INFINITY; x[20] = 90.0f;
+    for (k = 0; k < 7; k++) {
+        pbw m = {0, 0, 0}, g = {0, 0, 0}, n = {0, 0, 0};
+        luthier_graph *gr = NULL;
+        luthier_node_desc d;
+        char err[512];
+        const int fused = k < 2, nout = k == 3 || k == 5 ? 2 : 1;
+        const double alpha = k == 2 ? 0.2 : 1.0 / 6, beta = k == 4 ? 0.4 : 0.5;
+        pbw_str(&n, 1, "x");
+        pbw_str(&n, 2, "h");
+        pbw_str(&n, 3, "hsig");
+        pbw_str(&n, 4, "HardSigmoid");
+        if (k != 2) pbw_attr_f(&n, "alpha", 1.0f / 6); /* k 2: ONNX's default alpha 0.2 */
+        if (k == 4) pbw_attr_f(&n, "beta", 0.4f);
+        pbw_msg(&g, 1, &n);
+        pbw_node(&g, "Mul", k == 1 ? "h" : k == 6 ? "z" : "x", k == 1 ? "x" : "h", "y", "mul");
+        if (k == 3) pbw_node(&g, "Add", "h", "x", "z", "add"); /* a second consumer */
+        if (k == 6) pbw_vi(&g, 11, "z", 2, dims);              /* h times another tensor */
+        pbw_vi(&g, 11, "x", 2, dims);
+        pbw_vi(&g, 12, "y", 2, dims);
+        if (nout == 2) pbw_vi(&g, 12, k == 3 ? "z" : "h", 2, dims); /* k 5: the HardSigmoid is an output too */
+        pbw_model(&m, &g, 13);
+        CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "case %d: %s", k, err);
+        free(m.p);
+        if (!gr) continue;
+        memset(&d, 0, sizeof d);
+        CHECK(luthier_graph_num_nodes(gr) == (fused ? 1 : k == 3 ? 3 : 2), "case %d: %d nodes", k, luthier_graph_num_nodes(gr));
+        CHECK(luthier_graph_node_desc(gr, 0, &d) == LUTHIER_STATUS_OK && (d.op == LUTHIER_OP_HARD_SWISH) == fused, "case %d: node 0 is %s",
+              k, luthier_op_name(d.op));
+        if (k == 6) { /* two inputs: checked by the node count alone */
+            luthier_graph_destroy(gr);
+            continue;
+        }
+        outs[0] = y[0];
+        outs[1] = y[1];
+        CHECK(ctx && onnx_run_simple(ctx, gr, x, outs), "case %d runs", k);
+        for (e = 0; ctx && e < 21; e++) {
+            const double t = x[e], a = alpha * t + beta, hs = a < 0 ? 0 : a > 1 ? 1 : a;
+            const double want[2] = {t * hs, k == 3 ? hs + t : hs};
+            int o;
+            if (t != t) continue; /* NaN: the clamp's comparisons decide, differently per form */
             for (o = 0; o < nout; o++)
                 CHECK(onnx_close(y[o][e], want[o]), "case %d output %d x = %g: %.9g, want %.9g", k, o, t, (double)y[o][e], want[o]);
         }
@@ -3842,6 +3913,108 @@ static void test_onnx_opset18(void) {
     luthier_context_destroy(ctx);
 }
 
+/* ---- the deployed-model families (tests/onnx_export.py), at opsets 13 and 17 --------------------- */
+
+/* Loads tests/data/onnx/NAME.onnx and checks the engine operators the loader made of it: spec is
+   "op=count ..." with the engine's operator names (luthier_op_name). */
+static void onnx_check_ops(const char *name, const char *spec) {
+    char path[512], err[512], op[32];
+    luthier_graph *g = NULL;
+    int want, used;
+    snprintf(path, sizeof path, "%s/%s.onnx", ONNX_MODELS_DIR, name);
+    CHECK(luthier_onnx_load(path, NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s: %s", name, err);
+    while (g && sscanf(spec, " %31[a-z0-9_]=%d%n", op, &want, &used) == 2) {
+        int k = 0;
+        while (k < LUTHIER_OP_COUNT && strcmp(luthier_op_name((luthier_op)k), op)) k++;
+        CHECK(k < LUTHIER_OP_COUNT, "%s: no engine operator '%s'", name, op);
+        if (k < LUTHIER_OP_COUNT)
+            CHECK(onnx_count_op(g, (luthier_op)k) == want, "%s: %d %s nodes, want %d", name, onnx_count_op(g, (luthier_op)k), op, want);
+        spec += used;
+    }
+    luthier_graph_destroy(g);
+}
+
+/* NAME at opset 13 and NAME_opset17 against PyTorch within 1e-4 of the largest |output|, with
+   the operators spec13 and spec17 (onnx_check_ops) */
+static void onnx_check_family(const char *name, const char *spec13, const char *spec17) {
+    char n17[128];
+    snprintf(n17, sizeof n17, "%s_opset17", name);
+    onnx_check_model(name, 1e-4);
+    onnx_check_model(n17, 1e-4);
+    onnx_check_ops(name, spec13);
+    onnx_check_ops(n17, spec17);
+}
+
+/* MobileNetV3-like: hardswish (opset 13: x * HardSigmoid(x), one hard_swish again; 17: HardSwish), squeeze-excitation
+   with hardsigmoid, depthwise convs, inverted residuals, hardswish + dropout classifier */
+static void test_onnx_family_mbv3(void) {
+    onnx_check_family("mbv3_small", "conv2d=22 global_avgpool=4 dense=2 hard_sigmoid=3 hard_swish=7",
+                      "conv2d=22 global_avgpool=4 dense=2 hard_sigmoid=3 hard_swish=7");
+}
+
+/* YOLOv5-like: conv+BN+SiLU (Sigmoid*Mul, one silu each), CSP split/concat, nearest 2x upsample,
+   Detect head (sigmoid, slices, reshapes, permutes, grid and anchor arithmetic) */
+static void test_onnx_family_yolo(void) {
+    const char *ops = "conv2d=18 silu=16 sigmoid=2 resize=1 transpose=2 pow=2";
+    onnx_check_family("yolo_small", ops, ops);
+}
+
+/* U-Net: GroupNorm (InstanceNormalization over [N, G, rest] -> layer norm), maxpool, bilinear
+   upsampling with align_corners False and True, skip concats */
+static void test_onnx_family_unet(void) {
+    const char *ops = "conv2d=11 layer_norm=10 maxpool=2 resize=2 concat=2";
+    onnx_check_family("unet_small", ops, ops);
+}
+
+/* ESPCN-like super-resolution (PixelShuffle -> DepthToSpace) + ConvTranspose2d path; style
+   transfer (reflection padding, InstanceNorm, residual block, ConvTranspose2d) */
+static void test_onnx_family_superres_style(void) {
+    const char *sr = "conv2d=3 depth_to_space=1 conv_transpose=1", *st = "conv2d=5 pad=5 layer_norm=5 conv_transpose=1";
+    onnx_check_family("superres_small", sr, sr);
+    onnx_check_family("style_small", st, st);
+}
+
+/* keyword spotting over [1, 40, 49] MFCCs: Conv1d + BatchNorm1d + ReLU | PReLU, then a GRU, or a
+   2-layer bidirectional LSTM, then a Linear on the last step */
+static void test_onnx_family_kws(void) {
+    onnx_check_family("kws_gru", "conv2d=1 gru=1 dense=1", "conv2d=1 gru=1 dense=1");
+    onnx_check_family("kws_lstm", "conv2d=1 prelu=1 lstm=2 dense=1", "conv2d=1 prelu=1 lstm=2 dense=1");
+}
+
+/* Hugging Face BERT and GPT-2 layouts with two int64 inputs (input_ids, attention_mask; the
+   fixtures' masks have padding zeros): the extended mask (1 - mask) * finfo.min added to the
+   scores, GPT-2's causal bool tril buffer through Where, gelu_new; BERT has two outputs */
+static void test_onnx_family_hf(void) {
+    static const char *names[2] = {"hf_bert_small", "hf_gpt2_small"};
+    int k;
+    onnx_check_family("hf_bert_small", "gelu=2 layer_norm=5 softmax=2 erf=0", "gelu=2 layer_norm=5 softmax=2 erf=0");
+    onnx_check_family("hf_gpt2_small", "gelu=2 layer_norm=5 where=2 tanh=0", "gelu=2 layer_norm=5 where=2 tanh=0");
+    for (k = 0; k < 2; k++) {
+        char path[512], err[512];
+        luthier_onnx_tensor mask;
+        luthier_graph *g = NULL;
+        size_t e, zeros = 0;
+        memset(&mask, 0, sizeof mask);
+        snprintf(path, sizeof path, "%s/%s/input_1.pb", ONNX_MODELS_DIR, names[k]);
+        CHECK(luthier_onnx_tensor_load(path, &mask, err, sizeof err) == LUTHIER_STATUS_OK, "%s: %s", path, err);
+        for (e = 0; e < mask.numel && mask.dtype == LUTHIER_DTYPE_I64; e++) zeros += ((const int64_t *)mask.data)[e] == 0;
+        CHECK(mask.name && !strcmp(mask.name, "attention_mask") && zeros > 0 && zeros < mask.numel, "%s: a mask with %zu padding zeros", names[k], zeros);
+        luthier_onnx_tensor_free(&mask);
+        snprintf(path, sizeof path, "%s/%s.onnx", ONNX_MODELS_DIR, names[k]);
+        CHECK(luthier_onnx_load(path, NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK, "%s", err);
+        CHECK(g && luthier_onnx_input_index(g, "input_ids") == 0 && luthier_onnx_input_index(g, "attention_mask") == 1,
+              "%s: inputs by ONNX name", names[k]);
+        luthier_graph_destroy(g);
+    }
+}
+
+/* DeepLab-like: dilated backbone, ASPP (1x1, dilated 3x3 branches, image pooling + bilinear
+   upsample back), bilinear resize of the logits to the input size */
+static void test_onnx_family_deeplab(void) {
+    const char *ops = "conv2d=10 global_avgpool=1 resize=2 concat=1";
+    onnx_check_family("deeplab_small", ops, ops);
+}
+
 static void run_onnx_tests(void) {
     RUN(test_onnx_rnn);
     RUN(test_onnx_rnn_refusals);
@@ -3867,6 +4040,13 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_torch_resnet);
     RUN(test_onnx_torch_bert);
     RUN(test_onnx_torch_gpt2);
+    RUN(test_onnx_family_mbv3);
+    RUN(test_onnx_family_yolo);
+    RUN(test_onnx_family_unet);
+    RUN(test_onnx_family_superres_style);
+    RUN(test_onnx_family_kws);
+    RUN(test_onnx_family_hf);
+    RUN(test_onnx_family_deeplab);
     RUN(test_onnx_matmul_bias);
     RUN(test_onnx_tile);
     RUN(test_onnx_quant_constants);
@@ -3882,6 +4062,7 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_logic);
     RUN(test_onnx_logic_refusals);
     RUN(test_onnx_silu_pattern);
+    RUN(test_onnx_hardswish_pattern);
     RUN(test_onnx_gelu_tanh_pattern);
     RUN(test_onnx_gelu_tanh_arity);
     RUN(test_onnx_backend_activations);
