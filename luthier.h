@@ -5327,20 +5327,28 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
 
 /* y[a * ys + b] = x[b * xs + a] for a < na, b < nb, in the registers of a CPU with these
    features (luthier__transpose_neon, _avx2, _sse2), else one float at a time. */
-LUTHIER_PRIVATE void luthier__transpose_tile(const float *x, size_t xs, float *y, size_t ys, size_t nb, size_t na,
+LUTHIER__INLINE void luthier__transpose_tile(const float *x, size_t xs, float *y, size_t ys, size_t nb, size_t na,
                                              unsigned features) {
     size_t a, b;
     (void)features;
 #if LUTHIER__SIMD_NEON
-    luthier__transpose_neon(x, xs, y, ys, nb, na);
-    return;
+    if (nb >= 4 && na >= 4) { /* (else no whole block: one float at a time) */
+        luthier__transpose_neon(x, xs, y, ys, nb, na);
+        return;
+    }
 #elif LUTHIER__SIMD_X86
-    if (features & LUTHIER_CPU_AVX2_FMA) luthier__transpose_avx2(x, xs, y, ys, nb, na);
-    else luthier__transpose_sse2(x, xs, y, ys, nb, na);
-    return;
+    /* (below 8 rows or columns the plain loop beats blocks plus edges: 3-, 5-channel images) */
+    if (nb >= 8 && na >= 8) {
+        if (features & LUTHIER_CPU_AVX2_FMA) luthier__transpose_avx2(x, xs, y, ys, nb, na);
+        else luthier__transpose_sse2(x, xs, y, ys, nb, na);
+        return;
+    }
 #endif
-    for (a = 0; a < na; a++)
-        for (b = 0; b < nb; b++) y[a * ys + b] = x[b * xs + a];
+    for (a = 0; a < na; a++) {
+        float *yr = y + a * ys;
+        const float *xr = x + a;
+        for (b = 0; b < nb; b++) yr[b] = xr[b * xs];
+    }
 }
 
 /* The ISA luthier__transpose_tile runs on with these features. */
