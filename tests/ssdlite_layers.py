@@ -12,6 +12,13 @@ folded into it by the export, so its tensor is the BatchNorm's output). For each
 order, the script prints the largest and the root-mean-square difference from f64 of luthier and of
 PyTorch f32, both relative to the largest |f64|, and their ratio; then the same for the softmax
 scores.
+
+With --emulate it instead runs PyTorch f32 with the squeeze-excitation blocks' 1x1 convolutions (on
+one pixel: a matrix-vector product) and optionally their global average pooling replaced by numpy
+emulations of a single running sum (sequential fused multiply-adds from the bias, as a GEMM
+microkernel accumulates one output over k), and prints the softmax scores' differences from f64 of
+PyTorch f32 as it is and as emulated, per seed: whether that accumulation order alone reproduces
+luthier's error.
 """
 import argparse
 import copy
@@ -58,6 +65,53 @@ def tensor_module(m, node):
     return path if path in mods else None
 
 
+class SequentialFc(torch.nn.Module):
+    """A 1x1 convolution on a [1, K, 1, 1] f32 input, each output one running f32 sum over k
+    from its bias (every step an exact product added and rounded once, as a fused multiply-add)."""
+
+    def __init__(self, conv):
+        super().__init__()
+        self.w = conv.weight.detach().numpy()[:, :, 0, 0].astype(np.float64)
+        self.b = conv.bias.detach().numpy().astype(np.float32)
+
+    def forward(self, x):
+        v, acc = x.detach().numpy().reshape(-1).astype(np.float64), self.b.copy()
+        for k in range(v.size):
+            acc = (acc.astype(np.float64) + self.w[:, k] * v[k]).astype(np.float32)
+        return torch.from_numpy(acc.reshape(1, -1, 1, 1))
+
+
+class SequentialMean(torch.nn.Module):
+    """Global average pooling as one running f32 sum per channel over all pixels, then / (h w)."""
+
+    def forward(self, x):
+        v = x.detach().numpy().reshape(x.shape[1], -1)
+        return torch.from_numpy((np.cumsum(v, 1, dtype=np.float32)[:, -1] / np.float32(v.shape[1])).reshape(1, -1, 1, 1))
+
+
+def emulate(seeds, with_pool):
+    """Softmax differences from f64: PyTorch f32, and PyTorch f32 with the squeeze-excitation
+    accumulations emulated (with_pool: the pooling too)."""
+    m = network()
+    m64, emu = copy.deepcopy(m).double(), copy.deepcopy(m)
+    for mod in emu.modules():
+        if type(mod).__name__ == "SqueezeExcitation":
+            mod.fc1, mod.fc2 = SequentialFc(mod.fc1), SequentialFc(mod.fc2)
+            if with_pool:
+                mod.avgpool = SequentialMean()
+    logits = {}
+    for k, net in (("f32", m), ("f64", m64), ("emu", emu)):
+        net.head.register_forward_hook(lambda mod, i, o, k=k: logits.__setitem__(k, torch.softmax(o["cls_logits"], -1).double()))
+    for seed in seeds:
+        x = torch.rand(3, 320, 320, generator=torch.Generator().manual_seed(seed))
+        with torch.no_grad():
+            m([x]), m64([x.double()]), emu([x])
+        d32, de = (logits[k] - logits["f64"] for k in ("f32", "emu"))
+        print("seed %d softmax vs f64: PyTorch f32 max %.3g rms %.3g | f32 with sequential SE fc%s max %.3g rms %.3g" % (
+            seed, d32.abs().max(), d32.pow(2).mean().sqrt(), " and pool" if with_pool else "", de.abs().max(),
+            de.pow(2).mean().sqrt()))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join("build", "ssdlayers"))
@@ -65,7 +119,10 @@ def main():
     ap.add_argument("--threads", default="2")
     ap.add_argument("--ops", default=OPS)
     ap.add_argument("--checker", default=os.path.join("build", "ssdlite_check"))
+    ap.add_argument("--emulate", choices=["fc", "fc+pool"])
     a = ap.parse_args()
+    if a.emulate:
+        return emulate((1, 2, 3), a.emulate == "fc+pool")
     os.makedirs(a.out, exist_ok=True)
     m, path = network(), os.path.join(a.out, "ssdlite_layers.onnx")
     torch.onnx.export(m, ([torch.rand(3, 320, 320)],), path, opset_version=17, input_names=["image"])
