@@ -957,7 +957,7 @@ static void test_op_global_avgpool_rounding(void) {
         size_t b, ch, i;
         memset(&p, 0, sizeof p);
         p.adaptive = 1;
-        p.n = 2, p.h = hw[t][0], p.w = hw[t][1], p.c = t == 3 ? 35 : 48, p.oh = p.ow = 1;
+        p.n = 2, p.h = hw[t][0], p.w = hw[t][1], p.c = t == 3 ? 35 : t == 1 ? 80 : 48, p.oh = p.ow = 1;
         x = ops_randf(p.n * p.h * p.w * p.c, 0.5f, 1.5f);
         p.x = x;
         ref = ops_refbuf(p.n * p.c);
