@@ -765,16 +765,25 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_impl)(void *arg,
 LUTHIER__OP_RANGE(luthier__op_binary)
 
 /* One output pixel, channels [0, cn) of x_img (image base + c0): taps at rows y0 + i*dy
-   (i < ny), columns x0 + k*dx (k < nx), all inside the image. avg divides by div. */
+   (i < ny), columns x0 + k*dx (k < nx), all inside the image. avg divides by div the sum; over
+   more than LUTHIER__OP_POOL_ROW_SUMS taps the sum of the row sums (over a whole image, as global
+   average pooling, one running sum would round h w times in sequence, the row sums about h + w
+   times; small windows keep one running sum, which costs no extra additions). */
+#ifndef LUTHIER__OP_POOL_ROW_SUMS
+#define LUTHIER__OP_POOL_ROW_SUMS 64
+#endif
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_pixel)(const float *x_img, size_t w, size_t c, size_t y0, size_t ny, size_t dy,
                                             size_t x0, size_t nx, size_t dx, size_t cn, int is_max, float div,
                                             float *out) {
+    const int rows = !is_max && nx * ny > LUTHIER__OP_POOL_ROW_SUMS;
     size_t cc = 0, i, k;
-    LUTHIER__VF init;
+    LUTHIER__VF init, zero;
     LUTHIER__VSPLAT(init, is_max ? -INFINITY : 0.0f);
+    LUTHIER__VSPLAT(zero, 0.0f);
     for (; cc + 4 * LUTHIER__VW <= cn; cc += 4 * LUTHIER__VW) {
         LUTHIER__VF s0 = init, s1 = init, s2 = init, s3 = init, v0, v1, v2, v3;
-        for (i = 0; i < ny; i++)
+        for (i = 0; i < ny; i++) {
+            LUTHIER__VF r0 = rows ? zero : s0, r1 = rows ? zero : s1, r2 = rows ? zero : s2, r3 = rows ? zero : s3;
             for (k = 0; k < nx; k++) {
                 const float *p = x_img + ((y0 + i * dy) * w + x0 + k * dx) * c + cc;
                 LUTHIER__VLOAD(v0, p);
@@ -782,17 +791,23 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_pixel)(const float
                 LUTHIER__VLOAD(v2, p + 2 * LUTHIER__VW);
                 LUTHIER__VLOAD(v3, p + 3 * LUTHIER__VW);
                 if (is_max) {
-                    s0 = LUTHIER__VSEL((v0 > s0) | (v0 != v0), v0, s0);
-                    s1 = LUTHIER__VSEL((v1 > s1) | (v1 != v1), v1, s1);
-                    s2 = LUTHIER__VSEL((v2 > s2) | (v2 != v2), v2, s2);
-                    s3 = LUTHIER__VSEL((v3 > s3) | (v3 != v3), v3, s3);
+                    r0 = LUTHIER__VSEL((v0 > r0) | (v0 != v0), v0, r0);
+                    r1 = LUTHIER__VSEL((v1 > r1) | (v1 != v1), v1, r1);
+                    r2 = LUTHIER__VSEL((v2 > r2) | (v2 != v2), v2, r2);
+                    r3 = LUTHIER__VSEL((v3 > r3) | (v3 != v3), v3, r3);
                 } else {
-                    s0 = s0 + v0;
-                    s1 = s1 + v1;
-                    s2 = s2 + v2;
-                    s3 = s3 + v3;
+                    r0 = r0 + v0;
+                    r1 = r1 + v1;
+                    r2 = r2 + v2;
+                    r3 = r3 + v3;
                 }
             }
+            if (rows) {
+                s0 = s0 + r0, s1 = s1 + r1, s2 = s2 + r2, s3 = s3 + r3;
+            } else {
+                s0 = r0, s1 = r1, s2 = r2, s3 = r3;
+            }
+        }
         if (!is_max) {
             s0 = s0 / div;
             s1 = s1 / div;
@@ -807,14 +822,17 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_pixel)(const float
     for (; cc < cn; cc += LUTHIER__VW) {
         const size_t nl = luthier__min_sz(LUTHIER__VW, cn - cc);
         LUTHIER__VF s0 = init, v0;
-        for (i = 0; i < ny; i++)
+        for (i = 0; i < ny; i++) {
+            LUTHIER__VF r0 = rows ? zero : s0;
             for (k = 0; k < nx; k++) {
                 const float *p = x_img + ((y0 + i * dy) * w + x0 + k * dx) * c + cc;
                 if (nl == LUTHIER__VW) LUTHIER__VLOAD(v0, p);
                 else LUTHIER__VLOADN(v0, p, nl, 0.0f);
-                if (is_max) s0 = LUTHIER__VSEL((v0 > s0) | (v0 != v0), v0, s0);
-                else s0 = s0 + v0;
+                if (is_max) r0 = LUTHIER__VSEL((v0 > r0) | (v0 != v0), v0, r0);
+                else r0 = r0 + v0;
             }
+            s0 = rows ? s0 + r0 : r0;
+        }
         if (!is_max) s0 = s0 / div;
         if (nl == LUTHIER__VW) LUTHIER__VSTORE(out + cc, s0);
         else LUTHIER__VSTOREN(out + cc, s0, nl);

@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
     luthier_context_desc cd;
     luthier_plan *p = NULL;
     luthier_tensor_info ti;
-    void *outs[16] = {NULL}, *in = NULL;
+    void **outs = NULL, *in = NULL;
     const void *ins[1];
     struct timespec t0, t1;
     int i, rc = 2, no;
@@ -70,7 +70,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     no = luthier_graph_num_outputs(g);
-    if (no > 16 || luthier_graph_num_inputs(g) != 1 || luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK ||
+    outs = (void **)calloc((size_t)(no > 0 ? no : 1), sizeof *outs);
+    if (!outs || luthier_graph_num_inputs(g) != 1 || luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK ||
         luthier_plan_create(ctx, g, NULL, &p) != LUTHIER_STATUS_OK) {
         fprintf(stderr, "error: plan: %s\n", ctx ? luthier_context_error(ctx) : "context, inputs or outputs");
         goto done;
@@ -100,7 +101,8 @@ int main(int argc, char **argv) {
         if (!dump(p, &ti, i, (const char *)outs[i], argv[4])) rc = 2;
     }
 done:
-    for (i = 0; i < 16; i++) free(outs[i]);
+    for (i = 0; outs && i < no; i++) free(outs[i]);
+    free(outs);
     free(in);
     luthier_plan_destroy(p);
     luthier_context_destroy(ctx);

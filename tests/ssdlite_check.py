@@ -26,7 +26,8 @@ scores. For each fixed-seed image the script prints:
     detections_per_img, the box rescale) run on luthier's own decoded boxes and scores, and the
     differences from luthier's outputs: this isolates the graph's tail from the network's
     rounding (identical expected);
-  - the largest difference of luthier's softmax scores from PyTorch's.
+  - the largest difference of luthier's softmax scores from PyTorch's, and the largest and
+    root-mean-square differences of luthier's and PyTorch's from the f64 model's.
 """
 import argparse
 import copy
@@ -110,8 +111,9 @@ def main():
     for name in CAND:
         mm.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
     onnx.save(mm, path)
-    logits, m64 = {}, copy.deepcopy(m).double()
+    logits, logits64, m64 = {}, {}, copy.deepcopy(m).double()
     m.head.register_forward_hook(lambda mod, i, o: logits.update(o))
+    m64.head.register_forward_hook(lambda mod, i, o: logits64.update(o))
     for seed in (1, 2, 3):
         x = torch.rand(3, 320, 320, generator=torch.Generator().manual_seed(seed))
         raw, pre = os.path.join(a.out, "image%d.raw" % seed), os.path.join(a.out, "out%d_" % seed)
@@ -130,12 +132,16 @@ def main():
         cand = (got[3].reshape(-1, 4), got[4], got[5])
         rc = candidates(torch.from_numpy(got[6].reshape(-1, 4)), torch.from_numpy(got[7].reshape(-1, 91)))
         ref_sm = torch.softmax(logits["cls_logits"], -1).numpy().ravel()
-        print("seed %d: %s; detections: %s; %s; %s; softmax max |luthier - PyTorch| %.3g" % (
+        sm64 = torch.softmax(logits64["cls_logits"], -1).numpy().ravel()
+        print("seed %d: %s; detections: %s; %s; %s; softmax max |luthier - PyTorch| %.3g, "
+              "from f64: luthier max %.3g rms %.3g, PyTorch f32 max %.3g rms %.3g" % (
             seed, r.stdout.splitlines()[0], compare("luthier vs PyTorch m([x])", final, ref) +
             ", %d of PyTorch's also in luthier's (label, box within 0.05); of PyTorch f64's, %d in luthier's, %d in PyTorch f32's" % (
                 matched(final, ref), matched(final, ref64), matched(ref, ref64)),
             compare("luthier vs torchvision's tail on luthier's scores", final, own),
-            compare("candidates luthier vs torchvision's loop", cand, rc), np.abs(ref_sm - got[7]).max()))
+            compare("candidates luthier vs torchvision's loop", cand, rc), np.abs(ref_sm - got[7]).max(),
+            np.abs(got[7] - sm64).max(), np.sqrt(((got[7] - sm64) ** 2).mean()), np.abs(ref_sm - sm64).max(),
+            np.sqrt(((ref_sm - sm64) ** 2).mean())))
 
 
 if __name__ == "__main__":

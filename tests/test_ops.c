@@ -944,6 +944,35 @@ static void test_op_adaptive_avgpool(void) {
     }
 }
 
+/* Global average pooling over whole images (squeeze-excitation blocks pool 20x20 to 80x80 maps):
+   all-positive inputs make the rounding of a running sum grow with h w; the mean must stay within
+   a few units in the last place of an f64 reference. */
+static void test_op_global_avgpool_rounding(void) {
+    static const size_t hw[4][2] = {{80, 80}, {112, 112}, {40, 40}, {57, 131}};
+    int t;
+    for (t = 0; t < 4; t++) {
+        ops_pool_arg p;
+        float *x;
+        double *ref;
+        size_t b, ch, i;
+        memset(&p, 0, sizeof p);
+        p.adaptive = 1;
+        p.n = 2, p.h = hw[t][0], p.w = hw[t][1], p.c = t == 3 ? 35 : t == 1 ? 80 : 48, p.oh = p.ow = 1;
+        x = ops_randf(p.n * p.h * p.w * p.c, 0.5f, 1.5f);
+        p.x = x;
+        ref = ops_refbuf(p.n * p.c);
+        for (b = 0; b < p.n; b++)
+            for (ch = 0; ch < p.c; ch++) {
+                double s = 0;
+                for (i = 0; i < p.h * p.w; i++) s += x[(b * p.h * p.w + i) * p.c + ch];
+                ref[b * p.c + ch] = s / (double)(p.h * p.w);
+            }
+        ops_verify("global avgpool rounding", ops_pool_call, &p, p.n * p.c, ref, 0, 6e-7);
+        free(x);
+        free(ref);
+    }
+}
+
 /* ---- normalization --------------------------------------------------------------------------- */
 
 typedef struct ops_norm_arg {
@@ -1482,6 +1511,7 @@ static void run_ops_tests(void) {
     RUN(test_op_where_cast);
     RUN(test_op_pool2d);
     RUN(test_op_adaptive_avgpool);
+    RUN(test_op_global_avgpool_rounding);
     RUN(test_op_channel_affine);
     RUN(test_op_layernorm);
     RUN(test_op_lrn);
