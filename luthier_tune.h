@@ -585,15 +585,18 @@ LUTHIER_PRIVATE void luthier__cand_ratios(const luthier_context *ctx, const luth
     for (i = 0; i < *num; i++) ratios[i] = (float)c->shares[i];
 }
 
+/* Empties a slot of the cache: whatever layer its kind created. */
+LUTHIER_PRIVATE void luthier__tslot_clear(luthier__tslot *s) {
+    luthier_conv2d_destroy(s->conv);
+    luthier_packed_b_destroy(s->pb);
+    luthier_qconv2d_destroy(s->qconv);
+    luthier_plan_destroy(s->plan);
+    memset(s, 0, sizeof *s);
+}
+
 LUTHIER_PRIVATE void luthier__tmeas_flush(luthier__tmeas *m) {
     int i;
-    for (i = 0; i < LUTHIER__TUNE_CACHE; i++) {
-        luthier_conv2d_destroy(m->cache[i].conv);
-        luthier_packed_b_destroy(m->cache[i].pb);
-        luthier_qconv2d_destroy(m->cache[i].qconv);
-        luthier_plan_destroy(m->cache[i].plan);
-        memset(&m->cache[i], 0, sizeof m->cache[i]);
-    }
+    for (i = 0; i < LUTHIER__TUNE_CACHE; i++) luthier__tslot_clear(&m->cache[i]);
 }
 
 /* Inside a network a layer's weights come from memory: the layers run since its last run have
@@ -921,7 +924,7 @@ LUTHIER_PRIVATE void luthier__tk_plan_default(luthier__tmeas *m, luthier__cand *
         dc->algo = (short)s.step->algorithm;
         if (s.step->kernel[0] && luthier_kernels_find(m->t->l.fam, s.step->kernel, &j) == LUTHIER_STATUS_OK) dc->kernel = (short)j;
     }
-    luthier_plan_destroy(s.plan);
+    luthier__tslot_clear(&s);
 }
 
 enum { LUTHIER__TK_CONV, LUTHIER__TK_Q, LUTHIER__TK_DENSE, LUTHIER__TK_PLAN };
@@ -950,20 +953,12 @@ LUTHIER_PRIVATE luthier__tslot *luthier__tmeas_slot(luthier__tmeas *m, const lut
         s = &m->cache[0];
         for (i = 1; i < LUTHIER__TUNE_CACHE; i++)
             if (m->cache[i].used < s->used) s = &m->cache[i];
-        luthier_conv2d_destroy(s->conv);
-        luthier_packed_b_destroy(s->pb);
-        luthier_qconv2d_destroy(s->qconv);
-        luthier_plan_destroy(s->plan);
-        memset(s, 0, sizeof *s);
+        luthier__tslot_clear(s);
         s->algo = c->algo;
         s->kernel = c->kernel;
         s->same = c->same;
         if (luthier__tkind_of(m->t)->create(m, s, c) != LUTHIER_STATUS_OK) {
-            luthier_conv2d_destroy(s->conv);
-            luthier_packed_b_destroy(s->pb);
-            luthier_qconv2d_destroy(s->qconv);
-            luthier_plan_destroy(s->plan);
-            memset(s, 0, sizeof *s);
+            luthier__tslot_clear(s);
             return NULL;
         }
     }
