@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""How much accuracy Winograd F(4,3) loses in fp16 arithmetic, against direct fp16 convolution.
+
+A numerical model of the kernels, not a run of them: every fp16 operation is computed in f32 and
+rounded to fp16 (an FMA's product of two fp16 values is exact in f32, so this is the FMLA .8h
+rounding). Operands are fp16-rounded post-ReLU activations and He-normal 3x3 weights; the
+reference is f64 on the same fp16 operands. Printed: relative RMS error of the output for
+  direct   the im2col GEMM over C*9 accumulating in fp16 (what the F16 kernels do),
+  and F(4,3) with the transforms (input, weight, output) in fp16 and the 36 GEMMs accumulating
+  in fp16 over all C, in fp16 over blocks of B channels with fp32 across blocks, or in fp32.
+Usage: /usr/bin/python3 bench/winograd_fp16_error.py   (numpy only; about 10 s)
+"""
+import numpy as np
+
+F16, F32, F64 = np.float16, np.float32, np.float64
+BT = np.array([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0], [0, -2, -1, 2, 1, 0],
+               [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]], F64)
+G = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6], [1 / 24, 1 / 12, 1 / 6],
+              [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]], F64)
+AT = np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]], F64)
+
+
+def gemm16(a, b):
+    """a[..., m, k] @ b[..., k, n], the sum rounded to fp16 after every FMA."""
+    acc = np.zeros(a.shape[:-1] + b.shape[-1:], F16)
+    for k in range(a.shape[-1]):
+        acc = (acc.astype(F32) + a[..., :, k:k + 1].astype(F32) * b[..., k:k + 1, :].astype(F32)).astype(F16)
+    return acc
+
+
+def gemm_blocks(block):
+    """fp16 accumulation over `block` channels, fp32 across blocks (block 0: fp32 throughout)."""
+    def gemm(a, b):
+        if not block:
+            return (a.astype(F32) @ b.astype(F32)).astype(F16)
+        tot = np.zeros(a.shape[:-1] + b.shape[-1:], F32)
+        for k0 in range(0, a.shape[-1], block):
+            tot += gemm16(a[..., k0:k0 + block], b[..., k0:k0 + block, :]).astype(F32)
+        return tot.astype(F16)
+    return gemm
+
+
+def transform16(m, x):
+    """m @ x @ m.T over the last two axes, each output a chain of fp16 FMAs (zeros skipped)."""
+    def left(x):
+        out = np.zeros(x.shape[:-2] + (m.shape[0], x.shape[-1]), F16)
+        for i in range(m.shape[0]):
+            acc = np.zeros(x.shape[:-2] + (x.shape[-1],), F16)
+            for k in np.nonzero(m[i])[0]:
+                acc = (acc.astype(F32) + F32(F16(m[i, k])) * x[..., k, :].astype(F32)).astype(F16)
+            out[..., i, :] = acc
+        return out
+    return np.swapaxes(left(np.swapaxes(left(x), -1, -2)), -1, -2)
+
+
+def winograd(x, w, gemm):
+    c, k, h = x.shape[0], w.shape[0], x.shape[1] - 2
+    t = h // 4
+    tiles = np.stack([x[:, 4 * a:4 * a + 6, 4 * b:4 * b + 6] for a in range(t) for b in range(t)], 1)
+    v = np.transpose(transform16(BT, tiles), (2, 3, 0, 1)).reshape(36, c, t * t)
+    u = np.transpose(transform16(G, w), (2, 3, 0, 1)).reshape(36, k, c)
+    y = transform16(AT, np.transpose(gemm(u, v).reshape(6, 6, k, t * t), (2, 3, 0, 1)))
+    return y.reshape(k, t, t, 4, 4).transpose(0, 1, 3, 2, 4).reshape(k, h, h).astype(F64)
+
+
+def main():
+    print("layer (C, K, HxW) | direct fp16 | F(4,3): fp16 acc | blocks of 8 | 16 | 32 | fp32 acc  (relative RMS error)")
+    for c, k, h in ((64, 64, 56), (128, 128, 28), (256, 256, 12), (512, 64, 8)):
+        r = np.random.default_rng(0)
+        x = np.maximum(r.standard_normal((c, h + 2, h + 2)), 0).astype(F16)
+        w = (r.standard_normal((k, c, 3, 3)) * np.sqrt(2 / (9 * c))).astype(F16)
+        cols = np.stack([x[:, i:i + h, j:j + h] for i in range(3) for j in range(3)], 1).reshape(c * 9, h * h)
+        ref = (w.astype(F64).reshape(k, c * 9) @ cols.astype(F64)).reshape(k, h, h)
+        err = lambda y: np.sqrt(((y - ref) ** 2).mean() / (ref ** 2).mean())
+        row = [err(gemm16(w.reshape(1, k, c * 9), cols[None])[0].astype(F64).reshape(k, h, h))]
+        row += [err(winograd(x, w, g)) for g in (gemm16, gemm_blocks(8), gemm_blocks(16), gemm_blocks(32), gemm_blocks(0))]
+        print("%3d, %3d, %2dx%-2d | " % (c, k, h, h) + " | ".join("%.2e" % e for e in row))
+
+
+if __name__ == "__main__":
+    main()
