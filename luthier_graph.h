@@ -933,7 +933,10 @@ LUTHIER_API luthier_status luthier_plan_bind_arena(luthier_plan *p, void *arena,
 /* Profiling: when on, every step is timed into luthier_step_info.last_seconds. */
 LUTHIER_API luthier_status luthier_plan_set_profiling(luthier_plan *p, int on);
 /* inputs[i] for the i-th graph input (logical row-major order, dtype as declared);
-   outputs[i] receives the i-th graph output. Runs on ctx (any context whose topology matches
+   outputs[i] receives the i-th graph output. The steps write the outputs straight into these
+   buffers when none of them overlaps an input, another output or the arena; otherwise they
+   compute in the arena and the outputs are copied at the end, in order (so an output buffer may
+   be an input's: the input is read whole first). Runs on ctx (any context whose topology matches
    the plan's ratios; the workspace is reserved on the creating context). No allocation when the
    arena is allocated or bound and ctx is the creating context. */
 LUTHIER_API luthier_status luthier_plan_run(luthier_context *ctx, luthier_plan *p,
@@ -3332,6 +3335,8 @@ typedef struct luthier__pval {
     int tensor;                      /* the graph tensor this value holds, -1 */
     int qtwin;                       /* the next of a ring of the same tensor in other datatypes
                                         (fp32, uint8, fp16: luthier__dtwin), -1 */
+    int output_index;                /* ST_ARENA roots the size of graph output i: the run puts
+                                        them in the caller's output buffer (luthier__ptr), -1 */
     float qscale;                    /* LUTHIER__DTYPE_U8: real = qscale * (q - qzero) */
     int32_t qzero;
 } luthier__pval;
@@ -3564,6 +3569,7 @@ LUTHIER_PRIVATE int luthier__pval_new(luthier_plan *p, luthier_dtype dtype, int 
     v->twin = -1;
     v->tensor = -1;
     v->qtwin = -1;
+    v->output_index = -1;
     v->first = INT_MAX;
     v->last = -1;
     return p->num_vals++;
@@ -5708,6 +5714,11 @@ LUTHIER_PRIVATE luthier_status luthier__pass_memory(luthier__planner *pl) {
     if (i < 0)
         LUTHIER__PLFAIL(LUTHIER_STATUS_OVERFLOW, "plan: the arena's size overflows (its values need more than %zu bytes)",
                         (size_t)LUTHIER__SIZE_LIMIT);
+    for (i = 0; i < p->num_outputs; i++) { /* roots a run may place in the caller's buffers */
+        luthier__pval *r = &p->vals[luthier__root(p, p->outputs[i])];
+        if (r->storage == LUTHIER__ST_ARENA && r->bytes == p->vals[p->outputs[i]].bytes && r->output_index < 0)
+            r->output_index = i;
+    }
     return LUTHIER_STATUS_OK;
 }
 
@@ -6141,12 +6152,14 @@ LUTHIER_API luthier_status luthier_plan_set_profiling(luthier_plan *p, int on) {
 typedef struct luthier__runctx {
     luthier_plan *p;
     const void *const *inputs;
+    void *const *outputs; /* the caller's output buffers when they hold their roots, else NULL */
 } luthier__runctx;
 
 LUTHIER_PRIVATE void *luthier__ptr(const luthier__runctx *rc, int v) {
     const luthier__pval *r = &rc->p->vals[luthier__root(rc->p, v)];
     switch (r->storage) {
-    case LUTHIER__ST_ARENA: return (char *)rc->p->arena + r->offset;
+    case LUTHIER__ST_ARENA:
+        return rc->outputs && r->output_index >= 0 ? rc->outputs[r->output_index] : (char *)rc->p->arena + r->offset;
     case LUTHIER__ST_INPUT: return (void *)rc->inputs[r->input_index];
     default: return (void *)r->cdata;
     }
@@ -7065,6 +7078,28 @@ LUTHIER_API luthier_status luthier_plan_run(luthier_context *ctx, luthier_plan *
 }
 
 /* The body of luthier_plan_run, once the arguments are checked and the plan is taken. */
+/* Whether byte ranges [a, a + na) and [b, b + nb) share a byte. */
+LUTHIER_PRIVATE int luthier__overlap(const void *a, size_t na, const void *b, size_t nb) {
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return na && nb && x < y + nb && y < x + na;
+}
+
+/* The outputs' roots are computed in the caller's buffers, saving the copy out of the arena,
+   unless a buffer overlaps an input, another output or the arena: then everything is computed in
+   the arena and copied at the end, as the caller's buffers may be read or written meanwhile. */
+LUTHIER_PRIVATE int luthier__outputs_bindable(const luthier_plan *p, const void *const *inputs, void *const *outputs) {
+    int i, j;
+    for (i = 0; i < p->num_outputs; i++) {
+        size_t n = p->vals[p->outputs[i]].bytes;
+        if (luthier__overlap(outputs[i], n, p->arena, p->arena_bytes)) return 0;
+        for (j = 0; j < p->num_inputs; j++)
+            if (luthier__overlap(outputs[i], n, inputs[j], p->vals[p->inputs[j]].bytes)) return 0;
+        for (j = 0; j < i; j++)
+            if (luthier__overlap(outputs[i], n, outputs[j], p->vals[p->outputs[j]].bytes)) return 0;
+    }
+    return 1;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__plan_run_steps(luthier_context *ctx, luthier_plan *p, const void *const *inputs,
                                                        void *const *outputs) {
     luthier__runctx rc;
@@ -7072,6 +7107,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_run_steps(luthier_context *ctx, lut
     int i;
     rc.p = p;
     rc.inputs = inputs;
+    rc.outputs = luthier__outputs_bindable(p, inputs, outputs) ? outputs : NULL;
     if (p->observe)
         for (i = 0; i < p->num_inputs; i++)
             if (p->input_dtypes[i] == LUTHIER_DTYPE_F32)

@@ -12,8 +12,8 @@ static void usage_ops(FILE *out) {
             "attributes (element-wise, activations, comparisons, logic, where, cast, softmax,\n"
             "reductions, data movement), one node per plan, inputs of N floats (default 2^24 = 64 MB,\n"
             "past the last-level cache). Reports the step's time (profiled; 'run ms': the whole\n"
-            "luthier_plan_run, which also copies the output from the plan's arena to the caller's\n"
-            "buffer), GB/s from the step's byte count (inputs read once, outputs written once) and\n"
+            "luthier_plan_run, whose step writes straight into the caller's output buffer),\n"
+            "GB/s from the step's byte count (inputs read once, outputs written once) and\n"
             "its ratio to a memcpy of the input (read + write bytes) timed in the same alternating\n"
             "rounds: 1.0 is copy speed; the goal is >= 0.67 (within 1.5x of the bandwidth).\n",
             bench_prog);

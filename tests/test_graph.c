@@ -1459,6 +1459,64 @@ static void test_graph_external_arena(void) {
     free(img);
 }
 
+/* Outputs computed straight into the caller's buffers, and the arena path when those buffers
+   overlap an input or each other: an output buffer that is the input's must not be written
+   before the last step has read the input. Outputs: relu(x) (node first: bound to the input's
+   buffer it would overwrite x before the convolution reads it), conv(x) with a fused relu, its
+   reshape (the same root), and the input itself. */
+static void test_graph_output_buffers(void) {
+    gb b;
+    int64_t xs[4] = {1, 4, 6, 6}, rs[2] = {1, 144};
+    int x, r, y, z, threads, i, k;
+    float *img = rand_buf(144, -1, 1), *keep = (float *)malloc(144 * 4), *want[4], *buf[4];
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, 4, xs, &x);
+    r = gb_op(&b, LUTHIER_OP_RELU, "relu", x, -1);
+    y = gb_conv(&b, "conv", x, 4, 3, 1, 1, 1, 1, LUTHIER_ACTIVATION_RELU);
+    {
+        luthier_node_desc d;
+        memset(&d, 0, sizeof d);
+        d.op = LUTHIER_OP_RESHAPE; d.name = "reshape"; d.sizes = rs; d.num_sizes = 2;
+        z = gb_node(&b, &d, y, -1, -1);
+    }
+    luthier_graph_output(b.g, r);
+    luthier_graph_output(b.g, y);
+    luthier_graph_output(b.g, z);
+    luthier_graph_output(b.g, x);
+    CHECK(!b.fail, "build");
+    memcpy(keep, img, 144 * 4);
+    for (threads = 1; threads <= 2 && !b.fail; threads++) {
+        luthier_context *ctx = ctx_threads(threads);
+        luthier_plan *p = NULL;
+        const void *ins[1];
+        ins[0] = img;
+        plan_vs_ref(ctx, b.g, NULL, ins, 1e-5, "output buffers: separate");
+        CHECK(luthier_plan_create(ctx, b.g, NULL, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+        for (i = 0; i < 4; i++) want[i] = (float *)malloc(144 * 4);
+        CHECK(luthier_plan_run(ctx, p, ins, (void *const *)want) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+        for (k = 0; k < 3; k++) { /* relu's buffer = the input's; conv's = reshape's; both */
+            for (i = 0; i < 4; i++) buf[i] = (float *)malloc(144 * 4);
+            if (k != 1) { free(buf[0]); buf[0] = img; }
+            if (k != 0) { free(buf[2]); buf[2] = buf[1]; }
+            CHECK(luthier_plan_run(ctx, p, ins, (void *const *)buf) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+            for (i = 0; i < 4; i++)
+                if (!(k == 0 && i == 3) && !(k == 2 && i == 3)) /* the input's own output buffer was rewritten last */
+                    CHECK(memcmp(buf[i], want[i], 144 * 4) == 0, "%d threads, case %d: output %d differs", threads, k, i);
+            if (k != 1) CHECK(memcmp(img, want[0], 144 * 4) == 0, "%d threads, case %d: relu(x) not left in x's buffer", threads, k);
+            for (i = 0; i < 4; i++)
+                if (buf[i] != img && !(i == 2 && buf[2] == buf[1])) free(buf[i]);
+            memcpy(img, keep, 144 * 4);
+        }
+        for (i = 0; i < 4; i++) free(want[i]);
+        luthier_plan_destroy(p);
+        luthier_context_destroy(ctx);
+    }
+    free(img);
+    free(keep);
+    gb_free(&b);
+}
+
 /* Every algorithm/kernel through per-node configs, and invalid configs. */
 static void test_graph_configs(void) {
     gb b;
@@ -4179,6 +4237,7 @@ static void run_graph_tests(void) {
     RUN(test_graph_plan_info);
     RUN(test_graph_step_bytes);
     RUN(test_graph_external_arena);
+    RUN(test_graph_output_buffers);
     RUN(test_graph_configs);
     RUN(test_graph_layouts);
     RUN(test_graph_transformer);
