@@ -611,6 +611,15 @@ LUTHIER_ONNX__FN int luthier_onnx__want(luthier_onnx__ctx *c, const luthier_onnx
     return luthier_onnx__perr(c, f->data ? f->data : c->base, what, msg);
 }
 
+/* A string field (wire type 2) of message what, copied into the arena as *out. */
+LUTHIER_ONNX__FN int luthier_onnx__str(luthier_onnx__ctx *c, const luthier_onnx__fld *f, const char *what, const char *field, const char **out) {
+    char *s;
+    if (luthier_onnx__want(c, f, 2, what, field)) return -1;
+    if (!(s = luthier_onnx__strn(c, f->data, f->len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+    *out = s;
+    return 0;
+}
+
 /* Repeated integers: one varint, or packed varints. */
 LUTHIER_ONNX__FN int luthier_onnx__ints(luthier_onnx__ctx *c, const luthier_onnx__fld *f, int64_t **arr, int *n, int *cap, const char *what) {
     if (f->wire == 0) {
@@ -706,10 +715,7 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint
             if (luthier_onnx__ints(c, &f, &ints, &ni, &ci, "TensorProto.int_data")) return -1;
             break;
         case 6: t->type = 8; break;
-        case 8:
-            if (luthier_onnx__want(c, &f, 2, "TensorProto", "name")) return -1;
-            if (!(t->name = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
-            break;
+        case 8: if (luthier_onnx__str(c, &f, "TensorProto", "name", &t->name)) return -1; break;
         case 9:
             if (luthier_onnx__want(c, &f, 2, "TensorProto", "raw_data")) return -1;
             raw = f.data; rawlen = f.len; has_raw = 1; raw_field = at;
@@ -847,17 +853,10 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_attr(luthier_onnx__ctx *c, const uint8_
     a->name = "";
     while ((rc = luthier_onnx__next(c, &r, &f, "AttributeProto")) > 0) {
         switch (f.num) {
-        case 1:
-            if (luthier_onnx__want(c, &f, 2, "AttributeProto", "name")) return -1;
-            if (!(a->name = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
-            break;
+        case 1: if (luthier_onnx__str(c, &f, "AttributeProto", "name", &a->name)) return -1; break;
         case 2: if (luthier_onnx__want(c, &f, 5, "AttributeProto", "f")) return -1; a->f = luthier_onnx__f32((uint32_t)f.v); a->has_f = 1; break;
         case 3: if (luthier_onnx__want(c, &f, 0, "AttributeProto", "i")) return -1; a->i = (int64_t)f.v; a->has_i = 1; break;
-        case 4:
-            if (luthier_onnx__want(c, &f, 2, "AttributeProto", "s")) return -1;
-            if (!(a->s = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
-            a->has_s = 1;
-            break;
+        case 4: if (luthier_onnx__str(c, &f, "AttributeProto", "s", &a->s)) return -1; a->has_s = 1; break;
         case 5:
             if (luthier_onnx__want(c, &f, 2, "AttributeProto", "t")) return -1;
             if (!(a->t = (luthier_onnx__tensor *)luthier_onnx__alloc(c, sizeof(luthier_onnx__tensor)))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
@@ -897,13 +896,9 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_node(luthier_onnx__ctx *c, const uint8_
         switch (f.num) {
         case 1: if (luthier_onnx__pushstr(c, &f, &n->in, &n->nin, &n->cin, "NodeProto.input")) return -1; break;
         case 2: if (luthier_onnx__pushstr(c, &f, &n->out, &n->nout, &n->cout, "NodeProto.output")) return -1; break;
-        case 3: case 4: case 7: {
-            const char *s;
-            if (luthier_onnx__want(c, &f, 2, "NodeProto", f.num == 3 ? "name" : f.num == 4 ? "op_type" : "domain")) return -1;
-            if (!(s = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
-            if (f.num == 3) n->name = s; else if (f.num == 4) n->op = s; else n->domain = s;
-            break;
-        }
+        case 3: if (luthier_onnx__str(c, &f, "NodeProto", "name", &n->name)) return -1; break;
+        case 4: if (luthier_onnx__str(c, &f, "NodeProto", "op_type", &n->op)) return -1; break;
+        case 7: if (luthier_onnx__str(c, &f, "NodeProto", "domain", &n->domain)) return -1; break;
         case 5: {
             luthier_onnx__attr *a;
             if (luthier_onnx__want(c, &f, 2, "NodeProto", "attribute")) return -1;
@@ -926,8 +921,7 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_vi(luthier_onnx__ctx *c, const uint8_t 
     v->name = "";
     while ((rc = luthier_onnx__next(c, &r, &f, "ValueInfoProto")) > 0) {
         if (f.num == 1) {
-            if (luthier_onnx__want(c, &f, 2, "ValueInfoProto", "name")) return -1;
-            if (!(v->name = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+            if (luthier_onnx__str(c, &f, "ValueInfoProto", "name", &v->name)) return -1;
         } else if (f.num == 2) { /* TypeProto */
             if (luthier_onnx__want(c, &f, 2, "ValueInfoProto", "type")) return -1;
             r2.p = f.data; r2.end = f.data + f.len;
@@ -960,9 +954,7 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_vi(luthier_onnx__ctx *c, const uint8_t 
                                         return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "value '%s': dimension %d is negative (%lld)",
                                                         v->name, v->rank, (long long)v->dims[v->rank]), -1;
                                 } else if (f5.num == 2) {
-                                    if (luthier_onnx__want(c, &f5, 2, "Dimension", "dim_param")) return -1;
-                                    if (!(v->params[v->rank] = luthier_onnx__strn(c, f5.data, f5.len)))
-                                        return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+                                    if (luthier_onnx__str(c, &f5, "Dimension", "dim_param", &v->params[v->rank])) return -1;
                                 }
                             }
                             if (rc < 0) return -1;
@@ -1042,8 +1034,7 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_model(luthier_onnx__ctx *c, const uint8
             r2.p = f.data; r2.end = f.data + f.len;
             while ((rc = luthier_onnx__next(c, &r2, &f2, "OperatorSetIdProto")) > 0) {
                 if (f2.num == 1) {
-                    if (luthier_onnx__want(c, &f2, 2, "OperatorSetIdProto", "domain")) return -1;
-                    if (!(domain = luthier_onnx__strn(c, f2.data, f2.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+                    if (luthier_onnx__str(c, &f2, "OperatorSetIdProto", "domain", &domain)) return -1;
                 } else if (f2.num == 2) {
                     if (luthier_onnx__want(c, &f2, 0, "OperatorSetIdProto", "version")) return -1;
                     version = (int64_t)f2.v;
