@@ -2202,6 +2202,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__newconst(luthier_onnx__ctx *c, con
    converted to f32 (operands of arithmetic). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__eng(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_onnx__val *v, int want_f32, int *tid) {
     luthier_onnx__tensor *t = v->c;
+    const char *name;
+    luthier_status s;
     int k, dummy;
     if (!t) {
         if (v->tid < 0) LUTHIER_ONNX__BAD("input '%s' has no value", v->name);
@@ -2224,18 +2226,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__eng(luthier_onnx__ctx *c, const lu
         *tid = v->cid;
         return LUTHIER_STATUS_OK;
     }
-    if (luthier_graph_find_tensor(c->g, v->name, &dummy) == LUTHIER_STATUS_OK) {
-        const char *name = luthier_onnx__uname(c, v->name, "const");
-        luthier_status s;
-        if (!name) LUTHIER_ONNX__OOM();
-        s = t->f ? luthier_graph_constant(c->g, name, t->rank, t->dims, t->f, 1, &v->cid)
-                 : luthier_graph_constant_i64(c->g, name, t->rank, t->dims, t->i, &v->cid);
-        if (s != LUTHIER_STATUS_OK) LUTHIER_ONNX__UNSUP("constant '%s': %s", v->name, luthier_graph_error(c->g));
-    } else {
-        luthier_status s = t->f ? luthier_graph_constant(c->g, v->name, t->rank, t->dims, t->f, 1, &v->cid)
-                                : luthier_graph_constant_i64(c->g, v->name, t->rank, t->dims, t->i, &v->cid);
-        if (s != LUTHIER_STATUS_OK) LUTHIER_ONNX__UNSUP("constant '%s': %s", v->name, luthier_graph_error(c->g));
-    }
+    /* under its own name, unless the graph holds a tensor of that name already */
+    if (luthier_graph_find_tensor(c->g, v->name, &dummy) != LUTHIER_STATUS_OK) name = v->name;
+    else if (!(name = luthier_onnx__uname(c, v->name, "const"))) LUTHIER_ONNX__OOM();
+    s = t->f ? luthier_graph_constant(c->g, name, t->rank, t->dims, t->f, 1, &v->cid)
+             : luthier_graph_constant_i64(c->g, name, t->rank, t->dims, t->i, &v->cid);
+    if (s != LUTHIER_STATUS_OK) LUTHIER_ONNX__UNSUP("constant '%s': %s", v->name, luthier_graph_error(c->g));
     *tid = v->cid;
     return LUTHIER_STATUS_OK;
 }
