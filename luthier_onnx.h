@@ -5480,11 +5480,9 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__outputs(luthier_onnx__ctx *c) {
         name = luthier_graph_find_node(c->g, v->name, &dummy) == LUTHIER_STATUS_OK ? luthier_onnx__uname(c, v->name, "output") : v->name;
         if (!name) LUTHIER_ONNX__OOM();
         memset(&d, 0, sizeof d);
-        d.op = LUTHIER_OP_IDENTITY; /* an i64 value (constant, input, alias) is copied by a CAST to i64 */
+        luthier_onnx__set_op(&d, LUTHIER_OP_IDENTITY, &t, 1); /* an i64 value (constant, input, alias) is copied by a CAST to i64 */
         if (ti.dtype == LUTHIER_DTYPE_I64) d.op = LUTHIER_OP_CAST, d.typed = 1, d.attr.cast.to = LUTHIER_CAST_TO_I64;
         d.name = name;
-        d.inputs = &t;
-        d.num_inputs = 1;
         if (luthier_graph_add_node(c->g, &d, &o) != LUTHIER_STATUS_OK || luthier_graph_output(c->g, o) != LUTHIER_STATUS_OK)
             return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph output '%s': %s", v->name, luthier_graph_error(c->g));
     }
