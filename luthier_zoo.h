@@ -841,14 +841,8 @@ LUTHIER_ZOO__FN int luthier_zoo__gpt2(luthier_zoo__b *b, int ids, const int *pas
         x = luthier_zoo__gather(b, x, luthier_zoo__range(b, "last_position", 1, s - 1, 1), 1, "last_token");
     x = luthier_zoo__reshape(b, x, "last_token.reshape", 2, 1, c->d, 0, 0);
     x = luthier_zoo__layer_norm(b, x, "ln_f", c->d);
-    {
-        luthier_node_desc dd;
-        int in[2];
-        in[0] = x;
-        in[1] = wte; /* tied: Linear weight [vocab, d] is the embedding */
-        memset(&dd, 0, sizeof dd);
-        return luthier_zoo__node(b, &dd, LUTHIER_OP_DENSE, in, 2, "lm_head");
-    }
+    /* tied: Linear weight [vocab, d] is the embedding */
+    return luthier_zoo__binary(b, LUTHIER_OP_DENSE, x, wte, "lm_head");
 }
 
 /* ---- public functions ---- */
