@@ -611,6 +611,15 @@ LUTHIER_ONNX__FN int luthier_onnx__want(luthier_onnx__ctx *c, const luthier_onnx
     return luthier_onnx__perr(c, f->data ? f->data : c->base, what, msg);
 }
 
+/* A string field (wire type 2) of message what, copied into the arena as *out. */
+LUTHIER_ONNX__FN int luthier_onnx__str(luthier_onnx__ctx *c, const luthier_onnx__fld *f, const char *what, const char *field, const char **out) {
+    char *s;
+    if (luthier_onnx__want(c, f, 2, what, field)) return -1;
+    if (!(s = luthier_onnx__strn(c, f->data, f->len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+    *out = s;
+    return 0;
+}
+
 /* Repeated integers: one varint, or packed varints. */
 LUTHIER_ONNX__FN int luthier_onnx__ints(luthier_onnx__ctx *c, const luthier_onnx__fld *f, int64_t **arr, int *n, int *cap, const char *what) {
     if (f->wire == 0) {
@@ -706,10 +715,7 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint
             if (luthier_onnx__ints(c, &f, &ints, &ni, &ci, "TensorProto.int_data")) return -1;
             break;
         case 6: t->type = 8; break;
-        case 8:
-            if (luthier_onnx__want(c, &f, 2, "TensorProto", "name")) return -1;
-            if (!(t->name = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
-            break;
+        case 8: if (luthier_onnx__str(c, &f, "TensorProto", "name", &t->name)) return -1; break;
         case 9:
             if (luthier_onnx__want(c, &f, 2, "TensorProto", "raw_data")) return -1;
             raw = f.data; rawlen = f.len; has_raw = 1; raw_field = at;
@@ -772,10 +778,7 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint
         return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
     }
     if (has_raw) {
-        size_t es = (size_t)luthier_onnx__elsize(t->type);
-        if (rawlen != n * es)
-            return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor '%s': raw_data holds %zu bytes, %zu %s values need %zu",
-                            t->name, rawlen, n, luthier_onnx__typename(t->type), n * es), -1;
+        size_t es = (size_t)luthier_onnx__elsize(t->type); /* rawlen == n * es: checked above */
         if (t->type == 1 && luthier_onnx__host_le()) {
             if (n) memcpy(t->f, raw, n * sizeof(float));
             return 0;
@@ -798,15 +801,11 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint
         }
         return 0;
     }
-    if (t->type == 1 || t->type == 11) {
-        if ((size_t)nf != n)
-            return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor '%s': %d values stored, dims need %zu", t->name, nf, n), -1;
+    if (t->type == 1 || t->type == 11) { /* nf == n: checked above */
         if (n) memcpy(t->f, fl, n * sizeof(float));
         return 0;
     }
-    if ((size_t)ni != n)
-        return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "tensor '%s': %d values stored, dims need %zu", t->name, ni, n), -1;
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n; i++) { /* ni == n: checked above */
         if (t->type == 10) t->f[i] = luthier_onnx__f16((uint32_t)ints[i] & 0xffffu);
         else if (t->type == 16) t->f[i] = luthier_onnx__f32(((uint32_t)ints[i] & 0xffffu) << 16);
         else if (t->type == 6 || t->type == 5 || t->type == 3) t->i[i] = (int32_t)(uint32_t)(uint64_t)ints[i];
@@ -847,17 +846,10 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_attr(luthier_onnx__ctx *c, const uint8_
     a->name = "";
     while ((rc = luthier_onnx__next(c, &r, &f, "AttributeProto")) > 0) {
         switch (f.num) {
-        case 1:
-            if (luthier_onnx__want(c, &f, 2, "AttributeProto", "name")) return -1;
-            if (!(a->name = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
-            break;
+        case 1: if (luthier_onnx__str(c, &f, "AttributeProto", "name", &a->name)) return -1; break;
         case 2: if (luthier_onnx__want(c, &f, 5, "AttributeProto", "f")) return -1; a->f = luthier_onnx__f32((uint32_t)f.v); a->has_f = 1; break;
         case 3: if (luthier_onnx__want(c, &f, 0, "AttributeProto", "i")) return -1; a->i = (int64_t)f.v; a->has_i = 1; break;
-        case 4:
-            if (luthier_onnx__want(c, &f, 2, "AttributeProto", "s")) return -1;
-            if (!(a->s = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
-            a->has_s = 1;
-            break;
+        case 4: if (luthier_onnx__str(c, &f, "AttributeProto", "s", &a->s)) return -1; a->has_s = 1; break;
         case 5:
             if (luthier_onnx__want(c, &f, 2, "AttributeProto", "t")) return -1;
             if (!(a->t = (luthier_onnx__tensor *)luthier_onnx__alloc(c, sizeof(luthier_onnx__tensor)))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
@@ -897,13 +889,9 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_node(luthier_onnx__ctx *c, const uint8_
         switch (f.num) {
         case 1: if (luthier_onnx__pushstr(c, &f, &n->in, &n->nin, &n->cin, "NodeProto.input")) return -1; break;
         case 2: if (luthier_onnx__pushstr(c, &f, &n->out, &n->nout, &n->cout, "NodeProto.output")) return -1; break;
-        case 3: case 4: case 7: {
-            const char *s;
-            if (luthier_onnx__want(c, &f, 2, "NodeProto", f.num == 3 ? "name" : f.num == 4 ? "op_type" : "domain")) return -1;
-            if (!(s = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
-            if (f.num == 3) n->name = s; else if (f.num == 4) n->op = s; else n->domain = s;
-            break;
-        }
+        case 3: if (luthier_onnx__str(c, &f, "NodeProto", "name", &n->name)) return -1; break;
+        case 4: if (luthier_onnx__str(c, &f, "NodeProto", "op_type", &n->op)) return -1; break;
+        case 7: if (luthier_onnx__str(c, &f, "NodeProto", "domain", &n->domain)) return -1; break;
         case 5: {
             luthier_onnx__attr *a;
             if (luthier_onnx__want(c, &f, 2, "NodeProto", "attribute")) return -1;
@@ -926,8 +914,7 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_vi(luthier_onnx__ctx *c, const uint8_t 
     v->name = "";
     while ((rc = luthier_onnx__next(c, &r, &f, "ValueInfoProto")) > 0) {
         if (f.num == 1) {
-            if (luthier_onnx__want(c, &f, 2, "ValueInfoProto", "name")) return -1;
-            if (!(v->name = luthier_onnx__strn(c, f.data, f.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+            if (luthier_onnx__str(c, &f, "ValueInfoProto", "name", &v->name)) return -1;
         } else if (f.num == 2) { /* TypeProto */
             if (luthier_onnx__want(c, &f, 2, "ValueInfoProto", "type")) return -1;
             r2.p = f.data; r2.end = f.data + f.len;
@@ -960,9 +947,7 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_vi(luthier_onnx__ctx *c, const uint8_t 
                                         return luthier_onnx__fail(c, LUTHIER_STATUS_INVALID_ARGUMENT, "value '%s': dimension %d is negative (%lld)",
                                                         v->name, v->rank, (long long)v->dims[v->rank]), -1;
                                 } else if (f5.num == 2) {
-                                    if (luthier_onnx__want(c, &f5, 2, "Dimension", "dim_param")) return -1;
-                                    if (!(v->params[v->rank] = luthier_onnx__strn(c, f5.data, f5.len)))
-                                        return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+                                    if (luthier_onnx__str(c, &f5, "Dimension", "dim_param", &v->params[v->rank])) return -1;
                                 }
                             }
                             if (rc < 0) return -1;
@@ -1042,8 +1027,7 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_model(luthier_onnx__ctx *c, const uint8
             r2.p = f.data; r2.end = f.data + f.len;
             while ((rc = luthier_onnx__next(c, &r2, &f2, "OperatorSetIdProto")) > 0) {
                 if (f2.num == 1) {
-                    if (luthier_onnx__want(c, &f2, 2, "OperatorSetIdProto", "domain")) return -1;
-                    if (!(domain = luthier_onnx__strn(c, f2.data, f2.len))) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory"), -1;
+                    if (luthier_onnx__str(c, &f2, "OperatorSetIdProto", "domain", &domain)) return -1;
                 } else if (f2.num == 2) {
                     if (luthier_onnx__want(c, &f2, 0, "OperatorSetIdProto", "version")) return -1;
                     version = (int64_t)f2.v;
@@ -2177,6 +2161,13 @@ LUTHIER_ONNX__FN const char *luthier_onnx__uname(luthier_onnx__ctx *c, const cha
     return buf;
 }
 
+/* d's operator and inputs: op(ins[0..nin)). */
+LUTHIER_ONNX__FN void luthier_onnx__set_op(luthier_node_desc *d, luthier_op op, int *ins, int nin) {
+    d->op = op;
+    d->inputs = ins;
+    d->num_inputs = nin;
+}
+
 /* An int32 or bool graph input (the user's buffer, as declared) is read by one CAST: to i64
    (int32) or f32 0/1 (bool), the engine's integer and boolean forms; v then stands for the
    cast's output. */
@@ -2186,10 +2177,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__input_cast(luthier_onnx__ctx *c, l
     const char *name = luthier_onnx__uname(c, v->name, dt == LUTHIER_DTYPE_I32 ? "i64" : "f32");
     if (!name) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory");
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_CAST;
+    luthier_onnx__set_op(&d, LUTHIER_OP_CAST, &in, 1);
     d.name = name;
-    d.inputs = &in;
-    d.num_inputs = 1;
     d.typed = 1;
     d.attr.cast.to = dt == LUTHIER_DTYPE_I32 ? LUTHIER_CAST_TO_I64 : LUTHIER_CAST_TO_BOOL;
     if (luthier_graph_add_node(c->g, &d, &v->tid) != LUTHIER_STATUS_OK)
@@ -2211,6 +2200,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__newconst(luthier_onnx__ctx *c, con
    converted to f32 (operands of arithmetic). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__eng(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_onnx__val *v, int want_f32, int *tid) {
     luthier_onnx__tensor *t = v->c;
+    const char *name;
+    luthier_status s;
     int k, dummy;
     if (!t) {
         if (v->tid < 0) LUTHIER_ONNX__BAD("input '%s' has no value", v->name);
@@ -2233,18 +2224,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__eng(luthier_onnx__ctx *c, const lu
         *tid = v->cid;
         return LUTHIER_STATUS_OK;
     }
-    if (luthier_graph_find_tensor(c->g, v->name, &dummy) == LUTHIER_STATUS_OK) {
-        const char *name = luthier_onnx__uname(c, v->name, "const");
-        luthier_status s;
-        if (!name) LUTHIER_ONNX__OOM();
-        s = t->f ? luthier_graph_constant(c->g, name, t->rank, t->dims, t->f, 1, &v->cid)
-                 : luthier_graph_constant_i64(c->g, name, t->rank, t->dims, t->i, &v->cid);
-        if (s != LUTHIER_STATUS_OK) LUTHIER_ONNX__UNSUP("constant '%s': %s", v->name, luthier_graph_error(c->g));
-    } else {
-        luthier_status s = t->f ? luthier_graph_constant(c->g, v->name, t->rank, t->dims, t->f, 1, &v->cid)
-                                : luthier_graph_constant_i64(c->g, v->name, t->rank, t->dims, t->i, &v->cid);
-        if (s != LUTHIER_STATUS_OK) LUTHIER_ONNX__UNSUP("constant '%s': %s", v->name, luthier_graph_error(c->g));
-    }
+    /* under its own name, unless the graph holds a tensor of that name already */
+    if (luthier_graph_find_tensor(c->g, v->name, &dummy) != LUTHIER_STATUS_OK) name = v->name;
+    else if (!(name = luthier_onnx__uname(c, v->name, "const"))) LUTHIER_ONNX__OOM();
+    s = t->f ? luthier_graph_constant(c->g, name, t->rank, t->dims, t->f, 1, &v->cid)
+             : luthier_graph_constant_i64(c->g, name, t->rank, t->dims, t->i, &v->cid);
+    if (s != LUTHIER_STATUS_OK) LUTHIER_ONNX__UNSUP("constant '%s': %s", v->name, luthier_graph_error(c->g));
     *tid = v->cid;
     return LUTHIER_STATUS_OK;
 }
@@ -2273,9 +2258,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__reshape_to(luthier_onnx__ctx *c, c
     luthier_node_desc d;
     int64_t one = 1;
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_RESHAPE;
-    d.inputs = &x;
-    d.num_inputs = 1;
+    luthier_onnx__set_op(&d, LUTHIER_OP_RESHAPE, &x, 1);
     d.sizes = rank ? dims : &one;
     d.num_sizes = rank ? rank : 1;
     if (rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("rank %d is above the engine's %d", rank, LUTHIER_MAX_RANK);
@@ -2292,9 +2275,7 @@ LUTHIER_ONNX__FN void luthier_onnx__setout(luthier_onnx__ctx *c, const luthier_o
 LUTHIER_ONNX__FN luthier_status luthier_onnx__emit_out(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_node_desc *d, luthier_op op,
                                                       int *ins, int nin) {
     int outs[LUTHIER_MAX_NODE_OUTPUTS];
-    d->op = op;
-    d->inputs = ins;
-    d->num_inputs = nin;
+    luthier_onnx__set_op(d, op, ins, nin);
     LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, d, n->out[0], outs));
     luthier_onnx__setout(c, n, 0, outs[0]);
     return LUTHIER_STATUS_OK;
@@ -2517,9 +2498,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_q(luthier_onnx__ctx *c, lu
         if (z == lo && !luthier_onnx__nonneg(c, t, 0)) {
             /* the range starts at 0: ONNX saturates negative values to 0 (quantizers drop a ReLU
                in front of such a QuantizeLinear); the graph keeps that as a clip */
-            d.op = LUTHIER_OP_CLIP;
-            d.inputs = &t;
-            d.num_inputs = 1;
+            luthier_onnx__set_op(&d, LUTHIER_OP_CLIP, &t, 1);
             d.clamp_min = 0.0f;
             d.clamp_max = qy.s[0] * (float)(hi - lo);
             LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &t));
@@ -2856,9 +2835,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_binary(const luthier_onnx__cvar
         if (!b) continue;
         in[0] = acc;
         LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, b, 1, &in[1]));
-        d.op = arg->op;
-        d.inputs = in;
-        d.num_inputs = 2;
+        luthier_onnx__set_op(&d, arg->op, in, 2);
         if (--nin == 0) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &acc));
         else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "acc", &acc));
     }
@@ -2893,16 +2870,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv(const luthier_onnx__cvargs
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, wv, 1, &in[1]));
     if (bv) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[2]));
-    d.op = LUTHIER_OP_CONV2D;
-    d.inputs = in;
-    d.num_inputs = bv ? 3 : 2;
     d.stride[0] = s[0]; d.stride[1] = s[1];
     d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
     memcpy(d.pads, pads, sizeof pads);
     d.groups = luthier_onnx__ai(n, "group", 1);
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CONV2D, in, bv ? 3 : 2);
 }
 
 /* floor(a / 2) (C's division truncates) */
@@ -2964,9 +2936,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv_transpose(const luthier_on
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, wv, 1, &in[1]));
     if (bv) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[2]));
-    d.op = LUTHIER_OP_CONV_TRANSPOSE;
-    d.inputs = in;
-    d.num_inputs = bv ? 3 : 2;
     d.typed = 1;
     luthier_node_attrs_default(LUTHIER_OP_CONV_TRANSPOSE, &d.attr);
     memcpy(a->stride, s, sizeof s);
@@ -2974,9 +2943,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv_transpose(const luthier_on
     memcpy(a->output_padding, op, sizeof op);
     memcpy(a->pads, pads, sizeof pads);
     a->groups = luthier_onnx__ai(n, "group", 1);
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CONV_TRANSPOSE, in, bv ? 3 : 2);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pool(const luthier_onnx__cvargs *arg) {
@@ -3004,18 +2971,13 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pool(const luthier_onnx__cvargs
     }
     LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    d.op = mx ? LUTHIER_OP_MAXPOOL : LUTHIER_OP_AVGPOOL;
-    d.inputs = &xt;
-    d.num_inputs = 1;
     d.kernel[0] = kk[0]; d.kernel[1] = kk[1];
     d.stride[0] = s[0]; d.stride[1] = s[1];
     d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
     memcpy(d.pads, pads, sizeof pads);
     d.ceil_mode = (int)luthier_onnx__ai(n, "ceil_mode", 0);
     d.count_include_pad = (int)luthier_onnx__ai(n, "count_include_pad", 0);
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_out(c, n, &d, mx ? LUTHIER_OP_MAXPOOL : LUTHIER_OP_AVGPOOL, &xt, 1);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_global_avgpool(const luthier_onnx__cvargs *arg) {
@@ -3064,9 +3026,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_instance_norm(const luthier_onn
     d.typed = 1;
     d.attr.layer_norm.axis = 2;
     d.attr.layer_norm.epsilon = luthier_onnx__af(n, "epsilon", 1e-5f);
-    d.op = LUTHIER_OP_LAYER_NORM;
-    d.inputs = in;
-    d.num_inputs = 1;
+    luthier_onnx__set_op(&d, LUTHIER_OP_LAYER_NORM, in, 1);
     LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "normalized", &cur));
     cd[0] = xs.d[1];
     for (k = 1; k < xs.rank - 1; k++) cd[k] = 1; /* [C, 1, ...]: broadcast over the spatial dims */
@@ -3074,9 +3034,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_instance_norm(const luthier_onn
         LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k ? "bias" : "scale", xs.rank - 1, cd, p[k]->f, &pc[k]));
     memset(&d, 0, sizeof d);
     in[0] = cur, in[1] = pc[0];
-    d.op = LUTHIER_OP_MUL;
-    d.inputs = in;
-    d.num_inputs = 2;
+    luthier_onnx__set_op(&d, LUTHIER_OP_MUL, in, 2);
     LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &cur));
     in[0] = cur, in[1] = pc[1];
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_ADD, in, 2);
@@ -3130,9 +3088,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gemm(const luthier_onnx__cvargs
     N = tb ? bs.d[0] : bs.d[1];
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &a));
     if (ta) {
-        d.op = LUTHIER_OP_TRANSPOSE;
-        d.inputs = &a;
-        d.num_inputs = 1;
+        luthier_onnx__set_op(&d, LUTHIER_OP_TRANSPOSE, &a, 1);
         LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "transA", &a));
         memset(&d, 0, sizeof d);
     }
@@ -3163,41 +3119,25 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gemm(const luthier_onnx__cvargs
             LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "bias", 1, &N, bias, &bt_id));
         }
         in[0] = a; in[1] = wt; in[2] = bt_id;
-        d.op = LUTHIER_OP_DENSE;
-        d.inputs = in;
-        d.num_inputs = bt_id >= 0 ? 3 : 2;
         d.trans_b = !tb;
-        if (!cv || bt_id >= 0 || beta == 0) {
-            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-            luthier_onnx__setout(c, n, 0, outs[0]);
-            return LUTHIER_STATUS_OK;
-        }
+        if (!cv || bt_id >= 0 || beta == 0) return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_DENSE, in, bt_id >= 0 ? 3 : 2);
+        luthier_onnx__set_op(&d, LUTHIER_OP_DENSE, in, 2);
         LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "dense", &y));
     } else {
         LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
         in[0] = a;
-        d.op = LUTHIER_OP_MATMUL;
-        d.inputs = in;
-        d.num_inputs = 2;
         d.trans_b = tb;
-        if (alpha == 1 && (!cv || beta == 0)) {
-            LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-            luthier_onnx__setout(c, n, 0, outs[0]);
-            return LUTHIER_STATUS_OK;
-        }
+        if (alpha == 1 && (!cv || beta == 0)) return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_MATMUL, in, 2);
+        luthier_onnx__set_op(&d, LUTHIER_OP_MATMUL, in, 2);
         LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "matmul", &y));
         if (alpha != 1) {
             int64_t none = 0;
             int ct;
             LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "alpha", 0, &none, &alpha, &ct));
             in[0] = y; in[1] = ct;
-            d.op = LUTHIER_OP_MUL;
             d.trans_b = 0;
-            if (!cv || beta == 0) {
-                LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
-                luthier_onnx__setout(c, n, 0, outs[0]);
-                return LUTHIER_STATUS_OK;
-            }
+            if (!cv || beta == 0) return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_MUL, in, 2);
+            d.op = LUTHIER_OP_MUL;
             LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &y));
         }
     }
@@ -3231,27 +3171,21 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__matmul_into(const luthier_onnx__cv
     if (bv->c && bv->c->f && bs.rank == 2) {
         LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
         if (bias >= 0) in[2] = bias;
-        d.op = LUTHIER_OP_DENSE;
+        luthier_onnx__set_op(&d, LUTHIER_OP_DENSE, in, bias >= 0 ? 3 : 2);
         d.trans_b = 1; /* B is [K, N] */
-        d.inputs = in;
-        d.num_inputs = bias >= 0 ? 3 : 2;
         return luthier_onnx__emit(c, n, &d, name, y);
     }
     if (bv->c && bv->c->f && bs.rank == 1) {
         int64_t wd[2];
         wd[0] = 1; wd[1] = bs.d[0];
         LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, wd, bv->c->f, &in[1]));
-        d.op = LUTHIER_OP_DENSE;
-        d.inputs = in;
-        d.num_inputs = 2;
+        luthier_onnx__set_op(&d, LUTHIER_OP_DENSE, in, 2);
         LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "dense", &a));
         return luthier_onnx__reshape_to(c, n, a, xs.rank - 1, xs.d, name, y);
     }
     if (xs.rank < 2 || bs.rank < 2) LUTHIER_ONNX__UNSUP("a 1-D operand with a run-time B is not supported");
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[1]));
-    d.op = LUTHIER_OP_MATMUL;
-    d.inputs = in;
-    d.num_inputs = 2;
+    luthier_onnx__set_op(&d, LUTHIER_OP_MATMUL, in, 2);
     return luthier_onnx__emit(c, n, &d, name, y);
 }
 
@@ -3380,9 +3314,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_split(const luthier_onnx__cvarg
                 LUTHIER_ONNX__UNSUP("num_outputs %lld over a dimension of %lld leaves output %d empty", (long long)no->i, (long long)len, ns);
     }
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    d.op = LUTHIER_OP_SPLIT;
-    d.inputs = &xt;
-    d.num_inputs = 1;
+    luthier_onnx__set_op(&d, LUTHIER_OP_SPLIT, &xt, 1);
     d.num_outputs = n->nout;
     d.axis = (int)ax;
     d.sizes = ns >= 0 ? sizes : NULL;
@@ -3422,9 +3354,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_slice(const luthier_onnx__cvarg
         }
         in[0] = cur; in[1] = it;
         memset(&d, 0, sizeof d);
-        d.op = LUTHIER_OP_GATHER;
-        d.inputs = in;
-        d.num_inputs = 2;
+        luthier_onnx__set_op(&d, LUTHIER_OP_GATHER, in, 2);
         d.axis = k;
         if (k == last) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &cur));
         else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "slice", &cur));
@@ -3549,9 +3479,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__reduce_as_pool(luthier_onnx__ctx *
     int64_t od[2];
     int outs[1];
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_GLOBAL_AVGPOOL;
-    d.inputs = &cur;
-    d.num_inputs = 1;
+    luthier_onnx__set_op(&d, LUTHIER_OP_GLOBAL_AVGPOOL, &cur, 1);
     if (keepdims) {
         LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, n->out[0], outs));
     } else {
@@ -4077,9 +4005,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__eop_reduce(luthier_onnx__ctx *c, c
     }
     if (!d.attr.reduce.num_axes) return LUTHIER_STATUS_OK;
     o->n = j;
-    d.op = LUTHIER_OP_REDUCE;
-    d.inputs = &o->t;
-    d.num_inputs = 1;
+    luthier_onnx__set_op(&d, LUTHIER_OP_REDUCE, &o->t, 1);
     return luthier_onnx__step(c, n, &d, "einsum_sum", &o->t);
 }
 
@@ -4097,9 +4023,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__eop_order(luthier_onnx__ctx *c, co
     }
     if (!moved) return LUTHIER_STATUS_OK;
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_TRANSPOSE;
-    d.inputs = &o->t;
-    d.num_inputs = 1;
+    luthier_onnx__set_op(&d, LUTHIER_OP_TRANSPOSE, &o->t, 1);
     d.perm = perm;
     LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "einsum_transpose", &t.t));
     *o = t;
@@ -4146,9 +4070,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__einsum_matmul(luthier_onnx__ctx *c
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, o[0].t, 3, sa, NULL, &in[0]));
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, o[1].t, 3, sb, NULL, &in[1]));
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_MATMUL;
-    d.inputs = in;
-    d.num_inputs = 2;
+    luthier_onnx__set_op(&d, LUTHIER_OP_MATMUL, in, 2);
     d.trans_b = trans_b;
     LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "einsum_matmul", &o[0].t));
     o[0].n = 0;
@@ -4226,16 +4148,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_group_norm(const luthier_onnx__
     d.typed = 1;
     d.attr.layer_norm.axis = 2;
     d.attr.layer_norm.epsilon = luthier_onnx__af(n, "epsilon", 1e-5f);
-    d.op = LUTHIER_OP_LAYER_NORM;
-    d.inputs = &cur;
-    d.num_inputs = 1;
+    luthier_onnx__set_op(&d, LUTHIER_OP_LAYER_NORM, &cur, 1);
     LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "normalized", &cur));
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, xs.rank, xs.d, NULL, &cur));
     memset(&d, 0, sizeof d);
     in[0] = cur, in[1] = pc[0];
-    d.op = LUTHIER_OP_MUL;
-    d.inputs = in;
-    d.num_inputs = 2;
+    luthier_onnx__set_op(&d, LUTHIER_OP_MUL, in, 2);
     LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &cur));
     in[0] = cur, in[1] = pc[1];
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_ADD, in, 2);
@@ -4354,9 +4272,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_rnn(const luthier_onnx__cvargs 
         LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, v, k != 4, &in[k]));
         nin = k + 1;
     }
-    d.op = op;
-    d.inputs = in;
-    d.num_inputs = nin;
+    luthier_onnx__set_op(&d, op, in, nin);
     (void)dirs;
     if (!(name = luthier_onnx__uname(c, oname, luthier_op_name(op)))) LUTHIER_ONNX__OOM();
     LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
@@ -4450,9 +4366,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_topk(const luthier_onnx__cvargs
     d.attr.topk.axis = (int)ax;
     d.attr.topk.largest = luthier_onnx__ai(n, "largest", 1) != 0;
     d.attr.topk.sorted = luthier_onnx__ai(n, "sorted", 1) != 0;
-    d.op = LUTHIER_OP_TOPK;
-    d.inputs = &xt;
-    d.num_inputs = 1;
+    luthier_onnx__set_op(&d, LUTHIER_OP_TOPK, &xt, 1);
     if (!(name = luthier_onnx__uname(c, oname, "topk"))) LUTHIER_ONNX__OOM();
     LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
     for (k = 0; k < 2; k++) luthier_onnx__setout(c, n, k, outs[k]);
@@ -4515,9 +4429,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     d.attr.nms.iou_threshold = iou;
     d.attr.nms.use_score_threshold = has_st;
     d.attr.nms.score_threshold = st;
-    d.op = LUTHIER_OP_NON_MAX_SUPPRESSION;
-    d.inputs = in;
-    d.num_inputs = 2;
+    luthier_onnx__set_op(&d, LUTHIER_OP_NON_MAX_SUPPRESSION, in, 2);
     if (!(name = luthier_onnx__uname(c, oname, "nms"))) LUTHIER_ONNX__OOM();
     LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
     luthier_onnx__setout(c, n, 0, outs[0]);
@@ -5568,11 +5480,9 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__outputs(luthier_onnx__ctx *c) {
         name = luthier_graph_find_node(c->g, v->name, &dummy) == LUTHIER_STATUS_OK ? luthier_onnx__uname(c, v->name, "output") : v->name;
         if (!name) LUTHIER_ONNX__OOM();
         memset(&d, 0, sizeof d);
-        d.op = LUTHIER_OP_IDENTITY; /* an i64 value (constant, input, alias) is copied by a CAST to i64 */
+        luthier_onnx__set_op(&d, LUTHIER_OP_IDENTITY, &t, 1); /* an i64 value (constant, input, alias) is copied by a CAST to i64 */
         if (ti.dtype == LUTHIER_DTYPE_I64) d.op = LUTHIER_OP_CAST, d.typed = 1, d.attr.cast.to = LUTHIER_CAST_TO_I64;
         d.name = name;
-        d.inputs = &t;
-        d.num_inputs = 1;
         if (luthier_graph_add_node(c->g, &d, &o) != LUTHIER_STATUS_OK || luthier_graph_output(c->g, o) != LUTHIER_STATUS_OK)
             return luthier_onnx__fail(c, LUTHIER_STATUS_UNSUPPORTED, "graph output '%s': %s", v->name, luthier_graph_error(c->g));
     }

@@ -1201,6 +1201,18 @@ LUTHIER_PRIVATE luthier__gbt *luthier__tune_data_fit(const luthier__tune_data *D
 
 #define LUTHIER__PLAN_SETS (2 + LUTHIER__PLAN_RUNNERS)
 
+/* A plan description that runs num configs (NULL: none) with the int8 calibration cal in precision
+   prec; a configuration a node cannot take falls back to its default (fallback_invalid). */
+LUTHIER_PRIVATE void luthier__tune_plan_desc(luthier_plan_desc *pd, const luthier_node_config *configs, int num,
+                                             const luthier_calibration *cal, luthier_precision prec) {
+    memset(pd, 0, sizeof *pd);
+    pd->configs = configs;
+    pd->num_configs = num;
+    pd->fallback_invalid = 1;
+    pd->int8 = cal;
+    pd->precision = prec;
+}
+
 /* The in-plan check (see the top of this file): plans of nsets configuration sets, set k
    giving task i the configuration sets[k][i] (sets[k] NULL: every node its default; a task
    whose best is the default keeps it in every set), profiled in alternating rounds;
@@ -1257,12 +1269,7 @@ LUTHIER_PRIVATE int luthier__tune_plan_times(luthier_context *ctx, const luthier
         memset(configs, 0, sizeof *configs * (size_t)g->num_nodes);
         for (i = 0; sets[k] && i < g->num_nodes; i++)
             if (node_task[i] >= 0 && tasks[node_task[i]].best >= 0) configs[i] = sets[k][node_task[i]];
-        memset(&pd, 0, sizeof pd);
-        pd.configs = sets[k] ? configs : NULL;
-        pd.num_configs = sets[k] ? g->num_nodes : 0;
-        pd.fallback_invalid = 1;
-        pd.int8 = d->int8;
-        pd.precision = d->precision;
+        luthier__tune_plan_desc(&pd, sets[k] ? configs : NULL, sets[k] ? g->num_nodes : 0, d->int8, d->precision);
         if (k >= 2 && luthier_plan_create(ctx, g, &pd, &plan[k]) != LUTHIER_STATUS_OK) {
             *nsets_io = nsets = k;
             break;
@@ -2014,12 +2021,7 @@ LUTHIER_PRIVATE int luthier__guard_run(luthier__guard *G, const luthier_node_con
     luthier_plan *plan = NULL;
     size_t at = 0, e;
     int s, o, ok = 1;
-    memset(&pd, 0, sizeof pd);
-    pd.configs = configs;
-    pd.num_configs = configs ? G->g->num_nodes : 0;
-    pd.fallback_invalid = 1;
-    pd.int8 = G->cal;
-    pd.precision = LUTHIER_PRECISION_FP32;
+    luthier__tune_plan_desc(&pd, configs, configs ? G->g->num_nodes : 0, G->cal, LUTHIER_PRECISION_FP32);
     if (luthier_plan_create(G->ctx, G->g, &pd, &plan) != LUTHIER_STATUS_OK) return 0;
     for (s = 0; s < G->nsets && ok; s++) {
         ok = luthier_plan_run(G->ctx, plan, (const void *const *)(G->in + (size_t)s * (size_t)G->nin), G->out) == LUTHIER_STATUS_OK;
@@ -2232,12 +2234,7 @@ LUTHIER_PRIVATE luthier_status luthier__auto_conversions(luthier__auto *A, luthi
         luthier_plan_desc pd;
         luthier_plan *plan = NULL;
         luthier__auto_configs(A, g, -1);
-        memset(&pd, 0, sizeof pd);
-        pd.configs = A->configs;
-        pd.num_configs = g->num_nodes;
-        pd.fallback_invalid = 1;
-        pd.int8 = G->cal;
-        pd.precision = LUTHIER_PRECISION_FP32;
+        luthier__tune_plan_desc(&pd, A->configs, g->num_nodes, G->cal, LUTHIER_PRECISION_FP32);
         if (luthier_plan_create(G->ctx, g, &pd, &plan) != LUTHIER_STATUS_OK || luthier_plan_set_profiling(plan, 1) != LUTHIER_STATUS_OK ||
             !(best = (double *)luthier__alloc(sizeof(double) * (size_t)(plan->num_steps + 1)))) {
             luthier_plan_destroy(plan);

@@ -342,8 +342,8 @@ LUTHIER_ZOO__FN int luthier_zoo__weight(luthier_zoo__b *b, const char *prefix, c
     return st ? -1 : t;
 }
 
-LUTHIER_ZOO__FN int luthier_zoo__node(luthier_zoo__b *b, luthier_node_desc *d, const int *in, int nin,
-                                      const char *name) {
+LUTHIER_ZOO__FN int luthier_zoo__node(luthier_zoo__b *b, luthier_node_desc *d, luthier_op op, const int *in,
+                                      int nin, const char *name) {
     int out = -1, i;
     luthier_status st;
     if (b->status) return -1;
@@ -352,6 +352,7 @@ LUTHIER_ZOO__FN int luthier_zoo__node(luthier_zoo__b *b, luthier_node_desc *d, c
             luthier_zoo__fail(b, LUTHIER_STATUS_INVALID_ARGUMENT, name);
             return -1;
         }
+    d->op = op;
     d->inputs = in;
     d->num_inputs = nin;
     d->name = name;
@@ -363,8 +364,7 @@ LUTHIER_ZOO__FN int luthier_zoo__node(luthier_zoo__b *b, luthier_node_desc *d, c
 LUTHIER_ZOO__FN int luthier_zoo__unary(luthier_zoo__b *b, luthier_op op, int x, const char *name) {
     luthier_node_desc d;
     memset(&d, 0, sizeof d);
-    d.op = op;
-    return luthier_zoo__node(b, &d, &x, 1, name);
+    return luthier_zoo__node(b, &d, op, &x, 1, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__binary(luthier_zoo__b *b, luthier_op op, int x, int y, const char *name) {
@@ -373,8 +373,7 @@ LUTHIER_ZOO__FN int luthier_zoo__binary(luthier_zoo__b *b, luthier_op op, int x,
     in[0] = x;
     in[1] = y;
     memset(&d, 0, sizeof d);
-    d.op = op;
-    return luthier_zoo__node(b, &d, in, 2, name);
+    return luthier_zoo__node(b, &d, op, in, 2, name);
 }
 
 /* Conv2d "name" (weight [cout, cin/groups, k, k], bias when has_bias) */
@@ -392,11 +391,10 @@ LUTHIER_ZOO__FN int luthier_zoo__conv(luthier_zoo__b *b, int x, const char *name
     in[1] = luthier_zoo__weight(b, name, "weight", 4, ws);
     in[2] = has_bias ? luthier_zoo__weight(b, name, "bias", 1, bs) : -1;
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_CONV2D;
     d.stride[0] = d.stride[1] = stride;
     d.pads[0] = d.pads[1] = d.pads[2] = d.pads[3] = pad;
     d.groups = groups;
-    return luthier_zoo__node(b, &d, in, has_bias ? 3 : 2, name);
+    return luthier_zoo__node(b, &d, LUTHIER_OP_CONV2D, in, has_bias ? 3 : 2, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__bn(luthier_zoo__b *b, int x, const char *name, int64_t c, float eps) {
@@ -408,38 +406,34 @@ LUTHIER_ZOO__FN int luthier_zoo__bn(luthier_zoo__b *b, int x, const char *name, 
     in[3] = luthier_zoo__weight(b, name, "running_mean", 1, &c);
     in[4] = luthier_zoo__weight(b, name, "running_var", 1, &c);
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_BATCH_NORM;
     d.epsilon = eps;
-    return luthier_zoo__node(b, &d, in, 5, name);
+    return luthier_zoo__node(b, &d, LUTHIER_OP_BATCH_NORM, in, 5, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__clip6(luthier_zoo__b *b, int x, const char *name) {
     luthier_node_desc d;
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_CLIP;
     d.clamp_min = 0.0f;
     d.clamp_max = 6.0f;
-    return luthier_zoo__node(b, &d, &x, 1, name);
+    return luthier_zoo__node(b, &d, LUTHIER_OP_CLIP, &x, 1, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__maxpool(luthier_zoo__b *b, int x, const char *name, int64_t k,
                                          int64_t stride, int64_t pad, int ceil_mode) {
     luthier_node_desc d;
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_MAXPOOL;
     d.kernel[0] = d.kernel[1] = k;
     d.stride[0] = d.stride[1] = stride;
     d.pads[0] = d.pads[1] = d.pads[2] = d.pads[3] = pad;
     d.ceil_mode = ceil_mode;
-    return luthier_zoo__node(b, &d, &x, 1, name);
+    return luthier_zoo__node(b, &d, LUTHIER_OP_MAXPOOL, &x, 1, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__adaptive(luthier_zoo__b *b, int x, const char *name, int64_t s) {
     luthier_node_desc d;
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_ADAPTIVE_AVGPOOL;
     d.out_size[0] = d.out_size[1] = s;
-    return luthier_zoo__node(b, &d, &x, 1, name);
+    return luthier_zoo__node(b, &d, LUTHIER_OP_ADAPTIVE_AVGPOOL, &x, 1, name);
 }
 
 /* Linear "name": weight [n, k] (PyTorch layout), bias [n] */
@@ -453,8 +447,7 @@ LUTHIER_ZOO__FN int luthier_zoo__dense(luthier_zoo__b *b, int x, const char *nam
     in[1] = luthier_zoo__weight(b, name, "weight", 2, ws);
     in[2] = luthier_zoo__weight(b, name, "bias", 1, &n);
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_DENSE;
-    return luthier_zoo__node(b, &d, in, 3, name);
+    return luthier_zoo__node(b, &d, LUTHIER_OP_DENSE, in, 3, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__layer_norm(luthier_zoo__b *b, int x, const char *name, int64_t dm) {
@@ -464,10 +457,9 @@ LUTHIER_ZOO__FN int luthier_zoo__layer_norm(luthier_zoo__b *b, int x, const char
     in[1] = luthier_zoo__weight(b, name, "weight", 1, &dm);
     in[2] = luthier_zoo__weight(b, name, "bias", 1, &dm);
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_LAYER_NORM;
     d.axis = -1;
     d.epsilon = b->c->eps;
-    return luthier_zoo__node(b, &d, in, 3, name);
+    return luthier_zoo__node(b, &d, LUTHIER_OP_LAYER_NORM, in, 3, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__reshape(luthier_zoo__b *b, int x, const char *name, int rank,
@@ -479,10 +471,9 @@ LUTHIER_ZOO__FN int luthier_zoo__reshape(luthier_zoo__b *b, int x, const char *n
     s[2] = d2;
     s[3] = d3;
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_RESHAPE;
     d.sizes = s;
     d.num_sizes = rank;
-    return luthier_zoo__node(b, &d, &x, 1, name);
+    return luthier_zoo__node(b, &d, LUTHIER_OP_RESHAPE, &x, 1, name);
 }
 
 /* [B,S,H,Dh] <-> [B,H,S,Dh] */
@@ -490,9 +481,8 @@ LUTHIER_ZOO__FN int luthier_zoo__swap12(luthier_zoo__b *b, int x, const char *na
     static const int perm[4] = {0, 2, 1, 3};
     luthier_node_desc d;
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_TRANSPOSE;
     d.perm = perm;
-    return luthier_zoo__node(b, &d, &x, 1, name);
+    return luthier_zoo__node(b, &d, LUTHIER_OP_TRANSPOSE, &x, 1, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__gather(luthier_zoo__b *b, int data, int idx, int axis, const char *name) {
@@ -501,9 +491,8 @@ LUTHIER_ZOO__FN int luthier_zoo__gather(luthier_zoo__b *b, int data, int idx, in
     in[0] = data;
     in[1] = idx;
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_GATHER;
     d.axis = axis;
-    return luthier_zoo__node(b, &d, in, 2, name);
+    return luthier_zoo__node(b, &d, LUTHIER_OP_GATHER, in, 2, name);
 }
 
 /* I64 constant [n] with values start, start + step, ... */
@@ -700,9 +689,8 @@ LUTHIER_ZOO__FN int luthier_zoo__googlenet(luthier_zoo__b *b, int x) {
         br[3] = luthier_zoo__maxpool(b, x, luthier_zoo__nm(b, "%s.branch4.0", n), 3, 1, 1, 1);
         br[3] = luthier_zoo__basic_conv(b, br[3], luthier_zoo__nm(b, "%s.branch4.1", n), v[0] / dv, v[6] / dv, 1, 1, 0);
         memset(&d, 0, sizeof d);
-        d.op = LUTHIER_OP_CONCAT;
         d.axis = 1;
-        x = luthier_zoo__node(b, &d, br, 4, luthier_zoo__nm(b, "%s.concat", n));
+        x = luthier_zoo__node(b, &d, LUTHIER_OP_CONCAT, br, 4, luthier_zoo__nm(b, "%s.concat", n));
     }
     return luthier_zoo__head(b, x, 1024 / dv, "fc");
 }
@@ -759,9 +747,8 @@ LUTHIER_ZOO__FN int luthier_zoo__sdpa(luthier_zoo__b *b, int q, int k, int v, co
     in[1] = k;
     in[2] = v;
     memset(&d, 0, sizeof d);
-    d.op = LUTHIER_OP_ATTENTION;
     d.causal = causal;
-    x = luthier_zoo__node(b, &d, in, 3, luthier_zoo__nm(b, "%s.sdpa", prefix));
+    x = luthier_zoo__node(b, &d, LUTHIER_OP_ATTENTION, in, 3, luthier_zoo__nm(b, "%s.sdpa", prefix));
     x = luthier_zoo__swap12(b, x, luthier_zoo__nm(b, "%s.merge_transpose", prefix));
     return luthier_zoo__reshape(b, x, luthier_zoo__nm(b, "%s.merge_heads", prefix), 3, 1, sq, b->c->d, 0);
 }
@@ -831,14 +818,13 @@ LUTHIER_ZOO__FN int luthier_zoo__gpt2(luthier_zoo__b *b, int ids, const int *pas
         if (past) {
             int in[2];
             memset(&d, 0, sizeof d);
-            d.op = LUTHIER_OP_CONCAT;
             d.axis = 2;
             in[0] = past[2 * l];
             in[1] = k;
-            k = luthier_zoo__node(b, &d, in, 2, luthier_zoo__nm(b, "%s.cat_key", a.s));
+            k = luthier_zoo__node(b, &d, LUTHIER_OP_CONCAT, in, 2, luthier_zoo__nm(b, "%s.cat_key", a.s));
             in[0] = past[2 * l + 1];
             in[1] = v;
-            v = luthier_zoo__node(b, &d, in, 2, luthier_zoo__nm(b, "%s.cat_value", a.s));
+            v = luthier_zoo__node(b, &d, LUTHIER_OP_CONCAT, in, 2, luthier_zoo__nm(b, "%s.cat_value", a.s));
         }
         y = luthier_zoo__sdpa(b, q, k, v, a.s, s, 1);
         y = luthier_zoo__dense(b, y, luthier_zoo__nm(b, "%s.c_proj", a.s), c->d, c->d);
@@ -846,9 +832,8 @@ LUTHIER_ZOO__FN int luthier_zoo__gpt2(luthier_zoo__b *b, int ids, const int *pas
         h = luthier_zoo__layer_norm(b, x, luthier_zoo__nm(b, "%s.ln_2", p.s), c->d);
         h = luthier_zoo__dense(b, h, luthier_zoo__nm(b, "%s.mlp.c_fc", p.s), c->d, c->ffn);
         memset(&d, 0, sizeof d);
-        d.op = LUTHIER_OP_GELU;
         d.approximate = 1;
-        h = luthier_zoo__node(b, &d, &h, 1, luthier_zoo__nm(b, "%s.mlp.gelu", p.s));
+        h = luthier_zoo__node(b, &d, LUTHIER_OP_GELU, &h, 1, luthier_zoo__nm(b, "%s.mlp.gelu", p.s));
         h = luthier_zoo__dense(b, h, luthier_zoo__nm(b, "%s.mlp.c_proj", p.s), c->ffn, c->d);
         x = luthier_zoo__binary(b, LUTHIER_OP_ADD, x, h, luthier_zoo__nm(b, "%s.mlp.add", p.s));
     }
@@ -856,15 +841,8 @@ LUTHIER_ZOO__FN int luthier_zoo__gpt2(luthier_zoo__b *b, int ids, const int *pas
         x = luthier_zoo__gather(b, x, luthier_zoo__range(b, "last_position", 1, s - 1, 1), 1, "last_token");
     x = luthier_zoo__reshape(b, x, "last_token.reshape", 2, 1, c->d, 0, 0);
     x = luthier_zoo__layer_norm(b, x, "ln_f", c->d);
-    {
-        luthier_node_desc dd;
-        int in[2];
-        in[0] = x;
-        in[1] = wte; /* tied: Linear weight [vocab, d] is the embedding */
-        memset(&dd, 0, sizeof dd);
-        dd.op = LUTHIER_OP_DENSE;
-        return luthier_zoo__node(b, &dd, in, 2, "lm_head");
-    }
+    /* tied: Linear weight [vocab, d] is the embedding */
+    return luthier_zoo__binary(b, LUTHIER_OP_DENSE, x, wte, "lm_head");
 }
 
 /* ---- public functions ---- */

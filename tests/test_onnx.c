@@ -2812,6 +2812,36 @@ static void test_onnx_reduce_folded(void) {
     }
 }
 
+/* NodeProto's string fields land where they belong: a Relu in the default domain ("" or
+   "ai.onnx") loads; in another domain it is refused with a message naming that domain and the
+   node (its name, op_type and domain are read by one routine). */
+static void test_onnx_node_domain(void) {
+    static const char *const domains[3] = {"", "ai.onnx", "com.example"};
+    const int64_t dims[2] = {2, 3};
+    int k;
+    for (k = 0; k < 3; k++) {
+        pbw m = {0, 0, 0}, g = {0, 0, 0}, nd = {0, 0, 0};
+        luthier_graph *gr = NULL;
+        char err[512];
+        luthier_status s;
+        pbw_str(&nd, 1, "x"), pbw_str(&nd, 2, "y"), pbw_str(&nd, 3, "relu0"), pbw_str(&nd, 4, "Relu");
+        pbw_str(&nd, 7, domains[k]);
+        pbw_msg(&g, 1, &nd);
+        pbw_vi(&g, 11, "x", 2, dims);
+        pbw_vi(&g, 12, "y", 2, dims);
+        pbw_model(&m, &g, 13);
+        s = luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err);
+        if (k < 2) {
+            CHECK(s == LUTHIER_STATUS_OK, "domain '%s': %s", domains[k], err);
+        } else {
+            CHECK(s == LUTHIER_STATUS_UNSUPPORTED && strstr(err, "com.example") && strstr(err, "relu0") && strstr(err, "Relu"),
+                  "domain '%s': status %d, %s", domains[k], (int)s, err);
+        }
+        luthier_graph_destroy(gr);
+        free(m.p);
+    }
+}
+
 /* InstanceNormalization over [N,C,H,W] and [N,C,L] against the ONNX formula
    y = scale[c] * (x - mean) / sqrt(var + epsilon) + bias[c], statistics per (n, c). */
 static void test_onnx_instance_norm(void) {
@@ -4054,6 +4084,7 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_op_opset_range);
     RUN(test_onnx_conv1d_pool1d);
     RUN(test_onnx_conv_transpose);
+    RUN(test_onnx_node_domain);
     RUN(test_onnx_instance_norm);
     RUN(test_onnx_group_norm_exported);
     RUN(test_onnx_dropout_training_ratio0);
