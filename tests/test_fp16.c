@@ -177,7 +177,8 @@ static void test_fp16_conv(void) {
                 CHECK(md <= 4e-3 * mx * fmax(1.0, sqrt((double)(d.in_channels / d.groups * d.kernel_h * d.kernel_w) / 16.0)),
                       "%s trial %d: max |diff| %g, max |fp32| %g", ki.name, trial, md, mx);
                 luthier_conv2d_get_info(c16, &info);
-                CHECK(!strcmp(info.kernel, ki.name) && (info.algorithm == LUTHIER_CONV_IM2COL || info.algorithm == LUTHIER_CONV_1X1),
+                CHECK(!strcmp(info.kernel, ki.name) && (info.algorithm == LUTHIER_CONV_IM2COL || info.algorithm == LUTHIER_CONV_1X1 ||
+                                                        (ki.kind == LUTHIER_KERNEL_HYBRID && info.algorithm == LUTHIER_CONV_IMPLICIT_GEMM)),
                       "info: %s %s", info.kernel, luthier_conv_algorithm_name(info.algorithm));
                 free(y16);
                 free(y32);
@@ -199,8 +200,14 @@ static void test_fp16_conv(void) {
             d.algorithm = LUTHIER_CONV_WINOGRAD_4X3;
             CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_UNSUPPORTED && !cv &&
                       strstr(luthier_context_error(ctx), "not implemented"), "winograd on %s: %s", ki.name, luthier_context_error(ctx));
-            d.algorithm = LUTHIER_CONV_IMPLICIT_GEMM;
-            CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_UNSUPPORTED && !cv, "implicit gemm on %s", ki.name);
+            d.algorithm = LUTHIER_CONV_IMPLICIT_GEMM; /* hybrid kernels only */
+            if (ki.kind == LUTHIER_KERNEL_HYBRID)
+                CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_OK && cv, "implicit gemm on %s: %s", ki.name,
+                      luthier_context_error(ctx));
+            else
+                CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_UNSUPPORTED && !cv &&
+                          strstr(luthier_context_error(ctx), "hybrid"), "implicit gemm on %s: %s", ki.name, luthier_context_error(ctx));
+            luthier_conv2d_destroy(cv);
         }
     }
     luthier_context_destroy(ctx);
