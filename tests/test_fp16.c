@@ -735,6 +735,130 @@ static void test_fp16_act_conv_exact(void) {
     }
 }
 
+/* One output of a convolution (NHWC x, OIHW w, both holding fp16 values) in double: the sum
+   over the layer's taps (zero in the padding) into *ref, the sum of the terms' magnitudes into
+   *mag. */
+static void fp16_conv_ref_at(const luthier_conv2d_desc *d, const float *x, const float *w, int64_t n, int64_t oy, int64_t ox,
+                             int64_t co, double *ref, double *mag) {
+    const int64_t cg = d->in_channels / d->groups, g = co / (d->out_channels / d->groups);
+    int64_t ci, kh, kw;
+    *ref = *mag = 0.0;
+    for (kh = 0; kh < d->kernel_h; kh++)
+        for (kw = 0; kw < d->kernel_w; kw++) {
+            const int64_t iy = oy * d->stride_h - d->pad_top + kh * d->dilation_h, ix = ox * d->stride_w - d->pad_left + kw * d->dilation_w;
+            if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w) continue;
+            for (ci = 0; ci < cg; ci++) {
+                const double t = (double)x[((n * d->in_h + iy) * d->in_w + ix) * d->in_channels + g * cg + ci] *
+                                 w[((co * cg + ci) * d->kernel_h + kh) * d->kernel_w + kw];
+                *ref += t;
+                *mag += fabs(t);
+            }
+        }
+}
+
+/* The hybrid F16 kernels under every convolution algorithm they run (implicit GEMM: wide
+   segments for few channels, dilation, groups, padding up to 2, stride 2; 1x1 in place;
+   im2col), on fp32 and on fp16 activations, at 1 and 2 threads, against the double-precision
+   sum of the fp16 operands: within the fp16 sums' error (2^-8 of the terms' magnitudes, as the
+   kernel tester) plus the fp16 output's rounding. Channels past LUTHIER__F16_MAX_KC (one
+   segment cut into calls) and accumulation (a fused residual add) included. */
+static void test_fp16_hybrid_conv(void) {
+    static const int cins[] = {3, 1, 20, 37, 290, 8, 64, 5};
+    int f, t, trial, tested = 0;
+    for (t = 1; t <= 2; t++) {
+        luthier_context *ctx = ctx_threads(t);
+        for (f = 0; f < luthier_kernels_count(LUTHIER_KERNELS_F16); f++) {
+            luthier_kernel_info ki;
+            luthier_kernels_get(LUTHIER_KERNELS_F16, f, &ki);
+            if (!ki.available || ki.kind != LUTHIER_KERNEL_HYBRID) continue;
+            for (trial = 0; trial < (T.quick ? 16 : 40); trial++) {
+                luthier_conv2d_desc d;
+                luthier_conv2d_layer *cv = NULL;
+                luthier_conv2d_info info;
+                const int h16 = trial % 2, k = trial % 8 == 3 ? 1 : trial % 8 == 6 ? 5 : 3;
+                size_t nin, nw, nout, i, bad = 0;
+                int64_t oh = 0, ow = 0, n, y, x, c;
+                float *xv, *w, *bias, *y0, *yf = NULL;
+                uint16_t *xh = NULL, *yh = NULL;
+                memset(&d, 0, sizeof d);
+                d.batch = 1 + trial % 3 / 2;
+                d.groups = trial % 5 == 4 ? 2 : 1;
+                d.in_channels = d.groups * cins[trial % 8];
+                d.out_channels = d.groups * test_rand_int(1, 70);
+                d.in_h = test_rand_int(k, k + 6);
+                d.in_w = test_rand_int(k, k + 6);
+                d.kernel_h = d.kernel_w = k;
+                d.stride_h = d.stride_w = trial % 7 == 2 ? 2 : 1;
+                d.dilation_h = d.dilation_w = k == 3 && trial % 6 == 5 ? 2 : 1;
+                d.pad_top = d.pad_bottom = k == 1 ? 0 : trial % 3;
+                d.pad_left = d.pad_right = k == 1 ? 0 : (trial + 1) % 3;
+                if (d.dilation_h == 2) d.in_h += 2, d.in_w += 2;
+                d.activation = trial % 4 == 1 ? LUTHIER_ACTIVATION_RELU : LUTHIER_ACTIVATION_NONE;
+                d.accumulate = trial % 5 == 2;
+                d.layout = LUTHIER_LAYOUT_NHWC;
+                d.algorithm = k == 1 && trial % 16 == 3 ? LUTHIER_CONV_1X1 : trial % 11 == 7 ? LUTHIER_CONV_IM2COL
+                                                                                            : LUTHIER_CONV_IMPLICIT_GEMM;
+                d.kernel = ki.name;
+                nin = (size_t)(d.batch * d.in_channels * d.in_h * d.in_w);
+                nw = (size_t)(d.out_channels * (d.in_channels / d.groups) * d.kernel_h * d.kernel_w);
+                luthier_conv2d_output_size(&d, &oh, &ow);
+                nout = (size_t)(d.batch * d.out_channels * oh * ow);
+                xv = rand_buf(nin, -2, 2);
+                w = rand_buf(nw, -0.5f, 0.5f);
+                bias = rand_buf((size_t)d.out_channels, -1, 1);
+                y0 = rand_buf(nout, -3, 3);
+                for (i = 0; i < nin; i++) xv[i] = operand_round(xv[i], 2);
+                for (i = 0; i < nw; i++) w[i] = operand_round(w[i], 2);
+                for (i = 0; i < nout; i++) y0[i] = operand_round(y0[i], 2);
+                CHECK(luthier_conv2d_create(ctx, &d, w, bias, &cv) == LUTHIER_STATUS_OK, "%s: %s", ki.name, luthier_context_error(ctx));
+                CHECK(!cv || !h16 || luthier__conv_use_h16(ctx, cv) == LUTHIER_STATUS_OK, "use_h16: %s", luthier_context_error(ctx));
+                if (cv && (!h16 || cv->h16)) {
+                    luthier_status s;
+                    luthier_conv2d_get_info(cv, &info);
+                    CHECK(info.algorithm == d.algorithm && !strcmp(info.kernel, ki.name), "info: %s %s", info.kernel,
+                          luthier_conv_algorithm_name(info.algorithm));
+                    if (h16) {
+                        xh = (uint16_t *)test_alloc(nin * sizeof(uint16_t));
+                        yh = (uint16_t *)test_alloc(nout * sizeof(uint16_t));
+                        for (i = 0; i < nin; i++) xh[i] = luthier__f32_to_f16(xv[i]);
+                        for (i = 0; i < nout; i++) yh[i] = luthier__f32_to_f16(y0[i]);
+                        s = luthier_conv2d_run(ctx, cv, (const float *)(const void *)xh, (float *)(void *)yh);
+                    } else {
+                        yf = (float *)test_alloc(nout * sizeof(float));
+                        memcpy(yf, y0, nout * sizeof(float));
+                        s = luthier_conv2d_run(ctx, cv, xv, yf);
+                    }
+                    CHECK(s == LUTHIER_STATUS_OK, "run: %s", luthier_context_error(ctx));
+                    for (i = 0, n = 0; n < d.batch; n++)
+                        for (y = 0; y < oh; y++)
+                            for (x = 0; x < ow; x++)
+                                for (c = 0; c < d.out_channels; c++, i++) {
+                                    double ref, mag, got, tol;
+                                    fp16_conv_ref_at(&d, xv, w, n, y, x, c, &ref, &mag);
+                                    ref += bias[c] + (d.accumulate ? y0[i] : 0.0);
+                                    mag += fabs(bias[c]) + (d.accumulate ? fabs(y0[i]) : 0.0);
+                                    if (d.activation == LUTHIER_ACTIVATION_RELU && ref < 0) ref = 0;
+                                    got = h16 ? luthier__f16_to_f32(yh[i]) : yf[i];
+                                    tol = 1e-6 + 0x1p-8 * mag + (h16 ? 0x1p-10 * fabs(ref) : 0.0);
+                                    if (!(fabs(got - ref) <= tol) && !bad++)
+                                        printf("    %s trial %d (cin %lld cout %lld k%d s%lld d%lld g%lld h16 %d, %s), %d threads: "
+                                               "out %zu = %g, want %g\n", ki.name, trial, (long long)d.in_channels,
+                                               (long long)d.out_channels, k, (long long)d.stride_h, (long long)d.dilation_h,
+                                               (long long)d.groups, h16, luthier_conv_algorithm_name(d.algorithm), t, i, got, ref);
+                                }
+                    CHECK(bad == 0, "%s trial %d: %zu of %zu outputs wrong", ki.name, trial, bad, nout);
+                    tested++;
+                }
+                luthier_conv2d_destroy(cv);
+                free(xv), free(w), free(bias), free(y0), free(yf), free(xh), free(yh);
+                yf = NULL, xh = yh = NULL;
+            }
+        }
+        luthier_context_destroy(ctx);
+    }
+    printf("    %d hybrid F16 convolutions checked\n", tested);
+}
+
 /* conv 3x3 + ReLU -> depthwise 3x3 -> conv 1x1 + (the first conv's output) -> ReLU -> conv 1x1
    and conv 3x3 (configured fp32 when mixed) -> concat -> maxpool -> global pool -> flatten ->
    dense; input [batch, 8, 12, 12]. Node "c4" is the 3x3 of the concat. */
@@ -1080,6 +1204,7 @@ static void run_fp16_tests(void) {
     RUN(test_fp16_tune);
     RUN(test_fp16_act_convert);
     RUN(test_fp16_act_conv_exact);
+    RUN(test_fp16_hybrid_conv);
     RUN(test_fp16_act_dw_exact);
     RUN(test_fp16_act_maxpool);
     RUN(test_fp16_act_plan);
