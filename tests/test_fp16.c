@@ -1150,6 +1150,88 @@ static void test_fp16_act_zoo(void) {
         }
 }
 
+/* The zoo's small networks in fp16 plans with every convolution configured onto each hybrid F16
+   kernel this CPU runs (implicit GEMM, 1x1 in place; depthwise layers as implicit GEMM of one
+   channel per group; a configured layer keeps fp32 activations, whose rows the driver rounds to
+   fp16): every convolution step runs the kernel, and the output keeps its cosine to the fp32
+   plan's (>= 0.999), at 1 and 2 threads. (The default fp16 plans, on fp16 activations, are
+   test_fp16_act_zoo's.) */
+static void test_fp16_hybrid_zoo(void) {
+    static const char *const names[] = {"mobilenet_v2_small", "resnet18_small"};
+    int f, i, t, tested = 0;
+    for (f = 0; f < luthier_kernels_count(LUTHIER_KERNELS_F16); f++) {
+        luthier_kernel_info ki;
+        luthier_kernels_get(LUTHIER_KERNELS_F16, f, &ki);
+        if (!ki.available || ki.kind != LUTHIER_KERNEL_HYBRID || !strcmp(ki.isa, "scalar")) continue;
+        for (i = 0; i < 2; i++)
+            for (t = 1; t <= 2; t++) {
+                luthier_context *ctx = ctx_threads(t);
+                luthier_graph *g = NULL;
+                luthier_zoo_info info;
+                luthier_plan_desc pd, p32;
+                luthier_plan_info i16, i32;
+                luthier_node_config *cfg = NULL;
+                void *bufs[LUTHIER_ZOO_MAX_IO] = {NULL};
+                float *y16 = NULL, *y32 = NULL;
+                char err[256], what[160];
+                int k, n = 0, s16 = 0, c16 = 0, s32 = 0, c32 = 0, n16 = 0, n32 = 0;
+                CHECK(luthier_zoo_build(names[i], NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK &&
+                          luthier_zoo_get_info(names[i], NULL, &info) == LUTHIER_STATUS_OK,
+                      "%s: %s", names[i], err);
+                for (k = 0; g && k < info.num_inputs; k++) {
+                    bufs[k] = test_alloc(info.input_bytes[k]);
+                    luthier_zoo_input(names[i], NULL, k, bufs[k], info.input_bytes[k]);
+                }
+                if (g) {
+                    n = luthier_graph_num_nodes(g);
+                    cfg = (luthier_node_config *)test_alloc((size_t)n * sizeof *cfg);
+                    memset(cfg, 0, (size_t)n * sizeof *cfg);
+                    for (k = 0; k < n; k++) {
+                        luthier_op op;
+                        if (luthier_graph_node(g, k, &op, NULL, NULL, NULL, NULL, NULL, NULL) == LUTHIER_STATUS_OK &&
+                            op == LUTHIER_OP_CONV2D)
+                            snprintf(cfg[k].kernel, sizeof cfg[k].kernel, "%s", ki.name + 22);
+                    }
+                }
+                memset(&pd, 0, sizeof pd);
+                memset(&p32, 0, sizeof p32);
+                pd.precision = LUTHIER_PRECISION_FP16;
+                pd.configs = cfg;
+                pd.num_configs = n;
+                snprintf(what, sizeof what, "%s on %s, %d threads", names[i], ki.name + 22, t);
+                if (g) y16 = fp16_act_run(ctx, g, &pd, (const void *const *)bufs, info.output_bytes[0] / 4, &i16, &s16, &c16, &n16, what);
+                if (g) y32 = fp16_act_run(ctx, g, &p32, (const void *const *)bufs, info.output_bytes[0] / 4, &i32, &s32, &c32, &n32, "fp32");
+                if (y16 && y32) {
+                    const double cs = qp_cosine(y16, y32, info.output_bytes[0] / 4);
+                    CHECK(cs >= 0.999 && n16 == n32 && i16.num_fallbacks == 0, "%s: cosine %.6f, %d fallbacks", what, cs,
+                          i16.num_fallbacks);
+                    printf("    %s: cosine %.6f (%d convolutions, %d fp16 steps)\n", what, cs, n16, s16);
+                    tested++;
+                }
+                if (g) { /* every convolution step on the kernel */
+                    luthier_plan *p = NULL;
+                    int on = 0, convs = 0;
+                    if (luthier_plan_create(ctx, g, &pd, &p) == LUTHIER_STATUS_OK) {
+                        luthier_plan_get_info(p, &i16);
+                        for (k = 0; k < i16.num_steps; k++) {
+                            luthier_step_info si;
+                            luthier_plan_step_info(p, k, &si);
+                            convs += si.op == LUTHIER_OP_CONV2D;
+                            on += si.op == LUTHIER_OP_CONV2D && !strcmp(si.kernel, ki.name);
+                        }
+                    }
+                    CHECK(convs >= 8 && on == convs, "%s: %d of %d convolution steps on the kernel", what, on, convs);
+                    luthier_plan_destroy(p);
+                }
+                free(y16), free(y32), free(cfg);
+                for (k = 0; k < LUTHIER_ZOO_MAX_IO; k++) free(bufs[k]);
+                luthier_graph_destroy(g);
+                luthier_context_destroy(ctx);
+            }
+    }
+    printf("    %d plans on hybrid F16 kernels checked\n", tested);
+}
+
 /* Max pooling on fp16 activations against the fp32 pooling of the widened input: the same bits
    (the max of fp16 values is one of them, NaN propagates), windows with padding, strides,
    dilation, 1 and 2 threads. */
@@ -1205,6 +1287,7 @@ static void run_fp16_tests(void) {
     RUN(test_fp16_act_convert);
     RUN(test_fp16_act_conv_exact);
     RUN(test_fp16_hybrid_conv);
+    RUN(test_fp16_hybrid_zoo);
     RUN(test_fp16_act_dw_exact);
     RUN(test_fp16_act_maxpool);
     RUN(test_fp16_act_plan);
