@@ -486,6 +486,61 @@ static void test_fp16_kc_bound(void) {
     }
 }
 
+/* luthier_sgemm on the hybrid F16 kernels (fp32 A: each call's rows rounded to fp16 by the
+   driver, k cut into calls of at most LUTHIER__F16_MAX_KC steps) against the double sum of the
+   fp16 operands: m and n around the tile, k from 1 past two calls' worth, bias, accumulation
+   and ReLU (bias on the first call of a tile only, ReLU after the last), 1 and 2 threads. The
+   error allowed is the kernel tester's (2^-8 of the terms' magnitudes). */
+static void test_fp16_hybrid_sgemm(void) {
+    static const int64_t ks[] = {1, 7, 9, 64, 257, 700};
+    int f, t, trial, tested = 0;
+    for (t = 1; t <= 2; t++) {
+        luthier_context *ctx = ctx_threads(t);
+        for (f = 0; f < luthier_kernels_count(LUTHIER_KERNELS_F16); f++) {
+            luthier_kernel_info ki;
+            luthier_kernels_get(LUTHIER_KERNELS_F16, f, &ki);
+            if (!ki.available || ki.kind != LUTHIER_KERNEL_HYBRID) continue;
+            for (trial = 0; trial < 12; trial++) {
+                luthier_sgemm_desc d;
+                const int64_t m = test_rand_int(1, 3 * ki.mr + 1), n = test_rand_int(1, 2 * ki.nr + 3), k = ks[trial % 6];
+                float *a = rand_buf((size_t)(m * k), -2, 2), *b = rand_buf((size_t)(k * n), -1, 1);
+                float *bias = rand_buf((size_t)n, -1, 1), *c = rand_buf((size_t)(m * n), -1, 1), *c0;
+                int64_t i, j, kk;
+                size_t bad = 0;
+                for (i = 0; i < m * k; i++) a[i] = operand_round(a[i], 2);
+                for (i = 0; i < k * n; i++) b[i] = operand_round(b[i], 2);
+                c0 = (float *)test_alloc((size_t)(m * n) * sizeof(float));
+                memcpy(c0, c, (size_t)(m * n) * sizeof(float));
+                memset(&d, 0, sizeof d);
+                d.m = m, d.n = n, d.k = k;
+                d.kernel = ki.name;
+                d.bias = trial % 3 ? bias : NULL;
+                d.accumulate = trial % 4 == 1;
+                d.activation = trial % 2 ? LUTHIER_ACTIVATION_RELU : LUTHIER_ACTIVATION_NONE;
+                CHECK(luthier_sgemm(ctx, &d, a, b, c) == LUTHIER_STATUS_OK, "%s: %s", ki.name, luthier_context_error(ctx));
+                for (i = 0; i < m; i++)
+                    for (j = 0; j < n; j++) {
+                        double ref = (d.bias ? bias[j] : 0.0) + (d.accumulate ? c0[i * n + j] : 0.0), mag = fabs(ref);
+                        for (kk = 0; kk < k; kk++) {
+                            const double p = (double)a[i * k + kk] * b[kk * n + j];
+                            ref += p;
+                            mag += fabs(p);
+                        }
+                        if (d.activation == LUTHIER_ACTIVATION_RELU && ref < 0) ref = 0;
+                        if (!(fabs(c[i * n + j] - ref) <= 1e-6 + 0x1p-8 * mag) && !bad++)
+                            printf("    %s %lldx%lldx%lld, %d threads: C[%lld][%lld] = %g, want %g\n", ki.name, (long long)m,
+                                   (long long)n, (long long)k, t, (long long)i, (long long)j, (double)c[i * n + j], ref);
+                    }
+                CHECK(bad == 0, "%s trial %d: %zu wrong", ki.name, trial, bad);
+                tested++;
+                free(a), free(b), free(bias), free(c), free(c0);
+            }
+        }
+        luthier_context_destroy(ctx);
+    }
+    printf("    %d hybrid F16 GEMMs checked\n", tested);
+}
+
 /* Tuning an fp16 plan of the mini ResNet: where the CPU computes convolutions in fp16 (qemu
    neoverse-n1, AVX-512 FP16), they are "fp16 conv2d" tasks over the F16 kernels, whose records
    configure fp16 plans only (the fp32 plan made from the same records keeps fp32 kernels);
@@ -1286,6 +1341,7 @@ static void run_fp16_tests(void) {
     RUN(test_fp16_tune);
     RUN(test_fp16_act_convert);
     RUN(test_fp16_act_conv_exact);
+    RUN(test_fp16_hybrid_sgemm);
     RUN(test_fp16_hybrid_conv);
     RUN(test_fp16_hybrid_zoo);
     RUN(test_fp16_act_dw_exact);
