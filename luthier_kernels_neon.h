@@ -5,6 +5,7 @@
    (no dotprod, no fp16), so the kernels run on Cortex-A53/A55/A57/A72/A73/A76 and Neoverse.
 
    TABLE OF CONTENTS: >>list >>common >>8x12 >>8x12-a53 >>8x6 >>6x16 >>6x16-a53 >>4x24 >>8x4 >>pack >>depthwise >>transpose
+   (then the Armv8.2 FP16 kernels, run only where the CPU has FP16: >>f16 >>f16-hybrid)
 
    kernel                 kind         MR x NR  k unroll  accumulators  inner product
    8x12__neonfma          interleaved   8 x 12     4      v8-v31  (24)  fmla C.4s, B.4s, A.s[row]
