@@ -43,6 +43,10 @@ extern "C" {
    F16W kernels (luthier_kernel_family): the same layouts and rules, but packed B holds IEEE
    binary16 values (b points to them, typed const float * only to share the contract's struct);
    the kernel widens each to fp32 exactly and computes in fp32.
+   F16 kernels (fp16 arithmetic): A (the packed panel, or a hybrid kernel's rows through a_rows)
+   and packed B hold binary16; the sums start at zero in fp16 and the epilogue (C under LOAD_C,
+   bias, clamp) is fp32. The driver gives a hybrid one fp16 rows in place, or fp32 rows rounded
+   into a copy, at most LUTHIER__F16_MAX_KC steps per call (luthier__h16_hybrid_call).
 
    Rules:
    - 1 <= m <= MR, 1 <= n <= NR, k >= 1 (ks >= 1): any edge is handled inside the kernel.
