@@ -4645,9 +4645,8 @@ LUTHIER_PRIVATE luthier_status luthier__conv_use_h16_dw(luthier_context *ctx, lu
    implicit GEMM on a hybrid one; depthwise: luthier__conv_h16_dw_fits): A is packed from fp16 by
    copying (interleaved kernels) or read in place (hybrid: fp16 rows, fp16 indirection), each
    block of results (bias, accumulation, clamp, activation in fp32) is narrowed to fp16 as it is
-   done. Its create-time sizes stay valid
-   (fp16 rows are smaller than the fp32 ones they were made for); the stage is added to each
-   thread's workspace. UNSUPPORTED for other layers, OVERFLOW when the workspace overflows. */
+   done. Its create-time sizes stay valid (fp16 rows, indirection stages, are smaller than the
+   fp32 ones they were made for); the stage is added to each thread's workspace. UNSUPPORTED for other layers, OVERFLOW when the workspace overflows. */
 LUTHIER_PRIVATE luthier_status luthier__conv_use_h16(luthier_context *ctx, luthier_conv2d_layer *cv) {
     size_t stage;
     if (cv->algo == LUTHIER_CONV_DEPTHWISE) return luthier__conv_use_h16_dw(ctx, cv);

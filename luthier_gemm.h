@@ -838,7 +838,7 @@ LUTHIER_PRIVATE void luthier__scall(const luthier__kernel_entry *uk, const luthi
 LUTHIER_PRIVATE void luthier__h16_hybrid_call(const luthier__kernel_entry *uk, const luthier_sgemm_ukernel_args *p, int a_h16) {
     enum { cap = LUTHIER__F16_MAX_KC };
     const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, k = p->k, total = p->ks * k;
-    const size_t sg = k <= cap ? cap / k : 1;                                    /* whole segments per call */
+    const size_t sg = k <= cap ? cap / (k ? k : 1) : 1;                          /* whole segments per call */
     const size_t kc = k <= cap ? k : luthier__div_up(k, luthier__div_up(k, cap)); /* else steps per call */
     uint16_t buf[LUTHIER__MAX_MR * cap];
     const float *rows[LUTHIER__MAX_MR];
@@ -865,11 +865,13 @@ LUTHIER_PRIVATE void luthier__h16_hybrid_call(const luthier__kernel_entry *uk, c
                 u.k = k;
                 u.a_rows = p->a_rows + s0 * mr;
             } else if (a_h16) { /* a piece of one segment in place */
-                for (i = 0; i < p->m; i++) rows[i] = (const float *)(const void *)((const uint16_t *)(const void *)p->a_rows[s0 * mr + i] + k0);
+                for (i = 0; i < p->m; i++)
+                    rows[i] = (const float *)(const void *)((const uint16_t *)(const void *)p->a_rows[s0 * mr + i] + k0);
             } else { /* fp32 rows: the call's steps rounded, its segments end to end */
                 for (i = 0; i < p->m; i++) {
                     for (s = 0; s < ns; s++)
-                        for (kk = 0; kk < kb; kk++) buf[i * cap + s * kb + kk] = luthier__f32_to_f16(p->a_rows[(s0 + s) * mr + i][k0 + kk]);
+                        for (kk = 0; kk < kb; kk++)
+                            buf[i * cap + s * kb + kk] = luthier__f32_to_f16(p->a_rows[(s0 + s) * mr + i][k0 + kk]);
                     rows[i] = (const float *)(const void *)(buf + i * cap);
                 }
             }
