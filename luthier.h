@@ -3407,12 +3407,12 @@ LUTHIER_PRIVATE int luthier__conv_fits_winograd(const luthier_conv2d_desc *d, ch
    read this table and nothing else. */
 #define LUTHIER__F32 (1u << LUTHIER_KERNELS_F32)
 #define LUTHIER__I8 (1u << LUTHIER_KERNELS_INT8)
-#define LUTHIER__H (1u << LUTHIER_KERNELS_F16) /* the fp16-arithmetic kernels are interleaved */
+#define LUTHIER__H (1u << LUTHIER_KERNELS_F16) /* the fp16-arithmetic kernels (implicit GEMM: hybrid ones) */
 #define LUTHIER__CONV_ALGORITHMS(X)                                                                               \
     X(AUTO, "auto", NULL, 0u, NULL, 0)                                                                            \
     X(IM2COL, "im2col", NULL, LUTHIER__F32 | LUTHIER__I8 | LUTHIER__H, luthier__cm_im2col, 0)                     \
     X(1X1, "1x1", luthier__conv_fits_1x1, LUTHIER__F32 | LUTHIER__I8 | LUTHIER__H, luthier__cm_1x1, 0)            \
-    X(IMPLICIT_GEMM, "implicit_gemm", NULL, LUTHIER__F32, luthier__cm_implicit, 0)                                \
+    X(IMPLICIT_GEMM, "implicit_gemm", NULL, LUTHIER__F32 | LUTHIER__H, luthier__cm_implicit, 0)                   \
     X(DEPTHWISE, "depthwise", luthier__conv_fits_depthwise, LUTHIER__F32 | LUTHIER__I8, luthier__cm_depthwise, 0) \
     X(WINOGRAD_2X3, "winograd_2x3", luthier__conv_fits_winograd, LUTHIER__F32, luthier__cm_wino2, 1.3e-7)         \
     X(WINOGRAD_4X3, "winograd_4x3", luthier__conv_fits_winograd, LUTHIER__F32, luthier__cm_wino4, 2.7e-6)         \
@@ -4530,12 +4530,22 @@ LUTHIER_PRIVATE luthier_status luthier__conv_choose_in(luthier_context *ctx, con
     return luthier__conv_algo_fits(ctx, op, d, *algo, fam);
 }
 
-/* A convolution on an F16 (fp16 arithmetic) kernel named by d->kernel, run by this context. */
+/* A convolution on an F16 (fp16 arithmetic) kernel named by d->kernel, run by this context.
+   AUTO on a hybrid kernel: 1X1 where it fits, else IMPLICIT_GEMM (A read in place, no im2col
+   copy); IMPLICIT_GEMM needs a hybrid kernel. */
 LUTHIER_PRIVATE luthier_status luthier__conv_choose_f16(luthier_context *ctx, const luthier_conv2d_desc *d,
                                                         luthier_conv_algorithm *algo, const luthier__kernel_entry **uk) {
+    luthier_conv2d_desc e = *d;
     luthier_status s;
+    char why[8];
     if ((s = luthier__resolve(ctx, 1u << LUTHIER_KERNELS_F16, d->kernel, uk)) != LUTHIER_STATUS_OK) return s;
-    return luthier__conv_choose_in(ctx, "conv2d", d, LUTHIER_KERNELS_F16, algo);
+    if (e.algorithm == LUTHIER_CONV_AUTO && (*uk)->kind == LUTHIER_KERNEL_HYBRID && !luthier__conv_fits_1x1(d, why, sizeof why))
+        e.algorithm = LUTHIER_CONV_IMPLICIT_GEMM;
+    if ((s = luthier__conv_choose_in(ctx, "conv2d", &e, LUTHIER_KERNELS_F16, algo)) != LUTHIER_STATUS_OK) return s;
+    if (*algo == LUTHIER_CONV_IMPLICIT_GEMM && (*uk)->kind != LUTHIER_KERNEL_HYBRID)
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d algorithm implicit_gemm needs a hybrid microkernel (it "
+                             "reads input pixels in place through row pointers); %s is interleaved", (*uk)->name);
+    return LUTHIER_STATUS_OK;
 }
 
 /* The kernel of each of ctx's clusters for a GEMM layer on uk (luthier__cluster_kernels), of
@@ -4631,18 +4641,20 @@ LUTHIER_PRIVATE luthier_status luthier__conv_use_h16_dw(luthier_context *ctx, lu
     return luthier__conv_finish(ctx, "conv2d", cv);
 }
 
-/* Makes a new layer cv read and write fp16 activations (NHWC, an interleaved F16 kernel, im2col
-   or 1x1; depthwise: luthier__conv_h16_dw_fits): A is packed from fp16 by copying, each block of results (bias, accumulation, clamp,
-   activation in fp32) is narrowed to fp16 as it is done. Its create-time sizes stay valid
-   (fp16 rows are smaller than the fp32 ones they were made for); the stage is added to each
-   thread's workspace. UNSUPPORTED for other layers, OVERFLOW when the workspace overflows. */
+/* Makes a new layer cv read and write fp16 activations (NHWC, an F16 kernel, im2col or 1x1, or
+   implicit GEMM on a hybrid one; depthwise: luthier__conv_h16_dw_fits): A is packed from fp16 by
+   copying (interleaved kernels) or read in place (hybrid: fp16 rows, fp16 indirection), each
+   block of results (bias, accumulation, clamp, activation in fp32) is narrowed to fp16 as it is
+   done. Its create-time sizes stay valid (fp16 rows, indirection stages, are smaller than the
+   fp32 ones they were made for); the stage is added to each thread's workspace. UNSUPPORTED for other layers, OVERFLOW when the workspace overflows. */
 LUTHIER_PRIVATE luthier_status luthier__conv_use_h16(luthier_context *ctx, luthier_conv2d_layer *cv) {
     size_t stage;
     if (cv->algo == LUTHIER_CONV_DEPTHWISE) return luthier__conv_use_h16_dw(ctx, cv);
-    if (!cv->uk || cv->uk->family != LUTHIER_KERNELS_F16 || cv->uk->kind != LUTHIER_KERNEL_INTERLEAVED || cv->wino_m ||
-        (cv->algo != LUTHIER_CONV_IM2COL && cv->algo != LUTHIER_CONV_1X1) || cv->d.layout != LUTHIER_LAYOUT_NHWC)
-        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d: fp16 activations need an NHWC im2col or 1x1 layer on "
-                             "an F16 kernel");
+    if (!cv->uk || cv->uk->family != LUTHIER_KERNELS_F16 || cv->wino_m ||
+        (cv->algo != LUTHIER_CONV_IM2COL && cv->algo != LUTHIER_CONV_1X1 && cv->algo != LUTHIER_CONV_IMPLICIT_GEMM) ||
+        cv->d.layout != LUTHIER_LAYOUT_NHWC)
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d: fp16 activations need an NHWC im2col, 1x1 or "
+                             "implicit_gemm layer on an F16 kernel");
     if (cv->rows_blk > SIZE_MAX / sizeof(float) / luthier__max_sz(cv->cout_g, 1) ||
         (stage = luthier__align_up(cv->rows_blk * cv->cout_g * sizeof(float))) > SIZE_MAX / 2 - cv->thread_ws)
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: workspace size overflows");
@@ -4818,46 +4830,49 @@ LUTHIER_PRIVATE void luthier__conv_im2col(const luthier_conv2d_desc *d, int64_t 
 
 #define LUTHIER__IND_TAPS 64 /* taps with a running pointer; more take the per-pixel path */
 
-/* dst[q] = p + q * st for q < cnt (the interior pixels of an indirection tile). With GCC/Clang
-   and 64-bit pointers, two addresses per 16-byte vector (SSE2 / NEON), computed as integers:
-   no pointer past the stretch is formed. */
+/* dst[q] = p + q * st bytes for q < cnt (the interior pixels of an indirection tile). With
+   GCC/Clang and 64-bit pointers, two addresses per 16-byte vector (SSE2 / NEON), computed as
+   integers: no pointer past the stretch is formed. */
 #if (defined(__GNUC__) || defined(__clang__)) && UINTPTR_MAX == UINT64_MAX
 #define LUTHIER__ISA_IND_GATHER LUTHIER__ISA_PORTABLE
 typedef uint64_t luthier__v2u64 __attribute__((vector_size(16)));
-LUTHIER__INLINE void luthier__ind_fill(const float **dst, const float *p, size_t st, size_t cnt) {
-    const uint64_t a = (uint64_t)(uintptr_t)p, b = (uint64_t)st * sizeof(float);
+LUTHIER__INLINE void luthier__ind_fill(const float **dst, const unsigned char *p, size_t st, size_t cnt) {
+    const uint64_t a = (uint64_t)(uintptr_t)p, b = (uint64_t)st;
     luthier__v2u64 v = {a, a + b};
     const luthier__v2u64 inc = {2 * b, 2 * b};
     size_t q = 0;
     for (; q + 2 <= cnt; q += 2, v += inc) memcpy(dst + q, &v, sizeof v);
-    if (q < cnt) dst[q] = p + q * st;
+    if (q < cnt) dst[q] = (const float *)(const void *)(p + q * st);
 }
 #else
 #define LUTHIER__ISA_IND_GATHER LUTHIER__ISA_SCALAR
-LUTHIER__INLINE void luthier__ind_fill(const float **dst, const float *p, size_t st, size_t cnt) {
+LUTHIER__INLINE void luthier__ind_fill(const float **dst, const unsigned char *p, size_t st, size_t cnt) {
     size_t q;
-    for (q = 0; q < cnt; q++) dst[q] = p + q * st;
+    for (q = 0; q < cnt; q++) dst[q] = (const float *)(const void *)(p + q * st);
 }
 #endif
 
-/* Indirection pointers of rows [r0, r1) of group g, per MR tile (see >>driver-indirect). The
-   slots of a last partial tile repeat its last row. A segment is cin_g channels of one tap, or
-   with wide segments (seg_n = kernel_h) one kernel row of kernel_w * cin floats: in place when
-   the row lies inside the image, cv->zero when it lies in the top or bottom padding, else
-   gathered with zeros into stage (seg_k floats per row and segment).
+/* Indirection pointers of rows [r0, r1) of group g, per MR tile (see >>driver-indirect), into
+   the NHWC input of cv->in_elem-byte elements (fp32, or fp16 activations). The slots of a last
+   partial tile repeat its last row. A segment is cin_g channels of one tap, or with wide
+   segments (seg_n = kernel_h) one kernel row of kernel_w * cin elements: in place when the row
+   lies inside the image, cv->zero when it lies in the top or bottom padding, else gathered with
+   zeros into stage (seg_k elements per row and segment).
    Pixels whose taps all lie inside the image columns (the interior of an output row) take
    running pointers, one store per segment; the others (the borders) are worked out tap by
    tap (VGG-16's stem: 0.31 -> 0.13 ms per run, docs/DESIGN.md). */
-LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, const float *in, size_t g,
-                                               size_t r0, size_t r1, size_t mr, const float **ind, float *stage) {
+LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, const void *input, size_t g,
+                                               size_t r0, size_t r1, size_t mr, const float **ind, void *stage_at) {
     /* every field in a local: the pointer stores below may alias them for the compiler */
     const luthier_conv2d_desc *d = &cv->d;
-    const size_t cin = (size_t)d->in_channels, ohw = (size_t)(cv->oh * cv->ow), segk = cv->seg_k;
+    /* sizes in bytes: a pixel's channels, an image row, an image, a stage segment */
+    const size_t e = cv->in_elem, cin = (size_t)d->in_channels * e, ohw = (size_t)(cv->oh * cv->ow), segk = cv->seg_k * e;
     const size_t ks = cv->seg_n, rowf = (size_t)d->in_w * cin, img = (size_t)d->in_h * rowf;
     const int64_t kh_n = d->kernel_h, kw_n = d->kernel_w, in_h = d->in_h, in_w = d->in_w;
     const int64_t sh = d->stride_h, sw = d->stride_w, dh = d->dilation_h, dw = d->dilation_w;
     const int64_t pt = d->pad_top, pl = d->pad_left, ow = cv->ow, oh = cv->oh;
-    const float *const zero = cv->zero;
+    const unsigned char *const zero = (const unsigned char *)cv->zero, *in = (const unsigned char *)input;
+    unsigned char *const stage = (unsigned char *)stage_at;
     const int wide = ks != cv->ks;
     const size_t rpad = r1 + (mr - (r1 - r0) % mr) % mr;
     /* output columns [xlo, xhi) read no padding column */
@@ -4867,14 +4882,14 @@ LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, c
     const size_t step = (size_t)sw * cin;
     size_t r = r0, n = r0 / ohw;
     int64_t oy = (int64_t)(r0 % ohw) / ow, ox = (int64_t)(r0 % ohw) % ow;
-    in += g * cv->cin_g;
+    in += g * cv->cin_g * e;
     const float **tile = ind; /* the current tile's slots; row i of it */
-    const float *rows[LUTHIER__CONV_WIDE_KH];
-    const float *cur[LUTHIER__IND_TAPS];
+    const unsigned char *rows[LUTHIER__CONV_WIDE_KH];
+    const unsigned char *cur[LUTHIER__IND_TAPS];
     size_t inc[LUTHIER__IND_TAPS];
     size_t i = 0, s;
     while (r < r1) { /* one stretch of an output row */
-        const float *image = in + n * img;
+        const unsigned char *image = in + n * img;
         const int64_t iy0 = oy * sh - pt, end = ox + (int64_t)luthier__min_sz((size_t)(ow - ox), r1 - r);
         int64_t kh, kw;
         if (wide)
@@ -4889,7 +4904,7 @@ LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, c
                 for (s = 0, kh = 0; kh < kh_n; kh++) {
                     const int64_t iy = iy0 + kh * dh;
                     const int out = iy < 0 || iy >= in_h;
-                    const float *row = out ? zero : image + (size_t)iy * rowf + off;
+                    const unsigned char *row = out ? zero : image + (size_t)iy * rowf + off;
                     for (kw = 0; kw < (wide ? 1 : kw_n); kw++, s++) {
                         cur[s] = out ? zero : row + (size_t)(kw * dw) * cin;
                         inc[s] = out ? 0 : step;
@@ -4909,36 +4924,38 @@ LUTHIER_PRIVATE void luthier__conv_indirection(const luthier_conv2d_layer *cv, c
             }
             {
                 const float **dst = tile + i;
+#define LUTHIER__IND_PTR(q) ((const float *)(const void *)(q))
                 const int64_t ix0 = ox * sw - pl;
                 if (wide) {
-                    float *st = stage + (r - r0) * ks * segk;
+                    unsigned char *st = stage + (r - r0) * ks * segk;
                     /* taps [a, b) of the row lie inside the image: one copy, zeros around it */
                     const int64_t a = luthier__min_i64(luthier__max_i64(-ix0, 0), kw_n);
                     const int64_t b = luthier__max_i64(luthier__min_i64(in_w - ix0, kw_n), a);
                     for (kh = 0; kh < kh_n; kh++, dst += mr, st += segk) {
                         if (!rows[kh]) {
-                            *dst = zero;
+                            *dst = LUTHIER__IND_PTR(zero);
                             continue;
                         }
-                        memset(st, 0, (size_t)a * cin * sizeof(float));
-                        if (b > a) memcpy(st + (size_t)a * cin, rows[kh] + (size_t)(ix0 + a) * cin, (size_t)(b - a) * cin * sizeof(float));
-                        memset(st + (size_t)b * cin, 0, (size_t)(kw_n - b) * cin * sizeof(float));
-                        *dst = st;
+                        memset(st, 0, (size_t)a * cin);
+                        if (b > a) memcpy(st + (size_t)a * cin, rows[kh] + (size_t)(ix0 + a) * cin, (size_t)(b - a) * cin);
+                        memset(st + (size_t)b * cin, 0, (size_t)(kw_n - b) * cin);
+                        *dst = LUTHIER__IND_PTR(st);
                     }
                 } else {
                     for (kh = 0; kh < kh_n; kh++) {
                         const int64_t iy = iy0 + kh * dh;
                         if (iy < 0 || iy >= in_h) {
-                            for (kw = 0; kw < kw_n; kw++, dst += mr) *dst = zero;
+                            for (kw = 0; kw < kw_n; kw++, dst += mr) *dst = LUTHIER__IND_PTR(zero);
                         } else {
-                            const float *row = image + (size_t)iy * rowf;
+                            const unsigned char *row = image + (size_t)iy * rowf;
                             for (kw = 0; kw < kw_n; kw++, dst += mr) {
                                 const int64_t ix = ix0 + kw * dw;
-                                *dst = ix >= 0 && ix < in_w ? row + (size_t)ix * cin : zero;
+                                *dst = LUTHIER__IND_PTR(ix >= 0 && ix < in_w ? row + (size_t)ix * cin : zero);
                             }
                         }
                     }
                 }
+#undef LUTHIER__IND_PTR
                 ox++, r++;
                 if (++i == mr) i = 0, tile += ks * mr;
             }
@@ -5013,11 +5030,13 @@ LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, const l
             }
             ga.bias = cv->bias ? cv->bias + g * cv->cout_g : NULL;
             ga.q_col = g * cv->cout_g;
+            ga.a_h16 = cv->h16;
             if (cv->algo == LUTHIER_CONV_IMPLICIT_GEMM) {
                 const float **ind = (const float **)(void *)w;
-                luthier__conv_indirection(cv, (const float *)j->in, g, r0, r1, mr, ind, (float *)(void *)(w + cv->stage_off));
+                luthier__conv_indirection(cv, j->in, g, r0, r1, mr, ind, w + cv->stage_off);
                 ga.k = cv->seg_k;
                 luthier__gemm_compute_indirect(uk, &cv->blk, &ga, cv->seg_n, ind, 0, tiles, p0, p1);
+                if (cv->h16) luthier__conv_h16_move(cv, stage, h16_out, r1 - r0, p0, p1, 1);
                 continue;
             }
             if (cv->direct_1x1) {
@@ -5029,7 +5048,6 @@ LUTHIER_PRIVATE void luthier__conv_gemm_rect(const luthier__conv_job *j, const l
                 ga.lda = cv->kdim;
             }
             ga.k = cv->kdim;
-            ga.a_h16 = cv->h16;
             luthier__gemm_compute(uk, &cv->blk, &ga, 0, tiles, p0, p1, gws);
             if (cv->h16) luthier__conv_h16_move(cv, stage, h16_out, r1 - r0, p0, p1, 1);
         }
@@ -5594,7 +5612,8 @@ static const luthier__kernel_table luthier__kernel_tables[LUTHIER_KERNELS_COUNT]
     {luthier__hkernels, LUTHIER__NUM_HKERNELS, "luthier_sgemm_ukernel_", "f32", "f16", "f32", LUTHIER__F32_DRIVER},
     {luthier__qkernels, LUTHIER__NUM_QKERNELS, "luthier_qgemm_ukernel_", "u8", "i8", "i32", 1, 1, luthier__qpack_a_block,
      luthier__qcall},
-    {luthier__fkernels, LUTHIER__NUM_FKERNELS, "luthier_sgemm_ukernel_", "f16", "f16", "f16", LUTHIER__F32_DRIVER}};
+    {luthier__fkernels, LUTHIER__NUM_FKERNELS, "luthier_sgemm_ukernel_", "f16", "f16", "f16", sizeof(float), 0,
+     luthier__pack_a_block, luthier__fcall}};
 
 LUTHIER_PRIVATE const luthier__kernel_table *luthier__dtype(const luthier__kernel_entry *uk) {
     return &luthier__kernel_tables[uk->family];

@@ -43,6 +43,10 @@ extern "C" {
    F16W kernels (luthier_kernel_family): the same layouts and rules, but packed B holds IEEE
    binary16 values (b points to them, typed const float * only to share the contract's struct);
    the kernel widens each to fp32 exactly and computes in fp32.
+   F16 kernels (fp16 arithmetic): A (the packed panel, or a hybrid kernel's rows through a_rows)
+   and packed B hold binary16; the sums start at zero in fp16 and the epilogue (C under LOAD_C,
+   bias, clamp) is fp32. The driver gives a hybrid one fp16 rows in place, or fp32 rows rounded
+   into a copy, at most LUTHIER__F16_MAX_KC steps per call (luthier__h16_hybrid_call).
 
    Rules:
    - 1 <= m <= MR, 1 <= n <= NR, k >= 1 (ks >= 1): any edge is handled inside the kernel.
@@ -826,6 +830,77 @@ LUTHIER_PRIVATE void luthier__scall(const luthier__kernel_entry *uk, const luthi
     uk->fn(&u);
 }
 
+/* A call of an F16 hybrid kernel (fp16 arithmetic, A rows read in place) on p's rows: fp16
+   (a_h16), or fp32 rows (an fp32 GEMM or convolution computed in fp16), each call's steps
+   rounded into a stack copy. The kernel sums in fp16 from zero, so the steps are cut into calls
+   of at most LUTHIER__F16_MAX_KC (whole segments, else pieces of one), the later ones adding
+   onto C (bias on the first, clamp on the last): the error bound of the blocked GEMM. */
+LUTHIER_PRIVATE void luthier__h16_hybrid_call(const luthier__kernel_entry *uk, const luthier_sgemm_ukernel_args *p, int a_h16) {
+    enum { cap = LUTHIER__F16_MAX_KC };
+    const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, k = p->k, total = p->ks * k;
+    const size_t sg = k <= cap ? cap / (k ? k : 1) : 1;                          /* whole segments per call */
+    const size_t kc = k <= cap ? k : luthier__div_up(k, luthier__div_up(k, cap)); /* else steps per call */
+    uint16_t buf[LUTHIER__MAX_MR * cap];
+    const float *rows[LUTHIER__MAX_MR];
+    luthier_sgemm_ukernel_args u = *p;
+    size_t s0, k0, i, s, kk, done = 0;
+    if (a_h16 && total <= cap) {
+        uk->fn(p);
+        return;
+    }
+    u.prefetch = NULL;
+    for (s0 = 0; s0 < p->ks; s0 += sg)
+        for (k0 = 0; k0 < k; k0 += kc) {
+            const size_t ns = luthier__min_sz(sg, p->ks - s0), kb = luthier__min_sz(kc, k - k0), steps = ns * kb;
+            const unsigned keep = p->flags & ~(unsigned)(LUTHIER_UKERNEL_LOAD_C | LUTHIER_UKERNEL_CLAMP);
+            u.flags = keep | (done || (p->flags & LUTHIER_UKERNEL_LOAD_C) ? (unsigned)LUTHIER_UKERNEL_LOAD_C : 0u) |
+                      (done + steps == total ? p->flags & (unsigned)LUTHIER_UKERNEL_CLAMP : 0u);
+            u.bias = done ? NULL : p->bias;
+            u.b = (const float *)(const void *)((const uint16_t *)(const void *)p->b + (s0 * k + k0) * nr);
+            u.ks = 1;
+            u.k = steps;
+            u.a_rows = rows;
+            if (a_h16 && kb == k) { /* whole segments in place */
+                u.ks = ns;
+                u.k = k;
+                u.a_rows = p->a_rows + s0 * mr;
+            } else if (a_h16) { /* a piece of one segment in place */
+                for (i = 0; i < p->m; i++)
+                    rows[i] = (const float *)(const void *)((const uint16_t *)(const void *)p->a_rows[s0 * mr + i] + k0);
+            } else { /* fp32 rows: the call's steps rounded, its segments end to end */
+                for (i = 0; i < p->m; i++) {
+                    for (s = 0; s < ns; s++)
+                        for (kk = 0; kk < kb; kk++)
+                            buf[i * cap + s * kb + kk] = luthier__f32_to_f16(p->a_rows[(s0 + s) * mr + i][k0 + kk]);
+                    rows[i] = (const float *)(const void *)(buf + i * cap);
+                }
+            }
+            uk->fn(&u);
+            done += steps;
+        }
+}
+
+/* The F16 family's kernel call: interleaved kernels as the fp32 ones (luthier__scall); hybrid
+   ones on g's rows of A, fp16 (g->a_h16) or fp32 (luthier__h16_hybrid_call). */
+LUTHIER_PRIVATE void luthier__fcall(const luthier__kernel_entry *uk, const luthier__gemm_args *g, const luthier__tile *t) {
+    const float *rows[LUTHIER__MAX_MR];
+    luthier_sgemm_ukernel_args u;
+    const size_t e = g->a_h16 ? sizeof(uint16_t) : sizeof(float);
+    size_t r;
+    if (uk->kind != LUTHIER_KERNEL_HYBRID || !t->kb) {
+        luthier__scall(uk, g, t);
+        return;
+    }
+    for (r = 0; r < t->m; r++) rows[r] = (const float *)(const void *)((const char *)g->a + ((t->i + r) * g->lda + t->k0) * e);
+    memset(&u, 0, sizeof u);
+    u.m = t->m; u.n = t->n; u.k = t->kb; u.ks = 1;
+    u.a_rows = rows; u.b = (const float *)t->b;
+    u.c = (float *)g->c + t->i * g->ldc + t->j; u.ldc = g->ldc;
+    u.bias = t->first && g->bias ? g->bias + t->j : NULL;
+    u.min = g->min; u.max = g->max; u.flags = t->flags;
+    luthier__h16_hybrid_call(uk, &u, g->a_h16);
+}
+
 /* The rows-outer order on the MC block of rows [i0, i0 + mb) x columns [n0, n0 + nb), k block
    t->k0: the A tile in L1 across the NR panels, B micro-panels from L2, the next block (the
    next k-block, else the next n-block) prefetched meanwhile. */
@@ -967,7 +1042,8 @@ LUTHIER_PRIVATE void luthier__gemm_compute_indirect(const luthier__kernel_entry 
                     u.bias = first && g->bias ? g->bias + j : NULL;
                     u.c = (float *)g->c + i * g->ldc + j;
                     u.prefetch = luthier__prefetch_give(&pf, &u.flags, i == m0);
-                    uk->fn(&u);
+                    if (uk->family == LUTHIER_KERNELS_F16) luthier__h16_hybrid_call(uk, &u, g->a_h16);
+                    else uk->fn(&u);
                 }
                 if (last) luthier__act_rows(&g->post, (float *)g->c + n0, g->ldc, nb, &post_from, i + u.m, i + mr >= m1);
             }

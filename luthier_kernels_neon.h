@@ -5,6 +5,7 @@
    (no dotprod, no fp16), so the kernels run on Cortex-A53/A55/A57/A72/A73/A76 and Neoverse.
 
    TABLE OF CONTENTS: >>list >>common >>8x12 >>8x12-a53 >>8x6 >>6x16 >>6x16-a53 >>4x24 >>8x4 >>pack >>depthwise >>transpose
+   (then the Armv8.2 FP16 kernels, run only where the CPU has FP16: >>f16 >>f16-hybrid)
 
    kernel                 kind         MR x NR  k unroll  accumulators  inner product
    8x12__neonfma          interleaved   8 x 12     4      v8-v31  (24)  fmla C.4s, B.4s, A.s[row]
@@ -1671,7 +1672,129 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x24__neonfp16(c
     for (r = 0; r < p->m; r++) luthier__neon_h_row(p, r, t + 24 * r);
 }
 
-#define LUTHIER__UKERNELS_F16_NEON(X) X(8x24__neonfp16, "neonfp16", 8, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_FP16)
+/* >>f16-hybrid ================================================================================
+   Hybrid 6x32 in fp16 arithmetic (the layout of the Arm Compute Library's
+   a64_hybrid_fp16_mla_6x32): A read in place, fp16 rows through row pointers (segment-major,
+   the hybrid contract of luthier_gemm.h with halves for floats), B packed in fp16 panels of 32.
+   Registers: C[r][8v..8v+7] = v(8 + 4r + v) (24 accumulators of 8 halves); A: v0-v5 = 8 k
+   steps of rows 0-5 (x0-x5 row pointers; rows >= m reuse row m-1's slot, LUTHIER__ROWPTR);
+   B: v6/v7, each loaded two FMLA groups ahead of its use. Per k step t: 24 x
+   `fmla C[r][v].8h, B[v].8h, A_r.h[t]`; per 8-step iteration 192 FMLA, 6 A loads, 1 ldp + 30
+   ldr of B. Then k % 8 single steps (ldr h: A rows are read exactly in [0, k)). The sums start
+   at zero in fp16; the C code widens them and adds C (LOAD_C), bias and the clamp in fp32, as
+   8x24__neonfp16 does. */
+#define LUTHIER__H6x32_FMLA(acc, v, e, lane) "fmla " #acc ".8h, " #v ".8h, " #e ".h[" #lane "]\n\t"
+#define LUTHIER__H6x32_G(B, lane, c0, c1, c2, c3, c4, c5)                                          \
+    LUTHIER__H6x32_FMLA(c0, B, v0, lane) LUTHIER__H6x32_FMLA(c1, B, v1, lane)                      \
+    LUTHIER__H6x32_FMLA(c2, B, v2, lane) LUTHIER__H6x32_FMLA(c3, B, v3, lane)                      \
+    LUTHIER__H6x32_FMLA(c4, B, v4, lane) LUTHIER__H6x32_FMLA(c5, B, v5, lane)
+#define LUTHIER__H6x32_G0(B, lane) LUTHIER__H6x32_G(B, lane, v8, v12, v16, v20, v24, v28)
+#define LUTHIER__H6x32_G1(B, lane) LUTHIER__H6x32_G(B, lane, v9, v13, v17, v21, v25, v29)
+#define LUTHIER__H6x32_G2(B, lane) LUTHIER__H6x32_G(B, lane, v10, v14, v18, v22, v26, v30)
+#define LUTHIER__H6x32_G3(B, lane) LUTHIER__H6x32_G(B, lane, v11, v15, v19, v23, v27, v31)
+/* step `lane` of an 8-step iteration (B of this step at byte 64*lane; loads the next step's
+   first two vectors) */
+#define LUTHIER__H6x32_STEP(lane)                                                                  \
+    LUTHIER__H6x32_G0(v6, lane) "ldr q6, [%[b], #64*" #lane "+32]\n\t"                             \
+    LUTHIER__H6x32_G1(v7, lane) "ldr q7, [%[b], #64*" #lane "+48]\n\t"                             \
+    LUTHIER__H6x32_G2(v6, lane) "ldr q6, [%[b], #64*" #lane "+64]\n\t"                             \
+    LUTHIER__H6x32_G3(v7, lane) "ldr q7, [%[b], #64*" #lane "+80]\n\t"
+
+/* Row r of a 32-column fp16 tile: the sums widened, + C (LOAD_C) + bias, clamped, stored (n
+   columns). */
+LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__neon_h_row32(const luthier_sgemm_ukernel_args *p, size_t r,
+                                                             const float16_t *x) {
+    float row[32];
+    float *c = p->c + r * p->ldc;
+    size_t j;
+    int v;
+    for (v = 0; v < 4; v++) {
+        const float16x8_t h = vld1q_f16(x + 8 * v);
+        vst1q_f32(row + 8 * v, vcvt_f32_f16(vget_low_f16(h)));
+        vst1q_f32(row + 8 * v + 4, vcvt_high_f32_f16(h));
+    }
+    for (j = 0; j < p->n; j++) {
+        float f = row[j] + ((p->flags & LUTHIER_UKERNEL_LOAD_C) ? c[j] : 0.0f) + (p->bias ? p->bias[j] : 0.0f);
+        if (p->flags & LUTHIER_UKERNEL_CLAMP) f = f < p->min ? p->min : f > p->max ? p->max : f;
+        c[j] = f;
+    }
+}
+
+LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x32__neonfp16_hybrid(const luthier_sgemm_ukernel_args *p) {
+    float16_t t[6 * 32];
+    float16_t *tp = t;
+    const float *const *ar = p->a_rows;
+    const float *b = p->b;
+    size_t ks = p->ks, r;
+    __asm__ __volatile__(
+        LUTHIER__V8_31(LUTHIER__ZEROQ)
+        "cbz %[ks], .Lluthier_h6x32_end_%=\n\t"
+        ".Lluthier_h6x32_seg_%=:\n\t"
+        "mov x13, %[ar]\n\t"
+        "ldr x0, [x13]\n\t"
+        LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)
+        LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40)
+        "add %[ar], %[ar], #48\n\t"
+        "lsr x10, %[k], #3\n\t"
+        "and x11, %[k], #7\n\t"
+        "cbz x10, .Lluthier_h6x32_k1_%=\n\t"
+        ".Lluthier_h6x32_k8_%=:\n\t"
+        "// LLVM-MCA-BEGIN\n\t"
+        "ldr q0, [x0], #16\n\t"
+        "ldr q1, [x1], #16\n\t"
+        "ldr q2, [x2], #16\n\t"
+        "ldr q3, [x3], #16\n\t"
+        "ldr q4, [x4], #16\n\t"
+        "ldr q5, [x5], #16\n\t"
+        "ldp q6, q7, [%[b]]\n\t"
+        LUTHIER__H6x32_STEP(0) LUTHIER__H6x32_STEP(1) LUTHIER__H6x32_STEP(2) LUTHIER__H6x32_STEP(3)
+        LUTHIER__H6x32_STEP(4) LUTHIER__H6x32_STEP(5) LUTHIER__H6x32_STEP(6)
+        LUTHIER__H6x32_G0(v6, 7) "ldr q6, [%[b], #480]\n\t"
+        LUTHIER__H6x32_G1(v7, 7) "ldr q7, [%[b], #496]\n\t"
+        LUTHIER__H6x32_G2(v6, 7)
+        "add %[b], %[b], #512\n\t"
+        LUTHIER__H6x32_G3(v7, 7)
+        "subs x10, x10, #1\n\t"
+        "b.ne .Lluthier_h6x32_k8_%=\n\t"
+        "// LLVM-MCA-END\n\t"
+        ".Lluthier_h6x32_k1_%=:\n\t"
+        "cbz x11, .Lluthier_h6x32_next_%=\n\t"
+        ".Lluthier_h6x32_rem_%=:\n\t"
+        "ldr h0, [x0], #2\n\t"
+        "ldr h1, [x1], #2\n\t"
+        "ldr h2, [x2], #2\n\t"
+        "ldr h3, [x3], #2\n\t"
+        "ldr h4, [x4], #2\n\t"
+        "ldr h5, [x5], #2\n\t"
+        "ldp q6, q7, [%[b]]\n\t"
+        LUTHIER__H6x32_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"
+        LUTHIER__H6x32_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"
+        LUTHIER__H6x32_G2(v6, 0)
+        "add %[b], %[b], #64\n\t"
+        LUTHIER__H6x32_G3(v7, 0)
+        "subs x11, x11, #1\n\t"
+        "b.ne .Lluthier_h6x32_rem_%=\n\t"
+        ".Lluthier_h6x32_next_%=:\n\t"
+        "subs %[ks], %[ks], #1\n\t"
+        "b.ne .Lluthier_h6x32_seg_%=\n\t"
+        ".Lluthier_h6x32_end_%=:\n\t"
+        "st1 {v8.8h, v9.8h, v10.8h, v11.8h}, [%[t]], #64\n\t"
+        "st1 {v12.8h, v13.8h, v14.8h, v15.8h}, [%[t]], #64\n\t"
+        "st1 {v16.8h, v17.8h, v18.8h, v19.8h}, [%[t]], #64\n\t"
+        "st1 {v20.8h, v21.8h, v22.8h, v23.8h}, [%[t]], #64\n\t"
+        "st1 {v24.8h, v25.8h, v26.8h, v27.8h}, [%[t]], #64\n\t"
+        "st1 {v28.8h, v29.8h, v30.8h, v31.8h}, [%[t]], #64\n\t"
+        : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks), [t] "+r"(tp)
+        : [k] "r"(p->k), [m] "r"(p->m)
+        : "x0", "x1", "x2", "x3", "x4", "x5", "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3", "v4", "v5", "v6",
+          "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
+          "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
+    for (r = 0; r < p->m; r++) luthier__neon_h_row32(p, r, t + 32 * r);
+}
+
+#define LUTHIER__UKERNELS_F16_NEON(X)                                                              \
+    X(8x24__neonfp16, "neonfp16", 8, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_FP16)          \
+    X(6x32__neonfp16_hybrid, "neonfp16", 6, 32, 8, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_FP16)
 
 #ifdef __cplusplus
 }

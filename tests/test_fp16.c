@@ -177,7 +177,8 @@ static void test_fp16_conv(void) {
                 CHECK(md <= 4e-3 * mx * fmax(1.0, sqrt((double)(d.in_channels / d.groups * d.kernel_h * d.kernel_w) / 16.0)),
                       "%s trial %d: max |diff| %g, max |fp32| %g", ki.name, trial, md, mx);
                 luthier_conv2d_get_info(c16, &info);
-                CHECK(!strcmp(info.kernel, ki.name) && (info.algorithm == LUTHIER_CONV_IM2COL || info.algorithm == LUTHIER_CONV_1X1),
+                CHECK(!strcmp(info.kernel, ki.name) && (info.algorithm == LUTHIER_CONV_IM2COL || info.algorithm == LUTHIER_CONV_1X1 ||
+                                                        (ki.kind == LUTHIER_KERNEL_HYBRID && info.algorithm == LUTHIER_CONV_IMPLICIT_GEMM)),
                       "info: %s %s", info.kernel, luthier_conv_algorithm_name(info.algorithm));
                 free(y16);
                 free(y32);
@@ -199,8 +200,14 @@ static void test_fp16_conv(void) {
             d.algorithm = LUTHIER_CONV_WINOGRAD_4X3;
             CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_UNSUPPORTED && !cv &&
                       strstr(luthier_context_error(ctx), "not implemented"), "winograd on %s: %s", ki.name, luthier_context_error(ctx));
-            d.algorithm = LUTHIER_CONV_IMPLICIT_GEMM;
-            CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_UNSUPPORTED && !cv, "implicit gemm on %s", ki.name);
+            d.algorithm = LUTHIER_CONV_IMPLICIT_GEMM; /* hybrid kernels only */
+            if (ki.kind == LUTHIER_KERNEL_HYBRID)
+                CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_OK && cv, "implicit gemm on %s: %s", ki.name,
+                      luthier_context_error(ctx));
+            else
+                CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &cv) == LUTHIER_STATUS_UNSUPPORTED && !cv &&
+                          strstr(luthier_context_error(ctx), "hybrid"), "implicit gemm on %s: %s", ki.name, luthier_context_error(ctx));
+            luthier_conv2d_destroy(cv);
         }
     }
     luthier_context_destroy(ctx);
@@ -479,6 +486,61 @@ static void test_fp16_kc_bound(void) {
     }
 }
 
+/* luthier_sgemm on the hybrid F16 kernels (fp32 A: each call's rows rounded to fp16 by the
+   driver, k cut into calls of at most LUTHIER__F16_MAX_KC steps) against the double sum of the
+   fp16 operands: m and n around the tile, k from 1 past two calls' worth, bias, accumulation
+   and ReLU (bias on the first call of a tile only, ReLU after the last), 1 and 2 threads. The
+   error allowed is the kernel tester's (2^-8 of the terms' magnitudes). */
+static void test_fp16_hybrid_sgemm(void) {
+    static const int64_t ks[] = {1, 7, 9, 64, 257, 700};
+    int f, t, trial, tested = 0;
+    for (t = 1; t <= 2; t++) {
+        luthier_context *ctx = ctx_threads(t);
+        for (f = 0; f < luthier_kernels_count(LUTHIER_KERNELS_F16); f++) {
+            luthier_kernel_info ki;
+            luthier_kernels_get(LUTHIER_KERNELS_F16, f, &ki);
+            if (!ki.available || ki.kind != LUTHIER_KERNEL_HYBRID) continue;
+            for (trial = 0; trial < 12; trial++) {
+                luthier_sgemm_desc d;
+                const int64_t m = test_rand_int(1, 3 * ki.mr + 1), n = test_rand_int(1, 2 * ki.nr + 3), k = ks[trial % 6];
+                float *a = rand_buf((size_t)(m * k), -2, 2), *b = rand_buf((size_t)(k * n), -1, 1);
+                float *bias = rand_buf((size_t)n, -1, 1), *c = rand_buf((size_t)(m * n), -1, 1), *c0;
+                int64_t i, j, kk;
+                size_t bad = 0;
+                for (i = 0; i < m * k; i++) a[i] = operand_round(a[i], 2);
+                for (i = 0; i < k * n; i++) b[i] = operand_round(b[i], 2);
+                c0 = (float *)test_alloc((size_t)(m * n) * sizeof(float));
+                memcpy(c0, c, (size_t)(m * n) * sizeof(float));
+                memset(&d, 0, sizeof d);
+                d.m = m, d.n = n, d.k = k;
+                d.kernel = ki.name;
+                d.bias = trial % 3 ? bias : NULL;
+                d.accumulate = trial % 4 == 1;
+                d.activation = trial % 2 ? LUTHIER_ACTIVATION_RELU : LUTHIER_ACTIVATION_NONE;
+                CHECK(luthier_sgemm(ctx, &d, a, b, c) == LUTHIER_STATUS_OK, "%s: %s", ki.name, luthier_context_error(ctx));
+                for (i = 0; i < m; i++)
+                    for (j = 0; j < n; j++) {
+                        double ref = (d.bias ? bias[j] : 0.0) + (d.accumulate ? c0[i * n + j] : 0.0), mag = fabs(ref);
+                        for (kk = 0; kk < k; kk++) {
+                            const double p = (double)a[i * k + kk] * b[kk * n + j];
+                            ref += p;
+                            mag += fabs(p);
+                        }
+                        if (d.activation == LUTHIER_ACTIVATION_RELU && ref < 0) ref = 0;
+                        if (!(fabs(c[i * n + j] - ref) <= 1e-6 + 0x1p-8 * mag) && !bad++)
+                            printf("    %s %lldx%lldx%lld, %d threads: C[%lld][%lld] = %g, want %g\n", ki.name, (long long)m,
+                                   (long long)n, (long long)k, t, (long long)i, (long long)j, (double)c[i * n + j], ref);
+                    }
+                CHECK(bad == 0, "%s trial %d: %zu wrong", ki.name, trial, bad);
+                tested++;
+                free(a), free(b), free(bias), free(c), free(c0);
+            }
+        }
+        luthier_context_destroy(ctx);
+    }
+    printf("    %d hybrid F16 GEMMs checked\n", tested);
+}
+
 /* Tuning an fp16 plan of the mini ResNet: where the CPU computes convolutions in fp16 (qemu
    neoverse-n1, AVX-512 FP16), they are "fp16 conv2d" tasks over the F16 kernels, whose records
    configure fp16 plans only (the fp32 plan made from the same records keeps fp32 kernels);
@@ -726,6 +788,130 @@ static void test_fp16_act_conv_exact(void) {
         }
         luthier_context_destroy(ctx);
     }
+}
+
+/* One output of a convolution (NHWC x, OIHW w, both holding fp16 values) in double: the sum
+   over the layer's taps (zero in the padding) into *ref, the sum of the terms' magnitudes into
+   *mag. */
+static void fp16_conv_ref_at(const luthier_conv2d_desc *d, const float *x, const float *w, int64_t n, int64_t oy, int64_t ox,
+                             int64_t co, double *ref, double *mag) {
+    const int64_t cg = d->in_channels / d->groups, g = co / (d->out_channels / d->groups);
+    int64_t ci, kh, kw;
+    *ref = *mag = 0.0;
+    for (kh = 0; kh < d->kernel_h; kh++)
+        for (kw = 0; kw < d->kernel_w; kw++) {
+            const int64_t iy = oy * d->stride_h - d->pad_top + kh * d->dilation_h, ix = ox * d->stride_w - d->pad_left + kw * d->dilation_w;
+            if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w) continue;
+            for (ci = 0; ci < cg; ci++) {
+                const double t = (double)x[((n * d->in_h + iy) * d->in_w + ix) * d->in_channels + g * cg + ci] *
+                                 w[((co * cg + ci) * d->kernel_h + kh) * d->kernel_w + kw];
+                *ref += t;
+                *mag += fabs(t);
+            }
+        }
+}
+
+/* The hybrid F16 kernels under every convolution algorithm they run (implicit GEMM: wide
+   segments for few channels, dilation, groups, padding up to 2, stride 2; 1x1 in place;
+   im2col), on fp32 and on fp16 activations, at 1 and 2 threads, against the double-precision
+   sum of the fp16 operands: within the fp16 sums' error (2^-8 of the terms' magnitudes, as the
+   kernel tester) plus the fp16 output's rounding. Channels past LUTHIER__F16_MAX_KC (one
+   segment cut into calls) and accumulation (a fused residual add) included. */
+static void test_fp16_hybrid_conv(void) {
+    static const int cins[] = {3, 1, 20, 37, 290, 8, 64, 5};
+    int f, t, trial, tested = 0;
+    for (t = 1; t <= 2; t++) {
+        luthier_context *ctx = ctx_threads(t);
+        for (f = 0; f < luthier_kernels_count(LUTHIER_KERNELS_F16); f++) {
+            luthier_kernel_info ki;
+            luthier_kernels_get(LUTHIER_KERNELS_F16, f, &ki);
+            if (!ki.available || ki.kind != LUTHIER_KERNEL_HYBRID) continue;
+            for (trial = 0; trial < (T.quick ? 16 : 40); trial++) {
+                luthier_conv2d_desc d;
+                luthier_conv2d_layer *cv = NULL;
+                luthier_conv2d_info info;
+                const int h16 = trial % 2, k = trial % 8 == 3 ? 1 : trial % 8 == 6 ? 5 : 3;
+                size_t nin, nw, nout, i, bad = 0;
+                int64_t oh = 0, ow = 0, n, y, x, c;
+                float *xv, *w, *bias, *y0, *yf = NULL;
+                uint16_t *xh = NULL, *yh = NULL;
+                memset(&d, 0, sizeof d);
+                d.batch = 1 + trial % 3 / 2;
+                d.groups = trial % 5 == 4 ? 2 : 1;
+                d.in_channels = d.groups * cins[trial % 8];
+                d.out_channels = d.groups * test_rand_int(1, 70);
+                d.in_h = test_rand_int(k, k + 6);
+                d.in_w = test_rand_int(k, k + 6);
+                d.kernel_h = d.kernel_w = k;
+                d.stride_h = d.stride_w = trial % 7 == 2 ? 2 : 1;
+                d.dilation_h = d.dilation_w = k == 3 && trial % 6 == 5 ? 2 : 1;
+                d.pad_top = d.pad_bottom = k == 1 ? 0 : trial % 3;
+                d.pad_left = d.pad_right = k == 1 ? 0 : (trial + 1) % 3;
+                if (d.dilation_h == 2) d.in_h += 2, d.in_w += 2;
+                d.activation = trial % 4 == 1 ? LUTHIER_ACTIVATION_RELU : LUTHIER_ACTIVATION_NONE;
+                d.accumulate = trial % 5 == 2;
+                d.layout = LUTHIER_LAYOUT_NHWC;
+                d.algorithm = k == 1 && trial % 16 == 3 ? LUTHIER_CONV_1X1 : trial % 11 == 7 ? LUTHIER_CONV_IM2COL
+                                                                                            : LUTHIER_CONV_IMPLICIT_GEMM;
+                d.kernel = ki.name;
+                nin = (size_t)(d.batch * d.in_channels * d.in_h * d.in_w);
+                nw = (size_t)(d.out_channels * (d.in_channels / d.groups) * d.kernel_h * d.kernel_w);
+                luthier_conv2d_output_size(&d, &oh, &ow);
+                nout = (size_t)(d.batch * d.out_channels * oh * ow);
+                xv = rand_buf(nin, -2, 2);
+                w = rand_buf(nw, -0.5f, 0.5f);
+                bias = rand_buf((size_t)d.out_channels, -1, 1);
+                y0 = rand_buf(nout, -3, 3);
+                for (i = 0; i < nin; i++) xv[i] = operand_round(xv[i], 2);
+                for (i = 0; i < nw; i++) w[i] = operand_round(w[i], 2);
+                for (i = 0; i < nout; i++) y0[i] = operand_round(y0[i], 2);
+                CHECK(luthier_conv2d_create(ctx, &d, w, bias, &cv) == LUTHIER_STATUS_OK, "%s: %s", ki.name, luthier_context_error(ctx));
+                CHECK(!cv || !h16 || luthier__conv_use_h16(ctx, cv) == LUTHIER_STATUS_OK, "use_h16: %s", luthier_context_error(ctx));
+                if (cv && (!h16 || cv->h16)) {
+                    luthier_status s;
+                    luthier_conv2d_get_info(cv, &info);
+                    CHECK(info.algorithm == d.algorithm && !strcmp(info.kernel, ki.name), "info: %s %s", info.kernel,
+                          luthier_conv_algorithm_name(info.algorithm));
+                    if (h16) {
+                        xh = (uint16_t *)test_alloc(nin * sizeof(uint16_t));
+                        yh = (uint16_t *)test_alloc(nout * sizeof(uint16_t));
+                        for (i = 0; i < nin; i++) xh[i] = luthier__f32_to_f16(xv[i]);
+                        for (i = 0; i < nout; i++) yh[i] = luthier__f32_to_f16(y0[i]);
+                        s = luthier_conv2d_run(ctx, cv, (const float *)(const void *)xh, (float *)(void *)yh);
+                    } else {
+                        yf = (float *)test_alloc(nout * sizeof(float));
+                        memcpy(yf, y0, nout * sizeof(float));
+                        s = luthier_conv2d_run(ctx, cv, xv, yf);
+                    }
+                    CHECK(s == LUTHIER_STATUS_OK, "run: %s", luthier_context_error(ctx));
+                    for (i = 0, n = 0; n < d.batch; n++)
+                        for (y = 0; y < oh; y++)
+                            for (x = 0; x < ow; x++)
+                                for (c = 0; c < d.out_channels; c++, i++) {
+                                    double ref, mag, got, tol;
+                                    fp16_conv_ref_at(&d, xv, w, n, y, x, c, &ref, &mag);
+                                    ref += bias[c] + (d.accumulate ? y0[i] : 0.0);
+                                    mag += fabs(bias[c]) + (d.accumulate ? fabs(y0[i]) : 0.0);
+                                    if (d.activation == LUTHIER_ACTIVATION_RELU && ref < 0) ref = 0;
+                                    got = h16 ? luthier__f16_to_f32(yh[i]) : yf[i];
+                                    tol = 1e-6 + 0x1p-8 * mag + (h16 ? 0x1p-10 * fabs(ref) : 0.0);
+                                    if (!(fabs(got - ref) <= tol) && !bad++)
+                                        printf("    %s trial %d (cin %lld cout %lld k%d s%lld d%lld g%lld h16 %d, %s), %d threads: "
+                                               "out %zu = %g, want %g\n", ki.name, trial, (long long)d.in_channels,
+                                               (long long)d.out_channels, k, (long long)d.stride_h, (long long)d.dilation_h,
+                                               (long long)d.groups, h16, luthier_conv_algorithm_name(d.algorithm), t, i, got, ref);
+                                }
+                    CHECK(bad == 0, "%s trial %d: %zu of %zu outputs wrong", ki.name, trial, bad, nout);
+                    tested++;
+                }
+                luthier_conv2d_destroy(cv);
+                free(xv), free(w), free(bias), free(y0), free(yf), free(xh), free(yh);
+                yf = NULL, xh = yh = NULL;
+            }
+        }
+        luthier_context_destroy(ctx);
+    }
+    printf("    %d hybrid F16 convolutions checked\n", tested);
 }
 
 /* conv 3x3 + ReLU -> depthwise 3x3 -> conv 1x1 + (the first conv's output) -> ReLU -> conv 1x1
@@ -1019,6 +1205,88 @@ static void test_fp16_act_zoo(void) {
         }
 }
 
+/* The zoo's small networks in fp16 plans with every convolution configured onto each hybrid F16
+   kernel this CPU runs (implicit GEMM, 1x1 in place; depthwise layers as implicit GEMM of one
+   channel per group; a configured layer keeps fp32 activations, whose rows the driver rounds to
+   fp16): every convolution step runs the kernel, and the output keeps its cosine to the fp32
+   plan's (>= 0.999), at 1 and 2 threads. (The default fp16 plans, on fp16 activations, are
+   test_fp16_act_zoo's.) */
+static void test_fp16_hybrid_zoo(void) {
+    static const char *const names[] = {"mobilenet_v2_small", "resnet18_small"};
+    int f, i, t, tested = 0;
+    for (f = 0; f < luthier_kernels_count(LUTHIER_KERNELS_F16); f++) {
+        luthier_kernel_info ki;
+        luthier_kernels_get(LUTHIER_KERNELS_F16, f, &ki);
+        if (!ki.available || ki.kind != LUTHIER_KERNEL_HYBRID || !strcmp(ki.isa, "scalar")) continue;
+        for (i = 0; i < 2; i++)
+            for (t = 1; t <= 2; t++) {
+                luthier_context *ctx = ctx_threads(t);
+                luthier_graph *g = NULL;
+                luthier_zoo_info info;
+                luthier_plan_desc pd, p32;
+                luthier_plan_info i16, i32;
+                luthier_node_config *cfg = NULL;
+                void *bufs[LUTHIER_ZOO_MAX_IO] = {NULL};
+                float *y16 = NULL, *y32 = NULL;
+                char err[256], what[160];
+                int k, n = 0, s16 = 0, c16 = 0, s32 = 0, c32 = 0, n16 = 0, n32 = 0;
+                CHECK(luthier_zoo_build(names[i], NULL, &g, err, sizeof err) == LUTHIER_STATUS_OK &&
+                          luthier_zoo_get_info(names[i], NULL, &info) == LUTHIER_STATUS_OK,
+                      "%s: %s", names[i], err);
+                for (k = 0; g && k < info.num_inputs; k++) {
+                    bufs[k] = test_alloc(info.input_bytes[k]);
+                    luthier_zoo_input(names[i], NULL, k, bufs[k], info.input_bytes[k]);
+                }
+                if (g) {
+                    n = luthier_graph_num_nodes(g);
+                    cfg = (luthier_node_config *)test_alloc((size_t)n * sizeof *cfg);
+                    memset(cfg, 0, (size_t)n * sizeof *cfg);
+                    for (k = 0; k < n; k++) {
+                        luthier_op op;
+                        if (luthier_graph_node(g, k, &op, NULL, NULL, NULL, NULL, NULL, NULL) == LUTHIER_STATUS_OK &&
+                            op == LUTHIER_OP_CONV2D)
+                            snprintf(cfg[k].kernel, sizeof cfg[k].kernel, "%s", ki.name + 22);
+                    }
+                }
+                memset(&pd, 0, sizeof pd);
+                memset(&p32, 0, sizeof p32);
+                pd.precision = LUTHIER_PRECISION_FP16;
+                pd.configs = cfg;
+                pd.num_configs = n;
+                snprintf(what, sizeof what, "%s on %s, %d threads", names[i], ki.name + 22, t);
+                if (g) y16 = fp16_act_run(ctx, g, &pd, (const void *const *)bufs, info.output_bytes[0] / 4, &i16, &s16, &c16, &n16, what);
+                if (g) y32 = fp16_act_run(ctx, g, &p32, (const void *const *)bufs, info.output_bytes[0] / 4, &i32, &s32, &c32, &n32, "fp32");
+                if (y16 && y32) {
+                    const double cs = qp_cosine(y16, y32, info.output_bytes[0] / 4);
+                    CHECK(cs >= 0.999 && n16 == n32 && i16.num_fallbacks == 0, "%s: cosine %.6f, %d fallbacks", what, cs,
+                          i16.num_fallbacks);
+                    printf("    %s: cosine %.6f (%d convolutions, %d fp16 steps)\n", what, cs, n16, s16);
+                    tested++;
+                }
+                if (g) { /* every convolution step on the kernel */
+                    luthier_plan *p = NULL;
+                    int on = 0, convs = 0;
+                    if (luthier_plan_create(ctx, g, &pd, &p) == LUTHIER_STATUS_OK) {
+                        luthier_plan_get_info(p, &i16);
+                        for (k = 0; k < i16.num_steps; k++) {
+                            luthier_step_info si;
+                            luthier_plan_step_info(p, k, &si);
+                            convs += si.op == LUTHIER_OP_CONV2D;
+                            on += si.op == LUTHIER_OP_CONV2D && !strcmp(si.kernel, ki.name);
+                        }
+                    }
+                    CHECK(convs >= 8 && on == convs, "%s: %d of %d convolution steps on the kernel", what, on, convs);
+                    luthier_plan_destroy(p);
+                }
+                free(y16), free(y32), free(cfg);
+                for (k = 0; k < LUTHIER_ZOO_MAX_IO; k++) free(bufs[k]);
+                luthier_graph_destroy(g);
+                luthier_context_destroy(ctx);
+            }
+    }
+    printf("    %d plans on hybrid F16 kernels checked\n", tested);
+}
+
 /* Max pooling on fp16 activations against the fp32 pooling of the widened input: the same bits
    (the max of fp16 values is one of them, NaN propagates), windows with padding, strides,
    dilation, 1 and 2 threads. */
@@ -1073,6 +1341,9 @@ static void run_fp16_tests(void) {
     RUN(test_fp16_tune);
     RUN(test_fp16_act_convert);
     RUN(test_fp16_act_conv_exact);
+    RUN(test_fp16_hybrid_sgemm);
+    RUN(test_fp16_hybrid_conv);
+    RUN(test_fp16_hybrid_zoo);
     RUN(test_fp16_act_dw_exact);
     RUN(test_fp16_act_maxpool);
     RUN(test_fp16_act_plan);

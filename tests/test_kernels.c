@@ -83,6 +83,15 @@ static int ukernel_check(const luthier__kernel_entry *uk, const ukernel_case *tc
             for (j = 0; j < n; j++) c[i * ldc + j] = c0[i * n + j] = test_rand_float();
 
     for (i = 0; i < ks * mr; i++) arows_c[i] = arows[i];
+    if (uk->kind == LUTHIER_KERNEL_HYBRID && uk->a_bytes == 2) /* F16 hybrid: the rows in fp16, exact size */
+        for (i = 0; i < ks * mr; i++) {
+            uint16_t *h = NULL;
+            if (arows[i]) {
+                h = (uint16_t *)test_alloc(k * sizeof(uint16_t));
+                for (kk = 0; kk < k; kk++) h[kk] = luthier__f32_to_f16(arows[i][kk]);
+            }
+            arows_c[i] = (const float *)(const void *)h;
+        }
     memset(&p, 0, sizeof p);
     p.m = m; p.n = n; p.k = k; p.ks = ks;
     p.a = apacked;
@@ -129,7 +138,10 @@ static int ukernel_check(const luthier__kernel_entry *uk, const ukernel_case *tc
             }
         }
 
-    for (i = 0; i < ks * mr; i++) free(arows[i]);
+    for (i = 0; i < ks * mr; i++) {
+        if ((const float *)arows[i] != arows_c[i]) free((void *)(uintptr_t)arows_c[i]);
+        free(arows[i]);
+    }
     free(arows);
     free(arows_c);
     free(apacked);
