@@ -273,6 +273,26 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp_core)(const LUTHIER_
     *out = p * LUTHIER__VFLOAT(((LUTHIER__VBITS(t) + (127 - 0x4B400000)) & 0xff) << 23);
 }
 
+/* exp(x) for x <= 0 (v_exp without its overflow side: subnormal results right, x < -104 gives
+   0); NaN gives 0, so callers propagate it themselves. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp_neg)(LUTHIER__VF *io) {
+    LUTHIER__VF x = *io, lo, t, n, r, p;
+    LUTHIER__VI ni, n1;
+    LUTHIER__VSPLAT(lo, -104.0f);
+    x = LUTHIER__VSEL(x > lo, x, lo); /* NaN -> lo: 2^-150 rounds to 0 */
+    t = x * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: round to nearest integer */
+    n = t - 12582912.0f;
+    r = x - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
+         1.6666665459e-1f) * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    ni = LUTHIER__VBITS(t) - 0x4B400000; /* n in [-150, 0]: 2^n as two normal factors */
+    n1 = ((ni + 256) >> 1) - 128;
+    p = p * LUTHIER__VFLOAT((n1 + 127) << 23);
+    *io = p * LUTHIER__VFLOAT((ni - n1 + 127) << 23);
+}
+
 /* natural log for x > 0 (Cephes logf); 0 -> -inf, < 0 or NaN -> NaN, inf -> inf. Subnormal
    inputs are not handled (callers pass values >= bias). */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_log)(LUTHIER__VF *io) {
@@ -338,12 +358,12 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_tanh)(LUTHIER__VF *io) {
     *io = LUTHIER__VFLOAT(LUTHIER__VBITS(z) | (LUTHIER__VBITS(x) & ~0x7fffffff));
 }
 
-/* erf(z) for 0 <= z <= 0.5: Taylor series to z^13 (truncation < 1e-9 relative). */
+/* erf(z) for 0 <= z <= 0.85: z P(z^2), P of degree 5 fitted over [0, 0.85^2] (Lawson, relative
+   error 6.1e-9). */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erf_small)(const LUTHIER__VF *zp, LUTHIER__VF *out) {
     const LUTHIER__VF z = *zp, s = z * z;
-    *out = z * ((((((1.2055332981789664e-4f * s - 8.5483270234508529e-4f) * s + 5.2239776254421878e-3f) * s -
-                   2.6866170645131252e-2f) * s + 1.1283791670955126e-1f) * s - 3.7612638903183754e-1f) * s +
-                1.1283791670955126f);
+    *out = z * (((((-0.0006315127185121262f * s + 0.005051094432181975f) * s - 0.026802547519578477f) * s +
+                  0.11282717394442934f) * s - 0.3761257183607466f) * s + 1.128379160230143f);
 }
 /* erfc(min(z, 9.3)) for z >= 0: exp(-z^2) P(t), t = 1 / (1 + 0.4 z), P the degree-8 fit
    (Lawson's weighted least squares: minimax relative error) of erfcx(z) = exp(z^2) erfc(z) over
@@ -371,7 +391,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erf)(LUTHIER__VF *io) {
     LUTHIER__VF sm, lg, r;
     LUTHIER__VN(luthier__v_erf_small)(&z, &sm);
     LUTHIER__VN(luthier__v_erfc_large)(&z, &lg);
-    r = LUTHIER__VSEL(z < 0.5f, sm, 1.0f - lg);
+    r = LUTHIER__VSEL(z < 0.85f, sm, 1.0f - lg);
     *io = LUTHIER__VSEL(x < 0.0f, -r, r);
 }
 
@@ -415,7 +435,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_softplus)(LUTHIER__VF *i
     const LUTHIER__VF x = *io;
     LUTHIER__VF u = -LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff), q, zero;
     LUTHIER__VSPLAT(zero, 0.0f);
-    LUTHIER__VN(luthier__v_exp)(&u);
+    LUTHIER__VN(luthier__v_exp_neg)(&u);
     q = (((((((-0.004519014220512836f * u + 0.025438242540025798f) * u - 0.0671115008894593f) * u + 0.11592361541206143f) * u -
             0.15862203626885055f) * u + 0.1985793865561212f) * u - 0.24987022414327456f) * u + 0.3333286662097444f) * u -
         0.499999971886383f;
