@@ -1910,6 +1910,8 @@ LUTHIER__OP_RANGE(luthier__op_rnn)
 #undef LUTHIER__VD
 #undef LUTHIER__VTOD
 #undef LUTHIER__VTOF
+#undef LUTHIER__VTOI
+#undef LUTHIER__VITOF
 #undef LUTHIER__VACC
 #undef LUTHIER__VW
 #undef LUTHIER__VBITS
