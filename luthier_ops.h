@@ -80,6 +80,8 @@ typedef int32_t LUTHIER__VI __attribute__((vector_size(LUTHIER__VBYTES)));
 typedef double LUTHIER__VD __attribute__((vector_size(2 * LUTHIER__VBYTES))); /* the lanes in double */
 #define LUTHIER__VTOD(v) __builtin_convertvector((v), LUTHIER__VD) /* VF or VI -> VD */
 #define LUTHIER__VTOF(d) __builtin_convertvector((d), LUTHIER__VF)
+#define LUTHIER__VTOI(v) __builtin_convertvector((v), LUTHIER__VI) /* truncates; |v| < 2^31 */
+#define LUTHIER__VITOF(i) __builtin_convertvector((i), LUTHIER__VF)
 #define LUTHIER__VBITS(v) ((LUTHIER__VI)(v))
 #define LUTHIER__VFLOAT(i) ((LUTHIER__VF)(i))
 #define LUTHIER__VSEL(m, a, b) LUTHIER__VFLOAT(((m) & LUTHIER__VBITS(a)) | (~(m) & LUTHIER__VBITS(b)))
@@ -98,6 +100,8 @@ typedef int32_t LUTHIER__VI;
 typedef double LUTHIER__VD;
 #define LUTHIER__VTOD(v) ((double)(v))
 #define LUTHIER__VTOF(d) ((float)(d))
+#define LUTHIER__VTOI(v) ((int32_t)(v))
+#define LUTHIER__VITOF(i) ((float)(i))
 #define LUTHIER__VBITS(v) luthier__op_f2i(v)
 #define LUTHIER__VFLOAT(i) luthier__op_i2f(i)
 #define LUTHIER__VSEL(m, a, b) ((m) ? (a) : (b))
@@ -251,6 +255,44 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp)(LUTHIER__VF *io) {
     *io = LUTHIER__VSEL(x != x, x, p);
 }
 
+/* exp(x + lo) for x in [-87, 88] (the caller's guarantee: no clamps; NaN gives NaN, other x
+   outside give garbage, never undefined behaviour): v_exp's reduction and polynomial with one 2^n
+   factor and no special values. lo is a small correction (|lo| < 2^-10, or 0) that joins the
+   reduced argument: exp(h + l) for an exact split h + l of x keeps the relative accuracy that a
+   rounded x would lose (2^-24 |x| of it). Results from ~1e-38 (n = -126) up, v_exp's 2 ulp. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp_core)(const LUTHIER__VF *xp, const LUTHIER__VF *lop, LUTHIER__VF *out) {
+    const LUTHIER__VF x = *xp;
+    LUTHIER__VF t, n, r, p;
+    t = x * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: n = round(x / ln2) in [-126, 127] */
+    n = t - 12582912.0f;
+    r = x - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f + *lop;
+    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
+         1.6666665459e-1f) * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    *out = p * LUTHIER__VFLOAT(((LUTHIER__VBITS(t) + (127 - 0x4B400000)) & 0xff) << 23);
+}
+
+/* exp(x) for x <= 0 (v_exp without its overflow side: subnormal results right, x < -104 gives
+   0); NaN gives 0, so callers propagate it themselves. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp_neg)(LUTHIER__VF *io) {
+    LUTHIER__VF x = *io, lo, t, n, r, p;
+    LUTHIER__VI ni, n1;
+    LUTHIER__VSPLAT(lo, -104.0f);
+    x = LUTHIER__VSEL(x > lo, x, lo); /* NaN -> lo: 2^-150 rounds to 0 */
+    t = x * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: round to nearest integer */
+    n = t - 12582912.0f;
+    r = x - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
+         1.6666665459e-1f) * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    ni = LUTHIER__VBITS(t) - 0x4B400000; /* n in [-150, 0]: 2^n as two normal factors */
+    n1 = ((ni + 256) >> 1) - 128;
+    p = p * LUTHIER__VFLOAT((n1 + 127) << 23);
+    *io = p * LUTHIER__VFLOAT((ni - n1 + 127) << 23);
+}
+
 /* natural log for x > 0 (Cephes logf); 0 -> -inf, < 0 or NaN -> NaN, inf -> inf. Subnormal
    inputs are not handled (callers pass values >= bias). */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_log)(LUTHIER__VF *io) {
@@ -279,40 +321,68 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_log)(LUTHIER__VF *io) {
     *io = LUTHIER__VSEL(x == inf, inf, y);
 }
 
-/* tanh: odd polynomial below 0.625 (Cephes tanhf), else 1 - 2/(exp(2|x|)+1). */
-LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_tanh)(LUTHIER__VF *io) {
-    const LUTHIER__VF x = *io;
-    LUTHIER__VF z, s, p, e;
-    z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff);
-    s = x * x;
-    p = ((((-5.70498872745e-3f * s + 2.06390887954e-2f) * s - 5.37397155531e-2f) * s + 1.33314422036e-1f) * s -
-         3.33332819422e-1f) * s * x + x;
-    e = z + z;
-    LUTHIER__VN(luthier__v_exp)(&e);
-    e = 1.0f - 2.0f / (e + 1.0f);
-    e = LUTHIER__VSEL(x < 0.0f, -e, e);
-    *io = LUTHIER__VSEL(z < 0.625f, p, e);
+/* expm1 = exp(x) - 1 without the cancellation near 0: x = n ln2 + r as in v_exp, e^r - 1 =
+   r + r^2 p(r) (exp's polynomial without its 1), then 2^n (e^r - 1) + (2^n - 1) in one multiply-add
+   (at half scale, doubled after: 2^128 is no float): the exact e^r - 1 where n = 0 (|x| < ln2/2),
+   and no cancellation elsewhere (2^n - 1 is exact for n <= 24, and the terms share a sign or
+   |result| >= 0.29). Within 2 ulp. x < -20 gives -1 (-inf included), x > 88.72 +inf; NaN
+   propagates (the clamps keep it; the 2^n bits are masked to stay defined). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_expm1)(LUTHIER__VF *io) {
+    LUTHIER__VF x = *io, hi, lo, t, n, r, p, s;
+    LUTHIER__VSPLAT(hi, 88.8f);
+    LUTHIER__VSPLAT(lo, -20.0f);
+    x = LUTHIER__VSEL(x < lo, lo, x);
+    x = LUTHIER__VSEL(x > hi, hi, x);
+    t = x * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: n = round(x / ln2) in [-29, 128] */
+    n = t - 12582912.0f;
+    r = x - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
+         1.6666665459e-1f) * r + 5.0000001201e-1f;
+    p = p * (r * r) + r;
+    s = LUTHIER__VFLOAT(((LUTHIER__VBITS(t) + (126 - 0x4B400000)) & 0xff) << 23); /* 2^(n-1) */
+    *io = (s * p + (s - 0.5f)) * 2.0f;
 }
 
-/* erf(z) for 0 <= z <= 0.5: Taylor series to z^13 (truncation < 1e-9 relative). */
+/* tanh(x) = sign(x) t / (t + 2), t = expm1(2 |x|): relative accuracy at every |x| (expm1 has no
+   cancellation near 0), one exp and one division, no branch. |x| is clamped to 9.1, where
+   t / (t + 2) rounds to 1 (the clamp keeps NaN). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_tanh)(LUTHIER__VF *io) {
+    const LUTHIER__VF x = *io;
+    LUTHIER__VF z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff), hi;
+    LUTHIER__VSPLAT(hi, 9.1f);
+    z = LUTHIER__VSEL(z > hi, hi, z);
+    z = z + z;
+    LUTHIER__VN(luthier__v_expm1)(&z);
+    z = z / (z + 2.0f);
+    *io = LUTHIER__VFLOAT(LUTHIER__VBITS(z) | (LUTHIER__VBITS(x) & ~0x7fffffff));
+}
+
+/* erf(z) for 0 <= z <= 0.85: z P(z^2), P of degree 5 fitted over [0, 0.85^2] (Lawson, relative
+   error 6.1e-9). */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erf_small)(const LUTHIER__VF *zp, LUTHIER__VF *out) {
     const LUTHIER__VF z = *zp, s = z * z;
-    *out = z * ((((((1.2055332981789664e-4f * s - 8.5483270234508529e-4f) * s + 5.2239776254421878e-3f) * s -
-                   2.6866170645131252e-2f) * s + 1.1283791670955126e-1f) * s - 3.7612638903183754e-1f) * s +
-                1.1283791670955126f);
+    *out = z * (((((-0.0006315127185121262f * s + 0.005051094432181975f) * s - 0.026802547519578477f) * s +
+                  0.11282717394442934f) * s - 0.3761257183607466f) * s + 1.128379160230143f);
 }
-/* erfc(z) for z >= 0 (Numerical Recipes erfcc, fractional error < 1.2e-7 for all z >= 0). */
+/* erfc(min(z, 9.3)) for z >= 0: exp(-z^2) P(t), t = 1 / (1 + 0.4 z), P the degree-8 fit
+   (Lawson's weighted least squares: minimax relative error) of erfcx(z) = exp(z^2) erfc(z) over
+   [0, 9.3] in t, relative error 9.3e-8 before rounding. z^2 = h + l exactly (z's top 12 bits
+   squared, and the rest): the exponential's reduction takes l. Past 9.3 (erfc < 2e-39) the value
+   at 9.3; NaN gives NaN. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erfc_large)(const LUTHIER__VF *zp, LUTHIER__VF *out) {
-    const LUTHIER__VF z = *zp, t = 1.0f / (1.0f + 0.5f * z);
-    LUTHIER__VF e =
-        -z * z - 1.26551223f +
-        t * (1.00002368f +
-             t * (0.37409196f +
-                  t * (0.09678418f +
-                       t * (-0.18628806f +
-                            t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
-    LUTHIER__VN(luthier__v_exp)(&e);
-    *out = t * e;
+    LUTHIER__VF z = *zp, zh, h, l, t, p, hi;
+    LUTHIER__VSPLAT(hi, 9.3f);
+    z = LUTHIER__VSEL(z > hi, hi, z);
+    t = 1.0f / (1.0f + 0.4f * z);
+    p = (((((((0.07297620524713738f * t - 0.3918386543996724f) * t + 0.6878294764163576f) * t - 0.39026849908271016f) * t +
+            0.43033585481246334f) * t + 0.12516000043630685f) * t + 0.24181682461542037f) * t + 0.22390557841538206f) * t +
+        8.312042408984479e-05f;
+    zh = LUTHIER__VFLOAT(LUTHIER__VBITS(z) & ~0xfff);
+    h = -(zh * zh);
+    l = (zh - z) * (z + zh); /* -(z^2 - zh^2) */
+    LUTHIER__VN(luthier__v_exp_core)(&h, &l, &t);
+    *out = t * p;
 }
 
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erf)(LUTHIER__VF *io) {
@@ -321,24 +391,24 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erf)(LUTHIER__VF *io) {
     LUTHIER__VF sm, lg, r;
     LUTHIER__VN(luthier__v_erf_small)(&z, &sm);
     LUTHIER__VN(luthier__v_erfc_large)(&z, &lg);
-    r = LUTHIER__VSEL(z < 0.5f, sm, 1.0f - lg);
+    r = LUTHIER__VSEL(z < 0.85f, sm, 1.0f - lg);
     *io = LUTHIER__VSEL(x < 0.0f, -r, r);
 }
 
-/* gelu(x) = 0.5 x (1 + erf(x/sqrt2)) = x - 0.5 x erfc(z) (x >= 0) or 0.5 x erfc(z) (x < 0),
-   z = |x|/sqrt2: erfc keeps the relative accuracy for negative x (no 1 + erf cancellation).
-   erfc's relative error bound holds for every z >= 0, so one formula serves all x (near 0 the
-   term 0.5 x erfc(z) is within that bound of x/2, which is what gelu is there). */
+/* gelu(x) = 0.5 x (1 + erf(x/sqrt2)) = x (1 - c/2) (x >= 0) or x c/2 (x < 0), c = erfc(z),
+   z = |x|/sqrt2: erfc keeps the relative accuracy for negative x (no 1 + erf cancellation), and
+   its relative error bound holds for every z >= 0, so one formula serves all x. x < -13.15 (z past
+   erfc's 9.3, gelu > -2e-38) gives 0 (-inf included); +inf gives +inf. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_gelu_erf)(LUTHIER__VF *io) {
     const LUTHIER__VF x = *io;
     const LUTHIER__VF z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff) * 0.70710678118654752f;
-    LUTHIER__VF c, hx, lim;
+    LUTHIER__VF c, lim, zero;
     LUTHIER__VN(luthier__v_erfc_large)(&z, &c);
-    LUTHIER__VSPLAT(lim, 32.0f); /* erfc(22.6) == 0 in float: keeps inf * 0 out */
-    hx = LUTHIER__VSEL(x > lim, lim, x);
-    hx = LUTHIER__VSEL(hx < -lim, -lim, hx);
-    hx = 0.5f * hx * c;
-    *io = LUTHIER__VSEL(x < 0.0f, hx, x - hx);
+    LUTHIER__VSPLAT(lim, -13.15f);
+    LUTHIER__VSPLAT(zero, 0.0f);
+    c = 0.5f * c;
+    c = x * LUTHIER__VSEL(x < zero, c, 1.0f - c);
+    *io = LUTHIER__VSEL(x < lim, zero, c);
 }
 
 /* gelu with the tanh approximation: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)). */
@@ -357,33 +427,19 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_sigmoid)(LUTHIER__VF *io
     *io = 1.0f / (1.0f + e);
 }
 
-/* expm1 = exp(x) - 1 without the cancellation near 0: for |x| < ln2/2, where exp's range
-   reduction leaves r = x (n = 0), the polynomial r + r^2 p(r) of exp without its 1; elsewhere
-   exp(x) - 1 (|result| >= 0.29: no cancellation). NaN propagates, -inf gives -1. */
-LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_expm1)(LUTHIER__VF *io) {
-    const LUTHIER__VF x = *io;
-    const LUTHIER__VF z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff);
-    LUTHIER__VF e = x, p;
-    LUTHIER__VN(luthier__v_exp)(&e);
-    p = ((((1.9875691500e-4f * x + 1.3981999507e-3f) * x + 8.3334519073e-3f) * x + 4.1665795894e-2f) * x +
-         1.6666665459e-1f) * x + 5.0000001201e-1f;
-    p = p * (x * x) + x;
-    *io = LUTHIER__VSEL(z < 0.34657359f, p, e - 1.0f);
-}
-
-/* softplus = log(1 + exp(x)) = max(x, 0) + log1p(u), u = exp(-|x|) in [0, 1]: never overflows;
-   log1p(u) = log(w) u / (w - 1) with w = 1 + u (exact to a few ulp, u itself when w rounds to 1),
-   so softplus(x) keeps its relative accuracy far left, where it is exp(x). */
+/* softplus = log(1 + exp(x)) = max(x, 0) + log1p(u), u = exp(-|x|) in [0, 1] (never overflows),
+   log1p(u) = u + u^2 Q(u) without a log or a division: Q of degree 8 fitted over [0, 1] (Lawson,
+   relative error 5.6e-8 on Q: < 1 ulp of log1p). Far left the result is u itself (exp's
+   relative accuracy, subnormals included). NaN propagates through the max. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_softplus)(LUTHIER__VF *io) {
     const LUTHIER__VF x = *io;
-    LUTHIER__VF u = -LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff), w, l, zero;
+    LUTHIER__VF u = -LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff), q, zero;
     LUTHIER__VSPLAT(zero, 0.0f);
-    LUTHIER__VN(luthier__v_exp)(&u);
-    w = 1.0f + u;
-    l = w;
-    LUTHIER__VN(luthier__v_log)(&l);
-    l = LUTHIER__VSEL(w == 1.0f, u, l * (u / (w - 1.0f)));
-    *io = LUTHIER__VSEL(x > zero, x, zero) + l;
+    LUTHIER__VN(luthier__v_exp_neg)(&u);
+    q = (((((((-0.004519014220512836f * u + 0.025438242540025798f) * u - 0.0671115008894593f) * u + 0.11592361541206143f) * u -
+            0.15862203626885055f) * u + 0.1985793865561212f) * u - 0.24987022414327456f) * u + 0.3333286662097444f) * u -
+        0.499999971886383f;
+    *io = LUTHIER__VSEL(x < zero, zero, x) + ((u * u) * q + u);
 }
 
 /* mish = x tanh(softplus(x)) = x n / (n + 2), n = e (e + 2), e = exp(x): tanh(log(1 + e)) is
@@ -459,8 +515,8 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow)(const LUTHIER__VF *
     const LUTHIER__VF x = *xp, y = *yp;
     const LUTHIER__VF ax = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff), ay = LUTHIER__VFLOAT(LUTHIER__VBITS(y) & 0x7fffffff);
     const LUTHIER__VI sub = ax < 1.17549435e-38f;
-    LUTHIER__VF m = LUTHIER__VSEL(sub, ax * 8388608.0f, ax), tf, tc, tn, res, zero, one, inf, nan, hi, lo, yr, yh, yhr;
-    LUTHIER__VI bits = LUTHIER__VBITS(m), e, big, ni, n1, n2, isint, odd;
+    LUTHIER__VF m = LUTHIER__VSEL(sub, ax * 8388608.0f, ax), tf, tc, tn, res, zero, one, inf, nan, hi, lo, yc;
+    LUTHIER__VI bits = LUTHIER__VBITS(m), e, big, ni, n1, n2, yi, isint, odd;
     LUTHIER__VD s, z, l, t, r, p;
     LUTHIER__VSPLAT(zero, 0.0f);
     LUTHIER__VSPLAT(one, 1.0f);
@@ -497,16 +553,33 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow)(const LUTHIER__VF *
     res = LUTHIER__VSEL(ax == 0.0f, LUTHIER__VSEL(y > 0.0f, zero, inf), res);
     res = LUTHIER__VSEL(ax == inf, LUTHIER__VSEL(y > 0.0f, inf, zero), res);
     res = LUTHIER__VSEL((tf != tf) | (x != x), nan, res);
-    yr = y; /* integer y: round(y) == y; odd: y / 2 is not an integer */
-    LUTHIER__VN(luthier__v_round)(&yr, 0);
-    yh = y * 0.5f;
-    yhr = yh;
-    LUTHIER__VN(luthier__v_round)(&yhr, 0);
-    isint = yr == y;
-    odd = isint & (yhr != yh);
+    /* |y| >= 2^24 (and +-inf) is an even integer: yc = 0 stands for it; below, y is an integer
+       when its truncation is y itself, odd when that integer is */
+    yc = LUTHIER__VSEL(ay < 16777216.0f, y, zero);
+    yi = LUTHIER__VTOI(yc);
+    isint = LUTHIER__VITOF(yi) == yc;
+    odd = isint & ((yi & 1) == 1);
     res = LUTHIER__VSEL(odd & (LUTHIER__VBITS(x) < 0), -res, res);
-    res = LUTHIER__VSEL((x < 0.0f) & (x != -inf) & (yr != y), nan, res);
+    res = LUTHIER__VSEL((x < 0.0f) & (x != -inf) & (isint == 0) & (y == y), nan, res);
     *out = LUTHIER__VSEL((y == 0.0f) | (x == 1.0f) | ((ax == 1.0f) & (ay == inf)), one, res);
+}
+
+/* x^n for an integer 2 <= |n| <= 16, as powf within 1 ulp, in double: binary powering (every
+   product exact or rounded at 2^-53), 1 / x^|n| for a negative n, then one rounding to float
+   (overflow, underflow, subnormals, zeros' signs, infinities and NaN come out as powf's: double's
+   range holds every float to the 16th and every result that is not 0 or inf in float). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_powi)(const LUTHIER__VF *xp, int n, LUTHIER__VF *out) {
+    const LUTHIER__VD b = LUTHIER__VTOD(*xp);
+    const unsigned k = (unsigned)(n < 0 ? -n : n);
+    LUTHIER__VD p = b;
+    int bit = 4;
+    while (bit > 0 && !((k >> bit) & 1u)) bit--;
+    for (bit--; bit >= 0; bit--) { /* left to right over k's bits below its top one */
+        p = p * p;
+        if ((k >> bit) & 1u) p = p * b;
+    }
+    if (n < 0) p = 1.0 / p;
+    *out = LUTHIER__VTOF(p);
 }
 
 /* fmodf per lane, exact: |a| - q |b| in double with q the nearest integer to |a| / |b| (exact
@@ -722,6 +795,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_run)(const luthi
         case 3: /* sqrt, with powf's +0 for -0 and +inf for -inf */
             LUTHIER__OP_BIN_LOOP((r = va, LUTHIER__VN(luthier__v_sqrt)(&r), r = LUTHIER__VSEL(va == -INFINITY, -va, r + 0.0f)))
         case 4: LUTHIER__OP_BIN_LOOP(r = va)
+        case 6: LUTHIER__OP_BIN_LOOP(LUTHIER__VN(luthier__v_powi)(&va, (int)j->pow_exp, &r))
         default: LUTHIER__OP_BIN_LOOP(r = 1.0f / va)
         }
         return;
@@ -1836,6 +1910,8 @@ LUTHIER__OP_RANGE(luthier__op_rnn)
 #undef LUTHIER__VD
 #undef LUTHIER__VTOD
 #undef LUTHIER__VTOF
+#undef LUTHIER__VTOI
+#undef LUTHIER__VITOF
 #undef LUTHIER__VACC
 #undef LUTHIER__VW
 #undef LUTHIER__VBITS
@@ -2043,7 +2119,8 @@ typedef struct luthier__op_binary_job {
     float lo, hi;
     int stream;    /* streaming stores (luthier__op_stream) */
     float pow_exp; /* scalar exponent of POW when b is a scalar */
-    int pow_special; /* 0 generic, 1: x*x, 2: x*x*x, 3: sqrt (+0 for -0, +inf for -inf), 4: x, 5: 1/x */
+    int pow_special; /* 0 generic, 1: x*x, 2: x*x*x, 3: sqrt (+0 for -0, +inf for -inf), 4: x, 5: 1/x,
+                        6: another integer in [-16, 16] but 0 (luthier__v_powi) */
     luthier__op_part part;
 } luthier__op_binary_job;
 
@@ -2551,6 +2628,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_binary(
             const float e = b[0];
             j.pow_exp = e;
             j.pow_special = e == 2.0f ? 1 : e == 3.0f ? 2 : e == 0.5f ? 3 : e == 1.0f ? 4 : e == -1.0f ? 5 : 0;
+            if (!j.pow_special && e >= -16.0f && e <= 16.0f && e != 0.0f && e == (float)(int)e) j.pow_special = 6;
         }
     }
     return luthier__op_run(ctx, cfg, units, LUTHIER__OP_PICK(ctx, luthier__op_binary_range), &j);
@@ -3555,26 +3633,72 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_topk(luthier_context 
     return luthier__op_run(ctx, cfg, luthier__div_up(outer * inner, j.per_unit), luthier__op_topk_range, &j);
 }
 
-/* One CUMSUM row (stride s), accumulated in double: y_j = sum of x_i for i <= j (i < j when
-   exclusive; i >= j, i > j when reverse). */
-LUTHIER_PRIVATE void luthier__op_cumsum_row(const float *x, float *y, size_t len, size_t s, int exclusive, int reverse) {
+/* CUMSUM, accumulated in double: y_j = sum of x_i for i <= j (i < j when exclusive; i >= j,
+   i > j when reverse). In place is fine (each x is read before its y is written). */
+
+/* One contiguous row (inner 1) in blocks of 8: the block's own prefix sums first (a short chain
+   that does not wait for the running total, so blocks overlap), then the total added to each and
+   advanced once per block: the total's dependency chain is one addition per 8 elements. */
+LUTHIER_PRIVATE void luthier__op_cumsum_row(const float *x, float *y, size_t len, int exclusive, int reverse) {
+    const ptrdiff_t d = reverse ? -1 : 1;
+    const float *xp = reverse ? x + len - 1 : x;
+    float *yp = reverse ? y + len - 1 : y;
     double acc = 0;
     size_t t;
-    for (t = 0; t < len; t++) {
-        const size_t jj = (reverse ? len - 1 - t : t) * s;
-        const double xv = x[jj];
-        if (exclusive) y[jj] = (float)acc, acc += xv;
-        else acc += xv, y[jj] = (float)acc;
+    if (!len) return;
+    for (t = 0; t + 8 <= len; t += 8) {
+        const float *xb = xp + (ptrdiff_t)t * d;
+        float *yb = yp + (ptrdiff_t)t * d;
+        const double s0 = xb[0], s1 = s0 + xb[d], s2 = s1 + xb[2 * d], s3 = s2 + xb[3 * d];
+        const double s4 = s3 + xb[4 * d], s5 = s4 + xb[5 * d], s6 = s5 + xb[6 * d], s7 = s6 + xb[7 * d];
+        if (exclusive) {
+            yb[0] = (float)acc, yb[d] = (float)(acc + s0), yb[2 * d] = (float)(acc + s1), yb[3 * d] = (float)(acc + s2);
+            yb[4 * d] = (float)(acc + s3), yb[5 * d] = (float)(acc + s4), yb[6 * d] = (float)(acc + s5), yb[7 * d] = (float)(acc + s6);
+        } else {
+            yb[0] = (float)(acc + s0), yb[d] = (float)(acc + s1), yb[2 * d] = (float)(acc + s2), yb[3 * d] = (float)(acc + s3);
+            yb[4 * d] = (float)(acc + s4), yb[5 * d] = (float)(acc + s5), yb[6 * d] = (float)(acc + s6), yb[7 * d] = (float)(acc + s7);
+        }
+        acc += s7;
+    }
+    for (; t < len; t++) { /* the last len % 8 in sequence */
+        const double v = xp[(ptrdiff_t)t * d];
+        if (exclusive) yp[(ptrdiff_t)t * d] = (float)acc, acc += v;
+        else acc += v, yp[(ptrdiff_t)t * d] = (float)acc;
     }
 }
 
-#define LUTHIER__OP_CUMSUM_BODY(j, base, o, i) \
-    luthier__op_cumsum_row((j)->x + (base), (j)->y + (base), (j)->len, (j)->inner, (j)->flag_a, (j)->flag_b)
+/* nc <= 16 adjacent columns (row stride s): one running total per column, the columns of a row
+   side by side (independent chains), each column summed in its own order as a single row would. */
+LUTHIER_PRIVATE void luthier__op_cumsum_cols(const float *x, float *y, size_t len, size_t s, size_t nc, int exclusive, int reverse) {
+    double acc[16];
+    size_t t, c;
+    for (c = 0; c < nc; c++) acc[c] = 0;
+    for (t = 0; t < len; t++) {
+        const size_t off = (reverse ? len - 1 - t : t) * s;
+        if (exclusive)
+            for (c = 0; c < nc; c++) {
+                const double v = x[off + c];
+                y[off + c] = (float)acc[c];
+                acc[c] += v;
+            }
+        else
+            for (c = 0; c < nc; c++) y[off + c] = (float)(acc[c] += x[off + c]);
+    }
+}
 
+/* Units of per_unit (outer, inner) columns; adjacent columns of one outer index go together. */
 LUTHIER_PRIVATE void luthier__op_cumsum_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
     const luthier__op_rows_job *j = (const luthier__op_rows_job *)arg;
+    const size_t end = luthier__min_sz(j->outer * j->inner, ue * j->per_unit);
+    size_t r = ub * j->per_unit;
     (void)thread, (void)cl;
-    LUTHIER__OP_ROWS_LOOP(j, ub, ue, LUTHIER__OP_CUMSUM_BODY);
+    while (r < end) {
+        const size_t o = r / j->inner, i = r % j->inner, base = o * j->len * j->inner + i;
+        const size_t nc = luthier__min_sz(luthier__min_sz(16, j->inner - i), end - r);
+        if (j->inner == 1) luthier__op_cumsum_row(j->x + base, j->y + base, j->len, j->flag_a, j->flag_b);
+        else luthier__op_cumsum_cols(j->x + base, j->y + base, j->len, j->inner, nc, j->flag_a, j->flag_b);
+        r += nc;
+    }
 }
 
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_cumsum(luthier_context *ctx, const luthier__op_cfg *cfg, const float *x,

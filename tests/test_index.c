@@ -224,6 +224,50 @@ static void test_index_topk(void) {
     }
 }
 
+/* The CUMSUM kernel on long rows (inner 1: blocks of 8 and the remainders) and wide inner
+   strides (column groups of 16 and the remainders, several outer slices), every exclusive /
+   reverse, in place too, 1 and 2 threads: against the spec's sums taken one by one in double,
+   within 1e-6 of the absolute sum so far (a float rounding of the running total is 6e-8 of it). */
+static void test_index_cumsum_long(void) {
+    static const size_t shp[][3] = {{1, 1000, 1}, {3, 37, 1}, {4, 8, 1}, {2, 15, 1}, {1, 1, 1}, {2, 50, 17},
+                                    {1, 9, 40},   {5, 3, 33}, {3, 20, 16}, {1, 1, 5}, {2, 7, 3}};
+    int th, ex, rev, inplace;
+    unsigned si;
+    for (th = 1; th <= 2; th++) {
+        luthier_context *ctx = ctx_threads(th);
+        for (si = 0; si < sizeof shp / sizeof shp[0] && ctx; si++) {
+            const size_t outer = shp[si][0], len = shp[si][1], inner = shp[si][2], n = outer * len * inner;
+            float *x = (float *)test_alloc(n * 4), *y = (float *)test_alloc(n * 4);
+            size_t e, o, i, j;
+            for (e = 0; e < n; e++) x[e] = test_rand_float() * (e % 5 == 0 ? 100.0f : 1.0f);
+            for (ex = 0; ex < 2; ex++)
+                for (rev = 0; rev < 2; rev++)
+                    for (inplace = 0; inplace < 2; inplace++) {
+                        long bad = 0;
+                        if (inplace) memcpy(y, x, n * 4);
+                        CHECK(luthier__op_cumsum(ctx, NULL, inplace ? y : x, y, outer, len, inner, ex, rev) == LUTHIER_STATUS_OK, "status");
+                        for (o = 0; o < outer; o++)
+                            for (i = 0; i < inner; i++) {
+                                double acc = 0, mag = 0;
+                                for (j = 0; j < len; j++) {
+                                    const size_t q = rev ? len - 1 - j : j, at = (o * len + q) * inner + i;
+                                    double want;
+                                    if (!ex) acc += x[at], mag += fabs(x[at]);
+                                    want = acc;
+                                    if (ex) acc += x[at], mag += fabs(x[at]);
+                                    if (!(fabs(y[at] - want) <= 1e-6 * mag + 1e-30) && bad++ < 3)
+                                        CHECK(0, "cumsum %zux%zux%zu exclusive %d reverse %d in place %d threads %d [%zu][%zu][%zu]: %.9g, expected %.9g",
+                                              outer, len, inner, ex, rev, inplace, th, o, q, i, (double)y[at], want);
+                                }
+                            }
+                        CHECK(bad == 0, "cumsum %zux%zux%zu: %ld wrong", outer, len, inner, bad);
+                    }
+            free(x), free(y);
+        }
+        luthier_context_destroy(ctx);
+    }
+}
+
 static void test_index_cumsum_trilu(void) {
     int th, si, ax, ex, rev;
     for (th = 1; th <= 2; th++) {
@@ -771,6 +815,7 @@ static void run_index_tests(void) {
     RUN(test_index_argmax);
     RUN(test_index_topk);
     RUN(test_index_cumsum_trilu);
+    RUN(test_index_cumsum_long);
     RUN(test_index_nms_random);
     RUN(test_index_nms_cases);
     RUN(test_index_nms_graph);

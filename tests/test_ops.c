@@ -494,7 +494,7 @@ static void ops_binary_case(luthier__binary kind, const int64_t *as, const int64
 
 static const float ops_pm_special[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 2.0f, -2.0f, 3.0f, -3.0f, INFINITY, -INFINITY,
                                        NAN, 1e-40f, -1e-40f, FLT_MAX, -FLT_MAX, FLT_MIN, 1.5f, -2.5f, 1e10f, -1e10f, 7.0f,
-                                       0.1f, 33.0f, -0.75f, 3e-39f, 1.0000001f};
+                                       0.1f, 33.0f, -0.75f, 3e-39f, 1.0000001f, 16777215.0f, 16777216.0f, -8388609.0f};
 
 /* bits distance of two floats of one sign (ulps), or a large number */
 static uint32_t ops_ulps(float a, float b) {
@@ -603,7 +603,10 @@ static void test_op_stream(void) {
 
 static void test_op_pow_mod(void) {
     const size_t ns = sizeof ops_pm_special / sizeof ops_pm_special[0], np = ns * ns;
-    static const float scal[] = {2.0f, 3.0f, 0.5f, 1.0f, -1.0f, 1.7f, -2.0f, 0.0f, NAN, INFINITY};
+    /* the special exponents, the other integers in [-16, 16] (binary powering in double), 17 */
+    static const float scal[] = {2.0f, 3.0f, 0.5f, 1.0f, -1.0f, 1.7f, -2.0f, 0.0f, NAN, INFINITY,
+                                 4.0f, 5.0f, -3.0f, 7.0f, 16.0f, -16.0f, 11.0f, -0.5f, 17.0f, -INFINITY};
+    static const float ints[] = {-2.0f, 4.0f, 5.0f, -3.0f, 7.0f, 16.0f, -16.0f, -9.0f};
     const size_t nr = T.quick ? 4000 : 40000;
     float *a = (float *)test_alloc((np > nr ? np : nr) * sizeof(float)), *b = (float *)test_alloc((np > nr ? np : nr) * sizeof(float));
     size_t i, n, k;
@@ -625,6 +628,8 @@ static void test_op_pow_mod(void) {
         b[i] = test_rand_int(0, 2) ? 24.0f * test_rand_float() : (float)test_rand_int(-40, 40);
     }
     for (n = 0; n < nr && !fails; n += 1000) fails += ops_pm_run(LUTHIER__BINARY_POW, a + n, b + n, nr - n < 1000 ? nr - n : 1000, 0, 1);
+    for (k = 0; k < sizeof ints / sizeof ints[0] && !fails; k++) /* random bases, one integer exponent */
+        fails += ops_pm_run(LUTHIER__BINARY_POW, a, &ints[k], nr < 1000 ? nr : 1000, 1, 1);
     for (i = 0; i < nr; i++) { /* mod: quotients from 2^-40 to 2^40 */
         a[i] = (float)(exp2((double)test_rand_int(-50, 50) * test_rand_float()) * 1000.0 * test_rand_float());
         b[i] = (float)(exp2((double)test_rand_int(-20, 20) * test_rand_float()) * test_rand_float());
