@@ -138,7 +138,9 @@ enum { luthier__op_base_vw = LUTHIER__VW }; /* lanes of the baseline pass */
 /* Streaming (non-temporal) stores, for outputs past the last-level cache (luthier__op_stream):
    the line is written without being read first, so an element costs 2 memory transfers instead
    of 3. p aligned to the vector. x86 only (elsewhere a plain store); LUTHIER__VFENCE orders
-   them before the pass returns. */
+   them before the pass returns. Arm cores need no hint: on a run of stores filling whole cache
+   lines they stop allocating on write by themselves (Cortex-A53/A35/A55 read-allocate mode,
+   A72/A76/Neoverse N1 write-streaming mode), which is how these passes write. */
 #if LUTHIER__SIMD_X86 && defined(LUTHIER__VBYTES) && LUTHIER__VBYTES == 64
 #define LUTHIER__VSTREAM(p, v) _mm512_stream_ps((p), (__m512)(v))
 #elif LUTHIER__SIMD_X86 && defined(LUTHIER__VBYTES) && LUTHIER__VBYTES == 32
