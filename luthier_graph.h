@@ -1097,7 +1097,8 @@ struct luthier_graph {
              (luthier_plan_desc.fp16_activations; >>impl-plan-h16): "no"; NATIVE forms (conv,
              dense, maxpool, concat, view) whose run or lower hook reads fp16 itself; "wide":
              the fp32 run hook on fp32 copies of its fp16 inputs, its outputs narrowed
-             (luthier__run_h16_wide: element-wise, pools, softmax, norms).
+             (luthier__run_h16_wide: element-wise, pools, softmax, norms, transposes, gathers,
+             attention).
    Operators of one family share a hook: X(ENUM, attrs, infer, run, lower, layout, dtypes, lens, h16) names
    luthier__attrs_<attrs>, luthier__infer_<infer>, luthier__run_<run>, luthier__lower_<lower> and luthier__h16_<h16>. The rows are in LUTHIER_OP_LIST's order
    (test_op_registry checks it). */
@@ -1155,9 +1156,9 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(LRN, lrn, lrn, lrn, none, NHWC, F32, NO, no)                              \
     X(FLATTEN, flatten, flatten, view, none, PLAIN, HOOK, HOOK, view)           \
     X(RESHAPE, none, reshape, view, none, PLAIN, HOOK, HOOK, view)              \
-    X(TRANSPOSE, none, transpose, transpose, none, PLAIN, HOOK, HOOK, no)       \
-    X(GATHER, axis, gather, gather, none, PLAIN, HOOK, HOOK, no)                \
-    X(ATTENTION, attention, attention, attention, attention, PLAIN, F32, NO, no) \
+    X(TRANSPOSE, none, transpose, transpose, none, PLAIN, HOOK, HOOK, wide) \
+    X(GATHER, axis, gather, gather, none, PLAIN, HOOK, HOOK, wide) \
+    X(ATTENTION, attention, attention, attention, attention, PLAIN, F32, NO, wide) \
     X(IDENTITY, none, identity, view, none, FOLLOW, HOOK, HOOK, view)           \
     X(REDUCE, reduce, reduce, reduce, none, PLAIN, F32, HOOK, no)               \
     X(RESIZE, resize, resize, resize, resize, FOLLOW_X, F32, NO, no)            \
@@ -3377,8 +3378,9 @@ struct luthier__pstep {
     int q;                           /* runs on uint8 values */
     int32_t qmin, qmax;              /* int8 add: quantized clamp of the fused activation */
     const void *aux;                 /* RESIZE: its tap tables (luthier__op_rs_plan, plan-owned) */
-    size_t h16_wide;                 /* fp32 bytes of the fp32 copies that luthier__run_h16_wide
-                                        runs the step on (its fp16 inputs and outputs); 0: none */
+    size_t h16_wide, h16_wide_off;   /* the workspace's bytes [h16_wide_off, h16_wide): the fp32
+                                        copies that luthier__run_h16_wide runs the step on (its
+                                        fp16 inputs and outputs); 0: none */
 };
 
 /* A graph tensor's run-time length in a plan: the axis and root of the graph's, and the count
@@ -4346,6 +4348,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense_h16(luthier_context *ctx, con
     luthier_conv2d_get_info(st->conv, &info);
     st->kernel = info.kernel;
     memcpy(st->cluster_kernels, info.cluster_kernels, sizeof st->cluster_kernels);
+    st->bytes -= (double)cd.out_channels * (double)cd.in_channels * (double)(sizeof(float) - sizeof(uint16_t)); /* fp16 weights */
     p->weights_bytes += info.weight_bytes;
     if (p->workspace_bytes < info.workspace_bytes) p->workspace_bytes = info.workspace_bytes;
     return LUTHIER_STATUS_OK;
@@ -5581,13 +5584,15 @@ LUTHIER_PRIVATE int luthier__h16_conv(const luthier__planner *pl, const luthier_
     return luthier__h16_conv_kernel(pl->ctx, pl->h16, &cd) != NULL;
 }
 
-/* a dense layer: a 1x1 convolution over its rows (luthier__dense_conv_desc) on an F16 kernel */
+/* a dense layer: a 1x1 convolution over its rows (luthier__dense_conv_desc) on an F16 kernel, from
+   as many rows as fp16 plans give the F16 kernels (luthier__dense_default_kernel: fewer stay on
+   F16W, fp32 arithmetic) */
 LUTHIER_PRIVATE int luthier__h16_dense(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
     luthier_conv2d_desc cd;
     (void)ins;
     if (!luthier__h16_fp16_node(pl, ni)) return LUTHIER__H16_NO;
     luthier__dense_conv_desc(pl->g, gn, &cd);
-    return luthier__h16_conv_kernel(pl->ctx, pl->h16, &cd) != NULL;
+    return cd.batch >= LUTHIER__F16_MIN_ROWS && luthier__h16_conv_kernel(pl->ctx, pl->h16, &cd) != NULL;
 }
 
 LUTHIER_PRIVATE int luthier__h16_view(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
@@ -5678,10 +5683,13 @@ LUTHIER_PRIVATE int luthier__node_inputs(luthier__planner *pl, const luthier__gn
 }
 
 /* The fp32 copies that wide step st runs on (luthier__run_h16_wide): 4 bytes per element of its
-   fp16 inputs and outputs, each copy aligned, in the workspace. */
-LUTHIER_PRIVATE luthier_status luthier__plan_h16_wide(luthier_context *ctx, luthier_plan *p, luthier__pstep *st) {
-    size_t total = 0;
+   fp16 inputs and outputs, each copy aligned, in the workspace after the step's own (what its
+   lower hook reserved: p->workspace_bytes now); then the plan's workspace is the larger of that
+   and `before`. */
+LUTHIER_PRIVATE luthier_status luthier__plan_h16_wide(luthier_context *ctx, luthier_plan *p, luthier__pstep *st, size_t before) {
+    size_t total = luthier__align_up(p->workspace_bytes);
     int k;
+    st->h16_wide_off = total;
     for (k = 0; k < st->nin + st->nout; k++) {
         const int v = k < st->nin ? st->in[k] : st->out[k - st->nin];
         const size_t b = v < 0 || p->vals[v].dtype != LUTHIER__DTYPE_F16 ? 0 : p->vals[v].bytes;
@@ -5689,7 +5697,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_h16_wide(luthier_context *ctx, luth
             return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "plan: node '%s': the fp32 copies' size overflows", st->name);
     }
     st->h16_wide = total ? total : 1;
-    if (p->workspace_bytes < total) p->workspace_bytes = total;
+    p->workspace_bytes = before > total ? before : total;
     return LUTHIER_STATUS_OK;
 }
 
@@ -5762,6 +5770,7 @@ LUTHIER_PRIVATE luthier_status luthier__pass_steps(luthier__planner *pl) {
         const luthier__fuse *f = &pl->f[ni];
         luthier__pstep *st = NULL;
         int k, nin, ins[64] = {0}, residual = -1, layout, qs, hs, wide;
+        size_t ws;
         for (k = 0; k < gn->d.num_inputs; k++) ins[k] = gn->inputs[k];
         layout = luthier__node_layout(pl, gn, ins, &nin);
         if ((qs = luthier__node_inputs(pl, gn, ni, layout, nin, ins)) < 0) LUTHIER__PLOOM();
@@ -5787,8 +5796,10 @@ LUTHIER_PRIVATE luthier_status luthier__pass_steps(luthier__planner *pl) {
             LUTHIER__PLOOM();
         if ((s = luthier__node_step(pl, ni, layout, nin, ins, residual, &st)) != LUTHIER_STATUS_OK) return s;
         for (k = 0; hs && k < st->nout; k++) luthier__set_h16(&p->vals[st->out[k]]);
+        ws = p->workspace_bytes;
+        if (wide) p->workspace_bytes = 0; /* (what the lower hook reserves: the step's own) */
         s = qs ? luthier__plan_qstep(pl->ctx, pl->g, p, cal, st, gn, f) : luthier__ops[gn->d.op].lower(pl, st, ni);
-        if (s == LUTHIER_STATUS_OK && wide) s = luthier__plan_h16_wide(pl->ctx, p, st);
+        if (s == LUTHIER_STATUS_OK && wide) s = luthier__plan_h16_wide(pl->ctx, p, st, ws);
         if (s != LUTHIER_STATUS_OK) return s;
         if (!luthier__step_own_consts(p, st)) LUTHIER__PLOOM();
     }
@@ -7135,6 +7146,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_h16_wide(const luthier__run_args *ar
     luthier_status s = LUTHIER_STATUS_OK;
     if (!ws) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "step '%s': cannot allocate %zu bytes of fp32 copies",
                                   st->name, st->h16_wide);
+    ws += st->h16_wide_off; /* (after the step's own workspace) */
     for (k = 0; k < st->nin + st->nout && s == LUTHIER_STATUS_OK; k++) {
         const int v = k < st->nin ? st->in[k] : st->out[k - st->nin];
         if (v < 0 || p->vals[v].dtype != LUTHIER__DTYPE_F16) continue;

@@ -764,11 +764,22 @@ static float *fp16_act_run(luthier_context *ctx, const luthier_graph *g, const l
                            size_t n0, luthier_plan_info *info, int *fp16_steps, int *fp16_convs, int *convs, const char *what) {
     luthier_plan *p = NULL;
     float *out = (float *)test_alloc(n0 * sizeof(float) + 4);
-    void *outs[1];
-    int k;
+    void *outs[8] = {NULL};
+    int k, ok;
     outs[0] = out;
+    for (k = 1; k < luthier_graph_num_outputs(g) && k < 8; k++) { /* (the other outputs: unread) */
+        luthier_tensor_info ti;
+        size_t n = 1;
+        int d;
+        luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, k), &ti);
+        for (d = 0; d < ti.rank; d++) n *= (size_t)ti.shape[d];
+        outs[k] = test_alloc(n * 8 + 8);
+    }
     *fp16_steps = *fp16_convs = *convs = 0;
-    if (luthier_plan_create(ctx, g, pd, &p) != LUTHIER_STATUS_OK || luthier_plan_run(ctx, p, ins, outs) != LUTHIER_STATUS_OK) {
+    ok = luthier_graph_num_outputs(g) <= 8 && luthier_plan_create(ctx, g, pd, &p) == LUTHIER_STATUS_OK &&
+         luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_OK;
+    for (k = 1; k < 8; k++) free(outs[k]);
+    if (!ok) {
         CHECK(0, "%s: %s", what, luthier_context_error(ctx));
         luthier_plan_destroy(p);
         free(out);
@@ -779,9 +790,9 @@ static float *fp16_act_run(luthier_context *ctx, const luthier_graph *g, const l
         luthier_step_info si;
         luthier_plan_step_info(p, k, &si);
         *fp16_steps += si.fp16;
-        *fp16_convs += si.fp16 && si.op == LUTHIER_OP_CONV2D;
-        *convs += si.op == LUTHIER_OP_CONV2D;
-        if (si.fp16 && si.op == LUTHIER_OP_CONV2D) /* the F16 kernels, or NEON FP16's depthwise */
+        *fp16_convs += si.fp16 && (si.op == LUTHIER_OP_CONV2D || si.op == LUTHIER_OP_DENSE);
+        *convs += si.op == LUTHIER_OP_CONV2D || si.op == LUTHIER_OP_DENSE;
+        if (si.fp16 && (si.op == LUTHIER_OP_CONV2D || si.op == LUTHIER_OP_DENSE)) /* the F16 kernels, or NEON FP16's depthwise */
             CHECK(si.algorithm == LUTHIER_CONV_DEPTHWISE
                       ? LUTHIER__SIMD_NEON && (ctx->cpu_features & LUTHIER_CPU_FP16) && !si.kernel[0]
                       : luthier__kernel_named(si.kernel) && luthier__kernel_named(si.kernel)->family == LUTHIER_KERNELS_F16,
@@ -838,8 +849,8 @@ static void test_fp16_act_plan(void) {
             y16 = fp16_act_run(ctx, b.g, &pd, ins, 2 * 10, &i16, &s16, &c16, &n16, what);
             y32 = fp16_act_run(ctx, b.g, &p32, ins, 2 * 10, &i32, &s32, &c32, &n32, "fp32 plan");
             CHECK(s32 == 0, "the fp32 plan has %d fp16 steps", s32);
-            /* c1, c2 (with the add as its residual), c3, and c4 unless configured fp32; dw on NEON FP16 */
-            CHECK(want ? c16 == (mode == 2 ? 3 : 4) + dw : s16 == 0, "%s: %d fp16 steps, %d fp16 convolutions (want %s)", what, s16, c16,
+            /* c1, c2 (with the add as its residual), c3, and c4 unless configured fp32; dw on NEON FP16 (the dense fc: 2 rows, F16W) */
+            CHECK(want ? c16 == (mode == 2 ? 3 : 4) + dw : s16 == 0, "%s: %d fp16 steps, %d fp16 conv/dense layers (want %s)", what, s16, c16,
                   want ? "fp16" : "none");
             if (y16 && y32) {
                 const double cs = qp_cosine(y16, y32, 2 * 10);
@@ -968,10 +979,11 @@ static void test_fp16_act_dw_exact(void) {
    at 1 and 2 threads; where fp16 activations apply (fp16 arithmetic, or forced: the scalar
    emulation) most convolutions pass fp16, and when all do the arena is smaller; else none do. */
 static void test_fp16_act_zoo(void) {
-    static const char *const quick[] = {"mobilenet_v2_small", "resnet18_small"};
-    static const char *const full[] = {"mobilenet_v2_small", "resnet18_small", "resnet50_small", "googlenet_small"};
+    static const char *const quick[] = {"mobilenet_v2_small", "resnet18_small", "bert_small", "gpt2_small"};
+    static const char *const full[] = {"mobilenet_v2_small", "resnet18_small", "resnet50_small", "googlenet_small",
+                                       "bert_small", "gpt2_small"};
     const char *const *names = T.quick ? quick : full;
-    const int count = T.quick ? 2 : 4;
+    const int count = T.quick ? 4 : 6;
     int i, t;
     for (i = 0; i < count; i++)
         for (t = 1; t <= 2; t++) {
@@ -1009,7 +1021,7 @@ static void test_fp16_act_zoo(void) {
                           i32.arena_bytes);
                 else
                     CHECK(s16 == 0, "%s: %d fp16 steps without fp16 arithmetic", what, s16);
-                printf("    %s: cosine %.6f, %d fp16 steps (%d convolutions), activations %zu / %zu bytes, arena %zu / %zu\n", what,
+                printf("    %s: cosine %.6f, %d fp16 steps (%d conv/dense layers), activations %zu / %zu bytes, arena %zu / %zu\n", what,
                        cs, s16, c16, i16.sum_activation_bytes, i32.sum_activation_bytes, i16.arena_bytes, i32.arena_bytes);
             }
             free(y16), free(y32);
@@ -1106,7 +1118,8 @@ static float *fp16_act_plan_run(luthier_context *ctx, const luthier_graph *g, co
     return out;
 }
 
-/* Dense layers on fp16 activations (a 1x1 convolution on an F16 kernel, fp16 in and out) against
+/* Dense layers on fp16 activations (a 1x1 convolution on an F16 kernel, fp16 in and out; from 8
+   rows, as the F16 kernels) against
    naive sums: integer inputs and weights keep every partial sum exact in fp16, the bias is on the
    grid of 2^-8, so the result is the fp32 sum (+ the residual, then ReLU) rounded once to fp16,
    bit for bit. Ranks 2 and 3, trans_b both ways, N and K across the tile tails, 1 and 2 threads;
@@ -1116,7 +1129,9 @@ static void test_fp16_act_dense_exact(void) {
     for (t = 1; t <= 2; t++) {
         luthier_context *ctx = ctx_threads(t);
         for (trial = 0; trial < (T.quick ? 12 : 36); trial++) {
-            const int64_t bt = 1 + trial % 2, s = test_rand_int(1, 9), k = test_rand_int(1, 70), n = test_rand_int(1, 70);
+            const int few = trial % 6 == 5; /* below 8 rows: F16W (fp32 activations and arithmetic) */
+            const int64_t bt = 1 + trial % 2, s = few ? test_rand_int(1, 3) : test_rand_int(8, 17), k = test_rand_int(1, 70),
+                          n = test_rand_int(1, 70);
             const int tb = trial % 2 == 1, res = trial % 3 == 1, relu = trial % 3 == 2, rank = trial % 4 == 3 ? 2 : 3;
             int64_t xs[3], ws[2], bs[1];
             int x, r = -1, w, bi, y, cvt = 0, on16 = 0;
@@ -1157,8 +1172,8 @@ static void test_fp16_act_dense_exact(void) {
             got = b.fail ? NULL : fp16_act_plan_run(ctx, b.g, ins, rows * (size_t)n, "fc", &cvt, &on16, fused, what);
             CHECK(!b.fail, "%s: graph", what);
             if (got) {
-                CHECK(on16 && cvt == 1 && (!res || strstr(fused, "add")), "%s: fp16 %d, %d to_f32 steps, fused '%s'", what, on16, cvt,
-                      fused);
+                CHECK(few ? !on16 && cvt == 0 : on16 && cvt == 1 && (!res || strstr(fused, "add")),
+                      "%s: fp16 %d, %d to_f32 steps, fused '%s'", what, on16, cvt, fused);
                 for (i = 0; i < rows; i++)
                     for (j = 0; j < (size_t)n; j++) {
                         double acc = 0;
@@ -1167,7 +1182,7 @@ static void test_fp16_act_dense_exact(void) {
                             acc += (double)xin[i * (size_t)k + q] * wd[tb ? q * (size_t)n + j : j * (size_t)k + q];
                         v = (float)(acc + bd[j] + (res ? rin[i * (size_t)n + j] : 0.0f)); /* (exact) */
                         if (relu && v < 0) v = 0;
-                        bad += got[i * (size_t)n + j] != luthier__f16_to_f32(luthier__f32_to_f16(v));
+                        bad += got[i * (size_t)n + j] != (few ? v : luthier__f16_to_f32(luthier__f32_to_f16(v)));
                     }
                 CHECK(bad == 0, "%s: %zu of %zu outputs differ", what, bad, rows * (size_t)n);
             }
@@ -1264,6 +1279,12 @@ static void fp16_wide_ref(const fp16_wide_case *c, const int64_t *xs, const floa
                 out[i + j] = c->op == LUTHIER_OP_SOFTMAX ? exp(h[i + j] - m) / sum
                                                           : (h[i + j] - mean) / sqrt(var + 1e-5) * g[j] + be[j];
         }
+    } else if (c->op == LUTHIER_OP_TRANSPOSE) { /* [B, S, C] -> [B, C, S] */
+        const size_t s = (size_t)xs[1];
+        for (i = 0; i < total; i++) {
+            const size_t bb = i / (s * last), r = i % (s * last);
+            out[bb * s * last + (r % last) * s + r / last] = h[i];
+        }
     } else if (c->op == LUTHIER_OP_GLOBAL_AVGPOOL) { /* NCHW in, [N, C] out */
         const size_t hw = (size_t)(xs[2] * xs[3]);
         for (i = 0; i < total / hw; i++) {
@@ -1296,7 +1317,8 @@ static void test_fp16_act_wide(void) {
         {LUTHIER_OP_ADD, 0, 0, 1},        {LUTHIER_OP_SUB, 0, 1, 0},       {LUTHIER_OP_MUL, 0, 2, 1},
         {LUTHIER_OP_DIV, 0, 0, 0},        {LUTHIER_OP_MAX, 1, 0, 1},       {LUTHIER_OP_MIN, 1, 1, 1},
         {LUTHIER_OP_ADD, 1, 1, 1},        {LUTHIER_OP_SOFTMAX, 0, 0, 0},   {LUTHIER_OP_LAYER_NORM, 0, 0, 0},
-        {LUTHIER_OP_GLOBAL_AVGPOOL, 1, 0, 0}};
+        {LUTHIER_OP_GLOBAL_AVGPOOL, 1, 0, 0}, {LUTHIER_OP_TRANSPOSE, 0, 0, 1}};
+    static const int perm[3] = {0, 2, 1};
     const int ncases = (int)(sizeof cases / sizeof cases[0]);
     int t, ci;
     for (t = 1; t <= 2; t++) {
@@ -1316,7 +1338,7 @@ static void test_fp16_act_wide(void) {
             memset(&b, 0, sizeof b);
             luthier_graph_create(&b.g);
             if (c->nhwc) xs[0] = test_rand_int(1, 2), xs[1] = test_rand_int(2, 40), xs[2] = test_rand_int(1, 7), xs[3] = test_rand_int(1, 7);
-            else xs[0] = test_rand_int(1, 2), xs[1] = test_rand_int(1, 9), xs[2] = test_rand_int(1, 90), xs[3] = 1;
+            else xs[0] = test_rand_int(1, 2), xs[1] = test_rand_int(8, 12), xs[2] = test_rand_int(1, 90), xs[3] = 1;
             total = (size_t)(xs[0] * xs[1] * xs[2] * xs[3]);
             luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, c->nhwc ? 4 : 3, xs, &x);
             a = fp16_identity(&b, "wx", x, c->nhwc ? xs[1] : xs[2], c->nhwc);
@@ -1333,8 +1355,9 @@ static void test_fp16_act_wide(void) {
                 bop = fp16_identity(&b, "wy", y, c->nhwc ? ys[1] : ys[2], c->nhwc);
             }
             memset(&d, 0, sizeof d);
-            d.op = c->op, d.name = "op", d.typed = 1;
+            d.op = c->op, d.name = "op", d.typed = c->op != LUTHIER_OP_TRANSPOSE;
             luthier_node_attrs_default(c->op, &d.attr);
+            d.perm = c->op == LUTHIER_OP_TRANSPOSE ? perm : NULL;
             if (c->op == LUTHIER_OP_LAYER_NORM) {
                 cs[0] = xs[2];
                 gd = fp16_const(&b, "g", 1, cs, &gi);
