@@ -244,9 +244,13 @@ static void fp16_check_steps(luthier_context *ctx, const gb *b, const luthier_pl
         luthier_plan_get_info(p32, &i32);
         for (k = 0; k < i16.num_steps; k++) {
             luthier_step_info s16, s32;
+            int j;
             luthier_plan_step_info(p16, k, &s16);
-            luthier_plan_step_info(p32, k, &s32);
             if (s16.op != LUTHIER_OP_DENSE) continue;
+            for (j = 0; j < i32.num_steps; j++) /* (by name: fp16 activations add conversion steps) */
+                if (luthier_plan_step_info(p32, j, &s32) == LUTHIER_STATUS_OK && s32.node >= 0 && !strcmp(s32.name, s16.name)) break;
+            CHECK(j < i32.num_steps, "%s: not in the fp32 plan", s16.name);
+            if (j == i32.num_steps) continue;
             dense++;
             CHECK(luthier__kernel_named(s16.kernel) && luthier__kernel_named(s16.kernel)->family == fp16_dense_family(ctx, b) &&
                       luthier__kernel_named(s32.kernel) && luthier__kernel_named(s32.kernel)->family == LUTHIER_KERNELS_F32,
