@@ -863,8 +863,10 @@ typedef struct luthier_plan_desc {
        Cortex-A72, x86 without AVX-512 FP16) activations stay fp32 as in any plan. -1 = never.
        1 = also on other CPUs, where the F16 kernels' scalar emulation runs (slow: to test an
        fp16 plan's structure anywhere). With them, the convolutions of FP16 nodes on F16 kernels
-       (1x1 and im2col: not depthwise) read and write fp16 (an fp32 bias, accumulation,
-       activation, then the rounding to fp16), views keep it, and "to_f16" / "to_f32" steps
+       (1x1 and im2col: not depthwise) and their dense layers of 8 rows or more read and write
+       fp16 (an fp32 bias, accumulation, activation, then the rounding to fp16), views keep it,
+       the element-wise operators, pools, softmax, norms, transposes, gathers and attention take
+       fp16 values with fp32 math inside (each output rounded once), and "to_f16" / "to_f32" steps
        convert where fp16 and fp32 steps meet (luthier_step_info.fp16); the activation arena
        shrinks with them. */
     int fp16_activations;
