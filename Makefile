@@ -156,6 +156,10 @@ $(BUILD)/arm64/example_%: examples/%.c $(HEADERS)
 $(BUILD)/arm64/plan_steps: bench/plan_steps.c $(HEADERS) luthier_zoo.h
 	@mkdir -p $(BUILD)/arm64
 	$(CROSS_CC) -std=c99 $(OPT) $(WARN) -I. bench/plan_steps.c -o $@ -static $(LDLIBS)
+# a zoo network's fp16 plan against its fp32 plan: conversions, fp16 steps, arenas, cosine
+$(BUILD)/arm64/h16_steps: bench/h16_steps.c $(HEADERS) luthier_zoo.h
+	@mkdir -p $(BUILD)/arm64
+	$(CROSS_CC) -std=c99 $(OPT) $(WARN) -I. bench/h16_steps.c -o $@ -static $(LDLIBS)
 
 # CMake: a project consumes luthier::luthier (header-only) and luthier::impl (luthier.c).
 test-cmake: | $(BUILD)

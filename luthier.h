@@ -153,9 +153,11 @@
        fp16 and, by default, pass fp16 activations from layer to layer (luthier_plan_desc.
        fp16_activations: 0 = where the CPU has fp16 arithmetic, -1 = never, 1 = also on other
        CPUs through the F16 kernels' scalar emulation, for tests): each layer's result is
-       rounded to fp16 (relative 2^-11) after its fp32 bias and activation, depthwise layers
-       sum their taps in fp16 (NEON FP16), and the other operators run fp32 behind "to_f32" /
-       "to_f16" conversion steps. Cortex-A72 class cores and x86 without AVX-512 FP16 keep fp32
+       rounded to fp16 (relative 2^-11) after its fp32 bias and activation (dense layers of 8
+       rows or more too), depthwise layers sum their taps in fp16 (NEON FP16), the element-wise
+       operators, pools, softmax, norms, transposes, gathers and attention read and write fp16
+       with their math in fp32, and the other operators run fp32 behind "to_f32" / "to_f16"
+       conversion steps. Cortex-A72 class cores and x86 without AVX-512 FP16 keep fp32
        activations.
        Exception: the Winograd convolutions trade accuracy for fewer multiplies; their error
        bounds are in docs/DESIGN.md (Convolution). AUTO's default policy (the cost model,

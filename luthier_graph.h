@@ -863,8 +863,10 @@ typedef struct luthier_plan_desc {
        Cortex-A72, x86 without AVX-512 FP16) activations stay fp32 as in any plan. -1 = never.
        1 = also on other CPUs, where the F16 kernels' scalar emulation runs (slow: to test an
        fp16 plan's structure anywhere). With them, the convolutions of FP16 nodes on F16 kernels
-       (1x1 and im2col: not depthwise) read and write fp16 (an fp32 bias, accumulation,
-       activation, then the rounding to fp16), views keep it, and "to_f16" / "to_f32" steps
+       (1x1 and im2col: not depthwise) and their dense layers of 8 rows or more read and write
+       fp16 (an fp32 bias, accumulation, activation, then the rounding to fp16), views keep it,
+       the element-wise operators, pools, softmax, norms, transposes, gathers and attention take
+       fp16 values with fp32 math inside (each output rounded once), and "to_f16" / "to_f32" steps
        convert where fp16 and fp32 steps meet (luthier_step_info.fp16); the activation arena
        shrinks with them. */
     int fp16_activations;
@@ -1095,9 +1097,15 @@ struct luthier_graph {
              them when the node is added (the message names the operator and the input);
              FOLLOW (element-wise) gives output 0 the inputs' length along the axis it
              broadcasts to, computing the whole capacity; HOOK: the infer hook places the
-             lengths of the outputs and the run hook reads and sets them.
-   Operators of one family share a hook: X(ENUM, attrs, infer, run, lower, layout, dtypes, lens) names
-   luthier__attrs_<attrs>, luthier__infer_<infer>, luthier__run_<run> and luthier__lower_<lower>. The rows are in LUTHIER_OP_LIST's order
+             lengths of the outputs and the run hook reads and sets them;
+     h16     whether the node's step reads and writes fp16 activations in an fp16-activation plan
+             (luthier_plan_desc.fp16_activations; >>impl-plan-h16): "no"; NATIVE forms (conv,
+             dense, maxpool, concat, view) whose run or lower hook reads fp16 itself; "wide":
+             the fp32 run hook on fp32 copies of its fp16 inputs, its outputs narrowed
+             (luthier__run_h16_wide: element-wise, pools, softmax, norms, transposes, gathers,
+             attention).
+   Operators of one family share a hook: X(ENUM, attrs, infer, run, lower, layout, dtypes, lens, h16) names
+   luthier__attrs_<attrs>, luthier__infer_<infer>, luthier__run_<run>, luthier__lower_<lower> and luthier__h16_<h16>. The rows are in LUTHIER_OP_LIST's order
    (test_op_registry checks it). */
 typedef struct luthier__infer_args luthier__infer_args;
 typedef struct luthier__run_args luthier__run_args;
@@ -1117,101 +1125,103 @@ enum {
 };
 enum { LUTHIER__DTYPES_F32, LUTHIER__DTYPES_HOOK };
 enum { LUTHIER__LENS_NO, LUTHIER__LENS_FOLLOW, LUTHIER__LENS_HOOK };
+enum { LUTHIER__H16_NO, LUTHIER__H16_NATIVE, LUTHIER__H16_WIDE }; /* what an h16 hook answers */
 typedef luthier_status (*luthier__infer_fn)(const luthier__infer_args *arg);
 typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
 
 #define LUTHIER__OP_HOOKS(X) \
-    X(CONV2D, conv2d, conv2d, conv2d, conv2d, NHWC, F32, NO)                   \
-    X(DENSE, dense, dense, dense, dense, PLAIN_X, F32, NO)                     \
-    X(MATMUL, matmul, matmul, matmul, matmul, PLAIN, F32, NO)                  \
-    X(MAXPOOL, pool, pool, pool, none, NHWC, F32, NO)                          \
-    X(AVGPOOL, pool, pool, pool, none, NHWC, F32, NO)                          \
-    X(GLOBAL_AVGPOOL, none, global_pool, global_pool, none, NHWC, F32, NO)     \
-    X(ADAPTIVE_AVGPOOL, adaptive_pool, global_pool, global_pool, none, NHWC, F32, NO) \
-    X(RELU, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
-    X(CLIP, clip, clip, unary, none, FOLLOW, F32, FOLLOW)                      \
-    X(GELU, gelu, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
-    X(SIGMOID, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)            \
-    X(TANH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
-    X(ERF, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)                \
-    X(EXP, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)                \
-    X(SQRT, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
-    X(NEG, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)                \
-    X(ADD, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
-    X(SUB, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
-    X(MUL, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
-    X(DIV, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
-    X(POW, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
-    X(MAX, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
-    X(MIN, binary, binary, binary, none, BINARY, F32, FOLLOW)                  \
-    X(CONCAT, axis, concat, concat_split, none, ANY_NHWC, HOOK, HOOK)          \
-    X(SPLIT, axis, split, concat_split, none, FOLLOW, F32, HOOK)               \
-    X(SOFTMAX, softmax, softmax, softmax, none, FOLLOW, F32, NO)               \
-    X(LAYER_NORM, layer_norm, layer_norm, layer_norm, layer_norm, PLAIN_X, F32, NO) \
-    X(BATCH_NORM, batch_norm, batch_norm, batch_norm, batch_norm, FOLLOW_X, F32, NO) \
-    X(LRN, lrn, lrn, lrn, none, NHWC, F32, NO)                                 \
-    X(FLATTEN, flatten, flatten, view, none, PLAIN, HOOK, HOOK)                \
-    X(RESHAPE, none, reshape, view, none, PLAIN, HOOK, HOOK)                   \
-    X(TRANSPOSE, none, transpose, transpose, none, PLAIN, HOOK, HOOK)          \
-    X(GATHER, axis, gather, gather, none, PLAIN, HOOK, HOOK)                   \
-    X(ATTENTION, attention, attention, attention, attention, PLAIN, F32, NO)   \
-    X(IDENTITY, none, identity, view, none, FOLLOW, HOOK, HOOK)                \
-    X(REDUCE, reduce, reduce, reduce, none, PLAIN, F32, HOOK)                  \
-    X(RESIZE, resize, resize, resize, resize, FOLLOW_X, F32, NO)               \
-    X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X, F32, NO) \
-    X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X, F32, NO) \
-    X(PAD, pad, pad, pad, none, FOLLOW_X, F32, NO)                             \
-    X(LEAKY_RELU, leaky_relu, activation, unary, none, FOLLOW, F32, FOLLOW)    \
-    X(ELU, elu, activation, unary, none, FOLLOW, F32, FOLLOW)                  \
-    X(SELU, selu, activation, unary, none, FOLLOW, F32, FOLLOW)                \
-    X(CELU, celu, activation, unary, none, FOLLOW, F32, FOLLOW)                \
-    X(HARD_SIGMOID, hard_sigmoid, activation, unary, none, FOLLOW, F32, FOLLOW) \
-    X(HARD_SWISH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)         \
-    X(SOFTPLUS, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)           \
-    X(SOFTSIGN, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)           \
-    X(MISH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
-    X(THRESHOLDED_RELU, thresholded_relu, activation, unary, none, FOLLOW, F32, FOLLOW) \
-    X(ABS, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)                \
-    X(LOG, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)                \
-    X(FLOOR, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)              \
-    X(CEIL, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
-    X(ROUND, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)              \
-    X(RECIPROCAL, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)         \
-    X(PRELU, none, prelu, binary, none, BINARY, F32, NO)                       \
-    X(SILU, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)               \
-    X(EQUAL, none, compare, compare, none, BINARY, HOOK, FOLLOW)               \
-    X(GREATER, none, compare, compare, none, BINARY, HOOK, FOLLOW)             \
-    X(LESS, none, compare, compare, none, BINARY, HOOK, FOLLOW)                \
-    X(GREATER_OR_EQUAL, none, compare, compare, none, BINARY, HOOK, FOLLOW)    \
-    X(LESS_OR_EQUAL, none, compare, compare, none, BINARY, HOOK, FOLLOW)       \
-    X(AND, none, binary, compare, none, BINARY, F32, FOLLOW)                   \
-    X(OR, none, binary, compare, none, BINARY, F32, FOLLOW)                    \
-    X(XOR, none, binary, compare, none, BINARY, F32, FOLLOW)                   \
-    X(MOD, mod, mod, mod, none, BINARY, HOOK, FOLLOW)                          \
-    X(NOT, none, elementwise, unary, none, FOLLOW, F32, FOLLOW)                \
-    X(WHERE, none, where, where, none, PLAIN, HOOK, FOLLOW)                    \
-    X(CAST, cast, cast, cast, none, PLAIN, HOOK, FOLLOW)                       \
-    X(ARGMAX, argmax, argext, argext, none, PLAIN, HOOK, NO)                   \
-    X(ARGMIN, argmin, argext, argext, none, PLAIN, HOOK, NO)                   \
-    X(TOPK, topk, topk, topk, none, PLAIN, HOOK, HOOK)                         \
-    X(CUMSUM, cumsum, cumsum, cumsum, none, PLAIN, F32, NO)                    \
-    X(TRILU, trilu, trilu, trilu, none, PLAIN, F32, NO)                        \
-    X(NON_MAX_SUPPRESSION, nms, nms, nms, nms, PLAIN, HOOK, HOOK)              \
-    X(CONV_TRANSPOSE, conv_transpose, conv_transpose, conv_transpose, conv_transpose, NHWC, F32, NO) \
-    X(LSTM, lstm, rnn, rnn, rnn, PLAIN, HOOK, NO)                              \
-    X(GRU, gru, rnn, rnn, rnn, PLAIN, HOOK, NO)                                \
-    X(RNN, rnn, rnn, rnn, rnn, PLAIN, HOOK, NO)                                \
-    X(GATHER_ELEMENTS, gather_elements, gather_elements, gather_elements, none, PLAIN, HOOK, NO) \
-    X(GATHER_ND, gather_nd, gather_nd, gather_nd, none, PLAIN, HOOK, HOOK)     \
-    X(SCATTER_ND, scatter_nd, scatter_nd, scatter_nd, none, PLAIN, HOOK, NO)   \
-    X(SCATTER_ELEMENTS, scatter_elements, scatter_elements, scatter_elements, none, PLAIN, HOOK, NO) \
-    X(NONZERO, none, nonzero, nonzero, none, PLAIN, HOOK, NO)
+    X(CONV2D, conv2d, conv2d, conv2d, conv2d, NHWC, F32, NO, conv)              \
+    X(DENSE, dense, dense, dense, dense, PLAIN_X, F32, NO, dense)               \
+    X(MATMUL, matmul, matmul, matmul, matmul, PLAIN, F32, NO, no)               \
+    X(MAXPOOL, pool, pool, pool, none, NHWC, F32, NO, maxpool)                  \
+    X(AVGPOOL, pool, pool, pool, none, NHWC, F32, NO, wide)                     \
+    X(GLOBAL_AVGPOOL, none, global_pool, global_pool, none, NHWC, F32, NO, wide) \
+    X(ADAPTIVE_AVGPOOL, adaptive_pool, global_pool, global_pool, none, NHWC, F32, NO, wide) \
+    X(RELU, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
+    X(CLIP, clip, clip, unary, none, FOLLOW, F32, FOLLOW, wide)                 \
+    X(GELU, gelu, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
+    X(SIGMOID, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)       \
+    X(TANH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
+    X(ERF, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)           \
+    X(EXP, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)           \
+    X(SQRT, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
+    X(NEG, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)           \
+    X(ADD, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
+    X(SUB, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
+    X(MUL, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
+    X(DIV, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
+    X(POW, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
+    X(MAX, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
+    X(MIN, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
+    X(CONCAT, axis, concat, concat_split, none, ANY_NHWC, HOOK, HOOK, concat)   \
+    X(SPLIT, axis, split, concat_split, none, FOLLOW, F32, HOOK, no)            \
+    X(SOFTMAX, softmax, softmax, softmax, none, FOLLOW, F32, NO, wide)          \
+    X(LAYER_NORM, layer_norm, layer_norm, layer_norm, layer_norm, PLAIN_X, F32, NO, wide) \
+    X(BATCH_NORM, batch_norm, batch_norm, batch_norm, batch_norm, FOLLOW_X, F32, NO, wide) \
+    X(LRN, lrn, lrn, lrn, none, NHWC, F32, NO, no)                              \
+    X(FLATTEN, flatten, flatten, view, none, PLAIN, HOOK, HOOK, view)           \
+    X(RESHAPE, none, reshape, view, none, PLAIN, HOOK, HOOK, view)              \
+    X(TRANSPOSE, none, transpose, transpose, none, PLAIN, HOOK, HOOK, wide) \
+    X(GATHER, axis, gather, gather, none, PLAIN, HOOK, HOOK, wide) \
+    X(ATTENTION, attention, attention, attention, attention, PLAIN, F32, NO, wide) \
+    X(IDENTITY, none, identity, view, none, FOLLOW, HOOK, HOOK, view)           \
+    X(REDUCE, reduce, reduce, reduce, none, PLAIN, F32, HOOK, no)               \
+    X(RESIZE, resize, resize, resize, resize, FOLLOW_X, F32, NO, no)            \
+    X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X, F32, NO, no) \
+    X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X, F32, NO, no) \
+    X(PAD, pad, pad, pad, none, FOLLOW_X, F32, NO, no)                          \
+    X(LEAKY_RELU, leaky_relu, activation, unary, none, FOLLOW, F32, FOLLOW, wide) \
+    X(ELU, elu, activation, unary, none, FOLLOW, F32, FOLLOW, wide)             \
+    X(SELU, selu, activation, unary, none, FOLLOW, F32, FOLLOW, wide)           \
+    X(CELU, celu, activation, unary, none, FOLLOW, F32, FOLLOW, wide)           \
+    X(HARD_SIGMOID, hard_sigmoid, activation, unary, none, FOLLOW, F32, FOLLOW, wide) \
+    X(HARD_SWISH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)    \
+    X(SOFTPLUS, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)      \
+    X(SOFTSIGN, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)      \
+    X(MISH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
+    X(THRESHOLDED_RELU, thresholded_relu, activation, unary, none, FOLLOW, F32, FOLLOW, wide) \
+    X(ABS, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)           \
+    X(LOG, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)           \
+    X(FLOOR, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)         \
+    X(CEIL, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
+    X(ROUND, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)         \
+    X(RECIPROCAL, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)    \
+    X(PRELU, none, prelu, binary, none, BINARY, F32, NO, wide)                  \
+    X(SILU, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
+    X(EQUAL, none, compare, compare, none, BINARY, HOOK, FOLLOW, no)            \
+    X(GREATER, none, compare, compare, none, BINARY, HOOK, FOLLOW, no)          \
+    X(LESS, none, compare, compare, none, BINARY, HOOK, FOLLOW, no)             \
+    X(GREATER_OR_EQUAL, none, compare, compare, none, BINARY, HOOK, FOLLOW, no) \
+    X(LESS_OR_EQUAL, none, compare, compare, none, BINARY, HOOK, FOLLOW, no)    \
+    X(AND, none, binary, compare, none, BINARY, F32, FOLLOW, no)                \
+    X(OR, none, binary, compare, none, BINARY, F32, FOLLOW, no)                 \
+    X(XOR, none, binary, compare, none, BINARY, F32, FOLLOW, no)                \
+    X(MOD, mod, mod, mod, none, BINARY, HOOK, FOLLOW, no)                       \
+    X(NOT, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, no)             \
+    X(WHERE, none, where, where, none, PLAIN, HOOK, FOLLOW, no)                 \
+    X(CAST, cast, cast, cast, none, PLAIN, HOOK, FOLLOW, no)                    \
+    X(ARGMAX, argmax, argext, argext, none, PLAIN, HOOK, NO, no)                \
+    X(ARGMIN, argmin, argext, argext, none, PLAIN, HOOK, NO, no)                \
+    X(TOPK, topk, topk, topk, none, PLAIN, HOOK, HOOK, no)                      \
+    X(CUMSUM, cumsum, cumsum, cumsum, none, PLAIN, F32, NO, no)                 \
+    X(TRILU, trilu, trilu, trilu, none, PLAIN, F32, NO, no)                     \
+    X(NON_MAX_SUPPRESSION, nms, nms, nms, nms, PLAIN, HOOK, HOOK, no)           \
+    X(CONV_TRANSPOSE, conv_transpose, conv_transpose, conv_transpose, conv_transpose, NHWC, F32, NO, no) \
+    X(LSTM, lstm, rnn, rnn, rnn, PLAIN, HOOK, NO, no)                           \
+    X(GRU, gru, rnn, rnn, rnn, PLAIN, HOOK, NO, no)                             \
+    X(RNN, rnn, rnn, rnn, rnn, PLAIN, HOOK, NO, no)                             \
+    X(GATHER_ELEMENTS, gather_elements, gather_elements, gather_elements, none, PLAIN, HOOK, NO, no) \
+    X(GATHER_ND, gather_nd, gather_nd, gather_nd, none, PLAIN, HOOK, HOOK, no)  \
+    X(SCATTER_ND, scatter_nd, scatter_nd, scatter_nd, none, PLAIN, HOOK, NO, no) \
+    X(SCATTER_ELEMENTS, scatter_elements, scatter_elements, scatter_elements, none, PLAIN, HOOK, NO, no) \
+    X(NONZERO, none, nonzero, nonzero, none, PLAIN, HOOK, NO, no)
 
-#define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes, lens)                           \
+#define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes, lens, h16)                      \
     LUTHIER_PRIVATE void luthier__attrs_##attrs(const luthier_node_desc *d, luthier_node_attrs *a);           \
     LUTHIER_PRIVATE luthier_status luthier__infer_##inf(const luthier__infer_args *arg);             \
     LUTHIER_PRIVATE luthier_status luthier__run_##run(const luthier__run_args *arg);                 \
-    LUTHIER_PRIVATE luthier_status luthier__lower_##lower(luthier__planner *pl, luthier__pstep *st, int ni);
+    LUTHIER_PRIVATE luthier_status luthier__lower_##lower(luthier__planner *pl, luthier__pstep *st, int ni); \
+    LUTHIER_PRIVATE int luthier__h16_##h16(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins);
 LUTHIER__OP_HOOKS(LUTHIER__X)
 #undef LUTHIER__X
 
@@ -1232,11 +1242,12 @@ typedef struct luthier__op_row {
     int layout; /* LUTHIER__LAYOUT_* */
     int dtypes; /* LUTHIER__DTYPES_* */
     int lens;   /* LUTHIER__LENS_* */
+    int (*h16)(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins); /* LUTHIER__H16_* */
 } luthier__op_row;
 
 static const luthier__op_row luthier__ops[] = {
-#define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes, lens) \
-    {LUTHIER_OP_##e, luthier__attrs_##attrs, luthier__infer_##inf, luthier__run_##run, luthier__lower_##lower, LUTHIER__LAYOUT_##layout, LUTHIER__DTYPES_##dtypes, LUTHIER__LENS_##lens},
+#define LUTHIER__X(e, attrs, inf, run, lower, layout, dtypes, lens, h16) \
+    {LUTHIER_OP_##e, luthier__attrs_##attrs, luthier__infer_##inf, luthier__run_##run, luthier__lower_##lower, LUTHIER__LAYOUT_##layout, LUTHIER__DTYPES_##dtypes, LUTHIER__LENS_##lens, luthier__h16_##h16},
     LUTHIER__OP_HOOKS(LUTHIER__X)
 #undef LUTHIER__X
 };
@@ -3374,6 +3385,9 @@ struct luthier__pstep {
     int q;                           /* runs on uint8 values */
     int32_t qmin, qmax;              /* int8 add: quantized clamp of the fused activation */
     const void *aux;                 /* RESIZE: its tap tables (luthier__op_rs_plan, plan-owned) */
+    size_t h16_wide, h16_wide_off;   /* the workspace's bytes [h16_wide_off, h16_wide): the fp32
+                                        copies that luthier__run_h16_wide runs the step on (its
+                                        fp16 inputs and outputs); 0: none */
 };
 
 /* A graph tensor's run-time length in a plan: the axis and root of the graph's, and the count
@@ -4288,6 +4302,66 @@ LUTHIER_PRIVATE const luthier__kernel_entry *luthier__dense_default_kernel(luthi
     return luthier__f16w_kernel(ctx, n);
 }
 
+/* Dense node gn as a 1x1 convolution over its rows (NHWC: batch = rows, one pixel each, in_channels
+   = K, out_channels = N), without its activation. */
+LUTHIER_PRIVATE void luthier__dense_conv_desc(const luthier_graph *g, const luthier__gnode *gn, luthier_conv2d_desc *cd) {
+    const luthier__gtensor *x = &g->tensors[gn->inputs[0]], *w = &g->tensors[gn->inputs[1]];
+    const int tb = gn->d.attr.dense.trans_b != 0;
+    int ok;
+    uint64_t n = luthier__numel(x->rank, x->shape, &ok);
+    memset(cd, 0, sizeof *cd);
+    cd->out_channels = tb ? w->shape[1] : w->shape[0];
+    cd->in_channels = tb ? w->shape[0] : w->shape[1];
+    cd->batch = cd->in_channels > 0 ? (int64_t)(n / (uint64_t)cd->in_channels) : 0;
+    cd->in_h = cd->in_w = cd->kernel_h = cd->kernel_w = 1;
+    cd->algorithm = LUTHIER_CONV_1X1;
+    cd->layout = LUTHIER_LAYOUT_NHWC;
+}
+
+/* Dense step st on fp16 activations (luthier__h16_dense): a 1x1 convolution layer on an F16
+   kernel (h16: luthier__h16_conv_kernel) that reads and writes fp16, its weights in OIHW order
+   (trans_b: transposed from [K, N]), bias, residual and activation in its fp32 epilogue. */
+LUTHIER_PRIVATE luthier_status luthier__plan_dense_h16(luthier_context *ctx, const luthier_graph *g, luthier_plan *p,
+                                                       luthier__pstep *st, const luthier__gnode *gn, int h16) {
+    const float *wd = (const float *)g->tensors[gn->inputs[1]].data;
+    const float *bd = gn->d.num_inputs > 2 && gn->inputs[2] >= 0 ? (const float *)g->tensors[gn->inputs[2]].data : NULL;
+    float *wt = NULL;
+    luthier_conv2d_desc cd;
+    luthier_conv2d_info info;
+    luthier_status s;
+    luthier__dense_conv_desc(g, gn, &cd);
+    cd.activation = st->act;
+    cd.clamp_min = st->cmin;
+    cd.clamp_max = st->cmax;
+    cd.accumulate = st->residual >= 0;
+    cd.kernel = luthier__h16_conv_kernel(ctx, h16, &cd);
+    if (gn->d.attr.dense.trans_b) { /* [K, N] -> [N, K] (the sizes are the weights', checked) */
+        const size_t n = (size_t)cd.out_channels, k = (size_t)cd.in_channels;
+        size_t i, j;
+        if (!(wt = (float *)luthier__alloc(sizeof(float) * n * k + 1)))
+            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
+        for (i = 0; i < k; i++)
+            for (j = 0; j < n; j++) wt[j * k + i] = wd[i * n + j];
+        wd = wt;
+    }
+    s = luthier_conv2d_create(ctx, &cd, wd, bd, &st->conv);
+    luthier__free(wt);
+    if (s == LUTHIER_STATUS_OK) s = luthier__conv_use_h16(ctx, st->conv);
+    if (s != LUTHIER_STATUS_OK) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", ctx->error);
+        return luthier__fail(ctx, s, "plan: node '%s' (dense): %s", gn->name, msg);
+    }
+    memset(&info, 0, sizeof info);
+    luthier_conv2d_get_info(st->conv, &info);
+    st->kernel = info.kernel;
+    memcpy(st->cluster_kernels, info.cluster_kernels, sizeof st->cluster_kernels);
+    st->bytes -= (double)cd.out_channels * (double)cd.in_channels * (double)(sizeof(float) - sizeof(uint16_t)); /* fp16 weights */
+    p->weights_bytes += info.weight_bytes;
+    if (p->workspace_bytes < info.workspace_bytes) p->workspace_bytes = info.workspace_bytes;
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const luthier_graph *g, luthier_plan *p,
                                                    luthier__pstep *st, const luthier__gnode *gn, int fallback,
                                                    luthier_precision prec) {
@@ -5016,6 +5090,8 @@ LUTHIER_PRIVATE luthier_status luthier__lower_conv2d(luthier__planner *pl, luthi
 }
 
 LUTHIER_PRIVATE luthier_status luthier__lower_dense(luthier__planner *pl, luthier__pstep *st, int ni) {
+    if (pl->p->vals[st->out[0]].dtype == LUTHIER__DTYPE_F16) /* (luthier__h16_dense) */
+        return luthier__plan_dense_h16(pl->ctx, pl->g, pl->p, st, &pl->g->nodes[ni], pl->h16);
     return luthier__plan_dense(pl->ctx, pl->g, pl->p, st, &pl->g->nodes[ni], pl->pd.fallback_invalid,
                                luthier__node_precision(&pl->pd, ni));
 }
@@ -5486,23 +5562,45 @@ LUTHIER_PRIVATE int luthier__node_layout(const luthier__planner *pl, const luthi
     return layout;
 }
 
-/* >>impl-plan-h16: the operators with an fp16-activation form (luthier_plan_desc.fp16_activations),
-   one row each: whether node ni (inputs ins so far) reads and writes fp16 in planner pl, whose
-   h16 is set. Views keep their input's fp16 where no transpose is needed to see it. */
-typedef int (*luthier__h16_fn)(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins);
+/* >>impl-plan-h16: the operators with an fp16-activation form (luthier_plan_desc.fp16_activations):
+   each row's h16 hook (its registry column) says whether node ni (inputs ins so far) reads and
+   writes fp16 in planner pl, whose h16 is set: LUTHIER__H16_NO, _NATIVE (its lower or run hook
+   takes fp16: convolutions, dense layers, max pooling, concatenation, views) or _WIDE (its fp32
+   run hook, on fp32 copies: luthier__run_h16_wide). Views keep their input's fp16 where no
+   transpose is needed to see it. */
+LUTHIER_PRIVATE int luthier__h16_no(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
+    (void)pl, (void)gn, (void)ni, (void)ins;
+    return LUTHIER__H16_NO;
+}
+
+/* whether node ni is an FP16 node without a configured kernel or algorithm (fp32 choices) */
+LUTHIER_PRIVATE int luthier__h16_fp16_node(const luthier__planner *pl, int ni) {
+    const luthier_node_config *c = pl->pd.num_configs ? &pl->pd.configs[ni] : NULL;
+    return luthier__node_precision(&pl->pd, ni) == LUTHIER_PRECISION_FP16 &&
+           !(c && (c->kernel[0] || c->algorithm != LUTHIER_CONV_AUTO));
+}
 
 LUTHIER_PRIVATE int luthier__h16_conv(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
-    const luthier_node_config *c = pl->pd.num_configs ? &pl->pd.configs[ni] : NULL;
     luthier_conv2d_desc cd;
     (void)ins;
-    if (luthier__node_precision(&pl->pd, ni) != LUTHIER_PRECISION_FP16 || (c && (c->kernel[0] || c->algorithm != LUTHIER_CONV_AUTO)))
-        return 0; /* (a configured kernel or algorithm is an fp32 choice) */
+    if (!luthier__h16_fp16_node(pl, ni)) return LUTHIER__H16_NO;
     luthier__node_conv_desc(&gn->d, &pl->g->tensors[gn->inputs[0]], &pl->g->tensors[gn->inputs[1]], &cd);
     cd.activation = pl->f[ni].act; /* (as fused) */
     cd.clamp_min = pl->f[ni].cmin;
     cd.clamp_max = pl->f[ni].cmax;
     if (luthier__conv_is_depthwise(&cd)) return luthier__conv_h16_dw_fits(pl->ctx->cpu_features, &cd);
     return luthier__h16_conv_kernel(pl->ctx, pl->h16, &cd) != NULL;
+}
+
+/* a dense layer: a 1x1 convolution over its rows (luthier__dense_conv_desc) on an F16 kernel, from
+   as many rows as fp16 plans give the F16 kernels (luthier__dense_default_kernel: fewer stay on
+   F16W, fp32 arithmetic) */
+LUTHIER_PRIVATE int luthier__h16_dense(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
+    luthier_conv2d_desc cd;
+    (void)ins;
+    if (!luthier__h16_fp16_node(pl, ni)) return LUTHIER__H16_NO;
+    luthier__dense_conv_desc(pl->g, gn, &cd);
+    return cd.batch >= LUTHIER__F16_MIN_ROWS && luthier__h16_conv_kernel(pl->ctx, pl->h16, &cd) != NULL;
 }
 
 LUTHIER_PRIVATE int luthier__h16_view(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
@@ -5532,19 +5630,25 @@ LUTHIER_PRIVATE int luthier__h16_concat(const luthier__planner *pl, const luthie
     return 1;
 }
 
-static const struct {
-    luthier_op op;
-    luthier__h16_fn takes;
-} luthier__h16_ops[] = {{LUTHIER_OP_CONV2D, luthier__h16_conv}, {LUTHIER_OP_MAXPOOL, luthier__h16_maxpool},
-                        {LUTHIER_OP_CONCAT, luthier__h16_concat}};
+/* an fp32 operator on fp32 copies of its fp16 inputs (luthier__run_h16_wide): where one of its
+   inputs is fp16 already (never narrow to run in fp32), one fp32 output, no residual add fused
+   into it, no run-time lengths; its other inputs stay fp32 (constants, fp32 activations) */
+LUTHIER_PRIVATE int luthier__h16_wide(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
+    const luthier_plan *p = pl->p;
+    int k, any = 0;
+    if (gn->num_outputs != 1 || pl->f[ni].residual >= 0 || p->vals[pl->f[ni].out].dtype != LUTHIER_DTYPE_F32 ||
+        luthier__vlen(p, pl->f[ni].out, -1))
+        return LUTHIER__H16_NO;
+    for (k = 0; k < gn->d.num_inputs; k++) {
+        if (ins[k] < 0) continue;
+        if (luthier__vlen(p, ins[k], -1)) return LUTHIER__H16_NO;
+        any |= luthier__dtwin(p, ins[k], LUTHIER__DTYPE_F16) >= 0;
+    }
+    return any ? LUTHIER__H16_WIDE : LUTHIER__H16_NO;
+}
 
 LUTHIER_PRIVATE int luthier__h16_node(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
-    size_t i;
-    if (!pl->h16) return 0;
-    if (luthier__ops[gn->d.op].run == luthier__run_view) return luthier__h16_view(pl, gn, ni, ins);
-    for (i = 0; i < sizeof luthier__h16_ops / sizeof luthier__h16_ops[0]; i++)
-        if (luthier__h16_ops[i].op == gn->d.op) return luthier__h16_ops[i].takes(pl, gn, ni, ins);
-    return 0;
+    return pl->h16 ? luthier__ops[gn->d.op].h16(pl, gn, ni, ins) : LUTHIER__H16_NO;
 }
 
 /* Makes value v fp16. */
@@ -5557,18 +5661,21 @@ LUTHIER_PRIVATE void luthier__set_h16(luthier__pval *v) {
 
 /* The activation datatype of node gn's step (int8 partitioning, fp16 activations) and the
    conversions of its activation inputs ins[0..nin) to its layout and datatype; returns
-   LUTHIER__STEP_ON_F32, _U8 or _F16 (-1: out of memory). */
-enum { LUTHIER__STEP_ON_F32 = 0, LUTHIER__STEP_ON_U8, LUTHIER__STEP_ON_F16 };
+   LUTHIER__STEP_ON_F32, _U8, _F16 or _F16_WIDE (fp16 outputs, inputs fp16 where they are fp16
+   already, fp32 elsewhere: luthier__run_h16_wide) (-1: out of memory). */
+enum { LUTHIER__STEP_ON_F32 = 0, LUTHIER__STEP_ON_U8, LUTHIER__STEP_ON_F16, LUTHIER__STEP_ON_F16_WIDE };
 LUTHIER_PRIVATE int luthier__node_inputs(luthier__planner *pl, const luthier__gnode *gn, int ni, int layout, int nin, int *ins) {
     luthier_plan *p = pl->p;
     const luthier_calibration *cal = pl->pd.int8;
     const int qs = luthier__q_node(pl->g, p, cal, gn, &pl->f[ni], ins, luthier__node_precision(&pl->pd, ni));
-    const int hs = !qs && luthier__h16_node(pl, gn, ni, ins);
+    const int h = qs ? LUTHIER__H16_NO : luthier__h16_node(pl, gn, ni, ins);
+    const int hs = h == LUTHIER__H16_NATIVE, wide = h == LUTHIER__H16_WIDE; /* wide: fp32 inputs stay */
     int k;
     for (k = 0; k < nin; k++) {
         const luthier__pval *a;
         if (ins[k] < 0) continue; /* an absent optional input stays -1 in the step */
-        if (!qs && !hs && (ins[k] = luthier__need_q(p, cal, ins[k], 0)) < 0) return -1;
+        if (wide && luthier__dtwin(p, ins[k], LUTHIER__DTYPE_F16) >= 0) ins[k] = luthier__dtwin(p, ins[k], LUTHIER__DTYPE_F16);
+        else if (!qs && !hs && (ins[k] = luthier__need_q(p, cal, ins[k], 0)) < 0) return -1;
         a = &p->vals[ins[k]];
         /* operands of lower rank broadcast in either layout when their memory order coincides
            (fp32 steps: an int8 add still needs its operands as uint8) */
@@ -5580,7 +5687,26 @@ LUTHIER_PRIVATE int luthier__node_inputs(luthier__planner *pl, const luthier__gn
         if (qs && (ins[k] = luthier__need_q(p, cal, ins[k], 1)) < 0) return -1;
         if (hs && (ins[k] = luthier__need_dtype(p, cal, ins[k], LUTHIER__DTYPE_F16)) < 0) return -1;
     }
-    return qs ? LUTHIER__STEP_ON_U8 : hs ? LUTHIER__STEP_ON_F16 : LUTHIER__STEP_ON_F32;
+    return qs ? LUTHIER__STEP_ON_U8 : hs ? LUTHIER__STEP_ON_F16 : wide ? LUTHIER__STEP_ON_F16_WIDE : LUTHIER__STEP_ON_F32;
+}
+
+/* The fp32 copies that wide step st runs on (luthier__run_h16_wide): 4 bytes per element of its
+   fp16 inputs and outputs, each copy aligned, in the workspace after the step's own (what its
+   lower hook reserved: p->workspace_bytes now); then the plan's workspace is the larger of that
+   and `before`. */
+LUTHIER_PRIVATE luthier_status luthier__plan_h16_wide(luthier_context *ctx, luthier_plan *p, luthier__pstep *st, size_t before) {
+    size_t total = luthier__align_up(p->workspace_bytes);
+    int k;
+    st->h16_wide_off = total;
+    for (k = 0; k < st->nin + st->nout; k++) {
+        const int v = k < st->nin ? st->in[k] : st->out[k - st->nin];
+        const size_t b = v < 0 || p->vals[v].dtype != LUTHIER__DTYPE_F16 ? 0 : p->vals[v].bytes;
+        if (b > SIZE_MAX / 4 || !luthier__size_add(total, luthier__align_up(b * 2), &total))
+            return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "plan: node '%s': the fp32 copies' size overflows", st->name);
+    }
+    st->h16_wide = total ? total : 1;
+    p->workspace_bytes = before > total ? before : total;
+    return LUTHIER_STATUS_OK;
 }
 
 /* The step of node ni (inputs ready in ins); *out receives it. */
@@ -5651,11 +5777,13 @@ LUTHIER_PRIVATE luthier_status luthier__pass_steps(luthier__planner *pl) {
         const luthier__gnode *gn = &pl->g->nodes[ni];
         const luthier__fuse *f = &pl->f[ni];
         luthier__pstep *st = NULL;
-        int k, nin, ins[64] = {0}, residual = -1, layout, qs, hs;
+        int k, nin, ins[64] = {0}, residual = -1, layout, qs, hs, wide;
+        size_t ws;
         for (k = 0; k < gn->d.num_inputs; k++) ins[k] = gn->inputs[k];
         layout = luthier__node_layout(pl, gn, ins, &nin);
         if ((qs = luthier__node_inputs(pl, gn, ni, layout, nin, ins)) < 0) LUTHIER__PLOOM();
-        hs = qs == LUTHIER__STEP_ON_F16;
+        wide = qs == LUTHIER__STEP_ON_F16_WIDE;
+        hs = qs == LUTHIER__STEP_ON_F16 || wide;
         qs = qs == LUTHIER__STEP_ON_U8;
         if (!qs && pl->pd.num_configs && pl->pd.configs[ni].precision == LUTHIER_PRECISION_INT8)
             LUTHIER__PLFAIL(LUTHIER_STATUS_INVALID_ARGUMENT,
@@ -5676,7 +5804,10 @@ LUTHIER_PRIVATE luthier_status luthier__pass_steps(luthier__planner *pl) {
             LUTHIER__PLOOM();
         if ((s = luthier__node_step(pl, ni, layout, nin, ins, residual, &st)) != LUTHIER_STATUS_OK) return s;
         for (k = 0; hs && k < st->nout; k++) luthier__set_h16(&p->vals[st->out[k]]);
+        ws = p->workspace_bytes;
+        if (wide) p->workspace_bytes = 0; /* (what the lower hook reserves: the step's own) */
         s = qs ? luthier__plan_qstep(pl->ctx, pl->g, p, cal, st, gn, f) : luthier__ops[gn->d.op].lower(pl, st, ni);
+        if (s == LUTHIER_STATUS_OK && wide) s = luthier__plan_h16_wide(pl->ctx, p, st, ws);
         if (s != LUTHIER_STATUS_OK) return s;
         if (!luthier__step_own_consts(p, st)) LUTHIER__PLOOM();
     }
@@ -6152,11 +6283,17 @@ LUTHIER_API luthier_status luthier_plan_set_profiling(luthier_plan *p, int on) {
 typedef struct luthier__runctx {
     luthier_plan *p;
     const void *const *inputs;
-    void *const *outputs; /* the caller's output buffers when they hold their roots, else NULL */
+    void *const *outputs;  /* the caller's output buffers when they hold their roots, else NULL */
+    int num_over;          /* values whose memory is elsewhere during one step: value over_v[i] */
+    const int *over_v;     /* at over_p[i] (luthier__run_h16_wide's fp32 copies) */
+    void *const *over_p;
 } luthier__runctx;
 
 LUTHIER_PRIVATE void *luthier__ptr(const luthier__runctx *rc, int v) {
     const luthier__pval *r = &rc->p->vals[luthier__root(rc->p, v)];
+    int i;
+    for (i = 0; i < rc->num_over; i++)
+        if (rc->over_v[i] == v) return rc->over_p[i];
     switch (r->storage) {
     case LUTHIER__ST_ARENA:
         return rc->outputs && r->output_index >= 0 ? rc->outputs[r->output_index] : (char *)rc->p->arena + r->offset;
@@ -6259,6 +6396,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_conv2d(const luthier__run_args *arg)
 LUTHIER_PRIVATE luthier_status luthier__run_dense(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     luthier_sgemm_desc sd;
+    if (st->conv) return luthier__conv2d_run_next(ctx, st->conv, xp, op, &st->next); /* fp16 (luthier__plan_dense_h16) */
     memset(&sd, 0, sizeof sd);
     sd.n = os[o->rank - 1];
     sd.k = xs[x->rank - 1];
@@ -7007,6 +7145,46 @@ LUTHIER_PRIVATE luthier_status luthier__run_scatter_nd(const luthier__run_args *
 }
 
 
+/* A step whose h16 hook answered WIDE (>>impl-plan-h16): its fp32 run hook on fp32 copies of its
+   fp16 inputs (widened into the workspace), its fp16 outputs narrowed from theirs; math, sums
+   and the fused activation in fp32 as in an fp32 plan, one rounding to fp16 at the end. */
+LUTHIER_PRIVATE luthier_status luthier__run_h16_wide(const luthier__run_args *arg) {
+    luthier_context *ctx = arg->ctx;
+    const luthier__pstep *st = arg->st;
+    const luthier_plan *p = arg->p;
+    unsigned char *ws = (unsigned char *)luthier__context_workspace(ctx, st->h16_wide);
+    int vs[64 + LUTHIER_MAX_NODE_OUTPUTS], out[64 + LUTHIER_MAX_NODE_OUTPUTS], k, n = 0;
+    void *at[64 + LUTHIER_MAX_NODE_OUTPUTS];
+    luthier__runctx rc = *arg->rc;
+    luthier__run_args a = *arg;
+    luthier__pval x = *arg->x, o = *arg->o;
+    luthier_status s = LUTHIER_STATUS_OK;
+    if (!ws) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "step '%s': cannot allocate %zu bytes of fp32 copies",
+                                  st->name, st->h16_wide);
+    ws += st->h16_wide_off; /* (after the step's own workspace) */
+    for (k = 0; k < st->nin + st->nout && s == LUTHIER_STATUS_OK; k++) {
+        const int v = k < st->nin ? st->in[k] : st->out[k - st->nin];
+        if (v < 0 || p->vals[v].dtype != LUTHIER__DTYPE_F16) continue;
+        if (k < st->nin)
+            s = luthier__op_widen_h16(ctx, arg->cfg, (const uint16_t *)luthier__ptr(arg->rc, v), (float *)(void *)ws,
+                                      p->vals[v].bytes / sizeof(uint16_t));
+        vs[n] = v, out[n] = k >= st->nin, at[n++] = ws;
+        ws += luthier__align_up(p->vals[v].bytes * 2);
+    }
+    rc.num_over = n, rc.over_v = vs, rc.over_p = at;
+    if (x.dtype == LUTHIER__DTYPE_F16) x.dtype = LUTHIER_DTYPE_F32, x.bytes *= 2;
+    if (o.dtype == LUTHIER__DTYPE_F16) o.dtype = LUTHIER_DTYPE_F32, o.bytes *= 2;
+    a.rc = &rc, a.x = &x, a.o = &o;
+    a.xp = (const float *)luthier__ptr(&rc, st->in[0]);
+    a.op = (float *)luthier__ptr(&rc, st->out[0]);
+    if (s == LUTHIER_STATUS_OK) s = luthier__ops[st->d.op].run(&a);
+    for (k = 0; k < n && s == LUTHIER_STATUS_OK; k++)
+        if (out[k])
+            s = luthier__op_narrow_h16(ctx, arg->cfg, (const float *)at[k], (uint16_t *)luthier__ptr(arg->rc, vs[k]),
+                                       p->vals[vs[k]].bytes / sizeof(uint16_t));
+    return s;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__run_step(luthier_context *ctx, const luthier__runctx *rc,
                                                  luthier__pstep *st) {
     luthier_plan *p = rc->p;
@@ -7041,7 +7219,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_step(luthier_context *ctx, const lut
         luthier__run_args arg;
         arg.ctx = ctx; arg.rc = rc; arg.st = st; arg.p = p; arg.x = x; arg.o = o; arg.xp = xp; arg.op = op;
         arg.cfg = &cfg; arg.xs = xs; arg.os = os;
-        return luthier__ops[st->d.op].run(&arg);
+        return st->h16_wide ? luthier__run_h16_wide(&arg) : luthier__ops[st->d.op].run(&arg);
     }
 }
 
@@ -7105,6 +7283,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_run_steps(luthier_context *ctx, lut
     luthier__runctx rc;
     luthier_status s;
     int i;
+    memset(&rc, 0, sizeof rc);
     rc.p = p;
     rc.inputs = inputs;
     rc.outputs = luthier__outputs_bindable(p, inputs, outputs) ? outputs : NULL;

@@ -251,9 +251,13 @@ static void fp16_check_steps(luthier_context *ctx, const gb *b, const luthier_pl
         luthier_plan_get_info(p32, &i32);
         for (k = 0; k < i16.num_steps; k++) {
             luthier_step_info s16, s32;
+            int j;
             luthier_plan_step_info(p16, k, &s16);
-            luthier_plan_step_info(p32, k, &s32);
             if (s16.op != LUTHIER_OP_DENSE) continue;
+            for (j = 0; j < i32.num_steps; j++) /* (by name: fp16 activations add conversion steps) */
+                if (luthier_plan_step_info(p32, j, &s32) == LUTHIER_STATUS_OK && s32.node >= 0 && !strcmp(s32.name, s16.name)) break;
+            CHECK(j < i32.num_steps, "%s: not in the fp32 plan", s16.name);
+            if (j == i32.num_steps) continue;
             dense++;
             CHECK(luthier__kernel_named(s16.kernel) && luthier__kernel_named(s16.kernel)->family == fp16_dense_family(ctx, b) &&
                       luthier__kernel_named(s32.kernel) && luthier__kernel_named(s32.kernel)->family == LUTHIER_KERNELS_F32,
@@ -950,11 +954,22 @@ static float *fp16_act_run(luthier_context *ctx, const luthier_graph *g, const l
                            size_t n0, luthier_plan_info *info, int *fp16_steps, int *fp16_convs, int *convs, const char *what) {
     luthier_plan *p = NULL;
     float *out = (float *)test_alloc(n0 * sizeof(float) + 4);
-    void *outs[1];
-    int k;
+    void *outs[8] = {NULL};
+    int k, ok;
     outs[0] = out;
+    for (k = 1; k < luthier_graph_num_outputs(g) && k < 8; k++) { /* (the other outputs: unread) */
+        luthier_tensor_info ti;
+        size_t n = 1;
+        int d;
+        luthier_graph_tensor_info(g, luthier_graph_output_tensor(g, k), &ti);
+        for (d = 0; d < ti.rank; d++) n *= (size_t)ti.shape[d];
+        outs[k] = test_alloc(n * 8 + 8);
+    }
     *fp16_steps = *fp16_convs = *convs = 0;
-    if (luthier_plan_create(ctx, g, pd, &p) != LUTHIER_STATUS_OK || luthier_plan_run(ctx, p, ins, outs) != LUTHIER_STATUS_OK) {
+    ok = luthier_graph_num_outputs(g) <= 8 && luthier_plan_create(ctx, g, pd, &p) == LUTHIER_STATUS_OK &&
+         luthier_plan_run(ctx, p, ins, outs) == LUTHIER_STATUS_OK;
+    for (k = 1; k < 8; k++) free(outs[k]);
+    if (!ok) {
         CHECK(0, "%s: %s", what, luthier_context_error(ctx));
         luthier_plan_destroy(p);
         free(out);
@@ -965,9 +980,9 @@ static float *fp16_act_run(luthier_context *ctx, const luthier_graph *g, const l
         luthier_step_info si;
         luthier_plan_step_info(p, k, &si);
         *fp16_steps += si.fp16;
-        *fp16_convs += si.fp16 && si.op == LUTHIER_OP_CONV2D;
-        *convs += si.op == LUTHIER_OP_CONV2D;
-        if (si.fp16 && si.op == LUTHIER_OP_CONV2D) /* the F16 kernels, or NEON FP16's depthwise */
+        *fp16_convs += si.fp16 && (si.op == LUTHIER_OP_CONV2D || si.op == LUTHIER_OP_DENSE);
+        *convs += si.op == LUTHIER_OP_CONV2D || si.op == LUTHIER_OP_DENSE;
+        if (si.fp16 && (si.op == LUTHIER_OP_CONV2D || si.op == LUTHIER_OP_DENSE)) /* the F16 kernels, or NEON FP16's depthwise */
             CHECK(si.algorithm == LUTHIER_CONV_DEPTHWISE
                       ? LUTHIER__SIMD_NEON && (ctx->cpu_features & LUTHIER_CPU_FP16) && !si.kernel[0]
                       : luthier__kernel_named(si.kernel) && luthier__kernel_named(si.kernel)->family == LUTHIER_KERNELS_F16,
@@ -1024,8 +1039,8 @@ static void test_fp16_act_plan(void) {
             y16 = fp16_act_run(ctx, b.g, &pd, ins, 2 * 10, &i16, &s16, &c16, &n16, what);
             y32 = fp16_act_run(ctx, b.g, &p32, ins, 2 * 10, &i32, &s32, &c32, &n32, "fp32 plan");
             CHECK(s32 == 0, "the fp32 plan has %d fp16 steps", s32);
-            /* c1, c2 (with the add as its residual), c3, and c4 unless configured fp32; dw on NEON FP16 */
-            CHECK(want ? c16 == (mode == 2 ? 3 : 4) + dw : s16 == 0, "%s: %d fp16 steps, %d fp16 convolutions (want %s)", what, s16, c16,
+            /* c1, c2 (with the add as its residual), c3, and c4 unless configured fp32; dw on NEON FP16 (the dense fc: 2 rows, F16W) */
+            CHECK(want ? c16 == (mode == 2 ? 3 : 4) + dw : s16 == 0, "%s: %d fp16 steps, %d fp16 conv/dense layers (want %s)", what, s16, c16,
                   want ? "fp16" : "none");
             if (y16 && y32) {
                 const double cs = qp_cosine(y16, y32, 2 * 10);
@@ -1154,10 +1169,11 @@ static void test_fp16_act_dw_exact(void) {
    at 1 and 2 threads; where fp16 activations apply (fp16 arithmetic, or forced: the scalar
    emulation) most convolutions pass fp16, and when all do the arena is smaller; else none do. */
 static void test_fp16_act_zoo(void) {
-    static const char *const quick[] = {"mobilenet_v2_small", "resnet18_small"};
-    static const char *const full[] = {"mobilenet_v2_small", "resnet18_small", "resnet50_small", "googlenet_small"};
+    static const char *const quick[] = {"mobilenet_v2_small", "resnet18_small", "bert_small", "gpt2_small"};
+    static const char *const full[] = {"mobilenet_v2_small", "resnet18_small", "resnet50_small", "googlenet_small",
+                                       "bert_small", "gpt2_small"};
     const char *const *names = T.quick ? quick : full;
-    const int count = T.quick ? 2 : 4;
+    const int count = T.quick ? 4 : 6;
     int i, t;
     for (i = 0; i < count; i++)
         for (t = 1; t <= 2; t++) {
@@ -1195,7 +1211,7 @@ static void test_fp16_act_zoo(void) {
                           i32.arena_bytes);
                 else
                     CHECK(s16 == 0, "%s: %d fp16 steps without fp16 arithmetic", what, s16);
-                printf("    %s: cosine %.6f, %d fp16 steps (%d convolutions), activations %zu / %zu bytes, arena %zu / %zu\n", what,
+                printf("    %s: cosine %.6f, %d fp16 steps (%d conv/dense layers), activations %zu / %zu bytes, arena %zu / %zu\n", what,
                        cs, s16, c16, i16.sum_activation_bytes, i32.sum_activation_bytes, i16.arena_bytes, i32.arena_bytes);
             }
             free(y16), free(y32);
@@ -1325,7 +1341,336 @@ static void test_fp16_act_maxpool(void) {
     }
 }
 
+/* ---- dense layers and the element-wise operators on fp16 activations ---- */
+
+/* fp16_activations for a test plan: the default where the CPU has fp16 arithmetic, else forced
+   (the scalar emulation: the same plan structure) */
+static int fp16_act_mode(luthier_context *ctx) { return luthier__f16_kernel(ctx, 64) ? 0 : 1; }
+
+/* a constant whose values the caller sets (the builder keeps it; the graph borrows it) */
+static float *fp16_const(gb *b, const char *name, int rank, const int64_t *shape, int *t) {
+    *t = gb_const(b, name, rank, shape, 0.0f, 0.0f);
+    return b->blobs[b->nblobs - 1];
+}
+
+/* Runs g (inputs ins, output 0 of n floats) in an fp16 plan; returns the output (malloc'd) and
+   in *cvt the "to_f32" steps, in *on16 whether the step named `node` reads or writes fp16, in
+   *fused its fused text; NULL when it does not plan or run. */
+static float *fp16_act_plan_run(luthier_context *ctx, const luthier_graph *g, const void *const *ins, size_t n, const char *node,
+                                int *cvt, int *on16, char *fused, const char *what) {
+    luthier_plan_desc pd;
+    luthier_plan *p = NULL;
+    luthier_plan_info info;
+    float *out = (float *)test_alloc(n * sizeof(float) + 4);
+    void *outs[1];
+    int k;
+    outs[0] = out;
+    *cvt = *on16 = 0;
+    memset(&pd, 0, sizeof pd);
+    pd.precision = LUTHIER_PRECISION_FP16;
+    pd.fp16_activations = fp16_act_mode(ctx);
+    if (luthier_plan_create(ctx, g, &pd, &p) != LUTHIER_STATUS_OK || luthier_plan_run(ctx, p, ins, outs) != LUTHIER_STATUS_OK) {
+        CHECK(0, "%s: %s", what, luthier_context_error(ctx));
+        luthier_plan_destroy(p);
+        free(out);
+        return NULL;
+    }
+    memset(&info, 0, sizeof info);
+    luthier_plan_get_info(p, &info);
+    for (k = 0; k < info.num_steps; k++) {
+        luthier_step_info si;
+        luthier_plan_step_info(p, k, &si);
+        *cvt += si.node < 0 && !strcmp(si.name, "to_f32");
+        if (si.node >= 0 && !strcmp(si.name, node)) {
+            *on16 = si.fp16;
+            if (fused) snprintf(fused, 48, "%s", si.fused);
+        }
+    }
+    luthier_plan_destroy(p);
+    return out;
+}
+
+/* Dense layers on fp16 activations (a 1x1 convolution on an F16 kernel, fp16 in and out; from 8
+   rows, as the F16 kernels) against
+   naive sums: integer inputs and weights keep every partial sum exact in fp16, the bias is on the
+   grid of 2^-8, so the result is the fp32 sum (+ the residual, then ReLU) rounded once to fp16,
+   bit for bit. Ranks 2 and 3, trans_b both ways, N and K across the tile tails, 1 and 2 threads;
+   the step is fp16 and the only to_f32 is the output's. */
+static void test_fp16_act_dense_exact(void) {
+    int t, trial;
+    for (t = 1; t <= 2; t++) {
+        luthier_context *ctx = ctx_threads(t);
+        for (trial = 0; trial < (T.quick ? 12 : 36); trial++) {
+            const int few = trial % 6 == 5; /* below 8 rows: F16W (fp32 activations and arithmetic) */
+            const int64_t bt = 1 + trial % 2, s = few ? test_rand_int(1, 3) : test_rand_int(8, 17), k = test_rand_int(1, 70),
+                          n = test_rand_int(1, 70);
+            const int tb = trial % 2 == 1, res = trial % 3 == 1, relu = trial % 3 == 2, rank = trial % 4 == 3 ? 2 : 3;
+            int64_t xs[3], ws[2], bs[1];
+            int x, r = -1, w, bi, y, cvt = 0, on16 = 0;
+            const size_t rows = (size_t)(rank == 3 ? bt * s : s);
+            float *xin, *rin, *wd, *bd, *got;
+            const void *ins[2];
+            luthier_node_desc d;
+            char what[128], fused[48] = "";
+            size_t i, j, q, bad = 0;
+            gb b;
+            memset(&b, 0, sizeof b);
+            luthier_graph_create(&b.g);
+            if (rank == 3) xs[0] = bt, xs[1] = s, xs[2] = k;
+            else xs[0] = s, xs[1] = k;
+            luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, rank, xs, &x);
+            ws[0] = tb ? k : n, ws[1] = tb ? n : k, bs[0] = n;
+            wd = fp16_const(&b, "w", 2, ws, &w);
+            bd = fp16_const(&b, "b", 1, bs, &bi);
+            for (i = 0; i < (size_t)(n * k); i++) wd[i] = (float)test_rand_int(-3, 3);
+            for (i = 0; i < (size_t)n; i++) bd[i] = (float)test_rand_int(-256, 256) / 256.0f;
+            memset(&d, 0, sizeof d);
+            d.op = LUTHIER_OP_DENSE, d.name = "fc", d.trans_b = tb;
+            d.activation = relu ? LUTHIER_ACTIVATION_RELU : LUTHIER_ACTIVATION_NONE;
+            y = gb_node(&b, &d, x, w, bi);
+            xin = (float *)test_alloc(rows * (size_t)k * sizeof(float));
+            rin = (float *)test_alloc(rows * (size_t)n * sizeof(float));
+            for (i = 0; i < rows * (size_t)k; i++) xin[i] = (float)test_rand_int(-4, 4);
+            for (i = 0; i < rows * (size_t)n; i++) rin[i] = (float)test_rand_int(-8, 8);
+            if (res) {
+                xs[rank - 1] = n;
+                luthier_graph_input(b.g, "r", LUTHIER_DTYPE_F32, rank, xs, &r);
+                y = gb_op(&b, LUTHIER_OP_ADD, "add", y, r);
+            }
+            luthier_graph_output(b.g, y);
+            ins[0] = xin, ins[1] = rin;
+            snprintf(what, sizeof what, "dense %zux%lldx%lld trans_b %d residual %d relu %d, %d threads", rows, (long long)k,
+                     (long long)n, tb, res, relu, t);
+            got = b.fail ? NULL : fp16_act_plan_run(ctx, b.g, ins, rows * (size_t)n, "fc", &cvt, &on16, fused, what);
+            CHECK(!b.fail, "%s: graph", what);
+            if (got) {
+                CHECK(few ? !on16 && cvt == 0 : on16 && cvt == 1 && (!res || strstr(fused, "add")),
+                      "%s: fp16 %d, %d to_f32 steps, fused '%s'", what, on16, cvt, fused);
+                for (i = 0; i < rows; i++)
+                    for (j = 0; j < (size_t)n; j++) {
+                        double acc = 0;
+                        float v;
+                        for (q = 0; q < (size_t)k; q++)
+                            acc += (double)xin[i * (size_t)k + q] * wd[tb ? q * (size_t)n + j : j * (size_t)k + q];
+                        v = (float)(acc + bd[j] + (res ? rin[i * (size_t)n + j] : 0.0f)); /* (exact) */
+                        if (relu && v < 0) v = 0;
+                        bad += got[i * (size_t)n + j] != (few ? v : luthier__f16_to_f32(luthier__f32_to_f16(v)));
+                    }
+                CHECK(bad == 0, "%s: %zu of %zu outputs differ", what, bad, rows * (size_t)n);
+            }
+            free(got), free(xin), free(rin);
+            gb_free(&b);
+        }
+        luthier_context_destroy(ctx);
+    }
+}
+
+/* The element-wise operators (and pools, softmax, layer norm) on fp16 activations, each case one
+   graph: fp16 values made exactly by identity layers (a dense or 1x1 convolution with weights I
+   on an F16 kernel: the inputs rounded to fp16), the operator, the output. */
+typedef struct fp16_wide_case {
+    luthier_op op;
+    int nhwc;  /* 4-D after a 1x1 convolution (else [B, S, C] after a dense layer) */
+    int bcast; /* binary: the second operand 0 the same shape (an fp16 value), 1 [1, 1, C] (an fp32
+                  constant), 2 [B, S, 1] (fp16); 4-D: [N, C, 1, W] (fp16) */
+    int exact; /* the fp32 result of fp16 operands is exact: bit for bit after the rounding */
+} fp16_wide_case;
+
+/* the reference of case c at one element (double math on the fp16-rounded operands) */
+static double fp16_wide_ref1(luthier_op op, double a, double b) {
+    switch (op) {
+    case LUTHIER_OP_RELU: return a > 0 ? a : 0;
+    case LUTHIER_OP_SIGMOID: return 1.0 / (1.0 + exp(-a));
+    case LUTHIER_OP_TANH: return tanh(a);
+    case LUTHIER_OP_GELU: return 0.5 * a * (1.0 + erf(a / sqrt(2.0)));
+    case LUTHIER_OP_EXP: return exp(a);
+    case LUTHIER_OP_NEG: return -a;
+    case LUTHIER_OP_ABS: return fabs(a);
+    case LUTHIER_OP_SILU: return a / (1.0 + exp(-a));
+    case LUTHIER_OP_HARD_SWISH: return a * (a + 3 < 0 ? 0 : a + 3 > 6 ? 6 : a + 3) / 6.0;
+    case LUTHIER_OP_ADD: return a + b;
+    case LUTHIER_OP_SUB: return a - b;
+    case LUTHIER_OP_MUL: return a * b;
+    case LUTHIER_OP_DIV: return a / b;
+    case LUTHIER_OP_MAX: return a > b ? a : b;
+    default: return a < b ? a : b; /* MIN */
+    }
+}
+
+/* whether got is within one fp16 step of the fp16 rounding of want (bit for bit when exact) */
+static int fp16_wide_close(float got, double want, int exact) {
+    const float w16 = luthier__f16_to_f32(luthier__f32_to_f16((float)want));
+    if (exact) return got == w16;
+    return fabs((double)got - w16) <= fabs(w16) * (1.0 / 1024) + 1.0 / (1 << 24);
+}
+
+/* An identity layer on x (its last dim, or dim 1 of a 4-D value, c wide): fp16 values of x; then
+   a view (a 1x1 max pool on 4-D values) so that the operator is not fused into the layer. */
+static int fp16_identity(gb *b, const char *name, int x, int64_t c, int conv) {
+    luthier_tensor_info ti;
+    char vn[64];
+    int64_t ws[4];
+    luthier_node_desc d;
+    int w, i;
+    float *wd;
+    char wn[64];
+    ws[0] = ws[1] = c, ws[2] = ws[3] = 1;
+    snprintf(wn, sizeof wn, "%s.w", name);
+    wd = fp16_const(b, wn, conv ? 4 : 2, ws, &w);
+    for (i = 0; i < c * c; i++) wd[i] = i % (c + 1) == 0 ? 1.0f : 0.0f;
+    memset(&d, 0, sizeof d);
+    d.op = conv ? LUTHIER_OP_CONV2D : LUTHIER_OP_DENSE;
+    d.name = name;
+    x = gb_node(b, &d, x, w, -1);
+    snprintf(vn, sizeof vn, "%s.view", name);
+    luthier_graph_tensor_info(b->g, x, &ti);
+    if (!conv) return gb_reshape(b, vn, x, ti.shape, ti.rank);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_MAXPOOL, d.name = vn;
+    d.kernel[0] = d.kernel[1] = d.stride[0] = d.stride[1] = 1;
+    return gb_node(b, &d, x, -1, -1);
+}
+
+/* The reference of case c: out[i] over the operands' fp16 roundings (xs: the first operand's
+   shape; y: the second operand with its broadcast strides). */
+static void fp16_wide_ref(const fp16_wide_case *c, const int64_t *xs, const float *x, const float *y, const float *g,
+                          const float *be, double *out) {
+    const size_t total = (size_t)(xs[0] * xs[1] * xs[2] * (c->nhwc ? xs[3] : 1));
+    const size_t last = (size_t)xs[c->nhwc ? 3 : 2];
+    size_t i, j;
+    double *h = (double *)test_alloc(total * sizeof(double));
+    for (i = 0; i < total; i++) h[i] = luthier__f16_to_f32(luthier__f32_to_f16(x[i]));
+    if (c->op == LUTHIER_OP_SOFTMAX || c->op == LUTHIER_OP_LAYER_NORM) {
+        for (i = 0; i < total; i += last) {
+            double m = -1e300, sum = 0, mean = 0, var = 0;
+            for (j = 0; j < last; j++) m = h[i + j] > m ? h[i + j] : m, mean += h[i + j];
+            mean /= (double)last;
+            for (j = 0; j < last; j++) sum += exp(h[i + j] - m), var += (h[i + j] - mean) * (h[i + j] - mean);
+            var /= (double)last;
+            for (j = 0; j < last; j++)
+                out[i + j] = c->op == LUTHIER_OP_SOFTMAX ? exp(h[i + j] - m) / sum
+                                                          : (h[i + j] - mean) / sqrt(var + 1e-5) * g[j] + be[j];
+        }
+    } else if (c->op == LUTHIER_OP_TRANSPOSE) { /* [B, S, C] -> [B, C, S] */
+        const size_t s = (size_t)xs[1];
+        for (i = 0; i < total; i++) {
+            const size_t bb = i / (s * last), r = i % (s * last);
+            out[bb * s * last + (r % last) * s + r / last] = h[i];
+        }
+    } else if (c->op == LUTHIER_OP_GLOBAL_AVGPOOL) { /* NCHW in, [N, C] out */
+        const size_t hw = (size_t)(xs[2] * xs[3]);
+        for (i = 0; i < total / hw; i++) {
+            double s = 0;
+            for (j = 0; j < hw; j++) s += h[i * hw + j];
+            out[i] = s / (double)hw;
+        }
+    } else {
+        for (i = 0; i < total; i++) {
+            double bv = 0;
+            if (y) { /* the second operand's index under its broadcast */
+                const size_t l = i % last, row = i / last;
+                size_t at = i;
+                if (c->nhwc && c->bcast) at = row / (size_t)xs[2] * last + l; /* [N, C, 1, W] */
+                else if (c->bcast == 1) at = l;
+                else if (c->bcast == 2) at = row;
+                bv = c->bcast == 1 && !c->nhwc ? y[at] : luthier__f16_to_f32(luthier__f32_to_f16(y[at]));
+            }
+            out[i] = fp16_wide_ref1(c->op, h[i], bv);
+        }
+    }
+    free(h);
+}
+
+static void test_fp16_act_wide(void) {
+    static const fp16_wide_case cases[] = {
+        {LUTHIER_OP_RELU, 0, 0, 1},       {LUTHIER_OP_SIGMOID, 0, 0, 0},   {LUTHIER_OP_TANH, 0, 0, 0},
+        {LUTHIER_OP_GELU, 0, 0, 0},       {LUTHIER_OP_EXP, 0, 0, 0},       {LUTHIER_OP_NEG, 0, 0, 1},
+        {LUTHIER_OP_ABS, 1, 0, 1},        {LUTHIER_OP_SILU, 1, 0, 0},      {LUTHIER_OP_HARD_SWISH, 1, 0, 0},
+        {LUTHIER_OP_ADD, 0, 0, 1},        {LUTHIER_OP_SUB, 0, 1, 0},       {LUTHIER_OP_MUL, 0, 2, 1},
+        {LUTHIER_OP_DIV, 0, 0, 0},        {LUTHIER_OP_MAX, 1, 0, 1},       {LUTHIER_OP_MIN, 1, 1, 1},
+        {LUTHIER_OP_ADD, 1, 1, 1},        {LUTHIER_OP_SOFTMAX, 0, 0, 0},   {LUTHIER_OP_LAYER_NORM, 0, 0, 0},
+        {LUTHIER_OP_GLOBAL_AVGPOOL, 1, 0, 0}, {LUTHIER_OP_TRANSPOSE, 0, 0, 1}};
+    static const int perm[3] = {0, 2, 1};
+    const int ncases = (int)(sizeof cases / sizeof cases[0]);
+    int t, ci;
+    for (t = 1; t <= 2; t++) {
+        luthier_context *ctx = ctx_threads(t);
+        for (ci = 0; ci < ncases * (T.quick ? 1 : 3); ci++) {
+            const fp16_wide_case *c = &cases[ci % ncases];
+            const int binary = c->op >= LUTHIER_OP_ADD && c->op <= LUTHIER_OP_MIN;
+            int64_t xs[4], ys[4], cs[3];
+            int x, y = -1, a, bop = -1, out, gi = -1, bi = -1, k, cvt = 0, on16 = 0;
+            size_t total, nout, i, bad = 0, ny;
+            float *xin, *yin = NULL, *got, *gd = NULL, *bd = NULL, *ycon = NULL;
+            double *want;
+            const void *ins[2];
+            luthier_node_desc d;
+            char what[128];
+            gb b;
+            memset(&b, 0, sizeof b);
+            luthier_graph_create(&b.g);
+            if (c->nhwc) xs[0] = test_rand_int(1, 2), xs[1] = test_rand_int(2, 40), xs[2] = test_rand_int(1, 7), xs[3] = test_rand_int(1, 7);
+            else xs[0] = test_rand_int(1, 2), xs[1] = test_rand_int(8, 12), xs[2] = test_rand_int(1, 90), xs[3] = 1;
+            total = (size_t)(xs[0] * xs[1] * xs[2] * xs[3]);
+            luthier_graph_input(b.g, "x", LUTHIER_DTYPE_F32, c->nhwc ? 4 : 3, xs, &x);
+            a = fp16_identity(&b, "wx", x, c->nhwc ? xs[1] : xs[2], c->nhwc);
+            memcpy(ys, xs, sizeof ys);
+            if (binary && c->nhwc && c->bcast) ys[2] = 1;
+            else if (binary && c->bcast == 2) ys[2] = 1;
+            ny = (size_t)(ys[0] * ys[1] * ys[2] * ys[3]);
+            if (binary && c->bcast == 1 && !c->nhwc) { /* an fp32 constant [1, 1, C] */
+                cs[0] = cs[1] = 1, cs[2] = xs[2];
+                ycon = fp16_const(&b, "yc", 3, cs, &bop);
+                for (i = 0; i < (size_t)xs[2]; i++) ycon[i] = (float)test_rand_int(-300, 300) / 100.0f;
+            } else if (binary) {
+                luthier_graph_input(b.g, "y", LUTHIER_DTYPE_F32, c->nhwc ? 4 : 3, ys, &y);
+                bop = fp16_identity(&b, "wy", y, c->nhwc ? ys[1] : ys[2], c->nhwc);
+            }
+            memset(&d, 0, sizeof d);
+            d.op = c->op, d.name = "op", d.typed = c->op != LUTHIER_OP_TRANSPOSE;
+            luthier_node_attrs_default(c->op, &d.attr);
+            d.perm = c->op == LUTHIER_OP_TRANSPOSE ? perm : NULL;
+            if (c->op == LUTHIER_OP_LAYER_NORM) {
+                cs[0] = xs[2];
+                gd = fp16_const(&b, "g", 1, cs, &gi);
+                bd = fp16_const(&b, "be", 1, cs, &bi);
+                for (i = 0; i < (size_t)xs[2]; i++) gd[i] = 0.5f + (float)test_rand_int(0, 100) / 100.0f, bd[i] = (float)test_rand_int(-50, 50) / 100.0f;
+            }
+            out = gb_node(&b, &d, a, binary ? bop : gi, bi);
+            luthier_graph_output(b.g, out);
+            xin = rand_buf(total, -3, 3);
+            if (binary && y >= 0) {
+                yin = rand_buf(ny, -3, 3);
+                if (c->op == LUTHIER_OP_DIV)
+                    for (i = 0; i < ny; i++) yin[i] = yin[i] < 0 ? yin[i] - 0.25f : yin[i] + 0.25f;
+            }
+            ins[0] = xin, ins[1] = yin;
+            nout = c->op == LUTHIER_OP_GLOBAL_AVGPOOL ? (size_t)(xs[0] * xs[1]) : total;
+            snprintf(what, sizeof what, "%s (nhwc %d, broadcast %d) on %lldx%lldx%lldx%lld, %d threads", luthier_op_name(c->op), c->nhwc,
+                     c->bcast, (long long)xs[0], (long long)xs[1], (long long)xs[2], (long long)xs[3], t);
+            got = b.fail ? NULL : fp16_act_plan_run(ctx, b.g, ins, nout, "op", &cvt, &on16, NULL, what);
+            CHECK(!b.fail, "%s: graph", what);
+            if (got) {
+                const float *yref = ycon ? ycon : yin;
+                CHECK(on16 && cvt == 1, "%s: fp16 %d, %d to_f32 steps (want the output's only)", what, on16, cvt);
+                want = (double *)test_alloc(total * sizeof(double));
+                fp16_wide_ref(c, xs, xin, binary ? yref : NULL, gd, bd, want);
+                for (i = 0; i < nout; i++) bad += !fp16_wide_close(got[i], want[i], c->exact);
+                for (k = 0, i = 0; bad && i < nout && k < 3; i++)
+                    if (!fp16_wide_close(got[i], want[i], c->exact)) printf("    [%zu] %.8g, want %.8g\n", i, got[i], want[i]), k++;
+                CHECK(bad == 0, "%s: %zu of %zu outputs differ", what, bad, nout);
+                free(want);
+            }
+            free(got), free(xin), free(yin);
+            gb_free(&b);
+        }
+        luthier_context_destroy(ctx);
+    }
+}
+
 static void run_fp16_tests(void) {
+    RUN(test_fp16_act_dense_exact);
+    RUN(test_fp16_act_wide);
     RUN(test_fp16_widen);
     RUN(test_fp16_narrow);
     RUN(test_fp16_sgemm_packed_mismatch);
