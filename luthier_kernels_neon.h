@@ -1598,14 +1598,15 @@ LUTHIER_PRIVATE void luthier__dw_h16_pixel_neon(uint16_t *o, const uint16_t *con
     }
 }
 
-/* Row r of the tile: the fp16 sums widened, + C (LOAD_C) + bias, clamped, stored (n columns). */
+/* Row r of a tile of 8 * vecs columns (vecs <= 4): the fp16 sums widened, + C (LOAD_C) + bias,
+   clamped, stored (n columns). */
 LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__neon_h_row(const luthier_sgemm_ukernel_args *p, size_t r,
-                                                          const float16_t *x) {
-    float row[24];
+                                                          const float16_t *x, int vecs) {
+    float row[32];
     float *c = p->c + r * p->ldc;
     size_t j;
     int v;
-    for (v = 0; v < 3; v++) {
+    for (v = 0; v < vecs; v++) {
         const float16x8_t h = vld1q_f16(x + 8 * v);
         vst1q_f32(row + 8 * v, vcvt_f32_f16(vget_low_f16(h)));
         vst1q_f32(row + 8 * v + 4, vcvt_high_f32_f16(h));
@@ -1669,7 +1670,7 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x24__neonfp16(c
         : [a] "+r"(a), [b] "+r"(b), [k] "+r"(k), [t] "+r"(tp)
         :
         : "v0", "v1", "v2", "v3", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
-    for (r = 0; r < p->m; r++) luthier__neon_h_row(p, r, t + 24 * r);
+    for (r = 0; r < p->m; r++) luthier__neon_h_row(p, r, t + 24 * r, 3);
 }
 
 /* >>f16-hybrid ================================================================================
@@ -1699,26 +1700,6 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x24__neonfp16(c
     LUTHIER__H6x32_G1(v7, lane) "ldr q7, [%[b], #64*" #lane "+48]\n\t"                             \
     LUTHIER__H6x32_G2(v6, lane) "ldr q6, [%[b], #64*" #lane "+64]\n\t"                             \
     LUTHIER__H6x32_G3(v7, lane) "ldr q7, [%[b], #64*" #lane "+80]\n\t"
-
-/* Row r of a 32-column fp16 tile: the sums widened, + C (LOAD_C) + bias, clamped, stored (n
-   columns). */
-LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__neon_h_row32(const luthier_sgemm_ukernel_args *p, size_t r,
-                                                             const float16_t *x) {
-    float row[32];
-    float *c = p->c + r * p->ldc;
-    size_t j;
-    int v;
-    for (v = 0; v < 4; v++) {
-        const float16x8_t h = vld1q_f16(x + 8 * v);
-        vst1q_f32(row + 8 * v, vcvt_f32_f16(vget_low_f16(h)));
-        vst1q_f32(row + 8 * v + 4, vcvt_high_f32_f16(h));
-    }
-    for (j = 0; j < p->n; j++) {
-        float f = row[j] + ((p->flags & LUTHIER_UKERNEL_LOAD_C) ? c[j] : 0.0f) + (p->bias ? p->bias[j] : 0.0f);
-        if (p->flags & LUTHIER_UKERNEL_CLAMP) f = f < p->min ? p->min : f > p->max ? p->max : f;
-        c[j] = f;
-    }
-}
 
 LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x32__neonfp16_hybrid(const luthier_sgemm_ukernel_args *p) {
     float16_t t[6 * 32];
@@ -1789,7 +1770,7 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x32__neonfp16_h
         : "x0", "x1", "x2", "x3", "x4", "x5", "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3", "v4", "v5", "v6",
           "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
           "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
-    for (r = 0; r < p->m; r++) luthier__neon_h_row32(p, r, t + 32 * r);
+    for (r = 0; r < p->m; r++) luthier__neon_h_row(p, r, t + 32 * r, 4);
 }
 
 #define LUTHIER__UKERNELS_F16_NEON(X)                                                              \
