@@ -917,6 +917,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_pixel)(const float
 
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_impl)(void *arg, size_t ub, size_t ue, int thread) {
     const luthier__op_pool_job *j = (const luthier__op_pool_job *)arg;
+    const float *x = (const float *)j->x;
     const size_t rows = j->n * j->oh;
     size_t row, r_end = luthier__min_sz(rows, ue * j->rpu), ox;
     (void)thread;
@@ -926,7 +927,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_impl)(void *arg, s
         luthier__op_pool_axis(oy, j->sh, j->pt, j->pb, j->dh, j->kh, j->h, &iy0, &ny, &npy);
         for (ox = 0; ox < j->ow; ox++) {
             size_t ix0, nx, npx;
-            float *out = j->y + (row * j->ow + ox) * j->c;
+            float *out = (float *)j->y + (row * j->ow + ox) * j->c;
             float div;
             luthier__op_pool_axis(ox, j->sw, j->pl, j->pr, j->dw, j->kw, j->w, &ix0, &nx, &npx);
             div = (float)(j->include_pad ? npy * npx : ny * nx);
@@ -935,7 +936,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_impl)(void *arg, s
                 for (cc = 0; cc < j->c; cc++) out[cc] = j->is_max ? -INFINITY : 0.0f;
                 continue;
             }
-            LUTHIER__VN(luthier__op_pool_pixel)(j->x + b * j->h * j->w * j->c, j->w, j->c,
+            LUTHIER__VN(luthier__op_pool_pixel)(x + b * j->h * j->w * j->c, j->w, j->c,
                                    oy * j->sh + iy0 * j->dh - j->pt, ny, j->dh,
                                    ox * j->sw + ix0 * j->dw - j->pl, nx, j->dw, j->c, j->is_max, div, out);
         }
@@ -953,8 +954,8 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_apool_impl)(void *arg, 
         const size_t hs = oy * j->h / j->oh, he = ((oy + 1) * j->h + j->oh - 1) / j->oh;
         const size_t ws = ox * j->w / j->ow, we = ((ox + 1) * j->w + j->ow - 1) / j->ow;
         const size_t c0 = ch * LUTHIER__OP_APOOL_CB, cn = luthier__min_sz(LUTHIER__OP_APOOL_CB, j->c - c0);
-        LUTHIER__VN(luthier__op_pool_pixel)(j->x + b * j->h * j->w * j->c + c0, j->w, j->c, hs, he - hs, 1, ws, we - ws, 1, cn, 0,
-                               (float)((he - hs) * (we - ws)), j->y + pix * j->c + c0);
+        LUTHIER__VN(luthier__op_pool_pixel)((const float *)j->x + b * j->h * j->w * j->c + c0, j->w, j->c, hs, he - hs, 1, ws,
+                               we - ws, 1, cn, 0, (float)((he - hs) * (we - ws)), (float *)j->y + pix * j->c + c0);
     }
 }
 LUTHIER__OP_RANGE(luthier__op_apool)
@@ -2219,13 +2220,45 @@ LUTHIER__INLINE int64_t luthier__op_wrap32(int64_t v) {
 
 /* >>ops-pool ================================================================================= */
 
+/* A 2-D pool on NHWC: fp32, uint8 or fp16 (x, y of that type) */
 typedef struct luthier__op_pool_job {
-    const float *x;
-    float *y;
+    const void *x;
+    void *y;
     size_t n, h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow;
     int is_max, include_pad;
-    size_t rpu; /* output rows per unit */
+    uint8_t zero; /* uint8: the real value 0 */
+    size_t rpu;   /* output rows per unit */
 } luthier__op_pool_job;
+
+/* Fills j with the arguments of the pool entry points (strides and dilations of 0 read as 1;
+   is_max, include_pad and zero 0) and returns its units of rpu output rows: 0 when the output
+   is empty. */
+LUTHIER_PRIVATE size_t luthier__op_pool_set(luthier__op_pool_job *j, const void *x, size_t n, size_t h, size_t w,
+                                            size_t c, size_t kh, size_t kw, size_t sh, size_t sw, size_t dh,
+                                            size_t dw, size_t pt, size_t pl, size_t pb, size_t pr, void *y,
+                                            size_t oh, size_t ow) {
+    memset(j, 0, sizeof *j);
+    j->x = x;
+    j->y = y;
+    j->n = n;
+    j->h = h;
+    j->w = w;
+    j->c = c;
+    j->kh = kh;
+    j->kw = kw;
+    j->sh = sh ? sh : 1;
+    j->sw = sw ? sw : 1;
+    j->dh = dh ? dh : 1;
+    j->dw = dw ? dw : 1;
+    j->pt = pt;
+    j->pl = pl;
+    j->pb = pb;
+    j->pr = pr;
+    j->oh = oh;
+    j->ow = ow;
+    j->rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, ow * c * kh * kw));
+    return !n || !oh || !ow || !c ? 0 : luthier__div_up(n * oh, j->rpu);
+}
 
 /* Taps of one axis: first tap index *i0 and count *cnt inside [0, size); *padded = taps inside
    [-pad_lo, size + pad_hi). */
@@ -2249,10 +2282,31 @@ LUTHIER__INLINE void luthier__op_pool_axis(size_t o, size_t stride, size_t pad_l
 /* adaptive average pooling: units are (output pixel, channel chunk) items */
 #define LUTHIER__OP_APOOL_CB ((size_t)256)
 typedef struct luthier__op_apool_job {
-    const float *x;
-    float *y;
+    const void *x; /* fp32 or uint8 */
+    void *y;
     size_t n, h, w, c, oh, ow, chunks, ipu, items;
 } luthier__op_apool_job;
+
+/* Fills j and returns its units of ipu items (0 when the output or the input is empty). */
+LUTHIER_PRIVATE size_t luthier__op_apool_set(luthier__op_apool_job *j, const void *x, size_t n, size_t h, size_t w,
+                                             size_t c, void *y, size_t oh, size_t ow) {
+    size_t bin;
+    j->x = x;
+    j->y = y;
+    j->n = n;
+    j->h = h;
+    j->w = w;
+    j->c = c;
+    j->oh = oh;
+    j->ow = ow;
+    j->chunks = luthier__div_up(c, LUTHIER__OP_APOOL_CB);
+    j->items = n * oh * ow * j->chunks;
+    j->ipu = 1;
+    if (!j->items || !h || !w) return 0;
+    bin = luthier__div_up(h, oh) * luthier__div_up(w, ow) + 1; /* largest bin (+1: ceil) */
+    j->ipu = luthier__max_sz(1, LUTHIER__OP_GRAIN / (bin * luthier__min_sz(c, LUTHIER__OP_APOOL_CB)));
+    return luthier__div_up(j->items, j->ipu);
+}
 
 /* >>ops-norm ================================================================================= */
 
@@ -2723,31 +2777,11 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_pool2d_nhwc(
     size_t c, size_t kh, size_t kw, size_t sh, size_t sw, size_t dh, size_t dw, size_t pad_top, size_t pad_left,
     size_t pad_bottom, size_t pad_right, int count_include_pad, float *y, size_t out_h, size_t out_w) {
     luthier__op_pool_job j;
-    size_t work;
-    j.x = x;
-    j.y = y;
-    j.n = n;
-    j.h = h;
-    j.w = w;
-    j.c = c;
-    j.kh = kh;
-    j.kw = kw;
-    j.sh = sh ? sh : 1;
-    j.sw = sw ? sw : 1;
-    j.dh = dh ? dh : 1;
-    j.dw = dw ? dw : 1;
-    j.pt = pad_top;
-    j.pl = pad_left;
-    j.pb = pad_bottom;
-    j.pr = pad_right;
-    j.oh = out_h;
-    j.ow = out_w;
+    const size_t units = luthier__op_pool_set(&j, x, n, h, w, c, kh, kw, sh, sw, dh, dw, pad_top, pad_left, pad_bottom,
+                                              pad_right, y, out_h, out_w);
     j.is_max = is_max != 0;
     j.include_pad = count_include_pad != 0;
-    work = luthier__max_sz(1, out_w * c * kh * kw);
-    j.rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / work);
-    if (!n || !out_h || !out_w || !c) return luthier__op_run(ctx, cfg, 0, luthier__op_pool_range_base, &j);
-    return luthier__op_run(ctx, cfg, luthier__div_up(n * out_h, j.rpu), LUTHIER__OP_PICK(ctx, luthier__op_pool_range), &j);
+    return luthier__op_run(ctx, cfg, units, LUTHIER__OP_PICK(ctx, luthier__op_pool_range), &j);
 }
 
 /* PyTorch adaptive average pooling on NHWC: bin i spans [floor(i*H/OH), ceil((i+1)*H/OH)). */
@@ -2755,21 +2789,8 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_adaptive_avgpool_nhwc
     luthier_context *ctx, const luthier__op_cfg *cfg, const float *x, size_t n, size_t h, size_t w, size_t c,
     float *y, size_t out_h, size_t out_w) {
     luthier__op_apool_job j;
-    size_t bin;
-    j.x = x;
-    j.y = y;
-    j.n = n;
-    j.h = h;
-    j.w = w;
-    j.c = c;
-    j.oh = out_h;
-    j.ow = out_w;
-    j.chunks = luthier__div_up(c, LUTHIER__OP_APOOL_CB);
-    j.items = n * out_h * out_w * j.chunks;
-    if (!j.items || !h || !w) return luthier__op_run(ctx, cfg, 0, luthier__op_apool_range_base, &j);
-    bin = luthier__div_up(h, out_h) * luthier__div_up(w, out_w) + 1; /* largest bin (+1: ceil) */
-    j.ipu = luthier__max_sz(1, LUTHIER__OP_GRAIN / (bin * luthier__min_sz(c, LUTHIER__OP_APOOL_CB)));
-    return luthier__op_run(ctx, cfg, luthier__div_up(j.items, j.ipu), LUTHIER__OP_PICK(ctx, luthier__op_apool_range), &j);
+    const size_t units = luthier__op_apool_set(&j, x, n, h, w, c, y, out_h, out_w);
+    return luthier__op_run(ctx, cfg, units, LUTHIER__OP_PICK(ctx, luthier__op_apool_range), &j);
 }
 
 /* y[o][ch][i] = act(x[o][ch][i] * scale[ch] + shift[ch]); scale/shift may be NULL; in place ok. */
@@ -4466,17 +4487,8 @@ LUTHIER__INLINE void luthier__op_qwin_run(const luthier__op_qwin *q, size_t cn, 
     }
 }
 
-typedef struct luthier__op_qpool_job {
-    const uint8_t *x;
-    uint8_t *y;
-    size_t n, h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow;
-    int is_max, include_pad;
-    uint8_t zero;
-    size_t rpu; /* output rows per unit */
-} luthier__op_qpool_job;
-
 LUTHIER__INLINE void luthier__op_qpool_body(void *arg, size_t ub, size_t ue) {
-    const luthier__op_qpool_job *j = (const luthier__op_qpool_job *)arg;
+    const luthier__op_pool_job *j = (const luthier__op_pool_job *)arg;
     const size_t r_end = luthier__min_sz(j->n * j->oh, ue * j->rpu);
     size_t row, ox;
     for (row = ub * j->rpu; row < r_end; row++) {
@@ -4484,7 +4496,7 @@ LUTHIER__INLINE void luthier__op_qpool_body(void *arg, size_t ub, size_t ue) {
         size_t iy0, ny, npy;
         luthier__op_pool_axis(oy, j->sh, j->pt, j->pb, j->dh, j->kh, j->h, &iy0, &ny, &npy);
         for (ox = 0; ox < j->ow; ox++) {
-            uint8_t *out = j->y + (row * j->ow + ox) * j->c;
+            uint8_t *out = (uint8_t *)j->y + (row * j->ow + ox) * j->c;
             size_t ix0, nx, npx;
             luthier__op_qwin q;
             luthier__op_pool_axis(ox, j->sw, j->pl, j->pr, j->dw, j->kw, j->w, &ix0, &nx, &npx);
@@ -4493,7 +4505,7 @@ LUTHIER__INLINE void luthier__op_qpool_body(void *arg, size_t ub, size_t ue) {
                 memset(out, j->zero, j->c);
                 continue;
             }
-            q.img = j->x + b * j->h * j->w * j->c;
+            q.img = (const uint8_t *)j->x + b * j->h * j->w * j->c;
             q.w = j->w;
             q.c = j->c;
             q.y0 = oy * j->sh + iy0 * j->dh - j->pt;
@@ -4510,14 +4522,8 @@ LUTHIER__INLINE void luthier__op_qpool_body(void *arg, size_t ub, size_t ue) {
 LUTHIER__U8_RANGE(luthier__op_qpool)
 
 /* adaptive average pooling: units are (output pixel, channel chunk) items like the fp32 op */
-typedef struct luthier__op_qapool_job {
-    const uint8_t *x;
-    uint8_t *y;
-    size_t n, h, w, c, oh, ow, chunks, ipu, items;
-} luthier__op_qapool_job;
-
 LUTHIER__INLINE void luthier__op_qapool_body(void *arg, size_t ub, size_t ue) {
-    const luthier__op_qapool_job *j = (const luthier__op_qapool_job *)arg;
+    const luthier__op_apool_job *j = (const luthier__op_apool_job *)arg;
     const size_t it_end = luthier__min_sz(j->items, ue * j->ipu);
     size_t it;
     for (it = ub * j->ipu; it < it_end; it++) {
@@ -4527,7 +4533,7 @@ LUTHIER__INLINE void luthier__op_qapool_body(void *arg, size_t ub, size_t ue) {
         const size_t ws = ox * j->w / j->ow, we = ((ox + 1) * j->w + j->ow - 1) / j->ow;
         const size_t c0 = ch * LUTHIER__OP_APOOL_CB, cn = luthier__min_sz(LUTHIER__OP_APOOL_CB, j->c - c0);
         luthier__op_qwin q;
-        q.img = j->x + b * j->h * j->w * j->c + c0;
+        q.img = (const uint8_t *)j->x + b * j->h * j->w * j->c + c0;
         q.w = j->w;
         q.c = j->c;
         q.y0 = hs;
@@ -4538,7 +4544,7 @@ LUTHIER__INLINE void luthier__op_qapool_body(void *arg, size_t ub, size_t ue) {
         q.dx = 1;
         q.pad = 0;
         q.cnt = q.ny * q.nx;
-        luthier__op_qwin_run(&q, cn, 0, j->y + pix * j->c + c0);
+        luthier__op_qwin_run(&q, cn, 0, (uint8_t *)j->y + pix * j->c + c0);
     }
 }
 LUTHIER__U8_RANGE(luthier__op_qapool)
@@ -4597,46 +4603,17 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_qadd(luthier_context 
     return luthier__op_run(ctx, cfg, luthier__div_up(n, LUTHIER__OP_GRAIN), LUTHIER__OP_PICK(ctx, luthier__op_qadd_range), &j);
 }
 
-LUTHIER_PRIVATE luthier_status luthier__op_qpool_run(luthier_context *ctx, const luthier__op_cfg *cfg,
-                                                     luthier__op_qpool_job *j) {
-    j->sh = j->sh ? j->sh : 1;
-    j->sw = j->sw ? j->sw : 1;
-    j->dh = j->dh ? j->dh : 1;
-    j->dw = j->dw ? j->dw : 1;
-    j->rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, j->ow * j->c * j->kh * j->kw));
-    if (!j->n || !j->oh || !j->ow || !j->c) return luthier__op_run(ctx, cfg, 0, luthier__op_qpool_range_base, j);
-    return luthier__op_run(ctx, cfg, luthier__div_up(j->n * j->oh, j->rpu), LUTHIER__OP_PICK(ctx, luthier__op_qpool_range), j);
-}
-
 /* Max pooling on NHWC uint8, arguments as luthier__op_pool2d_nhwc's: the max over the taps
    inside the input (same quantization in and out); a window without one gives `zero`. */
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_qmaxpool_nhwc(
     luthier_context *ctx, const luthier__op_cfg *cfg, const uint8_t *x, size_t n, size_t h, size_t w, size_t c,
     size_t kh, size_t kw, size_t sh, size_t sw, size_t dh, size_t dw, size_t pt, size_t pl, size_t pb, size_t pr,
     uint8_t *y, size_t oh, size_t ow, int32_t zero) {
-    luthier__op_qpool_job j;
-    memset(&j, 0, sizeof j);
-    j.x = x;
-    j.y = y;
-    j.n = n;
-    j.h = h;
-    j.w = w;
-    j.c = c;
-    j.kh = kh;
-    j.kw = kw;
-    j.sh = sh;
-    j.sw = sw;
-    j.dh = dh;
-    j.dw = dw;
-    j.pt = pt;
-    j.pl = pl;
-    j.pb = pb;
-    j.pr = pr;
-    j.oh = oh;
-    j.ow = ow;
+    luthier__op_pool_job j;
+    const size_t units = luthier__op_pool_set(&j, x, n, h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, y, oh, ow);
     j.is_max = 1;
     j.zero = (uint8_t)zero;
-    return luthier__op_qpool_run(ctx, cfg, &j);
+    return luthier__op_run(ctx, cfg, units, LUTHIER__OP_PICK(ctx, luthier__op_qpool_range), &j);
 }
 
 /* Average pooling on NHWC uint8 (same quantization in and out): q = (sum + cnt/2) / cnt over
@@ -4647,27 +4624,11 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_qavgpool_nhwc(
     luthier_context *ctx, const luthier__op_cfg *cfg, const uint8_t *x, size_t n, size_t h, size_t w, size_t c,
     size_t kh, size_t kw, size_t sh, size_t sw, size_t pt, size_t pl, size_t pb, size_t pr, int count_include_pad,
     uint8_t *y, size_t oh, size_t ow, int32_t zero) {
-    luthier__op_qpool_job j;
-    memset(&j, 0, sizeof j);
-    j.x = x;
-    j.y = y;
-    j.n = n;
-    j.h = h;
-    j.w = w;
-    j.c = c;
-    j.kh = kh;
-    j.kw = kw;
-    j.sh = sh;
-    j.sw = sw;
-    j.pt = pt;
-    j.pl = pl;
-    j.pb = pb;
-    j.pr = pr;
-    j.oh = oh;
-    j.ow = ow;
+    luthier__op_pool_job j;
+    const size_t units = luthier__op_pool_set(&j, x, n, h, w, c, kh, kw, sh, sw, 1, 1, pt, pl, pb, pr, y, oh, ow);
     j.include_pad = count_include_pad != 0;
     j.zero = (uint8_t)zero;
-    return luthier__op_qpool_run(ctx, cfg, &j);
+    return luthier__op_run(ctx, cfg, units, LUTHIER__OP_PICK(ctx, luthier__op_qpool_range), &j);
 }
 
 /* Adaptive average pooling on NHWC uint8 (global when oh = ow = 1), bins as
@@ -4675,23 +4636,9 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_qavgpool_nhwc(
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_qadaptive_avgpool_nhwc(
     luthier_context *ctx, const luthier__op_cfg *cfg, const uint8_t *x, size_t n, size_t h, size_t w, size_t c,
     uint8_t *y, size_t oh, size_t ow) {
-    luthier__op_qapool_job j;
-    size_t bin;
-    j.x = x;
-    j.y = y;
-    j.n = n;
-    j.h = h;
-    j.w = w;
-    j.c = c;
-    j.oh = oh;
-    j.ow = ow;
-    j.chunks = luthier__div_up(c, LUTHIER__OP_APOOL_CB);
-    j.items = n * oh * ow * j.chunks;
-    j.ipu = 1;
-    if (!j.items || !h || !w) return luthier__op_run(ctx, cfg, 0, luthier__op_qapool_range_base, &j);
-    bin = luthier__div_up(h, oh) * luthier__div_up(w, ow) + 1; /* largest bin (+1: ceil) */
-    j.ipu = luthier__max_sz(1, LUTHIER__OP_GRAIN / (bin * luthier__min_sz(c, LUTHIER__OP_APOOL_CB)));
-    return luthier__op_run(ctx, cfg, luthier__div_up(j.items, j.ipu), LUTHIER__OP_PICK(ctx, luthier__op_qapool_range), &j);
+    luthier__op_apool_job j;
+    const size_t units = luthier__op_apool_set(&j, x, n, h, w, c, y, oh, ow);
+    return luthier__op_run(ctx, cfg, units, LUTHIER__OP_PICK(ctx, luthier__op_qapool_range), &j);
 }
 
 /* >>ops-f16: fp32 <-> fp16 activations (the values of fp16-activation plans), bit for bit
