@@ -75,6 +75,45 @@ extern "C" {
 static const int32_t luthier__avx2_mask_table[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
                                                      0,  0,  0,  0,  0,  0,  0,  0};
 
+/* The k loop of the fp32 tiles (luthier__avx512_tile, luthier__avx2_tile; kstep: the ISA's
+   luthier__*_kstep): hybrid, per segment of MR row pointers, k in pairs behind one or two
+   prefetches of the next B block when the driver gives one; interleaved, the packed A panel.
+   Reads p, b, bstep, acc, r, R, NV, MR, H and hybrid of the tile; advances b. */
+#define LUTHIER__X86_TILE_K(kstep)                                                                 \
+    do {                                                                                           \
+        if (hybrid) {                                                                              \
+            const char *pf = (const char *)p->prefetch;                                            \
+            size_t s, kk;                                                                          \
+            for (s = 0; s < p->ks; s++) {                                                          \
+                const float *ar[LUTHIER__MAX_MR];                                                  \
+                LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r]; \
+                kk = 0;                                                                            \
+                if (pf && (p->flags & LUTHIER_UKERNEL_PREFETCH_DENSE)) /* one line per step */     \
+                    for (; kk + 2 <= p->k; kk += 2, b += 2 * bstep, pf += 128) {                   \
+                        _mm_prefetch(pf, _MM_HINT_T1);                                             \
+                        _mm_prefetch(pf + 64, _MM_HINT_T1);                                        \
+                        kstep(acc, b, ar, kk, R, NV, H);                                           \
+                        kstep(acc, b + bstep, ar, kk + 1, R, NV, H);                               \
+                    }                                                                              \
+                else if (pf) /* the next B block toward L2: one line per 2 steps */                \
+                    for (; kk + 2 <= p->k; kk += 2, b += 2 * bstep, pf += 64) {                    \
+                        _mm_prefetch(pf, _MM_HINT_T1);                                             \
+                        kstep(acc, b, ar, kk, R, NV, H);                                           \
+                        kstep(acc, b + bstep, ar, kk + 1, R, NV, H);                               \
+                    }                                                                              \
+                LUTHIER__UNROLL_K for (; kk < p->k; kk++, b += bstep) kstep(acc, b, ar, kk, R, NV, H); \
+            }                                                                                      \
+        } else {                                                                                   \
+            const float *a = p->a;                                                                 \
+            size_t kk;                                                                             \
+            LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++, b += bstep, a += MR) {                 \
+                const float *ar[LUTHIER__MAX_MR];                                                  \
+                LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = a + r;                             \
+                kstep(acc, b, ar, 0, R, NV, H);                                                    \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
 /* >>avx512 ===================================================================================== */
 
 /* B (packed, 16 * NV elements per step) holds fp32, or fp16 when H (the F16W kernels: widened
@@ -129,37 +168,7 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
         LUTHIER__UNROLL for (r = 0; r < R; r++)
             LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_ps();
     }
-    if (hybrid) {
-        const char *pf = (const char *)p->prefetch;
-        size_t s, kk;
-        for (s = 0; s < p->ks; s++) {
-            const float *ar[LUTHIER__MAX_MR];
-            LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r];
-            kk = 0;
-            if (pf && (p->flags & LUTHIER_UKERNEL_PREFETCH_DENSE)) /* one line per step */
-                for (; kk + 2 <= p->k; kk += 2, b += 2 * bstep, pf += 128) {
-                    _mm_prefetch(pf, _MM_HINT_T1);
-                    _mm_prefetch(pf + 64, _MM_HINT_T1);
-                    luthier__avx512_kstep(acc, b, ar, kk, R, NV, H);
-                    luthier__avx512_kstep(acc, b + bstep, ar, kk + 1, R, NV, H);
-                }
-            else if (pf) /* the next B block toward L2: one line per 2 steps */
-                for (; kk + 2 <= p->k; kk += 2, b += 2 * bstep, pf += 64) {
-                    _mm_prefetch(pf, _MM_HINT_T1);
-                    luthier__avx512_kstep(acc, b, ar, kk, R, NV, H);
-                    luthier__avx512_kstep(acc, b + bstep, ar, kk + 1, R, NV, H);
-                }
-            LUTHIER__UNROLL_K for (; kk < p->k; kk++, b += bstep) luthier__avx512_kstep(acc, b, ar, kk, R, NV, H);
-        }
-    } else {
-        const float *a = p->a;
-        size_t kk;
-        LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++, b += bstep, a += MR) {
-            const float *ar[LUTHIER__MAX_MR];
-            LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = a + r;
-            luthier__avx512_kstep(acc, b, ar, 0, R, NV, H);
-        }
-    }
+    LUTHIER__X86_TILE_K(luthier__avx512_kstep);
     if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
         LUTHIER__UNROLL for (r = 0; r < R; r++)
             LUTHIER__UNROLL for (v = 0; v < NV; v++)
@@ -529,37 +538,7 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
         LUTHIER__UNROLL for (r = 0; r < R; r++)
             LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm256_setzero_ps();
     }
-    if (hybrid) {
-        const char *pf = (const char *)p->prefetch;
-        size_t s, kk;
-        for (s = 0; s < p->ks; s++) {
-            const float *ar[LUTHIER__MAX_MR];
-            LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = p->a_rows[s * (size_t)MR + (size_t)r];
-            kk = 0;
-            if (pf && (p->flags & LUTHIER_UKERNEL_PREFETCH_DENSE)) /* one line per step */
-                for (; kk + 2 <= p->k; kk += 2, b += 2 * bstep, pf += 128) {
-                    _mm_prefetch(pf, _MM_HINT_T1);
-                    _mm_prefetch(pf + 64, _MM_HINT_T1);
-                    luthier__avx2_kstep(acc, b, ar, kk, R, NV, H);
-                    luthier__avx2_kstep(acc, b + bstep, ar, kk + 1, R, NV, H);
-                }
-            else if (pf) /* the next B block toward L2: one line per 2 steps */
-                for (; kk + 2 <= p->k; kk += 2, b += 2 * bstep, pf += 64) {
-                    _mm_prefetch(pf, _MM_HINT_T1);
-                    luthier__avx2_kstep(acc, b, ar, kk, R, NV, H);
-                    luthier__avx2_kstep(acc, b + bstep, ar, kk + 1, R, NV, H);
-                }
-            LUTHIER__UNROLL_K for (; kk < p->k; kk++, b += bstep) luthier__avx2_kstep(acc, b, ar, kk, R, NV, H);
-        }
-    } else {
-        const float *a = p->a;
-        size_t kk;
-        LUTHIER__UNROLL_K for (kk = 0; kk < p->k; kk++, b += bstep, a += MR) {
-            const float *ar[LUTHIER__MAX_MR];
-            LUTHIER__UNROLL for (r = 0; r < R; r++) ar[r] = a + r;
-            luthier__avx2_kstep(acc, b, ar, 0, R, NV, H);
-        }
-    }
+    LUTHIER__X86_TILE_K(luthier__avx2_kstep);
     if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
         LUTHIER__UNROLL for (r = 0; r < R; r++)
             LUTHIER__UNROLL for (v = 0; v < NV; v++)
