@@ -1802,6 +1802,25 @@ LUTHIER_PRIVATE luthier_status luthier__fail(luthier_context *ctx, luthier_statu
     return s;
 }
 
+/* luthier__fail with fmt's text, ": " and ctx's current message after it: a failure further
+   down told in the caller's terms. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
+LUTHIER_PRIVATE luthier_status luthier__fail_in(luthier_context *ctx, luthier_status s, const char *fmt, ...) {
+    char inner[sizeof ctx->error];
+    size_t len;
+    va_list ap;
+    memcpy(inner, ctx->error, sizeof inner);
+    va_start(ap, fmt);
+    luthier__set_error_v(fmt, ap);
+    va_end(ap);
+    len = strlen(luthier__last_error);
+    snprintf(luthier__last_error + len, sizeof luthier__last_error - len, ": %s", inner);
+    luthier__copy_error(ctx->error, sizeof ctx->error);
+    return s;
+}
+
 LUTHIER_API const char *luthier_context_error(const luthier_context *ctx) {
     return ctx ? ctx->error : "no context";
 }

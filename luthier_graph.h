@@ -4243,19 +4243,13 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
         }
         s = luthier_conv2d_create(ctx, &cd, wd, bd, &st->conv);
         if (s == LUTHIER_STATUS_OK) break;
-        if (s == LUTHIER_STATUS_OUT_OF_MEMORY || !fallback || attempt == 1) {
-            char msg[256];
-            snprintf(msg, sizeof msg, "%s", ctx->error);
-            return luthier__fail(ctx, s, "plan: node '%s' (conv2d): %s", gn->name, msg);
-        }
+        if (s == LUTHIER_STATUS_OUT_OF_MEMORY || !fallback || attempt == 1)
+            return luthier__fail_in(ctx, s, "plan: node '%s' (conv2d)", gn->name);
         luthier__plan_fallback(ctx, p, gn->name);
         memset(&st->cfg, 0, sizeof st->cfg);
     }
-    if (h16 && (s = luthier__conv_use_h16(ctx, st->conv)) != LUTHIER_STATUS_OK) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", ctx->error);
-        return luthier__fail(ctx, s, "plan: node '%s' (conv2d): %s", gn->name, msg);
-    }
+    if (h16 && (s = luthier__conv_use_h16(ctx, st->conv)) != LUTHIER_STATUS_OK)
+        return luthier__fail_in(ctx, s, "plan: node '%s' (conv2d)", gn->name);
     memset(&info, 0, sizeof info);
     luthier_conv2d_get_info(st->conv, &info);
     st->algorithm = info.algorithm;
@@ -4347,11 +4341,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense_h16(luthier_context *ctx, con
     s = luthier_conv2d_create(ctx, &cd, wd, bd, &st->conv);
     luthier__free(wt);
     if (s == LUTHIER_STATUS_OK) s = luthier__conv_use_h16(ctx, st->conv);
-    if (s != LUTHIER_STATUS_OK) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", ctx->error);
-        return luthier__fail(ctx, s, "plan: node '%s' (dense): %s", gn->name, msg);
-    }
+    if (s != LUTHIER_STATUS_OK) return luthier__fail_in(ctx, s, "plan: node '%s' (dense)", gn->name);
     memset(&info, 0, sizeof info);
     luthier_conv2d_get_info(st->conv, &info);
     st->kernel = info.kernel;
@@ -4393,11 +4383,8 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
             s = luthier_sgemm_pack_b(ctx, &sd, (const float *)w->data, &st->pb);
         }
         if (s == LUTHIER_STATUS_OK) break;
-        if (s == LUTHIER_STATUS_OUT_OF_MEMORY || !fallback || attempt == 1) {
-            char msg[256];
-            snprintf(msg, sizeof msg, "%s", ctx->error);
-            return luthier__fail(ctx, s, "plan: node '%s' (%s): %s", gn->name, luthier_op_name(gn->d.op), msg);
-        }
+        if (s == LUTHIER_STATUS_OUT_OF_MEMORY || !fallback || attempt == 1)
+            return luthier__fail_in(ctx, s, "plan: node '%s' (%s)", gn->name, luthier_op_name(gn->d.op));
         luthier__plan_fallback(ctx, p, gn->name);
         memset(&st->cfg, 0, sizeof st->cfg);
     }
@@ -4538,9 +4525,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
         if (s == LUTHIER_STATUS_OK || s == LUTHIER_STATUS_OUT_OF_MEMORY) break;
     }
     if (s != LUTHIER_STATUS_OK) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", ctx->error);
-        s = luthier__fail(ctx, s, "plan: node '%s' (int8 %s): %s", gn->name, luthier_op_name(gn->d.op), msg);
+        s = luthier__fail_in(ctx, s, "plan: node '%s' (int8 %s)", gn->name, luthier_op_name(gn->d.op));
         goto done;
     }
     memset(&info, 0, sizeof info);
@@ -7296,11 +7281,8 @@ LUTHIER_PRIVATE luthier_status luthier__plan_run_steps(luthier_context *ctx, lut
         luthier__pstep *st = &p->steps[i];
         double t0 = p->profiling ? luthier__seconds() : 0.0;
         int k;
-        if ((s = luthier__run_step(ctx, &rc, st)) != LUTHIER_STATUS_OK) {
-            char msg[256];
-            snprintf(msg, sizeof msg, "%s", ctx->error);
-            return luthier__fail(ctx, s, "plan_run: step %d '%s': %s", i, st->name, msg);
-        }
+        if ((s = luthier__run_step(ctx, &rc, st)) != LUTHIER_STATUS_OK)
+            return luthier__fail_in(ctx, s, "plan_run: step %d '%s'", i, st->name);
         if (p->profiling) st->seconds = luthier__seconds() - t0;
         if (p->observe && st->kind == LUTHIER__STEP_NODE)
             for (k = 0; k < st->nout; k++) {
@@ -7425,9 +7407,7 @@ LUTHIER_API luthier_status luthier_calibrate(luthier_context *ctx, const luthier
         o.pass = pass;
         for (smp = 0; smp < desc->num_samples; smp++) {
             if ((s = luthier_plan_run(ctx, p, desc->samples[smp], outs)) != LUTHIER_STATUS_OK) {
-                char msg[256];
-                snprintf(msg, sizeof msg, "%s", ctx->error);
-                s = luthier__fail(ctx, s, "calibrate: sample %d: %s", smp, msg);
+                s = luthier__fail_in(ctx, s, "calibrate: sample %d", smp);
                 goto done;
             }
             if (o.oom) {

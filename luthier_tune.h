@@ -2122,11 +2122,8 @@ LUTHIER_PRIVATE luthier_status luthier__guard_open(luthier__guard *G, const luth
     G->ref = (double *)luthier__alloc(sizeof(double) * (G->nref + 1));
     G->got = (double *)luthier__alloc(sizeof(double) * (G->nref + 1));
     if (!G->ref || !G->got) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
-    if (!luthier__guard_run(G, ref, G->ref)) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "%s", ctx->error);
-        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: the accuracy guard's fp32 plan does not run: %s", msg);
-    }
+    if (!luthier__guard_run(G, ref, G->ref))
+        return luthier__fail_in(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: the accuracy guard's fp32 plan does not run");
     for (e = 0; e < G->nref; e++)
         if (fabs(G->ref[e]) > big) big = fabs(G->ref[e]);
     G->max_abs = d->max_abs_error ? d->max_abs_error : 0.01 * big;
