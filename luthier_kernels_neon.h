@@ -129,6 +129,53 @@ extern "C" {
     "csel x13, x12, x13, hi\n\t"                                                                   \
     "ldr " #xr ", [x13]\n\t"
 
+/* The frame of the hybrid kernels, MR x NR, whose tile S (6x16, 4x24, 8x4) names its pieces
+   LUTHIER__<S>_ROWS / _LDC / _STC / _BIAS / _ACCS (the accumulators, C's rows, their loads,
+   stores and bias set-up), _ROWPTRS (row pointers 1..MR-1 and %[ar] past the segment's MR
+   slots), _REM (one k step) and _CLOBBERS; tag: the labels' prefix. Per segment, the MR row
+   pointers of A and the k / 4 blocks (K4: a schedule's 4-step loop, which ends at label k1),
+   then the k % 4 remainder, the next segment, the store. The arguments after K4: clobbers
+   beyond the frame's (a schedule's own registers, "cc", "memory"). */
+#define LUTHIER__NEON_HYBRID(fn, S, tag, MR, NR, K4, ...)                                           \
+    LUTHIER_PRIVATE void fn(const luthier_sgemm_ukernel_args *p) {                                  \
+        float tmp[MR * NR], bb[NR], mm[2];                                                         \
+        size_t ld;                                                                                 \
+        float *const cp = luthier__neon_tile_begin(p, tmp, MR, NR, &ld);                           \
+        const float *const bp = luthier__neon_bias(p, bb, NR);                                     \
+        const size_t mode = luthier__neon_mode(p, mm);                                             \
+        const float *const *ar = p->a_rows;                                                        \
+        const float *b = p->b;                                                                     \
+        size_t ks = p->ks;                                                                         \
+        __asm__ __volatile__(                                                                      \
+            LUTHIER__NEON_PROLOGUE(tag, LUTHIER__##S##_ROWS(LUTHIER__##S##_LDC), LUTHIER__##S##_BIAS, \
+                                   LUTHIER__##S##_ACCS(LUTHIER__ZEROQ))                            \
+            "cbz %[ks], .Lluthier_" #tag "_end_%=\n\t"                                              \
+            ".Lluthier_" #tag "_seg_%=:\n\t"                                                        \
+            "mov x13, %[ar]\n\t"                                                                    \
+            "ldr x0, [x13]\n\t"                                                                     \
+            LUTHIER__##S##_ROWPTRS                                                                 \
+            "lsr x10, %[k], #2\n\t"                                                                 \
+            "and x11, %[k], #3\n\t"                                                                 \
+            "cbz x10, .Lluthier_" #tag "_k1_%=\n\t"                                                 \
+            K4                                                                                     \
+            ".Lluthier_" #tag "_k1_%=:\n\t"                                                         \
+            "cbz x11, .Lluthier_" #tag "_next_%=\n\t"                                               \
+            ".Lluthier_" #tag "_rem_%=:\n\t"                                                        \
+            LUTHIER__##S##_REM                                                                     \
+            "subs x11, x11, #1\n\t"                                                                 \
+            "b.ne .Lluthier_" #tag "_rem_%=\n\t"                                                    \
+            ".Lluthier_" #tag "_next_%=:\n\t"                                                       \
+            "subs %[ks], %[ks], #1\n\t"                                                             \
+            "b.ne .Lluthier_" #tag "_seg_%=\n\t"                                                    \
+            ".Lluthier_" #tag "_end_%=:\n\t"                                                        \
+            LUTHIER__NEON_EPILOGUE(tag, LUTHIER__##S##_ACCS, LUTHIER__##S##_ROWS(LUTHIER__##S##_STC)) \
+            : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks)                                            \
+            : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),          \
+              [mm] "r"(mm), [k] "r"(p->k), [m] "r"(p->m)                                           \
+            : LUTHIER__##S##_CLOBBERS, __VA_ARGS__);                                               \
+        luthier__neon_tile_end(p, cp, NR);                                                         \
+    }
+
 /* The tile the kernel loads (LOAD_C) and stores: C itself for a full tile (ld = ldc), else
    tmp, an MR x NR tile (ld = NR); under LOAD_C it holds C's m x n corner, zero elsewhere (the
    kernel reads tmp only under LOAD_C). Under LOAD_C with bias, the bias is added to that tile
@@ -560,65 +607,28 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x6__neonfma(const luthier_sgemm_uker
     LUTHIER__6x16_BIASROW(v20, v21, v22, v23) LUTHIER__6x16_BIASROW(v24, v25, v26, v27)            \
     LUTHIER__6x16_BIASROW(v28, v29, v30, v31)
 
-/* The frame of the hybrid 6x16 kernels (tag: their labels' prefix): per segment, the 6 row
-   pointers of A and the k / 4 blocks (K4: a schedule's 4-step loop, which ends at label k1; the
-   kernels differ only in it, and in the registers it takes besides the frame's: the arguments
-   after K4, clobbers), then the k % 4 remainder, the next segment, the store. */
-#define LUTHIER__6x16_KERNEL(fn, tag, K4, ...)                                                      \
-    LUTHIER_PRIVATE void fn(const luthier_sgemm_ukernel_args *p) {                                  \
-        float tmp[6 * 16], bb[16], mm[2];                                                          \
-        size_t ld;                                                                                 \
-        float *const cp = luthier__neon_tile_begin(p, tmp, 6, 16, &ld);                            \
-        const float *const bp = luthier__neon_bias(p, bb, 16);                                     \
-        const size_t mode = luthier__neon_mode(p, mm);                                             \
-        const float *const *ar = p->a_rows;                                                        \
-        const float *b = p->b;                                                                     \
-        size_t ks = p->ks;                                                                         \
-        __asm__ __volatile__(                                                                      \
-            LUTHIER__NEON_PROLOGUE(tag, LUTHIER__6x16_ROWS(LUTHIER__6x16_LDC), LUTHIER__6x16_BIAS,  \
-                                   LUTHIER__V8_31(LUTHIER__ZEROQ))                                 \
-            "cbz %[ks], .Lluthier_" #tag "_end_%=\n\t"                                              \
-            ".Lluthier_" #tag "_seg_%=:\n\t"                                                        \
-            "mov x13, %[ar]\n\t"                                                                    \
-            "ldr x0, [x13]\n\t"                                                                     \
-            LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)        \
-            LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40)                                  \
-            "add %[ar], %[ar], #48\n\t"                                                             \
-            "lsr x10, %[k], #2\n\t"                                                                 \
-            "and x11, %[k], #3\n\t"                                                                 \
-            "cbz x10, .Lluthier_" #tag "_k1_%=\n\t"                                                 \
-            K4                                                                                     \
-            ".Lluthier_" #tag "_k1_%=:\n\t"                                                         \
-            "cbz x11, .Lluthier_" #tag "_next_%=\n\t"                                               \
-            ".Lluthier_" #tag "_rem_%=:\n\t"                                                        \
-            "ldr s0, [x0], #4\n\t"                                                                  \
-            "ldr s1, [x1], #4\n\t"                                                                  \
-            "ldr s2, [x2], #4\n\t"                                                                  \
-            "ldr s3, [x3], #4\n\t"                                                                  \
-            "ldr s4, [x4], #4\n\t"                                                                  \
-            "ldr s5, [x5], #4\n\t"                                                                  \
-            "ldp q6, q7, [%[b]]\n\t"                                                                \
-            LUTHIER__6x16_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"                                       \
-            LUTHIER__6x16_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"                                       \
-            LUTHIER__6x16_G2(v6, 0)                                                                \
-            "add %[b], %[b], #64\n\t"                                                               \
-            LUTHIER__6x16_G3(v7, 0)                                                                \
-            "subs x11, x11, #1\n\t"                                                                 \
-            "b.ne .Lluthier_" #tag "_rem_%=\n\t"                                                    \
-            ".Lluthier_" #tag "_next_%=:\n\t"                                                       \
-            "subs %[ks], %[ks], #1\n\t"                                                             \
-            "b.ne .Lluthier_" #tag "_seg_%=\n\t"                                                    \
-            ".Lluthier_" #tag "_end_%=:\n\t"                                                        \
-            LUTHIER__NEON_EPILOGUE(tag, LUTHIER__V8_31, LUTHIER__6x16_ROWS(LUTHIER__6x16_STC))     \
-            : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks)                                            \
-            : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),          \
-              [mm] "r"(mm), [k] "r"(p->k), [m] "r"(p->m)                                           \
-            : "x0", "x1", "x2", "x3", "x4", "x5", "x9", "x10", "x11", "x12", "x13", "v0", "v1",     \
-              "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14",   \
-              "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",  \
-              "v27", "v28", "v29", "v30", "v31", __VA_ARGS__);                                     \
-        luthier__neon_tile_end(p, cp, 16);                                                         \
-    }
+#define LUTHIER__6x16_ACCS LUTHIER__V8_31
+#define LUTHIER__6x16_ROWPTRS                                                                      \
+    LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)                \
+    LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40)                                          \
+    "add %[ar], %[ar], #48\n\t"
+#define LUTHIER__6x16_REM                                                                          \
+    "ldr s0, [x0], #4\n\t"                                                                          \
+    "ldr s1, [x1], #4\n\t"                                                                          \
+    "ldr s2, [x2], #4\n\t"                                                                          \
+    "ldr s3, [x3], #4\n\t"                                                                          \
+    "ldr s4, [x4], #4\n\t"                                                                          \
+    "ldr s5, [x5], #4\n\t"                                                                          \
+    "ldp q6, q7, [%[b]]\n\t"                                                                        \
+    LUTHIER__6x16_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"                                               \
+    LUTHIER__6x16_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"                                               \
+    LUTHIER__6x16_G2(v6, 0)                                                                        \
+    "add %[b], %[b], #64\n\t"                                                                       \
+    LUTHIER__6x16_G3(v7, 0)
+#define LUTHIER__6x16_CLOBBERS                                                                     \
+    "x0", "x1", "x2", "x3", "x4", "x5", "x9", "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3",  \
+    "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17",    \
+    "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
 
 #define LUTHIER__6x16_K4 /* the big-core 4-step loop: 128-bit loads of A rows and B */             \
         ".Lluthier_6x16_k4_%=:\n\t"                                                                \
@@ -651,7 +661,7 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x6__neonfma(const luthier_sgemm_uker
         "b.ne .Lluthier_6x16_k4_%=\n\t"                                                            \
         "// LLVM-MCA-END\n\t"
 
-LUTHIER__6x16_KERNEL(luthier_sgemm_ukernel_6x16__neonfma_hybrid, 6x16, LUTHIER__6x16_K4, "cc", "memory")
+LUTHIER__NEON_HYBRID(luthier_sgemm_ukernel_6x16__neonfma_hybrid, 6x16, 6x16, 6, 16, LUTHIER__6x16_K4, "cc", "memory")
 
 /* >>6x16-a53 ==================================================================================
    Hybrid 6x16 for in-order dual-issue cores (Cortex-A53/A55): the A rows, packed B, accumulators,
@@ -770,7 +780,8 @@ LUTHIER__6x16_KERNEL(luthier_sgemm_ukernel_6x16__neonfma_hybrid, 6x16, LUTHIER__
         ".Lluthier_6x16a53_last_%=:\n\t"                                                           \
         LUTHIER__6x16L_BLOCK(LUTHIER__6x16L_DROP, LUTHIER__6x16L_DROP)
 
-LUTHIER__6x16_KERNEL(luthier_sgemm_ukernel_6x16__neonfma_hybrid_a53, 6x16a53, LUTHIER__6x16L_K4, "x6", "x7", "cc", "memory")
+LUTHIER__NEON_HYBRID(luthier_sgemm_ukernel_6x16__neonfma_hybrid_a53, 6x16, 6x16a53, 6, 16, LUTHIER__6x16L_K4, "x6", "x7", "cc",
+                     "memory")
 
 /* >>4x24 =======================================================================================
    Hybrid 4x24, the wide tile. Registers:
@@ -809,95 +820,67 @@ LUTHIER__6x16_KERNEL(luthier_sgemm_ukernel_6x16__neonfma_hybrid_a53, 6x16a53, LU
     LUTHIER__4x24_BIASROW(v20, v21, v22, v23, v24, v25)                                            \
     LUTHIER__4x24_BIASROW(v26, v27, v28, v29, v30, v31)
 
-LUTHIER_PRIVATE void luthier_sgemm_ukernel_4x24__neonfma_hybrid(const luthier_sgemm_ukernel_args *p) {
-    float tmp[4 * 24], bb[24], mm[2];
-    size_t ld;
-    float *const cp = luthier__neon_tile_begin(p, tmp, 4, 24, &ld);
-    const float *const bp = luthier__neon_bias(p, bb, 24);
-    const size_t mode = luthier__neon_mode(p, mm);
-    const float *const *ar = p->a_rows;
-    const float *b = p->b;
-    size_t ks = p->ks;
-    __asm__ __volatile__(
-        LUTHIER__NEON_PROLOGUE(4x24, LUTHIER__4x24_ROWS(LUTHIER__4x24_LDC), LUTHIER__4x24_BIAS,
-                               LUTHIER__V8_31(LUTHIER__ZEROQ))
-        "cbz %[ks], .Lluthier_4x24_end_%=\n\t"
-        ".Lluthier_4x24_seg_%=:\n\t"
-        "mov x13, %[ar]\n\t"
-        "ldr x0, [x13]\n\t"
-        LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)
-        "add %[ar], %[ar], #32\n\t"
-        "lsr x10, %[k], #2\n\t"
-        "and x11, %[k], #3\n\t"
-        "cbz x10, .Lluthier_4x24_k1_%=\n\t"
-        ".Lluthier_4x24_k4_%=:\n\t"
-        "// LLVM-MCA-BEGIN\n\t"
-        "ldr q0, [x0], #16\n\t"
-        "ldr q1, [x1], #16\n\t"
-        "ldr q2, [x2], #16\n\t"
-        "ldr q3, [x3], #16\n\t"
-        "ldp q4, q5, [%[b]]\n\t"
-        "ldp q6, q7, [%[b], #32]\n\t"
-        LUTHIER__4x24_G0(v4, 0) "ldr q4, [%[b], #64]\n\t"
-        LUTHIER__4x24_G1(v5, 0) "ldr q5, [%[b], #80]\n\t"
-        LUTHIER__4x24_G2(v6, 0) "ldr q6, [%[b], #96]\n\t"
-        LUTHIER__4x24_G3(v7, 0) "ldr q7, [%[b], #112]\n\t"
-        LUTHIER__4x24_G4(v4, 0) "ldr q4, [%[b], #128]\n\t"
-        LUTHIER__4x24_G5(v5, 0) "ldr q5, [%[b], #144]\n\t"
-        LUTHIER__4x24_G0(v6, 1) "ldr q6, [%[b], #160]\n\t"
-        LUTHIER__4x24_G1(v7, 1) "ldr q7, [%[b], #176]\n\t"
-        LUTHIER__4x24_G2(v4, 1) "ldr q4, [%[b], #192]\n\t"
-        LUTHIER__4x24_G3(v5, 1) "ldr q5, [%[b], #208]\n\t"
-        LUTHIER__4x24_G4(v6, 1) "ldr q6, [%[b], #224]\n\t"
-        LUTHIER__4x24_G5(v7, 1) "ldr q7, [%[b], #240]\n\t"
-        LUTHIER__4x24_G0(v4, 2) "ldr q4, [%[b], #256]\n\t"
-        LUTHIER__4x24_G1(v5, 2) "ldr q5, [%[b], #272]\n\t"
-        LUTHIER__4x24_G2(v6, 2) "ldr q6, [%[b], #288]\n\t"
-        LUTHIER__4x24_G3(v7, 2) "ldr q7, [%[b], #304]\n\t"
-        LUTHIER__4x24_G4(v4, 2) "ldr q4, [%[b], #320]\n\t"
-        LUTHIER__4x24_G5(v5, 2) "ldr q5, [%[b], #336]\n\t"
-        LUTHIER__4x24_G0(v6, 3) "ldr q6, [%[b], #352]\n\t"
-        LUTHIER__4x24_G1(v7, 3) "ldr q7, [%[b], #368]\n\t"
-        LUTHIER__4x24_G2(v4, 3)
-        LUTHIER__4x24_G3(v5, 3)
-        "add %[b], %[b], #384\n\t"
-        LUTHIER__4x24_G4(v6, 3)
-        LUTHIER__4x24_G5(v7, 3)
-        "subs x10, x10, #1\n\t"
-        "b.ne .Lluthier_4x24_k4_%=\n\t"
+#define LUTHIER__4x24_K4 /* 4 steps per iteration */                                               \
+        ".Lluthier_4x24_k4_%=:\n\t"                                                                \
+        "// LLVM-MCA-BEGIN\n\t"                                                                    \
+        "ldr q0, [x0], #16\n\t"                                                                    \
+        "ldr q1, [x1], #16\n\t"                                                                    \
+        "ldr q2, [x2], #16\n\t"                                                                    \
+        "ldr q3, [x3], #16\n\t"                                                                    \
+        "ldp q4, q5, [%[b]]\n\t"                                                                   \
+        "ldp q6, q7, [%[b], #32]\n\t"                                                              \
+        LUTHIER__4x24_G0(v4, 0) "ldr q4, [%[b], #64]\n\t"                                          \
+        LUTHIER__4x24_G1(v5, 0) "ldr q5, [%[b], #80]\n\t"                                          \
+        LUTHIER__4x24_G2(v6, 0) "ldr q6, [%[b], #96]\n\t"                                          \
+        LUTHIER__4x24_G3(v7, 0) "ldr q7, [%[b], #112]\n\t"                                         \
+        LUTHIER__4x24_G4(v4, 0) "ldr q4, [%[b], #128]\n\t"                                         \
+        LUTHIER__4x24_G5(v5, 0) "ldr q5, [%[b], #144]\n\t"                                         \
+        LUTHIER__4x24_G0(v6, 1) "ldr q6, [%[b], #160]\n\t"                                         \
+        LUTHIER__4x24_G1(v7, 1) "ldr q7, [%[b], #176]\n\t"                                         \
+        LUTHIER__4x24_G2(v4, 1) "ldr q4, [%[b], #192]\n\t"                                         \
+        LUTHIER__4x24_G3(v5, 1) "ldr q5, [%[b], #208]\n\t"                                         \
+        LUTHIER__4x24_G4(v6, 1) "ldr q6, [%[b], #224]\n\t"                                         \
+        LUTHIER__4x24_G5(v7, 1) "ldr q7, [%[b], #240]\n\t"                                         \
+        LUTHIER__4x24_G0(v4, 2) "ldr q4, [%[b], #256]\n\t"                                         \
+        LUTHIER__4x24_G1(v5, 2) "ldr q5, [%[b], #272]\n\t"                                         \
+        LUTHIER__4x24_G2(v6, 2) "ldr q6, [%[b], #288]\n\t"                                         \
+        LUTHIER__4x24_G3(v7, 2) "ldr q7, [%[b], #304]\n\t"                                         \
+        LUTHIER__4x24_G4(v4, 2) "ldr q4, [%[b], #320]\n\t"                                         \
+        LUTHIER__4x24_G5(v5, 2) "ldr q5, [%[b], #336]\n\t"                                         \
+        LUTHIER__4x24_G0(v6, 3) "ldr q6, [%[b], #352]\n\t"                                         \
+        LUTHIER__4x24_G1(v7, 3) "ldr q7, [%[b], #368]\n\t"                                         \
+        LUTHIER__4x24_G2(v4, 3)                                                                    \
+        LUTHIER__4x24_G3(v5, 3)                                                                    \
+        "add %[b], %[b], #384\n\t"                                                                 \
+        LUTHIER__4x24_G4(v6, 3)                                                                    \
+        LUTHIER__4x24_G5(v7, 3)                                                                    \
+        "subs x10, x10, #1\n\t"                                                                    \
+        "b.ne .Lluthier_4x24_k4_%=\n\t"                                                            \
         "// LLVM-MCA-END\n\t"
-        ".Lluthier_4x24_k1_%=:\n\t"
-        "cbz x11, .Lluthier_4x24_next_%=\n\t"
-        ".Lluthier_4x24_rem_%=:\n\t"
-        "ldr s0, [x0], #4\n\t"
-        "ldr s1, [x1], #4\n\t"
-        "ldr s2, [x2], #4\n\t"
-        "ldr s3, [x3], #4\n\t"
-        "ldp q4, q5, [%[b]]\n\t"
-        "ldp q6, q7, [%[b], #32]\n\t"
-        LUTHIER__4x24_G0(v4, 0) "ldr q4, [%[b], #64]\n\t"
-        LUTHIER__4x24_G1(v5, 0) "ldr q5, [%[b], #80]\n\t"
-        LUTHIER__4x24_G2(v6, 0)
-        LUTHIER__4x24_G3(v7, 0)
-        "add %[b], %[b], #96\n\t"
-        LUTHIER__4x24_G4(v4, 0)
-        LUTHIER__4x24_G5(v5, 0)
-        "subs x11, x11, #1\n\t"
-        "b.ne .Lluthier_4x24_rem_%=\n\t"
-        ".Lluthier_4x24_next_%=:\n\t"
-        "subs %[ks], %[ks], #1\n\t"
-        "b.ne .Lluthier_4x24_seg_%=\n\t"
-        ".Lluthier_4x24_end_%=:\n\t"
-        LUTHIER__NEON_EPILOGUE(4x24, LUTHIER__V8_31, LUTHIER__4x24_ROWS(LUTHIER__4x24_STC))
-        : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks)
-        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
-          [mm] "r"(mm), [k] "r"(p->k), [m] "r"(p->m)
-        : "x0", "x1", "x2", "x3", "x9", "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3", "v4",
-          "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17",
-          "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30",
-          "v31", "cc", "memory");
-    luthier__neon_tile_end(p, cp, 24);
-}
+#define LUTHIER__4x24_ACCS LUTHIER__V8_31
+#define LUTHIER__4x24_ROWPTRS                                                                      \
+    LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)                \
+    "add %[ar], %[ar], #32\n\t"
+#define LUTHIER__4x24_REM                                                                          \
+    "ldr s0, [x0], #4\n\t"                                                                         \
+    "ldr s1, [x1], #4\n\t"                                                                         \
+    "ldr s2, [x2], #4\n\t"                                                                         \
+    "ldr s3, [x3], #4\n\t"                                                                         \
+    "ldp q4, q5, [%[b]]\n\t"                                                                       \
+    "ldp q6, q7, [%[b], #32]\n\t"                                                                  \
+    LUTHIER__4x24_G0(v4, 0) "ldr q4, [%[b], #64]\n\t"                                              \
+    LUTHIER__4x24_G1(v5, 0) "ldr q5, [%[b], #80]\n\t"                                              \
+    LUTHIER__4x24_G2(v6, 0)                                                                        \
+    LUTHIER__4x24_G3(v7, 0)                                                                        \
+    "add %[b], %[b], #96\n\t"                                                                      \
+    LUTHIER__4x24_G4(v4, 0)                                                                        \
+    LUTHIER__4x24_G5(v5, 0)
+#define LUTHIER__4x24_CLOBBERS                                                                     \
+    "x0", "x1", "x2", "x3", "x9", "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3", "v4",        \
+    "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17",          \
+    "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
+
+LUTHIER__NEON_HYBRID(luthier_sgemm_ukernel_4x24__neonfma_hybrid, 4x24, 4x24, 4, 24, LUTHIER__4x24_K4, "cc", "memory")
 
 /* >>8x4 ========================================================================================
    Hybrid 8x4, the narrow tile (few output channels, tall C). Registers:
@@ -922,77 +905,50 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_4x24__neonfma_hybrid(const luthier_sg
     LUTHIER__8x4_BIASROW(v28) LUTHIER__8x4_BIASROW(v29) LUTHIER__8x4_BIASROW(v30)                  \
     LUTHIER__8x4_BIASROW(v31)
 
-LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x4__neonfma_hybrid(const luthier_sgemm_ukernel_args *p) {
-    float tmp[8 * 4], bb[4], mm[2];
-    size_t ld;
-    float *const cp = luthier__neon_tile_begin(p, tmp, 8, 4, &ld);
-    const float *const bp = luthier__neon_bias(p, bb, 4);
-    const size_t mode = luthier__neon_mode(p, mm);
-    const float *const *ar = p->a_rows;
-    const float *b = p->b;
-    size_t ks = p->ks;
-    __asm__ __volatile__(
-        LUTHIER__NEON_PROLOGUE(8x4, LUTHIER__8x4_ROWS(LUTHIER__8x4_LDC), LUTHIER__8x4_BIAS,
-                               LUTHIER__V24_31(LUTHIER__ZEROQ))
-        "cbz %[ks], .Lluthier_8x4_end_%=\n\t"
-        ".Lluthier_8x4_seg_%=:\n\t"
-        "mov x13, %[ar]\n\t"
-        "ldr x0, [x13]\n\t"
-        LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)
-        LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40) LUTHIER__ROWPTR(x6, 6, 48)
-        LUTHIER__ROWPTR(x7, 7, 56)
-        "add %[ar], %[ar], #64\n\t"
-        "lsr x10, %[k], #2\n\t"
-        "and x11, %[k], #3\n\t"
-        "cbz x10, .Lluthier_8x4_k1_%=\n\t"
-        ".Lluthier_8x4_k4_%=:\n\t"
-        "// LLVM-MCA-BEGIN\n\t"
-        "ldr q16, [x0], #16\n\t"
-        "ldr q17, [x1], #16\n\t"
-        "ldr q18, [x2], #16\n\t"
-        "ldr q19, [x3], #16\n\t"
-        "ldp q0, q1, [%[b]]\n\t"
-        "ldr q20, [x4], #16\n\t"
-        "ldr q21, [x5], #16\n\t"
-        "ldr q22, [x6], #16\n\t"
-        "ldr q23, [x7], #16\n\t"
-        "ldp q2, q3, [%[b], #32]\n\t"
-        LUTHIER__8x4_STEP(v0, 0)
-        LUTHIER__8x4_STEP(v1, 1)
-        "add %[b], %[b], #64\n\t"
-        LUTHIER__8x4_STEP(v2, 2)
-        LUTHIER__8x4_STEP(v3, 3)
-        "subs x10, x10, #1\n\t"
-        "b.ne .Lluthier_8x4_k4_%=\n\t"
+#define LUTHIER__8x4_K4 /* 4 steps per iteration */                                                \
+        ".Lluthier_8x4_k4_%=:\n\t"                                                                 \
+        "// LLVM-MCA-BEGIN\n\t"                                                                    \
+        "ldr q16, [x0], #16\n\t"                                                                   \
+        "ldr q17, [x1], #16\n\t"                                                                   \
+        "ldr q18, [x2], #16\n\t"                                                                   \
+        "ldr q19, [x3], #16\n\t"                                                                   \
+        "ldp q0, q1, [%[b]]\n\t"                                                                   \
+        "ldr q20, [x4], #16\n\t"                                                                   \
+        "ldr q21, [x5], #16\n\t"                                                                   \
+        "ldr q22, [x6], #16\n\t"                                                                   \
+        "ldr q23, [x7], #16\n\t"                                                                   \
+        "ldp q2, q3, [%[b], #32]\n\t"                                                              \
+        LUTHIER__8x4_STEP(v0, 0)                                                                   \
+        LUTHIER__8x4_STEP(v1, 1)                                                                   \
+        "add %[b], %[b], #64\n\t"                                                                  \
+        LUTHIER__8x4_STEP(v2, 2)                                                                   \
+        LUTHIER__8x4_STEP(v3, 3)                                                                   \
+        "subs x10, x10, #1\n\t"                                                                    \
+        "b.ne .Lluthier_8x4_k4_%=\n\t"                                                             \
         "// LLVM-MCA-END\n\t"
-        ".Lluthier_8x4_k1_%=:\n\t"
-        "cbz x11, .Lluthier_8x4_next_%=\n\t"
-        ".Lluthier_8x4_rem_%=:\n\t"
-        "ldr s16, [x0], #4\n\t"
-        "ldr s17, [x1], #4\n\t"
-        "ldr s18, [x2], #4\n\t"
-        "ldr s19, [x3], #4\n\t"
-        "ldr s20, [x4], #4\n\t"
-        "ldr s21, [x5], #4\n\t"
-        "ldr s22, [x6], #4\n\t"
-        "ldr s23, [x7], #4\n\t"
-        "ldr q0, [%[b]], #16\n\t"
-        LUTHIER__8x4_STEP(v0, 0)
-        "subs x11, x11, #1\n\t"
-        "b.ne .Lluthier_8x4_rem_%=\n\t"
-        ".Lluthier_8x4_next_%=:\n\t"
-        "subs %[ks], %[ks], #1\n\t"
-        "b.ne .Lluthier_8x4_seg_%=\n\t"
-        ".Lluthier_8x4_end_%=:\n\t"
-        LUTHIER__NEON_EPILOGUE(8x4, LUTHIER__V24_31, LUTHIER__8x4_ROWS(LUTHIER__8x4_STC))
-        : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks)
-        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
-          [mm] "r"(mm), [k] "r"(p->k), [m] "r"(p->m)
-        : "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x9", "x10", "x11", "x12", "x13", "v0",
-          "v1", "v2", "v3", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25",
-          "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
-    luthier__neon_tile_end(p, cp, 4);
-}
+#define LUTHIER__8x4_ACCS LUTHIER__V24_31
+#define LUTHIER__8x4_ROWPTRS                                                                       \
+    LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)                \
+    LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40) LUTHIER__ROWPTR(x6, 6, 48)               \
+    LUTHIER__ROWPTR(x7, 7, 56)                                                                     \
+    "add %[ar], %[ar], #64\n\t"
+#define LUTHIER__8x4_REM                                                                           \
+    "ldr s16, [x0], #4\n\t"                                                                        \
+    "ldr s17, [x1], #4\n\t"                                                                        \
+    "ldr s18, [x2], #4\n\t"                                                                        \
+    "ldr s19, [x3], #4\n\t"                                                                        \
+    "ldr s20, [x4], #4\n\t"                                                                        \
+    "ldr s21, [x5], #4\n\t"                                                                        \
+    "ldr s22, [x6], #4\n\t"                                                                        \
+    "ldr s23, [x7], #4\n\t"                                                                        \
+    "ldr q0, [%[b]], #16\n\t"                                                                      \
+    LUTHIER__8x4_STEP(v0, 0)
+#define LUTHIER__8x4_CLOBBERS                                                                      \
+    "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x9", "x10", "x11", "x12", "x13", "v0",        \
+    "v1", "v2", "v3", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25",        \
+    "v26", "v27", "v28", "v29", "v30", "v31"
+
+LUTHIER__NEON_HYBRID(luthier_sgemm_ukernel_8x4__neonfma_hybrid, 8x4, 8x4, 8, 4, LUTHIER__8x4_K4, "cc", "memory")
 
 /* >>pack: A packing for the interleaved kernels when MR is a multiple of 4 (8x12, 8x6): 4 rows
    x 4 k-steps are loaded as 4 q registers and transposed in registers (trn1/trn2 + 64-bit
