@@ -129,6 +129,44 @@ extern "C" {
     "csel x13, x12, x13, hi\n\t"                                                                   \
     "ldr " #xr ", [x13]\n\t"
 
+/* The frame of the interleaved kernels (packed A and B panels), MR x NR: the C wrapper and the
+   asm around KLOOP (all the k steps): the accumulators' set-up (LOADC, BIAS, ACCS as
+   LUTHIER__NEON_PROLOGUE's) and store (STORE), the operands; tag: the labels' prefix; the
+   arguments after KLOOP: the clobbers. */
+#define LUTHIER__NEON_INTERLEAVED(fn, tag, MR, NR, LOADC, BIAS, ACCS, STORE, KLOOP, ...)             \
+    LUTHIER_PRIVATE void fn(const luthier_sgemm_ukernel_args *p) {                                  \
+        float tmp[MR * NR], bb[NR], mm[2];                                                         \
+        size_t ld;                                                                                 \
+        float *const cp = luthier__neon_tile_begin(p, tmp, MR, NR, &ld);                           \
+        const float *const bp = luthier__neon_bias(p, bb, NR);                                     \
+        const size_t mode = luthier__neon_mode(p, mm);                                             \
+        const float *a = p->a, *b = p->b;                                                          \
+        __asm__ __volatile__(                                                                      \
+            LUTHIER__NEON_PROLOGUE(tag, LOADC, BIAS, ACCS(LUTHIER__ZEROQ))                         \
+            KLOOP                                                                                  \
+            LUTHIER__NEON_EPILOGUE(tag, ACCS, STORE)                                               \
+            : [a] "+r"(a), [b] "+r"(b)                                                             \
+            : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),          \
+              [mm] "r"(mm), [k] "r"(p->k)                                                          \
+            : __VA_ARGS__);                                                                        \
+        luthier__neon_tile_end(p, cp, NR);                                                         \
+    }
+
+/* The k loop of the interleaved kernels: k / 4 blocks (K4: from its label k4 back to it, then
+   on to k1), then k % 4 single steps (REM), to label end. */
+#define LUTHIER__NEON_K4_REM(tag, K4, REM)                                                         \
+    "lsr x10, %[k], #2\n\t"                                                                         \
+    "and x11, %[k], #3\n\t"                                                                         \
+    "cbz x10, .Lluthier_" #tag "_k1_%=\n\t"                                                         \
+    K4                                                                                             \
+    ".Lluthier_" #tag "_k1_%=:\n\t"                                                                 \
+    "cbz x11, .Lluthier_" #tag "_end_%=\n\t"                                                        \
+    ".Lluthier_" #tag "_rem_%=:\n\t"                                                                \
+    REM                                                                                            \
+    "subs x11, x11, #1\n\t"                                                                         \
+    "b.ne .Lluthier_" #tag "_rem_%=\n\t"                                                            \
+    ".Lluthier_" #tag "_end_%=:\n\t"
+
 /* The frame of the hybrid kernels, MR x NR, whose tile S (6x16, 4x24, 8x4) names its pieces
    LUTHIER__<S>_ROWS / _LDC / _STC / _BIAS / _ACCS (the accumulators, C's rows, their loads,
    stores and bias set-up), _ROWPTRS (row pointers 1..MR-1 and %[ar] past the segment's MR
@@ -267,63 +305,46 @@ LUTHIER__INLINE size_t luthier__neon_mode(const luthier_sgemm_ukernel_args *p, f
     LUTHIER__8x12_BIASROW(v23, v24, v25) LUTHIER__8x12_BIASROW(v26, v27, v28)                      \
     LUTHIER__8x12_BIASROW(v29, v30, v31)
 
-LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x12__neonfma(const luthier_sgemm_ukernel_args *p) {
-    float tmp[8 * 12], bb[12], mm[2];
-    size_t ld;
-    float *const cp = luthier__neon_tile_begin(p, tmp, 8, 12, &ld);
-    const float *const bp = luthier__neon_bias(p, bb, 12);
-    const size_t mode = luthier__neon_mode(p, mm);
-    const float *a = p->a, *b = p->b;
-    __asm__ __volatile__(
-        LUTHIER__NEON_PROLOGUE(8x12, LUTHIER__8x12_ROWS(LUTHIER__8x12_LDC), LUTHIER__8x12_BIAS,
-                               LUTHIER__V8_31(LUTHIER__ZEROQ))
-        "lsr x10, %[k], #2\n\t"
-        "and x11, %[k], #3\n\t"
-        "cbz x10, .Lluthier_8x12_k1_%=\n\t"
-        ".Lluthier_8x12_k4_%=:\n\t"
-        "// LLVM-MCA-BEGIN\n\t"
-        "ldp q0, q1, [%[a]]\n\t"
-        "ldp q4, q5, [%[b]]\n\t"
-        "ldr q6, [%[b], #32]\n\t"
-        "ldp q2, q3, [%[a], #32]\n\t"
-        LUTHIER__8x12_G0(v0, v1) "ldr q4, [%[b], #48]\n\t"     /* step 0, B of step 1 */
-        LUTHIER__8x12_G1(v0, v1) "ldr q5, [%[b], #64]\n\t"
-        LUTHIER__8x12_G2(v0, v1) "ldr q6, [%[b], #80]\n\t"
-        "ldp q0, q1, [%[a], #64]\n\t"
-        LUTHIER__8x12_G0(v2, v3) "ldr q4, [%[b], #96]\n\t"     /* step 1, B of step 2 */
-        LUTHIER__8x12_G1(v2, v3) "ldr q5, [%[b], #112]\n\t"
-        LUTHIER__8x12_G2(v2, v3) "ldr q6, [%[b], #128]\n\t"
-        "ldp q2, q3, [%[a], #96]\n\t"
-        LUTHIER__8x12_G0(v0, v1) "ldr q4, [%[b], #144]\n\t"    /* step 2, B of step 3 */
-        LUTHIER__8x12_G1(v0, v1) "ldr q5, [%[b], #160]\n\t"
-        LUTHIER__8x12_G2(v0, v1) "ldr q6, [%[b], #176]\n\t"
-        "add %[a], %[a], #128\n\t"
-        LUTHIER__8x12_G0(v2, v3)                               /* step 3 */
-        LUTHIER__8x12_G1(v2, v3)
-        "add %[b], %[b], #192\n\t"
-        LUTHIER__8x12_G2(v2, v3)
-        "subs x10, x10, #1\n\t"
-        "b.ne .Lluthier_8x12_k4_%=\n\t"
+#define LUTHIER__8x12_K4 /* 4 steps per iteration */                                               \
+        ".Lluthier_8x12_k4_%=:\n\t"                                                                \
+        "// LLVM-MCA-BEGIN\n\t"                                                                    \
+        "ldp q0, q1, [%[a]]\n\t"                                                                   \
+        "ldp q4, q5, [%[b]]\n\t"                                                                   \
+        "ldr q6, [%[b], #32]\n\t"                                                                  \
+        "ldp q2, q3, [%[a], #32]\n\t"                                                              \
+        LUTHIER__8x12_G0(v0, v1) "ldr q4, [%[b], #48]\n\t"     /* step 0, B of step 1 */           \
+        LUTHIER__8x12_G1(v0, v1) "ldr q5, [%[b], #64]\n\t"                                         \
+        LUTHIER__8x12_G2(v0, v1) "ldr q6, [%[b], #80]\n\t"                                         \
+        "ldp q0, q1, [%[a], #64]\n\t"                                                              \
+        LUTHIER__8x12_G0(v2, v3) "ldr q4, [%[b], #96]\n\t"     /* step 1, B of step 2 */           \
+        LUTHIER__8x12_G1(v2, v3) "ldr q5, [%[b], #112]\n\t"                                        \
+        LUTHIER__8x12_G2(v2, v3) "ldr q6, [%[b], #128]\n\t"                                        \
+        "ldp q2, q3, [%[a], #96]\n\t"                                                              \
+        LUTHIER__8x12_G0(v0, v1) "ldr q4, [%[b], #144]\n\t"    /* step 2, B of step 3 */           \
+        LUTHIER__8x12_G1(v0, v1) "ldr q5, [%[b], #160]\n\t"                                        \
+        LUTHIER__8x12_G2(v0, v1) "ldr q6, [%[b], #176]\n\t"                                        \
+        "add %[a], %[a], #128\n\t"                                                                 \
+        LUTHIER__8x12_G0(v2, v3)                               /* step 3 */                        \
+        LUTHIER__8x12_G1(v2, v3)                                                                   \
+        "add %[b], %[b], #192\n\t"                                                                 \
+        LUTHIER__8x12_G2(v2, v3)                                                                   \
+        "subs x10, x10, #1\n\t"                                                                    \
+        "b.ne .Lluthier_8x12_k4_%=\n\t"                                                            \
         "// LLVM-MCA-END\n\t"
-        ".Lluthier_8x12_k1_%=:\n\t"
-        "cbz x11, .Lluthier_8x12_end_%=\n\t"
-        ".Lluthier_8x12_rem_%=:\n\t"
-        "ldp q0, q1, [%[a]], #32\n\t"
-        "ldp q4, q5, [%[b]], #32\n\t"
-        "ldr q6, [%[b]], #16\n\t"
-        LUTHIER__8x12_G0(v0, v1) LUTHIER__8x12_G1(v0, v1) LUTHIER__8x12_G2(v0, v1)
-        "subs x11, x11, #1\n\t"
-        "b.ne .Lluthier_8x12_rem_%=\n\t"
-        ".Lluthier_8x12_end_%=:\n\t"
-        LUTHIER__NEON_EPILOGUE(8x12, LUTHIER__V8_31, LUTHIER__8x12_ROWS(LUTHIER__8x12_STC))
-        : [a] "+r"(a), [b] "+r"(b)
-        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
-          [mm] "r"(mm), [k] "r"(p->k)
-        : "x9", "x10", "x11", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v8", "v9", "v10", "v11",
-          "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23",
-          "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
-    luthier__neon_tile_end(p, cp, 12);
-}
+#define LUTHIER__8x12_REM                                                                          \
+    "ldp q0, q1, [%[a]], #32\n\t"                                                                  \
+    "ldp q4, q5, [%[b]], #32\n\t"                                                                  \
+    "ldr q6, [%[b]], #16\n\t"                                                                      \
+    LUTHIER__8x12_G0(v0, v1) LUTHIER__8x12_G1(v0, v1) LUTHIER__8x12_G2(v0, v1)
+#define LUTHIER__8x12_CLOBBERS                                                                     \
+    "x9", "x10", "x11", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v8", "v9", "v10", "v11",        \
+    "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23",            \
+    "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
+
+LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x12__neonfma, 8x12, 8, 12, LUTHIER__8x12_ROWS(LUTHIER__8x12_LDC),
+                          LUTHIER__8x12_BIAS, LUTHIER__V8_31, LUTHIER__8x12_ROWS(LUTHIER__8x12_STC),
+                          LUTHIER__NEON_K4_REM(8x12, LUTHIER__8x12_K4, LUTHIER__8x12_REM), LUTHIER__8x12_CLOBBERS, "cc",
+                          "memory")
 
 /* >>8x12-a53 ===================================================================================
    Interleaved 8x12 for in-order dual-issue cores (Cortex-A53/A55): the packed A and B and the
@@ -432,26 +453,11 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x12__neonfma(const luthier_sgemm_uke
 /* Registers the loop uses besides v8-v31 and its operands. */
 #define LUTHIER__8x12L_CLOBBERS "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"
 
-LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x12__neonfma_a53(const luthier_sgemm_ukernel_args *p) {
-    float tmp[8 * 12], bb[12], mm[2];
-    size_t ld;
-    float *const cp = luthier__neon_tile_begin(p, tmp, 8, 12, &ld);
-    const float *const bp = luthier__neon_bias(p, bb, 12);
-    const size_t mode = luthier__neon_mode(p, mm);
-    const float *a = p->a, *b = p->b;
-    __asm__ __volatile__(
-        LUTHIER__NEON_PROLOGUE(8x12a53, LUTHIER__8x12_ROWS(LUTHIER__8x12_LDC), LUTHIER__8x12_BIAS,
-                               LUTHIER__V8_31(LUTHIER__ZEROQ))
-        LUTHIER__8x12L_KLOOP(8x12a53, LUTHIER__FMLAN)
-        LUTHIER__NEON_EPILOGUE(8x12a53, LUTHIER__V8_31, LUTHIER__8x12_ROWS(LUTHIER__8x12_STC))
-        : [a] "+r"(a), [b] "+r"(b)
-        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
-          [mm] "r"(mm), [k] "r"(p->k)
-        : "x9", LUTHIER__8x12L_CLOBBERS, "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
-          "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
-          "v30", "v31", "cc", "memory");
-    luthier__neon_tile_end(p, cp, 12);
-}
+LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x12__neonfma_a53, 8x12a53, 8, 12, LUTHIER__8x12_ROWS(LUTHIER__8x12_LDC),
+                          LUTHIER__8x12_BIAS, LUTHIER__V8_31, LUTHIER__8x12_ROWS(LUTHIER__8x12_STC),
+                          LUTHIER__8x12L_KLOOP(8x12a53, LUTHIER__FMLAN), "x9", LUTHIER__8x12L_CLOBBERS, "v8", "v9",
+                          "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
+                          "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory")
 
 /* >>8x6 ========================================================================================
    Interleaved 8x6, computed transposed so that every lane is useful (NR = 6 is not a multiple
@@ -523,57 +529,38 @@ LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x12__neonfma_a53(const luthier_sgemm
     "dup v28.4s, v1.s[0]\n\t" "dup v29.4s, v1.s[0]\n\t"                                            \
     "dup v30.4s, v1.s[1]\n\t" "dup v31.4s, v1.s[1]\n\t"
 
-LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x6__neonfma(const luthier_sgemm_ukernel_args *p) {
-    float tmp[8 * 6], bb[6], mm[2];
-    size_t ld;
-    float *const cp = luthier__neon_tile_begin(p, tmp, 8, 6, &ld);
-    const float *const bp = luthier__neon_bias(p, bb, 6);
-    const size_t mode = luthier__neon_mode(p, mm);
-    const float *a = p->a, *b = p->b;
-    __asm__ __volatile__(
-        LUTHIER__NEON_PROLOGUE(8x6, LUTHIER__8x6_LDC, LUTHIER__8x6_BIAS,
-                               LUTHIER__V20_31(LUTHIER__ZEROQ))
-        "lsr x10, %[k], #2\n\t"
-        "and x11, %[k], #3\n\t"
-        "cbz x10, .Lluthier_8x6_k1_%=\n\t"
-        ".Lluthier_8x6_k4_%=:\n\t"
-        "// LLVM-MCA-BEGIN\n\t"
-        "ldp q16, q17, [%[a]]\n\t"
-        "ldp q0, q1, [%[b]]\n\t"
-        "ldp q18, q19, [%[a], #32]\n\t"
-        "ldp q2, q3, [%[b], #32]\n\t"
-        LUTHIER__8x6_STEP0(v16, v17)
-        "ldp q16, q17, [%[a], #64]\n\t"
-        "ldp q4, q5, [%[b], #64]\n\t"
-        LUTHIER__8x6_STEP1(v18, v19)
-        "ldp q18, q19, [%[a], #96]\n\t"
-        LUTHIER__8x6_STEP2(v16, v17)
-        "add %[a], %[a], #128\n\t"
-        "add %[b], %[b], #96\n\t"
-        LUTHIER__8x6_STEP3(v18, v19)
-        "subs x10, x10, #1\n\t"
-        "b.ne .Lluthier_8x6_k4_%=\n\t"
+#define LUTHIER__8x6_K4 /* 4 steps per iteration */                                                \
+        ".Lluthier_8x6_k4_%=:\n\t"                                                                 \
+        "// LLVM-MCA-BEGIN\n\t"                                                                    \
+        "ldp q16, q17, [%[a]]\n\t"                                                                 \
+        "ldp q0, q1, [%[b]]\n\t"                                                                   \
+        "ldp q18, q19, [%[a], #32]\n\t"                                                            \
+        "ldp q2, q3, [%[b], #32]\n\t"                                                              \
+        LUTHIER__8x6_STEP0(v16, v17)                                                               \
+        "ldp q16, q17, [%[a], #64]\n\t"                                                            \
+        "ldp q4, q5, [%[b], #64]\n\t"                                                              \
+        LUTHIER__8x6_STEP1(v18, v19)                                                               \
+        "ldp q18, q19, [%[a], #96]\n\t"                                                            \
+        LUTHIER__8x6_STEP2(v16, v17)                                                               \
+        "add %[a], %[a], #128\n\t"                                                                 \
+        "add %[b], %[b], #96\n\t"                                                                  \
+        LUTHIER__8x6_STEP3(v18, v19)                                                               \
+        "subs x10, x10, #1\n\t"                                                                    \
+        "b.ne .Lluthier_8x6_k4_%=\n\t"                                                             \
         "// LLVM-MCA-END\n\t"
-        ".Lluthier_8x6_k1_%=:\n\t"
-        "cbz x11, .Lluthier_8x6_end_%=\n\t"
-        ".Lluthier_8x6_rem_%=:\n\t"
-        "ldp q16, q17, [%[a]], #32\n\t"
-        "ldr q0, [%[b]]\n\t"
-        "ldr d1, [%[b], #16]\n\t"
-        "add %[b], %[b], #24\n\t"
-        LUTHIER__8x6_STEP0(v16, v17)
-        "subs x11, x11, #1\n\t"
-        "b.ne .Lluthier_8x6_rem_%=\n\t"
-        ".Lluthier_8x6_end_%=:\n\t"
-        LUTHIER__NEON_EPILOGUE(8x6, LUTHIER__V20_31, LUTHIER__8x6_STC)
-        : [a] "+r"(a), [b] "+r"(b)
-        : [cp] "r"(cp), [ld] "r"(ld * sizeof(float)), [bp] "r"(bp), [mode] "r"(mode),
-          [mm] "r"(mm), [k] "r"(p->k)
-        : "x9", "x10", "x11", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18",
-          "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31",
-          "cc", "memory");
-    luthier__neon_tile_end(p, cp, 6);
-}
+#define LUTHIER__8x6_REM                                                                           \
+    "ldp q16, q17, [%[a]], #32\n\t"                                                                \
+    "ldr q0, [%[b]]\n\t"                                                                           \
+    "ldr d1, [%[b], #16]\n\t"                                                                      \
+    "add %[b], %[b], #24\n\t"                                                                      \
+    LUTHIER__8x6_STEP0(v16, v17)
+#define LUTHIER__8x6_CLOBBERS                                                                      \
+    "x9", "x10", "x11", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18",       \
+    "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
+
+LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x6__neonfma, 8x6, 8, 6, LUTHIER__8x6_LDC, LUTHIER__8x6_BIAS,
+                          LUTHIER__V20_31, LUTHIER__8x6_STC, LUTHIER__NEON_K4_REM(8x6, LUTHIER__8x6_K4, LUTHIER__8x6_REM),
+                          LUTHIER__8x6_CLOBBERS, "cc", "memory")
 
 /* >>6x16 =======================================================================================
    Hybrid 6x16 (the a64_hybrid_fp32_mla_6x16 layout). Registers:
