@@ -566,13 +566,8 @@ LUTHIER__TARGET_Q512 LUTHIER__QINLINE void luthier__q512_tile(const luthier_qgem
 }
 
 #define LUTHIER__DEFINE_Q512(sname, NV, CASES)                                                     \
-    LUTHIER__TARGET_Q512 LUTHIER_PRIVATE void luthier_qgemm_ukernel_##sname(                       \
-        const luthier_qgemm_ukernel_args *p) {                                                     \
-        switch (p->m) {                                                                            \
-            CASES(LUTHIER__Q512_TILE_##NV)                                                         \
-        default: break;                                                                            \
-        }                                                                                          \
-    }
+    LUTHIER__DEFINE_TILES(LUTHIER__TARGET_Q512, luthier_qgemm_ukernel_##sname, luthier_qgemm_ukernel_args, CASES, \
+                          LUTHIER__Q512_TILE_##NV)
 #define LUTHIER__Q512_TILE_2(r) luthier__q512_tile(p, r, 2)
 #define LUTHIER__Q512_TILE_4(r) luthier__q512_tile(p, r, 4)
 LUTHIER__DEFINE_Q512(6x64__avx512vnni, 4, LUTHIER__CASES_6)
@@ -716,12 +711,8 @@ LUTHIER__TARGET_AVX2 LUTHIER__QINLINE void luthier__qavx2_tile(const luthier_qge
 }
 
 #define LUTHIER__DEFINE_Q256(sname, TILE, TARGET, NV, CASES)                                       \
-    TARGET LUTHIER_PRIVATE void luthier_qgemm_ukernel_##sname(const luthier_qgemm_ukernel_args *p) { \
-        switch (p->m) {                                                                            \
-            CASES(LUTHIER__Q256_##TILE##_##NV)                                                     \
-        default: break;                                                                            \
-        }                                                                                          \
-    }
+    LUTHIER__DEFINE_TILES(TARGET, luthier_qgemm_ukernel_##sname, luthier_qgemm_ukernel_args, CASES, \
+                          LUTHIER__Q256_##TILE##_##NV)
 #define LUTHIER__Q256_vnni_2(r) luthier__qvnni256_tile(p, r, 2)
 #define LUTHIER__Q256_avx2_2(r) luthier__qavx2_tile(p, r, 2)
 LUTHIER__DEFINE_Q256(6x16__avxvnni, vnni, LUTHIER__TARGET_QVNNI256, 2, LUTHIER__CASES_6)

@@ -67,6 +67,16 @@
 #define LUTHIER__CASES_14(F) LUTHIER__CASES_12(F) LUTHIER__CASE(F, 13) LUTHIER__CASE(F, 14)
 #define LUTHIER__CASES_16(F) LUTHIER__CASES_14(F) LUTHIER__CASE(F, 15) LUTHIER__CASE(F, 16)
 
+/* A kernel of straight-line row tiles: fn runs TILE(p->m) for p->m in 1..MR (CASES:
+   LUTHIER__CASES_<MR>); TARGET: its target attribute, ARGS: its argument struct. */
+#define LUTHIER__DEFINE_TILES(TARGET, fn, ARGS, CASES, TILE)                                     \
+    TARGET LUTHIER_PRIVATE void fn(const ARGS *p) {                                              \
+        switch (p->m) {                                                                          \
+            CASES(TILE)                                                                          \
+        default: break;                                                                          \
+        }                                                                                        \
+    }
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -186,13 +196,8 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
 }
 
 #define LUTHIER__DEFINE_AVX512(sname, CASES)                                                   \
-    LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE void luthier_sgemm_ukernel_##sname(               \
-        const luthier_sgemm_ukernel_args *p) {                                                  \
-        switch (p->m) {                                                                         \
-            CASES(LUTHIER__AVX512_TILE_##sname)                                                 \
-        default: break;                                                                         \
-        }                                                                                       \
-    }
+    LUTHIER__DEFINE_TILES(LUTHIER__TARGET_AVX512, luthier_sgemm_ukernel_##sname, luthier_sgemm_ukernel_args, CASES, \
+                          LUTHIER__AVX512_TILE_##sname)
 #define LUTHIER__AVX512_TILE_12x32__avx512f(r) luthier__avx512_tile(p, r, 2, 12, 0, 0)
 #define LUTHIER__AVX512_TILE_12x32__avx512f_hybrid(r) luthier__avx512_tile(p, r, 2, 12, 1, 0)
 #define LUTHIER__AVX512_TILE_14x32__avx512f(r) luthier__avx512_tile(p, r, 2, 14, 0, 0)
@@ -556,13 +561,8 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
 }
 
 #define LUTHIER__DEFINE_AVX2(sname, CASES)                                                     \
-    LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE void luthier_sgemm_ukernel_##sname(                  \
-        const luthier_sgemm_ukernel_args *p) {                                                  \
-        switch (p->m) {                                                                         \
-            CASES(LUTHIER__AVX2_TILE_##sname)                                                   \
-        default: break;                                                                         \
-        }                                                                                       \
-    }
+    LUTHIER__DEFINE_TILES(LUTHIER__TARGET_AVX2, luthier_sgemm_ukernel_##sname, luthier_sgemm_ukernel_args, CASES, \
+                          LUTHIER__AVX2_TILE_##sname)
 #define LUTHIER__AVX2_TILE_6x16__avx2_fma(r) luthier__avx2_tile(p, r, 2, 6, 0, 0)
 #define LUTHIER__AVX2_TILE_6x16__avx2_fma_hybrid(r) luthier__avx2_tile(p, r, 2, 6, 1, 0)
 #define LUTHIER__AVX2_TILE_4x24__avx2_fma(r) luthier__avx2_tile(p, r, 3, 4, 0, 0)
