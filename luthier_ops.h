@@ -4794,15 +4794,11 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_maxpool_h16_nhwc(
     size_t kw, size_t sh, size_t sw, size_t dh, size_t dw, size_t pad_top, size_t pad_left, size_t pad_bottom,
     size_t pad_right, uint16_t *y, size_t out_h, size_t out_w) {
     luthier__op_pool_job j;
-    memset(&j, 0, sizeof j);
-    j.x = (const float *)(const void *)x, j.y = (float *)(void *)y;
-    j.n = n, j.h = h, j.w = w, j.c = c, j.kh = kh, j.kw = kw;
-    j.sh = sh ? sh : 1, j.sw = sw ? sw : 1, j.dh = dh ? dh : 1, j.dw = dw ? dw : 1;
-    j.pt = pad_top, j.pl = pad_left, j.pb = pad_bottom, j.pr = pad_right, j.oh = out_h, j.ow = out_w;
+    const size_t units = luthier__op_pool_set(&j, x, n, h, w, c, kh, kw, sh, sw, dh, dw, pad_top, pad_left, pad_bottom,
+                                              pad_right, y, out_h, out_w);
     j.is_max = 1;
-    j.rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, out_w * c * kh * kw));
-    if (!n || !out_h || !out_w || !c) return LUTHIER_STATUS_OK;
-    return luthier__op_run(ctx, cfg, luthier__div_up(n * out_h, j.rpu), luthier__op_maxpool_h16_range, &j);
+    if (!units) return LUTHIER_STATUS_OK;
+    return luthier__op_run(ctx, cfg, units, luthier__op_maxpool_h16_range, &j);
 }
 
 #undef LUTHIER__OP_QADD_ELEM
