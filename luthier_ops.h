@@ -87,10 +87,11 @@ typedef double LUTHIER__VD __attribute__((vector_size(2 * LUTHIER__VBYTES))); /*
 #define LUTHIER__VSEL(m, a, b) LUTHIER__VFLOAT(((m) & LUTHIER__VBITS(a)) | (~(m) & LUTHIER__VBITS(b)))
 #define LUTHIER__VLOAD(v, p) memcpy(&(v), (p), sizeof(LUTHIER__VF))
 #define LUTHIER__VSTORE(p, v) memcpy((p), &(v), sizeof(LUTHIER__VF))
+/* (-0 + s is s for every s; +0 + -0 would be +0: a splat of -0 then divides to the wrong inf) */
 #define LUTHIER__VSPLAT(v, s)                                                                    \
     do {                                                                                         \
         memset(&(v), 0, sizeof(v));                                                              \
-        (v) = (v) + (s);                                                                         \
+        (v) = -(v) + (s);                                                                        \
     } while (0)
 #define LUTHIER__VLANE(v, l) ((v)[l])
 #else

@@ -179,7 +179,8 @@ static void h16e_binary_one(luthier_context *ctx, luthier__binary k, const int64
                             luthier_activation act, float lo, float hi, const char *tag) {
     int64_t as[3], bs[3];
     size_t na = 1, nb = 1, n = 1, i, bad = 0;
-    int d, shown = 0, exact = k != LUTHIER__BINARY_DIV;
+    /* exact: one rounding of the exact result (an fp32 operand's product or sum rounds twice) */
+    int d, shown = 0, exact = k != LUTHIER__BINARY_DIV && (hb || k == LUTHIER__BINARY_MAX || k == LUTHIER__BINARY_MIN);
     uint16_t *a, *b16, *y, *ref;
     float *af, *bf, *yf;
     test_guarded ga, gb2;
@@ -221,7 +222,10 @@ static void h16e_binary_one(luthier_context *ctx, luthier__binary k, const int64
         av = af[ia], bv = bf[ib];
         w = h16e_binary_ref(k, av, bv);
         if (clamp && w == w) w = w < clo ? clo : w > chi ? chi : w;
-        bad += !h16e_check(y[i], w, ref[i], exact, av - av == 0 && bv - bv == 0, what, i, &shown);
+        if (!h16e_check(y[i], w, ref[i], exact, av - av == 0 && bv - bv == 0, what, i, &shown)) {
+            if (shown <= 3) printf("      (operands %.9g, %.9g)\n", av, bv);
+            bad++;
+        }
     }
     CHECK(bad == 0, "%s: %zu of %zu differ", what, bad, n);
     test_guarded_free(&ga), test_guarded_free(&gb2);
@@ -264,6 +268,29 @@ static void test_fp16_elt_binary(void) {
         ctx->cpu_features = saved;
         luthier_context_destroy(ctx);
     }
+}
+
+/* A broadcast -0 keeps its sign in the fp32 pass and the fp16 one: x / -0 is -inf for x > 0. */
+static void test_fp16_elt_negative_zero(void) {
+    luthier_context *ctx = ctx_threads(1);
+    const int64_t s[1] = {5}, one[1] = {1};
+    const float a[5] = {1.0f, -2.0f, 3.0f, 0.5f, 7.0f};
+    const float nz = -0.0f;
+    const uint16_t nzh = 0x8000;
+    uint16_t ah[5], yh[5];
+    float y[5];
+    int i;
+    for (i = 0; i < 5; i++) ah[i] = luthier__f32_to_f16(a[i]);
+    CHECK(luthier__op_binary(ctx, NULL, LUTHIER__BINARY_DIV, a, s, &nz, one, y, s, 1, LUTHIER_ACTIVATION_NONE, 0, 0) ==
+              LUTHIER_STATUS_OK, "fp32");
+    CHECK(luthier__op_binary_h16(ctx, NULL, LUTHIER__BINARY_DIV, ah, 1, s, &nzh, 1, one, yh, s, 1, LUTHIER_ACTIVATION_NONE, 0, 0) ==
+              LUTHIER_STATUS_OK, "fp16");
+    for (i = 0; i < 5; i++) {
+        const float want = a[i] > 0 ? -INFINITY : INFINITY;
+        CHECK(y[i] == want && luthier__f16_to_f32(yh[i]) == want, "%g / -0: fp32 %g, fp16 %g", (double)a[i], (double)y[i],
+              (double)luthier__f16_to_f32(yh[i]));
+    }
+    luthier_context_destroy(ctx);
 }
 
 /* The kinds without an fp16 form are refused (status, message), not run. */
@@ -376,6 +403,7 @@ static void test_fp16_elt_plan_workspace(void) {
 static void run_fp16_elt_tests(void) {
     RUN(test_fp16_elt_unary);
     RUN(test_fp16_elt_binary);
+    RUN(test_fp16_elt_negative_zero);
     RUN(test_fp16_elt_refusal);
     RUN(test_fp16_elt_plan_workspace);
 }
