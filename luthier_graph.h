@@ -5567,9 +5567,10 @@ LUTHIER_PRIVATE int luthier__node_layout(const luthier__planner *pl, const luthi
 /* >>impl-plan-h16: the operators with an fp16-activation form (luthier_plan_desc.fp16_activations):
    each row's h16 hook (its registry column) says whether node ni (inputs ins so far) reads and
    writes fp16 in planner pl, whose h16 is set: LUTHIER__H16_NO, _NATIVE (its lower or run hook
-   takes fp16: convolutions, dense layers, max pooling, concatenation, views) or _WIDE (its fp32
-   run hook, on fp32 copies: luthier__run_h16_wide). Views keep their input's fp16 where no
-   transpose is needed to see it. */
+   takes fp16: convolutions, dense layers, max pooling, concatenation, views), _WIDE (its fp32
+   run hook, on fp32 copies: luthier__run_h16_wide) or _ELT (the element-wise operators: inputs
+   as _WIDE's, the run hook reads and writes fp16 without copies). Views keep their input's fp16
+   where no transpose is needed to see it. */
 LUTHIER_PRIVATE int luthier__h16_no(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
     (void)pl, (void)gn, (void)ni, (void)ins;
     return LUTHIER__H16_NO;
