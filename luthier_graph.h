@@ -1102,8 +1102,10 @@ struct luthier_graph {
              (luthier_plan_desc.fp16_activations; >>impl-plan-h16): "no"; NATIVE forms (conv,
              dense, maxpool, concat, view) whose run or lower hook reads fp16 itself; "wide":
              the fp32 run hook on fp32 copies of its fp16 inputs, its outputs narrowed
-             (luthier__run_h16_wide: element-wise, pools, softmax, norms, transposes, gathers,
-             attention).
+             (luthier__run_h16_wide: pools, softmax, norms, transposes, gathers, attention);
+             "elt": the element-wise operators, whose run hook reads fp16 operands and writes
+             fp16 itself, vector by vector (luthier__op_unary_h16, luthier__op_binary_h16), its
+             other inputs fp32 as "wide" leaves them.
    Operators of one family share a hook: X(ENUM, attrs, infer, run, lower, layout, dtypes, lens, h16) names
    luthier__attrs_<attrs>, luthier__infer_<infer>, luthier__run_<run>, luthier__lower_<lower> and luthier__h16_<h16>. The rows are in LUTHIER_OP_LIST's order
    (test_op_registry checks it). */
@@ -1125,7 +1127,7 @@ enum {
 };
 enum { LUTHIER__DTYPES_F32, LUTHIER__DTYPES_HOOK };
 enum { LUTHIER__LENS_NO, LUTHIER__LENS_FOLLOW, LUTHIER__LENS_HOOK };
-enum { LUTHIER__H16_NO, LUTHIER__H16_NATIVE, LUTHIER__H16_WIDE }; /* what an h16 hook answers */
+enum { LUTHIER__H16_NO, LUTHIER__H16_NATIVE, LUTHIER__H16_WIDE, LUTHIER__H16_ELT }; /* what an h16 hook answers */
 typedef luthier_status (*luthier__infer_fn)(const luthier__infer_args *arg);
 typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
 
@@ -1137,22 +1139,22 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(AVGPOOL, pool, pool, pool, none, NHWC, F32, NO, wide)                     \
     X(GLOBAL_AVGPOOL, none, global_pool, global_pool, none, NHWC, F32, NO, wide) \
     X(ADAPTIVE_AVGPOOL, adaptive_pool, global_pool, global_pool, none, NHWC, F32, NO, wide) \
-    X(RELU, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
-    X(CLIP, clip, clip, unary, none, FOLLOW, F32, FOLLOW, wide)                 \
-    X(GELU, gelu, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
-    X(SIGMOID, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)       \
-    X(TANH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
-    X(ERF, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)           \
-    X(EXP, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)           \
-    X(SQRT, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
-    X(NEG, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)           \
-    X(ADD, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
-    X(SUB, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
-    X(MUL, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
-    X(DIV, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
+    X(RELU, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)           \
+    X(CLIP, clip, clip, unary, none, FOLLOW, F32, FOLLOW, elt)                  \
+    X(GELU, gelu, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)           \
+    X(SIGMOID, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)        \
+    X(TANH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)           \
+    X(ERF, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)            \
+    X(EXP, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)            \
+    X(SQRT, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)           \
+    X(NEG, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)            \
+    X(ADD, binary, binary, binary, none, BINARY, F32, FOLLOW, elt)              \
+    X(SUB, binary, binary, binary, none, BINARY, F32, FOLLOW, elt)              \
+    X(MUL, binary, binary, binary, none, BINARY, F32, FOLLOW, elt)              \
+    X(DIV, binary, binary, binary, none, BINARY, F32, FOLLOW, elt)              \
     X(POW, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
-    X(MAX, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
-    X(MIN, binary, binary, binary, none, BINARY, F32, FOLLOW, wide)             \
+    X(MAX, binary, binary, binary, none, BINARY, F32, FOLLOW, elt)              \
+    X(MIN, binary, binary, binary, none, BINARY, F32, FOLLOW, elt)              \
     X(CONCAT, axis, concat, concat_split, none, ANY_NHWC, HOOK, HOOK, concat)   \
     X(SPLIT, axis, split, concat_split, none, FOLLOW, F32, HOOK, no)            \
     X(SOFTMAX, softmax, softmax, softmax, none, FOLLOW, F32, NO, wide)          \
@@ -1170,24 +1172,24 @@ typedef luthier_status (*luthier__run_fn)(const luthier__run_args *arg);
     X(DEPTH_TO_SPACE, depth_to_space, depth_space, depth_space, none, FOLLOW_X, F32, NO, no) \
     X(SPACE_TO_DEPTH, space_to_depth, depth_space, depth_space, none, FOLLOW_X, F32, NO, no) \
     X(PAD, pad, pad, pad, none, FOLLOW_X, F32, NO, no)                          \
-    X(LEAKY_RELU, leaky_relu, activation, unary, none, FOLLOW, F32, FOLLOW, wide) \
-    X(ELU, elu, activation, unary, none, FOLLOW, F32, FOLLOW, wide)             \
-    X(SELU, selu, activation, unary, none, FOLLOW, F32, FOLLOW, wide)           \
-    X(CELU, celu, activation, unary, none, FOLLOW, F32, FOLLOW, wide)           \
-    X(HARD_SIGMOID, hard_sigmoid, activation, unary, none, FOLLOW, F32, FOLLOW, wide) \
-    X(HARD_SWISH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)    \
-    X(SOFTPLUS, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)      \
-    X(SOFTSIGN, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)      \
-    X(MISH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
-    X(THRESHOLDED_RELU, thresholded_relu, activation, unary, none, FOLLOW, F32, FOLLOW, wide) \
-    X(ABS, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)           \
-    X(LOG, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)           \
-    X(FLOOR, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)         \
-    X(CEIL, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
-    X(ROUND, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)         \
-    X(RECIPROCAL, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)    \
-    X(PRELU, none, prelu, binary, none, BINARY, F32, NO, wide)                  \
-    X(SILU, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, wide)          \
+    X(LEAKY_RELU, leaky_relu, activation, unary, none, FOLLOW, F32, FOLLOW, elt) \
+    X(ELU, elu, activation, unary, none, FOLLOW, F32, FOLLOW, elt)              \
+    X(SELU, selu, activation, unary, none, FOLLOW, F32, FOLLOW, elt)            \
+    X(CELU, celu, activation, unary, none, FOLLOW, F32, FOLLOW, elt)            \
+    X(HARD_SIGMOID, hard_sigmoid, activation, unary, none, FOLLOW, F32, FOLLOW, elt) \
+    X(HARD_SWISH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)     \
+    X(SOFTPLUS, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)       \
+    X(SOFTSIGN, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)       \
+    X(MISH, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)           \
+    X(THRESHOLDED_RELU, thresholded_relu, activation, unary, none, FOLLOW, F32, FOLLOW, elt) \
+    X(ABS, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)            \
+    X(LOG, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)            \
+    X(FLOOR, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)          \
+    X(CEIL, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)           \
+    X(ROUND, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)          \
+    X(RECIPROCAL, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)     \
+    X(PRELU, none, prelu, binary, none, BINARY, F32, NO, elt)                   \
+    X(SILU, none, elementwise, unary, none, FOLLOW, F32, FOLLOW, elt)           \
     X(EQUAL, none, compare, compare, none, BINARY, HOOK, FOLLOW, no)            \
     X(GREATER, none, compare, compare, none, BINARY, HOOK, FOLLOW, no)          \
     X(LESS, none, compare, compare, none, BINARY, HOOK, FOLLOW, no)             \
@@ -5550,9 +5552,10 @@ LUTHIER_PRIVATE int luthier__node_layout(const luthier__planner *pl, const luthi
 /* >>impl-plan-h16: the operators with an fp16-activation form (luthier_plan_desc.fp16_activations):
    each row's h16 hook (its registry column) says whether node ni (inputs ins so far) reads and
    writes fp16 in planner pl, whose h16 is set: LUTHIER__H16_NO, _NATIVE (its lower or run hook
-   takes fp16: convolutions, dense layers, max pooling, concatenation, views) or _WIDE (its fp32
-   run hook, on fp32 copies: luthier__run_h16_wide). Views keep their input's fp16 where no
-   transpose is needed to see it. */
+   takes fp16: convolutions, dense layers, max pooling, concatenation, views), _WIDE (its fp32
+   run hook, on fp32 copies: luthier__run_h16_wide) or _ELT (the element-wise operators: inputs
+   as _WIDE's, the run hook reads and writes fp16 without copies). Views keep their input's fp16
+   where no transpose is needed to see it. */
 LUTHIER_PRIVATE int luthier__h16_no(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
     (void)pl, (void)gn, (void)ni, (void)ins;
     return LUTHIER__H16_NO;
@@ -5632,6 +5635,12 @@ LUTHIER_PRIVATE int luthier__h16_wide(const luthier__planner *pl, const luthier_
     return any ? LUTHIER__H16_WIDE : LUTHIER__H16_NO;
 }
 
+/* an element-wise operator (luthier__run_unary, luthier__run_binary) where "wide" would take it:
+   its run hook reads the fp16 operands and writes the fp16 output itself (no fp32 copies) */
+LUTHIER_PRIVATE int luthier__h16_elt(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
+    return luthier__h16_wide(pl, gn, ni, ins) == LUTHIER__H16_WIDE ? LUTHIER__H16_ELT : LUTHIER__H16_NO;
+}
+
 LUTHIER_PRIVATE int luthier__h16_node(const luthier__planner *pl, const luthier__gnode *gn, int ni, const int *ins) {
     return pl->h16 ? luthier__ops[gn->d.op].h16(pl, gn, ni, ins) : LUTHIER__H16_NO;
 }
@@ -5647,14 +5656,15 @@ LUTHIER_PRIVATE void luthier__set_h16(luthier__pval *v) {
 /* The activation datatype of node gn's step (int8 partitioning, fp16 activations) and the
    conversions of its activation inputs ins[0..nin) to its layout and datatype; returns
    LUTHIER__STEP_ON_F32, _U8, _F16 or _F16_WIDE (fp16 outputs, inputs fp16 where they are fp16
-   already, fp32 elsewhere: luthier__run_h16_wide) (-1: out of memory). */
-enum { LUTHIER__STEP_ON_F32 = 0, LUTHIER__STEP_ON_U8, LUTHIER__STEP_ON_F16, LUTHIER__STEP_ON_F16_WIDE };
+   already, fp32 elsewhere: luthier__run_h16_wide) or _F16_ELT (the inputs as _F16_WIDE's, the
+   run hook on them: luthier__h16_elt) (-1: out of memory). */
+enum { LUTHIER__STEP_ON_F32 = 0, LUTHIER__STEP_ON_U8, LUTHIER__STEP_ON_F16, LUTHIER__STEP_ON_F16_WIDE, LUTHIER__STEP_ON_F16_ELT };
 LUTHIER_PRIVATE int luthier__node_inputs(luthier__planner *pl, const luthier__gnode *gn, int ni, int layout, int nin, int *ins) {
     luthier_plan *p = pl->p;
     const luthier_calibration *cal = pl->pd.int8;
     const int qs = luthier__q_node(pl->g, p, cal, gn, &pl->f[ni], ins, luthier__node_precision(&pl->pd, ni));
     const int h = qs ? LUTHIER__H16_NO : luthier__h16_node(pl, gn, ni, ins);
-    const int hs = h == LUTHIER__H16_NATIVE, wide = h == LUTHIER__H16_WIDE; /* wide: fp32 inputs stay */
+    const int hs = h == LUTHIER__H16_NATIVE, wide = h == LUTHIER__H16_WIDE || h == LUTHIER__H16_ELT; /* fp32 inputs stay */
     int k;
     for (k = 0; k < nin; k++) {
         const luthier__pval *a;
@@ -5672,6 +5682,7 @@ LUTHIER_PRIVATE int luthier__node_inputs(luthier__planner *pl, const luthier__gn
         if (qs && (ins[k] = luthier__need_q(p, cal, ins[k], 1)) < 0) return -1;
         if (hs && (ins[k] = luthier__need_dtype(p, cal, ins[k], LUTHIER__DTYPE_F16)) < 0) return -1;
     }
+    if (h == LUTHIER__H16_ELT) return LUTHIER__STEP_ON_F16_ELT;
     return qs ? LUTHIER__STEP_ON_U8 : hs ? LUTHIER__STEP_ON_F16 : wide ? LUTHIER__STEP_ON_F16_WIDE : LUTHIER__STEP_ON_F32;
 }
 
@@ -5768,7 +5779,7 @@ LUTHIER_PRIVATE luthier_status luthier__pass_steps(luthier__planner *pl) {
         layout = luthier__node_layout(pl, gn, ins, &nin);
         if ((qs = luthier__node_inputs(pl, gn, ni, layout, nin, ins)) < 0) LUTHIER__PLOOM();
         wide = qs == LUTHIER__STEP_ON_F16_WIDE;
-        hs = qs == LUTHIER__STEP_ON_F16 || wide;
+        hs = qs == LUTHIER__STEP_ON_F16 || qs == LUTHIER__STEP_ON_F16_ELT || wide;
         qs = qs == LUTHIER__STEP_ON_U8;
         if (!qs && pl->pd.num_configs && pl->pd.configs[ni].precision == LUTHIER_PRECISION_INT8)
             LUTHIER__PLFAIL(LUTHIER_STATUS_INVALID_ARGUMENT,
@@ -6528,6 +6539,9 @@ LUTHIER_PRIVATE luthier_status luthier__run_unary(const luthier__run_args *arg) 
     LUTHIER__RUN_ARGS;
     float a, b;
     const luthier__unary u = luthier__node_unary(&st->d, &a, &b);
+    if (o->dtype == LUTHIER__DTYPE_F16) /* fp16 activations (luthier__h16_elt) */
+        return luthier__op_unary_h16(ctx, &cfg, u, a, b, (const uint16_t *)(const void *)xp, (uint16_t *)(void *)op,
+                                     o->bytes / sizeof(uint16_t));
     return luthier__op_unary(ctx, &cfg, u, a, b, xp, op, o->bytes / sizeof(float));
 }
 
@@ -6539,6 +6553,10 @@ LUTHIER_PRIVATE luthier_status luthier__run_binary(const luthier__run_args *arg)
                                                         : (luthier__binary)(LUTHIER__BINARY_ADD + (st->d.op - LUTHIER_OP_ADD));
     luthier__bshape(x, o->layout, o->rank, as);
     luthier__bshape(&p->vals[st->in[1]], o->layout, o->rank, bs);
+    if (o->dtype == LUTHIER__DTYPE_F16) /* fp16 activations (luthier__h16_elt): either operand fp16 */
+        return luthier__op_binary_h16(ctx, &cfg, kind, xp, x->dtype == LUTHIER__DTYPE_F16, as, luthier__ptr(rc, st->in[1]),
+                                      p->vals[st->in[1]].dtype == LUTHIER__DTYPE_F16, bs, (uint16_t *)(void *)op, os, o->rank,
+                                      st->act, st->cmin, st->cmax);
     return luthier__op_binary(ctx, &cfg, kind, xp, as, (const float *)luthier__ptr(rc, st->in[1]), bs, op, os, o->rank,
                               st->act, st->cmin, st->cmax);
 }

@@ -87,10 +87,11 @@ typedef double LUTHIER__VD __attribute__((vector_size(2 * LUTHIER__VBYTES))); /*
 #define LUTHIER__VSEL(m, a, b) LUTHIER__VFLOAT(((m) & LUTHIER__VBITS(a)) | (~(m) & LUTHIER__VBITS(b)))
 #define LUTHIER__VLOAD(v, p) memcpy(&(v), (p), sizeof(LUTHIER__VF))
 #define LUTHIER__VSTORE(p, v) memcpy((p), &(v), sizeof(LUTHIER__VF))
+/* (-0 + s is s for every s; +0 + -0 would be +0: a splat of -0 then divides to the wrong inf) */
 #define LUTHIER__VSPLAT(v, s)                                                                    \
     do {                                                                                         \
         memset(&(v), 0, sizeof(v));                                                              \
-        (v) = (v) + (s);                                                                         \
+        (v) = -(v) + (s);                                                                        \
     } while (0)
 #define LUTHIER__VLANE(v, l) ((v)[l])
 #else
@@ -727,34 +728,9 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_impl)(void *arg, 
     LUTHIER__VF v;
     (void)thread;
     switch (j->kind) {
-    case LUTHIER__UNARY_RELU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_RELU)
-    case LUTHIER__UNARY_CLIP: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_CLIP)
-    case LUTHIER__UNARY_GELU_ERF: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_GELU_ERF)
-    case LUTHIER__UNARY_GELU_TANH: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_GELU_TANH)
-    case LUTHIER__UNARY_SIGMOID: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_SIGMOID)
-    case LUTHIER__UNARY_TANH: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_TANH)
-    case LUTHIER__UNARY_EXP: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_EXP)
-    case LUTHIER__UNARY_ERF: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_ERF)
-    case LUTHIER__UNARY_SQRT: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_SQRT)
-    case LUTHIER__UNARY_NEG: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_NEG)
-    case LUTHIER__UNARY_ABS: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_ABS)
-    case LUTHIER__UNARY_RECIPROCAL: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_RECIPROCAL)
-    case LUTHIER__UNARY_AFFINE: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_AFFINE)
-    case LUTHIER__UNARY_LEAKY_RELU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_LEAKY_RELU)
-    case LUTHIER__UNARY_ELU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_ELU)
-    case LUTHIER__UNARY_CELU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_CELU)
-    case LUTHIER__UNARY_HARD_SIGMOID: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_HARD_SIGMOID)
-    case LUTHIER__UNARY_HARD_SWISH: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_HARD_SWISH)
-    case LUTHIER__UNARY_SOFTPLUS: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_SOFTPLUS)
-    case LUTHIER__UNARY_SOFTSIGN: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_SOFTSIGN)
-    case LUTHIER__UNARY_MISH: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_MISH)
-    case LUTHIER__UNARY_THRESHOLDED_RELU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_THRESHOLDED_RELU)
-    case LUTHIER__UNARY_LOG: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_LOG)
-    case LUTHIER__UNARY_FLOOR: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_FLOOR)
-    case LUTHIER__UNARY_CEIL: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_CEIL)
-    case LUTHIER__UNARY_ROUND: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_ROUND)
-    case LUTHIER__UNARY_SILU: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_SILU)
-    case LUTHIER__UNARY_NOT: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_NOT)
+#define LUTHIER__X(k) case LUTHIER__UNARY_##k: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_##k)
+    LUTHIER__UNARY_KINDS(LUTHIER__X)
+#undef LUTHIER__X
     default: break;
     }
     if (nt) LUTHIER__VFENCE();
@@ -820,14 +796,8 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_impl)(void *arg,
         size_t r0, r1, from, to, row;
         luthier__op_part_unit(&j->part, u, &r0, &r1, &from, &to);
         for (row = r0; row < r1; row++) {
-            size_t rest = row, oa = 0, ob = 0;
-            int d;
-            for (d = m - 2; d >= 0; d--) { /* mixed-radix row index -> operand offsets */
-                const size_t id = rest % j->dim[d];
-                rest /= j->dim[d];
-                oa += id * j->sa[d];
-                ob += id * j->sb[d];
-            }
+            size_t oa, ob;
+            luthier__op_binary_row(j, row, &oa, &ob);
             if (j->ai)
                 luthier__op_binary_i64_run(j, j->ai + oa + (ia ? from : 0), ia, j->bi + ob + (ib ? from : 0), ib,
                                            row * len + from, to - from);
@@ -839,6 +809,160 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_impl)(void *arg,
     if (j->stream) LUTHIER__VFENCE();
 }
 LUTHIER__OP_RANGE(luthier__op_binary)
+
+/* >>ops-f16-elt (the passes): LUTHIER__VLOADH / LUTHIER__VSTOREH widen LUTHIER__VW halves at p into
+   a vector and narrow one back, in registers where the ISA converts (see the section's head). */
+#if LUTHIER__SIMD_NEON && defined(LUTHIER__VBYTES)
+#define LUTHIER__VLOADH(v, p)                                                                    \
+    do {                                                                                         \
+        const float32x4_t luthier__w_ = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));         \
+        memcpy(&(v), &luthier__w_, sizeof(v));                                                   \
+    } while (0)
+#define LUTHIER__VSTOREH(p, v)                                                                   \
+    do {                                                                                         \
+        float32x4_t luthier__w_;                                                                 \
+        memcpy(&luthier__w_, &(v), sizeof(v));                                                   \
+        vst1_u16((p), vreinterpret_u16_f16(vcvt_f16_f32(luthier__w_)));                          \
+    } while (0)
+#elif LUTHIER__SIMD_X86 && defined(LUTHIER__VBYTES) && LUTHIER__VBYTES == 64
+#define LUTHIER__VLOADH(v, p) ((v) = (LUTHIER__VF)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(p))))
+#define LUTHIER__VSTOREH(p, v)                                                                   \
+    _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtps_ph((__m512)(v), _MM_FROUND_TO_NEAREST_INT))
+#elif LUTHIER__SIMD_X86 && defined(LUTHIER__VBYTES) && LUTHIER__VBYTES == 32
+#define LUTHIER__VLOADH(v, p) ((v) = (LUTHIER__VF)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p))))
+#define LUTHIER__VSTOREH(p, v)                                                                   \
+    _mm_storeu_si128((__m128i *)(void *)(p), _mm256_cvtps_ph((__m256)(v), _MM_FROUND_TO_NEAREST_INT))
+#else /* lane by lane (SSE2, one lane) */
+#define LUTHIER__VLOADH(v, p)                                                                    \
+    do {                                                                                         \
+        float luthier__b_[LUTHIER__VW];                                                          \
+        int luthier__l_;                                                                         \
+        for (luthier__l_ = 0; luthier__l_ < LUTHIER__VW; luthier__l_++)                          \
+            luthier__b_[luthier__l_] = luthier__f16_to_f32((p)[luthier__l_]);                    \
+        LUTHIER__VLOAD(v, luthier__b_);                                                          \
+    } while (0)
+#define LUTHIER__VSTOREH(p, v)                                                                   \
+    do {                                                                                         \
+        float luthier__b_[LUTHIER__VW];                                                          \
+        int luthier__l_;                                                                         \
+        LUTHIER__VSTORE(luthier__b_, v);                                                         \
+        for (luthier__l_ = 0; luthier__l_ < LUTHIER__VW; luthier__l_++)                          \
+            (p)[luthier__l_] = luthier__f32_to_f16(luthier__b_[luthier__l_]);                    \
+    } while (0)
+#endif
+/* partial vectors: n < VW halves, the other lanes 1.0 */
+#define LUTHIER__VLOADHN(v, p, n)                                                                \
+    do {                                                                                         \
+        uint16_t luthier__h_[LUTHIER__VW];                                                       \
+        size_t luthier__k_;                                                                      \
+        for (luthier__k_ = 0; luthier__k_ < LUTHIER__VW; luthier__k_++)                          \
+            luthier__h_[luthier__k_] = luthier__k_ < (size_t)(n) ? (p)[luthier__k_] : 0x3c00;    \
+        LUTHIER__VLOADH(v, luthier__h_);                                                         \
+    } while (0)
+#define LUTHIER__VSTOREHN(p, v, n)                                                               \
+    do {                                                                                         \
+        uint16_t luthier__h_[LUTHIER__VW];                                                       \
+        LUTHIER__VSTOREH(luthier__h_, v);                                                        \
+        memcpy((p), luthier__h_, (size_t)(n) * sizeof(uint16_t));                                \
+    } while (0)
+
+#define LUTHIER__OP_UNARY_H16_LOOP(K)                                                            \
+    for (i = from; i + LUTHIER__VW <= to; i += LUTHIER__VW) {                                    \
+        LUTHIER__VLOADH(v, x + i);                                                               \
+        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                         \
+        LUTHIER__VSTOREH(y + i, v);                                                              \
+    }                                                                                            \
+    if (i < to) {                                                                                \
+        LUTHIER__VLOADHN(v, x + i, to - i);                                                      \
+        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                         \
+        LUTHIER__VSTOREHN(y + i, v, to - i);                                                     \
+    }                                                                                            \
+    break;
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_h16_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_unary_h16_job *j = (const luthier__op_unary_h16_job *)arg;
+    const uint16_t *x = j->x;
+    uint16_t *y = j->y;
+    const float a = j->a, b = j->b;
+    const size_t from = ub * LUTHIER__OP_GRAIN, to = luthier__min_sz(j->n, ue * LUTHIER__OP_GRAIN);
+    size_t i;
+    LUTHIER__VF v;
+    (void)thread;
+    switch (j->kind) {
+#define LUTHIER__X(k) case LUTHIER__UNARY_##k: LUTHIER__OP_UNARY_H16_LOOP(LUTHIER__UNARY_##k)
+    LUTHIER__UNARY_KINDS(LUTHIER__X)
+#undef LUTHIER__X
+    default: break;
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_unary_h16)
+
+/* one vector of operand p (fp16 where h) at element i; n < VW: a partial one */
+#define LUTHIER__OP_BIN_H16_LD(v, p, h, i, n)                                                    \
+    do {                                                                                         \
+        if ((h) && (n) < LUTHIER__VW) LUTHIER__VLOADHN(v, (const uint16_t *)(p) + (i), n);       \
+        else if (h) LUTHIER__VLOADH(v, (const uint16_t *)(p) + (i));                             \
+        else if ((n) < LUTHIER__VW) LUTHIER__VLOADN(v, (const float *)(p) + (i), n, 1.0f);       \
+        else LUTHIER__VLOAD(v, (const float *)(p) + (i));                                        \
+    } while (0)
+#define LUTHIER__OP_BIN_H16_LOOP(EXPR)                                                           \
+    for (i = 0; i < len; i += LUTHIER__VW) {                                                     \
+        const size_t n = luthier__min_sz(LUTHIER__VW, len - i);                                  \
+        if (ia) LUTHIER__OP_BIN_H16_LD(va, a, ha, i, n);                                         \
+        if (ib) LUTHIER__OP_BIN_H16_LD(vb, b, hb, i, n);                                         \
+        EXPR;                                                                                    \
+        if (j->clamp) LUTHIER__VCLAMP(r, lov, hiv);                                              \
+        if (n < LUTHIER__VW) LUTHIER__VSTOREHN(y + i, r, n);                                     \
+        else LUTHIER__VSTOREH(y + i, r);                                                         \
+    }                                                                                            \
+    break;
+
+/* One run of len elements of luthier__op_binary_h16: a and b (fp16 where ha / hb) step by ia /
+   ib (0 or 1). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_h16_run)(const luthier__op_binary_job *j, const void *a, int ha,
+                                                                     int ia, const void *b, int hb, int ib, uint16_t *y,
+                                                                     size_t len) {
+    LUTHIER__VF va, vb, r, lov, hiv, one, zero;
+    size_t i;
+    LUTHIER__VSPLAT(va, ha ? luthier__f16_to_f32(*(const uint16_t *)a) : *(const float *)a);
+    LUTHIER__VSPLAT(vb, hb ? luthier__f16_to_f32(*(const uint16_t *)b) : *(const float *)b);
+    LUTHIER__VSPLAT(one, 1.0f);
+    LUTHIER__VSPLAT(zero, 0.0f);
+    LUTHIER__VSPLAT(lov, j->lo);
+    LUTHIER__VSPLAT(hiv, j->hi);
+    switch (j->kind) {
+#define LUTHIER__X(name, stmt) case LUTHIER__BINARY_##name: LUTHIER__OP_BIN_H16_LOOP(stmt)
+    LUTHIER__BINARY_LIST(LUTHIER__X)
+#undef LUTHIER__X
+    default: break;
+    }
+}
+
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_h16_impl)(void *arg, size_t ub, size_t ue, int thread) {
+    const luthier__op_binary_h16_job *h = (const luthier__op_binary_h16_job *)arg;
+    const luthier__op_binary_job *j = &h->j;
+    const int m = j->m, ia = j->sa[m - 1] != 0, ib = j->sb[m - 1] != 0;
+    const size_t len = j->part.len, ea = h->ha ? 2 : 4, eb = h->hb ? 2 : 4; /* element bytes */
+    size_t u;
+    (void)thread;
+    for (u = ub; u < ue; u++) {
+        size_t r0, r1, from, to, row;
+        luthier__op_part_unit(&j->part, u, &r0, &r1, &from, &to);
+        for (row = r0; row < r1; row++) {
+            size_t oa, ob;
+            const char *pa, *pb;
+            luthier__op_binary_row(j, row, &oa, &ob);
+            pa = (const char *)h->a + (oa + (ia ? from : 0)) * ea;
+            pb = (const char *)h->b + (ob + (ib ? from : 0)) * eb;
+            if (h->native)
+                h->native(j, (const uint16_t *)(const void *)pa, ia, (const uint16_t *)(const void *)pb, ib,
+                          h->y + row * len + from, to - from);
+            else
+                LUTHIER__VN(luthier__op_binary_h16_run)(j, pa, h->ha, ia, pb, h->hb, ib, h->y + row * len + from, to - from);
+        }
+    }
+}
+LUTHIER__OP_RANGE(luthier__op_binary_h16)
 
 /* One output pixel, channels [0, cn) of x_img (image base + c0): taps at rows y0 + i*dy
    (i < ny), columns x0 + k*dx (k < nx), all inside the image. avg divides by div the sum; over
@@ -1933,6 +2057,13 @@ LUTHIER__OP_RANGE(luthier__op_rnn)
 #undef LUTHIER__VCLAMP
 #undef LUTHIER__OP_UNARY_LOOP
 #undef LUTHIER__OP_BIN_LOOP
+#undef LUTHIER__VLOADH
+#undef LUTHIER__VSTOREH
+#undef LUTHIER__VLOADHN
+#undef LUTHIER__VSTOREHN
+#undef LUTHIER__OP_UNARY_H16_LOOP
+#undef LUTHIER__OP_BIN_H16_LD
+#undef LUTHIER__OP_BIN_H16_LOOP
 #undef LUTHIER__OP_RANGE
 
 #elif defined(LUTHIER_IMPLEMENTATION) && !defined(LUTHIER__OPS_IMPL_DONE)
@@ -2062,6 +2193,13 @@ typedef enum luthier__unary {
     LUTHIER__UNARY_COUNT
 } luthier__unary;
 
+/* every kind, for the switches that run one straight-line loop per kind (a constant in each
+   case) */
+#define LUTHIER__UNARY_KINDS(X) X(RELU) X(CLIP) X(GELU_ERF) X(GELU_TANH) X(SIGMOID) X(TANH)     \
+    X(EXP) X(ERF) X(SQRT) X(NEG) X(ABS) X(RECIPROCAL) X(AFFINE) X(LEAKY_RELU) X(ELU) X(CELU)    \
+    X(HARD_SIGMOID) X(HARD_SWISH) X(SOFTPLUS) X(SOFTSIGN) X(MISH) X(THRESHOLDED_RELU) X(LOG)    \
+    X(FLOOR) X(CEIL) X(ROUND) X(SILU) X(NOT)
+
 typedef struct luthier__op_unary_job {
     luthier__unary kind;
     float a, b;
@@ -2170,6 +2308,49 @@ LUTHIER__INLINE void luthier__op_binary_i64_run(const luthier__op_binary_job *j,
     }
 }
 #undef LUTHIER__OP_I64_LOOP
+
+/* The offsets in a and b of row `row` of the output (its index over the collapsed dims but the
+   last, mixed radix). */
+LUTHIER__INLINE void luthier__op_binary_row(const luthier__op_binary_job *j, size_t row, size_t *oa, size_t *ob) {
+    size_t rest = row;
+    int d;
+    *oa = *ob = 0;
+    for (d = j->m - 2; d >= 0; d--) {
+        const size_t id = rest % j->dim[d];
+        rest /= j->dim[d];
+        *oa += id * j->sa[d];
+        *ob += id * j->sb[d];
+    }
+}
+
+/* >>ops-f16-elt: the unary and binary operators on fp16 activations (fp16 in, fp16 out; a
+   binary operand may be fp32: a constant, an fp32 activation), the element-wise steps of
+   fp16-activation plans (luthier__run_unary, luthier__run_binary). The passes' form runs the
+   fp32 code one vector at a time on halves widened in registers (NEON FCVTL, F16C / AVX-512
+   vcvtph2ps; lane by lane in plain C where neither exists) and narrows each result vector
+   (FCVTN, vcvtps2ph: round to nearest even), so an element gets the fp32 pass's value rounded
+   once to fp16 and no fp32 copy of the tensor exists. With Armv8.2 FP16 arithmetic (HWCAP
+   ASIMDHP) the kinds whose fp16 arithmetic is exact or correctly rounded run in fp16 lanes
+   (luthier__op_h16_native: ReLU, clip; add, sub, mul, max, min of two fp16 operands, with the
+   fused clamp): 8 elements per instruction, the result the exact one rounded once (the fp32
+   pass rounds an add twice, to fp32 then to fp16). Units as the fp32 operators'. */
+typedef void (*luthier__op_bin_h16_fn)(const luthier__op_binary_job *j, const uint16_t *a, int ia, const uint16_t *b, int ib,
+                                      uint16_t *y, size_t len);
+typedef struct luthier__op_unary_h16_job {
+    luthier__unary kind;
+    float a, b;
+    const uint16_t *x;
+    uint16_t *y;
+    size_t n;
+} luthier__op_unary_h16_job;
+
+typedef struct luthier__op_binary_h16_job {
+    luthier__op_binary_job j; /* the kind, broadcast, clamp and split (j.a, j.b, j.y unused) */
+    const void *a, *b;        /* fp16 where ha / hb, else fp32 */
+    int ha, hb;
+    uint16_t *y;
+    luthier__op_bin_h16_fn native; /* fp16 lanes (both operands fp16), or NULL */
+} luthier__op_binary_h16_job;
 
 /* >>ops-where: out = cond != 0 ? x : y with three-way numpy broadcasting; x and y f32 (vector
    code) or i64 (plain C). Strides in elements, 0 where broadcast. */
@@ -4799,6 +4980,132 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_maxpool_h16_nhwc(
     j.is_max = 1;
     if (!units) return LUTHIER_STATUS_OK;
     return luthier__op_run(ctx, cfg, units, luthier__op_maxpool_h16_range, &j);
+}
+
+/* >>ops-f16-elt: the fp16 lanes (Armv8.2 FP16; see the section's head at luthier__op_unary_h16_job).
+   Comparisons as the fp32 pass's: ReLU keeps -0 and NaN, the clamp keeps NaN, max / min prefer
+   a NaN of either operand and give b on ties (+0 vs -0). Bounds are rounded to fp16 (rounding is
+   monotonic, so clamping the rounded value to rounded bounds gives the rounded clamp). */
+#if LUTHIER__SIMD_NEON
+#define LUTHIER__H16_SPLAT(f) vreinterpretq_f16_u16(vdupq_n_u16(luthier__f32_to_f16(f)))
+LUTHIER__TARGET_FP16 LUTHIER__INLINE float16x8_t luthier__op_h16_clamp(float16x8_t v, float16x8_t lo, float16x8_t hi) {
+    v = vbslq_f16(vcltq_f16(v, lo), lo, v);
+    return vbslq_f16(vcgtq_f16(v, hi), hi, v);
+}
+
+/* kinds RELU and CLIP (a, b: its bounds) of n halves */
+LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__op_unary_h16_fp16(const luthier__op_unary_h16_job *j, size_t from, size_t to) {
+    const float16x8_t lo = LUTHIER__H16_SPLAT(j->kind == LUTHIER__UNARY_RELU ? 0.0f : j->a);
+    const float16x8_t hi = LUTHIER__H16_SPLAT(j->kind == LUTHIER__UNARY_RELU ? INFINITY : j->b);
+    size_t i;
+    for (i = from; i + 8 <= to; i += 8)
+        vst1q_u16(j->y + i, vreinterpretq_u16_f16(luthier__op_h16_clamp(vreinterpretq_f16_u16(vld1q_u16(j->x + i)), lo, hi)));
+    if (i < to) {
+        uint16_t t[8] = {0};
+        memcpy(t, j->x + i, (to - i) * sizeof(uint16_t));
+        vst1q_u16(t, vreinterpretq_u16_f16(luthier__op_h16_clamp(vreinterpretq_f16_u16(vld1q_u16(t)), lo, hi)));
+        memcpy(j->y + i, t, (to - i) * sizeof(uint16_t));
+    }
+}
+
+LUTHIER__TARGET_FP16 LUTHIER__INLINE float16x8_t luthier__op_h16_bin(luthier__binary kind, float16x8_t a, float16x8_t b) {
+    switch (kind) {
+    case LUTHIER__BINARY_ADD: return vaddq_f16(a, b);
+    case LUTHIER__BINARY_SUB: return vsubq_f16(a, b);
+    case LUTHIER__BINARY_MUL: return vmulq_f16(a, b);
+    case LUTHIER__BINARY_MAX: return vbslq_f16(vorrq_u16(vcgtq_f16(a, b), vmvnq_u16(vceqq_f16(a, a))), a, b);
+    default: return vbslq_f16(vorrq_u16(vcltq_f16(a, b), vmvnq_u16(vceqq_f16(a, a))), a, b); /* MIN */
+    }
+}
+
+/* luthier__op_bin_h16_fn of ADD, SUB, MUL, MAX, MIN on two fp16 operands */
+#define LUTHIER__OP_H16_BIN_LOOP(K)                                                              \
+    for (i = 0; i + 8 <= len; i += 8) {                                                          \
+        if (ia) va = vreinterpretq_f16_u16(vld1q_u16(a + i));                                    \
+        if (ib) vb = vreinterpretq_f16_u16(vld1q_u16(b + i));                                    \
+        r = luthier__op_h16_bin(K, va, vb);                                                      \
+        vst1q_u16(y + i, vreinterpretq_u16_f16(j->clamp ? luthier__op_h16_clamp(r, lo, hi) : r)); \
+    }                                                                                            \
+    break;
+LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__op_binary_h16_fp16(const luthier__op_binary_job *j, const uint16_t *a, int ia,
+                                                                   const uint16_t *b, int ib, uint16_t *y, size_t len) {
+    const float16x8_t lo = LUTHIER__H16_SPLAT(j->lo), hi = LUTHIER__H16_SPLAT(j->hi);
+    float16x8_t va = vreinterpretq_f16_u16(vdupq_n_u16(a[0])), vb = vreinterpretq_f16_u16(vdupq_n_u16(b[0])), r;
+    size_t i;
+    switch (j->kind) {
+    case LUTHIER__BINARY_ADD: LUTHIER__OP_H16_BIN_LOOP(LUTHIER__BINARY_ADD)
+    case LUTHIER__BINARY_SUB: LUTHIER__OP_H16_BIN_LOOP(LUTHIER__BINARY_SUB)
+    case LUTHIER__BINARY_MUL: LUTHIER__OP_H16_BIN_LOOP(LUTHIER__BINARY_MUL)
+    case LUTHIER__BINARY_MAX: LUTHIER__OP_H16_BIN_LOOP(LUTHIER__BINARY_MAX)
+    default: LUTHIER__OP_H16_BIN_LOOP(LUTHIER__BINARY_MIN)
+    }
+    if (i < len) { /* the tail: 8-lane copies */
+        uint16_t ta[8] = {0}, tb[8] = {0}, ty[8];
+        memcpy(ta, a + (ia ? i : 0), (ia ? len - i : 1) * sizeof(uint16_t));
+        memcpy(tb, b + (ib ? i : 0), (ib ? len - i : 1) * sizeof(uint16_t));
+        luthier__op_binary_h16_fp16(j, ta, ia, tb, ib, ty, 8);
+        memcpy(y + i, ty, (len - i) * sizeof(uint16_t));
+    }
+}
+#undef LUTHIER__OP_H16_BIN_LOOP
+#undef LUTHIER__H16_SPLAT
+#endif /* LUTHIER__SIMD_NEON */
+
+/* Whether the fp16 lanes run unary kind u / binary kind k (both operands fp16) on this CPU. */
+LUTHIER_PRIVATE int luthier__op_h16_native_unary(unsigned features, luthier__unary u) {
+    return LUTHIER__SIMD_NEON && (features & LUTHIER_CPU_FP16) && (u == LUTHIER__UNARY_RELU || u == LUTHIER__UNARY_CLIP);
+}
+LUTHIER_PRIVATE luthier__op_bin_h16_fn luthier__op_h16_native_binary(unsigned features, luthier__binary k) {
+#if LUTHIER__SIMD_NEON
+    if ((features & LUTHIER_CPU_FP16) && (k == LUTHIER__BINARY_ADD || k == LUTHIER__BINARY_SUB || k == LUTHIER__BINARY_MUL ||
+                                          k == LUTHIER__BINARY_MAX || k == LUTHIER__BINARY_MIN))
+        return luthier__op_binary_h16_fp16;
+#endif
+    return (void)features, (void)k, (luthier__op_bin_h16_fn)NULL;
+}
+
+LUTHIER_PRIVATE void luthier__op_unary_h16_native_range(void *arg, size_t ub, size_t ue, int t, int cl) {
+    const luthier__op_unary_h16_job *j = (const luthier__op_unary_h16_job *)arg;
+    const size_t from = ub * LUTHIER__OP_GRAIN, to = luthier__min_sz(j->n, ue * LUTHIER__OP_GRAIN);
+    (void)t, (void)cl;
+#if LUTHIER__SIMD_NEON
+    if (from < to) luthier__op_unary_h16_fp16(j, from, to);
+#else
+    (void)j, (void)from, (void)to;
+#endif
+}
+
+/* y = kind(x) element-wise on fp16 x and y (n halves; in place ok): luthier__op_unary's kinds. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_unary_h16(luthier_context *ctx, const luthier__op_cfg *cfg,
+                                                                     luthier__unary kind, float a, float b, const uint16_t *x,
+                                                                     uint16_t *y, size_t n) {
+    luthier__op_unary_h16_job j;
+    if ((unsigned)kind >= (unsigned)LUTHIER__UNARY_COUNT)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "unary_h16: unknown kind %d", (int)kind);
+    j.kind = kind, j.a = a, j.b = b, j.x = x, j.y = y, j.n = n;
+    return luthier__op_run(ctx, cfg, luthier__div_up(n, LUTHIER__OP_GRAIN),
+                           luthier__op_h16_native_unary(ctx->cpu_features, kind) ? luthier__op_unary_h16_native_range
+                                                                                 : LUTHIER__OP_PICK(ctx, luthier__op_unary_h16_range),
+                           &j);
+}
+
+/* luthier__op_binary on fp16 activations: a, b fp16 where ha / hb, else fp32; y fp16 (it may
+   alias an fp16 operand of yshape). Every kind of luthier__op_binary but POW (its exponent forms
+   are luthier__op_binary's) and the comparisons. */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_binary_h16(
+    luthier_context *ctx, const luthier__op_cfg *cfg, luthier__binary kind, const void *a, int ha, const int64_t *ashape,
+    const void *b, int hb, const int64_t *bshape, uint16_t *y, const int64_t *yshape, int rank, luthier_activation act,
+    float cmin, float cmax) {
+    luthier__op_binary_h16_job h;
+    size_t units;
+    luthier_status s;
+    if (kind == LUTHIER__BINARY_POW || kind >= LUTHIER__BINARY_EQUAL)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary_h16: kind %d has no fp16 form", (int)kind);
+    if ((s = luthier__op_binary_shape(ctx, kind, ashape, bshape, yshape, rank, &h.j, &units)) != LUTHIER_STATUS_OK) return s;
+    h.j.clamp = luthier__activation_bounds(act, cmin, cmax, &h.j.lo, &h.j.hi);
+    h.a = a, h.b = b, h.ha = ha != 0, h.hb = hb != 0, h.y = y;
+    h.native = h.ha && h.hb ? luthier__op_h16_native_binary(ctx->cpu_features, kind) : NULL;
+    return luthier__op_run(ctx, cfg, units, LUTHIER__OP_PICK(ctx, luthier__op_binary_h16_range), &h);
 }
 
 #undef LUTHIER__OP_QADD_ELEM
