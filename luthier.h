@@ -160,8 +160,8 @@
        conversion steps. Cortex-A72 class cores and x86 without AVX-512 FP16 keep fp32
        activations. With Armv8.2 FP16 a 3x3 stride-1 layer that the fp32 plan would run as
        Winograd F(4x4, 3x3) runs it in fp16 arithmetic (>>impl-conv-winograd16: fp16 sums over
-       blocks of 8 input channels, fp32 across them; about 1.1-1.8x the error of the direct
-       fp16 convolution).
+       blocks of 8 input channels, fp32 across them; relative RMS error about 5e-3, 2-3.5x the
+       direct fp16 convolution's).
        Exception: the Winograd convolutions trade accuracy for fewer multiplies; their error
        bounds are in docs/DESIGN.md (Convolution). AUTO's default policy (the cost model,
        LUTHIER_AUTO_MODEL) picks F(2x2) and F(4x4), within LUTHIER_AUTO_MAX_ERROR, where they

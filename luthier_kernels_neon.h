@@ -1780,7 +1780,7 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x32__neonfp16_h
    step FMUL, the next 7 `fmla v.8h, B.8h, A_r.h[t]`), then widened (FCVTL/FCVTL2) and added
    into the fp32 accumulators v16-v31 (row r, columns 4q..4q+3 in v(16 + 4r + q)): fp16 rounding
    over at most 8 terms, fp32 across blocks (bench/winograd_fp16_error.py: 0.9-2.4x the error of
-   the direct fp16 convolution; all in fp16 it is 4.3-4.5x). A: v0-v3 (one q per row and block,
+   an all-fp16 direct convolution; Winograd all in fp16 is 4.3-4.5x). A: v0-v3 (one q per row and block,
    the by-element FMLA takes its A register from v0-v15); B: v4-v7, two q per step. Per block 64
    FMLA/FMUL, 32 FCVTL/FADD, 4 + 8 loads; rows are read through a0..a3 and C stored through
    c + r * ldc. */

@@ -31,7 +31,7 @@ typedef struct wino16_case {
     luthier_activation act;
     int bias, accumulate, h16;
     luthier_conv_algorithm algo; /* WINOGRAD_4X3, or IM2COL for the direct fp16 convolution */
-    int he;                      /* inputs |N(0,1)| and He-normal weights (the model's), else uniform */
+    int he;                      /* inputs max(N(0,1), 0) and He-normal weights (the model's), else uniform */
 } wino16_case;
 
 typedef struct wino16_err {
@@ -114,7 +114,7 @@ static float *wino16_case_run(luthier_context *ctx, const wino16_case *k, wino16
     double *pre = (double *)test_alloc(nout * 8 + 8), *ref = (double *)test_alloc(nout * 8 + 8);
     const double he = sqrt(2.0 / (9.0 * (double)(k->c / k->groups)));
     size_t i;
-    for (i = 0; i < nin; i++) x[i] = wino16_round(k->he ? (float)fabs(wino16_normal()) : test_rand_float());
+    for (i = 0; i < nin; i++) x[i] = wino16_round(k->he ? (float)fmax(wino16_normal(), 0.0) : test_rand_float());
     for (i = 0; i < nw; i++) w[i] = wino16_round(k->he ? (float)(he * wino16_normal()) : 0.5f * test_rand_float());
     for (i = 0; i < (size_t)k->k; i++) b[i] = test_rand_float();
     for (i = 0; i < nout; i++) y0[i] = wino16_round(test_rand_float());
@@ -363,11 +363,15 @@ static void test_wino16_zoo(void) {
         }
 }
 
-/* The model's layers (bench/winograd_fp16_error.py: post-ReLU |N(0,1)| inputs, He-normal
+/* The model's layers (bench/winograd_fp16_error.py: post-ReLU max(N(0,1), 0) inputs, He-normal
    weights, all fp16-rounded; smaller images to fit an emulator): the relative RMS error of
    winograd_4x3 in fp16 and of the direct fp16 convolution (im2col on the same F16 kernel),
-   both against the double convolution. The model predicts 0.9-2.4x direct's error for this
-   design; the check allows 3x. */
+   both against the double convolution. The model's column for this form ("engine": f32
+   transforms, V and U rounded to fp16, fp16 sums over 8-channel blocks, f32 across) predicts
+   4.7e-3 to 5.2e-3; the check allows 8e-3, below the 1.1e-2 to 3.1e-2 it predicts for fp16
+   accumulation over all channels. The F16 kernels' direct convolution adds its fp16 sums into
+   fp32 every k block (<= 256 steps), so it is more accurate than the model's all-fp16 direct
+   column: Winograd is allowed 4x it. */
 static void test_wino16_error_model(void) {
     static const int64_t layers[4][3] = {{64, 64, 16}, {128, 128, 8}, {256, 256, 6}, {512, 64, 6}};
     luthier_context *ctx = ctx_threads(2);
@@ -393,7 +397,7 @@ static void test_wino16_error_model(void) {
         CHECK(yw && yd, "C %lld K %lld: %s", (long long)k.c, (long long)k.k, luthier_context_error(ctx));
         if (yw && yd) {
             const double rw = sqrt(ew.sq_err / ew.sq_ref), rd = sqrt(ed.sq_err / ed.sq_ref);
-            CHECK(rw <= 3.0 * rd && rw <= 1.2e-2, "C %lld K %lld %lldx%lld: winograd %.3g, direct %.3g", (long long)k.c,
+            CHECK(rw <= 8e-3 && rw <= 4.0 * rd, "C %lld K %lld %lldx%lld: winograd %.3g, direct %.3g", (long long)k.c,
                   (long long)k.k, (long long)k.h, (long long)k.w, rw, rd);
             printf("    C %lld K %lld %lldx%lld: relative RMS error winograd_4x3 fp16 %.3g, direct fp16 %.3g (%.2fx)\n",
                    (long long)k.c, (long long)k.k, (long long)k.h, (long long)k.w, rw, rd, rw / rd);
