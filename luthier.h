@@ -5452,13 +5452,28 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
 
 #if LUTHIER__SIMD_NEON
 #define luthier__wino16_4x16 luthier__wino16_4x16_neon
-#define luthier__wino16_narrow luthier__wino16_narrow_neon
 #else /* (never runs: luthier__conv_wino16_fits says no) */
 LUTHIER_PRIVATE void luthier__wino16_4x16(const uint16_t *a, size_t lda, const uint16_t *b, size_t nb, float *c, size_t ldc) {
     (void)a, (void)lda, (void)b, (void)nb, (void)c, (void)ldc;
 }
-LUTHIER_PRIVATE void luthier__wino16_narrow(const float *x, uint16_t *y, size_t n) { (void)x, (void)y, (void)n; }
 #endif
+
+/* n fp16 values widened to fp32 (exact); n fp32 values rounded to fp16 (nearest even, as
+   luthier__f32_to_f16): 4 at a time by FCVTL / FCVTN (Armv8.0) on NEON. */
+LUTHIER_PRIVATE void luthier__wino16_widen(const uint16_t *x, float *y, size_t n) {
+    size_t i = 0;
+#if LUTHIER__SIMD_NEON
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(x + i))));
+#endif
+    for (; i < n; i++) y[i] = luthier__f16_to_f32(x[i]);
+}
+LUTHIER_PRIVATE void luthier__wino16_narrow(const float *x, uint16_t *y, size_t n) {
+    size_t i = 0;
+#if LUTHIER__SIMD_NEON
+    for (; i + 4 <= n; i += 4) vst1_u16(y + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
+#endif
+    for (; i < n; i++) y[i] = luthier__f32_to_f16(x[i]);
+}
 
 /* Winograd F16 (>>impl-conv-winograd16): tile `tile` of group g gathered into sa (fp32, 36 x
    cin_g, zeros outside the image) and transformed into vf (36 x cp floats; channels past cin_g
@@ -5470,7 +5485,7 @@ LUTHIER_PRIVATE void luthier__wino16_tile_in(const luthier__conv_job *j, size_t 
     const size_t cig = cv->cin_g, cin = (size_t)d->in_channels, cp = luthier__wino16_cp(cv), tb = cv->wino_tb;
     const size_t n = tile / cv->wino_thw, p = tile % cv->wino_thw, cvi = cig / j->wino_vw * j->wino_vw;
     const int64_t iy0 = (int64_t)(p / cv->wino_tw) * 4 - d->pad_top, ix0 = (int64_t)(p % cv->wino_tw) * 4 - d->pad_left;
-    size_t c, pos;
+    size_t pos;
     int r, q;
     for (r = 0; r < 6; r++)
         for (q = 0; q < 6; q++) {
@@ -5478,8 +5493,7 @@ LUTHIER_PRIVATE void luthier__wino16_tile_in(const luthier__conv_job *j, size_t 
             const size_t at = ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig;
             float *dst = sa + (size_t)(r * 6 + q) * cig;
             if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w) memset(dst, 0, cig * sizeof(float));
-            else if (cv->h16)
-                for (c = 0; c < cig; c++) dst[c] = luthier__f16_to_f32(((const uint16_t *)j->in)[at + c]);
+            else if (cv->h16) luthier__wino16_widen((const uint16_t *)j->in + at, dst, cig);
             else memcpy(dst, (const float *)j->in + at, cig * sizeof(float));
         }
     if (cvi) j->wino_in(4, sa, 6 * cig, cig, vf, cp, 0, cvi);
@@ -5502,19 +5516,16 @@ LUTHIER_PRIVATE void luthier__wino16_tile_out(const luthier__conv_job *j, size_t
     uint16_t *oh = cv->h16 ? (uint16_t *)j->out + at : NULL;
     float *o = cv->h16 ? ot : (float *)j->out + at;
     const size_t rs = cv->h16 ? 4 * cog : ors, cs = cv->h16 ? cog : cout;
-    size_t c;
     int r, q;
     if (oh && d->accumulate)
         for (r = 0; r < rows; r++)
-            for (q = 0; q < cols; q++)
-                for (c = 0; c < cog; c++) o[r * rs + q * cs + c] = luthier__f16_to_f32(oh[r * ors + q * cout + c]);
+            for (q = 0; q < cols; q++) luthier__wino16_widen(oh + r * ors + q * cout, o + r * rs + q * cs, cog);
     if (cvo) j->wino_out(4, Mb + i * kp, tb * kp, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, 0, cvo);
     if (cvo < cog)
         luthier__wino_out_LUTHIER__W1(4, Mb + i * kp, tb * kp, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, cvo, cog);
     for (r = 0; r < rows; r++) luthier__act_rect(&j->post, o + r * rs, cs, (size_t)cols, cog);
     for (r = 0; oh && r < rows; r++)
-        for (q = 0; q < cols; q++)
-            for (c = 0; c < cog; c++) oh[r * ors + q * cout + c] = luthier__f32_to_f16(o[r * rs + q * cs + c]);
+        for (q = 0; q < cols; q++) luthier__wino16_narrow(o + r * rs + q * cs, oh + r * ors + q * cout, cog);
 }
 
 /* The Winograd F16 run: units = groups of LUTHIER__WINO16_MR output tiles. Per block of

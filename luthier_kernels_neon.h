@@ -1844,12 +1844,6 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__wino16_4x16_neon(const uint16
           "memory");
 }
 
-/* n fp32 values rounded to fp16 (FCVTN: nearest even, as luthier__f32_to_f16), n % 4 == 0. */
-LUTHIER_PRIVATE void luthier__wino16_narrow_neon(const float *x, uint16_t *y, size_t n) {
-    size_t i;
-    for (i = 0; i < n; i += 4) vst1_u16(y + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
-}
-
 #define LUTHIER__UKERNELS_F16_NEON(X)                                                              \
     X(8x24__neonfp16, "neonfp16", 8, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_FP16)          \
     X(6x32__neonfp16_hybrid, "neonfp16", 6, 32, 8, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_FP16)
