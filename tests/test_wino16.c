@@ -39,8 +39,8 @@ typedef struct wino16_err {
     size_t n;
 } wino16_err;
 
-/* Runs case k on ctx (its F16 kernel) into y (fp32 values; the fp16 outputs widened) and the
-   double reference into ref (pre-activation into pre); returns the status of create + run. */
+/* Runs case k on ctx (its F16 kernel; y0: the output's previous values when it accumulates)
+   into y (fp32 values; fp16 outputs widened); returns the status of create + run. */
 static luthier_status wino16_run(luthier_context *ctx, const wino16_case *k, const float *x, const float *w, const float *b,
                                  const float *y0, float *y, size_t nout) {
     luthier_conv2d_desc d;
