@@ -57,6 +57,7 @@ ifeq ($(HAVE_CROSS),yes)
 	QEMU_CPU=cortex-a72 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --small-models
 	QEMU_CPU=neoverse-n1 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --quick --filter int8
 	QEMU_CPU=neoverse-n1 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --quick --filter fp16
+	QEMU_CPU=neoverse-n1 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --quick --filter wino16
 	QEMU_CPU=neoverse-n1 $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --quick --filter ukernels_all
 	QEMU_CPU=max $(QEMU) -L $(QEMU_LD) $(BUILD)/test_luthier.arm64 --quick --filter int8
 else

@@ -158,7 +158,10 @@
        operators, pools, softmax, norms, transposes, gathers and attention read and write fp16
        with their math in fp32, and the other operators run fp32 behind "to_f32" / "to_f16"
        conversion steps. Cortex-A72 class cores and x86 without AVX-512 FP16 keep fp32
-       activations.
+       activations. With Armv8.2 FP16 a 3x3 stride-1 layer that the fp32 plan would run as
+       Winograd F(4x4, 3x3) runs it in fp16 arithmetic (>>impl-conv-winograd16: fp16 sums over
+       blocks of 8 input channels, fp32 across them; relative RMS error about 5e-3, 2-3.5x the
+       direct fp16 convolution's).
        Exception: the Winograd convolutions trade accuracy for fewer multiplies; their error
        bounds are in docs/DESIGN.md (Convolution). AUTO's default policy (the cost model,
        LUTHIER_AUTO_MODEL) picks F(2x2) and F(4x4), within LUTHIER_AUTO_MAX_ERROR, where they
@@ -3436,7 +3439,7 @@ LUTHIER_PRIVATE int luthier__conv_fits_winograd(const luthier_conv2d_desc *d, ch
     X(IMPLICIT_GEMM, "implicit_gemm", NULL, LUTHIER__F32 | LUTHIER__H, luthier__cm_implicit, 0)                   \
     X(DEPTHWISE, "depthwise", luthier__conv_fits_depthwise, LUTHIER__F32 | LUTHIER__I8, luthier__cm_depthwise, 0) \
     X(WINOGRAD_2X3, "winograd_2x3", luthier__conv_fits_winograd, LUTHIER__F32, luthier__cm_wino2, 1.3e-7)         \
-    X(WINOGRAD_4X3, "winograd_4x3", luthier__conv_fits_winograd, LUTHIER__F32, luthier__cm_wino4, 2.7e-6)         \
+    X(WINOGRAD_4X3, "winograd_4x3", luthier__conv_fits_winograd, LUTHIER__F32 | LUTHIER__H, luthier__cm_wino4, 2.7e-6) \
     X(WINOGRAD_6X3, "winograd_6x3", luthier__conv_fits_winograd, LUTHIER__F32, luthier__cm_wino6, 4.4e-6)
 
 typedef struct luthier__conv_algo {
@@ -4444,6 +4447,81 @@ LUTHIER_PRIVATE luthier_status luthier__conv_prepare_winograd(luthier_context *c
     return LUTHIER_STATUS_OK;
 }
 
+/* >>impl-conv-winograd16: F(4x4, 3x3) in fp16 arithmetic, the WINOGRAD_4X3 row of the F16
+   kernel family (Armv8.2 FP16: luthier__conv_wino16_fits). The tile transforms are the fp32
+   ones (V = B^T d B in fp32, then rounded to fp16; Y = A^T M A, bias, accumulate and activation
+   in fp32); the 36 products V[pos] * U[pos] run on luthier__wino16_4x16_neon: fp16 FMLA over
+   blocks of 8 input channels, fp32 across blocks. Packed weights (U = G g G^T in double,
+   rounded once to fp16): [group][pos][panel of 16 outputs][cp channels][16] halves, cp = cin_g
+   rounded up to 8 and kp = cout_g rounded up to 16 (zeros). Per-thread workspace: V (36 x tb x
+   cp halves), M (36 x tb x kp floats) at wino_m_off, the gathered fp32 tile (36 x cin_g) at
+   wino_s_off, its transform (36 x cp) at gemm_ws_off, an fp32 output tile (16 x cout_g) at
+   h16_stage_off. Units: groups of LUTHIER__WINO16_MR tiles. */
+#define LUTHIER__WINO16_MR 4
+#define LUTHIER__WINO16_NR 16
+
+/* Whether this build and a CPU with these features run it; why: the reason when not. */
+LUTHIER_PRIVATE int luthier__conv_wino16_fits(unsigned features, char *why, size_t n) {
+#if LUTHIER__SIMD_NEON
+    if (features & LUTHIER_CPU_FP16) return 1;
+#endif
+    (void)features;
+    snprintf(why, n, "in fp16 arithmetic needs Armv8.2 FP16 (AArch64 HWCAP ASIMDHP), which this CPU lacks: use im2col, 1x1 "
+             "or implicit_gemm");
+    return 0;
+}
+
+LUTHIER_PRIVATE size_t luthier__wino16_cp(const luthier_conv2d_layer *cv) { return luthier__div_up(cv->cin_g, 8) * 8; }
+LUTHIER_PRIVATE size_t luthier__wino16_kp(const luthier_conv2d_layer *cv) {
+    return luthier__div_up(cv->cout_g, LUTHIER__WINO16_NR) * LUTHIER__WINO16_NR;
+}
+
+/* U of group g ([pos][co][ci] floats) into its packed halves. */
+LUTHIER_PRIVATE void luthier__wino16_pack(const luthier_conv2d_layer *cv, const float *u, uint16_t *dst) {
+    const size_t cp = luthier__wino16_cp(cv), kp = luthier__wino16_kp(cv), cig = cv->cin_g, cog = cv->cout_g;
+    size_t pos, co, ci;
+    for (pos = 0; pos < 36; pos++)
+        for (co = 0; co < cog; co++)
+            for (ci = 0; ci < cig; ci++)
+                dst[pos * cp * kp + (co / LUTHIER__WINO16_NR) * cp * LUTHIER__WINO16_NR + ci * LUTHIER__WINO16_NR +
+                    co % LUTHIER__WINO16_NR] = luthier__f32_to_f16(u[(pos * cog + co) * cig + ci]);
+}
+
+LUTHIER_PRIVATE luthier_status luthier__conv_prepare_winograd16(luthier_context *ctx, luthier_conv2d_layer *cv,
+                                                                const float *weights) {
+    const luthier__wino_tables wt = luthier__wino_get(4);
+    const size_t P = 36, G = (size_t)cv->d.groups, cig = cv->cin_g, cog = cv->cout_g;
+    const size_t cp = luthier__wino16_cp(cv), kp = luthier__wino16_kp(cv);
+    size_t g, bytes, tb, per_tile, tiles_r;
+    float *u;
+    if (cp + kp > SIZE_MAX / 4 / sizeof(float) / P / 1024 || cp > SIZE_MAX / 4 / P / G / kp || cig > SIZE_MAX / 8 / P / cog)
+        return LUTHIER_STATUS_OVERFLOW;
+    bytes = G * P * cp * kp * sizeof(uint16_t);
+    if (!(cv->packed = (float *)luthier__alloc(bytes + 1))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    memset(cv->packed, 0, bytes);
+    cv->weight_bytes += bytes;
+    if (!(u = (float *)luthier__alloc(P * cog * cig * sizeof(float) + 1))) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    for (g = 0; g < G; g++) {
+        luthier__wino_weights(&wt, weights + g * cog * cig * 9, cog, cig, u);
+        luthier__wino16_pack(cv, u, (uint16_t *)(void *)cv->packed + g * P * cp * kp);
+    }
+    luthier__free(u);
+    cv->wino_tw = luthier__div_up((size_t)cv->ow, 4);
+    cv->wino_thw = luthier__div_up((size_t)cv->oh, 4) * cv->wino_tw;
+    cv->wino_tiles = (size_t)cv->d.batch * cv->wino_thw;
+    /* tiles per block: V and M in about half of L2, 4 to 64 */
+    per_tile = P * (cp * sizeof(uint16_t) + kp * sizeof(float));
+    tb = luthier__l2_bytes(ctx) / 2 / per_tile / LUTHIER__WINO16_MR * LUTHIER__WINO16_MR;
+    tiles_r = luthier__div_up(cv->wino_tiles, LUTHIER__WINO16_MR) * LUTHIER__WINO16_MR;
+    cv->wino_tb = tb = luthier__min_sz(luthier__min_sz(luthier__max_sz(tb, LUTHIER__WINO16_MR), 64), tiles_r);
+    cv->wino_m_off = luthier__align_up(P * tb * cp * sizeof(uint16_t));
+    cv->wino_s_off = cv->wino_m_off + luthier__align_up(P * tb * kp * sizeof(float));
+    cv->gemm_ws_off = cv->wino_s_off + luthier__align_up(P * cig * sizeof(float));
+    cv->h16_stage_off = cv->gemm_ws_off + luthier__align_up(P * cp * sizeof(float));
+    cv->thread_ws = cv->h16_stage_off + luthier__align_up(16 * cog * sizeof(float));
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__conv_prepare_depthwise(luthier_conv2d_layer *cv, const float *weights) {
     const size_t khw = cv->ks;
     size_t co, t;
@@ -4551,18 +4629,39 @@ LUTHIER_PRIVATE luthier_status luthier__conv_choose_in(luthier_context *ctx, con
     return luthier__conv_algo_fits(ctx, op, d, *algo, fam);
 }
 
+/* Whether AUTO gives F16 layer d Winograd F(4x4, 3x3): where the CPU runs it
+   (luthier__conv_wino16_fits) and the fp32 layer's AUTO would take WINOGRAD_4X3. */
+LUTHIER_PRIVATE int luthier__conv_f16_wants_winograd(luthier_context *ctx, const luthier_conv2d_desc *d) {
+    luthier_conv2d_desc f = *d;
+    luthier_conv_algorithm a = LUTHIER_CONV_AUTO;
+    char why[400], saved[sizeof ctx->error];
+    int kernel;
+    if (!luthier__conv_wino16_fits(ctx->cpu_features, why, sizeof why) || !luthier__conv_fits_winograd(d, why, sizeof why))
+        return 0;
+    f.kernel = NULL;
+    f.cluster_kernels = NULL;
+    f.algorithm = LUTHIER_CONV_AUTO;
+    memcpy(saved, ctx->error, sizeof saved);
+    if (luthier__conv_choose(ctx, &f, &a, &kernel) != LUTHIER_STATUS_OK) a = LUTHIER_CONV_AUTO;
+    memcpy(ctx->error, saved, sizeof saved);
+    return a == LUTHIER_CONV_WINOGRAD_4X3;
+}
+
 /* A convolution on an F16 (fp16 arithmetic) kernel named by d->kernel, run by this context.
-   AUTO on a hybrid kernel: 1X1 where it fits, else IMPLICIT_GEMM (A read in place, no im2col
+   AUTO where luthier__conv_f16_wants_winograd: WINOGRAD_4X3 (>>impl-conv-winograd16). AUTO on a hybrid kernel: 1X1 where it fits, else IMPLICIT_GEMM (A read in place, no im2col
    copy); IMPLICIT_GEMM needs a hybrid kernel. */
 LUTHIER_PRIVATE luthier_status luthier__conv_choose_f16(luthier_context *ctx, const luthier_conv2d_desc *d,
                                                         luthier_conv_algorithm *algo, const luthier__kernel_entry **uk) {
     luthier_conv2d_desc e = *d;
     luthier_status s;
-    char why[8];
+    char why[8], why16[200];
     if ((s = luthier__resolve(ctx, 1u << LUTHIER_KERNELS_F16, d->kernel, uk)) != LUTHIER_STATUS_OK) return s;
+    if (e.algorithm == LUTHIER_CONV_AUTO && luthier__conv_f16_wants_winograd(ctx, d)) e.algorithm = LUTHIER_CONV_WINOGRAD_4X3;
     if (e.algorithm == LUTHIER_CONV_AUTO && (*uk)->kind == LUTHIER_KERNEL_HYBRID && !luthier__conv_fits_1x1(d, why, sizeof why))
         e.algorithm = LUTHIER_CONV_IMPLICIT_GEMM;
     if ((s = luthier__conv_choose_in(ctx, "conv2d", &e, LUTHIER_KERNELS_F16, algo)) != LUTHIER_STATUS_OK) return s;
+    if (luthier__wino_m(*algo) && !luthier__conv_wino16_fits(ctx->cpu_features, why16, sizeof why16))
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d algorithm %s %s", luthier_conv_algorithm_name(*algo), why16);
     if (*algo == LUTHIER_CONV_IMPLICIT_GEMM && (*uk)->kind != LUTHIER_KERNEL_HYBRID)
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d algorithm implicit_gemm needs a hybrid microkernel (it "
                              "reads input pixels in place through row pointers); %s is interleaved", (*uk)->name);
@@ -4671,11 +4770,16 @@ LUTHIER_PRIVATE luthier_status luthier__conv_use_h16_dw(luthier_context *ctx, lu
 LUTHIER_PRIVATE luthier_status luthier__conv_use_h16(luthier_context *ctx, luthier_conv2d_layer *cv) {
     size_t stage;
     if (cv->algo == LUTHIER_CONV_DEPTHWISE) return luthier__conv_use_h16_dw(ctx, cv);
+    if (cv->wino_m && cv->uk && cv->uk->family == LUTHIER_KERNELS_F16 && cv->d.layout == LUTHIER_LAYOUT_NHWC) {
+        cv->h16 = 1; /* (Winograd F16: the stage is in its workspace) */
+        cv->in_elem = cv->out_elem = sizeof(uint16_t);
+        return luthier__conv_finish(ctx, "conv2d", cv);
+    }
     if (!cv->uk || cv->uk->family != LUTHIER_KERNELS_F16 || cv->wino_m ||
         (cv->algo != LUTHIER_CONV_IM2COL && cv->algo != LUTHIER_CONV_1X1 && cv->algo != LUTHIER_CONV_IMPLICIT_GEMM) ||
         cv->d.layout != LUTHIER_LAYOUT_NHWC)
-        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d: fp16 activations need an NHWC im2col, 1x1 or "
-                             "implicit_gemm layer on an F16 kernel");
+        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d: fp16 activations need an NHWC im2col, 1x1, "
+                             "implicit_gemm or winograd_4x3 layer on an F16 kernel");
     if (cv->rows_blk > SIZE_MAX / sizeof(float) / luthier__max_sz(cv->cout_g, 1) ||
         (stage = luthier__align_up(cv->rows_blk * cv->cout_g * sizeof(float))) > SIZE_MAX / 2 - cv->thread_ws)
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: workspace size overflows");
@@ -4728,7 +4832,8 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
         cv->weight_bytes += (size_t)d.out_channels * sizeof(float);
     }
     cv->wino_m = luthier__wino_m(algo);
-    s = cv->wino_m ? luthier__conv_prepare_winograd(ctx, cv, weights)
+    s = cv->wino_m && uk->family == LUTHIER_KERNELS_F16 ? luthier__conv_prepare_winograd16(ctx, cv, weights)
+        : cv->wino_m ? luthier__conv_prepare_winograd(ctx, cv, weights)
         : algo == LUTHIER_CONV_DEPTHWISE ? luthier__conv_prepare_depthwise(cv, weights)
                                          : luthier__conv_prepare_gemm(ctx, cv, weights);
     if (s == LUTHIER_STATUS_OVERFLOW) {
@@ -5364,6 +5469,119 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
     }
 }
 
+#if LUTHIER__SIMD_NEON
+#define luthier__wino16_4x16 luthier__wino16_4x16_neon
+#else /* (never runs: luthier__conv_wino16_fits says no) */
+LUTHIER_PRIVATE void luthier__wino16_4x16(const uint16_t *a, size_t lda, const uint16_t *b, size_t nb, float *c, size_t ldc) {
+    (void)a, (void)lda, (void)b, (void)nb, (void)c, (void)ldc;
+}
+#endif
+
+/* n fp16 values widened to fp32 (exact); n fp32 values rounded to fp16 (nearest even, as
+   luthier__f32_to_f16): 4 at a time by FCVTL / FCVTN (Armv8.0) on NEON. */
+LUTHIER_PRIVATE void luthier__wino16_widen(const uint16_t *x, float *y, size_t n) {
+    size_t i = 0;
+#if LUTHIER__SIMD_NEON
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(x + i))));
+#endif
+    for (; i < n; i++) y[i] = luthier__f16_to_f32(x[i]);
+}
+LUTHIER_PRIVATE void luthier__wino16_narrow(const float *x, uint16_t *y, size_t n) {
+    size_t i = 0;
+#if LUTHIER__SIMD_NEON
+    for (; i + 4 <= n; i += 4) vst1_u16(y + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
+#endif
+    for (; i < n; i++) y[i] = luthier__f32_to_f16(x[i]);
+}
+
+/* Winograd F16 (>>impl-conv-winograd16): tile `tile` of group g gathered into sa (fp32, 36 x
+   cin_g, zeros outside the image) and transformed into vf (36 x cp floats; channels past cin_g
+   stay zero), then rounded into its row i of V (36 positions tb rows apart). */
+LUTHIER_PRIVATE void luthier__wino16_tile_in(const luthier__conv_job *j, size_t tile, size_t g, float *sa, float *vf,
+                                             uint16_t *V, size_t i) {
+    const luthier_conv2d_layer *cv = j->cv;
+    const luthier_conv2d_desc *d = &cv->d;
+    const size_t cig = cv->cin_g, cin = (size_t)d->in_channels, cp = luthier__wino16_cp(cv), tb = cv->wino_tb;
+    const size_t n = tile / cv->wino_thw, p = tile % cv->wino_thw, cvi = cig / j->wino_vw * j->wino_vw;
+    const int64_t iy0 = (int64_t)(p / cv->wino_tw) * 4 - d->pad_top, ix0 = (int64_t)(p % cv->wino_tw) * 4 - d->pad_left;
+    size_t pos;
+    int r, q;
+    for (r = 0; r < 6; r++)
+        for (q = 0; q < 6; q++) {
+            const int64_t iy = iy0 + r, ix = ix0 + q;
+            const size_t at = ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig;
+            float *dst = sa + (size_t)(r * 6 + q) * cig;
+            if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w) memset(dst, 0, cig * sizeof(float));
+            else if (cv->h16) luthier__wino16_widen((const uint16_t *)j->in + at, dst, cig);
+            else memcpy(dst, (const float *)j->in + at, cig * sizeof(float));
+        }
+    if (cvi) j->wino_in(4, sa, 6 * cig, cig, vf, cp, 0, cvi);
+    if (cvi < cig) luthier__wino_in_LUTHIER__W1(4, sa, 6 * cig, cig, vf, cp, cvi, cig);
+    for (pos = 0; pos < 36; pos++) luthier__wino16_narrow(vf + pos * cp, V + (pos * tb + i) * cp, cp);
+}
+
+/* Y = A^T M A of tile `tile` of group g (M: row i of Mb, positions tb * kp apart) with bias,
+   accumulate and activation into the output (fp32, or fp16 through the fp32 tile ot). */
+LUTHIER_PRIVATE void luthier__wino16_tile_out(const luthier__conv_job *j, size_t tile, size_t g, const float *Mb, size_t i,
+                                              float *ot, int clamp, float lo, float hi) {
+    const luthier_conv2d_layer *cv = j->cv;
+    const luthier_conv2d_desc *d = &cv->d;
+    const size_t cog = cv->cout_g, cout = (size_t)d->out_channels, kp = luthier__wino16_kp(cv), tb = cv->wino_tb;
+    const size_t n = tile / cv->wino_thw, p = tile % cv->wino_thw, cvo = cog / j->wino_vw * j->wino_vw;
+    const size_t oy0 = (p / cv->wino_tw) * 4, ox0 = (p % cv->wino_tw) * 4;
+    const int rows = (int)luthier__min_sz(4, (size_t)cv->oh - oy0), cols = (int)luthier__min_sz(4, (size_t)cv->ow - ox0);
+    const size_t at = ((n * (size_t)cv->oh + oy0) * (size_t)cv->ow + ox0) * cout + g * cog, ors = (size_t)cv->ow * cout;
+    const float *bias = cv->bias ? cv->bias + g * cog : NULL;
+    uint16_t *oh = cv->h16 ? (uint16_t *)j->out + at : NULL;
+    float *o = cv->h16 ? ot : (float *)j->out + at;
+    const size_t rs = cv->h16 ? 4 * cog : ors, cs = cv->h16 ? cog : cout;
+    int r, q;
+    if (oh && d->accumulate)
+        for (r = 0; r < rows; r++)
+            for (q = 0; q < cols; q++) luthier__wino16_widen(oh + r * ors + q * cout, o + r * rs + q * cs, cog);
+    if (cvo) j->wino_out(4, Mb + i * kp, tb * kp, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, 0, cvo);
+    if (cvo < cog)
+        luthier__wino_out_LUTHIER__W1(4, Mb + i * kp, tb * kp, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, cvo, cog);
+    for (r = 0; r < rows; r++) luthier__act_rect(&j->post, o + r * rs, cs, (size_t)cols, cog);
+    for (r = 0; oh && r < rows; r++)
+        for (q = 0; q < cols; q++) luthier__wino16_narrow(o + r * rs + q * cs, oh + r * ors + q * cout, cog);
+}
+
+/* The Winograd F16 run: units = groups of LUTHIER__WINO16_MR output tiles. Per block of
+   wino_tb tiles and group: the input transforms into V, per position and panel of 16 outputs
+   luthier__wino16_4x16_neon on each 4 tiles into M, the output transforms. Every tile's
+   arithmetic is the same whatever block or thread it falls in. */
+LUTHIER_PRIVATE void luthier__conv_winograd16_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
+    const luthier__conv_job *j = (const luthier__conv_job *)arg;
+    const luthier_conv2d_layer *cv = j->cv;
+    const luthier_conv2d_desc *d = &cv->d;
+    const size_t P = 36, tb = cv->wino_tb, cp = luthier__wino16_cp(cv), kp = luthier__wino16_kp(cv);
+    const size_t panels = kp / LUTHIER__WINO16_NR, t1 = luthier__min_sz(end * LUTHIER__WINO16_MR, cv->wino_tiles);
+    unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
+    uint16_t *V = (uint16_t *)(void *)w;
+    float *Mb = (float *)(void *)(w + cv->wino_m_off), *sa = (float *)(void *)(w + cv->wino_s_off);
+    float *vf = (float *)(void *)(w + cv->gemm_ws_off), *ot = (float *)(void *)(w + cv->h16_stage_off);
+    const uint16_t *U = (const uint16_t *)(const void *)cv->packed;
+    float lo, hi;
+    const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
+    size_t t0, g, i, pos, pn;
+    (void)cluster;
+    memset(vf, 0, P * cp * sizeof(float));
+    for (t0 = begin * LUTHIER__WINO16_MR; t0 < t1; t0 += tb) {
+        const size_t nt = luthier__min_sz(tb, t1 - t0), nr = luthier__div_up(nt, LUTHIER__WINO16_MR) * LUTHIER__WINO16_MR;
+        for (g = 0; g < (size_t)d->groups; g++) {
+            for (i = 0; i < nt; i++) luthier__wino16_tile_in(j, t0 + i, g, sa, vf, V, i);
+            for (pos = 0; pos < P && nr > nt; pos++) memset(V + (pos * tb + nt) * cp, 0, (nr - nt) * cp * sizeof(uint16_t));
+            for (pos = 0; pos < P; pos++)
+                for (pn = 0; pn < panels; pn++)
+                    for (i = 0; i < nr; i += LUTHIER__WINO16_MR)
+                        luthier__wino16_4x16(V + (pos * tb + i) * cp, cp, U + ((g * P + pos) * panels + pn) * cp * LUTHIER__WINO16_NR,
+                                             cp / 8, Mb + (pos * tb + i) * kp + pn * LUTHIER__WINO16_NR, kp);
+            for (i = 0; i < nt; i++) luthier__wino16_tile_out(j, t0 + i, g, Mb, i, ot, clamp, lo, hi);
+        }
+    }
+}
+
 /* y[a * ys + b] = x[b * xs + a] for a < na, b < nb, in the registers of a CPU with these
    features (luthier__transpose_neon, _avx2, _sse2), else one float at a time. */
 LUTHIER__INLINE void luthier__transpose_tile(const float *x, size_t xs, float *y, size_t ys, size_t nb, size_t na,
@@ -5568,6 +5786,13 @@ LUTHIER_PRIVATE luthier_status luthier__conv_run(luthier_context *ctx, const lut
     luthier__run_kernels(ctx, cv->uk, cv->cuk, job.cuk);
     if (cv->algo == LUTHIER_CONV_DEPTHWISE) {
         s = cv->depthwise(ctx, &job);
+    } else if (cv->wino_m && cv->uk->family == LUTHIER_KERNELS_F16) {
+        char why[200];
+        if (!luthier__conv_wino16_fits(ctx->cpu_features, why, sizeof why))
+            return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "%s: algorithm winograd_4x3 %s", op, why);
+        job.wino_vw = (size_t)luthier__wino_select(ctx->cpu_features, &job.wino_in, &job.wino_out);
+        s = luthier__parallel(ctx, luthier__div_up(cv->wino_tiles, LUTHIER__WINO16_MR), d->schedule, d->ratios, d->num_ratios, 0,
+                              luthier__conv_winograd16_range, &job);
     } else if (cv->wino_m) {
         luthier__wino_split ws;
         job.wino_vw = (size_t)luthier__wino_select(ctx->cpu_features, &job.wino_in, &job.wino_out);

@@ -1716,6 +1716,77 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x32__neonfp16_h
     for (r = 0; r < p->m; r++) luthier__neon_h_row(p, r, t + 32 * r, 4);
 }
 
+/* >>wino16: the 36 products of the fp16 Winograd F(4x4, 3x3) (luthier__conv_winograd16_range):
+   C (4 x 16, fp32) = A (4 rows of fp16, nb blocks of 8 channels) * B (nb * 8 x 16 halves, one
+   panel of a position's transformed weights). Per block of 8 channels the products of the 4 x 16
+   tile are summed in fp16 registers (v8-v15: row r, columns 8v..8v+7 in v(8 + 2r + v); the first
+   step FMUL, the next 7 `fmla v.8h, B.8h, A_r.h[t]`), then widened (FCVTL/FCVTL2) and added
+   into the fp32 accumulators v16-v31 (row r, columns 4q..4q+3 in v(16 + 4r + q)): fp16 rounding
+   over at most 8 terms, fp32 across blocks (bench/winograd_fp16_error.py: 0.9-2.4x the error of
+   an all-fp16 direct convolution; Winograd all in fp16 is 4.3-4.5x). A: v0-v3 (one q per row and block,
+   the by-element FMLA takes its A register from v0-v15); B: v4-v7, two q per step. Per block 64
+   FMLA/FMUL, 32 FCVTL/FADD, 4 + 8 loads; rows are read through a0..a3 and C stored through
+   c + r * ldc. */
+#define LUTHIER__W16K_STEP(op, b0, b1, t)                                                          \
+    op " v8.8h, " b0 ".8h, v0.h[" #t "]\n\t" op " v9.8h, " b1 ".8h, v0.h[" #t "]\n\t"             \
+    op " v10.8h, " b0 ".8h, v1.h[" #t "]\n\t" op " v11.8h, " b1 ".8h, v1.h[" #t "]\n\t"           \
+    op " v12.8h, " b0 ".8h, v2.h[" #t "]\n\t" op " v13.8h, " b1 ".8h, v2.h[" #t "]\n\t"           \
+    op " v14.8h, " b0 ".8h, v3.h[" #t "]\n\t" op " v15.8h, " b1 ".8h, v3.h[" #t "]\n\t"
+/* fp16 accumulator h into fp32 accumulators lo, hi (temporaries t0, t1) */
+#define LUTHIER__W16K_FLUSH(h, lo, hi, t0, t1)                                                     \
+    "fcvtl " t0 ".4s, " h ".4h\n\t" "fcvtl2 " t1 ".4s, " h ".8h\n\t"                               \
+    "fadd " lo ".4s, " lo ".4s, " t0 ".4s\n\t" "fadd " hi ".4s, " hi ".4s, " t1 ".4s\n\t"
+
+LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__wino16_4x16_neon(const uint16_t *a, size_t lda, const uint16_t *b,
+                                                                  size_t nb, float *c, size_t ldc) {
+    const uint16_t *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
+    float *c0 = c, *c1 = c + ldc, *c2 = c + 2 * ldc, *c3 = c + 3 * ldc;
+    if (!nb) return;
+    __asm__ __volatile__(
+        "movi v16.16b, #0\n\t" "movi v17.16b, #0\n\t" "movi v18.16b, #0\n\t" "movi v19.16b, #0\n\t"
+        "movi v20.16b, #0\n\t" "movi v21.16b, #0\n\t" "movi v22.16b, #0\n\t" "movi v23.16b, #0\n\t"
+        "movi v24.16b, #0\n\t" "movi v25.16b, #0\n\t" "movi v26.16b, #0\n\t" "movi v27.16b, #0\n\t"
+        "movi v28.16b, #0\n\t" "movi v29.16b, #0\n\t" "movi v30.16b, #0\n\t" "movi v31.16b, #0\n\t"
+        ".Lluthier_w16_%=:\n\t"
+        "// LLVM-MCA-BEGIN\n\t"
+        "ldr q0, [%[a0]], #16\n\t"
+        "ldr q1, [%[a1]], #16\n\t"
+        "ldr q2, [%[a2]], #16\n\t"
+        "ldr q3, [%[a3]], #16\n\t"
+        "ldp q4, q5, [%[b]], #32\n\t"
+        LUTHIER__W16K_STEP("fmul", "v4", "v5", 0)
+        "ldp q6, q7, [%[b]], #32\n\t"
+        LUTHIER__W16K_STEP("fmla", "v6", "v7", 1)
+        "ldp q4, q5, [%[b]], #32\n\t"
+        LUTHIER__W16K_STEP("fmla", "v4", "v5", 2)
+        "ldp q6, q7, [%[b]], #32\n\t"
+        LUTHIER__W16K_STEP("fmla", "v6", "v7", 3)
+        "ldp q4, q5, [%[b]], #32\n\t"
+        LUTHIER__W16K_STEP("fmla", "v4", "v5", 4)
+        "ldp q6, q7, [%[b]], #32\n\t"
+        LUTHIER__W16K_STEP("fmla", "v6", "v7", 5)
+        "ldp q4, q5, [%[b]], #32\n\t"
+        LUTHIER__W16K_STEP("fmla", "v4", "v5", 6)
+        "ldp q6, q7, [%[b]], #32\n\t"
+        LUTHIER__W16K_STEP("fmla", "v6", "v7", 7)
+        LUTHIER__W16K_FLUSH("v8", "v16", "v17", "v4", "v5") LUTHIER__W16K_FLUSH("v9", "v18", "v19", "v6", "v7")
+        LUTHIER__W16K_FLUSH("v10", "v20", "v21", "v4", "v5") LUTHIER__W16K_FLUSH("v11", "v22", "v23", "v6", "v7")
+        LUTHIER__W16K_FLUSH("v12", "v24", "v25", "v4", "v5") LUTHIER__W16K_FLUSH("v13", "v26", "v27", "v6", "v7")
+        LUTHIER__W16K_FLUSH("v14", "v28", "v29", "v4", "v5") LUTHIER__W16K_FLUSH("v15", "v30", "v31", "v6", "v7")
+        "subs %[nb], %[nb], #1\n\t"
+        "b.ne .Lluthier_w16_%=\n\t"
+        "// LLVM-MCA-END\n\t"
+        "st1 {v16.4s, v17.4s, v18.4s, v19.4s}, [%[c0]]\n\t"
+        "st1 {v20.4s, v21.4s, v22.4s, v23.4s}, [%[c1]]\n\t"
+        "st1 {v24.4s, v25.4s, v26.4s, v27.4s}, [%[c2]]\n\t"
+        "st1 {v28.4s, v29.4s, v30.4s, v31.4s}, [%[c3]]\n\t"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b] "+r"(b), [nb] "+r"(nb)
+        : [c0] "r"(c0), [c1] "r"(c1), [c2] "r"(c2), [c3] "r"(c3)
+        : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
+          "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",
+          "memory");
+}
+
 #define LUTHIER__UKERNELS_F16_NEON(X)                                                              \
     X(8x24__neonfp16, "neonfp16", 8, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_FP16)          \
     X(6x32__neonfp16_hybrid, "neonfp16", 6, 32, 8, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_FP16)

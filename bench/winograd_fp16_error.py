@@ -7,7 +7,9 @@ rounding). Operands are fp16-rounded post-ReLU activations and He-normal 3x3 wei
 reference is f64 on the same fp16 operands. Printed: relative RMS error of the output for
   direct   the im2col GEMM over C*9 accumulating in fp16 (what the F16 kernels do),
   and F(4,3) with the transforms (input, weight, output) in fp16 and the 36 GEMMs accumulating
-  in fp16 over all C, in fp16 over blocks of B channels with fp32 across blocks, or in fp32.
+  in fp16 over all C, in fp16 over blocks of B channels with fp32 across blocks, or in fp32;
+  and the engine's form (luthier.h >>impl-conv-winograd16: f32 transforms, V and U rounded to
+  fp16, blocks of 8 channels, M in f32).
 Usage: /usr/bin/python3 bench/winograd_fp16_error.py   (numpy only; about 10 s)
 """
 import numpy as np
@@ -63,8 +65,24 @@ def winograd(x, w, gemm):
     return y.reshape(k, t, t, 4, 4).transpose(0, 1, 3, 2, 4).reshape(k, h, h).astype(F64)
 
 
+def winograd_engine(x, w):
+    """luthier's fp16 F(4,3) (>>impl-conv-winograd16): V = B^T d B in f32 rounded to fp16, U = G g G^T
+    in f64 rounded to fp16, fp16 sums over 8-channel blocks added in f32, M and Y = A^T M A in f32."""
+    c, k, h = x.shape[0], w.shape[0], x.shape[1] - 2
+    t = h // 4
+    tiles = np.stack([x[:, 4 * a:4 * a + 6, 4 * b:4 * b + 6] for a in range(t) for b in range(t)], 1).astype(F32)
+    v = np.transpose((BT.astype(F32) @ tiles @ BT.T.astype(F32)).astype(F16), (2, 3, 0, 1)).reshape(36, c, t * t)
+    u = np.transpose((G @ w.astype(F64) @ G.T).astype(F16), (2, 3, 0, 1)).reshape(36, k, c)
+    m = np.zeros((36, k, t * t), F32)
+    for k0 in range(0, c, 8):
+        m += gemm16(u[..., k0:k0 + 8], v[..., k0:k0 + 8, :]).astype(F32)
+    y = AT.astype(F32) @ np.transpose(m.reshape(6, 6, k, t * t), (2, 3, 0, 1)) @ AT.T.astype(F32)
+    return y.reshape(k, t, t, 4, 4).transpose(0, 1, 3, 2, 4).reshape(k, h, h).astype(F64)
+
+
 def main():
-    print("layer (C, K, HxW) | direct fp16 | F(4,3): fp16 acc | blocks of 8 | 16 | 32 | fp32 acc  (relative RMS error)")
+    print("layer (C, K, HxW) | direct fp16 | F(4,3): fp16 acc | blocks of 8 | 16 | 32 | fp32 acc | engine (f32 transforms, "
+          "blocks of 8)  (relative RMS error)")
     for c, k, h in ((64, 64, 56), (128, 128, 28), (256, 256, 12), (512, 64, 8)):
         r = np.random.default_rng(0)
         x = np.maximum(r.standard_normal((c, h + 2, h + 2)), 0).astype(F16)
@@ -74,6 +92,7 @@ def main():
         err = lambda y: np.sqrt(((y - ref) ** 2).mean() / (ref ** 2).mean())
         row = [err(gemm16(w.reshape(1, k, c * 9), cols[None])[0].astype(F64).reshape(k, h, h))]
         row += [err(winograd(x, w, g)) for g in (gemm16, gemm_blocks(8), gemm_blocks(16), gemm_blocks(32), gemm_blocks(0))]
+        row += [err(winograd_engine(x, w))]
         print("%3d, %3d, %2dx%-2d | " % (c, k, h, h) + " | ".join("%.2e" % e for e in row))
 
 

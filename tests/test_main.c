@@ -42,6 +42,7 @@ static void *test_luthier_malloc(size_t bytes) {
 #include "test_isa.c"
 #include "test_fp16.c"
 #include "test_fp16_elt.c"
+#include "test_wino16.c"
 #include "test_fuse.c"
 #include "test_precision.c"
 
@@ -143,6 +144,7 @@ int main(int argc, char **argv) {
     run_isa_tests();
     run_fp16_tests();
     run_fp16_elt_tests();
+    run_wino16_tests();
     run_fuse_tests();
     run_precision_tests();
 #ifdef LUTHIER_HAVE_OPENBLAS
