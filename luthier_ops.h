@@ -360,12 +360,12 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_tanh)(LUTHIER__VF *io) {
     *io = LUTHIER__VFLOAT(LUTHIER__VBITS(z) | (LUTHIER__VBITS(x) & ~0x7fffffff));
 }
 
-/* erf(z) for 0 <= z <= 0.85: z P(z^2), P of degree 5 fitted over [0, 0.85^2] (Lawson, relative
-   error 6.1e-9). */
+/* erf(z) for |z| <= 1: z P(z^2), P of degree 5 fitted over [0, 1] (weighted least squares,
+   relative error 4.0e-8 before rounding: the float rounding of 2/sqrt(pi) is 5.4e-8 itself). */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erf_small)(const LUTHIER__VF *zp, LUTHIER__VF *out) {
     const LUTHIER__VF z = *zp, s = z * z;
-    *out = z * (((((-0.0006315127185121262f * s + 0.005051094432181975f) * s - 0.026802547519578477f) * s +
-                  0.11282717394442934f) * s - 0.3761257183607466f) * s + 1.128379160230143f);
+    *out = z * (((((-0.000563141715f * s + 0.00491755037f) * s - 0.0267113112f) * s + 0.112801798f) * s - 0.37612325f) * s +
+                1.12837911f);
 }
 /* erfc(min(z, 9.3)) for z >= 0: exp(-z^2) P(t), t = 1 / (1 + 0.4 z), P the degree-8 fit
    (Lawson's weighted least squares: minimax relative error) of erfcx(z) = exp(z^2) erfc(z) over
@@ -387,24 +387,40 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erfc_large)(const LUTHIE
     *out = t * p;
 }
 
+/* erf: the odd polynomial alone where every lane has |x| < 1 (no exp, no division), else
+   1 - erfc(|x|) past 1, with the sign of x. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erf)(LUTHIER__VF *io) {
     const LUTHIER__VF x = *io;
     const LUTHIER__VF z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff);
+    const LUTHIER__VI big = (z < 1.0f) == 0; /* NaN included */
     LUTHIER__VF sm, lg, r;
-    LUTHIER__VN(luthier__v_erf_small)(&z, &sm);
+    LUTHIER__VN(luthier__v_erf_small)(&x, &sm);
+    if (!LUTHIER__VN(luthier__v_any)(&big)) {
+        *io = sm;
+        return;
+    }
     LUTHIER__VN(luthier__v_erfc_large)(&z, &lg);
-    r = LUTHIER__VSEL(z < 0.85f, sm, 1.0f - lg);
-    *io = LUTHIER__VSEL(x < 0.0f, -r, r);
+    r = LUTHIER__VFLOAT(LUTHIER__VBITS(1.0f - lg) | (LUTHIER__VBITS(x) & ~0x7fffffff));
+    *io = LUTHIER__VSEL(big, r, sm);
 }
 
 /* gelu(x) = 0.5 x (1 + erf(x/sqrt2)) = x (1 - c/2) (x >= 0) or x c/2 (x < 0), c = erfc(z),
    z = |x|/sqrt2: erfc keeps the relative accuracy for negative x (no 1 + erf cancellation), and
    its relative error bound holds for every z >= 0, so one formula serves all x. x < -13.15 (z past
-   erfc's 9.3, gelu > -2e-38) gives 0 (-inf included); +inf gives +inf. */
+   erfc's 9.3, gelu > -2e-38) gives 0 (-inf included); +inf gives +inf. Where every lane has
+   |x| < sqrt2, gelu = x/2 + x^2 Q(x^2) with Q(u) = P(u/2) / (2 sqrt2), P v_erf_small's: no exp,
+   no division; 1 + erf(z) >= 1 - erf(1) = 0.157 there, so the cancellation for x < 0 costs at
+   most a factor 5.4 of erf's error. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_gelu_erf)(LUTHIER__VF *io) {
-    const LUTHIER__VF x = *io;
+    const LUTHIER__VF x = *io, u = x * x;
     const LUTHIER__VF z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff) * 0.70710678118654752f;
+    const LUTHIER__VI big = (u < 2.0f) == 0; /* NaN included */
     LUTHIER__VF c, lim, zero;
+    if (!LUTHIER__VN(luthier__v_any)(&big)) {
+        *io = u * (((((-6.221896e-06f * u + 0.000108663538f) * u - 0.00118048431f) * u + 0.00997036509f) * u - 0.0664898306f) * u +
+                   0.398942262f) + 0.5f * x;
+        return;
+    }
     LUTHIER__VN(luthier__v_erfc_large)(&z, &c);
     LUTHIER__VSPLAT(lim, -13.15f);
     LUTHIER__VSPLAT(zero, 0.0f);
@@ -504,21 +520,38 @@ LUTHIER__KT LUTHIER__INLINE int LUTHIER__VN(luthier__v_any)(const LUTHIER__VI *m
     return any;
 }
 
-/* pow(x, y) as powf: exp(y log|x|) with log and exp in double (LUTHIER__VD, twice the lanes'
-   bytes): log|x| = e ln2 + 2 atanh(s), s = (m - 1) / (m + 1), m in [sqrt(1/2), sqrt(2)) from the
-   float's bits (subnormals scaled by 2^23 first), the series to s^13; t = y log|x|; exp(t) =
-   2^n exp(r), n the float rounding of t / ln2 (the clamp of v_exp), r = t - n ln2 in double,
-   Taylor to r^8, rounded to float once, then 2^n applied as two factors (subnormal results
-   right). Within 1 ulp of powf for normal results. The special values follow C99 (as powf):
-   y = 0 or x = 1 give 1 (NaN included), |x| = 1 with y = +-inf gives 1, x = +-0 or +-inf give 0
-   or inf by the sign of y, a negative x gives the sign of an odd integer y and NaN for a
-   finite non-integer y, NaN propagates otherwise. */
-LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *out) {
+/* pow's sign and NaN for a negative x (C99, as powf), on res computed from |x|: the sign of an
+   odd integer y, NaN for a finite non-integer y. |y| >= 2^24 (and +-inf) is an even integer:
+   yc = 0 stands for it; below, y is an integer when its truncation is y itself, odd when that
+   integer is. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow_sign)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *res) {
+    const LUTHIER__VF x = *xp, y = *yp, ay = LUTHIER__VFLOAT(LUTHIER__VBITS(y) & 0x7fffffff);
+    LUTHIER__VF yc, zero, nan, r = *res;
+    LUTHIER__VI yi, isint, odd;
+    LUTHIER__VSPLAT(zero, 0.0f);
+    LUTHIER__VSPLAT(nan, NAN);
+    yc = LUTHIER__VSEL(ay < 16777216.0f, y, zero);
+    yi = LUTHIER__VTOI(yc);
+    isint = LUTHIER__VITOF(yi) == yc;
+    odd = isint & ((yi & 1) == 1);
+    r = LUTHIER__VSEL(odd & (LUTHIER__VBITS(x) < 0), -r, r);
+    *res = LUTHIER__VSEL((x < 0.0f) & (x != -INFINITY) & (isint == 0) & (y == y), nan, r);
+}
+
+/* pow(x, y) as powf, in double (LUTHIER__VD, twice the lanes' bytes), every x and y: log|x| = e ln2
+   + 2 atanh(s), s = (m - 1) / (m + 1), m in [sqrt(1/2), sqrt(2)) from the float's bits
+   (subnormals scaled by 2^23 first), the series to s^13; t = y log|x|; exp(t) = 2^n exp(r), n the
+   float rounding of t / ln2 (the clamp of v_exp), r = t - n ln2 in double, Taylor to r^8, rounded
+   to float once, then 2^n applied as two factors (subnormal results right). Within 1 ulp of
+   powf for normal results. The special values follow C99 (as powf): y = 0 or x = 1 give 1 (NaN
+   included), |x| = 1 with y = +-inf gives 1, x = +-0 or +-inf give 0 or inf by the sign of y, a
+   negative x as v_pow_sign, NaN propagates otherwise. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow_wide)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *out) {
     const LUTHIER__VF x = *xp, y = *yp;
     const LUTHIER__VF ax = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff), ay = LUTHIER__VFLOAT(LUTHIER__VBITS(y) & 0x7fffffff);
     const LUTHIER__VI sub = ax < 1.17549435e-38f;
-    LUTHIER__VF m = LUTHIER__VSEL(sub, ax * 8388608.0f, ax), tf, tc, tn, res, zero, one, inf, nan, hi, lo, yc;
-    LUTHIER__VI bits = LUTHIER__VBITS(m), e, big, ni, n1, n2, yi, isint, odd;
+    LUTHIER__VF m = LUTHIER__VSEL(sub, ax * 8388608.0f, ax), tf, tc, tn, res, zero, one, inf, nan, hi, lo;
+    LUTHIER__VI bits = LUTHIER__VBITS(m), e, big, ni, n1, n2;
     LUTHIER__VD s, z, l, t, r, p;
     LUTHIER__VSPLAT(zero, 0.0f);
     LUTHIER__VSPLAT(one, 1.0f);
@@ -555,17 +588,96 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow)(const LUTHIER__VF *
     res = LUTHIER__VSEL(ax == 0.0f, LUTHIER__VSEL(y > 0.0f, zero, inf), res);
     res = LUTHIER__VSEL(ax == inf, LUTHIER__VSEL(y > 0.0f, inf, zero), res);
     res = LUTHIER__VSEL((tf != tf) | (x != x), nan, res);
-    /* |y| >= 2^24 (and +-inf) is an even integer: yc = 0 stands for it; below, y is an integer
-       when its truncation is y itself, odd when that integer is */
-    yc = LUTHIER__VSEL(ay < 16777216.0f, y, zero);
-    yi = LUTHIER__VTOI(yc);
-    isint = LUTHIER__VITOF(yi) == yc;
-    odd = isint & ((yi & 1) == 1);
-    res = LUTHIER__VSEL(odd & (LUTHIER__VBITS(x) < 0), -res, res);
-    res = LUTHIER__VSEL((x < 0.0f) & (x != -inf) & (isint == 0) & (y == y), nan, res);
+    LUTHIER__VN(luthier__v_pow_sign)(&x, &y, &res);
     *out = LUTHIER__VSEL((y == 0.0f) | (x == 1.0f) | ((ax == 1.0f) & (ay == inf)), one, res);
 }
 
+/* fused multiply-add a b + c per lane (one rounding) where the pass's ISA has one: AVX2 and
+   AVX-512 passes, NEON. Elsewhere (the SSE2 and scalar builds) LUTHIER__VFMA stays undefined and
+   pow keeps the double path. */
+#if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
+#define LUTHIER__VFMA(a, b, c) ((LUTHIER__VF)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 32
+#define LUTHIER__VFMA(a, b, c) ((LUTHIER__VF)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_NEON
+#define LUTHIER__VFMA(a, b, c) ((LUTHIER__VF)vfmaq_f32((float32x4_t)(c), (float32x4_t)(a), (float32x4_t)(b)))
+#endif
+
+#ifdef LUTHIER__VFMA
+/* log2|x| = H + L (hi + lo, |L| <= 2^-24 |H| roughly) for a normal finite x, in float: x = 2^e m,
+   m in [sqrt(1/2), sqrt(2)), then m = c q with c one of 2^-1/4, 1, 2^1/4 (as floats: their log2
+   is a quarter plus a constant lo), |log2 q| <= 1/4; ln q = 2 atanh(s), s = (m - c) / (m + c):
+   m - c is exact, m + c a two-sum, s = sh + sl from one division and its exact residual (fma);
+   2 atanh(s) = 2s + s^3 P(s^2), P the series to s^8 (|s| <= 0.087: truncation 2^-38), rounded
+   in float: a 2^-31.5 relative error of log2|x| at worst. 2 sh / ln2 as an exact product (fma),
+   the rest added in the lo part; e + log2 c + hi as a two-sum (|e + log2 c| >= |hi| or 0). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_log2_hl)(const LUTHIER__VF *axp, LUTHIER__VF *hp, LUTHIER__VF *lp) {
+    const LUTHIER__VI bits = LUTHIER__VBITS(*axp);
+    LUTHIER__VF m = LUTHIER__VFLOAT((bits & 0x007fffff) | 0x3f800000), one, c, a, cl, num, den, dl, rcp, sh, sl, z, u, lh, ll, h;
+    LUTHIER__VI e = ((bits >> 23) & 0xff) - 127, big, cdn, cup;
+    LUTHIER__VSPLAT(one, 1.0f);
+    big = m > 1.41421356f;
+    m = LUTHIER__VSEL(big, m * 0.5f, m);
+    e = e + LUTHIER__VMASK1(big);
+    cdn = m < 0.917004049f; /* 2^-1/8 */
+    cup = m > 1.09050775f;  /* 2^1/8 */
+    c = LUTHIER__VSEL(cdn, one * 0.840896428f, LUTHIER__VSEL(cup, one * 1.18920708f, one));
+    a = LUTHIER__VITOF(e) + LUTHIER__VSEL(cdn, one * -0.25f, LUTHIER__VSEL(cup, one * 0.25f, one * 0.0f)); /* exact */
+    cl = LUTHIER__VSEL(cdn, one * 2.12359019e-8f, LUTHIER__VSEL(cup, one * -4.60712836e-8f, one * 0.0f));
+    num = m - c;
+    den = m + c;
+    dl = m - (den - c); /* exact: c's exponent >= m's */
+    rcp = 1.0f / den;
+    sh = num * rcp;
+    sl = LUTHIER__VFMA(-sh, den, num);
+    sl = LUTHIER__VFMA(-sh, dl, sl) * rcp;
+    z = sh * sh;
+    z = (((0.222222222f * z + 0.285714286f) * z + 0.4f) * z + 0.666666667f) * (z * sh) + (sl + sl);
+    u = sh + sh;
+    lh = u * 1.44269502f;
+    ll = LUTHIER__VFMA(u, one * 1.44269502f, -lh) + (u * 1.92596299e-8f + z * 1.44269502f);
+    h = a + lh;
+    *hp = h;
+    *lp = (lh - (h - a)) + (ll + cl);
+}
+
+/* pow(x, y) for lanes with a normal finite x and |y log2|x|| < 32, in float: t = y (H + L) as
+   th + tl (th = y H, tl its exact residual plus y L), 2^t = 2^n 2^r, n = round(th), r = (th - n)
+   + tl, 2^r = 1 + r Q(r) (Q of degree 6 fitted over |r| <= 0.502, relative error 2.6e-9);
+   ok flags the lanes it holds for (others: garbage). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow_f32)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *out,
+                                                                 LUTHIER__VI *ok) {
+    const LUTHIER__VF y = *yp, ax = LUTHIER__VFLOAT(LUTHIER__VBITS(*xp) & 0x7fffffff);
+    LUTHIER__VF h, l, th, tl, tn, r, p;
+    LUTHIER__VN(luthier__v_log2_hl)(&ax, &h, &l);
+    th = y * h;
+    tl = LUTHIER__VFMA(y, h, -th) + y * l;
+    *ok = (ax >= 1.17549435e-38f) & (ax < INFINITY) & (th < 32.0f) & (th > -32.0f);
+    tn = th + 12582912.0f; /* 1.5 * 2^23: round to nearest integer */
+    r = (th - (tn - 12582912.0f)) + tl;
+    p = ((((((1.51651411e-05f * r + 1.54674271e-4f) * r + 1.33340887e-3f) * r + 9.61803645e-3f) * r + 5.55041023e-2f) * r +
+          0.240226507f) * r + 0.693147182f) * r + 1.0f;
+    *out = p * LUTHIER__VFLOAT(((LUTHIER__VBITS(tn) - 0x4B400000 + 127) & 0xff) << 23);
+}
+#endif
+
+/* pow(x, y) as powf: the float path where every lane of the vector suits it (and the ISA has
+   an fma), else the double path; both then take v_pow_sign. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *out) {
+#ifdef LUTHIER__VFMA
+    LUTHIER__VI ok, bad;
+    LUTHIER__VF r;
+    LUTHIER__VN(luthier__v_pow_f32)(xp, yp, &r, &ok);
+    bad = ~ok;
+    if (!LUTHIER__VN(luthier__v_any)(&bad)) {
+        LUTHIER__VN(luthier__v_pow_sign)(xp, yp, &r);
+        *out = r;
+        return;
+    }
+#endif
+    LUTHIER__VN(luthier__v_pow_wide)(xp, yp, out);
+}
+#undef LUTHIER__VFMA
 /* x^n for an integer 2 <= |n| <= 16, as powf within 1 ulp, in double: binary powering (every
    product exact or rounded at 2^-53), 1 / x^|n| for a negative n, then one rounding to float
    (overflow, underflow, subnormals, zeros' signs, infinities and NaN come out as powf's: double's
