@@ -230,9 +230,34 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_sqrt)(LUTHIER__VF *v) {
 #endif
 }
 
+/* whether any lane of the mask is set */
+LUTHIER__KT LUTHIER__INLINE int LUTHIER__VN(luthier__v_any)(const LUTHIER__VI *m) {
+    int32_t w[LUTHIER__VW];
+    int l, any = 0;
+    memcpy(w, m, sizeof w);
+    for (l = 0; l < LUTHIER__VW; l++) any |= w[l] != 0;
+    return any;
+}
+
+/* The reduction and polynomial of every exp below: x = n ln2 + r, n = round(x / ln2) (t = x / ln2
+   + 1.5 * 2^23 keeps n in its low mantissa bits: n = bits(t) - 0x4B400000), |r| <= ln2/2 with ln2
+   in two parts, plus lo (a correction of x, or NULL); gives t and e^r - 1 = r + r^2 P(r), P
+   Cephes' degree 5. The callers add 1 (or not) and apply 2^n. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp_red)(const LUTHIER__VF *xp, const LUTHIER__VF *lop, LUTHIER__VF *tp,
+                                                                 LUTHIER__VF *em1) {
+    const LUTHIER__VF x = *xp, t = x * 1.44269504088896341f + 12582912.0f, n = t - 12582912.0f;
+    LUTHIER__VF r = x - n * 0.693359375f, p;
+    r = r + n * 2.12194440e-4f;
+    if (lop) r = r + *lop;
+    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
+         1.6666665459e-1f) * r + 5.0000001201e-1f;
+    *tp = t;
+    *em1 = p * (r * r) + r;
+}
+
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp)(LUTHIER__VF *io) {
     const LUTHIER__VF x = *io;
-    LUTHIER__VF hi, lo, inf, zero, xc, t, n, r, p;
+    LUTHIER__VF hi, lo, inf, zero, xc, t, p;
     LUTHIER__VI ni, n1, n2;
     LUTHIER__VSPLAT(hi, 88.72283f);
     LUTHIER__VSPLAT(lo, -104.0f);
@@ -240,13 +265,8 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp)(LUTHIER__VF *io) {
     LUTHIER__VSPLAT(zero, 0.0f);
     xc = LUTHIER__VSEL(x > hi, hi, x);
     xc = LUTHIER__VSEL(xc > lo, xc, lo); /* NaN -> lo: the integer part stays in range */
-    t = xc * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: round to nearest integer */
-    n = t - 12582912.0f;
-    r = xc - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
-         1.6666665459e-1f) * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
+    LUTHIER__VN(luthier__v_exp_red)(&xc, NULL, &t, &p);
+    p = p + 1.0f;
     ni = LUTHIER__VBITS(t) - 0x4B400000; /* n in [-150, 128] */
     n1 = ((ni + 256) >> 1) - 128;
     n2 = ni - n1;
@@ -261,34 +281,23 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp)(LUTHIER__VF *io) {
    outside give garbage, never undefined behaviour): v_exp's reduction and polynomial with one 2^n
    factor and no special values. lo is a small correction (|lo| < 2^-10, or 0) that joins the
    reduced argument: exp(h + l) for an exact split h + l of x keeps the relative accuracy that a
-   rounded x would lose (2^-24 |x| of it). Results from ~1e-38 (n = -126) up, v_exp's 2 ulp. */
+   rounded x would lose (2^-24 |x| of it); NULL for none. Results from ~1e-38 (n = -126) up, v_exp's 2 ulp. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp_core)(const LUTHIER__VF *xp, const LUTHIER__VF *lop, LUTHIER__VF *out) {
-    const LUTHIER__VF x = *xp;
-    LUTHIER__VF t, n, r, p;
-    t = x * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: n = round(x / ln2) in [-126, 127] */
-    n = t - 12582912.0f;
-    r = x - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f + *lop;
-    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
-         1.6666665459e-1f) * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
+    LUTHIER__VF t, p;
+    LUTHIER__VN(luthier__v_exp_red)(xp, lop, &t, &p); /* n in [-126, 127] */
+    p = p + 1.0f;
     *out = p * LUTHIER__VFLOAT(((LUTHIER__VBITS(t) + (127 - 0x4B400000)) & 0xff) << 23);
 }
 
 /* exp(x) for x <= 0 (v_exp without its overflow side: subnormal results right, x < -104 gives
    0); NaN gives 0, so callers propagate it themselves. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp_neg)(LUTHIER__VF *io) {
-    LUTHIER__VF x = *io, lo, t, n, r, p;
+    LUTHIER__VF x = *io, lo, t, p;
     LUTHIER__VI ni, n1;
     LUTHIER__VSPLAT(lo, -104.0f);
     x = LUTHIER__VSEL(x > lo, x, lo); /* NaN -> lo: 2^-150 rounds to 0 */
-    t = x * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: round to nearest integer */
-    n = t - 12582912.0f;
-    r = x - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
-         1.6666665459e-1f) * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
+    LUTHIER__VN(luthier__v_exp_red)(&x, NULL, &t, &p);
+    p = p + 1.0f;
     ni = LUTHIER__VBITS(t) - 0x4B400000; /* n in [-150, 0]: 2^n as two normal factors */
     n1 = ((ni + 256) >> 1) - 128;
     p = p * LUTHIER__VFLOAT((n1 + 127) << 23);
@@ -330,18 +339,12 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_log)(LUTHIER__VF *io) {
    |result| >= 0.29). Within 2 ulp. x < -20 gives -1 (-inf included), x > 88.72 +inf; NaN
    propagates (the clamps keep it; the 2^n bits are masked to stay defined). */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_expm1)(LUTHIER__VF *io) {
-    LUTHIER__VF x = *io, hi, lo, t, n, r, p, s;
+    LUTHIER__VF x = *io, hi, lo, t, p, s;
     LUTHIER__VSPLAT(hi, 88.8f);
     LUTHIER__VSPLAT(lo, -20.0f);
     x = LUTHIER__VSEL(x < lo, lo, x);
     x = LUTHIER__VSEL(x > hi, hi, x);
-    t = x * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: n = round(x / ln2) in [-29, 128] */
-    n = t - 12582912.0f;
-    r = x - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
-         1.6666665459e-1f) * r + 5.0000001201e-1f;
-    p = p * (r * r) + r;
+    LUTHIER__VN(luthier__v_exp_red)(&x, NULL, &t, &p); /* n in [-29, 128] */
     s = LUTHIER__VFLOAT(((LUTHIER__VBITS(t) + (126 - 0x4B400000)) & 0xff) << 23); /* 2^(n-1) */
     *io = (s * p + (s - 0.5f)) * 2.0f;
 }
@@ -439,9 +442,16 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_gelu_tanh)(LUTHIER__VF *
     *io = x / (1.0f + e);
 }
 
+/* sigmoid = 1 / (1 + e), e = exp(-x) from v_exp_core on -x clamped to [-87, 88.8] (no specials:
+   one 2^n factor): for -x past 88.38, n = 128 makes the factor inf and the result 0 (x below
+   -88.38 would give a subnormal); NaN propagates through the clamps. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_sigmoid)(LUTHIER__VF *io) {
-    LUTHIER__VF e = -*io;
-    LUTHIER__VN(luthier__v_exp)(&e);
+    LUTHIER__VF e = -*io, lo, hi;
+    LUTHIER__VSPLAT(lo, -87.0f);
+    LUTHIER__VSPLAT(hi, 88.8f);
+    e = LUTHIER__VSEL(e < lo, lo, e);
+    e = LUTHIER__VSEL(e > hi, hi, e);
+    LUTHIER__VN(luthier__v_exp_core)(&e, NULL, &e);
     *io = 1.0f / (1.0f + e);
 }
 
@@ -509,15 +519,6 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_silu)(LUTHIER__VF *io) {
     LUTHIER__VSPLAT(one, 1.0f);
     LUTHIER__VN(luthier__v_exp)(&e);
     *io = x * (LUTHIER__VSEL(x < 0.0f, e, one) / (1.0f + e));
-}
-
-/* whether any lane of the mask is set */
-LUTHIER__KT LUTHIER__INLINE int LUTHIER__VN(luthier__v_any)(const LUTHIER__VI *m) {
-    int32_t w[LUTHIER__VW];
-    int l, any = 0;
-    memcpy(w, m, sizeof w);
-    for (l = 0; l < LUTHIER__VW; l++) any |= w[l] != 0;
-    return any;
 }
 
 /* pow's sign and NaN for a negative x (C99, as powf), on res computed from |x|: the sign of an
@@ -3750,7 +3751,68 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_topk(luthier_context 
 /* CUMSUM, accumulated in double: y_j = sum of x_i for i <= j (i < j when exclusive; i >= j,
    i > j when reverse). In place is fine (each x is read before its y is written). */
 
-/* One contiguous row (inner 1) in blocks of 8: the block's own prefix sums first (a short chain
+/* Eight elements of a contiguous cumsum row in registers, in double: the row's vectors of 2 doubles
+   take their in-vector prefix sums (shift and add), then the sums of the vectors before them in
+   the block, then the carry c (the total so far, in every lane), which moves on by the block's
+   own total (one add on the carried chain per 8 elements). Exclusive sums are the inclusive ones
+   one lane later (c first). reverse: the block is x[0], x[-1], .., x[-7] (and so is y's). */
+#if LUTHIER__SIMD_X86
+#define LUTHIER__CS_D __m128d
+#define LUTHIER__CS_LO(v) _mm_cvtps_pd(v)                     /* floats 0, 1 */
+#define LUTHIER__CS_HI(v) _mm_cvtps_pd(_mm_movehl_ps((v), (v))) /* floats 2, 3 */
+#define LUTHIER__CS_SHL(a) _mm_unpacklo_pd(_mm_setzero_pd(), (a)) /* (0, a0) */
+#define LUTHIER__CS_DUP1(a) _mm_unpackhi_pd((a), (a))           /* (a1, a1) */
+#define LUTHIER__CS_EXT(a, b) _mm_shuffle_pd((a), (b), 1)       /* (a1, b0) */
+#define LUTHIER__CS_ADD(a, b) _mm_add_pd((a), (b))
+#define LUTHIER__CS_PACK(a, b) _mm_movelh_ps(_mm_cvtpd_ps(a), _mm_cvtpd_ps(b))
+#define LUTHIER__CS_F __m128
+#define LUTHIER__CS_SPLAT(v) _mm_set1_pd(v)
+#define LUTHIER__CS_GET(c) _mm_cvtsd_f64(c)
+#define LUTHIER__CS_LOAD(p, rev) ((rev) ? _mm_shuffle_ps(_mm_loadu_ps((p) - 3), _mm_loadu_ps((p) - 3), 0x1B) : _mm_loadu_ps(p))
+#define LUTHIER__CS_STORE(p, v, rev) ((rev) ? _mm_storeu_ps((p) - 3, _mm_shuffle_ps((v), (v), 0x1B)) : _mm_storeu_ps((p), (v)))
+#elif LUTHIER__SIMD_NEON
+#define LUTHIER__CS_D float64x2_t
+#define LUTHIER__CS_LO(v) vcvt_f64_f32(vget_low_f32(v))
+#define LUTHIER__CS_HI(v) vcvt_high_f64_f32(v)
+#define LUTHIER__CS_SHL(a) vzip1q_f64(vdupq_n_f64(0.0), (a))
+#define LUTHIER__CS_DUP1(a) vdupq_laneq_f64((a), 1)
+#define LUTHIER__CS_EXT(a, b) vextq_f64((a), (b), 1)
+#define LUTHIER__CS_ADD(a, b) vaddq_f64((a), (b))
+#define LUTHIER__CS_PACK(a, b) vcombine_f32(vcvt_f32_f64(a), vcvt_f32_f64(b))
+#define LUTHIER__CS_F float32x4_t
+#define LUTHIER__CS_SPLAT(v) vdupq_n_f64(v)
+#define LUTHIER__CS_GET(c) vgetq_lane_f64((c), 0)
+#define LUTHIER__CS_REV(v) vextq_f32(vrev64q_f32(v), vrev64q_f32(v), 2)
+#define LUTHIER__CS_LOAD(p, rev) ((rev) ? LUTHIER__CS_REV(vld1q_f32((p) - 3)) : vld1q_f32(p))
+#define LUTHIER__CS_STORE(p, v, rev) ((rev) ? vst1q_f32((p) - 3, LUTHIER__CS_REV(v)) : vst1q_f32((p), (v)))
+#endif
+#ifdef LUTHIER__CS_D
+LUTHIER__INLINE void luthier__op_cumsum8(const float *x, float *y, int exclusive, int reverse, LUTHIER__CS_D *c) {
+    const ptrdiff_t d4 = reverse ? -4 : 4;
+    const LUTHIER__CS_F u = LUTHIER__CS_LOAD(x, reverse), w = LUTHIER__CS_LOAD(x + d4, reverse);
+    LUTHIER__CS_D a = LUTHIER__CS_LO(u), b = LUTHIER__CS_HI(u), e = LUTHIER__CS_LO(w), f = LUTHIER__CS_HI(w), t;
+    a = LUTHIER__CS_ADD(a, LUTHIER__CS_SHL(a)); /* (x0, x0 + x1) */
+    b = LUTHIER__CS_ADD(b, LUTHIER__CS_SHL(b));
+    e = LUTHIER__CS_ADD(e, LUTHIER__CS_SHL(e));
+    f = LUTHIER__CS_ADD(f, LUTHIER__CS_SHL(f));
+    b = LUTHIER__CS_ADD(b, LUTHIER__CS_DUP1(a)); /* sums of x0..x3 */
+    f = LUTHIER__CS_ADD(f, LUTHIER__CS_DUP1(e));
+    t = LUTHIER__CS_DUP1(b);
+    e = LUTHIER__CS_ADD(e, t); /* sums of x0..x7 */
+    f = LUTHIER__CS_ADD(f, t);
+    t = *c;
+    *c = LUTHIER__CS_ADD(t, LUTHIER__CS_DUP1(f));
+    a = LUTHIER__CS_ADD(a, t), b = LUTHIER__CS_ADD(b, t), e = LUTHIER__CS_ADD(e, t), f = LUTHIER__CS_ADD(f, t);
+    if (exclusive) {
+        f = LUTHIER__CS_EXT(e, f), e = LUTHIER__CS_EXT(b, e), b = LUTHIER__CS_EXT(a, b);
+        a = LUTHIER__CS_EXT(LUTHIER__CS_DUP1(t), a);
+    }
+    LUTHIER__CS_STORE(y, LUTHIER__CS_PACK(a, b), reverse);
+    LUTHIER__CS_STORE(y + d4, LUTHIER__CS_PACK(e, f), reverse);
+}
+#endif
+
+/* One contiguous row (inner 1) in blocks of 8 (luthier__op_cumsum8 where there are vectors of 2 doubles): the block's own prefix sums first (a short chain
    that does not wait for the running total, so blocks overlap), then the total added to each and
    advanced once per block: the total's dependency chain is one addition per 8 elements. */
 LUTHIER_PRIVATE void luthier__op_cumsum_row(const float *x, float *y, size_t len, int exclusive, int reverse) {
@@ -3758,9 +3820,16 @@ LUTHIER_PRIVATE void luthier__op_cumsum_row(const float *x, float *y, size_t len
     const float *xp = reverse ? x + len - 1 : x;
     float *yp = reverse ? y + len - 1 : y;
     double acc = 0;
-    size_t t;
+    size_t t = 0;
     if (!len) return;
-    for (t = 0; t + 8 <= len; t += 8) {
+#ifdef LUTHIER__CS_D
+    {
+        LUTHIER__CS_D c = LUTHIER__CS_SPLAT(0.0);
+        for (; t + 8 <= len; t += 8) luthier__op_cumsum8(xp + (ptrdiff_t)t * d, yp + (ptrdiff_t)t * d, exclusive, reverse, &c);
+        acc = LUTHIER__CS_GET(c);
+    }
+#endif
+    for (; t + 8 <= len; t += 8) { /* without 2-double vectors */
         const float *xb = xp + (ptrdiff_t)t * d;
         float *yb = yp + (ptrdiff_t)t * d;
         const double s0 = xb[0], s1 = s0 + xb[d], s2 = s1 + xb[2 * d], s3 = s2 + xb[3 * d];
@@ -3780,6 +3849,20 @@ LUTHIER_PRIVATE void luthier__op_cumsum_row(const float *x, float *y, size_t len
         else acc += v, yp[(ptrdiff_t)t * d] = (float)acc;
     }
 }
+#undef LUTHIER__CS_D
+#undef LUTHIER__CS_LO
+#undef LUTHIER__CS_HI
+#undef LUTHIER__CS_SHL
+#undef LUTHIER__CS_DUP1
+#undef LUTHIER__CS_EXT
+#undef LUTHIER__CS_ADD
+#undef LUTHIER__CS_PACK
+#undef LUTHIER__CS_F
+#undef LUTHIER__CS_SPLAT
+#undef LUTHIER__CS_GET
+#undef LUTHIER__CS_REV
+#undef LUTHIER__CS_LOAD
+#undef LUTHIER__CS_STORE
 
 /* nc <= 16 adjacent columns (row stride s): one running total per column, the columns of a row
    side by side (independent chains), each column summed in its own order as a single row would. */
