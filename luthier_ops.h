@@ -230,13 +230,24 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_sqrt)(LUTHIER__VF *v) {
 #endif
 }
 
-/* whether any lane of the mask is set */
+/* whether any lane of the mask is set (a mask test where the ISA has one: the per-vector branches
+   of pow, erf and gelu take it for every vector) */
 LUTHIER__KT LUTHIER__INLINE int LUTHIER__VN(luthier__v_any)(const LUTHIER__VI *m) {
+#if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
+    return _mm512_test_epi32_mask((__m512i)*m, (__m512i)*m) != 0;
+#elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 32
+    return _mm256_movemask_ps((__m256)*m) != 0;
+#elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86
+    return _mm_movemask_ps((__m128)*m) != 0;
+#elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_NEON
+    return vmaxvq_u32((uint32x4_t)*m) != 0;
+#else
     int32_t w[LUTHIER__VW];
     int l, any = 0;
     memcpy(w, m, sizeof w);
     for (l = 0; l < LUTHIER__VW; l++) any |= w[l] != 0;
     return any;
+#endif
 }
 
 /* The reduction and polynomial of every exp below: x = n ln2 + r, n = round(x / ln2) (t = x / ln2
@@ -411,17 +422,18 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erf)(LUTHIER__VF *io) {
    z = |x|/sqrt2: erfc keeps the relative accuracy for negative x (no 1 + erf cancellation), and
    its relative error bound holds for every z >= 0, so one formula serves all x. x < -13.15 (z past
    erfc's 9.3, gelu > -2e-38) gives 0 (-inf included); +inf gives +inf. Where every lane has
-   |x| < sqrt2, gelu = x/2 + x^2 Q(x^2) with Q(u) = P(u/2) / (2 sqrt2), P v_erf_small's: no exp,
+   |x| < sqrt2 (per lane in mixed vectors), gelu = x/2 + x^2 Q(x^2) with Q(u) = P(u/2) / (2 sqrt2), P v_erf_small's: no exp,
    no division; 1 + erf(z) >= 1 - erf(1) = 0.157 there, so the cancellation for x < 0 costs at
    most a factor 5.4 of erf's error. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_gelu_erf)(LUTHIER__VF *io) {
     const LUTHIER__VF x = *io, u = x * x;
     const LUTHIER__VF z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff) * 0.70710678118654752f;
     const LUTHIER__VI big = (u < 2.0f) == 0; /* NaN included */
+    const LUTHIER__VF sm = u * (((((-6.221896e-06f * u + 0.000108663538f) * u - 0.00118048431f) * u + 0.00997036509f) * u -
+                                 0.0664898306f) * u + 0.398942262f) + 0.5f * x;
     LUTHIER__VF c, lim, zero;
     if (!LUTHIER__VN(luthier__v_any)(&big)) {
-        *io = u * (((((-6.221896e-06f * u + 0.000108663538f) * u - 0.00118048431f) * u + 0.00997036509f) * u - 0.0664898306f) * u +
-                   0.398942262f) + 0.5f * x;
+        *io = sm;
         return;
     }
     LUTHIER__VN(luthier__v_erfc_large)(&z, &c);
@@ -429,7 +441,8 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_gelu_erf)(LUTHIER__VF *i
     LUTHIER__VSPLAT(zero, 0.0f);
     c = 0.5f * c;
     c = x * LUTHIER__VSEL(x < zero, c, 1.0f - c);
-    *io = LUTHIER__VSEL(x < lim, zero, c);
+    c = LUTHIER__VSEL(x < lim, zero, c);
+    *io = LUTHIER__VSEL(big, c, sm); /* per lane: a lane's result never depends on its neighbours */
 }
 
 /* gelu with the tanh approximation: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)). */
@@ -662,21 +675,25 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow_f32)(const LUTHIER__
 }
 #endif
 
-/* pow(x, y) as powf: the float path where every lane of the vector suits it (and the ISA has
-   an fma), else the double path; both then take v_pow_sign. */
+/* pow(x, y) as powf: the float path for the lanes it holds (where the ISA has an fma), the
+   double path for the others (computed only when the vector has some): which path a lane takes
+   depends on its own x and y alone, so results do not change with the work split. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *out) {
 #ifdef LUTHIER__VFMA
     LUTHIER__VI ok, bad;
-    LUTHIER__VF r;
+    LUTHIER__VF r, w;
     LUTHIER__VN(luthier__v_pow_f32)(xp, yp, &r, &ok);
+    LUTHIER__VN(luthier__v_pow_sign)(xp, yp, &r);
     bad = ~ok;
     if (!LUTHIER__VN(luthier__v_any)(&bad)) {
-        LUTHIER__VN(luthier__v_pow_sign)(xp, yp, &r);
         *out = r;
         return;
     }
-#endif
+    LUTHIER__VN(luthier__v_pow_wide)(xp, yp, &w);
+    *out = LUTHIER__VSEL(ok, r, w); /* per lane: a lane's result never depends on its neighbours */
+#else
     LUTHIER__VN(luthier__v_pow_wide)(xp, yp, out);
+#endif
 }
 #undef LUTHIER__VFMA
 /* x^n for an integer 2 <= |n| <= 16, as powf within 1 ulp, in double: binary powering (every

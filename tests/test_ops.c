@@ -213,7 +213,8 @@ static luthier_status ops_unary_call(luthier_context *c, const luthier__op_cfg *
     return luthier__op_unary(c, cfg, u->kind, u->a, u->b, u->x, out, u->n);
 }
 
-/* Accuracy of the polynomial functions over dense sweeps (1 thread, each ISA). */
+/* Accuracy of the polynomial functions over dense sweeps (1 thread, each ISA), and the same bits
+   for an element whatever its neighbours in the vector (per-vector branches must not leak). */
 static void test_op_unary_accuracy(void) {
     /* error = |y - ref| / max(|ref|, floor_x * |x|): relative, except for gelu far left where the
        brief asks for an absolute error on the scale of |x| (floor 1e-2: |err| <= 1e-8 |x|) */
@@ -270,6 +271,16 @@ static void test_op_unary_accuracy(void) {
                     worst = e != e ? 1e9 : e;
                     wi = i;
                 }
+            }
+            { /* one lane later (other neighbours in every vector): the same bits */
+                float *y1 = (float *)test_alloc(n * sizeof(float));
+                CHECK(luthier__op_unary(OE.ctx[v], NULL, cases[ci].k, cases[ci].a, cases[ci].b, x + 1, y1, n - 1) == LUTHIER_STATUS_OK,
+                      "status");
+                for (i = 0; i + 1 < n && (memcmp(&y[i + 1], &y1[i], 4) == 0 || (y1[i] != y1[i] && y[i + 1] != y[i + 1])); i++) {
+                }
+                CHECK(i + 1 == n, "%s: x = %.9g gives %.9g or %.9g by its neighbours", cases[ci].name, (double)x[i + 1], (double)y[i + 1],
+                      (double)y1[i]);
+                free(y1);
             }
             printf("    %-16s ISA group %d: max rel error %.3g at x = %.8g\n", cases[ci].name, OE.group[v], worst, x[wi]);
             CHECK(worst <= cases[ci].rtol, "%s: max rel error %.3g at x = %.9g (limit %.3g)", cases[ci].name, worst,
@@ -662,7 +673,8 @@ static double ops_ulps_ref(float got, double ref) {
    hold): x near 1 with large y, |y log2 x| swept up to overflow and down past the subnormals,
    subnormal x, random x over 2^-126 .. 2^126 with |y| <= 30, negative x with integer y, every
    pair of the special values, and |y log2 x| < 31 (whole vectors of the float path). Each sweep
-   also has a special x every 997 lanes (one vector of the float path in ~60 falls back). Within 1 ulp of the exact value everywhere (so within 1 ulp of the correctly
+   also has a special x every 997 lanes (one vector of the float path in ~60 falls back), and
+   runs again one lane later: a lane's bits must not depend on its neighbours. Within 1 ulp of the exact value everywhere (so within 1 ulp of the correctly
    rounded one). */
 static void test_op_pow_libm(void) {
     const size_t n = T.quick ? 40000 : 400000;
@@ -727,6 +739,20 @@ static void test_op_pow_libm(void) {
                    OE.group[v], worst, (double)a[wi], (double)b[wi], worst_mid);
             CHECK(worst < 1, "pow %s: %.3f ulps at (%.9g, %.9g): %.9g, libm %.9g", names[sweep], worst, (double)a[wi],
                   (double)b[wi], (double)y[wi], pow((double)a[wi], (double)b[wi]));
+        }
+        { /* the same pairs one lane later: other neighbours in every vector, the same bits */
+            const int64_t sm[1] = {(int64_t)n - 1};
+            float *y1 = (float *)test_alloc(n * sizeof(float));
+            CHECK(luthier__op_binary(OE.ctx[0], NULL, LUTHIER__BINARY_POW, a + 1, sm, b + 1, sm, y1, sm, 1, LUTHIER_ACTIVATION_NONE, 0,
+                                     0) == LUTHIER_STATUS_OK &&
+                      luthier__op_binary(OE.ctx[0], NULL, LUTHIER__BINARY_POW, a, sn, b, sn, y, sn, 1, LUTHIER_ACTIVATION_NONE, 0, 0) ==
+                          LUTHIER_STATUS_OK,
+                  "status");
+            for (i = 0; i + 1 < n && (memcmp(&y[i + 1], &y1[i], 4) == 0 || (y1[i] != y1[i] && y[i + 1] != y[i + 1])); i++) {
+            }
+            CHECK(i + 1 == n, "pow %s: (%.9g, %.9g) gives %.9g or %.9g by its neighbours", names[sweep], (double)a[i + 1],
+                  (double)b[i + 1], (double)y[i + 1], (double)y1[i]);
+            free(y1);
         }
     }
     free(a);
