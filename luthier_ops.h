@@ -662,15 +662,19 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_log2_hl)(const LUTHIER__
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow_f32)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *out,
                                                                  LUTHIER__VI *ok) {
     const LUTHIER__VF y = *yp, ax = LUTHIER__VFLOAT(LUTHIER__VBITS(*xp) & 0x7fffffff);
-    LUTHIER__VF h, l, th, tl, tn, r, p;
+    LUTHIER__VF h, l, th, tl, tn, r, p, zero;
+    LUTHIER__VSPLAT(zero, 0.0f);
     LUTHIER__VN(luthier__v_log2_hl)(&ax, &h, &l);
     th = y * h;
     tl = LUTHIER__VFMA(y, h, -th) + y * l;
     *ok = (ax >= 1.17549435e-38f) & (ax < INFINITY) & (th < 32.0f) & (th > -32.0f);
+    th = LUTHIER__VSEL(*ok, th, zero); /* the other lanes' n stays in range (defined integer arithmetic) */
     tn = th + 12582912.0f; /* 1.5 * 2^23: round to nearest integer */
     r = (th - (tn - 12582912.0f)) + tl;
-    p = ((((((1.51651411e-05f * r + 1.54674271e-4f) * r + 1.33340887e-3f) * r + 9.61803645e-3f) * r + 5.55041023e-2f) * r +
-          0.240226507f) * r + 0.693147182f) * r + 1.0f;
+    p = (((1.51651411e-05f * r + 1.54674271e-4f) * r + 1.33340887e-3f) * r + 9.61803645e-3f) * r + 5.55041023e-2f;
+    p = LUTHIER__VFMA(p, r, zero + 0.240226507f); /* the last steps fused whatever the compiler contracts */
+    p = LUTHIER__VFMA(p, r, zero + 0.693147182f);
+    p = LUTHIER__VFMA(p, r, zero + 1.0f);
     *out = p * LUTHIER__VFLOAT(((LUTHIER__VBITS(tn) - 0x4B400000 + 127) & 0xff) << 23);
 }
 #endif
