@@ -231,9 +231,45 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_sqrt)(LUTHIER__VF *v) {
 #endif
 }
 
+/* whether any lane of the mask is set (a mask test where the ISA has one: the per-vector branches
+   of pow, erf and gelu take it for every vector) */
+LUTHIER__KT LUTHIER__INLINE int LUTHIER__VN(luthier__v_any)(const LUTHIER__VI *m) {
+#if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
+    return _mm512_test_epi32_mask((__m512i)*m, (__m512i)*m) != 0;
+#elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 32
+    return _mm256_movemask_ps((__m256)*m) != 0;
+#elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86
+    return _mm_movemask_ps((__m128)*m) != 0;
+#elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_NEON
+    return vmaxvq_u32((uint32x4_t)*m) != 0;
+#else
+    int32_t w[LUTHIER__VW];
+    int l, any = 0;
+    memcpy(w, m, sizeof w);
+    for (l = 0; l < LUTHIER__VW; l++) any |= w[l] != 0;
+    return any;
+#endif
+}
+
+/* The reduction and polynomial of every exp below: x = n ln2 + r, n = round(x / ln2) (t = x / ln2
+   + 1.5 * 2^23 keeps n in its low mantissa bits: n = bits(t) - 0x4B400000), |r| <= ln2/2 with ln2
+   in two parts, plus lo (a correction of x, or NULL); gives t and e^r - 1 = r + r^2 P(r), P
+   Cephes' degree 5. The callers add 1 (or not) and apply 2^n. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp_red)(const LUTHIER__VF *xp, const LUTHIER__VF *lop, LUTHIER__VF *tp,
+                                                                 LUTHIER__VF *em1) {
+    const LUTHIER__VF x = *xp, t = x * 1.44269504088896341f + 12582912.0f, n = t - 12582912.0f;
+    LUTHIER__VF r = x - n * 0.693359375f, p;
+    r = r + n * 2.12194440e-4f;
+    if (lop) r = r + *lop;
+    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
+         1.6666665459e-1f) * r + 5.0000001201e-1f;
+    *tp = t;
+    *em1 = p * (r * r) + r;
+}
+
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp)(LUTHIER__VF *io) {
     const LUTHIER__VF x = *io;
-    LUTHIER__VF hi, lo, inf, zero, xc, t, n, r, p;
+    LUTHIER__VF hi, lo, inf, zero, xc, t, p;
     LUTHIER__VI ni, n1, n2;
     LUTHIER__VSPLAT(hi, 88.72283f);
     LUTHIER__VSPLAT(lo, -104.0f);
@@ -241,13 +277,8 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp)(LUTHIER__VF *io) {
     LUTHIER__VSPLAT(zero, 0.0f);
     xc = LUTHIER__VSEL(x > hi, hi, x);
     xc = LUTHIER__VSEL(xc > lo, xc, lo); /* NaN -> lo: the integer part stays in range */
-    t = xc * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: round to nearest integer */
-    n = t - 12582912.0f;
-    r = xc - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
-         1.6666665459e-1f) * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
+    LUTHIER__VN(luthier__v_exp_red)(&xc, NULL, &t, &p);
+    p = p + 1.0f;
     ni = LUTHIER__VBITS(t) - 0x4B400000; /* n in [-150, 128] */
     n1 = ((ni + 256) >> 1) - 128;
     n2 = ni - n1;
@@ -262,34 +293,23 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp)(LUTHIER__VF *io) {
    outside give garbage, never undefined behaviour): v_exp's reduction and polynomial with one 2^n
    factor and no special values. lo is a small correction (|lo| < 2^-10, or 0) that joins the
    reduced argument: exp(h + l) for an exact split h + l of x keeps the relative accuracy that a
-   rounded x would lose (2^-24 |x| of it). Results from ~1e-38 (n = -126) up, v_exp's 2 ulp. */
+   rounded x would lose (2^-24 |x| of it); NULL for none. Results from ~1e-38 (n = -126) up, v_exp's 2 ulp. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp_core)(const LUTHIER__VF *xp, const LUTHIER__VF *lop, LUTHIER__VF *out) {
-    const LUTHIER__VF x = *xp;
-    LUTHIER__VF t, n, r, p;
-    t = x * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: n = round(x / ln2) in [-126, 127] */
-    n = t - 12582912.0f;
-    r = x - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f + *lop;
-    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
-         1.6666665459e-1f) * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
+    LUTHIER__VF t, p;
+    LUTHIER__VN(luthier__v_exp_red)(xp, lop, &t, &p); /* n in [-126, 127] */
+    p = p + 1.0f;
     *out = p * LUTHIER__VFLOAT(((LUTHIER__VBITS(t) + (127 - 0x4B400000)) & 0xff) << 23);
 }
 
 /* exp(x) for x <= 0 (v_exp without its overflow side: subnormal results right, x < -104 gives
    0); NaN gives 0, so callers propagate it themselves. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_exp_neg)(LUTHIER__VF *io) {
-    LUTHIER__VF x = *io, lo, t, n, r, p;
+    LUTHIER__VF x = *io, lo, t, p;
     LUTHIER__VI ni, n1;
     LUTHIER__VSPLAT(lo, -104.0f);
     x = LUTHIER__VSEL(x > lo, x, lo); /* NaN -> lo: 2^-150 rounds to 0 */
-    t = x * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: round to nearest integer */
-    n = t - 12582912.0f;
-    r = x - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
-         1.6666665459e-1f) * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
+    LUTHIER__VN(luthier__v_exp_red)(&x, NULL, &t, &p);
+    p = p + 1.0f;
     ni = LUTHIER__VBITS(t) - 0x4B400000; /* n in [-150, 0]: 2^n as two normal factors */
     n1 = ((ni + 256) >> 1) - 128;
     p = p * LUTHIER__VFLOAT((n1 + 127) << 23);
@@ -331,18 +351,12 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_log)(LUTHIER__VF *io) {
    |result| >= 0.29). Within 2 ulp. x < -20 gives -1 (-inf included), x > 88.72 +inf; NaN
    propagates (the clamps keep it; the 2^n bits are masked to stay defined). */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_expm1)(LUTHIER__VF *io) {
-    LUTHIER__VF x = *io, hi, lo, t, n, r, p, s;
+    LUTHIER__VF x = *io, hi, lo, t, p, s;
     LUTHIER__VSPLAT(hi, 88.8f);
     LUTHIER__VSPLAT(lo, -20.0f);
     x = LUTHIER__VSEL(x < lo, lo, x);
     x = LUTHIER__VSEL(x > hi, hi, x);
-    t = x * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: n = round(x / ln2) in [-29, 128] */
-    n = t - 12582912.0f;
-    r = x - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
-         1.6666665459e-1f) * r + 5.0000001201e-1f;
-    p = p * (r * r) + r;
+    LUTHIER__VN(luthier__v_exp_red)(&x, NULL, &t, &p); /* n in [-29, 128] */
     s = LUTHIER__VFLOAT(((LUTHIER__VBITS(t) + (126 - 0x4B400000)) & 0xff) << 23); /* 2^(n-1) */
     *io = (s * p + (s - 0.5f)) * 2.0f;
 }
@@ -361,12 +375,12 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_tanh)(LUTHIER__VF *io) {
     *io = LUTHIER__VFLOAT(LUTHIER__VBITS(z) | (LUTHIER__VBITS(x) & ~0x7fffffff));
 }
 
-/* erf(z) for 0 <= z <= 0.85: z P(z^2), P of degree 5 fitted over [0, 0.85^2] (Lawson, relative
-   error 6.1e-9). */
+/* erf(z) for |z| <= 1: z P(z^2), P of degree 5 fitted over [0, 1] (weighted least squares,
+   relative error 4.0e-8 before rounding: the float rounding of 2/sqrt(pi) is 5.4e-8 itself). */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erf_small)(const LUTHIER__VF *zp, LUTHIER__VF *out) {
     const LUTHIER__VF z = *zp, s = z * z;
-    *out = z * (((((-0.0006315127185121262f * s + 0.005051094432181975f) * s - 0.026802547519578477f) * s +
-                  0.11282717394442934f) * s - 0.3761257183607466f) * s + 1.128379160230143f);
+    *out = z * (((((-0.000563141715f * s + 0.00491755037f) * s - 0.0267113112f) * s + 0.112801798f) * s - 0.37612325f) * s +
+                1.12837911f);
 }
 /* erfc(min(z, 9.3)) for z >= 0: exp(-z^2) P(t), t = 1 / (1 + 0.4 z), P the degree-8 fit
    (Lawson's weighted least squares: minimax relative error) of erfcx(z) = exp(z^2) erfc(z) over
@@ -388,30 +402,48 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erfc_large)(const LUTHIE
     *out = t * p;
 }
 
+/* erf: the odd polynomial alone where every lane has |x| < 1 (no exp, no division), else
+   1 - erfc(|x|) past 1, with the sign of x. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_erf)(LUTHIER__VF *io) {
     const LUTHIER__VF x = *io;
     const LUTHIER__VF z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff);
+    const LUTHIER__VI big = (z < 1.0f) == 0; /* NaN included */
     LUTHIER__VF sm, lg, r;
-    LUTHIER__VN(luthier__v_erf_small)(&z, &sm);
+    LUTHIER__VN(luthier__v_erf_small)(&x, &sm);
+    if (!LUTHIER__VN(luthier__v_any)(&big)) {
+        *io = sm;
+        return;
+    }
     LUTHIER__VN(luthier__v_erfc_large)(&z, &lg);
-    r = LUTHIER__VSEL(z < 0.85f, sm, 1.0f - lg);
-    *io = LUTHIER__VSEL(x < 0.0f, -r, r);
+    r = LUTHIER__VFLOAT(LUTHIER__VBITS(1.0f - lg) | (LUTHIER__VBITS(x) & ~0x7fffffff));
+    *io = LUTHIER__VSEL(big, r, sm);
 }
 
 /* gelu(x) = 0.5 x (1 + erf(x/sqrt2)) = x (1 - c/2) (x >= 0) or x c/2 (x < 0), c = erfc(z),
    z = |x|/sqrt2: erfc keeps the relative accuracy for negative x (no 1 + erf cancellation), and
    its relative error bound holds for every z >= 0, so one formula serves all x. x < -13.15 (z past
-   erfc's 9.3, gelu > -2e-38) gives 0 (-inf included); +inf gives +inf. */
+   erfc's 9.3, gelu > -2e-38) gives 0 (-inf included); +inf gives +inf. Where every lane has
+   |x| < sqrt2 (per lane in mixed vectors), gelu = x/2 + x^2 Q(x^2) with Q(u) = P(u/2) / (2 sqrt2), P v_erf_small's: no exp,
+   no division; 1 + erf(z) >= 1 - erf(1) = 0.157 there, so the cancellation for x < 0 costs at
+   most a factor 5.4 of erf's error. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_gelu_erf)(LUTHIER__VF *io) {
-    const LUTHIER__VF x = *io;
+    const LUTHIER__VF x = *io, u = x * x;
     const LUTHIER__VF z = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff) * 0.70710678118654752f;
+    const LUTHIER__VI big = (u < 2.0f) == 0; /* NaN included */
+    const LUTHIER__VF sm = u * (((((-6.221896e-06f * u + 0.000108663538f) * u - 0.00118048431f) * u + 0.00997036509f) * u -
+                                 0.0664898306f) * u + 0.398942262f) + 0.5f * x;
     LUTHIER__VF c, lim, zero;
+    if (!LUTHIER__VN(luthier__v_any)(&big)) {
+        *io = sm;
+        return;
+    }
     LUTHIER__VN(luthier__v_erfc_large)(&z, &c);
     LUTHIER__VSPLAT(lim, -13.15f);
     LUTHIER__VSPLAT(zero, 0.0f);
     c = 0.5f * c;
     c = x * LUTHIER__VSEL(x < zero, c, 1.0f - c);
-    *io = LUTHIER__VSEL(x < lim, zero, c);
+    c = LUTHIER__VSEL(x < lim, zero, c);
+    *io = LUTHIER__VSEL(big, c, sm); /* per lane: a lane's result never depends on its neighbours */
 }
 
 /* gelu with the tanh approximation: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)). */
@@ -424,9 +456,16 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_gelu_tanh)(LUTHIER__VF *
     *io = x / (1.0f + e);
 }
 
+/* sigmoid = 1 / (1 + e), e = exp(-x) from v_exp_core on -x clamped to [-87, 88.8] (no specials:
+   one 2^n factor): for -x past 88.38, n = 128 makes the factor inf and the result 0 (x below
+   -88.38 would give a subnormal); NaN propagates through the clamps. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_sigmoid)(LUTHIER__VF *io) {
-    LUTHIER__VF e = -*io;
-    LUTHIER__VN(luthier__v_exp)(&e);
+    LUTHIER__VF e = -*io, lo, hi;
+    LUTHIER__VSPLAT(lo, -87.0f);
+    LUTHIER__VSPLAT(hi, 88.8f);
+    e = LUTHIER__VSEL(e < lo, lo, e);
+    e = LUTHIER__VSEL(e > hi, hi, e);
+    LUTHIER__VN(luthier__v_exp_core)(&e, NULL, &e);
     *io = 1.0f / (1.0f + e);
 }
 
@@ -496,30 +535,38 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_silu)(LUTHIER__VF *io) {
     *io = x * (LUTHIER__VSEL(x < 0.0f, e, one) / (1.0f + e));
 }
 
-/* whether any lane of the mask is set */
-LUTHIER__KT LUTHIER__INLINE int LUTHIER__VN(luthier__v_any)(const LUTHIER__VI *m) {
-    int32_t w[LUTHIER__VW];
-    int l, any = 0;
-    memcpy(w, m, sizeof w);
-    for (l = 0; l < LUTHIER__VW; l++) any |= w[l] != 0;
-    return any;
+/* pow's sign and NaN for a negative x (C99, as powf), on res computed from |x|: the sign of an
+   odd integer y, NaN for a finite non-integer y. |y| >= 2^24 (and +-inf) is an even integer:
+   yc = 0 stands for it; below, y is an integer when its truncation is y itself, odd when that
+   integer is. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow_sign)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *res) {
+    const LUTHIER__VF x = *xp, y = *yp, ay = LUTHIER__VFLOAT(LUTHIER__VBITS(y) & 0x7fffffff);
+    LUTHIER__VF yc, zero, nan, r = *res;
+    LUTHIER__VI yi, isint, odd;
+    LUTHIER__VSPLAT(zero, 0.0f);
+    LUTHIER__VSPLAT(nan, NAN);
+    yc = LUTHIER__VSEL(ay < 16777216.0f, y, zero);
+    yi = LUTHIER__VTOI(yc);
+    isint = LUTHIER__VITOF(yi) == yc;
+    odd = isint & ((yi & 1) == 1);
+    r = LUTHIER__VSEL(odd & (LUTHIER__VBITS(x) < 0), -r, r);
+    *res = LUTHIER__VSEL((x < 0.0f) & (x != -INFINITY) & (isint == 0) & (y == y), nan, r);
 }
 
-/* pow(x, y) as powf: exp(y log|x|) with log and exp in double (LUTHIER__VD, twice the lanes'
-   bytes): log|x| = e ln2 + 2 atanh(s), s = (m - 1) / (m + 1), m in [sqrt(1/2), sqrt(2)) from the
-   float's bits (subnormals scaled by 2^23 first), the series to s^13; t = y log|x|; exp(t) =
-   2^n exp(r), n the float rounding of t / ln2 (the clamp of v_exp), r = t - n ln2 in double,
-   Taylor to r^8, rounded to float once, then 2^n applied as two factors (subnormal results
-   right). Within 1 ulp of powf for normal results. The special values follow C99 (as powf):
-   y = 0 or x = 1 give 1 (NaN included), |x| = 1 with y = +-inf gives 1, x = +-0 or +-inf give 0
-   or inf by the sign of y, a negative x gives the sign of an odd integer y and NaN for a
-   finite non-integer y, NaN propagates otherwise. */
-LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *out) {
+/* pow(x, y) as powf, in double (LUTHIER__VD, twice the lanes' bytes), every x and y: log|x| = e ln2
+   + 2 atanh(s), s = (m - 1) / (m + 1), m in [sqrt(1/2), sqrt(2)) from the float's bits
+   (subnormals scaled by 2^23 first), the series to s^13; t = y log|x|; exp(t) = 2^n exp(r), n the
+   float rounding of t / ln2 (the clamp of v_exp), r = t - n ln2 in double, Taylor to r^8, rounded
+   to float once, then 2^n applied as two factors (subnormal results right). Within 1 ulp of
+   powf for normal results. The special values follow C99 (as powf): y = 0 or x = 1 give 1 (NaN
+   included), |x| = 1 with y = +-inf gives 1, x = +-0 or +-inf give 0 or inf by the sign of y, a
+   negative x as v_pow_sign, NaN propagates otherwise. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow_wide)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *out) {
     const LUTHIER__VF x = *xp, y = *yp;
     const LUTHIER__VF ax = LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff), ay = LUTHIER__VFLOAT(LUTHIER__VBITS(y) & 0x7fffffff);
     const LUTHIER__VI sub = ax < 1.17549435e-38f;
-    LUTHIER__VF m = LUTHIER__VSEL(sub, ax * 8388608.0f, ax), tf, tc, tn, res, zero, one, inf, nan, hi, lo, yc;
-    LUTHIER__VI bits = LUTHIER__VBITS(m), e, big, ni, n1, n2, yi, isint, odd;
+    LUTHIER__VF m = LUTHIER__VSEL(sub, ax * 8388608.0f, ax), tf, tc, tn, res, zero, one, inf, nan, hi, lo;
+    LUTHIER__VI bits = LUTHIER__VBITS(m), e, big, ni, n1, n2;
     LUTHIER__VD s, z, l, t, r, p;
     LUTHIER__VSPLAT(zero, 0.0f);
     LUTHIER__VSPLAT(one, 1.0f);
@@ -556,17 +603,104 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow)(const LUTHIER__VF *
     res = LUTHIER__VSEL(ax == 0.0f, LUTHIER__VSEL(y > 0.0f, zero, inf), res);
     res = LUTHIER__VSEL(ax == inf, LUTHIER__VSEL(y > 0.0f, inf, zero), res);
     res = LUTHIER__VSEL((tf != tf) | (x != x), nan, res);
-    /* |y| >= 2^24 (and +-inf) is an even integer: yc = 0 stands for it; below, y is an integer
-       when its truncation is y itself, odd when that integer is */
-    yc = LUTHIER__VSEL(ay < 16777216.0f, y, zero);
-    yi = LUTHIER__VTOI(yc);
-    isint = LUTHIER__VITOF(yi) == yc;
-    odd = isint & ((yi & 1) == 1);
-    res = LUTHIER__VSEL(odd & (LUTHIER__VBITS(x) < 0), -res, res);
-    res = LUTHIER__VSEL((x < 0.0f) & (x != -inf) & (isint == 0) & (y == y), nan, res);
+    LUTHIER__VN(luthier__v_pow_sign)(&x, &y, &res);
     *out = LUTHIER__VSEL((y == 0.0f) | (x == 1.0f) | ((ax == 1.0f) & (ay == inf)), one, res);
 }
 
+/* fused multiply-add a b + c per lane (one rounding) where the pass's ISA has one: AVX2 and
+   AVX-512 passes, NEON. Elsewhere (the SSE2 and scalar builds) LUTHIER__VFMA stays undefined and
+   pow keeps the double path. */
+#if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
+#define LUTHIER__VFMA(a, b, c) ((LUTHIER__VF)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 32
+#define LUTHIER__VFMA(a, b, c) ((LUTHIER__VF)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_NEON
+#define LUTHIER__VFMA(a, b, c) ((LUTHIER__VF)vfmaq_f32((float32x4_t)(c), (float32x4_t)(a), (float32x4_t)(b)))
+#endif
+
+#ifdef LUTHIER__VFMA
+/* log2|x| = H + L (hi + lo, |L| <= 2^-24 |H| roughly) for a normal finite x, in float: x = 2^e m,
+   m in [sqrt(1/2), sqrt(2)), then m = c q with c one of 2^-1/4, 1, 2^1/4 (as floats: their log2
+   is a quarter plus a constant lo), |log2 q| <= 1/4; ln q = 2 atanh(s), s = (m - c) / (m + c):
+   m - c is exact, m + c a two-sum, s = sh + sl from one division and its exact residual (fma);
+   2 atanh(s) = 2s + s^3 P(s^2), P the series to s^8 (|s| <= 0.087: truncation 2^-38), rounded
+   in float: a 2^-31.5 relative error of log2|x| at worst. 2 sh / ln2 as an exact product (fma),
+   the rest added in the lo part; e + log2 c + hi as a two-sum (|e + log2 c| >= |hi| or 0). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_log2_hl)(const LUTHIER__VF *axp, LUTHIER__VF *hp, LUTHIER__VF *lp) {
+    const LUTHIER__VI bits = LUTHIER__VBITS(*axp);
+    LUTHIER__VF m = LUTHIER__VFLOAT((bits & 0x007fffff) | 0x3f800000), one, c, a, cl, num, den, dl, rcp, sh, sl, z, u, lh, ll, h;
+    LUTHIER__VI e = ((bits >> 23) & 0xff) - 127, big, cdn, cup;
+    LUTHIER__VSPLAT(one, 1.0f);
+    big = m > 1.41421356f;
+    m = LUTHIER__VSEL(big, m * 0.5f, m);
+    e = e + LUTHIER__VMASK1(big);
+    cdn = m < 0.917004049f; /* 2^-1/8 */
+    cup = m > 1.09050775f;  /* 2^1/8 */
+    c = LUTHIER__VSEL(cdn, one * 0.840896428f, LUTHIER__VSEL(cup, one * 1.18920708f, one));
+    a = LUTHIER__VITOF(e) + LUTHIER__VSEL(cdn, one * -0.25f, LUTHIER__VSEL(cup, one * 0.25f, one * 0.0f)); /* exact */
+    cl = LUTHIER__VSEL(cdn, one * 2.12359019e-8f, LUTHIER__VSEL(cup, one * -4.60712836e-8f, one * 0.0f));
+    num = m - c;
+    den = m + c;
+    dl = m - (den - c); /* exact: c's exponent >= m's */
+    rcp = 1.0f / den;
+    sh = num * rcp;
+    sl = LUTHIER__VFMA(-sh, den, num);
+    sl = LUTHIER__VFMA(-sh, dl, sl) * rcp;
+    z = sh * sh;
+    z = (((0.222222222f * z + 0.285714286f) * z + 0.4f) * z + 0.666666667f) * (z * sh) + (sl + sl);
+    u = sh + sh;
+    lh = u * 1.44269502f;
+    ll = LUTHIER__VFMA(u, one * 1.44269502f, -lh) + (u * 1.92596299e-8f + z * 1.44269502f);
+    h = a + lh;
+    *hp = h;
+    *lp = (lh - (h - a)) + (ll + cl);
+}
+
+/* pow(x, y) for lanes with a normal finite x and |y log2|x|| < 32, in float: t = y (H + L) as
+   th + tl (th = y H, tl its exact residual plus y L), 2^t = 2^n 2^r, n = round(th), r = (th - n)
+   + tl, 2^r = 1 + r Q(r) (Q of degree 6 fitted over |r| <= 0.502, relative error 2.6e-9);
+   ok flags the lanes it holds for (others: garbage). */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow_f32)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *out,
+                                                                 LUTHIER__VI *ok) {
+    const LUTHIER__VF y = *yp, ax = LUTHIER__VFLOAT(LUTHIER__VBITS(*xp) & 0x7fffffff);
+    LUTHIER__VF h, l, th, tl, tn, r, p, zero;
+    LUTHIER__VSPLAT(zero, 0.0f);
+    LUTHIER__VN(luthier__v_log2_hl)(&ax, &h, &l);
+    th = y * h;
+    tl = LUTHIER__VFMA(y, h, -th) + y * l;
+    *ok = (ax >= 1.17549435e-38f) & (ax < INFINITY) & (th < 32.0f) & (th > -32.0f);
+    th = LUTHIER__VSEL(*ok, th, zero); /* the other lanes' n stays in range (defined integer arithmetic) */
+    tn = th + 12582912.0f; /* 1.5 * 2^23: round to nearest integer */
+    r = (th - (tn - 12582912.0f)) + tl;
+    p = (((1.51651411e-05f * r + 1.54674271e-4f) * r + 1.33340887e-3f) * r + 9.61803645e-3f) * r + 5.55041023e-2f;
+    p = LUTHIER__VFMA(p, r, zero + 0.240226507f); /* the last steps fused whatever the compiler contracts */
+    p = LUTHIER__VFMA(p, r, zero + 0.693147182f);
+    p = LUTHIER__VFMA(p, r, zero + 1.0f);
+    *out = p * LUTHIER__VFLOAT(((LUTHIER__VBITS(tn) - 0x4B400000 + 127) & 0xff) << 23);
+}
+#endif
+
+/* pow(x, y) as powf: the float path for the lanes it holds (where the ISA has an fma), the
+   double path for the others (computed only when the vector has some): which path a lane takes
+   depends on its own x and y alone, so results do not change with the work split. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *out) {
+#ifdef LUTHIER__VFMA
+    LUTHIER__VI ok, bad;
+    LUTHIER__VF r, w;
+    LUTHIER__VN(luthier__v_pow_f32)(xp, yp, &r, &ok);
+    LUTHIER__VN(luthier__v_pow_sign)(xp, yp, &r);
+    bad = ~ok;
+    if (!LUTHIER__VN(luthier__v_any)(&bad)) {
+        *out = r;
+        return;
+    }
+    LUTHIER__VN(luthier__v_pow_wide)(xp, yp, &w);
+    *out = LUTHIER__VSEL(ok, r, w); /* per lane: a lane's result never depends on its neighbours */
+#else
+    LUTHIER__VN(luthier__v_pow_wide)(xp, yp, out);
+#endif
+}
+#undef LUTHIER__VFMA
 /* x^n for an integer 2 <= |n| <= 16, as powf within 1 ulp, in double: binary powering (every
    product exact or rounded at 2^-53), 1 / x^|n| for a negative n, then one rounding to float
    (overflow, underflow, subnormals, zeros' signs, infinities and NaN come out as powf's: double's
@@ -3840,7 +3974,68 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_topk(luthier_context 
 /* CUMSUM, accumulated in double: y_j = sum of x_i for i <= j (i < j when exclusive; i >= j,
    i > j when reverse). In place is fine (each x is read before its y is written). */
 
-/* One contiguous row (inner 1) in blocks of 8: the block's own prefix sums first (a short chain
+/* Eight elements of a contiguous cumsum row in registers, in double: the row's vectors of 2 doubles
+   take their in-vector prefix sums (shift and add), then the sums of the vectors before them in
+   the block, then the carry c (the total so far, in every lane), which moves on by the block's
+   own total (one add on the carried chain per 8 elements). Exclusive sums are the inclusive ones
+   one lane later (c first). reverse: the block is x[0], x[-1], .., x[-7] (and so is y's). */
+#if LUTHIER__SIMD_X86
+#define LUTHIER__CS_D __m128d
+#define LUTHIER__CS_LO(v) _mm_cvtps_pd(v)                     /* floats 0, 1 */
+#define LUTHIER__CS_HI(v) _mm_cvtps_pd(_mm_movehl_ps((v), (v))) /* floats 2, 3 */
+#define LUTHIER__CS_SHL(a) _mm_unpacklo_pd(_mm_setzero_pd(), (a)) /* (0, a0) */
+#define LUTHIER__CS_DUP1(a) _mm_unpackhi_pd((a), (a))           /* (a1, a1) */
+#define LUTHIER__CS_EXT(a, b) _mm_shuffle_pd((a), (b), 1)       /* (a1, b0) */
+#define LUTHIER__CS_ADD(a, b) _mm_add_pd((a), (b))
+#define LUTHIER__CS_PACK(a, b) _mm_movelh_ps(_mm_cvtpd_ps(a), _mm_cvtpd_ps(b))
+#define LUTHIER__CS_F __m128
+#define LUTHIER__CS_SPLAT(v) _mm_set1_pd(v)
+#define LUTHIER__CS_GET(c) _mm_cvtsd_f64(c)
+#define LUTHIER__CS_LOAD(p, rev) ((rev) ? _mm_shuffle_ps(_mm_loadu_ps((p) - 3), _mm_loadu_ps((p) - 3), 0x1B) : _mm_loadu_ps(p))
+#define LUTHIER__CS_STORE(p, v, rev) ((rev) ? _mm_storeu_ps((p) - 3, _mm_shuffle_ps((v), (v), 0x1B)) : _mm_storeu_ps((p), (v)))
+#elif LUTHIER__SIMD_NEON
+#define LUTHIER__CS_D float64x2_t
+#define LUTHIER__CS_LO(v) vcvt_f64_f32(vget_low_f32(v))
+#define LUTHIER__CS_HI(v) vcvt_high_f64_f32(v)
+#define LUTHIER__CS_SHL(a) vzip1q_f64(vdupq_n_f64(0.0), (a))
+#define LUTHIER__CS_DUP1(a) vdupq_laneq_f64((a), 1)
+#define LUTHIER__CS_EXT(a, b) vextq_f64((a), (b), 1)
+#define LUTHIER__CS_ADD(a, b) vaddq_f64((a), (b))
+#define LUTHIER__CS_PACK(a, b) vcombine_f32(vcvt_f32_f64(a), vcvt_f32_f64(b))
+#define LUTHIER__CS_F float32x4_t
+#define LUTHIER__CS_SPLAT(v) vdupq_n_f64(v)
+#define LUTHIER__CS_GET(c) vgetq_lane_f64((c), 0)
+#define LUTHIER__CS_REV(v) vextq_f32(vrev64q_f32(v), vrev64q_f32(v), 2)
+#define LUTHIER__CS_LOAD(p, rev) ((rev) ? LUTHIER__CS_REV(vld1q_f32((p) - 3)) : vld1q_f32(p))
+#define LUTHIER__CS_STORE(p, v, rev) ((rev) ? vst1q_f32((p) - 3, LUTHIER__CS_REV(v)) : vst1q_f32((p), (v)))
+#endif
+#ifdef LUTHIER__CS_D
+LUTHIER__INLINE void luthier__op_cumsum8(const float *x, float *y, int exclusive, int reverse, LUTHIER__CS_D *c) {
+    const ptrdiff_t d4 = reverse ? -4 : 4;
+    const LUTHIER__CS_F u = LUTHIER__CS_LOAD(x, reverse), w = LUTHIER__CS_LOAD(x + d4, reverse);
+    LUTHIER__CS_D a = LUTHIER__CS_LO(u), b = LUTHIER__CS_HI(u), e = LUTHIER__CS_LO(w), f = LUTHIER__CS_HI(w), t;
+    a = LUTHIER__CS_ADD(a, LUTHIER__CS_SHL(a)); /* (x0, x0 + x1) */
+    b = LUTHIER__CS_ADD(b, LUTHIER__CS_SHL(b));
+    e = LUTHIER__CS_ADD(e, LUTHIER__CS_SHL(e));
+    f = LUTHIER__CS_ADD(f, LUTHIER__CS_SHL(f));
+    b = LUTHIER__CS_ADD(b, LUTHIER__CS_DUP1(a)); /* sums of x0..x3 */
+    f = LUTHIER__CS_ADD(f, LUTHIER__CS_DUP1(e));
+    t = LUTHIER__CS_DUP1(b);
+    e = LUTHIER__CS_ADD(e, t); /* sums of x0..x7 */
+    f = LUTHIER__CS_ADD(f, t);
+    t = *c;
+    *c = LUTHIER__CS_ADD(t, LUTHIER__CS_DUP1(f));
+    a = LUTHIER__CS_ADD(a, t), b = LUTHIER__CS_ADD(b, t), e = LUTHIER__CS_ADD(e, t), f = LUTHIER__CS_ADD(f, t);
+    if (exclusive) {
+        f = LUTHIER__CS_EXT(e, f), e = LUTHIER__CS_EXT(b, e), b = LUTHIER__CS_EXT(a, b);
+        a = LUTHIER__CS_EXT(LUTHIER__CS_DUP1(t), a);
+    }
+    LUTHIER__CS_STORE(y, LUTHIER__CS_PACK(a, b), reverse);
+    LUTHIER__CS_STORE(y + d4, LUTHIER__CS_PACK(e, f), reverse);
+}
+#endif
+
+/* One contiguous row (inner 1) in blocks of 8 (luthier__op_cumsum8 where there are vectors of 2 doubles): the block's own prefix sums first (a short chain
    that does not wait for the running total, so blocks overlap), then the total added to each and
    advanced once per block: the total's dependency chain is one addition per 8 elements. */
 LUTHIER_PRIVATE void luthier__op_cumsum_row(const float *x, float *y, size_t len, int exclusive, int reverse) {
@@ -3848,9 +4043,16 @@ LUTHIER_PRIVATE void luthier__op_cumsum_row(const float *x, float *y, size_t len
     const float *xp = reverse ? x + len - 1 : x;
     float *yp = reverse ? y + len - 1 : y;
     double acc = 0;
-    size_t t;
+    size_t t = 0;
     if (!len) return;
-    for (t = 0; t + 8 <= len; t += 8) {
+#ifdef LUTHIER__CS_D
+    {
+        LUTHIER__CS_D c = LUTHIER__CS_SPLAT(0.0);
+        for (; t + 8 <= len; t += 8) luthier__op_cumsum8(xp + (ptrdiff_t)t * d, yp + (ptrdiff_t)t * d, exclusive, reverse, &c);
+        acc = LUTHIER__CS_GET(c);
+    }
+#endif
+    for (; t + 8 <= len; t += 8) { /* without 2-double vectors */
         const float *xb = xp + (ptrdiff_t)t * d;
         float *yb = yp + (ptrdiff_t)t * d;
         const double s0 = xb[0], s1 = s0 + xb[d], s2 = s1 + xb[2 * d], s3 = s2 + xb[3 * d];
@@ -3870,6 +4072,20 @@ LUTHIER_PRIVATE void luthier__op_cumsum_row(const float *x, float *y, size_t len
         else acc += v, yp[(ptrdiff_t)t * d] = (float)acc;
     }
 }
+#undef LUTHIER__CS_D
+#undef LUTHIER__CS_LO
+#undef LUTHIER__CS_HI
+#undef LUTHIER__CS_SHL
+#undef LUTHIER__CS_DUP1
+#undef LUTHIER__CS_EXT
+#undef LUTHIER__CS_ADD
+#undef LUTHIER__CS_PACK
+#undef LUTHIER__CS_F
+#undef LUTHIER__CS_SPLAT
+#undef LUTHIER__CS_GET
+#undef LUTHIER__CS_REV
+#undef LUTHIER__CS_LOAD
+#undef LUTHIER__CS_STORE
 
 /* nc <= 16 adjacent columns (row stride s): one running total per column, the columns of a row
    side by side (independent chains), each column summed in its own order as a single row would. */

@@ -224,19 +224,22 @@ static void test_index_topk(void) {
     }
 }
 
-/* The CUMSUM kernel on long rows (inner 1: blocks of 8 and the remainders) and wide inner
-   strides (column groups of 16 and the remainders, several outer slices), every exclusive /
+/* The CUMSUM kernel on long rows (inner 1: blocks of 8 in registers and the remainders; every
+   length 1..67) and wide inner strides (column groups of 16 and the remainders, several outer slices), every exclusive /
    reverse, in place too, 1 and 2 threads: against the spec's sums taken one by one in double,
    within 1e-6 of the absolute sum so far (a float rounding of the running total is 6e-8 of it). */
 static void test_index_cumsum_long(void) {
     static const size_t shp[][3] = {{1, 1000, 1}, {3, 37, 1}, {4, 8, 1}, {2, 15, 1}, {1, 1, 1}, {2, 50, 17},
                                     {1, 9, 40},   {5, 3, 33}, {3, 20, 16}, {1, 1, 5}, {2, 7, 3}};
+    const unsigned nshp = sizeof shp / sizeof shp[0];
     int th, ex, rev, inplace;
     unsigned si;
     for (th = 1; th <= 2; th++) {
         luthier_context *ctx = ctx_threads(th);
-        for (si = 0; si < sizeof shp / sizeof shp[0] && ctx; si++) {
-            const size_t outer = shp[si][0], len = shp[si][1], inner = shp[si][2], n = outer * len * inner;
+        for (si = 0; si < nshp + 2 * 67 && ctx; si++) { /* then rows of every length 1..67 (1 and 3 of them) */
+            const size_t outer = si < nshp ? shp[si][0] : (si - nshp) % 2 ? 3 : 1;
+            const size_t len = si < nshp ? shp[si][1] : (si - nshp) / 2 + 1, inner = si < nshp ? shp[si][2] : 1;
+            const size_t n = outer * len * inner;
             float *x = (float *)test_alloc(n * 4), *y = (float *)test_alloc(n * 4);
             size_t e, o, i, j;
             for (e = 0; e < n; e++) x[e] = test_rand_float() * (e % 5 == 0 ? 100.0f : 1.0f);

@@ -213,7 +213,8 @@ static luthier_status ops_unary_call(luthier_context *c, const luthier__op_cfg *
     return luthier__op_unary(c, cfg, u->kind, u->a, u->b, u->x, out, u->n);
 }
 
-/* Accuracy of the polynomial functions over dense sweeps (1 thread, each ISA). */
+/* Accuracy of the polynomial functions over dense sweeps (1 thread, each ISA), and the same bits
+   for an element whatever its neighbours in the vector (per-vector branches must not leak). */
 static void test_op_unary_accuracy(void) {
     /* error = |y - ref| / max(|ref|, floor_x * |x|): relative, except for gelu far left where the
        brief asks for an absolute error on the scale of |x| (floor 1e-2: |err| <= 1e-8 |x|) */
@@ -270,6 +271,16 @@ static void test_op_unary_accuracy(void) {
                     worst = e != e ? 1e9 : e;
                     wi = i;
                 }
+            }
+            { /* one lane later (other neighbours in every vector): the same bits */
+                float *y1 = (float *)test_alloc(n * sizeof(float));
+                CHECK(luthier__op_unary(OE.ctx[v], NULL, cases[ci].k, cases[ci].a, cases[ci].b, x + 1, y1, n - 1) == LUTHIER_STATUS_OK,
+                      "status");
+                for (i = 0; i + 1 < n && (memcmp(&y[i + 1], &y1[i], 4) == 0 || (y1[i] != y1[i] && y[i + 1] != y[i + 1])); i++) {
+                }
+                CHECK(i + 1 == n, "%s: x = %.9g gives %.9g or %.9g by its neighbours", cases[ci].name, (double)x[i + 1], (double)y[i + 1],
+                      (double)y1[i]);
+                free(y1);
             }
             printf("    %-16s ISA group %d: max rel error %.3g at x = %.8g\n", cases[ci].name, OE.group[v], worst, x[wi]);
             CHECK(worst <= cases[ci].rtol, "%s: max rel error %.3g at x = %.9g (limit %.3g)", cases[ci].name, worst,
@@ -640,6 +651,113 @@ static void test_op_pow_mod(void) {
             fails += ops_pm_run(kind ? LUTHIER__BINARY_MOD : LUTHIER__BINARY_FMOD, a + n, b + n, nr - n < 1000 ? nr - n : 1000, 0, 0);
     free(a);
     free(b);
+}
+
+/* |got - ref| in units of the last place of ref's binade in float (2^-149 below the normals;
+   inf counts as 2^128): 0.5 at most for a correctly rounded result. NaN against NaN is 0, NaN
+   against a number or a zero of the other sign 1e9; where ref rounds to an infinity, inf or 1e9. */
+static double ops_ulps_ref(float got, double ref) {
+    const double g = isinf(got) ? copysign(0x1p128, (double)got) : (double)got;
+    const double ar = fabs(ref);
+    int ex;
+    if (ref != ref) return got != got ? 0 : 1e9;
+    if (got != got) return 1e9;
+    if (ref == 0.0 && got == 0.0f) return !signbit(ref) == !signbit(got) ? 0 : 1e9;
+    if (isinf((float)ref)) return got == (float)ref ? 0 : 1e9; /* overflows in float: inf */
+    frexp(ar, &ex); /* ar in [2^(ex-1), 2^ex) */
+    return fabs(g - ref) / ldexp(1.0, ex - 1 - 23 > -149 ? ex - 1 - 23 : -149);
+}
+
+/* Pow with a tensor exponent against double libm's pow rounded to float, in ulps, on every ISA
+   (float path where the ISA has an fma, double path otherwise and for the lanes it does not
+   hold): x near 1 with large y, |y log2 x| swept up to overflow and down past the subnormals,
+   subnormal x, random x over 2^-126 .. 2^126 with |y| <= 30, negative x with integer y, every
+   pair of the special values, and |y log2 x| < 31 (whole vectors of the float path). Each sweep
+   also has a special x every 997 lanes (one vector of the float path in ~60 falls back), and
+   runs again one lane later: a lane's bits must not depend on its neighbours. Within 1 ulp of the exact value everywhere (so within 1 ulp of the correctly
+   rounded one). */
+static void test_op_pow_libm(void) {
+    const size_t n = T.quick ? 40000 : 400000;
+    const int64_t sn[1] = {(int64_t)n};
+    float *a = (float *)test_alloc(n * sizeof(float)), *b = (float *)test_alloc(n * sizeof(float));
+    float *y = (float *)test_alloc(n * sizeof(float));
+    static const char *names[] = {"x near 1, large y", "|y log2 x| to the limits", "subnormal x", "random x, |y| <= 30",
+                                  "negative x, integer y", "special pairs", "|y log2 x| < 31 (float path)"};
+    int sweep, v;
+    for (sweep = 0; sweep < 7; sweep++) {
+        size_t i, wi = 0;
+        for (i = 0; i < n; i++) {
+            const double u = 0.5 * (test_rand_float() + 1.0); /* [0, 1] */
+            const size_t ns = sizeof ops_pm_special / sizeof ops_pm_special[0];
+            double xv, yv;
+            switch (sweep) {
+            case 0: /* x = 1 +- k 2^-24 or 1 +- 2^-5..2^-24; t up to +-150 */
+                xv = 1.0 + (test_rand_int(0, 1) ? (double)test_rand_int(-300, 300) * 0x1p-24 : ldexp(test_rand_float(), -test_rand_int(5, 24)));
+                yv = (test_rand_float() * 150.0) / log2(xv == 1.0 ? 1.5 : xv);
+                break;
+            case 1: /* x over 2^-100 .. 2^100, t = y log2 x in [-152, 130] */
+                xv = exp2((double)test_rand_int(-100, 100) + u);
+                yv = (-152.0 + 282.0 * (0.5 * (test_rand_float() + 1.0))) / log2(xv);
+                break;
+            case 2: /* subnormal x */
+                xv = ldexp(u, -126 - test_rand_int(0, 23));
+                yv = test_rand_int(0, 3) ? 1.2 * test_rand_float() : (double)test_rand_int(-3, 3) * 0.5;
+                break;
+            case 3:
+                xv = exp2(126.0 * test_rand_float()) * (test_rand_int(0, 7) ? 1 : -1);
+                yv = 30.0 * test_rand_float();
+                break;
+            case 4: /* |y| up to 2^25 (the even integers past 2^24) */
+                xv = -exp2(4.0 * test_rand_float());
+                yv = test_rand_int(0, 7) ? (double)test_rand_int(-40, 40) : ldexp((double)test_rand_int(-64, 64), test_rand_int(0, 19));
+                break;
+            case 5:
+                xv = ops_pm_special[(i / ns) % ns];
+                yv = ops_pm_special[i % ns];
+                break;
+            default: /* normal x of both signs over 2^-60 .. 2^60, |t| < 31 (y an integer for x < 0) */
+                xv = exp2(120.0 * u - 60.0) * (test_rand_int(0, 1) ? 1 : -1);
+                yv = 31.0 * test_rand_float() / log2(fabs(xv));
+                if (xv < 0) yv = trunc(yv);
+                break;
+            }
+            a[i] = (float)xv;
+            b[i] = (float)yv;
+            if (sweep != 5 && i % 997 == 13) a[i] = ops_pm_special[i % ns]; /* a special lane among float-path lanes */
+        }
+        for (v = 0; v < OE.n; v++) {
+            double worst = 0, worst_mid = 0; /* all lanes; those with a normal x and |y log2 x| < 30 */
+            if (v != 0 && OE.group[v] == OE.group[v - 1]) continue; /* once per ISA */
+            CHECK(luthier__op_binary(OE.ctx[v], NULL, LUTHIER__BINARY_POW, a, sn, b, sn, y, sn, 1, LUTHIER_ACTIVATION_NONE, 0, 0) ==
+                      LUTHIER_STATUS_OK, "status");
+            for (i = 0; i < n; i++) {
+                const double e = ops_ulps_ref(y[i], pow((double)a[i], (double)b[i]));
+                if (e > worst) worst = e, wi = i;
+                if (e > worst_mid && isnormal(a[i]) && fabs((double)b[i] * log2(fabs((double)a[i]))) < 30) worst_mid = e;
+            }
+            printf("    pow %-26s ISA group %d: max %.3f ulp at (%.9g, %.9g), %.3f where |y log2 x| < 30\n", names[sweep],
+                   OE.group[v], worst, (double)a[wi], (double)b[wi], worst_mid);
+            CHECK(worst < 1, "pow %s: %.3f ulps at (%.9g, %.9g): %.9g, libm %.9g", names[sweep], worst, (double)a[wi],
+                  (double)b[wi], (double)y[wi], pow((double)a[wi], (double)b[wi]));
+        }
+        { /* the same pairs one lane later: other neighbours in every vector, the same bits */
+            const int64_t sm[1] = {(int64_t)n - 1};
+            float *y1 = (float *)test_alloc(n * sizeof(float));
+            CHECK(luthier__op_binary(OE.ctx[0], NULL, LUTHIER__BINARY_POW, a + 1, sm, b + 1, sm, y1, sm, 1, LUTHIER_ACTIVATION_NONE, 0,
+                                     0) == LUTHIER_STATUS_OK &&
+                      luthier__op_binary(OE.ctx[0], NULL, LUTHIER__BINARY_POW, a, sn, b, sn, y, sn, 1, LUTHIER_ACTIVATION_NONE, 0, 0) ==
+                          LUTHIER_STATUS_OK,
+                  "status");
+            for (i = 0; i + 1 < n && (memcmp(&y[i + 1], &y1[i], 4) == 0 || (y1[i] != y1[i] && y[i + 1] != y[i + 1])); i++) {
+            }
+            CHECK(i + 1 == n, "pow %s: (%.9g, %.9g) gives %.9g or %.9g by its neighbours", names[sweep], (double)a[i + 1],
+                  (double)b[i + 1], (double)y[i + 1], (double)y1[i]);
+            free(y1);
+        }
+    }
+    free(a);
+    free(b);
+    free(y);
 }
 
 static void test_op_binary(void) {
@@ -1512,6 +1630,7 @@ static void run_ops_tests(void) {
     RUN(test_op_unary_shapes);
     RUN(test_op_binary);
     RUN(test_op_pow_mod);
+    RUN(test_op_pow_libm);
     RUN(test_op_stream);
     RUN(test_op_where_cast);
     RUN(test_op_pool2d);
