@@ -76,6 +76,7 @@ test-compile: | $(BUILD)
 	$(CC)  -std=c99   $(WARN) -DLUTHIER_NO_THREADS -fsyntax-only -I. $(BUILD)/tu.c
 	$(CXX) -x c++ -std=c++11 $(WARN) -fsyntax-only -I. $(BUILD)/tu.c
 	$(CXX) -x c++ -std=c++17 $(WARN) -fsyntax-only -I. $(BUILD)/tu.c
+	$(CC)  -std=c99   $(WARN) -O0 -c -o $(BUILD)/tu_O0.o -I. $(BUILD)/tu.c # (debug builds: code generation at -O0)
 ifeq ($(HAVE_CROSS),yes)
 	$(CROSS_CC) -std=c99 $(WARN) -Wstrict-prototypes -fsyntax-only -I. $(BUILD)/tu.c
 	$(CROSS_CC) -std=c99 $(WARN) -fsyntax-only -I. $(BUILD)/tu_all.c

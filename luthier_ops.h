@@ -78,7 +78,8 @@
 typedef float LUTHIER__VF __attribute__((vector_size(LUTHIER__VBYTES)));
 typedef int32_t LUTHIER__VI __attribute__((vector_size(LUTHIER__VBYTES)));
 typedef double LUTHIER__VD __attribute__((vector_size(2 * LUTHIER__VBYTES))); /* the lanes in double */
-#define LUTHIER__VTOD(v) __builtin_convertvector((v), LUTHIER__VD) /* VF or VI -> VD */
+#define LUTHIER__VTOD(v) __builtin_convertvector((v), LUTHIER__VD) /* VF -> VD (an int vector: through
+   LUTHIER__VITOF first; GCC 12 at -O0 fails on a 16-lane int to double conversion) */
 #define LUTHIER__VTOF(d) __builtin_convertvector((d), LUTHIER__VF)
 #define LUTHIER__VTOI(v) __builtin_convertvector((v), LUTHIER__VI) /* truncates; |v| < 2^31 */
 #define LUTHIER__VITOF(i) __builtin_convertvector((i), LUTHIER__VF)
@@ -584,7 +585,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow_wide)(const LUTHIER_
     z = s * s;
     l = ((((((z * 0.07692307692307693 + 0.09090909090909091) * z + 0.1111111111111111) * z + 0.14285714285714285) * z +
            0.2) * z + 0.3333333333333333) * z + 1.0) * (s + s);
-    t = LUTHIER__VTOD(e) * 0.6931471805599453 + l;
+    t = LUTHIER__VTOD(LUTHIER__VITOF(e)) * 0.6931471805599453 + l; /* (|e| < 2^24: exact) */
     t = t * LUTHIER__VTOD(y);
     tf = LUTHIER__VTOF(t);
     tc = LUTHIER__VSEL(tf > hi, hi, tf);
