@@ -3466,8 +3466,21 @@ LUTHIER_PRIVATE int luthier__conv_algo_in(luthier_conv_algorithm a, luthier_kern
     return (unsigned)a < (unsigned)LUTHIER_CONV_ALGORITHM_COUNT && (luthier__conv_algos[a].families >> fam & 1u);
 }
 
-/* Whether algorithm a (not AUTO) runs layer d (normalized) in kernel family fam; when it does
-   not, with ctx: fails with a message naming op (e.g. "conv2d", "qconv2d") and the reason. */
+/* Whether this build and a CPU with these features run Winograd in fp16 arithmetic (the F16
+   family's WINOGRAD_4X3, >>impl-conv-winograd16); why: the reason when not. */
+LUTHIER_PRIVATE int luthier__conv_wino16_fits(unsigned features, char *why, size_t n) {
+#if LUTHIER__SIMD_NEON
+    if (features & LUTHIER_CPU_FP16) return 1;
+#endif
+    (void)features;
+    snprintf(why, n, "in fp16 arithmetic needs Armv8.2 FP16 (AArch64 HWCAP ASIMDHP), which this CPU lacks: use im2col, 1x1 "
+             "or implicit_gemm");
+    return 0;
+}
+
+/* Whether algorithm a (not AUTO) runs layer d (normalized) in kernel family fam on ctx's CPU;
+   when it does not, fails with a message naming op (e.g. "conv2d", "qconv2d") and the reason
+   (ctx NULL: the status alone, any CPU). */
 LUTHIER_PRIVATE luthier_status luthier__conv_algo_fits(luthier_context *ctx, const char *op, const luthier_conv2d_desc *d,
                                                        luthier_conv_algorithm a, luthier_kernel_family fam) {
     const luthier__conv_algo *r;
@@ -3485,7 +3498,8 @@ LUTHIER_PRIVATE luthier_status luthier__conv_algo_fits(luthier_context *ctx, con
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "%s: algorithm %s is not implemented for this datatype (%s are)",
                              op, r->name, some);
     }
-    if (r->fits && !r->fits(d, why, sizeof why))
+    if ((r->fits && !r->fits(d, why, sizeof why)) ||
+        (ctx && fam == LUTHIER_KERNELS_F16 && a == LUTHIER_CONV_WINOGRAD_4X3 && !luthier__conv_wino16_fits(ctx->cpu_features, why, sizeof why)))
         return ctx ? luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "%s algorithm %s %s", op, r->name, why)
                    : LUTHIER_STATUS_UNSUPPORTED;
     return LUTHIER_STATUS_OK;
@@ -4460,17 +4474,6 @@ LUTHIER_PRIVATE luthier_status luthier__conv_prepare_winograd(luthier_context *c
 #define LUTHIER__WINO16_MR 4
 #define LUTHIER__WINO16_NR 16
 
-/* Whether this build and a CPU with these features run it; why: the reason when not. */
-LUTHIER_PRIVATE int luthier__conv_wino16_fits(unsigned features, char *why, size_t n) {
-#if LUTHIER__SIMD_NEON
-    if (features & LUTHIER_CPU_FP16) return 1;
-#endif
-    (void)features;
-    snprintf(why, n, "in fp16 arithmetic needs Armv8.2 FP16 (AArch64 HWCAP ASIMDHP), which this CPU lacks: use im2col, 1x1 "
-             "or implicit_gemm");
-    return 0;
-}
-
 LUTHIER_PRIVATE size_t luthier__wino16_cp(const luthier_conv2d_layer *cv) { return luthier__div_up(cv->cin_g, 8) * 8; }
 LUTHIER_PRIVATE size_t luthier__wino16_kp(const luthier_conv2d_layer *cv) {
     return luthier__div_up(cv->cout_g, LUTHIER__WINO16_NR) * LUTHIER__WINO16_NR;
@@ -4654,14 +4657,12 @@ LUTHIER_PRIVATE luthier_status luthier__conv_choose_f16(luthier_context *ctx, co
                                                         luthier_conv_algorithm *algo, const luthier__kernel_entry **uk) {
     luthier_conv2d_desc e = *d;
     luthier_status s;
-    char why[8], why16[200];
+    char why[8];
     if ((s = luthier__resolve(ctx, 1u << LUTHIER_KERNELS_F16, d->kernel, uk)) != LUTHIER_STATUS_OK) return s;
     if (e.algorithm == LUTHIER_CONV_AUTO && luthier__conv_f16_wants_winograd(ctx, d)) e.algorithm = LUTHIER_CONV_WINOGRAD_4X3;
     if (e.algorithm == LUTHIER_CONV_AUTO && (*uk)->kind == LUTHIER_KERNEL_HYBRID && !luthier__conv_fits_1x1(d, why, sizeof why))
         e.algorithm = LUTHIER_CONV_IMPLICIT_GEMM;
     if ((s = luthier__conv_choose_in(ctx, "conv2d", &e, LUTHIER_KERNELS_F16, algo)) != LUTHIER_STATUS_OK) return s;
-    if (luthier__wino_m(*algo) && !luthier__conv_wino16_fits(ctx->cpu_features, why16, sizeof why16))
-        return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d algorithm %s %s", luthier_conv_algorithm_name(*algo), why16);
     if (*algo == LUTHIER_CONV_IMPLICIT_GEMM && (*uk)->kind != LUTHIER_KERNEL_HYBRID)
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "conv2d algorithm implicit_gemm needs a hybrid microkernel (it "
                              "reads input pixels in place through row pointers); %s is interleaved", (*uk)->name);

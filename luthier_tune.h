@@ -355,7 +355,7 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
         if (t->l.op == LUTHIER_OP_CONV_TRANSPOSE) { /* GEMM + col2im, or depthwise where it fits */
             if (a != LUTHIER_CONV_IM2COL && !(a == LUTHIER_CONV_DEPTHWISE && luthier__layer_convt_dw(&t->l))) continue;
         } else if (t->l.op == LUTHIER_OP_CONV2D && t->l.fam != LUTHIER_KERNELS_F32) { /* the algorithms of its family */
-            if (luthier__conv_algo_fits(NULL, "", &t->l.cd, (luthier_conv_algorithm)a, t->l.fam) != LUTHIER_STATUS_OK)
+            if (luthier__conv_algo_fits(ctx, "", &t->l.cd, (luthier_conv_algorithm)a, t->l.fam) != LUTHIER_STATUS_OK)
                 continue;
         } else if (t->l.op == LUTHIER_OP_CONV2D &&
                    (a == LUTHIER_CONV_AUTO || luthier_conv2d_algorithm_valid(ctx, &t->l.cd, (luthier_conv_algorithm)a) != LUTHIER_STATUS_OK)) {

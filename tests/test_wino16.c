@@ -259,6 +259,43 @@ static void test_wino16_refusals(void) {
     luthier_context_destroy(ctx);
 }
 
+/* The tuner's space of an F16 3x3 layer offers winograd_4x3 exactly where the context's CPU runs
+   it (a context with FP16 masked off gets none). */
+static void test_wino16_tune_space(void) {
+    int masked;
+    for (masked = 0; masked < 2; masked++) {
+        luthier_context_desc cd;
+        luthier_context *ctx = NULL;
+        luthier__task t;
+        luthier__cand *c;
+        size_t n = 0, i, wino = 0;
+        int hw;
+        memset(&cd, 0, sizeof cd);
+        cd.num_threads = 1;
+        cd.disabled_cpu_features = masked ? LUTHIER_CPU_FP16 : 0;
+        if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) {
+            CHECK(0, "context");
+            continue;
+        }
+        hw = wino16_hw(ctx);
+        memset(&t, 0, sizeof t);
+        t.l.op = LUTHIER_OP_CONV2D;
+        t.l.fam = LUTHIER_KERNELS_F16;
+        t.l.cd.batch = 1, t.l.cd.in_channels = t.l.cd.out_channels = 16, t.l.cd.in_h = t.l.cd.in_w = 14;
+        t.l.cd.kernel_h = t.l.cd.kernel_w = 3, t.l.cd.pad_top = t.l.cd.pad_left = t.l.cd.pad_bottom = t.l.cd.pad_right = 1;
+        t.l.cd.stride_h = t.l.cd.stride_w = t.l.cd.dilation_h = t.l.cd.dilation_w = t.l.cd.groups = 1;
+        t.l.cd.layout = LUTHIER_LAYOUT_NHWC;
+        c = luthier__task_space(ctx, &t, 50, 0, &n);
+        for (i = 0; c && i < n; i++) wino += c[i].algo == LUTHIER_CONV_WINOGRAD_4X3;
+        CHECK(n > 0, "no candidates (masked %d)", masked);
+        CHECK((wino > 0) == (hw != 0), "%zu winograd_4x3 candidates of %zu, fp16 arithmetic %d (masked %d)", wino, n, hw,
+              masked);
+        CHECK(!masked || !hw, "FP16 masked off, yet the context runs fp16 arithmetic");
+        luthier__free(c);
+        luthier_context_destroy(ctx);
+    }
+}
+
 /* AUTO on an F16 kernel takes WINOGRAD_4X3 where the fp32 layer's AUTO does and the CPU has
    fp16 arithmetic, and the F16 algorithms otherwise. */
 static void test_wino16_auto(void) {
@@ -410,6 +447,7 @@ static void test_wino16_error_model(void) {
 static void run_wino16_tests(void) {
     RUN(test_wino16_refusals);
     RUN(test_wino16_auto);
+    RUN(test_wino16_tune_space);
     RUN(test_wino16_conv);
     RUN(test_wino16_error_model);
     RUN(test_wino16_zoo);
