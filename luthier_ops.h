@@ -473,12 +473,15 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_sigmoid)(LUTHIER__VF *io
 /* softplus = log(1 + exp(x)) = max(x, 0) + log1p(u), u = exp(-|x|) in [0, 1] (never overflows),
    log1p(u) = u + u^2 Q(u) without a log or a division: Q of degree 8 fitted over [0, 1] (Lawson,
    relative error 5.6e-8 on Q: < 1 ulp of log1p). Far left the result is u itself (exp's
-   relative accuracy, subnormals included). NaN propagates through the max. */
+   relative accuracy, subnormals included: v_exp_neg where a lane of the vector is past -87 or
+   NaN, else v_exp_core, which needs no clamp and one 2^n factor). NaN propagates through the max. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_softplus)(LUTHIER__VF *io) {
     const LUTHIER__VF x = *io;
     LUTHIER__VF u = -LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff), q, zero;
+    const LUTHIER__VI far = (u >= -87.0f) == 0; /* NaN included */
     LUTHIER__VSPLAT(zero, 0.0f);
-    LUTHIER__VN(luthier__v_exp_neg)(&u);
+    if (LUTHIER__VN(luthier__v_any)(&far)) LUTHIER__VN(luthier__v_exp_neg)(&u);
+    else LUTHIER__VN(luthier__v_exp_core)(&u, NULL, &u); /* (the same bits: one 2^n factor, n >= -126) */
     q = (((((((-0.004519014220512836f * u + 0.025438242540025798f) * u - 0.0671115008894593f) * u + 0.11592361541206143f) * u -
             0.15862203626885055f) * u + 0.1985793865561212f) * u - 0.24987022414327456f) * u + 0.3333286662097444f) * u -
         0.499999971886383f;
