@@ -5478,23 +5478,6 @@ LUTHIER_PRIVATE void luthier__wino16_4x16(const uint16_t *a, size_t lda, const u
 }
 #endif
 
-/* n fp16 values widened to fp32 (exact); n fp32 values rounded to fp16 (nearest even, as
-   luthier__f32_to_f16): 4 at a time by FCVTL / FCVTN (Armv8.0) on NEON. */
-LUTHIER_PRIVATE void luthier__wino16_widen(const uint16_t *x, float *y, size_t n) {
-    size_t i = 0;
-#if LUTHIER__SIMD_NEON
-    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(x + i))));
-#endif
-    for (; i < n; i++) y[i] = luthier__f16_to_f32(x[i]);
-}
-LUTHIER_PRIVATE void luthier__wino16_narrow(const float *x, uint16_t *y, size_t n) {
-    size_t i = 0;
-#if LUTHIER__SIMD_NEON
-    for (; i + 4 <= n; i += 4) vst1_u16(y + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
-#endif
-    for (; i < n; i++) y[i] = luthier__f32_to_f16(x[i]);
-}
-
 /* Winograd F16 (>>impl-conv-winograd16): tile `tile` of group g gathered into sa (fp32, 36 x
    cin_g, zeros outside the image) and transformed into vf (36 x cp floats; channels past cin_g
    stay zero), then rounded into its row i of V (36 positions tb rows apart). */
@@ -5513,12 +5496,12 @@ LUTHIER_PRIVATE void luthier__wino16_tile_in(const luthier__conv_job *j, size_t 
             const size_t at = ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig;
             float *dst = sa + (size_t)(r * 6 + q) * cig;
             if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w) memset(dst, 0, cig * sizeof(float));
-            else if (cv->h16) luthier__wino16_widen((const uint16_t *)j->in + at, dst, cig);
+            else if (cv->h16) luthier__op_widen_h16_run(cv->features, (const uint16_t *)j->in + at, dst, cig);
             else memcpy(dst, (const float *)j->in + at, cig * sizeof(float));
         }
     if (cvi) j->wino_in(4, sa, 6 * cig, cig, vf, cp, 0, cvi);
     if (cvi < cig) luthier__wino_in_LUTHIER__W1(4, sa, 6 * cig, cig, vf, cp, cvi, cig);
-    for (pos = 0; pos < 36; pos++) luthier__wino16_narrow(vf + pos * cp, V + (pos * tb + i) * cp, cp);
+    for (pos = 0; pos < 36; pos++) luthier__op_narrow_h16_run(cv->features, vf + pos * cp, V + (pos * tb + i) * cp, cp);
 }
 
 /* Y = A^T M A of tile `tile` of group g (M: row i of Mb, positions tb * kp apart) with bias,
@@ -5539,13 +5522,13 @@ LUTHIER_PRIVATE void luthier__wino16_tile_out(const luthier__conv_job *j, size_t
     int r, q;
     if (oh && d->accumulate)
         for (r = 0; r < rows; r++)
-            for (q = 0; q < cols; q++) luthier__wino16_widen(oh + r * ors + q * cout, o + r * rs + q * cs, cog);
+            for (q = 0; q < cols; q++) luthier__op_widen_h16_run(cv->features, oh + r * ors + q * cout, o + r * rs + q * cs, cog);
     if (cvo) j->wino_out(4, Mb + i * kp, tb * kp, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, 0, cvo);
     if (cvo < cog)
         luthier__wino_out_LUTHIER__W1(4, Mb + i * kp, tb * kp, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, cvo, cog);
     for (r = 0; r < rows; r++) luthier__act_rect(&j->post, o + r * rs, cs, (size_t)cols, cog);
     for (r = 0; oh && r < rows; r++)
-        for (q = 0; q < cols; q++) luthier__wino16_narrow(o + r * rs + q * cs, oh + r * ors + q * cout, cog);
+        for (q = 0; q < cols; q++) luthier__op_narrow_h16_run(cv->features, o + r * rs + q * cs, oh + r * ors + q * cout, cog);
 }
 
 /* The Winograd F16 run: units = groups of LUTHIER__WINO16_MR output tiles. Per block of
