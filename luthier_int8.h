@@ -567,9 +567,7 @@ LUTHIER__TARGET_Q512 LUTHIER__QINLINE void luthier__q512_tile(const luthier_qgem
 
 #define LUTHIER__DEFINE_Q512(sname, NV, CASES)                                                     \
     LUTHIER__DEFINE_TILES(LUTHIER__TARGET_Q512, luthier_qgemm_ukernel_##sname, luthier_qgemm_ukernel_args, CASES, \
-                          LUTHIER__Q512_TILE_##NV)
-#define LUTHIER__Q512_TILE_2(r) luthier__q512_tile(p, r, 2)
-#define LUTHIER__Q512_TILE_4(r) luthier__q512_tile(p, r, 4)
+                          luthier__q512_tile, (NV))
 LUTHIER__DEFINE_Q512(6x64__avx512vnni, 4, LUTHIER__CASES_6)
 LUTHIER__DEFINE_Q512(12x32__avx512vnni, 2, LUTHIER__CASES_12)
 LUTHIER__DEFINE_Q512(14x32__avx512vnni, 2, LUTHIER__CASES_14)
@@ -711,12 +709,9 @@ LUTHIER__TARGET_AVX2 LUTHIER__QINLINE void luthier__qavx2_tile(const luthier_qge
 }
 
 #define LUTHIER__DEFINE_Q256(sname, TILE, TARGET, NV, CASES)                                       \
-    LUTHIER__DEFINE_TILES(TARGET, luthier_qgemm_ukernel_##sname, luthier_qgemm_ukernel_args, CASES, \
-                          LUTHIER__Q256_##TILE##_##NV)
-#define LUTHIER__Q256_vnni_2(r) luthier__qvnni256_tile(p, r, 2)
-#define LUTHIER__Q256_avx2_2(r) luthier__qavx2_tile(p, r, 2)
-LUTHIER__DEFINE_Q256(6x16__avxvnni, vnni, LUTHIER__TARGET_QVNNI256, 2, LUTHIER__CASES_6)
-LUTHIER__DEFINE_Q256(4x16__avx2, avx2, LUTHIER__TARGET_AVX2, 2, LUTHIER__CASES_4)
+    LUTHIER__DEFINE_TILES(TARGET, luthier_qgemm_ukernel_##sname, luthier_qgemm_ukernel_args, CASES, TILE, (NV))
+LUTHIER__DEFINE_Q256(6x16__avxvnni, luthier__qvnni256_tile, LUTHIER__TARGET_QVNNI256, 2, LUTHIER__CASES_6)
+LUTHIER__DEFINE_Q256(4x16__avx2, luthier__qavx2_tile, LUTHIER__TARGET_AVX2, 2, LUTHIER__CASES_4)
 
 #endif /* LUTHIER__SIMD_X86 */
 #ifndef LUTHIER__QUKERNELS_X86

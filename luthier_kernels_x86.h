@@ -57,22 +57,24 @@
 #define LUTHIER__UNROLL _Pragma("GCC unroll 16")
 #endif
 
-/* switch (m) { case 1: F(1) ... case MR: F(MR) } */
-#define LUTHIER__CASE(F, r) case r: F(r); break;
-#define LUTHIER__CASES_4(F) LUTHIER__CASE(F, 1) LUTHIER__CASE(F, 2) LUTHIER__CASE(F, 3) LUTHIER__CASE(F, 4)
-#define LUTHIER__CASES_6(F) LUTHIER__CASES_4(F) LUTHIER__CASE(F, 5) LUTHIER__CASE(F, 6)
-#define LUTHIER__CASES_8(F) LUTHIER__CASES_6(F) LUTHIER__CASE(F, 7) LUTHIER__CASE(F, 8)
-#define LUTHIER__CASES_12(F) \
-    LUTHIER__CASES_8(F) LUTHIER__CASE(F, 9) LUTHIER__CASE(F, 10) LUTHIER__CASE(F, 11) LUTHIER__CASE(F, 12)
-#define LUTHIER__CASES_14(F) LUTHIER__CASES_12(F) LUTHIER__CASE(F, 13) LUTHIER__CASE(F, 14)
-#define LUTHIER__CASES_16(F) LUTHIER__CASES_14(F) LUTHIER__CASE(F, 15) LUTHIER__CASE(F, 16)
+/* switch (m) { case 1: F(p, 1, A...) ... case MR: F(p, MR, A...) }: F a tile function, A its
+   parameters after the row count, in parentheses */
+#define LUTHIER__UNPAREN(...) __VA_ARGS__
+#define LUTHIER__CASE(F, r, A) case r: F(p, r, LUTHIER__UNPAREN A); break;
+#define LUTHIER__CASES_4(F, A) LUTHIER__CASE(F, 1, A) LUTHIER__CASE(F, 2, A) LUTHIER__CASE(F, 3, A) LUTHIER__CASE(F, 4, A)
+#define LUTHIER__CASES_6(F, A) LUTHIER__CASES_4(F, A) LUTHIER__CASE(F, 5, A) LUTHIER__CASE(F, 6, A)
+#define LUTHIER__CASES_8(F, A) LUTHIER__CASES_6(F, A) LUTHIER__CASE(F, 7, A) LUTHIER__CASE(F, 8, A)
+#define LUTHIER__CASES_12(F, A) \
+    LUTHIER__CASES_8(F, A) LUTHIER__CASE(F, 9, A) LUTHIER__CASE(F, 10, A) LUTHIER__CASE(F, 11, A) LUTHIER__CASE(F, 12, A)
+#define LUTHIER__CASES_14(F, A) LUTHIER__CASES_12(F, A) LUTHIER__CASE(F, 13, A) LUTHIER__CASE(F, 14, A)
+#define LUTHIER__CASES_16(F, A) LUTHIER__CASES_14(F, A) LUTHIER__CASE(F, 15, A) LUTHIER__CASE(F, 16, A)
 
-/* A kernel of straight-line row tiles: fn runs TILE(p->m) for p->m in 1..MR (CASES:
+/* A kernel of straight-line row tiles: fn runs TILE(p, p->m, A...) for p->m in 1..MR (CASES:
    LUTHIER__CASES_<MR>); TARGET: its target attribute, ARGS: its argument struct. */
-#define LUTHIER__DEFINE_TILES(TARGET, fn, ARGS, CASES, TILE)                                     \
+#define LUTHIER__DEFINE_TILES(TARGET, fn, ARGS, CASES, TILE, A)                                  \
     TARGET LUTHIER_PRIVATE void fn(const ARGS *p) {                                              \
         switch (p->m) {                                                                          \
-            CASES(TILE)                                                                          \
+            CASES(TILE, A)                                                                       \
         default: break;                                                                          \
         }                                                                                        \
     }
@@ -195,30 +197,21 @@ luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int
             _mm512_mask_storeu_ps(c + (size_t)r * ldc + 16 * v, mask[v], acc[r][v]);
 }
 
-#define LUTHIER__DEFINE_AVX512(sname, CASES)                                                   \
+/* A kernel, its tile's parameters A = (NV, MR, hybrid, H) */
+#define LUTHIER__DEFINE_AVX512(sname, CASES, A)                                                \
     LUTHIER__DEFINE_TILES(LUTHIER__TARGET_AVX512, luthier_sgemm_ukernel_##sname, luthier_sgemm_ukernel_args, CASES, \
-                          LUTHIER__AVX512_TILE_##sname)
-#define LUTHIER__AVX512_TILE_12x32__avx512f(r) luthier__avx512_tile(p, r, 2, 12, 0, 0)
-#define LUTHIER__AVX512_TILE_12x32__avx512f_hybrid(r) luthier__avx512_tile(p, r, 2, 12, 1, 0)
-#define LUTHIER__AVX512_TILE_14x32__avx512f(r) luthier__avx512_tile(p, r, 2, 14, 0, 0)
-#define LUTHIER__AVX512_TILE_6x64__avx512f(r) luthier__avx512_tile(p, r, 4, 6, 0, 0)
-#define LUTHIER__AVX512_TILE_8x32__avx512f_hybrid(r) luthier__avx512_tile(p, r, 2, 8, 1, 0)
-#define LUTHIER__AVX512_TILE_6x64__avx512f_hybrid(r) luthier__avx512_tile(p, r, 4, 6, 1, 0)
-#define LUTHIER__AVX512_TILE_16x16__avx512f_hybrid(r) luthier__avx512_tile(p, r, 1, 16, 1, 0)
-LUTHIER__DEFINE_AVX512(12x32__avx512f, LUTHIER__CASES_12)
-LUTHIER__DEFINE_AVX512(12x32__avx512f_hybrid, LUTHIER__CASES_12)
-LUTHIER__DEFINE_AVX512(14x32__avx512f, LUTHIER__CASES_14)
-LUTHIER__DEFINE_AVX512(6x64__avx512f, LUTHIER__CASES_6)
-LUTHIER__DEFINE_AVX512(8x32__avx512f_hybrid, LUTHIER__CASES_8)
-LUTHIER__DEFINE_AVX512(6x64__avx512f_hybrid, LUTHIER__CASES_6)
-LUTHIER__DEFINE_AVX512(16x16__avx512f_hybrid, LUTHIER__CASES_16)
+                          luthier__avx512_tile, A)
+LUTHIER__DEFINE_AVX512(12x32__avx512f, LUTHIER__CASES_12, (2, 12, 0, 0))
+LUTHIER__DEFINE_AVX512(12x32__avx512f_hybrid, LUTHIER__CASES_12, (2, 12, 1, 0))
+LUTHIER__DEFINE_AVX512(14x32__avx512f, LUTHIER__CASES_14, (2, 14, 0, 0))
+LUTHIER__DEFINE_AVX512(6x64__avx512f, LUTHIER__CASES_6, (4, 6, 0, 0))
+LUTHIER__DEFINE_AVX512(8x32__avx512f_hybrid, LUTHIER__CASES_8, (2, 8, 1, 0))
+LUTHIER__DEFINE_AVX512(6x64__avx512f_hybrid, LUTHIER__CASES_6, (4, 6, 1, 0))
+LUTHIER__DEFINE_AVX512(16x16__avx512f_hybrid, LUTHIER__CASES_16, (1, 16, 1, 0))
 /* F16W: the same hybrid tiles over fp16 B */
-#define LUTHIER__AVX512_TILE_6x64__avx512f_hybrid_f16w(r) luthier__avx512_tile(p, r, 4, 6, 1, 1)
-#define LUTHIER__AVX512_TILE_12x32__avx512f_hybrid_f16w(r) luthier__avx512_tile(p, r, 2, 12, 1, 1)
-#define LUTHIER__AVX512_TILE_16x16__avx512f_hybrid_f16w(r) luthier__avx512_tile(p, r, 1, 16, 1, 1)
-LUTHIER__DEFINE_AVX512(6x64__avx512f_hybrid_f16w, LUTHIER__CASES_6)
-LUTHIER__DEFINE_AVX512(12x32__avx512f_hybrid_f16w, LUTHIER__CASES_12)
-LUTHIER__DEFINE_AVX512(16x16__avx512f_hybrid_f16w, LUTHIER__CASES_16)
+LUTHIER__DEFINE_AVX512(6x64__avx512f_hybrid_f16w, LUTHIER__CASES_6, (4, 6, 1, 1))
+LUTHIER__DEFINE_AVX512(12x32__avx512f_hybrid_f16w, LUTHIER__CASES_12, (2, 12, 1, 1))
+LUTHIER__DEFINE_AVX512(16x16__avx512f_hybrid_f16w, LUTHIER__CASES_16, (1, 16, 1, 1))
 
 /* >>avx512-pack: A packing for the interleaved kernels (any MR <= 16). 16 k-steps of up to 16
    rows are loaded as row vectors and transposed in registers (unpack 32-bit, unpack 64-bit,
@@ -351,15 +344,8 @@ luthier__avx512fp16_tile(const luthier_sgemm_ukernel_args *p, const int R, const
 }
 
 #define LUTHIER__DEFINE_AVX512FP16(sname, NV, CASES)                                           \
-    LUTHIER__TARGET_AVX512FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_##sname(              \
-        const luthier_sgemm_ukernel_args *p) {                                                  \
-        switch (p->m) {                                                                         \
-            CASES(LUTHIER__AVX512FP16_TILE_##NV)                                                \
-        default: break;                                                                         \
-        }                                                                                       \
-    }
-#define LUTHIER__AVX512FP16_TILE_2(r) luthier__avx512fp16_tile(p, r, 2, 12)
-#define LUTHIER__AVX512FP16_TILE_1(r) luthier__avx512fp16_tile(p, r, 1, 12)
+    LUTHIER__DEFINE_TILES(LUTHIER__TARGET_AVX512FP16, luthier_sgemm_ukernel_##sname, luthier_sgemm_ukernel_args, CASES, \
+                          luthier__avx512fp16_tile, (NV, 12))
 LUTHIER__DEFINE_AVX512FP16(12x64__avx512fp16, 2, LUTHIER__CASES_12)
 LUTHIER__DEFINE_AVX512FP16(12x32__avx512fp16, 1, LUTHIER__CASES_12)
 #endif /* LUTHIER__HAVE_AVX512FP16 */
@@ -560,21 +546,16 @@ luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int N
             _mm256_maskstore_ps(c + (size_t)r * ldc + 8 * v, mask[v], acc[r][v]);
 }
 
-#define LUTHIER__DEFINE_AVX2(sname, CASES)                                                     \
+/* A kernel, its tile's parameters A = (NV, MR, hybrid, H) */
+#define LUTHIER__DEFINE_AVX2(sname, CASES, A)                                                  \
     LUTHIER__DEFINE_TILES(LUTHIER__TARGET_AVX2, luthier_sgemm_ukernel_##sname, luthier_sgemm_ukernel_args, CASES, \
-                          LUTHIER__AVX2_TILE_##sname)
-#define LUTHIER__AVX2_TILE_6x16__avx2_fma(r) luthier__avx2_tile(p, r, 2, 6, 0, 0)
-#define LUTHIER__AVX2_TILE_6x16__avx2_fma_hybrid(r) luthier__avx2_tile(p, r, 2, 6, 1, 0)
-#define LUTHIER__AVX2_TILE_4x24__avx2_fma(r) luthier__avx2_tile(p, r, 3, 4, 0, 0)
-#define LUTHIER__AVX2_TILE_4x24__avx2_fma_hybrid(r) luthier__avx2_tile(p, r, 3, 4, 1, 0)
-LUTHIER__DEFINE_AVX2(6x16__avx2_fma, LUTHIER__CASES_6)
-LUTHIER__DEFINE_AVX2(6x16__avx2_fma_hybrid, LUTHIER__CASES_6)
-LUTHIER__DEFINE_AVX2(4x24__avx2_fma, LUTHIER__CASES_4)
-LUTHIER__DEFINE_AVX2(4x24__avx2_fma_hybrid, LUTHIER__CASES_4)
-#define LUTHIER__AVX2_TILE_6x16__avx2_fma_hybrid_f16w(r) luthier__avx2_tile(p, r, 2, 6, 1, 1)
-#define LUTHIER__AVX2_TILE_4x24__avx2_fma_hybrid_f16w(r) luthier__avx2_tile(p, r, 3, 4, 1, 1)
-LUTHIER__DEFINE_AVX2(6x16__avx2_fma_hybrid_f16w, LUTHIER__CASES_6)
-LUTHIER__DEFINE_AVX2(4x24__avx2_fma_hybrid_f16w, LUTHIER__CASES_4)
+                          luthier__avx2_tile, A)
+LUTHIER__DEFINE_AVX2(6x16__avx2_fma, LUTHIER__CASES_6, (2, 6, 0, 0))
+LUTHIER__DEFINE_AVX2(6x16__avx2_fma_hybrid, LUTHIER__CASES_6, (2, 6, 1, 0))
+LUTHIER__DEFINE_AVX2(4x24__avx2_fma, LUTHIER__CASES_4, (3, 4, 0, 0))
+LUTHIER__DEFINE_AVX2(4x24__avx2_fma_hybrid, LUTHIER__CASES_4, (3, 4, 1, 0))
+LUTHIER__DEFINE_AVX2(6x16__avx2_fma_hybrid_f16w, LUTHIER__CASES_6, (2, 6, 1, 1))
+LUTHIER__DEFINE_AVX2(4x24__avx2_fma_hybrid_f16w, LUTHIER__CASES_4, (3, 4, 1, 1))
 
 /* >>transpose: y[a * ys + b] = x[b * xs + a] for a < na, b < nb (luthier__transpose_neon's
    contract): the layout edges (NCHW <-> NHWC) and the tiles of luthier__op_transpose. 8 x 8
