@@ -92,9 +92,8 @@ extern "C" {
 /* Accumulator register lists. */
 #define LUTHIER__V24_31(X) X(v24) X(v25) X(v26) X(v27) X(v28) X(v29) X(v30) X(v31)
 #define LUTHIER__V20_31(X) X(v20) X(v21) X(v22) X(v23) LUTHIER__V24_31(X)
-#define LUTHIER__V8_31(X)                                                                          \
-    X(v8) X(v9) X(v10) X(v11) X(v12) X(v13) X(v14) X(v15) X(v16) X(v17) X(v18) X(v19)              \
-    LUTHIER__V20_31(X)
+#define LUTHIER__V16_31(X) X(v16) X(v17) X(v18) X(v19) LUTHIER__V20_31(X)
+#define LUTHIER__V8_31(X) X(v8) X(v9) X(v10) X(v11) X(v12) X(v13) X(v14) X(v15) LUTHIER__V16_31(X)
 
 /* Accumulator set-up: LOADC (x9 = %[cp] walks the rows), BIAS or ZERO, chosen by %[mode]/%[bp]. */
 #define LUTHIER__NEON_PROLOGUE(name, LOADC, BIAS, ZERO)                                            \
@@ -1561,6 +1560,19 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__neon_h_row(const luthier_sgem
     }
 }
 
+/* The fp16 sums v8-v31 stored to the stack tile at %[t] (row-major, 8 halves per register). */
+#define LUTHIER__H_STORE_V8_31                                                                     \
+    "st1 {v8.8h, v9.8h, v10.8h, v11.8h}, [%[t]], #64\n\t"                                          \
+    "st1 {v12.8h, v13.8h, v14.8h, v15.8h}, [%[t]], #64\n\t"                                        \
+    "st1 {v16.8h, v17.8h, v18.8h, v19.8h}, [%[t]], #64\n\t"                                        \
+    "st1 {v20.8h, v21.8h, v22.8h, v23.8h}, [%[t]], #64\n\t"                                        \
+    "st1 {v24.8h, v25.8h, v26.8h, v27.8h}, [%[t]], #64\n\t"                                        \
+    "st1 {v28.8h, v29.8h, v30.8h, v31.8h}, [%[t]], #64\n\t"
+/* Row r (lane r of A in v0) of the 8x24 tile: c0-c2 += B (v1-v3) * A[r]. */
+#define LUTHIER__H8x24_ROW(c0, c1, c2, r)                                                          \
+    "fmla " #c0 ".8h, v1.8h, v0.h[" #r "]\n\t" "fmla " #c1 ".8h, v2.8h, v0.h[" #r "]\n\t"             \
+    "fmla " #c2 ".8h, v3.8h, v0.h[" #r "]\n\t"
+
 /* The k loop in asm: the by-element FMLA on halves takes its A register from v0-v15, which
    compilers do not see (GCC's intrinsics version duplicated every lane into its own register and
    spilled accumulators: 65 % of the N1 peak on llvm-mca). Loads first, then the 24 FMLAs: on
@@ -1571,45 +1583,24 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x24__neonfp16(c
     const float16_t *a = (const float16_t *)(const void *)p->a, *b = (const float16_t *)(const void *)p->b;
     size_t k = p->k, r;
     __asm__ __volatile__(
-        "movi v8.16b, #0\n\t" "movi v9.16b, #0\n\t" "movi v10.16b, #0\n\t" "movi v11.16b, #0\n\t" "movi v12.16b, #0\n\t" "movi v13.16b, #0\n\t" "movi v14.16b, #0\n\t" "movi v15.16b, #0\n\t" "movi v16.16b, #0\n\t" "movi v17.16b, #0\n\t" "movi v18.16b, #0\n\t" "movi v19.16b, #0\n\t" "movi v20.16b, #0\n\t" "movi v21.16b, #0\n\t" "movi v22.16b, #0\n\t" "movi v23.16b, #0\n\t" "movi v24.16b, #0\n\t" "movi v25.16b, #0\n\t" "movi v26.16b, #0\n\t" "movi v27.16b, #0\n\t" "movi v28.16b, #0\n\t" "movi v29.16b, #0\n\t" "movi v30.16b, #0\n\t" "movi v31.16b, #0\n\t"
+        LUTHIER__V8_31(LUTHIER__ZEROQ)
         ".Lluthier_h8x24_%=:\n\t"
         "// LLVM-MCA-BEGIN\n\t"
         "ldr q0, [%[a]], #16\n\t"
         "ldp q1, q2, [%[b]], #32\n\t"
         "ldr q3, [%[b]], #16\n\t"
-        "fmla v8.8h, v1.8h, v0.h[0]\n\t"
-        "fmla v9.8h, v2.8h, v0.h[0]\n\t"
-        "fmla v10.8h, v3.8h, v0.h[0]\n\t"
-        "fmla v11.8h, v1.8h, v0.h[1]\n\t"
-        "fmla v12.8h, v2.8h, v0.h[1]\n\t"
-        "fmla v13.8h, v3.8h, v0.h[1]\n\t"
-        "fmla v14.8h, v1.8h, v0.h[2]\n\t"
-        "fmla v15.8h, v2.8h, v0.h[2]\n\t"
-        "fmla v16.8h, v3.8h, v0.h[2]\n\t"
-        "fmla v17.8h, v1.8h, v0.h[3]\n\t"
-        "fmla v18.8h, v2.8h, v0.h[3]\n\t"
-        "fmla v19.8h, v3.8h, v0.h[3]\n\t"
-        "fmla v20.8h, v1.8h, v0.h[4]\n\t"
-        "fmla v21.8h, v2.8h, v0.h[4]\n\t"
-        "fmla v22.8h, v3.8h, v0.h[4]\n\t"
-        "fmla v23.8h, v1.8h, v0.h[5]\n\t"
-        "fmla v24.8h, v2.8h, v0.h[5]\n\t"
-        "fmla v25.8h, v3.8h, v0.h[5]\n\t"
-        "fmla v26.8h, v1.8h, v0.h[6]\n\t"
-        "fmla v27.8h, v2.8h, v0.h[6]\n\t"
-        "fmla v28.8h, v3.8h, v0.h[6]\n\t"
-        "fmla v29.8h, v1.8h, v0.h[7]\n\t"
-        "fmla v30.8h, v2.8h, v0.h[7]\n\t"
-        "fmla v31.8h, v3.8h, v0.h[7]\n\t"
+        LUTHIER__H8x24_ROW(v8, v9, v10, 0)
+        LUTHIER__H8x24_ROW(v11, v12, v13, 1)
+        LUTHIER__H8x24_ROW(v14, v15, v16, 2)
+        LUTHIER__H8x24_ROW(v17, v18, v19, 3)
+        LUTHIER__H8x24_ROW(v20, v21, v22, 4)
+        LUTHIER__H8x24_ROW(v23, v24, v25, 5)
+        LUTHIER__H8x24_ROW(v26, v27, v28, 6)
+        LUTHIER__H8x24_ROW(v29, v30, v31, 7)
         "subs %[k], %[k], #1\n\t"
         "b.ne .Lluthier_h8x24_%=\n\t"
         "// LLVM-MCA-END\n\t"
-        "st1 {v8.8h, v9.8h, v10.8h, v11.8h}, [%[t]], #64\n\t"
-        "st1 {v12.8h, v13.8h, v14.8h, v15.8h}, [%[t]], #64\n\t"
-        "st1 {v16.8h, v17.8h, v18.8h, v19.8h}, [%[t]], #64\n\t"
-        "st1 {v20.8h, v21.8h, v22.8h, v23.8h}, [%[t]], #64\n\t"
-        "st1 {v24.8h, v25.8h, v26.8h, v27.8h}, [%[t]], #64\n\t"
-        "st1 {v28.8h, v29.8h, v30.8h, v31.8h}, [%[t]], #64\n\t"
+        LUTHIER__H_STORE_V8_31
         : [a] "+r"(a), [b] "+r"(b), [k] "+r"(k), [t] "+r"(tp)
         :
         : "v0", "v1", "v2", "v3", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
@@ -1702,12 +1693,7 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x32__neonfp16_h
         "subs %[ks], %[ks], #1\n\t"
         "b.ne .Lluthier_h6x32_seg_%=\n\t"
         ".Lluthier_h6x32_end_%=:\n\t"
-        "st1 {v8.8h, v9.8h, v10.8h, v11.8h}, [%[t]], #64\n\t"
-        "st1 {v12.8h, v13.8h, v14.8h, v15.8h}, [%[t]], #64\n\t"
-        "st1 {v16.8h, v17.8h, v18.8h, v19.8h}, [%[t]], #64\n\t"
-        "st1 {v20.8h, v21.8h, v22.8h, v23.8h}, [%[t]], #64\n\t"
-        "st1 {v24.8h, v25.8h, v26.8h, v27.8h}, [%[t]], #64\n\t"
-        "st1 {v28.8h, v29.8h, v30.8h, v31.8h}, [%[t]], #64\n\t"
+        LUTHIER__H_STORE_V8_31
         : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks), [t] "+r"(tp)
         : [k] "r"(p->k), [m] "r"(p->m)
         : "x0", "x1", "x2", "x3", "x4", "x5", "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3", "v4", "v5", "v6",
@@ -1743,10 +1729,7 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__wino16_4x16_neon(const uint16
     float *c0 = c, *c1 = c + ldc, *c2 = c + 2 * ldc, *c3 = c + 3 * ldc;
     if (!nb) return;
     __asm__ __volatile__(
-        "movi v16.16b, #0\n\t" "movi v17.16b, #0\n\t" "movi v18.16b, #0\n\t" "movi v19.16b, #0\n\t"
-        "movi v20.16b, #0\n\t" "movi v21.16b, #0\n\t" "movi v22.16b, #0\n\t" "movi v23.16b, #0\n\t"
-        "movi v24.16b, #0\n\t" "movi v25.16b, #0\n\t" "movi v26.16b, #0\n\t" "movi v27.16b, #0\n\t"
-        "movi v28.16b, #0\n\t" "movi v29.16b, #0\n\t" "movi v30.16b, #0\n\t" "movi v31.16b, #0\n\t"
+        LUTHIER__V16_31(LUTHIER__ZEROQ)
         ".Lluthier_w16_%=:\n\t"
         "// LLVM-MCA-BEGIN\n\t"
         "ldr q0, [%[a0]], #16\n\t"
