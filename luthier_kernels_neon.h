@@ -128,17 +128,21 @@ extern "C" {
     "csel x13, x12, x13, hi\n\t"                                                                   \
     "ldr " #xr ", [x13]\n\t"
 
+/* The C side of a kernel's frame: the tile cp (row stride ld), its bias bp and %[mode], %[mm]. */
+#define LUTHIER__NEON_TILE_SETUP(MR, NR)                                                           \
+    float tmp[MR * NR], bb[NR], mm[2];                                                             \
+    size_t ld;                                                                                     \
+    float *const cp = luthier__neon_tile_begin(p, tmp, MR, NR, &ld);                               \
+    const float *const bp = luthier__neon_bias(p, bb, NR);                                         \
+    const size_t mode = luthier__neon_mode(p, mm);
+
 /* The frame of the interleaved kernels (packed A and B panels), MR x NR: the C wrapper and the
    asm around KLOOP (all the k steps): the accumulators' set-up (LOADC, BIAS, ACCS as
    LUTHIER__NEON_PROLOGUE's) and store (STORE), the operands; tag: the labels' prefix; the
    arguments after KLOOP: the clobbers. */
 #define LUTHIER__NEON_INTERLEAVED(fn, tag, MR, NR, LOADC, BIAS, ACCS, STORE, KLOOP, ...)             \
     LUTHIER_PRIVATE void fn(const luthier_sgemm_ukernel_args *p) {                                  \
-        float tmp[MR * NR], bb[NR], mm[2];                                                         \
-        size_t ld;                                                                                 \
-        float *const cp = luthier__neon_tile_begin(p, tmp, MR, NR, &ld);                           \
-        const float *const bp = luthier__neon_bias(p, bb, NR);                                     \
-        const size_t mode = luthier__neon_mode(p, mm);                                             \
+        LUTHIER__NEON_TILE_SETUP(MR, NR)                                                           \
         const float *a = p->a, *b = p->b;                                                          \
         __asm__ __volatile__(                                                                      \
             LUTHIER__NEON_PROLOGUE(tag, LOADC, BIAS, ACCS(LUTHIER__ZEROQ))                         \
@@ -151,20 +155,21 @@ extern "C" {
         luthier__neon_tile_end(p, cp, NR);                                                         \
     }
 
-/* The k loop of the interleaved kernels: k / 4 blocks (K4: from its label k4 back to it, then
-   on to k1), then k % 4 single steps (REM), to label end. */
-#define LUTHIER__NEON_K4_REM(tag, K4, REM)                                                         \
+/* The k loop of a kernel (of an interleaved one, or of a hybrid one's segment): k / 4 blocks
+   (K4: from its label k4 back to it, then on to k1), then k % 4 single steps (REM), to label
+   `out` (end, or next: the hybrid kernels' next segment). */
+#define LUTHIER__NEON_K4_REM(tag, K4, REM, out)                                                    \
     "lsr x10, %[k], #2\n\t"                                                                         \
     "and x11, %[k], #3\n\t"                                                                         \
     "cbz x10, .Lluthier_" #tag "_k1_%=\n\t"                                                         \
     K4                                                                                             \
     ".Lluthier_" #tag "_k1_%=:\n\t"                                                                 \
-    "cbz x11, .Lluthier_" #tag "_end_%=\n\t"                                                        \
+    "cbz x11, .Lluthier_" #tag "_" #out "_%=\n\t"                                                   \
     ".Lluthier_" #tag "_rem_%=:\n\t"                                                                \
     REM                                                                                            \
     "subs x11, x11, #1\n\t"                                                                         \
     "b.ne .Lluthier_" #tag "_rem_%=\n\t"                                                            \
-    ".Lluthier_" #tag "_end_%=:\n\t"
+    ".Lluthier_" #tag "_" #out "_%=:\n\t"
 
 /* The frame of the hybrid kernels, MR x NR, whose tile S (6x16, 4x24, 8x4) names its pieces
    LUTHIER__<S>_ROWS / _LDC / _STC / _BIAS / _ACCS (the accumulators, C's rows, their loads,
@@ -175,11 +180,7 @@ extern "C" {
    beyond the frame's (a schedule's own registers, "cc", "memory"). */
 #define LUTHIER__NEON_HYBRID(fn, S, tag, MR, NR, K4, ...)                                           \
     LUTHIER_PRIVATE void fn(const luthier_sgemm_ukernel_args *p) {                                  \
-        float tmp[MR * NR], bb[NR], mm[2];                                                         \
-        size_t ld;                                                                                 \
-        float *const cp = luthier__neon_tile_begin(p, tmp, MR, NR, &ld);                           \
-        const float *const bp = luthier__neon_bias(p, bb, NR);                                     \
-        const size_t mode = luthier__neon_mode(p, mm);                                             \
+        LUTHIER__NEON_TILE_SETUP(MR, NR)                                                           \
         const float *const *ar = p->a_rows;                                                        \
         const float *b = p->b;                                                                     \
         size_t ks = p->ks;                                                                         \
@@ -191,17 +192,7 @@ extern "C" {
             "mov x13, %[ar]\n\t"                                                                    \
             "ldr x0, [x13]\n\t"                                                                     \
             LUTHIER__##S##_ROWPTRS                                                                 \
-            "lsr x10, %[k], #2\n\t"                                                                 \
-            "and x11, %[k], #3\n\t"                                                                 \
-            "cbz x10, .Lluthier_" #tag "_k1_%=\n\t"                                                 \
-            K4                                                                                     \
-            ".Lluthier_" #tag "_k1_%=:\n\t"                                                         \
-            "cbz x11, .Lluthier_" #tag "_next_%=\n\t"                                               \
-            ".Lluthier_" #tag "_rem_%=:\n\t"                                                        \
-            LUTHIER__##S##_REM                                                                     \
-            "subs x11, x11, #1\n\t"                                                                 \
-            "b.ne .Lluthier_" #tag "_rem_%=\n\t"                                                    \
-            ".Lluthier_" #tag "_next_%=:\n\t"                                                       \
+            LUTHIER__NEON_K4_REM(tag, K4, LUTHIER__##S##_REM, next)                                \
             "subs %[ks], %[ks], #1\n\t"                                                             \
             "b.ne .Lluthier_" #tag "_seg_%=\n\t"                                                    \
             ".Lluthier_" #tag "_end_%=:\n\t"                                                        \
@@ -342,7 +333,7 @@ LUTHIER__INLINE size_t luthier__neon_mode(const luthier_sgemm_ukernel_args *p, f
 
 LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x12__neonfma, 8x12, 8, 12, LUTHIER__8x12_ROWS(LUTHIER__8x12_LDC),
                           LUTHIER__8x12_BIAS, LUTHIER__V8_31, LUTHIER__8x12_ROWS(LUTHIER__8x12_STC),
-                          LUTHIER__NEON_K4_REM(8x12, LUTHIER__8x12_K4, LUTHIER__8x12_REM), LUTHIER__8x12_CLOBBERS, "cc",
+                          LUTHIER__NEON_K4_REM(8x12, LUTHIER__8x12_K4, LUTHIER__8x12_REM, end), LUTHIER__8x12_CLOBBERS, "cc",
                           "memory")
 
 /* >>8x12-a53 ===================================================================================
@@ -558,7 +549,7 @@ LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x12__neonfma_a53, 8x12a53, 8, 1
     "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
 
 LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x6__neonfma, 8x6, 8, 6, LUTHIER__8x6_LDC, LUTHIER__8x6_BIAS,
-                          LUTHIER__V20_31, LUTHIER__8x6_STC, LUTHIER__NEON_K4_REM(8x6, LUTHIER__8x6_K4, LUTHIER__8x6_REM),
+                          LUTHIER__V20_31, LUTHIER__8x6_STC, LUTHIER__NEON_K4_REM(8x6, LUTHIER__8x6_K4, LUTHIER__8x6_REM, end),
                           LUTHIER__8x6_CLOBBERS, "cc", "memory")
 
 /* >>6x16 =======================================================================================
