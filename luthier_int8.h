@@ -1007,9 +1007,7 @@ LUTHIER__TARGET_QDOT LUTHIER_PRIVATE void luthier_qgemm_ukernel_8x12__neondot_a5
         : [a] "+r"(a), [b] "+r"(b)
         : [cp] "r"(acc), [ld] "r"((size_t)(12 * sizeof(int32_t))), [k] "r"((p->k + 3) / 4),
           [o8] "r"((size_t)8), [s16] "r"((size_t)16), [one] "r"((size_t)1)
-        : "x9", "x10", "x11", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11",
-          "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24",
-          "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
+        : "x9", "x10", "x11", LUTHIER__CLOB_V0_7, LUTHIER__CLOB_V8_31, "cc", "memory");
     luthier__qneon_cols_init(p, &cols);
     for (r = 0; r < p->m; r++) {
         const int32x4_t row[3] = {vld1q_s32(acc + 12 * r), vld1q_s32(acc + 12 * r + 4), vld1q_s32(acc + 12 * r + 8)};

@@ -94,6 +94,11 @@ extern "C" {
 #define LUTHIER__V20_31(X) X(v20) X(v21) X(v22) X(v23) LUTHIER__V24_31(X)
 #define LUTHIER__V16_31(X) X(v16) X(v17) X(v18) X(v19) LUTHIER__V20_31(X)
 #define LUTHIER__V8_31(X) X(v8) X(v9) X(v10) X(v11) X(v12) X(v13) X(v14) X(v15) LUTHIER__V16_31(X)
+/* The same registers (and v0-v7) as asm clobbers. */
+#define LUTHIER__CLOB_V0_7 "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"
+#define LUTHIER__CLOB_V16_31                                                                       \
+    "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
+#define LUTHIER__CLOB_V8_31 "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", LUTHIER__CLOB_V16_31
 
 /* Accumulator set-up: LOADC (x9 = %[cp] walks the rows), BIAS or ZERO, chosen by %[mode]/%[bp]. */
 #define LUTHIER__NEON_PROLOGUE(name, LOADC, BIAS, ZERO)                                            \
@@ -326,10 +331,7 @@ LUTHIER__INLINE size_t luthier__neon_mode(const luthier_sgemm_ukernel_args *p, f
     "ldp q4, q5, [%[b]], #32\n\t"                                                                  \
     "ldr q6, [%[b]], #16\n\t"                                                                      \
     LUTHIER__8x12_G0(v0, v1) LUTHIER__8x12_G1(v0, v1) LUTHIER__8x12_G2(v0, v1)
-#define LUTHIER__8x12_CLOBBERS                                                                     \
-    "x9", "x10", "x11", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v8", "v9", "v10", "v11",        \
-    "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23",            \
-    "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
+#define LUTHIER__8x12_CLOBBERS "x9", "x10", "x11", "v0", "v1", "v2", "v3", "v4", "v5", "v6", LUTHIER__CLOB_V8_31
 
 LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x12__neonfma, 8x12, 8, 12, LUTHIER__8x12_ROWS(LUTHIER__8x12_LDC),
                           LUTHIER__8x12_BIAS, LUTHIER__V8_31, LUTHIER__8x12_ROWS(LUTHIER__8x12_STC),
@@ -445,9 +447,8 @@ LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x12__neonfma, 8x12, 8, 12, LUTH
 
 LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x12__neonfma_a53, 8x12a53, 8, 12, LUTHIER__8x12_ROWS(LUTHIER__8x12_LDC),
                           LUTHIER__8x12_BIAS, LUTHIER__V8_31, LUTHIER__8x12_ROWS(LUTHIER__8x12_STC),
-                          LUTHIER__8x12L_KLOOP(8x12a53, LUTHIER__FMLAN), "x9", LUTHIER__8x12L_CLOBBERS, "v8", "v9",
-                          "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
-                          "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory")
+                          LUTHIER__8x12L_KLOOP(8x12a53, LUTHIER__FMLAN), "x9", LUTHIER__8x12L_CLOBBERS,
+                          LUTHIER__CLOB_V8_31, "cc", "memory")
 
 /* >>8x6 ========================================================================================
    Interleaved 8x6, computed transposed so that every lane is useful (NR = 6 is not a multiple
@@ -544,9 +545,7 @@ LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x12__neonfma_a53, 8x12a53, 8, 1
     "ldr d1, [%[b], #16]\n\t"                                                                      \
     "add %[b], %[b], #24\n\t"                                                                      \
     LUTHIER__8x6_STEP0(v16, v17)
-#define LUTHIER__8x6_CLOBBERS                                                                      \
-    "x9", "x10", "x11", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18",       \
-    "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
+#define LUTHIER__8x6_CLOBBERS "x9", "x10", "x11", LUTHIER__CLOB_V0_7, LUTHIER__CLOB_V16_31
 
 LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x6__neonfma, 8x6, 8, 6, LUTHIER__8x6_LDC, LUTHIER__8x6_BIAS,
                           LUTHIER__V20_31, LUTHIER__8x6_STC, LUTHIER__NEON_K4_REM(8x6, LUTHIER__8x6_K4, LUTHIER__8x6_REM, end),
@@ -603,9 +602,7 @@ LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x6__neonfma, 8x6, 8, 6, LUTHIER
     "add %[b], %[b], #64\n\t"                                                                       \
     LUTHIER__6x16_G3(v7, 0)
 #define LUTHIER__6x16_CLOBBERS                                                                     \
-    "x0", "x1", "x2", "x3", "x4", "x5", "x9", "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3",  \
-    "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17",    \
-    "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
+    "x0", "x1", "x2", "x3", "x4", "x5", "x9", "x10", "x11", "x12", "x13", LUTHIER__CLOB_V0_7, LUTHIER__CLOB_V8_31
 
 #define LUTHIER__6x16_K4 /* the big-core 4-step loop: 128-bit loads of A rows and B */             \
         ".Lluthier_6x16_k4_%=:\n\t"                                                                \
@@ -853,9 +850,7 @@ LUTHIER__NEON_HYBRID(luthier_sgemm_ukernel_6x16__neonfma_hybrid_a53, 6x16, 6x16a
     LUTHIER__4x24_G4(v4, 0)                                                                        \
     LUTHIER__4x24_G5(v5, 0)
 #define LUTHIER__4x24_CLOBBERS                                                                     \
-    "x0", "x1", "x2", "x3", "x9", "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3", "v4",        \
-    "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17",          \
-    "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31"
+    "x0", "x1", "x2", "x3", "x9", "x10", "x11", "x12", "x13", LUTHIER__CLOB_V0_7, LUTHIER__CLOB_V8_31
 
 LUTHIER__NEON_HYBRID(luthier_sgemm_ukernel_4x24__neonfma_hybrid, 4x24, 4x24, 4, 24, LUTHIER__4x24_K4, "cc", "memory")
 
@@ -922,8 +917,7 @@ LUTHIER__NEON_HYBRID(luthier_sgemm_ukernel_4x24__neonfma_hybrid, 4x24, 4x24, 4, 
     LUTHIER__8x4_STEP(v0, 0)
 #define LUTHIER__8x4_CLOBBERS                                                                      \
     "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x9", "x10", "x11", "x12", "x13", "v0",        \
-    "v1", "v2", "v3", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25",        \
-    "v26", "v27", "v28", "v29", "v30", "v31"
+    "v1", "v2", "v3", LUTHIER__CLOB_V16_31
 
 LUTHIER__NEON_HYBRID(luthier_sgemm_ukernel_8x4__neonfma_hybrid, 8x4, 8x4, 8, 4, LUTHIER__8x4_K4, "cc", "memory")
 
@@ -1594,7 +1588,7 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x24__neonfp16(c
         LUTHIER__H_STORE_V8_31
         : [a] "+r"(a), [b] "+r"(b), [k] "+r"(k), [t] "+r"(tp)
         :
-        : "v0", "v1", "v2", "v3", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
+        : "v0", "v1", "v2", "v3", LUTHIER__CLOB_V8_31, "cc", "memory");
     for (r = 0; r < p->m; r++) luthier__neon_h_row(p, r, t + 24 * r, 3);
 }
 
@@ -1687,9 +1681,8 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x32__neonfp16_h
         LUTHIER__H_STORE_V8_31
         : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks), [t] "+r"(tp)
         : [k] "r"(p->k), [m] "r"(p->m)
-        : "x0", "x1", "x2", "x3", "x4", "x5", "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3", "v4", "v5", "v6",
-          "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
-          "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory");
+        : "x0", "x1", "x2", "x3", "x4", "x5", "x10", "x11", "x12", "x13", LUTHIER__CLOB_V0_7, LUTHIER__CLOB_V8_31, "cc",
+          "memory");
     for (r = 0; r < p->m; r++) luthier__neon_h_row(p, r, t + 32 * r, 4);
 }
 
@@ -1756,9 +1749,7 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__wino16_4x16_neon(const uint16
         "st1 {v28.4s, v29.4s, v30.4s, v31.4s}, [%[c3]]\n\t"
         : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b] "+r"(b), [nb] "+r"(nb)
         : [c0] "r"(c0), [c1] "r"(c1), [c2] "r"(c2), [c3] "r"(c3)
-        : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
-          "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",
-          "memory");
+        : LUTHIER__CLOB_V0_7, LUTHIER__CLOB_V8_31, "cc", "memory");
 }
 
 #define LUTHIER__UKERNELS_F16_NEON(X)                                                              \
