@@ -2714,7 +2714,6 @@ LUTHIER_PRIVATE luthier__qdw_fn luthier__qdw_select(const luthier_qconv2d_layer 
 /* Whether depthwise layer L runs the AVX-512 VNNI row kernel with these features. */
 LUTHIER_PRIVATE int luthier__qdw_rows(const luthier_qconv2d_layer *L, unsigned features) {
     const unsigned f512 = LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX512VNNI;
-    (void)L;
     return LUTHIER__SIMD_X86 && L->dw_tab && (features & f512) == f512;
 }
 
