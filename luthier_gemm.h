@@ -335,9 +335,7 @@ LUTHIER__INLINE int luthier__kernel_runs(const luthier__kernel_entry *e, unsigne
 LUTHIER_PRIVATE int luthier__select_default_kernel(unsigned features) {
     int i;
     for (i = 0; i < LUTHIER__NUM_UKERNELS; i++)
-        if ((luthier__ukernels[i].required_cpu_features & features) ==
-            luthier__ukernels[i].required_cpu_features)
-            return i;
+        if (luthier__kernel_runs(&luthier__ukernels[i], features)) return i;
     return LUTHIER__NUM_UKERNELS - 1; /* scalar: needs nothing */
 }
 
