@@ -1279,21 +1279,38 @@ LUTHIER_PRIVATE void luthier__search_measure(luthier__search_state *S, const siz
 
 /* Up to k unmeasured candidates by farthest-point sampling on range-normalized features
    (over a random pool of at most LUTHIER__SEARCH_FARTHEST_POOL), appended to pick. */
+/* mind[i] = min(mind[i], the scaled squared distance of candidate pool[i] to features a), for the
+   pool's candidates not picked yet (mind[i] >= 0). */
+LUTHIER_PRIVATE void luthier__search_nearer(const float *x, int f, const float *scale, const float *a, const size_t *pool,
+                                            size_t np, double *mind) {
+    size_t i;
+    int j;
+    for (i = 0; i < np; i++) {
+        const float *b = x + pool[i] * (size_t)f;
+        double d2 = 0;
+        if (mind[i] < 0) continue;
+        for (j = 0; j < f; j++) {
+            const double t = ((double)a[j] - (double)b[j]) * scale[j];
+            d2 += t * t;
+        }
+        if (d2 < mind[i]) mind[i] = d2;
+    }
+}
+
 LUTHIER_PRIVATE luthier_status luthier__search_diverse(luthier__search_state *S, size_t k, size_t *pick,
                                                        size_t *npick) {
     const size_t n = S->n;
     const int f = S->f;
     const float *x = S->d->features;
     size_t *pool, np = 0, i, c;
-    float *lo, *scale;
+    float *scale;
     double *mind;
     int j;
     luthier_status s = LUTHIER_STATUS_OK;
     pool = (size_t *)luthier__alloc(sizeof(size_t) * n);
     mind = (double *)luthier__alloc(sizeof(double) * (n < LUTHIER__SEARCH_FARTHEST_POOL ? n : LUTHIER__SEARCH_FARTHEST_POOL));
-    lo = (float *)luthier__alloc(sizeof(float) * (size_t)f);
     scale = (float *)luthier__alloc(sizeof(float) * (size_t)f);
-    if (!pool || !mind || !lo || !scale) {
+    if (!pool || !mind || !scale) {
         s = LUTHIER_STATUS_OUT_OF_MEMORY;
         goto done;
     }
@@ -1315,27 +1332,14 @@ LUTHIER_PRIVATE luthier_status luthier__search_diverse(luthier__search_state *S,
             if (v < mn) mn = v;
             if (v > mx) mx = v;
         }
-        lo[j] = mn;
         scale[j] = mx > mn ? 1.0f / (mx - mn) : 0.0f;
     }
     for (i = 0; i < np; i++) mind[i] = HUGE_VAL;
     /* the distances to what is already measured count too */
-    for (c = 0; c < S->count; c++) {
-        const float *a = x + S->midx[c] * (size_t)f;
-        for (i = 0; i < np; i++) {
-            const float *b = x + pool[i] * (size_t)f;
-            double d2 = 0;
-            for (j = 0; j < f; j++) {
-                const double t = ((double)a[j] - (double)b[j]) * scale[j];
-                d2 += t * t;
-            }
-            if (d2 < mind[i]) mind[i] = d2;
-        }
-    }
+    for (c = 0; c < S->count; c++) luthier__search_nearer(x, f, scale, x + S->midx[c] * (size_t)f, pool, np, mind);
     for (c = 0; c < k; c++) {
         size_t bi = 0;
         double bd = -1;
-        const float *a;
         for (i = 0; i < np; i++)
             if (mind[i] > bd) {
                 bd = mind[i];
@@ -1344,22 +1348,11 @@ LUTHIER_PRIVATE luthier_status luthier__search_diverse(luthier__search_state *S,
         if (bd < 0) break; /* pool used up */
         pick[(*npick)++] = pool[bi];
         mind[bi] = -2;
-        a = x + pool[bi] * (size_t)f;
-        for (i = 0; i < np; i++) {
-            const float *b = x + pool[i] * (size_t)f;
-            double d2 = 0;
-            if (mind[i] < 0) continue;
-            for (j = 0; j < f; j++) {
-                const double t = ((double)a[j] - (double)b[j]) * scale[j];
-                d2 += t * t;
-            }
-            if (d2 < mind[i]) mind[i] = d2;
-        }
+        luthier__search_nearer(x, f, scale, x + pool[bi] * (size_t)f, pool, np, mind);
     }
 done:
     luthier__free(pool);
     luthier__free(mind);
-    luthier__free(lo);
     luthier__free(scale);
     return s;
 }
@@ -1422,7 +1415,7 @@ LUTHIER_PRIVATE luthier_status luthier__search_fit(luthier__search_state *S, int
 LUTHIER_PRIVATE void luthier__search_rank(luthier__search_state *S, const luthier__gbt *m, size_t k,
                                           size_t nexplore, size_t *pick, size_t *npick) {
     const int f = S->f;
-    size_t i, nk = 0, start = *npick;
+    size_t i, nk = 0;
     for (i = 0; i < S->n; i++) {
         if (S->measured[i]) continue;
         S->keys[nk].pred = luthier__gbt_predict(m, S->d->features + i * (size_t)f);
@@ -1441,7 +1434,6 @@ LUTHIER_PRIVATE void luthier__search_rank(luthier__search_state *S, const luthie
         S->keys[k + i] = t;
         pick[(*npick)++] = t.index;
     }
-    (void)start;
 }
 
 /* A batch of k + nexplore when balance is on: first, up to half of k among the candidates whose
