@@ -170,9 +170,21 @@ LUTHIER_ZOO__FN void luthier_zoo__msg(char *err, size_t err_size, const char *fm
 /* Resolves name + options into a configuration; 0 when unknown. */
 LUTHIER_ZOO__FN int luthier_zoo__config(const char *name, const luthier_zoo_options *opt,
                                         luthier_zoo__cfg *c) {
+    /* base name, kind, ResNet blocks, and the small variant's input size and channel divisor */
+    static const struct { const char *base; int kind, blocks[4], small_size, small_div; } nets[] = {
+        {"resnet18", LUTHIER_ZOO__RESNET, {2, 2, 2, 2}, 64, 4},
+        {"resnet50", LUTHIER_ZOO__RESNET, {3, 4, 6, 3}, 64, 4},
+        {"resnet101", LUTHIER_ZOO__RESNET, {3, 4, 23, 3}, 64, 4},
+        {"alexnet", LUTHIER_ZOO__ALEXNET, {0, 0, 0, 0}, 128, 4},
+        {"vgg16", LUTHIER_ZOO__VGG, {0, 0, 0, 0}, 64, 8},
+        {"googlenet", LUTHIER_ZOO__GOOGLENET, {0, 0, 0, 0}, 96, 4},
+        {"mobilenet_v2", LUTHIER_ZOO__MOBILENET, {0, 0, 0, 0}, 128, 4},
+        {"bert", LUTHIER_ZOO__BERT, {0, 0, 0, 0}, 64, 4},
+        {"gpt2", LUTHIER_ZOO__GPT2, {0, 0, 0, 0}, 64, 4},
+        {"gpt2_decode", LUTHIER_ZOO__GPT2_DECODE, {0, 0, 0, 0}, 64, 4}};
     char base[32];
-    size_t n;
-    int small = opt && opt->small;
+    size_t n, v;
+    int small = opt && opt->small, bert;
     if (!name) return 0;
     n = strlen(name);
     if (n >= sizeof base) return 0;
@@ -181,51 +193,29 @@ LUTHIER_ZOO__FN int luthier_zoo__config(const char *name, const luthier_zoo_opti
         base[n - 6] = 0;
         small = 1;
     }
+    for (v = 0; v < sizeof nets / sizeof nets[0]; v++)
+        if (strcmp(base, nets[v].base) == 0) break;
+    if (v == sizeof nets / sizeof nets[0]) return 0;
     memset(c, 0, sizeof *c);
+    c->base = nets[v].base;
+    c->kind = nets[v].kind;
     c->small = small;
-    c->size = small ? 64 : 224;
-    c->div = small ? 4 : 1;
+    c->size = small ? nets[v].small_size : 224;
+    c->div = small ? nets[v].small_div : 1;
     c->hidden = small ? 256 : 4096;
     c->classes = small ? 100 : 1000;
-    if (strcmp(base, "resnet18") == 0 || strcmp(base, "resnet50") == 0 ||
-        strcmp(base, "resnet101") == 0) {
-        static const int blocks[3][4] = {{2, 2, 2, 2}, {3, 4, 6, 3}, {3, 4, 23, 3}};
-        int v = strcmp(base, "resnet18") == 0 ? 0 : strcmp(base, "resnet50") == 0 ? 1 : 2;
-        c->base = v == 0 ? "resnet18" : v == 1 ? "resnet50" : "resnet101";
-        c->kind = LUTHIER_ZOO__RESNET;
-        c->bottleneck = v != 0;
-        memcpy(c->blocks, blocks[v], sizeof c->blocks);
-    } else if (strcmp(base, "alexnet") == 0) {
-        c->base = "alexnet";
-        c->kind = LUTHIER_ZOO__ALEXNET;
-        if (small) c->size = 128;
-    } else if (strcmp(base, "vgg16") == 0) {
-        c->base = "vgg16";
-        c->kind = LUTHIER_ZOO__VGG;
-        if (small) c->div = 8;
-    } else if (strcmp(base, "googlenet") == 0) {
-        c->base = "googlenet";
-        c->kind = LUTHIER_ZOO__GOOGLENET;
-        if (small) c->size = 96;
-    } else if (strcmp(base, "mobilenet_v2") == 0) {
-        c->base = "mobilenet_v2";
-        c->kind = LUTHIER_ZOO__MOBILENET;
-        if (small) c->size = 128;
-    } else if (strcmp(base, "bert") == 0 || strcmp(base, "gpt2") == 0 ||
-               strcmp(base, "gpt2_decode") == 0) {
-        c->base = base[0] == 'b' ? "bert" : base[4] ? "gpt2_decode" : "gpt2";
-        c->kind = base[0] == 'b' ? LUTHIER_ZOO__BERT : base[4] ? LUTHIER_ZOO__GPT2_DECODE
-                                                               : LUTHIER_ZOO__GPT2;
-        c->vocab = small ? 1000 : base[0] == 'b' ? 30522 : 50257;
+    c->bottleneck = c->kind == LUTHIER_ZOO__RESNET && v != 0;
+    memcpy(c->blocks, nets[v].blocks, sizeof c->blocks);
+    if (c->kind >= LUTHIER_ZOO__BERT) {
+        bert = c->kind == LUTHIER_ZOO__BERT;
+        c->vocab = small ? 1000 : bert ? 30522 : 50257;
         c->d = small ? 64 : 768;
         c->layers = small ? 2 : 12;
         c->heads = small ? 4 : 12;
         c->ffn = small ? 256 : 3072;
-        c->max_pos = small ? 64 : base[0] == 'b' ? 512 : 1024;
+        c->max_pos = small ? 64 : bert ? 512 : 1024;
         c->seq = small ? 16 : 128;
-        c->eps = base[0] == 'b' ? 1e-12f : 1e-5f;
-    } else {
-        return 0;
+        c->eps = bert ? 1e-12f : 1e-5f;
     }
     return 1;
 }
