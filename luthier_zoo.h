@@ -550,18 +550,15 @@ LUTHIER_ZOO__FN int luthier_zoo__resnet(luthier_zoo__b *b, int x) {
             luthier_zoo__name p = luthier_zoo__nmv("layer%d.%d", l + 1, i);
             int y, idt = x;
 #define LUTHIER_ZOO__P(leaf) luthier_zoo__nm(b, "%s." leaf, p.s)
-            if (!c->bottleneck) {
-                y = luthier_zoo__conv(b, x, LUTHIER_ZOO__P("conv1"), inplanes, planes, 3, s, 1, 1, 0);
-                y = luthier_zoo__bn(b, y, LUTHIER_ZOO__P("bn1"), planes, 1e-5f);
-                y = luthier_zoo__unary(b, LUTHIER_OP_RELU, y, LUTHIER_ZOO__P("relu"));
-                y = luthier_zoo__conv(b, y, LUTHIER_ZOO__P("conv2"), planes, planes, 3, 1, 1, 1, 0);
-                y = luthier_zoo__bn(b, y, LUTHIER_ZOO__P("bn2"), planes, 1e-5f);
-            } else {
-                y = luthier_zoo__conv(b, x, LUTHIER_ZOO__P("conv1"), inplanes, planes, 1, 1, 0, 1, 0);
-                y = luthier_zoo__bn(b, y, LUTHIER_ZOO__P("bn1"), planes, 1e-5f);
-                y = luthier_zoo__unary(b, LUTHIER_OP_RELU, y, LUTHIER_ZOO__P("relu"));
-                y = luthier_zoo__conv(b, y, LUTHIER_ZOO__P("conv2"), planes, planes, 3, s, 1, 1, 0);
-                y = luthier_zoo__bn(b, y, LUTHIER_ZOO__P("bn2"), planes, 1e-5f);
+            /* basic: conv1 3x3 with the stride, conv2 3x3; bottleneck: conv1 1x1, conv2 3x3 with
+               the stride, conv3 1x1 */
+            const int64_t k1 = c->bottleneck ? 1 : 3, s1 = c->bottleneck ? 1 : s, s2 = c->bottleneck ? s : 1;
+            y = luthier_zoo__conv(b, x, LUTHIER_ZOO__P("conv1"), inplanes, planes, k1, s1, k1 / 2, 1, 0);
+            y = luthier_zoo__bn(b, y, LUTHIER_ZOO__P("bn1"), planes, 1e-5f);
+            y = luthier_zoo__unary(b, LUTHIER_OP_RELU, y, LUTHIER_ZOO__P("relu"));
+            y = luthier_zoo__conv(b, y, LUTHIER_ZOO__P("conv2"), planes, planes, 3, s2, 1, 1, 0);
+            y = luthier_zoo__bn(b, y, LUTHIER_ZOO__P("bn2"), planes, 1e-5f);
+            if (c->bottleneck) {
                 y = luthier_zoo__unary(b, LUTHIER_OP_RELU, y, LUTHIER_ZOO__P("relu_2"));
                 y = luthier_zoo__conv(b, y, LUTHIER_ZOO__P("conv3"), planes, planes * 4, 1, 1, 0, 1, 0);
                 y = luthier_zoo__bn(b, y, LUTHIER_ZOO__P("bn3"), planes * 4, 1e-5f);
