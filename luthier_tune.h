@@ -1667,6 +1667,18 @@ LUTHIER_PRIVATE void luthier__report_task(const luthier__tuner *T, int i, const 
                 luthier__tune_now() - T->t_start);
 }
 
+/* Task i decided (t->best: its candidate, -1: the default): its configuration, totals, report. */
+LUTHIER_PRIVATE void luthier__tune_task_done(luthier__tuner *T, int i, const luthier__cand *cands, size_t nc) {
+    const luthier__task *t = &T->tasks[i];
+    luthier_node_config cfg;
+    T->res.default_ms += t->default_ms * t->ops;
+    T->res.tuned_ms += t->best_ms * t->ops;
+    if (t->best >= 0) luthier__cand_config(T->ctx, t, &cands[t->best], &cfg);
+    else memset(&cfg, 0, sizeof cfg);
+    T->tcfg[i] = cfg;
+    luthier__report_task(T, i, &cfg, nc);
+}
+
 /* Task i offline: the fastest predicted of its nc candidates (cands, freed here) that AUTO's
    model policy could pick, unless the default is predicted as fast; best_ms and default_ms are
    predictions (0: the model does not rate the task). */
@@ -1674,7 +1686,6 @@ LUTHIER_PRIVATE luthier_status luthier__tune_offline_task(luthier__tuner *T, int
     luthier__task *t = &T->tasks[i];
     luthier__cm_machine mc;
     luthier__cand dc;
-    luthier_node_config cfg;
     float *prior = NULL;
     double *pred = luthier__tune_predict(T->ctx, t, cands, nc, &prior), best = 0;
     size_t c;
@@ -1689,12 +1700,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_offline_task(luthier__tuner *T, int
     t->default_ms = 1e3 * luthier__cand_predict(&mc, t, &dc);
     t->best_ms = 1e3 * best;
     if (t->best < 0 || !(t->default_ms > 0) || t->default_ms <= t->best_ms) t->best = -1, t->best_ms = t->default_ms;
-    T->res.default_ms += t->default_ms * t->ops;
-    T->res.tuned_ms += t->best_ms * t->ops;
-    if (t->best >= 0) luthier__cand_config(T->ctx, t, &cands[t->best], &cfg);
-    else memset(&cfg, 0, sizeof cfg);
-    T->tcfg[i] = cfg;
-    luthier__report_task(T, i, &cfg, nc);
+    luthier__tune_task_done(T, i, cands, nc);
     luthier__free(cands);
     return LUTHIER_STATUS_OK;
 }
@@ -1714,7 +1720,6 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     luthier__search_desc sd;
     luthier__search_result sr;
     luthier__gbt *warm = NULL;
-    luthier_node_config cfg;
     double now = luthier__tune_now(), share;
     memset(&m, 0, sizeof m);
     if (!(cands = luthier__task_space(ctx, t, d.ratio_step, !d.no_dynamic, &nc)) || !nc) {
@@ -1822,12 +1827,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     /* runners-up for the in-plan runoff (luthier__task_runners) */
     if (t->best >= 0) T->res.measurements += luthier__task_runners(ctx, t, &m, nc, default_kernel, d.no_prior);
     else t->runners = 0;
-    T->res.default_ms += t->default_ms * t->ops;
-    T->res.tuned_ms += t->best_ms * t->ops;
-    if (t->best >= 0) luthier__cand_config(ctx, t, &cands[t->best], &cfg);
-    else memset(&cfg, 0, sizeof cfg);
-    T->tcfg[i] = cfg;
-    luthier__report_task(T, i, &cfg, nc);
+    luthier__tune_task_done(T, i, cands, nc);
     /* (the heatmap is drawn for fp32 tasks) */
     if (!t->l.q && (T->costliest < 0 || t->best_ms * t->ops > T->tasks[T->costliest].best_ms * T->tasks[T->costliest].ops)) T->costliest = i;
     if (d.heatmap_path && i == T->ntasks - 1 && T->costliest >= 0) luthier__tune_heatmap(T, t, &m, &cands, &nc, &feat);
