@@ -572,8 +572,6 @@ typedef struct luthier__tmeas {
     double deadline;
 } luthier__tmeas;
 
-LUTHIER_PRIVATE double luthier__tune_now(void) { return luthier__seconds(); }
-
 /* The candidate's workload on the cached object. */
 LUTHIER_PRIVATE void luthier__cand_ratios(const luthier_context *ctx, const luthier__cand *c, luthier_schedule *sch,
                                           float *ratios, int *num) {
@@ -755,8 +753,8 @@ LUTHIER_PRIVATE void luthier__tk_conv_split(luthier__tslot *s, luthier_schedule 
     luthier__tk_conv_split_of(s->conv, s->ratios, sch, nr);
 }
 LUTHIER_PRIVATE double luthier__tk_conv_run(luthier__tmeas *m, luthier__tslot *s) {
-    const double t0 = luthier__tune_now();
-    return luthier_conv2d_run(m->ctx, s->conv, m->in, m->out) == LUTHIER_STATUS_OK ? luthier__tune_now() - t0 : -1.0;
+    const double t0 = luthier__seconds();
+    return luthier_conv2d_run(m->ctx, s->conv, m->in, m->out) == LUTHIER_STATUS_OK ? luthier__seconds() - t0 : -1.0;
 }
 LUTHIER_PRIVATE void luthier__tk_conv_evict(luthier__tmeas *m, const luthier__tslot *s) {
     luthier__evict(m, s->conv->packed, luthier__conv_packed_bytes(s->conv));
@@ -790,8 +788,8 @@ LUTHIER_PRIVATE void luthier__tk_q_split(luthier__tslot *s, luthier_schedule sch
     luthier__tk_conv_split_of(&s->qconv->cv, s->ratios, sch, nr);
 }
 LUTHIER_PRIVATE double luthier__tk_q_run(luthier__tmeas *m, luthier__tslot *s) {
-    const double t0 = luthier__tune_now();
-    return luthier_qconv2d_run(m->ctx, s->qconv, (const uint8_t *)m->in, m->out) == LUTHIER_STATUS_OK ? luthier__tune_now() - t0
+    const double t0 = luthier__seconds();
+    return luthier_qconv2d_run(m->ctx, s->qconv, (const uint8_t *)m->in, m->out) == LUTHIER_STATUS_OK ? luthier__seconds() - t0
                                                                                                      : -1.0;
 }
 LUTHIER_PRIVATE void luthier__tk_q_evict(luthier__tmeas *m, const luthier__tslot *s) {
@@ -838,8 +836,8 @@ LUTHIER_PRIVATE void luthier__tk_dense_split(luthier__tslot *s, luthier_schedule
     s->sd.num_ratios = nr;
 }
 LUTHIER_PRIVATE double luthier__tk_dense_run(luthier__tmeas *m, luthier__tslot *s) {
-    const double t0 = luthier__tune_now();
-    return luthier_sgemm_packed(m->ctx, &s->sd, m->in, s->pb, m->out) == LUTHIER_STATUS_OK ? luthier__tune_now() - t0 : -1.0;
+    const double t0 = luthier__seconds();
+    return luthier_sgemm_packed(m->ctx, &s->sd, m->in, s->pb, m->out) == LUTHIER_STATUS_OK ? luthier__seconds() - t0 : -1.0;
 }
 LUTHIER_PRIVATE void luthier__tk_dense_evict(luthier__tmeas *m, const luthier__tslot *s) {
     luthier__evict(m, s->pb->data, s->pb->layout.bytes);
@@ -1013,7 +1011,7 @@ LUTHIER_PRIVATE double luthier__tune_measure(void *user, size_t i, double *busy)
     double ms;
     if (m->times[i] != 0) return m->times[i] > 0 ? m->times[i] * 1e-3 : -1.0;
     if ((m->max_measurements >= 0 && m->measurements >= m->max_measurements) ||
-        (m->deadline > 0 && luthier__tune_now() > m->deadline))
+        (m->deadline > 0 && luthier__seconds() > m->deadline))
         return -1.0;
     ms = luthier__measure_cand(m, &m->cands[i], busy);
     m->measurements++;
@@ -1565,7 +1563,7 @@ LUTHIER_PRIVATE void luthier__tune_heatmap(luthier__tuner *T, const luthier__tas
         *feat = NULL;
         if (!*cands || !m->times || !luthier__tmeas_data(m, ct)) *nc = 0;
     }
-    heat_t0 = luthier__tune_now();
+    heat_t0 = luthier__seconds();
     if (*nc) {
         luthier__cand bc;
         memset(&bc, 0, sizeof bc);
@@ -1574,7 +1572,7 @@ LUTHIER_PRIVATE void luthier__tune_heatmap(luthier__tuner *T, const luthier__tas
         if (bc.algo == LUTHIER_CONV_DEPTHWISE) bc = (*cands)[*nc - 1];
         luthier__write_heatmap(T->ctx, m, ct, &bc, T->d.heatmap_path);
     }
-    T->heat_s = luthier__tune_now() - heat_t0;
+    T->heat_s = luthier__seconds() - heat_t0;
 }
 
 /* Search of task i: its space, the default, the model-guided search, the best and runners-up. */
@@ -1664,7 +1662,7 @@ LUTHIER_PRIVATE void luthier__report_task(const luthier__tuner *T, int i, const 
     if (T->progress)
         fprintf(stderr, "tune: task %2d/%d  %-60.60s  %4d/%-5zu trials  best %8.3f ms %6.1f GFLOP/s  (default %.3f)  %6.1f s\n",
                 i + 1, T->ntasks, t->l.sig, t->measured, nc, t->best_ms, t->l.flops / (t->best_ms * 1e6), t->default_ms,
-                luthier__tune_now() - T->t_start);
+                luthier__seconds() - T->t_start);
 }
 
 /* Task i decided (t->best: its candidate, -1: the default): its configuration, totals, report. */
@@ -1720,7 +1718,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     luthier__search_desc sd;
     luthier__search_result sr;
     luthier__gbt *warm = NULL;
-    double now = luthier__tune_now(), share;
+    double now = luthier__seconds(), share;
     memset(&m, 0, sizeof m);
     if (!(cands = luthier__task_space(ctx, t, d.ratio_step, !d.no_dynamic, &nc)) || !nc) {
         luthier__free(cands);
@@ -1775,7 +1773,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     sd.seed = T->seed + (uint64_t)i * 0x9E3779B97F4A7C15ull;
     luthier__tune_balance(ctx, &d, cands, nc, &sd, &shares, &group);
     /* past the task's deadline every measurement fails: stop there */
-    if (m.deadline > 0) sd.max_seconds = m.deadline - luthier__tune_now() > 1e-3 ? m.deadline - luthier__tune_now() : 1e-3;
+    if (m.deadline > 0) sd.max_seconds = m.deadline - luthier__seconds() > 1e-3 ? m.deadline - luthier__seconds() : 1e-3;
     memset(&sr, 0, sizeof sr);
     if (d.exhaustive || nc <= 8) {
         for (c = 0; c < nc; c++) luthier__tune_measure(&m, c, NULL);
@@ -1783,7 +1781,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
         /* the baseline: as many measurements as the model-guided search may make, drawn at random */
         uint64_t st = sd.seed;
         size_t tries = 0;
-        while (luthier__tune_now() < m.deadline && tries < 4 * nc && m.measurements < sd.max_measurements &&
+        while (luthier__seconds() < m.deadline && tries < 4 * nc && m.measurements < sd.max_measurements &&
                (m.max_measurements < 0 || m.measurements < m.max_measurements)) {
             st += 0x9E3779B97F4A7C15ull;
             luthier__tune_measure(&m, (size_t)((st >> 11) % nc), NULL);
@@ -1958,7 +1956,7 @@ LUTHIER_PRIVATE void luthier__tune_finish(luthier__tuner *T) {
         luthier__gbt_free(out);
     }
     luthier__tune_model_medians(T);
-    T->res.seconds = luthier__tune_now() - T->t_start - T->heat_s; /* the picture is not tuning */
+    T->res.seconds = luthier__seconds() - T->t_start - T->heat_s; /* the picture is not tuning */
     if (T->rep)
         fprintf(T->rep, "\n%d T->tasks, %d ops, %d measurements of %d candidates, %.1f s; sum over ops: default %.3f ms, tuned %.3f ms (%.2fx)\n",
                 T->res.tasks, T->res.ops, T->res.measurements, T->res.candidates, T->res.seconds, T->res.default_ms, T->res.tuned_ms,
@@ -1970,7 +1968,7 @@ LUTHIER_PRIVATE void luthier__tune_finish(luthier__tuner *T) {
 LUTHIER_PRIVATE luthier_status luthier__tune_run(luthier__tuner *T, const luthier_tune_desc *desc, const char *records_path) {
     luthier_status status;
     int i;
-    T->t_start = luthier__tune_now();
+    T->t_start = luthier__seconds();
     T->costliest = -1;
     status = luthier__tune_open(T, desc, records_path);
     if (status == LUTHIER_STATUS_OK) status = luthier__tune_tasks(T);
@@ -2346,7 +2344,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_auto(luthier_context *ctx, const lu
     luthier__guard G;
     luthier_tune_result res;
     luthier_status s;
-    const double t0 = luthier__tune_now();
+    const double t0 = luthier__seconds();
     int k;
     memset(&A, 0, sizeof A);
     memset(&G, 0, sizeof G);
@@ -2380,7 +2378,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_auto(luthier_context *ctx, const lu
         s = luthier__auto_guard(&A, &G, &res);
     }
     if (s == LUTHIER_STATUS_OK) s = luthier__auto_records(&A, g, records_path, &res);
-    res.seconds = luthier__tune_now() - t0;
+    res.seconds = luthier__seconds() - t0;
     if (s == LUTHIER_STATUS_OK && (desc->progress > 0 || (desc->progress == 0 && luthier__isatty_stderr())))
         fprintf(stderr, "tune: auto precision: %d nodes fp16, %d int8; back to fp32: %d for their conversions' cost, %d by the guard "
                 "(cosine %.6f, max |diff| %g)\n", res.nodes_fp16, res.nodes_int8, res.conversions_dropped, res.guard_dropped,
