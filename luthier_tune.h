@@ -1211,6 +1211,31 @@ LUTHIER_PRIVATE void luthier__tune_plan_desc(luthier_plan_desc *pd, const luthie
     pd->precision = prec;
 }
 
+/* Element count of tensor t (checked by the graph), its dtype in *f32 (1: fp32). */
+LUTHIER_PRIVATE size_t luthier__guard_numel(const luthier_graph *g, int t, int *f32) {
+    luthier_tensor_info ti;
+    size_t n = 1;
+    int a;
+    *f32 = 0;
+    if (luthier_graph_tensor_info(g, t, &ti) != LUTHIER_STATUS_OK) return 0;
+    for (a = 0; a < ti.rank; a++) n *= (size_t)ti.shape[a];
+    *f32 = ti.dtype == LUTHIER_DTYPE_F32;
+    return n;
+}
+
+/* A buffer for tensor t of g, 8 bytes per element and 8 more, zeroed; with draw, its fp32
+   elements uniform in [-1, 1] from seed (other types keep 0: an index valid for any gather).
+   NULL when memory is short. */
+LUTHIER_PRIVATE void *luthier__tune_buffer(const luthier_graph *g, int t, int draw, uint64_t seed) {
+    int f32;
+    const size_t n = luthier__guard_numel(g, t, &f32);
+    void *p = luthier__alloc(n * 8 + 8);
+    size_t e;
+    if (p) memset(p, 0, n * 8 + 8);
+    for (e = 0; p && draw && f32 && e < n; e++) ((float *)p)[e] = (float)(2.0 * luthier__gbt_uniform(&seed) - 1.0);
+    return p;
+}
+
 /* The in-plan check (see the top of this file): plans of nsets configuration sets, set k
    giving task i the configuration sets[k][i] (sets[k] NULL: every node its default; a task
    whose best is the default keeps it in every set), profiled in alternating rounds;
@@ -1241,26 +1266,10 @@ LUTHIER_PRIVATE int luthier__tune_plan_times(luthier_context *ctx, const luthier
     if (!in || !out || !configs || !round) goto done;
     for (i = 0; i < nin; i++) in[i] = NULL;
     for (i = 0; i < nout; i++) out[i] = NULL;
-    /* inputs: floats in [-1, 1]; indices 0 (valid for any gather) */
-    for (i = 0; i < nin + nout; i++) {
-        luthier_tensor_info ti;
-        size_t n = 1, e;
-        int a;
-        uint64_t st = 0x5eedull + (uint64_t)i;
-        if (luthier_graph_tensor_info(g, i < nin ? luthier_graph_input_tensor(g, i) : luthier_graph_output_tensor(g, i - nin), &ti) !=
-            LUTHIER_STATUS_OK)
-            goto done;
-        for (a = 0; a < ti.rank; a++) n *= (size_t)ti.shape[a];
-        if (i >= nin) {
-            if (!(out[i - nin] = luthier__alloc(n * 8 + 8))) goto done;
-            continue;
-        }
-        if (!(in[i] = luthier__alloc(n * 8 + 8))) goto done;
-        if (ti.dtype == LUTHIER_DTYPE_F32)
-            for (e = 0; e < n; e++) ((float *)in[i])[e] = (float)(2.0 * luthier__gbt_uniform(&st) - 1.0);
-        else
-            memset(in[i], 0, n * 8);
-    }
+    for (i = 0; i < nin; i++)
+        if (!(in[i] = luthier__tune_buffer(g, luthier_graph_input_tensor(g, i), 1, 0x5eedull + (uint64_t)i))) goto done;
+    for (i = 0; i < nout; i++)
+        if (!(out[i] = luthier__tune_buffer(g, luthier_graph_output_tensor(g, i), 0, 0))) goto done;
     for (k = 0; k < nsets; k++) {
         luthier_plan_desc pd;
         luthier_plan_info info;
@@ -2068,18 +2077,6 @@ LUTHIER_PRIVATE void luthier__guard_free(luthier__guard *G) {
     luthier__free(G->got);
 }
 
-/* Element count of tensor t (checked by the graph), its dtype in *f32 (1: fp32). */
-LUTHIER_PRIVATE size_t luthier__guard_numel(const luthier_graph *g, int t, int *f32) {
-    luthier_tensor_info ti;
-    size_t n = 1;
-    int a;
-    *f32 = 0;
-    if (luthier_graph_tensor_info(g, t, &ti) != LUTHIER_STATUS_OK) return 0;
-    for (a = 0; a < ti.rank; a++) n *= (size_t)ti.shape[a];
-    *f32 = ti.dtype == LUTHIER_DTYPE_F32;
-    return n;
-}
-
 /* The guard's inputs (desc's, else drawn), buffers and the outputs of the plan of ref (the
    fp32 choices) that the others are held against. */
 LUTHIER_PRIVATE luthier_status luthier__guard_open(luthier__guard *G, const luthier_tune_desc *d, const luthier_node_config *ref) {
@@ -2100,15 +2097,12 @@ LUTHIER_PRIVATE luthier_status luthier__guard_open(luthier__guard *G, const luth
     if (G->out) memset(G->out, 0, sizeof(void *) * (size_t)(G->nout + 1)); /* (luthier__guard_free reads them) */
     if (!G->in || !G->drawn || !G->out || !G->numel) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
     for (k = 0; k < G->nsets * G->nin; k++) {
-        uint64_t st = 0xacc0ull + (uint64_t)k;
-        size_t n = luthier__guard_numel(g, luthier_graph_input_tensor(g, k % G->nin), &f32);
         if (d->accuracy_inputs) {
             G->in[k] = d->accuracy_inputs[k];
             continue;
         }
-        if (!(G->drawn[k] = luthier__alloc(n * 8 + 8))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
-        memset(G->drawn[k], 0, n * 8 + 8);
-        for (e = 0; f32 && e < n; e++) ((float *)G->drawn[k])[e] = (float)(2.0 * luthier__gbt_uniform(&st) - 1.0);
+        if (!(G->drawn[k] = luthier__tune_buffer(g, luthier_graph_input_tensor(g, k % G->nin), 1, 0xacc0ull + (uint64_t)k)))
+            return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
         G->in[k] = G->drawn[k];
     }
     for (k = 0; k < G->nout; k++) {
