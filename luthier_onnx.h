@@ -1731,7 +1731,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_const_of_shape(const luthier_
     return LUTHIER_STATUS_OK;
 }
 
-/* Cast. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_cast(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     luthier_onnx__tensor *t = NULL;
@@ -1764,7 +1763,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reshape(const luthier_onnx__f
     return LUTHIER_STATUS_OK;
 }
 
-/* Gather. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_gather(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
@@ -1798,7 +1796,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_gather(const luthier_onnx__fo
     return LUTHIER_STATUS_OK;
 }
 
-/* Concat. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_concat(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     luthier_onnx__tensor *t = NULL;
@@ -1838,7 +1835,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_concat(const luthier_onnx__fo
     return LUTHIER_STATUS_OK;
 }
 
-/* Slice. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_slice(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
@@ -1863,7 +1859,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_slice(const luthier_onnx__fol
     return LUTHIER_STATUS_OK;
 }
 
-/* Transpose. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_transpose(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
@@ -2005,7 +2000,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_broadcast(const luthier_onnx_
     return LUTHIER_STATUS_OK;
 }
 
-/* Range. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_range(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     luthier_onnx__tensor *t = NULL;
