@@ -4421,6 +4421,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
     const int dense = gn->d.op == LUTHIER_OP_DENSE;
     const float *wd = f->w ? f->w : (const float *)w->data;
     const float *bd = f->b ? f->b : (gn->d.num_inputs > 2 && gn->inputs[2] >= 0 ? (const float *)g->tensors[gn->inputs[2]].data : NULL);
+    luthier_conv2d_desc geo; /* the fp32 layer's geometry (dense: luthier__dense_conv_desc) */
     luthier_qconv2d_desc cd;
     luthier_conv2d_info info;
     luthier_status s = LUTHIER_STATUS_OK;
@@ -4428,28 +4429,19 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
     int8_t *wq = NULL;
     float *sw = NULL;
     int32_t *bias = NULL, *mult = NULL, *shift = NULL, qmin = 0, qmax = 255;
-    int attempt, ok;
+    int attempt;
+    if (dense) luthier__dense_conv_desc(g, gn, &geo);
+    else luthier__node_conv_desc(&gn->d, x, w, &geo);
     memset(&cd, 0, sizeof cd);
-    if (dense) {
-        cout = (size_t)(gn->d.attr.dense.trans_b ? w->shape[1] : w->shape[0]);
-        per = (size_t)(gn->d.attr.dense.trans_b ? w->shape[0] : w->shape[1]);
-        cd.batch = (int64_t)(luthier__numel(x->rank, x->shape, &ok) / per);
-        cd.in_channels = (int64_t)per;
-        cd.in_h = cd.in_w = cd.kernel_h = cd.kernel_w = 1;
-    } else {
-        cout = (size_t)w->shape[0];
-        per = (size_t)(w->shape[1] * w->shape[2] * w->shape[3]);
-        cd.batch = x->shape[0]; cd.in_channels = x->shape[1]; cd.in_h = x->shape[2]; cd.in_w = x->shape[3];
-        const luthier_conv2d_attrs *a = &gn->d.attr.conv2d;
-        cd.kernel_h = w->shape[2]; cd.kernel_w = w->shape[3];
-        cd.stride_h = a->stride[0]; cd.stride_w = a->stride[1];
-        cd.dilation_h = a->dilation[0]; cd.dilation_w = a->dilation[1];
-        cd.pad_top = a->pads[0]; cd.pad_left = a->pads[1]; cd.pad_bottom = a->pads[2]; cd.pad_right = a->pads[3];
-        cd.groups = a->groups;
-    }
-    cd.out_channels = (int64_t)cout;
+    cd.batch = geo.batch; cd.in_channels = geo.in_channels; cd.in_h = geo.in_h; cd.in_w = geo.in_w;
+    cd.out_channels = geo.out_channels; cd.kernel_h = geo.kernel_h; cd.kernel_w = geo.kernel_w;
+    cd.stride_h = geo.stride_h; cd.stride_w = geo.stride_w; cd.dilation_h = geo.dilation_h; cd.dilation_w = geo.dilation_w;
+    cd.pad_top = geo.pad_top; cd.pad_left = geo.pad_left; cd.pad_bottom = geo.pad_bottom; cd.pad_right = geo.pad_right;
+    cd.groups = geo.groups;
     cd.layout = LUTHIER_LAYOUT_NHWC;
     cd.input_zero_point = za;
+    cout = (size_t)geo.out_channels;
+    per = (size_t)(geo.in_channels / (geo.groups > 1 ? geo.groups : 1) * geo.kernel_h * geo.kernel_w); /* weights per channel */
     wq = (int8_t *)luthier__alloc(cout * per + 1);
     sw = (float *)luthier__alloc(sizeof(float) * cout);
     bias = (int32_t *)luthier__alloc(sizeof(int32_t) * cout);
