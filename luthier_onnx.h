@@ -695,7 +695,7 @@ LUTHIER_ONNX__FN const char *luthier_onnx__typename(int type) {
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__tensor *t) {
-    luthier_onnx__rd r;
+    luthier_onnx__rd r = {data, data + len};
     luthier_onnx__fld f;
     int64_t *dims = NULL, *ints = NULL;
     float *fl = NULL;
@@ -703,8 +703,6 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint
     const uint8_t *raw = NULL, *at, *raw_field = NULL;
     size_t rawlen = 0, n = 1, i;
     int has_raw = 0;
-    r.p = data;
-    r.end = data + len;
     t->name = "";
     while (at = r.p, (rc = luthier_onnx__next(c, &r, &f, "TensorProto")) > 0) {
         switch (f.num) {
@@ -838,11 +836,9 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_sub(luthier_onnx__ctx *c, const luthier
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__parse_attr(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__attr *a) {
-    luthier_onnx__rd r;
+    luthier_onnx__rd r = {data, data + len};
     luthier_onnx__fld f;
     int rc;
-    r.p = data;
-    r.end = data + len;
     a->name = "";
     while ((rc = luthier_onnx__next(c, &r, &f, "AttributeProto")) > 0) {
         switch (f.num) {
@@ -877,11 +873,9 @@ LUTHIER_ONNX__FN int luthier_onnx__pushstr(luthier_onnx__ctx *c, const luthier_o
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__parse_node(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__node *n) {
-    luthier_onnx__rd r;
+    luthier_onnx__rd r = {data, data + len};
     luthier_onnx__fld f;
     int rc;
-    r.p = data;
-    r.end = data + len;
     n->name = "";
     n->op = "";
     n->domain = "";
@@ -906,11 +900,9 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_node(luthier_onnx__ctx *c, const uint8_
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__parse_vi(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__vi *v) {
-    luthier_onnx__rd r, r2, r3, r4, r5;
+    luthier_onnx__rd r = {data, data + len}, r2, r3, r4, r5;
     luthier_onnx__fld f, f2, f3, f4, f5;
     int rc;
-    r.p = data;
-    r.end = data + len;
     v->name = "";
     while ((rc = luthier_onnx__next(c, &r, &f, "ValueInfoProto")) > 0) {
         if (f.num == 1) {
@@ -965,11 +957,9 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_vi(luthier_onnx__ctx *c, const uint8_t 
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__parse_graph(luthier_onnx__ctx *c, const uint8_t *data, size_t len) {
-    luthier_onnx__rd r;
+    luthier_onnx__rd r = {data, data + len};
     luthier_onnx__fld f;
     int rc;
-    r.p = data;
-    r.end = data + len;
     while ((rc = luthier_onnx__next(c, &r, &f, "GraphProto")) > 0) {
         switch (f.num) {
         case 1: {
@@ -1004,13 +994,11 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_graph(luthier_onnx__ctx *c, const uint8
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__parse_model(luthier_onnx__ctx *c, const uint8_t *data, size_t len) {
-    luthier_onnx__rd r, r2;
+    luthier_onnx__rd r = {data, data + len}, r2;
     luthier_onnx__fld f, f2;
     const uint8_t *graph = NULL;
     size_t glen = 0;
     int rc, have_graph = 0;
-    r.p = data;
-    r.end = data + len;
     while ((rc = luthier_onnx__next(c, &r, &f, "ModelProto")) > 0) {
         if (f.num == 1) {
             if (luthier_onnx__want(c, &f, 0, "ModelProto", "ir_version")) return -1;
