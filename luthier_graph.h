@@ -6381,7 +6381,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_dense(const luthier__run_args *arg) 
     memset(&sd, 0, sizeof sd);
     sd.n = os[o->rank - 1];
     sd.k = xs[x->rank - 1];
-    sd.m = (int64_t)(luthier__op_prod(xs, 0, x->rank) / (size_t)sd.k);
+    sd.m = (int64_t)(luthier__prod(xs, 0, x->rank) / (size_t)sd.k);
     sd.trans_b = !st->d.attr.dense.trans_b;
     sd.bias = st->bias;
     sd.activation = st->act;
@@ -6402,7 +6402,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_matmul(const luthier__run_args *arg)
     int orank = o->rank, br = orank - 2, i;
     int64_t as[LUTHIER_MAX_RANK], bs[LUTHIER_MAX_RANK];
     size_t m = (size_t)os[orank - 2], n = (size_t)os[orank - 1], k = (size_t)xs[x->rank - 1];
-    size_t batches = luthier__op_prod(os, 0, br), bi;
+    size_t batches = luthier__prod(os, 0, br), bi;
     luthier_sgemm_desc sd;
     luthier_status s;
     for (i = 0; i < br; i++) {
@@ -6507,16 +6507,16 @@ LUTHIER_PRIVATE luthier_status luthier__run_global_pool(const luthier__run_args 
 LUTHIER_PRIVATE luthier_status luthier__run_lrn(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     const luthier_lrn_attrs *a = &st->d.attr.lrn;
-    return luthier__op_lrn_nhwc(ctx, &cfg, xp, op, luthier__op_prod(xs, 0, 3), (size_t)xs[3], (size_t)a->size, a->alpha,
+    return luthier__op_lrn_nhwc(ctx, &cfg, xp, op, luthier__prod(xs, 0, 3), (size_t)xs[3], (size_t)a->size, a->alpha,
                                 a->beta, a->bias);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_batch_norm(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     if (x->layout == LUTHIER__NHWC)
-        return luthier__op_channel_affine(ctx, &cfg, xp, op, luthier__op_prod(xs, 0, 3), (size_t)xs[3], 1, st->scale,
+        return luthier__op_channel_affine(ctx, &cfg, xp, op, luthier__prod(xs, 0, 3), (size_t)xs[3], 1, st->scale,
                                           st->shift, LUTHIER_ACTIVATION_NONE, 0, 0);
-    return luthier__op_channel_affine(ctx, &cfg, xp, op, (size_t)xs[0], (size_t)xs[1], luthier__op_prod(xs, 2, x->rank),
+    return luthier__op_channel_affine(ctx, &cfg, xp, op, (size_t)xs[0], (size_t)xs[1], luthier__prod(xs, 2, x->rank),
                                       st->scale, st->shift, LUTHIER_ACTIVATION_NONE, 0, 0);
 }
 
@@ -6595,7 +6595,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_cast(const luthier__run_args *arg) {
 LUTHIER_PRIVATE luthier_status luthier__run_concat_lens(const luthier__run_args *arg, int axis) {
     LUTHIER__RUN_ARGS;
     const size_t w = o->dtype == LUTHIER_DTYPE_I64 ? 2 : 1, cap = (size_t)os[axis];
-    const size_t outer = luthier__op_prod(os, 0, axis), inner = luthier__op_prod(os, axis + 1, o->rank) * w;
+    const size_t outer = luthier__prod(os, 0, axis), inner = luthier__prod(os, axis + 1, o->rank) * w;
     size_t r, pos = 0;
     int i;
     for (r = 0; r < outer; r++) {
@@ -6635,26 +6635,26 @@ LUTHIER_PRIVATE luthier_status luthier__run_concat_split(const luthier__run_args
     }
     if (st->d.op == LUTHIER_OP_CONCAT && whole->dtype == LUTHIER__DTYPE_F16) { /* pairs of halves (luthier__h16_concat) */
         for (i = 0; i < many; i++) lens[i] /= 2;
-        return luthier__op_concat(ctx, &cfg, srcs, lens, many, luthier__op_prod(ws, 0, axis), luthier__op_prod(ws, axis + 1, whole->rank), op);
+        return luthier__op_concat(ctx, &cfg, srcs, lens, many, luthier__prod(ws, 0, axis), luthier__prod(ws, axis + 1, whole->rank), op);
     }
     if (st->d.op == LUTHIER_OP_CONCAT) /* i64: pairs of floats */
-        return luthier__op_concat(ctx, &cfg, srcs, lens, many, luthier__op_prod(ws, 0, axis),
-                                  luthier__op_prod(ws, axis + 1, whole->rank) * (whole->dtype == LUTHIER_DTYPE_I64 ? 2 : 1), op);
-    return luthier__op_split(ctx, &cfg, xp, luthier__op_prod(ws, 0, axis), luthier__op_prod(ws, axis + 1, whole->rank), many,
+        return luthier__op_concat(ctx, &cfg, srcs, lens, many, luthier__prod(ws, 0, axis),
+                                  luthier__prod(ws, axis + 1, whole->rank) * (whole->dtype == LUTHIER_DTYPE_I64 ? 2 : 1), op);
+    return luthier__op_split(ctx, &cfg, xp, luthier__prod(ws, 0, axis), luthier__prod(ws, axis + 1, whole->rank), many,
                              lens, dsts);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_softmax(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     int axis = luthier__phys_axis(x, luthier__norm_axis(st->d.attr.softmax.axis, x->rank, 0));
-    return luthier__op_softmax(ctx, &cfg, xp, op, luthier__op_prod(xs, 0, axis), (size_t)xs[axis],
-                               luthier__op_prod(xs, axis + 1, x->rank), st->d.attr.softmax.log);
+    return luthier__op_softmax(ctx, &cfg, xp, op, luthier__prod(xs, 0, axis), (size_t)xs[axis],
+                               luthier__prod(xs, axis + 1, x->rank), st->d.attr.softmax.log);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_layer_norm(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     int axis = luthier__norm_axis(st->d.attr.layer_norm.axis, x->rank, 0);
-    return luthier__op_layernorm(ctx, &cfg, xp, op, luthier__op_prod(xs, 0, axis), luthier__op_prod(xs, axis, x->rank),
+    return luthier__op_layernorm(ctx, &cfg, xp, op, luthier__prod(xs, 0, axis), luthier__prod(xs, axis, x->rank),
                                  st->scale, st->shift, st->d.attr.layer_norm.epsilon);
 }
 
@@ -6675,8 +6675,8 @@ LUTHIER_PRIVATE luthier_status luthier__run_gather(const luthier__run_args *arg)
     LUTHIER__RUN_ARGS;
     const luthier__pval *iv = &p->vals[st->in[1]];
     const int axis = luthier__norm_axis(st->d.attr.axis.axis, x->rank, 0);
-    const size_t w = x->dtype == LUTHIER_DTYPE_I64 ? 2 : 1, outer = luthier__op_prod(xs, 0, axis), alen = (size_t)xs[axis];
-    const size_t inner = luthier__op_prod(xs, axis + 1, x->rank) * w, cap = iv->bytes / sizeof(int64_t);
+    const size_t w = x->dtype == LUTHIER_DTYPE_I64 ? 2 : 1, outer = luthier__prod(xs, 0, axis), alen = (size_t)xs[axis];
+    const size_t inner = luthier__prod(xs, axis + 1, x->rank) * w, cap = iv->bytes / sizeof(int64_t);
     const int64_t *xn = luthier__vlen(p, st->in[0], axis), *in = luthier__vlen(p, st->in[1], -1);
     const int64_t *idx = (const int64_t *)luthier__ptr(rc, st->in[1]);
     size_t valid = alen, num = cap, row;
@@ -6698,7 +6698,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_gather(const luthier__run_args *arg)
 LUTHIER_PRIVATE luthier_status luthier__run_reduce_lens(const luthier__run_args *arg, const int *red, int a, int64_t n) {
     LUTHIER__RUN_ARGS;
     int64_t s[LUTHIER_MAX_RANK];
-    const size_t total = luthier__op_prod(os, 0, o->rank), cap = (size_t)xs[a];
+    const size_t total = luthier__prod(os, 0, o->rank), cap = (size_t)xs[a];
     const size_t made = red[a] ? total : total / cap * (size_t)n;
     memcpy(s, xs, sizeof(int64_t) * (size_t)x->rank);
     s[a] = n;
@@ -6723,7 +6723,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_attention(const luthier__run_args *a
     float *scratch = (float *)luthier__context_workspace(ctx, p->workspace_bytes);
     if (!scratch) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "attention: no workspace");
     return luthier__op_attention(ctx, &cfg, xp, (const float *)luthier__ptr(rc, st->in[1]),
-                                 (const float *)luthier__ptr(rc, st->in[2]), op, luthier__op_prod(xs, 0, r - 2),
+                                 (const float *)luthier__ptr(rc, st->in[2]), op, luthier__prod(xs, 0, r - 2),
                                  (size_t)xs[r - 2], (size_t)k->shape[r - 2], d, (size_t)v->shape[r - 1],
                                  st->d.attr.attention.has_scale ? st->d.attr.attention.scale : (float)(1.0 / sqrt((double)d)),
                                  st->d.attr.attention.causal, scratch);
@@ -6734,7 +6734,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_resize(const luthier__run_args *arg)
     const luthier__op_rs_plan *rp = (const luthier__op_rs_plan *)st->aux;
     if (x->layout == LUTHIER__NHWC) /* [N][H][W][C] */
         return luthier__op_resize(ctx, &cfg, rp, xp, op, (size_t)xs[0], (size_t)xs[3]);
-    return luthier__op_resize(ctx, &cfg, rp, xp, op, luthier__op_prod(xs, 0, luthier__resize_first(x->rank)), 1);
+    return luthier__op_resize(ctx, &cfg, rp, xp, op, luthier__prod(xs, 0, luthier__resize_first(x->rank)), 1);
 }
 
 /* DEPTH_TO_SPACE, SPACE_TO_DEPTH: one transpose of a 6-D view of the input. */
@@ -6777,14 +6777,14 @@ LUTHIER_PRIVATE luthier_status luthier__run_argext(const luthier__run_args *arg)
     LUTHIER__RUN_ARGS;
     const int axis = luthier__run_axis_of(st, x->rank);
     const luthier_argmax_attrs *a = st->d.op == LUTHIER_OP_ARGMAX ? &st->d.attr.argmax : &st->d.attr.argmin;
-    return luthier__op_argext(ctx, &cfg, xp, (int64_t *)(void *)op, luthier__op_prod(xs, 0, axis), (size_t)xs[axis],
-                              luthier__op_prod(xs, axis + 1, x->rank), st->d.op == LUTHIER_OP_ARGMIN, a->select_last_index);
+    return luthier__op_argext(ctx, &cfg, xp, (int64_t *)(void *)op, luthier__prod(xs, 0, axis), (size_t)xs[axis],
+                              luthier__prod(xs, axis + 1, x->rank), st->d.op == LUTHIER_OP_ARGMIN, a->select_last_index);
 }
 
 /* TOPK over an axis with a run-time length n: the first min(k, n) of each row, zeros after them. */
 LUTHIER_PRIVATE luthier_status luthier__run_topk_lens(const luthier__run_args *arg, int axis, size_t n) {
     LUTHIER__RUN_ARGS;
-    const size_t outer = luthier__op_prod(xs, 0, axis), len = (size_t)xs[axis], inner = luthier__op_prod(xs, axis + 1, x->rank);
+    const size_t outer = luthier__prod(xs, 0, axis), len = (size_t)xs[axis], inner = luthier__prod(xs, axis + 1, x->rank);
     const size_t k = (size_t)st->d.attr.topk.k, kk = n < k ? n : k;
     int64_t *ix = (int64_t *)luthier__ptr(rc, st->out[1]);
     size_t row;
@@ -6805,20 +6805,20 @@ LUTHIER_PRIVATE luthier_status luthier__run_topk(const luthier__run_args *arg) {
     const int axis = luthier__run_axis_of(st, x->rank);
     const int64_t *n = luthier__vlen(p, st->in[0], axis);
     if (n) return luthier__run_topk_lens(arg, axis, (size_t)*n);
-    return luthier__op_topk(ctx, &cfg, xp, op, (int64_t *)luthier__ptr(rc, st->out[1]), luthier__op_prod(xs, 0, axis), (size_t)xs[axis],
-                            luthier__op_prod(xs, axis + 1, x->rank), (size_t)st->d.attr.topk.k, st->d.attr.topk.largest);
+    return luthier__op_topk(ctx, &cfg, xp, op, (int64_t *)luthier__ptr(rc, st->out[1]), luthier__prod(xs, 0, axis), (size_t)xs[axis],
+                            luthier__prod(xs, axis + 1, x->rank), (size_t)st->d.attr.topk.k, st->d.attr.topk.largest);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_cumsum(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
     const int axis = luthier__run_axis_of(st, x->rank);
-    return luthier__op_cumsum(ctx, &cfg, xp, op, luthier__op_prod(xs, 0, axis), (size_t)xs[axis], luthier__op_prod(xs, axis + 1, x->rank),
+    return luthier__op_cumsum(ctx, &cfg, xp, op, luthier__prod(xs, 0, axis), (size_t)xs[axis], luthier__prod(xs, axis + 1, x->rank),
                               st->d.attr.cumsum.exclusive, st->d.attr.cumsum.reverse);
 }
 
 LUTHIER_PRIVATE luthier_status luthier__run_trilu(const luthier__run_args *arg) {
     LUTHIER__RUN_ARGS;
-    return luthier__op_trilu(ctx, &cfg, xp, op, luthier__op_prod(xs, 0, x->rank - 2), (size_t)xs[x->rank - 2], (size_t)xs[x->rank - 1],
+    return luthier__op_trilu(ctx, &cfg, xp, op, luthier__prod(xs, 0, x->rank - 2), (size_t)xs[x->rank - 2], (size_t)xs[x->rank - 1],
                              st->d.attr.trilu.upper, st->d.attr.trilu.k);
 }
 

@@ -3509,7 +3509,7 @@ LUTHIER_PRIVATE luthier_status luthier__op_check_indices(luthier_context *ctx, c
     return LUTHIER_STATUS_OK;
 }
 
-LUTHIER_PRIVATE size_t luthier__op_prod(const int64_t *s, int from, int to) {
+LUTHIER_PRIVATE size_t luthier__prod(const int64_t *s, int from, int to) {
     size_t n = 1;
     int k;
     for (k = from; k < to; k++) n *= (size_t)s[k];
@@ -3585,7 +3585,7 @@ LUTHIER_PRIVATE void luthier__op_elems_init(luthier__op_elems *j, const float *d
     for (k = 0; k < r; k++) j->is[k] = is[k];
     j->axis_len = data_shape[axis];
     j->last = (size_t)is[r - 1];
-    j->rows = luthier__op_prod(is, 0, r - 1);
+    j->rows = luthier__prod(is, 0, r - 1);
     j->rpu = j->last >= LUTHIER__OP_GRAIN ? 1 : LUTHIER__OP_GRAIN / j->last;
 }
 
@@ -3610,7 +3610,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_scatter_elements(luth
     size_t row, c;
     luthier__op_elems_init(&j, data, idx, y, r, data_shape, is, axis);
     if ((s = luthier__op_check_indices(ctx, "scatter_elements", idx, j.rows * j.last, 1, &j.axis_len)) != LUTHIER_STATUS_OK) return s;
-    if (y != data) memcpy(y, data, luthier__op_prod(data_shape, 0, r) * sizeof(float));
+    if (y != data) memcpy(y, data, luthier__prod(data_shape, 0, r) * sizeof(float));
     for (row = 0; row < j.rows; row++) {
         const size_t base = luthier__op_elems_base(&j, row);
         for (c = 0; c < j.last; c++) {
@@ -3649,10 +3649,10 @@ LUTHIER_PRIVATE void luthier__op_nd_init(luthier__op_nd *j, const float *data, c
     j->m = (size_t)ish[q - 1];
     luthier__op_strides(r, dsh, st);
     for (k = 0; k < j->m; k++) j->st[k] = st[b + (int)k], j->lens[k] = dsh[b + (int)k];
-    j->len = luthier__op_prod(dsh, b + (int)j->m, r);
-    j->slices = luthier__op_prod(ish, 0, q - 1);
-    j->per_batch = luthier__op_prod(ish, b, q - 1);
-    j->bstride = luthier__op_prod(dsh, b, r);
+    j->len = luthier__prod(dsh, b + (int)j->m, r);
+    j->slices = luthier__prod(ish, 0, q - 1);
+    j->per_batch = luthier__prod(ish, b, q - 1);
+    j->bstride = luthier__prod(dsh, b, r);
     j->spu = j->len >= LUTHIER__OP_GRAIN ? 1 : LUTHIER__OP_GRAIN / j->len;
 }
 
