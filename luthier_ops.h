@@ -840,20 +840,23 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_vec)(luthier__una
     }
 }
 
-/* The kind is a compile-time constant in each case of the switch below, so the inner loop is
-   one straight-line vector body per kind. */
-#define LUTHIER__OP_UNARY_LOOP(K)                                                                \
+/* The kind is a compile-time constant in each case of the switches below, so the inner loop is
+   one straight-line vector body per kind. LD / ST move a whole vector at x + i / y + i, LDN /
+   STN the partial one at the end (n elements): fp32 (LUTHIER__OP_UNARY_*) or fp16 (VLOADH ...). */
+#define LUTHIER__OP_UNARY_LOOP(K, LD, ST, LDN, STN)                                              \
     for (i = from; i + LUTHIER__VW <= to; i += LUTHIER__VW) {                                    \
-        LUTHIER__VLOAD(v, x + i);                                                                \
-        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                                      \
-        LUTHIER__VSTORE_NT(y + i, v, nt);                                                        \
+        LD(v, x + i);                                                                            \
+        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                         \
+        ST(y + i, v);                                                                            \
     }                                                                                            \
     if (i < to) {                                                                                \
-        LUTHIER__VLOADN(v, x + i, to - i, 1.0f);                                                 \
-        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                                      \
-        LUTHIER__VSTOREN(y + i, v, to - i);                                                      \
+        LDN(v, x + i, to - i);                                                                   \
+        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                         \
+        STN(y + i, v, to - i);                                                                   \
     }                                                                                            \
     break;
+#define LUTHIER__OP_UNARY_ST(p, v) LUTHIER__VSTORE_NT(p, v, nt)
+#define LUTHIER__OP_UNARY_LDN(v, p, n) LUTHIER__VLOADN(v, p, n, 1.0f)
 
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_impl)(void *arg, size_t ub, size_t ue, int thread) {
     const luthier__op_unary_job *j = (const luthier__op_unary_job *)arg;
@@ -866,7 +869,9 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_impl)(void *arg, 
     LUTHIER__VF v;
     (void)thread;
     switch (j->kind) {
-#define LUTHIER__X(k) case LUTHIER__UNARY_##k: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_##k)
+#define LUTHIER__X(k)                                                                            \
+    case LUTHIER__UNARY_##k:                                                                     \
+        LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_##k, LUTHIER__VLOAD, LUTHIER__OP_UNARY_ST, LUTHIER__OP_UNARY_LDN, LUTHIER__VSTOREN)
     LUTHIER__UNARY_KINDS(LUTHIER__X)
 #undef LUTHIER__X
     default: break;
@@ -1004,19 +1009,6 @@ LUTHIER__OP_RANGE(luthier__op_binary)
         memcpy((p), luthier__h_, (size_t)(n) * sizeof(uint16_t));                                \
     } while (0)
 
-#define LUTHIER__OP_UNARY_H16_LOOP(K)                                                            \
-    for (i = from; i + LUTHIER__VW <= to; i += LUTHIER__VW) {                                    \
-        LUTHIER__VLOADH(v, x + i);                                                               \
-        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                         \
-        LUTHIER__VSTOREH(y + i, v);                                                              \
-    }                                                                                            \
-    if (i < to) {                                                                                \
-        LUTHIER__VLOADHN(v, x + i, to - i);                                                      \
-        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                         \
-        LUTHIER__VSTOREHN(y + i, v, to - i);                                                     \
-    }                                                                                            \
-    break;
-
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_h16_impl)(void *arg, size_t ub, size_t ue, int thread) {
     const luthier__op_unary_h16_job *j = (const luthier__op_unary_h16_job *)arg;
     const uint16_t *x = j->x;
@@ -1027,7 +1019,9 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_h16_impl)(void *a
     LUTHIER__VF v;
     (void)thread;
     switch (j->kind) {
-#define LUTHIER__X(k) case LUTHIER__UNARY_##k: LUTHIER__OP_UNARY_H16_LOOP(LUTHIER__UNARY_##k)
+#define LUTHIER__X(k)                                                                            \
+    case LUTHIER__UNARY_##k:                                                                     \
+        LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_##k, LUTHIER__VLOADH, LUTHIER__VSTOREH, LUTHIER__VLOADHN, LUTHIER__VSTOREHN)
     LUTHIER__UNARY_KINDS(LUTHIER__X)
 #undef LUTHIER__X
     default: break;
@@ -2199,7 +2193,8 @@ LUTHIER__OP_RANGE(luthier__op_rnn)
 #undef LUTHIER__VSTOREH
 #undef LUTHIER__VLOADHN
 #undef LUTHIER__VSTOREHN
-#undef LUTHIER__OP_UNARY_H16_LOOP
+#undef LUTHIER__OP_UNARY_ST
+#undef LUTHIER__OP_UNARY_LDN
 #undef LUTHIER__OP_BIN_H16_LD
 #undef LUTHIER__OP_BIN_H16_LOOP
 #undef LUTHIER__OP_RANGE
