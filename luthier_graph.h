@@ -2063,36 +2063,27 @@ LUTHIER_PRIVATE luthier__unary luthier__activation_params(const luthier_node_des
     }
 }
 
+/* The operators whose unary kernel has their name. */
+#define LUTHIER__UNARY_OPS(X)                                                                                 \
+    X(RELU) X(SIGMOID) X(TANH) X(ERF) X(EXP) X(SQRT) X(NEG) X(HARD_SWISH) X(SOFTPLUS) X(SOFTSIGN) X(MISH) X(ABS) \
+    X(LOG) X(FLOOR) X(CEIL) X(ROUND) X(RECIPROCAL) X(SILU) X(NOT)
+
 /* The unary kernel (and its a, b) of a node that runs with luthier__run_unary. */
 LUTHIER_PRIVATE luthier__unary luthier__node_unary(const luthier_node_desc *d, float *a, float *b) {
-    luthier__unary u;
     *a = *b = 0.0f;
     switch (d->op) {
-    case LUTHIER_OP_RELU: u = LUTHIER__UNARY_RELU; break;
-    case LUTHIER_OP_CLIP: u = LUTHIER__UNARY_CLIP, *a = d->attr.clip.min, *b = d->attr.clip.max; break;
-    case LUTHIER_OP_GELU: u = d->attr.gelu.approximate ? LUTHIER__UNARY_GELU_TANH : LUTHIER__UNARY_GELU_ERF; break;
-    case LUTHIER_OP_SIGMOID: u = LUTHIER__UNARY_SIGMOID; break;
-    case LUTHIER_OP_TANH: u = LUTHIER__UNARY_TANH; break;
-    case LUTHIER_OP_ERF: u = LUTHIER__UNARY_ERF; break;
-    case LUTHIER_OP_EXP: u = LUTHIER__UNARY_EXP; break;
-    case LUTHIER_OP_SQRT: u = LUTHIER__UNARY_SQRT; break;
-    case LUTHIER_OP_NEG: u = LUTHIER__UNARY_NEG; break;
-    case LUTHIER_OP_HARD_SWISH: u = LUTHIER__UNARY_HARD_SWISH; break;
-    case LUTHIER_OP_SOFTPLUS: u = LUTHIER__UNARY_SOFTPLUS; break;
-    case LUTHIER_OP_SOFTSIGN: u = LUTHIER__UNARY_SOFTSIGN; break;
-    case LUTHIER_OP_MISH: u = LUTHIER__UNARY_MISH; break;
-    case LUTHIER_OP_ABS: u = LUTHIER__UNARY_ABS; break;
-    case LUTHIER_OP_LOG: u = LUTHIER__UNARY_LOG; break;
-    case LUTHIER_OP_FLOOR: u = LUTHIER__UNARY_FLOOR; break;
-    case LUTHIER_OP_CEIL: u = LUTHIER__UNARY_CEIL; break;
-    case LUTHIER_OP_ROUND: u = LUTHIER__UNARY_ROUND; break;
-    case LUTHIER_OP_RECIPROCAL: u = LUTHIER__UNARY_RECIPROCAL; break;
-    case LUTHIER_OP_SILU: u = LUTHIER__UNARY_SILU; break;
-    case LUTHIER_OP_NOT: u = LUTHIER__UNARY_NOT; break;
-    default: u = luthier__activation_params(d, a, b); break; /* the activations with attributes */
+#define LUTHIER__X(k) case LUTHIER_OP_##k: return LUTHIER__UNARY_##k;
+    LUTHIER__UNARY_OPS(LUTHIER__X)
+#undef LUTHIER__X
+    case LUTHIER_OP_CLIP:
+        *a = d->attr.clip.min;
+        *b = d->attr.clip.max;
+        return LUTHIER__UNARY_CLIP;
+    case LUTHIER_OP_GELU: return d->attr.gelu.approximate ? LUTHIER__UNARY_GELU_TANH : LUTHIER__UNARY_GELU_ERF;
+    default: return luthier__activation_params(d, a, b); /* the activations with attributes */
     }
-    return u;
 }
+#undef LUTHIER__UNARY_OPS
 
 LUTHIER_PRIVATE luthier_status luthier__infer_activation(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
