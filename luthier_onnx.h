@@ -1645,7 +1645,14 @@ struct luthier_onnx__foldargs {
     luthier_onnx__val *x = arg->x;                                                                             \
     const luthier_onnx__tensor *xc = arg->xc;                                                                  \
     const luthier_onnx__shape xs = *arg->xs;                                                                   \
-    (void)c, (void)n, (void)x, (void)xc, (void)xs
+    luthier_onnx__tensor *t = NULL; /* the result (luthier_onnx__folded) */                                    \
+    (void)c, (void)n, (void)x, (void)xc, (void)xs, (void)t
+
+/* A fold hook's success: t is the node's output 0. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__folded(const luthier_onnx__foldargs *arg, luthier_onnx__tensor *t) {
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_none(const luthier_onnx__foldargs *arg) {
     (void)arg;
@@ -1653,8 +1660,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_none(const luthier_onnx__fold
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_identity(const luthier_onnx__foldargs *arg) {
-    *arg->res = arg->x->c;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, arg->x->c);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_quant(const luthier_onnx__foldargs *arg) {
@@ -1666,7 +1672,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_quant(const luthier_onnx__fol
 /* Shape and Size: from the static shape, whatever the input's value. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_shape(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     int k;
     int64_t one = (int64_t)xs.rank, s = luthier_onnx__ai(n, "start", 0), en = luthier_onnx__ai(n, "end", xs.rank);
     if (!x) return LUTHIER_STATUS_OK;
@@ -1691,14 +1696,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_shape(const luthier_onnx__fol
             t->lenwhole = s == 0 && en == xs.rank;
         }
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* ConstantOfShape (its shape input must be constant). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_const_of_shape(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     size_t e;
     int k;
     const luthier_onnx__tensor *sh;
@@ -1715,13 +1718,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_const_of_shape(const luthier_
         if (t->f) t->f[e] = va ? va->t->f[0] : 0.0f;
         else t->i[e] = va->t->i[0];
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_cast(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     size_t e;
     int to = (int)luthier_onnx__ai(n, "to", 0);
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "to,saturate"));
@@ -1733,28 +1734,24 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_cast(const luthier_onnx__fold
         if (t->f) t->f[e] = (float)v;
         else t->i[e] = to == 9 ? v != 0 : luthier_onnx__toint(v);
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* Reshape, Flatten, Squeeze, Unsqueeze. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reshape(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     luthier_onnx__shape os;
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_like(c, n, &xs, &os));
     LUTHIER_ONNX__TNEW(t, xc->f != NULL, os.rank, os.d);
     t->type = xc->type;
     if (xc->f) memcpy(t->f, xc->f, t->n * sizeof(float));
     else memcpy(t->i, xc->i, t->n * sizeof(int64_t));
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_gather(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
-    luthier_onnx__tensor *t = NULL;
     int k;
     const luthier_onnx__tensor *ic = luthier_onnx__in(c, n, 1)->c;
     int64_t ax, dims[LUTHIER_ONNX_MAX_RANK];
@@ -1780,13 +1777,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_gather(const luthier_onnx__fo
                 else t->i[dst] = xc->i[src];
             }
         }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_concat(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     int k;
     int64_t ax, dims[LUTHIER_ONNX_MAX_RANK], off = 0;
     size_t outer, inner, m;
@@ -1819,14 +1814,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_concat(const luthier_onnx__fo
         }
         off += p->dims[ax];
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_slice(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
-    luthier_onnx__tensor *t = NULL;
     int k;
     int64_t st[LUTHIER_ONNX_MAX_RANK], sp[LUTHIER_ONNX_MAX_RANK], ln[LUTHIER_ONNX_MAX_RANK];
     LUTHIER_ONNX__TRY(luthier_onnx__slice_params(c, n, &xs, st, sp, ln));
@@ -1843,14 +1836,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_slice(const luthier_onnx__fol
         if (t->f) t->f[e] = xc->f[src];
         else t->i[e] = xc->i[src];
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_transpose(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
-    luthier_onnx__tensor *t = NULL;
     int k;
     const int64_t *perm;
     int np = luthier_onnx__aints(n, "perm", &perm), p[LUTHIER_ONNX_MAX_RANK], seen[LUTHIER_ONNX_MAX_RANK] = {0};
@@ -1875,14 +1866,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_transpose(const luthier_onnx_
         if (t->f) t->f[e] = xc->f[src];
         else t->i[e] = xc->i[src];
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* The element-wise unary operators (float; Neg and Relu also on integers). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_unary(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     size_t e;
     LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, xc->dims);
     t->type = xc->type;
@@ -1893,21 +1882,18 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_unary(const luthier_onnx__fol
         else if (luthier_onnx__isop(n, "Abs")) t->i[e] = xc->i[e] < 0 ? (int64_t)(0 - (uint64_t)xc->i[e]) : xc->i[e];
         else LUTHIER_ONNX__UNSUP("integer input");
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* Not (bool out). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_not(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     size_t e;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
     LUTHIER_ONNX__TNEW(t, 0, xc->rank, xc->dims);
     t->type = 9;
     for (e = 0; e < t->n; e++) t->i[e] = luthier_onnx__tget(xc, e) == 0;
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* The broadcasting operators: Add, Sub, Mul, Div, Pow, Max, Min, Sum, Equal, Greater, Less,
@@ -1915,7 +1901,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_not(const luthier_onnx__folda
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_broadcast(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
-    luthier_onnx__tensor *t = NULL;
     int k;
     /* broadcast over all inputs (Expand: the second input is the shape) */
     int64_t dims[LUTHIER_ONNX_MAX_RANK], tmp[LUTHIER_ONNX_MAX_RANK];
@@ -1984,13 +1969,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_broadcast(const luthier_onnx_
             else t->i[e] = intmode ? ia : luthier_onnx__toint(fa);
         }
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_range(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     size_t e;
     const luthier_onnx__tensor *a = x->c, *b = luthier_onnx__in(c, n, 1) ? luthier_onnx__in(c, n, 1)->c : NULL, *d = luthier_onnx__in(c, n, 2) ? luthier_onnx__in(c, n, 2)->c : NULL;
     double s, l, dl, cnt;
@@ -2007,8 +1990,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_range(const luthier_onnx__fol
         if (t->f) t->f[e] = (float)(s + (double)e * dl);
         else t->i[e] = (int64_t)((uint64_t)a->i[0] + (uint64_t)e * (uint64_t)d->i[0]);
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* Whether row r folds whatever its inputs' values (from shapes). */
@@ -3405,7 +3387,6 @@ static const struct {
    Subtracts. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reduce(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     int64_t axes[LUTHIER_ONNX_MAX_RANK], dims[LUTHIER_ONNX_MAX_RANK], ax, cnt = 1;
     int red[LUTHIER_ONNX_MAX_RANK] = {0}, na, r = 0, k, ro = 0, kind;
     size_t e, q;
@@ -3450,8 +3431,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reduce(const luthier_onnx__fo
         }
     }
     for (q = 0; kind == LUTHIER_REDUCE_MEAN && q < t->n; q++) t->f[q] = (float)((double)t->f[q] / (double)cnt);
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* ReduceMean over H and W of [N,C,H,W] runs as global average pooling (it works in NHWC). */
@@ -3748,7 +3728,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__tile_dims(luthier_onnx__ctx *c, co
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_tile(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     const luthier_onnx__tensor *rp;
-    luthier_onnx__tensor *t = NULL;
     int64_t od[LUTHIER_ONNX_MAX_RANK];
     size_t row, rows, len, j, reps;
     int k;
