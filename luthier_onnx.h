@@ -2230,9 +2230,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__reshape_to(luthier_onnx__ctx *c, c
     return luthier_onnx__step(c, n, &d, "reshape", out);
 }
 
-LUTHIER_ONNX__FN void luthier_onnx__setout(luthier_onnx__ctx *c, const luthier_onnx__node *n, int k, int tid) {
+/* Node n's output k is engine tensor tid; OK. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__setout(luthier_onnx__ctx *c, const luthier_onnx__node *n, int k, int tid) {
     luthier_onnx__val *v = k < n->nout && *n->out[k] ? luthier_onnx__find(c, n->out[k]) : NULL;
     if (v) v->tid = tid, v->defined = 1;
+    return LUTHIER_STATUS_OK;
 }
 
 /* Adds engine node op(ins[0..nin)) with d's attributes as node n's output 0. */
@@ -2241,11 +2243,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__emit_out(luthier_onnx__ctx *c, con
     int outs[LUTHIER_MAX_NODE_OUTPUTS];
     luthier_onnx__set_op(d, op, ins, nin);
     LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, d, n->out[0], outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
-LUTHIER_ONNX__FN void luthier_onnx__alias(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__val *x) {
+/* Node n's output 0 is value x (a node that changes nothing); OK. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__alias(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__val *x) {
     luthier_onnx__val *v = n->nout && *n->out[0] ? luthier_onnx__find(c, n->out[0]) : NULL;
     if (v) {
         v->c = x->c;
@@ -2256,6 +2258,7 @@ LUTHIER_ONNX__FN void luthier_onnx__alias(luthier_onnx__ctx *c, const luthier_on
         v->qscale = x->qscale;
         v->qzero = x->qzero;
     }
+    return LUTHIER_STATUS_OK;
 }
 
 /* Pads for auto_pad (SAME_UPPER, SAME_LOWER, VALID) or the pads attribute. */
@@ -2475,8 +2478,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_q(luthier_onnx__ctx *c, lu
         if (qx.n != 1)
             LUTHIER_ONNX__UNSUP("per-axis parameters (%zu scales) on the run-time tensor '%s': activations are quantized per tensor", qx.n, x->name);
         LUTHIER_ONNX__TRY(luthier_onnx__qinput(c, n, 0, &qx, &t));
-        luthier_onnx__setout(c, n, 0, t);
-        return LUTHIER_STATUS_OK;
+        return luthier_onnx__setout(c, n, 0, t);
     }
     if (luthier_onnx__isop(n, "QLinearConv") || luthier_onnx__isop(n, "QLinearMatMul")) {
         int conv = luthier_onnx__isop(n, "QLinearConv");
@@ -2623,8 +2625,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_passthrough(const luthier_onnx_
     } else {
         LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
     }
-    luthier_onnx__alias(c, n, x);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__alias(c, n, x);
 }
 
 /* Cast at run time: to float, int64, int32, bool or float16 (the engine's CAST: booleans are f32
@@ -2634,10 +2635,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_cast(const luthier_onnx__cvargs
     LUTHIER_ONNX__CV_ARGS;
     int to = (int)luthier_onnx__ai(n, "to", 0);
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "to,saturate"));
-    if ((to == 1 && xs.isf) || (to == 7 && !xs.isf)) {
-        luthier_onnx__alias(c, n, x);
-        return LUTHIER_STATUS_OK;
-    }
+    if ((to == 1 && xs.isf) || (to == 7 && !xs.isf)) return luthier_onnx__alias(c, n, x);
     d.typed = 1;
     switch (to) {
     case 1: d.attr.cast.to = LUTHIER_CAST_TO_F32; break;
@@ -2789,10 +2787,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_binary(const luthier_onnx__cvar
         if (luthier_onnx__in(c, n, j)) nin++;
     if (nin < 1 || (nin > 2 && !(luthier_onnx__isop(n, "Max") || luthier_onnx__isop(n, "Min") || luthier_onnx__isop(n, "Sum"))))
         LUTHIER_ONNX__BAD("%d inputs", nin);
-    if (nin == 1) {
-        luthier_onnx__alias(c, n, x);
-        return LUTHIER_STATUS_OK;
-    }
+    if (nin == 1) return luthier_onnx__alias(c, n, x);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &acc));
     for (j = 1, nin--; j < n->nin; j++) {
         luthier_onnx__val *b = luthier_onnx__in(c, n, j);
@@ -2803,8 +2798,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_binary(const luthier_onnx__cvar
         if (--nin == 0) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &acc));
         else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "acc", &acc));
     }
-    luthier_onnx__setout(c, n, 0, acc);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, acc);
 }
 
 /* Conv and ConvTranspose: constant 4-D weights (input 1, wv) and bias (input 2, may be absent),
@@ -3171,8 +3165,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_matmul(const luthier_onnx__cvar
     }
     LUTHIER_ONNX__TRY(luthier_onnx__matmul_into(arg, own ? in[0] : -1, pname, &y));
     if (!bias || own) {
-        luthier_onnx__setout(c, n, 0, y);
-        return LUTHIER_STATUS_OK;
+        return luthier_onnx__setout(c, n, 0, y);
     }
     in[0] = y;
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bias, 1, &in[1]));
@@ -3203,8 +3196,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_softmax(const luthier_onnx__cva
         d.axis = (int)ax;
         LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
     }
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_lrn(const luthier_onnx__cvargs *arg) {
@@ -3298,10 +3290,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_slice(const luthier_onnx__cvarg
         if (ln[k] == 0) LUTHIER_ONNX__UNSUP("the slice of axis %d is empty", k);
         if (st[k] != 0 || sp[k] != 1 || ln[k] != xs.d[k]) last = k;
     }
-    if (last < 0) {
-        luthier_onnx__alias(c, n, x);
-        return LUTHIER_STATUS_OK;
-    }
+    if (last < 0) return luthier_onnx__alias(c, n, x);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
     for (k = 0; k <= last; k++) {
         int64_t *idx, e;
@@ -3323,8 +3312,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_slice(const luthier_onnx__cvarg
         if (k == last) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &cur));
         else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "slice", &cur));
     }
-    luthier_onnx__setout(c, n, 0, cur);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, cur);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gather(const luthier_onnx__cvargs *arg) {
@@ -3348,8 +3336,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reshape(const luthier_onnx__cva
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_like(c, n, &xs, &os));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 0, &xt));
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, xt, os.rank, os.d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_transpose(const luthier_onnx__cvargs *arg) {
@@ -3449,8 +3436,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__reduce_as_pool(luthier_onnx__ctx *
         LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "pool", &cur));
         LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, 2, od, n->out[0], outs));
     }
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reduce(const luthier_onnx__cvargs *arg) {
@@ -3462,10 +3448,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reduce(const luthier_onnx__cvar
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < luthier_onnx__reduces[r].axes_input_from ? "axes,keepdims" : "keepdims,noop_with_empty_axes"));
     LUTHIER_ONNX__TRY(luthier_onnx__axes(c, n, luthier_onnx__reduces[r].axes_input_from, axes, &na));
     keepdims = (int)luthier_onnx__ai(n, "keepdims", 1);
-    if (na <= 0 && luthier_onnx__ai(n, "noop_with_empty_axes", 0)) {
-        luthier_onnx__alias(c, n, x);
-        return LUTHIER_STATUS_OK;
-    }
+    if (na <= 0 && luthier_onnx__ai(n, "noop_with_empty_axes", 0)) return luthier_onnx__alias(c, n, x);
     if (xs.rank > LUTHIER_MAX_RANK || na > xs.rank) LUTHIER_ONNX__UNSUP("rank %d with %d axes", xs.rank, na);
     if (!xs.isf) LUTHIER_ONNX__UNSUP("integer input computed at run time (reductions run on f32)");
     luthier_node_attrs_default(LUTHIER_OP_REDUCE, &d.attr);
@@ -3665,10 +3648,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pad(const luthier_onnx__cvargs 
         any |= pp[k] || pp[k + na];
     }
     d.attr.pad.value = value;
-    if (!any) {
-        luthier_onnx__alias(c, n, x);
-        return LUTHIER_STATUS_OK;
-    }
+    if (!any) return luthier_onnx__alias(c, n, x);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_PAD, &xt, 1);
 }
@@ -3796,14 +3776,10 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_tile(const luthier_onnx__cvargs
     for (ax = 0; ax < xs.rank; ax++)
         if (rp->i[ax] > 1) last = ax;
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
-    if (last < 0) {
-        luthier_onnx__alias(c, n, x);
-        return LUTHIER_STATUS_OK;
-    }
+    if (last < 0) return luthier_onnx__alias(c, n, x);
     for (ax = 0; ax <= last; ax++)
         if (rp->i[ax] > 1) LUTHIER_ONNX__TRY(luthier_onnx__repeat(c, n, cur, rp->i[ax], ax, ax == last ? oname : NULL, &cur));
-    luthier_onnx__setout(c, n, 0, cur);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, cur);
 }
 
 /* ---- indexing: GatherElements, GatherND, ScatterND, ScatterElements (and Scatter, opsets 9-10)
@@ -4073,8 +4049,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_einsum(const luthier_onnx__cvar
     LUTHIER_ONNX__TRY(luthier_onnx__eop_order(c, n, &op[0], out));
     for (k = 0; k < nout; k++) dims[k] = op[0].dim[k];
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, op[0].t, nout, dims, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
 /* GroupNormalization (opset 18): x [N, C, D...] in num_groups groups of C / G channels, each
@@ -4393,8 +4368,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     luthier_onnx__set_op(&d, LUTHIER_OP_NON_MAX_SUPPRESSION, in, 2);
     if (!(name = luthier_onnx__uname(c, oname, "nms"))) LUTHIER_ONNX__OOM();
     LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
 /* >>onnx-if: If. Its branches (subgraphs) read values of the enclosing graphs by name: the
@@ -4776,8 +4750,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__lift_1d(const luthier_onnx__cvargs
     luthier_onnx__vshape(c, ov, &os);
     d4[0] = os.d[0], d4[1] = os.d[1], d4[2] = os.d[3];
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, ov->tid, 3, d4, n->out[0], &t4));
-    luthier_onnx__setout(c, n, 0, t4);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, t4);
 }
 
 /* Converts node n: the checks every operator shares (domain, a row in the table, inputs that
