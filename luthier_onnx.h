@@ -2230,6 +2230,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__reshape_to(luthier_onnx__ctx *c, c
     return luthier_onnx__step(c, n, &d, "reshape", out);
 }
 
+/* d with op's typed attributes at their defaults (the converters set those the node gives). */
+LUTHIER_ONNX__FN void luthier_onnx__typed(luthier_node_desc *d, luthier_op op) {
+    luthier_node_attrs_default(op, &d->attr);
+    d->typed = 1;
+}
+
 /* Node n's output k is engine tensor tid; OK. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__setout(luthier_onnx__ctx *c, const luthier_onnx__node *n, int k, int tid) {
     luthier_onnx__val *v = k < n->nout && *n->out[k] ? luthier_onnx__find(c, n->out[k]) : NULL;
@@ -2736,8 +2742,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_activation(const luthier_onnx__
     default: break;
     }
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, allowed));
-    luthier_node_attrs_default(arg->op, t);
-    d.typed = 1;
+    luthier_onnx__typed(&d, arg->op);
     switch (arg->op) {
     case LUTHIER_OP_LEAKY_RELU: t->leaky_relu.alpha = luthier_onnx__af(n, "alpha", t->leaky_relu.alpha); break;
     case LUTHIER_OP_ELU: t->elu.alpha = luthier_onnx__af(n, "alpha", t->elu.alpha); break;
@@ -2894,8 +2899,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv_transpose(const luthier_on
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, wv, 1, &in[1]));
     if (bv) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[2]));
-    d.typed = 1;
-    luthier_node_attrs_default(LUTHIER_OP_CONV_TRANSPOSE, &d.attr);
+    luthier_onnx__typed(&d, LUTHIER_OP_CONV_TRANSPOSE);
     memcpy(a->stride, s, sizeof s);
     memcpy(a->dilation, dl, sizeof dl);
     memcpy(a->output_padding, op, sizeof op);
@@ -2960,8 +2964,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_batch_norm(const luthier_onnx__
         if (!p) LUTHIER_ONNX__BAD("input %d is missing", k);
         LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, luthier_onnx__in(c, n, k), 1, &in[k]));
     }
-    luthier_node_attrs_default(LUTHIER_OP_BATCH_NORM, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_BATCH_NORM);
     d.attr.batch_norm.epsilon = eps;
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_BATCH_NORM, in, 5);
 }
@@ -2980,8 +2983,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_instance_norm(const luthier_onn
         if (!p[k] || p[k]->n != (size_t)xs.d[1]) LUTHIER_ONNX__BAD("%s must hold C = %lld values", k ? "bias" : "scale", (long long)xs.d[1]);
     }
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
-    luthier_node_attrs_default(LUTHIER_OP_LAYER_NORM, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_LAYER_NORM);
     d.attr.layer_norm.axis = 2;
     d.attr.layer_norm.epsilon = luthier_onnx__af(n, "epsilon", 1e-5f);
     luthier_onnx__set_op(&d, LUTHIER_OP_LAYER_NORM, in, 1);
@@ -3025,8 +3027,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_layer_norm(const luthier_onnx__
             LUTHIER_ONNX__UNSUP("%s has %zu values, the normalized dims hold %zu", k == 1 ? "scale" : "bias", p->n, norm);
         }
     }
-    luthier_node_attrs_default(LUTHIER_OP_LAYER_NORM, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_LAYER_NORM);
     d.attr.layer_norm.axis = (int)(ax - xs.rank);
     d.attr.layer_norm.epsilon = eps;
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_LAYER_NORM, in, in[2] >= 0 ? 3 : in[1] >= 0 ? 2 : 1);
@@ -3205,8 +3206,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_lrn(const luthier_onnx__cvargs 
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "alpha,beta,bias,size"));
     if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input rank %d (only [N,C,H,W])", xs.rank);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    luthier_node_attrs_default(LUTHIER_OP_LRN, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_LRN);
     if (al) d.attr.lrn.alpha = al->f;
     if (be) d.attr.lrn.beta = be->f;
     if (bi) d.attr.lrn.bias = bi->f;
@@ -3451,8 +3451,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reduce(const luthier_onnx__cvar
     if (na <= 0 && luthier_onnx__ai(n, "noop_with_empty_axes", 0)) return luthier_onnx__alias(c, n, x);
     if (xs.rank > LUTHIER_MAX_RANK || na > xs.rank) LUTHIER_ONNX__UNSUP("rank %d with %d axes", xs.rank, na);
     if (!xs.isf) LUTHIER_ONNX__UNSUP("integer input computed at run time (reductions run on f32)");
-    luthier_node_attrs_default(LUTHIER_OP_REDUCE, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_REDUCE);
     d.attr.reduce.kind = luthier_onnx__reduces[r].kind;
     d.attr.reduce.keepdims = keepdims != 0;
     d.attr.reduce.num_axes = na > 0 ? na : 0;
@@ -3557,8 +3556,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_resize(const luthier_onnx__cvar
     LUTHIER_ONNX__CV_ARGS;
     const int upsample = luthier_onnx__isop(n, "Upsample"), old = upsample || c->opset < 11;
     luthier_resize_attrs *a = &d.attr.resize;
-    luthier_node_attrs_default(LUTHIER_OP_RESIZE, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_RESIZE);
     if (old) { /* Upsample and Resize 10: asymmetric coordinates, nearest truncates when upsampling, rounds up when downsampling */
         const char *m = luthier_onnx__as(n, "mode", "nearest");
         int up = 0, down = 0;
@@ -3615,8 +3613,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pad(const luthier_onnx__cvargs 
     int np, na = xs.rank, any = 0, seen = 0;
     float value = 0;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 11 ? "mode,pads,value" : "mode"));
-    luthier_node_attrs_default(LUTHIER_OP_PAD, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_PAD);
     if ((d.attr.pad.mode = luthier_onnx__pick(mode, modes, 4)) < 0) LUTHIER_ONNX__BAD("mode '%s' is not constant, reflect, edge or wrap", mode);
     for (k = 0; k < xs.rank; k++) axes[k] = k;
     if (c->opset < 11) {
@@ -3932,8 +3929,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__eop_reduce(luthier_onnx__ctx *c, c
     luthier_node_desc d;
     int k, j = 0;
     memset(&d, 0, sizeof d);
-    luthier_node_attrs_default(LUTHIER_OP_REDUCE, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_REDUCE);
     d.attr.reduce.kind = LUTHIER_REDUCE_SUM;
     d.attr.reduce.keepdims = 0;
     for (k = 0; k < o->n; k++) {
@@ -4080,8 +4076,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_group_norm(const luthier_onnx__
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
     gd[0] = xs.d[0], gd[1] = G, gd[2] = (int64_t)(luthier_onnx__numel(xs.rank, xs.d) / (size_t)(xs.d[0] * G));
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, in[0], 3, gd, NULL, &cur));
-    luthier_node_attrs_default(LUTHIER_OP_LAYER_NORM, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_LAYER_NORM);
     d.attr.layer_norm.axis = 2;
     d.attr.layer_norm.epsilon = luthier_onnx__af(n, "epsilon", 1e-5f);
     luthier_onnx__set_op(&d, LUTHIER_OP_LAYER_NORM, &cur, 1);
@@ -4192,8 +4187,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_rnn(const luthier_onnx__cvargs 
     const luthier_onnx__val *rv = luthier_onnx__in(c, n, 2);
     const char *name;
     int dirs, nin = 3;
-    luthier_node_attrs_default(op, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, op);
     LUTHIER_ONNX__TRY(luthier_onnx__rnn_attrs(c, n, op, a, &dirs));
     /* hidden_size, when absent, is R's last dimension */
     a->hidden_size = luthier_onnx__ai(n, "hidden_size", rv && rv->c && rv->c->rank == 3 ? rv->c->dims[2] : 0);
@@ -4255,8 +4249,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_argext(const luthier_onnx__cvar
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis,keepdims,select_last_index"));
     if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
     LUTHIER_ONNX__TRY(luthier_onnx__f32_input(c, n, x, &xs, &xt));
-    luthier_node_attrs_default(arg->op, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, arg->op);
     a->axis = (int)ax;
     a->keepdims = luthier_onnx__ai(n, "keepdims", 1) != 0;
     a->select_last_index = luthier_onnx__ai(n, "select_last_index", 0) != 0;
@@ -4296,8 +4289,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_topk(const luthier_onnx__cvargs
     if (kk == 0) LUTHIER_ONNX__UNSUP("k = 0 gives empty outputs, which the engine does not hold");
     if (kk < 0 || kk > xs.d[ax]) LUTHIER_ONNX__BAD("k %lld is not in [1, %lld]", (long long)kk, (long long)xs.d[ax]);
     LUTHIER_ONNX__TRY(luthier_onnx__f32_input(c, n, x, &xs, &xt));
-    luthier_node_attrs_default(LUTHIER_OP_TOPK, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_TOPK);
     d.attr.topk.k = kk;
     d.attr.topk.axis = (int)ax;
     d.attr.topk.largest = luthier_onnx__ai(n, "largest", 1) != 0;
