@@ -777,11 +777,13 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #define LUTHIER__NOINLINE __attribute__((noinline))
 #define LUTHIER__RESTRICT __restrict__
 #define LUTHIER__UNUSED __attribute__((unused))
+#define LUTHIER__PRINTF(f, a) __attribute__((format(printf, f, a))) /* argument f is a format, a its first value */
 #else
 #define LUTHIER__INLINE static inline
 #define LUTHIER__NOINLINE
 #define LUTHIER__RESTRICT
 #define LUTHIER__UNUSED
+#define LUTHIER__PRINTF(f, a)
 #endif
 
 #ifdef __cplusplus
@@ -878,9 +880,7 @@ LUTHIER_PRIVATE void luthier__set_error_v(const char *fmt, va_list ap) {
     vsnprintf(luthier__last_error, sizeof luthier__last_error, fmt, ap);
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 1, 2)))
-#endif
+LUTHIER__PRINTF(1, 2)
 LUTHIER_PRIVATE void luthier__set_error_f(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -1201,9 +1201,7 @@ typedef struct luthier__sysfs_facts {
     int group_of[LUTHIER_MAX_CPUS];
 } luthier__sysfs_facts;
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 3, 4)))
-#endif
+LUTHIER__PRINTF(3, 4)
 LUTHIER_PRIVATE luthier_status luthier__topo_fail(char *err, size_t err_size, const char *fmt,
                                                   ...) {
     va_list ap;
@@ -1792,9 +1790,7 @@ LUTHIER_API const char *luthier_status_string(luthier_status status) {
     return names[status];
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 3, 4)))
-#endif
+LUTHIER__PRINTF(3, 4)
 LUTHIER_PRIVATE luthier_status luthier__fail(luthier_context *ctx, luthier_status s,
                                              const char *fmt, ...) {
     va_list ap;
@@ -1807,9 +1803,7 @@ LUTHIER_PRIVATE luthier_status luthier__fail(luthier_context *ctx, luthier_statu
 
 /* luthier__fail with fmt's text, ": " and ctx's current message after it: a failure further
    down told in the caller's terms. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 3, 4)))
-#endif
+LUTHIER__PRINTF(3, 4)
 LUTHIER_PRIVATE luthier_status luthier__fail_in(luthier_context *ctx, luthier_status s, const char *fmt, ...) {
     char inner[sizeof ctx->error];
     size_t len;

@@ -1455,9 +1455,7 @@ LUTHIER_PRIVATE luthier_node_desc luthier__resolve_attrs(const luthier_node_desc
     return d;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 3, 4)))
-#endif
+LUTHIER__PRINTF(3, 4)
 LUTHIER_PRIVATE luthier_status luthier__gfail(luthier_graph *g, luthier_status s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -1807,9 +1805,7 @@ LUTHIER_PRIVATE int luthier__norm_axis(int axis, int rank, int allow_rank) {
 
 #define LUTHIER__NFAIL(...) return luthier__node_fail(g, nname, d->op, __VA_ARGS__)
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 4, 5)))
-#endif
+LUTHIER__PRINTF(4, 5)
 LUTHIER_PRIVATE luthier_status luthier__node_fail(luthier_graph *g, const char *nname, luthier_op op,
                                                   const char *fmt, ...) {
     char msg[256];
@@ -6140,9 +6136,7 @@ typedef struct luthier__text {
     size_t size, len;
 } luthier__text;
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
-#endif
+LUTHIER__PRINTF(2, 3)
 LUTHIER_PRIVATE void luthier__text_add(luthier__text *t, const char *fmt, ...) {
     va_list ap;
     int n;
