@@ -5014,32 +5014,26 @@ LUTHIER_ONNX__FN int luthier_onnx__match_matmul_bias(luthier_onnx__ctx *c, luthi
     return luthier_onnx__rewrite(c, a, "MatMul", ins, 3, 0);
 }
 
-/* t * Sigmoid(t), in either order, where the Sigmoid's output feeds that Mul alone (and is no
-   graph output) -> Swish(t): one SILU step instead of two, and no sigmoid tensor in between */
-LUTHIER_ONNX__FN int luthier_onnx__match_silu(luthier_onnx__ctx *c, luthier_onnx__node *s) {
+/* t * g(t), in either order, where g's output feeds that Mul alone (and is no graph output) ->
+   op(t); g Sigmoid: Swish(t), one SILU step instead of two, and no sigmoid tensor in between */
+LUTHIER_ONNX__FN int luthier_onnx__match_gated(luthier_onnx__ctx *c, luthier_onnx__node *g, const char *op) {
     luthier_onnx__node *m;
     const char *t, *o;
-    if (s->nin != 1 || s->nout < 1 || !*s->out[0]) return 0;
-    t = s->in[0];
-    if (!(m = luthier_onnx__sole(c, s->out[0], "Mul")) || m->nout < 1 || !(o = luthier_onnx__other(m, s->out[0])) || strcmp(o, t))
+    if (g->nin != 1 || g->nout < 1 || !*g->out[0]) return 0;
+    t = g->in[0];
+    if (!(m = luthier_onnx__sole(c, g->out[0], "Mul")) || m->nout < 1 || !(o = luthier_onnx__other(m, g->out[0])) || strcmp(o, t))
         return 0;
-    return luthier_onnx__rewrite(c, m, "Swish", &t, 1, 0);
+    return luthier_onnx__rewrite(c, m, op, &t, 1, 0);
 }
 
 /* t * HardSigmoid(t, alpha 1/6, beta 0.5), in either order, the HardSigmoid's output feeding that
    Mul alone (and no graph output) -> HardSwish(t): what PyTorch writes for hardswish below opset
    14 (MobileNetV3), one step that fuses into the conv before it instead of two */
 LUTHIER_ONNX__FN int luthier_onnx__match_hardswish(luthier_onnx__ctx *c, luthier_onnx__node *h) {
-    luthier_onnx__node *m;
-    const char *t, *o;
-    if (h->nin != 1 || h->nout < 1 || !*h->out[0] || fabs((double)luthier_onnx__af(h, "alpha", 0.2f) - 1.0 / 6) > 1e-6 ||
-        luthier_onnx__af(h, "beta", 0.5f) != 0.5f ||
+    if (fabs((double)luthier_onnx__af(h, "alpha", 0.2f) - 1.0 / 6) > 1e-6 || luthier_onnx__af(h, "beta", 0.5f) != 0.5f ||
         h->nattrs != (luthier_onnx__attr_get(h, "alpha") != NULL) + (luthier_onnx__attr_get(h, "beta") != NULL))
         return 0; /* other values, or attributes HardSigmoid does not have (refused when it is converted) */
-    t = h->in[0];
-    if (!(m = luthier_onnx__sole(c, h->out[0], "Mul")) || m->nout < 1 || !(o = luthier_onnx__other(m, h->out[0])) || strcmp(o, t))
-        return 0;
-    return luthier_onnx__rewrite(c, m, "HardSwish", &t, 1, 0);
+    return luthier_onnx__match_gated(c, h, "HardSwish");
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__reduce_axes(luthier_onnx__ctx *c, const luthier_onnx__node *r, int64_t *axes) {
@@ -5536,7 +5530,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
             if (!strcmp(n->op, "Erf") && luthier_onnx__match_gelu(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "Tanh") && luthier_onnx__match_gelu_tanh(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "ReduceMean") && luthier_onnx__match_layernorm(c, n)) luthier_onnx__count_uses(c);
-            else if (!strcmp(n->op, "Sigmoid") && luthier_onnx__match_silu(c, n)) luthier_onnx__count_uses(c);
+            else if (!strcmp(n->op, "Sigmoid") && luthier_onnx__match_gated(c, n, "Swish")) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "HardSigmoid") && luthier_onnx__match_hardswish(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "MatMul") && luthier_onnx__match_matmul_bias(c, n)) luthier_onnx__count_uses(c);
         }
