@@ -3789,6 +3789,14 @@ LUTHIER_PRIVATE luthier_activation luthier__fusable_post(const luthier_graph *g,
     return luthier__act_is_post(act) ? act : LUTHIER_ACTIVATION_NONE;
 }
 
+/* Node n (gn) fused into node p: p now produces n's output and n runs no step. */
+LUTHIER_PRIVATE void luthier__absorb(luthier__fuse *f, int *prod, int p, int n, const luthier__gnode *gn, const char *what) {
+    f[p].out = gn->outputs[0];
+    prod[gn->outputs[0]] = p;
+    f[n].alive = 0;
+    luthier__fused_add(&f[p], what);
+}
+
 /* Fusion decisions over the whole graph (f, prod, cons sized by the caller, zeroed / -1).
    fold = 0 records the decisions without computing folded weights (signatures only). Residual
    adds stay apart with no_residual, and (int8 plans, cal set) when both operands have
@@ -3824,10 +3832,7 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
             *oom = 1;
             return;
         }
-        f[c].out = gn->outputs[0];
-        prod[gn->outputs[0]] = c;
-        f[n].alive = 0;
-        luthier__fused_add(&f[c], "batch_norm");
+        luthier__absorb(f, prod, c, n, gn, "batch_norm");
     }
     /* 2: residual add into the later of its conv/dense producers (which then runs at the add) */
     for (n = 0; n < g->num_nodes; n++) {
@@ -3847,11 +3852,8 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
         }
         if (best < 0) continue;
         f[best].residual = gn->inputs[1 - bi];
-        f[best].out = gn->outputs[0];
         f[best].pos = f[n].pos;
-        prod[gn->outputs[0]] = best;
-        f[n].alive = 0;
-        luthier__fused_add(&f[best], "add");
+        luthier__absorb(f, prod, best, n, gn, "add");
     }
     /* 3: relu / clip into the producer; hard_swish, hard_sigmoid, silu, leaky_relu into a
        conv / dense producer of fp32 (after its residual add, as the graph orders them) */
@@ -3878,10 +3880,7 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
             f[p].cmin = lo;
             f[p].cmax = hi;
         }
-        f[p].out = gn->outputs[0];
-        prod[gn->outputs[0]] = p;
-        f[n].alive = 0;
-        luthier__fused_add(&f[p], luthier_op_name(gn->d.op));
+        luthier__absorb(f, prod, p, n, gn, luthier_op_name(gn->d.op));
     }
     /* 4: x * sigmoid(x) (exported SiLU) into x's conv / dense producer */
     for (n = 0; n < g->num_nodes; n++) {
@@ -3894,10 +3893,8 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
                 !luthier__post_producer(g, p, cal))
                 continue;
             f[p].act = LUTHIER_ACTIVATION_SILU;
-            f[p].out = gn->outputs[0];
-            prod[gn->outputs[0]] = p;
-            f[sg].alive = f[n].alive = 0;
-            luthier__fused_add(&f[p], "sigmoid+mul");
+            f[sg].alive = 0;
+            luthier__absorb(f, prod, p, n, gn, "sigmoid+mul");
             break;
         }
     }
