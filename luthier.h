@@ -777,11 +777,13 @@ LUTHIER_API luthier_status luthier_conv2d(luthier_context *ctx, const luthier_co
 #define LUTHIER__NOINLINE __attribute__((noinline))
 #define LUTHIER__RESTRICT __restrict__
 #define LUTHIER__UNUSED __attribute__((unused))
+#define LUTHIER__PRINTF(f, a) __attribute__((format(printf, f, a))) /* argument f is a format, a its first value */
 #else
 #define LUTHIER__INLINE static inline
 #define LUTHIER__NOINLINE
 #define LUTHIER__RESTRICT
 #define LUTHIER__UNUSED
+#define LUTHIER__PRINTF(f, a)
 #endif
 
 #ifdef __cplusplus
@@ -878,9 +880,7 @@ LUTHIER_PRIVATE void luthier__set_error_v(const char *fmt, va_list ap) {
     vsnprintf(luthier__last_error, sizeof luthier__last_error, fmt, ap);
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 1, 2)))
-#endif
+LUTHIER__PRINTF(1, 2)
 LUTHIER_PRIVATE void luthier__set_error_f(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -1201,9 +1201,7 @@ typedef struct luthier__sysfs_facts {
     int group_of[LUTHIER_MAX_CPUS];
 } luthier__sysfs_facts;
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 3, 4)))
-#endif
+LUTHIER__PRINTF(3, 4)
 LUTHIER_PRIVATE luthier_status luthier__topo_fail(char *err, size_t err_size, const char *fmt,
                                                   ...) {
     va_list ap;
@@ -1792,9 +1790,7 @@ LUTHIER_API const char *luthier_status_string(luthier_status status) {
     return names[status];
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 3, 4)))
-#endif
+LUTHIER__PRINTF(3, 4)
 LUTHIER_PRIVATE luthier_status luthier__fail(luthier_context *ctx, luthier_status s,
                                              const char *fmt, ...) {
     va_list ap;
@@ -1807,9 +1803,7 @@ LUTHIER_PRIVATE luthier_status luthier__fail(luthier_context *ctx, luthier_statu
 
 /* luthier__fail with fmt's text, ": " and ctx's current message after it: a failure further
    down told in the caller's terms. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 3, 4)))
-#endif
+LUTHIER__PRINTF(3, 4)
 LUTHIER_PRIVATE luthier_status luthier__fail_in(luthier_context *ctx, luthier_status s, const char *fmt, ...) {
     char inner[sizeof ctx->error];
     size_t len;
@@ -3153,24 +3147,16 @@ static const luthier__cm_kcycles luthier__cm_kcycle_table[] = {
     {"x86-avx2", "4x24__avx2_fma_hybrid", 6.6},
     {"x86-avx2", "6x16__avx2_fma", 8.0},
     {"x86-avx2", "4x24__avx2_fma", 8.5},
-    /* A72 / A73: cortex-a57 model */
+    /* A72 (and A73, which takes A72's rows): cortex-a57 model */
     {"Cortex-A72", "8x12__neonfma", 24.0}, {"Cortex-A72", "6x16__neonfma_hybrid", 24.0},
     {"Cortex-A72", "4x24__neonfma_hybrid", 24.0}, {"Cortex-A72", "8x6__neonfma", 12.0},
     {"Cortex-A72", "8x4__neonfma_hybrid", 8.0}, {"Cortex-A72", "8x12__neonfma_a53", 26.5},
     {"Cortex-A72", "6x16__neonfma_hybrid_a53", 26.9},
-    {"Cortex-A73", "8x12__neonfma", 24.0}, {"Cortex-A73", "6x16__neonfma_hybrid", 24.0},
-    {"Cortex-A73", "4x24__neonfma_hybrid", 24.0}, {"Cortex-A73", "8x6__neonfma", 12.0},
-    {"Cortex-A73", "8x4__neonfma_hybrid", 8.0}, {"Cortex-A73", "8x12__neonfma_a53", 26.5},
-    {"Cortex-A73", "6x16__neonfma_hybrid_a53", 26.9},
-    /* A76 / A77 / N1: neoverse-n1 model */
+    /* A76 / A77 (and N1, which takes A76's rows): neoverse-n1 model */
     {"Cortex-A76", "8x12__neonfma", 12.0}, {"Cortex-A76", "6x16__neonfma_hybrid", 12.0},
     {"Cortex-A76", "4x24__neonfma_hybrid", 12.0}, {"Cortex-A76", "8x6__neonfma", 6.0},
     {"Cortex-A76", "8x4__neonfma_hybrid", 4.0}, {"Cortex-A76", "8x12__neonfma_a53", 14.5},
     {"Cortex-A76", "6x16__neonfma_hybrid_a53", 15.3},
-    {"Neoverse-N1", "8x12__neonfma", 12.0}, {"Neoverse-N1", "6x16__neonfma_hybrid", 12.0},
-    {"Neoverse-N1", "4x24__neonfma_hybrid", 12.0}, {"Neoverse-N1", "8x6__neonfma", 6.0},
-    {"Neoverse-N1", "8x4__neonfma_hybrid", 4.0}, {"Neoverse-N1", "8x12__neonfma_a53", 14.5},
-    {"Neoverse-N1", "6x16__neonfma_hybrid_a53", 15.3},
     /* A55: FMLA floor (1 Q-form per cycle) over the optimistic model (8x12: 77 cycles/4 k,
        a53 variant 89/4, 6x16 hybrid a53 variant 98/4); the big-core schedules lose to their
        loads on the in-order core */
@@ -3191,7 +3177,6 @@ static const luthier__cm_kcycles luthier__cm_kcycle_table[] = {
        model: 59 %). Used to pick each cluster's kernel (>>cluster-kernels); the model does not
        time int8 layers. */
     {"Cortex-A76", "8x12__neondot", 3.0}, {"Cortex-A76", "8x12__neondot_a55", 4.13},
-    {"Neoverse-N1", "8x12__neondot", 3.0}, {"Neoverse-N1", "8x12__neondot_a55", 4.13},
     {"Cortex-A55", "8x12__neondot_a55", 6.19}, {"Cortex-A55", "8x12__neondot", 7.5},
 };
 #define LUTHIER__CM_NUM_KCYCLES ((int)(sizeof luthier__cm_kcycle_table / sizeof luthier__cm_kcycle_table[0]))
@@ -3235,10 +3220,12 @@ LUTHIER_PRIVATE int luthier__cm_core_runs(const luthier__cm_core *c, const luthi
 LUTHIER_PRIVATE double luthier__cm_kernel_cycles(const luthier__cm_core *c, const luthier__kernel_entry *uk, int *listed) {
     const char *sname = uk->name + 22; /* without "luthier_sgemm_ukernel_" */
     const int lanes = !strcmp(uk->isa, "avx512") ? 16 : !strcmp(uk->isa, "avx2") ? 8 : !strcmp(uk->isa, "neon") ? 4 : 1;
+    /* the cores whose llvm-mca model another row's cycles came from share that row's */
+    const char *core = !strcmp(c->name, "Cortex-A73") ? "Cortex-A72" : !strcmp(c->name, "Neoverse-N1") ? "Cortex-A76" : c->name;
     double fma;
     int i;
     for (i = 0; i < LUTHIER__CM_NUM_KCYCLES; i++)
-        if (!strcmp(luthier__cm_kcycle_table[i].core, c->name) && !strcmp(luthier__cm_kcycle_table[i].kernel, sname)) {
+        if (!strcmp(luthier__cm_kcycle_table[i].core, core) && !strcmp(luthier__cm_kcycle_table[i].kernel, sname)) {
             if (listed) *listed = 1;
             return luthier__cm_kcycle_table[i].cycles;
         }

@@ -1455,9 +1455,7 @@ LUTHIER_PRIVATE luthier_node_desc luthier__resolve_attrs(const luthier_node_desc
     return d;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 3, 4)))
-#endif
+LUTHIER__PRINTF(3, 4)
 LUTHIER_PRIVATE luthier_status luthier__gfail(luthier_graph *g, luthier_status s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -1807,9 +1805,7 @@ LUTHIER_PRIVATE int luthier__norm_axis(int axis, int rank, int allow_rank) {
 
 #define LUTHIER__NFAIL(...) return luthier__node_fail(g, nname, d->op, __VA_ARGS__)
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 4, 5)))
-#endif
+LUTHIER__PRINTF(4, 5)
 LUTHIER_PRIVATE luthier_status luthier__node_fail(luthier_graph *g, const char *nname, luthier_op op,
                                                   const char *fmt, ...) {
     char msg[256];
@@ -2063,36 +2059,27 @@ LUTHIER_PRIVATE luthier__unary luthier__activation_params(const luthier_node_des
     }
 }
 
+/* The operators whose unary kernel has their name. */
+#define LUTHIER__UNARY_OPS(X)                                                                                 \
+    X(RELU) X(SIGMOID) X(TANH) X(ERF) X(EXP) X(SQRT) X(NEG) X(HARD_SWISH) X(SOFTPLUS) X(SOFTSIGN) X(MISH) X(ABS) \
+    X(LOG) X(FLOOR) X(CEIL) X(ROUND) X(RECIPROCAL) X(SILU) X(NOT)
+
 /* The unary kernel (and its a, b) of a node that runs with luthier__run_unary. */
 LUTHIER_PRIVATE luthier__unary luthier__node_unary(const luthier_node_desc *d, float *a, float *b) {
-    luthier__unary u;
     *a = *b = 0.0f;
     switch (d->op) {
-    case LUTHIER_OP_RELU: u = LUTHIER__UNARY_RELU; break;
-    case LUTHIER_OP_CLIP: u = LUTHIER__UNARY_CLIP, *a = d->attr.clip.min, *b = d->attr.clip.max; break;
-    case LUTHIER_OP_GELU: u = d->attr.gelu.approximate ? LUTHIER__UNARY_GELU_TANH : LUTHIER__UNARY_GELU_ERF; break;
-    case LUTHIER_OP_SIGMOID: u = LUTHIER__UNARY_SIGMOID; break;
-    case LUTHIER_OP_TANH: u = LUTHIER__UNARY_TANH; break;
-    case LUTHIER_OP_ERF: u = LUTHIER__UNARY_ERF; break;
-    case LUTHIER_OP_EXP: u = LUTHIER__UNARY_EXP; break;
-    case LUTHIER_OP_SQRT: u = LUTHIER__UNARY_SQRT; break;
-    case LUTHIER_OP_NEG: u = LUTHIER__UNARY_NEG; break;
-    case LUTHIER_OP_HARD_SWISH: u = LUTHIER__UNARY_HARD_SWISH; break;
-    case LUTHIER_OP_SOFTPLUS: u = LUTHIER__UNARY_SOFTPLUS; break;
-    case LUTHIER_OP_SOFTSIGN: u = LUTHIER__UNARY_SOFTSIGN; break;
-    case LUTHIER_OP_MISH: u = LUTHIER__UNARY_MISH; break;
-    case LUTHIER_OP_ABS: u = LUTHIER__UNARY_ABS; break;
-    case LUTHIER_OP_LOG: u = LUTHIER__UNARY_LOG; break;
-    case LUTHIER_OP_FLOOR: u = LUTHIER__UNARY_FLOOR; break;
-    case LUTHIER_OP_CEIL: u = LUTHIER__UNARY_CEIL; break;
-    case LUTHIER_OP_ROUND: u = LUTHIER__UNARY_ROUND; break;
-    case LUTHIER_OP_RECIPROCAL: u = LUTHIER__UNARY_RECIPROCAL; break;
-    case LUTHIER_OP_SILU: u = LUTHIER__UNARY_SILU; break;
-    case LUTHIER_OP_NOT: u = LUTHIER__UNARY_NOT; break;
-    default: u = luthier__activation_params(d, a, b); break; /* the activations with attributes */
+#define LUTHIER__X(k) case LUTHIER_OP_##k: return LUTHIER__UNARY_##k;
+    LUTHIER__UNARY_OPS(LUTHIER__X)
+#undef LUTHIER__X
+    case LUTHIER_OP_CLIP:
+        *a = d->attr.clip.min;
+        *b = d->attr.clip.max;
+        return LUTHIER__UNARY_CLIP;
+    case LUTHIER_OP_GELU: return d->attr.gelu.approximate ? LUTHIER__UNARY_GELU_TANH : LUTHIER__UNARY_GELU_ERF;
+    default: return luthier__activation_params(d, a, b); /* the activations with attributes */
     }
-    return u;
 }
+#undef LUTHIER__UNARY_OPS
 
 LUTHIER_PRIVATE luthier_status luthier__infer_activation(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
@@ -3802,6 +3789,14 @@ LUTHIER_PRIVATE luthier_activation luthier__fusable_post(const luthier_graph *g,
     return luthier__act_is_post(act) ? act : LUTHIER_ACTIVATION_NONE;
 }
 
+/* Node n (gn) fused into node p: p now produces n's output and n runs no step. */
+LUTHIER_PRIVATE void luthier__absorb(luthier__fuse *f, int *prod, int p, int n, const luthier__gnode *gn, const char *what) {
+    f[p].out = gn->outputs[0];
+    prod[gn->outputs[0]] = p;
+    f[n].alive = 0;
+    luthier__fused_add(&f[p], what);
+}
+
 /* Fusion decisions over the whole graph (f, prod, cons sized by the caller, zeroed / -1).
    fold = 0 records the decisions without computing folded weights (signatures only). Residual
    adds stay apart with no_residual, and (int8 plans, cal set) when both operands have
@@ -3837,10 +3832,7 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
             *oom = 1;
             return;
         }
-        f[c].out = gn->outputs[0];
-        prod[gn->outputs[0]] = c;
-        f[n].alive = 0;
-        luthier__fused_add(&f[c], "batch_norm");
+        luthier__absorb(f, prod, c, n, gn, "batch_norm");
     }
     /* 2: residual add into the later of its conv/dense producers (which then runs at the add) */
     for (n = 0; n < g->num_nodes; n++) {
@@ -3860,11 +3852,8 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
         }
         if (best < 0) continue;
         f[best].residual = gn->inputs[1 - bi];
-        f[best].out = gn->outputs[0];
         f[best].pos = f[n].pos;
-        prod[gn->outputs[0]] = best;
-        f[n].alive = 0;
-        luthier__fused_add(&f[best], "add");
+        luthier__absorb(f, prod, best, n, gn, "add");
     }
     /* 3: relu / clip into the producer; hard_swish, hard_sigmoid, silu, leaky_relu into a
        conv / dense producer of fp32 (after its residual add, as the graph orders them) */
@@ -3891,10 +3880,7 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
             f[p].cmin = lo;
             f[p].cmax = hi;
         }
-        f[p].out = gn->outputs[0];
-        prod[gn->outputs[0]] = p;
-        f[n].alive = 0;
-        luthier__fused_add(&f[p], luthier_op_name(gn->d.op));
+        luthier__absorb(f, prod, p, n, gn, luthier_op_name(gn->d.op));
     }
     /* 4: x * sigmoid(x) (exported SiLU) into x's conv / dense producer */
     for (n = 0; n < g->num_nodes; n++) {
@@ -3907,10 +3893,8 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
                 !luthier__post_producer(g, p, cal))
                 continue;
             f[p].act = LUTHIER_ACTIVATION_SILU;
-            f[p].out = gn->outputs[0];
-            prod[gn->outputs[0]] = p;
-            f[sg].alive = f[n].alive = 0;
-            luthier__fused_add(&f[p], "sigmoid+mul");
+            f[sg].alive = 0;
+            luthier__absorb(f, prod, p, n, gn, "sigmoid+mul");
             break;
         }
     }
@@ -4421,6 +4405,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
     const int dense = gn->d.op == LUTHIER_OP_DENSE;
     const float *wd = f->w ? f->w : (const float *)w->data;
     const float *bd = f->b ? f->b : (gn->d.num_inputs > 2 && gn->inputs[2] >= 0 ? (const float *)g->tensors[gn->inputs[2]].data : NULL);
+    luthier_conv2d_desc geo; /* the fp32 layer's geometry (dense: luthier__dense_conv_desc) */
     luthier_qconv2d_desc cd;
     luthier_conv2d_info info;
     luthier_status s = LUTHIER_STATUS_OK;
@@ -4428,28 +4413,19 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
     int8_t *wq = NULL;
     float *sw = NULL;
     int32_t *bias = NULL, *mult = NULL, *shift = NULL, qmin = 0, qmax = 255;
-    int attempt, ok;
+    int attempt;
+    if (dense) luthier__dense_conv_desc(g, gn, &geo);
+    else luthier__node_conv_desc(&gn->d, x, w, &geo);
     memset(&cd, 0, sizeof cd);
-    if (dense) {
-        cout = (size_t)(gn->d.attr.dense.trans_b ? w->shape[1] : w->shape[0]);
-        per = (size_t)(gn->d.attr.dense.trans_b ? w->shape[0] : w->shape[1]);
-        cd.batch = (int64_t)(luthier__numel(x->rank, x->shape, &ok) / per);
-        cd.in_channels = (int64_t)per;
-        cd.in_h = cd.in_w = cd.kernel_h = cd.kernel_w = 1;
-    } else {
-        cout = (size_t)w->shape[0];
-        per = (size_t)(w->shape[1] * w->shape[2] * w->shape[3]);
-        cd.batch = x->shape[0]; cd.in_channels = x->shape[1]; cd.in_h = x->shape[2]; cd.in_w = x->shape[3];
-        const luthier_conv2d_attrs *a = &gn->d.attr.conv2d;
-        cd.kernel_h = w->shape[2]; cd.kernel_w = w->shape[3];
-        cd.stride_h = a->stride[0]; cd.stride_w = a->stride[1];
-        cd.dilation_h = a->dilation[0]; cd.dilation_w = a->dilation[1];
-        cd.pad_top = a->pads[0]; cd.pad_left = a->pads[1]; cd.pad_bottom = a->pads[2]; cd.pad_right = a->pads[3];
-        cd.groups = a->groups;
-    }
-    cd.out_channels = (int64_t)cout;
+    cd.batch = geo.batch; cd.in_channels = geo.in_channels; cd.in_h = geo.in_h; cd.in_w = geo.in_w;
+    cd.out_channels = geo.out_channels; cd.kernel_h = geo.kernel_h; cd.kernel_w = geo.kernel_w;
+    cd.stride_h = geo.stride_h; cd.stride_w = geo.stride_w; cd.dilation_h = geo.dilation_h; cd.dilation_w = geo.dilation_w;
+    cd.pad_top = geo.pad_top; cd.pad_left = geo.pad_left; cd.pad_bottom = geo.pad_bottom; cd.pad_right = geo.pad_right;
+    cd.groups = geo.groups;
     cd.layout = LUTHIER_LAYOUT_NHWC;
     cd.input_zero_point = za;
+    cout = (size_t)geo.out_channels;
+    per = (size_t)(geo.in_channels / (geo.groups > 1 ? geo.groups : 1) * geo.kernel_h * geo.kernel_w); /* weights per channel */
     wq = (int8_t *)luthier__alloc(cout * per + 1);
     sw = (float *)luthier__alloc(sizeof(float) * cout);
     bias = (int32_t *)luthier__alloc(sizeof(int32_t) * cout);
@@ -6157,9 +6133,7 @@ typedef struct luthier__text {
     size_t size, len;
 } luthier__text;
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
-#endif
+LUTHIER__PRINTF(2, 3)
 LUTHIER_PRIVATE void luthier__text_add(luthier__text *t, const char *fmt, ...) {
     va_list ap;
     int n;
@@ -6296,13 +6270,6 @@ LUTHIER_PRIVATE void *luthier__ptr(const luthier__runctx *rc, int v) {
     case LUTHIER__ST_INPUT: return (void *)rc->inputs[r->input_index];
     default: return (void *)r->cdata;
     }
-}
-
-LUTHIER_PRIVATE size_t luthier__prod(const int64_t *s, int from, int to) {
-    size_t n = 1;
-    int i;
-    for (i = from; i < to; i++) n *= (size_t)s[i];
-    return n;
 }
 
 /* Shape of v as seen by a step in `layout`, right-aligned to rank (numpy broadcasting). */

@@ -695,7 +695,7 @@ LUTHIER_ONNX__FN const char *luthier_onnx__typename(int type) {
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__tensor *t) {
-    luthier_onnx__rd r;
+    luthier_onnx__rd r = {data, data + len};
     luthier_onnx__fld f;
     int64_t *dims = NULL, *ints = NULL;
     float *fl = NULL;
@@ -703,8 +703,6 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_tensor(luthier_onnx__ctx *c, const uint
     const uint8_t *raw = NULL, *at, *raw_field = NULL;
     size_t rawlen = 0, n = 1, i;
     int has_raw = 0;
-    r.p = data;
-    r.end = data + len;
     t->name = "";
     while (at = r.p, (rc = luthier_onnx__next(c, &r, &f, "TensorProto")) > 0) {
         switch (f.num) {
@@ -838,11 +836,9 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_sub(luthier_onnx__ctx *c, const luthier
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__parse_attr(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__attr *a) {
-    luthier_onnx__rd r;
+    luthier_onnx__rd r = {data, data + len};
     luthier_onnx__fld f;
     int rc;
-    r.p = data;
-    r.end = data + len;
     a->name = "";
     while ((rc = luthier_onnx__next(c, &r, &f, "AttributeProto")) > 0) {
         switch (f.num) {
@@ -877,11 +873,9 @@ LUTHIER_ONNX__FN int luthier_onnx__pushstr(luthier_onnx__ctx *c, const luthier_o
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__parse_node(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__node *n) {
-    luthier_onnx__rd r;
+    luthier_onnx__rd r = {data, data + len};
     luthier_onnx__fld f;
     int rc;
-    r.p = data;
-    r.end = data + len;
     n->name = "";
     n->op = "";
     n->domain = "";
@@ -906,11 +900,9 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_node(luthier_onnx__ctx *c, const uint8_
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__parse_vi(luthier_onnx__ctx *c, const uint8_t *data, size_t len, luthier_onnx__vi *v) {
-    luthier_onnx__rd r, r2, r3, r4, r5;
+    luthier_onnx__rd r = {data, data + len}, r2, r3, r4, r5;
     luthier_onnx__fld f, f2, f3, f4, f5;
     int rc;
-    r.p = data;
-    r.end = data + len;
     v->name = "";
     while ((rc = luthier_onnx__next(c, &r, &f, "ValueInfoProto")) > 0) {
         if (f.num == 1) {
@@ -965,11 +957,9 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_vi(luthier_onnx__ctx *c, const uint8_t 
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__parse_graph(luthier_onnx__ctx *c, const uint8_t *data, size_t len) {
-    luthier_onnx__rd r;
+    luthier_onnx__rd r = {data, data + len};
     luthier_onnx__fld f;
     int rc;
-    r.p = data;
-    r.end = data + len;
     while ((rc = luthier_onnx__next(c, &r, &f, "GraphProto")) > 0) {
         switch (f.num) {
         case 1: {
@@ -1004,13 +994,11 @@ LUTHIER_ONNX__FN int luthier_onnx__parse_graph(luthier_onnx__ctx *c, const uint8
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__parse_model(luthier_onnx__ctx *c, const uint8_t *data, size_t len) {
-    luthier_onnx__rd r, r2;
+    luthier_onnx__rd r = {data, data + len}, r2;
     luthier_onnx__fld f, f2;
     const uint8_t *graph = NULL;
     size_t glen = 0;
     int rc, have_graph = 0;
-    r.p = data;
-    r.end = data + len;
     while ((rc = luthier_onnx__next(c, &r, &f, "ModelProto")) > 0) {
         if (f.num == 1) {
             if (luthier_onnx__want(c, &f, 0, "ModelProto", "ir_version")) return -1;
@@ -1657,7 +1645,14 @@ struct luthier_onnx__foldargs {
     luthier_onnx__val *x = arg->x;                                                                             \
     const luthier_onnx__tensor *xc = arg->xc;                                                                  \
     const luthier_onnx__shape xs = *arg->xs;                                                                   \
-    (void)c, (void)n, (void)x, (void)xc, (void)xs
+    luthier_onnx__tensor *t = NULL; /* the result (luthier_onnx__folded) */                                    \
+    (void)c, (void)n, (void)x, (void)xc, (void)xs, (void)t
+
+/* A fold hook's success: t is the node's output 0. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__folded(const luthier_onnx__foldargs *arg, luthier_onnx__tensor *t) {
+    *arg->res = t;
+    return LUTHIER_STATUS_OK;
+}
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_none(const luthier_onnx__foldargs *arg) {
     (void)arg;
@@ -1665,8 +1660,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_none(const luthier_onnx__fold
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_identity(const luthier_onnx__foldargs *arg) {
-    *arg->res = arg->x->c;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, arg->x->c);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_quant(const luthier_onnx__foldargs *arg) {
@@ -1678,7 +1672,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_quant(const luthier_onnx__fol
 /* Shape and Size: from the static shape, whatever the input's value. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_shape(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     int k;
     int64_t one = (int64_t)xs.rank, s = luthier_onnx__ai(n, "start", 0), en = luthier_onnx__ai(n, "end", xs.rank);
     if (!x) return LUTHIER_STATUS_OK;
@@ -1703,14 +1696,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_shape(const luthier_onnx__fol
             t->lenwhole = s == 0 && en == xs.rank;
         }
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* ConstantOfShape (its shape input must be constant). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_const_of_shape(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     size_t e;
     int k;
     const luthier_onnx__tensor *sh;
@@ -1727,14 +1718,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_const_of_shape(const luthier_
         if (t->f) t->f[e] = va ? va->t->f[0] : 0.0f;
         else t->i[e] = va->t->i[0];
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
-/* Cast. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_cast(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     size_t e;
     int to = (int)luthier_onnx__ai(n, "to", 0);
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "to,saturate"));
@@ -1746,29 +1734,24 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_cast(const luthier_onnx__fold
         if (t->f) t->f[e] = (float)v;
         else t->i[e] = to == 9 ? v != 0 : luthier_onnx__toint(v);
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* Reshape, Flatten, Squeeze, Unsqueeze. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reshape(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     luthier_onnx__shape os;
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_like(c, n, &xs, &os));
     LUTHIER_ONNX__TNEW(t, xc->f != NULL, os.rank, os.d);
     t->type = xc->type;
     if (xc->f) memcpy(t->f, xc->f, t->n * sizeof(float));
     else memcpy(t->i, xc->i, t->n * sizeof(int64_t));
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
-/* Gather. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_gather(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
-    luthier_onnx__tensor *t = NULL;
     int k;
     const luthier_onnx__tensor *ic = luthier_onnx__in(c, n, 1)->c;
     int64_t ax, dims[LUTHIER_ONNX_MAX_RANK];
@@ -1794,14 +1777,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_gather(const luthier_onnx__fo
                 else t->i[dst] = xc->i[src];
             }
         }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
-/* Concat. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_concat(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     int k;
     int64_t ax, dims[LUTHIER_ONNX_MAX_RANK], off = 0;
     size_t outer, inner, m;
@@ -1834,15 +1814,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_concat(const luthier_onnx__fo
         }
         off += p->dims[ax];
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
-/* Slice. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_slice(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
-    luthier_onnx__tensor *t = NULL;
     int k;
     int64_t st[LUTHIER_ONNX_MAX_RANK], sp[LUTHIER_ONNX_MAX_RANK], ln[LUTHIER_ONNX_MAX_RANK];
     LUTHIER_ONNX__TRY(luthier_onnx__slice_params(c, n, &xs, st, sp, ln));
@@ -1859,15 +1836,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_slice(const luthier_onnx__fol
         if (t->f) t->f[e] = xc->f[src];
         else t->i[e] = xc->i[src];
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
-/* Transpose. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_transpose(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
-    luthier_onnx__tensor *t = NULL;
     int k;
     const int64_t *perm;
     int np = luthier_onnx__aints(n, "perm", &perm), p[LUTHIER_ONNX_MAX_RANK], seen[LUTHIER_ONNX_MAX_RANK] = {0};
@@ -1892,14 +1866,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_transpose(const luthier_onnx_
         if (t->f) t->f[e] = xc->f[src];
         else t->i[e] = xc->i[src];
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* The element-wise unary operators (float; Neg and Relu also on integers). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_unary(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     size_t e;
     LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, xc->dims);
     t->type = xc->type;
@@ -1910,21 +1882,18 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_unary(const luthier_onnx__fol
         else if (luthier_onnx__isop(n, "Abs")) t->i[e] = xc->i[e] < 0 ? (int64_t)(0 - (uint64_t)xc->i[e]) : xc->i[e];
         else LUTHIER_ONNX__UNSUP("integer input");
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* Not (bool out). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_not(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     size_t e;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
     LUTHIER_ONNX__TNEW(t, 0, xc->rank, xc->dims);
     t->type = 9;
     for (e = 0; e < t->n; e++) t->i[e] = luthier_onnx__tget(xc, e) == 0;
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* The broadcasting operators: Add, Sub, Mul, Div, Pow, Max, Min, Sum, Equal, Greater, Less,
@@ -1932,7 +1901,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_not(const luthier_onnx__folda
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_broadcast(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
-    luthier_onnx__tensor *t = NULL;
     int k;
     /* broadcast over all inputs (Expand: the second input is the shape) */
     int64_t dims[LUTHIER_ONNX_MAX_RANK], tmp[LUTHIER_ONNX_MAX_RANK];
@@ -2001,14 +1969,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_broadcast(const luthier_onnx_
             else t->i[e] = intmode ? ia : luthier_onnx__toint(fa);
         }
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
-/* Range. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_range(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     size_t e;
     const luthier_onnx__tensor *a = x->c, *b = luthier_onnx__in(c, n, 1) ? luthier_onnx__in(c, n, 1)->c : NULL, *d = luthier_onnx__in(c, n, 2) ? luthier_onnx__in(c, n, 2)->c : NULL;
     double s, l, dl, cnt;
@@ -2025,8 +1990,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_range(const luthier_onnx__fol
         if (t->f) t->f[e] = (float)(s + (double)e * dl);
         else t->i[e] = (int64_t)((uint64_t)a->i[0] + (uint64_t)e * (uint64_t)d->i[0]);
     }
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* Whether row r folds whatever its inputs' values (from shapes). */
@@ -2266,9 +2230,17 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__reshape_to(luthier_onnx__ctx *c, c
     return luthier_onnx__step(c, n, &d, "reshape", out);
 }
 
-LUTHIER_ONNX__FN void luthier_onnx__setout(luthier_onnx__ctx *c, const luthier_onnx__node *n, int k, int tid) {
+/* d with op's typed attributes at their defaults (the converters set those the node gives). */
+LUTHIER_ONNX__FN void luthier_onnx__typed(luthier_node_desc *d, luthier_op op) {
+    luthier_node_attrs_default(op, &d->attr);
+    d->typed = 1;
+}
+
+/* Node n's output k is engine tensor tid; OK. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__setout(luthier_onnx__ctx *c, const luthier_onnx__node *n, int k, int tid) {
     luthier_onnx__val *v = k < n->nout && *n->out[k] ? luthier_onnx__find(c, n->out[k]) : NULL;
     if (v) v->tid = tid, v->defined = 1;
+    return LUTHIER_STATUS_OK;
 }
 
 /* Adds engine node op(ins[0..nin)) with d's attributes as node n's output 0. */
@@ -2277,11 +2249,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__emit_out(luthier_onnx__ctx *c, con
     int outs[LUTHIER_MAX_NODE_OUTPUTS];
     luthier_onnx__set_op(d, op, ins, nin);
     LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, d, n->out[0], outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
-LUTHIER_ONNX__FN void luthier_onnx__alias(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__val *x) {
+/* Node n's output 0 is value x (a node that changes nothing); OK. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__alias(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__val *x) {
     luthier_onnx__val *v = n->nout && *n->out[0] ? luthier_onnx__find(c, n->out[0]) : NULL;
     if (v) {
         v->c = x->c;
@@ -2292,6 +2264,7 @@ LUTHIER_ONNX__FN void luthier_onnx__alias(luthier_onnx__ctx *c, const luthier_on
         v->qscale = x->qscale;
         v->qzero = x->qzero;
     }
+    return LUTHIER_STATUS_OK;
 }
 
 /* Pads for auto_pad (SAME_UPPER, SAME_LOWER, VALID) or the pads attribute. */
@@ -2511,8 +2484,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_q(luthier_onnx__ctx *c, lu
         if (qx.n != 1)
             LUTHIER_ONNX__UNSUP("per-axis parameters (%zu scales) on the run-time tensor '%s': activations are quantized per tensor", qx.n, x->name);
         LUTHIER_ONNX__TRY(luthier_onnx__qinput(c, n, 0, &qx, &t));
-        luthier_onnx__setout(c, n, 0, t);
-        return LUTHIER_STATUS_OK;
+        return luthier_onnx__setout(c, n, 0, t);
     }
     if (luthier_onnx__isop(n, "QLinearConv") || luthier_onnx__isop(n, "QLinearMatMul")) {
         int conv = luthier_onnx__isop(n, "QLinearConv");
@@ -2659,8 +2631,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_passthrough(const luthier_onnx_
     } else {
         LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
     }
-    luthier_onnx__alias(c, n, x);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__alias(c, n, x);
 }
 
 /* Cast at run time: to float, int64, int32, bool or float16 (the engine's CAST: booleans are f32
@@ -2670,10 +2641,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_cast(const luthier_onnx__cvargs
     LUTHIER_ONNX__CV_ARGS;
     int to = (int)luthier_onnx__ai(n, "to", 0);
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "to,saturate"));
-    if ((to == 1 && xs.isf) || (to == 7 && !xs.isf)) {
-        luthier_onnx__alias(c, n, x);
-        return LUTHIER_STATUS_OK;
-    }
+    if ((to == 1 && xs.isf) || (to == 7 && !xs.isf)) return luthier_onnx__alias(c, n, x);
     d.typed = 1;
     switch (to) {
     case 1: d.attr.cast.to = LUTHIER_CAST_TO_F32; break;
@@ -2774,8 +2742,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_activation(const luthier_onnx__
     default: break;
     }
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, allowed));
-    luthier_node_attrs_default(arg->op, t);
-    d.typed = 1;
+    luthier_onnx__typed(&d, arg->op);
     switch (arg->op) {
     case LUTHIER_OP_LEAKY_RELU: t->leaky_relu.alpha = luthier_onnx__af(n, "alpha", t->leaky_relu.alpha); break;
     case LUTHIER_OP_ELU: t->elu.alpha = luthier_onnx__af(n, "alpha", t->elu.alpha); break;
@@ -2825,10 +2792,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_binary(const luthier_onnx__cvar
         if (luthier_onnx__in(c, n, j)) nin++;
     if (nin < 1 || (nin > 2 && !(luthier_onnx__isop(n, "Max") || luthier_onnx__isop(n, "Min") || luthier_onnx__isop(n, "Sum"))))
         LUTHIER_ONNX__BAD("%d inputs", nin);
-    if (nin == 1) {
-        luthier_onnx__alias(c, n, x);
-        return LUTHIER_STATUS_OK;
-    }
+    if (nin == 1) return luthier_onnx__alias(c, n, x);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &acc));
     for (j = 1, nin--; j < n->nin; j++) {
         luthier_onnx__val *b = luthier_onnx__in(c, n, j);
@@ -2839,8 +2803,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_binary(const luthier_onnx__cvar
         if (--nin == 0) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &acc));
         else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "acc", &acc));
     }
-    luthier_onnx__setout(c, n, 0, acc);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, acc);
 }
 
 /* Conv and ConvTranspose: constant 4-D weights (input 1, wv) and bias (input 2, may be absent),
@@ -2936,8 +2899,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv_transpose(const luthier_on
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, wv, 1, &in[1]));
     if (bv) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[2]));
-    d.typed = 1;
-    luthier_node_attrs_default(LUTHIER_OP_CONV_TRANSPOSE, &d.attr);
+    luthier_onnx__typed(&d, LUTHIER_OP_CONV_TRANSPOSE);
     memcpy(a->stride, s, sizeof s);
     memcpy(a->dilation, dl, sizeof dl);
     memcpy(a->output_padding, op, sizeof op);
@@ -3002,8 +2964,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_batch_norm(const luthier_onnx__
         if (!p) LUTHIER_ONNX__BAD("input %d is missing", k);
         LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, luthier_onnx__in(c, n, k), 1, &in[k]));
     }
-    luthier_node_attrs_default(LUTHIER_OP_BATCH_NORM, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_BATCH_NORM);
     d.attr.batch_norm.epsilon = eps;
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_BATCH_NORM, in, 5);
 }
@@ -3022,8 +2983,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_instance_norm(const luthier_onn
         if (!p[k] || p[k]->n != (size_t)xs.d[1]) LUTHIER_ONNX__BAD("%s must hold C = %lld values", k ? "bias" : "scale", (long long)xs.d[1]);
     }
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
-    luthier_node_attrs_default(LUTHIER_OP_LAYER_NORM, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_LAYER_NORM);
     d.attr.layer_norm.axis = 2;
     d.attr.layer_norm.epsilon = luthier_onnx__af(n, "epsilon", 1e-5f);
     luthier_onnx__set_op(&d, LUTHIER_OP_LAYER_NORM, in, 1);
@@ -3067,8 +3027,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_layer_norm(const luthier_onnx__
             LUTHIER_ONNX__UNSUP("%s has %zu values, the normalized dims hold %zu", k == 1 ? "scale" : "bias", p->n, norm);
         }
     }
-    luthier_node_attrs_default(LUTHIER_OP_LAYER_NORM, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_LAYER_NORM);
     d.attr.layer_norm.axis = (int)(ax - xs.rank);
     d.attr.layer_norm.epsilon = eps;
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_LAYER_NORM, in, in[2] >= 0 ? 3 : in[1] >= 0 ? 2 : 1);
@@ -3207,8 +3166,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_matmul(const luthier_onnx__cvar
     }
     LUTHIER_ONNX__TRY(luthier_onnx__matmul_into(arg, own ? in[0] : -1, pname, &y));
     if (!bias || own) {
-        luthier_onnx__setout(c, n, 0, y);
-        return LUTHIER_STATUS_OK;
+        return luthier_onnx__setout(c, n, 0, y);
     }
     in[0] = y;
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bias, 1, &in[1]));
@@ -3239,8 +3197,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_softmax(const luthier_onnx__cva
         d.axis = (int)ax;
         LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, outs));
     }
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_lrn(const luthier_onnx__cvargs *arg) {
@@ -3249,8 +3206,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_lrn(const luthier_onnx__cvargs 
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "alpha,beta,bias,size"));
     if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input rank %d (only [N,C,H,W])", xs.rank);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    luthier_node_attrs_default(LUTHIER_OP_LRN, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_LRN);
     if (al) d.attr.lrn.alpha = al->f;
     if (be) d.attr.lrn.beta = be->f;
     if (bi) d.attr.lrn.bias = bi->f;
@@ -3334,10 +3290,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_slice(const luthier_onnx__cvarg
         if (ln[k] == 0) LUTHIER_ONNX__UNSUP("the slice of axis %d is empty", k);
         if (st[k] != 0 || sp[k] != 1 || ln[k] != xs.d[k]) last = k;
     }
-    if (last < 0) {
-        luthier_onnx__alias(c, n, x);
-        return LUTHIER_STATUS_OK;
-    }
+    if (last < 0) return luthier_onnx__alias(c, n, x);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
     for (k = 0; k <= last; k++) {
         int64_t *idx, e;
@@ -3359,8 +3312,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_slice(const luthier_onnx__cvarg
         if (k == last) LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, oname, &cur));
         else LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "slice", &cur));
     }
-    luthier_onnx__setout(c, n, 0, cur);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, cur);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gather(const luthier_onnx__cvargs *arg) {
@@ -3384,8 +3336,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reshape(const luthier_onnx__cva
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_like(c, n, &xs, &os));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 0, &xt));
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, xt, os.rank, os.d, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_transpose(const luthier_onnx__cvargs *arg) {
@@ -3423,7 +3374,6 @@ static const struct {
    Subtracts. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reduce(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    luthier_onnx__tensor *t = NULL;
     int64_t axes[LUTHIER_ONNX_MAX_RANK], dims[LUTHIER_ONNX_MAX_RANK], ax, cnt = 1;
     int red[LUTHIER_ONNX_MAX_RANK] = {0}, na, r = 0, k, ro = 0, kind;
     size_t e, q;
@@ -3468,8 +3418,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reduce(const luthier_onnx__fo
         }
     }
     for (q = 0; kind == LUTHIER_REDUCE_MEAN && q < t->n; q++) t->f[q] = (float)((double)t->f[q] / (double)cnt);
-    *arg->res = t;
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__folded(arg, t);
 }
 
 /* ReduceMean over H and W of [N,C,H,W] runs as global average pooling (it works in NHWC). */
@@ -3487,8 +3436,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__reduce_as_pool(luthier_onnx__ctx *
         LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "pool", &cur));
         LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, 2, od, n->out[0], outs));
     }
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reduce(const luthier_onnx__cvargs *arg) {
@@ -3500,14 +3448,10 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reduce(const luthier_onnx__cvar
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < luthier_onnx__reduces[r].axes_input_from ? "axes,keepdims" : "keepdims,noop_with_empty_axes"));
     LUTHIER_ONNX__TRY(luthier_onnx__axes(c, n, luthier_onnx__reduces[r].axes_input_from, axes, &na));
     keepdims = (int)luthier_onnx__ai(n, "keepdims", 1);
-    if (na <= 0 && luthier_onnx__ai(n, "noop_with_empty_axes", 0)) {
-        luthier_onnx__alias(c, n, x);
-        return LUTHIER_STATUS_OK;
-    }
+    if (na <= 0 && luthier_onnx__ai(n, "noop_with_empty_axes", 0)) return luthier_onnx__alias(c, n, x);
     if (xs.rank > LUTHIER_MAX_RANK || na > xs.rank) LUTHIER_ONNX__UNSUP("rank %d with %d axes", xs.rank, na);
     if (!xs.isf) LUTHIER_ONNX__UNSUP("integer input computed at run time (reductions run on f32)");
-    luthier_node_attrs_default(LUTHIER_OP_REDUCE, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_REDUCE);
     d.attr.reduce.kind = luthier_onnx__reduces[r].kind;
     d.attr.reduce.keepdims = keepdims != 0;
     d.attr.reduce.num_axes = na > 0 ? na : 0;
@@ -3612,8 +3556,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_resize(const luthier_onnx__cvar
     LUTHIER_ONNX__CV_ARGS;
     const int upsample = luthier_onnx__isop(n, "Upsample"), old = upsample || c->opset < 11;
     luthier_resize_attrs *a = &d.attr.resize;
-    luthier_node_attrs_default(LUTHIER_OP_RESIZE, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_RESIZE);
     if (old) { /* Upsample and Resize 10: asymmetric coordinates, nearest truncates when upsampling, rounds up when downsampling */
         const char *m = luthier_onnx__as(n, "mode", "nearest");
         int up = 0, down = 0;
@@ -3670,8 +3613,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pad(const luthier_onnx__cvargs 
     int np, na = xs.rank, any = 0, seen = 0;
     float value = 0;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 11 ? "mode,pads,value" : "mode"));
-    luthier_node_attrs_default(LUTHIER_OP_PAD, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_PAD);
     if ((d.attr.pad.mode = luthier_onnx__pick(mode, modes, 4)) < 0) LUTHIER_ONNX__BAD("mode '%s' is not constant, reflect, edge or wrap", mode);
     for (k = 0; k < xs.rank; k++) axes[k] = k;
     if (c->opset < 11) {
@@ -3703,10 +3645,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pad(const luthier_onnx__cvargs 
         any |= pp[k] || pp[k + na];
     }
     d.attr.pad.value = value;
-    if (!any) {
-        luthier_onnx__alias(c, n, x);
-        return LUTHIER_STATUS_OK;
-    }
+    if (!any) return luthier_onnx__alias(c, n, x);
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_PAD, &xt, 1);
 }
@@ -3766,7 +3705,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__tile_dims(luthier_onnx__ctx *c, co
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_tile(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     const luthier_onnx__tensor *rp;
-    luthier_onnx__tensor *t = NULL;
     int64_t od[LUTHIER_ONNX_MAX_RANK];
     size_t row, rows, len, j, reps;
     int k;
@@ -3835,14 +3773,10 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_tile(const luthier_onnx__cvargs
     for (ax = 0; ax < xs.rank; ax++)
         if (rp->i[ax] > 1) last = ax;
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
-    if (last < 0) {
-        luthier_onnx__alias(c, n, x);
-        return LUTHIER_STATUS_OK;
-    }
+    if (last < 0) return luthier_onnx__alias(c, n, x);
     for (ax = 0; ax <= last; ax++)
         if (rp->i[ax] > 1) LUTHIER_ONNX__TRY(luthier_onnx__repeat(c, n, cur, rp->i[ax], ax, ax == last ? oname : NULL, &cur));
-    luthier_onnx__setout(c, n, 0, cur);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, cur);
 }
 
 /* ---- indexing: GatherElements, GatherND, ScatterND, ScatterElements (and Scatter, opsets 9-10)
@@ -3995,8 +3929,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__eop_reduce(luthier_onnx__ctx *c, c
     luthier_node_desc d;
     int k, j = 0;
     memset(&d, 0, sizeof d);
-    luthier_node_attrs_default(LUTHIER_OP_REDUCE, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_REDUCE);
     d.attr.reduce.kind = LUTHIER_REDUCE_SUM;
     d.attr.reduce.keepdims = 0;
     for (k = 0; k < o->n; k++) {
@@ -4112,8 +4045,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_einsum(const luthier_onnx__cvar
     LUTHIER_ONNX__TRY(luthier_onnx__eop_order(c, n, &op[0], out));
     for (k = 0; k < nout; k++) dims[k] = op[0].dim[k];
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, op[0].t, nout, dims, oname, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
 /* GroupNormalization (opset 18): x [N, C, D...] in num_groups groups of C / G channels, each
@@ -4144,8 +4076,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_group_norm(const luthier_onnx__
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
     gd[0] = xs.d[0], gd[1] = G, gd[2] = (int64_t)(luthier_onnx__numel(xs.rank, xs.d) / (size_t)(xs.d[0] * G));
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, in[0], 3, gd, NULL, &cur));
-    luthier_node_attrs_default(LUTHIER_OP_LAYER_NORM, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_LAYER_NORM);
     d.attr.layer_norm.axis = 2;
     d.attr.layer_norm.epsilon = luthier_onnx__af(n, "epsilon", 1e-5f);
     luthier_onnx__set_op(&d, LUTHIER_OP_LAYER_NORM, &cur, 1);
@@ -4256,8 +4187,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_rnn(const luthier_onnx__cvargs 
     const luthier_onnx__val *rv = luthier_onnx__in(c, n, 2);
     const char *name;
     int dirs, nin = 3;
-    luthier_node_attrs_default(op, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, op);
     LUTHIER_ONNX__TRY(luthier_onnx__rnn_attrs(c, n, op, a, &dirs));
     /* hidden_size, when absent, is R's last dimension */
     a->hidden_size = luthier_onnx__ai(n, "hidden_size", rv && rv->c && rv->c->rank == 3 ? rv->c->dims[2] : 0);
@@ -4319,8 +4249,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_argext(const luthier_onnx__cvar
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "axis,keepdims,select_last_index"));
     if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
     LUTHIER_ONNX__TRY(luthier_onnx__f32_input(c, n, x, &xs, &xt));
-    luthier_node_attrs_default(arg->op, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, arg->op);
     a->axis = (int)ax;
     a->keepdims = luthier_onnx__ai(n, "keepdims", 1) != 0;
     a->select_last_index = luthier_onnx__ai(n, "select_last_index", 0) != 0;
@@ -4360,8 +4289,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_topk(const luthier_onnx__cvargs
     if (kk == 0) LUTHIER_ONNX__UNSUP("k = 0 gives empty outputs, which the engine does not hold");
     if (kk < 0 || kk > xs.d[ax]) LUTHIER_ONNX__BAD("k %lld is not in [1, %lld]", (long long)kk, (long long)xs.d[ax]);
     LUTHIER_ONNX__TRY(luthier_onnx__f32_input(c, n, x, &xs, &xt));
-    luthier_node_attrs_default(LUTHIER_OP_TOPK, &d.attr);
-    d.typed = 1;
+    luthier_onnx__typed(&d, LUTHIER_OP_TOPK);
     d.attr.topk.k = kk;
     d.attr.topk.axis = (int)ax;
     d.attr.topk.largest = luthier_onnx__ai(n, "largest", 1) != 0;
@@ -4432,8 +4360,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     luthier_onnx__set_op(&d, LUTHIER_OP_NON_MAX_SUPPRESSION, in, 2);
     if (!(name = luthier_onnx__uname(c, oname, "nms"))) LUTHIER_ONNX__OOM();
     LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
-    luthier_onnx__setout(c, n, 0, outs[0]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
 /* >>onnx-if: If. Its branches (subgraphs) read values of the enclosing graphs by name: the
@@ -4815,8 +4742,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__lift_1d(const luthier_onnx__cvargs
     luthier_onnx__vshape(c, ov, &os);
     d4[0] = os.d[0], d4[1] = os.d[1], d4[2] = os.d[3];
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, ov->tid, 3, d4, n->out[0], &t4));
-    luthier_onnx__setout(c, n, 0, t4);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__setout(c, n, 0, t4);
 }
 
 /* Converts node n: the checks every operator shares (domain, a row in the table, inputs that
@@ -5088,32 +5014,26 @@ LUTHIER_ONNX__FN int luthier_onnx__match_matmul_bias(luthier_onnx__ctx *c, luthi
     return luthier_onnx__rewrite(c, a, "MatMul", ins, 3, 0);
 }
 
-/* t * Sigmoid(t), in either order, where the Sigmoid's output feeds that Mul alone (and is no
-   graph output) -> Swish(t): one SILU step instead of two, and no sigmoid tensor in between */
-LUTHIER_ONNX__FN int luthier_onnx__match_silu(luthier_onnx__ctx *c, luthier_onnx__node *s) {
+/* t * g(t), in either order, where g's output feeds that Mul alone (and is no graph output) ->
+   op(t); g Sigmoid: Swish(t), one SILU step instead of two, and no sigmoid tensor in between */
+LUTHIER_ONNX__FN int luthier_onnx__match_gated(luthier_onnx__ctx *c, luthier_onnx__node *g, const char *op) {
     luthier_onnx__node *m;
     const char *t, *o;
-    if (s->nin != 1 || s->nout < 1 || !*s->out[0]) return 0;
-    t = s->in[0];
-    if (!(m = luthier_onnx__sole(c, s->out[0], "Mul")) || m->nout < 1 || !(o = luthier_onnx__other(m, s->out[0])) || strcmp(o, t))
+    if (g->nin != 1 || g->nout < 1 || !*g->out[0]) return 0;
+    t = g->in[0];
+    if (!(m = luthier_onnx__sole(c, g->out[0], "Mul")) || m->nout < 1 || !(o = luthier_onnx__other(m, g->out[0])) || strcmp(o, t))
         return 0;
-    return luthier_onnx__rewrite(c, m, "Swish", &t, 1, 0);
+    return luthier_onnx__rewrite(c, m, op, &t, 1, 0);
 }
 
 /* t * HardSigmoid(t, alpha 1/6, beta 0.5), in either order, the HardSigmoid's output feeding that
    Mul alone (and no graph output) -> HardSwish(t): what PyTorch writes for hardswish below opset
    14 (MobileNetV3), one step that fuses into the conv before it instead of two */
 LUTHIER_ONNX__FN int luthier_onnx__match_hardswish(luthier_onnx__ctx *c, luthier_onnx__node *h) {
-    luthier_onnx__node *m;
-    const char *t, *o;
-    if (h->nin != 1 || h->nout < 1 || !*h->out[0] || fabs((double)luthier_onnx__af(h, "alpha", 0.2f) - 1.0 / 6) > 1e-6 ||
-        luthier_onnx__af(h, "beta", 0.5f) != 0.5f ||
+    if (fabs((double)luthier_onnx__af(h, "alpha", 0.2f) - 1.0 / 6) > 1e-6 || luthier_onnx__af(h, "beta", 0.5f) != 0.5f ||
         h->nattrs != (luthier_onnx__attr_get(h, "alpha") != NULL) + (luthier_onnx__attr_get(h, "beta") != NULL))
         return 0; /* other values, or attributes HardSigmoid does not have (refused when it is converted) */
-    t = h->in[0];
-    if (!(m = luthier_onnx__sole(c, h->out[0], "Mul")) || m->nout < 1 || !(o = luthier_onnx__other(m, h->out[0])) || strcmp(o, t))
-        return 0;
-    return luthier_onnx__rewrite(c, m, "HardSwish", &t, 1, 0);
+    return luthier_onnx__match_gated(c, h, "HardSwish");
 }
 
 LUTHIER_ONNX__FN int luthier_onnx__reduce_axes(luthier_onnx__ctx *c, const luthier_onnx__node *r, int64_t *axes) {
@@ -5610,7 +5530,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__build(luthier_onnx__ctx *c) {
             if (!strcmp(n->op, "Erf") && luthier_onnx__match_gelu(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "Tanh") && luthier_onnx__match_gelu_tanh(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "ReduceMean") && luthier_onnx__match_layernorm(c, n)) luthier_onnx__count_uses(c);
-            else if (!strcmp(n->op, "Sigmoid") && luthier_onnx__match_silu(c, n)) luthier_onnx__count_uses(c);
+            else if (!strcmp(n->op, "Sigmoid") && luthier_onnx__match_gated(c, n, "Swish")) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "HardSigmoid") && luthier_onnx__match_hardswish(c, n)) luthier_onnx__count_uses(c);
             else if (!strcmp(n->op, "MatMul") && luthier_onnx__match_matmul_bias(c, n)) luthier_onnx__count_uses(c);
         }

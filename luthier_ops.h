@@ -840,20 +840,23 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_vec)(luthier__una
     }
 }
 
-/* The kind is a compile-time constant in each case of the switch below, so the inner loop is
-   one straight-line vector body per kind. */
-#define LUTHIER__OP_UNARY_LOOP(K)                                                                \
+/* The kind is a compile-time constant in each case of the switches below, so the inner loop is
+   one straight-line vector body per kind. LD / ST move a whole vector at x + i / y + i, LDN /
+   STN the partial one at the end (n elements): fp32 (LUTHIER__OP_UNARY_*) or fp16 (VLOADH ...). */
+#define LUTHIER__OP_UNARY_LOOP(K, LD, ST, LDN, STN)                                              \
     for (i = from; i + LUTHIER__VW <= to; i += LUTHIER__VW) {                                    \
-        LUTHIER__VLOAD(v, x + i);                                                                \
-        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                                      \
-        LUTHIER__VSTORE_NT(y + i, v, nt);                                                        \
+        LD(v, x + i);                                                                            \
+        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                         \
+        ST(y + i, v);                                                                            \
     }                                                                                            \
     if (i < to) {                                                                                \
-        LUTHIER__VLOADN(v, x + i, to - i, 1.0f);                                                 \
-        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                                      \
-        LUTHIER__VSTOREN(y + i, v, to - i);                                                      \
+        LDN(v, x + i, to - i);                                                                   \
+        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                         \
+        STN(y + i, v, to - i);                                                                   \
     }                                                                                            \
     break;
+#define LUTHIER__OP_UNARY_ST(p, v) LUTHIER__VSTORE_NT(p, v, nt)
+#define LUTHIER__OP_UNARY_LDN(v, p, n) LUTHIER__VLOADN(v, p, n, 1.0f)
 
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_impl)(void *arg, size_t ub, size_t ue, int thread) {
     const luthier__op_unary_job *j = (const luthier__op_unary_job *)arg;
@@ -866,7 +869,9 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_impl)(void *arg, 
     LUTHIER__VF v;
     (void)thread;
     switch (j->kind) {
-#define LUTHIER__X(k) case LUTHIER__UNARY_##k: LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_##k)
+#define LUTHIER__X(k)                                                                            \
+    case LUTHIER__UNARY_##k:                                                                     \
+        LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_##k, LUTHIER__VLOAD, LUTHIER__OP_UNARY_ST, LUTHIER__OP_UNARY_LDN, LUTHIER__VSTOREN)
     LUTHIER__UNARY_KINDS(LUTHIER__X)
 #undef LUTHIER__X
     default: break;
@@ -1004,19 +1009,6 @@ LUTHIER__OP_RANGE(luthier__op_binary)
         memcpy((p), luthier__h_, (size_t)(n) * sizeof(uint16_t));                                \
     } while (0)
 
-#define LUTHIER__OP_UNARY_H16_LOOP(K)                                                            \
-    for (i = from; i + LUTHIER__VW <= to; i += LUTHIER__VW) {                                    \
-        LUTHIER__VLOADH(v, x + i);                                                               \
-        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                         \
-        LUTHIER__VSTOREH(y + i, v);                                                              \
-    }                                                                                            \
-    if (i < to) {                                                                                \
-        LUTHIER__VLOADHN(v, x + i, to - i);                                                      \
-        LUTHIER__VN(luthier__op_unary_vec)(K, a, b, &v);                                         \
-        LUTHIER__VSTOREHN(y + i, v, to - i);                                                     \
-    }                                                                                            \
-    break;
-
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_h16_impl)(void *arg, size_t ub, size_t ue, int thread) {
     const luthier__op_unary_h16_job *j = (const luthier__op_unary_h16_job *)arg;
     const uint16_t *x = j->x;
@@ -1027,7 +1019,9 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_unary_h16_impl)(void *a
     LUTHIER__VF v;
     (void)thread;
     switch (j->kind) {
-#define LUTHIER__X(k) case LUTHIER__UNARY_##k: LUTHIER__OP_UNARY_H16_LOOP(LUTHIER__UNARY_##k)
+#define LUTHIER__X(k)                                                                            \
+    case LUTHIER__UNARY_##k:                                                                     \
+        LUTHIER__OP_UNARY_LOOP(LUTHIER__UNARY_##k, LUTHIER__VLOADH, LUTHIER__VSTOREH, LUTHIER__VLOADHN, LUTHIER__VSTOREHN)
     LUTHIER__UNARY_KINDS(LUTHIER__X)
 #undef LUTHIER__X
     default: break;
@@ -2199,7 +2193,8 @@ LUTHIER__OP_RANGE(luthier__op_rnn)
 #undef LUTHIER__VSTOREH
 #undef LUTHIER__VLOADHN
 #undef LUTHIER__VSTOREHN
-#undef LUTHIER__OP_UNARY_H16_LOOP
+#undef LUTHIER__OP_UNARY_ST
+#undef LUTHIER__OP_UNARY_LDN
 #undef LUTHIER__OP_BIN_H16_LD
 #undef LUTHIER__OP_BIN_H16_LOOP
 #undef LUTHIER__OP_RANGE
@@ -2855,14 +2850,11 @@ LUTHIER_PRIVATE luthier__unary luthier__act_unary(luthier_activation act, float 
     *a = p0;
     *b = p1;
     switch (act) {
-    case LUTHIER_ACTIVATION_HARD_SWISH: return LUTHIER__UNARY_HARD_SWISH;
-    case LUTHIER_ACTIVATION_HARD_SIGMOID: return LUTHIER__UNARY_HARD_SIGMOID;
-    case LUTHIER_ACTIVATION_SILU: return LUTHIER__UNARY_SILU;
-    case LUTHIER_ACTIVATION_LEAKY_RELU: return LUTHIER__UNARY_LEAKY_RELU;
+#define LUTHIER__X(k) case LUTHIER_ACTIVATION_##k: return LUTHIER__UNARY_##k; /* the kernel of the same name */
+    LUTHIER__X(HARD_SWISH) LUTHIER__X(HARD_SIGMOID) LUTHIER__X(SILU) LUTHIER__X(LEAKY_RELU) LUTHIER__X(GELU_TANH) LUTHIER__X(ELU)
+    LUTHIER__X(MISH)
+#undef LUTHIER__X
     case LUTHIER_ACTIVATION_GELU: return LUTHIER__UNARY_GELU_ERF;
-    case LUTHIER_ACTIVATION_GELU_TANH: return LUTHIER__UNARY_GELU_TANH;
-    case LUTHIER_ACTIVATION_ELU: return LUTHIER__UNARY_ELU;
-    case LUTHIER_ACTIVATION_MISH: return LUTHIER__UNARY_MISH;
     default: return LUTHIER__UNARY_COUNT;
     }
 }
@@ -3509,7 +3501,7 @@ LUTHIER_PRIVATE luthier_status luthier__op_check_indices(luthier_context *ctx, c
     return LUTHIER_STATUS_OK;
 }
 
-LUTHIER_PRIVATE size_t luthier__op_prod(const int64_t *s, int from, int to) {
+LUTHIER_PRIVATE size_t luthier__prod(const int64_t *s, int from, int to) {
     size_t n = 1;
     int k;
     for (k = from; k < to; k++) n *= (size_t)s[k];
@@ -3585,7 +3577,7 @@ LUTHIER_PRIVATE void luthier__op_elems_init(luthier__op_elems *j, const float *d
     for (k = 0; k < r; k++) j->is[k] = is[k];
     j->axis_len = data_shape[axis];
     j->last = (size_t)is[r - 1];
-    j->rows = luthier__op_prod(is, 0, r - 1);
+    j->rows = luthier__prod(is, 0, r - 1);
     j->rpu = j->last >= LUTHIER__OP_GRAIN ? 1 : LUTHIER__OP_GRAIN / j->last;
 }
 
@@ -3610,7 +3602,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_scatter_elements(luth
     size_t row, c;
     luthier__op_elems_init(&j, data, idx, y, r, data_shape, is, axis);
     if ((s = luthier__op_check_indices(ctx, "scatter_elements", idx, j.rows * j.last, 1, &j.axis_len)) != LUTHIER_STATUS_OK) return s;
-    if (y != data) memcpy(y, data, luthier__op_prod(data_shape, 0, r) * sizeof(float));
+    if (y != data) memcpy(y, data, luthier__prod(data_shape, 0, r) * sizeof(float));
     for (row = 0; row < j.rows; row++) {
         const size_t base = luthier__op_elems_base(&j, row);
         for (c = 0; c < j.last; c++) {
@@ -3649,10 +3641,10 @@ LUTHIER_PRIVATE void luthier__op_nd_init(luthier__op_nd *j, const float *data, c
     j->m = (size_t)ish[q - 1];
     luthier__op_strides(r, dsh, st);
     for (k = 0; k < j->m; k++) j->st[k] = st[b + (int)k], j->lens[k] = dsh[b + (int)k];
-    j->len = luthier__op_prod(dsh, b + (int)j->m, r);
-    j->slices = luthier__op_prod(ish, 0, q - 1);
-    j->per_batch = luthier__op_prod(ish, b, q - 1);
-    j->bstride = luthier__op_prod(dsh, b, r);
+    j->len = luthier__prod(dsh, b + (int)j->m, r);
+    j->slices = luthier__prod(ish, 0, q - 1);
+    j->per_batch = luthier__prod(ish, b, q - 1);
+    j->bstride = luthier__prod(dsh, b, r);
     j->spu = j->len >= LUTHIER__OP_GRAIN ? 1 : LUTHIER__OP_GRAIN / j->len;
 }
 
