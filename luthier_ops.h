@@ -523,8 +523,8 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_softplus)(LUTHIER__VF *i
     const LUTHIER__VI far = (u >= -87.0f) == 0; /* NaN included */
 #if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
     LUTHIER__VF t;
-    const unsigned near = LUTHIER__VN(luthier__v_softplus_near)(io, &t);
-    if (near == 0xFFFFu) {
+    const unsigned held = LUTHIER__VN(luthier__v_softplus_near)(io, &t);
+    if (held == 0xFFFFu) {
         *io = t;
         return;
     }
@@ -537,7 +537,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_softplus)(LUTHIER__VF *i
         0.499999971886383f;
     *io = LUTHIER__VSEL(x < zero, zero, x) + ((u * u) * q + u);
 #if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
-    *io = (LUTHIER__VF)_mm512_mask_blend_ps((__mmask16)near, (__m512)*io, (__m512)t); /* per lane: the tables where they hold */
+    *io = (LUTHIER__VF)_mm512_mask_blend_ps((__mmask16)held, (__m512)*io, (__m512)t); /* per lane: the tables where they hold */
 #endif
 }
 
@@ -4095,95 +4095,72 @@ LUTHIER__INLINE void luthier__op_cumsum8(const float *x, float *y, int exclusive
 #endif
 
 #if LUTHIER__SIMD_X86
-/* The same block scan on wider vectors, the running total c in every lane of a vector of doubles:
-   AVX-512 takes 16 floats as two vectors of 8 doubles, AVX2 8 floats as two of 4. Each vector's
-   in-vector prefix sums take log2(lanes) shift-and-add steps (lanes move up by 1, 2, 4 with zeros
-   coming in), the second vector adds the first's last lane (the block's prefix sums), then both
-   add c, and c moves on by the block's total (the second vector's last lane before c, broadcast):
-   one add per block on the carried chain, the rest of a block's work overlaps the next. Exclusive
-   sums are the inclusive ones one lane later (c first). x, y: the row's first element (its last
-   when reverse: the block is x[0], x[-1], ..); nt: streaming stores where y's blocks are aligned
-   to them (all or none of a row's blocks are). Returns the elements done (whole blocks), the
-   total so far in *acc. */
-#define LUTHIER__CS_UP(q, k) _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(q), zi, 8 - (k))) /* q[i - k], 0 */
-LUTHIER__TARGET_AVX512 LUTHIER_PRIVATE size_t luthier__op_cumsum16_avx512(const float *x, float *y, size_t len, int exclusive,
-                                                                        int reverse, int nt, double *acc) {
-    const __m512i rev = _mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), last = _mm512_set1_epi64(7);
-    const __m512i zi = _mm512_setzero_si512();
-    __m512d c = _mm512_set1_pd(*acc);
-    size_t t;
-    nt = nt && ((uintptr_t)(reverse ? y - 15 : y) & 63) == 0;
-    for (t = 0; t + 16 <= len; t += 16) {
-        __m512 v = _mm512_loadu_ps(reverse ? x - t - 15 : x + t);
-        __m512d a, b, s;
-        if (reverse) v = _mm512_permutexvar_ps(rev, v);
-        a = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
-        b = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-        a = _mm512_add_pd(a, LUTHIER__CS_UP(a, 1)), b = _mm512_add_pd(b, LUTHIER__CS_UP(b, 1));
-        a = _mm512_add_pd(a, LUTHIER__CS_UP(a, 2)), b = _mm512_add_pd(b, LUTHIER__CS_UP(b, 2));
-        a = _mm512_add_pd(a, LUTHIER__CS_UP(a, 4)), b = _mm512_add_pd(b, LUTHIER__CS_UP(b, 4));
-        b = _mm512_add_pd(b, _mm512_permutexvar_pd(last, a));
-        s = _mm512_permutexvar_pd(last, b); /* the block's total */
-        a = _mm512_add_pd(a, c), b = _mm512_add_pd(b, c);
-        if (exclusive) {
-            b = _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(b), _mm512_castpd_si512(a), 7)); /* (a7, b0, .., b6) */
-            a = _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(c), 7)); /* (c, a0, .., a6) */
-        }
-        c = _mm512_add_pd(c, s);
-        v = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(a))),
-                                                _mm256_castps_pd(_mm512_cvtpd_ps(b)), 1));
-        if (reverse) v = _mm512_permutexvar_ps(rev, v);
-        if (nt) _mm512_stream_ps(reverse ? y - t - 15 : y + t, v);
-        else _mm512_storeu_ps(reverse ? y - t - 15 : y + t, v);
+/* The same block of 8 on AVX2 as two vectors of 4 doubles (loads and stores of 4 floats): each
+   vector's in-vector prefix sums in 2 shift-and-add steps (lanes move up by 1, then 2, zeros
+   coming in), the second adds the first's last lane, both add the running total c (every lane),
+   and c moves on by the block's total (the second vector's last lane before c, broadcast): one add
+   per block on the carried chain. nt: streaming stores (y's 4-float runs aligned to them). */
+#define LUTHIER__CS_UP1(q) _mm256_blend_pd(_mm256_permute4x64_pd((q), 0x90), _mm256_setzero_pd(), 1) /* (0, q0, q1, q2) */
+#define LUTHIER__CS_PUT(p, v, rev, nt)                                                           \
+    do {                                                                                         \
+        if (nt) _mm_stream_ps((rev) ? (p) - 3 : (p), (rev) ? _mm_shuffle_ps((v), (v), 0x1B) : (v)); \
+        else LUTHIER__CS_STORE(p, v, rev);                                                       \
+    } while (0)
+LUTHIER__TARGET_AVX2 LUTHIER__INLINE void luthier__op_cumsum8_avx2(const float *x, float *y, int exclusive, int reverse, int nt,
+                                                                 __m256d *c) {
+    const ptrdiff_t d4 = reverse ? -4 : 4;
+    const __m256d t = *c;
+    __m256d a = _mm256_cvtps_pd(LUTHIER__CS_LOAD(x, reverse)), b = _mm256_cvtps_pd(LUTHIER__CS_LOAD(x + d4, reverse)), s;
+    a = _mm256_add_pd(a, LUTHIER__CS_UP1(a)), b = _mm256_add_pd(b, LUTHIER__CS_UP1(b));
+    a = _mm256_add_pd(a, _mm256_permute2f128_pd(a, a, 0x08)); /* + (0, 0, a0, a1) */
+    b = _mm256_add_pd(b, _mm256_permute2f128_pd(b, b, 0x08));
+    b = _mm256_add_pd(b, _mm256_permute4x64_pd(a, 0xFF));
+    s = _mm256_permute4x64_pd(b, 0xFF); /* the block's total */
+    a = _mm256_add_pd(a, t), b = _mm256_add_pd(b, t);
+    if (exclusive) {
+        b = _mm256_blend_pd(_mm256_permute4x64_pd(b, 0x90), _mm256_permute4x64_pd(a, 0xFF), 1); /* (a3, b0, b1, b2) */
+        a = _mm256_blend_pd(_mm256_permute4x64_pd(a, 0x90), t, 1);                             /* (c, a0, a1, a2) */
     }
-    if (nt) _mm_sfence();
-    *acc = _mm_cvtsd_f64(_mm512_castpd512_pd128(c));
-    return t;
+    *c = _mm256_add_pd(t, s);
+    LUTHIER__CS_PUT(y, _mm256_cvtpd_ps(a), reverse, nt);
+    LUTHIER__CS_PUT(y + d4, _mm256_cvtpd_ps(b), reverse, nt);
 }
-#undef LUTHIER__CS_UP
 
-#define LUTHIER__CS_UP1(q) _mm256_blend_pd(_mm256_permute4x64_pd((q), 0x90), zd, 1) /* (0, q0, q1, q2) */
-LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE size_t luthier__op_cumsum8_avx2(const float *x, float *y, size_t len, int exclusive, int reverse,
-                                                                   int nt, double *acc) {
-    const __m256i rev = _mm256_set_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256d zd = _mm256_setzero_pd();
+/* The whole blocks of 8 of a row on AVX2 (two per step: the second's scan overlaps the first's).
+   x, y: the row's first element (its last when reverse). Returns the elements done, the total so
+   far in *acc. (On AVX-512 too: two vectors of 8 doubles per 16 floats measured 1.4x slower on
+   the scan's lane-crossing shuffles, see bench/RESULTS.md.) */
+LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE size_t luthier__op_cumsum_avx2(const float *x, float *y, size_t len, int exclusive, int reverse,
+                                                                  int nt, double *acc) {
+    const ptrdiff_t d = reverse ? -1 : 1;
     __m256d c = _mm256_set1_pd(*acc);
     size_t t;
-    nt = nt && ((uintptr_t)(reverse ? y - 7 : y) & 31) == 0;
-    for (t = 0; t + 8 <= len; t += 8) {
-        __m256 v = _mm256_loadu_ps(reverse ? x - t - 7 : x + t);
-        __m256d a, b, s;
-        if (reverse) v = _mm256_permutevar8x32_ps(v, rev);
-        a = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
-        b = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
-        a = _mm256_add_pd(a, LUTHIER__CS_UP1(a)), b = _mm256_add_pd(b, LUTHIER__CS_UP1(b));
-        a = _mm256_add_pd(a, _mm256_permute2f128_pd(a, a, 0x08)); /* + (0, 0, a0, a1) */
-        b = _mm256_add_pd(b, _mm256_permute2f128_pd(b, b, 0x08));
-        b = _mm256_add_pd(b, _mm256_permute4x64_pd(a, 0xFF));
-        s = _mm256_permute4x64_pd(b, 0xFF); /* the block's total */
-        a = _mm256_add_pd(a, c), b = _mm256_add_pd(b, c);
-        if (exclusive) {
-            b = _mm256_blend_pd(_mm256_permute4x64_pd(b, 0x90), _mm256_permute4x64_pd(a, 0xFF), 1); /* (a3, b0, b1, b2) */
-            a = _mm256_blend_pd(_mm256_permute4x64_pd(a, 0x90), c, 1);                             /* (c, a0, a1, a2) */
-        }
-        c = _mm256_add_pd(c, s);
-        v = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(a)), _mm256_cvtpd_ps(b), 1);
-        if (reverse) v = _mm256_permutevar8x32_ps(v, rev);
-        if (nt) _mm256_stream_ps(reverse ? y - t - 7 : y + t, v);
-        else _mm256_storeu_ps(reverse ? y - t - 7 : y + t, v);
+    nt = nt && ((uintptr_t)(reverse ? y - 3 : y) & 15) == 0;
+#define LUTHIER__CS_RUN(ex, rev) /* (the flags constant in each loop) */                              \
+    for (t = 0; t + 16 <= len; t += 16) {                                                                 \
+        luthier__op_cumsum8_avx2(x + (ptrdiff_t)t * d, y + (ptrdiff_t)t * d, ex, rev, nt, &c);            \
+        luthier__op_cumsum8_avx2(x + (ptrdiff_t)(t + 8) * d, y + (ptrdiff_t)(t + 8) * d, ex, rev, nt, &c); \
     }
+    if (reverse) {
+        if (exclusive) LUTHIER__CS_RUN(1, 1) else LUTHIER__CS_RUN(0, 1)
+    } else {
+        if (exclusive) LUTHIER__CS_RUN(1, 0) else LUTHIER__CS_RUN(0, 0)
+    }
+#undef LUTHIER__CS_RUN
+    if (t + 8 <= len) luthier__op_cumsum8_avx2(x + (ptrdiff_t)t * d, y + (ptrdiff_t)t * d, exclusive, reverse, nt, &c), t += 8;
     if (nt) _mm_sfence();
     *acc = _mm_cvtsd_f64(_mm256_castpd256_pd128(c));
     return t;
 }
 #undef LUTHIER__CS_UP1
+#undef LUTHIER__CS_PUT
 #endif
 
-/* One contiguous row (inner 1) in blocks (of 16 on AVX-512, 8 on AVX2 (features), else
-   luthier__op_cumsum8 where there are vectors of 2 doubles): the block's own prefix sums first (a
-   short chain that does not wait for the running total, so blocks overlap), then the total added
-   to each and advanced once per block: the total's dependency chain is one addition per block.
-   nt: streaming stores (luthier__op_stream) on AVX2 / AVX-512. */
+/* One contiguous row (inner 1) in blocks of 8 (luthier__op_cumsum_avx2 where features have AVX2,
+   else luthier__op_cumsum8 where there are vectors of 2 doubles): the block's own prefix sums
+   first (a short chain that does not wait for the running total, so blocks overlap), then the
+   total added to each and advanced once per block: the total's dependency chain is one addition
+   per 8 elements. nt: streaming stores (luthier__op_stream) on AVX2. */
 LUTHIER_PRIVATE void luthier__op_cumsum_row(const float *x, float *y, size_t len, int exclusive, int reverse, unsigned features,
                                             int nt) {
     const ptrdiff_t d = reverse ? -1 : 1;
@@ -4193,8 +4170,7 @@ LUTHIER_PRIVATE void luthier__op_cumsum_row(const float *x, float *y, size_t len
     size_t t = 0;
     if (!len) return;
 #if LUTHIER__SIMD_X86
-    if (features & LUTHIER_CPU_AVX512F) t = luthier__op_cumsum16_avx512(xp, yp, len, exclusive, reverse, nt, &acc);
-    else if (features & LUTHIER_CPU_AVX2_FMA) t = luthier__op_cumsum8_avx2(xp, yp, len, exclusive, reverse, nt, &acc);
+    if (features & LUTHIER_CPU_AVX2_FMA) t = luthier__op_cumsum_avx2(xp, yp, len, exclusive, reverse, nt, &acc);
 #endif
     (void)features, (void)nt;
 #ifdef LUTHIER__CS_D

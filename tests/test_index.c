@@ -290,8 +290,9 @@ static long ix_cumsum_row_check(const float *x, const float *y, size_t len, int 
     return bad;
 }
 
-/* CUMSUM's row kernels at every ISA of the CPU (AVX-512 blocks of 16, AVX2 blocks of 8, the
-   baseline's blocks of 8 in vectors of 2 doubles, the tails in sequence): the operator at 1 and 2
+/* CUMSUM's row kernels at every ISA of the CPU (AVX2 and AVX-512: blocks of 8 in vectors of 4
+   doubles, two per step; the baseline's blocks of 8 in vectors of 2; the tails in sequence), with
+   AVX-512 and AVX2 masked off in turn: the operator at 1 and 2
    threads on 3 rows (in place too), and the row kernel itself with plain and streaming stores at
    4 alignments of x and y, every exclusive / reverse, lengths 1..70 and long ones, magnitudes
    mixed (1 and 1e4), against ix_cumsum_row_check. */
