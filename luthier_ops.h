@@ -497,13 +497,16 @@ static const float luthier__softplus_tab[7][16] = {
 LUTHIER__KT LUTHIER__INLINE unsigned LUTHIER__VN(luthier__v_softplus_near)(const LUTHIER__VF *xp, LUTHIER__VF *out) {
     __m512 x, a, s, p;
     __m512i k;
-    int j;
     memcpy(&x, xp, 64);
     a = _mm512_abs_ps(x);
     k = _mm512_cvttps_epi32(a); /* the permutes read its low 4 bits */
     s = _mm512_sub_ps(_mm512_sub_ps(a, _mm512_cvtepi32_ps(k)), _mm512_set1_ps(0.5f));
-    p = _mm512_permutexvar_ps(k, _mm512_loadu_ps(luthier__softplus_tab[6]));
-    for (j = 5; j >= 0; j--) p = _mm512_fmadd_ps(p, s, _mm512_permutexvar_ps(k, _mm512_loadu_ps(luthier__softplus_tab[j])));
+#define LUTHIER__SP_C(j) _mm512_permutexvar_ps(k, _mm512_loadu_ps(luthier__softplus_tab[j]))
+    p = LUTHIER__SP_C(6); /* Horner, written out (a loop over j stays a loop at -O2) */
+    p = _mm512_fmadd_ps(p, s, LUTHIER__SP_C(5)), p = _mm512_fmadd_ps(p, s, LUTHIER__SP_C(4));
+    p = _mm512_fmadd_ps(p, s, LUTHIER__SP_C(3)), p = _mm512_fmadd_ps(p, s, LUTHIER__SP_C(2));
+    p = _mm512_fmadd_ps(p, s, LUTHIER__SP_C(1)), p = _mm512_fmadd_ps(p, s, LUTHIER__SP_C(0));
+#undef LUTHIER__SP_C
     p = _mm512_add_ps(_mm512_max_ps(x, _mm512_setzero_ps()), p);
     memcpy(out, &p, 64);
     return (unsigned)_mm512_cmp_ps_mask(a, _mm512_set1_ps(16.0f), _CMP_LT_OQ);
