@@ -4131,7 +4131,7 @@ LUTHIER__TARGET_AVX2 LUTHIER__INLINE void luthier__op_cumsum8_avx2(const float *
 
 /* The whole blocks of 8 of a row on AVX2 (two per step: the second's scan overlaps the first's).
    x, y: the row's first element (its last when reverse). Returns the elements done, the total so
-   far in *acc. (On AVX-512 too: two vectors of 8 doubles per 16 floats measured 1.4x slower on
+   far in *acc. (On AVX-512 too: two vectors of 8 doubles per 16 floats measured 1.3x slower on
    the scan's lane-crossing shuffles, see bench/RESULTS.md.) */
 LUTHIER__TARGET_AVX2 LUTHIER_PRIVATE size_t luthier__op_cumsum_avx2(const float *x, float *y, size_t len, int exclusive, int reverse,
                                                                   int nt, double *acc) {
