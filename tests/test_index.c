@@ -271,6 +271,74 @@ static void test_index_cumsum_long(void) {
     }
 }
 
+/* One row of CUMSUM against the sums taken one by one in double: within half an ulp of the
+   result plus 1e-12 of the absolute sum so far. The kernels carry their sums in double, so the
+   only rounding that shows is the final one to float (a sum carried in float misses by ulps). */
+static long ix_cumsum_row_check(const float *x, const float *y, size_t len, int ex, int rev, const char *what) {
+    double acc = 0, mag = 0;
+    long bad = 0;
+    size_t j;
+    for (j = 0; j < len; j++) {
+        const size_t q = rev ? len - 1 - j : j;
+        double want;
+        if (!ex) acc += x[q], mag += fabs(x[q]);
+        want = acc;
+        if (ex) acc += x[q], mag += fabs(x[q]);
+        if (!(fabs(y[q] - want) <= 0x1p-24 * fabs(want) + 1e-12 * mag) && bad++ < 3)
+            CHECK(0, "%s len %zu exclusive %d reverse %d [%zu]: %.9g, expected %.17g", what, len, ex, rev, q, (double)y[q], want);
+    }
+    return bad;
+}
+
+/* CUMSUM's row kernels at every ISA of the CPU (AVX2 and AVX-512: blocks of 8 in vectors of 4
+   doubles, two per step; the baseline's blocks of 8 in vectors of 2; the tails in sequence), with
+   AVX-512 and AVX2 masked off in turn: the operator at 1 and 2
+   threads on 3 rows (in place too), and the row kernel itself with plain and streaming stores at
+   4 alignments of x and y, every exclusive / reverse, lengths 1..70 and long ones, magnitudes
+   mixed (1 and 1e4), against ix_cumsum_row_check. */
+static void test_index_cumsum_isa(void) {
+    static const unsigned masks[3] = {0, LUTHIER_CPU_AVX512F, LUTHIER_CPU_AVX512F | LUTHIER_CPU_AVX2_FMA};
+    static const char *names[3] = {"native", "no avx512", "baseline"};
+    const size_t maxlen = 4099, nlen = 70 + 5;
+    float *xa = (float *)test_alloc((3 * maxlen + 32) * 4), *ya = (float *)test_alloc((3 * maxlen + 32) * 4);
+    float *x = xa + (16 - ((uintptr_t)xa / 4) % 16) % 16, *y = ya + (16 - ((uintptr_t)ya / 4) % 16) % 16; /* 64-byte aligned */
+    size_t e, li;
+    int mi, th, ex, rev;
+    for (e = 0; e < 3 * maxlen + 16; e++) x[e] = test_rand_float() * (e % 7 == 3 ? 1e4f : 1.0f);
+    for (mi = 0; mi < 3; mi++)
+        for (th = 1; th <= 2; th++) {
+            luthier_context_desc cd;
+            luthier_context *ctx = NULL;
+            memset(&cd, 0, sizeof cd);
+            cd.num_threads = th, cd.disabled_cpu_features = masks[mi];
+            CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
+            for (li = 0; li < nlen && ctx; li++) {
+                static const size_t longs[5] = {127, 128, 129, 1000, 4099};
+                const size_t len = li < 70 ? li + 1 : longs[li - 70];
+                char what[96];
+                for (ex = 0; ex < 2; ex++)
+                    for (rev = 0; rev < 2; rev++) {
+                        size_t r, off;
+                        int inplace, nt;
+                        for (inplace = 0; inplace < 2; inplace++) { /* the operator, 3 rows */
+                            if (inplace) memcpy(y, x, 3 * len * 4);
+                            CHECK(luthier__op_cumsum(ctx, NULL, inplace ? y : x, y, 3, len, 1, ex, rev) == LUTHIER_STATUS_OK, "status");
+                            snprintf(what, sizeof what, "cumsum %s threads %d in place %d", names[mi], th, inplace);
+                            for (r = 0; r < 3; r++) ix_cumsum_row_check(x + r * len, y + r * len, len, ex, rev, what);
+                        }
+                        for (nt = 0; nt < 2 && th == 1; nt++) /* the row kernel */
+                            for (off = 0; off < 4; off++) {
+                                luthier__op_cumsum_row(x + off, y + 3 * off, len, ex, rev, ctx->cpu_features, nt);
+                                snprintf(what, sizeof what, "cumsum row %s streaming %d offset %zu", names[mi], nt, off);
+                                ix_cumsum_row_check(x + off, y + 3 * off, len, ex, rev, what);
+                            }
+                    }
+            }
+            luthier_context_destroy(ctx);
+        }
+    free(xa), free(ya);
+}
+
 static void test_index_cumsum_trilu(void) {
     int th, si, ax, ex, rev;
     for (th = 1; th <= 2; th++) {
@@ -819,6 +887,7 @@ static void run_index_tests(void) {
     RUN(test_index_topk);
     RUN(test_index_cumsum_trilu);
     RUN(test_index_cumsum_long);
+    RUN(test_index_cumsum_isa);
     RUN(test_index_nms_random);
     RUN(test_index_nms_cases);
     RUN(test_index_nms_graph);
