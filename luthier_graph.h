@@ -6053,28 +6053,30 @@ LUTHIER_API luthier_status luthier_plan_output_length(const luthier_plan *p, int
 /* ---- the ISA of a step (luthier_step_info.isa) ----
    Steps of a node run its row's run hook; the hooks listed here run something other than one
    operator pass of luthier_ops.h (luthier__op_isa). Rows added later default to the pass. */
-enum { LUTHIER__RUNS_VIEW, LUTHIER__RUNS_COPY, LUTHIER__RUNS_TRANSPOSE, LUTHIER__RUNS_SCALAR };
+LUTHIER_PRIVATE luthier__isa luthier__isa_view(unsigned f) { (void)f; return LUTHIER__ISA_NONE; }
+LUTHIER_PRIVATE luthier__isa luthier__isa_copy(unsigned f) { (void)f; return LUTHIER__ISA_COPY; }
+LUTHIER_PRIVATE luthier__isa luthier__isa_plain(unsigned f) { (void)f; return LUTHIER__ISA_SCALAR; }
 static const struct {
     luthier__run_fn run;
-    int runs;
+    luthier__isa (*isa)(unsigned features);
 } luthier__run_isas[] = {
-    {luthier__run_view, LUTHIER__RUNS_VIEW},
-    {luthier__run_concat_split, LUTHIER__RUNS_COPY},
-    {luthier__run_gather, LUTHIER__RUNS_COPY},
-    {luthier__run_transpose, LUTHIER__RUNS_TRANSPOSE},
-    {luthier__run_reduce, LUTHIER__RUNS_SCALAR}, /* plain C (odometer over the reduced axes) */
-    {luthier__run_depth_space, LUTHIER__RUNS_TRANSPOSE},
-    {luthier__run_pad, LUTHIER__RUNS_COPY},
-    {luthier__run_argext, LUTHIER__RUNS_SCALAR}, /* plain C (rows along an axis) */
-    {luthier__run_topk, LUTHIER__RUNS_SCALAR},
-    {luthier__run_nonzero, LUTHIER__RUNS_SCALAR},
-    {luthier__run_cumsum, LUTHIER__RUNS_SCALAR},
-    {luthier__run_trilu, LUTHIER__RUNS_SCALAR},
-    {luthier__run_nms, LUTHIER__RUNS_SCALAR},
-    {luthier__run_gather_elements, LUTHIER__RUNS_SCALAR}, /* plain C (>>ops-index) */
-    {luthier__run_gather_nd, LUTHIER__RUNS_COPY},
-    {luthier__run_scatter_nd, LUTHIER__RUNS_SCALAR},
-    {luthier__run_scatter_elements, LUTHIER__RUNS_SCALAR},
+    {luthier__run_view, luthier__isa_view},
+    {luthier__run_concat_split, luthier__isa_copy},
+    {luthier__run_gather, luthier__isa_copy},
+    {luthier__run_transpose, luthier__op_transpose_isa},
+    {luthier__run_reduce, luthier__isa_plain}, /* plain C (odometer over the reduced axes) */
+    {luthier__run_depth_space, luthier__op_transpose_isa},
+    {luthier__run_pad, luthier__isa_copy},
+    {luthier__run_argext, luthier__isa_plain}, /* plain C (rows along an axis) */
+    {luthier__run_topk, luthier__isa_plain},
+    {luthier__run_nonzero, luthier__isa_plain},
+    {luthier__run_cumsum, luthier__op_cumsum_isa},
+    {luthier__run_trilu, luthier__isa_plain},
+    {luthier__run_nms, luthier__isa_plain},
+    {luthier__run_gather_elements, luthier__isa_plain}, /* plain C (>>ops-index) */
+    {luthier__run_gather_nd, luthier__isa_copy},
+    {luthier__run_scatter_nd, luthier__isa_plain},
+    {luthier__run_scatter_elements, luthier__isa_plain},
 };
 
 /* Whether a step reads or writes fp16 activations. */
@@ -6118,10 +6120,7 @@ LUTHIER_PRIVATE luthier__isa luthier__step_isa(const luthier_plan *p, const luth
     run = luthier__ops[st->d.op].run;
     for (i = 0; i < sizeof luthier__run_isas / sizeof luthier__run_isas[0]; i++)
         if (luthier__run_isas[i].run == run)
-            return luthier__run_isas[i].runs == LUTHIER__RUNS_VIEW   ? LUTHIER__ISA_NONE
-                   : luthier__run_isas[i].runs == LUTHIER__RUNS_COPY ? LUTHIER__ISA_COPY
-                   : luthier__run_isas[i].runs == LUTHIER__RUNS_SCALAR ? LUTHIER__ISA_SCALAR
-                                                                     : luthier__op_transpose_isa(f);
+            return luthier__run_isas[i].isa(f);
     if (luthier__step_integer(p, st)) return LUTHIER__ISA_SCALAR;
     return luthier__op_isa(f);
 }

@@ -4195,6 +4195,20 @@ LUTHIER_PRIVATE void luthier__op_cumsum_row(const float *x, float *y, size_t len
         else acc += v, yp[(ptrdiff_t)t * d] = (float)acc;
     }
 }
+/* The ISA of a contiguous cumsum row, as luthier__op_cumsum_row picks it (rows along an inner
+   axis, inner > 1, are plain C). */
+LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_cumsum_isa(unsigned features) {
+#if LUTHIER__SIMD_X86
+    if (features & LUTHIER_CPU_AVX2_FMA) return LUTHIER__ISA_AVX2;
+#endif
+    (void)features;
+#ifdef LUTHIER__CS_D
+    return LUTHIER__ISA_PORTABLE;
+#else
+    return LUTHIER__ISA_SCALAR;
+#endif
+}
+
 #undef LUTHIER__CS_D
 #undef LUTHIER__CS_LO
 #undef LUTHIER__CS_HI

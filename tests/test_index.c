@@ -312,6 +312,14 @@ static void test_index_cumsum_isa(void) {
             memset(&cd, 0, sizeof cd);
             cd.num_threads = th, cd.disabled_cpu_features = masks[mi];
             CHECK(luthier_context_create(&cd, &ctx) == LUTHIER_STATUS_OK, "context");
+            if (ctx) { /* the step's label: the row kernel that runs */
+                const char *want = LUTHIER__SIMD_NEON                         ? "neon"
+                                   : !LUTHIER__SIMD_X86                       ? "scalar"
+                                   : ctx->cpu_features & LUTHIER_CPU_AVX2_FMA ? "avx2"
+                                                                              : "sse2";
+                const char *got = luthier__isa_name(luthier__op_cumsum_isa(ctx->cpu_features));
+                CHECK(!strcmp(got, want), "cumsum %s: isa %s, want %s", names[mi], got, want);
+            }
             for (li = 0; li < nlen && ctx; li++) {
                 static const size_t longs[5] = {127, 128, 129, 1000, 4099};
                 const size_t len = li < 70 ? li + 1 : longs[li - 70];
