@@ -4195,6 +4195,7 @@ LUTHIER_PRIVATE void luthier__op_cumsum_row(const float *x, float *y, size_t len
         else acc += v, yp[(ptrdiff_t)t * d] = (float)acc;
     }
 }
+
 /* The ISA of a contiguous cumsum row, as luthier__op_cumsum_row picks it (rows along an inner
    axis, inner > 1, are plain C). */
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_cumsum_isa(unsigned features) {
