@@ -545,13 +545,17 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_softplus)(LUTHIER__VF *i
 }
 
 /* mish = x tanh(softplus(x)) = x n / (n + 2), n = e (e + 2), e = exp(x): tanh(log(1 + e)) is
-   ((1 + e)^2 - 1) / ((1 + e)^2 + 1). Above 20 the ratio is 1 in float (the clamp keeps e^2 finite). */
+   ((1 + e)^2 - 1) / ((1 + e)^2 + 1). Above 20 the ratio is 1 in float (the clamp keeps e^2 finite).
+   exp is v_exp_core (no special values) unless a lane of the vector is below -87 or NaN. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_mish)(LUTHIER__VF *io) {
     const LUTHIER__VF x = *io;
     LUTHIER__VF e, n, hi;
+    LUTHIER__VI far;
     LUTHIER__VSPLAT(hi, 20.0f);
     e = LUTHIER__VSEL(x > hi, hi, x);
-    LUTHIER__VN(luthier__v_exp)(&e);
+    far = (e >= -87.0f) == 0; /* NaN included */
+    if (LUTHIER__VN(luthier__v_any)(&far)) LUTHIER__VN(luthier__v_exp)(&e);
+    else LUTHIER__VN(luthier__v_exp_core)(&e, NULL, &e); /* (the same bits: one 2^n factor, n >= -126) */
     n = e * (e + 2.0f);
     *io = x * (n / (n + 2.0f));
 }
@@ -586,12 +590,15 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_round)(LUTHIER__VF *io, 
 
 /* silu = x sigmoid(x), sigmoid from e = exp(-|x|) (never overflows): 1 / (1 + e) for x >= 0,
    e / (1 + e) below, so x sigmoid(x) keeps its relative accuracy far left (down to the
-   subnormals) and is x far right; -inf gives -inf * 0 = NaN (the formula, as PyTorch). */
+   subnormals) and is x far right; -inf gives -inf * 0 = NaN (the formula, as PyTorch). exp is
+   v_exp_core (no special values) unless a lane of the vector is past 87 or NaN. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_silu)(LUTHIER__VF *io) {
     const LUTHIER__VF x = *io;
     LUTHIER__VF e = -LUTHIER__VFLOAT(LUTHIER__VBITS(x) & 0x7fffffff), one;
+    const LUTHIER__VI far = (e >= -87.0f) == 0; /* NaN included */
     LUTHIER__VSPLAT(one, 1.0f);
-    LUTHIER__VN(luthier__v_exp)(&e);
+    if (LUTHIER__VN(luthier__v_any)(&far)) LUTHIER__VN(luthier__v_exp)(&e);
+    else LUTHIER__VN(luthier__v_exp_core)(&e, NULL, &e); /* (the same bits: one 2^n factor, n >= -126) */
     *io = x * (LUTHIER__VSEL(x < 0.0f, e, one) / (1.0f + e));
 }
 

@@ -242,6 +242,7 @@ static void test_op_unary_accuracy(void) {
         {LUTHIER__UNARY_SOFTPLUS, "softplus(16-)", -15.999999f, -8.0f, 4e-7, 0, 0, 0},
         {LUTHIER__UNARY_MISH, "mish", -80.0f, 30.0f, 5e-7, 0, 0, 0},
         {LUTHIER__UNARY_MISH, "mish(small)", -2.0f, 2.0f, 5e-7, 0, 0, 0},
+        {LUTHIER__UNARY_MISH, "mish(-87 edge)", -87.3f, -70.0f, 5e-7, 0, 0, 0}, /* vectors across v_exp_core's edge (exp normal) */
         {LUTHIER__UNARY_SOFTSIGN, "softsign", -1e6f, 1e6f, 1e-7, 0, 0, 0},
         {LUTHIER__UNARY_HARD_SWISH, "hard_swish", -4.0f, 4.0f, 3e-7, 0, 0, 0},
         /* a x + b cancels near its zero in float (one rounding of a x: ~1 ulp of b) */
@@ -251,6 +252,7 @@ static void test_op_unary_accuracy(void) {
         {LUTHIER__UNARY_LOG, "log(subnormal)", 1e-45f, 1.1e-38f, 3e-7, 0, 0, 0},
         {LUTHIER__UNARY_SILU, "silu", -85.0f, 100.0f, 4e-7, 0, 0, 0}, /* below, the results are subnormal */
         {LUTHIER__UNARY_SILU, "silu(small)", -2.0f, 2.0f, 4e-7, 0, 0, 0},
+        {LUTHIER__UNARY_SILU, "silu(-87 edge)", -87.3f, -70.0f, 4e-7, 0, 0, 0},
     };
     const size_t n = T.quick ? 20001 : 200001;
     float *x = (float *)test_alloc(n * sizeof(float));
