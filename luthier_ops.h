@@ -560,15 +560,71 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_mish)(LUTHIER__VF *io) {
     *io = x * (n / (n + 2.0f));
 }
 
-/* log of any float: subnormals are scaled by 2^23 first (v_log reads the exponent field),
-   then 23 ln2 comes off. 0 -> -inf, < 0 or NaN -> NaN, inf -> inf. */
+#if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
+/* natural log on AVX-512 from a 32-entry table (bench/log_tables.py writes it and checks its
+   conditions): x = 2^e m, m in [1, 2) (getexp / getmant: subnormals too); the top 5 bits of m
+   pick c near 1/m (pow's buckets: 1 in the lowest, 1/2 in the highest), so r = m c - 1 is exact
+   (r in [-0.0206, 2^-5]); ln x = A + r + (r^2 Q(r) + B), A = e ln2hi + hi (exact: both on a 2^-16
+   grid), B = e ln2lo + lo (ln2 and -ln c as hi + lo), Q of degree 3 (2^-30.8 relative). A + r as
+   a fast two-sum (A is 0 or at least |r|), so x near 1 keeps its relative precision: there A and
+   B are 0 (c = 1, e = 0; or c = 1/2, e = -1 and the table's last hi + lo is ln2hi + ln2lo).
+   Rows: c, -ln c on the grid, its float rest. */
+static const float luthier__log_tab[3][32] = {
+    {1.0f, 0.953125f, 0.921875f, 0.90625f, 0.875f, 0.8515625f, 0.828125f, 0.8125f,
+     0.7890625f, 0.7734375f, 0.75f, 0.734375f, 0.71875f, 0.703125f, 0.6875f, 0.671875f,
+     0.65625f, 0.6484375f, 0.6328125f, 0.625f, 0.609375f, 0.6015625f, 0.5859375f, 0.578125f,
+     0.5625f, 0.5546875f, 0.546875f, 0.5390625f, 0.53125f, 0.5234375f, 0.515625f, 0.5f},
+    {0.0f, 0.0480041504f, 0.0813446045f, 0.0984344482f, 0.133529663f, 0.160675049f, 0.188598633f, 0.207641602f,
+     0.236907959f, 0.256912231f, 0.287689209f, 0.308731079f, 0.330245972f, 0.352218628f, 0.374694824f, 0.397689819f,
+     0.421218872f, 0.433197021f, 0.457580566f, 0.470001221f, 0.495315552f, 0.508224487f, 0.534545898f, 0.547958374f,
+     0.575363159f, 0.589355469f, 0.603530884f, 0.617919922f, 0.632522583f, 0.647338867f, 0.662368774f, 0.693145752f},
+    {0.0f, 5.06879587e-06f, 1.03496177e-06f, 5.62457126e-06f, 1.72953855e-06f, 7.33286242e-06f, -7.46300475e-06f, -2.23678421e-06f,
+     1.78809398e-06f, -1.81766029e-06f, -7.13653253e-06f, 4.40254826e-06f, -4.28480917e-06f, 1.96565975e-06f, -1.3747773e-06f, -6.8516697e-06f,
+     -5.40699421e-06f, -7.3653614e-06f, 5.42840951e-07f, 2.40854251e-06f, 5.88547209e-06f, 3.54761255e-07f, -3.74805427e-06f, 6.79669211e-06f,
+     9.85723887e-07f, -5.08187168e-06f, 4.13808129e-06f, 3.83744737e-06f, -2.42643026e-08f, -1.22265885e-06f, 6.74747935e-06f, 1.42860677e-06f},
+};
+
+/* ln x of every lane: 0 -> -inf, < 0 (-inf included) and NaN -> NaN, +inf -> +inf (fixupimm by
+   x's class; the computed lane is kept for positive finite x and 1) */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_log_tab)(LUTHIER__VF *io) {
+#define LUTHIER__LT(row, idx) _mm512_permutex2var_ps(_mm512_loadu_ps(luthier__log_tab[row]), idx, _mm512_loadu_ps(luthier__log_tab[row] + 16))
+    __m512 x, m, e, r, q, a, b, s, t;
+    __m512i i;
+    memcpy(&x, io, 64);
+    m = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
+    e = _mm512_getexp_ps(x);
+    i = _mm512_srli_epi32(_mm512_castps_si512(m), 18); /* the permutes read its low 5 bits */
+    r = _mm512_fmsub_ps(m, LUTHIER__LT(0, i), _mm512_set1_ps(1.0f)); /* exact */
+    a = _mm512_fmadd_ps(e, _mm512_set1_ps(0.693145752f), LUTHIER__LT(1, i)); /* exact */
+    b = _mm512_fmadd_ps(e, _mm512_set1_ps(1.42860677e-06f), LUTHIER__LT(2, i));
+#undef LUTHIER__LT
+    q = _mm512_fmadd_ps(_mm512_set1_ps(0.196282506f), r, _mm512_set1_ps(-0.250097245f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.333334744f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(-0.5f));
+    q = _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, b);
+    s = _mm512_add_ps(a, r);
+    t = _mm512_add_ps(_mm512_sub_ps(a, s), r); /* a + r - s, exact */
+    s = _mm512_add_ps(s, _mm512_add_ps(t, q));
+    /* the class of x picks a 4-bit response: QNaN, SNaN -> QNaN(x); 0 -> -inf; 1 -> +0; -inf,
+       negative -> NaN; +inf -> +inf; positive -> the computed lane */
+    s = _mm512_fixupimm_ps(s, x, _mm512_set1_epi32(0x03538422), 0);
+    memcpy(io, &s, 64);
+}
+#endif
+
+/* log of any float: v_log_tab on AVX-512; elsewhere subnormals are scaled by 2^23 first (v_log
+   reads the exponent field), then 23 ln2 comes off. 0 -> -inf, < 0 or NaN -> NaN, inf -> inf. */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_log_any)(LUTHIER__VF *io) {
+#if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
+    LUTHIER__VN(luthier__v_log_tab)(io);
+#else
     const LUTHIER__VF x = *io;
     const LUTHIER__VI sub = (x > 0.0f) & (x < 1.17549435e-38f);
     LUTHIER__VF y = LUTHIER__VSEL(sub, x * 8388608.0f, x), zero;
     LUTHIER__VSPLAT(zero, 0.0f);
     LUTHIER__VN(luthier__v_log)(&y);
     *io = y - LUTHIER__VSEL(sub, zero + 15.9423851528787421f, zero);
+#endif
 }
 
 /* round half to even (nearbyintf in the default rounding mode), floor (mode -1) or ceil
