@@ -561,6 +561,49 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_mish)(LUTHIER__VF *io) {
 }
 
 #if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
+/* pow on AVX-512 from 32-entry tables (bench/pow_tables.py writes them and checks their
+   conditions): x = 2^e m, m in [1, 2) (getexp / getmant: subnormals too). log2 x: the top 5 bits
+   of m pick c near 1/m (1 in the lowest bucket, so x near 1 keeps its relative precision; 1/2 in
+   the highest; J/64 or J/128 between), so r = m c - 1 is exact in float (|r| <= 2^-5);
+   log2 x = e - log2 c + log2(1 + r), -log2 c as a part on a 2^-15 grid (e plus it exact) and a
+   float rest; log2(1 + r) = r / ln2 + r^2 Q(r), Q of degree 3 fitted over the range of r
+   (2^-31.5 relative), r / ln2 as an exact product and its residual: h + l. 2^t, t = y (h + l) as
+   th + tl (th's residual exact): 2^floor(k/32) 2^((k mod 32)/32) 2^f with k the nearest integer
+   to 32 (th + tl), f = th - k/32 + tl (|f| <= 1/64 and a little), 2^(j/32) as a float and its
+   rest, 2^f - 1 = f P(f) of degree 3 (2^-32.3), the power of two by scalef. Rows: c, -log2 c
+   (grid part), -log2 c (rest), 2^(j/32), its rest, the largest |t| the lanes of the bucket hold
+   for (8 in the lowest: there |r| reaches 2^-5 while the log is small, 2^-29 relative). */
+static const float luthier__pow_tab[6][32] = {
+    {1.0f, 0.953125f, 0.921875f, 0.90625f, 0.875f, 0.8515625f, 0.828125f, 0.8125f,
+     0.7890625f, 0.7734375f, 0.75f, 0.734375f, 0.71875f, 0.703125f, 0.6875f, 0.671875f,
+     0.65625f, 0.6484375f, 0.6328125f, 0.625f, 0.609375f, 0.6015625f, 0.5859375f, 0.578125f,
+     0.5625f, 0.5546875f, 0.546875f, 0.5390625f, 0.53125f, 0.5234375f, 0.515625f, 0.5f},
+    {0.0f, 0.0692749023f, 0.117370605f, 0.142028809f, 0.192657471f, 0.231811523f, 0.272094727f, 0.299560547f,
+     0.341796875f, 0.370635986f, 0.415039062f, 0.445404053f, 0.47644043f, 0.508148193f, 0.540557861f, 0.573730469f,
+     0.607696533f, 0.624969482f, 0.66015625f, 0.678070068f, 0.714599609f, 0.733215332f, 0.771179199f, 0.790557861f,
+     0.830078125f, 0.850250244f, 0.870727539f, 0.891479492f, 0.912536621f, 0.933898926f, 0.955596924f, 1.0f},
+    {0.0f, -1.22399069e-05f, -1.36548306e-05f, -9.8037217e-06f, -1.23927612e-05f, 4.15178556e-06f, -1.51811255e-05f, -2.65016098e-07f,
+     -8.35775154e-06f, 7.39359211e-06f, -1.56322119e-06f, 7.09558799e-06f, -2.38574444e-06f, -1.28968907e-06f, 1.05200343e-05f, 4.77654794e-06f,
+     -1.39559816e-05f, -8.9137684e-06f, -6.25288476e-06f, 1.83675331e-06f, -1.82823726e-06f, -1.8727261e-06f, 2.11028532e-06f, -1.12269572e-05f,
+     -3.12644238e-06f, 2.63635479e-06f, -1.05560075e-05f, -3.94896551e-06f, 5.37655922e-07f, 1.18837606e-05f, 8.95681387e-06f, 0.0f},
+    {1.0f, 1.0218972f, 1.04427373f, 1.06714046f, 1.09050775f, 1.1143868f, 1.13878858f, 1.1637249f,
+     1.18920708f, 1.21524739f, 1.24185777f, 1.26905096f, 1.29683959f, 1.32523668f, 1.35425556f, 1.38390994f,
+     1.41421354f, 1.44518077f, 1.47682619f, 1.50916445f, 1.54221082f, 1.5759809f, 1.61049032f, 1.64575553f,
+     1.68179286f, 1.71861935f, 1.75625217f, 1.79470909f, 1.8340081f, 1.87416768f, 1.91520655f, 1.95714414f},
+    {0.0f, -4.81155986e-08f, 4.83347016e-08f, -5.93375198e-08f, -1.30775399e-08f, -5.43554002e-08f, 5.38622231e-08f, -4.05144149e-08f,
+     3.79763527e-08f, -3.26739489e-08f, 4.4968381e-08f, 1.41933332e-09f, -4.01899953e-08f, -3.49637332e-08f, -1.01233493e-08f, -5.87557736e-08f,
+     2.4203235e-08f, 3.32419994e-08f, -4.50089885e-08f, -2.49593732e-08f, 8.07090483e-09f, -5.66102543e-08f, 9.83621717e-09f, -5.12497209e-08f,
+     -2.47553267e-08f, -4.8496176e-08f, -9.23577037e-09f, -1.14150449e-08f, -1.1239278e-08f, -4.66300563e-08f, 9.84532811e-09f, -1.70218044e-08f},
+    {8.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f,
+     16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f,
+     16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f,
+     16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f},
+};
+/* entry idx (its low 5 bits) of a 32-float table row, per lane */
+#define LUTHIER__TAB32(row, idx) _mm512_permutex2var_ps(_mm512_loadu_ps(row), idx, _mm512_loadu_ps((row) + 16))
+#endif
+
+#if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
 /* natural log on AVX-512 from a 32-entry table (bench/log_tables.py writes it and checks its
    conditions): x = 2^e m, m in [1, 2) (getexp / getmant: subnormals too); the top 5 bits of m
    pick c near 1/m (pow's buckets: 1 in the lowest, 1/2 in the highest), so r = m c - 1 is exact
@@ -568,12 +611,8 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_mish)(LUTHIER__VF *io) {
    grid), B = e ln2lo + lo (ln2 and -ln c as hi + lo), Q of degree 3 (2^-30.8 relative). A + r as
    a fast two-sum (A is 0 or at least |r|), so x near 1 keeps its relative precision: there A and
    B are 0 (c = 1, e = 0; or c = 1/2, e = -1 and the table's last hi + lo is ln2hi + ln2lo).
-   Rows: c, -ln c on the grid, its float rest. */
-static const float luthier__log_tab[3][32] = {
-    {1.0f, 0.953125f, 0.921875f, 0.90625f, 0.875f, 0.8515625f, 0.828125f, 0.8125f,
-     0.7890625f, 0.7734375f, 0.75f, 0.734375f, 0.71875f, 0.703125f, 0.6875f, 0.671875f,
-     0.65625f, 0.6484375f, 0.6328125f, 0.625f, 0.609375f, 0.6015625f, 0.5859375f, 0.578125f,
-     0.5625f, 0.5546875f, 0.546875f, 0.5390625f, 0.53125f, 0.5234375f, 0.515625f, 0.5f},
+   Rows: -ln c on the grid, its float rest (c: luthier__pow_tab's first row). */
+static const float luthier__log_tab[2][32] = {
     {0.0f, 0.0480041504f, 0.0813446045f, 0.0984344482f, 0.133529663f, 0.160675049f, 0.188598633f, 0.207641602f,
      0.236907959f, 0.256912231f, 0.287689209f, 0.308731079f, 0.330245972f, 0.352218628f, 0.374694824f, 0.397689819f,
      0.421218872f, 0.433197021f, 0.457580566f, 0.470001221f, 0.495315552f, 0.508224487f, 0.534545898f, 0.547958374f,
@@ -587,17 +626,15 @@ static const float luthier__log_tab[3][32] = {
 /* ln x of every lane: 0 -> -inf, < 0 (-inf included) and NaN -> NaN, +inf -> +inf (fixupimm by
    x's class; the computed lane is kept for positive finite x and 1) */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_log_tab)(LUTHIER__VF *io) {
-#define LUTHIER__LT(row, idx) _mm512_permutex2var_ps(_mm512_loadu_ps(luthier__log_tab[row]), idx, _mm512_loadu_ps(luthier__log_tab[row] + 16))
     __m512 x, m, e, r, q, a, b, s, t;
     __m512i i;
     memcpy(&x, io, 64);
     m = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
     e = _mm512_getexp_ps(x);
     i = _mm512_srli_epi32(_mm512_castps_si512(m), 18); /* the permutes read its low 5 bits */
-    r = _mm512_fmsub_ps(m, LUTHIER__LT(0, i), _mm512_set1_ps(1.0f)); /* exact */
-    a = _mm512_fmadd_ps(e, _mm512_set1_ps(0.693145752f), LUTHIER__LT(1, i)); /* exact */
-    b = _mm512_fmadd_ps(e, _mm512_set1_ps(1.42860677e-06f), LUTHIER__LT(2, i));
-#undef LUTHIER__LT
+    r = _mm512_fmsub_ps(m, LUTHIER__TAB32(luthier__pow_tab[0], i), _mm512_set1_ps(1.0f)); /* exact */
+    a = _mm512_fmadd_ps(e, _mm512_set1_ps(0.693145752f), LUTHIER__TAB32(luthier__log_tab[0], i)); /* exact */
+    b = _mm512_fmadd_ps(e, _mm512_set1_ps(1.42860677e-06f), LUTHIER__TAB32(luthier__log_tab[1], i));
     q = _mm512_fmadd_ps(_mm512_set1_ps(0.196282506f), r, _mm512_set1_ps(-0.250097245f));
     q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.333334744f));
     q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(-0.5f));
@@ -731,52 +768,12 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow_wide)(const LUTHIER_
 }
 
 #if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
-/* pow on AVX-512 from 32-entry tables (bench/pow_tables.py writes them and checks their
-   conditions): x = 2^e m, m in [1, 2) (getexp / getmant: subnormals too). log2 x: the top 5 bits
-   of m pick c near 1/m (1 in the lowest bucket, so x near 1 keeps its relative precision; 1/2 in
-   the highest; J/64 or J/128 between), so r = m c - 1 is exact in float (|r| <= 2^-5);
-   log2 x = e - log2 c + log2(1 + r), -log2 c as a part on a 2^-15 grid (e plus it exact) and a
-   float rest; log2(1 + r) = r / ln2 + r^2 Q(r), Q of degree 3 fitted over the range of r
-   (2^-31.5 relative), r / ln2 as an exact product and its residual: h + l. 2^t, t = y (h + l) as
-   th + tl (th's residual exact): 2^floor(k/32) 2^((k mod 32)/32) 2^f with k the nearest integer
-   to 32 (th + tl), f = th - k/32 + tl (|f| <= 1/64 and a little), 2^(j/32) as a float and its
-   rest, 2^f - 1 = f P(f) of degree 3 (2^-32.3), the power of two by scalef. Rows: c, -log2 c
-   (grid part), -log2 c (rest), 2^(j/32), its rest, the largest |t| the lanes of the bucket hold
-   for (8 in the lowest: there |r| reaches 2^-5 while the log is small, 2^-29 relative). */
-static const float luthier__pow_tab[6][32] = {
-    {1.0f, 0.953125f, 0.921875f, 0.90625f, 0.875f, 0.8515625f, 0.828125f, 0.8125f,
-     0.7890625f, 0.7734375f, 0.75f, 0.734375f, 0.71875f, 0.703125f, 0.6875f, 0.671875f,
-     0.65625f, 0.6484375f, 0.6328125f, 0.625f, 0.609375f, 0.6015625f, 0.5859375f, 0.578125f,
-     0.5625f, 0.5546875f, 0.546875f, 0.5390625f, 0.53125f, 0.5234375f, 0.515625f, 0.5f},
-    {0.0f, 0.0692749023f, 0.117370605f, 0.142028809f, 0.192657471f, 0.231811523f, 0.272094727f, 0.299560547f,
-     0.341796875f, 0.370635986f, 0.415039062f, 0.445404053f, 0.47644043f, 0.508148193f, 0.540557861f, 0.573730469f,
-     0.607696533f, 0.624969482f, 0.66015625f, 0.678070068f, 0.714599609f, 0.733215332f, 0.771179199f, 0.790557861f,
-     0.830078125f, 0.850250244f, 0.870727539f, 0.891479492f, 0.912536621f, 0.933898926f, 0.955596924f, 1.0f},
-    {0.0f, -1.22399069e-05f, -1.36548306e-05f, -9.8037217e-06f, -1.23927612e-05f, 4.15178556e-06f, -1.51811255e-05f, -2.65016098e-07f,
-     -8.35775154e-06f, 7.39359211e-06f, -1.56322119e-06f, 7.09558799e-06f, -2.38574444e-06f, -1.28968907e-06f, 1.05200343e-05f, 4.77654794e-06f,
-     -1.39559816e-05f, -8.9137684e-06f, -6.25288476e-06f, 1.83675331e-06f, -1.82823726e-06f, -1.8727261e-06f, 2.11028532e-06f, -1.12269572e-05f,
-     -3.12644238e-06f, 2.63635479e-06f, -1.05560075e-05f, -3.94896551e-06f, 5.37655922e-07f, 1.18837606e-05f, 8.95681387e-06f, 0.0f},
-    {1.0f, 1.0218972f, 1.04427373f, 1.06714046f, 1.09050775f, 1.1143868f, 1.13878858f, 1.1637249f,
-     1.18920708f, 1.21524739f, 1.24185777f, 1.26905096f, 1.29683959f, 1.32523668f, 1.35425556f, 1.38390994f,
-     1.41421354f, 1.44518077f, 1.47682619f, 1.50916445f, 1.54221082f, 1.5759809f, 1.61049032f, 1.64575553f,
-     1.68179286f, 1.71861935f, 1.75625217f, 1.79470909f, 1.8340081f, 1.87416768f, 1.91520655f, 1.95714414f},
-    {0.0f, -4.81155986e-08f, 4.83347016e-08f, -5.93375198e-08f, -1.30775399e-08f, -5.43554002e-08f, 5.38622231e-08f, -4.05144149e-08f,
-     3.79763527e-08f, -3.26739489e-08f, 4.4968381e-08f, 1.41933332e-09f, -4.01899953e-08f, -3.49637332e-08f, -1.01233493e-08f, -5.87557736e-08f,
-     2.4203235e-08f, 3.32419994e-08f, -4.50089885e-08f, -2.49593732e-08f, 8.07090483e-09f, -5.66102543e-08f, 9.83621717e-09f, -5.12497209e-08f,
-     -2.47553267e-08f, -4.8496176e-08f, -9.23577037e-09f, -1.14150449e-08f, -1.1239278e-08f, -4.66300563e-08f, 9.84532811e-09f, -1.70218044e-08f},
-    {8.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f,
-     16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f,
-     16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f,
-     16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f, 16.0f},
-};
-
 /* pow(x, y) for every lane of an AVX-512 vector into *out; returns the mask of the lanes where
    it holds: x finite and not zero, |t| = |y log2|x|| below its bucket's bound (16, or 8). There
    the log's float rounding (up to 2^-29 relative) costs 0.2 ulp at most: within 0.7 ulp of the
    exact value measured. The other lanes (y = +-inf and NaN among them) are garbage. A negative x
    gives NaN for a y that is not an integer, the sign of x for an odd one. */
 LUTHIER__KT LUTHIER__INLINE unsigned LUTHIER__VN(luthier__v_pow_near)(const LUTHIER__VF *xp, const LUTHIER__VF *yp, LUTHIER__VF *out) {
-#define LUTHIER__PT(row, idx) _mm512_permutex2var_ps(_mm512_loadu_ps(luthier__pow_tab[row]), idx, _mm512_loadu_ps(luthier__pow_tab[row] + 16))
     const __m512 l1h = _mm512_set1_ps(1.44269502f);
     __m512 x, y, m, r, ph, pl, q, a, h, l, th, tl, n, f, lim;
     __m512i i;
@@ -785,16 +782,16 @@ LUTHIER__KT LUTHIER__INLINE unsigned LUTHIER__VN(luthier__v_pow_near)(const LUTH
     memcpy(&y, yp, 64);
     m = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
     i = _mm512_srli_epi32(_mm512_castps_si512(m), 18); /* the permutes read its low 5 bits */
-    r = _mm512_fmsub_ps(m, LUTHIER__PT(0, i), _mm512_set1_ps(1.0f));
-    lim = LUTHIER__PT(5, i);
+    r = _mm512_fmsub_ps(m, LUTHIER__TAB32(luthier__pow_tab[0], i), _mm512_set1_ps(1.0f));
+    lim = LUTHIER__TAB32(luthier__pow_tab[5], i);
     ph = _mm512_mul_ps(r, l1h);
     q = _mm512_fmadd_ps(_mm512_set1_ps(0.283175826f), r, _mm512_set1_ps(-0.360814095f));
     q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.480900407f)), q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(-0.721347511f));
     q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.92596303e-08f)); /* r Q(r) + (1/ln2 - l1h) */
     pl = _mm512_fmadd_ps(q, r, _mm512_fmsub_ps(r, l1h, ph));   /* + the product's residual */
-    a = _mm512_add_ps(_mm512_getexp_ps(x), LUTHIER__PT(1, i)); /* exact; 0 or |a| > 2^-5 > |ph|: a fast two-sum */
+    a = _mm512_add_ps(_mm512_getexp_ps(x), LUTHIER__TAB32(luthier__pow_tab[1], i)); /* exact; 0 or |a| > 2^-5 > |ph|: a fast two-sum */
     h = _mm512_add_ps(a, ph); /* (getexp: -inf for 0, inf or NaN for inf or NaN: th not finite) */
-    l = _mm512_add_ps(_mm512_sub_ps(ph, _mm512_sub_ps(h, a)), _mm512_add_ps(pl, LUTHIER__PT(2, i))); /* |l| < 2^-6 |h|: */
+    l = _mm512_add_ps(_mm512_sub_ps(ph, _mm512_sub_ps(h, a)), _mm512_add_ps(pl, LUTHIER__TAB32(luthier__pow_tab[2], i))); /* |l| < 2^-6 |h|: */
     th = _mm512_mul_ps(y, h);
     tl = _mm512_fmadd_ps(y, l, _mm512_fmsub_ps(y, h, th));
     n = _mm512_roundscale_ps(_mm512_add_ps(th, tl), (5 << 4) | _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); /* k / 32 from both */
@@ -802,9 +799,9 @@ LUTHIER__KT LUTHIER__INLINE unsigned LUTHIER__VN(luthier__v_pow_near)(const LUTH
     i = _mm512_castps_si512(_mm512_add_ps(n, _mm512_set1_ps(393216.0f))); /* 1.5 * 2^18: k in the low bits */
     q = _mm512_fmadd_ps(_mm512_set1_ps(0.055504445f), f, _mm512_set1_ps(0.240228325f));
     q = _mm512_mul_ps(_mm512_fmadd_ps(q, f, _mm512_set1_ps(0.693147182f)), f);
-    a = LUTHIER__PT(3, i);
-    a = _mm512_scalef_ps(_mm512_add_ps(a, _mm512_fmadd_ps(a, q, LUTHIER__PT(4, i))), n); /* 2^floor(k / 32) */
-#undef LUTHIER__PT
+    a = LUTHIER__TAB32(luthier__pow_tab[3], i);
+    a = _mm512_scalef_ps(_mm512_add_ps(a, _mm512_fmadd_ps(a, q, LUTHIER__TAB32(luthier__pow_tab[4], i))), n); /* 2^floor(k / 32) */
+#undef LUTHIER__TAB32
     /* a negative x: the sign of x where y is odd (y's low bit moved to the sign: |y| >= 2^31
        truncates to INT_MIN, even, as every float past 2^24), NaN where y is not an integer */
     a = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(a), _mm512_slli_epi32(_mm512_cvttps_epi32(y), 31),

@@ -1,7 +1,7 @@
 """Table and polynomial of luthier's AVX-512 natural log (luthier__log_tab, luthier__v_log_tab in
 luthier_ops.h). Run: /usr/bin/python3 bench/log_tables.py (numpy). The buckets are pow's
 (pow_tables.buckets: c near 1/m, m c - 1 exact in float, c = 1 in the lowest bucket, 1/2 in the
-highest). Prints the C rows (c, -ln c on a 2^-16 grid, its float rest), ln 2 as hi + lo, the fit
+highest; c is the first row of luthier__pow_tab). Prints the C rows (-ln c on a 2^-16 grid, its float rest), ln 2 as hi + lo, the fit
 of log1p(r) = r + r^2 Q(r) and checks the conditions the C code relies on."""
 import math
 import numpy as np
@@ -36,7 +36,7 @@ def main():
     qerr = np.max(np.abs(r + r ** 2 * np.polyval(q[::-1], r) - np.log1p(r)) / np.abs(np.log1p(r)))
     print("r in [%.6f, %.6f]; ln2 = %s + %s" % (rlo, rhi, cfloat(ln2hi), cfloat(ln2lo)))
     print("Q (r^0..r^3) %s: relative error of log1p(r) 2^%.1f" % ([cfloat(v) for v in q], math.log2(qerr)))
-    for row in (cs, hi, lo):
+    for row in (hi, lo):
         lines = [", ".join(cfloat(v) for v in row[i:i + 8]) for i in range(0, 32, 8)]
         print("    {" + ",\n     ".join(lines) + "},")
 
