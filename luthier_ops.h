@@ -816,7 +816,7 @@ LUTHIER__KT LUTHIER__INLINE unsigned LUTHIER__VN(luthier__v_pow_near)(const LUTH
 
 /* fused multiply-add a b + c per lane (one rounding) where the pass's ISA has one: AVX2 and
    AVX-512 passes, NEON. Elsewhere (the SSE2 and scalar builds) LUTHIER__VFMA stays undefined and
-   pow keeps the double path. */
+   pow and mod keep the double path. */
 #if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
 #define LUTHIER__VFMA(a, b, c) ((LUTHIER__VF)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
 #elif defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 32
@@ -916,7 +916,6 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_pow)(const LUTHIER__VF *
     LUTHIER__VN(luthier__v_pow_wide)(xp, yp, out);
 #endif
 }
-#undef LUTHIER__VFMA
 /* x^n for an integer 2 <= |n| <= 16, as powf within 1 ulp, in double: binary powering (every
    product exact or rounded at 2^-53), 1 / x^|n| for a negative n, then one rounding to float
    (overflow, underflow, subnormals, zeros' signs, infinities and NaN come out as powf's: double's
@@ -935,12 +934,12 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_powi)(const LUTHIER__VF 
     *out = LUTHIER__VTOF(p);
 }
 
-/* fmodf per lane, exact: |a| - q |b| in double with q the nearest integer to |a| / |b| (exact
-   while q < 2^29: products of 24-bit q and b), one |b| added back when it went below 0, then
-   the sign of a. Lanes with |a| >= 2^28 |b| take fmodf itself. b = 0, a = +-inf or NaN give
-   NaN; b = +-inf gives a. floored (Python %): b added when the signs of the result and b
-   differ (as luthier__op_fmod). */
-LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_mod)(const LUTHIER__VF *ap, const LUTHIER__VF *bp, int floored, LUTHIER__VF *out) {
+/* fmodf per lane, exact, in double (the passes without an fma, and the lanes the float path
+   below does not hold): |a| - q |b| with q the nearest integer to |a| / |b| (exact while q < 2^29:
+   products of 24-bit q and b), one |b| added back when it went below 0, then the sign of a.
+   Lanes with |a| >= 2^28 |b| take fmodf itself. b = 0, a = +-inf or NaN give NaN; b = +-inf
+   gives a. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_fmod_wide)(const LUTHIER__VF *ap, const LUTHIER__VF *bp, LUTHIER__VF *out) {
     const LUTHIER__VF a = *ap, b = *bp;
     const LUTHIER__VF aa = LUTHIER__VFLOAT(LUTHIER__VBITS(a) & 0x7fffffff), ab = LUTHIER__VFLOAT(LUTHIER__VBITS(b) & 0x7fffffff);
     const LUTHIER__VI slow = (aa >= ab * 268435456.0f) & (aa < INFINITY) & (ab > 0.0f);
@@ -966,9 +965,58 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_mod)(const LUTHIER__VF *
             if (sl[l]) rr[l] = fmodf(ra[l], rb[l]);
         LUTHIER__VLOAD(r, rr);
     }
-    if (floored) r = LUTHIER__VSEL((r != 0.0f) & ((r < 0.0f) ^ (b < 0.0f)), r + b, r);
     *out = r;
 }
+
+#ifdef LUTHIER__VFMA
+/* fmodf per lane in float, exact for the lanes it holds: *wide flags the others, |a| >= 2^22 |b|
+   (b = 0 and a = +-inf among them). Held: finite a, b with |a| < 2^22 |b|, b = +-inf, NaN.
+   q = the nearest integer (ties to even) to fl(t), t = |a| / |b| < 2^22 (the division's relative
+   error is 2^-24 at most, or 2^-150 in absolute terms below the normals): |fl(t) - t| < 1/4, so
+   |q - t| < 3/4 and q is floor(t) or ceil(t) (not always t's nearest integer). Then
+   r = |a| - q |b| with |r| < |b|, computed by ONE fma, is exact because it is representable: with
+   u(x) the quantum of a float (2^(e - 23) for x in [2^e, 2^(e+1)), and 2^-149 below the normals),
+   |a| and |b| are multiples of min(u(|a|), u(|b|)), so r is one. If |a| >= |b|, that is u(|b|), and
+   |r| < |b| < 2^24 u(|b|): r is an integer of 24 bits times u(|b|) >= 2^-149, a float (subnormal
+   or not). If |a| < |b|, q is 0 (r = |a|) or 1: q = 1 needs fl(t) > 1/2 (1/2 rounds to 0, even),
+   so t > 1/2 (rounding is monotone and 1/2 a float), and |b| / 2 < |a| < |b| makes |a| - |b|
+   exact (Sterbenz). An exact multiple gives +0 (x - x is +0 when rounding to nearest). r < 0
+   means q = floor(t) + 1: r + |b| = |a| - floor(t) |b| is fmod's value, a float, so that add is
+   exact too. Then a's sign (r >= +0 here: -0 for a negative a). b = +-inf: q = 0 and r = |a| (the
+   fma would give 0 inf); NaN in a or b goes through every step. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_fmod_near)(const LUTHIER__VF *ap, const LUTHIER__VF *bp, LUTHIER__VF *out, LUTHIER__VI *wide) {
+    const LUTHIER__VF a = *ap;
+    const LUTHIER__VF aa = LUTHIER__VFLOAT(LUTHIER__VBITS(a) & 0x7fffffff), ab = LUTHIER__VFLOAT(LUTHIER__VBITS(*bp) & 0x7fffffff);
+    LUTHIER__VF q = aa / ab, r;
+    q = (q + 8388608.0f) - 8388608.0f; /* 2^23: the nearest integer, ties to even (q < 2^22 here) */
+    r = LUTHIER__VSEL(q == 0.0f, aa, LUTHIER__VFMA(-q, ab, aa));
+    r = LUTHIER__VSEL(r < 0.0f, r + ab, r);
+    *out = LUTHIER__VFLOAT(LUTHIER__VBITS(r) | (LUTHIER__VBITS(a) & ~0x7fffffff));
+    *wide = aa >= ab * 4194304.0f; /* ab 2^22 is exact, or inf (then t < 2^22 for any finite a) */
+}
+#endif
+
+/* Mod per lane, exact: fmodf (the sign of a), or floored (Python %): b added when the signs of
+   fmodf's result and b differ (as luthier__op_fmod). The float path where the pass has an fma,
+   the double path for the vectors with a lane it does not hold (|a| >= 2^22 |b|, b = 0,
+   a = +-inf: rare), and everywhere else. */
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_mod)(const LUTHIER__VF *ap, const LUTHIER__VF *bp, int floored, LUTHIER__VF *out) {
+    LUTHIER__VF r;
+#ifdef LUTHIER__VFMA
+    LUTHIER__VI wide;
+    LUTHIER__VN(luthier__v_fmod_near)(ap, bp, &r, &wide);
+    if (LUTHIER__VN(luthier__v_any)(&wide)) {
+        LUTHIER__VF w;
+        LUTHIER__VN(luthier__v_fmod_wide)(ap, bp, &w);
+        r = LUTHIER__VSEL(wide, w, r); /* per lane: a lane's bits never depend on its neighbours */
+    }
+#else
+    LUTHIER__VN(luthier__v_fmod_wide)(ap, bp, &r);
+#endif
+    if (floored) r = LUTHIER__VSEL((r != 0.0f) & ((r < 0.0f) ^ (*bp < 0.0f)), r + *bp, r);
+    *out = r;
+}
+#undef LUTHIER__VFMA
 
 /* clamp keeping NaN (like torch.clamp) */
 #define LUTHIER__VCLAMP(v, lov, hiv)                                                             \

@@ -634,11 +634,59 @@ static int ops_pm_run(luthier__binary kind, const float *a, const float *b, size
     return bad;
 }
 
+/* a float from raw bits */
+static float ops_bits_float(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Mod's edges of the float path (an fma of q = rint(fl(|a| / |b|)) and b) and of its hand-over to
+   the double path, in eight kinds chosen per element: quotients near half-integers (q off by one
+   from the true quotient's nearest integer) and near 2^22 (either side of the hand-over), |a| < |b|
+   (near |b| / 2 and |b|), exact multiples (+-0), subnormal a and b (and a normal against a
+   subnormal), b near FLT_MAX, raw bit patterns (NaN, inf, anything), both signs of each. */
+static void ops_mod_edges(float *a, float *b, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        const double bb = ldexp(1.0 + 0.5 * (test_rand_float() + 1.0), test_rand_int(-120, 120)); /* [2^e, 2^(e+1)] */
+        const int nudge = test_rand_int(-3, 3); /* a few ulps either side */
+        float x, y = (float)bb;
+        switch (i % 8) {
+        case 0: x = (float)(((double)test_rand_int(0, 1 << 22) + 0.5) * (double)y); break; /* k + 1/2 */
+        case 1: x = (float)(ldexp(1.0, 22) * (double)y) * (1.0f + (float)test_rand_int(-64, 64) * 0x1p-23f); break;
+        case 2: x = (float)(y * (test_rand_int(0, 1) ? 0.5 : 1.0)); break; /* nudged below */
+        case 3: /* 12-bit b times |k| <= 2^12: exact */
+            y = (float)ldexp((double)test_rand_int(1, 4095), test_rand_int(-130, 100));
+            x = y * (float)test_rand_int(-4096, 4096);
+            break;
+        case 4:
+            y = ops_bits_float((uint32_t)test_rand_int(1, 0x7fffff) | (test_rand_int(0, 3) ? 0u : 0x800000u));
+            x = test_rand_int(0, 1) ? ops_bits_float((uint32_t)test_rand_int(0, 0x7fffff))
+                                    : y * (float)ldexp(1.0 + 0.5 * (test_rand_float() + 1.0), test_rand_int(0, 40));
+            break;
+        case 5:
+            y = FLT_MAX * (1.0f - (float)test_rand_int(0, 1 << 20) * 0x1p-24f);
+            x = test_rand_int(0, 1) ? FLT_MAX * (float)(0.5 * (test_rand_float() + 1.0)) : (float)bb;
+            break;
+        case 6: x = (float)(((double)test_rand_int(0, 1000) + 0.5 * (test_rand_float() + 1.0)) * (double)y); break;
+        default:
+            x = ops_bits_float((uint32_t)test_rand_u64());
+            y = ops_bits_float((uint32_t)test_rand_u64());
+            break;
+        }
+        if (nudge && (i % 8 < 3 || i % 8 == 6) && x != 0.0f) x = nextafterf(x, nudge > 0 ? INFINITY : 0.0f);
+        a[i] = test_rand_int(0, 1) ? -x : x;
+        b[i] = test_rand_int(0, 1) ? -y : y;
+    }
+}
+
 /* Pow (general exponents: exp / log in double; the scalar exponents 2, 3, 0.5, 1, -1) and Mod /
    FMod (exact) in every ISA's vector code against powf and luthier__op_fmod: every pair of
    special values (zeros of both signs, infinities, NaN, subnormals, FLT_MAX, odd / even /
    fractional exponents, negative bases), random pairs over wide ranges (quotients past 2^28
-   for mod), lengths 1..40 and 1000 (tails), b per element or broadcast. */
+   for mod), lengths 1..40 and 1000 (tails), b per element or broadcast; mod's float-path edges
+   (ops_mod_edges) in runs of 1 to 79 elements, and each run again one lane later. */
 /* Outputs past the last-level cache take streaming stores (luthier__op_stream): the same bits
    as ordinary stores, aligned or not, with tails, on every ISA and thread count; in place and
    small outputs never stream. The caches are shrunk to 4 KB so that tests' sizes stream. */
@@ -729,6 +777,13 @@ static void test_op_pow_mod(void) {
     for (kind = 0; kind < 2; kind++)
         for (n = 0; n < nr && !fails; n += 1000)
             fails += ops_pm_run(kind ? LUTHIER__BINARY_MOD : LUTHIER__BINARY_FMOD, a + n, b + n, nr - n < 1000 ? nr - n : 1000, 0, 0);
+    ops_mod_edges(a, b, nr);
+    for (kind = 0; kind < 2; kind++) /* lengths with tails, and every pair one lane later */
+        for (n = 0, k = 1; n + 1 < nr && !fails; n += k, k = k % 67 + 13) {
+            const size_t len = nr - n - 1 < k ? nr - n - 1 : k;
+            fails += ops_pm_run(kind ? LUTHIER__BINARY_MOD : LUTHIER__BINARY_FMOD, a + n, b + n, len, 0, 0);
+            fails += ops_pm_run(kind ? LUTHIER__BINARY_MOD : LUTHIER__BINARY_FMOD, a + n + 1, b + n + 1, len, 0, 0);
+        }
     free(a);
     free(b);
 }
