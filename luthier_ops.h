@@ -601,9 +601,7 @@ static const float luthier__pow_tab[6][32] = {
 };
 /* entry idx (its low 5 bits) of a 32-float table row, per lane */
 #define LUTHIER__TAB32(row, idx) _mm512_permutex2var_ps(_mm512_loadu_ps(row), idx, _mm512_loadu_ps((row) + 16))
-#endif
 
-#if defined(LUTHIER__VBYTES) && LUTHIER__SIMD_X86 && LUTHIER__VBYTES == 64
 /* natural log on AVX-512 from a 32-entry table (bench/log_tables.py writes it and checks its
    conditions): x = 2^e m, m in [1, 2) (getexp / getmant: subnormals too); the top 5 bits of m
    pick c near 1/m (pow's buckets: 1 in the lowest, 1/2 in the highest), so r = m c - 1 is exact
