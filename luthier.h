@@ -4452,7 +4452,8 @@ LUTHIER_PRIVATE luthier_status luthier__conv_prepare_winograd(luthier_context *c
    kernel family (Armv8.2 FP16: luthier__conv_wino16_fits). The tile transforms are the fp32
    ones (V = B^T d B in fp32, then rounded to fp16; Y = A^T M A, bias, accumulate and activation
    in fp32); the 36 products V[pos] * U[pos] run on luthier__wino16_4x16_neon: fp16 FMLA over
-   blocks of 8 input channels, fp32 across blocks. Packed weights (U = G g G^T in double,
+   blocks of 8 input channels, those sums added in fp16 over groups of 4 blocks (a partial group
+   at the end of cp), fp32 across groups (>>wino16). Packed weights (U = G g G^T in double,
    rounded once to fp16): [group][pos][panel of 16 outputs][cp channels][16] halves, cp = cin_g
    rounded up to 8 and kp = cout_g rounded up to 16 (zeros). Per-thread workspace: V (36 x tb x
    cp halves), M (36 x tb x kp floats) at wino_m_off, the gathered fp32 tile (36 x cin_g) at

@@ -1688,68 +1688,125 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x32__neonfp16_h
 
 /* >>wino16: the 36 products of the fp16 Winograd F(4x4, 3x3) (luthier__conv_winograd16_range):
    C (4 x 16, fp32) = A (4 rows of fp16, nb blocks of 8 channels) * B (nb * 8 x 16 halves, one
-   panel of a position's transformed weights). Per block of 8 channels the products of the 4 x 16
-   tile are summed in fp16 registers (v8-v15: row r, columns 8v..8v+7 in v(8 + 2r + v); the first
-   step FMUL, the next 7 `fmla v.8h, B.8h, A_r.h[t]`), then widened (FCVTL/FCVTL2) and added
-   into the fp32 accumulators v16-v31 (row r, columns 4q..4q+3 in v(16 + 4r + q)): fp16 rounding
-   over at most 8 terms, fp32 across blocks (bench/winograd_fp16_error.py: 0.9-2.4x the error of
-   an all-fp16 direct convolution; Winograd all in fp16 is 4.3-4.5x). A: v0-v3 (one q per row and block,
-   the by-element FMLA takes its A register from v0-v15); B: v4-v7, two q per step. Per block 64
-   FMLA/FMUL, 32 FCVTL/FADD, 4 + 8 loads; rows are read through a0..a3 and C stored through
-   c + r * ldc. */
-#define LUTHIER__W16K_STEP(op, b0, b1, t)                                                          \
-    op " v8.8h, " b0 ".8h, v0.h[" #t "]\n\t" op " v9.8h, " b1 ".8h, v0.h[" #t "]\n\t"             \
-    op " v10.8h, " b0 ".8h, v1.h[" #t "]\n\t" op " v11.8h, " b1 ".8h, v1.h[" #t "]\n\t"           \
-    op " v12.8h, " b0 ".8h, v2.h[" #t "]\n\t" op " v13.8h, " b1 ".8h, v2.h[" #t "]\n\t"           \
-    op " v14.8h, " b0 ".8h, v3.h[" #t "]\n\t" op " v15.8h, " b1 ".8h, v3.h[" #t "]\n\t"
-/* fp16 accumulator h into fp32 accumulators lo, hi (temporaries t0, t1) */
-#define LUTHIER__W16K_FLUSH(h, lo, hi, t0, t1)                                                     \
+   panel of a position's transformed weights), as two halves of 8 columns
+   (luthier__wino16_4x8_neon: B read 16 bytes of each 32-byte row), each summed at three levels:
+   - block: the products of 8 channels in fp16 registers (the first step FMUL, the next 7
+     `fmla v.8h, B.8h, A_r.h[t]`); a 4 x 8 set is 4 registers, row r in the set's register r;
+   - group: 4 blocks added in fp16 (FADD .8h) pairwise, (b0 + b1) + (b2 + b3): b0 and b2 are
+     summed straight into the group sets G (v12-v15) and T (v16-v19), b1 and b3 into K (v8-v11);
+     a last, partial group of 1-3 blocks is ((b0 + b1) + b2), all in G;
+   - fp32: each group sum widened (FCVTL/FCVTL2 into v28-v31) and added into the fp32
+     accumulators v20-v27 (row r, columns 4q..4q+3 in v(20 + 2r + q)), stored at the end.
+   fp16 rounding over at most 32 channels, fp32 across groups (bench/winograd_fp16_error.py,
+   "G=4 pairwise": relative RMS error 6.5e-3 to 6.8e-3 with fp16 transforms against 5.9e-3 to
+   6.2e-3 for blocks of 8 added in fp32). The widening is what costs: FCVTL .4s is 2 uops on
+   one vector pipe of an N1, so per group 128 FMLA/FMUL + 12 FADD .8h + 16 FCVTL uops + 8 FADD
+   .4s = 164 vector uops, 78 % of the FMLA peak at best (blocks of 8 widened each: 57 %). The
+   fp32 sums stay in registers, which a 4 x 16 tile's 16 could not besides three fp16 sets:
+   kept in memory instead, their STP's data uops on the vector pipes leave 74 %.
+   The blocks of a full group run two at a time, step by step (8 FMLA chains in flight, not 4):
+   A in v0-v3 and v4-v7 (one q per row and block; the by-element FMLA takes its A register from
+   v0-v15), B in v28-v31 (one q per step and block; free again for the widening). Rows are read
+   through a0..a3, C written through c0..c3. */
+#define LUTHIER__W16K_STEP(op, bq, t, a0, a1, a2, a3, r0, r1, r2, r3)                              \
+    op " " r0 ".8h, " bq ".8h, " a0 ".h[" #t "]\n\t" op " " r1 ".8h, " bq ".8h, " a1 ".h[" #t "]\n\t" \
+    op " " r2 ".8h, " bq ".8h, " a2 ".h[" #t "]\n\t" op " " r3 ".8h, " bq ".8h, " a3 ".h[" #t "]\n\t"
+#define LUTHIER__W16K_STEP_(args) LUTHIER__W16K_STEP args /* (args expanded first: lists of registers) */
+#define LUTHIER__W16K_AX "v0", "v1", "v2", "v3"
+#define LUTHIER__W16K_AY "v4", "v5", "v6", "v7"
+/* step t of two blocks at once: block x (A in v0-v3, B row t in qx) into set s, block y (A in
+   v4-v7, B 256 bytes on, in qy) into set r */
+#define LUTHIER__W16K_STEP2(op, t, qx, vx, qy, vy, s0, s1, s2, s3, r0, r1, r2, r3)               \
+    "ldr " qx ", [%[b], #" #t " * 32]\n\t" "ldr " qy ", [%[b], #256 + " #t " * 32]\n\t"            \
+    LUTHIER__W16K_STEP_((op, vx, t, LUTHIER__W16K_AX, s0, s1, s2, s3))                              \
+    LUTHIER__W16K_STEP_((op, vy, t, LUTHIER__W16K_AY, r0, r1, r2, r3))
+#define LUTHIER__W16K_STEP2_(args) LUTHIER__W16K_STEP2 args
+/* two blocks of 8 channels (16 channels: 2 q of each A row, 16 rows of B) into sets s and r */
+#define LUTHIER__W16K_BLOCK2(s0, s1, s2, s3, r0, r1, r2, r3)                                       \
+    "ldp q0, q4, [%[a0]], #32\n\t" "ldp q1, q5, [%[a1]], #32\n\t"                                  \
+    "ldp q2, q6, [%[a2]], #32\n\t" "ldp q3, q7, [%[a3]], #32\n\t"                                  \
+    LUTHIER__W16K_STEP2_(("fmul", 0, "q28", "v28", "q29", "v29", s0, s1, s2, s3, r0, r1, r2, r3)) \
+    LUTHIER__W16K_STEP2_(("fmla", 1, "q30", "v30", "q31", "v31", s0, s1, s2, s3, r0, r1, r2, r3)) \
+    LUTHIER__W16K_STEP2_(("fmla", 2, "q28", "v28", "q29", "v29", s0, s1, s2, s3, r0, r1, r2, r3)) \
+    LUTHIER__W16K_STEP2_(("fmla", 3, "q30", "v30", "q31", "v31", s0, s1, s2, s3, r0, r1, r2, r3)) \
+    LUTHIER__W16K_STEP2_(("fmla", 4, "q28", "v28", "q29", "v29", s0, s1, s2, s3, r0, r1, r2, r3)) \
+    LUTHIER__W16K_STEP2_(("fmla", 5, "q30", "v30", "q31", "v31", s0, s1, s2, s3, r0, r1, r2, r3)) \
+    LUTHIER__W16K_STEP2_(("fmla", 6, "q28", "v28", "q29", "v29", s0, s1, s2, s3, r0, r1, r2, r3)) \
+    LUTHIER__W16K_STEP2_(("fmla", 7, "q30", "v30", "q31", "v31", s0, s1, s2, s3, r0, r1, r2, r3)) \
+    "add %[b], %[b], #512\n\t"
+#define LUTHIER__W16K_LDB(q) "ldr " q ", [%[b]], #32\n\t"
+#define LUTHIER__W16K_BLOCK2_(args) LUTHIER__W16K_BLOCK2 args
+/* one block of 8 channels into set S */
+#define LUTHIER__W16K_BLOCK(S)                                                                     \
+    "ldr q0, [%[a0]], #16\n\t" "ldr q1, [%[a1]], #16\n\t" "ldr q2, [%[a2]], #16\n\t"              \
+    "ldr q3, [%[a3]], #16\n\t" LUTHIER__W16K_LDB("q28") LUTHIER__W16K_LDB("q29")                  \
+    LUTHIER__W16K_STEP_(("fmul", "v28", 0, LUTHIER__W16K_AX, S)) LUTHIER__W16K_LDB("q30")             \
+    LUTHIER__W16K_STEP_(("fmla", "v29", 1, LUTHIER__W16K_AX, S)) LUTHIER__W16K_LDB("q31")             \
+    LUTHIER__W16K_STEP_(("fmla", "v30", 2, LUTHIER__W16K_AX, S)) LUTHIER__W16K_LDB("q28")             \
+    LUTHIER__W16K_STEP_(("fmla", "v31", 3, LUTHIER__W16K_AX, S)) LUTHIER__W16K_LDB("q29")             \
+    LUTHIER__W16K_STEP_(("fmla", "v28", 4, LUTHIER__W16K_AX, S)) LUTHIER__W16K_LDB("q30")             \
+    LUTHIER__W16K_STEP_(("fmla", "v29", 5, LUTHIER__W16K_AX, S)) LUTHIER__W16K_LDB("q31")             \
+    LUTHIER__W16K_STEP_(("fmla", "v30", 6, LUTHIER__W16K_AX, S))                                      \
+    LUTHIER__W16K_STEP_(("fmla", "v31", 7, LUTHIER__W16K_AX, S))
+#define LUTHIER__W16K_K "v8", "v9", "v10", "v11"
+#define LUTHIER__W16K_G "v12", "v13", "v14", "v15"
+#define LUTHIER__W16K_T "v16", "v17", "v18", "v19"
+/* set d += set s (FADD .8h) */
+#define LUTHIER__W16K_ADD(d0, d1, d2, d3, s0, s1, s2, s3)                                          \
+    "fadd " d0 ".8h, " d0 ".8h, " s0 ".8h\n\t" "fadd " d1 ".8h, " d1 ".8h, " s1 ".8h\n\t"         \
+    "fadd " d2 ".8h, " d2 ".8h, " s2 ".8h\n\t" "fadd " d3 ".8h, " d3 ".8h, " s3 ".8h\n\t"
+#define LUTHIER__W16K_ADD_(args) LUTHIER__W16K_ADD args
+/* fp32 row (lo, hi) += the widened group sum h (temporaries t0, t1) */
+#define LUTHIER__W16K_WIDEN(h, lo, hi, t0, t1)                                                     \
     "fcvtl " t0 ".4s, " h ".4h\n\t" "fcvtl2 " t1 ".4s, " h ".8h\n\t"                               \
     "fadd " lo ".4s, " lo ".4s, " t0 ".4s\n\t" "fadd " hi ".4s, " hi ".4s, " t1 ".4s\n\t"
+#define LUTHIER__W16K_FLUSH                                                                        \
+    LUTHIER__W16K_WIDEN("v12", "v20", "v21", "v28", "v29") LUTHIER__W16K_WIDEN("v13", "v22", "v23", "v30", "v31") \
+    LUTHIER__W16K_WIDEN("v14", "v24", "v25", "v28", "v29") LUTHIER__W16K_WIDEN("v15", "v26", "v27", "v30", "v31")
+
+/* 4 x 8 columns of C (fp32, rows ldc apart) = A * B (rows of B 16 halves apart). */
+LUTHIER__TARGET_FP16 __attribute__((noinline)) LUTHIER_PRIVATE void
+luthier__wino16_4x8_neon(const uint16_t *a, size_t lda, const uint16_t *b, size_t nb, float *c, size_t ldc) {
+    const uint16_t *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
+    float *c0 = c, *c1 = c + ldc, *c2 = c + 2 * ldc, *c3 = c + 3 * ldc;
+    size_t ng = nb / 4, nr = nb % 4; /* full groups of 4 blocks, blocks of the partial group */
+    __asm__ __volatile__(
+        LUTHIER__V20_31(LUTHIER__ZEROQ) /* the fp32 sums (and v28-v31: one list) */
+        "cbz %[ng], .Lluthier_w16_tail_%=\n\t"
+        ".Lluthier_w16_%=:\n\t"
+        "// LLVM-MCA-BEGIN\n\t"
+        LUTHIER__W16K_BLOCK2_((LUTHIER__W16K_G, LUTHIER__W16K_K))
+        LUTHIER__W16K_ADD_((LUTHIER__W16K_G, LUTHIER__W16K_K))
+        LUTHIER__W16K_BLOCK2_((LUTHIER__W16K_T, LUTHIER__W16K_K))
+        LUTHIER__W16K_ADD_((LUTHIER__W16K_T, LUTHIER__W16K_K))
+        LUTHIER__W16K_ADD_((LUTHIER__W16K_G, LUTHIER__W16K_T))
+        LUTHIER__W16K_FLUSH
+        "subs %[ng], %[ng], #1\n\t"
+        "b.ne .Lluthier_w16_%=\n\t"
+        "// LLVM-MCA-END\n\t"
+        ".Lluthier_w16_tail_%=:\n\t"
+        "cbz %[nr], .Lluthier_w16_end_%=\n\t"
+        LUTHIER__W16K_BLOCK(LUTHIER__W16K_G)
+        "subs %[nr], %[nr], #1\n\t"
+        "b.eq .Lluthier_w16_flush_%=\n\t"
+        ".Lluthier_w16_rest_%=:\n\t"
+        LUTHIER__W16K_BLOCK(LUTHIER__W16K_K)
+        LUTHIER__W16K_ADD_((LUTHIER__W16K_G, LUTHIER__W16K_K))
+        "subs %[nr], %[nr], #1\n\t"
+        "b.ne .Lluthier_w16_rest_%=\n\t"
+        ".Lluthier_w16_flush_%=:\n\t"
+        LUTHIER__W16K_FLUSH
+        ".Lluthier_w16_end_%=:\n\t"
+        "stp q20, q21, [%[c0]]\n\t" "stp q22, q23, [%[c1]]\n\t" "stp q24, q25, [%[c2]]\n\t" "stp q26, q27, [%[c3]]\n\t"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b] "+r"(b), [ng] "+r"(ng), [nr] "+r"(nr)
+        : [c0] "r"(c0), [c1] "r"(c1), [c2] "r"(c2), [c3] "r"(c3)
+        : LUTHIER__CLOB_V0_7, LUTHIER__CLOB_V8_31, "cc", "memory");
+}
 
 LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__wino16_4x16_neon(const uint16_t *a, size_t lda, const uint16_t *b,
                                                                   size_t nb, float *c, size_t ldc) {
-    const uint16_t *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
-    float *c0 = c, *c1 = c + ldc, *c2 = c + 2 * ldc, *c3 = c + 3 * ldc;
-    if (!nb) return;
-    __asm__ __volatile__(
-        LUTHIER__V16_31(LUTHIER__ZEROQ)
-        ".Lluthier_w16_%=:\n\t"
-        "// LLVM-MCA-BEGIN\n\t"
-        "ldr q0, [%[a0]], #16\n\t"
-        "ldr q1, [%[a1]], #16\n\t"
-        "ldr q2, [%[a2]], #16\n\t"
-        "ldr q3, [%[a3]], #16\n\t"
-        "ldp q4, q5, [%[b]], #32\n\t"
-        LUTHIER__W16K_STEP("fmul", "v4", "v5", 0)
-        "ldp q6, q7, [%[b]], #32\n\t"
-        LUTHIER__W16K_STEP("fmla", "v6", "v7", 1)
-        "ldp q4, q5, [%[b]], #32\n\t"
-        LUTHIER__W16K_STEP("fmla", "v4", "v5", 2)
-        "ldp q6, q7, [%[b]], #32\n\t"
-        LUTHIER__W16K_STEP("fmla", "v6", "v7", 3)
-        "ldp q4, q5, [%[b]], #32\n\t"
-        LUTHIER__W16K_STEP("fmla", "v4", "v5", 4)
-        "ldp q6, q7, [%[b]], #32\n\t"
-        LUTHIER__W16K_STEP("fmla", "v6", "v7", 5)
-        "ldp q4, q5, [%[b]], #32\n\t"
-        LUTHIER__W16K_STEP("fmla", "v4", "v5", 6)
-        "ldp q6, q7, [%[b]], #32\n\t"
-        LUTHIER__W16K_STEP("fmla", "v6", "v7", 7)
-        LUTHIER__W16K_FLUSH("v8", "v16", "v17", "v4", "v5") LUTHIER__W16K_FLUSH("v9", "v18", "v19", "v6", "v7")
-        LUTHIER__W16K_FLUSH("v10", "v20", "v21", "v4", "v5") LUTHIER__W16K_FLUSH("v11", "v22", "v23", "v6", "v7")
-        LUTHIER__W16K_FLUSH("v12", "v24", "v25", "v4", "v5") LUTHIER__W16K_FLUSH("v13", "v26", "v27", "v6", "v7")
-        LUTHIER__W16K_FLUSH("v14", "v28", "v29", "v4", "v5") LUTHIER__W16K_FLUSH("v15", "v30", "v31", "v6", "v7")
-        "subs %[nb], %[nb], #1\n\t"
-        "b.ne .Lluthier_w16_%=\n\t"
-        "// LLVM-MCA-END\n\t"
-        "st1 {v16.4s, v17.4s, v18.4s, v19.4s}, [%[c0]]\n\t"
-        "st1 {v20.4s, v21.4s, v22.4s, v23.4s}, [%[c1]]\n\t"
-        "st1 {v24.4s, v25.4s, v26.4s, v27.4s}, [%[c2]]\n\t"
-        "st1 {v28.4s, v29.4s, v30.4s, v31.4s}, [%[c3]]\n\t"
-        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b] "+r"(b), [nb] "+r"(nb)
-        : [c0] "r"(c0), [c1] "r"(c1), [c2] "r"(c2), [c3] "r"(c3)
-        : LUTHIER__CLOB_V0_7, LUTHIER__CLOB_V8_31, "cc", "memory");
+    luthier__wino16_4x8_neon(a, lda, b, nb, c, ldc);
+    luthier__wino16_4x8_neon(a, lda, b + 8, nb, c + 8, ldc);
 }
 
 #define LUTHIER__UKERNELS_F16_NEON(X)                                                              \

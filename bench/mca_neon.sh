@@ -125,9 +125,10 @@ done
 # no dotprod). Multiply-adds per cycle: 4 x smlal/cycle, 16 x sdot/cycle.
 rate "q8dw_neon(smlal)" "luthier__qdw_neon" 0 cortex-a57,neoverse-n1,cortex-a55 none 'smlal2?'
 rate "q8dw_neondot(sdot)" "luthier__qdw_neondot" 0 neoverse-n1,cortex-a55 none 'sdot'
-# fp16 Winograd F(4x4,3x3) products (>>wino16: 4 tiles x 16 outputs, one block of 8 channels per
-# iteration: 64 FMUL/FMLA .8h, then the 8 fp16 sums widened and added into fp32), for information
-[ "$DW_ONLY" = 1 ] || rate "wino16_4x16(fp16)" "luthier__wino16_4x16_neon" 0 neoverse-n1,cortex-a55 none
+# fp16 Winograd F(4x4,3x3) products (>>wino16: 4 tiles x 16 outputs as two halves of 8, one group
+# of 4 blocks of 8 channels per iteration: 128 FMUL/FMLA .8h, 12 FADD .8h adding the blocks'
+# fp16 sums, then the 4 group sums widened and added into fp32), for information
+[ "$DW_ONLY" = 1 ] || rate "wino16_4x16(fp16)" "luthier__wino16_4x8_neon" 0 neoverse-n1,cortex-a55 none
 # Winograd F(6x6,3x3) tile transforms (8x8 tile, 4 channels per iteration), for information
 if [ "$DW_ONLY" = 0 ]; then
     rate "wino_in" "luthier__wino_in_LUTHIER__W4" 0 "$CPUS" none 'fmla|fmls|fadd|fsub|fmul'
