@@ -5,10 +5,12 @@
    Included by test_main.c after test_fp16.c (rand_buf, ctx_threads, qp_cosine, fp16_act_run).
 
    The error bound. bench/winograd_fp16_error.py models this design (fp16 products summed in
-   fp16 over blocks of 8 input channels, fp32 across blocks) at a relative RMS error of 5.9e-3
-   to 6.2e-3 of the output with the transforms in fp16; here the transforms are fp32 (only V
-   and U are rounded to fp16), which can only lower it. The tests take twice the model's figure,
-   1.2e-2, for the RMS error relative to the RMS of the pre-activation output, and 6e-2 of the
+   fp16 over blocks of 8 input channels, the block sums added in fp16 over groups of 4 blocks,
+   (b0 + b1) + (b2 + b3), fp32 across groups: "G=4 pairwise") at a relative RMS error of 6.5e-3
+   to 6.8e-3 of the output with the transforms in fp16 (blocks of 8 added in fp32: 5.9e-3 to
+   6.2e-3); here the transforms are fp32 (only V and U are rounded to fp16), which the model
+   puts at 5.4e-3 to 5.9e-3. The tests take 1.2e-2, 1.8x the model's fp16-transform figure
+   (twice it before the groups), for the RMS error relative to the RMS of the pre-activation output, and 6e-2 of the
    largest |pre-activation output| for any single output (the largest of a layer's errors lies
    a few RMS above the RMS, and the largest output a few RMS above the RMS output). A dropped
    cross-block sum or a wrong transform coefficient gives errors of order 1. */
@@ -210,6 +212,125 @@ static void test_wino16_conv(void) {
     luthier_context_destroy(c1), luthier_context_destroy(c2);
 }
 
+/* fp16 rounding of a double, to nearest even (the kernel test's values stay far from overflow) */
+static double wino16_r16(double x) {
+    int e;
+    if (x == 0.0) return x;
+    (void)frexp(x, &e);
+    e = e - 11 < -24 ? -24 : e - 11; /* the unit in the last place: 11 significant bits, or subnormal */
+    return ldexp(nearbyint(ldexp(x, -e)), e);
+}
+
+/* The arithmetic luthier__wino16_4x16 is to do (>>wino16), for one output: a row of A (nb * 8
+   halves) times a column of B (rows ldb halves apart). Per block of 8 channels the first product
+   rounded to fp16, then each FMA rounded once; the block sums of a group of 4 added in fp16 as
+   (b0 + b1) + (b2 + b3), those of a last partial group in order; the group sums added in fp32.
+   Sums of these operands are exact in double, so each step rounds once, as the FMLA does. */
+static float wino16_form(const uint16_t *a, const uint16_t *b, size_t ldb, size_t nb) {
+    float c = 0.0f;
+    size_t g, j, t;
+    for (g = 0; g < nb; g += 4) {
+        const size_t n = nb - g < 4 ? nb - g : 4;
+        double s[4], sum;
+        for (j = 0; j < n; j++) {
+            double acc = 0.0;
+            for (t = 0; t < 8; t++) {
+                const size_t k = (g + j) * 8 + t;
+                acc = wino16_r16(acc + (double)luthier__f16_to_f32(a[k]) * (double)luthier__f16_to_f32(b[k * ldb]));
+            }
+            s[j] = acc;
+        }
+        if (n == 4) sum = wino16_r16(wino16_r16(s[0] + s[1]) + wino16_r16(s[2] + s[3]));
+        else
+            for (sum = s[0], j = 1; j < n; j++) sum = wino16_r16(sum + s[j]);
+        c += (float)sum;
+    }
+    return c;
+}
+
+/* The product kernel alone against wino16_form, bit for bit: nb = 1 to 13 and 25 blocks (full
+   groups of 4, partial ones of 1 to 3), rows of A and C further apart than the tile (what lies
+   between stays untouched), operands on coarse grids (A: multiples of 1/64 in [-4, 4], B of
+   1/1024 in (-2, 2), a few zeros) so that the double sums are exact; and the form itself
+   against the exact double product (it must be an approximation of it, not just of itself):
+   at most 12 roundings on the way to an output, each within 2^-11 of sum |products|, 6e-3. */
+static void test_wino16_kernel(void) {
+    static const size_t nbs[14] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 25, 10};
+    luthier_context *ctx = ctx_threads(1);
+    size_t q, i, r, col;
+    int bad = 0, tested = 0;
+    double worst = 0.0;
+    if (!wino16_hw(ctx)) {
+        printf("    skip: no fp16 arithmetic\n");
+        luthier_context_destroy(ctx);
+        return;
+    }
+    for (q = 0; q < 14; q++) {
+        const size_t nb = nbs[q], lda = nb * 8 + 8, ldc = 20;
+        uint16_t *a = (uint16_t *)test_alloc(4 * lda * 2), *b = (uint16_t *)test_alloc(nb * 8 * 16 * 2);
+        float *c = (float *)test_alloc(4 * ldc * 4);
+        const float sent = test_sentinel();
+        for (i = 0; i < 4 * lda; i++) a[i] = luthier__f32_to_f16(test_rand_int(0, 9) ? (float)test_rand_int(-256, 256) / 64.0f : 0.0f);
+        for (i = 0; i < nb * 8 * 16; i++) b[i] = luthier__f32_to_f16((float)test_rand_int(-2047, 2047) / 1024.0f);
+        for (i = 0; i < 4 * ldc; i++) c[i] = sent;
+        luthier__wino16_4x16(a, lda, b, nb, c, ldc);
+        for (r = 0; r < 4; r++)
+            for (col = 0; col < ldc; col++) {
+                const float y = c[r * ldc + col];
+                if (col >= 16) {
+                    if (memcmp(&y, &sent, sizeof y)) bad++;
+                    continue;
+                }
+                {
+                    const float want = wino16_form(a + r * lda, b + col, 16, nb);
+                    double exact = 0.0, mag = 0.0;
+                    for (i = 0; i < nb * 8; i++) {
+                        const double p = (double)luthier__f16_to_f32(a[r * lda + i]) * (double)luthier__f16_to_f32(b[i * 16 + col]);
+                        exact += p, mag += fabs(p);
+                    }
+                    worst = fmax(worst, fabs((double)want - exact) / fmax(mag, 1e-30));
+                    CHECK(fabs((double)want - exact) <= 6e-3 * mag + 1e-6, "nb %zu row %zu col %zu: form %.9g, exact %.9g (sum |p| %.4g)",
+                          nb, r, col, (double)want, exact, mag);
+                    if (y != want && bad++ < 8)
+                        printf("    nb %zu row %zu col %zu: kernel %.9g, form %.9g\n", nb, r, col, (double)y, (double)want);
+                    tested++;
+                }
+            }
+        free(a), free(b), free(c);
+    }
+    CHECK(bad == 0, "%d outputs differ from the form or written outside the tile", bad);
+    printf("    %d outputs bit for bit; the form's worst error %.3g of sum |products|\n", tested, worst);
+    luthier_context_destroy(ctx);
+}
+
+/* Channel counts that end in a partial group of 4 blocks of 8 channels (C = 8: one block; 24:
+   three; 40, 72: full groups and one block more; 200: six full groups and one block; 100: cp 104,
+   three full groups and a block with 4 zero channels), the model's operands, 1 and 2 threads,
+   within the sweep's bounds. */
+static void test_wino16_partial_groups(void) {
+    static const int64_t chans[6] = {8, 24, 40, 72, 200, 100};
+    luthier_context *c1 = ctx_threads(1), *c2 = ctx_threads(2);
+    int i, tested = 0;
+    double worst_rms = 0, worst_max = 0;
+    if (!wino16_hw(c1)) {
+        printf("    skip: no fp16 arithmetic\n");
+        luthier_context_destroy(c1), luthier_context_destroy(c2);
+        return;
+    }
+    for (i = 0; i < 6; i++) {
+        wino16_case k;
+        memset(&k, 0, sizeof k);
+        k.batch = 1, k.c = chans[i], k.k = i % 2 ? 16 : 24, k.h = 7 + i % 3, k.w = 9 - i % 2, k.pad = 1, k.groups = 1;
+        k.act = i % 3 ? LUTHIER_ACTIVATION_RELU : LUTHIER_ACTIVATION_NONE;
+        k.bias = 1, k.accumulate = i == 3, k.h16 = i % 2, k.he = 1;
+        k.algo = LUTHIER_CONV_WINOGRAD_4X3;
+        wino16_check(c1, c2, &k, &worst_rms, &worst_max, &tested);
+    }
+    printf("    %d layers, worst RMS error %.3g of RMS output, worst max error %.3g of max |output|\n", tested, worst_rms,
+           worst_max);
+    luthier_context_destroy(c1), luthier_context_destroy(c2);
+}
+
 /* The F16 family's WINOGRAD_4X3 row: refused by name without fp16 arithmetic (every F16
    kernel this CPU runs, the scalar emulation included), taken with it; F(2x2) and F(6x6) are
    not rows of the family. */
@@ -404,11 +525,14 @@ static void test_wino16_zoo(void) {
    weights, all fp16-rounded; smaller images to fit an emulator): the relative RMS error of
    winograd_4x3 in fp16 and of the direct fp16 convolution (im2col on the same F16 kernel),
    both against the double convolution. The model's column for this form ("engine": f32
-   transforms, V and U rounded to fp16, fp16 sums over 8-channel blocks, f32 across) predicts
-   4.7e-3 to 5.2e-3; the check allows 8e-3, below the 1.1e-2 to 3.1e-2 it predicts for fp16
-   accumulation over all channels. The F16 kernels' direct convolution adds its fp16 sums into
+   transforms, V and U rounded to fp16, fp16 sums over 8-channel blocks added in fp16 over
+   groups of 4 blocks, f32 across: the engine's "G=4 pairwise" row) predicts 5.4e-3 to 5.9e-3
+   (4.7e-3 to 5.2e-3 for blocks of 8 added in f32); the check allows 8e-3, below the 1.1e-2 to
+   3.1e-2 it predicts for fp16 accumulation over all channels. The F16 kernels' direct convolution adds its fp16 sums into
    fp32 every k block (<= 256 steps), so it is more accurate than the model's all-fp16 direct
-   column: Winograd is allowed 4x it. */
+   column: Winograd was allowed 4x it (3.5x measured at C 64) with blocks of 8 added in fp32;
+   the groups of 4 raise the model's engine-form error 1.14-1.17x (5.47e-3 against 4.70e-3 at
+   C 64), so 4.7x now (3.95x measured). */
 static void test_wino16_error_model(void) {
     static const int64_t layers[4][3] = {{64, 64, 16}, {128, 128, 8}, {256, 256, 6}, {512, 64, 6}};
     luthier_context *ctx = ctx_threads(2);
@@ -434,7 +558,7 @@ static void test_wino16_error_model(void) {
         CHECK(yw && yd, "C %lld K %lld: %s", (long long)k.c, (long long)k.k, luthier_context_error(ctx));
         if (yw && yd) {
             const double rw = sqrt(ew.sq_err / ew.sq_ref), rd = sqrt(ed.sq_err / ed.sq_ref);
-            CHECK(rw <= 8e-3 && rw <= 4.0 * rd, "C %lld K %lld %lldx%lld: winograd %.3g, direct %.3g", (long long)k.c,
+            CHECK(rw <= 8e-3 && rw <= 4.7 * rd, "C %lld K %lld %lldx%lld: winograd %.3g, direct %.3g", (long long)k.c,
                   (long long)k.k, (long long)k.h, (long long)k.w, rw, rd);
             printf("    C %lld K %lld %lldx%lld: relative RMS error winograd_4x3 fp16 %.3g, direct fp16 %.3g (%.2fx)\n",
                    (long long)k.c, (long long)k.k, (long long)k.h, (long long)k.w, rw, rd, rw / rd);
@@ -448,7 +572,9 @@ static void run_wino16_tests(void) {
     RUN(test_wino16_refusals);
     RUN(test_wino16_auto);
     RUN(test_wino16_tune_space);
+    RUN(test_wino16_kernel);
     RUN(test_wino16_conv);
+    RUN(test_wino16_partial_groups);
     RUN(test_wino16_error_model);
     RUN(test_wino16_zoo);
 }
