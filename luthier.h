@@ -160,7 +160,7 @@
        conversion steps. Cortex-A72 class cores and x86 without AVX-512 FP16 keep fp32
        activations. With Armv8.2 FP16 a 3x3 stride-1 layer that the fp32 plan would run as
        Winograd F(4x4, 3x3) runs it in fp16 arithmetic (>>impl-conv-winograd16: fp16 sums over
-       blocks of 8 input channels, fp32 across them; relative RMS error about 5e-3, 2-3.5x the
+       groups of 32 input channels, fp32 across them; relative RMS error about 6e-3, 2.5-4x the
        direct fp16 convolution's).
        Exception: the Winograd convolutions trade accuracy for fewer multiplies; their error
        bounds are in docs/DESIGN.md (Convolution). AUTO's default policy (the cost model,
