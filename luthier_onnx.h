@@ -2293,23 +2293,25 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__pads(luthier_onnx__ctx *c, const l
     return LUTHIER_STATUS_OK;
 }
 
-/* kernel, strides, dilations of a 2-D conv/pool */
-LUTHIER_ONNX__FN luthier_status luthier_onnx__window(luthier_onnx__ctx *c, const luthier_onnx__node *n, int64_t *k, int64_t *s, int64_t *dl) {
+/* kernel k, strides s, dilations dl of a 2-D conv/pool; w: the weights [O, I, kh, kw] of a
+   convolution (k is theirs, and kernel_shape must match it), or NULL (k as the caller set it). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__window(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__tensor *w,
+                                                    int64_t *k, int64_t *s, int64_t *dl) {
+    static const char *const names[3] = {"kernel_shape", "strides", "dilations"};
+    int64_t *const lists[3] = {k, s, dl};
     const int64_t *p;
     int np, i;
     s[0] = s[1] = dl[0] = dl[1] = 1;
-    np = luthier_onnx__aints(n, "kernel_shape", &p);
-    if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("kernel_shape has %d entries: only 2-D is supported", np);
-    if (np == 2) k[0] = p[0], k[1] = p[1];
-    np = luthier_onnx__aints(n, "strides", &p);
-    if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("strides has %d entries: only 2-D is supported", np);
-    if (np == 2) s[0] = p[0], s[1] = p[1];
-    np = luthier_onnx__aints(n, "dilations", &p);
-    if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("dilations has %d entries: only 2-D is supported", np);
-    if (np == 2) dl[0] = p[0], dl[1] = p[1];
+    if (w) k[0] = w->dims[2], k[1] = w->dims[3];
+    for (i = 0; i < 3; i++) {
+        np = luthier_onnx__aints(n, names[i], &p);
+        if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("%s has %d entries: only 2-D is supported", names[i], np);
+        if (np == 2) lists[i][0] = p[0], lists[i][1] = p[1];
+    }
     for (i = 0; i < 2; i++)
         if (k[i] < 1 || s[i] < 1 || dl[i] < 1 || k[i] > (1 << 30) || s[i] > (1 << 30) || dl[i] > (1 << 30))
             LUTHIER_ONNX__BAD("kernel, strides and dilations must be in [1, 2^30]");
+    if (w && (k[0] != w->dims[2] || k[1] != w->dims[3])) LUTHIER_ONNX__BAD("kernel_shape differs from the weights' shape");
     return LUTHIER_STATUS_OK;
 }
 
@@ -2522,17 +2524,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_q(luthier_onnx__ctx *c, lu
             d.num_inputs = 3;
         }
         if (conv) {
-            int64_t kk[2], s[2], dl[2], pads[4];
+            int64_t kk[2];
             if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D convolution ([N,C,H,W]) is supported", x->name, xs.rank);
-            kk[0] = w->dims[2];
-            kk[1] = w->dims[3];
-            LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
-            if (kk[0] != w->dims[2] || kk[1] != w->dims[3]) LUTHIER_ONNX__BAD("kernel_shape differs from the weights' shape");
-            LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
+            LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, w, kk, d.stride, d.dilation));
+            LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, d.stride, d.dilation, d.pads));
             d.op = LUTHIER_OP_CONV2D;
-            d.stride[0] = s[0]; d.stride[1] = s[1];
-            d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
-            memcpy(d.pads, pads, sizeof pads);
             d.groups = luthier_onnx__ai(n, "group", 1);
         } else {
             if (xs.rank < 2) LUTHIER_ONNX__UNSUP("a 1-D a is not supported");
@@ -2815,27 +2811,20 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__conv_window(luthier_onnx__ctx *c, 
     LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 1, "weights", &w));
     LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 2, "bias", &b));
     if (w->rank != 4) LUTHIER_ONNX__BAD("weights '%s' have rank %d", wv->name, w->rank);
-    kk[0] = w->dims[2];
-    kk[1] = w->dims[3];
-    LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
-    if (kk[0] != w->dims[2] || kk[1] != w->dims[3]) LUTHIER_ONNX__BAD("kernel_shape differs from the weights' shape");
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__window(c, n, w, kk, s, dl);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
-    int64_t kk[2], s[2], dl[2], pads[4];
+    int64_t kk[2];
     luthier_onnx__val *wv = luthier_onnx__in(c, n, 1), *bv = luthier_onnx__in(c, n, 2);
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "auto_pad,dilations,group,kernel_shape,pads,strides"));
     if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D convolution ([N,C,H,W]) is supported", x->name, xs.rank);
-    LUTHIER_ONNX__TRY(luthier_onnx__conv_window(c, n, wv, kk, s, dl));
-    LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
+    LUTHIER_ONNX__TRY(luthier_onnx__conv_window(c, n, wv, kk, d.stride, d.dilation));
+    LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, d.stride, d.dilation, d.pads));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, wv, 1, &in[1]));
     if (bv) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[2]));
-    d.stride[0] = s[0]; d.stride[1] = s[1];
-    d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
-    memcpy(d.pads, pads, sizeof pads);
     d.groups = luthier_onnx__ai(n, "group", 1);
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CONV2D, in, bv ? 3 : 2);
 }
@@ -2881,62 +2870,52 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv_transpose(const luthier_on
     LUTHIER_ONNX__CV_ARGS;
     luthier_onnx__val *wv = luthier_onnx__in(c, n, 1), *bv = luthier_onnx__in(c, n, 2);
     luthier_conv_transpose_attrs *a = &d.attr.conv_transpose;
-    int64_t kk[2], s[2], dl[2], op[2] = {0, 0}, pads[4];
+    int64_t kk[2];
     const int64_t *p;
     int np;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides"));
     if (xs.rank != 4)
         LUTHIER_ONNX__UNSUP("input '%s' has rank %d: ConvTranspose is supported in 1-D ([N,C,L]) and 2-D ([N,C,H,W]), not 3-D or more",
                             x->name, xs.rank);
-    LUTHIER_ONNX__TRY(luthier_onnx__conv_window(c, n, wv, kk, s, dl));
+    luthier_onnx__typed(&d, LUTHIER_OP_CONV_TRANSPOSE);
+    LUTHIER_ONNX__TRY(luthier_onnx__conv_window(c, n, wv, kk, a->stride, a->dilation));
     np = luthier_onnx__aints(n, "output_padding", &p);
     if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("output_padding has %d entries (2-D takes 2)", np);
-    for (k = 0; k < 2 && np == 2; k++) {
-        if (p[k] < 0 || p[k] > (1 << 30)) LUTHIER_ONNX__BAD("output_padding %lld is not in [0, 2^30]", (long long)p[k]);
-        op[k] = p[k];
+    for (k = 0; k < 2; k++) {
+        if (np == 2 && (p[k] < 0 || p[k] > (1 << 30))) LUTHIER_ONNX__BAD("output_padding %lld is not in [0, 2^30]", (long long)p[k]);
+        a->output_padding[k] = np == 2 ? p[k] : 0;
     }
-    LUTHIER_ONNX__TRY(luthier_onnx__convt_pads(c, n, &xs, kk, s, dl, op, pads));
+    LUTHIER_ONNX__TRY(luthier_onnx__convt_pads(c, n, &xs, kk, a->stride, a->dilation, a->output_padding, a->pads));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, wv, 1, &in[1]));
     if (bv) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[2]));
-    luthier_onnx__typed(&d, LUTHIER_OP_CONV_TRANSPOSE);
-    memcpy(a->stride, s, sizeof s);
-    memcpy(a->dilation, dl, sizeof dl);
-    memcpy(a->output_padding, op, sizeof op);
-    memcpy(a->pads, pads, sizeof pads);
     a->groups = luthier_onnx__ai(n, "group", 1);
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CONV_TRANSPOSE, in, bv ? 3 : 2);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pool(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
-    int64_t kk[2] = {0, 0}, s[2], dl[2], pads[4] = {0, 0, 0, 0};
     int mx = !luthier_onnx__isop(n, "AveragePool");
     if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D pooling ([N,C,H,W]) is supported", x->name, xs.rank);
-    if (luthier_onnx__isop(n, "GlobalMaxPool")) {
+    if (luthier_onnx__isop(n, "GlobalMaxPool")) { /* (pads 0) */
         LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
-        kk[0] = xs.d[2]; kk[1] = xs.d[3];
-        s[0] = s[1] = 1;
-        dl[0] = dl[1] = 1;
+        d.kernel[0] = xs.d[2]; d.kernel[1] = xs.d[3];
+        d.stride[0] = d.stride[1] = d.dilation[0] = d.dilation[1] = 1;
     } else {
         LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, mx ? "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides"
                                          : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides,dilations"));
         {
             const int64_t *ks;
             if (luthier_onnx__aints(n, "kernel_shape", &ks) != 2) LUTHIER_ONNX__UNSUP("kernel_shape must have 2 entries (2-D pooling)");
-            kk[0] = ks[0];
-            kk[1] = ks[1];
+            d.kernel[0] = ks[0];
+            d.kernel[1] = ks[1];
         }
-        LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
-        LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
-        if (!mx && (dl[0] != 1 || dl[1] != 1)) LUTHIER_ONNX__UNSUP("dilated average pooling is not supported");
+        LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, NULL, d.kernel, d.stride, d.dilation));
+        LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, d.kernel, d.stride, d.dilation, d.pads));
+        if (!mx && (d.dilation[0] != 1 || d.dilation[1] != 1)) LUTHIER_ONNX__UNSUP("dilated average pooling is not supported");
     }
     LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    d.kernel[0] = kk[0]; d.kernel[1] = kk[1];
-    d.stride[0] = s[0]; d.stride[1] = s[1];
-    d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
-    memcpy(d.pads, pads, sizeof pads);
     d.ceil_mode = (int)luthier_onnx__ai(n, "ceil_mode", 0);
     d.count_include_pad = (int)luthier_onnx__ai(n, "count_include_pad", 0);
     return luthier_onnx__emit_out(c, n, &d, mx ? LUTHIER_OP_MAXPOOL : LUTHIER_OP_AVGPOOL, &xt, 1);
