@@ -5213,7 +5213,7 @@ LUTHIER_ONNX__FN void luthier_onnx__dce(luthier_onnx__ctx *c) {
 
 /* Kahn's algorithm over the live nodes: c->order. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__toposort(luthier_onnx__ctx *c) {
-    int i, k, ne = 0, head = 0, tail = 0, *start, *edges, *fill, live = 0;
+    int i, k, ne = 0, head = 0, tail = 0, *start, *edges, *fill, live = 0, pass;
     for (i = 0; i < c->gr.nn; i++) {
         luthier_onnx__node *n = &c->gr.nodes[i];
         n->deps = 0;
@@ -5229,20 +5229,18 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__toposort(luthier_onnx__ctx *c) {
     edges = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(ne + 1));
     c->order = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(c->gr.nn + 1));
     if (!start || !fill || !edges || !c->order) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory");
-    for (i = 0; i < c->gr.nn; i++)
-        if (!c->gr.nodes[i].dead)
-            for (k = 0; k < c->gr.nodes[i].nin; k++) {
+    for (pass = 0; pass < 2; pass++) { /* each producer's consumers: counted, then listed */
+        for (i = 0; i < c->gr.nn; i++)
+            for (k = 0; !c->gr.nodes[i].dead && k < c->gr.nodes[i].nin; k++) {
                 luthier_onnx__val *v = *c->gr.nodes[i].in[k] ? luthier_onnx__find(c, c->gr.nodes[i].in[k]) : NULL;
-                if (v && v->producer >= 0 && !c->gr.nodes[v->producer].dead) start[v->producer + 1]++;
+                if (!v || v->producer < 0 || c->gr.nodes[v->producer].dead) continue;
+                if (pass) edges[fill[v->producer]++] = i;
+                else start[v->producer + 1]++;
             }
-    for (i = 0; i < c->gr.nn; i++) start[i + 1] += start[i];
-    memcpy(fill, start, sizeof(int) * (size_t)(c->gr.nn + 1));
-    for (i = 0; i < c->gr.nn; i++)
-        if (!c->gr.nodes[i].dead)
-            for (k = 0; k < c->gr.nodes[i].nin; k++) {
-                luthier_onnx__val *v = *c->gr.nodes[i].in[k] ? luthier_onnx__find(c, c->gr.nodes[i].in[k]) : NULL;
-                if (v && v->producer >= 0 && !c->gr.nodes[v->producer].dead) edges[fill[v->producer]++] = i;
-            }
+        if (pass) break;
+        for (i = 0; i < c->gr.nn; i++) start[i + 1] += start[i];
+        memcpy(fill, start, sizeof(int) * (size_t)(c->gr.nn + 1));
+    }
     for (i = 0; i < c->gr.nn; i++)
         if (!c->gr.nodes[i].dead && c->gr.nodes[i].deps == 0) c->order[tail++] = i;
     while (head < tail) {
@@ -5575,16 +5573,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx_load(const char *path, const luthie
     if (s != LUTHIER_STATUS_OK && err && err_size > 1) {
         char *tmp = (char *)malloc(err_size);
         if (tmp) { /* "path: message", cut to err_size */
-            const char *parts[3];
-            size_t o = 0, i;
-            int k;
-            parts[0] = path;
-            parts[1] = ": ";
-            parts[2] = err;
-            for (k = 0; k < 3; k++)
-                for (i = 0; parts[k][i] && o + 1 < err_size; i++) tmp[o++] = parts[k][i];
-            tmp[o] = 0;
-            memcpy(err, tmp, o + 1);
+            snprintf(tmp, err_size, "%s: %s", path, err);
+            memcpy(err, tmp, strlen(tmp) + 1);
             free(tmp);
         }
     }
