@@ -3199,54 +3199,63 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_rnn_cell(luthier_cont
     return luthier__op_run(ctx, cfg, batch, LUTHIER__OP_PICK(ctx, luthier__op_rnn_range), (void *)j);
 }
 
-/* The broadcast of luthier__op_binary and luthier__op_binary_i64 into j (zeroed here): strides
-   (0 where broadcast), dims merged where both operands chain, the work split; *units = 0 when
-   the output is empty. */
+/* numpy broadcasting of nops <= 3 operands (shapes[o], padded to rank) to yshape: dim[0..*m) the
+   output's dims with the 1s dropped and the dims merged where every operand's strides chain ([1]
+   for one element), st[o] operand o's element strides over them (0 where broadcast), *rows the
+   product of all dims but the last; *m = 0 when the output is empty. Returns the innermost dim
+   that does not broadcast, or -1. */
+LUTHIER_PRIVATE int luthier__op_bcast(int rank, const int64_t *yshape, int nops, const int64_t *const *shapes, size_t *dim,
+                                      size_t *const *st, int *m, size_t *rows) {
+    size_t s[3][LUTHIER__OP_MAX_RANK], cnt[3] = {1, 1, 1}, total = 1;
+    int d, o, chain;
+    *m = 0;
+    *rows = 1;
+    for (d = rank - 1; d >= 0; d--) { /* contiguous strides, 0 where broadcast */
+        for (o = 0; o < nops; o++) {
+            if (shapes[o][d] != yshape[d] && shapes[o][d] != 1) return d;
+            s[o][d] = shapes[o][d] == 1 ? 0 : cnt[o];
+            cnt[o] *= (size_t)shapes[o][d];
+        }
+        total *= (size_t)yshape[d];
+    }
+    if (total == 0) return -1;
+    for (d = 0; d < rank; d++) { /* drop 1s, merge dims whose strides chain for every operand */
+        const size_t n = (size_t)yshape[d];
+        if (n == 1) continue;
+        for (o = 0, chain = *m > 0; chain && o < nops; o++) chain = st[o][*m - 1] == s[o][d] * n;
+        if (chain) dim[*m - 1] *= n;
+        else dim[(*m)++] = n;
+        for (o = 0; o < nops; o++) st[o][*m - 1] = s[o][d];
+    }
+    if (*m == 0) {
+        dim[0] = 1;
+        for (o = 0; o < nops; o++) st[o][0] = 0;
+        *m = 1;
+    }
+    for (d = 0; d + 1 < *m; d++) *rows *= dim[d];
+    return -1;
+}
+
+/* The broadcast of luthier__op_binary and luthier__op_binary_i64 into j (zeroed here) and the
+   work split; *units = 0 when the output is empty. */
 LUTHIER_PRIVATE luthier_status luthier__op_binary_shape(luthier_context *ctx, luthier__binary kind, const int64_t *ashape,
                                                         const int64_t *bshape, const int64_t *yshape, int rank,
                                                         luthier__op_binary_job *j, size_t *units) {
-    size_t sa[LUTHIER__OP_MAX_RANK], sb[LUTHIER__OP_MAX_RANK], ca = 1, cb = 1, total = 1, rows = 1;
-    int d, m = 0;
+    const int64_t *shapes[2];
+    size_t *st[2], rows;
+    int d;
     memset(j, 0, sizeof *j);
     *units = 0;
     if (rank < 1 || rank > LUTHIER__OP_MAX_RANK)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: rank %d (1..%d)", rank, LUTHIER__OP_MAX_RANK);
     if ((unsigned)kind >= (unsigned)LUTHIER__BINARY_COUNT)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: unknown kind %d", (int)kind);
-    for (d = rank - 1; d >= 0; d--) { /* contiguous strides, 0 where broadcast */
-        if ((ashape[d] != yshape[d] && ashape[d] != 1) || (bshape[d] != yshape[d] && bshape[d] != 1))
-            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: dim %d: %lld and %lld do not broadcast to %lld",
-                                 d, (long long)ashape[d], (long long)bshape[d], (long long)yshape[d]);
-        sa[d] = ashape[d] == 1 ? 0 : ca;
-        sb[d] = bshape[d] == 1 ? 0 : cb;
-        ca *= (size_t)ashape[d];
-        cb *= (size_t)bshape[d];
-        total *= (size_t)yshape[d];
-    }
+    shapes[0] = ashape, shapes[1] = bshape, st[0] = j->sa, st[1] = j->sb;
+    if ((d = luthier__op_bcast(rank, yshape, 2, shapes, j->dim, st, &j->m, &rows)) >= 0)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: dim %d: %lld and %lld do not broadcast to %lld",
+                             d, (long long)ashape[d], (long long)bshape[d], (long long)yshape[d]);
     j->kind = kind;
-    if (total == 0) return LUTHIER_STATUS_OK;
-    for (d = 0; d < rank; d++) { /* drop 1s, merge dims whose strides chain for both operands */
-        const size_t n = (size_t)yshape[d];
-        if (n == 1) continue;
-        if (m > 0 && j->sa[m - 1] == sa[d] * n && j->sb[m - 1] == sb[d] * n) {
-            j->dim[m - 1] *= n;
-            j->sa[m - 1] = sa[d];
-            j->sb[m - 1] = sb[d];
-        } else {
-            j->dim[m] = n;
-            j->sa[m] = sa[d];
-            j->sb[m] = sb[d];
-            m++;
-        }
-    }
-    if (m == 0) {
-        j->dim[0] = 1;
-        j->sa[0] = j->sb[0] = 0;
-        m = 1;
-    }
-    j->m = m;
-    for (d = 0; d + 1 < m; d++) rows *= j->dim[d];
-    *units = luthier__op_part_init(&j->part, rows, j->dim[m - 1], LUTHIER__OP_GRAIN);
+    if (j->m) *units = luthier__op_part_init(&j->part, rows, j->dim[j->m - 1], LUTHIER__OP_GRAIN);
     return LUTHIER_STATUS_OK;
 }
 
@@ -3307,39 +3316,19 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_where(
     const int64_t *xi, const int64_t *xshape, const float *y, const int64_t *yi, const int64_t *yshape, float *o,
     int64_t *oi, const int64_t *oshape, int rank) {
     luthier__op_where_job j;
-    size_t sc[LUTHIER__OP_MAX_RANK], sx[LUTHIER__OP_MAX_RANK], sy[LUTHIER__OP_MAX_RANK], cc = 1, cx = 1, cy = 1, total = 1, rows = 1;
-    int d, m = 0;
+    const int64_t *shapes[3];
+    size_t *st[3], rows;
+    int d;
     if (rank < 1 || rank > LUTHIER__OP_MAX_RANK)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "where: rank %d (1..%d)", rank, LUTHIER__OP_MAX_RANK);
     memset(&j, 0, sizeof j);
-    for (d = rank - 1; d >= 0; d--) {
-        if ((cshape[d] != oshape[d] && cshape[d] != 1) || (xshape[d] != oshape[d] && xshape[d] != 1) ||
-            (yshape[d] != oshape[d] && yshape[d] != 1))
-            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "where: dim %d does not broadcast to %lld", d,
-                                 (long long)oshape[d]);
-        sc[d] = cshape[d] == 1 ? 0 : cc;
-        sx[d] = xshape[d] == 1 ? 0 : cx;
-        sy[d] = yshape[d] == 1 ? 0 : cy;
-        cc *= (size_t)cshape[d], cx *= (size_t)xshape[d], cy *= (size_t)yshape[d], total *= (size_t)oshape[d];
-    }
-    if (total == 0) return luthier__op_run(ctx, cfg, 0, luthier__op_where_range_base, &j);
-    for (d = 0; d < rank; d++) { /* drop 1s, merge dims whose strides chain for the three operands */
-        const size_t n = (size_t)oshape[d];
-        if (n == 1) continue;
-        if (m > 0 && j.sc[m - 1] == sc[d] * n && j.sx[m - 1] == sx[d] * n && j.sy[m - 1] == sy[d] * n) {
-            j.dim[m - 1] *= n;
-            j.sc[m - 1] = sc[d], j.sx[m - 1] = sx[d], j.sy[m - 1] = sy[d];
-        } else {
-            j.dim[m] = n;
-            j.sc[m] = sc[d], j.sx[m] = sx[d], j.sy[m] = sy[d];
-            m++;
-        }
-    }
-    if (m == 0) j.dim[0] = 1, m = 1;
-    j.m = m;
+    shapes[0] = cshape, shapes[1] = xshape, shapes[2] = yshape, st[0] = j.sc, st[1] = j.sx, st[2] = j.sy;
+    if ((d = luthier__op_bcast(rank, oshape, 3, shapes, j.dim, st, &j.m, &rows)) >= 0)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "where: dim %d does not broadcast to %lld", d,
+                             (long long)oshape[d]);
+    if (!j.m) return luthier__op_run(ctx, cfg, 0, luthier__op_where_range_base, &j);
     j.c = c, j.x = x, j.y = y, j.o = o, j.xi = xi, j.yi = yi, j.oi = oi;
-    for (d = 0; d + 1 < m; d++) rows *= j.dim[d];
-    return luthier__op_run(ctx, cfg, luthier__op_part_init(&j.part, rows, j.dim[m - 1], LUTHIER__OP_GRAIN),
+    return luthier__op_run(ctx, cfg, luthier__op_part_init(&j.part, rows, j.dim[j.m - 1], LUTHIER__OP_GRAIN),
                            xi ? luthier__op_where_range_base : LUTHIER__OP_PICK(ctx, luthier__op_where_range), &j);
 }
 
