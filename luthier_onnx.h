@@ -1419,6 +1419,14 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__slice_params(luthier_onnx__ctx *c,
 
 LUTHIER_ONNX__FN int luthier_onnx__isop(const luthier_onnx__node *n, const char *op) { return strcmp(n->op, op) == 0; }
 
+/* The index of s in names[0..count), or -1. */
+LUTHIER_ONNX__FN int luthier_onnx__pick(const char *s, const char *const *names, int count) {
+    int k;
+    for (k = 0; k < count; k++)
+        if (!strcmp(s, names[k])) return k;
+    return -1;
+}
+
 LUTHIER_ONNX__FN double luthier_onnx__unary(const char *op, double x) {
     if (!strcmp(op, "Sqrt")) return sqrt(x);
     if (!strcmp(op, "Neg")) return -x;
@@ -2018,10 +2026,7 @@ LUTHIER_ONNX__FN int luthier_onnx__root(luthier_onnx__ctx *c, int t) {
 
 LUTHIER_ONNX__FN int luthier_onnx__moves_marks(const luthier_onnx__node *n) {
     static const char *const ops[8] = {"Gather", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Concat", "ReduceMin"};
-    int k;
-    for (k = 0; k < 8; k++)
-        if (luthier_onnx__isop(n, ops[k])) return 1;
-    return 0;
+    return luthier_onnx__pick(n->op, ops, 8) >= 0;
 }
 
 /* The marks as an integer tensor of t's shape (1 marked, 0 not). */
@@ -2548,11 +2553,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_q(luthier_onnx__ctx *c, lu
 /* Operators that read quantized integers (input 0) with the same meaning as the real values
    the graph holds: their output keeps the parameters. */
 LUTHIER_ONNX__FN int luthier_onnx__qpass(const luthier_onnx__node *n) {
-    static const char *const ops[] = {"Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool"};
-    int k;
-    for (k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++)
-        if (luthier_onnx__isop(n, ops[k])) return 1;
-    return 0;
+    static const char *const ops[8] = {"Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool"};
+    return luthier_onnx__pick(n->op, ops, 8) >= 0;
 }
 
 
@@ -3447,12 +3449,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reduce(const luthier_onnx__cvar
 
 /* Resize (opsets 10..19) and Upsample (7..9) -> resize. Scales or sizes come from constant
    inputs (Upsample 7: the scales attribute); axes (opset 18) lists the axes they cover. */
-LUTHIER_ONNX__FN int luthier_onnx__pick(const char *s, const char *const *names, int count) {
-    int k;
-    for (k = 0; k < count; k++)
-        if (!strcmp(s, names[k])) return k;
-    return -1;
-}
 
 /* Resize's string attributes into d (opset >= 11). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__resize_modes(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_resize_attrs *a) {
