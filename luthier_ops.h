@@ -3644,55 +3644,41 @@ LUTHIER_PRIVATE void luthier__op_cat_range(void *arg, size_t ub, size_t ue, int 
     }
 }
 
-LUTHIER_PRIVATE luthier_status luthier__op_cat_run(luthier_context *ctx, const luthier__op_cfg *cfg,
-                                                   luthier__op_cat_job *j) {
+/* Concat (xs into y) or split (x into ys), the other pair NULL. */
+LUTHIER_PRIVATE luthier_status luthier__op_cat_run(luthier_context *ctx, const luthier__op_cfg *cfg, const float *const *xs,
+                                                   float *y, const float *x, float *const *ys, const size_t *lens, int count,
+                                                   size_t outer, size_t inner) {
+    luthier__op_cat_job j;
     size_t units;
     int k;
-    j->per_o = 0;
-    j->cpo = 0;
-    for (k = 0; k < j->count; k++) {
-        j->per_o += j->lens[k] * j->inner;
-        j->cpo += luthier__div_up(j->lens[k] * j->inner, LUTHIER__OP_GRAIN);
+    memset(&j, 0, sizeof j);
+    j.xs = xs, j.y = y, j.x = x, j.ys = ys, j.lens = lens, j.count = count, j.outer = outer, j.inner = inner;
+    for (k = 0; k < count; k++) {
+        j.per_o += lens[k] * inner;
+        j.cpo += luthier__div_up(lens[k] * inner, LUTHIER__OP_GRAIN);
     }
-    if (!j->per_o || !j->outer) return luthier__op_run(ctx, cfg, 0, luthier__op_cat_range, j);
-    if (j->per_o <= LUTHIER__OP_GRAIN) {
-        j->opu = luthier__max_sz(1, LUTHIER__OP_GRAIN / j->per_o);
-        units = luthier__div_up(j->outer, j->opu);
+    if (!j.per_o || !outer) return luthier__op_run(ctx, cfg, 0, luthier__op_cat_range, &j);
+    if (j.per_o <= LUTHIER__OP_GRAIN) {
+        j.opu = luthier__max_sz(1, LUTHIER__OP_GRAIN / j.per_o);
+        units = luthier__div_up(outer, j.opu);
     } else {
-        j->opu = 0;
-        units = j->outer * j->cpo;
+        units = outer * j.cpo; /* (opu 0: chunks) */
     }
-    return luthier__op_run(ctx, cfg, units, luthier__op_cat_range, j);
+    return luthier__op_run(ctx, cfg, units, luthier__op_cat_range, &j);
 }
 
 /* y[o][concat of lens][inner] from xs[k][o][lens[k]][inner]. */
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_concat(luthier_context *ctx, const luthier__op_cfg *cfg,
                                                                   const float *const *xs, const size_t *lens,
                                                                   int count, size_t outer, size_t inner, float *y) {
-    luthier__op_cat_job j;
-    memset(&j, 0, sizeof j);
-    j.xs = xs;
-    j.y = y;
-    j.lens = lens;
-    j.count = count;
-    j.outer = outer;
-    j.inner = inner;
-    return luthier__op_cat_run(ctx, cfg, &j);
+    return luthier__op_cat_run(ctx, cfg, xs, y, NULL, NULL, lens, count, outer, inner);
 }
 
 /* x[o][sum lens][inner] -> ys[k][o][lens[k]][inner]. */
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_split(luthier_context *ctx, const luthier__op_cfg *cfg,
                                                                  const float *x, size_t outer, size_t inner,
                                                                  int count, const size_t *lens, float *const *ys) {
-    luthier__op_cat_job j;
-    memset(&j, 0, sizeof j);
-    j.ys = ys;
-    j.x = x;
-    j.lens = lens;
-    j.count = count;
-    j.outer = outer;
-    j.inner = inner;
-    return luthier__op_cat_run(ctx, cfg, &j);
+    return luthier__op_cat_run(ctx, cfg, NULL, NULL, x, ys, lens, count, outer, inner);
 }
 
 typedef struct luthier__op_gather_job {
