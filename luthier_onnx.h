@@ -1619,6 +1619,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_q(luthier_onnx__ctx *c, const
             return luthier_onnx__nfail(c, n, LUTHIER_STATUS_UNSUPPORTED, "constant result too large (or rank > %d)", \
                              LUTHIER_ONNX_MAX_RANK);                                                       \
     } while (0)
+/* ... of the element type of tensor like (float or integer, and its ONNX type) */
+#define LUTHIER_ONNX__TLIKE(var, like, rank, dims)                                                                    \
+    do {                                                                                                              \
+        LUTHIER_ONNX__TNEW(var, (like)->f != NULL, rank, dims);                                                       \
+        (var)->type = (like)->type;                                                                                   \
+    } while (0)
 
 typedef struct luthier_onnx__cvargs luthier_onnx__cvargs;
 typedef struct luthier_onnx__foldargs luthier_onnx__foldargs;
@@ -1750,8 +1756,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reshape(const luthier_onnx__f
     LUTHIER_ONNX__FOLD_ARGS;
     luthier_onnx__shape os;
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_like(c, n, &xs, &os));
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, os.rank, os.d);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, os.rank, os.d);
     if (xc->f) memcpy(t->f, xc->f, t->n * sizeof(float));
     else memcpy(t->i, xc->i, t->n * sizeof(int64_t));
     return luthier_onnx__folded(arg, t);
@@ -1770,8 +1775,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_gather(const luthier_onnx__fo
     for (k = 0; k < ax; k++) dims[nd++] = xc->dims[k];
     for (k = 0; k < ic->rank; k++) dims[nd++] = ic->dims[k];
     for (k = (int)ax + 1; k < xc->rank; k++) dims[nd++] = xc->dims[k];
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, (int)nd, dims);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, (int)nd, dims);
     outer = luthier_onnx__numel((int)ax, xc->dims);
     inner = luthier_onnx__numel(xc->rank - (int)ax - 1, xc->dims + ax + 1);
     for (m = 0; m < outer; m++)
@@ -1806,8 +1810,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_concat(const luthier_onnx__fo
             if (j != ax && p->dims[j] != xc->dims[j]) LUTHIER_ONNX__BAD("input %d's shape differs outside the axis", k);
         dims[ax] += p->dims[ax];
     }
-    LUTHIER_ONNX__TNEW(t, isf, xc->rank, dims);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, xc->rank, dims);
     outer = luthier_onnx__numel((int)ax, xc->dims);
     inner = luthier_onnx__numel(xc->rank - (int)ax - 1, xc->dims + ax + 1);
     for (k = 0; k < n->nin; k++) {
@@ -1831,8 +1834,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_slice(const luthier_onnx__fol
     int k;
     int64_t st[LUTHIER_ONNX_MAX_RANK], sp[LUTHIER_ONNX_MAX_RANK], ln[LUTHIER_ONNX_MAX_RANK];
     LUTHIER_ONNX__TRY(luthier_onnx__slice_params(c, n, &xs, st, sp, ln));
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, ln);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, xc->rank, ln);
     for (e = 0; e < t->n; e++) {
         size_t rem = e, src = 0, stride = 1;
         for (k = xc->rank - 1; k >= 0; k--) {
@@ -1863,8 +1865,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_transpose(const luthier_onnx_
         dims[k] = xc->dims[p[k]];
     }
     for (k = xc->rank - 1, e = 1; k >= 0; k--) istr[k] = e, e *= (size_t)xc->dims[k];
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, dims);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, xc->rank, dims);
     for (e = 0; e < t->n; e++) {
         size_t rem = e, src = 0;
         for (k = xc->rank - 1; k >= 0; k--) {
@@ -1881,8 +1882,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_transpose(const luthier_onnx_
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_unary(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, xc->dims);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, xc->rank, xc->dims);
     for (e = 0; e < t->n; e++) {
         if (t->f) t->f[e] = (float)luthier_onnx__unary(n->op, (double)xc->f[e]);
         else if (luthier_onnx__isop(n, "Neg")) t->i[e] = (int64_t)(0 - (uint64_t)xc->i[e]);
@@ -1992,8 +1992,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_range(const luthier_onnx__fol
     cnt = ceil((l - s) / dl);
     if (!(cnt < (double)LUTHIER_ONNX__MAX_ELEMS)) LUTHIER_ONNX__UNSUP("range too long");
     len = cnt > 0 ? (int64_t)cnt : 0;
-    LUTHIER_ONNX__TNEW(t, a->f != NULL, 1, &len);
-    t->type = a->type;
+    LUTHIER_ONNX__TLIKE(t, a, 1, &len);
     for (e = 0; e < t->n; e++) {
         if (t->f) t->f[e] = (float)(s + (double)e * dl);
         else t->i[e] = (int64_t)((uint64_t)a->i[0] + (uint64_t)e * (uint64_t)d->i[0]);
@@ -3375,8 +3374,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reduce(const luthier_onnx__fo
         if (red[k]) cnt *= xc->dims[k];
         if (!red[k] || luthier_onnx__ai(n, "keepdims", 1)) dims[ro++] = red[k] ? 1 : xc->dims[k];
     }
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, ro, dims);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, ro, dims);
     for (q = 0; q < t->n; q++) {
         if (t->f) t->f[q] = kind == LUTHIER_REDUCE_MAX ? -INFINITY : kind == LUTHIER_REDUCE_MIN ? INFINITY : kind == LUTHIER_REDUCE_PROD;
         else t->i[q] = kind == LUTHIER_REDUCE_MAX ? INT64_MIN : kind == LUTHIER_REDUCE_MIN ? INT64_MAX : kind == LUTHIER_REDUCE_PROD;
@@ -3686,8 +3684,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_tile(const luthier_onnx__fold
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
     LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "repeats", &rp));
     LUTHIER_ONNX__TRY(luthier_onnx__tile_dims(c, n, xc->rank, xc->dims, rp, 1, LUTHIER_ONNX__MAX_ELEMS, od));
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, od);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, xc->rank, od);
     *arg->res = t;
     if (xc->rank == 0) { /* no repeats: the scalar itself */
         if (t->f) t->f[0] = xc->f[0];
