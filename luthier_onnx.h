@@ -2154,6 +2154,15 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__input_cast(luthier_onnx__ctx *c, l
     return LUTHIER_STATUS_OK;
 }
 
+/* The data of a derived constant: n floats s * src[e] (s * src[0] each with one) in the arena;
+   NULL: out of memory. */
+LUTHIER_ONNX__FN float *luthier_onnx__fscale(luthier_onnx__ctx *c, const float *src, size_t n, float s, int one) {
+    float *f = (float *)luthier_onnx__alloc(c, (n ? n : 1) * sizeof(float));
+    size_t e;
+    for (e = 0; f && e < n; e++) f[e] = s * src[one ? 0 : e];
+    return f;
+}
+
 /* A new f32 constant in the graph. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__newconst(luthier_onnx__ctx *c, const luthier_onnx__node *n, const char *base, const char *what, int rank,
                                              const int64_t *dims, const float *data, int *tid) {
@@ -2998,10 +3007,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_layer_norm(const luthier_onnx__
         if (p->n == norm) {
             LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k == 1 ? "gamma" : "beta", xs.rank - (int)ax, xs.d + ax, p->f, &in[k]));
         } else if (p->n == 1 && norm <= LUTHIER_ONNX__MAX_ELEMS) {
-            float *f = (float *)luthier_onnx__alloc(c, norm * sizeof(float));
-            size_t e;
+            const float *f = luthier_onnx__fscale(c, p->f, norm, 1.0f, 1); /* p's value broadcast */
             if (!f) LUTHIER_ONNX__OOM();
-            for (e = 0; e < norm; e++) f[e] = p->f[0];
             LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k == 1 ? "gamma" : "beta", xs.rank - (int)ax, xs.d + ax, f, &in[k]));
         } else {
             LUTHIER_ONNX__UNSUP("%s has %zu values, the normalized dims hold %zu", k == 1 ? "scale" : "bias", p->n, norm);
@@ -3036,25 +3043,14 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gemm(const luthier_onnx__cvargs
         /* dense: w = alpha * B, bias = beta * C when C is per column */
         const luthier_onnx__tensor *bt = bv->c;
         const float *w = bt->f, *bias = NULL;
-        size_t e;
         int wt, bt_id = -1, percol = cv && cv->c && cv->c->f && luthier_onnx__numel(cs.rank, cs.d) == (size_t)N && (cs.rank < 2 || cs.d[0] == 1);
         int scalar = cv && cv->c && cv->c->f && cv->c->n == 1;
-        if (alpha != 1.0f) { /* else B as it is: the graph's copy is the only one */
-            float *sw = (float *)luthier_onnx__alloc(c, bt->n * sizeof(float));
-            if (!sw) LUTHIER_ONNX__OOM();
-            for (e = 0; e < bt->n; e++) sw[e] = alpha * bt->f[e];
-            w = sw;
-        }
+        /* alpha * B (B as it is when alpha is 1: the graph's copy is the only one) */
+        if (alpha != 1.0f && !(w = luthier_onnx__fscale(c, bt->f, bt->n, alpha, 0))) LUTHIER_ONNX__OOM();
         LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, bt->dims, w, &wt));
         if (percol || scalar) {
-            if (percol && beta == 1.0f) {
-                bias = cv->c->f;
-            } else {
-                float *sb = (float *)luthier_onnx__alloc(c, (size_t)N * sizeof(float));
-                if (!sb) LUTHIER_ONNX__OOM();
-                for (e = 0; e < (size_t)N; e++) sb[e] = beta * cv->c->f[scalar ? 0 : e];
-                bias = sb;
-            }
+            if (percol && beta == 1.0f) bias = cv->c->f;
+            else if (!(bias = luthier_onnx__fscale(c, cv->c->f, (size_t)N, beta, scalar))) LUTHIER_ONNX__OOM();
             LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "bias", 1, &N, bias, &bt_id));
         }
         in[0] = a; in[1] = wt; in[2] = bt_id;
@@ -3083,10 +3079,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gemm(const luthier_onnx__cvargs
     /* + beta * C (full matrix or run-time C) */
     memset(&d, 0, sizeof d);
     if (cv->c && cv->c->f) {
-        float *cc = (float *)luthier_onnx__alloc(c, (cv->c->n ? cv->c->n : 1) * sizeof(float));
-        size_t e;
+        const float *cc = luthier_onnx__fscale(c, cv->c->f, cv->c->n, beta, 0);
         if (!cc) LUTHIER_ONNX__OOM();
-        for (e = 0; e < cv->c->n; e++) cc[e] = beta * cv->c->f[e];
         LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "C", cs.rank, cs.d, cc, &in[1]));
     } else {
         if (beta != 1) LUTHIER_ONNX__UNSUP("beta != 1 with a run-time C");
