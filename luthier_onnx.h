@@ -2265,18 +2265,16 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__emit_out(luthier_onnx__ctx *c, con
     return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
+/* Value v holds what x holds: its constant, graph tensor and quantization. */
+LUTHIER_ONNX__FN void luthier_onnx__same_as(luthier_onnx__val *v, const luthier_onnx__val *x) {
+    v->c = x->c, v->tid = x->tid, v->cid = x->cid;
+    v->q = x->q, v->qtype = x->qtype, v->qscale = x->qscale, v->qzero = x->qzero;
+}
+
 /* Node n's output 0 is value x (a node that changes nothing); OK. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__alias(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__val *x) {
     luthier_onnx__val *v = n->nout && *n->out[0] ? luthier_onnx__find(c, n->out[0]) : NULL;
-    if (v) {
-        v->c = x->c;
-        v->tid = x->tid;
-        v->cid = x->cid;
-        v->q = x->q;
-        v->qtype = x->qtype;
-        v->qscale = x->qscale;
-        v->qzero = x->qzero;
-    }
+    if (v) luthier_onnx__same_as(v, x);
     return LUTHIER_STATUS_OK;
 }
 
@@ -4401,8 +4399,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__if_inline(luthier_onnx__ctx *c, lu
         if (!(v = luthier_onnx__find(c, b->outputs[k].name)) || (!v->c && v->tid < 0))
             LUTHIER_ONNX__BAD("output %d ('%s') of %s has no value", k, b->outputs[k].name, which);
         if (*n->out[k] && (o = luthier_onnx__find(c, n->out[k])) != NULL) {
-            o->c = v->c, o->tid = v->tid, o->cid = v->cid, o->defined = 1;
-            o->q = v->q, o->qtype = v->qtype, o->qscale = v->qscale, o->qzero = v->qzero;
+            luthier_onnx__same_as(o, v);
+            o->defined = 1;
         }
     }
     return LUTHIER_STATUS_OK;
