@@ -2271,6 +2271,17 @@ LUTHIER_ONNX__FN void luthier_onnx__same_as(luthier_onnx__val *v, const luthier_
     v->q = x->q, v->qtype = x->qtype, v->qscale = x->qscale, v->qzero = x->qzero;
 }
 
+/* Adds engine node op(ins[0..nin)) with d's attributes, named "<output 0>/<what>", whose outputs
+   0..count-1 are node n's. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__emit_outs(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_node_desc *d, luthier_op op,
+                                                       int *ins, int nin, const char *what, int count) {
+    int outs[LUTHIER_MAX_NODE_OUTPUTS], k;
+    luthier_onnx__set_op(d, op, ins, nin);
+    LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, d, what, outs));
+    for (k = 0; k < count; k++) luthier_onnx__setout(c, n, k, outs[k]);
+    return LUTHIER_STATUS_OK;
+}
+
 /* Node n's output 0 is value x (a node that changes nothing); OK. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__alias(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__val *x) {
     luthier_onnx__val *v = n->nout && *n->out[0] ? luthier_onnx__find(c, n->out[0]) : NULL;
@@ -3217,7 +3228,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_split(const luthier_onnx__cvarg
     int64_t ax, sizes[LUTHIER_MAX_NODE_OUTPUTS];
     const int64_t *sp = NULL;
     int ns = -1;
-    const char *name;
     const luthier_onnx__attr *no = luthier_onnx__attr_get(n, "num_outputs");
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 13 ? "axis,split" : c->opset < 18 ? "axis" : "axis,num_outputs"));
     if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
@@ -3242,14 +3252,10 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_split(const luthier_onnx__cvarg
                 LUTHIER_ONNX__UNSUP("num_outputs %lld over a dimension of %lld leaves output %d empty", (long long)no->i, (long long)len, ns);
     }
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    luthier_onnx__set_op(&d, LUTHIER_OP_SPLIT, &xt, 1);
     d.num_outputs = n->nout;
     d.axis = (int)ax;
     d.sizes = ns >= 0 ? sizes : NULL;
-    if (!(name = luthier_onnx__uname(c, oname, "split"))) LUTHIER_ONNX__OOM();
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
-    for (k = 0; k < n->nout; k++) luthier_onnx__setout(c, n, k, outs[k]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_outs(c, n, &d, LUTHIER_OP_SPLIT, &xt, 1, "split", n->nout);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_slice(const luthier_onnx__cvargs *arg) {
@@ -4149,7 +4155,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_rnn(const luthier_onnx__cvargs 
     const luthier_op op = arg->op;
     luthier_rnn_attrs *a = op == LUTHIER_OP_LSTM ? &d.attr.lstm : op == LUTHIER_OP_GRU ? &d.attr.gru : &d.attr.rnn;
     const luthier_onnx__val *rv = luthier_onnx__in(c, n, 2);
-    const char *name;
     int dirs, nin = 3;
     luthier_onnx__typed(&d, op);
     LUTHIER_ONNX__TRY(luthier_onnx__rnn_attrs(c, n, op, a, &dirs));
@@ -4166,12 +4171,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_rnn(const luthier_onnx__cvargs 
         LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, v, k != 4, &in[k]));
         nin = k + 1;
     }
-    luthier_onnx__set_op(&d, op, in, nin);
     (void)dirs;
-    if (!(name = luthier_onnx__uname(c, oname, luthier_op_name(op)))) LUTHIER_ONNX__OOM();
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
-    for (k = 0; k < n->nout; k++) luthier_onnx__setout(c, n, k, outs[k]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_outs(c, n, &d, op, in, nin, luthier_op_name(op), n->nout);
 }
 
 /* ---- the operators the loader maps ------------------------------------------------------------
@@ -4237,7 +4238,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__topk_len_k(luthier_onnx__ctx *c, c
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_topk(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
     int64_t ax, kk = -1;
-    const char *name;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 10 ? "axis,k" : "axis,largest,sorted"));
     if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", -1), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
     if (c->opset < 10) {
@@ -4258,11 +4258,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_topk(const luthier_onnx__cvargs
     d.attr.topk.axis = (int)ax;
     d.attr.topk.largest = luthier_onnx__ai(n, "largest", 1) != 0;
     d.attr.topk.sorted = luthier_onnx__ai(n, "sorted", 1) != 0;
-    luthier_onnx__set_op(&d, LUTHIER_OP_TOPK, &xt, 1);
-    if (!(name = luthier_onnx__uname(c, oname, "topk"))) LUTHIER_ONNX__OOM();
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
-    for (k = 0; k < 2; k++) luthier_onnx__setout(c, n, k, outs[k]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_outs(c, n, &d, LUTHIER_OP_TOPK, &xt, 1, "topk", 2);
 }
 
 /* CumSum: axis a constant input. */
@@ -4301,7 +4297,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     LUTHIER_ONNX__CV_ARGS;
     luthier_onnx__val *sv = luthier_onnx__in(c, n, 1);
     const int64_t cpb = luthier_onnx__ai(n, "center_point_box", 0);
-    const char *name;
     int64_t mx = 0;
     float iou = 0, st = 0;
     int has_iou, has_st;
@@ -4321,10 +4316,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     d.attr.nms.iou_threshold = iou;
     d.attr.nms.use_score_threshold = has_st;
     d.attr.nms.score_threshold = st;
-    luthier_onnx__set_op(&d, LUTHIER_OP_NON_MAX_SUPPRESSION, in, 2);
-    if (!(name = luthier_onnx__uname(c, oname, "nms"))) LUTHIER_ONNX__OOM();
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
-    return luthier_onnx__setout(c, n, 0, outs[0]);
+    return luthier_onnx__emit_outs(c, n, &d, LUTHIER_OP_NON_MAX_SUPPRESSION, in, 2, "nms", 1);
 }
 
 /* >>onnx-if: If. Its branches (subgraphs) read values of the enclosing graphs by name: the
