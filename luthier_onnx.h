@@ -448,18 +448,13 @@ LUTHIER_ONNX__FN char *luthier_onnx__strn(luthier_onnx__ctx *c, const void *s, s
 LUTHIER_ONNX__FN LUTHIER_ONNX__PRINTF(3, 4) luthier_status luthier_onnx__fail(luthier_onnx__ctx *c, luthier_status s, const char *fmt, ...) {
     va_list ap;
     char msg[2048];
-    size_t len;
     if (c->st != LUTHIER_STATUS_OK) return c->st; /* the first error wins */
     c->st = s;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     luthier_set_last_error(msg); /* public: the loader may be compiled apart from the engine */
-    if (c->err && c->err_size) {
-        len = strlen(msg) < c->err_size ? strlen(msg) : c->err_size - 1;
-        memcpy(c->err, msg, len);
-        c->err[len] = 0;
-    }
+    if (c->err && c->err_size) snprintf(c->err, c->err_size, "%s", msg);
     return s;
 }
 
