@@ -4754,12 +4754,8 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_attention(luthier_con
 #define LUTHIER__ISA_U8_BASE LUTHIER__ISA_SCALAR
 #endif
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_u8_isa(unsigned features) {
-#if LUTHIER__SIMD_X86
-    if (features & LUTHIER_CPU_AVX512F) return LUTHIER__ISA_AVX512;
-    if (features & LUTHIER_CPU_AVX2_FMA) return LUTHIER__ISA_AVX2;
-#endif
-    (void)features;
-    return LUTHIER__ISA_U8_BASE;
+    const luthier__isa pass = luthier__op_isa(features);
+    return pass == LUTHIER__ISA_AVX512 || pass == LUTHIER__ISA_AVX2 ? pass : LUTHIER__ISA_U8_BASE;
 }
 
 /* element-wise jobs (quantize, dequantize, qadd): units of LUTHIER__OP_GRAIN elements */
