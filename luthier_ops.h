@@ -3076,12 +3076,8 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_transpose_isa(unsigned 
 
 /* lanes of the pass LUTHIER__OP_PICK runs */
 LUTHIER__INLINE size_t luthier__op_vw(const luthier_context *ctx) {
-#if LUTHIER__SIMD_X86
-    if (ctx->cpu_features & LUTHIER_CPU_AVX512F) return 16;
-    if (ctx->cpu_features & LUTHIER_CPU_AVX2_FMA) return 8;
-#endif
-    (void)ctx;
-    return (size_t)luthier__op_base_vw;
+    const luthier__isa pass = luthier__op_isa(ctx->cpu_features);
+    return pass == LUTHIER__ISA_AVX512 ? 16 : pass == LUTHIER__ISA_AVX2 ? 8 : (size_t)luthier__op_base_vw;
 }
 
 /* One chunk of a transposed convolution's col2im (see luthier__op_col2im_job): output rows of
