@@ -809,25 +809,6 @@ LUTHIER_PRIVATE void luthier__gemm_k0(const luthier__gemm_args *g, const luthier
     }
 }
 
-/* The fp32 families' kernel call (luthier_sgemm_ukernel_args). */
-LUTHIER_PRIVATE void luthier__scall(const luthier__kernel_entry *uk, const luthier__gemm_args *g, const luthier__tile *t) {
-    const float *rows[LUTHIER__MAX_MR];
-    luthier_sgemm_ukernel_args u;
-    size_t r;
-    if (!t->kb) {
-        luthier__gemm_k0(g, t);
-        return;
-    }
-    for (r = 0; uk->kind == LUTHIER_KERNEL_HYBRID && r < t->m; r++)
-        rows[r] = (const float *)g->a + (t->i + r) * g->lda + t->k0;
-    u.m = t->m; u.n = t->n; u.k = t->kb; u.ks = 1;
-    u.a = (const float *)t->a; u.a_rows = rows; u.b = (const float *)t->b;
-    u.c = (float *)g->c + t->i * g->ldc + t->j; u.ldc = g->ldc;
-    u.bias = t->first && g->bias ? g->bias + t->j : NULL;
-    u.min = g->min; u.max = g->max; u.flags = t->flags; u.prefetch = t->prefetch;
-    uk->fn(&u);
-}
-
 /* A call of an F16 hybrid kernel (fp16 arithmetic, A rows read in place) on p's rows: fp16
    (a_h16), or fp32 rows (an fp32 GEMM or convolution computed in fp16), each call's steps
    rounded into a stack copy. The kernel sums in fp16 from zero, so the steps are cut into calls
@@ -878,25 +859,32 @@ LUTHIER_PRIVATE void luthier__h16_hybrid_call(const luthier__kernel_entry *uk, c
         }
 }
 
-/* The F16 family's kernel call: interleaved kernels as the fp32 ones (luthier__scall); hybrid
-   ones on g's rows of A, fp16 (g->a_h16) or fp32 (luthier__h16_hybrid_call). */
-LUTHIER_PRIVATE void luthier__fcall(const luthier__kernel_entry *uk, const luthier__gemm_args *g, const luthier__tile *t) {
+/* The fp32-activation families' kernel call (luthier_sgemm_ukernel_args). Hybrid kernels read g's
+   rows of A in place: fp32, or fp16 (g->a_h16, F16 kernels); an F16 hybrid kernel is called
+   through luthier__h16_hybrid_call. */
+LUTHIER_PRIVATE void luthier__scall(const luthier__kernel_entry *uk, const luthier__gemm_args *g, const luthier__tile *t) {
     const float *rows[LUTHIER__MAX_MR];
-    luthier_sgemm_ukernel_args u;
     const size_t e = g->a_h16 ? sizeof(uint16_t) : sizeof(float);
+    luthier_sgemm_ukernel_args u;
     size_t r;
-    if (uk->kind != LUTHIER_KERNEL_HYBRID || !t->kb) {
-        luthier__scall(uk, g, t);
+    if (!t->kb) {
+        luthier__gemm_k0(g, t);
         return;
     }
-    for (r = 0; r < t->m; r++) rows[r] = (const float *)(const void *)((const char *)g->a + ((t->i + r) * g->lda + t->k0) * e);
-    memset(&u, 0, sizeof u);
+    for (r = 0; uk->kind == LUTHIER_KERNEL_HYBRID && r < t->m; r++)
+        rows[r] = (const float *)(const void *)((const char *)g->a + ((t->i + r) * g->lda + t->k0) * e);
     u.m = t->m; u.n = t->n; u.k = t->kb; u.ks = 1;
-    u.a_rows = rows; u.b = (const float *)t->b;
+    u.a = (const float *)t->a; u.a_rows = rows; u.b = (const float *)t->b;
     u.c = (float *)g->c + t->i * g->ldc + t->j; u.ldc = g->ldc;
     u.bias = t->first && g->bias ? g->bias + t->j : NULL;
-    u.min = g->min; u.max = g->max; u.flags = t->flags;
-    luthier__h16_hybrid_call(uk, &u, g->a_h16);
+    u.min = g->min; u.max = g->max; u.flags = t->flags; u.prefetch = t->prefetch;
+    if (uk->family == LUTHIER_KERNELS_F16 && uk->kind == LUTHIER_KERNEL_HYBRID) luthier__h16_hybrid_call(uk, &u, g->a_h16);
+    else uk->fn(&u);
+}
+
+/* The F16 family's kernel call (its row of the kernel tables): luthier__scall's. */
+LUTHIER_PRIVATE void luthier__fcall(const luthier__kernel_entry *uk, const luthier__gemm_args *g, const luthier__tile *t) {
+    luthier__scall(uk, g, t);
 }
 
 /* The rows-outer order on the MC block of rows [i0, i0 + mb) x columns [n0, n0 + nb), k block

@@ -448,18 +448,13 @@ LUTHIER_ONNX__FN char *luthier_onnx__strn(luthier_onnx__ctx *c, const void *s, s
 LUTHIER_ONNX__FN LUTHIER_ONNX__PRINTF(3, 4) luthier_status luthier_onnx__fail(luthier_onnx__ctx *c, luthier_status s, const char *fmt, ...) {
     va_list ap;
     char msg[2048];
-    size_t len;
     if (c->st != LUTHIER_STATUS_OK) return c->st; /* the first error wins */
     c->st = s;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     luthier_set_last_error(msg); /* public: the loader may be compiled apart from the engine */
-    if (c->err && c->err_size) {
-        len = strlen(msg) < c->err_size ? strlen(msg) : c->err_size - 1;
-        memcpy(c->err, msg, len);
-        c->err[len] = 0;
-    }
+    if (c->err && c->err_size) snprintf(c->err, c->err_size, "%s", msg);
     return s;
 }
 
@@ -1419,6 +1414,14 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__slice_params(luthier_onnx__ctx *c,
 
 LUTHIER_ONNX__FN int luthier_onnx__isop(const luthier_onnx__node *n, const char *op) { return strcmp(n->op, op) == 0; }
 
+/* The index of s in names[0..count), or -1. */
+LUTHIER_ONNX__FN int luthier_onnx__pick(const char *s, const char *const *names, int count) {
+    int k;
+    for (k = 0; k < count; k++)
+        if (!strcmp(s, names[k])) return k;
+    return -1;
+}
+
 LUTHIER_ONNX__FN double luthier_onnx__unary(const char *op, double x) {
     if (!strcmp(op, "Sqrt")) return sqrt(x);
     if (!strcmp(op, "Neg")) return -x;
@@ -1611,6 +1614,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_q(luthier_onnx__ctx *c, const
             return luthier_onnx__nfail(c, n, LUTHIER_STATUS_UNSUPPORTED, "constant result too large (or rank > %d)", \
                              LUTHIER_ONNX_MAX_RANK);                                                       \
     } while (0)
+/* ... of the element type of tensor like (float or integer, and its ONNX type) */
+#define LUTHIER_ONNX__TLIKE(var, like, rank, dims)                                                                    \
+    do {                                                                                                              \
+        LUTHIER_ONNX__TNEW(var, (like)->f != NULL, rank, dims);                                                       \
+        (var)->type = (like)->type;                                                                                   \
+    } while (0)
 
 typedef struct luthier_onnx__cvargs luthier_onnx__cvargs;
 typedef struct luthier_onnx__foldargs luthier_onnx__foldargs;
@@ -1742,8 +1751,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reshape(const luthier_onnx__f
     LUTHIER_ONNX__FOLD_ARGS;
     luthier_onnx__shape os;
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_like(c, n, &xs, &os));
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, os.rank, os.d);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, os.rank, os.d);
     if (xc->f) memcpy(t->f, xc->f, t->n * sizeof(float));
     else memcpy(t->i, xc->i, t->n * sizeof(int64_t));
     return luthier_onnx__folded(arg, t);
@@ -1762,8 +1770,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_gather(const luthier_onnx__fo
     for (k = 0; k < ax; k++) dims[nd++] = xc->dims[k];
     for (k = 0; k < ic->rank; k++) dims[nd++] = ic->dims[k];
     for (k = (int)ax + 1; k < xc->rank; k++) dims[nd++] = xc->dims[k];
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, (int)nd, dims);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, (int)nd, dims);
     outer = luthier_onnx__numel((int)ax, xc->dims);
     inner = luthier_onnx__numel(xc->rank - (int)ax - 1, xc->dims + ax + 1);
     for (m = 0; m < outer; m++)
@@ -1798,8 +1805,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_concat(const luthier_onnx__fo
             if (j != ax && p->dims[j] != xc->dims[j]) LUTHIER_ONNX__BAD("input %d's shape differs outside the axis", k);
         dims[ax] += p->dims[ax];
     }
-    LUTHIER_ONNX__TNEW(t, isf, xc->rank, dims);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, xc->rank, dims);
     outer = luthier_onnx__numel((int)ax, xc->dims);
     inner = luthier_onnx__numel(xc->rank - (int)ax - 1, xc->dims + ax + 1);
     for (k = 0; k < n->nin; k++) {
@@ -1823,8 +1829,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_slice(const luthier_onnx__fol
     int k;
     int64_t st[LUTHIER_ONNX_MAX_RANK], sp[LUTHIER_ONNX_MAX_RANK], ln[LUTHIER_ONNX_MAX_RANK];
     LUTHIER_ONNX__TRY(luthier_onnx__slice_params(c, n, &xs, st, sp, ln));
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, ln);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, xc->rank, ln);
     for (e = 0; e < t->n; e++) {
         size_t rem = e, src = 0, stride = 1;
         for (k = xc->rank - 1; k >= 0; k--) {
@@ -1855,8 +1860,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_transpose(const luthier_onnx_
         dims[k] = xc->dims[p[k]];
     }
     for (k = xc->rank - 1, e = 1; k >= 0; k--) istr[k] = e, e *= (size_t)xc->dims[k];
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, dims);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, xc->rank, dims);
     for (e = 0; e < t->n; e++) {
         size_t rem = e, src = 0;
         for (k = xc->rank - 1; k >= 0; k--) {
@@ -1873,8 +1877,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_transpose(const luthier_onnx_
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_unary(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
     size_t e;
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, xc->dims);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, xc->rank, xc->dims);
     for (e = 0; e < t->n; e++) {
         if (t->f) t->f[e] = (float)luthier_onnx__unary(n->op, (double)xc->f[e]);
         else if (luthier_onnx__isop(n, "Neg")) t->i[e] = (int64_t)(0 - (uint64_t)xc->i[e]);
@@ -1984,8 +1987,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_range(const luthier_onnx__fol
     cnt = ceil((l - s) / dl);
     if (!(cnt < (double)LUTHIER_ONNX__MAX_ELEMS)) LUTHIER_ONNX__UNSUP("range too long");
     len = cnt > 0 ? (int64_t)cnt : 0;
-    LUTHIER_ONNX__TNEW(t, a->f != NULL, 1, &len);
-    t->type = a->type;
+    LUTHIER_ONNX__TLIKE(t, a, 1, &len);
     for (e = 0; e < t->n; e++) {
         if (t->f) t->f[e] = (float)(s + (double)e * dl);
         else t->i[e] = (int64_t)((uint64_t)a->i[0] + (uint64_t)e * (uint64_t)d->i[0]);
@@ -2018,10 +2020,7 @@ LUTHIER_ONNX__FN int luthier_onnx__root(luthier_onnx__ctx *c, int t) {
 
 LUTHIER_ONNX__FN int luthier_onnx__moves_marks(const luthier_onnx__node *n) {
     static const char *const ops[8] = {"Gather", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Concat", "ReduceMin"};
-    int k;
-    for (k = 0; k < 8; k++)
-        if (luthier_onnx__isop(n, ops[k])) return 1;
-    return 0;
+    return luthier_onnx__pick(n->op, ops, 8) >= 0;
 }
 
 /* The marks as an integer tensor of t's shape (1 marked, 0 not). */
@@ -2150,6 +2149,15 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__input_cast(luthier_onnx__ctx *c, l
     return LUTHIER_STATUS_OK;
 }
 
+/* The data of a derived constant: n floats s * src[e] (s * src[0] each with one) in the arena;
+   NULL: out of memory. */
+LUTHIER_ONNX__FN float *luthier_onnx__fscale(luthier_onnx__ctx *c, const float *src, size_t n, float s, int one) {
+    float *f = (float *)luthier_onnx__alloc(c, (n ? n : 1) * sizeof(float));
+    size_t e;
+    for (e = 0; f && e < n; e++) f[e] = s * src[one ? 0 : e];
+    return f;
+}
+
 /* A new f32 constant in the graph. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__newconst(luthier_onnx__ctx *c, const luthier_onnx__node *n, const char *base, const char *what, int rank,
                                              const int64_t *dims, const float *data, int *tid) {
@@ -2252,18 +2260,27 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__emit_out(luthier_onnx__ctx *c, con
     return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
+/* Value v holds what x holds: its constant, graph tensor and quantization. */
+LUTHIER_ONNX__FN void luthier_onnx__same_as(luthier_onnx__val *v, const luthier_onnx__val *x) {
+    v->c = x->c, v->tid = x->tid, v->cid = x->cid;
+    v->q = x->q, v->qtype = x->qtype, v->qscale = x->qscale, v->qzero = x->qzero;
+}
+
+/* Adds engine node op(ins[0..nin)) with d's attributes, named "<output 0>/<what>", whose outputs
+   0..count-1 are node n's. */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__emit_outs(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_node_desc *d, luthier_op op,
+                                                       int *ins, int nin, const char *what, int count) {
+    int outs[LUTHIER_MAX_NODE_OUTPUTS], k;
+    luthier_onnx__set_op(d, op, ins, nin);
+    LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, d, what, outs));
+    for (k = 0; k < count; k++) luthier_onnx__setout(c, n, k, outs[k]);
+    return LUTHIER_STATUS_OK;
+}
+
 /* Node n's output 0 is value x (a node that changes nothing); OK. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__alias(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__val *x) {
     luthier_onnx__val *v = n->nout && *n->out[0] ? luthier_onnx__find(c, n->out[0]) : NULL;
-    if (v) {
-        v->c = x->c;
-        v->tid = x->tid;
-        v->cid = x->cid;
-        v->q = x->q;
-        v->qtype = x->qtype;
-        v->qscale = x->qscale;
-        v->qzero = x->qzero;
-    }
+    if (v) luthier_onnx__same_as(v, x);
     return LUTHIER_STATUS_OK;
 }
 
@@ -2293,23 +2310,25 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__pads(luthier_onnx__ctx *c, const l
     return LUTHIER_STATUS_OK;
 }
 
-/* kernel, strides, dilations of a 2-D conv/pool */
-LUTHIER_ONNX__FN luthier_status luthier_onnx__window(luthier_onnx__ctx *c, const luthier_onnx__node *n, int64_t *k, int64_t *s, int64_t *dl) {
+/* kernel k, strides s, dilations dl of a 2-D conv/pool; w: the weights [O, I, kh, kw] of a
+   convolution (k is theirs, and kernel_shape must match it), or NULL (k as the caller set it). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__window(luthier_onnx__ctx *c, const luthier_onnx__node *n, const luthier_onnx__tensor *w,
+                                                    int64_t *k, int64_t *s, int64_t *dl) {
+    static const char *const names[3] = {"kernel_shape", "strides", "dilations"};
+    int64_t *const lists[3] = {k, s, dl};
     const int64_t *p;
     int np, i;
     s[0] = s[1] = dl[0] = dl[1] = 1;
-    np = luthier_onnx__aints(n, "kernel_shape", &p);
-    if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("kernel_shape has %d entries: only 2-D is supported", np);
-    if (np == 2) k[0] = p[0], k[1] = p[1];
-    np = luthier_onnx__aints(n, "strides", &p);
-    if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("strides has %d entries: only 2-D is supported", np);
-    if (np == 2) s[0] = p[0], s[1] = p[1];
-    np = luthier_onnx__aints(n, "dilations", &p);
-    if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("dilations has %d entries: only 2-D is supported", np);
-    if (np == 2) dl[0] = p[0], dl[1] = p[1];
+    if (w) k[0] = w->dims[2], k[1] = w->dims[3];
+    for (i = 0; i < 3; i++) {
+        np = luthier_onnx__aints(n, names[i], &p);
+        if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("%s has %d entries: only 2-D is supported", names[i], np);
+        if (np == 2) lists[i][0] = p[0], lists[i][1] = p[1];
+    }
     for (i = 0; i < 2; i++)
         if (k[i] < 1 || s[i] < 1 || dl[i] < 1 || k[i] > (1 << 30) || s[i] > (1 << 30) || dl[i] > (1 << 30))
             LUTHIER_ONNX__BAD("kernel, strides and dilations must be in [1, 2^30]");
+    if (w && (k[0] != w->dims[2] || k[1] != w->dims[3])) LUTHIER_ONNX__BAD("kernel_shape differs from the weights' shape");
     return LUTHIER_STATUS_OK;
 }
 
@@ -2522,17 +2541,11 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_q(luthier_onnx__ctx *c, lu
             d.num_inputs = 3;
         }
         if (conv) {
-            int64_t kk[2], s[2], dl[2], pads[4];
+            int64_t kk[2];
             if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D convolution ([N,C,H,W]) is supported", x->name, xs.rank);
-            kk[0] = w->dims[2];
-            kk[1] = w->dims[3];
-            LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
-            if (kk[0] != w->dims[2] || kk[1] != w->dims[3]) LUTHIER_ONNX__BAD("kernel_shape differs from the weights' shape");
-            LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
+            LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, w, kk, d.stride, d.dilation));
+            LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, d.stride, d.dilation, d.pads));
             d.op = LUTHIER_OP_CONV2D;
-            d.stride[0] = s[0]; d.stride[1] = s[1];
-            d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
-            memcpy(d.pads, pads, sizeof pads);
             d.groups = luthier_onnx__ai(n, "group", 1);
         } else {
             if (xs.rank < 2) LUTHIER_ONNX__UNSUP("a 1-D a is not supported");
@@ -2552,11 +2565,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__convert_q(luthier_onnx__ctx *c, lu
 /* Operators that read quantized integers (input 0) with the same meaning as the real values
    the graph holds: their output keeps the parameters. */
 LUTHIER_ONNX__FN int luthier_onnx__qpass(const luthier_onnx__node *n) {
-    static const char *const ops[] = {"Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool"};
-    int k;
-    for (k = 0; k < (int)(sizeof ops / sizeof ops[0]); k++)
-        if (luthier_onnx__isop(n, ops[k])) return 1;
-    return 0;
+    static const char *const ops[8] = {"Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool"};
+    return luthier_onnx__pick(n->op, ops, 8) >= 0;
 }
 
 
@@ -2815,27 +2825,20 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__conv_window(luthier_onnx__ctx *c, 
     LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 1, "weights", &w));
     LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, 2, "bias", &b));
     if (w->rank != 4) LUTHIER_ONNX__BAD("weights '%s' have rank %d", wv->name, w->rank);
-    kk[0] = w->dims[2];
-    kk[1] = w->dims[3];
-    LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
-    if (kk[0] != w->dims[2] || kk[1] != w->dims[3]) LUTHIER_ONNX__BAD("kernel_shape differs from the weights' shape");
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__window(c, n, w, kk, s, dl);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
-    int64_t kk[2], s[2], dl[2], pads[4];
+    int64_t kk[2];
     luthier_onnx__val *wv = luthier_onnx__in(c, n, 1), *bv = luthier_onnx__in(c, n, 2);
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "auto_pad,dilations,group,kernel_shape,pads,strides"));
     if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D convolution ([N,C,H,W]) is supported", x->name, xs.rank);
-    LUTHIER_ONNX__TRY(luthier_onnx__conv_window(c, n, wv, kk, s, dl));
-    LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
+    LUTHIER_ONNX__TRY(luthier_onnx__conv_window(c, n, wv, kk, d.stride, d.dilation));
+    LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, d.stride, d.dilation, d.pads));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, wv, 1, &in[1]));
     if (bv) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[2]));
-    d.stride[0] = s[0]; d.stride[1] = s[1];
-    d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
-    memcpy(d.pads, pads, sizeof pads);
     d.groups = luthier_onnx__ai(n, "group", 1);
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CONV2D, in, bv ? 3 : 2);
 }
@@ -2881,62 +2884,52 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_conv_transpose(const luthier_on
     LUTHIER_ONNX__CV_ARGS;
     luthier_onnx__val *wv = luthier_onnx__in(c, n, 1), *bv = luthier_onnx__in(c, n, 2);
     luthier_conv_transpose_attrs *a = &d.attr.conv_transpose;
-    int64_t kk[2], s[2], dl[2], op[2] = {0, 0}, pads[4];
+    int64_t kk[2];
     const int64_t *p;
     int np;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides"));
     if (xs.rank != 4)
         LUTHIER_ONNX__UNSUP("input '%s' has rank %d: ConvTranspose is supported in 1-D ([N,C,L]) and 2-D ([N,C,H,W]), not 3-D or more",
                             x->name, xs.rank);
-    LUTHIER_ONNX__TRY(luthier_onnx__conv_window(c, n, wv, kk, s, dl));
+    luthier_onnx__typed(&d, LUTHIER_OP_CONV_TRANSPOSE);
+    LUTHIER_ONNX__TRY(luthier_onnx__conv_window(c, n, wv, kk, a->stride, a->dilation));
     np = luthier_onnx__aints(n, "output_padding", &p);
     if (np >= 0 && np != 2) LUTHIER_ONNX__UNSUP("output_padding has %d entries (2-D takes 2)", np);
-    for (k = 0; k < 2 && np == 2; k++) {
-        if (p[k] < 0 || p[k] > (1 << 30)) LUTHIER_ONNX__BAD("output_padding %lld is not in [0, 2^30]", (long long)p[k]);
-        op[k] = p[k];
+    for (k = 0; k < 2; k++) {
+        if (np == 2 && (p[k] < 0 || p[k] > (1 << 30))) LUTHIER_ONNX__BAD("output_padding %lld is not in [0, 2^30]", (long long)p[k]);
+        a->output_padding[k] = np == 2 ? p[k] : 0;
     }
-    LUTHIER_ONNX__TRY(luthier_onnx__convt_pads(c, n, &xs, kk, s, dl, op, pads));
+    LUTHIER_ONNX__TRY(luthier_onnx__convt_pads(c, n, &xs, kk, a->stride, a->dilation, a->output_padding, a->pads));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, wv, 1, &in[1]));
     if (bv) LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, bv, 1, &in[2]));
-    luthier_onnx__typed(&d, LUTHIER_OP_CONV_TRANSPOSE);
-    memcpy(a->stride, s, sizeof s);
-    memcpy(a->dilation, dl, sizeof dl);
-    memcpy(a->output_padding, op, sizeof op);
-    memcpy(a->pads, pads, sizeof pads);
     a->groups = luthier_onnx__ai(n, "group", 1);
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_CONV_TRANSPOSE, in, bv ? 3 : 2);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_pool(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
-    int64_t kk[2] = {0, 0}, s[2], dl[2], pads[4] = {0, 0, 0, 0};
     int mx = !luthier_onnx__isop(n, "AveragePool");
     if (xs.rank != 4) LUTHIER_ONNX__UNSUP("input '%s' has rank %d: only 2-D pooling ([N,C,H,W]) is supported", x->name, xs.rank);
-    if (luthier_onnx__isop(n, "GlobalMaxPool")) {
+    if (luthier_onnx__isop(n, "GlobalMaxPool")) { /* (pads 0) */
         LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
-        kk[0] = xs.d[2]; kk[1] = xs.d[3];
-        s[0] = s[1] = 1;
-        dl[0] = dl[1] = 1;
+        d.kernel[0] = xs.d[2]; d.kernel[1] = xs.d[3];
+        d.stride[0] = d.stride[1] = d.dilation[0] = d.dilation[1] = 1;
     } else {
         LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, mx ? "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides"
                                          : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides,dilations"));
         {
             const int64_t *ks;
             if (luthier_onnx__aints(n, "kernel_shape", &ks) != 2) LUTHIER_ONNX__UNSUP("kernel_shape must have 2 entries (2-D pooling)");
-            kk[0] = ks[0];
-            kk[1] = ks[1];
+            d.kernel[0] = ks[0];
+            d.kernel[1] = ks[1];
         }
-        LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, kk, s, dl));
-        LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, kk, s, dl, pads));
-        if (!mx && (dl[0] != 1 || dl[1] != 1)) LUTHIER_ONNX__UNSUP("dilated average pooling is not supported");
+        LUTHIER_ONNX__TRY(luthier_onnx__window(c, n, NULL, d.kernel, d.stride, d.dilation));
+        LUTHIER_ONNX__TRY(luthier_onnx__pads(c, n, &xs, d.kernel, d.stride, d.dilation, d.pads));
+        if (!mx && (d.dilation[0] != 1 || d.dilation[1] != 1)) LUTHIER_ONNX__UNSUP("dilated average pooling is not supported");
     }
     LUTHIER_ONNX__TRY(luthier_onnx__only_first(c, n));
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    d.kernel[0] = kk[0]; d.kernel[1] = kk[1];
-    d.stride[0] = s[0]; d.stride[1] = s[1];
-    d.dilation[0] = dl[0]; d.dilation[1] = dl[1];
-    memcpy(d.pads, pads, sizeof pads);
     d.ceil_mode = (int)luthier_onnx__ai(n, "ceil_mode", 0);
     d.count_include_pad = (int)luthier_onnx__ai(n, "count_include_pad", 0);
     return luthier_onnx__emit_out(c, n, &d, mx ? LUTHIER_OP_MAXPOOL : LUTHIER_OP_AVGPOOL, &xt, 1);
@@ -3018,10 +3011,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_layer_norm(const luthier_onnx__
         if (p->n == norm) {
             LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k == 1 ? "gamma" : "beta", xs.rank - (int)ax, xs.d + ax, p->f, &in[k]));
         } else if (p->n == 1 && norm <= LUTHIER_ONNX__MAX_ELEMS) {
-            float *f = (float *)luthier_onnx__alloc(c, norm * sizeof(float));
-            size_t e;
+            const float *f = luthier_onnx__fscale(c, p->f, norm, 1.0f, 1); /* p's value broadcast */
             if (!f) LUTHIER_ONNX__OOM();
-            for (e = 0; e < norm; e++) f[e] = p->f[0];
             LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k == 1 ? "gamma" : "beta", xs.rank - (int)ax, xs.d + ax, f, &in[k]));
         } else {
             LUTHIER_ONNX__UNSUP("%s has %zu values, the normalized dims hold %zu", k == 1 ? "scale" : "bias", p->n, norm);
@@ -3056,25 +3047,14 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gemm(const luthier_onnx__cvargs
         /* dense: w = alpha * B, bias = beta * C when C is per column */
         const luthier_onnx__tensor *bt = bv->c;
         const float *w = bt->f, *bias = NULL;
-        size_t e;
         int wt, bt_id = -1, percol = cv && cv->c && cv->c->f && luthier_onnx__numel(cs.rank, cs.d) == (size_t)N && (cs.rank < 2 || cs.d[0] == 1);
         int scalar = cv && cv->c && cv->c->f && cv->c->n == 1;
-        if (alpha != 1.0f) { /* else B as it is: the graph's copy is the only one */
-            float *sw = (float *)luthier_onnx__alloc(c, bt->n * sizeof(float));
-            if (!sw) LUTHIER_ONNX__OOM();
-            for (e = 0; e < bt->n; e++) sw[e] = alpha * bt->f[e];
-            w = sw;
-        }
+        /* alpha * B (B as it is when alpha is 1: the graph's copy is the only one) */
+        if (alpha != 1.0f && !(w = luthier_onnx__fscale(c, bt->f, bt->n, alpha, 0))) LUTHIER_ONNX__OOM();
         LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "weight", 2, bt->dims, w, &wt));
         if (percol || scalar) {
-            if (percol && beta == 1.0f) {
-                bias = cv->c->f;
-            } else {
-                float *sb = (float *)luthier_onnx__alloc(c, (size_t)N * sizeof(float));
-                if (!sb) LUTHIER_ONNX__OOM();
-                for (e = 0; e < (size_t)N; e++) sb[e] = beta * cv->c->f[scalar ? 0 : e];
-                bias = sb;
-            }
+            if (percol && beta == 1.0f) bias = cv->c->f;
+            else if (!(bias = luthier_onnx__fscale(c, cv->c->f, (size_t)N, beta, scalar))) LUTHIER_ONNX__OOM();
             LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "bias", 1, &N, bias, &bt_id));
         }
         in[0] = a; in[1] = wt; in[2] = bt_id;
@@ -3103,10 +3083,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_gemm(const luthier_onnx__cvargs
     /* + beta * C (full matrix or run-time C) */
     memset(&d, 0, sizeof d);
     if (cv->c && cv->c->f) {
-        float *cc = (float *)luthier_onnx__alloc(c, (cv->c->n ? cv->c->n : 1) * sizeof(float));
-        size_t e;
+        const float *cc = luthier_onnx__fscale(c, cv->c->f, cv->c->n, beta, 0);
         if (!cc) LUTHIER_ONNX__OOM();
-        for (e = 0; e < cv->c->n; e++) cc[e] = beta * cv->c->f[e];
         LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, "C", cs.rank, cs.d, cc, &in[1]));
     } else {
         if (beta != 1) LUTHIER_ONNX__UNSUP("beta != 1 with a run-time C");
@@ -3245,7 +3223,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_split(const luthier_onnx__cvarg
     int64_t ax, sizes[LUTHIER_MAX_NODE_OUTPUTS];
     const int64_t *sp = NULL;
     int ns = -1;
-    const char *name;
     const luthier_onnx__attr *no = luthier_onnx__attr_get(n, "num_outputs");
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 13 ? "axis,split" : c->opset < 18 ? "axis" : "axis,num_outputs"));
     if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", 0), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
@@ -3270,14 +3247,10 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_split(const luthier_onnx__cvarg
                 LUTHIER_ONNX__UNSUP("num_outputs %lld over a dimension of %lld leaves output %d empty", (long long)no->i, (long long)len, ns);
     }
     LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &xt));
-    luthier_onnx__set_op(&d, LUTHIER_OP_SPLIT, &xt, 1);
     d.num_outputs = n->nout;
     d.axis = (int)ax;
     d.sizes = ns >= 0 ? sizes : NULL;
-    if (!(name = luthier_onnx__uname(c, oname, "split"))) LUTHIER_ONNX__OOM();
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
-    for (k = 0; k < n->nout; k++) luthier_onnx__setout(c, n, k, outs[k]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_outs(c, n, &d, LUTHIER_OP_SPLIT, &xt, 1, "split", n->nout);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_slice(const luthier_onnx__cvargs *arg) {
@@ -3394,8 +3367,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reduce(const luthier_onnx__fo
         if (red[k]) cnt *= xc->dims[k];
         if (!red[k] || luthier_onnx__ai(n, "keepdims", 1)) dims[ro++] = red[k] ? 1 : xc->dims[k];
     }
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, ro, dims);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, ro, dims);
     for (q = 0; q < t->n; q++) {
         if (t->f) t->f[q] = kind == LUTHIER_REDUCE_MAX ? -INFINITY : kind == LUTHIER_REDUCE_MIN ? INFINITY : kind == LUTHIER_REDUCE_PROD;
         else t->i[q] = kind == LUTHIER_REDUCE_MAX ? INT64_MIN : kind == LUTHIER_REDUCE_MIN ? INT64_MAX : kind == LUTHIER_REDUCE_PROD;
@@ -3468,12 +3440,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_reduce(const luthier_onnx__cvar
 
 /* Resize (opsets 10..19) and Upsample (7..9) -> resize. Scales or sizes come from constant
    inputs (Upsample 7: the scales attribute); axes (opset 18) lists the axes they cover. */
-LUTHIER_ONNX__FN int luthier_onnx__pick(const char *s, const char *const *names, int count) {
-    int k;
-    for (k = 0; k < count; k++)
-        if (!strcmp(s, names[k])) return k;
-    return -1;
-}
 
 /* Resize's string attributes into d (opset >= 11). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__resize_modes(luthier_onnx__ctx *c, const luthier_onnx__node *n, luthier_resize_attrs *a) {
@@ -3711,8 +3677,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_tile(const luthier_onnx__fold
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, ""));
     LUTHIER_ONNX__TRY(luthier_onnx__const_ints(c, n, 1, "repeats", &rp));
     LUTHIER_ONNX__TRY(luthier_onnx__tile_dims(c, n, xc->rank, xc->dims, rp, 1, LUTHIER_ONNX__MAX_ELEMS, od));
-    LUTHIER_ONNX__TNEW(t, xc->f != NULL, xc->rank, od);
-    t->type = xc->type;
+    LUTHIER_ONNX__TLIKE(t, xc, xc->rank, od);
     *arg->res = t;
     if (xc->rank == 0) { /* no repeats: the scalar itself */
         if (t->f) t->f[0] = xc->f[0];
@@ -4185,7 +4150,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_rnn(const luthier_onnx__cvargs 
     const luthier_op op = arg->op;
     luthier_rnn_attrs *a = op == LUTHIER_OP_LSTM ? &d.attr.lstm : op == LUTHIER_OP_GRU ? &d.attr.gru : &d.attr.rnn;
     const luthier_onnx__val *rv = luthier_onnx__in(c, n, 2);
-    const char *name;
     int dirs, nin = 3;
     luthier_onnx__typed(&d, op);
     LUTHIER_ONNX__TRY(luthier_onnx__rnn_attrs(c, n, op, a, &dirs));
@@ -4202,12 +4166,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_rnn(const luthier_onnx__cvargs 
         LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, v, k != 4, &in[k]));
         nin = k + 1;
     }
-    luthier_onnx__set_op(&d, op, in, nin);
     (void)dirs;
-    if (!(name = luthier_onnx__uname(c, oname, luthier_op_name(op)))) LUTHIER_ONNX__OOM();
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
-    for (k = 0; k < n->nout; k++) luthier_onnx__setout(c, n, k, outs[k]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_outs(c, n, &d, op, in, nin, luthier_op_name(op), n->nout);
 }
 
 /* ---- the operators the loader maps ------------------------------------------------------------
@@ -4273,7 +4233,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__topk_len_k(luthier_onnx__ctx *c, c
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_topk(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
     int64_t ax, kk = -1;
-    const char *name;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, c->opset < 10 ? "axis,k" : "axis,largest,sorted"));
     if (!luthier_onnx__norm_axis(luthier_onnx__ai(n, "axis", -1), xs.rank, &ax)) LUTHIER_ONNX__BAD("axis out of range");
     if (c->opset < 10) {
@@ -4294,11 +4253,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_topk(const luthier_onnx__cvargs
     d.attr.topk.axis = (int)ax;
     d.attr.topk.largest = luthier_onnx__ai(n, "largest", 1) != 0;
     d.attr.topk.sorted = luthier_onnx__ai(n, "sorted", 1) != 0;
-    luthier_onnx__set_op(&d, LUTHIER_OP_TOPK, &xt, 1);
-    if (!(name = luthier_onnx__uname(c, oname, "topk"))) LUTHIER_ONNX__OOM();
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
-    for (k = 0; k < 2; k++) luthier_onnx__setout(c, n, k, outs[k]);
-    return LUTHIER_STATUS_OK;
+    return luthier_onnx__emit_outs(c, n, &d, LUTHIER_OP_TOPK, &xt, 1, "topk", 2);
 }
 
 /* CumSum: axis a constant input. */
@@ -4337,7 +4292,6 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     LUTHIER_ONNX__CV_ARGS;
     luthier_onnx__val *sv = luthier_onnx__in(c, n, 1);
     const int64_t cpb = luthier_onnx__ai(n, "center_point_box", 0);
-    const char *name;
     int64_t mx = 0;
     float iou = 0, st = 0;
     int has_iou, has_st;
@@ -4357,10 +4311,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_nms(const luthier_onnx__cvargs 
     d.attr.nms.iou_threshold = iou;
     d.attr.nms.use_score_threshold = has_st;
     d.attr.nms.score_threshold = st;
-    luthier_onnx__set_op(&d, LUTHIER_OP_NON_MAX_SUPPRESSION, in, 2);
-    if (!(name = luthier_onnx__uname(c, oname, "nms"))) LUTHIER_ONNX__OOM();
-    LUTHIER_ONNX__TRY(luthier_onnx__emit(c, n, &d, name, outs));
-    return luthier_onnx__setout(c, n, 0, outs[0]);
+    return luthier_onnx__emit_outs(c, n, &d, LUTHIER_OP_NON_MAX_SUPPRESSION, in, 2, "nms", 1);
 }
 
 /* >>onnx-if: If. Its branches (subgraphs) read values of the enclosing graphs by name: the
@@ -4435,8 +4386,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__if_inline(luthier_onnx__ctx *c, lu
         if (!(v = luthier_onnx__find(c, b->outputs[k].name)) || (!v->c && v->tid < 0))
             LUTHIER_ONNX__BAD("output %d ('%s') of %s has no value", k, b->outputs[k].name, which);
         if (*n->out[k] && (o = luthier_onnx__find(c, n->out[k])) != NULL) {
-            o->c = v->c, o->tid = v->tid, o->cid = v->cid, o->defined = 1;
-            o->q = v->q, o->qtype = v->qtype, o->qscale = v->qscale, o->qzero = v->qzero;
+            luthier_onnx__same_as(o, v);
+            o->defined = 1;
         }
     }
     return LUTHIER_STATUS_OK;
@@ -5234,7 +5185,7 @@ LUTHIER_ONNX__FN void luthier_onnx__dce(luthier_onnx__ctx *c) {
 
 /* Kahn's algorithm over the live nodes: c->order. */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__toposort(luthier_onnx__ctx *c) {
-    int i, k, ne = 0, head = 0, tail = 0, *start, *edges, *fill, live = 0;
+    int i, k, ne = 0, head = 0, tail = 0, *start, *edges, *fill, live = 0, pass;
     for (i = 0; i < c->gr.nn; i++) {
         luthier_onnx__node *n = &c->gr.nodes[i];
         n->deps = 0;
@@ -5250,20 +5201,18 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__toposort(luthier_onnx__ctx *c) {
     edges = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(ne + 1));
     c->order = (int *)luthier_onnx__alloc(c, sizeof(int) * (size_t)(c->gr.nn + 1));
     if (!start || !fill || !edges || !c->order) return luthier_onnx__fail(c, LUTHIER_STATUS_OUT_OF_MEMORY, "out of memory");
-    for (i = 0; i < c->gr.nn; i++)
-        if (!c->gr.nodes[i].dead)
-            for (k = 0; k < c->gr.nodes[i].nin; k++) {
+    for (pass = 0; pass < 2; pass++) { /* each producer's consumers: counted, then listed */
+        for (i = 0; i < c->gr.nn; i++)
+            for (k = 0; !c->gr.nodes[i].dead && k < c->gr.nodes[i].nin; k++) {
                 luthier_onnx__val *v = *c->gr.nodes[i].in[k] ? luthier_onnx__find(c, c->gr.nodes[i].in[k]) : NULL;
-                if (v && v->producer >= 0 && !c->gr.nodes[v->producer].dead) start[v->producer + 1]++;
+                if (!v || v->producer < 0 || c->gr.nodes[v->producer].dead) continue;
+                if (pass) edges[fill[v->producer]++] = i;
+                else start[v->producer + 1]++;
             }
-    for (i = 0; i < c->gr.nn; i++) start[i + 1] += start[i];
-    memcpy(fill, start, sizeof(int) * (size_t)(c->gr.nn + 1));
-    for (i = 0; i < c->gr.nn; i++)
-        if (!c->gr.nodes[i].dead)
-            for (k = 0; k < c->gr.nodes[i].nin; k++) {
-                luthier_onnx__val *v = *c->gr.nodes[i].in[k] ? luthier_onnx__find(c, c->gr.nodes[i].in[k]) : NULL;
-                if (v && v->producer >= 0 && !c->gr.nodes[v->producer].dead) edges[fill[v->producer]++] = i;
-            }
+        if (pass) break;
+        for (i = 0; i < c->gr.nn; i++) start[i + 1] += start[i];
+        memcpy(fill, start, sizeof(int) * (size_t)(c->gr.nn + 1));
+    }
     for (i = 0; i < c->gr.nn; i++)
         if (!c->gr.nodes[i].dead && c->gr.nodes[i].deps == 0) c->order[tail++] = i;
     while (head < tail) {
@@ -5596,16 +5545,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx_load(const char *path, const luthie
     if (s != LUTHIER_STATUS_OK && err && err_size > 1) {
         char *tmp = (char *)malloc(err_size);
         if (tmp) { /* "path: message", cut to err_size */
-            const char *parts[3];
-            size_t o = 0, i;
-            int k;
-            parts[0] = path;
-            parts[1] = ": ";
-            parts[2] = err;
-            for (k = 0; k < 3; k++)
-                for (i = 0; parts[k][i] && o + 1 < err_size; i++) tmp[o++] = parts[k][i];
-            tmp[o] = 0;
-            memcpy(err, tmp, o + 1);
+            snprintf(tmp, err_size, "%s: %s", path, err);
+            memcpy(err, tmp, strlen(tmp) + 1);
             free(tmp);
         }
     }

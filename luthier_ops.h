@@ -3076,12 +3076,8 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_transpose_isa(unsigned 
 
 /* lanes of the pass LUTHIER__OP_PICK runs */
 LUTHIER__INLINE size_t luthier__op_vw(const luthier_context *ctx) {
-#if LUTHIER__SIMD_X86
-    if (ctx->cpu_features & LUTHIER_CPU_AVX512F) return 16;
-    if (ctx->cpu_features & LUTHIER_CPU_AVX2_FMA) return 8;
-#endif
-    (void)ctx;
-    return (size_t)luthier__op_base_vw;
+    const luthier__isa pass = luthier__op_isa(ctx->cpu_features);
+    return pass == LUTHIER__ISA_AVX512 ? 16 : pass == LUTHIER__ISA_AVX2 ? 8 : (size_t)luthier__op_base_vw;
 }
 
 /* One chunk of a transposed convolution's col2im (see luthier__op_col2im_job): output rows of
@@ -3199,54 +3195,63 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_rnn_cell(luthier_cont
     return luthier__op_run(ctx, cfg, batch, LUTHIER__OP_PICK(ctx, luthier__op_rnn_range), (void *)j);
 }
 
-/* The broadcast of luthier__op_binary and luthier__op_binary_i64 into j (zeroed here): strides
-   (0 where broadcast), dims merged where both operands chain, the work split; *units = 0 when
-   the output is empty. */
+/* numpy broadcasting of nops <= 3 operands (shapes[o], padded to rank) to yshape: dim[0..*m) the
+   output's dims with the 1s dropped and the dims merged where every operand's strides chain ([1]
+   for one element), st[o] operand o's element strides over them (0 where broadcast), *rows the
+   product of all dims but the last; *m = 0 when the output is empty. Returns the innermost dim
+   that does not broadcast, or -1. */
+LUTHIER_PRIVATE int luthier__op_bcast(int rank, const int64_t *yshape, int nops, const int64_t *const *shapes, size_t *dim,
+                                      size_t *const *st, int *m, size_t *rows) {
+    size_t s[3][LUTHIER__OP_MAX_RANK], cnt[3] = {1, 1, 1}, total = 1;
+    int d, o, chain;
+    *m = 0;
+    *rows = 1;
+    for (d = rank - 1; d >= 0; d--) { /* contiguous strides, 0 where broadcast */
+        for (o = 0; o < nops; o++) {
+            if (shapes[o][d] != yshape[d] && shapes[o][d] != 1) return d;
+            s[o][d] = shapes[o][d] == 1 ? 0 : cnt[o];
+            cnt[o] *= (size_t)shapes[o][d];
+        }
+        total *= (size_t)yshape[d];
+    }
+    if (total == 0) return -1;
+    for (d = 0; d < rank; d++) { /* drop 1s, merge dims whose strides chain for every operand */
+        const size_t n = (size_t)yshape[d];
+        if (n == 1) continue;
+        for (o = 0, chain = *m > 0; chain && o < nops; o++) chain = st[o][*m - 1] == s[o][d] * n;
+        if (chain) dim[*m - 1] *= n;
+        else dim[(*m)++] = n;
+        for (o = 0; o < nops; o++) st[o][*m - 1] = s[o][d];
+    }
+    if (*m == 0) {
+        dim[0] = 1;
+        for (o = 0; o < nops; o++) st[o][0] = 0;
+        *m = 1;
+    }
+    for (d = 0; d + 1 < *m; d++) *rows *= dim[d];
+    return -1;
+}
+
+/* The broadcast of luthier__op_binary and luthier__op_binary_i64 into j (zeroed here) and the
+   work split; *units = 0 when the output is empty. */
 LUTHIER_PRIVATE luthier_status luthier__op_binary_shape(luthier_context *ctx, luthier__binary kind, const int64_t *ashape,
                                                         const int64_t *bshape, const int64_t *yshape, int rank,
                                                         luthier__op_binary_job *j, size_t *units) {
-    size_t sa[LUTHIER__OP_MAX_RANK], sb[LUTHIER__OP_MAX_RANK], ca = 1, cb = 1, total = 1, rows = 1;
-    int d, m = 0;
+    const int64_t *shapes[2];
+    size_t *st[2], rows;
+    int d;
     memset(j, 0, sizeof *j);
     *units = 0;
     if (rank < 1 || rank > LUTHIER__OP_MAX_RANK)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: rank %d (1..%d)", rank, LUTHIER__OP_MAX_RANK);
     if ((unsigned)kind >= (unsigned)LUTHIER__BINARY_COUNT)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: unknown kind %d", (int)kind);
-    for (d = rank - 1; d >= 0; d--) { /* contiguous strides, 0 where broadcast */
-        if ((ashape[d] != yshape[d] && ashape[d] != 1) || (bshape[d] != yshape[d] && bshape[d] != 1))
-            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: dim %d: %lld and %lld do not broadcast to %lld",
-                                 d, (long long)ashape[d], (long long)bshape[d], (long long)yshape[d]);
-        sa[d] = ashape[d] == 1 ? 0 : ca;
-        sb[d] = bshape[d] == 1 ? 0 : cb;
-        ca *= (size_t)ashape[d];
-        cb *= (size_t)bshape[d];
-        total *= (size_t)yshape[d];
-    }
+    shapes[0] = ashape, shapes[1] = bshape, st[0] = j->sa, st[1] = j->sb;
+    if ((d = luthier__op_bcast(rank, yshape, 2, shapes, j->dim, st, &j->m, &rows)) >= 0)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "binary: dim %d: %lld and %lld do not broadcast to %lld",
+                             d, (long long)ashape[d], (long long)bshape[d], (long long)yshape[d]);
     j->kind = kind;
-    if (total == 0) return LUTHIER_STATUS_OK;
-    for (d = 0; d < rank; d++) { /* drop 1s, merge dims whose strides chain for both operands */
-        const size_t n = (size_t)yshape[d];
-        if (n == 1) continue;
-        if (m > 0 && j->sa[m - 1] == sa[d] * n && j->sb[m - 1] == sb[d] * n) {
-            j->dim[m - 1] *= n;
-            j->sa[m - 1] = sa[d];
-            j->sb[m - 1] = sb[d];
-        } else {
-            j->dim[m] = n;
-            j->sa[m] = sa[d];
-            j->sb[m] = sb[d];
-            m++;
-        }
-    }
-    if (m == 0) {
-        j->dim[0] = 1;
-        j->sa[0] = j->sb[0] = 0;
-        m = 1;
-    }
-    j->m = m;
-    for (d = 0; d + 1 < m; d++) rows *= j->dim[d];
-    *units = luthier__op_part_init(&j->part, rows, j->dim[m - 1], LUTHIER__OP_GRAIN);
+    if (j->m) *units = luthier__op_part_init(&j->part, rows, j->dim[j->m - 1], LUTHIER__OP_GRAIN);
     return LUTHIER_STATUS_OK;
 }
 
@@ -3307,39 +3312,19 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_where(
     const int64_t *xi, const int64_t *xshape, const float *y, const int64_t *yi, const int64_t *yshape, float *o,
     int64_t *oi, const int64_t *oshape, int rank) {
     luthier__op_where_job j;
-    size_t sc[LUTHIER__OP_MAX_RANK], sx[LUTHIER__OP_MAX_RANK], sy[LUTHIER__OP_MAX_RANK], cc = 1, cx = 1, cy = 1, total = 1, rows = 1;
-    int d, m = 0;
+    const int64_t *shapes[3];
+    size_t *st[3], rows;
+    int d;
     if (rank < 1 || rank > LUTHIER__OP_MAX_RANK)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "where: rank %d (1..%d)", rank, LUTHIER__OP_MAX_RANK);
     memset(&j, 0, sizeof j);
-    for (d = rank - 1; d >= 0; d--) {
-        if ((cshape[d] != oshape[d] && cshape[d] != 1) || (xshape[d] != oshape[d] && xshape[d] != 1) ||
-            (yshape[d] != oshape[d] && yshape[d] != 1))
-            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "where: dim %d does not broadcast to %lld", d,
-                                 (long long)oshape[d]);
-        sc[d] = cshape[d] == 1 ? 0 : cc;
-        sx[d] = xshape[d] == 1 ? 0 : cx;
-        sy[d] = yshape[d] == 1 ? 0 : cy;
-        cc *= (size_t)cshape[d], cx *= (size_t)xshape[d], cy *= (size_t)yshape[d], total *= (size_t)oshape[d];
-    }
-    if (total == 0) return luthier__op_run(ctx, cfg, 0, luthier__op_where_range_base, &j);
-    for (d = 0; d < rank; d++) { /* drop 1s, merge dims whose strides chain for the three operands */
-        const size_t n = (size_t)oshape[d];
-        if (n == 1) continue;
-        if (m > 0 && j.sc[m - 1] == sc[d] * n && j.sx[m - 1] == sx[d] * n && j.sy[m - 1] == sy[d] * n) {
-            j.dim[m - 1] *= n;
-            j.sc[m - 1] = sc[d], j.sx[m - 1] = sx[d], j.sy[m - 1] = sy[d];
-        } else {
-            j.dim[m] = n;
-            j.sc[m] = sc[d], j.sx[m] = sx[d], j.sy[m] = sy[d];
-            m++;
-        }
-    }
-    if (m == 0) j.dim[0] = 1, m = 1;
-    j.m = m;
+    shapes[0] = cshape, shapes[1] = xshape, shapes[2] = yshape, st[0] = j.sc, st[1] = j.sx, st[2] = j.sy;
+    if ((d = luthier__op_bcast(rank, oshape, 3, shapes, j.dim, st, &j.m, &rows)) >= 0)
+        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "where: dim %d does not broadcast to %lld", d,
+                             (long long)oshape[d]);
+    if (!j.m) return luthier__op_run(ctx, cfg, 0, luthier__op_where_range_base, &j);
     j.c = c, j.x = x, j.y = y, j.o = o, j.xi = xi, j.yi = yi, j.oi = oi;
-    for (d = 0; d + 1 < m; d++) rows *= j.dim[d];
-    return luthier__op_run(ctx, cfg, luthier__op_part_init(&j.part, rows, j.dim[m - 1], LUTHIER__OP_GRAIN),
+    return luthier__op_run(ctx, cfg, luthier__op_part_init(&j.part, rows, j.dim[j.m - 1], LUTHIER__OP_GRAIN),
                            xi ? luthier__op_where_range_base : LUTHIER__OP_PICK(ctx, luthier__op_where_range), &j);
 }
 
@@ -3655,55 +3640,41 @@ LUTHIER_PRIVATE void luthier__op_cat_range(void *arg, size_t ub, size_t ue, int 
     }
 }
 
-LUTHIER_PRIVATE luthier_status luthier__op_cat_run(luthier_context *ctx, const luthier__op_cfg *cfg,
-                                                   luthier__op_cat_job *j) {
+/* Concat (xs into y) or split (x into ys), the other pair NULL. */
+LUTHIER_PRIVATE luthier_status luthier__op_cat_run(luthier_context *ctx, const luthier__op_cfg *cfg, const float *const *xs,
+                                                   float *y, const float *x, float *const *ys, const size_t *lens, int count,
+                                                   size_t outer, size_t inner) {
+    luthier__op_cat_job j;
     size_t units;
     int k;
-    j->per_o = 0;
-    j->cpo = 0;
-    for (k = 0; k < j->count; k++) {
-        j->per_o += j->lens[k] * j->inner;
-        j->cpo += luthier__div_up(j->lens[k] * j->inner, LUTHIER__OP_GRAIN);
+    memset(&j, 0, sizeof j);
+    j.xs = xs, j.y = y, j.x = x, j.ys = ys, j.lens = lens, j.count = count, j.outer = outer, j.inner = inner;
+    for (k = 0; k < count; k++) {
+        j.per_o += lens[k] * inner;
+        j.cpo += luthier__div_up(lens[k] * inner, LUTHIER__OP_GRAIN);
     }
-    if (!j->per_o || !j->outer) return luthier__op_run(ctx, cfg, 0, luthier__op_cat_range, j);
-    if (j->per_o <= LUTHIER__OP_GRAIN) {
-        j->opu = luthier__max_sz(1, LUTHIER__OP_GRAIN / j->per_o);
-        units = luthier__div_up(j->outer, j->opu);
+    if (!j.per_o || !outer) return luthier__op_run(ctx, cfg, 0, luthier__op_cat_range, &j);
+    if (j.per_o <= LUTHIER__OP_GRAIN) {
+        j.opu = luthier__max_sz(1, LUTHIER__OP_GRAIN / j.per_o);
+        units = luthier__div_up(outer, j.opu);
     } else {
-        j->opu = 0;
-        units = j->outer * j->cpo;
+        units = outer * j.cpo; /* (opu 0: chunks) */
     }
-    return luthier__op_run(ctx, cfg, units, luthier__op_cat_range, j);
+    return luthier__op_run(ctx, cfg, units, luthier__op_cat_range, &j);
 }
 
 /* y[o][concat of lens][inner] from xs[k][o][lens[k]][inner]. */
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_concat(luthier_context *ctx, const luthier__op_cfg *cfg,
                                                                   const float *const *xs, const size_t *lens,
                                                                   int count, size_t outer, size_t inner, float *y) {
-    luthier__op_cat_job j;
-    memset(&j, 0, sizeof j);
-    j.xs = xs;
-    j.y = y;
-    j.lens = lens;
-    j.count = count;
-    j.outer = outer;
-    j.inner = inner;
-    return luthier__op_cat_run(ctx, cfg, &j);
+    return luthier__op_cat_run(ctx, cfg, xs, y, NULL, NULL, lens, count, outer, inner);
 }
 
 /* x[o][sum lens][inner] -> ys[k][o][lens[k]][inner]. */
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_split(luthier_context *ctx, const luthier__op_cfg *cfg,
                                                                  const float *x, size_t outer, size_t inner,
                                                                  int count, const size_t *lens, float *const *ys) {
-    luthier__op_cat_job j;
-    memset(&j, 0, sizeof j);
-    j.ys = ys;
-    j.x = x;
-    j.lens = lens;
-    j.count = count;
-    j.outer = outer;
-    j.inner = inner;
-    return luthier__op_cat_run(ctx, cfg, &j);
+    return luthier__op_cat_run(ctx, cfg, NULL, NULL, x, ys, lens, count, outer, inner);
 }
 
 typedef struct luthier__op_gather_job {
@@ -4779,12 +4750,8 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_attention(luthier_con
 #define LUTHIER__ISA_U8_BASE LUTHIER__ISA_SCALAR
 #endif
 LUTHIER__UNUSED LUTHIER_PRIVATE luthier__isa luthier__op_u8_isa(unsigned features) {
-#if LUTHIER__SIMD_X86
-    if (features & LUTHIER_CPU_AVX512F) return LUTHIER__ISA_AVX512;
-    if (features & LUTHIER_CPU_AVX2_FMA) return LUTHIER__ISA_AVX2;
-#endif
-    (void)features;
-    return LUTHIER__ISA_U8_BASE;
+    const luthier__isa pass = luthier__op_isa(features);
+    return pass == LUTHIER__ISA_AVX512 || pass == LUTHIER__ISA_AVX2 ? pass : LUTHIER__ISA_U8_BASE;
 }
 
 /* element-wise jobs (quantize, dequantize, qadd): units of LUTHIER__OP_GRAIN elements */
