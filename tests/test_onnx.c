@@ -1579,6 +1579,140 @@ static void test_onnx_matmul_bias(void) {
     luthier_context_destroy(ctx);
 }
 
+/* Constants the loader scales or broadcasts into new ones: Gemm's alpha * B and beta * C with C
+   one value (rank 0 and [1]), per column ([N], [1,N]) or full ([M,N]); LayerNormalization's scale
+   and bias as one value each or per element; against the formulas of the ONNX spec in double. */
+static void onnx_gemm_case(luthier_context *ctx, int crank, const int64_t *cdims, size_t cn) {
+    enum { M = 3, K = 5, N = 4 };
+    const int64_t dx[2] = {M, K}, db[2] = {K, N}, dy[2] = {M, N};
+    const float alpha = 0.5f, beta = -2.0f;
+    float x[M * K], w[K * N], cv[M * N], y[M * N], *outs[1];
+    pbw m = {0, 0, 0}, g = {0, 0, 0}, nd = {0, 0, 0};
+    luthier_graph *gr = NULL;
+    char err[512];
+    int e, i, ok;
+    for (e = 0; e < M * K; e++) x[e] = (float)(e % 7) * 0.25f - 0.8f;
+    for (e = 0; e < K * N; e++) w[e] = (float)((e * 3) % 11) * 0.125f - 0.6f;
+    for (e = 0; e < M * N; e++) cv[e] = (float)e * 0.375f - 1.1f;
+    pbw_init_f32(&g, "B", 2, db, w, K * N);
+    pbw_init_f32(&g, "C", crank, cdims, cv, cn);
+    pbw_str(&nd, 1, "x"), pbw_str(&nd, 1, "B"), pbw_str(&nd, 1, "C"), pbw_str(&nd, 2, "y"), pbw_str(&nd, 3, "gemm");
+    pbw_str(&nd, 4, "Gemm");
+    pbw_attr_f(&nd, "alpha", alpha), pbw_attr_f(&nd, "beta", beta);
+    pbw_msg(&g, 1, &nd);
+    pbw_vi(&g, 11, "x", 2, dx);
+    pbw_vi(&g, 12, "y", 2, dy);
+    pbw_model(&m, &g, 13);
+    CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "gemm C of %zu: %s", cn, err);
+    free(m.p);
+    outs[0] = y;
+    ok = gr && ctx && onnx_run_simple(ctx, gr, x, outs);
+    CHECK(ok, "gemm C of %zu runs", cn);
+    for (e = 0; ok && e < M * N; e++) {
+            const int r = e / N, col = e % N;
+        double want = 0;
+        for (i = 0; i < K; i++) want += (double)x[r * K + i] * w[i * N + col];
+        want = alpha * want + beta * (double)cv[cn == 1 ? 0 : cn == N ? (size_t)col : (size_t)e];
+        CHECK(fabs(y[e] - want) <= 1e-5, "gemm C of %zu [%d]: %g, want %g", cn, e, (double)y[e], want);
+    }
+    luthier_graph_destroy(gr);
+}
+
+static void onnx_layernorm_case(luthier_context *ctx, size_t ns, size_t nb) {
+    enum { R = 6, D = 5 };
+    const int64_t dx[2] = {R, D}, ds = (int64_t)ns, dbb = (int64_t)nb;
+    float x[R * D], sc[D], bi[D], y[R * D], *outs[1];
+    pbw m = {0, 0, 0}, g = {0, 0, 0};
+    luthier_graph *gr = NULL;
+    const char *ins[3] = {"x", "scale", "bias"};
+    char err[512];
+    int e, r, ok;
+    for (e = 0; e < R * D; e++) x[e] = (float)((e * 7) % 13) * 0.3f - 1.7f;
+    for (e = 0; e < D; e++) sc[e] = 1.5f - 0.25f * (float)e, bi[e] = 0.2f * (float)e - 0.35f;
+    pbw_init_f32(&g, "scale", 1, &ds, sc, ns);
+    pbw_init_f32(&g, "bias", 1, &dbb, bi, nb);
+    pbw_node_k(&g, "LayerNormalization", ins, 3, "y", "axis", -1);
+    pbw_vi(&g, 11, "x", 2, dx);
+    pbw_vi(&g, 12, "y", 2, dx);
+    pbw_model(&m, &g, 17);
+    CHECK(luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err) == LUTHIER_STATUS_OK, "layer_norm %zu/%zu: %s", ns, nb, err);
+    free(m.p);
+    outs[0] = y;
+    ok = gr && ctx && onnx_run_simple(ctx, gr, x, outs);
+    CHECK(ok, "layer_norm %zu/%zu runs", ns, nb);
+    for (r = 0; ok && r < R; r++) {
+        double mean = 0, var = 0;
+        for (e = 0; e < D; e++) mean += x[r * D + e] / (double)D;
+        for (e = 0; e < D; e++) var += (x[r * D + e] - mean) * (x[r * D + e] - mean) / (double)D;
+        for (e = 0; e < D; e++) {
+            const double want = (x[r * D + e] - mean) / sqrt(var + 1e-5) * sc[ns == 1 ? 0 : e] + bi[nb == 1 ? 0 : e];
+            CHECK(fabs(y[r * D + e] - want) <= 1e-5, "layer_norm %zu/%zu [%d,%d]: %g, want %g", ns, nb, r, e,
+                  (double)y[r * D + e], want);
+        }
+    }
+    luthier_graph_destroy(gr);
+}
+
+static void test_onnx_const_broadcasts(void) {
+    const int64_t one = 1, n4 = 4, row[2] = {1, 4}, full[2] = {3, 4};
+    luthier_context *ctx = onnx_ctx();
+    onnx_gemm_case(ctx, 0, &one, 1);
+    onnx_gemm_case(ctx, 1, &one, 1);
+    onnx_gemm_case(ctx, 1, &n4, 4);
+    onnx_gemm_case(ctx, 2, row, 4);
+    onnx_gemm_case(ctx, 2, full, 12);
+    onnx_layernorm_case(ctx, 1, 1);
+    onnx_layernorm_case(ctx, 5, 1);
+    onnx_layernorm_case(ctx, 1, 5);
+    onnx_layernorm_case(ctx, 5, 5);
+    luthier_context_destroy(ctx);
+}
+
+/* A Conv or QLinearConv whose kernel_shape is not its weights' spatial shape is refused, naming
+   kernel_shape; the same node with the right kernel_shape loads. */
+static void test_onnx_conv_kernel_shape(void) {
+    const int64_t dx[4] = {1, 2, 6, 6}, dy[4] = {1, 3, 4, 4}, dw[4] = {3, 2, 3, 3}, ks[3][2] = {{3, 3}, {5, 5}, {3, 1}};
+    float w[3 * 2 * 9];
+    uint8_t wq[3 * 2 * 9];
+    int k, q;
+    for (k = 0; k < 54; k++) w[k] = (float)(k % 5) * 0.1f, wq[k] = (uint8_t)(k * 7);
+    for (q = 0; q < 2; q++)
+        for (k = 0; k < 3; k++) {
+            pbw m = {0, 0, 0}, g = {0, 0, 0}, nd = {0, 0, 0};
+            luthier_graph *gr = NULL;
+            char err[512];
+            luthier_status s;
+            const float sc = 0.05f;
+            const uint8_t zp = 128;
+            const int64_t none = 0;
+            if (q) {
+                pbw_init(&g, "w", 2, 4, dw, wq, sizeof wq);
+                pbw_init_f32(&g, "s", 0, &none, &sc, 1);
+                pbw_init(&g, "z", 2, 0, &none, &zp, 1);
+                pbw_node3(&g, "QuantizeLinear", "x", "s", "z", "xq");
+                pbw_node3(&g, "DequantizeLinear", "yq", "s", "z", "y");
+                pbw_str(&nd, 1, "xq"), pbw_str(&nd, 1, "s"), pbw_str(&nd, 1, "z"), pbw_str(&nd, 1, "w");
+                pbw_str(&nd, 1, "s"), pbw_str(&nd, 1, "z"), pbw_str(&nd, 1, "s"), pbw_str(&nd, 1, "z");
+            } else {
+                pbw_init_f32(&g, "w", 4, dw, w, 54);
+                pbw_str(&nd, 1, "x"), pbw_str(&nd, 1, "w");
+            }
+            pbw_str(&nd, 2, q ? "yq" : "y"), pbw_str(&nd, 3, "conv"), pbw_str(&nd, 4, q ? "QLinearConv" : "Conv");
+            pbw_attr_is(&nd, "kernel_shape", ks[k], 2);
+            pbw_msg(&g, 1, &nd);
+            pbw_vi(&g, 11, "x", 4, dx);
+            pbw_vi(&g, 12, "y", 4, dy);
+            pbw_model(&m, &g, 13);
+            s = luthier_onnx_load_memory(m.p, m.n, NULL, &gr, err, sizeof err);
+            free(m.p);
+            if (k == 0) CHECK(s == LUTHIER_STATUS_OK, "%s with the weights' kernel_shape: %s", q ? "QLinearConv" : "Conv", err);
+            else
+                CHECK(s != LUTHIER_STATUS_OK && strstr(err, "kernel_shape"), "%s kernel_shape %lldx%lld on 3x3 weights: %d %s",
+                      q ? "QLinearConv" : "Conv", (long long)ks[k][0], (long long)ks[k][1], (int)s, s ? err : "loaded");
+            luthier_graph_destroy(gr);
+        }
+}
+
 /* GPT-2-like block exported by PyTorch at opset 13 (tests/onnx_export.py): its tanh GELU, written
    out in elementary operators, loads as one GELU (approximate) that the plan fuses into the
    c_fc dense before it; no_patterns keeps the operators, and both match PyTorch. */
@@ -4078,6 +4212,8 @@ static void run_onnx_tests(void) {
     RUN(test_onnx_family_hf);
     RUN(test_onnx_family_deeplab);
     RUN(test_onnx_matmul_bias);
+    RUN(test_onnx_const_broadcasts);
+    RUN(test_onnx_conv_kernel_shape);
     RUN(test_onnx_tile);
     RUN(test_onnx_quant_constants);
     RUN(test_onnx_lrn_zero_attrs);
