@@ -183,17 +183,15 @@ LUTHIER_PRIVATE void luthier__gbt_free(luthier__gbt *m) {
 }
 
 LUTHIER_PRIVATE luthier__gbt *luthier__gbt_new(int f) {
-    luthier__gbt *m = (luthier__gbt *)luthier__alloc(sizeof *m);
+    luthier__gbt *m = (luthier__gbt *)luthier__zalloc(sizeof *m);
     if (!m) return NULL;
-    memset(m, 0, sizeof *m);
     m->num_features = f;
-    m->cut_start = (int *)luthier__alloc(sizeof(int) * ((size_t)f + 1));
+    m->cut_start = (int *)luthier__zalloc(sizeof(int) * ((size_t)f + 1));
     m->tree_start = (int *)luthier__alloc(sizeof(int));
     if (!m->cut_start || !m->tree_start) {
         luthier__gbt_free(m);
         return NULL;
     }
-    memset(m->cut_start, 0, sizeof(int) * ((size_t)f + 1));
     m->tree_start[0] = 0;
     return m;
 }
@@ -1546,18 +1544,14 @@ LUTHIER_PRIVATE luthier_status luthier__search_open(luthier__search_state *S, co
     if (d->num_clusters > 0) {
         const size_t gc = (size_t)d->num_groups * (size_t)d->num_clusters;
         S->busy = (double *)luthier__alloc(sizeof(double) * (size_t)d->num_clusters);
-        S->rate_sum = (double *)luthier__alloc(sizeof(double) * gc);
-        S->rate_n = (int *)luthier__alloc(sizeof(int) * gc);
-        S->ovh_sum = (double *)luthier__alloc(sizeof(double) * (size_t)d->num_groups);
-        S->ovh_n = (int *)luthier__alloc(sizeof(int) * (size_t)d->num_groups);
+        S->rate_sum = (double *)luthier__zalloc(sizeof(double) * gc);
+        S->rate_n = (int *)luthier__zalloc(sizeof(int) * gc);
+        S->ovh_sum = (double *)luthier__zalloc(sizeof(double) * (size_t)d->num_groups);
+        S->ovh_n = (int *)luthier__zalloc(sizeof(int) * (size_t)d->num_groups);
         S->taken = (unsigned char *)luthier__alloc((size_t)d->num_groups);
         if (!S->busy || !S->rate_sum || !S->rate_n || !S->ovh_sum || !S->ovh_n || !S->taken) {
             return LUTHIER_STATUS_OUT_OF_MEMORY;
         }
-        memset(S->rate_sum, 0, sizeof(double) * gc);
-        memset(S->rate_n, 0, sizeof(int) * gc);
-        memset(S->ovh_sum, 0, sizeof(double) * (size_t)d->num_groups);
-        memset(S->ovh_n, 0, sizeof(int) * (size_t)d->num_groups);
         for (i = 0; i < S->n; i++) S->informative += (size_t)luthier__search_all_shares(d, i);
     }
     memset(S->measured, 0, S->n);

@@ -1500,8 +1500,7 @@ LUTHIER_API luthier_status luthier_graph_create(luthier_graph **out) {
     luthier_graph *g;
     if (!out) return LUTHIER_STATUS_INVALID_ARGUMENT;
     *out = NULL;
-    if (!(g = (luthier_graph *)luthier__alloc(sizeof *g))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    memset(g, 0, sizeof *g);
+    if (!(g = (luthier_graph *)luthier__zalloc(sizeof *g))) return LUTHIER_STATUS_OUT_OF_MEMORY;
     *out = g;
     return LUTHIER_STATUS_OK;
 }
@@ -3439,8 +3438,7 @@ LUTHIER_API luthier_status luthier_calibration_create(luthier_calibration **out)
     luthier_calibration *c;
     if (!out) return LUTHIER_STATUS_INVALID_ARGUMENT;
     *out = NULL;
-    if (!(c = (luthier_calibration *)luthier__alloc(sizeof *c))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    memset(c, 0, sizeof *c);
+    if (!(c = (luthier_calibration *)luthier__zalloc(sizeof *c))) return LUTHIER_STATUS_OUT_OF_MEMORY;
     *out = c;
     return LUTHIER_STATUS_OK;
 }
@@ -4737,9 +4735,9 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_context *ctx, const luthier_
 /* Fusion decisions of g without folding weights (-1 prod, 0 cons), of its int8 plan with cal;
    NULL on OOM. */
 LUTHIER_PRIVATE luthier__fuse *luthier__fuse_only(const luthier_graph *g, const luthier_calibration *cal) {
-    luthier__fuse *f = (luthier__fuse *)luthier__alloc(sizeof *f * (size_t)(g->num_nodes + 1));
+    luthier__fuse *f = (luthier__fuse *)luthier__zalloc(sizeof *f * (size_t)(g->num_nodes + 1));
     int *prod = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
-    int *cons = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
+    int *cons = (int *)luthier__zalloc(sizeof(int) * (size_t)(g->num_tensors + 1));
     int i, oom = 0;
     if (!f || !prod || !cons) {
         luthier__free(f);
@@ -4747,8 +4745,6 @@ LUTHIER_PRIVATE luthier__fuse *luthier__fuse_only(const luthier_graph *g, const 
         luthier__free(cons);
         return NULL;
     }
-    memset(f, 0, sizeof *f * (size_t)(g->num_nodes + 1));
-    memset(cons, 0, sizeof(int) * (size_t)(g->num_tensors + 1));
     for (i = 0; i < g->num_tensors; i++) prod[i] = -1;
     for (i = 0; i < g->num_outputs; i++) cons[g->outputs[i]]++;
     luthier__fuse_graph(g, f, prod, cons, 0, 0, cal, 0, &oom);
@@ -5447,13 +5443,11 @@ LUTHIER_PRIVATE luthier_status luthier__lower_conv_transpose(luthier__planner *p
 LUTHIER_PRIVATE luthier_status luthier__pass_fuse(luthier__planner *pl) {
     const luthier_graph *g = pl->g;
     int i, oom = 0;
-    pl->f = (luthier__fuse *)luthier__alloc(sizeof *pl->f * (size_t)(pl->n + 1));
+    pl->f = (luthier__fuse *)luthier__zalloc(sizeof *pl->f * (size_t)(pl->n + 1));
     pl->prod = (int *)luthier__alloc(sizeof(int) * (size_t)g->num_tensors);
-    pl->cons = (int *)luthier__alloc(sizeof(int) * (size_t)g->num_tensors);
+    pl->cons = (int *)luthier__zalloc(sizeof(int) * (size_t)g->num_tensors);
     pl->order = (int *)luthier__alloc(sizeof(int) * (size_t)(pl->n + 1));
     if (!pl->f || !pl->prod || !pl->cons || !pl->order) LUTHIER__PLOOM();
-    memset(pl->f, 0, sizeof *pl->f * (size_t)(pl->n + 1));
-    memset(pl->cons, 0, sizeof(int) * (size_t)g->num_tensors);
     for (i = 0; i < g->num_tensors; i++) pl->prod[i] = -1;
     for (i = 0; i < g->num_outputs; i++) pl->cons[g->outputs[i]]++;
     luthier__fuse_graph(g, pl->f, pl->prod, pl->cons, pl->pd.no_fusion, 1, pl->pd.int8, pl->flags & LUTHIER__PLAN_NO_RESIDUAL, &oom);
@@ -5932,11 +5926,10 @@ LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, con
 LUTHIER_PRIVATE luthier_status luthier__plan_with_records(luthier_context *ctx, const luthier_graph *g, const luthier_plan_desc *desc,
                                                           int flags, luthier_plan **out) {
     luthier_plan_desc pd = *desc;
-    luthier_node_config *rc = (luthier_node_config *)luthier__alloc(sizeof *rc * (size_t)(g->num_nodes + 1));
+    luthier_node_config *rc = (luthier_node_config *)luthier__zalloc(sizeof *rc * (size_t)(g->num_nodes + 1));
     luthier_status s;
     char note[256];
     if (!rc) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
-    memset(rc, 0, sizeof *rc * (size_t)(g->num_nodes + 1));
     s = luthier__records_for_plan(ctx, g, pd.records, pd.records ? NULL : pd.records_text, pd.int8, pd.precision, rc, NULL);
     if (s != LUTHIER_STATUS_OK) {
         luthier__free(rc);
@@ -5974,8 +5967,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, con
     if (pl.pd.precision == LUTHIER_PRECISION_INT8 && !pl.pd.int8)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: precision int8 without a calibration (luthier_plan_desc.int8)");
     if ((pl.pd.records || pl.pd.records_text) && !pl.pd.num_configs) return luthier__plan_with_records(ctx, g, &pl.pd, flags, out);
-    if (!(pl.p = (luthier_plan *)luthier__alloc(sizeof *pl.p))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
-    memset(pl.p, 0, sizeof *pl.p);
+    if (!(pl.p = (luthier_plan *)luthier__zalloc(sizeof *pl.p))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
     pl.p->num_clusters = ctx->pool->num_clusters;
     pl.p->features = ctx->cpu_features;
     pl.ctx = ctx;
@@ -7314,11 +7306,10 @@ LUTHIER_PRIVATE void luthier__cal_observe(void *user, int t, const float *x, siz
         uint64_t *h = o->hist[t];
         const double lo = o->mn[t], width = (double)o->mx[t] - lo, k = width > 0 ? LUTHIER__CAL_BINS / width : 0.0;
         if (!h) {
-            if (!(h = (uint64_t *)luthier__alloc(sizeof(uint64_t) * LUTHIER__CAL_BINS))) {
+            if (!(h = (uint64_t *)luthier__zalloc(sizeof(uint64_t) * LUTHIER__CAL_BINS))) {
                 o->oom = 1;
                 return;
             }
-            memset(h, 0, sizeof(uint64_t) * LUTHIER__CAL_BINS);
             o->hist[t] = h;
             o->seen[t] = 2;
         }
@@ -7362,16 +7353,13 @@ LUTHIER_API luthier_status luthier_calibrate(luthier_context *ctx, const luthier
     o.num_tensors = g->num_tensors;
     o.mn = (float *)luthier__alloc(sizeof(float) * (size_t)(g->num_tensors + 1));
     o.mx = (float *)luthier__alloc(sizeof(float) * (size_t)(g->num_tensors + 1));
-    o.seen = (unsigned char *)luthier__alloc((size_t)g->num_tensors + 1);
-    o.hist = (uint64_t **)luthier__alloc(sizeof(uint64_t *) * (size_t)(g->num_tensors + 1));
-    outs = (void **)luthier__alloc(sizeof(void *) * (size_t)(g->num_outputs + 1));
+    o.seen = (unsigned char *)luthier__zalloc((size_t)g->num_tensors + 1);
+    o.hist = (uint64_t **)luthier__zalloc(sizeof(uint64_t *) * (size_t)(g->num_tensors + 1));
+    outs = (void **)luthier__zalloc(sizeof(void *) * (size_t)(g->num_outputs + 1));
     if (!o.mn || !o.mx || !o.seen || !o.hist || !outs) {
         s = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "calibrate: out of memory");
         goto done;
     }
-    memset(o.seen, 0, (size_t)g->num_tensors + 1);
-    memset(o.hist, 0, sizeof(uint64_t *) * (size_t)(g->num_tensors + 1));
-    memset(outs, 0, sizeof(void *) * (size_t)(g->num_outputs + 1));
     for (i = 0; i < g->num_outputs; i++) {
         const luthier__gtensor *ot = &g->tensors[g->outputs[i]];
         int ok;

@@ -1030,9 +1030,8 @@ LUTHIER_PRIVATE int luthier__tmeas_data(luthier__tmeas *m, const luthier__task *
     m->bias = (float *)luthier__alloc(sizeof(float) * m->bias_n);
     /* fallback eviction buffer (see luthier__evict) */
     m->flush_bytes = 2 * (m->ctx->caches.l2 > 0 ? m->ctx->caches.l2 : ((size_t)1 << 20)) + m->ctx->caches.l1d;
-    m->flush = (unsigned char *)luthier__alloc(m->flush_bytes);
+    m->flush = (unsigned char *)luthier__zalloc(m->flush_bytes);
     if (!m->in || !m->out || !m->w || !m->bias || !m->flush) return 0;
-    memset(m->flush, 0, m->flush_bytes);
     for (i = 0; i < m->in_n; i++) m->in[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-7f - 0.8f;
     for (i = 0; i < m->w_n; i++) m->w[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-9f - 0.008f;
     for (i = 0; i < m->out_n; i++) m->out[i] = 0.0f;
@@ -1229,9 +1228,8 @@ LUTHIER_PRIVATE size_t luthier__guard_numel(const luthier_graph *g, int t, int *
 LUTHIER_PRIVATE void *luthier__tune_buffer(const luthier_graph *g, int t, int draw, uint64_t seed) {
     int f32;
     const size_t n = luthier__guard_numel(g, t, &f32);
-    void *p = luthier__alloc(n * 8 + 8);
+    void *p = luthier__zalloc(n * 8 + 8);
     size_t e;
-    if (p) memset(p, 0, n * 8 + 8);
     for (e = 0; p && draw && f32 && e < n; e++) ((float *)p)[e] = (float)(2.0 * luthier__gbt_uniform(&seed) - 1.0);
     return p;
 }
@@ -1749,7 +1747,7 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
         if (share < 0.2 && left > 0.2) share = 0.2;
         m.deadline = d.exhaustive ? 0 : now + share;
     }
-    m.times = (double *)luthier__alloc(sizeof(double) * nc);
+    m.times = (double *)luthier__zalloc(sizeof(double) * nc);
     feat = (float *)luthier__alloc(sizeof(float) * nc * LUTHIER__TUNE_FEATURES);
     if (!m.times || !feat || !luthier__tmeas_data(&m, t)) {
         luthier__free(m.times);
@@ -1758,7 +1756,6 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
         luthier__tmeas_free(&m);
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (task %d)", i);
     }
-    memset(m.times, 0, sizeof(double) * nc);
     pred = luthier__tune_predict(ctx, t, cands, nc, &prior);
     luthier__tune_features(ctx, t, cands, nc, d.no_prior ? NULL : pred, feat);
     luthier__tune_default(T, t, &m, &dc);
@@ -2090,11 +2087,9 @@ LUTHIER_PRIVATE luthier_status luthier__guard_open(luthier__guard *G, const luth
     G->nsets = d->accuracy_inputs ? d->num_accuracy_sets : 4;
     G->min_cos = d->min_cosine ? d->min_cosine : 0.9999;
     G->in = (const void **)luthier__alloc(sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
-    G->drawn = (void **)luthier__alloc(sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
-    G->out = (void **)luthier__alloc(sizeof(void *) * (size_t)(G->nout + 1));
+    G->drawn = (void **)luthier__zalloc(sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
+    G->out = (void **)luthier__zalloc(sizeof(void *) * (size_t)(G->nout + 1)); /* (luthier__guard_free reads them) */
     G->numel = (size_t *)luthier__alloc(sizeof(size_t) * (size_t)(G->nout + 1));
-    if (G->drawn) memset(G->drawn, 0, sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
-    if (G->out) memset(G->out, 0, sizeof(void *) * (size_t)(G->nout + 1)); /* (luthier__guard_free reads them) */
     if (!G->in || !G->drawn || !G->out || !G->numel) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
     for (k = 0; k < G->nsets * G->nin; k++) {
         if (d->accuracy_inputs) {
@@ -2347,13 +2342,12 @@ LUTHIER_PRIVATE luthier_status luthier__tune_auto(luthier_context *ctx, const lu
     if ((s = luthier__auto_check(ctx, g, desc)) == LUTHIER_STATUS_OK) s = luthier__auto_passes(&A, ctx, g, desc);
     if (s == LUTHIER_STATUS_OK) {
         const size_t nu = (size_t)A.T[0].ntasks + 1;
-        A.choice = (int *)luthier__alloc(sizeof(int) * nu);
+        A.choice = (int *)luthier__zalloc(sizeof(int) * nu);
         A.harm = (double *)luthier__alloc(sizeof(double) * nu);
         A.configs = (luthier_node_config *)luthier__alloc(sizeof *A.configs * (size_t)(g->num_nodes + 1));
         if (!A.choice || !A.harm || !A.configs) s = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
     }
     if (s == LUTHIER_STATUS_OK) {
-        memset(A.choice, 0, sizeof(int) * (size_t)A.T[0].ntasks);
         luthier__auto_configs(&A, g, -1);
         s = luthier__guard_open(&G, desc, A.configs);
     }
