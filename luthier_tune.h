@@ -1019,10 +1019,20 @@ LUTHIER_PRIVATE double luthier__tune_measure(void *user, size_t i, double *busy)
     return ms > 0 ? ms * 1e-3 : -1.0;
 }
 
-/* Random data for the task's operands. */
-LUTHIER_PRIVATE int luthier__tmeas_data(luthier__tmeas *m, const luthier__task *t) {
+/* m set up to measure task t (of graph g with fusion f) over its nc candidates on ctx: times
+   zeroed, random data for the operands; 0 when memory is short (luthier__tmeas_free frees what
+   it got). */
+LUTHIER_PRIVATE int luthier__tmeas_open(luthier__tmeas *m, luthier_context *ctx, const luthier_graph *g, const luthier__fuse *f,
+                                        const luthier__task *t, const luthier__cand *cands, size_t nc) {
     size_t i;
     uint64_t st = 0x1234567;
+    memset(m, 0, sizeof *m);
+    m->ctx = ctx;
+    m->t = t;
+    m->g = g;
+    m->f = f;
+    m->cands = cands;
+    m->times = (double *)luthier__zalloc(sizeof(double) * (nc ? nc : 1));
     luthier__tkind_of(t)->sizes(m);
     m->in = (float *)luthier__alloc(sizeof(float) * m->in_n);
     m->out = (float *)luthier__alloc(sizeof(float) * m->out_n);
@@ -1031,7 +1041,7 @@ LUTHIER_PRIVATE int luthier__tmeas_data(luthier__tmeas *m, const luthier__task *
     /* fallback eviction buffer (see luthier__evict) */
     m->flush_bytes = 2 * (m->ctx->caches.l2 > 0 ? m->ctx->caches.l2 : ((size_t)1 << 20)) + m->ctx->caches.l1d;
     m->flush = (unsigned char *)luthier__zalloc(m->flush_bytes);
-    if (!m->in || !m->out || !m->w || !m->bias || !m->flush) return 0;
+    if (!m->times || !m->in || !m->out || !m->w || !m->bias || !m->flush) return 0;
     for (i = 0; i < m->in_n; i++) m->in[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-7f - 0.8f;
     for (i = 0; i < m->w_n; i++) m->w[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-9f - 0.008f;
     for (i = 0; i < m->out_n; i++) m->out[i] = 0.0f;
@@ -1050,8 +1060,10 @@ LUTHIER_PRIVATE void luthier__tmeas_free(luthier__tmeas *m) {
     luthier__free(m->w);
     luthier__free(m->bias);
     luthier__free(m->flush);
+    luthier__free(m->times);
     m->in = m->out = m->w = m->bias = NULL;
     m->flush = NULL;
+    m->times = NULL;
 }
 
 /* >>impl-tune-svg: time over (kernel x share of cluster 0, or x algorithm) for one task */
@@ -1556,19 +1568,11 @@ LUTHIER_PRIVATE void luthier__tune_heatmap(luthier__tuner *T, const luthier__tas
     luthier__task *ct = &T->tasks[T->costliest];
     if (ct != t) {
         luthier__tmeas_free(m);
-        luthier__free(m->times);
         luthier__free(*feat);
         luthier__free(*cands);
-        memset(m, 0, sizeof *m);
-        m->ctx = T->ctx;
-        m->t = ct;
-        m->g = T->g;
-        m->f = T->f;
         *cands = luthier__task_space(T->ctx, ct, T->d.ratio_step, 0, nc);
-        m->cands = *cands;
-        m->times = (double *)luthier__alloc(sizeof(double) * (*nc ? *nc : 1));
         *feat = NULL;
-        if (!*cands || !m->times || !luthier__tmeas_data(m, ct)) *nc = 0;
+        if (!luthier__tmeas_open(m, T->ctx, T->g, T->f, ct, *cands, *nc) || !*cands) *nc = 0;
     }
     heat_t0 = luthier__seconds();
     if (*nc) {
@@ -1726,18 +1730,19 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     luthier__search_result sr;
     luthier__gbt *warm = NULL;
     double now = luthier__seconds(), share;
-    memset(&m, 0, sizeof m);
     if (!(cands = luthier__task_space(ctx, t, d.ratio_step, !d.no_dynamic, &nc)) || !nc) {
         luthier__free(cands);
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (space of task %d)", i);
     }
     T->res.candidates += (int)nc;
     if (d.offline) return luthier__tune_offline_task(T, i, cands, nc);
-    m.ctx = ctx;
-    m.t = t;
-    m.g = T->g;
-    m.f = T->f;
-    m.cands = cands;
+    feat = (float *)luthier__alloc(sizeof(float) * nc * LUTHIER__TUNE_FEATURES);
+    if (!luthier__tmeas_open(&m, ctx, T->g, T->f, t, cands, nc) || !feat) {
+        luthier__free(feat);
+        luthier__free(cands);
+        luthier__tmeas_free(&m);
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (task %d)", i);
+    }
     m.max_measurements = d.max_measurements ? (d.max_measurements > T->res.measurements ? d.max_measurements - T->res.measurements : 0) : -1;
     /* the task's share of the remaining time, by FLOPs */
     {
@@ -1746,15 +1751,6 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
         share = rem_flops > 0 ? left * (t->l.flops * t->ops) / rem_flops : left;
         if (share < 0.2 && left > 0.2) share = 0.2;
         m.deadline = d.exhaustive ? 0 : now + share;
-    }
-    m.times = (double *)luthier__zalloc(sizeof(double) * nc);
-    feat = (float *)luthier__alloc(sizeof(float) * nc * LUTHIER__TUNE_FEATURES);
-    if (!m.times || !feat || !luthier__tmeas_data(&m, t)) {
-        luthier__free(m.times);
-        luthier__free(feat);
-        luthier__free(cands);
-        luthier__tmeas_free(&m);
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (task %d)", i);
     }
     pred = luthier__tune_predict(ctx, t, cands, nc, &prior);
     luthier__tune_features(ctx, t, cands, nc, d.no_prior ? NULL : pred, feat);
@@ -1836,7 +1832,6 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     if (!t->l.q && (T->costliest < 0 || t->best_ms * t->ops > T->tasks[T->costliest].best_ms * T->tasks[T->costliest].ops)) T->costliest = i;
     if (d.heatmap_path && i == T->ntasks - 1 && T->costliest >= 0) luthier__tune_heatmap(T, t, &m, &cands, &nc, &feat);
     luthier__tmeas_free(&m);
-    luthier__free(m.times);
     luthier__free(feat);
     luthier__free(cands);
     return LUTHIER_STATUS_OK;
