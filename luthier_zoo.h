@@ -230,16 +230,10 @@ LUTHIER_ZOO__FN int luthier_zoo__lookup(const char *name, const luthier_zoo_opti
     return 0;
 }
 
-/* splitmix64 as a counter: draw i (0-based) of the stream with state s is mix(s + (i+1)*g). */
-LUTHIER_ZOO__FN uint64_t luthier_zoo__next(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
+/* The streams are splitmix64 as a counter (luthier__gbt_rand): draw i (0-based) of the stream
+   with state s is mix(s + (i+1)*g). */
 LUTHIER_ZOO__FN double luthier_zoo__u(uint64_t *state) {
-    return (double)(luthier_zoo__next(state) >> 40) * (1.0 / 8388608.0) - 1.0;
+    return (double)(luthier__gbt_rand(state) >> 40) * (1.0 / 8388608.0) - 1.0;
 }
 
 /* value = (float)(u * s + o): the product is stored before the sum so that no compiler
@@ -1009,7 +1003,7 @@ LUTHIER_ZOO__FN luthier_status luthier_zoo_inputs(luthier_context *ctx, const ch
         luthier_zoo__fill(&st, (float *)buffers[0], (size_t)3 * (size_t)c.size * (size_t)c.size, 1.0, 0.0);
     } else if (c.kind != LUTHIER_ZOO__GPT2_DECODE) {
         int64_t *ids = (int64_t *)buffers[0];
-        for (i = 0; i < c.seq; i++) ids[i] = (int64_t)(luthier_zoo__next(&st) % (uint64_t)c.vocab);
+        for (i = 0; i < c.seq; i++) ids[i] = (int64_t)(luthier__gbt_rand(&st) % (uint64_t)c.vocab);
     } else {
         luthier_zoo_options o;
         luthier_zoo_info info;
@@ -1038,8 +1032,8 @@ LUTHIER_ZOO__FN luthier_status luthier_zoo_inputs(luthier_context *ctx, const ch
             luthier_zoo__msg(err, err_size, "luthier_zoo_inputs: out of memory");
             return LUTHIER_STATUS_OUT_OF_MEMORY;
         }
-        for (i = 0; i < c.seq; i++) prompt[i] = (int64_t)(luthier_zoo__next(&st) % (uint64_t)c.vocab);
-        ((int64_t *)buffers[0])[0] = (int64_t)(luthier_zoo__next(&st) % (uint64_t)c.vocab);
+        for (i = 0; i < c.seq; i++) prompt[i] = (int64_t)(luthier__gbt_rand(&st) % (uint64_t)c.vocab);
+        ((int64_t *)buffers[0])[0] = (int64_t)(luthier__gbt_rand(&st) % (uint64_t)c.vocab);
         s = luthier_zoo_build("gpt2", &o, &g, err, err_size);
         if (!s && !ctx) {
             luthier_context_desc cd;
@@ -1093,8 +1087,8 @@ LUTHIER_ZOO__FN luthier_status luthier_zoo_input(const char *name, const luthier
     if (input_index == 0) { /* the token alone: draw number seq of the input stream */
         uint64_t st = 7;
         int64_t tok;
-        for (i = 0; i < c.seq; i++) luthier_zoo__next(&st);
-        tok = (int64_t)(luthier_zoo__next(&st) % (uint64_t)c.vocab);
+        for (i = 0; i < c.seq; i++) luthier__gbt_rand(&st);
+        tok = (int64_t)(luthier__gbt_rand(&st) % (uint64_t)c.vocab);
         memcpy(buffer, &tok, sizeof tok);
         return LUTHIER_STATUS_OK;
     }
