@@ -499,16 +499,11 @@ LUTHIER_ZOO__FN int luthier_zoo__range(luthier_zoo__b *b, const char *name, int6
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__input(luthier_zoo__b *b, const char *name, luthier_dtype dt, int rank,
-                                       int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-    int64_t s[4];
+                                       const int64_t *shape) {
     int t = -1;
     luthier_status st;
     if (b->status) return -1;
-    s[0] = d0;
-    s[1] = d1;
-    s[2] = d2;
-    s[3] = d3;
-    st = luthier_graph_input(b->g, name, dt, rank, s, &t);
+    st = luthier_graph_input(b->g, name, dt, rank, shape, &t);
     if (st) luthier_zoo__fail(b, st, name);
     return st ? -1 : t;
 }
@@ -906,9 +901,10 @@ LUTHIER_ZOO__FN luthier_status luthier_zoo_build(const char *name, const luthier
                                                  luthier_graph **out, char *err, size_t err_size) {
     luthier_zoo__cfg c;
     luthier_zoo__b b;
+    luthier_zoo_info info;
     luthier_status st;
-    int x = -1, y = -1, i;
-    int past[LUTHIER_ZOO_MAX_IO], presents[LUTHIER_ZOO_MAX_IO];
+    int y = -1, i;
+    int in[LUTHIER_ZOO_MAX_IO], presents[LUTHIER_ZOO_MAX_IO]; /* in: input_ids, then gpt2_decode's past */
     if (err && err_size) err[0] = 0;
     if (!out) {
         luthier_zoo__msg(err, err_size, "luthier_zoo_build: out is NULL");
@@ -927,29 +923,20 @@ LUTHIER_ZOO__FN luthier_status luthier_zoo_build(const char *name, const luthier
                          luthier_status_string(st));
         return st;
     }
-    if (c.kind <= LUTHIER_ZOO__MOBILENET)
-        x = luthier_zoo__input(&b, "input", LUTHIER_DTYPE_F32, 4, 1, 3, c.size, c.size);
-    else
-        x = luthier_zoo__input(&b, "input_ids", LUTHIER_DTYPE_I64, 2, 1,
-                               c.kind == LUTHIER_ZOO__GPT2_DECODE ? 1 : c.seq, 0, 0);
+    luthier_zoo_get_info(name, opt, &info); /* the inputs and outputs, in order */
+    for (i = 0; i < info.num_inputs; i++)
+        in[i] = luthier_zoo__input(&b, info.input_name[i], info.input_dtype[i], info.input_rank[i], info.input_shape[i]);
     switch (c.kind) {
-    case LUTHIER_ZOO__RESNET: y = luthier_zoo__resnet(&b, x); break;
-    case LUTHIER_ZOO__ALEXNET: y = luthier_zoo__alexnet(&b, x); break;
-    case LUTHIER_ZOO__VGG: y = luthier_zoo__vgg16(&b, x); break;
-    case LUTHIER_ZOO__GOOGLENET: y = luthier_zoo__googlenet(&b, x); break;
-    case LUTHIER_ZOO__MOBILENET: y = luthier_zoo__mobilenet_v2(&b, x); break;
-    case LUTHIER_ZOO__BERT: y = luthier_zoo__bert(&b, x); break;
-    case LUTHIER_ZOO__GPT2: y = luthier_zoo__gpt2(&b, x, NULL, presents); break;
-    default:
-        for (i = 0; i < 2 * c.layers; i++)
-            past[i] = luthier_zoo__input(&b, luthier_zoo__nm(&b, "past.%d.%s", i / 2, i % 2 ? "value" : "key"),
-                                         LUTHIER_DTYPE_F32, 4, 1, c.heads, c.seq, c.d / c.heads);
-        y = luthier_zoo__gpt2(&b, x, past, presents);
-        break;
+    case LUTHIER_ZOO__RESNET: y = luthier_zoo__resnet(&b, in[0]); break;
+    case LUTHIER_ZOO__ALEXNET: y = luthier_zoo__alexnet(&b, in[0]); break;
+    case LUTHIER_ZOO__VGG: y = luthier_zoo__vgg16(&b, in[0]); break;
+    case LUTHIER_ZOO__GOOGLENET: y = luthier_zoo__googlenet(&b, in[0]); break;
+    case LUTHIER_ZOO__MOBILENET: y = luthier_zoo__mobilenet_v2(&b, in[0]); break;
+    case LUTHIER_ZOO__BERT: y = luthier_zoo__bert(&b, in[0]); break;
+    case LUTHIER_ZOO__GPT2: y = luthier_zoo__gpt2(&b, in[0], NULL, presents); break;
+    default: y = luthier_zoo__gpt2(&b, in[0], in + 1, presents); break;
     }
-    luthier_zoo__output(&b, y);
-    if (c.kind == LUTHIER_ZOO__GPT2)
-        for (i = 0; i < 2 * c.layers; i++) luthier_zoo__output(&b, presents[i]);
+    for (i = 0; i < info.num_outputs; i++) luthier_zoo__output(&b, i ? presents[i - 1] : y);
     if (b.status) {
         luthier_graph_destroy(b.g);
         return b.status;
