@@ -3901,28 +3901,21 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
 
 /* >>impl-plan-memory: lifetimes, in-place results, arena offsets (greedy by size). */
 
+/* Value v (-1: an absent optional input) is used at step s: its root lives through s. */
+LUTHIER_PRIVATE void luthier__live_at(luthier_plan *p, int v, int s) {
+    luthier__pval *r = v >= 0 ? &p->vals[luthier__root(p, v)] : NULL;
+    if (r && r->first > s) r->first = s;
+    if (r && r->last < s) r->last = s;
+}
+
 LUTHIER_PRIVATE void luthier__lifetimes(luthier_plan *p) {
     int s, i, v;
     for (v = 0; v < p->num_vals; v++) p->vals[v].first = INT_MAX, p->vals[v].last = -1;
     for (s = 0; s < p->num_steps; s++) {
         const luthier__pstep *st = &p->steps[s];
-        for (i = 0; i < st->nin; i++) {
-            int r;
-            if (st->in[i] < 0) continue; /* an absent optional input */
-            r = luthier__root(p, st->in[i]);
-            if (p->vals[r].last < s) p->vals[r].last = s;
-            if (p->vals[r].first > s) p->vals[r].first = s;
-        }
-        if (st->residual >= 0) {
-            int r = luthier__root(p, st->residual);
-            if (p->vals[r].last < s) p->vals[r].last = s;
-            if (p->vals[r].first > s) p->vals[r].first = s;
-        }
-        for (i = 0; i < st->nout; i++) {
-            int r = luthier__root(p, st->out[i]);
-            if (p->vals[r].first > s) p->vals[r].first = s;
-            if (p->vals[r].last < s) p->vals[r].last = s;
-        }
+        for (i = 0; i < st->nin; i++) luthier__live_at(p, st->in[i], s);
+        luthier__live_at(p, st->residual, s);
+        for (i = 0; i < st->nout; i++) luthier__live_at(p, st->out[i], s);
     }
     for (i = 0; i < p->num_outputs; i++) p->vals[luthier__root(p, p->outputs[i])].last = p->num_steps;
 }
