@@ -3961,23 +3961,17 @@ typedef struct luthier__placed { size_t off, end; int first, last; } luthier__pl
 
 /* 1 when placed, 0 when out of memory, -1 when the arena's size overflows. */
 LUTHIER_PRIVATE int luthier__assign_offsets(luthier_plan *p) {
-    int *order, n = 0, i, j, k, ok = 1;
-    luthier__placed *placed;
+    int *order = (int *)luthier__alloc(sizeof(int) * (size_t)(p->num_vals + 1)), n = 0, i, j, ok = 1;
+    luthier__placed *placed = (luthier__placed *)luthier__alloc(sizeof *placed * (size_t)(p->num_vals + 1));
     size_t total = 0;
-    for (i = 0; i < p->num_vals; i++) {
-        const luthier__pval *v = &p->vals[i];
-        if (v->alias < 0 && v->storage == LUTHIER__ST_ARENA && v->last >= 0) n++;
-    }
-    order = (int *)luthier__alloc(sizeof(int) * (size_t)(n + 1));
-    placed = (luthier__placed *)luthier__alloc(sizeof *placed * (size_t)(n + 1));
     if (!order || !placed) {
         luthier__free(order);
         luthier__free(placed);
         return 0;
     }
-    for (i = 0, k = 0; i < p->num_vals; i++) {
+    for (i = 0; i < p->num_vals; i++) { /* the arena's roots that some step uses */
         const luthier__pval *v = &p->vals[i];
-        if (v->alias < 0 && v->storage == LUTHIER__ST_ARENA && v->last >= 0) order[k++] = i;
+        if (v->alias < 0 && v->storage == LUTHIER__ST_ARENA && v->last >= 0) order[n++] = i;
     }
     /* largest first (insertion sort: a few hundred values) */
     for (i = 1; i < n; i++) {
