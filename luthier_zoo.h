@@ -326,6 +326,13 @@ LUTHIER_ZOO__FN int luthier_zoo__weight(luthier_zoo__b *b, const char *prefix, c
     return st ? -1 : t;
 }
 
+/* A node descriptor with every field zero: the helpers below set their nodes' attributes in it. */
+LUTHIER_ZOO__FN luthier_node_desc luthier_zoo__desc(void) {
+    luthier_node_desc d;
+    memset(&d, 0, sizeof d);
+    return d;
+}
+
 LUTHIER_ZOO__FN int luthier_zoo__node(luthier_zoo__b *b, luthier_node_desc *d, luthier_op op, const int *in,
                                       int nin, const char *name) {
     int out = -1, i;
@@ -346,17 +353,15 @@ LUTHIER_ZOO__FN int luthier_zoo__node(luthier_zoo__b *b, luthier_node_desc *d, l
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__unary(luthier_zoo__b *b, luthier_op op, int x, const char *name) {
-    luthier_node_desc d;
-    memset(&d, 0, sizeof d);
+    luthier_node_desc d = luthier_zoo__desc();
     return luthier_zoo__node(b, &d, op, &x, 1, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__binary(luthier_zoo__b *b, luthier_op op, int x, int y, const char *name) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int in[2];
     in[0] = x;
     in[1] = y;
-    memset(&d, 0, sizeof d);
     return luthier_zoo__node(b, &d, op, in, 2, name);
 }
 
@@ -364,7 +369,7 @@ LUTHIER_ZOO__FN int luthier_zoo__binary(luthier_zoo__b *b, luthier_op op, int x,
 LUTHIER_ZOO__FN int luthier_zoo__conv(luthier_zoo__b *b, int x, const char *name, int64_t cin,
                                       int64_t cout, int64_t k, int64_t stride, int64_t pad,
                                       int64_t groups, int has_bias) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int64_t ws[4], bs[1];
     int in[3];
     ws[0] = cout;
@@ -374,7 +379,6 @@ LUTHIER_ZOO__FN int luthier_zoo__conv(luthier_zoo__b *b, int x, const char *name
     in[0] = x;
     in[1] = luthier_zoo__weight(b, name, "weight", 4, ws);
     in[2] = has_bias ? luthier_zoo__weight(b, name, "bias", 1, bs) : -1;
-    memset(&d, 0, sizeof d);
     d.stride[0] = d.stride[1] = stride;
     d.pads[0] = d.pads[1] = d.pads[2] = d.pads[3] = pad;
     d.groups = groups;
@@ -382,21 +386,19 @@ LUTHIER_ZOO__FN int luthier_zoo__conv(luthier_zoo__b *b, int x, const char *name
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__bn(luthier_zoo__b *b, int x, const char *name, int64_t c, float eps) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int in[5];
     in[0] = x;
     in[1] = luthier_zoo__weight(b, name, "weight", 1, &c);
     in[2] = luthier_zoo__weight(b, name, "bias", 1, &c);
     in[3] = luthier_zoo__weight(b, name, "running_mean", 1, &c);
     in[4] = luthier_zoo__weight(b, name, "running_var", 1, &c);
-    memset(&d, 0, sizeof d);
     d.epsilon = eps;
     return luthier_zoo__node(b, &d, LUTHIER_OP_BATCH_NORM, in, 5, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__clip6(luthier_zoo__b *b, int x, const char *name) {
-    luthier_node_desc d;
-    memset(&d, 0, sizeof d);
+    luthier_node_desc d = luthier_zoo__desc();
     d.clamp_min = 0.0f;
     d.clamp_max = 6.0f;
     return luthier_zoo__node(b, &d, LUTHIER_OP_CLIP, &x, 1, name);
@@ -404,8 +406,7 @@ LUTHIER_ZOO__FN int luthier_zoo__clip6(luthier_zoo__b *b, int x, const char *nam
 
 LUTHIER_ZOO__FN int luthier_zoo__maxpool(luthier_zoo__b *b, int x, const char *name, int64_t k,
                                          int64_t stride, int64_t pad, int ceil_mode) {
-    luthier_node_desc d;
-    memset(&d, 0, sizeof d);
+    luthier_node_desc d = luthier_zoo__desc();
     d.kernel[0] = d.kernel[1] = k;
     d.stride[0] = d.stride[1] = stride;
     d.pads[0] = d.pads[1] = d.pads[2] = d.pads[3] = pad;
@@ -414,15 +415,14 @@ LUTHIER_ZOO__FN int luthier_zoo__maxpool(luthier_zoo__b *b, int x, const char *n
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__adaptive(luthier_zoo__b *b, int x, const char *name, int64_t s) {
-    luthier_node_desc d;
-    memset(&d, 0, sizeof d);
+    luthier_node_desc d = luthier_zoo__desc();
     d.out_size[0] = d.out_size[1] = s;
     return luthier_zoo__node(b, &d, LUTHIER_OP_ADAPTIVE_AVGPOOL, &x, 1, name);
 }
 
 /* Linear "name": weight [n, k] (PyTorch layout), bias [n] */
 LUTHIER_ZOO__FN int luthier_zoo__dense(luthier_zoo__b *b, int x, const char *name, int64_t k, int64_t n) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int64_t ws[2];
     int in[3];
     ws[0] = n;
@@ -430,17 +430,15 @@ LUTHIER_ZOO__FN int luthier_zoo__dense(luthier_zoo__b *b, int x, const char *nam
     in[0] = x;
     in[1] = luthier_zoo__weight(b, name, "weight", 2, ws);
     in[2] = luthier_zoo__weight(b, name, "bias", 1, &n);
-    memset(&d, 0, sizeof d);
     return luthier_zoo__node(b, &d, LUTHIER_OP_DENSE, in, 3, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__layer_norm(luthier_zoo__b *b, int x, const char *name, int64_t dm) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int in[3];
     in[0] = x;
     in[1] = luthier_zoo__weight(b, name, "weight", 1, &dm);
     in[2] = luthier_zoo__weight(b, name, "bias", 1, &dm);
-    memset(&d, 0, sizeof d);
     d.axis = -1;
     d.epsilon = b->c->eps;
     return luthier_zoo__node(b, &d, LUTHIER_OP_LAYER_NORM, in, 3, name);
@@ -448,13 +446,12 @@ LUTHIER_ZOO__FN int luthier_zoo__layer_norm(luthier_zoo__b *b, int x, const char
 
 LUTHIER_ZOO__FN int luthier_zoo__reshape(luthier_zoo__b *b, int x, const char *name, int rank,
                                          int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int64_t s[4];
     s[0] = d0;
     s[1] = d1;
     s[2] = d2;
     s[3] = d3;
-    memset(&d, 0, sizeof d);
     d.sizes = s;
     d.num_sizes = rank;
     return luthier_zoo__node(b, &d, LUTHIER_OP_RESHAPE, &x, 1, name);
@@ -463,18 +460,16 @@ LUTHIER_ZOO__FN int luthier_zoo__reshape(luthier_zoo__b *b, int x, const char *n
 /* [B,S,H,Dh] <-> [B,H,S,Dh] */
 LUTHIER_ZOO__FN int luthier_zoo__swap12(luthier_zoo__b *b, int x, const char *name) {
     static const int perm[4] = {0, 2, 1, 3};
-    luthier_node_desc d;
-    memset(&d, 0, sizeof d);
+    luthier_node_desc d = luthier_zoo__desc();
     d.perm = perm;
     return luthier_zoo__node(b, &d, LUTHIER_OP_TRANSPOSE, &x, 1, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__gather(luthier_zoo__b *b, int data, int idx, int axis, const char *name) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int in[2];
     in[0] = data;
     in[1] = idx;
-    memset(&d, 0, sizeof d);
     d.axis = axis;
     return luthier_zoo__node(b, &d, LUTHIER_OP_GATHER, in, 2, name);
 }
@@ -652,7 +647,7 @@ LUTHIER_ZOO__FN int luthier_zoo__googlenet(luthier_zoo__b *b, int x) {
         const char *n = inc[i].name;
         const int *v = inc[i].v;
         int br[4];
-        luthier_node_desc d;
+        luthier_node_desc d = luthier_zoo__desc();
         if (!v[0]) {
             x = luthier_zoo__maxpool(b, x, n, v[1], 2, 0, 1);
             continue;
@@ -664,7 +659,6 @@ LUTHIER_ZOO__FN int luthier_zoo__googlenet(luthier_zoo__b *b, int x) {
         br[2] = luthier_zoo__basic_conv(b, br[2], luthier_zoo__nm(b, "%s.branch3.1", n), v[4] / dv, v[5] / dv, 3, 1, 1);
         br[3] = luthier_zoo__maxpool(b, x, luthier_zoo__nm(b, "%s.branch4.0", n), 3, 1, 1, 1);
         br[3] = luthier_zoo__basic_conv(b, br[3], luthier_zoo__nm(b, "%s.branch4.1", n), v[0] / dv, v[6] / dv, 1, 1, 0);
-        memset(&d, 0, sizeof d);
         d.axis = 1;
         x = luthier_zoo__node(b, &d, LUTHIER_OP_CONCAT, br, 4, luthier_zoo__nm(b, "%s.concat", n));
     }
@@ -717,12 +711,11 @@ LUTHIER_ZOO__FN int luthier_zoo__proj_heads(luthier_zoo__b *b, int x, const char
 /* ATTENTION "prefix.sdpa" on q [1,H,Sq,Dh], k, v -> merged [1,Sq,d] */
 LUTHIER_ZOO__FN int luthier_zoo__sdpa(luthier_zoo__b *b, int q, int k, int v, const char *prefix,
                                       int64_t sq, int causal) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int in[3], x;
     in[0] = q;
     in[1] = k;
     in[2] = v;
-    memset(&d, 0, sizeof d);
     d.causal = causal;
     x = luthier_zoo__node(b, &d, LUTHIER_OP_ATTENTION, in, 3, luthier_zoo__nm(b, "%s.sdpa", prefix));
     x = luthier_zoo__swap12(b, x, luthier_zoo__nm(b, "%s.merge_transpose", prefix));
