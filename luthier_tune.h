@@ -339,7 +339,8 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
                                                    size_t *count) {
     short shares[256][LUTHIER__TUNE_MAX_SHARES];
     int nc = ctx->pool->num_clusters, nsh, a, k, s, nk = luthier_kernels_count(t->l.fam), have_simd = 0;
-    size_t n = 0, cap = 0;
+    size_t n = 0;
+    int cap = 0;
     luthier__cand *c = NULL;
     char saved[256];
     *count = 0;
@@ -377,18 +378,9 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
                 if (have_simd && strcmp(ki.isa, "scalar") == 0) continue;
                 if (!t->l.q && t->l.op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_IMPLICIT_GEMM && ki.kind != LUTHIER_KERNEL_HYBRID) continue;
             }
-            if (n + (size_t)per > cap) {
-                size_t ncap = cap ? cap * 2 : 256;
-                luthier__cand *nn;
-                while (ncap < n + (size_t)per) ncap *= 2;
-                if (!(nn = (luthier__cand *)luthier__alloc(sizeof *nn * ncap))) {
-                    luthier__free(c);
-                    return NULL;
-                }
-                if (c) memcpy(nn, c, sizeof *c * n);
+            if (!luthier__grow((void **)&c, &cap, (int)n + per, sizeof *c)) {
                 luthier__free(c);
-                c = nn;
-                cap = ncap;
+                return NULL;
             }
             for (q = 0; q < per; q++) {
                 luthier__cand *x = &c[n++];
@@ -1170,27 +1162,16 @@ LUTHIER_PRIVATE int luthier__isatty_stderr(void) {
    rank the first candidates of the next one (on top of desc.model_in when given). */
 typedef struct luthier__tune_data {
     float *x, *y;
-    size_t n, cap;
+    size_t n;
+    int cap;
 } luthier__tune_data;
 
 LUTHIER_PRIVATE int luthier__tune_data_add(luthier__tune_data *D, const float *x, float y) {
-    if (D->n == D->cap) {
-        const size_t cap = D->cap ? 2 * D->cap : 256;
-        float *nx = (float *)luthier__alloc(sizeof(float) * cap * LUTHIER__TUNE_FEATURES);
-        float *ny = (float *)luthier__alloc(sizeof(float) * cap);
-        if (!nx || !ny) {
-            luthier__free(nx);
-            luthier__free(ny);
-            return 0;
-        }
-        if (D->n) {
-            memcpy(nx, D->x, sizeof(float) * D->n * LUTHIER__TUNE_FEATURES);
-            memcpy(ny, D->y, sizeof(float) * D->n);
-        }
-        luthier__free(D->x);
-        luthier__free(D->y);
-        D->x = nx, D->y = ny, D->cap = cap;
-    }
+    int cx = D->cap, cy = D->cap;
+    if (!luthier__grow((void **)&D->x, &cx, (int)D->n + 1, sizeof(float) * LUTHIER__TUNE_FEATURES) ||
+        !luthier__grow((void **)&D->y, &cy, (int)D->n + 1, sizeof(float)))
+        return 0; /* (a grown x keeps its rows) */
+    D->cap = cx < cy ? cx : cy;
     memcpy(D->x + D->n * LUTHIER__TUNE_FEATURES, x, sizeof(float) * LUTHIER__TUNE_FEATURES);
     D->y[D->n++] = y;
     return 1;
