@@ -3795,7 +3795,8 @@ LUTHIER_PRIVATE void luthier__absorb(luthier__fuse *f, int *prod, int p, int n, 
     luthier__fused_add(&f[p], what);
 }
 
-/* Fusion decisions over the whole graph (f, prod, cons sized by the caller, zeroed / -1).
+/* Fusion decisions over the whole graph (f zeroed, prod and cons sized by the caller: each
+   tensor's producer node, -1, and consumer count, a graph output counting as one).
    fold = 0 records the decisions without computing folded weights (signatures only). Residual
    adds stay apart with no_residual, and (int8 plans, cal set) when both operands have
    quantization parameters: they run as quantized adds. */
@@ -3803,6 +3804,8 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
                                          int no_fusion, int fold, const luthier_calibration *cal, int no_residual,
                                          int *oom) {
     int n, i;
+    for (i = 0; i < g->num_tensors; i++) prod[i] = -1, cons[i] = 0;
+    for (i = 0; i < g->num_outputs; i++) cons[g->outputs[i]]++;
     for (n = 0; n < g->num_nodes; n++) {
         const luthier__gnode *gn = &g->nodes[n];
         f[n].alive = 1;
@@ -4724,16 +4727,14 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_context *ctx, const luthier_
 LUTHIER_PRIVATE luthier__fuse *luthier__fuse_only(const luthier_graph *g, const luthier_calibration *cal) {
     luthier__fuse *f = (luthier__fuse *)luthier__zalloc(sizeof *f * (size_t)(g->num_nodes + 1));
     int *prod = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
-    int *cons = (int *)luthier__zalloc(sizeof(int) * (size_t)(g->num_tensors + 1));
-    int i, oom = 0;
+    int *cons = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
+    int oom = 0;
     if (!f || !prod || !cons) {
         luthier__free(f);
         luthier__free(prod);
         luthier__free(cons);
         return NULL;
     }
-    for (i = 0; i < g->num_tensors; i++) prod[i] = -1;
-    for (i = 0; i < g->num_outputs; i++) cons[g->outputs[i]]++;
     luthier__fuse_graph(g, f, prod, cons, 0, 0, cal, 0, &oom);
     luthier__free(prod);
     luthier__free(cons);
@@ -5429,14 +5430,12 @@ LUTHIER_PRIVATE luthier_status luthier__lower_conv_transpose(luthier__planner *p
 
 LUTHIER_PRIVATE luthier_status luthier__pass_fuse(luthier__planner *pl) {
     const luthier_graph *g = pl->g;
-    int i, oom = 0;
+    int oom = 0;
     pl->f = (luthier__fuse *)luthier__zalloc(sizeof *pl->f * (size_t)(pl->n + 1));
     pl->prod = (int *)luthier__alloc(sizeof(int) * (size_t)g->num_tensors);
-    pl->cons = (int *)luthier__zalloc(sizeof(int) * (size_t)g->num_tensors);
+    pl->cons = (int *)luthier__alloc(sizeof(int) * (size_t)g->num_tensors);
     pl->order = (int *)luthier__alloc(sizeof(int) * (size_t)(pl->n + 1));
     if (!pl->f || !pl->prod || !pl->cons || !pl->order) LUTHIER__PLOOM();
-    for (i = 0; i < g->num_tensors; i++) pl->prod[i] = -1;
-    for (i = 0; i < g->num_outputs; i++) pl->cons[g->outputs[i]]++;
     luthier__fuse_graph(g, pl->f, pl->prod, pl->cons, pl->pd.no_fusion, 1, pl->pd.int8, pl->flags & LUTHIER__PLAN_NO_RESIDUAL, &oom);
     if (oom) LUTHIER__PLOOM();
     return LUTHIER_STATUS_OK;
