@@ -1250,13 +1250,11 @@ LUTHIER_PRIVATE int luthier__tune_plan_times(luthier_context *ctx, const luthier
         snprintf(why, why_size, "%d plans", nsets);
         return 0;
     }
-    in = (void **)luthier__alloc(sizeof(void *) * (size_t)(nin + 1));
-    out = (void **)luthier__alloc(sizeof(void *) * (size_t)(nout + 1));
+    in = (void **)luthier__zalloc(sizeof(void *) * (size_t)(nin + 1));
+    out = (void **)luthier__zalloc(sizeof(void *) * (size_t)(nout + 1));
     configs = (luthier_node_config *)luthier__alloc(sizeof *configs * (size_t)(g->num_nodes + 1));
     round = (double *)luthier__alloc(sizeof(double) * (size_t)(ntasks + 1));
     if (!in || !out || !configs || !round) goto done;
-    for (i = 0; i < nin; i++) in[i] = NULL;
-    for (i = 0; i < nout; i++) out[i] = NULL;
     for (i = 0; i < nin; i++)
         if (!(in[i] = luthier__tune_buffer(g, luthier_graph_input_tensor(g, i), 1, 0x5eedull + (uint64_t)i))) goto done;
     for (i = 0; i < nout; i++)
