@@ -2480,12 +2480,9 @@ LUTHIER_PRIVATE luthier_status luthier__check_matrix(luthier_context *ctx, const
                              "leading dimension of %s is %lld, must be >= %lld", what,
                              (long long)ld, (long long)(cols > 1 ? cols : 1));
     if (rows == 0 || cols == 0) return LUTHIER_STATUS_OK;
-    if ((uint64_t)(rows - 1) > (UINT64_MAX / 4 - (uint64_t)cols) / (uint64_t)ld)
-        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW,
-                             "%s (%lld x %lld, ld %lld) overflows the address space", what,
-                             (long long)rows, (long long)cols, (long long)ld);
-    last = (uint64_t)(rows - 1) * (uint64_t)ld + (uint64_t)cols;
-    if (last > (uint64_t)(SIZE_MAX / sizeof(float)) || last > (uint64_t)PTRDIFF_MAX / 4)
+    if ((uint64_t)(rows - 1) > (UINT64_MAX / 4 - (uint64_t)cols) / (uint64_t)ld ||
+        (last = (uint64_t)(rows - 1) * (uint64_t)ld + (uint64_t)cols) > (uint64_t)(SIZE_MAX / sizeof(float)) ||
+        last > (uint64_t)PTRDIFF_MAX / 4)
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW,
                              "%s (%lld x %lld, ld %lld) overflows the address space", what,
                              (long long)rows, (long long)cols, (long long)ld);
