@@ -6057,26 +6057,18 @@ static const struct {
     {luthier__run_scatter_elements, luthier__isa_plain},
 };
 
-/* Whether a step reads or writes fp16 activations. */
-LUTHIER_PRIVATE int luthier__step_reads_f16(const luthier_plan *p, const luthier__pstep *st) {
-    int k;
-    for (k = 0; k < st->nin; k++)
-        if (st->in[k] >= 0 && p->vals[st->in[k]].dtype == LUTHIER__DTYPE_F16) return 1;
-    for (k = 0; k < st->nout; k++)
-        if (p->vals[st->out[k]].dtype == LUTHIER__DTYPE_F16) return 1;
-    return 0;
+/* Whether a step reads or writes a value (its present inputs, its outputs) of a datatype that
+   `is` accepts: fp16 activations, or an integer tensor (i64, i32, bool), whose forms are plain C. */
+LUTHIER_PRIVATE int luthier__dtype_f16(luthier_dtype t) { return t == LUTHIER__DTYPE_F16; }
+LUTHIER_PRIVATE int luthier__dtype_integer(luthier_dtype t) {
+    return t != LUTHIER_DTYPE_F32 && luthier__vdtype_of(t)->to_f32 < 0;
 }
-
-/* Whether a step reads or writes an integer tensor (i64, i32, bool): those forms are plain C. */
-LUTHIER_PRIVATE int luthier__step_integer(const luthier_plan *p, const luthier__pstep *st) {
+LUTHIER_PRIVATE int luthier__step_has(const luthier_plan *p, const luthier__pstep *st, int (*is)(luthier_dtype t)) {
     int k;
-    for (k = 0; k < st->nin; k++)
-        if (st->in[k] >= 0 && luthier__vdtype_of(p->vals[st->in[k]].dtype)->to_f32 < 0 &&
-            p->vals[st->in[k]].dtype != LUTHIER_DTYPE_F32)
-            return 1;
-    for (k = 0; k < st->nout; k++)
-        if (luthier__vdtype_of(p->vals[st->out[k]].dtype)->to_f32 < 0 && p->vals[st->out[k]].dtype != LUTHIER_DTYPE_F32)
-            return 1;
+    for (k = 0; k < st->nin + st->nout; k++) {
+        const int v = k < st->nin ? st->in[k] : st->out[k - st->nin];
+        if (v >= 0 && is(p->vals[v].dtype)) return 1;
+    }
     return 0;
 }
 
@@ -6099,7 +6091,7 @@ LUTHIER_PRIVATE luthier__isa luthier__step_isa(const luthier_plan *p, const luth
     for (i = 0; i < sizeof luthier__run_isas / sizeof luthier__run_isas[0]; i++)
         if (luthier__run_isas[i].run == run)
             return luthier__run_isas[i].isa(f);
-    if (luthier__step_integer(p, st)) return LUTHIER__ISA_SCALAR;
+    if (luthier__step_has(p, st, luthier__dtype_integer)) return LUTHIER__ISA_SCALAR;
     return luthier__op_isa(f);
 }
 
@@ -6194,7 +6186,7 @@ LUTHIER_API luthier_status luthier_plan_step_info(const luthier_plan *p, int ste
     out->name = st->name;
     out->op = st->kind == LUTHIER__STEP_NODE ? st->d.op : st->kind == LUTHIER__STEP_CONVERT ? LUTHIER_OP_TRANSPOSE : LUTHIER_OP_IDENTITY;
     out->int8 = st->q || st->kind == LUTHIER__STEP_QUANTIZE || st->kind == LUTHIER__STEP_DEQUANTIZE;
-    out->fp16 = luthier__step_reads_f16(p, st);
+    out->fp16 = luthier__step_has(p, st, luthier__dtype_f16);
     out->fused = st->fused;
     out->node = st->node;
     out->algorithm = st->algorithm;
@@ -6524,7 +6516,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_compare(const luthier__run_args *arg
                               LUTHIER_ACTIVATION_NONE, 0, 0);
 }
 
-/* MOD: the binary pass (f32, exact), or the i64 form (plain C: luthier__step_integer). */
+/* MOD: the binary pass (f32, exact), or the i64 form (plain C: luthier__dtype_integer). */
 LUTHIER_PRIVATE luthier_status luthier__run_mod(const luthier__run_args *arg) { return luthier__run_compare(arg); }
 
 LUTHIER_PRIVATE luthier_status luthier__run_where(const luthier__run_args *arg) {
