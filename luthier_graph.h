@@ -4367,13 +4367,8 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
     st->explicit_kernels = names[0] != NULL;
     st->bytes -= (double)sd.n * (double)sd.k * (double)(sizeof(float) - (size_t)uk->b_bytes); /* fp16 weights */
     p->weights_bytes += luthier_packed_b_bytes(st->pb);
-    if (gn->d.num_inputs > 2 && gn->inputs[2] >= 0) {
-        float *b = (float *)luthier__plan_blob(p, sizeof(float) * (size_t)sd.n);
-        if (!b) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
-        memcpy(b, g->tensors[gn->inputs[2]].data, sizeof(float) * (size_t)sd.n);
-        st->bias = b;
-        p->weights_bytes += sizeof(float) * (size_t)sd.n;
-    }
+    if (gn->d.num_inputs > 2 && gn->inputs[2] >= 0 && !(st->bias = (const float *)luthier__own_const(p, gn->inputs[2])))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
     {
         size_t ws = luthier__sgemm_ws(ctx, uk, (size_t)sd.m, (size_t)sd.n, (size_t)sd.k);
         if (p->workspace_bytes < ws) p->workspace_bytes = ws;
