@@ -3735,11 +3735,6 @@ typedef struct luthier__fuse {
     char fused[48];
 } luthier__fuse;
 
-LUTHIER_PRIVATE void luthier__fused_add(luthier__fuse *f, const char *what) {
-    size_t n = strlen(f->fused);
-    snprintf(f->fused + n, sizeof f->fused - n, "%s%s", n ? "+" : "", what);
-}
-
 /* Folds batch norm node bn into conv node c (weights scaled per output channel). */
 LUTHIER_PRIVATE int luthier__fold_bn(const luthier_graph *g, int c, int bn, luthier__fuse *fc) {
     const luthier__gnode *cn = &g->nodes[c], *bnn = &g->nodes[bn];
@@ -3787,12 +3782,14 @@ LUTHIER_PRIVATE luthier_activation luthier__fusable_post(const luthier_graph *g,
     return luthier__act_is_post(act) ? act : LUTHIER_ACTIVATION_NONE;
 }
 
-/* Node n (gn) fused into node p: p now produces n's output and n runs no step. */
+/* Node n (gn) fused into node p: p now produces n's output, n runs no step, and what joins the
+   names of p's fused nodes ("+"-separated). */
 LUTHIER_PRIVATE void luthier__absorb(luthier__fuse *f, int *prod, int p, int n, const luthier__gnode *gn, const char *what) {
+    const size_t len = strlen(f[p].fused);
     f[p].out = gn->outputs[0];
     prod[gn->outputs[0]] = p;
     f[n].alive = 0;
-    luthier__fused_add(&f[p], what);
+    snprintf(f[p].fused + len, sizeof f[p].fused - len, "%s%s", len ? "+" : "", what);
 }
 
 /* Fusion decisions over the whole graph (f zeroed, prod and cons sized by the caller: each
