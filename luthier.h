@@ -928,6 +928,12 @@ LUTHIER_PRIVATE void *luthier__alloc(size_t bytes) {
     luthier__advise_huge(p, bytes);
     return p;
 }
+/* luthier__alloc with the bytes zeroed. */
+LUTHIER_PRIVATE void *luthier__zalloc(size_t bytes) {
+    void *p = luthier__alloc(bytes);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
 LUTHIER_PRIVATE void luthier__free(void *ptr) {
     unsigned char *p = (unsigned char *)ptr;
     if (p) {
@@ -1999,9 +2005,8 @@ LUTHIER_PRIVATE luthier_status luthier__pool_create(luthier_context *ctx, const 
     luthier__pool *p;
     int c, i, s = 0;
     *out = NULL;
-    p = (luthier__pool *)luthier__alloc(sizeof *p);
+    p = (luthier__pool *)luthier__zalloc(sizeof *p);
     if (!p) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate the thread pool");
-    memset(p, 0, sizeof *p);
     p->num_clusters = t->num_clusters;
     for (c = 0; c < t->num_clusters; c++) {
         p->cluster_first[c] = s;
@@ -2315,9 +2320,8 @@ LUTHIER_API luthier_status luthier_context_create(const luthier_context_desc *de
     *out = NULL;
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
-    ctx = (luthier_context *)luthier__alloc(sizeof *ctx);
+    ctx = (luthier_context *)luthier__zalloc(sizeof *ctx);
     if (!ctx) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    memset(ctx, 0, sizeof *ctx);
     ctx->cpu_features = luthier_cpu_features() & ~d.disabled_cpu_features;
     ctx->caches = luthier_cache_sizes();
     ctx->blocking_override.kc = d.kc;
@@ -2476,12 +2480,9 @@ LUTHIER_PRIVATE luthier_status luthier__check_matrix(luthier_context *ctx, const
                              "leading dimension of %s is %lld, must be >= %lld", what,
                              (long long)ld, (long long)(cols > 1 ? cols : 1));
     if (rows == 0 || cols == 0) return LUTHIER_STATUS_OK;
-    if ((uint64_t)(rows - 1) > (UINT64_MAX / 4 - (uint64_t)cols) / (uint64_t)ld)
-        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW,
-                             "%s (%lld x %lld, ld %lld) overflows the address space", what,
-                             (long long)rows, (long long)cols, (long long)ld);
-    last = (uint64_t)(rows - 1) * (uint64_t)ld + (uint64_t)cols;
-    if (last > (uint64_t)(SIZE_MAX / sizeof(float)) || last > (uint64_t)PTRDIFF_MAX / 4)
+    if ((uint64_t)(rows - 1) > (UINT64_MAX / 4 - (uint64_t)cols) / (uint64_t)ld ||
+        (last = (uint64_t)(rows - 1) * (uint64_t)ld + (uint64_t)cols) > (uint64_t)(SIZE_MAX / sizeof(float)) ||
+        last > (uint64_t)PTRDIFF_MAX / 4)
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW,
                              "%s (%lld x %lld, ld %lld) overflows the address space", what,
                              (long long)rows, (long long)cols, (long long)ld);
@@ -2806,9 +2807,8 @@ LUTHIER_API luthier_status luthier_sgemm_pack_b(luthier_context *ctx,
     if (!desc || !out) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "desc and out must not be NULL");
     if ((s = luthier__prepare(ctx, desc, &d, &uk, 0, 1)) != LUTHIER_STATUS_OK) return s;
     if (!b && d.k > 0 && d.n > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "B is NULL");
-    pb = (luthier_packed_b *)luthier__alloc(sizeof *pb);
+    pb = (luthier_packed_b *)luthier__zalloc(sizeof *pb);
     if (!pb) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate a packed B");
-    memset(pb, 0, sizeof *pb);
     pb->uk = uk;
     if (!luthier__pack_layout_init(&pb->layout, (size_t)uk->nr, 1, (size_t)d.k, (size_t)d.n, (size_t)uk->b_bytes)) {
         luthier__free(pb);
@@ -4590,8 +4590,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv_prepare_gemm(luthier_context *ctx, 
                          cv->d.kernel_h <= LUTHIER__CONV_WIDE_KH && cv->cin_g < LUTHIER__CONV_WIDE_CIN;
         cv->seg_k = wide ? (size_t)cv->d.kernel_w * cv->cin_g : cv->cin_g;
         cv->seg_n = wide ? (size_t)cv->d.kernel_h : khw;
-        if (!(cv->zero = (float *)luthier__alloc(cv->seg_k * sizeof(float)))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-        memset(cv->zero, 0, cv->seg_k * sizeof(float));
+        if (!(cv->zero = (float *)luthier__zalloc(cv->seg_k * sizeof(float)))) return LUTHIER_STATUS_OUT_OF_MEMORY;
     }
     cv->rows_blk = rows = luthier__conv_blocks(ctx, cv);
     gemm_ws = luthier__gemm_workspace_bytes(uk, &cv->blk);
@@ -4808,9 +4807,8 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
         if ((nsplit = luthier__cm_auto_split(ctx, &d, oh, ow, algo, kernel, model_split)) > 0)
             d.ratios = model_split, d.num_ratios = nsplit; /* copied into cv->ratios below */
     if ((s = luthier__conv_check_ratios(ctx, "conv2d", &d)) != LUTHIER_STATUS_OK) return s;
-    cv = (luthier_conv2d_layer *)luthier__alloc(sizeof *cv);
+    cv = (luthier_conv2d_layer *)luthier__zalloc(sizeof *cv);
     if (!cv) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate the object");
-    memset(cv, 0, sizeof *cv);
     luthier__conv_init(ctx, cv, &d, algo, uk, cuk, oh, ow);
     cv->kernel = uk && uk->family == LUTHIER_KERNELS_F32 ? kernel : -1;
     cv->in_elem = cv->out_elem = sizeof(float);

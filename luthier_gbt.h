@@ -183,17 +183,15 @@ LUTHIER_PRIVATE void luthier__gbt_free(luthier__gbt *m) {
 }
 
 LUTHIER_PRIVATE luthier__gbt *luthier__gbt_new(int f) {
-    luthier__gbt *m = (luthier__gbt *)luthier__alloc(sizeof *m);
+    luthier__gbt *m = (luthier__gbt *)luthier__zalloc(sizeof *m);
     if (!m) return NULL;
-    memset(m, 0, sizeof *m);
     m->num_features = f;
-    m->cut_start = (int *)luthier__alloc(sizeof(int) * ((size_t)f + 1));
+    m->cut_start = (int *)luthier__zalloc(sizeof(int) * ((size_t)f + 1));
     m->tree_start = (int *)luthier__alloc(sizeof(int));
     if (!m->cut_start || !m->tree_start) {
         luthier__gbt_free(m);
         return NULL;
     }
-    memset(m->cut_start, 0, sizeof(int) * ((size_t)f + 1));
     m->tree_start[0] = 0;
     return m;
 }
@@ -898,12 +896,71 @@ LUTHIER_PRIVATE int luthier__gbt_float(luthier__gbt_lex *L, float *v) {
     return 1;
 }
 
+/* The model after its parameters (m has them): base, rng, cuts, trees and "end". */
+LUTHIER_PRIVATE luthier_status luthier__gbt_parse_model(luthier__gbt_lex *L, luthier__gbt *m) {
+    const int f = m->num_features;
+    int ntrees, j, t;
+    size_t total;
+    if (!luthier__gbt_expect(L, "base") || !luthier__gbt_float(L, &m->base))
+        return luthier__gbt_lfail(L, "expected 'base' and a finite value, got '%s'", L->tok);
+    if (!luthier__gbt_expect(L, "rng") || !luthier__gbt_u64(L, &m->rng))
+        return luthier__gbt_lfail(L, "expected 'rng' and a state, got '%s'", L->tok);
+    if (!luthier__gbt_expect(L, "cuts")) return luthier__gbt_lfail(L, "expected 'cuts', got '%s'", L->tok);
+    m->cuts = (float *)luthier__alloc(sizeof(float) * (size_t)f * (LUTHIER__GBT_MAX_BINS - 1));
+    if (!m->cuts) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    total = 0;
+    for (j = 0; j < f; j++) {
+        int c, nc;
+        m->cut_start[j] = (int)total;
+        if (!luthier__gbt_int(L, 0, LUTHIER__GBT_MAX_BINS - 1, &nc))
+            return luthier__gbt_lfail(L, "feature %d: bad cut count '%s'", j, L->tok);
+        for (c = 0; c < nc; c++) {
+            float v;
+            if (!luthier__gbt_float(L, &v) || (c > 0 && !(v > m->cuts[total - 1])))
+                return luthier__gbt_lfail(L, "feature %d: cut %d is '%s' (finite, increasing)", j, c, L->tok);
+            m->cuts[total++] = v;
+        }
+    }
+    m->cut_start[f] = (int)total;
+    /* every node takes at least 6 characters: bound the counts by the text left */
+    if (!luthier__gbt_expect(L, "trees") || !luthier__gbt_int(L, 0, LUTHIER__GBT_MAX_TREES, &ntrees) ||
+        (size_t)ntrees > (L->len - L->pos) / 6)
+        return luthier__gbt_lfail(L, "expected 'trees' and a count the text can hold, got '%s'", L->tok);
+    if (!luthier__gbt_reserve(m, (size_t)ntrees, 0)) return LUTHIER_STATUS_OUT_OF_MEMORY;
+    for (t = 0; t < ntrees; t++) {
+        int cnt, i;
+        luthier__gbt_node *nd;
+        if (!luthier__gbt_expect(L, "tree") || !luthier__gbt_int(L, 1, INT_MAX / 2, &cnt) || !(cnt & 1) ||
+            (size_t)cnt > (L->len - L->pos) / 6 + 1)
+            return luthier__gbt_lfail(L, "tree %d: expected 'tree' and an odd node count the text can hold, got '%s'", t, L->tok);
+        if (!luthier__gbt_reserve(m, 0, (size_t)cnt)) return LUTHIER_STATUS_OUT_OF_MEMORY;
+        nd = m->nodes + m->num_nodes;
+        for (i = 0; i < cnt; i++) {
+            int feat, left;
+            if (!luthier__gbt_int(L, -1, f - 1, &feat) || !luthier__gbt_int(L, 0, INT_MAX - 1, &left) ||
+                !luthier__gbt_float(L, &nd[i].value))
+                return luthier__gbt_lfail(L, "tree %d node %d: expected 'feature left value', got '%s'", t, i, L->tok);
+            if (feat >= 0 && (left <= i || left + 1 >= cnt))
+                return luthier__gbt_lfail(L, "tree %d node %d: children %d, %d out of order or range", t, i, left, left + 1);
+            nd[i].feature = feat;
+            nd[i].left = feat >= 0 ? left : 0;
+        }
+        m->num_nodes += (size_t)cnt;
+        m->num_trees++;
+        m->tree_start[m->num_trees] = (int)m->num_nodes;
+    }
+    if (!luthier__gbt_expect(L, "end"))
+        return luthier__gbt_lfail(L, "expected 'end', got '%s' (truncated?)", L->tok);
+    if (luthier__gbt_next(L))
+        return luthier__gbt_lfail(L, "unexpected '%s' after 'end'", L->tok);
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__gbt_parse(luthier__gbt_lex *L, luthier__gbt **out) {
     luthier__gbt_params p;
-    luthier__gbt *m = NULL;
-    int f, version, ntrees, j, t;
-    size_t total;
-    luthier_status s = LUTHIER_STATUS_INVALID_ARGUMENT;
+    luthier__gbt *m;
+    luthier_status s;
+    int f, version;
     memset(&p, 0, sizeof p);
     if (!luthier__gbt_expect(L, "luthier-gbt")) return luthier__gbt_lfail(L, "not a luthier-gbt model (starts with '%s')", L->tok);
     if (!luthier__gbt_int(L, 0, INT_MAX, &version)) return luthier__gbt_lfail(L, "bad version '%s'", L->tok);
@@ -928,99 +985,16 @@ LUTHIER_PRIVATE luthier_status luthier__gbt_parse(luthier__gbt_lex *L, luthier__
     if (luthier__gbt_resolve(&p, &p) != LUTHIER_STATUS_OK || p.learning_rate <= 0 || p.lambda <= 0 ||
         p.min_child_weight <= 0 || p.subsample <= 0 || p.colsample <= 0)
         return luthier__gbt_lfail(L, "parameters out of range");
+#undef LUTHIER__GBT_FIELD
     m = luthier__gbt_new(f);
     if (!m) return LUTHIER_STATUS_OUT_OF_MEMORY;
     m->params = p;
-    if (!luthier__gbt_expect(L, "base") || !luthier__gbt_float(L, &m->base)) {
-        s = luthier__gbt_lfail(L, "expected 'base' and a finite value, got '%s'", L->tok);
-        goto fail;
-    }
-    if (!luthier__gbt_expect(L, "rng") || !luthier__gbt_u64(L, &m->rng)) {
-        s = luthier__gbt_lfail(L, "expected 'rng' and a state, got '%s'", L->tok);
-        goto fail;
-    }
-    if (!luthier__gbt_expect(L, "cuts")) {
-        s = luthier__gbt_lfail(L, "expected 'cuts', got '%s'", L->tok);
-        goto fail;
-    }
-    m->cuts = (float *)luthier__alloc(sizeof(float) * (size_t)f * (LUTHIER__GBT_MAX_BINS - 1));
-    if (!m->cuts) {
-        s = LUTHIER_STATUS_OUT_OF_MEMORY;
-        goto fail;
-    }
-    total = 0;
-    for (j = 0; j < f; j++) {
-        int c, nc;
-        m->cut_start[j] = (int)total;
-        if (!luthier__gbt_int(L, 0, LUTHIER__GBT_MAX_BINS - 1, &nc)) {
-            s = luthier__gbt_lfail(L, "feature %d: bad cut count '%s'", j, L->tok);
-            goto fail;
-        }
-        for (c = 0; c < nc; c++) {
-            float v;
-            if (!luthier__gbt_float(L, &v) || (c > 0 && !(v > m->cuts[total - 1]))) {
-                s = luthier__gbt_lfail(L, "feature %d: cut %d is '%s' (finite, increasing)", j, c, L->tok);
-                goto fail;
-            }
-            m->cuts[total++] = v;
-        }
-    }
-    m->cut_start[f] = (int)total;
-    /* every node takes at least 6 characters: bound the counts by the text left */
-    if (!luthier__gbt_expect(L, "trees") || !luthier__gbt_int(L, 0, LUTHIER__GBT_MAX_TREES, &ntrees) ||
-        (size_t)ntrees > (L->len - L->pos) / 6) {
-        s = luthier__gbt_lfail(L, "expected 'trees' and a count the text can hold, got '%s'", L->tok);
-        goto fail;
-    }
-    if (!luthier__gbt_reserve(m, (size_t)ntrees, 0)) {
-        s = LUTHIER_STATUS_OUT_OF_MEMORY;
-        goto fail;
-    }
-    for (t = 0; t < ntrees; t++) {
-        int cnt, i;
-        luthier__gbt_node *nd;
-        if (!luthier__gbt_expect(L, "tree") || !luthier__gbt_int(L, 1, INT_MAX / 2, &cnt) || !(cnt & 1) ||
-            (size_t)cnt > (L->len - L->pos) / 6 + 1) {
-            s = luthier__gbt_lfail(L, "tree %d: expected 'tree' and an odd node count the text can hold, got '%s'", t, L->tok);
-            goto fail;
-        }
-        if (!luthier__gbt_reserve(m, 0, (size_t)cnt)) {
-            s = LUTHIER_STATUS_OUT_OF_MEMORY;
-            goto fail;
-        }
-        nd = m->nodes + m->num_nodes;
-        for (i = 0; i < cnt; i++) {
-            int feat, left;
-            if (!luthier__gbt_int(L, -1, f - 1, &feat) || !luthier__gbt_int(L, 0, INT_MAX - 1, &left) ||
-                !luthier__gbt_float(L, &nd[i].value)) {
-                s = luthier__gbt_lfail(L, "tree %d node %d: expected 'feature left value', got '%s'", t, i, L->tok);
-                goto fail;
-            }
-            if (feat >= 0 && (left <= i || left + 1 >= cnt)) {
-                s = luthier__gbt_lfail(L, "tree %d node %d: children %d, %d out of order or range", t, i, left, left + 1);
-                goto fail;
-            }
-            nd[i].feature = feat;
-            nd[i].left = feat >= 0 ? left : 0;
-        }
-        m->num_nodes += (size_t)cnt;
-        m->num_trees++;
-        m->tree_start[m->num_trees] = (int)m->num_nodes;
-    }
-    if (!luthier__gbt_expect(L, "end")) {
-        s = luthier__gbt_lfail(L, "expected 'end', got '%s' (truncated?)", L->tok);
-        goto fail;
-    }
-    if (luthier__gbt_next(L)) {
-        s = luthier__gbt_lfail(L, "unexpected '%s' after 'end'", L->tok);
-        goto fail;
+    if ((s = luthier__gbt_parse_model(L, m)) != LUTHIER_STATUS_OK) {
+        luthier__gbt_free(m);
+        return s;
     }
     *out = m;
     return LUTHIER_STATUS_OK;
-fail:
-    luthier__gbt_free(m);
-    return s;
-#undef LUTHIER__GBT_FIELD
 }
 
 /* text need not be NUL-terminated (a NUL ends it early). */
@@ -1546,18 +1520,14 @@ LUTHIER_PRIVATE luthier_status luthier__search_open(luthier__search_state *S, co
     if (d->num_clusters > 0) {
         const size_t gc = (size_t)d->num_groups * (size_t)d->num_clusters;
         S->busy = (double *)luthier__alloc(sizeof(double) * (size_t)d->num_clusters);
-        S->rate_sum = (double *)luthier__alloc(sizeof(double) * gc);
-        S->rate_n = (int *)luthier__alloc(sizeof(int) * gc);
-        S->ovh_sum = (double *)luthier__alloc(sizeof(double) * (size_t)d->num_groups);
-        S->ovh_n = (int *)luthier__alloc(sizeof(int) * (size_t)d->num_groups);
+        S->rate_sum = (double *)luthier__zalloc(sizeof(double) * gc);
+        S->rate_n = (int *)luthier__zalloc(sizeof(int) * gc);
+        S->ovh_sum = (double *)luthier__zalloc(sizeof(double) * (size_t)d->num_groups);
+        S->ovh_n = (int *)luthier__zalloc(sizeof(int) * (size_t)d->num_groups);
         S->taken = (unsigned char *)luthier__alloc((size_t)d->num_groups);
         if (!S->busy || !S->rate_sum || !S->rate_n || !S->ovh_sum || !S->ovh_n || !S->taken) {
             return LUTHIER_STATUS_OUT_OF_MEMORY;
         }
-        memset(S->rate_sum, 0, sizeof(double) * gc);
-        memset(S->rate_n, 0, sizeof(int) * gc);
-        memset(S->ovh_sum, 0, sizeof(double) * (size_t)d->num_groups);
-        memset(S->ovh_n, 0, sizeof(int) * (size_t)d->num_groups);
         for (i = 0; i < S->n; i++) S->informative += (size_t)luthier__search_all_shares(d, i);
     }
     memset(S->measured, 0, S->n);

@@ -1500,8 +1500,7 @@ LUTHIER_API luthier_status luthier_graph_create(luthier_graph **out) {
     luthier_graph *g;
     if (!out) return LUTHIER_STATUS_INVALID_ARGUMENT;
     *out = NULL;
-    if (!(g = (luthier_graph *)luthier__alloc(sizeof *g))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    memset(g, 0, sizeof *g);
+    if (!(g = (luthier_graph *)luthier__zalloc(sizeof *g))) return LUTHIER_STATUS_OUT_OF_MEMORY;
     *out = g;
     return LUTHIER_STATUS_OK;
 }
@@ -3439,8 +3438,7 @@ LUTHIER_API luthier_status luthier_calibration_create(luthier_calibration **out)
     luthier_calibration *c;
     if (!out) return LUTHIER_STATUS_INVALID_ARGUMENT;
     *out = NULL;
-    if (!(c = (luthier_calibration *)luthier__alloc(sizeof *c))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    memset(c, 0, sizeof *c);
+    if (!(c = (luthier_calibration *)luthier__zalloc(sizeof *c))) return LUTHIER_STATUS_OUT_OF_MEMORY;
     *out = c;
     return LUTHIER_STATUS_OK;
 }
@@ -3737,11 +3735,6 @@ typedef struct luthier__fuse {
     char fused[48];
 } luthier__fuse;
 
-LUTHIER_PRIVATE void luthier__fused_add(luthier__fuse *f, const char *what) {
-    size_t n = strlen(f->fused);
-    snprintf(f->fused + n, sizeof f->fused - n, "%s%s", n ? "+" : "", what);
-}
-
 /* Folds batch norm node bn into conv node c (weights scaled per output channel). */
 LUTHIER_PRIVATE int luthier__fold_bn(const luthier_graph *g, int c, int bn, luthier__fuse *fc) {
     const luthier__gnode *cn = &g->nodes[c], *bnn = &g->nodes[bn];
@@ -3789,15 +3782,18 @@ LUTHIER_PRIVATE luthier_activation luthier__fusable_post(const luthier_graph *g,
     return luthier__act_is_post(act) ? act : LUTHIER_ACTIVATION_NONE;
 }
 
-/* Node n (gn) fused into node p: p now produces n's output and n runs no step. */
+/* Node n (gn) fused into node p: p now produces n's output, n runs no step, and what joins the
+   names of p's fused nodes ("+"-separated). */
 LUTHIER_PRIVATE void luthier__absorb(luthier__fuse *f, int *prod, int p, int n, const luthier__gnode *gn, const char *what) {
+    const size_t len = strlen(f[p].fused);
     f[p].out = gn->outputs[0];
     prod[gn->outputs[0]] = p;
     f[n].alive = 0;
-    luthier__fused_add(&f[p], what);
+    snprintf(f[p].fused + len, sizeof f[p].fused - len, "%s%s", len ? "+" : "", what);
 }
 
-/* Fusion decisions over the whole graph (f, prod, cons sized by the caller, zeroed / -1).
+/* Fusion decisions over the whole graph (f zeroed, prod and cons sized by the caller: each
+   tensor's producer node, -1, and consumer count, a graph output counting as one).
    fold = 0 records the decisions without computing folded weights (signatures only). Residual
    adds stay apart with no_residual, and (int8 plans, cal set) when both operands have
    quantization parameters: they run as quantized adds. */
@@ -3805,6 +3801,8 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
                                          int no_fusion, int fold, const luthier_calibration *cal, int no_residual,
                                          int *oom) {
     int n, i;
+    for (i = 0; i < g->num_tensors; i++) prod[i] = -1, cons[i] = 0;
+    for (i = 0; i < g->num_outputs; i++) cons[g->outputs[i]]++;
     for (n = 0; n < g->num_nodes; n++) {
         const luthier__gnode *gn = &g->nodes[n];
         f[n].alive = 1;
@@ -3903,28 +3901,21 @@ LUTHIER_PRIVATE void luthier__fuse_graph(const luthier_graph *g, luthier__fuse *
 
 /* >>impl-plan-memory: lifetimes, in-place results, arena offsets (greedy by size). */
 
+/* Value v (-1: an absent optional input) is used at step s: its root lives through s. */
+LUTHIER_PRIVATE void luthier__live_at(luthier_plan *p, int v, int s) {
+    luthier__pval *r = v >= 0 ? &p->vals[luthier__root(p, v)] : NULL;
+    if (r && r->first > s) r->first = s;
+    if (r && r->last < s) r->last = s;
+}
+
 LUTHIER_PRIVATE void luthier__lifetimes(luthier_plan *p) {
     int s, i, v;
     for (v = 0; v < p->num_vals; v++) p->vals[v].first = INT_MAX, p->vals[v].last = -1;
     for (s = 0; s < p->num_steps; s++) {
         const luthier__pstep *st = &p->steps[s];
-        for (i = 0; i < st->nin; i++) {
-            int r;
-            if (st->in[i] < 0) continue; /* an absent optional input */
-            r = luthier__root(p, st->in[i]);
-            if (p->vals[r].last < s) p->vals[r].last = s;
-            if (p->vals[r].first > s) p->vals[r].first = s;
-        }
-        if (st->residual >= 0) {
-            int r = luthier__root(p, st->residual);
-            if (p->vals[r].last < s) p->vals[r].last = s;
-            if (p->vals[r].first > s) p->vals[r].first = s;
-        }
-        for (i = 0; i < st->nout; i++) {
-            int r = luthier__root(p, st->out[i]);
-            if (p->vals[r].first > s) p->vals[r].first = s;
-            if (p->vals[r].last < s) p->vals[r].last = s;
-        }
+        for (i = 0; i < st->nin; i++) luthier__live_at(p, st->in[i], s);
+        luthier__live_at(p, st->residual, s);
+        for (i = 0; i < st->nout; i++) luthier__live_at(p, st->out[i], s);
     }
     for (i = 0; i < p->num_outputs; i++) p->vals[luthier__root(p, p->outputs[i])].last = p->num_steps;
 }
@@ -3970,23 +3961,17 @@ typedef struct luthier__placed { size_t off, end; int first, last; } luthier__pl
 
 /* 1 when placed, 0 when out of memory, -1 when the arena's size overflows. */
 LUTHIER_PRIVATE int luthier__assign_offsets(luthier_plan *p) {
-    int *order, n = 0, i, j, k, ok = 1;
-    luthier__placed *placed;
+    int *order = (int *)luthier__alloc(sizeof(int) * (size_t)(p->num_vals + 1)), n = 0, i, j, ok = 1;
+    luthier__placed *placed = (luthier__placed *)luthier__alloc(sizeof *placed * (size_t)(p->num_vals + 1));
     size_t total = 0;
-    for (i = 0; i < p->num_vals; i++) {
-        const luthier__pval *v = &p->vals[i];
-        if (v->alias < 0 && v->storage == LUTHIER__ST_ARENA && v->last >= 0) n++;
-    }
-    order = (int *)luthier__alloc(sizeof(int) * (size_t)(n + 1));
-    placed = (luthier__placed *)luthier__alloc(sizeof *placed * (size_t)(n + 1));
     if (!order || !placed) {
         luthier__free(order);
         luthier__free(placed);
         return 0;
     }
-    for (i = 0, k = 0; i < p->num_vals; i++) {
+    for (i = 0; i < p->num_vals; i++) { /* the arena's roots that some step uses */
         const luthier__pval *v = &p->vals[i];
-        if (v->alias < 0 && v->storage == LUTHIER__ST_ARENA && v->last >= 0) order[k++] = i;
+        if (v->alias < 0 && v->storage == LUTHIER__ST_ARENA && v->last >= 0) order[n++] = i;
     }
     /* largest first (insertion sort: a few hundred values) */
     for (i = 1; i < n; i++) {
@@ -4379,13 +4364,8 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense(luthier_context *ctx, const l
     st->explicit_kernels = names[0] != NULL;
     st->bytes -= (double)sd.n * (double)sd.k * (double)(sizeof(float) - (size_t)uk->b_bytes); /* fp16 weights */
     p->weights_bytes += luthier_packed_b_bytes(st->pb);
-    if (gn->d.num_inputs > 2 && gn->inputs[2] >= 0) {
-        float *b = (float *)luthier__plan_blob(p, sizeof(float) * (size_t)sd.n);
-        if (!b) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
-        memcpy(b, g->tensors[gn->inputs[2]].data, sizeof(float) * (size_t)sd.n);
-        st->bias = b;
-        p->weights_bytes += sizeof(float) * (size_t)sd.n;
-    }
+    if (gn->d.num_inputs > 2 && gn->inputs[2] >= 0 && !(st->bias = (const float *)luthier__own_const(p, gn->inputs[2])))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
     {
         size_t ws = luthier__sgemm_ws(ctx, uk, (size_t)sd.m, (size_t)sd.n, (size_t)sd.k);
         if (p->workspace_bytes < ws) p->workspace_bytes = ws;
@@ -4737,20 +4717,16 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_context *ctx, const luthier_
 /* Fusion decisions of g without folding weights (-1 prod, 0 cons), of its int8 plan with cal;
    NULL on OOM. */
 LUTHIER_PRIVATE luthier__fuse *luthier__fuse_only(const luthier_graph *g, const luthier_calibration *cal) {
-    luthier__fuse *f = (luthier__fuse *)luthier__alloc(sizeof *f * (size_t)(g->num_nodes + 1));
+    luthier__fuse *f = (luthier__fuse *)luthier__zalloc(sizeof *f * (size_t)(g->num_nodes + 1));
     int *prod = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
     int *cons = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
-    int i, oom = 0;
+    int oom = 0;
     if (!f || !prod || !cons) {
         luthier__free(f);
         luthier__free(prod);
         luthier__free(cons);
         return NULL;
     }
-    memset(f, 0, sizeof *f * (size_t)(g->num_nodes + 1));
-    memset(cons, 0, sizeof(int) * (size_t)(g->num_tensors + 1));
-    for (i = 0; i < g->num_tensors; i++) prod[i] = -1;
-    for (i = 0; i < g->num_outputs; i++) cons[g->outputs[i]]++;
     luthier__fuse_graph(g, f, prod, cons, 0, 0, cal, 0, &oom);
     luthier__free(prod);
     luthier__free(cons);
@@ -5446,16 +5422,12 @@ LUTHIER_PRIVATE luthier_status luthier__lower_conv_transpose(luthier__planner *p
 
 LUTHIER_PRIVATE luthier_status luthier__pass_fuse(luthier__planner *pl) {
     const luthier_graph *g = pl->g;
-    int i, oom = 0;
-    pl->f = (luthier__fuse *)luthier__alloc(sizeof *pl->f * (size_t)(pl->n + 1));
+    int oom = 0;
+    pl->f = (luthier__fuse *)luthier__zalloc(sizeof *pl->f * (size_t)(pl->n + 1));
     pl->prod = (int *)luthier__alloc(sizeof(int) * (size_t)g->num_tensors);
     pl->cons = (int *)luthier__alloc(sizeof(int) * (size_t)g->num_tensors);
     pl->order = (int *)luthier__alloc(sizeof(int) * (size_t)(pl->n + 1));
     if (!pl->f || !pl->prod || !pl->cons || !pl->order) LUTHIER__PLOOM();
-    memset(pl->f, 0, sizeof *pl->f * (size_t)(pl->n + 1));
-    memset(pl->cons, 0, sizeof(int) * (size_t)g->num_tensors);
-    for (i = 0; i < g->num_tensors; i++) pl->prod[i] = -1;
-    for (i = 0; i < g->num_outputs; i++) pl->cons[g->outputs[i]]++;
     luthier__fuse_graph(g, pl->f, pl->prod, pl->cons, pl->pd.no_fusion, 1, pl->pd.int8, pl->flags & LUTHIER__PLAN_NO_RESIDUAL, &oom);
     if (oom) LUTHIER__PLOOM();
     return LUTHIER_STATUS_OK;
@@ -5932,11 +5904,10 @@ LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, con
 LUTHIER_PRIVATE luthier_status luthier__plan_with_records(luthier_context *ctx, const luthier_graph *g, const luthier_plan_desc *desc,
                                                           int flags, luthier_plan **out) {
     luthier_plan_desc pd = *desc;
-    luthier_node_config *rc = (luthier_node_config *)luthier__alloc(sizeof *rc * (size_t)(g->num_nodes + 1));
+    luthier_node_config *rc = (luthier_node_config *)luthier__zalloc(sizeof *rc * (size_t)(g->num_nodes + 1));
     luthier_status s;
     char note[256];
     if (!rc) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
-    memset(rc, 0, sizeof *rc * (size_t)(g->num_nodes + 1));
     s = luthier__records_for_plan(ctx, g, pd.records, pd.records ? NULL : pd.records_text, pd.int8, pd.precision, rc, NULL);
     if (s != LUTHIER_STATUS_OK) {
         luthier__free(rc);
@@ -5974,8 +5945,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_create_ex(luthier_context *ctx, con
     if (pl.pd.precision == LUTHIER_PRECISION_INT8 && !pl.pd.int8)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "plan: precision int8 without a calibration (luthier_plan_desc.int8)");
     if ((pl.pd.records || pl.pd.records_text) && !pl.pd.num_configs) return luthier__plan_with_records(ctx, g, &pl.pd, flags, out);
-    if (!(pl.p = (luthier_plan *)luthier__alloc(sizeof *pl.p))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
-    memset(pl.p, 0, sizeof *pl.p);
+    if (!(pl.p = (luthier_plan *)luthier__zalloc(sizeof *pl.p))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
     pl.p->num_clusters = ctx->pool->num_clusters;
     pl.p->features = ctx->cpu_features;
     pl.ctx = ctx;
@@ -6079,26 +6049,18 @@ static const struct {
     {luthier__run_scatter_elements, luthier__isa_plain},
 };
 
-/* Whether a step reads or writes fp16 activations. */
-LUTHIER_PRIVATE int luthier__step_reads_f16(const luthier_plan *p, const luthier__pstep *st) {
-    int k;
-    for (k = 0; k < st->nin; k++)
-        if (st->in[k] >= 0 && p->vals[st->in[k]].dtype == LUTHIER__DTYPE_F16) return 1;
-    for (k = 0; k < st->nout; k++)
-        if (p->vals[st->out[k]].dtype == LUTHIER__DTYPE_F16) return 1;
-    return 0;
+/* Whether a step reads or writes a value (its present inputs, its outputs) of a datatype that
+   `is` accepts: fp16 activations, or an integer tensor (i64, i32, bool), whose forms are plain C. */
+LUTHIER_PRIVATE int luthier__dtype_f16(luthier_dtype t) { return t == LUTHIER__DTYPE_F16; }
+LUTHIER_PRIVATE int luthier__dtype_integer(luthier_dtype t) {
+    return t != LUTHIER_DTYPE_F32 && luthier__vdtype_of(t)->to_f32 < 0;
 }
-
-/* Whether a step reads or writes an integer tensor (i64, i32, bool): those forms are plain C. */
-LUTHIER_PRIVATE int luthier__step_integer(const luthier_plan *p, const luthier__pstep *st) {
+LUTHIER_PRIVATE int luthier__step_has(const luthier_plan *p, const luthier__pstep *st, int (*is)(luthier_dtype t)) {
     int k;
-    for (k = 0; k < st->nin; k++)
-        if (st->in[k] >= 0 && luthier__vdtype_of(p->vals[st->in[k]].dtype)->to_f32 < 0 &&
-            p->vals[st->in[k]].dtype != LUTHIER_DTYPE_F32)
-            return 1;
-    for (k = 0; k < st->nout; k++)
-        if (luthier__vdtype_of(p->vals[st->out[k]].dtype)->to_f32 < 0 && p->vals[st->out[k]].dtype != LUTHIER_DTYPE_F32)
-            return 1;
+    for (k = 0; k < st->nin + st->nout; k++) {
+        const int v = k < st->nin ? st->in[k] : st->out[k - st->nin];
+        if (v >= 0 && is(p->vals[v].dtype)) return 1;
+    }
     return 0;
 }
 
@@ -6121,7 +6083,7 @@ LUTHIER_PRIVATE luthier__isa luthier__step_isa(const luthier_plan *p, const luth
     for (i = 0; i < sizeof luthier__run_isas / sizeof luthier__run_isas[0]; i++)
         if (luthier__run_isas[i].run == run)
             return luthier__run_isas[i].isa(f);
-    if (luthier__step_integer(p, st)) return LUTHIER__ISA_SCALAR;
+    if (luthier__step_has(p, st, luthier__dtype_integer)) return LUTHIER__ISA_SCALAR;
     return luthier__op_isa(f);
 }
 
@@ -6216,7 +6178,7 @@ LUTHIER_API luthier_status luthier_plan_step_info(const luthier_plan *p, int ste
     out->name = st->name;
     out->op = st->kind == LUTHIER__STEP_NODE ? st->d.op : st->kind == LUTHIER__STEP_CONVERT ? LUTHIER_OP_TRANSPOSE : LUTHIER_OP_IDENTITY;
     out->int8 = st->q || st->kind == LUTHIER__STEP_QUANTIZE || st->kind == LUTHIER__STEP_DEQUANTIZE;
-    out->fp16 = luthier__step_reads_f16(p, st);
+    out->fp16 = luthier__step_has(p, st, luthier__dtype_f16);
     out->fused = st->fused;
     out->node = st->node;
     out->algorithm = st->algorithm;
@@ -6546,7 +6508,7 @@ LUTHIER_PRIVATE luthier_status luthier__run_compare(const luthier__run_args *arg
                               LUTHIER_ACTIVATION_NONE, 0, 0);
 }
 
-/* MOD: the binary pass (f32, exact), or the i64 form (plain C: luthier__step_integer). */
+/* MOD: the binary pass (f32, exact), or the i64 form (plain C: luthier__dtype_integer). */
 LUTHIER_PRIVATE luthier_status luthier__run_mod(const luthier__run_args *arg) { return luthier__run_compare(arg); }
 
 LUTHIER_PRIVATE luthier_status luthier__run_where(const luthier__run_args *arg) {
@@ -7314,11 +7276,10 @@ LUTHIER_PRIVATE void luthier__cal_observe(void *user, int t, const float *x, siz
         uint64_t *h = o->hist[t];
         const double lo = o->mn[t], width = (double)o->mx[t] - lo, k = width > 0 ? LUTHIER__CAL_BINS / width : 0.0;
         if (!h) {
-            if (!(h = (uint64_t *)luthier__alloc(sizeof(uint64_t) * LUTHIER__CAL_BINS))) {
+            if (!(h = (uint64_t *)luthier__zalloc(sizeof(uint64_t) * LUTHIER__CAL_BINS))) {
                 o->oom = 1;
                 return;
             }
-            memset(h, 0, sizeof(uint64_t) * LUTHIER__CAL_BINS);
             o->hist[t] = h;
             o->seen[t] = 2;
         }
@@ -7362,16 +7323,13 @@ LUTHIER_API luthier_status luthier_calibrate(luthier_context *ctx, const luthier
     o.num_tensors = g->num_tensors;
     o.mn = (float *)luthier__alloc(sizeof(float) * (size_t)(g->num_tensors + 1));
     o.mx = (float *)luthier__alloc(sizeof(float) * (size_t)(g->num_tensors + 1));
-    o.seen = (unsigned char *)luthier__alloc((size_t)g->num_tensors + 1);
-    o.hist = (uint64_t **)luthier__alloc(sizeof(uint64_t *) * (size_t)(g->num_tensors + 1));
-    outs = (void **)luthier__alloc(sizeof(void *) * (size_t)(g->num_outputs + 1));
+    o.seen = (unsigned char *)luthier__zalloc((size_t)g->num_tensors + 1);
+    o.hist = (uint64_t **)luthier__zalloc(sizeof(uint64_t *) * (size_t)(g->num_tensors + 1));
+    outs = (void **)luthier__zalloc(sizeof(void *) * (size_t)(g->num_outputs + 1));
     if (!o.mn || !o.mx || !o.seen || !o.hist || !outs) {
         s = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "calibrate: out of memory");
         goto done;
     }
-    memset(o.seen, 0, (size_t)g->num_tensors + 1);
-    memset(o.hist, 0, sizeof(uint64_t *) * (size_t)(g->num_tensors + 1));
-    memset(outs, 0, sizeof(void *) * (size_t)(g->num_outputs + 1));
     for (i = 0; i < g->num_outputs; i++) {
         const luthier__gtensor *ot = &g->tensors[g->outputs[i]];
         int ok;

@@ -339,7 +339,8 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
                                                    size_t *count) {
     short shares[256][LUTHIER__TUNE_MAX_SHARES];
     int nc = ctx->pool->num_clusters, nsh, a, k, s, nk = luthier_kernels_count(t->l.fam), have_simd = 0;
-    size_t n = 0, cap = 0;
+    size_t n = 0;
+    int cap = 0;
     luthier__cand *c = NULL;
     char saved[256];
     *count = 0;
@@ -377,18 +378,9 @@ LUTHIER_PRIVATE luthier__cand *luthier__task_space(luthier_context *ctx, const l
                 if (have_simd && strcmp(ki.isa, "scalar") == 0) continue;
                 if (!t->l.q && t->l.op == LUTHIER_OP_CONV2D && a == LUTHIER_CONV_IMPLICIT_GEMM && ki.kind != LUTHIER_KERNEL_HYBRID) continue;
             }
-            if (n + (size_t)per > cap) {
-                size_t ncap = cap ? cap * 2 : 256;
-                luthier__cand *nn;
-                while (ncap < n + (size_t)per) ncap *= 2;
-                if (!(nn = (luthier__cand *)luthier__alloc(sizeof *nn * ncap))) {
-                    luthier__free(c);
-                    return NULL;
-                }
-                if (c) memcpy(nn, c, sizeof *c * n);
+            if (!luthier__grow((void **)&c, &cap, (int)n + per, sizeof *c)) {
                 luthier__free(c);
-                c = nn;
-                cap = ncap;
+                return NULL;
             }
             for (q = 0; q < per; q++) {
                 luthier__cand *x = &c[n++];
@@ -1019,10 +1011,20 @@ LUTHIER_PRIVATE double luthier__tune_measure(void *user, size_t i, double *busy)
     return ms > 0 ? ms * 1e-3 : -1.0;
 }
 
-/* Random data for the task's operands. */
-LUTHIER_PRIVATE int luthier__tmeas_data(luthier__tmeas *m, const luthier__task *t) {
+/* m set up to measure task t (of graph g with fusion f) over its nc candidates on ctx: times
+   zeroed, random data for the operands; 0 when memory is short (luthier__tmeas_free frees what
+   it got). */
+LUTHIER_PRIVATE int luthier__tmeas_open(luthier__tmeas *m, luthier_context *ctx, const luthier_graph *g, const luthier__fuse *f,
+                                        const luthier__task *t, const luthier__cand *cands, size_t nc) {
     size_t i;
     uint64_t st = 0x1234567;
+    memset(m, 0, sizeof *m);
+    m->ctx = ctx;
+    m->t = t;
+    m->g = g;
+    m->f = f;
+    m->cands = cands;
+    m->times = (double *)luthier__zalloc(sizeof(double) * (nc ? nc : 1));
     luthier__tkind_of(t)->sizes(m);
     m->in = (float *)luthier__alloc(sizeof(float) * m->in_n);
     m->out = (float *)luthier__alloc(sizeof(float) * m->out_n);
@@ -1030,9 +1032,8 @@ LUTHIER_PRIVATE int luthier__tmeas_data(luthier__tmeas *m, const luthier__task *
     m->bias = (float *)luthier__alloc(sizeof(float) * m->bias_n);
     /* fallback eviction buffer (see luthier__evict) */
     m->flush_bytes = 2 * (m->ctx->caches.l2 > 0 ? m->ctx->caches.l2 : ((size_t)1 << 20)) + m->ctx->caches.l1d;
-    m->flush = (unsigned char *)luthier__alloc(m->flush_bytes);
-    if (!m->in || !m->out || !m->w || !m->bias || !m->flush) return 0;
-    memset(m->flush, 0, m->flush_bytes);
+    m->flush = (unsigned char *)luthier__zalloc(m->flush_bytes);
+    if (!m->times || !m->in || !m->out || !m->w || !m->bias || !m->flush) return 0;
     for (i = 0; i < m->in_n; i++) m->in[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-7f - 0.8f;
     for (i = 0; i < m->w_n; i++) m->w[i] = (float)((st = st * 6364136223846793005ull + 1442695040888963407ull) >> 40) * 1e-9f - 0.008f;
     for (i = 0; i < m->out_n; i++) m->out[i] = 0.0f;
@@ -1051,8 +1052,10 @@ LUTHIER_PRIVATE void luthier__tmeas_free(luthier__tmeas *m) {
     luthier__free(m->w);
     luthier__free(m->bias);
     luthier__free(m->flush);
+    luthier__free(m->times);
     m->in = m->out = m->w = m->bias = NULL;
     m->flush = NULL;
+    m->times = NULL;
 }
 
 /* >>impl-tune-svg: time over (kernel x share of cluster 0, or x algorithm) for one task */
@@ -1159,27 +1162,16 @@ LUTHIER_PRIVATE int luthier__isatty_stderr(void) {
    rank the first candidates of the next one (on top of desc.model_in when given). */
 typedef struct luthier__tune_data {
     float *x, *y;
-    size_t n, cap;
+    size_t n;
+    int cap;
 } luthier__tune_data;
 
 LUTHIER_PRIVATE int luthier__tune_data_add(luthier__tune_data *D, const float *x, float y) {
-    if (D->n == D->cap) {
-        const size_t cap = D->cap ? 2 * D->cap : 256;
-        float *nx = (float *)luthier__alloc(sizeof(float) * cap * LUTHIER__TUNE_FEATURES);
-        float *ny = (float *)luthier__alloc(sizeof(float) * cap);
-        if (!nx || !ny) {
-            luthier__free(nx);
-            luthier__free(ny);
-            return 0;
-        }
-        if (D->n) {
-            memcpy(nx, D->x, sizeof(float) * D->n * LUTHIER__TUNE_FEATURES);
-            memcpy(ny, D->y, sizeof(float) * D->n);
-        }
-        luthier__free(D->x);
-        luthier__free(D->y);
-        D->x = nx, D->y = ny, D->cap = cap;
-    }
+    int cx = D->cap, cy = D->cap;
+    if (!luthier__grow((void **)&D->x, &cx, (int)D->n + 1, sizeof(float) * LUTHIER__TUNE_FEATURES) ||
+        !luthier__grow((void **)&D->y, &cy, (int)D->n + 1, sizeof(float)))
+        return 0; /* (a grown x keeps its rows) */
+    D->cap = cx < cy ? cx : cy;
     memcpy(D->x + D->n * LUTHIER__TUNE_FEATURES, x, sizeof(float) * LUTHIER__TUNE_FEATURES);
     D->y[D->n++] = y;
     return 1;
@@ -1229,9 +1221,8 @@ LUTHIER_PRIVATE size_t luthier__guard_numel(const luthier_graph *g, int t, int *
 LUTHIER_PRIVATE void *luthier__tune_buffer(const luthier_graph *g, int t, int draw, uint64_t seed) {
     int f32;
     const size_t n = luthier__guard_numel(g, t, &f32);
-    void *p = luthier__alloc(n * 8 + 8);
+    void *p = luthier__zalloc(n * 8 + 8);
     size_t e;
-    if (p) memset(p, 0, n * 8 + 8);
     for (e = 0; p && draw && f32 && e < n; e++) ((float *)p)[e] = (float)(2.0 * luthier__gbt_uniform(&seed) - 1.0);
     return p;
 }
@@ -1259,13 +1250,11 @@ LUTHIER_PRIVATE int luthier__tune_plan_times(luthier_context *ctx, const luthier
         snprintf(why, why_size, "%d plans", nsets);
         return 0;
     }
-    in = (void **)luthier__alloc(sizeof(void *) * (size_t)(nin + 1));
-    out = (void **)luthier__alloc(sizeof(void *) * (size_t)(nout + 1));
+    in = (void **)luthier__zalloc(sizeof(void *) * (size_t)(nin + 1));
+    out = (void **)luthier__zalloc(sizeof(void *) * (size_t)(nout + 1));
     configs = (luthier_node_config *)luthier__alloc(sizeof *configs * (size_t)(g->num_nodes + 1));
     round = (double *)luthier__alloc(sizeof(double) * (size_t)(ntasks + 1));
     if (!in || !out || !configs || !round) goto done;
-    for (i = 0; i < nin; i++) in[i] = NULL;
-    for (i = 0; i < nout; i++) out[i] = NULL;
     for (i = 0; i < nin; i++)
         if (!(in[i] = luthier__tune_buffer(g, luthier_graph_input_tensor(g, i), 1, 0x5eedull + (uint64_t)i))) goto done;
     for (i = 0; i < nout; i++)
@@ -1558,19 +1547,11 @@ LUTHIER_PRIVATE void luthier__tune_heatmap(luthier__tuner *T, const luthier__tas
     luthier__task *ct = &T->tasks[T->costliest];
     if (ct != t) {
         luthier__tmeas_free(m);
-        luthier__free(m->times);
         luthier__free(*feat);
         luthier__free(*cands);
-        memset(m, 0, sizeof *m);
-        m->ctx = T->ctx;
-        m->t = ct;
-        m->g = T->g;
-        m->f = T->f;
         *cands = luthier__task_space(T->ctx, ct, T->d.ratio_step, 0, nc);
-        m->cands = *cands;
-        m->times = (double *)luthier__alloc(sizeof(double) * (*nc ? *nc : 1));
         *feat = NULL;
-        if (!*cands || !m->times || !luthier__tmeas_data(m, ct)) *nc = 0;
+        if (!luthier__tmeas_open(m, T->ctx, T->g, T->f, ct, *cands, *nc) || !*cands) *nc = 0;
     }
     heat_t0 = luthier__seconds();
     if (*nc) {
@@ -1728,18 +1709,19 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     luthier__search_result sr;
     luthier__gbt *warm = NULL;
     double now = luthier__seconds(), share;
-    memset(&m, 0, sizeof m);
     if (!(cands = luthier__task_space(ctx, t, d.ratio_step, !d.no_dynamic, &nc)) || !nc) {
         luthier__free(cands);
         return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (space of task %d)", i);
     }
     T->res.candidates += (int)nc;
     if (d.offline) return luthier__tune_offline_task(T, i, cands, nc);
-    m.ctx = ctx;
-    m.t = t;
-    m.g = T->g;
-    m.f = T->f;
-    m.cands = cands;
+    feat = (float *)luthier__alloc(sizeof(float) * nc * LUTHIER__TUNE_FEATURES);
+    if (!luthier__tmeas_open(&m, ctx, T->g, T->f, t, cands, nc) || !feat) {
+        luthier__free(feat);
+        luthier__free(cands);
+        luthier__tmeas_free(&m);
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (task %d)", i);
+    }
     m.max_measurements = d.max_measurements ? (d.max_measurements > T->res.measurements ? d.max_measurements - T->res.measurements : 0) : -1;
     /* the task's share of the remaining time, by FLOPs */
     {
@@ -1749,16 +1731,6 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
         if (share < 0.2 && left > 0.2) share = 0.2;
         m.deadline = d.exhaustive ? 0 : now + share;
     }
-    m.times = (double *)luthier__alloc(sizeof(double) * nc);
-    feat = (float *)luthier__alloc(sizeof(float) * nc * LUTHIER__TUNE_FEATURES);
-    if (!m.times || !feat || !luthier__tmeas_data(&m, t)) {
-        luthier__free(m.times);
-        luthier__free(feat);
-        luthier__free(cands);
-        luthier__tmeas_free(&m);
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory (task %d)", i);
-    }
-    memset(m.times, 0, sizeof(double) * nc);
     pred = luthier__tune_predict(ctx, t, cands, nc, &prior);
     luthier__tune_features(ctx, t, cands, nc, d.no_prior ? NULL : pred, feat);
     luthier__tune_default(T, t, &m, &dc);
@@ -1839,7 +1811,6 @@ LUTHIER_PRIVATE luthier_status luthier__tune_search_task(luthier__tuner *T, int 
     if (!t->l.q && (T->costliest < 0 || t->best_ms * t->ops > T->tasks[T->costliest].best_ms * T->tasks[T->costliest].ops)) T->costliest = i;
     if (d.heatmap_path && i == T->ntasks - 1 && T->costliest >= 0) luthier__tune_heatmap(T, t, &m, &cands, &nc, &feat);
     luthier__tmeas_free(&m);
-    luthier__free(m.times);
     luthier__free(feat);
     luthier__free(cands);
     return LUTHIER_STATUS_OK;
@@ -2090,11 +2061,9 @@ LUTHIER_PRIVATE luthier_status luthier__guard_open(luthier__guard *G, const luth
     G->nsets = d->accuracy_inputs ? d->num_accuracy_sets : 4;
     G->min_cos = d->min_cosine ? d->min_cosine : 0.9999;
     G->in = (const void **)luthier__alloc(sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
-    G->drawn = (void **)luthier__alloc(sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
-    G->out = (void **)luthier__alloc(sizeof(void *) * (size_t)(G->nout + 1));
+    G->drawn = (void **)luthier__zalloc(sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
+    G->out = (void **)luthier__zalloc(sizeof(void *) * (size_t)(G->nout + 1)); /* (luthier__guard_free reads them) */
     G->numel = (size_t *)luthier__alloc(sizeof(size_t) * (size_t)(G->nout + 1));
-    if (G->drawn) memset(G->drawn, 0, sizeof(void *) * (size_t)(G->nsets * G->nin + 1));
-    if (G->out) memset(G->out, 0, sizeof(void *) * (size_t)(G->nout + 1)); /* (luthier__guard_free reads them) */
     if (!G->in || !G->drawn || !G->out || !G->numel) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
     for (k = 0; k < G->nsets * G->nin; k++) {
         if (d->accuracy_inputs) {
@@ -2347,13 +2316,12 @@ LUTHIER_PRIVATE luthier_status luthier__tune_auto(luthier_context *ctx, const lu
     if ((s = luthier__auto_check(ctx, g, desc)) == LUTHIER_STATUS_OK) s = luthier__auto_passes(&A, ctx, g, desc);
     if (s == LUTHIER_STATUS_OK) {
         const size_t nu = (size_t)A.T[0].ntasks + 1;
-        A.choice = (int *)luthier__alloc(sizeof(int) * nu);
+        A.choice = (int *)luthier__zalloc(sizeof(int) * nu);
         A.harm = (double *)luthier__alloc(sizeof(double) * nu);
         A.configs = (luthier_node_config *)luthier__alloc(sizeof *A.configs * (size_t)(g->num_nodes + 1));
         if (!A.choice || !A.harm || !A.configs) s = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "tune: out of memory");
     }
     if (s == LUTHIER_STATUS_OK) {
-        memset(A.choice, 0, sizeof(int) * (size_t)A.T[0].ntasks);
         luthier__auto_configs(&A, g, -1);
         s = luthier__guard_open(&G, desc, A.configs);
     }

@@ -230,16 +230,10 @@ LUTHIER_ZOO__FN int luthier_zoo__lookup(const char *name, const luthier_zoo_opti
     return 0;
 }
 
-/* splitmix64 as a counter: draw i (0-based) of the stream with state s is mix(s + (i+1)*g). */
-LUTHIER_ZOO__FN uint64_t luthier_zoo__next(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
+/* The streams are splitmix64 as a counter (luthier__gbt_rand): draw i (0-based) of the stream
+   with state s is mix(s + (i+1)*g). */
 LUTHIER_ZOO__FN double luthier_zoo__u(uint64_t *state) {
-    return (double)(luthier_zoo__next(state) >> 40) * (1.0 / 8388608.0) - 1.0;
+    return (double)(luthier__gbt_rand(state) >> 40) * (1.0 / 8388608.0) - 1.0;
 }
 
 /* value = (float)(u * s + o): the product is stored before the sum so that no compiler
@@ -332,6 +326,13 @@ LUTHIER_ZOO__FN int luthier_zoo__weight(luthier_zoo__b *b, const char *prefix, c
     return st ? -1 : t;
 }
 
+/* A node descriptor with every field zero: the helpers below set their nodes' attributes in it. */
+LUTHIER_ZOO__FN luthier_node_desc luthier_zoo__desc(void) {
+    luthier_node_desc d;
+    memset(&d, 0, sizeof d);
+    return d;
+}
+
 LUTHIER_ZOO__FN int luthier_zoo__node(luthier_zoo__b *b, luthier_node_desc *d, luthier_op op, const int *in,
                                       int nin, const char *name) {
     int out = -1, i;
@@ -352,17 +353,15 @@ LUTHIER_ZOO__FN int luthier_zoo__node(luthier_zoo__b *b, luthier_node_desc *d, l
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__unary(luthier_zoo__b *b, luthier_op op, int x, const char *name) {
-    luthier_node_desc d;
-    memset(&d, 0, sizeof d);
+    luthier_node_desc d = luthier_zoo__desc();
     return luthier_zoo__node(b, &d, op, &x, 1, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__binary(luthier_zoo__b *b, luthier_op op, int x, int y, const char *name) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int in[2];
     in[0] = x;
     in[1] = y;
-    memset(&d, 0, sizeof d);
     return luthier_zoo__node(b, &d, op, in, 2, name);
 }
 
@@ -370,7 +369,7 @@ LUTHIER_ZOO__FN int luthier_zoo__binary(luthier_zoo__b *b, luthier_op op, int x,
 LUTHIER_ZOO__FN int luthier_zoo__conv(luthier_zoo__b *b, int x, const char *name, int64_t cin,
                                       int64_t cout, int64_t k, int64_t stride, int64_t pad,
                                       int64_t groups, int has_bias) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int64_t ws[4], bs[1];
     int in[3];
     ws[0] = cout;
@@ -380,7 +379,6 @@ LUTHIER_ZOO__FN int luthier_zoo__conv(luthier_zoo__b *b, int x, const char *name
     in[0] = x;
     in[1] = luthier_zoo__weight(b, name, "weight", 4, ws);
     in[2] = has_bias ? luthier_zoo__weight(b, name, "bias", 1, bs) : -1;
-    memset(&d, 0, sizeof d);
     d.stride[0] = d.stride[1] = stride;
     d.pads[0] = d.pads[1] = d.pads[2] = d.pads[3] = pad;
     d.groups = groups;
@@ -388,21 +386,19 @@ LUTHIER_ZOO__FN int luthier_zoo__conv(luthier_zoo__b *b, int x, const char *name
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__bn(luthier_zoo__b *b, int x, const char *name, int64_t c, float eps) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int in[5];
     in[0] = x;
     in[1] = luthier_zoo__weight(b, name, "weight", 1, &c);
     in[2] = luthier_zoo__weight(b, name, "bias", 1, &c);
     in[3] = luthier_zoo__weight(b, name, "running_mean", 1, &c);
     in[4] = luthier_zoo__weight(b, name, "running_var", 1, &c);
-    memset(&d, 0, sizeof d);
     d.epsilon = eps;
     return luthier_zoo__node(b, &d, LUTHIER_OP_BATCH_NORM, in, 5, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__clip6(luthier_zoo__b *b, int x, const char *name) {
-    luthier_node_desc d;
-    memset(&d, 0, sizeof d);
+    luthier_node_desc d = luthier_zoo__desc();
     d.clamp_min = 0.0f;
     d.clamp_max = 6.0f;
     return luthier_zoo__node(b, &d, LUTHIER_OP_CLIP, &x, 1, name);
@@ -410,8 +406,7 @@ LUTHIER_ZOO__FN int luthier_zoo__clip6(luthier_zoo__b *b, int x, const char *nam
 
 LUTHIER_ZOO__FN int luthier_zoo__maxpool(luthier_zoo__b *b, int x, const char *name, int64_t k,
                                          int64_t stride, int64_t pad, int ceil_mode) {
-    luthier_node_desc d;
-    memset(&d, 0, sizeof d);
+    luthier_node_desc d = luthier_zoo__desc();
     d.kernel[0] = d.kernel[1] = k;
     d.stride[0] = d.stride[1] = stride;
     d.pads[0] = d.pads[1] = d.pads[2] = d.pads[3] = pad;
@@ -420,15 +415,14 @@ LUTHIER_ZOO__FN int luthier_zoo__maxpool(luthier_zoo__b *b, int x, const char *n
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__adaptive(luthier_zoo__b *b, int x, const char *name, int64_t s) {
-    luthier_node_desc d;
-    memset(&d, 0, sizeof d);
+    luthier_node_desc d = luthier_zoo__desc();
     d.out_size[0] = d.out_size[1] = s;
     return luthier_zoo__node(b, &d, LUTHIER_OP_ADAPTIVE_AVGPOOL, &x, 1, name);
 }
 
 /* Linear "name": weight [n, k] (PyTorch layout), bias [n] */
 LUTHIER_ZOO__FN int luthier_zoo__dense(luthier_zoo__b *b, int x, const char *name, int64_t k, int64_t n) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int64_t ws[2];
     int in[3];
     ws[0] = n;
@@ -436,17 +430,15 @@ LUTHIER_ZOO__FN int luthier_zoo__dense(luthier_zoo__b *b, int x, const char *nam
     in[0] = x;
     in[1] = luthier_zoo__weight(b, name, "weight", 2, ws);
     in[2] = luthier_zoo__weight(b, name, "bias", 1, &n);
-    memset(&d, 0, sizeof d);
     return luthier_zoo__node(b, &d, LUTHIER_OP_DENSE, in, 3, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__layer_norm(luthier_zoo__b *b, int x, const char *name, int64_t dm) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int in[3];
     in[0] = x;
     in[1] = luthier_zoo__weight(b, name, "weight", 1, &dm);
     in[2] = luthier_zoo__weight(b, name, "bias", 1, &dm);
-    memset(&d, 0, sizeof d);
     d.axis = -1;
     d.epsilon = b->c->eps;
     return luthier_zoo__node(b, &d, LUTHIER_OP_LAYER_NORM, in, 3, name);
@@ -454,13 +446,12 @@ LUTHIER_ZOO__FN int luthier_zoo__layer_norm(luthier_zoo__b *b, int x, const char
 
 LUTHIER_ZOO__FN int luthier_zoo__reshape(luthier_zoo__b *b, int x, const char *name, int rank,
                                          int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int64_t s[4];
     s[0] = d0;
     s[1] = d1;
     s[2] = d2;
     s[3] = d3;
-    memset(&d, 0, sizeof d);
     d.sizes = s;
     d.num_sizes = rank;
     return luthier_zoo__node(b, &d, LUTHIER_OP_RESHAPE, &x, 1, name);
@@ -469,18 +460,16 @@ LUTHIER_ZOO__FN int luthier_zoo__reshape(luthier_zoo__b *b, int x, const char *n
 /* [B,S,H,Dh] <-> [B,H,S,Dh] */
 LUTHIER_ZOO__FN int luthier_zoo__swap12(luthier_zoo__b *b, int x, const char *name) {
     static const int perm[4] = {0, 2, 1, 3};
-    luthier_node_desc d;
-    memset(&d, 0, sizeof d);
+    luthier_node_desc d = luthier_zoo__desc();
     d.perm = perm;
     return luthier_zoo__node(b, &d, LUTHIER_OP_TRANSPOSE, &x, 1, name);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__gather(luthier_zoo__b *b, int data, int idx, int axis, const char *name) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int in[2];
     in[0] = data;
     in[1] = idx;
-    memset(&d, 0, sizeof d);
     d.axis = axis;
     return luthier_zoo__node(b, &d, LUTHIER_OP_GATHER, in, 2, name);
 }
@@ -505,16 +494,11 @@ LUTHIER_ZOO__FN int luthier_zoo__range(luthier_zoo__b *b, const char *name, int6
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__input(luthier_zoo__b *b, const char *name, luthier_dtype dt, int rank,
-                                       int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-    int64_t s[4];
+                                       const int64_t *shape) {
     int t = -1;
     luthier_status st;
     if (b->status) return -1;
-    s[0] = d0;
-    s[1] = d1;
-    s[2] = d2;
-    s[3] = d3;
-    st = luthier_graph_input(b->g, name, dt, rank, s, &t);
+    st = luthier_graph_input(b->g, name, dt, rank, shape, &t);
     if (st) luthier_zoo__fail(b, st, name);
     return st ? -1 : t;
 }
@@ -663,7 +647,7 @@ LUTHIER_ZOO__FN int luthier_zoo__googlenet(luthier_zoo__b *b, int x) {
         const char *n = inc[i].name;
         const int *v = inc[i].v;
         int br[4];
-        luthier_node_desc d;
+        luthier_node_desc d = luthier_zoo__desc();
         if (!v[0]) {
             x = luthier_zoo__maxpool(b, x, n, v[1], 2, 0, 1);
             continue;
@@ -675,7 +659,6 @@ LUTHIER_ZOO__FN int luthier_zoo__googlenet(luthier_zoo__b *b, int x) {
         br[2] = luthier_zoo__basic_conv(b, br[2], luthier_zoo__nm(b, "%s.branch3.1", n), v[4] / dv, v[5] / dv, 3, 1, 1);
         br[3] = luthier_zoo__maxpool(b, x, luthier_zoo__nm(b, "%s.branch4.0", n), 3, 1, 1, 1);
         br[3] = luthier_zoo__basic_conv(b, br[3], luthier_zoo__nm(b, "%s.branch4.1", n), v[0] / dv, v[6] / dv, 1, 1, 0);
-        memset(&d, 0, sizeof d);
         d.axis = 1;
         x = luthier_zoo__node(b, &d, LUTHIER_OP_CONCAT, br, 4, luthier_zoo__nm(b, "%s.concat", n));
     }
@@ -728,12 +711,11 @@ LUTHIER_ZOO__FN int luthier_zoo__proj_heads(luthier_zoo__b *b, int x, const char
 /* ATTENTION "prefix.sdpa" on q [1,H,Sq,Dh], k, v -> merged [1,Sq,d] */
 LUTHIER_ZOO__FN int luthier_zoo__sdpa(luthier_zoo__b *b, int q, int k, int v, const char *prefix,
                                       int64_t sq, int causal) {
-    luthier_node_desc d;
+    luthier_node_desc d = luthier_zoo__desc();
     int in[3], x;
     in[0] = q;
     in[1] = k;
     in[2] = v;
-    memset(&d, 0, sizeof d);
     d.causal = causal;
     x = luthier_zoo__node(b, &d, LUTHIER_OP_ATTENTION, in, 3, luthier_zoo__nm(b, "%s.sdpa", prefix));
     x = luthier_zoo__swap12(b, x, luthier_zoo__nm(b, "%s.merge_transpose", prefix));
@@ -912,9 +894,10 @@ LUTHIER_ZOO__FN luthier_status luthier_zoo_build(const char *name, const luthier
                                                  luthier_graph **out, char *err, size_t err_size) {
     luthier_zoo__cfg c;
     luthier_zoo__b b;
+    luthier_zoo_info info;
     luthier_status st;
-    int x = -1, y = -1, i;
-    int past[LUTHIER_ZOO_MAX_IO], presents[LUTHIER_ZOO_MAX_IO];
+    int y = -1, i;
+    int in[LUTHIER_ZOO_MAX_IO], presents[LUTHIER_ZOO_MAX_IO]; /* in: input_ids, then gpt2_decode's past */
     if (err && err_size) err[0] = 0;
     if (!out) {
         luthier_zoo__msg(err, err_size, "luthier_zoo_build: out is NULL");
@@ -933,29 +916,20 @@ LUTHIER_ZOO__FN luthier_status luthier_zoo_build(const char *name, const luthier
                          luthier_status_string(st));
         return st;
     }
-    if (c.kind <= LUTHIER_ZOO__MOBILENET)
-        x = luthier_zoo__input(&b, "input", LUTHIER_DTYPE_F32, 4, 1, 3, c.size, c.size);
-    else
-        x = luthier_zoo__input(&b, "input_ids", LUTHIER_DTYPE_I64, 2, 1,
-                               c.kind == LUTHIER_ZOO__GPT2_DECODE ? 1 : c.seq, 0, 0);
+    luthier_zoo_get_info(name, opt, &info); /* the inputs and outputs, in order */
+    for (i = 0; i < info.num_inputs; i++)
+        in[i] = luthier_zoo__input(&b, info.input_name[i], info.input_dtype[i], info.input_rank[i], info.input_shape[i]);
     switch (c.kind) {
-    case LUTHIER_ZOO__RESNET: y = luthier_zoo__resnet(&b, x); break;
-    case LUTHIER_ZOO__ALEXNET: y = luthier_zoo__alexnet(&b, x); break;
-    case LUTHIER_ZOO__VGG: y = luthier_zoo__vgg16(&b, x); break;
-    case LUTHIER_ZOO__GOOGLENET: y = luthier_zoo__googlenet(&b, x); break;
-    case LUTHIER_ZOO__MOBILENET: y = luthier_zoo__mobilenet_v2(&b, x); break;
-    case LUTHIER_ZOO__BERT: y = luthier_zoo__bert(&b, x); break;
-    case LUTHIER_ZOO__GPT2: y = luthier_zoo__gpt2(&b, x, NULL, presents); break;
-    default:
-        for (i = 0; i < 2 * c.layers; i++)
-            past[i] = luthier_zoo__input(&b, luthier_zoo__nm(&b, "past.%d.%s", i / 2, i % 2 ? "value" : "key"),
-                                         LUTHIER_DTYPE_F32, 4, 1, c.heads, c.seq, c.d / c.heads);
-        y = luthier_zoo__gpt2(&b, x, past, presents);
-        break;
+    case LUTHIER_ZOO__RESNET: y = luthier_zoo__resnet(&b, in[0]); break;
+    case LUTHIER_ZOO__ALEXNET: y = luthier_zoo__alexnet(&b, in[0]); break;
+    case LUTHIER_ZOO__VGG: y = luthier_zoo__vgg16(&b, in[0]); break;
+    case LUTHIER_ZOO__GOOGLENET: y = luthier_zoo__googlenet(&b, in[0]); break;
+    case LUTHIER_ZOO__MOBILENET: y = luthier_zoo__mobilenet_v2(&b, in[0]); break;
+    case LUTHIER_ZOO__BERT: y = luthier_zoo__bert(&b, in[0]); break;
+    case LUTHIER_ZOO__GPT2: y = luthier_zoo__gpt2(&b, in[0], NULL, presents); break;
+    default: y = luthier_zoo__gpt2(&b, in[0], in + 1, presents); break;
     }
-    luthier_zoo__output(&b, y);
-    if (c.kind == LUTHIER_ZOO__GPT2)
-        for (i = 0; i < 2 * c.layers; i++) luthier_zoo__output(&b, presents[i]);
+    for (i = 0; i < info.num_outputs; i++) luthier_zoo__output(&b, i ? presents[i - 1] : y);
     if (b.status) {
         luthier_graph_destroy(b.g);
         return b.status;
@@ -1009,7 +983,7 @@ LUTHIER_ZOO__FN luthier_status luthier_zoo_inputs(luthier_context *ctx, const ch
         luthier_zoo__fill(&st, (float *)buffers[0], (size_t)3 * (size_t)c.size * (size_t)c.size, 1.0, 0.0);
     } else if (c.kind != LUTHIER_ZOO__GPT2_DECODE) {
         int64_t *ids = (int64_t *)buffers[0];
-        for (i = 0; i < c.seq; i++) ids[i] = (int64_t)(luthier_zoo__next(&st) % (uint64_t)c.vocab);
+        for (i = 0; i < c.seq; i++) ids[i] = (int64_t)(luthier__gbt_rand(&st) % (uint64_t)c.vocab);
     } else {
         luthier_zoo_options o;
         luthier_zoo_info info;
@@ -1038,8 +1012,8 @@ LUTHIER_ZOO__FN luthier_status luthier_zoo_inputs(luthier_context *ctx, const ch
             luthier_zoo__msg(err, err_size, "luthier_zoo_inputs: out of memory");
             return LUTHIER_STATUS_OUT_OF_MEMORY;
         }
-        for (i = 0; i < c.seq; i++) prompt[i] = (int64_t)(luthier_zoo__next(&st) % (uint64_t)c.vocab);
-        ((int64_t *)buffers[0])[0] = (int64_t)(luthier_zoo__next(&st) % (uint64_t)c.vocab);
+        for (i = 0; i < c.seq; i++) prompt[i] = (int64_t)(luthier__gbt_rand(&st) % (uint64_t)c.vocab);
+        ((int64_t *)buffers[0])[0] = (int64_t)(luthier__gbt_rand(&st) % (uint64_t)c.vocab);
         s = luthier_zoo_build("gpt2", &o, &g, err, err_size);
         if (!s && !ctx) {
             luthier_context_desc cd;
@@ -1093,8 +1067,8 @@ LUTHIER_ZOO__FN luthier_status luthier_zoo_input(const char *name, const luthier
     if (input_index == 0) { /* the token alone: draw number seq of the input stream */
         uint64_t st = 7;
         int64_t tok;
-        for (i = 0; i < c.seq; i++) luthier_zoo__next(&st);
-        tok = (int64_t)(luthier_zoo__next(&st) % (uint64_t)c.vocab);
+        for (i = 0; i < c.seq; i++) luthier__gbt_rand(&st);
+        tok = (int64_t)(luthier__gbt_rand(&st) % (uint64_t)c.vocab);
         memcpy(buffer, &tok, sizeof tok);
         return LUTHIER_STATUS_OK;
     }
