@@ -5828,8 +5828,7 @@ static const luthier__kernel_table luthier__kernel_tables[LUTHIER_KERNELS_COUNT]
     {luthier__hkernels, LUTHIER__NUM_HKERNELS, "luthier_sgemm_ukernel_", "f32", "f16", "f32", LUTHIER__F32_DRIVER},
     {luthier__qkernels, LUTHIER__NUM_QKERNELS, "luthier_qgemm_ukernel_", "u8", "i8", "i32", 1, 1, luthier__qpack_a_block,
      luthier__qcall},
-    {luthier__fkernels, LUTHIER__NUM_FKERNELS, "luthier_sgemm_ukernel_", "f16", "f16", "f16", sizeof(float), 0,
-     luthier__pack_a_block, luthier__fcall}};
+    {luthier__fkernels, LUTHIER__NUM_FKERNELS, "luthier_sgemm_ukernel_", "f16", "f16", "f16", LUTHIER__F32_DRIVER}};
 
 LUTHIER_PRIVATE const luthier__kernel_table *luthier__dtype(const luthier__kernel_entry *uk) {
     return &luthier__kernel_tables[uk->family];

@@ -882,11 +882,6 @@ LUTHIER_PRIVATE void luthier__scall(const luthier__kernel_entry *uk, const luthi
     else uk->fn(&u);
 }
 
-/* The F16 family's kernel call (its row of the kernel tables): luthier__scall's. */
-LUTHIER_PRIVATE void luthier__fcall(const luthier__kernel_entry *uk, const luthier__gemm_args *g, const luthier__tile *t) {
-    luthier__scall(uk, g, t);
-}
-
 /* The rows-outer order on the MC block of rows [i0, i0 + mb) x columns [n0, n0 + nb), k block
    t->k0: the A tile in L1 across the NR panels, B micro-panels from L2, the next block (the
    next k-block, else the next n-block) prefetched meanwhile. */
