@@ -1982,6 +1982,8 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_range(const luthier_onnx__fol
     double s, l, dl, cnt;
     int64_t len;
     if (!b || !d || a->n != 1 || b->n != 1 || d->n != 1) LUTHIER_ONNX__BAD("start, limit and delta must be scalars");
+    if ((!b->f && !b->i) || (!d->f && !d->i))
+        LUTHIER_ONNX__UNSUP("limit or delta has type %s", luthier_onnx__typename(!b->f && !b->i ? b->type : d->type));
     s = luthier_onnx__tget(a, 0); l = luthier_onnx__tget(b, 0); dl = luthier_onnx__tget(d, 0);
     if (dl == 0) LUTHIER_ONNX__BAD("delta is 0");
     cnt = ceil((l - s) / dl);
@@ -2346,6 +2348,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__float_scalar(luthier_onnx__ctx *c,
     *present = 0;
     if (!v) return LUTHIER_STATUS_OK;
     if (!v->c || v->c->n != 1) LUTHIER_ONNX__UNSUP("input %d ('%s') must be a constant scalar", k, v->name);
+    if (!v->c->f && !v->c->i) LUTHIER_ONNX__UNSUP("input %d ('%s') has type %s", k, v->name, luthier_onnx__typename(v->c->type));
     *out = (float)luthier_onnx__tget(v->c, 0);
     *present = 1;
     return LUTHIER_STATUS_OK;
