@@ -3219,7 +3219,11 @@ LUTHIER_PRIVATE int luthier__cm_core_runs(const luthier__cm_core *c, const luthi
    FMA peak (at 85 %) stands in: scalar kernels, kernels added without a calibration. */
 LUTHIER_PRIVATE double luthier__cm_kernel_cycles(const luthier__cm_core *c, const luthier__kernel_entry *uk, int *listed) {
     const char *sname = uk->name + 22; /* without "luthier_sgemm_ukernel_" */
-    const int lanes = !strcmp(uk->isa, "avx512") ? 16 : !strcmp(uk->isa, "avx2") ? 8 : !strcmp(uk->isa, "neon") ? 4 : 1;
+    const int f16 = uk->family == LUTHIER_KERNELS_F16;
+    const int lanes = !strcmp(uk->isa, "avx512") || !strcmp(uk->isa, "avx512fp16") ? 16
+                      : !strcmp(uk->isa, "avx2")                                   ? 8
+                      : !strcmp(uk->isa, "neon") || !strcmp(uk->isa, "neonfp16")   ? 4
+                                                                                    : 1; /* (fp32 lanes of its vectors) */
     /* the cores whose llvm-mca model another row's cycles came from share that row's */
     const char *core = !strcmp(c->name, "Cortex-A73") ? "Cortex-A72" : !strcmp(c->name, "Neoverse-N1") ? "Cortex-A76" : c->name;
     double fma;
@@ -3232,7 +3236,7 @@ LUTHIER_PRIVATE double luthier__cm_kernel_cycles(const luthier__cm_core *c, cons
     if (listed) *listed = 0;
     if (lanes == 1) return (double)(uk->mr * uk->nr) / 2.0; /* plain C: about two multiply-adds a cycle */
     fma = c->fma * (double)c->lanes / (double)lanes; /* vectors of this width per cycle */
-    return (double)(uk->mr * uk->nr) / ((double)lanes * fma) / 0.85;
+    return (double)(uk->mr * uk->nr) / ((double)(f16 ? 2 * lanes : lanes) * fma) / 0.85;
 }
 
 /* >>cluster-kernels: the kernel a core of row c runs in place of uk. Among the kernels that
