@@ -5,7 +5,7 @@
    (no dotprod, no fp16), so the kernels run on Cortex-A53/A55/A57/A72/A73/A76 and Neoverse.
 
    TABLE OF CONTENTS: >>list >>common >>8x12 >>8x12-a53 >>8x6 >>6x16 >>6x16-a53 >>4x24 >>8x4 >>pack >>depthwise >>transpose
-   (then the Armv8.2 FP16 kernels, run only where the CPU has FP16: >>f16 >>f16-hybrid)
+   (then the Armv8.2 FP16 kernels, run only where the CPU has FP16: >>f16 >>f16-a55 >>f16-hybrid)
 
    kernel                 kind         MR x NR  k unroll  accumulators  inner product
    8x12__neonfma          interleaved   8 x 12     4      v8-v31  (24)  fmla C.4s, B.4s, A.s[row]
@@ -403,51 +403,58 @@ LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x12__neonfma, 8x12, 8, 12, LUTH
     LUTHIER__8x12L_STEP(MAC, 2, 3, 7, 4, 5, 6, 96, 7, 112, 4, 128, 0, 64, 1, 80, "", "", "", "", "") \
     LUTHIER__8x12L_STEP(MAC, 0, 1, 6, 7, 4, 5, 144, 6, 160, 7, 176, 2, 96, 3, 112, "", "", "", "", "")
 
-/* The k loops over %[k] steps of %[a] (32 bytes per step) and %[b] (48 bytes per step), into
-   the accumulators v8-v31 (set up before), up to the label .Lluthier_<name>_end_%=. */
-#define LUTHIER__8x12L_KLOOP(name, MAC)                                                             \
+/* The k loop of an in-order kernel over %[k] steps, into the accumulators v8-v31 (set up
+   before), up to the label .Lluthier_<name>_end_%=: blocks of 4 steps, software-pipelined (each
+   step loads the next one's operands), then k % 4 single steps. STEPS012: steps 0-2 of a block;
+   STEP3(label): step 3, which loads the next block's step 0, steps the pointers and branches
+   back to label while x10 counts; LAST3: step 3 without loads (the last block when k % 4 == 0:
+   nothing is read past the packed panels); LD0: 128-bit loads of the step at %[a], %[b] into
+   step 0's registers; LAST0: step 0 without loads; ADV: %[a], %[b] on by one step. */
+#define LUTHIER__INORDER_KLOOP(name, STEPS012, STEP3, LAST3, LD0, LAST0, ADV)                       \
     "lsr x10, %[k], #2\n\t"                                                                         \
     "and x11, %[k], #3\n\t"                                                                         \
     "cbz x10, .Lluthier_" #name "_remld_%=\n\t"                                                     \
-    "ldp q0, q1, [%[a]]\n\t"                             /* step 0 of the first block */            \
-    "ldp q4, q5, [%[b]]\n\t"                                                                        \
-    "ldr q6, [%[b], #32]\n\t"                                                                       \
+    LD0                                                  /* step 0 of the first block */            \
     "cbnz x11, .Lluthier_" #name "_k4_%=\n\t"            /* a remainder follows: every block */     \
     "subs x10, x10, #1\n\t"                              /* loads the next step */                  \
     "b.eq .Lluthier_" #name "_last_%=\n\t"                                                          \
     ".Lluthier_" #name "_k4_%=:\n\t"                                                                \
     "// LLVM-MCA-BEGIN\n\t"                                                                         \
-    LUTHIER__8x12L_STEPS012(MAC)                                                                    \
-    LUTHIER__8x12L_STEP(MAC, 2, 3, 5, 6, 7, 4, 192, 5, 208, 6, 224, 0, 128, 1, 144,                 \
-                        "add %[a], %[a], #128\n\t", "add %[b], %[b], #192\n\t",                     \
-                        "subs x10, x10, #1\n\t", "", "b.ne .Lluthier_" #name "_k4_%=\n\t")          \
+    STEPS012                                                                                        \
+    STEP3(".Lluthier_" #name "_k4_%=")                                                              \
     "// LLVM-MCA-END\n\t"                                                                           \
     "cbnz x11, .Lluthier_" #name "_rem_%=\n\t"                                                      \
     ".Lluthier_" #name "_last_%=:\n\t"                   /* k % 4 == 0: the last block */           \
-    LUTHIER__8x12L_STEPS012(MAC)                                                                    \
-    LUTHIER__8x12L_LAST(MAC, 2, 3, 5, 6, 7)                                                         \
+    STEPS012                                                                                        \
+    LAST3                                                                                           \
     "b .Lluthier_" #name "_end_%=\n\t"                                                              \
     ".Lluthier_" #name "_remld_%=:\n\t"                  /* k < 4 */                                \
-    "ldp q0, q1, [%[a]]\n\t"                                                                        \
-    "ldp q4, q5, [%[b]]\n\t"                                                                        \
-    "ldr q6, [%[b], #32]\n\t"                                                                       \
+    LD0                                                                                             \
     ".Lluthier_" #name "_rem_%=:\n\t"                    /* the step at a, b is loaded */           \
-    LUTHIER__8x12L_LAST(MAC, 0, 1, 4, 5, 6)                                                         \
+    LAST0                                                                                           \
     "subs x11, x11, #1\n\t"                                                                         \
     "b.eq .Lluthier_" #name "_end_%=\n\t"                                                           \
-    "add %[a], %[a], #32\n\t"                                                                       \
-    "add %[b], %[b], #48\n\t"                                                                       \
-    "ldp q0, q1, [%[a]]\n\t"                                                                        \
-    "ldp q4, q5, [%[b]]\n\t"                                                                        \
-    "ldr q6, [%[b], #32]\n\t"                                                                       \
+    ADV                                                                                             \
+    LD0                                                                                             \
     "b .Lluthier_" #name "_rem_%=\n\t"                                                              \
     ".Lluthier_" #name "_end_%=:\n\t"
+/* >>8x12-a53's: 32 bytes of A and 48 of B a step. */
+#define LUTHIER__8x12L_STEP3(label)                                                                 \
+    LUTHIER__8x12L_STEP(LUTHIER__FMLAN, 2, 3, 5, 6, 7, 4, 192, 5, 208, 6, 224, 0, 128, 1, 144,      \
+                        "add %[a], %[a], #128\n\t", "add %[b], %[b], #192\n\t",                     \
+                        "subs x10, x10, #1\n\t", "", "b.ne " label "\n\t")
+#define LUTHIER__8x12L_LD0 "ldp q0, q1, [%[a]]\n\t" "ldp q4, q5, [%[b]]\n\t" "ldr q6, [%[b], #32]\n\t"
+#define LUTHIER__8x12L_KLOOP(name)                                                                  \
+    LUTHIER__INORDER_KLOOP(name, LUTHIER__8x12L_STEPS012(LUTHIER__FMLAN), LUTHIER__8x12L_STEP3,      \
+                           LUTHIER__8x12L_LAST(LUTHIER__FMLAN, 2, 3, 5, 6, 7), LUTHIER__8x12L_LD0,   \
+                           LUTHIER__8x12L_LAST(LUTHIER__FMLAN, 0, 1, 4, 5, 6),                       \
+                           "add %[a], %[a], #32\n\t" "add %[b], %[b], #48\n\t")
 /* Registers the loop uses besides v8-v31 and its operands. */
 #define LUTHIER__8x12L_CLOBBERS "x10", "x11", "x12", "x13", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"
 
 LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x12__neonfma_a53, 8x12a53, 8, 12, LUTHIER__8x12_ROWS(LUTHIER__8x12_LDC),
                           LUTHIER__8x12_BIAS, LUTHIER__V8_31, LUTHIER__8x12_ROWS(LUTHIER__8x12_STC),
-                          LUTHIER__8x12L_KLOOP(8x12a53, LUTHIER__FMLAN), "x9", LUTHIER__8x12L_CLOBBERS,
+                          LUTHIER__8x12L_KLOOP(8x12a53), "x9", LUTHIER__8x12L_CLOBBERS,
                           LUTHIER__CLOB_V8_31, "cc", "memory")
 
 /* >>8x6 ========================================================================================
@@ -1592,6 +1599,64 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x24__neonfp16(c
     for (r = 0; r < p->m; r++) luthier__neon_h_row(p, r, t + 24 * r, 3);
 }
 
+/* >>f16-a55 ====================================================================================
+   Interleaved 8x24 in fp16 for in-order cores (Cortex-A55: the little cores with FP16, beside
+   A76/A78 on RK3588 and the Snapdragon 8xx): the packed A and B, the accumulators and the
+   epilogue of >>f16 (a twin a little cluster runs over the big cluster's packed weights,
+   cluster_kernels), the instruction stream of >>8x12-a53, as the Arm Compute Library's
+   a64_hgemm_8x24 has an A55 variant: no 128-bit load in the main loop, each q register arriving
+   as "ldr d" plus "ldr x" and "ins v.d[1], x", every such instruction in the slot after an FMLA.
+   A step has the B bytes of an fp32 8x12 step (48) and half its A (16), so B rotates through
+   v4-v7 exactly as in >>8x12-a53 (B vector i = 3 * step + column vector in v(4 + i % 4), loaded
+   16 FMLAs before its first use) and A of step t + 1 (v0 for even steps, v1 for odd) loads
+   during step t. Each accumulator takes its k steps in the order of >>f16, so the two kernels'
+   results are the same bits. Per 4-step iteration: 96 FMLA, 16 ldr d, 16 ldr x, 16 ins. */
+#define LUTHIER__FMLAH(acc, vb, va, lane) "fmla " #acc ".8h, v" #vb ".8h, v" #va ".h[" #lane "]\n\t"
+/* B register vB times rows 0-7 (the lanes of vA) into c0..c7; slot s_i follows the i-th FMLA */
+#define LUTHIER__H8L_G(B, A, c0, c1, c2, c3, c4, c5, c6, c7, s0, s1, s2, s3, s4, s5, s6, s7)         \
+    LUTHIER__FMLAH(c0, B, A, 0) s0 LUTHIER__FMLAH(c1, B, A, 1) s1 LUTHIER__FMLAH(c2, B, A, 2) s2    \
+    LUTHIER__FMLAH(c3, B, A, 3) s3 LUTHIER__FMLAH(c4, B, A, 4) s4 LUTHIER__FMLAH(c5, B, A, 5) s5    \
+    LUTHIER__FMLAH(c6, B, A, 6) s6 LUTHIER__FMLAH(c7, B, A, 7) s7
+#define LUTHIER__H8L_GX(...) LUTHIER__H8L_G(__VA_ARGS__)
+/* One k step (A in vA, B in vB0-vB2) that loads the next: group g loads B register nbg from
+   b + obg, group 0 the next A register na from a + oa; t0..t4 are the loop-control slots. */
+#define LUTHIER__H8L_STEP(A, B0, B1, B2, nb0, ob0, nb1, ob1, nb2, ob2, na, oa, t0, t1, t2, t3, t4)    \
+    LUTHIER__H8L_GX(B0, A, LUTHIER__8x12L_C0, LUTHIER__LDD(nb0, b, ob0), LUTHIER__LDX(x12, b, ob0),   \
+                    LUTHIER__LDD(na, a, oa), LUTHIER__LDX(x13, a, oa), "", LUTHIER__INSD(nb0, x12), "", \
+                    LUTHIER__INSD(na, x13))                                                         \
+    LUTHIER__H8L_GX(B1, A, LUTHIER__8x12L_C1, LUTHIER__LDD(nb1, b, ob1), LUTHIER__LDX(x12, b, ob1),   \
+                    "", "", "", "", LUTHIER__INSD(nb1, x12), "")                                      \
+    LUTHIER__H8L_GX(B2, A, LUTHIER__8x12L_C2, LUTHIER__LDD(nb2, b, ob2), LUTHIER__LDX(x12, b, ob2),   \
+                    t0, t1, t2, t3, LUTHIER__INSD(nb2, x12), t4)
+#define LUTHIER__H8L_LAST(A, B0, B1, B2)                                                            \
+    LUTHIER__H8L_GX(B0, A, LUTHIER__8x12L_C0, "", "", "", "", "", "", "", "")                       \
+    LUTHIER__H8L_GX(B1, A, LUTHIER__8x12L_C1, "", "", "", "", "", "", "", "")                       \
+    LUTHIER__H8L_GX(B2, A, LUTHIER__8x12L_C2, "", "", "", "", "", "", "", "")
+#define LUTHIER__H8L_STEPS012                                                                       \
+    LUTHIER__H8L_STEP(0, 4, 5, 6, 7, 48, 4, 64, 5, 80, 1, 16, "", "", "", "", "")                    \
+    LUTHIER__H8L_STEP(1, 7, 4, 5, 6, 96, 7, 112, 4, 128, 0, 32, "", "", "", "", "")                  \
+    LUTHIER__H8L_STEP(0, 6, 7, 4, 5, 144, 6, 160, 7, 176, 1, 48, "", "", "", "", "")
+#define LUTHIER__H8L_STEP3(label)                                                                   \
+    LUTHIER__H8L_STEP(1, 5, 6, 7, 4, 192, 5, 208, 6, 224, 0, 64, "add %[a], %[a], #64\n\t",          \
+                      "add %[b], %[b], #192\n\t", "subs x10, x10, #1\n\t", "", "b.ne " label "\n\t")
+
+LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x24__neonfp16_a55(const luthier_sgemm_ukernel_args *p) {
+    float16_t t[8 * 24];
+    float16_t *tp = t;
+    const float16_t *a = (const float16_t *)(const void *)p->a, *b = (const float16_t *)(const void *)p->b;
+    size_t r;
+    __asm__ __volatile__(
+        LUTHIER__V8_31(LUTHIER__ZEROQ)
+        LUTHIER__INORDER_KLOOP(h8x24a55, LUTHIER__H8L_STEPS012, LUTHIER__H8L_STEP3, LUTHIER__H8L_LAST(1, 5, 6, 7),
+                               "ldr q0, [%[a]]\n\t" "ldp q4, q5, [%[b]]\n\t" "ldr q6, [%[b], #32]\n\t",
+                               LUTHIER__H8L_LAST(0, 4, 5, 6), "add %[a], %[a], #16\n\t" "add %[b], %[b], #48\n\t")
+        LUTHIER__H_STORE_V8_31
+        : [a] "+r"(a), [b] "+r"(b), [t] "+r"(tp)
+        : [k] "r"(p->k)
+        : "x10", "x11", "x12", "x13", LUTHIER__CLOB_V0_7, LUTHIER__CLOB_V8_31, "cc", "memory");
+    for (r = 0; r < p->m; r++) luthier__neon_h_row(p, r, t + 24 * r, 3);
+}
+
 /* >>f16-hybrid ================================================================================
    Hybrid 6x32 in fp16 arithmetic (the layout of the Arm Compute Library's
    a64_hybrid_fp16_mla_6x32): A read in place, fp16 rows through row pointers (segment-major,
@@ -1811,7 +1876,8 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__wino16_4x16_neon(const uint16
 
 #define LUTHIER__UKERNELS_F16_NEON(X)                                                              \
     X(8x24__neonfp16, "neonfp16", 8, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_FP16)          \
-    X(6x32__neonfp16_hybrid, "neonfp16", 6, 32, 8, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_FP16)
+    X(6x32__neonfp16_hybrid, "neonfp16", 6, 32, 8, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_FP16)        \
+    X(8x24__neonfp16_a55, "neonfp16", 8, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_FP16)
 
 #ifdef __cplusplus
 }

@@ -69,10 +69,10 @@ def die(msg):
 
 
 def registry_kernels():
-    """(short name, function) of every NEON fp32 and int8 registry row."""
+    """(short name, function) of every NEON fp32, fp16 and int8 registry row."""
     out = []
     with open(os.path.join(ROOT, "luthier_kernels_neon.h")) as f:
-        for m in re.finditer(r'^\s*X\((\w+), "neon",', f.read(), re.M):
+        for m in re.finditer(r'^\s*X\((\w+), "neon(?:fp16)?",', f.read(), re.M):
             out.append((m.group(1), "luthier_sgemm_ukernel_" + m.group(1)))
     with open(os.path.join(ROOT, "luthier_int8.h")) as f:
         for m in re.finditer(r'^\s*X\((\w+), "neon[\w]*",', f.read(), re.M):

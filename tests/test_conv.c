@@ -1203,10 +1203,10 @@ static const char *conv_expected_variant(luthier_kernel_family fam, const char *
     char *out = buf[next++ % 8];
     luthier_kernel_info info;
     int i;
-    if (fam == LUTHIER_KERNELS_INT8 && !strstr(core, "A55") && !strstr(core, "A76"))
-        return name; /* cores without dotprod (A53, A72): their rows rate no SDOT kernel */
+    if (fam != LUTHIER_KERNELS_F32 && !strstr(core, "A55") && !strstr(core, "A76"))
+        return name; /* cores without dotprod or fp16 (A53, A72): their rows rate no SDOT or fp16 kernel */
     if (v && !inorder) snprintf(out, 96, "%.*s%s", (int)(v - name), name, v + 4);
-    else if (!v && inorder) snprintf(out, 96, "%s%s", name, fam == LUTHIER_KERNELS_INT8 ? "_a55" : "_a53");
+    else if (!v && inorder) snprintf(out, 96, "%s%s", name, fam == LUTHIER_KERNELS_F32 ? "_a53" : "_a55");
     else return name;
     if (luthier_kernels_find(fam, out, &i) != LUTHIER_STATUS_OK || luthier_kernels_get(fam, i, &info) != LUTHIER_STATUS_OK ||
         (info.required_cpu_features & luthier_cpu_features()) != info.required_cpu_features)
@@ -1216,7 +1216,8 @@ static const char *conv_expected_variant(luthier_kernel_family fam, const char *
 
 /* One fp32 layer on kernel uk of ctx (clusters cores[]): the auto per-cluster kernels are the
    expected variants and give the bits of uk on every cluster. */
-static void conv_cluster_case(luthier_context *ctx, const char *const *cores, const char *uk, luthier_conv_algorithm algo) {
+static void conv_cluster_case(luthier_context *ctx, const char *const *cores, luthier_kernel_family fam, const char *uk,
+                              luthier_conv_algorithm algo) {
     const char *uniform[2] = {uk, uk};
     const float ratios[2] = {1, 1};
     luthier_conv2d_desc d;
@@ -1241,7 +1242,7 @@ static void conv_cluster_case(luthier_context *ctx, const char *const *cores, co
     CHECK(luthier_conv2d_create(ctx, &d, w, NULL, &b) == LUTHIER_STATUS_OK, "%s uniform: %s", uk, luthier_context_error(ctx));
     if (a && b && luthier_conv2d_get_info(a, &info) == LUTHIER_STATUS_OK) {
         for (cl = 0; cl < 2; cl++) {
-            const char *want = conv_expected_variant(LUTHIER_KERNELS_F32, info.kernel, cores[cl]);
+            const char *want = conv_expected_variant(fam, info.kernel, cores[cl]);
             CHECK(info.cluster_kernels[cl] && !strcmp(info.cluster_kernels[cl], want), "%s on %s: cluster %d runs %s, expected %s",
                   uk, cores[cl], cl, info.cluster_kernels[cl] ? info.cluster_kernels[cl] : "(null)", want);
         }
@@ -1308,32 +1309,35 @@ static void conv_cluster_qcase(luthier_context *ctx, const char *const *cores) {
 }
 
 /* Kernels per cluster (>>cluster-kernels): on machines of big and in-order cores, every fp32
-   kernel's layers (im2col and Winograd for interleaved kernels, implicit GEMM for hybrid ones)
-   give the in-order cluster the variant scheduled for it where the registry has one (AArch64:
-   8x12__neonfma_a53 beside 8x12__neonfma), keep the kernel elsewhere, and compute the bits of
-   the kernel alone; an int8 layer likewise (8x12__neondot_a55 with dotprod); a cluster kernel
+   and fp16 kernel's layers (im2col, and Winograd for fp32, for interleaved kernels, implicit
+   GEMM for hybrid ones) give the in-order cluster the variant scheduled for it where the
+   registry has one (AArch64: 8x12__neonfma_a53 beside 8x12__neonfma; with FP16,
+   8x24__neonfp16_a55 beside 8x24__neonfp16 on an A55), keep the kernel elsewhere, and compute
+   the bits of the kernel alone; an int8 layer likewise (8x12__neondot_a55 with dotprod); a cluster kernel
    of another kind is refused. */
 static void test_conv_cluster_kernels(void) {
     static const char *const specs[][3] = {{"A72x1,A53x1", "Cortex-A72", "Cortex-A53"}, {"A76x1,A55x1", "Cortex-A76", "Cortex-A55"}};
+    static const luthier_kernel_family fams[2] = {LUTHIER_KERNELS_F32, LUTHIER_KERNELS_F16};
     size_t s;
-    int i;
+    int f, i;
     for (s = 0; s < sizeof specs / sizeof specs[0]; s++) {
         luthier_topology t;
         luthier_context *ctx;
         char err[160];
         CHECK(luthier_topology_cores(specs[s][0], &t, err, sizeof err) == LUTHIER_STATUS_OK, "%s: %s", specs[s][0], err);
         if (!(ctx = ctx_make(2, &t, LUTHIER_AUTO_RULES))) continue;
-        for (i = 0; i < luthier_kernels_count(LUTHIER_KERNELS_F32); i++) {
-            luthier_kernel_info k;
-            if (luthier_kernels_get(LUTHIER_KERNELS_F32, i, &k) != LUTHIER_STATUS_OK ||
-                (k.required_cpu_features & luthier_cpu_features()) != k.required_cpu_features)
-                continue;
-            if (k.kind == LUTHIER_KERNEL_HYBRID) conv_cluster_case(ctx, specs[s] + 1, k.name, LUTHIER_CONV_IMPLICIT_GEMM);
-            else {
-                conv_cluster_case(ctx, specs[s] + 1, k.name, LUTHIER_CONV_IM2COL);
-                conv_cluster_case(ctx, specs[s] + 1, k.name, LUTHIER_CONV_WINOGRAD_4X3);
+        for (f = 0; f < 2; f++)
+            for (i = 0; i < luthier_kernels_count(fams[f]); i++) {
+                luthier_kernel_info k;
+                if (luthier_kernels_get(fams[f], i, &k) != LUTHIER_STATUS_OK ||
+                    (k.required_cpu_features & luthier_cpu_features()) != k.required_cpu_features)
+                    continue;
+                if (k.kind == LUTHIER_KERNEL_HYBRID) conv_cluster_case(ctx, specs[s] + 1, fams[f], k.name, LUTHIER_CONV_IMPLICIT_GEMM);
+                else {
+                    conv_cluster_case(ctx, specs[s] + 1, fams[f], k.name, LUTHIER_CONV_IM2COL);
+                    if (fams[f] == LUTHIER_KERNELS_F32) conv_cluster_case(ctx, specs[s] + 1, fams[f], k.name, LUTHIER_CONV_WINOGRAD_4X3);
+                }
             }
-        }
         conv_cluster_qcase(ctx, specs[s] + 1);
         {
             const char *mixed[2] = {NULL, "4x4__scalar_hybrid"};

@@ -334,61 +334,68 @@ static void test_registry_families(void) {
     }
 }
 
-/* Little-core kernels (an _a53 variant) serve a little cluster beside their big-core twin (the
-   same name without the variant: same MR, NR and packed B): a GEMM split over a fake
-   big:0,little:1 topology, the twin on the big cluster and the variant on the little one, gives
-   the bits of the twin alone (both sum k in the same order). */
+/* Little-core kernels (an _a53 or _a55 variant, fp32 and fp16) serve a little cluster beside
+   their big-core twin (the same name without the variant: same MR, NR and packed B): a GEMM
+   split over a fake big:0,little:1 topology, the twin on the big cluster and the variant on the
+   little one, gives the bits of the twin alone (both sum k in the same order), for k below one
+   4-step block, whole blocks and blocks with a remainder. */
+static void test_ukernels_little_twin(luthier_context *ctx, const luthier__kernel_entry *uk, const char *twin, int64_t k) {
+    const int64_t m = 45, n = 2 * uk->nr + 5;
+    float *a = (float *)test_alloc((size_t)(m * k) * sizeof(float));
+    float *b = (float *)test_alloc((size_t)(k * n) * sizeof(float));
+    float *bias = (float *)test_alloc((size_t)n * sizeof(float));
+    float *c1 = (float *)test_alloc((size_t)(m * n) * sizeof(float));
+    float *c2 = (float *)test_alloc((size_t)(m * n) * sizeof(float));
+    const float ratios[2] = {50, 50};
+    const char *ck[2] = {NULL, uk->name};
+    luthier_sgemm_desc d;
+    test_fill(a, (size_t)(m * k));
+    test_fill(b, (size_t)(k * n));
+    test_fill(bias, (size_t)n);
+    memset(&d, 0, sizeof d);
+    d.m = m; d.n = n; d.k = k;
+    d.bias = bias;
+    d.activation = LUTHIER_ACTIVATION_RELU;
+    d.kernel = twin;
+    d.ratios = ratios;
+    d.num_ratios = 2;
+    CHECK(luthier_sgemm(ctx, &d, a, b, c1) == LUTHIER_STATUS_OK, "%s alone: %s", twin, luthier_context_error(ctx));
+    d.cluster_kernels = ck;
+    CHECK(luthier_sgemm(ctx, &d, a, b, c2) == LUTHIER_STATUS_OK, "%s on the little cluster: %s", uk->name,
+          luthier_context_error(ctx));
+    CHECK(memcmp(c1, c2, (size_t)(m * n) * sizeof(float)) == 0, "%s on the little cluster differs from %s (k = %lld)",
+          uk->name, twin, (long long)k);
+    free(a); free(b); free(bias); free(c1); free(c2);
+}
+
 static void test_ukernels_little_cluster(void) {
+    static const luthier_kernel_family fams[] = {LUTHIER_KERNELS_F32, LUTHIER_KERNELS_F16};
+    static const int64_t ks[] = {1, 3, 4, 8, 11, 37};
     luthier_context *ctx = NULL;
     luthier_context_desc cd;
     luthier_topology topo;
     char err[128];
-    int i, tested = 0;
+    int f, i, tested = 0;
+    size_t q;
     memset(&cd, 0, sizeof cd);
     if (luthier_topology_parse("big:0,little:1", &topo, err, sizeof err) != LUTHIER_STATUS_OK) return;
     cd.topology = &topo;
     if (luthier_context_create(&cd, &ctx) != LUTHIER_STATUS_OK) return;
-    for (i = 0; i < LUTHIER__NUM_UKERNELS; i++) {
-        const luthier__kernel_entry *uk = &luthier__ukernels[i];
-        const char *v = strstr(uk->name, "_a53");
-        char twin[96];
-        int t;
-        if (!v || (uk->required_cpu_features & luthier_cpu_features()) != uk->required_cpu_features) continue;
-        snprintf(twin, sizeof twin, "%.*s%s", (int)(v - uk->name), uk->name, v + 4);
-        CHECK(luthier_kernel_find(twin, &t) == LUTHIER_STATUS_OK, "%s: no twin %s", uk->name, twin);
-        if (luthier_kernel_find(twin, &t) != LUTHIER_STATUS_OK) continue;
-        CHECK(luthier__ukernels[t].mr == uk->mr && luthier__ukernels[t].nr == uk->nr &&
-                  luthier__ukernels[t].kind == uk->kind, "%s and %s differ in shape", uk->name, twin);
-        {
-            const int64_t m = 45, n = 2 * uk->nr + 5, k = 4 * uk->k_unroll + 3;
-            float *a = (float *)test_alloc((size_t)(m * k) * sizeof(float));
-            float *b = (float *)test_alloc((size_t)(k * n) * sizeof(float));
-            float *bias = (float *)test_alloc((size_t)n * sizeof(float));
-            float *c1 = (float *)test_alloc((size_t)(m * n) * sizeof(float));
-            float *c2 = (float *)test_alloc((size_t)(m * n) * sizeof(float));
-            const float ratios[2] = {50, 50};
-            const char *ck[2] = {NULL, uk->name};
-            luthier_sgemm_desc d;
-            test_fill(a, (size_t)(m * k));
-            test_fill(b, (size_t)(k * n));
-            test_fill(bias, (size_t)n);
-            memset(&d, 0, sizeof d);
-            d.m = m; d.n = n; d.k = k;
-            d.bias = bias;
-            d.activation = LUTHIER_ACTIVATION_RELU;
-            d.kernel = twin;
-            d.ratios = ratios;
-            d.num_ratios = 2;
-            CHECK(luthier_sgemm(ctx, &d, a, b, c1) == LUTHIER_STATUS_OK, "%s alone: %s", twin, luthier_context_error(ctx));
-            d.cluster_kernels = ck;
-            CHECK(luthier_sgemm(ctx, &d, a, b, c2) == LUTHIER_STATUS_OK, "%s on the little cluster: %s", uk->name,
-                  luthier_context_error(ctx));
-            CHECK(memcmp(c1, c2, (size_t)(m * n) * sizeof(float)) == 0, "%s on the little cluster differs from %s",
-                  uk->name, twin);
-            free(a); free(b); free(bias); free(c1); free(c2);
+    for (f = 0; f < (int)(sizeof fams / sizeof fams[0]); f++)
+        for (i = 0; i < luthier_kernels_count(fams[f]); i++) {
+            const luthier__kernel_entry *uk = luthier__kernel_in(fams[f], i), *tw;
+            const char *v = strstr(uk->name, "_a53") ? strstr(uk->name, "_a53") : strstr(uk->name, "_a55");
+            char twin[96];
+            if (!v || (uk->required_cpu_features & luthier_cpu_features()) != uk->required_cpu_features) continue;
+            snprintf(twin, sizeof twin, "%.*s%s", (int)(v - uk->name), uk->name, v + 4);
+            tw = luthier__kernel_named(twin);
+            CHECK(tw && tw->family == uk->family, "%s: no twin %s", uk->name, twin);
+            if (!tw) continue;
+            CHECK(tw->mr == uk->mr && tw->nr == uk->nr && tw->kind == uk->kind && tw->k_unroll == uk->k_unroll,
+                  "%s and %s differ in shape", uk->name, twin);
+            for (q = 0; q < sizeof ks / sizeof ks[0]; q++) test_ukernels_little_twin(ctx, uk, twin, ks[q]);
             tested++;
         }
-    }
     printf("    %d little-core kernel(s) checked beside their twins\n", tested);
     luthier_context_destroy(ctx);
 }
