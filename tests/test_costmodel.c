@@ -65,6 +65,29 @@ static void test_costmodel_tables(void) {
     }
 }
 
+/* The fp16-arithmetic kernels (F16 family: twice the lanes of an fp32 vector) are rated between
+   the fp16 FMA peak of every core row of their ISA and the fp32 peak: from the cycles table where
+   it has a row, else from the formula at the peak of their vectors of halves. */
+static void test_costmodel_f16_kernels(void) {
+    int c, k, rated = 0;
+    for (k = 0; k < luthier_kernels_count(LUTHIER_KERNELS_F16); k++) {
+        const luthier__kernel_entry *uk = luthier__kernel_in(LUTHIER_KERNELS_F16, k);
+        const int neon = !strcmp(uk->isa, "neonfp16");
+        if (!neon && strcmp(uk->isa, "avx512fp16")) continue; /* (the scalar emulation) */
+        for (c = 0; c < LUTHIER__CM_NUM_CORES; c++) {
+            const luthier__cm_core *r = &luthier__cm_cores[c];
+            const double fp32_peak = (double)(uk->mr * uk->nr) / (r->lanes * r->fma);
+            double cyc;
+            if (neon ? !(r->features & LUTHIER_CPU_NEON) : !(r->features & LUTHIER_CPU_AVX512F)) continue;
+            cyc = luthier__cm_kernel_cycles(r, uk, NULL);
+            CHECK(cyc >= fp32_peak / 2 * 0.99 && cyc < fp32_peak * 1.3, "%s on %s: %.2f cycles a step (fp16 peak %.2f)",
+                  uk->name, r->name, cyc, fp32_peak / 2);
+            rated++;
+        }
+    }
+    printf("    %d fp16 kernel / core pairs rated\n", rated);
+}
+
 /* More work never costs less: channels, pixels, kernel size, for every algorithm that runs the
    layer and every kernel, on every core row that runs it. */
 static void test_costmodel_monotonic(void) {
@@ -391,6 +414,7 @@ done:
 
 static void run_costmodel_tests(void) {
     RUN(test_costmodel_tables);
+    RUN(test_costmodel_f16_kernels);
     RUN(test_costmodel_monotonic);
     RUN(test_costmodel_winograd);
     RUN(test_costmodel_split);
