@@ -338,7 +338,7 @@ static void test_registry_families(void) {
    their big-core twin (the same name without the variant: same MR, NR and packed B): a GEMM
    split over a fake big:0,little:1 topology, the twin on the big cluster and the variant on the
    little one, gives the bits of the twin alone (both sum k in the same order), for k below one
-   4-step block, whole blocks and blocks with a remainder. */
+   4-step block, whole blocks and blocks with a remainder (8-step blocks: one, two, more). */
 static void test_ukernels_little_twin(luthier_context *ctx, const luthier__kernel_entry *uk, const char *twin, int64_t k) {
     const int64_t m = 45, n = 2 * uk->nr + 5;
     float *a = (float *)test_alloc((size_t)(m * k) * sizeof(float));
@@ -370,7 +370,7 @@ static void test_ukernels_little_twin(luthier_context *ctx, const luthier__kerne
 
 static void test_ukernels_little_cluster(void) {
     static const luthier_kernel_family fams[] = {LUTHIER_KERNELS_F32, LUTHIER_KERNELS_F16};
-    static const int64_t ks[] = {1, 3, 4, 8, 11, 37};
+    static const int64_t ks[] = {1, 3, 4, 8, 11, 16, 19, 37};
     luthier_context *ctx = NULL;
     luthier_context_desc cd;
     luthier_topology topo;
