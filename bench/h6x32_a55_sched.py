@@ -2,7 +2,8 @@
 """h6x32_a55_sched.py - schedules the main loop of 6x32__neonfp16_hybrid_a55 (luthier_kernels_neon.h).
 
     bench/h6x32_a55_sched.py            prints the C macros (LUTHIER__H6x32L_BLOCK, _FIRST)
-    bench/h6x32_a55_sched.py --check    only checks the schedule (exit status 1 if a rule fails)
+    bench/h6x32_a55_sched.py --write    writes them into luthier_kernels_neon.h (>>f16-hybrid-a55)
+    bench/h6x32_a55_sched.py --check    exit status 1 unless the rules hold and the header has them
 
 The loop is one 8-step block of the fp16 hybrid 6x32 tile (192 `fmla C.8h, B.8h, A.h[lane]`,
 groups g = 4 * step + column of six FMLAs, one B vector each). The register plan is fixed here
@@ -21,6 +22,7 @@ the general registers. Loads for the next block (its set X and first B vectors) 
 the last block runs without them and the prologue (_FIRST) makes them for the first block.
 The order of the k steps into each accumulator is the one of 6x32__neonfp16_hybrid.
 """
+import os
 import sys
 
 MIN_DIST = 6
@@ -95,6 +97,7 @@ def chains():
 
 
 def show(slots, a, b):
+    """slots a..b-1 as text (for the error messages)."""
     return " ".join("%d:%s" % (s, (slots[s % NF][0] + (slots[s % NF][1].name if len(slots[s % NF]) > 1 and
                      hasattr(slots[s % NF][1], "name") else "")) if slots[s % NF] else "-") for s in range(a, b))
 
@@ -280,7 +283,6 @@ def verify(slots, cs, place, gp):
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
     import inorder_check as ic
     body = []
-    adds = {ins[1]: s for s, ins in enumerate(slots) if ins and ins[0] == "add"}
     for i in range(NF):
         acc, b, a, lane, g = F[i]
         body.append("fmla %s.8h, %s.8h, %s.h[%d]" % (acc, b, a, lane))
@@ -309,25 +311,41 @@ def verify(slots, cs, place, gp):
     return not (r1 or r2 or r3), len(body)
 
 
-def main():
+def generate():
+    """the C macros of the block and its prologue, and whether the rules hold."""
     slots, cs, place = schedule()
     gp = gp_assign(slots, place)
     ok, n = verify(slots, cs, place, gp)
     free = sum(1 for s in slots if s is None)
     print("# %d instructions, %d empty slots, rules %s" % (n, free, "pass" if ok else "FAIL"), file=sys.stderr)
-    if "--check" in sys.argv:
-        return 0 if ok else 1
     body, first = emit(slots, cs, place, gp)
     out = ["%-108s \\" % "#define LUTHIER__H6x32L_BLOCK(NX, LC)"]
     for g in range(32):
-        items = [l for gg, l in body if gg == g]
-        out += wrap("    /* %-2d */ " % g, items)
+        out += wrap("    /* %-2d */ " % g, [l for gg, l in body if gg == g])
     out[-1] = out[-1].rstrip(" \\")
     out.append("/* The loads NX makes for the first block, in the same order (B from b, A pairs from x0-x5). */")
     out.append("%-108s \\" % "#define LUTHIER__H6x32L_FIRST")
     out += wrap("    ", first)
     out[-1] = out[-1].rstrip(" \\")
-    print("\n".join(out))
+    return "\n".join(out), ok
+
+
+def main():
+    text, ok = generate()
+    header = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "luthier_kernels_neon.h")
+    if "--write" in sys.argv or "--check" in sys.argv:
+        with open(header) as f:
+            src = f.read()
+        a, b = src.index("#define LUTHIER__H6x32L_BLOCK"), src.index("\n\n#define LUTHIER__H6x32L_K8")
+        if "--check" in sys.argv:
+            same = src[a:b] == text
+            print("# luthier_kernels_neon.h: the block %s the generated one" % ("is" if same else "is NOT"),
+                  file=sys.stderr)
+            return 0 if ok and same else 1
+        with open(header, "w") as f:
+            f.write(src[:a] + text + src[b:])
+        return 0 if ok else 1
+    print(text)
     return 0 if ok else 1
 
 
