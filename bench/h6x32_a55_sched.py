@@ -17,8 +17,9 @@ last; group 31 reads rows 4,5 first and group 0 reads rows 0,1 last.
 Each q register arrives as "ldr d" (low half) + "ldr x" into a general register + "ins v.d[1]".
 The script places every load, ins, pointer add and the loop count in the slots after the FMLAs
 (one a slot: rule R2 of bench/inorder_check.py), each load and ins at least 6 instructions
-before the first instruction that reads its register (R3), most constrained first, and assigns
-the general registers. Loads for the next block (its set X and first B vectors) are marked NX:
+before the first instruction that reads its register (R3), most constrained first (where the
+slots between are still empty, it counts on them being filled, and puts an ldr x there), and
+assigns the general registers; then it checks the loop with bench/inorder_check.py's rules. Loads for the next block (its set X and first B vectors) are marked NX:
 the last block runs without them and the prologue (_FIRST) makes them for the first block.
 The order of the k steps into each accumulator is the one of 6x32__neonfp16_hybrid.
 """
@@ -27,7 +28,9 @@ import sys
 
 MIN_DIST = 6
 NF = 192
-GP = ["x6", "x7", "x12", "x13", "x14", "x15", "x16", "x17"]
+# the general registers for the high halves: x12, x13 of the frame and x6, x7, x14, x15, the
+# kernel's own clobbers (LUTHIER__H6x32_KERNEL(..._a55, ...) names them)
+GP = ["x6", "x7", "x12", "x13", "x14", "x15"]
 
 
 def a_reg(step, row):
@@ -122,7 +125,7 @@ def schedule():
         return (i - a) + filled(a + 1, i)
 
     # fixed: the loop control, and v0's two turnovers (its ldr d right after the last read of the
-    # old value, its ins three slots on, the two slots between filled with pointer steps)
+    # old value, its ins three slots on; between them the steps of b and x4/x5, and the subs)
     put(NF - 1, ("bne",))
     put(NF - 3, ("subs",))
     put(NF - 4, ("add", "b"))
