@@ -3179,12 +3179,13 @@ static const luthier__cm_kcycles luthier__cm_kcycle_table[] = {
     {"Cortex-A76", "8x12__neondot", 3.0}, {"Cortex-A76", "8x12__neondot_a55", 4.13},
     {"Cortex-A55", "8x12__neondot_a55", 6.19}, {"Cortex-A55", "8x12__neondot", 7.5},
     /* fp16 kernels (24 fmla .8h a step): neoverse-n1 model for A76/N1 (8x24 and 6x32 at 2 a
-       cycle, the a55 variant 56.0 cycles per 4 steps); A55 as the fp32 rows: the FMLA floor for
-       the in-order schedule (the model: 80 per 4 steps), 1.25x it for the big-core ones */
+       cycle, the a55 variants 56.0 cycles per 4 steps and 115.0 per 8); A55 as the fp32 rows:
+       the FMLA floor for the in-order schedules (the model: 80 per 4 steps, 167 per 8), 1.25x
+       it for the big-core ones */
     {"Cortex-A76", "8x24__neonfp16", 12.0}, {"Cortex-A76", "6x32__neonfp16_hybrid", 12.0},
-    {"Cortex-A76", "8x24__neonfp16_a55", 14.0},
+    {"Cortex-A76", "8x24__neonfp16_a55", 14.0}, {"Cortex-A76", "6x32__neonfp16_hybrid_a55", 14.4},
     {"Cortex-A55", "8x24__neonfp16_a55", 24.0}, {"Cortex-A55", "8x24__neonfp16", 30.0},
-    {"Cortex-A55", "6x32__neonfp16_hybrid", 30.0},
+    {"Cortex-A55", "6x32__neonfp16_hybrid", 30.0}, {"Cortex-A55", "6x32__neonfp16_hybrid_a55", 24.0},
 };
 #define LUTHIER__CM_NUM_KCYCLES ((int)(sizeof luthier__cm_kcycle_table / sizeof luthier__cm_kcycle_table[0]))
 

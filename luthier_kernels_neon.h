@@ -5,7 +5,8 @@
    (no dotprod, no fp16), so the kernels run on Cortex-A53/A55/A57/A72/A73/A76 and Neoverse.
 
    TABLE OF CONTENTS: >>list >>common >>8x12 >>8x12-a53 >>8x6 >>6x16 >>6x16-a53 >>4x24 >>8x4 >>pack >>depthwise >>transpose
-   (then the Armv8.2 FP16 kernels, run only where the CPU has FP16: >>f16 >>f16-a55 >>f16-hybrid)
+   (then the Armv8.2 FP16 kernels, run only where the CPU has FP16: >>f16 >>f16-a55 >>f16-hybrid
+   >>f16-hybrid-a55)
 
    kernel                 kind         MR x NR  k unroll  accumulators  inner product
    8x12__neonfma          interleaved   8 x 12     4      v8-v31  (24)  fmla C.4s, B.4s, A.s[row]
@@ -1685,71 +1686,247 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x24__neonfp16_a
     LUTHIER__H6x32_G2(v6, lane) "ldr q6, [%[b], #64*" #lane "+64]\n\t"                             \
     LUTHIER__H6x32_G3(v7, lane) "ldr q7, [%[b], #64*" #lane "+80]\n\t"
 
-LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_6x32__neonfp16_hybrid(const luthier_sgemm_ukernel_args *p) {
-    float16_t t[6 * 32];
-    float16_t *tp = t;
-    const float *const *ar = p->a_rows;
-    const float *b = p->b;
-    size_t ks = p->ks, r;
-    __asm__ __volatile__(
-        LUTHIER__V8_31(LUTHIER__ZEROQ)
-        "cbz %[ks], .Lluthier_h6x32_end_%=\n\t"
-        ".Lluthier_h6x32_seg_%=:\n\t"
-        "mov x13, %[ar]\n\t"
-        "ldr x0, [x13]\n\t"
-        LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)
-        LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40)
-        "add %[ar], %[ar], #48\n\t"
-        "lsr x10, %[k], #3\n\t"
-        "and x11, %[k], #7\n\t"
-        "cbz x10, .Lluthier_h6x32_k1_%=\n\t"
-        ".Lluthier_h6x32_k8_%=:\n\t"
-        "// LLVM-MCA-BEGIN\n\t"
-        "ldr q0, [x0], #16\n\t"
-        "ldr q1, [x1], #16\n\t"
-        "ldr q2, [x2], #16\n\t"
-        "ldr q3, [x3], #16\n\t"
-        "ldr q4, [x4], #16\n\t"
-        "ldr q5, [x5], #16\n\t"
-        "ldp q6, q7, [%[b]]\n\t"
-        LUTHIER__H6x32_STEP(0) LUTHIER__H6x32_STEP(1) LUTHIER__H6x32_STEP(2) LUTHIER__H6x32_STEP(3)
-        LUTHIER__H6x32_STEP(4) LUTHIER__H6x32_STEP(5) LUTHIER__H6x32_STEP(6)
-        LUTHIER__H6x32_G0(v6, 7) "ldr q6, [%[b], #480]\n\t"
-        LUTHIER__H6x32_G1(v7, 7) "ldr q7, [%[b], #496]\n\t"
-        LUTHIER__H6x32_G2(v6, 7)
-        "add %[b], %[b], #512\n\t"
-        LUTHIER__H6x32_G3(v7, 7)
-        "subs x10, x10, #1\n\t"
-        "b.ne .Lluthier_h6x32_k8_%=\n\t"
+/* The frame of the fp16 hybrid 6x32 kernels (this one and >>f16-hybrid-a55): per segment the six
+   row pointers and x10 = k / 8, x11 = k % 8; K8 (when x10 > 0: all the 8-step blocks, from its
+   label k8 on to the label k1), the k % 8 single steps, the next segment, the store; tag: the
+   labels' prefix; the arguments after K8: clobbers beyond the frame's. */
+#define LUTHIER__H6x32_KERNEL(fn, tag, K8, ...)                                                    \
+    LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void fn(const luthier_sgemm_ukernel_args *p) {            \
+        float16_t t[6 * 32];                                                                       \
+        float16_t *tp = t;                                                                         \
+        const float *const *ar = p->a_rows;                                                        \
+        const float *b = p->b;                                                                     \
+        size_t ks = p->ks, r;                                                                      \
+        __asm__ __volatile__(                                                                      \
+            LUTHIER__V8_31(LUTHIER__ZEROQ)                                                         \
+            "cbz %[ks], .Lluthier_" #tag "_end_%=\n\t"                                              \
+            ".Lluthier_" #tag "_seg_%=:\n\t"                                                        \
+            "mov x13, %[ar]\n\t"                                                                   \
+            "ldr x0, [x13]\n\t"                                                                    \
+            LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)       \
+            LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40)                                  \
+            "add %[ar], %[ar], #48\n\t"                                                            \
+            "lsr x10, %[k], #3\n\t"                                                                \
+            "and x11, %[k], #7\n\t"                                                                \
+            "cbz x10, .Lluthier_" #tag "_k1_%=\n\t"                                                 \
+            K8                                                                                     \
+            ".Lluthier_" #tag "_k1_%=:\n\t"                                                         \
+            "cbz x11, .Lluthier_" #tag "_next_%=\n\t"                                               \
+            ".Lluthier_" #tag "_rem_%=:\n\t"                                                        \
+            "ldr h0, [x0], #2\n\t"                                                                 \
+            "ldr h1, [x1], #2\n\t"                                                                 \
+            "ldr h2, [x2], #2\n\t"                                                                 \
+            "ldr h3, [x3], #2\n\t"                                                                 \
+            "ldr h4, [x4], #2\n\t"                                                                 \
+            "ldr h5, [x5], #2\n\t"                                                                 \
+            "ldp q6, q7, [%[b]]\n\t"                                                               \
+            LUTHIER__H6x32_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"                                     \
+            LUTHIER__H6x32_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"                                     \
+            LUTHIER__H6x32_G2(v6, 0)                                                               \
+            "add %[b], %[b], #64\n\t"                                                              \
+            LUTHIER__H6x32_G3(v7, 0)                                                               \
+            "subs x11, x11, #1\n\t"                                                                \
+            "b.ne .Lluthier_" #tag "_rem_%=\n\t"                                                    \
+            ".Lluthier_" #tag "_next_%=:\n\t"                                                       \
+            "subs %[ks], %[ks], #1\n\t"                                                            \
+            "b.ne .Lluthier_" #tag "_seg_%=\n\t"                                                    \
+            ".Lluthier_" #tag "_end_%=:\n\t"                                                        \
+            LUTHIER__H_STORE_V8_31                                                                 \
+            : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks), [t] "+r"(tp)                              \
+            : [k] "r"(p->k), [m] "r"(p->m)                                                         \
+            : "x0", "x1", "x2", "x3", "x4", "x5", "x10", "x11", "x12", "x13", LUTHIER__CLOB_V0_7,   \
+              LUTHIER__CLOB_V8_31, __VA_ARGS__);                                                   \
+        for (r = 0; r < p->m; r++) luthier__neon_h_row(p, r, t + 32 * r, 4);                       \
+    }
+
+/* the big-core main loop: 8 steps an iteration, A rows in v0-v5, B through v6/v7 */
+#define LUTHIER__H6x32_K8                                                                          \
+        ".Lluthier_h6x32_k8_%=:\n\t"                                                               \
+        "// LLVM-MCA-BEGIN\n\t"                                                                    \
+        "ldr q0, [x0], #16\n\t"                                                                    \
+        "ldr q1, [x1], #16\n\t"                                                                    \
+        "ldr q2, [x2], #16\n\t"                                                                    \
+        "ldr q3, [x3], #16\n\t"                                                                    \
+        "ldr q4, [x4], #16\n\t"                                                                    \
+        "ldr q5, [x5], #16\n\t"                                                                    \
+        "ldp q6, q7, [%[b]]\n\t"                                                                   \
+        LUTHIER__H6x32_STEP(0) LUTHIER__H6x32_STEP(1) LUTHIER__H6x32_STEP(2) LUTHIER__H6x32_STEP(3) \
+        LUTHIER__H6x32_STEP(4) LUTHIER__H6x32_STEP(5) LUTHIER__H6x32_STEP(6)                       \
+        LUTHIER__H6x32_G0(v6, 7) "ldr q6, [%[b], #480]\n\t"                                        \
+        LUTHIER__H6x32_G1(v7, 7) "ldr q7, [%[b], #496]\n\t"                                        \
+        LUTHIER__H6x32_G2(v6, 7)                                                                   \
+        "add %[b], %[b], #512\n\t"                                                                 \
+        LUTHIER__H6x32_G3(v7, 7)                                                                   \
+        "subs x10, x10, #1\n\t"                                                                    \
+        "b.ne .Lluthier_h6x32_k8_%=\n\t"                                                           \
         "// LLVM-MCA-END\n\t"
-        ".Lluthier_h6x32_k1_%=:\n\t"
-        "cbz x11, .Lluthier_h6x32_next_%=\n\t"
-        ".Lluthier_h6x32_rem_%=:\n\t"
-        "ldr h0, [x0], #2\n\t"
-        "ldr h1, [x1], #2\n\t"
-        "ldr h2, [x2], #2\n\t"
-        "ldr h3, [x3], #2\n\t"
-        "ldr h4, [x4], #2\n\t"
-        "ldr h5, [x5], #2\n\t"
-        "ldp q6, q7, [%[b]]\n\t"
-        LUTHIER__H6x32_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"
-        LUTHIER__H6x32_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"
-        LUTHIER__H6x32_G2(v6, 0)
-        "add %[b], %[b], #64\n\t"
-        LUTHIER__H6x32_G3(v7, 0)
-        "subs x11, x11, #1\n\t"
-        "b.ne .Lluthier_h6x32_rem_%=\n\t"
-        ".Lluthier_h6x32_next_%=:\n\t"
-        "subs %[ks], %[ks], #1\n\t"
-        "b.ne .Lluthier_h6x32_seg_%=\n\t"
-        ".Lluthier_h6x32_end_%=:\n\t"
-        LUTHIER__H_STORE_V8_31
-        : [ar] "+r"(ar), [b] "+r"(b), [ks] "+r"(ks), [t] "+r"(tp)
-        : [k] "r"(p->k), [m] "r"(p->m)
-        : "x0", "x1", "x2", "x3", "x4", "x5", "x10", "x11", "x12", "x13", LUTHIER__CLOB_V0_7, LUTHIER__CLOB_V8_31, "cc",
-          "memory");
-    for (r = 0; r < p->m; r++) luthier__neon_h_row(p, r, t + 32 * r, 4);
-}
+
+LUTHIER__H6x32_KERNEL(luthier_sgemm_ukernel_6x32__neonfp16_hybrid, h6x32, LUTHIER__H6x32_K8, "cc", "memory")
+
+/* >>f16-hybrid-a55 ============================================================================
+   Hybrid 6x32 in fp16 for in-order cores (Cortex-A55: the little cores with FP16): the A rows,
+   packed B, segments, accumulators and epilogue of >>f16-hybrid (a twin a little cluster runs
+   over the big cluster's packed weights, cluster_kernels), the instruction stream of >>6x16-a53:
+   no 128-bit load in the main loop (a q register arrives as "ldr d" + "ldr x" + "ins v.d[1]"),
+   every load, ins and loop-control instruction right after an FMLA, each load and ins at least 6
+   instructions before the first instruction that reads what it wrote (bench/inorder_check.py).
+   24 accumulators leave v0-v7; A holds the rows in pairs, 4 k steps of two rows a register:
+     C[r][8v..8v+7] = v(8 + 4r + v)     (as >>f16-hybrid)
+     A, steps 0-3: v0 = rows 0,1 (lanes 0-3: row 0, k0..k3; lanes 4-7: row 1), v1 = rows 2,3,
+        v2 = rows 4,5;  steps 4-7: v3 = rows 0,1, v4 = rows 2,3, v0 = rows 4,5
+     B: group g (step g / 4, columns 8(g % 4)..+7) reads v5 v6 v7 v5 v3 v6 v7 v5 v6 v7 v5 v6 v7
+        v5 v6 v7 v5 v6 v7 v5 v1 v6 v7 v5 v6 v7 v5 v6 v7 v5 v6 v7: v3 before it takes the rows of
+        steps 4-7, v1 after its rows of steps 0-3; every register reloaded across two groups
+   v0 turns over twice: group 15 reads rows 0,1 first and group 16 rows 4,5 last, group 31 reads
+   rows 4,5 first and group 0 rows 0,1 last. A pair arrives as "ldr d" (8 bytes of the first
+   row) + "ldr x" (the second) + "ins"; the loads use immediate offsets and one "add" a block
+   moves each row pointer and b (a load with writeback does not pair with an FMLA on the A55).
+   The order of the FMLAs within a step differs from >>f16-hybrid, never the order of the k
+   steps into one accumulator: the results are bit-identical to 6x32__neonfp16_hybrid.
+   The block below is generated by bench/h6x32_a55_sched.py --write (it places the loads in the
+   slots after the FMLAs against the three rules; --check: the block is its output). The loads marked NX read the next 8-step block (its
+   steps 0-3 pairs and first B vectors); the k loop runs the block with them k / 8 - 1 times,
+   then once without them (the last block: nothing is read past the A rows' [0, k) nor past
+   the packed B of the segment); the prologue (_FIRST) makes those loads for the first block.
+   The k % 8 remainder is the one of >>f16-hybrid. Per 8-step block: 192 FMLA, 32 + 6 ldr d,
+   32 + 6 ldr x, 38 ins, 7 add. */
+#define LUTHIER__H6x32L_BLOCK(NX, LC)                                                                        \
+    /* 0  */ LUTHIER__FMLAH(v16, 5, 1, 0) LUTHIER__INSD(6, x13) LUTHIER__FMLAH(v20, 5, 1, 4)                 \
+             LUTHIER__LDD(7, b, 32) LUTHIER__FMLAH(v24, 5, 2, 0) LUTHIER__LDD(3, b, 64)                      \
+             LUTHIER__FMLAH(v28, 5, 2, 4) LUTHIER__LDX(x6, b, 64) LUTHIER__FMLAH(v8, 5, 0, 0)                \
+             LUTHIER__LDX(x7, b, 48) LUTHIER__FMLAH(v12, 5, 0, 4) LUTHIER__INSD(7, x12)                      \
+    /* 1  */ LUTHIER__FMLAH(v9, 6, 0, 0) LUTHIER__LDD(5, b, 48) LUTHIER__FMLAH(v13, 6, 0, 4)                 \
+             LUTHIER__INSD(3, x6) LUTHIER__FMLAH(v17, 6, 1, 0) LUTHIER__FMLAH(v21, 6, 1, 4)                  \
+             LUTHIER__FMLAH(v25, 6, 2, 0) LUTHIER__LDX(x6, b, 80) LUTHIER__FMLAH(v29, 6, 2, 4)               \
+             LUTHIER__LDD(6, b, 80)                                                                          \
+    /* 2  */ LUTHIER__FMLAH(v10, 7, 0, 0) LUTHIER__INSD(5, x7) LUTHIER__FMLAH(v14, 7, 0, 4)                  \
+             LUTHIER__FMLAH(v18, 7, 1, 0) LUTHIER__FMLAH(v22, 7, 1, 4) LUTHIER__LDX(x7, b, 96)               \
+             LUTHIER__FMLAH(v26, 7, 2, 0) LUTHIER__INSD(6, x6) LUTHIER__FMLAH(v30, 7, 2, 4)                  \
+             LUTHIER__LDD(7, b, 96)                                                                          \
+    /* 3  */ LUTHIER__FMLAH(v11, 5, 0, 0) LUTHIER__FMLAH(v15, 5, 0, 4) LUTHIER__FMLAH(v19, 5, 1, 0)          \
+             LUTHIER__FMLAH(v23, 5, 1, 4) LUTHIER__FMLAH(v27, 5, 2, 0) LUTHIER__LDX(x6, b, 112)              \
+             LUTHIER__FMLAH(v31, 5, 2, 4) LUTHIER__INSD(7, x7)                                               \
+    /* 4  */ LUTHIER__FMLAH(v8, 3, 0, 1) LUTHIER__LDD(5, b, 112) LUTHIER__FMLAH(v12, 3, 0, 5)                \
+             LUTHIER__FMLAH(v16, 3, 1, 1) LUTHIER__FMLAH(v20, 3, 1, 5) LUTHIER__FMLAH(v24, 3, 2, 1)          \
+             LUTHIER__FMLAH(v28, 3, 2, 5)                                                                    \
+    /* 5  */ LUTHIER__FMLAH(v9, 6, 0, 1) LUTHIER__INSD(5, x6) LUTHIER__FMLAH(v13, 6, 0, 5)                   \
+             LUTHIER__FMLAH(v17, 6, 1, 1) LUTHIER__FMLAH(v21, 6, 1, 5) LUTHIER__FMLAH(v25, 6, 2, 1)          \
+             LUTHIER__LDX(x6, b, 128) LUTHIER__FMLAH(v29, 6, 2, 5) LUTHIER__LDD(6, b, 128)                   \
+    /* 6  */ LUTHIER__FMLAH(v10, 7, 0, 1) LUTHIER__FMLAH(v14, 7, 0, 5) LUTHIER__FMLAH(v18, 7, 1, 1)          \
+             LUTHIER__FMLAH(v22, 7, 1, 5) LUTHIER__FMLAH(v26, 7, 2, 1) LUTHIER__LDX(x7, b, 144)              \
+             LUTHIER__FMLAH(v30, 7, 2, 5) LUTHIER__INSD(6, x6)                                               \
+    /* 7  */ LUTHIER__FMLAH(v11, 5, 0, 1) LUTHIER__LDD(7, b, 144) LUTHIER__FMLAH(v15, 5, 0, 5)               \
+             LUTHIER__6x16L_LDDA(4, x2, 8) LUTHIER__FMLAH(v19, 5, 1, 1) LUTHIER__FMLAH(v23, 5, 1, 5)         \
+             LUTHIER__6x16L_LDXA(x6, x3, 8) LUTHIER__FMLAH(v27, 5, 2, 1) LUTHIER__LDX(x12, b, 160)           \
+             LUTHIER__FMLAH(v31, 5, 2, 5) LUTHIER__LDD(5, b, 160)                                            \
+    /* 8  */ LUTHIER__FMLAH(v8, 6, 0, 2) LUTHIER__INSD(7, x7) LUTHIER__FMLAH(v12, 6, 0, 6)                   \
+             LUTHIER__INSD(4, x6) LUTHIER__FMLAH(v16, 6, 1, 2) "add x2, x2, #16\n\t"                         \
+             LUTHIER__FMLAH(v20, 6, 1, 6) LUTHIER__LDX(x6, b, 176) LUTHIER__FMLAH(v24, 6, 2, 2)              \
+             LUTHIER__INSD(5, x12) LUTHIER__FMLAH(v28, 6, 2, 6) LUTHIER__LDD(6, b, 176)                      \
+    /* 9  */ LUTHIER__FMLAH(v9, 7, 0, 2) "add x3, x3, #16\n\t" LUTHIER__FMLAH(v13, 7, 0, 6)                  \
+             LUTHIER__FMLAH(v17, 7, 1, 2) LUTHIER__6x16L_LDDA(3, x0, 8) LUTHIER__FMLAH(v21, 7, 1, 6)         \
+             LUTHIER__6x16L_LDXA(x7, x1, 8) LUTHIER__FMLAH(v25, 7, 2, 2) LUTHIER__LDX(x12, b, 192)           \
+             LUTHIER__FMLAH(v29, 7, 2, 6) LUTHIER__INSD(6, x6)                                               \
+    /* 10 */ LUTHIER__FMLAH(v10, 5, 0, 2) LUTHIER__LDD(7, b, 192) LUTHIER__FMLAH(v14, 5, 0, 6)               \
+             LUTHIER__INSD(3, x7) LUTHIER__FMLAH(v18, 5, 1, 2) "add x0, x0, #16\n\t"                         \
+             LUTHIER__FMLAH(v22, 5, 1, 6) "add x1, x1, #16\n\t" LUTHIER__FMLAH(v26, 5, 2, 2)                 \
+             LUTHIER__LDX(x6, b, 208) LUTHIER__FMLAH(v30, 5, 2, 6) LUTHIER__LDD(5, b, 208)                   \
+    /* 11 */ LUTHIER__FMLAH(v11, 6, 0, 2) LUTHIER__INSD(7, x12) LUTHIER__FMLAH(v15, 6, 0, 6)                 \
+             LUTHIER__FMLAH(v19, 6, 1, 2) LUTHIER__FMLAH(v23, 6, 1, 6) LUTHIER__LDX(x7, b, 224)              \
+             LUTHIER__FMLAH(v27, 6, 2, 2) LUTHIER__INSD(5, x6) LUTHIER__FMLAH(v31, 6, 2, 6)                  \
+             LUTHIER__LDD(6, b, 224)                                                                         \
+    /* 12 */ LUTHIER__FMLAH(v8, 7, 0, 3) LUTHIER__FMLAH(v12, 7, 0, 7) LUTHIER__FMLAH(v16, 7, 1, 3)           \
+             LUTHIER__FMLAH(v20, 7, 1, 7) LUTHIER__FMLAH(v24, 7, 2, 3) LUTHIER__LDX(x6, b, 240)              \
+             LUTHIER__FMLAH(v28, 7, 2, 7) LUTHIER__INSD(6, x7)                                               \
+    /* 13 */ LUTHIER__FMLAH(v9, 5, 0, 3) LUTHIER__LDD(7, b, 240) LUTHIER__FMLAH(v13, 5, 0, 7)                \
+             LUTHIER__FMLAH(v17, 5, 1, 3) LUTHIER__FMLAH(v21, 5, 1, 7) LUTHIER__FMLAH(v25, 5, 2, 3)          \
+             LUTHIER__LDX(x7, b, 256) LUTHIER__FMLAH(v29, 5, 2, 7) LUTHIER__LDD(5, b, 256)                   \
+    /* 14 */ LUTHIER__FMLAH(v10, 6, 0, 3) LUTHIER__INSD(7, x6) LUTHIER__FMLAH(v14, 6, 0, 7)                  \
+             LUTHIER__FMLAH(v18, 6, 1, 3) LUTHIER__6x16L_LDXA(x6, x5, 8) LUTHIER__FMLAH(v22, 6, 1, 7)        \
+             LUTHIER__LDX(x12, b, 288) LUTHIER__FMLAH(v26, 6, 2, 3) LUTHIER__INSD(5, x7)                     \
+             LUTHIER__FMLAH(v30, 6, 2, 7) LUTHIER__LDD(6, b, 272)                                            \
+    /* 15 */ LUTHIER__FMLAH(v11, 7, 0, 3) LUTHIER__LDX(x7, b, 272) LUTHIER__FMLAH(v15, 7, 0, 7)              \
+             LUTHIER__6x16L_LDDA(0, x4, 8) LUTHIER__FMLAH(v19, 7, 1, 3) "add x4, x4, #16\n\t"                \
+             LUTHIER__FMLAH(v23, 7, 1, 7) "add x5, x5, #16\n\t" LUTHIER__FMLAH(v27, 7, 2, 3)                 \
+             LUTHIER__INSD(0, x6) LUTHIER__FMLAH(v31, 7, 2, 7) LUTHIER__INSD(6, x7)                          \
+    /* 16 */ LUTHIER__FMLAH(v8, 5, 3, 0) LUTHIER__LDD(7, b, 288) LUTHIER__FMLAH(v12, 5, 3, 4)                \
+             LUTHIER__LDD(1, b, 320) LUTHIER__FMLAH(v16, 5, 4, 0) LUTHIER__FMLAH(v20, 5, 4, 4)               \
+             LUTHIER__LDX(x6, b, 320) LUTHIER__FMLAH(v24, 5, 0, 0) LUTHIER__LDX(x7, b, 304)                  \
+             LUTHIER__FMLAH(v28, 5, 0, 4) LUTHIER__LDD(5, b, 304)                                            \
+    /* 17 */ LUTHIER__FMLAH(v9, 6, 3, 0) LUTHIER__INSD(7, x12) LUTHIER__FMLAH(v13, 6, 3, 4)                  \
+             LUTHIER__INSD(1, x6) LUTHIER__FMLAH(v17, 6, 4, 0) LUTHIER__FMLAH(v21, 6, 4, 4)                  \
+             LUTHIER__LDX(x6, b, 336) LUTHIER__FMLAH(v25, 6, 0, 0) LUTHIER__INSD(5, x7)                      \
+             LUTHIER__FMLAH(v29, 6, 0, 4) LUTHIER__LDD(6, b, 336)                                            \
+    /* 18 */ LUTHIER__FMLAH(v10, 7, 3, 0) LUTHIER__FMLAH(v14, 7, 3, 4) LUTHIER__FMLAH(v18, 7, 4, 0)          \
+             LUTHIER__FMLAH(v22, 7, 4, 4) LUTHIER__FMLAH(v26, 7, 0, 0) LUTHIER__LDX(x7, b, 352)              \
+             LUTHIER__FMLAH(v30, 7, 0, 4) LUTHIER__INSD(6, x6)                                               \
+    /* 19 */ LUTHIER__FMLAH(v11, 5, 3, 0) LUTHIER__LDD(7, b, 352) LUTHIER__FMLAH(v15, 5, 3, 4)               \
+             LUTHIER__FMLAH(v19, 5, 4, 0) LUTHIER__FMLAH(v23, 5, 4, 4) LUTHIER__FMLAH(v27, 5, 0, 0)          \
+             LUTHIER__LDX(x6, b, 368) LUTHIER__FMLAH(v31, 5, 0, 4) LUTHIER__LDD(5, b, 368)                   \
+    /* 20 */ LUTHIER__FMLAH(v8, 1, 3, 1) LUTHIER__INSD(7, x7) LUTHIER__FMLAH(v12, 1, 3, 5)                   \
+             LUTHIER__FMLAH(v16, 1, 4, 1) LUTHIER__FMLAH(v20, 1, 4, 5) LUTHIER__FMLAH(v24, 1, 0, 1)          \
+             LUTHIER__INSD(5, x6) LUTHIER__FMLAH(v28, 1, 0, 5)                                               \
+    /* 21 */ LUTHIER__FMLAH(v9, 6, 3, 1) LUTHIER__FMLAH(v13, 6, 3, 5) LUTHIER__FMLAH(v17, 6, 4, 1)           \
+             LUTHIER__FMLAH(v21, 6, 4, 5) LUTHIER__FMLAH(v25, 6, 0, 1) LUTHIER__LDX(x6, b, 384)              \
+             LUTHIER__FMLAH(v29, 6, 0, 5) LUTHIER__LDD(6, b, 384)                                            \
+    /* 22 */ LUTHIER__FMLAH(v10, 7, 3, 1) LUTHIER__FMLAH(v14, 7, 3, 5) LUTHIER__FMLAH(v18, 7, 4, 1)          \
+             LUTHIER__FMLAH(v22, 7, 4, 5) LUTHIER__FMLAH(v26, 7, 0, 1) LUTHIER__LDX(x7, b, 400)              \
+             LUTHIER__FMLAH(v30, 7, 0, 5) LUTHIER__INSD(6, x6)                                               \
+    /* 23 */ LUTHIER__FMLAH(v11, 5, 3, 1) LUTHIER__LDD(7, b, 400) LUTHIER__FMLAH(v15, 5, 3, 5)               \
+             NX(LUTHIER__6x16L_LDDA(2, x4, 0)) LUTHIER__FMLAH(v19, 5, 4, 1) LUTHIER__FMLAH(v23, 5, 4, 5)     \
+             NX(LUTHIER__6x16L_LDXA(x6, x5, 0)) LUTHIER__FMLAH(v27, 5, 0, 1) LUTHIER__LDX(x12, b, 416)       \
+             LUTHIER__FMLAH(v31, 5, 0, 5) LUTHIER__LDD(5, b, 416)                                            \
+    /* 24 */ LUTHIER__FMLAH(v8, 6, 3, 2) LUTHIER__INSD(7, x7) LUTHIER__FMLAH(v12, 6, 3, 6)                   \
+             NX(LUTHIER__INSD(2, x6)) LUTHIER__FMLAH(v16, 6, 4, 2) LUTHIER__FMLAH(v20, 6, 4, 6)              \
+             LUTHIER__LDX(x6, b, 432) LUTHIER__FMLAH(v24, 6, 0, 2) LUTHIER__INSD(5, x12)                     \
+             LUTHIER__FMLAH(v28, 6, 0, 6) LUTHIER__LDD(6, b, 432)                                            \
+    /* 25 */ LUTHIER__FMLAH(v9, 7, 3, 2) LUTHIER__FMLAH(v13, 7, 3, 6) LUTHIER__FMLAH(v17, 7, 4, 2)           \
+             NX(LUTHIER__6x16L_LDDA(1, x2, 0)) LUTHIER__FMLAH(v21, 7, 4, 6)                                  \
+             NX(LUTHIER__6x16L_LDXA(x7, x3, 0)) LUTHIER__FMLAH(v25, 7, 0, 2) LUTHIER__LDX(x12, b, 448)       \
+             LUTHIER__FMLAH(v29, 7, 0, 6) LUTHIER__INSD(6, x6)                                               \
+    /* 26 */ LUTHIER__FMLAH(v10, 5, 3, 2) LUTHIER__LDD(7, b, 448) LUTHIER__FMLAH(v14, 5, 3, 6)               \
+             NX(LUTHIER__INSD(1, x7)) LUTHIER__FMLAH(v18, 5, 4, 2) LUTHIER__FMLAH(v22, 5, 4, 6)              \
+             LUTHIER__FMLAH(v26, 5, 0, 2) LUTHIER__LDX(x6, b, 464) LUTHIER__FMLAH(v30, 5, 0, 6)              \
+             LUTHIER__LDD(5, b, 464)                                                                         \
+    /* 27 */ LUTHIER__FMLAH(v11, 6, 3, 2) LUTHIER__INSD(7, x12) LUTHIER__FMLAH(v15, 6, 3, 6)                 \
+             LUTHIER__FMLAH(v19, 6, 4, 2) LUTHIER__FMLAH(v23, 6, 4, 6) LUTHIER__LDX(x7, b, 480)              \
+             LUTHIER__FMLAH(v27, 6, 0, 2) LUTHIER__INSD(5, x6) LUTHIER__FMLAH(v31, 6, 0, 6)                  \
+             LUTHIER__LDD(6, b, 480)                                                                         \
+    /* 28 */ LUTHIER__FMLAH(v8, 7, 3, 3) LUTHIER__FMLAH(v12, 7, 3, 7) LUTHIER__FMLAH(v16, 7, 4, 3)           \
+             LUTHIER__FMLAH(v20, 7, 4, 7) LUTHIER__FMLAH(v24, 7, 0, 3) LUTHIER__FMLAH(v28, 7, 0, 7)          \
+             LUTHIER__INSD(6, x7)                                                                            \
+    /* 29 */ LUTHIER__FMLAH(v9, 5, 3, 3) LUTHIER__LDD(7, b, 496) LUTHIER__FMLAH(v13, 5, 3, 7)                \
+             LUTHIER__FMLAH(v17, 5, 4, 3) LUTHIER__LDX(x6, b, 496) LUTHIER__FMLAH(v21, 5, 4, 7)              \
+             LUTHIER__FMLAH(v25, 5, 0, 3) NX(LUTHIER__LDX(x7, b, 512)) LUTHIER__FMLAH(v29, 5, 0, 7)          \
+             NX(LUTHIER__LDD(5, b, 512))                                                                     \
+    /* 30 */ LUTHIER__FMLAH(v10, 6, 3, 3) LUTHIER__INSD(7, x6) LUTHIER__FMLAH(v14, 6, 3, 7)                  \
+             LUTHIER__FMLAH(v18, 6, 4, 3) NX(LUTHIER__6x16L_LDXA(x6, x1, 0)) LUTHIER__FMLAH(v22, 6, 4, 7)    \
+             NX(LUTHIER__LDX(x12, b, 544)) LUTHIER__FMLAH(v26, 6, 0, 3) NX(LUTHIER__LDX(x13, b, 528))        \
+             LUTHIER__FMLAH(v30, 6, 0, 7) NX(LUTHIER__INSD(5, x7))                                           \
+    /* 31 */ LUTHIER__FMLAH(v27, 7, 0, 3) NX(LUTHIER__LDD(6, b, 528)) LUTHIER__FMLAH(v31, 7, 0, 7)           \
+             NX(LUTHIER__6x16L_LDDA(0, x0, 0)) LUTHIER__FMLAH(v11, 7, 3, 3) "add %[b], %[b], #512\n\t"       \
+             LUTHIER__FMLAH(v15, 7, 3, 7) LC("subs x10, x10, #1\n\t") LUTHIER__FMLAH(v19, 7, 4, 3)           \
+             NX(LUTHIER__INSD(0, x6)) LUTHIER__FMLAH(v23, 7, 4, 7) LC("b.ne .Lluthier_h6x32a55_k8_%=\n\t")
+/* The loads NX makes for the first block, in the same order (B from b, A pairs from x0-x5). */
+#define LUTHIER__H6x32L_FIRST                                                                                \
+    LUTHIER__6x16L_LDDA(2, x4, 0) LUTHIER__6x16L_LDXA(x6, x5, 0) LUTHIER__INSD(2, x6)                        \
+    LUTHIER__6x16L_LDDA(1, x2, 0) LUTHIER__6x16L_LDXA(x7, x3, 0) LUTHIER__INSD(1, x7) LUTHIER__LDX(x7, b, 0) \
+    LUTHIER__LDD(5, b, 0) LUTHIER__6x16L_LDXA(x6, x1, 0) LUTHIER__LDX(x12, b, 32) LUTHIER__LDX(x13, b, 16)   \
+    LUTHIER__INSD(5, x7) LUTHIER__LDD(6, b, 16) LUTHIER__6x16L_LDDA(0, x0, 0) LUTHIER__INSD(0, x6)
+
+#define LUTHIER__H6x32L_K8 /* the in-order 8-step loop (see above) */                              \
+        LUTHIER__H6x32L_FIRST                                                                      \
+        "subs x10, x10, #1\n\t"                                                                    \
+        "b.eq .Lluthier_h6x32a55_last_%=\n\t"                                                      \
+        ".Lluthier_h6x32a55_k8_%=:\n\t"                                                            \
+        "// LLVM-MCA-BEGIN\n\t"                                                                    \
+        LUTHIER__H6x32L_BLOCK(LUTHIER__6x16L_KEEP, LUTHIER__6x16L_KEEP)                            \
+        "// LLVM-MCA-END\n\t"                                                                      \
+        ".Lluthier_h6x32a55_last_%=:\n\t"                                                          \
+        LUTHIER__H6x32L_BLOCK(LUTHIER__6x16L_DROP, LUTHIER__6x16L_DROP)
+
+LUTHIER__H6x32_KERNEL(luthier_sgemm_ukernel_6x32__neonfp16_hybrid_a55, h6x32a55, LUTHIER__H6x32L_K8, "x6", "x7", "x14",
+                      "x15", "cc", "memory")
 
 /* >>wino16: the 36 products of the fp16 Winograd F(4x4, 3x3) (luthier__conv_winograd16_range):
    C (4 x 16, fp32) = A (4 rows of fp16, nb blocks of 8 channels) * B (nb * 8 x 16 halves, one
@@ -1877,7 +2054,8 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__wino16_4x16_neon(const uint16
 #define LUTHIER__UKERNELS_F16_NEON(X)                                                              \
     X(8x24__neonfp16, "neonfp16", 8, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_FP16)          \
     X(6x32__neonfp16_hybrid, "neonfp16", 6, 32, 8, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_FP16)        \
-    X(8x24__neonfp16_a55, "neonfp16", 8, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_FP16)
+    X(8x24__neonfp16_a55, "neonfp16", 8, 24, 1, LUTHIER_KERNEL_INTERLEAVED, LUTHIER_CPU_FP16)          \
+    X(6x32__neonfp16_hybrid_a55, "neonfp16", 6, 32, 8, LUTHIER_KERNEL_HYBRID, LUTHIER_CPU_FP16)
 
 #ifdef __cplusplus
 }

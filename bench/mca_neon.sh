@@ -19,7 +19,8 @@
 # the loads-between-FMLAs schedule of these kernels far below what the core does), and then
 # checked against the in-order rules of bench/inorder_check.py (exit status 1 if one fails).
 # The fp16 kernels (8x24__neonfp16, 6x32__neonfp16_hybrid) are rated on neoverse-n1 (target) and cortex-a55,
-# their in-order twin 8x24__neonfp16_a55 on cortex-a55 (target) and neoverse-n1.
+# their in-order twins 8x24__neonfp16_a55 and 6x32__neonfp16_hybrid_a55 on cortex-a55 (target) and
+# neoverse-n1.
 # The int8 USMMLA kernel (8x12__neoni8mm) is rated on neoverse-n2 (target) and neoverse-v1, the
 # int8 SDOT kernel for in-order cores (8x12__neondot_a55) on cortex-a55 (target, optimistic
 # model) and neoverse-n1 (information; the A53/A57 models' cores have no dotprod).
@@ -149,10 +150,13 @@ fi
 [ "$DW_ONLY" = 1 ] || rate "h8x24__neonfp16" "luthier_sgemm_ukernel_8x24__neonfp16" "$TARGET_PCT" cortex-a55,neoverse-n1 neoverse-n1
 [ "$DW_ONLY" = 1 ] || rate "h6x32__neonfp16_hybrid" "luthier_sgemm_ukernel_6x32__neonfp16_hybrid" "$TARGET_PCT" cortex-a55,neoverse-n1 \
     neoverse-n1
-# its twin for in-order cores: target on cortex-a55 (optimistic model), neoverse-n1 for information
+# their twins for in-order cores: target on cortex-a55 (optimistic model), neoverse-n1 for information
 if [ "$DW_ONLY" = 0 ]; then
     rate "h8x24__neonfp16_a55" "luthier_sgemm_ukernel_8x24__neonfp16_a55" "$TARGET_PCT" cortex-a55,neoverse-n1 cortex-a55
     LITTLE="$LITTLE 8x24__neonfp16_a55"
+    rate "h6x32__neonfp16_hybrid_a55" "luthier_sgemm_ukernel_6x32__neonfp16_hybrid_a55" "$TARGET_PCT" cortex-a55,neoverse-n1 \
+        cortex-a55
+    LITTLE="$LITTLE 6x32__neonfp16_hybrid_a55"
 fi
 # int8 I8MM (USMMLA) kernel: neoverse-n2 is the closest llvm-19 model with i8mm (target);
 # neoverse-v1 (4 vector pipes) for information

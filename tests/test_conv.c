@@ -1312,7 +1312,8 @@ static void conv_cluster_qcase(luthier_context *ctx, const char *const *cores) {
    and fp16 kernel's layers (im2col, and Winograd for fp32, for interleaved kernels, implicit
    GEMM for hybrid ones) give the in-order cluster the variant scheduled for it where the
    registry has one (AArch64: 8x12__neonfma_a53 beside 8x12__neonfma; with FP16,
-   8x24__neonfp16_a55 beside 8x24__neonfp16 on an A55), keep the kernel elsewhere, and compute
+   8x24__neonfp16_a55 beside 8x24__neonfp16 and 6x32__neonfp16_hybrid_a55 beside
+   6x32__neonfp16_hybrid on an A55), keep the kernel elsewhere, and compute
    the bits of the kernel alone; an int8 layer likewise (8x12__neondot_a55 with dotprod); a cluster kernel
    of another kind is refused. */
 static void test_conv_cluster_kernels(void) {

@@ -205,6 +205,93 @@ static void test_ukernels_all_edges(void) {
     }
 }
 
+/* The hybrid kernels of the fp32-activation families read each A row exactly in [0, k) and the
+   packed B exactly over its ks * k steps: every row of every segment, and the B panel, end at an
+   inaccessible page (a read past an end faults), for every k up to 3 unrolled blocks and more
+   (each remainder after 0-3 blocks) and a long k, at 1-3 segments, on the full tile and an edge
+   tile (rows >= m have no row pointer); the result must be the bits of the same call on plain
+   buffers (whose values test_ukernels_all_edges checks). */
+static int hybrid_ends_case(const luthier__kernel_entry *uk, size_t m, size_t n, size_t k, size_t ks) {
+#ifdef TEST_HAVE_GUARDED
+    const size_t mr = (size_t)uk->mr, nr = (size_t)uk->nr, ab = (size_t)uk->a_bytes, bb = (size_t)uk->b_bytes;
+    const size_t bbytes = ks * k * nr * bb;
+    unsigned char *b = (unsigned char *)test_alloc(bbytes), **rows = (unsigned char **)test_alloc(ks * mr * sizeof(void *));
+    const float **plain = (const float **)test_alloc(ks * mr * sizeof(float *));
+    const float **guarded = (const float **)test_alloc(ks * mr * sizeof(float *));
+    test_guarded *g = (test_guarded *)test_alloc((ks * mr + 1) * sizeof(test_guarded));
+    float c1[LUTHIER__MAX_MR * 64], c2[LUTHIER__MAX_MR * 64];
+    luthier_sgemm_ukernel_args p;
+    size_t i, e;
+    int bad;
+    /* values of the operand's type: fp16 bit patterns of small floats, or floats */
+    for (e = 0; e < ks * k * nr; e++) {
+        const float v = test_rand_float();
+        const uint16_t h = luthier__f32_to_f16(v);
+        memcpy(b + e * bb, bb == 2 ? (const void *)&h : (const void *)&v, bb);
+    }
+    for (i = 0; i < ks * mr; i++) {
+        g[i].map = NULL;
+        rows[i] = NULL;
+        plain[i] = guarded[i] = NULL;
+        if (i % mr >= m) continue;
+        rows[i] = (unsigned char *)test_alloc(k * ab);
+        for (e = 0; e < k; e++) {
+            const float v = test_rand_float();
+            const uint16_t h = luthier__f32_to_f16(v);
+            memcpy(rows[i] + e * ab, ab == 2 ? (const void *)&h : (const void *)&v, ab);
+        }
+        plain[i] = (const float *)(const void *)rows[i];
+        guarded[i] = (const float *)test_guarded_copy(&g[i], rows[i], k * ab);
+    }
+    g[ks * mr].map = NULL;
+    memset(&p, 0, sizeof p);
+    p.m = m; p.n = n; p.k = k; p.ks = ks;
+    p.ldc = nr;
+    p.min = -1.0f; p.max = 1.0f;
+    p.flags = LUTHIER_UKERNEL_CLAMP;
+    memset(c1, 0, sizeof c1), memset(c2, 0, sizeof c2);
+    p.a_rows = plain, p.b = (const float *)(const void *)b, p.c = c1;
+    uk->fn(&p);
+    p.a_rows = guarded, p.b = (const float *)test_guarded_copy(&g[ks * mr], b, bbytes), p.c = c2;
+    uk->fn(&p);
+    bad = memcmp(c1, c2, sizeof c1) != 0;
+    if (bad) printf("    %s m=%zu n=%zu k=%zu ks=%zu: guarded operands give other bits\n", uk->name, m, n, k, ks);
+    for (i = 0; i <= ks * mr; i++) test_guarded_free(&g[i]);
+    for (i = 0; i < ks * mr; i++) free(rows[i]);
+    free(b), free(rows), free(plain), free(guarded), free(g);
+    return bad;
+#else
+    (void)uk, (void)m, (void)n, (void)k, (void)ks;
+    return 0;
+#endif
+}
+
+static void test_ukernels_hybrid_row_ends(void) {
+    int idx, tested = 0;
+    for (idx = 0; idx < SGEMM_KERNELS; idx++) {
+        const luthier__kernel_entry *uk = sgemm_kernel_at(idx);
+        const size_t ku = (size_t)uk->k_unroll, kmax = 4 * ku - 1;
+        size_t k;
+        int bad = 0;
+        if (uk->kind != LUTHIER_KERNEL_HYBRID || uk->nr > 64 || uk->mr > LUTHIER__MAX_MR ||
+            (uk->required_cpu_features & luthier_cpu_features()) != uk->required_cpu_features)
+            continue;
+        for (k = 1; k <= kmax + 1; k++) {
+            const size_t kk = k <= kmax ? k : 16 * ku + (size_t)test_rand_int(0, (int)ku - 1);
+            bad += hybrid_ends_case(uk, (size_t)uk->mr, (size_t)uk->nr, kk, 1 + k % 3);
+            bad += hybrid_ends_case(uk, (size_t)test_rand_int(1, uk->mr), (size_t)test_rand_int(1, uk->nr), kk,
+                                    1 + (k + 1) % 3);
+        }
+        CHECK(bad == 0, "%s: %d guarded cases differ", uk->name, bad);
+        tested++;
+    }
+#ifdef TEST_HAVE_GUARDED
+    printf("    %d hybrid kernel(s) checked on guarded rows and panels\n", tested);
+#else
+    printf("    (%d hybrid kernel(s) skipped: no guarded buffers on this system)\n", tested);
+#endif
+}
+
 /* The scalar kernels are the fallback on every CPU: check the registry always has them. */
 static void test_registry(void) {
     int i, j, n_scalar = 0, n_hybrid = 0, n_interleaved = 0;
@@ -338,7 +425,7 @@ static void test_registry_families(void) {
    their big-core twin (the same name without the variant: same MR, NR and packed B): a GEMM
    split over a fake big:0,little:1 topology, the twin on the big cluster and the variant on the
    little one, gives the bits of the twin alone (both sum k in the same order), for k below one
-   4-step block, whole blocks and blocks with a remainder. */
+   4-step block, whole blocks and blocks with a remainder (8-step blocks: one, two, more). */
 static void test_ukernels_little_twin(luthier_context *ctx, const luthier__kernel_entry *uk, const char *twin, int64_t k) {
     const int64_t m = 45, n = 2 * uk->nr + 5;
     float *a = (float *)test_alloc((size_t)(m * k) * sizeof(float));
@@ -370,7 +457,7 @@ static void test_ukernels_little_twin(luthier_context *ctx, const luthier__kerne
 
 static void test_ukernels_little_cluster(void) {
     static const luthier_kernel_family fams[] = {LUTHIER_KERNELS_F32, LUTHIER_KERNELS_F16};
-    static const int64_t ks[] = {1, 3, 4, 8, 11, 37};
+    static const int64_t ks[] = {1, 3, 4, 8, 11, 16, 19, 37};
     luthier_context *ctx = NULL;
     luthier_context_desc cd;
     luthier_topology topo;

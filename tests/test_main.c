@@ -73,6 +73,7 @@ int main(int argc, char **argv) {
     RUN(test_registry_families);
     RUN(test_ukernels_all_edges);
     RUN(test_ukernels_little_cluster);
+    RUN(test_ukernels_hybrid_row_ends);
     RUN(test_gemm_degenerate);
     RUN(test_gemm_random_shapes);
     RUN(test_gemm_small_blocks);
