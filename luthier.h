@@ -5280,6 +5280,26 @@ LUTHIER_PRIVATE luthier__isa luthier__conv_isa(const luthier_conv2d_layer *cv, u
 
 #define LUTHIER__DW_MAX_TAPS 64 /* taps gathered per pixel at once; larger kernels go in rounds */
 
+/* The run of a row kernel (luthier__dw_run, luthier__dw_run_h16) that starts at output pixel r
+   (unit r of a depthwise run): the pixels that follow on its output row within [r, end), borders
+   included. Returns their count; *ix0: the first pixel's first input column; rows[kh] (kh <
+   kernel_h <= LUTHIER__DW_ROWS_K): the element offset of tap row kh's input row, -1 in the
+   padding. */
+LUTHIER_PRIVATE size_t luthier__dw_run_span(const luthier_conv2d_layer *cv, size_t r, size_t end, int64_t *ix0,
+                                            ptrdiff_t rows[LUTHIER__DW_ROWS_K]) {
+    const luthier_conv2d_desc *d = &cv->d;
+    const size_t ohw = (size_t)(cv->oh * cv->ow), n = r / ohw, p = r % ohw, C = (size_t)d->in_channels;
+    const size_t ox = p % (size_t)cv->ow, npix = (size_t)cv->ow - ox;
+    const int64_t iy0 = (int64_t)(p / (size_t)cv->ow) * d->stride_h - d->pad_top;
+    int64_t kh;
+    *ix0 = (int64_t)ox * d->stride_w - d->pad_left;
+    for (kh = 0; kh < d->kernel_h; kh++)
+        rows[kh] = iy0 + kh < 0 || iy0 + kh >= d->in_h
+                       ? -1
+                       : (ptrdiff_t)((n * (size_t)d->in_h + (size_t)(iy0 + kh)) * (size_t)d->in_w * C);
+    return npix < end - r ? npix : end - r;
+}
+
 LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size_t end, int thread,
                                                    int cluster) {
     const luthier__conv_job *j = (const luthier__conv_job *)arg;
@@ -5321,14 +5341,10 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
             /* the pixels that follow on this output row, within [r, end), borders included;
                up to LUTHIER__DW_RUNS rows per call */
             luthier__dw_run *run = &runs[nruns++];
+            ptrdiff_t rows[LUTHIER__DW_ROWS_K];
             run->o = o;
-            run->ix0 = ix0;
-            run->npix = (size_t)cv->ow - (size_t)ox;
-            if (run->npix > end - r) run->npix = end - r;
-            for (kh = 0; kh < d->kernel_h; kh++)
-                run->rows[kh] = iy0 + kh < 0 || iy0 + kh >= d->in_h
-                                    ? NULL
-                                    : in + (n * (size_t)d->in_h + (size_t)(iy0 + kh)) * (size_t)d->in_w * C;
+            run->npix = luthier__dw_run_span(cv, r, end, &run->ix0, rows);
+            for (kh = 0; kh < d->kernel_h; kh++) run->rows[kh] = rows[kh] < 0 ? NULL : in + rows[kh];
             r += run->npix - 1;
             if (nruns == LUTHIER__DW_RUNS || r + 1 == end) {
                 j->dw_rows(runs, nruns, d->stride_w, d->in_w, cv->packed, cv->bias, d->accumulate, clamp, lo, hi,
@@ -5666,15 +5682,57 @@ LUTHIER_PRIVATE luthier__wino_split luthier__conv_wino_split(const luthier_conv2
 
 #if LUTHIER__SIMD_NEON
 #define luthier__dw_h16_pixel luthier__dw_h16_pixel_neon
-#else /* (never runs: luthier__conv_h16_dw_fits says no) */
+#define luthier__dw_h16_rows luthier__dw_h16_rows_neon
+#else /* (never run: luthier__conv_h16_dw_fits says no) */
 LUTHIER_PRIVATE void luthier__dw_h16_pixel(uint16_t *o, const uint16_t *const *x, const uint16_t *const *w, int taps,
                                           const float *bias, int accumulate, int clamp, float lo, float hi, size_t C) {
     (void)o, (void)x, (void)w, (void)taps, (void)bias, (void)accumulate, (void)clamp, (void)lo, (void)hi, (void)C;
 }
+LUTHIER_PRIVATE void luthier__dw_h16_rows(const luthier__dw_run_h16 *runs, size_t nruns, int64_t stride, int64_t in_w,
+                                         const uint16_t *w, const float *bias, int accumulate, int clamp, float lo, float hi,
+                                         size_t C, int K) {
+    (void)runs, (void)nruns, (void)stride, (void)in_w, (void)w, (void)bias, (void)accumulate, (void)clamp, (void)lo, (void)hi;
+    (void)C, (void)K;
+}
 #endif
 
+/* Whether fp16 depthwise layer d runs its interior pixels through the segment kernels
+   (luthier__dw_h16_rows): 3x3 or 5x5, dilation 1, stride 1 or 2 along the row. */
+LUTHIER_PRIVATE int luthier__dw_h16_rows_fit(const luthier_conv2d_desc *d) {
+    return d->kernel_h == d->kernel_w && (d->kernel_h == 3 || d->kernel_h == 5) && d->dilation_h == 1 && d->dilation_w == 1 &&
+           (d->stride_w == 1 || d->stride_w == 2);
+}
+
+/* Units [r, end) of an fp16 depthwise run as row-kernel runs (luthier__dw_run_span), up to
+   LUTHIER__DW_RUNS rows per call. */
+LUTHIER_PRIVATE void luthier__conv_dw_h16_runs(const luthier__conv_job *j, size_t r, size_t end) {
+    const luthier_conv2d_layer *cv = j->cv;
+    const luthier_conv2d_desc *d = &cv->d;
+    const uint16_t *in = (const uint16_t *)j->in, *wp = (const uint16_t *)(const void *)cv->packed;
+    uint16_t *out = (uint16_t *)j->out;
+    const size_t C = (size_t)d->in_channels;
+    luthier__dw_run_h16 runs[LUTHIER__DW_RUNS];
+    size_t nruns = 0;
+    float lo, hi;
+    const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
+    while (r < end) {
+        luthier__dw_run_h16 *run = &runs[nruns++];
+        ptrdiff_t rows[LUTHIER__DW_ROWS_K];
+        int64_t kh;
+        run->o = out + r * C;
+        run->npix = luthier__dw_run_span(cv, r, end, &run->ix0, rows);
+        for (kh = 0; kh < d->kernel_h; kh++) run->rows[kh] = rows[kh] < 0 ? NULL : in + rows[kh];
+        r += run->npix;
+        if (nruns == LUTHIER__DW_RUNS || r == end) {
+            luthier__dw_h16_rows(runs, nruns, d->stride_w, d->in_w, wp, cv->bias, d->accumulate, clamp, lo, hi, C, (int)d->kernel_h);
+            nruns = 0;
+        }
+    }
+}
+
 /* The depthwise run on fp16 activations (luthier__conv_use_h16_dw): units = output pixels, the
-   taps inside the image in (kh, kw) order. */
+   taps inside the image in (kh, kw) order; the row kernels' families by runs (segment kernels
+   for the interior pixels), the rest pixel by pixel. */
 LUTHIER_PRIVATE void luthier__conv_dw_h16_range(void *arg, size_t begin, size_t end, int thread, int cluster) {
     const luthier__conv_job *j = (const luthier__conv_job *)arg;
     const luthier_conv2d_layer *cv = j->cv;
@@ -5686,6 +5744,10 @@ LUTHIER_PRIVATE void luthier__conv_dw_h16_range(void *arg, size_t begin, size_t 
     const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
     size_t r;
     (void)thread, (void)cluster;
+    if (luthier__dw_h16_rows_fit(d)) {
+        luthier__conv_dw_h16_runs(j, begin, end);
+        return;
+    }
     for (r = begin; r < end; r++) {
         const size_t n = r / ohw, p = r % ohw;
         const int64_t iy0 = (int64_t)(p / (size_t)cv->ow) * d->stride_h - d->pad_top;

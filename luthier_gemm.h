@@ -117,6 +117,12 @@ typedef struct luthier__dw_run {
     int64_t ix0;
     size_t npix;
 } luthier__dw_run;
+typedef struct luthier__dw_run_h16 { /* the same on fp16 activations (luthier__dw_h16_rows_neon) */
+    uint16_t *o;
+    const uint16_t *rows[LUTHIER__DW_ROWS_K];
+    int64_t ix0;
+    size_t npix;
+} luthier__dw_run_h16;
 #define LUTHIER__DW_RUNS 16 /* runs per call: the weights of a channel chunk are loaded once */
 
 /* The ISA files add their kernels and their LUTHIER__UKERNELS_<ISA>(X) lists. */

@@ -1247,18 +1247,22 @@ static const luthier__dw_seg_fn luthier__dw_segs[2][2][4] = {
 #undef LUTHIER__DW_SEGS
 #undef LUTHIER__DW_SEG
 
-/* Interior pixels [*pl, *pr) of run u: every row present and columns ix .. ix + K - 1 inside. */
+/* Interior pixels [*pl, *pr) of a run of npix pixels from input column ix0 (any datatype): every
+   row present (all_rows) and columns ix .. ix + K - 1 inside. */
+LUTHIER__INLINE void luthier__dw_interior(int64_t ix0, size_t npix, int all_rows, int64_t stride, int64_t in_w, int K,
+                                          size_t *pl, size_t *pr) {
+    const int64_t last = in_w - K - ix0; /* interior while p * stride <= last */
+    *pl = *pr = 0;
+    if (!all_rows || last < 0) return;
+    *pr = (size_t)(last / stride + 1) < npix ? (size_t)(last / stride + 1) : npix;
+    *pl = ix0 >= 0 ? 0 : (size_t)((-ix0 + stride - 1) / stride);
+    if (*pl > *pr) *pl = *pr;
+}
 LUTHIER__INLINE void luthier__dw_neon_interior(const luthier__dw_run *u, int64_t stride, int64_t in_w, int K,
                                                size_t *pl, size_t *pr) {
-    const int64_t last = in_w - K - u->ix0; /* interior while p * stride <= last */
-    int r;
-    *pl = *pr = 0;
-    for (r = 0; r < K; r++)
-        if (!u->rows[r]) return;
-    if (last < 0) return;
-    *pr = (size_t)(last / stride + 1) < u->npix ? (size_t)(last / stride + 1) : u->npix;
-    *pl = u->ix0 >= 0 ? 0 : (size_t)((-u->ix0 + stride - 1) / stride);
-    if (*pl > *pr) *pl = *pr;
+    int r, all = 1;
+    for (r = 0; r < K; r++) all = all && u->rows[r];
+    luthier__dw_interior(u->ix0, u->npix, all, stride, in_w, K, pl, pr);
 }
 
 /* The pixels of run u outside [pl, pr) on every channel, those inside on channels [cf, C). */
@@ -1457,22 +1461,34 @@ LUTHIER_PRIVATE void luthier__pack_a_f16_neon(const float *a, size_t lda, size_t
    fp16 (FCVTN, round to nearest even). 32 channels per step (four independent FMLA chains: the
    latency of one would bound the loop), then 8, the last C % 8 through zero-padded copies. */
 
-/* the epilogue of 8 channels at c: acc's sums */
-LUTHIER__TARGET_FP16 LUTHIER__INLINE void luthier__dw_h16_out(uint16_t *o, float16x8_t acc, const float *bias, int accumulate,
-                                                           int clamp, float lo, float hi, size_t c) {
-    float32x4_t s0 = bias ? vld1q_f32(bias + c) : vdupq_n_f32(0.0f), s1 = bias ? vld1q_f32(bias + c + 4) : vdupq_n_f32(0.0f);
+/* 8 halves to p by ST1 (one vector-pipe slot; STR Q takes two on Neoverse-N1, luthier__neon_st1). */
+LUTHIER__TARGET_FP16 LUTHIER__INLINE void luthier__neon_st1h(uint16_t *p, float16x8_t v) {
+    __asm__("st1 {%1.8h}, %0" : "=Q"(*(uint16_t(*)[8])p) : "w"(v));
+}
+
+/* The epilogue of 8 channels at o (every fp16 depthwise path): s0, s1 = their bias (zeros without
+   one), acc their fp16 sums. */
+LUTHIER__TARGET_FP16 LUTHIER__INLINE void luthier__dw_h16_out_v(uint16_t *o, float16x8_t acc, float32x4_t s0, float32x4_t s1,
+                                                             int accumulate, int clamp, float32x4_t lo, float32x4_t hi) {
     if (accumulate) {
-        const float16x8_t ov = vreinterpretq_f16_u16(vld1q_u16(o + c));
+        const float16x8_t ov = vreinterpretq_f16_u16(vld1q_u16(o));
         s0 = vaddq_f32(vcvt_f32_f16(vget_low_f16(ov)), s0);
         s1 = vaddq_f32(vcvt_high_f32_f16(ov), s1);
     }
     s0 = vaddq_f32(s0, vcvt_f32_f16(vget_low_f16(acc)));
     s1 = vaddq_f32(s1, vcvt_high_f32_f16(acc));
     if (clamp) {
-        s0 = vminq_f32(vmaxq_f32(s0, vdupq_n_f32(lo)), vdupq_n_f32(hi));
-        s1 = vminq_f32(vmaxq_f32(s1, vdupq_n_f32(lo)), vdupq_n_f32(hi));
+        s0 = vminq_f32(vmaxq_f32(s0, lo), hi);
+        s1 = vminq_f32(vmaxq_f32(s1, lo), hi);
     }
-    vst1q_u16(o + c, vreinterpretq_u16_f16(vcvt_high_f16_f32(vcvt_f16_f32(s0), s1)));
+    luthier__neon_st1h(o, vcvt_high_f16_f32(vcvt_f16_f32(s0), s1));
+}
+
+/* the epilogue of 8 channels at c: acc's sums */
+LUTHIER__TARGET_FP16 LUTHIER__INLINE void luthier__dw_h16_out(uint16_t *o, float16x8_t acc, const float *bias, int accumulate,
+                                                           int clamp, float lo, float hi, size_t c) {
+    const float32x4_t s0 = bias ? vld1q_f32(bias + c) : vdupq_n_f32(0.0f), s1 = bias ? vld1q_f32(bias + c + 4) : vdupq_n_f32(0.0f);
+    luthier__dw_h16_out_v(o + c, acc, s0, s1, accumulate, clamp, vdupq_n_f32(lo), vdupq_n_f32(hi));
 }
 
 #define LUTHIER__H16_LD(p) vreinterpretq_f16_u16(vld1q_u16(p))
@@ -1530,6 +1546,195 @@ LUTHIER_PRIVATE void luthier__dw_h16_pixel_neon(uint16_t *o, const uint16_t *con
         memcpy(ot, o + c, n * sizeof(uint16_t));
         luthier__dw_h16_block8(ot, xp, wp, taps, bt, accumulate, clamp, lo, hi, 0);
         memcpy(o + c, ot, n * sizeof(uint16_t));
+    }
+}
+
+/* >>dw-h16-rows: runs of output pixels of a 3x3 or 5x5 depthwise layer on fp16 activations,
+   dilation 1, stride 1 or 2 (luthier__dw_run_h16, built as the fp32 runs by luthier__dw_run_span):
+   the segment form of >>depthwise on vectors of 8 halves. Pixels with a tap in the padding, and
+   the channels past the last whole vector, go to luthier__dw_h16_pixel_neon; the interior
+   pixels (luthier__dw_interior), per 8-channel chunk, to a segment kernel: 8 pixels a group (8
+   accumulators; the last pixels in groups of 4, 2 and 1), each input column of a tap row loaded
+   once and used by every pixel it is a tap of, a tap row's K weight vectors loaded per group
+   (3x3's 9 kept in registers for the segment spilled: 101 cycles a group on llvm-mca's N1 model
+   against 92). Each pixel sees its taps in (kh, kw) order, summed in fp16 from zero (the zero
+   loaded, as the fp32 kernels load their bias: no vector-pipe MOVI), then
+   luthier__dw_h16_out_v: the pixel routine's arithmetic, so the same bits. That epilogue bounds
+   the rate: its FCVTL, FCVTL2, FCVTN, FCVTN2 take 8 cycles of one vector pipe per pixel on the
+   N1 model (64 of a group's 92 on V0), about half the .8h FMLA peak for 3x3.
+   Its own copy of the group and tap-row loops rather than a datatype-generic >>depthwise: C has
+   no templates (a macro-made kernel would be unreadable and would put the fp32 kernels'
+   register allocation, tuned through their volatile loads, at risk), and the fp16 sum starts
+   from zero, not from the bias, and ends in a widening epilogue; the interior split
+   (luthier__dw_interior), the column batches (LUTHIER__DW_NB) and the run builder are shared. */
+#define LUTHIER__DW_H16_P 8     /* pixels per group */
+#define LUTHIER__DW_H16_COLS 19 /* columns of a tap row, at most: (P - 1) * S + K */
+
+/* A chunk's parameters (luthier__dw_h16_pack), each load of them base + constant. */
+typedef struct luthier__dw_h16_pk {
+    uint16_t w[LUTHIER__DW_ROWS_K * LUTHIER__DW_ROWS_K][8]; /* tap t's 8 halves */
+    uint16_t zero[8];
+    float b[8], lohi[8]; /* the bias (zeros without one); the clamp bounds lo x 4, hi x 4 */
+} luthier__dw_h16_pk;
+
+LUTHIER_PRIVATE void luthier__dw_h16_pack(luthier__dw_h16_pk *pk, const uint16_t *w, const float *bias, float lo, float hi,
+                                          size_t C, int K) {
+    int t, i;
+    for (t = 0; t < K * K; t++) memcpy(pk->w[t], w + (size_t)t * C, sizeof pk->w[t]);
+    memset(pk->zero, 0, sizeof pk->zero);
+    for (i = 0; i < 8; i++) pk->b[i] = bias ? bias[i] : 0.0f;
+    for (i = 0; i < 4; i++) pk->lohi[i] = lo, pk->lohi[4 + i] = hi;
+}
+
+/* One vector of 8 halves, a volatile load as luthier__neon_ldq (kept where the source puts it). */
+typedef uint16_t luthier__neon_h8 __attribute__((vector_size(16), aligned(2), may_alias));
+LUTHIER__TARGET_FP16 LUTHIER__INLINE float16x8_t luthier__neon_ldh(const uint16_t *p) {
+    float16x8_t v;
+    __asm__ volatile("ldr %q0, %1" : "=w"(v) : "m"(*(const luthier__neon_h8 *)p));
+    return v;
+}
+
+/* acc[p] += the taps of one tap row (wr: K vectors) for P pixels at stride S: input column j
+   (x + j * C) is tap k = j - p * S of pixel p; columns loaded in batches of LUTHIER__DW_NB. */
+LUTHIER__TARGET_FP16 LUTHIER__INLINE void luthier__dw_h16_taprow(float16x8_t acc[LUTHIER__DW_H16_P], const uint16_t *x, size_t C,
+                                                              const float16x8_t *wr, const int K, const int S, const int P) {
+    const int ncol = (P - 1) * S + K, NB = LUTHIER__DW_NB(3, S);
+    float16x8_t xc[LUTHIER__DW_H16_COLS];
+    int i, j, p;
+    LUTHIER__DW_UNROLL for (j = 0; j < ncol; j++) {
+        LUTHIER__DW_UNROLL for (i = 0; i < ncol; i++) {
+            const int first = i - i % NB; /* of column i's batch */
+            if ((first > 0 ? first - 1 : 0) == j) xc[i] = luthier__neon_ldh(x + (size_t)i * C);
+        }
+        LUTHIER__DW_UNROLL for (p = 0; p < P; p++) {
+            const int k = j - p * S;
+            if (k >= 0 && k < K) acc[p] = vfmaq_f16(acc[p], xc[j], wr[k]);
+        }
+    }
+}
+
+/* P pixels: x[r] the first input column of tap row r; a tap row's weights loaded before its
+   FMLAs. */
+LUTHIER__TARGET_FP16 LUTHIER__INLINE void luthier__dw_h16_group(const uint16_t *const *x, uint16_t *o, size_t C,
+                                                             const luthier__dw_h16_pk *pk, const int K, const int S, const int P,
+                                                             const int ACC, const int CLAMP) {
+    float16x8_t acc[LUTHIER__DW_H16_P], wr[LUTHIER__DW_ROWS_K];
+    float32x4_t b0, b1, lo = vdupq_n_f32(0.0f), hi = lo;
+    int p, r, k;
+    __asm__("" : "+r"(pk), "+r"(o)); /* (as luthier__dw_neon_group: addresses formed in each load and store) */
+    LUTHIER__DW_UNROLL for (p = 0; p < P; p++) acc[p] = luthier__neon_ldh(pk->zero);
+    LUTHIER__DW_UNROLL for (r = 0; r < K; r++) {
+        LUTHIER__DW_UNROLL for (k = 0; k < K; k++) wr[k] = luthier__neon_ldh(pk->w[K * r + k]);
+        luthier__dw_h16_taprow(acc, x[r], C, wr, K, S, P);
+    }
+    luthier__neon_ldq2(pk->b, &b0, &b1);
+    if (CLAMP) luthier__neon_ldq2(pk->lohi, &lo, &hi);
+    LUTHIER__DW_UNROLL for (p = 0; p < P; p++)
+        luthier__dw_h16_out_v(o + (size_t)p * C, acc[p], b0, b1, ACC, CLAMP, lo, hi);
+}
+
+/* One group of P pixels at o, then x moves P pixels on. */
+LUTHIER__TARGET_FP16 LUTHIER__INLINE void luthier__dw_h16_next(const uint16_t **x, uint16_t *o, size_t C, const luthier__dw_h16_pk *pk,
+                                                            const int K, const int S, const int P, const int ACC, const int CLAMP) {
+    int r;
+    luthier__dw_h16_group(x, o, C, pk, K, S, P, ACC, CLAMP);
+    LUTHIER__DW_UNROLL for (r = 0; r < K; r++) x[r] += (size_t)(P * S) * C;
+}
+
+/* n interior pixels of one run, one 8-channel chunk (the luthier__dw_seg_fn interface on halves):
+   groups of 8, the last n % 8 pixels in groups of 4, 2 and 1. */
+typedef void (*luthier__dw_h16_seg_fn)(const uint16_t *const *xr, uint16_t *o, size_t n, size_t C, const luthier__dw_h16_pk *pk);
+
+LUTHIER__TARGET_FP16 LUTHIER__INLINE void luthier__dw_h16_seg(const uint16_t *const *xr, uint16_t *o, size_t n, size_t C,
+                                                           const luthier__dw_h16_pk *pk, const int K, const int S, const int ACC,
+                                                           const int CLAMP) {
+    const uint16_t *x[LUTHIER__DW_ROWS_K];
+    size_t p;
+    int r;
+    LUTHIER__DW_UNROLL for (r = 0; r < K; r++) x[r] = xr[r];
+    for (p = 0; p + LUTHIER__DW_H16_P <= n; p += LUTHIER__DW_H16_P)
+        luthier__dw_h16_next(x, o + p * C, C, pk, K, S, LUTHIER__DW_H16_P, ACC, CLAMP);
+    if (n - p >= 4) {
+        luthier__dw_h16_next(x, o + p * C, C, pk, K, S, 4, ACC, CLAMP);
+        p += 4;
+    }
+    if (n - p >= 2) {
+        luthier__dw_h16_next(x, o + p * C, C, pk, K, S, 2, ACC, CLAMP);
+        p += 2;
+    }
+    if (p < n) luthier__dw_h16_next(x, o + p * C, C, pk, K, S, 1, ACC, CLAMP);
+}
+
+/* luthier__dw_h16_seg<K>_s<stride>_a<accumulate>_c<clamp> */
+#define LUTHIER__DW_H16_SEG(K, S, A, CL)                                                                                       \
+    LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__dw_h16_seg##K##_s##S##_a##A##_c##CL(                                    \
+        const uint16_t *const *xr, uint16_t *o, size_t n, size_t C, const luthier__dw_h16_pk *pk) {                            \
+        luthier__dw_h16_seg(xr, o, n, C, pk, K, S, A, CL);                                                                     \
+    }
+#define LUTHIER__DW_H16_SEGS(K, S)                                                                                             \
+    LUTHIER__DW_H16_SEG(K, S, 0, 0) LUTHIER__DW_H16_SEG(K, S, 0, 1) LUTHIER__DW_H16_SEG(K, S, 1, 0) LUTHIER__DW_H16_SEG(K, S, 1, 1)
+LUTHIER__DW_H16_SEGS(3, 1)
+LUTHIER__DW_H16_SEGS(3, 2)
+LUTHIER__DW_H16_SEGS(5, 1)
+LUTHIER__DW_H16_SEGS(5, 2)
+#define LUTHIER__DW_H16_SEG_ROW(K, S)                                                                                          \
+    {luthier__dw_h16_seg##K##_s##S##_a0_c0, luthier__dw_h16_seg##K##_s##S##_a0_c1, luthier__dw_h16_seg##K##_s##S##_a1_c0,     \
+     luthier__dw_h16_seg##K##_s##S##_a1_c1}
+/* [K == 5][stride == 2][accumulate * 2 + clamp] */
+static const luthier__dw_h16_seg_fn luthier__dw_h16_segs[2][2][4] = {
+    {LUTHIER__DW_H16_SEG_ROW(3, 1), LUTHIER__DW_H16_SEG_ROW(3, 2)}, {LUTHIER__DW_H16_SEG_ROW(5, 1), LUTHIER__DW_H16_SEG_ROW(5, 2)}};
+#undef LUTHIER__DW_H16_SEG_ROW
+#undef LUTHIER__DW_H16_SEGS
+#undef LUTHIER__DW_H16_SEG
+
+/* The pixels of run u outside [pl, pr) on every channel, those inside on channels [cf, C): the
+   pixel routine, its taps inside the image in (kh, kw) order. */
+LUTHIER_PRIVATE void luthier__dw_h16_edges(const luthier__dw_run_h16 *u, size_t pl, size_t pr, size_t cf, int64_t stride,
+                                           int64_t in_w, const uint16_t *w, const float *bias, int accumulate, int clamp,
+                                           float lo, float hi, size_t C, int K) {
+    const uint16_t *xs[LUTHIER__DW_ROWS_K * LUTHIER__DW_ROWS_K], *ws[LUTHIER__DW_ROWS_K * LUTHIER__DW_ROWS_K];
+    size_t p;
+    int r, k, taps;
+    for (p = 0; p < u->npix; p++) {
+        const int64_t ix = u->ix0 + (int64_t)p * stride;
+        const size_t c0 = p >= pl && p < pr ? cf : 0;
+        if (c0 == C) continue;
+        for (r = 0, taps = 0; r < K; r++)
+            for (k = 0; u->rows[r] && k < K; k++) {
+                if (ix + k < 0 || ix + k >= in_w) continue;
+                xs[taps] = u->rows[r] + (size_t)(ix + k) * C + c0;
+                ws[taps++] = w + (size_t)(r * K + k) * C + c0;
+            }
+        luthier__dw_h16_pixel_neon(u->o + p * C + c0, xs, ws, taps, bias ? bias + c0 : NULL, accumulate, clamp, lo, hi, C - c0);
+    }
+}
+
+/* Runs of a K x K layer (K = 3 or 5), dilation 1, stride 1 or 2, on fp16 activations: the
+   luthier__dw_rows_fn interface on halves, K given. */
+LUTHIER_PRIVATE void luthier__dw_h16_rows_neon(const luthier__dw_run_h16 *runs, size_t nruns, int64_t stride, int64_t in_w,
+                                               const uint16_t *w, const float *bias, int accumulate, int clamp, float lo,
+                                               float hi, size_t C, int K) {
+    const luthier__dw_h16_seg_fn seg = luthier__dw_h16_segs[K == 5][stride == 2][(accumulate != 0) * 2 + (clamp != 0)];
+    const size_t cf = C - C % 8; /* channels of whole vectors */
+    size_t lim[LUTHIER__DW_RUNS][2], q, c;
+    luthier__dw_h16_pk pk __attribute__((aligned(16)));
+    int r;
+    for (q = 0; q < nruns; q++) {
+        const luthier__dw_run_h16 *u = &runs[q];
+        int all = 1;
+        for (r = 0; r < K; r++) all = all && u->rows[r];
+        luthier__dw_interior(u->ix0, u->npix, all, stride, in_w, K, &lim[q][0], &lim[q][1]);
+        luthier__dw_h16_edges(u, lim[q][0], lim[q][1], cf, stride, in_w, w, bias, accumulate, clamp, lo, hi, C, K);
+    }
+    for (c = 0; c < cf; c += 8) {
+        luthier__dw_h16_pack(&pk, w + c, bias ? bias + c : NULL, lo, hi, C, K);
+        for (q = 0; q < nruns; q++) {
+            const luthier__dw_run_h16 *u = &runs[q];
+            const uint16_t *xr[LUTHIER__DW_ROWS_K];
+            if (lim[q][1] == lim[q][0]) continue;
+            for (r = 0; r < K; r++) xr[r] = u->rows[r] + (size_t)(u->ix0 + (int64_t)lim[q][0] * stride) * C + c;
+            seg(xr, u->o + lim[q][0] * C + c, lim[q][1] - lim[q][0], C, &pk);
+        }
     }
 }
 

@@ -27,7 +27,9 @@
 # Then the depthwise row kernels' segment loops (one group of pixels per iteration, >>depthwise):
 # 3x3 and 5x5 at stride 1 and 2, plain (a0_c0: target DW_TARGET_PCT, default 85) and with the
 # clamp epilogue (a0_c1: for information; its fmax/fmin share the vector pipes with FMLA).
-# Then the int8 depthwise pixel routines' tap loops (smlal, SDOT), for information.
+# Then the fp16 depthwise segment loops (3x3 stride 1: target DWH16_TARGET_PCT on neoverse-n1) and
+# the fp16 pixel routine's tap loop, then the int8 depthwise pixel routines' tap loops (smlal,
+# SDOT), for information.
 # Then, for information, the Winograd tile transforms (input: wino_in, output: wino_out; the
 # loop with the most arithmetic: F(6x6,3x3), one 8x8 tile of 4 channels per iteration;
 # FMLA/iter counts their FADD/FSUB/FMLA/FMUL) and the hand-written NEON of the uint8
@@ -43,6 +45,7 @@ TOOL=${MCA_KERNEL:-$ROOT/../shared/tools/mca_kernel.py}
 MCA=${MCA:-llvm-mca-19}
 TARGET_PCT=${TARGET_PCT:-95}
 DW_TARGET_PCT=${DW_TARGET_PCT:-85}
+DWH16_TARGET_PCT=${DWH16_TARGET_PCT:-35}
 CPUS=cortex-a53,cortex-a57,neoverse-n1
 LITTLE_CPUS=cortex-a55,cortex-a53,cortex-a57
 CC_KIND=gcc
@@ -55,7 +58,7 @@ while [ $# -gt 0 ]; do
     --cc) CC_KIND=$2; shift 2 ;;
     --cflags) CFLAGS=$2; shift 2 ;;
     --depthwise-only) DW_ONLY=1; shift ;;
-    -h | --help) sed -n '2,36p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "mca_neon.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -120,6 +123,19 @@ for ks in 3_s1 3_s2 5_s1 5_s2; do
     rate "dw${ks}" "luthier__dw_seg${ks}_a0_c0" "$DW_TARGET_PCT"
     rate "dw${ks}+clamp" "luthier__dw_seg${ks}_a0_c1" 0
 done
+# fp16 depthwise (>>dw-h16, Armv8.2 FP16: neoverse-n1, cortex-a55 for information): the segment
+# loops (one group of 8 pixels x 8 channels per iteration, the widening epilogue included), 3x3
+# stride 1 against DWH16_TARGET_PCT of the .8h FMLA peak on neoverse-n1 (default 35: the
+# epilogue's FCVTL/FCVTL2/FCVTN/FCVTN2, 2 cycles each on V0 in the N1 model, take 64 cycles of
+# a group, which bounds 3x3 near 47 %; a guard, not the fp32 loops' 85), the rest for
+# information; then the pixel routine's tap loop (32 channels, one tap per iteration; its
+# epilogue outside the loop), for information
+for ks in 3_s1 3_s2 5_s1 5_s2; do
+    case "$ks" in 3_s1) t=$DWH16_TARGET_PCT ;; *) t=0 ;; esac
+    rate "dwh16_${ks}" "luthier__dw_h16_seg${ks}_a0_c0" "$t" neoverse-n1,cortex-a55 neoverse-n1
+    rate "dwh16_${ks}+clamp" "luthier__dw_h16_seg${ks}_a0_c1" 0 neoverse-n1,cortex-a55 none
+done
+rate "dwh16_pixel(block32)" "luthier__dw_h16_block32" 0 neoverse-n1,cortex-a55 none
 # int8 depthwise pixel routines (>>impl-qconv-dw), one step of the tap loop, for information:
 # smlal (8 channels x 2 taps: 4 smlal/smlal2 = 16 multiply-adds per iteration; cores without
 # dotprod) on cortex-a57, neoverse-n1 and cortex-a55; SDOT (16 channels x 4 taps: 4 sdot = 64 per

@@ -195,7 +195,8 @@ static void test_conv_depthwise_nan(void) {
 }
 
 /* Which depthwise routines a layer gets: on AArch64 NEON everywhere, the row kernel for 3x3 and
-   5x5 at stride 1 and 2 with dilation 1; on x86 the AVX-512 row kernel for 3x3 (dilation 1). */
+   5x5 at stride 1 and 2 with dilation 1; on x86 the AVX-512 row kernel for 3x3 (dilation 1). On
+   fp16 activations the segment kernels take the NEON row kernels' families. */
 static void test_conv_depthwise_pick(void) {
     const unsigned feat = luthier_cpu_features();
     int f;
@@ -224,6 +225,8 @@ static void test_conv_depthwise_pick(void) {
         if (!want) want = "scalar";
         CHECK(strcmp(impl, want) == 0, "family %d (%dx%d s%d d%d): picked %s, want %s", f, dw_families[f][0],
               dw_families[f][1], dw_families[f][2], dw_families[f][3], impl, want);
+        CHECK(luthier__dw_h16_rows_fit(&d) == (f < 4), "family %d: fp16 segment kernels %d, want %d", f,
+              luthier__dw_h16_rows_fit(&d), f < 4); /* (the NEON row kernels' families, on fp16 activations) */
     }
 }
 

@@ -1083,6 +1083,36 @@ static void test_fp16_act_plan(void) {
    multiples of 2^-16, and sums of a few of them are exact in fp32. */
 static float fp16_grid(int lim) { return (float)test_rand_int(-256 * lim, 256 * lim) / 256.0f; }
 
+/* The model of the fp16 depthwise arithmetic (test_fp16_act_dw_exact) on inputs of the grid of
+   fp16_grid: want holds the output's start (accumulate) and gets the result. */
+static void fp16_dw_model(const luthier_conv2d_desc *d, const uint16_t *xh, const float *w, const float *bias, uint16_t *want) {
+    int64_t oh = 0, ow = 0, n, y, x, c, kh, kw;
+    float lo = 0.0f, hi = 0.0f;
+    luthier_conv2d_output_size(d, &oh, &ow);
+    luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
+    for (n = 0; n < d->batch; n++)
+        for (y = 0; y < oh; y++)
+            for (x = 0; x < ow; x++)
+                for (c = 0; c < d->in_channels; c++) {
+                    const size_t o = (size_t)(((n * oh + y) * ow + x) * d->in_channels + c);
+                    float acc = 0.0f, v;
+                    for (kh = 0; kh < d->kernel_h; kh++)
+                        for (kw = 0; kw < d->kernel_w; kw++) {
+                            const int64_t iy = y * d->stride_h - d->pad_top + kh * d->dilation_h;
+                            const int64_t ix = x * d->stride_w - d->pad_left + kw * d->dilation_w;
+                            double e;
+                            if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w) continue;
+                            e = (double)acc + (double)luthier__f16_to_f32(xh[((n * d->in_h + iy) * d->in_w + ix) * d->in_channels + c]) *
+                                                  luthier__f16_to_f32(luthier__f32_to_f16(w[c * d->kernel_h * d->kernel_w + kh * d->kernel_w + kw]));
+                            acc = luthier__f16_to_f32(luthier__f32_to_f16((float)e)); /* (e is exact in fp32) */
+                        }
+                    v = (d->accumulate ? luthier__f16_to_f32(want[o]) : 0.0f) + (bias ? bias[c] : 0.0f);
+                    v = v + acc;
+                    if (d->activation != LUTHIER_ACTIVATION_NONE) v = v < lo ? lo : v > hi ? hi : v;
+                    want[o] = luthier__f32_to_f16(v);
+                }
+}
+
 /* The depthwise convolution on fp16 activations (NEON FP16: FMLA v.8h) against a model of its
    arithmetic: per channel, the taps inside the image in (kh, kw) order summed in fp16 from zero
    with one rounding each (exact in double on the grid of fp16_grid, then rounded once), then
@@ -1100,9 +1130,9 @@ static void test_fp16_act_dw_exact(void) {
             luthier_conv2d_desc d;
             luthier_conv2d_layer *cv = NULL;
             size_t nin, nw, nout, i, bad = 0;
-            float *w, *bias, lo, hi;
+            float *w, *bias;
             uint16_t *xh, *yh, *want;
-            int64_t oh = 0, ow = 0, n, y, x, c, kh, kw;
+            int64_t oh = 0, ow = 0;
             luthier_status s;
             memset(&d, 0, sizeof d);
             d.batch = 1 + trial % 2;
@@ -1135,28 +1165,7 @@ static void test_fp16_act_dw_exact(void) {
             CHECK(hw ? s == LUTHIER_STATUS_OK : s == LUTHIER_STATUS_UNSUPPORTED, "use_h16 (fp16 arithmetic %d): %s", hw,
                   luthier_context_error(ctx));
             if (hw && s == LUTHIER_STATUS_OK) {
-                luthier__activation_bounds(d.activation, d.clamp_min, d.clamp_max, &lo, &hi);
-                for (n = 0; n < d.batch; n++)
-                    for (y = 0; y < oh; y++)
-                        for (x = 0; x < ow; x++)
-                            for (c = 0; c < d.in_channels; c++) {
-                                const size_t o = (size_t)(((n * oh + y) * ow + x) * d.in_channels + c);
-                                float acc = 0.0f, v;
-                                for (kh = 0; kh < d.kernel_h; kh++)
-                                    for (kw = 0; kw < d.kernel_w; kw++) {
-                                        const int64_t iy = y * d.stride_h - d.pad_top + kh * d.dilation_h;
-                                        const int64_t ix = x * d.stride_w - d.pad_left + kw * d.dilation_w;
-                                        double e;
-                                        if (iy < 0 || iy >= d.in_h || ix < 0 || ix >= d.in_w) continue;
-                                        e = (double)acc + (double)luthier__f16_to_f32(xh[((n * d.in_h + iy) * d.in_w + ix) * d.in_channels + c]) *
-                                                              luthier__f16_to_f32(luthier__f32_to_f16(w[c * d.kernel_h * d.kernel_w + kh * d.kernel_w + kw]));
-                                        acc = luthier__f16_to_f32(luthier__f32_to_f16((float)e)); /* (e is exact in fp32) */
-                                    }
-                                v = (d.accumulate ? luthier__f16_to_f32(want[o]) : 0.0f) + (trial % 5 ? bias[c] : 0.0f);
-                                v = v + acc;
-                                if (d.activation != LUTHIER_ACTIVATION_NONE) v = v < lo ? lo : v > hi ? hi : v;
-                                want[o] = luthier__f32_to_f16(v);
-                            }
+                fp16_dw_model(&d, xh, w, trial % 5 ? bias : NULL, want);
                 CHECK(luthier_conv2d_run(ctx, cv, (const float *)(const void *)xh, (float *)(void *)yh) == LUTHIER_STATUS_OK, "run: %s",
                       luthier_context_error(ctx));
                 for (i = 0; i < nout; i++) bad += yh[i] != want[i];
@@ -1166,6 +1175,113 @@ static void test_fp16_act_dw_exact(void) {
             }
             luthier_conv2d_destroy(cv);
             free(w), free(bias), free(xh), free(yh), free(want);
+        }
+        luthier_context_destroy(ctx);
+    }
+}
+
+/* The pixel routine (luthier__dw_h16_pixel_neon) on every output pixel of fp16 depthwise layer d,
+   pixel by pixel, its taps inside the image in (kh, kw) order: the arithmetic the segment kernels
+   of the row runs must reproduce bit for bit. want holds the output's start. */
+static void fp16_dw_pixels(const luthier_conv2d_desc *d, const uint16_t *xh, const uint16_t *wh, const float *bias, uint16_t *want) {
+#if LUTHIER__SIMD_NEON
+    const uint16_t *xs[LUTHIER__DW_H16_TAPS], *ws[LUTHIER__DW_H16_TAPS];
+    const size_t C = (size_t)d->in_channels;
+    int64_t oh = 0, ow = 0, n, y, x, kh, kw;
+    float lo = 0.0f, hi = 0.0f;
+    const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
+    luthier_conv2d_output_size(d, &oh, &ow);
+    for (n = 0; n < d->batch; n++)
+        for (y = 0; y < oh; y++)
+            for (x = 0; x < ow; x++) {
+                int taps = 0;
+                for (kh = 0; kh < d->kernel_h; kh++)
+                    for (kw = 0; kw < d->kernel_w; kw++) {
+                        const int64_t iy = y * d->stride_h - d->pad_top + kh, ix = x * d->stride_w - d->pad_left + kw;
+                        if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w) continue;
+                        xs[taps] = xh + (size_t)((n * d->in_h + iy) * d->in_w + ix) * C;
+                        ws[taps++] = wh + (size_t)(kh * d->kernel_w + kw) * C;
+                    }
+                luthier__dw_h16_pixel_neon(want + (size_t)((n * oh + y) * ow + x) * C, xs, ws, taps, bias, d->accumulate, clamp, lo, hi, C);
+            }
+#else
+    (void)d, (void)xh, (void)wh, (void)bias, (void)want;
+#endif
+}
+
+/* The segment kernels of the fp16 depthwise run (3x3 and 5x5, stride 1 and 2 along the row: the
+   interior pixels of each row in groups of 8, 4, 2, 1 per 8-channel vector; the borders and the
+   channels past the last whole vector through the pixel routine) against the pixel routine
+   itself on the same inputs (fp16_dw_pixels, same bits: values that round in fp16, signed zeros
+   and zero weights among them) and, on grid inputs, against the model of test_fp16_act_dw_exact.
+   C 8, 24, 40, 72, 200 and tails 13, 27; runs of 1..20 interior pixels (every group size and
+   remainder); padding 0..2 on each side, stride 1 or 2 across the rows, accumulate, clamp,
+   bias or none, batch 1 and 2; 1 and 2 threads (runs cut where the split falls). Runs where the
+   CPU has fp16 arithmetic (NEON FP16; test_fp16_act_dw_exact checks the refusal elsewhere). */
+static void test_fp16_act_dw_rows(void) {
+    static const int chans[] = {8, 24, 40, 72, 200, 13, 27};
+    static const luthier_activation acts[4] = {LUTHIER_ACTIVATION_NONE, LUTHIER_ACTIVATION_RELU6, LUTHIER_ACTIVATION_CLAMP,
+                                               LUTHIER_ACTIVATION_NONE};
+    int t, trial;
+    for (t = 1; t <= 2; t++) {
+        luthier_context *ctx = ctx_threads(t);
+        const int hw = LUTHIER__SIMD_NEON && (ctx->cpu_features & LUTHIER_CPU_FP16);
+        for (trial = 0; hw && trial < (T.quick ? 56 : 168); trial++) {
+            const int K = trial % 4 < 2 ? 3 : 5, S = trial % 2 ? 2 : 1, grid = trial % 7 == 3, nint = 1 + (trial * 7) % 20;
+            luthier_conv2d_desc d;
+            luthier_conv2d_layer *cv = NULL;
+            size_t nin, nw, nout, i, bad = 0, badm = 0;
+            float *w, *bias;
+            uint16_t *xh, *yh, *want, *model;
+            int64_t oh = 0, ow = 0;
+            memset(&d, 0, sizeof d);
+            d.batch = trial % 5 == 4 ? 2 : 1;
+            d.in_channels = d.out_channels = d.groups = chans[(trial / 4) % 7];
+            d.kernel_h = d.kernel_w = K;
+            d.stride_w = S;
+            d.stride_h = trial % 3 == 2 ? 3 - S : S;
+            d.dilation_h = d.dilation_w = 1;
+            d.pad_left = (trial / 2) % 3, d.pad_right = (trial / 3) % 3, d.pad_top = trial % 3, d.pad_bottom = (trial / 5) % 3;
+            d.in_w = K + (nint - 1) * S; /* nint interior pixels a row */
+            d.in_h = K + trial % 3;
+            d.activation = acts[(trial / 2) % 4];
+            d.clamp_min = -0.5f, d.clamp_max = 0.75f;
+            d.accumulate = (trial / 3) % 2;
+            d.layout = LUTHIER_LAYOUT_NHWC;
+            luthier_conv2d_output_size(&d, &oh, &ow);
+            nin = (size_t)(d.batch * d.in_channels * d.in_h * d.in_w);
+            nw = (size_t)(d.in_channels * K * K);
+            nout = (size_t)(d.batch * d.out_channels * oh * ow);
+            w = (float *)test_alloc(nw * sizeof(float));
+            bias = (float *)test_alloc((size_t)d.out_channels * sizeof(float));
+            xh = (uint16_t *)test_alloc(nin * sizeof(uint16_t));
+            yh = (uint16_t *)test_alloc(nout * sizeof(uint16_t));
+            want = (uint16_t *)test_alloc(nout * sizeof(uint16_t));
+            model = (uint16_t *)test_alloc(nout * sizeof(uint16_t));
+            for (i = 0; i < nw; i++) w[i] = grid ? fp16_grid(1) : i % 11 == 5 ? 0.0f : test_rand_float();
+            for (i = 0; i < (size_t)d.out_channels; i++) bias[i] = grid ? fp16_grid(1) + 1.0f / 1024 : test_rand_float() * 0.5f;
+            for (i = 0; i < nin; i++) xh[i] = luthier__f32_to_f16(grid ? fp16_grid(2) : i % 13 == 7 ? -0.0f : 2.0f * test_rand_float());
+            for (i = 0; i < nout; i++) yh[i] = want[i] = model[i] = luthier__f32_to_f16(grid ? fp16_grid(2) : test_rand_float());
+            CHECK(luthier_conv2d_create(ctx, &d, w, trial % 6 ? bias : NULL, &cv) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+            CHECK(cv && luthier__conv_use_h16(ctx, cv) == LUTHIER_STATUS_OK, "use_h16: %s", luthier_context_error(ctx));
+            if (cv && cv->h16) {
+                fp16_dw_pixels(&d, xh, (const uint16_t *)(const void *)cv->packed, trial % 6 ? bias : NULL, want);
+                if (grid) fp16_dw_model(&d, xh, w, trial % 6 ? bias : NULL, model);
+                CHECK(luthier_conv2d_run(ctx, cv, (const float *)(const void *)xh, (float *)(void *)yh) == LUTHIER_STATUS_OK, "run: %s",
+                      luthier_context_error(ctx));
+                for (i = 0; i < nout; i++) {
+                    bad += yh[i] != want[i];
+                    badm += grid && yh[i] != model[i];
+                }
+                CHECK(bad == 0 && badm == 0,
+                      "trial %d (%dx%d s%lld,%lld C %lld, %lldx%lld, pad %lld,%lld,%lld,%lld, act %d, acc %d, n %lld%s), %d threads: "
+                      "%zu of %zu differ from the pixel routine, %zu from the model",
+                      trial, K, K, (long long)d.stride_h, (long long)d.stride_w, (long long)d.in_channels, (long long)d.in_h,
+                      (long long)d.in_w, (long long)d.pad_top, (long long)d.pad_left, (long long)d.pad_bottom, (long long)d.pad_right,
+                      (int)d.activation, d.accumulate, (long long)d.batch, grid ? ", grid" : "", t, bad, nout, badm);
+            }
+            luthier_conv2d_destroy(cv);
+            free(w), free(bias), free(xh), free(yh), free(want), free(model);
         }
         luthier_context_destroy(ctx);
     }
@@ -1696,6 +1812,7 @@ static void run_fp16_tests(void) {
     RUN(test_fp16_hybrid_conv);
     RUN(test_fp16_hybrid_zoo);
     RUN(test_fp16_act_dw_exact);
+    RUN(test_fp16_act_dw_rows);
     RUN(test_fp16_act_maxpool);
     RUN(test_fp16_act_plan);
     RUN(test_fp16_act_zoo);
