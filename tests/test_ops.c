@@ -1213,8 +1213,10 @@ static void test_op_adaptive_avgpool(void) {
 }
 
 /* Global average pooling over whole images (squeeze-excitation blocks pool 20x20 to 80x80 maps):
-   all-positive inputs make the rounding of a running sum grow with h w; the mean must stay within
-   a few units in the last place of an f64 reference. */
+   all-positive inputs make the rounding of a running sum grow with h w. The sum of row sums
+   rounds about h + w times: on 112 x 112 its relative error is about 2.4e-7 rms (1.2e-6 is 5
+   sigma), one running sum's about 2.5e-6 rms, so 1.2e-6 passes the first for any data and fails
+   the second (built with -DLUTHIER__OP_POOL_ROW_SUMS=1000000: early outputs of all 4 shapes fail). */
 static void test_op_global_avgpool_rounding(void) {
     static const size_t hw[4][2] = {{80, 80}, {112, 112}, {40, 40}, {57, 131}};
     int t;
@@ -1235,7 +1237,7 @@ static void test_op_global_avgpool_rounding(void) {
                 for (i = 0; i < p.h * p.w; i++) s += x[(b * p.h * p.w + i) * p.c + ch];
                 ref[b * p.c + ch] = s / (double)(p.h * p.w);
             }
-        ops_verify("global avgpool rounding", ops_pool_call, &p, p.n * p.c, ref, 0, 6e-7);
+        ops_verify("global avgpool rounding", ops_pool_call, &p, p.n * p.c, ref, 0, 1.2e-6);
         free(x);
         free(ref);
     }
