@@ -5247,6 +5247,22 @@ LUTHIER_PRIVATE luthier_status luthier__lower_rnn(luthier__planner *pl, luthier_
     return LUTHIER_STATUS_OK;
 }
 
+/* The kernel of a GEMM step: the configuration's (falling back to the default when it names an
+   unknown one and fallback_invalid is set), else the context's for n columns. */
+LUTHIER_PRIVATE luthier_status luthier__step_kernel(luthier__planner *pl, luthier__pstep *st, const char *name, size_t n) {
+    if (st->cfg.kernel[0]) {
+        if (luthier__resolve_kernel(pl->ctx, st->cfg.kernel, &st->kernel_index) == LUTHIER_STATUS_OK) goto done;
+        if (!pl->pd.fallback_invalid)
+            return luthier__fail(pl->ctx, LUTHIER_STATUS_NOT_FOUND, "plan: node '%s' (%s): unknown kernel '%s'", name,
+                                 luthier_op_name(st->d.op), st->cfg.kernel);
+        luthier__plan_fallback(pl->ctx, pl->p, name);
+    }
+    st->kernel_index = luthier__kernel_for_n(pl->ctx, n);
+done:
+    st->kernel = luthier__ukernels[st->kernel_index].name;
+    return LUTHIER_STATUS_OK;
+}
+
 /* B is packed per batch into plan-owned memory (or once, when it is a constant without batch
    dimensions): luthier_sgemm would allocate on every call. */
 LUTHIER_PRIVATE luthier_status luthier__lower_matmul(luthier__planner *pl, luthier__pstep *st, int ni) {
@@ -5258,17 +5274,8 @@ LUTHIER_PRIVATE luthier_status luthier__lower_matmul(luthier__planner *pl, luthi
     const luthier__gtensor *o = &g->tensors[gn->outputs[0]];
     size_t m = (size_t)a->shape[a->rank - 2], n = (size_t)o->shape[o->rank - 1], kk = (size_t)a->shape[a->rank - 1], ws;
     int ok2;
-    if (st->cfg.kernel[0]) {
-        if (luthier__resolve_kernel(ctx, st->cfg.kernel, &st->kernel_index) != LUTHIER_STATUS_OK) {
-            if (!pl->pd.fallback_invalid)
-                return luthier__fail(ctx, LUTHIER_STATUS_NOT_FOUND, "plan: node '%s' (matmul): unknown kernel '%s'", gn->name, st->cfg.kernel);
-            luthier__plan_fallback(ctx, p, gn->name);
-            st->kernel_index = luthier__kernel_for_n(ctx, n);
-        }
-    } else {
-        st->kernel_index = luthier__kernel_for_n(ctx, n);
-    }
-    st->kernel = luthier__ukernels[st->kernel_index].name;
+    luthier_status s;
+    if ((s = luthier__step_kernel(pl, st, gn->name, n)) != LUTHIER_STATUS_OK) return s;
     if (!luthier__packed_b_layout_init(&st->bl, (size_t)luthier__ukernels[st->kernel_index].nr, kk, n))
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "plan: node '%s' (matmul): packed B overflows", gn->name);
     if (!(st->packed = (float *)luthier__plan_blob(p, st->bl.bytes))) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory");
@@ -5301,22 +5308,6 @@ typedef struct luthier__convt_plan {
 #ifndef LUTHIER__CONVT_COLS_FLOATS
 #define LUTHIER__CONVT_COLS_FLOATS ((size_t)1 << 18)
 #endif
-
-/* The kernel of a GEMM step: the configuration's (falling back to the default when it names an
-   unknown one and fallback_invalid is set), else the context's for n columns. */
-LUTHIER_PRIVATE luthier_status luthier__step_kernel(luthier__planner *pl, luthier__pstep *st, const char *name, size_t n) {
-    if (st->cfg.kernel[0]) {
-        if (luthier__resolve_kernel(pl->ctx, st->cfg.kernel, &st->kernel_index) == LUTHIER_STATUS_OK) goto done;
-        if (!pl->pd.fallback_invalid)
-            return luthier__fail(pl->ctx, LUTHIER_STATUS_NOT_FOUND, "plan: node '%s' (%s): unknown kernel '%s'", name,
-                                 luthier_op_name(st->d.op), st->cfg.kernel);
-        luthier__plan_fallback(pl->ctx, pl->p, name);
-    }
-    st->kernel_index = luthier__kernel_for_n(pl->ctx, n);
-done:
-    st->kernel = luthier__ukernels[st->kernel_index].name;
-    return LUTHIER_STATUS_OK;
-}
 
 /* The weights of group g as a GEMM's B [Cin_g, ncols], columns in (ky, kx, co) order so that
    one output pixel's taps are runs of Cout_g floats (w is [Cin, Cout_g, kh, kw]). */
