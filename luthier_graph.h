@@ -4181,6 +4181,20 @@ LUTHIER_PRIVATE const char *luthier__cfg_kernels(const char *knob, char *buf, si
 }
 
 /* Creates the conv layer of step st (node gn) with the config, or the default on fallback. */
+/* What the convolution layer of step st (st->conv, or st->qconv for int8) reports: its kernels and
+   algorithm (AUTO for dense nodes), its weight and workspace bytes. */
+LUTHIER_PRIVATE void luthier__plan_conv_info(luthier_plan *p, luthier__pstep *st) {
+    luthier_conv2d_info info;
+    memset(&info, 0, sizeof info);
+    if (st->qconv) luthier_qconv2d_get_info(st->qconv, &info);
+    else luthier_conv2d_get_info(st->conv, &info);
+    st->algorithm = st->d.op == LUTHIER_OP_DENSE ? LUTHIER_CONV_AUTO : info.algorithm;
+    st->kernel = info.kernel;
+    memcpy(st->cluster_kernels, info.cluster_kernels, sizeof st->cluster_kernels);
+    p->weights_bytes += info.weight_bytes;
+    if (p->workspace_bytes < info.workspace_bytes) p->workspace_bytes = info.workspace_bytes;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const luthier_graph *g, luthier_plan *p,
                                                   luthier__pstep *st, const luthier__gnode *gn,
                                                   const luthier__fuse *f, int fallback, luthier_precision prec, int h16) {
@@ -4188,7 +4202,6 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
     const float *wd = f->w ? f->w : (const float *)w->data;
     const float *bd = f->b ? f->b : (gn->d.num_inputs > 2 && gn->inputs[2] >= 0 ? (const float *)g->tensors[gn->inputs[2]].data : NULL);
     luthier_conv2d_desc cd;
-    luthier_conv2d_info info;
     luthier_status s;
     char knob[sizeof st->cfg.kernel];
     const char *names[LUTHIER_MAX_CLUSTERS];
@@ -4221,13 +4234,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
     }
     if (h16 && (s = luthier__conv_use_h16(ctx, st->conv)) != LUTHIER_STATUS_OK)
         return luthier__fail_in(ctx, s, "plan: node '%s' (conv2d)", gn->name);
-    memset(&info, 0, sizeof info);
-    luthier_conv2d_get_info(st->conv, &info);
-    st->algorithm = info.algorithm;
-    st->kernel = info.kernel;
-    memcpy(st->cluster_kernels, info.cluster_kernels, sizeof st->cluster_kernels);
-    p->weights_bytes += info.weight_bytes;
-    if (p->workspace_bytes < info.workspace_bytes) p->workspace_bytes = info.workspace_bytes;
+    luthier__plan_conv_info(p, st);
     return LUTHIER_STATUS_OK;
 }
 
@@ -4292,7 +4299,6 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense_h16(luthier_context *ctx, con
     const float *bd = gn->d.num_inputs > 2 && gn->inputs[2] >= 0 ? (const float *)g->tensors[gn->inputs[2]].data : NULL;
     float *wt = NULL;
     luthier_conv2d_desc cd;
-    luthier_conv2d_info info;
     luthier_status s;
     luthier__dense_conv_desc(g, gn, &cd);
     cd.activation = st->act;
@@ -4313,13 +4319,8 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense_h16(luthier_context *ctx, con
     luthier__free(wt);
     if (s == LUTHIER_STATUS_OK) s = luthier__conv_use_h16(ctx, st->conv);
     if (s != LUTHIER_STATUS_OK) return luthier__fail_in(ctx, s, "plan: node '%s' (dense)", gn->name);
-    memset(&info, 0, sizeof info);
-    luthier_conv2d_get_info(st->conv, &info);
-    st->kernel = info.kernel;
-    memcpy(st->cluster_kernels, info.cluster_kernels, sizeof st->cluster_kernels);
+    luthier__plan_conv_info(p, st);
     st->bytes -= (double)cd.out_channels * (double)cd.in_channels * (double)(sizeof(float) - sizeof(uint16_t)); /* fp16 weights */
-    p->weights_bytes += info.weight_bytes;
-    if (p->workspace_bytes < info.workspace_bytes) p->workspace_bytes = info.workspace_bytes;
     return LUTHIER_STATUS_OK;
 }
 
@@ -4387,7 +4388,6 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
     const float *bd = f->b ? f->b : (gn->d.num_inputs > 2 && gn->inputs[2] >= 0 ? (const float *)g->tensors[gn->inputs[2]].data : NULL);
     luthier_conv2d_desc geo; /* the fp32 layer's geometry (dense: luthier__dense_conv_desc) */
     luthier_qconv2d_desc cd;
-    luthier_conv2d_info info;
     luthier_status s = LUTHIER_STATUS_OK;
     size_t cout, per, c, i;
     int8_t *wq = NULL;
@@ -4486,14 +4486,8 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qconv(luthier_context *ctx, const l
         s = luthier__fail_in(ctx, s, "plan: node '%s' (int8 %s)", gn->name, luthier_op_name(gn->d.op));
         goto done;
     }
-    memset(&info, 0, sizeof info);
-    luthier_qconv2d_get_info(st->qconv, &info);
-    st->algorithm = dense ? LUTHIER_CONV_AUTO : info.algorithm;
-    st->kernel = info.kernel;
-    memcpy(st->cluster_kernels, info.cluster_kernels, sizeof st->cluster_kernels);
+    luthier__plan_conv_info(p, st);
     st->q = 1;
-    p->weights_bytes += info.weight_bytes;
-    if (p->workspace_bytes < info.workspace_bytes) p->workspace_bytes = info.workspace_bytes;
 done:
     luthier__free(wq);
     luthier__free(sw);
