@@ -7311,17 +7311,12 @@ LUTHIER_API luthier_status luthier_calibrate(luthier_context *ctx, const luthier
     o.seen = (unsigned char *)luthier__zalloc((size_t)g->num_tensors + 1);
     o.hist = (uint64_t **)luthier__zalloc(sizeof(uint64_t *) * (size_t)(g->num_tensors + 1));
     outs = (void **)luthier__zalloc(sizeof(void *) * (size_t)(g->num_outputs + 1));
-    if (!o.mn || !o.mx || !o.seen || !o.hist || !outs) {
-        s = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "calibrate: out of memory");
-        goto done;
-    }
+    if (!o.mn || !o.mx || !o.seen || !o.hist || !outs) goto oom;
     for (i = 0; i < g->num_outputs; i++) {
         const luthier__gtensor *ot = &g->tensors[g->outputs[i]];
         int ok;
-        if (!(outs[i] = luthier__alloc((size_t)luthier__numel(ot->rank, ot->shape, &ok) * luthier__dtype_size(ot->dtype) + 1))) {
-            s = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "calibrate: out of memory");
-            goto done;
-        }
+        if (!(outs[i] = luthier__alloc((size_t)luthier__numel(ot->rank, ot->shape, &ok) * luthier__dtype_size(ot->dtype) + 1)))
+            goto oom;
     }
     {
         luthier_plan_desc pd;
@@ -7337,16 +7332,10 @@ LUTHIER_API luthier_status luthier_calibrate(luthier_context *ctx, const luthier
                 s = luthier__fail_in(ctx, s, "calibrate: sample %d", smp);
                 goto done;
             }
-            if (o.oom) {
-                s = luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "calibrate: out of memory");
-                goto done;
-            }
+            if (o.oom) goto oom;
         }
     }
-    if ((s = luthier_calibration_create(&cal)) != LUTHIER_STATUS_OK) {
-        s = luthier__fail(ctx, s, "calibrate: out of memory");
-        goto done;
-    }
+    if ((s = luthier_calibration_create(&cal)) != LUTHIER_STATUS_OK) goto oom;
     for (t = 0; t < g->num_tensors; t++) {
         float lo, hi;
         if (!o.seen[t]) continue;
@@ -7372,10 +7361,7 @@ LUTHIER_API luthier_status luthier_calibrate(luthier_context *ctx, const luthier
             }
         }
         if (!(lo >= -FLT_MAX && hi <= FLT_MAX)) continue; /* infinite values: leave the tensor fp32 */
-        if ((s = luthier_calibration_set_range(cal, t, lo, hi)) != LUTHIER_STATUS_OK) {
-            s = luthier__fail(ctx, s, "calibrate: out of memory");
-            goto done;
-        }
+        if ((s = luthier_calibration_set_range(cal, t, lo, hi)) != LUTHIER_STATUS_OK) goto oom;
     }
     /* views (reshape, flatten, identity) compute nothing, and pools stay inside their input's
        range: their outputs take their inputs' parameters (as int8 plans run them) */
@@ -7386,13 +7372,14 @@ LUTHIER_API luthier_status luthier_calibrate(luthier_context *ctx, const luthier
              op == LUTHIER_OP_AVGPOOL || op == LUTHIER_OP_GLOBAL_AVGPOOL || op == LUTHIER_OP_ADAPTIVE_AVGPOOL) &&
             luthier__cal_has(cal, gn->inputs[0]) &&
             (s = luthier_calibration_set_params(cal, gn->outputs[0], cal->scale[gn->inputs[0]], cal->zero[gn->inputs[0]])) !=
-                LUTHIER_STATUS_OK) {
-            s = luthier__fail(ctx, s, "calibrate: out of memory");
-            goto done;
-        }
+                LUTHIER_STATUS_OK)
+            goto oom;
     }
     *out = cal;
     cal = NULL;
+    goto done;
+oom: /* s: the status of the call that failed, else out of memory */
+    s = luthier__fail(ctx, s != LUTHIER_STATUS_OK ? s : LUTHIER_STATUS_OUT_OF_MEMORY, "calibrate: out of memory");
 done:
     if (o.hist)
         for (t = 0; t < g->num_tensors; t++) luthier__free(o.hist[t]);
