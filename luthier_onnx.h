@@ -2965,35 +2965,52 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_batch_norm(const luthier_onnx__
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_BATCH_NORM, in, 5);
 }
 
-/* InstanceNormalization: per (n, c), normalized over the spatial dims (a layer norm from axis 2,
-   no affine), then scale[c] * y + bias[c] as a per-channel multiply and add. */
-LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_instance_norm(const luthier_onnx__cvargs *arg) {
+/* InstanceNormalization (G = 0) and GroupNormalization (G groups of C / G channels): x
+   normalized per (n, c), or per (n, group) through a reshape to [N, G, rest] and back, by a layer
+   norm from axis 2 without affine (the node's epsilon); then scale[c] * y + bias[c] as a
+   per-channel multiply and add. scale and bias hold C values, or one per group (opset 18). */
+LUTHIER_ONNX__FN luthier_status luthier_onnx__norm_affine(const luthier_onnx__cvargs *arg, int64_t G) {
     LUTHIER_ONNX__CV_ARGS;
-    const luthier_onnx__tensor *p[2];
-    int64_t cd[LUTHIER_ONNX_MAX_RANK];
+    const int64_t C = xs.d[1], per = G ? G : C;
+    const luthier_onnx__tensor *p;
+    int64_t gd[3], cd[LUTHIER_ONNX_MAX_RANK], e;
     int cur, pc[2];
-    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "epsilon"));
-    if (xs.rank < 3 || xs.rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("input rank %d (takes [N,C,D1,...])", xs.rank);
+    cd[0] = C;
+    for (e = 1; e < xs.rank - 1; e++) cd[e] = 1; /* [C, 1, ...]: broadcast over the spatial dims */
     for (k = 0; k < 2; k++) {
-        LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, k + 1, k ? "bias" : "scale", &p[k]));
-        if (!p[k] || p[k]->n != (size_t)xs.d[1]) LUTHIER_ONNX__BAD("%s must hold C = %lld values", k ? "bias" : "scale", (long long)xs.d[1]);
+        float *f = NULL;
+        LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, k + 1, k ? "bias" : "scale", &p));
+        if (!p || p->n != (size_t)per)
+            LUTHIER_ONNX__BAD("%s must hold %s = %lld values%s", k ? "bias" : "scale", G ? "num_groups" : "C", (long long)per,
+                              G ? " (opset 18)" : "");
+        if (G && !(f = (float *)luthier_onnx__alloc(c, (size_t)C * sizeof(float)))) LUTHIER_ONNX__OOM();
+        for (e = 0; f && e < C; e++) f[e] = p->f[e / (C / G)];
+        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k ? "bias" : "scale", xs.rank - 1, cd, f ? f : p->f, &pc[k]));
     }
-    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
+    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &cur));
+    if (G) { /* [N, G, rest] */
+        gd[0] = xs.d[0], gd[1] = G, gd[2] = (int64_t)(luthier_onnx__numel(xs.rank, xs.d) / (size_t)(xs.d[0] * G));
+        LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, 3, gd, NULL, &cur));
+    }
     luthier_onnx__typed(&d, LUTHIER_OP_LAYER_NORM);
     d.attr.layer_norm.axis = 2;
     d.attr.layer_norm.epsilon = luthier_onnx__af(n, "epsilon", 1e-5f);
-    luthier_onnx__set_op(&d, LUTHIER_OP_LAYER_NORM, in, 1);
+    luthier_onnx__set_op(&d, LUTHIER_OP_LAYER_NORM, &cur, 1);
     LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "normalized", &cur));
-    cd[0] = xs.d[1];
-    for (k = 1; k < xs.rank - 1; k++) cd[k] = 1; /* [C, 1, ...]: broadcast over the spatial dims */
-    for (k = 0; k < 2; k++)
-        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k ? "bias" : "scale", xs.rank - 1, cd, p[k]->f, &pc[k]));
+    if (G) LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, xs.rank, xs.d, NULL, &cur));
     memset(&d, 0, sizeof d);
     in[0] = cur, in[1] = pc[0];
     luthier_onnx__set_op(&d, LUTHIER_OP_MUL, in, 2);
     LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &cur));
     in[0] = cur, in[1] = pc[1];
     return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_ADD, in, 2);
+}
+
+LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_instance_norm(const luthier_onnx__cvargs *arg) {
+    LUTHIER_ONNX__CV_ARGS;
+    LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "epsilon"));
+    if (xs.rank < 3 || xs.rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("input rank %d (takes [N,C,D1,...])", xs.rank);
+    return luthier_onnx__norm_affine(arg, 0);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_layer_norm(const luthier_onnx__cvargs *arg) {
@@ -4016,46 +4033,17 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_einsum(const luthier_onnx__cvar
     return luthier_onnx__setout(c, n, 0, outs[0]);
 }
 
-/* GroupNormalization (opset 18): x [N, C, D...] in num_groups groups of C / G channels, each
-   normalized over its channels and spatial dims (a reshape to [N, G, rest] and a layer norm from
-   axis 2 without affine), reshaped back, then scale[g] * y + bias[g] per channel (opset 18: scale
-   and bias hold one value per group), as InstanceNormalization does per channel. */
+/* GroupNormalization (opset 18): x [N, C, D...] in num_groups groups (luthier_onnx__norm_affine). */
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_group_norm(const luthier_onnx__cvargs *arg) {
     LUTHIER_ONNX__CV_ARGS;
-    const luthier_onnx__tensor *p[2];
     const int64_t G = luthier_onnx__ai(n, "num_groups", 0);
-    int64_t gd[3], cd[LUTHIER_ONNX_MAX_RANK], C, e;
-    int cur, pc[2];
+    int64_t C;
     LUTHIER_ONNX__TRY(luthier_onnx__check_attrs(c, n, "epsilon,num_groups"));
     if (!luthier_onnx__attr_get(n, "num_groups")) LUTHIER_ONNX__BAD("the num_groups attribute is missing");
     if (xs.rank < 2 || xs.rank > LUTHIER_MAX_RANK) LUTHIER_ONNX__UNSUP("input rank %d (takes [N,C,D1,...])", xs.rank);
     C = xs.d[1];
     if (G < 1 || G > C || C % G) LUTHIER_ONNX__BAD("num_groups %lld must be >= 1 and divide the %lld channels", (long long)G, (long long)C);
-    for (k = 0; k < 2; k++) {
-        float *f;
-        LUTHIER_ONNX__TRY(luthier_onnx__const_f(c, n, k + 1, k ? "bias" : "scale", &p[k]));
-        if (!p[k] || p[k]->n != (size_t)G) LUTHIER_ONNX__BAD("%s must hold num_groups = %lld values (opset 18)", k ? "bias" : "scale", (long long)G);
-        if (!(f = (float *)luthier_onnx__alloc(c, (size_t)C * sizeof(float)))) LUTHIER_ONNX__OOM();
-        for (e = 0; e < C; e++) f[e] = p[k]->f[e / (C / G)];
-        cd[0] = C;
-        for (e = 1; e < xs.rank - 1; e++) cd[e] = 1; /* [C, 1, ...]: broadcast over the spatial dims */
-        LUTHIER_ONNX__TRY(luthier_onnx__newconst(c, n, oname, k ? "bias" : "scale", xs.rank - 1, cd, f, &pc[k]));
-    }
-    LUTHIER_ONNX__TRY(luthier_onnx__eng(c, n, x, 1, &in[0]));
-    gd[0] = xs.d[0], gd[1] = G, gd[2] = (int64_t)(luthier_onnx__numel(xs.rank, xs.d) / (size_t)(xs.d[0] * G));
-    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, in[0], 3, gd, NULL, &cur));
-    luthier_onnx__typed(&d, LUTHIER_OP_LAYER_NORM);
-    d.attr.layer_norm.axis = 2;
-    d.attr.layer_norm.epsilon = luthier_onnx__af(n, "epsilon", 1e-5f);
-    luthier_onnx__set_op(&d, LUTHIER_OP_LAYER_NORM, &cur, 1);
-    LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "normalized", &cur));
-    LUTHIER_ONNX__TRY(luthier_onnx__reshape_to(c, n, cur, xs.rank, xs.d, NULL, &cur));
-    memset(&d, 0, sizeof d);
-    in[0] = cur, in[1] = pc[0];
-    luthier_onnx__set_op(&d, LUTHIER_OP_MUL, in, 2);
-    LUTHIER_ONNX__TRY(luthier_onnx__step(c, n, &d, "scaled", &cur));
-    in[0] = cur, in[1] = pc[1];
-    return luthier_onnx__emit_out(c, n, &d, LUTHIER_OP_ADD, in, 2);
+    return luthier_onnx__norm_affine(arg, G);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__cv_const_only(const luthier_onnx__cvargs *arg) {
