@@ -1148,6 +1148,12 @@ LUTHIER_ONNX__FN luthier_onnx__tensor *luthier_onnx__tnew(luthier_onnx__ctx *c, 
 
 LUTHIER_ONNX__FN double luthier_onnx__tget(const luthier_onnx__tensor *t, size_t i) { return t->f ? (double)t->f[i] : (double)t->i[i]; }
 
+/* count elements of s from index src into t from index dst (both float, or both integers). */
+LUTHIER_ONNX__FN void luthier_onnx__tcopy(luthier_onnx__tensor *t, size_t dst, const luthier_onnx__tensor *s, size_t src, size_t count) {
+    if (t->f) memcpy(t->f + dst, s->f + src, count * sizeof(float));
+    else memcpy(t->i + dst, s->i + src, count * sizeof(int64_t));
+}
+
 /* Integer values of a constant (any integer type). */
 LUTHIER_ONNX__FN int luthier_onnx__is_int(const luthier_onnx__tensor *t) { return t && t->i != NULL; }
 
@@ -1752,14 +1758,12 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_reshape(const luthier_onnx__f
     luthier_onnx__shape os;
     LUTHIER_ONNX__TRY(luthier_onnx__reshape_like(c, n, &xs, &os));
     LUTHIER_ONNX__TLIKE(t, xc, os.rank, os.d);
-    if (xc->f) memcpy(t->f, xc->f, t->n * sizeof(float));
-    else memcpy(t->i, xc->i, t->n * sizeof(int64_t));
+    luthier_onnx__tcopy(t, 0, xc, 0, t->n);
     return luthier_onnx__folded(arg, t);
 }
 
 LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_gather(const luthier_onnx__foldargs *arg) {
     LUTHIER_ONNX__FOLD_ARGS;
-    size_t e;
     int k;
     const luthier_onnx__tensor *ic = luthier_onnx__in(c, n, 1)->c;
     int64_t ax, dims[LUTHIER_ONNX_MAX_RANK];
@@ -1778,11 +1782,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_gather(const luthier_onnx__fo
             int64_t j = ic->i[idx];
             if (j < 0) j += xc->dims[ax];
             if (j < 0 || j >= xc->dims[ax]) LUTHIER_ONNX__BAD("index %lld is out of range", (long long)ic->i[idx]);
-            for (e = 0; e < inner; e++) {
-                size_t src = (m * (size_t)xc->dims[ax] + (size_t)j) * inner + e, dst = (m * ic->n + idx) * inner + e;
-                if (t->f) t->f[dst] = xc->f[src];
-                else t->i[dst] = xc->i[src];
-            }
+            luthier_onnx__tcopy(t, (m * ic->n + idx) * inner, xc, (m * (size_t)xc->dims[ax] + (size_t)j) * inner, inner);
         }
     return luthier_onnx__folded(arg, t);
 }
@@ -1813,11 +1813,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_concat(const luthier_onnx__fo
         size_t len;
         if (!p) continue;
         len = (size_t)p->dims[ax] * inner;
-        for (m = 0; m < outer; m++) {
-            size_t dst = (m * (size_t)dims[ax] + (size_t)off) * inner;
-            if (isf) memcpy(t->f + dst, p->f + m * len, len * sizeof(float));
-            else memcpy(t->i + dst, p->i + m * len, len * sizeof(int64_t));
-        }
+        for (m = 0; m < outer; m++) luthier_onnx__tcopy(t, (m * (size_t)dims[ax] + (size_t)off) * inner, p, m * len, len);
         off += p->dims[ax];
     }
     return luthier_onnx__folded(arg, t);
@@ -1838,8 +1834,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_slice(const luthier_onnx__fol
             src += (size_t)(st[k] + (int64_t)idx * sp[k]) * stride;
             stride *= (size_t)xc->dims[k];
         }
-        if (t->f) t->f[e] = xc->f[src];
-        else t->i[e] = xc->i[src];
+        luthier_onnx__tcopy(t, e, xc, src, 1);
     }
     return luthier_onnx__folded(arg, t);
 }
@@ -1867,8 +1862,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_transpose(const luthier_onnx_
             src += (rem % (size_t)dims[k]) * istr[p[k]];
             rem /= (size_t)dims[k];
         }
-        if (t->f) t->f[e] = xc->f[src];
-        else t->i[e] = xc->i[src];
+        luthier_onnx__tcopy(t, e, xc, src, 1);
     }
     return luthier_onnx__folded(arg, t);
 }
@@ -3699,10 +3693,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_tile(const luthier_onnx__fold
     LUTHIER_ONNX__TRY(luthier_onnx__tile_dims(c, n, xc->rank, xc->dims, rp, 1, LUTHIER_ONNX__MAX_ELEMS, od));
     LUTHIER_ONNX__TLIKE(t, xc, xc->rank, od);
     *arg->res = t;
-    if (xc->rank == 0) { /* no repeats: the scalar itself */
-        if (t->f) t->f[0] = xc->f[0];
-        else t->i[0] = xc->i[0];
-    }
+    if (xc->rank == 0) luthier_onnx__tcopy(t, 0, xc, 0, 1); /* no repeats: the scalar itself */
     if (t->n == 0 || xc->rank == 0) return LUTHIER_STATUS_OK;
     len = (size_t)xc->dims[xc->rank - 1];
     reps = (size_t)rp->i[xc->rank - 1];
@@ -3714,11 +3705,7 @@ LUTHIER_ONNX__FN luthier_status luthier_onnx__fold_tile(const luthier_onnx__fold
             rest /= (size_t)od[k];
             stride *= (size_t)xc->dims[k];
         }
-        for (j = 0; j < reps; j++) {
-            const size_t dst = (row * reps + j) * len;
-            if (t->f) memcpy(t->f + dst, xc->f + src * len, len * sizeof(float));
-            else memcpy(t->i + dst, xc->i + src * len, len * sizeof(int64_t));
-        }
+        for (j = 0; j < reps; j++) luthier_onnx__tcopy(t, (row * reps + j) * len, xc, src * len, len);
     }
     return LUTHIER_STATUS_OK;
 }
