@@ -4532,13 +4532,12 @@ LUTHIER_PRIVATE int luthier__q_node(const luthier_graph *g, const luthier_plan *
     }
 }
 
-/* Makes value v uint8 with (scale, zero). */
-LUTHIER_PRIVATE void luthier__set_u8(luthier__pval *v, float scale, int32_t zero) {
+/* Makes value v of activation datatype t (uint8 with (scale, zero); fp16). */
+LUTHIER_PRIVATE void luthier__set_dtype(luthier__pval *v, luthier_dtype t, float scale, int32_t zero) {
     int ok;
-    v->dtype = LUTHIER__DTYPE_U8;
-    v->qscale = scale;
-    v->qzero = zero;
-    ok = luthier__tensor_bytes(v->rank, v->shape, LUTHIER__DTYPE_U8, &v->bytes);
+    v->dtype = t;
+    if (t == LUTHIER__DTYPE_U8) v->qscale = scale, v->qzero = zero;
+    ok = luthier__tensor_bytes(v->rank, v->shape, t, &v->bytes);
     (void)ok; /* no larger than its fp32 size, which was checked */
 }
 
@@ -4559,14 +4558,14 @@ LUTHIER_PRIVATE luthier_status luthier__plan_qstep(luthier_context *ctx, const l
     case LUTHIER_OP_CONV2D:
     case LUTHIER_OP_DENSE:
         if ((s = luthier__plan_qconv(ctx, g, p, st, gn, f, x->qscale, x->qzero, so, zo, &u8)) != LUTHIER_STATUS_OK) return s;
-        if (u8) luthier__set_u8(o, so, zo);
+        if (u8) luthier__set_dtype(o, LUTHIER__DTYPE_U8, so, zo);
         return LUTHIER_STATUS_OK;
     case LUTHIER_OP_ADD:
         luthier_quantize_activation(st->act, st->cmin, st->cmax, so, zo, &st->qmin, &st->qmax);
-        luthier__set_u8(o, so, zo);
+        luthier__set_dtype(o, LUTHIER__DTYPE_U8, so, zo);
         return LUTHIER_STATUS_OK;
     default: /* pools: the input's parameters */
-        luthier__set_u8(o, x->qscale, x->qzero);
+        luthier__set_dtype(o, LUTHIER__DTYPE_U8, x->qscale, x->qzero);
         return LUTHIER_STATUS_OK;
     }
 }
@@ -5578,14 +5577,6 @@ LUTHIER_PRIVATE int luthier__h16_node(const luthier__planner *pl, const luthier_
     return pl->h16 ? luthier__ops[gn->d.op].h16(pl, gn, ni, ins) : LUTHIER__H16_NO;
 }
 
-/* Makes value v fp16. */
-LUTHIER_PRIVATE void luthier__set_h16(luthier__pval *v) {
-    int ok;
-    v->dtype = LUTHIER__DTYPE_F16;
-    ok = luthier__tensor_bytes(v->rank, v->shape, LUTHIER__DTYPE_F16, &v->bytes);
-    (void)ok; /* no larger than its fp32 size, which was checked */
-}
-
 /* The activation datatype of node gn's step (int8 partitioning, fp16 activations) and the
    conversions of its activation inputs ins[0..nin) to its layout and datatype; returns
    LUTHIER__STEP_ON_F32, _U8, _F16 or _F16_WIDE (fp16 outputs, inputs fp16 where they are fp16
@@ -5723,8 +5714,8 @@ LUTHIER_PRIVATE luthier_status luthier__pass_steps(luthier__planner *pl) {
             luthier__pval *v = &p->vals[f->out];
             v->alias = ins[0];
             v->layout = p->vals[ins[0]].layout;
-            if (qs) luthier__set_u8(v, p->vals[ins[0]].qscale, p->vals[ins[0]].qzero);
-            if (hs) luthier__set_h16(v);
+            if (qs) luthier__set_dtype(v, LUTHIER__DTYPE_U8, p->vals[ins[0]].qscale, p->vals[ins[0]].qzero);
+            if (hs) luthier__set_dtype(v, LUTHIER__DTYPE_F16, 0.0f, 0);
             continue;
         }
         if (f->residual >= 0 && ((residual = hs ? f->residual : luthier__need_q(p, cal, f->residual, 0)) < 0 ||
@@ -5732,7 +5723,7 @@ LUTHIER_PRIVATE luthier_status luthier__pass_steps(luthier__planner *pl) {
                                  (hs && (residual = luthier__need_dtype(p, cal, residual, LUTHIER__DTYPE_F16)) < 0)))
             LUTHIER__PLOOM();
         if ((s = luthier__node_step(pl, ni, layout, nin, ins, residual, &st)) != LUTHIER_STATUS_OK) return s;
-        for (k = 0; hs && k < st->nout; k++) luthier__set_h16(&p->vals[st->out[k]]);
+        for (k = 0; hs && k < st->nout; k++) luthier__set_dtype(&p->vals[st->out[k]], LUTHIER__DTYPE_F16, 0.0f, 0);
         ws = p->workspace_bytes;
         if (wide) p->workspace_bytes = 0; /* (what the lower hook reserves: the step's own) */
         s = qs ? luthier__plan_qstep(pl->ctx, pl->g, p, cal, st, gn, f) : luthier__ops[gn->d.op].lower(pl, st, ni);
