@@ -1871,6 +1871,15 @@ LUTHIER_PRIVATE void luthier__node_conv_desc(const luthier_node_desc *d, const l
     cd->layout = LUTHIER_LAYOUT_NHWC;
 }
 
+/* The fused epilogue of convolution cd: activation act (with its clamp) and, when accumulate,
+   the residual add (the output buffer holds it). */
+LUTHIER_PRIVATE void luthier__conv_epilogue(luthier_conv2d_desc *cd, luthier_activation act, float cmin, float cmax, int accumulate) {
+    cd->activation = act;
+    cd->clamp_min = cmin;
+    cd->clamp_max = cmax;
+    cd->accumulate = accumulate;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__infer_conv2d(const luthier__infer_args *arg) {
     LUTHIER__INFER_ARGS;
     const luthier__gtensor *w = in[1], *b = ni > 2 ? in[2] : NULL;
@@ -4208,10 +4217,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const lu
     int attempt;
     for (attempt = 0; attempt < 2; attempt++) {
         luthier__node_conv_desc(&gn->d, x, w, &cd);
-        cd.activation = st->act;
-        cd.clamp_min = st->cmin;
-        cd.clamp_max = st->cmax;
-        cd.accumulate = st->residual >= 0;
+        luthier__conv_epilogue(&cd, st->act, st->cmin, st->cmax, st->residual >= 0);
         cd.kernel = luthier__conv_f16_kernel(ctx, &cd, prec); /* (the default: fp32, or F16 in fp16 plans) */
         if (h16 && !luthier__conv_is_depthwise(&cd)) /* fp16 activations: F16 (luthier__h16_conv) */
             cd.kernel = luthier__h16_conv_kernel(ctx, h16, &cd);
@@ -4301,10 +4307,7 @@ LUTHIER_PRIVATE luthier_status luthier__plan_dense_h16(luthier_context *ctx, con
     luthier_conv2d_desc cd;
     luthier_status s;
     luthier__dense_conv_desc(g, gn, &cd);
-    cd.activation = st->act;
-    cd.clamp_min = st->cmin;
-    cd.clamp_max = st->cmax;
-    cd.accumulate = st->residual >= 0;
+    luthier__conv_epilogue(&cd, st->act, st->cmin, st->cmax, st->residual >= 0);
     cd.kernel = luthier__h16_conv_kernel(ctx, h16, &cd);
     if (gn->d.attr.dense.trans_b) { /* [K, N] -> [N, K] (the sizes are the weights', checked) */
         const size_t n = (size_t)cd.out_channels, k = (size_t)cd.in_channels;
@@ -4662,10 +4665,7 @@ LUTHIER_PRIVATE int luthier__layer_of(const luthier_context *ctx, const luthier_
         const luthier__gtensor *w = &g->tensors[gn->inputs[1]];
         luthier_conv2d_desc *cd = &t->cd;
         luthier__node_conv_desc(&gn->d, x, w, cd);
-        cd->activation = t->act;
-        cd->clamp_min = t->cmin;
-        cd->clamp_max = t->cmax;
-        cd->accumulate = t->residual;
+        luthier__conv_epilogue(cd, t->act, t->cmin, t->cmax, t->residual);
         snprintf(t->sig, sizeof t->sig,
                  "conv2d n%lld c%lld h%lld w%lld o%lld k%lldx%lld s%lldx%lld p%lld,%lld,%lld,%lld d%lldx%lld g%lld act=%s res=%d",
                  (long long)cd->batch, (long long)cd->in_channels, (long long)cd->in_h, (long long)cd->in_w,
@@ -5505,9 +5505,7 @@ LUTHIER_PRIVATE int luthier__h16_conv(const luthier__planner *pl, const luthier_
     (void)ins;
     if (!luthier__h16_fp16_node(pl, ni)) return LUTHIER__H16_NO;
     luthier__node_conv_desc(&gn->d, &pl->g->tensors[gn->inputs[0]], &pl->g->tensors[gn->inputs[1]], &cd);
-    cd.activation = pl->f[ni].act; /* (as fused) */
-    cd.clamp_min = pl->f[ni].cmin;
-    cd.clamp_max = pl->f[ni].cmax;
+    luthier__conv_epilogue(&cd, pl->f[ni].act, pl->f[ni].cmin, pl->f[ni].cmax, 0); /* (as fused) */
     if (luthier__conv_is_depthwise(&cd)) return luthier__conv_h16_dw_fits(pl->ctx->cpu_features, &cd);
     return luthier__h16_conv_kernel(pl->ctx, pl->h16, &cd) != NULL;
 }
