@@ -4714,13 +4714,8 @@ LUTHIER_PRIVATE luthier__fuse *luthier__fuse_only(const luthier_graph *g, const 
     int *prod = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
     int *cons = (int *)luthier__alloc(sizeof(int) * (size_t)(g->num_tensors + 1));
     int oom = 0;
-    if (!f || !prod || !cons) {
-        luthier__free(f);
-        luthier__free(prod);
-        luthier__free(cons);
-        return NULL;
-    }
-    luthier__fuse_graph(g, f, prod, cons, 0, 0, cal, 0, &oom);
+    if (f && prod && cons) luthier__fuse_graph(g, f, prod, cons, 0, 0, cal, 0, &oom);
+    else luthier__free(f), f = NULL;
     luthier__free(prod);
     luthier__free(cons);
     return f;
