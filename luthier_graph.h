@@ -1497,12 +1497,8 @@ LUTHIER_PRIVATE int luthier__grow(void **arr, int *cap, int need, size_t elt) {
 }
 
 LUTHIER_API luthier_status luthier_graph_create(luthier_graph **out) {
-    luthier_graph *g;
     if (!out) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    *out = NULL;
-    if (!(g = (luthier_graph *)luthier__zalloc(sizeof *g))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    *out = g;
-    return LUTHIER_STATUS_OK;
+    return (*out = (luthier_graph *)luthier__zalloc(sizeof **out)) ? LUTHIER_STATUS_OK : LUTHIER_STATUS_OUT_OF_MEMORY;
 }
 
 LUTHIER_PRIVATE void luthier__gnode_free(luthier__gnode *n) {
@@ -3444,12 +3440,8 @@ LUTHIER_PRIVATE int luthier__cal_has(const luthier_calibration *c, int t) {
 }
 
 LUTHIER_API luthier_status luthier_calibration_create(luthier_calibration **out) {
-    luthier_calibration *c;
     if (!out) return LUTHIER_STATUS_INVALID_ARGUMENT;
-    *out = NULL;
-    if (!(c = (luthier_calibration *)luthier__zalloc(sizeof *c))) return LUTHIER_STATUS_OUT_OF_MEMORY;
-    *out = c;
-    return LUTHIER_STATUS_OK;
+    return (*out = (luthier_calibration *)luthier__zalloc(sizeof **out)) ? LUTHIER_STATUS_OK : LUTHIER_STATUS_OUT_OF_MEMORY;
 }
 
 LUTHIER_API void luthier_calibration_destroy(luthier_calibration *c) {
