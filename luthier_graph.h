@@ -4056,9 +4056,6 @@ LUTHIER_PRIVATE size_t luthier__sgemm_ws(luthier_context *ctx, const luthier__ke
     return (ws + LUTHIER__ALIGN - 1) / LUTHIER__ALIGN * LUTHIER__ALIGN * (size_t)ctx->pool->num_threads;
 }
 
-#define LUTHIER__PFAIL(st, ...) do { status = luthier__fail(ctx, st, __VA_ARGS__); goto done; } while (0)
-#define LUTHIER__OOM() LUTHIER__PFAIL(LUTHIER_STATUS_OUT_OF_MEMORY, "plan: out of memory")
-
 /* Counts a configuration of node `name` that did not fit (why: in ctx's message) and falls back
    to the default: the note of luthier_plan_create names the first. */
 LUTHIER_PRIVATE void luthier__plan_fallback(luthier_context *ctx, luthier_plan *p, const char *name) {
@@ -5951,9 +5948,6 @@ LUTHIER_API luthier_status luthier_plan_create(luthier_context *ctx, const luthi
     ctx->auto_policy = saved;
     return s;
 }
-
-#undef LUTHIER__PFAIL
-#undef LUTHIER__OOM
 
 LUTHIER_API luthier_status luthier_plan_get_info(const luthier_plan *p, luthier_plan_info *out) {
     if (!p || !out) return LUTHIER_STATUS_INVALID_ARGUMENT;
