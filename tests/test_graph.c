@@ -1846,6 +1846,80 @@ static void test_graph_misc_ops(void) {
     luthier_context_destroy(ctx);
 }
 
+/* The step info of the step whose node is named name, into si; 0 when none. */
+static int step_named(const luthier_plan *p, const char *name, luthier_step_info *si) {
+    luthier_plan_info info;
+    int i;
+    if (luthier_plan_get_info(p, &info) != LUTHIER_STATUS_OK) return 0;
+    for (i = 0; i < info.num_steps; i++)
+        if (luthier_plan_step_info(p, i, si) == LUTHIER_STATUS_OK && si->node >= 0 && !strcmp(si->name, name)) return 1;
+    return 0;
+}
+
+/* A MatMul node configured with an unknown kernel: refused, naming the node and the kernel,
+   without fallback_invalid; with it, the default kernel runs and the result is right. A dense
+   step reports no convolution algorithm (AUTO), whatever its layer runs (fp32 and fp16 weights). */
+static void test_graph_matmul_kernel_config(void) {
+    gb b;
+    int a, c, m, y, i;
+    int64_t as[3] = {3, 5, 4}, bs[2] = {4, 6}, ws[2] = {7, 6};
+    luthier_node_desc d;
+    luthier_node_config *cfg;
+    luthier_plan_desc pd;
+    luthier_plan *p = NULL, *p0 = NULL;
+    luthier_step_info si, si0;
+    luthier_context *ctx = ctx_threads(2);
+    float *ain = rand_buf(3 * 5 * 4, -1, 1);
+    const void *ins[1];
+    memset(&b, 0, sizeof b);
+    luthier_graph_create(&b.g);
+    luthier_graph_input(b.g, "a", LUTHIER_DTYPE_F32, 3, as, &a);
+    c = gb_const(&b, "b", 2, bs, -1, 1);
+    m = gb_op(&b, LUTHIER_OP_MATMUL, "matmul", a, c);
+    memset(&d, 0, sizeof d);
+    d.op = LUTHIER_OP_DENSE; d.name = "fc";
+    y = gb_node(&b, &d, m, gb_const(&b, "w", 2, ws, -1, 1), -1);
+    luthier_graph_output(b.g, y);
+    CHECK(!b.fail, "build");
+    ins[0] = ain;
+    cfg = (luthier_node_config *)calloc((size_t)b.g->num_nodes, sizeof *cfg);
+    for (i = 0; i < b.g->num_nodes; i++)
+        if (!strcmp(b.g->nodes[i].name, "matmul")) snprintf(cfg[i].kernel, sizeof cfg[i].kernel, "no_such_kernel");
+    memset(&pd, 0, sizeof pd);
+    pd.configs = cfg;
+    pd.num_configs = b.g->num_nodes;
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_NOT_FOUND && p == NULL, "unknown kernel accepted");
+    CHECK(strstr(luthier_context_error(ctx), "matmul") && strstr(luthier_context_error(ctx), "no_such_kernel"),
+          "message: %s", luthier_context_error(ctx));
+    luthier_plan_destroy(p);
+    p = NULL;
+    pd.fallback_invalid = 1;
+    plan_vs_ref(ctx, b.g, &pd, ins, 2e-5, "matmul with an unknown kernel, fallback");
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+    CHECK(luthier_plan_create(ctx, b.g, NULL, &p0) == LUTHIER_STATUS_OK, "%s", luthier_context_error(ctx));
+    if (p && p0) {
+        luthier_plan_info info;
+        luthier_plan_get_info(p, &info);
+        CHECK(info.num_fallbacks == 1, "%d fallbacks", info.num_fallbacks);
+        CHECK(step_named(p, "matmul", &si) && step_named(p0, "matmul", &si0), "matmul step");
+        CHECK(si.kernel && si0.kernel && si.kernel[0] && !strcmp(si.kernel, si0.kernel), "fallback kernel %s, default %s",
+              si.kernel ? si.kernel : "(null)", si0.kernel ? si0.kernel : "(null)");
+        CHECK(step_named(p0, "fc", &si0) && si0.algorithm == LUTHIER_CONV_AUTO, "dense step algorithm %d", (int)si0.algorithm);
+    }
+    luthier_plan_destroy(p);
+    luthier_plan_destroy(p0);
+    p0 = NULL;
+    memset(&pd, 0, sizeof pd);
+    pd.precision = LUTHIER_PRECISION_FP16; /* the dense layer runs as a convolution layer of fp16 weights */
+    CHECK(luthier_plan_create(ctx, b.g, &pd, &p0) == LUTHIER_STATUS_OK, "fp16: %s", luthier_context_error(ctx));
+    if (p0) CHECK(step_named(p0, "fc", &si0) && si0.algorithm == LUTHIER_CONV_AUTO, "fp16 dense step algorithm %d", (int)si0.algorithm);
+    luthier_plan_destroy(p0);
+    free(cfg);
+    free(ain);
+    gb_free(&b);
+    luthier_context_destroy(ctx);
+}
+
 /* Bad graphs: every refusal names the node and leaves the graph usable. */
 static void test_graph_bad_input(void) {
     luthier_graph *g = NULL;
@@ -4242,4 +4316,5 @@ static void run_graph_tests(void) {
     RUN(test_graph_layouts);
     RUN(test_graph_transformer);
     RUN(test_graph_misc_ops);
+    RUN(test_graph_matmul_kernel_config);
 }

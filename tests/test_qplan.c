@@ -27,6 +27,7 @@ static int32_t qp_quantize(float x, float scale, int32_t zero) {
     return v != v ? zero : v < 0.0f ? 0 : v > 255.0f ? 255 : (int32_t)v;
 }
 
+/* The int8 steps of op in p (nodes only, not conversions). */
 static int qp_count_int8(const luthier_plan *p, luthier_op op) {
     luthier_plan_info pi;
     luthier_step_info si;
@@ -34,7 +35,11 @@ static int qp_count_int8(const luthier_plan *p, luthier_op op) {
     memset(&pi, 0, sizeof pi);
     luthier_plan_get_info(p, &pi);
     for (i = 0; i < pi.num_steps; i++)
-        if (luthier_plan_step_info(p, i, &si) == LUTHIER_STATUS_OK && si.int8 && si.op == op && si.node >= 0) n++;
+        if (luthier_plan_step_info(p, i, &si) == LUTHIER_STATUS_OK && si.int8 && si.op == op && si.node >= 0) {
+            n++; /* a dense step reports no convolution algorithm, whatever its layer runs */
+            CHECK(op != LUTHIER_OP_DENSE || si.algorithm == LUTHIER_CONV_AUTO, "int8 dense '%s': algorithm %s", si.name,
+                  luthier_conv_algorithm_name(si.algorithm));
+        }
     return n;
 }
 
