@@ -137,6 +137,17 @@ enum { luthier__op_base_vw = LUTHIER__VW }; /* lanes of the baseline pass */
         LUTHIER__VSTORE(luthier__buf_, v);                                                       \
         memcpy((p), luthier__buf_, (size_t)(n) * sizeof(float));                                 \
     } while (0)
+/* n <= VW lanes at p: the whole vector when n == VW, else a partial one (the other lanes `fill`) */
+#define LUTHIER__VLOADP(v, p, n, fill)                                                           \
+    do {                                                                                         \
+        if ((size_t)(n) == (size_t)LUTHIER__VW) LUTHIER__VLOAD(v, p);                            \
+        else LUTHIER__VLOADN(v, p, n, fill);                                                     \
+    } while (0)
+#define LUTHIER__VSTOREP(p, v, n)                                                                \
+    do {                                                                                         \
+        if ((size_t)(n) == (size_t)LUTHIER__VW) LUTHIER__VSTORE(p, v);                           \
+        else LUTHIER__VSTOREN(p, v, n);                                                          \
+    } while (0)
 /* Streaming (non-temporal) stores, for outputs past the last-level cache (luthier__op_stream):
    the line is written without being read first, so an element costs 2 memory transfers instead
    of 3. p aligned to the vector. x86 only (elsewhere a plain store); LUTHIER__VFENCE orders
@@ -1437,16 +1448,14 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_pixel)(const float
             LUTHIER__VF r0 = rows ? zero : s0;
             for (k = 0; k < nx; k++) {
                 const float *p = x_img + ((y0 + i * dy) * w + x0 + k * dx) * c + cc;
-                if (nl == LUTHIER__VW) LUTHIER__VLOAD(v0, p);
-                else LUTHIER__VLOADN(v0, p, nl, 0.0f);
+                LUTHIER__VLOADP(v0, p, nl, 0.0f);
                 if (is_max) r0 = LUTHIER__VSEL((v0 > r0) | (v0 != v0), v0, r0);
                 else r0 = r0 + v0;
             }
             s0 = rows ? s0 + r0 : r0;
         }
         if (!is_max) s0 = s0 / div;
-        if (nl == LUTHIER__VW) LUTHIER__VSTORE(out + cc, s0);
-        else LUTHIER__VSTOREN(out + cc, s0, nl);
+        LUTHIER__VSTOREP(out + cc, s0, nl);
     }
 }
 
@@ -1512,19 +1521,12 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_affine_impl)(void *arg,
             if (j->inner == 1) { /* row = one pixel's channels: vector scale/shift */
                 for (i = from; i < to; i += LUTHIER__VW) {
                     const size_t nl = luthier__min_sz(LUTHIER__VW, to - i);
-                    if (nl == LUTHIER__VW) {
-                        LUTHIER__VLOAD(v, xr + i);
-                        if (j->scale) LUTHIER__VLOAD(s, j->scale + i); else LUTHIER__VSPLAT(s, 1.0f);
-                        if (j->shift) LUTHIER__VLOAD(t, j->shift + i); else LUTHIER__VSPLAT(t, 0.0f);
-                    } else {
-                        LUTHIER__VLOADN(v, xr + i, nl, 0.0f);
-                        if (j->scale) LUTHIER__VLOADN(s, j->scale + i, nl, 1.0f); else LUTHIER__VSPLAT(s, 1.0f);
-                        if (j->shift) LUTHIER__VLOADN(t, j->shift + i, nl, 0.0f); else LUTHIER__VSPLAT(t, 0.0f);
-                    }
+                    LUTHIER__VLOADP(v, xr + i, nl, 0.0f);
+                    if (j->scale) LUTHIER__VLOADP(s, j->scale + i, nl, 1.0f); else LUTHIER__VSPLAT(s, 1.0f);
+                    if (j->shift) LUTHIER__VLOADP(t, j->shift + i, nl, 0.0f); else LUTHIER__VSPLAT(t, 0.0f);
                     v = v * s + t;
                     if (j->clamp) LUTHIER__VCLAMP(v, lov, hiv);
-                    if (nl == LUTHIER__VW) LUTHIER__VSTORE(yr + i, v);
-                    else LUTHIER__VSTOREN(yr + i, v, nl);
+                    LUTHIER__VSTOREP(yr + i, v, nl);
                 }
             } else { /* row = one channel's plane: scalar scale/shift */
                 const size_t ch = row % j->c;
@@ -1593,18 +1595,11 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_ln_impl)(void *arg, siz
         /* pass 3: y = ((x - m0) - c) * rstd * gamma + beta */
         for (i = 0; i < n; i += LUTHIER__VW) {
             const size_t nl = luthier__min_sz(LUTHIER__VW, n - i);
-            if (nl == LUTHIER__VW) {
-                LUTHIER__VLOAD(v, x + i);
-                if (j->gamma) LUTHIER__VLOAD(g, j->gamma + i); else LUTHIER__VSPLAT(g, 1.0f);
-                if (j->beta) LUTHIER__VLOAD(b, j->beta + i); else LUTHIER__VSPLAT(b, 0.0f);
-            } else {
-                LUTHIER__VLOADN(v, x + i, nl, 0.0f);
-                if (j->gamma) LUTHIER__VLOADN(g, j->gamma + i, nl, 1.0f); else LUTHIER__VSPLAT(g, 1.0f);
-                if (j->beta) LUTHIER__VLOADN(b, j->beta + i, nl, 0.0f); else LUTHIER__VSPLAT(b, 0.0f);
-            }
+            LUTHIER__VLOADP(v, x + i, nl, 0.0f);
+            if (j->gamma) LUTHIER__VLOADP(g, j->gamma + i, nl, 1.0f); else LUTHIER__VSPLAT(g, 1.0f);
+            if (j->beta) LUTHIER__VLOADP(b, j->beta + i, nl, 0.0f); else LUTHIER__VSPLAT(b, 0.0f);
             v = ((v - m0v) - cv) * rv * g + b;
-            if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + i, v);
-            else LUTHIER__VSTOREN(y + i, v, nl);
+            LUTHIER__VSTOREP(y + i, v, nl);
         }
     }
 }
@@ -1649,15 +1644,9 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_lrn_impl)(void *arg, si
             LUTHIER__VN(luthier__v_log)(&s);
             s = s * -j->beta;
             LUTHIER__VN(luthier__v_exp)(&s); /* base^-beta */
-            if (nl == LUTHIER__VW) {
-                LUTHIER__VLOAD(v, x + ch);
-                v = v * s;
-                LUTHIER__VSTORE(y + ch, v);
-            } else {
-                LUTHIER__VLOADN(v, x + ch, nl, 0.0f);
-                v = v * s;
-                LUTHIER__VSTOREN(y + ch, v, nl);
-            }
+            LUTHIER__VLOADP(v, x + ch, nl, 0.0f);
+            v = v * s;
+            LUTHIER__VSTOREP(y + ch, v, nl);
         }
     }
 }
@@ -1718,11 +1707,9 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_softmax_impl)(void *arg
                 const float lse = (float)log(sum);
                 for (i = 0; i < len; i += LUTHIER__VW) {
                     const size_t nl = luthier__min_sz(LUTHIER__VW, len - i);
-                    if (nl == LUTHIER__VW) LUTHIER__VLOAD(v, x + i);
-                    else LUTHIER__VLOADN(v, x + i, nl, 0.0f);
+                    LUTHIER__VLOADP(v, x + i, nl, 0.0f);
                     v = (v - mx) - lse;
-                    if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + i, v);
-                    else LUTHIER__VSTOREN(y + i, v, nl);
+                    LUTHIER__VSTOREP(y + i, v, nl);
                 }
             } else {
                 LUTHIER__VSPLAT(f, (float)(1.0 / sum));
@@ -1747,14 +1734,12 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_softmax_impl)(void *arg
                 int l;
                 LUTHIER__VSPLAT(m, -INFINITY);
                 for (r = 0; r < len; r++) {
-                    if (nl == LUTHIER__VW) LUTHIER__VLOAD(v, x + r * inner);
-                    else LUTHIER__VLOADN(v, x + r * inner, nl, 0.0f);
+                    LUTHIER__VLOADP(v, x + r * inner, nl, 0.0f);
                     m = LUTHIER__VSEL(v > m, v, m);
                 }
                 LUTHIER__VN(luthier__op_acc_init)(&acc, &s);
                 for (r = 0; r < len; r++) {
-                    if (nl == LUTHIER__VW) LUTHIER__VLOAD(v, x + r * inner);
-                    else LUTHIER__VLOADN(v, x + r * inner, nl, 0.0f);
+                    LUTHIER__VLOADP(v, x + r * inner, nl, 0.0f);
                     v = v - m;
                     if (j->log) {
                         LUTHIER__VF e = v;
@@ -1762,8 +1747,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_softmax_impl)(void *arg
                         LUTHIER__VN(luthier__op_acc_add)(&acc, &s, &e);
                     } else {
                         LUTHIER__VN(luthier__v_exp)(&v);
-                        if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + r * inner, v);
-                        else LUTHIER__VSTOREN(y + r * inner, v, nl);
+                        LUTHIER__VSTOREP(y + r * inner, v, nl);
                         LUTHIER__VN(luthier__op_acc_add)(&acc, &s, &v);
                     }
                 }
@@ -1773,23 +1757,15 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_softmax_impl)(void *arg
                 LUTHIER__VLOAD(s, tot);
                 if (j->log) {
                     for (r = 0; r < len; r++) {
-                        if (nl == LUTHIER__VW) LUTHIER__VLOAD(v, x + r * inner);
-                        else LUTHIER__VLOADN(v, x + r * inner, nl, 0.0f);
+                        LUTHIER__VLOADP(v, x + r * inner, nl, 0.0f);
                         v = (v - m) - s;
-                        if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + r * inner, v);
-                        else LUTHIER__VSTOREN(y + r * inner, v, nl);
+                        LUTHIER__VSTOREP(y + r * inner, v, nl);
                     }
                 } else {
                     for (r = 0; r < len; r++) {
-                        if (nl == LUTHIER__VW) {
-                            LUTHIER__VLOAD(v, y + r * inner);
-                            v = v * s;
-                            LUTHIER__VSTORE(y + r * inner, v);
-                        } else {
-                            LUTHIER__VLOADN(v, y + r * inner, nl, 0.0f);
-                            v = v * s;
-                            LUTHIER__VSTOREN(y + r * inner, v, nl);
-                        }
+                        LUTHIER__VLOADP(v, y + r * inner, nl, 0.0f);
+                        v = v * s;
+                        LUTHIER__VSTOREP(y + r * inner, v, nl);
                     }
                 }
             }
@@ -1832,13 +1808,11 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_att_pv)(const float *P,
         LUTHIER__VF a0, w0;
         LUTHIER__VSPLAT(a0, 0.0f);
         for (jj = 0; jj < nk; jj++) {
-            if (nl == LUTHIER__VW) LUTHIER__VLOAD(w0, v + jj * dv + c);
-            else LUTHIER__VLOADN(w0, v + jj * dv + c, nl, 0.0f);
+            LUTHIER__VLOADP(w0, v + jj * dv + c, nl, 0.0f);
             a0 = a0 + w0 * P[jj * pst];
         }
         a0 = a0 * inv;
-        if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + c, a0);
-        else LUTHIER__VSTOREN(y + c, a0, nl);
+        LUTHIER__VSTOREP(y + c, a0, nl);
     }
 }
 
@@ -2154,12 +2128,10 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_cast_f32)(luthier__cast
     LUTHIER__VSPLAT(zero, 0.0f);
     for (i = from; i < to_; i += LUTHIER__VW) {
         const size_t n = to_ - i < (size_t)LUTHIER__VW ? to_ - i : (size_t)LUTHIER__VW;
-        if (n == (size_t)LUTHIER__VW) LUTHIER__VLOAD(v, x + i);
-        else LUTHIER__VLOADN(v, x + i, n, 0.0f);
+        LUTHIER__VLOADP(v, x + i, n, 0.0f);
         if (to == LUTHIER__CAST_BOOL) v = LUTHIER__VSEL(v != zero, one, zero);
         else if (to == LUTHIER__CAST_F16) LUTHIER__VN(luthier__v_f16)(&v);
-        if (n == (size_t)LUTHIER__VW) LUTHIER__VSTORE(y + i, v);
-        else LUTHIER__VSTOREN(y + i, v, n);
+        LUTHIER__VSTOREP(y + i, v, n);
     }
 }
 
@@ -2290,16 +2262,6 @@ LUTHIER__OP_RANGE(luthier__op_col2im)
 
 /* >>ops-rnn: one time step's gate math of a recurrent layer (see luthier__op_rnn_job); n lanes
    of the row from i (n < LUTHIER__VW only at the row's end). */
-#define LUTHIER__RNN_LD(v, ptr)                                                                  \
-    do {                                                                                         \
-        if (n == LUTHIER__VW) LUTHIER__VLOAD(v, ptr);                                            \
-        else LUTHIER__VLOADN(v, ptr, n, 0.0f);                                                   \
-    } while (0)
-#define LUTHIER__RNN_ST(ptr, v)                                                                  \
-    do {                                                                                         \
-        if (n == LUTHIER__VW) LUTHIER__VSTORE(ptr, v);                                           \
-        else LUTHIER__VSTOREN(ptr, v, n);                                                        \
-    } while (0)
 
 /* clip (when the layer has it), then sigmoid (sig) or tanh */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_rnn_act)(const luthier__op_rnn_job *j, LUTHIER__VF *v, int sig) {
@@ -2323,15 +2285,15 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_lstm_row)(const lut
     LUTHIER__VSPLAT(one, 1.0f);
     for (i = 0; i < H; i += n) {
         n = H - i < (size_t)LUTHIER__VW ? H - i : (size_t)LUTHIER__VW;
-        LUTHIER__RNN_LD(gi, g + i);
-        LUTHIER__RNN_LD(go, g + H + i);
-        LUTHIER__RNN_LD(gf, g + 2 * H + i);
-        LUTHIER__RNN_LD(gc, g + 3 * H + i);
-        LUTHIER__RNN_LD(cp, c + i);
+        LUTHIER__VLOADP(gi, g + i, n, 0.0f);
+        LUTHIER__VLOADP(go, g + H + i, n, 0.0f);
+        LUTHIER__VLOADP(gf, g + 2 * H + i, n, 0.0f);
+        LUTHIER__VLOADP(gc, g + 3 * H + i, n, 0.0f);
+        LUTHIER__VLOADP(cp, c + i, n, 0.0f);
         if (j->p) {
-            LUTHIER__RNN_LD(pv, j->p + i);
+            LUTHIER__VLOADP(pv, j->p + i, n, 0.0f);
             gi = gi + pv * cp;
-            LUTHIER__RNN_LD(pv, j->p + 2 * H + i);
+            LUTHIER__VLOADP(pv, j->p + 2 * H + i, n, 0.0f);
             gf = gf + pv * cp;
         }
         LUTHIER__VN(luthier__v_rnn_act)(j, &gi, 1);
@@ -2340,15 +2302,15 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_lstm_row)(const lut
         LUTHIER__VN(luthier__v_rnn_act)(j, &gc, 0);
         cp = gf * cp + gi * gc;
         if (j->p) {
-            LUTHIER__RNN_LD(pv, j->p + H + i);
+            LUTHIER__VLOADP(pv, j->p + H + i, n, 0.0f);
             go = go + pv * cp;
         }
         LUTHIER__VN(luthier__v_rnn_act)(j, &go, 1);
-        LUTHIER__RNN_ST(c + i, cp);
+        LUTHIER__VSTOREP(c + i, cp, n);
         LUTHIER__VN(luthier__v_tanh)(&cp);
         cp = go * cp;
-        LUTHIER__RNN_ST(h + i, cp);
-        LUTHIER__RNN_ST(y + i, cp);
+        LUTHIER__VSTOREP(h + i, cp, n);
+        LUTHIER__VSTOREP(y + i, cp, n);
     }
 }
 
@@ -2360,14 +2322,14 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_gru_zr_row)(const l
     size_t i, n;
     for (i = 0; i < H; i += n) {
         n = H - i < (size_t)LUTHIER__VW ? H - i : (size_t)LUTHIER__VW;
-        LUTHIER__RNN_LD(z, g + i);
-        LUTHIER__RNN_LD(r, g + H + i);
-        LUTHIER__RNN_LD(hp, h + i);
+        LUTHIER__VLOADP(z, g + i, n, 0.0f);
+        LUTHIER__VLOADP(r, g + H + i, n, 0.0f);
+        LUTHIER__VLOADP(hp, h + i, n, 0.0f);
         LUTHIER__VN(luthier__v_rnn_act)(j, &z, 1);
         LUTHIER__VN(luthier__v_rnn_act)(j, &r, 1);
-        LUTHIER__RNN_ST(g + i, z);
+        LUTHIER__VSTOREP(g + i, z, n);
         r = r * hp;
-        LUTHIER__RNN_ST(rh + i, r);
+        LUTHIER__VSTOREP(rh + i, r, n);
     }
 }
 
@@ -2382,25 +2344,25 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_gru_h_row)(const lu
     LUTHIER__VSPLAT(one, 1.0f);
     for (i = 0; i < H; i += n) {
         n = H - i < (size_t)LUTHIER__VW ? H - i : (size_t)LUTHIER__VW;
-        LUTHIER__RNN_LD(z, g + i);
-        LUTHIER__RNN_LD(hc, g + 2 * H + i);
-        LUTHIER__RNN_LD(hp, h + i);
+        LUTHIER__VLOADP(z, g + i, n, 0.0f);
+        LUTHIER__VLOADP(hc, g + 2 * H + i, n, 0.0f);
+        LUTHIER__VLOADP(hp, h + i, n, 0.0f);
         if (lbr) {
-            LUTHIER__RNN_LD(tv, t + i);
+            LUTHIER__VLOADP(tv, t + i, n, 0.0f);
             z = z + tv;
             LUTHIER__VN(luthier__v_rnn_act)(j, &z, 1);
-            LUTHIER__RNN_LD(r, g + H + i);
-            LUTHIER__RNN_LD(tv, t + H + i);
+            LUTHIER__VLOADP(r, g + H + i, n, 0.0f);
+            LUTHIER__VLOADP(tv, t + H + i, n, 0.0f);
             r = r + tv;
             LUTHIER__VN(luthier__v_rnn_act)(j, &r, 1);
-            LUTHIER__RNN_LD(tv, t + 2 * H + i);
-            LUTHIER__RNN_LD(rb, j->rbh + i);
+            LUTHIER__VLOADP(tv, t + 2 * H + i, n, 0.0f);
+            LUTHIER__VLOADP(rb, j->rbh + i, n, 0.0f);
             hc = hc + r * (tv + rb);
         }
         LUTHIER__VN(luthier__v_rnn_act)(j, &hc, 0);
         hp = (one - z) * hc + z * hp;
-        LUTHIER__RNN_ST(h + i, hp);
-        LUTHIER__RNN_ST(y + i, hp);
+        LUTHIER__VSTOREP(h + i, hp, n);
+        LUTHIER__VSTOREP(y + i, hp, n);
     }
 }
 
@@ -2413,10 +2375,10 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_plain_row)(const lu
     size_t i, n;
     for (i = 0; i < H; i += n) {
         n = H - i < (size_t)LUTHIER__VW ? H - i : (size_t)LUTHIER__VW;
-        LUTHIER__RNN_LD(v, g + i);
+        LUTHIER__VLOADP(v, g + i, n, 0.0f);
         LUTHIER__VN(luthier__v_rnn_act)(j, &v, 0);
-        LUTHIER__RNN_ST(h + i, v);
-        LUTHIER__RNN_ST(y + i, v);
+        LUTHIER__VSTOREP(h + i, v, n);
+        LUTHIER__VSTOREP(y + i, v, n);
     }
 }
 
@@ -2435,8 +2397,6 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_impl)(void *arg, si
     }
 }
 LUTHIER__OP_RANGE(luthier__op_rnn)
-#undef LUTHIER__RNN_LD
-#undef LUTHIER__RNN_ST
 
 
 /* end of the pass */
@@ -2462,6 +2422,8 @@ LUTHIER__OP_RANGE(luthier__op_rnn)
 #undef LUTHIER__VMASK1
 #undef LUTHIER__VLOADN
 #undef LUTHIER__VSTOREN
+#undef LUTHIER__VLOADP
+#undef LUTHIER__VSTOREP
 #undef LUTHIER__VSTREAM
 #undef LUTHIER__VFENCE
 #undef LUTHIER__VSTORE_NT
