@@ -1386,17 +1386,17 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_h16_impl)(void *
 }
 LUTHIER__OP_RANGE(luthier__op_binary_h16)
 
-/* One output pixel, channels [0, cn) of x_img (image base + c0): taps at rows y0 + i*dy
-   (i < ny), columns x0 + k*dx (k < nx), all inside the image. avg divides by div the sum; over
+/* One output pixel, channels [0, cn) of window q (fp32). avg divides by div the sum; over
    more than LUTHIER__OP_POOL_ROW_SUMS taps the sum of the row sums (over a whole image, as global
    average pooling, one running sum would round h w times in sequence, the row sums about h + w
    times; small windows keep one running sum, which costs no extra additions). */
 #ifndef LUTHIER__OP_POOL_ROW_SUMS
 #define LUTHIER__OP_POOL_ROW_SUMS 64
 #endif
-LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_pixel)(const float *x_img, size_t w, size_t c, size_t y0, size_t ny, size_t dy,
-                                            size_t x0, size_t nx, size_t dx, size_t cn, int is_max, float div,
-                                            float *out) {
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_pixel)(const luthier__op_win *q, size_t cn, int is_max, float div,
+                                                                     float *out) {
+    const float *x_img = (const float *)q->img;
+    const size_t w = q->w, c = q->c, y0 = q->y0, ny = q->ny, dy = q->dy, x0 = q->x0, nx = q->nx, dx = q->dx;
     const int rows = !is_max && nx * ny > LUTHIER__OP_POOL_ROW_SUMS;
     size_t cc = 0, i, k;
     LUTHIER__VF init, zero;
@@ -1461,28 +1461,22 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_pixel)(const float
 
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_impl)(void *arg, size_t ub, size_t ue, int thread) {
     const luthier__op_pool_job *j = (const luthier__op_pool_job *)arg;
-    const float *x = (const float *)j->x;
     const size_t rows = j->n * j->oh;
     size_t row, r_end = luthier__min_sz(rows, ue * j->rpu), ox;
     (void)thread;
     for (row = ub * j->rpu; row < r_end; row++) {
-        const size_t b = row / j->oh, oy = row % j->oh;
-        size_t iy0, ny, npy;
-        luthier__op_pool_axis(oy, j->sh, j->pt, j->pb, j->dh, j->kh, j->h, &iy0, &ny, &npy);
+        luthier__op_win q;
+        size_t npy;
+        luthier__op_pool_rows(j, row, sizeof(float), &q, &npy);
         for (ox = 0; ox < j->ow; ox++) {
-            size_t ix0, nx, npx;
             float *out = (float *)j->y + (row * j->ow + ox) * j->c;
-            float div;
-            luthier__op_pool_axis(ox, j->sw, j->pl, j->pr, j->dw, j->kw, j->w, &ix0, &nx, &npx);
-            div = (float)(j->include_pad ? npy * npx : ny * nx);
-            if (ny * nx == 0) { /* no tap inside the input (the caller's shapes exclude it) */
+            luthier__op_pool_cols(j, ox, npy, &q);
+            if (q.ny * q.nx == 0) { /* no tap inside the input (the caller's shapes exclude it) */
                 size_t cc;
                 for (cc = 0; cc < j->c; cc++) out[cc] = j->is_max ? -INFINITY : 0.0f;
                 continue;
             }
-            LUTHIER__VN(luthier__op_pool_pixel)(x + b * j->h * j->w * j->c, j->w, j->c,
-                                   oy * j->sh + iy0 * j->dh - j->pt, ny, j->dh,
-                                   ox * j->sw + ix0 * j->dw - j->pl, nx, j->dw, j->c, j->is_max, div, out);
+            LUTHIER__VN(luthier__op_pool_pixel)(&q, j->c, j->is_max, (float)q.cnt, out);
         }
     }
 }
@@ -1493,13 +1487,10 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_apool_impl)(void *arg, 
     size_t it, it_end = luthier__min_sz(j->items, ue * j->ipu);
     (void)thread;
     for (it = ub * j->ipu; it < it_end; it++) {
-        const size_t pix = it / j->chunks, ch = it % j->chunks;
-        const size_t b = pix / (j->oh * j->ow), oy = pix / j->ow % j->oh, ox = pix % j->ow;
-        const size_t hs = oy * j->h / j->oh, he = ((oy + 1) * j->h + j->oh - 1) / j->oh;
-        const size_t ws = ox * j->w / j->ow, we = ((ox + 1) * j->w + j->ow - 1) / j->ow;
-        const size_t c0 = ch * LUTHIER__OP_APOOL_CB, cn = luthier__min_sz(LUTHIER__OP_APOOL_CB, j->c - c0);
-        LUTHIER__VN(luthier__op_pool_pixel)((const float *)j->x + b * j->h * j->w * j->c + c0, j->w, j->c, hs, he - hs, 1, ws,
-                               we - ws, 1, cn, 0, (float)((he - hs) * (we - ws)), (float *)j->y + pix * j->c + c0);
+        luthier__op_win q;
+        size_t cn;
+        const size_t o = luthier__op_apool_win(j, it, sizeof(float), &q, &cn);
+        LUTHIER__VN(luthier__op_pool_pixel)(&q, cn, 0, (float)q.cnt, (float *)j->y + o);
     }
 }
 LUTHIER__OP_RANGE(luthier__op_apool)
@@ -2861,6 +2852,62 @@ LUTHIER_PRIVATE size_t luthier__op_apool_set(luthier__op_apool_job *j, const voi
     bin = luthier__div_up(h, oh) * luthier__div_up(w, ow) + 1; /* largest bin (+1: ceil) */
     j->ipu = luthier__max_sz(1, LUTHIER__OP_GRAIN / (bin * luthier__min_sz(c, LUTHIER__OP_APOOL_CB)));
     return luthier__div_up(j->items, j->ipu);
+}
+
+/* One pool window (every pool: fp32, uint8, fp16): taps at rows y0 + i*dy (i < ny), columns
+   x0 + k*dx (k < nx) of the image at img (all inside), c channels a pixel; a mean divides by cnt
+   its sum started at pad (uint8: the padded taps times the zero point). */
+typedef struct luthier__op_win {
+    const void *img; /* image base (+ the first channel) */
+    size_t w, c, y0, ny, dy, x0, nx, dx;
+    uint64_t pad, cnt;
+} luthier__op_win;
+
+/* Output row `row` (b * oh + oy) of pool j: the window's rows into q (img: image b, elements of
+   esz bytes); *npy: its rows inside the padded input. */
+LUTHIER__INLINE void luthier__op_pool_rows(const luthier__op_pool_job *j, size_t row, size_t esz, luthier__op_win *q,
+                                           size_t *npy) {
+    const size_t oy = row % j->oh;
+    size_t iy0;
+    luthier__op_pool_axis(oy, j->sh, j->pt, j->pb, j->dh, j->kh, j->h, &iy0, &q->ny, npy);
+    q->img = (const char *)j->x + row / j->oh * j->h * j->w * j->c * esz;
+    q->w = j->w;
+    q->c = j->c;
+    q->y0 = oy * j->sh + iy0 * j->dh - j->pt;
+    q->dy = j->dh;
+}
+
+/* Output column ox of that row: the window's columns into q, its divisor cnt (include_pad: the
+   taps inside the padded input, of npy rows) and pad. */
+LUTHIER__INLINE void luthier__op_pool_cols(const luthier__op_pool_job *j, size_t ox, size_t npy, luthier__op_win *q) {
+    size_t ix0, npx;
+    luthier__op_pool_axis(ox, j->sw, j->pl, j->pr, j->dw, j->kw, j->w, &ix0, &q->nx, &npx);
+    q->x0 = ox * j->sw + ix0 * j->dw - j->pl;
+    q->dx = j->dw;
+    q->cnt = j->include_pad ? npy * npx : q->ny * q->nx;
+    q->pad = (q->cnt - q->ny * q->nx) * j->zero; /* (0 unless include_pad) */
+}
+
+/* Item `it` of adaptive pool j (bin i spans [floor(i*H/OH), ceil((i+1)*H/OH))): its window over
+   channels [c0, c0 + *cn) into q (img from channel c0, elements of esz bytes); returns the
+   output's element offset pix * c + c0. */
+LUTHIER__INLINE size_t luthier__op_apool_win(const luthier__op_apool_job *j, size_t it, size_t esz, luthier__op_win *q,
+                                             size_t *cn) {
+    const size_t pix = it / j->chunks, c0 = it % j->chunks * LUTHIER__OP_APOOL_CB;
+    const size_t b = pix / (j->oh * j->ow), oy = pix / j->ow % j->oh, ox = pix % j->ow;
+    q->img = (const char *)j->x + (b * j->h * j->w * j->c + c0) * esz;
+    q->w = j->w;
+    q->c = j->c;
+    q->y0 = oy * j->h / j->oh;
+    q->ny = ((oy + 1) * j->h + j->oh - 1) / j->oh - q->y0;
+    q->dy = 1;
+    q->x0 = ox * j->w / j->ow;
+    q->nx = ((ox + 1) * j->w + j->ow - 1) / j->ow - q->x0;
+    q->dx = 1;
+    q->pad = 0;
+    q->cnt = q->ny * q->nx;
+    *cn = luthier__min_sz(LUTHIER__OP_APOOL_CB, j->c - c0);
+    return pix * j->c + c0;
 }
 
 /* >>ops-norm ================================================================================= */
@@ -4943,14 +4990,10 @@ LUTHIER__INLINE void luthier__op_qadd_body(void *arg, size_t ub, size_t ue) {
 }
 LUTHIER__U8_RANGE(luthier__op_qadd)
 
-/* One pool window: taps at rows y0 + i*dy (i < ny), columns x0 + k*dx (k < nx) of the image
-   (all inside), channels from the base pointer on; avg: cnt is the divisor and pad the value
-   the sum starts from (padded taps times the zero point). */
-typedef struct luthier__op_qwin {
-    const uint8_t *img; /* image base + first channel */
-    size_t w, c, y0, ny, dy, x0, nx, dx;
-    uint64_t pad, cnt;
-} luthier__op_qwin;
+/* tap (i, k) of uint8 window q (luthier__op_win), from channel c0 */
+LUTHIER__INLINE const uint8_t *luthier__op_qtap(const luthier__op_win *q, size_t c0, size_t i, size_t k) {
+    return (const uint8_t *)q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0;
+}
 
 /* one tap into the accumulators (restrict: no alias check, which GCC -O2 would refuse) */
 LUTHIER__INLINE void luthier__op_qmax_tap(uint8_t *LUTHIER__RESTRICT acc, const uint8_t *LUTHIER__RESTRICT p, size_t cn) {
@@ -4963,13 +5006,13 @@ LUTHIER__INLINE void luthier__op_qsum_tap(uint32_t *LUTHIER__RESTRICT acc, const
 }
 
 /* out[l] = max over the taps (at least one) */
-LUTHIER__INLINE void luthier__op_qmax_blk(const luthier__op_qwin *q, size_t c0, size_t cn, uint8_t *out) {
+LUTHIER__INLINE void luthier__op_qmax_blk(const luthier__op_win *q, size_t c0, size_t cn, uint8_t *out) {
     uint8_t acc[LUTHIER__U8_BLK];
     size_t i, k;
-    memcpy(acc, q->img + (q->y0 * q->w + q->x0) * q->c + c0, cn);
+    memcpy(acc, luthier__op_qtap(q, c0, 0, 0), cn);
     for (i = 0; i < q->ny; i++)
         for (k = 0; k < q->nx; k++)
-            luthier__op_qmax_tap(acc, q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0, cn);
+            luthier__op_qmax_tap(acc, luthier__op_qtap(q, c0, i, k), cn);
     memcpy(out, acc, cn);
 }
 
@@ -5007,7 +5050,7 @@ LUTHIER__INLINE void luthier__op_qsum16_tap(uint32_t *LUTHIER__RESTRICT lo, uint
     }
 }
 
-LUTHIER__INLINE void luthier__op_qavg_swar(const luthier__op_qwin *q, size_t c0, size_t nw, uint8_t *out) {
+LUTHIER__INLINE void luthier__op_qavg_swar(const luthier__op_win *q, size_t c0, size_t nw, uint8_t *out) {
     const uint32_t init = (uint32_t)(q->pad + q->cnt / 2) * 0x00010001u;
     const int32_t d = (int32_t)q->cnt;
     const float inv = 1.0f / (float)q->cnt;
@@ -5020,7 +5063,7 @@ LUTHIER__INLINE void luthier__op_qavg_swar(const luthier__op_qwin *q, size_t c0,
     }
     for (i = 0; i < q->ny; i++)
         for (k = 0; k < q->nx; k++)
-            luthier__op_qsum16_tap(lo, hi, q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0, nw);
+            luthier__op_qsum16_tap(lo, hi, luthier__op_qtap(q, c0, i, k), nw);
     /* flat single loops (no nests: GCC -O3 interchanges / unrolls nests into scalar code) */
     for (k = 0; k < nw; k++) {
         sum[k] = (int32_t)(lo[k] & 0xFFFFu);
@@ -5035,19 +5078,19 @@ LUTHIER__INLINE void luthier__op_qavg_swar(const luthier__op_qwin *q, size_t c0,
 }
 
 /* mean over the window, cnt <= LUTHIER__U8_FAST_CNT (uint32 sums) */
-LUTHIER__INLINE void luthier__op_qavg_blk(const luthier__op_qwin *q, size_t c0, size_t cn, uint8_t *out) {
+LUTHIER__INLINE void luthier__op_qavg_blk(const luthier__op_win *q, size_t c0, size_t cn, uint8_t *out) {
     uint32_t acc[LUTHIER__U8_BLK];
     const uint32_t init = (uint32_t)(q->pad + q->cnt / 2);
     size_t i, k, l;
     for (l = 0; l < cn; l++) acc[l] = init;
     for (i = 0; i < q->ny; i++)
         for (k = 0; k < q->nx; k++)
-            luthier__op_qsum_tap(acc, q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0, cn);
+            luthier__op_qsum_tap(acc, luthier__op_qtap(q, c0, i, k), cn);
     luthier__op_qdiv_blk(acc, cn, (uint32_t)q->cnt, out);
 }
 
 /* mean over a window of more than LUTHIER__U8_FAST_CNT taps: uint64 sums, integer division */
-LUTHIER__INLINE void luthier__op_qavg_wide(const luthier__op_qwin *q, size_t cn, uint8_t *out) {
+LUTHIER__INLINE void luthier__op_qavg_wide(const luthier__op_win *q, size_t cn, uint8_t *out) {
     uint64_t acc[LUTHIER__U8_BLK];
     size_t c0, i, k, l;
     for (c0 = 0; c0 < cn; c0 += LUTHIER__U8_BLK) {
@@ -5055,7 +5098,7 @@ LUTHIER__INLINE void luthier__op_qavg_wide(const luthier__op_qwin *q, size_t cn,
         for (l = 0; l < m; l++) acc[l] = q->pad + q->cnt / 2;
         for (i = 0; i < q->ny; i++)
             for (k = 0; k < q->nx; k++) {
-                const uint8_t *p = q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0;
+                const uint8_t *p = luthier__op_qtap(q, c0, i, k);
                 for (l = 0; l < m; l++) acc[l] += p[l];
             }
         for (l = 0; l < m; l++) out[c0 + l] = (uint8_t)(acc[l] / q->cnt);
@@ -5064,19 +5107,14 @@ LUTHIER__INLINE void luthier__op_qavg_wide(const luthier__op_qwin *q, size_t cn,
 
 /* >>ops-u8-neon (pools): one window over 16 channels from c0 */
 #if LUTHIER__SIMD_NEON
-/* row i of the window's taps from channel c0 (tap k at + k * dx * c) */
-LUTHIER__INLINE const uint8_t *luthier__u8n_row(const luthier__op_qwin *q, size_t c0, size_t i) {
-    return q->img + ((q->y0 + i * q->dy) * q->w + q->x0) * q->c + c0;
-}
-
 /* not inlined (also below): llvm-mca reads each tap loop as a function (bench/mca_neon.sh); a call
    per 16 channels of a window */
-LUTHIER__NOINLINE LUTHIER_PRIVATE uint8x16_t luthier__op_qmax_neon(const luthier__op_qwin *q, size_t c0) {
+LUTHIER__NOINLINE LUTHIER_PRIVATE uint8x16_t luthier__op_qmax_neon(const luthier__op_win *q, size_t c0) {
     const size_t step = q->dx * q->c;
     uint8x16_t acc = vdupq_n_u8(0);
     size_t i, k;
     for (i = 0; i < q->ny; i++) {
-        const uint8_t *p = luthier__u8n_row(q, c0, i);
+        const uint8_t *p = luthier__op_qtap(q, c0, i, 0); /* (tap k at + k * step) */
         for (k = 0; k < q->nx; k++, p += step) acc = vmaxq_u8(acc, vld1q_u8(p));
     }
     return acc;
@@ -5091,12 +5129,12 @@ LUTHIER__INLINE int32x4_t luthier__u8n_div(uint32x4_t s, int32x4_t d, float32x4_
 }
 
 /* sums of at most 256 taps (255 * 256 + 128 < 2^16): 16-bit lanes, widened once */
-LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum16(const luthier__op_qwin *q, size_t c0, uint32_t init, uint32x4_t s[4]) {
+LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum16(const luthier__op_win *q, size_t c0, uint32_t init, uint32x4_t s[4]) {
     const size_t step = q->dx * q->c;
     uint16x8_t lo = vdupq_n_u16((uint16_t)init), hi = lo;
     size_t i, k;
     for (i = 0; i < q->ny; i++) {
-        const uint8_t *p = luthier__u8n_row(q, c0, i);
+        const uint8_t *p = luthier__op_qtap(q, c0, i, 0); /* (tap k at + k * step) */
         for (k = 0; k < q->nx; k++, p += step) {
             const uint8x16_t v = vld1q_u8(p);
             lo = vaddw_u8(lo, vget_low_u8(v));
@@ -5110,12 +5148,12 @@ LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum16(const luthier__op_qwin
 }
 
 /* sums of more taps: 32-bit lanes */
-LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum32(const luthier__op_qwin *q, size_t c0, uint32_t init, uint32x4_t s[4]) {
+LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum32(const luthier__op_win *q, size_t c0, uint32_t init, uint32x4_t s[4]) {
     const size_t step = q->dx * q->c;
     size_t i, k;
     s[0] = s[1] = s[2] = s[3] = vdupq_n_u32(init);
     for (i = 0; i < q->ny; i++) {
-        const uint8_t *p = luthier__u8n_row(q, c0, i);
+        const uint8_t *p = luthier__op_qtap(q, c0, i, 0); /* (tap k at + k * step) */
         for (k = 0; k < q->nx; k++, p += step) {
             const uint8x16_t v = vld1q_u8(p);
             const uint16x8_t lo = vmovl_u8(vget_low_u8(v)), hi = vmovl_high_u8(v);
@@ -5128,7 +5166,7 @@ LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum32(const luthier__op_qwin
 }
 
 /* mean of a window of at most 65536 taps */
-LUTHIER__INLINE uint8x16_t luthier__op_qavg_neon(const luthier__op_qwin *q, size_t c0) {
+LUTHIER__INLINE uint8x16_t luthier__op_qavg_neon(const luthier__op_win *q, size_t c0) {
     const uint32_t init = (uint32_t)(q->pad + q->cnt / 2);
     const int32x4_t d = vdupq_n_s32((int32_t)q->cnt);
     const float32x4_t inv = vdupq_n_f32(1.0f / (float)q->cnt);
@@ -5144,7 +5182,7 @@ LUTHIER__INLINE uint8x16_t luthier__op_qavg_neon(const luthier__op_qwin *q, size
 }
 
 /* channels [0, 16 * (cn / 16)) of one window (max, or a mean of at most 65536 taps) */
-LUTHIER__INLINE size_t luthier__op_qwin_neon(const luthier__op_qwin *q, size_t cn, int is_max, uint8_t *out) {
+LUTHIER__INLINE size_t luthier__op_qwin_neon(const luthier__op_win *q, size_t cn, int is_max, uint8_t *out) {
     size_t c0;
     for (c0 = 0; c0 + 16 <= cn; c0 += 16) vst1q_u8(out + c0, is_max ? luthier__op_qmax_neon(q, c0) : luthier__op_qavg_neon(q, c0));
     return c0;
@@ -5153,7 +5191,7 @@ LUTHIER__INLINE size_t luthier__op_qwin_neon(const luthier__op_qwin *q, size_t c
 
 /* channels [0, cn) of one window: blocks of 64 and 16 with constant counts, then the rest;
    means: SWAR up to 256 taps, else uint32 sums up to 65536 taps, else uint64 */
-LUTHIER__INLINE void luthier__op_qwin_run(const luthier__op_qwin *q, size_t cn, int is_max, uint8_t *out) {
+LUTHIER__INLINE void luthier__op_qwin_run(const luthier__op_win *q, size_t cn, int is_max, uint8_t *out) {
     size_t c0 = 0;
 #if LUTHIER__SIMD_NEON
     if (is_max || q->cnt <= LUTHIER__U8_FAST_CNT) c0 = luthier__op_qwin_neon(q, cn, is_max, out);
@@ -5180,29 +5218,16 @@ LUTHIER__INLINE void luthier__op_qpool_body(void *arg, size_t ub, size_t ue) {
     const size_t r_end = luthier__min_sz(j->n * j->oh, ue * j->rpu);
     size_t row, ox;
     for (row = ub * j->rpu; row < r_end; row++) {
-        const size_t b = row / j->oh, oy = row % j->oh;
-        size_t iy0, ny, npy;
-        luthier__op_pool_axis(oy, j->sh, j->pt, j->pb, j->dh, j->kh, j->h, &iy0, &ny, &npy);
+        luthier__op_win q;
+        size_t npy;
+        luthier__op_pool_rows(j, row, 1, &q, &npy);
         for (ox = 0; ox < j->ow; ox++) {
             uint8_t *out = (uint8_t *)j->y + (row * j->ow + ox) * j->c;
-            size_t ix0, nx, npx;
-            luthier__op_qwin q;
-            luthier__op_pool_axis(ox, j->sw, j->pl, j->pr, j->dw, j->kw, j->w, &ix0, &nx, &npx);
-            q.cnt = j->include_pad ? npy * npx : ny * nx;
-            if (ny * nx == 0 || q.cnt == 0) { /* no tap inside the input: the real value 0 */
+            luthier__op_pool_cols(j, ox, npy, &q);
+            if (q.ny * q.nx == 0 || q.cnt == 0) { /* no tap inside the input: the real value 0 */
                 memset(out, j->zero, j->c);
                 continue;
             }
-            q.img = (const uint8_t *)j->x + b * j->h * j->w * j->c;
-            q.w = j->w;
-            q.c = j->c;
-            q.y0 = oy * j->sh + iy0 * j->dh - j->pt;
-            q.ny = ny;
-            q.dy = j->dh;
-            q.x0 = ox * j->sw + ix0 * j->dw - j->pl;
-            q.nx = nx;
-            q.dx = j->dw;
-            q.pad = (q.cnt - ny * nx) * j->zero; /* (0 unless include_pad) */
             luthier__op_qwin_run(&q, j->c, j->is_max, out);
         }
     }
@@ -5215,24 +5240,10 @@ LUTHIER__INLINE void luthier__op_qapool_body(void *arg, size_t ub, size_t ue) {
     const size_t it_end = luthier__min_sz(j->items, ue * j->ipu);
     size_t it;
     for (it = ub * j->ipu; it < it_end; it++) {
-        const size_t pix = it / j->chunks, ch = it % j->chunks;
-        const size_t b = pix / (j->oh * j->ow), oy = pix / j->ow % j->oh, ox = pix % j->ow;
-        const size_t hs = oy * j->h / j->oh, he = ((oy + 1) * j->h + j->oh - 1) / j->oh;
-        const size_t ws = ox * j->w / j->ow, we = ((ox + 1) * j->w + j->ow - 1) / j->ow;
-        const size_t c0 = ch * LUTHIER__OP_APOOL_CB, cn = luthier__min_sz(LUTHIER__OP_APOOL_CB, j->c - c0);
-        luthier__op_qwin q;
-        q.img = (const uint8_t *)j->x + b * j->h * j->w * j->c + c0;
-        q.w = j->w;
-        q.c = j->c;
-        q.y0 = hs;
-        q.ny = he - hs;
-        q.dy = 1;
-        q.x0 = ws;
-        q.nx = we - ws;
-        q.dx = 1;
-        q.pad = 0;
-        q.cnt = q.ny * q.nx;
-        luthier__op_qwin_run(&q, cn, 0, (uint8_t *)j->y + pix * j->c + c0);
+        luthier__op_win q;
+        size_t cn;
+        const size_t o = luthier__op_apool_win(j, it, 1, &q, &cn);
+        luthier__op_qwin_run(&q, cn, 0, (uint8_t *)j->y + o);
     }
 }
 LUTHIER__U8_RANGE(luthier__op_qapool)
@@ -5444,27 +5455,25 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_widen_h16(luthier_con
 #define LUTHIER__OP_H16_POOL_CB ((size_t)64)
 LUTHIER_PRIVATE void luthier__op_maxpool_h16_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
     const luthier__op_pool_job *j = (const luthier__op_pool_job *)arg;
-    const uint16_t *x = (const uint16_t *)(const void *)j->x;
     uint16_t *y = (uint16_t *)(void *)j->y;
     const size_t r_end = luthier__min_sz(j->n * j->oh, ue * j->rpu);
     size_t row, ox, c0, ty, tx, cc;
     (void)thread, (void)cl;
     for (row = ub * j->rpu; row < r_end; row++) {
-        const size_t b = row / j->oh, oy = row % j->oh;
-        size_t iy0, ny, npy;
-        luthier__op_pool_axis(oy, j->sh, j->pt, j->pb, j->dh, j->kh, j->h, &iy0, &ny, &npy);
+        luthier__op_win q;
+        size_t npy;
+        luthier__op_pool_rows(j, row, sizeof(uint16_t), &q, &npy);
         for (ox = 0; ox < j->ow; ox++) {
-            size_t ix0, nx, npx;
             uint16_t *out = y + (row * j->ow + ox) * j->c;
-            luthier__op_pool_axis(ox, j->sw, j->pl, j->pr, j->dw, j->kw, j->w, &ix0, &nx, &npx);
+            luthier__op_pool_cols(j, ox, npy, &q);
             for (c0 = 0; c0 < j->c; c0 += LUTHIER__OP_H16_POOL_CB) {
                 const size_t cn = luthier__min_sz(LUTHIER__OP_H16_POOL_CB, j->c - c0);
                 float m[LUTHIER__OP_H16_POOL_CB];
                 for (cc = 0; cc < cn; cc++) m[cc] = -INFINITY;
-                for (ty = 0; ty < ny; ty++)
-                    for (tx = 0; tx < nx; tx++) {
-                        const size_t iy = oy * j->sh + (iy0 + ty) * j->dh - j->pt, ix = ox * j->sw + (ix0 + tx) * j->dw - j->pl;
-                        const uint16_t *px = x + ((b * j->h + iy) * j->w + ix) * j->c + c0;
+                for (ty = 0; ty < q.ny; ty++)
+                    for (tx = 0; tx < q.nx; tx++) {
+                        const uint16_t *px =
+                            (const uint16_t *)q.img + ((q.y0 + ty * q.dy) * q.w + q.x0 + tx * q.dx) * q.c + c0;
                         for (cc = 0; cc < cn; cc++) {
                             const float v = luthier__f16_to_f32(px[cc]);
                             m[cc] = v > m[cc] || v != v ? v : m[cc];
