@@ -2057,30 +2057,23 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_where_run)(const float 
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_where_impl)(void *arg, size_t ub, size_t ue, int thread) {
     const luthier__op_where_job *j = (const luthier__op_where_job *)arg;
     const int m = j->m, ic = j->sc[m - 1] != 0, ix = j->sx[m - 1] != 0, iy = j->sy[m - 1] != 0;
-    const size_t len = j->part.len;
+    const size_t len = j->part.len, *const st[3] = {j->sc, j->sx, j->sy};
     size_t u, i;
     (void)thread;
     for (u = ub; u < ue; u++) {
         size_t r0, r1, from, to, row;
         luthier__op_part_unit(&j->part, u, &r0, &r1, &from, &to);
         for (row = r0; row < r1; row++) {
-            size_t rest = row, oc = 0, ox = 0, oy = 0;
-            int d;
-            for (d = m - 2; d >= 0; d--) { /* mixed-radix row index -> operand offsets */
-                const size_t id = rest % j->dim[d];
-                rest /= j->dim[d];
-                oc += id * j->sc[d];
-                ox += id * j->sx[d];
-                oy += id * j->sy[d];
-            }
-            oc += ic ? from : 0, ox += ix ? from : 0, oy += iy ? from : 0;
+            size_t off[3]; /* the row's offsets in c, x and y */
+            luthier__op_unravel(row, m - 1, j->dim, -1, 3, st, off);
+            off[0] += ic ? from : 0, off[1] += ix ? from : 0, off[2] += iy ? from : 0;
             if (j->xi) { /* i64: plain C */
                 int64_t *o = j->oi + row * len + from;
                 for (i = 0; i < to - from; i++)
-                    o[i] = j->c[oc + (ic ? i : 0)] != 0.0f ? j->xi[ox + (ix ? i : 0)] : j->yi[oy + (iy ? i : 0)];
+                    o[i] = j->c[off[0] + (ic ? i : 0)] != 0.0f ? j->xi[off[1] + (ix ? i : 0)] : j->yi[off[2] + (iy ? i : 0)];
             } else {
-                LUTHIER__VN(luthier__op_where_run)(j->c + oc, ic, j->x + ox, ix, j->y + oy, iy, j->o + row * len + from,
-                                                   to - from);
+                LUTHIER__VN(luthier__op_where_run)(j->c + off[0], ic, j->x + off[1], ix, j->y + off[2], iy,
+                                                   j->o + row * len + from, to - from);
             }
         }
     }
@@ -2503,6 +2496,21 @@ LUTHIER__INLINE void luthier__op_part_unit(const luthier__op_part *p, size_t u, 
         *r1 = *r0 + 1;
         *from = c * p->chunk;
         *to = luthier__min_sz(p->len, *from + p->chunk);
+    }
+}
+
+/* The offsets off[o] of index `row` over dims dim[0 .. m) (mixed radix, the last fastest) in
+   nops operands of strides st[o]; dim `skip` is left out (-1: none). */
+LUTHIER__INLINE void luthier__op_unravel(size_t row, int m, const size_t *dim, int skip, int nops, const size_t *const *st,
+                                         size_t *off) {
+    int d, o;
+    for (o = 0; o < nops; o++) off[o] = 0;
+    for (d = m - 1; d >= 0; d--) {
+        size_t id;
+        if (d == skip) continue;
+        id = row % dim[d];
+        row /= dim[d];
+        for (o = 0; o < nops; o++) off[o] += id * st[o][d];
     }
 }
 
@@ -3486,7 +3494,7 @@ typedef struct luthier__op_transpose_job {
 
 LUTHIER_PRIVATE void luthier__op_transpose_runs(void *arg, size_t ub, size_t ue, int thread, int cl) {
     const luthier__op_transpose_job *j = (const luthier__op_transpose_job *)arg;
-    const int r = j->r;
+    const size_t *const st[1] = {j->xstr};
     size_t u;
     (void)thread;
     (void)cl;
@@ -3494,12 +3502,8 @@ LUTHIER_PRIVATE void luthier__op_transpose_runs(void *arg, size_t ub, size_t ue,
         size_t r0, r1, from, to, row;
         luthier__op_part_unit(&j->part, u, &r0, &r1, &from, &to);
         for (row = r0; row < r1; row++) {
-            size_t rest = row, xo = 0;
-            int d;
-            for (d = r - 2; d >= 0; d--) {
-                xo += rest % j->odim[d] * j->xstr[d];
-                rest /= j->odim[d];
-            }
+            size_t xo;
+            luthier__op_unravel(row, j->r - 1, j->odim, -1, 1, st, &xo);
             memcpy(j->y + row * j->part.len + from, j->x + xo + from, (to - from) * sizeof(float));
         }
     }
@@ -3509,25 +3513,18 @@ LUTHIER_PRIVATE void luthier__op_transpose_tiles(void *arg, size_t ub, size_t ue
     const luthier__op_transpose_job *j = (const luthier__op_transpose_job *)arg;
     const int r = j->r, p = j->p;
     const size_t A = j->odim[p], B = j->odim[r - 1], xsb = j->xstr[r - 1], ysa = j->ystr[p];
+    const size_t *const st[2] = {j->xstr, j->ystr};
     size_t u;
     (void)thread;
     (void)cl;
     for (u = ub; u < ue; u++) {
         const size_t strip = u % j->strips, a0 = strip * LUTHIER__OP_TILE;
         const size_t a1 = luthier__min_sz(A, a0 + LUTHIER__OP_TILE);
-        size_t rest = u / j->strips, xo = 0, yo = 0, b0;
-        int d;
-        for (d = r - 2; d >= 0; d--) { /* the other dims, in y order */
-            size_t id;
-            if (d == p) continue;
-            id = rest % j->odim[d];
-            rest /= j->odim[d];
-            xo += id * j->xstr[d];
-            yo += id * j->ystr[d];
-        }
+        size_t o[2], b0; /* offsets in x and y of the other dims, in y order */
+        luthier__op_unravel(u / j->strips, r - 1, j->odim, p, 2, st, o);
         for (b0 = 0; b0 < B; b0 += LUTHIER__OP_TILE) {
             const size_t b1 = luthier__min_sz(B, b0 + LUTHIER__OP_TILE);
-            luthier__transpose_tile(j->x + xo + a0 + b0 * xsb, xsb, j->y + yo + a0 * ysa + b0, ysa, b1 - b0, a1 - a0, j->features);
+            luthier__transpose_tile(j->x + o[0] + a0 + b0 * xsb, xsb, j->y + o[1] + a0 * ysa + b0, ysa, b1 - b0, a1 - a0, j->features);
         }
     }
 }
