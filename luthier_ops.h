@@ -3683,6 +3683,19 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_split(luthier_context
     return luthier__op_cat_run(ctx, cfg, NULL, NULL, x, ys, lens, count, outer, inner);
 }
 
+/* Checks n indices, index e against lens[e % m]; 0 when all are in range. */
+LUTHIER_PRIVATE luthier_status luthier__op_check_indices(luthier_context *ctx, const char *what, const int64_t *idx, size_t n,
+                                                         size_t m, const int64_t *lens) {
+    size_t e;
+    for (e = 0; e < n; e++) {
+        const int64_t v = idx[e], len = lens[e % m];
+        if (v < -len || v >= len)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%s: index %lld at position %zu is out of range [-%lld, %lld)",
+                                 what, (long long)v, e, (long long)len, (long long)len);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
 typedef struct luthier__op_gather_job {
     const float *data;
     const int64_t *idx;
@@ -3715,15 +3728,10 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_gather(luthier_contex
                                                                   size_t inner, const int64_t *indices,
                                                                   size_t num_indices, float *y) {
     luthier__op_gather_job j;
-    size_t q, units;
-    for (q = 0; q < num_indices; q++) {
-        const int64_t v = indices[q];
-        const int64_t n = (int64_t)axis_len;
-        if (v < -n || v >= n)
-            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
-                                 "gather: index %lld at position %zu is out of range [-%zu, %zu)", (long long)v, q,
-                                 axis_len, axis_len);
-    }
+    const int64_t len = (int64_t)axis_len;
+    size_t units;
+    luthier_status s = luthier__op_check_indices(ctx, "gather", indices, num_indices, 1, &len);
+    if (s != LUTHIER_STATUS_OK) return s;
     j.data = data;
     j.idx = indices;
     j.y = y;
@@ -3743,19 +3751,6 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_gather(luthier_contex
    order on one thread (duplicate indices with a reduction combine in that order; with no
    reduction the last one wins). */
 enum { LUTHIER__SCAT_NONE, LUTHIER__SCAT_ADD, LUTHIER__SCAT_MUL, LUTHIER__SCAT_MAX, LUTHIER__SCAT_MIN, LUTHIER__SCAT_COUNT };
-
-/* Checks n indices, index e against lens[e % m]; 0 when all are in range. */
-LUTHIER_PRIVATE luthier_status luthier__op_check_indices(luthier_context *ctx, const char *what, const int64_t *idx, size_t n,
-                                                         size_t m, const int64_t *lens) {
-    size_t e;
-    for (e = 0; e < n; e++) {
-        const int64_t v = idx[e], len = lens[e % m];
-        if (v < -len || v >= len)
-            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%s: index %lld at position %zu is out of range [-%lld, %lld)",
-                                 what, (long long)v, e, (long long)len, (long long)len);
-    }
-    return LUTHIER_STATUS_OK;
-}
 
 LUTHIER_PRIVATE size_t luthier__prod(const int64_t *s, int from, int to) {
     size_t n = 1;
