@@ -3418,8 +3418,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_layernorm(luthier_con
     j.cols = cols;
     j.eps = eps;
     j.rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, cols * 3));
-    if (!cols) return luthier__op_run(ctx, cfg, 0, luthier__op_ln_range_base, &j);
-    return luthier__op_run(ctx, cfg, luthier__div_up(rows, j.rpu), LUTHIER__OP_PICK(ctx, luthier__op_ln_range), &j);
+    return luthier__op_run(ctx, cfg, cols ? luthier__div_up(rows, j.rpu) : 0, LUTHIER__OP_PICK(ctx, luthier__op_ln_range), &j);
 }
 
 /* LRN across channels on NHWC: y = x / (bias + alpha/size * sum x^2 over the window)^beta,
@@ -3444,8 +3443,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_lrn_nhwc(luthier_cont
     j.bias = bias;
     j.beta = beta;
     j.ppu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, c * (size + 8)));
-    if (!c) return luthier__op_run(ctx, cfg, 0, luthier__op_lrn_range_base, &j);
-    return luthier__op_run(ctx, cfg, luthier__div_up(pixels, j.ppu), LUTHIER__OP_PICK(ctx, luthier__op_lrn_range), &j);
+    return luthier__op_run(ctx, cfg, c ? luthier__div_up(pixels, j.ppu) : 0, LUTHIER__OP_PICK(ctx, luthier__op_lrn_range), &j);
 }
 
 /* Softmax (log_softmax when log != 0) over the middle axis of [outer][len][inner],
@@ -4640,8 +4638,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_pad(luthier_context *
         if (d < rank - 1) j.rows *= j.out[d];
     }
     j.rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, j.out[rank - 1]));
-    if (!j.out[rank - 1]) return luthier__op_run(ctx, cfg, 0, luthier__op_pad_range, &j);
-    return luthier__op_run(ctx, cfg, luthier__div_up(j.rows, j.rpu), luthier__op_pad_range, &j);
+    return luthier__op_run(ctx, cfg, j.out[rank - 1] ? luthier__div_up(j.rows, j.rpu) : 0, luthier__op_pad_range, &j);
 }
 
 /* y = softmax(q k^T * scale [causal]) v; q [bh][sq][d], k [bh][skv][d], v [bh][skv][dv],
