@@ -1324,8 +1324,7 @@ LUTHIER__OP_RANGE(luthier__op_unary_h16)
     do {                                                                                         \
         if ((h) && (n) < LUTHIER__VW) LUTHIER__VLOADHN(v, (const uint16_t *)(p) + (i), n);       \
         else if (h) LUTHIER__VLOADH(v, (const uint16_t *)(p) + (i));                             \
-        else if ((n) < LUTHIER__VW) LUTHIER__VLOADN(v, (const float *)(p) + (i), n, 1.0f);       \
-        else LUTHIER__VLOAD(v, (const float *)(p) + (i));                                        \
+        else LUTHIER__VLOADP(v, (const float *)(p) + (i), n, 1.0f);                              \
     } while (0)
 #define LUTHIER__OP_BIN_H16_LOOP(EXPR)                                                           \
     for (i = 0; i < len; i += LUTHIER__VW) {                                                     \
@@ -1555,12 +1554,8 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_ln_impl)(void *arg, siz
         float m0;
         /* pass 1: a shift m0 (close to the mean; only needs to be near it) */
         LUTHIER__VN(luthier__op_acc_init)(&a1, &v1);
-        for (i = 0; i + LUTHIER__VW <= n; i += LUTHIER__VW) {
-            LUTHIER__VLOAD(v, x + i);
-            LUTHIER__VN(luthier__op_acc_add)(&a1, &v1, &v);
-        }
-        if (i < n) {
-            LUTHIER__VLOADN(v, x + i, n - i, 0.0f);
+        for (i = 0; i < n; i += LUTHIER__VW) {
+            LUTHIER__VLOADP(v, x + i, luthier__min_sz(LUTHIER__VW, n - i), 0.0f);
             LUTHIER__VN(luthier__op_acc_add)(&a1, &v1, &v);
         }
         m0 = (float)(LUTHIER__VN(luthier__op_acc_total)(&a1, &v1) / (double)n);
@@ -1569,8 +1564,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_ln_impl)(void *arg, siz
         LUTHIER__VN(luthier__op_acc_init)(&a1, &v1);
         LUTHIER__VN(luthier__op_acc_init)(&a2, &v2);
         for (i = 0; i < n; i += LUTHIER__VW) {
-            if (i + LUTHIER__VW <= n) LUTHIER__VLOAD(v, x + i);
-            else LUTHIER__VLOADN(v, x + i, n - i, m0);
+            LUTHIER__VLOADP(v, x + i, luthier__min_sz(LUTHIER__VW, n - i), m0);
             d = v - m0v;
             LUTHIER__VN(luthier__op_acc_add)(&a1, &v1, &d);
             d = d * d;
@@ -1664,18 +1658,12 @@ LUTHIER__KT LUTHIER__INLINE double LUTHIER__VN(luthier__op_softmax_row_exp)(cons
     for (l = 1; l < LUTHIER__VW; l++) mx = buf[l] > mx ? buf[l] : mx;
     *max_out = mx;
     LUTHIER__VN(luthier__op_acc_init)(&acc, &s);
-    for (i = 0; i + LUTHIER__VW <= n; i += LUTHIER__VW) {
-        LUTHIER__VLOAD(v, x + i);
+    for (i = 0; i < n; i += LUTHIER__VW) {
+        const size_t nl = luthier__min_sz(LUTHIER__VW, n - i);
+        LUTHIER__VLOADP(v, x + i, nl, -INFINITY);
         v = v - mx;
         LUTHIER__VN(luthier__v_exp)(&v);
-        if (y) LUTHIER__VSTORE(y + i, v);
-        LUTHIER__VN(luthier__op_acc_add)(&acc, &s, &v);
-    }
-    if (i < n) {
-        LUTHIER__VLOADN(v, x + i, n - i, -INFINITY);
-        v = v - mx;
-        LUTHIER__VN(luthier__v_exp)(&v);
-        if (y) LUTHIER__VSTOREN(y + i, v, n - i);
+        if (y) LUTHIER__VSTOREP(y + i, v, nl);
         LUTHIER__VN(luthier__op_acc_add)(&acc, &s, &v);
     }
     return LUTHIER__VN(luthier__op_acc_total)(&acc, &s);
