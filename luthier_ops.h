@@ -137,6 +137,17 @@ enum { luthier__op_base_vw = LUTHIER__VW }; /* lanes of the baseline pass */
         LUTHIER__VSTORE(luthier__buf_, v);                                                       \
         memcpy((p), luthier__buf_, (size_t)(n) * sizeof(float));                                 \
     } while (0)
+/* n <= VW lanes at p: the whole vector when n == VW, else a partial one (the other lanes `fill`) */
+#define LUTHIER__VLOADP(v, p, n, fill)                                                           \
+    do {                                                                                         \
+        if ((size_t)(n) == (size_t)LUTHIER__VW) LUTHIER__VLOAD(v, p);                            \
+        else LUTHIER__VLOADN(v, p, n, fill);                                                     \
+    } while (0)
+#define LUTHIER__VSTOREP(p, v, n)                                                                \
+    do {                                                                                         \
+        if ((size_t)(n) == (size_t)LUTHIER__VW) LUTHIER__VSTORE(p, v);                           \
+        else LUTHIER__VSTOREN(p, v, n);                                                          \
+    } while (0)
 /* Streaming (non-temporal) stores, for outputs past the last-level cache (luthier__op_stream):
    the line is written without being read first, so an element costs 2 memory transfers instead
    of 3. p aligned to the vector. x86 only (elsewhere a plain store); LUTHIER__VFENCE orders
@@ -1313,8 +1324,7 @@ LUTHIER__OP_RANGE(luthier__op_unary_h16)
     do {                                                                                         \
         if ((h) && (n) < LUTHIER__VW) LUTHIER__VLOADHN(v, (const uint16_t *)(p) + (i), n);       \
         else if (h) LUTHIER__VLOADH(v, (const uint16_t *)(p) + (i));                             \
-        else if ((n) < LUTHIER__VW) LUTHIER__VLOADN(v, (const float *)(p) + (i), n, 1.0f);       \
-        else LUTHIER__VLOAD(v, (const float *)(p) + (i));                                        \
+        else LUTHIER__VLOADP(v, (const float *)(p) + (i), n, 1.0f);                              \
     } while (0)
 #define LUTHIER__OP_BIN_H16_LOOP(EXPR)                                                           \
     for (i = 0; i < len; i += LUTHIER__VW) {                                                     \
@@ -1375,17 +1385,17 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_binary_h16_impl)(void *
 }
 LUTHIER__OP_RANGE(luthier__op_binary_h16)
 
-/* One output pixel, channels [0, cn) of x_img (image base + c0): taps at rows y0 + i*dy
-   (i < ny), columns x0 + k*dx (k < nx), all inside the image. avg divides by div the sum; over
+/* One output pixel, channels [0, cn) of window q (fp32). avg divides by div the sum; over
    more than LUTHIER__OP_POOL_ROW_SUMS taps the sum of the row sums (over a whole image, as global
    average pooling, one running sum would round h w times in sequence, the row sums about h + w
    times; small windows keep one running sum, which costs no extra additions). */
 #ifndef LUTHIER__OP_POOL_ROW_SUMS
 #define LUTHIER__OP_POOL_ROW_SUMS 64
 #endif
-LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_pixel)(const float *x_img, size_t w, size_t c, size_t y0, size_t ny, size_t dy,
-                                            size_t x0, size_t nx, size_t dx, size_t cn, int is_max, float div,
-                                            float *out) {
+LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_pixel)(const luthier__op_win *q, size_t cn, int is_max, float div,
+                                                                     float *out) {
+    const float *x_img = (const float *)q->img;
+    const size_t w = q->w, c = q->c, y0 = q->y0, ny = q->ny, dy = q->dy, x0 = q->x0, nx = q->nx, dx = q->dx;
     const int rows = !is_max && nx * ny > LUTHIER__OP_POOL_ROW_SUMS;
     size_t cc = 0, i, k;
     LUTHIER__VF init, zero;
@@ -1437,43 +1447,35 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_pixel)(const float
             LUTHIER__VF r0 = rows ? zero : s0;
             for (k = 0; k < nx; k++) {
                 const float *p = x_img + ((y0 + i * dy) * w + x0 + k * dx) * c + cc;
-                if (nl == LUTHIER__VW) LUTHIER__VLOAD(v0, p);
-                else LUTHIER__VLOADN(v0, p, nl, 0.0f);
+                LUTHIER__VLOADP(v0, p, nl, 0.0f);
                 if (is_max) r0 = LUTHIER__VSEL((v0 > r0) | (v0 != v0), v0, r0);
                 else r0 = r0 + v0;
             }
             s0 = rows ? s0 + r0 : r0;
         }
         if (!is_max) s0 = s0 / div;
-        if (nl == LUTHIER__VW) LUTHIER__VSTORE(out + cc, s0);
-        else LUTHIER__VSTOREN(out + cc, s0, nl);
+        LUTHIER__VSTOREP(out + cc, s0, nl);
     }
 }
 
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_pool_impl)(void *arg, size_t ub, size_t ue, int thread) {
     const luthier__op_pool_job *j = (const luthier__op_pool_job *)arg;
-    const float *x = (const float *)j->x;
     const size_t rows = j->n * j->oh;
     size_t row, r_end = luthier__min_sz(rows, ue * j->rpu), ox;
     (void)thread;
     for (row = ub * j->rpu; row < r_end; row++) {
-        const size_t b = row / j->oh, oy = row % j->oh;
-        size_t iy0, ny, npy;
-        luthier__op_pool_axis(oy, j->sh, j->pt, j->pb, j->dh, j->kh, j->h, &iy0, &ny, &npy);
+        luthier__op_win q;
+        size_t npy;
+        luthier__op_pool_rows(j, row, sizeof(float), &q, &npy);
         for (ox = 0; ox < j->ow; ox++) {
-            size_t ix0, nx, npx;
             float *out = (float *)j->y + (row * j->ow + ox) * j->c;
-            float div;
-            luthier__op_pool_axis(ox, j->sw, j->pl, j->pr, j->dw, j->kw, j->w, &ix0, &nx, &npx);
-            div = (float)(j->include_pad ? npy * npx : ny * nx);
-            if (ny * nx == 0) { /* no tap inside the input (the caller's shapes exclude it) */
+            luthier__op_pool_cols(j, ox, npy, &q);
+            if (q.ny * q.nx == 0) { /* no tap inside the input (the caller's shapes exclude it) */
                 size_t cc;
                 for (cc = 0; cc < j->c; cc++) out[cc] = j->is_max ? -INFINITY : 0.0f;
                 continue;
             }
-            LUTHIER__VN(luthier__op_pool_pixel)(x + b * j->h * j->w * j->c, j->w, j->c,
-                                   oy * j->sh + iy0 * j->dh - j->pt, ny, j->dh,
-                                   ox * j->sw + ix0 * j->dw - j->pl, nx, j->dw, j->c, j->is_max, div, out);
+            LUTHIER__VN(luthier__op_pool_pixel)(&q, j->c, j->is_max, (float)q.cnt, out);
         }
     }
 }
@@ -1484,13 +1486,10 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_apool_impl)(void *arg, 
     size_t it, it_end = luthier__min_sz(j->items, ue * j->ipu);
     (void)thread;
     for (it = ub * j->ipu; it < it_end; it++) {
-        const size_t pix = it / j->chunks, ch = it % j->chunks;
-        const size_t b = pix / (j->oh * j->ow), oy = pix / j->ow % j->oh, ox = pix % j->ow;
-        const size_t hs = oy * j->h / j->oh, he = ((oy + 1) * j->h + j->oh - 1) / j->oh;
-        const size_t ws = ox * j->w / j->ow, we = ((ox + 1) * j->w + j->ow - 1) / j->ow;
-        const size_t c0 = ch * LUTHIER__OP_APOOL_CB, cn = luthier__min_sz(LUTHIER__OP_APOOL_CB, j->c - c0);
-        LUTHIER__VN(luthier__op_pool_pixel)((const float *)j->x + b * j->h * j->w * j->c + c0, j->w, j->c, hs, he - hs, 1, ws,
-                               we - ws, 1, cn, 0, (float)((he - hs) * (we - ws)), (float *)j->y + pix * j->c + c0);
+        luthier__op_win q;
+        size_t cn;
+        const size_t o = luthier__op_apool_win(j, it, sizeof(float), &q, &cn);
+        LUTHIER__VN(luthier__op_pool_pixel)(&q, cn, 0, (float)q.cnt, (float *)j->y + o);
     }
 }
 LUTHIER__OP_RANGE(luthier__op_apool)
@@ -1512,19 +1511,12 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_affine_impl)(void *arg,
             if (j->inner == 1) { /* row = one pixel's channels: vector scale/shift */
                 for (i = from; i < to; i += LUTHIER__VW) {
                     const size_t nl = luthier__min_sz(LUTHIER__VW, to - i);
-                    if (nl == LUTHIER__VW) {
-                        LUTHIER__VLOAD(v, xr + i);
-                        if (j->scale) LUTHIER__VLOAD(s, j->scale + i); else LUTHIER__VSPLAT(s, 1.0f);
-                        if (j->shift) LUTHIER__VLOAD(t, j->shift + i); else LUTHIER__VSPLAT(t, 0.0f);
-                    } else {
-                        LUTHIER__VLOADN(v, xr + i, nl, 0.0f);
-                        if (j->scale) LUTHIER__VLOADN(s, j->scale + i, nl, 1.0f); else LUTHIER__VSPLAT(s, 1.0f);
-                        if (j->shift) LUTHIER__VLOADN(t, j->shift + i, nl, 0.0f); else LUTHIER__VSPLAT(t, 0.0f);
-                    }
+                    LUTHIER__VLOADP(v, xr + i, nl, 0.0f);
+                    if (j->scale) LUTHIER__VLOADP(s, j->scale + i, nl, 1.0f); else LUTHIER__VSPLAT(s, 1.0f);
+                    if (j->shift) LUTHIER__VLOADP(t, j->shift + i, nl, 0.0f); else LUTHIER__VSPLAT(t, 0.0f);
                     v = v * s + t;
                     if (j->clamp) LUTHIER__VCLAMP(v, lov, hiv);
-                    if (nl == LUTHIER__VW) LUTHIER__VSTORE(yr + i, v);
-                    else LUTHIER__VSTOREN(yr + i, v, nl);
+                    LUTHIER__VSTOREP(yr + i, v, nl);
                 }
             } else { /* row = one channel's plane: scalar scale/shift */
                 const size_t ch = row % j->c;
@@ -1562,12 +1554,8 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_ln_impl)(void *arg, siz
         float m0;
         /* pass 1: a shift m0 (close to the mean; only needs to be near it) */
         LUTHIER__VN(luthier__op_acc_init)(&a1, &v1);
-        for (i = 0; i + LUTHIER__VW <= n; i += LUTHIER__VW) {
-            LUTHIER__VLOAD(v, x + i);
-            LUTHIER__VN(luthier__op_acc_add)(&a1, &v1, &v);
-        }
-        if (i < n) {
-            LUTHIER__VLOADN(v, x + i, n - i, 0.0f);
+        for (i = 0; i < n; i += LUTHIER__VW) {
+            LUTHIER__VLOADP(v, x + i, luthier__min_sz(LUTHIER__VW, n - i), 0.0f);
             LUTHIER__VN(luthier__op_acc_add)(&a1, &v1, &v);
         }
         m0 = (float)(LUTHIER__VN(luthier__op_acc_total)(&a1, &v1) / (double)n);
@@ -1576,8 +1564,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_ln_impl)(void *arg, siz
         LUTHIER__VN(luthier__op_acc_init)(&a1, &v1);
         LUTHIER__VN(luthier__op_acc_init)(&a2, &v2);
         for (i = 0; i < n; i += LUTHIER__VW) {
-            if (i + LUTHIER__VW <= n) LUTHIER__VLOAD(v, x + i);
-            else LUTHIER__VLOADN(v, x + i, n - i, m0);
+            LUTHIER__VLOADP(v, x + i, luthier__min_sz(LUTHIER__VW, n - i), m0);
             d = v - m0v;
             LUTHIER__VN(luthier__op_acc_add)(&a1, &v1, &d);
             d = d * d;
@@ -1593,18 +1580,11 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_ln_impl)(void *arg, siz
         /* pass 3: y = ((x - m0) - c) * rstd * gamma + beta */
         for (i = 0; i < n; i += LUTHIER__VW) {
             const size_t nl = luthier__min_sz(LUTHIER__VW, n - i);
-            if (nl == LUTHIER__VW) {
-                LUTHIER__VLOAD(v, x + i);
-                if (j->gamma) LUTHIER__VLOAD(g, j->gamma + i); else LUTHIER__VSPLAT(g, 1.0f);
-                if (j->beta) LUTHIER__VLOAD(b, j->beta + i); else LUTHIER__VSPLAT(b, 0.0f);
-            } else {
-                LUTHIER__VLOADN(v, x + i, nl, 0.0f);
-                if (j->gamma) LUTHIER__VLOADN(g, j->gamma + i, nl, 1.0f); else LUTHIER__VSPLAT(g, 1.0f);
-                if (j->beta) LUTHIER__VLOADN(b, j->beta + i, nl, 0.0f); else LUTHIER__VSPLAT(b, 0.0f);
-            }
+            LUTHIER__VLOADP(v, x + i, nl, 0.0f);
+            if (j->gamma) LUTHIER__VLOADP(g, j->gamma + i, nl, 1.0f); else LUTHIER__VSPLAT(g, 1.0f);
+            if (j->beta) LUTHIER__VLOADP(b, j->beta + i, nl, 0.0f); else LUTHIER__VSPLAT(b, 0.0f);
             v = ((v - m0v) - cv) * rv * g + b;
-            if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + i, v);
-            else LUTHIER__VSTOREN(y + i, v, nl);
+            LUTHIER__VSTOREP(y + i, v, nl);
         }
     }
 }
@@ -1649,15 +1629,9 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_lrn_impl)(void *arg, si
             LUTHIER__VN(luthier__v_log)(&s);
             s = s * -j->beta;
             LUTHIER__VN(luthier__v_exp)(&s); /* base^-beta */
-            if (nl == LUTHIER__VW) {
-                LUTHIER__VLOAD(v, x + ch);
-                v = v * s;
-                LUTHIER__VSTORE(y + ch, v);
-            } else {
-                LUTHIER__VLOADN(v, x + ch, nl, 0.0f);
-                v = v * s;
-                LUTHIER__VSTOREN(y + ch, v, nl);
-            }
+            LUTHIER__VLOADP(v, x + ch, nl, 0.0f);
+            v = v * s;
+            LUTHIER__VSTOREP(y + ch, v, nl);
         }
     }
 }
@@ -1684,18 +1658,12 @@ LUTHIER__KT LUTHIER__INLINE double LUTHIER__VN(luthier__op_softmax_row_exp)(cons
     for (l = 1; l < LUTHIER__VW; l++) mx = buf[l] > mx ? buf[l] : mx;
     *max_out = mx;
     LUTHIER__VN(luthier__op_acc_init)(&acc, &s);
-    for (i = 0; i + LUTHIER__VW <= n; i += LUTHIER__VW) {
-        LUTHIER__VLOAD(v, x + i);
+    for (i = 0; i < n; i += LUTHIER__VW) {
+        const size_t nl = luthier__min_sz(LUTHIER__VW, n - i);
+        LUTHIER__VLOADP(v, x + i, nl, -INFINITY);
         v = v - mx;
         LUTHIER__VN(luthier__v_exp)(&v);
-        if (y) LUTHIER__VSTORE(y + i, v);
-        LUTHIER__VN(luthier__op_acc_add)(&acc, &s, &v);
-    }
-    if (i < n) {
-        LUTHIER__VLOADN(v, x + i, n - i, -INFINITY);
-        v = v - mx;
-        LUTHIER__VN(luthier__v_exp)(&v);
-        if (y) LUTHIER__VSTOREN(y + i, v, n - i);
+        if (y) LUTHIER__VSTOREP(y + i, v, nl);
         LUTHIER__VN(luthier__op_acc_add)(&acc, &s, &v);
     }
     return LUTHIER__VN(luthier__op_acc_total)(&acc, &s);
@@ -1718,11 +1686,9 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_softmax_impl)(void *arg
                 const float lse = (float)log(sum);
                 for (i = 0; i < len; i += LUTHIER__VW) {
                     const size_t nl = luthier__min_sz(LUTHIER__VW, len - i);
-                    if (nl == LUTHIER__VW) LUTHIER__VLOAD(v, x + i);
-                    else LUTHIER__VLOADN(v, x + i, nl, 0.0f);
+                    LUTHIER__VLOADP(v, x + i, nl, 0.0f);
                     v = (v - mx) - lse;
-                    if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + i, v);
-                    else LUTHIER__VSTOREN(y + i, v, nl);
+                    LUTHIER__VSTOREP(y + i, v, nl);
                 }
             } else {
                 LUTHIER__VSPLAT(f, (float)(1.0 / sum));
@@ -1747,14 +1713,12 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_softmax_impl)(void *arg
                 int l;
                 LUTHIER__VSPLAT(m, -INFINITY);
                 for (r = 0; r < len; r++) {
-                    if (nl == LUTHIER__VW) LUTHIER__VLOAD(v, x + r * inner);
-                    else LUTHIER__VLOADN(v, x + r * inner, nl, 0.0f);
+                    LUTHIER__VLOADP(v, x + r * inner, nl, 0.0f);
                     m = LUTHIER__VSEL(v > m, v, m);
                 }
                 LUTHIER__VN(luthier__op_acc_init)(&acc, &s);
                 for (r = 0; r < len; r++) {
-                    if (nl == LUTHIER__VW) LUTHIER__VLOAD(v, x + r * inner);
-                    else LUTHIER__VLOADN(v, x + r * inner, nl, 0.0f);
+                    LUTHIER__VLOADP(v, x + r * inner, nl, 0.0f);
                     v = v - m;
                     if (j->log) {
                         LUTHIER__VF e = v;
@@ -1762,8 +1726,7 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_softmax_impl)(void *arg
                         LUTHIER__VN(luthier__op_acc_add)(&acc, &s, &e);
                     } else {
                         LUTHIER__VN(luthier__v_exp)(&v);
-                        if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + r * inner, v);
-                        else LUTHIER__VSTOREN(y + r * inner, v, nl);
+                        LUTHIER__VSTOREP(y + r * inner, v, nl);
                         LUTHIER__VN(luthier__op_acc_add)(&acc, &s, &v);
                     }
                 }
@@ -1773,23 +1736,15 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_softmax_impl)(void *arg
                 LUTHIER__VLOAD(s, tot);
                 if (j->log) {
                     for (r = 0; r < len; r++) {
-                        if (nl == LUTHIER__VW) LUTHIER__VLOAD(v, x + r * inner);
-                        else LUTHIER__VLOADN(v, x + r * inner, nl, 0.0f);
+                        LUTHIER__VLOADP(v, x + r * inner, nl, 0.0f);
                         v = (v - m) - s;
-                        if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + r * inner, v);
-                        else LUTHIER__VSTOREN(y + r * inner, v, nl);
+                        LUTHIER__VSTOREP(y + r * inner, v, nl);
                     }
                 } else {
                     for (r = 0; r < len; r++) {
-                        if (nl == LUTHIER__VW) {
-                            LUTHIER__VLOAD(v, y + r * inner);
-                            v = v * s;
-                            LUTHIER__VSTORE(y + r * inner, v);
-                        } else {
-                            LUTHIER__VLOADN(v, y + r * inner, nl, 0.0f);
-                            v = v * s;
-                            LUTHIER__VSTOREN(y + r * inner, v, nl);
-                        }
+                        LUTHIER__VLOADP(v, y + r * inner, nl, 0.0f);
+                        v = v * s;
+                        LUTHIER__VSTOREP(y + r * inner, v, nl);
                     }
                 }
             }
@@ -1832,13 +1787,11 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_att_pv)(const float *P,
         LUTHIER__VF a0, w0;
         LUTHIER__VSPLAT(a0, 0.0f);
         for (jj = 0; jj < nk; jj++) {
-            if (nl == LUTHIER__VW) LUTHIER__VLOAD(w0, v + jj * dv + c);
-            else LUTHIER__VLOADN(w0, v + jj * dv + c, nl, 0.0f);
+            LUTHIER__VLOADP(w0, v + jj * dv + c, nl, 0.0f);
             a0 = a0 + w0 * P[jj * pst];
         }
         a0 = a0 * inv;
-        if (nl == LUTHIER__VW) LUTHIER__VSTORE(y + c, a0);
-        else LUTHIER__VSTOREN(y + c, a0, nl);
+        LUTHIER__VSTOREP(y + c, a0, nl);
     }
 }
 
@@ -2092,30 +2045,23 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_where_run)(const float 
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_where_impl)(void *arg, size_t ub, size_t ue, int thread) {
     const luthier__op_where_job *j = (const luthier__op_where_job *)arg;
     const int m = j->m, ic = j->sc[m - 1] != 0, ix = j->sx[m - 1] != 0, iy = j->sy[m - 1] != 0;
-    const size_t len = j->part.len;
+    const size_t len = j->part.len, *const st[3] = {j->sc, j->sx, j->sy};
     size_t u, i;
     (void)thread;
     for (u = ub; u < ue; u++) {
         size_t r0, r1, from, to, row;
         luthier__op_part_unit(&j->part, u, &r0, &r1, &from, &to);
         for (row = r0; row < r1; row++) {
-            size_t rest = row, oc = 0, ox = 0, oy = 0;
-            int d;
-            for (d = m - 2; d >= 0; d--) { /* mixed-radix row index -> operand offsets */
-                const size_t id = rest % j->dim[d];
-                rest /= j->dim[d];
-                oc += id * j->sc[d];
-                ox += id * j->sx[d];
-                oy += id * j->sy[d];
-            }
-            oc += ic ? from : 0, ox += ix ? from : 0, oy += iy ? from : 0;
+            size_t off[3]; /* the row's offsets in c, x and y */
+            luthier__op_unravel(row, m - 1, j->dim, -1, 3, st, off);
+            off[0] += ic ? from : 0, off[1] += ix ? from : 0, off[2] += iy ? from : 0;
             if (j->xi) { /* i64: plain C */
                 int64_t *o = j->oi + row * len + from;
                 for (i = 0; i < to - from; i++)
-                    o[i] = j->c[oc + (ic ? i : 0)] != 0.0f ? j->xi[ox + (ix ? i : 0)] : j->yi[oy + (iy ? i : 0)];
+                    o[i] = j->c[off[0] + (ic ? i : 0)] != 0.0f ? j->xi[off[1] + (ix ? i : 0)] : j->yi[off[2] + (iy ? i : 0)];
             } else {
-                LUTHIER__VN(luthier__op_where_run)(j->c + oc, ic, j->x + ox, ix, j->y + oy, iy, j->o + row * len + from,
-                                                   to - from);
+                LUTHIER__VN(luthier__op_where_run)(j->c + off[0], ic, j->x + off[1], ix, j->y + off[2], iy,
+                                                   j->o + row * len + from, to - from);
             }
         }
     }
@@ -2154,12 +2100,10 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_cast_f32)(luthier__cast
     LUTHIER__VSPLAT(zero, 0.0f);
     for (i = from; i < to_; i += LUTHIER__VW) {
         const size_t n = to_ - i < (size_t)LUTHIER__VW ? to_ - i : (size_t)LUTHIER__VW;
-        if (n == (size_t)LUTHIER__VW) LUTHIER__VLOAD(v, x + i);
-        else LUTHIER__VLOADN(v, x + i, n, 0.0f);
+        LUTHIER__VLOADP(v, x + i, n, 0.0f);
         if (to == LUTHIER__CAST_BOOL) v = LUTHIER__VSEL(v != zero, one, zero);
         else if (to == LUTHIER__CAST_F16) LUTHIER__VN(luthier__v_f16)(&v);
-        if (n == (size_t)LUTHIER__VW) LUTHIER__VSTORE(y + i, v);
-        else LUTHIER__VSTOREN(y + i, v, n);
+        LUTHIER__VSTOREP(y + i, v, n);
     }
 }
 
@@ -2290,16 +2234,6 @@ LUTHIER__OP_RANGE(luthier__op_col2im)
 
 /* >>ops-rnn: one time step's gate math of a recurrent layer (see luthier__op_rnn_job); n lanes
    of the row from i (n < LUTHIER__VW only at the row's end). */
-#define LUTHIER__RNN_LD(v, ptr)                                                                  \
-    do {                                                                                         \
-        if (n == LUTHIER__VW) LUTHIER__VLOAD(v, ptr);                                            \
-        else LUTHIER__VLOADN(v, ptr, n, 0.0f);                                                   \
-    } while (0)
-#define LUTHIER__RNN_ST(ptr, v)                                                                  \
-    do {                                                                                         \
-        if (n == LUTHIER__VW) LUTHIER__VSTORE(ptr, v);                                           \
-        else LUTHIER__VSTOREN(ptr, v, n);                                                        \
-    } while (0)
 
 /* clip (when the layer has it), then sigmoid (sig) or tanh */
 LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__v_rnn_act)(const luthier__op_rnn_job *j, LUTHIER__VF *v, int sig) {
@@ -2323,15 +2257,15 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_lstm_row)(const lut
     LUTHIER__VSPLAT(one, 1.0f);
     for (i = 0; i < H; i += n) {
         n = H - i < (size_t)LUTHIER__VW ? H - i : (size_t)LUTHIER__VW;
-        LUTHIER__RNN_LD(gi, g + i);
-        LUTHIER__RNN_LD(go, g + H + i);
-        LUTHIER__RNN_LD(gf, g + 2 * H + i);
-        LUTHIER__RNN_LD(gc, g + 3 * H + i);
-        LUTHIER__RNN_LD(cp, c + i);
+        LUTHIER__VLOADP(gi, g + i, n, 0.0f);
+        LUTHIER__VLOADP(go, g + H + i, n, 0.0f);
+        LUTHIER__VLOADP(gf, g + 2 * H + i, n, 0.0f);
+        LUTHIER__VLOADP(gc, g + 3 * H + i, n, 0.0f);
+        LUTHIER__VLOADP(cp, c + i, n, 0.0f);
         if (j->p) {
-            LUTHIER__RNN_LD(pv, j->p + i);
+            LUTHIER__VLOADP(pv, j->p + i, n, 0.0f);
             gi = gi + pv * cp;
-            LUTHIER__RNN_LD(pv, j->p + 2 * H + i);
+            LUTHIER__VLOADP(pv, j->p + 2 * H + i, n, 0.0f);
             gf = gf + pv * cp;
         }
         LUTHIER__VN(luthier__v_rnn_act)(j, &gi, 1);
@@ -2340,15 +2274,15 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_lstm_row)(const lut
         LUTHIER__VN(luthier__v_rnn_act)(j, &gc, 0);
         cp = gf * cp + gi * gc;
         if (j->p) {
-            LUTHIER__RNN_LD(pv, j->p + H + i);
+            LUTHIER__VLOADP(pv, j->p + H + i, n, 0.0f);
             go = go + pv * cp;
         }
         LUTHIER__VN(luthier__v_rnn_act)(j, &go, 1);
-        LUTHIER__RNN_ST(c + i, cp);
+        LUTHIER__VSTOREP(c + i, cp, n);
         LUTHIER__VN(luthier__v_tanh)(&cp);
         cp = go * cp;
-        LUTHIER__RNN_ST(h + i, cp);
-        LUTHIER__RNN_ST(y + i, cp);
+        LUTHIER__VSTOREP(h + i, cp, n);
+        LUTHIER__VSTOREP(y + i, cp, n);
     }
 }
 
@@ -2360,14 +2294,14 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_gru_zr_row)(const l
     size_t i, n;
     for (i = 0; i < H; i += n) {
         n = H - i < (size_t)LUTHIER__VW ? H - i : (size_t)LUTHIER__VW;
-        LUTHIER__RNN_LD(z, g + i);
-        LUTHIER__RNN_LD(r, g + H + i);
-        LUTHIER__RNN_LD(hp, h + i);
+        LUTHIER__VLOADP(z, g + i, n, 0.0f);
+        LUTHIER__VLOADP(r, g + H + i, n, 0.0f);
+        LUTHIER__VLOADP(hp, h + i, n, 0.0f);
         LUTHIER__VN(luthier__v_rnn_act)(j, &z, 1);
         LUTHIER__VN(luthier__v_rnn_act)(j, &r, 1);
-        LUTHIER__RNN_ST(g + i, z);
+        LUTHIER__VSTOREP(g + i, z, n);
         r = r * hp;
-        LUTHIER__RNN_ST(rh + i, r);
+        LUTHIER__VSTOREP(rh + i, r, n);
     }
 }
 
@@ -2382,25 +2316,25 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_gru_h_row)(const lu
     LUTHIER__VSPLAT(one, 1.0f);
     for (i = 0; i < H; i += n) {
         n = H - i < (size_t)LUTHIER__VW ? H - i : (size_t)LUTHIER__VW;
-        LUTHIER__RNN_LD(z, g + i);
-        LUTHIER__RNN_LD(hc, g + 2 * H + i);
-        LUTHIER__RNN_LD(hp, h + i);
+        LUTHIER__VLOADP(z, g + i, n, 0.0f);
+        LUTHIER__VLOADP(hc, g + 2 * H + i, n, 0.0f);
+        LUTHIER__VLOADP(hp, h + i, n, 0.0f);
         if (lbr) {
-            LUTHIER__RNN_LD(tv, t + i);
+            LUTHIER__VLOADP(tv, t + i, n, 0.0f);
             z = z + tv;
             LUTHIER__VN(luthier__v_rnn_act)(j, &z, 1);
-            LUTHIER__RNN_LD(r, g + H + i);
-            LUTHIER__RNN_LD(tv, t + H + i);
+            LUTHIER__VLOADP(r, g + H + i, n, 0.0f);
+            LUTHIER__VLOADP(tv, t + H + i, n, 0.0f);
             r = r + tv;
             LUTHIER__VN(luthier__v_rnn_act)(j, &r, 1);
-            LUTHIER__RNN_LD(tv, t + 2 * H + i);
-            LUTHIER__RNN_LD(rb, j->rbh + i);
+            LUTHIER__VLOADP(tv, t + 2 * H + i, n, 0.0f);
+            LUTHIER__VLOADP(rb, j->rbh + i, n, 0.0f);
             hc = hc + r * (tv + rb);
         }
         LUTHIER__VN(luthier__v_rnn_act)(j, &hc, 0);
         hp = (one - z) * hc + z * hp;
-        LUTHIER__RNN_ST(h + i, hp);
-        LUTHIER__RNN_ST(y + i, hp);
+        LUTHIER__VSTOREP(h + i, hp, n);
+        LUTHIER__VSTOREP(y + i, hp, n);
     }
 }
 
@@ -2413,10 +2347,10 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_plain_row)(const lu
     size_t i, n;
     for (i = 0; i < H; i += n) {
         n = H - i < (size_t)LUTHIER__VW ? H - i : (size_t)LUTHIER__VW;
-        LUTHIER__RNN_LD(v, g + i);
+        LUTHIER__VLOADP(v, g + i, n, 0.0f);
         LUTHIER__VN(luthier__v_rnn_act)(j, &v, 0);
-        LUTHIER__RNN_ST(h + i, v);
-        LUTHIER__RNN_ST(y + i, v);
+        LUTHIER__VSTOREP(h + i, v, n);
+        LUTHIER__VSTOREP(y + i, v, n);
     }
 }
 
@@ -2435,8 +2369,6 @@ LUTHIER__KT LUTHIER__INLINE void LUTHIER__VN(luthier__op_rnn_impl)(void *arg, si
     }
 }
 LUTHIER__OP_RANGE(luthier__op_rnn)
-#undef LUTHIER__RNN_LD
-#undef LUTHIER__RNN_ST
 
 
 /* end of the pass */
@@ -2462,6 +2394,8 @@ LUTHIER__OP_RANGE(luthier__op_rnn)
 #undef LUTHIER__VMASK1
 #undef LUTHIER__VLOADN
 #undef LUTHIER__VSTOREN
+#undef LUTHIER__VLOADP
+#undef LUTHIER__VSTOREP
 #undef LUTHIER__VSTREAM
 #undef LUTHIER__VFENCE
 #undef LUTHIER__VSTORE_NT
@@ -2550,6 +2484,21 @@ LUTHIER__INLINE void luthier__op_part_unit(const luthier__op_part *p, size_t u, 
         *r1 = *r0 + 1;
         *from = c * p->chunk;
         *to = luthier__min_sz(p->len, *from + p->chunk);
+    }
+}
+
+/* The offsets off[o] of index `row` over dims dim[0 .. m) (mixed radix, the last fastest) in
+   nops operands of strides st[o]; dim `skip` is left out (-1: none). */
+LUTHIER__INLINE void luthier__op_unravel(size_t row, int m, const size_t *dim, int skip, int nops, const size_t *const *st,
+                                         size_t *off) {
+    int d, o;
+    for (o = 0; o < nops; o++) off[o] = 0;
+    for (d = m - 1; d >= 0; d--) {
+        size_t id;
+        if (d == skip) continue;
+        id = row % dim[d];
+        row /= dim[d];
+        for (o = 0; o < nops; o++) off[o] += id * st[o][d];
     }
 }
 
@@ -2899,6 +2848,62 @@ LUTHIER_PRIVATE size_t luthier__op_apool_set(luthier__op_apool_job *j, const voi
     bin = luthier__div_up(h, oh) * luthier__div_up(w, ow) + 1; /* largest bin (+1: ceil) */
     j->ipu = luthier__max_sz(1, LUTHIER__OP_GRAIN / (bin * luthier__min_sz(c, LUTHIER__OP_APOOL_CB)));
     return luthier__div_up(j->items, j->ipu);
+}
+
+/* One pool window (every pool: fp32, uint8, fp16): taps at rows y0 + i*dy (i < ny), columns
+   x0 + k*dx (k < nx) of the image at img (all inside), c channels a pixel; a mean divides by cnt
+   its sum started at pad (uint8: the padded taps times the zero point). */
+typedef struct luthier__op_win {
+    const void *img; /* image base (+ the first channel) */
+    size_t w, c, y0, ny, dy, x0, nx, dx;
+    uint64_t pad, cnt;
+} luthier__op_win;
+
+/* Output row `row` (b * oh + oy) of pool j: the window's rows into q (img: image b, elements of
+   esz bytes); *npy: its rows inside the padded input. */
+LUTHIER__INLINE void luthier__op_pool_rows(const luthier__op_pool_job *j, size_t row, size_t esz, luthier__op_win *q,
+                                           size_t *npy) {
+    const size_t oy = row % j->oh;
+    size_t iy0;
+    luthier__op_pool_axis(oy, j->sh, j->pt, j->pb, j->dh, j->kh, j->h, &iy0, &q->ny, npy);
+    q->img = (const char *)j->x + row / j->oh * j->h * j->w * j->c * esz;
+    q->w = j->w;
+    q->c = j->c;
+    q->y0 = oy * j->sh + iy0 * j->dh - j->pt;
+    q->dy = j->dh;
+}
+
+/* Output column ox of that row: the window's columns into q, its divisor cnt (include_pad: the
+   taps inside the padded input, of npy rows) and pad. */
+LUTHIER__INLINE void luthier__op_pool_cols(const luthier__op_pool_job *j, size_t ox, size_t npy, luthier__op_win *q) {
+    size_t ix0, npx;
+    luthier__op_pool_axis(ox, j->sw, j->pl, j->pr, j->dw, j->kw, j->w, &ix0, &q->nx, &npx);
+    q->x0 = ox * j->sw + ix0 * j->dw - j->pl;
+    q->dx = j->dw;
+    q->cnt = j->include_pad ? npy * npx : q->ny * q->nx;
+    q->pad = (q->cnt - q->ny * q->nx) * j->zero; /* (0 unless include_pad) */
+}
+
+/* Item `it` of adaptive pool j (bin i spans [floor(i*H/OH), ceil((i+1)*H/OH))): its window over
+   channels [c0, c0 + *cn) into q (img from channel c0, elements of esz bytes); returns the
+   output's element offset pix * c + c0. */
+LUTHIER__INLINE size_t luthier__op_apool_win(const luthier__op_apool_job *j, size_t it, size_t esz, luthier__op_win *q,
+                                             size_t *cn) {
+    const size_t pix = it / j->chunks, c0 = it % j->chunks * LUTHIER__OP_APOOL_CB;
+    const size_t b = pix / (j->oh * j->ow), oy = pix / j->ow % j->oh, ox = pix % j->ow;
+    q->img = (const char *)j->x + (b * j->h * j->w * j->c + c0) * esz;
+    q->w = j->w;
+    q->c = j->c;
+    q->y0 = oy * j->h / j->oh;
+    q->ny = ((oy + 1) * j->h + j->oh - 1) / j->oh - q->y0;
+    q->dy = 1;
+    q->x0 = ox * j->w / j->ow;
+    q->nx = ((ox + 1) * j->w + j->ow - 1) / j->ow - q->x0;
+    q->dx = 1;
+    q->pad = 0;
+    q->cnt = q->ny * q->nx;
+    *cn = luthier__min_sz(LUTHIER__OP_APOOL_CB, j->c - c0);
+    return pix * j->c + c0;
 }
 
 /* >>ops-norm ================================================================================= */
@@ -3401,8 +3406,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_layernorm(luthier_con
     j.cols = cols;
     j.eps = eps;
     j.rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, cols * 3));
-    if (!cols) return luthier__op_run(ctx, cfg, 0, luthier__op_ln_range_base, &j);
-    return luthier__op_run(ctx, cfg, luthier__div_up(rows, j.rpu), LUTHIER__OP_PICK(ctx, luthier__op_ln_range), &j);
+    return luthier__op_run(ctx, cfg, cols ? luthier__div_up(rows, j.rpu) : 0, LUTHIER__OP_PICK(ctx, luthier__op_ln_range), &j);
 }
 
 /* LRN across channels on NHWC: y = x / (bias + alpha/size * sum x^2 over the window)^beta,
@@ -3427,8 +3431,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_lrn_nhwc(luthier_cont
     j.bias = bias;
     j.beta = beta;
     j.ppu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, c * (size + 8)));
-    if (!c) return luthier__op_run(ctx, cfg, 0, luthier__op_lrn_range_base, &j);
-    return luthier__op_run(ctx, cfg, luthier__div_up(pixels, j.ppu), LUTHIER__OP_PICK(ctx, luthier__op_lrn_range), &j);
+    return luthier__op_run(ctx, cfg, c ? luthier__div_up(pixels, j.ppu) : 0, LUTHIER__OP_PICK(ctx, luthier__op_lrn_range), &j);
 }
 
 /* Softmax (log_softmax when log != 0) over the middle axis of [outer][len][inner],
@@ -3477,7 +3480,7 @@ typedef struct luthier__op_transpose_job {
 
 LUTHIER_PRIVATE void luthier__op_transpose_runs(void *arg, size_t ub, size_t ue, int thread, int cl) {
     const luthier__op_transpose_job *j = (const luthier__op_transpose_job *)arg;
-    const int r = j->r;
+    const size_t *const st[1] = {j->xstr};
     size_t u;
     (void)thread;
     (void)cl;
@@ -3485,12 +3488,8 @@ LUTHIER_PRIVATE void luthier__op_transpose_runs(void *arg, size_t ub, size_t ue,
         size_t r0, r1, from, to, row;
         luthier__op_part_unit(&j->part, u, &r0, &r1, &from, &to);
         for (row = r0; row < r1; row++) {
-            size_t rest = row, xo = 0;
-            int d;
-            for (d = r - 2; d >= 0; d--) {
-                xo += rest % j->odim[d] * j->xstr[d];
-                rest /= j->odim[d];
-            }
+            size_t xo;
+            luthier__op_unravel(row, j->r - 1, j->odim, -1, 1, st, &xo);
             memcpy(j->y + row * j->part.len + from, j->x + xo + from, (to - from) * sizeof(float));
         }
     }
@@ -3500,25 +3499,18 @@ LUTHIER_PRIVATE void luthier__op_transpose_tiles(void *arg, size_t ub, size_t ue
     const luthier__op_transpose_job *j = (const luthier__op_transpose_job *)arg;
     const int r = j->r, p = j->p;
     const size_t A = j->odim[p], B = j->odim[r - 1], xsb = j->xstr[r - 1], ysa = j->ystr[p];
+    const size_t *const st[2] = {j->xstr, j->ystr};
     size_t u;
     (void)thread;
     (void)cl;
     for (u = ub; u < ue; u++) {
         const size_t strip = u % j->strips, a0 = strip * LUTHIER__OP_TILE;
         const size_t a1 = luthier__min_sz(A, a0 + LUTHIER__OP_TILE);
-        size_t rest = u / j->strips, xo = 0, yo = 0, b0;
-        int d;
-        for (d = r - 2; d >= 0; d--) { /* the other dims, in y order */
-            size_t id;
-            if (d == p) continue;
-            id = rest % j->odim[d];
-            rest /= j->odim[d];
-            xo += id * j->xstr[d];
-            yo += id * j->ystr[d];
-        }
+        size_t o[2], b0; /* offsets in x and y of the other dims, in y order */
+        luthier__op_unravel(u / j->strips, r - 1, j->odim, p, 2, st, o);
         for (b0 = 0; b0 < B; b0 += LUTHIER__OP_TILE) {
             const size_t b1 = luthier__min_sz(B, b0 + LUTHIER__OP_TILE);
-            luthier__transpose_tile(j->x + xo + a0 + b0 * xsb, xsb, j->y + yo + a0 * ysa + b0, ysa, b1 - b0, a1 - a0, j->features);
+            luthier__transpose_tile(j->x + o[0] + a0 + b0 * xsb, xsb, j->y + o[1] + a0 * ysa + b0, ysa, b1 - b0, a1 - a0, j->features);
         }
     }
 }
@@ -3677,6 +3669,19 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_split(luthier_context
     return luthier__op_cat_run(ctx, cfg, NULL, NULL, x, ys, lens, count, outer, inner);
 }
 
+/* Checks n indices, index e against lens[e % m]; 0 when all are in range. */
+LUTHIER_PRIVATE luthier_status luthier__op_check_indices(luthier_context *ctx, const char *what, const int64_t *idx, size_t n,
+                                                         size_t m, const int64_t *lens) {
+    size_t e;
+    for (e = 0; e < n; e++) {
+        const int64_t v = idx[e], len = lens[e % m];
+        if (v < -len || v >= len)
+            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%s: index %lld at position %zu is out of range [-%lld, %lld)",
+                                 what, (long long)v, e, (long long)len, (long long)len);
+    }
+    return LUTHIER_STATUS_OK;
+}
+
 typedef struct luthier__op_gather_job {
     const float *data;
     const int64_t *idx;
@@ -3709,15 +3714,10 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_gather(luthier_contex
                                                                   size_t inner, const int64_t *indices,
                                                                   size_t num_indices, float *y) {
     luthier__op_gather_job j;
-    size_t q, units;
-    for (q = 0; q < num_indices; q++) {
-        const int64_t v = indices[q];
-        const int64_t n = (int64_t)axis_len;
-        if (v < -n || v >= n)
-            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
-                                 "gather: index %lld at position %zu is out of range [-%zu, %zu)", (long long)v, q,
-                                 axis_len, axis_len);
-    }
+    const int64_t len = (int64_t)axis_len;
+    size_t units;
+    luthier_status s = luthier__op_check_indices(ctx, "gather", indices, num_indices, 1, &len);
+    if (s != LUTHIER_STATUS_OK) return s;
     j.data = data;
     j.idx = indices;
     j.y = y;
@@ -3737,19 +3737,6 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_gather(luthier_contex
    order on one thread (duplicate indices with a reduction combine in that order; with no
    reduction the last one wins). */
 enum { LUTHIER__SCAT_NONE, LUTHIER__SCAT_ADD, LUTHIER__SCAT_MUL, LUTHIER__SCAT_MAX, LUTHIER__SCAT_MIN, LUTHIER__SCAT_COUNT };
-
-/* Checks n indices, index e against lens[e % m]; 0 when all are in range. */
-LUTHIER_PRIVATE luthier_status luthier__op_check_indices(luthier_context *ctx, const char *what, const int64_t *idx, size_t n,
-                                                         size_t m, const int64_t *lens) {
-    size_t e;
-    for (e = 0; e < n; e++) {
-        const int64_t v = idx[e], len = lens[e % m];
-        if (v < -len || v >= len)
-            return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "%s: index %lld at position %zu is out of range [-%lld, %lld)",
-                                 what, (long long)v, e, (long long)len, (long long)len);
-    }
-    return LUTHIER_STATUS_OK;
-}
 
 LUTHIER_PRIVATE size_t luthier__prod(const int64_t *s, int from, int to) {
     size_t n = 1;
@@ -4639,8 +4626,7 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_pad(luthier_context *
         if (d < rank - 1) j.rows *= j.out[d];
     }
     j.rpu = luthier__max_sz(1, LUTHIER__OP_GRAIN / luthier__max_sz(1, j.out[rank - 1]));
-    if (!j.out[rank - 1]) return luthier__op_run(ctx, cfg, 0, luthier__op_pad_range, &j);
-    return luthier__op_run(ctx, cfg, luthier__div_up(j.rows, j.rpu), luthier__op_pad_range, &j);
+    return luthier__op_run(ctx, cfg, j.out[rank - 1] ? luthier__div_up(j.rows, j.rpu) : 0, luthier__op_pad_range, &j);
 }
 
 /* y = softmax(q k^T * scale [causal]) v; q [bh][sq][d], k [bh][skv][d], v [bh][skv][dv],
@@ -4981,14 +4967,10 @@ LUTHIER__INLINE void luthier__op_qadd_body(void *arg, size_t ub, size_t ue) {
 }
 LUTHIER__U8_RANGE(luthier__op_qadd)
 
-/* One pool window: taps at rows y0 + i*dy (i < ny), columns x0 + k*dx (k < nx) of the image
-   (all inside), channels from the base pointer on; avg: cnt is the divisor and pad the value
-   the sum starts from (padded taps times the zero point). */
-typedef struct luthier__op_qwin {
-    const uint8_t *img; /* image base + first channel */
-    size_t w, c, y0, ny, dy, x0, nx, dx;
-    uint64_t pad, cnt;
-} luthier__op_qwin;
+/* tap (i, k) of uint8 window q (luthier__op_win), from channel c0 */
+LUTHIER__INLINE const uint8_t *luthier__op_qtap(const luthier__op_win *q, size_t c0, size_t i, size_t k) {
+    return (const uint8_t *)q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0;
+}
 
 /* one tap into the accumulators (restrict: no alias check, which GCC -O2 would refuse) */
 LUTHIER__INLINE void luthier__op_qmax_tap(uint8_t *LUTHIER__RESTRICT acc, const uint8_t *LUTHIER__RESTRICT p, size_t cn) {
@@ -5001,13 +4983,13 @@ LUTHIER__INLINE void luthier__op_qsum_tap(uint32_t *LUTHIER__RESTRICT acc, const
 }
 
 /* out[l] = max over the taps (at least one) */
-LUTHIER__INLINE void luthier__op_qmax_blk(const luthier__op_qwin *q, size_t c0, size_t cn, uint8_t *out) {
+LUTHIER__INLINE void luthier__op_qmax_blk(const luthier__op_win *q, size_t c0, size_t cn, uint8_t *out) {
     uint8_t acc[LUTHIER__U8_BLK];
     size_t i, k;
-    memcpy(acc, q->img + (q->y0 * q->w + q->x0) * q->c + c0, cn);
+    memcpy(acc, luthier__op_qtap(q, c0, 0, 0), cn);
     for (i = 0; i < q->ny; i++)
         for (k = 0; k < q->nx; k++)
-            luthier__op_qmax_tap(acc, q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0, cn);
+            luthier__op_qmax_tap(acc, luthier__op_qtap(q, c0, i, k), cn);
     memcpy(out, acc, cn);
 }
 
@@ -5045,7 +5027,7 @@ LUTHIER__INLINE void luthier__op_qsum16_tap(uint32_t *LUTHIER__RESTRICT lo, uint
     }
 }
 
-LUTHIER__INLINE void luthier__op_qavg_swar(const luthier__op_qwin *q, size_t c0, size_t nw, uint8_t *out) {
+LUTHIER__INLINE void luthier__op_qavg_swar(const luthier__op_win *q, size_t c0, size_t nw, uint8_t *out) {
     const uint32_t init = (uint32_t)(q->pad + q->cnt / 2) * 0x00010001u;
     const int32_t d = (int32_t)q->cnt;
     const float inv = 1.0f / (float)q->cnt;
@@ -5058,7 +5040,7 @@ LUTHIER__INLINE void luthier__op_qavg_swar(const luthier__op_qwin *q, size_t c0,
     }
     for (i = 0; i < q->ny; i++)
         for (k = 0; k < q->nx; k++)
-            luthier__op_qsum16_tap(lo, hi, q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0, nw);
+            luthier__op_qsum16_tap(lo, hi, luthier__op_qtap(q, c0, i, k), nw);
     /* flat single loops (no nests: GCC -O3 interchanges / unrolls nests into scalar code) */
     for (k = 0; k < nw; k++) {
         sum[k] = (int32_t)(lo[k] & 0xFFFFu);
@@ -5073,19 +5055,19 @@ LUTHIER__INLINE void luthier__op_qavg_swar(const luthier__op_qwin *q, size_t c0,
 }
 
 /* mean over the window, cnt <= LUTHIER__U8_FAST_CNT (uint32 sums) */
-LUTHIER__INLINE void luthier__op_qavg_blk(const luthier__op_qwin *q, size_t c0, size_t cn, uint8_t *out) {
+LUTHIER__INLINE void luthier__op_qavg_blk(const luthier__op_win *q, size_t c0, size_t cn, uint8_t *out) {
     uint32_t acc[LUTHIER__U8_BLK];
     const uint32_t init = (uint32_t)(q->pad + q->cnt / 2);
     size_t i, k, l;
     for (l = 0; l < cn; l++) acc[l] = init;
     for (i = 0; i < q->ny; i++)
         for (k = 0; k < q->nx; k++)
-            luthier__op_qsum_tap(acc, q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0, cn);
+            luthier__op_qsum_tap(acc, luthier__op_qtap(q, c0, i, k), cn);
     luthier__op_qdiv_blk(acc, cn, (uint32_t)q->cnt, out);
 }
 
 /* mean over a window of more than LUTHIER__U8_FAST_CNT taps: uint64 sums, integer division */
-LUTHIER__INLINE void luthier__op_qavg_wide(const luthier__op_qwin *q, size_t cn, uint8_t *out) {
+LUTHIER__INLINE void luthier__op_qavg_wide(const luthier__op_win *q, size_t cn, uint8_t *out) {
     uint64_t acc[LUTHIER__U8_BLK];
     size_t c0, i, k, l;
     for (c0 = 0; c0 < cn; c0 += LUTHIER__U8_BLK) {
@@ -5093,7 +5075,7 @@ LUTHIER__INLINE void luthier__op_qavg_wide(const luthier__op_qwin *q, size_t cn,
         for (l = 0; l < m; l++) acc[l] = q->pad + q->cnt / 2;
         for (i = 0; i < q->ny; i++)
             for (k = 0; k < q->nx; k++) {
-                const uint8_t *p = q->img + ((q->y0 + i * q->dy) * q->w + q->x0 + k * q->dx) * q->c + c0;
+                const uint8_t *p = luthier__op_qtap(q, c0, i, k);
                 for (l = 0; l < m; l++) acc[l] += p[l];
             }
         for (l = 0; l < m; l++) out[c0 + l] = (uint8_t)(acc[l] / q->cnt);
@@ -5102,19 +5084,14 @@ LUTHIER__INLINE void luthier__op_qavg_wide(const luthier__op_qwin *q, size_t cn,
 
 /* >>ops-u8-neon (pools): one window over 16 channels from c0 */
 #if LUTHIER__SIMD_NEON
-/* row i of the window's taps from channel c0 (tap k at + k * dx * c) */
-LUTHIER__INLINE const uint8_t *luthier__u8n_row(const luthier__op_qwin *q, size_t c0, size_t i) {
-    return q->img + ((q->y0 + i * q->dy) * q->w + q->x0) * q->c + c0;
-}
-
 /* not inlined (also below): llvm-mca reads each tap loop as a function (bench/mca_neon.sh); a call
    per 16 channels of a window */
-LUTHIER__NOINLINE LUTHIER_PRIVATE uint8x16_t luthier__op_qmax_neon(const luthier__op_qwin *q, size_t c0) {
+LUTHIER__NOINLINE LUTHIER_PRIVATE uint8x16_t luthier__op_qmax_neon(const luthier__op_win *q, size_t c0) {
     const size_t step = q->dx * q->c;
     uint8x16_t acc = vdupq_n_u8(0);
     size_t i, k;
     for (i = 0; i < q->ny; i++) {
-        const uint8_t *p = luthier__u8n_row(q, c0, i);
+        const uint8_t *p = luthier__op_qtap(q, c0, i, 0); /* (tap k at + k * step) */
         for (k = 0; k < q->nx; k++, p += step) acc = vmaxq_u8(acc, vld1q_u8(p));
     }
     return acc;
@@ -5129,12 +5106,12 @@ LUTHIER__INLINE int32x4_t luthier__u8n_div(uint32x4_t s, int32x4_t d, float32x4_
 }
 
 /* sums of at most 256 taps (255 * 256 + 128 < 2^16): 16-bit lanes, widened once */
-LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum16(const luthier__op_qwin *q, size_t c0, uint32_t init, uint32x4_t s[4]) {
+LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum16(const luthier__op_win *q, size_t c0, uint32_t init, uint32x4_t s[4]) {
     const size_t step = q->dx * q->c;
     uint16x8_t lo = vdupq_n_u16((uint16_t)init), hi = lo;
     size_t i, k;
     for (i = 0; i < q->ny; i++) {
-        const uint8_t *p = luthier__u8n_row(q, c0, i);
+        const uint8_t *p = luthier__op_qtap(q, c0, i, 0); /* (tap k at + k * step) */
         for (k = 0; k < q->nx; k++, p += step) {
             const uint8x16_t v = vld1q_u8(p);
             lo = vaddw_u8(lo, vget_low_u8(v));
@@ -5148,12 +5125,12 @@ LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum16(const luthier__op_qwin
 }
 
 /* sums of more taps: 32-bit lanes */
-LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum32(const luthier__op_qwin *q, size_t c0, uint32_t init, uint32x4_t s[4]) {
+LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum32(const luthier__op_win *q, size_t c0, uint32_t init, uint32x4_t s[4]) {
     const size_t step = q->dx * q->c;
     size_t i, k;
     s[0] = s[1] = s[2] = s[3] = vdupq_n_u32(init);
     for (i = 0; i < q->ny; i++) {
-        const uint8_t *p = luthier__u8n_row(q, c0, i);
+        const uint8_t *p = luthier__op_qtap(q, c0, i, 0); /* (tap k at + k * step) */
         for (k = 0; k < q->nx; k++, p += step) {
             const uint8x16_t v = vld1q_u8(p);
             const uint16x8_t lo = vmovl_u8(vget_low_u8(v)), hi = vmovl_high_u8(v);
@@ -5166,7 +5143,7 @@ LUTHIER__NOINLINE LUTHIER_PRIVATE void luthier__u8n_sum32(const luthier__op_qwin
 }
 
 /* mean of a window of at most 65536 taps */
-LUTHIER__INLINE uint8x16_t luthier__op_qavg_neon(const luthier__op_qwin *q, size_t c0) {
+LUTHIER__INLINE uint8x16_t luthier__op_qavg_neon(const luthier__op_win *q, size_t c0) {
     const uint32_t init = (uint32_t)(q->pad + q->cnt / 2);
     const int32x4_t d = vdupq_n_s32((int32_t)q->cnt);
     const float32x4_t inv = vdupq_n_f32(1.0f / (float)q->cnt);
@@ -5182,7 +5159,7 @@ LUTHIER__INLINE uint8x16_t luthier__op_qavg_neon(const luthier__op_qwin *q, size
 }
 
 /* channels [0, 16 * (cn / 16)) of one window (max, or a mean of at most 65536 taps) */
-LUTHIER__INLINE size_t luthier__op_qwin_neon(const luthier__op_qwin *q, size_t cn, int is_max, uint8_t *out) {
+LUTHIER__INLINE size_t luthier__op_qwin_neon(const luthier__op_win *q, size_t cn, int is_max, uint8_t *out) {
     size_t c0;
     for (c0 = 0; c0 + 16 <= cn; c0 += 16) vst1q_u8(out + c0, is_max ? luthier__op_qmax_neon(q, c0) : luthier__op_qavg_neon(q, c0));
     return c0;
@@ -5191,7 +5168,7 @@ LUTHIER__INLINE size_t luthier__op_qwin_neon(const luthier__op_qwin *q, size_t c
 
 /* channels [0, cn) of one window: blocks of 64 and 16 with constant counts, then the rest;
    means: SWAR up to 256 taps, else uint32 sums up to 65536 taps, else uint64 */
-LUTHIER__INLINE void luthier__op_qwin_run(const luthier__op_qwin *q, size_t cn, int is_max, uint8_t *out) {
+LUTHIER__INLINE void luthier__op_qwin_run(const luthier__op_win *q, size_t cn, int is_max, uint8_t *out) {
     size_t c0 = 0;
 #if LUTHIER__SIMD_NEON
     if (is_max || q->cnt <= LUTHIER__U8_FAST_CNT) c0 = luthier__op_qwin_neon(q, cn, is_max, out);
@@ -5218,29 +5195,16 @@ LUTHIER__INLINE void luthier__op_qpool_body(void *arg, size_t ub, size_t ue) {
     const size_t r_end = luthier__min_sz(j->n * j->oh, ue * j->rpu);
     size_t row, ox;
     for (row = ub * j->rpu; row < r_end; row++) {
-        const size_t b = row / j->oh, oy = row % j->oh;
-        size_t iy0, ny, npy;
-        luthier__op_pool_axis(oy, j->sh, j->pt, j->pb, j->dh, j->kh, j->h, &iy0, &ny, &npy);
+        luthier__op_win q;
+        size_t npy;
+        luthier__op_pool_rows(j, row, 1, &q, &npy);
         for (ox = 0; ox < j->ow; ox++) {
             uint8_t *out = (uint8_t *)j->y + (row * j->ow + ox) * j->c;
-            size_t ix0, nx, npx;
-            luthier__op_qwin q;
-            luthier__op_pool_axis(ox, j->sw, j->pl, j->pr, j->dw, j->kw, j->w, &ix0, &nx, &npx);
-            q.cnt = j->include_pad ? npy * npx : ny * nx;
-            if (ny * nx == 0 || q.cnt == 0) { /* no tap inside the input: the real value 0 */
+            luthier__op_pool_cols(j, ox, npy, &q);
+            if (q.ny * q.nx == 0 || q.cnt == 0) { /* no tap inside the input: the real value 0 */
                 memset(out, j->zero, j->c);
                 continue;
             }
-            q.img = (const uint8_t *)j->x + b * j->h * j->w * j->c;
-            q.w = j->w;
-            q.c = j->c;
-            q.y0 = oy * j->sh + iy0 * j->dh - j->pt;
-            q.ny = ny;
-            q.dy = j->dh;
-            q.x0 = ox * j->sw + ix0 * j->dw - j->pl;
-            q.nx = nx;
-            q.dx = j->dw;
-            q.pad = (q.cnt - ny * nx) * j->zero; /* (0 unless include_pad) */
             luthier__op_qwin_run(&q, j->c, j->is_max, out);
         }
     }
@@ -5253,24 +5217,10 @@ LUTHIER__INLINE void luthier__op_qapool_body(void *arg, size_t ub, size_t ue) {
     const size_t it_end = luthier__min_sz(j->items, ue * j->ipu);
     size_t it;
     for (it = ub * j->ipu; it < it_end; it++) {
-        const size_t pix = it / j->chunks, ch = it % j->chunks;
-        const size_t b = pix / (j->oh * j->ow), oy = pix / j->ow % j->oh, ox = pix % j->ow;
-        const size_t hs = oy * j->h / j->oh, he = ((oy + 1) * j->h + j->oh - 1) / j->oh;
-        const size_t ws = ox * j->w / j->ow, we = ((ox + 1) * j->w + j->ow - 1) / j->ow;
-        const size_t c0 = ch * LUTHIER__OP_APOOL_CB, cn = luthier__min_sz(LUTHIER__OP_APOOL_CB, j->c - c0);
-        luthier__op_qwin q;
-        q.img = (const uint8_t *)j->x + b * j->h * j->w * j->c + c0;
-        q.w = j->w;
-        q.c = j->c;
-        q.y0 = hs;
-        q.ny = he - hs;
-        q.dy = 1;
-        q.x0 = ws;
-        q.nx = we - ws;
-        q.dx = 1;
-        q.pad = 0;
-        q.cnt = q.ny * q.nx;
-        luthier__op_qwin_run(&q, cn, 0, (uint8_t *)j->y + pix * j->c + c0);
+        luthier__op_win q;
+        size_t cn;
+        const size_t o = luthier__op_apool_win(j, it, 1, &q, &cn);
+        luthier__op_qwin_run(&q, cn, 0, (uint8_t *)j->y + o);
     }
 }
 LUTHIER__U8_RANGE(luthier__op_qapool)
@@ -5482,27 +5432,25 @@ LUTHIER__UNUSED LUTHIER_PRIVATE luthier_status luthier__op_widen_h16(luthier_con
 #define LUTHIER__OP_H16_POOL_CB ((size_t)64)
 LUTHIER_PRIVATE void luthier__op_maxpool_h16_range(void *arg, size_t ub, size_t ue, int thread, int cl) {
     const luthier__op_pool_job *j = (const luthier__op_pool_job *)arg;
-    const uint16_t *x = (const uint16_t *)(const void *)j->x;
     uint16_t *y = (uint16_t *)(void *)j->y;
     const size_t r_end = luthier__min_sz(j->n * j->oh, ue * j->rpu);
     size_t row, ox, c0, ty, tx, cc;
     (void)thread, (void)cl;
     for (row = ub * j->rpu; row < r_end; row++) {
-        const size_t b = row / j->oh, oy = row % j->oh;
-        size_t iy0, ny, npy;
-        luthier__op_pool_axis(oy, j->sh, j->pt, j->pb, j->dh, j->kh, j->h, &iy0, &ny, &npy);
+        luthier__op_win q;
+        size_t npy;
+        luthier__op_pool_rows(j, row, sizeof(uint16_t), &q, &npy);
         for (ox = 0; ox < j->ow; ox++) {
-            size_t ix0, nx, npx;
             uint16_t *out = y + (row * j->ow + ox) * j->c;
-            luthier__op_pool_axis(ox, j->sw, j->pl, j->pr, j->dw, j->kw, j->w, &ix0, &nx, &npx);
+            luthier__op_pool_cols(j, ox, npy, &q);
             for (c0 = 0; c0 < j->c; c0 += LUTHIER__OP_H16_POOL_CB) {
                 const size_t cn = luthier__min_sz(LUTHIER__OP_H16_POOL_CB, j->c - c0);
                 float m[LUTHIER__OP_H16_POOL_CB];
                 for (cc = 0; cc < cn; cc++) m[cc] = -INFINITY;
-                for (ty = 0; ty < ny; ty++)
-                    for (tx = 0; tx < nx; tx++) {
-                        const size_t iy = oy * j->sh + (iy0 + ty) * j->dh - j->pt, ix = ox * j->sw + (ix0 + tx) * j->dw - j->pl;
-                        const uint16_t *px = x + ((b * j->h + iy) * j->w + ix) * j->c + c0;
+                for (ty = 0; ty < q.ny; ty++)
+                    for (tx = 0; tx < q.nx; tx++) {
+                        const uint16_t *px =
+                            (const uint16_t *)q.img + ((q.y0 + ty * q.dy) * q.w + q.x0 + tx * q.dx) * q.c + c0;
                         for (cc = 0; cc < cn; cc++) {
                             const float v = luthier__f16_to_f32(px[cc]);
                             m[cc] = v > m[cc] || v != v ? v : m[cc];
