@@ -2457,17 +2457,17 @@ LUTHIER_PRIVATE luthier_status luthier__check_activation(luthier_context *ctx, c
     return LUTHIER_STATUS_OK;
 }
 
-LUTHIER_PRIVATE luthier_status luthier__check_dims(luthier_context *ctx,
-                                                   const luthier_sgemm_desc *d, int need_m) {
-    if (d->k < 0 || d->n < 0 || (need_m && d->m < 0))
+/* The sizes of a GEMM desc (fp32 or int8; need_m: m too): in [0, 2^31-1]. */
+LUTHIER_PRIVATE luthier_status luthier__check_dims(luthier_context *ctx, int64_t m, int64_t n, int64_t k, int need_m) {
+    if (k < 0 || n < 0 || (need_m && m < 0))
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
-                             "negative size: m=%lld n=%lld k=%lld", (long long)d->m,
-                             (long long)d->n, (long long)d->k);
-    if (d->k > INT32_MAX || d->n > INT32_MAX || (need_m && d->m > INT32_MAX))
+                             "negative size: m=%lld n=%lld k=%lld", (long long)m,
+                             (long long)n, (long long)k);
+    if (k > INT32_MAX || n > INT32_MAX || (need_m && m > INT32_MAX))
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW,
-                             "size above 2^31-1: m=%lld n=%lld k=%lld", (long long)d->m,
-                             (long long)d->n, (long long)d->k);
-    return luthier__check_activation(ctx, "", d->activation, d->clamp_min, d->clamp_max);
+                             "size above 2^31-1: m=%lld n=%lld k=%lld", (long long)m,
+                             (long long)n, (long long)k);
+    return LUTHIER_STATUS_OK;
 }
 
 /* Checks that a rows x cols matrix with row stride ld is addressable: ld >= cols and the last
@@ -2489,24 +2489,36 @@ LUTHIER_PRIVATE luthier_status luthier__check_matrix(luthier_context *ctx, const
     return LUTHIER_STATUS_OK;
 }
 
+/* The operands of a GEMM desc (fp32 or int8) of m x n x k: A and C (need_m: a run), B (need_b:
+   given unpacked) addressable; fills the defaulted leading dimensions. */
+LUTHIER_PRIVATE luthier_status luthier__check_operands(luthier_context *ctx, int64_t m, int64_t n, int64_t k, int trans_b,
+                                                       int64_t *lda, int64_t *ldb, int64_t *ldc, int need_m, int need_b) {
+    luthier_status s;
+    if (need_m) {
+        if (!*lda) *lda = k > 0 ? k : 1;
+        if (!*ldc) *ldc = n > 0 ? n : 1;
+        if ((s = luthier__check_matrix(ctx, "A", m, k, *lda)) != LUTHIER_STATUS_OK) return s;
+        if ((s = luthier__check_matrix(ctx, "C", m, n, *ldc)) != LUTHIER_STATUS_OK) return s;
+    }
+    if (need_b) {
+        const int64_t rows = trans_b ? n : k, cols = trans_b ? k : n;
+        if (!*ldb) *ldb = cols > 0 ? cols : 1;
+        if ((s = luthier__check_matrix(ctx, "B", rows, cols, *ldb)) != LUTHIER_STATUS_OK) return s;
+    }
+    return LUTHIER_STATUS_OK;
+}
+
 /* Validates desc for a run; fills the defaulted leading dimensions and the kernel index. */
 LUTHIER_PRIVATE luthier_status luthier__prepare(luthier_context *ctx, const luthier_sgemm_desc *in,
                                                 luthier_sgemm_desc *d, const luthier__kernel_entry **uk,
                                                 int need_m, int need_b) {
     luthier_status s;
     *d = *in;
-    if ((s = luthier__check_dims(ctx, d, need_m)) != LUTHIER_STATUS_OK) return s;
-    if (need_m) {
-        if (!d->lda) d->lda = d->k > 0 ? d->k : 1;
-        if (!d->ldc) d->ldc = d->n > 0 ? d->n : 1;
-        if ((s = luthier__check_matrix(ctx, "A", d->m, d->k, d->lda)) != LUTHIER_STATUS_OK) return s;
-        if ((s = luthier__check_matrix(ctx, "C", d->m, d->n, d->ldc)) != LUTHIER_STATUS_OK) return s;
-    }
-    if (need_b) {
-        int64_t rows = d->trans_b ? d->n : d->k, cols = d->trans_b ? d->k : d->n;
-        if (!d->ldb) d->ldb = cols > 0 ? cols : 1;
-        if ((s = luthier__check_matrix(ctx, "B", rows, cols, d->ldb)) != LUTHIER_STATUS_OK) return s;
-    }
+    if ((s = luthier__check_dims(ctx, d->m, d->n, d->k, need_m)) != LUTHIER_STATUS_OK ||
+        (s = luthier__check_activation(ctx, "", d->activation, d->clamp_min, d->clamp_max)) != LUTHIER_STATUS_OK ||
+        (s = luthier__check_operands(ctx, d->m, d->n, d->k, d->trans_b, &d->lda, &d->ldb, &d->ldc, need_m, need_b)) !=
+            LUTHIER_STATUS_OK)
+        return s;
     if (d->kernel && *d->kernel) return luthier__resolve_sgemm_kernel(ctx, d->kernel, uk);
     *uk = &luthier__ukernels[luthier__kernel_for_n(ctx, (size_t)d->n)];
     return LUTHIER_STATUS_OK;
@@ -2794,6 +2806,17 @@ LUTHIER_PRIVATE luthier_status luthier__run(luthier_context *ctx, const luthier_
     return luthier__run_ex(ctx, d, uk, a, bl, pb, c, 0);
 }
 
+/* B of d laid out and packed for kernel uk into a new block (*data; the caller frees it). */
+LUTHIER_PRIVATE luthier_status luthier__pack_new(luthier_context *ctx, const luthier_sgemm_desc *d, const luthier__kernel_entry *uk,
+                                                 const float *b, luthier__packed_b_layout *l, float **data) {
+    if (!luthier__pack_layout_init(l, (size_t)uk->nr, 1, (size_t)d->k, (size_t)d->n, (size_t)uk->b_bytes))
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B of %lld x %lld overflows", (long long)d->k, (long long)d->n);
+    if (!(*data = (float *)luthier__alloc(l->bytes ? l->bytes : 1)))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes for packed B", l->bytes);
+    luthier__pack_b(l, b, (size_t)d->ldb, d->trans_b != 0, *data, 0, l->panels);
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_API luthier_status luthier_sgemm_pack_b(luthier_context *ctx,
                                                 const luthier_sgemm_desc *desc, const float *b,
                                                 luthier_packed_b **out) {
@@ -2810,18 +2833,10 @@ LUTHIER_API luthier_status luthier_sgemm_pack_b(luthier_context *ctx,
     pb = (luthier_packed_b *)luthier__zalloc(sizeof *pb);
     if (!pb) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate a packed B");
     pb->uk = uk;
-    if (!luthier__pack_layout_init(&pb->layout, (size_t)uk->nr, 1, (size_t)d.k, (size_t)d.n, (size_t)uk->b_bytes)) {
+    if ((s = luthier__pack_new(ctx, &d, uk, b, &pb->layout, &pb->data)) != LUTHIER_STATUS_OK) {
         luthier__free(pb);
-        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B of %lld x %lld overflows",
-                             (long long)d.k, (long long)d.n);
+        return s;
     }
-    pb->data = (float *)luthier__alloc(pb->layout.bytes ? pb->layout.bytes : 1);
-    if (!pb->data) {
-        const size_t bytes = pb->layout.bytes;
-        luthier__free(pb);
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes for packed B", bytes);
-    }
-    luthier__pack_b(&pb->layout, b, (size_t)d.ldb, d.trans_b != 0, pb->data, 0, pb->layout.panels);
     *out = pb;
     return LUTHIER_STATUS_OK;
 }
@@ -2836,12 +2851,12 @@ LUTHIER_API size_t luthier_packed_b_bytes(const luthier_packed_b *b) {
     return b ? b->layout.bytes + sizeof *b : 0;
 }
 
-/* Shared argument checks of the two run entry points. */
-LUTHIER_PRIVATE luthier_status luthier__check_run(luthier_context *ctx, const luthier_sgemm_desc *d,
-                                                  const float *a, const float *c) {
-    if (d->m == 0 || d->n == 0) return LUTHIER_STATUS_OK;
+/* The argument checks of the run entry points (fp32 and int8) of an m x n x k GEMM. */
+LUTHIER_PRIVATE luthier_status luthier__check_run(luthier_context *ctx, int64_t m, int64_t n, int64_t k, const void *a,
+                                                  const void *c) {
+    if (m == 0 || n == 0) return LUTHIER_STATUS_OK;
     if (!c) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "C is NULL");
-    if (!a && d->k > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "A is NULL");
+    if (!a && k > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "A is NULL");
     return LUTHIER_STATUS_OK;
 }
 
@@ -2866,7 +2881,7 @@ LUTHIER_API luthier_status luthier_sgemm_packed(luthier_context *ctx,
                              uk->name, uk->nr, uk->b_bytes, b->layout.nr, b->layout.elem);
     if (!luthier__kernel_runs(uk, ctx->cpu_features))
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "B was packed for %s, which this context cannot run", uk->name);
-    if ((s = luthier__check_run(ctx, &d, a, c)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__check_run(ctx, d.m, d.n, d.k, a, c)) != LUTHIER_STATUS_OK) return s;
     if (d.m == 0 || d.n == 0) return LUTHIER_STATUS_OK;
     return luthier__run(ctx, &d, uk, a, &b->layout, b->data, c);
 }
@@ -2876,23 +2891,17 @@ LUTHIER_API luthier_status luthier_sgemm(luthier_context *ctx, const luthier_sge
     luthier_sgemm_desc d;
     luthier__packed_b_layout bl;
     luthier_status s;
-    size_t ws;
     float *pb;
     const luthier__kernel_entry *uk;
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     ctx->error[0] = 0;
     if (!desc) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "desc is NULL");
     if ((s = luthier__prepare(ctx, desc, &d, &uk, 1, 1)) != LUTHIER_STATUS_OK) return s;
-    if ((s = luthier__check_run(ctx, &d, a, c)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__check_run(ctx, d.m, d.n, d.k, a, c)) != LUTHIER_STATUS_OK) return s;
     if (d.m == 0 || d.n == 0) return LUTHIER_STATUS_OK;
     if (!b && d.k > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "B is NULL");
     /* One-shot GEMM: pack the whole B into a temporary buffer, then run the pre-packed path. */
-    if (!luthier__pack_layout_init(&bl, (size_t)uk->nr, 1, (size_t)d.k, (size_t)d.n, (size_t)uk->b_bytes))
-        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B overflows");
-    ws = bl.bytes ? bl.bytes : 1;
-    pb = (float *)luthier__alloc(ws);
-    if (!pb) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes to pack B", ws);
-    luthier__pack_b(&bl, b, (size_t)d.ldb, d.trans_b != 0, pb, 0, bl.panels);
+    if ((s = luthier__pack_new(ctx, &d, uk, b, &bl, &pb)) != LUTHIER_STATUS_OK) return s;
     s = luthier__run(ctx, &d, uk, a, &bl, pb, c);
     luthier__free(pb);
     return s;
