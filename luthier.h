@@ -5392,6 +5392,63 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
     luthier__act_rows(&j->post, out, C, C, &done, end, 1);
 }
 
+/* Winograd tile `tile` (fp32 and F16 runs): its first output pixel (NHWC index) and its rows
+   and columns inside the output. */
+LUTHIER_PRIVATE size_t luthier__wino_tile_pixel(const luthier_conv2d_layer *cv, size_t tile, int m, int *rows, int *cols) {
+    const size_t n = tile / cv->wino_thw, p = tile % cv->wino_thw;
+    const size_t oy0 = (p / cv->wino_tw) * (size_t)m, ox0 = (p % cv->wino_tw) * (size_t)m;
+    *rows = (int)luthier__min_sz((size_t)m, (size_t)cv->oh - oy0);
+    *cols = (int)luthier__min_sz((size_t)m, (size_t)cv->ow - ox0);
+    return (n * (size_t)cv->oh + oy0) * (size_t)cv->ow + ox0;
+}
+
+/* The input transform of tile `tile` of group g into dst (positions ps apart), from the input
+   in place (fp32 inside the image) or gathered into sa (alpha^2 x cin_g floats: zeros outside
+   the image, fp16 widened); alpha = m + 2 (3x3 kernels). */
+LUTHIER_PRIVATE void luthier__wino_tile_in(const luthier__conv_job *j, size_t tile, size_t g, int m, float *sa, float *dst,
+                                           size_t ps) {
+    const luthier_conv2d_layer *cv = j->cv;
+    const luthier_conv2d_desc *d = &cv->d;
+    const int al = m + 2;
+    const size_t cig = cv->cin_g, cin = (size_t)d->in_channels, cvi = cig / j->wino_vw * j->wino_vw;
+    const size_t n = tile / cv->wino_thw, p = tile % cv->wino_thw;
+    const int64_t iy0 = (int64_t)(p / cv->wino_tw) * m - d->pad_top, ix0 = (int64_t)(p % cv->wino_tw) * m - d->pad_left;
+    const int inside = !cv->h16 && iy0 >= 0 && ix0 >= 0 && iy0 + al <= d->in_h && ix0 + al <= d->in_w;
+    const size_t rs = inside ? (size_t)d->in_w * cin : (size_t)al * cig, cs = inside ? cin : cig;
+    const size_t first = ((n * (size_t)d->in_h + (size_t)iy0) * (size_t)d->in_w + (size_t)ix0) * cin + g * cig;
+    const float *src = inside ? (const float *)j->in + first : sa;
+    int r, q;
+    for (r = 0; !inside && r < al; r++)
+        for (q = 0; q < al; q++) {
+            const int64_t iy = iy0 + r, ix = ix0 + q;
+            const size_t at = ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig;
+            float *to = sa + (size_t)(r * al + q) * cig;
+            if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w) memset(to, 0, cig * sizeof(float));
+            else if (cv->h16) luthier__op_widen_h16_run(cv->features, (const uint16_t *)j->in + at, to, cig);
+            else memcpy(to, (const float *)j->in + at, cig * sizeof(float));
+        }
+    if (cvi) j->wino_in(m, src, rs, cs, dst, ps, 0, cvi);
+    if (cvi < cig) luthier__wino_in_LUTHIER__W1(m, src, rs, cs, dst, ps, cvi, cig);
+}
+
+/* The output transform of a tile (M at src, positions ps apart) into o (rows rs, columns cs
+   apart), channels [c0, c1) of its group, with bias, accumulate and the activation: vectors
+   below the last whole vector, the scalar instance above, whatever the range. */
+LUTHIER_PRIVATE void luthier__wino_tile_out(const luthier__conv_job *j, int m, const float *src, size_t ps, float *o, size_t rs,
+                                            size_t cs, int rows, int cols, const float *bias, size_t c0, size_t c1) {
+    const luthier_conv2d_desc *d = &j->cv->d;
+    const size_t cvo = j->cv->cout_g / j->wino_vw * j->wino_vw;
+    float lo, hi;
+    const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
+    int r;
+    if (c0 < luthier__min_sz(c1, cvo))
+        j->wino_out(m, src, ps, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, c0, luthier__min_sz(c1, cvo));
+    if (luthier__max_sz(c0, cvo) < c1)
+        luthier__wino_out_LUTHIER__W1(m, src, ps, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, luthier__max_sz(c0, cvo),
+                                      c1);
+    for (r = 0; r < rows; r++) luthier__act_rect(&j->post, o + r * rs + c0, cs, (size_t)cols, c1 - c0);
+}
+
 /* Winograd: units = MR-tile groups of output tiles (m x m pixels; tile t of image n is at
    row (t / tiles_w) * m, column (t % tiles_w) * m). Per block of wino_tb tiles, per group:
    input transform of each tile into V, the alpha^2 GEMMs V[pos] * U[pos] -> M[pos], output
@@ -5401,28 +5458,23 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                                                   int cluster) {
     const luthier__conv_job *j = (const luthier__conv_job *)arg;
     const luthier_conv2d_layer *cv = j->cv;
-    const float *in = (const float *)j->in;
     float *out = (float *)j->out;
     const luthier_conv2d_desc *d = &cv->d;
     const luthier__wino_tables wt = luthier__wino_get(cv->wino_m);
     const int m = wt.m, al = wt.alpha;
     const size_t P = (size_t)al * (size_t)al, mr = (size_t)j->uk->mr, tb = cv->wino_tb;
-    const size_t cig = cv->cin_g, cog = cv->cout_g, cin = (size_t)d->in_channels;
-    const size_t cout = (size_t)d->out_channels;
+    const size_t cig = cv->cin_g, cog = cv->cout_g, cout = (size_t)d->out_channels;
     unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
     float *V = (float *)(void *)w, *Mb = (float *)(void *)(w + cv->wino_m_off);
     float *sa = (float *)(void *)(w + cv->wino_s_off);
-    const size_t cvi = cig / j->wino_vw * j->wino_vw, cvo = cog / j->wino_vw * j->wino_vw;
     void *gws = w + cv->gemm_ws_off;
     /* by panels: every thread transforms all tiles and takes panels [begin, end) */
     const size_t t_end = j->by_panels ? cv->wino_tiles : luthier__min_sz(end * j->wino_unit, cv->wino_tiles);
     const size_t p0 = j->by_panels ? begin : 0, p1 = j->by_panels ? end : cv->bl.panels;
     const size_t c0 = j->by_panels ? begin * cv->bl.nr : 0, c1 = j->by_panels ? luthier__min_sz(end * cv->bl.nr, cog) : cog;
-    float lo, hi;
-    const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
     luthier__gemm_args ga;
     size_t t0, g, i, pos;
-    int r;
+    int rows, cols;
     memset(&ga, 0, sizeof ga);
     ga.n = cog;
     ga.k = cig;
@@ -5435,35 +5487,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
         const size_t nt = luthier__min_sz(tb, t_end - t0);
         for (g = 0; g < (size_t)d->groups; g++) {
             const float *LUTHIER__RESTRICT bias = cv->bias ? cv->bias + g * cog : NULL;
-            for (i = 0; i < nt; i++) { /* V[pos][i] = (B^T d B)[pos] */
-                const size_t tile = t0 + i, n = tile / cv->wino_thw, p = tile % cv->wino_thw;
-                const int64_t iy0 = (int64_t)(p / cv->wino_tw) * m - d->pad_top;
-                const int64_t ix0 = (int64_t)(p % cv->wino_tw) * m - d->pad_left;
-                const float *src;
-                size_t rs, cs;
-                if (iy0 >= 0 && ix0 >= 0 && iy0 + al <= d->in_h && ix0 + al <= d->in_w) {
-                    src = in + ((n * (size_t)d->in_h + (size_t)iy0) * (size_t)d->in_w + (size_t)ix0) * cin + g * cig;
-                    rs = (size_t)d->in_w * cin;
-                    cs = cin;
-                } else { /* border tile: gather it with zeros outside the image */
-                    int r, s;
-                    for (r = 0; r < al; r++)
-                        for (s = 0; s < al; s++) {
-                            const int64_t iy = iy0 + r, ix = ix0 + s;
-                            float *dst = sa + (size_t)(r * al + s) * cig;
-                            if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
-                                memset(dst, 0, cig * sizeof(float));
-                            else
-                                memcpy(dst, in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig,
-                                       cig * sizeof(float));
-                        }
-                    src = sa;
-                    rs = (size_t)al * cig;
-                    cs = cig;
-                }
-                if (cvi) j->wino_in(m, src, rs, cs, V + i * cig, tb * cig, 0, cvi);
-                if (cvi < cig) luthier__wino_in_LUTHIER__W1(m, src, rs, cs, V + i * cig, tb * cig, cvi, cig);
-            }
+            for (i = 0; i < nt; i++) luthier__wino_tile_in(j, t0 + i, g, m, sa, V + i * cig, tb * cig); /* V[pos][i] */
             for (pos = 0; pos < P; pos++) {
                 ga.m = nt;
                 ga.a = V + pos * tb * cig;
@@ -5474,20 +5498,8 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                 luthier__gemm_compute(j->cuk[cluster], &cv->blk, &ga, 0, luthier__div_up(nt, mr), p0, p1, gws);
             }
             for (i = 0; i < nt; i++) { /* Y = A^T M A, then the epilogue on the valid pixels */
-                const size_t tile = t0 + i, n = tile / cv->wino_thw, p = tile % cv->wino_thw;
-                const size_t oy0 = (p / cv->wino_tw) * (size_t)m, ox0 = (p % cv->wino_tw) * (size_t)m;
-                const int rows = (int)luthier__min_sz((size_t)m, (size_t)cv->oh - oy0);
-                const int cols = (int)luthier__min_sz((size_t)m, (size_t)cv->ow - ox0);
-                float *o = out + ((n * (size_t)cv->oh + oy0) * (size_t)cv->ow + ox0) * cout + g * cog;
-                const size_t ors = (size_t)cv->ow * cout;
-                /* vectors below cvo, the scalar instance above, whatever the range */
-                if (c0 < luthier__min_sz(c1, cvo))
-                    j->wino_out(m, Mb + i * cog, tb * cog, o, ors, cout, rows, cols, bias, d->accumulate, clamp, lo, hi, c0,
-                                luthier__min_sz(c1, cvo));
-                if (luthier__max_sz(c0, cvo) < c1)
-                    luthier__wino_out_LUTHIER__W1(m, Mb + i * cog, tb * cog, o, ors, cout, rows, cols, bias, d->accumulate,
-                                                  clamp, lo, hi, luthier__max_sz(c0, cvo), c1);
-                for (r = 0; r < rows; r++) luthier__act_rect(&j->post, o + r * ors + c0, cout, (size_t)cols, c1 - c0);
+                float *o = out + luthier__wino_tile_pixel(cv, t0 + i, m, &rows, &cols) * cout + g * cog;
+                luthier__wino_tile_out(j, m, Mb + i * cog, tb * cog, o, (size_t)cv->ow * cout, cout, rows, cols, bias, c0, c1);
             }
         }
     }
@@ -5501,55 +5513,34 @@ LUTHIER_PRIVATE void luthier__wino16_4x16(const uint16_t *a, size_t lda, const u
 }
 #endif
 
-/* Winograd F16 (>>impl-conv-winograd16): tile `tile` of group g gathered into sa (fp32, 36 x
-   cin_g, zeros outside the image) and transformed into vf (36 x cp floats; channels past cin_g
-   stay zero), then rounded into its row i of V (36 positions tb rows apart). */
+/* Winograd F16 (>>impl-conv-winograd16): tile `tile` of group g transformed into vf (36 x cp
+   floats; channels past cin_g stay zero; sa: luthier__wino_tile_in's), then rounded into its
+   row i of V (36 positions tb rows apart). */
 LUTHIER_PRIVATE void luthier__wino16_tile_in(const luthier__conv_job *j, size_t tile, size_t g, float *sa, float *vf,
                                              uint16_t *V, size_t i) {
     const luthier_conv2d_layer *cv = j->cv;
-    const luthier_conv2d_desc *d = &cv->d;
-    const size_t cig = cv->cin_g, cin = (size_t)d->in_channels, cp = luthier__wino16_cp(cv), tb = cv->wino_tb;
-    const size_t n = tile / cv->wino_thw, p = tile % cv->wino_thw, cvi = cig / j->wino_vw * j->wino_vw;
-    const int64_t iy0 = (int64_t)(p / cv->wino_tw) * 4 - d->pad_top, ix0 = (int64_t)(p % cv->wino_tw) * 4 - d->pad_left;
+    const size_t cp = luthier__wino16_cp(cv), tb = cv->wino_tb;
     size_t pos;
-    int r, q;
-    for (r = 0; r < 6; r++)
-        for (q = 0; q < 6; q++) {
-            const int64_t iy = iy0 + r, ix = ix0 + q;
-            const size_t at = ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig;
-            float *dst = sa + (size_t)(r * 6 + q) * cig;
-            if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w) memset(dst, 0, cig * sizeof(float));
-            else if (cv->h16) luthier__op_widen_h16_run(cv->features, (const uint16_t *)j->in + at, dst, cig);
-            else memcpy(dst, (const float *)j->in + at, cig * sizeof(float));
-        }
-    if (cvi) j->wino_in(4, sa, 6 * cig, cig, vf, cp, 0, cvi);
-    if (cvi < cig) luthier__wino_in_LUTHIER__W1(4, sa, 6 * cig, cig, vf, cp, cvi, cig);
+    luthier__wino_tile_in(j, tile, g, 4, sa, vf, cp);
     for (pos = 0; pos < 36; pos++) luthier__op_narrow_h16_run(cv->features, vf + pos * cp, V + (pos * tb + i) * cp, cp);
 }
 
 /* Y = A^T M A of tile `tile` of group g (M: row i of Mb, positions tb * kp apart) with bias,
    accumulate and activation into the output (fp32, or fp16 through the fp32 tile ot). */
 LUTHIER_PRIVATE void luthier__wino16_tile_out(const luthier__conv_job *j, size_t tile, size_t g, const float *Mb, size_t i,
-                                              float *ot, int clamp, float lo, float hi) {
+                                              float *ot) {
     const luthier_conv2d_layer *cv = j->cv;
     const luthier_conv2d_desc *d = &cv->d;
     const size_t cog = cv->cout_g, cout = (size_t)d->out_channels, kp = luthier__wino16_kp(cv), tb = cv->wino_tb;
-    const size_t n = tile / cv->wino_thw, p = tile % cv->wino_thw, cvo = cog / j->wino_vw * j->wino_vw;
-    const size_t oy0 = (p / cv->wino_tw) * 4, ox0 = (p % cv->wino_tw) * 4;
-    const int rows = (int)luthier__min_sz(4, (size_t)cv->oh - oy0), cols = (int)luthier__min_sz(4, (size_t)cv->ow - ox0);
-    const size_t at = ((n * (size_t)cv->oh + oy0) * (size_t)cv->ow + ox0) * cout + g * cog, ors = (size_t)cv->ow * cout;
-    const float *bias = cv->bias ? cv->bias + g * cog : NULL;
+    int rows, cols, r, q;
+    const size_t at = luthier__wino_tile_pixel(cv, tile, 4, &rows, &cols) * cout + g * cog, ors = (size_t)cv->ow * cout;
     uint16_t *oh = cv->h16 ? (uint16_t *)j->out + at : NULL;
     float *o = cv->h16 ? ot : (float *)j->out + at;
     const size_t rs = cv->h16 ? 4 * cog : ors, cs = cv->h16 ? cog : cout;
-    int r, q;
     if (oh && d->accumulate)
         for (r = 0; r < rows; r++)
             for (q = 0; q < cols; q++) luthier__op_widen_h16_run(cv->features, oh + r * ors + q * cout, o + r * rs + q * cs, cog);
-    if (cvo) j->wino_out(4, Mb + i * kp, tb * kp, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, 0, cvo);
-    if (cvo < cog)
-        luthier__wino_out_LUTHIER__W1(4, Mb + i * kp, tb * kp, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, cvo, cog);
-    for (r = 0; r < rows; r++) luthier__act_rect(&j->post, o + r * rs, cs, (size_t)cols, cog);
+    luthier__wino_tile_out(j, 4, Mb + i * kp, tb * kp, o, rs, cs, rows, cols, cv->bias ? cv->bias + g * cog : NULL, 0, cog);
     for (r = 0; oh && r < rows; r++)
         for (q = 0; q < cols; q++) luthier__op_narrow_h16_run(cv->features, o + r * rs + q * cs, oh + r * ors + q * cout, cog);
 }
@@ -5569,8 +5560,6 @@ LUTHIER_PRIVATE void luthier__conv_winograd16_range(void *arg, size_t begin, siz
     float *Mb = (float *)(void *)(w + cv->wino_m_off), *sa = (float *)(void *)(w + cv->wino_s_off);
     float *vf = (float *)(void *)(w + cv->gemm_ws_off), *ot = (float *)(void *)(w + cv->h16_stage_off);
     const uint16_t *U = (const uint16_t *)(const void *)cv->packed;
-    float lo, hi;
-    const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
     size_t t0, g, i, pos, pn;
     (void)cluster;
     memset(vf, 0, P * cp * sizeof(float));
@@ -5584,7 +5573,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd16_range(void *arg, size_t begin, siz
                     for (i = 0; i < nr; i += LUTHIER__WINO16_MR)
                         luthier__wino16_4x16(V + (pos * tb + i) * cp, cp, U + ((g * P + pos) * panels + pn) * cp * LUTHIER__WINO16_NR,
                                              cp / 8, Mb + (pos * tb + i) * kp + pn * LUTHIER__WINO16_NR, kp);
-            for (i = 0; i < nt; i++) luthier__wino16_tile_out(j, t0 + i, g, Mb, i, ot, clamp, lo, hi);
+            for (i = 0; i < nt; i++) luthier__wino16_tile_out(j, t0 + i, g, Mb, i, ot);
         }
     }
 }
