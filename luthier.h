@@ -4736,6 +4736,18 @@ LUTHIER_PRIVATE luthier_status luthier__conv_finish(luthier_context *ctx, const 
     return LUTHIER_STATUS_OK;
 }
 
+/* The end of a create (op: "conv2d", "qconv2d") of layer cv whose weights were prepared with
+   status s (OVERFLOW: they overflow; else out of memory): the workspace, or the problem named
+   and destroy(cv). */
+LUTHIER_PRIVATE luthier_status luthier__conv_created(luthier_context *ctx, const char *op, luthier_conv2d_layer *cv,
+                                                     luthier_status s, void (*destroy)(luthier_conv2d_layer *)) {
+    if (s == LUTHIER_STATUS_OVERFLOW) luthier__fail(ctx, s, "%s: packed weights overflow", op);
+    else if (s != LUTHIER_STATUS_OK) luthier__fail(ctx, s, "%s: cannot allocate the weights or buffers", op);
+    else s = luthier__conv_finish(ctx, op, cv);
+    if (s != LUTHIER_STATUS_OK) destroy(cv);
+    return s;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__conv_dw_run(luthier_context *ctx, struct luthier__conv_job *job);
 
 /* Whether depthwise layer d has an fp16-activation form on a CPU with these features: the NEON
@@ -4834,30 +4846,18 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     cv->kernel = uk && uk->family == LUTHIER_KERNELS_F32 ? kernel : -1;
     cv->in_elem = cv->out_elem = sizeof(float);
     cv->depthwise = luthier__conv_dw_run;
-    if (bias) {
-        if (!(cv->bias = (float *)luthier__alloc((size_t)d.out_channels * sizeof(float)))) goto oom;
+    if (bias && (cv->bias = (float *)luthier__alloc((size_t)d.out_channels * sizeof(float))) != NULL) {
         memcpy(cv->bias, bias, (size_t)d.out_channels * sizeof(float));
         cv->weight_bytes += (size_t)d.out_channels * sizeof(float);
     }
     cv->wino_m = luthier__wino_m(algo);
-    s = cv->wino_m && uk->family == LUTHIER_KERNELS_F16 ? luthier__conv_prepare_winograd16(ctx, cv, weights)
+    s = bias && !cv->bias ? LUTHIER_STATUS_OUT_OF_MEMORY
+        : cv->wino_m && uk->family == LUTHIER_KERNELS_F16 ? luthier__conv_prepare_winograd16(ctx, cv, weights)
         : cv->wino_m ? luthier__conv_prepare_winograd(ctx, cv, weights)
         : algo == LUTHIER_CONV_DEPTHWISE ? luthier__conv_prepare_depthwise(cv, weights)
                                          : luthier__conv_prepare_gemm(ctx, cv, weights);
-    if (s == LUTHIER_STATUS_OVERFLOW) {
-        luthier_conv2d_destroy(cv);
-        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: packed weights overflow");
-    }
-    if (s != LUTHIER_STATUS_OK) goto oom;
-    if ((s = luthier__conv_finish(ctx, "conv2d", cv)) != LUTHIER_STATUS_OK) {
-        luthier_conv2d_destroy(cv);
-        return s;
-    }
-    *out = cv;
-    return LUTHIER_STATUS_OK;
-oom:
-    luthier_conv2d_destroy(cv);
-    return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate the weights or buffers");
+    if ((s = luthier__conv_created(ctx, "conv2d", cv, s, luthier_conv2d_destroy)) == LUTHIER_STATUS_OK) *out = cv;
+    return s;
 }
 
 LUTHIER_PRIVATE luthier__isa luthier__conv_isa(const luthier_conv2d_layer *cv, unsigned features);

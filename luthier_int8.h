@@ -1593,6 +1593,11 @@ LUTHIER_API void luthier_qconv2d_destroy(luthier_qconv2d_layer *L) {
     luthier__free(L);
 }
 
+/* luthier_qconv2d_destroy of the int8 layer of front-end layer cv (its first member). */
+LUTHIER_PRIVATE void luthier__qconv_destroy_cv(luthier_conv2d_layer *cv) {
+    luthier_qconv2d_destroy((luthier_qconv2d_layer *)(void *)cv);
+}
+
 LUTHIER_PRIVATE size_t luthier__qconv_elem(luthier_qoutput o) { return o == LUTHIER_QOUTPUT_UINT8 ? 1 : 4; }
 
 /* The shape of desc as an fp32 conv desc (for luthier__conv_normalize). */
@@ -1970,25 +1975,14 @@ LUTHIER_API luthier_status luthier_qconv2d_create(luthier_context *ctx, const lu
     L->cv.pad_value = (int)desc->input_zero_point;
     L->cv.depthwise = luthier__qconv_dw_run;
     luthier__qconv_output(desc, &L->qd);
-    if (!luthier__qconv_copy_params(L, desc)) goto oom;
-    if (algo == LUTHIER_CONV_DEPTHWISE) {
-        if (!luthier__qconv_pack_dw(ctx, L, weights_oihw, bias, desc->input_zero_point)) goto oom;
-    } else if ((s = luthier__conv_prepare_gemm(ctx, &L->cv, weights_oihw)) != LUTHIER_STATUS_OK) {
-        luthier_qconv2d_destroy(L);
-        return luthier__fail(ctx, s, s == LUTHIER_STATUS_OVERFLOW ? "qconv2d: packed weights overflow"
-                                                                  : "qconv2d: cannot allocate the packed weights");
-    } else if (!luthier__qconv_offsets(L, bias)) {
-        goto oom;
-    }
-    if ((s = luthier__conv_finish(ctx, "qconv2d", &L->cv)) != LUTHIER_STATUS_OK) {
-        luthier_qconv2d_destroy(L);
-        return s;
-    }
-    *out = L;
-    return LUTHIER_STATUS_OK;
-oom:
-    luthier_qconv2d_destroy(L);
-    return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "qconv2d: cannot allocate the weights or parameters");
+    if (!luthier__qconv_copy_params(L, desc)) s = LUTHIER_STATUS_OUT_OF_MEMORY;
+    else if (algo == LUTHIER_CONV_DEPTHWISE)
+        s = luthier__qconv_pack_dw(ctx, L, weights_oihw, bias, desc->input_zero_point) ? LUTHIER_STATUS_OK
+                                                                                       : LUTHIER_STATUS_OUT_OF_MEMORY;
+    else if ((s = luthier__conv_prepare_gemm(ctx, &L->cv, weights_oihw)) == LUTHIER_STATUS_OK && !luthier__qconv_offsets(L, bias))
+        s = LUTHIER_STATUS_OUT_OF_MEMORY;
+    if ((s = luthier__conv_created(ctx, "qconv2d", &L->cv, s, luthier__qconv_destroy_cv)) == LUTHIER_STATUS_OK) *out = L;
+    return s;
 }
 
 LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, unsigned features);
