@@ -4889,6 +4889,15 @@ LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *c
 
 /* >>impl-conv-run: layout edges, im2col / indirection per block, depthwise, Winograd tiles */
 
+/* Depthwise routines (luthier__dw_pick): one output pixel over all channels (x[t], w[t]: tap
+   t's input pixel and weights), and runs of pixels on output rows (luthier__dw_run). */
+typedef void (*luthier__dw_pixel_fn)(float *o, const float *const *x, const float *const *w,
+                                     int taps, const float *bias, int accumulate, int clamp,
+                                     float lo, float hi, size_t C);
+typedef void (*luthier__dw_rows_fn)(const luthier__dw_run *runs, size_t nruns, int64_t stride, int64_t in_w,
+                                    const float *w, const float *bias, int accumulate, int clamp, float lo,
+                                    float hi, size_t C);
+
 typedef struct luthier__conv_job {
     const luthier_conv2d_layer *cv;
     const luthier__kernel_entry *uk;
@@ -4900,12 +4909,9 @@ typedef struct luthier__conv_job {
     const struct luthier__qepilogue *q; /* int8: the output stage (luthier_int8.h); NULL: fp32 */
     /* int8 depthwise: the pixel routine (luthier__qdw_select) */
     void (*qdw)(const luthier_qconv2d_layer *, const luthier_qgemm_ukernel_args *, const uint8_t *const *, size_t);
-    void (*dw_pixel)(float *, const float *const *, const float *const *, int, const float *, int,
-                     int, float, float, size_t); /* depthwise: luthier__dw_pick() */
-    /* depthwise K x K (K = kernel_h), dilation 1: runs of pixels on output rows
-       (luthier__dw_run), or NULL (luthier__dw_pick()) */
-    void (*dw_rows)(const luthier__dw_run *, size_t, int64_t, int64_t, const float *, const float *, int, int,
-                    float, float, size_t);
+    luthier__dw_pixel_fn dw_pixel; /* depthwise: luthier__dw_pick() */
+    /* depthwise K x K (K = kernel_h), dilation 1: runs of pixels on output rows, or NULL */
+    luthier__dw_rows_fn dw_rows;
     luthier__wino_in_fn wino_in;   /* Winograd: tile transforms of wino_vw channels per step */
     luthier__wino_out_fn wino_out;
     size_t wino_vw;
@@ -5205,10 +5211,6 @@ LUTHIER_PRIVATE luthier__gemm_split luthier__conv_split(const luthier_context *c
 /* Units = output pixels; the inner loops run over contiguous channels (NHWC). */
 /* One depthwise output pixel, portable: 8-channel blocks accumulated across all taps in a
    fixed-size array (the compiler keeps it in vector registers), then one store. */
-typedef void (*luthier__dw_pixel_fn)(float *o, const float *const *x, const float *const *w,
-                                     int taps, const float *bias, int accumulate, int clamp,
-                                     float lo, float hi, size_t C);
-
 LUTHIER_PRIVATE void luthier__dw_pixel_c(float *o, const float *const *x, const float *const *w,
                                          int taps, const float *bias, int accumulate, int clamp,
                                          float lo, float hi, size_t C) {
@@ -5237,10 +5239,6 @@ LUTHIER_PRIVATE void luthier__dw_pixel_c(float *o, const float *const *x, const 
         }
     }
 }
-
-typedef void (*luthier__dw_rows_fn)(const luthier__dw_run *runs, size_t nruns, int64_t stride, int64_t in_w,
-                                    const float *w, const float *bias, int accumulate, int clamp, float lo,
-                                    float hi, size_t C);
 
 /* Picks the depthwise routines of layer d for the CPU features: the pixel routine and the row
    kernel (NULL: pixels one by one). Returns their ISA. */
@@ -5774,11 +5772,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv_dw_run_h16(luthier_context *ctx, lu
 /* The depthwise run of the fp32 datatype: units = output pixels. */
 LUTHIER_PRIVATE luthier_status luthier__conv_dw_run(luthier_context *ctx, luthier__conv_job *job) {
     const luthier_conv2d_desc *d = &job->cv->d;
-    luthier__dw_pixel_fn pixel;
-    luthier__dw_rows_fn rows;
-    (void)luthier__dw_pick(ctx->cpu_features, d, &pixel, &rows);
-    job->dw_pixel = pixel;
-    job->dw_rows = rows;
+    (void)luthier__dw_pick(ctx->cpu_features, d, &job->dw_pixel, &job->dw_rows);
     return luthier__parallel(ctx, job->cv->m, d->schedule, d->ratios, d->num_ratios, 0, luthier__conv_depthwise_range, job);
 }
 
