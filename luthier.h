@@ -2457,17 +2457,17 @@ LUTHIER_PRIVATE luthier_status luthier__check_activation(luthier_context *ctx, c
     return LUTHIER_STATUS_OK;
 }
 
-LUTHIER_PRIVATE luthier_status luthier__check_dims(luthier_context *ctx,
-                                                   const luthier_sgemm_desc *d, int need_m) {
-    if (d->k < 0 || d->n < 0 || (need_m && d->m < 0))
+/* The sizes of a GEMM desc (fp32 or int8; need_m: m too): in [0, 2^31-1]. */
+LUTHIER_PRIVATE luthier_status luthier__check_dims(luthier_context *ctx, int64_t m, int64_t n, int64_t k, int need_m) {
+    if (k < 0 || n < 0 || (need_m && m < 0))
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT,
-                             "negative size: m=%lld n=%lld k=%lld", (long long)d->m,
-                             (long long)d->n, (long long)d->k);
-    if (d->k > INT32_MAX || d->n > INT32_MAX || (need_m && d->m > INT32_MAX))
+                             "negative size: m=%lld n=%lld k=%lld", (long long)m,
+                             (long long)n, (long long)k);
+    if (k > INT32_MAX || n > INT32_MAX || (need_m && m > INT32_MAX))
         return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW,
-                             "size above 2^31-1: m=%lld n=%lld k=%lld", (long long)d->m,
-                             (long long)d->n, (long long)d->k);
-    return luthier__check_activation(ctx, "", d->activation, d->clamp_min, d->clamp_max);
+                             "size above 2^31-1: m=%lld n=%lld k=%lld", (long long)m,
+                             (long long)n, (long long)k);
+    return LUTHIER_STATUS_OK;
 }
 
 /* Checks that a rows x cols matrix with row stride ld is addressable: ld >= cols and the last
@@ -2489,24 +2489,36 @@ LUTHIER_PRIVATE luthier_status luthier__check_matrix(luthier_context *ctx, const
     return LUTHIER_STATUS_OK;
 }
 
+/* The operands of a GEMM desc (fp32 or int8) of m x n x k: A and C (need_m: a run), B (need_b:
+   given unpacked) addressable; fills the defaulted leading dimensions. */
+LUTHIER_PRIVATE luthier_status luthier__check_operands(luthier_context *ctx, int64_t m, int64_t n, int64_t k, int trans_b,
+                                                       int64_t *lda, int64_t *ldb, int64_t *ldc, int need_m, int need_b) {
+    luthier_status s;
+    if (need_m) {
+        if (!*lda) *lda = k > 0 ? k : 1;
+        if (!*ldc) *ldc = n > 0 ? n : 1;
+        if ((s = luthier__check_matrix(ctx, "A", m, k, *lda)) != LUTHIER_STATUS_OK) return s;
+        if ((s = luthier__check_matrix(ctx, "C", m, n, *ldc)) != LUTHIER_STATUS_OK) return s;
+    }
+    if (need_b) {
+        const int64_t rows = trans_b ? n : k, cols = trans_b ? k : n;
+        if (!*ldb) *ldb = cols > 0 ? cols : 1;
+        if ((s = luthier__check_matrix(ctx, "B", rows, cols, *ldb)) != LUTHIER_STATUS_OK) return s;
+    }
+    return LUTHIER_STATUS_OK;
+}
+
 /* Validates desc for a run; fills the defaulted leading dimensions and the kernel index. */
 LUTHIER_PRIVATE luthier_status luthier__prepare(luthier_context *ctx, const luthier_sgemm_desc *in,
                                                 luthier_sgemm_desc *d, const luthier__kernel_entry **uk,
                                                 int need_m, int need_b) {
     luthier_status s;
     *d = *in;
-    if ((s = luthier__check_dims(ctx, d, need_m)) != LUTHIER_STATUS_OK) return s;
-    if (need_m) {
-        if (!d->lda) d->lda = d->k > 0 ? d->k : 1;
-        if (!d->ldc) d->ldc = d->n > 0 ? d->n : 1;
-        if ((s = luthier__check_matrix(ctx, "A", d->m, d->k, d->lda)) != LUTHIER_STATUS_OK) return s;
-        if ((s = luthier__check_matrix(ctx, "C", d->m, d->n, d->ldc)) != LUTHIER_STATUS_OK) return s;
-    }
-    if (need_b) {
-        int64_t rows = d->trans_b ? d->n : d->k, cols = d->trans_b ? d->k : d->n;
-        if (!d->ldb) d->ldb = cols > 0 ? cols : 1;
-        if ((s = luthier__check_matrix(ctx, "B", rows, cols, d->ldb)) != LUTHIER_STATUS_OK) return s;
-    }
+    if ((s = luthier__check_dims(ctx, d->m, d->n, d->k, need_m)) != LUTHIER_STATUS_OK ||
+        (s = luthier__check_activation(ctx, "", d->activation, d->clamp_min, d->clamp_max)) != LUTHIER_STATUS_OK ||
+        (s = luthier__check_operands(ctx, d->m, d->n, d->k, d->trans_b, &d->lda, &d->ldb, &d->ldc, need_m, need_b)) !=
+            LUTHIER_STATUS_OK)
+        return s;
     if (d->kernel && *d->kernel) return luthier__resolve_sgemm_kernel(ctx, d->kernel, uk);
     *uk = &luthier__ukernels[luthier__kernel_for_n(ctx, (size_t)d->n)];
     return LUTHIER_STATUS_OK;
@@ -2794,6 +2806,17 @@ LUTHIER_PRIVATE luthier_status luthier__run(luthier_context *ctx, const luthier_
     return luthier__run_ex(ctx, d, uk, a, bl, pb, c, 0);
 }
 
+/* B of d laid out and packed for kernel uk into a new block (*data; the caller frees it). */
+LUTHIER_PRIVATE luthier_status luthier__pack_new(luthier_context *ctx, const luthier_sgemm_desc *d, const luthier__kernel_entry *uk,
+                                                 const float *b, luthier__packed_b_layout *l, float **data) {
+    if (!luthier__pack_layout_init(l, (size_t)uk->nr, 1, (size_t)d->k, (size_t)d->n, (size_t)uk->b_bytes))
+        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B of %lld x %lld overflows", (long long)d->k, (long long)d->n);
+    if (!(*data = (float *)luthier__alloc(l->bytes ? l->bytes : 1)))
+        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes for packed B", l->bytes);
+    luthier__pack_b(l, b, (size_t)d->ldb, d->trans_b != 0, *data, 0, l->panels);
+    return LUTHIER_STATUS_OK;
+}
+
 LUTHIER_API luthier_status luthier_sgemm_pack_b(luthier_context *ctx,
                                                 const luthier_sgemm_desc *desc, const float *b,
                                                 luthier_packed_b **out) {
@@ -2810,18 +2833,10 @@ LUTHIER_API luthier_status luthier_sgemm_pack_b(luthier_context *ctx,
     pb = (luthier_packed_b *)luthier__zalloc(sizeof *pb);
     if (!pb) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate a packed B");
     pb->uk = uk;
-    if (!luthier__pack_layout_init(&pb->layout, (size_t)uk->nr, 1, (size_t)d.k, (size_t)d.n, (size_t)uk->b_bytes)) {
+    if ((s = luthier__pack_new(ctx, &d, uk, b, &pb->layout, &pb->data)) != LUTHIER_STATUS_OK) {
         luthier__free(pb);
-        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B of %lld x %lld overflows",
-                             (long long)d.k, (long long)d.n);
+        return s;
     }
-    pb->data = (float *)luthier__alloc(pb->layout.bytes ? pb->layout.bytes : 1);
-    if (!pb->data) {
-        const size_t bytes = pb->layout.bytes;
-        luthier__free(pb);
-        return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes for packed B", bytes);
-    }
-    luthier__pack_b(&pb->layout, b, (size_t)d.ldb, d.trans_b != 0, pb->data, 0, pb->layout.panels);
     *out = pb;
     return LUTHIER_STATUS_OK;
 }
@@ -2836,12 +2851,12 @@ LUTHIER_API size_t luthier_packed_b_bytes(const luthier_packed_b *b) {
     return b ? b->layout.bytes + sizeof *b : 0;
 }
 
-/* Shared argument checks of the two run entry points. */
-LUTHIER_PRIVATE luthier_status luthier__check_run(luthier_context *ctx, const luthier_sgemm_desc *d,
-                                                  const float *a, const float *c) {
-    if (d->m == 0 || d->n == 0) return LUTHIER_STATUS_OK;
+/* The argument checks of the run entry points (fp32 and int8) of an m x n x k GEMM. */
+LUTHIER_PRIVATE luthier_status luthier__check_run(luthier_context *ctx, int64_t m, int64_t n, int64_t k, const void *a,
+                                                  const void *c) {
+    if (m == 0 || n == 0) return LUTHIER_STATUS_OK;
     if (!c) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "C is NULL");
-    if (!a && d->k > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "A is NULL");
+    if (!a && k > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "A is NULL");
     return LUTHIER_STATUS_OK;
 }
 
@@ -2866,7 +2881,7 @@ LUTHIER_API luthier_status luthier_sgemm_packed(luthier_context *ctx,
                              uk->name, uk->nr, uk->b_bytes, b->layout.nr, b->layout.elem);
     if (!luthier__kernel_runs(uk, ctx->cpu_features))
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "B was packed for %s, which this context cannot run", uk->name);
-    if ((s = luthier__check_run(ctx, &d, a, c)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__check_run(ctx, d.m, d.n, d.k, a, c)) != LUTHIER_STATUS_OK) return s;
     if (d.m == 0 || d.n == 0) return LUTHIER_STATUS_OK;
     return luthier__run(ctx, &d, uk, a, &b->layout, b->data, c);
 }
@@ -2876,23 +2891,17 @@ LUTHIER_API luthier_status luthier_sgemm(luthier_context *ctx, const luthier_sge
     luthier_sgemm_desc d;
     luthier__packed_b_layout bl;
     luthier_status s;
-    size_t ws;
     float *pb;
     const luthier__kernel_entry *uk;
     if (!ctx) return LUTHIER_STATUS_INVALID_ARGUMENT;
     ctx->error[0] = 0;
     if (!desc) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "desc is NULL");
     if ((s = luthier__prepare(ctx, desc, &d, &uk, 1, 1)) != LUTHIER_STATUS_OK) return s;
-    if ((s = luthier__check_run(ctx, &d, a, c)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__check_run(ctx, d.m, d.n, d.k, a, c)) != LUTHIER_STATUS_OK) return s;
     if (d.m == 0 || d.n == 0) return LUTHIER_STATUS_OK;
     if (!b && d.k > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "B is NULL");
     /* One-shot GEMM: pack the whole B into a temporary buffer, then run the pre-packed path. */
-    if (!luthier__pack_layout_init(&bl, (size_t)uk->nr, 1, (size_t)d.k, (size_t)d.n, (size_t)uk->b_bytes))
-        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "packed B overflows");
-    ws = bl.bytes ? bl.bytes : 1;
-    pb = (float *)luthier__alloc(ws);
-    if (!pb) return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "cannot allocate %zu bytes to pack B", ws);
-    luthier__pack_b(&bl, b, (size_t)d.ldb, d.trans_b != 0, pb, 0, bl.panels);
+    if ((s = luthier__pack_new(ctx, &d, uk, b, &bl, &pb)) != LUTHIER_STATUS_OK) return s;
     s = luthier__run(ctx, &d, uk, a, &bl, pb, c);
     luthier__free(pb);
     return s;
@@ -4727,6 +4736,18 @@ LUTHIER_PRIVATE luthier_status luthier__conv_finish(luthier_context *ctx, const 
     return LUTHIER_STATUS_OK;
 }
 
+/* The end of a create (op: "conv2d", "qconv2d") of layer cv whose weights were prepared with
+   status s (OVERFLOW: they overflow; else out of memory): the workspace, or the problem named
+   and destroy(cv). */
+LUTHIER_PRIVATE luthier_status luthier__conv_created(luthier_context *ctx, const char *op, luthier_conv2d_layer *cv,
+                                                     luthier_status s, void (*destroy)(luthier_conv2d_layer *)) {
+    if (s == LUTHIER_STATUS_OVERFLOW) luthier__fail(ctx, s, "%s: packed weights overflow", op);
+    else if (s != LUTHIER_STATUS_OK) luthier__fail(ctx, s, "%s: cannot allocate the weights or buffers", op);
+    else s = luthier__conv_finish(ctx, op, cv);
+    if (s != LUTHIER_STATUS_OK) destroy(cv);
+    return s;
+}
+
 LUTHIER_PRIVATE luthier_status luthier__conv_dw_run(luthier_context *ctx, struct luthier__conv_job *job);
 
 /* Whether depthwise layer d has an fp16-activation form on a CPU with these features: the NEON
@@ -4825,30 +4846,18 @@ LUTHIER_API luthier_status luthier_conv2d_create(luthier_context *ctx,
     cv->kernel = uk && uk->family == LUTHIER_KERNELS_F32 ? kernel : -1;
     cv->in_elem = cv->out_elem = sizeof(float);
     cv->depthwise = luthier__conv_dw_run;
-    if (bias) {
-        if (!(cv->bias = (float *)luthier__alloc((size_t)d.out_channels * sizeof(float)))) goto oom;
+    if (bias && (cv->bias = (float *)luthier__alloc((size_t)d.out_channels * sizeof(float))) != NULL) {
         memcpy(cv->bias, bias, (size_t)d.out_channels * sizeof(float));
         cv->weight_bytes += (size_t)d.out_channels * sizeof(float);
     }
     cv->wino_m = luthier__wino_m(algo);
-    s = cv->wino_m && uk->family == LUTHIER_KERNELS_F16 ? luthier__conv_prepare_winograd16(ctx, cv, weights)
+    s = bias && !cv->bias ? LUTHIER_STATUS_OUT_OF_MEMORY
+        : cv->wino_m && uk->family == LUTHIER_KERNELS_F16 ? luthier__conv_prepare_winograd16(ctx, cv, weights)
         : cv->wino_m ? luthier__conv_prepare_winograd(ctx, cv, weights)
         : algo == LUTHIER_CONV_DEPTHWISE ? luthier__conv_prepare_depthwise(cv, weights)
                                          : luthier__conv_prepare_gemm(ctx, cv, weights);
-    if (s == LUTHIER_STATUS_OVERFLOW) {
-        luthier_conv2d_destroy(cv);
-        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "conv2d: packed weights overflow");
-    }
-    if (s != LUTHIER_STATUS_OK) goto oom;
-    if ((s = luthier__conv_finish(ctx, "conv2d", cv)) != LUTHIER_STATUS_OK) {
-        luthier_conv2d_destroy(cv);
-        return s;
-    }
-    *out = cv;
-    return LUTHIER_STATUS_OK;
-oom:
-    luthier_conv2d_destroy(cv);
-    return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "conv2d: cannot allocate the weights or buffers");
+    if ((s = luthier__conv_created(ctx, "conv2d", cv, s, luthier_conv2d_destroy)) == LUTHIER_STATUS_OK) *out = cv;
+    return s;
 }
 
 LUTHIER_PRIVATE luthier__isa luthier__conv_isa(const luthier_conv2d_layer *cv, unsigned features);
@@ -4880,6 +4889,15 @@ LUTHIER_API luthier_status luthier_conv2d_get_info(const luthier_conv2d_layer *c
 
 /* >>impl-conv-run: layout edges, im2col / indirection per block, depthwise, Winograd tiles */
 
+/* Depthwise routines (luthier__dw_pick): one output pixel over all channels (x[t], w[t]: tap
+   t's input pixel and weights), and runs of pixels on output rows (luthier__dw_run). */
+typedef void (*luthier__dw_pixel_fn)(float *o, const float *const *x, const float *const *w,
+                                     int taps, const float *bias, int accumulate, int clamp,
+                                     float lo, float hi, size_t C);
+typedef void (*luthier__dw_rows_fn)(const luthier__dw_run *runs, size_t nruns, int64_t stride, int64_t in_w,
+                                    const float *w, const float *bias, int accumulate, int clamp, float lo,
+                                    float hi, size_t C);
+
 typedef struct luthier__conv_job {
     const luthier_conv2d_layer *cv;
     const luthier__kernel_entry *uk;
@@ -4891,12 +4909,9 @@ typedef struct luthier__conv_job {
     const struct luthier__qepilogue *q; /* int8: the output stage (luthier_int8.h); NULL: fp32 */
     /* int8 depthwise: the pixel routine (luthier__qdw_select) */
     void (*qdw)(const luthier_qconv2d_layer *, const luthier_qgemm_ukernel_args *, const uint8_t *const *, size_t);
-    void (*dw_pixel)(float *, const float *const *, const float *const *, int, const float *, int,
-                     int, float, float, size_t); /* depthwise: luthier__dw_pick() */
-    /* depthwise K x K (K = kernel_h), dilation 1: runs of pixels on output rows
-       (luthier__dw_run), or NULL (luthier__dw_pick()) */
-    void (*dw_rows)(const luthier__dw_run *, size_t, int64_t, int64_t, const float *, const float *, int, int,
-                    float, float, size_t);
+    luthier__dw_pixel_fn dw_pixel; /* depthwise: luthier__dw_pick() */
+    /* depthwise K x K (K = kernel_h), dilation 1: runs of pixels on output rows, or NULL */
+    luthier__dw_rows_fn dw_rows;
     luthier__wino_in_fn wino_in;   /* Winograd: tile transforms of wino_vw channels per step */
     luthier__wino_out_fn wino_out;
     size_t wino_vw;
@@ -5196,10 +5211,6 @@ LUTHIER_PRIVATE luthier__gemm_split luthier__conv_split(const luthier_context *c
 /* Units = output pixels; the inner loops run over contiguous channels (NHWC). */
 /* One depthwise output pixel, portable: 8-channel blocks accumulated across all taps in a
    fixed-size array (the compiler keeps it in vector registers), then one store. */
-typedef void (*luthier__dw_pixel_fn)(float *o, const float *const *x, const float *const *w,
-                                     int taps, const float *bias, int accumulate, int clamp,
-                                     float lo, float hi, size_t C);
-
 LUTHIER_PRIVATE void luthier__dw_pixel_c(float *o, const float *const *x, const float *const *w,
                                          int taps, const float *bias, int accumulate, int clamp,
                                          float lo, float hi, size_t C) {
@@ -5228,10 +5239,6 @@ LUTHIER_PRIVATE void luthier__dw_pixel_c(float *o, const float *const *x, const 
         }
     }
 }
-
-typedef void (*luthier__dw_rows_fn)(const luthier__dw_run *runs, size_t nruns, int64_t stride, int64_t in_w,
-                                    const float *w, const float *bias, int accumulate, int clamp, float lo,
-                                    float hi, size_t C);
 
 /* Picks the depthwise routines of layer d for the CPU features: the pixel routine and the row
    kernel (NULL: pixels one by one). Returns their ISA. */
@@ -5383,6 +5390,63 @@ LUTHIER_PRIVATE void luthier__conv_depthwise_range(void *arg, size_t begin, size
     luthier__act_rows(&j->post, out, C, C, &done, end, 1);
 }
 
+/* Winograd tile `tile` (fp32 and F16 runs): its first output pixel (NHWC index) and its rows
+   and columns inside the output. */
+LUTHIER_PRIVATE size_t luthier__wino_tile_pixel(const luthier_conv2d_layer *cv, size_t tile, int m, int *rows, int *cols) {
+    const size_t n = tile / cv->wino_thw, p = tile % cv->wino_thw;
+    const size_t oy0 = (p / cv->wino_tw) * (size_t)m, ox0 = (p % cv->wino_tw) * (size_t)m;
+    *rows = (int)luthier__min_sz((size_t)m, (size_t)cv->oh - oy0);
+    *cols = (int)luthier__min_sz((size_t)m, (size_t)cv->ow - ox0);
+    return (n * (size_t)cv->oh + oy0) * (size_t)cv->ow + ox0;
+}
+
+/* The input transform of tile `tile` of group g into dst (positions ps apart), from the input
+   in place (fp32 inside the image) or gathered into sa (alpha^2 x cin_g floats: zeros outside
+   the image, fp16 widened); alpha = m + 2 (3x3 kernels). */
+LUTHIER_PRIVATE void luthier__wino_tile_in(const luthier__conv_job *j, size_t tile, size_t g, int m, float *sa, float *dst,
+                                           size_t ps) {
+    const luthier_conv2d_layer *cv = j->cv;
+    const luthier_conv2d_desc *d = &cv->d;
+    const int al = m + 2;
+    const size_t cig = cv->cin_g, cin = (size_t)d->in_channels, cvi = cig / j->wino_vw * j->wino_vw;
+    const size_t n = tile / cv->wino_thw, p = tile % cv->wino_thw;
+    const int64_t iy0 = (int64_t)(p / cv->wino_tw) * m - d->pad_top, ix0 = (int64_t)(p % cv->wino_tw) * m - d->pad_left;
+    const int inside = !cv->h16 && iy0 >= 0 && ix0 >= 0 && iy0 + al <= d->in_h && ix0 + al <= d->in_w;
+    const size_t rs = inside ? (size_t)d->in_w * cin : (size_t)al * cig, cs = inside ? cin : cig;
+    const size_t first = ((n * (size_t)d->in_h + (size_t)iy0) * (size_t)d->in_w + (size_t)ix0) * cin + g * cig;
+    const float *src = inside ? (const float *)j->in + first : sa;
+    int r, q;
+    for (r = 0; !inside && r < al; r++)
+        for (q = 0; q < al; q++) {
+            const int64_t iy = iy0 + r, ix = ix0 + q;
+            const size_t at = ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig;
+            float *to = sa + (size_t)(r * al + q) * cig;
+            if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w) memset(to, 0, cig * sizeof(float));
+            else if (cv->h16) luthier__op_widen_h16_run(cv->features, (const uint16_t *)j->in + at, to, cig);
+            else memcpy(to, (const float *)j->in + at, cig * sizeof(float));
+        }
+    if (cvi) j->wino_in(m, src, rs, cs, dst, ps, 0, cvi);
+    if (cvi < cig) luthier__wino_in_LUTHIER__W1(m, src, rs, cs, dst, ps, cvi, cig);
+}
+
+/* The output transform of a tile (M at src, positions ps apart) into o (rows rs, columns cs
+   apart), channels [c0, c1) of its group, with bias, accumulate and the activation: vectors
+   below the last whole vector, the scalar instance above, whatever the range. */
+LUTHIER_PRIVATE void luthier__wino_tile_out(const luthier__conv_job *j, int m, const float *src, size_t ps, float *o, size_t rs,
+                                            size_t cs, int rows, int cols, const float *bias, size_t c0, size_t c1) {
+    const luthier_conv2d_desc *d = &j->cv->d;
+    const size_t cvo = j->cv->cout_g / j->wino_vw * j->wino_vw;
+    float lo, hi;
+    const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
+    int r;
+    if (c0 < luthier__min_sz(c1, cvo))
+        j->wino_out(m, src, ps, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, c0, luthier__min_sz(c1, cvo));
+    if (luthier__max_sz(c0, cvo) < c1)
+        luthier__wino_out_LUTHIER__W1(m, src, ps, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, luthier__max_sz(c0, cvo),
+                                      c1);
+    for (r = 0; r < rows; r++) luthier__act_rect(&j->post, o + r * rs + c0, cs, (size_t)cols, c1 - c0);
+}
+
 /* Winograd: units = MR-tile groups of output tiles (m x m pixels; tile t of image n is at
    row (t / tiles_w) * m, column (t % tiles_w) * m). Per block of wino_tb tiles, per group:
    input transform of each tile into V, the alpha^2 GEMMs V[pos] * U[pos] -> M[pos], output
@@ -5392,28 +5456,23 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                                                   int cluster) {
     const luthier__conv_job *j = (const luthier__conv_job *)arg;
     const luthier_conv2d_layer *cv = j->cv;
-    const float *in = (const float *)j->in;
     float *out = (float *)j->out;
     const luthier_conv2d_desc *d = &cv->d;
     const luthier__wino_tables wt = luthier__wino_get(cv->wino_m);
     const int m = wt.m, al = wt.alpha;
     const size_t P = (size_t)al * (size_t)al, mr = (size_t)j->uk->mr, tb = cv->wino_tb;
-    const size_t cig = cv->cin_g, cog = cv->cout_g, cin = (size_t)d->in_channels;
-    const size_t cout = (size_t)d->out_channels;
+    const size_t cig = cv->cin_g, cog = cv->cout_g, cout = (size_t)d->out_channels;
     unsigned char *w = j->ws + (size_t)thread * j->ws_stride;
     float *V = (float *)(void *)w, *Mb = (float *)(void *)(w + cv->wino_m_off);
     float *sa = (float *)(void *)(w + cv->wino_s_off);
-    const size_t cvi = cig / j->wino_vw * j->wino_vw, cvo = cog / j->wino_vw * j->wino_vw;
     void *gws = w + cv->gemm_ws_off;
     /* by panels: every thread transforms all tiles and takes panels [begin, end) */
     const size_t t_end = j->by_panels ? cv->wino_tiles : luthier__min_sz(end * j->wino_unit, cv->wino_tiles);
     const size_t p0 = j->by_panels ? begin : 0, p1 = j->by_panels ? end : cv->bl.panels;
     const size_t c0 = j->by_panels ? begin * cv->bl.nr : 0, c1 = j->by_panels ? luthier__min_sz(end * cv->bl.nr, cog) : cog;
-    float lo, hi;
-    const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
     luthier__gemm_args ga;
     size_t t0, g, i, pos;
-    int r;
+    int rows, cols;
     memset(&ga, 0, sizeof ga);
     ga.n = cog;
     ga.k = cig;
@@ -5426,35 +5485,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
         const size_t nt = luthier__min_sz(tb, t_end - t0);
         for (g = 0; g < (size_t)d->groups; g++) {
             const float *LUTHIER__RESTRICT bias = cv->bias ? cv->bias + g * cog : NULL;
-            for (i = 0; i < nt; i++) { /* V[pos][i] = (B^T d B)[pos] */
-                const size_t tile = t0 + i, n = tile / cv->wino_thw, p = tile % cv->wino_thw;
-                const int64_t iy0 = (int64_t)(p / cv->wino_tw) * m - d->pad_top;
-                const int64_t ix0 = (int64_t)(p % cv->wino_tw) * m - d->pad_left;
-                const float *src;
-                size_t rs, cs;
-                if (iy0 >= 0 && ix0 >= 0 && iy0 + al <= d->in_h && ix0 + al <= d->in_w) {
-                    src = in + ((n * (size_t)d->in_h + (size_t)iy0) * (size_t)d->in_w + (size_t)ix0) * cin + g * cig;
-                    rs = (size_t)d->in_w * cin;
-                    cs = cin;
-                } else { /* border tile: gather it with zeros outside the image */
-                    int r, s;
-                    for (r = 0; r < al; r++)
-                        for (s = 0; s < al; s++) {
-                            const int64_t iy = iy0 + r, ix = ix0 + s;
-                            float *dst = sa + (size_t)(r * al + s) * cig;
-                            if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
-                                memset(dst, 0, cig * sizeof(float));
-                            else
-                                memcpy(dst, in + ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig,
-                                       cig * sizeof(float));
-                        }
-                    src = sa;
-                    rs = (size_t)al * cig;
-                    cs = cig;
-                }
-                if (cvi) j->wino_in(m, src, rs, cs, V + i * cig, tb * cig, 0, cvi);
-                if (cvi < cig) luthier__wino_in_LUTHIER__W1(m, src, rs, cs, V + i * cig, tb * cig, cvi, cig);
-            }
+            for (i = 0; i < nt; i++) luthier__wino_tile_in(j, t0 + i, g, m, sa, V + i * cig, tb * cig); /* V[pos][i] */
             for (pos = 0; pos < P; pos++) {
                 ga.m = nt;
                 ga.a = V + pos * tb * cig;
@@ -5465,20 +5496,8 @@ LUTHIER_PRIVATE void luthier__conv_winograd_range(void *arg, size_t begin, size_
                 luthier__gemm_compute(j->cuk[cluster], &cv->blk, &ga, 0, luthier__div_up(nt, mr), p0, p1, gws);
             }
             for (i = 0; i < nt; i++) { /* Y = A^T M A, then the epilogue on the valid pixels */
-                const size_t tile = t0 + i, n = tile / cv->wino_thw, p = tile % cv->wino_thw;
-                const size_t oy0 = (p / cv->wino_tw) * (size_t)m, ox0 = (p % cv->wino_tw) * (size_t)m;
-                const int rows = (int)luthier__min_sz((size_t)m, (size_t)cv->oh - oy0);
-                const int cols = (int)luthier__min_sz((size_t)m, (size_t)cv->ow - ox0);
-                float *o = out + ((n * (size_t)cv->oh + oy0) * (size_t)cv->ow + ox0) * cout + g * cog;
-                const size_t ors = (size_t)cv->ow * cout;
-                /* vectors below cvo, the scalar instance above, whatever the range */
-                if (c0 < luthier__min_sz(c1, cvo))
-                    j->wino_out(m, Mb + i * cog, tb * cog, o, ors, cout, rows, cols, bias, d->accumulate, clamp, lo, hi, c0,
-                                luthier__min_sz(c1, cvo));
-                if (luthier__max_sz(c0, cvo) < c1)
-                    luthier__wino_out_LUTHIER__W1(m, Mb + i * cog, tb * cog, o, ors, cout, rows, cols, bias, d->accumulate,
-                                                  clamp, lo, hi, luthier__max_sz(c0, cvo), c1);
-                for (r = 0; r < rows; r++) luthier__act_rect(&j->post, o + r * ors + c0, cout, (size_t)cols, c1 - c0);
+                float *o = out + luthier__wino_tile_pixel(cv, t0 + i, m, &rows, &cols) * cout + g * cog;
+                luthier__wino_tile_out(j, m, Mb + i * cog, tb * cog, o, (size_t)cv->ow * cout, cout, rows, cols, bias, c0, c1);
             }
         }
     }
@@ -5492,55 +5511,34 @@ LUTHIER_PRIVATE void luthier__wino16_4x16(const uint16_t *a, size_t lda, const u
 }
 #endif
 
-/* Winograd F16 (>>impl-conv-winograd16): tile `tile` of group g gathered into sa (fp32, 36 x
-   cin_g, zeros outside the image) and transformed into vf (36 x cp floats; channels past cin_g
-   stay zero), then rounded into its row i of V (36 positions tb rows apart). */
+/* Winograd F16 (>>impl-conv-winograd16): tile `tile` of group g transformed into vf (36 x cp
+   floats; channels past cin_g stay zero; sa: luthier__wino_tile_in's), then rounded into its
+   row i of V (36 positions tb rows apart). */
 LUTHIER_PRIVATE void luthier__wino16_tile_in(const luthier__conv_job *j, size_t tile, size_t g, float *sa, float *vf,
                                              uint16_t *V, size_t i) {
     const luthier_conv2d_layer *cv = j->cv;
-    const luthier_conv2d_desc *d = &cv->d;
-    const size_t cig = cv->cin_g, cin = (size_t)d->in_channels, cp = luthier__wino16_cp(cv), tb = cv->wino_tb;
-    const size_t n = tile / cv->wino_thw, p = tile % cv->wino_thw, cvi = cig / j->wino_vw * j->wino_vw;
-    const int64_t iy0 = (int64_t)(p / cv->wino_tw) * 4 - d->pad_top, ix0 = (int64_t)(p % cv->wino_tw) * 4 - d->pad_left;
+    const size_t cp = luthier__wino16_cp(cv), tb = cv->wino_tb;
     size_t pos;
-    int r, q;
-    for (r = 0; r < 6; r++)
-        for (q = 0; q < 6; q++) {
-            const int64_t iy = iy0 + r, ix = ix0 + q;
-            const size_t at = ((n * (size_t)d->in_h + (size_t)iy) * (size_t)d->in_w + (size_t)ix) * cin + g * cig;
-            float *dst = sa + (size_t)(r * 6 + q) * cig;
-            if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w) memset(dst, 0, cig * sizeof(float));
-            else if (cv->h16) luthier__op_widen_h16_run(cv->features, (const uint16_t *)j->in + at, dst, cig);
-            else memcpy(dst, (const float *)j->in + at, cig * sizeof(float));
-        }
-    if (cvi) j->wino_in(4, sa, 6 * cig, cig, vf, cp, 0, cvi);
-    if (cvi < cig) luthier__wino_in_LUTHIER__W1(4, sa, 6 * cig, cig, vf, cp, cvi, cig);
+    luthier__wino_tile_in(j, tile, g, 4, sa, vf, cp);
     for (pos = 0; pos < 36; pos++) luthier__op_narrow_h16_run(cv->features, vf + pos * cp, V + (pos * tb + i) * cp, cp);
 }
 
 /* Y = A^T M A of tile `tile` of group g (M: row i of Mb, positions tb * kp apart) with bias,
    accumulate and activation into the output (fp32, or fp16 through the fp32 tile ot). */
 LUTHIER_PRIVATE void luthier__wino16_tile_out(const luthier__conv_job *j, size_t tile, size_t g, const float *Mb, size_t i,
-                                              float *ot, int clamp, float lo, float hi) {
+                                              float *ot) {
     const luthier_conv2d_layer *cv = j->cv;
     const luthier_conv2d_desc *d = &cv->d;
     const size_t cog = cv->cout_g, cout = (size_t)d->out_channels, kp = luthier__wino16_kp(cv), tb = cv->wino_tb;
-    const size_t n = tile / cv->wino_thw, p = tile % cv->wino_thw, cvo = cog / j->wino_vw * j->wino_vw;
-    const size_t oy0 = (p / cv->wino_tw) * 4, ox0 = (p % cv->wino_tw) * 4;
-    const int rows = (int)luthier__min_sz(4, (size_t)cv->oh - oy0), cols = (int)luthier__min_sz(4, (size_t)cv->ow - ox0);
-    const size_t at = ((n * (size_t)cv->oh + oy0) * (size_t)cv->ow + ox0) * cout + g * cog, ors = (size_t)cv->ow * cout;
-    const float *bias = cv->bias ? cv->bias + g * cog : NULL;
+    int rows, cols, r, q;
+    const size_t at = luthier__wino_tile_pixel(cv, tile, 4, &rows, &cols) * cout + g * cog, ors = (size_t)cv->ow * cout;
     uint16_t *oh = cv->h16 ? (uint16_t *)j->out + at : NULL;
     float *o = cv->h16 ? ot : (float *)j->out + at;
     const size_t rs = cv->h16 ? 4 * cog : ors, cs = cv->h16 ? cog : cout;
-    int r, q;
     if (oh && d->accumulate)
         for (r = 0; r < rows; r++)
             for (q = 0; q < cols; q++) luthier__op_widen_h16_run(cv->features, oh + r * ors + q * cout, o + r * rs + q * cs, cog);
-    if (cvo) j->wino_out(4, Mb + i * kp, tb * kp, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, 0, cvo);
-    if (cvo < cog)
-        luthier__wino_out_LUTHIER__W1(4, Mb + i * kp, tb * kp, o, rs, cs, rows, cols, bias, d->accumulate, clamp, lo, hi, cvo, cog);
-    for (r = 0; r < rows; r++) luthier__act_rect(&j->post, o + r * rs, cs, (size_t)cols, cog);
+    luthier__wino_tile_out(j, 4, Mb + i * kp, tb * kp, o, rs, cs, rows, cols, cv->bias ? cv->bias + g * cog : NULL, 0, cog);
     for (r = 0; oh && r < rows; r++)
         for (q = 0; q < cols; q++) luthier__op_narrow_h16_run(cv->features, o + r * rs + q * cs, oh + r * ors + q * cout, cog);
 }
@@ -5560,8 +5558,6 @@ LUTHIER_PRIVATE void luthier__conv_winograd16_range(void *arg, size_t begin, siz
     float *Mb = (float *)(void *)(w + cv->wino_m_off), *sa = (float *)(void *)(w + cv->wino_s_off);
     float *vf = (float *)(void *)(w + cv->gemm_ws_off), *ot = (float *)(void *)(w + cv->h16_stage_off);
     const uint16_t *U = (const uint16_t *)(const void *)cv->packed;
-    float lo, hi;
-    const int clamp = luthier__activation_bounds(d->activation, d->clamp_min, d->clamp_max, &lo, &hi);
     size_t t0, g, i, pos, pn;
     (void)cluster;
     memset(vf, 0, P * cp * sizeof(float));
@@ -5575,7 +5571,7 @@ LUTHIER_PRIVATE void luthier__conv_winograd16_range(void *arg, size_t begin, siz
                     for (i = 0; i < nr; i += LUTHIER__WINO16_MR)
                         luthier__wino16_4x16(V + (pos * tb + i) * cp, cp, U + ((g * P + pos) * panels + pn) * cp * LUTHIER__WINO16_NR,
                                              cp / 8, Mb + (pos * tb + i) * kp + pn * LUTHIER__WINO16_NR, kp);
-            for (i = 0; i < nt; i++) luthier__wino16_tile_out(j, t0 + i, g, Mb, i, ot, clamp, lo, hi);
+            for (i = 0; i < nt; i++) luthier__wino16_tile_out(j, t0 + i, g, Mb, i, ot);
         }
     }
 }
@@ -5776,11 +5772,7 @@ LUTHIER_PRIVATE luthier_status luthier__conv_dw_run_h16(luthier_context *ctx, lu
 /* The depthwise run of the fp32 datatype: units = output pixels. */
 LUTHIER_PRIVATE luthier_status luthier__conv_dw_run(luthier_context *ctx, luthier__conv_job *job) {
     const luthier_conv2d_desc *d = &job->cv->d;
-    luthier__dw_pixel_fn pixel;
-    luthier__dw_rows_fn rows;
-    (void)luthier__dw_pick(ctx->cpu_features, d, &pixel, &rows);
-    job->dw_pixel = pixel;
-    job->dw_rows = rows;
+    (void)luthier__dw_pick(ctx->cpu_features, d, &job->dw_pixel, &job->dw_rows);
     return luthier__parallel(ctx, job->cv->m, d->schedule, d->ratios, d->num_ratios, 0, luthier__conv_depthwise_range, job);
 }
 

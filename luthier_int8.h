@@ -1405,27 +1405,14 @@ LUTHIER_PRIVATE luthier_status luthier__qprepare(luthier_context *ctx, const lut
                                                  luthier_qgemm_desc *d, int *kernel, int need_m, int need_b) {
     luthier_status s;
     *d = *in;
-    if (d->k < 0 || d->n < 0 || (need_m && d->m < 0))
-        return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "negative size: m=%lld n=%lld k=%lld",
-                             (long long)d->m, (long long)d->n, (long long)d->k);
-    if (d->k > INT32_MAX || d->n > INT32_MAX || (need_m && d->m > INT32_MAX))
-        return luthier__fail(ctx, LUTHIER_STATUS_OVERFLOW, "size above 2^31-1: m=%lld n=%lld k=%lld",
-                             (long long)d->m, (long long)d->n, (long long)d->k);
+    if ((s = luthier__check_dims(ctx, d->m, d->n, d->k, need_m)) != LUTHIER_STATUS_OK) return s;
     if (d->a_zero_point < 0 || d->a_zero_point > 255)
         return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "a_zero_point %d is outside 0..255",
                              (int)d->a_zero_point);
-    if (need_m) {
-        if (!d->lda) d->lda = d->k > 0 ? d->k : 1;
-        if (!d->ldc) d->ldc = d->n > 0 ? d->n : 1;
-        if ((s = luthier__check_matrix(ctx, "A", d->m, d->k, d->lda)) != LUTHIER_STATUS_OK) return s;
-        if ((s = luthier__check_matrix(ctx, "C", d->m, d->n, d->ldc)) != LUTHIER_STATUS_OK) return s;
-        if ((s = luthier__qcheck_output(ctx, d)) != LUTHIER_STATUS_OK) return s;
-    }
-    if (need_b) {
-        const int64_t rows = d->trans_b ? d->n : d->k, cols = d->trans_b ? d->k : d->n;
-        if (!d->ldb) d->ldb = cols > 0 ? cols : 1;
-        if ((s = luthier__check_matrix(ctx, "B", rows, cols, d->ldb)) != LUTHIER_STATUS_OK) return s;
-    }
+    if ((s = luthier__check_operands(ctx, d->m, d->n, d->k, d->trans_b, &d->lda, &d->ldb, &d->ldc, need_m, need_b)) !=
+            LUTHIER_STATUS_OK ||
+        (need_m && (s = luthier__qcheck_output(ctx, d)) != LUTHIER_STATUS_OK))
+        return s;
     if (d->kernel && *d->kernel) return luthier__qresolve(ctx, d->kernel, kernel);
     *kernel = luthier__qkernel_default(ctx, (size_t)d->n);
     return LUTHIER_STATUS_OK;
@@ -1448,14 +1435,6 @@ LUTHIER_PRIVATE luthier_status luthier__qpack_new(luthier_context *ctx, const lu
     pb->comp = (int32_t *)(void *)(pb->data + luthier__qdata_bytes(&pb->layout));
     luthier__qpack_b(&pb->layout, b, (size_t)d->ldb, d->trans_b != 0,
                      d->a_zero_point - (uk->a_s8 ? 128 : 0), pb->data, pb->comp);
-    return LUTHIER_STATUS_OK;
-}
-
-LUTHIER_PRIVATE luthier_status luthier__qcheck_run(luthier_context *ctx, const luthier_qgemm_desc *d,
-                                                   const uint8_t *a, const void *c) {
-    if (d->m == 0 || d->n == 0) return LUTHIER_STATUS_OK;
-    if (!c) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "C is NULL");
-    if (!a && d->k > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "A is NULL");
     return LUTHIER_STATUS_OK;
 }
 
@@ -1519,7 +1498,7 @@ LUTHIER_API luthier_status luthier_qgemm_packed(luthier_context *ctx, const luth
     if (!luthier__kernel_runs(uk, ctx->cpu_features))
         return luthier__fail(ctx, LUTHIER_STATUS_UNSUPPORTED, "B was packed for %s, which this context cannot run",
                              uk->name);
-    if ((s = luthier__qcheck_run(ctx, &d, a, c)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__check_run(ctx, d.m, d.n, d.k, a, c)) != LUTHIER_STATUS_OK) return s;
     if (d.m == 0 || d.n == 0) return LUTHIER_STATUS_OK;
     return luthier__qrun(ctx, &d, kernel, a, &b->layout, b->data, b->comp, c);
 }
@@ -1534,7 +1513,7 @@ LUTHIER_API luthier_status luthier_qgemm(luthier_context *ctx, const luthier_qge
     ctx->error[0] = 0;
     if (!desc) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "desc is NULL");
     if ((s = luthier__qprepare(ctx, desc, &d, &kernel, 1, 1)) != LUTHIER_STATUS_OK) return s;
-    if ((s = luthier__qcheck_run(ctx, &d, a, c)) != LUTHIER_STATUS_OK) return s;
+    if ((s = luthier__check_run(ctx, d.m, d.n, d.k, a, c)) != LUTHIER_STATUS_OK) return s;
     if (d.m == 0 || d.n == 0) return LUTHIER_STATUS_OK;
     if (!b && d.k > 0) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "B is NULL");
     /* One-shot: pack the whole B into a temporary buffer, then run the pre-packed path. */
@@ -1612,6 +1591,11 @@ LUTHIER_API void luthier_qconv2d_destroy(luthier_qconv2d_layer *L) {
     luthier__free(L->dw_zrow);
     luthier__free(L->dw_tap);
     luthier__free(L);
+}
+
+/* luthier_qconv2d_destroy of the int8 layer of front-end layer cv (its first member). */
+LUTHIER_PRIVATE void luthier__qconv_destroy_cv(luthier_conv2d_layer *cv) {
+    luthier_qconv2d_destroy((luthier_qconv2d_layer *)(void *)cv);
 }
 
 LUTHIER_PRIVATE size_t luthier__qconv_elem(luthier_qoutput o) { return o == LUTHIER_QOUTPUT_UINT8 ? 1 : 4; }
@@ -1991,25 +1975,14 @@ LUTHIER_API luthier_status luthier_qconv2d_create(luthier_context *ctx, const lu
     L->cv.pad_value = (int)desc->input_zero_point;
     L->cv.depthwise = luthier__qconv_dw_run;
     luthier__qconv_output(desc, &L->qd);
-    if (!luthier__qconv_copy_params(L, desc)) goto oom;
-    if (algo == LUTHIER_CONV_DEPTHWISE) {
-        if (!luthier__qconv_pack_dw(ctx, L, weights_oihw, bias, desc->input_zero_point)) goto oom;
-    } else if ((s = luthier__conv_prepare_gemm(ctx, &L->cv, weights_oihw)) != LUTHIER_STATUS_OK) {
-        luthier_qconv2d_destroy(L);
-        return luthier__fail(ctx, s, s == LUTHIER_STATUS_OVERFLOW ? "qconv2d: packed weights overflow"
-                                                                  : "qconv2d: cannot allocate the packed weights");
-    } else if (!luthier__qconv_offsets(L, bias)) {
-        goto oom;
-    }
-    if ((s = luthier__conv_finish(ctx, "qconv2d", &L->cv)) != LUTHIER_STATUS_OK) {
-        luthier_qconv2d_destroy(L);
-        return s;
-    }
-    *out = L;
-    return LUTHIER_STATUS_OK;
-oom:
-    luthier_qconv2d_destroy(L);
-    return luthier__fail(ctx, LUTHIER_STATUS_OUT_OF_MEMORY, "qconv2d: cannot allocate the weights or parameters");
+    if (!luthier__qconv_copy_params(L, desc)) s = LUTHIER_STATUS_OUT_OF_MEMORY;
+    else if (algo == LUTHIER_CONV_DEPTHWISE)
+        s = luthier__qconv_pack_dw(ctx, L, weights_oihw, bias, desc->input_zero_point) ? LUTHIER_STATUS_OK
+                                                                                       : LUTHIER_STATUS_OUT_OF_MEMORY;
+    else if ((s = luthier__conv_prepare_gemm(ctx, &L->cv, weights_oihw)) == LUTHIER_STATUS_OK && !luthier__qconv_offsets(L, bias))
+        s = LUTHIER_STATUS_OUT_OF_MEMORY;
+    if ((s = luthier__conv_created(ctx, "qconv2d", &L->cv, s, luthier__qconv_destroy_cv)) == LUTHIER_STATUS_OK) *out = L;
+    return s;
 }
 
 LUTHIER_PRIVATE luthier__isa luthier__qconv_isa(const luthier_qconv2d_layer *L, unsigned features);

@@ -1225,27 +1225,26 @@ LUTHIER__INLINE void luthier__dw_neon_seg(const float *const *xr, float *o, size
     if (p < n) luthier__dw_neon_next(x, o + p * C, C, w, pk, K, S, 1, ACC, CLAMP);
 }
 
-/* luthier__dw_seg<K>_s<stride>_a<accumulate>_c<clamp> */
-#define LUTHIER__DW_SEG(K, S, A, CL)                                                                 \
-    LUTHIER_PRIVATE void luthier__dw_seg##K##_s##S##_a##A##_c##CL(const float *const *xr, float *o, size_t n, \
-                                                                 size_t C, const float *pk) {        \
-        luthier__dw_neon_seg(xr, o, n, C, pk, K, S, A, CL);                                          \
+/* The segment kernels of a datatype (fp32 here, fp16: >>dw-h16-rows), one per K (3, 5), stride
+   (1, 2), accumulate and clamp: prefix<K>_s<stride>_a<accumulate>_c<clamp>, which runs seg(xr, o,
+   n, C, pk, K, S, A, CL) with those constants (TARGET: their target attribute, T the element, PK
+   the packed weights); LUTHIER__DW_SEG_TABLE(prefix): their table, [K == 5][stride == 2]
+   [accumulate * 2 + clamp]. */
+#define LUTHIER__DW_SEG(TARGET, prefix, seg, T, PK, K, S, A, CL)                                      \
+    TARGET LUTHIER_PRIVATE void prefix##K##_s##S##_a##A##_c##CL(const T *const *xr, T *o, size_t n, size_t C, PK pk) { \
+        seg(xr, o, n, C, pk, K, S, A, CL);                                                            \
     }
-#define LUTHIER__DW_SEGS(K, S)                                                                       \
-    LUTHIER__DW_SEG(K, S, 0, 0) LUTHIER__DW_SEG(K, S, 0, 1) LUTHIER__DW_SEG(K, S, 1, 0) LUTHIER__DW_SEG(K, S, 1, 1)
-LUTHIER__DW_SEGS(3, 1)
-LUTHIER__DW_SEGS(3, 2)
-LUTHIER__DW_SEGS(5, 1)
-LUTHIER__DW_SEGS(5, 2)
-#define LUTHIER__DW_SEG_ROW(K, S)                                                                    \
-    {luthier__dw_seg##K##_s##S##_a0_c0, luthier__dw_seg##K##_s##S##_a0_c1, luthier__dw_seg##K##_s##S##_a1_c0, \
-     luthier__dw_seg##K##_s##S##_a1_c1}
-/* [K == 5][stride == 2][accumulate * 2 + clamp] */
-static const luthier__dw_seg_fn luthier__dw_segs[2][2][4] = {
-    {LUTHIER__DW_SEG_ROW(3, 1), LUTHIER__DW_SEG_ROW(3, 2)}, {LUTHIER__DW_SEG_ROW(5, 1), LUTHIER__DW_SEG_ROW(5, 2)}};
-#undef LUTHIER__DW_SEG_ROW
-#undef LUTHIER__DW_SEGS
-#undef LUTHIER__DW_SEG
+#define LUTHIER__DW_SEGS_KS(TARGET, prefix, seg, T, PK, K, S)                                         \
+    LUTHIER__DW_SEG(TARGET, prefix, seg, T, PK, K, S, 0, 0) LUTHIER__DW_SEG(TARGET, prefix, seg, T, PK, K, S, 0, 1) \
+    LUTHIER__DW_SEG(TARGET, prefix, seg, T, PK, K, S, 1, 0) LUTHIER__DW_SEG(TARGET, prefix, seg, T, PK, K, S, 1, 1)
+#define LUTHIER__DW_SEGS(TARGET, prefix, seg, T, PK)                                                  \
+    LUTHIER__DW_SEGS_KS(TARGET, prefix, seg, T, PK, 3, 1) LUTHIER__DW_SEGS_KS(TARGET, prefix, seg, T, PK, 3, 2) \
+    LUTHIER__DW_SEGS_KS(TARGET, prefix, seg, T, PK, 5, 1) LUTHIER__DW_SEGS_KS(TARGET, prefix, seg, T, PK, 5, 2)
+#define LUTHIER__DW_SEG_ROW(p, K, S) {p##K##_s##S##_a0_c0, p##K##_s##S##_a0_c1, p##K##_s##S##_a1_c0, p##K##_s##S##_a1_c1}
+#define LUTHIER__DW_SEG_TABLE(p)                                                                      \
+    {{LUTHIER__DW_SEG_ROW(p, 3, 1), LUTHIER__DW_SEG_ROW(p, 3, 2)}, {LUTHIER__DW_SEG_ROW(p, 5, 1), LUTHIER__DW_SEG_ROW(p, 5, 2)}}
+LUTHIER__DW_SEGS(, luthier__dw_seg, luthier__dw_neon_seg, float, const float *)
+static const luthier__dw_seg_fn luthier__dw_segs[2][2][4] = LUTHIER__DW_SEG_TABLE(luthier__dw_seg);
 
 /* Interior pixels [*pl, *pr) of a run of npix pixels from input column ix0 (any datatype): every
    row present (all_rows) and columns ix .. ix + K - 1 inside. */
@@ -1665,27 +1664,14 @@ LUTHIER__TARGET_FP16 LUTHIER__INLINE void luthier__dw_h16_seg(const uint16_t *co
     if (p < n) luthier__dw_h16_next(x, o + p * C, C, pk, K, S, 1, ACC, CLAMP);
 }
 
-/* luthier__dw_h16_seg<K>_s<stride>_a<accumulate>_c<clamp> */
-#define LUTHIER__DW_H16_SEG(K, S, A, CL)                                                                                       \
-    LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier__dw_h16_seg##K##_s##S##_a##A##_c##CL(                                    \
-        const uint16_t *const *xr, uint16_t *o, size_t n, size_t C, const luthier__dw_h16_pk *pk) {                            \
-        luthier__dw_h16_seg(xr, o, n, C, pk, K, S, A, CL);                                                                     \
-    }
-#define LUTHIER__DW_H16_SEGS(K, S)                                                                                             \
-    LUTHIER__DW_H16_SEG(K, S, 0, 0) LUTHIER__DW_H16_SEG(K, S, 0, 1) LUTHIER__DW_H16_SEG(K, S, 1, 0) LUTHIER__DW_H16_SEG(K, S, 1, 1)
-LUTHIER__DW_H16_SEGS(3, 1)
-LUTHIER__DW_H16_SEGS(3, 2)
-LUTHIER__DW_H16_SEGS(5, 1)
-LUTHIER__DW_H16_SEGS(5, 2)
-#define LUTHIER__DW_H16_SEG_ROW(K, S)                                                                                          \
-    {luthier__dw_h16_seg##K##_s##S##_a0_c0, luthier__dw_h16_seg##K##_s##S##_a0_c1, luthier__dw_h16_seg##K##_s##S##_a1_c0,     \
-     luthier__dw_h16_seg##K##_s##S##_a1_c1}
-/* [K == 5][stride == 2][accumulate * 2 + clamp] */
-static const luthier__dw_h16_seg_fn luthier__dw_h16_segs[2][2][4] = {
-    {LUTHIER__DW_H16_SEG_ROW(3, 1), LUTHIER__DW_H16_SEG_ROW(3, 2)}, {LUTHIER__DW_H16_SEG_ROW(5, 1), LUTHIER__DW_H16_SEG_ROW(5, 2)}};
-#undef LUTHIER__DW_H16_SEG_ROW
-#undef LUTHIER__DW_H16_SEGS
-#undef LUTHIER__DW_H16_SEG
+/* luthier__dw_h16_seg<K>_s<stride>_a<accumulate>_c<clamp> and their table (LUTHIER__DW_SEGS) */
+LUTHIER__DW_SEGS(LUTHIER__TARGET_FP16, luthier__dw_h16_seg, luthier__dw_h16_seg, uint16_t, const luthier__dw_h16_pk *)
+static const luthier__dw_h16_seg_fn luthier__dw_h16_segs[2][2][4] = LUTHIER__DW_SEG_TABLE(luthier__dw_h16_seg);
+#undef LUTHIER__DW_SEG_TABLE
+#undef LUTHIER__DW_SEG_ROW
+#undef LUTHIER__DW_SEGS_KS
+#undef LUTHIER__DW_SEGS
+#undef LUTHIER__DW_SEG
 
 /* The pixels of run u outside [pl, pr) on every channel, those inside on channels [cf, C): the
    pixel routine, its taps inside the image in (kh, kw) order. */

@@ -126,6 +126,54 @@ static const int32_t luthier__avx2_mask_table[16] = {-1, -1, -1, -1, -1, -1, -1,
         }                                                                                          \
     } while (0)
 
+/* The fp32 tile of an ISA: luthier__<isa>_tile(p, R, NV, MR, hybrid, H), R rows of NV vectors
+   (NVMAX at most): bias (or zeros), the k loop on luthier__<isa>_kstep, + C under LOAD_C
+   (fetched into L1 during the k loop), the clamp, masked stores. The vector ops, prefix O: O_T
+   the vector of O_W floats, O_M a column mask, O_COLMASK(m, n, lo) the mask of the columns
+   [lo, lo + O_W) below n, O_LDM(ptr, m) / O_STM(ptr, m, v) masked load (zeros) and store,
+   O_ZERO, O_ADD, O_MIN, O_MAX, O_SET1. */
+#define LUTHIER__X86_TILE_DEFINE(isa, O, NVMAX, TARGET)                                            \
+    TARGET static inline __attribute__((always_inline)) void                                       \
+    luthier__##isa##_tile(const luthier_sgemm_ukernel_args *p, const int R, const int NV, const int MR, \
+                          const int hybrid, const int H) {                                         \
+        O##_T acc[LUTHIER__MAX_MR][NVMAX];                                                         \
+        O##_M mask[NVMAX];                                                                         \
+        const char *b = (const char *)(const void *)p->b;                                          \
+        const size_t bstep = O##_W * (size_t)NV * LUTHIER__BSZ(H); /* bytes of B per step of k */  \
+        float *c = p->c;                                                                           \
+        const size_t ldc = p->ldc;                                                                 \
+        int r, v;                                                                                  \
+        LUTHIER__UNROLL for (v = 0; v < NV; v++) O##_COLMASK(mask[v], p->n, (size_t)v * O##_W);    \
+        if (p->flags & LUTHIER_UKERNEL_LOAD_C)                                                     \
+            LUTHIER__UNROLL for (r = 0; r < R; r++)                                                \
+                LUTHIER__UNROLL for (v = 0; v < NV; v++)                                           \
+                    _mm_prefetch((const char *)(c + (size_t)r * ldc + O##_W * v), _MM_HINT_T0);    \
+        if (p->bias) { /* (under LOAD_C too: a fused residual add) */                              \
+            LUTHIER__UNROLL for (v = 0; v < NV; v++) {                                             \
+                const O##_T bv = O##_LDM(p->bias + O##_W * v, mask[v]);                            \
+                LUTHIER__UNROLL for (r = 0; r < R; r++) acc[r][v] = bv;                            \
+            }                                                                                      \
+        } else {                                                                                   \
+            LUTHIER__UNROLL for (r = 0; r < R; r++)                                                \
+                LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = O##_ZERO();                   \
+        }                                                                                          \
+        LUTHIER__X86_TILE_K(luthier__##isa##_kstep);                                               \
+        if (p->flags & LUTHIER_UKERNEL_LOAD_C) {                                                   \
+            LUTHIER__UNROLL for (r = 0; r < R; r++)                                                \
+                LUTHIER__UNROLL for (v = 0; v < NV; v++)                                           \
+                    acc[r][v] = O##_ADD(acc[r][v], O##_LDM(c + (size_t)r * ldc + O##_W * v, mask[v])); \
+        }                                                                                          \
+        if (p->flags & LUTHIER_UKERNEL_CLAMP) {                                                    \
+            const O##_T lo = O##_SET1(p->min), hi = O##_SET1(p->max);                              \
+            LUTHIER__UNROLL for (r = 0; r < R; r++)                                                \
+                LUTHIER__UNROLL for (v = 0; v < NV; v++)                                           \
+                    acc[r][v] = O##_MIN(hi, O##_MAX(lo, acc[r][v]));                               \
+        }                                                                                          \
+        LUTHIER__UNROLL for (r = 0; r < R; r++)                                                    \
+            LUTHIER__UNROLL for (v = 0; v < NV; v++)                                               \
+                O##_STM(c + (size_t)r * ldc + O##_W * v, mask[v], acc[r][v]);                      \
+    }
+
 /* >>avx512 ===================================================================================== */
 
 /* B (packed, 16 * NV elements per step) holds fp32, or fp16 when H (the F16W kernels: widened
@@ -151,51 +199,22 @@ luthier__avx512_kstep(__m512 acc[][4], const char *b, const float *const *a, siz
     }
 }
 
-LUTHIER__TARGET_AVX512 static inline __attribute__((always_inline)) void
-luthier__avx512_tile(const luthier_sgemm_ukernel_args *p, const int R, const int NV, const int MR,
-                     const int hybrid, const int H) {
-    __m512 acc[LUTHIER__MAX_MR][4];
-    __mmask16 mask[4];
-    const char *b = (const char *)(const void *)p->b;
-    const size_t bstep = 16 * (size_t)NV * LUTHIER__BSZ(H); /* bytes of B per step of k */
-    float *c = p->c;
-    const size_t ldc = p->ldc;
-    int r, v;
-    LUTHIER__UNROLL for (v = 0; v < NV; v++) {
-        const size_t lo = (size_t)v * 16;
-        const size_t rem = p->n > lo ? p->n - lo : 0;
-        mask[v] = (__mmask16)(rem >= 16 ? 0xffffu : (1u << rem) - 1u);
-    }
-    /* C is added after the k loop; fetch it into L1 meanwhile */
-    if (p->flags & LUTHIER_UKERNEL_LOAD_C)
-        LUTHIER__UNROLL for (r = 0; r < R; r++)
-            LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                _mm_prefetch((const char *)(c + (size_t)r * ldc + 16 * v), _MM_HINT_T0);
-    if (p->bias) { /* (under LOAD_C too: a fused residual add) */
-        LUTHIER__UNROLL for (v = 0; v < NV; v++) {
-            const __m512 bv = _mm512_maskz_loadu_ps(mask[v], p->bias + 16 * v);
-            LUTHIER__UNROLL for (r = 0; r < R; r++) acc[r][v] = bv;
-        }
-    } else {
-        LUTHIER__UNROLL for (r = 0; r < R; r++)
-            LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_ps();
-    }
-    LUTHIER__X86_TILE_K(luthier__avx512_kstep);
-    if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
-        LUTHIER__UNROLL for (r = 0; r < R; r++)
-            LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                acc[r][v] = _mm512_add_ps(acc[r][v], _mm512_maskz_loadu_ps(mask[v], c + (size_t)r * ldc + 16 * v));
-    }
-    if (p->flags & LUTHIER_UKERNEL_CLAMP) {
-        const __m512 lo = _mm512_set1_ps(p->min), hi = _mm512_set1_ps(p->max);
-        LUTHIER__UNROLL for (r = 0; r < R; r++)
-            LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                acc[r][v] = _mm512_min_ps(hi, _mm512_max_ps(lo, acc[r][v]));
-    }
-    LUTHIER__UNROLL for (r = 0; r < R; r++)
-        LUTHIER__UNROLL for (v = 0; v < NV; v++)
-            _mm512_mask_storeu_ps(c + (size_t)r * ldc + 16 * v, mask[v], acc[r][v]);
-}
+#define LUTHIER__V16_T __m512
+#define LUTHIER__V16_M __mmask16
+#define LUTHIER__V16_W 16
+#define LUTHIER__V16_COLMASK(m, n, lo)                                                             \
+    do {                                                                                           \
+        const size_t rem = (n) > (lo) ? (n) - (lo) : 0;                                            \
+        m = (__mmask16)(rem >= 16 ? 0xffffu : (1u << rem) - 1u);                                   \
+    } while (0)
+#define LUTHIER__V16_LDM(ptr, m) _mm512_maskz_loadu_ps((m), (ptr))
+#define LUTHIER__V16_STM(ptr, m, v) _mm512_mask_storeu_ps((ptr), (m), (v))
+#define LUTHIER__V16_ZERO _mm512_setzero_ps
+#define LUTHIER__V16_ADD _mm512_add_ps
+#define LUTHIER__V16_MIN _mm512_min_ps
+#define LUTHIER__V16_MAX _mm512_max_ps
+#define LUTHIER__V16_SET1 _mm512_set1_ps
+LUTHIER__X86_TILE_DEFINE(avx512, LUTHIER__V16, 4, LUTHIER__TARGET_AVX512)
 
 /* A kernel, its tile's parameters A = (NV, MR, hybrid, H) */
 #define LUTHIER__DEFINE_AVX512(sname, CASES, A)                                                \
@@ -500,51 +519,22 @@ luthier__avx2_kstep(__m256 acc[][3], const char *b, const float *const *a, size_
     }
 }
 
-LUTHIER__TARGET_AVX2 static inline __attribute__((always_inline)) void
-luthier__avx2_tile(const luthier_sgemm_ukernel_args *p, const int R, const int NV, const int MR,
-                   const int hybrid, const int H) {
-    __m256 acc[LUTHIER__MAX_MR][3];
-    __m256i mask[3];
-    const char *b = (const char *)(const void *)p->b;
-    const size_t bstep = 8 * (size_t)NV * LUTHIER__BSZ(H); /* bytes of B per step of k */
-    float *c = p->c;
-    const size_t ldc = p->ldc;
-    int r, v;
-    LUTHIER__UNROLL for (v = 0; v < NV; v++) {
-        const size_t lo = (size_t)v * 8;
-        const size_t rem = p->n > lo ? (p->n - lo < 8 ? p->n - lo : 8) : 0;
-        mask[v] = _mm256_loadu_si256((const __m256i *)(luthier__avx2_mask_table + 8 - rem));
-    }
-    /* C is added after the k loop; fetch it into L1 meanwhile */
-    if (p->flags & LUTHIER_UKERNEL_LOAD_C)
-        LUTHIER__UNROLL for (r = 0; r < R; r++)
-            LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                _mm_prefetch((const char *)(c + (size_t)r * ldc + 8 * v), _MM_HINT_T0);
-    if (p->bias) { /* (under LOAD_C too: a fused residual add) */
-        LUTHIER__UNROLL for (v = 0; v < NV; v++) {
-            const __m256 bv = _mm256_maskload_ps(p->bias + 8 * v, mask[v]);
-            LUTHIER__UNROLL for (r = 0; r < R; r++) acc[r][v] = bv;
-        }
-    } else {
-        LUTHIER__UNROLL for (r = 0; r < R; r++)
-            LUTHIER__UNROLL for (v = 0; v < NV; v++) acc[r][v] = _mm256_setzero_ps();
-    }
-    LUTHIER__X86_TILE_K(luthier__avx2_kstep);
-    if (p->flags & LUTHIER_UKERNEL_LOAD_C) {
-        LUTHIER__UNROLL for (r = 0; r < R; r++)
-            LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_maskload_ps(c + (size_t)r * ldc + 8 * v, mask[v]));
-    }
-    if (p->flags & LUTHIER_UKERNEL_CLAMP) {
-        const __m256 lo = _mm256_set1_ps(p->min), hi = _mm256_set1_ps(p->max);
-        LUTHIER__UNROLL for (r = 0; r < R; r++)
-            LUTHIER__UNROLL for (v = 0; v < NV; v++)
-                acc[r][v] = _mm256_min_ps(hi, _mm256_max_ps(lo, acc[r][v]));
-    }
-    LUTHIER__UNROLL for (r = 0; r < R; r++)
-        LUTHIER__UNROLL for (v = 0; v < NV; v++)
-            _mm256_maskstore_ps(c + (size_t)r * ldc + 8 * v, mask[v], acc[r][v]);
-}
+#define LUTHIER__V8_T __m256
+#define LUTHIER__V8_M __m256i
+#define LUTHIER__V8_W 8
+#define LUTHIER__V8_COLMASK(m, n, lo)                                                              \
+    do {                                                                                           \
+        const size_t rem = (n) > (lo) ? ((n) - (lo) < 8 ? (n) - (lo) : 8) : 0;                     \
+        m = _mm256_loadu_si256((const __m256i *)(luthier__avx2_mask_table + 8 - rem));             \
+    } while (0)
+#define LUTHIER__V8_LDM(ptr, m) _mm256_maskload_ps((ptr), (m))
+#define LUTHIER__V8_STM(ptr, m, v) _mm256_maskstore_ps((ptr), (m), (v))
+#define LUTHIER__V8_ZERO _mm256_setzero_ps
+#define LUTHIER__V8_ADD _mm256_add_ps
+#define LUTHIER__V8_MIN _mm256_min_ps
+#define LUTHIER__V8_MAX _mm256_max_ps
+#define LUTHIER__V8_SET1 _mm256_set1_ps
+LUTHIER__X86_TILE_DEFINE(avx2, LUTHIER__V8, 3, LUTHIER__TARGET_AVX2)
 
 /* A kernel, its tile's parameters A = (NV, MR, hybrid, H) */
 #define LUTHIER__DEFINE_AVX2(sname, CASES, A)                                                  \
