@@ -4178,7 +4178,6 @@ LUTHIER_PRIVATE const char *luthier__cfg_kernels(const char *knob, char *buf, si
     return names[0];
 }
 
-/* Creates the conv layer of step st (node gn) with the config, or the default on fallback. */
 /* What the convolution layer of step st (st->conv, or st->qconv for int8) reports: its kernels and
    algorithm (AUTO for dense nodes), its weight and workspace bytes. */
 LUTHIER_PRIVATE void luthier__plan_conv_info(luthier_plan *p, luthier__pstep *st) {
@@ -4193,6 +4192,7 @@ LUTHIER_PRIVATE void luthier__plan_conv_info(luthier_plan *p, luthier__pstep *st
     if (p->workspace_bytes < info.workspace_bytes) p->workspace_bytes = info.workspace_bytes;
 }
 
+/* Creates the conv layer of step st (node gn) with the config, or the default on fallback. */
 LUTHIER_PRIVATE luthier_status luthier__plan_conv(luthier_context *ctx, const luthier_graph *g, luthier_plan *p,
                                                   luthier__pstep *st, const luthier__gnode *gn,
                                                   const luthier__fuse *f, int fallback, luthier_precision prec, int h16) {
