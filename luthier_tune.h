@@ -234,6 +234,19 @@ LUTHIER_PRIVATE int luthier__task_of(const luthier_context *ctx, const luthier_g
     return luthier__layer_of(ctx, g, f, i, cal, prec, &t->l);
 }
 
+/* Task t's layer as a convolution: a convolution's own descriptor, else the 1x1 convolution of
+   its GEMM (m pixels, k input and n output channels; strides, dilations and groups 1). */
+LUTHIER_PRIVATE void luthier__task_conv(const luthier__task *t, luthier_conv2d_desc *cd) {
+    if (t->l.op == LUTHIER_OP_CONV2D) {
+        *cd = t->l.cd;
+        return;
+    }
+    memset(cd, 0, sizeof *cd);
+    cd->batch = t->l.m, cd->in_channels = t->l.k, cd->out_channels = t->l.n;
+    cd->in_h = cd->in_w = cd->kernel_h = cd->kernel_w = 1;
+    cd->stride_h = cd->stride_w = cd->dilation_h = cd->dilation_w = cd->groups = 1;
+}
+
 /* >>impl-tune-space: candidates and their features */
 
 #define LUTHIER__TUNE_MAX_SHARES 3
@@ -256,19 +269,15 @@ LUTHIER_PRIVATE double luthier__log2p(double x) { return log(x + 1.0) / log(2.0)
 LUTHIER_PRIVATE void luthier__cand_features(const luthier_context *ctx, const luthier__task *t, const luthier__cand *c,
                                             double pred_rel, float *f) {
     const luthier__pool *p = ctx->pool;
+    luthier_conv2d_desc cd;
+    int64_t oh = 1, ow = 1;
     double m, n, k;
     int i, j = 0;
-    if (t->l.op == LUTHIER_OP_CONV2D) {
-        int64_t oh = 1, ow = 1;
-        luthier_conv2d_output_size(&t->l.cd, &oh, &ow);
-        m = (double)(t->l.cd.batch * oh * ow);
-        n = (double)(t->l.cd.out_channels / t->l.cd.groups);
-        k = (double)(t->l.cd.in_channels / t->l.cd.groups * t->l.cd.kernel_h * t->l.cd.kernel_w);
-    } else {
-        m = (double)t->l.m;
-        n = (double)t->l.n;
-        k = (double)t->l.k;
-    }
+    luthier__task_conv(t, &cd);
+    luthier_conv2d_output_size(&cd, &oh, &ow);
+    m = (double)(cd.batch * oh * ow);
+    n = (double)(cd.out_channels / cd.groups);
+    k = (double)(cd.in_channels / cd.groups * cd.kernel_h * cd.kernel_w);
     f[j++] = (float)luthier__log2p(m);
     f[j++] = (float)luthier__log2p(n);
     f[j++] = (float)luthier__log2p(k);
@@ -414,13 +423,7 @@ LUTHIER_PRIVATE double luthier__cand_predict(const luthier__cm_machine *machine,
     int64_t oh, ow;
     int j;
     if (t->l.fam != LUTHIER_KERNELS_F32 || (t->l.op == LUTHIER_OP_CONV_TRANSPOSE && c->kernel < 0)) return 0;
-    if (t->l.op == LUTHIER_OP_CONV2D) {
-        in = t->l.cd;
-    } else {
-        memset(&in, 0, sizeof in);
-        in.batch = t->l.m, in.in_channels = t->l.k, in.out_channels = t->l.n;
-        in.in_h = in.in_w = in.kernel_h = in.kernel_w = 1;
-    }
+    luthier__task_conv(t, &in);
     if (luthier__conv_normalize(NULL, &in, &d, &oh, &ow) != LUTHIER_STATUS_OK) return 0;
     same.same_kernel = c->same;
     for (j = 0; j < LUTHIER__TUNE_MAX_SHARES; j++) sh[j] = c->shares[j] / 100.0;
@@ -623,20 +626,15 @@ LUTHIER_PRIVATE void luthier__evict(luthier__tmeas *m, const void *p, size_t byt
 /* The int8 layer of task t (shapes, fused activation, output kind) with placeholder scales; the
    caller sets algorithm and kernel. Dense tasks are 1x1 convolutions over m pixels. */
 LUTHIER_PRIVATE void luthier__tune_qdesc(const luthier__task *t, luthier_qconv2d_desc *qd) {
+    luthier_conv2d_desc c;
+    const luthier_conv2d_desc *cd = &c;
+    luthier__task_conv(t, &c);
     memset(qd, 0, sizeof *qd);
-    if (t->l.op == LUTHIER_OP_CONV2D) {
-        const luthier_conv2d_desc *cd = &t->l.cd;
-        qd->batch = cd->batch; qd->in_channels = cd->in_channels; qd->in_h = cd->in_h; qd->in_w = cd->in_w;
-        qd->out_channels = cd->out_channels; qd->kernel_h = cd->kernel_h; qd->kernel_w = cd->kernel_w;
-        qd->stride_h = cd->stride_h; qd->stride_w = cd->stride_w; qd->dilation_h = cd->dilation_h; qd->dilation_w = cd->dilation_w;
-        qd->pad_top = cd->pad_top; qd->pad_left = cd->pad_left; qd->pad_bottom = cd->pad_bottom; qd->pad_right = cd->pad_right;
-        qd->groups = cd->groups;
-    } else {
-        qd->batch = t->l.m;
-        qd->in_channels = t->l.k;
-        qd->out_channels = t->l.n;
-        qd->in_h = qd->in_w = qd->kernel_h = qd->kernel_w = 1;
-    }
+    qd->batch = cd->batch; qd->in_channels = cd->in_channels; qd->in_h = cd->in_h; qd->in_w = cd->in_w;
+    qd->out_channels = cd->out_channels; qd->kernel_h = cd->kernel_h; qd->kernel_w = cd->kernel_w;
+    qd->stride_h = cd->stride_h; qd->stride_w = cd->stride_w; qd->dilation_h = cd->dilation_h; qd->dilation_w = cd->dilation_w;
+    qd->pad_top = cd->pad_top; qd->pad_left = cd->pad_left; qd->pad_bottom = cd->pad_bottom; qd->pad_right = cd->pad_right;
+    qd->groups = cd->groups;
     qd->layout = LUTHIER_LAYOUT_NHWC;
     qd->input_zero_point = 3;
     if (t->l.out_u8) {
@@ -708,20 +706,14 @@ typedef struct luthier__tkind {
 /* The elements of a convolution's or dense layer's input, output, weights and bias (the
    tuner's random operands). */
 LUTHIER_PRIVATE void luthier__tk_layer_sizes(luthier__tmeas *m) {
-    const luthier__layer *l = &m->t->l;
-    if (l->op == LUTHIER_OP_CONV2D) {
-        int64_t oh = 1, ow = 1;
-        luthier_conv2d_output_size(&l->cd, &oh, &ow);
-        m->in_n = (size_t)(l->cd.batch * l->cd.in_channels * l->cd.in_h * l->cd.in_w);
-        m->out_n = (size_t)(l->cd.batch * l->cd.out_channels * oh * ow);
-        m->w_n = (size_t)(l->cd.out_channels * (l->cd.in_channels / l->cd.groups) * l->cd.kernel_h * l->cd.kernel_w);
-        m->bias_n = (size_t)l->cd.out_channels;
-    } else {
-        m->in_n = (size_t)(l->m * l->k);
-        m->out_n = (size_t)(l->m * l->n);
-        m->w_n = (size_t)(l->n * l->k);
-        m->bias_n = (size_t)l->n;
-    }
+    luthier_conv2d_desc cd;
+    int64_t oh = 1, ow = 1;
+    luthier__task_conv(m->t, &cd);
+    luthier_conv2d_output_size(&cd, &oh, &ow);
+    m->in_n = (size_t)(cd.batch * cd.in_channels * cd.in_h * cd.in_w);
+    m->out_n = (size_t)(cd.batch * cd.out_channels * oh * ow);
+    m->w_n = (size_t)(cd.out_channels * (cd.in_channels / cd.groups) * cd.kernel_h * cd.kernel_w);
+    m->bias_n = (size_t)cd.out_channels;
 }
 
 /* The split of a convolution layer (fp32, fp16 or int8). */
