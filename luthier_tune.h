@@ -1935,11 +1935,14 @@ LUTHIER_PRIVATE void luthier__tune_finish(luthier__tuner *T) {
                 T->res.tuned_ms > 0 ? T->res.default_ms / T->res.tuned_ms : 0.0);
 }
 
-/* One tuning run (a precision that is not AUTO) into T, whose ctx, g and lowered_only are set;
-   luthier__tuner_free releases it. */
-LUTHIER_PRIVATE luthier_status luthier__tune_run(luthier__tuner *T, const luthier_tune_desc *desc, const char *records_path) {
+/* One tuning run (a precision that is not AUTO) of g on ctx into T (zeroed, but for
+   lowered_only); luthier__tuner_free releases it. */
+LUTHIER_PRIVATE luthier_status luthier__tune_run(luthier__tuner *T, luthier_context *ctx, const luthier_graph *g,
+                                                 const luthier_tune_desc *desc, const char *records_path) {
     luthier_status status;
     int i;
+    T->ctx = ctx;
+    T->g = g;
     T->t_start = luthier__seconds();
     T->costliest = -1;
     status = luthier__tune_open(T, desc, records_path);
@@ -2272,10 +2275,8 @@ LUTHIER_PRIVATE luthier_status luthier__auto_passes(luthier__auto *A, luthier_co
         d.budget_seconds = (desc->budget_seconds ? desc->budget_seconds : 120) / A->npass;
         if (desc->max_measurements) d.max_measurements = desc->max_measurements / A->npass > 0 ? desc->max_measurements / A->npass : 1;
         if (k) d.report_path = d.heatmap_path = d.model_out = NULL;
-        A->T[k].ctx = ctx;
-        A->T[k].g = g;
         A->T[k].lowered_only = k > 0;
-        s = luthier__tune_run(&A->T[k], &d, NULL);
+        s = luthier__tune_run(&A->T[k], ctx, g, &d, NULL);
     }
     return s;
 }
@@ -2355,9 +2356,7 @@ LUTHIER_API luthier_status luthier_tune(luthier_context *ctx, const luthier_grap
     if (!g) return luthier__fail(ctx, LUTHIER_STATUS_INVALID_ARGUMENT, "tune: graph is NULL");
     if (desc && desc->precision == LUTHIER_PRECISION_AUTO) return luthier__tune_auto(ctx, g, desc, records_path, result);
     memset(&T, 0, sizeof T);
-    T.ctx = ctx;
-    T.g = g;
-    status = luthier__tune_run(&T, desc, records_path);
+    status = luthier__tune_run(&T, ctx, g, desc, records_path);
     if (result) *result = T.res;
     luthier__tuner_free(&T);
     return status;
