@@ -357,12 +357,18 @@ LUTHIER_ZOO__FN int luthier_zoo__unary(luthier_zoo__b *b, luthier_op op, int x, 
     return luthier_zoo__node(b, &d, op, &x, 1, name);
 }
 
-LUTHIER_ZOO__FN int luthier_zoo__binary(luthier_zoo__b *b, luthier_op op, int x, int y, const char *name) {
-    luthier_node_desc d = luthier_zoo__desc();
+/* A node of inputs x, y with the attributes of d. */
+LUTHIER_ZOO__FN int luthier_zoo__node2(luthier_zoo__b *b, luthier_node_desc *d, luthier_op op, int x, int y,
+                                       const char *name) {
     int in[2];
     in[0] = x;
     in[1] = y;
-    return luthier_zoo__node(b, &d, op, in, 2, name);
+    return luthier_zoo__node(b, d, op, in, 2, name);
+}
+
+LUTHIER_ZOO__FN int luthier_zoo__binary(luthier_zoo__b *b, luthier_op op, int x, int y, const char *name) {
+    luthier_node_desc d = luthier_zoo__desc();
+    return luthier_zoo__node2(b, &d, op, x, y, name);
 }
 
 /* Conv2d "name" (weight [cout, cin/groups, k, k], bias when has_bias) */
@@ -467,11 +473,8 @@ LUTHIER_ZOO__FN int luthier_zoo__swap12(luthier_zoo__b *b, int x, const char *na
 
 LUTHIER_ZOO__FN int luthier_zoo__gather(luthier_zoo__b *b, int data, int idx, int axis, const char *name) {
     luthier_node_desc d = luthier_zoo__desc();
-    int in[2];
-    in[0] = data;
-    in[1] = idx;
     d.axis = axis;
-    return luthier_zoo__node(b, &d, LUTHIER_OP_GATHER, in, 2, name);
+    return luthier_zoo__node2(b, &d, LUTHIER_OP_GATHER, data, idx, name);
 }
 
 /* I64 constant [n] with values start, start + step, ... */
@@ -785,15 +788,10 @@ LUTHIER_ZOO__FN int luthier_zoo__gpt2(luthier_zoo__b *b, int ids, const int *pas
         presents[2 * l] = k;
         presents[2 * l + 1] = v;
         if (past) {
-            int in[2];
             memset(&d, 0, sizeof d);
             d.axis = 2;
-            in[0] = past[2 * l];
-            in[1] = k;
-            k = luthier_zoo__node(b, &d, LUTHIER_OP_CONCAT, in, 2, luthier_zoo__nm(b, "%s.cat_key", a.s));
-            in[0] = past[2 * l + 1];
-            in[1] = v;
-            v = luthier_zoo__node(b, &d, LUTHIER_OP_CONCAT, in, 2, luthier_zoo__nm(b, "%s.cat_value", a.s));
+            k = luthier_zoo__node2(b, &d, LUTHIER_OP_CONCAT, past[2 * l], k, luthier_zoo__nm(b, "%s.cat_key", a.s));
+            v = luthier_zoo__node2(b, &d, LUTHIER_OP_CONCAT, past[2 * l + 1], v, luthier_zoo__nm(b, "%s.cat_value", a.s));
         }
         y = luthier_zoo__sdpa(b, q, k, v, a.s, s, 1);
         y = luthier_zoo__dense(b, y, luthier_zoo__nm(b, "%s.c_proj", a.s), c->d, c->d);
