@@ -814,11 +814,18 @@ LUTHIER_ZOO__FN int luthier_zoo__gpt2(luthier_zoo__b *b, int ids, const int *pas
 
 /* ---- public functions ---- */
 
+/* The bytes of a tensor of the given shape, elem bytes per element. */
+LUTHIER_ZOO__FN size_t luthier_zoo__bytes(size_t elem, int rank, const int64_t *shape) {
+    int j;
+    for (j = 0; j < rank; j++) elem *= (size_t)shape[j];
+    return elem;
+}
+
 /* Inputs and outputs of a network (shapes as the graph has them). */
 LUTHIER_ZOO__FN luthier_status luthier_zoo_get_info(const char *name, const luthier_zoo_options *opt,
                                                     luthier_zoo_info *out) {
     luthier_zoo__cfg c;
-    int i, j;
+    int i;
     if (!out || !luthier_zoo__config(name, opt, &c)) return !out ? LUTHIER_STATUS_INVALID_ARGUMENT
                                                                  : LUTHIER_STATUS_NOT_FOUND;
     memset(out, 0, sizeof *out);
@@ -873,16 +880,11 @@ LUTHIER_ZOO__FN luthier_status luthier_zoo_get_info(const char *name, const luth
     for (i = 0; c.kind == LUTHIER_ZOO__GPT2_DECODE && i < 2 * c.layers; i++)
         snprintf(out->input_name[1 + i], sizeof out->input_name[0], "past.%d.%s", i / 2,
                  i % 2 ? "value" : "key");
-    for (i = 0; i < out->num_inputs; i++) {
-        size_t n = out->input_dtype[i] == LUTHIER_DTYPE_I64 ? 8 : 4;
-        for (j = 0; j < out->input_rank[i]; j++) n *= (size_t)out->input_shape[i][j];
-        out->input_bytes[i] = n;
-    }
-    for (i = 0; i < out->num_outputs; i++) {
-        size_t n = 4;
-        for (j = 0; j < out->output_rank[i]; j++) n *= (size_t)out->output_shape[i][j];
-        out->output_bytes[i] = n;
-    }
+    for (i = 0; i < out->num_inputs; i++)
+        out->input_bytes[i] = luthier_zoo__bytes(out->input_dtype[i] == LUTHIER_DTYPE_I64 ? 8 : 4, out->input_rank[i],
+                                                 out->input_shape[i]);
+    for (i = 0; i < out->num_outputs; i++)
+        out->output_bytes[i] = luthier_zoo__bytes(4, out->output_rank[i], out->output_shape[i]);
     return LUTHIER_STATUS_OK;
 }
 
@@ -938,7 +940,7 @@ LUTHIER_ZOO__FN luthier_status luthier_zoo_build(const char *name, const luthier
 
 /* Graph totals: FLOPs per run (multiply-adds count 2) and parameters (constant F32 elements). */
 LUTHIER_ZOO__FN luthier_status luthier_zoo_stats(const luthier_graph *g, double *flops, int64_t *params) {
-    int i, j, n;
+    int i, n;
     double f = 0;
     int64_t p = 0;
     if (!g) return LUTHIER_STATUS_INVALID_ARGUMENT;
@@ -951,11 +953,8 @@ LUTHIER_ZOO__FN luthier_status luthier_zoo_stats(const luthier_graph *g, double 
     for (i = 0; i < n; i++) {
         luthier_tensor_info ti;
         if (luthier_graph_tensor_info(g, i, &ti) == LUTHIER_STATUS_OK && ti.is_constant &&
-            ti.dtype == LUTHIER_DTYPE_F32) {
-            int64_t e = 1;
-            for (j = 0; j < ti.rank; j++) e *= ti.shape[j];
-            p += e;
-        }
+            ti.dtype == LUTHIER_DTYPE_F32)
+            p += (int64_t)luthier_zoo__bytes(1, ti.rank, ti.shape);
     }
     if (flops) *flops = f;
     if (params) *params = p;
