@@ -1119,6 +1119,15 @@ typedef struct luthier__search_state {
     size_t informative;   /* unmeasured candidates of a group with every share positive */
 } luthier__search_state;
 
+/* The key of candidate i ranked by pred (NaN last), its tie broken by the search's stream. */
+LUTHIER_PRIVATE luthier__search_key luthier__search_key_of(luthier__search_state *S, size_t i, float pred) {
+    luthier__search_key key;
+    key.pred = pred == pred ? pred : HUGE_VALF;
+    key.tie = (uint32_t)luthier__gbt_rand(&S->rng);
+    key.index = i;
+    return key;
+}
+
 LUTHIER_PRIVATE int luthier__search_out_of_budget(const luthier__search_state *S) {
     if (S->count >= S->budget) return 1;
     if (S->d->max_seconds > 0 && luthier__seconds() - S->t0 >= S->d->max_seconds) return 1;
@@ -1198,11 +1207,8 @@ LUTHIER_PRIVATE void luthier__search_cover(luthier__search_state *S, const luthi
     for (i = 0; i < S->n; i++) {
         luthier__search_key key;
         if (S->measured[i] || st[i] < 0 || !luthier__search_informative(S, i)) continue;
-        key.pred = S->d->prior && S->d->prior[i] == S->d->prior[i] ? S->d->prior[i]
-                   : m ? luthier__gbt_predict(m, S->d->features + i * (size_t)S->f) : 0.0f;
-        if (key.pred != key.pred) key.pred = HUGE_VALF;
-        key.tie = (uint32_t)luthier__gbt_rand(&S->rng);
-        key.index = i;
+        key = luthier__search_key_of(S, i, S->d->prior && S->d->prior[i] == S->d->prior[i] ? S->d->prior[i]
+                                           : m ? luthier__gbt_predict(m, S->d->features + i * (size_t)S->f) : 0.0f);
         for (j = 0; j < nb && st[best[j].index] != st[i]; j++) continue;
         if (j == nb) best[nb++] = key;
         else if (luthier__search_cmp_key(&key, &best[j]) < 0) best[j] = key;
@@ -1215,14 +1221,8 @@ LUTHIER_PRIVATE void luthier__search_cover(luthier__search_state *S, const luthi
    NaN last). keys holds S->n entries. */
 LUTHIER_PRIVATE void luthier__search_prior_pick(luthier__search_state *S, size_t k, size_t *pick, size_t *npick) {
     size_t i, n = 0;
-    for (i = 0; i < S->n; i++) {
-        luthier__search_key *key = &S->keys[n];
-        if (S->measured[i] || !luthier__search_informative(S, i)) continue;
-        key->pred = S->d->prior[i] == S->d->prior[i] ? S->d->prior[i] : HUGE_VALF;
-        key->tie = (uint32_t)luthier__gbt_rand(&S->rng);
-        key->index = i;
-        n++;
-    }
+    for (i = 0; i < S->n; i++)
+        if (!S->measured[i] && luthier__search_informative(S, i)) S->keys[n++] = luthier__search_key_of(S, i, S->d->prior[i]);
     qsort(S->keys, n, sizeof *S->keys, luthier__search_cmp_key);
     for (i = 0; i < n && i < k; i++) pick[(*npick)++] = S->keys[i].index;
 }
@@ -1390,14 +1390,8 @@ LUTHIER_PRIVATE void luthier__search_rank(luthier__search_state *S, const luthie
                                           size_t nexplore, size_t *pick, size_t *npick) {
     const int f = S->f;
     size_t i, nk = 0;
-    for (i = 0; i < S->n; i++) {
-        if (S->measured[i]) continue;
-        S->keys[nk].pred = luthier__gbt_predict(m, S->d->features + i * (size_t)f);
-        if (S->keys[nk].pred != S->keys[nk].pred) S->keys[nk].pred = HUGE_VALF;
-        S->keys[nk].tie = (uint32_t)luthier__gbt_rand(&S->rng);
-        S->keys[nk].index = i;
-        nk++;
-    }
+    for (i = 0; i < S->n; i++)
+        if (!S->measured[i]) S->keys[nk++] = luthier__search_key_of(S, i, luthier__gbt_predict(m, S->d->features + i * (size_t)f));
     qsort(S->keys, nk, sizeof *S->keys, luthier__search_cmp_key);
     for (i = 0; i < nk && i < k; i++) pick[(*npick)++] = S->keys[i].index;
     /* exploration: random among the rest */
@@ -1433,10 +1427,7 @@ LUTHIER_PRIVATE void luthier__search_pick(luthier__search_state *S, const luthie
         b = luthier__search_balance_predict(S, i);
         if (!(b > 0) && !luthier__search_informative(S, i)) continue;
         key = b > 0 ? &bal[nb++] : &S->keys[S->n - 1 - nm++];
-        key->pred = b > 0 ? (float)b : luthier__gbt_predict(m, S->d->features + i * (size_t)f);
-        if (key->pred != key->pred) key->pred = HUGE_VALF;
-        key->tie = (uint32_t)luthier__gbt_rand(&S->rng);
-        key->index = i;
+        *key = luthier__search_key_of(S, i, b > 0 ? (float)b : luthier__gbt_predict(m, S->d->features + i * (size_t)f));
     }
     mod = S->keys + (S->n - nm);
     qsort(bal, nb, sizeof *bal, luthier__search_cmp_key);
