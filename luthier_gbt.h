@@ -729,9 +729,7 @@ typedef struct luthier__gbt_buf {
     int failed;
 } luthier__gbt_buf;
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
-#endif
+LUTHIER__PRINTF(2, 3)
 LUTHIER_PRIVATE void luthier__gbt_printf(luthier__gbt_buf *b, const char *fmt, ...) {
     va_list ap;
     int k;
@@ -822,9 +820,7 @@ typedef struct luthier__gbt_lex {
     size_t err_size;
 } luthier__gbt_lex;
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
-#endif
+LUTHIER__PRINTF(2, 3)
 LUTHIER_PRIVATE luthier_status luthier__gbt_lfail(luthier__gbt_lex *L, const char *fmt, ...) {
     char msg[512];
     va_list ap;
