@@ -565,10 +565,13 @@ LUTHIER_ZOO__FN int luthier_zoo__resnet(luthier_zoo__b *b, int x) {
     return luthier_zoo__head(b, x, inplanes, "fc");
 }
 
-/* Linear -> ReLU -> Linear -> ReLU -> Linear (dropouts are left out: identity at inference) */
-LUTHIER_ZOO__FN int luthier_zoo__classifier(luthier_zoo__b *b, int x, int64_t k, int i0, int i1, int i2) {
+/* AdaptiveAvgPool2d(s) "avgpool" -> FLATTEN "flatten" -> Linear -> ReLU -> Linear -> ReLU ->
+   Linear (dropouts are left out: identity at inference); ch: the channels pooled */
+LUTHIER_ZOO__FN int luthier_zoo__classifier(luthier_zoo__b *b, int x, int64_t ch, int64_t s, int i0, int i1, int i2) {
     const luthier_zoo__cfg *c = b->c;
-    x = luthier_zoo__dense(b, x, luthier_zoo__nm(b, "classifier.%d", i0), k, c->hidden);
+    x = luthier_zoo__adaptive(b, x, "avgpool", s);
+    x = luthier_zoo__unary(b, LUTHIER_OP_FLATTEN, x, "flatten");
+    x = luthier_zoo__dense(b, x, luthier_zoo__nm(b, "classifier.%d", i0), ch * s * s, c->hidden);
     x = luthier_zoo__unary(b, LUTHIER_OP_RELU, x, luthier_zoo__nm(b, "classifier.%d", i0 + 1));
     x = luthier_zoo__dense(b, x, luthier_zoo__nm(b, "classifier.%d", i1), c->hidden, c->hidden);
     x = luthier_zoo__unary(b, LUTHIER_OP_RELU, x, luthier_zoo__nm(b, "classifier.%d", i1 + 1));
@@ -591,9 +594,7 @@ LUTHIER_ZOO__FN int luthier_zoo__alexnet(luthier_zoo__b *b, int x) {
     x = luthier_zoo__conv(b, x, "features.10", c3, c3, 3, 1, 1, 1, 1);
     x = luthier_zoo__unary(b, LUTHIER_OP_RELU, x, "features.11");
     x = luthier_zoo__maxpool(b, x, "features.12", 3, 2, 0, 0);
-    x = luthier_zoo__adaptive(b, x, "avgpool", 6);
-    x = luthier_zoo__unary(b, LUTHIER_OP_FLATTEN, x, "flatten");
-    return luthier_zoo__classifier(b, x, c3 * 36, 1, 4, 6);
+    return luthier_zoo__classifier(b, x, c3, 6, 1, 4, 6);
 }
 
 LUTHIER_ZOO__FN int luthier_zoo__vgg16(luthier_zoo__b *b, int x) {
@@ -611,9 +612,7 @@ LUTHIER_ZOO__FN int luthier_zoo__vgg16(luthier_zoo__b *b, int x) {
             cin = co;
         }
     }
-    x = luthier_zoo__adaptive(b, x, "avgpool", 7);
-    x = luthier_zoo__unary(b, LUTHIER_OP_FLATTEN, x, "flatten");
-    return luthier_zoo__classifier(b, x, cin * 49, 0, 3, 6);
+    return luthier_zoo__classifier(b, x, cin, 7, 0, 3, 6);
 }
 
 /* GoogLeNet's BasicConv2d "name": conv (no bias) -> bn (eps 1e-3) -> relu */
