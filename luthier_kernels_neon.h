@@ -596,19 +596,22 @@ LUTHIER__NEON_INTERLEAVED(luthier_sgemm_ukernel_8x6__neonfma, 8x6, 8, 6, LUTHIER
     LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)                \
     LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40)                                          \
     "add %[ar], %[ar], #48\n\t"
-#define LUTHIER__6x16_REM                                                                          \
-    "ldr s0, [x0], #4\n\t"                                                                          \
-    "ldr s1, [x1], #4\n\t"                                                                          \
-    "ldr s2, [x2], #4\n\t"                                                                          \
-    "ldr s3, [x3], #4\n\t"                                                                          \
-    "ldr s4, [x4], #4\n\t"                                                                          \
-    "ldr s5, [x5], #4\n\t"                                                                          \
-    "ldp q6, q7, [%[b]]\n\t"                                                                        \
-    LUTHIER__6x16_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"                                               \
-    LUTHIER__6x16_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"                                               \
-    LUTHIER__6x16_G2(v6, 0)                                                                        \
-    "add %[b], %[b], #64\n\t"                                                                       \
-    LUTHIER__6x16_G3(v7, 0)
+/* One k step of a 6-row hybrid tile (k % 4 or k % 8 remainder): element r of rows x0-x5 (r: s for
+   fp32, h for fp16; eb bytes), B as four vectors through v6/v7, FMLA groups P##_G0-3 (lane 0). */
+#define LUTHIER__HYB6_REM(P, r, eb)                                                                \
+    "ldr " #r "0, [x0], #" #eb "\n\t"                                                              \
+    "ldr " #r "1, [x1], #" #eb "\n\t"                                                              \
+    "ldr " #r "2, [x2], #" #eb "\n\t"                                                              \
+    "ldr " #r "3, [x3], #" #eb "\n\t"                                                              \
+    "ldr " #r "4, [x4], #" #eb "\n\t"                                                              \
+    "ldr " #r "5, [x5], #" #eb "\n\t"                                                              \
+    "ldp q6, q7, [%[b]]\n\t"                                                                       \
+    P##_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"                                                        \
+    P##_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"                                                        \
+    P##_G2(v6, 0)                                                                                  \
+    "add %[b], %[b], #64\n\t"                                                                      \
+    P##_G3(v7, 0)
+#define LUTHIER__6x16_REM LUTHIER__HYB6_REM(LUTHIER__6x16, s, 4)
 #define LUTHIER__6x16_CLOBBERS                                                                     \
     "x0", "x1", "x2", "x3", "x4", "x5", "x9", "x10", "x11", "x12", "x13", LUTHIER__CLOB_V0_7, LUTHIER__CLOB_V8_31
 
@@ -1894,9 +1897,7 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x24__neonfp16_a
             ".Lluthier_" #tag "_seg_%=:\n\t"                                                        \
             "mov x13, %[ar]\n\t"                                                                   \
             "ldr x0, [x13]\n\t"                                                                    \
-            LUTHIER__ROWPTR(x1, 1, 8) LUTHIER__ROWPTR(x2, 2, 16) LUTHIER__ROWPTR(x3, 3, 24)       \
-            LUTHIER__ROWPTR(x4, 4, 32) LUTHIER__ROWPTR(x5, 5, 40)                                  \
-            "add %[ar], %[ar], #48\n\t"                                                            \
+            LUTHIER__6x16_ROWPTRS                                                                  \
             "lsr x10, %[k], #3\n\t"                                                                \
             "and x11, %[k], #7\n\t"                                                                \
             "cbz x10, .Lluthier_" #tag "_k1_%=\n\t"                                                 \
@@ -1904,18 +1905,7 @@ LUTHIER__TARGET_FP16 LUTHIER_PRIVATE void luthier_sgemm_ukernel_8x24__neonfp16_a
             ".Lluthier_" #tag "_k1_%=:\n\t"                                                         \
             "cbz x11, .Lluthier_" #tag "_next_%=\n\t"                                               \
             ".Lluthier_" #tag "_rem_%=:\n\t"                                                        \
-            "ldr h0, [x0], #2\n\t"                                                                 \
-            "ldr h1, [x1], #2\n\t"                                                                 \
-            "ldr h2, [x2], #2\n\t"                                                                 \
-            "ldr h3, [x3], #2\n\t"                                                                 \
-            "ldr h4, [x4], #2\n\t"                                                                 \
-            "ldr h5, [x5], #2\n\t"                                                                 \
-            "ldp q6, q7, [%[b]]\n\t"                                                               \
-            LUTHIER__H6x32_G0(v6, 0) "ldr q6, [%[b], #32]\n\t"                                     \
-            LUTHIER__H6x32_G1(v7, 0) "ldr q7, [%[b], #48]\n\t"                                     \
-            LUTHIER__H6x32_G2(v6, 0)                                                               \
-            "add %[b], %[b], #64\n\t"                                                              \
-            LUTHIER__H6x32_G3(v7, 0)                                                               \
+            LUTHIER__HYB6_REM(LUTHIER__H6x32, h, 2)                                                \
             "subs x11, x11, #1\n\t"                                                                \
             "b.ne .Lluthier_" #tag "_rem_%=\n\t"                                                    \
             ".Lluthier_" #tag "_next_%=:\n\t"                                                       \
